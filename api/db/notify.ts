@@ -1,0 +1,99 @@
+// One LISTEN connection per process. Triggers on the box's tables announce every
+// change (see 001_core.sql); this turns them into events the caches subscribe to.
+// While the connection is down, announcements are lost, so on reconnect every
+// subscriber is told to forget everything ('reset') rather than trust its cache.
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { Logger } from '../log.js';
+
+export interface Change {
+  table: string;
+  id: string;
+  /** Another key the row is known by (an opaque token's digest, hex). */
+  key?: string;
+}
+
+export class ChangeFeed extends EventEmitter {
+  private client: pg.Client | undefined;
+  private stopped = false;
+  private schema = '';
+  private retryMs = 100;
+
+  constructor(private readonly url: string, private readonly log: Logger, private readonly searchPath?: string) {
+    super();
+  }
+
+  /** Resolves once listening; later connection losses are retried in the background. */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  onChange(table: string, handler: (change: Change) => void): void {
+    this.on(`change:${table}`, handler);
+  }
+
+  onReset(handler: () => void): void {
+    this.on('reset', handler);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.url,
+      ...(this.searchPath ? { options: `-c search_path=${this.searchPath}` } : {}),
+    });
+    client.on('notification', (msg) => this.dispatch(msg.payload));
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client));
+    await client.connect();
+    this.schema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
+    await client.query('LISTEN boxauth');
+    this.client = client;
+    this.retryMs = 100;
+  }
+
+  private dispatch(payload: string | undefined): void {
+    if (!payload) return;
+    let change: Change & { schema: string };
+    try {
+      change = JSON.parse(payload) as Change & { schema: string };
+    } catch {
+      return;
+    }
+    if (change.schema !== this.schema) return; // another box sharing the database
+    this.emit(`change:${change.table}`, change);
+  }
+
+  private lost(client: pg.Client, err?: Error): void {
+    if (this.client !== client || this.stopped) return;
+    this.client = undefined;
+    this.log.warn({ err: err?.message }, 'change feed connection lost; caches cleared until it is back');
+    this.emit('reset');
+    client.end().catch(() => undefined);
+    const retry = (): void => {
+      if (this.stopped) return;
+      this.connect().then(
+        () => {
+          this.log.info('change feed reconnected');
+          this.emit('reset'); // changes made while we were away were never announced
+        },
+        () => {
+          this.retryMs = Math.min(this.retryMs * 2, 5000);
+          setTimeout(retry, this.retryMs).unref();
+        },
+      );
+    };
+    setTimeout(retry, this.retryMs).unref();
+  }
+
+  /** True while notifications can arrive; caches must not be trusted otherwise. */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+}

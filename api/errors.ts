@@ -1,0 +1,37 @@
+// Every error the API answers with on purpose. The express error handler turns
+// them into responses in one place (api/http/errors.ts); anything else is a 500.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    description: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+  }
+
+  body(): unknown {
+    return { error: this.code, error_description: this.message };
+  }
+}
+
+export type FieldErrors = Record<string, string[]>;
+
+/** 422 {entity, errors}: the shape of every validation failure, anywhere in the API. */
+export class ValidationError extends ApiError {
+  constructor(readonly entity: unknown, readonly errors: FieldErrors) {
+    super(422, 'invalid_entity', Object.entries(errors).map(([f, m]) => `${f}: ${m.join(', ')}`).join('; '));
+  }
+
+  override body(): unknown {
+    return { entity: this.entity, errors: this.errors };
+  }
+
+  static field(entity: unknown, field: string, message: string): ValidationError {
+    return new ValidationError(entity, { [field]: [message] });
+  }
+}
+
+export const notFound = (what: string): ApiError => new ApiError(404, 'not_found', `${what} not found`);
+export const badRequest = (description: string): ApiError => new ApiError(400, 'invalid_request', description);

@@ -1,0 +1,71 @@
+// The express app of one box. Reading order of a request: logging and security
+// headers; the public endpoints (OAuth, discovery, health, sign-out); then, for
+// everything else, authentication and authorization before the resource routers.
+import express, { type Express, type RequestHandler } from 'express';
+import { ApiError } from '../errors.js';
+import { redactUrl } from '../log.js';
+import type { Services } from '../services.js';
+import { authenticate, authorize, type UserLoader } from './auth.js';
+import { errorHandler } from './errors.js';
+import { healthRouter } from './routes/health.js';
+import { oauthRouter } from './routes/oauth.js';
+import { resourceRouter } from './routes/resources.js';
+import { sessionRouter, signOut } from './routes/sessions.js';
+
+function requestLog(svc: Services): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      svc.metrics.requests.inc({ method: req.method, route, status: res.statusCode });
+      svc.metrics.duration.observe({ method: req.method, route }, seconds);
+      svc.log.info({ method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    });
+    next();
+  };
+}
+
+const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.set({
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+    'Content-Security-Policy': "frame-ancestors 'none'",
+  });
+  next();
+};
+
+export interface AppOptions {
+  draining: () => boolean;
+  loadUser: UserLoader;
+  /** Routers mounted among the public endpoints (browser flows). */
+  publicRouters?: express.Router[];
+  /** Routers mounted behind authentication and policies (users, groups). */
+  protectedRouters?: express.Router[];
+}
+
+export function createApp(svc: Services, options: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.use(requestLog(svc), securityHeaders);
+
+  app.use(healthRouter(svc, options.draining));
+  app.use(oauthRouter(svc));
+  app.delete('/Session', signOut(svc));
+  for (const router of options.publicRouters ?? []) app.use(router);
+
+  const guarded = express.Router();
+  guarded.use(authenticate(svc, options.loadUser), authorize(svc));
+  guarded.use(resourceRouter(svc, 'Client'), resourceRouter(svc, 'AccessPolicy'), sessionRouter(svc));
+  for (const router of options.protectedRouters ?? []) guarded.use(router);
+  app.use(guarded);
+
+  app.use(() => {
+    throw new ApiError(404, 'not_found', 'no such endpoint');
+  });
+  app.use(errorHandler(svc.log));
+  return app;
+}

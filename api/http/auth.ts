@@ -1,0 +1,115 @@
+// Authentication (who is calling: the session behind the bearer token) and
+// authorization (does any AccessPolicy allow this request). Deny by default.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ApiError } from '../errors.js';
+import { checkAccessToken } from '../oauth/access-tokens.js';
+import type { PolicyRequest } from '../policy/engines.js';
+import type { Services } from '../services.js';
+import type { Stored } from '../store/resources.js';
+import type { SessionRow } from '../store/sessions.js';
+import type { Client } from '../types.js';
+
+export interface PrincipalUser {
+  id: string;
+  email: string;
+  groups: { id: string; name: string }[];
+}
+
+export interface Principal {
+  token: string;
+  session: SessionRow;
+  client: Stored<Client>;
+  user: PrincipalUser | undefined;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/** Loads the user behind a user session (set by the users module). */
+export type UserLoader = (id: number) => Promise<PrincipalUser | undefined>;
+
+function unauthorized(description: string, presented: boolean): ApiError {
+  const challenge = presented
+    ? `Bearer realm="boxauth", error="invalid_token", error_description="${description.replace(/"/g, "'")}"`
+    : 'Bearer realm="boxauth"';
+  return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': challenge });
+}
+
+/** The bearer token from the Authorization header or the access_token query parameter (RFC 6750 §2). */
+export function presentedToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  const query = req.query.access_token;
+  if (header !== undefined && query !== undefined) {
+    throw new ApiError(400, 'invalid_request', 'send the access token once: in the Authorization header or as access_token, not both');
+  }
+  if (header !== undefined) {
+    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+    if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
+    return match[1];
+  }
+  if (query !== undefined) {
+    if (typeof query !== 'string' || !query) throw unauthorized('access_token must be given once', true);
+    return query;
+  }
+  return undefined;
+}
+
+export function authenticate(svc: Services, loadUser: UserLoader): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    (async () => {
+      const token = presentedToken(req);
+      if (!token) throw unauthorized('an access token is required (Authorization: Bearer <token>)', false);
+      const check = await checkAccessToken(svc, token);
+      if ('problem' in check) throw unauthorized(check.problem, true);
+      const { session } = check;
+      const client = await svc.clients.get(session.clientId);
+      if (!client) throw unauthorized('the client of this token no longer exists', true);
+      const user = session.userId !== null ? await loadUser(session.userId) : undefined;
+      if (session.userId !== null && !user) throw unauthorized('the user of this token no longer exists', true);
+      req.principal = { token, session, client, user };
+    })().then(() => next(), next);
+  };
+}
+
+const CREDENTIAL_PARAMS = new Set(['access_token']);
+
+/** The request object the policy engines see (ARCHITECTURE §4). Credentials are left out. */
+export function policyRequest(req: Request, principal: Principal): PolicyRequest {
+  const query = Object.fromEntries(Object.entries(req.query).filter(([k]) => !CREDENTIAL_PARAMS.has(k)));
+  const queryString = new URLSearchParams(
+    Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => [k, String(x)])),
+  ).toString();
+  const [type, id] = req.path.split('/').filter(Boolean).map(decodeURIComponent);
+  const client = principal.client.resource;
+  return {
+    'request-method': req.method.toLowerCase(),
+    uri: req.path,
+    params: { ...query, ...(type ? { 'resource/type': type } : {}), ...(id ? { 'resource/id': id } : {}) },
+    'query-string': queryString,
+    client: { ...client },
+    user: principal.user
+      ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) }
+      : null,
+    scope: principal.session.scope,
+  };
+}
+
+export function authorize(svc: Services): RequestHandler {
+  return (req, _res, next) => {
+    const principal = req.principal!;
+    const subject = {
+      // A token belongs to its client, and for browser grants also to its user and the user's groups.
+      clientId: principal.session.clientId,
+      userId: principal.user?.id ?? null,
+      groupIds: principal.user?.groups.map((g) => g.id) ?? [],
+    };
+    svc.policies.allows(subject, policyRequest(req, principal)).then((policy) => {
+      if (policy) return next();
+      next(new ApiError(403, 'access_denied',
+        `no AccessPolicy allows ${req.method} ${req.path} for this token (client "${subject.clientId}"${subject.userId ? `, user ${subject.userId}` : ''})`));
+    }, next);
+  };
+}

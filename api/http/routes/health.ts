@@ -1,0 +1,30 @@
+// Liveness, readiness and metrics.
+import { Router } from 'express';
+import { migrationsDone } from '../../db/migrate.js';
+import type { Services } from '../../services.js';
+
+export function healthRouter(svc: Services, draining: () => boolean): Router {
+  const router = Router();
+
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', box: svc.config.box });
+  });
+
+  router.get('/readyz', async (_req, res) => {
+    const problems: string[] = [];
+    if (draining()) problems.push('shutting down');
+    try {
+      if (!(await migrationsDone(svc.pool))) problems.push('migrations pending');
+    } catch (err) {
+      problems.push(`database unreachable: ${(err as Error).message}`);
+    }
+    res.status(problems.length ? 503 : 200).json({ status: problems.length ? 'unavailable' : 'ready', problems });
+  });
+
+  router.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await svc.metrics.text();
+    res.type(contentType).send(body);
+  });
+
+  return router;
+}

@@ -1,0 +1,109 @@
+// The resource API of Client and AccessPolicy: search, read, create, replace,
+// delete. JSON or YAML both ways; bodies validated against the CRD schemas.
+import { randomUUID } from 'node:crypto';
+import { Router, type Request } from 'express';
+import { ApiError, ValidationError, notFound } from '../../errors.js';
+import { hashSecret } from '../../oauth/secrets.js';
+import { checkPolicyCompiles } from '../../policy/engines.js';
+import { validateResource, type ResourceKind } from '../../schema/resources.js';
+import type { Services } from '../../services.js';
+import { accessPolicies } from '../../store/policies.js';
+import { clients } from '../../store/clients.js';
+import type { ResourceTable } from '../../store/resources.js';
+import { parseSearch } from '../../store/search.js';
+import type { AccessPolicy, Bundle, Client } from '../../types.js';
+import { resourceBody } from '../body.js';
+import { send } from '../respond.js';
+
+type Resource = Client | AccessPolicy;
+
+export function bundle<T>(total: number, resources: T[]): Bundle<T> {
+  return { resourceType: 'Bundle', type: 'searchset', total, entry: resources.map((resource) => ({ resource })) };
+}
+
+/** The body as a resource of `kind` with the id from the URL, validated; or a 422. */
+function incoming(kind: ResourceKind, body: unknown, id: string | undefined): Record<string, unknown> {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationError(body ?? null, { resource: [`a ${kind} object is required`] });
+  }
+  const resource = { ...(body as Record<string, unknown>) };
+  resource.resourceType ??= kind;
+  if (id !== undefined) {
+    if (resource.id !== undefined && resource.id !== id) throw ValidationError.field(body, 'id', `must equal the id in the URL ("${id}")`);
+    resource.id = id;
+  }
+  delete resource.meta; // server-owned
+  validateResource(kind, resource);
+  return resource;
+}
+
+async function writeClient(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
+  const { secret, ...client } = body as unknown as Client & { secret?: string };
+  const existing = await clients.read(svc.pool, client.id);
+  if (mustBeNew && existing) throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
+  if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash) {
+    throw ValidationError.field(body, 'secret', 'is required for a client_credentials client');
+  }
+  const secretHash = secret === undefined ? undefined : await hashSecret(secret);
+  const { stored, created } = await clients.write(svc.pool, client, { managedBy: null, secretHash });
+  return { resource: stored.resource as Resource, created };
+}
+
+async function writePolicy(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
+  const policy = body as unknown as AccessPolicy;
+  checkPolicyCompiles(policy);
+  if (mustBeNew && (await accessPolicies.read(svc.pool, policy.id))) {
+    throw new ApiError(409, 'conflict', `AccessPolicy "${policy.id}" already exists; PUT /AccessPolicy/${policy.id} replaces it`);
+  }
+  const { stored, created } = await accessPolicies.write(svc.pool, policy, { managedBy: null });
+  return { resource: stored.resource as Resource, created };
+}
+
+export function resourceRouter(svc: Services, kind: ResourceKind): Router {
+  const table = (kind === 'Client' ? clients : accessPolicies) as unknown as ResourceTable<Resource>;
+  const write = kind === 'Client' ? writeClient : writePolicy;
+  const router = Router();
+  const id = (req: Request): string => req.params.id as string;
+  // This process's caches forget a changed record at once; other processes hear of it through the change feed.
+  const forget = (resourceId: string): void => {
+    if (kind === 'Client') svc.clients.invalidate(resourceId);
+    else svc.policies.forget();
+  };
+
+  router.get(`/${kind}`, async (req, res) => {
+    const { total, resources } = await table.search(svc.pool, parseSearch(req.query as Record<string, unknown>));
+    send(req, res, 200, bundle(total, resources));
+  });
+
+  router.get(`/${kind}/:id`, async (req, res) => {
+    const stored = await table.read(svc.pool, id(req));
+    if (!stored) throw notFound(`${kind} "${id(req)}"`);
+    send(req, res, 200, stored.resource);
+  });
+
+  router.post(`/${kind}`, ...resourceBody, async (req, res) => {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (kind === 'AccessPolicy' && body && typeof body === 'object' && body.id === undefined) body.id = randomUUID();
+    const { resource } = await write(svc, incoming(kind, body, undefined), true);
+    forget(resource.id);
+    res.location(`/${kind}/${encodeURIComponent(resource.id)}`);
+    send(req, res, 201, resource);
+  });
+
+  router.put(`/${kind}/:id`, ...resourceBody, async (req, res) => {
+    const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false);
+    forget(resource.id);
+    send(req, res, created ? 201 : 200, resource);
+  });
+
+  router.delete(`/${kind}/:id`, async (req, res) => {
+    const removed = kind === 'Client'
+      ? await clients.removeWithSessions(svc.pool, id(req), null)
+      : await accessPolicies.remove(svc.pool, id(req), null);
+    if (!removed) throw notFound(`${kind} "${id(req)}"`);
+    forget(removed.resource.id);
+    send(req, res, 200, removed.resource);
+  });
+
+  return router;
+}

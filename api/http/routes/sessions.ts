@@ -1,0 +1,100 @@
+// Sessions: sign-out with the token itself (DELETE /Session, no policy needed),
+// and the resource API (search, read, change, close) behind policies.
+import { Router, type Request, type RequestHandler } from 'express';
+import { ApiError, ValidationError, notFound } from '../../errors.js';
+import { checkAccessToken, closeSessions, forgetSession } from '../../oauth/access-tokens.js';
+import type { Services } from '../../services.js';
+import { parseSearch } from '../../store/search.js';
+import { findById, searchSessions, setExpirations, toSessionResource } from '../../store/sessions.js';
+import { presentedToken } from '../auth.js';
+import { resourceBody } from '../body.js';
+import { send } from '../respond.js';
+import { bundle } from './resources.js';
+
+/** DELETE /Session: closes the session of the bearer token (and its refresh token). */
+export function signOut(svc: Services): RequestHandler {
+  return async (req, res) => {
+    const token = presentedToken(req);
+    if (!token) {
+      throw new ApiError(401, 'invalid_token', 'send the token to revoke as Authorization: Bearer <token>', { 'WWW-Authenticate': 'Bearer realm="boxauth"' });
+    }
+    const check = await checkAccessToken(svc, token);
+    if ('problem' in check) {
+      throw new ApiError(401, 'invalid_token', check.problem, { 'WWW-Authenticate': 'Bearer realm="boxauth", error="invalid_token"' });
+    }
+    await closeSessions(svc, check.session.id);
+    const closed = await findById(svc.pool, check.session.id);
+    send(req, res, 200, toSessionResource(closed!));
+  };
+}
+
+function parseTime(body: Record<string, unknown>, field: string): Date | null | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  const date = typeof value === 'string' ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(date.getTime())) throw ValidationError.field(body, field, 'must be an ISO 8601 date-time or null');
+  return date;
+}
+
+const READ_ONLY = ['type', 'client', 'user', 'audience', 'scope', 'start', 'end', 'parent', 'details'];
+
+export function sessionRouter(svc: Services): Router {
+  const router = Router();
+  const id = (req: Request): string => req.params.id as string;
+
+  router.get('/Session', async (req, res) => {
+    const { total, rows } = await searchSessions(svc.pool, parseSearch(req.query as Record<string, unknown>));
+    const now = Date.now();
+    send(req, res, 200, bundle(total, rows.map((s) => toSessionResource(s, now))));
+  });
+
+  router.get('/Session/:id', async (req, res) => {
+    const session = await findById(svc.pool, id(req));
+    if (!session) throw notFound(`Session "${id(req)}"`);
+    send(req, res, 200, toSessionResource(session));
+  });
+
+  // Sessions are created by token requests only.
+  router.post('/Session', () => {
+    throw new ApiError(405, 'method_not_allowed', 'sessions are created by token requests (POST /auth/token), not through the resource API');
+  });
+
+  // PUT may shorten or extend `exp` / `refresh_token_exp`, or close the session
+  // (`active: false`). Everything else a session records is history and read-only.
+  router.put('/Session/:id', ...resourceBody, async (req, res) => {
+    const session = await findById(svc.pool, id(req));
+    if (!session) throw notFound(`Session "${id(req)}"`);
+    const body = req.body as Record<string, unknown>;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError(body ?? null, { resource: ['a Session object is required'] });
+    const current = toSessionResource(session) as unknown as Record<string, unknown>;
+    const errors: Record<string, string[]> = {};
+    if (body.id !== undefined && body.id !== session.id) errors.id = [`must equal the id in the URL ("${session.id}")`];
+    if (body.resourceType !== undefined && body.resourceType !== 'Session') errors.resourceType = ['must be "Session"'];
+    for (const field of READ_ONLY) {
+      if (body[field] !== undefined && JSON.stringify(body[field]) !== JSON.stringify(current[field])) errors[field] = ['is read-only'];
+    }
+    if (body.active !== undefined && typeof body.active !== 'boolean') errors.active = ['must be true or false'];
+    if (body.active === true && !session.active) errors.active = ['a closed session cannot be reopened'];
+    if (Object.keys(errors).length) throw new ValidationError(body, errors);
+    const exp = parseTime(body, 'exp');
+    const refreshTokenExp = parseTime(body, 'refresh_token_exp');
+    if (body.active === false && session.active) await closeSessions(svc, session.id);
+    const updated = await setExpirations(svc.pool, session.id,
+      exp === undefined ? session.exp : exp,
+      refreshTokenExp === undefined ? session.refreshTokenExp : refreshTokenExp);
+    if (!updated) throw notFound(`Session "${session.id}"`);
+    forgetSession(svc, session);
+    send(req, res, 200, toSessionResource(updated));
+  });
+
+  // DELETE closes the session (and those refreshed from it); the record stays for audit until purged.
+  router.delete('/Session/:id', async (req, res) => {
+    const session = await findById(svc.pool, id(req));
+    if (!session) throw notFound(`Session "${id(req)}"`);
+    await closeSessions(svc, session.id);
+    send(req, res, 200, toSessionResource((await findById(svc.pool, session.id))!));
+  });
+
+  return router;
+}

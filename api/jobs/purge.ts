@@ -1,0 +1,40 @@
+// Background upkeep: delete sessions that stopped mattering, and keys no live
+// token needs. One process of a box does it at a time (advisory lock); the rest skip.
+import type { Services } from '../services.js';
+import { purgeSessions } from '../store/sessions.js';
+
+const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
+
+export function startPurgeJob(svc: Services): () => void {
+  let lastKeyCheck = 0;
+  const run = async (): Promise<void> => {
+    const client = await svc.pool.connect();
+    try {
+      const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok");
+      if (!rows[0]!.ok) return;
+      try {
+        let purged = 0;
+        for (let n = -1; n !== 0;) {
+          n = await purgeSessions(client, svc.config.sessionRetentionHours);
+          purged += n;
+        }
+        if (purged) svc.log.info({ purged }, 'purged old sessions');
+        await svc.keyring.ensureActive(); // rotates the signing key when it is due
+        if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
+          lastKeyCheck = Date.now();
+          const dropped = await svc.keyring.dropUnusedRetiredKeys();
+          if (dropped.length) svc.log.info({ keys: dropped }, 'dropped retired signing keys no live token uses');
+        }
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext('boxauth.purge.' || current_schema()))");
+      }
+    } finally {
+      client.release();
+    }
+  };
+  const timer = setInterval(() => {
+    run().catch((err: Error) => svc.log.warn({ err: err.message }, 'purge job failed; will retry'));
+  }, svc.config.purgeIntervalSeconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

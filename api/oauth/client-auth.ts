@@ -1,0 +1,62 @@
+// Client authentication at the token, introspection and revocation endpoints:
+// HTTP Basic, or client_id/client_secret in the (form or JSON) body. One method
+// per request (RFC 6749 §2.3).
+import type { Services } from '../services.js';
+import type { Stored } from '../store/resources.js';
+import type { Client } from '../types.js';
+import { OAuthError, invalidRequest } from './errors.js';
+
+export interface PresentedClient {
+  clientId: string | undefined;
+  secret: string | undefined;
+  basic: boolean;
+}
+
+export type Params = Record<string, string | undefined>;
+
+function formDecode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    throw invalidRequest('malformed Basic credentials');
+  }
+}
+
+export function presentedClient(authorization: string | undefined, params: Params): PresentedClient {
+  if (authorization && /^basic /i.test(authorization)) {
+    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 1) throw new OAuthError('invalid_client', 'malformed Basic credentials: expected base64(client_id:client_secret)', { basicAuthUsed: true });
+    // RFC 6749 §2.3.1: both parts are form-encoded before base64.
+    const clientId = formDecode(decoded.slice(0, colon));
+    const secret = formDecode(decoded.slice(colon + 1));
+    if (params.client_secret !== undefined) throw invalidRequest('use one client authentication method: Basic or client_secret in the body, not both');
+    if (params.client_id !== undefined && params.client_id !== clientId) throw invalidRequest('client_id in the body differs from the Basic credentials');
+    return { clientId, secret, basic: true };
+  }
+  return { clientId: params.client_id, secret: params.client_secret, basic: false };
+}
+
+const FAILED = 'client authentication failed: unknown client or wrong secret';
+
+/**
+ * The authenticated client. With `secretRequired`, a secret must be presented and
+ * match; otherwise a client may identify itself by id alone (the spec's refresh
+ * form), and a secret, when sent, is still verified.
+ */
+export async function authenticateClient(svc: Services, presented: PresentedClient, secretRequired: boolean): Promise<Stored<Client>> {
+  const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
+  if (!presented.clientId) throw fail('client authentication required: send HTTP Basic credentials or client_id and client_secret');
+  const client = await svc.clients.get(presented.clientId);
+  if (presented.secret === undefined) {
+    if (secretRequired) throw fail(client?.secretHash ? 'client_secret is required' : FAILED);
+    if (!client) throw fail(FAILED);
+    return client;
+  }
+  if (!client?.secretHash) {
+    // Run no argon2 for unknown clients, but answer exactly as for a wrong secret.
+    throw fail(FAILED);
+  }
+  if (!(await svc.secrets.verify(client.resource.id, client.secretHash, presented.secret))) throw fail(FAILED);
+  return client;
+}

@@ -1,0 +1,56 @@
+// RFC 7662 introspection and RFC 7009 revocation. Both need an authenticated
+// client; revocation only touches tokens issued to that client.
+import type { Services } from '../services.js';
+import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
+import { checkAccessToken, closeSessions } from './access-tokens.js';
+import { authenticateClient, presentedClient } from './client-auth.js';
+import { required } from './grants/grant.js';
+import { tokenParams } from './token-endpoint.js';
+import { tokenHash } from './tokens.js';
+
+const refreshHolder = (svc: Services, token: string): Promise<SessionRow | undefined> =>
+  findByRefreshToken(svc.pool, tokenHash(token));
+
+export async function introspect(svc: Services, authorization: string | undefined, body: unknown): Promise<Record<string, unknown>> {
+  const params = tokenParams(body);
+  await authenticateClient(svc, presentedClient(authorization, params), true);
+  const token = required(params, 'token');
+  const check = await checkAccessToken(svc, token);
+  if ('session' in check) {
+    const s = check.session;
+    return {
+      active: true,
+      token_type: 'Bearer',
+      client_id: s.clientId,
+      sub: s.userId !== null ? String(s.userId) : s.clientId,
+      iss: svc.config.baseUrl,
+      iat: Math.floor(s.start.getTime() / 1000),
+      ...(s.exp ? { exp: Math.floor(s.exp.getTime() / 1000) } : {}),
+      ...(s.audience ? { aud: s.audience } : {}),
+      ...(s.scope ? { scope: s.scope } : {}),
+      jti: s.id,
+    };
+  }
+  if (params.token_type_hint === 'refresh_token' || !token.includes('.')) {
+    const holder = await refreshHolder(svc, token);
+    const now = Date.now();
+    if (holder?.active && !holder.refreshUsedAt && (!holder.refreshTokenExp || holder.refreshTokenExp.getTime() > now)) {
+      return {
+        active: true, token_type: 'refresh_token', client_id: holder.clientId,
+        ...(holder.refreshTokenExp ? { exp: Math.floor(holder.refreshTokenExp.getTime() / 1000) } : {}),
+      };
+    }
+  }
+  return { active: false };
+}
+
+export async function revoke(svc: Services, authorization: string | undefined, body: unknown): Promise<void> {
+  const params = tokenParams(body);
+  const { resource: client } = await authenticateClient(svc, presentedClient(authorization, params), true);
+  const token = required(params, 'token');
+  const check = await checkAccessToken(svc, token);
+  const session = 'session' in check ? check.session : await refreshHolder(svc, token);
+  // RFC 7009 §2.2: an unknown token, or another client's, is answered as success.
+  if (!session || session.clientId !== client.id) return;
+  await closeSessions(svc, session.id);
+}

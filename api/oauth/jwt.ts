@@ -1,0 +1,95 @@
+// Compact JWS signing and verification with node:crypto. The algorithm comes
+// from the key, never from the token: a token's `alg` must equal its key's, so
+// `none` and algorithm-confusion tokens fail before any signature check.
+import crypto, { type KeyObject, type JsonWebKey } from 'node:crypto';
+import type { JwtAlg } from '../config.js';
+
+export interface SigningKey {
+  kid: string;
+  alg: JwtAlg;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  /** base64url of the protected header, computed once per key. */
+  header: string;
+}
+
+export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
+
+function signBytes(alg: JwtAlg, key: KeyObject, data: Buffer): Buffer {
+  switch (alg) {
+    case 'ES256': return crypto.sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
+    case 'RS256': return crypto.sign('sha256', data, key);
+    case 'EdDSA': return crypto.sign(null, data, key);
+  }
+}
+
+function verifyBytes(alg: JwtAlg, key: KeyObject, data: Buffer, signature: Buffer): boolean {
+  switch (alg) {
+    case 'ES256': return crypto.verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
+    case 'RS256': return crypto.verify('sha256', data, key, signature);
+    case 'EdDSA': return crypto.verify(null, data, key, signature);
+  }
+}
+
+export function generateKeyPair(alg: JwtAlg): { privateKey: KeyObject; publicKey: KeyObject } {
+  switch (alg) {
+    case 'ES256': return crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    case 'RS256': return crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    case 'EdDSA': return crypto.generateKeyPairSync('ed25519');
+  }
+}
+
+/** The JWS algorithm a key can sign with. */
+export function algOf(key: KeyObject): JwtAlg {
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
+  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048) return 'RS256';
+  if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
+  throw new Error('unsupported signing key: use an EC P-256, RSA (2048 bits or more) or Ed25519 key');
+}
+
+/** RFC 7638 JWK thumbprint: the key id. */
+export function thumbprint(jwk: JsonWebKey): string {
+  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
+    : jwk.kty === 'RSA' ? { e: jwk.e, kty: jwk.kty, n: jwk.n }
+      : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
+  return crypto.createHash('sha256').update(JSON.stringify(members)).digest('base64url');
+}
+
+export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publicKey: KeyObject): SigningKey {
+  return { kid, alg, privateKey, publicKey, header: b64url(JSON.stringify({ alg, typ: 'at+jwt', kid })) };
+}
+
+export function signJwt(key: SigningKey, claims: Record<string, unknown>): string {
+  const input = `${key.header}.${b64url(JSON.stringify(claims))}`;
+  return `${input}.${b64url(signBytes(key.alg, key.privateKey, Buffer.from(input)))}`;
+}
+
+export class JwtError extends Error {}
+
+export function looksLikeJwt(token: string): boolean {
+  return token.split('.').length === 3;
+}
+
+/** Verifies the signature and returns the claims; time claims are the caller's business. */
+export function verifyJwt(token: string, findKey: (kid: string) => SigningKey | undefined): Record<string, unknown> {
+  const [h, p, s] = token.split('.');
+  if (!h || !p || s === undefined) throw new JwtError('malformed JWT');
+  let header: { alg?: unknown; kid?: unknown };
+  let claims: Record<string, unknown>;
+  try {
+    header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as typeof header;
+    claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw new JwtError('malformed JWT');
+  }
+  if (typeof header.kid !== 'string') throw new JwtError('JWT has no key id');
+  const key = findKey(header.kid);
+  if (!key) throw new JwtError('JWT signed by an unknown key');
+  if (header.alg !== key.alg) throw new JwtError(`JWT algorithm ${String(header.alg)} is not the key's ${key.alg}`);
+  if (!s) throw new JwtError('JWT is not signed');
+  if (!verifyBytes(key.alg, key.publicKey, Buffer.from(`${h}.${p}`), Buffer.from(s, 'base64url'))) {
+    throw new JwtError('JWT signature is invalid');
+  }
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new JwtError('malformed JWT claims');
+  return claims;
+}

@@ -1,0 +1,47 @@
+// Client secrets at rest are argon2id hashes: a copy of the database does not
+// yield them, even when a person chose a weak one. argon2 is slow on purpose, too
+// slow for a token endpoint answering thousands of requests a second, so each
+// process remembers secrets it has verified, as SHA-256 digests only, bound to
+// the hash they were checked against: a changed secret (new hash) is checked
+// again with argon2, and a wrong secret never matches a remembered digest.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import argon2 from 'argon2';
+
+// OWASP's recommended minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
+const HASH_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+export function hashSecret(secret: string): Promise<string> {
+  return argon2.hash(secret, HASH_OPTIONS);
+}
+
+export function generateSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+export class SecretVerifier {
+  private verified = new Map<string, { hash: string; digest: Buffer }>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  async verify(clientId: string, hash: string, presented: string): Promise<boolean> {
+    const d = digest(presented);
+    const known = this.verified.get(clientId);
+    if (known && known.hash === hash) {
+      // A remembered digest matches only the very secret that passed argon2.
+      if (timingSafeEqual(known.digest, d)) return true;
+    }
+    let ok = false;
+    try {
+      ok = await argon2.verify(hash, presented);
+    } catch {
+      ok = false; // a malformed stored hash verifies nothing
+    }
+    if (ok) {
+      if (this.verified.size >= this.maxEntries) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(clientId, { hash, digest: d });
+    }
+    return ok;
+  }
+}

@@ -1,0 +1,35 @@
+// POST /auth/token: one endpoint, a small handler per grant.
+import type { Services } from '../services.js';
+import { presentedClient, type Params } from './client-auth.js';
+import { OAuthError, invalidRequest } from './errors.js';
+import { clientCredentials } from './grants/client-credentials.js';
+import type { GrantHandler } from './grants/grant.js';
+import { refreshToken } from './grants/refresh-token.js';
+import type { TokenResponse } from './tokens.js';
+
+export const grants = new Map<string, GrantHandler>([
+  ['client_credentials', clientCredentials],
+  ['refresh_token', refreshToken],
+]);
+
+/** The request parameters as strings; anything else is a malformed request (RFC 6749 §3.2). */
+export function tokenParams(body: unknown): Params {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('the request body must be a form or a JSON object');
+  const params: Params = {};
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw invalidRequest(`parameter ${name} was sent more than once`);
+    if (typeof value !== 'string') throw invalidRequest(`parameter ${name} must be a string`);
+    params[name] = value;
+  }
+  return params;
+}
+
+export async function tokenRequest(svc: Services, authorization: string | undefined, body: unknown): Promise<TokenResponse> {
+  const params = tokenParams(body);
+  const grantType = params.grant_type;
+  if (!grantType) throw invalidRequest('grant_type is required');
+  const handler = grants.get(grantType);
+  if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`);
+  return handler({ svc, params, presented: presentedClient(authorization, params) });
+}

@@ -1,0 +1,87 @@
+// Minting access and refresh tokens and the session behind them. Opaque tokens are
+// 256 random bits; only their SHA-256 is kept. A JWT's `jti` is its session id.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Client, GrantSettings } from '../types.js';
+import { newSessionId, type SessionRow } from '../store/sessions.js';
+import { signJwt, type SigningKey } from './jwt.js';
+
+export const newOpaqueToken = (): string => randomBytes(32).toString('base64url');
+export const tokenHash = (token: string): Buffer => createHash('sha256').update(token).digest();
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in?: number;
+  refresh_token?: string;
+  scope?: string;
+}
+
+export interface MintRequest {
+  /** The grant issuing this token, and the one that started its family. */
+  type: string;
+  origin: string;
+  client: Client;
+  settings: GrantSettings;
+  userId?: number | null;
+  audience?: string | null;
+  scope?: string | null;
+  parent?: SessionRow;
+  /** Issue a refresh token with this access token. */
+  refresh: boolean;
+  details?: Record<string, unknown> | null;
+}
+
+export interface Minted {
+  session: SessionRow;
+  response: TokenResponse;
+}
+
+export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Date.now()): Minted {
+  const id = newSessionId(now);
+  const lifetime = req.settings.access_token_expiration;
+  const exp = lifetime ? new Date(now + lifetime * 1000) : null;
+  const jwt = req.settings.token_format === 'jwt';
+  const subject = req.userId != null ? String(req.userId) : req.client.id;
+  const accessToken = jwt
+    ? signJwt(key, {
+      iss: issuer,
+      sub: subject,
+      client_id: req.client.id,
+      ...(req.audience ? { aud: req.audience } : {}),
+      ...(req.scope ? { scope: req.scope } : {}),
+      iat: Math.floor(now / 1000),
+      ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
+      jti: id,
+    })
+    : newOpaqueToken();
+  const refreshToken = req.refresh ? newOpaqueToken() : undefined;
+  const refreshLifetime = req.settings.refresh_token_expiration;
+  const session: SessionRow = {
+    id,
+    type: req.type,
+    origin: req.origin,
+    clientId: req.client.id,
+    userId: req.userId ?? null,
+    audience: req.audience ?? null,
+    scope: req.scope ?? null,
+    start: new Date(now),
+    exp,
+    accessTokenHash: jwt ? null : tokenHash(accessToken),
+    refreshTokenHash: refreshToken ? tokenHash(refreshToken) : null,
+    refreshTokenExp: refreshToken && refreshLifetime ? new Date(now + refreshLifetime * 1000) : null,
+    refreshUsedAt: null,
+    active: true,
+    end: null,
+    parent: req.parent?.id ?? null,
+    family: req.parent?.family ?? id,
+    kid: jwt ? key.kid : null,
+    details: req.details ?? null,
+  };
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    ...(lifetime ? { expires_in: lifetime } : {}),
+    ...(refreshToken ? { refresh_token: refreshToken } : {}),
+  };
+  return { session, response };
+}

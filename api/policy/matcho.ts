@@ -1,0 +1,71 @@
+// matcho: does a value match a pattern? Aidbox's matcho semantics:
+// - an object pattern matches an object holding at least its keys, each matching;
+// - an array pattern matches an array element by element (the value may be longer);
+// - a string starting with "#" is a regular expression the string value must contain;
+// - "present?" matches any value but null/undefined, "nil?" only those;
+// - {"$enum": [...]} matches one of the listed values, {"$one-of": [...]} any of the
+//   patterns, {"$contains": p} an array with some element matching p;
+// - anything else matches by equality.
+
+export type Pattern = unknown;
+
+const regexCache = new Map<string, RegExp>();
+
+function regex(source: string): RegExp {
+  let re = regexCache.get(source);
+  if (!re) {
+    re = new RegExp(source);
+    if (regexCache.size > 1000) regexCache.clear();
+    regexCache.set(source, re);
+  }
+  return re;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function matcho(value: unknown, pattern: Pattern): boolean {
+  if (typeof pattern === 'string') {
+    if (pattern === 'present?') return value !== null && value !== undefined;
+    if (pattern === 'nil?') return value === null || value === undefined;
+    if (pattern.startsWith('#')) return typeof value === 'string' && regex(pattern.slice(1)).test(value);
+    return value === pattern;
+  }
+  if (Array.isArray(pattern)) {
+    return Array.isArray(value) && pattern.every((p, i) => matcho(value[i], p));
+  }
+  if (isObject(pattern)) {
+    if ('$enum' in pattern) return Array.isArray(pattern.$enum) && pattern.$enum.some((e) => e === value);
+    if ('$one-of' in pattern) return Array.isArray(pattern['$one-of']) && pattern['$one-of'].some((p) => matcho(value, p));
+    if ('$contains' in pattern) return Array.isArray(value) && value.some((v) => matcho(v, pattern.$contains));
+    if (!isObject(value)) return false;
+    return Object.entries(pattern).every(([k, p]) => matcho(value[k], p));
+  }
+  return value === pattern;
+}
+
+/** Problems with a pattern that would make it fail at request time (bad regex, bad operator). */
+export function patternErrors(pattern: Pattern, path = 'matcho'): string[] {
+  if (typeof pattern === 'string' && pattern.startsWith('#')) {
+    try {
+      new RegExp(pattern.slice(1));
+      return [];
+    } catch (err) {
+      return [`${path}: invalid regular expression: ${(err as Error).message}`];
+    }
+  }
+  if (Array.isArray(pattern)) return pattern.flatMap((p, i) => patternErrors(p, `${path}[${i}]`));
+  if (isObject(pattern)) {
+    if ('$enum' in pattern) return Array.isArray(pattern.$enum) ? [] : [`${path}.$enum must be an array`];
+    if ('$one-of' in pattern) {
+      const options = pattern['$one-of'];
+      return Array.isArray(options)
+        ? options.flatMap((p, i) => patternErrors(p, `${path}.$one-of[${i}]`))
+        : [`${path}.$one-of must be an array`];
+    }
+    if ('$contains' in pattern) return patternErrors(pattern.$contains, `${path}.$contains`);
+    return Object.entries(pattern).flatMap(([k, p]) => patternErrors(p, `${path}.${k}`));
+  }
+  return [];
+}

@@ -1,0 +1,149 @@
+// Validation of Client and AccessPolicy bodies, from the one source of their
+// schemas: the openAPIV3Schema of the CRDs in crds/. The REST body carries the
+// CRD's spec fields at the top level, plus id, resourceType and (Client) secret.
+//
+// CEL rules (x-kubernetes-validations) cannot run here, so each has a twin
+// predicate below, keyed by the rule text; a unit test fails when a rule in a
+// CRD has no twin, so the two cannot drift apart unnoticed.
+import fs from 'node:fs';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { parse as parseYaml } from 'yaml';
+import { ValidationError, type FieldErrors } from '../errors.js';
+import { projectPath } from '../paths.js';
+
+type Schema = Record<string, unknown>;
+type Spec = Record<string, unknown> & { grant_types?: string[]; auth?: Record<string, unknown>; engine?: string };
+
+export type ResourceKind = 'Client' | 'AccessPolicy';
+
+const CRD_FILES: Record<ResourceKind, string> = { Client: 'client.yaml', AccessPolicy: 'accesspolicy.yaml' };
+
+/** JS twins of the CRDs' CEL rules, keyed by the exact rule text. */
+export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
+  "!self.grant_types.exists(g, g == 'implicit') || (has(self.auth) && has(self.auth.implicit))": (s) =>
+    !s.grant_types?.includes('implicit') || s.auth?.implicit !== undefined,
+  "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
+    !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
+  "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
+  "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
+};
+
+export interface CelRule {
+  rule: string;
+  message: string;
+  fieldPath?: string;
+}
+
+export interface CrdSchema {
+  spec: Schema;
+  rules: CelRule[];
+}
+
+export function readCrdSchema(kind: ResourceKind | 'Box'): CrdSchema {
+  const file = kind === 'Box' ? 'box.yaml' : CRD_FILES[kind];
+  const crd = parseYaml(fs.readFileSync(projectPath('crds', file), 'utf8')) as {
+    spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Schema } } } }[] };
+  };
+  const spec = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec;
+  return { spec, rules: (spec['x-kubernetes-validations'] as CelRule[] | undefined) ?? [] };
+}
+
+/** A Kubernetes structural schema as plain JSON Schema: closed objects, no x-kubernetes-* keywords. */
+export function toJsonSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toJsonSchema);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(node as Schema)) {
+    if (key.startsWith('x-kubernetes-') || key === 'default') continue;
+    if (key === 'format' && (value === 'int64' || value === 'int32')) continue;
+    out[key] = key === 'properties'
+      ? Object.fromEntries(Object.entries(value as Schema).map(([k, v]) => [k, toJsonSchema(v)]))
+      : toJsonSchema(value);
+  }
+  const preserve = (node as Schema)['x-kubernetes-preserve-unknown-fields'] === true;
+  if (out.type === 'object' && out.properties && !preserve) out.additionalProperties = false;
+  return out;
+}
+
+const ID_SCHEMA = { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9][A-Za-z0-9._~-]*$' };
+
+function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
+  const { spec, rules } = readCrdSchema(kind);
+  const body = toJsonSchema(spec) as Schema & { properties: Schema };
+  const properties: Schema = { ...body.properties, id: ID_SCHEMA, resourceType: { const: kind }, meta: { type: 'object' } };
+  if (kind === 'Client') {
+    delete properties.secretRef; // a Kubernetes-only field: the REST API takes the secret itself
+    properties.secret = { type: 'string', minLength: 8, maxLength: 512 };
+  }
+  return { schema: { ...body, properties }, rules };
+}
+
+function fieldOf(error: ErrorObject): string {
+  const base = error.instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+  const child = (error.params as { missingProperty?: string; additionalProperty?: string }).missingProperty
+    ?? (error.params as { additionalProperty?: string }).additionalProperty;
+  return [base, child].filter(Boolean).join('.') || 'resource';
+}
+
+function messageOf(error: ErrorObject): string {
+  switch (error.keyword) {
+    case 'required': return 'is required';
+    case 'additionalProperties': return 'is not a known field';
+    case 'enum': return `must be one of: ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    case 'const': return `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}`;
+    default: return error.message ?? 'is invalid';
+  }
+}
+
+export function fieldErrors(errors: ErrorObject[] | null | undefined): FieldErrors {
+  const out: FieldErrors = {};
+  for (const error of errors ?? []) {
+    const field = fieldOf(error);
+    const message = messageOf(error);
+    if (!(out[field] ??= []).includes(message)) out[field].push(message);
+  }
+  return out;
+}
+
+export function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
+  return ajv;
+}
+
+class ResourceValidator {
+  private readonly validate: ValidateFunction;
+
+  constructor(ajv: Ajv, readonly kind: ResourceKind) {
+    const { schema, rules } = restSchema(kind);
+    this.validate = ajv.compile(schema);
+    this.rules = rules;
+  }
+
+  private readonly rules: CelRule[];
+
+  /** Throws ValidationError (422) listing every problem of the body. */
+  check(body: unknown): void {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ValidationError(body, { resource: [`must be a ${this.kind} object`] });
+    }
+    if (!this.validate(body)) throw new ValidationError(body, fieldErrors(this.validate.errors));
+    const errors: FieldErrors = {};
+    for (const rule of this.rules) {
+      const twin = CEL_TWINS[rule.rule];
+      if (twin && !twin(body as Spec)) (errors[(rule.fieldPath ?? '.resource').slice(1)] ??= []).push(rule.message);
+    }
+    if (Object.keys(errors).length) throw new ValidationError(body, errors);
+  }
+}
+
+let validators: Record<ResourceKind, ResourceValidator> | undefined;
+
+export function validateResource(kind: ResourceKind, body: unknown): void {
+  if (!validators) {
+    const ajv = createAjv();
+    validators = { Client: new ResourceValidator(ajv, 'Client'), AccessPolicy: new ResourceValidator(ajv, 'AccessPolicy') };
+  }
+  validators[kind].check(body);
+}

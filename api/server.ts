@@ -1,0 +1,108 @@
+// Start and stop of a box process. `prepareBox` runs once per start (database,
+// migrations, signing key, root client); `startServer` runs in every worker.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { bootstrapRootClient } from './bootstrap.js';
+import { RecordCache } from './cache/record-cache.js';
+import type { Config } from './config.js';
+import { startEmbeddedPostgres } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+import { ChangeFeed } from './db/notify.js';
+import { createPool } from './db/pool.js';
+import { createApp } from './http/app.js';
+import { startPurgeJob } from './jobs/purge.js';
+import type { Logger } from './log.js';
+import { Metrics } from './metrics.js';
+import { Keyring } from './oauth/keyring.js';
+import { SecretVerifier } from './oauth/secrets.js';
+import { Policies } from './policy/evaluate.js';
+import type { Services } from './services.js';
+import { clients } from './store/clients.js';
+import { SessionWriter } from './store/session-writer.js';
+import { findByAccessToken, findById } from './store/sessions.js';
+
+export interface PreparedBox {
+  databaseUrl: string;
+  rootCredentialsFile: string | undefined;
+  embedded: boolean;
+  stopDatabase(): Promise<void>;
+}
+
+export async function prepareBox(config: Config, log: Logger): Promise<PreparedBox> {
+  let databaseUrl = config.databaseUrl;
+  let stopDatabase = async (): Promise<void> => undefined;
+  if (!databaseUrl) {
+    const embedded = await startEmbeddedPostgres(config.dataDir, (msg) => log.info(msg));
+    databaseUrl = embedded.url;
+    stopDatabase = embedded.stop;
+  }
+  const pool = createPool(databaseUrl, 2);
+  try {
+    const applied = await migrate(pool);
+    if (applied.length) log.info({ applied }, 'database migrated');
+    await new Keyring(pool, config).ensureActive();
+    const root = await bootstrapRootClient(pool, config);
+    return { databaseUrl, rootCredentialsFile: root.file, embedded: !config.databaseUrl, stopDatabase };
+  } catch (err) {
+    await stopDatabase();
+    throw err;
+  } finally {
+    await pool.end();
+  }
+}
+
+export interface RunningServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
+  const pool = createPool(databaseUrl, config.dbPoolSize);
+  const feed = new ChangeFeed(databaseUrl, log);
+  await feed.start();
+  const keyring = new Keyring(pool, config);
+  await keyring.load();
+  feed.onChange('signing_keys', () => { keyring.load().catch((err: Error) => log.error({ err: err.message }, 'reloading signing keys failed')); });
+  feed.onReset(() => { keyring.load().catch(() => undefined); });
+
+  const svc: Services = {
+    config,
+    log,
+    pool,
+    feed,
+    keyring,
+    metrics: new Metrics(config.box),
+    policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
+    secrets: new SecretVerifier(),
+    sessionWriter: new SessionWriter(pool),
+    clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
+    sessions: new RecordCache(feed, 'sessions',
+      (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)), 100_000),
+  };
+
+  let draining = false;
+  const app = createApp(svc, { draining: () => draining, loadUser: async () => undefined });
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const stopPurge = startPurgeJob(svc);
+
+  return {
+    port: (server.address() as AddressInfo).port,
+    async stop() {
+      draining = true;
+      stopPurge();
+      // Stop accepting; let requests in flight finish; then drop idle keep-alive connections.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(timer);
+      await feed.stop();
+      await pool.end();
+    },
+  };
+}

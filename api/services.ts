@@ -1,0 +1,30 @@
+// Everything a request handler may use, built once per process by api/server.ts.
+import type { Config } from './config.js';
+import type { ChangeFeed } from './db/notify.js';
+import type { Pool } from './db/pool.js';
+import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
+import type { RecordCache } from './cache/record-cache.js';
+import type { Keyring } from './oauth/keyring.js';
+import type { SecretVerifier } from './oauth/secrets.js';
+import type { Policies } from './policy/evaluate.js';
+import type { Stored } from './store/resources.js';
+import type { SessionWriter } from './store/session-writer.js';
+import type { SessionRow } from './store/sessions.js';
+import type { Client } from './types.js';
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  feed: ChangeFeed;
+  keyring: Keyring;
+  metrics: Metrics;
+  policies: Policies;
+  secrets: SecretVerifier;
+  sessionWriter: SessionWriter;
+  /** Clients by id. */
+  clients: RecordCache<Stored<Client>>;
+  /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */
+  sessions: RecordCache<SessionRow>;
+}

@@ -1,0 +1,18 @@
+// Client records. Deleting a client closes its sessions in the same transaction:
+// a deleted client's tokens stop working at once.
+import { withTransaction, type Pool } from '../db/pool.js';
+import type { Client } from '../types.js';
+import { ResourceTable, type Stored } from './resources.js';
+import { closeForClient } from './sessions.js';
+
+class ClientTable extends ResourceTable<Client> {
+  async removeWithSessions(pool: Pool, id: string, managedBy: string | null): Promise<Stored<Client> | undefined> {
+    return withTransaction(pool, async (tx) => {
+      const removed = await this.remove(tx, id, managedBy);
+      if (removed) await closeForClient(tx, id);
+      return removed;
+    });
+  }
+}
+
+export const clients = new ClientTable('clients', 'Client');

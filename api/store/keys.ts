@@ -1,0 +1,44 @@
+// Signing keys of the box's JWT access tokens.
+import type { JsonWebKey } from 'node:crypto';
+import type { Queryable } from '../db/pool.js';
+
+export interface KeyRow {
+  id: string;
+  alg: string;
+  privateJwk: JsonWebKey;
+  publicJwk: JsonWebKey;
+  external: boolean;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+interface DbRow {
+  id: string; alg: string; private_jwk: JsonWebKey; public_jwk: JsonWebKey; external: boolean;
+  created_at: Date; retired_at: Date | null;
+}
+
+const fromDb = (r: DbRow): KeyRow => ({
+  id: r.id, alg: r.alg, privateJwk: r.private_jwk, publicJwk: r.public_jwk, external: r.external,
+  createdAt: r.created_at, retiredAt: r.retired_at,
+});
+
+export async function listKeys(db: Queryable): Promise<KeyRow[]> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM signing_keys ORDER BY created_at DESC, id');
+  return rows.map(fromDb);
+}
+
+export async function insertKey(db: Queryable, key: Omit<KeyRow, 'createdAt' | 'retiredAt'>): Promise<void> {
+  await db.query(
+    `INSERT INTO signing_keys (id, alg, private_jwk, public_jwk, external) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (id) DO UPDATE SET retired_at = NULL`,
+    [key.id, key.alg, key.privateJwk, key.publicJwk, key.external]);
+}
+
+/** Every key but `keep` stops signing; they stay published until their tokens are gone. */
+export async function retireOthers(db: Queryable, keep: string): Promise<void> {
+  await db.query('UPDATE signing_keys SET retired_at = now() WHERE id <> $1 AND retired_at IS NULL', [keep]);
+}
+
+export async function deleteKeys(db: Queryable, ids: string[]): Promise<void> {
+  if (ids.length) await db.query('DELETE FROM signing_keys WHERE id = ANY($1) AND retired_at IS NOT NULL', [ids]);
+}

@@ -1,0 +1,110 @@
+// Tables that hold a resource as jsonb (clients, access_policies): read, upsert,
+// delete and search, with the rule that a record owned by a Kubernetes resource
+// (managed_by) is changed only by its owner.
+import { ApiError } from '../errors.js';
+import type { Queryable } from '../db/pool.js';
+import type { Meta } from '../types.js';
+import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
+
+export type ResourceTableName = 'clients' | 'access_policies';
+
+interface Row {
+  id: string;
+  resource: Record<string, unknown>;
+  secret_hash?: string | null;
+  managed_by: string | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Stored<T> {
+  resource: T;
+  managedBy: string | null;
+  secretHash: string | null;
+}
+
+export interface WriteOptions {
+  /** The Kubernetes resource doing the write, or null for the REST API. */
+  managedBy: string | null;
+  /** A new secret hash (clients only); undefined keeps the current one. */
+  secretHash?: string | null;
+}
+
+function toStored<T>(row: Row): Stored<T> {
+  const meta: Meta = {
+    versionId: String(row.version),
+    createdAt: row.created_at.toISOString(),
+    lastUpdated: row.updated_at.toISOString(),
+    ...(row.managed_by ? { managedBy: row.managed_by } : {}),
+  };
+  return { resource: { ...row.resource, id: row.id, meta } as T, managedBy: row.managed_by, secretHash: row.secret_hash ?? null };
+}
+
+export function managedConflict(kind: string, id: string, owner: string): ApiError {
+  return new ApiError(409, 'conflict',
+    `${kind} "${id}" is managed by the Kubernetes resource ${owner}; change it there (kubectl edit), not through the REST API`);
+}
+
+export class ResourceTable<T extends { id: string; resourceType: string }> {
+  constructor(private readonly table: ResourceTableName, private readonly kind: T['resourceType']) {}
+
+  async read(db: Queryable, id: string): Promise<Stored<T> | undefined> {
+    const { rows } = await db.query<Row>(`SELECT * FROM ${this.table} WHERE id = $1`, [id]);
+    return rows[0] && toStored<T>(rows[0]);
+  }
+
+  /** Creates or replaces the record. A no-op write (nothing changed) keeps the version. */
+  async write(db: Queryable, resource: T, opts: WriteOptions): Promise<{ stored: Stored<T>; created: boolean }> {
+    const { meta: _meta, id, ...body } = resource as T & { meta?: unknown };
+    const hasSecret = this.table === 'clients';
+    const setSecret = hasSecret && opts.secretHash !== undefined;
+    const params: unknown[] = [id, body, opts.managedBy];
+    if (hasSecret) params.push(opts.secretHash ?? null, setSecret);
+    const { rows } = await db.query<Row & { created: boolean }>(`
+      INSERT INTO ${this.table} AS t (id, resource, managed_by${hasSecret ? ', secret_hash' : ''})
+      VALUES ($1, $2, $3${hasSecret ? ', $4' : ''})
+      ON CONFLICT (id) DO UPDATE SET
+        resource = EXCLUDED.resource,
+        ${hasSecret ? 'secret_hash = CASE WHEN $5 THEN EXCLUDED.secret_hash ELSE t.secret_hash END,' : ''}
+        version = t.version + 1, updated_at = now()
+      WHERE t.managed_by IS NOT DISTINCT FROM $3
+        AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ' OR ($5 AND t.secret_hash IS DISTINCT FROM EXCLUDED.secret_hash)' : ''})
+      RETURNING *, (xmax = 0) AS created`, params);
+    if (rows[0]) return { stored: toStored<T>(rows[0]), created: rows[0].created };
+    // Nothing written: either nothing changed, or another owner holds the record.
+    const current = await this.read(db, id);
+    if (!current) throw new Error(`${this.kind} ${id} vanished during write`);
+    if (current.managedBy !== opts.managedBy) {
+      throw managedConflict(this.kind, id, current.managedBy ?? 'none (it was created through the REST API)');
+    }
+    return { stored: current, created: false };
+  }
+
+  /** Hands a record to a new owner (the operator adopting a REST-created record, or releasing one). */
+  async setOwner(db: Queryable, id: string, managedBy: string | null): Promise<void> {
+    await db.query(`UPDATE ${this.table} SET managed_by = $2 WHERE id = $1 AND managed_by IS DISTINCT FROM $2`, [id, managedBy]);
+  }
+
+  async remove(db: Queryable, id: string, managedBy: string | null): Promise<Stored<T> | undefined> {
+    const { rows } = await db.query<Row>(
+      `DELETE FROM ${this.table} WHERE id = $1 AND managed_by IS NOT DISTINCT FROM $2 RETURNING *`, [id, managedBy]);
+    if (rows[0]) return toStored<T>(rows[0]);
+    const current = await this.read(db, id);
+    if (current) throw managedConflict(this.kind, id, current.managedBy ?? 'none');
+    return undefined;
+  }
+
+  async search(db: Queryable, q: SearchQuery): Promise<{ total: number; resources: T[] }> {
+    const params: unknown[] = [];
+    const where = jsonbWhere(q, params);
+    const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table} ${where}`, params)).rows[0]!.n;
+    const page = orderAndPage(q, params, jsonbColumn(params));
+    const { rows } = await db.query<Row>(`SELECT * FROM ${this.table} ${where} ${page}`, params);
+    return { total, resources: rows.map((r) => toStored<T>(r).resource) };
+  }
+
+  async ids(db: Queryable): Promise<string[]> {
+    return (await db.query<{ id: string }>(`SELECT id FROM ${this.table} ORDER BY id`)).rows.map((r) => r.id);
+  }
+}

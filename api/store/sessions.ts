@@ -1,0 +1,226 @@
+// Sessions: one row per access token. Tokens themselves are never stored, only
+// their SHA-256 digests, so a copy of the database yields no live token.
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../db/pool.js';
+import type { Session } from '../types.js';
+import { orderAndPage, type SearchQuery } from './search.js';
+import { badRequest } from '../errors.js';
+
+export interface SessionRow {
+  id: string;
+  type: string;
+  origin: string;
+  clientId: string;
+  userId: number | null;
+  audience: string | null;
+  scope: string | null;
+  start: Date;
+  exp: Date | null;
+  accessTokenHash: Buffer | null;
+  refreshTokenHash: Buffer | null;
+  refreshTokenExp: Date | null;
+  refreshUsedAt: Date | null;
+  active: boolean;
+  end: Date | null;
+  parent: string | null;
+  family: string;
+  kid: string | null;
+  details: Record<string, unknown> | null;
+}
+
+interface DbRow {
+  id: string; type: string; origin: string; client_id: string; user_id: number | null; audience: string | null;
+  scope: string | null; start: Date; exp: Date | null; access_token_hash: Buffer | null;
+  refresh_token_hash: Buffer | null; refresh_token_exp: Date | null; refresh_used_at: Date | null;
+  active: boolean; end: Date | null; parent: string | null; family: string; kid: string | null;
+  details: Record<string, unknown> | null;
+}
+
+function fromDb(r: DbRow): SessionRow {
+  return {
+    id: r.id, type: r.type, origin: r.origin, clientId: r.client_id, userId: r.user_id, audience: r.audience,
+    scope: r.scope, start: r.start, exp: r.exp, accessTokenHash: r.access_token_hash,
+    refreshTokenHash: r.refresh_token_hash, refreshTokenExp: r.refresh_token_exp, refreshUsedAt: r.refresh_used_at,
+    active: r.active, end: r.end, parent: r.parent, family: r.family, kid: r.kid, details: r.details,
+  };
+}
+
+/** Time-ordered UUID (v7): new rows land at the right edge of the primary key index. */
+export function newSessionId(now = Date.now()): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(now, 0, 6);
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Whether the session's access token may be used at `now`. */
+export function isUsable(s: Pick<SessionRow, 'active' | 'exp'>, now = Date.now()): boolean {
+  return s.active && (s.exp === null || s.exp.getTime() > now);
+}
+
+/** When a row stops mattering: closed, or past both its expirations. Null: not while it can be used. */
+function purgeAt(s: Pick<SessionRow, 'active' | 'end' | 'exp' | 'refreshTokenHash' | 'refreshTokenExp'>): Date | null {
+  if (!s.active) return s.end ?? new Date();
+  if (s.exp === null) return null;
+  if (s.refreshTokenHash === null) return s.exp;
+  if (s.refreshTokenExp === null) return null;
+  return s.exp > s.refreshTokenExp ? s.exp : s.refreshTokenExp;
+}
+
+export function toSessionResource(s: SessionRow, now = Date.now()): Session {
+  return {
+    resourceType: 'Session',
+    id: s.id,
+    type: s.type,
+    client: { id: s.clientId, resourceType: 'Client' },
+    ...(s.userId !== null ? { user: { id: String(s.userId), resourceType: 'User' } } : {}),
+    ...(s.audience !== null ? { audience: s.audience } : {}),
+    ...(s.scope !== null ? { scope: s.scope } : {}),
+    start: s.start.toISOString(),
+    ...(s.exp ? { exp: s.exp.toISOString() } : {}),
+    ...(s.refreshTokenExp && s.refreshTokenHash ? { refresh_token_exp: s.refreshTokenExp.toISOString() } : {}),
+    active: isUsable(s, now),
+    ...(s.end ? { end: s.end.toISOString() } : {}),
+    ...(s.parent ? { parent: { id: s.parent, resourceType: 'Session' } } : {}),
+    ...(s.details ? { details: s.details } : {}),
+  };
+}
+
+/** Inserts many sessions in one statement (the group commit of SessionWriter). */
+export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
+  const col = <K extends keyof SessionRow>(k: K): SessionRow[K][] => rows.map((r) => r[k]);
+  await db.query(
+    `INSERT INTO sessions (id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
+       refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+       $8::timestamptz[], $9::timestamptz[], $10::bytea[], $11::bytea[], $12::timestamptz[], $13::boolean[],
+       $14::uuid[], $15::uuid[], $16::text[], $17::jsonb[], $18::timestamptz[])`,
+    [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
+      col('start'), col('exp'), col('accessTokenHash'), col('refreshTokenHash'), col('refreshTokenExp'),
+      col('active'), col('parent'), col('family'), col('kid'), rows.map((r) => r.details && JSON.stringify(r.details)),
+      rows.map(purgeAt)],
+  );
+}
+
+export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+export async function findByAccessToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE access_token_hash = $1', [hash]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+export async function findByRefreshToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE refresh_token_hash = $1', [hash]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+/** The session holding a refresh token, locked for the rest of the transaction. */
+export async function findByRefreshTokenForUpdate(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE refresh_token_hash = $1 FOR UPDATE', [hash]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+/** Sliding refresh expiration: counted again from this use. */
+export async function touchRefreshToken(db: Queryable, s: SessionRow, refreshTokenExp: Date | null, used: boolean): Promise<void> {
+  const next = { ...s, refreshTokenExp };
+  await db.query(
+    `UPDATE sessions SET refresh_token_exp = $2, refresh_used_at = CASE WHEN $3 THEN now() ELSE refresh_used_at END,
+       purge_at = $4 WHERE id = $1`,
+    [s.id, refreshTokenExp, used, purgeAt(next)]);
+}
+
+const CLOSE = `active = false, "end" = now(), purge_at = now()`;
+
+/** Closes a session and every session refreshed from it; returns the closed rows. */
+export async function closeTree(db: Queryable, id: string): Promise<SessionRow[]> {
+  const { rows } = await db.query<DbRow>(
+    `WITH RECURSIVE tree AS (
+       SELECT id FROM sessions WHERE id = $1
+       UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id)
+     UPDATE sessions SET ${CLOSE} WHERE id IN (SELECT id FROM tree) AND active RETURNING *`, [id]);
+  return rows.map(fromDb);
+}
+
+/** Closes every session descending from the same grant (refresh token reuse). */
+export async function closeFamily(db: Queryable, family: string): Promise<number> {
+  return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE family = $1 AND active`, [family])).rowCount ?? 0;
+}
+
+export async function closeForClient(db: Queryable, clientId: string): Promise<number> {
+  return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE client_id = $1 AND active`, [clientId])).rowCount ?? 0;
+}
+
+export async function closeForUser(db: Queryable, userId: number): Promise<number> {
+  return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE user_id = $1 AND active`, [userId])).rowCount ?? 0;
+}
+
+/** Sets the expirations PUT /Session may change. */
+export async function setExpirations(db: Queryable, id: string, exp: Date | null, refreshTokenExp: Date | null): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<DbRow>(
+    `UPDATE sessions SET exp = $2, refresh_token_exp = $3,
+       purge_at = CASE WHEN NOT active THEN purge_at
+                       WHEN $2::timestamptz IS NULL THEN NULL
+                       WHEN refresh_token_hash IS NULL THEN $2
+                       WHEN $3::timestamptz IS NULL THEN NULL
+                       ELSE greatest($2, $3) END
+     WHERE id = $1 RETURNING *`,
+    [id, exp, refreshTokenExp]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Search fields of Session, as SQL over its columns. */
+const FILTERS: Record<string, (p: string) => string> = {
+  id: (p) => `id::text = ${p}`,
+  type: (p) => `type = ${p}`,
+  client: (p) => `client_id = ${p}`,
+  user: (p) => `user_id::text = ${p}`,
+  audience: (p) => `audience = ${p}`,
+  scope: (p) => `scope = ${p}`,
+  parent: (p) => `parent::text = ${p}`,
+  active: (p) => `(${p} = (active AND (exp IS NULL OR exp > now()))::text)`,
+};
+const SORTS: Record<string, string> = { id: 'id', start: 'start', exp: 'exp', end: '"end"', type: 'type', client: 'client_id' };
+
+export async function searchSessions(db: Queryable, q: SearchQuery): Promise<{ total: number; rows: SessionRow[] }> {
+  const params: unknown[] = [];
+  const where = q.filters.map(({ field, value }) => {
+    const filter = FILTERS[field];
+    if (!filter) throw badRequest(`unknown Session search parameter "${field}" (known: ${Object.keys(FILTERS).join(', ')})`);
+    params.push(value);
+    return filter(`$${params.length}`);
+  });
+  const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions ${whereSql}`, params)).rows[0]!.n;
+  const page = orderAndPage(q, params, (field) => {
+    const column = SORTS[field];
+    if (!column) throw badRequest(`cannot sort Sessions by "${field}" (known: ${Object.keys(SORTS).join(', ')})`);
+    return column;
+  });
+  const { rows } = await db.query<DbRow>(`SELECT * FROM sessions ${whereSql} ${page}`, params);
+  return { total, rows: rows.map(fromDb) };
+}
+
+/** Deletes rows that stopped mattering more than `retentionHours` ago; a batch at a time. */
+export async function purgeSessions(db: Queryable, retentionHours: number, batch = 5000): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM sessions WHERE id IN (
+       SELECT id FROM sessions WHERE purge_at < now() - make_interval(hours => $1) LIMIT $2)`,
+    [retentionHours, batch]);
+  return rowCount ?? 0;
+}
+
+/** Key ids still needed to verify a live JWT (key retirement waits for these). */
+export async function kidsInUse(db: Queryable, kids: string[]): Promise<string[]> {
+  if (!kids.length) return [];
+  const { rows } = await db.query<{ kid: string }>(
+    `SELECT DISTINCT kid FROM sessions WHERE kid = ANY($1) AND active AND (exp IS NULL OR exp > now())`, [kids]);
+  return rows.map((r) => r.kid);
+}

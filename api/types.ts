@@ -1,0 +1,78 @@
+// The resources of a box as the API shows them.
+
+export interface Reference {
+  id: string;
+  resourceType: string;
+}
+
+export interface Meta {
+  versionId: string;
+  createdAt: string;
+  lastUpdated: string;
+  /** Set when a Kubernetes resource owns the record; the REST API then refuses changes. */
+  managedBy?: string;
+}
+
+export type TokenFormat = 'opaque' | 'jwt';
+
+/** The settings of one grant under Client.auth. */
+export interface GrantSettings {
+  token_format?: TokenFormat;
+  access_token_expiration?: number;
+  refresh_token?: boolean;
+  refresh_token_expiration?: number;
+  refresh_token_rotation?: boolean;
+  redirect_uri?: string;
+}
+
+export type GrantType = 'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token';
+
+export interface Client {
+  resourceType: 'Client';
+  id: string;
+  grant_types: GrantType[];
+  first_party?: boolean;
+  description?: string;
+  auth?: {
+    client_credentials?: GrantSettings;
+    implicit?: GrantSettings;
+    authorization_code?: GrantSettings;
+    [other: string]: unknown;
+  };
+  meta?: Meta;
+}
+
+export interface AccessPolicy {
+  resourceType: 'AccessPolicy';
+  id: string;
+  engine: 'allow' | 'json-schema' | 'matcho';
+  description?: string;
+  link?: Reference[];
+  schema?: Record<string, unknown>;
+  matcho?: Record<string, unknown>;
+  meta?: Meta;
+}
+
+export interface Session {
+  resourceType: 'Session';
+  id: string;
+  type: string;
+  client: Reference;
+  user?: Reference;
+  audience?: string;
+  scope?: string;
+  start: string;
+  exp?: string;
+  refresh_token_exp?: string;
+  active: boolean;
+  end?: string;
+  parent?: Reference;
+  details?: Record<string, unknown>;
+}
+
+export interface Bundle<T> {
+  resourceType: 'Bundle';
+  type: 'searchset';
+  total: number;
+  entry: { resource: T }[];
+}

@@ -1,0 +1,96 @@
+// Discovery (RFC 8414, JWKS), introspection (RFC 7662), revocation (RFC 7009)
+// and signing key rotation.
+import { expect } from 'chai';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { Box, basic } from '../support/box.js';
+
+describe('discovery, introspection, revocation, keys', function () {
+  let box: Box;
+  let secret: string;
+
+  before(async function () {
+    box = await Box.start();
+    ({ secret } = await box.addClient('rs', { auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600, refresh_token: true } } }));
+    await box.addClient('other', {}, { secret });
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  const issue = async (client = 'rs'): Promise<any> =>
+    (await box.form('/auth/token', { grant_type: 'client_credentials', scope: 'orders:read' }, { Authorization: basic(client, secret) })).body;
+
+  it('publishes RFC 8414 metadata naming its endpoints', async function () {
+    const res = await box.json('GET', '/.well-known/oauth-authorization-server');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({
+      issuer: box.url, token_endpoint: `${box.url}/auth/token`, jwks_uri: `${box.url}/.well-known/jwks.json`,
+      introspection_endpoint: `${box.url}/auth/introspect`, revocation_endpoint: `${box.url}/auth/revoke`,
+    });
+    expect(res.body.grant_types_supported).to.include.members(['client_credentials', 'refresh_token']);
+  });
+
+  it('publishes the public key that verifies its JWTs, with kid, and no private parts', async function () {
+    const jwks = (await box.json('GET', '/.well-known/jwks.json')).body;
+    for (const key of jwks.keys) expect(key).not.to.have.property('d');
+    const { access_token } = await issue();
+    const { payload, protectedHeader } = await jwtVerify(access_token, createLocalJWKSet(jwks), { issuer: box.url });
+    expect(payload.sub).to.equal('rs');
+    expect(jwks.keys.map((k: any) => k.kid)).to.include(protectedHeader.kid);
+  });
+
+  it('introspects a live token, and reports closed or unknown tokens inactive', async function () {
+    const { access_token, refresh_token } = await issue();
+    const auth = { Authorization: basic('other', secret) };
+    const live = await box.form('/auth/introspect', { token: access_token }, auth);
+    expect(live.status).to.equal(200);
+    expect(live.body).to.include({ active: true, client_id: 'rs', sub: 'rs', scope: 'orders:read', iss: box.url });
+    expect(live.body.exp).to.be.a('number');
+    const refresh = await box.form('/auth/introspect', { token: refresh_token, token_type_hint: 'refresh_token' }, auth);
+    expect(refresh.body).to.include({ active: true, token_type: 'refresh_token', client_id: 'rs' });
+    await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${access_token}` } });
+    expect((await box.form('/auth/introspect', { token: access_token }, auth)).body).to.deep.equal({ active: false });
+    expect((await box.form('/auth/introspect', { token: 'garbage' }, auth)).body).to.deep.equal({ active: false });
+  });
+
+  it('introspection needs client authentication', async function () {
+    const res = await box.form('/auth/introspect', { token: 'x' });
+    expect(res.status).to.equal(401);
+    expect(res.body.error).to.equal('invalid_client');
+  });
+
+  it('revokes a token of the calling client, and ignores another client\'s', async function () {
+    const { access_token, refresh_token } = await issue();
+    const byOther = await box.form('/auth/revoke', { token: access_token }, { Authorization: basic('other', secret) });
+    expect(byOther.status).to.equal(200);
+    expect((await box.json('GET', '/Client/rs', undefined, access_token)).status).to.equal(200);
+    const byOwner = await box.form('/auth/revoke', { token: refresh_token, token_type_hint: 'refresh_token' }, { Authorization: basic('rs', secret) });
+    expect(byOwner.status).to.equal(200);
+    expect((await box.json('GET', '/Client/rs', undefined, access_token)).status).to.equal(401);
+    const refreshed = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rs', refresh_token });
+    expect(refreshed.body.error).to.equal('invalid_grant');
+  });
+});
+
+describe('signing key rotation', function () {
+  it('a new algorithm brings a new key; the old public key stays published while its tokens live', async function () {
+    const box = await Box.start();
+    try {
+      const { secret } = await box.addClient('jwt', { auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600 } } });
+      const before = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('jwt', secret) })).body.access_token;
+      const oldKid = decodeProtectedHeader(before).kid;
+      await box.stop();
+      await box.launch({ BOXAUTH_JWT_ALG: 'EdDSA' });
+      const after = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('jwt', secret) })).body.access_token;
+      const header = decodeProtectedHeader(after);
+      expect(header.alg).to.equal('EdDSA');
+      expect(header.kid).not.to.equal(oldKid);
+      const jwks = createLocalJWKSet((await box.json('GET', '/.well-known/jwks.json')).body);
+      await jwtVerify(before, jwks, { issuer: box.url });
+      await jwtVerify(after, jwks, { issuer: box.url });
+      expect((await box.json('GET', '/Client/jwt', undefined, before)).status).to.equal(200);
+    } finally {
+      await box.stop();
+    }
+  });
+});

@@ -1,0 +1,65 @@
+// Operations: health, readiness, metrics, logs without secrets, configuration errors.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { projectPath } from '../../api/paths.js';
+import { Box, basic } from '../support/box.js';
+
+describe('operations', function () {
+  let box: Box;
+  let secret: string;
+
+  before(async function () {
+    box = await Box.start({ env: { BOXAUTH_WORKERS: '2' } });
+    ({ secret } = await box.addClient('ops', { auth: { client_credentials: { refresh_token: true } } }));
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  it('healthz and readyz answer without a token', async function () {
+    expect((await box.json('GET', '/healthz')).body).to.include({ status: 'ok', box: 'default' });
+    const ready = await box.json('GET', '/readyz');
+    expect(ready.status).to.equal(200);
+    expect(ready.body.status).to.equal('ready');
+  });
+
+  it('metrics count issued tokens across all workers', async function () {
+    for (let i = 0; i < 6; i++) await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('ops', secret) });
+    const res = await box.request('GET', '/metrics');
+    expect(res.status).to.equal(200);
+    const line = res.text.split('\n').find((l) => l.startsWith('boxauth_tokens_issued_total{') && l.includes('grant="client_credentials"'));
+    expect(line, res.text.slice(0, 500)).to.be.a('string');
+    expect(Number(line!.split(' ').pop())).to.be.at.least(6);
+    expect(res.text).to.include('boxauth_http_request_duration_seconds_bucket');
+  });
+
+  it('never writes tokens, secrets or passwords to the log', async function () {
+    const issued = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('ops', secret) });
+    const { access_token, refresh_token } = issued.body;
+    await box.json('GET', `/Client/ops?access_token=${encodeURIComponent(access_token)}`);
+    await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'ops', refresh_token });
+    await box.json('PUT', '/Client/ops2', { grant_types: ['client_credentials'], secret: 'very-private-secret' }, access_token);
+    await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'ops', client_secret: 'wrong-but-private' });
+    await new Promise((r) => setTimeout(r, 200));
+    const logs = box.logs.join('\n');
+    expect(logs).to.include('"url":"/Client/ops?access_token=[redacted]"');
+    for (const s of [secret, access_token, refresh_token, 'very-private-secret', 'wrong-but-private', box.rootSecret]) {
+      expect(logs).not.to.include(s);
+    }
+    for (const line of box.logs.filter((l) => l.startsWith('{'))) expect(() => JSON.parse(line)).not.to.throw();
+  });
+
+  it('a bad configuration stops start-up with a message naming the variable', function () {
+    const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js')], {
+      env: { PATH: process.env.PATH, BOXAUTH_JWT_ALG: 'HS256' }, encoding: 'utf8',
+    });
+    expect(res.status).to.equal(2);
+    expect(res.stderr).to.include('BOXAUTH_JWT_ALG');
+  });
+
+  it('--help lists the configuration', function () {
+    const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js'), '--help'], { encoding: 'utf8' });
+    expect(res.status).to.equal(0);
+    expect(res.stdout).to.include('BOXAUTH_BASE_URL');
+  });
+});

@@ -1,0 +1,253 @@
+// POST /auth/token: client credentials in the three request forms, the refresh
+// grant, token formats and lifetimes, and the RFC 6749 errors.
+import { expect } from 'chai';
+import { decodeJwt } from 'jose';
+import { Box, basic, sleep } from '../support/box.js';
+
+describe('token endpoint', function () {
+  let box: Box;
+
+  before(async function () {
+    box = await Box.start();
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  describe('client_credentials', function () {
+    let secret: string;
+    before(async function () {
+      ({ secret } = await box.addClient('cc-opaque', {}));
+      await box.addClient('cc-jwt', { auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 300 } } }, { secret });
+    });
+
+    it('answers only token_type and access_token for a plain client (Basic + form)', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('cc-opaque', secret) });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.have.keys('token_type', 'access_token');
+      expect(res.body.token_type).to.equal('Bearer');
+      expect(Buffer.from(res.body.access_token, 'base64url').length).to.be.at.least(32);
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+    });
+
+    it('accepts credentials in a form body', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'cc-opaque', client_secret: secret });
+      expect(res.status).to.equal(200);
+      expect(res.body.access_token).to.be.a('string');
+    });
+
+    it('accepts the JSON form with audience, and puts audience in the JWT aud claim', async function () {
+      const res = await box.json('POST', '/auth/token', {
+        grant_type: 'client_credentials', client_id: 'cc-jwt', client_secret: secret, audience: 'https://orders.example',
+      });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.have.keys('token_type', 'access_token', 'expires_in');
+      expect(res.body.expires_in).to.equal(300);
+      const claims = decodeJwt(res.body.access_token);
+      expect(claims).to.include({ iss: box.url, sub: 'cc-jwt', aud: 'https://orders.example' });
+      expect(claims.exp! - claims.iat!).to.equal(300);
+      expect(claims.jti).to.be.a('string');
+    });
+
+    it('records one session per token, with the audience', async function () {
+      const res = await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'cc-jwt', client_secret: secret, audience: 'aud-x' });
+      const jti = decodeJwt(res.body.access_token).jti as string;
+      const session = await box.json('GET', `/Session/${jti}`, undefined, await box.rootToken());
+      expect(session.status).to.equal(200);
+      expect(session.body).to.include({ resourceType: 'Session', id: jti, type: 'client_credentials', audience: 'aud-x', active: true });
+      expect(session.body.client).to.deep.equal({ id: 'cc-jwt', resourceType: 'Client' });
+      expect(JSON.stringify(session.body)).not.to.include('hash');
+    });
+
+    it('refuses a wrong secret with invalid_client, 401 and a Basic challenge', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('cc-opaque', 'wrong-secret') });
+      expect(res.status).to.equal(401);
+      expect(res.body.error).to.equal('invalid_client');
+      expect(res.body.error_description).to.be.a('string');
+      expect(res.headers.get('www-authenticate')).to.match(/^Basic/);
+    });
+
+    it('refuses an unknown client exactly like a wrong secret, without a Basic challenge for body credentials', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'whatever1' });
+      expect(res.status).to.equal(401);
+      expect(res.body.error).to.equal('invalid_client');
+      expect(res.headers.get('www-authenticate')).to.equal(null);
+    });
+
+    it('refuses a client whose grant_types lack client_credentials (unauthorized_client)', async function () {
+      await box.addClient('implicit-only', { grant_types: ['implicit', 'client_credentials'], auth: { implicit: { redirect_uri: 'https://app.example/cb' } } }, { secret });
+      const token = await box.rootToken();
+      const put = await box.json('PUT', '/Client/implicit-only', { grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://app.example/cb' } } }, token);
+      expect(put.status).to.equal(200);
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('implicit-only', secret) });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('unauthorized_client');
+    });
+
+    it('refuses two authentication methods at once', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials', client_secret: secret }, { Authorization: basic('cc-opaque', secret) });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_request');
+    });
+
+    it('needs a secret: client_id alone is invalid_client', async function () {
+      const res = await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'cc-opaque' });
+      expect(res.status).to.equal(401);
+      expect(res.body.error).to.equal('invalid_client');
+    });
+
+    it('an expired access token stops working', async function () {
+      await box.addClient('short', { auth: { client_credentials: { access_token_expiration: 1 } } }, { secret });
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('short', secret) });
+      expect(res.body.expires_in).to.equal(1);
+      expect((await box.json('GET', '/Client/short', undefined, res.body.access_token)).status).to.equal(200);
+      await sleep(1100);
+      const after = await box.json('GET', '/Client/short', undefined, res.body.access_token);
+      expect(after.status).to.equal(401);
+      expect(after.body.error_description).to.match(/expired/);
+    });
+  });
+
+  describe('refresh_token', function () {
+    let secret: string;
+    before(async function () {
+      ({ secret } = await box.addClient('refresher', {
+        auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 60, refresh_token: true, refresh_token_expiration: 2 } },
+      }));
+      await box.addClient('rotator', {
+        auth: { client_credentials: { refresh_token: true, refresh_token_rotation: true } },
+      }, { secret });
+    });
+
+    async function issue(client: string): Promise<{ access_token: string; refresh_token: string; expires_in?: number }> {
+      const res = await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: client, client_secret: secret });
+      expect(res.status).to.equal(200);
+      return res.body;
+    }
+
+    it('issues a refresh token, and the spec form (client_id + refresh_token) returns a new access token', async function () {
+      const first = await issue('refresher');
+      expect(first.refresh_token).to.be.a('string');
+      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.have.keys('access_token', 'token_type', 'expires_in');
+      expect(res.body.access_token).not.to.equal(first.access_token);
+      const child = decodeJwt(res.body.access_token);
+      const session = await box.json('GET', `/Session/${child.jti}`, undefined, await box.rootToken());
+      expect(session.body.type).to.equal('refresh_token');
+      expect(session.body.parent.id).to.equal(decodeJwt(first.access_token).jti);
+    });
+
+    it('verifies credentials when they are sent', async function () {
+      const first = await issue('refresher');
+      const bad = await box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { Authorization: basic('refresher', 'not-the-secret') });
+      expect(bad.status).to.equal(401);
+      const good = await box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { Authorization: basic('refresher', secret) });
+      expect(good.status).to.equal(200);
+    });
+
+    it('refuses a refresh token of another client', async function () {
+      const first = await issue('refresher');
+      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: first.refresh_token });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_grant');
+    });
+
+    it('slides the refresh expiration from the last use, and refuses it once expired', async function () {
+      const first = await issue('refresher');
+      const refresh = () => box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
+      await sleep(1200);
+      expect((await refresh()).status).to.equal(200); // 1.2 s after issue
+      await sleep(1200);
+      expect((await refresh()).status).to.equal(200); // 2.4 s after issue, 1.2 s after last use
+      await sleep(2100);
+      const expired = await refresh();
+      expect(expired.status).to.equal(400);
+      expect(expired.body.error).to.equal('invalid_grant');
+      expect(expired.body.error_description).to.match(/expired/);
+    });
+
+    it('rotates the refresh token when configured, and closes the whole family on reuse', async function () {
+      const first = await issue('rotator');
+      const second = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: first.refresh_token });
+      expect(second.status).to.equal(200);
+      expect(second.body.refresh_token).to.be.a('string').and.not.equal(first.refresh_token);
+      // The rotated-out token presented again: refused, and every token of the family dies.
+      const reuse = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: first.refresh_token });
+      expect(reuse.status).to.equal(400);
+      expect(reuse.body.error).to.equal('invalid_grant');
+      expect(reuse.body.error_description).to.match(/already used/);
+      expect((await box.json('GET', '/Client/rotator', undefined, first.access_token)).status).to.equal(401);
+      expect((await box.json('GET', '/Client/rotator', undefined, second.body.access_token)).status).to.equal(401);
+      const third = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: second.body.refresh_token });
+      expect(third.status).to.equal(400);
+    });
+
+    it('closing the session closes its refresh token', async function () {
+      const first = await issue('refresher');
+      const signOut = await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${first.access_token}` } });
+      expect(signOut.status).to.equal(200);
+      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_grant');
+    });
+
+    it('refuses refresh when the client no longer enables refresh tokens', async function () {
+      const { secret: s } = await box.addClient('was-refreshing', { auth: { client_credentials: { refresh_token: true } } });
+      const first = (await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'was-refreshing', client_secret: s })).body;
+      await box.json('PUT', '/Client/was-refreshing', { grant_types: ['client_credentials'] }, await box.rootToken());
+      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'was-refreshing', refresh_token: first.refresh_token });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('unauthorized_client');
+    });
+  });
+
+  describe('malformed requests', function () {
+    it('unsupported grant type', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'password', username: 'a', password: 'b' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('unsupported_grant_type');
+    });
+
+    it('missing grant_type', async function () {
+      const res = await box.json('POST', '/auth/token', { client_id: 'x' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_request');
+    });
+
+    it('malformed JSON', async function () {
+      const res = await box.request('POST', '/auth/token', { headers: { 'Content-Type': 'application/json' }, body: '{"grant_type": ' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_request');
+    });
+
+    it('a wrong content type', async function () {
+      const res = await box.request('POST', '/auth/token', { headers: { 'Content-Type': 'text/plain' }, body: 'grant_type=client_credentials' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_request');
+      expect(res.body.error_description).to.match(/x-www-form-urlencoded/);
+    });
+
+    it('non-string parameters and repeated parameters', async function () {
+      const json = await box.json('POST', '/auth/token', { grant_type: ['client_credentials'] });
+      expect(json.status).to.equal(400);
+      const form = await box.request('POST', '/auth/token', {
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&grant_type=refresh_token',
+      });
+      expect(form.status).to.equal(400);
+      expect(form.body.error).to.equal('invalid_request');
+    });
+
+    it('a refresh request without refresh_token', async function () {
+      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'root' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_request');
+    });
+
+    it('an unknown refresh token', async function () {
+      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'root', refresh_token: 'nope' });
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_grant');
+    });
+  });
+});

@@ -1,0 +1,150 @@
+// Starts real box API processes (`node dist/api/main.js`, as `make run` does) for
+// tests, and talks to them over HTTP.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { projectPath } from '../../api/paths.js';
+import { createDatabase } from './postgres.js';
+import { freePort } from './ports.js';
+
+export interface BoxOptions {
+  /** Database to use; a fresh one is created when absent. `embedded` runs without DATABASE_URL. */
+  databaseUrl?: string | 'embedded';
+  env?: Record<string, string>;
+  dataDir?: string;
+  port?: number;
+}
+
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export class Box {
+  process: ChildProcess | undefined;
+  readonly logs: string[] = [];
+  readonly rootSecret: string;
+
+  private constructor(
+    readonly url: string,
+    readonly port: number,
+    readonly databaseUrl: string | undefined,
+    readonly dataDir: string,
+    readonly env: Record<string, string>,
+  ) {
+    this.rootSecret = env.BOXAUTH_ROOT_CLIENT_SECRET ?? '';
+  }
+
+  static async start(options: BoxOptions = {}): Promise<Box> {
+    const port = options.port ?? (await freePort());
+    const databaseUrl = options.databaseUrl === 'embedded' ? undefined : options.databaseUrl ?? (await createDatabase());
+    const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-test-'));
+    const env: Record<string, string> = {
+      BOXAUTH_PORT: String(port),
+      BOXAUTH_HOST: '127.0.0.1',
+      BOXAUTH_BASE_URL: `http://127.0.0.1:${port}`,
+      BOXAUTH_DATA_DIR: dataDir,
+      BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
+      BOXAUTH_LOG_LEVEL: 'info',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...options.env,
+    };
+    const box = new Box(`http://127.0.0.1:${port}`, port, databaseUrl, dataDir, env);
+    await box.launch();
+    return box;
+  }
+
+  /** (Re)starts the process with the same port, database and environment. */
+  async launch(extraEnv: Record<string, string> = {}): Promise<void> {
+    const child = spawn(process.execPath, [projectPath('dist', 'api', 'main.js')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.process = child;
+    const collect = (chunk: Buffer): void => { this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean)); };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.logs.slice(-20).join('\n')}`);
+      try {
+        const res = await fetch(`${this.url}/readyz`);
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`box did not become ready:\n${this.logs.slice(-20).join('\n')}`);
+  }
+
+  /** Sends a signal and waits for the process to exit. */
+  async kill(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const child = this.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill(signal);
+    return exited;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill('SIGTERM');
+  }
+
+  /** A client_credentials token of the root client (allowed everything). */
+  async rootToken(): Promise<string> {
+    const res = await this.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', this.rootSecret) });
+    if (res.status !== 200) throw new Error(`root token: ${res.status} ${res.text}`);
+    return res.body.access_token as string;
+  }
+
+  async request<T = any>(method: string, urlPath: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<JsonResponse<T>> {
+    const res = await fetch(`${this.url}${urlPath}`, { method, headers: init.headers, body: init.body, redirect: 'manual' });
+    const text = await res.text();
+    let body: any = text;
+    if ((res.headers.get('content-type') ?? '').includes('json')) body = text ? JSON.parse(text) : undefined;
+    return { status: res.status, headers: res.headers, body, text };
+  }
+
+  json<T = any>(method: string, urlPath: string, body?: unknown, token?: string, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+    return this.request<T>(method, urlPath, {
+      headers: {
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  }
+
+  form<T = any>(urlPath: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+    return this.request<T>('POST', urlPath, {
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(params).toString(),
+    });
+  }
+
+  /** Registers a client (and, unless `policy: false`, an allow policy for it) through the API. */
+  async addClient(id: string, client: Record<string, unknown>, opts: { policy?: boolean; secret?: string } = {}): Promise<{ id: string; secret: string }> {
+    const token = await this.rootToken();
+    const secret = opts.secret ?? `secret-${randomBytes(8).toString('hex')}`;
+    const res = await this.json('PUT', `/Client/${id}`, { grant_types: ['client_credentials'], secret, ...client }, token);
+    if (res.status >= 300) throw new Error(`PUT /Client/${id}: ${res.status} ${res.text}`);
+    if (opts.policy !== false) {
+      const p = await this.json('PUT', `/AccessPolicy/${id}-allow`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, token);
+      if (p.status >= 300) throw new Error(`PUT /AccessPolicy: ${p.status} ${p.text}`);
+    }
+    return { id, secret };
+  }
+}
+
+export function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

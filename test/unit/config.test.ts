@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../api/config.js';
+import { parseSearch } from '../../api/store/search.js';
+import { redactUrl } from '../../api/log.js';
+
+describe('configuration', function () {
+  it('defaults as ARCHITECTURE §3 says', function () {
+    const c = loadConfig({});
+    expect(c).to.include({ port: 8080, baseUrl: 'http://localhost:8080', box: 'default', rootClientId: 'root', adminEmail: 'admin@localhost', registration: false, jwtAlg: 'ES256' });
+    expect(c.databaseUrl).to.equal(undefined);
+    expect(loadConfig({ BOXAUTH_PORT: '9000' }).baseUrl).to.equal('http://localhost:9000');
+    expect(loadConfig({ BOXAUTH_BASE_URL: 'https://auth.example/' }).baseUrl).to.equal('https://auth.example');
+  });
+
+  it('refuses bad values, naming the variable', function () {
+    expect(() => loadConfig({ BOXAUTH_PORT: 'eighty' })).to.throw(ConfigError, /BOXAUTH_PORT/);
+    expect(() => loadConfig({ BOXAUTH_REGISTRATION: 'maybe' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION/);
+    expect(() => loadConfig({ BOXAUTH_BASE_URL: 'ftp://x' })).to.throw(ConfigError, /BOXAUTH_BASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
+  });
+});
+
+describe('search parameters', function () {
+  it('parses paging, sorting and filters, and refuses nonsense', function () {
+    expect(parseSearch({ _count: '5', _page: '2', _sort: '-start,id', type: 'x', access_token: 't' })).to.deep.equal({
+      count: 5, page: 2, filters: [{ field: 'type', value: 'x' }], sort: [{ field: 'start', desc: true }, { field: 'id', desc: false }],
+    });
+    expect(() => parseSearch({ _count: '5000' })).to.throw(/_count/);
+    expect(() => parseSearch({ 'a;drop': 'x' })).to.throw(/unknown search parameter/);
+  });
+});
+
+describe('log redaction', function () {
+  it('hides credential query values', function () {
+    expect(redactUrl('/users?access_token=abc&x=1')).to.equal('/users?access_token=[redacted]&x=1');
+    expect(redactUrl('/cb?code=abc&state=s')).to.equal('/cb?code=[redacted]&state=[redacted]');
+  });
+});

@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import crypto from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, importJWK, jwtVerify } from 'jose';
+import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, JwtError } from '../../api/oauth/jwt.js';
+import type { JwtAlg } from '../../api/config.js';
+
+describe('JWT signing', function () {
+  for (const alg of ['ES256', 'RS256', 'EdDSA'] as JwtAlg[]) {
+    it(`${alg}: jose verifies what we sign, and we verify it back`, async function () {
+      const { privateKey, publicKey } = generateKeyPair(alg);
+      const jwk = publicKey.export({ format: 'jwk' });
+      const key = signingKey(thumbprint(jwk), alg, privateKey, publicKey);
+      const token = signJwt(key, { iss: 'https://box', sub: 'c', exp: Math.floor(Date.now() / 1000) + 60 });
+      const { payload, protectedHeader } = await jwtVerify(token, await importJWK({ ...jwk, alg } as any, alg));
+      expect(payload.sub).to.equal('c');
+      expect(protectedHeader.kid).to.equal(key.kid);
+      expect(verifyJwt(token, (kid) => (kid === key.kid ? key : undefined)).sub).to.equal('c');
+    });
+  }
+
+  it('uses RFC 7638 thumbprints as key ids', async function () {
+    const { publicKey } = generateKeyPair('ES256');
+    const jwk = publicKey.export({ format: 'jwk' });
+    expect(thumbprint(jwk)).to.equal(await calculateJwkThumbprint(await exportJWK(publicKey)));
+  });
+
+  it('refuses alg none, another alg, a tampered payload and an unknown kid', function () {
+    const { privateKey, publicKey } = generateKeyPair('ES256');
+    const key = signingKey('k1', 'ES256', privateKey, publicKey);
+    const find = (kid: string) => (kid === 'k1' ? key : undefined);
+    const token = signJwt(key, { sub: 'a' });
+    const [, payload, sig] = token.split('.');
+    const header = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    expect(() => verifyJwt(`${header({ alg: 'none', kid: 'k1' })}.${payload}.`, find)).to.throw(JwtError, /algorithm/);
+    expect(() => verifyJwt(`${header({ alg: 'HS256', kid: 'k1' })}.${payload}.${sig}`, find)).to.throw(JwtError, /algorithm/);
+    const forged = Buffer.from(JSON.stringify({ sub: 'b' })).toString('base64url');
+    expect(() => verifyJwt(`${token.split('.')[0]}.${forged}.${sig}`, find)).to.throw(JwtError, /signature/);
+    expect(() => verifyJwt(`${header({ alg: 'ES256', kid: 'k2' })}.${payload}.${sig}`, find)).to.throw(JwtError, /unknown key/);
+    expect(() => verifyJwt('not.a-jwt', find)).to.throw(JwtError);
+    expect(() => verifyJwt(`${crypto.randomBytes(4).toString('hex')}.x.y`, find)).to.throw(JwtError, /malformed/);
+  });
+});
