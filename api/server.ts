@@ -2,7 +2,7 @@
 // migrations, signing key, root client); `startServer` runs in every worker.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bootstrapRootClient } from './bootstrap.js';
+import { bootstrapAdmin, bootstrapRootClient } from './bootstrap.js';
 import { RecordCache } from './cache/record-cache.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
@@ -20,10 +20,12 @@ import type { Services } from './services.js';
 import { clients } from './store/clients.js';
 import { SessionWriter } from './store/session-writer.js';
 import { findByAccessToken, findById } from './store/sessions.js';
+import { getUser } from './store/users.js';
 
 export interface PreparedBox {
   databaseUrl: string;
   rootCredentialsFile: string | undefined;
+  adminCredentialsFile: string | undefined;
   embedded: boolean;
   stopDatabase(): Promise<void>;
 }
@@ -42,7 +44,8 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     if (applied.length) log.info({ applied }, 'database migrated');
     await new Keyring(pool, config).ensureActive();
     const root = await bootstrapRootClient(pool, config);
-    return { databaseUrl, rootCredentialsFile: root.file, embedded: !config.databaseUrl, stopDatabase };
+    const admin = await bootstrapAdmin(pool, config);
+    return { databaseUrl, rootCredentialsFile: root.file, adminCredentialsFile: admin.file, embedded: !config.databaseUrl, stopDatabase };
   } catch (err) {
     await stopDatabase();
     throw err;
@@ -78,10 +81,15 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     sessions: new RecordCache(feed, 'sessions',
       (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)), 100_000),
+    users: new RecordCache(feed, 'users', async (id) => {
+      const user = await getUser(pool, Number(id));
+      return user && { id: String(user.id), email: user.email, groups: user.groups.map((g) => ({ id: String(g.id), name: g.name })) };
+    }),
   };
+  feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 
   let draining = false;
-  const app = createApp(svc, { draining: () => draining, loadUser: async () => undefined });
+  const app = createApp(svc, { draining: () => draining });
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve, reject) => {

@@ -12,6 +12,7 @@ import type { Stored } from './store/resources.js';
 import type { SessionWriter } from './store/session-writer.js';
 import type { SessionRow } from './store/sessions.js';
 import type { Client } from './types.js';
+import type { PrincipalUser } from './http/auth.js';
 
 export interface Services {
   config: Config;
@@ -27,4 +28,6 @@ export interface Services {
   clients: RecordCache<Stored<Client>>;
   /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */
   sessions: RecordCache<SessionRow>;
+  /** Users (with their groups) by id, for the policies of user tokens. */
+  users: RecordCache<PrincipalUser>;
 }

@@ -5,10 +5,11 @@ import express, { type Express, type RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { redactUrl } from '../log.js';
 import type { Services } from '../services.js';
-import { authenticate, authorize, type UserLoader } from './auth.js';
+import { authenticate, authorize } from './auth.js';
 import { errorHandler } from './errors.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
+import { peopleRouter } from './routes/people.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
 
@@ -38,7 +39,6 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
 
 export interface AppOptions {
   draining: () => boolean;
-  loadUser: UserLoader;
   /** Routers mounted among the public endpoints (browser flows). */
   publicRouters?: express.Router[];
   /** Routers mounted behind authentication and policies (users, groups). */
@@ -58,8 +58,8 @@ export function createApp(svc: Services, options: AppOptions): Express {
   for (const router of options.publicRouters ?? []) app.use(router);
 
   const guarded = express.Router();
-  guarded.use(authenticate(svc, options.loadUser), authorize(svc));
-  guarded.use(resourceRouter(svc, 'Client'), resourceRouter(svc, 'AccessPolicy'), sessionRouter(svc));
+  guarded.use(authenticate(svc), authorize(svc));
+  guarded.use(resourceRouter(svc, 'Client'), resourceRouter(svc, 'AccessPolicy'), sessionRouter(svc), peopleRouter(svc));
   for (const router of options.protectedRouters ?? []) guarded.use(router);
   app.use(guarded);
 

@@ -28,9 +28,6 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Loads the user behind a user session (set by the users module). */
-export type UserLoader = (id: number) => Promise<PrincipalUser | undefined>;
-
 function unauthorized(description: string, presented: boolean): ApiError {
   const challenge = presented
     ? `Bearer realm="boxauth", error="invalid_token", error_description="${description.replace(/"/g, "'")}"`
@@ -57,7 +54,7 @@ export function presentedToken(req: Request): string | undefined {
   return undefined;
 }
 
-export function authenticate(svc: Services, loadUser: UserLoader): RequestHandler {
+export function authenticate(svc: Services): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     (async () => {
       const token = presentedToken(req);
@@ -67,7 +64,7 @@ export function authenticate(svc: Services, loadUser: UserLoader): RequestHandle
       const { session } = check;
       const client = await svc.clients.get(session.clientId);
       if (!client) throw unauthorized('the client of this token no longer exists', true);
-      const user = session.userId !== null ? await loadUser(session.userId) : undefined;
+      const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
       if (session.userId !== null && !user) throw unauthorized('the user of this token no longer exists', true);
       req.principal = { token, session, client, user };
     })().then(() => next(), next);
@@ -104,7 +101,7 @@ export function authorize(svc: Services): RequestHandler {
       // A token belongs to its client, and for browser grants also to its user and the user's groups.
       clientId: principal.session.clientId,
       userId: principal.user?.id ?? null,
-      groupIds: principal.user?.groups.map((g) => g.id) ?? [],
+      groups: principal.user?.groups ?? [],
     };
     svc.policies.allows(subject, policyRequest(req, principal)).then((policy) => {
       if (policy) return next();

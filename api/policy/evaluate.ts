@@ -11,7 +11,8 @@ import { compilePolicy, type PolicyRequest, type Rule } from './engines.js';
 export interface Subject {
   clientId: string | null;
   userId: string | null;
-  groupIds: string[];
+  /** A Group link may name a group by id or by name. */
+  groups: { id: string; name: string }[];
 }
 
 interface CompiledPolicy {
@@ -45,9 +46,9 @@ class PolicyIndex {
     const keys = [
       subject.clientId !== null ? `Client/${subject.clientId}` : '',
       subject.userId !== null ? `User/${subject.userId}` : '',
-      ...subject.groupIds.map((g) => `Group/${g}`),
+      ...subject.groups.flatMap((g) => [`Group/${g.id}`, `Group/${g.name}`]),
     ];
-    return [...this.global, ...keys.flatMap((k) => this.linked.get(k) ?? [])];
+    return [...new Set([...this.global, ...keys.flatMap((k) => this.linked.get(k) ?? [])])];
   }
 }
 

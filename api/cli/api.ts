@@ -1,0 +1,85 @@
+// The CLI's side of the box API: one client_credentials token per command,
+// closed again (DELETE /Session) when the command is done.
+import type { Target } from './boxes.js';
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+/** One line a person can act on, from an error answer of the API. */
+export function describeFailure(status: number, body: unknown): string {
+  const b = (body ?? {}) as { errors?: Record<string, string[]>; error?: string; error_description?: string };
+  if (status === 422 && b.errors) {
+    return Object.entries(b.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`).join('; ');
+  }
+  if (b.error) return `${b.error_description ?? b.error} (${status} ${b.error})`;
+  return `the box answered ${status}`;
+}
+
+export class BoxApi {
+  private token: string | undefined;
+
+  constructor(readonly target: Target) {}
+
+  private async fetch(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(`${this.target.url}${path}`, init);
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new CliError(`cannot reach the box at ${this.target.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    }
+  }
+
+  private async signIn(): Promise<string> {
+    if (this.token) return this.token;
+    const res = await this.fetch('/auth/token', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`${encodeURIComponent(this.target.client_id)}:${encodeURIComponent(this.target.client_secret)}`).toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials',
+    });
+    const body = await res.json().catch(() => undefined) as { access_token?: string } | undefined;
+    if (!res.ok || !body?.access_token) {
+      throw new CliError(`cannot sign in to ${this.target.url} as client "${this.target.client_id}": ${describeFailure(res.status, body)}`);
+    }
+    this.token = body.access_token;
+    return this.token;
+  }
+
+  /** Calls the API; a non-2xx answer becomes a CliError. */
+  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; headers: Headers }> {
+    const token = await this.signIn();
+    const res = await this.fetch(path, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    if (!res.ok) throw new CliError(describeFailure(res.status, parsed));
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  /** The box's own name (what /healthz says). */
+  async boxName(): Promise<string> {
+    const res = await this.fetch('/healthz', {});
+    const body = await res.json().catch(() => ({})) as { box?: string };
+    return body.box ?? this.target.name ?? this.target.url;
+  }
+
+  /** Closes the command's session so CLI runs leave no live tokens behind. */
+  async signOut(): Promise<void> {
+    if (!this.token) return;
+    await fetch(`${this.target.url}/Session`, { method: 'DELETE', headers: { Authorization: `Bearer ${this.token}` } }).catch(() => undefined);
+    this.token = undefined;
+  }
+}

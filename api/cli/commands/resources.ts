@@ -1,0 +1,139 @@
+// boxauth client …, policy … and session …: the resource API from the shell.
+import fs from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { CliError } from '../api.js';
+import { parse, printJson, usage, withBox, type Command, type Io } from '../command.js';
+
+type Kind = 'Client' | 'AccessPolicy';
+
+/**
+ * The resources in a YAML or JSON file (one or many documents, or JSON arrays),
+ * in REST form ({id, resourceType, …}) or as Kubernetes resources (metadata.name, spec).
+ */
+export function readManifests(text: string, kind: Kind, file: string): { id: string; body: Record<string, unknown> }[] {
+  const docs = parseAllDocuments(text);
+  const out: { id: string; body: Record<string, unknown> }[] = [];
+  for (const doc of docs) {
+    if (doc.errors.length) throw new CliError(`${file}: ${doc.errors[0]!.message.split('\n')[0]}`);
+    const value = doc.toJS() as unknown;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === null || item === undefined) continue;
+      if (typeof item !== 'object') throw new CliError(`${file}: expected ${kind} objects`);
+      const r = item as Record<string, unknown> & { metadata?: { name?: string }; spec?: Record<string, unknown> };
+      if (r.apiVersion !== undefined || r.kind !== undefined) {
+        if (r.kind !== kind) throw new CliError(`${file}: a ${String(r.kind)} is not a ${kind}`);
+        if (!r.metadata?.name) throw new CliError(`${file}: a ${kind} without metadata.name`);
+        const { secretRef: _secretRef, ...spec } = r.spec ?? {};
+        out.push({ id: r.metadata.name, body: spec });
+      } else {
+        if (r.resourceType !== undefined && r.resourceType !== kind) throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
+        if (typeof r.id !== 'string' || !r.id) throw new CliError(`${file}: every ${kind} needs an id`);
+        out.push({ id: r.id, body: r });
+      }
+    }
+  }
+  return out;
+}
+
+function readInput(file: string): string {
+  try {
+    return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+function resourceCommand(name: 'client' | 'policy', kind: Kind): Command {
+  const help = `Usage: boxauth ${name} <subcommand>
+
+Subcommands:
+  ${name} list              the ${kind} resources of the current box, as JSON
+  ${name} get <id>          one ${kind}, as JSON
+  ${name} apply -f <file>   create or replace the ${kind}s in a YAML or JSON file (several documents
+                      allowed; "-" reads stdin). Kubernetes manifests (kind: ${kind}) work too.
+  ${name} delete <id>       delete a ${kind}
+`;
+  return {
+    name,
+    summary: `list and apply ${kind} resources`,
+    help,
+    async run(args: string[], io: Io) {
+      const { values, positionals } = parse(args, { filename: { type: 'string', short: 'f' }, help: { type: 'boolean', short: 'h' } });
+      const [sub, id] = positionals;
+      if (values.help || !sub || sub === 'help') return io.out(help);
+      switch (sub) {
+        case 'list':
+          return withBox(io, async (api) => {
+            const res = await api.call<{ entry: { resource: unknown }[] }>('GET', `/${kind}?_count=1000`);
+            printJson(io, res.body.entry.map((e) => e.resource));
+          });
+        case 'get':
+          if (!id) throw usage(`usage: boxauth ${name} get <id>`);
+          return withBox(io, async (api) => printJson(io, (await api.call('GET', `/${kind}/${encodeURIComponent(id)}`)).body));
+        case 'delete':
+          if (!id) throw usage(`usage: boxauth ${name} delete <id>`);
+          return withBox(io, async (api) => {
+            await api.call('DELETE', `/${kind}/${encodeURIComponent(id)}`);
+            io.out(`${name}/${id} deleted\n`);
+          });
+        case 'apply': {
+          if (!values.filename) throw usage(`usage: boxauth ${name} apply -f <file>`);
+          const manifests = readManifests(readInput(values.filename), kind, values.filename);
+          if (!manifests.length) throw new CliError(`${values.filename}: no ${kind} in it`);
+          return withBox(io, async (api) => {
+            for (const m of manifests) {
+              let res;
+              try {
+                res = await api.call('PUT', `/${kind}/${encodeURIComponent(m.id)}`, m.body);
+              } catch (err) {
+                throw new CliError(`${name}/${m.id}: ${(err as Error).message}`);
+              }
+              io.out(`${name}/${m.id} ${res.status === 201 ? 'created' : 'configured'}\n`);
+            }
+          });
+        }
+        default:
+          throw usage(`unknown subcommand "${name} ${sub}"; see boxauth ${name} help`);
+      }
+    },
+  };
+}
+
+export const clientCommand = resourceCommand('client', 'Client');
+export const policyCommand = resourceCommand('policy', 'AccessPolicy');
+
+const SESSION_HELP = `Usage: boxauth session <subcommand>
+
+Subcommands:
+  session list [--client <id>] [--active]   sessions of the current box, newest first, as JSON
+  session close <id>                        closes a session: its token stops working at once
+`;
+
+export const sessionCommand: Command = {
+  name: 'session',
+  summary: 'list and close sessions',
+  help: SESSION_HELP,
+  async run(args, io) {
+    const { values, positionals } = parse(args, { client: { type: 'string' }, active: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+    const [sub, id] = positionals;
+    if (values.help || !sub || sub === 'help') return io.out(SESSION_HELP);
+    switch (sub) {
+      case 'list':
+        return withBox(io, async (api) => {
+          const query = new URLSearchParams({ _sort: '-start', _count: '1000' });
+          if (values.client) query.set('client', values.client);
+          if (values.active) query.set('active', 'true');
+          const res = await api.call<{ entry: { resource: unknown }[] }>('GET', `/Session?${query}`);
+          printJson(io, res.body.entry.map((e) => e.resource));
+        });
+      case 'close':
+        if (!id) throw usage('usage: boxauth session close <id>');
+        return withBox(io, async (api) => {
+          await api.call('DELETE', `/Session/${encodeURIComponent(id)}`);
+          io.out(`session/${id} closed\n`);
+        });
+      default:
+        throw usage(`unknown subcommand "session ${sub}"; see boxauth session help`);
+    }
+  },
+};

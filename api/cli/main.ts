@@ -1,0 +1,58 @@
+// `boxauth`: the command line of boxauth. Errors are one line on stderr and a
+// non-zero exit (1: the box or the network said no; 2: the command was wrong).
+import { CliError } from './api.js';
+import type { Command, Io } from './command.js';
+import { boxCommand } from './commands/box.js';
+import { groupCommand, userCommand } from './commands/people.js';
+import { clientCommand, policyCommand, sessionCommand } from './commands/resources.js';
+import { Prompter } from './prompt.js';
+
+const COMMANDS: Command[] = [userCommand, groupCommand, clientCommand, policyCommand, sessionCommand, boxCommand];
+
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return `Usage: boxauth <command> <subcommand> [options]
+
+Manage a boxauth box from the shell.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+
+Run \`boxauth <command> help\` for a command's subcommands.
+Without a configured box, commands talk to the box \`make run\` serves from this directory.
+`;
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    io.out(help());
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.err(`boxauth: unknown command "${name}"; run boxauth help\n`);
+    return 2;
+  }
+  try {
+    await command.run(rest, io);
+    return 0;
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.err(`boxauth ${name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.err(`boxauth ${name}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+const io: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  prompter: () => new Prompter(),
+  env: process.env,
+  cwd: process.cwd(),
+};
+
+main(process.argv.slice(2), io).then((code) => { process.exitCode = code; });

@@ -1,0 +1,149 @@
+// The users and groups REST API (spec §4.5): /users and /groups, with the token
+// as ?access_token= or a bearer header (authentication and policies run before).
+import { Router, type Request, type Response } from 'express';
+import { notFound } from '../../errors.js';
+import { hashSecret } from '../../oauth/secrets.js';
+import { groupInput, rejected, userInput } from '../../schema/people.js';
+import type { Services } from '../../services.js';
+import { ConstraintViolation } from '../../store/constraints.js';
+import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
+import { parseSearch } from '../../store/search.js';
+import { createUser, deleteUser, getUser, listUsers, updateUser, type UserRow } from '../../store/users.js';
+import { resourceBody } from '../body.js';
+import { send } from '../respond.js';
+
+/** The user as spec §4.5 shows it: one record with the password hash, or list entries without. */
+export function userJson(u: UserRow, withPassword: boolean): Record<string, unknown> {
+  return {
+    id: u.id,
+    email: u.email,
+    ...(withPassword ? { password: u.passwordHash } : {}),
+    data: u.data,
+    status: u.status,
+    'group-ids': u.groups.map((g) => g.id),
+    groups: u.groups,
+  };
+}
+
+export function groupJson(g: GroupRow): Record<string, unknown> {
+  return { id: g.id, name: g.name, description: g.description, created_at: g.createdAt.toISOString() };
+}
+
+function idParam(req: Request, what: string): number {
+  const raw = req.params.id as string;
+  const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id) || id < 1) throw notFound(`${what} ${JSON.stringify(raw)}`);
+  return id;
+}
+
+/** Runs a write, turning constraint collisions (taken email, vanished group) into 422s. */
+async function writing<T>(body: unknown, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ConstraintViolation) throw rejected(body, err.field, err.message);
+    throw err;
+  }
+}
+
+async function checkGroups(svc: Services, body: unknown, ids: number[] | undefined): Promise<void> {
+  const unknown = await unknownGroupIds(svc.pool, ids ?? []);
+  if (unknown.length) throw rejected(body, 'group-ids', `no such group: ${unknown.join(', ')}`);
+}
+
+function filterParam(req: Request, name: string): string | undefined {
+  const v = req.query[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function paged(res: Response, total: number): Response {
+  return res.set('X-Total-Count', String(total));
+}
+
+export function peopleRouter(svc: Services): Router {
+  const router = Router();
+
+  router.get('/users', async (req, res) => {
+    const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
+    const { total, users } = await listUsers(svc.pool, { count, page, email: filterParam(req, 'email'), q: filterParam(req, 'q') });
+    send(req, paged(res, total), 200, users.map((u) => userJson(u, false)));
+  });
+
+  router.get('/users/:id', async (req, res) => {
+    const user = await getUser(svc.pool, idParam(req, 'user'));
+    if (!user) throw notFound(`user ${req.params.id}`);
+    send(req, res, 200, userJson(user, true));
+  });
+
+  router.post('/users', ...resourceBody, async (req, res) => {
+    const input = userInput(req.body, true);
+    await checkGroups(svc, req.body, input.groupIds);
+    const user = await writing(req.body, async () => createUser(svc.pool, {
+      email: input.email!, passwordHash: await hashSecret(input.password!), data: input.data ?? null, groupIds: input.groupIds ?? [],
+    }));
+    const { id, email, password, data, status } = userJson(user, true);
+    res.location(`/users/${user.id}`);
+    send(req, res, 201, { id, email, password, data, status });
+  });
+
+  // PUT changes the fields it carries; a new password closes the user's sessions.
+  router.put('/users/:id', ...resourceBody, async (req, res) => {
+    const id = idParam(req, 'user');
+    const input = userInput(req.body, false, id);
+    await checkGroups(svc, req.body, input.groupIds);
+    const user = await writing(req.body, async () => updateUser(svc.pool, id, {
+      ...(input.email !== undefined ? { email: input.email } : {}),
+      ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
+      ...(input.data !== undefined ? { data: input.data } : {}),
+      ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
+    }));
+    if (!user) throw notFound(`user ${id}`);
+    svc.users.invalidate(String(id));
+    send(req, res, 200, userJson(user, true));
+  });
+
+  router.delete('/users/:id', async (req, res) => {
+    const id = idParam(req, 'user');
+    const user = await deleteUser(svc.pool, id);
+    if (!user) throw notFound(`user ${id}`);
+    svc.users.invalidate(String(id));
+    send(req, res, 200, userJson(user, true));
+  });
+
+  router.get('/groups', async (req, res) => {
+    const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
+    const { total, groups } = await listGroups(svc.pool, { count, page, name: filterParam(req, 'name') });
+    send(req, paged(res, total), 200, groups.map(groupJson));
+  });
+
+  router.get('/groups/:id', async (req, res) => {
+    const group = await getGroup(svc.pool, idParam(req, 'group'));
+    if (!group) throw notFound(`group ${req.params.id}`);
+    send(req, res, 200, groupJson(group));
+  });
+
+  router.post('/groups', ...resourceBody, async (req, res) => {
+    const input = groupInput(req.body, true);
+    const group = await writing(req.body, () => createGroup(svc.pool, input.name!, input.description ?? null));
+    res.location(`/groups/${group.id}`);
+    send(req, res, 201, groupJson(group));
+  });
+
+  router.put('/groups/:id', ...resourceBody, async (req, res) => {
+    const id = idParam(req, 'group');
+    const input = groupInput(req.body, false);
+    const group = await writing(req.body, () => updateGroup(svc.pool, id, input));
+    if (!group) throw notFound(`group ${id}`);
+    svc.users.clear(); // cached users carry group names
+    send(req, res, 200, groupJson(group));
+  });
+
+  router.delete('/groups/:id', async (req, res) => {
+    const group = await deleteGroup(svc.pool, idParam(req, 'group'));
+    if (!group) throw notFound(`group ${req.params.id}`);
+    svc.users.clear(); // memberships are gone
+    send(req, res, 200, groupJson(group));
+  });
+
+  return router;
+}

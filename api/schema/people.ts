@@ -1,0 +1,124 @@
+// Validation of /users and /groups bodies. Every problem is reported at once as
+// 422 {entity, errors}. The entity echoes the submitted fields, except a
+// password: it never travels back, not even in an error.
+import { ValidationError, type FieldErrors } from '../errors.js';
+
+export const PASSWORD_MIN = 8;
+const PASSWORD_MAX = 1024;
+const EMAIL_MAX = 254;
+const DATA_MAX = 64 * 1024;
+const NAME_MAX = 200;
+const DESCRIPTION_MAX = 2000;
+// A practical check: one @, something on each side, no spaces (domains like `localhost` are fine).
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+export interface UserInput {
+  email?: string;
+  password?: string;
+  data?: string | null;
+  groupIds?: number[];
+}
+
+export interface GroupInput {
+  name?: string;
+  description?: string | null;
+}
+
+function withoutPassword(body: Record<string, unknown>): Record<string, unknown> {
+  const { password: _password, ...rest } = body;
+  return rest;
+}
+
+function asObject(body: unknown, what: string): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationError(body ?? null, { [what]: [`a ${what} object is required`] });
+  }
+  return body as Record<string, unknown>;
+}
+
+function add(errors: FieldErrors, field: string, message: string): void {
+  (errors[field] ??= []).push(message);
+}
+
+function unknownFields(body: Record<string, unknown>, known: string[], errors: FieldErrors): void {
+  for (const field of Object.keys(body)) if (!known.includes(field)) add(errors, field, 'is not a known field');
+}
+
+const USER_FIELDS = ['email', 'password', 'data', 'group-ids', 'id', 'status', 'groups', 'created_at', 'updated_at'];
+
+/** The user fields of a POST (`creating`) or PUT body. */
+export function userInput(raw: unknown, creating: boolean, urlId?: number): UserInput {
+  const body = asObject(raw, 'user');
+  const errors: FieldErrors = {};
+  unknownFields(body, USER_FIELDS, errors);
+  const input: UserInput = {};
+
+  if (body.email === undefined) {
+    if (creating) add(errors, 'email', 'is required');
+  } else if (typeof body.email !== 'string' || !body.email.trim()) add(errors, 'email', 'is required');
+  else if (body.email.length > EMAIL_MAX) add(errors, 'email', `must be at most ${EMAIL_MAX} characters`);
+  else if (!EMAIL.test(body.email.trim())) add(errors, 'email', 'is not a valid email address');
+  else input.email = body.email.trim();
+
+  if (body.password === undefined) {
+    if (creating) add(errors, 'password', 'is required');
+  } else if (typeof body.password !== 'string') add(errors, 'password', 'must be a string');
+  else if (body.password.length < PASSWORD_MIN) add(errors, 'password', `must be at least ${PASSWORD_MIN} characters`);
+  else if (body.password.length > PASSWORD_MAX) add(errors, 'password', `must be at most ${PASSWORD_MAX} characters`);
+  else input.password = body.password;
+
+  if (body.data !== undefined) {
+    if (body.data === null) input.data = null;
+    else if (typeof body.data !== 'string') add(errors, 'data', 'must be a string holding JSON, or null');
+    else if (body.data.length > DATA_MAX) add(errors, 'data', `must be at most ${DATA_MAX} characters`);
+    else {
+      try {
+        JSON.parse(body.data);
+        input.data = body.data;
+      } catch {
+        add(errors, 'data', 'must be valid JSON');
+      }
+    }
+  }
+
+  const groupIds = body['group-ids'];
+  if (groupIds !== undefined && groupIds !== null) {
+    const ids = Array.isArray(groupIds) ? groupIds.map((g) => (typeof g === 'string' && /^\d+$/.test(g) ? Number(g) : g)) : undefined;
+    if (!ids || !ids.every((g) => Number.isSafeInteger(g) && (g as number) > 0)) add(errors, 'group-ids', 'must be an array of group ids');
+    else input.groupIds = [...new Set(ids as number[])];
+  }
+
+  if (body.id !== undefined && (urlId === undefined || Number(body.id) !== urlId)) {
+    add(errors, 'id', urlId === undefined ? 'is assigned by the service' : `must equal the id in the URL (${urlId})`);
+  }
+  if (body.status !== undefined && body.status !== null) add(errors, 'status', 'must be null');
+
+  if (Object.keys(errors).length) throw new ValidationError(withoutPassword(body), errors);
+  return input;
+}
+
+export function groupInput(raw: unknown, creating: boolean): GroupInput {
+  const body = asObject(raw, 'group');
+  const errors: FieldErrors = {};
+  unknownFields(body, ['name', 'description', 'id', 'created_at'], errors);
+  const input: GroupInput = {};
+  if (body.name === undefined) {
+    if (creating) add(errors, 'name', 'is required');
+  } else if (typeof body.name !== 'string' || !body.name.trim()) add(errors, 'name', 'is required');
+  else if (body.name.length > NAME_MAX) add(errors, 'name', `must be at most ${NAME_MAX} characters`);
+  else input.name = body.name.trim();
+  if (body.description !== undefined) {
+    if (body.description !== null && typeof body.description !== 'string') add(errors, 'description', 'must be a string or null');
+    else if (typeof body.description === 'string' && body.description.length > DESCRIPTION_MAX) {
+      add(errors, 'description', `must be at most ${DESCRIPTION_MAX} characters`);
+    } else input.description = body.description as string | null;
+  }
+  if (Object.keys(errors).length) throw new ValidationError(body, errors);
+  return input;
+}
+
+/** A 422 for a problem found after the shape checks (a taken email, an unknown group). */
+export function rejected(raw: unknown, field: string, message: string): ValidationError {
+  const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? withoutPassword(raw as Record<string, unknown>) : raw;
+  return ValidationError.field(body, field, message);
+}

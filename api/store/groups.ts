@@ -1,0 +1,61 @@
+// Groups of a box. Deleting a group removes its memberships (ON DELETE CASCADE).
+import type { Queryable } from '../db/pool.js';
+import { uniqueViolation } from './constraints.js';
+
+export interface GroupRow {
+  id: number;
+  name: string;
+  description: string | null;
+  createdAt: Date;
+}
+
+interface DbRow { id: number; name: string; description: string | null; created_at: Date }
+
+const fromDb = (r: DbRow): GroupRow => ({ id: r.id, name: r.name, description: r.description, createdAt: r.created_at });
+
+export async function getGroup(db: Queryable, id: number): Promise<GroupRow | undefined> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM groups WHERE id = $1', [id]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+export async function findGroupByName(db: Queryable, name: string): Promise<GroupRow | undefined> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM groups WHERE lower(name) = lower($1)', [name]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+export async function createGroup(db: Queryable, name: string, description: string | null): Promise<GroupRow> {
+  const { rows } = await db.query<DbRow>('INSERT INTO groups (name, description) VALUES ($1, $2) RETURNING *', [name, description])
+    .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
+  return fromDb(rows[0]!);
+}
+
+export async function updateGroup(db: Queryable, id: number, change: { name?: string; description?: string | null }): Promise<GroupRow | undefined> {
+  const { rows } = await db.query<DbRow>(
+    `UPDATE groups SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END
+     WHERE id = $1 RETURNING *`,
+    [id, change.name ?? null, change.description !== undefined, change.description ?? null],
+  ).catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
+  return rows[0] && fromDb(rows[0]);
+}
+
+export async function deleteGroup(db: Queryable, id: number): Promise<GroupRow | undefined> {
+  const { rows } = await db.query<DbRow>('DELETE FROM groups WHERE id = $1 RETURNING *', [id]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+export async function listGroups(db: Queryable, q: { count: number; page: number; name?: string }): Promise<{ total: number; groups: GroupRow[] }> {
+  const params: unknown[] = [];
+  const where = q.name !== undefined ? `WHERE lower(name) = lower($${params.push(q.name)})` : '';
+  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM groups ${where}`, params)).rows[0]!.n;
+  params.push(q.count, (q.page - 1) * q.count);
+  const { rows } = await db.query<DbRow>(`SELECT * FROM groups ${where} ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
+  return { total, groups: rows.map(fromDb) };
+}
+
+/** The ids among `ids` that name no group. */
+export async function unknownGroupIds(db: Queryable, ids: number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<{ id: number }>('SELECT id FROM groups WHERE id = ANY($1)', [ids]);
+  const known = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => !known.has(id));
+}

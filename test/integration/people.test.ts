@@ -1,0 +1,201 @@
+// The users and groups REST API (spec §4.5, §7), and policies for people.
+import { expect } from 'chai';
+import argon2 from 'argon2';
+import { Box } from '../support/box.js';
+import { userToken } from '../support/user-token.js';
+
+describe('users and groups', function () {
+  let box: Box;
+  let token: string;
+  let q: string;
+
+  before(async function () {
+    box = await Box.start({ env: { BOXAUTH_ADMIN_EMAIL: 'boss@example.com', BOXAUTH_ADMIN_PASSWORD: 'boss-password' } });
+    token = await box.rootToken();
+    q = `access_token=${encodeURIComponent(token)}`;
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  const post = (path: string, body: unknown) => box.json('POST', `${path}?${q}`, body);
+  const put = (path: string, body: unknown) => box.json('PUT', `${path}?${q}`, body);
+  const get = (path: string) => box.json('GET', `${path}${path.includes('?') ? '&' : '?'}${q}`);
+  const del = (path: string) => box.json('DELETE', `${path}?${q}`);
+
+  describe('/users', function () {
+    it('POST → 201 {id, email, password (argon2id hash), data, status}', async function () {
+      const res = await post('/users', { email: 'ann@example.com', password: 'ann-password', data: '{"team":"blue"}' });
+      expect(res.status).to.equal(201);
+      expect(res.body).to.have.keys('id', 'email', 'password', 'data', 'status');
+      expect(res.body.id).to.be.a('number');
+      expect(res.body).to.include({ email: 'ann@example.com', data: '{"team":"blue"}', status: null });
+      expect(res.body.password).to.match(/^\$argon2id\$/);
+      expect(await argon2.verify(res.body.password, 'ann-password')).to.equal(true);
+    });
+
+    it('GET /users → array with group-ids, groups, data, email, status, id, and no password', async function () {
+      const res = await get('/users');
+      expect(res.status).to.equal(200);
+      expect(res.body).to.be.an('array');
+      for (const user of res.body) {
+        expect(user).to.have.keys('id', 'email', 'data', 'status', 'group-ids', 'groups');
+      }
+      expect(res.headers.get('x-total-count')).to.equal(String(res.body.length));
+    });
+
+    it('GET /users/<id> → the user with groups and the password hash; 404 for an unknown id', async function () {
+      const { body: created } = await post('/users', { email: 'bo@example.com', password: 'bo-password' });
+      const res = await get(`/users/${created.id}`);
+      expect(res.status).to.equal(200);
+      expect(res.body).to.include({ id: created.id, email: 'bo@example.com', data: null, status: null });
+      expect(res.body.groups).to.deep.equal([]);
+      expect(res.body.password).to.equal(created.password);
+      expect((await get('/users/999999')).status).to.equal(404);
+      expect((await get('/users/abc')).status).to.equal(404);
+    });
+
+    it('PUT changes fields; a new password is re-hashed and closes the user\'s sessions', async function () {
+      const { body: created } = await post('/users', { email: 'cy@example.com', password: 'cy-password-1' });
+      const userTok = await userToken(box, created.id);
+      await box.json('PUT', `/AccessPolicy/cy?${q}`, { engine: 'allow', link: [{ id: String(created.id), resourceType: 'User' }] });
+      expect((await box.json('GET', `/users/${created.id}?access_token=${userTok}`)).status).to.equal(200);
+      const renamed = await put(`/users/${created.id}`, { email: 'cy2@example.com', data: '[1,2]' });
+      expect(renamed.status).to.equal(200);
+      expect(renamed.body).to.include({ email: 'cy2@example.com', data: '[1,2]' });
+      expect(renamed.body.password).to.equal(created.password);
+      expect((await box.json('GET', `/users/${created.id}?access_token=${userTok}`)).status).to.equal(200);
+      const repassed = await put(`/users/${created.id}`, { password: 'cy-password-2' });
+      expect(repassed.body.password).not.to.equal(created.password);
+      expect(await argon2.verify(repassed.body.password, 'cy-password-2')).to.equal(true);
+      expect((await box.json('GET', `/users/${created.id}?access_token=${userTok}`)).status).to.equal(401);
+    });
+
+    it('DELETE → 200 with the deleted user; then 404', async function () {
+      const { body: created } = await post('/users', { email: 'dee@example.com', password: 'dee-password' });
+      const res = await del(`/users/${created.id}`);
+      expect(res.status).to.equal(200);
+      expect(res.body).to.include({ id: created.id, email: 'dee@example.com' });
+      expect((await get(`/users/${created.id}`)).status).to.equal(404);
+      expect((await del(`/users/${created.id}`)).status).to.equal(404);
+    });
+
+    it('pages with _count/_page and filters by email', async function () {
+      for (const n of [1, 2, 3]) await post('/users', { email: `page${n}@example.com`, password: 'page-password' });
+      const byEmail = await get('/users?email=PAGE2@example.com');
+      expect(byEmail.body.map((u: any) => u.email)).to.deep.equal(['page2@example.com']);
+      const part = await get('/users?q=page&_count=2&_page=2');
+      expect(part.headers.get('x-total-count')).to.equal('3');
+      expect(part.body.map((u: any) => u.email)).to.deep.equal(['page3@example.com']);
+    });
+
+    describe('422 {entity, errors}', function () {
+      async function rejected(body: unknown, method = 'POST', path = '/users') {
+        const before = (await get('/users')).headers.get('x-total-count');
+        const res = method === 'POST' ? await post(path, body) : await put(path, body);
+        expect(res.status, res.text).to.equal(422);
+        expect(res.body).to.have.keys('entity', 'errors');
+        expect((await get('/users')).headers.get('x-total-count')).to.equal(before);
+        return res.body;
+      }
+
+      it('a taken email, also when it differs in case', async function () {
+        await post('/users', { email: 'taken@example.com', password: 'taken-password' });
+        const body = await rejected({ email: 'Taken@Example.com', password: 'other-password', data: null });
+        expect(body.errors).to.deep.equal({ email: ['email is already taken'] });
+        expect(body.entity).to.deep.equal({ email: 'Taken@Example.com', data: null }); // the password is never echoed
+      });
+
+      it('missing and invalid fields, all at once', async function () {
+        const body = await rejected({ data: 'not json' });
+        expect(body.errors).to.have.keys('email', 'password', 'data');
+        expect(body.errors.data).to.deep.equal(['must be valid JSON']);
+        const invalid = await rejected({ email: 'no-at-sign', password: 'short', data: { a: 1 } });
+        expect(invalid.errors.email).to.deep.equal(['is not a valid email address']);
+        expect(invalid.errors.password[0]).to.match(/at least 8/);
+        expect(invalid.errors.data[0]).to.match(/string holding JSON/);
+      });
+
+      it('over-long fields', async function () {
+        const body = await rejected({ email: `${'a'.repeat(250)}@example.com`, password: 'x'.repeat(2000), data: JSON.stringify('y'.repeat(70000)) });
+        expect(body.errors).to.have.keys('email', 'password', 'data');
+      });
+
+      it('unknown group ids, unknown fields; on PUT too', async function () {
+        const body = await rejected({ email: 'grp@example.com', password: 'grp-password', 'group-ids': [424242] });
+        expect(body.errors['group-ids'][0]).to.match(/424242/);
+        expect((await get('/users?email=grp@example.com')).body).to.deep.equal([]);
+        const unknown = await rejected({ email: 'f@example.com', password: 'f-password', role: 'admin' });
+        expect(unknown.errors).to.deep.equal({ role: ['is not a known field'] });
+        const { body: created } = await post('/users', { email: 'put422@example.com', password: 'put-password' });
+        const onPut = await rejected({ email: 'taken@example.com' }, 'PUT', `/users/${created.id}`);
+        expect(onPut.errors).to.deep.equal({ email: ['email is already taken'] });
+      });
+    });
+  });
+
+  describe('/groups', function () {
+    it('CRUD with {id, name, description, created_at}; names are unique', async function () {
+      const created = await post('/groups', { name: 'editors', description: 'They edit' });
+      expect(created.status).to.equal(201);
+      expect(created.body).to.have.keys('id', 'name', 'description', 'created_at');
+      expect(created.body).to.include({ name: 'editors', description: 'They edit' });
+      expect((await get(`/groups/${created.body.id}`)).body.name).to.equal('editors');
+      expect((await get('/groups')).body.map((g: any) => g.name)).to.include('editors');
+      const dup = await post('/groups', { name: 'Editors' });
+      expect(dup.status).to.equal(422);
+      expect(dup.body.errors).to.deep.equal({ name: ['name is already taken'] });
+      const missing = await post('/groups', { description: 'no name' });
+      expect(missing.body.errors).to.deep.equal({ name: ['is required'] });
+      const renamed = await put(`/groups/${created.body.id}`, { description: 'They edit things' });
+      expect(renamed.body).to.include({ name: 'editors', description: 'They edit things' });
+      expect((await del(`/groups/${created.body.id}`)).body.name).to.equal('editors');
+      expect((await get(`/groups/${created.body.id}`)).status).to.equal(404);
+    });
+
+    it('users join groups through group-ids; deleting a group removes the memberships', async function () {
+      const group = (await post('/groups', { name: 'readers' })).body;
+      const user = (await post('/users', { email: 'reader@example.com', password: 'reader-password', 'group-ids': [group.id] })).body;
+      const read = await get(`/users/${user.id}`);
+      expect(read.body.groups).to.deep.equal([{ id: group.id, name: 'readers' }]);
+      expect(read.body['group-ids']).to.deep.equal([group.id]);
+      await del(`/groups/${group.id}`);
+      expect((await get(`/users/${user.id}`)).body.groups).to.deep.equal([]);
+    });
+  });
+
+  describe('policies for people', function () {
+    it('a group-linked policy gives access to its members; leaving the group takes it away at once', async function () {
+      const group = (await post('/groups', { name: 'auditors' })).body;
+      await box.json('PUT', `/AccessPolicy/auditors-read?${q}`, {
+        engine: 'matcho', link: [{ id: String(group.id), resourceType: 'Group' }], matcho: { 'request-method': 'get' },
+      });
+      const user = (await post('/users', { email: 'audrey@example.com', password: 'audrey-password', 'group-ids': [group.id] })).body;
+      const t = await userToken(box, user.id, 'root-less');
+      await box.json('PUT', `/Client/root-less?${q}`, { grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://x.example/cb' } } });
+      expect((await box.json('GET', `/users?access_token=${t}`)).status).to.equal(200);
+      expect((await box.json('POST', `/groups?access_token=${t}`, { name: 'nope' })).status).to.equal(403);
+      await put(`/users/${user.id}`, { 'group-ids': [] });
+      expect((await box.json('GET', `/users?access_token=${t}`)).status).to.equal(403);
+    });
+
+    it('a Group link may name the group; the admin user is bootstrapped in `admins`, allowed everything', async function () {
+      const admins = (await get('/users?email=boss@example.com')).body[0];
+      expect(admins.groups.map((g: any) => g.name)).to.deep.equal(['admins']);
+      const policy = (await box.json('GET', '/AccessPolicy/admins-allow', undefined, token)).body;
+      expect(policy.link).to.deep.equal([{ id: 'admins', resourceType: 'Group' }]);
+      const full = (await get(`/users/${admins.id}`)).body;
+      expect(await argon2.verify(full.password, 'boss-password')).to.equal(true);
+      const t = await userToken(box, admins.id, 'root-less');
+      expect((await box.json('GET', '/Client', undefined, t)).status).to.equal(200);
+    });
+
+    it('a user token whose client has no policy is still allowed by the user\'s own policies, and denied without', async function () {
+      const user = (await post('/users', { email: 'solo@example.com', password: 'solo-password' })).body;
+      const t = await userToken(box, user.id, 'root-less');
+      expect((await box.json('GET', '/groups', undefined, t)).status).to.equal(403);
+      await box.json('PUT', `/AccessPolicy/solo?${q}`, { engine: 'allow', link: [{ id: String(user.id), resourceType: 'User' }] });
+      expect((await box.json('GET', '/groups', undefined, t)).status).to.equal(200);
+    });
+  });
+});

@@ -1,0 +1,23 @@
+// A token for a user, as the browser flows issue them, minted straight into the
+// box's database (tests of user and group policies need one before those flows run).
+import pg from 'pg';
+import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
+import { mint } from '../../api/oauth/tokens.js';
+import { insertSessions } from '../../api/store/sessions.js';
+import type { Box } from './box.js';
+
+export async function userToken(box: Box, userId: number, clientId = 'root'): Promise<string> {
+  const { privateKey, publicKey } = generateKeyPair('ES256');
+  const { session, response } = mint({
+    type: 'authorization_code', origin: 'authorization_code', userId, refresh: false, settings: {},
+    client: { resourceType: 'Client', id: clientId, grant_types: ['authorization_code'] },
+  }, box.url, signingKey('unused', 'ES256', privateKey, publicKey));
+  const db = new pg.Client({ connectionString: box.databaseUrl });
+  await db.connect();
+  try {
+    await insertSessions(db, [session]);
+  } finally {
+    await db.end();
+  }
+  return response.access_token;
+}
