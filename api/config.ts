@@ -30,6 +30,10 @@ export interface Config {
   sessionRetentionHours: number;
   purgeIntervalSeconds: number;
   shutdownTimeoutMs: number;
+  authCodeTtlSeconds: number;
+  browserSessionHours: number;
+  signInMaxFailures: number;
+  signInWindowSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -103,5 +107,9 @@ export function loadConfig(env: Env = process.env): Config {
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    authCodeTtlSeconds: int(env, 'BOXAUTH_AUTH_CODE_TTL_SECONDS', 60, 1, 600),
+    browserSessionHours: int(env, 'BOXAUTH_BROWSER_SESSION_HOURS', 12, 1, 24 * 90),
+    signInMaxFailures: int(env, 'BOXAUTH_SIGN_IN_MAX_FAILURES', 5, 1, 1000),
+    signInWindowSeconds: int(env, 'BOXAUTH_SIGN_IN_WINDOW_SECONDS', 900, 1, 86400),
   };
 }

@@ -1,8 +1,9 @@
 // Start and stop of a box process. `prepareBox` runs once per start (database,
 // migrations, signing key, root client); `startServer` runs in every worker.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bootstrapAdmin, bootstrapRootClient } from './bootstrap.js';
+import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient } from './bootstrap.js';
 import { RecordCache } from './cache/record-cache.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
@@ -19,6 +20,7 @@ import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
 import { SessionWriter } from './store/session-writer.js';
+import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { getUser } from './store/users.js';
 
@@ -45,6 +47,7 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     await new Keyring(pool, config).ensureActive();
     const root = await bootstrapRootClient(pool, config);
     const admin = await bootstrapAdmin(pool, config);
+    await bootstrapAdminClient(pool, config);
     return { databaseUrl, rootCredentialsFile: root.file, adminCredentialsFile: admin.file, embedded: !config.databaseUrl, stopDatabase };
   } catch (err) {
     await stopDatabase();
@@ -68,8 +71,10 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onChange('signing_keys', () => { keyring.load().catch((err: Error) => log.error({ err: err.message }, 'reloading signing keys failed')); });
   feed.onReset(() => { keyring.load().catch(() => undefined); });
 
+  const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
   const svc: Services = {
     config,
+    csrfKey,
     log,
     pool,
     feed,

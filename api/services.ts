@@ -28,6 +28,8 @@ export interface Services {
   clients: RecordCache<Stored<Client>>;
   /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */
   sessions: RecordCache<SessionRow>;
+  /** The key of the browser forms' CSRF tokens (shared by all processes of the box). */
+  csrfKey: Buffer;
   /** Users (with their groups) by id, for the policies of user tokens. */
   users: RecordCache<PrincipalUser>;
 }
