@@ -16,6 +16,8 @@ import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
 import { SecretVerifier } from './oauth/secrets.js';
+import { WorkloadBindings } from './oauth/workload/bindings.js';
+import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
@@ -72,14 +74,17 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onReset(() => { keyring.load().catch(() => undefined); });
 
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
+  const metrics = new Metrics(config.box);
   const svc: Services = {
     config,
     csrfKey,
+    issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
+    workloadBindings: new WorkloadBindings(pool, feed),
     log,
     pool,
     feed,
     keyring,
-    metrics: new Metrics(config.box),
+    metrics,
     policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
     secrets: new SecretVerifier(),
     sessionWriter: new SessionWriter(pool),

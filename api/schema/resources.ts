@@ -25,6 +25,8 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     !s.grant_types?.includes('implicit') || s.auth?.implicit !== undefined,
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
+"!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
+    s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
   "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
 };
