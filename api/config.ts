@@ -7,6 +7,24 @@ import path from 'node:path';
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
 export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
 
+/** An issuer of workload tokens the box trusts (Box.spec.trustedIssuers). */
+export interface TrustedIssuer {
+  issuer: string;
+  /** Where its keys are; found through OIDC discovery when absent. */
+  jwksUri?: string;
+  /** jwks: verify signatures with the issuer's keys; tokenreview: ask this cluster's API server. */
+  mode: 'jwks' | 'tokenreview';
+  /** PEM certificates to trust for its HTTPS endpoints (a private CA). */
+  caBundle?: string;
+}
+
+/** How the box reaches the Kubernetes API of the cluster it runs in. */
+export interface KubeAccess {
+  apiUrl: string | undefined;
+  tokenFile: string;
+  caFile: string;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -30,6 +48,14 @@ export interface Config {
   sessionRetentionHours: number;
   purgeIntervalSeconds: number;
   shutdownTimeoutMs: number;
+  authCodeTtlSeconds: number;
+  browserSessionHours: number;
+  signInMaxFailures: number;
+  signInWindowSeconds: number;
+  trustedIssuers: TrustedIssuer[];
+  /** auto: trust this cluster's service-account issuer when running in a cluster; off; or tokenreview. */
+  clusterIssuer: 'auto' | 'off' | 'tokenreview';
+  kube: KubeAccess;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +83,34 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 function str(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
+}
+
+function clusterIssuer(env: Env): Config['clusterIssuer'] {
+  const raw = str(env, 'BOXAUTH_CLUSTER_ISSUER') ?? 'auto';
+  if (raw !== 'auto' && raw !== 'off' && raw !== 'tokenreview') throw new ConfigError(`BOXAUTH_CLUSTER_ISSUER must be auto, off or tokenreview, got "${raw}"`);
+  return raw;
+}
+
+function trustedIssuers(env: Env): TrustedIssuer[] {
+  const raw = str(env, 'BOXAUTH_TRUSTED_ISSUERS');
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('BOXAUTH_TRUSTED_ISSUERS must be a JSON array of {"issuer", "jwksUri"?, "mode"?, "caBundle"?}');
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError('BOXAUTH_TRUSTED_ISSUERS must be a JSON array');
+  return parsed.map((entry, i) => {
+    const e = entry as Record<string, unknown>;
+    const where = `BOXAUTH_TRUSTED_ISSUERS[${i}]`;
+    if (typeof e?.issuer !== 'string' || !/^https:\/\/\S+$/.test(e.issuer)) throw new ConfigError(`${where}.issuer must be an https URL`);
+    if (e.jwksUri !== undefined && (typeof e.jwksUri !== 'string' || !/^https:\/\/\S+$/.test(e.jwksUri))) throw new ConfigError(`${where}.jwksUri must be an https URL`);
+    const mode = e.mode ?? 'jwks';
+    if (mode !== 'jwks' && mode !== 'tokenreview') throw new ConfigError(`${where}.mode must be jwks or tokenreview`);
+    if (e.caBundle !== undefined && typeof e.caBundle !== 'string') throw new ConfigError(`${where}.caBundle must be PEM text`);
+    return { issuer: e.issuer, mode, ...(e.jwksUri ? { jwksUri: e.jwksUri as string } : {}), ...(e.caBundle ? { caBundle: e.caBundle as string } : {}) };
+  });
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -103,5 +157,17 @@ export function loadConfig(env: Env = process.env): Config {
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    authCodeTtlSeconds: int(env, 'BOXAUTH_AUTH_CODE_TTL_SECONDS', 60, 1, 600),
+    browserSessionHours: int(env, 'BOXAUTH_BROWSER_SESSION_HOURS', 12, 1, 24 * 90),
+    signInMaxFailures: int(env, 'BOXAUTH_SIGN_IN_MAX_FAILURES', 5, 1, 1000),
+    signInWindowSeconds: int(env, 'BOXAUTH_SIGN_IN_WINDOW_SECONDS', 900, 1, 86400),
+    trustedIssuers: trustedIssuers(env),
+    clusterIssuer: clusterIssuer(env),
+    kube: {
+      apiUrl: str(env, 'BOXAUTH_KUBE_API_URL')
+        ?? (env.KUBERNETES_SERVICE_HOST ? `https://${env.KUBERNETES_SERVICE_HOST.includes(':') ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST}:${env.KUBERNETES_SERVICE_PORT ?? '443'}` : undefined),
+      tokenFile: str(env, 'BOXAUTH_KUBE_TOKEN_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      caFile: str(env, 'BOXAUTH_KUBE_CA_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt',
+    },
   };
 }

@@ -19,6 +19,9 @@ export class Metrics {
   readonly tokens = new Counter({
     name: 'boxauth_tokens_issued_total', help: 'Access tokens issued', labelNames: ['grant'], registers: [this.registry],
   });
+  readonly jwksFetches = new Counter({
+    name: 'boxauth_jwks_fetches_total', help: 'Fetches of a workload issuer\'s signing keys', labelNames: ['issuer'], registers: [this.registry],
+  });
   readonly tokenErrors = new Counter({
     name: 'boxauth_token_errors_total', help: 'Token endpoint refusals by OAuth error code', labelNames: ['error'], registers: [this.registry],
   });

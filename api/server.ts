@@ -1,8 +1,9 @@
 // Start and stop of a box process. `prepareBox` runs once per start (database,
 // migrations, signing key, root client); `startServer` runs in every worker.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bootstrapAdmin, bootstrapRootClient } from './bootstrap.js';
+import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient } from './bootstrap.js';
 import { RecordCache } from './cache/record-cache.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
@@ -15,10 +16,13 @@ import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
 import { SecretVerifier } from './oauth/secrets.js';
+import { WorkloadBindings } from './oauth/workload/bindings.js';
+import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
 import { SessionWriter } from './store/session-writer.js';
+import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { getUser } from './store/users.js';
 
@@ -45,6 +49,7 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     await new Keyring(pool, config).ensureActive();
     const root = await bootstrapRootClient(pool, config);
     const admin = await bootstrapAdmin(pool, config);
+    await bootstrapAdminClient(pool, config);
     return { databaseUrl, rootCredentialsFile: root.file, adminCredentialsFile: admin.file, embedded: !config.databaseUrl, stopDatabase };
   } catch (err) {
     await stopDatabase();
@@ -68,13 +73,18 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onChange('signing_keys', () => { keyring.load().catch((err: Error) => log.error({ err: err.message }, 'reloading signing keys failed')); });
   feed.onReset(() => { keyring.load().catch(() => undefined); });
 
+  const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
+  const metrics = new Metrics(config.box);
   const svc: Services = {
     config,
+    csrfKey,
+    issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
+    workloadBindings: new WorkloadBindings(pool, feed),
     log,
     pool,
     feed,
     keyring,
-    metrics: new Metrics(config.box),
+    metrics,
     policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
     secrets: new SecretVerifier(),
     sessionWriter: new SessionWriter(pool),

@@ -12,6 +12,8 @@ import type { Stored } from './store/resources.js';
 import type { SessionWriter } from './store/session-writer.js';
 import type { SessionRow } from './store/sessions.js';
 import type { Client } from './types.js';
+import type { WorkloadBindings } from './oauth/workload/bindings.js';
+import type { TrustedIssuers } from './oauth/workload/issuers.js';
 import type { PrincipalUser } from './http/auth.js';
 
 export interface Services {
@@ -28,6 +30,12 @@ export interface Services {
   clients: RecordCache<Stored<Client>>;
   /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */
   sessions: RecordCache<SessionRow>;
+  /** The key of the browser forms' CSRF tokens (shared by all processes of the box). */
+  csrfKey: Buffer;
+  /** Issuers of workload tokens this box trusts. */
+  issuers: TrustedIssuers;
+  /** Clients by the ServiceAccounts bound to them. */
+  workloadBindings: WorkloadBindings;
   /** Users (with their groups) by id, for the policies of user tokens. */
   users: RecordCache<PrincipalUser>;
 }

@@ -37,6 +37,7 @@ export interface Client {
     client_credentials?: GrantSettings;
     implicit?: GrantSettings;
     authorization_code?: GrantSettings;
+    workload?: { issuer?: string; serviceAccounts: { namespace: string; name: string; uid?: string }[] };
     [other: string]: unknown;
   };
   meta?: Meta;

@@ -7,6 +7,8 @@ import { redactUrl } from '../log.js';
 import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
 import { errorHandler } from './errors.js';
+import { adminRouter } from './routes/admin.js';
+import { browserRouter } from './routes/browser.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
 import { peopleRouter } from './routes/people.js';
@@ -27,6 +29,21 @@ function requestLog(svc: Services): RequestHandler {
   };
 }
 
+// Bearer tokens, not cookies, authorize API calls, so any origin may call the API
+// and the OAuth endpoints from a browser app (no credentials are ever allowed).
+const cors: RequestHandler = (req, res, next) => {
+  res.set('Access-Control-Allow-Origin', '*');
+  if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+    res.set({
+      'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
+      'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept',
+      'Access-Control-Max-Age': '600',
+    }).status(204).end();
+    return;
+  }
+  next();
+};
+
 const securityHeaders: RequestHandler = (_req, res, next) => {
   res.set({
     'X-Content-Type-Options': 'nosniff',
@@ -39,10 +56,6 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
 
 export interface AppOptions {
   draining: () => boolean;
-  /** Routers mounted among the public endpoints (browser flows). */
-  publicRouters?: express.Router[];
-  /** Routers mounted behind authentication and policies (users, groups). */
-  protectedRouters?: express.Router[];
 }
 
 export function createApp(svc: Services, options: AppOptions): Express {
@@ -50,17 +63,16 @@ export function createApp(svc: Services, options: AppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
-  app.use(requestLog(svc), securityHeaders);
+  app.use(requestLog(svc), securityHeaders, cors);
 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
-  for (const router of options.publicRouters ?? []) app.use(router);
+  app.use(browserRouter(svc), adminRouter(svc));
 
   const guarded = express.Router();
   guarded.use(authenticate(svc), authorize(svc));
   guarded.use(resourceRouter(svc, 'Client'), resourceRouter(svc, 'AccessPolicy'), sessionRouter(svc), peopleRouter(svc));
-  for (const router of options.protectedRouters ?? []) guarded.use(router);
   app.use(guarded);
 
   app.use(() => {

@@ -1,6 +1,7 @@
 // Background upkeep: delete sessions that stopped mattering, and keys no live
 // token needs. One process of a box does it at a time (advisory lock); the rest skip.
 import type { Services } from '../services.js';
+import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeSessions } from '../store/sessions.js';
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
@@ -19,6 +20,7 @@ export function startPurgeJob(svc: Services): () => void {
           purged += n;
         }
         if (purged) svc.log.info({ purged }, 'purged old sessions');
+        await purgeBrowserRecords(client, svc.config.signInWindowSeconds);
         await svc.keyring.ensureActive(); // rotates the signing key when it is due
         if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
           lastKeyCheck = Date.now();

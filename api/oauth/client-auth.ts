@@ -5,12 +5,18 @@ import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { OAuthError, invalidRequest } from './errors.js';
+import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity } from './workload/assertion.js';
+import { WorkloadError } from './workload/issuers.js';
 
 export interface PresentedClient {
   clientId: string | undefined;
   secret: string | undefined;
   basic: boolean;
+  /** A workload's token presented as client_assertion (RFC 7523). */
+  assertion?: string;
 }
+
+export type AuthenticatedClient = Stored<Client> & { workload?: WorkloadIdentity };
 
 export type Params = Record<string, string | undefined>;
 
@@ -23,6 +29,16 @@ function formDecode(s: string): string {
 }
 
 export function presentedClient(authorization: string | undefined, params: Params): PresentedClient {
+  if (params.client_assertion_type !== undefined || params.client_assertion !== undefined) {
+    if (params.client_assertion_type !== JWT_BEARER) {
+      throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
+    }
+    if (!params.client_assertion) throw invalidRequest('client_assertion is required with client_assertion_type');
+    if ((authorization && /^basic /i.test(authorization)) || params.client_secret !== undefined) {
+      throw invalidRequest('use one client authentication method: a client assertion, Basic, or client_secret, not several');
+    }
+    return { clientId: params.client_id, secret: undefined, basic: false, assertion: params.client_assertion };
+  }
   if (authorization && /^basic /i.test(authorization)) {
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
@@ -44,8 +60,19 @@ const FAILED = 'client authentication failed: unknown client or wrong secret';
  * match; otherwise a client may identify itself by id alone (the spec's refresh
  * form), and a secret, when sent, is still verified.
  */
-export async function authenticateClient(svc: Services, presented: PresentedClient, secretRequired: boolean): Promise<Stored<Client>> {
+export async function authenticateClient(svc: Services, presented: PresentedClient, secretRequired: boolean): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
+  if (presented.assertion !== undefined) {
+    try {
+      const { client, identity } = await authenticateWorkload(svc, presented.assertion, presented.clientId);
+      return { ...client, workload: identity };
+    } catch (err) {
+      if (!(err instanceof WorkloadError)) throw err;
+      // The reason, never the token, goes to the log: a person debugging a refused pod needs it.
+      svc.log.info({ event: 'workload_auth_refused', client: presented.clientId, reason: err.message }, 'workload token refused');
+      throw fail(err.message);
+    }
+  }
   if (!presented.clientId) throw fail('client authentication required: send HTTP Basic credentials or client_id and client_secret');
   const client = await svc.clients.get(presented.clientId);
   if (presented.secret === undefined) {

@@ -2,6 +2,7 @@
 import type { Services } from '../services.js';
 import { presentedClient, type Params } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
+import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import type { GrantHandler } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
@@ -10,6 +11,7 @@ import type { TokenResponse } from './tokens.js';
 export const grants = new Map<string, GrantHandler>([
   ['client_credentials', clientCredentials],
   ['refresh_token', refreshToken],
+  ['authorization_code', authorizationCode],
 ]);
 
 /** The request parameters as strings; anything else is a malformed request (RFC 6749 §3.2). */

@@ -27,9 +27,11 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     !s.grant_types?.includes('implicit') || s.auth?.implicit !== undefined,
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
-  // A REST body has neither field: it carries the secret itself (required there by the Client route).
-  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret": (s) =>
-    !s.grant_types?.includes('client_credentials') || s.secretRef !== undefined || s.generateSecret !== false,
+  // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload))": (s) =>
+    !s.grant_types?.includes('client_credentials') || s.secretRef !== undefined || s.generateSecret !== false || s.auth?.workload !== undefined,
+  "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
+    s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
   "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
 };

@@ -1,5 +1,6 @@
 // Users of a box and their group memberships.
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import { deleteBrowserSessionsOfUser } from './browser.js';
 import { closeForUser } from './sessions.js';
 import { foreignKeyViolation, uniqueViolation } from './constraints.js';
 
@@ -82,7 +83,10 @@ export async function updateUser(pool: Pool, id: number, change: Partial<UserFie
     ).catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
     if (!rowCount) return undefined;
     if (change.groupIds) await setMemberships(tx, id, change.groupIds);
-    if (change.passwordHash) await closeForUser(tx, id);
+    if (change.passwordHash) {
+      await closeForUser(tx, id);
+      await deleteBrowserSessionsOfUser(tx, id);
+    }
     return getUser(tx, id);
   });
 }

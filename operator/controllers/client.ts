@@ -39,7 +39,9 @@ export function generatedSecretName(client: string): string {
 export function secretSource(client: ClientResource): { name: string; key: string; generated: boolean } | undefined {
   const spec = client.spec!;
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
-  if (spec.generateSecret === false) return undefined;
+  // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens: no secret unless asked for.
+  const workload = (spec.auth as { workload?: unknown } | undefined)?.workload !== undefined;
+  if (!(spec.generateSecret ?? !workload)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }
 
@@ -80,8 +82,8 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     const record = this.baseRecord(obj, ['secretRef', 'generateSecret']);
     const source = secretSource(obj);
     if (!source) {
-      if (record.grant_types.includes('client_credentials')) {
-        throw new Problem('SecretRequired', 'a client_credentials client needs a secret: set spec.secretRef, or remove generateSecret: false');
+      if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {
+        throw new Problem('SecretRequired', 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
       }
       return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had
     }

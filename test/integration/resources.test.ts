@@ -89,7 +89,7 @@ describe('resource API', function () {
       expect(cel.body.errors.auth).to.deep.equal(['an implicit client needs auth.implicit.redirect_uri']);
       const noSecret = await box.json('PUT', '/Client/bad', { grant_types: ['client_credentials'] }, token);
       expect(noSecret.status).to.equal(422);
-      expect(noSecret.body.errors).to.deep.equal({ secret: ['is required for a client_credentials client'] });
+      expect(noSecret.body.errors).to.deep.equal({ secret: ['is required for a client_credentials client (or bind ServiceAccounts with auth.workload)'] });
       const mismatch = await box.json('PUT', '/Client/bad', { id: 'other', grant_types: ['client_credentials'], secret: 'abcdefgh' }, token);
       expect(mismatch.status).to.equal(422);
       expect(mismatch.body.errors).to.have.key('id');

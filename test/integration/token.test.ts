@@ -96,15 +96,21 @@ describe('token endpoint', function () {
       expect(res.body.error).to.equal('invalid_client');
     });
 
-    it('an expired access token stops working', async function () {
+    it('an expired access token stops working, opaque or JWT', async function () {
       await box.addClient('short', { auth: { client_credentials: { access_token_expiration: 1 } } }, { secret });
-      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('short', secret) });
-      expect(res.body.expires_in).to.equal(1);
-      expect((await box.json('GET', '/Client/short', undefined, res.body.access_token)).status).to.equal(200);
+      await box.addClient('short-jwt', { auth: { client_credentials: { access_token_expiration: 1, token_format: 'jwt' } } }, { secret });
+      const tokens = await Promise.all(['short', 'short-jwt'].map(async (id) => {
+        const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+        expect(res.body.expires_in).to.equal(1);
+        expect((await box.json('GET', `/Client/${id}`, undefined, res.body.access_token)).status).to.equal(200);
+        return res.body.access_token as string;
+      }));
       await sleep(1100);
-      const after = await box.json('GET', '/Client/short', undefined, res.body.access_token);
-      expect(after.status).to.equal(401);
-      expect(after.body.error_description).to.match(/expired/);
+      for (const token of tokens) {
+        const after = await box.json('GET', '/Client/short', undefined, token);
+        expect(after.status).to.equal(401);
+        expect(after.body.error_description).to.match(/expired/);
+      }
     });
   });
 

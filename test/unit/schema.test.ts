@@ -53,5 +53,6 @@ describe('resource schemas from crds/', function () {
     expect(twin({ grant_types: ['client_credentials'], generateSecret: false })).to.equal(false);
     expect(twin({ grant_types: ['client_credentials'], generateSecret: false, secretRef: { name: 's' } })).to.equal(true);
     expect(twin({ grant_types: ['implicit'], generateSecret: false })).to.equal(true);
+    expect(twin({ grant_types: ['client_credentials'], generateSecret: false, auth: { workload: { serviceAccounts: [] } } })).to.equal(true);
   });
 });

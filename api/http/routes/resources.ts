@@ -41,8 +41,9 @@ async function writeClient(svc: Services, body: Record<string, unknown>, mustBeN
   const { secret, ...client } = body as unknown as Client & { secret?: string };
   const existing = await clients.read(svc.pool, client.id);
   if (mustBeNew && existing) throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
-  if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash) {
-    throw ValidationError.field(body, 'secret', 'is required for a client_credentials client');
+  // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
+  if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
+    throw ValidationError.field(body, 'secret', 'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)');
   }
   const secretHash = secret === undefined ? undefined : await hashSecret(secret);
   const { stored, created } = await clients.write(svc.pool, client, { managedBy: null, secretHash });

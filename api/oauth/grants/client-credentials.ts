@@ -5,7 +5,7 @@ import { mint } from '../tokens.js';
 import type { GrantHandler } from './grant.js';
 
 export const clientCredentials: GrantHandler = async ({ svc, params, presented }) => {
-  const { resource: client } = await authenticateClient(svc, presented, true);
+  const { resource: client, workload } = await authenticateClient(svc, presented, true);
   if (!client.grant_types.includes('client_credentials')) {
     throw new OAuthError('unauthorized_client', `client "${client.id}" may not use the client_credentials grant (see its grant_types)`);
   }
@@ -18,6 +18,8 @@ export const clientCredentials: GrantHandler = async ({ svc, params, presented }
     audience: params.audience ?? null,
     scope: params.scope ?? null,
     refresh: settings.refresh_token === true,
+    // The session records which ServiceAccount (and Pod) obtained a workload's token.
+    details: workload ? { workload } : null,
   }, svc.config.baseUrl, svc.keyring.active);
   // The answer leaves only once the session is committed: a token we sent always works.
   await svc.sessionWriter.insert(session);

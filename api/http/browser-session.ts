@@ -1,0 +1,83 @@
+// The browser's side of the flows: the signed-in cookie (a random token whose
+// SHA-256 is the browser_sessions key) and CSRF tokens bound to the browser.
+//
+// CSRF: each browser gets a random, HttpOnly `boxauth_csrf` cookie; a form's
+// token is an HMAC of it under the box's CSRF key. A forged form from another
+// site can neither read the cookie nor compute the HMAC.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { createBrowserSession, browserSessionUser, deleteBrowserSession } from '../store/browser.js';
+import { tokenHash } from '../oauth/tokens.js';
+import type { Services } from '../services.js';
+
+const SESSION_COOKIE = 'boxauth_session';
+const CSRF_COOKIE = 'boxauth_csrf';
+
+export function cookies(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 1) continue;
+    const name = part.slice(0, eq).trim();
+    try {
+      out[name] ??= decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      // a malformed cookie is ignored
+    }
+  }
+  return out;
+}
+
+function cookieOptions(svc: Services, maxAgeSeconds?: number): string {
+  const secure = svc.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `; Path=/; HttpOnly; SameSite=Lax${secure}${maxAgeSeconds !== undefined ? `; Max-Age=${maxAgeSeconds}` : ''}`;
+}
+
+function appendCookie(res: Response, cookie: string): void {
+  const prior = res.getHeader('Set-Cookie');
+  res.setHeader('Set-Cookie', [...(Array.isArray(prior) ? prior : prior ? [String(prior)] : []), cookie]);
+}
+
+/** The id of the signed-in user of this browser, if any. */
+export async function signedInUser(svc: Services, req: Request): Promise<number | undefined> {
+  const token = cookies(req)[SESSION_COOKIE];
+  if (!token) return undefined;
+  return browserSessionUser(svc.pool, tokenHash(token));
+}
+
+export async function signIn(svc: Services, res: Response, userId: number): Promise<void> {
+  const token = randomBytes(32).toString('base64url');
+  const hours = svc.config.browserSessionHours;
+  await createBrowserSession(svc.pool, tokenHash(token), userId, new Date(Date.now() + hours * 3600_000));
+  appendCookie(res, `${SESSION_COOKIE}=${token}${cookieOptions(svc, hours * 3600)}`);
+}
+
+export async function signOut(svc: Services, req: Request, res: Response): Promise<void> {
+  const token = cookies(req)[SESSION_COOKIE];
+  if (token) await deleteBrowserSession(svc.pool, tokenHash(token));
+  appendCookie(res, `${SESSION_COOKIE}=${cookieOptions(svc, 0)}`);
+}
+
+function csrfFor(svc: Services, browserId: string): string {
+  return createHmac('sha256', svc.csrfKey).update(browserId).digest('base64url');
+}
+
+/** The CSRF token for a form on this page, setting the browser's CSRF cookie when it has none. */
+export function csrfToken(svc: Services, req: Request, res: Response): string {
+  let browserId = cookies(req)[CSRF_COOKIE];
+  if (!browserId || !/^[A-Za-z0-9_-]{43}$/.test(browserId)) {
+    browserId = randomBytes(32).toString('base64url');
+    appendCookie(res, `${CSRF_COOKIE}=${browserId}${cookieOptions(svc)}`);
+    // Later reads in this request see the new cookie.
+    req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${CSRF_COOKIE}=${browserId}`;
+  }
+  return csrfFor(svc, browserId);
+}
+
+export function csrfValid(svc: Services, req: Request, presented: unknown): boolean {
+  const browserId = cookies(req)[CSRF_COOKIE];
+  if (!browserId || typeof presented !== 'string') return false;
+  const expected = Buffer.from(csrfFor(svc, browserId));
+  const given = Buffer.from(presented);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}

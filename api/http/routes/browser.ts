@@ -1,0 +1,201 @@
+// The browser flows: authorize → sign in (or sign up) → consent → redirect, and
+// sign-out. Pages are rendered here; OAuth decisions live in api/oauth/authorize.ts.
+import { randomBytes } from 'node:crypto';
+import argon2 from 'argon2';
+import express, { Router, type Request, type Response } from 'express';
+import { ValidationError } from '../../errors.js';
+import {
+  AUTHORIZE_PARAMS, deniedRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
+} from '../../oauth/authorize.js';
+import { hashSecret } from '../../oauth/secrets.js';
+import { userInput } from '../../schema/people.js';
+import type { Services } from '../../services.js';
+import { clearFailures, consentedScopes, failuresOf, recordConsent, recordFailure } from '../../store/browser.js';
+import { ConstraintViolation } from '../../store/constraints.js';
+import { createGroup, findGroupByName } from '../../store/groups.js';
+import { createUser, findUserByEmail, getUser } from '../../store/users.js';
+import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
+import { csrfToken, csrfValid, signIn, signOut, signedInUser } from '../browser-session.js';
+import { BODY_LIMIT_BYTES } from '../body.js';
+
+const form = express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 });
+
+// Only places of this box are valid targets after sign-in: never an open redirect.
+function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && /^\/(auth\/authorize\?|admin(\/|$|\?))/.test(value) ? value : '/auth/signed-in';
+}
+
+/** Per address a person may mistype more often than per account (shared NATs). */
+const ADDRESS_FACTOR = 4;
+
+export function browserRouter(svc: Services): Router {
+  const router = Router();
+  const box = svc.config.box;
+  // Pages forbid framing and run only the box's own scripts and styles.
+  router.use(['/auth/authorize', '/auth/sign-in', '/auth/sign-up', '/auth/consent', '/auth/sign-out', '/auth/signed-in'], (_req, res, next) => {
+    res.set({
+      'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'Cache-Control': 'no-store',
+    });
+    next();
+  });
+
+  const render = (res: Response, status: number, body: string): void => { res.status(status).type('html').send(body); };
+  const invalidForm = (res: Response): void =>
+    render(res, 403, messagePage(box, 'This form has expired', 'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.'));
+
+  /** After sign-in: straight to the client when consent is not needed, else the consent page. */
+  async function continueAuthorization(req: Request, res: Response, request: AuthorizeRequest, userId: number): Promise<void> {
+    const client = request.client.resource;
+    const wanted = (request.scope ?? '').split(' ').filter(Boolean);
+    const granted = client.first_party ? undefined : await consentedScopes(svc.pool, userId, client.id);
+    if (client.first_party || (granted && wanted.every((s) => granted.includes(s)))) {
+      res.redirect(302, await grantAuthorization(svc, request, userId));
+      return;
+    }
+    const user = await getUser(svc.pool, userId);
+    render(res, 200, consentPage({
+      box, csrf: csrfToken(svc, req, res), clientId: client.id, clientDescription: client.description, scope: request.scope,
+      email: user?.email ?? '', params: request.params,
+    }));
+  }
+
+  async function authorize(res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
+    const parsed = await parseAuthorizeRequest(svc, raw);
+    if ('kind' in parsed) {
+      if (parsed.kind === 'page') render(res, parsed.status, messagePage(box, parsed.title, parsed.message));
+      else res.redirect(302, parsed.location);
+      return undefined;
+    }
+    return parsed;
+  }
+
+  router.get('/auth/authorize', async (req, res) => {
+    const request = await authorize(res, req.query as Record<string, unknown>);
+    if (!request) return;
+    const userId = await signedInUser(svc, req);
+    const user = userId !== undefined ? await getUser(svc.pool, userId) : undefined;
+    if (!user) {
+      render(res, 200, signInPage({ box, csrf: csrfToken(svc, req, res), returnTo: req.originalUrl, registration: svc.config.registration }));
+      return;
+    }
+    await continueAuthorization(req, res, request, user.id);
+  });
+
+  router.get('/auth/sign-in', (req, res) => {
+    render(res, 200, signInPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to), registration: svc.config.registration }));
+  });
+
+  router.post('/auth/sign-in', form, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    const returnTo = safeReturnTo(body.return_to);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
+    const email = typeof body.email === 'string' ? body.email.trim() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    const again = (status: number, error: string): void => render(res, status, signInPage({
+      box, csrf: csrfToken(svc, req, res), returnTo, email, error, registration: svc.config.registration,
+    }));
+
+    const accountKey = `email:${email.toLowerCase()}`;
+    const addressKey = `addr:${req.ip ?? 'unknown'}`;
+    const window = svc.config.signInWindowSeconds;
+    const limit = svc.config.signInMaxFailures;
+    const counts = await failuresOf(svc.pool, [accountKey, addressKey], window);
+    const throttled = [...counts].find(([key, c]) => c.failures >= (key === addressKey ? limit * ADDRESS_FACTOR : limit));
+    if (throttled) {
+      const minutes = Math.max(1, Math.ceil((throttled[1].retryAt.getTime() - Date.now()) / 60_000));
+      return again(429, `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
+    }
+    const user = email ? await findUserByEmail(svc.pool, email) : undefined;
+    // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.
+    const ok = await argon2.verify(user?.passwordHash ?? await dummyHash(), password).catch(() => false);
+    if (!user || !ok) {
+      await recordFailure(svc.pool, [accountKey, addressKey], window);
+      svc.log.info({ event: 'sign_in_failed', reason: user ? 'wrong password' : 'unknown email' }, 'sign-in failed');
+      return again(401, 'The email or the password is wrong.');
+    }
+    await clearFailures(svc.pool, accountKey);
+    await signIn(svc, res, user.id);
+    res.redirect(303, returnTo);
+  });
+
+  router.get('/auth/sign-up', (req, res) => {
+    if (!svc.config.registration) return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves. Ask its administrator for an account.'));
+    render(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
+  });
+
+  router.post('/auth/sign-up', form, async (req, res) => {
+    if (!svc.config.registration) return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves.'));
+    const body = req.body as Record<string, unknown>;
+    const returnTo = safeReturnTo(body.return_to);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
+    const email = typeof body.email === 'string' ? body.email : '';
+    const again = (errors: Record<string, string[]>): void => render(res, 422, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, errors }));
+    let input;
+    try {
+      input = userInput({ email, password: body.password }, true);
+    } catch (err) {
+      if (err instanceof ValidationError) return again(err.errors);
+      throw err;
+    }
+    const group = (await findGroupByName(svc.pool, svc.config.registrationGroup))
+      ?? await createGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.').catch(() => findGroupByName(svc.pool, svc.config.registrationGroup));
+    let user;
+    try {
+      user = await createUser(svc.pool, { email: input.email!, passwordHash: await hashSecret(input.password!), data: null, groupIds: group ? [group.id] : [] });
+    } catch (err) {
+      if (err instanceof ConstraintViolation && err.field === 'email') {
+        return again({ email: ['This email already has an account. Sign in instead.'] });
+      }
+      throw err;
+    }
+    await signIn(svc, res, user.id);
+    res.redirect(303, returnTo);
+  });
+
+  router.post('/auth/consent', form, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
+    const userId = await signedInUser(svc, req);
+    if (userId === undefined) {
+      return render(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Go back to the application and start again.'));
+    }
+    const request = await authorize(res, Object.fromEntries(AUTHORIZE_PARAMS.map((p) => [p, body[p]])));
+    if (!request) return;
+    if (body.decision !== 'allow') {
+      res.redirect(302, deniedRedirect(request));
+      return;
+    }
+    await recordConsent(svc.pool, userId, request.client.resource.id, (request.scope ?? '').split(' ').filter(Boolean));
+    res.redirect(302, await grantAuthorization(svc, request, userId));
+  });
+
+  router.get('/auth/sign-out', async (req, res) => {
+    const userId = await signedInUser(svc, req);
+    const user = userId !== undefined ? await getUser(svc.pool, userId) : undefined;
+    render(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), user?.email));
+  });
+
+  router.post('/auth/sign-out', form, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
+    await signOut(svc, req, res);
+    const returnTo = safeReturnTo(body.return_to);
+    if (returnTo === '/auth/signed-in') return render(res, 200, signOutPage(box, '', returnTo, undefined));
+    res.redirect(303, returnTo);
+  });
+
+  router.get('/auth/signed-in', async (req, res) => {
+    const userId = await signedInUser(svc, req);
+    const user = userId !== undefined ? await getUser(svc.pool, userId) : undefined;
+    render(res, 200, user
+      ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
+      : signOutPage(box, '', '/auth/signed-in', undefined));
+  });
+
+  return router;
+}
+
+// A hash of a random string: verifying against it costs what checking a real password costs.
+let dummy: Promise<string> | undefined;
+const dummyHash = (): Promise<string> => (dummy ??= hashSecret(randomBytes(16).toString('hex')));

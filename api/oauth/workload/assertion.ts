@@ -1,0 +1,131 @@
+// Client authentication with a workload's own token (RFC 7521 / RFC 7523 client
+// assertion): a Kubernetes ServiceAccount token, checked against the issuers the
+// box trusts and the ServiceAccounts a Client is bound to (auth.workload).
+import type { Services } from '../../services.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client } from '../../types.js';
+import { tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
+
+export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+/** Clock skew allowed between the issuer and the box. */
+const SKEW_SECONDS = 60;
+
+export interface WorkloadIdentity {
+  issuer: string;
+  namespace: string;
+  serviceAccount: string;
+  serviceAccountUid?: string;
+  pod?: { name: string; uid?: string };
+}
+
+export interface ServiceAccountBinding {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+export interface WorkloadSettings {
+  issuer?: string;
+  serviceAccounts: ServiceAccountBinding[];
+}
+
+export function workloadSettings(client: Client): WorkloadSettings | undefined {
+  return client.auth?.workload as WorkloadSettings | undefined;
+}
+
+function parts(token: string): JwtParts {
+  const [h, p, s] = token.split('.');
+  if (!h || !p || s === undefined || token.split('.').length !== 3) throw new WorkloadError('client_assertion is not a JWT');
+  try {
+    const header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (typeof header !== 'object' || typeof payload !== 'object' || !header || !payload) throw new Error('not objects');
+    return { header, payload, signingInput: Buffer.from(`${h}.${p}`), signature: Buffer.from(s, 'base64url') };
+  } catch {
+    throw new WorkloadError('client_assertion is not a JWT');
+  }
+}
+
+const SA_SUBJECT = /^system:serviceaccount:([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
+
+function identityOf(issuer: string, payload: Record<string, unknown>): WorkloadIdentity {
+  const sub = payload.sub;
+  const match = typeof sub === 'string' ? SA_SUBJECT.exec(sub) : null;
+  if (!match) throw new WorkloadError(`the token's subject ${JSON.stringify(sub)} is not a Kubernetes ServiceAccount (system:serviceaccount:<namespace>:<name>)`);
+  const k8s = (payload['kubernetes.io'] ?? {}) as { serviceaccount?: { uid?: string }; pod?: { name?: string; uid?: string } };
+  return {
+    issuer,
+    namespace: match[1]!,
+    serviceAccount: match[3]!,
+    ...(k8s.serviceaccount?.uid ? { serviceAccountUid: k8s.serviceaccount.uid } : {}),
+    ...(k8s.pod?.name ? { pod: { name: k8s.pod.name, ...(k8s.pod.uid ? { uid: k8s.pod.uid } : {}) } } : {}),
+  };
+}
+
+function checkTimes(payload: Record<string, unknown>, now: number): void {
+  const { exp, nbf, iat } = payload;
+  if (typeof exp !== 'number') throw new WorkloadError('the token has no expiry (exp)');
+  if (exp + SKEW_SECONDS <= now) throw new WorkloadError(`the token expired at ${new Date(exp * 1000).toISOString()}; read the projected token file again`);
+  if (typeof nbf === 'number' && nbf - SKEW_SECONDS > now) throw new WorkloadError('the token is not valid yet (nbf)');
+  if (typeof iat === 'number' && iat - SKEW_SECONDS > now) throw new WorkloadError('the token was issued in the future (iat); check the clocks');
+}
+
+function checkAudience(svc: Services, payload: Record<string, unknown>): void {
+  const aud = payload.aud;
+  const audiences = Array.isArray(aud) ? aud : [aud];
+  const wanted = tokenAudiences(svc.config);
+  if (!audiences.some((a) => typeof a === 'string' && wanted.includes(a))) {
+    throw new WorkloadError(`wrong audience: the token is for ${JSON.stringify(aud)}, but this box accepts only ${wanted[0]} (or ${wanted[1]}); `
+      + `project the token with audience ${wanted[0]}`);
+  }
+}
+
+/** Whether `client` accepts this workload; a reason when it does not. */
+function bindingProblem(client: Client, who: WorkloadIdentity): string | undefined {
+  const settings = workloadSettings(client);
+  if (!settings?.serviceAccounts?.length) return `client "${client.id}" is not bound to any ServiceAccount (auth.workload)`;
+  if (settings.issuer && settings.issuer !== who.issuer) return `client "${client.id}" accepts tokens of issuer ${settings.issuer} only`;
+  const binding = settings.serviceAccounts.find((b) => b.namespace === who.namespace && b.name === who.serviceAccount);
+  if (!binding) return `ServiceAccount ${who.namespace}/${who.serviceAccount} is not bound to client "${client.id}"`;
+  if (binding.uid && binding.uid !== who.serviceAccountUid) {
+    return `ServiceAccount ${who.namespace}/${who.serviceAccount} is not the one bound to client "${client.id}" (its uid changed: deleted and re-created?)`;
+  }
+  return undefined;
+}
+
+/**
+ * The client a workload token authenticates, and who the workload is. With no
+ * client_id, the client is the one bound to the token's ServiceAccount, if
+ * exactly one is. Every refusal is a WorkloadError naming what to fix.
+ */
+export async function authenticateWorkload(
+  svc: Services, assertion: string, clientId: string | undefined, now = Math.floor(Date.now() / 1000),
+): Promise<{ client: Stored<Client>; identity: WorkloadIdentity }> {
+  const jwt = parts(assertion);
+  if (jwt.header.alg === 'none' || !jwt.signature.length) throw new WorkloadError('the token is not signed');
+  const iss = jwt.payload.iss;
+  const issuer = typeof iss === 'string' ? await svc.issuers.find(iss) : undefined;
+  if (!issuer) {
+    throw new WorkloadError(`issuer ${JSON.stringify(iss)} is not trusted by this box (trusted: ${(await svc.issuers.names()).join(', ') || 'none'}); `
+      + 'add it to the Box\'s spec.trustedIssuers');
+  }
+  await issuer.verify(assertion, jwt);
+  checkTimes(jwt.payload, now);
+  checkAudience(svc, jwt.payload);
+  const identity = identityOf(issuer.issuer, jwt.payload);
+
+  let client: Stored<Client> | undefined;
+  if (clientId !== undefined) {
+    client = await svc.clients.get(clientId);
+    if (!client) throw new WorkloadError(`there is no client "${clientId}"`);
+  } else {
+    const ids = await svc.workloadBindings.clientsOf(identity.namespace, identity.serviceAccount);
+    if (ids.length === 0) throw new WorkloadError(`ServiceAccount ${identity.namespace}/${identity.serviceAccount} is not bound to any client`);
+    if (ids.length > 1) throw new WorkloadError(`ServiceAccount ${identity.namespace}/${identity.serviceAccount} is bound to several clients (${ids.join(', ')}); send client_id`);
+    client = await svc.clients.get(ids[0]!);
+    if (!client) throw new WorkloadError(`there is no client "${ids[0]}"`);
+  }
+  const problem = bindingProblem(client.resource, identity);
+  if (problem) throw new WorkloadError(problem);
+  return { client, identity };
+}

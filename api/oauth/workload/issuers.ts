@@ -1,0 +1,156 @@
+// The issuers of workload tokens a box trusts: those of BOXAUTH_TRUSTED_ISSUERS
+// (Box.spec.trustedIssuers), and the service-account issuer of the cluster the
+// box runs in, discovered from its API server. Each checks a token's signature
+// its own way: with the issuer's published keys (jwks), or by asking the API
+// server (TokenReview) when the keys cannot be reached.
+import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { Config, TrustedIssuer } from '../../config.js';
+import { HttpsError, kubeCredentials, requestJson } from '../../kube/https.js';
+import type { Logger } from '../../log.js';
+import { RemoteKeySet } from './keys.js';
+
+/** A refusal of a workload token, with a description a person can act on. */
+export class WorkloadError extends Error {}
+
+export interface JwtParts {
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+  signingInput: Buffer;
+  signature: Buffer;
+}
+
+export interface IssuerVerifier {
+  issuer: string;
+  /** Throws WorkloadError unless the token is genuinely the issuer's. */
+  verify(token: string, jwt: JwtParts): Promise<void>;
+}
+
+const ALGS: Record<string, { hash: string; ec: boolean }> = {
+  RS256: { hash: 'sha256', ec: false }, RS384: { hash: 'sha384', ec: false }, RS512: { hash: 'sha512', ec: false },
+  ES256: { hash: 'sha256', ec: true }, ES384: { hash: 'sha384', ec: true }, ES512: { hash: 'sha512', ec: true },
+};
+
+export function verifySignature(alg: string, key: KeyObject, jwt: JwtParts): boolean {
+  const a = ALGS[alg];
+  if (!a || (key.asymmetricKeyType === 'ec') !== a.ec) return false;
+  return crypto.verify(a.hash, jwt.signingInput, a.ec ? { key, dsaEncoding: 'ieee-p1363' } : key, jwt.signature);
+}
+
+class JwksVerifier implements IssuerVerifier {
+  constructor(readonly issuer: string, private readonly keys: RemoteKeySet) {}
+
+  async verify(_token: string, jwt: JwtParts): Promise<void> {
+    const { alg, kid } = jwt.header;
+    if (typeof alg !== 'string' || !ALGS[alg]) throw new WorkloadError(`the token's algorithm ${String(alg)} is not accepted (RS256/384/512, ES256/384/512 are)`);
+    if (typeof kid !== 'string') throw new WorkloadError('the token names no signing key (kid)');
+    let key: KeyObject | undefined;
+    try {
+      key = await this.keys.key(kid);
+    } catch (err) {
+      throw new WorkloadError(`the signing keys of issuer ${this.issuer} could not be fetched (${(err as Error).message}); try again later`);
+    }
+    if (!key) throw new WorkloadError(`the token was signed by a key issuer ${this.issuer} does not publish (kid ${kid})`);
+    if (!verifySignature(alg, key, jwt)) throw new WorkloadError(`the token's signature does not verify with the keys of issuer ${this.issuer}`);
+  }
+}
+
+/** Asks the cluster's API server whether it issued the token (authentication.k8s.io TokenReview). */
+class TokenReviewVerifier implements IssuerVerifier {
+  constructor(readonly issuer: string, private readonly config: Config) {}
+
+  async verify(token: string, jwt: JwtParts): Promise<void> {
+    const kube = kubeCredentials(this.config.kube);
+    if (!kube) throw new WorkloadError('this box cannot reach its cluster\'s API server to review the token');
+    let review: { status?: { authenticated?: boolean; error?: string; user?: { username?: string } } };
+    try {
+      review = await requestJson(`${kube.url}/apis/authentication.k8s.io/v1/tokenreviews`, {
+        method: 'POST', token: kube.token, ca: kube.ca,
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: tokenAudiences(this.config) } },
+      });
+    } catch (err) {
+      throw new WorkloadError(`the cluster's API server could not review the token (${(err as Error).message})`);
+    }
+    if (!review.status?.authenticated) {
+      throw new WorkloadError(`the cluster's API server does not accept the token${review.status?.error ? `: ${review.status.error}` : ''}`);
+    }
+    if (review.status.user?.username !== jwt.payload.sub) throw new WorkloadError('the reviewed token belongs to another subject');
+  }
+}
+
+/** The audiences a workload token must be issued for: the box's URL or its token endpoint. */
+export function tokenAudiences(config: Pick<Config, 'baseUrl'>): string[] {
+  return [config.baseUrl, `${config.baseUrl}/auth/token`];
+}
+
+interface Discovery {
+  issuer?: string;
+  jwks_uri?: string;
+}
+
+export class TrustedIssuers {
+  private readonly configured = new Map<string, IssuerVerifier>();
+  private cluster: IssuerVerifier | undefined;
+  private discovering: Promise<IssuerVerifier | undefined> | undefined;
+  private discoveredAt = 0;
+
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly onKeysFetched: (issuer: string) => void) {
+    for (const trusted of config.trustedIssuers) this.configured.set(trusted.issuer, this.verifierFor(trusted));
+  }
+
+  private verifierFor(trusted: TrustedIssuer): IssuerVerifier {
+    if (trusted.mode === 'tokenreview') return new TokenReviewVerifier(trusted.issuer, this.config);
+    const ca = trusted.caBundle;
+    const keys = new RemoteKeySet(async () => {
+      const uri = trusted.jwksUri
+        ?? (await requestJson<Discovery>(`${trusted.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { ca })).jwks_uri;
+      if (!uri) throw new HttpsError(`the discovery document of ${trusted.issuer} names no jwks_uri`);
+      return (await requestJson<{ keys?: JsonWebKey[] }>(uri, { ca })).keys ?? [];
+    }, () => this.onKeysFetched(trusted.issuer));
+    return new JwksVerifier(trusted.issuer, keys);
+  }
+
+  /** The cluster's own issuer, asked of its API server once (again after a failure, at most every 30 s). */
+  private async clusterIssuer(): Promise<IssuerVerifier | undefined> {
+    if (this.config.clusterIssuer === 'off' || this.cluster) return this.cluster;
+    if (this.discovering && Date.now() - this.discoveredAt < 30_000) return this.discovering;
+    this.discoveredAt = Date.now();
+    this.discovering = this.discover().then((found) => {
+      this.cluster = found;
+      return found;
+    }, (err: Error) => {
+      this.log.warn({ err: err.message }, 'could not discover the cluster\'s service-account issuer; will retry');
+      return undefined;
+    });
+    return this.discovering;
+  }
+
+  private async discover(): Promise<IssuerVerifier | undefined> {
+    const kube = kubeCredentials(this.config.kube);
+    if (!kube) return undefined; // not running in a cluster
+    const found = await requestJson<Discovery>(`${kube.url}/.well-known/openid-configuration`, { token: kube.token, ca: kube.ca });
+    if (!found.issuer) throw new HttpsError('the API server\'s discovery document names no issuer');
+    const issuer = found.issuer;
+    const mode = this.config.clusterIssuer === 'tokenreview' ? 'tokenreview' : 'jwks';
+    this.log.info({ issuer, mode }, 'trusting the cluster\'s service-account issuer');
+    if (mode === 'tokenreview') return new TokenReviewVerifier(issuer, this.config);
+    // The keys come from the API server itself, which this pod can always reach.
+    return new JwksVerifier(issuer, new RemoteKeySet(async () => {
+      const creds = kubeCredentials(this.config.kube);
+      if (!creds) throw new HttpsError('the pod\'s service-account credentials are gone');
+      return (await requestJson<{ keys?: JsonWebKey[] }>(`${creds.url}/openid/v1/jwks`, { token: creds.token, ca: creds.ca })).keys ?? [];
+    }, () => this.onKeysFetched(issuer)));
+  }
+
+  async find(issuer: string): Promise<IssuerVerifier | undefined> {
+    const configured = this.configured.get(issuer);
+    if (configured) return configured;
+    const cluster = await this.clusterIssuer();
+    return cluster?.issuer === issuer ? cluster : undefined;
+  }
+
+  /** Every issuer this box trusts, for messages. */
+  async names(): Promise<string[]> {
+    const cluster = await this.clusterIssuer();
+    return [...this.configured.keys(), ...(cluster ? [cluster.issuer] : [])];
+  }
+}

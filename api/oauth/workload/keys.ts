@@ -1,0 +1,56 @@
+// An issuer's signing keys, fetched on first use and again only when a token
+// names a key we do not have (the issuer rotated) — never on every request —
+// and at most every MIN_REFETCH_MS, so a flood of tokens with made-up key ids
+// cannot turn into a flood of fetches.
+import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
+
+const MIN_REFETCH_MS = 10_000;
+/** Keys are re-read after this long even without an unknown kid, so retired keys stop verifying. */
+const MAX_AGE_MS = 3600_000;
+
+export class RemoteKeySet {
+  private keys = new Map<string, KeyObject>();
+  private fetchedAt = 0;
+  private attemptedAt = 0;
+  private lastError: Error | undefined;
+  private pending: Promise<void> | undefined;
+
+  constructor(private readonly fetchKeys: () => Promise<JsonWebKey[]>, private readonly onFetch: () => void) {}
+
+  private refresh(): Promise<void> {
+    this.pending ??= (async () => {
+      this.attemptedAt = Date.now();
+      try {
+        this.onFetch();
+        const jwks = await this.fetchKeys();
+        const keys = new Map<string, KeyObject>();
+        for (const jwk of jwks) {
+          if (typeof jwk.kid !== 'string' || (jwk.use !== undefined && jwk.use !== 'sig')) continue;
+          try {
+            keys.set(jwk.kid, crypto.createPublicKey({ key: jwk, format: 'jwk' }));
+          } catch {
+            // a key type we cannot use is skipped
+          }
+        }
+        this.keys = keys;
+        this.fetchedAt = Date.now();
+        this.lastError = undefined;
+      } catch (err) {
+        this.lastError = err as Error;
+        throw err;
+      } finally {
+        this.pending = undefined;
+      }
+    })();
+    return this.pending;
+  }
+
+  async key(kid: string): Promise<KeyObject | undefined> {
+    const now = Date.now();
+    const stale = now - this.fetchedAt > MAX_AGE_MS || !this.keys.has(kid);
+    // Until a first fetch succeeds, retry each second; after that, every MIN_REFETCH_MS at most.
+    if (stale && now - this.attemptedAt > (this.fetchedAt ? MIN_REFETCH_MS : 1000)) await this.refresh();
+    if (!this.keys.size && this.lastError) throw this.lastError;
+    return this.keys.get(kid);
+  }
+}

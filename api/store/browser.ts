@@ -1,0 +1,112 @@
+// Records behind the browser flows: signed-in browsers, consents, authorization
+// codes, sign-in throttling and box-wide settings.
+import type { Queryable } from '../db/pool.js';
+
+export async function ensureSetting(db: Queryable, name: string, generate: () => string): Promise<string> {
+  await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, generate()]);
+  return (await db.query<{ value: string }>('SELECT value FROM box_settings WHERE name = $1', [name])).rows[0]!.value;
+}
+
+// --- signed-in browsers
+
+export async function createBrowserSession(db: Queryable, idHash: Buffer, userId: number, expiresAt: Date): Promise<void> {
+  await db.query('INSERT INTO browser_sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)', [idHash, userId, expiresAt]);
+}
+
+/** The user signed in with this cookie, if the browser session is still valid. */
+export async function browserSessionUser(db: Queryable, idHash: Buffer): Promise<number | undefined> {
+  const { rows } = await db.query<{ user_id: number }>(
+    'SELECT user_id FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()', [idHash]);
+  return rows[0]?.user_id;
+}
+
+export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promise<void> {
+  await db.query('DELETE FROM browser_sessions WHERE id_hash = $1', [idHash]);
+}
+
+export async function deleteBrowserSessionsOfUser(db: Queryable, userId: number): Promise<void> {
+  await db.query('DELETE FROM browser_sessions WHERE user_id = $1', [userId]);
+}
+
+// --- consents
+
+export async function consentedScopes(db: Queryable, userId: number, clientId: string): Promise<string[] | undefined> {
+  const { rows } = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+  return rows[0]?.scopes;
+}
+
+export async function recordConsent(db: Queryable, userId: number, clientId: string, scopes: string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO consents (user_id, client_id, scopes) VALUES ($1, $2, $3)
+     ON CONFLICT (user_id, client_id) DO UPDATE SET
+       scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), granted_at = now()`,
+    [userId, clientId, scopes]);
+}
+
+// --- authorization codes
+
+export interface AuthorizationCode {
+  clientId: string;
+  userId: number;
+  redirectUri: string;
+  scope: string | null;
+  codeChallenge: string | null;
+  expiresAt: Date;
+  usedAt: Date | null;
+  sessionId: string | null;
+}
+
+export async function createAuthorizationCode(db: Queryable, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void> {
+  await db.query(
+    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [hash, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge, code.expiresAt]);
+}
+
+/** The code, locked for the rest of the transaction (concurrent exchanges of one code queue here). */
+export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined> {
+  const { rows } = await db.query<{
+    client_id: string; user_id: number; redirect_uri: string; scope: string | null; code_challenge: string | null;
+    expires_at: Date; used_at: Date | null; session_id: string | null;
+  }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
+  const r = rows[0];
+  return r && {
+    clientId: r.client_id, userId: r.user_id, redirectUri: r.redirect_uri, scope: r.scope, codeChallenge: r.code_challenge,
+    expiresAt: r.expires_at, usedAt: r.used_at, sessionId: r.session_id,
+  };
+}
+
+/** A code is used once, whatever the outcome; `sessionId` is what it was exchanged for. */
+export async function markCodeUsed(db: Queryable, hash: Buffer, sessionId: string | null): Promise<void> {
+  await db.query('UPDATE authorization_codes SET used_at = now(), session_id = $2 WHERE code_hash = $1', [hash, sessionId]);
+}
+
+// --- sign-in throttling
+
+/** Failures counted for `key` in the current window (a window older than `windowSeconds` counts as empty). */
+export async function failuresOf(db: Queryable, keys: string[], windowSeconds: number): Promise<Map<string, { failures: number; retryAt: Date }>> {
+  const { rows } = await db.query<{ key: string; failures: number; retry_at: Date }>(
+    `SELECT key, failures, window_start + make_interval(secs => $2) AS retry_at FROM sign_in_failures
+     WHERE key = ANY($1) AND window_start > now() - make_interval(secs => $2)`, [keys, windowSeconds]);
+  return new Map(rows.map((r) => [r.key, { failures: r.failures, retryAt: r.retry_at }]));
+}
+
+export async function recordFailure(db: Queryable, keys: string[], windowSeconds: number): Promise<void> {
+  await db.query(
+    `INSERT INTO sign_in_failures (key, failures, window_start) SELECT unnest($1::text[]), 1, now()
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN sign_in_failures.window_start > now() - make_interval(secs => $2) THEN sign_in_failures.failures + 1 ELSE 1 END,
+       window_start = CASE WHEN sign_in_failures.window_start > now() - make_interval(secs => $2) THEN sign_in_failures.window_start ELSE now() END`,
+    [keys, windowSeconds]);
+}
+
+export async function clearFailures(db: Queryable, key: string): Promise<void> {
+  await db.query('DELETE FROM sign_in_failures WHERE key = $1', [key]);
+}
+
+/** Deletes expired browser sessions, codes and throttling windows. */
+export async function purgeBrowserRecords(db: Queryable, windowSeconds: number): Promise<void> {
+  await db.query('DELETE FROM browser_sessions WHERE expires_at < now()');
+  await db.query("DELETE FROM authorization_codes WHERE expires_at < now() - interval '1 hour'");
+  await db.query('DELETE FROM sign_in_failures WHERE window_start < now() - make_interval(secs => $1)', [windowSeconds]);
+}

@@ -1,0 +1,71 @@
+// The admin UI's page: a shell for assets/admin.js, which signs in through the
+// box's own authorization code flow (client boxauth-admin, PKCE) and manages
+// users and groups through the REST API.
+import { html } from './html.js';
+
+export const ADMIN_CLIENT_ID = 'boxauth-admin';
+
+export function adminPage(box: string, baseUrl: string): string {
+  return `<!doctype html>${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Admin · ${box}</title>
+<link rel="stylesheet" href="/assets/boxauth.css">
+<script type="module" src="/assets/admin.js"></script>
+</head>
+<body class="admin" data-base-url="${baseUrl}" data-client-id="${ADMIN_CLIENT_ID}" data-box="${box}">
+<header class="topbar">
+  <p class="brand">boxauth · <span>${box}</span> · admin</p>
+  <button type="button" id="sign-out" class="secondary" hidden>Sign out</button>
+</header>
+<main id="app">
+  <p id="app-status" role="status">Signing in…</p>
+  <div id="tabs" hidden>
+    <div role="tablist" aria-label="Records">
+      <button type="button" role="tab" id="tab-users" aria-controls="panel-users" aria-selected="true">Users</button>
+      <button type="button" role="tab" id="tab-groups" aria-controls="panel-groups" aria-selected="false" tabindex="-1">Groups</button>
+    </div>
+
+    <section role="tabpanel" id="panel-users" aria-labelledby="tab-users">
+      <div class="toolbar">
+        <label for="users-filter">Filter</label>
+        <input type="search" id="users-filter" autocomplete="off" placeholder="part of an email">
+        <button type="button" id="users-new">New user</button>
+      </div>
+      <div class="split">
+        <ul id="users-list" class="records" aria-label="Users"></ul>
+        <form id="user-form" class="editor" novalidate>
+          <h2 id="user-form-title">New user</h2>
+          <div class="field"><label for="user-email">Email</label><input id="user-email" name="email" type="email" autocomplete="off"><p class="error" id="user-email-error" role="alert"></p></div>
+          <div class="field"><label for="user-password">Password</label><input id="user-password" name="password" type="password" autocomplete="new-password"><p class="hint" id="user-password-hint"></p><p class="error" id="user-password-error" role="alert"></p></div>
+          <div class="field"><label for="user-data">Data</label><textarea id="user-data" name="data" rows="4" spellcheck="false" placeholder='{"any": "JSON"}'></textarea><p class="error" id="user-data-error" role="alert"></p></div>
+          <fieldset class="field" id="user-groups"><legend>Groups</legend><div id="user-groups-options"></div><p class="error" id="user-group-ids-error" role="alert"></p></fieldset>
+          <p class="error" id="user-form-error" role="alert"></p>
+          <div class="actions"><button type="submit">Save</button><button type="button" id="user-delete" class="danger" disabled>Delete</button></div>
+        </form>
+      </div>
+    </section>
+
+    <section role="tabpanel" id="panel-groups" aria-labelledby="tab-groups" hidden>
+      <div class="toolbar">
+        <label for="groups-filter">Filter</label>
+        <input type="search" id="groups-filter" autocomplete="off" placeholder="part of a name">
+        <button type="button" id="groups-new">New group</button>
+      </div>
+      <div class="split">
+        <ul id="groups-list" class="records" aria-label="Groups"></ul>
+        <form id="group-form" class="editor" novalidate>
+          <h2 id="group-form-title">New group</h2>
+          <div class="field"><label for="group-name">Name</label><input id="group-name" name="name" type="text" autocomplete="off"><p class="error" id="group-name-error" role="alert"></p></div>
+          <div class="field"><label for="group-description">Description</label><textarea id="group-description" name="description" rows="3"></textarea><p class="error" id="group-description-error" role="alert"></p></div>
+          <p class="error" id="group-form-error" role="alert"></p>
+          <div class="actions"><button type="submit">Save</button><button type="button" id="group-delete" class="danger" disabled>Delete</button></div>
+        </form>
+      </div>
+    </section>
+  </div>
+</main>
+</body>
+</html>`.text}`;
+}

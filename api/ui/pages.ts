@@ -1,0 +1,146 @@
+// The server-rendered pages of the browser flows. Every field has a visible
+// label, buttons say what they do, and errors are text next to what they
+// concern, in role="alert".
+import { html, type Html } from './html.js';
+
+export interface PageOptions {
+  title: string;
+  box: string;
+  body: Html;
+}
+
+export function page({ title, box, body }: PageOptions): string {
+  return `<!doctype html>${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${box}</title>
+<link rel="stylesheet" href="/assets/boxauth.css">
+</head>
+<body>
+<main class="card">
+<p class="brand">boxauth · <span>${box}</span></p>
+${body}
+</main>
+</body>
+</html>`.text}`;
+}
+
+function hidden(fields: Record<string, string | undefined>): Html[] {
+  return Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+}
+
+function fieldError(id: string, messages: string[] | undefined): Html | false {
+  return !!messages?.length && html`<p class="error" id="${id}-error" role="alert">${messages.join(' ')}</p>`;
+}
+
+function field(id: string, label: string, type: string, value: string, errors: Record<string, string[]>, autocomplete: string): Html {
+  const describedBy = errors[id]?.length ? `${id}-error` : undefined;
+  return html`<div class="field">
+<label for="${id}">${label}</label>
+<input id="${id}" name="${id}" type="${type}" value="${value}" autocomplete="${autocomplete}" required
+  ${describedBy ? html`aria-invalid="true" aria-describedby="${describedBy}"` : ''}>
+${fieldError(id, errors[id])}
+</div>`;
+}
+
+export interface SignInPage {
+  box: string;
+  csrf: string;
+  returnTo: string;
+  email?: string;
+  error?: string;
+  registration: boolean;
+}
+
+export function signInPage(p: SignInPage): string {
+  return page({
+    title: 'Sign in',
+    box: p.box,
+    body: html`<h1>Sign in</h1>
+${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+<form method="post" action="/auth/sign-in">
+${hidden({ csrf: p.csrf, return_to: p.returnTo })}
+${field('email', 'Email', 'email', p.email ?? '', {}, 'username')}
+${field('password', 'Password', 'password', '', {}, 'current-password')}
+<button type="submit">Sign in</button>
+</form>
+${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">Sign up</a></p>` : ''}`,
+  });
+}
+
+export interface SignUpPage {
+  box: string;
+  csrf: string;
+  returnTo: string;
+  email?: string;
+  errors?: Record<string, string[]>;
+}
+
+export function signUpPage(p: SignUpPage): string {
+  const errors = p.errors ?? {};
+  const other = Object.entries(errors).filter(([f]) => f !== 'email' && f !== 'password').flatMap(([, m]) => m);
+  return page({
+    title: 'Sign up',
+    box: p.box,
+    body: html`<h1>Sign up</h1>
+${other.length ? html`<p class="error" role="alert">${other.join(' ')}</p>` : ''}
+<form method="post" action="/auth/sign-up">
+${hidden({ csrf: p.csrf, return_to: p.returnTo })}
+${field('email', 'Email', 'email', p.email ?? '', errors, 'username')}
+${field('password', 'Password', 'password', '', errors, 'new-password')}
+<button type="submit">Sign up</button>
+</form>
+<p>Already have an account? <a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">Sign in</a></p>`,
+  });
+}
+
+export interface ConsentPage {
+  box: string;
+  csrf: string;
+  clientId: string;
+  clientDescription?: string;
+  scope?: string;
+  email: string;
+  params: Record<string, string | undefined>;
+}
+
+export function consentPage(p: ConsentPage): string {
+  const scopes = (p.scope ?? '').split(' ').filter(Boolean);
+  return page({
+    title: 'Allow access?',
+    box: p.box,
+    body: html`<h1>Allow <strong>${p.clientId}</strong> to access your account?</h1>
+${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
+<p>Signed in as <strong>${p.email}</strong>.</p>
+${scopes.length
+    ? html`<p>It asks for:</p><ul class="scopes">${scopes.map((s) => html`<li>${s}</li>`)}</ul>`
+    : html`<p>It asks for access to your account, with no particular scope.</p>`}
+<form method="post" action="/auth/consent" class="actions">
+${hidden({ csrf: p.csrf, ...p.params })}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  });
+}
+
+export function messagePage(box: string, title: string, message: string, alert = true): string {
+  return page({
+    title,
+    box,
+    body: html`<h1>${title}</h1><p ${alert ? html`class="error" role="alert"` : ''}>${message}</p>`,
+  });
+}
+
+export function signOutPage(box: string, csrf: string, returnTo: string, email: string | undefined): string {
+  return page({
+    title: 'Sign out',
+    box,
+    body: email
+      ? html`<h1>Sign out</h1><p>Signed in as <strong>${email}</strong>.</p>
+<form method="post" action="/auth/sign-out">${hidden({ csrf, return_to: returnTo })}<button type="submit">Sign out</button></form>`
+      : html`<h1>Signed out</h1><p role="status">You are signed out.</p>`,
+  });
+}

@@ -1,0 +1,95 @@
+// GET /auth/authorize without a browser: which errors are pages and which go back
+// to the client (RFC 6749 §4.1.2.1 / §4.2.2.1).
+import { expect } from 'chai';
+import { Box, basic } from '../support/box.js';
+
+describe('authorize endpoint', function () {
+  let box: Box;
+  const cb = 'https://app.example/cb';
+
+  before(async function () {
+    box = await Box.start();
+    const root = await box.rootToken();
+    await box.json('PUT', '/Client/spa', { grant_types: ['implicit', 'authorization_code'], auth: { implicit: { redirect_uri: cb }, authorization_code: { redirect_uri: cb } } }, root);
+    await box.json('PUT', '/Client/code-only', { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: cb } } }, root);
+    await box.json('PUT', '/Client/web', { grant_types: ['authorization_code'], secret: 'web-secret-1', auth: { authorization_code: { redirect_uri: cb } } }, root);
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  const authorize = (query: Record<string, string>) => box.request('GET', `/auth/authorize?${new URLSearchParams(query)}`);
+
+  it('not signed in: the sign-in page, with a CSRF token and the way back', async function () {
+    const res = await authorize({ response_type: 'token', client_id: 'spa', state: 's1' });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/text\/html/);
+    expect(res.text).to.match(/<input type="hidden" name="csrf" value="[A-Za-z0-9_-]{43}">/);
+    expect(res.text).to.include('name="return_to" value="/auth/authorize?response_type=token&amp;client_id=spa&amp;state=s1"');
+    expect(res.headers.get('set-cookie')).to.match(/boxauth_csrf=.*HttpOnly; SameSite=Lax/);
+  });
+
+  it('errors after the redirect URI is trusted go back to the client, with the state', async function () {
+    const unsupported = await authorize({ response_type: 'id_token', client_id: 'spa', redirect_uri: cb, state: 'st' });
+    expect(unsupported.status).to.equal(302);
+    const loc = new URL(unsupported.headers.get('location')!);
+    expect(loc.origin + loc.pathname).to.equal(cb);
+    expect(loc.searchParams.get('error')).to.equal('unsupported_response_type');
+    expect(loc.searchParams.get('state')).to.equal('st');
+
+    // cb is a redirect URI code-only registered, so the refusal can go there.
+    const notAllowed = await authorize({ response_type: 'token', client_id: 'code-only', redirect_uri: cb, state: 'st' });
+    expect(notAllowed.status).to.equal(302);
+    expect(new URLSearchParams(new URL(notAllowed.headers.get('location')!).hash.slice(1)).get('error')).to.equal('unauthorized_client');
+    const unregistered = await authorize({ response_type: 'token', client_id: 'code-only', redirect_uri: 'https://elsewhere.example/cb' });
+    expect(unregistered.status).to.equal(400);
+    const implicitErr = await box.request('GET', `/auth/authorize?response_type=token&client_id=spa&state=z&code_challenge_method=S256`);
+    expect(implicitErr.status).to.equal(200); // extra PKCE parameters are ignored by the implicit flow
+  });
+
+  it('a client without a secret must use PKCE (S256 only)', async function () {
+    const noPkce = await authorize({ response_type: 'code', client_id: 'spa', state: 'p' });
+    const loc = new URL(noPkce.headers.get('location')!);
+    expect(loc.searchParams.get('error')).to.equal('invalid_request');
+    expect(loc.searchParams.get('error_description')).to.match(/PKCE/);
+    const plain = await authorize({ response_type: 'code', client_id: 'spa', code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' });
+    expect(new URL(plain.headers.get('location')!).searchParams.get('error')).to.equal('invalid_request');
+    const confidential = await authorize({ response_type: 'code', client_id: 'web', state: 'c' });
+    expect(confidential.status).to.equal(200); // a confidential client may go without PKCE
+  });
+
+  it('implicit errors travel in the fragment', async function () {
+    const res = await authorize({ response_type: 'token', client_id: 'spa', redirect_uri: cb, state: 'f', scope: 'a' });
+    expect(res.status).to.equal(200); // the sign-in page
+    const box2 = await box.json('PUT', '/Client/spa', { grant_types: ['authorization_code'], auth: { implicit: { redirect_uri: cb }, authorization_code: { redirect_uri: cb } } }, await box.rootToken());
+    expect(box2.status).to.equal(200);
+    const refused = await authorize({ response_type: 'token', client_id: 'spa', redirect_uri: cb, state: 'f' });
+    const loc = new URL(refused.headers.get('location')!);
+    expect(loc.search).to.equal('');
+    expect(new URLSearchParams(loc.hash.slice(1)).get('error')).to.equal('unauthorized_client');
+  });
+
+  it('a repeated parameter is an error page', async function () {
+    const res = await box.request('GET', '/auth/authorize?response_type=token&client_id=spa&client_id=web');
+    expect(res.status).to.equal(400);
+    expect(res.text).to.include('more than once');
+  });
+
+  it('the code grant refuses unknown codes, and a confidential client must authenticate', async function () {
+    const unknown = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb, client_id: 'code-only', code_verifier: 'v'.repeat(43) });
+    expect(unknown.status).to.equal(400);
+    expect(unknown.body.error).to.equal('invalid_grant');
+    const noSecret = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb, client_id: 'web' });
+    expect(noSecret.status).to.equal(401);
+    expect(noSecret.body.error).to.equal('invalid_client');
+    const withSecret = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb }, { Authorization: basic('web', 'web-secret-1') });
+    expect(withSecret.body.error).to.equal('invalid_grant');
+  });
+
+  it('answers CORS preflights so browser apps can call the token endpoint and the API', async function () {
+    const res = await box.request('OPTIONS', '/auth/token', { headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
+    expect(res.status).to.equal(204);
+    expect(res.headers.get('access-control-allow-origin')).to.equal('*');
+    expect(res.headers.get('access-control-allow-credentials')).to.equal(null);
+  });
+});

@@ -1,0 +1,50 @@
+// Headless Chromium from Debian, driven by playwright-core, and the example app's
+// static server, for the browser tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { projectPath } from '../../api/paths.js';
+import { freePort } from './ports.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (make test does)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // As the machine's own probe runs it: no sandbox as root, and no background network chatter.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}
+
+const ARTIFACTS = projectPath('test-artifacts');
+
+/** Saves a screenshot under test-artifacts/ (not committed). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+export interface ExampleApp {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** examples/browser-app served on a free port, as `make example-app` serves it. */
+export async function startExampleApp(): Promise<ExampleApp> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [projectPath('examples', 'browser-app', 'serve.mjs'), String(port)], { stdio: 'pipe' });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`example app exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
