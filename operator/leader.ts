@@ -53,40 +53,46 @@ export class LeaderElector {
     return this.leading;
   }
 
-  /**
-   * Waits for the Lease, calls onStarted, renews it until stop() or a failed
-   * renewal; then calls onStopped (only after a lost renewal, not after stop()).
-   */
-  async run(onStarted: () => void, onStopped: () => void): Promise<void> {
-    const { retryPeriodMs, renewDeadlineMs } = this.opts;
+  /** Waits until this replica holds the Lease (true), or until stop() (false). */
+  async acquire(): Promise<boolean> {
     let waitingLogged = false;
-    while (!this.stopped.signal.aborted && !this.leading) {
-      if (await this.tryAcquireOrRenew()) break;
-      if (!waitingLogged) {
-        this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, holder: this.currentHolder() }, 'standing by: another replica holds the leader Lease');
+    while (!this.stopped.signal.aborted) {
+      if (await this.tryAcquireOrRenew()) {
+        this.leading = true;
+        this.metrics.leader.set(1);
+        this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity }, 'became the leader');
+        return true;
+      }
+      const holder = this.currentHolder();
+      if (!waitingLogged && holder && holder !== this.opts.identity) {
+        this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, holder }, 'standing by: another replica holds the leader Lease');
         waitingLogged = true;
       }
-      await sleep(retryPeriodMs * (1 + Math.random() * 0.2), this.stopped.signal);
+      await sleep(this.opts.retryPeriodMs * (1 + Math.random() * 0.2), this.stopped.signal);
     }
-    if (this.stopped.signal.aborted) return;
-    this.leading = true;
-    this.metrics.leader.set(1);
-    this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity }, 'became the leader');
-    onStarted();
+    return false;
+  }
+
+  /**
+   * Renews the Lease every retryPeriod until stop() ('stopped'), or until it
+   * could not be renewed for renewDeadline ('lost'): the leader must then stop
+   * acting at once, before leaseDuration lets another replica take over.
+   */
+  async hold(): Promise<'lost' | 'stopped'> {
     let lastRenew = Date.now();
     while (!this.stopped.signal.aborted) {
-      await sleep(retryPeriodMs, this.stopped.signal);
+      await sleep(this.opts.retryPeriodMs, this.stopped.signal);
       if (this.stopped.signal.aborted) break;
       if (await this.tryAcquireOrRenew()) {
         lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > renewDeadlineMs) {
+      } else if (Date.now() - lastRenew > this.opts.renewDeadlineMs) {
         this.leading = false;
         this.metrics.leader.set(0);
         this.log.error({ lease: `${this.opts.namespace}/${this.opts.name}` }, 'lost the leader Lease (could not renew it in time)');
-        onStopped();
-        return;
+        return 'lost';
       }
     }
+    return 'stopped';
   }
 
   private currentHolder(): string {

@@ -114,19 +114,23 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  await elector.run(() => {
+  // Lead while the Lease is ours. A leader that cannot renew it (the API server
+  // unreachable for longer than the renew deadline) stops its controllers and
+  // campaigns again: it recovers without a restart of the process.
+  while (await elector.acquire()) {
     manager = new Manager(kube, config, {
-      adminUrl: adminUrl!, boxDatabaseHost: config.boxDatabaseHost, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy,
+      adminUrl, boxDatabaseHost: config.boxDatabaseHost, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy,
     }, log, metrics);
-    manager.start().then(() => log.info('caches synced; reconciling'), (err: Error) => {
+    const current = manager;
+    current.start().then(() => log.info('caches synced; reconciling'), (err: Error) => {
       log.fatal({ err: err.message }, 'could not start the controllers');
       process.exit(1);
     });
-  }, () => {
-    // Another replica may be leading now: stop at once; the Deployment restarts this one as a standby.
-    log.fatal('lost the leader Lease; exiting');
-    process.exit(1);
-  });
+    if ((await elector.hold()) === 'stopped') return; // shutdown() stops the manager
+    log.warn('stopping the controllers until the Lease is ours again');
+    await current.stop(config.shutdownTimeoutMs);
+    if (manager === current) manager = undefined;
+  }
 }
 
 main().catch((err: Error) => {

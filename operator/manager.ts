@@ -28,6 +28,9 @@ export class Manager {
   readonly policies: AccessPolicyController;
   private resyncTimer: NodeJS.Timeout | undefined;
   private started = false;
+  private stopping = false;
+  private markStopped!: () => void;
+  private readonly stopped = new Promise<void>((resolve) => { this.markStopped = resolve; });
 
   constructor(kube: Kube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics) {
     const informer = <T extends KObject>(name: string, type: ResourceType, extra: { labelSelector?: string; metadataOnly?: boolean } = {}): Informer<T> => {
@@ -74,7 +77,8 @@ export class Manager {
   /** Starts the informers, waits for their caches, then the controllers and the resync timer. */
   async start(): Promise<void> {
     for (const i of this.informers) i.start();
-    await Promise.all(this.informers.map((i) => i.synced));
+    await Promise.race([Promise.all(this.informers.map((i) => i.synced)), this.stopped]);
+    if (this.stopping) return;
     const workers = this.config.workers;
     this.boxes.start(workers);
     this.clients.start(workers);
@@ -89,6 +93,8 @@ export class Manager {
 
   /** Stops handing out work, lets reconciles in progress finish (up to timeoutMs), stops the informers. */
   async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.markStopped();
     clearInterval(this.resyncTimer);
     const drained = Promise.all([this.boxes.stop(), this.clients.stop(), this.policies.stop()]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);

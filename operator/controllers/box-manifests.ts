@@ -74,7 +74,11 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_JWT_ALG', value: spec.jwtAlg ?? 'ES256' },
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
     { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
+    { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
+    ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),
   ];
+  // Workload identity reads the cluster's issuer and keys (or reviews tokens) with the pod's own token.
+  const needsApiServer = (spec.clusterIssuer ?? 'auto') !== 'off' || (spec.trustedIssuers ?? []).some((i) => i.mode === 'tokenreview');
   const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
   return {
     metadata: { name: names.deployment, namespace: box.metadata.namespace, labels, ownerReferences: [ownerReference(box)] },
@@ -84,7 +88,8 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
       template: {
         metadata: { labels, annotations: { 'boxauth.io/config-hash': configHash } },
         spec: {
-          automountServiceAccountToken: false,
+          automountServiceAccountToken: needsApiServer,
+          ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
           enableServiceLinks: false,
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [{

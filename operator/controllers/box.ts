@@ -32,6 +32,9 @@ export interface BoxSpec {
   resources?: Record<string, unknown>;
   database?: { secretRef?: { name: string; key?: string } };
   reclaimPolicy?: 'Retain' | 'Delete';
+  clusterIssuer?: 'auto' | 'off' | 'tokenreview';
+  trustedIssuers?: { issuer: string; jwksUri?: string; mode?: 'jwks' | 'tokenreview'; caBundle?: string }[];
+  serviceAccountName?: string;
 }
 
 export type BoxResource = Resource<BoxSpec>;
