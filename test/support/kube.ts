@@ -7,6 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Kube } from '../../operator/kube.js';
+import { containerOf } from '../../operator/run-box.js';
 import { Box } from './box.js';
 import { Cluster } from './cluster.js';
 import { freePort } from './ports.js';
@@ -107,33 +110,29 @@ export class TestCluster {
     return file;
   }
 
+  /** A client of the API server with the admin credentials (for reads that need no kubectl). */
+  adminKube(): Kube {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfig);
+    return new Kube(kc);
+  }
+
   /**
-   * Starts the first container of a Deployment as a kubelet would: its command
-   * from the project root, its env with valueFrom.secretKeyRef /
-   * configMapKeyRef / fieldRef resolved from the API server. Answers at
+   * Starts the first container of a Deployment as a kubelet would (see
+   * operator/run-box.ts, which developers use for the same): its command from
+   * the project root, its env resolved from the API server. Answers at
    * 127.0.0.1 on the container port.
    */
-  async runDeployment(namespace: string, name: string): Promise<{ box: Box; deployment: any; env: Record<string, string> }> {
-    const deployment = await this.json(['get', 'deployment', '-n', namespace, name]);
-    const container = deployment.spec.template.spec.containers[0];
-    const env: Record<string, string> = {};
-    const podName = `${name}-test-pod`;
-    for (const e of container.env ?? []) {
-      if (e.value !== undefined) env[e.name] = e.value;
-      else if (e.valueFrom?.secretKeyRef) env[e.name] = await this.secretValue(namespace, e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key);
-      else if (e.valueFrom?.configMapKeyRef) {
-        const cm = await this.json(['get', 'configmap', '-n', namespace, e.valueFrom.configMapKeyRef.name]);
-        env[e.name] = cm.data[e.valueFrom.configMapKeyRef.key];
-      } else if (e.valueFrom?.fieldRef) {
-        env[e.name] = ({ 'metadata.namespace': namespace, 'metadata.name': podName } as Record<string, string>)[e.valueFrom.fieldRef.fieldPath] ?? '';
-      } else {
-        env[e.name] = '';
-      }
+  async runDeployment(namespace: string, name: string): Promise<{ box: Box; env: Record<string, string> }> {
+    const kube = this.adminKube();
+    try {
+      const { container, env } = await containerOf(kube, namespace, name);
+      const command = [...(container.command ?? []), ...(container.args ?? [])];
+      const box = await Box.runContainer(command, env, `http://127.0.0.1:${container.ports![0]!.containerPort}`);
+      return { box, env };
+    } finally {
+      kube.close();
     }
-    const port = container.ports[0].containerPort as number;
-    const command = [...(container.command ?? []), ...(container.args ?? [])];
-    const box = await Box.runContainer(command, env, `http://127.0.0.1:${port}`);
-    return { box, deployment, env };
   }
 }
 
