@@ -7,7 +7,7 @@ MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 300
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-integration test-e2e test-operator lint bench clean chromium example-app \
-	kube-binaries kube-up kube-down operator bench-operator e2e-kind
+	kube-binaries kube-up kube-down operator box bench-operator e2e-kind
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -70,6 +70,10 @@ kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
 
 operator: dist/.built ## run the operator against the cluster of KUBECONFIG; box databases on DATABASE_URL (default: make run's embedded PostgreSQL)
 	node dist/operator/main.js
+
+box: dist/.built ## run a box's pod here, from its Deployment (no kubelet needed): make box NAMESPACE=team-a [BOX=auth]
+	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>]" >&2; exit 2; }
+	node dist/operator/run-box.js $(NAMESPACE) $(BOX)
 
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js
