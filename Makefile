@@ -68,12 +68,15 @@ kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the exp
 kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
 	@scripts/kube-down.sh
 
-operator: dist/.built ## run the operator against the cluster of KUBECONFIG; box databases on DATABASE_URL (default: make run's embedded PostgreSQL)
-	node dist/operator/main.js
+# KUBECONFIG, else the cluster of `make kube-up` when it has one.
+KUBECONFIG_OR_LOCAL = $(or $(KUBECONFIG),$(wildcard $(CURDIR)/.boxauth/kube/kubeconfig))
+
+operator: dist/.built ## run the operator against KUBECONFIG's cluster (default: make kube-up's); box databases on DATABASE_URL (default: make run's PostgreSQL)
+	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) node dist/operator/main.js
 
 box: dist/.built ## run a box's pod here, from its Deployment (no kubelet needed): make box NAMESPACE=team-a [BOX=auth]
 	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>]" >&2; exit 2; }
-	node dist/operator/run-box.js $(NAMESPACE) $(BOX)
+	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) node dist/operator/run-box.js $(NAMESPACE) $(BOX)
 
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js
