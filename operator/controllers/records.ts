@@ -98,12 +98,15 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
       return this.notReady(obj, new Problem('BoxNotFound',
         `no Box in namespace ${namespace}: create one (e.g. kubectl apply -n ${namespace} -f examples/box.yaml)`));
     }
-    if (!isReady(box) || !pool) {
+    if (!isReady(box)) {
       const why = findCondition(box.status?.conditions, 'Ready');
       // Not a failure of this resource (the Box reports its own): no Warning Event.
       return this.notReady(obj, new Problem('BoxNotReady',
         `Box ${box.metadata.name} is not ready${why?.message ? `: ${why.message}` : ' yet'}`, { event: false }));
     }
+    // A ready Box whose database this process has not connected to yet (it just started): the
+    // Box's reconcile connects it and enqueues this again; the status stays as it is meanwhile.
+    if (!pool) return { ready: false, requeueAfterMs: 2000 };
     try {
       const desired = await this.desired(obj, pool, box);
       await this.writeRecord(obj, pool, desired);

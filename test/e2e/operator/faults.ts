@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { OPERATOR_NAMESPACE, sql, startOperator, suite, token, waitReady } from './suite.js';
+import { OPERATOR_NAMESPACE, readyOf, sql, startOperator, suite, token, waitReady } from './suite.js';
 
 const NS = 'faults';
 
@@ -40,6 +40,7 @@ export function describeFaults(): void {
 
     it('loses and duplicates nothing when the operator is killed mid-reconcile', async function () {
       const n = 20;
+      const billingReady = await readyOf('client', 'team-a', 'billing');
       const before = await suite.operator.metric('boxauth_operator_reconciles_total', { controller: 'client', result: 'ok' });
       await suite.cluster.k(['apply', '-f', '-'], clients('crash', n));
       // Kill it (SIGKILL: no goodbye) while it is busy with the new Clients.
@@ -52,6 +53,8 @@ export function describeFaults(): void {
       // The same pod restarted: same identity, so it takes its Lease back at once.
       suite.operator = await startOperator('operator-1');
       for (let i = 0; i < n; i++) await waitReady('client', NS, `crash-${i}`);
+      // What was ready stayed ready: a restart does not flap conditions.
+      expect(await readyOf('client', 'team-a', 'billing')).to.deep.equal(billingReady);
       const secrets = (await suite.cluster.json(['get', 'secrets', '-n', NS, '-l', 'boxauth.io/client'])).items;
       expect(secrets).to.have.length(n);
       const schema = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
