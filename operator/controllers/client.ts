@@ -93,7 +93,10 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const same = stored?.managedBy === this.managedBy(obj) && stored.secretHash !== null
       && (await this.verifier.verify(key, stored.secretHash, secret));
-    return { record, secretHash: same ? undefined : await hashSecret(secret), status: { secretName: source.name } };
+    if (same) return { record, secretHash: undefined, status: { secretName: source.name } };
+    const secretHash = await hashSecret(secret);
+    this.verifier.remember(key, secretHash, secret); // the next pass (e.g. the Secret's own event) needs no argon2
+    return { record, secretHash, status: { secretName: source.name } };
   }
 
   private async referencedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
