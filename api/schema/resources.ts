@@ -13,7 +13,9 @@ import { ValidationError, type FieldErrors } from '../errors.js';
 import { projectPath } from '../paths.js';
 
 type Schema = Record<string, unknown>;
-type Spec = Record<string, unknown> & { grant_types?: string[]; auth?: Record<string, unknown>; engine?: string };
+type Spec = Record<string, unknown> & {
+  grant_types?: string[]; auth?: Record<string, unknown>; engine?: string; secretRef?: unknown; generateSecret?: boolean;
+};
 
 export type ResourceKind = 'Client' | 'AccessPolicy';
 
@@ -25,7 +27,10 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     !s.grant_types?.includes('implicit') || s.auth?.implicit !== undefined,
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
-"!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
+  // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload))": (s) =>
+    !s.grant_types?.includes('client_credentials') || s.secretRef !== undefined || s.generateSecret !== false || s.auth?.workload !== undefined,
+  "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
   "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
@@ -75,7 +80,9 @@ function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
   const body = toJsonSchema(spec) as Schema & { properties: Schema };
   const properties: Schema = { ...body.properties, id: ID_SCHEMA, resourceType: { const: kind }, meta: { type: 'object' } };
   if (kind === 'Client') {
-    delete properties.secretRef; // a Kubernetes-only field: the REST API takes the secret itself
+    // Kubernetes-only fields: the REST API takes the secret itself.
+    delete properties.secretRef;
+    delete properties.generateSecret;
     properties.secret = { type: 'string', minLength: 8, maxLength: 512 };
   }
   return { schema: { ...body, properties }, rules };

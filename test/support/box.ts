@@ -35,8 +35,21 @@ export class Box {
     readonly databaseUrl: string | undefined,
     readonly dataDir: string,
     readonly env: Record<string, string>,
+    /** The command, run from the project root; the default is what `make run` runs. */
+    private readonly command: string[] = [process.execPath, projectPath('dist', 'api', 'main.js')],
   ) {
     this.rootSecret = env.BOXAUTH_ROOT_CLIENT_SECRET ?? '';
+  }
+
+  /**
+   * Runs a container's command from the project root with exactly its
+   * environment (plus PATH, which the image would give it), as a kubelet would;
+   * `url` is where it will answer.
+   */
+  static async runContainer(command: string[], env: Record<string, string>, url: string): Promise<Box> {
+    const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', env, command);
+    await box.launch();
+    return box;
   }
 
   static async start(options: BoxOptions = {}): Promise<Box> {
@@ -60,7 +73,9 @@ export class Box {
 
   /** (Re)starts the process with the same port, database and environment. */
   async launch(extraEnv: Record<string, string> = {}): Promise<void> {
-    const child = spawn(process.execPath, [projectPath('dist', 'api', 'main.js')], {
+    const [file, ...args] = this.command;
+    const child = spawn(file!, args, {
+      cwd: projectPath(),
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -40,7 +40,19 @@ describe('resource schemas from crds/', function () {
       .to.have.keys('id', 'auth.implicit.redirect_uri');
     expect(errorsOf('Client', { id: 'a', grant_types: ['client_credentials'], secret: 'short' })).to.have.key('secret');
     expect(errorsOf('Client', { id: 'a', grant_types: ['client_credentials'], secretRef: { name: 'k8s-only' } })).to.have.key('secretRef');
+    expect(errorsOf('Client', { id: 'a', grant_types: ['implicit'], generateSecret: false, auth: { implicit: { redirect_uri: 'https://x.example/cb' } } }))
+      .to.have.key('generateSecret');
     expect(errorsOf('AccessPolicy', { id: 'p', engine: 'matcho' })).to.deep.equal({ matcho: ['engine matcho needs a matcho pattern'] });
     expect(errorsOf('AccessPolicy', { id: 'p', engine: 'allow', resourceType: 'Client' })).to.have.key('resourceType');
+  });
+
+  it('the Client twin of "a client_credentials client needs a secret source" judges Kubernetes specs as CEL does', function () {
+    const rule = readCrdSchema('Client').rules.find((r) => r.rule.includes('generateSecret'))!;
+    const twin = CEL_TWINS[rule.rule]!;
+    expect(twin({ grant_types: ['client_credentials'] })).to.equal(true); // the operator generates one
+    expect(twin({ grant_types: ['client_credentials'], generateSecret: false })).to.equal(false);
+    expect(twin({ grant_types: ['client_credentials'], generateSecret: false, secretRef: { name: 's' } })).to.equal(true);
+    expect(twin({ grant_types: ['implicit'], generateSecret: false })).to.equal(true);
+    expect(twin({ grant_types: ['client_credentials'], generateSecret: false, auth: { workload: { serviceAccounts: [] } } })).to.equal(true);
   });
 });

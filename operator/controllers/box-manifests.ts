@@ -1,0 +1,126 @@
+// The Deployment and Service of a box's API, as the operator applies them. The
+// Deployment carries all of the API's configuration in its environment (values,
+// or references to the Secrets the operator wrote): the same BOXAUTH_*
+// variables `make run` reads (api/config.ts). Its container command runs
+// unchanged from a checkout after `make build` too.
+import { createHash } from 'node:crypto';
+import type { KObject } from '../kube.js';
+import { MANAGED_LABELS, ownerReference } from '../controller.js';
+import type { BoxResource } from './box.js';
+
+export const API_COMMAND = ['node', 'dist/api/main.js'];
+export const ROOT_CLIENT_ID = 'root';
+export const SIGNING_KEY_FILE = 'signing-key.pem';
+const SERVICE_PORT = 80;
+
+export interface BoxNames {
+  deployment: string;
+  service: string;
+  secrets: { database: string; signingKey: string; rootClient: string; admin: string };
+}
+
+export function boxNames(box: BoxResource): BoxNames {
+  const name = box.metadata.name;
+  return {
+    deployment: name,
+    service: name,
+    secrets: {
+      database: `${name}-database`,
+      signingKey: `${name}-signing-key`,
+      rootClient: `${name}-root-client`,
+      admin: `${name}-admin`,
+    },
+  };
+}
+
+export function baseUrlOf(box: BoxResource): string {
+  return (box.spec?.baseUrl ?? `http://${box.metadata.name}.${box.metadata.namespace}.svc`).replace(/\/+$/, '');
+}
+
+export function selectorLabels(box: BoxResource): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'boxauth',
+    'app.kubernetes.io/instance': box.metadata.name,
+    'app.kubernetes.io/component': 'api',
+  };
+}
+
+const secretEnv = (name: string, secret: string, key: string): unknown => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+
+export interface DeploymentSettings {
+  image: string;
+  imagePullPolicy: string;
+  /** resourceVersions of the Secrets the pods read: a change rolls the pods. */
+  secretVersions: string[];
+}
+
+export function apiDeployment(box: BoxResource, settings: DeploymentSettings): KObject {
+  const spec = box.spec ?? {};
+  const names = boxNames(box);
+  const port = spec.port ?? 8080;
+  const labels = { ...selectorLabels(box), ...MANAGED_LABELS };
+  const env = [
+    { name: 'BOXAUTH_BOX', value: `${box.metadata.namespace}/${box.metadata.name}` },
+    { name: 'BOXAUTH_PORT', value: String(port) },
+    { name: 'BOXAUTH_HOST', value: '0.0.0.0' },
+    { name: 'BOXAUTH_BASE_URL', value: baseUrlOf(box) },
+    { name: 'BOXAUTH_DATA_DIR', value: '/tmp/boxauth' },
+    secretEnv('DATABASE_URL', names.secrets.database, 'DATABASE_URL'),
+    { name: 'BOXAUTH_ROOT_CLIENT_ID', value: ROOT_CLIENT_ID },
+    secretEnv('BOXAUTH_ROOT_CLIENT_SECRET', names.secrets.rootClient, 'client-secret'),
+    { name: 'BOXAUTH_ADMIN_EMAIL', value: spec.admin?.email ?? 'admin@localhost' },
+    secretEnv('BOXAUTH_ADMIN_PASSWORD', names.secrets.admin, 'password'),
+    { name: 'BOXAUTH_REGISTRATION', value: String(spec.registration ?? false) },
+    { name: 'BOXAUTH_JWT_ALG', value: spec.jwtAlg ?? 'ES256' },
+    secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
+    { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
+    { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
+    ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),
+  ];
+  // Workload identity reads the cluster's issuer and keys (or reviews tokens) with the pod's own token.
+  const needsApiServer = (spec.clusterIssuer ?? 'auto') !== 'off' || (spec.trustedIssuers ?? []).some((i) => i.mode === 'tokenreview');
+  const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
+  return {
+    metadata: { name: names.deployment, namespace: box.metadata.namespace, labels, ownerReferences: [ownerReference(box)] },
+    spec: {
+      replicas: spec.replicas ?? 1,
+      selector: { matchLabels: selectorLabels(box) },
+      template: {
+        metadata: { labels, annotations: { 'boxauth.io/config-hash': configHash } },
+        spec: {
+          automountServiceAccountToken: needsApiServer,
+          ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
+          enableServiceLinks: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{
+            name: 'api',
+            image: spec.image ?? settings.image,
+            imagePullPolicy: settings.imagePullPolicy,
+            command: API_COMMAND,
+            ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+            env,
+            readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
+            livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
+            resources: spec.resources ?? { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+          }],
+          volumes: [{ name: 'tmp', emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+export function apiService(box: BoxResource): KObject {
+  return {
+    metadata: {
+      name: boxNames(box).service, namespace: box.metadata.namespace,
+      labels: { ...selectorLabels(box), ...MANAGED_LABELS }, ownerReferences: [ownerReference(box)],
+    },
+    spec: {
+      selector: selectorLabels(box),
+      ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}

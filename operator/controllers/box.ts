@@ -1,0 +1,271 @@
+// Box resources → a box: its PostgreSQL schema and role, its Secrets (database
+// URL, signing key, root client, admin password), its API Deployment and
+// Service, all owned by the Box. One Box per namespace: the oldest one wins, a
+// second is refused.
+//
+// Finalizer rule (spec.reclaimPolicy): Retain keeps the schema and hands the
+// records of Client/AccessPolicy resources to the REST API (managed_by
+// cleared); Delete drops the schema and the role. The Kubernetes objects go
+// with the Box through their ownerReferences.
+import { randomBytes } from 'node:crypto';
+import type { JwtAlg } from '../../api/config.js';
+import type { Pool } from '../../api/db/pool.js';
+import { generateKeyPair } from '../../api/oauth/jwt.js';
+import { generateSecret } from '../../api/oauth/secrets.js';
+import { accessPolicies } from '../../api/store/policies.js';
+import { clients } from '../../api/store/clients.js';
+import { boxDbNames, databaseOf, urlAs, type BoxDatabases } from '../boxdb.js';
+import { Controller, MANAGED_LABELS, ownerReference, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
+import type { Informer } from '../informer.js';
+import { BOXES, DEPLOYMENTS, isConflict, SECRETS, SERVICES, type KObject } from '../kube.js';
+import { apiDeployment, apiService, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE } from './box-manifests.js';
+
+export interface BoxSpec {
+  replicas?: number;
+  port?: number;
+  baseUrl?: string;
+  registration?: boolean;
+  jwtAlg?: JwtAlg;
+  admin?: { email?: string };
+  logLevel?: string;
+  image?: string;
+  resources?: Record<string, unknown>;
+  database?: { secretRef?: { name: string; key?: string } };
+  reclaimPolicy?: 'Retain' | 'Delete';
+  clusterIssuer?: 'auto' | 'off' | 'tokenreview';
+  trustedIssuers?: { issuer: string; jwksUri?: string; mode?: 'jwks' | 'tokenreview'; caBundle?: string }[];
+  serviceAccountName?: string;
+}
+
+export type BoxResource = Resource<BoxSpec>;
+type SecretObject = KObject & { data?: Record<string, string> };
+type DeploymentObject = KObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number; observedGeneration?: number } };
+
+export const BOX_FINALIZER = 'boxauth.io/box';
+const ALG_ANNOTATION = 'boxauth.io/jwt-alg';
+
+export interface BoxSettings {
+  /** The operator's own database (DATABASE_URL): boxes without spec.database live there. */
+  adminUrl: string;
+  /** host[:port] the API pods use for that database, when not the host of adminUrl. */
+  boxDatabaseHost: string | undefined;
+  image: string;
+  imagePullPolicy: string;
+}
+
+const decode = (b64: string | undefined): string | undefined => (b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'));
+const dataOf = (secret: SecretObject): Record<string, string> =>
+  Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, decode(v)!]));
+
+export class BoxController extends Controller<BoxResource> {
+  private readonly readyListeners: ((namespace: string) => void)[] = [];
+
+  constructor(
+    informer: Informer<BoxResource>,
+    private readonly secrets: Informer<KObject>,
+    private readonly deployments: Informer<DeploymentObject>,
+    deps: ControllerDeps,
+    private readonly databases: BoxDatabases,
+    private readonly settings: BoxSettings,
+  ) {
+    super('box', BOXES, informer, deps);
+  }
+
+  /** Called after each successful reconcile of a box: its Clients and AccessPolicies can be (re)written. */
+  onReady(listener: (namespace: string) => void): void {
+    this.readyListeners.push(listener);
+  }
+
+  /** The namespace's box: the oldest Box not being deleted (else the oldest being deleted). */
+  activeBox(namespace: string): BoxResource | undefined {
+    const order = (b: BoxResource): string => `${b.metadata.deletionTimestamp ? 1 : 0}|${b.metadata.creationTimestamp}|${b.metadata.name}`;
+    return this.informer.list(namespace).sort((a, b) => order(a).localeCompare(order(b)))[0];
+  }
+
+  /** The pool of the box's database, once this process has provisioned it. */
+  pool(box: BoxResource): Pool | undefined {
+    return this.activeBox(box.metadata.namespace!)?.metadata.uid === box.metadata.uid ? this.databases.pool(box.metadata.namespace!) : undefined;
+  }
+
+  /** Records the box API creates for itself at start-up: a resource may not take them over. */
+  reservedIds(kind: 'Client' | 'AccessPolicy'): string[] {
+    return kind === 'Client' ? [ROOT_CLIENT_ID] : [`${ROOT_CLIENT_ID}-allow`, 'admins-allow'];
+  }
+
+  /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database refers to it. */
+  boxesUsing(obj: KObject): string[] {
+    const ns = obj.metadata.namespace!;
+    const names = new Set<string>();
+    for (const o of obj.metadata.ownerReferences ?? []) if (o.kind === 'Box' && o.apiVersion.startsWith('boxauth.io/')) names.add(o.name);
+    for (const b of this.informer.list(ns)) if (b.spec?.database?.secretRef?.name === obj.metadata.name) names.add(b.metadata.name);
+    return [...names];
+  }
+
+  protected fingerprint(box: BoxResource): string {
+    const ns = box.metadata.namespace!;
+    const names = boxNames(box);
+    const versions = [...Object.values(names.secrets), box.spec?.database?.secretRef?.name]
+      .map((n) => (n ? this.secrets.get(ns, n)?.metadata.resourceVersion : ''));
+    const deployment = this.deployments.get(ns, names.deployment);
+    return `${this.activeBox(ns)?.metadata.uid === box.metadata.uid}|${versions.join(',')}|${deployment?.metadata.resourceVersion}|${this.databases.pool(ns) ? 1 : 0}`;
+  }
+
+  protected override async forgetObject(namespace: string): Promise<void> {
+    if (!this.activeBox(namespace)) await this.databases.forget(namespace);
+  }
+
+  protected async reconcile(box: BoxResource): Promise<Outcome> {
+    const ns = box.metadata.namespace!;
+    const active = this.activeBox(ns);
+    if (box.metadata.deletionTimestamp) return this.finalize(box, active?.metadata.uid === box.metadata.uid);
+    if (active && active.metadata.uid !== box.metadata.uid) {
+      await this.writeStatus(box, { type: 'Ready', status: 'False', reason: 'DuplicateBox',
+        message: `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace` });
+      return { ready: false };
+    }
+    await this.setFinalizer(box, BOX_FINALIZER, true);
+    const names = boxNames(box);
+    try {
+      const adminUrl = await this.adminUrl(box);
+      const database = await this.databaseSecret(box, adminUrl);
+      const db = await this.databases.ensure(ns, adminUrl, dataOf(database).password!);
+      const secrets = [
+        database,
+        await this.signingKeySecret(box),
+        await this.ensureSecret(box, names.secrets.rootClient, () => ({ 'client-id': ROOT_CLIENT_ID, 'client-secret': generateSecret() })),
+        await this.ensureSecret(box, names.secrets.admin, () => ({
+          email: box.spec?.admin?.email ?? 'admin@localhost', password: generateSecret().slice(0, 24),
+        })),
+      ];
+      const secretVersions = secrets.map((x) => x.metadata.resourceVersion ?? '');
+      await this.kube.apply(SERVICES, ns, apiService(box));
+      const deployment = await this.kube.apply<DeploymentObject>(DEPLOYMENTS, ns, apiDeployment(box, {
+        image: this.settings.image, imagePullPolicy: this.settings.imagePullPolicy, secretVersions,
+      }));
+      const url = baseUrlOf(box);
+      await this.writeStatus(box, {
+        type: 'Ready', status: 'True', reason: 'Provisioned',
+        message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
+      }, {
+        url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
+        availableReplicas: deployment.status?.availableReplicas ?? 0,
+      }, [this.availability(box, deployment)]);
+      for (const listener of this.readyListeners) listener(ns);
+      return { ready: true };
+    } catch (err) {
+      const problem = err instanceof Problem ? err : new Problem('ProvisioningFailed', `${(err as Error).message}; retrying`);
+      await this.writeStatus(box, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(box))
+        .catch(() => undefined);
+      throw err; // retried with backoff: a database or API server may come back by itself
+    }
+  }
+
+  private availability(box: BoxResource, deployment: DeploymentObject) {
+    const want = box.spec?.replicas ?? 1;
+    const available = deployment.status?.availableReplicas ?? 0;
+    const selector = `app.kubernetes.io/instance=${box.metadata.name}`;
+    if (want === 0) return { type: 'Available', status: 'False' as const, reason: 'ScaledToZero', message: 'spec.replicas is 0' };
+    if (available > 0) {
+      return { type: 'Available', status: 'True' as const, reason: 'MinimumReplicasAvailable', message: `${available} of ${want} API pods available` };
+    }
+    return { type: 'Available', status: 'False' as const, reason: 'NoPodsAvailable',
+      message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };
+  }
+
+  /** The administrative URL of the box's database: from spec.database.secretRef, or the operator's own. */
+  private async adminUrl(box: BoxResource): Promise<string> {
+    const ref = box.spec?.database?.secretRef;
+    if (!ref) return this.settings.adminUrl;
+    const ns = box.metadata.namespace!;
+    const key = ref.key ?? 'DATABASE_URL';
+    const secret = await this.kube.find<SecretObject>(SECRETS, ns, ref.name);
+    if (!secret) throw new Problem('DatabaseSecretNotFound', `Secret ${ns}/${ref.name} (spec.database.secretRef) does not exist`);
+    const url = decode(secret.data?.[key]);
+    if (!url || !/^postgres(ql)?:\/\//.test(url)) {
+      throw new Problem('DatabaseSecretInvalid', `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
+    }
+    return url;
+  }
+
+  /** The Secret with the box role's password and the URL the API pods use. */
+  private async databaseSecret(box: BoxResource, adminUrl: string): Promise<SecretObject> {
+    const ns = box.metadata.namespace!;
+    const name = boxNames(box).secrets.database;
+    const host = box.spec?.database?.secretRef ? undefined : this.settings.boxDatabaseHost;
+    const { role } = boxDbNames(ns, databaseOf(adminUrl));
+    const secret = await this.ensureSecret(box, name, () => {
+      const password = randomBytes(24).toString('base64url');
+      return { DATABASE_URL: urlAs(adminUrl, role, password, host), username: role, password };
+    });
+    const data = dataOf(secret);
+    const wanted = urlAs(adminUrl, role, data.password!, host);
+    if (data.DATABASE_URL === wanted && data.username === role) return secret;
+    return this.kube.patch<SecretObject>(SECRETS, ns, name, { stringData: { DATABASE_URL: wanted, username: role } });
+  }
+
+  /** The signing key; a new one when spec.jwtAlg changed (the API retires the old one, still publishing it). */
+  private async signingKeySecret(box: BoxResource): Promise<SecretObject> {
+    const alg = box.spec?.jwtAlg ?? 'ES256';
+    const pem = (): string => generateKeyPair(alg).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const name = boxNames(box).secrets.signingKey;
+    const secret = await this.ensureSecret(box, name, () => ({ [SIGNING_KEY_FILE]: pem() }), { [ALG_ANNOTATION]: alg });
+    if (secret.metadata.annotations?.[ALG_ANNOTATION] === alg) return secret;
+    this.deps.events.normal(box, 'SigningKeyReplaced', `generated a new ${alg} signing key (spec.jwtAlg changed)`);
+    return this.kube.patch<SecretObject>(SECRETS, box.metadata.namespace, name, {
+      metadata: { annotations: { [ALG_ANNOTATION]: alg } }, stringData: { [SIGNING_KEY_FILE]: pem() },
+    });
+  }
+
+  /**
+   * The Secret's values: created with make() and owned by the Box when absent;
+   * used as it is when present (an admin may provide it beforehand); taken over
+   * when a deleted Box of the same name left it behind.
+   */
+  private async ensureSecret(box: BoxResource, name: string, make: () => Record<string, string>,
+    annotations: Record<string, string> = {}): Promise<SecretObject> {
+    const ns = box.metadata.namespace!;
+    let secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
+    if (!secret) {
+      try {
+        secret = await this.kube.create<SecretObject>(SECRETS, ns, {
+          metadata: { name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name }, annotations,
+            ownerReferences: [ownerReference(box)] },
+          type: 'Opaque',
+          stringData: make(),
+        });
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        secret = await this.kube.get<SecretObject>(SECRETS, ns, name);
+      }
+    }
+    const owners = secret.metadata.ownerReferences ?? [];
+    if (owners.some((o) => o.kind === 'Box' && o.controller && o.uid !== box.metadata.uid)) {
+      await this.kube.patch(SECRETS, ns, name, { metadata: { ownerReferences: [ownerReference(box)] } });
+    }
+    return secret;
+  }
+
+  private async finalize(box: BoxResource, wasActive: boolean): Promise<Outcome> {
+    if (!this.hasFinalizer(box, BOX_FINALIZER)) return { ready: false };
+    const ns = box.metadata.namespace!;
+    if (wasActive) {
+      const adminUrl = await this.adminUrl(box);
+      if (box.spec?.reclaimPolicy === 'Delete') {
+        await this.databases.drop(ns, adminUrl);
+      } else {
+        const password = decode((await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database))?.data?.password);
+        if (password) {
+          await this.databases.ensure(ns, adminUrl, password);
+          const pool = this.databases.pool(ns)!;
+          for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
+          for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
+          this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
+        }
+        await this.databases.forget(ns);
+      }
+    }
+    await this.setFinalizer(box, BOX_FINALIZER, false);
+    for (const listener of this.readyListeners) listener(ns); // records waiting on this Box can release their finalizers
+    return { ready: false };
+  }
+}

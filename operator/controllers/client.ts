@@ -1,0 +1,145 @@
+// Client resources → client records. The secret comes from spec.secretRef, or
+// from a Secret the operator generates once and owns (<client>-client-secret,
+// keys client-id and client-secret); the Secret informer enqueues the Client
+// when that Secret changes, so a rotated value reaches the box within moments.
+// Secrets are stored as argon2id hashes; to avoid hashing on every resync, the
+// API's SecretVerifier remembers which secret matched which stored hash.
+import { createHash } from 'node:crypto';
+import type { Pool } from '../../api/db/pool.js';
+import { generateSecret, hashSecret, SecretVerifier } from '../../api/oauth/secrets.js';
+import { clients } from '../../api/store/clients.js';
+import type { Client } from '../../api/types.js';
+import { Problem, type ControllerDeps, type Resource, MANAGED_LABELS, ownerReference } from '../controller.js';
+import type { Informer } from '../informer.js';
+import { CLIENTS, isConflict, SECRETS, type KObject } from '../kube.js';
+import type { BoxController, BoxResource } from './box.js';
+import { RecordController, type Desired } from './records.js';
+
+export interface ClientSpec {
+  grant_types: string[];
+  secretRef?: { name: string; key?: string };
+  generateSecret?: boolean;
+  [field: string]: unknown;
+}
+
+export type ClientResource = Resource<ClientSpec>;
+type SecretObject = KObject & { data?: Record<string, string> };
+
+export const GENERATED_SECRET_KEY = 'client-secret';
+const MIN_SECRET = 8;
+
+/** The name of the Secret the operator generates for a Client (a valid object name at any client name length). */
+export function generatedSecretName(client: string): string {
+  const name = `${client}-client-secret`;
+  if (name.length <= 253) return name;
+  return `${client.slice(0, 235)}-${createHash('sha256').update(client).digest('hex').slice(0, 8)}-secret`;
+}
+
+/** The Secret a Client reads its secret from, or undefined for a public client. */
+export function secretSource(client: ClientResource): { name: string; key: string; generated: boolean } | undefined {
+  const spec = client.spec!;
+  if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
+  // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens: no secret unless asked for.
+  const workload = (spec.auth as { workload?: unknown } | undefined)?.workload !== undefined;
+  if (!(spec.generateSecret ?? !workload)) return undefined;
+  return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
+}
+
+/** The client secret held in `secret` under `key`; a Problem when missing or too short. */
+function secretValue(secret: SecretObject, key: string, fix: string): string {
+  const where = `Secret ${secret.metadata.namespace}/${secret.metadata.name}`;
+  const raw = secret.data?.[key];
+  if (raw === undefined) {
+    const keys = Object.keys(secret.data ?? {});
+    throw new Problem('SecretKeyNotFound', `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
+  }
+  const value = Buffer.from(raw, 'base64').toString('utf8');
+  if (value.length < MIN_SECRET) throw new Problem('SecretTooShort', `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
+  return value;
+}
+
+export class ClientController extends RecordController<ClientSpec, Client> {
+  private readonly verifier = new SecretVerifier();
+
+  constructor(informer: Informer<ClientResource>, private readonly secrets: Informer<KObject>, deps: ControllerDeps, boxes: BoxController) {
+    super('client', CLIENTS, informer, deps, boxes, clients);
+  }
+
+  /** Clients to reconcile when a Secret changes: those referring to it, and the one owning it. */
+  clientsUsingSecret(namespace: string, secretName: string): string[] {
+    return this.informer.list(namespace)
+      .filter((c) => secretSource(c)?.name === secretName)
+      .map((c) => c.metadata.name);
+  }
+
+  protected override fingerprint(obj: ClientResource): string {
+    const source = secretSource(obj);
+    const secret = source && this.secrets.get(obj.metadata.namespace, source.name);
+    return `${super.fingerprint(obj)}|${source?.name}|${secret?.metadata.uid}|${secret?.metadata.resourceVersion}`;
+  }
+
+  protected async desired(obj: ClientResource, pool: Pool, _box: BoxResource): Promise<Desired<Client>> {
+    const record = this.baseRecord(obj, ['secretRef', 'generateSecret']);
+    const source = secretSource(obj);
+    if (!source) {
+      if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {
+        throw new Problem('SecretRequired', 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
+      }
+      return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had
+    }
+    const secret = secretValue(source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
+      source.key, source.generated ? 'delete the Secret to have a new one generated' : 'set spec.secretRef.key or add the key');
+    const stored = await clients.read(pool, record.id);
+    const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    const same = stored?.managedBy === this.managedBy(obj) && stored.secretHash !== null
+      && (await this.verifier.verify(key, stored.secretHash, secret));
+    if (same) return { record, secretHash: undefined, status: { secretName: source.name } };
+    const secretHash = await hashSecret(secret);
+    this.verifier.remember(key, secretHash, secret); // the next pass (e.g. the Secret's own event) needs no argon2
+    return { record, secretHash, status: { secretName: source.name } };
+  }
+
+  private async referencedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
+    const ns = obj.metadata.namespace!;
+    const secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
+    if (!secret) throw new Problem('SecretNotFound', `Secret ${ns}/${name} (spec.secretRef) does not exist; create it`);
+    return secret;
+  }
+
+  /** The generated secret: created once, owned by the Client (garbage-collected with it). */
+  private async generatedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
+    const ns = obj.metadata.namespace!;
+    let secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
+    if (!secret) {
+      try {
+        secret = await this.kube.create<SecretObject>(SECRETS, ns, {
+          metadata: {
+            name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
+            ownerReferences: [ownerReference(obj)],
+          },
+          type: 'Opaque',
+          stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
+        });
+      } catch (err) {
+        if (!isConflict(err)) throw err; // created meanwhile (an earlier attempt whose answer was lost): use it
+        secret = await this.kube.get<SecretObject>(SECRETS, ns, name);
+      }
+    }
+    const owners = secret.metadata.ownerReferences ?? [];
+    if (!owners.some((o) => o.uid === obj.metadata.uid)) {
+      if (owners.some((o) => o.kind === 'Client' && o.controller)) {
+        // Left by a deleted Client of the same name (no garbage collector got to it yet): take it over.
+        await this.kube.patch(SECRETS, ns, name, { metadata: { ownerReferences: [ownerReference(obj)] } });
+      } else {
+        throw new Problem('SecretConflict', `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`);
+      }
+    }
+    return secret;
+  }
+
+  protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
+    const stored = await clients.read(pool, id);
+    if (stored?.managedBy !== managedBy) return; // not ours (any more): leave it
+    await clients.removeWithSessions(pool, id, managedBy);
+  }
+}

@@ -1,0 +1,163 @@
+// Client and AccessPolicy resources become records in their box's database,
+// written through api/store with managed_by naming the resource ("Client
+// team-a/orders"), which makes the REST API refuse to change them (409). The
+// reconcile of both kinds is the same; the kinds differ in what the record holds.
+//
+// Finalizer rule: deleting the resource removes its record (a Client's sessions
+// are closed with it), unless the namespace's Box is gone or going: then the
+// Box's reclaimPolicy decides the records' fate, and the finalizer is released.
+// A record created through the REST API under the same id is adopted; one owned
+// by another resource, or one the box creates for itself (root client, its
+// policies), is refused.
+import { ValidationError } from '../../api/errors.js';
+import type { Pool } from '../../api/db/pool.js';
+import type { ResourceTable } from '../../api/store/resources.js';
+import { validateResource, type ResourceKind } from '../../api/schema/resources.js';
+import { findCondition, isReady } from '../conditions.js';
+import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
+import type { Informer } from '../informer.js';
+import type { ResourceType } from '../kube.js';
+import type { BoxController, BoxResource } from './box.js';
+
+export const RECORD_FINALIZER = 'boxauth.io/record';
+
+type Record_ = { id: string; resourceType: string };
+
+export interface Desired<R extends Record_> {
+  record: R;
+  /** A new secret hash (Clients); null: no secret; undefined keeps the current one. */
+  secretHash?: string | null;
+  /** Extra status fields (e.g. the Client's secretName). */
+  status?: Record<string, unknown>;
+}
+
+export abstract class RecordController<S, R extends Record_> extends Controller<Resource<S>> {
+  constructor(
+    name: string,
+    type: ResourceType,
+    informer: Informer<Resource<S>>,
+    deps: ControllerDeps,
+    protected readonly boxes: BoxController,
+    protected readonly table: ResourceTable<R>,
+  ) {
+    super(name, type, informer, deps);
+  }
+
+  protected get kind(): ResourceKind {
+    return this.type.kind as ResourceKind;
+  }
+
+  /** The value of managed_by: the resource, as the REST API's 409 names it. */
+  managedBy(obj: Resource<S>): string {
+    return `${this.kind} ${obj.metadata.namespace}/${obj.metadata.name}`;
+  }
+
+  /** The record the resource stands for, as the REST API would store it. */
+  protected baseRecord(obj: Resource<S>, drop: string[] = []): R {
+    const spec = { ...(obj.spec ?? {}) } as Record<string, unknown>;
+    for (const field of drop) delete spec[field];
+    const record = { resourceType: this.kind, id: obj.metadata.name, ...spec } as unknown as R;
+    try {
+      validateResource(this.kind, record);
+    } catch (err) {
+      if (err instanceof ValidationError) throw new Problem('InvalidSpec', `spec is not a valid ${this.kind}: ${err.message}`);
+      throw err;
+    }
+    return record;
+  }
+
+  /** Computes the record (and secret) to write; throws Problem when the author must fix something. */
+  protected abstract desired(obj: Resource<S>, pool: Pool, box: BoxResource): Promise<Desired<R>>;
+
+  /** Removes the record; a Client closes its sessions too. */
+  protected abstract removeRecord(pool: Pool, id: string, managedBy: string): Promise<void>;
+
+  protected fingerprint(obj: Resource<S>): string {
+    const box = this.boxes.activeBox(obj.metadata.namespace!);
+    const pool = box && this.boxes.pool(box);
+    return `${box?.metadata.uid}|${isReady(box)}|${pool ? 1 : 0}`;
+  }
+
+  protected async reconcile(obj: Resource<S>): Promise<Outcome> {
+    const namespace = obj.metadata.namespace!;
+    const box = this.boxes.activeBox(namespace);
+    const pool = box && this.boxes.pool(box);
+    if (obj.metadata.deletionTimestamp) {
+      if (!this.hasFinalizer(obj, RECORD_FINALIZER)) return { ready: false };
+      if (box && !box.metadata.deletionTimestamp) {
+        if (!pool) return { ready: false, requeueAfterMs: 1000 }; // the Box's database is being (re)connected
+        await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
+        this.log.info({ [this.kind]: `${namespace}/${obj.metadata.name}` }, 'record removed');
+      }
+      await this.setFinalizer(obj, RECORD_FINALIZER, false);
+      return { ready: false };
+    }
+    await this.setFinalizer(obj, RECORD_FINALIZER, true);
+
+    if (!box) {
+      return this.notReady(obj, new Problem('BoxNotFound',
+        `no Box in namespace ${namespace}: create one (e.g. kubectl apply -n ${namespace} -f examples/box.yaml)`));
+    }
+    if (!isReady(box)) {
+      const why = findCondition(box.status?.conditions, 'Ready');
+      // Not a failure of this resource (the Box reports its own): no Warning Event.
+      return this.notReady(obj, new Problem('BoxNotReady',
+        `Box ${box.metadata.name} is not ready${why?.message ? `: ${why.message}` : ' yet'}`, { event: false }));
+    }
+    // A ready Box whose database this process has not connected to yet (it just started): the
+    // Box's reconcile connects it and enqueues this again; the status stays as it is meanwhile.
+    if (!pool) return { ready: false, requeueAfterMs: 2000 };
+    try {
+      const desired = await this.desired(obj, pool, box);
+      await this.writeRecord(obj, pool, desired);
+      await this.writeStatus(obj, {
+        type: 'Ready', status: 'True', reason: 'Reconciled',
+        message: `${this.kind} ${obj.metadata.name} is served by Box ${box.metadata.name} at ${box.status?.url ?? '?'}`,
+      }, desired.status);
+      return { ready: true };
+    } catch (err) {
+      if (err instanceof Problem) return this.notReady(obj, err);
+      await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: 'ReconcileError', message: `${(err as Error).message}; retrying` },
+        this.statusFields(obj))
+        .catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async notReady(obj: Resource<S>, problem: Problem): Promise<Outcome> {
+    await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(obj),
+      [], problem.event);
+    return { ready: false };
+  }
+
+  private async writeRecord(obj: Resource<S>, pool: Pool, desired: Desired<R>): Promise<void> {
+    const managedBy = this.managedBy(obj);
+    const id = obj.metadata.name;
+    const stored = await this.table.read(pool, id);
+    if (stored && stored.managedBy !== managedBy) {
+      if (stored.managedBy !== null) {
+        throw new Problem('OwnedElsewhere', `the ${this.kind} record "${id}" is managed by ${stored.managedBy}; delete that resource first`);
+      }
+      if (this.boxes.reservedIds(this.kind).includes(id)) {
+        throw new Problem('ReservedName', `"${id}" is a ${this.kind} the box creates for itself at start-up; choose another name`);
+      }
+      await this.table.setOwner(pool, id, managedBy);
+      this.deps.events.normal(obj, 'Adopted', `took over the ${this.kind} record "${id}" created through the REST API`);
+    }
+    const { stored: after, created } = await this.table.write(pool, desired.record, {
+      managedBy, ...(desired.secretHash !== undefined ? { secretHash: desired.secretHash } : {}),
+    });
+    const versionOf = (r: unknown): string | undefined => (r as { meta?: { versionId?: string } }).meta?.versionId;
+    const changed = created || versionOf(after.resource) !== versionOf(stored?.resource);
+    if (!changed) return;
+    const ref = `${obj.metadata.namespace}/${id}`;
+    const wasInPlace = isReady(obj) && obj.status?.observedGeneration === obj.metadata.generation && typeof desired.secretHash !== 'string';
+    if (wasInPlace) {
+      // Nothing in Kubernetes changed, yet the record differed: someone changed or deleted it in the database.
+      this.log.warn({ [this.kind]: ref }, 'record differed from the resource; restored');
+      this.deps.events.normal(obj, 'DriftRepaired', `the ${this.kind} record "${id}" was changed or deleted outside Kubernetes; restored it`);
+    } else {
+      this.log.info({ [this.kind]: ref, created }, created ? 'record created' : 'record updated');
+    }
+  }
+}

@@ -1,0 +1,243 @@
+// An informer: a local cache of one resource type kept current by list + watch,
+// calling handlers on every add, update and delete.
+//
+// Written here rather than taken from @kubernetes/client-node's makeInformer/
+// ListWatch (1.4), because that one stops for good on any watch error other than
+// 410 (its ERROR callback must restart it), never notices a watch that hangs
+// without closing (no timeout, and a watch cannot be aborted before its answer
+// arrives), and never relists. This one:
+// - relists on start, after 410 Gone, after an error, after the watchdog fired,
+//   and every `relistMs` (jittered); a relist diffs against the cache, so handlers
+//   see deletes that happened while the watch was down;
+// - asks the server to end each watch before the next relist is due
+//   (timeoutSeconds) and for bookmarks, so a healthy watch is never silent for
+//   long; the watchdog cuts a watch that has been silent for `idleMs`;
+// - retries with exponential backoff (200 ms .. 30 s) and never gives up.
+import type { Logger } from '../api/log.js';
+import { isGone, KubeError, resourcePath, type KObject, type Kube, type ResourceType } from './kube.js';
+import type { OperatorMetrics } from './metrics.js';
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+export type Handler<T> = (event: InformerEvent, obj: T, old: T | undefined) => void;
+
+export interface InformerOptions {
+  type: ResourceType;
+  /** Only objects with these labels. */
+  labelSelector?: string;
+  /** Cache metadata only (PartialObjectMetadata): for Secrets, whose values the cache must not hold. */
+  metadataOnly?: boolean;
+  relistMs: number;
+  idleMs: number;
+}
+
+const PAGE = 500;
+const META_ACCEPT = (kind: string): string => `application/json;as=${kind};g=meta.k8s.io;v=v1,application/json`;
+
+export const keyOf = (obj: { metadata: { namespace?: string; name: string } }): string =>
+  obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name;
+
+class WatchdogFired extends Error {}
+
+export class Informer<T extends KObject = KObject> {
+  private readonly store = new Map<string, T>();
+  private readonly handlers: Handler<T>[] = [];
+  private resourceVersion = '';
+  private nextRelist = 0;
+  private relistCause = 'start';
+  private abort: AbortController | undefined;
+  private watchError: KubeError | undefined;
+  private stopped = false;
+  private syncedFlag = false;
+  private markSynced!: () => void;
+  /** Resolves once the first list has filled the cache. */
+  readonly synced = new Promise<void>((resolve) => { this.markSynced = resolve; });
+
+  constructor(
+    private readonly kube: Kube,
+    readonly name: string,
+    private readonly opts: InformerOptions,
+    private readonly log: Logger,
+    private readonly metrics: OperatorMetrics,
+  ) {}
+
+  get hasSynced(): boolean {
+    return this.syncedFlag;
+  }
+
+  on(handler: Handler<T>): void {
+    this.handlers.push(handler);
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.store.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.store.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /** Runs until stop(); errors are logged and retried, never thrown. */
+  start(): void {
+    void this.run();
+  }
+
+  /** Forces a relist now (used by tests of the watchdog and by callers that know the cache is stale). */
+  relistSoon(cause: string): void {
+    this.relistCause = cause;
+    this.nextRelist = 0;
+    this.abort?.abort();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort?.abort();
+  }
+
+  private emit(event: InformerEvent, obj: T, old: T | undefined): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(event, obj, old);
+      } catch (err) {
+        this.log.error({ informer: this.name, err: (err as Error).message }, 'informer handler failed');
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    let backoffMs = 200;
+    while (!this.stopped) {
+      try {
+        if (!this.resourceVersion || Date.now() >= this.nextRelist) await this.relist();
+        await this.watch();
+        backoffMs = 200;
+      } catch (err) {
+        if (this.stopped) break;
+        this.metrics.watchErrors.inc({ informer: this.name });
+        if (isGone(err)) {
+          this.log.info({ informer: this.name }, 'watch expired (410 Gone); relisting');
+          this.resourceVersion = '';
+          this.relistCause = 'gone';
+          continue;
+        }
+        const watchdog = err instanceof WatchdogFired;
+        this.log.warn({ informer: this.name, err: (err as Error).message }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
+        this.resourceVersion = '';
+        this.relistCause = watchdog ? 'watchdog' : 'error';
+        await new Promise((r) => setTimeout(r, backoffMs * (0.8 + Math.random() * 0.4)));
+        backoffMs = Math.min(backoffMs * 2, 30_000);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const path = resourcePath(this.opts.type);
+    const seen = new Map<string, T>();
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.kube.request<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>('GET', path, {
+        query: { limit: PAGE, continue: cont, labelSelector: this.opts.labelSelector },
+        accept: this.opts.metadataOnly ? META_ACCEPT('PartialObjectMetadataList') : undefined,
+        timeoutMs: 60_000,
+      });
+      for (const item of page.items ?? []) seen.set(keyOf(item), item);
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion;
+    } while (cont);
+    this.metrics.relists.inc({ informer: this.name, cause: this.relistCause });
+    for (const [key, old] of this.store) {
+      if (!seen.has(key)) {
+        this.store.delete(key);
+        this.emit('delete', old, old);
+      }
+    }
+    for (const [key, obj] of seen) this.upsert(key, obj);
+    this.resourceVersion = rv;
+    this.nextRelist = Date.now() + this.opts.relistMs * (0.9 + Math.random() * 0.2);
+    this.relistCause = 'period';
+    if (!this.syncedFlag) {
+      this.syncedFlag = true;
+      this.markSynced();
+    }
+  }
+
+  private upsert(key: string, obj: T): void {
+    const old = this.store.get(key);
+    if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    this.store.set(key, obj);
+    this.emit(old ? 'update' : 'add', obj, old);
+  }
+
+  private async watch(): Promise<void> {
+    const remainingS = Math.max(1, Math.floor((this.nextRelist - Date.now()) / 1000));
+    const abort = new AbortController();
+    this.abort = abort;
+    let watchdogFired = false;
+    let timer: NodeJS.Timeout | undefined;
+    const pet = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { watchdogFired = true; abort.abort(); }, this.opts.idleMs);
+    };
+    this.watchError = undefined;
+    pet();
+    try {
+      await this.kube.stream(resourcePath(this.opts.type), {
+        query: {
+          watch: 1,
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: Math.min(remainingS, 300),
+          labelSelector: this.opts.labelSelector,
+        },
+        accept: this.opts.metadataOnly ? META_ACCEPT('PartialObjectMetadata') : undefined,
+        signal: abort.signal,
+      }, (line) => {
+        pet();
+        this.onWatchEvent(line);
+      });
+    } catch (err) {
+      if (this.watchError) throw this.watchError;
+      if (watchdogFired) throw new WatchdogFired(`no watch event for ${this.opts.idleMs} ms`);
+      if (this.stopped || (abort.signal.aborted && this.nextRelist === 0)) return; // stop() or relistSoon()
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      if (this.abort === abort) this.abort = undefined;
+    }
+    if (this.watchError) throw this.watchError;
+  }
+
+  private onWatchEvent(line: string): void {
+    let event: { type: string; object: T & { code?: number; reason?: string; message?: string } };
+    try {
+      event = JSON.parse(line);
+    } catch {
+      return;
+    }
+    const obj = event.object;
+    switch (event.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.upsert(keyOf(obj), obj);
+        break;
+      case 'DELETED': {
+        const key = keyOf(obj);
+        const old = this.store.get(key);
+        this.store.delete(key);
+        this.emit('delete', obj, old);
+        break;
+      }
+      case 'BOOKMARK':
+        break;
+      case 'ERROR':
+        // A Status: 410 means our resourceVersion is too old; anything else ends this watch too.
+        this.watchError = new KubeError(obj.code ?? 500, obj.reason ?? 'Error', obj.message ?? 'watch error');
+        this.abort?.abort();
+        return;
+      default:
+        return;
+    }
+    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+  }
+}

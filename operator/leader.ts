@@ -1,0 +1,163 @@
+// Leader election on a coordination.k8s.io/v1 Lease, as client-go's
+// leaderelection does it: a replica takes the Lease when it is free or when its
+// holder has not renewed it for leaseDuration (measured on this replica's clock,
+// from when it last saw the record change, so clocks need not agree); the leader
+// renews every retryPeriod and gives up when it could not renew for
+// renewDeadline. Updates carry the resourceVersion, so two replicas can never
+// both win. On a graceful stop the leader releases the Lease, so a standby takes
+// over at once instead of after leaseDuration.
+import type { Logger } from '../api/log.js';
+import { isConflict, isNotFound, LEASES, type KObject, type Kube } from './kube.js';
+import type { OperatorMetrics } from './metrics.js';
+
+export interface LeaderOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+type Lease = KObject & { spec?: LeaseSpec };
+
+const microTime = (d = new Date()): string => d.toISOString().replace(/Z$/, '000Z');
+const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
+  const wake = (): void => {
+    clearTimeout(t);
+    signal.removeEventListener('abort', wake);
+    resolve();
+  };
+  const t = setTimeout(wake, ms);
+  signal.addEventListener('abort', wake, { once: true });
+});
+
+export class LeaderElector {
+  private observed = '';
+  private observedAt = 0;
+  private leading = false;
+  private readonly stopped = new AbortController();
+
+  constructor(private readonly kube: Kube, private readonly opts: LeaderOptions, private readonly log: Logger,
+    private readonly metrics: OperatorMetrics) {}
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Waits until this replica holds the Lease (true), or until stop() (false). */
+  async acquire(): Promise<boolean> {
+    let waitingLogged = false;
+    while (!this.stopped.signal.aborted) {
+      if (await this.tryAcquireOrRenew()) {
+        this.leading = true;
+        this.metrics.leader.set(1);
+        this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity }, 'became the leader');
+        return true;
+      }
+      const holder = this.currentHolder();
+      if (!waitingLogged && holder && holder !== this.opts.identity) {
+        this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, holder }, 'standing by: another replica holds the leader Lease');
+        waitingLogged = true;
+      }
+      await sleep(this.opts.retryPeriodMs * (1 + Math.random() * 0.2), this.stopped.signal);
+    }
+    return false;
+  }
+
+  /**
+   * Renews the Lease every retryPeriod until stop() ('stopped'), or until it
+   * could not be renewed for renewDeadline ('lost'): the leader must then stop
+   * acting at once, before leaseDuration lets another replica take over.
+   */
+  async hold(): Promise<'lost' | 'stopped'> {
+    let lastRenew = Date.now();
+    while (!this.stopped.signal.aborted) {
+      await sleep(this.opts.retryPeriodMs, this.stopped.signal);
+      if (this.stopped.signal.aborted) break;
+      if (await this.tryAcquireOrRenew()) {
+        lastRenew = Date.now();
+      } else if (Date.now() - lastRenew > this.opts.renewDeadlineMs) {
+        this.leading = false;
+        this.metrics.leader.set(0);
+        this.log.error({ lease: `${this.opts.namespace}/${this.opts.name}` }, 'lost the leader Lease (could not renew it in time)');
+        return 'lost';
+      }
+    }
+    return 'stopped';
+  }
+
+  private currentHolder(): string {
+    return this.observed.split('\u0000')[0] ?? '';
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name, identity, leaseDurationMs } = this.opts;
+    const now = new Date();
+    const spec: LeaseSpec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+      acquireTime: microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: 0,
+    };
+    try {
+      let lease: Lease;
+      try {
+        lease = await this.kube.get<Lease>(LEASES, namespace, name);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        await this.kube.create(LEASES, namespace, { metadata: { name, namespace }, spec });
+        return true;
+      }
+      const current = lease.spec ?? {};
+      const record = `${current.holderIdentity ?? ''}\u0000${current.renewTime ?? ''}`;
+      if (record !== this.observed) {
+        this.observed = record;
+        this.observedAt = now.getTime();
+      }
+      const holder = current.holderIdentity ?? '';
+      const expiresMs = (current.leaseDurationSeconds ?? 0) * 1000;
+      if (holder && holder !== identity && this.observedAt + expiresMs > now.getTime()) return false;
+      if (holder === identity) {
+        spec.acquireTime = current.acquireTime ?? spec.acquireTime;
+        spec.leaseTransitions = current.leaseTransitions ?? 0;
+      } else {
+        spec.leaseTransitions = (current.leaseTransitions ?? 0) + 1;
+      }
+      await this.kube.replace(LEASES, namespace, name, { ...lease, spec });
+      this.observed = `${identity}\u0000${spec.renewTime}`;
+      this.observedAt = now.getTime();
+      return true;
+    } catch (err) {
+      if (!isConflict(err)) this.log.warn({ err: (err as Error).message }, 'leader Lease: request failed');
+      return false;
+    }
+  }
+
+  /** Stops campaigning; a leader releases the Lease so a standby can take it at once. */
+  async stop(): Promise<void> {
+    this.stopped.abort();
+    if (!this.leading) return;
+    this.leading = false;
+    this.metrics.leader.set(0);
+    try {
+      const lease = await this.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
+      if (lease.spec?.holderIdentity !== this.opts.identity) return;
+      await this.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
+        ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() },
+      });
+      this.log.info('released the leader Lease');
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'could not release the leader Lease');
+    }
+  }
+}

@@ -1,0 +1,139 @@
+// Process entry of the operator: `node dist/operator/main.js` (what `make
+// operator` and the chart's Deployment run). Campaigns for the leader Lease;
+// the leader starts the informers and controllers. SIGTERM: stop handing out
+// work, let reconciles in progress finish, release the Lease, exit 0.
+import fs from 'node:fs';
+import { ConfigError } from '../api/config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded.js';
+import { createLogger, redactUrl } from '../api/log.js';
+import { loadOperatorConfig, type OperatorConfig } from './config.js';
+import { startHealthServer } from './health.js';
+import { Kube } from './kube.js';
+import { LeaderElector } from './leader.js';
+import { Manager } from './manager.js';
+import { OperatorMetrics } from './metrics.js';
+
+const HELP = `boxauth operator — reconciles Box, Client and AccessPolicy resources into boxes.
+
+Usage: node dist/operator/main.js        (or: make operator)
+
+Kubernetes credentials: $KUBECONFIG (or ~/.kube/config), else the pod's service account.
+Configuration is read from the environment:
+  DATABASE_URL                            postgres:// URL where box schemas and roles are created
+                                          (unset: the embedded PostgreSQL of \`make run\`, in $BOXAUTH_DATA_DIR)
+  BOXAUTH_OPERATOR_BOX_DATABASE_HOST      host[:port] the box API pods reach that database at (its own host)
+  BOXAUTH_OPERATOR_BOX_IMAGE              image of the box API Deployments
+  BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY  their imagePullPolicy (IfNotPresent)
+  BOXAUTH_OPERATOR_NAMESPACE              namespace of the leader Lease ($POD_NAMESPACE, else the context's)
+  BOXAUTH_OPERATOR_LEASE_NAME             name of the leader Lease (boxauth-operator)
+  BOXAUTH_OPERATOR_LEASE_SECONDS          lease duration; a standby takes over this long after the leader stops renewing (15)
+  BOXAUTH_OPERATOR_ID                     this replica's identity in the Lease ($POD_NAME, else host-pid)
+  BOXAUTH_OPERATOR_RESYNC_SECONDS         period of the full pass that repairs drift in box databases (60)
+  BOXAUTH_OPERATOR_RELIST_SECONDS         period of the informers' full relists (600)
+  BOXAUTH_OPERATOR_WATCH_IDLE_SECONDS     a watch silent this long is cut and relisted (120)
+  BOXAUTH_OPERATOR_WORKERS                concurrent reconciles per kind (4)
+  BOXAUTH_OPERATOR_HEALTH_PORT            port of /healthz, /readyz and /metrics (8081)
+  BOXAUTH_LOG_LEVEL                       trace, debug, info, warn, error (info)
+  BOXAUTH_SHUTDOWN_TIMEOUT_MS             on SIGTERM, how long reconciles in progress may take (10000)
+`;
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+function leaseNamespace(config: OperatorConfig, kube: Kube): string {
+  if (config.namespace) return config.namespace;
+  try {
+    return fs.readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
+  } catch {
+    return kube.contextNamespace ?? 'default';
+  }
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(HELP);
+    return;
+  }
+  let config: OperatorConfig;
+  try {
+    config = loadOperatorConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`boxauth-operator: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel, { component: 'operator', identity: config.identity });
+  let kube: Kube;
+  try {
+    kube = Kube.fromEnvironment();
+  } catch (err) {
+    process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${(err as Error).message} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
+    process.exit(2);
+  }
+  let embedded: EmbeddedDatabase | undefined;
+  let adminUrl = config.databaseUrl;
+  if (!adminUrl) {
+    embedded = await startEmbeddedPostgres(config.dataDir, (msg) => log.info(msg));
+    adminUrl = embedded.url;
+  }
+  const namespace = leaseNamespace(config, kube);
+  const metrics = new OperatorMetrics();
+  const elector = new LeaderElector(kube, {
+    namespace, name: config.leaseName, identity: config.identity,
+    leaseDurationMs: config.leaseDurationMs,
+    renewDeadlineMs: Math.round(config.leaseDurationMs * 2 / 3),
+    retryPeriodMs: Math.max(500, Math.round(config.leaseDurationMs / 7.5)),
+  }, log, metrics);
+  let manager: Manager | undefined;
+  let stopping = false;
+  const health = await startHealthServer(config.healthPort, config.healthHost, metrics, {
+    ready: () => {
+      if (stopping) return { ok: false, detail: 'shutting down' };
+      if (!elector.isLeader) return { ok: true, detail: 'standby: waiting for the leader Lease' };
+      return manager?.synced ? { ok: true, detail: 'leader: caches synced' } : { ok: false, detail: 'leader: caches syncing' };
+    },
+  });
+  log.info({
+    server: kube.config.getCurrentCluster()?.server, lease: `${namespace}/${config.leaseName}`, healthPort: health.port,
+    database: redactUrl(adminUrl.replace(/\/\/[^@]*@/, '//')), boxImage: config.boxImage,
+  }, 'boxauth operator starting');
+
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping: finishing reconciles in progress');
+    await manager?.stop(config.shutdownTimeoutMs);
+    await elector.stop();
+    await health.close();
+    kube.close();
+    await embedded?.stop();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  // Lead while the Lease is ours. A leader that cannot renew it (the API server
+  // unreachable for longer than the renew deadline) stops its controllers and
+  // campaigns again: it recovers without a restart of the process.
+  while (await elector.acquire()) {
+    manager = new Manager(kube, config, {
+      adminUrl, boxDatabaseHost: config.boxDatabaseHost, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy,
+    }, log, metrics);
+    const current = manager;
+    current.start().then(() => log.info('caches synced; reconciling'), (err: Error) => {
+      log.fatal({ err: err.message }, 'could not start the controllers');
+      process.exit(1);
+    });
+    if ((await elector.hold()) === 'stopped') return; // shutdown() stops the manager
+    log.warn('stopping the controllers until the Lease is ours again');
+    await current.stop(config.shutdownTimeoutMs);
+    if (manager === current) manager = undefined;
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`boxauth-operator: start-up failed: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,104 @@
+// Wires informers to controllers. Event handlers only enqueue keys:
+// - a Box, Client or AccessPolicy change enqueues that object;
+// - a Box change also enqueues the namespace's Clients and AccessPolicies (they
+//   depend on the box being ready);
+// - a Secret change enqueues the Clients that read it and the Client or Box that
+//   owns it (a rotated client secret, a deleted generated Secret);
+// - a change of a Deployment the operator wrote enqueues its Box (availability,
+//   or repair of an edit).
+// Every resyncMs, every object is enqueued with force, so drift in a box's
+// database is repaired even though no Kubernetes event announces it.
+import type { Logger } from '../api/log.js';
+import { BoxDatabases } from './boxdb.js';
+import type { OperatorConfig } from './config.js';
+import { MANAGED_LABELS, type ControllerDeps } from './controller.js';
+import { AccessPolicyController, type AccessPolicyResource } from './controllers/accesspolicy.js';
+import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
+import { ClientController, type ClientResource } from './controllers/client.js';
+import { EventRecorder } from './events.js';
+import { Informer } from './informer.js';
+import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type Kube, type ResourceType } from './kube.js';
+import type { OperatorMetrics } from './metrics.js';
+
+export class Manager {
+  private readonly informers: Informer<any>[] = [];
+  private readonly databases: BoxDatabases;
+  readonly boxes: BoxController;
+  readonly clients: ClientController;
+  readonly policies: AccessPolicyController;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private started = false;
+  private stopping = false;
+  private markStopped!: () => void;
+  private readonly stopped = new Promise<void>((resolve) => { this.markStopped = resolve; });
+
+  constructor(kube: Kube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics) {
+    const informer = <T extends KObject>(name: string, type: ResourceType, extra: { labelSelector?: string; metadataOnly?: boolean } = {}): Informer<T> => {
+      const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, ...extra }, log, metrics);
+      this.informers.push(i);
+      return i;
+    };
+    const boxes = informer<BoxResource>('boxes', BOXES);
+    const clients = informer<ClientResource>('clients', CLIENTS);
+    const policies = informer<AccessPolicyResource>('accesspolicies', ACCESS_POLICIES);
+    const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
+    const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
+      labelSelector: Object.entries(MANAGED_LABELS).map(([k, v]) => `${k}=${v}`).join(','),
+    });
+
+    const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log) };
+    this.databases = new BoxDatabases(log);
+    this.boxes = new BoxController(boxes, secrets, deployments, deps, this.databases, settings);
+    this.clients = new ClientController(clients, secrets, deps, this.boxes);
+    this.policies = new AccessPolicyController(policies, deps, this.boxes);
+
+    const records = (namespace: string): void => {
+      this.clients.enqueueNamespace(namespace);
+      this.policies.enqueueNamespace(namespace);
+    };
+    boxes.on((_e, box) => records(box.metadata.namespace!));
+    this.boxes.onReady(records);
+    secrets.on((_e, secret) => {
+      const ns = secret.metadata.namespace!;
+      for (const name of this.clients.clientsUsingSecret(ns, secret.metadata.name)) this.clients.enqueue(ns, name);
+      for (const owner of secret.metadata.ownerReferences ?? []) if (owner.kind === 'Client') this.clients.enqueue(ns, owner.name);
+      for (const name of this.boxes.boxesUsing(secret)) this.boxes.enqueue(ns, name);
+    });
+    deployments.on((_e, deployment) => {
+      for (const name of this.boxes.boxesUsing(deployment)) this.boxes.enqueue(deployment.metadata.namespace!, name);
+    });
+  }
+
+  /** True once every informer has filled its cache. */
+  get synced(): boolean {
+    return this.started && this.informers.every((i) => i.hasSynced);
+  }
+
+  /** Starts the informers, waits for their caches, then the controllers and the resync timer. */
+  async start(): Promise<void> {
+    for (const i of this.informers) i.start();
+    await Promise.race([Promise.all(this.informers.map((i) => i.synced)), this.stopped]);
+    if (this.stopping) return;
+    const workers = this.config.workers;
+    this.boxes.start(workers);
+    this.clients.start(workers);
+    this.policies.start(workers);
+    this.resyncTimer = setInterval(() => {
+      this.boxes.resync();
+      this.clients.resync();
+      this.policies.resync();
+    }, this.config.resyncMs);
+    this.started = true;
+  }
+
+  /** Stops handing out work, lets reconciles in progress finish (up to timeoutMs), stops the informers. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.markStopped();
+    clearInterval(this.resyncTimer);
+    const drained = Promise.all([this.boxes.stop(), this.clients.stop(), this.policies.stop()]);
+    await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    for (const i of this.informers) i.stop();
+    await this.databases.close();
+  }
+}

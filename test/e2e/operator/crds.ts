@@ -1,0 +1,50 @@
+// The API server itself refuses what the CRDs' schemas and CEL rules forbid,
+// with their messages, and fills in a Box's defaults.
+import { expect } from 'chai';
+import { suite } from './suite.js';
+
+const manifest = (kind: string, name: string, spec: unknown): string =>
+  JSON.stringify({ apiVersion: 'boxauth.io/v1alpha1', kind, metadata: { name, namespace: 'default' }, spec });
+
+export function describeCrds(): void {
+  describe('CRDs', function () {
+    async function refused(kind: string, spec: unknown): Promise<string> {
+      const r = await suite.cluster.kubectl(['apply', '-f', '-'], manifest(kind, 'invalid', spec));
+      expect(r.code, r.stdout).to.not.equal(0);
+      return r.stderr;
+    }
+
+    it('refuses an implicit client without a redirect URI, with the CEL rule\'s message', async function () {
+      expect(await refused('Client', { grant_types: ['implicit'] })).to.include('an implicit client needs auth.implicit.redirect_uri');
+    });
+
+    it('refuses a client_credentials client without a secret source', async function () {
+      expect(await refused('Client', { grant_types: ['client_credentials'], generateSecret: false }))
+        .to.include('a client_credentials client needs a secret source: set secretRef, leave generateSecret unset');
+    });
+
+    it('refuses what the schema forbids, naming the field', async function () {
+      expect(await refused('Client', { grant_types: ['password'] })).to.match(/spec\.grant_types\[0\]: Unsupported value: "password"/);
+      expect(await refused('Client', { grant_types: ['client_credentials'], auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 0 } } }))
+        .to.include('spec.auth.client_credentials.access_token_expiration: Invalid value: 0');
+      expect(await refused('AccessPolicy', { engine: 'matcho' })).to.include('engine matcho needs a matcho pattern');
+      expect(await refused('Box', { jwtAlg: 'HS256' })).to.match(/spec\.jwtAlg: Unsupported value: "HS256"/);
+      expect(await refused('Box', { baseUrl: 'ftp://x' })).to.include('spec.baseUrl');
+    });
+
+    it('gives a Box a default for every field, so spec: {} is a box', async function () {
+      const r = await suite.cluster.k(['create', '--dry-run=server', '-o', 'json', '-f', '-'],
+        JSON.stringify({ apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'defaults', namespace: 'default' } }));
+      expect(JSON.parse(r).spec).to.deep.equal({
+        replicas: 1, port: 8080, registration: false, jwtAlg: 'ES256', admin: { email: 'admin@localhost' },
+        logLevel: 'info', database: {}, reclaimPolicy: 'Retain', clusterIssuer: 'auto',
+      });
+    });
+
+    it('answers to short names and the boxauth category', async function () {
+      const r = await suite.cluster.kubectl(['get', 'bx,bac,bap', '-A']);
+      expect(r.code, r.stderr).to.equal(0);
+      expect((await suite.cluster.kubectl(['get', 'boxauth', '-A'])).code).to.equal(0);
+    });
+  });
+}

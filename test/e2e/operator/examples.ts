@@ -1,0 +1,200 @@
+// kubectl apply -f examples/ → the operator → an API process started from the
+// Deployment it wrote → tokens for the declared clients, through openid-client.
+// Then what a cluster admin does next: server-side apply, rotate a Secret,
+// change a policy, delete a client; and what the operator defends against:
+// REST writes to its records, drift in the database, a second box.
+import { expect } from 'chai';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import * as oauth from 'openid-client';
+import type { Box } from '../../support/box.js';
+import { eventually } from '../../support/kube.js';
+import { freePort } from '../../support/ports.js';
+import { readyOf, sql, suite, token, waitReady } from './suite.js';
+
+const NS = 'team-a';
+
+export function describeExamples(): void {
+  describe('kubectl apply -f examples/', function () {
+    let api: Box;
+    let rootToken: string;
+    let ordersSecret: string;
+    let schema: string;
+
+    before(async function () {
+      this.timeout(180_000);
+      const { cluster } = suite;
+      await cluster.k(['create', 'namespace', NS]);
+      const applied = await cluster.k(['apply', '-n', NS, '-f', 'examples/']);
+      expect(applied).to.include('box.boxauth.io/auth created').and.include('client.boxauth.io/orders created');
+      for (const what of [['box/auth'], ['clients', '--all'], ['accesspolicies', '--all']]) {
+        await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
+      }
+      // Reachable from this machine: the API's port and public URL, as an Ingress would give it.
+      const port = await freePort();
+      await cluster.k(['patch', 'box', 'auth', '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { port, baseUrl: `http://127.0.0.1:${port}` } })]);
+      await waitReady('box', NS, 'auth');
+      const started = await cluster.runDeployment(NS, 'auth');
+      api = started.box;
+      suite.pods.push(api);
+      expect(started.env.BOXAUTH_PORT).to.equal(String(port));
+      schema = (await cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
+      const root = await token(api, 'root', await cluster.secretValue(NS, 'auth-root-client', 'client-secret'));
+      rootToken = root.token!;
+      ordersSecret = await cluster.secretValue(NS, 'orders-client-secret', 'client-secret');
+    });
+
+    it('shows every resource Ready in kubectl get, with reason and grants', async function () {
+      const table = await suite.cluster.k(['get', 'clients', '-n', NS]);
+      const [header, ...rows] = table.trim().split('\n');
+      expect(header).to.match(/^NAME\s+READY\s+REASON\s+GRANTS\s+AGE$/);
+      expect(rows).to.have.length(3);
+      for (const row of rows) expect(row).to.match(/^\S+\s+True\s+Reconciled\s+\["/);
+      expect(await suite.cluster.k(['get', 'box', '-n', NS])).to.match(/auth\s+True\s+Provisioned\s+False\s+http:\/\/127\.0\.0\.1:\d+/);
+    });
+
+    it('writes the box API Deployment and Service, owned by the Box, with all configuration in env', async function () {
+      const box = await suite.cluster.json(['get', 'box', 'auth', '-n', NS]);
+      const deployment = await suite.cluster.json(['get', 'deployment', 'auth', '-n', NS]);
+      const service = await suite.cluster.json(['get', 'service', 'auth', '-n', NS]);
+      for (const obj of [deployment, service]) {
+        expect(obj.metadata.ownerReferences).to.deep.equal([{
+          apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: box.metadata.uid, controller: true, blockOwnerDeletion: true,
+        }]);
+      }
+      expect(deployment.spec.replicas).to.equal(2);
+      const container = deployment.spec.template.spec.containers[0];
+      expect(container.command).to.deep.equal(['node', 'dist/api/main.js']);
+      const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name]));
+      expect(env).to.include({
+        BOXAUTH_BOX: 'team-a/auth', DATABASE_URL: 'auth-database', BOXAUTH_SIGNING_KEY: 'auth-signing-key',
+        BOXAUTH_ROOT_CLIENT_SECRET: 'auth-root-client', BOXAUTH_ADMIN_PASSWORD: 'auth-admin', BOXAUTH_JWT_ALG: 'ES256',
+      });
+      expect(box.status).to.include({ url: api.url, schema: 'box_team_a', deployment: 'auth', service: 'auth' });
+    });
+
+    it('issues a token to the declared client through openid-client; jose verifies it with the box\'s JWKS', async function () {
+      const config = await oauth.discovery(new URL(api.url), 'orders', undefined, oauth.ClientSecretBasic(ordersSecret),
+        { algorithm: 'oauth2', execute: [oauth.allowInsecureRequests] });
+      const tokens = await oauth.clientCredentialsGrant(config, { audience: 'https://orders.internal' });
+      expect(tokens.expires_in).to.equal(600);
+      expect(tokens.refresh_token).to.be.a('string');
+      const { payload, protectedHeader } = await jwtVerify(tokens.access_token, createRemoteJWKSet(new URL(`${api.url}/.well-known/jwks.json`)),
+        { issuer: api.url, audience: 'https://orders.internal' });
+      expect(payload.sub).to.equal('orders');
+      expect(protectedHeader.alg).to.equal('ES256');
+      expect((await api.json('GET', '/Client/orders', undefined, tokens.access_token)).status).to.equal(200);
+    });
+
+    it('takes a client\'s secret from the Secret in spec.secretRef, and its policy from the AccessPolicy', async function () {
+      const billing = await token(api, 'billing', 'change-me-billing-secret');
+      expect(billing.status).to.equal(200);
+      expect((await api.json('GET', '/Client/billing', undefined, billing.token)).status).to.equal(200);
+      expect((await api.json('GET', '/AccessPolicy', undefined, billing.token)).status).to.equal(403);
+    });
+
+    it('makes the REST API refuse changes to a record a resource manages, naming the resource', async function () {
+      const put = await api.json('PUT', '/Client/orders', { grant_types: ['client_credentials'], secret: 'hijacked-secret' }, rootToken);
+      expect(put.status).to.equal(409);
+      expect(put.body.error_description).to.include('Client team-a/orders');
+      const del = await api.json('DELETE', '/AccessPolicy/orders-allow', undefined, rootToken);
+      expect(del.status).to.equal(409);
+      expect(del.body.error_description).to.include('AccessPolicy team-a/orders-allow');
+      expect((await token(api, 'orders', ordersSecret)).status).to.equal(200);
+    });
+
+    it('accepts kubectl apply --server-side of the same manifests', async function () {
+      const generations = await suite.cluster.k(['get', 'clients', '-n', NS, '-o', 'jsonpath={.items[*].metadata.generation}']);
+      const r = await suite.cluster.kubectl(['apply', '--server-side', '-n', NS, '-f', 'examples/']);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.include('client.boxauth.io/orders serverside-applied');
+      expect(await suite.cluster.k(['get', 'clients', '-n', NS, '-o', 'jsonpath={.items[*].metadata.generation}'])).to.equal(generations);
+      for (const name of ['orders', 'billing', 'dashboard']) await waitReady('client', NS, name);
+    });
+
+    it('applies a rotated Secret within 5 seconds: the new secret works, the old one no longer', async function () {
+      const started = Date.now();
+      await suite.cluster.k(['patch', 'secret', 'billing-credentials', '-n', NS, '--type=merge', '-p', JSON.stringify({ stringData: { 'client-secret': 'rotated-billing-secret' } })]);
+      await eventually('the rotated secret to work', async () => (await token(api, 'billing', 'rotated-billing-secret')).status === 200, 5_000, 50);
+      const took = Date.now() - started;
+      expect(took).to.be.below(5_000);
+      expect((await token(api, 'billing', 'change-me-billing-secret')).error).to.equal('invalid_client');
+    });
+
+    it('reports a missing Secret as Ready=False with a reason, a message and a Warning Event, and recovers', async function () {
+      const client = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name: 'late', namespace: NS },
+        spec: { grant_types: ['client_credentials'], secretRef: { name: 'late-credentials' } } };
+      await suite.cluster.k(['apply', '-f', '-'], JSON.stringify(client));
+      const failing = await eventually('Ready=False SecretNotFound', async () => {
+        const ready = await readyOf('client', NS, 'late');
+        return ready?.reason === 'SecretNotFound' && ready;
+      });
+      expect(failing).to.include({ status: 'False', message: 'Secret team-a/late-credentials (spec.secretRef) does not exist; create it' });
+      const events = await suite.cluster.json(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=late,involvedObject.kind=Client']);
+      expect(events.items.map((e: any) => `${e.type} ${e.reason}`)).to.include('Warning SecretNotFound');
+      await suite.cluster.k(['create', 'secret', 'generic', 'late-credentials', '-n', NS, '--from-literal=client-secret=late-but-long-enough']);
+      await waitReady('client', NS, 'late');
+      const ready = await readyOf('client', NS, 'late');
+      expect(ready.lastTransitionTime >= failing.lastTransitionTime).to.equal(true);
+      expect((await token(api, 'late', 'late-but-long-enough')).status).to.equal(200);
+      // Resyncs (every 2 s here) rewrite nothing: the transition time stays.
+      await new Promise((r) => setTimeout(r, 4_500));
+      expect((await readyOf('client', NS, 'late')).lastTransitionTime).to.equal(ready.lastTransitionTime);
+    });
+
+    it('makes a policy change take effect', async function () {
+      const billing = (await token(api, 'billing', 'rotated-billing-secret')).token;
+      expect((await api.json('GET', '/AccessPolicy', undefined, billing)).status).to.equal(403);
+      await suite.cluster.k(['patch', 'accesspolicy', 'billing-read-clients', '-n', NS, '--type=merge', '-p',
+        JSON.stringify({ spec: { matcho: { 'request-method': 'get', uri: '#^/(Client|AccessPolicy)(/.*)?$' } } })]);
+      await eventually('the policy change', async () => (await api.json('GET', '/AccessPolicy', undefined, billing)).status === 200, 10_000);
+    });
+
+    it('repairs records changed or deleted in the database behind its back, at the next resync', async function () {
+      await sql(`DELETE FROM ${schema}.access_policies WHERE id = 'orders-allow'`);
+      await sql(`UPDATE ${schema}.clients SET resource = jsonb_set(resource, '{grant_types}', '["implicit"]') WHERE id = 'orders'`);
+      await eventually('the records restored', async () => {
+        const [policy] = await sql(`SELECT managed_by FROM ${schema}.access_policies WHERE id = 'orders-allow'`);
+        const [client] = await sql(`SELECT resource->'grant_types' AS g FROM ${schema}.clients WHERE id = 'orders'`);
+        return policy?.managed_by === 'AccessPolicy team-a/orders-allow' && client?.g[0] === 'client_credentials';
+      }, 15_000);
+      const orders = await token(api, 'orders', ordersSecret);
+      expect(orders.status).to.equal(200);
+      await eventually('the restored policy in the API', async () => (await api.json('GET', '/Client/orders', undefined, orders.token)).status === 200, 5_000);
+      const events = await suite.cluster.json(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=orders-allow']);
+      expect(events.items.map((e: any) => e.reason)).to.include('DriftRepaired');
+    });
+
+    it('keeps a Client of one box namespace unknown to another box (kubectl apply --server-side there)', async function () {
+      const { cluster } = suite;
+      await cluster.k(['create', 'namespace', 'team-b']);
+      const port = await freePort();
+      const manifests = [
+        { apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace: 'team-b' },
+          spec: { replicas: 1, port, baseUrl: `http://127.0.0.1:${port}`, jwtAlg: 'EdDSA' } },
+        { apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name: 'inventory', namespace: 'team-b' },
+          spec: { grant_types: ['client_credentials'] } },
+      ];
+      const r = await cluster.kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }));
+      expect(r.code, r.stderr).to.equal(0);
+      await waitReady('box', 'team-b', 'auth');
+      await waitReady('client', 'team-b', 'inventory');
+      const teamB = (await cluster.runDeployment('team-b', 'auth')).box;
+      suite.pods.push(teamB);
+      const inventorySecret = await cluster.secretValue('team-b', 'inventory-client-secret', 'client-secret');
+      expect((await token(teamB, 'inventory', inventorySecret)).status).to.equal(200);
+      expect((await token(teamB, 'orders', ordersSecret)).error).to.equal('invalid_client');
+      expect((await token(api, 'inventory', inventorySecret)).error).to.equal('invalid_client');
+      expect((await cluster.json(['get', 'box', 'auth', '-n', 'team-b'])).status.schema).to.equal('box_team_b');
+    });
+
+    it('removes the record when the Client is deleted: its tokens and its secret stop working', async function () {
+      const before = await token(api, 'orders', ordersSecret);
+      expect((await api.json('GET', '/Client/orders', undefined, before.token)).status).to.equal(200);
+      await suite.cluster.k(['delete', 'client', 'orders', '-n', NS, '--wait=true', '--timeout=30s']);
+      expect((await suite.cluster.kubectl(['get', 'client', 'orders', '-n', NS])).code).to.not.equal(0);
+      expect(await sql(`SELECT id FROM ${schema}.clients WHERE id = 'orders'`)).to.deep.equal([]);
+      expect((await api.json('GET', '/Client/billing', undefined, before.token)).status).to.equal(401);
+      expect((await token(api, 'orders', ordersSecret)).error).to.equal('invalid_client');
+    });
+  });
+}

@@ -1,0 +1,67 @@
+// What the sections of the operator suite share: one cluster, the operator
+// (a real process with a token of the chart's ServiceAccount), the database it
+// provisions boxes in, and the API processes started from its Deployments.
+import pg from 'pg';
+import { parseAllDocuments } from 'yaml';
+import type { Box } from '../../support/box.js';
+import { eventually, OperatorProcess, type TestCluster } from '../../support/kube.js';
+
+export const OPERATOR_NAMESPACE = 'boxauth-system';
+
+export interface Suite {
+  cluster: TestCluster;
+  /** kubeconfig with a token of the chart's ServiceAccount. */
+  operatorKubeconfig: string;
+  /** The plain-value env of the chart's operator container, plus the test's. */
+  operatorEnv: Record<string, string>;
+  databaseUrl: string;
+  operator: OperatorProcess;
+  pods: Box[];
+}
+
+export const suite = {} as Suite;
+
+/** The objects `helm template` renders for the chart, with these extra arguments. */
+export async function chartObjects(cluster: TestCluster, args: string[] = []): Promise<any[]> {
+  const r = await cluster.helm(['template', 'boxauth', 'charts/boxauth', '-n', OPERATOR_NAMESPACE, ...args]);
+  if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+  return parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+}
+
+export async function startOperator(id: string, env: Record<string, string> = {}): Promise<OperatorProcess> {
+  return OperatorProcess.start(suite.operatorKubeconfig, { ...suite.operatorEnv, BOXAUTH_OPERATOR_ID: id, ...env });
+}
+
+/** Runs SQL in the operator's database, as a person with psql would. */
+export async function sql<T extends pg.QueryResultRow = any>(text: string, params: unknown[] = []): Promise<T[]> {
+  const db = new pg.Client({ connectionString: suite.databaseUrl });
+  await db.connect();
+  try {
+    return (await db.query<T>(text, params)).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+export async function readyOf(kind: string, namespace: string, name: string): Promise<any> {
+  const obj = await suite.cluster.json(['get', kind, '-n', namespace, name]);
+  return obj.status?.conditions?.find((c: any) => c.type === 'Ready');
+}
+
+export async function waitReady(kind: string, namespace: string, name: string, timeoutMs = 30_000): Promise<void> {
+  await eventually(`${kind} ${namespace}/${name} Ready`, async () => {
+    const obj = await suite.cluster.json(['get', kind, '-n', namespace, name]);
+    const ready = obj.status?.conditions?.find((c: any) => c.type === 'Ready');
+    return ready?.status === 'True' && obj.status.observedGeneration === obj.metadata.generation;
+  }, timeoutMs);
+}
+
+export function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+/** A client_credentials token from a box, or the refusal's status and error. */
+export async function token(box: Box, id: string, secret: string): Promise<{ status: number; token?: string; error?: string }> {
+  const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+  return { status: res.status, token: res.body?.access_token, error: res.body?.error };
+}

@@ -1,0 +1,77 @@
+// The skip rule of every controller: work happens when the generation, a
+// dependency or a forced resync asks for it, and not for events that change
+// nothing the reconcile depends on.
+import { expect } from 'chai';
+import { createLogger } from '../../../api/log.js';
+import { Controller, type Outcome, type Resource } from '../../../operator/controller.js';
+import type { EventRecorder } from '../../../operator/events.js';
+import type { Informer } from '../../../operator/informer.js';
+import { CLIENTS, type Kube } from '../../../operator/kube.js';
+import { OperatorMetrics } from '../../../operator/metrics.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+class Counting extends Controller<Resource> {
+  dependency = 'v1';
+  calls: boolean[] = [];
+  ready = true;
+
+  protected fingerprint(): string {
+    return this.dependency;
+  }
+
+  protected async reconcile(_obj: Resource, force: boolean): Promise<Outcome> {
+    this.calls.push(force);
+    return { ready: this.ready };
+  }
+}
+
+describe('operator controller skip rule', function () {
+  let obj: Resource;
+  let controller: Counting;
+  let metrics: OperatorMetrics;
+
+  beforeEach(function () {
+    obj = { metadata: { name: 'c', namespace: 'ns', generation: 1 }, status: { observedGeneration: 1 } };
+    const informer = { on: () => undefined, get: () => obj, list: () => [obj] } as unknown as Informer<Resource>;
+    metrics = new OperatorMetrics();
+    controller = new Counting('test', CLIENTS, informer, {
+      kube: {} as Kube, log: createLogger('silent'), metrics, events: {} as EventRecorder,
+    });
+    controller.start(1);
+  });
+  afterEach(() => controller.stop());
+
+  async function enqueue(force = false): Promise<void> {
+    controller.enqueue('ns', 'c', force);
+    await sleep(20);
+  }
+
+  it('reconciles once, then skips events that change nothing it depends on', async function () {
+    await enqueue();
+    await enqueue();
+    await enqueue();
+    expect(controller.calls).to.deep.equal([false]);
+    const skipped = (await metrics.reconciles.get()).values.find((v) => v.labels.result === 'skipped');
+    expect(skipped?.value).to.equal(2);
+  });
+
+  it('works again when a dependency, the generation or a resync asks for it', async function () {
+    await enqueue();
+    controller.dependency = 'v2'; // e.g. the Secret's resourceVersion
+    await enqueue();
+    obj.metadata.generation = 2; // a spec change (status still at 1)
+    await enqueue();
+    obj.status!.observedGeneration = 2;
+    await enqueue(); // generation 2 was just done: skipped
+    await enqueue(true); // the periodic resync (drift repair)
+    expect(controller.calls).to.deep.equal([false, false, false, true]);
+  });
+
+  it('never skips an object that did not become ready', async function () {
+    controller.ready = false;
+    await enqueue();
+    await enqueue();
+    expect(controller.calls).to.have.length(2);
+  });
+});

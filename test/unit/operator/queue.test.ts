@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { WorkQueue } from '../../../operator/queue.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('operator work queue', function () {
+  let queue: WorkQueue;
+  afterEach(() => queue?.shutdown());
+
+  it('hands a key out once however often it was added while waiting', async function () {
+    queue = new WorkQueue();
+    const seen: string[] = [];
+    queue.add('a'); queue.add('a'); queue.add('b'); queue.add('a');
+    queue.run(2, async (key) => { seen.push(key); }, () => undefined);
+    await sleep(50);
+    expect(seen.sort()).to.deep.equal(['a', 'b']);
+  });
+
+  it('never works on one key twice at once; a key added during its work runs again afterwards', async function () {
+    queue = new WorkQueue();
+    let active = 0;
+    let maxActive = 0;
+    let runs = 0;
+    queue.run(4, async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      runs++;
+      if (runs === 1) { queue.add('k'); queue.add('k'); }
+      await sleep(30);
+      active--;
+    }, () => undefined);
+    queue.add('k');
+    await sleep(150);
+    expect(maxActive).to.equal(1);
+    expect(runs).to.equal(2);
+  });
+
+  it('retries a failing key with per-key exponential backoff, and resets it after a success', async function () {
+    queue = new WorkQueue({ baseDelayMs: 20, maxDelayMs: 1000 });
+    const at: number[] = [];
+    const delays: number[] = [];
+    queue.run(1, async () => {
+      at.push(Date.now());
+      if (at.length < 4) throw new Error('not yet');
+    }, (_key, _err, retryInMs) => delays.push(retryInMs));
+    queue.add('k');
+    await sleep(400);
+    expect(delays).to.deep.equal([20, 40, 80]);
+    expect(at).to.have.length(4);
+    expect(at[3]! - at[2]!).to.be.at.least(75);
+    expect(queue.failuresOf('k')).to.equal(0);
+  });
+
+  it('passes force through, and keeps it for the retry of a failed forced run', async function () {
+    queue = new WorkQueue({ baseDelayMs: 10 });
+    const forces: boolean[] = [];
+    queue.run(1, async (_key, force) => {
+      forces.push(force);
+      if (forces.length === 2) throw new Error('fail once');
+    }, () => undefined);
+    queue.add('k');
+    await sleep(20);
+    queue.add('k', { force: true });
+    await sleep(60);
+    expect(forces).to.deep.equal([false, true, true]);
+  });
+
+  it('a delayed add keeps the earliest time', async function () {
+    queue = new WorkQueue();
+    const at: number[] = [];
+    const start = Date.now();
+    queue.run(1, async () => { at.push(Date.now() - start); }, () => undefined);
+    queue.addAfter('k', 200);
+    queue.addAfter('k', 30);
+    queue.addAfter('k', 100);
+    await sleep(260);
+    expect(at).to.have.length(1);
+    expect(at[0]).to.be.below(90);
+  });
+});
