@@ -72,6 +72,12 @@ export function usesTokenReview(box: BoxResource): boolean {
   return box.spec?.clusterIssuer === 'tokenreview' || (box.spec?.trustedIssuers ?? []).some((i) => i.mode === 'tokenreview');
 }
 
+/** Whether Clients of the box may bind ServiceAccounts of this namespace: its own, those listed, or any with "*". */
+export function allowsWorkloadNamespace(box: BoxResource, namespace: string): boolean {
+  const listed = box.spec?.workloadNamespaces ?? [];
+  return namespace === box.metadata.namespace || listed.includes('*') || listed.includes(namespace);
+}
+
 const secretEnv = (name: string, secret: string, key: string): unknown => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
 
 export interface DeploymentSettings {

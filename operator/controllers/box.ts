@@ -39,6 +39,7 @@ export interface BoxSpec {
   clusterIssuer?: 'auto' | 'off' | 'tokenreview';
   trustedIssuers?: { issuer: string; jwksUri?: string; mode?: 'jwks' | 'tokenreview'; caBundle?: string }[];
   serviceAccountName?: string;
+  workloadNamespaces?: string[];
 }
 
 export type BoxResource = Resource<BoxSpec>;

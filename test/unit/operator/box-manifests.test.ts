@@ -1,9 +1,9 @@
-// What a Box's workload identity settings make of its pods' identity: when the
-// API server must be reachable, and the ClusterRoleBinding that lets the pods
-// review tokens.
+// What a Box's workload identity settings make of its pods' identity: which
+// namespaces its Clients may bind, when the API server must be reachable, and
+// the ClusterRoleBinding that lets the pods review tokens.
 import { expect } from 'chai';
 import {
-  apiDeployment, boxNames, needsApiServer, tokenReviewBinding, usesTokenReview,
+  allowsWorkloadNamespace, apiDeployment, boxNames, needsApiServer, tokenReviewBinding, usesTokenReview,
 } from '../../../operator/controllers/box-manifests.js';
 import type { BoxResource, BoxSpec } from '../../../operator/controllers/box.js';
 
@@ -12,6 +12,15 @@ const box = (spec: BoxSpec = {}, name = 'auth'): BoxResource => ({
 });
 
 describe('box manifests: workload identity', function () {
+  it('lets Clients bind ServiceAccounts of the box\'s namespace, of those listed, or of any with "*"', function () {
+    expect(allowsWorkloadNamespace(box(), 'team-a')).to.equal(true);
+    expect(allowsWorkloadNamespace(box(), 'team-b')).to.equal(false);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['team-b'] }), 'team-b')).to.equal(true);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['team-b'] }), 'team-a')).to.equal(true);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['team-b'] }), 'team-c')).to.equal(false);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['*'] }), 'team-c')).to.equal(true);
+  });
+
   it('mounts the pod\'s token when an issuer needs the API server; binds auth-delegator only for TokenReview', function () {
     const pod = (b: BoxResource): any => (apiDeployment(b, { image: 'i', imagePullPolicy: 'Never', secretVersions: [] }).spec as any).template.spec;
     expect(needsApiServer(box())).to.equal(true);
