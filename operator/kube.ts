@@ -57,6 +57,8 @@ export const ACCESS_POLICIES = boxauth('AccessPolicy', 'accesspolicies');
 export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
 export const SERVICES: ResourceType = { group: '', version: 'v1', plural: 'services', kind: 'Service' };
 export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };
+export const SERVICE_ACCOUNTS: ResourceType = { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount' };
+export const CLUSTER_ROLE_BINDINGS: ResourceType = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding' };
 export const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
 export const LEASES: ResourceType = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
 
@@ -282,8 +284,19 @@ export class Kube {
     });
   }
 
+  /** Deletes the object; false when it was already gone. */
+  async delete(type: ResourceType, namespace: string | undefined, name: string): Promise<boolean> {
+    try {
+      await this.request('DELETE', resourcePath(type, namespace, name));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
   /** Server-side apply: the operator owns the fields it sends, and takes them back from anyone who changed them. */
-  apply<T = KObject>(type: ResourceType, namespace: string, object: KObject): Promise<T> {
+  apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, object.metadata.name), {
       body: { apiVersion: apiVersionOf(type), kind: type.kind, ...object },
       contentType: PATCH.apply,

@@ -1,12 +1,24 @@
 // Runs a box's API on this machine as a kubelet would run its pod: the
 // container command of the Deployment the operator wrote, from the project
 // root, with its environment resolved from the API server (values, Secrets,
-// ConfigMaps, the downward API). For clusters without a kubelet (`make
-// kube-up`):  node dist/operator/run-box.js <namespace> [box]   (or: make box)
+// ConfigMaps, the downward API), and, unless the pod opts out
+// (automountServiceAccountToken: false), what a kubelet mounts for its
+// ServiceAccount: a token (TokenRequest, the API server's audience, renewed as
+// the kubelet renews it), the cluster's CA and the API server's address, given
+// through the BOXAUTH_KUBE_* overrides since /var/run/secrets is not ours to
+// write. For clusters without a kubelet (`make kube-up`):
+//   node dist/operator/run-box.js <namespace> [box]   (or: make box)
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectPath } from '../api/paths.js';
-import { DEPLOYMENTS, Kube, type KObject } from './kube.js';
+import { DEPLOYMENTS, isNotFound, Kube, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
+
+/** The kubelet's lifetime of a projected ServiceAccount token; it renews one at 80 % of that. */
+const TOKEN_SECONDS = 3607;
+export const TOKEN_RENEW_MS = Math.round(TOKEN_SECONDS * 0.8 * 1000);
 
 interface EnvVar {
   name: string;
@@ -26,12 +38,62 @@ export interface Container {
   ports?: { containerPort: number }[];
 }
 
-type Deployment = KObject & { spec: { template: { spec: { containers: Container[] } } } };
+interface PodSpec {
+  containers: Container[];
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+}
 
-/** The first container of the Deployment and its environment, every reference resolved. */
-export async function containerOf(kube: Kube, namespace: string, name: string): Promise<{ container: Container; env: Record<string, string> }> {
+type Deployment = KObject & { spec: { template: { spec: PodSpec } } };
+
+export interface Pod {
+  container: Container;
+  env: Record<string, string>;
+  /** Writes a fresh ServiceAccount token (a kubelet does so before the last one expires); absent when none is mounted. */
+  renewToken?: () => Promise<void>;
+}
+
+/**
+ * The pod's ServiceAccount credentials, written into `dir`, as the env that
+ * points the box at them (api/config.ts reads BOXAUTH_KUBE_*).
+ */
+async function serviceAccountCredentials(kube: Kube, namespace: string, serviceAccount: string, dir: string)
+  : Promise<{ env: Record<string, string>; renewToken: () => Promise<void> }> {
+  const cluster = kube.config.getCurrentCluster()!;
+  const tokenFile = path.join(dir, 'token');
+  const caFile = path.join(dir, 'ca.crt');
+  const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? fs.readFileSync(cluster.caFile, 'utf8') : '';
+  fs.writeFileSync(caFile, ca, { mode: 0o644 });
+  const renewToken = async (): Promise<void> => {
+    let answer: { status: { token: string } };
+    try {
+      // No audiences: the API server's own, as for the token a kubelet mounts at /var/run/secrets/kubernetes.io/serviceaccount.
+      answer = await kube.request('POST', resourcePath(SERVICE_ACCOUNTS, namespace, serviceAccount, 'token'), {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS } },
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      throw new Error(`ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`);
+    }
+    fs.writeFileSync(`${tokenFile}.tmp`, answer.status.token, { mode: 0o600 });
+    fs.renameSync(`${tokenFile}.tmp`, tokenFile); // the box re-reads the file: never a half-written one
+  };
+  await renewToken();
+  return {
+    env: { BOXAUTH_KUBE_API_URL: cluster.server, BOXAUTH_KUBE_TOKEN_FILE: tokenFile, BOXAUTH_KUBE_CA_FILE: caFile },
+    renewToken,
+  };
+}
+
+/**
+ * The first container of the Deployment and its environment, every reference
+ * resolved; with the pod's ServiceAccount credentials (written into `dir`)
+ * unless the pod opts out of them.
+ */
+export async function podOf(kube: Kube, namespace: string, name: string, dir: string): Promise<Pod> {
   const deployment = await kube.get<Deployment>(DEPLOYMENTS, namespace, name);
-  const container = deployment.spec.template.spec.containers[0]!;
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers[0]!;
   const env: Record<string, string> = {};
   const data = async (kind: 'secrets' | 'configmaps', ref: { name: string; key: string }): Promise<string> => {
     const obj = await kube.request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${namespace}/${kind}/${ref.name}`);
@@ -47,7 +109,9 @@ export async function containerOf(kube: Kube, namespace: string, name: string): 
     else if (e.valueFrom?.fieldRef) env[e.name] = fields[e.valueFrom.fieldRef.fieldPath] ?? '';
     else env[e.name] = '';
   }
-  return { container, env };
+  if (pod.automountServiceAccountToken === false) return { container, env };
+  const credentials = await serviceAccountCredentials(kube, namespace, pod.serviceAccountName ?? 'default', dir);
+  return { container, env: { ...env, ...credentials.env }, renewToken: credentials.renewToken };
 }
 
 async function main(): Promise<void> {
@@ -57,14 +121,23 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const kube = Kube.fromEnvironment();
-  const { container, env } = await containerOf(kube, namespace, box);
-  kube.close();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
+  const { container, env, renewToken } = await podOf(kube, namespace, box, dir);
+  const renewal = renewToken && setInterval(() => {
+    renewToken().catch((err: Error) => process.stderr.write(`run-box: could not renew the ServiceAccount token: ${err.message}\n`));
+  }, TOKEN_RENEW_MS);
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
-  process.stderr.write(`run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL})\n`);
+  process.stderr.write(`run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}`
+    + `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`);
   // PATH is the one thing the image gives besides the container's env.
   const child = spawn(file!, args, { cwd: projectPath(), env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  child.on('exit', (code, signal) => {
+    clearInterval(renewal);
+    kube.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    process.exit(code ?? (signal ? 1 : 0));
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -2,12 +2,12 @@
 // projected ServiceAccount token (no client secret anywhere) and re-reads the
 // token file before every request, because the kubelet rotates it.
 //
-//   BOX_URL      the box's base URL (the token's audience must be this URL)
+//   BOX_URL      the box's base URL, http://<box>.<namespace>.svc by default (the token's audience must be this URL)
 //   TOKEN_FILE   the projected token (default /var/run/secrets/boxauth/token)
 //   CLIENT_ID    optional: the box finds the client bound to the ServiceAccount
 import fs from 'node:fs';
 
-const box = process.env.BOX_URL ?? 'http://boxauth-api.boxauth.svc:8080';
+const box = process.env.BOX_URL ?? 'http://auth.team-a.svc';
 const tokenFile = process.env.TOKEN_FILE ?? '/var/run/secrets/boxauth/token';
 
 async function accessToken() {

@@ -2,7 +2,9 @@
 // Deployment carries all of the API's configuration in its environment (values,
 // or references to the Secrets the operator wrote): the same BOXAUTH_*
 // variables `make run` reads (api/config.ts). Its container command runs
-// unchanged from a checkout after `make build` too.
+// unchanged from a checkout after `make build` too. Its pods run as the Box's
+// own ServiceAccount, which may review tokens (system:auth-delegator) when an
+// issuer the box trusts is checked by TokenReview.
 import { createHash } from 'node:crypto';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../controller.js';
@@ -16,14 +18,24 @@ const SERVICE_PORT = 80;
 export interface BoxNames {
   deployment: string;
   service: string;
+  /** The ServiceAccount the operator creates for the API pods (unless spec.serviceAccountName names another). */
+  serviceAccount: string;
+  /** The ClusterRoleBinding of system:auth-delegator for TokenReview (cluster-scoped: the namespace is in its name). */
+  tokenReviewBinding: string;
   secrets: { database: string; signingKey: string; rootClient: string; admin: string };
 }
 
+export const AUTH_DELEGATOR = 'system:auth-delegator';
+
 export function boxNames(box: BoxResource): BoxNames {
   const name = box.metadata.name;
+  const binding = `boxauth:${box.metadata.namespace}:${name}:auth-delegator`;
   return {
     deployment: name,
     service: name,
+    serviceAccount: name,
+    tokenReviewBinding: binding.length <= 253 ? binding
+      : `${binding.slice(0, 236)}-${createHash('sha256').update(binding).digest('hex').slice(0, 16)}`,
     secrets: {
       database: `${name}-database`,
       signingKey: `${name}-signing-key`,
@@ -43,6 +55,27 @@ export function selectorLabels(box: BoxResource): Record<string, string> {
     'app.kubernetes.io/instance': box.metadata.name,
     'app.kubernetes.io/component': 'api',
   };
+}
+
+/** The ServiceAccount of the API pods: spec.serviceAccountName, else the one the operator creates. */
+export function podServiceAccount(box: BoxResource): string {
+  return box.spec?.serviceAccountName ?? boxNames(box).serviceAccount;
+}
+
+/** Workload identity reads the cluster's issuer and keys, or has tokens reviewed, with the pod's own token. */
+export function needsApiServer(box: BoxResource): boolean {
+  return (box.spec?.clusterIssuer ?? 'auto') !== 'off' || usesTokenReview(box);
+}
+
+/** Some issuer is checked by asking the API server (TokenReview): the pods need system:auth-delegator. */
+export function usesTokenReview(box: BoxResource): boolean {
+  return box.spec?.clusterIssuer === 'tokenreview' || (box.spec?.trustedIssuers ?? []).some((i) => i.mode === 'tokenreview');
+}
+
+/** Whether Clients of the box may bind ServiceAccounts of this namespace: its own, those listed, or any with "*". */
+export function allowsWorkloadNamespace(box: BoxResource, namespace: string): boolean {
+  const listed = box.spec?.workloadNamespaces ?? [];
+  return namespace === box.metadata.namespace || listed.includes('*') || listed.includes(namespace);
 }
 
 const secretEnv = (name: string, secret: string, key: string): unknown => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
@@ -77,8 +110,6 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
     ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),
   ];
-  // Workload identity reads the cluster's issuer and keys (or reviews tokens) with the pod's own token.
-  const needsApiServer = (spec.clusterIssuer ?? 'auto') !== 'off' || (spec.trustedIssuers ?? []).some((i) => i.mode === 'tokenreview');
   const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
   return {
     metadata: { name: names.deployment, namespace: box.metadata.namespace, labels, ownerReferences: [ownerReference(box)] },
@@ -88,8 +119,8 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
       template: {
         metadata: { labels, annotations: { 'boxauth.io/config-hash': configHash } },
         spec: {
-          automountServiceAccountToken: needsApiServer,
-          ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
+          serviceAccountName: podServiceAccount(box),
+          automountServiceAccountToken: needsApiServer(box),
           enableServiceLinks: false,
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [{
@@ -122,5 +153,31 @@ export function apiService(box: BoxResource): KObject {
       selector: selectorLabels(box),
       ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
     },
+  };
+}
+
+/** The API pods' own ServiceAccount (when spec.serviceAccountName does not name one). */
+export function apiServiceAccount(box: BoxResource): KObject {
+  return {
+    metadata: {
+      name: boxNames(box).serviceAccount, namespace: box.metadata.namespace,
+      labels: { ...selectorLabels(box), ...MANAGED_LABELS }, ownerReferences: [ownerReference(box)],
+    },
+  };
+}
+
+/**
+ * system:auth-delegator for the API pods' ServiceAccount: it may create
+ * TokenReviews. Cluster-scoped, so no ownerReference can tie it to the Box: the
+ * Box's finalizer deletes it, and its labels name the Box.
+ */
+export function tokenReviewBinding(box: BoxResource): KObject {
+  return {
+    metadata: {
+      name: boxNames(box).tokenReviewBinding,
+      labels: { ...MANAGED_LABELS, 'boxauth.io/box-namespace': box.metadata.namespace!, 'boxauth.io/box': box.metadata.name },
+    },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: AUTH_DELEGATOR },
+    subjects: [{ kind: 'ServiceAccount', name: podServiceAccount(box), namespace: box.metadata.namespace }],
   };
 }

@@ -6,7 +6,8 @@
 // Finalizer rule (spec.reclaimPolicy): Retain keeps the schema and hands the
 // records of Client/AccessPolicy resources to the REST API (managed_by
 // cleared); Delete drops the schema and the role. The Kubernetes objects go
-// with the Box through their ownerReferences.
+// with the Box through their ownerReferences, except the cluster-scoped
+// ClusterRoleBinding for TokenReview, which the finalizer deletes.
 import { randomBytes } from 'node:crypto';
 import type { JwtAlg } from '../../api/config.js';
 import type { Pool } from '../../api/db/pool.js';
@@ -17,8 +18,11 @@ import { clients } from '../../api/store/clients.js';
 import { boxDbNames, databaseOf, urlAs, type BoxDatabases } from '../boxdb.js';
 import { Controller, MANAGED_LABELS, ownerReference, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
-import { BOXES, DEPLOYMENTS, isConflict, SECRETS, SERVICES, type KObject } from '../kube.js';
-import { apiDeployment, apiService, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE } from './box-manifests.js';
+import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, isConflict, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject, type ResourceType } from '../kube.js';
+import {
+  apiDeployment, apiService, apiServiceAccount, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE,
+  tokenReviewBinding, usesTokenReview,
+} from './box-manifests.js';
 
 export interface BoxSpec {
   replicas?: number;
@@ -35,6 +39,7 @@ export interface BoxSpec {
   clusterIssuer?: 'auto' | 'off' | 'tokenreview';
   trustedIssuers?: { issuer: string; jwksUri?: string; mode?: 'jwks' | 'tokenreview'; caBundle?: string }[];
   serviceAccountName?: string;
+  workloadNamespaces?: string[];
 }
 
 export type BoxResource = Resource<BoxSpec>;
@@ -138,6 +143,8 @@ export class BoxController extends Controller<BoxResource> {
         })),
       ];
       const secretVersions = secrets.map((x) => x.metadata.resourceVersion ?? '');
+      const serviceAccount = await this.serviceAccount(box);
+      const binding = await this.tokenReviewRights(box);
       await this.kube.apply(SERVICES, ns, apiService(box));
       const deployment = await this.kube.apply<DeploymentObject>(DEPLOYMENTS, ns, apiDeployment(box, {
         image: this.settings.image, imagePullPolicy: this.settings.imagePullPolicy, secretVersions,
@@ -148,6 +155,7 @@ export class BoxController extends Controller<BoxResource> {
         message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
       }, {
         url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
+        serviceAccount, ...(binding ? { tokenReviewBinding: binding } : {}),
         availableReplicas: deployment.status?.availableReplicas ?? 0,
       }, [this.availability(box, deployment)]);
       for (const listener of this.readyListeners) listener(ns);
@@ -221,28 +229,68 @@ export class BoxController extends Controller<BoxResource> {
    * used as it is when present (an admin may provide it beforehand); taken over
    * when a deleted Box of the same name left it behind.
    */
-  private async ensureSecret(box: BoxResource, name: string, make: () => Record<string, string>,
+  private ensureSecret(box: BoxResource, name: string, make: () => Record<string, string>,
     annotations: Record<string, string> = {}): Promise<SecretObject> {
+    return this.ensureOwned<SecretObject>(SECRETS, box, name, () => ({
+      metadata: { name, namespace: box.metadata.namespace, labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name }, annotations,
+        ownerReferences: [ownerReference(box)] },
+      type: 'Opaque',
+      stringData: make(),
+    }));
+  }
+
+  /**
+   * The object `name` of the Box's namespace: created from make() when absent;
+   * taken over when a deleted Box of the same name left it behind; one that is
+   * no Box's is used as it is, unless `foreign` says why it must not be.
+   */
+  private async ensureOwned<T extends KObject>(type: ResourceType, box: BoxResource, name: string, make: () => KObject,
+    foreign?: () => Problem): Promise<T> {
     const ns = box.metadata.namespace!;
-    let secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
-    if (!secret) {
+    let obj = await this.kube.find<T>(type, ns, name);
+    if (!obj) {
       try {
-        secret = await this.kube.create<SecretObject>(SECRETS, ns, {
-          metadata: { name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name }, annotations,
-            ownerReferences: [ownerReference(box)] },
-          type: 'Opaque',
-          stringData: make(),
-        });
+        obj = await this.kube.create<T>(type, ns, make());
       } catch (err) {
         if (!isConflict(err)) throw err;
-        secret = await this.kube.get<SecretObject>(SECRETS, ns, name);
+        obj = await this.kube.get<T>(type, ns, name);
       }
     }
-    const owners = secret.metadata.ownerReferences ?? [];
+    const owners = obj.metadata.ownerReferences ?? [];
     if (owners.some((o) => o.kind === 'Box' && o.controller && o.uid !== box.metadata.uid)) {
-      await this.kube.patch(SECRETS, ns, name, { metadata: { ownerReferences: [ownerReference(box)] } });
+      await this.kube.patch(type, ns, name, { metadata: { ownerReferences: [ownerReference(box)] } });
+    } else if (foreign && !owners.some((o) => o.uid === box.metadata.uid)) {
+      throw foreign();
     }
-    return secret;
+    return obj;
+  }
+
+  /** The ServiceAccount the API pods run as: spec.serviceAccountName, else one of the Box's own. */
+  private async serviceAccount(box: BoxResource): Promise<string> {
+    if (box.spec?.serviceAccountName) return box.spec.serviceAccountName;
+    const ns = box.metadata.namespace!;
+    const name = boxNames(box).serviceAccount;
+    await this.ensureOwned(SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), () => new Problem('ServiceAccountConflict',
+      `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`));
+    return name;
+  }
+
+  /**
+   * The ClusterRoleBinding of system:auth-delegator to the pods' ServiceAccount
+   * while the box has tokens reviewed by the API server; deleted when it no
+   * longer does. Its name, when it exists.
+   */
+  private async tokenReviewRights(box: BoxResource): Promise<string | undefined> {
+    const name = boxNames(box).tokenReviewBinding;
+    if (usesTokenReview(box)) {
+      await this.kube.apply(CLUSTER_ROLE_BINDINGS, undefined, tokenReviewBinding(box));
+      return name;
+    }
+    if (box.status?.tokenReviewBinding && await this.kube.delete(CLUSTER_ROLE_BINDINGS, undefined, name)) {
+      this.log.info({ box: `${box.metadata.namespace}/${box.metadata.name}`, clusterRoleBinding: name },
+        'the box no longer uses TokenReview: removed its system:auth-delegator binding');
+    }
+    return undefined;
   }
 
   private async finalize(box: BoxResource, wasActive: boolean): Promise<Outcome> {
@@ -264,6 +312,8 @@ export class BoxController extends Controller<BoxResource> {
         await this.databases.forget(ns);
       }
     }
+    // Cluster-scoped: no ownerReference takes it away with the Box.
+    await this.kube.delete(CLUSTER_ROLE_BINDINGS, undefined, boxNames(box).tokenReviewBinding);
     await this.setFinalizer(box, BOX_FINALIZER, false);
     for (const listener of this.readyListeners) listener(ns); // records waiting on this Box can release their finalizers
     return { ready: false };

@@ -4,16 +4,24 @@
 // when that Secret changes, so a rotated value reaches the box within moments.
 // Secrets are stored as argon2id hashes; to avoid hashing on every resync, the
 // API's SecretVerifier remembers which secret matched which stored hash.
+//
+// A Client may bind (auth.workload) only ServiceAccounts of namespaces its Box
+// allows (its own, and spec.workloadNamespaces): otherwise whoever may write
+// Clients in one namespace could act as another tenant's workloads. A Client
+// refused for that has no record in the box; when the Box stops allowing a
+// namespace, the record written before is removed and its tokens stop working.
 import { createHash } from 'node:crypto';
 import type { Pool } from '../../api/db/pool.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../../api/oauth/secrets.js';
+import { workloadSettings } from '../../api/oauth/workload/assertion.js';
 import { clients } from '../../api/store/clients.js';
 import type { Client } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource, MANAGED_LABELS, ownerReference } from '../controller.js';
 import type { Informer } from '../informer.js';
 import { CLIENTS, isConflict, SECRETS, type KObject } from '../kube.js';
+import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
-import { RecordController, type Desired } from './records.js';
+import { RecordController, RecordRefused, type Desired } from './records.js';
 
 export interface ClientSpec {
   grant_types: string[];
@@ -58,6 +66,20 @@ function secretValue(secret: SecretObject, key: string, fix: string): string {
   return value;
 }
 
+/** A RecordRefused when auth.workload binds a ServiceAccount of a namespace the Box does not allow. */
+function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
+  const refused = (workloadSettings(record)?.serviceAccounts ?? []).filter((sa) => !allowsWorkloadNamespace(box, sa.namespace));
+  if (!refused.length) return;
+  const ns = box.metadata.namespace!;
+  const namespaces = [...new Set(refused.map((sa) => sa.namespace))];
+  const allowed = [ns, ...(box.spec?.workloadNamespaces ?? [])];
+  throw new RecordRefused('ServiceAccountNamespaceNotAllowed',
+    `auth.workload binds ${refused.map((sa) => `ServiceAccount ${sa.namespace}/${sa.name}`).join(', ')}, but Box ${box.metadata.name} lets `
+    + `its Clients bind ServiceAccounts of namespace${allowed.length > 1 ? 's' : ''} ${allowed.join(', ')} only: a cluster admin may add `
+    + `${namespaces.map((n) => `"${n}"`).join(', ')} to the Box's spec.workloadNamespaces, or bind ServiceAccounts of namespace ${ns}; `
+    + 'until then this client has no record in the box');
+}
+
 export class ClientController extends RecordController<ClientSpec, Client> {
   private readonly verifier = new SecretVerifier();
 
@@ -75,11 +97,13 @@ export class ClientController extends RecordController<ClientSpec, Client> {
   protected override fingerprint(obj: ClientResource): string {
     const source = secretSource(obj);
     const secret = source && this.secrets.get(obj.metadata.namespace, source.name);
-    return `${super.fingerprint(obj)}|${source?.name}|${secret?.metadata.uid}|${secret?.metadata.resourceVersion}`;
+    const allowed = this.boxes.activeBox(obj.metadata.namespace!)?.spec?.workloadNamespaces;
+    return `${super.fingerprint(obj)}|${source?.name}|${secret?.metadata.uid}|${secret?.metadata.resourceVersion}|${allowed?.join(',')}`;
   }
 
-  protected async desired(obj: ClientResource, pool: Pool, _box: BoxResource): Promise<Desired<Client>> {
+  protected async desired(obj: ClientResource, pool: Pool, box: BoxResource): Promise<Desired<Client>> {
     const record = this.baseRecord(obj, ['secretRef', 'generateSecret']);
+    checkWorkloadNamespaces(record, box);
     const source = secretSource(obj);
     if (!source) {
       if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {

@@ -8,7 +8,8 @@
 // Box's reclaimPolicy decides the records' fate, and the finalizer is released.
 // A record created through the REST API under the same id is adopted; one owned
 // by another resource, or one the box creates for itself (root client, its
-// policies), is refused.
+// policies), is refused. A resource refused with RecordRefused has no record at
+// all: one written before (when the Box still allowed it) is removed.
 import { ValidationError } from '../../api/errors.js';
 import type { Pool } from '../../api/db/pool.js';
 import type { ResourceTable } from '../../api/store/resources.js';
@@ -30,6 +31,13 @@ export interface Desired<R extends Record_> {
   /** Extra status fields (e.g. the Client's secretName). */
   status?: Record<string, unknown>;
 }
+
+/**
+ * A Problem for which the resource must have no record in the box at all (e.g. a
+ * Client binding ServiceAccounts its Box does not allow): a record written
+ * before is removed, and a Client's sessions with it.
+ */
+export class RecordRefused extends Problem {}
 
 export abstract class RecordController<S, R extends Record_> extends Controller<Resource<S>> {
   constructor(
@@ -116,6 +124,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
       }, desired.status);
       return { ready: true };
     } catch (err) {
+      if (err instanceof RecordRefused) await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
       if (err instanceof Problem) return this.notReady(obj, err);
       await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: 'ReconcileError', message: `${(err as Error).message}; retrying` },
         this.statusFields(obj))

@@ -6,19 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as oauth from 'openid-client';
+import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
+import { assertionAuth, assertionRequest, claimsOf } from '../support/assertion.js';
 import { Box, sleep } from '../support/box.js';
 import { Cluster } from '../support/cluster.js';
 import { TestIssuer } from '../support/issuer.js';
-
-const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-
-/** openid-client client authentication that sends a ready-made assertion (the pod's token). */
-function assertionAuth(assertion: () => string): oauth.ClientAuth {
-  return (_as, _client, body) => {
-    body.set('client_assertion_type', JWT_BEARER);
-    body.set('client_assertion', assertion());
-  };
-}
 
 describe('workload identity (kube-apiserver)', function () {
   this.timeout(120_000);
@@ -96,11 +88,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     });
   }
 
-  async function tokenRequest(assertion: string, clientId?: string) {
-    return box.form('/auth/token', {
-      grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: assertion, ...(clientId ? { client_id: clientId } : {}),
-    });
-  }
+  const tokenRequest = (assertion: string, clientId?: string) => assertionRequest(box, assertion, clientId);
 
   async function refused(assertion: string, pattern: RegExp, clientId?: string): Promise<void> {
     const res = await tokenRequest(assertion, clientId);
@@ -116,7 +104,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     });
     const tokens = await oauth.clientCredentialsGrant(config);
     expect(tokens.expires_in).to.equal(300);
-    const jti = JSON.parse(Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString()).jti;
+    const { jti } = claimsOf(tokens.access_token);
     const session = (await box.json('GET', `/Session/${jti}`, undefined, root)).body;
     expect(session.client.id).to.equal('orders');
     expect(session.details.workload).to.include({ namespace: 'apps', serviceAccount: 'orders', serviceAccountUid: ordersUid, issuer: 'https://kubernetes.default.svc.cluster.local' });
@@ -199,9 +187,9 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     try {
       const t = await reviewing.rootToken();
       await reviewing.json('PUT', '/Client/orders', { grant_types: ['client_credentials'], auth: { workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders' }] } } }, t);
-      const ok = await reviewing.form('/auth/token', { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: await saToken('apps', 'orders', reviewing.url) });
+      const ok = await assertionRequest(reviewing, await saToken('apps', 'orders', reviewing.url));
       expect(ok.status, ok.text).to.equal(200);
-      const wrong = await reviewing.form('/auth/token', { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: await saToken('apps', 'orders', 'https://other') });
+      const wrong = await assertionRequest(reviewing, await saToken('apps', 'orders', 'https://other'));
       expect(wrong.status).to.equal(401);
       expect(wrong.body.error_description).to.match(/does not accept the token/);
     } finally {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Kube } from '../../operator/kube.js';
-import { containerOf } from '../../operator/run-box.js';
+import { podOf } from '../../operator/run-box.js';
 import { Box } from './box.js';
 import { Cluster } from './cluster.js';
 import { freePort } from './ports.js';
@@ -120,13 +120,15 @@ export class TestCluster {
   /**
    * Starts the first container of a Deployment as a kubelet would (see
    * operator/run-box.ts, which developers use for the same): its command from
-   * the project root, its env resolved from the API server. Answers at
-   * 127.0.0.1 on the container port.
+   * the project root, its env resolved from the API server, its
+   * ServiceAccount's token, the CA and the API server's URL. Answers at
+   * 127.0.0.1 on the container port. (Tests end long before the token.)
    */
   async runDeployment(namespace: string, name: string): Promise<{ box: Box; env: Record<string, string> }> {
     const kube = this.adminKube();
     try {
-      const { container, env } = await containerOf(kube, namespace, name);
+      const dir = fs.mkdtempSync(path.join(this.dir, `pod-${namespace}-${name}-`));
+      const { container, env } = await podOf(kube, namespace, name, dir);
       const command = [...(container.command ?? []), ...(container.args ?? [])];
       const box = await Box.runContainer(command, env, `http://127.0.0.1:${container.ports![0]!.containerPort}`);
       return { box, env };

@@ -23,6 +23,13 @@ export function describeCrds(): void {
         .to.include('a client_credentials client needs a secret source: set secretRef, leave generateSecret unset');
     });
 
+    it('refuses a client bound to ServiceAccounts without the client_credentials grant', async function () {
+      const message = await refused('Client', { grant_types: ['implicit'], auth: {
+        implicit: { redirect_uri: 'https://app.example/cb' }, workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders' }] },
+      } });
+      expect(message, message).to.match(/spec\.auth\.workload: .*auth\.workload needs the client_credentials grant in grant_types/);
+    });
+
     it('refuses what the schema forbids, naming the field', async function () {
       expect(await refused('Client', { grant_types: ['password'] })).to.match(/spec\.grant_types\[0\]: Unsupported value: "password"/);
       expect(await refused('Client', { grant_types: ['client_credentials'], auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 0 } } }))
@@ -30,6 +37,7 @@ export function describeCrds(): void {
       expect(await refused('AccessPolicy', { engine: 'matcho' })).to.include('engine matcho needs a matcho pattern');
       expect(await refused('Box', { jwtAlg: 'HS256' })).to.match(/spec\.jwtAlg: Unsupported value: "HS256"/);
       expect(await refused('Box', { baseUrl: 'ftp://x' })).to.include('spec.baseUrl');
+      expect(await refused('Box', { workloadNamespaces: ['Team_A'] })).to.include('spec.workloadNamespaces[0]');
     });
 
     it('gives a Box a default for every field, so spec: {} is a box', async function () {

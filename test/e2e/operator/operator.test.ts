@@ -2,8 +2,9 @@
 // controller-runtime's envtest runs them), driven with the real kubectl. The
 // operator is a real process authenticated with a token of the chart's
 // ServiceAccount, under the chart's RBAC; box APIs are started from the
-// Deployments it writes, as a kubelet would. The sections run in order on one
-// cluster; the fault tests come last because they replace the operator.
+// Deployments it writes, as a kubelet would (with their ServiceAccount's
+// token). The sections run in order on one cluster; the fault tests come last
+// because they replace the operator.
 import pg from 'pg';
 import { createDatabase } from '../../support/postgres.js';
 import { TestCluster } from '../../support/kube.js';
@@ -11,6 +12,7 @@ import { describeChart } from './chart.js';
 import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
+import { describeWorkload } from './workload.js';
 import { chartObjects, OPERATOR_NAMESPACE, startOperator, suite } from './suite.js';
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
@@ -78,5 +80,6 @@ describe('the operator on a real kube-apiserver', function () {
   describeCrds();
   describeExamples();
   describeChart();
+  describeWorkload();
   describeFaults();
 });

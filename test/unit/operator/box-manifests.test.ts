@@ -1,0 +1,47 @@
+// What a Box's workload identity settings make of its pods' identity: which
+// namespaces its Clients may bind, when the API server must be reachable, and
+// the ClusterRoleBinding that lets the pods review tokens.
+import { expect } from 'chai';
+import {
+  allowsWorkloadNamespace, apiDeployment, boxNames, needsApiServer, tokenReviewBinding, usesTokenReview,
+} from '../../../operator/controllers/box-manifests.js';
+import type { BoxResource, BoxSpec } from '../../../operator/controllers/box.js';
+
+const box = (spec: BoxSpec = {}, name = 'auth'): BoxResource => ({
+  apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name, namespace: 'team-a', uid: 'u-1' }, spec,
+});
+
+describe('box manifests: workload identity', function () {
+  it('lets Clients bind ServiceAccounts of the box\'s namespace, of those listed, or of any with "*"', function () {
+    expect(allowsWorkloadNamespace(box(), 'team-a')).to.equal(true);
+    expect(allowsWorkloadNamespace(box(), 'team-b')).to.equal(false);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['team-b'] }), 'team-b')).to.equal(true);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['team-b'] }), 'team-a')).to.equal(true);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['team-b'] }), 'team-c')).to.equal(false);
+    expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['*'] }), 'team-c')).to.equal(true);
+  });
+
+  it('mounts the pod\'s token when an issuer needs the API server; binds auth-delegator only for TokenReview', function () {
+    const pod = (b: BoxResource): any => (apiDeployment(b, { image: 'i', imagePullPolicy: 'Never', secretVersions: [] }).spec as any).template.spec;
+    expect(needsApiServer(box())).to.equal(true);
+    expect(usesTokenReview(box())).to.equal(false);
+    expect(usesTokenReview(box({ clusterIssuer: 'tokenreview' }))).to.equal(true);
+    const reviewedElsewhere = box({ clusterIssuer: 'off', trustedIssuers: [{ issuer: 'https://other.example', mode: 'tokenreview' }] });
+    expect(needsApiServer(reviewedElsewhere)).to.equal(true);
+    expect(usesTokenReview(reviewedElsewhere)).to.equal(true);
+    expect(needsApiServer(box({ clusterIssuer: 'off' }))).to.equal(false);
+    expect(pod(box())).to.include({ serviceAccountName: 'auth', automountServiceAccountToken: true });
+    expect(pod(box({ clusterIssuer: 'off', serviceAccountName: 'mine' }))).to.include({ serviceAccountName: 'mine', automountServiceAccountToken: false });
+  });
+
+  it('binds system:auth-delegator to the pods\' ServiceAccount under a name that holds the namespace, valid at any length', function () {
+    const binding = tokenReviewBinding(box({ serviceAccountName: 'mine' })) as any;
+    expect(binding.metadata.name).to.equal('boxauth:team-a:auth:auth-delegator');
+    expect(binding.metadata).to.not.have.property('ownerReferences'); // cluster-scoped: the Box's finalizer deletes it
+    expect(binding.roleRef.name).to.equal('system:auth-delegator');
+    expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'mine', namespace: 'team-a' }]);
+    const long = boxNames(box({}, 'b'.repeat(253))).tokenReviewBinding;
+    expect(long.length).to.be.at.most(253);
+    expect(long).to.not.equal(boxNames(box({}, `${'b'.repeat(252)}c`)).tokenReviewBinding);
+  });
+});
