@@ -78,6 +78,14 @@ box: dist/.built ## run a box's pod here, from its Deployment (no kubelet needed
 	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>]" >&2; exit 2; }
 	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) node dist/operator/run-box.js $(NAMESPACE) $(BOX)
 
+/usr/bin/wrk:
+	@echo "installing Debian's wrk for make bench"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk
+
+bench: dist/.built /usr/bin/wrk ## load test (wrk, 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare-node ceiling; writes bench-results.json
+	node dist/test/bench/run.js
+
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js
 

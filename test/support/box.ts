@@ -15,6 +15,8 @@ export interface BoxOptions {
   env?: Record<string, string>;
   dataDir?: string;
   port?: number;
+  /** Options for node itself (workers inherit them), e.g. --cpu-prof. */
+  nodeArgs?: string[];
 }
 
 export interface JsonResponse<T = any> {
@@ -66,7 +68,8 @@ export class Box {
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     };
-    const box = new Box(`http://127.0.0.1:${port}`, port, databaseUrl, dataDir, env);
+    const box = new Box(`http://127.0.0.1:${port}`, port, databaseUrl, dataDir, env,
+      [process.execPath, ...(options.nodeArgs ?? []), projectPath('dist', 'api', 'main.js')]);
     await box.launch();
     return box;
   }
@@ -80,7 +83,11 @@ export class Box {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.process = child;
-    const collect = (chunk: Buffer): void => { this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean)); };
+    const collect = (chunk: Buffer): void => {
+      this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      // a bench run logs millions of requests; tests look at far fewer lines
+      if (this.logs.length > 50_000) this.logs.splice(0, this.logs.length - 50_000);
+    };
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
     const deadline = Date.now() + 60_000;

@@ -1,0 +1,185 @@
+// `make bench`: the box as production runs it (one worker per core, a real
+// PostgreSQL with durable commits), driven by wrk from its own process at 32
+// connections, scenario by scenario; the ceiling (test/bench/ceiling.ts) under
+// the same load; then the JWT scenario again with 100,000 clients and 5,000,000
+// sessions in the database. Prints a table and writes bench-results.json.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../api/db/embedded.js';
+import { projectPath } from '../../api/paths.js';
+import { basic, Box, sleep } from '../support/box.js';
+import { TestIssuer } from '../support/issuer.js';
+import { freePort } from '../support/ports.js';
+import { drive, wrkAvailable, type LoadResult } from './load.js';
+import { RssSampler } from './process-stats.js';
+import { seedScale } from './scale.js';
+import { AUDIENCE, sample, scenarios, seed, type Scenario } from './scenarios.js';
+
+const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+const WORKERS = env('BENCH_WORKERS', os.availableParallelism());
+const CONNECTIONS = env('BENCH_CONNECTIONS', 32);
+const SECONDS = env('BENCH_SECONDS', 10);
+const WARMUP_SECONDS = env('BENCH_WARMUP_SECONDS', 3);
+const SCALE_CLIENTS = env('BENCH_SCALE_CLIENTS', 100_000);
+const SCALE_SESSIONS = env('BENCH_SCALE_SESSIONS', 5_000_000);
+/** Comma-separated scenario keys to run (the ceiling always runs). */
+const ONLY = process.env.BENCH_ONLY?.split(',');
+/** A directory for V8 CPU profiles of the API processes (read them with dist/test/bench/profile.js). */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+const P99_TARGET_MS = 25;
+const RSS_TARGET_MB = 200;
+
+interface Row extends LoadResult {
+  key: string;
+  title: string;
+  rssMb: number;
+  ratio?: number;
+  targets: string[];
+}
+
+const log = (msg: string): void => { process.stderr.write(`bench: ${msg}\n`); };
+
+/** A fresh database for the run, on DATABASE_URL's server or an embedded one. */
+async function benchDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = process.env.DATABASE_URL
+    ? { url: process.env.DATABASE_URL, stop: async () => undefined }
+    : await startEmbeddedPostgres(projectPath('.boxauth', 'bench'), log);
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS boxauth_bench WITH (FORCE)');
+  await admin.query('CREATE DATABASE boxauth_bench');
+  await admin.end();
+  const url = new URL(server.url);
+  url.pathname = '/boxauth_bench';
+  return { url: url.toString(), stop: server.stop };
+}
+
+async function measure(url: string, rootPid: number, key: string, title: string, requests: Scenario['requests']): Promise<Row> {
+  if (WARMUP_SECONDS > 0) await drive(url, requests, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, threads: 2 });
+  const rss = new RssSampler(rootPid);
+  rss.start();
+  const result = await drive(url, requests, { connections: CONNECTIONS, seconds: SECONDS, threads: 2 });
+  const rssMb = rss.stop();
+  log(`${title}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${result.failures} failed`);
+  return { key, title, ...result, rssMb, targets: [] };
+}
+
+async function startCeiling(client: { id: string; secret: string }): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', 'ceiling.js')], {
+    env: { ...process.env, CEILING_PORT: String(port), CEILING_WORKERS: String(WORKERS), CEILING_CLIENT_ID: client.id, CEILING_CLIENT_SECRET: client.secret },
+    stdio: 'inherit',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await fetch(`${url}/auth/token`, { method: 'POST', headers: { Authorization: basic(client.id, client.secret) }, body: 'grant_type=client_credentials' });
+      if (res.status === 200) return { url, process: child };
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  child.kill();
+  throw new Error('the ceiling server did not start');
+}
+
+function judge(row: Row, scenario: Scenario | undefined, ceilingRps: number): void {
+  row.ratio = row.rps / ceilingRps;
+  if (scenario?.minRatio !== undefined && row.ratio < scenario.minRatio) row.targets.push(`ratio < ${scenario.minRatio}`);
+  if (scenario?.tokenScenario && row.p99Ms > P99_TARGET_MS) row.targets.push(`p99 > ${P99_TARGET_MS} ms`);
+  if (row.failures > 0) row.targets.push('non-2xx');
+  if (row.rssMb > RSS_TARGET_MB) row.targets.push(`RSS > ${RSS_TARGET_MB} MB`);
+}
+
+function table(rows: Row[]): string {
+  const head = ['scenario', 'req/s', '× ceiling', 'p50 ms', 'p90 ms', 'p99 ms', 'non-2xx', 'peak RSS MB', 'targets'];
+  const body = rows.map((r) => [
+    r.title, Math.round(r.rps).toLocaleString('en'), r.ratio === undefined ? '' : r.ratio.toFixed(2),
+    r.p50Ms.toFixed(2), r.p90Ms.toFixed(2), r.p99Ms.toFixed(2), String(r.failures), r.rssMb.toFixed(0),
+    r.key === 'ceiling' ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  if (!(await wrkAvailable())) throw new Error('wrk is not installed (make bench installs it: apt-get install wrk)');
+  log(`${WORKERS} API workers, ${CONNECTIONS} connections, ${SECONDS} s per scenario after ${WARMUP_SECONDS} s of warm-up`);
+  const db = await benchDatabase();
+  const issuer = await TestIssuer.start();
+  let box: Box | undefined;
+  let ceiling: ChildProcess | undefined;
+  try {
+    box = await Box.start({
+      databaseUrl: db.url,
+      dataDir: fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-`),
+      env: {
+        BOXAUTH_WORKERS: String(WORKERS),
+        BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]),
+      },
+      nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
+    });
+    const seeded = await seed(box, issuer);
+    const list = scenarios(seeded).filter((s) => !ONLY || ONLY.includes(s.key));
+    for (const s of list) s.check(await sample(box, s.requests[0]!));
+
+    // The ceiling runs alone: the box is idle meanwhile (its database too).
+    const started = await startCeiling(seeded.jwt);
+    ceiling = started.process;
+    const ceilingRow = await measure(started.url, ceiling.pid!, 'ceiling', 'ceiling: bare node:http + ES256', [{
+      method: 'POST', path: '/auth/token',
+      headers: { Authorization: basic(seeded.jwt.id, seeded.jwt.secret), 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', audience: AUDIENCE }).toString(),
+    }]);
+    ceiling.kill('SIGTERM');
+    ceiling = undefined;
+
+    const rows: Row[] = [ceilingRow];
+    for (const s of list) {
+      const row = await measure(box.url, box.process!.pid!, s.key, s.title, s.requests);
+      judge(row, s, ceilingRow.rps);
+      rows.push(row);
+    }
+
+    let scale: { clients: number; sessions: number; ratio: number } | undefined;
+    if (SCALE_SESSIONS > 0 && (!ONLY || ONLY.includes('cc_jwt'))) {
+      await box.stop();
+      log(`adding ${SCALE_CLIENTS.toLocaleString('en')} clients and ${SCALE_SESSIONS.toLocaleString('en')} sessions`);
+      const t0 = Date.now();
+      await seedScale(db.url, SCALE_CLIENTS, SCALE_SESSIONS, log);
+      log(`seeded in ${Math.round((Date.now() - t0) / 1000)} s`);
+      await box.launch();
+      const jwtScenario = list.find((s) => s.key === 'cc_jwt')!;
+      const row = await measure(box.url, box.process!.pid!, 'cc_jwt_scale', `${jwtScenario.title}, 100k clients/5M sessions`, jwtScenario.requests);
+      judge(row, jwtScenario, ceilingRow.rps);
+      const empty = rows.find((r) => r.key === 'cc_jwt')!;
+      scale = { clients: SCALE_CLIENTS, sessions: SCALE_SESSIONS, ratio: row.rps / empty.rps };
+      if (scale.ratio < 0.9) row.targets.push('< 0.9 × empty database');
+      rows.push(row);
+    }
+
+    process.stdout.write(`\n${table(rows)}\n`);
+    if (scale) process.stdout.write(`\nwith ${scale.clients.toLocaleString('en')} clients and ${scale.sessions.toLocaleString('en')} sessions: ${scale.ratio.toFixed(2)} × the empty-database JWT throughput\n`);
+    process.stdout.write(`(${os.availableParallelism()} cores, ${WORKERS} API workers, ${CONNECTIONS} connections, ${SECONDS} s per scenario, wrk)\n`);
+    fs.writeFileSync(projectPath('bench-results.json'), `${JSON.stringify({
+      date: new Date().toISOString(), cores: os.availableParallelism(), workers: WORKERS, connections: CONNECTIONS, seconds: SECONDS,
+      scenarios: rows, scale,
+    }, null, 2)}\n`);
+    process.stdout.write('written to bench-results.json\n');
+  } finally {
+    ceiling?.kill('SIGTERM');
+    await box?.stop();
+    await issuer.stop();
+    await db.stop();
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
+

@@ -1,0 +1,139 @@
+// What `make bench` measures: the clients it registers, the tokens it obtains
+// beforehand, and for each scenario the requests wrk sends and a check of one
+// answer (so a scenario never measures a stream of errors).
+import { randomBytes } from 'node:crypto';
+import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
+import { basic, type Box, type JsonResponse } from '../support/box.js';
+import type { TestIssuer } from '../support/issuer.js';
+import type { BenchRequest } from './load.js';
+
+export interface Scenario {
+  key: string;
+  title: string;
+  requests: BenchRequest[];
+  /** Throws unless the answer is what a client of this scenario expects. */
+  check(res: JsonResponse): void;
+  /** Targets of the issue: a share of the ceiling's throughput, and whether p99 ≤ 25 ms applies. */
+  minRatio?: number;
+  tokenScenario: boolean;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+export const AUDIENCE = 'https://api.bench.example';
+const form = (params: Record<string, string>): string => new URLSearchParams(params).toString();
+
+export interface Seeded {
+  opaque: { id: string; secret: string };
+  jwt: { id: string; secret: string };
+  refreshClient: { id: string; secret: string };
+  refreshTokens: string[];
+  opaqueTokens: string[];
+  readerToken: string;
+  workloadAssertion: string | undefined;
+}
+
+const expectStatus = (res: JsonResponse, status: number): void => {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
+};
+
+async function inBatches<T>(n: number, size: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i += size) out.push(...(await Promise.all(Array.from({ length: Math.min(size, n - i) }, (_, j) => make(i + j)))));
+  return out;
+}
+
+async function token(box: Box, client: { id: string; secret: string }, extra: Record<string, string> = {}): Promise<JsonResponse> {
+  const res = await box.form('/auth/token', { grant_type: 'client_credentials', ...extra }, { Authorization: basic(client.id, client.secret) });
+  expectStatus(res, 200);
+  return res;
+}
+
+/** Registers the bench's clients through the API and obtains the tokens its scenarios present. */
+export async function seed(box: Box, issuer: TestIssuer | undefined): Promise<Seeded> {
+  const secret = (): string => randomBytes(32).toString('base64url');
+  const hour = { access_token_expiration: 3600 };
+  const opaque = await box.addClient('bench-opaque', { auth: { client_credentials: hour } }, { policy: false, secret: secret() });
+  const jwt = await box.addClient('bench-jwt', { auth: { client_credentials: { ...hour, token_format: 'jwt' } } }, { policy: false, secret: secret() });
+  const refreshClient = await box.addClient('bench-refresh', {
+    grant_types: ['client_credentials', 'refresh_token'],
+    auth: { client_credentials: { ...hour, refresh_token: true, refresh_token_expiration: 86_400 } },
+  }, { policy: false, secret: secret() });
+  const reader = await box.addClient('bench-reader', {}, { secret: secret() }); // with an allow policy
+  if (issuer) {
+    await box.addClient('bench-workload', {
+      auth: { client_credentials: { ...hour, token_format: 'jwt' }, workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'bench', name: 'app' }] } },
+    }, { policy: false });
+  }
+  const refreshTokens = await inBatches(256, 32, async () => (await token(box, refreshClient)).body.refresh_token as string);
+  const opaqueTokens = await inBatches(1000, 32, async () => (await token(box, opaque)).body.access_token as string);
+  const readerToken = (await token(box, reader)).body.access_token as string;
+  const now = Math.floor(Date.now() / 1000);
+  // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
+  const workloadAssertion = issuer && await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 });
+  return { opaque, jwt, refreshClient, refreshTokens, opaqueTokens, readerToken, workloadAssertion };
+}
+
+const tokenRequest = (client: { id: string; secret: string }, params: Record<string, string>): BenchRequest => ({
+  method: 'POST', path: '/auth/token', headers: { Authorization: basic(client.id, client.secret), 'Content-Type': FORM }, body: form(params),
+});
+
+const isJwt = (res: JsonResponse): void => {
+  expectStatus(res, 200);
+  if (String(res.body.access_token).split('.').length !== 3) throw new Error(`not a JWT: ${res.text}`);
+};
+
+export function scenarios(s: Seeded): Scenario[] {
+  const list: Scenario[] = [
+    {
+      key: 'cc_opaque', title: 'client_credentials, opaque', minRatio: 0.6, tokenScenario: true,
+      requests: [tokenRequest(s.opaque, { grant_type: 'client_credentials' })],
+      check: (res) => { expectStatus(res, 200); if (String(res.body.access_token).includes('.')) throw new Error('expected an opaque token'); },
+    },
+    {
+      key: 'cc_jwt', title: 'client_credentials, JWT ES256 + audience', minRatio: 0.6, tokenScenario: true,
+      requests: [tokenRequest(s.jwt, { grant_type: 'client_credentials', audience: AUDIENCE })],
+      check: isJwt,
+    },
+    {
+      key: 'refresh', title: 'refresh_token', minRatio: 0.5, tokenScenario: true,
+      requests: s.refreshTokens.map((t) => tokenRequest(s.refreshClient, { grant_type: 'refresh_token', refresh_token: t })),
+      check: (res) => { expectStatus(res, 200); if (!res.body.access_token) throw new Error(res.text); },
+    },
+    {
+      key: 'introspection', title: 'introspection (opaque token)', minRatio: 0.7, tokenScenario: true,
+      requests: s.opaqueTokens.map((t) => ({
+        method: 'POST', path: '/auth/introspect', headers: { Authorization: basic(s.opaque.id, s.opaque.secret), 'Content-Type': FORM }, body: form({ token: t }),
+      })),
+      check: (res) => { expectStatus(res, 200); if (res.body.active !== true) throw new Error(`inactive: ${res.text}`); },
+    },
+    {
+      key: 'get_client', title: 'GET /Client/<id>, authorized', minRatio: 0.7, tokenScenario: false,
+      requests: [{ method: 'GET', path: `/Client/${s.jwt.id}`, headers: { Authorization: `Bearer ${s.readerToken}` } }],
+      check: (res) => { expectStatus(res, 200); if (res.body.id !== s.jwt.id) throw new Error(res.text); },
+    },
+    {
+      key: 'post_users', title: 'POST /users (argon2id password)', tokenScenario: false,
+      requests: [{
+        method: 'POST', path: '/users', headers: { Authorization: `Bearer ${s.readerToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'bench-{n}@users.example', password: 'correct horse battery staple' }),
+      }],
+      check: (res) => expectStatus(res, 201),
+    },
+  ];
+  if (s.workloadAssertion) {
+    list.push({
+      key: 'workload', title: 'client_credentials, ServiceAccount token (JWT)', tokenScenario: true,
+      requests: [{
+        method: 'POST', path: '/auth/token', headers: { 'Content-Type': FORM },
+        body: form({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: s.workloadAssertion }),
+      }],
+      check: isJwt,
+    });
+  }
+  return list;
+}
+
+/** The one request checked before a scenario's load, with `{n}` filled in. */
+export function sample(box: Box, r: BenchRequest): Promise<JsonResponse> {
+  return box.request(r.method, r.path, { headers: r.headers, ...(r.body ? { body: r.body.replace('{n}', `check-${Date.now()}`) } : {}) });
+}
