@@ -79,7 +79,7 @@ async function runPrimary(config: Config, log: Logger): Promise<void> {
   };
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
-    log.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
+    log.error({ worker: worker.process.pid, exitCode: code, signal }, 'worker died; starting another');
     setTimeout(fork, 500);
   });
   let listening = 0;

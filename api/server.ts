@@ -10,9 +10,9 @@ import { startEmbeddedPostgres } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { ChangeFeed } from './db/notify.js';
 import { createPool } from './db/pool.js';
-import { createApp } from './http/app.js';
+import { createRequestListener } from './http/app.js';
 import { startPurgeJob } from './jobs/purge.js';
-import type { Logger } from './log.js';
+import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
 import { SecretVerifier } from './oauth/secrets.js';
@@ -81,13 +81,14 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
     workloadBindings: new WorkloadBindings(pool, feed),
     log,
+    requestLog: createRequestLogger(config.logLevel, { box: config.box }),
     pool,
     feed,
     keyring,
     metrics,
     policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
     secrets: new SecretVerifier(),
-    sessionWriter: new SessionWriter(pool),
+    sessionWriter: new SessionWriter(pool, 1),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     sessions: new RecordCache(feed, 'sessions',
       (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)), 100_000),
@@ -99,8 +100,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 
   let draining = false;
-  const app = createApp(svc, { draining: () => draining });
-  const server = http.createServer(app);
+  const server = http.createServer(createRequestListener(svc, { draining: () => draining }));
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

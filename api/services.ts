@@ -19,6 +19,8 @@ import type { PrincipalUser } from './http/auth.js';
 export interface Services {
   config: Config;
   log: Logger;
+  /** The access log: a line per request, with fixed fields only (api/log.ts). */
+  requestLog: Logger;
   pool: Pool;
   feed: ChangeFeed;
   keyring: Keyring;

@@ -1,12 +1,15 @@
 // The express app of one box. Reading order of a request: logging and security
 // headers; the public endpoints (OAuth, discovery, health, sign-out); then, for
 // everything else, authentication and authorization before the resource routers.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { redactUrl } from '../log.js';
 import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
 import { errorHandler } from './errors.js';
+import { COMMON_HEADERS } from './headers.js';
+import { withOAuthFastPath } from './oauth-fast-path.js';
 import { adminRouter } from './routes/admin.js';
 import { browserRouter } from './routes/browser.js';
 import { healthRouter } from './routes/health.js';
@@ -15,24 +18,34 @@ import { peopleRouter } from './routes/people.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
 
-function requestLog(svc: Services): RequestHandler {
+type LogRequest = (method: string, url: string, route: string, status: number, seconds: number) => void;
+
+/** Metrics and the log line of one answered request. */
+function requestLogger(svc: Services): LogRequest {
+  return (method, url, route, status, seconds) => {
+    svc.metrics.requests.inc({ method, route, status });
+    svc.metrics.duration.observe({ method, route }, seconds);
+    svc.requestLog.info({ method, url: redactUrl(url), status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+  };
+}
+
+function requestLog(logRequest: LogRequest): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      svc.metrics.requests.inc({ method: req.method, route, status: res.statusCode });
-      svc.metrics.duration.observe({ method: req.method, route }, seconds);
-      svc.log.info({ method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      logRequest(req.method, req.originalUrl, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };
 }
 
-// Bearer tokens, not cookies, authorize API calls, so any origin may call the API
-// and the OAuth endpoints from a browser app (no credentials are ever allowed).
+const commonHeaders: RequestHandler = (_req, res, next) => {
+  res.set(COMMON_HEADERS);
+  next();
+};
+
 const cors: RequestHandler = (req, res, next) => {
-  res.set('Access-Control-Allow-Origin', '*');
   if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
     res.set({
       'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
@@ -44,26 +57,22 @@ const cors: RequestHandler = (req, res, next) => {
   next();
 };
 
-const securityHeaders: RequestHandler = (_req, res, next) => {
-  res.set({
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
-    'X-Frame-Options': 'DENY',
-    'Content-Security-Policy': "frame-ancestors 'none'",
-  });
-  next();
-};
-
 export interface AppOptions {
   draining: () => boolean;
 }
 
-export function createApp(svc: Services, options: AppOptions): Express {
+/** The box's request listener: the OAuth fast path, and express for everything else. */
+export function createRequestListener(svc: Services, options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const logRequest = requestLogger(svc);
+  return withOAuthFastPath(svc, createApp(svc, options, logRequest), logRequest);
+}
+
+function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
-  app.use(requestLog(svc), securityHeaders, cors);
+  app.use(requestLog(logRequest), commonHeaders, cors);
 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));

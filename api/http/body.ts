@@ -8,12 +8,14 @@ import { invalidRequest } from '../oauth/errors.js';
 
 /** Larger bodies get 413: nothing the API takes comes near it. */
 export const BODY_LIMIT_BYTES = 256 * 1024;
+/** More form parameters than this is not an OAuth request. */
+export const MAX_FORM_PARAMETERS = 100;
 
 const YAML_TYPES = ['application/yaml', 'text/yaml', 'application/x-yaml', 'text/x-yaml'];
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 const json = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_TYPES });
-const form = express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 100 });
+const form = express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
 const yamlText = express.text({ limit: BODY_LIMIT_BYTES, type: YAML_TYPES });
 
 const parseYamlBody: RequestHandler = (req, _res, next) => {

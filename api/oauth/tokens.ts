@@ -1,11 +1,12 @@
 // Minting access and refresh tokens and the session behind them. Opaque tokens are
 // 256 random bits; only their SHA-256 is kept. A JWT's `jti` is its session id.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomBytesPooled } from '../random.js';
 import type { Client, GrantSettings } from '../types.js';
 import { newSessionId, type SessionRow } from '../store/sessions.js';
 import { signJwt, type SigningKey } from './jwt.js';
 
-export const newOpaqueToken = (): string => randomBytes(32).toString('base64url');
+export const newOpaqueToken = (): string => randomBytesPooled(32).toString('base64url');
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token).digest();
 
 export interface TokenResponse {

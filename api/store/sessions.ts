@@ -1,7 +1,7 @@
 // Sessions: one row per access token. Tokens themselves are never stored, only
 // their SHA-256 digests, so a copy of the database yields no live token.
-import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
+import { randomBytesPooled } from '../random.js';
 import type { Session } from '../types.js';
 import { orderAndPage, type SearchQuery } from './search.js';
 import { badRequest } from '../errors.js';
@@ -47,7 +47,7 @@ function fromDb(r: DbRow): SessionRow {
 
 /** Time-ordered UUID (v7): new rows land at the right edge of the primary key index. */
 export function newSessionId(now = Date.now()): string {
-  const b = randomBytes(16);
+  const b = randomBytesPooled(16);
   b.writeUIntBE(now, 0, 6);
   b[6] = (b[6]! & 0x0f) | 0x70;
   b[8] = (b[8]! & 0x3f) | 0x80;
@@ -91,17 +91,19 @@ export function toSessionResource(s: SessionRow, now = Date.now()): Session {
 /** Inserts many sessions in one statement (the group commit of SessionWriter). */
 export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
   const col = <K extends keyof SessionRow>(k: K): SessionRow[K][] => rows.map((r) => r[k]);
-  await db.query(
-    `INSERT INTO sessions (id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
+  // A named (prepared) statement: each connection plans it once, not once per batch.
+  await db.query({
+    name: 'insert-sessions',
+    text: `INSERT INTO sessions (id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
        refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at)
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
        $8::timestamptz[], $9::timestamptz[], $10::bytea[], $11::bytea[], $12::timestamptz[], $13::boolean[],
        $14::uuid[], $15::uuid[], $16::text[], $17::jsonb[], $18::timestamptz[])`,
-    [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
+    values: [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
       col('start'), col('exp'), col('accessTokenHash'), col('refreshTokenHash'), col('refreshTokenExp'),
       col('active'), col('parent'), col('family'), col('kid'), rows.map((r) => r.details && JSON.stringify(r.details)),
       rows.map(purgeAt)],
-  );
+  });
 }
 
 export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {

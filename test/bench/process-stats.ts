@@ -44,3 +44,55 @@ export class RssSampler {
     return Math.max(0, ...this.peaks.values()) / (1024 * 1024);
   }
 }
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** utime + stime of a process, in seconds. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+function postgresPids(): number[] {
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+    } catch {
+      return false;
+    }
+  });
+}
+
+export interface CpuUse {
+  /** CPU seconds of the API processes (primary and workers) and of PostgreSQL's (a server on this machine). */
+  api: number;
+  postgres: number;
+}
+
+/** CPU time used by the box and its database between start() and stop(). */
+export class CpuMeter {
+  private before = new Map<number, number>();
+
+  constructor(private readonly rootPid: number) {}
+
+  private snapshot(): { api: Map<number, number>; postgres: Map<number, number> } {
+    const read = (pids: number[]): Map<number, number> => new Map(pids.map((pid) => [pid, cpuSeconds(pid)]));
+    return { api: read([this.rootPid, ...children(this.rootPid)]), postgres: read(postgresPids()) };
+  }
+
+  start(): void {
+    const s = this.snapshot();
+    this.before = new Map([...s.api, ...s.postgres]);
+  }
+
+  stop(): CpuUse {
+    const s = this.snapshot();
+    const used = (m: Map<number, number>): number => [...m].reduce((sum, [pid, t]) => sum + t - (this.before.get(pid) ?? 0), 0);
+    return { api: used(s.api), postgres: used(s.postgres) };
+  }
+}

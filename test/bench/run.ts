@@ -13,7 +13,7 @@ import { basic, Box, sleep } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 import { freePort } from '../support/ports.js';
 import { drive, wrkAvailable, type LoadResult } from './load.js';
-import { RssSampler } from './process-stats.js';
+import { CpuMeter, RssSampler } from './process-stats.js';
 import { seedScale } from './scale.js';
 import { AUDIENCE, sample, scenarios, seed, type Scenario } from './scenarios.js';
 
@@ -35,6 +35,8 @@ interface Row extends LoadResult {
   key: string;
   title: string;
   rssMb: number;
+  /** CPU time per request, µs: the API processes and PostgreSQL's. */
+  cpuUs: { api: number; postgres: number };
   ratio?: number;
   targets: string[];
 }
@@ -59,11 +61,15 @@ async function benchDatabase(): Promise<{ url: string; stop(): Promise<void> }> 
 async function measure(url: string, rootPid: number, key: string, title: string, requests: Scenario['requests']): Promise<Row> {
   if (WARMUP_SECONDS > 0) await drive(url, requests, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, threads: 2 });
   const rss = new RssSampler(rootPid);
+  const cpu = new CpuMeter(rootPid);
   rss.start();
+  cpu.start();
   const result = await drive(url, requests, { connections: CONNECTIONS, seconds: SECONDS, threads: 2 });
+  const used = cpu.stop();
   const rssMb = rss.stop();
-  log(`${title}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${result.failures} failed`);
-  return { key, title, ...result, rssMb, targets: [] };
+  const cpuUs = { api: (used.api * 1e6) / result.requests, postgres: (used.postgres * 1e6) / result.requests };
+  log(`${title}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${result.failures} failed, CPU/request: API ${cpuUs.api.toFixed(0)} µs, PostgreSQL ${cpuUs.postgres.toFixed(0)} µs`);
+  return { key, title, ...result, rssMb, cpuUs, targets: [] };
 }
 
 async function startCeiling(client: { id: string; secret: string }): Promise<{ url: string; process: ChildProcess }> {
@@ -95,10 +101,11 @@ function judge(row: Row, scenario: Scenario | undefined, ceilingRps: number): vo
 }
 
 function table(rows: Row[]): string {
-  const head = ['scenario', 'req/s', '× ceiling', 'p50 ms', 'p90 ms', 'p99 ms', 'non-2xx', 'peak RSS MB', 'targets'];
+  const head = ['scenario', 'req/s', '× ceiling', 'p50 ms', 'p90 ms', 'p99 ms', 'non-2xx', 'peak RSS MB', 'CPU µs/req API+PG', 'targets'];
   const body = rows.map((r) => [
     r.title, Math.round(r.rps).toLocaleString('en'), r.ratio === undefined ? '' : r.ratio.toFixed(2),
     r.p50Ms.toFixed(2), r.p90Ms.toFixed(2), r.p99Ms.toFixed(2), String(r.failures), r.rssMb.toFixed(0),
+    `${r.cpuUs.api.toFixed(0)}+${r.cpuUs.postgres.toFixed(0)}`,
     r.key === 'ceiling' ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
@@ -118,6 +125,8 @@ async function main(): Promise<void> {
       databaseUrl: db.url,
       dataDir: fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-`),
       env: {
+        // BOXAUTH_* settings of make bench's own environment reach the box (to compare settings)
+        ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('BOXAUTH_') && e[1] !== undefined)),
         BOXAUTH_WORKERS: String(WORKERS),
         BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]),
       },

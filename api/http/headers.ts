@@ -1,0 +1,10 @@
+// Headers on every answer of the box, from express or from the OAuth fast path.
+// Bearer tokens, not cookies, authorize API calls, so any origin may call the API
+// and the OAuth endpoints from a browser app (no credentials are ever allowed).
+export const COMMON_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "frame-ancestors 'none'",
+  'Access-Control-Allow-Origin': '*',
+};
