@@ -88,20 +88,72 @@ export function toSessionResource(s: SessionRow, now = Date.now()): Session {
   };
 }
 
-/** Inserts many sessions in one statement (the group commit of SessionWriter). */
-export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
+// A new session's columns, and their types for unnest().
+const NEW_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
+  refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at`;
+const NEW_TYPES = ['uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'timestamptz', 'timestamptz', 'bytea',
+  'bytea', 'timestamptz', 'boolean', 'uuid', 'uuid', 'text', 'jsonb', 'timestamptz'];
+
+/** New sessions as one row set (`unnest(...)`), its parameters numbered from `$first`. */
+function newSessionRows(rows: SessionRow[], first: number): { sql: string; params: unknown[] } {
   const col = <K extends keyof SessionRow>(k: K): SessionRow[K][] => rows.map((r) => r[k]);
-  await db.query(
-    `INSERT INTO sessions (id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
-       refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-       $8::timestamptz[], $9::timestamptz[], $10::bytea[], $11::bytea[], $12::timestamptz[], $13::boolean[],
-       $14::uuid[], $15::uuid[], $16::text[], $17::jsonb[], $18::timestamptz[])`,
-    [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
+  return {
+    sql: `unnest(${NEW_TYPES.map((t, i) => `$${first + i}::${t}[]`).join(', ')})`,
+    params: [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
       col('start'), col('exp'), col('accessTokenHash'), col('refreshTokenHash'), col('refreshTokenExp'),
       col('active'), col('parent'), col('family'), col('kid'), rows.map((r) => r.details && JSON.stringify(r.details)),
       rows.map(purgeAt)],
-  );
+  };
+}
+
+/** Inserts many sessions in one statement (the group commit of SessionWriter). */
+export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
+  const values = newSessionRows(rows, 1);
+  await db.query(`INSERT INTO sessions (${NEW_COLUMNS}) SELECT * FROM ${values.sql}`, values.params);
+}
+
+/** One use of a refresh token: the session it yields, and what becomes of the token. */
+export interface Refresh {
+  /** The new session; its `parent` is the session holding the refresh token. */
+  session: SessionRow;
+  /** Rotation marks the holder's token used and keeps its expiration. */
+  rotate: boolean;
+  /** Without rotation, the holder's next refresh expiration (sliding). */
+  refreshTokenExp: Date | null;
+}
+
+/**
+ * Applies many refreshes in one statement (the group commit of RefreshWriter):
+ * each holder still usable (active, token unused and unexpired) is updated as
+ * touchRefreshToken would and its new session inserted; the others are left
+ * alone. Returns the holders updated. A holder must appear at most once.
+ */
+export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promise<Set<string>> {
+  const values = newSessionRows(refreshes.map((r) => r.session), 4);
+  // Holders are locked in id order first: concurrent batches then wait for each
+  // other instead of deadlocking. A holder changed by a concurrent commit is
+  // rechecked after the wait (READ COMMITTED), which is what decides races.
+  const refreshExp = 'CASE WHEN u.rotate THEN s.refresh_token_exp ELSE u.refresh_token_exp END';
+  const { rows } = await db.query<{ parent: string }>(
+    `WITH u AS (
+       SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::boolean[]) AS u(id, refresh_token_exp, rotate)
+     ), held AS MATERIALIZED (
+       SELECT id FROM sessions WHERE id = ANY($1::uuid[]) AND active AND refresh_used_at IS NULL
+         AND (refresh_token_exp IS NULL OR refresh_token_exp > now())
+       ORDER BY id FOR UPDATE
+     ), touched AS (
+       UPDATE sessions s SET refresh_token_exp = ${refreshExp},
+         refresh_used_at = CASE WHEN u.rotate THEN now() END,
+         purge_at = CASE WHEN s.exp IS NULL OR ${refreshExp} IS NULL THEN NULL ELSE greatest(s.exp, ${refreshExp}) END
+       FROM u JOIN held h ON h.id = u.id WHERE s.id = u.id
+       RETURNING s.id
+     )
+     INSERT INTO sessions (${NEW_COLUMNS})
+     SELECT * FROM ${values.sql} AS n(${NEW_COLUMNS}) WHERE n.parent IN (SELECT id FROM touched)
+     RETURNING parent`,
+    [refreshes.map((r) => r.session.parent), refreshes.map((r) => r.refreshTokenExp), refreshes.map((r) => r.rotate),
+      ...values.params]);
+  return new Set(rows.map((r) => r.parent));
 }
 
 export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {
