@@ -21,6 +21,7 @@ import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
+import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
@@ -89,6 +90,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
     secrets: new SecretVerifier(),
     sessionWriter: new SessionWriter(pool, 1),
+    refreshWriter: new RefreshWriter(pool),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     sessions: new RecordCache(feed, 'sessions',
       (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)), 100_000),

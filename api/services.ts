@@ -9,6 +9,7 @@ import type { Keyring } from './oauth/keyring.js';
 import type { SecretVerifier } from './oauth/secrets.js';
 import type { Policies } from './policy/evaluate.js';
 import type { Stored } from './store/resources.js';
+import type { RefreshWriter } from './store/refresh-writer.js';
 import type { SessionWriter } from './store/session-writer.js';
 import type { SessionRow } from './store/sessions.js';
 import type { Client } from './types.js';
@@ -28,6 +29,7 @@ export interface Services {
   policies: Policies;
   secrets: SecretVerifier;
   sessionWriter: SessionWriter;
+  refreshWriter: RefreshWriter;
   /** Clients by id. */
   clients: RecordCache<Stored<Client>>;
   /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */

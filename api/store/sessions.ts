@@ -60,13 +60,23 @@ export function isUsable(s: Pick<SessionRow, 'active' | 'exp'>, now = Date.now()
   return s.active && (s.exp === null || s.exp.getTime() > now);
 }
 
-/** When a row stops mattering: closed, or past both its expirations. Null: not while it can be used. */
+const HOUR_MS = 3_600_000;
+
+/**
+ * When a row stops mattering: closed, or past both its expirations (null: not
+ * while it can be used); it is deleted a retention period later. A sliding
+ * refresh expiration is rounded up to the hour: refreshes within the hour then
+ * leave every indexed column as it was, so PostgreSQL updates the row in place
+ * (HOT) instead of adding an entry to each index on every refresh. The SQL of
+ * applyRefreshes rounds the same way.
+ */
 function purgeAt(s: Pick<SessionRow, 'active' | 'end' | 'exp' | 'refreshTokenHash' | 'refreshTokenExp'>): Date | null {
   if (!s.active) return s.end ?? new Date();
   if (s.exp === null) return null;
   if (s.refreshTokenHash === null) return s.exp;
   if (s.refreshTokenExp === null) return null;
-  return s.exp > s.refreshTokenExp ? s.exp : s.refreshTokenExp;
+  const refreshEnd = new Date(Math.ceil(s.refreshTokenExp.getTime() / HOUR_MS) * HOUR_MS);
+  return s.exp > refreshEnd ? s.exp : refreshEnd;
 }
 
 export function toSessionResource(s: SessionRow, now = Date.now()): Session {
@@ -88,37 +98,92 @@ export function toSessionResource(s: SessionRow, now = Date.now()): Session {
   };
 }
 
-/** Inserts many sessions in one statement (the group commit of SessionWriter). */
-export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
+// A new session's columns, and their types for unnest().
+const NEW_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
+  refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at`;
+const NEW_TYPES = ['uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'timestamptz', 'timestamptz', 'bytea',
+  'bytea', 'timestamptz', 'boolean', 'uuid', 'uuid', 'text', 'jsonb', 'timestamptz'];
+
+/** New sessions as one row set (`unnest(...)`), its parameters numbered from `$first`. */
+function newSessionRows(rows: SessionRow[], first: number): { sql: string; params: unknown[] } {
   const col = <K extends keyof SessionRow>(k: K): SessionRow[K][] => rows.map((r) => r[k]);
-  // A named (prepared) statement: each connection plans it once, not once per batch.
-  await db.query({
-    name: 'insert-sessions',
-    text: `INSERT INTO sessions (id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
-       refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-       $8::timestamptz[], $9::timestamptz[], $10::bytea[], $11::bytea[], $12::timestamptz[], $13::boolean[],
-       $14::uuid[], $15::uuid[], $16::text[], $17::jsonb[], $18::timestamptz[])`,
-    values: [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
+  return {
+    sql: `unnest(${NEW_TYPES.map((t, i) => `$${first + i}::${t}[]`).join(', ')})`,
+    params: [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
       col('start'), col('exp'), col('accessTokenHash'), col('refreshTokenHash'), col('refreshTokenExp'),
       col('active'), col('parent'), col('family'), col('kid'), rows.map((r) => r.details && JSON.stringify(r.details)),
       rows.map(purgeAt)],
+  };
+}
+
+/** Inserts many sessions in one statement (the group commit of SessionWriter). */
+export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
+  const values = newSessionRows(rows, 1);
+  // A named (prepared) statement: each connection plans it once, not once per batch.
+  await db.query({ name: 'insert-sessions', text: `INSERT INTO sessions (${NEW_COLUMNS}) SELECT * FROM ${values.sql}`, values: values.params });
+}
+
+/** One use of a refresh token: the session it yields, and what becomes of the token. */
+export interface Refresh {
+  /** The new session; its `parent` is the session holding the refresh token. */
+  session: SessionRow;
+  /** Rotation marks the holder's token used and keeps its expiration. */
+  rotate: boolean;
+  /** Without rotation, the holder's next refresh expiration (sliding). */
+  refreshTokenExp: Date | null;
+}
+
+/**
+ * Applies many refreshes in one statement (the group commit of RefreshWriter):
+ * each holder still usable (active, token unused and unexpired) is updated as
+ * touchRefreshToken would and its new session inserted; the others are left
+ * alone. Returns the holders updated. A holder must appear at most once.
+ */
+export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promise<Set<string>> {
+  const values = newSessionRows(refreshes.map((r) => r.session), 4);
+  // Holders are locked in id order first: concurrent batches then wait for each
+  // other instead of deadlocking. A holder changed by a concurrent commit is
+  // rechecked after the wait (READ COMMITTED), which is what decides races.
+  // purge_at rounded up to the hour as purgeAt() does.
+  const refreshExp = 'CASE WHEN u.rotate THEN s.refresh_token_exp ELSE u.refresh_token_exp END';
+  const { rows } = await db.query<{ parent: string }>({
+    name: 'apply-refreshes',
+    text: `WITH u AS (
+       SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::boolean[]) AS u(id, refresh_token_exp, rotate)
+     ), held AS MATERIALIZED (
+       SELECT id FROM sessions WHERE id = ANY($1::uuid[]) AND active AND refresh_used_at IS NULL
+         AND (refresh_token_exp IS NULL OR refresh_token_exp > now())
+       ORDER BY id FOR UPDATE
+     ), touched AS (
+       UPDATE sessions s SET refresh_token_exp = ${refreshExp},
+         refresh_used_at = CASE WHEN u.rotate THEN now() END,
+         purge_at = CASE WHEN s.exp IS NULL OR ${refreshExp} IS NULL THEN NULL
+           ELSE greatest(s.exp, to_timestamp(ceil(extract(epoch FROM ${refreshExp}) / 3600) * 3600)) END
+       FROM u JOIN held h ON h.id = u.id WHERE s.id = u.id
+       RETURNING s.id
+     )
+     INSERT INTO sessions (${NEW_COLUMNS})
+     SELECT * FROM ${values.sql} AS n(${NEW_COLUMNS}) WHERE n.parent IN (SELECT id FROM touched)
+     RETURNING parent`,
+    values: [refreshes.map((r) => r.session.parent), refreshes.map((r) => r.refreshTokenExp), refreshes.map((r) => r.rotate),
+      ...values.params],
   });
+  return new Set(rows.map((r) => r.parent));
 }
 
 export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {
   if (!UUID.test(id)) return undefined;
-  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+  const { rows } = await db.query<DbRow>({ name: 'session-by-id', text: 'SELECT * FROM sessions WHERE id = $1', values: [id] });
   return rows[0] && fromDb(rows[0]);
 }
 
 export async function findByAccessToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE access_token_hash = $1', [hash]);
+  const { rows } = await db.query<DbRow>({ name: 'session-by-access-token', text: 'SELECT * FROM sessions WHERE access_token_hash = $1', values: [hash] });
   return rows[0] && fromDb(rows[0]);
 }
 
 export async function findByRefreshToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE refresh_token_hash = $1', [hash]);
+  const { rows } = await db.query<DbRow>({ name: 'session-by-refresh-token', text: 'SELECT * FROM sessions WHERE refresh_token_hash = $1', values: [hash] });
   return rows[0] && fromDb(rows[0]);
 }
 

@@ -22,6 +22,7 @@ const WORKERS = env('BENCH_WORKERS', os.availableParallelism());
 const CONNECTIONS = env('BENCH_CONNECTIONS', 32);
 const SECONDS = env('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = env('BENCH_WARMUP_SECONDS', 3);
+const REFRESH_TOKENS = env('BENCH_REFRESH_TOKENS', 100_000);
 const SCALE_CLIENTS = env('BENCH_SCALE_CLIENTS', 100_000);
 const SCALE_SESSIONS = env('BENCH_SCALE_SESSIONS', 5_000_000);
 /** Comma-separated scenario keys to run (the ceiling always runs). */
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
       },
       nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
     });
-    const seeded = await seed(box, issuer);
+    const seeded = await seed(box, issuer, db.url, REFRESH_TOKENS);
     const list = scenarios(seeded).filter((s) => !ONLY || ONLY.includes(s.key));
     for (const s of list) s.check(await sample(box, s.requests[0]!));
 

@@ -2,7 +2,12 @@
 // beforehand, and for each scenario the requests wrk sends and a check of one
 // answer (so a scenario never measures a stream of errors).
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
+import { mint } from '../../api/oauth/tokens.js';
 import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
+import { insertSessions } from '../../api/store/sessions.js';
+import type { Client } from '../../api/types.js';
 import { basic, type Box, type JsonResponse } from '../support/box.js';
 import type { TestIssuer } from '../support/issuer.js';
 import type { BenchRequest } from './load.js';
@@ -48,29 +53,56 @@ async function token(box: Box, client: { id: string; secret: string }, extra: Re
   return res;
 }
 
+/**
+ * Refresh tokens of `client`, each in a session of its own, written as the
+ * token endpoint writes them (mint + insertSessions) but straight to the
+ * database: an app presents its refresh token when its access token expires,
+ * so a busy box sees many tokens each used now and then, not a few used
+ * continually (which would measure row-lock queues on a handful of rows).
+ */
+async function refreshTokens(databaseUrl: string, client: Client, n: number): Promise<string[]> {
+  const { privateKey, publicKey } = generateKeyPair('ES256');
+  const key = signingKey('unused-for-opaque-tokens', 'ES256', privateKey, publicKey);
+  const settings = client.auth!.client_credentials!;
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const tokens: string[] = [];
+  try {
+    for (let i = 0; i < n; i += 5000) {
+      const minted = Array.from({ length: Math.min(5000, n - i) }, () =>
+        mint({ type: 'client_credentials', origin: 'client_credentials', client, settings, refresh: true }, 'http://bench', key));
+      await insertSessions(pool, minted.map((m) => m.session));
+      tokens.push(...minted.map((m) => m.response.refresh_token!));
+    }
+  } finally {
+    await pool.end();
+  }
+  return tokens;
+}
+
 /** Registers the bench's clients through the API and obtains the tokens its scenarios present. */
-export async function seed(box: Box, issuer: TestIssuer | undefined): Promise<Seeded> {
+export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl: string, refreshCount: number): Promise<Seeded> {
   const secret = (): string => randomBytes(32).toString('base64url');
   const hour = { access_token_expiration: 3600 };
   const opaque = await box.addClient('bench-opaque', { auth: { client_credentials: hour } }, { policy: false, secret: secret() });
   const jwt = await box.addClient('bench-jwt', { auth: { client_credentials: { ...hour, token_format: 'jwt' } } }, { policy: false, secret: secret() });
-  const refreshClient = await box.addClient('bench-refresh', {
+  const refreshSpec = {
     grant_types: ['client_credentials', 'refresh_token'],
     auth: { client_credentials: { ...hour, refresh_token: true, refresh_token_expiration: 86_400 } },
-  }, { policy: false, secret: secret() });
+  };
+  const refreshClient = await box.addClient('bench-refresh', refreshSpec, { policy: false, secret: secret() });
   const reader = await box.addClient('bench-reader', {}, { secret: secret() }); // with an allow policy
   if (issuer) {
     await box.addClient('bench-workload', {
       auth: { client_credentials: { ...hour, token_format: 'jwt' }, workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'bench', name: 'app' }] } },
     }, { policy: false });
   }
-  const refreshTokens = await inBatches(256, 32, async () => (await token(box, refreshClient)).body.refresh_token as string);
+  const refreshTokenList = await refreshTokens(databaseUrl, { id: refreshClient.id, resourceType: 'Client', ...refreshSpec } as Client, refreshCount);
   const opaqueTokens = await inBatches(1000, 32, async () => (await token(box, opaque)).body.access_token as string);
   const readerToken = (await token(box, reader)).body.access_token as string;
   const now = Math.floor(Date.now() / 1000);
   // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
   const workloadAssertion = issuer && await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 });
-  return { opaque, jwt, refreshClient, refreshTokens, opaqueTokens, readerToken, workloadAssertion };
+  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion };
 }
 
 const tokenRequest = (client: { id: string; secret: string }, params: Record<string, string>): BenchRequest => ({

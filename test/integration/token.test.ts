@@ -208,6 +208,74 @@ describe('token endpoint', function () {
     });
   });
 
+  describe('refresh_token used concurrently (two processes)', function () {
+    let busy: Box;
+    let secret: string;
+    before(async function () {
+      busy = await Box.start({ env: { BOXAUTH_WORKERS: '2' } });
+      ({ secret } = await busy.addClient('sliding', {
+        auth: { client_credentials: { refresh_token: true, refresh_token_expiration: 3600 } },
+      }));
+      await busy.addClient('rotating', {
+        auth: { client_credentials: { refresh_token: true, refresh_token_rotation: true } },
+      }, { secret });
+    });
+    after(async function () {
+      await busy?.stop();
+    });
+
+    const issue = async (client: string): Promise<{ access_token: string; refresh_token: string }> =>
+      (await busy.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: client, client_secret: secret })).body;
+    const refresh = (client: string, token: string) =>
+      busy.form('/auth/token', { grant_type: 'refresh_token', refresh_token: token }, { Authorization: basic(client, secret) });
+    const introspect = async (client: string, token: string): Promise<boolean> =>
+      (await busy.form('/auth/introspect', { token }, { Authorization: basic(client, secret) })).body.active;
+
+    it('without rotation, every one of many simultaneous uses gets its own working access token', async function () {
+      const { refresh_token } = await issue('sliding');
+      const answers = await Promise.all(Array.from({ length: 40 }, () => refresh('sliding', refresh_token)));
+      expect(answers.map((a) => a.status)).to.deep.equal(answers.map(() => 200));
+      const tokens = answers.map((a) => a.body.access_token as string);
+      expect(new Set(tokens).size).to.equal(tokens.length);
+      expect(await Promise.all(tokens.map((t) => introspect('sliding', t)))).to.deep.equal(tokens.map(() => true));
+      expect((await refresh('sliding', refresh_token)).status).to.equal(200); // the token stays valid
+    });
+
+    it('uses of different refresh tokens at once all succeed', async function () {
+      const issued = await Promise.all(Array.from({ length: 20 }, () => issue('sliding')));
+      const answers = await Promise.all(issued.flatMap((t) => [refresh('sliding', t.refresh_token), refresh('sliding', t.refresh_token)]));
+      expect(answers.map((a) => a.status)).to.deep.equal(answers.map(() => 200));
+    });
+
+    it('with rotation, exactly one of simultaneous uses succeeds, and the family is closed', async function () {
+      const first = await issue('rotating');
+      const answers = await Promise.all(Array.from({ length: 10 }, () => refresh('rotating', first.refresh_token)));
+      const won = answers.filter((a) => a.status === 200);
+      expect(won).to.have.length(1);
+      for (const lost of answers.filter((a) => a.status !== 200)) {
+        expect(lost.status).to.equal(400);
+        expect(lost.body.error).to.equal('invalid_grant');
+        expect(lost.body.error_description).to.match(/already used/);
+      }
+      // A reuse closed the family, the winner's new tokens included.
+      expect(await introspect('rotating', won[0]!.body.access_token)).to.equal(false);
+      expect(await introspect('rotating', first.access_token)).to.equal(false);
+      const next = await refresh('rotating', won[0]!.body.refresh_token);
+      expect(next.status).to.equal(400);
+      expect(next.body.error).to.equal('invalid_grant');
+    });
+
+    it('rotation one use at a time keeps working down the chain', async function () {
+      let { refresh_token: token } = await issue('rotating');
+      for (let i = 0; i < 5; i++) {
+        const res = await refresh('rotating', token);
+        expect(res.status).to.equal(200);
+        expect(await introspect('rotating', res.body.access_token)).to.equal(true);
+        token = res.body.refresh_token;
+      }
+    });
+  });
+
   describe('malformed requests', function () {
     it('unsupported grant type', async function () {
       const res = await box.form('/auth/token', { grant_type: 'password', username: 'a', password: 'b' });

@@ -1,0 +1,77 @@
+// Group commit: concurrent requests share one statement (and so one commit and
+// its fsync) instead of paying for one each. Each request still waits until its
+// own item is committed. While a batch is in flight, newly arriving items queue
+// up and go together in the next one: under load a commit carries many items;
+// alone, a request waits for just its own.
+
+export interface GroupCommitOptions<I> {
+  /** Batches running at once; more lets PostgreSQL overlap their fsyncs. */
+  maxInFlight?: number;
+  maxBatch?: number;
+  /**
+   * Items with the same key never share a batch (the later one waits for the
+   * next), for statements where two rows about one record would collide.
+   */
+  key?: (item: I) => string;
+}
+
+interface Pending<I, R> {
+  item: I;
+  resolve: (result: R) => void;
+  reject: (err: Error) => void;
+}
+
+export class GroupCommit<I, R> {
+  private queue: Pending<I, R>[] = [];
+  private inFlight = 0;
+  private readonly maxInFlight: number;
+  private readonly maxBatch: number;
+
+  /** `run` commits a batch and returns one result per item, in order. */
+  constructor(private readonly run: (items: I[]) => Promise<R[]>, private readonly options: GroupCommitOptions<I> = {}) {
+    this.maxInFlight = options.maxInFlight ?? 2;
+    this.maxBatch = options.maxBatch ?? 500;
+  }
+
+  /** Resolves with the item's result once its batch is committed. */
+  submit(item: I): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length) {
+      const batch = this.take();
+      this.inFlight++;
+      this.run(batch.map((p) => p.item)).then(
+        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
+        (err: Error) => batch.forEach((p) => p.reject(err)),
+      ).finally(() => {
+        this.inFlight--;
+        this.flush();
+      });
+    }
+  }
+
+  /** The next batch: queue order, skipping items whose key is already in it. */
+  private take(): Pending<I, R>[] {
+    const key = this.options.key;
+    if (!key) return this.queue.splice(0, this.maxBatch);
+    const batch: Pending<I, R>[] = [];
+    const rest: Pending<I, R>[] = [];
+    const keys = new Set<string>();
+    for (const p of this.queue) {
+      const k = key(p.item);
+      if (batch.length < this.maxBatch && !keys.has(k)) {
+        keys.add(k);
+        batch.push(p);
+      } else {
+        rest.push(p);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+}
