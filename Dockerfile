@@ -31,7 +31,9 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
  && npm cache clean --force
 
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production
+# Large allocations (argon2's 19 MiB per hash) go straight back to the system
+# instead of staying in glibc's per-thread arenas: about 75 MB less RSS per process.
+ENV NODE_ENV=production MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 RUN groupadd --system --gid 10001 boxauth && useradd --system --uid 10001 --gid boxauth --no-create-home --shell /usr/sbin/nologin boxauth
 COPY --from=deps /app/node_modules node_modules

@@ -29,8 +29,9 @@ dist/.built: node_modules/.installed tsconfig.json $(shell find api operator tes
 
 build: dist/.built ## compile TypeScript into dist/
 
+# MALLOC_MMAP_THRESHOLD_: as in the image (see Dockerfile), argon2's memory goes back to the system after each hash.
 run: dist/.built ## start box "default" on :8080 (embedded PostgreSQL unless DATABASE_URL is set)
-	node dist/api/main.js
+	MALLOC_MMAP_THRESHOLD_=131072 node dist/api/main.js
 
 $(CHROMIUM):
 	@echo "installing Debian's chromium for the browser tests"

@@ -50,7 +50,7 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
   constructor(private readonly table: ResourceTableName, private readonly kind: T['resourceType']) {}
 
   async read(db: Queryable, id: string): Promise<Stored<T> | undefined> {
-    const { rows } = await db.query<Row>(`SELECT * FROM ${this.table} WHERE id = $1`, [id]);
+    const { rows } = await db.query<Row>({ name: `read-${this.table}`, text: `SELECT * FROM ${this.table} WHERE id = $1`, values: [id] });
     return rows[0] && toStored<T>(rows[0]);
   }
 

@@ -7,7 +7,7 @@
 local blocks = {}
 local templated = {}
 local counter = 0
-local thread_id = 0
+-- thread_id: a global that setup() sets in each thread (a local would hide it)
 local nonce = ""
 
 local function split(text, sep)
@@ -51,7 +51,8 @@ function init(args)
     end
   end
   -- threads start at different requests so they do not move in step
-  counter = (thread_id or 0) * 7919
+  thread_id = thread_id or 0
+  counter = thread_id * 7919
 end
 
 function request()

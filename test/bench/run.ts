@@ -73,6 +73,12 @@ async function measure(url: string, rootPid: number, key: string, title: string,
   return { key, title, ...result, rssMb, cpuUs, targets: [] };
 }
 
+/** The box's count of answers by route and status of 400 or more (from /metrics), to say what failed. */
+async function failedAnswers(box: Box): Promise<string> {
+  const text = await (await fetch(`${box.url}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith('boxauth_http_requests_total{') && /status="[45]\d\d"/.test(l)).join('\n');
+}
+
 async function startCeiling(client: { id: string; secret: string }): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', 'ceiling.js')], {
@@ -151,6 +157,7 @@ async function main(): Promise<void> {
     const rows: Row[] = [ceilingRow];
     for (const s of list) {
       const row = await measure(box.url, box.process!.pid!, s.key, s.title, s.requests);
+      if (row.failures > 0) log(`answers of 400 or more so far:\n${await failedAnswers(box)}`);
       judge(row, s, ceilingRow.rps);
       rows.push(row);
     }

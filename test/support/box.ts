@@ -79,7 +79,8 @@ export class Box {
     const [file, ...args] = this.command;
     const child = spawn(file!, args, {
       cwd: projectPath(),
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env, ...extraEnv },
+      // MALLOC_MMAP_THRESHOLD_ as `make run` and the image set it
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MALLOC_MMAP_THRESHOLD_: '131072', ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.process = child;
