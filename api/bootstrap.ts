@@ -7,12 +7,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
-import { generateSecret, hashSecret } from './oauth/secrets.js';
+import { generateSecret, hashSecret, verifyHash } from './oauth/secrets.js';
 import { accessPolicies } from './store/policies.js';
 import { clients } from './store/clients.js';
 import { createGroup, findGroupByName } from './store/groups.js';
 import { createUser, findUserByEmail, updateUser } from './store/users.js';
-import argon2 from 'argon2';
 import { ADMIN_CLIENT_ID } from './ui/admin.js';
 
 export interface Credentials {
@@ -57,7 +56,7 @@ export async function bootstrapRootClient(pool: Pool, config: Config): Promise<C
     ['client_id', config.rootClientId], 'client_secret', generateSecret, { base_url: config.baseUrl });
   const existing = await clients.read(pool, config.rootClientId);
   // Re-hash only when the secret changed: argon2 is slow, and every restart would otherwise bump the version.
-  const same = existing?.secretHash ? await argon2.verify(existing.secretHash, secret).catch(() => false) : false;
+  const same = existing?.secretHash ? await verifyHash(existing.secretHash, secret) : false;
   await clients.write(pool, {
     resourceType: 'Client',
     id: config.rootClientId,
@@ -87,7 +86,7 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
   if (!existing) {
     await createUser(pool, { email: config.adminEmail, passwordHash: await hashSecret(password), data: null, groupIds: [group.id] });
   } else {
-    const same = await argon2.verify(existing.passwordHash, password).catch(() => false);
+    const same = await verifyHash(existing.passwordHash, password);
     const groupIds = [...new Set([...existing.groups.map((g) => g.id), group.id])];
     await updateUser(pool, existing.id, { groupIds, ...(same ? {} : { passwordHash: await hashSecret(password) }) });
   }

@@ -10,8 +10,31 @@ import argon2 from 'argon2';
 // OWASP's recommended minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
 const HASH_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
+// Each argon2 run takes 19 MiB and a core for tens of milliseconds. Two at a
+// time per process keep a burst (say, many sign-ups at once) from holding four
+// times that memory in libuv's threads without finishing any sooner.
+const MAX_CONCURRENT = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function limited<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
 export function hashSecret(secret: string): Promise<string> {
-  return argon2.hash(secret, HASH_OPTIONS);
+  return limited(() => argon2.hash(secret, HASH_OPTIONS));
+}
+
+/** argon2 verification of a secret or password against its stored hash; false for a malformed hash. */
+export function verifyHash(hash: string, presented: string): Promise<boolean> {
+  return limited(() => argon2.verify(hash, presented)).catch(() => false);
 }
 
 export function generateSecret(): string {
@@ -32,12 +55,7 @@ export class SecretVerifier {
       // A remembered digest matches only the very secret that passed argon2.
       if (timingSafeEqual(known.digest, d)) return true;
     }
-    let ok = false;
-    try {
-      ok = await argon2.verify(hash, presented);
-    } catch {
-      ok = false; // a malformed stored hash verifies nothing
-    }
+    const ok = await verifyHash(hash, presented);
     if (ok) this.remember(clientId, hash, presented);
     return ok;
   }

@@ -1,13 +1,12 @@
 // The browser flows: authorize → sign in (or sign up) → consent → redirect, and
 // sign-out. Pages are rendered here; OAuth decisions live in api/oauth/authorize.ts.
 import { randomBytes } from 'node:crypto';
-import argon2 from 'argon2';
 import express, { Router, type Request, type Response } from 'express';
 import { ValidationError } from '../../errors.js';
 import {
   AUTHORIZE_PARAMS, deniedRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
 } from '../../oauth/authorize.js';
-import { hashSecret } from '../../oauth/secrets.js';
+import { hashSecret, verifyHash } from '../../oauth/secrets.js';
 import { userInput } from '../../schema/people.js';
 import type { Services } from '../../services.js';
 import { clearFailures, consentedScopes, failuresOf, recordConsent, recordFailure } from '../../store/browser.js';
@@ -108,7 +107,7 @@ export function browserRouter(svc: Services): Router {
     }
     const user = email ? await findUserByEmail(svc.pool, email) : undefined;
     // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.
-    const ok = await argon2.verify(user?.passwordHash ?? await dummyHash(), password).catch(() => false);
+    const ok = await verifyHash(user?.passwordHash ?? await dummyHash(), password);
     if (!user || !ok) {
       await recordFailure(svc.pool, [accountKey, addressKey], window);
       svc.log.info({ event: 'sign_in_failed', reason: user ? 'wrong password' : 'unknown email' }, 'sign-in failed');
