@@ -59,6 +59,16 @@ async function benchDatabase(): Promise<{ url: string; stop(): Promise<void> }> 
   return { url: url.toString(), stop: server.stop };
 }
 
+async function runSql(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
 async function measure(url: string, rootPid: number, key: string, title: string, requests: Scenario['requests']): Promise<Row> {
   if (WARMUP_SECONDS > 0) await drive(url, requests, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, threads: 2 });
   const rss = new RssSampler(rootPid);
@@ -140,6 +150,7 @@ async function main(): Promise<void> {
       nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
     });
     const seeded = await seed(box, issuer, db.url, REFRESH_TOKENS);
+    if (process.env.BENCH_SQL) await runSql(db.url, process.env.BENCH_SQL); // to try a schema change
     const list = scenarios(seeded).filter((s) => !ONLY || ONLY.includes(s.key));
     for (const s of list) s.check(await sample(box, s.requests[0]!));
 
