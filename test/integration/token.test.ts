@@ -1,5 +1,6 @@
 // POST /auth/token: client credentials in the three request forms, the refresh
 // grant, token formats and lifetimes, and the RFC 6749 errors.
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { Box, basic, sleep } from '../support/box.js';
@@ -276,6 +277,18 @@ describe('token endpoint', function () {
     });
   });
 
+  it('token answers are not cached, and carry the security and CORS headers of every answer', async function () {
+    for (const res of [
+      await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', box.rootSecret) }),
+      await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', 'wrong-secret') }),
+    ]) {
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+      expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+      expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(res.headers.get('access-control-allow-origin')).to.equal('*');
+    }
+  });
+
   describe('malformed requests', function () {
     it('unsupported grant type', async function () {
       const res = await box.form('/auth/token', { grant_type: 'password', username: 'a', password: 'b' });
@@ -310,6 +323,30 @@ describe('token endpoint', function () {
       });
       expect(form.status).to.equal(400);
       expect(form.body.error).to.equal('invalid_request');
+    });
+
+    it('an oversized body is 413, and too many parameters are refused', async function () {
+      const big = await box.request('POST', '/auth/token', {
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `grant_type=client_credentials&pad=${'x'.repeat(300 * 1024)}`,
+      });
+      expect(big.status).to.equal(413);
+      expect(big.body.error_description).to.match(/262144 bytes/);
+      const many = await box.request('POST', '/auth/token', {
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: ['grant_type=client_credentials', ...Array.from({ length: 120 }, (_, i) => `p${i}=1`)].join('&'),
+      });
+      expect(many.status).to.equal(400);
+      expect(many.body.error).to.equal('invalid_request');
+    });
+
+    it('a gzip-compressed form is understood (express inflates it)', async function () {
+      const res = await fetch(`${box.url}/auth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': 'gzip', Authorization: basic('root', box.rootSecret) },
+        body: gzipSync('grant_type=client_credentials'),
+      });
+      expect(res.status).to.equal(200);
+      expect(((await res.json()) as { access_token?: string }).access_token).to.be.a('string');
     });
 
     it('a refresh request without refresh_token', async function () {
