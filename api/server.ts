@@ -89,7 +89,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     metrics,
     policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
     secrets: new SecretVerifier(),
-    sessionWriter: new SessionWriter(pool, 1),
+    sessionWriter: new SessionWriter(pool),
     refreshWriter: new RefreshWriter(pool),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     sessions: new RecordCache(feed, 'sessions',

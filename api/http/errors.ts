@@ -28,16 +28,25 @@ function fromParser(err: ParserError, oauth: boolean): ApiError | undefined {
   }
 }
 
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** The answer to an error: an ApiError's own, or (logged) a bare 500. Also used by the OAuth fast path. */
+export function errorAnswer(err: unknown, log: Logger, request: { method: string; path: string }): ErrorAnswer {
+  if (err instanceof ApiError) return { status: err.status, headers: err.headers, body: err.body() };
+  log.error({ err, method: request.method, path: request.path }, 'request failed');
+  return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'internal error; see the server log' } };
+}
+
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next) => {
     const known = err instanceof ApiError ? err : fromParser(err as ParserError, req.path.startsWith('/auth/'));
     if (res.headersSent) return;
-    if (known) {
-      res.set(known.headers);
-      send(req, res, known.status, known.body());
-      return;
-    }
-    log.error({ err, method: req.method, path: req.path }, 'request failed');
-    send(req, res, 500, { error: 'server_error', error_description: 'internal error; see the server log' });
+    const answer = errorAnswer(known ?? err, log, req);
+    res.set(answer.headers);
+    send(req, res, answer.status, answer.body);
   };
 }

@@ -8,3 +8,6 @@ export const COMMON_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': "frame-ancestors 'none'",
   'Access-Control-Allow-Origin': '*',
 };
+
+/** RFC 6749 §5.1: answers of the OAuth endpoints must not be cached. */
+export const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };

@@ -1,4 +1,5 @@
 // POST /auth/token: one endpoint, a small handler per grant.
+import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { presentedClient, type Params } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
@@ -27,11 +28,23 @@ export function tokenParams(body: unknown): Params {
   return params;
 }
 
+/** Answers a token request, counting tokens issued and errors by kind (the token metrics). */
 export async function tokenRequest(svc: Services, authorization: string | undefined, body: unknown): Promise<TokenResponse> {
+  try {
+    const { grantType, response } = await grant(svc, authorization, body);
+    svc.metrics.tokens.inc({ grant: grantType });
+    return response;
+  } catch (err) {
+    if (err instanceof ApiError) svc.metrics.tokenErrors.inc({ error: err.code });
+    throw err;
+  }
+}
+
+async function grant(svc: Services, authorization: string | undefined, body: unknown): Promise<{ grantType: string; response: TokenResponse }> {
   const params = tokenParams(body);
   const grantType = params.grant_type;
   if (!grantType) throw invalidRequest('grant_type is required');
   const handler = grants.get(grantType);
   if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`);
-  return handler({ svc, params, presented: presentedClient(authorization, params) });
+  return { grantType, response: await handler({ svc, params, presented: presentedClient(authorization, params) }) };
 }

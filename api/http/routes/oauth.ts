@@ -1,28 +1,20 @@
 // The OAuth endpoints: token, introspection, revocation, and the discovery documents.
 import { Router, type Response } from 'express';
-import { ApiError } from '../../errors.js';
 import { introspect, revoke } from '../../oauth/introspection.js';
 import { grants, tokenRequest } from '../../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
 import { oauthBody } from '../body.js';
+import { NO_STORE } from '../headers.js';
 
-// RFC 6749 §5.1: token responses must not be cached.
-function noStore(res: Response): Response {
-  return res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-}
+// Token and introspection requests normally take the fast path
+// (../oauth-fast-path.ts); these routes answer the unusual ones.
+const noStore = (res: Response): Response => res.set(NO_STORE);
 
 export function oauthRouter(svc: Services): Router {
   const router = Router();
 
   router.post('/auth/token', ...oauthBody, async (req, res) => {
-    try {
-      const response = await tokenRequest(svc, req.headers.authorization, req.body);
-      svc.metrics.tokens.inc({ grant: (req.body as { grant_type?: string }).grant_type });
-      noStore(res).json(response);
-    } catch (err) {
-      if (err instanceof ApiError) svc.metrics.tokenErrors.inc({ error: err.code });
-      throw err;
-    }
+    noStore(res).json(await tokenRequest(svc, req.headers.authorization, req.body));
   });
 
   router.post('/auth/introspect', ...oauthBody, async (req, res) => {
