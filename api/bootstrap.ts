@@ -12,7 +12,7 @@ import { accessPolicies } from './store/policies.js';
 import { clients } from './store/clients.js';
 import { createGroup, findGroupByName } from './store/groups.js';
 import { createUser, findUserByEmail, updateUser } from './store/users.js';
-import { ADMIN_CLIENT_ID } from './ui/admin.js';
+import { ADMIN_CLIENT_ID, ADMINS_GROUP } from './reserved.js';
 
 export interface Credentials {
   file: string | undefined;
@@ -74,7 +74,7 @@ export async function bootstrapRootClient(pool: Pool, config: Config): Promise<C
   return { file };
 }
 
-export const ADMINS_GROUP = 'admins';
+
 
 /** Creates the admin user, the `admins` group and its allow policy; returns the credentials file, if written. */
 export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Credentials> {

@@ -1,9 +1,8 @@
 // The admin UI's page: a shell for assets/admin.js, which signs in through the
 // box's own authorization code flow (client boxauth-admin, PKCE) and manages
 // users and groups through the REST API.
+import { ADMIN_CLIENT_ID } from '../reserved.js';
 import { html } from './html.js';
-
-export const ADMIN_CLIENT_ID = 'boxauth-admin';
 
 export function adminPage(box: string, baseUrl: string): string {
   return `<!doctype html>${html`<html lang="en">
