@@ -1,21 +1,32 @@
-// Start-up records: the root client (client_credentials, with an allow policy)
-// and the first admin user (group `admins`, allowed by a policy on that group).
-// Credentials come from the environment, or are generated once and written to
-// $BOXAUTH_DATA_DIR (root-client.json, admin-user.json; mode 0600) so a person
-// can find them.
+// Start-up records (api/reserved.ts lists them): the root client and its allow
+// policy, the first admin user, the `admins` group and its policy, and the admin
+// UI's client. Bootstrap creates what is missing and never overwrites what a
+// person changed since: a password or secret rotated after a leak must stay
+// rotated across restarts, and a group membership removed must stay removed.
+// Two things are re-applied at every start, because they are configuration, not
+// people's data: BOXAUTH_ROOT_CLIENT_SECRET when set (the operator rotates the
+// root secret through it) and the admin UI client (it follows BOXAUTH_BASE_URL).
+//
+// Generated credentials are written once to $BOXAUTH_DATA_DIR (root-client.json,
+// admin-user.json; mode 0600) so a person can find them.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
+import type { Logger } from './log.js';
 import { generateSecret, hashSecret, verifyHash } from './oauth/secrets.js';
-import { accessPolicies } from './store/policies.js';
+import { ADMIN_CLIENT_ID, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
+import { claimSetting } from './store/browser.js';
 import { clients } from './store/clients.js';
 import { createGroup, findGroupByName } from './store/groups.js';
-import { createUser, findUserByEmail, updateUser } from './store/users.js';
-import { ADMIN_CLIENT_ID, ADMINS_GROUP } from './reserved.js';
+import { accessPolicies } from './store/policies.js';
+import type { ResourceTable } from './store/resources.js';
+import { createUser, findUserByEmail } from './store/users.js';
+import type { AccessPolicy } from './types.js';
 
+/** Where a person finds a bootstrap credential, as the start-up banner says it. */
 export interface Credentials {
-  file: string | undefined;
+  where: string;
 }
 
 async function readJson(file: string): Promise<Record<string, string> | undefined> {
@@ -26,82 +37,122 @@ async function readJson(file: string): Promise<Record<string, string> | undefine
   }
 }
 
-/**
- * The secret from the environment; failing that, the one saved in `file` for the
- * same owner; failing that, a new one saved there (with `extra` facts for people).
- */
-async function secretFor(
-  fromEnv: string | undefined, file: string, owner: [field: string, value: string], secretField: string,
-  generate: () => string, extra: Record<string, string>,
-): Promise<{ secret: string; file: string | undefined }> {
-  if (fromEnv) return { secret: fromEnv, file: undefined };
-  const saved = await readJson(file);
-  const [ownerField, ownerValue] = owner;
-  if (saved?.[ownerField] === ownerValue && saved[secretField]) return { secret: saved[secretField], file };
-  const secret = generate();
-  await writeSecretFile(file, { [ownerField]: ownerValue, [secretField]: secret, ...extra });
-  return { secret, file };
-}
-
-export async function writeSecretFile(file: string, content: unknown): Promise<void> {
+async function writeSecretFile(file: string, content: unknown): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   await fs.writeFile(tmp, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
   await fs.rename(tmp, file);
 }
 
-/** Creates or updates the root client; returns where its credentials are, if written to a file. */
-export async function bootstrapRootClient(pool: Pool, config: Config): Promise<Credentials> {
-  const { secret, file } = await secretFor(config.rootClientSecret, path.join(config.dataDir, 'root-client.json'),
-    ['client_id', config.rootClientId], 'client_secret', generateSecret, { base_url: config.baseUrl });
-  const existing = await clients.read(pool, config.rootClientId);
-  // Re-hash only when the secret changed: argon2 is slow, and every restart would otherwise bump the version.
-  const same = existing?.secretHash ? await verifyHash(existing.secretHash, secret) : false;
-  await clients.write(pool, {
-    resourceType: 'Client',
-    id: config.rootClientId,
-    grant_types: ['client_credentials'],
-    description: 'The box administrator client, created at start-up.',
-    auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 3600 } },
-  }, { managedBy: null, secretHash: same ? undefined : await hashSecret(secret) });
-  await accessPolicies.write(pool, {
-    resourceType: 'AccessPolicy',
-    id: `${config.rootClientId}-allow`,
-    engine: 'allow',
-    description: 'The root client may do everything.',
-    link: [{ id: config.rootClientId, resourceType: 'Client' }],
-  }, { managedBy: null });
-  return { file };
+/** The secret saved in `file` for this owner, or a new one saved there. Only for records being created. */
+async function savedOrNew(file: string, owner: [field: string, value: string], secretField: string,
+  generate: () => string, extra: Record<string, string>): Promise<string> {
+  const saved = await readJson(file);
+  const [ownerField, ownerValue] = owner;
+  if (saved?.[ownerField] === ownerValue && saved[secretField]) return saved[secretField];
+  const secret = generate();
+  await writeSecretFile(file, { [ownerField]: ownerValue, [secretField]: secret, ...extra });
+  return secret;
 }
 
+/** The secret in `file` still matches `hash` (nobody rotated it since it was written). */
+async function fileStillWorks(file: string, owner: [string, string], secretField: string, hash: string | null): Promise<boolean> {
+  const saved = await readJson(file);
+  const secret = saved?.[owner[0]] === owner[1] ? saved[secretField] : undefined;
+  return secret !== undefined && hash !== null && verifyHash(hash, secret);
+}
 
+/**
+ * A reserved record that a Kubernetes resource took over (operators before the
+ * reserved list was complete did) goes back to the box: the box relies on it.
+ */
+async function reclaim<T extends { id: string; resourceType: string }>(
+  pool: Pool, log: Logger, table: ResourceTable<T>, kind: string, id: string,
+): Promise<void> {
+  const stored = await table.read(pool, id);
+  if (!stored?.managedBy) return;
+  log.warn({ [kind]: id, managedBy: stored.managedBy }, 'a reserved record was managed by a Kubernetes resource; the box takes it back');
+  await table.setOwner(pool, id, null);
+}
 
-/** Creates the admin user, the `admins` group and its allow policy; returns the credentials file, if written. */
+async function createPolicyIfMissing(pool: Pool, policy: AccessPolicy): Promise<void> {
+  if (!(await accessPolicies.read(pool, policy.id))) await accessPolicies.write(pool, policy, { managedBy: null });
+}
+
+/** The root client (client_credentials) and its allow policy. */
+export async function bootstrapRootClient(pool: Pool, config: Config, log: Logger): Promise<Credentials> {
+  const id = config.rootClientId;
+  const file = path.join(config.dataDir, 'root-client.json');
+  const fromEnv = { where: 'from BOXAUTH_ROOT_CLIENT_SECRET' };
+  await reclaim(pool, log, clients, 'Client', id);
+  const existing = await clients.read(pool, id);
+  let credentials: Credentials;
+  if (!existing) {
+    const secret = config.rootClientSecret
+      ?? await savedOrNew(file, ['client_id', id], 'client_secret', generateSecret, { base_url: config.baseUrl });
+    await clients.write(pool, {
+      resourceType: 'Client',
+      id,
+      grant_types: ['client_credentials'],
+      description: 'The box administrator client, created at start-up.',
+      auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 3600 } },
+    }, { managedBy: null, secretHash: await hashSecret(secret) });
+    credentials = config.rootClientSecret ? fromEnv : { where: `in ${file}` };
+  } else if (config.rootClientSecret) {
+    const same = existing.secretHash !== null && (await verifyHash(existing.secretHash, config.rootClientSecret));
+    if (!same) await clients.write(pool, existing.resource, { managedBy: null, secretHash: await hashSecret(config.rootClientSecret) });
+    credentials = fromEnv;
+  } else {
+    credentials = (await fileStillWorks(file, ['client_id', id], 'client_secret', existing.secretHash))
+      ? { where: `in ${file}` }
+      : { where: `as last changed through the API (set BOXAUTH_ROOT_CLIENT_SECRET to reset it)` };
+  }
+  await createPolicyIfMissing(pool, {
+    resourceType: 'AccessPolicy',
+    id: rootPolicyId(id),
+    engine: 'allow',
+    description: 'The root client may do everything.',
+    link: [{ id, resourceType: 'Client' }],
+  });
+  return credentials;
+}
+
+/**
+ * The first admin user in the `admins` group, and that group's allow policy. The
+ * user is created once per box and email (recorded in box_settings): deleted or
+ * changed later, it stays as people left it.
+ */
 export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Credentials> {
-  const { secret: password, file } = await secretFor(config.adminPassword, path.join(config.dataDir, 'admin-user.json'),
-    ['email', config.adminEmail], 'password', () => generateSecret().slice(0, 24), { admin_ui: `${config.baseUrl}/admin` });
+  const file = path.join(config.dataDir, 'admin-user.json');
   const group = (await findGroupByName(pool, ADMINS_GROUP))
     ?? await createGroup(pool, ADMINS_GROUP, 'Box administrators: allowed everything by the admins-allow policy.');
-  const existing = await findUserByEmail(pool, config.adminEmail);
-  if (!existing) {
-    await createUser(pool, { email: config.adminEmail, passwordHash: await hashSecret(password), data: null, groupIds: [group.id] });
-  } else {
-    const same = await verifyHash(existing.passwordHash, password);
-    const groupIds = [...new Set([...existing.groups.map((g) => g.id), group.id])];
-    await updateUser(pool, existing.id, { groupIds, ...(same ? {} : { passwordHash: await hashSecret(password) }) });
-  }
-  await accessPolicies.write(pool, {
+  await createPolicyIfMissing(pool, {
     resourceType: 'AccessPolicy',
-    id: `${ADMINS_GROUP}-allow`,
+    id: adminsPolicyId(),
     engine: 'allow',
     description: 'Members of the admins group may do everything.',
     link: [{ id: ADMINS_GROUP, resourceType: 'Group' }],
-  }, { managedBy: null });
-  return { file };
+  });
+  const mark = `bootstrap.admin_user.${config.adminEmail.toLowerCase()}`;
+  const existing = await findUserByEmail(pool, config.adminEmail);
+  if (!existing && (await claimSetting(pool, mark, new Date().toISOString()))) {
+    const password = config.adminPassword ?? await savedOrNew(file, ['email', config.adminEmail], 'password',
+      () => generateSecret().slice(0, 24), { admin_ui: `${config.baseUrl}/admin` });
+    await createUser(pool, { email: config.adminEmail, passwordHash: await hashSecret(password), data: null, groupIds: [group.id] });
+    return config.adminPassword ? { where: 'from BOXAUTH_ADMIN_PASSWORD' } : { where: `in ${file}` };
+  }
+  // Created at an earlier start: an existing user marks the box as bootstrapped too (boxes from before the mark).
+  if (existing) await claimSetting(pool, mark, new Date().toISOString());
+  if (!existing) return { where: 'none: the first admin user was deleted (create admins through /users or the CLI)' };
+  if (!config.adminPassword && (await fileStillWorks(file, ['email', config.adminEmail], 'password', existing.passwordHash))) {
+    return { where: `in ${file}` };
+  }
+  return { where: 'as last changed (BOXAUTH_ADMIN_PASSWORD applies only when the user is first created)' };
 }
 
 /** The admin UI's own client: public (PKCE), first party, redirecting to this box's /admin/callback. */
-export async function bootstrapAdminClient(pool: Pool, config: Config): Promise<void> {
+export async function bootstrapAdminClient(pool: Pool, config: Config, log: Logger): Promise<void> {
+  await reclaim(pool, log, clients, 'Client', ADMIN_CLIENT_ID);
   await clients.write(pool, {
     resourceType: 'Client',
     id: ADMIN_CLIENT_ID,

@@ -36,8 +36,8 @@ See README.md for the whole list.
 function banner(config: Config, prepared: PreparedBox): string {
   const lines = [
     `boxauth: box "${config.box}" is serving at ${config.baseUrl}`,
-    `  root client:  ${config.rootClientId}, secret ${prepared.rootCredentialsFile ? `in ${prepared.rootCredentialsFile}` : 'from BOXAUTH_ROOT_CLIENT_SECRET'}`,
-    `  admin user:   ${config.adminEmail}, password ${prepared.adminCredentialsFile ? `in ${prepared.adminCredentialsFile}` : 'from BOXAUTH_ADMIN_PASSWORD'}`,
+    `  root client:  ${config.rootClientId}, secret ${prepared.rootCredentials.where}`,
+    `  admin user:   ${config.adminEmail}, password ${prepared.adminCredentials.where}`,
     `  admin UI:     ${config.baseUrl}/admin`,
     `  database:     ${prepared.embedded ? `embedded PostgreSQL in ${config.dataDir}/postgres` : 'DATABASE_URL'}`,
     `  token:        curl -s -u ${config.rootClientId}:<secret> -d grant_type=client_credentials ${config.baseUrl}/auth/token`,

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient } from './bootstrap.js';
+import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, type Credentials } from './bootstrap.js';
 import { RecordCache } from './cache/record-cache.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
@@ -29,8 +29,8 @@ import { getUser } from './store/users.js';
 
 export interface PreparedBox {
   databaseUrl: string;
-  rootCredentialsFile: string | undefined;
-  adminCredentialsFile: string | undefined;
+  rootCredentials: Credentials;
+  adminCredentials: Credentials;
   embedded: boolean;
   stopDatabase(): Promise<void>;
 }
@@ -48,10 +48,10 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'database migrated');
     await new Keyring(pool, config).ensureActive();
-    const root = await bootstrapRootClient(pool, config);
+    const root = await bootstrapRootClient(pool, config, log);
     const admin = await bootstrapAdmin(pool, config);
-    await bootstrapAdminClient(pool, config);
-    return { databaseUrl, rootCredentialsFile: root.file, adminCredentialsFile: admin.file, embedded: !config.databaseUrl, stopDatabase };
+    await bootstrapAdminClient(pool, config, log);
+    return { databaseUrl, rootCredentials: root, adminCredentials: admin, embedded: !config.databaseUrl, stopDatabase };
   } catch (err) {
     await stopDatabase();
     throw err;

@@ -33,6 +33,9 @@ export interface Client {
   grant_types: GrantType[];
   first_party?: boolean;
   description?: string;
+  /** Allow-lists: the audiences and scopes this client may be granted (unset: any). */
+  audience?: string[];
+  scope?: string[];
   auth?: {
     client_credentials?: GrantSettings;
     implicit?: GrantSettings;

@@ -10,6 +10,7 @@ import { authenticate, authorize } from './auth.js';
 import { errorHandler } from './errors.js';
 import { COMMON_HEADERS } from './headers.js';
 import { withOAuthFastPath } from './oauth-fast-path.js';
+import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
 import { browserRouter } from './routes/browser.js';
 import { healthRouter } from './routes/health.js';
@@ -72,6 +73,9 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // One path, one meaning: see ./router.ts.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.use(requestLog(logRequest), commonHeaders, cors);
 
   app.use(healthRouter(svc, options.draining));
@@ -79,9 +83,12 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.delete('/Session', signOut(svc));
   app.use(browserRouter(svc), adminRouter(svc));
 
-  const guarded = express.Router();
-  guarded.use(authenticate(svc), authorize(svc));
-  guarded.use(resourceRouter(svc, 'Client'), resourceRouter(svc, 'AccessPolicy'), sessionRouter(svc), peopleRouter(svc));
+  // Authentication for everything below; each route then checks policies itself,
+  // once it has matched, so that the policy sees what the router decided.
+  const guarded = strictRouter();
+  const guard = authorize(svc);
+  guarded.use(authenticate(svc));
+  guarded.use(resourceRouter(svc, 'Client', guard), resourceRouter(svc, 'AccessPolicy', guard), sessionRouter(svc, guard), peopleRouter(svc, guard));
   app.use(guarded);
 
   app.use(() => {

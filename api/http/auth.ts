@@ -62,6 +62,10 @@ export function authenticate(svc: Services): RequestHandler {
       const check = await checkAccessToken(svc, token);
       if ('problem' in check) throw unauthorized(check.problem, true);
       const { session } = check;
+      // RFC 9068 §4: a token meant for another service is not one for this API.
+      if (session.audience !== null && session.audience !== svc.config.baseUrl) {
+        throw unauthorized(`the token's audience is "${session.audience}", not this box (${svc.config.baseUrl})`, true);
+      }
       const client = await svc.clients.get(session.clientId);
       if (!client) throw unauthorized('the client of this token no longer exists', true);
       const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
@@ -73,18 +77,39 @@ export function authenticate(svc: Services): RequestHandler {
 
 const CREDENTIAL_PARAMS = new Set(['access_token']);
 
-/** The request object the policy engines see (ARCHITECTURE §4). Credentials are left out. */
+/**
+ * Keys of `params` that the server sets from the route: they hold a "/", which no
+ * query parameter may (400), so a query can never stand in for them.
+ */
+export const ROUTE_TYPE = 'resource/type';
+export const ROUTE_ID = 'resource/id';
+
+/**
+ * The request object the policy engines see (README, "Access control"). `uri` is
+ * the path that was routed; `resource/type` is the first segment of the matched
+ * route's pattern and `resource/id` its `:id` parameter, present only on routes
+ * that have one. Query parameters keep their names; credentials are left out.
+ */
 export function policyRequest(req: Request, principal: Principal): PolicyRequest {
-  const query = Object.fromEntries(Object.entries(req.query).filter(([k]) => !CREDENTIAL_PARAMS.has(k)));
+  const query: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(req.query)) {
+    if (name.includes('/')) {
+      throw new ApiError(400, 'invalid_request',
+        `query parameter "${name}" is not allowed: names with "/" (such as ${ROUTE_TYPE} and ${ROUTE_ID}) are set by the server from the path`);
+    }
+    if (!CREDENTIAL_PARAMS.has(name)) query[name] = value;
+  }
   const queryString = new URLSearchParams(
     Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => [k, String(x)])),
   ).toString();
-  const [type, id] = req.path.split('/').filter(Boolean).map(decodeURIComponent);
+  const pattern = String((req.route as { path: unknown }).path);
+  const type = pattern.split('/')[1]!;
+  const id = pattern.includes('/:id') ? (req.params as Record<string, string>).id : undefined;
   const client = principal.client.resource;
   return {
     'request-method': req.method.toLowerCase(),
     uri: req.path,
-    params: { ...query, ...(type ? { 'resource/type': type } : {}), ...(id ? { 'resource/id': id } : {}) },
+    params: { ...query, [ROUTE_TYPE]: type, ...(id !== undefined ? { [ROUTE_ID]: id } : {}) },
     'query-string': queryString,
     client: { ...client },
     user: principal.user
@@ -94,6 +119,10 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
   };
 }
 
+/**
+ * The policy check, as the first handler of every guarded route (after the route
+ * matched, so that what the policy sees is what the router decided).
+ */
 export function authorize(svc: Services): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;

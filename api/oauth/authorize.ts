@@ -7,6 +7,9 @@ import type { Services } from '../services.js';
 import { createAuthorizationCode } from '../store/browser.js';
 import type { Stored } from '../store/resources.js';
 import type { Client, GrantSettings } from '../types.js';
+import { grantedScope } from './entitlements.js';
+import { OAuthError } from './errors.js';
+import { scopeParam } from './params.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
 
@@ -101,12 +104,19 @@ export async function parseAuthorizeRequest(
       return fail('invalid_request', 'a client without a secret must use PKCE: send code_challenge and code_challenge_method=S256');
     }
   }
+  let scope: string | null;
+  try {
+    scope = grantedScope(client.resource, scopeParam(params.scope));
+  } catch (err) {
+    if (err instanceof OAuthError) return fail(err.code, err.message);
+    throw err;
+  }
   return {
     responseType: params.response_type as 'token' | 'code',
     client,
     redirectUri,
     state: params.state,
-    scope: params.scope,
+    scope: scope ?? undefined,
     codeChallenge,
     params,
   };

@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { OAuthError, invalidRequest } from './errors.js';
+import type { Params } from './params.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity } from './workload/assertion.js';
 import { WorkloadError } from './workload/issuers.js';
 
@@ -17,8 +18,6 @@ export interface PresentedClient {
 }
 
 export type AuthenticatedClient = Stored<Client> & { workload?: WorkloadIdentity };
-
-export type Params = Record<string, string | undefined>;
 
 function formDecode(s: string): string {
   try {

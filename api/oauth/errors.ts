@@ -5,7 +5,7 @@ import { ApiError } from '../errors.js';
 export type OAuthErrorCode =
   | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client'
   | 'unsupported_grant_type' | 'invalid_scope' | 'access_denied' | 'unsupported_response_type'
-  | 'server_error' | 'invalid_token';
+  | 'server_error' | 'invalid_token' | 'invalid_target';
 
 export class OAuthError extends ApiError {
   constructor(code: OAuthErrorCode, description: string, options: { basicAuthUsed?: boolean } = {}) {

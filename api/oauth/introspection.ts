@@ -1,23 +1,44 @@
 // RFC 7662 introspection and RFC 7009 revocation. Both need an authenticated
-// client; revocation only touches tokens issued to that client.
+// client. A client introspects its own tokens, and others' only where an
+// AccessPolicy allows it (a token is a credential: whoever learns that it is
+// active, and whose, learns something); anything else is {"active": false}.
+// Revocation only touches tokens issued to that client.
+import type { PolicyRequest } from '../policy/engines.js';
 import type { Services } from '../services.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
+import type { Client } from '../types.js';
 import { checkAccessToken, closeSessions } from './access-tokens.js';
 import { authenticateClient, presentedClient } from './client-auth.js';
-import { required } from './grants/grant.js';
-import { tokenParams } from './token-endpoint.js';
+import { required, tokenParams } from './params.js';
 import { tokenHash } from './tokens.js';
 
 const refreshHolder = (svc: Services, token: string): Promise<SessionRow | undefined> =>
   findByRefreshToken(svc.pool, tokenHash(token));
 
+const INACTIVE = { active: false };
+
+/** The request object a policy sees for introspecting a token of client `owner` (README, "Access control"). */
+function introspectionRequest(caller: Client, owner: string): PolicyRequest {
+  return {
+    'request-method': 'post', uri: '/auth/introspect', params: { 'token/client': owner }, 'query-string': '',
+    client: { ...caller }, user: null, scope: null,
+  };
+}
+
+async function mayIntrospect(svc: Services, caller: Client, owner: string): Promise<boolean> {
+  if (owner === caller.id) return true;
+  const subject = { clientId: caller.id, userId: null, groups: [] };
+  return (await svc.policies.allows(subject, introspectionRequest(caller, owner))) !== undefined;
+}
+
 export async function introspect(svc: Services, authorization: string | undefined, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
-  await authenticateClient(svc, presentedClient(authorization, params), true);
+  const { resource: caller } = await authenticateClient(svc, presentedClient(authorization, params), true);
   const token = required(params, 'token');
   const check = await checkAccessToken(svc, token);
   if ('session' in check) {
     const s = check.session;
+    if (!(await mayIntrospect(svc, caller, s.clientId))) return INACTIVE;
     return {
       active: true,
       token_type: 'Bearer',
@@ -34,6 +55,7 @@ export async function introspect(svc: Services, authorization: string | undefine
   if (params.token_type_hint === 'refresh_token' || !token.includes('.')) {
     const holder = await refreshHolder(svc, token);
     const now = Date.now();
+    if (holder && !(await mayIntrospect(svc, caller, holder.clientId))) return INACTIVE;
     if (holder?.active && !holder.refreshUsedAt && (!holder.refreshTokenExp || holder.refreshTokenExp.getTime() > now)) {
       return {
         active: true, token_type: 'refresh_token', client_id: holder.clientId,
@@ -41,7 +63,7 @@ export async function introspect(svc: Services, authorization: string | undefine
       };
     }
   }
-  return { active: false };
+  return INACTIVE;
 }
 
 export async function revoke(svc: Services, authorization: string | undefined, body: unknown): Promise<void> {

@@ -1,12 +1,13 @@
 // POST /auth/token: one endpoint, a small handler per grant.
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
-import { presentedClient, type Params } from './client-auth.js';
+import { presentedClient } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import type { GrantHandler } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
+import { tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
 export const grants = new Map<string, GrantHandler>([
@@ -14,19 +15,6 @@ export const grants = new Map<string, GrantHandler>([
   ['refresh_token', refreshToken],
   ['authorization_code', authorizationCode],
 ]);
-
-/** The request parameters as strings; anything else is a malformed request (RFC 6749 §3.2). */
-export function tokenParams(body: unknown): Params {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('the request body must be a form or a JSON object');
-  const params: Params = {};
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (Array.isArray(value)) throw invalidRequest(`parameter ${name} was sent more than once`);
-    if (typeof value !== 'string') throw invalidRequest(`parameter ${name} must be a string`);
-    params[name] = value;
-  }
-  return params;
-}
 
 /** Answers a token request, counting tokens issued and errors by kind (the token metrics). */
 export async function tokenRequest(svc: Services, authorization: string | undefined, body: unknown): Promise<TokenResponse> {

@@ -133,7 +133,7 @@ describe('boxauth CLI', function () {
     const manifest = path.join(home, 'clients.yaml');
     fs.writeFileSync(manifest, [
       'resourceType: Client\nid: cli-a\ngrant_types: [client_credentials]\nsecret: cli-a-secret\n',
-      'apiVersion: boxauth.io/v1alpha1\nkind: Client\nmetadata: {name: cli-b}\nspec:\n  grant_types: [implicit]\n  auth: {implicit: {redirect_uri: "https://b.example/cb"}}\n',
+      'apiVersion: boxauth.io/v1alpha1\nkind: Client\nmetadata: {name: cli-b}\nspec:\n  grant_types: [implicit]\n  scope: [profile]\n  auth: {implicit: {redirect_uri: "https://b.example/cb"}}\n',
     ].join('---\n'));
     const applied = await cli(['client', 'apply', '-f', manifest]);
     expect(applied.code, applied.stderr).to.equal(0);
@@ -146,6 +146,12 @@ describe('boxauth CLI', function () {
     expect(invalid.stderr).to.include('policy/broken: engine: must be one of');
     const clients = JSON.parse((await cli(['client', 'list'])).stdout).map((c: any) => c.id);
     expect(clients).to.include.members(['cli-a', 'cli-b']);
+    expect(JSON.parse((await cli(['client', 'get', 'cli-b'])).stdout).scope).to.deep.equal(['profile']);
+    // The audience allow-list, from stdin like any other field: a token beyond it is refused.
+    const limited = await cli(['client', 'apply', '-f', '-'], {}, 'id: cli-a\ngrant_types: [client_credentials]\naudience: ["https://orders.example"]\n');
+    expect(limited.stdout).to.equal('client/cli-a configured\n');
+    const beyond = await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'cli-a', client_secret: 'cli-a-secret', audience: 'https://payments.example' });
+    expect(beyond.body.error).to.equal('invalid_target');
 
     const token = (await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'cli-a', client_secret: 'cli-a-secret' })).body.access_token;
     const sessions = JSON.parse((await cli(['session', 'list', '--client', 'cli-a', '--active'])).stdout);

@@ -48,7 +48,10 @@ describe('standard OAuth clients against `make run`', function () {
       const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer: box.url, audience: 'https://orders.internal' });
       expect(payload.sub).to.equal('orders');
       expect(payload.exp! - payload.iat!).to.equal(120);
-      expect((await box.json('GET', '/Client/orders', undefined, tokens.access_token)).status).to.equal(200);
+      // A token for https://orders.internal is not one for the box's own API (RFC 9068 §4); one for the box is.
+      expect((await box.json('GET', '/Client/orders', undefined, tokens.access_token)).status).to.equal(401);
+      const forTheBox = await oauth.clientCredentialsGrant(config, { audience: box.url });
+      expect((await box.json('GET', '/Client/orders', undefined, forTheBox.access_token)).status).to.equal(200);
     });
   }
 

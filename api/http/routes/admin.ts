@@ -1,11 +1,12 @@
 // The admin UI (/admin) and the static assets of the pages.
-import express, { Router } from 'express';
+import express, { type Router } from 'express';
 import { projectPath } from '../../paths.js';
 import type { Services } from '../../services.js';
 import { adminPage } from '../../ui/admin.js';
+import { strictRouter } from '../router.js';
 
 export function adminRouter(svc: Services): Router {
-  const router = Router();
+  const router = strictRouter();
   const origin = new URL(svc.config.baseUrl).origin;
   router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
   router.get('/favicon.ico', (_req, res) => { res.status(204).end(); });

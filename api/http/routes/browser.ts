@@ -1,7 +1,7 @@
 // The browser flows: authorize → sign in (or sign up) → consent → redirect, and
 // sign-out. Pages are rendered here; OAuth decisions live in api/oauth/authorize.ts.
 import { randomBytes } from 'node:crypto';
-import express, { Router, type Request, type Response } from 'express';
+import express, { type Router, type Request, type Response } from 'express';
 import { ValidationError } from '../../errors.js';
 import {
   AUTHORIZE_PARAMS, deniedRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
@@ -16,6 +16,7 @@ import { createUser, findUserByEmail, getUser } from '../../store/users.js';
 import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { csrfToken, csrfValid, signIn, signOut, signedInUser } from '../browser-session.js';
 import { BODY_LIMIT_BYTES } from '../body.js';
+import { strictRouter } from '../router.js';
 
 const form = express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 });
 
@@ -28,7 +29,7 @@ function safeReturnTo(value: unknown): string {
 const ADDRESS_FACTOR = 4;
 
 export function browserRouter(svc: Services): Router {
-  const router = Router();
+  const router = strictRouter();
   const box = svc.config.box;
   // Pages forbid framing and run only the box's own scripts and styles.
   router.use(['/auth/authorize', '/auth/sign-in', '/auth/sign-up', '/auth/consent', '/auth/sign-out', '/auth/signed-in'], (_req, res, next) => {

@@ -1,10 +1,11 @@
 // Liveness, readiness and metrics.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { migrationsDone } from '../../db/migrate.js';
 import type { Services } from '../../services.js';
+import { strictRouter } from '../router.js';
 
 export function healthRouter(svc: Services, draining: () => boolean): Router {
-  const router = Router();
+  const router = strictRouter();
 
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok', box: svc.config.box });

@@ -1,17 +1,18 @@
 // The OAuth endpoints: token, introspection, revocation, and the discovery documents.
-import { Router, type Response } from 'express';
+import { type Router, type Response } from 'express';
 import { introspect, revoke } from '../../oauth/introspection.js';
 import { grants, tokenRequest } from '../../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
 import { oauthBody } from '../body.js';
 import { NO_STORE } from '../headers.js';
+import { strictRouter } from '../router.js';
 
 // Token and introspection requests normally take the fast path
 // (../oauth-fast-path.ts); these routes answer the unusual ones.
 const noStore = (res: Response): Response => res.set(NO_STORE);
 
 export function oauthRouter(svc: Services): Router {
-  const router = Router();
+  const router = strictRouter();
 
   router.post('/auth/token', ...oauthBody, async (req, res) => {
     noStore(res).json(await tokenRequest(svc, req.headers.authorization, req.body));

@@ -1,9 +1,10 @@
 // The users and groups REST API (spec §4.5): /users and /groups, with the token
 // as ?access_token= or a bearer header (authentication and policies run before).
-import { Router, type Request, type Response } from 'express';
-import { notFound } from '../../errors.js';
+import { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { ApiError, notFound } from '../../errors.js';
 import { hashSecret } from '../../oauth/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
+import { isReserved, reservedRecords } from '../../reserved.js';
 import type { Services } from '../../services.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
@@ -11,6 +12,7 @@ import { parseSearch } from '../../store/search.js';
 import { createUser, deleteUser, getUser, listUsers, updateUser, type UserRow } from '../../store/users.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
+import { strictRouter } from '../router.js';
 
 /** The user as spec §4.5 shows it: one record with the password hash, or list entries without. */
 export function userJson(u: UserRow, withPassword: boolean): Record<string, unknown> {
@@ -51,6 +53,15 @@ async function checkGroups(svc: Services, body: unknown, ids: number[] | undefin
   if (unknown.length) throw rejected(body, 'group-ids', `no such group: ${unknown.join(', ')}`);
 }
 
+/** The box's own groups (api/reserved.ts) keep their names (policies link them by name) and are not deleted. */
+async function checkReservedGroup(svc: Services, id: number, newName: string | undefined): Promise<void> {
+  const group = await getGroup(svc.pool, id);
+  if (!group || !isReserved(reservedRecords(svc.config.rootClientId), 'Group', group.name)) return;
+  if (newName === group.name) return;
+  throw new ApiError(409, 'conflict', `group "${group.name}" is one of the box's own records (its policy links it by name): `
+    + `it cannot be ${newName === undefined ? 'deleted' : 'renamed'}`);
+}
+
 function filterParam(req: Request, name: string): string | undefined {
   const v = req.query[name];
   return typeof v === 'string' ? v : undefined;
@@ -60,22 +71,22 @@ function paged(res: Response, total: number): Response {
   return res.set('X-Total-Count', String(total));
 }
 
-export function peopleRouter(svc: Services): Router {
-  const router = Router();
+export function peopleRouter(svc: Services, guard: RequestHandler): Router {
+  const router = strictRouter();
 
-  router.get('/users', async (req, res) => {
+  router.get('/users', guard, async (req, res) => {
     const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
     const { total, users } = await listUsers(svc.pool, { count, page, email: filterParam(req, 'email'), q: filterParam(req, 'q') });
     send(req, paged(res, total), 200, users.map((u) => userJson(u, false)));
   });
 
-  router.get('/users/:id', async (req, res) => {
+  router.get('/users/:id', guard, async (req, res) => {
     const user = await getUser(svc.pool, idParam(req, 'user'));
     if (!user) throw notFound(`user ${req.params.id}`);
     send(req, res, 200, userJson(user, true));
   });
 
-  router.post('/users', ...resourceBody, async (req, res) => {
+  router.post('/users', guard, ...resourceBody, async (req, res) => {
     const input = userInput(req.body, true);
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () => createUser(svc.pool, {
@@ -87,7 +98,7 @@ export function peopleRouter(svc: Services): Router {
   });
 
   // PUT changes the fields it carries; a new password closes the user's sessions.
-  router.put('/users/:id', ...resourceBody, async (req, res) => {
+  router.put('/users/:id', guard, ...resourceBody, async (req, res) => {
     const id = idParam(req, 'user');
     const input = userInput(req.body, false, id);
     await checkGroups(svc, req.body, input.groupIds);
@@ -102,7 +113,7 @@ export function peopleRouter(svc: Services): Router {
     send(req, res, 200, userJson(user, true));
   });
 
-  router.delete('/users/:id', async (req, res) => {
+  router.delete('/users/:id', guard, async (req, res) => {
     const id = idParam(req, 'user');
     const user = await deleteUser(svc.pool, id);
     if (!user) throw notFound(`user ${id}`);
@@ -110,35 +121,37 @@ export function peopleRouter(svc: Services): Router {
     send(req, res, 200, userJson(user, true));
   });
 
-  router.get('/groups', async (req, res) => {
+  router.get('/groups', guard, async (req, res) => {
     const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
     const { total, groups } = await listGroups(svc.pool, { count, page, name: filterParam(req, 'name') });
     send(req, paged(res, total), 200, groups.map(groupJson));
   });
 
-  router.get('/groups/:id', async (req, res) => {
+  router.get('/groups/:id', guard, async (req, res) => {
     const group = await getGroup(svc.pool, idParam(req, 'group'));
     if (!group) throw notFound(`group ${req.params.id}`);
     send(req, res, 200, groupJson(group));
   });
 
-  router.post('/groups', ...resourceBody, async (req, res) => {
+  router.post('/groups', guard, ...resourceBody, async (req, res) => {
     const input = groupInput(req.body, true);
     const group = await writing(req.body, () => createGroup(svc.pool, input.name!, input.description ?? null));
     res.location(`/groups/${group.id}`);
     send(req, res, 201, groupJson(group));
   });
 
-  router.put('/groups/:id', ...resourceBody, async (req, res) => {
+  router.put('/groups/:id', guard, ...resourceBody, async (req, res) => {
     const id = idParam(req, 'group');
     const input = groupInput(req.body, false);
+    if (input.name !== undefined) await checkReservedGroup(svc, id, input.name);
     const group = await writing(req.body, () => updateGroup(svc.pool, id, input));
     if (!group) throw notFound(`group ${id}`);
     svc.users.clear(); // cached users carry group names
     send(req, res, 200, groupJson(group));
   });
 
-  router.delete('/groups/:id', async (req, res) => {
+  router.delete('/groups/:id', guard, async (req, res) => {
+    await checkReservedGroup(svc, idParam(req, 'group'), undefined);
     const group = await deleteGroup(svc.pool, idParam(req, 'group'));
     if (!group) throw notFound(`group ${req.params.id}`);
     svc.users.clear(); // memberships are gone

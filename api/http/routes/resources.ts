@@ -1,11 +1,12 @@
 // The resource API of Client and AccessPolicy: search, read, create, replace,
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
-import { Router, type Request } from 'express';
+import { type Request, type RequestHandler, type Router } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { hashSecret } from '../../oauth/secrets.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { validateResource, type ResourceKind } from '../../schema/resources.js';
+import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
 import type { Services } from '../../services.js';
 import { accessPolicies } from '../../store/policies.js';
 import { clients } from '../../store/clients.js';
@@ -14,6 +15,7 @@ import { parseSearch } from '../../store/search.js';
 import type { AccessPolicy, Bundle, Client } from '../../types.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
+import { strictRouter } from '../router.js';
 
 type Resource = Client | AccessPolicy;
 
@@ -37,8 +39,29 @@ function incoming(kind: ResourceKind, body: unknown, id: string | undefined): Re
   return resource;
 }
 
+const reservedConflict = (kind: ResourceKind, id: string, why: string): ApiError =>
+  new ApiError(409, 'conflict', `${kind} "${id}" is one of the box's own records (created at start-up): ${why}`);
+
+/**
+ * The box's own records (api/reserved.ts) stay what the box relies on: none is
+ * deleted; the admin UI's client and the reserved policies are not changed here;
+ * the root client keeps its grant. `next` is the record to write, or undefined to delete.
+ */
+function checkReserved(svc: Services, kind: ResourceKind, id: string, next: Resource | undefined): void {
+  if (!isReserved(reservedRecords(svc.config.rootClientId), kind, id)) return;
+  if (next === undefined) throw reservedConflict(kind, id, 'it cannot be deleted');
+  if (kind === 'AccessPolicy') {
+    throw reservedConflict(kind, id, 'it cannot be changed; grant narrower rights with AccessPolicies of your own');
+  }
+  if (id === ADMIN_CLIENT_ID) throw reservedConflict(kind, id, 'the admin UI signs in with it; it follows BOXAUTH_BASE_URL at every start');
+  if (!(next as Client).grant_types.includes('client_credentials')) {
+    throw ValidationError.field(next, 'grant_types', 'must keep client_credentials: the root client is how administrators get in');
+  }
+}
+
 async function writeClient(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
   const { secret, ...client } = body as unknown as Client & { secret?: string };
+  checkReserved(svc, 'Client', client.id, client);
   const existing = await clients.read(svc.pool, client.id);
   if (mustBeNew && existing) throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
   // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
@@ -52,6 +75,7 @@ async function writeClient(svc: Services, body: Record<string, unknown>, mustBeN
 
 async function writePolicy(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
   const policy = body as unknown as AccessPolicy;
+  checkReserved(svc, 'AccessPolicy', policy.id, policy);
   checkPolicyCompiles(policy);
   if (mustBeNew && (await accessPolicies.read(svc.pool, policy.id))) {
     throw new ApiError(409, 'conflict', `AccessPolicy "${policy.id}" already exists; PUT /AccessPolicy/${policy.id} replaces it`);
@@ -60,10 +84,10 @@ async function writePolicy(svc: Services, body: Record<string, unknown>, mustBeN
   return { resource: stored.resource as Resource, created };
 }
 
-export function resourceRouter(svc: Services, kind: ResourceKind): Router {
+export function resourceRouter(svc: Services, kind: ResourceKind, guard: RequestHandler): Router {
   const table = (kind === 'Client' ? clients : accessPolicies) as unknown as ResourceTable<Resource>;
   const write = kind === 'Client' ? writeClient : writePolicy;
-  const router = Router();
+  const router = strictRouter();
   const id = (req: Request): string => req.params.id as string;
   // This process's caches forget a changed record at once; other processes hear of it through the change feed.
   const forget = (resourceId: string): void => {
@@ -71,18 +95,18 @@ export function resourceRouter(svc: Services, kind: ResourceKind): Router {
     else svc.policies.forget();
   };
 
-  router.get(`/${kind}`, async (req, res) => {
+  router.get(`/${kind}`, guard, async (req, res) => {
     const { total, resources } = await table.search(svc.pool, parseSearch(req.query as Record<string, unknown>));
     send(req, res, 200, bundle(total, resources));
   });
 
-  router.get(`/${kind}/:id`, async (req, res) => {
+  router.get(`/${kind}/:id`, guard, async (req, res) => {
     const stored = await table.read(svc.pool, id(req));
     if (!stored) throw notFound(`${kind} "${id(req)}"`);
     send(req, res, 200, stored.resource);
   });
 
-  router.post(`/${kind}`, ...resourceBody, async (req, res) => {
+  router.post(`/${kind}`, guard, ...resourceBody, async (req, res) => {
     const body = req.body as Record<string, unknown> | undefined;
     if (kind === 'AccessPolicy' && body && typeof body === 'object' && body.id === undefined) body.id = randomUUID();
     const { resource } = await write(svc, incoming(kind, body, undefined), true);
@@ -91,13 +115,14 @@ export function resourceRouter(svc: Services, kind: ResourceKind): Router {
     send(req, res, 201, resource);
   });
 
-  router.put(`/${kind}/:id`, ...resourceBody, async (req, res) => {
+  router.put(`/${kind}/:id`, guard, ...resourceBody, async (req, res) => {
     const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false);
     forget(resource.id);
     send(req, res, created ? 201 : 200, resource);
   });
 
-  router.delete(`/${kind}/:id`, async (req, res) => {
+  router.delete(`/${kind}/:id`, guard, async (req, res) => {
+    checkReserved(svc, kind, id(req), undefined);
     const removed = kind === 'Client'
       ? await clients.removeWithSessions(svc.pool, id(req), null)
       : await accessPolicies.remove(svc.pool, id(req), null);

@@ -1,6 +1,6 @@
 // Sessions: sign-out with the token itself (DELETE /Session, no policy needed),
 // and the resource API (search, read, change, close) behind policies.
-import { Router, type Request, type RequestHandler } from 'express';
+import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { checkAccessToken, closeSessions, forgetSession } from '../../oauth/access-tokens.js';
 import type { Services } from '../../services.js';
@@ -10,6 +10,7 @@ import { presentedToken } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { bundle } from './resources.js';
+import { strictRouter } from '../router.js';
 
 /** DELETE /Session: closes the session of the bearer token (and its refresh token). */
 export function signOut(svc: Services): RequestHandler {
@@ -39,30 +40,30 @@ function parseTime(body: Record<string, unknown>, field: string): Date | null | 
 
 const READ_ONLY = ['type', 'client', 'user', 'audience', 'scope', 'start', 'end', 'parent', 'details'];
 
-export function sessionRouter(svc: Services): Router {
-  const router = Router();
+export function sessionRouter(svc: Services, guard: RequestHandler): Router {
+  const router = strictRouter();
   const id = (req: Request): string => req.params.id as string;
 
-  router.get('/Session', async (req, res) => {
+  router.get('/Session', guard, async (req, res) => {
     const { total, rows } = await searchSessions(svc.pool, parseSearch(req.query as Record<string, unknown>));
     const now = Date.now();
     send(req, res, 200, bundle(total, rows.map((s) => toSessionResource(s, now))));
   });
 
-  router.get('/Session/:id', async (req, res) => {
+  router.get('/Session/:id', guard, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
     send(req, res, 200, toSessionResource(session));
   });
 
   // Sessions are created by token requests only.
-  router.post('/Session', () => {
+  router.post('/Session', guard, () => {
     throw new ApiError(405, 'method_not_allowed', 'sessions are created by token requests (POST /auth/token), not through the resource API');
   });
 
   // PUT may shorten or extend `exp` / `refresh_token_exp`, or close the session
   // (`active: false`). Everything else a session records is history and read-only.
-  router.put('/Session/:id', ...resourceBody, async (req, res) => {
+  router.put('/Session/:id', guard, ...resourceBody, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
     const body = req.body as Record<string, unknown>;
@@ -89,7 +90,7 @@ export function sessionRouter(svc: Services): Router {
   });
 
   // DELETE closes the session (and those refreshed from it); the record stays for audit until purged.
-  router.delete('/Session/:id', async (req, res) => {
+  router.delete('/Session/:id', guard, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
     await closeSessions(svc, session.id);

@@ -9,7 +9,8 @@ import { authenticateClient } from '../client-auth.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { verifierMatches } from '../pkce.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
-import { required, type GrantHandler } from './grant.js';
+import { required } from '../params.js';
+import type { GrantHandler } from './grant.js';
 
 export const authorizationCode: GrantHandler = async ({ svc, params, presented }) => {
   const code = required(params, 'code');

@@ -1,6 +1,8 @@
 // grant_type=client_credentials (RFC 6749 §4.4): a confidential client gets a token for itself.
 import { authenticateClient } from '../client-auth.js';
+import { grantedAudience, grantedScope } from '../entitlements.js';
 import { OAuthError } from '../errors.js';
+import { audienceParam, scopeParam } from '../params.js';
 import { mint } from '../tokens.js';
 import type { GrantHandler } from './grant.js';
 
@@ -15,8 +17,8 @@ export const clientCredentials: GrantHandler = async ({ svc, params, presented }
     origin: 'client_credentials',
     client,
     settings,
-    audience: params.audience ?? null,
-    scope: params.scope ?? null,
+    audience: grantedAudience(client, audienceParam(params.audience)),
+    scope: grantedScope(client, scopeParam(params.scope)),
     refresh: settings.refresh_token === true,
     // The session records which ServiceAccount (and Pod) obtained a workload's token.
     details: workload ? { workload } : null,

@@ -1,8 +1,8 @@
 // What every grant handler receives, and the shape it has.
 import type { Services } from '../../services.js';
-import type { Params, PresentedClient } from '../client-auth.js';
+import type { PresentedClient } from '../client-auth.js';
+import type { Params } from '../params.js';
 import type { TokenResponse } from '../tokens.js';
-import { invalidRequest } from '../errors.js';
 
 export interface GrantContext {
   svc: Services;
@@ -11,9 +11,3 @@ export interface GrantContext {
 }
 
 export type GrantHandler = (ctx: GrantContext) => Promise<TokenResponse>;
-
-export function required(params: Params, name: string): string {
-  const value = params[name];
-  if (value === undefined || value === '') throw invalidRequest(`${name} is required`);
-  return value;
-}

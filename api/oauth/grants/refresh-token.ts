@@ -15,19 +15,22 @@ import {
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { authenticateClient } from '../client-auth.js';
+import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
-import { required, type GrantHandler } from './grant.js';
+import { required, scopeParam } from '../params.js';
+import type { GrantHandler } from './grant.js';
 
 export const refreshToken: GrantHandler = async ({ svc, params, presented }) => {
   const hash = tokenHash(required(params, 'refresh_token'));
+  const narrowed = scopeParam(params.scope);
   const { resource: client } = await authenticateClient(svc, presented, false);
 
   const holder = await findByRefreshToken(svc.pool, hash);
   const verdict = judge(client, holder, Date.now());
   if ('error' in verdict) throw verdict.error;
   if ('settings' in verdict) {
-    const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, Date.now());
+    const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
     if (await svc.refreshWriter.apply(refresh)) return response;
   }
 
@@ -43,7 +46,7 @@ export const refreshToken: GrantHandler = async ({ svc, params, presented }) => 
       return invalidGrant('refresh token was already used; every session obtained with it has been closed');
     }
     if ('error' in verdict) return verdict.error;
-    const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, now);
+    const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, narrowed, now);
     await touchRefreshToken(tx, verdict.holder, refresh.refreshTokenExp, refresh.rotate);
     await insertSessions(tx, [refresh.session]);
     return response;
@@ -67,12 +70,17 @@ function judge(client: Client, holder: SessionRow | undefined, now: number): Ver
   return { holder, settings };
 }
 
-/** The new session and answer of a use, and what becomes of the holder's token. */
-function prepare(svc: Services, client: Client, holder: SessionRow, settings: GrantSettings, now: number): { refresh: Refresh; response: TokenResponse } {
+/**
+ * The new session and answer of a use, and what becomes of the holder's token.
+ * The new token carries the holder's grants, or fewer: none beyond the client's
+ * allow-lists as they are now.
+ */
+function prepare(svc: Services, client: Client, holder: SessionRow, settings: GrantSettings, narrowed: string[] | null, now: number): { refresh: Refresh; response: TokenResponse } {
   const rotate = settings.refresh_token_rotation === true;
   const { session, response } = mint({
     type: 'refresh_token', origin: holder.origin, client, settings, userId: holder.userId,
-    audience: holder.audience, scope: holder.scope, parent: holder, refresh: rotate, details: holder.details,
+    audience: grantedAudience(client, holder.audience), scope: refreshedScope(client, holder.scope, narrowed),
+    parent: holder, refresh: rotate, details: holder.details,
   }, svc.config.baseUrl, svc.keyring.active, now);
   const lifetime = settings.refresh_token_expiration;
   const refreshTokenExp = rotate ? holder.refreshTokenExp : lifetime ? new Date(now + lifetime * 1000) : null;

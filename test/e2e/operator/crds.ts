@@ -34,6 +34,8 @@ export function describeCrds(): void {
       expect(await refused('Client', { grant_types: ['password'] })).to.match(/spec\.grant_types\[0\]: Unsupported value: "password"/);
       expect(await refused('Client', { grant_types: ['client_credentials'], auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 0 } } }))
         .to.include('spec.auth.client_credentials.access_token_expiration: Invalid value: 0');
+      expect(await refused('Client', { grant_types: ['client_credentials'], scope: ['orders read'] })).to.include('spec.scope[0]');
+      expect(await refused('Client', { grant_types: ['client_credentials'], audience: ['x'.repeat(513)] })).to.include('spec.audience[0]');
       expect(await refused('AccessPolicy', { engine: 'matcho' })).to.include('engine matcho needs a matcho pattern');
       expect(await refused('Box', { jwtAlg: 'HS256' })).to.match(/spec\.jwtAlg: Unsupported value: "HS256"/);
       expect(await refused('Box', { baseUrl: 'ftp://x' })).to.include('spec.baseUrl');

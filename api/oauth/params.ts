@@ -1,0 +1,62 @@
+// The parameters of the OAuth endpoints (token, introspection, revocation), read
+// once, as single strings, within limits. Every grant and endpoint takes its
+// parameters from here, so a limit holds everywhere or nowhere.
+import { OAuthError, invalidRequest } from './errors.js';
+
+export type Params = Record<string, string | undefined>;
+
+/** Upper bounds of the values the endpoints accept (characters). */
+export const LIMITS = {
+  /** One audience: a URI or a name (RFC 8707 §2 has the resource be a URI; `audience` is looser). */
+  audience: 512,
+  /** The whole scope parameter, and one scope token in it (RFC 6749 §3.3). */
+  scope: 1024,
+  scopeToken: 128,
+} as const;
+
+/** The request parameters as strings; anything else is a malformed request (RFC 6749 §3.2). */
+export function tokenParams(body: unknown): Params {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('the request body must be a form or a JSON object');
+  const params: Params = {};
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw invalidRequest(`parameter ${name} was sent more than once`);
+    if (typeof value !== 'string') throw invalidRequest(`parameter ${name} must be a string`);
+    params[name] = value;
+  }
+  return params;
+}
+
+export function required(params: Params, name: string): string {
+  const value = params[name];
+  if (value === undefined || value === '') throw invalidRequest(`${name} is required`);
+  return value;
+}
+
+// RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** The scope parameter as its tokens (RFC 6749 §3.3), or null when absent or empty. */
+export function scopeParam(value: string | undefined): string[] | null {
+  if (value === undefined || value.trim() === '') return null;
+  if (value.length > LIMITS.scope) throw new OAuthError('invalid_scope', `scope is longer than ${LIMITS.scope} characters`);
+  const tokens = [...new Set(value.split(' ').filter(Boolean))];
+  for (const token of tokens) {
+    if (token.length > LIMITS.scopeToken) throw new OAuthError('invalid_scope', `a scope is longer than ${LIMITS.scopeToken} characters`);
+    if (!SCOPE_TOKEN.test(token)) {
+      throw new OAuthError('invalid_scope', 'scope must be scope tokens separated by single spaces, each of printable ASCII without " or \\');
+    }
+  }
+  return tokens;
+}
+
+// C0/C1 controls and DEL: no audience of a real service holds one.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The audience parameter, or null when absent or empty. */
+export function audienceParam(value: string | undefined): string | null {
+  if (value === undefined || value === '') return null;
+  if (value.length > LIMITS.audience) throw new OAuthError('invalid_target', `audience is longer than ${LIMITS.audience} characters`);
+  if (CONTROL.test(value)) throw new OAuthError('invalid_target', 'audience must not hold control characters');
+  return value;
+}

@@ -1,0 +1,240 @@
+// Attempts to get past access policies: a query standing in for what the router
+// derives, a second spelling of a path, introspecting others' tokens, asking for
+// audiences and scopes beyond what a client was granted.
+import { expect } from 'chai';
+import { decodeJwt } from 'jose';
+import { Box, basic } from '../support/box.js';
+
+describe('access policies cannot be bypassed', function () {
+  let box: Box;
+  let root: string;
+
+  before(async function () {
+    box = await Box.start();
+    root = await box.rootToken();
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  /** A client with `policy` as its only AccessPolicy, and a token of it. */
+  async function restricted(id: string, policy: Record<string, unknown> | undefined, client: Record<string, unknown> = {}): Promise<{ token: string; secret: string }> {
+    const { secret } = await box.addClient(id, client, { policy: false });
+    if (policy) {
+      const res = await box.json('PUT', `/AccessPolicy/${id}-policy`, { ...policy, link: [{ id, resourceType: 'Client' }] }, root);
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+    }
+    const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+    expect(res.status, res.text).to.equal(200);
+    return { token: res.body.access_token, secret };
+  }
+
+  describe('the request object is the server\'s word', function () {
+    let token: string;
+    before(async function () {
+      ({ token } = await restricted('team-writer', {
+        engine: 'matcho', matcho: { params: { 'resource/type': 'AccessPolicy', 'resource/id': 'team-policy' } },
+      }));
+    });
+
+    it('a query parameter cannot supply resource/id: 400, and nothing is written', async function () {
+      const evil = { id: 'evil-allow', engine: 'allow', link: [{ id: 'team-writer', resourceType: 'Client' }] };
+      expect((await box.json('POST', '/AccessPolicy', evil, token)).status).to.equal(403);
+      const smuggled = await box.json('POST', '/AccessPolicy?resource/id=team-policy', evil, token);
+      expect(smuggled.status).to.equal(400);
+      expect(smuggled.body.error).to.equal('invalid_request');
+      expect(smuggled.body.error_description).to.include('resource/id');
+      const encoded = await box.json('POST', '/AccessPolicy?resource%2Fid=team-policy', evil, token);
+      expect(encoded.status).to.equal(400);
+      expect((await box.json('GET', '/AccessPolicy/evil-allow', undefined, root)).status).to.equal(404);
+      // The token is still only what its policy says.
+      expect((await box.json('GET', '/Client', undefined, token)).status).to.equal(403);
+    });
+
+    it('the route\'s own id is what the policy tests', async function () {
+      const own = await box.json('PUT', '/AccessPolicy/team-policy', { engine: 'matcho', matcho: { uri: '/nothing' } }, token);
+      expect(own.status).to.equal(201);
+      expect((await box.json('PUT', '/AccessPolicy/other-policy', { engine: 'allow' }, token)).status).to.equal(403);
+    });
+
+    it('resource/type cannot be supplied either, nor resource/id on /users', async function () {
+      const users = await box.json('GET', '/users?resource/id=1', undefined, root);
+      expect(users.status).to.equal(400);
+      const type = await box.json('GET', '/Client?resource/type=AccessPolicy', undefined, root);
+      expect(type.status).to.equal(400);
+    });
+
+    it('query parameters stay visible to policies under their own names', async function () {
+      const { token: searcher } = await restricted('searcher', {
+        engine: 'matcho', matcho: { 'request-method': 'get', uri: '/Client', params: { grant_types: 'implicit' } },
+      });
+      expect((await box.json('GET', '/Client?grant_types=implicit', undefined, searcher)).status).to.equal(200);
+      expect((await box.json('GET', '/Client', undefined, searcher)).status).to.equal(403);
+    });
+  });
+
+  describe('one path, one meaning', function () {
+    let token: string;
+    before(async function () {
+      ({ token } = await restricted('no-policies', {
+        engine: 'json-schema',
+        schema: { type: 'object', properties: { uri: { type: 'string', not: { pattern: '^/AccessPolicy' } } } },
+      }));
+    });
+
+    it('the policy denies /AccessPolicy', async function () {
+      expect((await box.json('GET', '/AccessPolicy/root-allow', undefined, token)).status).to.equal(403);
+      expect((await box.json('GET', '/Client/no-policies', undefined, token)).status).to.equal(200);
+    });
+
+    it('another case of the path is no route at all (404), and writes nothing', async function () {
+      expect((await box.json('GET', '/accesspolicy/root-allow', undefined, token)).status).to.equal(404);
+      const put = await box.json('PUT', '/ACCESSPOLICY/x', { engine: 'allow' }, token);
+      expect(put.status).to.equal(404);
+      expect((await box.json('GET', '/AccessPolicy/x', undefined, root)).status).to.equal(404);
+      expect((await box.json('GET', '/client/no-policies', undefined, token)).status).to.equal(404);
+    });
+
+    it('trailing slashes and doubled slashes are not aliases', async function () {
+      expect((await box.json('GET', '/Client/', undefined, root)).status).to.equal(404);
+      expect((await box.json('GET', '//Client', undefined, root)).status).to.equal(404);
+      expect((await box.json('GET', '/Client//root', undefined, root)).status).to.equal(404);
+      expect((await box.json('GET', '/Client/root/', undefined, root)).status).to.equal(404);
+      expect((await box.json('GET', '/Client/root', undefined, root)).status).to.equal(200);
+    });
+  });
+
+  describe('introspection is scoped', function () {
+    let own: { token: string; secret: string };
+    before(async function () {
+      own = await restricted('nosy', undefined, { auth: { client_credentials: { refresh_token: true } } });
+    });
+
+    const introspect = (secret: string, token: string, id = 'nosy') =>
+      box.form('/auth/introspect', { token }, { Authorization: basic(id, secret) });
+
+    it('a client without a policy sees its own tokens, and nobody else\'s', async function () {
+      expect((await introspect(own.secret, own.token)).body).to.include({ active: true, client_id: 'nosy' });
+      const rootsToken = await introspect(own.secret, root);
+      expect(rootsToken.status).to.equal(200);
+      expect(rootsToken.body).to.deep.equal({ active: false });
+      const { secret } = await box.addClient('refresher', { auth: { client_credentials: { refresh_token: true } } }, { policy: false });
+      const issued = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('refresher', secret) });
+      expect((await introspect(own.secret, issued.body.refresh_token)).body).to.deep.equal({ active: false });
+      expect((await introspect(secret, issued.body.refresh_token, 'refresher')).body).to.include({ active: true });
+    });
+
+    it('an AccessPolicy that allows introspection lets a client see others\' tokens', async function () {
+      const policy = await box.json('PUT', '/AccessPolicy/nosy-introspects-root', {
+        engine: 'matcho', link: [{ id: 'nosy', resourceType: 'Client' }],
+        matcho: { uri: '/auth/introspect', params: { 'token/client': 'root' } },
+      }, root);
+      expect(policy.status).to.equal(201);
+      expect((await introspect(own.secret, root)).body).to.include({ active: true, client_id: 'root' });
+      const { token: other } = await restricted('bystander', undefined);
+      expect((await introspect(own.secret, other)).body).to.deep.equal({ active: false });
+    });
+  });
+
+  describe('audience and scope are granted, not taken', function () {
+    let secret: string;
+    before(async function () {
+      ({ secret } = await restricted('limited', { engine: 'allow' }, {
+        audience: ['https://orders.example', box.url], scope: ['orders:read', 'orders:write'],
+        auth: { client_credentials: { token_format: 'jwt', refresh_token: true } },
+      }));
+    });
+
+    const ask = (params: Record<string, string>, id = 'limited', s = secret) =>
+      box.form('/auth/token', { grant_type: 'client_credentials', ...params }, { Authorization: basic(id, s) });
+
+    it('what the lists hold is granted', async function () {
+      const res = await ask({ audience: 'https://orders.example', scope: 'orders:read orders:write' });
+      expect(res.status, res.text).to.equal(200);
+      expect(decodeJwt(res.body.access_token)).to.include({ aud: 'https://orders.example', scope: 'orders:read orders:write' });
+    });
+
+    it('an audience beyond the list is invalid_target, a scope beyond it invalid_scope', async function () {
+      const aud = await ask({ audience: 'https://payments.example' });
+      expect(aud.status).to.equal(400);
+      expect(aud.body.error).to.equal('invalid_target');
+      const scope = await ask({ scope: 'orders:read admin' });
+      expect(scope.status).to.equal(400);
+      expect(scope.body.error).to.equal('invalid_scope');
+      expect(scope.body.error_description).to.include('"admin"');
+    });
+
+    it('values are bounded, for clients with and without lists', async function () {
+      const { secret: open } = await box.addClient('open', {}, { policy: false });
+      const huge = await ask({ audience: 'a'.repeat(250 * 1024) }, 'open', open);
+      expect(huge.status).to.be.oneOf([400, 413]);
+      const long = await ask({ audience: `https://${'a'.repeat(600)}` }, 'open', open);
+      expect(long.status).to.equal(400);
+      expect(long.body.error).to.equal('invalid_target');
+      const longScope = await ask({ scope: 's'.repeat(200) }, 'open', open);
+      expect(longScope.body.error).to.equal('invalid_scope');
+      const badScope = await ask({ scope: 'quote"d' }, 'open', open);
+      expect(badScope.body.error).to.equal('invalid_scope');
+      // Without lists, any bounded value is granted, as before.
+      expect((await ask({ audience: 'https://payments.example', scope: 'x y' }, 'open', open)).status).to.equal(200);
+    });
+
+    it('the lists are validated like every other field', async function () {
+      const bad = await box.json('PUT', '/Client/bad-lists', { grant_types: ['client_credentials'], secret: 'secret-123', audience: 'one', scope: ['a b'] }, root);
+      expect(bad.status).to.equal(422);
+      expect(bad.body.errors).to.have.keys('audience', 'scope.0');
+    });
+
+    it('a refresh may narrow the scope, never widen it, and stays within the lists', async function () {
+      const first = await ask({ scope: 'orders:read' });
+      const widen = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'limited', refresh_token: first.body.refresh_token, scope: 'orders:read orders:write' });
+      expect(widen.status).to.equal(400);
+      expect(widen.body.error).to.equal('invalid_scope');
+      const same = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'limited', refresh_token: first.body.refresh_token });
+      expect(same.status).to.equal(200);
+      expect(decodeJwt(same.body.access_token).scope).to.equal('orders:read');
+      // The list shrinks: the refresh token no longer carries what it held.
+      const shrunk = await box.json('PUT', '/Client/limited', {
+        grant_types: ['client_credentials'], audience: ['https://orders.example'], scope: ['orders:write'],
+        auth: { client_credentials: { token_format: 'jwt', refresh_token: true } },
+      }, root);
+      expect(shrunk.status).to.equal(200);
+      const after = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'limited', refresh_token: first.body.refresh_token });
+      expect(after.body.error).to.equal('invalid_scope');
+    });
+
+    it('the box\'s own API refuses a token meant for another audience; sign-out and revocation still close it', async function () {
+      const { secret: s } = await box.addClient('aud-user', {});
+      const payments = await ask({ audience: 'https://payments.example' }, 'aud-user', s);
+      const refused = await box.json('GET', '/Client/aud-user', undefined, payments.body.access_token);
+      expect(refused.status).to.equal(401);
+      expect(refused.body.error).to.equal('invalid_token');
+      expect(refused.body.error_description).to.include('https://payments.example');
+      const mine = await ask({ audience: box.url }, 'aud-user', s);
+      expect((await box.json('GET', '/Client/aud-user', undefined, mine.body.access_token)).status).to.equal(200);
+      const none = await ask({}, 'aud-user', s);
+      expect((await box.json('GET', '/Client/aud-user', undefined, none.body.access_token)).status).to.equal(200);
+      const signOut = await box.json('DELETE', '/Session', undefined, payments.body.access_token);
+      expect(signOut.status).to.equal(200);
+      expect(signOut.body.active).to.equal(false);
+      const other = await ask({ audience: 'https://payments.example' }, 'aud-user', s);
+      expect((await box.form('/auth/revoke', { token: other.body.access_token }, { Authorization: basic('aud-user', s) })).status).to.equal(200);
+      expect((await box.form('/auth/introspect', { token: other.body.access_token }, { Authorization: basic('aud-user', s) })).body.active).to.equal(false);
+    });
+
+    it('the authorize endpoint refuses scopes beyond the list, back at the client', async function () {
+      const cb = 'https://app.example/cb';
+      await box.json('PUT', '/Client/scoped-spa', {
+        grant_types: ['authorization_code'], scope: ['profile'], auth: { authorization_code: { redirect_uri: cb } },
+      }, root);
+      const res = await box.request('GET', `/auth/authorize?${new URLSearchParams({
+        response_type: 'code', client_id: 'scoped-spa', redirect_uri: cb, scope: 'profile admin', state: 's',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+      })}`);
+      expect(res.status).to.equal(302);
+      const loc = new URL(res.headers.get('location')!);
+      expect(loc.searchParams.get('error')).to.equal('invalid_scope');
+      expect(loc.searchParams.get('state')).to.equal('s');
+    });
+  });
+});

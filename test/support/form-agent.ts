@@ -1,0 +1,58 @@
+// A browser without JavaScript, for integration tests of the server-rendered
+// flows: it keeps cookies, reads a page's hidden fields (CSRF token, carried
+// parameters) and submits its forms. Chromium drives the same pages in test/e2e.
+import type { Box, JsonResponse } from './box.js';
+
+export class FormAgent {
+  private readonly jar = new Map<string, string>();
+
+  constructor(private readonly box: Box) {}
+
+  async get(path: string): Promise<JsonResponse> {
+    return this.remember(await this.box.request('GET', path, { headers: this.headers() }));
+  }
+
+  async post(path: string, fields: Record<string, string>): Promise<JsonResponse> {
+    return this.remember(await this.box.request('POST', path, {
+      headers: { ...this.headers(), 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    }));
+  }
+
+  /** Signs in through the sign-in page; the answer is the redirect (303) or the page again. */
+  async signIn(email: string, password: string, returnTo = '/auth/signed-in'): Promise<JsonResponse> {
+    const page = await this.get(`/auth/sign-in?return_to=${encodeURIComponent(returnTo)}`);
+    return this.post('/auth/sign-in', { ...hiddenFields(page.text), email, password });
+  }
+
+  /** Submits the consent page `page` with Allow or Deny. */
+  consent(page: JsonResponse, decision: 'allow' | 'deny'): Promise<JsonResponse> {
+    return this.post('/auth/consent', { ...hiddenFields(page.text), decision });
+  }
+
+  private headers(): Record<string, string> {
+    return this.jar.size ? { Cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+  }
+
+  private remember(res: JsonResponse): JsonResponse {
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (/Max-Age=0/i.test(cookie) || value === '') this.jar.delete(name);
+      else this.jar.set(name, value);
+    }
+    return res;
+  }
+}
+
+const unescape = (s: string): string =>
+  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/** The hidden inputs of a page, by name. */
+export function hiddenFields(html: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields[unescape(m[1]!)] = unescape(m[2]!);
+  return fields;
+}
