@@ -59,7 +59,7 @@ async function savedOrNew(file: string, owner: [field: string, value: string], s
 async function fileStillWorks(file: string, owner: [string, string], secretField: string, hash: string | null): Promise<boolean> {
   const saved = await readJson(file);
   const secret = saved?.[owner[0]] === owner[1] ? saved[secretField] : undefined;
-  return secret !== undefined && hash !== null && verifyHash(hash, secret);
+  return secret !== undefined && hash !== null && verifyHash(hash, secret, 'write');
 }
 
 /**
@@ -99,7 +99,7 @@ export async function bootstrapRootClient(pool: Pool, config: Config, log: Logge
     }, { managedBy: null, secretHash: await hashSecret(secret) });
     credentials = config.rootClientSecret ? fromEnv : { where: `in ${file}` };
   } else if (config.rootClientSecret) {
-    const same = existing.secretHash !== null && (await verifyHash(existing.secretHash, config.rootClientSecret));
+    const same = existing.secretHash !== null && (await verifyHash(existing.secretHash, config.rootClientSecret, 'write'));
     if (!same) await clients.write(pool, existing.resource, { managedBy: null, secretHash: await hashSecret(config.rootClientSecret) });
     credentials = fromEnv;
   } else {

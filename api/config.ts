@@ -1,6 +1,7 @@
 // Every environment variable the API reads, parsed and defaulted in one place.
 // A bad value stops start-up with a message naming the variable: a typo in a
 // deployment should fail loudly, not fall back to a default silently.
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -52,6 +53,13 @@ export interface Config {
   browserSessionHours: number;
   signInMaxFailures: number;
   signInWindowSeconds: number;
+  /** Failed client authentications per client id (and 4× that per address) in a window, before 429. */
+  clientAuthMaxFailures: number;
+  clientAuthWindowSeconds: number;
+  /** argon2 runs that may wait per process and kind (sign-in, write, client secret) before 503. */
+  argon2MaxWaiting: number;
+  /** Proxies whose X-Forwarded-For is believed, as [address, prefix length] (none by default). */
+  trustedProxies: [address: string, prefix: number][];
   trustedIssuers: TrustedIssuer[];
   /** auto: trust this cluster's service-account issuer when running in a cluster; off; or tokenreview. */
   clusterIssuer: 'auto' | 'off' | 'tokenreview';
@@ -83,6 +91,22 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 function str(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
+}
+
+/** BOXAUTH_TRUSTED_PROXIES: addresses or CIDRs, separated by commas or spaces. */
+function trustedProxies(env: Env): Config['trustedProxies'] {
+  const raw = str(env, 'BOXAUTH_TRUSTED_PROXIES');
+  if (!raw) return [];
+  return raw.split(/[\s,]+/).filter(Boolean).map((entry) => {
+    const [address = '', prefixRaw] = entry.split('/');
+    const family = net.isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const prefix = prefixRaw === undefined ? max : Number(prefixRaw);
+    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
+      throw new ConfigError(`BOXAUTH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+    }
+    return [address, prefix];
+  });
 }
 
 function clusterIssuer(env: Env): Config['clusterIssuer'] {
@@ -161,6 +185,10 @@ export function loadConfig(env: Env = process.env): Config {
     browserSessionHours: int(env, 'BOXAUTH_BROWSER_SESSION_HOURS', 12, 1, 24 * 90),
     signInMaxFailures: int(env, 'BOXAUTH_SIGN_IN_MAX_FAILURES', 5, 1, 1000),
     signInWindowSeconds: int(env, 'BOXAUTH_SIGN_IN_WINDOW_SECONDS', 900, 1, 86400),
+    clientAuthMaxFailures: int(env, 'BOXAUTH_CLIENT_AUTH_MAX_FAILURES', 10, 1, 100000),
+    clientAuthWindowSeconds: int(env, 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS', 60, 1, 86400),
+    argon2MaxWaiting: int(env, 'BOXAUTH_ARGON2_MAX_WAITING', 32, 0, 10000),
+    trustedProxies: trustedProxies(env),
     trustedIssuers: trustedIssuers(env),
     clusterIssuer: clusterIssuer(env),
     kube: {

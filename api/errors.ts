@@ -18,6 +18,9 @@ export class ApiError extends Error {
 
 export type FieldErrors = Record<string, string[]>;
 
+/** An empty FieldErrors: field names may come from a body, so none may reach an object's prototype. */
+export const noFieldErrors = (): FieldErrors => Object.create(null) as FieldErrors;
+
 /** 422 {entity, errors}: the shape of every validation failure, anywhere in the API. */
 export class ValidationError extends ApiError {
   constructor(readonly entity: unknown, readonly errors: FieldErrors) {

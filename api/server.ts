@@ -11,11 +11,13 @@ import { migrate } from './db/migrate.js';
 import { ChangeFeed } from './db/notify.js';
 import { createPool } from './db/pool.js';
 import { createRequestListener } from './http/app.js';
+import { addressResolver } from './http/client-address.js';
 import { startPurgeJob } from './jobs/purge.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
-import { SecretVerifier } from './oauth/secrets.js';
+import { configureArgon2, dummyHash, SecretVerifier } from './oauth/secrets.js';
+import { ADDRESS_FACTOR, FailureThrottle } from './oauth/throttle.js';
 import { WorkloadBindings } from './oauth/workload/bindings.js';
 import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Policies } from './policy/evaluate.js';
@@ -74,6 +76,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onChange('signing_keys', () => { keyring.load().catch((err: Error) => log.error({ err: err.message }, 'reloading signing keys failed')); });
   feed.onReset(() => { keyring.load().catch(() => undefined); });
 
+  configureArgon2({ maxWaiting: config.argon2MaxWaiting });
+  await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
   const metrics = new Metrics(config.box);
   const svc: Services = {
@@ -89,6 +93,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     metrics,
     policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
     secrets: new SecretVerifier(),
+    clientThrottle: new FailureThrottle(
+      (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures, config.clientAuthWindowSeconds * 1000),
+    addressOf: addressResolver(config.trustedProxies),
     sessionWriter: new SessionWriter(pool),
     refreshWriter: new RefreshWriter(pool),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),

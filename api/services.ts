@@ -16,6 +16,8 @@ import type { Client } from './types.js';
 import type { WorkloadBindings } from './oauth/workload/bindings.js';
 import type { TrustedIssuers } from './oauth/workload/issuers.js';
 import type { PrincipalUser } from './http/auth.js';
+import type { AddressOf } from './http/client-address.js';
+import type { FailureThrottle } from './oauth/throttle.js';
 
 export interface Services {
   config: Config;
@@ -40,6 +42,10 @@ export interface Services {
   issuers: TrustedIssuers;
   /** Clients by the ServiceAccounts bound to them. */
   workloadBindings: WorkloadBindings;
+  /** Failed client authentication, per client id and per address. */
+  clientThrottle: FailureThrottle;
+  /** The address a request comes from (X-Forwarded-For only through trusted proxies). */
+  addressOf: AddressOf;
   /** Users (with their groups) by id, for the policies of user tokens. */
   users: RecordCache<PrincipalUser>;
 }

@@ -7,9 +7,10 @@ import { ApiError } from '../errors.js';
 import { redactUrl } from '../log.js';
 import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
+import { checkedRequestLine } from './edge.js';
 import { errorHandler } from './errors.js';
-import { COMMON_HEADERS } from './headers.js';
-import { withOAuthFastPath } from './oauth-fast-path.js';
+import { COMMON_HEADERS, PREFLIGHT_HEADERS } from './headers.js';
+import { withOAuthEndpoints } from './oauth-endpoints.js';
 import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
 import { browserRouter } from './routes/browser.js';
@@ -48,11 +49,7 @@ const commonHeaders: RequestHandler = (_req, res, next) => {
 
 const cors: RequestHandler = (req, res, next) => {
   if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-    res.set({
-      'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
-      'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept',
-      'Access-Control-Max-Age': '600',
-    }).status(204).end();
+    res.set(PREFLIGHT_HEADERS).status(204).end();
     return;
   }
   next();
@@ -62,21 +59,22 @@ export interface AppOptions {
   draining: () => boolean;
 }
 
-/** The box's request listener: the OAuth fast path, and express for everything else. */
+/** The box's request listener: the OAuth endpoints on node:http, and express for everything else. */
 export function createRequestListener(svc: Services, options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const logRequest = requestLogger(svc);
-  return withOAuthFastPath(svc, createApp(svc, options, logRequest), logRequest);
+  return withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest);
 }
 
 function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // Client addresses come from svc.addressOf (BOXAUTH_TRUSTED_PROXIES), never from req.ip.
+  app.set('trust proxy', false);
   // One path, one meaning: see ./router.ts.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
-  app.use(requestLog(logRequest), commonHeaders, cors);
+  app.use(requestLog(logRequest), commonHeaders, cors, checkedRequestLine);
 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));

@@ -14,7 +14,7 @@ const SESSION_COOKIE = 'boxauth_session';
 const CSRF_COOKIE = 'boxauth_csrf';
 
 export function cookies(req: Request): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
     if (eq < 1) continue;

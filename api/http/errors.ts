@@ -4,7 +4,6 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { OAuthError } from '../oauth/errors.js';
 import { BODY_LIMIT_BYTES } from './body.js';
 import { send } from './respond.js';
 
@@ -13,18 +12,19 @@ interface ParserError extends Error {
   status?: number;
 }
 
-/** Body-parser failures, as the endpoint's kind of error. */
-function fromParser(err: ParserError, oauth: boolean): ApiError | undefined {
-  const make = (status: number, code: string, description: string): ApiError =>
-    oauth && status === 400 ? new OAuthError('invalid_request', description) : new ApiError(status, code, description);
+/** Body-parser failures, and any other 4xx that express or its router raised, as ApiErrors. */
+function fromExpress(err: ParserError): ApiError | undefined {
   switch (err.type) {
-    case 'entity.parse.failed': return make(400, 'invalid_request', `malformed JSON: ${err.message}`);
+    case 'entity.parse.failed': return new ApiError(400, 'invalid_request', `malformed JSON: ${err.message}`);
     case 'entity.too.large': return new ApiError(413, 'payload_too_large', `the request body is larger than the limit of ${BODY_LIMIT_BYTES} bytes`);
     case 'charset.unsupported':
     case 'encoding.unsupported': return new ApiError(415, 'unsupported_media_type', err.message);
-    case 'parameters.too.many': return make(400, 'invalid_request', 'too many form parameters');
+    case 'parameters.too.many': return new ApiError(400, 'invalid_request', 'too many form parameters');
     case 'request.aborted': return new ApiError(400, 'invalid_request', 'request aborted');
-    default: return undefined;
+    default:
+      // e.g. a route parameter that is not valid percent-encoding (express says 400)
+      if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return new ApiError(err.status, 'invalid_request', 'malformed request');
+      return undefined;
   }
 }
 
@@ -41,12 +41,24 @@ export function errorAnswer(err: unknown, log: Logger, request: { method: string
   return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'internal error; see the server log' } };
 }
 
+const BARE_500 = '{"error":"server_error","error_description":"internal error; see the server log"}';
+
+/**
+ * Express's last handler. It never throws and never passes the error on: what
+ * express would do then is its own HTML page, with a stack trace outside
+ * production.
+ */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next) => {
-    const known = err instanceof ApiError ? err : fromParser(err as ParserError, req.path.startsWith('/auth/'));
     if (res.headersSent) return;
-    const answer = errorAnswer(known ?? err, log, req);
-    res.set(answer.headers);
-    send(req, res, answer.status, answer.body);
+    try {
+      const known = err instanceof ApiError ? err : err && typeof err === 'object' ? fromExpress(err as ParserError) : undefined;
+      const answer = errorAnswer(known ?? err, log, req);
+      res.set(answer.headers);
+      send(req, res, answer.status, answer.body);
+    } catch (failure) {
+      log.error({ err: failure, method: req.method, path: req.path }, 'answering an error failed');
+      if (!res.headersSent) res.status(500).type('application/json').send(BARE_500);
+    }
   };
 }

@@ -9,5 +9,12 @@ export const COMMON_HEADERS: Readonly<Record<string, string>> = {
   'Access-Control-Allow-Origin': '*',
 };
 
+/** The answer to a CORS preflight (OPTIONS with Access-Control-Request-Method), wherever it is asked. */
+export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
+  'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept',
+  'Access-Control-Max-Age': '600',
+};
+
 /** RFC 6749 §5.1: answers of the OAuth endpoints must not be cached. */
 export const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };

@@ -67,21 +67,22 @@ export async function parseAuthorizeRequest(
   }
   const page = (message: string, title = 'This sign-in link is not valid'): PageProblem => ({ kind: 'page', status: 400, title, message });
   if (!params.client_id) return page('The request names no client (client_id is missing).');
+  // An unknown client and a redirect URI it did not register get the same page, which
+  // names neither: the page must not tell a stranger which client ids exist. The log says which.
+  const unknown = (why: string): PageProblem => {
+    svc.log.info({ event: 'authorize_refused', client: params.client_id, reason: why }, 'authorization request refused');
+    return page('The application sent you here with a client or a redirect URI that this box does not know. '
+      + 'Go back to the application; if it keeps happening, tell its developers.');
+  };
   const client = await svc.clients.get(params.client_id);
-  if (!client) return page(`There is no client "${params.client_id}" in this box.`);
+  if (!client) return unknown('unknown client');
 
   // The redirect URI must be the one configured for the grant, to the letter.
   const grant = grantOf(params.response_type);
   const configured = (grant ? (client.resource.auth?.[grant] as GrantSettings | undefined)?.redirect_uri : undefined)
     ?? [client.resource.auth?.authorization_code?.redirect_uri, client.resource.auth?.implicit?.redirect_uri].find((u) => u === params.redirect_uri);
-  if (!configured) {
-    return page(grant
-      ? `Client "${client.resource.id}" has no redirect URI for this kind of sign-in (auth.${grant}.redirect_uri).`
-      : 'The redirect URI is not one this client registered.');
-  }
-  if (params.redirect_uri !== undefined && params.redirect_uri !== configured) {
-    return page(`The redirect URI is not the one client "${client.resource.id}" registered.`);
-  }
+  if (!configured) return unknown(grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered');
+  if (params.redirect_uri !== undefined && params.redirect_uri !== configured) return unknown('redirect URI differs from the registered one');
   const redirectUri = configured;
 
   const fail = (error: string, description: string): RedirectProblem => ({

@@ -1,18 +1,28 @@
 // Client authentication at the token, introspection and revocation endpoints:
 // HTTP Basic, or client_id/client_secret in the (form or JSON) body. One method
 // per request (RFC 6749 §2.3).
+import { percentDecode, textProblem } from '../input.js';
 import type { Services } from '../services.js';
+import { dummyHash } from './secrets.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { OAuthError, invalidRequest } from './errors.js';
-import type { Params } from './params.js';
+import { LIMITS, type Params } from './params.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity } from './workload/assertion.js';
 import { WorkloadError } from './workload/issuers.js';
+
+/** What the OAuth endpoints know of a request besides its parameters. */
+export interface OAuthRequest {
+  authorization: string | undefined;
+  /** Where it came from (api/http/client-address.ts), for throttling. */
+  address: string;
+}
 
 export interface PresentedClient {
   clientId: string | undefined;
   secret: string | undefined;
   basic: boolean;
+  address: string;
   /** A workload's token presented as client_assertion (RFC 7523). */
   assertion?: string;
 }
@@ -20,14 +30,12 @@ export interface PresentedClient {
 export type AuthenticatedClient = Stored<Client> & { workload?: WorkloadIdentity };
 
 function formDecode(s: string): string {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
-  } catch {
-    throw invalidRequest('malformed Basic credentials');
-  }
+  const decoded = percentDecode(s, true);
+  if (decoded === undefined) throw invalidRequest('malformed Basic credentials: bad percent-encoding');
+  return decoded;
 }
 
-export function presentedClient(authorization: string | undefined, params: Params): PresentedClient {
+export function presentedClient({ authorization, address }: OAuthRequest, params: Params): PresentedClient {
   if (params.client_assertion_type !== undefined || params.client_assertion !== undefined) {
     if (params.client_assertion_type !== JWT_BEARER) {
       throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
@@ -36,7 +44,7 @@ export function presentedClient(authorization: string | undefined, params: Param
     if ((authorization && /^basic /i.test(authorization)) || params.client_secret !== undefined) {
       throw invalidRequest('use one client authentication method: a client assertion, Basic, or client_secret, not several');
     }
-    return { clientId: params.client_id, secret: undefined, basic: false, assertion: params.client_assertion };
+    return { clientId: params.client_id, secret: undefined, basic: false, address, assertion: params.client_assertion };
   }
   if (authorization && /^basic /i.test(authorization)) {
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
@@ -45,11 +53,13 @@ export function presentedClient(authorization: string | undefined, params: Param
     // RFC 6749 §2.3.1: both parts are form-encoded before base64.
     const clientId = formDecode(decoded.slice(0, colon));
     const secret = formDecode(decoded.slice(colon + 1));
+    const problem = textProblem(clientId, LIMITS.value) ?? textProblem(secret, LIMITS.value);
+    if (problem) throw invalidRequest(`malformed Basic credentials: a part ${problem}`);
     if (params.client_secret !== undefined) throw invalidRequest('use one client authentication method: Basic or client_secret in the body, not both');
     if (params.client_id !== undefined && params.client_id !== clientId) throw invalidRequest('client_id in the body differs from the Basic credentials');
-    return { clientId, secret, basic: true };
+    return { clientId, secret, basic: true, address };
   }
-  return { clientId: params.client_id, secret: params.client_secret, basic: false };
+  return { clientId: params.client_id, secret: params.client_secret, basic: false, address };
 }
 
 const FAILED = 'client authentication failed: unknown client or wrong secret';
@@ -75,14 +85,16 @@ export async function authenticateClient(svc: Services, presented: PresentedClie
   if (!presented.clientId) throw fail('client authentication required: send HTTP Basic credentials or client_id and client_secret');
   const client = await svc.clients.get(presented.clientId);
   if (presented.secret === undefined) {
-    if (secretRequired) throw fail(client?.secretHash ? 'client_secret is required' : FAILED);
+    if (secretRequired) throw fail('client authentication required: send the client secret (HTTP Basic or client_secret)');
     if (!client) throw fail(FAILED);
     return client;
   }
-  if (!client?.secretHash) {
-    // Run no argon2 for unknown clients, but answer exactly as for a wrong secret.
-    throw fail(FAILED);
-  }
-  if (!(await svc.secrets.verify(client.resource.id, client.secretHash, presented.secret))) throw fail(FAILED);
+  // An unknown client is checked too (against a dummy hash), so that the time of
+  // the answer does not tell which client ids exist; every check is throttled (throttle.ts).
+  const keys = [`client:${presented.clientId}`, `addr:${presented.address}`];
+  const ok = await svc.secrets.verify(presented.clientId, client?.secretHash ?? (await dummyHash()), presented.secret, {
+    guard: { reserve: () => svc.clientThrottle.reserve(keys), release: () => svc.clientThrottle.release(keys) },
+  });
+  if (!ok || !client?.secretHash) throw fail(FAILED);
   return client;
 }

@@ -8,7 +8,7 @@ import type { Services } from '../services.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client } from '../types.js';
 import { checkAccessToken, closeSessions } from './access-tokens.js';
-import { authenticateClient, presentedClient } from './client-auth.js';
+import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from './tokens.js';
 
@@ -31,9 +31,9 @@ async function mayIntrospect(svc: Services, caller: Client, owner: string): Prom
   return (await svc.policies.allows(subject, introspectionRequest(caller, owner))) !== undefined;
 }
 
-export async function introspect(svc: Services, authorization: string | undefined, body: unknown): Promise<Record<string, unknown>> {
+export async function introspect(svc: Services, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
-  const { resource: caller } = await authenticateClient(svc, presentedClient(authorization, params), true);
+  const { resource: caller } = await authenticateClient(svc, presentedClient(request, params), true);
   const token = required(params, 'token');
   const check = await checkAccessToken(svc, token);
   if ('session' in check) {
@@ -66,9 +66,9 @@ export async function introspect(svc: Services, authorization: string | undefine
   return INACTIVE;
 }
 
-export async function revoke(svc: Services, authorization: string | undefined, body: unknown): Promise<void> {
+export async function revoke(svc: Services, request: OAuthRequest, body: unknown): Promise<void> {
   const params = tokenParams(body);
-  const { resource: client } = await authenticateClient(svc, presentedClient(authorization, params), true);
+  const { resource: client } = await authenticateClient(svc, presentedClient(request, params), true);
   const token = required(params, 'token');
   const check = await checkAccessToken(svc, token);
   const session = 'session' in check ? check.session : await refreshHolder(svc, token);

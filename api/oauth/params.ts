@@ -1,12 +1,17 @@
 // The parameters of the OAuth endpoints (token, introspection, revocation), read
 // once, as single strings, within limits. Every grant and endpoint takes its
 // parameters from here, so a limit holds everywhere or nowhere.
+import { isPrototypeKey, textProblem } from '../input.js';
 import { OAuthError, invalidRequest } from './errors.js';
 
 export type Params = Record<string, string | undefined>;
 
 /** Upper bounds of the values the endpoints accept (characters). */
 export const LIMITS = {
+  /** Parameters in one request, a parameter's name, and any value (a client assertion is the longest). */
+  parameters: 100,
+  name: 128,
+  value: 8192,
   /** One audience: a URI or a name (RFC 8707 §2 has the resource be a URI; `audience` is looser). */
   audience: 512,
   /** The whole scope parameter, and one scope token in it (RFC 6749 §3.3). */
@@ -18,10 +23,16 @@ export const LIMITS = {
 export function tokenParams(body: unknown): Params {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('the request body must be a form or a JSON object');
-  const params: Params = {};
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+  const entries = Object.entries(body as Record<string, unknown>);
+  if (entries.length > LIMITS.parameters) throw invalidRequest(`more than ${LIMITS.parameters} parameters`);
+  const params: Params = Object.create(null) as Params;
+  for (const [name, value] of entries) {
+    const nameProblem = textProblem(name, LIMITS.name);
+    if (nameProblem || isPrototypeKey(name)) throw invalidRequest(`a parameter name ${nameProblem ?? 'is not allowed'}`);
     if (Array.isArray(value)) throw invalidRequest(`parameter ${name} was sent more than once`);
     if (typeof value !== 'string') throw invalidRequest(`parameter ${name} must be a string`);
+    const problem = textProblem(value, LIMITS.value);
+    if (problem) throw invalidRequest(`parameter ${name} ${problem}`);
     params[name] = value;
   }
   return params;

@@ -6,6 +6,7 @@
 // again with argon2, and a wrong secret never matches a remembered digest.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import argon2 from 'argon2';
+import { ApiError } from '../errors.js';
 
 // OWASP's recommended minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
 const HASH_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
@@ -14,31 +15,68 @@ const HASH_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, p
 // time per process keep a burst (say, many sign-ups at once) from holding four
 // times that memory in libuv's threads without finishing any sooner.
 const MAX_CONCURRENT = 2;
-let running = 0;
-const waiting: (() => void)[] = [];
 
-async function limited<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * What an argon2 run is for, in the order waiting runs are served: a person
+ * signing in goes ahead of secrets being written, which go ahead of client
+ * secrets being verified, so a flood of wrong client secrets (anyone can send
+ * them) never makes a person wait for it. Each kind's queue is bounded.
+ */
+export type Argon2Lane = 'sign-in' | 'write' | 'client';
+const LANES: readonly Argon2Lane[] = ['sign-in', 'write', 'client'];
+
+/** 503: too many argon2 runs are waiting already; nothing was done. */
+export class Argon2Busy extends ApiError {
+  constructor() {
+    super(503, 'temporarily_unavailable', 'the box is busy checking secrets; try again in a moment', { 'Retry-After': '1' });
+  }
+}
+
+let maxWaiting = 32;
+let running = 0;
+const waiting = new Map<Argon2Lane, (() => void)[]>(LANES.map((lane) => [lane, []]));
+
+/** How many runs may wait per lane (BOXAUTH_ARGON2_MAX_WAITING); set once at start-up. */
+export function configureArgon2(options: { maxWaiting: number }): void {
+  maxWaiting = options.maxWaiting;
+}
+
+/** Runs waiting, per lane (metrics, tests). */
+export function argon2Waiting(): Record<Argon2Lane, number> {
+  return Object.fromEntries(LANES.map((lane) => [lane, waiting.get(lane)!.length])) as Record<Argon2Lane, number>;
+}
+
+async function limited<T>(lane: Argon2Lane, work: () => Promise<T>): Promise<T> {
   // A finished run hands its slot straight to the next waiter (running stays
   // as it is), so a caller arriving in between cannot take it as well.
-  if (running < MAX_CONCURRENT) running++;
-  else await new Promise<void>((resolve) => waiting.push(resolve));
+  if (running < MAX_CONCURRENT) {
+    running++;
+  } else {
+    const queue = waiting.get(lane)!;
+    if (queue.length >= maxWaiting) throw new Argon2Busy();
+    await new Promise<void>((resolve) => queue.push(resolve));
+  }
   try {
     return await work();
   } finally {
-    const next = waiting.shift();
+    const next = LANES.map((l) => waiting.get(l)!).find((q) => q.length)?.shift();
     if (next) next();
     else running--;
   }
 }
 
 export function hashSecret(secret: string): Promise<string> {
-  return limited(() => argon2.hash(secret, HASH_OPTIONS));
+  return limited('write', () => argon2.hash(secret, HASH_OPTIONS));
 }
 
 /** argon2 verification of a secret or password against its stored hash; false for a malformed hash. */
-export function verifyHash(hash: string, presented: string): Promise<boolean> {
-  return limited(() => argon2.verify(hash, presented)).catch(() => false);
+export async function verifyHash(hash: string, presented: string, lane: Argon2Lane = 'sign-in'): Promise<boolean> {
+  return limited(lane, () => argon2.verify(hash, presented).catch(() => false));
 }
+
+/** A hash of a random secret: checking a presented secret against it costs what a real check costs. */
+let dummy: Promise<string> | undefined;
+export const dummyHash = (): Promise<string> => (dummy ??= argon2.hash(generateSecret(), HASH_OPTIONS));
 
 export function generateSecret(): string {
   return randomBytes(32).toString('base64url');
@@ -46,20 +84,56 @@ export function generateSecret(): string {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
+/** Counts a check of a presented secret before it runs, and gives the count back when it was right (throttle.ts). */
+export interface CheckGuard {
+  reserve(): void;
+  release(): void;
+}
+
 export class SecretVerifier {
   private verified = new Map<string, { hash: string; digest: Buffer }>();
+  /** Checks running, by client, hash and presented secret: the same secret sent many times at once is checked once. */
+  private readonly running = new Map<string, Promise<boolean>>();
 
   constructor(private readonly maxEntries = 10_000) {}
 
-  async verify(clientId: string, hash: string, presented: string): Promise<boolean> {
-    const d = digest(presented);
+  /** Whether `presented` is the very secret that passed argon2 against `hash` before (no argon2 run). */
+  remembered(clientId: string, hash: string, presented: string): boolean {
     const known = this.verified.get(clientId);
-    if (known && known.hash === hash) {
-      // A remembered digest matches only the very secret that passed argon2.
-      if (timingSafeEqual(known.digest, d)) return true;
+    return known !== undefined && known.hash === hash && timingSafeEqual(known.digest, digest(presented));
+  }
+
+  /**
+   * Whether `presented` matches `hash`. A burst of requests with one secret (an
+   * app starting many workers) shares one argon2 run and one `guard` count, so
+   * only different guesses count against a throttle.
+   */
+  verify(clientId: string, hash: string, presented: string, options: { lane?: Argon2Lane; guard?: CheckGuard } = {}): Promise<boolean> {
+    if (this.remembered(clientId, hash, presented)) return Promise.resolve(true);
+    const key = `${clientId}\u0000${hash}\u0000${digest(presented).toString('hex')}`;
+    let check = this.running.get(key);
+    if (!check) {
+      check = this.check(clientId, hash, presented, options.lane ?? 'client', options.guard);
+      this.running.set(key, check);
+      const done = (): void => { this.running.delete(key); };
+      check.then(done, done);
     }
-    const ok = await verifyHash(hash, presented);
-    if (ok) this.remember(clientId, hash, presented);
+    return check;
+  }
+
+  private async check(clientId: string, hash: string, presented: string, lane: Argon2Lane, guard: CheckGuard | undefined): Promise<boolean> {
+    guard?.reserve();
+    let ok: boolean;
+    try {
+      ok = await verifyHash(hash, presented, lane);
+    } catch (err) {
+      guard?.release(); // not checked (the argon2 queue is full): not a failure
+      throw err;
+    }
+    if (ok) {
+      guard?.release();
+      this.remember(clientId, hash, presented);
+    }
     return ok;
   }
 

@@ -40,7 +40,8 @@ export function matcho(value: unknown, pattern: Pattern): boolean {
     if ('$one-of' in pattern) return Array.isArray(pattern['$one-of']) && pattern['$one-of'].some((p) => matcho(value, p));
     if ('$contains' in pattern) return Array.isArray(value) && value.some((v) => matcho(v, pattern.$contains));
     if (!isObject(value)) return false;
-    return Object.entries(pattern).every(([k, p]) => matcho(value[k], p));
+    // Own fields only: a pattern key such as "toString" must not find Object.prototype's.
+    return Object.entries(pattern).every(([k, p]) => matcho(Object.hasOwn(value, k) ? value[k] : undefined, p));
   }
   return value === pattern;
 }

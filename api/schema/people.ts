@@ -1,7 +1,7 @@
 // Validation of /users and /groups bodies. Every problem is reported at once as
 // 422 {entity, errors}. The entity echoes the submitted fields, except a
 // password: it never travels back, not even in an error.
-import { ValidationError, type FieldErrors } from '../errors.js';
+import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 
 export const PASSWORD_MIN = 8;
 const PASSWORD_MAX = 1024;
@@ -49,7 +49,7 @@ const USER_FIELDS = ['email', 'password', 'data', 'group-ids', 'id', 'status', '
 /** The user fields of a POST (`creating`) or PUT body. */
 export function userInput(raw: unknown, creating: boolean, urlId?: number): UserInput {
   const body = asObject(raw, 'user');
-  const errors: FieldErrors = {};
+  const errors = noFieldErrors();
   unknownFields(body, USER_FIELDS, errors);
   const input: UserInput = {};
 
@@ -99,7 +99,7 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
 
 export function groupInput(raw: unknown, creating: boolean): GroupInput {
   const body = asObject(raw, 'group');
-  const errors: FieldErrors = {};
+  const errors = noFieldErrors();
   unknownFields(body, ['name', 'description', 'id', 'created_at'], errors);
   const input: GroupInput = {};
   if (body.name === undefined) {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
-import { ValidationError, type FieldErrors } from '../errors.js';
+import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { projectPath } from '../paths.js';
 
 type Schema = Record<string, unknown>;
@@ -106,7 +106,7 @@ function messageOf(error: ErrorObject): string {
 }
 
 export function fieldErrors(errors: ErrorObject[] | null | undefined): FieldErrors {
-  const out: FieldErrors = {};
+  const out = noFieldErrors();
   for (const error of errors ?? []) {
     const field = fieldOf(error);
     const message = messageOf(error);
@@ -138,7 +138,7 @@ class ResourceValidator {
       throw new ValidationError(body, { resource: [`must be a ${this.kind} object`] });
     }
     if (!this.validate(body)) throw new ValidationError(body, fieldErrors(this.validate.errors));
-    const errors: FieldErrors = {};
+    const errors = noFieldErrors();
     for (const rule of this.rules) {
       const twin = CEL_TWINS[rule.rule];
       if (twin && !twin(body as Spec)) (errors[(rule.fieldPath ?? '.resource').slice(1)] ??= []).push(rule.message);

@@ -259,7 +259,7 @@ const SORTS: Record<string, string> = { id: 'id', start: 'start', exp: 'exp', en
 export async function searchSessions(db: Queryable, q: SearchQuery): Promise<{ total: number; rows: SessionRow[] }> {
   const params: unknown[] = [];
   const where = q.filters.map(({ field, value }) => {
-    const filter = FILTERS[field];
+    const filter = Object.hasOwn(FILTERS, field) ? FILTERS[field] : undefined;
     if (!filter) throw badRequest(`unknown Session search parameter "${field}" (known: ${Object.keys(FILTERS).join(', ')})`);
     params.push(value);
     return filter(`$${params.length}`);
@@ -267,7 +267,7 @@ export async function searchSessions(db: Queryable, q: SearchQuery): Promise<{ t
   const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
   const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions ${whereSql}`, params)).rows[0]!.n;
   const page = orderAndPage(q, params, (field) => {
-    const column = SORTS[field];
+    const column = Object.hasOwn(SORTS, field) ? SORTS[field] : undefined;
     if (!column) throw badRequest(`cannot sort Sessions by "${field}" (known: ${Object.keys(SORTS).join(', ')})`);
     return column;
   });

@@ -1,32 +1,30 @@
 // The browser flows: authorize → sign in (or sign up) → consent → redirect, and
 // sign-out. Pages are rendered here; OAuth decisions live in api/oauth/authorize.ts.
-import { randomBytes } from 'node:crypto';
 import express, { type Router, type Request, type Response } from 'express';
 import { ValidationError } from '../../errors.js';
 import {
   AUTHORIZE_PARAMS, deniedRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
 } from '../../oauth/authorize.js';
-import { hashSecret, verifyHash } from '../../oauth/secrets.js';
+import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
+import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
 import { userInput } from '../../schema/people.js';
 import type { Services } from '../../services.js';
-import { clearFailures, consentedScopes, failuresOf, recordConsent, recordFailure } from '../../store/browser.js';
+import { clearFailures, consentedScopes, countAttempt, recordConsent, uncountAttempt } from '../../store/browser.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, findGroupByName } from '../../store/groups.js';
 import { createUser, findUserByEmail, getUser } from '../../store/users.js';
 import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { csrfToken, csrfValid, signIn, signOut, signedInUser } from '../browser-session.js';
-import { BODY_LIMIT_BYTES } from '../body.js';
+import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
 import { strictRouter } from '../router.js';
 
-const form = express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 });
+const form = [express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }), checkedBody];
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
 function safeReturnTo(value: unknown): string {
   return typeof value === 'string' && /^\/(auth\/authorize\?|admin(\/|$|\?))/.test(value) ? value : '/auth/signed-in';
 }
 
-/** Per address a person may mistype more often than per account (shared NATs). */
-const ADDRESS_FACTOR = 4;
 
 export function browserRouter(svc: Services): Router {
   const router = strictRouter();
@@ -86,7 +84,7 @@ export function browserRouter(svc: Services): Router {
     render(res, 200, signInPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to), registration: svc.config.registration }));
   });
 
-  router.post('/auth/sign-in', form, async (req, res) => {
+  router.post('/auth/sign-in', ...form, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
@@ -97,24 +95,33 @@ export function browserRouter(svc: Services): Router {
     }));
 
     const accountKey = `email:${email.toLowerCase()}`;
-    const addressKey = `addr:${req.ip ?? 'unknown'}`;
-    const window = svc.config.signInWindowSeconds;
+    const addressKey = `addr:${svc.addressOf(req)}`;
+    const keys = [accountKey, addressKey];
     const limit = svc.config.signInMaxFailures;
-    const counts = await failuresOf(svc.pool, [accountKey, addressKey], window);
-    const throttled = [...counts].find(([key, c]) => c.failures >= (key === addressKey ? limit * ADDRESS_FACTOR : limit));
-    if (throttled) {
-      const minutes = Math.max(1, Math.ceil((throttled[1].retryAt.getTime() - Date.now()) / 60_000));
+    // Counted before the check, so that N parallel guesses get at most `limit` checks.
+    const counts = await countAttempt(svc.pool, keys, svc.config.signInWindowSeconds);
+    const over = [...counts].find(([key, c]) => c.attempts > (key === addressKey ? limit * ADDRESS_FACTOR : limit));
+    if (over) {
+      await uncountAttempt(svc.pool, keys); // nothing was checked: an attempt from a blocked address must not lock the account
+      const minutes = Math.max(1, Math.ceil((over[1].retryAt.getTime() - Date.now()) / 60_000));
       return again(429, `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
     const user = email ? await findUserByEmail(svc.pool, email) : undefined;
-    // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.
-    const ok = await verifyHash(user?.passwordHash ?? await dummyHash(), password);
+    let ok: boolean;
+    try {
+      // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.
+      ok = await verifyHash(user?.passwordHash ?? await dummyHash(), password, 'sign-in');
+    } catch (err) {
+      await uncountAttempt(svc.pool, keys);
+      if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
+      throw err;
+    }
     if (!user || !ok) {
-      await recordFailure(svc.pool, [accountKey, addressKey], window);
       svc.log.info({ event: 'sign_in_failed', reason: user ? 'wrong password' : 'unknown email' }, 'sign-in failed');
       return again(401, 'The email or the password is wrong.');
     }
     await clearFailures(svc.pool, accountKey);
+    await uncountAttempt(svc.pool, [addressKey]);
     await signIn(svc, res, user.id);
     res.redirect(303, returnTo);
   });
@@ -124,7 +131,7 @@ export function browserRouter(svc: Services): Router {
     render(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
   });
 
-  router.post('/auth/sign-up', form, async (req, res) => {
+  router.post('/auth/sign-up', ...form, async (req, res) => {
     if (!svc.config.registration) return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves.'));
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
@@ -153,7 +160,7 @@ export function browserRouter(svc: Services): Router {
     res.redirect(303, returnTo);
   });
 
-  router.post('/auth/consent', form, async (req, res) => {
+  router.post('/auth/consent', ...form, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
     const userId = await signedInUser(svc, req);
@@ -176,7 +183,7 @@ export function browserRouter(svc: Services): Router {
     render(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), user?.email));
   });
 
-  router.post('/auth/sign-out', form, async (req, res) => {
+  router.post('/auth/sign-out', ...form, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
     await signOut(svc, req, res);
@@ -195,7 +202,3 @@ export function browserRouter(svc: Services): Router {
 
   return router;
 }
-
-// A hash of a random string: verifying against it costs what checking a real password costs.
-let dummy: Promise<string> | undefined;
-const dummyHash = (): Promise<string> => (dummy ??= hashSecret(randomBytes(16).toString('hex')));

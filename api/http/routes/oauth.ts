@@ -1,31 +1,12 @@
-// The OAuth endpoints: token, introspection, revocation, and the discovery documents.
-import { type Router, type Response } from 'express';
-import { introspect, revoke } from '../../oauth/introspection.js';
-import { grants, tokenRequest } from '../../oauth/token-endpoint.js';
+// The discovery documents. The OAuth endpoints that take a body (token,
+// introspection, revocation) never reach express: see ../oauth-endpoints.ts.
+import type { Router } from 'express';
+import { grants } from '../../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
-import { oauthBody } from '../body.js';
-import { NO_STORE } from '../headers.js';
 import { strictRouter } from '../router.js';
-
-// Token and introspection requests normally take the fast path
-// (../oauth-fast-path.ts); these routes answer the unusual ones.
-const noStore = (res: Response): Response => res.set(NO_STORE);
 
 export function oauthRouter(svc: Services): Router {
   const router = strictRouter();
-
-  router.post('/auth/token', ...oauthBody, async (req, res) => {
-    noStore(res).json(await tokenRequest(svc, req.headers.authorization, req.body));
-  });
-
-  router.post('/auth/introspect', ...oauthBody, async (req, res) => {
-    noStore(res).json(await introspect(svc, req.headers.authorization, req.body));
-  });
-
-  router.post('/auth/revoke', ...oauthBody, async (req, res) => {
-    await revoke(svc, req.headers.authorization, req.body);
-    noStore(res).status(200).json({});
-  });
 
   router.get('/.well-known/jwks.json', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=60').json(svc.keyring.jwks());

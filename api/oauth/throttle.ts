@@ -1,0 +1,65 @@
+// Throttling of failed client authentication, per client id and per address,
+// in fixed windows, in the memory of each process: it runs before any argon2
+// check, on the one path a stranger with curl can drive, and must cost nothing
+// there. An attempt is counted BEFORE its secret is checked (and given back when
+// the secret was right), so a burst of parallel guesses cannot get more checks
+// than the limit by all reading the count at once. A client presenting a secret
+// this process has verified before never meets the throttle (client-auth.ts), so
+// a flood of wrong secrets for a client id does not lock its real owner out.
+// With several processes the limits hold per process.
+import { ApiError } from '../errors.js';
+
+interface Window {
+  start: number;
+  attempts: number;
+}
+
+/** Per address a person (or a client) may fail more often than per account: many share one NAT. */
+export const ADDRESS_FACTOR = 4;
+
+export class TooManyAttempts extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'too_many_requests', `too many failed client authentications; try again in ${retryAfterSeconds} s`,
+      { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+export class FailureThrottle {
+  private readonly windows = new Map<string, Window>();
+
+  constructor(
+    private readonly limitOf: (key: string) => number,
+    private readonly windowMs: number,
+    private readonly maxKeys = 100_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts an attempt for each key; TooManyAttempts (and nothing counted) when one is over its limit. */
+  reserve(keys: string[]): void {
+    const now = this.now();
+    const windows = keys.map((key) => this.window(key, now));
+    const full = windows.findIndex((w, i) => w.attempts >= this.limitOf(keys[i]!));
+    if (full !== -1) throw new TooManyAttempts(Math.max(1, Math.ceil((windows[full]!.start + this.windowMs - now) / 1000)));
+    for (const w of windows) w.attempts++;
+  }
+
+  /** Gives back the attempts of a successful authentication. */
+  release(keys: string[]): void {
+    for (const key of keys) {
+      const w = this.windows.get(key);
+      if (w && w.attempts > 0) w.attempts--;
+    }
+  }
+
+  private window(key: string, now: number): Window {
+    let w = this.windows.get(key);
+    if (!w || now - w.start >= this.windowMs) {
+      this.windows.delete(key);
+      // Oldest first: a Map iterates in insertion order, and a renewed window is re-inserted.
+      if (this.windows.size >= this.maxKeys) this.windows.delete(this.windows.keys().next().value!);
+      w = { start: now, attempts: 0 };
+      this.windows.set(key, w);
+    }
+    return w;
+  }
+}

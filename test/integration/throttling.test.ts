@@ -1,0 +1,140 @@
+// Throttles that hold under parallel attack: sign-in guesses counted before the
+// check, X-Forwarded-For believed only from trusted proxies, failed client
+// authentication limited per client id and per address, a bounded argon2 queue
+// in which people signing in go ahead of a flood of client secrets.
+import { expect } from 'chai';
+import { Box, basic } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
+
+const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
+
+describe('throttling', function () {
+  this.timeout(120_000);
+
+  describe('sign-in', function () {
+    let box: Box;
+    let root: string;
+    before(async function () {
+      box = await Box.start({ env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '5' } });
+      root = await box.rootToken();
+      for (const email of ['target@example.com', 'other@example.com']) {
+        expect((await box.json('POST', '/users', { email, password: 'right-password-1' }, root)).status).to.equal(201);
+      }
+    });
+    after(async function () {
+      await box?.stop();
+    });
+
+    /** Sign-in attempts sent at once from one browser's form. */
+    async function guesses(email: string, passwords: string[], headers: (i: number) => Record<string, string> = () => ({})): Promise<number[]> {
+      const post = await new FormAgent(box).signInPoster();
+      return Promise.all(passwords.map(async (password, i) => (await post(email, password, headers(i))).status));
+    }
+
+    it('150 parallel guesses get at most 5 checked failures, and the right password among them does not slip through', async function () {
+      const passwords = times(150, (i) => (i === 120 ? 'right-password-1' : `wrong-${i}`));
+      const statuses = await guesses('target@example.com', passwords);
+      const checked = statuses.filter((s) => s === 401).length;
+      expect(checked, JSON.stringify(statuses)).to.be.at.most(5);
+      expect(statuses.filter((s) => s === 429).length, JSON.stringify(statuses)).to.be.at.least(145 - 1);
+      expect(statuses.every((s) => [401, 429, 303].includes(s))).to.equal(true);
+      // Locked now: even the right password waits for the window to end.
+      expect(await guesses('target@example.com', ['right-password-1'])).to.deep.equal([429]);
+    });
+
+    it('believes no X-Forwarded-For by default: an attacker cannot pick a new address per guess', async function () {
+      // The address allows 4 × 5 failures; 25 guesses at other accounts, each "from" another address.
+      const statuses = await guesses('nobody@example.com', times(25, (i) => `wrong-${i}`), (i) => ({ 'X-Forwarded-For': `203.0.113.${i}` }));
+      expect(statuses.filter((s) => s === 401).length).to.be.at.most(5); // the account's own limit comes first
+      const others = await Promise.all(times(20, (i) => guesses(`someone-${i}@example.com`, ['wrong'], () => ({ 'X-Forwarded-For': `198.51.100.${i}` }))));
+      expect(others.flat()).to.include(429); // the loopback address is over its limit, whatever the header says
+    });
+  });
+
+  describe('trusted proxies', function () {
+    let box: Box;
+    before(async function () {
+      box = await Box.start({ env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '1', BOXAUTH_TRUSTED_PROXIES: '127.0.0.1/32, ::1' } });
+    });
+    after(async function () {
+      await box?.stop();
+    });
+
+    it('believes X-Forwarded-For from BOXAUTH_TRUSTED_PROXIES: addresses behind the proxy are throttled apart', async function () {
+      const post = await new FormAgent(box).signInPoster();
+      const attempt = async (email: string, forwardedFor: string): Promise<number> =>
+        (await post(email, 'wrong-password', { 'X-Forwarded-For': forwardedFor })).status;
+      // One address: 4 × 1 failures, then 429 (each try at another account, so only the address counts).
+      const one = [];
+      for (let i = 0; i < 5; i++) one.push(await attempt(`a${i}@example.com`, '203.0.113.7'));
+      expect(one).to.deep.equal([401, 401, 401, 401, 429]);
+      // Another address behind the same proxy is not affected; a spoofed hop before it is ignored.
+      expect(await attempt('b@example.com', '203.0.113.8')).to.equal(401);
+      expect(await attempt('c@example.com', '198.51.100.1, 203.0.113.7')).to.equal(429);
+    });
+  });
+
+  describe('client authentication', function () {
+    let box: Box;
+    before(async function () {
+      box = await Box.start({ env: { BOXAUTH_CLIENT_AUTH_MAX_FAILURES: '3', BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS: '600' } });
+    });
+    after(async function () {
+      await box?.stop();
+    });
+
+    const token = (id: string, secret: string) => box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+
+    it('after 3 failures for a client id: 429 with Retry-After, while its real owner keeps working', async function () {
+      const { secret } = await box.addClient('victim', {}, { policy: false });
+      expect((await token('victim', secret)).status).to.equal(200); // verified once: remembered by this process
+      const statuses = await Promise.all(times(20, (i) => token('victim', `guess-${i}-xxxx`).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 401).length, JSON.stringify(statuses)).to.be.at.most(3);
+      const throttled = await token('victim', 'one-more-guess');
+      expect(throttled.status).to.equal(429);
+      expect(throttled.body.error).to.equal('too_many_requests');
+      expect(Number(throttled.headers.get('retry-after'))).to.be.within(1, 600);
+      expect((await token('victim', secret)).status).to.equal(200);
+    });
+
+    it('unknown client ids are throttled like wrong secrets, and per address across ids', async function () {
+      const statuses = await Promise.all(times(20, (i) => token(`nobody-${i}`, 'some-secret-1').then((r) => r.status)));
+      // Per address: 4 × 3 checked failures at most; the rest 429.
+      expect(statuses.filter((s) => s === 401).length, JSON.stringify(statuses)).to.be.at.most(12);
+      expect(statuses).to.include(429);
+      const unknown = await token('nobody-else', 'x-secret-1');
+      expect(unknown.status).to.equal(429);
+    });
+  });
+
+  describe('the argon2 queue', function () {
+    let box: Box;
+    before(async function () {
+      box = await Box.start({ env: { BOXAUTH_CLIENT_AUTH_MAX_FAILURES: '100000', BOXAUTH_ARGON2_MAX_WAITING: '8' } });
+      const root = await box.rootToken();
+      expect((await box.json('POST', '/users', { email: 'person@example.com', password: 'person-password-1' }, root)).status).to.equal(201);
+    });
+    after(async function () {
+      await box?.stop();
+    });
+
+    it('a flood of wrong client secrets gets 503 + Retry-After beyond the queue, and a person signing in goes ahead of it', async function () {
+      const post = await new FormAgent(box).signInPoster();
+      const order: string[] = [];
+      const flood = times(200, (i) => box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', `wrong-${i}-secret`) })
+        .then((r) => { order.push(`client:${r.status}`); return r; }));
+      const signIn = post('person@example.com', 'person-password-1').then((r) => { order.push(`person:${r.status}`); return r; });
+      const [answers, person] = await Promise.all([Promise.all(flood), signIn]);
+      expect(person.status).to.equal(303);
+      const busy = answers.filter((r) => r.status === 503);
+      expect(busy.length).to.be.above(0);
+      expect(busy[0]!.headers.get('retry-after')).to.equal('1');
+      expect(busy[0]!.body.error).to.equal('temporarily_unavailable');
+      expect(answers.every((r) => r.status === 401 || r.status === 503)).to.equal(true);
+      // Checked client secrets still queued when the person was answered: the person did not wait for them.
+      const personAt = order.indexOf('person:303');
+      expect(order.slice(personAt + 1).filter((o) => o === 'client:401').length).to.be.above(0);
+      expect((await box.request('GET', '/healthz')).status).to.equal(200);
+    });
+  });
+});
