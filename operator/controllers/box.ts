@@ -92,11 +92,6 @@ export class BoxController extends Controller<BoxResource> {
     return this.activeBox(box.metadata.namespace!)?.metadata.uid === box.metadata.uid ? this.databases.pool(box.metadata.namespace!) : undefined;
   }
 
-  /** Records the box API creates for itself at start-up: a resource may not take them over. */
-  reservedIds(kind: 'Client' | 'AccessPolicy'): string[] {
-    return kind === 'Client' ? [ROOT_CLIENT_ID] : [`${ROOT_CLIENT_ID}-allow`, 'admins-allow'];
-  }
-
   /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database refers to it. */
   boxesUsing(obj: KObject): string[] {
     const ns = obj.metadata.namespace!;

@@ -12,6 +12,7 @@ import { describeChart } from './chart.js';
 import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
+import { describeReserved } from './reserved.js';
 import { describeWorkload } from './workload.js';
 import { chartObjects, OPERATOR_NAMESPACE, startOperator, suite } from './suite.js';
 
@@ -81,5 +82,6 @@ describe('the operator on a real kube-apiserver', function () {
   describeExamples();
   describeChart();
   describeWorkload();
+  describeReserved();
   describeFaults();
 });
