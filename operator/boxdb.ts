@@ -5,11 +5,21 @@
 // connection (a superuser, or a role with CREATEROLE that owns the database),
 // and then works in the schema as the box's role, so every table stays owned by
 // the box.
+//
+// Tenants share nothing. Schema and role have one name, unique to the
+// (database, namespace) pair by construction: a readable part and a digest of
+// the whole pair, so no namespace, however it is chosen, is given another's
+// (roles belong to the whole server: the database is part of the digest).
+// Provisioning marks both with a comment, "boxauth owner: namespace=<ns>", and
+// under its lock changes neither unless it finds that mark: a schema or role of
+// the name with another mark or none (made by a person, or by another
+// operator) keeps its password, owner and contents. reclaimPolicy Delete drops
+// only what carries the mark.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../api/log.js';
 import { migrate } from '../api/db/migrate.js';
-import { createPool, type Pool } from '../api/db/pool.js';
+import { createPool, withTransaction, type Pool, type Queryable } from '../api/db/pool.js';
 
 export interface BoxDbNames {
   schema: string;
@@ -17,17 +27,51 @@ export interface BoxDbNames {
 }
 
 const MAX_IDENT = 63;
+const DIGEST_HEX = 16;
+const READABLE = MAX_IDENT - 'box_'.length - '_'.length - DIGEST_HEX;
 
-/** A PostgreSQL identifier from parts: lower case, [a-z0-9_], shortened with a hash past 63 bytes. */
-export function identifier(...parts: string[]): string {
-  const raw = parts.join('_').toLowerCase().replace(/[^a-z0-9_]/g, '_');
-  if (raw.length <= MAX_IDENT) return raw;
-  return `${raw.slice(0, MAX_IDENT - 9)}_${createHash('sha256').update(raw).digest('hex').slice(0, 8)}`;
+/** The schema and role of the box of `namespace` in `database`: one name, box_<namespace, cut>_<digest of both>. */
+export function boxDbNames(namespace: string, database: string): BoxDbNames {
+  // JSON keeps the pair unambiguous: no two pairs give the same digest input.
+  const digest = createHash('sha256').update(JSON.stringify([database, namespace])).digest('hex').slice(0, DIGEST_HEX);
+  const readable = namespace.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, READABLE);
+  const name = `box_${readable}_${digest}`;
+  return { schema: name, role: name };
 }
 
-/** The schema is per namespace; the role also carries the database name, since roles are shared by all databases of a server. */
-export function boxDbNames(namespace: string, database: string): BoxDbNames {
-  return { schema: identifier('box', namespace), role: identifier(database, 'box', namespace) };
+/** The comment that records a schema or role as the box of `namespace`'s. */
+export function ownerMark(namespace: string): string {
+  return `boxauth owner: namespace=${namespace}`;
+}
+
+/** A schema or role of the box's name exists without the namespace's mark; nothing was changed. */
+export class NotOwned extends Error {}
+
+interface Found {
+  kind: 'schema' | 'role';
+  name: string;
+  mark: string | null;
+}
+
+/** The box's schema and role where they exist, with their comments. */
+async function existing(db: Queryable, names: BoxDbNames): Promise<Found[]> {
+  const { rows } = await db.query<Found>(
+    `SELECT 'schema' AS kind, nspname AS name, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1
+     UNION ALL
+     SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $2`, [names.schema, names.role]);
+  return rows;
+}
+
+function notOwned(foreign: Found[], namespace: string): NotOwned {
+  const what = foreign.map((f) => `${f.kind} ${pg.escapeIdentifier(f.name)} exists ${f.mark === null ? 'with no comment' : `with the comment "${f.mark}"`}`);
+  const marks = foreign.map((f) => `COMMENT ON ${f.kind.toUpperCase()} ${pg.escapeIdentifier(f.name)} IS ${pg.escapeLiteral(ownerMark(namespace))}`);
+  return new NotOwned(`${what.join(', and ')}: the operator changes no schema or role that is not marked as namespace ${namespace}'s. `
+    + `If it holds this box's data, mark it (${marks.join('; ')}); otherwise rename or drop it (see the README, Upgrading)`);
+}
+
+/** Serialises work on one box's names across operator replicas (a new leader may overlap an old one briefly). */
+async function lockNames(tx: Queryable, names: BoxDbNames): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`boxauth.provision.${names.role}`]);
 }
 
 export function databaseOf(url: string): string {
@@ -53,6 +97,7 @@ interface Entry {
   url: string;
   pool: Pool;
   names: BoxDbNames;
+  mark: string;
 }
 
 export class BoxDatabases {
@@ -76,76 +121,82 @@ export class BoxDatabases {
   }
 
   /**
-   * Makes sure the box's role (with this password) and schema exist and its
-   * tables are migrated; afterwards pool(namespace) works. Cheap when all is in
-   * place: one query as the box's role.
+   * Makes sure the box's role (with this password) and schema exist, marked as
+   * the namespace's, and its tables are migrated; afterwards pool(namespace)
+   * works. Cheap when all is in place: one query as the box's role. Throws
+   * NotOwned, having changed nothing, when either is not the namespace's.
    */
   async ensure(namespace: string, adminUrl: string, password: string): Promise<BoxDbNames> {
     const names = boxDbNames(namespace, databaseOf(adminUrl));
     const url = urlAs(adminUrl, names.role, password);
+    if (this.boxes.get(namespace)?.url !== url) await this.forget(namespace);
     let entry = this.boxes.get(namespace);
-    if (entry && entry.url !== url) {
-      this.boxes.delete(namespace);
-      await entry.pool.end().catch(() => undefined);
-      entry = undefined;
-    }
     if (entry && (await this.inSchema(entry))) return names;
-    await this.provision(adminUrl, names, password);
-    entry ??= { url, pool: createPool(url, 3, names.schema), names };
+    try {
+      await this.provision(adminUrl, names, namespace, password);
+    } catch (err) {
+      if (err instanceof NotOwned) await this.forget(namespace); // no more records written into what is not the box's
+      throw err;
+    }
+    entry ??= { url, pool: createPool(url, 3, names.schema), names, mark: ownerMark(namespace) };
     this.boxes.set(namespace, entry);
     const applied = await migrate(entry.pool);
     if (applied.length) this.log.info({ namespace, schema: names.schema, applied }, 'box database migrated');
     return names;
   }
 
+  /** Connected, in its schema, migrated, and both still marked as the namespace's (a person may have moved them). */
   private async inSchema(entry: Entry): Promise<boolean> {
     try {
-      const { rows } = await entry.pool.query<{ s: string | null; t: string | null }>(
-        "SELECT current_schema() AS s, to_regclass('schema_migrations')::text AS t");
-      return rows[0]?.s === entry.names.schema && rows[0]?.t !== null;
+      const { rows } = await entry.pool.query<{ s: string | null; t: string | null; schema: string | null; role: string | null }>(
+        `SELECT current_schema() AS s, to_regclass('schema_migrations')::text AS t,
+           obj_description(to_regnamespace(current_schema()), 'pg_namespace') AS schema,
+           shobj_description((SELECT oid FROM pg_roles WHERE rolname = current_user), 'pg_authid') AS role`);
+      const row = rows[0];
+      return row?.s === entry.names.schema && row.t !== null && row.schema === entry.mark && row.role === entry.mark;
     } catch {
       return false; // wrong password, role or schema dropped: provision again
     }
   }
 
-  private async provision(adminUrl: string, names: BoxDbNames, password: string): Promise<void> {
-    const db = this.admin(adminUrl);
-    const role = pg.escapeIdentifier(names.role);
-    const schema = pg.escapeIdentifier(names.schema);
-    const database = pg.escapeIdentifier(databaseOf(adminUrl));
-    const client = await db.connect();
-    try {
-      // Serialise provisioning of one box across operator replicas (a new leader may overlap an old one briefly).
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', [`boxauth.provision.${names.role}`]);
-      try {
-        const exists = (await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [names.role])).rowCount;
-        await client.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${role} WITH LOGIN NOINHERIT PASSWORD ${pg.escapeLiteral(password)}`);
-        // Creating a schema owned by another role needs membership in it, unless superuser.
-        const superuser = (await client.query<{ s: boolean }>('SELECT rolsuper AS s FROM pg_roles WHERE rolname = current_user')).rows[0]?.s;
-        if (!superuser) await client.query(`GRANT ${role} TO CURRENT_USER`).catch(() => undefined);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema} AUTHORIZATION ${role}`);
-        await client.query(`ALTER SCHEMA ${schema} OWNER TO ${role}`);
-        await client.query(`ALTER ROLE ${role} IN DATABASE ${database} SET search_path = ${schema}`);
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`boxauth.provision.${names.role}`]).catch(() => undefined);
-      }
-    } finally {
-      client.release();
-    }
+  private async provision(adminUrl: string, names: BoxDbNames, namespace: string, password: string): Promise<void> {
+    const mark = ownerMark(namespace);
+    await withTransaction(this.admin(adminUrl), async (tx) => {
+      await lockNames(tx, names);
+      const found = await existing(tx, names);
+      const foreign = found.filter((f) => f.mark !== mark);
+      if (foreign.length) throw notOwned(foreign, namespace);
+      await claimRole(tx, names.role, found.some((f) => f.kind === 'role'), password, mark);
+      await claimSchema(tx, names, databaseOf(adminUrl), mark);
+    });
     this.log.info({ schema: names.schema, role: names.role }, 'box schema and role in place');
   }
 
-  /** Reclaim policy Delete: the schema with every record, and the role. */
+  /**
+   * Reclaim policy Delete: the schema with every record, and the role, each
+   * only when marked as the namespace's; the role also only when it owns
+   * nothing left behind (it owns the schema).
+   */
   async drop(namespace: string, adminUrl: string): Promise<void> {
     await this.forget(namespace);
     const names = boxDbNames(namespace, databaseOf(adminUrl));
-    const db = this.admin(adminUrl);
-    await db.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(names.schema)} CASCADE`);
-    if ((await db.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [names.role])).rowCount) {
-      await db.query(`DROP OWNED BY ${pg.escapeIdentifier(names.role)}`);
-      await db.query(`DROP ROLE ${pg.escapeIdentifier(names.role)}`);
+    const mark = ownerMark(namespace);
+    const { dropped, left } = await withTransaction(this.admin(adminUrl), async (tx) => {
+      await lockNames(tx, names);
+      const found = await existing(tx, names);
+      const left = found.filter((f) => f.mark !== mark);
+      const schema = found.find((f) => f.kind === 'schema' && f.mark === mark);
+      const role = found.find((f) => f.kind === 'role' && f.mark === mark);
+      if (schema) await tx.query(`DROP SCHEMA ${pg.escapeIdentifier(schema.name)} CASCADE`);
+      const roleDropped = role !== undefined && !left.length && (await dropRole(tx, role.name));
+      if (role && !roleDropped) left.push(role);
+      return { dropped: [schema, roleDropped ? role : undefined].filter((f) => f !== undefined), left };
+    });
+    if (left.length) {
+      this.log.warn({ namespace, left: left.map((f) => ({ [f.kind]: f.name, comment: f.mark })) },
+        'reclaimPolicy Delete left what is not marked as this namespace\'s (or a role that still owns something)');
     }
-    this.log.info({ schema: names.schema, role: names.role }, 'box schema and role dropped');
+    this.log.info({ namespace, dropped: dropped.map((f) => `${f.kind} ${f.name}`) }, 'box schema and role dropped');
   }
 
   /** Closes the box's pool (the Box is gone or moved). */
@@ -160,5 +211,43 @@ export class BoxDatabases {
     this.boxes.clear();
     this.admins.clear();
     await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+  }
+}
+
+/** Creates the role, or sets its password, and marks it. */
+async function claimRole(tx: Queryable, name: string, exists: boolean, password: string, mark: string): Promise<void> {
+  const role = pg.escapeIdentifier(name);
+  await tx.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${role} WITH LOGIN NOINHERIT PASSWORD ${pg.escapeLiteral(password)}`);
+  await tx.query(`COMMENT ON ROLE ${role} IS ${pg.escapeLiteral(mark)}`);
+  // Creating a schema owned by another role needs membership in it, unless superuser; a refusal is not fatal yet.
+  const superuser = (await tx.query<{ s: boolean }>('SELECT rolsuper AS s FROM pg_roles WHERE rolname = current_user')).rows[0]?.s;
+  if (!superuser) await inSavepoint(tx, `GRANT ${role} TO CURRENT_USER`);
+}
+
+/** Creates the schema owned by the role, marks it, and makes it the role's search_path in this database. */
+async function claimSchema(tx: Queryable, names: BoxDbNames, database: string, mark: string): Promise<void> {
+  const [schema, role] = [pg.escapeIdentifier(names.schema), pg.escapeIdentifier(names.role)];
+  await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema} AUTHORIZATION ${role}`);
+  await tx.query(`ALTER SCHEMA ${schema} OWNER TO ${role}`);
+  await tx.query(`COMMENT ON SCHEMA ${schema} IS ${pg.escapeLiteral(mark)}`);
+  await tx.query(`ALTER ROLE ${role} IN DATABASE ${pg.escapeIdentifier(database)} SET search_path = ${schema}`);
+}
+
+/** Drops the role unless it still owns something (then false): what it owns elsewhere is not the box's to drop. */
+async function dropRole(tx: Queryable, name: string): Promise<boolean> {
+  return inSavepoint(tx, `DROP ROLE ${pg.escapeIdentifier(name)}`, '2BP01');
+}
+
+/** Runs `statement`; a failure (of SQLSTATE `code`, when given) is undone and answers false, leaving the transaction usable. */
+async function inSavepoint(tx: Queryable, statement: string, code?: string): Promise<boolean> {
+  await tx.query('SAVEPOINT boxauth_step');
+  try {
+    await tx.query(statement);
+    await tx.query('RELEASE SAVEPOINT boxauth_step');
+    return true;
+  } catch (err) {
+    if (code && (err as { code?: string }).code !== code) throw err;
+    await tx.query('ROLLBACK TO SAVEPOINT boxauth_step');
+    return false;
   }
 }

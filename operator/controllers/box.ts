@@ -5,7 +5,8 @@
 //
 // Finalizer rule (spec.reclaimPolicy): Retain keeps the schema and hands the
 // records of Client/AccessPolicy resources to the REST API (managed_by
-// cleared); Delete drops the schema and the role. The Kubernetes objects go
+// cleared); Delete drops the schema and the role, those that are marked as the
+// namespace's (operator/boxdb.ts). The Kubernetes objects go
 // with the Box through their ownerReferences, except the cluster-scoped
 // ClusterRoleBinding for TokenReview, which the finalizer deletes.
 import { randomBytes } from 'node:crypto';
@@ -15,7 +16,7 @@ import { generateKeyPair } from '../../api/oauth/jwt.js';
 import { generateSecret } from '../../api/oauth/secrets.js';
 import { accessPolicies } from '../../api/store/policies.js';
 import { clients } from '../../api/store/clients.js';
-import { boxDbNames, databaseOf, urlAs, type BoxDatabases } from '../boxdb.js';
+import { boxDbNames, databaseOf, NotOwned, urlAs, type BoxDatabases } from '../boxdb.js';
 import { Controller, MANAGED_LABELS, ownerReference, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, isConflict, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject, type ResourceType } from '../kube.js';
@@ -47,6 +48,8 @@ type SecretObject = KObject & { data?: Record<string, string> };
 type DeploymentObject = KObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number; observedGeneration?: number } };
 
 export const BOX_FINALIZER = 'boxauth.io/box';
+/** The box's schema or role name is taken by something not marked as the namespace's: a person must look. */
+export const DATABASE_OWNED_ELSEWHERE = 'DatabaseOwnedElsewhere';
 const ALG_ANNOTATION = 'boxauth.io/jwt-alg';
 
 export interface BoxSettings {
@@ -90,11 +93,6 @@ export class BoxController extends Controller<BoxResource> {
   /** The pool of the box's database, once this process has provisioned it. */
   pool(box: BoxResource): Pool | undefined {
     return this.activeBox(box.metadata.namespace!)?.metadata.uid === box.metadata.uid ? this.databases.pool(box.metadata.namespace!) : undefined;
-  }
-
-  /** Records the box API creates for itself at start-up: a resource may not take them over. */
-  reservedIds(kind: 'Client' | 'AccessPolicy'): string[] {
-    return kind === 'Client' ? [ROOT_CLIENT_ID] : [`${ROOT_CLIENT_ID}-allow`, 'admins-allow'];
   }
 
   /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database refers to it. */
@@ -161,9 +159,11 @@ export class BoxController extends Controller<BoxResource> {
       for (const listener of this.readyListeners) listener(ns);
       return { ready: true };
     } catch (err) {
-      const problem = err instanceof Problem ? err : new Problem('ProvisioningFailed', `${(err as Error).message}; retrying`);
+      const problem = problemOf(err);
       await this.writeStatus(box, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(box))
         .catch(() => undefined);
+      // Names held by someone else do not come back by themselves: the periodic resync looks again, without a backoff loop.
+      if (err instanceof NotOwned) return { ready: false };
       throw err; // retried with backoff: a database or API server may come back by itself
     }
   }
@@ -296,26 +296,42 @@ export class BoxController extends Controller<BoxResource> {
   private async finalize(box: BoxResource, wasActive: boolean): Promise<Outcome> {
     if (!this.hasFinalizer(box, BOX_FINALIZER)) return { ready: false };
     const ns = box.metadata.namespace!;
-    if (wasActive) {
-      const adminUrl = await this.adminUrl(box);
-      if (box.spec?.reclaimPolicy === 'Delete') {
-        await this.databases.drop(ns, adminUrl);
-      } else {
-        const password = decode((await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database))?.data?.password);
-        if (password) {
-          await this.databases.ensure(ns, adminUrl, password);
-          const pool = this.databases.pool(ns)!;
-          for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
-          for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
-          this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
-        }
-        await this.databases.forget(ns);
-      }
-    }
+    if (wasActive) await this.reclaim(box);
     // Cluster-scoped: no ownerReference takes it away with the Box.
     await this.kube.delete(CLUSTER_ROLE_BINDINGS, undefined, boxNames(box).tokenReviewBinding);
     await this.setFinalizer(box, BOX_FINALIZER, false);
     for (const listener of this.readyListeners) listener(ns); // records waiting on this Box can release their finalizers
     return { ready: false };
   }
+
+  /** spec.reclaimPolicy, applied to what is this namespace's: a schema or role marked otherwise stays as it is. */
+  private async reclaim(box: BoxResource): Promise<void> {
+    const ns = box.metadata.namespace!;
+    const adminUrl = await this.adminUrl(box);
+    if (box.spec?.reclaimPolicy === 'Delete') return this.databases.drop(ns, adminUrl);
+    const password = decode((await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database))?.data?.password);
+    try {
+      if (password) await this.handRecordsToRestApi(ns, adminUrl, password);
+    } catch (err) {
+      if (!(err instanceof NotOwned)) throw err;
+      this.log.warn({ namespace: ns, err: err.message }, 'box deleted; its schema is not marked as this namespace\'s: left as it is');
+    } finally {
+      await this.databases.forget(ns);
+    }
+  }
+
+  private async handRecordsToRestApi(ns: string, adminUrl: string, password: string): Promise<void> {
+    await this.databases.ensure(ns, adminUrl, password);
+    const pool = this.databases.pool(ns)!;
+    for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
+    for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
+    this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
+  }
+}
+
+/** The Ready=False reason and message of a failed reconcile. */
+function problemOf(err: unknown): Problem {
+  if (err instanceof Problem) return err;
+  if (err instanceof NotOwned) return new Problem(DATABASE_OWNED_ELSEWHERE, err.message);
+  return new Problem('ProvisioningFailed', `${(err as Error).message}; retrying`);
 }

@@ -7,20 +7,32 @@
 // are closed with it), unless the namespace's Box is gone or going: then the
 // Box's reclaimPolicy decides the records' fate, and the finalizer is released.
 // A record created through the REST API under the same id is adopted; one owned
-// by another resource, or one the box creates for itself (root client, its
-// policies), is refused. A resource refused with RecordRefused has no record at
-// all: one written before (when the Box still allowed it) is removed.
+// by another resource is refused. A resource refused with RecordRefused has no
+// record at all: one written before (when the Box still allowed it) is removed.
+//
+// The records a box creates for itself (api/reserved.ts) are the box's: a
+// resource of such a name is refused before anything is written, whether the
+// record exists or not, since the box starts only with them as it made them
+// (and the admin UI's client, adopted, would send admins' codes wherever the
+// resource says). One an earlier operator adopted is handed back to the box, on
+// refusal and on deletion alike: removing it would break the box just the same.
 import { ValidationError } from '../../api/errors.js';
 import type { Pool } from '../../api/db/pool.js';
+import { isReserved, reservedRecords } from '../../api/reserved.js';
 import type { ResourceTable } from '../../api/store/resources.js';
 import { validateResource, type ResourceKind } from '../../api/schema/resources.js';
 import { findCondition, isReady } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
 import type { ResourceType } from '../kube.js';
+import { ROOT_CLIENT_ID } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 
 export const RECORD_FINALIZER = 'boxauth.io/record';
+/** The resource's name is one of the box's own records. */
+export const RESERVED_NAME = 'ReservedName';
+
+const RESERVED = reservedRecords(ROOT_CLIENT_ID);
 
 type Record_ = { id: string; resourceType: string };
 
@@ -94,13 +106,13 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
       if (!this.hasFinalizer(obj, RECORD_FINALIZER)) return { ready: false };
       if (box && !box.metadata.deletionTimestamp) {
         if (!pool) return { ready: false, requeueAfterMs: 1000 }; // the Box's database is being (re)connected
-        await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
-        this.log.info({ [this.kind]: `${namespace}/${obj.metadata.name}` }, 'record removed');
+        await this.letGo(pool, obj);
       }
       await this.setFinalizer(obj, RECORD_FINALIZER, false);
       return { ready: false };
     }
     await this.setFinalizer(obj, RECORD_FINALIZER, true);
+    if (this.reserved(obj)) return this.refuseReserved(obj, pool);
 
     if (!box) {
       return this.notReady(obj, new Problem('BoxNotFound',
@@ -133,6 +145,31 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     }
   }
 
+  private reserved(obj: Resource<S>): boolean {
+    return isReserved(RESERVED, this.kind, obj.metadata.name);
+  }
+
+  /** The resource is gone: its record goes with it, unless the record is the box's own. */
+  private async letGo(pool: Pool, obj: Resource<S>): Promise<void> {
+    if (this.reserved(obj)) return this.handBack(pool, obj);
+    await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
+    this.log.info({ [this.kind]: `${obj.metadata.namespace}/${obj.metadata.name}` }, 'record removed');
+  }
+
+  /** Ready=False ReservedName, nothing written; `pool` (when connected) to hand back what an earlier operator took. */
+  private async refuseReserved(obj: Resource<S>, pool: Pool | undefined): Promise<Outcome> {
+    if (pool) await this.handBack(pool, obj);
+    return this.notReady(obj, new Problem(RESERVED_NAME,
+      `"${obj.metadata.name}" is a ${this.kind} the box creates for itself and depends on; choose another name for this resource`));
+  }
+
+  private async handBack(pool: Pool, obj: Resource<S>): Promise<void> {
+    const id = obj.metadata.name;
+    if ((await this.table.read(pool, id))?.managedBy !== this.managedBy(obj)) return;
+    await this.table.setOwner(pool, id, null);
+    this.log.warn({ [this.kind]: `${obj.metadata.namespace}/${id}` }, 'the box\'s own record was managed by this resource; handed it back to the box');
+  }
+
   private async notReady(obj: Resource<S>, problem: Problem): Promise<Outcome> {
     await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(obj),
       [], problem.event);
@@ -146,9 +183,6 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     if (stored && stored.managedBy !== managedBy) {
       if (stored.managedBy !== null) {
         throw new Problem('OwnedElsewhere', `the ${this.kind} record "${id}" is managed by ${stored.managedBy}; delete that resource first`);
-      }
-      if (this.boxes.reservedIds(this.kind).includes(id)) {
-        throw new Problem('ReservedName', `"${id}" is a ${this.kind} the box creates for itself at start-up; choose another name`);
       }
       await this.table.setOwner(pool, id, managedBy);
       this.deps.events.normal(obj, 'Adopted', `took over the ${this.kind} record "${id}" created through the REST API`);

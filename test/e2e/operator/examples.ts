@@ -6,12 +6,14 @@
 import { expect } from 'chai';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'openid-client';
+import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
 import { readyOf, sql, suite, token, waitReady } from './suite.js';
 
 const NS = 'team-a';
+const schemaOf = (namespace: string): string => boxDbNames(namespace, databaseOf(suite.databaseUrl)).schema;
 
 export function describeExamples(): void {
   describe('kubectl apply -f examples/', function () {
@@ -69,7 +71,7 @@ export function describeExamples(): void {
         BOXAUTH_BOX: 'team-a/auth', DATABASE_URL: 'auth-database', BOXAUTH_SIGNING_KEY: 'auth-signing-key',
         BOXAUTH_ROOT_CLIENT_SECRET: 'auth-root-client', BOXAUTH_ADMIN_PASSWORD: 'auth-admin', BOXAUTH_JWT_ALG: 'ES256',
       });
-      expect(box.status).to.include({ url: api.url, schema: 'box_team_a', deployment: 'auth', service: 'auth' });
+      expect(box.status).to.include({ url: api.url, schema: schemaOf(NS), deployment: 'auth', service: 'auth' });
     });
 
     it('issues a token to the declared client through openid-client; jose verifies it with the box\'s JWKS', async function () {
@@ -182,7 +184,7 @@ export function describeExamples(): void {
       expect((await token(teamB, 'inventory', inventorySecret)).status).to.equal(200);
       expect((await token(teamB, 'orders', ordersSecret)).error).to.equal('invalid_client');
       expect((await token(api, 'inventory', inventorySecret)).error).to.equal('invalid_client');
-      expect((await cluster.json(['get', 'box', 'auth', '-n', 'team-b'])).status.schema).to.equal('box_team_b');
+      expect((await cluster.json(['get', 'box', 'auth', '-n', 'team-b'])).status.schema).to.equal(schemaOf('team-b'));
     });
 
     it('removes the record when the Client is deleted: its tokens and its secret stop working', async function () {

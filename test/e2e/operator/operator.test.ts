@@ -12,8 +12,10 @@ import { describeChart } from './chart.js';
 import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
+import { describeReserved } from './reserved.js';
+import { describeTenancy } from './tenancy.js';
 import { describeWorkload } from './workload.js';
-import { chartObjects, OPERATOR_NAMESPACE, startOperator, suite } from './suite.js';
+import { chartObjects, OPERATOR_NAMESPACE, sql, startOperator, suite } from './suite.js';
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
@@ -61,7 +63,9 @@ describe('the operator on a real kube-apiserver', function () {
     await suite.operator?.kill('SIGTERM');
     await suite.cluster?.stop();
     if (suite.databaseUrl) {
-      // The boxes' roles are shared by the whole server: drop them with the database.
+      // The boxes' roles are shared by the whole server: those owning schemas of this database go with it.
+      const roles = (await sql<{ r: string }>(`SELECT DISTINCT r.rolname AS r FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+        WHERE NOT r.rolsuper AND n.nspname LIKE 'box\\_%'`)).map((row) => row.r);
       const url = new URL(suite.databaseUrl);
       const name = url.pathname.slice(1);
       url.pathname = '/postgres';
@@ -69,8 +73,7 @@ describe('the operator on a real kube-apiserver', function () {
       await db.connect();
       try {
         await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        const { rows } = await db.query<{ r: string }>('SELECT rolname AS r FROM pg_roles WHERE rolname LIKE $1', [`${name}_box_%`]);
-        for (const { r } of rows) await db.query(`DROP ROLE ${pg.escapeIdentifier(r)}`);
+        for (const r of roles) await db.query(`DROP ROLE ${pg.escapeIdentifier(r)}`);
       } finally {
         await db.end();
       }
@@ -81,5 +84,7 @@ describe('the operator on a real kube-apiserver', function () {
   describeExamples();
   describeChart();
   describeWorkload();
+  describeReserved();
+  describeTenancy();
   describeFaults();
 });
