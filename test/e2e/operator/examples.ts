@@ -10,7 +10,7 @@ import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { readyOf, sql, suite, token, waitReady } from './suite.js';
+import { basic, readyOf, sql, suite, token, waitReady } from './suite.js';
 
 const NS = 'team-a';
 const schemaOf = (namespace: string): string => boxDbNames(namespace, databaseOf(suite.databaseUrl)).schema;
@@ -84,7 +84,15 @@ export function describeExamples(): void {
         { issuer: api.url, audience: 'https://orders.internal' });
       expect(payload.sub).to.equal('orders');
       expect(protectedHeader.alg).to.equal('ES256');
-      expect((await api.json('GET', '/Client/orders', undefined, tokens.access_token)).status).to.equal(200);
+      // A token for https://orders.internal is not one for the box's own API (RFC 9068 §4); one without an audience is.
+      expect((await api.json('GET', '/Client/orders', undefined, tokens.access_token)).status).to.equal(401);
+      const forTheBox = await oauth.clientCredentialsGrant(config, { scope: 'orders:read' });
+      expect((await api.json('GET', '/Client/orders', undefined, forTheBox.access_token)).status).to.equal(200);
+      // The Client resource's allow-lists hold, as the REST API's do.
+      for (const [parameters, error] of [[{ audience: 'https://payments.internal' }, 'invalid_target'], [{ scope: 'admin' }, 'invalid_scope']] as const) {
+        const refused = await api.form('/auth/token', { grant_type: 'client_credentials', ...parameters }, { Authorization: basic('orders', ordersSecret) });
+        expect(refused.body.error).to.equal(error);
+      }
     });
 
     it('takes a client\'s secret from the Secret in spec.secretRef, and its policy from the AccessPolicy', async function () {
