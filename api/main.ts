@@ -29,6 +29,9 @@ Configuration is read from the environment:
   BOXAUTH_WORKERS              worker processes, or "auto" for one per CPU (1)
   BOXAUTH_DB_POOL_SIZE         database connections per worker (10)
   BOXAUTH_SESSION_RETENTION_HOURS  how long closed/expired sessions stay visible (24)
+  BOXAUTH_TRUSTED_PROXIES      proxies whose X-Forwarded-For is believed, as CIDRs (none)
+  BOXAUTH_CLIENT_AUTH_MAX_FAILURES  failed client authentications per client id and minute before 429 (10)
+  BOXAUTH_ARGON2_MAX_WAITING   argon2 checks that may wait per process and kind before 503 (32)
   BOXAUTH_LOG_LEVEL            trace, debug, info, warn, error (info)
 See README.md for the whole list.
 `;
