@@ -29,6 +29,17 @@ export interface PresentedClient {
 
 export type AuthenticatedClient = Stored<Client> & { workload?: WorkloadIdentity };
 
+/**
+ * How a client must prove who it is (a grant declares it; introspection and
+ * revocation require it):
+ * - required: its secret, or a workload's token (client_credentials);
+ * - if-confidential: a client with a secret must send it, one without (a public
+ *   client) is identified by client_id and proves itself otherwise (PKCE);
+ * - optional: client_id alone identifies it (the spec's refresh form);
+ *   credentials, when sent, are verified all the same.
+ */
+export type ClientAuthentication = 'required' | 'if-confidential' | 'optional';
+
 function formDecode(s: string): string {
   const decoded = percentDecode(s, true);
   if (decoded === undefined) throw invalidRequest('malformed Basic credentials: bad percent-encoding');
@@ -64,12 +75,8 @@ export function presentedClient({ authorization, address }: OAuthRequest, params
 
 const FAILED = 'client authentication failed: unknown client or wrong secret';
 
-/**
- * The authenticated client. With `secretRequired`, a secret must be presented and
- * match; otherwise a client may identify itself by id alone (the spec's refresh
- * form), and a secret, when sent, is still verified.
- */
-export async function authenticateClient(svc: Services, presented: PresentedClient, secretRequired: boolean): Promise<AuthenticatedClient> {
+/** The client, authenticated as `mode` says; invalid_client otherwise. */
+export async function authenticateClient(svc: Services, presented: PresentedClient, mode: ClientAuthentication): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined) {
     try {
@@ -85,8 +92,9 @@ export async function authenticateClient(svc: Services, presented: PresentedClie
   if (!presented.clientId) throw fail('client authentication required: send HTTP Basic credentials or client_id and client_secret');
   const client = await svc.clients.get(presented.clientId);
   if (presented.secret === undefined) {
-    if (secretRequired) throw fail('client authentication required: send the client secret (HTTP Basic or client_secret)');
+    if (mode === 'required') throw fail('client authentication required: send the client secret (HTTP Basic or client_secret)');
     if (!client) throw fail(FAILED);
+    if (mode === 'if-confidential' && client.secretHash) throw fail(`client "${client.resource.id}" has a secret: authenticate with it`);
     return client;
   }
   // An unknown client is checked too (against a dummy hash), so that the time of

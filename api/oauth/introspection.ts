@@ -33,7 +33,7 @@ async function mayIntrospect(svc: Services, caller: Client, owner: string): Prom
 
 export async function introspect(svc: Services, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
-  const { resource: caller } = await authenticateClient(svc, presentedClient(request, params), true);
+  const { resource: caller } = await authenticateClient(svc, presentedClient(request, params), 'required');
   const token = required(params, 'token');
   const check = await checkAccessToken(svc, token);
   if ('session' in check) {
@@ -68,7 +68,7 @@ export async function introspect(svc: Services, request: OAuthRequest, body: unk
 
 export async function revoke(svc: Services, request: OAuthRequest, body: unknown): Promise<void> {
   const params = tokenParams(body);
-  const { resource: client } = await authenticateClient(svc, presentedClient(request, params), true);
+  const { resource: client } = await authenticateClient(svc, presentedClient(request, params), 'required');
   const token = required(params, 'token');
   const check = await checkAccessToken(svc, token);
   const session = 'session' in check ? check.session : await refreshHolder(svc, token);

@@ -1,26 +1,26 @@
-// POST /auth/token: one endpoint, a small handler per grant.
+// POST /auth/token: one endpoint, a small module per grant (./grants/). Every
+// request takes the same steps (node-oidc-provider's token action does the same):
+// the grant by grant_type, its required parameters, client authentication as the
+// grant declares it, whether the client may use the grant; then the grant's own
+// handler. Metrics count issued tokens and refusals here, once for all grants.
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
-import { presentedClient, type OAuthRequest } from './client-auth.js';
+import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
-import type { GrantHandler } from './grants/grant.js';
+import type { Grant } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
-import { tokenParams } from './params.js';
+import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
-export const grants = new Map<string, GrantHandler>([
-  ['client_credentials', clientCredentials],
-  ['refresh_token', refreshToken],
-  ['authorization_code', authorizationCode],
-]);
+export const grants = new Map<string, Grant>([clientCredentials, refreshToken, authorizationCode].map((g) => [g.type, g]));
 
 /** Answers a token request, counting tokens issued and errors by kind (the token metrics). */
 export async function tokenRequest(svc: Services, request: OAuthRequest, body: unknown): Promise<TokenResponse> {
   try {
-    const { grantType, response } = await grant(svc, request, body);
-    svc.metrics.tokens.inc({ grant: grantType });
+    const { grant, response } = await issue(svc, request, body);
+    svc.metrics.tokens.inc({ grant: grant.type });
     return response;
   } catch (err) {
     if (err instanceof ApiError) svc.metrics.tokenErrors.inc({ error: err.code });
@@ -28,11 +28,16 @@ export async function tokenRequest(svc: Services, request: OAuthRequest, body: u
   }
 }
 
-async function grant(svc: Services, request: OAuthRequest, body: unknown): Promise<{ grantType: string; response: TokenResponse }> {
+async function issue(svc: Services, request: OAuthRequest, body: unknown): Promise<{ grant: Grant; response: TokenResponse }> {
   const params = tokenParams(body);
   const grantType = params.grant_type;
   if (!grantType) throw invalidRequest('grant_type is required');
-  const handler = grants.get(grantType);
-  if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`);
-  return { grantType, response: await handler({ svc, params, presented: presentedClient(request, params) }) };
+  const grant = grants.get(grantType);
+  if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`);
+  for (const name of grant.requiredParameters) required(params, name);
+  const client = await authenticateClient(svc, presentedClient(request, params), grant.clientAuthentication);
+  if (!grant.permits(client.resource)) {
+    throw new OAuthError('unauthorized_client', `client "${client.resource.id}" may not use the ${grant.type} grant (see its grant_types)`);
+  }
+  return { grant, response: await grant.handle({ svc, params, client }) };
 }

@@ -1,56 +1,68 @@
 // grant_type=authorization_code (RFC 6749 §4.1.3, PKCE per RFC 7636). A code is
 // used once: a second exchange is refused and closes the session the first one
-// obtained (RFC 6749 §4.1.2: the code was probably stolen).
-import { withTransaction } from '../../db/pool.js';
-import { findAuthorizationCodeForUpdate, markCodeUsed } from '../../store/browser.js';
+// obtained (RFC 6749 §4.1.2: the code was probably stolen). A confidential client
+// proves itself with its secret, a public one with PKCE alone.
+import { findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
 import { closeTree, insertSessions } from '../../store/sessions.js';
+import type { Client } from '../../types.js';
 import { forgetSession } from '../access-tokens.js';
-import { authenticateClient } from '../client-auth.js';
-import { OAuthError, invalidGrant } from '../errors.js';
+import { invalidGrant, type OAuthError } from '../errors.js';
+import type { Params } from '../params.js';
 import { verifierMatches } from '../pkce.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
-import { required } from '../params.js';
-import type { GrantHandler } from './grant.js';
+import { commitThenRefuse, listedInGrantTypes, type Grant } from './grant.js';
 
-export const authorizationCode: GrantHandler = async ({ svc, params, presented }) => {
-  const code = required(params, 'code');
-  const stored = await authenticateClient(svc, presented, false);
-  const client = stored.resource;
-  // A confidential client proves itself with its secret; a public one with PKCE alone.
-  if (stored.secretHash && presented.secret === undefined) {
-    throw new OAuthError('invalid_client', `client "${client.id}" has a secret: authenticate with it`, { basicAuthUsed: presented.basic });
-  }
-  if (!client.grant_types.includes('authorization_code')) {
-    throw new OAuthError('unauthorized_client', `client "${client.id}" may not use the authorization_code grant (see its grant_types)`);
-  }
-  const hash = tokenHash(code);
-  const now = Date.now();
+/**
+ * What presenting `found` (the code as stored, locked) comes to: a refusal, which
+ * spends the code unless it never was this client's; a replay of a spent code;
+ * or the code to honour.
+ */
+export type CodeVerdict = { refuse: OAuthError; spend: boolean } | { replayed: AuthorizationCode } | { honour: AuthorizationCode };
 
-  const outcome = await withTransaction(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
-    const found = await findAuthorizationCodeForUpdate(tx, hash);
-    if (!found || found.clientId !== client.id) return invalidGrant('authorization code is unknown or was issued to another client');
-    if (found.usedAt) {
-      if (found.sessionId) for (const s of await closeTree(tx, found.sessionId)) forgetSession(svc, s);
-      return invalidGrant('authorization code was already used; the tokens obtained with it have been revoked');
-    }
-    await markCodeUsed(tx, hash, null);
-    if (found.expiresAt.getTime() <= now) return invalidGrant('authorization code has expired');
-    if (params.redirect_uri !== found.redirectUri) return invalidGrant('redirect_uri differs from the one of the authorization request');
-    if (found.codeChallenge) {
-      if (!params.code_verifier) return invalidGrant('code_verifier is required (the authorization request had a code_challenge)');
-      if (!verifierMatches(params.code_verifier, found.codeChallenge)) return invalidGrant('code_verifier does not match the code_challenge');
-    } else if (params.code_verifier) {
-      return invalidGrant('code_verifier sent, but the authorization request had no code_challenge');
-    }
-    const settings = client.auth?.authorization_code ?? {};
-    const { session, response } = mint({
-      type: 'authorization_code', origin: 'authorization_code', client, settings, userId: found.userId,
-      scope: found.scope, refresh: settings.refresh_token === true,
-    }, svc.config.baseUrl, svc.keyring.active, now);
-    await insertSessions(tx, [session]);
-    await markCodeUsed(tx, hash, session.id);
-    return { ...response, ...(found.scope ? { scope: found.scope } : {}) };
-  });
-  if (outcome instanceof OAuthError) throw outcome;
-  return outcome;
+export function judgeCode(client: Client, found: AuthorizationCode | undefined, params: Params, now: number): CodeVerdict {
+  const refuse = (description: string): CodeVerdict => ({ refuse: invalidGrant(description), spend: true });
+  if (!found || found.clientId !== client.id) return { refuse: invalidGrant('authorization code is unknown or was issued to another client'), spend: false };
+  if (found.usedAt) return { replayed: found };
+  if (found.expiresAt.getTime() <= now) return refuse('authorization code has expired');
+  if (params.redirect_uri !== found.redirectUri) return refuse('redirect_uri differs from the one of the authorization request');
+  if (found.codeChallenge) {
+    if (!params.code_verifier) return refuse('code_verifier is required (the authorization request had a code_challenge)');
+    if (!verifierMatches(params.code_verifier, found.codeChallenge)) return refuse('code_verifier does not match the code_challenge');
+  } else if (params.code_verifier) {
+    return refuse('code_verifier sent, but the authorization request had no code_challenge');
+  }
+  return { honour: found };
+}
+
+export const authorizationCode: Grant = {
+  type: 'authorization_code',
+  clientAuthentication: 'if-confidential',
+  requiredParameters: ['code'],
+  permits: listedInGrantTypes('authorization_code'),
+
+  async handle({ svc, params, client: { resource: client } }) {
+    const hash = tokenHash(params.code!);
+    const now = Date.now();
+    return commitThenRefuse(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
+      const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now);
+      if ('replayed' in verdict) {
+        const { sessionId } = verdict.replayed;
+        if (sessionId) for (const s of await closeTree(tx, sessionId)) forgetSession(svc, s);
+        return invalidGrant('authorization code was already used; the tokens obtained with it have been revoked');
+      }
+      if ('refuse' in verdict) {
+        // Used once, whatever the outcome: a code that was refused cannot be tried again.
+        if (verdict.spend) await markCodeUsed(tx, hash, null);
+        return verdict.refuse;
+      }
+      const { userId, scope } = verdict.honour;
+      const settings = client.auth?.authorization_code ?? {};
+      const { session, response } = mint({
+        type: 'authorization_code', origin: 'authorization_code', client, settings, userId, scope, refresh: settings.refresh_token === true,
+      }, svc.config.baseUrl, svc.keyring.active, now);
+      await insertSessions(tx, [session]);
+      await markCodeUsed(tx, hash, session.id);
+      return { ...response, ...(scope ? { scope } : {}) };
+    });
+  },
 };

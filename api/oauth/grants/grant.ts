@@ -1,13 +1,47 @@
-// What every grant handler receives, and the shape it has.
+// The contract every grant keeps. The token endpoint (../token-endpoint.ts) does
+// for all of them, in this order, what a grant declares here: its required
+// parameters are present, the client authenticates as the grant requires, and
+// the client may use the grant. A handler then only decides what its own
+// parameters mean and what to issue.
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import type { Services } from '../../services.js';
-import type { PresentedClient } from '../client-auth.js';
+import type { Client } from '../../types.js';
+import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
+import { OAuthError } from '../errors.js';
 import type { Params } from '../params.js';
 import type { TokenResponse } from '../tokens.js';
 
 export interface GrantContext {
   svc: Services;
   params: Params;
-  presented: PresentedClient;
+  /** The client, authenticated as the grant's clientAuthentication says. */
+  client: AuthenticatedClient;
 }
 
-export type GrantHandler = (ctx: GrantContext) => Promise<TokenResponse>;
+export interface Grant {
+  /** The grant_type value. */
+  type: string;
+  clientAuthentication: ClientAuthentication;
+  /** Parameters without which the request is invalid_request, checked before the client is. */
+  requiredParameters: readonly string[];
+  /** Whether this client may use the grant at all; otherwise unauthorized_client. */
+  permits(client: Client): boolean;
+  handle(ctx: GrantContext): Promise<TokenResponse>;
+}
+
+/** The usual rule of permits(): the client lists the grant in its grant_types. */
+export const listedInGrantTypes = (type: string) => (client: Client): boolean =>
+  (client.grant_types as string[]).includes(type);
+
+/**
+ * Runs `work` in a transaction that commits even when the request is refused,
+ * then throws the refusal. Some refusals revoke: a replayed authorization code or
+ * refresh token closes the sessions obtained with it (RFC 6749 §4.1.2, §10.4), and
+ * that must hold whatever the client is told, so `work` returns its refusal as a
+ * value instead of throwing it (a throw would roll the revocation back).
+ */
+export async function commitThenRefuse<T>(pool: Pool, work: (tx: Queryable) => Promise<T | OAuthError>): Promise<T> {
+  const outcome = await withTransaction(pool, work);
+  if (outcome instanceof OAuthError) throw outcome;
+  return outcome;
+}

@@ -7,58 +7,59 @@
 // group-committed (RefreshWriter), applied only if the holder is still usable at
 // commit. Anything else (a reused token, a holder that changed since it was read)
 // is decided again in a transaction holding the holder's lock.
-import { withTransaction } from '../../db/pool.js';
 import type { Services } from '../../services.js';
 import {
   closeFamily, findByRefreshToken, findByRefreshTokenForUpdate, insertSessions, touchRefreshToken,
   type Refresh, type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
-import { authenticateClient } from '../client-auth.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
-import { required, scopeParam } from '../params.js';
-import type { GrantHandler } from './grant.js';
+import { scopeParam } from '../params.js';
+import { commitThenRefuse, type Grant } from './grant.js';
 
-export const refreshToken: GrantHandler = async ({ svc, params, presented }) => {
-  const hash = tokenHash(required(params, 'refresh_token'));
-  const narrowed = scopeParam(params.scope);
-  const { resource: client } = await authenticateClient(svc, presented, false);
+export const refreshToken: Grant = {
+  type: 'refresh_token',
+  clientAuthentication: 'optional',
+  requiredParameters: ['refresh_token'],
+  // Not by grant_types: each refresh token is decided by the settings of the grant
+  // that started its family (auth.<grant>.refresh_token), see judgeRefresh.
+  permits: () => true,
 
-  const holder = await findByRefreshToken(svc.pool, hash);
-  const verdict = judge(client, holder, Date.now());
-  if ('error' in verdict) throw verdict.error;
-  if ('settings' in verdict) {
-    const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
-    if (await svc.refreshWriter.apply(refresh)) return response;
-  }
+  async handle({ svc, params, client: { resource: client } }) {
+    const hash = tokenHash(params.refresh_token!);
+    const narrowed = scopeParam(params.scope);
 
-  const outcome = await withTransaction(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
-    const locked = await findByRefreshTokenForUpdate(tx, hash);
-    const now = Date.now();
-    const verdict = judge(client, locked, now);
-    if ('reused' in verdict) {
-      // Someone replayed a rotated token: either the client or a thief holds a copy.
-      // Closing the family cuts both off; this commits before the error is sent.
-      const closed = await closeFamily(tx, verdict.reused.family);
-      svc.log.warn({ client: client.id, family: verdict.reused.family, closed }, 'refresh token reuse detected; session family closed');
-      return invalidGrant('refresh token was already used; every session obtained with it has been closed');
+    const verdict = judgeRefresh(client, await findByRefreshToken(svc.pool, hash), Date.now());
+    if ('error' in verdict) throw verdict.error;
+    if ('settings' in verdict) {
+      const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
+      if (await svc.refreshWriter.apply(refresh)) return response;
     }
-    if ('error' in verdict) return verdict.error;
-    const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, narrowed, now);
-    await touchRefreshToken(tx, verdict.holder, refresh.refreshTokenExp, refresh.rotate);
-    await insertSessions(tx, [refresh.session]);
-    return response;
-  });
-  if (outcome instanceof OAuthError) throw outcome;
-  return outcome;
+
+    return commitThenRefuse(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
+      const now = Date.now();
+      const locked = judgeRefresh(client, await findByRefreshTokenForUpdate(tx, hash), now);
+      if ('reused' in locked) {
+        // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
+        const closed = await closeFamily(tx, locked.reused.family);
+        svc.log.warn({ client: client.id, family: locked.reused.family, closed }, 'refresh token reuse detected; session family closed');
+        return invalidGrant('refresh token was already used; every session obtained with it has been closed');
+      }
+      if ('error' in locked) return locked.error;
+      const { refresh, response } = prepare(svc, client, locked.holder, locked.settings, narrowed, now);
+      await touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
+      await insertSessions(tx, [refresh.session]);
+      return response;
+    });
+  },
 };
 
-type Verdict = { error: OAuthError } | { reused: SessionRow } | { holder: SessionRow; settings: GrantSettings };
+export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { holder: SessionRow; settings: GrantSettings };
 
 /** What a use of the token held by `holder` (as read at `now`) comes to. */
-function judge(client: Client, holder: SessionRow | undefined, now: number): Verdict {
+export function judgeRefresh(client: Client, holder: SessionRow | undefined, now: number): RefreshVerdict {
   if (!holder || holder.clientId !== client.id) return { error: invalidGrant('refresh token is unknown or was issued to another client') };
   if (holder.refreshUsedAt) return { reused: holder };
   if (!holder.active) return { error: invalidGrant('refresh token belongs to a closed session') };

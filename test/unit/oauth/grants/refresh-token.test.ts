@@ -1,0 +1,47 @@
+// The decisions of the refresh_token grant, without a database: what a use of a
+// refresh token held by this session comes to, for this client, now.
+import { expect } from 'chai';
+import { judgeRefresh } from '../../../../api/oauth/grants/refresh-token.js';
+import type { SessionRow } from '../../../../api/store/sessions.js';
+import type { Client } from '../../../../api/types.js';
+
+const now = Date.parse('2026-11-23T12:00:00Z');
+const client = (refresh: boolean | undefined): Client => ({
+  resourceType: 'Client', id: 'app', grant_types: ['client_credentials'], auth: { client_credentials: { refresh_token: refresh } },
+});
+const holder = (change: Partial<SessionRow> = {}): SessionRow => ({
+  id: 's1', type: 'client_credentials', origin: 'client_credentials', clientId: 'app', userId: null, audience: null, scope: null,
+  start: new Date(now - 60_000), exp: null, accessTokenHash: null, refreshTokenHash: Buffer.alloc(32), refreshTokenExp: null,
+  refreshUsedAt: null, active: true, end: null, parent: null, family: 's1', kid: null, details: null, ...change,
+});
+
+function outcome(v: ReturnType<typeof judgeRefresh>): string {
+  if ('error' in v) return `${v.error.code}: ${v.error.message}`;
+  return 'reused' in v ? 'reused' : 'use';
+}
+
+describe('refresh_token: judgeRefresh', function () {
+  it('a live refresh token of this client, with refresh enabled by the grant that started its family, is used', function () {
+    expect(outcome(judgeRefresh(client(true), holder(), now))).to.equal('use');
+    expect(outcome(judgeRefresh(client(true), holder({ refreshTokenExp: new Date(now + 1) }), now))).to.equal('use');
+  });
+
+  it('an unknown token, or another client\'s, is invalid_grant', function () {
+    expect(outcome(judgeRefresh(client(true), undefined, now))).to.match(/^invalid_grant: refresh token is unknown/);
+    expect(outcome(judgeRefresh(client(true), holder({ clientId: 'other' }), now))).to.match(/^invalid_grant: .*another client/);
+  });
+
+  it('a rotated token presented again is a reuse, even in a closed session', function () {
+    expect(outcome(judgeRefresh(client(true), holder({ refreshUsedAt: new Date(now - 1), active: false }), now))).to.equal('reused');
+  });
+
+  it('a closed session or an expired token is invalid_grant', function () {
+    expect(outcome(judgeRefresh(client(true), holder({ active: false }), now))).to.equal('invalid_grant: refresh token belongs to a closed session');
+    expect(outcome(judgeRefresh(client(true), holder({ refreshTokenExp: new Date(now) }), now))).to.equal('invalid_grant: refresh token has expired');
+  });
+
+  it('is unauthorized_client once the client no longer enables refresh for that grant', function () {
+    expect(outcome(judgeRefresh(client(false), holder(), now))).to.match(/^unauthorized_client: .*auth\.client_credentials\.refresh_token/);
+    expect(outcome(judgeRefresh(client(undefined), holder({ origin: 'authorization_code' }), now))).to.match(/auth\.authorization_code\.refresh_token/);
+  });
+});
