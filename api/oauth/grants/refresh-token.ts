@@ -10,10 +10,11 @@
 import { withTransaction } from '../../db/pool.js';
 import type { Services } from '../../services.js';
 import {
-  closeFamily, findByRefreshToken, findByRefreshTokenForUpdate, insertSessions, touchRefreshToken,
+  findByRefreshToken, findByRefreshTokenForUpdate, insertSessions, touchRefreshToken,
   type Refresh, type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
+import { closeFamilySessions } from '../access-tokens.js';
 import { authenticateClient } from '../client-auth.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
@@ -41,7 +42,7 @@ export const refreshToken: GrantHandler = async ({ svc, params, presented }) => 
     if ('reused' in verdict) {
       // Someone replayed a rotated token: either the client or a thief holds a copy.
       // Closing the family cuts both off; this commits before the error is sent.
-      const closed = await closeFamily(tx, verdict.reused.family);
+      const closed = (await closeFamilySessions(svc, verdict.reused.family, tx)).length;
       svc.log.warn({ client: client.id, family: verdict.reused.family, closed }, 'refresh token reuse detected; session family closed');
       return invalidGrant('refresh token was already used; every session obtained with it has been closed');
     }
