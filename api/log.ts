@@ -47,9 +47,42 @@ export function createRequestLogger(level: string, base: Record<string, unknown>
   return pino(options(level, base), destination);
 }
 
-const CREDENTIAL_PARAMS = /([?&](?:access_token|refresh_token|code|client_secret|token|state|code_verifier)=)[^&#]*/gi;
+// Query (and fragment) parameters whose values are credentials, by decoded name, any case.
+const CREDENTIAL_PARAMS = new Set([
+  'access_token', 'refresh_token', 'code', 'client_secret', 'token', 'state', 'code_verifier', 'client_assertion',
+  'id_token_hint', 'id_token', 'password', 'assertion', 'secret',
+]);
 
-/** The URL as it may be logged: credential-bearing query values replaced. */
+/**
+ * The URL as it may be logged: credential-bearing parameter values replaced, the rest kept
+ * as it came. A name is judged decoded (percent-encoding, '+'), as the query parser reads
+ * it: `?access%5Ftoken=…` is the access token to express. A name that does not decode is
+ * judged secret: better a lost value in a log than a leaked token.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(CREDENTIAL_PARAMS, '$1[redacted]');
+  const hash = url.indexOf('#');
+  const beforeHash = hash < 0 ? url : url.slice(0, hash);
+  const fragment = hash < 0 ? '' : `#${redactParams(url.slice(hash + 1))}`;
+  const query = beforeHash.indexOf('?');
+  if (query < 0) return beforeHash + fragment;
+  return `${beforeHash.slice(0, query)}?${redactParams(beforeHash.slice(query + 1))}${fragment}`;
+}
+
+function redactParams(params: string): string {
+  return params.split('&').map(redactParam).join('&');
+}
+
+function redactParam(param: string): string {
+  const eq = param.indexOf('=');
+  if (eq < 0) return param;
+  const name = decodedName(param.slice(0, eq));
+  return name === undefined || CREDENTIAL_PARAMS.has(name.toLowerCase()) ? `${param.slice(0, eq)}=[redacted]` : param;
+}
+
+function decodedName(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
 }

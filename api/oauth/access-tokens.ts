@@ -2,7 +2,8 @@
 // tokens and JWTs alike: a closed or expired session's token is refused at once,
 // however long the JWT's own `exp` would have let it live.
 import type { Services } from '../services.js';
-import { closeTree, isUsable, type SessionRow } from '../store/sessions.js';
+import type { Queryable } from '../db/pool.js';
+import { closeFamily, closeTree, isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwt } from './jwt.js';
 import { tokenHash } from './tokens.js';
 
@@ -39,9 +40,21 @@ export function forgetSession(svc: Services, s: SessionRow): void {
   svc.sessions.invalidate(s.id, ...(s.accessTokenHash ? [s.accessTokenHash.toString('hex')] : []));
 }
 
-/** Closes a session and its refreshed descendants. */
-export async function closeSessions(svc: Services, id: string): Promise<SessionRow[]> {
-  const closed = await closeTree(svc.pool, id);
+function forgetAll(svc: Services, closed: SessionRow[]): SessionRow[] {
   for (const s of closed) forgetSession(svc, s);
   return closed;
+}
+
+/** Closes a session and its refreshed descendants. */
+export async function closeSessions(svc: Services, id: string): Promise<SessionRow[]> {
+  return forgetAll(svc, await closeTree(svc.pool, id));
+}
+
+/**
+ * Closes every session of a family: the grant's first session and all refreshed from it.
+ * The refresh token may be held by any of them (the first one, without rotation), so this
+ * is what ends a grant, whichever of its access tokens was presented.
+ */
+export async function closeFamilySessions(svc: Services, family: string, db: Queryable = svc.pool): Promise<SessionRow[]> {
+  return forgetAll(svc, await closeFamily(db, family));
 }

@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
 import { matcho, patternErrors } from './matcho.js';
+import { re2Engine, regexRefusal } from './regex.js';
 
 /** What the engines see of a request (ARCHITECTURE §4, "Access control"). */
 export interface PolicyRequest {
@@ -18,7 +19,12 @@ export interface PolicyRequest {
 
 export type Rule = (request: PolicyRequest) => boolean;
 
-/** `ajv` holds the compiled schemas: one instance per loaded policy set, dropped with it. */
+/** The ajv of policy schemas: their `pattern`s run on RE2, as matcho's regexes do. */
+export function createPolicyAjv(): Ajv {
+  return createAjv({ code: { regExp: re2Engine } });
+}
+
+/** `ajv` (from createPolicyAjv) holds the compiled schemas: one instance per loaded policy set, dropped with it. */
 export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
   switch (policy.engine) {
     case 'allow':
@@ -29,6 +35,10 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
     }
     case 'matcho': {
       const pattern = policy.matcho ?? {};
+      // Found now, not at request time: a stored pattern that cannot run (written by an older
+      // version, or straight into the database) makes its policy allow nothing, never a 500.
+      const errors = patternErrors(pattern);
+      if (errors.length) throw new Error(errors.join('; '));
       return (request) => matcho(request, pattern);
     }
   }
@@ -38,9 +48,10 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
 export function checkPolicyCompiles(policy: AccessPolicy): void {
   if (policy.engine === 'json-schema') {
     try {
-      createAjv().compile(policy.schema ?? {});
+      createPolicyAjv().compile(policy.schema ?? {});
     } catch (err) {
-      throw ValidationError.field(policy, 'schema', `is not a usable JSON Schema: ${(err as Error).message}`);
+      const message = regexRefusal(err) ?? `is not a usable JSON Schema: ${(err as Error).message}`;
+      throw ValidationError.field(policy, 'schema', message);
     }
   }
   if (policy.engine === 'matcho') {

@@ -3,10 +3,9 @@
 // Policies OR together; with none that applies, the answer is no.
 import type { Pool } from '../db/pool.js';
 import type { ChangeFeed } from '../db/notify.js';
-import { createAjv } from '../schema/resources.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
-import { compilePolicy, type PolicyRequest, type Rule } from './engines.js';
+import { compilePolicy, createPolicyAjv, type PolicyRequest, type Rule } from './engines.js';
 
 export interface Subject {
   clientId: string | null;
@@ -25,7 +24,7 @@ class PolicyIndex {
   readonly linked = new Map<string, CompiledPolicy[]>();
 
   constructor(policies: AccessPolicy[], onError: (id: string, err: Error) => void) {
-    const ajv = createAjv();
+    const ajv = createPolicyAjv();
     for (const policy of policies) {
       let compiled: CompiledPolicy;
       try {

@@ -1,25 +1,16 @@
 // matcho: does a value match a pattern? Aidbox's matcho semantics:
 // - an object pattern matches an object holding at least its keys, each matching;
 // - an array pattern matches an array element by element (the value may be longer);
-// - a string starting with "#" is a regular expression the string value must contain;
+// - a string starting with "#" is a regular expression (RE2 syntax, see regex.ts) the string
+//   value must contain a match of (unanchored, as RegExp.test);
 // - "present?" matches any value but null/undefined, "nil?" only those;
 // - {"$enum": [...]} matches one of the listed values, {"$one-of": [...]} any of the
 //   patterns, {"$contains": p} an array with some element matching p;
 // - anything else matches by equality.
 
+import { policyRegex, regexError } from './regex.js';
+
 export type Pattern = unknown;
-
-const regexCache = new Map<string, RegExp>();
-
-function regex(source: string): RegExp {
-  let re = regexCache.get(source);
-  if (!re) {
-    re = new RegExp(source);
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(source, re);
-  }
-  return re;
-}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -29,7 +20,7 @@ export function matcho(value: unknown, pattern: Pattern): boolean {
   if (typeof pattern === 'string') {
     if (pattern === 'present?') return value !== null && value !== undefined;
     if (pattern === 'nil?') return value === null || value === undefined;
-    if (pattern.startsWith('#')) return typeof value === 'string' && regex(pattern.slice(1)).test(value);
+    if (pattern.startsWith('#')) return typeof value === 'string' && policyRegex(pattern.slice(1)).test(value);
     return value === pattern;
   }
   if (Array.isArray(pattern)) {
@@ -49,12 +40,8 @@ export function matcho(value: unknown, pattern: Pattern): boolean {
 /** Problems with a pattern that would make it fail at request time (bad regex, bad operator). */
 export function patternErrors(pattern: Pattern, path = 'matcho'): string[] {
   if (typeof pattern === 'string' && pattern.startsWith('#')) {
-    try {
-      new RegExp(pattern.slice(1));
-      return [];
-    } catch (err) {
-      return [`${path}: invalid regular expression: ${(err as Error).message}`];
-    }
+    const error = regexError(pattern.slice(1));
+    return error === undefined ? [] : [`${path} ${error}`];
   }
   if (Array.isArray(pattern)) return pattern.flatMap((p, i) => patternErrors(p, `${path}[${i}]`));
   if (isObject(pattern)) {

@@ -6,7 +6,7 @@
 // predicate below, keyed by the rule text; a unit test fails when a rule in a
 // CRD has no twin, so the two cannot drift apart unnoticed.
 import fs from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
@@ -115,8 +115,8 @@ export function fieldErrors(errors: ErrorObject[] | null | undefined): FieldErro
   return out;
 }
 
-export function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false });
+export function createAjv(options: Options = {}): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, ...options });
   (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
   return ajv;
 }

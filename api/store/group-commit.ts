@@ -3,6 +3,12 @@
 // own item is committed. While a batch is in flight, newly arriving items queue
 // up and go together in the next one: under load a commit carries many items;
 // alone, a request waits for just its own.
+//
+// One statement means one fate: a single row the database refuses (a value it cannot
+// store, a broken constraint) fails the statement for every row in it. So a failed batch
+// of several items is committed again item by item, each in a statement of its own, and
+// only the request whose item fails again fails: a hostile request cannot fail the honest
+// ones it happened to share a batch with.
 
 export interface GroupCommitOptions<I> {
   /** Batches running at once; more lets PostgreSQL overlap their fsyncs. */
@@ -13,6 +19,12 @@ export interface GroupCommitOptions<I> {
    * next), for statements where two rows about one record would collide.
    */
   key?: (item: I) => string;
+  /**
+   * Whether an error of a batch may be the fault of one of its items, so that retrying them
+   * one by one is worth it (default: always). No for failures of the database itself (a lost
+   * connection, a full pool): there each retry would fail again, after its own wait.
+   */
+  isolate?: (err: Error) => boolean;
 }
 
 interface Pending<I, R> {
@@ -45,14 +57,30 @@ export class GroupCommit<I, R> {
     while (this.inFlight < this.maxInFlight && this.queue.length) {
       const batch = this.take();
       this.inFlight++;
-      this.run(batch.map((p) => p.item)).then(
-        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
-        (err: Error) => batch.forEach((p) => p.reject(err)),
-      ).finally(() => {
+      void this.commit(batch).finally(() => {
         this.inFlight--;
         this.flush();
       });
     }
+  }
+
+  /**
+   * Settles every item of the batch. The retries hold the batch's slot and go in queue order,
+   * one at a time, so maxInFlight and the key rule hold for them as for any batch.
+   */
+  private async commit(batch: Pending<I, R>[]): Promise<void> {
+    let results: R[];
+    try {
+      results = await this.run(batch.map((p) => p.item));
+    } catch (err) {
+      if (batch.length > 1 && (this.options.isolate?.(err as Error) ?? true)) {
+        for (const p of batch) await this.commit([p]);
+      } else {
+        batch.forEach((p) => p.reject(err as Error));
+      }
+      return;
+    }
+    batch.forEach((p, i) => p.resolve(results[i]!));
   }
 
   /** The next batch: queue order, skipping items whose key is already in it. */

@@ -4,6 +4,7 @@
 // transaction of its own. A use whose holder changed since it was read comes
 // back not applied, and the caller decides it under a lock instead.
 import type { Pool } from '../db/pool.js';
+import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
 import { applyRefreshes, type Refresh } from './sessions.js';
 
@@ -24,6 +25,7 @@ export class RefreshWriter {
     }, {
       maxInFlight,
       maxBatch,
+      isolate: rowMayCause,
       // The statement applies one use per holder: a second one waits for the next batch.
       key: (r) => r.session.parent!,
     });

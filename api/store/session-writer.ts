@@ -4,6 +4,7 @@
 // flight per process: the next batch gathers everything that arrives meanwhile,
 // and fewer, larger commits cost PostgreSQL less CPU per session (make bench).
 import type { Pool } from '../db/pool.js';
+import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
 import { insertSessions, type SessionRow } from './sessions.js';
 
@@ -14,7 +15,7 @@ export class SessionWriter {
     this.commits = new GroupCommit<SessionRow, void>(async (rows) => {
       await insertSessions(pool, rows);
       return rows.map(() => undefined);
-    }, { maxInFlight, maxBatch });
+    }, { maxInFlight, maxBatch, isolate: rowMayCause });
   }
 
   insert(row: SessionRow): Promise<void> {

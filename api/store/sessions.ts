@@ -214,9 +214,10 @@ export async function closeTree(db: Queryable, id: string): Promise<SessionRow[]
   return rows.map(fromDb);
 }
 
-/** Closes every session descending from the same grant (refresh token reuse). */
-export async function closeFamily(db: Queryable, family: string): Promise<number> {
-  return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE family = $1 AND active`, [family])).rowCount ?? 0;
+/** Closes every session descending from the same grant (sign-out, refresh token reuse); returns the closed rows. */
+export async function closeFamily(db: Queryable, family: string): Promise<SessionRow[]> {
+  const { rows } = await db.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE family = $1 AND active RETURNING *`, [family]);
+  return rows.map(fromDb);
 }
 
 export async function closeForClient(db: Queryable, clientId: string): Promise<number> {

@@ -50,6 +50,26 @@ describe('operations', function () {
     for (const line of box.logs.filter((l) => l.startsWith('{'))) expect(() => JSON.parse(line)).not.to.throw();
   });
 
+  it('keeps a token out of the log whatever the encoding of the access_token name, and headers and cookies too', async function () {
+    const root = await box.rootToken();
+    const cookieSecret = `cookie-secret-${Date.now()}`;
+    const headerSecret = `header-secret-${Date.now()}`;
+    const encoded = await box.json('GET', `/users?access%5Ftoken=${encodeURIComponent(root)}`);
+    expect(encoded.status, encoded.text).to.equal(200);
+    expect((await box.json('GET', `/users?%61ccess_token=${encodeURIComponent(root)}&mark=hex`)).status).to.equal(200);
+    await box.json('GET', `/users?Access_Token=${encodeURIComponent(root)}`);
+    await box.json('GET', '/users?mark=header', undefined, root, { Cookie: `boxauth_session=${cookieSecret}` });
+    await box.json('GET', '/users?mark=bad-header', undefined, headerSecret);
+    const expected = ['/users?access%5Ftoken=[redacted]"', '/users?%61ccess_token=[redacted]&mark=hex"', '/users?Access_Token=[redacted]"',
+      '/users?mark=header"', '/users?mark=bad-header"'].map((url) => `"url":"${url}`);
+    // access log lines are written in batches, at least every 100 ms
+    for (let i = 0; i < 50 && !expected.every((e) => box.logs.some((l) => l.includes(e))); i++) await new Promise((r) => setTimeout(r, 50));
+    for (const line of box.logs) {
+      for (const s of [root, encodeURIComponent(root), cookieSecret, headerSecret]) expect(line).not.to.include(s);
+    }
+    for (const e of expected) expect(box.logs.some((l) => l.includes(e)), e).to.equal(true);
+  });
+
   it('a bad configuration stops start-up with a message naming the variable', function () {
     const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js')], {
       env: { PATH: process.env.PATH, BOXAUTH_JWT_ALG: 'HS256' }, encoding: 'utf8',

@@ -39,6 +39,32 @@ describe('sessions', function () {
     });
   }
 
+  for (const rotation of [false, true]) {
+    it(`DELETE /Session with a refreshed access token ends the grant's refresh token (rotation ${rotation ? 'on' : 'off'})`, async function () {
+      const id = `refresher-${rotation ? 'rotating' : 'plain'}`;
+      await box.addClient(id, { auth: { client_credentials: { refresh_token: true, refresh_token_rotation: rotation } } }, { secret });
+      const first = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) })).body;
+      expect(first.refresh_token).to.be.a('string');
+      const refreshed = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: id, refresh_token: first.refresh_token });
+      expect(refreshed.status, refreshed.text).to.equal(200);
+      const refreshToken: string = refreshed.body.refresh_token ?? first.refresh_token;
+      expect(refreshToken !== first.refresh_token).to.equal(rotation);
+
+      const signedOut = await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${refreshed.body.access_token}` } });
+      expect(signedOut.status).to.equal(200);
+      expect(signedOut.body).to.include({ resourceType: 'Session', active: false });
+      // Access tokens first: presenting a rotated-away refresh token would close the family itself.
+      for (const token of [first.access_token, refreshed.body.access_token]) {
+        expect((await box.json('GET', `/Client/${id}`, undefined, token)).status).to.equal(401);
+      }
+      for (const token of new Set([refreshToken, first.refresh_token])) {
+        const again = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: id, refresh_token: token });
+        expect(again.status).to.equal(400);
+        expect(again.body.error).to.equal('invalid_grant');
+      }
+    });
+  }
+
   it('DELETE /Session without a token is 401', async function () {
     expect((await box.request('DELETE', '/Session')).status).to.equal(401);
   });

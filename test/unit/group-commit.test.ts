@@ -17,6 +17,25 @@ function held<I>(): { batches: I[][]; run: (items: I[]) => Promise<string[]>; fi
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** A batch function that refuses, as PostgreSQL does, any statement holding a bad item. */
+function refusing(bad: (item: string) => boolean): { batches: string[][]; run: (items: string[]) => Promise<string[]> } {
+  const batches: string[][] = [];
+  return {
+    batches,
+    run: async (items) => {
+      batches.push(items);
+      await tick();
+      const refused = items.find(bad);
+      if (refused !== undefined) throw new Error(`invalid byte sequence in ${refused}`);
+      return items.map((item) => `done ${item}`);
+    },
+  };
+}
+
+async function outcomes(promises: Promise<string>[]): Promise<string[]> {
+  return Promise.all(promises.map((p) => p.then((r) => r, (err: Error) => `failed: ${err.message}`)));
+}
+
 describe('group commit', function () {
   it('sends what arrives while batches are in flight together, and answers each item with its own result', async function () {
     const db = held<string>();
@@ -77,5 +96,36 @@ describe('group commit', function () {
     await tick();
     db.finish(1);
     expect(await next).to.equal('done b');
+  });
+
+  it('a failed batch is committed again item by item: only the bad item fails', async function () {
+    const db = refusing((item) => item.startsWith('bad'));
+    const commits = new GroupCommit(db.run, { maxInFlight: 1 });
+    const all = ['first', 'a', 'bad1', 'b', 'bad2', 'c'].map((item) => commits.submit(item));
+    expect(await outcomes(all)).to.deep.equal([
+      'done first', 'done a', 'failed: invalid byte sequence in bad1', 'done b', 'failed: invalid byte sequence in bad2', 'done c',
+    ]);
+    expect(db.batches).to.deep.equal([['first'], ['a', 'bad1', 'b', 'bad2', 'c'], ['a'], ['bad1'], ['b'], ['bad2'], ['c']]);
+  });
+
+  it('retries hold their batch\'s slot, one at a time, so later items (and keys) wait for them', async function () {
+    const db = refusing((item) => item === 'x-bad');
+    const commits = new GroupCommit(db.run, { maxInFlight: 1, key: (item) => item[0]! });
+    const first = commits.submit('w');
+    const batch = ['x-bad', 'y'].map((item) => commits.submit(item));
+    await tick();
+    const later = ['x-later', 'z'].map((item) => commits.submit(item));
+    expect(await outcomes([first, ...batch, ...later])).to.deep.equal([
+      'done w', 'failed: invalid byte sequence in x-bad', 'done y', 'done x-later', 'done z',
+    ]);
+    expect(db.batches).to.deep.equal([['w'], ['x-bad', 'y'], ['x-bad'], ['y'], ['x-later', 'z']]);
+  });
+
+  it('does not retry item by item when the failure is no item\'s fault', async function () {
+    const db = refusing(() => true);
+    const commits = new GroupCommit(db.run, { maxInFlight: 1, isolate: () => false });
+    const all = ['a', 'b', 'c'].map((item) => commits.submit(item));
+    expect(await outcomes(all)).to.deep.equal(['failed: invalid byte sequence in a', 'failed: invalid byte sequence in b', 'failed: invalid byte sequence in b']);
+    expect(db.batches).to.deep.equal([['a'], ['b', 'c']]);
   });
 });

@@ -2,7 +2,7 @@
 // and the resource API (search, read, change, close) behind policies.
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { checkAccessToken, closeSessions, forgetSession } from '../../oauth/access-tokens.js';
+import { checkAccessToken, closeFamilySessions, closeSessions, forgetSession } from '../../oauth/access-tokens.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
 import { findById, searchSessions, setExpirations, toSessionResource } from '../../store/sessions.js';
@@ -12,7 +12,11 @@ import { send } from '../respond.js';
 import { bundle } from './resources.js';
 import { strictRouter } from '../router.js';
 
-/** DELETE /Session: closes the session of the bearer token (and its refresh token). */
+/**
+ * DELETE /Session: sign-out. Closes the whole family of the bearer token's session, so the
+ * grant's refresh token dies with it even when the token presented came from a refresh
+ * (its session is a child; the refresh token stays on the first session without rotation).
+ */
 export function signOut(svc: Services): RequestHandler {
   return async (req, res) => {
     const token = presentedToken(req);
@@ -23,7 +27,7 @@ export function signOut(svc: Services): RequestHandler {
     if ('problem' in check) {
       throw new ApiError(401, 'invalid_token', check.problem, { 'WWW-Authenticate': 'Bearer realm="boxauth", error="invalid_token"' });
     }
-    await closeSessions(svc, check.session.id);
+    await closeFamilySessions(svc, check.session.family);
     const closed = await findById(svc.pool, check.session.id);
     send(req, res, 200, toSessionResource(closed!));
   };

@@ -9,10 +9,11 @@
 // is decided again in a transaction holding the holder's lock.
 import type { Services } from '../../services.js';
 import {
-  closeFamily, findByRefreshToken, findByRefreshTokenForUpdate, insertSessions, touchRefreshToken,
+  findByRefreshToken, findByRefreshTokenForUpdate, insertSessions, touchRefreshToken,
   type Refresh, type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
+import { closeFamilySessions } from '../access-tokens.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
@@ -43,7 +44,7 @@ export const refreshToken: Grant = {
       const locked = judgeRefresh(client, await findByRefreshTokenForUpdate(tx, hash), now);
       if ('reused' in locked) {
         // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
-        const closed = await closeFamily(tx, locked.reused.family);
+        const closed = (await closeFamilySessions(svc, locked.reused.family, tx)).length;
         svc.log.warn({ client: client.id, family: locked.reused.family, closed }, 'refresh token reuse detected; session family closed');
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }

@@ -1,0 +1,85 @@
+// The group commit against a real PostgreSQL: rows PostgreSQL refuses (a NUL byte in a text
+// column) sent at once with honest ones fail alone; every honest row is committed.
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { migrate } from '../../api/db/migrate.js';
+import { createPool, type Pool } from '../../api/db/pool.js';
+import { rowMayCause } from '../../api/store/constraints.js';
+import { RefreshWriter } from '../../api/store/refresh-writer.js';
+import { SessionWriter } from '../../api/store/session-writer.js';
+import { findById, insertSessions, newSessionId, type SessionRow } from '../../api/store/sessions.js';
+import { createDatabase } from '../support/postgres.js';
+
+function row(fields: Partial<SessionRow> = {}): SessionRow {
+  const id = newSessionId();
+  return {
+    id, type: 'client_credentials', origin: 'client_credentials', clientId: 'c', userId: null, audience: null, scope: null,
+    start: new Date(), exp: null, accessTokenHash: randomBytes(32), refreshTokenHash: randomBytes(32), refreshTokenExp: null,
+    refreshUsedAt: null, active: true, end: null, parent: null, family: id, kid: null, details: null, ...fields,
+  };
+}
+
+/** Honest and hostile items mixed, one hostile every `every`. */
+function mixed<T>(honest: T[], hostile: T[], every: number): T[] {
+  const out: T[] = [];
+  honest.forEach((h, i) => {
+    out.push(h);
+    if (i % every === every - 1 && hostile.length) out.push(hostile.shift()!);
+  });
+  return [...out, ...hostile];
+}
+
+describe('group commit: a row the database refuses fails only its own request', function () {
+  let pool: Pool;
+
+  before(async function () {
+    pool = createPool(await createDatabase(), 10);
+    await migrate(pool);
+  });
+  after(async function () {
+    await pool?.end();
+  });
+
+  it('SessionWriter: 200 honest inserts and 20 hostile ones at once; every honest one commits', async function () {
+    const writer = new SessionWriter(pool);
+    const honest = Array.from({ length: 200 }, () => row({ audience: 'https://api.example' }));
+    const hostile = Array.from({ length: 20 }, () => row({ audience: 'https://api.example\u0000' }));
+    const hostileIds = new Set(hostile.map((r) => r.id));
+    const rows = mixed(honest, [...hostile], 10);
+    const outcomes = await Promise.allSettled(rows.map((r) => writer.insert(r)));
+    const failed = rows.filter((_, i) => outcomes[i]!.status === 'rejected');
+    expect(failed.filter((r) => !hostileIds.has(r.id)), 'honest failures').to.have.length(0);
+    expect(failed.map((r) => r.id).sort()).to.deep.equal([...hostileIds].sort());
+    for (const r of honest) expect((await findById(pool, r.id))?.audience, r.id).to.equal('https://api.example');
+    for (const r of hostile) expect(await findById(pool, r.id)).to.equal(undefined);
+  });
+
+  it('RefreshWriter: 100 honest refreshes and 10 hostile ones at once; every honest one is applied', async function () {
+    const holders = Array.from({ length: 110 }, () => row());
+    await insertSessions(pool, holders);
+    const writer = new RefreshWriter(pool);
+    const refreshes = holders.map((h, i) => ({
+      session: row({ parent: h.id, family: h.family, refreshTokenHash: null, audience: i % 11 === 5 ? 'x\u0000' : 'x' }),
+      rotate: false,
+      refreshTokenExp: null,
+    }));
+    const outcomes = await Promise.allSettled(refreshes.map((r) => writer.apply(r)));
+    const hostile = refreshes.map((r, i) => (r.session.audience === 'x' ? -1 : i)).filter((i) => i >= 0);
+    expect(hostile).to.have.length(10);
+    outcomes.forEach((o, i) => {
+      if (hostile.includes(i)) expect(o.status, `hostile ${i}`).to.equal('rejected');
+      else expect(o, `honest ${i}`).to.deep.equal({ status: 'fulfilled', value: true });
+    });
+    for (const r of refreshes.filter((r) => r.session.audience === 'x')) expect(await findById(pool, r.session.id)).to.not.equal(undefined);
+  });
+
+  it('retries item by item only when a row may be the cause', async function () {
+    const refused = await pool.query('SELECT $1::text', ['a\u0000']).catch((err: unknown) => err);
+    expect(rowMayCause(refused), String(refused)).to.equal(true);
+    const nowhere = createPool('postgres://boxauth@127.0.0.1:1/none', 1);
+    const unreachable = await nowhere.query('SELECT 1').catch((err: unknown) => err);
+    await nowhere.end();
+    expect(unreachable).to.be.instanceOf(Error);
+    expect(rowMayCause(unreachable), String(unreachable)).to.equal(false);
+  });
+});

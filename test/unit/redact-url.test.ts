@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { redactUrl } from '../../api/log.js';
+
+describe('redactUrl', function () {
+  it('replaces the values of credential parameters, keeps the rest of the URL as it came', function () {
+    expect(redactUrl('/users?access_token=abc&_count=5&name=a%20b')).to.equal('/users?access_token=[redacted]&_count=5&name=a%20b');
+    expect(redactUrl('/Client/x')).to.equal('/Client/x');
+    expect(redactUrl('/Client?')).to.equal('/Client?');
+    expect(redactUrl('/cb?flag&x=1')).to.equal('/cb?flag&x=1');
+  });
+
+  it('covers every credential-bearing name', function () {
+    for (const name of ['access_token', 'refresh_token', 'code', 'client_secret', 'token', 'state', 'code_verifier',
+      'client_assertion', 'id_token_hint', 'password', 'assertion']) {
+      expect(redactUrl(`/x?a=1&${name}=s3cr3t&b=2`), name).to.equal(`/x?a=1&${name}=[redacted]&b=2`);
+    }
+  });
+
+  it('judges names decoded and in any case, as the query parser reads them', function () {
+    expect(redactUrl('/users?access%5Ftoken=abc')).to.equal('/users?access%5Ftoken=[redacted]');
+    expect(redactUrl('/users?%61ccess_token=abc')).to.equal('/users?%61ccess_token=[redacted]');
+    expect(redactUrl('/users?%61%63%63%65%73%73%5f%74%6f%6b%65%6e=abc')).to.not.include('abc');
+    expect(redactUrl('/users?ACCESS_TOKEN=abc&Client_Secret=def')).to.equal('/users?ACCESS_TOKEN=[redacted]&Client_Secret=[redacted]');
+    expect(redactUrl('/users?access+token=abc')).to.equal('/users?access+token=abc'); // "access token": not a credential
+  });
+
+  it('redacts every occurrence of a repeated name', function () {
+    expect(redactUrl('/users?access_token=a&x=1&access%5Ftoken=b&access_token=c'))
+      .to.equal('/users?access_token=[redacted]&x=1&access%5Ftoken=[redacted]&access_token=[redacted]');
+  });
+
+  it('redacts in fragments too, and stops a query value at the fragment', function () {
+    expect(redactUrl('/cb#access_token=abc&token_type=Bearer&state=xyz'))
+      .to.equal('/cb#access_token=[redacted]&token_type=Bearer&state=[redacted]');
+    expect(redactUrl('/cb?code=abc#frag')).to.equal('/cb?code=[redacted]#frag');
+    expect(redactUrl('/cb?x=1#code=abc')).to.equal('/cb?x=1#code=[redacted]');
+  });
+
+  it('never throws on malformed encoding: a name that does not decode has its value redacted', function () {
+    expect(redactUrl('/users?%ZZ=abc&x=%ZZ')).to.equal('/users?%ZZ=[redacted]&x=%ZZ');
+    expect(redactUrl('/users?access%5Ftoken%E0%A4%A=abc')).to.equal('/users?access%5Ftoken%E0%A4%A=[redacted]');
+    expect(redactUrl('/users?%=abc&%%%=def')).to.equal('/users?%=[redacted]&%%%=[redacted]');
+    expect(redactUrl('/%ZZ/x?y=1')).to.equal('/%ZZ/x?y=1');
+  });
+});
