@@ -23,6 +23,8 @@ export interface GrantSettings {
   refresh_token_expiration?: number;
   refresh_token_rotation?: boolean;
   redirect_uri?: string;
+  /** OpenID Connect: how long an ID token of this grant lives (seconds). */
+  id_token_expiration?: number;
 }
 
 export type GrantType = 'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token';
@@ -36,6 +38,8 @@ export interface Client {
   /** Allow-lists: the audiences and scopes this client may be granted (unset: any). */
   audience?: string[];
   scope?: string[];
+  /** OpenID Connect RP-initiated logout: where a person may be sent back after signing out, exactly. */
+  post_logout_redirect_uris?: string[];
   auth?: {
     client_credentials?: GrantSettings;
     implicit?: GrantSettings;

@@ -16,6 +16,7 @@ import { adminRouter } from './routes/admin.js';
 import { browserRouter } from './routes/browser.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
+import { openidRouter } from './routes/openid.js';
 import { peopleRouter } from './routes/people.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
@@ -79,7 +80,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
-  app.use(browserRouter(svc), adminRouter(svc));
+  app.use(browserRouter(svc), openidRouter(svc), adminRouter(svc));
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.

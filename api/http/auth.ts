@@ -54,23 +54,27 @@ export function presentedToken(req: Request): string | undefined {
   return undefined;
 }
 
+/** Who presents `token` to the box's own API; a 401 ApiError when nobody the box accepts. */
+export async function principalOf(svc: Services, token: string | undefined): Promise<Principal> {
+  if (!token) throw unauthorized('an access token is required (Authorization: Bearer <token>)', false);
+  const check = await checkAccessToken(svc, token);
+  if ('problem' in check) throw unauthorized(check.problem, true);
+  const { session } = check;
+  // RFC 9068 §4: a token meant for another service is not one for this API.
+  if (session.audience !== null && session.audience !== svc.config.baseUrl) {
+    throw unauthorized(`the token's audience is "${session.audience}", not this box (${svc.config.baseUrl})`, true);
+  }
+  const client = await svc.clients.get(session.clientId);
+  if (!client) throw unauthorized('the client of this token no longer exists', true);
+  const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
+  if (session.userId !== null && !user) throw unauthorized('the user of this token no longer exists', true);
+  return { token, session, client, user };
+}
+
 export function authenticate(svc: Services): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     (async () => {
-      const token = presentedToken(req);
-      if (!token) throw unauthorized('an access token is required (Authorization: Bearer <token>)', false);
-      const check = await checkAccessToken(svc, token);
-      if ('problem' in check) throw unauthorized(check.problem, true);
-      const { session } = check;
-      // RFC 9068 §4: a token meant for another service is not one for this API.
-      if (session.audience !== null && session.audience !== svc.config.baseUrl) {
-        throw unauthorized(`the token's audience is "${session.audience}", not this box (${svc.config.baseUrl})`, true);
-      }
-      const client = await svc.clients.get(session.clientId);
-      if (!client) throw unauthorized('the client of this token no longer exists', true);
-      const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
-      if (session.userId !== null && !user) throw unauthorized('the user of this token no longer exists', true);
-      req.principal = { token, session, client, user };
+      req.principal = await principalOf(svc, presentedToken(req));
     })().then(() => next(), next);
   };
 }

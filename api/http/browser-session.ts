@@ -6,7 +6,8 @@
 // site can neither read the cookie nor compute the HMAC.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { createBrowserSession, browserSessionUser, deleteBrowserSession } from '../store/browser.js';
+import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
+import { closeBrowserSessions } from '../oauth/access-tokens.js';
 import { tokenHash } from '../oauth/tokens.js';
 import type { Services } from '../services.js';
 
@@ -38,11 +39,11 @@ function appendCookie(res: Response, cookie: string): void {
   res.setHeader('Set-Cookie', [...(Array.isArray(prior) ? prior : prior ? [String(prior)] : []), cookie]);
 }
 
-/** The id of the signed-in user of this browser, if any. */
-export async function signedInUser(svc: Services, req: Request): Promise<number | undefined> {
+/** This browser's signed-in session, if any. */
+export async function signedIn(svc: Services, req: Request): Promise<BrowserSession | undefined> {
   const token = cookies(req)[SESSION_COOKIE];
   if (!token) return undefined;
-  return browserSessionUser(svc.pool, tokenHash(token));
+  return findBrowserSession(svc.pool, tokenHash(token));
 }
 
 export async function signIn(svc: Services, res: Response, userId: number): Promise<void> {
@@ -52,10 +53,16 @@ export async function signIn(svc: Services, res: Response, userId: number): Prom
   appendCookie(res, `${SESSION_COOKIE}=${token}${cookieOptions(svc, hours * 3600)}`);
 }
 
-export async function signOut(svc: Services, req: Request, res: Response): Promise<void> {
+/**
+ * Signs this browser out: its session ends, and so do the token sessions issued
+ * through it (they carry its sid), as a person signing out expects of the apps
+ * they signed in to with it.
+ */
+export async function endBrowserSession(svc: Services, req: Request, res: Response): Promise<void> {
   const token = cookies(req)[SESSION_COOKIE];
-  if (token) await deleteBrowserSession(svc.pool, tokenHash(token));
   appendCookie(res, `${SESSION_COOKIE}=${cookieOptions(svc, 0)}`);
+  const sid = token ? await deleteBrowserSession(svc.pool, tokenHash(token)) : undefined;
+  if (sid) await closeBrowserSessions(svc, sid);
 }
 
 function csrfFor(svc: Services, browserId: string): string {

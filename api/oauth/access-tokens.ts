@@ -3,7 +3,7 @@
 // however long the JWT's own `exp` would have let it live.
 import type { Services } from '../services.js';
 import type { Queryable } from '../db/pool.js';
-import { closeFamily, closeTree, isUsable, type SessionRow } from '../store/sessions.js';
+import { closeFamily, closeForBrowser, closeTree, isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwt } from './jwt.js';
 import { tokenHash } from './tokens.js';
 
@@ -14,7 +14,10 @@ export async function checkAccessToken(svc: Services, token: string, now = Date.
   if (looksLikeJwt(token)) {
     let claims: Record<string, unknown>;
     try {
-      claims = verifyJwt(token, svc.keyring.find);
+      const verified = verifyJwt(token, svc.keyring.find);
+      // An ID token (typ JWT) is for the client to read, never a credential for the API.
+      if (verified.header.typ !== 'at+jwt') return { problem: 'the JWT is not an access token (typ at+jwt)' };
+      claims = verified.claims;
     } catch (err) {
       return { problem: err instanceof JwtError ? err.message : 'malformed JWT' };
     }
@@ -48,6 +51,11 @@ function forgetAll(svc: Services, closed: SessionRow[]): SessionRow[] {
 /** Closes a session and its refreshed descendants. */
 export async function closeSessions(svc: Services, id: string): Promise<SessionRow[]> {
   return forgetAll(svc, await closeTree(svc.pool, id));
+}
+
+/** Closes the token sessions issued through a signed-in browser session (sign-out, RP-initiated logout). */
+export async function closeBrowserSessions(svc: Services, sid: string): Promise<SessionRow[]> {
+  return forgetAll(svc, await closeForBrowser(svc.pool, sid));
 }
 
 /**

@@ -1,25 +1,43 @@
-// GET /auth/authorize: the implicit (response_type=token) and authorization code
-// (response_type=code) requests. The client and the redirect URI are checked
-// first: until both are known good, nothing is ever redirected (RFC 6749 §4.1.2.1);
-// after that, errors travel back to the client in the redirect.
+// GET /auth/authorize: the authorization code (response_type=code) and implicit
+// (token, id_token, "id_token token") requests, with OpenID Connect's parameters.
+// The client and the redirect URI are checked first: until both are known good,
+// nothing is ever redirected (RFC 6749 §4.1.2.1); after that, errors travel back
+// to the client in the redirect.
 import { randomBytes } from 'node:crypto';
 import type { Services } from '../services.js';
-import { createAuthorizationCode } from '../store/browser.js';
+import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
 import type { Stored } from '../store/resources.js';
+import type { UserRow } from '../store/users.js';
 import type { Client, GrantSettings } from '../types.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
+import { browserDetails, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, idTokenHintClaims, mintIdToken } from './openid.js';
 import { scopeParam } from './params.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
 
+export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
+export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
+
+/** OpenID Connect's prompt values the box serves (Core §3.1.2.1); select_account is a sign-in again. */
+export type Prompt = 'none' | 'login' | 'consent' | 'select_account';
+const PROMPTS: readonly Prompt[] = ['none', 'login', 'consent', 'select_account'];
+
 export interface AuthorizeRequest {
-  responseType: 'token' | 'code';
+  responseType: ResponseType;
   client: Stored<Client>;
   redirectUri: string;
   state: string | undefined;
   scope: string | undefined;
   codeChallenge: string | undefined;
+  nonce: string | undefined;
+  prompt: ReadonlySet<Prompt>;
+  /** Seconds since sign-in beyond which the person signs in again. */
+  maxAge: number | undefined;
+  /** An email to offer on the sign-in page. */
+  loginHint: string | undefined;
+  /** The user an id_token_hint names (its sub). */
+  hintedUser: string | undefined;
   /** The request's parameters, to carry through sign-in and consent. */
   params: Record<string, string>;
 }
@@ -38,14 +56,16 @@ export interface RedirectProblem {
   location: string;
 }
 
-export const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method'];
+export const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method',
+  'nonce', 'prompt', 'max_age', 'login_hint', 'id_token_hint'];
 
 function grantOf(responseType: string | undefined): 'implicit' | 'authorization_code' | undefined {
-  return responseType === 'token' ? 'implicit' : responseType === 'code' ? 'authorization_code' : undefined;
+  if (responseType === 'code') return 'authorization_code';
+  return RESPONSE_TYPES.includes(responseType as ResponseType) ? 'implicit' : undefined;
 }
 
-/** The redirect URI with the response in the query (code) or the fragment (implicit). */
-export function redirectTo(redirectUri: string, responseType: 'token' | 'code', values: Record<string, string | undefined>): string {
+/** The redirect URI with the response in the query (code) or the fragment (the implicit kinds). */
+export function redirectTo(redirectUri: string, responseType: ResponseType, values: Record<string, string | undefined>): string {
   const url = new URL(redirectUri);
   const pairs = Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined);
   if (responseType === 'code') {
@@ -54,6 +74,29 @@ export function redirectTo(redirectUri: string, responseType: 'token' | 'code', 
     url.hash = new URLSearchParams(pairs).toString();
   }
   return url.toString();
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
+
+/**
+ * Whether a requested redirect URI is the registered one: to the letter, except
+ * that for a loopback address over http the port may differ (RFC 8252 §7.3: a
+ * native app such as kubectl's sign-in listens on whatever port is free).
+ */
+export function redirectMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  let a: URL;
+  let b: URL;
+  try {
+    a = new URL(registered);
+    b = new URL(requested);
+  } catch {
+    return false;
+  }
+  return a.protocol === 'http:' && b.protocol === 'http:' && LOOPBACK.has(a.hostname) && b.hostname === a.hostname
+    && b.pathname === a.pathname && b.search === a.search
+    // nothing else in the request may differ, however it is spelled (user info, fragment, encodings)
+    && requested === `http://${b.host}${b.pathname}${b.search}`;
 }
 
 export async function parseAuthorizeRequest(
@@ -77,19 +120,21 @@ export async function parseAuthorizeRequest(
   const client = await svc.clients.get(params.client_id);
   if (!client) return unknown('unknown client');
 
-  // The redirect URI must be the one configured for the grant, to the letter.
+  // The redirect URI must be the one configured for the grant (redirectMatches).
   const grant = grantOf(params.response_type);
-  const configured = (grant ? (client.resource.auth?.[grant] as GrantSettings | undefined)?.redirect_uri : undefined)
-    ?? [client.resource.auth?.authorization_code?.redirect_uri, client.resource.auth?.implicit?.redirect_uri].find((u) => u === params.redirect_uri);
-  if (!configured) return unknown(grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered');
-  if (params.redirect_uri !== undefined && params.redirect_uri !== configured) return unknown('redirect URI differs from the registered one');
-  const redirectUri = configured;
+  const registered = (grant ? (client.resource.auth?.[grant] as GrantSettings | undefined)?.redirect_uri : undefined);
+  const candidates = registered ? [registered]
+    : [client.resource.auth?.authorization_code?.redirect_uri, client.resource.auth?.implicit?.redirect_uri].filter((u): u is string => !!u);
+  if (!candidates.length) return unknown(grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered');
+  const redirectUri = params.redirect_uri === undefined ? registered : candidates.find((u) => redirectMatches(u, params.redirect_uri!)) && params.redirect_uri;
+  if (!redirectUri) return unknown('redirect URI differs from the registered one');
 
+  const responseType = (grant ? params.response_type : 'code') as ResponseType;
   const fail = (error: string, description: string): RedirectProblem => ({
     kind: 'redirect',
-    location: redirectTo(redirectUri, grant === 'implicit' ? 'token' : 'code', { error, error_description: description, state: params.state }),
+    location: redirectTo(redirectUri, responseType, { error, error_description: description, state: params.state }),
   });
-  if (!grant) return fail('unsupported_response_type', 'response_type must be "token" or "code"');
+  if (!grant) return fail('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
   if (!client.resource.grant_types.includes(grant)) {
     return fail('unauthorized_client', `client "${client.resource.id}" may not use the ${grant} grant`);
   }
@@ -112,46 +157,72 @@ export async function parseAuthorizeRequest(
     if (err instanceof OAuthError) return fail(err.code, err.message);
     throw err;
   }
+  if (responseType.startsWith('id_token')) {
+    if (!hasOpenid(scope)) return fail('invalid_request', `response_type=${responseType} needs scope openid`);
+    if (!params.nonce) return fail('invalid_request', `response_type=${responseType} needs a nonce (OpenID Connect Core §3.2.2.1)`);
+  }
+  const prompt = new Set((params.prompt ?? '').split(' ').filter(Boolean)) as Set<Prompt>;
+  const unknownPrompt = [...prompt].find((p) => !PROMPTS.includes(p));
+  if (unknownPrompt) return fail('invalid_request', `prompt "${unknownPrompt}" is not supported (${PROMPTS.join(', ')})`);
+  if (prompt.has('none') && prompt.size > 1) return fail('invalid_request', 'prompt=none cannot be combined with other values');
+  let maxAge: number | undefined;
+  if (params.max_age !== undefined) {
+    maxAge = /^\d{1,10}$/.test(params.max_age) ? Number(params.max_age) : NaN;
+    if (Number.isNaN(maxAge)) return fail('invalid_request', 'max_age must be a number of seconds');
+  }
+  let hintedUser: string | undefined;
+  if (params.id_token_hint !== undefined) {
+    const claims = idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
+    if (!claims) return fail('invalid_request', 'id_token_hint is not an ID token this box issued');
+    hintedUser = claims.sub as string;
+  }
   return {
-    responseType: params.response_type as 'token' | 'code',
-    client,
-    redirectUri,
-    state: params.state,
-    scope: scope ?? undefined,
-    codeChallenge,
-    params,
+    responseType, client, redirectUri, state: params.state, scope: scope ?? undefined, codeChallenge, nonce: params.nonce,
+    prompt, maxAge, loginHint: params.login_hint, hintedUser, params,
   };
 }
 
-export function deniedRedirect(req: AuthorizeRequest): string {
-  return redirectTo(req.redirectUri, req.responseType, {
-    error: 'access_denied', error_description: 'the user denied access', state: req.state,
-  });
+/** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
+export function errorRedirect(req: AuthorizeRequest, error: string, description: string): string {
+  return redirectTo(req.redirectUri, req.responseType, { error, error_description: description, state: req.state });
 }
 
-/** Issues what the request asked for to `userId`; returns where to send the browser. */
-export async function grantAuthorization(svc: Services, req: AuthorizeRequest, userId: number): Promise<string> {
+/**
+ * Issues what the request asked for to the signed-in person; returns where to
+ * send the browser. Tokens issued here carry the browser session's sid, so that
+ * logging that browser out (RP-initiated logout) closes them.
+ */
+export async function grantAuthorization(svc: Services, req: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<string> {
+  const client = req.client.resource;
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');
     await createAuthorizationCode(svc.pool, tokenHash(code), {
-      clientId: req.client.resource.id, userId, redirectUri: req.redirectUri, scope: req.scope ?? null,
+      clientId: client.id, userId: user.id, redirectUri: req.redirectUri, scope: req.scope ?? null,
       codeChallenge: req.codeChallenge ?? null, expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
+      nonce: req.nonce ?? null, authTime: browser.authTime, sid: browser.sid,
     });
     return redirectTo(req.redirectUri, 'code', { code, state: req.state });
   }
-  // Implicit: the token itself travels in the fragment; no refresh token is ever issued this way.
-  const settings = req.client.resource.auth?.implicit ?? {};
-  const { session, response } = mint({
-    type: 'implicit', origin: 'implicit', client: req.client.resource, settings: { ...settings, refresh_token: false },
-    userId, scope: req.scope ?? null, refresh: false,
-  }, svc.config.baseUrl, svc.keyring.active);
-  await svc.sessionWriter.insert(session);
-  svc.metrics.tokens.inc({ grant: 'implicit' });
-  return redirectTo(req.redirectUri, 'token', {
-    access_token: response.access_token,
-    token_type: 'Bearer',
-    ...(response.expires_in ? { expires_in: String(response.expires_in) } : {}),
-    ...(req.scope ? { scope: req.scope } : {}),
-    state: req.state,
-  });
+  // The implicit kinds: what was asked for travels in the fragment; never a refresh token.
+  const settings = client.auth?.implicit ?? {};
+  const now = Date.now();
+  const values: Record<string, string | undefined> = { state: req.state, ...(req.scope ? { scope: req.scope } : {}) };
+  let accessToken: string | undefined;
+  if (req.responseType !== 'id_token') {
+    const { session, response } = mint({
+      type: 'implicit', origin: 'implicit', client, settings: { ...settings, refresh_token: false },
+      userId: user.id, scope: req.scope ?? null, refresh: false, details: browserDetails(browser),
+    }, svc.config.baseUrl, svc.keyring.active, now);
+    await svc.sessionWriter.insert(session);
+    svc.metrics.tokens.inc({ grant: 'implicit' });
+    accessToken = response.access_token;
+    Object.assign(values, { access_token: accessToken, token_type: 'Bearer', ...(response.expires_in ? { expires_in: String(response.expires_in) } : {}) });
+  }
+  if (req.responseType.startsWith('id_token')) {
+    values.id_token = mintIdToken({
+      client, user, scope: req.scope ?? null, nonce: req.nonce, authTime: browser.authTime, sid: browser.sid,
+      ...(accessToken ? { accessToken } : {}), lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
+    }, svc.config.baseUrl, svc.keyring.active);
+  }
+  return redirectTo(req.redirectUri, req.responseType, values);
 }

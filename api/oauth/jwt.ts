@@ -9,9 +9,15 @@ export interface SigningKey {
   alg: JwtAlg;
   privateKey: KeyObject;
   publicKey: KeyObject;
-  /** base64url of the protected header, computed once per key. */
-  header: string;
+  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`) and ID tokens (`JWT`). */
+  headers: Record<JwtType, string>;
 }
+
+/**
+ * The `typ` of the box's JWTs. An access token and an ID token are told apart by
+ * it, so that an ID token is never taken for an access token (RFC 9068 §4).
+ */
+export type JwtType = 'at+jwt' | 'JWT';
 
 export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
 
@@ -56,11 +62,12 @@ export function thumbprint(jwk: JsonWebKey): string {
 }
 
 export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publicKey: KeyObject): SigningKey {
-  return { kid, alg, privateKey, publicKey, header: b64url(JSON.stringify({ alg, typ: 'at+jwt', kid })) };
+  const header = (typ: JwtType): string => b64url(JSON.stringify({ alg, typ, kid }));
+  return { kid, alg, privateKey, publicKey, headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT') } };
 }
 
-export function signJwt(key: SigningKey, claims: Record<string, unknown>): string {
-  const input = `${key.header}.${b64url(JSON.stringify(claims))}`;
+export function signJwt(key: SigningKey, claims: Record<string, unknown>, typ: JwtType = 'at+jwt'): string {
+  const input = `${key.headers[typ]}.${b64url(JSON.stringify(claims))}`;
   return `${input}.${b64url(signBytes(key.alg, key.privateKey, Buffer.from(input)))}`;
 }
 
@@ -70,11 +77,11 @@ export function looksLikeJwt(token: string): boolean {
   return token.split('.').length === 3;
 }
 
-/** Verifies the signature and returns the claims; time claims are the caller's business. */
-export function verifyJwt(token: string, findKey: (kid: string) => SigningKey | undefined): Record<string, unknown> {
+/** Verifies the signature and returns the header and claims; time claims are the caller's business. */
+export function verifyJwt(token: string, findKey: (kid: string) => SigningKey | undefined): { header: { typ?: unknown }; claims: Record<string, unknown> } {
   const [h, p, s] = token.split('.');
   if (!h || !p || s === undefined) throw new JwtError('malformed JWT');
-  let header: { alg?: unknown; kid?: unknown };
+  let header: { alg?: unknown; kid?: unknown; typ?: unknown };
   let claims: Record<string, unknown>;
   try {
     header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as typeof header;
@@ -91,5 +98,5 @@ export function verifyJwt(token: string, findKey: (kid: string) => SigningKey | 
     throw new JwtError('JWT signature is invalid');
   }
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new JwtError('malformed JWT claims');
-  return claims;
+  return { header, claims };
 }

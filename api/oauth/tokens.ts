@@ -15,6 +15,8 @@ export interface TokenResponse {
   expires_in?: number;
   refresh_token?: string;
   scope?: string;
+  /** OpenID Connect: with scope openid, who signed in. */
+  id_token?: string;
 }
 
 export interface MintRequest {

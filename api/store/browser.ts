@@ -15,19 +15,29 @@ export async function claimSetting(db: Queryable, name: string, value: string): 
 
 // --- signed-in browsers
 
+/** A signed-in browser: who, since when (the ID token's auth_time), and its session id (`sid`). */
+export interface BrowserSession {
+  userId: number;
+  sid: string;
+  authTime: Date;
+}
+
 export async function createBrowserSession(db: Queryable, idHash: Buffer, userId: number, expiresAt: Date): Promise<void> {
   await db.query('INSERT INTO browser_sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)', [idHash, userId, expiresAt]);
 }
 
-/** The user signed in with this cookie, if the browser session is still valid. */
-export async function browserSessionUser(db: Queryable, idHash: Buffer): Promise<number | undefined> {
-  const { rows } = await db.query<{ user_id: number }>(
-    'SELECT user_id FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()', [idHash]);
-  return rows[0]?.user_id;
+/** The browser session of this cookie, if it is still valid. */
+export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise<BrowserSession | undefined> {
+  const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date }>(
+    'SELECT user_id, sid, created_at FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()', [idHash]);
+  const r = rows[0];
+  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at };
 }
 
-export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promise<void> {
-  await db.query('DELETE FROM browser_sessions WHERE id_hash = $1', [idHash]);
+/** Ends a browser session; its sid, when it existed. */
+export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promise<string | undefined> {
+  const { rows } = await db.query<{ sid: string }>('DELETE FROM browser_sessions WHERE id_hash = $1 RETURNING sid', [idHash]);
+  return rows[0]?.sid;
 }
 
 export async function deleteBrowserSessionsOfUser(db: Queryable, userId: number): Promise<void> {
@@ -60,25 +70,29 @@ export interface AuthorizationCode {
   expiresAt: Date;
   usedAt: Date | null;
   sessionId: string | null;
+  /** OpenID Connect: the request's nonce, and the browser session the code was issued in. */
+  nonce: string | null;
+  authTime: Date | null;
+  sid: string | null;
 }
 
 export async function createAuthorizationCode(db: Queryable, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void> {
   await db.query(
-    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [hash, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge, code.expiresAt]);
+    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [hash, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge, code.expiresAt, code.nonce, code.authTime, code.sid]);
 }
 
 /** The code, locked for the rest of the transaction (concurrent exchanges of one code queue here). */
 export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined> {
   const { rows } = await db.query<{
     client_id: string; user_id: number; redirect_uri: string; scope: string | null; code_challenge: string | null;
-    expires_at: Date; used_at: Date | null; session_id: string | null;
+    expires_at: Date; used_at: Date | null; session_id: string | null; nonce: string | null; auth_time: Date | null; sid: string | null;
   }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
   const r = rows[0];
   return r && {
     clientId: r.client_id, userId: r.user_id, redirectUri: r.redirect_uri, scope: r.scope, codeChallenge: r.code_challenge,
-    expiresAt: r.expires_at, usedAt: r.used_at, sessionId: r.session_id,
+    expiresAt: r.expires_at, usedAt: r.used_at, sessionId: r.session_id, nonce: r.nonce, authTime: r.auth_time, sid: r.sid,
   };
 }
 

@@ -220,6 +220,12 @@ export async function closeFamily(db: Queryable, family: string): Promise<Sessio
   return rows.map(fromDb);
 }
 
+/** Closes the sessions issued through the signed-in browser session `sid` (and refreshed from them). */
+export async function closeForBrowser(db: Queryable, sid: string): Promise<SessionRow[]> {
+  const { rows } = await db.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE details ? 'sid' AND details->>'sid' = $1 AND active RETURNING *`, [sid]);
+  return rows.map(fromDb);
+}
+
 export async function closeForClient(db: Queryable, clientId: string): Promise<number> {
   return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE client_id = $1 AND active`, [clientId])).rowCount ?? 0;
 }

@@ -15,18 +15,20 @@ export interface UserRow {
   passwordHash: string;
   data: string | null;
   status: string | null;
+  /** An administrator entered the email (or confirmed it); one a person signed up with is not. */
+  emailVerified: boolean;
   groups: GroupRef[];
   createdAt: Date;
   updatedAt: Date;
 }
 
 interface DbRow {
-  id: number; email: string; password_hash: string; data: string | null; status: string | null;
+  id: number; email: string; password_hash: string; data: string | null; status: string | null; email_verified: boolean;
   groups: GroupRef[]; created_at: Date; updated_at: Date;
 }
 
 const fromDb = (r: DbRow): UserRow => ({
-  id: r.id, email: r.email, passwordHash: r.password_hash, data: r.data, status: r.status,
+  id: r.id, email: r.email, passwordHash: r.password_hash, data: r.data, status: r.status, emailVerified: r.email_verified,
   groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })), createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
@@ -40,6 +42,8 @@ export interface UserFields {
   passwordHash: string;
   data: string | null;
   groupIds: number[];
+  /** false for an email a person signed up with themselves; what an administrator sets is verified. */
+  emailVerified?: boolean;
 }
 
 async function setMemberships(db: Queryable, userId: number, groupIds: number[]): Promise<void> {
@@ -62,8 +66,8 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
 export async function createUser(pool: Pool, fields: UserFields): Promise<UserRow> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: number }>(
-      'INSERT INTO users (email, password_hash, data) VALUES ($1, $2, $3) RETURNING id',
-      [fields.email, fields.passwordHash, fields.data],
+      'INSERT INTO users (email, password_hash, data, email_verified) VALUES ($1, $2, $3, $4) RETURNING id',
+      [fields.email, fields.passwordHash, fields.data, fields.emailVerified ?? true],
     ).catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
     await setMemberships(tx, rows[0]!.id, fields.groupIds);
     return (await getUser(tx, rows[0]!.id))!;
@@ -77,7 +81,9 @@ export async function createUser(pool: Pool, fields: UserFields): Promise<UserRo
 export async function updateUser(pool: Pool, id: number, change: Partial<UserFields>): Promise<UserRow | undefined> {
   return withTransaction(pool, async (tx) => {
     const { rowCount } = await tx.query(
+      // An email an administrator sets is one the box vouches for.
       `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
+         email_verified = email_verified OR $2 IS NOT NULL,
          data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
       [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null],
     ).catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));

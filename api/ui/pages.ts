@@ -144,3 +144,25 @@ export function signOutPage(box: string, csrf: string, returnTo: string, email: 
       : html`<h1>Signed out</h1><p role="status">You are signed out.</p>`,
   });
 }
+
+export interface LogoutPage {
+  box: string;
+  csrf: string;
+  email: string;
+  /** The logout request's parameters, carried through the form. */
+  params: Record<string, string | undefined>;
+}
+
+/** RP-initiated logout without proof that the application holds this browser's session: the person decides. */
+export function logoutPage(p: LogoutPage): string {
+  return page({
+    title: 'Sign out',
+    box: p.box,
+    body: html`<h1>Sign out?</h1>
+<p>An application asks to sign you out of this box. You are signed in as <strong>${p.email}</strong>.</p>
+<form method="post" action="/auth/logout" class="actions">
+${hidden({ csrf: p.csrf, ...p.params })}
+<button type="submit">Sign out</button>
+</form>`,
+  });
+}

@@ -30,7 +30,7 @@ describe('authorize endpoint', function () {
   });
 
   it('errors after the redirect URI is trusted go back to the client, with the state', async function () {
-    const unsupported = await authorize({ response_type: 'id_token', client_id: 'spa', redirect_uri: cb, state: 'st' });
+    const unsupported = await authorize({ response_type: 'code id_token', client_id: 'spa', redirect_uri: cb, state: 'st' }); // hybrid: not served
     expect(unsupported.status).to.equal(302);
     const loc = new URL(unsupported.headers.get('location')!);
     expect(loc.origin + loc.pathname).to.equal(cb);

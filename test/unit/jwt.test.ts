@@ -14,7 +14,7 @@ describe('JWT signing', function () {
       const { payload, protectedHeader } = await jwtVerify(token, await importJWK({ ...jwk, alg } as any, alg));
       expect(payload.sub).to.equal('c');
       expect(protectedHeader.kid).to.equal(key.kid);
-      expect(verifyJwt(token, (kid) => (kid === key.kid ? key : undefined)).sub).to.equal('c');
+      expect(verifyJwt(token, (kid) => (kid === key.kid ? key : undefined)).claims.sub).to.equal('c');
     });
   }
 

@@ -3,18 +3,18 @@
 import express, { type Router, type Request, type Response } from 'express';
 import { ValidationError } from '../../errors.js';
 import {
-  AUTHORIZE_PARAMS, deniedRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
+  AUTHORIZE_PARAMS, errorRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
 } from '../../oauth/authorize.js';
 import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
 import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
 import { userInput } from '../../schema/people.js';
 import type { Services } from '../../services.js';
-import { clearFailures, consentedScopes, countAttempt, recordConsent, uncountAttempt } from '../../store/browser.js';
+import { clearFailures, consentedScopes, countAttempt, recordConsent, uncountAttempt, type BrowserSession } from '../../store/browser.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, findGroupByName } from '../../store/groups.js';
-import { createUser, findUserByEmail, getUser } from '../../store/users.js';
+import { createUser, findUserByEmail, getUser, type UserRow } from '../../store/users.js';
 import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
-import { csrfToken, csrfValid, signIn, signOut, signedInUser } from '../browser-session.js';
+import { csrfToken, csrfValid, endBrowserSession, signIn, signedIn } from '../browser-session.js';
 import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
 import { strictRouter } from '../router.js';
 
@@ -42,20 +42,50 @@ export function browserRouter(svc: Services): Router {
   const invalidForm = (res: Response): void =>
     render(res, 403, messagePage(box, 'This form has expired', 'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.'));
 
+  /**
+   * Whether the person must sign in (again) before this request is answered:
+   * nobody is signed in, prompt asks for it, max_age has passed since they did,
+   * or id_token_hint names someone else (OpenID Connect Core §3.1.2.1).
+   */
+  function mustSignIn(request: AuthorizeRequest, signedInAs: { user: UserRow; browser: BrowserSession } | undefined): boolean {
+    if (!signedInAs) return true;
+    if (request.prompt.has('login') || request.prompt.has('select_account')) return true;
+    if (request.maxAge !== undefined && Date.now() - signedInAs.browser.authTime.getTime() > request.maxAge * 1000) return true;
+    return request.hintedUser !== undefined && request.hintedUser !== String(signedInAs.user.id);
+  }
+
+  /** The authorize request to come back to after signing in: without what asked for the sign-in. */
+  function afterSignIn(request: AuthorizeRequest): string {
+    const prompt = [...request.prompt].filter((p) => p !== 'login' && p !== 'select_account').join(' ');
+    const { max_age: _maxAge, prompt: _prompt, ...params } = request.params;
+    return `/auth/authorize?${new URLSearchParams({ ...params, ...(prompt ? { prompt } : {}) })}`;
+  }
+
   /** After sign-in: straight to the client when consent is not needed, else the consent page. */
-  async function continueAuthorization(req: Request, res: Response, request: AuthorizeRequest, userId: number): Promise<void> {
+  async function continueAuthorization(req: Request, res: Response, request: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<void> {
     const client = request.client.resource;
     const wanted = (request.scope ?? '').split(' ').filter(Boolean);
-    const granted = client.first_party ? undefined : await consentedScopes(svc.pool, userId, client.id);
-    if (client.first_party || (granted && wanted.every((s) => granted.includes(s)))) {
-      res.redirect(302, await grantAuthorization(svc, request, userId));
+    const granted = client.first_party ? undefined : await consentedScopes(svc.pool, user.id, client.id);
+    const consented = client.first_party || (granted && wanted.every((s) => granted.includes(s)));
+    if (consented && !request.prompt.has('consent')) {
+      res.redirect(302, await grantAuthorization(svc, request, user, browser));
       return;
     }
-    const user = await getUser(svc.pool, userId);
+    if (request.prompt.has('none')) {
+      res.redirect(302, errorRedirect(request, 'consent_required', 'the user has not allowed this client these scopes'));
+      return;
+    }
     render(res, 200, consentPage({
       box, csrf: csrfToken(svc, req, res), clientId: client.id, clientDescription: client.description, scope: request.scope,
-      email: user?.email ?? '', params: request.params,
+      email: user.email, params: request.params,
     }));
+  }
+
+  /** The signed-in person of this browser, if any (and if they still exist). */
+  async function signedInAs(req: Request): Promise<{ user: UserRow; browser: BrowserSession } | undefined> {
+    const browser = await signedIn(svc, req);
+    const user = browser && await getUser(svc.pool, browser.userId);
+    return user && browser && { user, browser };
   }
 
   async function authorize(res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
@@ -71,13 +101,19 @@ export function browserRouter(svc: Services): Router {
   router.get('/auth/authorize', async (req, res) => {
     const request = await authorize(res, req.query as Record<string, unknown>);
     if (!request) return;
-    const userId = await signedInUser(svc, req);
-    const user = userId !== undefined ? await getUser(svc.pool, userId) : undefined;
-    if (!user) {
-      render(res, 200, signInPage({ box, csrf: csrfToken(svc, req, res), returnTo: req.originalUrl, registration: svc.config.registration }));
+    const current = await signedInAs(req);
+    if (mustSignIn(request, current)) {
+      if (request.prompt.has('none')) {
+        res.redirect(302, errorRedirect(request, 'login_required', 'the user must sign in'));
+        return;
+      }
+      render(res, 200, signInPage({
+        box, csrf: csrfToken(svc, req, res), returnTo: afterSignIn(request), registration: svc.config.registration,
+        ...(request.loginHint ? { email: request.loginHint } : {}),
+      }));
       return;
     }
-    await continueAuthorization(req, res, request, user.id);
+    await continueAuthorization(req, res, request, current!.user, current!.browser);
   });
 
   router.get('/auth/sign-in', (req, res) => {
@@ -149,7 +185,9 @@ export function browserRouter(svc: Services): Router {
       ?? await createGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.').catch(() => findGroupByName(svc.pool, svc.config.registrationGroup));
     let user;
     try {
-      user = await createUser(svc.pool, { email: input.email!, passwordHash: await hashSecret(input.password!), data: null, groupIds: group ? [group.id] : [] });
+      user = await createUser(svc.pool, {
+        email: input.email!, passwordHash: await hashSecret(input.password!), data: null, groupIds: group ? [group.id] : [], emailVerified: false,
+      });
     } catch (err) {
       if (err instanceof ConstraintViolation && err.field === 'email') {
         return again({ email: ['This email already has an account. Sign in instead.'] });
@@ -163,38 +201,36 @@ export function browserRouter(svc: Services): Router {
   router.post('/auth/consent', ...form, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
-    const userId = await signedInUser(svc, req);
-    if (userId === undefined) {
+    const current = await signedInAs(req);
+    if (!current) {
       return render(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Go back to the application and start again.'));
     }
     const request = await authorize(res, Object.fromEntries(AUTHORIZE_PARAMS.map((p) => [p, body[p]])));
     if (!request) return;
     if (body.decision !== 'allow') {
-      res.redirect(302, deniedRedirect(request));
+      res.redirect(302, errorRedirect(request, 'access_denied', 'the user denied access'));
       return;
     }
-    await recordConsent(svc.pool, userId, request.client.resource.id, (request.scope ?? '').split(' ').filter(Boolean));
-    res.redirect(302, await grantAuthorization(svc, request, userId));
+    await recordConsent(svc.pool, current.user.id, request.client.resource.id, (request.scope ?? '').split(' ').filter(Boolean));
+    res.redirect(302, await grantAuthorization(svc, request, current.user, current.browser));
   });
 
   router.get('/auth/sign-out', async (req, res) => {
-    const userId = await signedInUser(svc, req);
-    const user = userId !== undefined ? await getUser(svc.pool, userId) : undefined;
-    render(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), user?.email));
+    const current = await signedInAs(req);
+    render(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), current?.user.email));
   });
 
   router.post('/auth/sign-out', ...form, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
-    await signOut(svc, req, res);
+    await endBrowserSession(svc, req, res);
     const returnTo = safeReturnTo(body.return_to);
     if (returnTo === '/auth/signed-in') return render(res, 200, signOutPage(box, '', returnTo, undefined));
     res.redirect(303, returnTo);
   });
 
   router.get('/auth/signed-in', async (req, res) => {
-    const userId = await signedInUser(svc, req);
-    const user = userId !== undefined ? await getUser(svc.pool, userId) : undefined;
+    const user = (await signedInAs(req))?.user;
     render(res, 200, user
       ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
       : signOutPage(box, '', '/auth/signed-in', undefined));

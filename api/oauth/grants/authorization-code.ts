@@ -5,8 +5,10 @@
 import { findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
 import { closeTree, insertSessions } from '../../store/sessions.js';
 import type { Client } from '../../types.js';
+import { getUser } from '../../store/users.js';
 import { forgetSession } from '../access-tokens.js';
 import { invalidGrant, type OAuthError } from '../errors.js';
+import { browserDetails, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, mintIdToken } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../pkce.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
@@ -55,14 +57,21 @@ export const authorizationCode: Grant = {
         if (verdict.spend) await markCodeUsed(tx, hash, null);
         return verdict.refuse;
       }
-      const { userId, scope } = verdict.honour;
+      const { userId, scope, nonce, authTime, sid } = verdict.honour;
+      const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
+      if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings = client.auth?.authorization_code ?? {};
       const { session, response } = mint({
         type: 'authorization_code', origin: 'authorization_code', client, settings, userId, scope, refresh: settings.refresh_token === true,
+        details: sid && authTime ? browserDetails({ sid, authTime }) : null,
       }, svc.config.baseUrl, svc.keyring.active, now);
       await insertSessions(tx, [session]);
       await markCodeUsed(tx, hash, session.id);
-      return { ...response, ...(scope ? { scope } : {}) };
+      const idToken = user && mintIdToken({
+        client, user, scope, nonce, authTime, sid, accessToken: response.access_token,
+        lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
+      }, svc.config.baseUrl, svc.keyring.active);
+      return { ...response, ...(scope ? { scope } : {}), ...(idToken ? { id_token: idToken } : {}) };
     });
   },
 };

@@ -14,9 +14,11 @@ import {
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { closeFamilySessions } from '../access-tokens.js';
+import { getUser } from '../../store/users.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
+import { browserOf, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, mintIdToken } from '../openid.js';
 import { scopeParam } from '../params.js';
 import { commitThenRefuse, type Grant } from './grant.js';
 
@@ -35,7 +37,7 @@ export const refreshToken: Grant = {
     const verdict = judgeRefresh(client, await findByRefreshToken(svc.pool, hash), Date.now());
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
-      const { refresh, response } = prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
+      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
       if (await svc.refreshWriter.apply(refresh)) return response;
     }
 
@@ -49,7 +51,7 @@ export const refreshToken: Grant = {
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
       if ('error' in locked) return locked.error;
-      const { refresh, response } = prepare(svc, client, locked.holder, locked.settings, narrowed, now);
+      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now);
       await touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
       await insertSessions(tx, [refresh.session]);
       return response;
@@ -75,15 +77,25 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
 /**
  * The new session and answer of a use, and what becomes of the holder's token.
  * The new token carries the holder's grants, or fewer: none beyond the client's
- * allow-lists as they are now.
+ * allow-lists as they are now. With scope openid, a new ID token states who the
+ * user is now (their groups today): a user removed from a group loses it here.
  */
-function prepare(svc: Services, client: Client, holder: SessionRow, settings: GrantSettings, narrowed: string[] | null, now: number): { refresh: Refresh; response: TokenResponse } {
+async function prepare(svc: Services, client: Client, holder: SessionRow, settings: GrantSettings, narrowed: string[] | null,
+  now: number): Promise<{ refresh: Refresh; response: TokenResponse }> {
   const rotate = settings.refresh_token_rotation === true;
+  const scope = refreshedScope(client, holder.scope, narrowed);
+  const user = hasOpenid(scope) && holder.userId !== null ? await getUser(svc.pool, holder.userId) : undefined;
+  if (hasOpenid(scope) && holder.userId !== null && !user) throw invalidGrant('the user of this refresh token no longer exists');
   const { session, response } = mint({
     type: 'refresh_token', origin: holder.origin, client, settings, userId: holder.userId,
-    audience: grantedAudience(client, holder.audience), scope: refreshedScope(client, holder.scope, narrowed),
-    parent: holder, refresh: rotate, details: holder.details,
+    audience: grantedAudience(client, holder.audience), scope, parent: holder, refresh: rotate, details: holder.details,
   }, svc.config.baseUrl, svc.keyring.active, now);
+  if (user) {
+    response.id_token = mintIdToken({
+      client, user, scope, ...browserOf(holder.details), accessToken: response.access_token,
+      lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
+    }, svc.config.baseUrl, svc.keyring.active);
+  }
   const lifetime = settings.refresh_token_expiration;
   const refreshTokenExp = rotate ? holder.refreshTokenExp : lifetime ? new Date(now + lifetime * 1000) : null;
   return { refresh: { session, rotate, refreshTokenExp }, response };

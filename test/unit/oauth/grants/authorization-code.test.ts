@@ -12,7 +12,7 @@ const verifier = 'v'.repeat(43);
 const challenge = createHash('sha256').update(verifier).digest('base64url');
 const code = (change: Partial<AuthorizationCode> = {}): AuthorizationCode => ({
   clientId: 'spa', userId: 7, redirectUri: 'https://spa.example/cb', scope: 'photos', codeChallenge: challenge,
-  expiresAt: new Date(now + 60_000), usedAt: null, sessionId: null, ...change,
+  expiresAt: new Date(now + 60_000), usedAt: null, sessionId: null, nonce: null, authTime: null, sid: null, ...change,
 });
 const params = { redirect_uri: 'https://spa.example/cb', code_verifier: verifier };
 

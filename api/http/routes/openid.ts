@@ -1,0 +1,146 @@
+// OpenID Connect's endpoints: the UserInfo endpoint (Core §5.3), discovery
+// (Discovery 1.0) and RP-initiated logout (RP-Initiated Logout 1.0).
+import express, { type Request, type Response, type Router } from 'express';
+import { ApiError } from '../../errors.js';
+import { RESPONSE_TYPES } from '../../oauth/authorize.js';
+import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, scopesOf, userClaims } from '../../oauth/openid.js';
+import { closeBrowserSessions } from '../../oauth/access-tokens.js';
+import { grants } from '../../oauth/token-endpoint.js';
+import type { Services } from '../../services.js';
+import { getUser } from '../../store/users.js';
+import { logoutPage, messagePage } from '../../ui/pages.js';
+import { presentedToken, principalOf } from '../auth.js';
+import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
+import { csrfToken, csrfValid, endBrowserSession, signedIn } from '../browser-session.js';
+import { NO_STORE } from '../headers.js';
+import { strictRouter } from '../router.js';
+
+const form = [express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }), checkedBody];
+
+const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
+
+/** The discovery document: what a relying party needs to know of the box (OpenID Connect Discovery 1.0 §3). */
+export function openidConfiguration(svc: Services): Record<string, unknown> {
+  const base = svc.config.baseUrl;
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/auth/authorize`,
+    token_endpoint: `${base}/auth/token`,
+    userinfo_endpoint: `${base}/auth/userinfo`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    end_session_endpoint: `${base}/auth/logout`,
+    revocation_endpoint: `${base}/auth/revoke`,
+    introspection_endpoint: `${base}/auth/introspect`,
+    scopes_supported: OPENID_SCOPES,
+    response_types_supported: RESPONSE_TYPES,
+    response_modes_supported: ['query', 'fragment'],
+    grant_types_supported: [...grants.keys(), 'implicit'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [svc.keyring.active.alg],
+    userinfo_signing_alg_values_supported: ['none'],
+    claims_supported: CLAIMS_SUPPORTED,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+    frontchannel_logout_supported: false,
+    backchannel_logout_supported: false,
+  };
+}
+
+export function openidRouter(svc: Services): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+  const render = (res: Response, status: number, body: string): void => {
+    res.status(status).set({
+      'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'Cache-Control': 'no-store',
+    }).type('html').send(body);
+  };
+
+  router.get('/.well-known/openid-configuration', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(openidConfiguration(svc));
+  });
+
+  // UserInfo: the token in the Authorization header, the query or (POST) a form body (RFC 6750 §2).
+  const userinfo = async (req: Request, res: Response): Promise<void> => {
+    const fromBody = typeof req.body?.access_token === 'string' ? req.body.access_token as string : undefined;
+    if (fromBody !== undefined && (req.headers.authorization || req.query.access_token !== undefined)) {
+      throw new ApiError(400, 'invalid_request', 'send the access token once');
+    }
+    const principal = await principalOf(svc, fromBody ?? presentedToken(req));
+    const scopes = scopesOf(principal.session.scope);
+    const user = principal.session.userId !== null && scopes.includes(OPENID) ? await getUser(svc.pool, principal.session.userId) : undefined;
+    if (!user) {
+      throw new ApiError(403, 'insufficient_scope', 'the token must be a person\'s, issued with scope openid',
+        { 'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"' });
+    }
+    res.set(NO_STORE).json(userClaims(user, scopes));
+  };
+  router.get('/auth/userinfo', userinfo);
+  router.post('/auth/userinfo', ...form, userinfo);
+
+  /**
+   * RP-initiated logout. A post_logout_redirect_uri must be one the client
+   * registered, to the letter, and the client is named by the id_token_hint (or
+   * client_id); anything else is a page, never a redirect. The browser is signed
+   * out at once when the hint shows that the relying party holds this browser's
+   * session; otherwise its person is asked (a CSRF-protected form), so that a
+   * link on another site cannot sign people out.
+   */
+  const logout = async (req: Request, res: Response): Promise<void> => {
+    const source = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
+    const params: Partial<Record<(typeof LOGOUT_PARAMS)[number], string>> = {};
+    for (const name of LOGOUT_PARAMS) {
+      const v = source[name];
+      if (Array.isArray(v)) return render(res, 400, messagePage(box, 'Invalid sign-out request', `The parameter ${name} was given more than once.`));
+      if (typeof v === 'string' && v !== '') params[name] = v;
+    }
+    const hint = params.id_token_hint === undefined ? undefined : idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
+    if (params.id_token_hint !== undefined && !hint) {
+      return render(res, 400, messagePage(box, 'Invalid sign-out request', 'The application sent an ID token this box did not issue.'));
+    }
+    const hintClient = typeof hint?.aud === 'string' ? hint.aud : undefined;
+    if (params.client_id && hintClient && params.client_id !== hintClient) {
+      return render(res, 400, messagePage(box, 'Invalid sign-out request', 'The client and the ID token of this request do not belong together.'));
+    }
+    const clientId = params.client_id ?? hintClient;
+    let returnTo: string | undefined;
+    if (params.post_logout_redirect_uri !== undefined) {
+      const client = clientId ? await svc.clients.get(clientId) : undefined;
+      if (!client?.resource.post_logout_redirect_uris?.includes(params.post_logout_redirect_uri)) {
+        svc.log.info({ event: 'logout_refused', client: clientId, reason: 'post_logout_redirect_uri not registered' }, 'logout request refused');
+        return render(res, 400, messagePage(box, 'Invalid sign-out request',
+          'The application asked to be sent back to an address it did not register. You have not been signed out.'));
+      }
+      const url = new URL(params.post_logout_redirect_uri);
+      if (params.state !== undefined) url.searchParams.set('state', params.state);
+      returnTo = url.toString();
+    }
+
+    const browser = await signedIn(svc, req);
+    const confirmed = req.method === 'POST' && csrfValid(svc, req, source.csrf);
+    const hintIsThisBrowser = hint !== undefined && browser !== undefined
+      && (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === String(browser.userId)));
+    if (browser && !confirmed && !hintIsThisBrowser) {
+      const user = await getUser(svc.pool, browser.userId);
+      return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email ?? '', params }));
+    }
+    if (browser) await endBrowserSession(svc, req, res);
+    // The relying party holds an ID token of that browser session: what it started ends, wherever the browser is.
+    if (typeof hint?.sid === 'string') await closeBrowserSessions(svc, hint.sid);
+    if (returnTo) {
+      res.set('Cache-Control', 'no-store').redirect(303, returnTo);
+      return;
+    }
+    render(res, 200, messagePage(box, 'Signed out', 'You are signed out. You can close this page.', false));
+  };
+  router.get('/auth/logout', logout);
+  router.post('/auth/logout', ...form, logout);
+
+  return router;
+}
