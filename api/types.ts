@@ -27,7 +27,8 @@ export interface GrantSettings {
   id_token_expiration?: number;
 }
 
-export type GrantType = 'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token';
+export type GrantType = 'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token'
+  | 'urn:ietf:params:oauth:grant-type:device_code';
 
 export interface Client {
   resourceType: 'Client';
@@ -44,6 +45,7 @@ export interface Client {
     client_credentials?: GrantSettings;
     implicit?: GrantSettings;
     authorization_code?: GrantSettings;
+    device_code?: GrantSettings;
     workload?: { issuer?: string; serviceAccounts: { namespace: string; name: string; uid?: string }[] };
     [other: string]: unknown;
   };

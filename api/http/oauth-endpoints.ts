@@ -13,6 +13,7 @@ import zlib from 'node:zlib';
 import { ApiError } from '../errors.js';
 import { percentDecode } from '../input.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
+import { deviceAuthorization } from '../oauth/device.js';
 import { invalidRequest } from '../oauth/errors.js';
 import { introspect, revoke } from '../oauth/introspection.js';
 import { LIMITS } from '../oauth/params.js';
@@ -29,6 +30,7 @@ const ENDPOINTS = new Map<string, Endpoint>([
   ['/auth/token', tokenRequest],
   ['/auth/introspect', introspect],
   ['/auth/revoke', async (svc, request, body) => { await revoke(svc, request, body); return {}; }],
+  ['/auth/device', deviceAuthorization],
 ]);
 
 const RESPONSE_HEADERS = { ...COMMON_HEADERS, ...NO_STORE, 'Content-Type': 'application/json; charset=utf-8' };

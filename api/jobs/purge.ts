@@ -2,6 +2,7 @@
 // token needs. One process of a box does it at a time (advisory lock); the rest skip.
 import type { Services } from '../services.js';
 import { purgeBrowserRecords } from '../store/browser.js';
+import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgeSessions } from '../store/sessions.js';
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
@@ -21,6 +22,7 @@ export function startPurgeJob(svc: Services): () => void {
         }
         if (purged) svc.log.info({ purged }, 'purged old sessions');
         await purgeBrowserRecords(client, svc.config.signInWindowSeconds);
+        await purgeDeviceCodes(client);
         await svc.keyring.ensureActive(); // rotates the signing key when it is due
         if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
           lastKeyCheck = Date.now();

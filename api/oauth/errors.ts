@@ -5,7 +5,9 @@ import { ApiError } from '../errors.js';
 export type OAuthErrorCode =
   | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client'
   | 'unsupported_grant_type' | 'invalid_scope' | 'access_denied' | 'unsupported_response_type'
-  | 'server_error' | 'invalid_token' | 'invalid_target';
+  | 'server_error' | 'invalid_token' | 'invalid_target'
+  // RFC 8628 §3.5: the device grant's answers while a person has not decided
+  | 'authorization_pending' | 'slow_down' | 'expired_token';
 
 export class OAuthError extends ApiError {
   constructor(code: OAuthErrorCode, description: string, options: { basicAuthUsed?: boolean } = {}) {

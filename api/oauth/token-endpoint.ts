@@ -6,6 +6,7 @@
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
+import { deviceCode } from './device.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
@@ -14,7 +15,7 @@ import { refreshToken } from './grants/refresh-token.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
-export const grants = new Map<string, Grant>([clientCredentials, refreshToken, authorizationCode].map((g) => [g.type, g]));
+export const grants = new Map<string, Grant>([clientCredentials, refreshToken, authorizationCode, deviceCode].map((g) => [g.type, g]));
 
 /** Answers a token request, counting tokens issued and errors by kind (the token metrics). */
 export async function tokenRequest(svc: Services, request: OAuthRequest, body: unknown): Promise<TokenResponse> {

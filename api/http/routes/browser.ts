@@ -12,9 +12,10 @@ import type { Services } from '../../services.js';
 import { clearFailures, consentedScopes, countAttempt, recordConsent, uncountAttempt, type BrowserSession } from '../../store/browser.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, findGroupByName } from '../../store/groups.js';
-import { createUser, findUserByEmail, getUser, type UserRow } from '../../store/users.js';
+import { createUser, findUserByEmail, type UserRow } from '../../store/users.js';
 import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
-import { csrfToken, csrfValid, endBrowserSession, signIn, signedIn } from '../browser-session.js';
+import { csrfToken, csrfValid, endBrowserSession, signIn } from '../browser-session.js';
+import { renderPage, signedInPerson } from '../pages.js';
 import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
 import { strictRouter } from '../router.js';
 
@@ -29,16 +30,7 @@ function safeReturnTo(value: unknown): string {
 export function browserRouter(svc: Services): Router {
   const router = strictRouter();
   const box = svc.config.box;
-  // Pages forbid framing and run only the box's own scripts and styles.
-  router.use(['/auth/authorize', '/auth/sign-in', '/auth/sign-up', '/auth/consent', '/auth/sign-out', '/auth/signed-in'], (_req, res, next) => {
-    res.set({
-      'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
-      'Cache-Control': 'no-store',
-    });
-    next();
-  });
-
-  const render = (res: Response, status: number, body: string): void => { res.status(status).type('html').send(body); };
+  const render = renderPage;
   const invalidForm = (res: Response): void =>
     render(res, 403, messagePage(box, 'This form has expired', 'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.'));
 
@@ -81,12 +73,7 @@ export function browserRouter(svc: Services): Router {
     }));
   }
 
-  /** The signed-in person of this browser, if any (and if they still exist). */
-  async function signedInAs(req: Request): Promise<{ user: UserRow; browser: BrowserSession } | undefined> {
-    const browser = await signedIn(svc, req);
-    const user = browser && await getUser(svc.pool, browser.userId);
-    return user && browser && { user, browser };
-  }
+  const signedInAs = (req: Request) => signedInPerson(svc, req);
 
   async function authorize(res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
     const parsed = await parseAuthorizeRequest(svc, raw);

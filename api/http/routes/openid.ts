@@ -13,6 +13,7 @@ import { presentedToken, principalOf } from '../auth.js';
 import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, signedIn } from '../browser-session.js';
 import { NO_STORE } from '../headers.js';
+import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
 const form = [express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }), checkedBody];
@@ -55,12 +56,7 @@ export function openidConfiguration(svc: Services): Record<string, unknown> {
 export function openidRouter(svc: Services): Router {
   const router = strictRouter();
   const box = svc.config.box;
-  const render = (res: Response, status: number, body: string): void => {
-    res.status(status).set({
-      'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
-      'Cache-Control': 'no-store',
-    }).type('html').send(body);
-  };
+  const render = renderPage;
 
   router.get('/.well-known/openid-configuration', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(openidConfiguration(svc));
