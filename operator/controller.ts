@@ -25,8 +25,8 @@ export type Resource<S = unknown> = KObject & { spec?: S; status?: Status };
 export class Problem extends Error {
   readonly event: boolean;
 
-  constructor(readonly reason: string, message: string, opts: { event?: boolean } = {}) {
-    super(message);
+  constructor(readonly reason: string, message: string, opts: { event?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
     this.event = opts.event ?? true;
   }
 }
@@ -80,7 +80,7 @@ export abstract class Controller<T extends Resource> {
 
   start(workers: number): void {
     this.queue.run(workers, (key, force) => this.work(key, force), (key, err, retryInMs) => {
-      this.log.error({ controller: this.name, key, err: (err as Error).message, retryInMs }, 'reconcile failed; retrying');
+      this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying'); // pino's err serializer: stack and causes
     });
   }
 

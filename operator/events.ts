@@ -4,6 +4,7 @@
 // as client-go's recorder does, so a failing resource retried with backoff does
 // not flood the namespace.
 import { randomBytes } from 'node:crypto';
+import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
 import { EVENTS, isNotFound, type KObject, type Kube } from './kube.js';
 
@@ -29,8 +30,8 @@ export class EventRecorder {
   }
 
   private record(obj: KObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.write(obj, type, reason, message).catch((err: Error) =>
-      this.log.warn({ err: err.message, reason, object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` }, 'could not record an Event'));
+    this.write(obj, type, reason, message).catch((err: unknown) =>
+      this.log.warn({ err: errorMessage(err), reason, object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` }, 'could not record an Event'));
   }
 
   private async write(obj: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {

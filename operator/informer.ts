@@ -13,6 +13,7 @@
 //   (timeoutSeconds) and for bookmarks, so a healthy watch is never silent for
 //   long; the watchdog cuts a watch that has been silent for `idleMs`;
 // - retries with exponential backoff (200 ms .. 30 s) and never gives up.
+import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
 import { isGone, KubeError, resourcePath, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -99,7 +100,7 @@ export class Informer<T extends KObject = KObject> {
       try {
         handler(event, obj, old);
       } catch (err) {
-        this.log.error({ informer: this.name, err: (err as Error).message }, 'informer handler failed');
+        this.log.error({ informer: this.name, err }, 'informer handler failed'); // a bug: with its stack
       }
     }
   }
@@ -121,7 +122,7 @@ export class Informer<T extends KObject = KObject> {
           continue;
         }
         const watchdog = err instanceof WatchdogFired;
-        this.log.warn({ informer: this.name, err: (err as Error).message }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
+        this.log.warn({ informer: this.name, err: errorMessage(err) }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
         this.resourceVersion = '';
         this.relistCause = watchdog ? 'watchdog' : 'error';
         await new Promise((r) => setTimeout(r, backoffMs * (0.8 + Math.random() * 0.4)));
@@ -198,7 +199,7 @@ export class Informer<T extends KObject = KObject> {
       });
     } catch (err) {
       if (this.watchError) throw this.watchError;
-      if (watchdogFired) throw new WatchdogFired(`no watch event for ${this.opts.idleMs} ms`);
+      if (watchdogFired) throw new WatchdogFired(`no watch event for ${this.opts.idleMs} ms`, { cause: err });
       if (this.stopped || (abort.signal.aborted && this.nextRelist === 0)) return; // stop() or relistSoon()
       throw err;
     } finally {

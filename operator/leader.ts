@@ -6,6 +6,7 @@
 // renewDeadline. Updates carry the resourceVersion, so two replicas can never
 // both win. On a graceful stop the leader releases the Lease, so a standby takes
 // over at once instead of after leaseDuration.
+import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
 import { isConflict, isNotFound, LEASES, type KObject, type Kube } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -138,7 +139,7 @@ export class LeaderElector {
       this.observedAt = now.getTime();
       return true;
     } catch (err) {
-      if (!isConflict(err)) this.log.warn({ err: (err as Error).message }, 'leader Lease: request failed');
+      if (!isConflict(err)) this.log.warn({ err: errorMessage(err) }, 'leader Lease: request failed');
       return false;
     }
   }
@@ -157,7 +158,7 @@ export class LeaderElector {
       });
       this.log.info('released the leader Lease');
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'could not release the leader Lease');
+      this.log.warn({ err: errorMessage(err) }, 'could not release the leader Lease');
     }
   }
 }

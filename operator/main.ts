@@ -4,6 +4,7 @@
 // work, let reconciles in progress finish, release the Lease, exit 0.
 import fs from 'node:fs';
 import { ConfigError } from '../api/config.js';
+import { errorMessage } from '../api/errors.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded.js';
 import { createLogger, redactUrl } from '../api/log.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
   try {
     kube = Kube.fromEnvironment();
   } catch (err) {
-    process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${(err as Error).message} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
+    process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${errorMessage(err)} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
     process.exit(2);
   }
   let embedded: EmbeddedDatabase | undefined;
@@ -122,8 +123,8 @@ async function main(): Promise<void> {
       adminUrl, boxDatabaseHost: config.boxDatabaseHost, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy,
     }, log, metrics);
     const current = manager;
-    current.start().then(() => log.info('caches synced; reconciling'), (err: Error) => {
-      log.fatal({ err: err.message }, 'could not start the controllers');
+    current.start().then(() => log.info('caches synced; reconciling'), (err: unknown) => {
+      log.fatal({ err }, 'could not start the controllers');
       process.exit(1);
     });
     if ((await elector.hold()) === 'stopped') return; // shutdown() stops the manager
@@ -133,7 +134,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`boxauth-operator: start-up failed: ${err.message}\n`);
+main().catch((err: unknown) => {
+  process.stderr.write(`boxauth-operator: start-up failed: ${errorMessage(err)}\n`);
   process.exit(1);
 });

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { errorMessage } from '../api/errors.js';
 import { projectPath } from '../api/paths.js';
 import { DEPLOYMENTS, isNotFound, Kube, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
 
@@ -73,7 +74,8 @@ async function serviceAccountCredentials(kube: Kube, namespace: string, serviceA
       });
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      throw new Error(`ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`);
+      throw new Error(`ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`,
+        { cause: err });
     }
     fs.writeFileSync(`${tokenFile}.tmp`, answer.status.token, { mode: 0o600 });
     fs.renameSync(`${tokenFile}.tmp`, tokenFile); // the box re-reads the file: never a half-written one
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken } = await podOf(kube, namespace, box, dir);
   const renewal = renewToken && setInterval(() => {
-    renewToken().catch((err: Error) => process.stderr.write(`run-box: could not renew the ServiceAccount token: ${err.message}\n`));
+    renewToken().catch((err: unknown) => process.stderr.write(`run-box: could not renew the ServiceAccount token: ${errorMessage(err)}\n`));
   }, TOKEN_RENEW_MS);
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
   process.stderr.write(`run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}`
@@ -141,8 +143,8 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((err: Error) => {
-    process.stderr.write(`run-box: ${err.message}\n`);
+  main().catch((err: unknown) => {
+    process.stderr.write(`run-box: ${errorMessage(err)}\n`);
     process.exit(1);
   });
 }

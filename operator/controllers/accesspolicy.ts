@@ -24,7 +24,7 @@ export class AccessPolicyController extends RecordController<AccessPolicyResourc
     try {
       checkPolicyCompiles(record);
     } catch (err) {
-      if (err instanceof ApiError) throw new Problem('InvalidPolicy', err.message);
+      if (err instanceof ApiError) throw new Problem('InvalidPolicy', err.message, { cause: err });
       throw err;
     }
     return { record };

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JwtAlg } from '../../api/config.js';
 import type { Pool } from '../../api/db/pool.js';
+import { errorMessage } from '../../api/errors.js';
 import { generateKeyPair } from '../../api/oauth/jwt.js';
 import { generateSecret } from '../../api/oauth/secrets.js';
 import { accessPolicies } from '../../api/store/policies.js';
@@ -332,6 +333,6 @@ export class BoxController extends Controller<BoxResource> {
 /** The Ready=False reason and message of a failed reconcile. */
 function problemOf(err: unknown): Problem {
   if (err instanceof Problem) return err;
-  if (err instanceof NotOwned) return new Problem(DATABASE_OWNED_ELSEWHERE, err.message);
-  return new Problem('ProvisioningFailed', `${(err as Error).message}; retrying`);
+  if (err instanceof NotOwned) return new Problem(DATABASE_OWNED_ELSEWHERE, err.message, { cause: err });
+  return new Problem('ProvisioningFailed', `${errorMessage(err)}; retrying`, { cause: err });
 }

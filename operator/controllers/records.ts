@@ -16,7 +16,7 @@
 // (and the admin UI's client, adopted, would send admins' codes wherever the
 // resource says). One an earlier operator adopted is handed back to the box, on
 // refusal and on deletion alike: removing it would break the box just the same.
-import { ValidationError } from '../../api/errors.js';
+import { errorMessage, ValidationError } from '../../api/errors.js';
 import type { Pool } from '../../api/db/pool.js';
 import { isReserved, reservedRecords } from '../../api/reserved.js';
 import type { ResourceTable } from '../../api/store/resources.js';
@@ -80,7 +80,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     try {
       validateResource(this.kind, record);
     } catch (err) {
-      if (err instanceof ValidationError) throw new Problem('InvalidSpec', `spec is not a valid ${this.kind}: ${err.message}`);
+      if (err instanceof ValidationError) throw new Problem('InvalidSpec', `spec is not a valid ${this.kind}: ${err.message}`, { cause: err });
       throw err;
     }
     return record;
@@ -138,7 +138,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     } catch (err) {
       if (err instanceof RecordRefused) await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
       if (err instanceof Problem) return this.notReady(obj, err);
-      await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: 'ReconcileError', message: `${(err as Error).message}; retrying` },
+      await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: 'ReconcileError', message: `${errorMessage(err)}; retrying` },
         this.statusFields(obj))
         .catch(() => undefined);
       throw err;
