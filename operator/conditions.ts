@@ -1,6 +1,7 @@
 // status.conditions as Kubernetes API conventions want them (metav1.Condition):
 // lastTransitionTime moves only when a condition's status flips, not when its
 // reason or message changes (as cert-manager's and apimachinery's helpers do).
+import { ConditionType } from './reasons.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -14,7 +15,7 @@ export interface Condition {
 }
 
 export interface NewCondition {
-  type: string;
+  type: ConditionType;
   status: ConditionStatus;
   reason: string;
   message: string;
@@ -45,5 +46,5 @@ export function findCondition(conditions: Condition[] | undefined, type: string)
 }
 
 export function isReady(obj: { status?: { conditions?: Condition[] } } | undefined): boolean {
-  return findCondition(obj?.status?.conditions, 'Ready')?.status === 'True';
+  return findCondition(obj?.status?.conditions, ConditionType.Ready)?.status === 'True';
 }

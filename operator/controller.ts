@@ -6,12 +6,13 @@
 // fingerprint()), is not worked on again, unless the periodic resync forces a
 // full pass to repair drift in the database.
 import type { Logger } from '../api/log.js';
-import { setCondition, type Condition, type NewCondition } from './conditions.js';
+import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
 import type { EventRecorder } from './events.js';
 import type { Informer } from './informer.js';
 import { isNotFound, PATCH, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { ConditionType, type Reason } from './reasons.js';
 
 export interface Status {
   observedGeneration?: number;
@@ -23,12 +24,27 @@ export type Resource<S = unknown> = KObject & { spec?: S; status?: Status };
 
 /** A failure the resource's author can fix: Ready=False with this reason and message, and a Warning Event. */
 export class Problem extends Error {
+  /** false: another object reports this failure (a Client's Box that is not ready), so no Warning Event here. */
   readonly event: boolean;
 
-  constructor(readonly reason: string, message: string, opts: { event?: boolean; cause?: unknown } = {}) {
+  constructor(readonly reason: Reason, message: string, opts: { event?: boolean; cause?: unknown } = {}) {
     super(message, { cause: opts.cause });
     this.event = opts.event ?? true;
   }
+}
+
+export interface ReadyOptions {
+  reason: Reason;
+  message: string;
+  /** The status fields besides the conditions, as they now are: one left out is removed. */
+  fields?: Record<string, unknown>;
+  /** Conditions set along with Ready (a Box's Available). */
+  conditions?: NewCondition[];
+}
+
+export interface NotReadyOptions {
+  /** The status fields besides the conditions; by default kept as they are: a failure does not undo what is in place. */
+  fields?: Record<string, unknown>;
 }
 
 export interface Outcome {
@@ -128,23 +144,34 @@ export abstract class Controller<T extends Resource> {
     }
   }
 
+  /** Ready=True, with the status fields as they now are; a Normal Event when the resource was not ready before. */
+  protected async markReady(obj: T, { reason, message, fields = {}, conditions = [] }: ReadyOptions): Promise<void> {
+    if (readyCondition(obj)?.status !== 'True') this.deps.events.normal(obj, reason, message);
+    await this.writeStatus(obj, [{ type: ConditionType.Ready, status: 'True', reason, message }, ...conditions], fields);
+  }
+
   /**
-   * Sets the Ready condition (and any extra fields) and writes status when it
-   * changed. A flip to False records a Warning Event; a flip to True a Normal one.
+   * Ready=False with the problem's reason and message; a Warning Event when
+   * they are news (a retry that fails the same way adds none), unless the
+   * problem is reported elsewhere.
    */
-  protected async writeStatus(obj: T, ready: NewCondition, fields: Record<string, unknown> = {}, extra: NewCondition[] = [],
-    event = true): Promise<void> {
+  protected async markNotReady(obj: T, problem: Problem, { fields = this.statusFields(obj) }: NotReadyOptions = {}): Promise<void> {
+    const was = readyCondition(obj);
+    if (problem.event && (was?.status !== 'False' || was.reason !== problem.reason || was.message !== problem.message)) {
+      this.deps.events.warning(obj, problem.reason, problem.message);
+    }
+    await this.writeStatus(obj, [{ type: ConditionType.Ready, status: 'False', reason: problem.reason, message: problem.message }], fields);
+  }
+
+  /** Sets the conditions (cert-manager's rule: see conditions.ts) and replaces the other fields; writes only what changed. */
+  private async writeStatus(obj: T, changes: NewCondition[], fields: Record<string, unknown>): Promise<void> {
     const previous = obj.status ?? {};
-    let conditions = setCondition(previous.conditions, ready, obj.metadata.generation);
-    for (const c of extra) conditions = setCondition(conditions, c, obj.metadata.generation);
+    let conditions = previous.conditions;
+    for (const c of changes) conditions = setCondition(conditions, c, obj.metadata.generation);
     const next: Status = { ...fields, observedGeneration: obj.metadata.generation, conditions };
-    const patch: Record<string, unknown> = { ...next };
-    for (const k of Object.keys(previous)) if (!(k in next)) patch[k] = null;
-    const was = previous.conditions?.find((c) => c.type === 'Ready');
-    const changed = was?.status !== ready.status || was.reason !== ready.reason || was.message !== ready.message;
-    if (event && ready.status === 'False' && changed) this.deps.events.warning(obj, ready.reason, ready.message);
-    if (event && ready.status === 'True' && was?.status !== 'True') this.deps.events.normal(obj, ready.reason, ready.message);
     if (sameJson(previous, next)) return;
+    const patch: Record<string, unknown> = { ...next };
+    for (const k of Object.keys(previous)) if (!(k in next)) patch[k] = null; // a merge patch removes a field set to null
     try {
       await this.kube.patch(this.type, obj.metadata.namespace, obj.metadata.name, { status: patch }, PATCH.merge, 'status');
     } catch (err) {
@@ -184,6 +211,8 @@ export abstract class Controller<T extends Resource> {
     }
   }
 }
+
+const readyCondition = (obj: Resource): Condition | undefined => findCondition(obj.status?.conditions, ConditionType.Ready);
 
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);

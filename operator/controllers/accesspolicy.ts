@@ -9,6 +9,7 @@ import type { AccessPolicy } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
 import { ACCESS_POLICIES } from '../kube.js';
+import { AccessPolicyReason } from '../reasons.js';
 import type { BoxController } from './box.js';
 import { RecordController, type Desired } from './records.js';
 
@@ -24,7 +25,7 @@ export class AccessPolicyController extends RecordController<AccessPolicyResourc
     try {
       checkPolicyCompiles(record);
     } catch (err) {
-      if (err instanceof ApiError) throw new Problem('InvalidPolicy', err.message, { cause: err });
+      if (err instanceof ApiError) throw new Problem(AccessPolicyReason.InvalidPolicy, err.message, { cause: err });
       throw err;
     }
     return { record };

@@ -18,9 +18,11 @@ import { generateSecret } from '../../api/oauth/secrets.js';
 import { accessPolicies } from '../../api/store/policies.js';
 import { clients } from '../../api/store/clients.js';
 import { boxDbNames, databaseOf, NotOwned, urlAs, type BoxDatabases } from '../boxdb.js';
+import type { NewCondition } from '../conditions.js';
 import { Controller, MANAGED_LABELS, ownerReference, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, isConflict, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject, type ResourceType } from '../kube.js';
+import { BoxReason, ConditionType } from '../reasons.js';
 import {
   apiDeployment, apiService, apiServiceAccount, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE,
   tokenReviewBinding, usesTokenReview,
@@ -49,8 +51,6 @@ type SecretObject = KObject & { data?: Record<string, string> };
 type DeploymentObject = KObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number; observedGeneration?: number } };
 
 export const BOX_FINALIZER = 'boxauth.io/box';
-/** The box's schema or role name is taken by something not marked as the namespace's: a person must look. */
-export const DATABASE_OWNED_ELSEWHERE = 'DatabaseOwnedElsewhere';
 const ALG_ANNOTATION = 'boxauth.io/jwt-alg';
 
 export interface BoxSettings {
@@ -123,8 +123,9 @@ export class BoxController extends Controller<BoxResource> {
     const active = this.activeBox(ns);
     if (box.metadata.deletionTimestamp) return this.finalize(box, active?.metadata.uid === box.metadata.uid);
     if (active && active.metadata.uid !== box.metadata.uid) {
-      await this.writeStatus(box, { type: 'Ready', status: 'False', reason: 'DuplicateBox',
-        message: `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace` });
+      // A duplicate serves nothing: no url, schema or Deployment of its own to show.
+      await this.markNotReady(box, new Problem(BoxReason.DuplicateBox,
+        `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace`), { fields: {} });
       return { ready: false };
     }
     await this.setFinalizer(box, BOX_FINALIZER, true);
@@ -149,36 +150,24 @@ export class BoxController extends Controller<BoxResource> {
         image: this.settings.image, imagePullPolicy: this.settings.imagePullPolicy, secretVersions,
       }));
       const url = baseUrlOf(box);
-      await this.writeStatus(box, {
-        type: 'Ready', status: 'True', reason: 'Provisioned',
+      await this.markReady(box, {
+        reason: BoxReason.Provisioned,
         message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
-      }, {
-        url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
-        serviceAccount, ...(binding ? { tokenReviewBinding: binding } : {}),
-        availableReplicas: deployment.status?.availableReplicas ?? 0,
-      }, [this.availability(box, deployment)]);
+        fields: {
+          url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
+          serviceAccount, ...(binding ? { tokenReviewBinding: binding } : {}),
+          availableReplicas: deployment.status?.availableReplicas ?? 0,
+        },
+        conditions: [availability(box, deployment)],
+      });
       for (const listener of this.readyListeners) listener(ns);
       return { ready: true };
     } catch (err) {
-      const problem = problemOf(err);
-      await this.writeStatus(box, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(box))
-        .catch(() => undefined);
+      await this.markNotReady(box, problemOf(err)).catch(() => undefined);
       // Names held by someone else do not come back by themselves: the periodic resync looks again, without a backoff loop.
       if (err instanceof NotOwned) return { ready: false };
       throw err; // retried with backoff: a database or API server may come back by itself
     }
-  }
-
-  private availability(box: BoxResource, deployment: DeploymentObject) {
-    const want = box.spec?.replicas ?? 1;
-    const available = deployment.status?.availableReplicas ?? 0;
-    const selector = `app.kubernetes.io/instance=${box.metadata.name}`;
-    if (want === 0) return { type: 'Available', status: 'False' as const, reason: 'ScaledToZero', message: 'spec.replicas is 0' };
-    if (available > 0) {
-      return { type: 'Available', status: 'True' as const, reason: 'MinimumReplicasAvailable', message: `${available} of ${want} API pods available` };
-    }
-    return { type: 'Available', status: 'False' as const, reason: 'NoPodsAvailable',
-      message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };
   }
 
   /** The administrative URL of the box's database: from spec.database.secretRef, or the operator's own. */
@@ -188,10 +177,10 @@ export class BoxController extends Controller<BoxResource> {
     const ns = box.metadata.namespace!;
     const key = ref.key ?? 'DATABASE_URL';
     const secret = await this.kube.find<SecretObject>(SECRETS, ns, ref.name);
-    if (!secret) throw new Problem('DatabaseSecretNotFound', `Secret ${ns}/${ref.name} (spec.database.secretRef) does not exist`);
+    if (!secret) throw new Problem(BoxReason.DatabaseSecretNotFound, `Secret ${ns}/${ref.name} (spec.database.secretRef) does not exist`);
     const url = decode(secret.data?.[key]);
     if (!url || !/^postgres(ql)?:\/\//.test(url)) {
-      throw new Problem('DatabaseSecretInvalid', `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
+      throw new Problem(BoxReason.DatabaseSecretInvalid, `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
     }
     return url;
   }
@@ -219,7 +208,7 @@ export class BoxController extends Controller<BoxResource> {
     const name = boxNames(box).secrets.signingKey;
     const secret = await this.ensureSecret(box, name, () => ({ [SIGNING_KEY_FILE]: pem() }), { [ALG_ANNOTATION]: alg });
     if (secret.metadata.annotations?.[ALG_ANNOTATION] === alg) return secret;
-    this.deps.events.normal(box, 'SigningKeyReplaced', `generated a new ${alg} signing key (spec.jwtAlg changed)`);
+    this.deps.events.normal(box, BoxReason.SigningKeyReplaced, `generated a new ${alg} signing key (spec.jwtAlg changed)`);
     return this.kube.patch<SecretObject>(SECRETS, box.metadata.namespace, name, {
       metadata: { annotations: { [ALG_ANNOTATION]: alg } }, stringData: { [SIGNING_KEY_FILE]: pem() },
     });
@@ -271,7 +260,7 @@ export class BoxController extends Controller<BoxResource> {
     if (box.spec?.serviceAccountName) return box.spec.serviceAccountName;
     const ns = box.metadata.namespace!;
     const name = boxNames(box).serviceAccount;
-    await this.ensureOwned(SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), () => new Problem('ServiceAccountConflict',
+    await this.ensureOwned(SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), () => new Problem(BoxReason.ServiceAccountConflict,
       `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`));
     return name;
   }
@@ -330,9 +319,23 @@ export class BoxController extends Controller<BoxResource> {
   }
 }
 
+/** The Available condition, from the Deployment's status. */
+function availability(box: BoxResource, deployment: DeploymentObject): NewCondition {
+  const want = box.spec?.replicas ?? 1;
+  const available = deployment.status?.availableReplicas ?? 0;
+  const selector = `app.kubernetes.io/instance=${box.metadata.name}`;
+  const condition = { type: ConditionType.Available };
+  if (want === 0) return { ...condition, status: 'False', reason: BoxReason.ScaledToZero, message: 'spec.replicas is 0' };
+  if (available > 0) {
+    return { ...condition, status: 'True', reason: BoxReason.MinimumReplicasAvailable, message: `${available} of ${want} API pods available` };
+  }
+  return { ...condition, status: 'False', reason: BoxReason.NoPodsAvailable,
+    message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };
+}
+
 /** The Ready=False reason and message of a failed reconcile. */
 function problemOf(err: unknown): Problem {
   if (err instanceof Problem) return err;
-  if (err instanceof NotOwned) return new Problem(DATABASE_OWNED_ELSEWHERE, err.message, { cause: err });
-  return new Problem('ProvisioningFailed', `${errorMessage(err)}; retrying`, { cause: err });
+  if (err instanceof NotOwned) return new Problem(BoxReason.DatabaseOwnedElsewhere, err.message, { cause: err });
+  return new Problem(BoxReason.ProvisioningFailed, `${errorMessage(err)}; retrying`, { cause: err });
 }

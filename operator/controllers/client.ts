@@ -19,6 +19,7 @@ import type { Client } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource, MANAGED_LABELS, ownerReference } from '../controller.js';
 import type { Informer } from '../informer.js';
 import { CLIENTS, isConflict, SECRETS, type KObject } from '../kube.js';
+import { ClientReason } from '../reasons.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordController, RecordRefused, type Desired } from './records.js';
@@ -59,10 +60,10 @@ function secretValue(secret: SecretObject, key: string, fix: string): string {
   const raw = secret.data?.[key];
   if (raw === undefined) {
     const keys = Object.keys(secret.data ?? {});
-    throw new Problem('SecretKeyNotFound', `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
+    throw new Problem(ClientReason.SecretKeyNotFound, `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
   }
   const value = Buffer.from(raw, 'base64').toString('utf8');
-  if (value.length < MIN_SECRET) throw new Problem('SecretTooShort', `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
+  if (value.length < MIN_SECRET) throw new Problem(ClientReason.SecretTooShort, `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
   return value;
 }
 
@@ -73,7 +74,7 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
   const ns = box.metadata.namespace!;
   const namespaces = [...new Set(refused.map((sa) => sa.namespace))];
   const allowed = [ns, ...(box.spec?.workloadNamespaces ?? [])];
-  throw new RecordRefused('ServiceAccountNamespaceNotAllowed',
+  throw new RecordRefused(ClientReason.ServiceAccountNamespaceNotAllowed,
     `auth.workload binds ${refused.map((sa) => `ServiceAccount ${sa.namespace}/${sa.name}`).join(', ')}, but Box ${box.metadata.name} lets `
     + `its Clients bind ServiceAccounts of namespace${allowed.length > 1 ? 's' : ''} ${allowed.join(', ')} only: a cluster admin may add `
     + `${namespaces.map((n) => `"${n}"`).join(', ')} to the Box's spec.workloadNamespaces, or bind ServiceAccounts of namespace ${ns}; `
@@ -107,7 +108,7 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     const source = secretSource(obj);
     if (!source) {
       if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {
-        throw new Problem('SecretRequired', 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
+        throw new Problem(ClientReason.SecretRequired, 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
       }
       return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had
     }
@@ -126,7 +127,7 @@ export class ClientController extends RecordController<ClientSpec, Client> {
   private async referencedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
     const ns = obj.metadata.namespace!;
     const secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
-    if (!secret) throw new Problem('SecretNotFound', `Secret ${ns}/${name} (spec.secretRef) does not exist; create it`);
+    if (!secret) throw new Problem(ClientReason.SecretNotFound, `Secret ${ns}/${name} (spec.secretRef) does not exist; create it`);
     return secret;
   }
 
@@ -155,7 +156,7 @@ export class ClientController extends RecordController<ClientSpec, Client> {
         // Left by a deleted Client of the same name (no garbage collector got to it yet): take it over.
         await this.kube.patch(SECRETS, ns, name, { metadata: { ownerReferences: [ownerReference(obj)] } });
       } else {
-        throw new Problem('SecretConflict', `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`);
+        throw new Problem(ClientReason.SecretConflict, `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`);
       }
     }
     return secret;
