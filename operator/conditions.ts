@@ -1,6 +1,7 @@
 // status.conditions as Kubernetes API conventions want them (metav1.Condition):
 // lastTransitionTime moves only when a condition's status flips, not when its
 // reason or message changes (as cert-manager's and apimachinery's helpers do).
+import { kubeTime } from './clock.js';
 import { ConditionType } from './reasons.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
@@ -34,7 +35,7 @@ export function setCondition(conditions: Condition[] | undefined, next: NewCondi
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     lastTransitionTime: previous && previous.status === next.status
       ? previous.lastTransitionTime
-      : now.toISOString().replace(/\.\d{3}Z$/, 'Z'), // RFC 3339 without fractions, as the API server stores it
+      : kubeTime(now),
   };
   if (i >= 0) list[i] = condition;
   else list.push(condition);

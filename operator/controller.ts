@@ -228,9 +228,3 @@ function canonical(value: unknown): unknown {
 export function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
-
-export function ownerReference(obj: KObject): { apiVersion: string; kind: string; name: string; uid: string; controller: true; blockOwnerDeletion: true } {
-  return { apiVersion: obj.apiVersion!, kind: obj.kind!, name: obj.metadata.name, uid: obj.metadata.uid!, controller: true, blockOwnerDeletion: true };
-}
-
-export const MANAGED_LABELS = { 'app.kubernetes.io/managed-by': 'boxauth-operator' } as const;

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
+import { kubeTime } from './clock.js';
 import { EVENTS, isNotFound, type KObject, type Kube } from './kube.js';
 
 const REPEAT_WINDOW_MS = 10 * 60_000;
@@ -38,7 +39,7 @@ export class EventRecorder {
     const namespace = obj.metadata.namespace ?? 'default';
     const key = `${obj.metadata.uid}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = new Date();
-    const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const stamp = kubeTime(now);
     const previous = this.sent.get(key);
     if (previous && now.getTime() - previous.at < REPEAT_WINDOW_MS) {
       previous.count += 1;

@@ -8,6 +8,7 @@
 // over at once instead of after leaseDuration.
 import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
+import { kubeMicroTime } from './clock.js';
 import { isConflict, isNotFound, LEASES, type KObject, type Kube } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 
@@ -30,7 +31,6 @@ interface LeaseSpec {
 
 type Lease = KObject & { spec?: LeaseSpec };
 
-const microTime = (d = new Date()): string => d.toISOString().replace(/Z$/, '000Z');
 const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
   const wake = (): void => {
     clearTimeout(t);
@@ -106,8 +106,8 @@ export class LeaderElector {
     const spec: LeaseSpec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
-      acquireTime: microTime(now),
-      renewTime: microTime(now),
+      acquireTime: kubeMicroTime(now),
+      renewTime: kubeMicroTime(now),
       leaseTransitions: 0,
     };
     try {
@@ -154,7 +154,7 @@ export class LeaderElector {
       const lease = await this.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
       if (lease.spec?.holderIdentity !== this.opts.identity) return;
       await this.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
-        ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() },
+        ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: kubeMicroTime(new Date()) },
       });
       this.log.info('released the leader Lease');
     } catch (err) {

@@ -11,7 +11,7 @@
 import type { Logger } from '../api/log.js';
 import { BoxDatabases } from './boxdb.js';
 import type { OperatorConfig } from './config.js';
-import { MANAGED_LABELS, type ControllerDeps } from './controller.js';
+import type { ControllerDeps } from './controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from './controllers/accesspolicy.js';
 import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
 import { ClientController, type ClientResource } from './controllers/client.js';
@@ -19,6 +19,7 @@ import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
 import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
+import { MANAGED_LABELS } from './owned.js';
 
 export class Manager {
   private readonly informers: Informer<any>[] = [];

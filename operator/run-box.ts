@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { errorMessage } from '../api/errors.js';
 import { projectPath } from '../api/paths.js';
 import { DEPLOYMENTS, isNotFound, Kube, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
+import { secretValue, type SecretObject } from './secrets.js';
 
 /** The kubelet's lifetime of a projected ServiceAccount token; it renews one at 80 % of that. */
 const TOKEN_SECONDS = 3607;
@@ -98,10 +99,10 @@ export async function podOf(kube: Kube, namespace: string, name: string, dir: st
   const container = pod.containers[0]!;
   const env: Record<string, string> = {};
   const data = async (kind: 'secrets' | 'configmaps', ref: { name: string; key: string }): Promise<string> => {
-    const obj = await kube.request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${namespace}/${kind}/${ref.name}`);
-    const raw = obj.data?.[ref.key];
-    if (raw === undefined) throw new Error(`${kind} ${namespace}/${ref.name} has no key ${ref.key}`);
-    return kind === 'secrets' ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    const obj = await kube.request<SecretObject>('GET', `/api/v1/namespaces/${namespace}/${kind}/${ref.name}`);
+    const value = kind === 'secrets' ? secretValue(obj, ref.key) : obj.data?.[ref.key];
+    if (value === undefined) throw new Error(`${kind} ${namespace}/${ref.name} has no key ${ref.key}`);
+    return value;
   };
   const fields: Record<string, string> = { 'metadata.namespace': namespace, 'metadata.name': `${name}-local` };
   for (const e of container.env ?? []) {

@@ -19,10 +19,12 @@ import { accessPolicies } from '../../api/store/policies.js';
 import { clients } from '../../api/store/clients.js';
 import { boxDbNames, databaseOf, NotOwned, urlAs, type BoxDatabases } from '../boxdb.js';
 import type { NewCondition } from '../conditions.js';
-import { Controller, MANAGED_LABELS, ownerReference, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
+import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
-import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, isConflict, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject, type ResourceType } from '../kube.js';
+import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../kube.js';
+import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { BoxReason, ConditionType } from '../reasons.js';
+import { secretData, secretValue, type SecretObject } from '../secrets.js';
 import {
   apiDeployment, apiService, apiServiceAccount, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE,
   tokenReviewBinding, usesTokenReview,
@@ -47,7 +49,6 @@ export interface BoxSpec {
 }
 
 export type BoxResource = Resource<BoxSpec>;
-type SecretObject = KObject & { data?: Record<string, string> };
 type DeploymentObject = KObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number; observedGeneration?: number } };
 
 export const BOX_FINALIZER = 'boxauth.io/box';
@@ -61,10 +62,6 @@ export interface BoxSettings {
   image: string;
   imagePullPolicy: string;
 }
-
-const decode = (b64: string | undefined): string | undefined => (b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'));
-const dataOf = (secret: SecretObject): Record<string, string> =>
-  Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, decode(v)!]));
 
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
@@ -133,7 +130,7 @@ export class BoxController extends Controller<BoxResource> {
     try {
       const adminUrl = await this.adminUrl(box);
       const database = await this.databaseSecret(box, adminUrl);
-      const db = await this.databases.ensure(ns, adminUrl, dataOf(database).password!);
+      const db = await this.databases.ensure(ns, adminUrl, secretValue(database, 'password')!);
       const secrets = [
         database,
         await this.signingKeySecret(box),
@@ -178,7 +175,7 @@ export class BoxController extends Controller<BoxResource> {
     const key = ref.key ?? 'DATABASE_URL';
     const secret = await this.kube.find<SecretObject>(SECRETS, ns, ref.name);
     if (!secret) throw new Problem(BoxReason.DatabaseSecretNotFound, `Secret ${ns}/${ref.name} (spec.database.secretRef) does not exist`);
-    const url = decode(secret.data?.[key]);
+    const url = secretValue(secret, key);
     if (!url || !/^postgres(ql)?:\/\//.test(url)) {
       throw new Problem(BoxReason.DatabaseSecretInvalid, `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
     }
@@ -195,7 +192,7 @@ export class BoxController extends Controller<BoxResource> {
       const password = randomBytes(24).toString('base64url');
       return { DATABASE_URL: urlAs(adminUrl, role, password, host), username: role, password };
     });
-    const data = dataOf(secret);
+    const data = secretData(secret);
     const wanted = urlAs(adminUrl, role, data.password!, host);
     if (data.DATABASE_URL === wanted && data.username === role) return secret;
     return this.kube.patch<SecretObject>(SECRETS, ns, name, { stringData: { DATABASE_URL: wanted, username: role } });
@@ -221,7 +218,7 @@ export class BoxController extends Controller<BoxResource> {
    */
   private ensureSecret(box: BoxResource, name: string, make: () => Record<string, string>,
     annotations: Record<string, string> = {}): Promise<SecretObject> {
-    return this.ensureOwned<SecretObject>(SECRETS, box, name, () => ({
+    return ensureOwned<SecretObject>(this.kube, SECRETS, box, name, () => ({
       metadata: { name, namespace: box.metadata.namespace, labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name }, annotations,
         ownerReferences: [ownerReference(box)] },
       type: 'Opaque',
@@ -229,39 +226,15 @@ export class BoxController extends Controller<BoxResource> {
     }));
   }
 
-  /**
-   * The object `name` of the Box's namespace: created from make() when absent;
-   * taken over when a deleted Box of the same name left it behind; one that is
-   * no Box's is used as it is, unless `foreign` says why it must not be.
-   */
-  private async ensureOwned<T extends KObject>(type: ResourceType, box: BoxResource, name: string, make: () => KObject,
-    foreign?: () => Problem): Promise<T> {
-    const ns = box.metadata.namespace!;
-    let obj = await this.kube.find<T>(type, ns, name);
-    if (!obj) {
-      try {
-        obj = await this.kube.create<T>(type, ns, make());
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        obj = await this.kube.get<T>(type, ns, name);
-      }
-    }
-    const owners = obj.metadata.ownerReferences ?? [];
-    if (owners.some((o) => o.kind === 'Box' && o.controller && o.uid !== box.metadata.uid)) {
-      await this.kube.patch(type, ns, name, { metadata: { ownerReferences: [ownerReference(box)] } });
-    } else if (foreign && !owners.some((o) => o.uid === box.metadata.uid)) {
-      throw foreign();
-    }
-    return obj;
-  }
-
   /** The ServiceAccount the API pods run as: spec.serviceAccountName, else one of the Box's own. */
   private async serviceAccount(box: BoxResource): Promise<string> {
     if (box.spec?.serviceAccountName) return box.spec.serviceAccountName;
     const ns = box.metadata.namespace!;
     const name = boxNames(box).serviceAccount;
-    await this.ensureOwned(SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), () => new Problem(BoxReason.ServiceAccountConflict,
-      `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`));
+    await ensureOwned(this.kube, SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), {
+      foreign: () => new Problem(BoxReason.ServiceAccountConflict,
+        `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`),
+    });
     return name;
   }
 
@@ -299,7 +272,7 @@ export class BoxController extends Controller<BoxResource> {
     const ns = box.metadata.namespace!;
     const adminUrl = await this.adminUrl(box);
     if (box.spec?.reclaimPolicy === 'Delete') return this.databases.drop(ns, adminUrl);
-    const password = decode((await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database))?.data?.password);
+    const password = secretValue(await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database), 'password');
     try {
       if (password) await this.handRecordsToRestApi(ns, adminUrl, password);
     } catch (err) {

@@ -16,10 +16,12 @@ import { generateSecret, hashSecret, SecretVerifier } from '../../api/oauth/secr
 import { workloadSettings } from '../../api/oauth/workload/assertion.js';
 import { clients } from '../../api/store/clients.js';
 import type { Client } from '../../api/types.js';
-import { Problem, type ControllerDeps, type Resource, MANAGED_LABELS, ownerReference } from '../controller.js';
+import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { Informer } from '../informer.js';
-import { CLIENTS, isConflict, SECRETS, type KObject } from '../kube.js';
+import { CLIENTS, SECRETS, type KObject } from '../kube.js';
+import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { ClientReason } from '../reasons.js';
+import { secretValue, type SecretObject } from '../secrets.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordController, RecordRefused, type Desired } from './records.js';
@@ -32,7 +34,6 @@ export interface ClientSpec {
 }
 
 export type ClientResource = Resource<ClientSpec>;
-type SecretObject = KObject & { data?: Record<string, string> };
 
 export const GENERATED_SECRET_KEY = 'client-secret';
 const MIN_SECRET = 8;
@@ -55,14 +56,13 @@ export function secretSource(client: ClientResource): { name: string; key: strin
 }
 
 /** The client secret held in `secret` under `key`; a Problem when missing or too short. */
-function secretValue(secret: SecretObject, key: string, fix: string): string {
+function clientSecretIn(secret: SecretObject, key: string, fix: string): string {
   const where = `Secret ${secret.metadata.namespace}/${secret.metadata.name}`;
-  const raw = secret.data?.[key];
-  if (raw === undefined) {
+  const value = secretValue(secret, key);
+  if (value === undefined) {
     const keys = Object.keys(secret.data ?? {});
     throw new Problem(ClientReason.SecretKeyNotFound, `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
   }
-  const value = Buffer.from(raw, 'base64').toString('utf8');
   if (value.length < MIN_SECRET) throw new Problem(ClientReason.SecretTooShort, `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
   return value;
 }
@@ -112,7 +112,7 @@ export class ClientController extends RecordController<ClientSpec, Client> {
       }
       return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had
     }
-    const secret = secretValue(source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
+    const secret = clientSecretIn(source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
       source.key, source.generated ? 'delete the Secret to have a new one generated' : 'set spec.secretRef.key or add the key');
     const stored = await clients.read(pool, record.id);
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
@@ -132,34 +132,19 @@ export class ClientController extends RecordController<ClientSpec, Client> {
   }
 
   /** The generated secret: created once, owned by the Client (garbage-collected with it). */
-  private async generatedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
+  private generatedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
     const ns = obj.metadata.namespace!;
-    let secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
-    if (!secret) {
-      try {
-        secret = await this.kube.create<SecretObject>(SECRETS, ns, {
-          metadata: {
-            name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
-            ownerReferences: [ownerReference(obj)],
-          },
-          type: 'Opaque',
-          stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
-        });
-      } catch (err) {
-        if (!isConflict(err)) throw err; // created meanwhile (an earlier attempt whose answer was lost): use it
-        secret = await this.kube.get<SecretObject>(SECRETS, ns, name);
-      }
-    }
-    const owners = secret.metadata.ownerReferences ?? [];
-    if (!owners.some((o) => o.uid === obj.metadata.uid)) {
-      if (owners.some((o) => o.kind === 'Client' && o.controller)) {
-        // Left by a deleted Client of the same name (no garbage collector got to it yet): take it over.
-        await this.kube.patch(SECRETS, ns, name, { metadata: { ownerReferences: [ownerReference(obj)] } });
-      } else {
-        throw new Problem(ClientReason.SecretConflict, `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`);
-      }
-    }
-    return secret;
+    return ensureOwned<SecretObject>(this.kube, SECRETS, obj, name, () => ({
+      metadata: {
+        name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
+        ownerReferences: [ownerReference(obj)],
+      },
+      type: 'Opaque',
+      stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
+    }), {
+      foreign: () => new Problem(ClientReason.SecretConflict,
+        `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`),
+    });
   }
 
   protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
