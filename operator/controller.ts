@@ -6,6 +6,7 @@
 // fingerprint()), is not worked on again, unless the periodic resync forces a
 // full pass to repair drift in the database.
 import type { Logger } from '../api/log.js';
+import type { Clock } from './clock.js';
 import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
 import type { EventRecorder } from './events.js';
 import type { Informer } from './informer.js';
@@ -57,10 +58,11 @@ export interface ControllerDeps {
   log: Logger;
   metrics: OperatorMetrics;
   events: EventRecorder;
+  clock: Clock;
 }
 
 export abstract class Controller<T extends Resource> {
-  readonly queue = new WorkQueue();
+  readonly queue: WorkQueue;
   private readonly synced = new Map<string, string>();
 
   constructor(
@@ -69,6 +71,7 @@ export abstract class Controller<T extends Resource> {
     protected readonly informer: Informer<T>,
     protected readonly deps: ControllerDeps,
   ) {
+    this.queue = new WorkQueue({ clock: deps.clock });
     informer.on((_event, obj) => this.enqueue(obj.metadata.namespace!, obj.metadata.name));
   }
 
@@ -167,7 +170,8 @@ export abstract class Controller<T extends Resource> {
   private async writeStatus(obj: T, changes: NewCondition[], fields: Record<string, unknown>): Promise<void> {
     const previous = obj.status ?? {};
     let conditions = previous.conditions;
-    for (const c of changes) conditions = setCondition(conditions, c, obj.metadata.generation);
+    const now = new Date(this.deps.clock.now());
+    for (const c of changes) conditions = setCondition(conditions, c, obj.metadata.generation, now);
     const next: Status = { ...fields, observedGeneration: obj.metadata.generation, conditions };
     if (sameJson(previous, next)) return;
     const patch: Record<string, unknown> = { ...next };

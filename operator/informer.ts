@@ -15,6 +15,7 @@
 // - retries with exponential backoff (200 ms .. 30 s) and never gives up.
 import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
+import { sleep, systemClock, type Clock } from './clock.js';
 import { isGone, KubeError, resourcePath, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 
@@ -29,6 +30,7 @@ export interface InformerOptions {
   metadataOnly?: boolean;
   relistMs: number;
   idleMs: number;
+  clock?: Clock;
 }
 
 const PAGE = 500;
@@ -52,6 +54,7 @@ export class Informer<T extends KObject = KObject> {
   private markSynced!: () => void;
   /** Resolves once the first list has filled the cache. */
   readonly synced = new Promise<void>((resolve) => { this.markSynced = resolve; });
+  private readonly clock: Clock;
 
   constructor(
     private readonly kube: Kube,
@@ -59,7 +62,9 @@ export class Informer<T extends KObject = KObject> {
     private readonly opts: InformerOptions,
     private readonly log: Logger,
     private readonly metrics: OperatorMetrics,
-  ) {}
+  ) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   get hasSynced(): boolean {
     return this.syncedFlag;
@@ -109,7 +114,7 @@ export class Informer<T extends KObject = KObject> {
     let backoffMs = 200;
     while (!this.stopped) {
       try {
-        if (!this.resourceVersion || Date.now() >= this.nextRelist) await this.relist();
+        if (!this.resourceVersion || this.clock.now() >= this.nextRelist) await this.relist();
         await this.watch();
         backoffMs = 200;
       } catch (err) {
@@ -125,7 +130,7 @@ export class Informer<T extends KObject = KObject> {
         this.log.warn({ informer: this.name, err: errorMessage(err) }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
         this.resourceVersion = '';
         this.relistCause = watchdog ? 'watchdog' : 'error';
-        await new Promise((r) => setTimeout(r, backoffMs * (0.8 + Math.random() * 0.4)));
+        await sleep(this.clock, backoffMs * (0.8 + Math.random() * 0.4));
         backoffMs = Math.min(backoffMs * 2, 30_000);
       }
     }
@@ -155,7 +160,7 @@ export class Informer<T extends KObject = KObject> {
     }
     for (const [key, obj] of seen) this.upsert(key, obj);
     this.resourceVersion = rv;
-    this.nextRelist = Date.now() + this.opts.relistMs * (0.9 + Math.random() * 0.2);
+    this.nextRelist = this.clock.now() + this.opts.relistMs * (0.9 + Math.random() * 0.2);
     this.relistCause = 'period';
     if (!this.syncedFlag) {
       this.syncedFlag = true;
@@ -171,14 +176,14 @@ export class Informer<T extends KObject = KObject> {
   }
 
   private async watch(): Promise<void> {
-    const remainingS = Math.max(1, Math.floor((this.nextRelist - Date.now()) / 1000));
+    const remainingS = Math.max(1, Math.floor((this.nextRelist - this.clock.now()) / 1000));
     const abort = new AbortController();
     this.abort = abort;
     let watchdogFired = false;
-    let timer: NodeJS.Timeout | undefined;
+    let cancelWatchdog: (() => void) | undefined;
     const pet = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => { watchdogFired = true; abort.abort(); }, this.opts.idleMs);
+      cancelWatchdog?.();
+      cancelWatchdog = this.clock.setTimeout(() => { watchdogFired = true; abort.abort(); }, this.opts.idleMs);
     };
     this.watchError = undefined;
     pet();
@@ -203,7 +208,7 @@ export class Informer<T extends KObject = KObject> {
       if (this.stopped || (abort.signal.aborted && this.nextRelist === 0)) return; // stop() or relistSoon()
       throw err;
     } finally {
-      clearTimeout(timer);
+      cancelWatchdog?.();
       if (this.abort === abort) this.abort = undefined;
     }
     if (this.watchError) throw this.watchError;

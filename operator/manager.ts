@@ -10,6 +10,7 @@
 // database is repaired even though no Kubernetes event announces it.
 import type { Logger } from '../api/log.js';
 import { BoxDatabases } from './boxdb.js';
+import { systemClock, type Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';
 import type { ControllerDeps } from './controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from './controllers/accesspolicy.js';
@@ -33,9 +34,10 @@ export class Manager {
   private markStopped!: () => void;
   private readonly stopped = new Promise<void>((resolve) => { this.markStopped = resolve; });
 
-  constructor(kube: Kube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics) {
+  constructor(kube: Kube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics,
+    clock: Clock = systemClock) {
     const informer = <T extends KObject>(name: string, type: ResourceType, extra: { labelSelector?: string; metadataOnly?: boolean } = {}): Informer<T> => {
-      const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, ...extra }, log, metrics);
+      const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, clock, ...extra }, log, metrics);
       this.informers.push(i);
       return i;
     };
@@ -47,7 +49,7 @@ export class Manager {
       labelSelector: Object.entries(MANAGED_LABELS).map(([k, v]) => `${k}=${v}`).join(','),
     });
 
-    const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log) };
+    const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log, clock), clock };
     this.databases = new BoxDatabases(log);
     this.boxes = new BoxController(boxes, secrets, deployments, deps, this.databases, settings);
     this.clients = new ClientController(clients, secrets, deps, this.boxes);
