@@ -9,7 +9,7 @@ import type { Logger } from '../api/log.js';
 import type { Clock } from './clock.js';
 import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
 import type { EventRecorder } from './events.js';
-import type { Informer } from './informer.js';
+import type { ObjectCache } from './informer.js';
 import { isNotFound, PATCH, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
@@ -68,7 +68,7 @@ export abstract class Controller<T extends Resource> {
   constructor(
     readonly name: string,
     protected readonly type: ResourceType,
-    protected readonly informer: Informer<T>,
+    protected readonly informer: ObjectCache<T>,
     protected readonly deps: ControllerDeps,
   ) {
     this.queue = new WorkQueue({ clock: deps.clock });
@@ -98,7 +98,7 @@ export abstract class Controller<T extends Resource> {
   }
 
   start(workers: number): void {
-    this.queue.run(workers, (key, force) => this.work(key, force), (key, err, retryInMs) => {
+    this.queue.run(workers, (key, force) => this.reconcileKey(key, force), (key, err, retryInMs) => {
       this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying'); // pino's err serializer: stack and causes
     });
   }
@@ -116,7 +116,12 @@ export abstract class Controller<T extends Resource> {
   /** The object is gone from the cache (deleted, finalizers done). */
   protected async forgetObject(_namespace: string, _name: string): Promise<void> {}
 
-  private async work(key: string, force: boolean): Promise<{ requeueAfterMs?: number } | void> {
+  /**
+   * One pass over the object of `key` ("namespace/name") as the cache holds it:
+   * what a queue worker runs, and what a test calls to see one reconcile. A throw
+   * means: retry with backoff.
+   */
+  async reconcileKey(key: string, force = false): Promise<{ requeueAfterMs?: number } | void> {
     const [namespace, name] = key.split('/') as [string, string];
     this.deps.metrics.queueDepth.set({ controller: this.name }, this.queue.length);
     const obj = this.informer.get(namespace, name);

@@ -16,7 +16,7 @@
 import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
 import { sleep, systemClock, type Clock } from './clock.js';
-import { isGone, KubeError, resourcePath, type KObject, type Kube, type ResourceType } from './kube.js';
+import { isGone, KubeError, resourcePath, type HttpKube, type KObject, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -36,12 +36,19 @@ export interface InformerOptions {
 const PAGE = 500;
 const META_ACCEPT = (kind: string): string => `application/json;as=${kind};g=meta.k8s.io;v=v1,application/json`;
 
+/** What controllers read from an informer: its cache, and word of every change. */
+export interface ObjectCache<T extends KObject = KObject> {
+  on(handler: Handler<T>): void;
+  get(namespace: string | undefined, name: string): T | undefined;
+  list(namespace?: string): T[];
+}
+
 export const keyOf = (obj: { metadata: { namespace?: string; name: string } }): string =>
   obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name;
 
 class WatchdogFired extends Error {}
 
-export class Informer<T extends KObject = KObject> {
+export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
   private readonly store = new Map<string, T>();
   private readonly handlers: Handler<T>[] = [];
   private resourceVersion = '';
@@ -57,7 +64,7 @@ export class Informer<T extends KObject = KObject> {
   private readonly clock: Clock;
 
   constructor(
-    private readonly kube: Kube,
+    private readonly kube: HttpKube,
     readonly name: string,
     private readonly opts: InformerOptions,
     private readonly log: Logger,

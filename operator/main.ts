@@ -9,7 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded
 import { createLogger, redactUrl } from '../api/log.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
 import { startHealthServer } from './health.js';
-import { Kube } from './kube.js';
+import { HttpKube } from './kube.js';
 import { LeaderElector } from './leader.js';
 import { Manager } from './manager.js';
 import { OperatorMetrics } from './metrics.js';
@@ -40,7 +40,7 @@ Configuration is read from the environment:
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-function leaseNamespace(config: OperatorConfig, kube: Kube): string {
+function leaseNamespace(config: OperatorConfig, kube: HttpKube): string {
   if (config.namespace) return config.namespace;
   try {
     return fs.readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
@@ -65,9 +65,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel, { component: 'operator', identity: config.identity });
-  let kube: Kube;
+  let kube: HttpKube;
   try {
-    kube = Kube.fromEnvironment();
+    kube = HttpKube.fromEnvironment();
   } catch (err) {
     process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${errorMessage(err)} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
     process.exit(2);

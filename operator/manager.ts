@@ -9,7 +9,7 @@
 // Every resyncMs, every object is enqueued with force, so drift in a box's
 // database is repaired even though no Kubernetes event announces it.
 import type { Logger } from '../api/log.js';
-import { BoxDatabases } from './boxdb.js';
+import { PostgresBoxDatabases, type BoxDatabases } from './boxdb.js';
 import { systemClock, type Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';
 import type { ControllerDeps } from './controller.js';
@@ -18,7 +18,7 @@ import { BoxController, type BoxResource, type BoxSettings } from './controllers
 import { ClientController, type ClientResource } from './controllers/client.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
-import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type Kube, type ResourceType } from './kube.js';
+import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type HttpKube, type KObject, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { MANAGED_LABELS } from './owned.js';
 
@@ -34,7 +34,7 @@ export class Manager {
   private markStopped!: () => void;
   private readonly stopped = new Promise<void>((resolve) => { this.markStopped = resolve; });
 
-  constructor(kube: Kube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics,
+  constructor(kube: HttpKube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics,
     clock: Clock = systemClock) {
     const informer = <T extends KObject>(name: string, type: ResourceType, extra: { labelSelector?: string; metadataOnly?: boolean } = {}): Informer<T> => {
       const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, clock, ...extra }, log, metrics);
@@ -50,7 +50,7 @@ export class Manager {
     });
 
     const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log, clock), clock };
-    this.databases = new BoxDatabases(log);
+    this.databases = new PostgresBoxDatabases(log);
     this.boxes = new BoxController(boxes, secrets, deployments, deps, this.databases, settings);
     this.clients = new ClientController(clients, secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(policies, deps, this.boxes);

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { errorMessage } from '../api/errors.js';
 import { projectPath } from '../api/paths.js';
-import { DEPLOYMENTS, isNotFound, Kube, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
+import { DEPLOYMENTS, HttpKube, isNotFound, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
 import { secretValue, type SecretObject } from './secrets.js';
 
 /** The kubelet's lifetime of a projected ServiceAccount token; it renews one at 80 % of that. */
@@ -59,7 +59,7 @@ export interface Pod {
  * The pod's ServiceAccount credentials, written into `dir`, as the env that
  * points the box at them (api/config.ts reads BOXAUTH_KUBE_*).
  */
-async function serviceAccountCredentials(kube: Kube, namespace: string, serviceAccount: string, dir: string)
+async function serviceAccountCredentials(kube: HttpKube, namespace: string, serviceAccount: string, dir: string)
   : Promise<{ env: Record<string, string>; renewToken: () => Promise<void> }> {
   const cluster = kube.config.getCurrentCluster()!;
   const tokenFile = path.join(dir, 'token');
@@ -93,7 +93,7 @@ async function serviceAccountCredentials(kube: Kube, namespace: string, serviceA
  * resolved; with the pod's ServiceAccount credentials (written into `dir`)
  * unless the pod opts out of them.
  */
-export async function podOf(kube: Kube, namespace: string, name: string, dir: string): Promise<Pod> {
+export async function podOf(kube: HttpKube, namespace: string, name: string, dir: string): Promise<Pod> {
   const deployment = await kube.get<Deployment>(DEPLOYMENTS, namespace, name);
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0]!;
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     process.stderr.write('usage: node dist/operator/run-box.js <namespace> [box]   (the box of that namespace, default "auth")\n');
     process.exit(2);
   }
-  const kube = Kube.fromEnvironment();
+  const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken } = await podOf(kube, namespace, box, dir);
   const renewal = renewToken && setInterval(() => {

@@ -15,12 +15,10 @@ import type { Pool } from '../../api/db/pool.js';
 import { errorMessage } from '../../api/errors.js';
 import { generateKeyPair } from '../../api/oauth/jwt.js';
 import { generateSecret } from '../../api/oauth/secrets.js';
-import { accessPolicies } from '../../api/store/policies.js';
-import { clients } from '../../api/store/clients.js';
 import { boxDbNames, databaseOf, NotOwned, urlAs, type BoxDatabases } from '../boxdb.js';
 import type { NewCondition } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
-import type { Informer } from '../informer.js';
+import type { ObjectCache } from '../informer.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { BoxReason, ConditionType } from '../reasons.js';
@@ -67,9 +65,9 @@ export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
 
   constructor(
-    informer: Informer<BoxResource>,
-    private readonly secrets: Informer<KObject>,
-    private readonly deployments: Informer<DeploymentObject>,
+    informer: ObjectCache<BoxResource>,
+    private readonly secrets: ObjectCache<KObject>,
+    private readonly deployments: ObjectCache<DeploymentObject>,
     deps: ControllerDeps,
     private readonly databases: BoxDatabases,
     private readonly settings: BoxSettings,
@@ -274,21 +272,16 @@ export class BoxController extends Controller<BoxResource> {
     if (box.spec?.reclaimPolicy === 'Delete') return this.databases.drop(ns, adminUrl);
     const password = secretValue(await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database), 'password');
     try {
-      if (password) await this.handRecordsToRestApi(ns, adminUrl, password);
+      if (password) {
+        await this.databases.releaseRecords(ns, adminUrl, password);
+        this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
+      }
     } catch (err) {
       if (!(err instanceof NotOwned)) throw err;
       this.log.warn({ namespace: ns, err: err.message }, 'box deleted; its schema is not marked as this namespace\'s: left as it is');
     } finally {
       await this.databases.forget(ns);
     }
-  }
-
-  private async handRecordsToRestApi(ns: string, adminUrl: string, password: string): Promise<void> {
-    await this.databases.ensure(ns, adminUrl, password);
-    const pool = this.databases.pool(ns)!;
-    for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
-    for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
-    this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
   }
 }
 

@@ -17,7 +17,7 @@ import { workloadSettings } from '../../api/oauth/workload/assertion.js';
 import { clients } from '../../api/store/clients.js';
 import type { Client } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
-import type { Informer } from '../informer.js';
+import type { ObjectCache } from '../informer.js';
 import { CLIENTS, SECRETS, type KObject } from '../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { ClientReason } from '../reasons.js';
@@ -84,7 +84,7 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
 export class ClientController extends RecordController<ClientSpec, Client> {
   private readonly verifier = new SecretVerifier();
 
-  constructor(informer: Informer<ClientResource>, private readonly secrets: Informer<KObject>, deps: ControllerDeps, boxes: BoxController) {
+  constructor(informer: ObjectCache<ClientResource>, private readonly secrets: ObjectCache<KObject>, deps: ControllerDeps, boxes: BoxController) {
     super('client', CLIENTS, informer, deps, boxes, clients);
   }
 

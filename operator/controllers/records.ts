@@ -23,7 +23,7 @@ import type { ResourceTable } from '../../api/store/resources.js';
 import { validateResource, type ResourceKind } from '../../api/schema/resources.js';
 import { findCondition, isReady } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
-import type { Informer } from '../informer.js';
+import type { ObjectCache } from '../informer.js';
 import type { ResourceType } from '../kube.js';
 import { ConditionType, RecordReason } from '../reasons.js';
 import { ROOT_CLIENT_ID } from './box-manifests.js';
@@ -54,7 +54,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
   constructor(
     name: string,
     type: ResourceType,
-    informer: Informer<Resource<S>>,
+    informer: ObjectCache<Resource<S>>,
     deps: ControllerDeps,
     protected readonly boxes: BoxController,
     protected readonly table: ResourceTable<R>,

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { Logger } from '../../../api/log.js';
 import { Controller, type Outcome, type Resource } from '../../../operator/controller.js';
 import type { EventRecorder } from '../../../operator/events.js';
-import type { Informer } from '../../../operator/informer.js';
+import type { ObjectCache } from '../../../operator/informer.js';
 import { CLIENTS, type Kube } from '../../../operator/kube.js';
 import { OperatorMetrics } from '../../../operator/metrics.js';
 import { ManualClock, settle } from '../../support/clock.js';
@@ -37,7 +37,7 @@ describe('operator controller skip rule', function () {
 
   beforeEach(function () {
     obj = { metadata: { name: 'c', namespace: 'ns', generation: 1 }, status: { observedGeneration: 1 } };
-    const informer = { on: () => undefined, get: () => obj, list: () => [obj] } as unknown as Informer<Resource>;
+    const informer: ObjectCache<Resource> = { on: () => undefined, get: () => obj, list: () => [obj] };
     metrics = new OperatorMetrics();
     lines = [];
     const log: Logger = pino(new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done(); } }));

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../../api/log.js';
 import { Informer, type InformerEvent } from '../../../operator/informer.js';
-import { CLIENTS, Kube, type KObject } from '../../../operator/kube.js';
+import { CLIENTS, HttpKube, type KObject } from '../../../operator/kube.js';
 import { OperatorMetrics } from '../../../operator/metrics.js';
 import { ManualClock, until } from '../../support/clock.js';
 
@@ -72,7 +72,7 @@ describe('operator informer', function () {
     });
     metrics = new OperatorMetrics();
     clock = new ManualClock();
-    informer = new Informer(new Kube(kc), 'clients', { type: CLIENTS, relistMs: 60_000, idleMs, clock }, createLogger('silent'), metrics);
+    informer = new Informer(new HttpKube(kc), 'clients', { type: CLIENTS, relistMs: 60_000, idleMs, clock }, createLogger('silent'), metrics);
     informer.on((event, o) => events.push([event, o.metadata.name, o.metadata.resourceVersion!]));
     informer.start();
     await informer.synced;
