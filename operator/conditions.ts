@@ -33,9 +33,7 @@ export function setCondition(conditions: Condition[] | undefined, next: NewCondi
     reason: next.reason,
     message: next.message,
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    lastTransitionTime: previous && previous.status === next.status
-      ? previous.lastTransitionTime
-      : kubeTime(now),
+    lastTransitionTime: previous && previous.status === next.status ? previous.lastTransitionTime : kubeTime(now),
   };
   if (i >= 0) list[i] = condition;
   else list.push(condition);

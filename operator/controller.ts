@@ -99,7 +99,8 @@ export abstract class Controller<T extends Resource> {
 
   start(workers: number): void {
     this.queue.run(workers, (key, force) => this.reconcileKey(key, force), (key, err, retryInMs) => {
-      this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying'); // pino's err serializer: stack and causes
+      // The error itself: pino's err serializer logs its stack and causes.
+      this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying');
     });
   }
 

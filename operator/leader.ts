@@ -149,7 +149,8 @@ export class LeaderElector {
       const lease = await this.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
       if (lease.spec?.holderIdentity !== this.opts.identity) return;
       await this.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
-        ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: kubeMicroTime(new Date(this.clock.now())) },
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: kubeMicroTime(new Date(this.clock.now())) },
       });
       this.log.info('released the leader Lease');
     } catch (err) {

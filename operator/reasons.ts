@@ -34,7 +34,7 @@ const box = {
   DuplicateBox: NOT_READY,
   /** Ready=False: spec.database.secretRef names a Secret that does not exist. Create it, or fix the name; retried with backoff. */
   DatabaseSecretNotFound: NOT_READY,
-  /** Ready=False: the Secret of spec.database.secretRef holds no postgres:// URL under its key. Fix the value or spec.database.secretRef.key. */
+  /** Ready=False: the Secret of spec.database.secretRef holds no postgres:// URL under its key. Fix it, or spec.database.secretRef.key. */
   DatabaseSecretInvalid: NOT_READY,
   /**
    * Ready=False: a ServiceAccount of the box's name exists and is not the operator's. Set spec.serviceAccountName to run the

@@ -119,8 +119,9 @@ export class BoxController extends Controller<BoxResource> {
     if (box.metadata.deletionTimestamp) return this.finalize(box, active?.metadata.uid === box.metadata.uid);
     if (active && active.metadata.uid !== box.metadata.uid) {
       // A duplicate serves nothing: no url, schema or Deployment of its own to show.
-      await this.markNotReady(box, new Problem(BoxReason.DuplicateBox,
-        `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace`), { fields: {} });
+      const problem = new Problem(BoxReason.DuplicateBox,
+        `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace`);
+      await this.markNotReady(box, problem, { fields: {} });
       return { ready: false };
     }
     await this.setFinalizer(box, BOX_FINALIZER, true);
@@ -293,7 +294,8 @@ function availability(box: BoxResource, deployment: DeploymentObject): NewCondit
   const condition = { type: ConditionType.Available };
   if (want === 0) return { ...condition, status: 'False', reason: BoxReason.ScaledToZero, message: 'spec.replicas is 0' };
   if (available > 0) {
-    return { ...condition, status: 'True', reason: BoxReason.MinimumReplicasAvailable, message: `${available} of ${want} API pods available` };
+    return { ...condition, status: 'True', reason: BoxReason.MinimumReplicasAvailable,
+      message: `${available} of ${want} API pods available` };
   }
   return { ...condition, status: 'False', reason: BoxReason.NoPodsAvailable,
     message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };

@@ -29,7 +29,8 @@ type JsonObject = Record<string, unknown>;
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 const typeKey = (type: ResourceType): string => `${type.group}/${type.plural}`;
-const objectKey = (type: ResourceType, namespace: string | undefined, name: string): string => `${typeKey(type)}|${namespace ?? ''}|${name}`;
+const objectKey = (type: ResourceType, namespace: string | undefined, name: string): string =>
+  `${typeKey(type)}|${namespace ?? ''}|${name}`;
 
 /** RFC 7386: objects merge, null removes, anything else replaces. */
 function mergePatch(target: unknown, patch: unknown): unknown {
@@ -71,7 +72,8 @@ export class FakeKube implements Kube {
   constructor(readonly clock: Clock = new ManualClock()) {}
 
   /** Requests `when` matches fail with `error` until the answer is called. */
-  failWhen(when: (r: KubeRequest) => boolean, error: Error = new KubeError(500, 'InternalError', 'failure injected by the test')): () => void {
+  failWhen(when: (r: KubeRequest) => boolean,
+    error: Error = new KubeError(500, 'InternalError', 'failure injected by the test')): () => void {
     const failure = { when, error };
     this.failures.push(failure);
     return () => { this.failures = this.failures.filter((f) => f !== failure); };

@@ -85,12 +85,11 @@ export class OperatorHarness {
   /** `records`: the pool every box's records go to (unit tests that write no records need none). */
   constructor(records?: Pool) {
     const log = createLogger('silent');
-    const deps: ControllerDeps = {
-      kube: this.kube, log, metrics: new OperatorMetrics(), events: new EventRecorder(this.kube, 'test', log, this.clock), clock: this.clock,
-    };
-    const secrets = this.kube.cache<KObject>(SECRETS);
+    const { kube, clock } = this;
+    const deps: ControllerDeps = { kube, log, metrics: new OperatorMetrics(), events: new EventRecorder(kube, 'test', log, clock), clock };
+    const secrets = kube.cache<KObject>(SECRETS);
     this.databases = new FakeBoxDatabases(records);
-    this.boxes = new BoxController(this.kube.cache<BoxResource>(BOXES), secrets, this.kube.cache(DEPLOYMENTS), deps, this.databases, SETTINGS);
+    this.boxes = new BoxController(kube.cache<BoxResource>(BOXES), secrets, kube.cache(DEPLOYMENTS), deps, this.databases, SETTINGS);
     this.clients = new ClientController(this.kube.cache<ClientResource>(CLIENTS), secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(this.kube.cache<AccessPolicyResource>(ACCESS_POLICIES), deps, this.boxes);
   }

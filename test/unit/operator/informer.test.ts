@@ -72,7 +72,8 @@ describe('operator informer', function () {
     });
     metrics = new OperatorMetrics();
     clock = new ManualClock();
-    informer = new Informer(new HttpKube(kc), 'clients', { type: CLIENTS, relistMs: 60_000, idleMs, clock }, createLogger('silent'), metrics);
+    const options = { type: CLIENTS, relistMs: 60_000, idleMs, clock };
+    informer = new Informer(new HttpKube(kc), 'clients', options, createLogger('silent'), metrics);
     informer.on((event, o) => events.push([event, o.metadata.name, o.metadata.resourceVersion!]));
     informer.start();
     await informer.synced;

@@ -8,7 +8,8 @@ import { ACCESS_POLICIES } from '../../../../operator/kube.js';
 import { OperatorHarness, ready, recordsDatabase } from '../../../support/operator.js';
 
 const NS = 'team-a';
-const policy = (name: string, spec: Record<string, unknown>): AccessPolicyResource => ({ metadata: { name, namespace: NS }, spec: spec as AccessPolicyResource['spec'] });
+const policy = (name: string, spec: Record<string, unknown>): AccessPolicyResource =>
+  ({ metadata: { name, namespace: NS }, spec: spec as AccessPolicyResource['spec'] });
 
 describe('AccessPolicy controller', function () {
   const db = recordsDatabase();
@@ -38,8 +39,9 @@ describe('AccessPolicy controller', function () {
     expect(await accessPolicies.read(db.pool, 'bad-schema')).to.equal(undefined);
   });
 
-  it('refuses a spec the REST API would refuse (InvalidSpec), and the name of one of the box\'s own policies (ReservedName)', async function () {
-    expect(ready(await reconciled(policy('odd', { engine: 'no-such-engine' })))).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
+  it('refuses a spec the REST API would refuse (InvalidSpec), and a name of the box\'s own policies (ReservedName)', async function () {
+    const odd = await reconciled(policy('odd', { engine: 'no-such-engine' }));
+    expect(ready(odd)).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
     expect(ready(await reconciled(policy('root-allow', { engine: 'allow' })))).to.deep.include({ status: 'False', reason: 'ReservedName' });
     expect(await accessPolicies.ids(db.pool)).to.deep.equal([]);
   });

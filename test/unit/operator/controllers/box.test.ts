@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { boxDbNames, NotOwned } from '../../../../operator/boxdb.js';
 import { BOX_FINALIZER, type BoxResource } from '../../../../operator/controllers/box.js';
+import type { Condition } from '../../../../operator/conditions.js';
 import { Problem } from '../../../../operator/controller.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
@@ -13,6 +14,7 @@ import { OperatorHarness, ready } from '../../../support/operator.js';
 const NS = 'team-a';
 const box = (spec: BoxResource['spec'] = {}, name = 'auth'): BoxResource => ({ metadata: { name, namespace: NS }, spec });
 const names = (objects: KObject[]): string[] => objects.map((o) => o.metadata.name).sort();
+const available = (obj: BoxResource): Condition | undefined => obj.status?.conditions?.find((c) => c.type === 'Available');
 
 describe('Box controller', function () {
   let h: OperatorHarness;
@@ -20,28 +22,31 @@ describe('Box controller', function () {
 
   const current = (name = 'auth'): BoxResource => h.object<BoxResource>(BOXES, NS, name)!;
 
-  it('provisions a Box: finalizer, database, Secrets, ServiceAccount, Service and Deployment, then Ready=True Provisioned', async function () {
+  it('provisions a Box: finalizer, database, Secrets, ServiceAccount, Service, Deployment; then Ready=True Provisioned', async function () {
     h.kube.put(BOXES, box());
     await h.reconcile(h.boxes, NS, 'auth');
     const auth = current();
     expect(auth.metadata.finalizers).to.deep.equal([BOX_FINALIZER]);
     expect(names(h.kube.objects(SECRETS, NS))).to.deep.equal(['auth-admin', 'auth-database', 'auth-root-client', 'auth-signing-key']);
     for (const secret of h.kube.objects(SECRETS, NS)) {
-      expect(secret.metadata.ownerReferences, secret.metadata.name).to.deep.equal([
-        { apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: auth.metadata.uid, controller: true, blockOwnerDeletion: true },
-      ]);
+      expect(secret.metadata.ownerReferences, secret.metadata.name).to.deep.equal([{
+        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: auth.metadata.uid, controller: true, blockOwnerDeletion: true,
+      }]);
     }
     const database = h.kube.object<SecretObject>(SECRETS, NS, 'auth-database');
-    expect(h.databases.passwords.get(NS)).to.equal(secretValue(database, 'password')).and.have.length.above(20);
+    const password = secretValue(database, 'password')!;
+    expect(h.databases.passwords.get(NS)).to.equal(password).and.have.length.above(20);
     const { role, schema } = boxDbNames(NS, 'boxauth');
-    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${encodeURIComponent(secretValue(database, 'password')!)}@db.example:5432/boxauth`);
+    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${encodeURIComponent(password)}@db.example:5432/boxauth`);
     expect(names(h.kube.objects(SERVICE_ACCOUNTS, NS))).to.deep.equal(['auth']);
     expect(names(h.kube.objects(SERVICES, NS))).to.deep.equal(['auth']);
     expect(names(h.kube.objects(DEPLOYMENTS, NS))).to.deep.equal(['auth']);
     expect(h.kube.objects(CLUSTER_ROLE_BINDINGS)).to.deep.equal([]); // no TokenReview: no auth-delegator
     expect(ready(auth)).to.deep.include({ status: 'True', reason: 'Provisioned', observedGeneration: 1 });
-    expect(auth.status).to.deep.include({ url: 'http://auth.team-a.svc', schema, deployment: 'auth', service: 'auth', serviceAccount: 'auth', availableReplicas: 0 });
-    expect(auth.status!.conditions!.find((c) => c.type === 'Available')).to.deep.include({ status: 'False', reason: 'NoPodsAvailable' });
+    expect(auth.status).to.deep.include({
+      url: 'http://auth.team-a.svc', schema, deployment: 'auth', service: 'auth', serviceAccount: 'auth', availableReplicas: 0,
+    });
+    expect(available(auth)).to.deep.include({ status: 'False', reason: 'NoPodsAvailable' });
     expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Normal Provisioned']);
   });
 
@@ -50,11 +55,11 @@ describe('Box controller', function () {
     await h.reconcile(h.boxes, NS, 'auth');
     await h.kube.patch(DEPLOYMENTS, NS, 'auth', { status: { availableReplicas: 1 } }, undefined, 'status');
     await h.reconcile(h.boxes, NS, 'auth');
-    expect(current().status!.conditions!.find((c) => c.type === 'Available')).to.deep.include({ status: 'True', reason: 'MinimumReplicasAvailable' });
+    expect(available(current())).to.deep.include({ status: 'True', reason: 'MinimumReplicasAvailable' });
     expect(current().status!.availableReplicas).to.equal(1);
     await h.kube.patch(BOXES, NS, 'auth', { spec: { replicas: 0 } });
     await h.reconcile(h.boxes, NS, 'auth');
-    expect(current().status!.conditions!.find((c) => c.type === 'Available')).to.deep.include({ status: 'False', reason: 'ScaledToZero' });
+    expect(available(current())).to.deep.include({ status: 'False', reason: 'ScaledToZero' });
   });
 
   it('refuses a second Box in the namespace (DuplicateBox) and makes nothing for it', async function () {
@@ -65,7 +70,8 @@ describe('Box controller', function () {
     await h.reconcile(h.boxes, NS, 'second');
     const second = current('second');
     expect(ready(second)).to.deep.include({ status: 'False', reason: 'DuplicateBox' });
-    expect(ready(second)!.message).to.equal('namespace team-a already has Box auth; a namespace holds one box: delete this one or use another namespace');
+    expect(ready(second)!.message)
+      .to.equal('namespace team-a already has Box auth; a namespace holds one box: delete this one or use another namespace');
     expect(Object.keys(second.status!).sort()).to.deep.equal(['conditions', 'observedGeneration']);
     expect(second.metadata.finalizers).to.equal(undefined);
     expect(names(h.kube.objects(SECRETS, NS)).filter((n) => n.startsWith('second'))).to.deep.equal([]);
@@ -91,7 +97,9 @@ describe('Box controller', function () {
     h.databases.failure = new NotOwned('schema "box_team_a_0123" exists with no comment: …');
     h.kube.put(BOXES, box());
     expect(await h.reconcile(h.boxes, NS, 'auth')).to.equal(undefined); // no throw: the periodic resync looks again
-    expect(ready(current())).to.deep.include({ status: 'False', reason: 'DatabaseOwnedElsewhere', message: 'schema "box_team_a_0123" exists with no comment: …' });
+    expect(ready(current())).to.deep.include({
+      status: 'False', reason: 'DatabaseOwnedElsewhere', message: 'schema "box_team_a_0123" exists with no comment: …',
+    });
     expect(h.kube.objects(DEPLOYMENTS, NS)).to.deep.equal([]);
   });
 
@@ -103,7 +111,9 @@ describe('Box controller', function () {
     const failure = await h.failedReconcile(h.boxes, NS, 'auth');
     stop();
     expect(failure.message).to.equal('failure injected by the test');
-    expect(ready(current())).to.deep.include({ status: 'False', reason: 'ProvisioningFailed', message: 'failure injected by the test; retrying' });
+    expect(ready(current())).to.deep.include({
+      status: 'False', reason: 'ProvisioningFailed', message: 'failure injected by the test; retrying',
+    });
     expect(current().status!.url).to.equal('http://auth.team-a.svc');
   });
 
@@ -112,13 +122,16 @@ describe('Box controller', function () {
     h.kube.put(BOXES, box());
     const failure = await h.failedReconcile(h.boxes, NS, 'auth');
     expect(failure).to.include({ reason: 'ServiceAccountConflict' });
-    expect(ready(current())!.message).to.match(/^ServiceAccount team-a\/auth exists and is not the operator's; set spec.serviceAccountName/);
+    const { message } = ready(current())!;
+    expect(message).to.match(/^ServiceAccount team-a\/auth exists and is not the operator's; set spec\.serviceAccountName/);
     expect(h.kube.object(SERVICE_ACCOUNTS, NS, 'auth')!.metadata.ownerReferences).to.equal(undefined);
   });
 
   it('takes over what a deleted Box of the same name left, and keeps using its database password', async function () {
     const left = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: 'the-deleted-box', controller: true };
-    await h.kube.create(SECRETS, NS, { metadata: { name: 'auth-database', ownerReferences: [left] }, stringData: { password: 'the-old-password' } });
+    await h.kube.create(SECRETS, NS, {
+      metadata: { name: 'auth-database', ownerReferences: [left] }, stringData: { password: 'the-old-password' },
+    });
     h.kube.put(BOXES, box());
     await h.reconcile(h.boxes, NS, 'auth');
     expect(h.kube.object(SECRETS, NS, 'auth-database')!.metadata.ownerReferences![0]!.uid).to.equal(current().metadata.uid);
@@ -164,7 +177,7 @@ describe('Box controller', function () {
       h.kube.put(BOXES, box());
       await h.reconcile(h.boxes, NS, 'auth');
       await h.clock.advance(1000);
-      h.kube.put(BOXES, { ...box({ reclaimPolicy: 'Delete' }, 'second'), metadata: { name: 'second', namespace: NS, finalizers: [BOX_FINALIZER] } });
+      h.kube.put(BOXES, { metadata: { name: 'second', namespace: NS, finalizers: [BOX_FINALIZER] }, spec: { reclaimPolicy: 'Delete' } });
       await h.kube.delete(BOXES, NS, 'second');
       await h.reconcile(h.boxes, NS, 'second');
       expect(h.databases.calls).to.deep.equal(['ensure team-a']);
