@@ -38,3 +38,12 @@ export class ValidationError extends ApiError {
 
 export const notFound = (what: string): ApiError => new ApiError(404, 'not_found', `${what} not found`);
 export const badRequest = (description: string): ApiError => new ApiError(400, 'invalid_request', description);
+
+/**
+ * The message of whatever was thrown. `catch` hands over `unknown`: a library
+ * may throw a string or a plain object, and a cast to Error would read
+ * `undefined` from it.
+ */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

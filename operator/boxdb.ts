@@ -20,6 +20,8 @@ import pg from 'pg';
 import type { Logger } from '../api/log.js';
 import { migrate } from '../api/db/migrate.js';
 import { createPool, withTransaction, type Pool, type Queryable } from '../api/db/pool.js';
+import { clients } from '../api/store/clients.js';
+import { accessPolicies } from '../api/store/policies.js';
 
 export interface BoxDbNames {
   schema: string;
@@ -93,6 +95,25 @@ export function urlAs(url: string, user: string, password: string, host?: string
   return u.toString();
 }
 
+/** What the Box controller asks of box databases: PostgresBoxDatabases does it; the unit tests fake it. */
+export interface BoxDatabases {
+  /** The pool of a provisioned box (as its role, in its schema), or undefined before ensure() succeeded. */
+  pool(namespace: string): Pool | undefined;
+  /**
+   * Makes sure the box's role (with this password) and schema exist, marked as
+   * the namespace's, and its tables are migrated; afterwards pool(namespace)
+   * works. Throws NotOwned, having changed nothing, when either is not the namespace's.
+   */
+  ensure(namespace: string, adminUrl: string, password: string): Promise<BoxDbNames>;
+  /** reclaimPolicy Retain: the box's records, managed by resources until now, are managed through its REST API from now on. */
+  releaseRecords(namespace: string, adminUrl: string, password: string): Promise<void>;
+  /** reclaimPolicy Delete: the schema with every record, and the role, those marked as the namespace's. */
+  drop(namespace: string, adminUrl: string): Promise<void>;
+  /** Closes the box's pool (the Box is gone or moved). */
+  forget(namespace: string): Promise<void>;
+  close(): Promise<void>;
+}
+
 interface Entry {
   url: string;
   pool: Pool;
@@ -100,7 +121,7 @@ interface Entry {
   mark: string;
 }
 
-export class BoxDatabases {
+export class PostgresBoxDatabases implements BoxDatabases {
   private readonly admins = new Map<string, Pool>();
   private readonly boxes = new Map<string, Entry>();
 
@@ -115,17 +136,11 @@ export class BoxDatabases {
     return pool;
   }
 
-  /** The pool of a provisioned box (as its role, in its schema), or undefined before ensure() succeeded. */
   pool(namespace: string): Pool | undefined {
     return this.boxes.get(namespace)?.pool;
   }
 
-  /**
-   * Makes sure the box's role (with this password) and schema exist, marked as
-   * the namespace's, and its tables are migrated; afterwards pool(namespace)
-   * works. Cheap when all is in place: one query as the box's role. Throws
-   * NotOwned, having changed nothing, when either is not the namespace's.
-   */
+  /** Cheap when all is in place: one query as the box's role. */
   async ensure(namespace: string, adminUrl: string, password: string): Promise<BoxDbNames> {
     const names = boxDbNames(namespace, databaseOf(adminUrl));
     const url = urlAs(adminUrl, names.role, password);
@@ -172,11 +187,14 @@ export class BoxDatabases {
     this.log.info({ schema: names.schema, role: names.role }, 'box schema and role in place');
   }
 
-  /**
-   * Reclaim policy Delete: the schema with every record, and the role, each
-   * only when marked as the namespace's; the role also only when it owns
-   * nothing left behind (it owns the schema).
-   */
+  async releaseRecords(namespace: string, adminUrl: string, password: string): Promise<void> {
+    await this.ensure(namespace, adminUrl, password);
+    const pool = this.pool(namespace)!;
+    for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
+    for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
+  }
+
+  /** The role goes only when it owns nothing left behind (it owns the schema). */
   async drop(namespace: string, adminUrl: string): Promise<void> {
     await this.forget(namespace);
     const names = boxDbNames(namespace, databaseOf(adminUrl));
@@ -199,7 +217,6 @@ export class BoxDatabases {
     this.log.info({ namespace, dropped: dropped.map((f) => `${f.kind} ${f.name}`) }, 'box schema and role dropped');
   }
 
-  /** Closes the box's pool (the Box is gone or moved). */
   async forget(namespace: string): Promise<void> {
     const entry = this.boxes.get(namespace);
     this.boxes.delete(namespace);

@@ -1,6 +1,8 @@
 // status.conditions as Kubernetes API conventions want them (metav1.Condition):
 // lastTransitionTime moves only when a condition's status flips, not when its
 // reason or message changes (as cert-manager's and apimachinery's helpers do).
+import { kubeTime } from './clock.js';
+import { ConditionType } from './reasons.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -14,7 +16,7 @@ export interface Condition {
 }
 
 export interface NewCondition {
-  type: string;
+  type: ConditionType;
   status: ConditionStatus;
   reason: string;
   message: string;
@@ -31,9 +33,7 @@ export function setCondition(conditions: Condition[] | undefined, next: NewCondi
     reason: next.reason,
     message: next.message,
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    lastTransitionTime: previous && previous.status === next.status
-      ? previous.lastTransitionTime
-      : now.toISOString().replace(/\.\d{3}Z$/, 'Z'), // RFC 3339 without fractions, as the API server stores it
+    lastTransitionTime: previous && previous.status === next.status ? previous.lastTransitionTime : kubeTime(now),
   };
   if (i >= 0) list[i] = condition;
   else list.push(condition);
@@ -45,5 +45,5 @@ export function findCondition(conditions: Condition[] | undefined, type: string)
 }
 
 export function isReady(obj: { status?: { conditions?: Condition[] } } | undefined): boolean {
-  return findCondition(obj?.status?.conditions, 'Ready')?.status === 'True';
+  return findCondition(obj?.status?.conditions, ConditionType.Ready)?.status === 'True';
 }

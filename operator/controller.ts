@@ -6,12 +6,14 @@
 // fingerprint()), is not worked on again, unless the periodic resync forces a
 // full pass to repair drift in the database.
 import type { Logger } from '../api/log.js';
-import { setCondition, type Condition, type NewCondition } from './conditions.js';
+import type { Clock } from './clock.js';
+import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
 import type { EventRecorder } from './events.js';
-import type { Informer } from './informer.js';
+import type { ObjectCache } from './informer.js';
 import { isNotFound, PATCH, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { ConditionType, type Reason } from './reasons.js';
 
 export interface Status {
   observedGeneration?: number;
@@ -23,12 +25,27 @@ export type Resource<S = unknown> = KObject & { spec?: S; status?: Status };
 
 /** A failure the resource's author can fix: Ready=False with this reason and message, and a Warning Event. */
 export class Problem extends Error {
+  /** false: another object reports this failure (a Client's Box that is not ready), so no Warning Event here. */
   readonly event: boolean;
 
-  constructor(readonly reason: string, message: string, opts: { event?: boolean } = {}) {
-    super(message);
+  constructor(readonly reason: Reason, message: string, opts: { event?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
     this.event = opts.event ?? true;
   }
+}
+
+export interface ReadyOptions {
+  reason: Reason;
+  message: string;
+  /** The status fields besides the conditions, as they now are: one left out is removed. */
+  fields?: Record<string, unknown>;
+  /** Conditions set along with Ready (a Box's Available). */
+  conditions?: NewCondition[];
+}
+
+export interface NotReadyOptions {
+  /** The status fields besides the conditions; by default kept as they are: a failure does not undo what is in place. */
+  fields?: Record<string, unknown>;
 }
 
 export interface Outcome {
@@ -41,18 +58,20 @@ export interface ControllerDeps {
   log: Logger;
   metrics: OperatorMetrics;
   events: EventRecorder;
+  clock: Clock;
 }
 
 export abstract class Controller<T extends Resource> {
-  readonly queue = new WorkQueue();
+  readonly queue: WorkQueue;
   private readonly synced = new Map<string, string>();
 
   constructor(
     readonly name: string,
     protected readonly type: ResourceType,
-    protected readonly informer: Informer<T>,
+    protected readonly informer: ObjectCache<T>,
     protected readonly deps: ControllerDeps,
   ) {
+    this.queue = new WorkQueue({ clock: deps.clock });
     informer.on((_event, obj) => this.enqueue(obj.metadata.namespace!, obj.metadata.name));
   }
 
@@ -79,8 +98,9 @@ export abstract class Controller<T extends Resource> {
   }
 
   start(workers: number): void {
-    this.queue.run(workers, (key, force) => this.work(key, force), (key, err, retryInMs) => {
-      this.log.error({ controller: this.name, key, err: (err as Error).message, retryInMs }, 'reconcile failed; retrying');
+    this.queue.run(workers, (key, force) => this.reconcileKey(key, force), (key, err, retryInMs) => {
+      // The error itself: pino's err serializer logs its stack and causes.
+      this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying');
     });
   }
 
@@ -97,7 +117,12 @@ export abstract class Controller<T extends Resource> {
   /** The object is gone from the cache (deleted, finalizers done). */
   protected async forgetObject(_namespace: string, _name: string): Promise<void> {}
 
-  private async work(key: string, force: boolean): Promise<{ requeueAfterMs?: number } | void> {
+  /**
+   * One pass over the object of `key` ("namespace/name") as the cache holds it:
+   * what a queue worker runs, and what a test calls to see one reconcile. A throw
+   * means: retry with backoff.
+   */
+  async reconcileKey(key: string, force = false): Promise<{ requeueAfterMs?: number } | void> {
     const [namespace, name] = key.split('/') as [string, string];
     this.deps.metrics.queueDepth.set({ controller: this.name }, this.queue.length);
     const obj = this.informer.get(namespace, name);
@@ -128,23 +153,35 @@ export abstract class Controller<T extends Resource> {
     }
   }
 
+  /** Ready=True, with the status fields as they now are; a Normal Event when the resource was not ready before. */
+  protected async markReady(obj: T, { reason, message, fields = {}, conditions = [] }: ReadyOptions): Promise<void> {
+    if (readyCondition(obj)?.status !== 'True') this.deps.events.normal(obj, reason, message);
+    await this.writeStatus(obj, [{ type: ConditionType.Ready, status: 'True', reason, message }, ...conditions], fields);
+  }
+
   /**
-   * Sets the Ready condition (and any extra fields) and writes status when it
-   * changed. A flip to False records a Warning Event; a flip to True a Normal one.
+   * Ready=False with the problem's reason and message; a Warning Event when
+   * they are news (a retry that fails the same way adds none), unless the
+   * problem is reported elsewhere.
    */
-  protected async writeStatus(obj: T, ready: NewCondition, fields: Record<string, unknown> = {}, extra: NewCondition[] = [],
-    event = true): Promise<void> {
+  protected async markNotReady(obj: T, problem: Problem, { fields = this.statusFields(obj) }: NotReadyOptions = {}): Promise<void> {
+    const was = readyCondition(obj);
+    if (problem.event && (was?.status !== 'False' || was.reason !== problem.reason || was.message !== problem.message)) {
+      this.deps.events.warning(obj, problem.reason, problem.message);
+    }
+    await this.writeStatus(obj, [{ type: ConditionType.Ready, status: 'False', reason: problem.reason, message: problem.message }], fields);
+  }
+
+  /** Sets the conditions (cert-manager's rule: see conditions.ts) and replaces the other fields; writes only what changed. */
+  private async writeStatus(obj: T, changes: NewCondition[], fields: Record<string, unknown>): Promise<void> {
     const previous = obj.status ?? {};
-    let conditions = setCondition(previous.conditions, ready, obj.metadata.generation);
-    for (const c of extra) conditions = setCondition(conditions, c, obj.metadata.generation);
+    let conditions = previous.conditions;
+    const now = new Date(this.deps.clock.now());
+    for (const c of changes) conditions = setCondition(conditions, c, obj.metadata.generation, now);
     const next: Status = { ...fields, observedGeneration: obj.metadata.generation, conditions };
-    const patch: Record<string, unknown> = { ...next };
-    for (const k of Object.keys(previous)) if (!(k in next)) patch[k] = null;
-    const was = previous.conditions?.find((c) => c.type === 'Ready');
-    const changed = was?.status !== ready.status || was.reason !== ready.reason || was.message !== ready.message;
-    if (event && ready.status === 'False' && changed) this.deps.events.warning(obj, ready.reason, ready.message);
-    if (event && ready.status === 'True' && was?.status !== 'True') this.deps.events.normal(obj, ready.reason, ready.message);
     if (sameJson(previous, next)) return;
+    const patch: Record<string, unknown> = { ...next };
+    for (const k of Object.keys(previous)) if (!(k in next)) patch[k] = null; // a merge patch removes a field set to null
     try {
       await this.kube.patch(this.type, obj.metadata.namespace, obj.metadata.name, { status: patch }, PATCH.merge, 'status');
     } catch (err) {
@@ -185,6 +222,8 @@ export abstract class Controller<T extends Resource> {
   }
 }
 
+const readyCondition = (obj: Resource): Condition | undefined => findCondition(obj.status?.conditions, ConditionType.Ready);
+
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
@@ -199,9 +238,3 @@ function canonical(value: unknown): unknown {
 export function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
-
-export function ownerReference(obj: KObject): { apiVersion: string; kind: string; name: string; uid: string; controller: true; blockOwnerDeletion: true } {
-  return { apiVersion: obj.apiVersion!, kind: obj.kind!, name: obj.metadata.name, uid: obj.metadata.uid!, controller: true, blockOwnerDeletion: true };
-}
-
-export const MANAGED_LABELS = { 'app.kubernetes.io/managed-by': 'boxauth-operator' } as const;

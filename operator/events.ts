@@ -4,7 +4,9 @@
 // as client-go's recorder does, so a failing resource retried with backoff does
 // not flood the namespace.
 import { randomBytes } from 'node:crypto';
+import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
+import { kubeTime, systemClock, type Clock } from './clock.js';
 import { EVENTS, isNotFound, type KObject, type Kube } from './kube.js';
 
 const REPEAT_WINDOW_MS = 10 * 60_000;
@@ -18,7 +20,8 @@ interface Sent {
 export class EventRecorder {
   private readonly sent = new Map<string, Sent>();
 
-  constructor(private readonly kube: Kube, private readonly instance: string, private readonly log: Logger) {}
+  constructor(private readonly kube: Kube, private readonly instance: string, private readonly log: Logger,
+    private readonly clock: Clock = systemClock) {}
 
   warning(obj: KObject, reason: string, message: string): void {
     this.record(obj, 'Warning', reason, message);
@@ -29,15 +32,15 @@ export class EventRecorder {
   }
 
   private record(obj: KObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.write(obj, type, reason, message).catch((err: Error) =>
-      this.log.warn({ err: err.message, reason, object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` }, 'could not record an Event'));
+    this.write(obj, type, reason, message).catch((err: unknown) =>
+      this.log.warn({ err: errorMessage(err), reason, object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` }, 'could not record an Event'));
   }
 
   private async write(obj: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const namespace = obj.metadata.namespace ?? 'default';
     const key = `${obj.metadata.uid}\u0000${type}\u0000${reason}\u0000${message}`;
-    const now = new Date();
-    const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = new Date(this.clock.now());
+    const stamp = kubeTime(now);
     const previous = this.sent.get(key);
     if (previous && now.getTime() - previous.at < REPEAT_WINDOW_MS) {
       previous.count += 1;

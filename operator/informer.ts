@@ -13,8 +13,10 @@
 //   (timeoutSeconds) and for bookmarks, so a healthy watch is never silent for
 //   long; the watchdog cuts a watch that has been silent for `idleMs`;
 // - retries with exponential backoff (200 ms .. 30 s) and never gives up.
+import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
-import { isGone, KubeError, resourcePath, type KObject, type Kube, type ResourceType } from './kube.js';
+import { sleep, systemClock, type Clock } from './clock.js';
+import { isGone, KubeError, resourcePath, type HttpKube, type KObject, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -28,17 +30,25 @@ export interface InformerOptions {
   metadataOnly?: boolean;
   relistMs: number;
   idleMs: number;
+  clock?: Clock;
 }
 
 const PAGE = 500;
 const META_ACCEPT = (kind: string): string => `application/json;as=${kind};g=meta.k8s.io;v=v1,application/json`;
+
+/** What controllers read from an informer: its cache, and word of every change. */
+export interface ObjectCache<T extends KObject = KObject> {
+  on(handler: Handler<T>): void;
+  get(namespace: string | undefined, name: string): T | undefined;
+  list(namespace?: string): T[];
+}
 
 export const keyOf = (obj: { metadata: { namespace?: string; name: string } }): string =>
   obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name;
 
 class WatchdogFired extends Error {}
 
-export class Informer<T extends KObject = KObject> {
+export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
   private readonly store = new Map<string, T>();
   private readonly handlers: Handler<T>[] = [];
   private resourceVersion = '';
@@ -51,14 +61,17 @@ export class Informer<T extends KObject = KObject> {
   private markSynced!: () => void;
   /** Resolves once the first list has filled the cache. */
   readonly synced = new Promise<void>((resolve) => { this.markSynced = resolve; });
+  private readonly clock: Clock;
 
   constructor(
-    private readonly kube: Kube,
+    private readonly kube: HttpKube,
     readonly name: string,
     private readonly opts: InformerOptions,
     private readonly log: Logger,
     private readonly metrics: OperatorMetrics,
-  ) {}
+  ) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   get hasSynced(): boolean {
     return this.syncedFlag;
@@ -99,7 +112,7 @@ export class Informer<T extends KObject = KObject> {
       try {
         handler(event, obj, old);
       } catch (err) {
-        this.log.error({ informer: this.name, err: (err as Error).message }, 'informer handler failed');
+        this.log.error({ informer: this.name, err }, 'informer handler failed'); // a bug: with its stack
       }
     }
   }
@@ -108,7 +121,7 @@ export class Informer<T extends KObject = KObject> {
     let backoffMs = 200;
     while (!this.stopped) {
       try {
-        if (!this.resourceVersion || Date.now() >= this.nextRelist) await this.relist();
+        if (!this.resourceVersion || this.clock.now() >= this.nextRelist) await this.relist();
         await this.watch();
         backoffMs = 200;
       } catch (err) {
@@ -121,10 +134,10 @@ export class Informer<T extends KObject = KObject> {
           continue;
         }
         const watchdog = err instanceof WatchdogFired;
-        this.log.warn({ informer: this.name, err: (err as Error).message }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
+        this.log.warn({ informer: this.name, err: errorMessage(err) }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
         this.resourceVersion = '';
         this.relistCause = watchdog ? 'watchdog' : 'error';
-        await new Promise((r) => setTimeout(r, backoffMs * (0.8 + Math.random() * 0.4)));
+        await sleep(this.clock, backoffMs * (0.8 + Math.random() * 0.4));
         backoffMs = Math.min(backoffMs * 2, 30_000);
       }
     }
@@ -154,7 +167,7 @@ export class Informer<T extends KObject = KObject> {
     }
     for (const [key, obj] of seen) this.upsert(key, obj);
     this.resourceVersion = rv;
-    this.nextRelist = Date.now() + this.opts.relistMs * (0.9 + Math.random() * 0.2);
+    this.nextRelist = this.clock.now() + this.opts.relistMs * (0.9 + Math.random() * 0.2);
     this.relistCause = 'period';
     if (!this.syncedFlag) {
       this.syncedFlag = true;
@@ -170,14 +183,14 @@ export class Informer<T extends KObject = KObject> {
   }
 
   private async watch(): Promise<void> {
-    const remainingS = Math.max(1, Math.floor((this.nextRelist - Date.now()) / 1000));
+    const remainingS = Math.max(1, Math.floor((this.nextRelist - this.clock.now()) / 1000));
     const abort = new AbortController();
     this.abort = abort;
     let watchdogFired = false;
-    let timer: NodeJS.Timeout | undefined;
+    let cancelWatchdog: (() => void) | undefined;
     const pet = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => { watchdogFired = true; abort.abort(); }, this.opts.idleMs);
+      cancelWatchdog?.();
+      cancelWatchdog = this.clock.setTimeout(() => { watchdogFired = true; abort.abort(); }, this.opts.idleMs);
     };
     this.watchError = undefined;
     pet();
@@ -198,11 +211,11 @@ export class Informer<T extends KObject = KObject> {
       });
     } catch (err) {
       if (this.watchError) throw this.watchError;
-      if (watchdogFired) throw new WatchdogFired(`no watch event for ${this.opts.idleMs} ms`);
+      if (watchdogFired) throw new WatchdogFired(`no watch event for ${this.opts.idleMs} ms`, { cause: err });
       if (this.stopped || (abort.signal.aborted && this.nextRelist === 0)) return; // stop() or relistSoon()
       throw err;
     } finally {
-      clearTimeout(timer);
+      cancelWatchdog?.();
       if (this.abort === abort) this.abort = undefined;
     }
     if (this.watchError) throw this.watchError;

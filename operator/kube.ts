@@ -103,7 +103,26 @@ export interface RequestOptions {
 
 export const FIELD_MANAGER = 'boxauth-operator';
 
-export class Kube {
+/**
+ * The API server as the controllers, leader election and the Event recorder
+ * use it: objects by type, namespace and name. HttpKube speaks it to a real
+ * API server; the unit tests keep the objects in memory (test/support/fake-kube.ts).
+ */
+export interface Kube {
+  get<T = KObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T>;
+  /** The object, or undefined when it does not exist. */
+  find<T = KObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined>;
+  create<T = KObject>(type: ResourceType, namespace: string | undefined, body: unknown): Promise<T>;
+  replace<T = KObject>(type: ResourceType, namespace: string | undefined, name: string, body: unknown): Promise<T>;
+  patch<T = KObject>(type: ResourceType, namespace: string | undefined, name: string, body: unknown,
+    contentType?: string, subresource?: string): Promise<T>;
+  /** Deletes the object; false when it was already gone. */
+  delete(type: ResourceType, namespace: string | undefined, name: string): Promise<boolean>;
+  /** Server-side apply: the operator owns the fields it sends, and takes them back from anyone who changed them. */
+  apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject): Promise<T>;
+}
+
+export class HttpKube implements Kube {
   private readonly server: URL;
   private agent: http.Agent | undefined;
   private agentKey = '';
@@ -115,10 +134,10 @@ export class Kube {
   }
 
   /** KUBECONFIG (or ~/.kube/config), or the in-cluster service account. */
-  static fromEnvironment(): Kube {
+  static fromEnvironment(): HttpKube {
     const kc = new KubeConfig();
     kc.loadFromDefault();
-    return new Kube(kc);
+    return new HttpKube(kc);
   }
 
   /** The default namespace of the current context (out of cluster) or of the pod. */
@@ -259,7 +278,6 @@ export class Kube {
     return this.request<T>('GET', resourcePath(type, namespace, name));
   }
 
-  /** The object, or undefined when it does not exist. */
   async find<T = KObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined> {
     try {
       return await this.get<T>(type, namespace, name);
@@ -284,7 +302,6 @@ export class Kube {
     });
   }
 
-  /** Deletes the object; false when it was already gone. */
   async delete(type: ResourceType, namespace: string | undefined, name: string): Promise<boolean> {
     try {
       await this.request('DELETE', resourcePath(type, namespace, name));
@@ -295,7 +312,6 @@ export class Kube {
     }
   }
 
-  /** Server-side apply: the operator owns the fields it sends, and takes them back from anyone who changed them. */
   apply<T = KObject>(type: ResourceType, namespace: string | undefined, object: KObject): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, object.metadata.name), {
       body: { apiVersion: apiVersionOf(type), kind: type.kind, ...object },

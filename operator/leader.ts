@@ -6,7 +6,9 @@
 // renewDeadline. Updates carry the resourceVersion, so two replicas can never
 // both win. On a graceful stop the leader releases the Lease, so a standby takes
 // over at once instead of after leaseDuration.
+import { errorMessage } from '../api/errors.js';
 import type { Logger } from '../api/log.js';
+import { kubeMicroTime, sleep, systemClock, type Clock } from './clock.js';
 import { isConflict, isNotFound, LEASES, type KObject, type Kube } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 
@@ -17,6 +19,7 @@ export interface LeaderOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+  clock?: Clock;
 }
 
 interface LeaseSpec {
@@ -29,25 +32,18 @@ interface LeaseSpec {
 
 type Lease = KObject & { spec?: LeaseSpec };
 
-const microTime = (d = new Date()): string => d.toISOString().replace(/Z$/, '000Z');
-const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const wake = (): void => {
-    clearTimeout(t);
-    signal.removeEventListener('abort', wake);
-    resolve();
-  };
-  const t = setTimeout(wake, ms);
-  signal.addEventListener('abort', wake, { once: true });
-});
 
 export class LeaderElector {
   private observed = '';
   private observedAt = 0;
   private leading = false;
   private readonly stopped = new AbortController();
+  private readonly clock: Clock;
 
   constructor(private readonly kube: Kube, private readonly opts: LeaderOptions, private readonly log: Logger,
-    private readonly metrics: OperatorMetrics) {}
+    private readonly metrics: OperatorMetrics) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   get isLeader(): boolean {
     return this.leading;
@@ -68,7 +64,7 @@ export class LeaderElector {
         this.log.info({ lease: `${this.opts.namespace}/${this.opts.name}`, holder }, 'standing by: another replica holds the leader Lease');
         waitingLogged = true;
       }
-      await sleep(this.opts.retryPeriodMs * (1 + Math.random() * 0.2), this.stopped.signal);
+      await sleep(this.clock, this.opts.retryPeriodMs * (1 + Math.random() * 0.2), this.stopped.signal);
     }
     return false;
   }
@@ -79,13 +75,13 @@ export class LeaderElector {
    * acting at once, before leaseDuration lets another replica take over.
    */
   async hold(): Promise<'lost' | 'stopped'> {
-    let lastRenew = Date.now();
+    let lastRenew = this.clock.now();
     while (!this.stopped.signal.aborted) {
-      await sleep(this.opts.retryPeriodMs, this.stopped.signal);
+      await sleep(this.clock, this.opts.retryPeriodMs, this.stopped.signal);
       if (this.stopped.signal.aborted) break;
       if (await this.tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.opts.renewDeadlineMs) {
+        lastRenew = this.clock.now();
+      } else if (this.clock.now() - lastRenew > this.opts.renewDeadlineMs) {
         this.leading = false;
         this.metrics.leader.set(0);
         this.log.error({ lease: `${this.opts.namespace}/${this.opts.name}` }, 'lost the leader Lease (could not renew it in time)');
@@ -101,12 +97,12 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity, leaseDurationMs } = this.opts;
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const spec: LeaseSpec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
-      acquireTime: microTime(now),
-      renewTime: microTime(now),
+      acquireTime: kubeMicroTime(now),
+      renewTime: kubeMicroTime(now),
       leaseTransitions: 0,
     };
     try {
@@ -138,7 +134,7 @@ export class LeaderElector {
       this.observedAt = now.getTime();
       return true;
     } catch (err) {
-      if (!isConflict(err)) this.log.warn({ err: (err as Error).message }, 'leader Lease: request failed');
+      if (!isConflict(err)) this.log.warn({ err: errorMessage(err) }, 'leader Lease: request failed');
       return false;
     }
   }
@@ -153,11 +149,12 @@ export class LeaderElector {
       const lease = await this.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
       if (lease.spec?.holderIdentity !== this.opts.identity) return;
       await this.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
-        ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() },
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: kubeMicroTime(new Date(this.clock.now())) },
       });
       this.log.info('released the leader Lease');
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'could not release the leader Lease');
+      this.log.warn({ err: errorMessage(err) }, 'could not release the leader Lease');
     }
   }
 }

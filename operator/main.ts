@@ -4,11 +4,12 @@
 // work, let reconciles in progress finish, release the Lease, exit 0.
 import fs from 'node:fs';
 import { ConfigError } from '../api/config.js';
+import { errorMessage } from '../api/errors.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded.js';
 import { createLogger, redactUrl } from '../api/log.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
 import { startHealthServer } from './health.js';
-import { Kube } from './kube.js';
+import { HttpKube } from './kube.js';
 import { LeaderElector } from './leader.js';
 import { Manager } from './manager.js';
 import { OperatorMetrics } from './metrics.js';
@@ -39,7 +40,7 @@ Configuration is read from the environment:
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-function leaseNamespace(config: OperatorConfig, kube: Kube): string {
+function leaseNamespace(config: OperatorConfig, kube: HttpKube): string {
   if (config.namespace) return config.namespace;
   try {
     return fs.readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
@@ -64,11 +65,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel, { component: 'operator', identity: config.identity });
-  let kube: Kube;
+  let kube: HttpKube;
   try {
-    kube = Kube.fromEnvironment();
+    kube = HttpKube.fromEnvironment();
   } catch (err) {
-    process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${(err as Error).message} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
+    process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${errorMessage(err)} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
     process.exit(2);
   }
   let embedded: EmbeddedDatabase | undefined;
@@ -122,8 +123,8 @@ async function main(): Promise<void> {
       adminUrl, boxDatabaseHost: config.boxDatabaseHost, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy,
     }, log, metrics);
     const current = manager;
-    current.start().then(() => log.info('caches synced; reconciling'), (err: Error) => {
-      log.fatal({ err: err.message }, 'could not start the controllers');
+    current.start().then(() => log.info('caches synced; reconciling'), (err: unknown) => {
+      log.fatal({ err }, 'could not start the controllers');
       process.exit(1);
     });
     if ((await elector.hold()) === 'stopped') return; // shutdown() stops the manager
@@ -133,7 +134,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`boxauth-operator: start-up failed: ${err.message}\n`);
+main().catch((err: unknown) => {
+  process.stderr.write(`boxauth-operator: start-up failed: ${errorMessage(err)}\n`);
   process.exit(1);
 });

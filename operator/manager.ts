@@ -9,16 +9,18 @@
 // Every resyncMs, every object is enqueued with force, so drift in a box's
 // database is repaired even though no Kubernetes event announces it.
 import type { Logger } from '../api/log.js';
-import { BoxDatabases } from './boxdb.js';
+import { PostgresBoxDatabases, type BoxDatabases } from './boxdb.js';
+import { systemClock, type Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';
-import { MANAGED_LABELS, type ControllerDeps } from './controller.js';
+import type { ControllerDeps } from './controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from './controllers/accesspolicy.js';
 import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
 import { ClientController, type ClientResource } from './controllers/client.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
-import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type Kube, type ResourceType } from './kube.js';
+import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type HttpKube, type KObject, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
+import { MANAGED_LABELS } from './owned.js';
 
 export class Manager {
   private readonly informers: Informer<any>[] = [];
@@ -32,9 +34,10 @@ export class Manager {
   private markStopped!: () => void;
   private readonly stopped = new Promise<void>((resolve) => { this.markStopped = resolve; });
 
-  constructor(kube: Kube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics) {
+  constructor(kube: HttpKube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics,
+    clock: Clock = systemClock) {
     const informer = <T extends KObject>(name: string, type: ResourceType, extra: { labelSelector?: string; metadataOnly?: boolean } = {}): Informer<T> => {
-      const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, ...extra }, log, metrics);
+      const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, clock, ...extra }, log, metrics);
       this.informers.push(i);
       return i;
     };
@@ -46,8 +49,8 @@ export class Manager {
       labelSelector: Object.entries(MANAGED_LABELS).map(([k, v]) => `${k}=${v}`).join(','),
     });
 
-    const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log) };
-    this.databases = new BoxDatabases(log);
+    const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log, clock), clock };
+    this.databases = new PostgresBoxDatabases(log);
     this.boxes = new BoxController(boxes, secrets, deployments, deps, this.databases, settings);
     this.clients = new ClientController(clients, secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(policies, deps, this.boxes);

@@ -5,10 +5,12 @@
 //
 // A key added with `force` is handed out with force=true: the controller must do
 // the whole reconcile (drift check) even when nothing it watches has changed.
+import { systemClock, type Clock } from './clock.js';
 
 export interface QueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
+  clock?: Clock;
 }
 
 export type Work = (key: string, force: boolean) => Promise<{ requeueAfterMs?: number } | void>;
@@ -20,16 +22,18 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   private readonly forced = new Set<string>();
   private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, { at: number; cancel: () => void }>();
   private waiters: (() => void)[] = [];
   private stopping = false;
   private running: Promise<void>[] = [];
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly clock: Clock;
 
   constructor(opts: QueueOptions = {}) {
     this.baseDelayMs = opts.baseDelayMs ?? 250;
     this.maxDelayMs = opts.maxDelayMs ?? 60_000;
+    this.clock = opts.clock ?? systemClock;
   }
 
   /** Keys waiting to be handed out (not those being worked on or delayed). */
@@ -54,19 +58,18 @@ export class WorkQueue {
   addAfter(key: string, ms: number, opts: { force?: boolean } = {}): void {
     if (this.stopping) return;
     if (ms <= 0) return this.add(key, opts);
-    const at = Date.now() + ms;
+    const at = this.clock.now() + ms;
     const pending = this.timers.get(key);
     if (pending && pending.at <= at) {
       if (opts.force) this.forced.add(key);
       return;
     }
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
+    pending?.cancel();
+    const cancel = this.clock.setTimeout(() => {
       this.timers.delete(key);
       this.add(key, opts);
     }, ms);
-    timer.unref();
-    this.timers.set(key, { at, timer });
+    this.timers.set(key, { at, cancel });
   }
 
   /** Adds the key after its backoff: base·2^failures, capped. */
@@ -129,7 +132,7 @@ export class WorkQueue {
   /** Hands out nothing more; resolves once work in progress has finished. */
   async shutdown(): Promise<void> {
     this.stopping = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    for (const { cancel } of this.timers.values()) cancel();
     this.timers.clear();
     for (const wake of this.waiters.splice(0)) wake();
     await Promise.all(this.running);

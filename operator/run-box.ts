@@ -13,8 +13,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { errorMessage } from '../api/errors.js';
 import { projectPath } from '../api/paths.js';
-import { DEPLOYMENTS, isNotFound, Kube, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
+import { DEPLOYMENTS, HttpKube, isNotFound, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
+import { secretValue, type SecretObject } from './secrets.js';
 
 /** The kubelet's lifetime of a projected ServiceAccount token; it renews one at 80 % of that. */
 const TOKEN_SECONDS = 3607;
@@ -57,7 +59,7 @@ export interface Pod {
  * The pod's ServiceAccount credentials, written into `dir`, as the env that
  * points the box at them (api/config.ts reads BOXAUTH_KUBE_*).
  */
-async function serviceAccountCredentials(kube: Kube, namespace: string, serviceAccount: string, dir: string)
+async function serviceAccountCredentials(kube: HttpKube, namespace: string, serviceAccount: string, dir: string)
   : Promise<{ env: Record<string, string>; renewToken: () => Promise<void> }> {
   const cluster = kube.config.getCurrentCluster()!;
   const tokenFile = path.join(dir, 'token');
@@ -73,7 +75,8 @@ async function serviceAccountCredentials(kube: Kube, namespace: string, serviceA
       });
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      throw new Error(`ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`);
+      throw new Error(`ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`,
+        { cause: err });
     }
     fs.writeFileSync(`${tokenFile}.tmp`, answer.status.token, { mode: 0o600 });
     fs.renameSync(`${tokenFile}.tmp`, tokenFile); // the box re-reads the file: never a half-written one
@@ -90,16 +93,16 @@ async function serviceAccountCredentials(kube: Kube, namespace: string, serviceA
  * resolved; with the pod's ServiceAccount credentials (written into `dir`)
  * unless the pod opts out of them.
  */
-export async function podOf(kube: Kube, namespace: string, name: string, dir: string): Promise<Pod> {
+export async function podOf(kube: HttpKube, namespace: string, name: string, dir: string): Promise<Pod> {
   const deployment = await kube.get<Deployment>(DEPLOYMENTS, namespace, name);
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0]!;
   const env: Record<string, string> = {};
   const data = async (kind: 'secrets' | 'configmaps', ref: { name: string; key: string }): Promise<string> => {
-    const obj = await kube.request<{ data?: Record<string, string> }>('GET', `/api/v1/namespaces/${namespace}/${kind}/${ref.name}`);
-    const raw = obj.data?.[ref.key];
-    if (raw === undefined) throw new Error(`${kind} ${namespace}/${ref.name} has no key ${ref.key}`);
-    return kind === 'secrets' ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    const obj = await kube.request<SecretObject>('GET', `/api/v1/namespaces/${namespace}/${kind}/${ref.name}`);
+    const value = kind === 'secrets' ? secretValue(obj, ref.key) : obj.data?.[ref.key];
+    if (value === undefined) throw new Error(`${kind} ${namespace}/${ref.name} has no key ${ref.key}`);
+    return value;
   };
   const fields: Record<string, string> = { 'metadata.namespace': namespace, 'metadata.name': `${name}-local` };
   for (const e of container.env ?? []) {
@@ -120,11 +123,11 @@ async function main(): Promise<void> {
     process.stderr.write('usage: node dist/operator/run-box.js <namespace> [box]   (the box of that namespace, default "auth")\n');
     process.exit(2);
   }
-  const kube = Kube.fromEnvironment();
+  const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken } = await podOf(kube, namespace, box, dir);
   const renewal = renewToken && setInterval(() => {
-    renewToken().catch((err: Error) => process.stderr.write(`run-box: could not renew the ServiceAccount token: ${err.message}\n`));
+    renewToken().catch((err: unknown) => process.stderr.write(`run-box: could not renew the ServiceAccount token: ${errorMessage(err)}\n`));
   }, TOKEN_RENEW_MS);
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
   process.stderr.write(`run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}`
@@ -141,8 +144,8 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((err: Error) => {
-    process.stderr.write(`run-box: ${err.message}\n`);
+  main().catch((err: unknown) => {
+    process.stderr.write(`run-box: ${errorMessage(err)}\n`);
     process.exit(1);
   });
 }

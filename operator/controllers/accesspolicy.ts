@@ -7,15 +7,16 @@ import { checkPolicyCompiles } from '../../api/policy/engines.js';
 import { accessPolicies } from '../../api/store/policies.js';
 import type { AccessPolicy } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
-import type { Informer } from '../informer.js';
+import type { ObjectCache } from '../informer.js';
 import { ACCESS_POLICIES } from '../kube.js';
+import { AccessPolicyReason } from '../reasons.js';
 import type { BoxController } from './box.js';
 import { RecordController, type Desired } from './records.js';
 
 export type AccessPolicyResource = Resource<Omit<AccessPolicy, 'id' | 'resourceType' | 'meta'>>;
 
 export class AccessPolicyController extends RecordController<AccessPolicyResource['spec'], AccessPolicy> {
-  constructor(informer: Informer<AccessPolicyResource>, deps: ControllerDeps, boxes: BoxController) {
+  constructor(informer: ObjectCache<AccessPolicyResource>, deps: ControllerDeps, boxes: BoxController) {
     super('accesspolicy', ACCESS_POLICIES, informer, deps, boxes, accessPolicies);
   }
 
@@ -24,7 +25,7 @@ export class AccessPolicyController extends RecordController<AccessPolicyResourc
     try {
       checkPolicyCompiles(record);
     } catch (err) {
-      if (err instanceof ApiError) throw new Problem('InvalidPolicy', err.message);
+      if (err instanceof ApiError) throw new Problem(AccessPolicyReason.InvalidPolicy, err.message, { cause: err });
       throw err;
     }
     return { record };

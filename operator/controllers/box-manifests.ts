@@ -7,7 +7,7 @@
 // issuer the box trusts is checked by TokenReview.
 import { createHash } from 'node:crypto';
 import type { KObject } from '../kube.js';
-import { MANAGED_LABELS, ownerReference } from '../controller.js';
+import { MANAGED_LABELS, ownerReference } from '../owned.js';
 import type { BoxResource } from './box.js';
 
 export const API_COMMAND = ['node', 'dist/api/main.js'];

@@ -12,14 +12,17 @@
 import { randomBytes } from 'node:crypto';
 import type { JwtAlg } from '../../api/config.js';
 import type { Pool } from '../../api/db/pool.js';
+import { errorMessage } from '../../api/errors.js';
 import { generateKeyPair } from '../../api/oauth/jwt.js';
 import { generateSecret } from '../../api/oauth/secrets.js';
-import { accessPolicies } from '../../api/store/policies.js';
-import { clients } from '../../api/store/clients.js';
 import { boxDbNames, databaseOf, NotOwned, urlAs, type BoxDatabases } from '../boxdb.js';
-import { Controller, MANAGED_LABELS, ownerReference, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
-import type { Informer } from '../informer.js';
-import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, isConflict, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject, type ResourceType } from '../kube.js';
+import type { NewCondition } from '../conditions.js';
+import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
+import type { ObjectCache } from '../informer.js';
+import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../kube.js';
+import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
+import { BoxReason, ConditionType } from '../reasons.js';
+import { secretData, secretValue, type SecretObject } from '../secrets.js';
 import {
   apiDeployment, apiService, apiServiceAccount, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE,
   tokenReviewBinding, usesTokenReview,
@@ -44,12 +47,9 @@ export interface BoxSpec {
 }
 
 export type BoxResource = Resource<BoxSpec>;
-type SecretObject = KObject & { data?: Record<string, string> };
 type DeploymentObject = KObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number; observedGeneration?: number } };
 
 export const BOX_FINALIZER = 'boxauth.io/box';
-/** The box's schema or role name is taken by something not marked as the namespace's: a person must look. */
-export const DATABASE_OWNED_ELSEWHERE = 'DatabaseOwnedElsewhere';
 const ALG_ANNOTATION = 'boxauth.io/jwt-alg';
 
 export interface BoxSettings {
@@ -61,17 +61,13 @@ export interface BoxSettings {
   imagePullPolicy: string;
 }
 
-const decode = (b64: string | undefined): string | undefined => (b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'));
-const dataOf = (secret: SecretObject): Record<string, string> =>
-  Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, decode(v)!]));
-
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
 
   constructor(
-    informer: Informer<BoxResource>,
-    private readonly secrets: Informer<KObject>,
-    private readonly deployments: Informer<DeploymentObject>,
+    informer: ObjectCache<BoxResource>,
+    private readonly secrets: ObjectCache<KObject>,
+    private readonly deployments: ObjectCache<DeploymentObject>,
     deps: ControllerDeps,
     private readonly databases: BoxDatabases,
     private readonly settings: BoxSettings,
@@ -122,8 +118,10 @@ export class BoxController extends Controller<BoxResource> {
     const active = this.activeBox(ns);
     if (box.metadata.deletionTimestamp) return this.finalize(box, active?.metadata.uid === box.metadata.uid);
     if (active && active.metadata.uid !== box.metadata.uid) {
-      await this.writeStatus(box, { type: 'Ready', status: 'False', reason: 'DuplicateBox',
-        message: `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace` });
+      // A duplicate serves nothing: no url, schema or Deployment of its own to show.
+      const problem = new Problem(BoxReason.DuplicateBox,
+        `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace`);
+      await this.markNotReady(box, problem, { fields: {} });
       return { ready: false };
     }
     await this.setFinalizer(box, BOX_FINALIZER, true);
@@ -131,7 +129,7 @@ export class BoxController extends Controller<BoxResource> {
     try {
       const adminUrl = await this.adminUrl(box);
       const database = await this.databaseSecret(box, adminUrl);
-      const db = await this.databases.ensure(ns, adminUrl, dataOf(database).password!);
+      const db = await this.databases.ensure(ns, adminUrl, secretValue(database, 'password')!);
       const secrets = [
         database,
         await this.signingKeySecret(box),
@@ -148,36 +146,24 @@ export class BoxController extends Controller<BoxResource> {
         image: this.settings.image, imagePullPolicy: this.settings.imagePullPolicy, secretVersions,
       }));
       const url = baseUrlOf(box);
-      await this.writeStatus(box, {
-        type: 'Ready', status: 'True', reason: 'Provisioned',
+      await this.markReady(box, {
+        reason: BoxReason.Provisioned,
         message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
-      }, {
-        url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
-        serviceAccount, ...(binding ? { tokenReviewBinding: binding } : {}),
-        availableReplicas: deployment.status?.availableReplicas ?? 0,
-      }, [this.availability(box, deployment)]);
+        fields: {
+          url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
+          serviceAccount, ...(binding ? { tokenReviewBinding: binding } : {}),
+          availableReplicas: deployment.status?.availableReplicas ?? 0,
+        },
+        conditions: [availability(box, deployment)],
+      });
       for (const listener of this.readyListeners) listener(ns);
       return { ready: true };
     } catch (err) {
-      const problem = problemOf(err);
-      await this.writeStatus(box, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(box))
-        .catch(() => undefined);
+      await this.markNotReady(box, problemOf(err)).catch(() => undefined);
       // Names held by someone else do not come back by themselves: the periodic resync looks again, without a backoff loop.
       if (err instanceof NotOwned) return { ready: false };
       throw err; // retried with backoff: a database or API server may come back by itself
     }
-  }
-
-  private availability(box: BoxResource, deployment: DeploymentObject) {
-    const want = box.spec?.replicas ?? 1;
-    const available = deployment.status?.availableReplicas ?? 0;
-    const selector = `app.kubernetes.io/instance=${box.metadata.name}`;
-    if (want === 0) return { type: 'Available', status: 'False' as const, reason: 'ScaledToZero', message: 'spec.replicas is 0' };
-    if (available > 0) {
-      return { type: 'Available', status: 'True' as const, reason: 'MinimumReplicasAvailable', message: `${available} of ${want} API pods available` };
-    }
-    return { type: 'Available', status: 'False' as const, reason: 'NoPodsAvailable',
-      message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };
   }
 
   /** The administrative URL of the box's database: from spec.database.secretRef, or the operator's own. */
@@ -187,10 +173,10 @@ export class BoxController extends Controller<BoxResource> {
     const ns = box.metadata.namespace!;
     const key = ref.key ?? 'DATABASE_URL';
     const secret = await this.kube.find<SecretObject>(SECRETS, ns, ref.name);
-    if (!secret) throw new Problem('DatabaseSecretNotFound', `Secret ${ns}/${ref.name} (spec.database.secretRef) does not exist`);
-    const url = decode(secret.data?.[key]);
+    if (!secret) throw new Problem(BoxReason.DatabaseSecretNotFound, `Secret ${ns}/${ref.name} (spec.database.secretRef) does not exist`);
+    const url = secretValue(secret, key);
     if (!url || !/^postgres(ql)?:\/\//.test(url)) {
-      throw new Problem('DatabaseSecretInvalid', `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
+      throw new Problem(BoxReason.DatabaseSecretInvalid, `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
     }
     return url;
   }
@@ -205,7 +191,7 @@ export class BoxController extends Controller<BoxResource> {
       const password = randomBytes(24).toString('base64url');
       return { DATABASE_URL: urlAs(adminUrl, role, password, host), username: role, password };
     });
-    const data = dataOf(secret);
+    const data = secretData(secret);
     const wanted = urlAs(adminUrl, role, data.password!, host);
     if (data.DATABASE_URL === wanted && data.username === role) return secret;
     return this.kube.patch<SecretObject>(SECRETS, ns, name, { stringData: { DATABASE_URL: wanted, username: role } });
@@ -218,7 +204,7 @@ export class BoxController extends Controller<BoxResource> {
     const name = boxNames(box).secrets.signingKey;
     const secret = await this.ensureSecret(box, name, () => ({ [SIGNING_KEY_FILE]: pem() }), { [ALG_ANNOTATION]: alg });
     if (secret.metadata.annotations?.[ALG_ANNOTATION] === alg) return secret;
-    this.deps.events.normal(box, 'SigningKeyReplaced', `generated a new ${alg} signing key (spec.jwtAlg changed)`);
+    this.deps.events.normal(box, BoxReason.SigningKeyReplaced, `generated a new ${alg} signing key (spec.jwtAlg changed)`);
     return this.kube.patch<SecretObject>(SECRETS, box.metadata.namespace, name, {
       metadata: { annotations: { [ALG_ANNOTATION]: alg } }, stringData: { [SIGNING_KEY_FILE]: pem() },
     });
@@ -231,7 +217,7 @@ export class BoxController extends Controller<BoxResource> {
    */
   private ensureSecret(box: BoxResource, name: string, make: () => Record<string, string>,
     annotations: Record<string, string> = {}): Promise<SecretObject> {
-    return this.ensureOwned<SecretObject>(SECRETS, box, name, () => ({
+    return ensureOwned<SecretObject>(this.kube, SECRETS, box, name, () => ({
       metadata: { name, namespace: box.metadata.namespace, labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name }, annotations,
         ownerReferences: [ownerReference(box)] },
       type: 'Opaque',
@@ -239,39 +225,15 @@ export class BoxController extends Controller<BoxResource> {
     }));
   }
 
-  /**
-   * The object `name` of the Box's namespace: created from make() when absent;
-   * taken over when a deleted Box of the same name left it behind; one that is
-   * no Box's is used as it is, unless `foreign` says why it must not be.
-   */
-  private async ensureOwned<T extends KObject>(type: ResourceType, box: BoxResource, name: string, make: () => KObject,
-    foreign?: () => Problem): Promise<T> {
-    const ns = box.metadata.namespace!;
-    let obj = await this.kube.find<T>(type, ns, name);
-    if (!obj) {
-      try {
-        obj = await this.kube.create<T>(type, ns, make());
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        obj = await this.kube.get<T>(type, ns, name);
-      }
-    }
-    const owners = obj.metadata.ownerReferences ?? [];
-    if (owners.some((o) => o.kind === 'Box' && o.controller && o.uid !== box.metadata.uid)) {
-      await this.kube.patch(type, ns, name, { metadata: { ownerReferences: [ownerReference(box)] } });
-    } else if (foreign && !owners.some((o) => o.uid === box.metadata.uid)) {
-      throw foreign();
-    }
-    return obj;
-  }
-
   /** The ServiceAccount the API pods run as: spec.serviceAccountName, else one of the Box's own. */
   private async serviceAccount(box: BoxResource): Promise<string> {
     if (box.spec?.serviceAccountName) return box.spec.serviceAccountName;
     const ns = box.metadata.namespace!;
     const name = boxNames(box).serviceAccount;
-    await this.ensureOwned(SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), () => new Problem('ServiceAccountConflict',
-      `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`));
+    await ensureOwned(this.kube, SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), {
+      foreign: () => new Problem(BoxReason.ServiceAccountConflict,
+        `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`),
+    });
     return name;
   }
 
@@ -309,9 +271,12 @@ export class BoxController extends Controller<BoxResource> {
     const ns = box.metadata.namespace!;
     const adminUrl = await this.adminUrl(box);
     if (box.spec?.reclaimPolicy === 'Delete') return this.databases.drop(ns, adminUrl);
-    const password = decode((await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database))?.data?.password);
+    const password = secretValue(await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database), 'password');
     try {
-      if (password) await this.handRecordsToRestApi(ns, adminUrl, password);
+      if (password) {
+        await this.databases.releaseRecords(ns, adminUrl, password);
+        this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
+      }
     } catch (err) {
       if (!(err instanceof NotOwned)) throw err;
       this.log.warn({ namespace: ns, err: err.message }, 'box deleted; its schema is not marked as this namespace\'s: left as it is');
@@ -319,19 +284,26 @@ export class BoxController extends Controller<BoxResource> {
       await this.databases.forget(ns);
     }
   }
+}
 
-  private async handRecordsToRestApi(ns: string, adminUrl: string, password: string): Promise<void> {
-    await this.databases.ensure(ns, adminUrl, password);
-    const pool = this.databases.pool(ns)!;
-    for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
-    for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
-    this.log.info({ namespace: ns }, 'box deleted; its schema is retained and its records are managed through the REST API now');
+/** The Available condition, from the Deployment's status. */
+function availability(box: BoxResource, deployment: DeploymentObject): NewCondition {
+  const want = box.spec?.replicas ?? 1;
+  const available = deployment.status?.availableReplicas ?? 0;
+  const selector = `app.kubernetes.io/instance=${box.metadata.name}`;
+  const condition = { type: ConditionType.Available };
+  if (want === 0) return { ...condition, status: 'False', reason: BoxReason.ScaledToZero, message: 'spec.replicas is 0' };
+  if (available > 0) {
+    return { ...condition, status: 'True', reason: BoxReason.MinimumReplicasAvailable,
+      message: `${available} of ${want} API pods available` };
   }
+  return { ...condition, status: 'False', reason: BoxReason.NoPodsAvailable,
+    message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };
 }
 
 /** The Ready=False reason and message of a failed reconcile. */
 function problemOf(err: unknown): Problem {
   if (err instanceof Problem) return err;
-  if (err instanceof NotOwned) return new Problem(DATABASE_OWNED_ELSEWHERE, err.message);
-  return new Problem('ProvisioningFailed', `${(err as Error).message}; retrying`);
+  if (err instanceof NotOwned) return new Problem(BoxReason.DatabaseOwnedElsewhere, err.message, { cause: err });
+  return new Problem(BoxReason.ProvisioningFailed, `${errorMessage(err)}; retrying`, { cause: err });
 }

@@ -16,9 +16,12 @@ import { generateSecret, hashSecret, SecretVerifier } from '../../api/oauth/secr
 import { workloadSettings } from '../../api/oauth/workload/assertion.js';
 import { clients } from '../../api/store/clients.js';
 import type { Client } from '../../api/types.js';
-import { Problem, type ControllerDeps, type Resource, MANAGED_LABELS, ownerReference } from '../controller.js';
-import type { Informer } from '../informer.js';
-import { CLIENTS, isConflict, SECRETS, type KObject } from '../kube.js';
+import { Problem, type ControllerDeps, type Resource } from '../controller.js';
+import type { ObjectCache } from '../informer.js';
+import { CLIENTS, SECRETS, type KObject } from '../kube.js';
+import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
+import { ClientReason } from '../reasons.js';
+import { secretValue, type SecretObject } from '../secrets.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordController, RecordRefused, type Desired } from './records.js';
@@ -31,7 +34,6 @@ export interface ClientSpec {
 }
 
 export type ClientResource = Resource<ClientSpec>;
-type SecretObject = KObject & { data?: Record<string, string> };
 
 export const GENERATED_SECRET_KEY = 'client-secret';
 const MIN_SECRET = 8;
@@ -54,15 +56,14 @@ export function secretSource(client: ClientResource): { name: string; key: strin
 }
 
 /** The client secret held in `secret` under `key`; a Problem when missing or too short. */
-function secretValue(secret: SecretObject, key: string, fix: string): string {
+function clientSecretIn(secret: SecretObject, key: string, fix: string): string {
   const where = `Secret ${secret.metadata.namespace}/${secret.metadata.name}`;
-  const raw = secret.data?.[key];
-  if (raw === undefined) {
+  const value = secretValue(secret, key);
+  if (value === undefined) {
     const keys = Object.keys(secret.data ?? {});
-    throw new Problem('SecretKeyNotFound', `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
+    throw new Problem(ClientReason.SecretKeyNotFound, `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
   }
-  const value = Buffer.from(raw, 'base64').toString('utf8');
-  if (value.length < MIN_SECRET) throw new Problem('SecretTooShort', `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
+  if (value.length < MIN_SECRET) throw new Problem(ClientReason.SecretTooShort, `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
   return value;
 }
 
@@ -73,7 +74,7 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
   const ns = box.metadata.namespace!;
   const namespaces = [...new Set(refused.map((sa) => sa.namespace))];
   const allowed = [ns, ...(box.spec?.workloadNamespaces ?? [])];
-  throw new RecordRefused('ServiceAccountNamespaceNotAllowed',
+  throw new RecordRefused(ClientReason.ServiceAccountNamespaceNotAllowed,
     `auth.workload binds ${refused.map((sa) => `ServiceAccount ${sa.namespace}/${sa.name}`).join(', ')}, but Box ${box.metadata.name} lets `
     + `its Clients bind ServiceAccounts of namespace${allowed.length > 1 ? 's' : ''} ${allowed.join(', ')} only: a cluster admin may add `
     + `${namespaces.map((n) => `"${n}"`).join(', ')} to the Box's spec.workloadNamespaces, or bind ServiceAccounts of namespace ${ns}; `
@@ -83,7 +84,7 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
 export class ClientController extends RecordController<ClientSpec, Client> {
   private readonly verifier = new SecretVerifier();
 
-  constructor(informer: Informer<ClientResource>, private readonly secrets: Informer<KObject>, deps: ControllerDeps, boxes: BoxController) {
+  constructor(informer: ObjectCache<ClientResource>, private readonly secrets: ObjectCache<KObject>, deps: ControllerDeps, boxes: BoxController) {
     super('client', CLIENTS, informer, deps, boxes, clients);
   }
 
@@ -107,11 +108,11 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     const source = secretSource(obj);
     if (!source) {
       if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {
-        throw new Problem('SecretRequired', 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
+        throw new Problem(ClientReason.SecretRequired, 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
       }
       return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had
     }
-    const secret = secretValue(source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
+    const secret = clientSecretIn(source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
       source.key, source.generated ? 'delete the Secret to have a new one generated' : 'set spec.secretRef.key or add the key');
     const stored = await clients.read(pool, record.id);
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
@@ -126,39 +127,24 @@ export class ClientController extends RecordController<ClientSpec, Client> {
   private async referencedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
     const ns = obj.metadata.namespace!;
     const secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
-    if (!secret) throw new Problem('SecretNotFound', `Secret ${ns}/${name} (spec.secretRef) does not exist; create it`);
+    if (!secret) throw new Problem(ClientReason.SecretNotFound, `Secret ${ns}/${name} (spec.secretRef) does not exist; create it`);
     return secret;
   }
 
   /** The generated secret: created once, owned by the Client (garbage-collected with it). */
-  private async generatedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
+  private generatedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
     const ns = obj.metadata.namespace!;
-    let secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
-    if (!secret) {
-      try {
-        secret = await this.kube.create<SecretObject>(SECRETS, ns, {
-          metadata: {
-            name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
-            ownerReferences: [ownerReference(obj)],
-          },
-          type: 'Opaque',
-          stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
-        });
-      } catch (err) {
-        if (!isConflict(err)) throw err; // created meanwhile (an earlier attempt whose answer was lost): use it
-        secret = await this.kube.get<SecretObject>(SECRETS, ns, name);
-      }
-    }
-    const owners = secret.metadata.ownerReferences ?? [];
-    if (!owners.some((o) => o.uid === obj.metadata.uid)) {
-      if (owners.some((o) => o.kind === 'Client' && o.controller)) {
-        // Left by a deleted Client of the same name (no garbage collector got to it yet): take it over.
-        await this.kube.patch(SECRETS, ns, name, { metadata: { ownerReferences: [ownerReference(obj)] } });
-      } else {
-        throw new Problem('SecretConflict', `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`);
-      }
-    }
-    return secret;
+    return ensureOwned<SecretObject>(this.kube, SECRETS, obj, name, () => ({
+      metadata: {
+        name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
+        ownerReferences: [ownerReference(obj)],
+      },
+      type: 'Opaque',
+      stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
+    }), {
+      foreign: () => new Problem(ClientReason.SecretConflict,
+        `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`),
+    });
   }
 
   protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {

@@ -16,21 +16,20 @@
 // (and the admin UI's client, adopted, would send admins' codes wherever the
 // resource says). One an earlier operator adopted is handed back to the box, on
 // refusal and on deletion alike: removing it would break the box just the same.
-import { ValidationError } from '../../api/errors.js';
+import { errorMessage, ValidationError } from '../../api/errors.js';
 import type { Pool } from '../../api/db/pool.js';
 import { isReserved, reservedRecords } from '../../api/reserved.js';
 import type { ResourceTable } from '../../api/store/resources.js';
 import { validateResource, type ResourceKind } from '../../api/schema/resources.js';
 import { findCondition, isReady } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
-import type { Informer } from '../informer.js';
+import type { ObjectCache } from '../informer.js';
 import type { ResourceType } from '../kube.js';
+import { ConditionType, RecordReason } from '../reasons.js';
 import { ROOT_CLIENT_ID } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 
 export const RECORD_FINALIZER = 'boxauth.io/record';
-/** The resource's name is one of the box's own records. */
-export const RESERVED_NAME = 'ReservedName';
 
 const RESERVED = reservedRecords(ROOT_CLIENT_ID);
 
@@ -55,7 +54,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
   constructor(
     name: string,
     type: ResourceType,
-    informer: Informer<Resource<S>>,
+    informer: ObjectCache<Resource<S>>,
     deps: ControllerDeps,
     protected readonly boxes: BoxController,
     protected readonly table: ResourceTable<R>,
@@ -80,7 +79,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     try {
       validateResource(this.kind, record);
     } catch (err) {
-      if (err instanceof ValidationError) throw new Problem('InvalidSpec', `spec is not a valid ${this.kind}: ${err.message}`);
+      if (err instanceof ValidationError) throw new Problem(RecordReason.InvalidSpec, `spec is not a valid ${this.kind}: ${err.message}`, { cause: err });
       throw err;
     }
     return record;
@@ -115,13 +114,13 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     if (this.reserved(obj)) return this.refuseReserved(obj, pool);
 
     if (!box) {
-      return this.notReady(obj, new Problem('BoxNotFound',
+      return this.notReady(obj, new Problem(RecordReason.BoxNotFound,
         `no Box in namespace ${namespace}: create one (e.g. kubectl apply -n ${namespace} -f examples/box.yaml)`));
     }
     if (!isReady(box)) {
-      const why = findCondition(box.status?.conditions, 'Ready');
+      const why = findCondition(box.status?.conditions, ConditionType.Ready);
       // Not a failure of this resource (the Box reports its own): no Warning Event.
-      return this.notReady(obj, new Problem('BoxNotReady',
+      return this.notReady(obj, new Problem(RecordReason.BoxNotReady,
         `Box ${box.metadata.name} is not ready${why?.message ? `: ${why.message}` : ' yet'}`, { event: false }));
     }
     // A ready Box whose database this process has not connected to yet (it just started): the
@@ -130,16 +129,16 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     try {
       const desired = await this.desired(obj, pool, box);
       await this.writeRecord(obj, pool, desired);
-      await this.writeStatus(obj, {
-        type: 'Ready', status: 'True', reason: 'Reconciled',
+      await this.markReady(obj, {
+        reason: RecordReason.Reconciled,
         message: `${this.kind} ${obj.metadata.name} is served by Box ${box.metadata.name} at ${box.status?.url ?? '?'}`,
-      }, desired.status);
+        fields: desired.status,
+      });
       return { ready: true };
     } catch (err) {
       if (err instanceof RecordRefused) await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
       if (err instanceof Problem) return this.notReady(obj, err);
-      await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: 'ReconcileError', message: `${(err as Error).message}; retrying` },
-        this.statusFields(obj))
+      await this.markNotReady(obj, new Problem(RecordReason.ReconcileError, `${errorMessage(err)}; retrying`, { cause: err }))
         .catch(() => undefined);
       throw err;
     }
@@ -159,7 +158,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
   /** Ready=False ReservedName, nothing written; `pool` (when connected) to hand back what an earlier operator took. */
   private async refuseReserved(obj: Resource<S>, pool: Pool | undefined): Promise<Outcome> {
     if (pool) await this.handBack(pool, obj);
-    return this.notReady(obj, new Problem(RESERVED_NAME,
+    return this.notReady(obj, new Problem(RecordReason.ReservedName,
       `"${obj.metadata.name}" is a ${this.kind} the box creates for itself and depends on; choose another name for this resource`));
   }
 
@@ -171,8 +170,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
   }
 
   private async notReady(obj: Resource<S>, problem: Problem): Promise<Outcome> {
-    await this.writeStatus(obj, { type: 'Ready', status: 'False', reason: problem.reason, message: problem.message }, this.statusFields(obj),
-      [], problem.event);
+    await this.markNotReady(obj, problem);
     return { ready: false };
   }
 
@@ -182,10 +180,10 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     const stored = await this.table.read(pool, id);
     if (stored && stored.managedBy !== managedBy) {
       if (stored.managedBy !== null) {
-        throw new Problem('OwnedElsewhere', `the ${this.kind} record "${id}" is managed by ${stored.managedBy}; delete that resource first`);
+        throw new Problem(RecordReason.OwnedElsewhere, `the ${this.kind} record "${id}" is managed by ${stored.managedBy}; delete that resource first`);
       }
       await this.table.setOwner(pool, id, managedBy);
-      this.deps.events.normal(obj, 'Adopted', `took over the ${this.kind} record "${id}" created through the REST API`);
+      this.deps.events.normal(obj, RecordReason.Adopted, `took over the ${this.kind} record "${id}" created through the REST API`);
     }
     const { stored: after, created } = await this.table.write(pool, desired.record, {
       managedBy, ...(desired.secretHash !== undefined ? { secretHash: desired.secretHash } : {}),
@@ -198,7 +196,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     if (wasInPlace) {
       // Nothing in Kubernetes changed, yet the record differed: someone changed or deleted it in the database.
       this.log.warn({ [this.kind]: ref }, 'record differed from the resource; restored');
-      this.deps.events.normal(obj, 'DriftRepaired', `the ${this.kind} record "${id}" was changed or deleted outside Kubernetes; restored it`);
+      this.deps.events.normal(obj, RecordReason.DriftRepaired, `the ${this.kind} record "${id}" was changed or deleted outside Kubernetes; restored it`);
     } else {
       this.log.info({ [this.kind]: ref, created }, created ? 'record created' : 'record updated');
     }

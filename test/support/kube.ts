@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Kube } from '../../operator/kube.js';
+import { HttpKube } from '../../operator/kube.js';
 import { podOf } from '../../operator/run-box.js';
 import { Box } from './box.js';
 import { Cluster } from './cluster.js';
@@ -111,10 +111,10 @@ export class TestCluster {
   }
 
   /** A client of the API server with the admin credentials (for reads that need no kubectl). */
-  adminKube(): Kube {
+  adminKube(): HttpKube {
     const kc = new KubeConfig();
     kc.loadFromFile(this.kubeconfig);
-    return new Kube(kc);
+    return new HttpKube(kc);
   }
 
   /**

@@ -1,16 +1,20 @@
 // The informer against a fake API server that misbehaves as real ones do: a
 // watch answered with 410 Gone, a watch that hangs without a byte, a watch
-// whose connection is cut.
+// whose connection is cut. The server answers over loopback, so the tests wait
+// for what it answered; the informer's own timers (watchdog, backoff) run on a
+// ManualClock.
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../../api/log.js';
 import { Informer, type InformerEvent } from '../../../operator/informer.js';
-import { CLIENTS, Kube, type KObject } from '../../../operator/kube.js';
+import { CLIENTS, HttpKube, type KObject } from '../../../operator/kube.js';
 import { OperatorMetrics } from '../../../operator/metrics.js';
+import { ManualClock, until } from '../../support/clock.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** The longest backoff after a first failure: 200 ms, jittered by up to 20 %. */
+const FIRST_BACKOFF_MS = 240;
 const obj = (name: string, rv: string): KObject => ({ apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name, namespace: 'ns', resourceVersion: rv } });
 
 type WatchBehaviour = (res: http.ServerResponse, rv: string) => void;
@@ -57,6 +61,7 @@ describe('operator informer', function () {
   let informer: Informer | undefined;
   let events: [InformerEvent, string, string][];
   let metrics: OperatorMetrics;
+  let clock: ManualClock;
 
   async function start(idleMs = 5000): Promise<Informer> {
     const server = await api.start();
@@ -66,7 +71,9 @@ describe('operator informer', function () {
       contexts: [{ name: 'fake', cluster: 'fake', user: 'u' }], currentContext: 'fake',
     });
     metrics = new OperatorMetrics();
-    informer = new Informer(new Kube(kc), 'clients', { type: CLIENTS, relistMs: 60_000, idleMs }, createLogger('silent'), metrics);
+    clock = new ManualClock();
+    const options = { type: CLIENTS, relistMs: 60_000, idleMs, clock };
+    informer = new Informer(new HttpKube(kc), 'clients', options, createLogger('silent'), metrics);
     informer.on((event, o) => events.push([event, o.metadata.name, o.metadata.resourceVersion!]));
     informer.start();
     await informer.synced;
@@ -81,6 +88,10 @@ describe('operator informer', function () {
     return m?.value ?? 0;
   }
 
+  async function watchErrors(): Promise<number> {
+    return (await metrics.watchErrors.get()).values[0]?.value ?? 0;
+  }
+
   it('follows a watch from the list\'s resourceVersion', async function () {
     api.lists = [{ items: [obj('a', '1')], rv: '1' }];
     api.watches = [(res) => {
@@ -89,7 +100,7 @@ describe('operator informer', function () {
       res.write(`${JSON.stringify({ type: 'DELETED', object: obj('b', '4') })}\n`);
     }];
     await start();
-    await sleep(100);
+    await until(() => events.length >= 4, 'the watch\'s three events');
     expect(api.watchCalls[0]).to.equal('1');
     expect(events).to.deep.equal([['add', 'a', '1'], ['add', 'b', '2'], ['update', 'a', '3'], ['delete', 'b', '4']]);
     expect(informer!.list().map((o) => o.metadata.name)).to.deep.equal(['a']);
@@ -102,7 +113,7 @@ describe('operator informer', function () {
       res.end();
     }];
     await start();
-    await sleep(200);
+    await until(() => events.length >= 5 && api.watchCalls.length >= 2, 'the relist and the next watch');
     expect(events.slice(2)).to.deep.equal([['delete', 'a', '1'], ['update', 'b', '7'], ['add', 'c', '8']]);
     expect(api.watchCalls.slice(0, 2)).to.deep.equal(['1', '9']);
     expect(await relists('gone')).to.equal(1);
@@ -112,7 +123,11 @@ describe('operator informer', function () {
     api.lists = [{ items: [obj('a', '1')], rv: '1' }, { items: [obj('a', '5')], rv: '5' }];
     api.watches = [() => { /* hang: headers sent, then nothing, never ends */ }];
     await start(300);
-    await sleep(900);
+    await until(() => api.watchCalls.length === 1, 'the watch');
+    await clock.advance(300); // silent all along: the watchdog cuts it
+    await until(async () => (await watchErrors()) === 1, 'the watch error');
+    await clock.advance(FIRST_BACKOFF_MS);
+    await until(() => api.watchCalls.length === 2, 'the next watch');
     expect(events).to.deep.include(['update', 'a', '5']);
     expect(await relists('watchdog')).to.equal(1);
     expect(api.watchCalls).to.include('5');
@@ -122,7 +137,9 @@ describe('operator informer', function () {
     api.lists = [{ items: [], rv: '1' }, { items: [obj('z', '3')], rv: '3' }];
     api.watches = [(res) => { res.write('{"type":"ADDED","object":'); res.destroy(); }];
     await start();
-    await sleep(700);
+    await until(async () => (await watchErrors()) === 1, 'the watch error');
+    await clock.advance(FIRST_BACKOFF_MS);
+    await until(() => events.length === 1, 'the relist');
     expect(events).to.deep.include(['add', 'z', '3']);
     expect(informer!.hasSynced).to.equal(true);
   });

@@ -4,8 +4,8 @@
 import { expect } from 'chai';
 import {
   allowsWorkloadNamespace, apiDeployment, boxNames, needsApiServer, tokenReviewBinding, usesTokenReview,
-} from '../../../operator/controllers/box-manifests.js';
-import type { BoxResource, BoxSpec } from '../../../operator/controllers/box.js';
+} from '../../../../operator/controllers/box-manifests.js';
+import type { BoxResource, BoxSpec } from '../../../../operator/controllers/box.js';
 
 const box = (spec: BoxSpec = {}, name = 'auth'): BoxResource => ({
   apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name, namespace: 'team-a', uid: 'u-1' }, spec,

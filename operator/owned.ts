@@ -1,0 +1,48 @@
+// Objects the operator makes for a resource: labelled as the operator's, and
+// owned by that resource (an ownerReference), so the garbage collector takes
+// them away with it.
+import { isConflict, type KObject, type Kube, type OwnerReference, type ResourceType } from './kube.js';
+
+export const MANAGED_LABELS = { 'app.kubernetes.io/managed-by': 'boxauth-operator' } as const;
+
+export function ownerReference(owner: KObject): OwnerReference & { controller: true; blockOwnerDeletion: true } {
+  const { apiVersion, kind, metadata } = owner;
+  return { apiVersion: apiVersion!, kind: kind!, name: metadata.name, uid: metadata.uid!, controller: true, blockOwnerDeletion: true };
+}
+
+export interface EnsureOwnedOptions {
+  /**
+   * Why an object of that name that no object of the owner's kind owns must
+   * not be used; without it, one is used as it is (a Secret an admin wrote beforehand).
+   */
+  foreign?: () => Error;
+}
+
+/**
+ * The object `name` in the owner's namespace, created from make() when absent.
+ * One controlled by another object of the owner's kind was left by a deleted
+ * owner of the same name that no garbage collector got to yet: it is taken
+ * over. A create that meets one made meanwhile (an earlier attempt whose answer
+ * was lost) uses it.
+ */
+export async function ensureOwned<T extends KObject>(kube: Kube, type: ResourceType, owner: KObject, name: string, make: () => KObject,
+  { foreign }: EnsureOwnedOptions = {}): Promise<T> {
+  const ns = owner.metadata.namespace!;
+  let obj = await kube.find<T>(type, ns, name);
+  if (!obj) {
+    try {
+      obj = await kube.create<T>(type, ns, make());
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      obj = await kube.get<T>(type, ns, name);
+    }
+  }
+  const owners = obj.metadata.ownerReferences ?? [];
+  if (owners.some((o) => o.uid === owner.metadata.uid)) return obj;
+  if (owners.some((o) => o.kind === owner.kind && o.controller)) {
+    await kube.patch(type, ns, name, { metadata: { ownerReferences: [ownerReference(owner)] } });
+  } else if (foreign) {
+    throw foreign();
+  }
+  return obj;
+}

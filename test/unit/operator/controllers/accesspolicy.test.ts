@@ -1,0 +1,48 @@
+// The AccessPolicy controller's decisions, on an API server in memory, with the
+// box's records in a real PostgreSQL database: a policy is written only when
+// the box could run it.
+import { expect } from 'chai';
+import { accessPolicies } from '../../../../api/store/policies.js';
+import type { AccessPolicyResource } from '../../../../operator/controllers/accesspolicy.js';
+import { ACCESS_POLICIES } from '../../../../operator/kube.js';
+import { OperatorHarness, ready, recordsDatabase } from '../../../support/operator.js';
+
+const NS = 'team-a';
+const policy = (name: string, spec: Record<string, unknown>): AccessPolicyResource =>
+  ({ metadata: { name, namespace: NS }, spec: spec as AccessPolicyResource['spec'] });
+
+describe('AccessPolicy controller', function () {
+  const db = recordsDatabase();
+  let h: OperatorHarness;
+  beforeEach(async function () {
+    h = new OperatorHarness(db.pool);
+    await h.readyBox(NS);
+  });
+
+  async function reconciled(obj: AccessPolicyResource): Promise<AccessPolicyResource> {
+    h.kube.put(ACCESS_POLICIES, obj);
+    await h.reconcile(h.policies, NS, obj.metadata.name);
+    return h.object<AccessPolicyResource>(ACCESS_POLICIES, NS, obj.metadata.name)!;
+  }
+
+  it('writes a policy the box can run, managed by the resource', async function () {
+    const allow = await reconciled(policy('orders-allow', { engine: 'allow', link: [{ id: 'orders', resourceType: 'Client' }] }));
+    expect(ready(allow)).to.deep.include({ status: 'True', reason: 'Reconciled' });
+    expect((await accessPolicies.read(db.pool, 'orders-allow'))!.managedBy).to.equal('AccessPolicy team-a/orders-allow');
+  });
+
+  it('refuses a JSON Schema that does not compile (InvalidPolicy), with a Warning Event, and writes nothing', async function () {
+    const bad = await reconciled(policy('bad-schema', { engine: 'json-schema', schema: { type: 'no-such-type' } }));
+    expect(ready(bad)).to.deep.include({ status: 'False', reason: 'InvalidPolicy' });
+    expect(ready(bad)!.message).to.match(/^schema: is not a usable JSON Schema: /);
+    expect(h.kube.eventsAbout(NS, 'bad-schema')).to.deep.equal(['Warning InvalidPolicy']);
+    expect(await accessPolicies.read(db.pool, 'bad-schema')).to.equal(undefined);
+  });
+
+  it('refuses a spec the REST API would refuse (InvalidSpec), and a name of the box\'s own policies (ReservedName)', async function () {
+    const odd = await reconciled(policy('odd', { engine: 'no-such-engine' }));
+    expect(ready(odd)).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
+    expect(ready(await reconciled(policy('root-allow', { engine: 'allow' })))).to.deep.include({ status: 'False', reason: 'ReservedName' });
+    expect(await accessPolicies.ids(db.pool)).to.deep.equal([]);
+  });
+});

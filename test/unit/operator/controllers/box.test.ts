@@ -1,0 +1,188 @@
+// The Box controller's decisions, on an API server in memory and with the
+// box's database work faked (what boxdb.ts does in PostgreSQL is tested by the
+// operator's end-to-end suite): what a Box gets, when it is refused, and what
+// its finalizer does.
+import { expect } from 'chai';
+import { boxDbNames, NotOwned } from '../../../../operator/boxdb.js';
+import { BOX_FINALIZER, type BoxResource } from '../../../../operator/controllers/box.js';
+import type { Condition } from '../../../../operator/conditions.js';
+import { Problem } from '../../../../operator/controller.js';
+import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
+import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
+import { OperatorHarness, ready } from '../../../support/operator.js';
+
+const NS = 'team-a';
+const box = (spec: BoxResource['spec'] = {}, name = 'auth'): BoxResource => ({ metadata: { name, namespace: NS }, spec });
+const names = (objects: KObject[]): string[] => objects.map((o) => o.metadata.name).sort();
+const available = (obj: BoxResource): Condition | undefined => obj.status?.conditions?.find((c) => c.type === 'Available');
+
+describe('Box controller', function () {
+  let h: OperatorHarness;
+  beforeEach(() => { h = new OperatorHarness(); });
+
+  const current = (name = 'auth'): BoxResource => h.object<BoxResource>(BOXES, NS, name)!;
+
+  it('provisions a Box: finalizer, database, Secrets, ServiceAccount, Service, Deployment; then Ready=True Provisioned', async function () {
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    const auth = current();
+    expect(auth.metadata.finalizers).to.deep.equal([BOX_FINALIZER]);
+    expect(names(h.kube.objects(SECRETS, NS))).to.deep.equal(['auth-admin', 'auth-database', 'auth-root-client', 'auth-signing-key']);
+    for (const secret of h.kube.objects(SECRETS, NS)) {
+      expect(secret.metadata.ownerReferences, secret.metadata.name).to.deep.equal([{
+        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: auth.metadata.uid, controller: true, blockOwnerDeletion: true,
+      }]);
+    }
+    const database = h.kube.object<SecretObject>(SECRETS, NS, 'auth-database');
+    const password = secretValue(database, 'password')!;
+    expect(h.databases.passwords.get(NS)).to.equal(password).and.have.length.above(20);
+    const { role, schema } = boxDbNames(NS, 'boxauth');
+    expect(secretValue(database, 'DATABASE_URL')).to.equal(`postgres://${role}:${encodeURIComponent(password)}@db.example:5432/boxauth`);
+    expect(names(h.kube.objects(SERVICE_ACCOUNTS, NS))).to.deep.equal(['auth']);
+    expect(names(h.kube.objects(SERVICES, NS))).to.deep.equal(['auth']);
+    expect(names(h.kube.objects(DEPLOYMENTS, NS))).to.deep.equal(['auth']);
+    expect(h.kube.objects(CLUSTER_ROLE_BINDINGS)).to.deep.equal([]); // no TokenReview: no auth-delegator
+    expect(ready(auth)).to.deep.include({ status: 'True', reason: 'Provisioned', observedGeneration: 1 });
+    expect(auth.status).to.deep.include({
+      url: 'http://auth.team-a.svc', schema, deployment: 'auth', service: 'auth', serviceAccount: 'auth', availableReplicas: 0,
+    });
+    expect(available(auth)).to.deep.include({ status: 'False', reason: 'NoPodsAvailable' });
+    expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Normal Provisioned']);
+  });
+
+  it('reports its API pods as Available from the Deployment: MinimumReplicasAvailable, ScaledToZero', async function () {
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    await h.kube.patch(DEPLOYMENTS, NS, 'auth', { status: { availableReplicas: 1 } }, undefined, 'status');
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(available(current())).to.deep.include({ status: 'True', reason: 'MinimumReplicasAvailable' });
+    expect(current().status!.availableReplicas).to.equal(1);
+    await h.kube.patch(BOXES, NS, 'auth', { spec: { replicas: 0 } });
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(available(current())).to.deep.include({ status: 'False', reason: 'ScaledToZero' });
+  });
+
+  it('refuses a second Box in the namespace (DuplicateBox) and makes nothing for it', async function () {
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    await h.clock.advance(1000); // creationTimestamp has whole seconds: the second Box is the younger
+    h.kube.put(BOXES, box({}, 'second'));
+    await h.reconcile(h.boxes, NS, 'second');
+    const second = current('second');
+    expect(ready(second)).to.deep.include({ status: 'False', reason: 'DuplicateBox' });
+    expect(ready(second)!.message)
+      .to.equal('namespace team-a already has Box auth; a namespace holds one box: delete this one or use another namespace');
+    expect(Object.keys(second.status!).sort()).to.deep.equal(['conditions', 'observedGeneration']);
+    expect(second.metadata.finalizers).to.equal(undefined);
+    expect(names(h.kube.objects(SECRETS, NS)).filter((n) => n.startsWith('second'))).to.deep.equal([]);
+    expect(h.databases.calls).to.deep.equal(['ensure team-a']); // the first Box's only
+    expect(h.kube.eventsAbout(NS, 'second')).to.deep.equal(['Warning DuplicateBox']);
+    expect(ready(current())).to.deep.include({ status: 'True' });
+  });
+
+  it('reports a missing or unusable spec.database Secret (DatabaseSecretNotFound, DatabaseSecretInvalid) and retries', async function () {
+    h.kube.put(BOXES, box({ database: { secretRef: { name: 'pg' } } }));
+    const missing = await h.failedReconcile(h.boxes, NS, 'auth');
+    expect(missing).to.be.instanceOf(Problem).and.include({ reason: 'DatabaseSecretNotFound' });
+    expect(ready(current())).to.deep.include({ status: 'False', reason: 'DatabaseSecretNotFound' });
+    await h.kube.create(SECRETS, NS, { metadata: { name: 'pg' }, stringData: { DATABASE_URL: 'mysql://nope' } });
+    const invalid = await h.failedReconcile(h.boxes, NS, 'auth');
+    expect(invalid).to.include({ reason: 'DatabaseSecretInvalid' });
+    expect(ready(current())!.message).to.equal('Secret team-a/pg key "DATABASE_URL" must hold a postgres:// URL');
+    expect(h.databases.calls).to.deep.equal([]);
+    expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Warning DatabaseSecretNotFound', 'Warning DatabaseSecretInvalid']);
+  });
+
+  it('leaves a schema or role that is not the namespace\'s alone (DatabaseOwnedElsewhere), without a retry loop', async function () {
+    h.databases.failure = new NotOwned('schema "box_team_a_0123" exists with no comment: …');
+    h.kube.put(BOXES, box());
+    expect(await h.reconcile(h.boxes, NS, 'auth')).to.equal(undefined); // no throw: the periodic resync looks again
+    expect(ready(current())).to.deep.include({
+      status: 'False', reason: 'DatabaseOwnedElsewhere', message: 'schema "box_team_a_0123" exists with no comment: …',
+    });
+    expect(h.kube.objects(DEPLOYMENTS, NS)).to.deep.equal([]);
+  });
+
+  it('reports any other failure as ProvisioningFailed, keeping what the status said, and retries', async function () {
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    const stop = h.kube.failWhen((r) => r.verb === 'apply' && r.type === SERVICES);
+    await h.kube.patch(BOXES, NS, 'auth', { spec: { replicas: 2 } });
+    const failure = await h.failedReconcile(h.boxes, NS, 'auth');
+    stop();
+    expect(failure.message).to.equal('failure injected by the test');
+    expect(ready(current())).to.deep.include({
+      status: 'False', reason: 'ProvisioningFailed', message: 'failure injected by the test; retrying',
+    });
+    expect(current().status!.url).to.equal('http://auth.team-a.svc');
+  });
+
+  it('refuses a ServiceAccount of its name that is not the operator\'s (ServiceAccountConflict)', async function () {
+    await h.kube.create(SERVICE_ACCOUNTS, NS, { metadata: { name: 'auth' } });
+    h.kube.put(BOXES, box());
+    const failure = await h.failedReconcile(h.boxes, NS, 'auth');
+    expect(failure).to.include({ reason: 'ServiceAccountConflict' });
+    const { message } = ready(current())!;
+    expect(message).to.match(/^ServiceAccount team-a\/auth exists and is not the operator's; set spec\.serviceAccountName/);
+    expect(h.kube.object(SERVICE_ACCOUNTS, NS, 'auth')!.metadata.ownerReferences).to.equal(undefined);
+  });
+
+  it('takes over what a deleted Box of the same name left, and keeps using its database password', async function () {
+    const left = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: 'the-deleted-box', controller: true };
+    await h.kube.create(SECRETS, NS, {
+      metadata: { name: 'auth-database', ownerReferences: [left] }, stringData: { password: 'the-old-password' },
+    });
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(h.kube.object(SECRETS, NS, 'auth-database')!.metadata.ownerReferences![0]!.uid).to.equal(current().metadata.uid);
+    expect(h.databases.passwords.get(NS)).to.equal('the-old-password');
+  });
+
+  it('generates a new signing key when spec.jwtAlg changes (SigningKeyReplaced)', async function () {
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    const before = secretValue(h.kube.object(SECRETS, NS, 'auth-signing-key'), 'signing-key.pem');
+    await h.kube.patch(BOXES, NS, 'auth', { spec: { jwtAlg: 'RS256' } });
+    await h.reconcile(h.boxes, NS, 'auth');
+    const key = h.kube.object(SECRETS, NS, 'auth-signing-key')!;
+    expect(key.metadata.annotations).to.deep.equal({ 'boxauth.io/jwt-alg': 'RS256' });
+    expect(secretValue(key, 'signing-key.pem')).to.match(/^-----BEGIN PRIVATE KEY-----/);
+    expect(secretValue(key, 'signing-key.pem')).to.not.equal(before);
+    expect(h.kube.eventsAbout(NS, 'auth')).to.include('Normal SigningKeyReplaced');
+  });
+
+  describe('finalizer', function () {
+    async function deleted(spec: BoxResource['spec']): Promise<void> {
+      h.kube.put(BOXES, box(spec));
+      await h.reconcile(h.boxes, NS, 'auth');
+      await h.kube.delete(BOXES, NS, 'auth');
+      expect(current().metadata.deletionTimestamp).to.be.a('string'); // held by the finalizer
+      await h.reconcile(h.boxes, NS, 'auth');
+    }
+
+    it('with reclaimPolicy Delete drops the database, deletes the TokenReview binding, and lets the Box go', async function () {
+      await deleted({ reclaimPolicy: 'Delete', clusterIssuer: 'tokenreview' });
+      expect(h.databases.calls).to.deep.equal(['ensure team-a', 'drop team-a']);
+      expect(h.kube.objects(CLUSTER_ROLE_BINDINGS)).to.deep.equal([]);
+      expect(h.object(BOXES, NS, 'auth')).to.equal(undefined);
+    });
+
+    it('with reclaimPolicy Retain (the default) hands the records to the REST API and keeps the database', async function () {
+      await deleted({});
+      expect(h.databases.calls).to.deep.equal(['ensure team-a', 'releaseRecords team-a', 'forget team-a']);
+      expect(h.object(BOXES, NS, 'auth')).to.equal(undefined);
+    });
+
+    it('reclaims nothing for a duplicate Box', async function () {
+      h.kube.put(BOXES, box());
+      await h.reconcile(h.boxes, NS, 'auth');
+      await h.clock.advance(1000);
+      h.kube.put(BOXES, { metadata: { name: 'second', namespace: NS, finalizers: [BOX_FINALIZER] }, spec: { reclaimPolicy: 'Delete' } });
+      await h.kube.delete(BOXES, NS, 'second');
+      await h.reconcile(h.boxes, NS, 'second');
+      expect(h.databases.calls).to.deep.equal(['ensure team-a']);
+      expect(h.object(BOXES, NS, 'second')).to.equal(undefined);
+      expect(ready(current())).to.deep.include({ status: 'True' });
+    });
+  });
+});

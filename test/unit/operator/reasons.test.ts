@@ -1,0 +1,73 @@
+// The README's "Conditions and reasons" tables are what people read before they
+// write `kubectl wait` or an alert; operator/reasons.ts is what the operator
+// writes. Each must say exactly what the other says.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import { projectPath } from '../../../api/paths.js';
+import { REASONS, type ReasonKind } from '../../../operator/reasons.js';
+
+/** The rows of every table in the README section, each row's cells as text. */
+function readmeTables(heading: string): string[][][] {
+  const readme = fs.readFileSync(projectPath('README.md'), 'utf8');
+  const start = readme.indexOf(`\n${heading}\n`);
+  expect(start, `README section ${heading}`).to.be.at.least(0);
+  const end = readme.indexOf('\n### ', start + heading.length + 2);
+  const tables: string[][][] = [];
+  let current: string[][] | undefined;
+  for (const line of readme.slice(start, end < 0 ? undefined : end).split('\n')) {
+    if (!line.startsWith('|')) {
+      current = undefined;
+      continue;
+    }
+    if (/^\|[-| ]+\|$/.test(line)) continue; // the separator under the header
+    if (!current) tables.push((current = []));
+    current.push(line.slice(1, -1).split('|').map((cell) => cell.trim()));
+  }
+  return tables;
+}
+
+/** The names in backquotes, leaving out what parentheses explain. */
+const names = (cell: string): string[] => [...cell.replace(/\([^()]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+
+/** One line per (kind, where, reason), from the README. */
+function documented(): string[] {
+  const lines: string[] = [];
+  for (const [header, ...rows] of readmeTables('### Conditions and reasons')) {
+    if (header!.join('|') === 'kind|condition|`True`|`False`') {
+      for (const [kind, condition, whenTrue, whenFalse] of rows) {
+        const [type] = names(condition!);
+        for (const reason of names(whenTrue!)) lines.push(`${kind} ${type}=True ${reason}`);
+        for (const reason of names(whenFalse!)) lines.push(`${kind} ${type}=False ${reason}`);
+      }
+    } else if (header!.join('|') === 'kind|Normal Events') {
+      for (const [kind, events] of rows) for (const reason of names(events!)) lines.push(`${kind} Normal Event ${reason}`);
+    } else {
+      expect.fail(`a table the test does not know: ${header!.join(' | ')}`);
+    }
+  }
+  return lines.sort();
+}
+
+/** The same lines, from operator/reasons.ts. */
+function declared(): string[] {
+  const lines: string[] = [];
+  for (const [kind, reasons] of Object.entries(REASONS) as [ReasonKind, (typeof REASONS)[ReasonKind]][]) {
+    for (const [reason, use] of Object.entries(reasons)) {
+      lines.push('event' in use ? `${kind} Normal Event ${reason}` : `${kind} ${use.condition}=${use.status} ${reason}`);
+    }
+  }
+  return lines.sort();
+}
+
+describe('operator reasons', function () {
+  it('the README documents every reason of operator/reasons.ts, with its kind, condition and status', function () {
+    const readme = new Set(documented());
+    expect(declared().filter((line) => !readme.has(line))).to.deep.equal([]);
+  });
+
+  it('the README lists no reason operator/reasons.ts does not declare', function () {
+    const module = new Set(declared());
+    expect(documented().filter((line) => !module.has(line))).to.deep.equal([]);
+    expect(documented()).to.have.length.above(30); // the tables were found and read
+  });
+});
