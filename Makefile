@@ -6,7 +6,7 @@ NODE_BIN := node_modules/.bin
 MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 30000 --slow 2000
 TSC := $(NODE_BIN)/tsc
 
-.PHONY: help run build test test-unit test-integration test-e2e test-operator lint bench clean chromium example-app \
+.PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app \
 	kube-binaries kube-up kube-down operator box bench-operator e2e-kind
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
@@ -93,8 +93,14 @@ bench-operator: dist/.built kube-binaries ## time from kubectl apply to a workin
 e2e-kind: ## machines with Docker only: kind cluster, image, chart, examples, a token fetched by a Pod
 	@scripts/e2e-kind.sh
 
-lint: node_modules/.installed ## type-check everything (strict)
+lint: node_modules/.installed ## type-check (strict), lint (typescript-eslint, type-aware) and check formatting (prettier)
 	$(TSC) -p tsconfig.json --noEmit
+	$(NODE_BIN)/eslint --max-warnings 0 .
+	$(NODE_BIN)/prettier --check --log-level warn '**/*.{ts,js,mjs}'
+
+fmt: node_modules/.installed ## format (prettier) and apply the linter's fixes
+	$(NODE_BIN)/prettier --write --log-level warn '**/*.{ts,js,mjs}'
+	$(NODE_BIN)/eslint --fix .
 
 clean: ## remove build output and local data (.boxauth/)
 	rm -rf dist .boxauth

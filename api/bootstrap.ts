@@ -45,8 +45,13 @@ async function writeSecretFile(file: string, content: unknown): Promise<void> {
 }
 
 /** The secret saved in `file` for this owner, or a new one saved there. Only for records being created. */
-async function savedOrNew(file: string, owner: [field: string, value: string], secretField: string,
-  generate: () => string, extra: Record<string, string>): Promise<string> {
+async function savedOrNew(
+  file: string,
+  owner: [field: string, value: string],
+  secretField: string,
+  generate: () => string,
+  extra: Record<string, string>,
+): Promise<string> {
   const saved = await readJson(file);
   const [ownerField, ownerValue] = owner;
   if (saved?.[ownerField] === ownerValue && saved[secretField]) return saved[secretField];
@@ -67,7 +72,11 @@ async function fileStillWorks(file: string, owner: [string, string], secretField
  * reserved list was complete did) goes back to the box: the box relies on it.
  */
 async function reclaim<T extends { id: string; resourceType: string }>(
-  pool: Pool, log: Logger, table: ResourceTable<T>, kind: string, id: string,
+  pool: Pool,
+  log: Logger,
+  table: ResourceTable<T>,
+  kind: string,
+  id: string,
 ): Promise<void> {
   const stored = await table.read(pool, id);
   if (!stored?.managedBy) return;
@@ -88,15 +97,19 @@ export async function bootstrapRootClient(pool: Pool, config: Config, log: Logge
   const existing = await clients.read(pool, id);
   let credentials: Credentials;
   if (!existing) {
-    const secret = config.rootClientSecret
-      ?? await savedOrNew(file, ['client_id', id], 'client_secret', generateSecret, { base_url: config.baseUrl });
-    await clients.write(pool, {
-      resourceType: 'Client',
-      id,
-      grant_types: ['client_credentials'],
-      description: 'The box administrator client, created at start-up.',
-      auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 3600 } },
-    }, { managedBy: null, secretHash: await hashSecret(secret) });
+    const secret =
+      config.rootClientSecret ?? (await savedOrNew(file, ['client_id', id], 'client_secret', generateSecret, { base_url: config.baseUrl }));
+    await clients.write(
+      pool,
+      {
+        resourceType: 'Client',
+        id,
+        grant_types: ['client_credentials'],
+        description: 'The box administrator client, created at start-up.',
+        auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 3600 } },
+      },
+      { managedBy: null, secretHash: await hashSecret(secret) },
+    );
     credentials = config.rootClientSecret ? fromEnv : { where: `in ${file}` };
   } else if (config.rootClientSecret) {
     const same = existing.secretHash !== null && (await verifyHash(existing.secretHash, config.rootClientSecret, 'write'));
@@ -124,8 +137,9 @@ export async function bootstrapRootClient(pool: Pool, config: Config, log: Logge
  */
 export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Credentials> {
   const file = path.join(config.dataDir, 'admin-user.json');
-  const group = (await findGroupByName(pool, ADMINS_GROUP))
-    ?? await createGroup(pool, ADMINS_GROUP, 'Box administrators: allowed everything by the admins-allow policy.');
+  const group =
+    (await findGroupByName(pool, ADMINS_GROUP)) ??
+    (await createGroup(pool, ADMINS_GROUP, 'Box administrators: allowed everything by the admins-allow policy.'));
   await createPolicyIfMissing(pool, {
     resourceType: 'AccessPolicy',
     id: adminsPolicyId(),
@@ -136,8 +150,11 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
   const mark = `bootstrap.admin_user.${config.adminEmail.toLowerCase()}`;
   const existing = await findUserByEmail(pool, config.adminEmail);
   if (!existing && (await claimSetting(pool, mark, new Date().toISOString()))) {
-    const password = config.adminPassword ?? await savedOrNew(file, ['email', config.adminEmail], 'password',
-      () => generateSecret().slice(0, 24), { admin_ui: `${config.baseUrl}/admin` });
+    const password =
+      config.adminPassword ??
+      (await savedOrNew(file, ['email', config.adminEmail], 'password', () => generateSecret().slice(0, 24), {
+        admin_ui: `${config.baseUrl}/admin`,
+      }));
     await createUser(pool, { email: config.adminEmail, passwordHash: await hashSecret(password), data: null, groupIds: [group.id] });
     return config.adminPassword ? { where: 'from BOXAUTH_ADMIN_PASSWORD' } : { where: `in ${file}` };
   }
@@ -153,12 +170,16 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
 /** The admin UI's own client: public (PKCE), first party, redirecting to this box's /admin/callback. */
 export async function bootstrapAdminClient(pool: Pool, config: Config, log: Logger): Promise<void> {
   await reclaim(pool, log, clients, 'Client', ADMIN_CLIENT_ID);
-  await clients.write(pool, {
-    resourceType: 'Client',
-    id: ADMIN_CLIENT_ID,
-    grant_types: ['authorization_code'],
-    first_party: true,
-    description: 'The admin UI of this box.',
-    auth: { authorization_code: { redirect_uri: `${config.baseUrl}/admin/callback`, access_token_expiration: 3600 } },
-  }, { managedBy: null, secretHash: null });
+  await clients.write(
+    pool,
+    {
+      resourceType: 'Client',
+      id: ADMIN_CLIENT_ID,
+      grant_types: ['authorization_code'],
+      first_party: true,
+      description: 'The admin UI of this box.',
+      auth: { authorization_code: { redirect_uri: `${config.baseUrl}/admin/callback`, access_token_expiration: 3600 } },
+    },
+    { managedBy: null, secretHash: null },
+  );
 }

@@ -97,21 +97,25 @@ function str(env: Env, name: string): string | undefined {
 function trustedProxies(env: Env): Config['trustedProxies'] {
   const raw = str(env, 'BOXAUTH_TRUSTED_PROXIES');
   if (!raw) return [];
-  return raw.split(/[\s,]+/).filter(Boolean).map((entry) => {
-    const [address = '', prefixRaw] = entry.split('/');
-    const family = net.isIP(address);
-    const max = family === 6 ? 128 : 32;
-    const prefix = prefixRaw === undefined ? max : Number(prefixRaw);
-    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
-      throw new ConfigError(`BOXAUTH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
-    }
-    return [address, prefix];
-  });
+  return raw
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const [address = '', prefixRaw] = entry.split('/');
+      const family = net.isIP(address);
+      const max = family === 6 ? 128 : 32;
+      const prefix = prefixRaw === undefined ? max : Number(prefixRaw);
+      if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
+        throw new ConfigError(`BOXAUTH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+      }
+      return [address, prefix];
+    });
 }
 
 function clusterIssuer(env: Env): Config['clusterIssuer'] {
   const raw = str(env, 'BOXAUTH_CLUSTER_ISSUER') ?? 'auto';
-  if (raw !== 'auto' && raw !== 'off' && raw !== 'tokenreview') throw new ConfigError(`BOXAUTH_CLUSTER_ISSUER must be auto, off or tokenreview, got "${raw}"`);
+  if (raw !== 'auto' && raw !== 'off' && raw !== 'tokenreview')
+    throw new ConfigError(`BOXAUTH_CLUSTER_ISSUER must be auto, off or tokenreview, got "${raw}"`);
   return raw;
 }
 
@@ -129,11 +133,12 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
     const e = entry as Record<string, unknown>;
     const where = `BOXAUTH_TRUSTED_ISSUERS[${i}]`;
     if (typeof e?.issuer !== 'string' || !/^https:\/\/\S+$/.test(e.issuer)) throw new ConfigError(`${where}.issuer must be an https URL`);
-    if (e.jwksUri !== undefined && (typeof e.jwksUri !== 'string' || !/^https:\/\/\S+$/.test(e.jwksUri))) throw new ConfigError(`${where}.jwksUri must be an https URL`);
+    if (e.jwksUri !== undefined && (typeof e.jwksUri !== 'string' || !/^https:\/\/\S+$/.test(e.jwksUri)))
+      throw new ConfigError(`${where}.jwksUri must be an https URL`);
     const mode = e.mode ?? 'jwks';
     if (mode !== 'jwks' && mode !== 'tokenreview') throw new ConfigError(`${where}.mode must be jwks or tokenreview`);
     if (e.caBundle !== undefined && typeof e.caBundle !== 'string') throw new ConfigError(`${where}.caBundle must be PEM text`);
-    return { issuer: e.issuer, mode, ...(e.jwksUri ? { jwksUri: e.jwksUri as string } : {}), ...(e.caBundle ? { caBundle: e.caBundle as string } : {}) };
+    return { issuer: e.issuer, mode, ...(e.jwksUri ? { jwksUri: e.jwksUri } : {}), ...(e.caBundle ? { caBundle: e.caBundle } : {}) };
   });
 }
 
@@ -192,8 +197,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustedIssuers: trustedIssuers(env),
     clusterIssuer: clusterIssuer(env),
     kube: {
-      apiUrl: str(env, 'BOXAUTH_KUBE_API_URL')
-        ?? (env.KUBERNETES_SERVICE_HOST ? `https://${env.KUBERNETES_SERVICE_HOST.includes(':') ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST}:${env.KUBERNETES_SERVICE_PORT ?? '443'}` : undefined),
+      apiUrl:
+        str(env, 'BOXAUTH_KUBE_API_URL') ??
+        (env.KUBERNETES_SERVICE_HOST
+          ? `https://${env.KUBERNETES_SERVICE_HOST.includes(':') ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`
+          : undefined),
       tokenFile: str(env, 'BOXAUTH_KUBE_TOKEN_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/token',
       caFile: str(env, 'BOXAUTH_KUBE_CA_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt',
     },

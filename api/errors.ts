@@ -23,8 +23,17 @@ export const noFieldErrors = (): FieldErrors => Object.create(null) as FieldErro
 
 /** 422 {entity, errors}: the shape of every validation failure, anywhere in the API. */
 export class ValidationError extends ApiError {
-  constructor(readonly entity: unknown, readonly errors: FieldErrors) {
-    super(422, 'invalid_entity', Object.entries(errors).map(([f, m]) => `${f}: ${m.join(', ')}`).join('; '));
+  constructor(
+    readonly entity: unknown,
+    readonly errors: FieldErrors,
+  ) {
+    super(
+      422,
+      'invalid_entity',
+      Object.entries(errors)
+        .map(([f, m]) => `${f}: ${m.join(', ')}`)
+        .join('; '),
+    );
   }
 
   override body(): unknown {

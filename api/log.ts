@@ -6,8 +6,19 @@ import { pino, type Logger } from 'pino';
 export type { Logger };
 
 const SECRET_FIELDS = [
-  'password', 'secret', 'client_secret', 'access_token', 'refresh_token', 'token', 'code',
-  'code_verifier', 'client_assertion', 'authorization', 'cookie', 'privateKey', 'signingKeyPem',
+  'password',
+  'secret',
+  'client_secret',
+  'access_token',
+  'refresh_token',
+  'token',
+  'code',
+  'code_verifier',
+  'client_assertion',
+  'authorization',
+  'cookie',
+  'privateKey',
+  'signingKeyPem',
 ];
 
 const options = (level: string, base: Record<string, unknown>): pino.LoggerOptions => ({
@@ -49,8 +60,19 @@ export function createRequestLogger(level: string, base: Record<string, unknown>
 
 // Query (and fragment) parameters whose values are credentials, by decoded name, any case.
 const CREDENTIAL_PARAMS = new Set([
-  'access_token', 'refresh_token', 'code', 'client_secret', 'token', 'state', 'code_verifier', 'client_assertion',
-  'id_token_hint', 'id_token', 'password', 'assertion', 'secret',
+  'access_token',
+  'refresh_token',
+  'code',
+  'client_secret',
+  'token',
+  'state',
+  'code_verifier',
+  'client_assertion',
+  'id_token_hint',
+  'id_token',
+  'password',
+  'assertion',
+  'secret',
 ]);
 
 /**

@@ -1,6 +1,7 @@
 // Process entry of the box API: `node dist/api/main.js` (what `make run` and the
 // operator's Deployment run). The primary prepares the box once, then serves
 // itself (BOXAUTH_WORKERS=1) or forks that many workers sharing the port.
+import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -54,10 +55,13 @@ function onSignals(stop: () => Promise<void>, log: Logger): void {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping: draining requests in flight');
-    stop().then(() => process.exit(0), (err: Error) => {
-      log.error({ err: err.message }, 'stop failed');
-      process.exit(1);
-    });
+    stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        log.error({ err: err.message }, 'stop failed');
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
@@ -98,11 +102,14 @@ async function runPrimary(config: Config, log: Logger): Promise<void> {
   for (let i = 0; i < config.workers; i++) fork();
   onSignals(async () => {
     stopping = true;
-    const exits = Object.values(cluster.workers ?? {}).map((w) => new Promise<void>((resolve) => {
-      if (!w || w.isDead()) return resolve();
-      w.once('exit', () => resolve());
-      w.process.kill('SIGTERM');
-    }));
+    const exits = Object.values(cluster.workers ?? {}).map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          if (!w || w.isDead()) return resolve();
+          w.once('exit', () => resolve());
+          w.process.kill('SIGTERM');
+        }),
+    );
     await Promise.all(exits);
     await prepared.stopDatabase();
   }, log);
@@ -133,8 +140,8 @@ async function main(): Promise<void> {
     if (cluster.isPrimary) await runPrimary(config, log);
     else await runWorker(config, log);
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'start-up failed');
-    process.stderr.write(`boxauth: start-up failed: ${(err as Error).message}\n`);
+    log.fatal({ err }, 'start-up failed');
+    process.stderr.write(`boxauth: start-up failed: ${errorMessage(err)}\n`);
     process.exit(1);
   }
 }

@@ -10,20 +10,35 @@ const { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics 
 export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
-    name: 'boxauth_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'], registers: [this.registry],
+    name: 'boxauth_http_requests_total',
+    help: 'HTTP requests answered',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
   });
   readonly duration = new Histogram({
-    name: 'boxauth_http_request_duration_seconds', help: 'Time to answer HTTP requests', labelNames: ['method', 'route'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry],
+    name: 'boxauth_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
   });
   readonly tokens = new Counter({
-    name: 'boxauth_tokens_issued_total', help: 'Access tokens issued', labelNames: ['grant'], registers: [this.registry],
+    name: 'boxauth_tokens_issued_total',
+    help: 'Access tokens issued',
+    labelNames: ['grant'],
+    registers: [this.registry],
   });
   readonly jwksFetches = new Counter({
-    name: 'boxauth_jwks_fetches_total', help: 'Fetches of a workload issuer\'s signing keys', labelNames: ['issuer'], registers: [this.registry],
+    name: 'boxauth_jwks_fetches_total',
+    help: "Fetches of a workload issuer's signing keys",
+    labelNames: ['issuer'],
+    registers: [this.registry],
   });
   readonly tokenErrors = new Counter({
-    name: 'boxauth_token_errors_total', help: 'Token endpoint refusals by OAuth error code', labelNames: ['error'], registers: [this.registry],
+    name: 'boxauth_token_errors_total',
+    help: 'Token endpoint refusals by OAuth error code',
+    labelNames: ['error'],
+    registers: [this.registry],
   });
 
   constructor(box: string) {
@@ -41,7 +56,10 @@ export class Metrics {
     if (!cluster.isWorker || !process.send) return { contentType: this.registry.contentType, body: await this.registry.metrics() };
     const id = randomUUID();
     const body = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => { process.off('message', onMessage); reject(new Error('metrics request timed out')); }, 5000);
+      const timer = setTimeout(() => {
+        process.off('message', onMessage);
+        reject(new Error('metrics request timed out'));
+      }, 5000);
       const onMessage = (msg: { type?: string; id?: string; body?: string }): void => {
         if (msg?.type !== 'boxauth:metrics' || msg.id !== id) return;
         clearTimeout(timer);

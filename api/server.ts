@@ -73,8 +73,12 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   await feed.start();
   const keyring = new Keyring(pool, config);
   await keyring.load();
-  feed.onChange('signing_keys', () => { keyring.load().catch((err: Error) => log.error({ err: err.message }, 'reloading signing keys failed')); });
-  feed.onReset(() => { keyring.load().catch(() => undefined); });
+  feed.onChange('signing_keys', () => {
+    keyring.load().catch((err: Error) => log.error({ err }, 'reloading signing keys failed'));
+  });
+  feed.onReset(() => {
+    keyring.load().catch(() => undefined);
+  });
 
   configureArgon2({ maxWaiting: config.argon2MaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
@@ -91,16 +95,24 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     feed,
     keyring,
     metrics,
-    policies: new Policies(pool, feed, (id, err) => log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing')),
+    policies: new Policies(pool, feed, (id, err) =>
+      log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing'),
+    ),
     secrets: new SecretVerifier(),
     clientThrottle: new FailureThrottle(
-      (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures, config.clientAuthWindowSeconds * 1000),
+      (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
+      config.clientAuthWindowSeconds * 1000,
+    ),
     addressOf: addressResolver(config.trustedProxies),
     sessionWriter: new SessionWriter(pool),
     refreshWriter: new RefreshWriter(pool),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
-    sessions: new RecordCache(feed, 'sessions',
-      (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)), 100_000),
+    sessions: new RecordCache(
+      feed,
+      'sessions',
+      (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)),
+      100_000,
+    ),
     users: new RecordCache(feed, 'users', async (id) => {
       const user = await getUser(pool, Number(id));
       return user && { id: String(user.id), email: user.email, groups: user.groups.map((g) => ({ id: String(g.id), name: g.name })) };

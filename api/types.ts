@@ -27,8 +27,8 @@ export interface GrantSettings {
   id_token_expiration?: number;
 }
 
-export type GrantType = 'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token'
-  | 'urn:ietf:params:oauth:grant-type:device_code';
+export type GrantType =
+  'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token' | 'urn:ietf:params:oauth:grant-type:device_code';
 
 export interface Client {
   resourceType: 'Client';

@@ -35,8 +35,14 @@ const READABLE = MAX_IDENT - 'box_'.length - '_'.length - DIGEST_HEX;
 /** The schema and role of the box of `namespace` in `database`: one name, box_<namespace, cut>_<digest of both>. */
 export function boxDbNames(namespace: string, database: string): BoxDbNames {
   // JSON keeps the pair unambiguous: no two pairs give the same digest input.
-  const digest = createHash('sha256').update(JSON.stringify([database, namespace])).digest('hex').slice(0, DIGEST_HEX);
-  const readable = namespace.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, READABLE);
+  const digest = createHash('sha256')
+    .update(JSON.stringify([database, namespace]))
+    .digest('hex')
+    .slice(0, DIGEST_HEX);
+  const readable = namespace
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, READABLE);
   const name = `box_${readable}_${digest}`;
   return { schema: name, role: name };
 }
@@ -60,15 +66,23 @@ async function existing(db: Queryable, names: BoxDbNames): Promise<Found[]> {
   const { rows } = await db.query<Found>(
     `SELECT 'schema' AS kind, nspname AS name, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1
      UNION ALL
-     SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $2`, [names.schema, names.role]);
+     SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $2`,
+    [names.schema, names.role],
+  );
   return rows;
 }
 
 function notOwned(foreign: Found[], namespace: string): NotOwned {
-  const what = foreign.map((f) => `${f.kind} ${pg.escapeIdentifier(f.name)} exists ${f.mark === null ? 'with no comment' : `with the comment "${f.mark}"`}`);
-  const marks = foreign.map((f) => `COMMENT ON ${f.kind.toUpperCase()} ${pg.escapeIdentifier(f.name)} IS ${pg.escapeLiteral(ownerMark(namespace))}`);
-  return new NotOwned(`${what.join(', and ')}: the operator changes no schema or role that is not marked as namespace ${namespace}'s. `
-    + `If it holds this box's data, mark it (${marks.join('; ')}); otherwise rename or drop it (see the README, Upgrading)`);
+  const what = foreign.map(
+    (f) => `${f.kind} ${pg.escapeIdentifier(f.name)} exists ${f.mark === null ? 'with no comment' : `with the comment "${f.mark}"`}`,
+  );
+  const marks = foreign.map(
+    (f) => `COMMENT ON ${f.kind.toUpperCase()} ${pg.escapeIdentifier(f.name)} IS ${pg.escapeLiteral(ownerMark(namespace))}`,
+  );
+  return new NotOwned(
+    `${what.join(', and ')}: the operator changes no schema or role that is not marked as namespace ${namespace}'s. ` +
+      `If it holds this box's data, mark it (${marks.join('; ')}); otherwise rename or drop it (see the README, Upgrading)`,
+  );
 }
 
 /** Serialises work on one box's names across operator replicas (a new leader may overlap an old one briefly). */
@@ -166,7 +180,8 @@ export class PostgresBoxDatabases implements BoxDatabases {
       const { rows } = await entry.pool.query<{ s: string | null; t: string | null; schema: string | null; role: string | null }>(
         `SELECT current_schema() AS s, to_regclass('schema_migrations')::text AS t,
            obj_description(to_regnamespace(current_schema()), 'pg_namespace') AS schema,
-           shobj_description((SELECT oid FROM pg_roles WHERE rolname = current_user), 'pg_authid') AS role`);
+           shobj_description((SELECT oid FROM pg_roles WHERE rolname = current_user), 'pg_authid') AS role`,
+      );
       const row = rows[0];
       return row?.s === entry.names.schema && row.t !== null && row.schema === entry.mark && row.role === entry.mark;
     } catch {
@@ -181,7 +196,13 @@ export class PostgresBoxDatabases implements BoxDatabases {
       const found = await existing(tx, names);
       const foreign = found.filter((f) => f.mark !== mark);
       if (foreign.length) throw notOwned(foreign, namespace);
-      await claimRole(tx, names.role, found.some((f) => f.kind === 'role'), password, mark);
+      await claimRole(
+        tx,
+        names.role,
+        found.some((f) => f.kind === 'role'),
+        password,
+        mark,
+      );
       await claimSchema(tx, names, databaseOf(adminUrl), mark);
     });
     this.log.info({ schema: names.schema, role: names.role }, 'box schema and role in place');
@@ -211,8 +232,10 @@ export class PostgresBoxDatabases implements BoxDatabases {
       return { dropped: [schema, roleDropped ? role : undefined].filter((f) => f !== undefined), left };
     });
     if (left.length) {
-      this.log.warn({ namespace, left: left.map((f) => ({ [f.kind]: f.name, comment: f.mark })) },
-        'reclaimPolicy Delete left what is not marked as this namespace\'s (or a role that still owns something)');
+      this.log.warn(
+        { namespace, left: left.map((f) => ({ [f.kind]: f.name, comment: f.mark })) },
+        "reclaimPolicy Delete left what is not marked as this namespace's (or a role that still owns something)",
+      );
     }
     this.log.info({ namespace, dropped: dropped.map((f) => `${f.kind} ${f.name}`) }, 'box schema and role dropped');
   }

@@ -23,7 +23,12 @@ export interface NewCondition {
 }
 
 /** The conditions with `next` set; other types are kept as they are. */
-export function setCondition(conditions: Condition[] | undefined, next: NewCondition, generation: number | undefined, now = new Date()): Condition[] {
+export function setCondition(
+  conditions: Condition[] | undefined,
+  next: NewCondition,
+  generation: number | undefined,
+  now = new Date(),
+): Condition[] {
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === next.type);
   const previous = i >= 0 ? list[i] : undefined;

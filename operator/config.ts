@@ -49,7 +49,8 @@ export const DEFAULT_BOX_IMAGE = 'ghcr.io/boxauth/boxauth:0.1.0';
 
 export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
   const databaseUrl = str(env, 'DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
   const boxDatabaseHost = str(env, 'BOXAUTH_OPERATOR_BOX_DATABASE_HOST');
   if (boxDatabaseHost !== undefined && !/^[A-Za-z0-9.\-[\]:]+$/.test(boxDatabaseHost)) {
     throw new ConfigError(`BOXAUTH_OPERATOR_BOX_DATABASE_HOST must be host or host:port, got "${boxDatabaseHost}"`);

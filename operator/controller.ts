@@ -28,7 +28,11 @@ export class Problem extends Error {
   /** false: another object reports this failure (a Client's Box that is not ready), so no Warning Event here. */
   readonly event: boolean;
 
-  constructor(readonly reason: Reason, message: string, opts: { event?: boolean; cause?: unknown } = {}) {
+  constructor(
+    readonly reason: Reason,
+    message: string,
+    opts: { event?: boolean; cause?: unknown } = {},
+  ) {
     super(message, { cause: opts.cause });
     this.event = opts.event ?? true;
   }
@@ -98,10 +102,14 @@ export abstract class Controller<T extends Resource> {
   }
 
   start(workers: number): void {
-    this.queue.run(workers, (key, force) => this.reconcileKey(key, force), (key, err, retryInMs) => {
-      // The error itself: pino's err serializer logs its stack and causes.
-      this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying');
-    });
+    this.queue.run(
+      workers,
+      (key, force) => this.reconcileKey(key, force),
+      (key, err, retryInMs) => {
+        // The error itself: pino's err serializer logs its stack and causes.
+        this.log.error({ controller: this.name, key, err, retryInMs }, 'reconcile failed; retrying');
+      },
+    );
   }
 
   stop(): Promise<void> {
@@ -132,8 +140,12 @@ export abstract class Controller<T extends Resource> {
       return;
     }
     const fingerprint = `${obj.metadata.generation}|${this.fingerprint(obj)}`;
-    if (!force && !obj.metadata.deletionTimestamp && this.synced.get(key) === fingerprint
-      && obj.status?.observedGeneration === obj.metadata.generation) {
+    if (
+      !force &&
+      !obj.metadata.deletionTimestamp &&
+      this.synced.get(key) === fingerprint &&
+      obj.status?.observedGeneration === obj.metadata.generation
+    ) {
       this.deps.metrics.reconciles.inc({ controller: this.name, result: 'skipped' });
       return;
     }
@@ -205,10 +217,16 @@ export abstract class Controller<T extends Resource> {
     const next = present ? [...new Set([...current, finalizer])] : current.filter((f) => f !== finalizer);
     if (next.length === current.length && next.every((f, i) => f === current[i])) return;
     try {
-      await this.kube.patch(this.type, obj.metadata.namespace, obj.metadata.name, [
-        { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
-        { op: 'add', path: '/metadata/finalizers', value: next },
-      ], PATCH.json);
+      await this.kube.patch(
+        this.type,
+        obj.metadata.namespace,
+        obj.metadata.name,
+        [
+          { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
+          { op: 'add', path: '/metadata/finalizers', value: next },
+        ],
+        PATCH.json,
+      );
     } catch (err) {
       if (isNotFound(err)) {
         if (present) throw err;
@@ -227,10 +245,12 @@ const readyCondition = (obj: Resource): Condition | undefined => findCondition(o
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, v]) => [k, canonical(v)]));
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
   }
   return value;
 }

@@ -20,8 +20,12 @@ interface Sent {
 export class EventRecorder {
   private readonly sent = new Map<string, Sent>();
 
-  constructor(private readonly kube: Kube, private readonly instance: string, private readonly log: Logger,
-    private readonly clock: Clock = systemClock) {}
+  constructor(
+    private readonly kube: Kube,
+    private readonly instance: string,
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   warning(obj: KObject, reason: string, message: string): void {
     this.record(obj, 'Warning', reason, message);
@@ -33,7 +37,11 @@ export class EventRecorder {
 
   private record(obj: KObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
     this.write(obj, type, reason, message).catch((err: unknown) =>
-      this.log.warn({ err: errorMessage(err), reason, object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` }, 'could not record an Event'));
+      this.log.warn(
+        { err: errorMessage(err), reason, object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` },
+        'could not record an Event',
+      ),
+    );
   }
 
   private async write(obj: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
@@ -57,11 +65,19 @@ export class EventRecorder {
     await this.kube.create(EVENTS, namespace, {
       metadata: { name, namespace },
       involvedObject: {
-        apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace, uid: obj.metadata.uid,
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: obj.metadata.name,
+        namespace,
+        uid: obj.metadata.uid,
         resourceVersion: obj.metadata.resourceVersion,
       },
-      type, reason, message: message.slice(0, 1024), count: 1,
-      firstTimestamp: stamp, lastTimestamp: stamp,
+      type,
+      reason,
+      message: message.slice(0, 1024),
+      count: 1,
+      firstTimestamp: stamp,
+      lastTimestamp: stamp,
       source: { component: 'boxauth-operator' },
       reportingComponent: 'boxauth.io/operator',
       reportingInstance: this.instance,

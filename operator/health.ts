@@ -9,7 +9,12 @@ export interface HealthState {
   ready(): { ok: boolean; detail: string };
 }
 
-export async function startHealthServer(port: number, host: string, metrics: OperatorMetrics, state: HealthState): Promise<{ port: number; close(): Promise<void> }> {
+export async function startHealthServer(
+  port: number,
+  host: string,
+  metrics: OperatorMetrics,
+  state: HealthState,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, body: string, type = 'text/plain; charset=utf-8'): void => {
@@ -23,7 +28,10 @@ export async function startHealthServer(port: number, host: string, metrics: Ope
       return send(ok ? 200 : 503, `${detail}\n`);
     }
     if (path === '/metrics') {
-      metrics.registry.metrics().then((text) => send(200, text, metrics.registry.contentType), () => send(500, 'metrics failed\n'));
+      metrics.registry.metrics().then(
+        (text) => send(200, text, metrics.registry.contentType),
+        () => send(500, 'metrics failed\n'),
+      );
       return;
     }
     send(404, 'not found\n');
@@ -35,9 +43,10 @@ export async function startHealthServer(port: number, host: string, metrics: Ope
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -60,7 +60,9 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
   private syncedFlag = false;
   private markSynced!: () => void;
   /** Resolves once the first list has filled the cache. */
-  readonly synced = new Promise<void>((resolve) => { this.markSynced = resolve; });
+  readonly synced = new Promise<void>((resolve) => {
+    this.markSynced = resolve;
+  });
   private readonly clock: Clock;
 
   constructor(
@@ -134,7 +136,10 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
           continue;
         }
         const watchdog = err instanceof WatchdogFired;
-        this.log.warn({ informer: this.name, err: errorMessage(err) }, watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying');
+        this.log.warn(
+          { informer: this.name, err: errorMessage(err) },
+          watchdog ? 'watch silent too long; relisting' : 'list/watch failed; retrying',
+        );
         this.resourceVersion = '';
         this.relistCause = watchdog ? 'watchdog' : 'error';
         await sleep(this.clock, backoffMs * (0.8 + Math.random() * 0.4));
@@ -190,27 +195,35 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
     let cancelWatchdog: (() => void) | undefined;
     const pet = (): void => {
       cancelWatchdog?.();
-      cancelWatchdog = this.clock.setTimeout(() => { watchdogFired = true; abort.abort(); }, this.opts.idleMs);
+      cancelWatchdog = this.clock.setTimeout(() => {
+        watchdogFired = true;
+        abort.abort();
+      }, this.opts.idleMs);
     };
     this.watchError = undefined;
     pet();
     try {
-      await this.kube.stream(resourcePath(this.opts.type), {
-        query: {
-          watch: 1,
-          resourceVersion: this.resourceVersion,
-          allowWatchBookmarks: true,
-          timeoutSeconds: Math.min(remainingS, 300),
-          labelSelector: this.opts.labelSelector,
+      await this.kube.stream(
+        resourcePath(this.opts.type),
+        {
+          query: {
+            watch: 1,
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: Math.min(remainingS, 300),
+            labelSelector: this.opts.labelSelector,
+          },
+          accept: this.opts.metadataOnly ? META_ACCEPT('PartialObjectMetadata') : undefined,
+          signal: abort.signal,
         },
-        accept: this.opts.metadataOnly ? META_ACCEPT('PartialObjectMetadata') : undefined,
-        signal: abort.signal,
-      }, (line) => {
-        pet();
-        this.onWatchEvent(line);
-      });
+        (line) => {
+          pet();
+          this.onWatchEvent(line);
+        },
+      );
     } catch (err) {
-      if (this.watchError) throw this.watchError;
+      const failure = this.failedWatch();
+      if (failure) throw failure;
       if (watchdogFired) throw new WatchdogFired(`no watch event for ${this.opts.idleMs} ms`, { cause: err });
       if (this.stopped || (abort.signal.aborted && this.nextRelist === 0)) return; // stop() or relistSoon()
       throw err;
@@ -218,7 +231,13 @@ export class Informer<T extends KObject = KObject> implements ObjectCache<T> {
       cancelWatchdog?.();
       if (this.abort === abort) this.abort = undefined;
     }
-    if (this.watchError) throw this.watchError;
+    const failure = this.failedWatch();
+    if (failure) throw failure;
+  }
+
+  /** The error an event of the watch reported (set by onWatchEvent, while the watch runs). */
+  private failedWatch(): KubeError | undefined {
+    return this.watchError;
   }
 
   private onWatchEvent(line: string): void {

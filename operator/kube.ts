@@ -58,7 +58,12 @@ export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secret
 export const SERVICES: ResourceType = { group: '', version: 'v1', plural: 'services', kind: 'Service' };
 export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };
 export const SERVICE_ACCOUNTS: ResourceType = { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount' };
-export const CLUSTER_ROLE_BINDINGS: ResourceType = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding' };
+export const CLUSTER_ROLE_BINDINGS: ResourceType = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'clusterrolebindings',
+  kind: 'ClusterRoleBinding',
+};
 export const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
 export const LEASES: ResourceType = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
 
@@ -77,7 +82,11 @@ export function resourcePath(type: ResourceType, namespace?: string, name?: stri
 
 /** An answer other than 2xx, with the API server's Status reason and message. */
 export class KubeError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -114,8 +123,14 @@ export interface Kube {
   find<T = KObject>(type: ResourceType, namespace: string | undefined, name: string): Promise<T | undefined>;
   create<T = KObject>(type: ResourceType, namespace: string | undefined, body: unknown): Promise<T>;
   replace<T = KObject>(type: ResourceType, namespace: string | undefined, name: string, body: unknown): Promise<T>;
-  patch<T = KObject>(type: ResourceType, namespace: string | undefined, name: string, body: unknown,
-    contentType?: string, subresource?: string): Promise<T>;
+  patch<T = KObject>(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    contentType?: string,
+    subresource?: string,
+  ): Promise<T>;
   /** Deletes the object; false when it was already gone. */
   delete(type: ResourceType, namespace: string | undefined, name: string): Promise<boolean>;
   /** Server-side apply: the operator owns the fields it sends, and takes them back from anyone who changed them. */
@@ -164,7 +179,9 @@ export class HttpKube implements Kube {
     const req = transport.request(options);
     if (opts.signal) {
       // Destroyed without an error: the socket may already be back in the agent's pool, where an error would go unheard.
-      const abort = (): void => { setImmediate(() => req.destroy()); };
+      const abort = (): void => {
+        setImmediate(() => req.destroy());
+      };
       if (opts.signal.aborted) abort();
       else opts.signal.addEventListener('abort', abort, { once: true });
       req.once('close', () => opts.signal!.removeEventListener('abort', abort));
@@ -186,9 +203,10 @@ export class HttpKube implements Kube {
     if (!this.agent || key !== this.agentKey) {
       this.agent?.destroy();
       const defined = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined));
-      this.agent = this.server.protocol === 'https:'
-        ? new https.Agent({ keepAlive: true, maxSockets: 32, ...defined })
-        : new http.Agent({ keepAlive: true, maxSockets: 32 });
+      this.agent =
+        this.server.protocol === 'https:'
+          ? new https.Agent({ keepAlive: true, maxSockets: 32, ...defined })
+          : new http.Agent({ keepAlive: true, maxSockets: 32 });
       this.agentKey = key;
     }
     options.agent = this.agent;
@@ -200,11 +218,17 @@ export class HttpKube implements Kube {
     const timeoutMs = opts.timeoutMs ?? 30_000;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => req.destroy(new Error(`${method} ${path}: no answer in ${timeoutMs} ms`)), timeoutMs);
-      req.on('error', (err) => { clearTimeout(timer); reject(err); });
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err) => { clearTimeout(timer); reject(err); });
+        res.on('error', (err) => {
+          clearTimeout(timer);
+          reject(err);
+        });
         res.on('end', () => {
           clearTimeout(timer);
           const text = Buffer.concat(chunks).toString('utf8');
@@ -249,7 +273,11 @@ export class HttpKube implements Kube {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             let s: { reason?: string; message?: string } = {};
-            try { s = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* not a Status */ }
+            try {
+              s = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            } catch {
+              /* not a Status */
+            }
             settle(new KubeError(status, s.reason ?? String(status), s.message ?? `watch ${path}: HTTP ${status}`));
           });
           return;
@@ -295,10 +323,18 @@ export class HttpKube implements Kube {
     return this.request<T>('PUT', resourcePath(type, namespace, name), { body, query: { fieldManager: FIELD_MANAGER } });
   }
 
-  patch<T = KObject>(type: ResourceType, namespace: string | undefined, name: string, body: unknown,
-    contentType: string = PATCH.merge, subresource?: string): Promise<T> {
+  patch<T = KObject>(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    contentType: string = PATCH.merge,
+    subresource?: string,
+  ): Promise<T> {
     return this.request<T>('PATCH', resourcePath(type, namespace, name, subresource), {
-      body, contentType, query: { fieldManager: FIELD_MANAGER },
+      body,
+      contentType,
+      query: { fieldManager: FIELD_MANAGER },
     });
   }
 

@@ -32,7 +32,6 @@ interface LeaseSpec {
 
 type Lease = KObject & { spec?: LeaseSpec };
 
-
 export class LeaderElector {
   private observed = '';
   private observedAt = 0;
@@ -40,8 +39,12 @@ export class LeaderElector {
   private readonly stopped = new AbortController();
   private readonly clock: Clock;
 
-  constructor(private readonly kube: Kube, private readonly opts: LeaderOptions, private readonly log: Logger,
-    private readonly metrics: OperatorMetrics) {
+  constructor(
+    private readonly kube: Kube,
+    private readonly opts: LeaderOptions,
+    private readonly log: Logger,
+    private readonly metrics: OperatorMetrics,
+  ) {
     this.clock = opts.clock ?? systemClock;
   }
 

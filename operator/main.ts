@@ -69,7 +69,9 @@ async function main(): Promise<void> {
   try {
     kube = HttpKube.fromEnvironment();
   } catch (err) {
-    process.stderr.write(`boxauth-operator: no Kubernetes credentials: ${errorMessage(err)} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`);
+    process.stderr.write(
+      `boxauth-operator: no Kubernetes credentials: ${errorMessage(err)} (set KUBECONFIG, e.g. eval "$(make -s kube-up)")\n`,
+    );
     process.exit(2);
   }
   let embedded: EmbeddedDatabase | undefined;
@@ -80,12 +82,19 @@ async function main(): Promise<void> {
   }
   const namespace = leaseNamespace(config, kube);
   const metrics = new OperatorMetrics();
-  const elector = new LeaderElector(kube, {
-    namespace, name: config.leaseName, identity: config.identity,
-    leaseDurationMs: config.leaseDurationMs,
-    renewDeadlineMs: Math.round(config.leaseDurationMs * 2 / 3),
-    retryPeriodMs: Math.max(500, Math.round(config.leaseDurationMs / 7.5)),
-  }, log, metrics);
+  const elector = new LeaderElector(
+    kube,
+    {
+      namespace,
+      name: config.leaseName,
+      identity: config.identity,
+      leaseDurationMs: config.leaseDurationMs,
+      renewDeadlineMs: Math.round((config.leaseDurationMs * 2) / 3),
+      retryPeriodMs: Math.max(500, Math.round(config.leaseDurationMs / 7.5)),
+    },
+    log,
+    metrics,
+  );
   let manager: Manager | undefined;
   let stopping = false;
   const health = await startHealthServer(config.healthPort, config.healthHost, metrics, {
@@ -95,10 +104,16 @@ async function main(): Promise<void> {
       return manager?.synced ? { ok: true, detail: 'leader: caches synced' } : { ok: false, detail: 'leader: caches syncing' };
     },
   });
-  log.info({
-    server: kube.config.getCurrentCluster()?.server, lease: `${namespace}/${config.leaseName}`, healthPort: health.port,
-    database: redactUrl(adminUrl.replace(/\/\/[^@]*@/, '//')), boxImage: config.boxImage,
-  }, 'boxauth operator starting');
+  log.info(
+    {
+      server: kube.config.getCurrentCluster()?.server,
+      lease: `${namespace}/${config.leaseName}`,
+      healthPort: health.port,
+      database: redactUrl(adminUrl.replace(/\/\/[^@]*@/, '//')),
+      boxImage: config.boxImage,
+    },
+    'boxauth operator starting',
+  );
 
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -119,14 +134,26 @@ async function main(): Promise<void> {
   // unreachable for longer than the renew deadline) stops its controllers and
   // campaigns again: it recovers without a restart of the process.
   while (await elector.acquire()) {
-    manager = new Manager(kube, config, {
-      adminUrl, boxDatabaseHost: config.boxDatabaseHost, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy,
-    }, log, metrics);
+    manager = new Manager(
+      kube,
+      config,
+      {
+        adminUrl,
+        boxDatabaseHost: config.boxDatabaseHost,
+        image: config.boxImage,
+        imagePullPolicy: config.boxImagePullPolicy,
+      },
+      log,
+      metrics,
+    );
     const current = manager;
-    current.start().then(() => log.info('caches synced; reconciling'), (err: unknown) => {
-      log.fatal({ err }, 'could not start the controllers');
-      process.exit(1);
-    });
+    current.start().then(
+      () => log.info('caches synced; reconciling'),
+      (err: unknown) => {
+        log.fatal({ err }, 'could not start the controllers');
+        process.exit(1);
+      },
+    );
     if ((await elector.hold()) === 'stopped') return; // shutdown() stops the manager
     log.warn('stopping the controllers until the Lease is ours again');
     await current.stop(config.shutdownTimeoutMs);

@@ -32,11 +32,23 @@ export class Manager {
   private started = false;
   private stopping = false;
   private markStopped!: () => void;
-  private readonly stopped = new Promise<void>((resolve) => { this.markStopped = resolve; });
+  private readonly stopped = new Promise<void>((resolve) => {
+    this.markStopped = resolve;
+  });
 
-  constructor(kube: HttpKube, private readonly config: OperatorConfig, settings: BoxSettings, log: Logger, metrics: OperatorMetrics,
-    clock: Clock = systemClock) {
-    const informer = <T extends KObject>(name: string, type: ResourceType, extra: { labelSelector?: string; metadataOnly?: boolean } = {}): Informer<T> => {
+  constructor(
+    kube: HttpKube,
+    private readonly config: OperatorConfig,
+    settings: BoxSettings,
+    log: Logger,
+    metrics: OperatorMetrics,
+    clock: Clock = systemClock,
+  ) {
+    const informer = <T extends KObject>(
+      name: string,
+      type: ResourceType,
+      extra: { labelSelector?: string; metadataOnly?: boolean } = {},
+    ): Informer<T> => {
       const i = new Informer<T>(kube, name, { type, relistMs: config.relistMs, idleMs: config.watchIdleMs, clock, ...extra }, log, metrics);
       this.informers.push(i);
       return i;
@@ -46,7 +58,9 @@ export class Manager {
     const policies = informer<AccessPolicyResource>('accesspolicies', ACCESS_POLICIES);
     const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
     const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
-      labelSelector: Object.entries(MANAGED_LABELS).map(([k, v]) => `${k}=${v}`).join(','),
+      labelSelector: Object.entries(MANAGED_LABELS)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
     });
 
     const deps: ControllerDeps = { kube, log, metrics, events: new EventRecorder(kube, config.identity, log, clock), clock };

@@ -25,8 +25,14 @@ export interface EnsureOwnedOptions {
  * over. A create that meets one made meanwhile (an earlier attempt whose answer
  * was lost) uses it.
  */
-export async function ensureOwned<T extends KObject>(kube: Kube, type: ResourceType, owner: KObject, name: string, make: () => KObject,
-  { foreign }: EnsureOwnedOptions = {}): Promise<T> {
+export async function ensureOwned<T extends KObject>(
+  kube: Kube,
+  type: ResourceType,
+  owner: KObject,
+  name: string,
+  make: () => KObject,
+  { foreign }: EnsureOwnedOptions = {},
+): Promise<T> {
   const ns = owner.metadata.namespace!;
   let obj = await kube.find<T>(type, ns, name);
   if (!obj) {

@@ -109,23 +109,25 @@ export class WorkQueue {
   /** Starts `concurrency` workers calling `work`; a throw requeues the key with backoff. */
   run(concurrency: number, work: Work, onError: (key: string, err: unknown, retryInMs: number) => void): void {
     for (let i = 0; i < concurrency; i++) {
-      this.running.push((async () => {
-        for (;;) {
-          const key = await this.next();
-          if (key === undefined) return;
-          const force = this.forced.delete(key);
-          try {
-            const result = await work(key, force);
-            this.forget(key);
-            if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
-          } catch (err) {
-            if (force) this.forced.add(key); // the retry must still do the whole reconcile
-            onError(key, err, this.addRateLimited(key));
-          } finally {
-            this.done(key);
+      this.running.push(
+        (async () => {
+          for (;;) {
+            const key = await this.next();
+            if (key === undefined) return;
+            const force = this.forced.delete(key);
+            try {
+              const result = await work(key, force);
+              this.forget(key);
+              if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+            } catch (err) {
+              if (force) this.forced.add(key); // the retry must still do the whole reconcile
+              onError(key, err, this.addRateLimited(key));
+            } finally {
+              this.done(key);
+            }
           }
-        }
-      })());
+        })(),
+      );
     }
   }
 

@@ -59,12 +59,20 @@ export interface Pod {
  * The pod's ServiceAccount credentials, written into `dir`, as the env that
  * points the box at them (api/config.ts reads BOXAUTH_KUBE_*).
  */
-async function serviceAccountCredentials(kube: HttpKube, namespace: string, serviceAccount: string, dir: string)
-  : Promise<{ env: Record<string, string>; renewToken: () => Promise<void> }> {
+async function serviceAccountCredentials(
+  kube: HttpKube,
+  namespace: string,
+  serviceAccount: string,
+  dir: string,
+): Promise<{ env: Record<string, string>; renewToken: () => Promise<void> }> {
   const cluster = kube.config.getCurrentCluster()!;
   const tokenFile = path.join(dir, 'token');
   const caFile = path.join(dir, 'ca.crt');
-  const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? fs.readFileSync(cluster.caFile, 'utf8') : '';
+  const ca = cluster.caData
+    ? Buffer.from(cluster.caData, 'base64').toString('utf8')
+    : cluster.caFile
+      ? fs.readFileSync(cluster.caFile, 'utf8')
+      : '';
   fs.writeFileSync(caFile, ca, { mode: 0o644 });
   const renewToken = async (): Promise<void> => {
     let answer: { status: { token: string } };
@@ -75,8 +83,10 @@ async function serviceAccountCredentials(kube: HttpKube, namespace: string, serv
       });
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      throw new Error(`ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`,
-        { cause: err });
+      throw new Error(
+        `ServiceAccount ${namespace}/${serviceAccount} (the pod's serviceAccountName) does not exist; a kubelet would not start the pod either`,
+        { cause: err },
+      );
     }
     fs.writeFileSync(`${tokenFile}.tmp`, answer.status.token, { mode: 0o600 });
     fs.renameSync(`${tokenFile}.tmp`, tokenFile); // the box re-reads the file: never a half-written one
@@ -126,12 +136,18 @@ async function main(): Promise<void> {
   const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken } = await podOf(kube, namespace, box, dir);
-  const renewal = renewToken && setInterval(() => {
-    renewToken().catch((err: unknown) => process.stderr.write(`run-box: could not renew the ServiceAccount token: ${errorMessage(err)}\n`));
-  }, TOKEN_RENEW_MS);
+  const renewal =
+    renewToken &&
+    setInterval(() => {
+      renewToken().catch((err: unknown) =>
+        process.stderr.write(`run-box: could not renew the ServiceAccount token: ${errorMessage(err)}\n`),
+      );
+    }, TOKEN_RENEW_MS);
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
-  process.stderr.write(`run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}`
-    + `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`);
+  process.stderr.write(
+    `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}` +
+      `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`,
+  );
   // PATH is the one thing the image gives besides the container's env.
   const child = spawn(file!, args, { cwd: projectPath(), env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));

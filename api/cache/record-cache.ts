@@ -28,14 +28,17 @@ export class RecordCache<V> {
     let pending = this.loading.get(key);
     if (!pending) {
       const epoch = this.epoch;
-      pending = this.load(key).then((value) => {
-        this.loading.delete(key);
-        if (value !== undefined && epoch === this.epoch) this.set(key, value);
-        return value;
-      }, (err: unknown) => {
-        this.loading.delete(key);
-        throw err;
-      });
+      pending = this.load(key).then(
+        (value) => {
+          this.loading.delete(key);
+          if (value !== undefined && epoch === this.epoch) this.set(key, value);
+          return value;
+        },
+        (err: unknown) => {
+          this.loading.delete(key);
+          throw err;
+        },
+      );
       this.loading.set(key, pending);
     }
     return pending;

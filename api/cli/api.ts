@@ -1,9 +1,13 @@
 // The CLI's side of the box API: one client_credentials token per command,
 // closed again (DELETE /Session) when the command is done.
+import { errorMessage } from '../errors.js';
 import type { Target } from './boxes.js';
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -12,7 +16,9 @@ export class CliError extends Error {
 export function describeFailure(status: number, body: unknown): string {
   const b = (body ?? {}) as { errors?: Record<string, string[]>; error?: string; error_description?: string };
   if (status === 422 && b.errors) {
-    return Object.entries(b.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`).join('; ');
+    return Object.entries(b.errors)
+      .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
+      .join('; ');
   }
   if (b.error) return `${b.error_description ?? b.error} (${status} ${b.error})`;
   return `the box answered ${status}`;
@@ -28,7 +34,7 @@ export class BoxApi {
       return await fetch(`${this.target.url}${path}`, init);
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`cannot reach the box at ${this.target.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      throw new CliError(`cannot reach the box at ${this.target.url}: ${cause?.code ?? cause?.message ?? errorMessage(err)}`);
     }
   }
 
@@ -42,7 +48,7 @@ export class BoxApi {
       },
       body: 'grant_type=client_credentials',
     });
-    const body = await res.json().catch(() => undefined) as { access_token?: string } | undefined;
+    const body = (await res.json().catch(() => undefined)) as { access_token?: string } | undefined;
     if (!res.ok || !body?.access_token) {
       throw new CliError(`cannot sign in to ${this.target.url} as client "${this.target.client_id}": ${describeFailure(res.status, body)}`);
     }
@@ -55,7 +61,11 @@ export class BoxApi {
     const token = await this.signIn();
     const res = await this.fetch(path, {
       method,
-      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      headers: {
+        Authorization: `Bearer ${token}`,
+        Accept: 'application/json',
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -72,14 +82,16 @@ export class BoxApi {
   /** The box's own name (what /healthz says). */
   async boxName(): Promise<string> {
     const res = await this.fetch('/healthz', {});
-    const body = await res.json().catch(() => ({})) as { box?: string };
+    const body = (await res.json().catch(() => ({}))) as { box?: string };
     return body.box ?? this.target.name ?? this.target.url;
   }
 
   /** Closes the command's session so CLI runs leave no live tokens behind. */
   async signOut(): Promise<void> {
     if (!this.token) return;
-    await fetch(`${this.target.url}/Session`, { method: 'DELETE', headers: { Authorization: `Bearer ${this.token}` } }).catch(() => undefined);
+    await fetch(`${this.target.url}/Session`, { method: 'DELETE', headers: { Authorization: `Bearer ${this.token}` } }).catch(
+      () => undefined,
+    );
     this.token = undefined;
   }
 }

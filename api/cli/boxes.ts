@@ -1,5 +1,6 @@
 // The boxes the CLI knows: ~/.config/boxauth/config.json (mode 0600: it holds
 // client secrets), the current one, and the environment that overrides it.
+import { errorMessage } from '../errors.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,7 +33,7 @@ export function readBoxes(file = configPath()): BoxesFile {
     return { current: parsed.current, boxes: parsed.boxes ?? {} };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { boxes: {} };
-    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
+    throw new Error(`cannot read ${file}: ${errorMessage(err)}`, { cause: err });
   }
 }
 
@@ -67,10 +68,13 @@ export function resolveTarget(env: NodeJS.ProcessEnv = process.env, cwd = proces
     client_id: env.BOXAUTH_CLIENT_ID || base?.client_id,
     client_secret: env.BOXAUTH_CLIENT_SECRET || base?.client_secret,
   };
-  if (env.BOXAUTH_URL || env.BOXAUTH_CLIENT_ID || env.BOXAUTH_CLIENT_SECRET) source = source ? `${source} and the environment` : 'the environment';
+  if (env.BOXAUTH_URL || env.BOXAUTH_CLIENT_ID || env.BOXAUTH_CLIENT_SECRET)
+    source = source ? `${source} and the environment` : 'the environment';
   if (!target.url || !target.client_id || !target.client_secret) {
-    throw new Error('no box to talk to: run `boxauth box add <name> <url> --client-id <id> --client-secret <secret>`, '
-      + 'or set BOXAUTH_URL, BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET');
+    throw new Error(
+      'no box to talk to: run `boxauth box add <name> <url> --client-id <id> --client-secret <secret>`, ' +
+        'or set BOXAUTH_URL, BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET',
+    );
   }
   return { url: target.url.replace(/\/+$/, ''), client_id: target.client_id, client_secret: target.client_secret, source, name };
 }

@@ -1,4 +1,5 @@
 // What every CLI command is: a name, its help text, and a function of its arguments.
+import { errorMessage } from '../errors.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BoxApi, CliError } from './api.js';
 import { resolveTarget } from './boxes.js';
@@ -28,7 +29,7 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: s
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw usage((err as Error).message);
+    throw usage(errorMessage(err));
   }
 }
 
@@ -38,7 +39,7 @@ export async function withBox<T>(io: Io, work: (api: BoxApi) => Promise<T>): Pro
   try {
     api = new BoxApi(resolveTarget(io.env, io.cwd));
   } catch (err) {
-    throw new CliError((err as Error).message);
+    throw new CliError(errorMessage(err));
   }
   try {
     return await work(api);

@@ -1,5 +1,6 @@
 // `boxauth`: the command line of boxauth. Errors are one line on stderr and a
 // non-zero exit (1: the box or the network said no; 2: the command was wrong).
+import { errorMessage } from '../errors.js';
 import { CliError } from './api.js';
 import type { Command, Io } from './command.js';
 import { boxCommand } from './commands/box.js';
@@ -42,7 +43,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.err(`boxauth ${name}: ${err.message}\n`);
       return err.exitCode;
     }
-    io.err(`boxauth ${name}: ${(err as Error).message}\n`);
+    io.err(`boxauth ${name}: ${errorMessage(err)}\n`);
     return 1;
   }
 }
@@ -55,4 +56,12 @@ const io: Io = {
   cwd: process.cwd(),
 };
 
-main(process.argv.slice(2), io).then((code) => { process.exitCode = code; });
+main(process.argv.slice(2), io).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`boxauth: ${errorMessage(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -13,7 +13,10 @@ export class Prompter {
     this.waiting?.();
   };
 
-  constructor(private readonly input: NodeJS.ReadStream = process.stdin, private readonly output: NodeJS.WriteStream = process.stdout) {
+  constructor(
+    private readonly input: NodeJS.ReadStream = process.stdin,
+    private readonly output: NodeJS.WriteStream = process.stdout,
+  ) {
     input.on('data', this.onData);
     input.on('end', this.onEnd);
   }
@@ -27,7 +30,9 @@ export class Prompter {
 
   private async more(): Promise<void> {
     if (this.ended) throw new Error('no answer: input ended');
-    await new Promise<void>((resolve) => { this.waiting = resolve; });
+    await new Promise<void>((resolve) => {
+      this.waiting = resolve;
+    });
     this.waiting = undefined;
   }
 

@@ -84,8 +84,11 @@ async function initdb(pgdata: string, password: string, ids: { uid: number; gid:
       await fs.chown(pgdata, ids.uid, ids.gid);
       await fs.chown(pwfile, ids.uid, ids.gid);
     }
-    await run(bin, [`--pgdata=${pgdata}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'],
-      { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+    await run(
+      bin,
+      [`--pgdata=${pgdata}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'],
+      { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } },
+    );
   } finally {
     await fs.rm(pwfile, { force: true });
   }
@@ -122,11 +125,16 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     // The server runs as `postgres`, which must be able to reach its directory.
     await fs.chmod(dataDir, 0o755);
     await run('test', ['-x', dataDir], { uid: ids.uid, gid: ids.gid }).catch(() => {
-      throw new Error(`the embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir}; `
-        + 'make its parent directories traversable (chmod o+x) or set BOXAUTH_DATA_DIR elsewhere');
+      throw new Error(
+        `the embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir}; ` +
+          'make its parent directories traversable (chmod o+x) or set BOXAUTH_DATA_DIR elsewhere',
+      );
     });
   }
-  const initialised = await fs.stat(path.join(pgdata, 'PG_VERSION')).then(() => true, () => false);
+  const initialised = await fs.stat(path.join(pgdata, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
   if (!initialised || !state) {
     state = { port: 0, password: randomBytes(24).toString('base64url') };
     await fs.rm(pgdata, { recursive: true, force: true });
@@ -138,10 +146,22 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   await fs.writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
   const { pg_ctl: pgCtl } = await binaries();
   log(`starting embedded PostgreSQL on 127.0.0.1:${state.port}`);
-  await run(pgCtl, [
-    'start', '-w', '-t', '60', '-D', pgdata, '-l', path.join(pgdata, 'server.log'),
-    '-o', `-p ${state.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
-  ], { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+  await run(
+    pgCtl,
+    [
+      'start',
+      '-w',
+      '-t',
+      '60',
+      '-D',
+      pgdata,
+      '-l',
+      path.join(pgdata, 'server.log'),
+      '-o',
+      `-p ${state.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+    ],
+    { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } },
+  );
   await ensureDatabase(state);
 
   return {

@@ -1,6 +1,7 @@
 // Schema migrations: plain .sql files in api/db/migrations, applied in name order,
 // each in its own transaction, under an advisory lock so that processes starting
 // at once never race (the second waits, then finds nothing left to do).
+import { errorMessage } from '../errors.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
@@ -36,7 +37,7 @@ export async function migrate(pool: pg.Pool): Promise<string[]> {
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK');
-          throw new Error(`migration ${name} failed: ${(err as Error).message}`);
+          throw new Error(`migration ${name} failed: ${errorMessage(err)}`, { cause: err });
         }
         applied.push(name);
       }
@@ -52,7 +53,8 @@ export async function migrate(pool: pg.Pool): Promise<string[]> {
 /** True when every migration file has been applied (for /readyz). */
 export async function migrationsDone(pool: pg.Pool): Promise<boolean> {
   const { names } = await migrationFiles();
-  const { rows } = await pool.query<{ count: number }>(
-    'SELECT count(*)::int AS count FROM schema_migrations WHERE name = ANY($1)', [names]);
+  const { rows } = await pool.query<{ count: number }>('SELECT count(*)::int AS count FROM schema_migrations WHERE name = ANY($1)', [
+    names,
+  ]);
   return rows[0]!.count === names.length;
 }

@@ -19,7 +19,11 @@ export class ChangeFeed extends EventEmitter {
   private schema = '';
   private retryMs = 100;
 
-  constructor(private readonly url: string, private readonly log: Logger, private readonly searchPath?: string) {
+  constructor(
+    private readonly url: string,
+    private readonly log: Logger,
+    private readonly searchPath?: string,
+  ) {
     super();
   }
 

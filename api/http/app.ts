@@ -16,6 +16,7 @@ import { adminRouter } from './routes/admin.js';
 import { browserRouter } from './routes/browser.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
+import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
 import { peopleRouter } from './routes/people.js';
 import { resourceRouter } from './routes/resources.js';
@@ -80,14 +81,19 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
-  app.use(browserRouter(svc), openidRouter(svc), adminRouter(svc));
+  app.use(browserRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.
   const guarded = strictRouter();
   const guard = authorize(svc);
   guarded.use(authenticate(svc));
-  guarded.use(resourceRouter(svc, 'Client', guard), resourceRouter(svc, 'AccessPolicy', guard), sessionRouter(svc, guard), peopleRouter(svc, guard));
+  guarded.use(
+    resourceRouter(svc, 'Client', guard),
+    resourceRouter(svc, 'AccessPolicy', guard),
+    sessionRouter(svc, guard),
+    peopleRouter(svc, guard),
+  );
   app.use(guarded);
 
   app.use(() => {

@@ -98,8 +98,11 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
   const query: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(req.query)) {
     if (name.includes('/')) {
-      throw new ApiError(400, 'invalid_request',
-        `query parameter "${name}" is not allowed: names with "/" (such as ${ROUTE_TYPE} and ${ROUTE_ID}) are set by the server from the path`);
+      throw new ApiError(
+        400,
+        'invalid_request',
+        `query parameter "${name}" is not allowed: names with "/" (such as ${ROUTE_TYPE} and ${ROUTE_ID}) are set by the server from the path`,
+      );
     }
     if (!CREDENTIAL_PARAMS.has(name)) query[name] = value;
   }
@@ -116,9 +119,7 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
     params: { ...query, [ROUTE_TYPE]: type, ...(id !== undefined ? { [ROUTE_ID]: id } : {}) },
     'query-string': queryString,
     client: { ...client },
-    user: principal.user
-      ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) }
-      : null,
+    user: principal.user ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) } : null,
     scope: principal.session.scope,
   };
 }
@@ -138,8 +139,13 @@ export function authorize(svc: Services): RequestHandler {
     };
     svc.policies.allows(subject, policyRequest(req, principal)).then((policy) => {
       if (policy) return next();
-      next(new ApiError(403, 'access_denied',
-        `no AccessPolicy allows ${req.method} ${req.path} for this token (client "${subject.clientId}"${subject.userId ? `, user ${subject.userId}` : ''})`));
+      next(
+        new ApiError(
+          403,
+          'access_denied',
+          `no AccessPolicy allows ${req.method} ${req.path} for this token (client "${subject.clientId}"${subject.userId ? `, user ${subject.userId}` : ''})`,
+        ),
+      );
     }, next);
   };
 }

@@ -4,7 +4,7 @@
 // (api/input.ts) before any handler sees it.
 import express, { type RequestHandler } from 'express';
 import { parse as parseYaml } from 'yaml';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest, errorMessage } from '../errors.js';
 import { bodyProblem } from '../input.js';
 
 /** Larger bodies get 413: nothing the API takes comes near it. */
@@ -22,7 +22,7 @@ const parseYamlBody: RequestHandler = (req, _res, next) => {
     req.body = parseYaml(req.body, { maxAliasCount: 100, uniqueKeys: true }) as unknown;
     next();
   } catch (err) {
-    next(badRequest(`malformed YAML: ${(err as Error).message.split('\n')[0]}`));
+    next(badRequest(`malformed YAML: ${errorMessage(err).split('\n')[0]}`));
   }
 };
 
@@ -32,15 +32,30 @@ export const checkedBody: RequestHandler = (req, _res, next) => {
   next(problem ? badRequest(`${problem[0]} ${problem[1]}`) : undefined);
 };
 
-const hasBody = (req: express.Request): boolean => req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+const hasBody = (req: express.Request): boolean =>
+  req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+
+/** The forms of the box's own pages (sign-in, consent, logout…), checked like every body. */
+export const pageForm: RequestHandler[] = [
+  express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }),
+  checkedBody,
+];
 
 /** JSON or YAML resource bodies (PUT/POST of the resource API). */
 export const resourceBody: RequestHandler[] = [
   (req, _res, next) => {
     if (!hasBody(req)) return next();
     if (req.is([...JSON_TYPES, ...YAML_TYPES])) return next();
-    next(new ApiError(415, 'unsupported_media_type',
-      `send the resource as application/json or application/yaml (got ${req.headers['content-type'] ?? 'no Content-Type'})`));
+    next(
+      new ApiError(
+        415,
+        'unsupported_media_type',
+        `send the resource as application/json or application/yaml (got ${req.headers['content-type'] ?? 'no Content-Type'})`,
+      ),
+    );
   },
-  json, yamlText, parseYamlBody, checkedBody,
+  json,
+  yamlText,
+  parseYamlBody,
+  checkedBody,
 ];

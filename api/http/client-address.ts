@@ -25,7 +25,10 @@ export function addressResolver(trusted: Config['trustedProxies']): AddressOf {
     if (!trusted.length || !isProxy(address)) return address;
     // From the nearest hop outwards, past trusted proxies only (as express's proxy-addr does).
     const header = req.headers['x-forwarded-for'];
-    const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((h) => plain(h.trim())).filter(Boolean);
+    const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+      .split(',')
+      .map((h) => plain(h.trim()))
+      .filter(Boolean);
     for (let i = hops.length - 1; i >= 0; i--) {
       if (!net.isIP(hops[i]!)) break;
       address = hops[i]!;

@@ -11,7 +11,8 @@ import { INPUT_LIMITS, isPrototypeKey, percentDecode, textProblem } from '../inp
 const quoted = (raw: string): string => JSON.stringify(raw.length > 64 ? `${raw.slice(0, 64)}…` : raw);
 
 function pathProblem(rawPath: string): ApiError | undefined {
-  if (rawPath.length > INPUT_LIMITS.path) return new ApiError(414, 'uri_too_long', `the path is longer than ${INPUT_LIMITS.path} characters`);
+  if (rawPath.length > INPUT_LIMITS.path)
+    return new ApiError(414, 'uri_too_long', `the path is longer than ${INPUT_LIMITS.path} characters`);
   for (const segment of rawPath.split('/')) {
     const decoded = percentDecode(segment, false);
     if (decoded === undefined) return badRequest(`the path segment ${quoted(segment)} is not valid percent-encoded UTF-8`);
@@ -29,7 +30,8 @@ function queryProblem(rawQuery: string): ApiError | undefined {
     const rawName = eq === -1 ? pair : pair.slice(0, eq);
     const name = percentDecode(rawName, true);
     const value = percentDecode(eq === -1 ? '' : pair.slice(eq + 1), true);
-    if (name === undefined || value === undefined) return badRequest(`query parameter ${quoted(rawName)} is not valid percent-encoded UTF-8`);
+    if (name === undefined || value === undefined)
+      return badRequest(`query parameter ${quoted(rawName)} is not valid percent-encoded UTF-8`);
     const nameProblem = textProblem(name, INPUT_LIMITS.queryName);
     if (nameProblem) return badRequest(`a query parameter name ${nameProblem}`);
     if (isPrototypeKey(name)) return badRequest(`query parameter ${quoted(name)} is not allowed`);

@@ -15,15 +15,21 @@ interface ParserError extends Error {
 /** Body-parser failures, and any other 4xx that express or its router raised, as ApiErrors. */
 function fromExpress(err: ParserError): ApiError | undefined {
   switch (err.type) {
-    case 'entity.parse.failed': return new ApiError(400, 'invalid_request', `malformed JSON: ${err.message}`);
-    case 'entity.too.large': return new ApiError(413, 'payload_too_large', `the request body is larger than the limit of ${BODY_LIMIT_BYTES} bytes`);
+    case 'entity.parse.failed':
+      return new ApiError(400, 'invalid_request', `malformed JSON: ${err.message}`);
+    case 'entity.too.large':
+      return new ApiError(413, 'payload_too_large', `the request body is larger than the limit of ${BODY_LIMIT_BYTES} bytes`);
     case 'charset.unsupported':
-    case 'encoding.unsupported': return new ApiError(415, 'unsupported_media_type', err.message);
-    case 'parameters.too.many': return new ApiError(400, 'invalid_request', 'too many form parameters');
-    case 'request.aborted': return new ApiError(400, 'invalid_request', 'request aborted');
+    case 'encoding.unsupported':
+      return new ApiError(415, 'unsupported_media_type', err.message);
+    case 'parameters.too.many':
+      return new ApiError(400, 'invalid_request', 'too many form parameters');
+    case 'request.aborted':
+      return new ApiError(400, 'invalid_request', 'request aborted');
     default:
       // e.g. a route parameter that is not valid percent-encoding (express says 400)
-      if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return new ApiError(err.status, 'invalid_request', 'malformed request');
+      if (typeof err.status === 'number' && err.status >= 400 && err.status < 500)
+        return new ApiError(err.status, 'invalid_request', 'malformed request');
       return undefined;
   }
 }

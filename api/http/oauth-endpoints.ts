@@ -10,7 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { ApiError } from '../errors.js';
+import { ApiError, errorMessage } from '../errors.js';
 import { percentDecode } from '../input.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
 import { deviceAuthorization } from '../oauth/device.js';
@@ -29,7 +29,13 @@ type Endpoint = (svc: Services, request: OAuthRequest, body: unknown) => Promise
 const ENDPOINTS = new Map<string, Endpoint>([
   ['/auth/token', tokenRequest],
   ['/auth/introspect', introspect],
-  ['/auth/revoke', async (svc, request, body) => { await revoke(svc, request, body); return {}; }],
+  [
+    '/auth/revoke',
+    async (svc, request, body) => {
+      await revoke(svc, request, body);
+      return {};
+    },
+  ],
   ['/auth/device', deviceAuthorization],
 ]);
 
@@ -48,7 +54,10 @@ function bodyKind(req: IncomingMessage): BodyKind {
     }
     throw invalidRequest('send parameters as application/x-www-form-urlencoded or application/json (no Content-Type was sent)');
   }
-  const [media, ...params] = type.toLowerCase().split(';').map((s) => s.trim());
+  const [media, ...params] = type
+    .toLowerCase()
+    .split(';')
+    .map((s) => s.trim());
   for (const param of params) {
     const [name, value] = param.split('=').map((s) => s.trim());
     if (name === 'charset' && value?.replace(/"/g, '') !== 'utf-8') throw unsupportedMedia(`charset ${value} is not supported: send UTF-8`);
@@ -62,10 +71,11 @@ const DECODERS: Record<string, (buf: Buffer, options: zlib.ZlibOptions) => Promi
   gzip: promisify(zlib.gunzip),
   'x-gzip': promisify(zlib.gunzip),
   deflate: promisify(zlib.inflate),
-  br: promisify(zlib.brotliDecompress) as (buf: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>,
+  br: promisify(zlib.brotliDecompress),
 };
 
-const tooLarge = (): ApiError => new ApiError(413, 'payload_too_large', `the request body is larger than the limit of ${BODY_LIMIT_BYTES} bytes`);
+const tooLarge = (): ApiError =>
+  new ApiError(413, 'payload_too_large', `the request body is larger than the limit of ${BODY_LIMIT_BYTES} bytes`);
 
 /** The body as sent, decompressed (within the same limit) when Content-Encoding says so. */
 async function decodedBody(req: IncomingMessage, raw: Buffer): Promise<Buffer> {
@@ -88,9 +98,10 @@ function parseBody(kind: BodyKind, text: string): unknown {
     try {
       body = JSON.parse(text) as unknown;
     } catch (err) {
-      throw invalidRequest(`malformed JSON: ${(err as Error).message}`);
+      throw invalidRequest(`malformed JSON: ${errorMessage(err)}`);
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('the JSON body must be an object of parameters');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw invalidRequest('the JSON body must be an object of parameters');
     return body;
   }
   return parseForm(text);

@@ -20,6 +20,6 @@ export function renderPage(res: Response, status: number, html: string): void {
 /** The signed-in person of this browser, if any (and if they still exist). */
 export async function signedInPerson(svc: Services, req: Request): Promise<{ user: UserRow; browser: BrowserSession } | undefined> {
   const browser = await signedIn(svc, req);
-  const user = browser && await getUser(svc.pool, browser.userId);
+  const user = browser && (await getUser(svc.pool, browser.userId));
   return user && browser && { user, browser };
 }

@@ -12,7 +12,9 @@ export function startPurgeJob(svc: Services): () => void {
   const run = async (): Promise<void> => {
     const client = await svc.pool.connect();
     try {
-      const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok");
+      const { rows } = await client.query<{ ok: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok",
+      );
       if (!rows[0]!.ok) return;
       try {
         let purged = 0;
@@ -37,7 +39,7 @@ export function startPurgeJob(svc: Services): () => void {
     }
   };
   const timer = setInterval(() => {
-    run().catch((err: Error) => svc.log.warn({ err: err.message }, 'purge job failed; will retry'));
+    run().catch((err: Error) => svc.log.warn({ err }, 'purge job failed; will retry'));
   }, svc.config.purgeIntervalSeconds * 1000);
   timer.unref();
   return () => clearInterval(timer);

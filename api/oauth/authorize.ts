@@ -8,10 +8,10 @@ import type { Services } from '../services.js';
 import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
 import type { Stored } from '../store/resources.js';
 import type { UserRow } from '../store/users.js';
-import type { Client, GrantSettings } from '../types.js';
+import type { Client } from '../types.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
-import { browserDetails, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, idTokenHintClaims, mintIdToken } from './openid.js';
+import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims } from './openid.js';
 import { scopeParam } from './params.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
@@ -56,8 +56,20 @@ export interface RedirectProblem {
   location: string;
 }
 
-export const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method',
-  'nonce', 'prompt', 'max_age', 'login_hint', 'id_token_hint'];
+export const AUTHORIZE_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'id_token_hint',
+];
 
 function grantOf(responseType: string | undefined): 'implicit' | 'authorization_code' | undefined {
   if (responseType === 'code') return 'authorization_code';
@@ -93,19 +105,27 @@ export function redirectMatches(registered: string, requested: string): boolean 
   } catch {
     return false;
   }
-  return a.protocol === 'http:' && b.protocol === 'http:' && LOOPBACK.has(a.hostname) && b.hostname === a.hostname
-    && b.pathname === a.pathname && b.search === a.search
+  return (
+    a.protocol === 'http:' &&
+    b.protocol === 'http:' &&
+    LOOPBACK.has(a.hostname) &&
+    b.hostname === a.hostname &&
+    b.pathname === a.pathname &&
+    b.search === a.search &&
     // nothing else in the request may differ, however it is spelled (user info, fragment, encodings)
-    && requested === `http://${b.host}${b.pathname}${b.search}`;
+    requested === `http://${b.host}${b.pathname}${b.search}`
+  );
 }
 
 export async function parseAuthorizeRequest(
-  svc: Services, raw: Record<string, unknown>,
+  svc: Services,
+  raw: Record<string, unknown>,
 ): Promise<AuthorizeRequest | PageProblem | RedirectProblem> {
   const params: Record<string, string> = {};
   for (const name of AUTHORIZE_PARAMS) {
     const v = raw[name];
-    if (Array.isArray(v)) return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
+    if (Array.isArray(v))
+      return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
     if (typeof v === 'string' && v !== '') params[name] = v;
   }
   const page = (message: string, title = 'This sign-in link is not valid'): PageProblem => ({ kind: 'page', status: 400, title, message });
@@ -114,19 +134,27 @@ export async function parseAuthorizeRequest(
   // names neither: the page must not tell a stranger which client ids exist. The log says which.
   const unknown = (why: string): PageProblem => {
     svc.log.info({ event: 'authorize_refused', client: params.client_id, reason: why }, 'authorization request refused');
-    return page('The application sent you here with a client or a redirect URI that this box does not know. '
-      + 'Go back to the application; if it keeps happening, tell its developers.');
+    return page(
+      'The application sent you here with a client or a redirect URI that this box does not know. ' +
+        'Go back to the application; if it keeps happening, tell its developers.',
+    );
   };
   const client = await svc.clients.get(params.client_id);
   if (!client) return unknown('unknown client');
 
   // The redirect URI must be the one configured for the grant (redirectMatches).
   const grant = grantOf(params.response_type);
-  const registered = (grant ? (client.resource.auth?.[grant] as GrantSettings | undefined)?.redirect_uri : undefined);
-  const candidates = registered ? [registered]
-    : [client.resource.auth?.authorization_code?.redirect_uri, client.resource.auth?.implicit?.redirect_uri].filter((u): u is string => !!u);
+  const registered = grant ? client.resource.auth?.[grant]?.redirect_uri : undefined;
+  const candidates = registered
+    ? [registered]
+    : [client.resource.auth?.authorization_code?.redirect_uri, client.resource.auth?.implicit?.redirect_uri].filter(
+        (u): u is string => !!u,
+      );
   if (!candidates.length) return unknown(grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered');
-  const redirectUri = params.redirect_uri === undefined ? registered : candidates.find((u) => redirectMatches(u, params.redirect_uri!)) && params.redirect_uri;
+  const redirectUri =
+    params.redirect_uri === undefined
+      ? registered
+      : candidates.find((u) => redirectMatches(u, params.redirect_uri!)) && params.redirect_uri;
   if (!redirectUri) return unknown('redirect URI differs from the registered one');
 
   const responseType = (grant ? params.response_type : 'code') as ResponseType;
@@ -177,8 +205,18 @@ export async function parseAuthorizeRequest(
     hintedUser = claims.sub as string;
   }
   return {
-    responseType, client, redirectUri, state: params.state, scope: scope ?? undefined, codeChallenge, nonce: params.nonce,
-    prompt, maxAge, loginHint: params.login_hint, hintedUser, params,
+    responseType,
+    client,
+    redirectUri,
+    state: params.state,
+    scope: scope ?? undefined,
+    codeChallenge,
+    nonce: params.nonce,
+    prompt,
+    maxAge,
+    loginHint: params.login_hint,
+    hintedUser,
+    params,
   };
 }
 
@@ -197,9 +235,15 @@ export async function grantAuthorization(svc: Services, req: AuthorizeRequest, u
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');
     await createAuthorizationCode(svc.pool, tokenHash(code), {
-      clientId: client.id, userId: user.id, redirectUri: req.redirectUri, scope: req.scope ?? null,
-      codeChallenge: req.codeChallenge ?? null, expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
-      nonce: req.nonce ?? null, authTime: browser.authTime, sid: browser.sid,
+      clientId: client.id,
+      userId: user.id,
+      redirectUri: req.redirectUri,
+      scope: req.scope ?? null,
+      codeChallenge: req.codeChallenge ?? null,
+      expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
+      nonce: req.nonce ?? null,
+      authTime: browser.authTime,
+      sid: browser.sid,
     });
     return redirectTo(req.redirectUri, 'code', { code, state: req.state });
   }
@@ -209,20 +253,41 @@ export async function grantAuthorization(svc: Services, req: AuthorizeRequest, u
   const values: Record<string, string | undefined> = { state: req.state, ...(req.scope ? { scope: req.scope } : {}) };
   let accessToken: string | undefined;
   if (req.responseType !== 'id_token') {
-    const { session, response } = mint({
-      type: 'implicit', origin: 'implicit', client, settings: { ...settings, refresh_token: false },
-      userId: user.id, scope: req.scope ?? null, refresh: false, details: browserDetails(browser),
-    }, svc.config.baseUrl, svc.keyring.active, now);
+    const { session, response } = mint(
+      {
+        type: 'implicit',
+        origin: 'implicit',
+        client,
+        settings: { ...settings, refresh_token: false },
+        userId: user.id,
+        scope: req.scope ?? null,
+        refresh: false,
+        details: browserDetails(browser),
+      },
+      svc.config.baseUrl,
+      svc.keyring.active,
+      now,
+    );
     await svc.sessionWriter.insert(session);
     svc.metrics.tokens.inc({ grant: 'implicit' });
     accessToken = response.access_token;
-    Object.assign(values, { access_token: accessToken, token_type: 'Bearer', ...(response.expires_in ? { expires_in: String(response.expires_in) } : {}) });
+    Object.assign(values, {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      ...(response.expires_in ? { expires_in: String(response.expires_in) } : {}),
+    });
   }
   if (req.responseType.startsWith('id_token')) {
-    values.id_token = mintIdToken({
-      client, user, scope: req.scope ?? null, nonce: req.nonce, authTime: browser.authTime, sid: browser.sid,
-      ...(accessToken ? { accessToken } : {}), lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
-    }, svc.config.baseUrl, svc.keyring.active);
+    values.id_token = idTokenFor(svc, settings, {
+      client,
+      user,
+      scope: req.scope ?? null,
+      nonce: req.nonce,
+      authTime: browser.authTime,
+      sid: browser.sid,
+      ...(accessToken ? { accessToken } : {}),
+      now,
+    });
   }
   return redirectTo(req.redirectUri, req.responseType, values);
 }

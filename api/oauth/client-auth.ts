@@ -60,14 +60,19 @@ export function presentedClient({ authorization, address }: OAuthRequest, params
   if (authorization && /^basic /i.test(authorization)) {
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon < 1) throw new OAuthError('invalid_client', 'malformed Basic credentials: expected base64(client_id:client_secret)', { basicAuthUsed: true });
+    if (colon < 1)
+      throw new OAuthError('invalid_client', 'malformed Basic credentials: expected base64(client_id:client_secret)', {
+        basicAuthUsed: true,
+      });
     // RFC 6749 §2.3.1: both parts are form-encoded before base64.
     const clientId = formDecode(decoded.slice(0, colon));
     const secret = formDecode(decoded.slice(colon + 1));
     const problem = textProblem(clientId, LIMITS.value) ?? textProblem(secret, LIMITS.value);
     if (problem) throw invalidRequest(`malformed Basic credentials: a part ${problem}`);
-    if (params.client_secret !== undefined) throw invalidRequest('use one client authentication method: Basic or client_secret in the body, not both');
-    if (params.client_id !== undefined && params.client_id !== clientId) throw invalidRequest('client_id in the body differs from the Basic credentials');
+    if (params.client_secret !== undefined)
+      throw invalidRequest('use one client authentication method: Basic or client_secret in the body, not both');
+    if (params.client_id !== undefined && params.client_id !== clientId)
+      throw invalidRequest('client_id in the body differs from the Basic credentials');
     return { clientId, secret, basic: true, address };
   }
   return { clientId: params.client_id, secret: params.client_secret, basic: false, address };
@@ -76,7 +81,11 @@ export function presentedClient({ authorization, address }: OAuthRequest, params
 const FAILED = 'client authentication failed: unknown client or wrong secret';
 
 /** The client, authenticated as `mode` says; invalid_client otherwise. */
-export async function authenticateClient(svc: Services, presented: PresentedClient, mode: ClientAuthentication): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  svc: Services,
+  presented: PresentedClient,
+  mode: ClientAuthentication,
+): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined) {
     try {

@@ -5,16 +5,14 @@
 // token endpoint with grant_type=urn:ietf:params:oauth:grant-type:device_code.
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Services } from '../services.js';
-import {
-  createDeviceCode, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll,
-} from '../store/device-codes.js';
+import { createDeviceCode, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll } from '../store/device-codes.js';
 import { insertSessions } from '../store/sessions.js';
 import { getUser } from '../store/users.js';
 import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError, invalidGrant } from './errors.js';
 import { commitThenRefuse, listedInGrantTypes, type Grant } from './grants/grant.js';
-import { browserDetails, browserOf, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, mintIdToken } from './openid.js';
+import { browserDetails, browserOf, hasOpenid, idTokenFor } from './openid.js';
 import { scopeParam, tokenParams } from './params.js';
 import { mint, tokenHash, type TokenResponse } from './tokens.js';
 
@@ -40,7 +38,10 @@ export async function deviceAuthorization(svc: Services, request: OAuthRequest, 
   const params = tokenParams(body);
   const { resource: client } = await authenticateClient(svc, presentedClient(request, params), 'if-confidential');
   if (!listedInGrantTypes(DEVICE_GRANT)(client)) {
-    throw new OAuthError('unauthorized_client', `client "${client.id}" may not use the device authorization grant (add ${DEVICE_GRANT} to its grant_types)`);
+    throw new OAuthError(
+      'unauthorized_client',
+      `client "${client.id}" may not use the device authorization grant (add ${DEVICE_GRANT} to its grant_types)`,
+    );
   }
   const scope = grantedScope(client, scopeParam(params.scope));
   const deviceCode = randomBytes(32).toString('base64url');
@@ -87,15 +88,32 @@ export const deviceCode: Grant = {
       if (!user) return invalidGrant('the user who allowed the request no longer exists');
       const settings = client.auth?.device_code ?? {};
       const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime } : undefined;
-      const { session, response } = mint({
-        type: 'device_code', origin: 'device_code', client, settings, userId: user.id, scope: found.scope,
-        refresh: settings.refresh_token === true, details: browser ? browserDetails(browser) : null,
-      }, svc.config.baseUrl, svc.keyring.active, now);
+      const { session, response } = mint(
+        {
+          type: 'device_code',
+          origin: 'device_code',
+          client,
+          settings,
+          userId: user.id,
+          scope: found.scope,
+          refresh: settings.refresh_token === true,
+          details: browser ? browserDetails(browser) : null,
+        },
+        svc.config.baseUrl,
+        svc.keyring.active,
+        now,
+      );
       await insertSessions(tx, [session]);
-      const idToken = hasOpenid(found.scope) && mintIdToken({
-        client, user, scope: found.scope, ...browserOf(session.details), accessToken: response.access_token,
-        lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
-      }, svc.config.baseUrl, svc.keyring.active);
+      const idToken =
+        hasOpenid(found.scope) &&
+        idTokenFor(svc, settings, {
+          client,
+          user,
+          scope: found.scope,
+          ...browserOf(session.details),
+          accessToken: response.access_token,
+          now,
+        });
       return { ...response, ...(found.scope ? { scope: found.scope } : {}), ...(idToken ? { id_token: idToken } : {}) };
     });
   },

@@ -10,7 +10,10 @@ export function grantedScope(client: Client, requested: string[] | null): string
   if (requested === null) return null;
   const beyond = client.scope ? requested.filter((s) => !client.scope!.includes(s)) : [];
   if (beyond.length) {
-    throw new OAuthError('invalid_scope', `client "${client.id}" may not be granted ${beyond.map((s) => `"${s}"`).join(', ')} (see its scope list)`);
+    throw new OAuthError(
+      'invalid_scope',
+      `client "${client.id}" may not be granted ${beyond.map((s) => `"${s}"`).join(', ')} (see its scope list)`,
+    );
   }
   return requested.join(' ');
 }
@@ -33,7 +36,11 @@ export function refreshedScope(client: Client, held: string | null, requested: s
   const current = held ? held.split(' ') : [];
   if (requested) {
     const wider = requested.filter((s) => !current.includes(s));
-    if (wider.length) throw new OAuthError('invalid_scope', `a refresh may narrow the scope, not widen it: ${wider.map((s) => `"${s}"`).join(', ')} was not granted`);
+    if (wider.length)
+      throw new OAuthError(
+        'invalid_scope',
+        `a refresh may narrow the scope, not widen it: ${wider.map((s) => `"${s}"`).join(', ')} was not granted`,
+      );
   }
   return grantedScope(client, requested ?? (current.length ? current : null));
 }

@@ -3,11 +3,21 @@
 import { ApiError } from '../errors.js';
 
 export type OAuthErrorCode =
-  | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client'
-  | 'unsupported_grant_type' | 'invalid_scope' | 'access_denied' | 'unsupported_response_type'
-  | 'server_error' | 'invalid_token' | 'invalid_target'
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'invalid_token'
+  | 'invalid_target'
   // RFC 8628 §3.5: the device grant's answers while a person has not decided
-  | 'authorization_pending' | 'slow_down' | 'expired_token';
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 export class OAuthError extends ApiError {
   constructor(code: OAuthErrorCode, description: string, options: { basicAuthUsed?: boolean } = {}) {

@@ -12,16 +12,20 @@ import { authenticateClient, presentedClient, type OAuthRequest } from './client
 import { required, tokenParams } from './params.js';
 import { tokenHash } from './tokens.js';
 
-const refreshHolder = (svc: Services, token: string): Promise<SessionRow | undefined> =>
-  findByRefreshToken(svc.pool, tokenHash(token));
+const refreshHolder = (svc: Services, token: string): Promise<SessionRow | undefined> => findByRefreshToken(svc.pool, tokenHash(token));
 
 const INACTIVE = { active: false };
 
 /** The request object a policy sees for introspecting a token of client `owner` (README, "Access control"). */
 function introspectionRequest(caller: Client, owner: string): PolicyRequest {
   return {
-    'request-method': 'post', uri: '/auth/introspect', params: { 'token/client': owner }, 'query-string': '',
-    client: { ...caller }, user: null, scope: null,
+    'request-method': 'post',
+    uri: '/auth/introspect',
+    params: { 'token/client': owner },
+    'query-string': '',
+    client: { ...caller },
+    user: null,
+    scope: null,
   };
 }
 
@@ -58,7 +62,9 @@ export async function introspect(svc: Services, request: OAuthRequest, body: unk
     if (holder && !(await mayIntrospect(svc, caller, holder.clientId))) return INACTIVE;
     if (holder?.active && !holder.refreshUsedAt && (!holder.refreshTokenExp || holder.refreshTokenExp.getTime() > now)) {
       return {
-        active: true, token_type: 'refresh_token', client_id: holder.clientId,
+        active: true,
+        token_type: 'refresh_token',
+        client_id: holder.clientId,
         ...(holder.refreshTokenExp ? { exp: Math.floor(holder.refreshTokenExp.getTime() / 1000) } : {}),
       };
     }

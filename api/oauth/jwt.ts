@@ -23,25 +23,34 @@ export const b64url = (data: Buffer | string): string => Buffer.from(data).toStr
 
 function signBytes(alg: JwtAlg, key: KeyObject, data: Buffer): Buffer {
   switch (alg) {
-    case 'ES256': return crypto.sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
-    case 'RS256': return crypto.sign('sha256', data, key);
-    case 'EdDSA': return crypto.sign(null, data, key);
+    case 'ES256':
+      return crypto.sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
+    case 'RS256':
+      return crypto.sign('sha256', data, key);
+    case 'EdDSA':
+      return crypto.sign(null, data, key);
   }
 }
 
 function verifyBytes(alg: JwtAlg, key: KeyObject, data: Buffer, signature: Buffer): boolean {
   switch (alg) {
-    case 'ES256': return crypto.verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
-    case 'RS256': return crypto.verify('sha256', data, key, signature);
-    case 'EdDSA': return crypto.verify(null, data, key, signature);
+    case 'ES256':
+      return crypto.verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
+    case 'RS256':
+      return crypto.verify('sha256', data, key, signature);
+    case 'EdDSA':
+      return crypto.verify(null, data, key, signature);
   }
 }
 
 export function generateKeyPair(alg: JwtAlg): { privateKey: KeyObject; publicKey: KeyObject } {
   switch (alg) {
-    case 'ES256': return crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    case 'RS256': return crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-    case 'EdDSA': return crypto.generateKeyPairSync('ed25519');
+    case 'ES256':
+      return crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    case 'RS256':
+      return crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    case 'EdDSA':
+      return crypto.generateKeyPairSync('ed25519');
   }
 }
 
@@ -55,9 +64,12 @@ export function algOf(key: KeyObject): JwtAlg {
 
 /** RFC 7638 JWK thumbprint: the key id. */
 export function thumbprint(jwk: JsonWebKey): string {
-  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
-    : jwk.kty === 'RSA' ? { e: jwk.e, kty: jwk.kty, n: jwk.n }
-      : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
+  const members =
+    jwk.kty === 'EC'
+      ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
+      : jwk.kty === 'RSA'
+        ? { e: jwk.e, kty: jwk.kty, n: jwk.n }
+        : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
   return crypto.createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }
 
@@ -78,7 +90,10 @@ export function looksLikeJwt(token: string): boolean {
 }
 
 /** Verifies the signature and returns the header and claims; time claims are the caller's business. */
-export function verifyJwt(token: string, findKey: (kid: string) => SigningKey | undefined): { header: { typ?: unknown }; claims: Record<string, unknown> } {
+export function verifyJwt(
+  token: string,
+  findKey: (kid: string) => SigningKey | undefined,
+): { header: { typ?: unknown }; claims: Record<string, unknown> } {
   const [h, p, s] = token.split('.');
   if (!h || !p || s === undefined) throw new JwtError('malformed JWT');
   let header: { alg?: unknown; kid?: unknown; typ?: unknown };

@@ -2,6 +2,7 @@
 // stored verifies and is published at /.well-known/jwks.json. Keys live in the
 // database so all processes of a box share them; a change on one process reaches
 // the others through the change feed.
+import { errorMessage } from '../errors.js';
 import crypto, { type JsonWebKey } from 'node:crypto';
 import type { Config, JwtAlg } from '../config.js';
 import { withTransaction, type Pool } from '../db/pool.js';
@@ -14,7 +15,10 @@ export class Keyring {
   private published: JsonWebKey[] = [];
   private current: SigningKey | undefined;
 
-  constructor(private readonly pool: Pool, private readonly config: Pick<Config, 'jwtAlg' | 'signingKeyPem' | 'keyRotationDays'>) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly config: Pick<Config, 'jwtAlg' | 'signingKeyPem' | 'keyRotationDays'>,
+  ) {}
 
   get active(): SigningKey {
     if (!this.current) throw new Error('no active signing key');
@@ -32,9 +36,12 @@ export class Keyring {
     const keys = new Map<string, SigningKey>();
     const published: JsonWebKey[] = [];
     for (const row of rows) {
-      const key = signingKey(row.id, row.alg as JwtAlg,
+      const key = signingKey(
+        row.id,
+        row.alg as JwtAlg,
         crypto.createPrivateKey({ key: row.privateJwk, format: 'jwk' }),
-        crypto.createPublicKey({ key: row.publicJwk, format: 'jwk' }));
+        crypto.createPublicKey({ key: row.publicJwk, format: 'jwk' }),
+      );
       keys.set(row.id, key);
       published.push({ ...row.publicJwk, kid: row.id, alg: row.alg, use: 'sig' });
     }
@@ -64,8 +71,11 @@ export class Keyring {
         return;
       }
       const maxAgeMs = this.config.keyRotationDays * 86_400_000;
-      const stale = !active || active.external || active.alg !== this.config.jwtAlg
-        || (maxAgeMs > 0 && now.getTime() - active.createdAt.getTime() > maxAgeMs);
+      const stale =
+        !active ||
+        active.external ||
+        active.alg !== this.config.jwtAlg ||
+        (maxAgeMs > 0 && now.getTime() - active.createdAt.getTime() > maxAgeMs);
       if (stale) {
         const key = newKey(this.config.jwtAlg);
         await insertKey(tx, key);
@@ -101,6 +111,6 @@ function externalKey(pem: string): NewKey {
   try {
     return rowFor(crypto.createPrivateKey(pem), true);
   } catch (err) {
-    throw new Error(`BOXAUTH_SIGNING_KEY is not a usable private key: ${(err as Error).message}`);
+    throw new Error(`BOXAUTH_SIGNING_KEY is not a usable private key: ${errorMessage(err)}`, { cause: err });
   }
 }

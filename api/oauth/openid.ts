@@ -4,17 +4,46 @@
 // scope releases which, lives here only.
 import { createHash } from 'node:crypto';
 import type { UserRow } from '../store/users.js';
-import type { Client } from '../types.js';
+import type { Services } from '../services.js';
+import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from './jwt.js';
 
 export const OPENID = 'openid';
 /** Scopes with a meaning of their own in OpenID Connect, as the box serves them. */
 export const OPENID_SCOPES = ['openid', 'email', 'profile', 'groups'];
 /** Claims the box can state (discovery's claims_supported). */
-export const PROFILE_CLAIMS = ['name', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'profile',
-  'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale'];
-export const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'c_hash', 'sid', 'email', 'email_verified',
-  'groups', ...PROFILE_CLAIMS, 'updated_at'];
+export const PROFILE_CLAIMS = [
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'profile',
+  'picture',
+  'website',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+];
+export const CLAIMS_SUPPORTED = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'at_hash',
+  'c_hash',
+  'sid',
+  'email',
+  'email_verified',
+  'groups',
+  ...PROFILE_CLAIMS,
+  'updated_at',
+];
 /** An ID token lives this long unless the client's grant settings say otherwise. */
 export const DEFAULT_ID_TOKEN_SECONDS = 3600;
 
@@ -56,7 +85,9 @@ export function userClaims(user: UserRow, scopes: string[]): Record<string, unkn
 
 /** at_hash / c_hash (Core §3.1.3.6, §3.3.2.11): the left half of the hash of the value, by the JWS algorithm's hash. */
 export function halfHash(key: SigningKey, value: string): string {
-  const digest = createHash(key.alg === 'EdDSA' ? 'sha512' : 'sha256').update(value, 'ascii').digest();
+  const digest = createHash(key.alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(value, 'ascii')
+    .digest();
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
@@ -75,20 +106,37 @@ export interface IdTokenRequest {
   now: number;
 }
 
+/** The ID token of an answer of the box: its lifetime from the grant's settings, signed with the active key. */
+export function idTokenFor(
+  svc: Pick<Services, 'config' | 'keyring'>,
+  settings: GrantSettings,
+  req: Omit<IdTokenRequest, 'lifetimeSeconds'>,
+): string {
+  return mintIdToken(
+    { ...req, lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS },
+    svc.config.baseUrl,
+    svc.keyring.active,
+  );
+}
+
 export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey): string {
   const iat = Math.floor(req.now / 1000);
-  return signJwt(key, {
-    iss: issuer,
-    ...userClaims(req.user, scopesOf(req.scope)),
-    aud: req.client.id,
-    iat,
-    exp: iat + req.lifetimeSeconds,
-    ...(req.authTime ? { auth_time: Math.floor(req.authTime.getTime() / 1000) } : {}),
-    ...(req.nonce ? { nonce: req.nonce } : {}),
-    ...(req.sid ? { sid: req.sid } : {}),
-    ...(req.accessToken ? { at_hash: halfHash(key, req.accessToken) } : {}),
-    ...(req.code ? { c_hash: halfHash(key, req.code) } : {}),
-  }, 'JWT');
+  return signJwt(
+    key,
+    {
+      iss: issuer,
+      ...userClaims(req.user, scopesOf(req.scope)),
+      aud: req.client.id,
+      iat,
+      exp: iat + req.lifetimeSeconds,
+      ...(req.authTime ? { auth_time: Math.floor(req.authTime.getTime() / 1000) } : {}),
+      ...(req.nonce ? { nonce: req.nonce } : {}),
+      ...(req.sid ? { sid: req.sid } : {}),
+      ...(req.accessToken ? { at_hash: halfHash(key, req.accessToken) } : {}),
+      ...(req.code ? { c_hash: halfHash(key, req.code) } : {}),
+    },
+    'JWT',
+  );
 }
 
 /** What a token session records of the signed-in browser session it came from (its `details`). */
@@ -108,7 +156,11 @@ export function browserOf(details: Record<string, unknown> | null): { sid: strin
  * its signature and issuer are checked, its expiry is not (Core §3.1.2.1 allows an
  * expired hint). Undefined for anything else.
  */
-export function idTokenHintClaims(hint: string, issuer: string, findKey: (kid: string) => SigningKey | undefined): Record<string, unknown> | undefined {
+export function idTokenHintClaims(
+  hint: string,
+  issuer: string,
+  findKey: (kid: string) => SigningKey | undefined,
+): Record<string, unknown> | undefined {
   try {
     const { claims, header } = verifyJwt(hint, findKey);
     return header.typ === 'JWT' && claims.iss === issuer && typeof claims.sub === 'string' ? claims : undefined;

@@ -55,7 +55,10 @@ export function scopeParam(value: string | undefined): string[] | null {
   for (const token of tokens) {
     if (token.length > LIMITS.scopeToken) throw new OAuthError('invalid_scope', `a scope is longer than ${LIMITS.scopeToken} characters`);
     if (!SCOPE_TOKEN.test(token)) {
-      throw new OAuthError('invalid_scope', 'scope must be scope tokens separated by single spaces, each of printable ASCII without " or \\');
+      throw new OAuthError(
+        'invalid_scope',
+        'scope must be scope tokens separated by single spaces, each of printable ASCII without " or \\',
+      );
     }
   }
   return tokens;

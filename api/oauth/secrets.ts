@@ -59,7 +59,9 @@ async function limited<T>(lane: Argon2Lane, work: () => Promise<T>): Promise<T> 
   try {
     return await work();
   } finally {
-    const next = LANES.map((l) => waiting.get(l)!).find((q) => q.length)?.shift();
+    const next = LANES.map((l) => waiting.get(l)!)
+      .find((q) => q.length)
+      ?.shift();
     if (next) next();
     else running--;
   }
@@ -115,13 +117,21 @@ export class SecretVerifier {
     if (!check) {
       check = this.check(clientId, hash, presented, options.lane ?? 'client', options.guard);
       this.running.set(key, check);
-      const done = (): void => { this.running.delete(key); };
+      const done = (): void => {
+        this.running.delete(key);
+      };
       check.then(done, done);
     }
     return check;
   }
 
-  private async check(clientId: string, hash: string, presented: string, lane: Argon2Lane, guard: CheckGuard | undefined): Promise<boolean> {
+  private async check(
+    clientId: string,
+    hash: string,
+    presented: string,
+    lane: Argon2Lane,
+    guard: CheckGuard | undefined,
+  ): Promise<boolean> {
     guard?.reserve();
     let ok: boolean;
     try {

@@ -19,8 +19,9 @@ export const ADDRESS_FACTOR = 4;
 
 export class TooManyAttempts extends ApiError {
   constructor(retryAfterSeconds: number) {
-    super(429, 'too_many_requests', `too many failed client authentications; try again in ${retryAfterSeconds} s`,
-      { 'Retry-After': String(retryAfterSeconds) });
+    super(429, 'too_many_requests', `too many failed client authentications; try again in ${retryAfterSeconds} s`, {
+      'Retry-After': String(retryAfterSeconds),
+    });
   }
 }
 

@@ -34,7 +34,11 @@ async function issue(svc: Services, request: OAuthRequest, body: unknown): Promi
   const grantType = params.grant_type;
   if (!grantType) throw invalidRequest('grant_type is required');
   const grant = grants.get(grantType);
-  if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`);
+  if (!grant)
+    throw new OAuthError(
+      'unsupported_grant_type',
+      `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`,
+    );
   for (const name of grant.requiredParameters) required(params, name);
   const client = await authenticateClient(svc, presentedClient(request, params), grant.clientAuthentication);
   if (!grant.permits(client.resource)) {

@@ -47,15 +47,15 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
   const subject = req.userId != null ? String(req.userId) : req.client.id;
   const accessToken = jwt
     ? signJwt(key, {
-      iss: issuer,
-      sub: subject,
-      client_id: req.client.id,
-      ...(req.audience ? { aud: req.audience } : {}),
-      ...(req.scope ? { scope: req.scope } : {}),
-      iat: Math.floor(now / 1000),
-      ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
-      jti: id,
-    })
+        iss: issuer,
+        sub: subject,
+        client_id: req.client.id,
+        ...(req.audience ? { aud: req.audience } : {}),
+        ...(req.scope ? { scope: req.scope } : {}),
+        iat: Math.floor(now / 1000),
+        ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
+        jti: id,
+      })
     : newOpaqueToken();
   const refreshToken = req.refresh ? newOpaqueToken() : undefined;
   const refreshLifetime = req.settings.refresh_token_expiration;

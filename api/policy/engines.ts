@@ -1,12 +1,12 @@
 // Policy engines: each turns an AccessPolicy into a test of the request object.
 import type { Ajv } from 'ajv';
-import { ValidationError } from '../errors.js';
+import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
 import { matcho, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 
-/** What the engines see of a request (ARCHITECTURE §4, "Access control"). */
+/** What the engines see of a request (README, "Access control": the request object). */
 export interface PolicyRequest {
   'request-method': string;
   uri: string;
@@ -50,7 +50,7 @@ export function checkPolicyCompiles(policy: AccessPolicy): void {
     try {
       createPolicyAjv().compile(policy.schema ?? {});
     } catch (err) {
-      const message = regexRefusal(err) ?? `is not a usable JSON Schema: ${(err as Error).message}`;
+      const message = regexRefusal(err) ?? `is not a usable JSON Schema: ${errorMessage(err)}`;
       throw ValidationError.field(policy, 'schema', message);
     }
   }

@@ -54,7 +54,11 @@ class PolicyIndex {
 export class Policies {
   private index: Promise<PolicyIndex> | undefined;
 
-  constructor(private readonly pool: Pool, private readonly feed: ChangeFeed, private readonly onError: (id: string, err: Error) => void) {
+  constructor(
+    private readonly pool: Pool,
+    private readonly feed: ChangeFeed,
+    private readonly onError: (id: string, err: Error) => void,
+  ) {
     feed.onChange('access_policies', () => this.forget());
     feed.onReset(() => this.forget());
   }
@@ -66,7 +70,9 @@ export class Policies {
 
   private load(): Promise<PolicyIndex> {
     const loading = accessPolicies.all(this.pool).then((all) => new PolicyIndex(all, this.onError));
-    loading.catch(() => { if (this.index === loading) this.index = undefined; });
+    loading.catch(() => {
+      if (this.index === loading) this.index = undefined;
+    });
     return loading;
   }
 

@@ -4,6 +4,7 @@
 // pattern. A backtracking engine lets `^(a+)+$` and 30 characters hold the event loop for
 // seconds. RE2 has no lookaround and no backreferences (they cannot run in linear time):
 // such a pattern does not compile, and the policy is refused at write time.
+import { errorMessage } from '../errors.js';
 import type { Options } from 'ajv';
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 
@@ -33,10 +34,12 @@ export function regexError(source: string): string | undefined {
     policyRegex(source);
     return undefined;
   } catch (err) {
-    return regexRefusal(err) ?? (err as Error).message;
+    return regexRefusal(err) ?? errorMessage(err);
   }
 }
 
 // ajv passes its flags ("u" or ""): RE2 always matches by code point, which is what "u" asks.
 // ajv keys compiled patterns by toString(), which is the source for an RE2JS: distinct per pattern.
-export const re2Engine: NonNullable<NonNullable<Options['code']>['regExp']> = Object.assign((source: string) => policyRegex(source), { code: 'policyRegex' });
+export const re2Engine: NonNullable<NonNullable<Options['code']>['regExp']> = Object.assign((source: string) => policyRegex(source), {
+  code: 'policyRegex',
+});

@@ -111,7 +111,7 @@ export function groupInput(raw: unknown, creating: boolean): GroupInput {
     if (body.description !== null && typeof body.description !== 'string') add(errors, 'description', 'must be a string or null');
     else if (typeof body.description === 'string' && body.description.length > DESCRIPTION_MAX) {
       add(errors, 'description', `must be at most ${DESCRIPTION_MAX} characters`);
-    } else input.description = body.description as string | null;
+    } else input.description = body.description;
   }
   if (Object.keys(errors).length) throw new ValidationError(body, errors);
   return input;

@@ -14,7 +14,11 @@ import { projectPath } from '../paths.js';
 
 type Schema = Record<string, unknown>;
 type Spec = Record<string, unknown> & {
-  grant_types?: string[]; auth?: Record<string, unknown>; engine?: string; secretRef?: unknown; generateSecret?: boolean;
+  grant_types?: string[];
+  auth?: Record<string, unknown>;
+  engine?: string;
+  secretRef?: unknown;
+  generateSecret?: boolean;
 };
 
 export type ResourceKind = 'Client' | 'AccessPolicy';
@@ -28,8 +32,12 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
   // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
-  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload))": (s) =>
-    !s.grant_types?.includes('client_credentials') || s.secretRef !== undefined || s.generateSecret !== false || s.auth?.workload !== undefined,
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload))":
+    (s) =>
+      !s.grant_types?.includes('client_credentials') ||
+      s.secretRef !== undefined ||
+      s.generateSecret !== false ||
+      s.auth?.workload !== undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
@@ -64,9 +72,10 @@ export function toJsonSchema(node: unknown): unknown {
   for (const [key, value] of Object.entries(node as Schema)) {
     if (key.startsWith('x-kubernetes-') || key === 'default') continue;
     if (key === 'format' && (value === 'int64' || value === 'int32')) continue;
-    out[key] = key === 'properties'
-      ? Object.fromEntries(Object.entries(value as Schema).map(([k, v]) => [k, toJsonSchema(v)]))
-      : toJsonSchema(value);
+    out[key] =
+      key === 'properties'
+        ? Object.fromEntries(Object.entries(value as Schema).map(([k, v]) => [k, toJsonSchema(v)]))
+        : toJsonSchema(value);
   }
   const preserve = (node as Schema)['x-kubernetes-preserve-unknown-fields'] === true;
   if (out.type === 'object' && out.properties && !preserve) out.additionalProperties = false;
@@ -90,18 +99,24 @@ function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
 
 function fieldOf(error: ErrorObject): string {
   const base = error.instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
-  const child = (error.params as { missingProperty?: string; additionalProperty?: string }).missingProperty
-    ?? (error.params as { additionalProperty?: string }).additionalProperty;
+  const child =
+    (error.params as { missingProperty?: string; additionalProperty?: string }).missingProperty ??
+    (error.params as { additionalProperty?: string }).additionalProperty;
   return [base, child].filter(Boolean).join('.') || 'resource';
 }
 
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {
-    case 'required': return 'is required';
-    case 'additionalProperties': return 'is not a known field';
-    case 'enum': return `must be one of: ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
-    case 'const': return `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}`;
-    default: return error.message ?? 'is invalid';
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'enum':
+      return `must be one of: ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}`;
+    default:
+      return error.message ?? 'is invalid';
   }
 }
 
@@ -124,7 +139,10 @@ export function createAjv(options: Options = {}): Ajv {
 class ResourceValidator {
   private readonly validate: ValidateFunction;
 
-  constructor(ajv: Ajv, readonly kind: ResourceKind) {
+  constructor(
+    ajv: Ajv,
+    readonly kind: ResourceKind,
+  ) {
     const { schema, rules } = restSchema(kind);
     this.validate = ajv.compile(schema);
     this.rules = rules;

@@ -9,7 +9,10 @@ export async function ensureSetting(db: Queryable, name: string, generate: () =>
 
 /** Records `name` once; true for the caller that recorded it, false when it was there already. */
 export async function claimSetting(db: Queryable, name: string, value: string): Promise<boolean> {
-  const { rowCount } = await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, value]);
+  const { rowCount } = await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    value,
+  ]);
   return rowCount === 1;
 }
 
@@ -29,7 +32,9 @@ export async function createBrowserSession(db: Queryable, idHash: Buffer, userId
 /** The browser session of this cookie, if it is still valid. */
 export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise<BrowserSession | undefined> {
   const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date }>(
-    'SELECT user_id, sid, created_at FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()', [idHash]);
+    'SELECT user_id, sid, created_at FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()',
+    [idHash],
+  );
   const r = rows[0];
   return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at };
 }
@@ -47,7 +52,10 @@ export async function deleteBrowserSessionsOfUser(db: Queryable, userId: number)
 // --- consents
 
 export async function consentedScopes(db: Queryable, userId: number, clientId: string): Promise<string[] | undefined> {
-  const { rows } = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+  const { rows } = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND client_id = $2', [
+    userId,
+    clientId,
+  ]);
   return rows[0]?.scopes;
 }
 
@@ -56,7 +64,8 @@ export async function recordConsent(db: Queryable, userId: number, clientId: str
     `INSERT INTO consents (user_id, client_id, scopes) VALUES ($1, $2, $3)
      ON CONFLICT (user_id, client_id) DO UPDATE SET
        scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), granted_at = now()`,
-    [userId, clientId, scopes]);
+    [userId, clientId, scopes],
+  );
 }
 
 // --- authorization codes
@@ -76,24 +85,60 @@ export interface AuthorizationCode {
   sid: string | null;
 }
 
-export async function createAuthorizationCode(db: Queryable, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void> {
+export async function createAuthorizationCode(
+  db: Queryable,
+  hash: Buffer,
+  code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>,
+): Promise<void> {
   await db.query(
     `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [hash, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge, code.expiresAt, code.nonce, code.authTime, code.sid]);
+    [
+      hash,
+      code.clientId,
+      code.userId,
+      code.redirectUri,
+      code.scope,
+      code.codeChallenge,
+      code.expiresAt,
+      code.nonce,
+      code.authTime,
+      code.sid,
+    ],
+  );
 }
 
 /** The code, locked for the rest of the transaction (concurrent exchanges of one code queue here). */
 export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined> {
   const { rows } = await db.query<{
-    client_id: string; user_id: number; redirect_uri: string; scope: string | null; code_challenge: string | null;
-    expires_at: Date; used_at: Date | null; session_id: string | null; nonce: string | null; auth_time: Date | null; sid: string | null;
+    client_id: string;
+    user_id: number;
+    redirect_uri: string;
+    scope: string | null;
+    code_challenge: string | null;
+    expires_at: Date;
+    used_at: Date | null;
+    session_id: string | null;
+    nonce: string | null;
+    auth_time: Date | null;
+    sid: string | null;
   }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
   const r = rows[0];
-  return r && {
-    clientId: r.client_id, userId: r.user_id, redirectUri: r.redirect_uri, scope: r.scope, codeChallenge: r.code_challenge,
-    expiresAt: r.expires_at, usedAt: r.used_at, sessionId: r.session_id, nonce: r.nonce, authTime: r.auth_time, sid: r.sid,
-  };
+  return (
+    r && {
+      clientId: r.client_id,
+      userId: r.user_id,
+      redirectUri: r.redirect_uri,
+      scope: r.scope,
+      codeChallenge: r.code_challenge,
+      expiresAt: r.expires_at,
+      usedAt: r.used_at,
+      sessionId: r.session_id,
+      nonce: r.nonce,
+      authTime: r.auth_time,
+      sid: r.sid,
+    }
+  );
 }
 
 /** A code is used once, whatever the outcome; `sessionId` is what it was exchanged for. */
@@ -109,7 +154,11 @@ export async function markCodeUsed(db: Queryable, hash: Buffer, sessionId: strin
  * than `windowSeconds` starts again) and when that window ends. Parallel attempts
  * each see a count of their own, so no more of them are checked than the limit.
  */
-export async function countAttempt(db: Queryable, keys: string[], windowSeconds: number): Promise<Map<string, { attempts: number; retryAt: Date }>> {
+export async function countAttempt(
+  db: Queryable,
+  keys: string[],
+  windowSeconds: number,
+): Promise<Map<string, { attempts: number; retryAt: Date }>> {
   const { rows } = await db.query<{ key: string; failures: number; retry_at: Date }>(
     // Rows are locked in key order, as in uncountAttempt: two attempts never wait on each other crosswise.
     `INSERT INTO sign_in_failures (key, failures, window_start) SELECT k, 1, now() FROM unnest($1::text[]) AS k ORDER BY k
@@ -117,7 +166,8 @@ export async function countAttempt(db: Queryable, keys: string[], windowSeconds:
        failures = CASE WHEN sign_in_failures.window_start > now() - make_interval(secs => $2) THEN sign_in_failures.failures + 1 ELSE 1 END,
        window_start = CASE WHEN sign_in_failures.window_start > now() - make_interval(secs => $2) THEN sign_in_failures.window_start ELSE now() END
      RETURNING key, failures, window_start + make_interval(secs => $2) AS retry_at`,
-    [keys, windowSeconds]);
+    [keys, windowSeconds],
+  );
   return new Map(rows.map((r) => [r.key, { attempts: r.failures, retryAt: r.retry_at }]));
 }
 
@@ -125,7 +175,9 @@ export async function countAttempt(db: Queryable, keys: string[], windowSeconds:
 export async function uncountAttempt(db: Queryable, keys: string[]): Promise<void> {
   await db.query(
     `UPDATE sign_in_failures f SET failures = greatest(f.failures - 1, 0)
-     FROM (SELECT key FROM sign_in_failures WHERE key = ANY($1) ORDER BY key FOR UPDATE) locked WHERE f.key = locked.key`, [keys]);
+     FROM (SELECT key FROM sign_in_failures WHERE key = ANY($1) ORDER BY key FOR UPDATE) locked WHERE f.key = locked.key`,
+    [keys],
+  );
 }
 
 export async function clearFailures(db: Queryable, key: string): Promise<void> {

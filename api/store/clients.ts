@@ -9,7 +9,8 @@ class ClientTable extends ResourceTable<Client> {
   /** Clients bound to ServiceAccounts (auth.workload). */
   async withWorkload(db: Queryable): Promise<Client[]> {
     const { rows } = await db.query<{ id: string; resource: Omit<Client, 'id'> }>(
-      "SELECT id, resource FROM clients WHERE resource->'auth' ? 'workload'");
+      "SELECT id, resource FROM clients WHERE resource->'auth' ? 'workload'",
+    );
     return rows.map((r) => ({ ...r.resource, id: r.id }));
   }
 

@@ -1,6 +1,9 @@
 // Writes that collided with a constraint, named by the field a person would fix.
 export class ConstraintViolation extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -16,21 +16,44 @@ export interface DeviceCode {
 }
 
 interface DbRow {
-  user_code: string; client_id: string; scope: string | null; expires_at: Date; interval_s: number; polled_at: Date | null;
-  decision: 'allowed' | 'denied' | null; user_id: number | null; auth_time: Date | null; sid: string | null; used_at: Date | null;
+  user_code: string;
+  client_id: string;
+  scope: string | null;
+  expires_at: Date;
+  interval_s: number;
+  polled_at: Date | null;
+  decision: 'allowed' | 'denied' | null;
+  user_id: number | null;
+  auth_time: Date | null;
+  sid: string | null;
+  used_at: Date | null;
 }
 
 const fromDb = (r: DbRow): DeviceCode => ({
-  userCode: r.user_code, clientId: r.client_id, scope: r.scope, expiresAt: r.expires_at, intervalSeconds: r.interval_s,
-  polledAt: r.polled_at, decision: r.decision, userId: r.user_id, authTime: r.auth_time, sid: r.sid, usedAt: r.used_at,
+  userCode: r.user_code,
+  clientId: r.client_id,
+  scope: r.scope,
+  expiresAt: r.expires_at,
+  intervalSeconds: r.interval_s,
+  polledAt: r.polled_at,
+  decision: r.decision,
+  userId: r.user_id,
+  authTime: r.auth_time,
+  sid: r.sid,
+  usedAt: r.used_at,
 });
 
 /** Stores a new device code; false when the user code is taken (the caller draws another). */
-export async function createDeviceCode(db: Queryable, hash: Buffer, code: Pick<DeviceCode, 'userCode' | 'clientId' | 'scope' | 'expiresAt' | 'intervalSeconds'>): Promise<boolean> {
+export async function createDeviceCode(
+  db: Queryable,
+  hash: Buffer,
+  code: Pick<DeviceCode, 'userCode' | 'clientId' | 'scope' | 'expiresAt' | 'intervalSeconds'>,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO device_codes (code_hash, user_code, client_id, scope, expires_at, interval_s) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (user_code) DO NOTHING`,
-    [hash, code.userCode, code.clientId, code.scope, code.expiresAt, code.intervalSeconds]);
+    [hash, code.userCode, code.clientId, code.scope, code.expiresAt, code.intervalSeconds],
+  );
   return rowCount === 1;
 }
 
@@ -42,18 +65,23 @@ export async function findDeviceCodeForUpdate(db: Queryable, hash: Buffer): Prom
 
 /** A pending, unexpired code by the user code a person typed. */
 export async function findPendingByUserCode(db: Queryable, userCode: string): Promise<DeviceCode | undefined> {
-  const { rows } = await db.query<DbRow>(
-    'SELECT * FROM device_codes WHERE user_code = $1 AND decision IS NULL AND expires_at > now()', [userCode]);
+  const { rows } = await db.query<DbRow>('SELECT * FROM device_codes WHERE user_code = $1 AND decision IS NULL AND expires_at > now()', [
+    userCode,
+  ]);
   return rows[0] && fromDb(rows[0]);
 }
 
 /** Records a person's decision on a pending code; false when it is no longer pending. */
-export async function decideDeviceCode(db: Queryable, userCode: string,
-  decision: { allowed: boolean; userId: number; authTime: Date; sid: string }): Promise<boolean> {
+export async function decideDeviceCode(
+  db: Queryable,
+  userCode: string,
+  decision: { allowed: boolean; userId: number; authTime: Date; sid: string },
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE device_codes SET decision = $2, user_id = $3, auth_time = $4, sid = $5
      WHERE user_code = $1 AND decision IS NULL AND expires_at > now()`,
-    [userCode, decision.allowed ? 'allowed' : 'denied', decision.userId, decision.authTime, decision.sid]);
+    [userCode, decision.allowed ? 'allowed' : 'denied', decision.userId, decision.authTime, decision.sid],
+  );
   return rowCount === 1;
 }
 

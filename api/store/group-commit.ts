@@ -40,7 +40,10 @@ export class GroupCommit<I, R> {
   private readonly maxBatch: number;
 
   /** `run` commits a batch and returns one result per item, in order. */
-  constructor(private readonly run: (items: I[]) => Promise<R[]>, private readonly options: GroupCommitOptions<I> = {}) {
+  constructor(
+    private readonly run: (items: I[]) => Promise<R[]>,
+    private readonly options: GroupCommitOptions<I> = {},
+  ) {
     this.maxInFlight = options.maxInFlight ?? 2;
     this.maxBatch = options.maxBatch ?? 500;
   }

@@ -9,7 +9,12 @@ export interface GroupRow {
   createdAt: Date;
 }
 
-interface DbRow { id: number; name: string; description: string | null; created_at: Date }
+interface DbRow {
+  id: number;
+  name: string;
+  description: string | null;
+  created_at: Date;
+}
 
 const fromDb = (r: DbRow): GroupRow => ({ id: r.id, name: r.name, description: r.description, createdAt: r.created_at });
 
@@ -24,17 +29,24 @@ export async function findGroupByName(db: Queryable, name: string): Promise<Grou
 }
 
 export async function createGroup(db: Queryable, name: string, description: string | null): Promise<GroupRow> {
-  const { rows } = await db.query<DbRow>('INSERT INTO groups (name, description) VALUES ($1, $2) RETURNING *', [name, description])
+  const { rows } = await db
+    .query<DbRow>('INSERT INTO groups (name, description) VALUES ($1, $2) RETURNING *', [name, description])
     .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
   return fromDb(rows[0]!);
 }
 
-export async function updateGroup(db: Queryable, id: number, change: { name?: string; description?: string | null }): Promise<GroupRow | undefined> {
-  const { rows } = await db.query<DbRow>(
-    `UPDATE groups SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END
+export async function updateGroup(
+  db: Queryable,
+  id: number,
+  change: { name?: string; description?: string | null },
+): Promise<GroupRow | undefined> {
+  const { rows } = await db
+    .query<DbRow>(
+      `UPDATE groups SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END
      WHERE id = $1 RETURNING *`,
-    [id, change.name ?? null, change.description !== undefined, change.description ?? null],
-  ).catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
+      [id, change.name ?? null, change.description !== undefined, change.description ?? null],
+    )
+    .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
   return rows[0] && fromDb(rows[0]);
 }
 
@@ -43,12 +55,18 @@ export async function deleteGroup(db: Queryable, id: number): Promise<GroupRow |
   return rows[0] && fromDb(rows[0]);
 }
 
-export async function listGroups(db: Queryable, q: { count: number; page: number; name?: string }): Promise<{ total: number; groups: GroupRow[] }> {
+export async function listGroups(
+  db: Queryable,
+  q: { count: number; page: number; name?: string },
+): Promise<{ total: number; groups: GroupRow[] }> {
   const params: unknown[] = [];
   const where = q.name !== undefined ? `WHERE lower(name) = lower($${params.push(q.name)})` : '';
   const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM groups ${where}`, params)).rows[0]!.n;
   params.push(q.count, (q.page - 1) * q.count);
-  const { rows } = await db.query<DbRow>(`SELECT * FROM groups ${where} ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
+  const { rows } = await db.query<DbRow>(
+    `SELECT * FROM groups ${where} ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    params,
+  );
   return { total, groups: rows.map(fromDb) };
 }
 

@@ -13,13 +13,23 @@ export interface KeyRow {
 }
 
 interface DbRow {
-  id: string; alg: string; private_jwk: JsonWebKey; public_jwk: JsonWebKey; external: boolean;
-  created_at: Date; retired_at: Date | null;
+  id: string;
+  alg: string;
+  private_jwk: JsonWebKey;
+  public_jwk: JsonWebKey;
+  external: boolean;
+  created_at: Date;
+  retired_at: Date | null;
 }
 
 const fromDb = (r: DbRow): KeyRow => ({
-  id: r.id, alg: r.alg, privateJwk: r.private_jwk, publicJwk: r.public_jwk, external: r.external,
-  createdAt: r.created_at, retiredAt: r.retired_at,
+  id: r.id,
+  alg: r.alg,
+  privateJwk: r.private_jwk,
+  publicJwk: r.public_jwk,
+  external: r.external,
+  createdAt: r.created_at,
+  retiredAt: r.retired_at,
 });
 
 export async function listKeys(db: Queryable): Promise<KeyRow[]> {
@@ -31,7 +41,8 @@ export async function insertKey(db: Queryable, key: Omit<KeyRow, 'createdAt' | '
   await db.query(
     `INSERT INTO signing_keys (id, alg, private_jwk, public_jwk, external) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (id) DO UPDATE SET retired_at = NULL`,
-    [key.id, key.alg, key.privateJwk, key.publicJwk, key.external]);
+    [key.id, key.alg, key.privateJwk, key.publicJwk, key.external],
+  );
 }
 
 /** Every key but `keep` stops signing; they stay published until their tokens are gone. */

@@ -12,23 +12,26 @@ export class RefreshWriter {
   private readonly commits: GroupCommit<Refresh, boolean>;
 
   constructor(pool: Pool, maxInFlight = 2, maxBatch = 500) {
-    this.commits = new GroupCommit(async (refreshes) => {
-      try {
-        const applied = await applyRefreshes(pool, refreshes);
-        return refreshes.map((r) => applied.has(r.session.parent!));
-      } catch (err) {
-        // A deadlock with a transaction closing sessions (their locks are not
-        // taken in id order): nothing was applied, so each use is decided again.
-        if ((err as { code?: string }).code === '40P01') return refreshes.map(() => false);
-        throw err;
-      }
-    }, {
-      maxInFlight,
-      maxBatch,
-      isolate: rowMayCause,
-      // The statement applies one use per holder: a second one waits for the next batch.
-      key: (r) => r.session.parent!,
-    });
+    this.commits = new GroupCommit(
+      async (refreshes) => {
+        try {
+          const applied = await applyRefreshes(pool, refreshes);
+          return refreshes.map((r) => applied.has(r.session.parent!));
+        } catch (err) {
+          // A deadlock with a transaction closing sessions (their locks are not
+          // taken in id order): nothing was applied, so each use is decided again.
+          if ((err as { code?: string }).code === '40P01') return refreshes.map(() => false);
+          throw err;
+        }
+      },
+      {
+        maxInFlight,
+        maxBatch,
+        isolate: rowMayCause,
+        // The statement applies one use per holder: a second one waits for the next batch.
+        key: (r) => r.session.parent!,
+      },
+    );
   }
 
   /** Resolves once committed: true if applied, false if the holder is no longer usable as read. */

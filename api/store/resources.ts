@@ -42,12 +42,18 @@ function toStored<T>(row: Row): Stored<T> {
 }
 
 export function managedConflict(kind: string, id: string, owner: string): ApiError {
-  return new ApiError(409, 'conflict',
-    `${kind} "${id}" is managed by the Kubernetes resource ${owner}; change it there (kubectl edit), not through the REST API`);
+  return new ApiError(
+    409,
+    'conflict',
+    `${kind} "${id}" is managed by the Kubernetes resource ${owner}; change it there (kubectl edit), not through the REST API`,
+  );
 }
 
 export class ResourceTable<T extends { id: string; resourceType: string }> {
-  constructor(private readonly table: ResourceTableName, private readonly kind: T['resourceType']) {}
+  constructor(
+    private readonly table: ResourceTableName,
+    private readonly kind: T['resourceType'],
+  ) {}
 
   async read(db: Queryable, id: string): Promise<Stored<T> | undefined> {
     const { rows } = await db.query<Row>({ name: `read-${this.table}`, text: `SELECT * FROM ${this.table} WHERE id = $1`, values: [id] });
@@ -61,7 +67,8 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
     const setSecret = hasSecret && opts.secretHash !== undefined;
     const params: unknown[] = [id, body, opts.managedBy];
     if (hasSecret) params.push(opts.secretHash ?? null, setSecret);
-    const { rows } = await db.query<Row & { created: boolean }>(`
+    const { rows } = await db.query<Row & { created: boolean }>(
+      `
       INSERT INTO ${this.table} AS t (id, resource, managed_by${hasSecret ? ', secret_hash' : ''})
       VALUES ($1, $2, $3${hasSecret ? ', $4' : ''})
       ON CONFLICT (id) DO UPDATE SET
@@ -70,7 +77,9 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
         version = t.version + 1, updated_at = now()
       WHERE t.managed_by IS NOT DISTINCT FROM $3
         AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ' OR ($5 AND t.secret_hash IS DISTINCT FROM EXCLUDED.secret_hash)' : ''})
-      RETURNING *, (xmax = 0) AS created`, params);
+      RETURNING *, (xmax = 0) AS created`,
+      params,
+    );
     if (rows[0]) return { stored: toStored<T>(rows[0]), created: rows[0].created };
     // Nothing written: either nothing changed, or another owner holds the record.
     const current = await this.read(db, id);
@@ -87,8 +96,10 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
   }
 
   async remove(db: Queryable, id: string, managedBy: string | null): Promise<Stored<T> | undefined> {
-    const { rows } = await db.query<Row>(
-      `DELETE FROM ${this.table} WHERE id = $1 AND managed_by IS NOT DISTINCT FROM $2 RETURNING *`, [id, managedBy]);
+    const { rows } = await db.query<Row>(`DELETE FROM ${this.table} WHERE id = $1 AND managed_by IS NOT DISTINCT FROM $2 RETURNING *`, [
+      id,
+      managedBy,
+    ]);
     if (rows[0]) return toStored<T>(rows[0]);
     const current = await this.read(db, id);
     if (current) throw managedConflict(this.kind, id, current.managedBy ?? 'none');

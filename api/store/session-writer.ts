@@ -12,10 +12,13 @@ export class SessionWriter {
   private readonly commits: GroupCommit<SessionRow, void>;
 
   constructor(pool: Pool, maxInFlight = 1, maxBatch = 500) {
-    this.commits = new GroupCommit<SessionRow, void>(async (rows) => {
-      await insertSessions(pool, rows);
-      return rows.map(() => undefined);
-    }, { maxInFlight, maxBatch, isolate: rowMayCause });
+    this.commits = new GroupCommit<SessionRow, void>(
+      async (rows) => {
+        await insertSessions(pool, rows);
+        return rows.map(() => undefined);
+      },
+      { maxInFlight, maxBatch, isolate: rowMayCause },
+    );
   }
 
   insert(row: SessionRow): Promise<void> {

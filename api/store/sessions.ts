@@ -29,19 +29,48 @@ export interface SessionRow {
 }
 
 interface DbRow {
-  id: string; type: string; origin: string; client_id: string; user_id: number | null; audience: string | null;
-  scope: string | null; start: Date; exp: Date | null; access_token_hash: Buffer | null;
-  refresh_token_hash: Buffer | null; refresh_token_exp: Date | null; refresh_used_at: Date | null;
-  active: boolean; end: Date | null; parent: string | null; family: string; kid: string | null;
+  id: string;
+  type: string;
+  origin: string;
+  client_id: string;
+  user_id: number | null;
+  audience: string | null;
+  scope: string | null;
+  start: Date;
+  exp: Date | null;
+  access_token_hash: Buffer | null;
+  refresh_token_hash: Buffer | null;
+  refresh_token_exp: Date | null;
+  refresh_used_at: Date | null;
+  active: boolean;
+  end: Date | null;
+  parent: string | null;
+  family: string;
+  kid: string | null;
   details: Record<string, unknown> | null;
 }
 
 function fromDb(r: DbRow): SessionRow {
   return {
-    id: r.id, type: r.type, origin: r.origin, clientId: r.client_id, userId: r.user_id, audience: r.audience,
-    scope: r.scope, start: r.start, exp: r.exp, accessTokenHash: r.access_token_hash,
-    refreshTokenHash: r.refresh_token_hash, refreshTokenExp: r.refresh_token_exp, refreshUsedAt: r.refresh_used_at,
-    active: r.active, end: r.end, parent: r.parent, family: r.family, kid: r.kid, details: r.details,
+    id: r.id,
+    type: r.type,
+    origin: r.origin,
+    clientId: r.client_id,
+    userId: r.user_id,
+    audience: r.audience,
+    scope: r.scope,
+    start: r.start,
+    exp: r.exp,
+    accessTokenHash: r.access_token_hash,
+    refreshTokenHash: r.refresh_token_hash,
+    refreshTokenExp: r.refresh_token_exp,
+    refreshUsedAt: r.refresh_used_at,
+    active: r.active,
+    end: r.end,
+    parent: r.parent,
+    family: r.family,
+    kid: r.kid,
+    details: r.details,
   };
 }
 
@@ -101,18 +130,52 @@ export function toSessionResource(s: SessionRow, now = Date.now()): Session {
 // A new session's columns, and their types for unnest().
 const NEW_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
   refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at`;
-const NEW_TYPES = ['uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'timestamptz', 'timestamptz', 'bytea',
-  'bytea', 'timestamptz', 'boolean', 'uuid', 'uuid', 'text', 'jsonb', 'timestamptz'];
+const NEW_TYPES = [
+  'uuid',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'timestamptz',
+  'timestamptz',
+  'bytea',
+  'bytea',
+  'timestamptz',
+  'boolean',
+  'uuid',
+  'uuid',
+  'text',
+  'jsonb',
+  'timestamptz',
+];
 
 /** New sessions as one row set (`unnest(...)`), its parameters numbered from `$first`. */
 function newSessionRows(rows: SessionRow[], first: number): { sql: string; params: unknown[] } {
   const col = <K extends keyof SessionRow>(k: K): SessionRow[K][] => rows.map((r) => r[k]);
   return {
     sql: `unnest(${NEW_TYPES.map((t, i) => `$${first + i}::${t}[]`).join(', ')})`,
-    params: [col('id'), col('type'), col('origin'), col('clientId'), col('userId'), col('audience'), col('scope'),
-      col('start'), col('exp'), col('accessTokenHash'), col('refreshTokenHash'), col('refreshTokenExp'),
-      col('active'), col('parent'), col('family'), col('kid'), rows.map((r) => r.details && JSON.stringify(r.details)),
-      rows.map(purgeAt)],
+    params: [
+      col('id'),
+      col('type'),
+      col('origin'),
+      col('clientId'),
+      col('userId'),
+      col('audience'),
+      col('scope'),
+      col('start'),
+      col('exp'),
+      col('accessTokenHash'),
+      col('refreshTokenHash'),
+      col('refreshTokenExp'),
+      col('active'),
+      col('parent'),
+      col('family'),
+      col('kid'),
+      rows.map((r) => r.details && JSON.stringify(r.details)),
+      rows.map(purgeAt),
+    ],
   };
 }
 
@@ -120,7 +183,11 @@ function newSessionRows(rows: SessionRow[], first: number): { sql: string; param
 export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise<void> {
   const values = newSessionRows(rows, 1);
   // A named (prepared) statement: each connection plans it once, not once per batch.
-  await db.query({ name: 'insert-sessions', text: `INSERT INTO sessions (${NEW_COLUMNS}) SELECT * FROM ${values.sql}`, values: values.params });
+  await db.query({
+    name: 'insert-sessions',
+    text: `INSERT INTO sessions (${NEW_COLUMNS}) SELECT * FROM ${values.sql}`,
+    values: values.params,
+  });
 }
 
 /** One use of a refresh token: the session it yields, and what becomes of the token. */
@@ -140,7 +207,10 @@ export interface Refresh {
  * alone. Returns the holders updated. A holder must appear at most once.
  */
 export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promise<Set<string>> {
-  const values = newSessionRows(refreshes.map((r) => r.session), 4);
+  const values = newSessionRows(
+    refreshes.map((r) => r.session),
+    4,
+  );
   // Holders are locked in id order first: concurrent batches then wait for each
   // other instead of deadlocking. A holder changed by a concurrent commit is
   // rechecked after the wait (READ COMMITTED), which is what decides races.
@@ -165,8 +235,12 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
      INSERT INTO sessions (${NEW_COLUMNS})
      SELECT * FROM ${values.sql} AS n(${NEW_COLUMNS}) WHERE n.parent IN (SELECT id FROM touched)
      RETURNING parent`,
-    values: [refreshes.map((r) => r.session.parent), refreshes.map((r) => r.refreshTokenExp), refreshes.map((r) => r.rotate),
-      ...values.params],
+    values: [
+      refreshes.map((r) => r.session.parent),
+      refreshes.map((r) => r.refreshTokenExp),
+      refreshes.map((r) => r.rotate),
+      ...values.params,
+    ],
   });
   return new Set(rows.map((r) => r.parent));
 }
@@ -178,12 +252,20 @@ export async function findById(db: Queryable, id: string): Promise<SessionRow | 
 }
 
 export async function findByAccessToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>({ name: 'session-by-access-token', text: 'SELECT * FROM sessions WHERE access_token_hash = $1', values: [hash] });
+  const { rows } = await db.query<DbRow>({
+    name: 'session-by-access-token',
+    text: 'SELECT * FROM sessions WHERE access_token_hash = $1',
+    values: [hash],
+  });
   return rows[0] && fromDb(rows[0]);
 }
 
 export async function findByRefreshToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>({ name: 'session-by-refresh-token', text: 'SELECT * FROM sessions WHERE refresh_token_hash = $1', values: [hash] });
+  const { rows } = await db.query<DbRow>({
+    name: 'session-by-refresh-token',
+    text: 'SELECT * FROM sessions WHERE refresh_token_hash = $1',
+    values: [hash],
+  });
   return rows[0] && fromDb(rows[0]);
 }
 
@@ -199,7 +281,8 @@ export async function touchRefreshToken(db: Queryable, s: SessionRow, refreshTok
   await db.query(
     `UPDATE sessions SET refresh_token_exp = $2, refresh_used_at = CASE WHEN $3 THEN now() ELSE refresh_used_at END,
        purge_at = $4 WHERE id = $1`,
-    [s.id, refreshTokenExp, used, purgeAt(next)]);
+    [s.id, refreshTokenExp, used, purgeAt(next)],
+  );
 }
 
 const CLOSE = `active = false, "end" = now(), purge_at = now()`;
@@ -210,7 +293,9 @@ export async function closeTree(db: Queryable, id: string): Promise<SessionRow[]
     `WITH RECURSIVE tree AS (
        SELECT id FROM sessions WHERE id = $1
        UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id)
-     UPDATE sessions SET ${CLOSE} WHERE id IN (SELECT id FROM tree) AND active RETURNING *`, [id]);
+     UPDATE sessions SET ${CLOSE} WHERE id IN (SELECT id FROM tree) AND active RETURNING *`,
+    [id],
+  );
   return rows.map(fromDb);
 }
 
@@ -222,7 +307,10 @@ export async function closeFamily(db: Queryable, family: string): Promise<Sessio
 
 /** Closes the sessions issued through the signed-in browser session `sid` (and refreshed from them). */
 export async function closeForBrowser(db: Queryable, sid: string): Promise<SessionRow[]> {
-  const { rows } = await db.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE details ? 'sid' AND details->>'sid' = $1 AND active RETURNING *`, [sid]);
+  const { rows } = await db.query<DbRow>(
+    `UPDATE sessions SET ${CLOSE} WHERE details ? 'sid' AND details->>'sid' = $1 AND active RETURNING *`,
+    [sid],
+  );
   return rows.map(fromDb);
 }
 
@@ -235,7 +323,12 @@ export async function closeForUser(db: Queryable, userId: number): Promise<numbe
 }
 
 /** Sets the expirations PUT /Session may change. */
-export async function setExpirations(db: Queryable, id: string, exp: Date | null, refreshTokenExp: Date | null): Promise<SessionRow | undefined> {
+export async function setExpirations(
+  db: Queryable,
+  id: string,
+  exp: Date | null,
+  refreshTokenExp: Date | null,
+): Promise<SessionRow | undefined> {
   const { rows } = await db.query<DbRow>(
     `UPDATE sessions SET exp = $2, refresh_token_exp = $3,
        purge_at = CASE WHEN NOT active THEN purge_at
@@ -244,7 +337,8 @@ export async function setExpirations(db: Queryable, id: string, exp: Date | null
                        WHEN $3::timestamptz IS NULL THEN NULL
                        ELSE greatest($2, $3) END
      WHERE id = $1 RETURNING *`,
-    [id, exp, refreshTokenExp]);
+    [id, exp, refreshTokenExp],
+  );
   return rows[0] && fromDb(rows[0]);
 }
 
@@ -287,7 +381,8 @@ export async function purgeSessions(db: Queryable, retentionHours: number, batch
   const { rowCount } = await db.query(
     `DELETE FROM sessions WHERE id IN (
        SELECT id FROM sessions WHERE purge_at < now() - make_interval(hours => $1) LIMIT $2)`,
-    [retentionHours, batch]);
+    [retentionHours, batch],
+  );
   return rowCount ?? 0;
 }
 
@@ -295,6 +390,8 @@ export async function purgeSessions(db: Queryable, retentionHours: number, batch
 export async function kidsInUse(db: Queryable, kids: string[]): Promise<string[]> {
   if (!kids.length) return [];
   const { rows } = await db.query<{ kid: string }>(
-    `SELECT DISTINCT kid FROM sessions WHERE kid = ANY($1) AND active AND (exp IS NULL OR exp > now())`, [kids]);
+    `SELECT DISTINCT kid FROM sessions WHERE kid = ANY($1) AND active AND (exp IS NULL OR exp > now())`,
+    [kids],
+  );
   return rows.map((r) => r.kid);
 }

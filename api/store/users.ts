@@ -23,13 +23,27 @@ export interface UserRow {
 }
 
 interface DbRow {
-  id: number; email: string; password_hash: string; data: string | null; status: string | null; email_verified: boolean;
-  groups: GroupRef[]; created_at: Date; updated_at: Date;
+  id: number;
+  email: string;
+  password_hash: string;
+  data: string | null;
+  status: string | null;
+  email_verified: boolean;
+  groups: GroupRef[];
+  created_at: Date;
+  updated_at: Date;
 }
 
 const fromDb = (r: DbRow): UserRow => ({
-  id: r.id, email: r.email, passwordHash: r.password_hash, data: r.data, status: r.status, emailVerified: r.email_verified,
-  groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })), createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  email: r.email,
+  passwordHash: r.password_hash,
+  data: r.data,
+  status: r.status,
+  emailVerified: r.email_verified,
+  groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 const SELECT = `
@@ -48,9 +62,9 @@ export interface UserFields {
 
 async function setMemberships(db: Queryable, userId: number, groupIds: number[]): Promise<void> {
   await db.query('DELETE FROM user_groups WHERE user_id = $1 AND NOT (group_id = ANY($2))', [userId, groupIds]);
-  await db.query(
-    'INSERT INTO user_groups (user_id, group_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING', [userId, groupIds],
-  ).catch((err: unknown) => foreignKeyViolation(err, 'group-ids', 'names a group that does not exist'));
+  await db
+    .query('INSERT INTO user_groups (user_id, group_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING', [userId, groupIds])
+    .catch((err: unknown) => foreignKeyViolation(err, 'group-ids', 'names a group that does not exist'));
 }
 
 export async function getUser(db: Queryable, id: number): Promise<UserRow | undefined> {
@@ -65,10 +79,14 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
 
 export async function createUser(pool: Pool, fields: UserFields): Promise<UserRow> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ id: number }>(
-      'INSERT INTO users (email, password_hash, data, email_verified) VALUES ($1, $2, $3, $4) RETURNING id',
-      [fields.email, fields.passwordHash, fields.data, fields.emailVerified ?? true],
-    ).catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
+    const { rows } = await tx
+      .query<{ id: number }>('INSERT INTO users (email, password_hash, data, email_verified) VALUES ($1, $2, $3, $4) RETURNING id', [
+        fields.email,
+        fields.passwordHash,
+        fields.data,
+        fields.emailVerified ?? true,
+      ])
+      .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
     await setMemberships(tx, rows[0]!.id, fields.groupIds);
     return (await getUser(tx, rows[0]!.id))!;
   });
@@ -80,13 +98,15 @@ export async function createUser(pool: Pool, fields: UserFields): Promise<UserRo
  */
 export async function updateUser(pool: Pool, id: number, change: Partial<UserFields>): Promise<UserRow | undefined> {
   return withTransaction(pool, async (tx) => {
-    const { rowCount } = await tx.query(
-      // An email an administrator sets is one the box vouches for.
-      `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
+    const { rowCount } = await tx
+      .query(
+        // An email an administrator sets is one the box vouches for.
+        `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
          email_verified = email_verified OR $2 IS NOT NULL,
          data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
-      [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null],
-    ).catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
+        [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null],
+      )
+      .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
     if (!rowCount) return undefined;
     if (change.groupIds) await setMemberships(tx, id, change.groupIds);
     if (change.passwordHash) {
@@ -125,6 +145,8 @@ export async function listUsers(db: Queryable, q: UserQuery): Promise<{ total: n
   const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users u ${whereSql}`, params)).rows[0]!.n;
   params.push(q.count, (q.page - 1) * q.count);
   const { rows } = await db.query<DbRow>(
-    `${SELECT} ${whereSql} GROUP BY u.id ORDER BY u.id LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
+    `${SELECT} ${whereSql} GROUP BY u.id ORDER BY u.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    params,
+  );
   return { total, users: rows.map(fromDb) };
 }

@@ -5,7 +5,8 @@ import { ADMIN_CLIENT_ID } from '../reserved.js';
 import { html } from './html.js';
 
 export function adminPage(box: string, baseUrl: string): string {
-  return `<!doctype html>${html`<html lang="en">
+  return `<!doctype html>${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -66,5 +67,6 @@ export function adminPage(box: string, baseUrl: string): string {
   </div>
 </main>
 </body>
-</html>`.text}`;
+</html>`.text
+  }`;
 }

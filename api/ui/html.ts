@@ -21,5 +21,5 @@ function render(part: Part): string {
 }
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
-  return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]!) : ''), ''));
+  return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]) : ''), ''));
 }

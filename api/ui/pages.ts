@@ -10,7 +10,8 @@ export interface PageOptions {
 }
 
 export function page({ title, box, body }: PageOptions): string {
-  return `<!doctype html>${html`<html lang="en">
+  return `<!doctype html>${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -23,7 +24,8 @@ export function page({ title, box, body }: PageOptions): string {
 ${body}
 </main>
 </body>
-</html>`.text}`;
+</html>`.text
+  }`;
 }
 
 function hidden(fields: Record<string, string | undefined>): Html[] {
@@ -81,7 +83,9 @@ export interface SignUpPage {
 
 export function signUpPage(p: SignUpPage): string {
   const errors = p.errors ?? {};
-  const other = Object.entries(errors).filter(([f]) => f !== 'email' && f !== 'password').flatMap(([, m]) => m);
+  const other = Object.entries(errors)
+    .filter(([f]) => f !== 'email' && f !== 'password')
+    .flatMap(([, m]) => m);
   return page({
     title: 'Sign up',
     box: p.box,
@@ -115,9 +119,11 @@ export function consentPage(p: ConsentPage): string {
     body: html`<h1>Allow <strong>${p.clientId}</strong> to access your account?</h1>
 ${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
 <p>Signed in as <strong>${p.email}</strong>.</p>
-${scopes.length
+${
+  scopes.length
     ? html`<p>It asks for:</p><ul class="scopes">${scopes.map((s) => html`<li>${s}</li>`)}</ul>`
-    : html`<p>It asks for access to your account, with no particular scope.</p>`}
+    : html`<p>It asks for access to your account, with no particular scope.</p>`
+}
 <form method="post" action="/auth/consent" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
 <button type="submit" name="decision" value="allow">Allow</button>
@@ -163,6 +169,60 @@ export function logoutPage(p: LogoutPage): string {
 <form method="post" action="/auth/logout" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
 <button type="submit">Sign out</button>
+</form>`,
+  });
+}
+
+export interface DeviceCodePage {
+  box: string;
+  code?: string;
+  error?: string;
+}
+
+/** Where a person types the code their device shows (a GET form: nothing changes until they allow). */
+export function deviceCodePage(p: DeviceCodePage): string {
+  return page({
+    title: 'Connect a device',
+    box: p.box,
+    body: html`<h1>Connect a device</h1>
+<p>Enter the code your device shows.</p>
+<form method="get" action="/auth/device/verify">
+<div class="field">
+<label for="user_code">Code</label>
+<input id="user_code" name="user_code" type="text" value="${p.code ?? ''}" autocomplete="off" autocapitalize="characters" required
+  ${p.error ? html`aria-invalid="true" aria-describedby="user_code-error"` : ''}>
+${fieldError('user_code', p.error ? [p.error] : undefined)}
+</div>
+<button type="submit">Continue</button>
+</form>`,
+  });
+}
+
+export interface DeviceConsentPage {
+  box: string;
+  csrf: string;
+  code: string;
+  clientId: string;
+  clientDescription?: string;
+  scope?: string;
+  email: string;
+}
+
+/** The device's request, for the person to allow or deny: who asks, for what, and the code to compare. */
+export function deviceConsentPage(p: DeviceConsentPage): string {
+  const scopes = (p.scope ?? '').split(' ').filter(Boolean);
+  return page({
+    title: 'Allow the device?',
+    box: p.box,
+    body: html`<h1>Allow <strong>${p.clientId}</strong> on your device?</h1>
+${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
+<p>Check that your device shows the code <strong class="code">${p.code}</strong>. Only allow a device you are using yourself.</p>
+<p>Signed in as <strong>${p.email}</strong>.</p>
+${scopes.length ? html`<p>It asks for:</p><ul class="scopes">${scopes.map((s) => html`<li>${s}</li>`)}</ul>` : ''}
+<form method="post" action="/auth/device/verify" class="actions">
+${hidden({ csrf: p.csrf, user_code: p.code })}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>`,
   });
 }

@@ -1,7 +1,11 @@
 // An example browser app of a boxauth box: the implicit flow (token in the URL
 // fragment) and the authorization code flow with PKCE (code exchanged at the
 // box's token endpoint from the browser; the box answers CORS for it).
-const b64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const b64url = (bytes) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const random = () => b64url(crypto.getRandomValues(new Uint8Array(32)));
 const callbackUrl = () => new URL('callback.html', location.href).toString();
 const $ = (id) => document.getElementById(id);
@@ -46,8 +50,11 @@ async function callback() {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
-        grant_type: 'authorization_code', code: answer.get('code'), redirect_uri: callbackUrl(),
-        client_id: request.client, code_verifier: request.verifier,
+        grant_type: 'authorization_code',
+        code: answer.get('code'),
+        redirect_uri: callbackUrl(),
+        client_id: request.client,
+        code_verifier: request.verifier,
       }),
     });
     const body = await res.json();

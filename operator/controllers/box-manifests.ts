@@ -34,8 +34,8 @@ export function boxNames(box: BoxResource): BoxNames {
     deployment: name,
     service: name,
     serviceAccount: name,
-    tokenReviewBinding: binding.length <= 253 ? binding
-      : `${binding.slice(0, 236)}-${createHash('sha256').update(binding).digest('hex').slice(0, 16)}`,
+    tokenReviewBinding:
+      binding.length <= 253 ? binding : `${binding.slice(0, 236)}-${createHash('sha256').update(binding).digest('hex').slice(0, 16)}`,
     secrets: {
       database: `${name}-database`,
       signingKey: `${name}-signing-key`,
@@ -123,19 +123,26 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
           automountServiceAccountToken: needsApiServer(box),
           enableServiceLinks: false,
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{
-            name: 'api',
-            image: spec.image ?? settings.image,
-            imagePullPolicy: settings.imagePullPolicy,
-            command: API_COMMAND,
-            ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-            env,
-            readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
-            livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6 },
-            resources: spec.resources ?? { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-            volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-          }],
+          containers: [
+            {
+              name: 'api',
+              image: spec.image ?? settings.image,
+              imagePullPolicy: settings.imagePullPolicy,
+              command: API_COMMAND,
+              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+              env,
+              readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'http' },
+                initialDelaySeconds: 10,
+                periodSeconds: 10,
+                failureThreshold: 6,
+              },
+              resources: spec.resources ?? { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            },
+          ],
           volumes: [{ name: 'tmp', emptyDir: {} }],
         },
       },
@@ -146,8 +153,10 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
 export function apiService(box: BoxResource): KObject {
   return {
     metadata: {
-      name: boxNames(box).service, namespace: box.metadata.namespace,
-      labels: { ...selectorLabels(box), ...MANAGED_LABELS }, ownerReferences: [ownerReference(box)],
+      name: boxNames(box).service,
+      namespace: box.metadata.namespace,
+      labels: { ...selectorLabels(box), ...MANAGED_LABELS },
+      ownerReferences: [ownerReference(box)],
     },
     spec: {
       selector: selectorLabels(box),
@@ -160,8 +169,10 @@ export function apiService(box: BoxResource): KObject {
 export function apiServiceAccount(box: BoxResource): KObject {
   return {
     metadata: {
-      name: boxNames(box).serviceAccount, namespace: box.metadata.namespace,
-      labels: { ...selectorLabels(box), ...MANAGED_LABELS }, ownerReferences: [ownerReference(box)],
+      name: boxNames(box).serviceAccount,
+      namespace: box.metadata.namespace,
+      labels: { ...selectorLabels(box), ...MANAGED_LABELS },
+      ownerReferences: [ownerReference(box)],
     },
   };
 }

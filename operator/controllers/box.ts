@@ -24,8 +24,15 @@ import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { BoxReason, ConditionType } from '../reasons.js';
 import { secretData, secretValue, type SecretObject } from '../secrets.js';
 import {
-  apiDeployment, apiService, apiServiceAccount, baseUrlOf, boxNames, ROOT_CLIENT_ID, SIGNING_KEY_FILE,
-  tokenReviewBinding, usesTokenReview,
+  apiDeployment,
+  apiService,
+  apiServiceAccount,
+  baseUrlOf,
+  boxNames,
+  ROOT_CLIENT_ID,
+  SIGNING_KEY_FILE,
+  tokenReviewBinding,
+  usesTokenReview,
 } from './box-manifests.js';
 
 export interface BoxSpec {
@@ -88,7 +95,9 @@ export class BoxController extends Controller<BoxResource> {
 
   /** The pool of the box's database, once this process has provisioned it. */
   pool(box: BoxResource): Pool | undefined {
-    return this.activeBox(box.metadata.namespace!)?.metadata.uid === box.metadata.uid ? this.databases.pool(box.metadata.namespace!) : undefined;
+    return this.activeBox(box.metadata.namespace!)?.metadata.uid === box.metadata.uid
+      ? this.databases.pool(box.metadata.namespace!)
+      : undefined;
   }
 
   /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database refers to it. */
@@ -103,8 +112,9 @@ export class BoxController extends Controller<BoxResource> {
   protected fingerprint(box: BoxResource): string {
     const ns = box.metadata.namespace!;
     const names = boxNames(box);
-    const versions = [...Object.values(names.secrets), box.spec?.database?.secretRef?.name]
-      .map((n) => (n ? this.secrets.get(ns, n)?.metadata.resourceVersion : ''));
+    const versions = [...Object.values(names.secrets), box.spec?.database?.secretRef?.name].map((n) =>
+      n ? this.secrets.get(ns, n)?.metadata.resourceVersion : '',
+    );
     const deployment = this.deployments.get(ns, names.deployment);
     return `${this.activeBox(ns)?.metadata.uid === box.metadata.uid}|${versions.join(',')}|${deployment?.metadata.resourceVersion}|${this.databases.pool(ns) ? 1 : 0}`;
   }
@@ -119,8 +129,10 @@ export class BoxController extends Controller<BoxResource> {
     if (box.metadata.deletionTimestamp) return this.finalize(box, active?.metadata.uid === box.metadata.uid);
     if (active && active.metadata.uid !== box.metadata.uid) {
       // A duplicate serves nothing: no url, schema or Deployment of its own to show.
-      const problem = new Problem(BoxReason.DuplicateBox,
-        `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace`);
+      const problem = new Problem(
+        BoxReason.DuplicateBox,
+        `namespace ${ns} already has Box ${active.metadata.name}; a namespace holds one box: delete this one or use another namespace`,
+      );
       await this.markNotReady(box, problem, { fields: {} });
       return { ready: false };
     }
@@ -135,23 +147,35 @@ export class BoxController extends Controller<BoxResource> {
         await this.signingKeySecret(box),
         await this.ensureSecret(box, names.secrets.rootClient, () => ({ 'client-id': ROOT_CLIENT_ID, 'client-secret': generateSecret() })),
         await this.ensureSecret(box, names.secrets.admin, () => ({
-          email: box.spec?.admin?.email ?? 'admin@localhost', password: generateSecret().slice(0, 24),
+          email: box.spec?.admin?.email ?? 'admin@localhost',
+          password: generateSecret().slice(0, 24),
         })),
       ];
       const secretVersions = secrets.map((x) => x.metadata.resourceVersion ?? '');
       const serviceAccount = await this.serviceAccount(box);
       const binding = await this.tokenReviewRights(box);
       await this.kube.apply(SERVICES, ns, apiService(box));
-      const deployment = await this.kube.apply<DeploymentObject>(DEPLOYMENTS, ns, apiDeployment(box, {
-        image: this.settings.image, imagePullPolicy: this.settings.imagePullPolicy, secretVersions,
-      }));
+      const deployment = await this.kube.apply<DeploymentObject>(
+        DEPLOYMENTS,
+        ns,
+        apiDeployment(box, {
+          image: this.settings.image,
+          imagePullPolicy: this.settings.imagePullPolicy,
+          secretVersions,
+        }),
+      );
       const url = baseUrlOf(box);
       await this.markReady(box, {
         reason: BoxReason.Provisioned,
         message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
         fields: {
-          url, schema: db.schema, deployment: names.deployment, service: names.service, secrets: names.secrets,
-          serviceAccount, ...(binding ? { tokenReviewBinding: binding } : {}),
+          url,
+          schema: db.schema,
+          deployment: names.deployment,
+          service: names.service,
+          secrets: names.secrets,
+          serviceAccount,
+          ...(binding ? { tokenReviewBinding: binding } : {}),
           availableReplicas: deployment.status?.availableReplicas ?? 0,
         },
         conditions: [availability(box, deployment)],
@@ -206,7 +230,8 @@ export class BoxController extends Controller<BoxResource> {
     if (secret.metadata.annotations?.[ALG_ANNOTATION] === alg) return secret;
     this.deps.events.normal(box, BoxReason.SigningKeyReplaced, `generated a new ${alg} signing key (spec.jwtAlg changed)`);
     return this.kube.patch<SecretObject>(SECRETS, box.metadata.namespace, name, {
-      metadata: { annotations: { [ALG_ANNOTATION]: alg } }, stringData: { [SIGNING_KEY_FILE]: pem() },
+      metadata: { annotations: { [ALG_ANNOTATION]: alg } },
+      stringData: { [SIGNING_KEY_FILE]: pem() },
     });
   }
 
@@ -215,11 +240,20 @@ export class BoxController extends Controller<BoxResource> {
    * used as it is when present (an admin may provide it beforehand); taken over
    * when a deleted Box of the same name left it behind.
    */
-  private ensureSecret(box: BoxResource, name: string, make: () => Record<string, string>,
-    annotations: Record<string, string> = {}): Promise<SecretObject> {
+  private ensureSecret(
+    box: BoxResource,
+    name: string,
+    make: () => Record<string, string>,
+    annotations: Record<string, string> = {},
+  ): Promise<SecretObject> {
     return ensureOwned<SecretObject>(this.kube, SECRETS, box, name, () => ({
-      metadata: { name, namespace: box.metadata.namespace, labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name }, annotations,
-        ownerReferences: [ownerReference(box)] },
+      metadata: {
+        name,
+        namespace: box.metadata.namespace,
+        labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name },
+        annotations,
+        ownerReferences: [ownerReference(box)],
+      },
       type: 'Opaque',
       stringData: make(),
     }));
@@ -231,8 +265,11 @@ export class BoxController extends Controller<BoxResource> {
     const ns = box.metadata.namespace!;
     const name = boxNames(box).serviceAccount;
     await ensureOwned(this.kube, SERVICE_ACCOUNTS, box, name, () => apiServiceAccount(box), {
-      foreign: () => new Problem(BoxReason.ServiceAccountConflict,
-        `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`),
+      foreign: () =>
+        new Problem(
+          BoxReason.ServiceAccountConflict,
+          `ServiceAccount ${ns}/${name} exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`,
+        ),
     });
     return name;
   }
@@ -248,9 +285,11 @@ export class BoxController extends Controller<BoxResource> {
       await this.kube.apply(CLUSTER_ROLE_BINDINGS, undefined, tokenReviewBinding(box));
       return name;
     }
-    if (box.status?.tokenReviewBinding && await this.kube.delete(CLUSTER_ROLE_BINDINGS, undefined, name)) {
-      this.log.info({ box: `${box.metadata.namespace}/${box.metadata.name}`, clusterRoleBinding: name },
-        'the box no longer uses TokenReview: removed its system:auth-delegator binding');
+    if (box.status?.tokenReviewBinding && (await this.kube.delete(CLUSTER_ROLE_BINDINGS, undefined, name))) {
+      this.log.info(
+        { box: `${box.metadata.namespace}/${box.metadata.name}`, clusterRoleBinding: name },
+        'the box no longer uses TokenReview: removed its system:auth-delegator binding',
+      );
     }
     return undefined;
   }
@@ -279,7 +318,7 @@ export class BoxController extends Controller<BoxResource> {
       }
     } catch (err) {
       if (!(err instanceof NotOwned)) throw err;
-      this.log.warn({ namespace: ns, err: err.message }, 'box deleted; its schema is not marked as this namespace\'s: left as it is');
+      this.log.warn({ namespace: ns, err: err.message }, "box deleted; its schema is not marked as this namespace's: left as it is");
     } finally {
       await this.databases.forget(ns);
     }
@@ -294,11 +333,19 @@ function availability(box: BoxResource, deployment: DeploymentObject): NewCondit
   const condition = { type: ConditionType.Available };
   if (want === 0) return { ...condition, status: 'False', reason: BoxReason.ScaledToZero, message: 'spec.replicas is 0' };
   if (available > 0) {
-    return { ...condition, status: 'True', reason: BoxReason.MinimumReplicasAvailable,
-      message: `${available} of ${want} API pods available` };
+    return {
+      ...condition,
+      status: 'True',
+      reason: BoxReason.MinimumReplicasAvailable,
+      message: `${available} of ${want} API pods available`,
+    };
   }
-  return { ...condition, status: 'False', reason: BoxReason.NoPodsAvailable,
-    message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}` };
+  return {
+    ...condition,
+    status: 'False',
+    reason: BoxReason.NoPodsAvailable,
+    message: `0 of ${want} API pods available; see kubectl get pods -n ${box.metadata.namespace} -l ${selector}`,
+  };
 }
 
 /** The Ready=False reason and message of a failed reconcile. */

@@ -61,9 +61,13 @@ function clientSecretIn(secret: SecretObject, key: string, fix: string): string 
   const value = secretValue(secret, key);
   if (value === undefined) {
     const keys = Object.keys(secret.data ?? {});
-    throw new Problem(ClientReason.SecretKeyNotFound, `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`);
+    throw new Problem(
+      ClientReason.SecretKeyNotFound,
+      `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`,
+    );
   }
-  if (value.length < MIN_SECRET) throw new Problem(ClientReason.SecretTooShort, `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
+  if (value.length < MIN_SECRET)
+    throw new Problem(ClientReason.SecretTooShort, `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
   return value;
 }
 
@@ -74,23 +78,31 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
   const ns = box.metadata.namespace!;
   const namespaces = [...new Set(refused.map((sa) => sa.namespace))];
   const allowed = [ns, ...(box.spec?.workloadNamespaces ?? [])];
-  throw new RecordRefused(ClientReason.ServiceAccountNamespaceNotAllowed,
-    `auth.workload binds ${refused.map((sa) => `ServiceAccount ${sa.namespace}/${sa.name}`).join(', ')}, but Box ${box.metadata.name} lets `
-    + `its Clients bind ServiceAccounts of namespace${allowed.length > 1 ? 's' : ''} ${allowed.join(', ')} only: a cluster admin may add `
-    + `${namespaces.map((n) => `"${n}"`).join(', ')} to the Box's spec.workloadNamespaces, or bind ServiceAccounts of namespace ${ns}; `
-    + 'until then this client has no record in the box');
+  throw new RecordRefused(
+    ClientReason.ServiceAccountNamespaceNotAllowed,
+    `auth.workload binds ${refused.map((sa) => `ServiceAccount ${sa.namespace}/${sa.name}`).join(', ')}, but Box ${box.metadata.name} lets ` +
+      `its Clients bind ServiceAccounts of namespace${allowed.length > 1 ? 's' : ''} ${allowed.join(', ')} only: a cluster admin may add ` +
+      `${namespaces.map((n) => `"${n}"`).join(', ')} to the Box's spec.workloadNamespaces, or bind ServiceAccounts of namespace ${ns}; ` +
+      'until then this client has no record in the box',
+  );
 }
 
 export class ClientController extends RecordController<ClientSpec, Client> {
   private readonly verifier = new SecretVerifier();
 
-  constructor(informer: ObjectCache<ClientResource>, private readonly secrets: ObjectCache<KObject>, deps: ControllerDeps, boxes: BoxController) {
+  constructor(
+    informer: ObjectCache<ClientResource>,
+    private readonly secrets: ObjectCache<KObject>,
+    deps: ControllerDeps,
+    boxes: BoxController,
+  ) {
     super('client', CLIENTS, informer, deps, boxes, clients);
   }
 
   /** Clients to reconcile when a Secret changes: those referring to it, and the one owning it. */
   clientsUsingSecret(namespace: string, secretName: string): string[] {
-    return this.informer.list(namespace)
+    return this.informer
+      .list(namespace)
       .filter((c) => secretSource(c)?.name === secretName)
       .map((c) => c.metadata.name);
   }
@@ -108,16 +120,24 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     const source = secretSource(obj);
     if (!source) {
       if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {
-        throw new Problem(ClientReason.SecretRequired, 'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload');
+        throw new Problem(
+          ClientReason.SecretRequired,
+          'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload',
+        );
       }
       return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had
     }
-    const secret = clientSecretIn(source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
-      source.key, source.generated ? 'delete the Secret to have a new one generated' : 'set spec.secretRef.key or add the key');
+    const secret = clientSecretIn(
+      source.generated ? await this.generatedSecret(obj, source.name) : await this.referencedSecret(obj, source.name),
+      source.key,
+      source.generated ? 'delete the Secret to have a new one generated' : 'set spec.secretRef.key or add the key',
+    );
     const stored = await clients.read(pool, record.id);
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
-    const same = stored?.managedBy === this.managedBy(obj) && stored.secretHash !== null
-      && (await this.verifier.verify(key, stored.secretHash, secret));
+    const same =
+      stored?.managedBy === this.managedBy(obj) &&
+      stored.secretHash !== null &&
+      (await this.verifier.verify(key, stored.secretHash, secret));
     if (same) return { record, secretHash: undefined, status: { secretName: source.name } };
     const secretHash = await hashSecret(secret);
     this.verifier.remember(key, secretHash, secret); // the next pass (e.g. the Secret's own event) needs no argon2
@@ -134,17 +154,29 @@ export class ClientController extends RecordController<ClientSpec, Client> {
   /** The generated secret: created once, owned by the Client (garbage-collected with it). */
   private generatedSecret(obj: ClientResource, name: string): Promise<SecretObject> {
     const ns = obj.metadata.namespace!;
-    return ensureOwned<SecretObject>(this.kube, SECRETS, obj, name, () => ({
-      metadata: {
-        name, namespace: ns, labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
-        ownerReferences: [ownerReference(obj)],
+    return ensureOwned<SecretObject>(
+      this.kube,
+      SECRETS,
+      obj,
+      name,
+      () => ({
+        metadata: {
+          name,
+          namespace: ns,
+          labels: { ...MANAGED_LABELS, 'boxauth.io/client': obj.metadata.name },
+          ownerReferences: [ownerReference(obj)],
+        },
+        type: 'Opaque',
+        stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
+      }),
+      {
+        foreign: () =>
+          new Problem(
+            ClientReason.SecretConflict,
+            `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`,
+          ),
       },
-      type: 'Opaque',
-      stringData: { 'client-id': obj.metadata.name, [GENERATED_SECRET_KEY]: generateSecret() },
-    }), {
-      foreign: () => new Problem(ClientReason.SecretConflict,
-        `Secret ${ns}/${name} exists and is not the operator's; set spec.secretRef to use it, or delete it`),
-    });
+    );
   }
 
   protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {

@@ -79,7 +79,8 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     try {
       validateResource(this.kind, record);
     } catch (err) {
-      if (err instanceof ValidationError) throw new Problem(RecordReason.InvalidSpec, `spec is not a valid ${this.kind}: ${err.message}`, { cause: err });
+      if (err instanceof ValidationError)
+        throw new Problem(RecordReason.InvalidSpec, `spec is not a valid ${this.kind}: ${err.message}`, { cause: err });
       throw err;
     }
     return record;
@@ -114,14 +115,23 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     if (this.reserved(obj)) return this.refuseReserved(obj, pool);
 
     if (!box) {
-      return this.notReady(obj, new Problem(RecordReason.BoxNotFound,
-        `no Box in namespace ${namespace}: create one (e.g. kubectl apply -n ${namespace} -f examples/box.yaml)`));
+      return this.notReady(
+        obj,
+        new Problem(
+          RecordReason.BoxNotFound,
+          `no Box in namespace ${namespace}: create one (e.g. kubectl apply -n ${namespace} -f examples/box.yaml)`,
+        ),
+      );
     }
     if (!isReady(box)) {
       const why = findCondition(box.status?.conditions, ConditionType.Ready);
       // Not a failure of this resource (the Box reports its own): no Warning Event.
-      return this.notReady(obj, new Problem(RecordReason.BoxNotReady,
-        `Box ${box.metadata.name} is not ready${why?.message ? `: ${why.message}` : ' yet'}`, { event: false }));
+      return this.notReady(
+        obj,
+        new Problem(RecordReason.BoxNotReady, `Box ${box.metadata.name} is not ready${why?.message ? `: ${why.message}` : ' yet'}`, {
+          event: false,
+        }),
+      );
     }
     // A ready Box whose database this process has not connected to yet (it just started): the
     // Box's reconcile connects it and enqueues this again; the status stays as it is meanwhile.
@@ -138,8 +148,9 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     } catch (err) {
       if (err instanceof RecordRefused) await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
       if (err instanceof Problem) return this.notReady(obj, err);
-      await this.markNotReady(obj, new Problem(RecordReason.ReconcileError, `${errorMessage(err)}; retrying`, { cause: err }))
-        .catch(() => undefined);
+      await this.markNotReady(obj, new Problem(RecordReason.ReconcileError, `${errorMessage(err)}; retrying`, { cause: err })).catch(
+        () => undefined,
+      );
       throw err;
     }
   }
@@ -158,15 +169,23 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
   /** Ready=False ReservedName, nothing written; `pool` (when connected) to hand back what an earlier operator took. */
   private async refuseReserved(obj: Resource<S>, pool: Pool | undefined): Promise<Outcome> {
     if (pool) await this.handBack(pool, obj);
-    return this.notReady(obj, new Problem(RecordReason.ReservedName,
-      `"${obj.metadata.name}" is a ${this.kind} the box creates for itself and depends on; choose another name for this resource`));
+    return this.notReady(
+      obj,
+      new Problem(
+        RecordReason.ReservedName,
+        `"${obj.metadata.name}" is a ${this.kind} the box creates for itself and depends on; choose another name for this resource`,
+      ),
+    );
   }
 
   private async handBack(pool: Pool, obj: Resource<S>): Promise<void> {
     const id = obj.metadata.name;
     if ((await this.table.read(pool, id))?.managedBy !== this.managedBy(obj)) return;
     await this.table.setOwner(pool, id, null);
-    this.log.warn({ [this.kind]: `${obj.metadata.namespace}/${id}` }, 'the box\'s own record was managed by this resource; handed it back to the box');
+    this.log.warn(
+      { [this.kind]: `${obj.metadata.namespace}/${id}` },
+      "the box's own record was managed by this resource; handed it back to the box",
+    );
   }
 
   private async notReady(obj: Resource<S>, problem: Problem): Promise<Outcome> {
@@ -180,13 +199,17 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     const stored = await this.table.read(pool, id);
     if (stored && stored.managedBy !== managedBy) {
       if (stored.managedBy !== null) {
-        throw new Problem(RecordReason.OwnedElsewhere, `the ${this.kind} record "${id}" is managed by ${stored.managedBy}; delete that resource first`);
+        throw new Problem(
+          RecordReason.OwnedElsewhere,
+          `the ${this.kind} record "${id}" is managed by ${stored.managedBy}; delete that resource first`,
+        );
       }
       await this.table.setOwner(pool, id, managedBy);
       this.deps.events.normal(obj, RecordReason.Adopted, `took over the ${this.kind} record "${id}" created through the REST API`);
     }
     const { stored: after, created } = await this.table.write(pool, desired.record, {
-      managedBy, ...(desired.secretHash !== undefined ? { secretHash: desired.secretHash } : {}),
+      managedBy,
+      ...(desired.secretHash !== undefined ? { secretHash: desired.secretHash } : {}),
     });
     const versionOf = (r: unknown): string | undefined => (r as { meta?: { versionId?: string } }).meta?.versionId;
     const changed = created || versionOf(after.resource) !== versionOf(stored?.resource);
@@ -196,7 +219,11 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     if (wasInPlace) {
       // Nothing in Kubernetes changed, yet the record differed: someone changed or deleted it in the database.
       this.log.warn({ [this.kind]: ref }, 'record differed from the resource; restored');
-      this.deps.events.normal(obj, RecordReason.DriftRepaired, `the ${this.kind} record "${id}" was changed or deleted outside Kubernetes; restored it`);
+      this.deps.events.normal(
+        obj,
+        RecordReason.DriftRepaired,
+        `the ${this.kind} record "${id}" was changed or deleted outside Kubernetes; restored it`,
+      );
     } else {
       this.log.info({ [this.kind]: ref, created }, created ? 'record created' : 'record updated');
     }

@@ -59,10 +59,23 @@ export async function wrkAvailable(): Promise<boolean> {
 export async function drive(baseUrl: string, requests: BenchRequest[], opts: LoadOptions): Promise<LoadResult> {
   const file = requestFile(requests);
   try {
-    const { stdout, stderr } = await run('wrk', [
-      `-t${opts.threads}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--timeout', '10s',
-      '-s', projectPath('test', 'bench', 'requests.lua'), baseUrl, '--', file, `${Date.now().toString(36)}r`,
-    ], { maxBuffer: 1 << 20 });
+    const { stdout, stderr } = await run(
+      'wrk',
+      [
+        `-t${opts.threads}`,
+        `-c${opts.connections}`,
+        `-d${opts.seconds}s`,
+        '--timeout',
+        '10s',
+        '-s',
+        projectPath('test', 'bench', 'requests.lua'),
+        baseUrl,
+        '--',
+        file,
+        `${Date.now().toString(36)}r`,
+      ],
+      { maxBuffer: 1 << 20 },
+    );
     const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
     if (!line) throw new Error(`wrk printed no result:\n${stdout}\n${stderr}`);
     const r = JSON.parse(line.slice('BENCH_RESULT '.length)) as Record<string, number>;

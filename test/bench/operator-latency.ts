@@ -41,14 +41,21 @@ async function main(): Promise<void> {
   try {
     const kube = cluster.adminKube();
     operator = await OperatorProcess.start(cluster.kubeconfig, {
-      DATABASE_URL: db.url, BOXAUTH_DATA_DIR: dataDir, BOXAUTH_LOG_LEVEL: process.env.BENCH_OPERATOR_LOG ? 'debug' : 'warn',
+      DATABASE_URL: db.url,
+      BOXAUTH_DATA_DIR: dataDir,
+      BOXAUTH_LOG_LEVEL: process.env.BENCH_OPERATOR_LOG ? 'debug' : 'warn',
     });
     const port = await freePort();
     await cluster.k(['create', 'namespace', NS]);
-    await cluster.k(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace: NS },
-      spec: { port, baseUrl: `http://127.0.0.1:${port}` },
-    }));
+    await cluster.k(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Box',
+        metadata: { name: 'auth', namespace: NS },
+        spec: { port, baseUrl: `http://127.0.0.1:${port}` },
+      }),
+    );
     await cluster.k(['wait', '--for=condition=Ready', 'box/auth', '-n', NS, '--timeout=60s']);
     api = (await cluster.runDeployment(NS, 'auth')).box;
 
@@ -63,10 +70,17 @@ async function main(): Promise<void> {
       }
     };
     const client = (name: string): unknown => ({
-      apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name, namespace: NS }, spec: { grant_types: ['client_credentials'] },
+      apiVersion: 'boxauth.io/v1alpha1',
+      kind: 'Client',
+      metadata: { name, namespace: NS },
+      spec: { grant_types: ['client_credentials'] },
     });
     const kubectl = (input: string): void => {
-      const r = spawnSync(path.join(os.homedir(), '.cache/boxauth/kube/bin/kubectl'), [`--kubeconfig=${cluster.kubeconfig}`, 'apply', '-f', '-'], { input });
+      const r = spawnSync(
+        path.join(os.homedir(), '.cache/boxauth/kube/bin/kubectl'),
+        [`--kubeconfig=${cluster.kubeconfig}`, 'apply', '-f', '-'],
+        { input },
+      );
       if (r.status !== 0) throw new Error(r.stderr.toString());
     };
 
@@ -76,7 +90,8 @@ async function main(): Promise<void> {
       kubectl(JSON.stringify(client(`one-${i}`)));
       const applied = Date.now() - started;
       oneByOne.push(await untilToken(`one-${i}`, started));
-      if (process.env.BENCH_OPERATOR_LOG) process.stderr.write(`one-${i}: ${oneByOne.at(-1)} ms (kubectl ${applied} ms) at ${new Date().toISOString()}\n`);
+      if (process.env.BENCH_OPERATOR_LOG)
+        process.stderr.write(`one-${i}: ${oneByOne.at(-1)} ms (kubectl ${applied} ms) at ${new Date().toISOString()}\n`);
     }
 
     const burstStart = Date.now();
@@ -84,7 +99,9 @@ async function main(): Promise<void> {
     const burst = await Promise.all(Array.from({ length: N }, (_, i) => untilToken(`burst-${i}`, burstStart)));
 
     await cluster.k(['create', 'secret', 'generic', 'rotating', '-n', NS, '--from-literal=client-secret=rotation-secret-0']);
-    kubectl(JSON.stringify({ ...(client('rotating') as object), spec: { grant_types: ['client_credentials'], secretRef: { name: 'rotating' } } }));
+    kubectl(
+      JSON.stringify({ ...(client('rotating') as object), spec: { grant_types: ['client_credentials'], secretRef: { name: 'rotating' } } }),
+    );
     await cluster.k(['wait', '--for=condition=Ready', 'client/rotating', '-n', NS, '--timeout=60s']);
     const rotations: number[] = [];
     for (let i = 1; i <= ROTATIONS; i++) {
@@ -105,11 +122,17 @@ async function main(): Promise<void> {
       [`kubectl apply → token, ${N} clients in one apply`, summary(burst)],
       [`Secret change → new secret works (${ROTATIONS} rotations)`, summary(rotations)],
     ] as const;
-    process.stdout.write(`\n${'scenario'.padEnd(56)} ${'p50'.padStart(7)} ${'p90'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}  (ms)\n`);
+    process.stdout.write(
+      `\n${'scenario'.padEnd(56)} ${'p50'.padStart(7)} ${'p90'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}  (ms)\n`,
+    );
     for (const [name, s] of rows) {
-      process.stdout.write(`${name.padEnd(56)} ${String(s.p50).padStart(7)} ${String(s.p90).padStart(7)} ${String(s.p99).padStart(7)} ${String(s.max).padStart(7)}\n`);
+      process.stdout.write(
+        `${name.padEnd(56)} ${String(s.p50).padStart(7)} ${String(s.p90).padStart(7)} ${String(s.p99).padStart(7)} ${String(s.max).padStart(7)}\n`,
+      );
     }
-    process.stdout.write(`${JSON.stringify({ applyToToken: summary(oneByOne), burstApplyToToken: summary(burst), rotation: summary(rotations), cpus: os.cpus().length })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ applyToToken: summary(oneByOne), burstApplyToToken: summary(burst), rotation: summary(rotations), cpus: os.cpus().length })}\n`,
+    );
   } finally {
     if (process.env.BENCH_OPERATOR_LOG) {
       fs.writeFileSync(process.env.BENCH_OPERATOR_LOG, operator?.logs.map((l) => JSON.stringify(l)).join('\n') ?? '');

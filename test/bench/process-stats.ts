@@ -4,8 +4,9 @@ import fs from 'node:fs';
 
 function children(pid: number): number[] {
   try {
-    return fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-      fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
   } catch {
     return [];
   }
@@ -59,13 +60,17 @@ function cpuSeconds(pid: number): number {
 }
 
 function postgresPids(): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
-    } catch {
-      return false;
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    });
 }
 
 export interface CpuUse {

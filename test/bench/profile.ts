@@ -5,19 +5,38 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 function area(url: string): string {
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (m) return m[1]!;
-  if (url.includes('/dist/')) return `boxauth ${url.slice(url.indexOf('/dist/') + 6).split('/').slice(0, 2).join('/')}`;
+  if (url.includes('/dist/'))
+    return `boxauth ${url
+      .slice(url.indexOf('/dist/') + 6)
+      .split('/')
+      .slice(0, 2)
+      .join('/')}`;
   if (url.startsWith('node:')) return url;
   return url ? 'other' : 'native/GC';
 }
 
-const files = process.argv.slice(2).flatMap((p) => (fs.statSync(p).isDirectory()
-  ? fs.readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(p, f)) : [p]));
+const files = process.argv.slice(2).flatMap((p) =>
+  fs.statSync(p).isDirectory()
+    ? fs
+        .readdirSync(p)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(p, f))
+    : [p],
+);
 const byFunction = new Map<string, number>();
 const byArea = new Map<string, number>();
 let total = 0;
@@ -36,6 +55,12 @@ for (const file of files) {
     byArea.set(a, (byArea.get(a) ?? 0) + us);
   });
 }
-const top = (m: Map<string, number>, n: number): string => [...m].sort((a, b) => b[1] - a[1]).slice(0, n)
-  .map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`).join('\n');
-process.stdout.write(`busy time: ${(total / 1e6).toFixed(1)} s in ${files.length} profiles\n\nby area:\n${top(byArea, 20)}\n\nby function (self time):\n${top(byFunction, 30)}\n`);
+const top = (m: Map<string, number>, n: number): string =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`)
+    .join('\n');
+process.stdout.write(
+  `busy time: ${(total / 1e6).toFixed(1)} s in ${files.length} profiles\n\nby area:\n${top(byArea, 20)}\n\nby function (self time):\n${top(byFunction, 30)}\n`,
+);

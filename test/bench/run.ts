@@ -42,7 +42,9 @@ interface Row extends LoadResult {
   targets: string[];
 }
 
-const log = (msg: string): void => { process.stderr.write(`bench: ${msg}\n`); };
+const log = (msg: string): void => {
+  process.stderr.write(`bench: ${msg}\n`);
+};
 
 /** A fresh database for the run, on DATABASE_URL's server or an embedded one. */
 async function benchDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
@@ -79,26 +81,41 @@ async function measure(url: string, rootPid: number, key: string, title: string,
   const used = cpu.stop();
   const rssMb = rss.stop();
   const cpuUs = { api: (used.api * 1e6) / result.requests, postgres: (used.postgres * 1e6) / result.requests };
-  log(`${title}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${result.failures} failed, CPU/request: API ${cpuUs.api.toFixed(0)} µs, PostgreSQL ${cpuUs.postgres.toFixed(0)} µs`);
+  log(
+    `${title}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${result.failures} failed, CPU/request: API ${cpuUs.api.toFixed(0)} µs, PostgreSQL ${cpuUs.postgres.toFixed(0)} µs`,
+  );
   return { key, title, ...result, rssMb, cpuUs, targets: [] };
 }
 
 /** The box's count of answers by route and status of 400 or more (from /metrics), to say what failed. */
 async function failedAnswers(box: Box): Promise<string> {
   const text = await (await fetch(`${box.url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith('boxauth_http_requests_total{') && /status="[45]\d\d"/.test(l)).join('\n');
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('boxauth_http_requests_total{') && /status="[45]\d\d"/.test(l))
+    .join('\n');
 }
 
 async function startCeiling(client: { id: string; secret: string }): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', 'ceiling.js')], {
-    env: { ...process.env, CEILING_PORT: String(port), CEILING_WORKERS: String(WORKERS), CEILING_CLIENT_ID: client.id, CEILING_CLIENT_SECRET: client.secret },
+    env: {
+      ...process.env,
+      CEILING_PORT: String(port),
+      CEILING_WORKERS: String(WORKERS),
+      CEILING_CLIENT_ID: client.id,
+      CEILING_CLIENT_SECRET: client.secret,
+    },
     stdio: 'inherit',
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
-      const res = await fetch(`${url}/auth/token`, { method: 'POST', headers: { Authorization: basic(client.id, client.secret) }, body: 'grant_type=client_credentials' });
+      const res = await fetch(`${url}/auth/token`, {
+        method: 'POST',
+        headers: { Authorization: basic(client.id, client.secret) },
+        body: 'grant_type=client_credentials',
+      });
       if (res.status === 200) return { url, process: child };
     } catch {
       // not listening yet
@@ -120,13 +137,20 @@ function judge(row: Row, scenario: Scenario | undefined, ceilingRps: number): vo
 function table(rows: Row[]): string {
   const head = ['scenario', 'req/s', '× ceiling', 'p50 ms', 'p90 ms', 'p99 ms', 'non-2xx', 'peak RSS MB', 'CPU µs/req API+PG', 'targets'];
   const body = rows.map((r) => [
-    r.title, Math.round(r.rps).toLocaleString('en'), r.ratio === undefined ? '' : r.ratio.toFixed(2),
-    r.p50Ms.toFixed(2), r.p90Ms.toFixed(2), r.p99Ms.toFixed(2), String(r.failures), r.rssMb.toFixed(0),
+    r.title,
+    Math.round(r.rps).toLocaleString('en'),
+    r.ratio === undefined ? '' : r.ratio.toFixed(2),
+    r.p50Ms.toFixed(2),
+    r.p90Ms.toFixed(2),
+    r.p99Ms.toFixed(2),
+    String(r.failures),
+    r.rssMb.toFixed(0),
     `${r.cpuUs.api.toFixed(0)}+${r.cpuUs.postgres.toFixed(0)}`,
     r.key === 'ceiling' ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
@@ -143,7 +167,9 @@ async function main(): Promise<void> {
       dataDir: fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-`),
       env: {
         // BOXAUTH_* settings of make bench's own environment reach the box (to compare settings)
-        ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('BOXAUTH_') && e[1] !== undefined)),
+        ...Object.fromEntries(
+          Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('BOXAUTH_') && e[1] !== undefined),
+        ),
         BOXAUTH_WORKERS: String(WORKERS),
         BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]),
       },
@@ -157,11 +183,14 @@ async function main(): Promise<void> {
     // The ceiling runs alone: the box is idle meanwhile (its database too).
     const started = await startCeiling(seeded.jwt);
     ceiling = started.process;
-    const ceilingRow = await measure(started.url, ceiling.pid!, 'ceiling', 'ceiling: bare node:http + ES256', [{
-      method: 'POST', path: '/auth/token',
-      headers: { Authorization: basic(seeded.jwt.id, seeded.jwt.secret), 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', audience: AUDIENCE }).toString(),
-    }]);
+    const ceilingRow = await measure(started.url, ceiling.pid!, 'ceiling', 'ceiling: bare node:http + ES256', [
+      {
+        method: 'POST',
+        path: '/auth/token',
+        headers: { Authorization: basic(seeded.jwt.id, seeded.jwt.secret), 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', audience: AUDIENCE }).toString(),
+      },
+    ]);
     ceiling.kill('SIGTERM');
     ceiling = undefined;
 
@@ -182,7 +211,13 @@ async function main(): Promise<void> {
       log(`seeded in ${Math.round((Date.now() - t0) / 1000)} s`);
       await box.launch();
       const jwtScenario = list.find((s) => s.key === 'cc_jwt')!;
-      const row = await measure(box.url, box.process!.pid!, 'cc_jwt_scale', `${jwtScenario.title}, 100k clients/5M sessions`, jwtScenario.requests);
+      const row = await measure(
+        box.url,
+        box.process!.pid!,
+        'cc_jwt_scale',
+        `${jwtScenario.title}, 100k clients/5M sessions`,
+        jwtScenario.requests,
+      );
       judge(row, jwtScenario, ceilingRow.rps);
       const empty = rows.find((r) => r.key === 'cc_jwt')!;
       scale = { clients: SCALE_CLIENTS, sessions: SCALE_SESSIONS, ratio: row.rps / empty.rps };
@@ -191,12 +226,29 @@ async function main(): Promise<void> {
     }
 
     process.stdout.write(`\n${table(rows)}\n`);
-    if (scale) process.stdout.write(`\nwith ${scale.clients.toLocaleString('en')} clients and ${scale.sessions.toLocaleString('en')} sessions: ${scale.ratio.toFixed(2)} × the empty-database JWT throughput\n`);
-    process.stdout.write(`(${os.availableParallelism()} cores, ${WORKERS} API workers, ${CONNECTIONS} connections, ${SECONDS} s per scenario, wrk)\n`);
-    fs.writeFileSync(projectPath('bench-results.json'), `${JSON.stringify({
-      date: new Date().toISOString(), cores: os.availableParallelism(), workers: WORKERS, connections: CONNECTIONS, seconds: SECONDS,
-      scenarios: rows, scale,
-    }, null, 2)}\n`);
+    if (scale)
+      process.stdout.write(
+        `\nwith ${scale.clients.toLocaleString('en')} clients and ${scale.sessions.toLocaleString('en')} sessions: ${scale.ratio.toFixed(2)} × the empty-database JWT throughput\n`,
+      );
+    process.stdout.write(
+      `(${os.availableParallelism()} cores, ${WORKERS} API workers, ${CONNECTIONS} connections, ${SECONDS} s per scenario, wrk)\n`,
+    );
+    fs.writeFileSync(
+      projectPath('bench-results.json'),
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          cores: os.availableParallelism(),
+          workers: WORKERS,
+          connections: CONNECTIONS,
+          seconds: SECONDS,
+          scenarios: rows,
+          scale,
+        },
+        null,
+        2,
+      )}\n`,
+    );
     process.stdout.write('written to bench-results.json\n');
   } finally {
     ceiling?.kill('SIGTERM');
@@ -210,4 +262,3 @@ main().catch((err: Error) => {
   process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
   process.exit(1);
 });
-

@@ -48,7 +48,11 @@ async function inBatches<T>(n: number, size: number, make: (i: number) => Promis
 }
 
 async function token(box: Box, client: { id: string; secret: string }, extra: Record<string, string> = {}): Promise<JsonResponse> {
-  const res = await box.form('/auth/token', { grant_type: 'client_credentials', ...extra }, { Authorization: basic(client.id, client.secret) });
+  const res = await box.form(
+    '/auth/token',
+    { grant_type: 'client_credentials', ...extra },
+    { Authorization: basic(client.id, client.secret) },
+  );
   expectStatus(res, 200);
   return res;
 }
@@ -69,8 +73,12 @@ async function refreshTokens(databaseUrl: string, client: Client, n: number): Pr
   try {
     for (let i = 0; i < n; i += 5000) {
       const minted = Array.from({ length: Math.min(5000, n - i) }, () =>
-        mint({ type: 'client_credentials', origin: 'client_credentials', client, settings, refresh: true }, 'http://bench', key));
-      await insertSessions(pool, minted.map((m) => m.session));
+        mint({ type: 'client_credentials', origin: 'client_credentials', client, settings, refresh: true }, 'http://bench', key),
+      );
+      await insertSessions(
+        pool,
+        minted.map((m) => m.session),
+      );
       tokens.push(...minted.map((m) => m.response.refresh_token!));
     }
   } finally {
@@ -84,7 +92,11 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   const secret = (): string => randomBytes(32).toString('base64url');
   const hour = { access_token_expiration: 3600 };
   const opaque = await box.addClient('bench-opaque', { auth: { client_credentials: hour } }, { policy: false, secret: secret() });
-  const jwt = await box.addClient('bench-jwt', { auth: { client_credentials: { ...hour, token_format: 'jwt' } } }, { policy: false, secret: secret() });
+  const jwt = await box.addClient(
+    'bench-jwt',
+    { auth: { client_credentials: { ...hour, token_format: 'jwt' } } },
+    { policy: false, secret: secret() },
+  );
   const refreshSpec = {
     grant_types: ['client_credentials', 'refresh_token'],
     auth: { client_credentials: { ...hour, refresh_token: true, refresh_token_expiration: 86_400 } },
@@ -92,21 +104,35 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   const refreshClient = await box.addClient('bench-refresh', refreshSpec, { policy: false, secret: secret() });
   const reader = await box.addClient('bench-reader', {}, { secret: secret() }); // with an allow policy
   if (issuer) {
-    await box.addClient('bench-workload', {
-      auth: { client_credentials: { ...hour, token_format: 'jwt' }, workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'bench', name: 'app' }] } },
-    }, { policy: false });
+    await box.addClient(
+      'bench-workload',
+      {
+        auth: {
+          client_credentials: { ...hour, token_format: 'jwt' },
+          workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'bench', name: 'app' }] },
+        },
+      },
+      { policy: false },
+    );
   }
-  const refreshTokenList = await refreshTokens(databaseUrl, { id: refreshClient.id, resourceType: 'Client', ...refreshSpec } as Client, refreshCount);
+  const refreshTokenList = await refreshTokens(
+    databaseUrl,
+    { id: refreshClient.id, resourceType: 'Client', ...refreshSpec } as Client,
+    refreshCount,
+  );
   const opaqueTokens = await inBatches(1000, 32, async () => (await token(box, opaque)).body.access_token as string);
   const readerToken = (await token(box, reader)).body.access_token as string;
   const now = Math.floor(Date.now() / 1000);
   // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
-  const workloadAssertion = issuer && await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 });
+  const workloadAssertion = issuer && (await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 }));
   return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion };
 }
 
 const tokenRequest = (client: { id: string; secret: string }, params: Record<string, string>): BenchRequest => ({
-  method: 'POST', path: '/auth/token', headers: { Authorization: basic(client.id, client.secret), 'Content-Type': FORM }, body: form(params),
+  method: 'POST',
+  path: '/auth/token',
+  headers: { Authorization: basic(client.id, client.secret), 'Content-Type': FORM },
+  body: form(params),
 });
 
 const isJwt = (res: JsonResponse): void => {
@@ -117,48 +143,90 @@ const isJwt = (res: JsonResponse): void => {
 export function scenarios(s: Seeded): Scenario[] {
   const list: Scenario[] = [
     {
-      key: 'cc_opaque', title: 'client_credentials, opaque', minRatio: 0.6, tokenScenario: true,
+      key: 'cc_opaque',
+      title: 'client_credentials, opaque',
+      minRatio: 0.6,
+      tokenScenario: true,
       requests: [tokenRequest(s.opaque, { grant_type: 'client_credentials' })],
-      check: (res) => { expectStatus(res, 200); if (String(res.body.access_token).includes('.')) throw new Error('expected an opaque token'); },
+      check: (res) => {
+        expectStatus(res, 200);
+        if (String(res.body.access_token).includes('.')) throw new Error('expected an opaque token');
+      },
     },
     {
-      key: 'cc_jwt', title: 'client_credentials, JWT ES256 + audience', minRatio: 0.6, tokenScenario: true,
+      key: 'cc_jwt',
+      title: 'client_credentials, JWT ES256 + audience',
+      minRatio: 0.6,
+      tokenScenario: true,
       requests: [tokenRequest(s.jwt, { grant_type: 'client_credentials', audience: AUDIENCE })],
       check: isJwt,
     },
     {
-      key: 'refresh', title: 'refresh_token', minRatio: 0.5, tokenScenario: true,
+      key: 'refresh',
+      title: 'refresh_token',
+      minRatio: 0.5,
+      tokenScenario: true,
       requests: s.refreshTokens.map((t) => tokenRequest(s.refreshClient, { grant_type: 'refresh_token', refresh_token: t })),
-      check: (res) => { expectStatus(res, 200); if (!res.body.access_token) throw new Error(res.text); },
+      check: (res) => {
+        expectStatus(res, 200);
+        if (!res.body.access_token) throw new Error(res.text);
+      },
     },
     {
-      key: 'introspection', title: 'introspection (opaque token)', minRatio: 0.7, tokenScenario: true,
+      key: 'introspection',
+      title: 'introspection (opaque token)',
+      minRatio: 0.7,
+      tokenScenario: true,
       requests: s.opaqueTokens.map((t) => ({
-        method: 'POST', path: '/auth/introspect', headers: { Authorization: basic(s.opaque.id, s.opaque.secret), 'Content-Type': FORM }, body: form({ token: t }),
+        method: 'POST',
+        path: '/auth/introspect',
+        headers: { Authorization: basic(s.opaque.id, s.opaque.secret), 'Content-Type': FORM },
+        body: form({ token: t }),
       })),
-      check: (res) => { expectStatus(res, 200); if (res.body.active !== true) throw new Error(`inactive: ${res.text}`); },
+      check: (res) => {
+        expectStatus(res, 200);
+        if (res.body.active !== true) throw new Error(`inactive: ${res.text}`);
+      },
     },
     {
-      key: 'get_client', title: 'GET /Client/<id>, authorized', minRatio: 0.7, tokenScenario: false,
+      key: 'get_client',
+      title: 'GET /Client/<id>, authorized',
+      minRatio: 0.7,
+      tokenScenario: false,
       requests: [{ method: 'GET', path: `/Client/${s.jwt.id}`, headers: { Authorization: `Bearer ${s.readerToken}` } }],
-      check: (res) => { expectStatus(res, 200); if (res.body.id !== s.jwt.id) throw new Error(res.text); },
+      check: (res) => {
+        expectStatus(res, 200);
+        if (res.body.id !== s.jwt.id) throw new Error(res.text);
+      },
     },
     {
-      key: 'post_users', title: 'POST /users (argon2id password)', tokenScenario: false,
-      requests: [{
-        method: 'POST', path: '/users', headers: { Authorization: `Bearer ${s.readerToken}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ email: 'bench-{n}@users.example', password: 'correct horse battery staple' }),
-      }],
+      key: 'post_users',
+      title: 'POST /users (argon2id password)',
+      tokenScenario: false,
+      requests: [
+        {
+          method: 'POST',
+          path: '/users',
+          headers: { Authorization: `Bearer ${s.readerToken}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ email: 'bench-{n}@users.example', password: 'correct horse battery staple' }),
+        },
+      ],
       check: (res) => expectStatus(res, 201),
     },
   ];
   if (s.workloadAssertion) {
     list.push({
-      key: 'workload', title: 'client_credentials, ServiceAccount token (JWT)', tokenScenario: true,
-      requests: [{
-        method: 'POST', path: '/auth/token', headers: { 'Content-Type': FORM },
-        body: form({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: s.workloadAssertion }),
-      }],
+      key: 'workload',
+      title: 'client_credentials, ServiceAccount token (JWT)',
+      tokenScenario: true,
+      requests: [
+        {
+          method: 'POST',
+          path: '/auth/token',
+          headers: { 'Content-Type': FORM },
+          body: form({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: s.workloadAssertion }),
+        },
+      ],
       check: isJwt,
     });
   }

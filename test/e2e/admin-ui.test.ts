@@ -27,7 +27,7 @@ describe('admin UI (Chromium)', function () {
     await box?.stop();
   });
 
-  it('signs in through the box\'s own flow, as a member of admins', async function () {
+  it("signs in through the box's own flow, as a member of admins", async function () {
     await page.goto(`${box.url}/admin`);
     await page.getByLabel('Email').fill('admin@example.com');
     await page.getByLabel('Password').fill('admin-password');

@@ -22,14 +22,30 @@ describe('browser flows (Chromium)', function () {
     root = await box.rootToken();
     const callback = `${app.url}/callback.html`;
     // The example app's client (examples/browser-app/client.yaml), pointed at this test's app server.
-    await box.json('PUT', '/Client/example-app', {
-      grant_types: ['implicit', 'authorization_code'], description: 'The example browser app',
-      auth: { implicit: { redirect_uri: callback, access_token_expiration: 600 }, authorization_code: { redirect_uri: `${app.url}/plain-callback` } },
-    }, root);
+    await box.json(
+      'PUT',
+      '/Client/example-app',
+      {
+        grant_types: ['implicit', 'authorization_code'],
+        description: 'The example browser app',
+        auth: {
+          implicit: { redirect_uri: callback, access_token_expiration: 600 },
+          authorization_code: { redirect_uri: `${app.url}/plain-callback` },
+        },
+      },
+      root,
+    );
     const user = await box.json('POST', '/users', { email: 'ann@example.com', password }, root);
-    await box.json('PUT', '/AccessPolicy/ann-reads-herself', {
-      engine: 'matcho', link: [{ id: String(user.body.id), resourceType: 'User' }], matcho: { uri: `/users/${user.body.id}`, 'request-method': 'get' },
-    }, root);
+    await box.json(
+      'PUT',
+      '/AccessPolicy/ann-reads-herself',
+      {
+        engine: 'matcho',
+        link: [{ id: String(user.body.id), resourceType: 'User' }],
+        matcho: { uri: `/users/${user.body.id}`, 'request-method': 'get' },
+      },
+      root,
+    );
   });
   after(async function () {
     await browser?.close();
@@ -85,7 +101,9 @@ describe('browser flows (Chromium)', function () {
     // The page names neither the client nor the redirect URI: it must not tell strangers which clients exist.
     expect(await page.getByRole('alert').textContent()).to.match(/a client or a redirect URI that this box does not know/);
     await screenshot(page, 'error-page');
-    const unknown = await page.goto(`${box.url}/auth/authorize?response_type=token&client_id=nobody&redirect_uri=${encodeURIComponent(`${app.url}/callback.html`)}`);
+    const unknown = await page.goto(
+      `${box.url}/auth/authorize?response_type=token&client_id=nobody&redirect_uri=${encodeURIComponent(`${app.url}/callback.html`)}`,
+    );
     expect(unknown!.status()).to.equal(400);
     const unknownText = await page.getByRole('alert').textContent();
     expect(unknownText).to.match(/a client or a redirect URI that this box does not know/);
@@ -97,14 +115,20 @@ describe('browser flows (Chromium)', function () {
     const redirectUri = (): string => `${app.url}/plain-callback`;
 
     before(async function () {
-      config = await oauth.discovery(new URL(box.url), 'example-app', undefined, oauth.None(), { algorithm: 'oauth2', execute: [oauth.allowInsecureRequests] });
+      config = await oauth.discovery(new URL(box.url), 'example-app', undefined, oauth.None(), {
+        algorithm: 'oauth2',
+        execute: [oauth.allowInsecureRequests],
+      });
     });
 
     /** Runs the browser part of the flow; returns the URL the box redirected to, holding the code. */
     async function authorize(verifier: string, state: string): Promise<URL> {
       const url = oauth.buildAuthorizationUrl(config, {
-        redirect_uri: redirectUri(), scope: 'profile', state,
-        code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+        redirect_uri: redirectUri(),
+        scope: 'profile',
+        state,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
       });
       await page.goto(url.href);
       await signInOnPage();
@@ -126,7 +150,11 @@ describe('browser flows (Chromium)', function () {
       expect(callback.searchParams.get('state')).to.equal(state);
       const tokens = await oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
       expect(tokens.access_token).to.be.a('string');
-      const info = await box.form('/auth/introspect', { token: tokens.access_token }, { Authorization: `Basic ${Buffer.from(`root:${box.rootSecret}`).toString('base64')}` });
+      const info = await box.form(
+        '/auth/introspect',
+        { token: tokens.access_token },
+        { Authorization: `Basic ${Buffer.from(`root:${box.rootSecret}`).toString('base64')}` },
+      );
       expect(info.body).to.include({ active: true, client_id: 'example-app', scope: 'profile' });
     });
 
@@ -162,14 +190,27 @@ describe('browser flows (Chromium)', function () {
       const shortBox = await Box.start({ env: { BOXAUTH_AUTH_CODE_TTL_SECONDS: '1' } });
       try {
         const t = await shortBox.rootToken();
-        await shortBox.json('PUT', '/Client/example-app', { grant_types: ['authorization_code'], first_party: true, auth: { authorization_code: { redirect_uri: redirectUri() } } }, t);
+        await shortBox.json(
+          'PUT',
+          '/Client/example-app',
+          { grant_types: ['authorization_code'], first_party: true, auth: { authorization_code: { redirect_uri: redirectUri() } } },
+          t,
+        );
         await shortBox.json('POST', '/users', { email: 'ann@example.com', password }, t);
-        const shortConfig = await oauth.discovery(new URL(shortBox.url), 'example-app', undefined, oauth.None(), { algorithm: 'oauth2', execute: [oauth.allowInsecureRequests] });
+        const shortConfig = await oauth.discovery(new URL(shortBox.url), 'example-app', undefined, oauth.None(), {
+          algorithm: 'oauth2',
+          execute: [oauth.allowInsecureRequests],
+        });
         const verifier = oauth.randomPKCECodeVerifier();
         const state = oauth.randomState();
-        await page.goto(oauth.buildAuthorizationUrl(shortConfig, {
-          redirect_uri: redirectUri(), state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
-        }).href);
+        await page.goto(
+          oauth.buildAuthorizationUrl(shortConfig, {
+            redirect_uri: redirectUri(),
+            state,
+            code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+            code_challenge_method: 'S256',
+          }).href,
+        );
         const landed = page.waitForURL((u) => u.href.startsWith(redirectUri()));
         await signInOnPage();
         await landed; // first party: no consent page
@@ -220,7 +261,9 @@ describe('browser flows (Chromium)', function () {
 
   it('a form without its CSRF token is refused', async function () {
     await page.goto(`${box.url}/auth/sign-in`);
-    await page.locator('input[name=csrf]').evaluate((el) => { (el as HTMLInputElement).value = 'forged'; });
+    await page.locator('input[name=csrf]').evaluate((el) => {
+      (el as HTMLInputElement).value = 'forged';
+    });
     await signInOnPage();
     expect(await page.getByRole('heading').textContent()).to.equal('This form has expired');
     const cookies = await context.cookies(box.url);
@@ -268,7 +311,12 @@ describe('registration (Chromium)', function () {
     const page = await browser.newPage();
     try {
       const root = await box.rootToken();
-      await box.json('PUT', '/Client/shop', { grant_types: ['implicit'], first_party: true, auth: { implicit: { redirect_uri: `${box.url}/healthz` } } }, root);
+      await box.json(
+        'PUT',
+        '/Client/shop',
+        { grant_types: ['implicit'], first_party: true, auth: { implicit: { redirect_uri: `${box.url}/healthz` } } },
+        root,
+      );
       await box.json('POST', '/users', { email: 'taken@example.com', password: 'taken-password' }, root);
       await page.goto(`${box.url}/auth/authorize?response_type=token&client_id=shop&state=reg`);
       await page.getByRole('link', { name: 'Sign up' }).click();

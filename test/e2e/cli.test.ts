@@ -36,8 +36,12 @@ describe('boxauth CLI', function () {
       const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, cwd: home });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d) => { stdout += d; });
-      child.stderr.on('data', (d) => { stderr += d; });
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
       child.on('close', (code) => resolve({ code, stdout, stderr }));
       child.stdin.end(input ?? '');
     });
@@ -107,7 +111,7 @@ describe('boxauth CLI', function () {
     for (const u of users) expect(u).not.to.have.property('password');
   });
 
-  it('errors are one line on stderr with the server\'s 422 messages, and a non-zero exit', async function () {
+  it("errors are one line on stderr with the server's 422 messages, and a non-zero exit", async function () {
     const taken = await cli(['user', 'new', 'inline@example.com:another-password']);
     expect(taken.code).to.equal(1);
     expect(taken.stderr.trim().split('\n')).to.have.length(1);
@@ -131,15 +135,22 @@ describe('boxauth CLI', function () {
     expect((await cli(['group', 'new', 'support', '--description', 'Helps people'])).code).to.equal(0);
     expect(JSON.parse((await cli(['group', 'list'])).stdout).map((g: any) => g.name)).to.include('support');
     const manifest = path.join(home, 'clients.yaml');
-    fs.writeFileSync(manifest, [
-      'resourceType: Client\nid: cli-a\ngrant_types: [client_credentials]\nsecret: cli-a-secret\n',
-      'apiVersion: boxauth.io/v1alpha1\nkind: Client\nmetadata: {name: cli-b}\nspec:\n  grant_types: [implicit]\n  scope: [profile]\n  auth: {implicit: {redirect_uri: "https://b.example/cb"}}\n',
-    ].join('---\n'));
+    fs.writeFileSync(
+      manifest,
+      [
+        'resourceType: Client\nid: cli-a\ngrant_types: [client_credentials]\nsecret: cli-a-secret\n',
+        'apiVersion: boxauth.io/v1alpha1\nkind: Client\nmetadata: {name: cli-b}\nspec:\n  grant_types: [implicit]\n  scope: [profile]\n  auth: {implicit: {redirect_uri: "https://b.example/cb"}}\n',
+      ].join('---\n'),
+    );
     const applied = await cli(['client', 'apply', '-f', manifest]);
     expect(applied.code, applied.stderr).to.equal(0);
     expect(applied.stdout).to.equal('client/cli-a created\nclient/cli-b created\n');
     expect((await cli(['client', 'apply', '-f', manifest])).stdout).to.equal('client/cli-a configured\nclient/cli-b configured\n');
-    const policy = await cli(['policy', 'apply', '-f', '-'], {}, '{"id": "cli-a", "engine": "allow", "link": [{"id": "cli-a", "resourceType": "Client"}]}');
+    const policy = await cli(
+      ['policy', 'apply', '-f', '-'],
+      {},
+      '{"id": "cli-a", "engine": "allow", "link": [{"id": "cli-a", "resourceType": "Client"}]}',
+    );
     expect(policy.stdout).to.equal('policy/cli-a created\n');
     const invalid = await cli(['policy', 'apply', '-f', '-'], {}, 'id: broken\nengine: nope\n');
     expect(invalid.code).to.equal(1);
@@ -148,12 +159,22 @@ describe('boxauth CLI', function () {
     expect(clients).to.include.members(['cli-a', 'cli-b']);
     expect(JSON.parse((await cli(['client', 'get', 'cli-b'])).stdout).scope).to.deep.equal(['profile']);
     // The audience allow-list, from stdin like any other field: a token beyond it is refused.
-    const limited = await cli(['client', 'apply', '-f', '-'], {}, 'id: cli-a\ngrant_types: [client_credentials]\naudience: ["https://orders.example"]\n');
+    const limited = await cli(
+      ['client', 'apply', '-f', '-'],
+      {},
+      'id: cli-a\ngrant_types: [client_credentials]\naudience: ["https://orders.example"]\n',
+    );
     expect(limited.stdout).to.equal('client/cli-a configured\n');
-    const beyond = await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'cli-a', client_secret: 'cli-a-secret', audience: 'https://payments.example' });
+    const beyond = await box.form('/auth/token', {
+      grant_type: 'client_credentials',
+      client_id: 'cli-a',
+      client_secret: 'cli-a-secret',
+      audience: 'https://payments.example',
+    });
     expect(beyond.body.error).to.equal('invalid_target');
 
-    const token = (await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'cli-a', client_secret: 'cli-a-secret' })).body.access_token;
+    const token = (await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'cli-a', client_secret: 'cli-a-secret' }))
+      .body.access_token;
     const sessions = JSON.parse((await cli(['session', 'list', '--client', 'cli-a', '--active'])).stdout);
     expect(sessions).to.have.length(1);
     expect((await box.json('GET', '/Client/cli-a', undefined, token)).status).to.equal(200);
@@ -163,7 +184,10 @@ describe('boxauth CLI', function () {
 
   it('BOXAUTH_URL, BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET work without any config file', async function () {
     const res = await cli(['group', 'list'], {
-      HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-empty-')), BOXAUTH_URL: box.url, BOXAUTH_CLIENT_ID: 'root', BOXAUTH_CLIENT_SECRET: box.rootSecret,
+      HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-empty-')),
+      BOXAUTH_URL: box.url,
+      BOXAUTH_CLIENT_ID: 'root',
+      BOXAUTH_CLIENT_SECRET: box.rootSecret,
     });
     expect(res.code, res.stderr).to.equal(0);
     expect(JSON.parse(res.stdout)).to.be.an('array');

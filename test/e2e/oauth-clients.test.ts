@@ -23,10 +23,16 @@ describe('standard OAuth clients against `make run`', function () {
     // Register an application client through the API, as the README's walkthrough does.
     const root = await discover('root', oauth.ClientSecretBasic(rootSecret));
     const { access_token } = await oauth.clientCredentialsGrant(root);
-    const put = await box.json('PUT', '/Client/orders', {
-      grant_types: ['client_credentials'], secret: 'orders-secret-1',
-      auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 120, refresh_token: true } },
-    }, access_token);
+    const put = await box.json(
+      'PUT',
+      '/Client/orders',
+      {
+        grant_types: ['client_credentials'],
+        secret: 'orders-secret-1',
+        auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 120, refresh_token: true } },
+      },
+      access_token,
+    );
     expect(put.status).to.equal(201);
     await box.json('PUT', '/AccessPolicy/orders', { engine: 'allow', link: [{ id: 'orders', resourceType: 'Client' }] }, access_token);
   });
@@ -38,7 +44,10 @@ describe('standard OAuth clients against `make run`', function () {
     return oauth.discovery(new URL(box.url), clientId, undefined, auth, { algorithm: 'oauth2', execute: [oauth.allowInsecureRequests] });
   }
 
-  for (const [method, auth] of [['client_secret_basic', oauth.ClientSecretBasic('orders-secret-1')], ['client_secret_post', oauth.ClientSecretPost('orders-secret-1')]] as const) {
+  for (const [method, auth] of [
+    ['client_secret_basic', oauth.ClientSecretBasic('orders-secret-1')],
+    ['client_secret_post', oauth.ClientSecretPost('orders-secret-1')],
+  ] as const) {
     it(`client credentials with ${method}; jose verifies iss, sub, aud and exp through the JWKS`, async function () {
       const config = await discover('orders', auth);
       const tokens = await oauth.clientCredentialsGrant(config, { audience: 'https://orders.internal' });

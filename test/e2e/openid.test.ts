@@ -24,21 +24,37 @@ describe('OpenID Connect with openid-client', function () {
     box = await Box.start();
     root = await box.rootToken();
     const group = await box.json('POST', '/groups', { name: 'devs', description: 'Developers' }, root);
-    const user = await box.json('POST', '/users', {
-      email: 'ann@example.com', password: 'ann-password-1', 'group-ids': [group.body.id],
-      data: JSON.stringify({ name: 'Ann Example', preferred_username: 'ann', shoe_size: 38 }),
-    }, root);
-    annId = user.body.id;
-    const client = await box.json('PUT', '/Client/rp', {
-      grant_types: ['authorization_code', 'implicit'], secret: 'rp-secret-123', description: 'A relying party',
-      post_logout_redirect_uris: [BYE],
-      auth: {
-        authorization_code: { redirect_uri: CALLBACK, refresh_token: true, access_token_expiration: 600, id_token_expiration: 300 },
-        implicit: { redirect_uri: CALLBACK },
+    const user = await box.json(
+      'POST',
+      '/users',
+      {
+        email: 'ann@example.com',
+        password: 'ann-password-1',
+        'group-ids': [group.body.id],
+        data: JSON.stringify({ name: 'Ann Example', preferred_username: 'ann', shoe_size: 38 }),
       },
-    }, root);
+      root,
+    );
+    annId = user.body.id;
+    const client = await box.json(
+      'PUT',
+      '/Client/rp',
+      {
+        grant_types: ['authorization_code', 'implicit'],
+        secret: 'rp-secret-123',
+        description: 'A relying party',
+        post_logout_redirect_uris: [BYE],
+        auth: {
+          authorization_code: { redirect_uri: CALLBACK, refresh_token: true, access_token_expiration: 600, id_token_expiration: 300 },
+          implicit: { redirect_uri: CALLBACK },
+        },
+      },
+      root,
+    );
     expect(client.status, client.text).to.equal(201);
-    config = await oauth.discovery(new URL(box.url), 'rp', undefined, oauth.ClientSecretBasic('rp-secret-123'), { execute: [oauth.allowInsecureRequests] });
+    config = await oauth.discovery(new URL(box.url), 'rp', undefined, oauth.ClientSecretBasic('rp-secret-123'), {
+      execute: [oauth.allowInsecureRequests],
+    });
   });
   after(async function () {
     await box?.stop();
@@ -62,8 +78,13 @@ describe('OpenID Connect with openid-client', function () {
     const nonce = oauth.randomNonce();
     const state = oauth.randomState();
     const url = oauth.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK, scope: 'openid email groups profile', nonce, state,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
+      redirect_uri: CALLBACK,
+      scope: 'openid email groups profile',
+      nonce,
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...extra,
     });
     const back = await throughTheBrowser(browser, url);
     return oauth.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state });
@@ -72,8 +93,12 @@ describe('OpenID Connect with openid-client', function () {
   it('publishes its configuration at /.well-known/openid-configuration', function () {
     const meta = config.serverMetadata();
     expect(meta).to.include({
-      issuer: box.url, authorization_endpoint: `${box.url}/auth/authorize`, token_endpoint: `${box.url}/auth/token`,
-      userinfo_endpoint: `${box.url}/auth/userinfo`, jwks_uri: `${box.url}/.well-known/jwks.json`, end_session_endpoint: `${box.url}/auth/logout`,
+      issuer: box.url,
+      authorization_endpoint: `${box.url}/auth/authorize`,
+      token_endpoint: `${box.url}/auth/token`,
+      userinfo_endpoint: `${box.url}/auth/userinfo`,
+      jwks_uri: `${box.url}/.well-known/jwks.json`,
+      end_session_endpoint: `${box.url}/auth/logout`,
     });
     expect(meta.scopes_supported).to.include.members(['openid', 'email', 'profile', 'groups']);
     expect(meta.response_types_supported).to.include.members(['code', 'id_token', 'id_token token']);
@@ -85,14 +110,24 @@ describe('OpenID Connect with openid-client', function () {
     const tokens = await codeFlow(new FormAgent(box));
     const claims = tokens.claims()!;
     expect(claims).to.include({
-      iss: box.url, sub: String(annId), aud: 'rp', email: 'ann@example.com', email_verified: true, name: 'Ann Example', preferred_username: 'ann',
+      iss: box.url,
+      sub: String(annId),
+      aud: 'rp',
+      email: 'ann@example.com',
+      email_verified: true,
+      name: 'Ann Example',
+      preferred_username: 'ann',
     });
     expect(claims.groups).to.deep.equal(['devs']);
     expect(claims).not.to.have.property('shoe_size');
-    expect(claims.exp! - claims.iat).to.equal(300);
+    expect(claims.exp - claims.iat).to.equal(300);
     expect(claims.auth_time).to.be.a('number');
     expect(claims.sid).to.be.a('string');
-    const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(`${box.url}/.well-known/jwks.json`)), { issuer: box.url, audience: 'rp' });
+    const { payload, protectedHeader } = await jwtVerify(
+      tokens.id_token!,
+      createRemoteJWKSet(new URL(`${box.url}/.well-known/jwks.json`)),
+      { issuer: box.url, audience: 'rp' },
+    );
     expect(protectedHeader).to.include({ alg: 'ES256', typ: 'JWT' });
     const atHash = createHash('sha256').update(tokens.access_token).digest().subarray(0, 16).toString('base64url');
     expect(payload.at_hash).to.equal(atHash);
@@ -111,7 +146,10 @@ describe('OpenID Connect with openid-client', function () {
     const forbidden = await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${clientToken}` } });
     expect(forbidden.status).to.equal(403);
     expect(forbidden.headers.get('www-authenticate')).to.include('error="insufficient_scope"');
-    const posted = await box.request('POST', '/auth/userinfo', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `access_token=${tokens.access_token}` });
+    const posted = await box.request('POST', '/auth/userinfo', {
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `access_token=${tokens.access_token}`,
+    });
     expect(posted.status).to.equal(200);
   });
 
@@ -141,7 +179,14 @@ describe('OpenID Connect with openid-client', function () {
     const silent = await codeFlow(browser, { prompt: 'none' });
     expect(silent.claims()!.sub).to.equal(String(annId));
     const stranger = new FormAgent(box);
-    const url = oauth.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid', prompt: 'none', state: 's1', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    const url = oauth.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      prompt: 'none',
+      state: 's1',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
     const answer = await stranger.get(`${url.pathname}${url.search}`);
     expect(answer.status).to.equal(302);
     const back = new URL(answer.headers.get('location')!);
@@ -153,7 +198,13 @@ describe('OpenID Connect with openid-client', function () {
     const browser = new FormAgent(box);
     const first = (await codeFlow(browser)).claims()!;
     const url = oauth.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK, scope: 'openid', prompt: 'login', login_hint: 'ann@example.com', nonce: 'n', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      prompt: 'login',
+      login_hint: 'ann@example.com',
+      nonce: 'n',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
     });
     const page = await browser.get(`${url.pathname}${url.search}`);
     expect(page.status).to.equal(200);
@@ -167,19 +218,29 @@ describe('OpenID Connect with openid-client', function () {
   it('the implicit flows return ID tokens in the fragment: id_token, and id_token token with at_hash', async function () {
     const browser = new FormAgent(box);
     const nonce = oauth.randomNonce();
-    const idOnly = await throughTheBrowser(browser, oauth.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid email', response_type: 'id_token', nonce, state: 'i1' }));
+    const idOnly = await throughTheBrowser(
+      browser,
+      oauth.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid email', response_type: 'id_token', nonce, state: 'i1' }),
+    );
     const implicit = await oauth.discovery(new URL(box.url), 'rp', undefined, oauth.None(), { execute: [oauth.allowInsecureRequests] });
     oauth.useIdTokenResponseType(implicit);
     const claims = await oauth.implicitAuthentication(implicit, idOnly, nonce, { expectedState: 'i1' });
     expect(claims).to.include({ sub: String(annId), email: 'ann@example.com', nonce });
     expect(new URLSearchParams(idOnly.hash.slice(1)).has('access_token')).to.equal(false);
-    const both = await throughTheBrowser(browser, oauth.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid', response_type: 'id_token token', nonce, state: 'i2' }));
+    const both = await throughTheBrowser(
+      browser,
+      oauth.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid', response_type: 'id_token token', nonce, state: 'i2' }),
+    );
     const fragment = new URLSearchParams(both.hash.slice(1));
     const idToken = decodeJwt(fragment.get('id_token')!);
-    expect(idToken.at_hash).to.equal(createHash('sha256').update(fragment.get('access_token')!).digest().subarray(0, 16).toString('base64url'));
+    expect(idToken.at_hash).to.equal(
+      createHash('sha256').update(fragment.get('access_token')!).digest().subarray(0, 16).toString('base64url'),
+    );
     expect(decodeProtectedHeader(fragment.get('id_token')!).typ).to.equal('JWT');
     // nonce is required, and openid too
-    const noNonce = await browser.get(`/auth/authorize?${new URLSearchParams({ client_id: 'rp', redirect_uri: CALLBACK, scope: 'openid', response_type: 'id_token' })}`);
+    const noNonce = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ client_id: 'rp', redirect_uri: CALLBACK, scope: 'openid', response_type: 'id_token' })}`,
+    );
     expect(new URLSearchParams(new URL(noNonce.headers.get('location')!).hash.slice(1)).get('error')).to.equal('invalid_request');
   });
 
@@ -190,18 +251,31 @@ describe('OpenID Connect with openid-client', function () {
     const res = await browser.get(`${url.pathname}${url.search}`);
     expect(res.status).to.equal(303);
     expect(res.headers.get('location')).to.equal(`${BYE}?state=bye-1`);
-    expect((await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).to.equal(401);
-    const refresh = await box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, { Authorization: basic('rp', 'rp-secret-123') });
+    expect((await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).to.equal(
+      401,
+    );
+    const refresh = await box.form(
+      '/auth/token',
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
+      { Authorization: basic('rp', 'rp-secret-123') },
+    );
     expect(refresh.body.error).to.equal('invalid_grant');
     // The browser is signed out: the next authorize asks for a sign-in.
-    const next = oauth.buildAuthorizationUrl(config, { redirect_uri: CALLBACK, scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    const next = oauth.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
     expect((await browser.get(`${next.pathname}${next.search}`)).text).to.include('action="/auth/sign-in"');
   });
 
   it('logout refuses unregistered addresses, and asks the person when the request proves nothing', async function () {
     const browser = new FormAgent(box);
     const tokens = await codeFlow(browser);
-    const evil = await browser.get(`/auth/logout?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example/' })}`);
+    const evil = await browser.get(
+      `/auth/logout?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example/' })}`,
+    );
     expect(evil.status).to.equal(400);
     expect(evil.headers.get('location')).to.equal(null);
     // A link on another site, without a hint: a page that asks; nothing ends until the person says so.
@@ -211,6 +285,8 @@ describe('OpenID Connect with openid-client', function () {
     expect((await oauth.fetchUserInfo(config, tokens.access_token, String(annId))).sub).to.equal(String(annId));
     const confirmed = await browser.post('/auth/logout', hiddenFields(asked.text));
     expect(confirmed.status).to.equal(200);
-    expect((await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).to.equal(401);
+    expect((await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).to.equal(
+      401,
+    );
   });
 });

@@ -56,17 +56,28 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     ordersUid = (await cluster.kubectl('get', 'sa', 'orders', '-n', 'apps', '-o', 'jsonpath={.metadata.uid}')).trim();
     box = await startBox();
     root = await box.rootToken();
-    const put = await box.json('PUT', '/Client/orders', {
-      grant_types: ['client_credentials'],
-      auth: {
-        client_credentials: { token_format: 'jwt', access_token_expiration: 300 },
-        workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders', uid: ordersUid }] },
+    const put = await box.json(
+      'PUT',
+      '/Client/orders',
+      {
+        grant_types: ['client_credentials'],
+        auth: {
+          client_credentials: { token_format: 'jwt', access_token_expiration: 300 },
+          workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders', uid: ordersUid }] },
+        },
       },
-    }, root);
+      root,
+    );
     expect(put.status, put.text).to.equal(201);
-    await box.json('PUT', '/Client/test-issued', {
-      grant_types: ['client_credentials'], auth: { workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'remote', name: 'app' }] } },
-    }, root);
+    await box.json(
+      'PUT',
+      '/Client/test-issued',
+      {
+        grant_types: ['client_credentials'],
+        auth: { workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'remote', name: 'app' }] } },
+      },
+      root,
+    );
   });
   after(async function () {
     await box?.stop();
@@ -81,7 +92,9 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     fs.writeFileSync(tokenFile, await saToken('boxauth', 'box-api', 'https://kubernetes.default.svc.cluster.local'));
     return Box.start({
       env: {
-        BOXAUTH_KUBE_API_URL: cluster.url, BOXAUTH_KUBE_TOKEN_FILE: tokenFile, BOXAUTH_KUBE_CA_FILE: cluster.caFile,
+        BOXAUTH_KUBE_API_URL: cluster.url,
+        BOXAUTH_KUBE_TOKEN_FILE: tokenFile,
+        BOXAUTH_KUBE_CA_FILE: cluster.caFile,
         BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]),
         ...env,
       },
@@ -99,17 +112,33 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
 
   it('kubectl create token → a token from the box through openid-client; the session names the ServiceAccount', async function () {
     const saJwt = await saToken('apps', 'orders', box.url);
-    const config = await oauth.discovery(new URL(box.url), 'orders', undefined, assertionAuth(() => saJwt), {
-      algorithm: 'oauth2', execute: [oauth.allowInsecureRequests],
-    });
+    const config = await oauth.discovery(
+      new URL(box.url),
+      'orders',
+      undefined,
+      assertionAuth(() => saJwt),
+      {
+        algorithm: 'oauth2',
+        execute: [oauth.allowInsecureRequests],
+      },
+    );
     const tokens = await oauth.clientCredentialsGrant(config);
     expect(tokens.expires_in).to.equal(300);
     const { jti } = claimsOf(tokens.access_token);
     const session = (await box.json('GET', `/Session/${jti}`, undefined, root)).body;
     expect(session.client.id).to.equal('orders');
-    expect(session.details.workload).to.include({ namespace: 'apps', serviceAccount: 'orders', serviceAccountUid: ordersUid, issuer: 'https://kubernetes.default.svc.cluster.local' });
+    expect(session.details.workload).to.include({
+      namespace: 'apps',
+      serviceAccount: 'orders',
+      serviceAccountUid: ordersUid,
+      issuer: 'https://kubernetes.default.svc.cluster.local',
+    });
     // Without client_id the ServiceAccount picks its client; JSON bodies work too.
-    const json = await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: saJwt });
+    const json = await box.json('POST', '/auth/token', {
+      grant_type: 'client_credentials',
+      client_assertion_type: JWT_BEARER,
+      client_assertion: saJwt,
+    });
     expect(json.status, json.text).to.equal(200);
     // The token endpoint as the audience works as well as the base URL.
     expect((await tokenRequest(await saToken('apps', 'orders', `${box.url}/auth/token`))).status).to.equal(200);
@@ -127,7 +156,12 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
   it('refuses a ServiceAccount deleted and re-created under the same name (uid changed)', async function () {
     await cluster.kubectl('create', 'sa', 'recreated', '-n', 'apps');
     const uid = (await cluster.kubectl('get', 'sa', 'recreated', '-n', 'apps', '-o', 'jsonpath={.metadata.uid}')).trim();
-    await box.json('PUT', '/Client/pinned', { grant_types: ['client_credentials'], auth: { workload: { serviceAccounts: [{ namespace: 'apps', name: 'recreated', uid }] } } }, root);
+    await box.json(
+      'PUT',
+      '/Client/pinned',
+      { grant_types: ['client_credentials'], auth: { workload: { serviceAccounts: [{ namespace: 'apps', name: 'recreated', uid }] } } },
+      root,
+    );
     expect((await tokenRequest(await saToken('apps', 'recreated', box.url))).status).to.equal(200);
     await cluster.kubectl('delete', 'sa', 'recreated', '-n', 'apps');
     await cluster.kubectl('create', 'sa', 'recreated', '-n', 'apps');
@@ -142,7 +176,10 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
     await refused(await issuer.token(audience, 'remote', 'app', {}, privateKey), /signature does not verify/);
     // A token of our own key claiming to be the cluster's issuer.
-    await refused(await issuer.token(audience, 'apps', 'orders', { iss: 'https://kubernetes.default.svc.cluster.local' }, privateKey), /does not publish|does not verify/);
+    await refused(
+      await issuer.token(audience, 'apps', 'orders', { iss: 'https://kubernetes.default.svc.cluster.local' }, privateKey),
+      /does not publish|does not verify/,
+    );
     const real = await saToken('apps', 'orders', audience);
     const [, payload] = real.split('.');
     const none = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
@@ -152,10 +189,13 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     await refused('not-a-jwt', /not a JWT/);
   });
 
-  it('the issuer\'s keys are not fetched per request (1,000 token requests)', async function () {
+  it("the issuer's keys are not fetched per request (1,000 token requests)", async function () {
     const metric = async (): Promise<number> => {
       const text = (await box.request('GET', '/metrics')).text;
-      return text.split('\n').filter((l) => l.startsWith('boxauth_jwks_fetches_total{')).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('boxauth_jwks_fetches_total{'))
+        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
     };
     const saJwt = await saToken('apps', 'orders', box.url);
     const testJwt = await issuer.token(box.url, 'remote', 'app');
@@ -166,7 +206,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
       expect(a.status).to.equal(200);
       expect(b.status).to.equal(200);
     }
-    expect(await metric() - before).to.equal(0);
+    expect((await metric()) - before).to.equal(0);
     expect(issuer.fetches - fetchedBefore).to.equal(0);
   });
 
@@ -186,7 +226,12 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     const reviewing = await startBox({ BOXAUTH_CLUSTER_ISSUER: 'tokenreview' });
     try {
       const t = await reviewing.rootToken();
-      await reviewing.json('PUT', '/Client/orders', { grant_types: ['client_credentials'], auth: { workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders' }] } } }, t);
+      await reviewing.json(
+        'PUT',
+        '/Client/orders',
+        { grant_types: ['client_credentials'], auth: { workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders' }] } } },
+        t,
+      );
       const ok = await assertionRequest(reviewing, await saToken('apps', 'orders', reviewing.url));
       expect(ok.status, ok.text).to.equal(200);
       const wrong = await assertionRequest(reviewing, await saToken('apps', 'orders', 'https://other'));

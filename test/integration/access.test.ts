@@ -51,7 +51,9 @@ describe('access control', function () {
 
   it('takes the token from the access_token query parameter, but not from both places at once', async function () {
     expect((await box.json('GET', `/Client?access_token=${encodeURIComponent(root)}`)).status).to.equal(200);
-    const both = await box.request('GET', `/Client?access_token=${encodeURIComponent(root)}`, { headers: { Authorization: `Bearer ${root}` } });
+    const both = await box.request('GET', `/Client?access_token=${encodeURIComponent(root)}`, {
+      headers: { Authorization: `Bearer ${root}` },
+    });
     expect(both.status).to.equal(400);
   });
 
@@ -74,11 +76,20 @@ describe('access control', function () {
 
   it('json-schema policies allow requests matching the schema', async function () {
     const token = await tokenFor('reader');
-    await box.json('PUT', '/AccessPolicy/reader-get-only', {
-      engine: 'json-schema',
-      link: [{ id: 'reader', resourceType: 'Client' }],
-      schema: { type: 'object', required: ['request-method', 'uri'], properties: { 'request-method': { const: 'get' }, uri: { type: 'string', pattern: '^/Client' } } },
-    }, root);
+    await box.json(
+      'PUT',
+      '/AccessPolicy/reader-get-only',
+      {
+        engine: 'json-schema',
+        link: [{ id: 'reader', resourceType: 'Client' }],
+        schema: {
+          type: 'object',
+          required: ['request-method', 'uri'],
+          properties: { 'request-method': { const: 'get' }, uri: { type: 'string', pattern: '^/Client' } },
+        },
+      },
+      root,
+    );
     expect((await box.json('GET', '/Client/reader', undefined, token)).status).to.equal(200);
     expect((await box.json('GET', '/AccessPolicy', undefined, token)).status).to.equal(403);
     expect((await box.json('DELETE', '/Client/reader', undefined, token)).status).to.equal(403);
@@ -86,11 +97,16 @@ describe('access control', function () {
 
   it('matcho policies match patterns with regexes, and see the client', async function () {
     const token = await tokenFor('matcher', { description: 'team-a' });
-    await box.json('PUT', '/AccessPolicy/matcher', {
-      engine: 'matcho',
-      link: [{ id: 'matcher', resourceType: 'Client' }],
-      matcho: { 'request-method': { $enum: ['get', 'put'] }, uri: '#^/Client/team-a-', client: { description: 'team-a' } },
-    }, root);
+    await box.json(
+      'PUT',
+      '/AccessPolicy/matcher',
+      {
+        engine: 'matcho',
+        link: [{ id: 'matcher', resourceType: 'Client' }],
+        matcho: { 'request-method': { $enum: ['get', 'put'] }, uri: '#^/Client/team-a-', client: { description: 'team-a' } },
+      },
+      root,
+    );
     expect((await box.json('GET', '/Client/team-a-thing', undefined, token)).status).to.equal(404); // allowed, absent
     expect((await box.json('GET', '/Client/team-b-thing', undefined, token)).status).to.equal(403);
     expect((await box.json('DELETE', '/Client/team-a-thing', undefined, token)).status).to.equal(403);
@@ -99,9 +115,15 @@ describe('access control', function () {
   it('policies OR together, and a policy without link applies to every token', async function () {
     const token = await tokenFor('global-user');
     expect((await box.json('GET', '/Session', undefined, token)).status).to.equal(403);
-    await box.json('PUT', '/AccessPolicy/everyone-reads-sessions', {
-      engine: 'matcho', matcho: { 'request-method': 'get', uri: '#^/Session' },
-    }, root);
+    await box.json(
+      'PUT',
+      '/AccessPolicy/everyone-reads-sessions',
+      {
+        engine: 'matcho',
+        matcho: { 'request-method': 'get', uri: '#^/Session' },
+      },
+      root,
+    );
     expect((await box.json('GET', '/Session', undefined, token)).status).to.equal(200);
     expect((await box.json('GET', '/Client', undefined, token)).status).to.equal(403);
     await box.json('DELETE', '/AccessPolicy/everyone-reads-sessions', undefined, root);
@@ -110,9 +132,16 @@ describe('access control', function () {
 
   it('the engines never see the access token', async function () {
     const token = await tokenFor('leaky');
-    await box.json('PUT', '/AccessPolicy/leaky', {
-      engine: 'matcho', link: [{ id: 'leaky', resourceType: 'Client' }], matcho: { params: { access_token: 'present?' } },
-    }, root);
+    await box.json(
+      'PUT',
+      '/AccessPolicy/leaky',
+      {
+        engine: 'matcho',
+        link: [{ id: 'leaky', resourceType: 'Client' }],
+        matcho: { params: { access_token: 'present?' } },
+      },
+      root,
+    );
     expect((await box.json('GET', `/Client?access_token=${encodeURIComponent(token)}`)).status).to.equal(403);
   });
 });

@@ -10,9 +10,27 @@ describe('authorize endpoint', function () {
   before(async function () {
     box = await Box.start();
     const root = await box.rootToken();
-    await box.json('PUT', '/Client/spa', { grant_types: ['implicit', 'authorization_code'], auth: { implicit: { redirect_uri: cb }, authorization_code: { redirect_uri: cb } } }, root);
-    await box.json('PUT', '/Client/code-only', { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: cb } } }, root);
-    await box.json('PUT', '/Client/web', { grant_types: ['authorization_code'], secret: 'web-secret-1', auth: { authorization_code: { redirect_uri: cb } } }, root);
+    await box.json(
+      'PUT',
+      '/Client/spa',
+      {
+        grant_types: ['implicit', 'authorization_code'],
+        auth: { implicit: { redirect_uri: cb }, authorization_code: { redirect_uri: cb } },
+      },
+      root,
+    );
+    await box.json(
+      'PUT',
+      '/Client/code-only',
+      { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: cb } } },
+      root,
+    );
+    await box.json(
+      'PUT',
+      '/Client/web',
+      { grant_types: ['authorization_code'], secret: 'web-secret-1', auth: { authorization_code: { redirect_uri: cb } } },
+      root,
+    );
   });
   after(async function () {
     await box?.stop();
@@ -52,7 +70,12 @@ describe('authorize endpoint', function () {
     const loc = new URL(noPkce.headers.get('location')!);
     expect(loc.searchParams.get('error')).to.equal('invalid_request');
     expect(loc.searchParams.get('error_description')).to.match(/PKCE/);
-    const plain = await authorize({ response_type: 'code', client_id: 'spa', code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' });
+    const plain = await authorize({
+      response_type: 'code',
+      client_id: 'spa',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'plain',
+    });
     expect(new URL(plain.headers.get('location')!).searchParams.get('error')).to.equal('invalid_request');
     const confidential = await authorize({ response_type: 'code', client_id: 'web', state: 'c' });
     expect(confidential.status).to.equal(200); // a confidential client may go without PKCE
@@ -61,7 +84,12 @@ describe('authorize endpoint', function () {
   it('implicit errors travel in the fragment', async function () {
     const res = await authorize({ response_type: 'token', client_id: 'spa', redirect_uri: cb, state: 'f', scope: 'a' });
     expect(res.status).to.equal(200); // the sign-in page
-    const box2 = await box.json('PUT', '/Client/spa', { grant_types: ['authorization_code'], auth: { implicit: { redirect_uri: cb }, authorization_code: { redirect_uri: cb } } }, await box.rootToken());
+    const box2 = await box.json(
+      'PUT',
+      '/Client/spa',
+      { grant_types: ['authorization_code'], auth: { implicit: { redirect_uri: cb }, authorization_code: { redirect_uri: cb } } },
+      await box.rootToken(),
+    );
     expect(box2.status).to.equal(200);
     const refused = await authorize({ response_type: 'token', client_id: 'spa', redirect_uri: cb, state: 'f' });
     const loc = new URL(refused.headers.get('location')!);
@@ -76,18 +104,30 @@ describe('authorize endpoint', function () {
   });
 
   it('the code grant refuses unknown codes, and a confidential client must authenticate', async function () {
-    const unknown = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb, client_id: 'code-only', code_verifier: 'v'.repeat(43) });
+    const unknown = await box.form('/auth/token', {
+      grant_type: 'authorization_code',
+      code: 'nope',
+      redirect_uri: cb,
+      client_id: 'code-only',
+      code_verifier: 'v'.repeat(43),
+    });
     expect(unknown.status).to.equal(400);
     expect(unknown.body.error).to.equal('invalid_grant');
     const noSecret = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb, client_id: 'web' });
     expect(noSecret.status).to.equal(401);
     expect(noSecret.body.error).to.equal('invalid_client');
-    const withSecret = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb }, { Authorization: basic('web', 'web-secret-1') });
+    const withSecret = await box.form(
+      '/auth/token',
+      { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb },
+      { Authorization: basic('web', 'web-secret-1') },
+    );
     expect(withSecret.body.error).to.equal('invalid_grant');
   });
 
   it('answers CORS preflights so browser apps can call the token endpoint and the API', async function () {
-    const res = await box.request('OPTIONS', '/auth/token', { headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
+    const res = await box.request('OPTIONS', '/auth/token', {
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(res.status).to.equal(204);
     expect(res.headers.get('access-control-allow-origin')).to.equal('*');
     expect(res.headers.get('access-control-allow-credentials')).to.equal(null);

@@ -21,13 +21,24 @@ describe('a deleted client takes its state with it', function () {
     await box?.stop();
   });
 
-  const authorizeUrl = (redirectUri: string): string => `/auth/authorize?${new URLSearchParams({
-    response_type: 'code', client_id: 'gallery', redirect_uri: redirectUri, state: 'st', scope: 'photos',
-    code_challenge: challenge, code_challenge_method: 'S256',
-  })}`;
+  const authorizeUrl = (redirectUri: string): string =>
+    `/auth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: 'gallery',
+      redirect_uri: redirectUri,
+      state: 'st',
+      scope: 'photos',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })}`;
 
   async function putClient(redirectUri: string): Promise<void> {
-    const res = await box.json('PUT', '/Client/gallery', { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: redirectUri } } }, root);
+    const res = await box.json(
+      'PUT',
+      '/Client/gallery',
+      { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: redirectUri } } },
+      root,
+    );
     expect(res.status, res.text).to.be.oneOf([200, 201]);
   }
 
@@ -50,10 +61,14 @@ describe('a deleted client takes its state with it', function () {
     await putClient(attacker);
 
     const again = await browser.get(authorizeUrl(attacker));
-    expect(again.status, 'no consent page: the predecessor\'s consent was inherited').to.equal(200);
+    expect(again.status, "no consent page: the predecessor's consent was inherited").to.equal(200);
     expect(again.text).to.include('value="allow"');
     const exchange = await box.form('/auth/token', {
-      grant_type: 'authorization_code', client_id: 'gallery', code, redirect_uri: honest, code_verifier: verifier,
+      grant_type: 'authorization_code',
+      client_id: 'gallery',
+      code,
+      redirect_uri: honest,
+      code_verifier: verifier,
     });
     expect(exchange.status).to.equal(400);
     expect(exchange.body.error).to.equal('invalid_grant');

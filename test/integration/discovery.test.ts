@@ -10,7 +10,9 @@ describe('discovery, introspection, revocation, keys', function () {
 
   before(async function () {
     box = await Box.start();
-    ({ secret } = await box.addClient('rs', { auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600, refresh_token: true } } }));
+    ({ secret } = await box.addClient('rs', {
+      auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600, refresh_token: true } },
+    }));
     await box.addClient('other', {}, { secret });
   });
   after(async function () {
@@ -18,14 +20,18 @@ describe('discovery, introspection, revocation, keys', function () {
   });
 
   const issue = async (client = 'rs'): Promise<any> =>
-    (await box.form('/auth/token', { grant_type: 'client_credentials', scope: 'orders:read' }, { Authorization: basic(client, secret) })).body;
+    (await box.form('/auth/token', { grant_type: 'client_credentials', scope: 'orders:read' }, { Authorization: basic(client, secret) }))
+      .body;
 
   it('publishes RFC 8414 metadata naming its endpoints', async function () {
     const res = await box.json('GET', '/.well-known/oauth-authorization-server');
     expect(res.status).to.equal(200);
     expect(res.body).to.include({
-      issuer: box.url, token_endpoint: `${box.url}/auth/token`, jwks_uri: `${box.url}/.well-known/jwks.json`,
-      introspection_endpoint: `${box.url}/auth/introspect`, revocation_endpoint: `${box.url}/auth/revoke`,
+      issuer: box.url,
+      token_endpoint: `${box.url}/auth/token`,
+      jwks_uri: `${box.url}/.well-known/jwks.json`,
+      introspection_endpoint: `${box.url}/auth/introspect`,
+      revocation_endpoint: `${box.url}/auth/revoke`,
     });
     expect(res.body.grant_types_supported).to.include.members(['client_credentials', 'refresh_token']);
   });
@@ -59,12 +65,16 @@ describe('discovery, introspection, revocation, keys', function () {
     expect(res.body.error).to.equal('invalid_client');
   });
 
-  it('revokes a token of the calling client, and ignores another client\'s', async function () {
+  it("revokes a token of the calling client, and ignores another client's", async function () {
     const { access_token, refresh_token } = await issue();
     const byOther = await box.form('/auth/revoke', { token: access_token }, { Authorization: basic('other', secret) });
     expect(byOther.status).to.equal(200);
     expect((await box.json('GET', '/Client/rs', undefined, access_token)).status).to.equal(200);
-    const byOwner = await box.form('/auth/revoke', { token: refresh_token, token_type_hint: 'refresh_token' }, { Authorization: basic('rs', secret) });
+    const byOwner = await box.form(
+      '/auth/revoke',
+      { token: refresh_token, token_type_hint: 'refresh_token' },
+      { Authorization: basic('rs', secret) },
+    );
     expect(byOwner.status).to.equal(200);
     expect((await box.json('GET', '/Client/rs', undefined, access_token)).status).to.equal(401);
     const refreshed = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rs', refresh_token });
@@ -76,12 +86,16 @@ describe('signing key rotation', function () {
   it('a new algorithm brings a new key; the old public key stays published while its tokens live', async function () {
     const box = await Box.start();
     try {
-      const { secret } = await box.addClient('jwt', { auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600 } } });
-      const before = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('jwt', secret) })).body.access_token;
+      const { secret } = await box.addClient('jwt', {
+        auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600 } },
+      });
+      const before = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('jwt', secret) })).body
+        .access_token;
       const oldKid = decodeProtectedHeader(before).kid;
       await box.stop();
       await box.launch({ BOXAUTH_JWT_ALG: 'EdDSA' });
-      const after = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('jwt', secret) })).body.access_token;
+      const after = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('jwt', secret) })).body
+        .access_token;
       const header = decodeProtectedHeader(after);
       expect(header.alg).to.equal('EdDSA');
       expect(header.kid).not.to.equal(oldKid);

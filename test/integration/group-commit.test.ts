@@ -13,9 +13,26 @@ import { createDatabase } from '../support/postgres.js';
 function row(fields: Partial<SessionRow> = {}): SessionRow {
   const id = newSessionId();
   return {
-    id, type: 'client_credentials', origin: 'client_credentials', clientId: 'c', userId: null, audience: null, scope: null,
-    start: new Date(), exp: null, accessTokenHash: randomBytes(32), refreshTokenHash: randomBytes(32), refreshTokenExp: null,
-    refreshUsedAt: null, active: true, end: null, parent: null, family: id, kid: null, details: null, ...fields,
+    id,
+    type: 'client_credentials',
+    origin: 'client_credentials',
+    clientId: 'c',
+    userId: null,
+    audience: null,
+    scope: null,
+    start: new Date(),
+    exp: null,
+    accessTokenHash: randomBytes(32),
+    refreshTokenHash: randomBytes(32),
+    refreshTokenExp: null,
+    refreshUsedAt: null,
+    active: true,
+    end: null,
+    parent: null,
+    family: id,
+    kid: null,
+    details: null,
+    ...fields,
   };
 }
 
@@ -48,7 +65,10 @@ describe('group commit: a row the database refuses fails only its own request', 
     const rows = mixed(honest, [...hostile], 10);
     const outcomes = await Promise.allSettled(rows.map((r) => writer.insert(r)));
     const failed = rows.filter((_, i) => outcomes[i]!.status === 'rejected');
-    expect(failed.filter((r) => !hostileIds.has(r.id)), 'honest failures').to.have.length(0);
+    expect(
+      failed.filter((r) => !hostileIds.has(r.id)),
+      'honest failures',
+    ).to.have.length(0);
     expect(failed.map((r) => r.id).sort()).to.deep.equal([...hostileIds].sort());
     for (const r of honest) expect((await findById(pool, r.id))?.audience, r.id).to.equal('https://api.example');
     for (const r of hostile) expect(await findById(pool, r.id)).to.equal(undefined);

@@ -33,25 +33,37 @@ describe('hostile input', function () {
   }
 
   describe('the OAuth endpoints read their own requests', function () {
-    const form = (body: Buffer | string, headers: Record<string, string>) => box.request('POST', '/auth/token', {
-      headers: { Authorization: basic('root', box.rootSecret), 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
-      body: body as string,
-    });
+    const form = (body: Buffer | string, headers: Record<string, string>) =>
+      box.request('POST', '/auth/token', {
+        headers: { Authorization: basic('root', box.rootSecret), 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+        body: body as string,
+      });
 
     it('decodes gzip, deflate and br bodies; refuses garbage (400), unknown codings (415) and bombs (413)', async function () {
       const params = 'grant_type=client_credentials';
-      for (const [encoding, data] of [['gzip', gzipSync(params)], ['deflate', deflateSync(params)], ['br', brotliCompressSync(params)]] as const) {
+      for (const [encoding, data] of [
+        ['gzip', gzipSync(params)],
+        ['deflate', deflateSync(params)],
+        ['br', brotliCompressSync(params)],
+      ] as const) {
         const res = await form(data, { 'Content-Encoding': encoding });
         expect(res.status, `${encoding}: ${res.text}`).to.equal(200);
       }
-      for (const encoding of ['gzip', 'deflate', 'br']) refused(await form('not compressed at all', { 'Content-Encoding': encoding }), 400, encoding);
+      for (const encoding of ['gzip', 'deflate', 'br'])
+        refused(await form('not compressed at all', { 'Content-Encoding': encoding }), 400, encoding);
       refused(await form(params, { 'Content-Encoding': 'compress' }), 415, 'compress');
       refused(await form(gzipSync(Buffer.alloc(2 * 1024 * 1024, 'a')), { 'Content-Encoding': 'gzip' }), 413);
     });
 
     it('refuses other charsets, other media types, and bodies that are not UTF-8', async function () {
-      refused(await form('grant_type=client_credentials', { 'Content-Type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }), 415, 'charset');
-      expect((await form('grant_type=client_credentials', { 'Content-Type': 'application/x-www-form-urlencoded; charset="UTF-8"' })).status).to.equal(200);
+      refused(
+        await form('grant_type=client_credentials', { 'Content-Type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }),
+        415,
+        'charset',
+      );
+      expect(
+        (await form('grant_type=client_credentials', { 'Content-Type': 'application/x-www-form-urlencoded; charset="UTF-8"' })).status,
+      ).to.equal(200);
       refused(await form('grant_type=client_credentials', { 'Content-Type': 'text/xml' }), 400, 'x-www-form-urlencoded');
       refused(await form(Buffer.from([0x67, 0x3d, 0xff, 0xfe]), {}), 400, 'UTF-8');
       refused(await form('grant_type=%ZZ', {}), 400, 'percent-encoding');
@@ -62,22 +74,57 @@ describe('hostile input', function () {
       const get = await box.request('GET', '/auth/token');
       refused(get, 405, 'POST');
       expect(get.headers.get('allow')).to.equal('POST, OPTIONS');
-      const preflight = await box.request('OPTIONS', '/auth/revoke', { headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
+      const preflight = await box.request('OPTIONS', '/auth/revoke', {
+        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' },
+      });
       expect(preflight.status).to.equal(204);
       expect(preflight.headers.get('access-control-allow-methods')).to.include('POST');
-      expect((await box.request('POST', '/auth/token?x=1', {
-        headers: { Authorization: basic('root', box.rootSecret), 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials',
-      })).status).to.equal(200);
-      refused(await box.request('POST', '/auth/revoke', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'token=x' }), 401);
+      expect(
+        (
+          await box.request('POST', '/auth/token?x=1', {
+            headers: { Authorization: basic('root', box.rootSecret), 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: 'grant_type=client_credentials',
+          })
+        ).status,
+      ).to.equal(200);
+      refused(
+        await box.request('POST', '/auth/revoke', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'token=x' }),
+        401,
+      );
     });
   });
 
   describe('strings are checked at the edge', function () {
     it('a NUL in client_id, in a Basic user name, or in audience or scope is a 400 naming it', async function () {
-      refused(await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'a\u0000b', client_secret: 'whatever1' }), 400, 'client_id');
-      refused(await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root\u0000', 'x') }), 400, 'Basic');
-      refused(await box.form('/auth/token', { grant_type: 'client_credentials', audience: 'a\u0000' }, { Authorization: basic('root', box.rootSecret) }), 400, 'audience');
-      refused(await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'root', client_secret: box.rootSecret, scope: '\ud800' }), 400, 'scope');
+      refused(
+        await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'a\u0000b', client_secret: 'whatever1' }),
+        400,
+        'client_id',
+      );
+      refused(
+        await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root\u0000', 'x') }),
+        400,
+        'Basic',
+      );
+      refused(
+        await box.form(
+          '/auth/token',
+          { grant_type: 'client_credentials', audience: 'a\u0000' },
+          { Authorization: basic('root', box.rootSecret) },
+        ),
+        400,
+        'audience',
+      );
+      refused(
+        await box.json('POST', '/auth/token', {
+          grant_type: 'client_credentials',
+          client_id: 'root',
+          client_secret: box.rootSecret,
+          scope: '\ud800',
+        }),
+        400,
+        'scope',
+      );
       refused(await box.form('/auth/introspect', { token: 'x\u0000' }, { Authorization: basic('root', box.rootSecret) }), 400, 'token');
     });
 
@@ -90,9 +137,10 @@ describe('hostile input', function () {
       refused(await box.json('GET', `/Client?description=${'x'.repeat(5000)}`, undefined, root), 400, 'description');
     });
 
-    it('query names that reach for an object\'s prototype are refused or inert', async function () {
+    it("query names that reach for an object's prototype are refused or inert", async function () {
       const sessions = await count('/Session');
-      for (const name of ['__proto__', 'constructor', 'prototype']) refused(await box.json('GET', `/Session?${name}=x`, undefined, root), 400, name);
+      for (const name of ['__proto__', 'constructor', 'prototype'])
+        refused(await box.json('GET', `/Session?${name}=x`, undefined, root), 400, name);
       for (const name of ['toString', 'valueOf', 'hasOwnProperty']) {
         refused(await box.json('GET', `/Session?${name}=x`, undefined, root), 400, `unknown Session search parameter "${name}"`);
         refused(await box.json('GET', `/Session?_sort=${name}`, undefined, root), 400, name);
@@ -101,17 +149,41 @@ describe('hostile input', function () {
       expect(await count('/Session')).to.equal(sessions);
     });
 
-    it('body keys that reach for an object\'s prototype are refused on every resource, and nothing is written', async function () {
+    it("body keys that reach for an object's prototype are refused on every resource, and nothing is written", async function () {
       const clients = await count('/Client');
       for (const key of ['__proto__', 'constructor']) {
         const body = `{"grant_types": ["client_credentials"], "secret": "secret-123", "${key}": {"x": 1}}`;
-        refused(await box.request('PUT', '/Client/proto', { headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json' }, body }), 400, key);
-        refused(await box.request('POST', '/users', { headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json' },
-          body: `{"email": "p@example.com", "password": "password-1", "${key}": 1}` }), 400, key);
-        refused(await box.request('POST', '/groups', { headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/yaml' },
-          body: `name: proto\n${key}: {polluted: true}\n` }), 400, key);
+        refused(
+          await box.request('PUT', '/Client/proto', {
+            headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json' },
+            body,
+          }),
+          400,
+          key,
+        );
+        refused(
+          await box.request('POST', '/users', {
+            headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json' },
+            body: `{"email": "p@example.com", "password": "password-1", "${key}": 1}`,
+          }),
+          400,
+          key,
+        );
+        refused(
+          await box.request('POST', '/groups', {
+            headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/yaml' },
+            body: `name: proto\n${key}: {polluted: true}\n`,
+          }),
+          400,
+          key,
+        );
       }
-      const toString = await box.json('PUT', '/Client/proto', { grant_types: ['client_credentials'], secret: 'secret-123', toString: 1 }, root);
+      const toString = await box.json(
+        'PUT',
+        '/Client/proto',
+        { grant_types: ['client_credentials'], secret: 'secret-123', toString: 1 },
+        root,
+      );
       expect(toString.status).to.equal(422);
       expect(toString.body.errors.toString).to.deep.equal(['is not a known field']);
       expect(await count('/Client')).to.equal(clients);
@@ -119,7 +191,11 @@ describe('hostile input', function () {
     });
 
     it('NUL and lone surrogates in bodies are refused, naming the field', async function () {
-      refused(await box.json('PUT', '/Client/nul', { grant_types: ['client_credentials'], secret: 'secret-123', description: 'a\u0000b' }, root), 400, 'description');
+      refused(
+        await box.json('PUT', '/Client/nul', { grant_types: ['client_credentials'], secret: 'secret-123', description: 'a\u0000b' }, root),
+        400,
+        'description',
+      );
       refused(await box.json('POST', '/users', { email: 'x@example.com', password: 'password-\ud83d' }, root), 400, 'password');
       refused(await box.json('POST', '/groups', { name: 'g', description: '\udc00' }, root), 400, 'description');
     });

@@ -24,7 +24,8 @@ describe('operations', function () {
   });
 
   it('metrics count issued tokens across all workers', async function () {
-    for (let i = 0; i < 6; i++) await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('ops', secret) });
+    for (let i = 0; i < 6; i++)
+      await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('ops', secret) });
     const res = await box.request('GET', '/metrics');
     expect(res.status).to.equal(200);
     const line = res.text.split('\n').find((l) => l.startsWith('boxauth_tokens_issued_total{') && l.includes('grant="client_credentials"'));
@@ -60,19 +61,29 @@ describe('operations', function () {
     await box.json('GET', `/users?Access_Token=${encodeURIComponent(root)}`);
     await box.json('GET', '/users?mark=header', undefined, root, { Cookie: `boxauth_session=${cookieSecret}` });
     await box.json('GET', '/users?mark=bad-header', undefined, headerSecret);
-    const expected = ['/users?access%5Ftoken=[redacted]"', '/users?%61ccess_token=[redacted]&mark=hex"', '/users?Access_Token=[redacted]"',
-      '/users?mark=header"', '/users?mark=bad-header"'].map((url) => `"url":"${url}`);
+    const expected = [
+      '/users?access%5Ftoken=[redacted]"',
+      '/users?%61ccess_token=[redacted]&mark=hex"',
+      '/users?Access_Token=[redacted]"',
+      '/users?mark=header"',
+      '/users?mark=bad-header"',
+    ].map((url) => `"url":"${url}`);
     // access log lines are written in batches, at least every 100 ms
     for (let i = 0; i < 50 && !expected.every((e) => box.logs.some((l) => l.includes(e))); i++) await new Promise((r) => setTimeout(r, 50));
     for (const line of box.logs) {
       for (const s of [root, encodeURIComponent(root), cookieSecret, headerSecret]) expect(line).not.to.include(s);
     }
-    for (const e of expected) expect(box.logs.some((l) => l.includes(e)), e).to.equal(true);
+    for (const e of expected)
+      expect(
+        box.logs.some((l) => l.includes(e)),
+        e,
+      ).to.equal(true);
   });
 
   it('a bad configuration stops start-up with a message naming the variable', function () {
     const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js')], {
-      env: { PATH: process.env.PATH, BOXAUTH_JWT_ALG: 'HS256' }, encoding: 'utf8',
+      env: { PATH: process.env.PATH, BOXAUTH_JWT_ALG: 'HS256' },
+      encoding: 'utf8',
     });
     expect(res.status).to.equal(2);
     expect(res.stderr).to.include('BOXAUTH_JWT_ALG');

@@ -55,7 +55,7 @@ describe('users and groups', function () {
       expect((await get('/users/abc')).status).to.equal(404);
     });
 
-    it('PUT changes fields; a new password is re-hashed and closes the user\'s sessions', async function () {
+    it("PUT changes fields; a new password is re-hashed and closes the user's sessions", async function () {
       const { body: created } = await post('/users', { email: 'cy@example.com', password: 'cy-password-1' });
       const userTok = await userToken(box, created.id);
       await box.json('PUT', `/AccessPolicy/cy?${q}`, { engine: 'allow', link: [{ id: String(created.id), resourceType: 'User' }] });
@@ -117,7 +117,11 @@ describe('users and groups', function () {
       });
 
       it('over-long fields', async function () {
-        const body = await rejected({ email: `${'a'.repeat(250)}@example.com`, password: 'x'.repeat(2000), data: JSON.stringify('y'.repeat(70000)) });
+        const body = await rejected({
+          email: `${'a'.repeat(250)}@example.com`,
+          password: 'x'.repeat(2000),
+          data: JSON.stringify('y'.repeat(70000)),
+        });
         expect(body.errors).to.have.keys('email', 'password', 'data');
       });
 
@@ -168,11 +172,16 @@ describe('users and groups', function () {
     it('a group-linked policy gives access to its members; leaving the group takes it away at once', async function () {
       const group = (await post('/groups', { name: 'auditors' })).body;
       await box.json('PUT', `/AccessPolicy/auditors-read?${q}`, {
-        engine: 'matcho', link: [{ id: String(group.id), resourceType: 'Group' }], matcho: { 'request-method': 'get' },
+        engine: 'matcho',
+        link: [{ id: String(group.id), resourceType: 'Group' }],
+        matcho: { 'request-method': 'get' },
       });
       const user = (await post('/users', { email: 'audrey@example.com', password: 'audrey-password', 'group-ids': [group.id] })).body;
       const t = await userToken(box, user.id, 'root-less');
-      await box.json('PUT', `/Client/root-less?${q}`, { grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://x.example/cb' } } });
+      await box.json('PUT', `/Client/root-less?${q}`, {
+        grant_types: ['implicit'],
+        auth: { implicit: { redirect_uri: 'https://x.example/cb' } },
+      });
       expect((await box.json('GET', `/users?access_token=${t}`)).status).to.equal(200);
       expect((await box.json('POST', `/groups?access_token=${t}`, { name: 'nope' })).status).to.equal(403);
       await put(`/users/${user.id}`, { 'group-ids': [] });
@@ -190,7 +199,7 @@ describe('users and groups', function () {
       expect((await box.json('GET', '/Client', undefined, t)).status).to.equal(200);
     });
 
-    it('a user token whose client has no policy is still allowed by the user\'s own policies, and denied without', async function () {
+    it("a user token whose client has no policy is still allowed by the user's own policies, and denied without", async function () {
       const user = (await post('/users', { email: 'solo@example.com', password: 'solo-password' })).body;
       const t = await userToken(box, user.id, 'root-less');
       expect((await box.json('GET', '/groups', undefined, t)).status).to.equal(403);

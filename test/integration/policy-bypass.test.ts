@@ -18,7 +18,11 @@ describe('access policies cannot be bypassed', function () {
   });
 
   /** A client with `policy` as its only AccessPolicy, and a token of it. */
-  async function restricted(id: string, policy: Record<string, unknown> | undefined, client: Record<string, unknown> = {}): Promise<{ token: string; secret: string }> {
+  async function restricted(
+    id: string,
+    policy: Record<string, unknown> | undefined,
+    client: Record<string, unknown> = {},
+  ): Promise<{ token: string; secret: string }> {
     const { secret } = await box.addClient(id, client, { policy: false });
     if (policy) {
       const res = await box.json('PUT', `/AccessPolicy/${id}-policy`, { ...policy, link: [{ id, resourceType: 'Client' }] }, root);
@@ -29,11 +33,12 @@ describe('access policies cannot be bypassed', function () {
     return { token: res.body.access_token, secret };
   }
 
-  describe('the request object is the server\'s word', function () {
+  describe("the request object is the server's word", function () {
     let token: string;
     before(async function () {
       ({ token } = await restricted('team-writer', {
-        engine: 'matcho', matcho: { params: { 'resource/type': 'AccessPolicy', 'resource/id': 'team-policy' } },
+        engine: 'matcho',
+        matcho: { params: { 'resource/type': 'AccessPolicy', 'resource/id': 'team-policy' } },
       }));
     });
 
@@ -51,7 +56,7 @@ describe('access policies cannot be bypassed', function () {
       expect((await box.json('GET', '/Client', undefined, token)).status).to.equal(403);
     });
 
-    it('the route\'s own id is what the policy tests', async function () {
+    it("the route's own id is what the policy tests", async function () {
       const own = await box.json('PUT', '/AccessPolicy/team-policy', { engine: 'matcho', matcho: { uri: '/nothing' } }, token);
       expect(own.status).to.equal(201);
       expect((await box.json('PUT', '/AccessPolicy/other-policy', { engine: 'allow' }, token)).status).to.equal(403);
@@ -66,7 +71,8 @@ describe('access policies cannot be bypassed', function () {
 
     it('query parameters stay visible to policies under their own names', async function () {
       const { token: searcher } = await restricted('searcher', {
-        engine: 'matcho', matcho: { 'request-method': 'get', uri: '/Client', params: { grant_types: 'implicit' } },
+        engine: 'matcho',
+        matcho: { 'request-method': 'get', uri: '/Client', params: { grant_types: 'implicit' } },
       });
       expect((await box.json('GET', '/Client?grant_types=implicit', undefined, searcher)).status).to.equal(200);
       expect((await box.json('GET', '/Client', undefined, searcher)).status).to.equal(403);
@@ -113,7 +119,7 @@ describe('access policies cannot be bypassed', function () {
     const introspect = (secret: string, token: string, id = 'nosy') =>
       box.form('/auth/introspect', { token }, { Authorization: basic(id, secret) });
 
-    it('a client without a policy sees its own tokens, and nobody else\'s', async function () {
+    it("a client without a policy sees its own tokens, and nobody else's", async function () {
       expect((await introspect(own.secret, own.token)).body).to.include({ active: true, client_id: 'nosy' });
       const rootsToken = await introspect(own.secret, root);
       expect(rootsToken.status).to.equal(200);
@@ -124,11 +130,17 @@ describe('access policies cannot be bypassed', function () {
       expect((await introspect(secret, issued.body.refresh_token, 'refresher')).body).to.include({ active: true });
     });
 
-    it('an AccessPolicy that allows introspection lets a client see others\' tokens', async function () {
-      const policy = await box.json('PUT', '/AccessPolicy/nosy-introspects-root', {
-        engine: 'matcho', link: [{ id: 'nosy', resourceType: 'Client' }],
-        matcho: { uri: '/auth/introspect', params: { 'token/client': 'root' } },
-      }, root);
+    it("an AccessPolicy that allows introspection lets a client see others' tokens", async function () {
+      const policy = await box.json(
+        'PUT',
+        '/AccessPolicy/nosy-introspects-root',
+        {
+          engine: 'matcho',
+          link: [{ id: 'nosy', resourceType: 'Client' }],
+          matcho: { uri: '/auth/introspect', params: { 'token/client': 'root' } },
+        },
+        root,
+      );
       expect(policy.status).to.equal(201);
       expect((await introspect(own.secret, root)).body).to.include({ active: true, client_id: 'root' });
       const { token: other } = await restricted('bystander', undefined);
@@ -139,10 +151,15 @@ describe('access policies cannot be bypassed', function () {
   describe('audience and scope are granted, not taken', function () {
     let secret: string;
     before(async function () {
-      ({ secret } = await restricted('limited', { engine: 'allow' }, {
-        audience: ['https://orders.example', box.url], scope: ['orders:read', 'orders:write'],
-        auth: { client_credentials: { token_format: 'jwt', refresh_token: true } },
-      }));
+      ({ secret } = await restricted(
+        'limited',
+        { engine: 'allow' },
+        {
+          audience: ['https://orders.example', box.url],
+          scope: ['orders:read', 'orders:write'],
+          auth: { client_credentials: { token_format: 'jwt', refresh_token: true } },
+        },
+      ));
     });
 
     const ask = (params: Record<string, string>, id = 'limited', s = secret) =>
@@ -180,30 +197,55 @@ describe('access policies cannot be bypassed', function () {
     });
 
     it('the lists are validated like every other field', async function () {
-      const bad = await box.json('PUT', '/Client/bad-lists', { grant_types: ['client_credentials'], secret: 'secret-123', audience: 'one', scope: ['a b'] }, root);
+      const bad = await box.json(
+        'PUT',
+        '/Client/bad-lists',
+        { grant_types: ['client_credentials'], secret: 'secret-123', audience: 'one', scope: ['a b'] },
+        root,
+      );
       expect(bad.status).to.equal(422);
       expect(bad.body.errors).to.have.keys('audience', 'scope.0');
     });
 
     it('a refresh may narrow the scope, never widen it, and stays within the lists', async function () {
       const first = await ask({ scope: 'orders:read' });
-      const widen = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'limited', refresh_token: first.body.refresh_token, scope: 'orders:read orders:write' });
+      const widen = await box.form('/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'limited',
+        refresh_token: first.body.refresh_token,
+        scope: 'orders:read orders:write',
+      });
       expect(widen.status).to.equal(400);
       expect(widen.body.error).to.equal('invalid_scope');
-      const same = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'limited', refresh_token: first.body.refresh_token });
+      const same = await box.form('/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'limited',
+        refresh_token: first.body.refresh_token,
+      });
       expect(same.status).to.equal(200);
       expect(decodeJwt(same.body.access_token).scope).to.equal('orders:read');
       // The list shrinks: the refresh token no longer carries what it held.
-      const shrunk = await box.json('PUT', '/Client/limited', {
-        grant_types: ['client_credentials'], audience: ['https://orders.example'], scope: ['orders:write'],
-        auth: { client_credentials: { token_format: 'jwt', refresh_token: true } },
-      }, root);
+      const shrunk = await box.json(
+        'PUT',
+        '/Client/limited',
+        {
+          grant_types: ['client_credentials'],
+          audience: ['https://orders.example'],
+          scope: ['orders:write'],
+          auth: { client_credentials: { token_format: 'jwt', refresh_token: true } },
+        },
+        root,
+      );
       expect(shrunk.status).to.equal(200);
-      const after = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'limited', refresh_token: first.body.refresh_token });
+      const after = await box.form('/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'limited',
+        refresh_token: first.body.refresh_token,
+      });
       expect(after.body.error).to.equal('invalid_scope');
     });
 
-    it('the box\'s own API refuses a token meant for another audience; sign-out and revocation still close it', async function () {
+    it("the box's own API refuses a token meant for another audience; sign-out and revocation still close it", async function () {
       const { secret: s } = await box.addClient('aud-user', {});
       const payments = await ask({ audience: 'https://payments.example' }, 'aud-user', s);
       const refused = await box.json('GET', '/Client/aud-user', undefined, payments.body.access_token);
@@ -218,19 +260,38 @@ describe('access policies cannot be bypassed', function () {
       expect(signOut.status).to.equal(200);
       expect(signOut.body.active).to.equal(false);
       const other = await ask({ audience: 'https://payments.example' }, 'aud-user', s);
-      expect((await box.form('/auth/revoke', { token: other.body.access_token }, { Authorization: basic('aud-user', s) })).status).to.equal(200);
-      expect((await box.form('/auth/introspect', { token: other.body.access_token }, { Authorization: basic('aud-user', s) })).body.active).to.equal(false);
+      expect((await box.form('/auth/revoke', { token: other.body.access_token }, { Authorization: basic('aud-user', s) })).status).to.equal(
+        200,
+      );
+      expect(
+        (await box.form('/auth/introspect', { token: other.body.access_token }, { Authorization: basic('aud-user', s) })).body.active,
+      ).to.equal(false);
     });
 
     it('the authorize endpoint refuses scopes beyond the list, back at the client', async function () {
       const cb = 'https://app.example/cb';
-      await box.json('PUT', '/Client/scoped-spa', {
-        grant_types: ['authorization_code'], scope: ['profile'], auth: { authorization_code: { redirect_uri: cb } },
-      }, root);
-      const res = await box.request('GET', `/auth/authorize?${new URLSearchParams({
-        response_type: 'code', client_id: 'scoped-spa', redirect_uri: cb, scope: 'profile admin', state: 's',
-        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
-      })}`);
+      await box.json(
+        'PUT',
+        '/Client/scoped-spa',
+        {
+          grant_types: ['authorization_code'],
+          scope: ['profile'],
+          auth: { authorization_code: { redirect_uri: cb } },
+        },
+        root,
+      );
+      const res = await box.request(
+        'GET',
+        `/auth/authorize?${new URLSearchParams({
+          response_type: 'code',
+          client_id: 'scoped-spa',
+          redirect_uri: cb,
+          scope: 'profile admin',
+          state: 's',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+        })}`,
+      );
       expect(res.status).to.equal(302);
       const loc = new URL(res.headers.get('location')!);
       expect(loc.searchParams.get('error')).to.equal('invalid_scope');

@@ -30,14 +30,16 @@ describe('two API processes on one database', function () {
   });
 
   it('a session closed on one process is refused by the other', async function () {
-    const token = (await a.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).body.access_token;
+    const token = (await a.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).body
+      .access_token;
     expect((await b.json('GET', '/Client/shared', undefined, token)).status).to.equal(200); // b has it cached now
     expect((await a.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
     await eventually(async () => (await b.json('GET', '/Client/shared', undefined, token)).status === 401);
   });
 
   it('a policy removed on one process stops allowing on the other', async function () {
-    const token = (await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).body.access_token;
+    const token = (await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).body
+      .access_token;
     expect((await b.json('GET', '/Client/shared', undefined, token)).status).to.equal(200);
     await a.json('DELETE', '/AccessPolicy/shared-allow', undefined, await a.rootToken());
     await eventually(async () => (await b.json('GET', '/Client/shared', undefined, token)).status === 403);
@@ -45,10 +47,17 @@ describe('two API processes on one database', function () {
 
   it('a secret changed on one process is required by the other', async function () {
     const root = await a.rootToken();
-    expect((await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).status).to.equal(200);
+    expect((await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).status).to.equal(
+      200,
+    );
     await a.json('PUT', '/Client/shared', { grant_types: ['client_credentials'], secret: 'rotated-secret' }, root);
-    await eventually(async () => (await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).status === 401);
-    expect((await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', 'rotated-secret') })).status).to.equal(200);
+    await eventually(
+      async () =>
+        (await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).status === 401,
+    );
+    expect(
+      (await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', 'rotated-secret') })).status,
+    ).to.equal(200);
   });
 });
 
@@ -59,7 +68,10 @@ describe('crash and shutdown', function () {
       const { secret } = await box.addClient('durable', {});
       const tokens: string[] = [];
       for (let i = 0; i < 20; i++) {
-        tokens.push((await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('durable', secret) })).body.access_token);
+        tokens.push(
+          (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('durable', secret) })).body
+            .access_token,
+        );
       }
       await box.kill('SIGKILL');
       await box.launch();
@@ -73,7 +85,11 @@ describe('crash and shutdown', function () {
     const box = await Box.start();
     const { secret } = await box.addClient('drain', {});
     const inFlight = Array.from({ length: 20 }, () =>
-      box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('drain', secret) }).then((r) => r.status, () => 0));
+      box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('drain', secret) }).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    );
     await sleep(5);
     const code = await box.kill('SIGTERM');
     const statuses = await Promise.all(inFlight);

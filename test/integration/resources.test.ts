@@ -32,8 +32,12 @@ describe('resource API', function () {
       expect(read.text).not.to.include('second-secret');
       expect(read.text).not.to.include('secret_hash');
       // The new secret works, the old one does not.
-      expect((await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('billing', 'second-secret') })).status).to.equal(200);
-      expect((await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('billing', 'first-secret') })).status).to.equal(401);
+      expect(
+        (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('billing', 'second-secret') })).status,
+      ).to.equal(200);
+      expect(
+        (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('billing', 'first-secret') })).status,
+      ).to.equal(401);
     });
 
     it('stores the secret as an argon2id hash only', async function () {
@@ -54,7 +58,10 @@ describe('resource API', function () {
       const read = await box.json('GET', '/Client/roundtrip', undefined, token);
       const edited = { ...read.body, description: 'edited' };
       expect((await box.json('PUT', '/Client/roundtrip', edited, token)).status).to.equal(200);
-      expect((await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('roundtrip', 'keep-this-one') })).status).to.equal(200);
+      expect(
+        (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('roundtrip', 'keep-this-one') }))
+          .status,
+      ).to.equal(200);
     });
 
     it('POST creates a Client with id and resourceType; a second POST of the id is 409', async function () {
@@ -69,7 +76,8 @@ describe('resource API', function () {
     it('speaks YAML both ways', async function () {
       const yaml = stringify({ grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://app.example/callback' } } });
       const res = await box.request('PUT', '/Client/yaml-app', {
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/yaml', Accept: 'application/yaml' }, body: yaml,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/yaml', Accept: 'application/yaml' },
+        body: yaml,
       });
       expect(res.status).to.equal(201);
       expect(res.headers.get('content-type')).to.match(/^application\/yaml/);
@@ -80,7 +88,12 @@ describe('resource API', function () {
     });
 
     it('422 lists every problem by field, from the CRD schema and its CEL rules', async function () {
-      const res = await box.json('PUT', '/Client/bad', { grant_types: ['teleport'], auth: { client_credentials: { access_token_expiration: -5 }, other: {} } }, token);
+      const res = await box.json(
+        'PUT',
+        '/Client/bad',
+        { grant_types: ['teleport'], auth: { client_credentials: { access_token_expiration: -5 }, other: {} } },
+        token,
+      );
       expect(res.status).to.equal(422);
       expect(res.body.entity.grant_types).to.deep.equal(['teleport']);
       expect(res.body.errors).to.have.keys('grant_types.0', 'auth.client_credentials.access_token_expiration', 'auth.other');
@@ -89,8 +102,15 @@ describe('resource API', function () {
       expect(cel.body.errors.auth).to.deep.equal(['an implicit client needs auth.implicit.redirect_uri']);
       const noSecret = await box.json('PUT', '/Client/bad', { grant_types: ['client_credentials'] }, token);
       expect(noSecret.status).to.equal(422);
-      expect(noSecret.body.errors).to.deep.equal({ secret: ['is required for a client_credentials client (or bind ServiceAccounts with auth.workload)'] });
-      const mismatch = await box.json('PUT', '/Client/bad', { id: 'other', grant_types: ['client_credentials'], secret: 'abcdefgh' }, token);
+      expect(noSecret.body.errors).to.deep.equal({
+        secret: ['is required for a client_credentials client (or bind ServiceAccounts with auth.workload)'],
+      });
+      const mismatch = await box.json(
+        'PUT',
+        '/Client/bad',
+        { id: 'other', grant_types: ['client_credentials'], secret: 'abcdefgh' },
+        token,
+      );
       expect(mismatch.status).to.equal(422);
       expect(mismatch.body.errors).to.have.key('id');
       expect((await box.json('GET', '/Client/bad', undefined, token)).status).to.equal(404);
@@ -98,7 +118,8 @@ describe('resource API', function () {
 
     it('DELETE removes the client and closes its sessions', async function () {
       const { secret } = await box.addClient('doomed', {});
-      const t = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('doomed', secret) })).body.access_token;
+      const t = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('doomed', secret) })).body
+        .access_token;
       expect((await box.json('GET', '/Client/doomed', undefined, t)).status).to.equal(200);
       const del = await box.json('DELETE', '/Client/doomed', undefined, token);
       expect(del.status).to.equal(200);
@@ -110,7 +131,12 @@ describe('resource API', function () {
 
     it('search answers a Bundle with total, paging, field filters and sorting', async function () {
       for (const id of ['s-a', 's-b', 's-c']) {
-        await box.json('PUT', `/Client/${id}`, { grant_types: ['implicit'], description: 'searchable', auth: { implicit: { redirect_uri: `https://${id}.example/cb` } } }, token);
+        await box.json(
+          'PUT',
+          `/Client/${id}`,
+          { grant_types: ['implicit'], description: 'searchable', auth: { implicit: { redirect_uri: `https://${id}.example/cb` } } },
+          token,
+        );
       }
       const page = await box.json('GET', '/Client?description=searchable&_count=2&_page=1&_sort=-id', undefined, token);
       expect(page.status).to.equal(200);
@@ -131,7 +157,9 @@ describe('resource API', function () {
       const put = await box.json('PUT', '/AccessPolicy/p1', { engine: 'allow', link: [{ id: 'someone', resourceType: 'Client' }] }, token);
       expect(put.status).to.equal(201);
       expect(put.body).to.include({ resourceType: 'AccessPolicy', id: 'p1', engine: 'allow' });
-      expect((await box.json('GET', '/AccessPolicy/p1', undefined, token)).body.link).to.deep.equal([{ id: 'someone', resourceType: 'Client' }]);
+      expect((await box.json('GET', '/AccessPolicy/p1', undefined, token)).body.link).to.deep.equal([
+        { id: 'someone', resourceType: 'Client' },
+      ]);
       const search = await box.json('GET', '/AccessPolicy?engine=allow', undefined, token);
       expect(search.body.entry.map((e: any) => e.resource.id)).to.include('p1');
       expect((await box.json('DELETE', '/AccessPolicy/p1', undefined, token)).status).to.equal(200);
@@ -163,29 +191,44 @@ describe('resource API', function () {
 
   describe('bad input changes nothing', function () {
     it('malformed JSON and YAML are 400', async function () {
-      const json = await box.request('PUT', '/Client/broken', { headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"grant_types": [' });
+      const json = await box.request('PUT', '/Client/broken', {
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '{"grant_types": [',
+      });
       expect(json.status).to.equal(400);
       expect(json.body.error).to.equal('invalid_request');
-      const yaml = await box.request('PUT', '/Client/broken', { headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/yaml' }, body: 'grant_types: [implicit\n  - : :' });
+      const yaml = await box.request('PUT', '/Client/broken', {
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/yaml' },
+        body: 'grant_types: [implicit\n  - : :',
+      });
       expect(yaml.status).to.equal(400);
       expect(yaml.body.error_description).to.match(/YAML/);
       expect((await box.json('GET', '/Client/broken', undefined, token)).status).to.equal(404);
     });
 
     it('a wrong content type is 415', async function () {
-      const res = await box.request('PUT', '/Client/broken', { headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain' }, body: 'hello' });
+      const res = await box.request('PUT', '/Client/broken', {
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/plain' },
+        body: 'hello',
+      });
       expect(res.status).to.equal(415);
     });
 
     it('an oversized body is 413 with the limit named', async function () {
       const huge = JSON.stringify({ grant_types: ['client_credentials'], description: 'x'.repeat(300 * 1024) });
-      const res = await box.request('PUT', '/Client/huge', { headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: huge });
+      const res = await box.request('PUT', '/Client/huge', {
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: huge,
+      });
       expect(res.status).to.equal(413);
       expect(res.body.error_description).to.match(/262144 bytes/);
     });
 
     it('a body that is not an object is 422', async function () {
-      const res = await box.request('PUT', '/Client/arr', { headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '[1,2]' });
+      const res = await box.request('PUT', '/Client/arr', {
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '[1,2]',
+      });
       expect(res.status).to.equal(422);
     });
 

@@ -115,7 +115,9 @@ describe('sessions', function () {
     const db = new pg.Client({ connectionString: box.databaseUrl });
     await db.connect();
     try {
-      const { rows } = await db.query("SELECT to_jsonb(s)::text AS row FROM sessions s WHERE access_token_hash = sha256($1::bytea)", [Buffer.from(token)]);
+      const { rows } = await db.query('SELECT to_jsonb(s)::text AS row FROM sessions s WHERE access_token_hash = sha256($1::bytea)', [
+        Buffer.from(token),
+      ]);
       expect(rows).to.have.length(1);
       expect(rows[0].row).not.to.include(token);
     } finally {

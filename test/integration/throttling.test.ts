@@ -26,7 +26,11 @@ describe('throttling', function () {
     });
 
     /** Sign-in attempts sent at once from one browser's form. */
-    async function guesses(email: string, passwords: string[], headers: (i: number) => Record<string, string> = () => ({})): Promise<number[]> {
+    async function guesses(
+      email: string,
+      passwords: string[],
+      headers: (i: number) => Record<string, string> = () => ({}),
+    ): Promise<number[]> {
       const post = await new FormAgent(box).signInPoster();
       return Promise.all(passwords.map(async (password, i) => (await post(email, password, headers(i))).status));
     }
@@ -44,9 +48,15 @@ describe('throttling', function () {
 
     it('believes no X-Forwarded-For by default: an attacker cannot pick a new address per guess', async function () {
       // The address allows 4 × 5 failures; 25 guesses at other accounts, each "from" another address.
-      const statuses = await guesses('nobody@example.com', times(25, (i) => `wrong-${i}`), (i) => ({ 'X-Forwarded-For': `203.0.113.${i}` }));
+      const statuses = await guesses(
+        'nobody@example.com',
+        times(25, (i) => `wrong-${i}`),
+        (i) => ({ 'X-Forwarded-For': `203.0.113.${i}` }),
+      );
       expect(statuses.filter((s) => s === 401).length).to.be.at.most(5); // the account's own limit comes first
-      const others = await Promise.all(times(20, (i) => guesses(`someone-${i}@example.com`, ['wrong'], () => ({ 'X-Forwarded-For': `198.51.100.${i}` }))));
+      const others = await Promise.all(
+        times(20, (i) => guesses(`someone-${i}@example.com`, ['wrong'], () => ({ 'X-Forwarded-For': `198.51.100.${i}` }))),
+      );
       expect(others.flat()).to.include(429); // the loopback address is over its limit, whatever the header says
     });
   });
@@ -83,7 +93,8 @@ describe('throttling', function () {
       await box?.stop();
     });
 
-    const token = (id: string, secret: string) => box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+    const token = (id: string, secret: string) =>
+      box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
 
     it('after 3 failures for a client id: 429 with Retry-After, while its real owner keeps working', async function () {
       const { secret } = await box.addClient('victim', {}, { policy: false });
@@ -121,9 +132,16 @@ describe('throttling', function () {
     it('a flood of wrong client secrets gets 503 + Retry-After beyond the queue, and a person signing in goes ahead of it', async function () {
       const post = await new FormAgent(box).signInPoster();
       const order: string[] = [];
-      const flood = times(200, (i) => box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', `wrong-${i}-secret`) })
-        .then((r) => { order.push(`client:${r.status}`); return r; }));
-      const signIn = post('person@example.com', 'person-password-1').then((r) => { order.push(`person:${r.status}`); return r; });
+      const flood = times(200, (i) =>
+        box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', `wrong-${i}-secret`) }).then((r) => {
+          order.push(`client:${r.status}`);
+          return r;
+        }),
+      );
+      const signIn = post('person@example.com', 'person-password-1').then((r) => {
+        order.push(`person:${r.status}`);
+        return r;
+      });
       const [answers, person] = await Promise.all([Promise.all(flood), signIn]);
       expect(person.status).to.equal(303);
       const busy = answers.filter((r) => r.status === 503);

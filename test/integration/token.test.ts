@@ -39,7 +39,10 @@ describe('token endpoint', function () {
 
     it('accepts the JSON form with audience, and puts audience in the JWT aud claim', async function () {
       const res = await box.json('POST', '/auth/token', {
-        grant_type: 'client_credentials', client_id: 'cc-jwt', client_secret: secret, audience: 'https://orders.example',
+        grant_type: 'client_credentials',
+        client_id: 'cc-jwt',
+        client_secret: secret,
+        audience: 'https://orders.example',
       });
       expect(res.status).to.equal(200);
       expect(res.body).to.have.keys('token_type', 'access_token', 'expires_in');
@@ -51,7 +54,12 @@ describe('token endpoint', function () {
     });
 
     it('records one session per token, with the audience', async function () {
-      const res = await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'cc-jwt', client_secret: secret, audience: 'aud-x' });
+      const res = await box.json('POST', '/auth/token', {
+        grant_type: 'client_credentials',
+        client_id: 'cc-jwt',
+        client_secret: secret,
+        audience: 'aud-x',
+      });
       const jti = decodeJwt(res.body.access_token).jti as string;
       const session = await box.json('GET', `/Session/${jti}`, undefined, await box.rootToken());
       expect(session.status).to.equal(200);
@@ -61,7 +69,11 @@ describe('token endpoint', function () {
     });
 
     it('refuses a wrong secret with invalid_client, 401 and a Basic challenge', async function () {
-      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('cc-opaque', 'wrong-secret') });
+      const res = await box.form(
+        '/auth/token',
+        { grant_type: 'client_credentials' },
+        { Authorization: basic('cc-opaque', 'wrong-secret') },
+      );
       expect(res.status).to.equal(401);
       expect(res.body.error).to.equal('invalid_client');
       expect(res.body.error_description).to.be.a('string');
@@ -76,9 +88,18 @@ describe('token endpoint', function () {
     });
 
     it('refuses a client whose grant_types lack client_credentials (unauthorized_client)', async function () {
-      await box.addClient('implicit-only', { grant_types: ['implicit', 'client_credentials'], auth: { implicit: { redirect_uri: 'https://app.example/cb' } } }, { secret });
+      await box.addClient(
+        'implicit-only',
+        { grant_types: ['implicit', 'client_credentials'], auth: { implicit: { redirect_uri: 'https://app.example/cb' } } },
+        { secret },
+      );
       const token = await box.rootToken();
-      const put = await box.json('PUT', '/Client/implicit-only', { grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://app.example/cb' } } }, token);
+      const put = await box.json(
+        'PUT',
+        '/Client/implicit-only',
+        { grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://app.example/cb' } } },
+        token,
+      );
       expect(put.status).to.equal(200);
       const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('implicit-only', secret) });
       expect(res.status).to.equal(400);
@@ -86,7 +107,11 @@ describe('token endpoint', function () {
     });
 
     it('refuses two authentication methods at once', async function () {
-      const res = await box.form('/auth/token', { grant_type: 'client_credentials', client_secret: secret }, { Authorization: basic('cc-opaque', secret) });
+      const res = await box.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', client_secret: secret },
+        { Authorization: basic('cc-opaque', secret) },
+      );
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('invalid_request');
     });
@@ -100,12 +125,14 @@ describe('token endpoint', function () {
     it('an expired access token stops working, opaque or JWT', async function () {
       await box.addClient('short', { auth: { client_credentials: { access_token_expiration: 1 } } }, { secret });
       await box.addClient('short-jwt', { auth: { client_credentials: { access_token_expiration: 1, token_format: 'jwt' } } }, { secret });
-      const tokens = await Promise.all(['short', 'short-jwt'].map(async (id) => {
-        const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
-        expect(res.body.expires_in).to.equal(1);
-        expect((await box.json('GET', `/Client/${id}`, undefined, res.body.access_token)).status).to.equal(200);
-        return res.body.access_token as string;
-      }));
+      const tokens = await Promise.all(
+        ['short', 'short-jwt'].map(async (id) => {
+          const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+          expect(res.body.expires_in).to.equal(1);
+          expect((await box.json('GET', `/Client/${id}`, undefined, res.body.access_token)).status).to.equal(200);
+          return res.body.access_token as string;
+        }),
+      );
       await sleep(1100);
       for (const token of tokens) {
         const after = await box.json('GET', '/Client/short', undefined, token);
@@ -119,11 +146,17 @@ describe('token endpoint', function () {
     let secret: string;
     before(async function () {
       ({ secret } = await box.addClient('refresher', {
-        auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 60, refresh_token: true, refresh_token_expiration: 2 } },
+        auth: {
+          client_credentials: { token_format: 'jwt', access_token_expiration: 60, refresh_token: true, refresh_token_expiration: 2 },
+        },
       }));
-      await box.addClient('rotator', {
-        auth: { client_credentials: { refresh_token: true, refresh_token_rotation: true } },
-      }, { secret });
+      await box.addClient(
+        'rotator',
+        {
+          auth: { client_credentials: { refresh_token: true, refresh_token_rotation: true } },
+        },
+        { secret },
+      );
     });
 
     async function issue(client: string): Promise<{ access_token: string; refresh_token: string; expires_in?: number }> {
@@ -135,7 +168,11 @@ describe('token endpoint', function () {
     it('issues a refresh token, and the spec form (client_id + refresh_token) returns a new access token', async function () {
       const first = await issue('refresher');
       expect(first.refresh_token).to.be.a('string');
-      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
+      const res = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'refresher',
+        refresh_token: first.refresh_token,
+      });
       expect(res.status).to.equal(200);
       expect(res.body).to.have.keys('access_token', 'token_type', 'expires_in');
       expect(res.body.access_token).not.to.equal(first.access_token);
@@ -147,22 +184,35 @@ describe('token endpoint', function () {
 
     it('verifies credentials when they are sent', async function () {
       const first = await issue('refresher');
-      const bad = await box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { Authorization: basic('refresher', 'not-the-secret') });
+      const bad = await box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        { Authorization: basic('refresher', 'not-the-secret') },
+      );
       expect(bad.status).to.equal(401);
-      const good = await box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { Authorization: basic('refresher', secret) });
+      const good = await box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        { Authorization: basic('refresher', secret) },
+      );
       expect(good.status).to.equal(200);
     });
 
     it('refuses a refresh token of another client', async function () {
       const first = await issue('refresher');
-      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: first.refresh_token });
+      const res = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'rotator',
+        refresh_token: first.refresh_token,
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('invalid_grant');
     });
 
     it('slides the refresh expiration from the last use, and refuses it once expired', async function () {
       const first = await issue('refresher');
-      const refresh = () => box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
+      const refresh = () =>
+        box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
       await sleep(1200);
       expect((await refresh()).status).to.equal(200); // 1.2 s after issue
       await sleep(1200);
@@ -176,17 +226,29 @@ describe('token endpoint', function () {
 
     it('rotates the refresh token when configured, and closes the whole family on reuse', async function () {
       const first = await issue('rotator');
-      const second = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: first.refresh_token });
+      const second = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'rotator',
+        refresh_token: first.refresh_token,
+      });
       expect(second.status).to.equal(200);
       expect(second.body.refresh_token).to.be.a('string').and.not.equal(first.refresh_token);
       // The rotated-out token presented again: refused, and every token of the family dies.
-      const reuse = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: first.refresh_token });
+      const reuse = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'rotator',
+        refresh_token: first.refresh_token,
+      });
       expect(reuse.status).to.equal(400);
       expect(reuse.body.error).to.equal('invalid_grant');
       expect(reuse.body.error_description).to.match(/already used/);
       expect((await box.json('GET', '/Client/rotator', undefined, first.access_token)).status).to.equal(401);
       expect((await box.json('GET', '/Client/rotator', undefined, second.body.access_token)).status).to.equal(401);
-      const third = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: second.body.refresh_token });
+      const third = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'rotator',
+        refresh_token: second.body.refresh_token,
+      });
       expect(third.status).to.equal(400);
     });
 
@@ -194,16 +256,26 @@ describe('token endpoint', function () {
       const first = await issue('refresher');
       const signOut = await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${first.access_token}` } });
       expect(signOut.status).to.equal(200);
-      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
+      const res = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'refresher',
+        refresh_token: first.refresh_token,
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('invalid_grant');
     });
 
     it('refuses refresh when the client no longer enables refresh tokens', async function () {
       const { secret: s } = await box.addClient('was-refreshing', { auth: { client_credentials: { refresh_token: true } } });
-      const first = (await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'was-refreshing', client_secret: s })).body;
+      const first = (
+        await box.json('POST', '/auth/token', { grant_type: 'client_credentials', client_id: 'was-refreshing', client_secret: s })
+      ).body;
       await box.json('PUT', '/Client/was-refreshing', { grant_types: ['client_credentials'] }, await box.rootToken());
-      const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'was-refreshing', refresh_token: first.refresh_token });
+      const res = await box.json('POST', '/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'was-refreshing',
+        refresh_token: first.refresh_token,
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('unauthorized_client');
     });
@@ -217,9 +289,13 @@ describe('token endpoint', function () {
       ({ secret } = await busy.addClient('sliding', {
         auth: { client_credentials: { refresh_token: true, refresh_token_expiration: 3600 } },
       }));
-      await busy.addClient('rotating', {
-        auth: { client_credentials: { refresh_token: true, refresh_token_rotation: true } },
-      }, { secret });
+      await busy.addClient(
+        'rotating',
+        {
+          auth: { client_credentials: { refresh_token: true, refresh_token_rotation: true } },
+        },
+        { secret },
+      );
     });
     after(async function () {
       await busy?.stop();
@@ -309,7 +385,10 @@ describe('token endpoint', function () {
     });
 
     it('a wrong content type', async function () {
-      const res = await box.request('POST', '/auth/token', { headers: { 'Content-Type': 'text/plain' }, body: 'grant_type=client_credentials' });
+      const res = await box.request('POST', '/auth/token', {
+        headers: { 'Content-Type': 'text/plain' },
+        body: 'grant_type=client_credentials',
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('invalid_request');
       expect(res.body.error_description).to.match(/x-www-form-urlencoded/);
@@ -319,7 +398,8 @@ describe('token endpoint', function () {
       const json = await box.json('POST', '/auth/token', { grant_type: ['client_credentials'] });
       expect(json.status).to.equal(400);
       const form = await box.request('POST', '/auth/token', {
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&grant_type=refresh_token',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials&grant_type=refresh_token',
       });
       expect(form.status).to.equal(400);
       expect(form.body.error).to.equal('invalid_request');
@@ -327,7 +407,8 @@ describe('token endpoint', function () {
 
     it('an oversized body is 413, and too many parameters are refused', async function () {
       const big = await box.request('POST', '/auth/token', {
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `grant_type=client_credentials&pad=${'x'.repeat(300 * 1024)}`,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=client_credentials&pad=${'x'.repeat(300 * 1024)}`,
       });
       expect(big.status).to.equal(413);
       expect(big.body.error_description).to.match(/262144 bytes/);
@@ -342,7 +423,11 @@ describe('token endpoint', function () {
     it('a gzip-compressed form is understood', async function () {
       const res = await fetch(`${box.url}/auth/token`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': 'gzip', Authorization: basic('root', box.rootSecret) },
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Content-Encoding': 'gzip',
+          Authorization: basic('root', box.rootSecret),
+        },
         body: gzipSync('grant_type=client_credentials'),
       });
       expect(res.status).to.equal(200);

@@ -15,7 +15,10 @@ export function assertionAuth(assertion: () => string): oauth.ClientAuth {
 /** A client_credentials request authenticated by a workload token, as a form. */
 export function assertionRequest(box: Box, assertion: string, clientId?: string): Promise<JsonResponse> {
   return box.form('/auth/token', {
-    grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: assertion, ...(clientId ? { client_id: clientId } : {}),
+    grant_type: 'client_credentials',
+    client_assertion_type: JWT_BEARER,
+    client_assertion: assertion,
+    ...(clientId ? { client_id: clientId } : {}),
   });
 }
 

@@ -56,7 +56,7 @@ export class Box {
 
   static async start(options: BoxOptions = {}): Promise<Box> {
     const port = options.port ?? (await freePort());
-    const databaseUrl = options.databaseUrl === 'embedded' ? undefined : options.databaseUrl ?? (await createDatabase());
+    const databaseUrl = options.databaseUrl === 'embedded' ? undefined : (options.databaseUrl ?? (await createDatabase()));
     const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-test-'));
     const env: Record<string, string> = {
       BOXAUTH_PORT: String(port),
@@ -68,8 +68,11 @@ export class Box {
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     };
-    const box = new Box(`http://127.0.0.1:${port}`, port, databaseUrl, dataDir, env,
-      [process.execPath, ...(options.nodeArgs ?? []), projectPath('dist', 'api', 'main.js')]);
+    const box = new Box(`http://127.0.0.1:${port}`, port, databaseUrl, dataDir, env, [
+      process.execPath,
+      ...(options.nodeArgs ?? []),
+      projectPath('dist', 'api', 'main.js'),
+    ]);
     await box.launch();
     return box;
   }
@@ -89,8 +92,8 @@ export class Box {
       // a bench run logs millions of requests; tests look at far fewer lines
       if (this.logs.length > 50_000) this.logs.splice(0, this.logs.length - 50_000);
     };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.logs.slice(-20).join('\n')}`);
@@ -126,7 +129,11 @@ export class Box {
     return res.body.access_token as string;
   }
 
-  async request<T = any>(method: string, urlPath: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<JsonResponse<T>> {
+  async request<T = any>(
+    method: string,
+    urlPath: string,
+    init: { headers?: Record<string, string>; body?: string } = {},
+  ): Promise<JsonResponse<T>> {
     const res = await fetch(`${this.url}${urlPath}`, { method, headers: init.headers, body: init.body, redirect: 'manual' });
     const text = await res.text();
     let body: any = text;
@@ -134,7 +141,13 @@ export class Box {
     return { status: res.status, headers: res.headers, body, text };
   }
 
-  json<T = any>(method: string, urlPath: string, body?: unknown, token?: string, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+  json<T = any>(
+    method: string,
+    urlPath: string,
+    body?: unknown,
+    token?: string,
+    headers: Record<string, string> = {},
+  ): Promise<JsonResponse<T>> {
     return this.request<T>(method, urlPath, {
       headers: {
         ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
@@ -153,7 +166,11 @@ export class Box {
   }
 
   /** Registers a client (and, unless `policy: false`, an allow policy for it) through the API. */
-  async addClient(id: string, client: Record<string, unknown>, opts: { policy?: boolean; secret?: string } = {}): Promise<{ id: string; secret: string }> {
+  async addClient(
+    id: string,
+    client: Record<string, unknown>,
+    opts: { policy?: boolean; secret?: string } = {},
+  ): Promise<{ id: string; secret: string }> {
     const token = await this.rootToken();
     const secret = opts.secret ?? `secret-${randomBytes(8).toString('hex')}`;
     const res = await this.json('PUT', `/Client/${id}`, { grant_types: ['client_credentials'], secret, ...client }, token);

@@ -14,8 +14,16 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     // As the machine's own probe runs it: no sandbox as root, and no background network chatter.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 
@@ -35,16 +43,19 @@ export interface ExampleApp {
 /** examples/browser-app served on a free port, as `make example-app` serves it. */
 export async function startExampleApp(): Promise<ExampleApp> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [projectPath('examples', 'browser-app', 'serve.mjs'), String(port)], { stdio: 'pipe' });
+  const child: ChildProcess = spawn(process.execPath, [projectPath('examples', 'browser-app', 'serve.mjs'), String(port)], {
+    stdio: 'pipe',
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`example app exited with ${code}`)));
   });
   return {
     url: `http://127.0.0.1:${port}`,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }

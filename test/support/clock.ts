@@ -25,7 +25,9 @@ export class ManualClock implements Clock {
   setTimeout(fn: () => void, ms: number): () => void {
     const timer = { at: this.time + Math.max(0, ms), order: this.made++, fn };
     this.timers.push(timer);
-    return () => { this.timers = this.timers.filter((t) => t !== timer); };
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
   }
 
   /** Timers set and not yet fired or cancelled. */

@@ -11,7 +11,11 @@ import { freePort } from './ports.js';
 const run = promisify(execFile);
 
 export class Cluster {
-  private constructor(readonly dir: string, readonly port: number, private readonly env: NodeJS.ProcessEnv) {}
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
 
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
@@ -30,7 +34,11 @@ export class Cluster {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-'));
     const [port, etcd, peer] = [await freePort(), await freePort(), await freePort()];
     const env = {
-      ...process.env, BOXAUTH_KUBE_DIR: dir, BOXAUTH_KUBE_PORT: String(port), BOXAUTH_ETCD_PORT: String(etcd), BOXAUTH_ETCD_PEER_PORT: String(peer),
+      ...process.env,
+      BOXAUTH_KUBE_DIR: dir,
+      BOXAUTH_KUBE_PORT: String(port),
+      BOXAUTH_ETCD_PORT: String(etcd),
+      BOXAUTH_ETCD_PEER_PORT: String(peer),
     };
     const cluster = new Cluster(dir, port, env);
     await cluster.up();

@@ -47,7 +47,10 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 function jsonPatch(target: KObject, ops: { op: string; path: string; value?: unknown }[]): KObject {
   const doc = structuredClone(target) as JsonObject;
   for (const { op, path, value } of ops) {
-    const keys = path.split('/').slice(1).map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const keys = path
+      .split('/')
+      .slice(1)
+      .map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = keys.pop()!;
     let parent: JsonObject = doc;
     for (const key of keys) parent = (parent[key] ??= {}) as JsonObject;
@@ -72,11 +75,15 @@ export class FakeKube implements Kube {
   constructor(readonly clock: Clock = new ManualClock()) {}
 
   /** Requests `when` matches fail with `error` until the answer is called. */
-  failWhen(when: (r: KubeRequest) => boolean,
-    error: Error = new KubeError(500, 'InternalError', 'failure injected by the test')): () => void {
+  failWhen(
+    when: (r: KubeRequest) => boolean,
+    error: Error = new KubeError(500, 'InternalError', 'failure injected by the test'),
+  ): () => void {
     const failure = { when, error };
     this.failures.push(failure);
-    return () => { this.failures = this.failures.filter((f) => f !== failure); };
+    return () => {
+      this.failures = this.failures.filter((f) => f !== failure);
+    };
   }
 
   /** Stores the object as given (status, deletionTimestamp and all), as if it were there already; handlers hear of it. */
@@ -157,13 +164,20 @@ export class FakeKube implements Kube {
     return this.save(type, this.keepServerFields(type, old, next), old) as T;
   }
 
-  async patch<T = KObject>(type: ResourceType, namespace: string | undefined, name: string, body: unknown,
-    contentType: string = PATCH.merge, subresource?: string): Promise<T> {
+  async patch<T = KObject>(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    contentType: string = PATCH.merge,
+    subresource?: string,
+  ): Promise<T> {
     this.ask({ verb: 'patch', type, namespace, name, ...(subresource ? { subresource } : {}) });
     const old = this.existing(type, namespace, name);
-    const patched = contentType === PATCH.json
-      ? jsonPatch(old, body as { op: string; path: string; value?: unknown }[])
-      : mergePatch(old, body) as KObject;
+    const patched =
+      contentType === PATCH.json
+        ? jsonPatch(old, body as { op: string; path: string; value?: unknown }[])
+        : (mergePatch(old, body) as KObject);
     if (subresource === 'status') return this.save(type, { ...structuredClone(old), status: patched.status }, old) as T;
     return this.save(type, this.keepServerFields(type, old, patched), old) as T;
   }
@@ -211,7 +225,9 @@ export class FakeKube implements Kube {
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
     obj.metadata = {
-      ...obj.metadata, ...(namespace ? { namespace } : {}), uid: this.newUid(),
+      ...obj.metadata,
+      ...(namespace ? { namespace } : {}),
+      uid: this.newUid(),
       creationTimestamp: kubeTime(new Date(this.clock.now())),
       ...(STATUS_SUBRESOURCE.has(type.plural) ? { generation: 1 } : {}),
     };

@@ -13,10 +13,12 @@ export class FormAgent {
   }
 
   async post(path: string, fields: Record<string, string>): Promise<JsonResponse> {
-    return this.remember(await this.box.request('POST', path, {
-      headers: { ...this.headers(), 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-    }));
+    return this.remember(
+      await this.box.request('POST', path, {
+        headers: { ...this.headers(), 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      }),
+    );
   }
 
   /** Signs in through the sign-in page; the answer is the redirect (303) or the page again. */
@@ -34,10 +36,11 @@ export class FormAgent {
     const page = await this.get('/auth/sign-in');
     const fields = hiddenFields(page.text);
     const cookies = this.headers();
-    return (email, password, headers = {}) => this.box.request('POST', '/auth/sign-in', {
-      headers: { ...cookies, 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
-      body: new URLSearchParams({ ...fields, email, password }).toString(),
-    });
+    return (email, password, headers = {}) =>
+      this.box.request('POST', '/auth/sign-in', {
+        headers: { ...cookies, 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ ...fields, email, password }).toString(),
+      });
   }
 
   /** Submits the consent page `page` with Allow or Deny. */
@@ -63,7 +66,12 @@ export class FormAgent {
 }
 
 const unescape = (s: string): string =>
-  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The hidden inputs of a page, by name. */
 export function hiddenFields(html: string): Record<string, string> {

@@ -22,25 +22,48 @@ export class TestIssuer {
 
   static async start(): Promise<TestIssuer> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-issuer-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'tls.key'), '-out', path.join(dir, 'tls.crt')],
-    { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        path.join(dir, 'tls.key'),
+        '-out',
+        path.join(dir, 'tls.crt'),
+      ],
+      { stdio: 'ignore' },
+    );
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const kid = 'test-key-1';
     const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
     let issuer: TestIssuer | undefined = undefined;
-    const server = https.createServer({ key: fs.readFileSync(path.join(dir, 'tls.key')), cert: fs.readFileSync(path.join(dir, 'tls.crt')) }, (req, res) => {
-      if (req.url === '/.well-known/openid-configuration') {
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
-      } else if (req.url === '/jwks') {
-        issuer!.fetches++;
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
-      } else {
-        res.writeHead(404).end();
-      }
-    });
+    const server = https.createServer(
+      { key: fs.readFileSync(path.join(dir, 'tls.key')), cert: fs.readFileSync(path.join(dir, 'tls.crt')) },
+      (req, res) => {
+        if (req.url === '/.well-known/openid-configuration') {
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+        } else if (req.url === '/jwks') {
+          issuer!.fetches++;
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+        } else {
+          res.writeHead(404).end();
+        }
+      },
+    );
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     issuer = new TestIssuer(url, fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'), privateKey, kid, server);
     return issuer;
@@ -50,10 +73,17 @@ export class TestIssuer {
   token(audience: string, namespace: string, name: string, claims: JWTPayload = {}, key: crypto.KeyObject = this.key): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({
-      iss: this.url, aud: [audience], sub: `system:serviceaccount:${namespace}:${name}`, iat: now, nbf: now, exp: now + 600,
+      iss: this.url,
+      aud: [audience],
+      sub: `system:serviceaccount:${namespace}:${name}`,
+      iat: now,
+      nbf: now,
+      exp: now + 600,
       'kubernetes.io': { namespace, serviceaccount: { name, uid: 'uid-of-test-issuer-sa' } },
       ...claims,
-    }).setProtectedHeader({ alg: 'ES256', kid: this.kid }).sign(key);
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: this.kid })
+      .sign(key);
   }
 
   stop(): Promise<void> {

@@ -23,15 +23,27 @@ export interface RunResult {
   stderr: string;
 }
 
-export function run(file: string, args: string[], opts: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(
+  file: string,
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = execFile(file, args, {
-      env: { ...process.env, ...opts.env }, cwd: projectPath(), maxBuffer: 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-      if (err && code === -1) return reject(err);
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      file,
+      args,
+      {
+        env: { ...process.env, ...opts.env },
+        cwd: projectPath(),
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: opts.timeoutMs ?? 120_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+        if (err && code === -1) return reject(new Error(err.message, { cause: err }));
+        resolve({ code, stdout, stderr });
+      },
+    );
     if (opts.input !== undefined) child.stdin!.end(opts.input);
   });
 }
@@ -99,14 +111,31 @@ export class TestCluster {
     const admin = fs.readFileSync(this.kubeconfig, 'utf8');
     const ca = /certificate-authority-data: (\S+)/.exec(admin)?.[1];
     const file = path.join(this.dir, `${serviceAccount}.kubeconfig`);
-    fs.writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config',
-      'clusters:', `- name: test`, `  cluster:`, `    server: ${this.cluster.url}`,
-      ca ? `    certificate-authority-data: ${ca}` : '    insecure-skip-tls-verify: true',
-      'users:', `- name: ${serviceAccount}`, '  user:', `    token: ${token}`,
-      'contexts:', '- name: test', '  context:', '    cluster: test', `    user: ${serviceAccount}`, `    namespace: ${namespace}`,
-      'current-context: test', '',
-    ].join('\n'), { mode: 0o600 });
+    fs.writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        `- name: test`,
+        `  cluster:`,
+        `    server: ${this.cluster.url}`,
+        ca ? `    certificate-authority-data: ${ca}` : '    insecure-skip-tls-verify: true',
+        'users:',
+        `- name: ${serviceAccount}`,
+        '  user:',
+        `    token: ${token}`,
+        'contexts:',
+        '- name: test',
+        '  context:',
+        '    cluster: test',
+        `    user: ${serviceAccount}`,
+        `    namespace: ${namespace}`,
+        'current-context: test',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
     return file;
   }
 
@@ -138,13 +167,18 @@ export class TestCluster {
   }
 }
 
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await probe();
-      if (value !== undefined && value !== false) return value as T;
+      if (value !== undefined && value !== false) return value;
       last = value;
     } catch (err) {
       last = (err as Error).message;
@@ -159,10 +193,17 @@ export class OperatorProcess {
   readonly logs: any[] = [];
   exited: Promise<number | null>;
 
-  private constructor(readonly child: ChildProcess, readonly healthPort: number) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly healthPort: number,
+  ) {
     const collect = (chunk: Buffer): void => {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        try { this.logs.push(JSON.parse(line)); } catch { this.logs.push({ msg: line }); }
+        try {
+          this.logs.push(JSON.parse(line));
+        } catch {
+          this.logs.push({ msg: line });
+        }
       }
     };
     child.stdout!.on('data', collect);
@@ -175,18 +216,31 @@ export class OperatorProcess {
     const child = spawn(process.execPath, [projectPath('dist', 'operator', 'main.js')], {
       cwd: projectPath(),
       env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', KUBECONFIG: kubeconfig, ...env,
-        BOXAUTH_OPERATOR_HEALTH_PORT: String(healthPort), BOXAUTH_OPERATOR_HEALTH_HOST: '127.0.0.1',
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        KUBECONFIG: kubeconfig,
+        ...env,
+        BOXAUTH_OPERATOR_HEALTH_PORT: String(healthPort),
+        BOXAUTH_OPERATOR_HEALTH_HOST: '127.0.0.1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const op = new OperatorProcess(child, healthPort);
-    await eventually('the operator\'s /healthz', async () => {
-      if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${JSON.stringify(op.logs.slice(-5))}`);
-      return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).ok;
-    }, 30_000).catch((err: Error) => {
+    await eventually(
+      "the operator's /healthz",
+      async () => {
+        if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${JSON.stringify(op.logs.slice(-5))}`);
+        return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).ok;
+      },
+      30_000,
+    ).catch((err: Error) => {
       child.kill('SIGKILL');
-      throw new Error(`${err.message}\n${op.logs.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`);
+      throw new Error(
+        `${err.message}\n${op.logs
+          .slice(-10)
+          .map((l) => JSON.stringify(l))
+          .join('\n')}`,
+      );
     });
     return op;
   }

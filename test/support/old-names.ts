@@ -5,7 +5,10 @@
 import { createHash } from 'node:crypto';
 
 export function oldIdentifier(...parts: string[]): string {
-  const raw = parts.join('_').toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const raw = parts
+    .join('_')
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_');
   if (raw.length <= 63) return raw;
   return `${raw.slice(0, 54)}_${createHash('sha256').update(raw).digest('hex').slice(0, 8)}`;
 }

@@ -8,10 +8,18 @@ import type { Box } from './box.js';
 
 export async function userToken(box: Box, userId: number, clientId = 'root'): Promise<string> {
   const { privateKey, publicKey } = generateKeyPair('ES256');
-  const { session, response } = mint({
-    type: 'authorization_code', origin: 'authorization_code', userId, refresh: false, settings: {},
-    client: { resourceType: 'Client', id: clientId, grant_types: ['authorization_code'] },
-  }, box.url, signingKey('unused', 'ES256', privateKey, publicKey));
+  const { session, response } = mint(
+    {
+      type: 'authorization_code',
+      origin: 'authorization_code',
+      userId,
+      refresh: false,
+      settings: {},
+      client: { resourceType: 'Client', id: clientId, grant_types: ['authorization_code'] },
+    },
+    box.url,
+    signingKey('unused', 'ES256', privateKey, publicKey),
+  );
   const db = new pg.Client({ connectionString: box.databaseUrl });
   await db.connect();
   try {

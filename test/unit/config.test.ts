@@ -4,9 +4,17 @@ import { parseSearch } from '../../api/store/search.js';
 import { redactUrl } from '../../api/log.js';
 
 describe('configuration', function () {
-  it('defaults as ARCHITECTURE §3 says', function () {
+  it("defaults as the README's Configuration table says", function () {
     const c = loadConfig({});
-    expect(c).to.include({ port: 8080, baseUrl: 'http://localhost:8080', box: 'default', rootClientId: 'root', adminEmail: 'admin@localhost', registration: false, jwtAlg: 'ES256' });
+    expect(c).to.include({
+      port: 8080,
+      baseUrl: 'http://localhost:8080',
+      box: 'default',
+      rootClientId: 'root',
+      adminEmail: 'admin@localhost',
+      registration: false,
+      jwtAlg: 'ES256',
+    });
     expect(c.databaseUrl).to.equal(undefined);
     expect(loadConfig({ BOXAUTH_PORT: '9000' }).baseUrl).to.equal('http://localhost:9000');
     expect(loadConfig({ BOXAUTH_BASE_URL: 'https://auth.example/' }).baseUrl).to.equal('https://auth.example');
@@ -23,7 +31,13 @@ describe('configuration', function () {
 describe('search parameters', function () {
   it('parses paging, sorting and filters, and refuses nonsense', function () {
     expect(parseSearch({ _count: '5', _page: '2', _sort: '-start,id', type: 'x', access_token: 't' })).to.deep.equal({
-      count: 5, page: 2, filters: [{ field: 'type', value: 'x' }], sort: [{ field: 'start', desc: true }, { field: 'id', desc: false }],
+      count: 5,
+      page: 2,
+      filters: [{ field: 'type', value: 'x' }],
+      sort: [
+        { field: 'start', desc: true },
+        { field: 'id', desc: false },
+      ],
     });
     expect(() => parseSearch({ _count: '5000' })).to.throw(/_count/);
     expect(() => parseSearch({ 'a;drop': 'x' })).to.throw(/unknown search parameter/);

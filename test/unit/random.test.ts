@@ -4,7 +4,8 @@ import { randomBytesPooled } from '../../api/random.js';
 describe('pooled random bytes', function () {
   it('hands out fresh bytes of the asked length, across refills of the pool', function () {
     const seen = new Set<string>();
-    for (let i = 0; i < 2000; i++) { // 2000 × 32 bytes: several 8 KiB refills
+    for (let i = 0; i < 2000; i++) {
+      // 2000 × 32 bytes: several 8 KiB refills
       const b = randomBytesPooled(32);
       expect(b.length).to.equal(32);
       seen.add(b.toString('hex'));

@@ -22,7 +22,9 @@ export const boxCommand: Command = {
   help: HELP,
   async run(args, io) {
     const { values, positionals } = parse(args, {
-      'client-id': { type: 'string' }, 'client-secret': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'client-id': { type: 'string' },
+      'client-secret': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     });
     const [sub, ...rest] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(HELP);
@@ -31,7 +33,8 @@ export const boxCommand: Command = {
     switch (sub) {
       case 'add': {
         const [name, url] = rest;
-        if (!name || !url || rest.length > 2) throw usage('usage: boxauth box add <name> <url> --client-id <id> [--client-secret <secret>]');
+        if (!name || !url || rest.length > 2)
+          throw usage('usage: boxauth box add <name> <url> --client-id <id> [--client-secret <secret>]');
         if (!/^https?:\/\/[^\s]+$/.test(url)) throw usage(`not an http(s) URL: ${url}`);
         if (!values['client-id']) throw usage('--client-id is required');
         let secret = values['client-secret'];
@@ -55,7 +58,7 @@ export const boxCommand: Command = {
         if (!boxes.boxes[name]) throw new CliError(`no box named "${name}" (known: ${Object.keys(boxes.boxes).join(', ') || 'none'})`);
         boxes.current = name;
         writeBoxes(boxes, file);
-        return io.out(`Now using box "${name}" (${boxes.boxes[name]!.url}).\n`);
+        return io.out(`Now using box "${name}" (${boxes.boxes[name].url}).\n`);
       }
       case 'list': {
         const names = Object.keys(boxes.boxes).sort();

@@ -1,4 +1,5 @@
 // boxauth user … and boxauth group …
+import { errorMessage } from '../../errors.js';
 import { CliError } from '../api.js';
 import { allPages, parse, printJson, usage, withBox, type Command, type Io } from '../command.js';
 
@@ -16,7 +17,12 @@ Options for new: --data '<json>'  --group <id> (repeatable)
 
 async function createUser(io: Io, email: string, password: string, data: string | undefined, groups: string[]): Promise<void> {
   await withBox(io, async (api) => {
-    const body: Record<string, unknown> = { email, password, ...(data !== undefined ? { data } : {}), ...(groups.length ? { 'group-ids': groups } : {}) };
+    const body: Record<string, unknown> = {
+      email,
+      password,
+      ...(data !== undefined ? { data } : {}),
+      ...(groups.length ? { 'group-ids': groups } : {}),
+    };
     const created = await api.call<{ id: number; email: string }>('POST', '/users', body);
     io.out(`Created user ${created.body.email} (id ${created.body.id}) in box "${await api.boxName()}" (${api.target.url}).\n`);
   });
@@ -28,7 +34,9 @@ export const userCommand: Command = {
   help: USER_HELP,
   async run(args, io) {
     const { values, positionals } = parse(args, {
-      data: { type: 'string' }, group: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' },
+      data: { type: 'string' },
+      group: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
     });
     const [sub, ...rest] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(USER_HELP);
@@ -50,7 +58,7 @@ export const userCommand: Command = {
             email = (await prompter.ask('Email: ')).trim();
             password = await prompter.askHidden('Password: ');
           } catch (err) {
-            throw new CliError((err as Error).message === 'cancelled' ? 'cancelled' : `no answer: ${(err as Error).message}`);
+            throw new CliError(errorMessage(err) === 'cancelled' ? 'cancelled' : `no answer: ${errorMessage(err)}`);
           } finally {
             prompter.close();
           }
@@ -94,7 +102,10 @@ export const groupCommand: Command = {
       case 'new':
         if (rest.length !== 1) throw usage('usage: boxauth group new <name> [--description <text>]');
         return withBox(io, async (api) => {
-          const created = await api.call<{ id: number; name: string }>('POST', '/groups', { name: rest[0], description: values.description ?? null });
+          const created = await api.call<{ id: number; name: string }>('POST', '/groups', {
+            name: rest[0],
+            description: values.description ?? null,
+          });
           io.out(`Created group ${created.body.name} (id ${created.body.id}) in box "${await api.boxName()}".\n`);
         });
       case 'delete':

@@ -1,4 +1,5 @@
 // boxauth client …, policy … and session …: the resource API from the shell.
+import { errorMessage } from '../../errors.js';
 import fs from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { CliError } from '../api.js';
@@ -26,7 +27,8 @@ export function readManifests(text: string, kind: Kind, file: string): { id: str
         const { secretRef: _secretRef, ...spec } = r.spec ?? {};
         out.push({ id: r.metadata.name, body: spec });
       } else {
-        if (r.resourceType !== undefined && r.resourceType !== kind) throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
+        if (r.resourceType !== undefined && r.resourceType !== kind)
+          throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
         if (typeof r.id !== 'string' || !r.id) throw new CliError(`${file}: every ${kind} needs an id`);
         out.push({ id: r.id, body: r });
       }
@@ -39,7 +41,7 @@ function readInput(file: string): string {
   try {
     return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new CliError(`cannot read ${file}: ${errorMessage(err)}`);
   }
 }
 
@@ -65,7 +67,10 @@ Subcommands:
         case 'list':
           return withBox(io, async (api) => {
             const res = await api.call<{ entry: { resource: unknown }[] }>('GET', `/${kind}?_count=1000`);
-            printJson(io, res.body.entry.map((e) => e.resource));
+            printJson(
+              io,
+              res.body.entry.map((e) => e.resource),
+            );
           });
         case 'get':
           if (!id) throw usage(`usage: boxauth ${name} get <id>`);
@@ -86,7 +91,7 @@ Subcommands:
               try {
                 res = await api.call('PUT', `/${kind}/${encodeURIComponent(m.id)}`, m.body);
               } catch (err) {
-                throw new CliError(`${name}/${m.id}: ${(err as Error).message}`);
+                throw new CliError(`${name}/${m.id}: ${errorMessage(err)}`);
               }
               io.out(`${name}/${m.id} ${res.status === 201 ? 'created' : 'configured'}\n`);
             }
@@ -114,7 +119,11 @@ export const sessionCommand: Command = {
   summary: 'list and close sessions',
   help: SESSION_HELP,
   async run(args, io) {
-    const { values, positionals } = parse(args, { client: { type: 'string' }, active: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+    const { values, positionals } = parse(args, {
+      client: { type: 'string' },
+      active: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    });
     const [sub, id] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(SESSION_HELP);
     switch (sub) {
@@ -124,7 +133,10 @@ export const sessionCommand: Command = {
           if (values.client) query.set('client', values.client);
           if (values.active) query.set('active', 'true');
           const res = await api.call<{ entry: { resource: unknown }[] }>('GET', `/Session?${query}`);
-          printJson(io, res.body.entry.map((e) => e.resource));
+          printJson(
+            io,
+            res.body.entry.map((e) => e.resource),
+          );
         });
       case 'close':
         if (!id) throw usage('usage: boxauth session close <id>');

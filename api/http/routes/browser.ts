@@ -1,9 +1,13 @@
 // The browser flows: authorize → sign in (or sign up) → consent → redirect, and
 // sign-out. Pages are rendered here; OAuth decisions live in api/oauth/authorize.ts.
-import express, { type Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import {
-  AUTHORIZE_PARAMS, errorRedirect, grantAuthorization, parseAuthorizeRequest, type AuthorizeRequest,
+  AUTHORIZE_PARAMS,
+  errorRedirect,
+  grantAuthorization,
+  parseAuthorizeRequest,
+  type AuthorizeRequest,
 } from '../../oauth/authorize.js';
 import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
 import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
@@ -16,23 +20,39 @@ import { createUser, findUserByEmail, type UserRow } from '../../store/users.js'
 import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { csrfToken, csrfValid, endBrowserSession, signIn } from '../browser-session.js';
 import { renderPage, signedInPerson } from '../pages.js';
-import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
+import { pageForm } from '../body.js';
 import { strictRouter } from '../router.js';
-
-const form = [express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }), checkedBody];
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
 function safeReturnTo(value: unknown): string {
-  return typeof value === 'string' && /^\/(auth\/authorize\?|admin(\/|$|\?))/.test(value) ? value : '/auth/signed-in';
+  return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?))/.test(value)
+    ? value
+    : '/auth/signed-in';
 }
-
 
 export function browserRouter(svc: Services): Router {
   const router = strictRouter();
   const box = svc.config.box;
   const render = renderPage;
+  /** The sign-in page, coming back to `returnTo` (an email filled in, an error shown, when given). */
+  const signInForm = (
+    req: Request,
+    res: Response,
+    status: number,
+    returnTo: string,
+    shown: { email?: string; error?: string } = {},
+  ): void =>
+    render(res, status, signInPage({ box, csrf: csrfToken(svc, req, res), returnTo, registration: svc.config.registration, ...shown }));
   const invalidForm = (res: Response): void =>
-    render(res, 403, messagePage(box, 'This form has expired', 'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.'));
+    render(
+      res,
+      403,
+      messagePage(
+        box,
+        'This form has expired',
+        'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.',
+      ),
+    );
 
   /**
    * Whether the person must sign in (again) before this request is answered:
@@ -54,7 +74,13 @@ export function browserRouter(svc: Services): Router {
   }
 
   /** After sign-in: straight to the client when consent is not needed, else the consent page. */
-  async function continueAuthorization(req: Request, res: Response, request: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<void> {
+  async function continueAuthorization(
+    req: Request,
+    res: Response,
+    request: AuthorizeRequest,
+    user: UserRow,
+    browser: BrowserSession,
+  ): Promise<void> {
     const client = request.client.resource;
     const wanted = (request.scope ?? '').split(' ').filter(Boolean);
     const granted = client.first_party ? undefined : await consentedScopes(svc.pool, user.id, client.id);
@@ -67,10 +93,19 @@ export function browserRouter(svc: Services): Router {
       res.redirect(302, errorRedirect(request, 'consent_required', 'the user has not allowed this client these scopes'));
       return;
     }
-    render(res, 200, consentPage({
-      box, csrf: csrfToken(svc, req, res), clientId: client.id, clientDescription: client.description, scope: request.scope,
-      email: user.email, params: request.params,
-    }));
+    render(
+      res,
+      200,
+      consentPage({
+        box,
+        csrf: csrfToken(svc, req, res),
+        clientId: client.id,
+        clientDescription: client.description,
+        scope: request.scope,
+        email: user.email,
+        params: request.params,
+      }),
+    );
   }
 
   const signedInAs = (req: Request) => signedInPerson(svc, req);
@@ -86,7 +121,7 @@ export function browserRouter(svc: Services): Router {
   }
 
   router.get('/auth/authorize', async (req, res) => {
-    const request = await authorize(res, req.query as Record<string, unknown>);
+    const request = await authorize(res, req.query);
     if (!request) return;
     const current = await signedInAs(req);
     if (mustSignIn(request, current)) {
@@ -94,28 +129,23 @@ export function browserRouter(svc: Services): Router {
         res.redirect(302, errorRedirect(request, 'login_required', 'the user must sign in'));
         return;
       }
-      render(res, 200, signInPage({
-        box, csrf: csrfToken(svc, req, res), returnTo: afterSignIn(request), registration: svc.config.registration,
-        ...(request.loginHint ? { email: request.loginHint } : {}),
-      }));
+      signInForm(req, res, 200, afterSignIn(request), request.loginHint ? { email: request.loginHint } : {});
       return;
     }
     await continueAuthorization(req, res, request, current!.user, current!.browser);
   });
 
   router.get('/auth/sign-in', (req, res) => {
-    render(res, 200, signInPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to), registration: svc.config.registration }));
+    signInForm(req, res, 200, safeReturnTo(req.query.return_to));
   });
 
-  router.post('/auth/sign-in', ...form, async (req, res) => {
+  router.post('/auth/sign-in', ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
     const email = typeof body.email === 'string' ? body.email.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    const again = (status: number, error: string): void => render(res, status, signInPage({
-      box, csrf: csrfToken(svc, req, res), returnTo, email, error, registration: svc.config.registration,
-    }));
+    const again = (status: number, error: string): void => signInForm(req, res, status, returnTo, { email, error });
 
     const accountKey = `email:${email.toLowerCase()}`;
     const addressKey = `addr:${svc.addressOf(req)}`;
@@ -133,7 +163,7 @@ export function browserRouter(svc: Services): Router {
     let ok: boolean;
     try {
       // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.
-      ok = await verifyHash(user?.passwordHash ?? await dummyHash(), password, 'sign-in');
+      ok = await verifyHash(user?.passwordHash ?? (await dummyHash()), password, 'sign-in');
     } catch (err) {
       await uncountAttempt(svc.pool, keys);
       if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
@@ -150,17 +180,24 @@ export function browserRouter(svc: Services): Router {
   });
 
   router.get('/auth/sign-up', (req, res) => {
-    if (!svc.config.registration) return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves. Ask its administrator for an account.'));
+    if (!svc.config.registration)
+      return render(
+        res,
+        404,
+        messagePage(box, 'Sign-up is off', 'This box does not let people register themselves. Ask its administrator for an account.'),
+      );
     render(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
   });
 
-  router.post('/auth/sign-up', ...form, async (req, res) => {
-    if (!svc.config.registration) return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves.'));
+  router.post('/auth/sign-up', ...pageForm, async (req, res) => {
+    if (!svc.config.registration)
+      return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves.'));
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
     const email = typeof body.email === 'string' ? body.email : '';
-    const again = (errors: Record<string, string[]>): void => render(res, 422, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, errors }));
+    const again = (errors: Record<string, string[]>): void =>
+      render(res, 422, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, errors }));
     let input;
     try {
       input = userInput({ email, password: body.password }, true);
@@ -168,12 +205,19 @@ export function browserRouter(svc: Services): Router {
       if (err instanceof ValidationError) return again(err.errors);
       throw err;
     }
-    const group = (await findGroupByName(svc.pool, svc.config.registrationGroup))
-      ?? await createGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.').catch(() => findGroupByName(svc.pool, svc.config.registrationGroup));
+    const group =
+      (await findGroupByName(svc.pool, svc.config.registrationGroup)) ??
+      (await createGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.').catch(() =>
+        findGroupByName(svc.pool, svc.config.registrationGroup),
+      ));
     let user;
     try {
       user = await createUser(svc.pool, {
-        email: input.email!, passwordHash: await hashSecret(input.password!), data: null, groupIds: group ? [group.id] : [], emailVerified: false,
+        email: input.email!,
+        passwordHash: await hashSecret(input.password!),
+        data: null,
+        groupIds: group ? [group.id] : [],
+        emailVerified: false,
       });
     } catch (err) {
       if (err instanceof ConstraintViolation && err.field === 'email') {
@@ -185,7 +229,7 @@ export function browserRouter(svc: Services): Router {
     res.redirect(303, returnTo);
   });
 
-  router.post('/auth/consent', ...form, async (req, res) => {
+  router.post('/auth/consent', ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
     const current = await signedInAs(req);
@@ -207,7 +251,7 @@ export function browserRouter(svc: Services): Router {
     render(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), current?.user.email));
   });
 
-  router.post('/auth/sign-out', ...form, async (req, res) => {
+  router.post('/auth/sign-out', ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(res);
     await endBrowserSession(svc, req, res);
@@ -218,9 +262,13 @@ export function browserRouter(svc: Services): Router {
 
   router.get('/auth/signed-in', async (req, res) => {
     const user = (await signedInAs(req))?.user;
-    render(res, 200, user
-      ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
-      : signOutPage(box, '', '/auth/signed-in', undefined));
+    render(
+      res,
+      200,
+      user
+        ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
+        : signOutPage(box, '', '/auth/signed-in', undefined),
+    );
   });
 
   return router;

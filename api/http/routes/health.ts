@@ -1,4 +1,5 @@
 // Liveness, readiness and metrics.
+import { errorMessage } from '../../errors.js';
 import type { Router } from 'express';
 import { migrationsDone } from '../../db/migrate.js';
 import type { Services } from '../../services.js';
@@ -17,7 +18,7 @@ export function healthRouter(svc: Services, draining: () => boolean): Router {
     try {
       if (!(await migrationsDone(svc.pool))) problems.push('migrations pending');
     } catch (err) {
-      problems.push(`database unreachable: ${(err as Error).message}`);
+      problems.push(`database unreachable: ${errorMessage(err)}`);
     }
     res.status(problems.length ? 503 : 200).json({ status: problems.length ? 'unavailable' : 'ready', problems });
   });

@@ -21,6 +21,7 @@ export function oauthRouter(svc: Services): Router {
       jwks_uri: `${base}/.well-known/jwks.json`,
       introspection_endpoint: `${base}/auth/introspect`,
       revocation_endpoint: `${base}/auth/revoke`,
+      device_authorization_endpoint: `${base}/auth/device`,
       grant_types_supported: [...grants.keys()],
       response_types_supported: ['token', 'code'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

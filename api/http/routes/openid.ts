@@ -1,6 +1,6 @@
 // OpenID Connect's endpoints: the UserInfo endpoint (Core §5.3), discovery
 // (Discovery 1.0) and RP-initiated logout (RP-Initiated Logout 1.0).
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
 import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, scopesOf, userClaims } from '../../oauth/openid.js';
@@ -10,13 +10,11 @@ import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
 import { presentedToken, principalOf } from '../auth.js';
-import { BODY_LIMIT_BYTES, checkedBody } from '../body.js';
+import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, signedIn } from '../browser-session.js';
 import { NO_STORE } from '../headers.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
-
-const form = [express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }), checkedBody];
 
 const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
 
@@ -30,6 +28,7 @@ export function openidConfiguration(svc: Services): Record<string, unknown> {
     userinfo_endpoint: `${base}/auth/userinfo`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     end_session_endpoint: `${base}/auth/logout`,
+    device_authorization_endpoint: `${base}/auth/device`,
     revocation_endpoint: `${base}/auth/revoke`,
     introspection_endpoint: `${base}/auth/introspect`,
     scopes_supported: OPENID_SCOPES,
@@ -64,21 +63,23 @@ export function openidRouter(svc: Services): Router {
 
   // UserInfo: the token in the Authorization header, the query or (POST) a form body (RFC 6750 §2).
   const userinfo = async (req: Request, res: Response): Promise<void> => {
-    const fromBody = typeof req.body?.access_token === 'string' ? req.body.access_token as string : undefined;
+    const fromBody = typeof req.body?.access_token === 'string' ? (req.body.access_token as string) : undefined;
     if (fromBody !== undefined && (req.headers.authorization || req.query.access_token !== undefined)) {
       throw new ApiError(400, 'invalid_request', 'send the access token once');
     }
     const principal = await principalOf(svc, fromBody ?? presentedToken(req));
     const scopes = scopesOf(principal.session.scope);
-    const user = principal.session.userId !== null && scopes.includes(OPENID) ? await getUser(svc.pool, principal.session.userId) : undefined;
+    const user =
+      principal.session.userId !== null && scopes.includes(OPENID) ? await getUser(svc.pool, principal.session.userId) : undefined;
     if (!user) {
-      throw new ApiError(403, 'insufficient_scope', 'the token must be a person\'s, issued with scope openid',
-        { 'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"' });
+      throw new ApiError(403, 'insufficient_scope', "the token must be a person's, issued with scope openid", {
+        'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
+      });
     }
     res.set(NO_STORE).json(userClaims(user, scopes));
   };
   router.get('/auth/userinfo', userinfo);
-  router.post('/auth/userinfo', ...form, userinfo);
+  router.post('/auth/userinfo', ...pageForm, userinfo);
 
   /**
    * RP-initiated logout. A post_logout_redirect_uri must be one the client
@@ -93,25 +94,41 @@ export function openidRouter(svc: Services): Router {
     const params: Partial<Record<(typeof LOGOUT_PARAMS)[number], string>> = {};
     for (const name of LOGOUT_PARAMS) {
       const v = source[name];
-      if (Array.isArray(v)) return render(res, 400, messagePage(box, 'Invalid sign-out request', `The parameter ${name} was given more than once.`));
+      if (Array.isArray(v))
+        return render(res, 400, messagePage(box, 'Invalid sign-out request', `The parameter ${name} was given more than once.`));
       if (typeof v === 'string' && v !== '') params[name] = v;
     }
-    const hint = params.id_token_hint === undefined ? undefined : idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
+    const hint =
+      params.id_token_hint === undefined ? undefined : idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
     if (params.id_token_hint !== undefined && !hint) {
       return render(res, 400, messagePage(box, 'Invalid sign-out request', 'The application sent an ID token this box did not issue.'));
     }
     const hintClient = typeof hint?.aud === 'string' ? hint.aud : undefined;
     if (params.client_id && hintClient && params.client_id !== hintClient) {
-      return render(res, 400, messagePage(box, 'Invalid sign-out request', 'The client and the ID token of this request do not belong together.'));
+      return render(
+        res,
+        400,
+        messagePage(box, 'Invalid sign-out request', 'The client and the ID token of this request do not belong together.'),
+      );
     }
     const clientId = params.client_id ?? hintClient;
     let returnTo: string | undefined;
     if (params.post_logout_redirect_uri !== undefined) {
       const client = clientId ? await svc.clients.get(clientId) : undefined;
       if (!client?.resource.post_logout_redirect_uris?.includes(params.post_logout_redirect_uri)) {
-        svc.log.info({ event: 'logout_refused', client: clientId, reason: 'post_logout_redirect_uri not registered' }, 'logout request refused');
-        return render(res, 400, messagePage(box, 'Invalid sign-out request',
-          'The application asked to be sent back to an address it did not register. You have not been signed out.'));
+        svc.log.info(
+          { event: 'logout_refused', client: clientId, reason: 'post_logout_redirect_uri not registered' },
+          'logout request refused',
+        );
+        return render(
+          res,
+          400,
+          messagePage(
+            box,
+            'Invalid sign-out request',
+            'The application asked to be sent back to an address it did not register. You have not been signed out.',
+          ),
+        );
       }
       const url = new URL(params.post_logout_redirect_uri);
       if (params.state !== undefined) url.searchParams.set('state', params.state);
@@ -120,8 +137,10 @@ export function openidRouter(svc: Services): Router {
 
     const browser = await signedIn(svc, req);
     const confirmed = req.method === 'POST' && csrfValid(svc, req, source.csrf);
-    const hintIsThisBrowser = hint !== undefined && browser !== undefined
-      && (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === String(browser.userId)));
+    const hintIsThisBrowser =
+      hint !== undefined &&
+      browser !== undefined &&
+      (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === String(browser.userId)));
     if (browser && !confirmed && !hintIsThisBrowser) {
       const user = await getUser(svc.pool, browser.userId);
       return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email ?? '', params }));
@@ -136,7 +155,7 @@ export function openidRouter(svc: Services): Router {
     render(res, 200, messagePage(box, 'Signed out', 'You are signed out. You can close this page.', false));
   };
   router.get('/auth/logout', logout);
-  router.post('/auth/logout', ...form, logout);
+  router.post('/auth/logout', ...pageForm, logout);
 
   return router;
 }

@@ -58,8 +58,12 @@ async function checkReservedGroup(svc: Services, id: number, newName: string | u
   const group = await getGroup(svc.pool, id);
   if (!group || !isReserved(reservedRecords(svc.config.rootClientId), 'Group', group.name)) return;
   if (newName === group.name) return;
-  throw new ApiError(409, 'conflict', `group "${group.name}" is one of the box's own records (its policy links it by name): `
-    + `it cannot be ${newName === undefined ? 'deleted' : 'renamed'}`);
+  throw new ApiError(
+    409,
+    'conflict',
+    `group "${group.name}" is one of the box's own records (its policy links it by name): ` +
+      `it cannot be ${newName === undefined ? 'deleted' : 'renamed'}`,
+  );
 }
 
 function filterParam(req: Request, name: string): string | undefined {
@@ -77,7 +81,12 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
   router.get('/users', guard, async (req, res) => {
     const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
     const { total, users } = await listUsers(svc.pool, { count, page, email: filterParam(req, 'email'), q: filterParam(req, 'q') });
-    send(req, paged(res, total), 200, users.map((u) => userJson(u, false)));
+    send(
+      req,
+      paged(res, total),
+      200,
+      users.map((u) => userJson(u, false)),
+    );
   });
 
   router.get('/users/:id', guard, async (req, res) => {
@@ -89,9 +98,14 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
   router.post('/users', guard, ...resourceBody, async (req, res) => {
     const input = userInput(req.body, true);
     await checkGroups(svc, req.body, input.groupIds);
-    const user = await writing(req.body, async () => createUser(svc.pool, {
-      email: input.email!, passwordHash: await hashSecret(input.password!), data: input.data ?? null, groupIds: input.groupIds ?? [],
-    }));
+    const user = await writing(req.body, async () =>
+      createUser(svc.pool, {
+        email: input.email!,
+        passwordHash: await hashSecret(input.password!),
+        data: input.data ?? null,
+        groupIds: input.groupIds ?? [],
+      }),
+    );
     const { id, email, password, data, status } = userJson(user, true);
     res.location(`/users/${user.id}`);
     send(req, res, 201, { id, email, password, data, status });
@@ -102,12 +116,14 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     const id = idParam(req, 'user');
     const input = userInput(req.body, false, id);
     await checkGroups(svc, req.body, input.groupIds);
-    const user = await writing(req.body, async () => updateUser(svc.pool, id, {
-      ...(input.email !== undefined ? { email: input.email } : {}),
-      ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
-      ...(input.data !== undefined ? { data: input.data } : {}),
-      ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
-    }));
+    const user = await writing(req.body, async () =>
+      updateUser(svc.pool, id, {
+        ...(input.email !== undefined ? { email: input.email } : {}),
+        ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
+        ...(input.data !== undefined ? { data: input.data } : {}),
+        ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
+      }),
+    );
     if (!user) throw notFound(`user ${id}`);
     svc.users.invalidate(String(id));
     send(req, res, 200, userJson(user, true));

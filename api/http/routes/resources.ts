@@ -63,7 +63,8 @@ async function writeClient(svc: Services, body: Record<string, unknown>, mustBeN
   const { secret, ...client } = body as unknown as Client & { secret?: string };
   checkReserved(svc, 'Client', client.id, client);
   const existing = await clients.read(svc.pool, client.id);
-  if (mustBeNew && existing) throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
+  if (mustBeNew && existing)
+    throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
   // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
   if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
     throw ValidationError.field(body, 'secret', 'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)');
@@ -96,7 +97,7 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   };
 
   router.get(`/${kind}`, guard, async (req, res) => {
-    const { total, resources } = await table.search(svc.pool, parseSearch(req.query as Record<string, unknown>));
+    const { total, resources } = await table.search(svc.pool, parseSearch(req.query));
     send(req, res, 200, bundle(total, resources));
   });
 
@@ -123,9 +124,8 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
 
   router.delete(`/${kind}/:id`, guard, async (req, res) => {
     checkReserved(svc, kind, id(req), undefined);
-    const removed = kind === 'Client'
-      ? await clients.removeWithSessions(svc.pool, id(req), null)
-      : await accessPolicies.remove(svc.pool, id(req), null);
+    const removed =
+      kind === 'Client' ? await clients.removeWithSessions(svc.pool, id(req), null) : await accessPolicies.remove(svc.pool, id(req), null);
     if (!removed) throw notFound(`${kind} "${id(req)}"`);
     forget(removed.resource.id);
     send(req, res, 200, removed.resource);

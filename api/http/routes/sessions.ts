@@ -21,7 +21,9 @@ export function signOut(svc: Services): RequestHandler {
   return async (req, res) => {
     const token = presentedToken(req);
     if (!token) {
-      throw new ApiError(401, 'invalid_token', 'send the token to revoke as Authorization: Bearer <token>', { 'WWW-Authenticate': 'Bearer realm="boxauth"' });
+      throw new ApiError(401, 'invalid_token', 'send the token to revoke as Authorization: Bearer <token>', {
+        'WWW-Authenticate': 'Bearer realm="boxauth"',
+      });
     }
     const check = await checkAccessToken(svc, token);
     if ('problem' in check) {
@@ -49,9 +51,17 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
   const id = (req: Request): string => req.params.id as string;
 
   router.get('/Session', guard, async (req, res) => {
-    const { total, rows } = await searchSessions(svc.pool, parseSearch(req.query as Record<string, unknown>));
+    const { total, rows } = await searchSessions(svc.pool, parseSearch(req.query));
     const now = Date.now();
-    send(req, res, 200, bundle(total, rows.map((s) => toSessionResource(s, now))));
+    send(
+      req,
+      res,
+      200,
+      bundle(
+        total,
+        rows.map((s) => toSessionResource(s, now)),
+      ),
+    );
   });
 
   router.get('/Session/:id', guard, async (req, res) => {
@@ -62,7 +72,11 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
 
   // Sessions are created by token requests only.
   router.post('/Session', guard, () => {
-    throw new ApiError(405, 'method_not_allowed', 'sessions are created by token requests (POST /auth/token), not through the resource API');
+    throw new ApiError(
+      405,
+      'method_not_allowed',
+      'sessions are created by token requests (POST /auth/token), not through the resource API',
+    );
   });
 
   // PUT may shorten or extend `exp` / `refresh_token_exp`, or close the session
@@ -71,7 +85,8 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
     const body = req.body as Record<string, unknown>;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError(body ?? null, { resource: ['a Session object is required'] });
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new ValidationError(body ?? null, { resource: ['a Session object is required'] });
     const current = toSessionResource(session) as unknown as Record<string, unknown>;
     const errors: Record<string, string[]> = {};
     if (body.id !== undefined && body.id !== session.id) errors.id = [`must equal the id in the URL ("${session.id}")`];
@@ -85,9 +100,12 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
     const exp = parseTime(body, 'exp');
     const refreshTokenExp = parseTime(body, 'refresh_token_exp');
     if (body.active === false && session.active) await closeSessions(svc, session.id);
-    const updated = await setExpirations(svc.pool, session.id,
+    const updated = await setExpirations(
+      svc.pool,
+      session.id,
       exp === undefined ? session.exp : exp,
-      refreshTokenExp === undefined ? session.refreshTokenExp : refreshTokenExp);
+      refreshTokenExp === undefined ? session.refreshTokenExp : refreshTokenExp,
+    );
     if (!updated) throw notFound(`Session "${session.id}"`);
     forgetSession(svc, session);
     send(req, res, 200, toSessionResource(updated));

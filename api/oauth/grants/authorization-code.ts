@@ -8,7 +8,7 @@ import type { Client } from '../../types.js';
 import { getUser } from '../../store/users.js';
 import { forgetSession } from '../access-tokens.js';
 import { invalidGrant, type OAuthError } from '../errors.js';
-import { browserDetails, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, mintIdToken } from '../openid.js';
+import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../pkce.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
@@ -23,7 +23,8 @@ export type CodeVerdict = { refuse: OAuthError; spend: boolean } | { replayed: A
 
 export function judgeCode(client: Client, found: AuthorizationCode | undefined, params: Params, now: number): CodeVerdict {
   const refuse = (description: string): CodeVerdict => ({ refuse: invalidGrant(description), spend: true });
-  if (!found || found.clientId !== client.id) return { refuse: invalidGrant('authorization code is unknown or was issued to another client'), spend: false };
+  if (!found || found.clientId !== client.id)
+    return { refuse: invalidGrant('authorization code is unknown or was issued to another client'), spend: false };
   if (found.usedAt) return { replayed: found };
   if (found.expiresAt.getTime() <= now) return refuse('authorization code has expired');
   if (params.redirect_uri !== found.redirectUri) return refuse('redirect_uri differs from the one of the authorization request');
@@ -61,16 +62,35 @@ export const authorizationCode: Grant = {
       const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings = client.auth?.authorization_code ?? {};
-      const { session, response } = mint({
-        type: 'authorization_code', origin: 'authorization_code', client, settings, userId, scope, refresh: settings.refresh_token === true,
-        details: sid && authTime ? browserDetails({ sid, authTime }) : null,
-      }, svc.config.baseUrl, svc.keyring.active, now);
+      const { session, response } = mint(
+        {
+          type: 'authorization_code',
+          origin: 'authorization_code',
+          client,
+          settings,
+          userId,
+          scope,
+          refresh: settings.refresh_token === true,
+          details: sid && authTime ? browserDetails({ sid, authTime }) : null,
+        },
+        svc.config.baseUrl,
+        svc.keyring.active,
+        now,
+      );
       await insertSessions(tx, [session]);
       await markCodeUsed(tx, hash, session.id);
-      const idToken = user && mintIdToken({
-        client, user, scope, nonce, authTime, sid, accessToken: response.access_token,
-        lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
-      }, svc.config.baseUrl, svc.keyring.active);
+      const idToken =
+        user &&
+        idTokenFor(svc, settings, {
+          client,
+          user,
+          scope,
+          nonce,
+          authTime,
+          sid,
+          accessToken: response.access_token,
+          now,
+        });
       return { ...response, ...(scope ? { scope } : {}), ...(idToken ? { id_token: idToken } : {}) };
     });
   },

@@ -12,17 +12,21 @@ export const clientCredentials: Grant = {
 
   async handle({ svc, params, client: { resource: client, workload } }) {
     const settings = client.auth?.client_credentials ?? {};
-    const { session, response } = mint({
-      type: 'client_credentials',
-      origin: 'client_credentials',
-      client,
-      settings,
-      audience: grantedAudience(client, audienceParam(params.audience)),
-      scope: grantedScope(client, scopeParam(params.scope)),
-      refresh: settings.refresh_token === true,
-      // The session records which ServiceAccount (and Pod) obtained a workload's token.
-      details: workload ? { workload } : null,
-    }, svc.config.baseUrl, svc.keyring.active);
+    const { session, response } = mint(
+      {
+        type: 'client_credentials',
+        origin: 'client_credentials',
+        client,
+        settings,
+        audience: grantedAudience(client, audienceParam(params.audience)),
+        scope: grantedScope(client, scopeParam(params.scope)),
+        refresh: settings.refresh_token === true,
+        // The session records which ServiceAccount (and Pod) obtained a workload's token.
+        details: workload ? { workload } : null,
+      },
+      svc.config.baseUrl,
+      svc.keyring.active,
+    );
     // The answer leaves only once the session is committed: a token we sent always works.
     await svc.sessionWriter.insert(session);
     return response;

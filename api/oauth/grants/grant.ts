@@ -30,8 +30,10 @@ export interface Grant {
 }
 
 /** The usual rule of permits(): the client lists the grant in its grant_types. */
-export const listedInGrantTypes = (type: string) => (client: Client): boolean =>
-  (client.grant_types as string[]).includes(type);
+export const listedInGrantTypes =
+  (type: string) =>
+  (client: Client): boolean =>
+    (client.grant_types as string[]).includes(type);
 
 /**
  * Runs `work` in a transaction that commits even when the request is refused,

@@ -9,8 +9,12 @@
 // is decided again in a transaction holding the holder's lock.
 import type { Services } from '../../services.js';
 import {
-  findByRefreshToken, findByRefreshTokenForUpdate, insertSessions, touchRefreshToken,
-  type Refresh, type SessionRow,
+  findByRefreshToken,
+  findByRefreshTokenForUpdate,
+  insertSessions,
+  touchRefreshToken,
+  type Refresh,
+  type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { closeFamilySessions } from '../access-tokens.js';
@@ -18,7 +22,7 @@ import { getUser } from '../../store/users.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
-import { browserOf, DEFAULT_ID_TOKEN_SECONDS, hasOpenid, mintIdToken } from '../openid.js';
+import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
 import { commitThenRefuse, type Grant } from './grant.js';
 
@@ -69,7 +73,12 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
   if (holder.refreshTokenExp && holder.refreshTokenExp.getTime() <= now) return { error: invalidGrant('refresh token has expired') };
   const settings: GrantSettings = (client.auth?.[holder.origin] as GrantSettings | undefined) ?? {};
   if (settings.refresh_token !== true) {
-    return { error: new OAuthError('unauthorized_client', `refresh tokens are not enabled for client "${client.id}" (auth.${holder.origin}.refresh_token)`) };
+    return {
+      error: new OAuthError(
+        'unauthorized_client',
+        `refresh tokens are not enabled for client "${client.id}" (auth.${holder.origin}.refresh_token)`,
+      ),
+    };
   }
   return { holder, settings };
 }
@@ -80,21 +89,44 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
  * allow-lists as they are now. With scope openid, a new ID token states who the
  * user is now (their groups today): a user removed from a group loses it here.
  */
-async function prepare(svc: Services, client: Client, holder: SessionRow, settings: GrantSettings, narrowed: string[] | null,
-  now: number): Promise<{ refresh: Refresh; response: TokenResponse }> {
+async function prepare(
+  svc: Services,
+  client: Client,
+  holder: SessionRow,
+  settings: GrantSettings,
+  narrowed: string[] | null,
+  now: number,
+): Promise<{ refresh: Refresh; response: TokenResponse }> {
   const rotate = settings.refresh_token_rotation === true;
   const scope = refreshedScope(client, holder.scope, narrowed);
   const user = hasOpenid(scope) && holder.userId !== null ? await getUser(svc.pool, holder.userId) : undefined;
   if (hasOpenid(scope) && holder.userId !== null && !user) throw invalidGrant('the user of this refresh token no longer exists');
-  const { session, response } = mint({
-    type: 'refresh_token', origin: holder.origin, client, settings, userId: holder.userId,
-    audience: grantedAudience(client, holder.audience), scope, parent: holder, refresh: rotate, details: holder.details,
-  }, svc.config.baseUrl, svc.keyring.active, now);
+  const { session, response } = mint(
+    {
+      type: 'refresh_token',
+      origin: holder.origin,
+      client,
+      settings,
+      userId: holder.userId,
+      audience: grantedAudience(client, holder.audience),
+      scope,
+      parent: holder,
+      refresh: rotate,
+      details: holder.details,
+    },
+    svc.config.baseUrl,
+    svc.keyring.active,
+    now,
+  );
   if (user) {
-    response.id_token = mintIdToken({
-      client, user, scope, ...browserOf(holder.details), accessToken: response.access_token,
-      lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS, now,
-    }, svc.config.baseUrl, svc.keyring.active);
+    response.id_token = idTokenFor(svc, settings, {
+      client,
+      user,
+      scope,
+      ...browserOf(holder.details),
+      accessToken: response.access_token,
+      now,
+    });
   }
   const lifetime = settings.refresh_token_expiration;
   const refreshTokenExp = rotate ? holder.refreshTokenExp : lifetime ? new Date(now + lifetime * 1000) : null;

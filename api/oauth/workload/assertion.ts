@@ -30,7 +30,7 @@ export interface WorkloadSettings {
 }
 
 export function workloadSettings(client: Client): WorkloadSettings | undefined {
-  return client.auth?.workload as WorkloadSettings | undefined;
+  return client.auth?.workload;
 }
 
 function parts(token: string): JwtParts {
@@ -51,7 +51,10 @@ const SA_SUBJECT = /^system:serviceaccount:([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z
 function identityOf(issuer: string, payload: Record<string, unknown>): WorkloadIdentity {
   const sub = payload.sub;
   const match = typeof sub === 'string' ? SA_SUBJECT.exec(sub) : null;
-  if (!match) throw new WorkloadError(`the token's subject ${JSON.stringify(sub)} is not a Kubernetes ServiceAccount (system:serviceaccount:<namespace>:<name>)`);
+  if (!match)
+    throw new WorkloadError(
+      `the token's subject ${JSON.stringify(sub)} is not a Kubernetes ServiceAccount (system:serviceaccount:<namespace>:<name>)`,
+    );
   const k8s = (payload['kubernetes.io'] ?? {}) as { serviceaccount?: { uid?: string }; pod?: { name?: string; uid?: string } };
   return {
     issuer,
@@ -65,9 +68,11 @@ function identityOf(issuer: string, payload: Record<string, unknown>): WorkloadI
 function checkTimes(payload: Record<string, unknown>, now: number): void {
   const { exp, nbf, iat } = payload;
   if (typeof exp !== 'number') throw new WorkloadError('the token has no expiry (exp)');
-  if (exp + SKEW_SECONDS <= now) throw new WorkloadError(`the token expired at ${new Date(exp * 1000).toISOString()}; read the projected token file again`);
+  if (exp + SKEW_SECONDS <= now)
+    throw new WorkloadError(`the token expired at ${new Date(exp * 1000).toISOString()}; read the projected token file again`);
   if (typeof nbf === 'number' && nbf - SKEW_SECONDS > now) throw new WorkloadError('the token is not valid yet (nbf)');
-  if (typeof iat === 'number' && iat - SKEW_SECONDS > now) throw new WorkloadError('the token was issued in the future (iat); check the clocks');
+  if (typeof iat === 'number' && iat - SKEW_SECONDS > now)
+    throw new WorkloadError('the token was issued in the future (iat); check the clocks');
 }
 
 function checkAudience(svc: Services, payload: Record<string, unknown>): void {
@@ -75,8 +80,10 @@ function checkAudience(svc: Services, payload: Record<string, unknown>): void {
   const audiences = Array.isArray(aud) ? aud : [aud];
   const wanted = tokenAudiences(svc.config);
   if (!audiences.some((a) => typeof a === 'string' && wanted.includes(a))) {
-    throw new WorkloadError(`wrong audience: the token is for ${JSON.stringify(aud)}, but this box accepts only ${wanted[0]} (or ${wanted[1]}); `
-      + `project the token with audience ${wanted[0]}`);
+    throw new WorkloadError(
+      `wrong audience: the token is for ${JSON.stringify(aud)}, but this box accepts only ${wanted[0]} (or ${wanted[1]}); ` +
+        `project the token with audience ${wanted[0]}`,
+    );
   }
 }
 
@@ -99,15 +106,20 @@ function bindingProblem(client: Client, who: WorkloadIdentity): string | undefin
  * exactly one is. Every refusal is a WorkloadError naming what to fix.
  */
 export async function authenticateWorkload(
-  svc: Services, assertion: string, clientId: string | undefined, now = Math.floor(Date.now() / 1000),
+  svc: Services,
+  assertion: string,
+  clientId: string | undefined,
+  now = Math.floor(Date.now() / 1000),
 ): Promise<{ client: Stored<Client>; identity: WorkloadIdentity }> {
   const jwt = parts(assertion);
   if (jwt.header.alg === 'none' || !jwt.signature.length) throw new WorkloadError('the token is not signed');
   const iss = jwt.payload.iss;
   const issuer = typeof iss === 'string' ? await svc.issuers.find(iss) : undefined;
   if (!issuer) {
-    throw new WorkloadError(`issuer ${JSON.stringify(iss)} is not trusted by this box (trusted: ${(await svc.issuers.names()).join(', ') || 'none'}); `
-      + 'add it to the Box\'s spec.trustedIssuers');
+    throw new WorkloadError(
+      `issuer ${JSON.stringify(iss)} is not trusted by this box (trusted: ${(await svc.issuers.names()).join(', ') || 'none'}); ` +
+        "add it to the Box's spec.trustedIssuers",
+    );
   }
   await issuer.verify(assertion, jwt);
   checkTimes(jwt.payload, now);
@@ -120,8 +132,12 @@ export async function authenticateWorkload(
     if (!client) throw new WorkloadError(`there is no client "${clientId}"`);
   } else {
     const ids = await svc.workloadBindings.clientsOf(identity.namespace, identity.serviceAccount);
-    if (ids.length === 0) throw new WorkloadError(`ServiceAccount ${identity.namespace}/${identity.serviceAccount} is not bound to any client`);
-    if (ids.length > 1) throw new WorkloadError(`ServiceAccount ${identity.namespace}/${identity.serviceAccount} is bound to several clients (${ids.join(', ')}); send client_id`);
+    if (ids.length === 0)
+      throw new WorkloadError(`ServiceAccount ${identity.namespace}/${identity.serviceAccount} is not bound to any client`);
+    if (ids.length > 1)
+      throw new WorkloadError(
+        `ServiceAccount ${identity.namespace}/${identity.serviceAccount} is bound to several clients (${ids.join(', ')}); send client_id`,
+      );
     client = await svc.clients.get(ids[0]!);
     if (!client) throw new WorkloadError(`there is no client "${ids[0]}"`);
   }

@@ -9,7 +9,10 @@ import { workloadSettings } from './assertion.js';
 export class WorkloadBindings {
   private index: Promise<Map<string, string[]>> | undefined;
 
-  constructor(private readonly pool: Pool, private readonly feed: ChangeFeed) {
+  constructor(
+    private readonly pool: Pool,
+    private readonly feed: ChangeFeed,
+  ) {
     feed.onChange('clients', () => this.forget());
     feed.onReset(() => this.forget());
   }
@@ -29,7 +32,9 @@ export class WorkloadBindings {
       }
       return index;
     });
-    loading.catch(() => { if (this.index === loading) this.index = undefined; });
+    loading.catch(() => {
+      if (this.index === loading) this.index = undefined;
+    });
     return loading;
   }
 

@@ -3,6 +3,7 @@
 // box runs in, discovered from its API server. Each checks a token's signature
 // its own way: with the issuer's published keys (jwks), or by asking the API
 // server (TokenReview) when the keys cannot be reached.
+import { errorMessage } from '../../errors.js';
 import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { Config, TrustedIssuer } from '../../config.js';
 import { HttpsError, kubeCredentials, requestJson } from '../../kube/https.js';
@@ -26,8 +27,12 @@ export interface IssuerVerifier {
 }
 
 const ALGS: Record<string, { hash: string; ec: boolean }> = {
-  RS256: { hash: 'sha256', ec: false }, RS384: { hash: 'sha384', ec: false }, RS512: { hash: 'sha512', ec: false },
-  ES256: { hash: 'sha256', ec: true }, ES384: { hash: 'sha384', ec: true }, ES512: { hash: 'sha512', ec: true },
+  RS256: { hash: 'sha256', ec: false },
+  RS384: { hash: 'sha384', ec: false },
+  RS512: { hash: 'sha512', ec: false },
+  ES256: { hash: 'sha256', ec: true },
+  ES384: { hash: 'sha384', ec: true },
+  ES512: { hash: 'sha512', ec: true },
 };
 
 export function verifySignature(alg: string, key: KeyObject, jwt: JwtParts): boolean {
@@ -37,41 +42,55 @@ export function verifySignature(alg: string, key: KeyObject, jwt: JwtParts): boo
 }
 
 class JwksVerifier implements IssuerVerifier {
-  constructor(readonly issuer: string, private readonly keys: RemoteKeySet) {}
+  constructor(
+    readonly issuer: string,
+    private readonly keys: RemoteKeySet,
+  ) {}
 
   async verify(_token: string, jwt: JwtParts): Promise<void> {
     const { alg, kid } = jwt.header;
-    if (typeof alg !== 'string' || !ALGS[alg]) throw new WorkloadError(`the token's algorithm ${String(alg)} is not accepted (RS256/384/512, ES256/384/512 are)`);
+    if (typeof alg !== 'string' || !ALGS[alg])
+      throw new WorkloadError(`the token's algorithm ${String(alg)} is not accepted (RS256/384/512, ES256/384/512 are)`);
     if (typeof kid !== 'string') throw new WorkloadError('the token names no signing key (kid)');
     let key: KeyObject | undefined;
     try {
       key = await this.keys.key(kid);
     } catch (err) {
-      throw new WorkloadError(`the signing keys of issuer ${this.issuer} could not be fetched (${(err as Error).message}); try again later`);
+      throw new WorkloadError(`the signing keys of issuer ${this.issuer} could not be fetched (${errorMessage(err)}); try again later`, {
+        cause: err,
+      });
     }
     if (!key) throw new WorkloadError(`the token was signed by a key issuer ${this.issuer} does not publish (kid ${kid})`);
-    if (!verifySignature(alg, key, jwt)) throw new WorkloadError(`the token's signature does not verify with the keys of issuer ${this.issuer}`);
+    if (!verifySignature(alg, key, jwt))
+      throw new WorkloadError(`the token's signature does not verify with the keys of issuer ${this.issuer}`);
   }
 }
 
 /** Asks the cluster's API server whether it issued the token (authentication.k8s.io TokenReview). */
 class TokenReviewVerifier implements IssuerVerifier {
-  constructor(readonly issuer: string, private readonly config: Config) {}
+  constructor(
+    readonly issuer: string,
+    private readonly config: Config,
+  ) {}
 
   async verify(token: string, jwt: JwtParts): Promise<void> {
     const kube = kubeCredentials(this.config.kube);
-    if (!kube) throw new WorkloadError('this box cannot reach its cluster\'s API server to review the token');
+    if (!kube) throw new WorkloadError("this box cannot reach its cluster's API server to review the token");
     let review: { status?: { authenticated?: boolean; error?: string; user?: { username?: string } } };
     try {
       review = await requestJson(`${kube.url}/apis/authentication.k8s.io/v1/tokenreviews`, {
-        method: 'POST', token: kube.token, ca: kube.ca,
+        method: 'POST',
+        token: kube.token,
+        ca: kube.ca,
         body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: tokenAudiences(this.config) } },
       });
     } catch (err) {
-      throw new WorkloadError(`the cluster's API server could not review the token (${(err as Error).message})`);
+      throw new WorkloadError(`the cluster's API server could not review the token (${errorMessage(err)})`, { cause: err });
     }
     if (!review.status?.authenticated) {
-      throw new WorkloadError(`the cluster's API server does not accept the token${review.status?.error ? `: ${review.status.error}` : ''}`);
+      throw new WorkloadError(
+        `the cluster's API server does not accept the token${review.status?.error ? `: ${review.status.error}` : ''}`,
+      );
     }
     if (review.status.user?.username !== jwt.payload.sub) throw new WorkloadError('the reviewed token belongs to another subject');
   }
@@ -93,19 +112,27 @@ export class TrustedIssuers {
   private discovering: Promise<IssuerVerifier | undefined> | undefined;
   private discoveredAt = 0;
 
-  constructor(private readonly config: Config, private readonly log: Logger, private readonly onKeysFetched: (issuer: string) => void) {
+  constructor(
+    private readonly config: Config,
+    private readonly log: Logger,
+    private readonly onKeysFetched: (issuer: string) => void,
+  ) {
     for (const trusted of config.trustedIssuers) this.configured.set(trusted.issuer, this.verifierFor(trusted));
   }
 
   private verifierFor(trusted: TrustedIssuer): IssuerVerifier {
     if (trusted.mode === 'tokenreview') return new TokenReviewVerifier(trusted.issuer, this.config);
     const ca = trusted.caBundle;
-    const keys = new RemoteKeySet(async () => {
-      const uri = trusted.jwksUri
-        ?? (await requestJson<Discovery>(`${trusted.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { ca })).jwks_uri;
-      if (!uri) throw new HttpsError(`the discovery document of ${trusted.issuer} names no jwks_uri`);
-      return (await requestJson<{ keys?: JsonWebKey[] }>(uri, { ca })).keys ?? [];
-    }, () => this.onKeysFetched(trusted.issuer));
+    const keys = new RemoteKeySet(
+      async () => {
+        const uri =
+          trusted.jwksUri ??
+          (await requestJson<Discovery>(`${trusted.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { ca })).jwks_uri;
+        if (!uri) throw new HttpsError(`the discovery document of ${trusted.issuer} names no jwks_uri`);
+        return (await requestJson<{ keys?: JsonWebKey[] }>(uri, { ca })).keys ?? [];
+      },
+      () => this.onKeysFetched(trusted.issuer),
+    );
     return new JwksVerifier(trusted.issuer, keys);
   }
 
@@ -114,13 +141,16 @@ export class TrustedIssuers {
     if (this.config.clusterIssuer === 'off' || this.cluster) return this.cluster;
     if (this.discovering && Date.now() - this.discoveredAt < 30_000) return this.discovering;
     this.discoveredAt = Date.now();
-    this.discovering = this.discover().then((found) => {
-      this.cluster = found;
-      return found;
-    }, (err: Error) => {
-      this.log.warn({ err: err.message }, 'could not discover the cluster\'s service-account issuer; will retry');
-      return undefined;
-    });
+    this.discovering = this.discover().then(
+      (found) => {
+        this.cluster = found;
+        return found;
+      },
+      (err: Error) => {
+        this.log.warn({ err: err.message }, "could not discover the cluster's service-account issuer; will retry");
+        return undefined;
+      },
+    );
     return this.discovering;
   }
 
@@ -128,17 +158,25 @@ export class TrustedIssuers {
     const kube = kubeCredentials(this.config.kube);
     if (!kube) return undefined; // not running in a cluster
     const found = await requestJson<Discovery>(`${kube.url}/.well-known/openid-configuration`, { token: kube.token, ca: kube.ca });
-    if (!found.issuer) throw new HttpsError('the API server\'s discovery document names no issuer');
+    if (!found.issuer) throw new HttpsError("the API server's discovery document names no issuer");
     const issuer = found.issuer;
     const mode = this.config.clusterIssuer === 'tokenreview' ? 'tokenreview' : 'jwks';
-    this.log.info({ issuer, mode }, 'trusting the cluster\'s service-account issuer');
+    this.log.info({ issuer, mode }, "trusting the cluster's service-account issuer");
     if (mode === 'tokenreview') return new TokenReviewVerifier(issuer, this.config);
     // The keys come from the API server itself, which this pod can always reach.
-    return new JwksVerifier(issuer, new RemoteKeySet(async () => {
-      const creds = kubeCredentials(this.config.kube);
-      if (!creds) throw new HttpsError('the pod\'s service-account credentials are gone');
-      return (await requestJson<{ keys?: JsonWebKey[] }>(`${creds.url}/openid/v1/jwks`, { token: creds.token, ca: creds.ca })).keys ?? [];
-    }, () => this.onKeysFetched(issuer)));
+    return new JwksVerifier(
+      issuer,
+      new RemoteKeySet(
+        async () => {
+          const creds = kubeCredentials(this.config.kube);
+          if (!creds) throw new HttpsError("the pod's service-account credentials are gone");
+          return (
+            (await requestJson<{ keys?: JsonWebKey[] }>(`${creds.url}/openid/v1/jwks`, { token: creds.token, ca: creds.ca })).keys ?? []
+          );
+        },
+        () => this.onKeysFetched(issuer),
+      ),
+    );
   }
 
   async find(issuer: string): Promise<IssuerVerifier | undefined> {

@@ -15,7 +15,10 @@ export class RemoteKeySet {
   private lastError: Error | undefined;
   private pending: Promise<void> | undefined;
 
-  constructor(private readonly fetchKeys: () => Promise<JsonWebKey[]>, private readonly onFetch: () => void) {}
+  constructor(
+    private readonly fetchKeys: () => Promise<JsonWebKey[]>,
+    private readonly onFetch: () => void,
+  ) {}
 
   private refresh(): Promise<void> {
     this.pending ??= (async () => {

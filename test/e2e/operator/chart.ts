@@ -12,7 +12,10 @@ export function describeChart(): void {
       }
     });
 
-    for (const [name, args] of [['default', ['--include-crds']], ['production', ['-f', 'charts/boxauth/values-production.yaml']]] as const) {
+    for (const [name, args] of [
+      ['default', ['--include-crds']],
+      ['production', ['-f', 'charts/boxauth/values-production.yaml']],
+    ] as const) {
       it(`renders objects the API server accepts (${name} values, kubectl apply --dry-run=server)`, async function () {
         const r = await suite.cluster.helm(['template', 'boxauth', 'charts/boxauth', '-n', OPERATOR_NAMESPACE, ...args]);
         expect(r.code, r.stderr).to.equal(0);

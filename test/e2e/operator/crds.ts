@@ -14,26 +14,35 @@ export function describeCrds(): void {
       return r.stderr;
     }
 
-    it('refuses an implicit client without a redirect URI, with the CEL rule\'s message', async function () {
+    it("refuses an implicit client without a redirect URI, with the CEL rule's message", async function () {
       expect(await refused('Client', { grant_types: ['implicit'] })).to.include('an implicit client needs auth.implicit.redirect_uri');
     });
 
     it('refuses a client_credentials client without a secret source', async function () {
-      expect(await refused('Client', { grant_types: ['client_credentials'], generateSecret: false }))
-        .to.include('a client_credentials client needs a secret source: set secretRef, leave generateSecret unset');
+      expect(await refused('Client', { grant_types: ['client_credentials'], generateSecret: false })).to.include(
+        'a client_credentials client needs a secret source: set secretRef, leave generateSecret unset',
+      );
     });
 
     it('refuses a client bound to ServiceAccounts without the client_credentials grant', async function () {
-      const message = await refused('Client', { grant_types: ['implicit'], auth: {
-        implicit: { redirect_uri: 'https://app.example/cb' }, workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders' }] },
-      } });
+      const message = await refused('Client', {
+        grant_types: ['implicit'],
+        auth: {
+          implicit: { redirect_uri: 'https://app.example/cb' },
+          workload: { serviceAccounts: [{ namespace: 'apps', name: 'orders' }] },
+        },
+      });
       expect(message, message).to.match(/spec\.auth\.workload: .*auth\.workload needs the client_credentials grant in grant_types/);
     });
 
     it('refuses what the schema forbids, naming the field', async function () {
       expect(await refused('Client', { grant_types: ['password'] })).to.match(/spec\.grant_types\[0\]: Unsupported value: "password"/);
-      expect(await refused('Client', { grant_types: ['client_credentials'], auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 0 } } }))
-        .to.include('spec.auth.client_credentials.access_token_expiration: Invalid value: 0');
+      expect(
+        await refused('Client', {
+          grant_types: ['client_credentials'],
+          auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 0 } },
+        }),
+      ).to.include('spec.auth.client_credentials.access_token_expiration: Invalid value: 0');
       expect(await refused('Client', { grant_types: ['client_credentials'], scope: ['orders read'] })).to.include('spec.scope[0]');
       expect(await refused('Client', { grant_types: ['client_credentials'], audience: ['x'.repeat(513)] })).to.include('spec.audience[0]');
       expect(await refused('AccessPolicy', { engine: 'matcho' })).to.include('engine matcho needs a matcho pattern');
@@ -43,11 +52,20 @@ export function describeCrds(): void {
     });
 
     it('gives a Box a default for every field, so spec: {} is a box', async function () {
-      const r = await suite.cluster.k(['create', '--dry-run=server', '-o', 'json', '-f', '-'],
-        JSON.stringify({ apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'defaults', namespace: 'default' } }));
+      const r = await suite.cluster.k(
+        ['create', '--dry-run=server', '-o', 'json', '-f', '-'],
+        JSON.stringify({ apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'defaults', namespace: 'default' } }),
+      );
       expect(JSON.parse(r).spec).to.deep.equal({
-        replicas: 1, port: 8080, registration: false, jwtAlg: 'ES256', admin: { email: 'admin@localhost' },
-        logLevel: 'info', database: {}, reclaimPolicy: 'Retain', clusterIssuer: 'auto',
+        replicas: 1,
+        port: 8080,
+        registration: false,
+        jwtAlg: 'ES256',
+        admin: { email: 'admin@localhost' },
+        logLevel: 'info',
+        database: {},
+        reclaimPolicy: 'Retain',
+        clusterIssuer: 'auto',
       });
     });
 

@@ -10,14 +10,18 @@ const NS = 'faults';
 
 function clients(prefix: string, n: number): string {
   const items = Array.from({ length: n }, (_, i) => ({
-    apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name: `${prefix}-${i}`, namespace: NS },
+    apiVersion: 'boxauth.io/v1alpha1',
+    kind: 'Client',
+    metadata: { name: `${prefix}-${i}`, namespace: NS },
     spec: { grant_types: ['client_credentials'] },
   }));
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
 
 async function leaseHolder(): Promise<string> {
-  return (await suite.cluster.k(['get', 'lease', 'boxauth-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+  return (
+    await suite.cluster.k(['get', 'lease', 'boxauth-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.holderIdentity}'])
+  ).trim();
 }
 
 export function describeFaults(): void {
@@ -29,10 +33,15 @@ export function describeFaults(): void {
       const { cluster } = suite;
       await cluster.k(['create', 'namespace', NS]);
       const port = await freePort();
-      await cluster.k(['apply', '-f', '-'], JSON.stringify({
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace: NS },
-        spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-      }));
+      await cluster.k(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Box',
+          metadata: { name: 'auth', namespace: NS },
+          spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
+        }),
+      );
       await waitReady('box', NS, 'auth');
       api = (await cluster.runDeployment(NS, 'auth')).box;
       suite.pods.push(api);
@@ -44,11 +53,17 @@ export function describeFaults(): void {
       const before = await suite.operator.metric('boxauth_operator_reconciles_total', { controller: 'client', result: 'ok' });
       await suite.cluster.k(['apply', '-f', '-'], clients('crash', n));
       // Kill it (SIGKILL: no goodbye) while it is busy with the new Clients.
-      await eventually('reconciles under way', async () =>
-        (await suite.operator.metric('boxauth_operator_reconciles_total', { controller: 'client', result: 'ok' })) >= before + 3, 20_000, 20);
+      await eventually(
+        'reconciles under way',
+        async () =>
+          (await suite.operator.metric('boxauth_operator_reconciles_total', { controller: 'client', result: 'ok' })) >= before + 3,
+        20_000,
+        20,
+      );
       await suite.operator.kill('SIGKILL');
-      const readyAtKill = (await suite.cluster.json(['get', 'clients', '-n', NS])).items
-        .filter((c: any) => c.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True')).length;
+      const readyAtKill = (await suite.cluster.json(['get', 'clients', '-n', NS])).items.filter((c: any) =>
+        c.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True'),
+      ).length;
       expect(readyAtKill, 'the kill came too late to interrupt anything').to.be.below(n);
       // The same pod restarted: same identity, so it takes its Lease back at once.
       suite.operator = await startOperator('operator-1');
@@ -85,7 +100,9 @@ export function describeFaults(): void {
       const first = suite.operator;
       const second = await startOperator('operator-2');
       try {
-        await eventually('the second replica to stand by', async () => second.hasLogged('standing by: another replica holds the leader Lease'));
+        await eventually('the second replica to stand by', async () =>
+          second.hasLogged('standing by: another replica holds the leader Lease'),
+        );
         expect(await leaseHolder()).to.equal('operator-1');
         expect((await fetch(`http://127.0.0.1:${second.healthPort}/readyz`)).status).to.equal(200);
         await suite.cluster.k(['apply', '-f', '-'], clients('two-replicas-a', 1));
@@ -114,7 +131,7 @@ export function describeFaults(): void {
       await eventually('the new replica to lead at once', async () => (await leaseHolder()) === 'operator-3', 3_000);
     });
 
-    it('drops the box\'s schema when a Box with reclaimPolicy Delete is deleted', async function () {
+    it("drops the box's schema when a Box with reclaimPolicy Delete is deleted", async function () {
       const schema = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
       await suite.cluster.k(['delete', 'box', 'auth', '-n', NS, '--wait=true', '--timeout=30s']);
       expect(await sql('SELECT nspname FROM pg_namespace WHERE nspname = $1', [schema])).to.deep.equal([]);

@@ -35,8 +35,9 @@ describe('the operator on a real kube-apiserver', function () {
     suite.operatorKubeconfig = await cluster.serviceAccountKubeconfig(OPERATOR_NAMESPACE, 'boxauth-operator');
     // The chart's settings of the operator (Lease name, image, workers...), then the test's.
     const deployment = objects.find((o) => o.kind === 'Deployment' && o.spec.template.spec.containers[0].name === 'operator');
-    const chartEnv = Object.fromEntries(deployment.spec.template.spec.containers[0].env
-      .filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value]));
+    const chartEnv = Object.fromEntries(
+      deployment.spec.template.spec.containers[0].env.filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value]),
+    );
     suite.databaseUrl = await createDatabase('op');
     suite.operatorEnv = {
       ...chartEnv,
@@ -64,8 +65,10 @@ describe('the operator on a real kube-apiserver', function () {
     await suite.cluster?.stop();
     if (suite.databaseUrl) {
       // The boxes' roles are shared by the whole server: those owning schemas of this database go with it.
-      const roles = (await sql<{ r: string }>(`SELECT DISTINCT r.rolname AS r FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
-        WHERE NOT r.rolsuper AND n.nspname LIKE 'box\\_%'`)).map((row) => row.r);
+      const roles = (
+        await sql<{ r: string }>(`SELECT DISTINCT r.rolname AS r FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+        WHERE NOT r.rolsuper AND n.nspname LIKE 'box\\_%'`)
+      ).map((row) => row.r);
       const url = new URL(suite.databaseUrl);
       const name = url.pathname.slice(1);
       url.pathname = '/postgres';

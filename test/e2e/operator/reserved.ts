@@ -14,7 +14,7 @@ const NS = 'tenant-r';
 const ATTACKER = 'https://attacker.example/cb';
 
 export function describeReserved(): void {
-  describe('the box\'s own records', function () {
+  describe("the box's own records", function () {
     let api: Box;
     let schema: string;
 
@@ -22,10 +22,14 @@ export function describeReserved(): void {
     const rootToken = async (): Promise<string> =>
       (await token(api, 'root', await suite.cluster.secretValue(NS, 'auth-root-client', 'client-secret'))).token!;
     const adminClient = async (): Promise<any> => (await api.json('GET', '/Client/boxauth-admin', undefined, await rootToken())).body;
-    const owners = async (): Promise<string[]> => (await sql(
-      `SELECT 'Client ' || id || ': ' || coalesce(managed_by, 'the box') AS o FROM ${schema}.clients WHERE id = 'boxauth-admin'
+    const owners = async (): Promise<string[]> =>
+      (
+        await sql(
+          `SELECT 'Client ' || id || ': ' || coalesce(managed_by, 'the box') AS o FROM ${schema}.clients WHERE id = 'boxauth-admin'
        UNION ALL SELECT 'AccessPolicy ' || id || ': ' || coalesce(managed_by, 'the box') FROM ${schema}.access_policies WHERE id = 'admins-allow'
-       ORDER BY 1`)).map((r) => r.o);
+       ORDER BY 1`,
+        )
+      ).map((r) => r.o);
     const theBoxs = ['AccessPolicy admins-allow: the box', 'Client boxauth-admin: the box'];
 
     async function restartApi(): Promise<void> {
@@ -39,7 +43,9 @@ export function describeReserved(): void {
       await suite.cluster.k(['create', 'namespace', NS]);
       const port = await freePort();
       await apply({
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace: NS },
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Box',
+        metadata: { name: 'auth', namespace: NS },
         spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
       });
       await suite.cluster.k(['wait', '--for=condition=Ready', 'box/auth', '-n', NS, '--timeout=60s']);
@@ -57,13 +63,21 @@ export function describeReserved(): void {
       const own = await adminClient();
       expect(own.auth.authorization_code.redirect_uri).to.equal(`${api.url}/admin/callback`);
       await apply({
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name: 'boxauth-admin', namespace: NS },
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Client',
+        metadata: { name: 'boxauth-admin', namespace: NS },
         spec: { grant_types: ['authorization_code'], first_party: true, auth: { authorization_code: { redirect_uri: ATTACKER } } },
       });
       await apply({
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'AccessPolicy', metadata: { name: 'admins-allow', namespace: NS }, spec: { engine: 'allow' },
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'AccessPolicy',
+        metadata: { name: 'admins-allow', namespace: NS },
+        spec: { engine: 'allow' },
       });
-      for (const [kind, name] of [['client', 'boxauth-admin'], ['accesspolicy', 'admins-allow']] as const) {
+      for (const [kind, name] of [
+        ['client', 'boxauth-admin'],
+        ['accesspolicy', 'admins-allow'],
+      ] as const) {
         const ready = await eventually(`${kind} ${name} ReservedName`, async () => {
           const r = await readyOf(kind, NS, name);
           return r?.reason === 'ReservedName' && r;

@@ -25,7 +25,9 @@ export const suite = {} as Suite;
 export async function chartObjects(cluster: TestCluster, args: string[] = []): Promise<any[]> {
   const r = await cluster.helm(['template', 'boxauth', 'charts/boxauth', '-n', OPERATOR_NAMESPACE, ...args]);
   if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS())
+    .filter(Boolean);
 }
 
 export async function startOperator(id: string, env: Record<string, string> = {}): Promise<OperatorProcess> {
@@ -49,11 +51,15 @@ export async function readyOf(kind: string, namespace: string, name: string): Pr
 }
 
 export async function waitReady(kind: string, namespace: string, name: string, timeoutMs = 30_000): Promise<void> {
-  await eventually(`${kind} ${namespace}/${name} Ready`, async () => {
-    const obj = await suite.cluster.json(['get', kind, '-n', namespace, name]);
-    const ready = obj.status?.conditions?.find((c: any) => c.type === 'Ready');
-    return ready?.status === 'True' && obj.status.observedGeneration === obj.metadata.generation;
-  }, timeoutMs);
+  await eventually(
+    `${kind} ${namespace}/${name} Ready`,
+    async () => {
+      const obj = await suite.cluster.json(['get', kind, '-n', namespace, name]);
+      const ready = obj.status?.conditions?.find((c: any) => c.type === 'Ready');
+      return ready?.status === 'True' && obj.status.observedGeneration === obj.metadata.generation;
+    },
+    timeoutMs,
+  );
 }
 
 export function basic(id: string, secret: string): string {

@@ -20,16 +20,27 @@ export function describeTenancy(): void {
     let database: string;
 
     const box = (namespace: string, spec: Record<string, unknown> = {}) => ({
-      apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace }, spec: { reclaimPolicy: 'Delete', ...spec },
+      apiVersion: 'boxauth.io/v1alpha1',
+      kind: 'Box',
+      metadata: { name: 'auth', namespace },
+      spec: { reclaimPolicy: 'Delete', ...spec },
     });
     const apply = (obj: unknown): Promise<string> => suite.cluster.k(['apply', '-f', '-'], JSON.stringify(obj));
     const deleteBox = (namespace: string): Promise<string> =>
       suite.cluster.k(['delete', 'box', 'auth', '-n', namespace, '--wait=true', '--timeout=60s']);
-    const schemaOf = async (namespace: string): Promise<string> => (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
-    const schemaOwner = async (schema: string): Promise<{ owner: string; mark: string | null } | undefined> => (await sql(
-      `SELECT nspowner::regrole::text AS owner, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1`, [schema]))[0];
-    const role = async (name: string): Promise<{ password: string; mark: string | null } | undefined> => (await sql(
-      `SELECT rolpassword AS password, shobj_description(oid, 'pg_authid') AS mark FROM pg_authid WHERE rolname = $1`, [name]))[0];
+    const schemaOf = async (namespace: string): Promise<string> =>
+      (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
+    const schemaOwner = async (schema: string): Promise<{ owner: string; mark: string | null } | undefined> =>
+      (
+        await sql(
+          `SELECT nspowner::regrole::text AS owner, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1`,
+          [schema],
+        )
+      )[0];
+    const role = async (name: string): Promise<{ password: string; mark: string | null } | undefined> =>
+      (
+        await sql(`SELECT rolpassword AS password, shobj_description(oid, 'pg_authid') AS mark FROM pg_authid WHERE rolname = $1`, [name])
+      )[0];
 
     async function refused(namespace: string): Promise<string> {
       const ready = await eventually(OWNED_ELSEWHERE, async () => {
@@ -57,7 +68,10 @@ export function describeTenancy(): void {
         }
         for (const ns of [LONG, twin]) await waitReady('box', ns, 'auth', 60_000);
         const schemas = [await schemaOf(LONG), await schemaOf(twin)];
-        const roles = [await suite.cluster.secretValue(LONG, 'auth-database', 'username'), await suite.cluster.secretValue(twin, 'auth-database', 'username')];
+        const roles = [
+          await suite.cluster.secretValue(LONG, 'auth-database', 'username'),
+          await suite.cluster.secretValue(twin, 'auth-database', 'username'),
+        ];
         expect(schemas[0]).to.not.equal(schemas[1]);
         expect(roles[0]).to.not.equal(roles[1]);
         expect((await schemaOwner(schemas[0]!))?.owner).to.equal(roles[0]);
@@ -67,7 +81,12 @@ export function describeTenancy(): void {
           const pod = (await suite.cluster.runDeployment(ns, 'auth')).box;
           pods.push(pod);
           suite.pods.push(pod);
-          const created = await pod.json('POST', '/users', { email: `someone@${ns.slice(0, 40)}.example`, password: 'a-long-password' }, await pod.rootToken());
+          const created = await pod.json(
+            'POST',
+            '/users',
+            { email: `someone@${ns.slice(0, 40)}.example`, password: 'a-long-password' },
+            await pod.rootToken(),
+          );
           expect(created.status, created.text).to.equal(201);
         }
         for (const [i, pod] of pods.entries()) {
@@ -80,7 +99,7 @@ export function describeTenancy(): void {
       }
     });
 
-    it('refuses a schema of its name that is not marked as the namespace\'s and leaves it as it is, until a person marks it', async function () {
+    it("refuses a schema of its name that is not marked as the namespace's and leaves it as it is, until a person marks it", async function () {
       const ns = 'tenancy-squatted';
       const { schema, role: roleName } = boxDbNames(ns, database);
       await sql(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.precious (note text); INSERT INTO ${schema}.precious VALUES ('keep me')`);
@@ -88,7 +107,9 @@ export function describeTenancy(): void {
       await suite.cluster.k(['create', 'namespace', ns]);
       await apply(box(ns));
       const message = await refused(ns);
-      expect(message).to.include(`schema "${schema}"`).and.include(`COMMENT ON SCHEMA "${schema}" IS '${mark(ns)}'`);
+      expect(message)
+        .to.include(`schema "${schema}"`)
+        .and.include(`COMMENT ON SCHEMA "${schema}" IS '${mark(ns)}'`);
       expect(await schemaOwner(schema)).to.deep.equal(before);
       expect(await sql(`SELECT note FROM ${schema}.precious`)).to.deep.equal([{ note: 'keep me' }]);
       expect(await role(roleName)).to.equal(undefined);
@@ -103,7 +124,7 @@ export function describeTenancy(): void {
       expect(await schemaOwner(schema)).to.equal(undefined); // marked as its own: reclaimPolicy Delete dropped it
     });
 
-    it('refuses a role of its name that is marked as another namespace\'s: its password stays', async function () {
+    it("refuses a role of its name that is marked as another namespace's: its password stays", async function () {
       const ns = 'tenancy-role-taken';
       const { schema, role: roleName } = boxDbNames(ns, database);
       await sql(`CREATE ROLE ${roleName} LOGIN PASSWORD 'their-own-password'; COMMENT ON ROLE ${roleName} IS '${mark('someone-else')}'`);
@@ -121,7 +142,7 @@ export function describeTenancy(): void {
       }
     });
 
-    it('reclaimPolicy Delete leaves a schema that is marked as another namespace\'s', async function () {
+    it("reclaimPolicy Delete leaves a schema that is marked as another namespace's", async function () {
       const ns = 'tenancy-moved';
       await suite.cluster.k(['create', 'namespace', ns]);
       await apply(box(ns));
@@ -141,7 +162,12 @@ export function describeTenancy(): void {
     it('gives a Box re-created in the namespace the schema a Box with reclaimPolicy Retain left', async function () {
       const ns = 'tenancy-again';
       await suite.cluster.k(['create', 'namespace', ns]);
-      const client = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name: 'kept', namespace: ns }, spec: { grant_types: ['client_credentials'] } };
+      const client = {
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Client',
+        metadata: { name: 'kept', namespace: ns },
+        spec: { grant_types: ['client_credentials'] },
+      };
       await apply(box(ns, { reclaimPolicy: 'Retain' }));
       await apply(client);
       await waitReady('client', ns, 'kept');

@@ -49,12 +49,18 @@ export function describeWorkload(): void {
     }
 
     async function canReviewTokens(): Promise<string> {
-      const r = await suite.cluster.kubectl(['auth', 'can-i', 'create', 'tokenreviews.authentication.k8s.io', '--as', `system:serviceaccount:${NS}:auth`]);
+      const r = await suite.cluster.kubectl([
+        'auth',
+        'can-i',
+        'create',
+        'tokenreviews.authentication.k8s.io',
+        '--as',
+        `system:serviceaccount:${NS}:auth`,
+      ]);
       return r.stdout.trim();
     }
 
-    const bindingExists = async (): Promise<boolean> =>
-      (await suite.cluster.kubectl(['get', 'clusterrolebinding', BINDING])).code === 0;
+    const bindingExists = async (): Promise<boolean> => (await suite.cluster.kubectl(['get', 'clusterrolebinding', BINDING])).code === 0;
 
     before(async function () {
       this.timeout(180_000);
@@ -63,7 +69,9 @@ export function describeWorkload(): void {
       await cluster.k(['create', 'serviceaccount', 'orders', '-n', OTHER]);
       const port = await freePort();
       await apply({
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace: NS },
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Box',
+        metadata: { name: 'auth', namespace: NS },
         spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
       });
       await waitReady('box', NS, 'auth', 60_000);
@@ -73,12 +81,19 @@ export function describeWorkload(): void {
       rootToken = (await token(api, 'root', await cluster.secretValue(NS, 'auth-root-client', 'client-secret'))).token!;
     });
 
-    it('runs the box API as a ServiceAccount of the Box\'s own, with its token mounted', async function () {
+    it("runs the box API as a ServiceAccount of the Box's own, with its token mounted", async function () {
       const box = await suite.cluster.json(['get', 'box', 'auth', '-n', NS]);
       const sa = await suite.cluster.json(['get', 'serviceaccount', 'auth', '-n', NS]);
-      expect(sa.metadata.ownerReferences).to.deep.equal([{
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: box.metadata.uid, controller: true, blockOwnerDeletion: true,
-      }]);
+      expect(sa.metadata.ownerReferences).to.deep.equal([
+        {
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Box',
+          name: 'auth',
+          uid: box.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
       const pod = (await suite.cluster.json(['get', 'deployment', 'auth', '-n', NS])).spec.template.spec;
       expect(pod).to.include({ serviceAccountName: 'auth', automountServiceAccountToken: true });
       expect(box.status.serviceAccount).to.equal('auth');
@@ -86,17 +101,24 @@ export function describeWorkload(): void {
       expect(await bindingExists()).to.equal(false);
     });
 
-    it('refuses a ServiceAccount of the same name that is not the operator\'s, and runs as it when spec.serviceAccountName says so', async function () {
+    it("refuses a ServiceAccount of the same name that is not the operator's, and runs as it when spec.serviceAccountName says so", async function () {
       const ns = 'tenant-c';
       await suite.cluster.k(['create', 'namespace', ns]);
       await suite.cluster.k(['create', 'serviceaccount', 'auth', '-n', ns]);
-      const box = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name: 'auth', namespace: ns }, spec: { reclaimPolicy: 'Delete' } };
+      const box = {
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Box',
+        metadata: { name: 'auth', namespace: ns },
+        spec: { reclaimPolicy: 'Delete' },
+      };
       await apply(box);
       const refused = await eventually('ServiceAccountConflict', async () => {
         const ready = await readyOf('box', ns, 'auth');
         return ready?.reason === 'ServiceAccountConflict' && ready;
       });
-      expect(refused.message).to.equal(`ServiceAccount ${ns}/auth exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`);
+      expect(refused.message).to.equal(
+        `ServiceAccount ${ns}/auth exists and is not the operator's; set spec.serviceAccountName to run the box as it, or delete it`,
+      );
       await apply({ ...box, spec: { ...box.spec, serviceAccountName: 'auth' } });
       await waitReady('box', ns, 'auth');
       expect((await suite.cluster.json(['get', 'deployment', 'auth', '-n', ns])).spec.template.spec.serviceAccountName).to.equal('auth');
@@ -114,28 +136,41 @@ export function describeWorkload(): void {
     });
 
     it('kubectl create token → a token through openid-client for the example Client; the session names the ServiceAccount', async function () {
-      for (const obj of [...example('app.yaml', NS).filter((o) => o.kind === 'ServiceAccount'), ...example('client.yaml', NS)]) await apply(obj);
+      for (const obj of [...example('app.yaml', NS).filter((o) => o.kind === 'ServiceAccount'), ...example('client.yaml', NS)])
+        await apply(obj);
       await waitReady('client', NS, 'shipping');
       const client = await suite.cluster.json(['get', 'client', 'shipping', '-n', NS]);
       expect(client.status).to.not.have.property('secretName'); // a workload needs no secret, and gets none
       const uid = (await suite.cluster.k(['get', 'serviceaccount', 'shipping', '-n', NS, '-o', 'jsonpath={.metadata.uid}'])).trim();
 
       const podToken = await saToken(NS, 'shipping');
-      const config = await oauth.discovery(new URL(api.url), 'shipping', undefined, assertionAuth(() => podToken), {
-        algorithm: 'oauth2', execute: [oauth.allowInsecureRequests],
-      });
+      const config = await oauth.discovery(
+        new URL(api.url),
+        'shipping',
+        undefined,
+        assertionAuth(() => podToken),
+        {
+          algorithm: 'oauth2',
+          execute: [oauth.allowInsecureRequests],
+        },
+      );
       const tokens = await oauth.clientCredentialsGrant(config);
       expect(tokens.expires_in).to.equal(600);
       const session = (await api.json('GET', `/Session/${claimsOf(tokens.access_token).jti}`, undefined, rootToken)).body;
       expect(session.client.id).to.equal('shipping');
       expect(session.details.workload).to.include({
-        issuer: 'https://kubernetes.default.svc.cluster.local', namespace: NS, serviceAccount: 'shipping', serviceAccountUid: uid,
+        issuer: 'https://kubernetes.default.svc.cluster.local',
+        namespace: NS,
+        serviceAccount: 'shipping',
+        serviceAccountUid: uid,
       });
     });
 
-    it('refuses a Client binding another namespace\'s ServiceAccount until the Box allows that namespace, and again when it stops', async function () {
+    it("refuses a Client binding another namespace's ServiceAccount until the Box allows that namespace, and again when it stops", async function () {
       await apply({
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name: 'intruder', namespace: NS },
+        apiVersion: 'boxauth.io/v1alpha1',
+        kind: 'Client',
+        metadata: { name: 'intruder', namespace: NS },
         spec: { grant_types: ['client_credentials'], auth: { workload: { serviceAccounts: [{ namespace: OTHER, name: 'orders' }] } } },
       });
       const refused = await eventually(NOT_ALLOWED, async () => {
@@ -143,10 +178,19 @@ export function describeWorkload(): void {
         return ready?.reason === NOT_ALLOWED && ready;
       });
       expect(refused.status).to.equal('False');
-      expect(refused.message).to.equal(`auth.workload binds ServiceAccount ${OTHER}/orders, but Box auth lets its Clients bind ServiceAccounts `
-        + `of namespace ${NS} only: a cluster admin may add "${OTHER}" to the Box's spec.workloadNamespaces, or bind ServiceAccounts of `
-        + `namespace ${NS}; until then this client has no record in the box`);
-      const events = await suite.cluster.json(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=intruder,involvedObject.kind=Client']);
+      expect(refused.message).to.equal(
+        `auth.workload binds ServiceAccount ${OTHER}/orders, but Box auth lets its Clients bind ServiceAccounts ` +
+          `of namespace ${NS} only: a cluster admin may add "${OTHER}" to the Box's spec.workloadNamespaces, or bind ServiceAccounts of ` +
+          `namespace ${NS}; until then this client has no record in the box`,
+      );
+      const events = await suite.cluster.json([
+        'get',
+        'events',
+        '-n',
+        NS,
+        '--field-selector',
+        'involvedObject.name=intruder,involvedObject.kind=Client',
+      ]);
       expect(events.items.map((e: any) => `${e.type} ${e.reason}`)).to.include(`Warning ${NOT_ALLOWED}`);
       expect(await sql(`SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).to.deep.equal([]);
       const otherToken = await saToken(OTHER, 'orders');
@@ -165,7 +209,10 @@ export function describeWorkload(): void {
       // ... and takes it back: the record goes, and the token it got stops working.
       await patchBox({ workloadNamespaces: null });
       await eventually(NOT_ALLOWED, async () => (await readyOf('client', NS, 'intruder'))?.reason === NOT_ALLOWED);
-      await eventually('the record removed', async () => (await sql(`SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).length === 0);
+      await eventually(
+        'the record removed',
+        async () => (await sql(`SELECT id FROM ${schema}.clients WHERE id = 'intruder'`)).length === 0,
+      );
       expect((await api.json('GET', '/Client/intruder', undefined, accessToken)).status).to.equal(401);
       expect((await assertionRequest(api, otherToken)).status).to.equal(401);
       await waitReady('client', NS, 'shipping'); // its own namespace is always allowed
@@ -179,14 +226,18 @@ export function describeWorkload(): void {
       await patchBox({ workloadNamespaces: null });
     });
 
-    it('clusterIssuer tokenreview: binds system:auth-delegator to the box\'s ServiceAccount, and the API server reviews the tokens', async function () {
+    it("clusterIssuer tokenreview: binds system:auth-delegator to the box's ServiceAccount, and the API server reviews the tokens", async function () {
       expect(await canReviewTokens()).to.equal('no');
       await patchBox({ clusterIssuer: 'tokenreview' });
       await waitReady('box', NS, 'auth');
       const binding = await suite.cluster.json(['get', 'clusterrolebinding', BINDING]);
       expect(binding.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' });
       expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'auth', namespace: NS }]);
-      expect(binding.metadata.labels).to.include({ 'app.kubernetes.io/managed-by': 'boxauth-operator', 'boxauth.io/box-namespace': NS, 'boxauth.io/box': 'auth' });
+      expect(binding.metadata.labels).to.include({
+        'app.kubernetes.io/managed-by': 'boxauth-operator',
+        'boxauth.io/box-namespace': NS,
+        'boxauth.io/box': 'auth',
+      });
       expect((await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.tokenReviewBinding).to.equal(BINDING);
       await eventually('the ServiceAccount to be allowed TokenReviews', async () => (await canReviewTokens()) === 'yes');
 

@@ -13,7 +13,9 @@ describe('box database names', function () {
     it(`no longer lets a short namespace crafted to share a 63-character one's old ${kind} name share its schema or role`, function () {
       const twin = oldTwin(LONG, 'boxauth', kind);
       expect(LONG).to.have.length(63);
-      expect(twin).to.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).and.have.length.below(63); // a namespace anyone may create
+      expect(twin)
+        .to.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+        .and.have.length.below(63); // a namespace anyone may create
       expect(oldNames(twin, 'boxauth')[kind]).to.equal(oldNames(LONG, 'boxauth')[kind]); // the collision the issue reports
       const [a, b] = [boxDbNames(LONG, 'boxauth'), boxDbNames(twin, 'boxauth')];
       expect(a.schema).to.not.equal(b.schema);
@@ -31,7 +33,12 @@ describe('box database names', function () {
   });
 
   it('is stable, readable, and a valid identifier of at most 63 bytes', function () {
-    for (const [namespace, database] of [['team-a', 'boxauth'], [LONG, 'boxauth'], [oldTwin(LONG, 'boxauth', 'schema'), 'a'.repeat(63)], ['x', 'Some DB-Name']]) {
+    for (const [namespace, database] of [
+      ['team-a', 'boxauth'],
+      [LONG, 'boxauth'],
+      [oldTwin(LONG, 'boxauth', 'schema'), 'a'.repeat(63)],
+      ['x', 'Some DB-Name'],
+    ]) {
       const names = boxDbNames(namespace!, database!);
       expect(boxDbNames(namespace!, database!)).to.deep.equal(names);
       for (const name of [names.schema, names.role]) {

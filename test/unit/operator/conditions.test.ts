@@ -13,8 +13,12 @@ describe('operator conditions', function () {
   });
 
   it('moves lastTransitionTime when the status flips, and leaves other conditions alone', function () {
-    const list = setCondition(setCondition(undefined, { type: 'Available', status: 'True', reason: 'A', message: '' }, 1, t0),
-      { type: 'Ready', status: 'False', reason: 'X', message: '' }, 1, t0);
+    const list = setCondition(
+      setCondition(undefined, { type: 'Available', status: 'True', reason: 'A', message: '' }, 1, t0),
+      { type: 'Ready', status: 'False', reason: 'X', message: '' },
+      1,
+      t0,
+    );
     const flipped = setCondition(list, { type: 'Ready', status: 'True', reason: 'Reconciled', message: 'ok' }, 1, t1);
     expect(flipped.find((c) => c.type === 'Ready')!.lastTransitionTime).to.equal('2026-01-01T00:05:00Z');
     expect(flipped.find((c) => c.type === 'Available')).to.deep.equal(list.find((c) => c.type === 'Available'));

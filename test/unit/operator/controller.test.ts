@@ -40,9 +40,20 @@ describe('operator controller skip rule', function () {
     const informer: ObjectCache<Resource> = { on: () => undefined, get: () => obj, list: () => [obj] };
     metrics = new OperatorMetrics();
     lines = [];
-    const log: Logger = pino(new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done(); } }));
+    const log: Logger = pino(
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
     controller = new Counting('test', CLIENTS, informer, {
-      kube: {} as Kube, log, metrics, events: {} as EventRecorder, clock: new ManualClock(),
+      kube: {} as Kube,
+      log,
+      metrics,
+      events: {} as EventRecorder,
+      clock: new ManualClock(),
     });
     controller.start(1);
   });

@@ -15,7 +15,11 @@ import { ManualClock, until } from '../../support/clock.js';
 
 /** The longest backoff after a first failure: 200 ms, jittered by up to 20 %. */
 const FIRST_BACKOFF_MS = 240;
-const obj = (name: string, rv: string): KObject => ({ apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', metadata: { name, namespace: 'ns', resourceVersion: rv } });
+const obj = (name: string, rv: string): KObject => ({
+  apiVersion: 'boxauth.io/v1alpha1',
+  kind: 'Client',
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+});
 
 type WatchBehaviour = (res: http.ServerResponse, rv: string) => void;
 
@@ -67,8 +71,10 @@ describe('operator informer', function () {
     const server = await api.start();
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'fake', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'fake', cluster: 'fake', user: 'u' }], currentContext: 'fake',
+      clusters: [{ name: 'fake', server, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'u' }],
+      currentContext: 'fake',
     });
     metrics = new OperatorMetrics();
     clock = new ManualClock();
@@ -80,8 +86,14 @@ describe('operator informer', function () {
     return informer;
   }
 
-  beforeEach(() => { api = new FakeApiServer(); events = []; });
-  afterEach(async () => { informer?.stop(); await api.stop(); });
+  beforeEach(() => {
+    api = new FakeApiServer();
+    events = [];
+  });
+  afterEach(async () => {
+    informer?.stop();
+    await api.stop();
+  });
 
   async function relists(cause: string): Promise<number> {
     const m = (await metrics.relists.get()).values.find((v) => v.labels.cause === cause);
@@ -92,36 +104,61 @@ describe('operator informer', function () {
     return (await metrics.watchErrors.get()).values[0]?.value ?? 0;
   }
 
-  it('follows a watch from the list\'s resourceVersion', async function () {
+  it("follows a watch from the list's resourceVersion", async function () {
     api.lists = [{ items: [obj('a', '1')], rv: '1' }];
-    api.watches = [(res) => {
-      res.write(`${JSON.stringify({ type: 'ADDED', object: obj('b', '2') })}\n`);
-      res.write(`${JSON.stringify({ type: 'MODIFIED', object: obj('a', '3') })}\n`);
-      res.write(`${JSON.stringify({ type: 'DELETED', object: obj('b', '4') })}\n`);
-    }];
+    api.watches = [
+      (res) => {
+        res.write(`${JSON.stringify({ type: 'ADDED', object: obj('b', '2') })}\n`);
+        res.write(`${JSON.stringify({ type: 'MODIFIED', object: obj('a', '3') })}\n`);
+        res.write(`${JSON.stringify({ type: 'DELETED', object: obj('b', '4') })}\n`);
+      },
+    ];
     await start();
-    await until(() => events.length >= 4, 'the watch\'s three events');
+    await until(() => events.length >= 4, "the watch's three events");
     expect(api.watchCalls[0]).to.equal('1');
-    expect(events).to.deep.equal([['add', 'a', '1'], ['add', 'b', '2'], ['update', 'a', '3'], ['delete', 'b', '4']]);
+    expect(events).to.deep.equal([
+      ['add', 'a', '1'],
+      ['add', 'b', '2'],
+      ['update', 'a', '3'],
+      ['delete', 'b', '4'],
+    ]);
     expect(informer!.list().map((o) => o.metadata.name)).to.deep.equal(['a']);
   });
 
   it('relists after 410 Gone and reports what changed meanwhile, deletions included', async function () {
-    api.lists = [{ items: [obj('a', '1'), obj('b', '1')], rv: '1' }, { items: [obj('b', '7'), obj('c', '8')], rv: '9' }];
-    api.watches = [(res) => {
-      res.write(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } })}\n`);
-      res.end();
-    }];
+    api.lists = [
+      { items: [obj('a', '1'), obj('b', '1')], rv: '1' },
+      { items: [obj('b', '7'), obj('c', '8')], rv: '9' },
+    ];
+    api.watches = [
+      (res) => {
+        res.write(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } })}\n`,
+        );
+        res.end();
+      },
+    ];
     await start();
     await until(() => events.length >= 5 && api.watchCalls.length >= 2, 'the relist and the next watch');
-    expect(events.slice(2)).to.deep.equal([['delete', 'a', '1'], ['update', 'b', '7'], ['add', 'c', '8']]);
+    expect(events.slice(2)).to.deep.equal([
+      ['delete', 'a', '1'],
+      ['update', 'b', '7'],
+      ['add', 'c', '8'],
+    ]);
     expect(api.watchCalls.slice(0, 2)).to.deep.equal(['1', '9']);
     expect(await relists('gone')).to.equal(1);
   });
 
   it('cuts a watch that stays silent past idleMs, relists and carries on', async function () {
-    api.lists = [{ items: [obj('a', '1')], rv: '1' }, { items: [obj('a', '5')], rv: '5' }];
-    api.watches = [() => { /* hang: headers sent, then nothing, never ends */ }];
+    api.lists = [
+      { items: [obj('a', '1')], rv: '1' },
+      { items: [obj('a', '5')], rv: '5' },
+    ];
+    api.watches = [
+      () => {
+        /* hang: headers sent, then nothing, never ends */
+      },
+    ];
     await start(300);
     await until(() => api.watchCalls.length === 1, 'the watch');
     await clock.advance(300); // silent all along: the watchdog cuts it
@@ -134,8 +171,16 @@ describe('operator informer', function () {
   });
 
   it('survives a watch connection cut mid-stream', async function () {
-    api.lists = [{ items: [], rv: '1' }, { items: [obj('z', '3')], rv: '3' }];
-    api.watches = [(res) => { res.write('{"type":"ADDED","object":'); res.destroy(); }];
+    api.lists = [
+      { items: [], rv: '1' },
+      { items: [obj('z', '3')], rv: '3' },
+    ];
+    api.watches = [
+      (res) => {
+        res.write('{"type":"ADDED","object":');
+        res.destroy();
+      },
+    ];
     await start();
     await until(async () => (await watchErrors()) === 1, 'the watch error');
     await clock.advance(FIRST_BACKOFF_MS);

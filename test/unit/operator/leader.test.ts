@@ -30,10 +30,20 @@ describe('operator leader election', function () {
   });
 
   function replica(identity: string): LeaderElector {
-    const elector = new LeaderElector(kube, {
-      namespace: 'boxauth-system', name: 'boxauth-operator', identity,
-      leaseDurationMs: LEASE_MS, renewDeadlineMs: RENEW_DEADLINE_MS, retryPeriodMs: RETRY_MS, clock,
-    }, createLogger('silent'), new OperatorMetrics());
+    const elector = new LeaderElector(
+      kube,
+      {
+        namespace: 'boxauth-system',
+        name: 'boxauth-operator',
+        identity,
+        leaseDurationMs: LEASE_MS,
+        renewDeadlineMs: RENEW_DEADLINE_MS,
+        retryPeriodMs: RETRY_MS,
+        clock,
+      },
+      createLogger('silent'),
+      new OperatorMetrics(),
+    );
     electors.push(elector);
     return elector;
   }
@@ -43,7 +53,14 @@ describe('operator leader election', function () {
   /** Whether the promise has settled, without waiting for it. */
   async function settled(promise: Promise<unknown>): Promise<boolean> {
     let done = false;
-    void promise.then(() => { done = true; }, () => { done = true; });
+    void promise.then(
+      () => {
+        done = true;
+      },
+      () => {
+        done = true;
+      },
+    );
     await settle();
     return done;
   }

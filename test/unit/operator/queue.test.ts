@@ -5,14 +5,25 @@ import { ManualClock, settle } from '../../support/clock.js';
 describe('operator work queue', function () {
   let queue: WorkQueue;
   let clock: ManualClock;
-  beforeEach(() => { clock = new ManualClock(); });
+  beforeEach(() => {
+    clock = new ManualClock();
+  });
   afterEach(() => queue?.shutdown());
 
   it('hands a key out once however often it was added while waiting', async function () {
     queue = new WorkQueue({ clock });
     const seen: string[] = [];
-    queue.add('a'); queue.add('a'); queue.add('b'); queue.add('a');
-    queue.run(2, async (key) => { seen.push(key); }, () => undefined);
+    queue.add('a');
+    queue.add('a');
+    queue.add('b');
+    queue.add('a');
+    queue.run(
+      2,
+      async (key) => {
+        seen.push(key);
+      },
+      () => undefined,
+    );
     await settle();
     expect(seen.sort()).to.deep.equal(['a', 'b']);
   });
@@ -23,14 +34,21 @@ describe('operator work queue', function () {
     let maxActive = 0;
     let runs = 0;
     const finish: (() => void)[] = [];
-    queue.run(4, async () => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      runs++;
-      if (runs === 1) { queue.add('k'); queue.add('k'); }
-      await new Promise<void>((resolve) => finish.push(resolve));
-      active--;
-    }, () => undefined);
+    queue.run(
+      4,
+      async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        runs++;
+        if (runs === 1) {
+          queue.add('k');
+          queue.add('k');
+        }
+        await new Promise<void>((resolve) => finish.push(resolve));
+        active--;
+      },
+      () => undefined,
+    );
     queue.add('k');
     await settle();
     expect(runs).to.equal(1); // the adds during the work wait for it, though three workers are idle
@@ -46,10 +64,14 @@ describe('operator work queue', function () {
     queue = new WorkQueue({ baseDelayMs: 20, maxDelayMs: 1000, clock });
     const at: number[] = [];
     const delays: number[] = [];
-    queue.run(1, async () => {
-      at.push(clock.now());
-      if (at.length < 4) throw new Error('not yet');
-    }, (_key, _err, retryInMs) => delays.push(retryInMs));
+    queue.run(
+      1,
+      async () => {
+        at.push(clock.now());
+        if (at.length < 4) throw new Error('not yet');
+      },
+      (_key, _err, retryInMs) => delays.push(retryInMs),
+    );
     queue.add('k');
     await clock.advance(400);
     expect(delays).to.deep.equal([20, 40, 80]);
@@ -61,10 +83,14 @@ describe('operator work queue', function () {
   it('passes force through, and keeps it for the retry of a failed forced run', async function () {
     queue = new WorkQueue({ baseDelayMs: 10, clock });
     const forces: boolean[] = [];
-    queue.run(1, async (_key, force) => {
-      forces.push(force);
-      if (forces.length === 2) throw new Error('fail once');
-    }, () => undefined);
+    queue.run(
+      1,
+      async (_key, force) => {
+        forces.push(force);
+        if (forces.length === 2) throw new Error('fail once');
+      },
+      () => undefined,
+    );
     queue.add('k');
     await clock.advance(20);
     queue.add('k', { force: true });
@@ -77,7 +103,14 @@ describe('operator work queue', function () {
     const order: string[] = [];
     const after: number[] = [];
     const start = clock.now();
-    queue.run(1, async (key) => { order.push(key); after.push(clock.now() - start); }, () => undefined);
+    queue.run(
+      1,
+      async (key) => {
+        order.push(key);
+        after.push(clock.now() - start);
+      },
+      () => undefined,
+    );
     queue.addAfter('k', 200);
     queue.addAfter('k', 30);
     queue.addAfter('k', 100);

@@ -21,7 +21,12 @@ function readmeTables(heading: string): string[][][] {
     }
     if (/^\|[-| ]+\|$/.test(line)) continue; // the separator under the header
     if (!current) tables.push((current = []));
-    current.push(line.slice(1, -1).split('|').map((cell) => cell.trim()));
+    current.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
   }
   return tables;
 }

@@ -11,8 +11,18 @@ const now = Date.parse('2026-11-23T12:00:00Z');
 const verifier = 'v'.repeat(43);
 const challenge = createHash('sha256').update(verifier).digest('base64url');
 const code = (change: Partial<AuthorizationCode> = {}): AuthorizationCode => ({
-  clientId: 'spa', userId: 7, redirectUri: 'https://spa.example/cb', scope: 'photos', codeChallenge: challenge,
-  expiresAt: new Date(now + 60_000), usedAt: null, sessionId: null, nonce: null, authTime: null, sid: null, ...change,
+  clientId: 'spa',
+  userId: 7,
+  redirectUri: 'https://spa.example/cb',
+  scope: 'photos',
+  codeChallenge: challenge,
+  expiresAt: new Date(now + 60_000),
+  usedAt: null,
+  sessionId: null,
+  nonce: null,
+  authTime: null,
+  sid: null,
+  ...change,
 });
 const params = { redirect_uri: 'https://spa.example/cb', code_verifier: verifier };
 
@@ -27,8 +37,10 @@ describe('authorization_code: judgeCode', function () {
     expect(outcome(judgeCode(client, code(), params, now))).to.equal('honour');
   });
 
-  it('refuses an unknown code, or another client\'s, without spending it', function () {
-    expect(outcome(judgeCode(client, undefined, params, now))).to.equal('invalid_grant: authorization code is unknown or was issued to another client');
+  it("refuses an unknown code, or another client's, without spending it", function () {
+    expect(outcome(judgeCode(client, undefined, params, now))).to.equal(
+      'invalid_grant: authorization code is unknown or was issued to another client',
+    );
     expect(outcome(judgeCode(client, code({ clientId: 'other' }), params, now))).to.match(/another client$/);
   });
 
@@ -37,9 +49,15 @@ describe('authorization_code: judgeCode', function () {
   });
 
   it('refuses, and spends, an expired code, another redirect URI, a missing or wrong verifier', function () {
-    expect(outcome(judgeCode(client, code({ expiresAt: new Date(now) }), params, now))).to.equal('invalid_grant: authorization code has expired (spent)');
-    expect(outcome(judgeCode(client, code(), { ...params, redirect_uri: 'https://spa.example/other' }, now))).to.match(/redirect_uri differs.*\(spent\)$/);
-    expect(outcome(judgeCode(client, code(), { redirect_uri: params.redirect_uri }, now))).to.match(/code_verifier is required.*\(spent\)$/);
+    expect(outcome(judgeCode(client, code({ expiresAt: new Date(now) }), params, now))).to.equal(
+      'invalid_grant: authorization code has expired (spent)',
+    );
+    expect(outcome(judgeCode(client, code(), { ...params, redirect_uri: 'https://spa.example/other' }, now))).to.match(
+      /redirect_uri differs.*\(spent\)$/,
+    );
+    expect(outcome(judgeCode(client, code(), { redirect_uri: params.redirect_uri }, now))).to.match(
+      /code_verifier is required.*\(spent\)$/,
+    );
     expect(outcome(judgeCode(client, code(), { ...params, code_verifier: 'w'.repeat(43) }, now))).to.match(/does not match.*\(spent\)$/);
   });
 

@@ -7,12 +7,32 @@ import type { Client } from '../../../../api/types.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');
 const client = (refresh: boolean | undefined): Client => ({
-  resourceType: 'Client', id: 'app', grant_types: ['client_credentials'], auth: { client_credentials: { refresh_token: refresh } },
+  resourceType: 'Client',
+  id: 'app',
+  grant_types: ['client_credentials'],
+  auth: { client_credentials: { refresh_token: refresh } },
 });
 const holder = (change: Partial<SessionRow> = {}): SessionRow => ({
-  id: 's1', type: 'client_credentials', origin: 'client_credentials', clientId: 'app', userId: null, audience: null, scope: null,
-  start: new Date(now - 60_000), exp: null, accessTokenHash: null, refreshTokenHash: Buffer.alloc(32), refreshTokenExp: null,
-  refreshUsedAt: null, active: true, end: null, parent: null, family: 's1', kid: null, details: null, ...change,
+  id: 's1',
+  type: 'client_credentials',
+  origin: 'client_credentials',
+  clientId: 'app',
+  userId: null,
+  audience: null,
+  scope: null,
+  start: new Date(now - 60_000),
+  exp: null,
+  accessTokenHash: null,
+  refreshTokenHash: Buffer.alloc(32),
+  refreshTokenExp: null,
+  refreshUsedAt: null,
+  active: true,
+  end: null,
+  parent: null,
+  family: 's1',
+  kid: null,
+  details: null,
+  ...change,
 });
 
 function outcome(v: ReturnType<typeof judgeRefresh>): string {
@@ -26,7 +46,7 @@ describe('refresh_token: judgeRefresh', function () {
     expect(outcome(judgeRefresh(client(true), holder({ refreshTokenExp: new Date(now + 1) }), now))).to.equal('use');
   });
 
-  it('an unknown token, or another client\'s, is invalid_grant', function () {
+  it("an unknown token, or another client's, is invalid_grant", function () {
     expect(outcome(judgeRefresh(client(true), undefined, now))).to.match(/^invalid_grant: refresh token is unknown/);
     expect(outcome(judgeRefresh(client(true), holder({ clientId: 'other' }), now))).to.match(/^invalid_grant: .*another client/);
   });
@@ -36,12 +56,18 @@ describe('refresh_token: judgeRefresh', function () {
   });
 
   it('a closed session or an expired token is invalid_grant', function () {
-    expect(outcome(judgeRefresh(client(true), holder({ active: false }), now))).to.equal('invalid_grant: refresh token belongs to a closed session');
-    expect(outcome(judgeRefresh(client(true), holder({ refreshTokenExp: new Date(now) }), now))).to.equal('invalid_grant: refresh token has expired');
+    expect(outcome(judgeRefresh(client(true), holder({ active: false }), now))).to.equal(
+      'invalid_grant: refresh token belongs to a closed session',
+    );
+    expect(outcome(judgeRefresh(client(true), holder({ refreshTokenExp: new Date(now) }), now))).to.equal(
+      'invalid_grant: refresh token has expired',
+    );
   });
 
   it('is unauthorized_client once the client no longer enables refresh for that grant', function () {
     expect(outcome(judgeRefresh(client(false), holder(), now))).to.match(/^unauthorized_client: .*auth\.client_credentials\.refresh_token/);
-    expect(outcome(judgeRefresh(client(undefined), holder({ origin: 'authorization_code' }), now))).to.match(/auth\.authorization_code\.refresh_token/);
+    expect(outcome(judgeRefresh(client(undefined), holder({ origin: 'authorization_code' }), now))).to.match(
+      /auth\.authorization_code\.refresh_token/,
+    );
   });
 });

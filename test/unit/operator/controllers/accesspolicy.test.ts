@@ -8,8 +8,10 @@ import { ACCESS_POLICIES } from '../../../../operator/kube.js';
 import { OperatorHarness, ready, recordsDatabase } from '../../../support/operator.js';
 
 const NS = 'team-a';
-const policy = (name: string, spec: Record<string, unknown>): AccessPolicyResource =>
-  ({ metadata: { name, namespace: NS }, spec: spec as AccessPolicyResource['spec'] });
+const policy = (name: string, spec: Record<string, unknown>): AccessPolicyResource => ({
+  metadata: { name, namespace: NS },
+  spec: spec as AccessPolicyResource['spec'],
+});
 
 describe('AccessPolicy controller', function () {
   const db = recordsDatabase();
@@ -39,7 +41,7 @@ describe('AccessPolicy controller', function () {
     expect(await accessPolicies.read(db.pool, 'bad-schema')).to.equal(undefined);
   });
 
-  it('refuses a spec the REST API would refuse (InvalidSpec), and a name of the box\'s own policies (ReservedName)', async function () {
+  it("refuses a spec the REST API would refuse (InvalidSpec), and a name of the box's own policies (ReservedName)", async function () {
     const odd = await reconciled(policy('odd', { engine: 'no-such-engine' }));
     expect(ready(odd)).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
     expect(ready(await reconciled(policy('root-allow', { engine: 'allow' })))).to.deep.include({ status: 'False', reason: 'ReservedName' });

@@ -3,12 +3,20 @@
 // the ClusterRoleBinding that lets the pods review tokens.
 import { expect } from 'chai';
 import {
-  allowsWorkloadNamespace, apiDeployment, boxNames, needsApiServer, tokenReviewBinding, usesTokenReview,
+  allowsWorkloadNamespace,
+  apiDeployment,
+  boxNames,
+  needsApiServer,
+  tokenReviewBinding,
+  usesTokenReview,
 } from '../../../../operator/controllers/box-manifests.js';
 import type { BoxResource, BoxSpec } from '../../../../operator/controllers/box.js';
 
 const box = (spec: BoxSpec = {}, name = 'auth'): BoxResource => ({
-  apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', metadata: { name, namespace: 'team-a', uid: 'u-1' }, spec,
+  apiVersion: 'boxauth.io/v1alpha1',
+  kind: 'Box',
+  metadata: { name, namespace: 'team-a', uid: 'u-1' },
+  spec,
 });
 
 describe('box manifests: workload identity', function () {
@@ -21,8 +29,9 @@ describe('box manifests: workload identity', function () {
     expect(allowsWorkloadNamespace(box({ workloadNamespaces: ['*'] }), 'team-c')).to.equal(true);
   });
 
-  it('mounts the pod\'s token when an issuer needs the API server; binds auth-delegator only for TokenReview', function () {
-    const pod = (b: BoxResource): any => (apiDeployment(b, { image: 'i', imagePullPolicy: 'Never', secretVersions: [] }).spec as any).template.spec;
+  it("mounts the pod's token when an issuer needs the API server; binds auth-delegator only for TokenReview", function () {
+    const pod = (b: BoxResource): any =>
+      (apiDeployment(b, { image: 'i', imagePullPolicy: 'Never', secretVersions: [] }).spec as any).template.spec;
     expect(needsApiServer(box())).to.equal(true);
     expect(usesTokenReview(box())).to.equal(false);
     expect(usesTokenReview(box({ clusterIssuer: 'tokenreview' }))).to.equal(true);
@@ -31,10 +40,13 @@ describe('box manifests: workload identity', function () {
     expect(usesTokenReview(reviewedElsewhere)).to.equal(true);
     expect(needsApiServer(box({ clusterIssuer: 'off' }))).to.equal(false);
     expect(pod(box())).to.include({ serviceAccountName: 'auth', automountServiceAccountToken: true });
-    expect(pod(box({ clusterIssuer: 'off', serviceAccountName: 'mine' }))).to.include({ serviceAccountName: 'mine', automountServiceAccountToken: false });
+    expect(pod(box({ clusterIssuer: 'off', serviceAccountName: 'mine' }))).to.include({
+      serviceAccountName: 'mine',
+      automountServiceAccountToken: false,
+    });
   });
 
-  it('binds system:auth-delegator to the pods\' ServiceAccount under a name that holds the namespace, valid at any length', function () {
+  it("binds system:auth-delegator to the pods' ServiceAccount under a name that holds the namespace, valid at any length", function () {
     const binding = tokenReviewBinding(box({ serviceAccountName: 'mine' })) as any;
     expect(binding.metadata.name).to.equal('boxauth:team-a:auth:auth-delegator');
     expect(binding.metadata).to.not.have.property('ownerReferences'); // cluster-scoped: the Box's finalizer deletes it

@@ -18,7 +18,9 @@ const available = (obj: BoxResource): Condition | undefined => obj.status?.condi
 
 describe('Box controller', function () {
   let h: OperatorHarness;
-  beforeEach(() => { h = new OperatorHarness(); });
+  beforeEach(() => {
+    h = new OperatorHarness();
+  });
 
   const current = (name = 'auth'): BoxResource => h.object<BoxResource>(BOXES, NS, name)!;
 
@@ -29,9 +31,16 @@ describe('Box controller', function () {
     expect(auth.metadata.finalizers).to.deep.equal([BOX_FINALIZER]);
     expect(names(h.kube.objects(SECRETS, NS))).to.deep.equal(['auth-admin', 'auth-database', 'auth-root-client', 'auth-signing-key']);
     for (const secret of h.kube.objects(SECRETS, NS)) {
-      expect(secret.metadata.ownerReferences, secret.metadata.name).to.deep.equal([{
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: auth.metadata.uid, controller: true, blockOwnerDeletion: true,
-      }]);
+      expect(secret.metadata.ownerReferences, secret.metadata.name).to.deep.equal([
+        {
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Box',
+          name: 'auth',
+          uid: auth.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
     }
     const database = h.kube.object<SecretObject>(SECRETS, NS, 'auth-database');
     const password = secretValue(database, 'password')!;
@@ -44,7 +53,12 @@ describe('Box controller', function () {
     expect(h.kube.objects(CLUSTER_ROLE_BINDINGS)).to.deep.equal([]); // no TokenReview: no auth-delegator
     expect(ready(auth)).to.deep.include({ status: 'True', reason: 'Provisioned', observedGeneration: 1 });
     expect(auth.status).to.deep.include({
-      url: 'http://auth.team-a.svc', schema, deployment: 'auth', service: 'auth', serviceAccount: 'auth', availableReplicas: 0,
+      url: 'http://auth.team-a.svc',
+      schema,
+      deployment: 'auth',
+      service: 'auth',
+      serviceAccount: 'auth',
+      availableReplicas: 0,
     });
     expect(available(auth)).to.deep.include({ status: 'False', reason: 'NoPodsAvailable' });
     expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Normal Provisioned']);
@@ -70,8 +84,9 @@ describe('Box controller', function () {
     await h.reconcile(h.boxes, NS, 'second');
     const second = current('second');
     expect(ready(second)).to.deep.include({ status: 'False', reason: 'DuplicateBox' });
-    expect(ready(second)!.message)
-      .to.equal('namespace team-a already has Box auth; a namespace holds one box: delete this one or use another namespace');
+    expect(ready(second)!.message).to.equal(
+      'namespace team-a already has Box auth; a namespace holds one box: delete this one or use another namespace',
+    );
     expect(Object.keys(second.status!).sort()).to.deep.equal(['conditions', 'observedGeneration']);
     expect(second.metadata.finalizers).to.equal(undefined);
     expect(names(h.kube.objects(SECRETS, NS)).filter((n) => n.startsWith('second'))).to.deep.equal([]);
@@ -93,12 +108,14 @@ describe('Box controller', function () {
     expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Warning DatabaseSecretNotFound', 'Warning DatabaseSecretInvalid']);
   });
 
-  it('leaves a schema or role that is not the namespace\'s alone (DatabaseOwnedElsewhere), without a retry loop', async function () {
+  it("leaves a schema or role that is not the namespace's alone (DatabaseOwnedElsewhere), without a retry loop", async function () {
     h.databases.failure = new NotOwned('schema "box_team_a_0123" exists with no comment: …');
     h.kube.put(BOXES, box());
     expect(await h.reconcile(h.boxes, NS, 'auth')).to.equal(undefined); // no throw: the periodic resync looks again
     expect(ready(current())).to.deep.include({
-      status: 'False', reason: 'DatabaseOwnedElsewhere', message: 'schema "box_team_a_0123" exists with no comment: …',
+      status: 'False',
+      reason: 'DatabaseOwnedElsewhere',
+      message: 'schema "box_team_a_0123" exists with no comment: …',
     });
     expect(h.kube.objects(DEPLOYMENTS, NS)).to.deep.equal([]);
   });
@@ -112,12 +129,14 @@ describe('Box controller', function () {
     stop();
     expect(failure.message).to.equal('failure injected by the test');
     expect(ready(current())).to.deep.include({
-      status: 'False', reason: 'ProvisioningFailed', message: 'failure injected by the test; retrying',
+      status: 'False',
+      reason: 'ProvisioningFailed',
+      message: 'failure injected by the test; retrying',
     });
     expect(current().status!.url).to.equal('http://auth.team-a.svc');
   });
 
-  it('refuses a ServiceAccount of its name that is not the operator\'s (ServiceAccountConflict)', async function () {
+  it("refuses a ServiceAccount of its name that is not the operator's (ServiceAccountConflict)", async function () {
     await h.kube.create(SERVICE_ACCOUNTS, NS, { metadata: { name: 'auth' } });
     h.kube.put(BOXES, box());
     const failure = await h.failedReconcile(h.boxes, NS, 'auth');
@@ -130,7 +149,8 @@ describe('Box controller', function () {
   it('takes over what a deleted Box of the same name left, and keeps using its database password', async function () {
     const left = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Box', name: 'auth', uid: 'the-deleted-box', controller: true };
     await h.kube.create(SECRETS, NS, {
-      metadata: { name: 'auth-database', ownerReferences: [left] }, stringData: { password: 'the-old-password' },
+      metadata: { name: 'auth-database', ownerReferences: [left] },
+      stringData: { password: 'the-old-password' },
     });
     h.kube.put(BOXES, box());
     await h.reconcile(h.boxes, NS, 'auth');

@@ -14,15 +14,19 @@ import { OperatorHarness, ready, recordsDatabase } from '../../../support/operat
 
 const NS = 'team-a';
 const client = (name: string, spec: Partial<ClientSpec> = {}, namespace = NS): ClientResource => ({
-  metadata: { name, namespace }, spec: { grant_types: ['client_credentials'], ...spec },
+  metadata: { name, namespace },
+  spec: { grant_types: ['client_credentials'], ...spec },
 });
-const workload = (...serviceAccounts: { namespace: string; name: string }[]): Partial<ClientSpec> =>
-  ({ auth: { workload: { serviceAccounts } } });
+const workload = (...serviceAccounts: { namespace: string; name: string }[]): Partial<ClientSpec> => ({
+  auth: { workload: { serviceAccounts } },
+});
 
 describe('Client controller', function () {
   const db = recordsDatabase();
   let h: OperatorHarness;
-  beforeEach(() => { h = new OperatorHarness(db.pool); });
+  beforeEach(() => {
+    h = new OperatorHarness(db.pool);
+  });
 
   async function reconciled(obj: ClientResource): Promise<ClientResource> {
     h.kube.put(CLIENTS, obj);
@@ -33,20 +37,28 @@ describe('Client controller', function () {
   describe('in a namespace with a ready Box', function () {
     beforeEach(() => h.readyBox(NS, { workloadNamespaces: ['team-b'] }));
 
-    it('generates a Secret the Client owns, and stores its value as the client\'s secret', async function () {
+    it("generates a Secret the Client owns, and stores its value as the client's secret", async function () {
       const orders = await reconciled(client('orders'));
       const secret = h.kube.object(SECRETS, NS, 'orders-client-secret')!;
-      expect(secret.metadata.ownerReferences).to.deep.equal([{
-        apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', name: 'orders', uid: orders.metadata.uid,
-        controller: true, blockOwnerDeletion: true,
-      }]);
+      expect(secret.metadata.ownerReferences).to.deep.equal([
+        {
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Client',
+          name: 'orders',
+          uid: orders.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
       expect(secretValue(secret, 'client-id')).to.equal('orders');
       const stored = (await clients.read(db.pool, 'orders'))!;
       expect(stored.managedBy).to.equal('Client team-a/orders');
       expect(await verifyHash(stored.secretHash!, secretValue(secret, 'client-secret')!)).to.equal(true);
       expect(orders.metadata.finalizers).to.deep.equal([RECORD_FINALIZER]);
       expect(ready(orders)).to.deep.include({
-        status: 'True', reason: 'Reconciled', message: 'Client orders is served by Box auth at http://auth.team-a.svc',
+        status: 'True',
+        reason: 'Reconciled',
+        message: 'Client orders is served by Box auth at http://auth.team-a.svc',
       });
       expect(orders.status!.secretName).to.equal('orders-client-secret');
       expect(h.kube.eventsAbout(NS, 'orders')).to.deep.equal(['Normal Reconciled']);
@@ -55,12 +67,15 @@ describe('Client controller', function () {
     it('reads the Secret spec.secretRef names; a missing one is SecretNotFound, with a Warning Event', async function () {
       const billing = await reconciled(client('billing', { secretRef: { name: 'billing-credentials' } }));
       expect(ready(billing)).to.deep.include({
-        status: 'False', reason: 'SecretNotFound', message: 'Secret team-a/billing-credentials (spec.secretRef) does not exist; create it',
+        status: 'False',
+        reason: 'SecretNotFound',
+        message: 'Secret team-a/billing-credentials (spec.secretRef) does not exist; create it',
       });
       expect(h.kube.eventsAbout(NS, 'billing')).to.deep.equal(['Warning SecretNotFound']);
       expect(await clients.read(db.pool, 'billing')).to.equal(undefined);
       await h.kube.create(SECRETS, NS, {
-        metadata: { name: 'billing-credentials' }, stringData: { 'client-secret': 'change-me-billing-secret' },
+        metadata: { name: 'billing-credentials' },
+        stringData: { 'client-secret': 'change-me-billing-secret' },
       });
       await h.reconcile(h.clients, NS, 'billing');
       expect(ready(h.object(CLIENTS, NS, 'billing'))).to.deep.include({ status: 'True', reason: 'Reconciled' });
@@ -72,26 +87,30 @@ describe('Client controller', function () {
       await h.kube.create(SECRETS, NS, { metadata: { name: 'creds' }, stringData: { password: 'long-enough-secret', user: 'u' } });
       const billing = await reconciled(client('billing', { secretRef: { name: 'creds' } }));
       expect(ready(billing)).to.deep.include({
-        status: 'False', reason: 'SecretKeyNotFound',
+        status: 'False',
+        reason: 'SecretKeyNotFound',
         message: 'Secret team-a/creds has no key "client-secret" (it has: password, user); set spec.secretRef.key or add the key',
       });
       await h.kube.patch(SECRETS, NS, 'creds', { stringData: { 'client-secret': 'short' } });
       await h.reconcile(h.clients, NS, 'billing');
       expect(ready(h.object(CLIENTS, NS, 'billing'))).to.deep.include({
-        status: 'False', reason: 'SecretTooShort',
+        status: 'False',
+        reason: 'SecretTooShort',
         message: 'the client secret in Secret team-a/creds key "client-secret" must be at least 8 characters',
       });
       expect(await clients.read(db.pool, 'billing')).to.equal(undefined);
     });
 
-    it('will not take a Secret of the generated name that is not the operator\'s (SecretConflict)', async function () {
+    it("will not take a Secret of the generated name that is not the operator's (SecretConflict)", async function () {
       await h.kube.create(SECRETS, NS, {
-        metadata: { name: 'orders-client-secret' }, stringData: { 'client-secret': 'someone-elses-secret' },
+        metadata: { name: 'orders-client-secret' },
+        stringData: { 'client-secret': 'someone-elses-secret' },
       });
       const orders = await reconciled(client('orders'));
       expect(ready(orders)).to.deep.include({
-        status: 'False', reason: 'SecretConflict',
-        message: 'Secret team-a/orders-client-secret exists and is not the operator\'s; set spec.secretRef to use it, or delete it',
+        status: 'False',
+        reason: 'SecretConflict',
+        message: "Secret team-a/orders-client-secret exists and is not the operator's; set spec.secretRef to use it, or delete it",
       });
       expect(h.kube.object(SECRETS, NS, 'orders-client-secret')!.metadata.ownerReferences).to.equal(undefined);
       expect(await clients.read(db.pool, 'orders')).to.equal(undefined);
@@ -100,7 +119,8 @@ describe('Client controller', function () {
     it('takes over the generated Secret a deleted Client of the same name left, value and all', async function () {
       const left = { apiVersion: 'boxauth.io/v1alpha1', kind: 'Client', name: 'orders', uid: 'the-deleted-client', controller: true };
       await h.kube.create(SECRETS, NS, {
-        metadata: { name: 'orders-client-secret', ownerReferences: [left] }, stringData: { 'client-secret': 'the-secret-it-had' },
+        metadata: { name: 'orders-client-secret', ownerReferences: [left] },
+        stringData: { 'client-secret': 'the-secret-it-had' },
       });
       const orders = await reconciled(client('orders'));
       expect(ready(orders)).to.deep.include({ status: 'True' });
@@ -123,13 +143,18 @@ describe('Client controller', function () {
       await h.reconcile(h.clients, NS, 'shipping');
       const refused = ready(h.object(CLIENTS, NS, 'shipping'))!;
       expect(refused).to.deep.include({ status: 'False', reason: 'ServiceAccountNamespaceNotAllowed' });
-      expect(refused.message.startsWith('auth.workload binds ServiceAccount team-b/shipping, '
-        + 'but Box auth lets its Clients bind ServiceAccounts of namespace team-a only'), refused.message).to.equal(true);
+      expect(
+        refused.message.startsWith(
+          'auth.workload binds ServiceAccount team-b/shipping, ' +
+            'but Box auth lets its Clients bind ServiceAccounts of namespace team-a only',
+        ),
+        refused.message,
+      ).to.equal(true);
       expect(await clients.read(db.pool, 'shipping')).to.equal(undefined);
       expect(h.kube.eventsAbout(NS, 'shipping')).to.deep.equal(['Normal Reconciled', 'Warning ServiceAccountNamespaceNotAllowed']);
     });
 
-    it('refuses the name of one of the box\'s own records (ReservedName) and writes nothing', async function () {
+    it("refuses the name of one of the box's own records (ReservedName) and writes nothing", async function () {
       const root = await reconciled(client('root'));
       expect(ready(root)).to.deep.include({ status: 'False', reason: 'ReservedName' });
       expect(await clients.read(db.pool, 'root')).to.equal(undefined);
@@ -145,7 +170,8 @@ describe('Client controller', function () {
       expect((await clients.read(db.pool, 'legacy'))!.managedBy).to.equal('Client team-a/legacy');
       expect(h.kube.eventsAbout(NS, 'legacy')).to.include('Normal Adopted');
       expect(ready(await reconciled(client('taken')))).to.deep.include({
-        status: 'False', reason: 'OwnedElsewhere',
+        status: 'False',
+        reason: 'OwnedElsewhere',
         message: 'the Client record "taken" is managed by Client team-b/taken; delete that resource first',
       });
       expect((await clients.read(db.pool, 'taken'))!.managedBy).to.equal('Client team-b/taken');
@@ -173,7 +199,9 @@ describe('Client controller', function () {
     h.kube.put(BOXES, { metadata: { name: 'auth', namespace: 'team-c' }, spec: {} });
     await h.reconcile(h.clients, 'team-c', 'orders');
     expect(ready(h.object(CLIENTS, 'team-c', 'orders'))).to.deep.include({
-      status: 'False', reason: 'BoxNotReady', message: 'Box auth is not ready yet',
+      status: 'False',
+      reason: 'BoxNotReady',
+      message: 'Box auth is not ready yet',
     });
     expect(h.kube.eventsAbout('team-c', 'orders')).to.deep.equal(['Warning BoxNotFound']);
     expect(await clients.read(db.pool, 'orders')).to.equal(undefined);

@@ -1,22 +1,32 @@
 import { expect } from 'chai';
 import crypto, { type JsonWebKey } from 'node:crypto';
-import { RemoteKeySet } from '../../api/oauth/workload/keys.js';
+import { RemoteKeySet } from '../../../../api/oauth/workload/keys.js';
 
 function jwk(kid: string): JsonWebKey {
   const { publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
   return { ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' };
 }
 
-describe('an issuer\'s remote key set', function () {
+describe("an issuer's remote key set", function () {
   let realNow: () => number;
   let now = 1_000_000;
-  before(() => { realNow = Date.now; Date.now = () => now; });
-  after(() => { Date.now = realNow; });
+  before(() => {
+    realNow = Date.now;
+    Date.now = () => now;
+  });
+  after(() => {
+    Date.now = realNow;
+  });
 
   it('fetches once, then again only for an unknown kid, and at most every 10 s', async function () {
     let published = [jwk('a')];
     let fetches = 0;
-    const keys = new RemoteKeySet(async () => published, () => { fetches++; });
+    const keys = new RemoteKeySet(
+      async () => published,
+      () => {
+        fetches++;
+      },
+    );
     expect(await keys.key('a')).to.not.equal(undefined);
     for (let i = 0; i < 100; i++) await keys.key('a');
     expect(fetches).to.equal(1);
@@ -32,12 +42,17 @@ describe('an issuer\'s remote key set', function () {
 
   it('reports why keys could not be fetched, and tries again later', async function () {
     let up = false;
-    const keys = new RemoteKeySet(async () => {
-      if (!up) throw new Error('connection refused');
-      return [jwk('a')];
-    }, () => undefined);
+    const keys = new RemoteKeySet(
+      async () => {
+        if (!up) throw new Error('connection refused');
+        return [jwk('a')];
+      },
+      () => undefined,
+    );
     let message = '';
-    await keys.key('a').catch((err: Error) => { message = err.message; });
+    await keys.key('a').catch((err: Error) => {
+      message = err.message;
+    });
     expect(message).to.equal('connection refused');
     up = true;
     now += 2_000;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { GroupCommit } from '../../api/store/group-commit.js';
+import { GroupCommit } from '../../../api/store/group-commit.js';
 
 /** A batch function whose batches finish only when the test says so. */
 function held<I>(): { batches: I[][]; run: (items: I[]) => Promise<string[]>; finish(i: number, err?: Error): void } {
@@ -7,10 +7,11 @@ function held<I>(): { batches: I[][]; run: (items: I[]) => Promise<string[]>; fi
   const done: Array<(err?: Error) => void> = [];
   return {
     batches,
-    run: (items) => new Promise((resolve, reject) => {
-      batches.push(items);
-      done.push((err) => (err ? reject(err) : resolve(items.map((item) => `done ${String(item)}`))));
-    }),
+    run: (items) =>
+      new Promise((resolve, reject) => {
+        batches.push(items);
+        done.push((err) => (err ? reject(err) : resolve(items.map((item) => `done ${String(item)}`))));
+      }),
     finish: (i, err) => done[i]!(err),
   };
 }
@@ -33,7 +34,14 @@ function refusing(bad: (item: string) => boolean): { batches: string[][]; run: (
 }
 
 async function outcomes(promises: Promise<string>[]): Promise<string[]> {
-  return Promise.all(promises.map((p) => p.then((r) => r, (err: Error) => `failed: ${err.message}`)));
+  return Promise.all(
+    promises.map((p) =>
+      p.then(
+        (r) => r,
+        (err: Error) => `failed: ${err.message}`,
+      ),
+    ),
+  );
 }
 
 describe('group commit', function () {
@@ -92,7 +100,10 @@ describe('group commit', function () {
     const next = commits.submit('b');
     await tick();
     db.finish(0, new Error('connection lost'));
-    await failing.then(() => expect.fail('should reject'), (err: Error) => expect(err.message).to.equal('connection lost'));
+    await failing.then(
+      () => expect.fail('should reject'),
+      (err: Error) => expect(err.message).to.equal('connection lost'),
+    );
     await tick();
     db.finish(1);
     expect(await next).to.equal('done b');
@@ -103,12 +114,17 @@ describe('group commit', function () {
     const commits = new GroupCommit(db.run, { maxInFlight: 1 });
     const all = ['first', 'a', 'bad1', 'b', 'bad2', 'c'].map((item) => commits.submit(item));
     expect(await outcomes(all)).to.deep.equal([
-      'done first', 'done a', 'failed: invalid byte sequence in bad1', 'done b', 'failed: invalid byte sequence in bad2', 'done c',
+      'done first',
+      'done a',
+      'failed: invalid byte sequence in bad1',
+      'done b',
+      'failed: invalid byte sequence in bad2',
+      'done c',
     ]);
     expect(db.batches).to.deep.equal([['first'], ['a', 'bad1', 'b', 'bad2', 'c'], ['a'], ['bad1'], ['b'], ['bad2'], ['c']]);
   });
 
-  it('retries hold their batch\'s slot, one at a time, so later items (and keys) wait for them', async function () {
+  it("retries hold their batch's slot, one at a time, so later items (and keys) wait for them", async function () {
     const db = refusing((item) => item === 'x-bad');
     const commits = new GroupCommit(db.run, { maxInFlight: 1, key: (item) => item[0]! });
     const first = commits.submit('w');
@@ -116,16 +132,24 @@ describe('group commit', function () {
     await tick();
     const later = ['x-later', 'z'].map((item) => commits.submit(item));
     expect(await outcomes([first, ...batch, ...later])).to.deep.equal([
-      'done w', 'failed: invalid byte sequence in x-bad', 'done y', 'done x-later', 'done z',
+      'done w',
+      'failed: invalid byte sequence in x-bad',
+      'done y',
+      'done x-later',
+      'done z',
     ]);
     expect(db.batches).to.deep.equal([['w'], ['x-bad', 'y'], ['x-bad'], ['y'], ['x-later', 'z']]);
   });
 
-  it('does not retry item by item when the failure is no item\'s fault', async function () {
+  it("does not retry item by item when the failure is no item's fault", async function () {
     const db = refusing(() => true);
     const commits = new GroupCommit(db.run, { maxInFlight: 1, isolate: () => false });
     const all = ['a', 'b', 'c'].map((item) => commits.submit(item));
-    expect(await outcomes(all)).to.deep.equal(['failed: invalid byte sequence in a', 'failed: invalid byte sequence in b', 'failed: invalid byte sequence in b']);
+    expect(await outcomes(all)).to.deep.equal([
+      'failed: invalid byte sequence in a',
+      'failed: invalid byte sequence in b',
+      'failed: invalid byte sequence in b',
+    ]);
     expect(db.batches).to.deep.equal([['a'], ['b', 'c']]);
   });
 });

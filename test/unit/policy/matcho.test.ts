@@ -1,10 +1,13 @@
 import { expect } from 'chai';
-import { matcho, patternErrors } from '../../api/policy/matcho.js';
+import { matcho, patternErrors } from '../../../api/policy/matcho.js';
 
 describe('matcho', function () {
   const request = {
-    'request-method': 'get', uri: '/Client/abc', params: { 'resource/id': 'abc' },
-    user: { id: '7', groups: ['admins', 'ops'] }, client: null,
+    'request-method': 'get',
+    uri: '/Client/abc',
+    params: { 'resource/id': 'abc' },
+    user: { id: '7', groups: ['admins', 'ops'] },
+    client: null,
   };
 
   it('matches objects by subset', function () {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, importJWK, jwtVerify } from 'jose';
-import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, JwtError } from '../../api/oauth/jwt.js';
-import type { JwtAlg } from '../../api/config.js';
+import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, JwtError } from '../../../api/oauth/jwt.js';
+import type { JwtAlg } from '../../../api/config.js';
 
 describe('JWT signing', function () {
   for (const alg of ['ES256', 'RS256', 'EdDSA'] as JwtAlg[]) {

@@ -10,8 +10,19 @@ describe('redactUrl', function () {
   });
 
   it('covers every credential-bearing name', function () {
-    for (const name of ['access_token', 'refresh_token', 'code', 'client_secret', 'token', 'state', 'code_verifier',
-      'client_assertion', 'id_token_hint', 'password', 'assertion']) {
+    for (const name of [
+      'access_token',
+      'refresh_token',
+      'code',
+      'client_secret',
+      'token',
+      'state',
+      'code_verifier',
+      'client_assertion',
+      'id_token_hint',
+      'password',
+      'assertion',
+    ]) {
       expect(redactUrl(`/x?a=1&${name}=s3cr3t&b=2`), name).to.equal(`/x?a=1&${name}=[redacted]&b=2`);
     }
   });
@@ -25,13 +36,15 @@ describe('redactUrl', function () {
   });
 
   it('redacts every occurrence of a repeated name', function () {
-    expect(redactUrl('/users?access_token=a&x=1&access%5Ftoken=b&access_token=c'))
-      .to.equal('/users?access_token=[redacted]&x=1&access%5Ftoken=[redacted]&access_token=[redacted]');
+    expect(redactUrl('/users?access_token=a&x=1&access%5Ftoken=b&access_token=c')).to.equal(
+      '/users?access_token=[redacted]&x=1&access%5Ftoken=[redacted]&access_token=[redacted]',
+    );
   });
 
   it('redacts in fragments too, and stops a query value at the fragment', function () {
-    expect(redactUrl('/cb#access_token=abc&token_type=Bearer&state=xyz'))
-      .to.equal('/cb#access_token=[redacted]&token_type=Bearer&state=[redacted]');
+    expect(redactUrl('/cb#access_token=abc&token_type=Bearer&state=xyz')).to.equal(
+      '/cb#access_token=[redacted]&token_type=Bearer&state=[redacted]',
+    );
     expect(redactUrl('/cb?code=abc#frag')).to.equal('/cb?code=[redacted]#frag');
     expect(redactUrl('/cb?x=1#code=abc')).to.equal('/cb?x=1#code=[redacted]');
   });

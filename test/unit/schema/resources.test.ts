@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { CEL_TWINS, readCrdSchema, toJsonSchema, validateResource } from '../../api/schema/resources.js';
-import { ValidationError } from '../../api/errors.js';
+import { CEL_TWINS, readCrdSchema, toJsonSchema, validateResource } from '../../../api/schema/resources.js';
+import { ValidationError } from '../../../api/errors.js';
 
 function errorsOf(kind: 'Client' | 'AccessPolicy', body: unknown): Record<string, string[]> | undefined {
   try {
@@ -22,26 +22,48 @@ describe('resource schemas from crds/', function () {
   });
 
   it('turns structural schemas into closed JSON Schemas without Kubernetes keywords', function () {
-    const schema = toJsonSchema({ type: 'object', properties: { a: { type: 'string', default: 'x' }, p: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }) as any;
+    const schema = toJsonSchema({
+      type: 'object',
+      properties: { a: { type: 'string', default: 'x' }, p: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+    }) as any;
     expect(schema.additionalProperties).to.equal(false);
     expect(schema.properties.a).to.deep.equal({ type: 'string' });
     expect(schema.properties.p).to.deep.equal({ type: 'object' });
   });
 
-  it('accepts the spec\'s Client shapes', function () {
-    expect(errorsOf('Client', { id: 'a', resourceType: 'Client', secret: 'long-enough', grant_types: ['client_credentials'],
-      auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 60, refresh_token: true, refresh_token_expiration: 600 } } })).to.equal(undefined);
-    expect(errorsOf('Client', { id: 'b', grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://x.example/cb' } } })).to.equal(undefined);
+  it("accepts the spec's Client shapes", function () {
+    expect(
+      errorsOf('Client', {
+        id: 'a',
+        resourceType: 'Client',
+        secret: 'long-enough',
+        grant_types: ['client_credentials'],
+        auth: {
+          client_credentials: { token_format: 'jwt', access_token_expiration: 60, refresh_token: true, refresh_token_expiration: 600 },
+        },
+      }),
+    ).to.equal(undefined);
+    expect(
+      errorsOf('Client', { id: 'b', grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'https://x.example/cb' } } }),
+    ).to.equal(undefined);
   });
 
   it('names each bad field', function () {
     expect(errorsOf('Client', { id: 'a', grant_types: [] })).to.have.key('grant_types');
-    expect(errorsOf('Client', { id: 'a b', grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'not a uri' } } }))
-      .to.have.keys('id', 'auth.implicit.redirect_uri');
+    expect(errorsOf('Client', { id: 'a b', grant_types: ['implicit'], auth: { implicit: { redirect_uri: 'not a uri' } } })).to.have.keys(
+      'id',
+      'auth.implicit.redirect_uri',
+    );
     expect(errorsOf('Client', { id: 'a', grant_types: ['client_credentials'], secret: 'short' })).to.have.key('secret');
     expect(errorsOf('Client', { id: 'a', grant_types: ['client_credentials'], secretRef: { name: 'k8s-only' } })).to.have.key('secretRef');
-    expect(errorsOf('Client', { id: 'a', grant_types: ['implicit'], generateSecret: false, auth: { implicit: { redirect_uri: 'https://x.example/cb' } } }))
-      .to.have.key('generateSecret');
+    expect(
+      errorsOf('Client', {
+        id: 'a',
+        grant_types: ['implicit'],
+        generateSecret: false,
+        auth: { implicit: { redirect_uri: 'https://x.example/cb' } },
+      }),
+    ).to.have.key('generateSecret');
     expect(errorsOf('AccessPolicy', { id: 'p', engine: 'matcho' })).to.deep.equal({ matcho: ['engine matcho needs a matcho pattern'] });
     expect(errorsOf('AccessPolicy', { id: 'p', engine: 'allow', resourceType: 'Client' })).to.have.key('resourceType');
   });
@@ -53,6 +75,8 @@ describe('resource schemas from crds/', function () {
     expect(twin({ grant_types: ['client_credentials'], generateSecret: false })).to.equal(false);
     expect(twin({ grant_types: ['client_credentials'], generateSecret: false, secretRef: { name: 's' } })).to.equal(true);
     expect(twin({ grant_types: ['implicit'], generateSecret: false })).to.equal(true);
-    expect(twin({ grant_types: ['client_credentials'], generateSecret: false, auth: { workload: { serviceAccounts: [] } } })).to.equal(true);
+    expect(twin({ grant_types: ['client_credentials'], generateSecret: false, auth: { workload: { serviceAccounts: [] } } })).to.equal(
+      true,
+    );
   });
 });

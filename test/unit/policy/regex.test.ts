@@ -1,10 +1,10 @@
 // Policy regexes run on RE2: a pattern with nested quantifiers cannot stall the event loop,
 // and a pattern RE2 cannot run is refused when the policy is written.
 import { expect } from 'chai';
-import { ValidationError } from '../../api/errors.js';
-import { checkPolicyCompiles, compilePolicy, createPolicyAjv, type PolicyRequest } from '../../api/policy/engines.js';
-import { matcho, patternErrors } from '../../api/policy/matcho.js';
-import type { AccessPolicy } from '../../api/types.js';
+import { ValidationError } from '../../../api/errors.js';
+import { checkPolicyCompiles, compilePolicy, createPolicyAjv, type PolicyRequest } from '../../../api/policy/engines.js';
+import { matcho, patternErrors } from '../../../api/policy/matcho.js';
+import type { AccessPolicy } from '../../../api/types.js';
 
 // A backtracking engine needs about 2^n steps for n characters of these inputs: one of them
 // would block this test for longer than the universe has existed.
@@ -63,17 +63,27 @@ describe('policy regexes (RE2)', function () {
 
   it('a policy with a pattern RE2 cannot run is refused (422) naming the field', function () {
     expect(refusal({ id: 'p', engine: 'matcho', matcho: { uri: '#(?<=/)Client' } })).to.have.key('matcho');
-    const schema = refusal({ id: 'p', engine: 'json-schema', schema: { properties: { uri: { type: 'string', pattern: '(?<=/)Client' } } } });
+    const schema = refusal({
+      id: 'p',
+      engine: 'json-schema',
+      schema: { properties: { uri: { type: 'string', pattern: '(?<=/)Client' } } },
+    });
     expect(schema).to.have.key('schema');
     expect(schema.schema![0]).to.match(/RE2/);
-    expect(refusal({ id: 'p', engine: 'json-schema', schema: { patternProperties: { '(a)\\1': { type: 'string' } } } })).to.have.key('schema');
+    expect(refusal({ id: 'p', engine: 'json-schema', schema: { patternProperties: { '(a)\\1': { type: 'string' } } } })).to.have.key(
+      'schema',
+    );
   });
 
   it('a stored policy whose pattern RE2 cannot run does not compile (it allows nothing)', function () {
     const ajv = createPolicyAjv();
     const matchoPolicy = { id: 'm', engine: 'matcho', matcho: { uri: '#^(?!/Session)' } } as unknown as AccessPolicy;
     expect(() => compilePolicy(matchoPolicy, ajv)).to.throw(/RE2/);
-    const schemaPolicy = { id: 's', engine: 'json-schema', schema: { properties: { uri: { pattern: '^(?!/Session)' } } } } as unknown as AccessPolicy;
+    const schemaPolicy = {
+      id: 's',
+      engine: 'json-schema',
+      schema: { properties: { uri: { pattern: '^(?!/Session)' } } },
+    } as unknown as AccessPolicy;
     expect(() => compilePolicy(schemaPolicy, ajv)).to.throw();
     const fine = { id: 'f', engine: 'matcho', matcho: { params: { q: `#${EVIL}` } } } as unknown as AccessPolicy;
     expect(compilePolicy(fine, ajv)(request({ q: ALMOST }))).to.equal(false);

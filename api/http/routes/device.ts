@@ -1,0 +1,93 @@
+// The page where a person connects a device (RFC 8628 §3.3): behind sign-in, they
+// type the user code their device shows, see which client asks for what, and allow
+// or deny. A wrong code counts as a failed attempt of the person (the sign-in
+// throttle), so that user codes cannot be guessed by trying them all.
+import type { Request, Response, Router } from 'express';
+import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
+import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
+import type { Services } from '../../services.js';
+import { countAttempt, uncountAttempt } from '../../store/browser.js';
+import { decideDeviceCode, findPendingByUserCode, type DeviceCode } from '../../store/device-codes.js';
+import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
+import { pageForm } from '../body.js';
+import { csrfToken, csrfValid } from '../browser-session.js';
+import { renderPage, signedInPerson } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+export function deviceRouter(svc: Services): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+
+  /** The pending code a signed-in person typed, or why not (throttled: every miss counts). */
+  async function lookUp(req: Request, userId: number, typed: string): Promise<DeviceCode | string> {
+    const keys = [`device:${userId}`, `addr:${svc.addressOf(req)}`];
+    const limit = svc.config.signInMaxFailures;
+    const counts = await countAttempt(svc.pool, keys, svc.config.signInWindowSeconds);
+    if ([...counts].some(([key, c]) => c.attempts > (key.startsWith('addr:') ? limit * ADDRESS_FACTOR : limit))) {
+      await uncountAttempt(svc.pool, keys);
+      return 'Too many wrong codes. Wait a few minutes, then try again.';
+    }
+    const code = await findPendingByUserCode(svc.pool, normalizeUserCode(typed));
+    if (!code) return 'This code is not valid, or it has expired. Check your device and try again.';
+    await uncountAttempt(svc.pool, keys);
+    return code;
+  }
+
+  router.get('/auth/device/verify', async (req: Request, res: Response) => {
+    const person = await signedInPerson(svc, req);
+    if (!person) {
+      res.redirect(303, `/auth/sign-in?${new URLSearchParams({ return_to: req.originalUrl })}`);
+      return;
+    }
+    const typed = typeof req.query.user_code === 'string' ? req.query.user_code : undefined;
+    if (!typed) return renderPage(res, 200, deviceCodePage({ box }));
+    const code = await lookUp(req, person.user.id, typed);
+    if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
+    const client = await svc.clients.get(code.clientId);
+    renderPage(
+      res,
+      200,
+      deviceConsentPage({
+        box,
+        csrf: csrfToken(svc, req, res),
+        code: formatUserCode(code.userCode),
+        clientId: code.clientId,
+        ...(client?.resource.description ? { clientDescription: client.resource.description } : {}),
+        ...(code.scope ? { scope: code.scope } : {}),
+        email: person.user.email,
+      }),
+    );
+  });
+
+  router.post('/auth/device/verify', ...pageForm, async (req: Request, res: Response) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(svc, req, body.csrf)) {
+      return renderPage(res, 403, messagePage(box, 'This form has expired', 'Go back, reload the page, and try again.'));
+    }
+    const person = await signedInPerson(svc, req);
+    if (!person) return renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Start again from your device.'));
+    const typed = typeof body.user_code === 'string' ? body.user_code : '';
+    const allowed = body.decision === 'allow';
+    const decided = await decideDeviceCode(svc.pool, normalizeUserCode(typed), {
+      allowed,
+      userId: person.user.id,
+      authTime: person.browser.authTime,
+      sid: person.browser.sid,
+    });
+    if (!decided)
+      return renderPage(
+        res,
+        400,
+        deviceCodePage({ box, code: typed, error: 'This code is not valid any more. Start again from your device.' }),
+      );
+    renderPage(
+      res,
+      200,
+      allowed
+        ? messagePage(box, 'Device connected', 'You can go back to your device now.', false)
+        : messagePage(box, 'Device refused', 'The device was not connected. You can close this page.', false),
+    );
+  });
+
+  return router;
+}

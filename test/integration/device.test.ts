@@ -1,0 +1,108 @@
+// The device authorization grant (RFC 8628): a device asks, a person allows it on
+// the box's page, the device's polling gets the tokens. (Chromium approves one in
+// test/e2e/kube-login.test.ts, as a person would.)
+import { expect } from 'chai';
+import { decodeJwt } from 'jose';
+import { Box } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
+
+const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+describe('device authorization grant', function () {
+  this.timeout(60_000);
+  let box: Box;
+
+  before(async function () {
+    box = await Box.start();
+    const root = await box.rootToken();
+    await box.json('POST', '/users', { email: 'dev@example.com', password: 'dev-password-1' }, root);
+    const client = await box.json(
+      'PUT',
+      '/Client/kubectl',
+      {
+        grant_types: [DEVICE],
+        description: 'kubectl on your machine',
+        scope: ['openid', 'email', 'groups'],
+        auth: { device_code: { refresh_token: true, id_token_expiration: 300 } },
+      },
+      root,
+    );
+    expect(client.status, client.text).to.equal(201);
+    await box.json('PUT', '/Client/no-device', { grant_types: ['client_credentials'], secret: 'secret-123' }, root);
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  const ask = (params: Record<string, string> = {}) => box.form('/auth/device', { client_id: 'kubectl', scope: 'openid email', ...params });
+  const poll = (deviceCode: string) => box.form('/auth/token', { grant_type: DEVICE, client_id: 'kubectl', device_code: deviceCode });
+
+  async function signedInBrowser(): Promise<FormAgent> {
+    const browser = new FormAgent(box);
+    expect((await browser.signIn('dev@example.com', 'dev-password-1')).status).to.equal(303);
+    return browser;
+  }
+
+  it('the device gets a user code to show and a place to send its person', async function () {
+    const res = await ask();
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.include({ verification_uri: `${box.url}/auth/device/verify`, expires_in: 600, interval: 5 });
+    expect(res.body.user_code).to.match(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    expect(res.body.verification_uri_complete).to.equal(`${box.url}/auth/device/verify?user_code=${res.body.user_code}`);
+    expect(res.body.device_code).to.be.a('string').with.length.above(40);
+  });
+
+  it('polling says authorization_pending, then slow_down when too fast; a person allows; the next poll gets the tokens', async function () {
+    const { body: asked } = await ask();
+    expect((await poll(asked.device_code)).body.error).to.equal('authorization_pending');
+    expect((await poll(asked.device_code)).body.error).to.equal('slow_down');
+    const browser = await signedInBrowser();
+    const page = await browser.get(new URL(asked.verification_uri_complete).pathname + new URL(asked.verification_uri_complete).search);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include(asked.user_code);
+    expect(page.text).to.include('kubectl on your machine');
+    const allowed = await browser.post('/auth/device/verify', { ...hiddenFields(page.text), decision: 'allow' });
+    expect(allowed.text).to.include('Device connected');
+    await new Promise((r) => setTimeout(r, 10_000)); // the interval, after one slow_down
+    const tokens = await poll(asked.device_code);
+    expect(tokens.status, tokens.text).to.equal(200);
+    expect(tokens.body.refresh_token).to.be.a('string');
+    expect(decodeJwt(tokens.body.id_token)).to.include({ email: 'dev@example.com', aud: 'kubectl', iss: box.url });
+    const userinfo = await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${tokens.body.access_token}` } });
+    expect(userinfo.body.email).to.equal('dev@example.com');
+    // Used once.
+    expect((await poll(asked.device_code)).body.error).to.equal('invalid_grant');
+    // And the refresh token brings a new ID token.
+    const refreshed = await box.form('/auth/token', {
+      grant_type: 'refresh_token',
+      client_id: 'kubectl',
+      refresh_token: tokens.body.refresh_token,
+    });
+    expect(decodeJwt(refreshed.body.id_token).email).to.equal('dev@example.com');
+  });
+
+  it('a person who denies: access_denied; a wrong code: the page says so, and guessing is throttled', async function () {
+    const { body: asked } = await ask();
+    const browser = await signedInBrowser();
+    const typed = await browser.get(`/auth/device/verify?user_code=${asked.user_code.toLowerCase().replace('-', ' ')}`);
+    expect(typed.text).to.include(asked.user_code); // case, spaces and dashes do not matter
+    await browser.post('/auth/device/verify', { ...hiddenFields(typed.text), decision: 'deny' });
+    expect((await poll(asked.device_code)).body.error).to.equal('access_denied');
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await browser.get(`/auth/device/verify?user_code=BBBB-BBB${'BCDFGHJ'[i]}`)).status);
+    expect(statuses.every((s) => s === 400)).to.equal(true);
+    expect((await browser.get('/auth/device/verify?user_code=BBBB-BBBK')).text).to.include('Too many wrong codes');
+  });
+
+  it('the page asks a stranger to sign in first; a client without the grant is refused', async function () {
+    const stranger = await new FormAgent(box).get('/auth/device/verify?user_code=ABCD-EFGH');
+    expect(stranger.status).to.equal(303);
+    expect(stranger.headers.get('location')).to.equal(
+      `/auth/sign-in?return_to=${encodeURIComponent('/auth/device/verify?user_code=ABCD-EFGH')}`,
+    );
+    const refused = await box.form('/auth/device', { client_id: 'no-device', client_secret: 'secret-123' });
+    expect(refused.body.error).to.equal('unauthorized_client');
+    const unknown = await box.form('/auth/token', { grant_type: DEVICE, client_id: 'kubectl', device_code: 'nope' });
+    expect(unknown.body.error).to.equal('invalid_grant');
+  });
+});
