@@ -1,6 +1,7 @@
 // Every environment variable the API reads, parsed and defaulted in one place.
 // A bad value stops start-up with a message naming the variable: a typo in a
 // deployment should fail loudly, not fall back to a default silently.
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,6 +59,8 @@ export interface Config {
   clientAuthWindowSeconds: number;
   /** argon2 runs that may wait per process and kind (sign-in, write, client secret) before 503. */
   argon2MaxWaiting: number;
+  /** HTTPS: the PEM certificate (chain) and key, reloaded when they change; undefined: plain HTTP. */
+  tls: { certFile: string; keyFile: string } | undefined;
   /** Proxies whose X-Forwarded-For is believed, as [address, prefix length] (none by default). */
   trustedProxies: [address: string, prefix: number][];
   trustedIssuers: TrustedIssuer[];
@@ -91,6 +94,22 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 function str(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
+}
+
+/** BOXAUTH_TLS_CERT_FILE and BOXAUTH_TLS_KEY_FILE: both or neither. */
+function tlsFiles(env: Env): Config['tls'] {
+  const certFile = str(env, 'BOXAUTH_TLS_CERT_FILE');
+  const keyFile = str(env, 'BOXAUTH_TLS_KEY_FILE');
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile)
+    throw new ConfigError('BOXAUTH_TLS_CERT_FILE and BOXAUTH_TLS_KEY_FILE go together: set both for HTTPS, or neither');
+  for (const [name, file] of [
+    ['BOXAUTH_TLS_CERT_FILE', certFile],
+    ['BOXAUTH_TLS_KEY_FILE', keyFile],
+  ] as const) {
+    if (!fs.existsSync(file)) throw new ConfigError(`${name}: ${file} does not exist`);
+  }
+  return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
 }
 
 /** BOXAUTH_TRUSTED_PROXIES: addresses or CIDRs, separated by commas or spaces. */
@@ -144,7 +163,8 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
 
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'BOXAUTH_PORT', 8080, 0, 65535);
-  const baseUrl = (str(env, 'BOXAUTH_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const tls = tlsFiles(env);
+  const baseUrl = (str(env, 'BOXAUTH_BASE_URL') ?? `${tls ? 'https' : 'http'}://localhost:${port}`).replace(/\/+$/, '');
   let parsed: URL;
   try {
     parsed = new URL(baseUrl);
@@ -194,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     clientAuthWindowSeconds: int(env, 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS', 60, 1, 86400),
     argon2MaxWaiting: int(env, 'BOXAUTH_ARGON2_MAX_WAITING', 32, 0, 10000),
     trustedProxies: trustedProxies(env),
+    tls,
     trustedIssuers: trustedIssuers(env),
     clusterIssuer: clusterIssuer(env),
     kube: {

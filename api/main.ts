@@ -30,6 +30,8 @@ Configuration is read from the environment:
   BOXAUTH_WORKERS              worker processes, or "auto" for one per CPU (1)
   BOXAUTH_DB_POOL_SIZE         database connections per worker (10)
   BOXAUTH_SESSION_RETENTION_HOURS  how long closed/expired sessions stay visible (24)
+  BOXAUTH_TLS_CERT_FILE        HTTPS: PEM certificate (chain), reloaded when it changes (plain HTTP without)
+  BOXAUTH_TLS_KEY_FILE         HTTPS: its PEM private key
   BOXAUTH_TRUSTED_PROXIES      proxies whose X-Forwarded-For is believed, as CIDRs (none)
   BOXAUTH_CLIENT_AUTH_MAX_FAILURES  failed client authentications per client id and minute before 429 (10)
   BOXAUTH_ARGON2_MAX_WAITING   argon2 checks that may wait per process and kind before 503 (32)

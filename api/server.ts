@@ -12,6 +12,7 @@ import { ChangeFeed } from './db/notify.js';
 import { createPool } from './db/pool.js';
 import { createRequestListener } from './http/app.js';
 import { addressResolver } from './http/client-address.js';
+import { httpsServer } from './http/tls.js';
 import { startPurgeJob } from './jobs/purge.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -121,7 +122,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 
   let draining = false;
-  const server = http.createServer(createRequestListener(svc, { draining: () => draining }));
+  const listener = createRequestListener(svc, { draining: () => draining });
+  const secure = config.tls ? httpsServer(config.tls, listener, log) : undefined;
+  const server = secure?.server ?? http.createServer(listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -134,6 +137,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     async stop() {
       draining = true;
       stopPurge();
+      secure?.stopWatching();
       // Stop accepting; let requests in flight finish; then drop idle keep-alive connections.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

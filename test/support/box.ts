@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Dispatcher } from 'undici';
 import { projectPath } from '../../api/paths.js';
 import { createDatabase } from './postgres.js';
 import { freePort } from './ports.js';
@@ -17,6 +18,8 @@ export interface BoxOptions {
   port?: number;
   /** Options for node itself (workers inherit them), e.g. --cpu-prof. */
   nodeArgs?: string[];
+  /** Serve HTTPS with this certificate; requests trust the CA through `dispatcher` (test/support/tls.ts). */
+  tls?: { certFile: string; keyFile: string; dispatcher: Dispatcher };
 }
 
 export interface JsonResponse<T = any> {
@@ -29,6 +32,8 @@ export interface JsonResponse<T = any> {
 export class Box {
   process: ChildProcess | undefined;
   readonly logs: string[] = [];
+  /** How requests reach an HTTPS box (trusting its test CA). */
+  dispatcher: Dispatcher | undefined;
   readonly rootSecret: string;
 
   private constructor(
@@ -58,21 +63,24 @@ export class Box {
     const port = options.port ?? (await freePort());
     const databaseUrl = options.databaseUrl === 'embedded' ? undefined : (options.databaseUrl ?? (await createDatabase()));
     const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-test-'));
+    const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     const env: Record<string, string> = {
       BOXAUTH_PORT: String(port),
       BOXAUTH_HOST: '127.0.0.1',
-      BOXAUTH_BASE_URL: `http://127.0.0.1:${port}`,
+      BOXAUTH_BASE_URL: url,
+      ...(options.tls ? { BOXAUTH_TLS_CERT_FILE: options.tls.certFile, BOXAUTH_TLS_KEY_FILE: options.tls.keyFile } : {}),
       BOXAUTH_DATA_DIR: dataDir,
       BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
       BOXAUTH_LOG_LEVEL: 'info',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...options.env,
     };
-    const box = new Box(`http://127.0.0.1:${port}`, port, databaseUrl, dataDir, env, [
+    const box = new Box(url, port, databaseUrl, dataDir, env, [
       process.execPath,
       ...(options.nodeArgs ?? []),
       projectPath('dist', 'api', 'main.js'),
     ]);
+    box.dispatcher = options.tls?.dispatcher;
     await box.launch();
     return box;
   }
@@ -98,7 +106,7 @@ export class Box {
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.logs.slice(-20).join('\n')}`);
       try {
-        const res = await fetch(`${this.url}/readyz`);
+        const res = await fetch(`${this.url}/readyz`, { dispatcher: this.dispatcher } as RequestInit);
         if (res.status === 200) return;
       } catch {
         // not listening yet
@@ -134,7 +142,13 @@ export class Box {
     urlPath: string,
     init: { headers?: Record<string, string>; body?: string } = {},
   ): Promise<JsonResponse<T>> {
-    const res = await fetch(`${this.url}${urlPath}`, { method, headers: init.headers, body: init.body, redirect: 'manual' });
+    const res = await fetch(`${this.url}${urlPath}`, {
+      method,
+      headers: init.headers,
+      body: init.body,
+      redirect: 'manual',
+      dispatcher: this.dispatcher,
+    } as RequestInit);
     const text = await res.text();
     let body: any = text;
     if ((res.headers.get('content-type') ?? '').includes('json')) body = text ? JSON.parse(text) : undefined;

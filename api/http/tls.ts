@@ -1,0 +1,55 @@
+// HTTPS when asked (BOXAUTH_TLS_CERT_FILE and BOXAUTH_TLS_KEY_FILE): the files
+// are read at start and again whenever they change, so a certificate renewed in
+// place (cert-manager rewriting a mounted Secret, which Kubernetes swaps through a
+// symlink) is served from the next connection on, without a restart. A pair that
+// does not load is logged and the one in use is kept.
+import fs from 'node:fs';
+import https from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import tls from 'node:tls';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+/** How often the files are looked at: stat polling follows symlink swaps, which fs.watch loses. */
+const CHECK_EVERY_MS = 1000;
+
+function read(files: TlsFiles): { cert: Buffer; key: Buffer } {
+  const pair = { cert: fs.readFileSync(files.certFile), key: fs.readFileSync(files.keyFile) };
+  tls.createSecureContext(pair); // throws for a key that does not match, or a file that is not PEM
+  return pair;
+}
+
+/** An HTTPS server for `listener` that reloads its certificate when the files change; `stop` ends the watching. */
+export function httpsServer(
+  files: TlsFiles,
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  log: Logger,
+): { server: Server; stopWatching: () => void } {
+  const server = https.createServer(read(files), listener);
+  const reload = (): void => {
+    try {
+      server.setSecureContext(read(files));
+      log.info({ cert: files.certFile }, 'TLS certificate reloaded');
+    } catch (err) {
+      log.warn(
+        { cert: files.certFile, err: errorMessage(err) },
+        'TLS certificate files changed but do not load; serving the previous pair',
+      );
+    }
+  };
+  const changed = (now: fs.Stats, before: fs.Stats): void => {
+    if (now.mtimeMs !== before.mtimeMs || now.ino !== before.ino || now.size !== before.size) reload();
+  };
+  for (const file of [files.certFile, files.keyFile]) fs.watchFile(file, { interval: CHECK_EVERY_MS, persistent: false }, changed);
+  return {
+    server,
+    stopWatching: () => {
+      for (const file of [files.certFile, files.keyFile]) fs.unwatchFile(file, changed);
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// Certificates for tests of HTTPS: a CA of the test's own (openssl, Debian's) and
+// server certificates it signs, for 127.0.0.1 and localhost.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent } from 'undici';
+
+export interface TestCa {
+  dir: string;
+  /** The CA certificate (PEM), for clients to trust. */
+  pem: string;
+  caFile: string;
+  /** Issues a server certificate (and key) for 127.0.0.1 and localhost into `<name>.crt` / `<name>.key`. */
+  issue(name: string, subject?: string): { certFile: string; keyFile: string };
+  /** A fetch dispatcher that trusts this CA. */
+  dispatcher: Agent;
+}
+
+const openssl = (args: string[], cwd: string): void => {
+  execFileSync('openssl', args, { cwd, stdio: 'pipe' });
+};
+
+export function testCa(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-'))): TestCa {
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=boxauth test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+    ],
+    dir,
+  );
+  const pem = fs.readFileSync(path.join(dir, 'ca.crt'), 'utf8');
+  return {
+    dir,
+    pem,
+    caFile: path.join(dir, 'ca.crt'),
+    dispatcher: new Agent({ connect: { ca: pem } }),
+    issue(name, subject = '/CN=127.0.0.1') {
+      fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+      openssl(
+        [
+          'req',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          `${name}.key`,
+          '-out',
+          `${name}.csr`,
+          '-subj',
+          subject,
+        ],
+        dir,
+      );
+      openssl(
+        [
+          'x509',
+          '-req',
+          '-in',
+          `${name}.csr`,
+          '-CA',
+          'ca.crt',
+          '-CAkey',
+          'ca.key',
+          '-CAcreateserial',
+          '-out',
+          `${name}.crt`,
+          '-days',
+          '2',
+          '-extfile',
+          `${name}.ext`,
+        ],
+        dir,
+      );
+      return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
+    },
+  };
+}
