@@ -30,6 +30,8 @@ export interface KubeAccess {
 export interface Config {
   port: number;
   host: string;
+  /** Where GET /metrics is served (not the API port). */
+  metricsPort: number;
   baseUrl: string;
   box: string;
   databaseUrl: string | undefined;
@@ -187,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host: str(env, 'BOXAUTH_HOST') ?? '0.0.0.0',
+    metricsPort: int(env, 'BOXAUTH_METRICS_PORT', 9464, 1, 65535),
     baseUrl,
     box: str(env, 'BOXAUTH_BOX') ?? 'default',
     databaseUrl,

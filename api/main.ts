@@ -5,7 +5,7 @@ import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { serveClusterMetrics } from './metrics.js';
+import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
 
 const HELP = `boxauth API server — one box: OAuth 2.0 tokens, sessions, users.
@@ -30,6 +30,7 @@ Configuration is read from the environment:
   BOXAUTH_WORKERS              worker processes, or "auto" for one per CPU (1)
   BOXAUTH_DB_POOL_SIZE         database connections per worker (10)
   BOXAUTH_SESSION_RETENTION_HOURS  how long closed/expired sessions stay visible (24)
+  BOXAUTH_METRICS_PORT         port of GET /metrics for Prometheus, apart from the API (9464)
   BOXAUTH_TLS_CERT_FILE        HTTPS: PEM certificate (chain), reloaded when it changes (plain HTTP without)
   BOXAUTH_TLS_KEY_FILE         HTTPS: its PEM private key
   BOXAUTH_TRUSTED_PROXIES      proxies whose X-Forwarded-For is believed, as CIDRs (none)
@@ -45,6 +46,7 @@ function banner(config: Config, prepared: PreparedBox): string {
     `  root client:  ${config.rootClientId}, secret ${prepared.rootCredentials.where}`,
     `  admin user:   ${config.adminEmail}, password ${prepared.adminCredentials.where}`,
     `  admin UI:     ${config.baseUrl}/admin`,
+    `  metrics:      http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.metricsPort}/metrics`,
     `  database:     ${prepared.embedded ? `embedded PostgreSQL in ${config.dataDir}/postgres` : 'DATABASE_URL'}`,
     `  token:        curl -s -u ${config.rootClientId}:<secret> -d grant_type=client_credentials ${config.baseUrl}/auth/token`,
   ];
@@ -73,15 +75,17 @@ async function runPrimary(config: Config, log: Logger): Promise<void> {
   const prepared = await prepareBox(config, log);
   if (config.workers === 1) {
     const server = await startServer(config, prepared.databaseUrl, log);
+    const metrics = await serveMetrics(config.metricsPort, config.host, processMetrics(server.metrics));
     process.stderr.write(banner(config, prepared));
     onSignals(async () => {
+      metrics.close();
       await server.stop();
       await prepared.stopDatabase();
     }, log);
     return;
   }
 
-  serveClusterMetrics();
+  const metrics = await serveMetrics(config.metricsPort, config.host, clusterMetrics());
   let stopping = false;
   const fork = (): void => {
     cluster.fork({
@@ -113,6 +117,7 @@ async function runPrimary(config: Config, log: Logger): Promise<void> {
         }),
     );
     await Promise.all(exits);
+    metrics.close();
     await prepared.stopDatabase();
   }, log);
 }

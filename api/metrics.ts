@@ -1,11 +1,12 @@
-// Prometheus metrics. With several worker processes, GET /metrics on any worker
-// answers for all of them: the worker asks the primary, which gathers every
-// worker's registry (prom-client's AggregatorRegistry).
+// Prometheus metrics, served on a port of their own (serveMetrics). With several
+// worker processes the primary serves them for all, gathering every worker's
+// registry (prom-client's AggregatorRegistry).
 import cluster from 'node:cluster';
-import { randomUUID } from 'node:crypto';
+import http, { type Server } from 'node:http';
 import promClient from 'prom-client';
+import { errorMessage } from './errors.js';
 
-const { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } = promClient;
+const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -40,6 +41,63 @@ export class Metrics {
     labelNames: ['error'],
     registers: [this.registry],
   });
+  readonly tokenDuration = new Histogram({
+    name: 'boxauth_token_duration_seconds',
+    help: 'Time to answer a token request that issued a token, by grant (the session committed)',
+    labelNames: ['grant'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly refusals = new Counter({
+    name: 'boxauth_refusals_total',
+    help: 'Requests answered with an error, by error code (invalid_client, invalid_token, access_denied, too_many_requests, …)',
+    labelNames: ['error'],
+    registers: [this.registry],
+  });
+  readonly signIns = new Counter({
+    name: 'boxauth_sign_ins_total',
+    help: 'People signing in on the box, by result: success, failure (wrong email or password), throttled (locked out)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  readonly batchSize = new Histogram({
+    name: 'boxauth_group_commit_batch_size',
+    help: 'Rows committed together by one group commit, by writer (sessions, refreshes)',
+    labelNames: ['writer'],
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+    registers: [this.registry],
+  });
+
+  /** Gauges read when scraped: the database pool's connections and waiters, the argon2 queues. */
+  watch(pool: { totalCount: number; idleCount: number; waitingCount: number }, argon2: () => Record<string, number>): void {
+    new Gauge({
+      name: 'boxauth_db_pool_waiting',
+      help: 'Requests waiting for a database connection (the pool is exhausted while above 0)',
+      registers: [this.registry],
+      collect() {
+        this.set(pool.waitingCount);
+      },
+    });
+    new Gauge({
+      name: 'boxauth_db_pool_connections',
+      help: 'Database connections of the pool, by state',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'busy' }, pool.totalCount - pool.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'boxauth_argon2_waiting',
+      help: 'argon2 checks waiting for a slot, by lane (sign-in, write, client); a full lane answers 503',
+      labelNames: ['lane'],
+      registers: [this.registry],
+      collect() {
+        for (const [lane, n] of Object.entries(argon2())) this.set({ lane }, n);
+      },
+    });
+  }
 
   constructor(box: string) {
     this.registry.setDefaultLabels({ box });
@@ -50,37 +108,44 @@ export class Metrics {
       AggregatorRegistry.setRegistries([this.registry]);
     }
   }
-
-  /** The exposition text for this process, or for every worker when clustered. */
-  async text(): Promise<{ contentType: string; body: string }> {
-    if (!cluster.isWorker || !process.send) return { contentType: this.registry.contentType, body: await this.registry.metrics() };
-    const id = randomUUID();
-    const body = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        process.off('message', onMessage);
-        reject(new Error('metrics request timed out'));
-      }, 5000);
-      const onMessage = (msg: { type?: string; id?: string; body?: string }): void => {
-        if (msg?.type !== 'boxauth:metrics' || msg.id !== id) return;
-        clearTimeout(timer);
-        process.off('message', onMessage);
-        resolve(msg.body ?? '');
-      };
-      process.on('message', onMessage);
-      process.send!({ type: 'boxauth:metrics-request', id });
-    });
-    return { contentType: this.registry.contentType, body };
-  }
 }
 
-/** In the primary: answers workers' requests for the cluster-wide metrics. */
-export function serveClusterMetrics(): void {
+export interface Exposition {
+  contentType: string;
+  body: string;
+}
+
+/** This process's metrics (one process serves the box). */
+export const processMetrics = (metrics: Metrics) => async (): Promise<Exposition> => ({
+  contentType: metrics.registry.contentType,
+  body: await metrics.registry.metrics(),
+});
+
+/** Every worker's metrics, gathered by the primary (prom-client's AggregatorRegistry asks each worker). */
+export function clusterMetrics(): () => Promise<Exposition> {
   const aggregator = new AggregatorRegistry();
-  cluster.on('message', (worker, msg: { type?: string; id?: string }) => {
-    if (msg?.type !== 'boxauth:metrics-request') return;
-    aggregator.clusterMetrics().then(
-      (body) => worker.send({ type: 'boxauth:metrics', id: msg.id, body }),
-      (err: Error) => worker.send({ type: 'boxauth:metrics', id: msg.id, body: `# error: ${err.message}\n` }),
+  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+}
+
+/**
+ * GET /metrics on a port of its own (BOXAUTH_METRICS_PORT), never on the public
+ * API port: what the box counts (clients, refusals, sign-ins) is for the cluster's
+ * Prometheus, not for whoever can reach the API. Anything else answers 404.
+ */
+export async function serveMetrics(port: number, host: string, collect: () => Promise<Exposition>): Promise<Server> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('metrics are at GET /metrics\n');
+      return;
+    }
+    collect().then(
+      ({ contentType, body }) => res.writeHead(200, { 'Content-Type': contentType }).end(body),
+      (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`# error: ${errorMessage(err)}\n`),
     );
   });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
 }

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Audit } from './audit.js';
 import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, type Credentials } from './bootstrap.js';
 import { RecordCache } from './cache/record-cache.js';
 import type { Config } from './config.js';
@@ -17,7 +18,7 @@ import { startPurgeJob } from './jobs/purge.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
-import { configureArgon2, dummyHash, SecretVerifier } from './oauth/secrets.js';
+import { argon2Waiting, configureArgon2, dummyHash, SecretVerifier } from './oauth/secrets.js';
 import { ADDRESS_FACTOR, FailureThrottle } from './oauth/throttle.js';
 import { WorkloadBindings } from './oauth/workload/bindings.js';
 import { TrustedIssuers } from './oauth/workload/issuers.js';
@@ -65,6 +66,7 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
 
 export interface RunningServer {
   port: number;
+  metrics: Metrics;
   stop(): Promise<void>;
 }
 
@@ -84,14 +86,17 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   configureArgon2({ maxWaiting: config.argon2MaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
+  const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
+  metrics.watch(pool, argon2Waiting);
   const svc: Services = {
     config,
     csrfKey,
     issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
     workloadBindings: new WorkloadBindings(pool, feed),
     log,
-    requestLog: createRequestLogger(config.logLevel, { box: config.box }),
+    requestLog,
+    audit: new Audit(log, requestLog),
     pool,
     feed,
     keyring,
@@ -105,8 +110,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       config.clientAuthWindowSeconds * 1000,
     ),
     addressOf: addressResolver(config.trustedProxies),
-    sessionWriter: new SessionWriter(pool),
-    refreshWriter: new RefreshWriter(pool),
+    sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
+    refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     sessions: new RecordCache(
       feed,
@@ -134,6 +139,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
 
   return {
     port: (server.address() as AddressInfo).port,
+    metrics,
     async stop() {
       draining = true;
       stopPurge();

@@ -1,4 +1,5 @@
 // Everything a request handler may use, built once per process by api/server.ts.
+import type { Audit } from './audit.js';
 import type { Config } from './config.js';
 import type { ChangeFeed } from './db/notify.js';
 import type { Pool } from './db/pool.js';
@@ -42,6 +43,8 @@ export interface Services {
   issuers: TrustedIssuers;
   /** Clients by the ServiceAccounts bound to them. */
   workloadBindings: WorkloadBindings;
+  /** Audit events (api/audit.ts). */
+  audit: Audit;
   /** Failed client authentication, per client id and per address. */
   clientThrottle: FailureThrottle;
   /** The address a request comes from (X-Forwarded-For only through trusted proxies). */

@@ -99,6 +99,6 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(() => {
     throw new ApiError(404, 'not_found', 'no such endpoint');
   });
-  app.use(errorHandler(svc.log));
+  app.use(errorHandler(svc));
   return app;
 }

@@ -3,6 +3,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors.js';
 import { checkAccessToken } from '../oauth/access-tokens.js';
+import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
 import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
@@ -52,6 +53,11 @@ export function presentedToken(req: Request): string | undefined {
     return query;
   }
   return undefined;
+}
+
+/** Who acted, as the audit names them (api/audit.ts). */
+export function actorOf(principal: Principal): Actor {
+  return { client: principal.session.clientId, ...(principal.user ? { user: principal.user.id } : {}), session: principal.session.id };
 }
 
 /** Who presents `token` to the box's own API; a 401 ApiError when nobody the box accepts. */

@@ -3,7 +3,7 @@
 // else is logged and answered with a bare 500 that leaks nothing.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Services } from '../services.js';
 import { BODY_LIMIT_BYTES } from './body.js';
 import { send } from './respond.js';
 
@@ -40,9 +40,14 @@ export interface ErrorAnswer {
   body: unknown;
 }
 
-/** The answer to an error: an ApiError's own, or (logged) a bare 500. Also used by the OAuth fast path. */
-export function errorAnswer(err: unknown, log: Logger, request: { method: string; path: string }): ErrorAnswer {
-  if (err instanceof ApiError) return { status: err.status, headers: err.headers, body: err.body() };
+/** The answer to an error: an ApiError's own, or (logged) a bare 500; counted by its code either way. */
+export function errorAnswer(err: unknown, svc: Pick<Services, 'log' | 'metrics'>, request: { method: string; path: string }): ErrorAnswer {
+  const { log } = svc;
+  if (err instanceof ApiError) {
+    svc.metrics.refusals.inc({ error: err.code });
+    return { status: err.status, headers: err.headers, body: err.body() };
+  }
+  svc.metrics.refusals.inc({ error: 'server_error' });
   log.error({ err, method: request.method, path: request.path }, 'request failed');
   return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'internal error; see the server log' } };
 }
@@ -54,12 +59,13 @@ const BARE_500 = '{"error":"server_error","error_description":"internal error; s
  * express would do then is its own HTML page, with a stack trace outside
  * production.
  */
-export function errorHandler(log: Logger): ErrorRequestHandler {
+export function errorHandler(svc: Pick<Services, 'log' | 'metrics'>): ErrorRequestHandler {
+  const { log } = svc;
   return (err: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) return;
     try {
       const known = err instanceof ApiError ? err : err && typeof err === 'object' ? fromExpress(err as ParserError) : undefined;
-      const answer = errorAnswer(known ?? err, log, req);
+      const answer = errorAnswer(known ?? err, svc, req);
       res.set(answer.headers);
       send(req, res, answer.status, answer.body);
     } catch (failure) {

@@ -179,7 +179,7 @@ export function withOAuthEndpoints(
       logRequest(method, url, route, status, Number(process.hrtime.bigint() - started) / 1e9);
     };
     const fail = (err: unknown): void => {
-      const error = errorAnswer(err, svc.log, { method, path: route });
+      const error = errorAnswer(err, svc, { method, path: route });
       answer(error.status, error.body, error.headers);
     };
     if (method === 'OPTIONS' && req.headers['access-control-request-method']) {

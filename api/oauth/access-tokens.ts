@@ -1,6 +1,7 @@
 // From a presented access token to its session. The session decides, for opaque
 // tokens and JWTs alike: a closed or expired session's token is refused at once,
 // however long the JWT's own `exp` would have let it live.
+import type { Actor } from '../audit.js';
 import type { Services } from '../services.js';
 import type { Queryable } from '../db/pool.js';
 import { closeFamily, closeForBrowser, closeTree, isUsable, type SessionRow } from '../store/sessions.js';
@@ -43,19 +44,27 @@ export function forgetSession(svc: Services, s: SessionRow): void {
   svc.sessions.invalidate(s.id, ...(s.accessTokenHash ? [s.accessTokenHash.toString('hex')] : []));
 }
 
-function forgetAll(svc: Services, closed: SessionRow[]): SessionRow[] {
-  for (const s of closed) forgetSession(svc, s);
-  return closed;
+/** Why sessions are closed, and by whom: what the audit records of it. */
+export interface Closing {
+  how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse';
+  by: Actor;
+}
+
+/** What every close does after the database: the caches forget the sessions, the audit records them. */
+function closed(svc: Services, rows: SessionRow[], closing: Closing): SessionRow[] {
+  for (const s of rows) forgetSession(svc, s);
+  if (rows.length) svc.audit.record({ event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
+  return rows;
 }
 
 /** Closes a session and its refreshed descendants. */
-export async function closeSessions(svc: Services, id: string): Promise<SessionRow[]> {
-  return forgetAll(svc, await closeTree(svc.pool, id));
+export async function closeSessions(svc: Services, id: string, closing: Closing): Promise<SessionRow[]> {
+  return closed(svc, await closeTree(svc.pool, id), closing);
 }
 
 /** Closes the token sessions issued through a signed-in browser session (sign-out, RP-initiated logout). */
-export async function closeBrowserSessions(svc: Services, sid: string): Promise<SessionRow[]> {
-  return forgetAll(svc, await closeForBrowser(svc.pool, sid));
+export async function closeBrowserSessions(svc: Services, sid: string, closing: Closing): Promise<SessionRow[]> {
+  return closed(svc, await closeForBrowser(svc.pool, sid), closing);
 }
 
 /**
@@ -63,6 +72,11 @@ export async function closeBrowserSessions(svc: Services, sid: string): Promise<
  * The refresh token may be held by any of them (the first one, without rotation), so this
  * is what ends a grant, whichever of its access tokens was presented.
  */
-export async function closeFamilySessions(svc: Services, family: string, db: Queryable = svc.pool): Promise<SessionRow[]> {
-  return forgetAll(svc, await closeFamily(db, family));
+export async function closeFamilySessions(
+  svc: Services,
+  family: string,
+  closing: Closing,
+  db: Queryable = svc.pool,
+): Promise<SessionRow[]> {
+  return closed(svc, await closeFamily(db, family), closing);
 }

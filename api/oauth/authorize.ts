@@ -270,6 +270,7 @@ export async function grantAuthorization(svc: Services, req: AuthorizeRequest, u
     );
     await svc.sessionWriter.insert(session);
     svc.metrics.tokens.inc({ grant: 'implicit' });
+    svc.audit.record({ event: 'token_issued', client: client.id, grant: 'implicit', session: session.id, user: String(user.id) });
     accessToken = response.access_token;
     Object.assign(values, {
       access_token: accessToken,

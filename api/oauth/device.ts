@@ -11,10 +11,10 @@ import { getUser } from '../store/users.js';
 import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError, invalidGrant } from './errors.js';
-import { commitThenRefuse, listedInGrantTypes, type Grant } from './grants/grant.js';
+import { commitThenRefuse, listedInGrantTypes, type Grant, type Issued } from './grants/grant.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from './openid.js';
 import { scopeParam, tokenParams } from './params.js';
-import { mint, tokenHash, type TokenResponse } from './tokens.js';
+import { mint, tokenHash } from './tokens.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** How long a person has to enter the code, and how often the device may ask. */
@@ -70,7 +70,7 @@ export const deviceCode: Grant = {
     const hash = tokenHash(params.device_code!);
     const now = Date.now();
     // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.
-    return commitThenRefuse(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
+    return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const found = await findDeviceCodeForUpdate(tx, hash);
       if (!found || found.clientId !== client.id) return invalidGrant('device_code is unknown or was issued to another client');
       if (found.usedAt) return invalidGrant('device_code was already used');
@@ -114,7 +114,10 @@ export const deviceCode: Grant = {
           accessToken: response.access_token,
           now,
         });
-      return { ...response, ...(found.scope ? { scope: found.scope } : {}), ...(idToken ? { id_token: idToken } : {}) };
+      return {
+        session,
+        response: { ...response, ...(found.scope ? { scope: found.scope } : {}), ...(idToken ? { id_token: idToken } : {}) },
+      };
     });
   },
 };

@@ -80,5 +80,5 @@ export async function revoke(svc: Services, request: OAuthRequest, body: unknown
   const session = 'session' in check ? check.session : await refreshHolder(svc, token);
   // RFC 7009 §2.2: an unknown token, or another client's, is answered as success.
   if (!session || session.clientId !== client.id) return;
-  await closeSessions(svc, session.id);
+  await closeSessions(svc, session.id, { how: 'revoke', by: { client: client.id } });
 }

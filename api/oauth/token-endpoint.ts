@@ -10,26 +10,44 @@ import { deviceCode } from './device.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
-import type { Grant } from './grants/grant.js';
+import type { Grant, Issued } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
 export const grants = new Map<string, Grant>([clientCredentials, refreshToken, authorizationCode, deviceCode].map((g) => [g.type, g]));
 
-/** Answers a token request, counting tokens issued and errors by kind (the token metrics). */
+/**
+ * Answers a token request: counts it (the token metrics) and records it (the
+ * audit: who got which session, or who was refused and why; never the token).
+ */
 export async function tokenRequest(svc: Services, request: OAuthRequest, body: unknown): Promise<TokenResponse> {
+  const started = process.hrtime.bigint();
+  const attempt: { grant?: string; client?: string } = {};
   try {
-    const { grant, response } = await issue(svc, request, body);
-    svc.metrics.tokens.inc({ grant: grant.type });
+    const { session, response } = await issue(svc, request, body, attempt);
+    const grant = attempt.grant!;
+    svc.metrics.tokens.inc({ grant });
+    svc.metrics.tokenDuration.observe({ grant }, Number(process.hrtime.bigint() - started) / 1e9);
+    svc.audit.record({
+      event: 'token_issued',
+      client: session.clientId,
+      grant,
+      session: session.id,
+      ...(session.userId !== null ? { user: String(session.userId) } : {}),
+    });
     return response;
   } catch (err) {
-    if (err instanceof ApiError) svc.metrics.tokenErrors.inc({ error: err.code });
+    if (err instanceof ApiError) {
+      svc.metrics.tokenErrors.inc({ error: err.code });
+      svc.audit.record({ event: 'token_refused', ...attempt, error: err.code, address: request.address });
+    }
     throw err;
   }
 }
 
-async function issue(svc: Services, request: OAuthRequest, body: unknown): Promise<{ grant: Grant; response: TokenResponse }> {
+/** Issues what the request asks for; fills `attempt` with what it learnt of the request, for the audit of a refusal. */
+async function issue(svc: Services, request: OAuthRequest, body: unknown, attempt: { grant?: string; client?: string }): Promise<Issued> {
   const params = tokenParams(body);
   const grantType = params.grant_type;
   if (!grantType) throw invalidRequest('grant_type is required');
@@ -39,10 +57,13 @@ async function issue(svc: Services, request: OAuthRequest, body: unknown): Promi
       'unsupported_grant_type',
       `grant_type "${grantType}" is not supported (supported: ${[...grants.keys()].join(', ')})`,
     );
+  attempt.grant = grant.type;
   for (const name of grant.requiredParameters) required(params, name);
-  const client = await authenticateClient(svc, presentedClient(request, params), grant.clientAuthentication);
+  const presented = presentedClient(request, params);
+  if (presented.clientId) attempt.client = presented.clientId;
+  const client = await authenticateClient(svc, presented, grant.clientAuthentication);
   if (!grant.permits(client.resource)) {
     throw new OAuthError('unauthorized_client', `client "${client.resource.id}" may not use the ${grant.type} grant (see its grant_types)`);
   }
-  return { grant, response: await grant.handle({ svc, params, client }) };
+  return grant.handle({ svc, params, client });
 }

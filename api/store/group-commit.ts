@@ -14,6 +14,8 @@ export interface GroupCommitOptions<I> {
   /** Batches running at once; more lets PostgreSQL overlap their fsyncs. */
   maxInFlight?: number;
   maxBatch?: number;
+  /** Told the size of each batch before it runs (a metric). */
+  onBatch?: (size: number) => void;
   /**
    * Items with the same key never share a batch (the later one waits for the
    * next), for statements where two rows about one record would collide.
@@ -59,6 +61,7 @@ export class GroupCommit<I, R> {
   private flush(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length) {
       const batch = this.take();
+      this.options.onBatch?.(batch.length);
       this.inFlight++;
       void this.commit(batch).finally(() => {
         this.inFlight--;

@@ -11,7 +11,7 @@ import { applyRefreshes, type Refresh } from './sessions.js';
 export class RefreshWriter {
   private readonly commits: GroupCommit<Refresh, boolean>;
 
-  constructor(pool: Pool, maxInFlight = 2, maxBatch = 500) {
+  constructor(pool: Pool, onBatch?: (size: number) => void, maxInFlight = 2, maxBatch = 500) {
     this.commits = new GroupCommit(
       async (refreshes) => {
         try {
@@ -28,6 +28,7 @@ export class RefreshWriter {
         maxInFlight,
         maxBatch,
         isolate: rowMayCause,
+        ...(onBatch ? { onBatch } : {}),
         // The statement applies one use per holder: a second one waits for the next batch.
         key: (r) => r.session.parent!,
       },

@@ -11,13 +11,13 @@ import { insertSessions, type SessionRow } from './sessions.js';
 export class SessionWriter {
   private readonly commits: GroupCommit<SessionRow, void>;
 
-  constructor(pool: Pool, maxInFlight = 1, maxBatch = 500) {
+  constructor(pool: Pool, onBatch?: (size: number) => void, maxInFlight = 1, maxBatch = 500) {
     this.commits = new GroupCommit<SessionRow, void>(
       async (rows) => {
         await insertSessions(pool, rows);
         return rows.map(() => undefined);
       },
-      { maxInFlight, maxBatch, isolate: rowMayCause },
+      { maxInFlight, maxBatch, isolate: rowMayCause, ...(onBatch ? { onBatch } : {}) },
     );
   }
 

@@ -89,7 +89,7 @@ async function measure(url: string, rootPid: number, key: string, title: string,
 
 /** The box's count of answers by route and status of 400 or more (from /metrics), to say what failed. */
 async function failedAnswers(box: Box): Promise<string> {
-  const text = await (await fetch(`${box.url}/metrics`)).text();
+  const text = await box.metrics();
   return text
     .split('\n')
     .filter((l) => l.startsWith('boxauth_http_requests_total{') && /status="[45]\d\d"/.test(l))

@@ -191,7 +191,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
 
   it("the issuer's keys are not fetched per request (1,000 token requests)", async function () {
     const metric = async (): Promise<number> => {
-      const text = (await box.request('GET', '/metrics')).text;
+      const text = await box.metrics();
       return text
         .split('\n')
         .filter((l) => l.startsWith('boxauth_jwks_fetches_total{'))

@@ -51,10 +51,12 @@ export class Box {
   /**
    * Runs a container's command from the project root with exactly its
    * environment (plus PATH, which the image would give it), as a kubelet would;
-   * `url` is where it will answer.
+   * `url` is where it will answer. Pods have a network of their own, these
+   * processes share the host's: each gets a metrics port of its own.
    */
   static async runContainer(command: string[], env: Record<string, string>, url: string): Promise<Box> {
-    const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', env, command);
+    const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(await freePort()) };
+    const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', withPorts, command);
     await box.launch();
     return box;
   }
@@ -66,6 +68,7 @@ export class Box {
     const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     const env: Record<string, string> = {
       BOXAUTH_PORT: String(port),
+      BOXAUTH_METRICS_PORT: String(await freePort()),
       BOXAUTH_HOST: '127.0.0.1',
       BOXAUTH_BASE_URL: url,
       ...(options.tls ? { BOXAUTH_TLS_CERT_FILE: options.tls.certFile, BOXAUTH_TLS_KEY_FILE: options.tls.keyFile } : {}),
@@ -128,6 +131,11 @@ export class Box {
 
   async stop(): Promise<void> {
     await this.kill('SIGTERM');
+  }
+
+  /** The Prometheus exposition of the box (its metrics port). */
+  async metrics(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.env.BOXAUTH_METRICS_PORT}/metrics`)).text();
   }
 
   /** A client_credentials token of the root client (allowed everything). */

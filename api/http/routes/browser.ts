@@ -147,8 +147,9 @@ export function browserRouter(svc: Services): Router {
     const password = typeof body.password === 'string' ? body.password : '';
     const again = (status: number, error: string): void => signInForm(req, res, status, returnTo, { email, error });
 
+    const address = svc.addressOf(req);
     const accountKey = `email:${email.toLowerCase()}`;
-    const addressKey = `addr:${svc.addressOf(req)}`;
+    const addressKey = `addr:${address}`;
     const keys = [accountKey, addressKey];
     const limit = svc.config.signInMaxFailures;
     // Counted before the check, so that N parallel guesses get at most `limit` checks.
@@ -157,6 +158,8 @@ export function browserRouter(svc: Services): Router {
     if (over) {
       await uncountAttempt(svc.pool, keys); // nothing was checked: an attempt from a blocked address must not lock the account
       const minutes = Math.max(1, Math.ceil((over[1].retryAt.getTime() - Date.now()) / 60_000));
+      svc.metrics.signIns.inc({ result: 'throttled' });
+      svc.audit.record({ event: 'sign_in', outcome: 'locked', address, reason: over[0] === addressKey ? 'address' : 'account' });
       return again(429, `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
     const user = email ? await findUserByEmail(svc.pool, email) : undefined;
@@ -170,12 +173,21 @@ export function browserRouter(svc: Services): Router {
       throw err;
     }
     if (!user || !ok) {
-      svc.log.info({ event: 'sign_in_failed', reason: user ? 'wrong password' : 'unknown email' }, 'sign-in failed');
+      svc.metrics.signIns.inc({ result: 'failure' });
+      svc.audit.record({
+        event: 'sign_in',
+        outcome: 'failure',
+        address,
+        reason: user ? 'wrong password' : 'unknown email',
+        ...(user ? { user: String(user.id) } : {}),
+      });
       return again(401, 'The email or the password is wrong.');
     }
     await clearFailures(svc.pool, accountKey);
     await uncountAttempt(svc.pool, [addressKey]);
     await signIn(svc, res, user.id);
+    svc.metrics.signIns.inc({ result: 'success' });
+    svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
     res.redirect(303, returnTo);
   });
 
@@ -225,6 +237,7 @@ export function browserRouter(svc: Services): Router {
       }
       throw err;
     }
+    svc.audit.record({ event: 'record_changed', kind: 'User', id: String(user.id), action: 'created', by: { user: String(user.id) } });
     await signIn(svc, res, user.id);
     res.redirect(303, returnTo);
   });

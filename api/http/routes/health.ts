@@ -1,4 +1,4 @@
-// Liveness, readiness and metrics.
+// Liveness and readiness. (Metrics are served on a port of their own: api/metrics.ts.)
 import { errorMessage } from '../../errors.js';
 import type { Router } from 'express';
 import { migrationsDone } from '../../db/migrate.js';
@@ -21,11 +21,6 @@ export function healthRouter(svc: Services, draining: () => boolean): Router {
       problems.push(`database unreachable: ${errorMessage(err)}`);
     }
     res.status(problems.length ? 503 : 200).json({ status: problems.length ? 'unavailable' : 'ready', problems });
-  });
-
-  router.get('/metrics', async (_req, res) => {
-    const { contentType, body } = await svc.metrics.text();
-    res.type(contentType).send(body);
   });
 
   return router;

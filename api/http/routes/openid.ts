@@ -147,7 +147,8 @@ export function openidRouter(svc: Services): Router {
     }
     if (browser) await endBrowserSession(svc, req, res);
     // The relying party holds an ID token of that browser session: what it started ends, wherever the browser is.
-    if (typeof hint?.sid === 'string') await closeBrowserSessions(svc, hint.sid);
+    if (typeof hint?.sid === 'string')
+      await closeBrowserSessions(svc, hint.sid, { how: 'logout', by: { client: String(hint.aud), user: String(hint.sub) } });
     if (returnTo) {
       res.set('Cache-Control', 'no-store').redirect(303, returnTo);
       return;

@@ -10,6 +10,7 @@ import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
 import { parseSearch } from '../../store/search.js';
 import { createUser, deleteUser, getUser, listUsers, updateUser, type UserRow } from '../../store/users.js';
+import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -77,6 +78,8 @@ function paged(res: Response, total: number): Response {
 
 export function peopleRouter(svc: Services, guard: RequestHandler): Router {
   const router = strictRouter();
+  const recorded = (req: Request, kind: 'User' | 'Group', id: number, action: 'created' | 'changed' | 'deleted'): void =>
+    svc.audit.record({ event: 'record_changed', kind, id: String(id), action, by: actorOf(req.principal!) });
 
   router.get('/users', guard, async (req, res) => {
     const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
@@ -108,6 +111,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     );
     const { id, email, password, data, status } = userJson(user, true);
     res.location(`/users/${user.id}`);
+    recorded(req, 'User', user.id, 'created');
     send(req, res, 201, { id, email, password, data, status });
   });
 
@@ -126,6 +130,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     );
     if (!user) throw notFound(`user ${id}`);
     svc.users.invalidate(String(id));
+    recorded(req, 'User', id, 'changed');
     send(req, res, 200, userJson(user, true));
   });
 
@@ -134,6 +139,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     const user = await deleteUser(svc.pool, id);
     if (!user) throw notFound(`user ${id}`);
     svc.users.invalidate(String(id));
+    recorded(req, 'User', id, 'deleted');
     send(req, res, 200, userJson(user, true));
   });
 
@@ -153,6 +159,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     const input = groupInput(req.body, true);
     const group = await writing(req.body, () => createGroup(svc.pool, input.name!, input.description ?? null));
     res.location(`/groups/${group.id}`);
+    recorded(req, 'Group', group.id, 'created');
     send(req, res, 201, groupJson(group));
   });
 
@@ -163,6 +170,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     const group = await writing(req.body, () => updateGroup(svc.pool, id, input));
     if (!group) throw notFound(`group ${id}`);
     svc.users.clear(); // cached users carry group names
+    recorded(req, 'Group', group.id, 'changed');
     send(req, res, 200, groupJson(group));
   });
 
@@ -171,6 +179,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     const group = await deleteGroup(svc.pool, idParam(req, 'group'));
     if (!group) throw notFound(`group ${req.params.id}`);
     svc.users.clear(); // memberships are gone
+    recorded(req, 'Group', group.id, 'deleted');
     send(req, res, 200, groupJson(group));
   });
 

@@ -13,6 +13,7 @@ import { clients } from '../../store/clients.js';
 import type { ResourceTable } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
 import type { AccessPolicy, Bundle, Client } from '../../types.js';
+import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -91,6 +92,8 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   const router = strictRouter();
   const id = (req: Request): string => req.params.id as string;
   // This process's caches forget a changed record at once; other processes hear of it through the change feed.
+  const recorded = (req: Request, recordId: string, action: 'created' | 'changed' | 'deleted'): void =>
+    svc.audit.record({ event: 'record_changed', kind, id: recordId, action, by: actorOf(req.principal!) });
   const forget = (resourceId: string): void => {
     if (kind === 'Client') svc.clients.invalidate(resourceId);
     else svc.policies.forget();
@@ -112,6 +115,7 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
     if (kind === 'AccessPolicy' && body && typeof body === 'object' && body.id === undefined) body.id = randomUUID();
     const { resource } = await write(svc, incoming(kind, body, undefined), true);
     forget(resource.id);
+    recorded(req, resource.id, 'created');
     res.location(`/${kind}/${encodeURIComponent(resource.id)}`);
     send(req, res, 201, resource);
   });
@@ -119,6 +123,7 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   router.put(`/${kind}/:id`, guard, ...resourceBody, async (req, res) => {
     const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false);
     forget(resource.id);
+    recorded(req, resource.id, created ? 'created' : 'changed');
     send(req, res, created ? 201 : 200, resource);
   });
 
@@ -128,6 +133,7 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
       kind === 'Client' ? await clients.removeWithSessions(svc.pool, id(req), null) : await accessPolicies.remove(svc.pool, id(req), null);
     if (!removed) throw notFound(`${kind} "${id(req)}"`);
     forget(removed.resource.id);
+    recorded(req, removed.resource.id, 'deleted');
     send(req, res, 200, removed.resource);
   });
 

@@ -6,7 +6,7 @@ import { checkAccessToken, closeFamilySessions, closeSessions, forgetSession } f
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
 import { findById, searchSessions, setExpirations, toSessionResource } from '../../store/sessions.js';
-import { presentedToken } from '../auth.js';
+import { actorOf, presentedToken } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { bundle } from './resources.js';
@@ -29,7 +29,11 @@ export function signOut(svc: Services): RequestHandler {
     if ('problem' in check) {
       throw new ApiError(401, 'invalid_token', check.problem, { 'WWW-Authenticate': 'Bearer realm="boxauth", error="invalid_token"' });
     }
-    await closeFamilySessions(svc, check.session.family);
+    const { session } = check;
+    await closeFamilySessions(svc, session.family, {
+      how: 'sign-out',
+      by: { client: session.clientId, ...(session.userId !== null ? { user: String(session.userId) } : {}), session: session.id },
+    });
     const closed = await findById(svc.pool, check.session.id);
     send(req, res, 200, toSessionResource(closed!));
   };
@@ -99,7 +103,7 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
     if (Object.keys(errors).length) throw new ValidationError(body, errors);
     const exp = parseTime(body, 'exp');
     const refreshTokenExp = parseTime(body, 'refresh_token_exp');
-    if (body.active === false && session.active) await closeSessions(svc, session.id);
+    if (body.active === false && session.active) await closeSessions(svc, session.id, { how: 'api', by: actorOf(req.principal!) });
     const updated = await setExpirations(
       svc.pool,
       session.id,
@@ -115,7 +119,7 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
   router.delete('/Session/:id', guard, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
-    await closeSessions(svc, session.id);
+    await closeSessions(svc, session.id, { how: 'api', by: actorOf(req.principal!) });
     send(req, res, 200, toSessionResource((await findById(svc.pool, session.id))!));
   });
 

@@ -11,8 +11,8 @@ import { invalidGrant, type OAuthError } from '../errors.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../pkce.js';
-import { mint, tokenHash, type TokenResponse } from '../tokens.js';
-import { commitThenRefuse, listedInGrantTypes, type Grant } from './grant.js';
+import { mint, tokenHash } from '../tokens.js';
+import { commitThenRefuse, listedInGrantTypes, type Grant, type Issued } from './grant.js';
 
 /**
  * What presenting `found` (the code as stored, locked) comes to: a refusal, which
@@ -46,7 +46,7 @@ export const authorizationCode: Grant = {
   async handle({ svc, params, client: { resource: client } }) {
     const hash = tokenHash(params.code!);
     const now = Date.now();
-    return commitThenRefuse(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
+    return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now);
       if ('replayed' in verdict) {
         const { sessionId } = verdict.replayed;
@@ -91,7 +91,7 @@ export const authorizationCode: Grant = {
           accessToken: response.access_token,
           now,
         });
-      return { ...response, ...(scope ? { scope } : {}), ...(idToken ? { id_token: idToken } : {}) };
+      return { session, response: { ...response, ...(scope ? { scope } : {}), ...(idToken ? { id_token: idToken } : {}) } };
     });
   },
 };

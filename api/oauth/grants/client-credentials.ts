@@ -29,6 +29,6 @@ export const clientCredentials: Grant = {
     );
     // The answer leaves only once the session is committed: a token we sent always works.
     await svc.sessionWriter.insert(session);
-    return response;
+    return { response, session };
   },
 };

@@ -9,6 +9,7 @@ import type { Client } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
 import type { Params } from '../params.js';
+import type { SessionRow } from '../../store/sessions.js';
 import type { TokenResponse } from '../tokens.js';
 
 export interface GrantContext {
@@ -26,7 +27,13 @@ export interface Grant {
   requiredParameters: readonly string[];
   /** Whether this client may use the grant at all; otherwise unauthorized_client. */
   permits(client: Client): boolean;
-  handle(ctx: GrantContext): Promise<TokenResponse>;
+  handle(ctx: GrantContext): Promise<Issued>;
+}
+
+/** What a grant issued: the answer, and the session behind its access token (for the audit). */
+export interface Issued {
+  response: TokenResponse;
+  session: SessionRow;
 }
 
 /** The usual rule of permits(): the client lists the grant in its grant_types. */

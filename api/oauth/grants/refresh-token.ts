@@ -24,7 +24,7 @@ import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
-import { commitThenRefuse, type Grant } from './grant.js';
+import { commitThenRefuse, type Grant, type Issued } from './grant.js';
 
 export const refreshToken: Grant = {
   type: 'refresh_token',
@@ -42,15 +42,16 @@ export const refreshToken: Grant = {
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
       const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
-      if (await svc.refreshWriter.apply(refresh)) return response;
+      if (await svc.refreshWriter.apply(refresh)) return { response, session: refresh.session };
     }
 
-    return commitThenRefuse(svc.pool, async (tx): Promise<TokenResponse | OAuthError> => {
+    return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const now = Date.now();
       const locked = judgeRefresh(client, await findByRefreshTokenForUpdate(tx, hash), now);
       if ('reused' in locked) {
         // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
-        const closed = (await closeFamilySessions(svc, locked.reused.family, tx)).length;
+        const closed = (await closeFamilySessions(svc, locked.reused.family, { how: 'refresh-token-reuse', by: { client: client.id } }, tx))
+          .length;
         svc.log.warn({ client: client.id, family: locked.reused.family, closed }, 'refresh token reuse detected; session family closed');
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
@@ -58,7 +59,7 @@ export const refreshToken: Grant = {
       const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now);
       await touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
       await insertSessions(tx, [refresh.session]);
-      return response;
+      return { response, session: refresh.session };
     });
   },
 };

@@ -1,0 +1,46 @@
+// Audit events: one JSON line per security-relevant event, with `"audit": true`
+// so that a log pipeline can route them apart from the rest (README, "Audit").
+// They say who did what to which record, never a secret: no token, code, password
+// or secret is a field of any event, and the lines go through the same
+// redaction as every log line. Token events (one per token issued or refused) go
+// to the buffered access log stream, like the request lines they accompany; the
+// others are written at once.
+import type { Logger } from './log.js';
+
+/** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */
+export interface Actor {
+  client?: string;
+  user?: string;
+  session?: string;
+}
+
+export type AuditEvent =
+  | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }
+  | { event: 'token_issued'; client: string; grant: string; session: string; user?: string }
+  | { event: 'token_refused'; client?: string; grant?: string; error: string; address: string }
+  | {
+      event: 'session_closed';
+      /** The sessions closed (ids); a sign-out may close a whole family. */
+      sessions: string[];
+      how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse';
+      by: Actor;
+    }
+  | {
+      event: 'record_changed';
+      kind: 'Client' | 'AccessPolicy' | 'User' | 'Group';
+      id: string;
+      action: 'created' | 'changed' | 'deleted';
+      by: Actor;
+    };
+
+export class Audit {
+  constructor(
+    private readonly now: Logger,
+    private readonly buffered: Logger,
+  ) {}
+
+  record(event: AuditEvent): void {
+    const log = event.event === 'token_issued' || event.event === 'token_refused' ? this.buffered : this.now;
+    log.info({ audit: true, ...event }, event.event);
+  }
+}
