@@ -20,6 +20,7 @@ import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
 import { argon2Waiting, configureArgon2, dummyHash, SecretVerifier } from './oauth/secrets.js';
 import { ADDRESS_FACTOR, FailureThrottle } from './oauth/throttle.js';
+import { VerifiedAssertions } from './oauth/workload/assertion.js';
 import { WorkloadBindings } from './oauth/workload/bindings.js';
 import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Policies } from './policy/evaluate.js';
@@ -94,6 +95,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     csrfKey,
     issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
     workloadBindings: new WorkloadBindings(pool, feed),
+    verifiedAssertions: new VerifiedAssertions(),
     log,
     requestLog,
     audit: new Audit(log, requestLog),

@@ -16,6 +16,7 @@ import type { SessionRow } from './store/sessions.js';
 import type { Client } from './types.js';
 import type { WorkloadBindings } from './oauth/workload/bindings.js';
 import type { TrustedIssuers } from './oauth/workload/issuers.js';
+import type { VerifiedAssertions } from './oauth/workload/assertion.js';
 import type { PrincipalUser } from './http/auth.js';
 import type { AddressOf } from './http/client-address.js';
 import type { FailureThrottle } from './oauth/throttle.js';
@@ -41,6 +42,8 @@ export interface Services {
   csrfKey: Buffer;
   /** Issuers of workload tokens this box trusts. */
   issuers: TrustedIssuers;
+  /** Workload tokens whose signature was verified (JWKS issuers only). */
+  verifiedAssertions: VerifiedAssertions;
   /** Clients by the ServiceAccounts bound to them. */
   workloadBindings: WorkloadBindings;
   /** Audit events (api/audit.ts). */

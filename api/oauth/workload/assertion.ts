@@ -1,6 +1,7 @@
 // Client authentication with a workload's own token (RFC 7521 / RFC 7523 client
 // assertion): a Kubernetes ServiceAccount token, checked against the issuers the
 // box trusts and the ServiceAccounts a Client is bound to (auth.workload).
+import { createHash } from 'node:crypto';
 import type { Services } from '../../services.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
@@ -100,17 +101,44 @@ function bindingProblem(client: Client, who: WorkloadIdentity): string | undefin
   return undefined;
 }
 
+/** At most this long a verified token is remembered (and never past its exp). */
+const REMEMBER_MS = 60_000;
+
 /**
- * The client a workload token authenticates, and who the workload is. With no
- * client_id, the client is the one bound to the token's ServiceAccount, if
- * exactly one is. Every refusal is a WorkloadError naming what to fix.
+ * Workload tokens whose signature was verified against an issuer's published keys,
+ * by the SHA-256 of the token: a pod presents the same projected token for minutes,
+ * and checking its RS256 signature each time cost most of a token request. Only
+ * the signature is remembered: times, audience and the client's bindings are
+ * checked on every request.
  */
-export async function authenticateWorkload(
+export class VerifiedAssertions {
+  private readonly entries = new Map<string, { issuer: string; payload: Record<string, unknown>; until: number }>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  get(digest: string, now: number): { issuer: string; payload: Record<string, unknown> } | undefined {
+    const entry = this.entries.get(digest);
+    if (entry && entry.until > now) return entry;
+    if (entry) this.entries.delete(digest);
+    return undefined;
+  }
+
+  remember(digest: string, issuer: string, payload: Record<string, unknown>, now: number): void {
+    const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : now;
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(digest, { issuer, payload, until: Math.min(exp, now + REMEMBER_MS) });
+  }
+}
+
+/** The verified payload and issuer of a workload token: remembered, or checked now. */
+async function verifiedToken(
   svc: Services,
   assertion: string,
-  clientId: string | undefined,
-  now = Math.floor(Date.now() / 1000),
-): Promise<{ client: Stored<Client>; identity: WorkloadIdentity }> {
+  nowMs: number,
+): Promise<{ issuer: string; payload: Record<string, unknown> }> {
+  const digest = createHash('sha256').update(assertion).digest('hex');
+  const known = svc.verifiedAssertions.get(digest, nowMs);
+  if (known) return known;
   const jwt = parts(assertion);
   if (jwt.header.alg === 'none' || !jwt.signature.length) throw new WorkloadError('the token is not signed');
   const iss = jwt.payload.iss;
@@ -122,9 +150,25 @@ export async function authenticateWorkload(
     );
   }
   await issuer.verify(assertion, jwt);
-  checkTimes(jwt.payload, now);
-  checkAudience(svc, jwt.payload);
-  const identity = identityOf(issuer.issuer, jwt.payload);
+  if (issuer.cacheable) svc.verifiedAssertions.remember(digest, issuer.issuer, jwt.payload, nowMs);
+  return { issuer: issuer.issuer, payload: jwt.payload };
+}
+
+/**
+ * The client a workload token authenticates, and who the workload is. With no
+ * client_id, the client is the one bound to the token's ServiceAccount, if
+ * exactly one is. Every refusal is a WorkloadError naming what to fix.
+ */
+export async function authenticateWorkload(
+  svc: Services,
+  assertion: string,
+  clientId: string | undefined,
+  now = Math.floor(Date.now() / 1000),
+): Promise<{ client: Stored<Client>; identity: WorkloadIdentity }> {
+  const { issuer, payload } = await verifiedToken(svc, assertion, now * 1000);
+  checkTimes(payload, now);
+  checkAudience(svc, payload);
+  const identity = identityOf(issuer, payload);
 
   let client: Stored<Client> | undefined;
   if (clientId !== undefined) {

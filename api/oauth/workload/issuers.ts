@@ -22,6 +22,12 @@ export interface JwtParts {
 
 export interface IssuerVerifier {
   issuer: string;
+  /**
+   * Whether a verified token may be remembered (for its life, at most a minute):
+   * a signature checked against published keys stays checked; a TokenReview is
+   * asked every time, since its purpose is the API server's word now.
+   */
+  cacheable: boolean;
   /** Throws WorkloadError unless the token is genuinely the issuer's. */
   verify(token: string, jwt: JwtParts): Promise<void>;
 }
@@ -42,6 +48,8 @@ export function verifySignature(alg: string, key: KeyObject, jwt: JwtParts): boo
 }
 
 class JwksVerifier implements IssuerVerifier {
+  readonly cacheable = true;
+
   constructor(
     readonly issuer: string,
     private readonly keys: RemoteKeySet,
@@ -68,6 +76,8 @@ class JwksVerifier implements IssuerVerifier {
 
 /** Asks the cluster's API server whether it issued the token (authentication.k8s.io TokenReview). */
 class TokenReviewVerifier implements IssuerVerifier {
+  readonly cacheable = false;
+
   constructor(
     readonly issuer: string,
     private readonly config: Config,
