@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Audit } from './audit.js';
 import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, type Credentials } from './bootstrap.js';
+import { ReadFence } from './cache/read-fence.js';
 import { RecordCache } from './cache/record-cache.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
@@ -26,6 +27,7 @@ import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
+import { accessPolicies } from './store/policies.js';
 import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
@@ -115,6 +117,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
+    policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),
+    readFence: new ReadFence(pool, feed),
     sessions: new RecordCache(
       feed,
       'sessions',

@@ -5,6 +5,7 @@ import type { ChangeFeed } from './db/notify.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
+import type { ReadFence } from './cache/read-fence.js';
 import type { RecordCache } from './cache/record-cache.js';
 import type { Keyring } from './oauth/keyring.js';
 import type { SecretVerifier } from './oauth/secrets.js';
@@ -13,7 +14,7 @@ import type { Stored } from './store/resources.js';
 import type { RefreshWriter } from './store/refresh-writer.js';
 import type { SessionWriter } from './store/session-writer.js';
 import type { SessionRow } from './store/sessions.js';
-import type { Client } from './types.js';
+import type { AccessPolicy, Client } from './types.js';
 import type { WorkloadBindings } from './oauth/workload/bindings.js';
 import type { TrustedIssuers } from './oauth/workload/issuers.js';
 import type { VerifiedAssertions } from './oauth/workload/assertion.js';
@@ -36,6 +37,10 @@ export interface Services {
   refreshWriter: RefreshWriter;
   /** Clients by id. */
   clients: RecordCache<Stored<Client>>;
+  /** AccessPolicy records by id (GET /AccessPolicy/<id>; the policy engines keep their own index). */
+  policyRecords: RecordCache<Stored<AccessPolicy>>;
+  /** Read-your-writes for what is served from these caches. */
+  readFence: ReadFence;
   /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */
   sessions: RecordCache<SessionRow>;
   /** The key of the browser forms' CSRF tokens (shared by all processes of the box). */

@@ -16,7 +16,7 @@ export interface Change {
 export class ChangeFeed extends EventEmitter {
   private client: pg.Client | undefined;
   private stopped = false;
-  private schema = '';
+  private currentSchema = '';
   private retryMs = 100;
 
   constructor(
@@ -40,6 +40,11 @@ export class ChangeFeed extends EventEmitter {
     this.on('reset', handler);
   }
 
+  /** A read fence came back (api/cache/read-fence.ts). */
+  onFence(handler: (token: string) => void): void {
+    this.on('fence', handler);
+  }
+
   private async connect(): Promise<void> {
     const client = new pg.Client({
       connectionString: this.url,
@@ -49,7 +54,7 @@ export class ChangeFeed extends EventEmitter {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
-    this.schema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
+    this.currentSchema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
     await client.query('LISTEN boxauth');
     this.client = client;
     this.retryMs = 100;
@@ -57,14 +62,15 @@ export class ChangeFeed extends EventEmitter {
 
   private dispatch(payload: string | undefined): void {
     if (!payload) return;
-    let change: Change & { schema: string };
+    let change: Change & { schema: string; fence?: string };
     try {
-      change = JSON.parse(payload) as Change & { schema: string };
+      change = JSON.parse(payload) as Change & { schema: string; fence?: string };
     } catch {
       return;
     }
-    if (change.schema !== this.schema) return; // another box sharing the database
-    this.emit(`change:${change.table}`, change);
+    if (change.schema !== this.currentSchema) return; // another box sharing the database
+    if (change.fence !== undefined) this.emit('fence', change.fence);
+    else this.emit(`change:${change.table}`, change);
   }
 
   private lost(client: pg.Client, err?: Error): void {
@@ -87,6 +93,11 @@ export class ChangeFeed extends EventEmitter {
       );
     };
     setTimeout(retry, this.retryMs).unref();
+  }
+
+  /** The box's schema: announcements name it, since boxes may share a database. */
+  get schema(): string {
+    return this.currentSchema;
   }
 
   /** True while notifications can arrive; caches must not be trusted otherwise. */

@@ -10,7 +10,7 @@ import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js'
 import type { Services } from '../../services.js';
 import { accessPolicies } from '../../store/policies.js';
 import { clients } from '../../store/clients.js';
-import type { ResourceTable } from '../../store/resources.js';
+import type { ResourceTable, Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
 import type { AccessPolicy, Bundle, Client } from '../../types.js';
 import { actorOf } from '../auth.js';
@@ -95,8 +95,12 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   const recorded = (req: Request, recordId: string, action: 'created' | 'changed' | 'deleted'): void =>
     svc.audit.record({ event: 'record_changed', kind, id: recordId, action, by: actorOf(req.principal!) });
   const forget = (resourceId: string): void => {
-    if (kind === 'Client') svc.clients.invalidate(resourceId);
-    else svc.policies.forget();
+    if (kind === 'Client') {
+      svc.clients.invalidate(resourceId);
+    } else {
+      svc.policies.forget();
+      svc.policyRecords.invalidate(resourceId);
+    }
   };
 
   router.get(`/${kind}`, guard, async (req, res) => {
@@ -104,8 +108,16 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
     send(req, res, 200, bundle(total, resources));
   });
 
+  // From memory, behind a read fence (api/cache/read-fence.ts): a GET after a PUT on any process sees the PUT.
+  const cached = kind === 'Client' ? svc.clients : svc.policyRecords;
+  const fresh = (recordId: string): Promise<Stored<Resource> | undefined> =>
+    svc.readFence.pass().then(
+      () => cached.get(recordId) as Promise<Stored<Resource> | undefined>,
+      () => table.read(svc.pool, recordId),
+    );
+
   router.get(`/${kind}/:id`, guard, async (req, res) => {
-    const stored = await table.read(svc.pool, id(req));
+    const stored = await fresh(id(req));
     if (!stored) throw notFound(`${kind} "${id(req)}"`);
     send(req, res, 200, stored.resource);
   });
