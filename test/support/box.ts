@@ -51,10 +51,11 @@ export class Box {
   /**
    * Runs a container's command from the project root with exactly its
    * environment (plus PATH, which the image would give it), as a kubelet would;
-   * `url` is where it will answer.
+   * `url` is where it will answer (an https one through `dispatcher`).
    */
-  static async runContainer(command: string[], env: Record<string, string>, url: string): Promise<Box> {
+  static async runContainer(command: string[], env: Record<string, string>, url: string, dispatcher?: Dispatcher): Promise<Box> {
     const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', env, command);
+    box.dispatcher = dispatcher;
     await box.launch();
     return box;
   }
