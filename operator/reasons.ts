@@ -37,6 +37,13 @@ const box = {
   /** Ready=False: the Secret of spec.database.secretRef holds no postgres:// URL under its key. Fix it, or spec.database.secretRef.key. */
   DatabaseSecretInvalid: NOT_READY,
   /**
+   * Ready=False: spec.tls.secretName names a Secret that does not exist (yet: cert-manager writes it once the Certificate is
+   * issued), or that has no tls.crt and tls.key making a pair. The Service and Deployment are left as they are (running pods
+   * keep serving what they have). Create or fix the Secret, or the name; the Box is looked at again when the Secret appears
+   * or changes.
+   */
+  TLSSecretNotReady: NOT_READY,
+  /**
    * Ready=False: a ServiceAccount of the box's name exists and is not the operator's. Set spec.serviceAccountName to run the
    * API pods as it, or delete it.
    */

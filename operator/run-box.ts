@@ -6,7 +6,9 @@
 // ServiceAccount: a token (TokenRequest, the API server's audience, renewed as
 // the kubelet renews it), the cluster's CA and the API server's address, given
 // through the BOXAUTH_KUBE_* overrides since /var/run/secrets is not ours to
-// write. For clusters without a kubelet (`make kube-up`):
+// write. Secret volumes are written as a kubelet writes them, kept up to date
+// as it keeps them, into a directory of our own: the env's paths under their
+// mount paths point there instead. For clusters without a kubelet (`make kube-up`):
 //   node dist/operator/run-box.js <namespace> [box]   (or: make box)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +23,8 @@ import { secretValue, type SecretObject } from './secrets.js';
 /** The kubelet's lifetime of a projected ServiceAccount token; it renews one at 80 % of that. */
 const TOKEN_SECONDS = 3607;
 export const TOKEN_RENEW_MS = Math.round(TOKEN_SECONDS * 0.8 * 1000);
+/** A kubelet brings Secret volumes up to date within about a minute (its sync period and cache); one pod can be looked after sooner. */
+export const VOLUME_SYNC_MS = 2000;
 
 interface EnvVar {
   name: string;
@@ -38,10 +42,13 @@ export interface Container {
   args?: string[];
   env?: EnvVar[];
   ports?: { containerPort: number }[];
+  volumeMounts?: { name: string; mountPath: string }[];
+  readinessProbe?: { httpGet?: { scheme?: 'HTTP' | 'HTTPS' } };
 }
 
 interface PodSpec {
   containers: Container[];
+  volumes?: { name: string; secret?: { secretName: string } }[];
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
 }
@@ -53,6 +60,70 @@ export interface Pod {
   env: Record<string, string>;
   /** Writes a fresh ServiceAccount token (a kubelet does so before the last one expires); absent when none is mounted. */
   renewToken?: () => Promise<void>;
+  /** Writes the Secret volumes again whose Secrets changed (a kubelet does so in place); absent when none is mounted. */
+  syncVolumes?: () => Promise<void>;
+}
+
+/**
+ * Writes a Secret volume's files as the kubelet's AtomicWriter does: the values
+ * in a new directory, `..data` swapped to it with one rename, and each key a
+ * symlink through `..data`; a reader sees the old files or the new ones, never
+ * a mix, and a file's inode changes with its contents (what api/http/tls.ts looks for).
+ */
+function writeSecretVolume(dir: string, secret: SecretObject): void {
+  const version = fs.mkdtempSync(path.join(dir, '..v-'));
+  const keys = Object.keys(secret.data ?? {});
+  for (const key of keys) fs.writeFileSync(path.join(version, key), secretValue(secret, key)!, { mode: 0o644 });
+  const data = path.join(dir, '..data');
+  const previous = fs.existsSync(data) ? fs.readlinkSync(data) : undefined;
+  fs.symlinkSync(path.basename(version), `${data}_tmp`);
+  fs.renameSync(`${data}_tmp`, data);
+  for (const entry of fs.readdirSync(dir)) if (!entry.startsWith('..') && !keys.includes(entry)) fs.unlinkSync(path.join(dir, entry));
+  for (const key of keys) if (!fs.existsSync(path.join(dir, key))) fs.symlinkSync(path.join('..data', key), path.join(dir, key));
+  if (previous) fs.rmSync(path.join(dir, previous), { recursive: true, force: true });
+}
+
+/**
+ * The container's Secret volumes, written under `dir`: where each mount path's
+ * files are, and how to bring them up to date.
+ */
+async function secretVolumes(
+  kube: HttpKube,
+  namespace: string,
+  pod: PodSpec,
+  container: Container,
+  dir: string,
+): Promise<{ paths: Map<string, string>; sync?: () => Promise<void> }> {
+  const paths = new Map<string, string>();
+  const written = new Map<string, { secretName: string; dir: string; version?: string }>();
+  for (const mount of container.volumeMounts ?? []) {
+    const secretName = pod.volumes?.find((v) => v.name === mount.name)?.secret?.secretName;
+    if (!secretName) continue; // an emptyDir: this machine's directories serve
+    const local = path.join(dir, 'volumes', mount.name);
+    fs.mkdirSync(local, { recursive: true });
+    paths.set(mount.mountPath, local);
+    written.set(mount.name, { secretName, dir: local });
+  }
+  if (!written.size) return { paths };
+  const sync = async (): Promise<void> => {
+    for (const [volume, w] of written) {
+      let secret: SecretObject;
+      try {
+        secret = await kube.request<SecretObject>('GET', `/api/v1/namespaces/${namespace}/secrets/${w.secretName}`);
+      } catch (err) {
+        // Files written before stay, as a kubelet keeps those of a Secret deleted since; without any, the pod does not start.
+        if (!isNotFound(err) || w.version) throw err;
+        throw new Error(`Secret ${namespace}/${w.secretName} (volume ${volume}) does not exist; a kubelet would not start the pod either`, {
+          cause: err,
+        });
+      }
+      if (secret.metadata.resourceVersion === w.version) continue;
+      writeSecretVolume(w.dir, secret);
+      w.version = secret.metadata.resourceVersion;
+    }
+  };
+  await sync();
+  return { paths, sync };
 }
 
 /**
@@ -115,16 +186,24 @@ export async function podOf(kube: HttpKube, namespace: string, name: string, dir
     return value;
   };
   const fields: Record<string, string> = { 'metadata.namespace': namespace, 'metadata.name': `${name}-local` };
+  const volumes = await secretVolumes(kube, namespace, pod, container, dir);
+  const local = (value: string): string => {
+    for (const [mountPath, localDir] of volumes.paths) {
+      if (value === mountPath || value.startsWith(`${mountPath}/`)) return localDir + value.slice(mountPath.length);
+    }
+    return value;
+  };
   for (const e of container.env ?? []) {
-    if (e.value !== undefined) env[e.name] = e.value;
+    if (e.value !== undefined) env[e.name] = local(e.value);
     else if (e.valueFrom?.secretKeyRef) env[e.name] = await data('secrets', e.valueFrom.secretKeyRef);
     else if (e.valueFrom?.configMapKeyRef) env[e.name] = await data('configmaps', e.valueFrom.configMapKeyRef);
     else if (e.valueFrom?.fieldRef) env[e.name] = fields[e.valueFrom.fieldRef.fieldPath] ?? '';
     else env[e.name] = '';
   }
-  if (pod.automountServiceAccountToken === false) return { container, env };
+  const syncVolumes = volumes.sync && { syncVolumes: volumes.sync };
+  if (pod.automountServiceAccountToken === false) return { container, env, ...syncVolumes };
   const credentials = await serviceAccountCredentials(kube, namespace, pod.serviceAccountName ?? 'default', dir);
-  return { container, env: { ...env, ...credentials.env }, renewToken: credentials.renewToken };
+  return { container, env: { ...env, ...credentials.env }, renewToken: credentials.renewToken, ...syncVolumes };
 }
 
 async function main(): Promise<void> {
@@ -135,7 +214,7 @@ async function main(): Promise<void> {
   }
   const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
-  const { container, env, renewToken } = await podOf(kube, namespace, box, dir);
+  const { container, env, renewToken, syncVolumes } = await podOf(kube, namespace, box, dir);
   const renewal =
     renewToken &&
     setInterval(() => {
@@ -143,6 +222,11 @@ async function main(): Promise<void> {
         process.stderr.write(`run-box: could not renew the ServiceAccount token: ${errorMessage(err)}\n`),
       );
     }, TOKEN_RENEW_MS);
+  const volumeSync =
+    syncVolumes &&
+    setInterval(() => {
+      syncVolumes().catch((err: unknown) => process.stderr.write(`run-box: could not update the Secret volumes: ${errorMessage(err)}\n`));
+    }, VOLUME_SYNC_MS);
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
   process.stderr.write(
     `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}` +
@@ -153,6 +237,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     clearInterval(renewal);
+    clearInterval(volumeSync);
     kube.close();
     fs.rmSync(dir, { recursive: true, force: true });
     process.exit(code ?? (signal ? 1 : 0));

@@ -18,9 +18,18 @@ export interface TlsFiles {
 /** How often the files are looked at: stat polling follows symlink swaps, which fs.watch loses. */
 const CHECK_EVERY_MS = 1000;
 
+/**
+ * Throws unless the certificate (chain) and key load as a pair: a key that does
+ * not match, or something that is not PEM. The operator asks the same of a
+ * Box's TLS Secret before its pods are given it.
+ */
+export function checkPair(pair: { cert: string | Buffer; key: string | Buffer }): void {
+  tls.createSecureContext(pair);
+}
+
 function read(files: TlsFiles): { cert: Buffer; key: Buffer } {
   const pair = { cert: fs.readFileSync(files.certFile), key: fs.readFileSync(files.keyFile) };
-  tls.createSecureContext(pair); // throws for a key that does not match, or a file that is not PEM
+  checkPair(pair);
   return pair;
 }
 

@@ -4,7 +4,8 @@
 // variables `make run` reads (api/config.ts). Its container command runs
 // unchanged from a checkout after `make build` too. Its pods run as the Box's
 // own ServiceAccount, which may review tokens (system:auth-delegator) when an
-// issuer the box trusts is checked by TokenReview.
+// issuer the box trusts is checked by TokenReview. With spec.tls they serve
+// HTTPS with the certificate of that Secret, mounted as files.
 import { createHash } from 'node:crypto';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
@@ -13,7 +14,11 @@ import type { BoxResource } from './box.js';
 export const API_COMMAND = ['node', 'dist/api/main.js'];
 export const ROOT_CLIENT_ID = 'root';
 export const SIGNING_KEY_FILE = 'signing-key.pem';
-const SERVICE_PORT = 80;
+/** The keys of a kubernetes.io/tls Secret (what cert-manager writes), which spec.tls.secretName must have. */
+export const TLS_KEYS = { cert: 'tls.crt', key: 'tls.key' } as const;
+const TLS_DIR = '/etc/boxauth/tls';
+/** The Service answers on the scheme's own port, so the default base URL needs none. */
+const SERVICE_PORTS = { http: 80, https: 443 } as const;
 
 export interface BoxNames {
   deployment: string;
@@ -45,8 +50,13 @@ export function boxNames(box: BoxResource): BoxNames {
   };
 }
 
+/** How the API pods answer: HTTPS when spec.tls gives them a certificate. */
+export function schemeOf(box: BoxResource): 'http' | 'https' {
+  return box.spec?.tls ? 'https' : 'http';
+}
+
 export function baseUrlOf(box: BoxResource): string {
-  return (box.spec?.baseUrl ?? `http://${box.metadata.name}.${box.metadata.namespace}.svc`).replace(/\/+$/, '');
+  return (box.spec?.baseUrl ?? `${schemeOf(box)}://${box.metadata.name}.${box.metadata.namespace}.svc`).replace(/\/+$/, '');
 }
 
 export function selectorLabels(box: BoxResource): Record<string, string> {
@@ -83,7 +93,7 @@ const secretEnv = (name: string, secret: string, key: string): unknown => ({ nam
 export interface DeploymentSettings {
   image: string;
   imagePullPolicy: string;
-  /** resourceVersions of the Secrets the pods read: a change rolls the pods. */
+  /** resourceVersions of the Secrets the pods read through their environment, once, at start: a change rolls the pods. */
   secretVersions: string[];
 }
 
@@ -91,6 +101,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
   const spec = box.spec ?? {};
   const names = boxNames(box);
   const port = spec.port ?? 8080;
+  const scheme = schemeOf(box);
   const labels = { ...selectorLabels(box), ...MANAGED_LABELS };
   const env = [
     { name: 'BOXAUTH_BOX', value: `${box.metadata.namespace}/${box.metadata.name}` },
@@ -109,7 +120,14 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
     { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
     ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),
+    ...(spec.tls
+      ? [
+          { name: 'BOXAUTH_TLS_CERT_FILE', value: `${TLS_DIR}/${TLS_KEYS.cert}` },
+          { name: 'BOXAUTH_TLS_KEY_FILE', value: `${TLS_DIR}/${TLS_KEYS.key}` },
+        ]
+      : []),
   ];
+  const probeScheme = scheme.toUpperCase();
   const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
   return {
     metadata: { name: names.deployment, namespace: box.metadata.namespace, labels, ownerReferences: [ownerReference(box)] },
@@ -129,21 +147,26 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
               image: spec.image ?? settings.image,
               imagePullPolicy: settings.imagePullPolicy,
               command: API_COMMAND,
-              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+              ports: [{ name: scheme, containerPort: port, protocol: 'TCP' }],
               env,
-              readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/readyz', port: scheme, scheme: probeScheme }, periodSeconds: 5, failureThreshold: 3 },
               livenessProbe: {
-                httpGet: { path: '/healthz', port: 'http' },
+                httpGet: { path: '/healthz', port: scheme, scheme: probeScheme },
                 initialDelaySeconds: 10,
                 periodSeconds: 10,
                 failureThreshold: 6,
               },
               resources: spec.resources ?? { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                ...(spec.tls ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : []),
+              ],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }],
+          // The kubelet updates a Secret volume in place (no subPath here, which would freeze it): a renewed certificate
+          // reaches the running pods, which re-read it (api/http/tls.ts).
+          volumes: [{ name: 'tmp', emptyDir: {} }, ...(spec.tls ? [{ name: 'tls', secret: { secretName: spec.tls.secretName } }] : [])],
         },
       },
     },
@@ -151,6 +174,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
 }
 
 export function apiService(box: BoxResource): KObject {
+  const scheme = schemeOf(box);
   return {
     metadata: {
       name: boxNames(box).service,
@@ -160,7 +184,8 @@ export function apiService(box: BoxResource): KObject {
     },
     spec: {
       selector: selectorLabels(box),
-      ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
+      // appProtocol tells Ingress and Gateway controllers to speak TLS to the pods when they serve HTTPS.
+      ports: [{ name: scheme, port: SERVICE_PORTS[scheme], targetPort: scheme, protocol: 'TCP', appProtocol: scheme }],
     },
   };
 }

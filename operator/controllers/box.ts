@@ -9,10 +9,15 @@
 // namespace's (operator/boxdb.ts). The Kubernetes objects go
 // with the Box through their ownerReferences, except the cluster-scoped
 // ClusterRoleBinding for TokenReview, which the finalizer deletes.
+//
+// spec.tls names a Secret the operator does not write (cert-manager's, or an
+// admin's): the pods get it only once it holds a certificate and key that make
+// a pair, and serve HTTPS with it.
 import { randomBytes } from 'node:crypto';
 import type { JwtAlg } from '../../api/config.js';
 import type { Pool } from '../../api/db/pool.js';
 import { errorMessage } from '../../api/errors.js';
+import { checkPair } from '../../api/http/tls.js';
 import { generateKeyPair } from '../../api/oauth/jwt.js';
 import { generateSecret } from '../../api/oauth/secrets.js';
 import { boxDbNames, databaseOf, NotOwned, urlAs, type BoxDatabases } from '../boxdb.js';
@@ -31,6 +36,7 @@ import {
   boxNames,
   ROOT_CLIENT_ID,
   SIGNING_KEY_FILE,
+  TLS_KEYS,
   tokenReviewBinding,
   usesTokenReview,
 } from './box-manifests.js';
@@ -51,6 +57,7 @@ export interface BoxSpec {
   trustedIssuers?: { issuer: string; jwksUri?: string; mode?: 'jwks' | 'tokenreview'; caBundle?: string }[];
   serviceAccountName?: string;
   workloadNamespaces?: string[];
+  tls?: { secretName: string };
 }
 
 export type BoxResource = Resource<BoxSpec>;
@@ -100,20 +107,20 @@ export class BoxController extends Controller<BoxResource> {
       : undefined;
   }
 
-  /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database refers to it. */
+  /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database or spec.tls refers to it. */
   boxesUsing(obj: KObject): string[] {
     const ns = obj.metadata.namespace!;
     const names = new Set<string>();
     for (const o of obj.metadata.ownerReferences ?? []) if (o.kind === 'Box' && o.apiVersion.startsWith('boxauth.io/')) names.add(o.name);
-    for (const b of this.informer.list(ns)) if (b.spec?.database?.secretRef?.name === obj.metadata.name) names.add(b.metadata.name);
+    for (const b of this.informer.list(ns)) if (secretsNamedBy(b).includes(obj.metadata.name)) names.add(b.metadata.name);
     return [...names];
   }
 
   protected fingerprint(box: BoxResource): string {
     const ns = box.metadata.namespace!;
     const names = boxNames(box);
-    const versions = [...Object.values(names.secrets), box.spec?.database?.secretRef?.name].map((n) =>
-      n ? this.secrets.get(ns, n)?.metadata.resourceVersion : '',
+    const versions = [...Object.values(names.secrets), ...secretsNamedBy(box)].map(
+      (n) => this.secrets.get(ns, n)?.metadata.resourceVersion,
     );
     const deployment = this.deployments.get(ns, names.deployment);
     return `${this.activeBox(ns)?.metadata.uid === box.metadata.uid}|${versions.join(',')}|${deployment?.metadata.resourceVersion}|${this.databases.pool(ns) ? 1 : 0}`;
@@ -151,9 +158,18 @@ export class BoxController extends Controller<BoxResource> {
           password: generateSecret().slice(0, 24),
         })),
       ];
+      // The pods read these through their environment, once, at start: a new version must roll them. Not so the TLS
+      // Secret: it is mounted, the kubelet updates its files in place and the box re-reads them (api/http/tls.ts), so a
+      // renewed certificate reaches the running pods; rolling them at every renewal would only drop connections.
       const secretVersions = secrets.map((x) => x.metadata.resourceVersion ?? '');
       const serviceAccount = await this.serviceAccount(box);
       const binding = await this.tokenReviewRights(box);
+      const tlsProblem = await this.tlsProblem(box);
+      if (tlsProblem) {
+        // No backoff loop: the Secret informer brings the Box back when that Secret appears or changes (boxesUsing).
+        await this.markNotReady(box, tlsProblem);
+        return { ready: false };
+      }
       await this.kube.apply(SERVICES, ns, apiService(box));
       const deployment = await this.kube.apply<DeploymentObject>(
         DEPLOYMENTS,
@@ -203,6 +219,33 @@ export class BoxController extends Controller<BoxResource> {
       throw new Problem(BoxReason.DatabaseSecretInvalid, `Secret ${ns}/${ref.name} key "${key}" must hold a postgres:// URL`);
     }
     return url;
+  }
+
+  /**
+   * Why the Secret of spec.tls cannot be given to the pods (yet): missing (cert-manager writes it once the
+   * certificate is issued), without tls.crt or tls.key, or with a pair that does not load. Until it can, the
+   * Service and Deployment stay as they are, and pods that run keep serving what they have.
+   */
+  private async tlsProblem(box: BoxResource): Promise<Problem | undefined> {
+    const name = box.spec?.tls?.secretName;
+    if (!name) return undefined;
+    const ns = box.metadata.namespace!;
+    const notReady = (why: string): Problem =>
+      new Problem(
+        BoxReason.TLSSecretNotReady,
+        `Secret ${ns}/${name} (spec.tls.secretName) ${why}; the box's Deployment is not made or changed until it holds a certificate and its key`,
+      );
+    const secret = await this.kube.find<SecretObject>(SECRETS, ns, name);
+    if (!secret) return notReady('does not exist');
+    const data = secretData(secret);
+    const missing = Object.values(TLS_KEYS).filter((k) => !data[k]);
+    if (missing.length) return notReady(`has no ${missing.join(' and ')}`);
+    try {
+      checkPair({ cert: data[TLS_KEYS.cert]!, key: data[TLS_KEYS.key]! });
+    } catch (err) {
+      return notReady(`holds no certificate and key that make a pair (${errorMessage(err)})`);
+    }
+    return undefined;
   }
 
   /** The Secret with the box role's password and the URL the API pods use. */
@@ -323,6 +366,11 @@ export class BoxController extends Controller<BoxResource> {
       await this.databases.forget(ns);
     }
   }
+}
+
+/** The Secrets the Box's spec names, which others write and the operator only reads: a change to one is news for the Box. */
+function secretsNamedBy(box: BoxResource): string[] {
+  return [box.spec?.database?.secretRef?.name, box.spec?.tls?.secretName].filter((n): n is string => n !== undefined);
 }
 
 /** The Available condition, from the Deployment's status. */

@@ -3,22 +3,9 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import tls from 'node:tls';
 import { projectPath } from '../../api/paths.js';
 import { Box } from '../support/box.js';
-import { testCa, type TestCa } from '../support/tls.js';
-
-/** The subject CN of the certificate the box presents now. */
-function presentedName(port: number, ca: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => {
-      const cn = socket.getPeerCertificate().subject.CN;
-      socket.end();
-      resolve(Array.isArray(cn) ? cn.join(',') : (cn ?? ''));
-    });
-    socket.on('error', reject);
-  });
-}
+import { presentedName, testCa, type TestCa } from '../support/tls.js';
 
 async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 100; i++) {

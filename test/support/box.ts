@@ -51,12 +51,13 @@ export class Box {
   /**
    * Runs a container's command from the project root with exactly its
    * environment (plus PATH, which the image would give it), as a kubelet would;
-   * `url` is where it will answer. Pods have a network of their own, these
-   * processes share the host's: each gets a metrics port of its own.
+   * `url` is where it will answer (an https one through `dispatcher`). Pods have a
+   * network of their own, these processes share the host's: each gets a metrics port of its own.
    */
-  static async runContainer(command: string[], env: Record<string, string>, url: string): Promise<Box> {
+  static async runContainer(command: string[], env: Record<string, string>, url: string, dispatcher?: Dispatcher): Promise<Box> {
     const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(await freePort()) };
     const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', withPorts, command);
+    box.dispatcher = dispatcher;
     await box.launch();
     return box;
   }

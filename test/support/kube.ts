@@ -8,8 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { Dispatcher } from 'undici';
+import { errorMessage } from '../../api/errors.js';
 import { HttpKube } from '../../operator/kube.js';
-import { podOf } from '../../operator/run-box.js';
+import { podOf, VOLUME_SYNC_MS, type Pod } from '../../operator/run-box.js';
 import { Box } from './box.js';
 import { Cluster } from './cluster.js';
 import { freePort } from './ports.js';
@@ -150,20 +152,40 @@ export class TestCluster {
    * Starts the first container of a Deployment as a kubelet would (see
    * operator/run-box.ts, which developers use for the same): its command from
    * the project root, its env resolved from the API server, its
-   * ServiceAccount's token, the CA and the API server's URL. Answers at
-   * 127.0.0.1 on the container port. (Tests end long before the token.)
+   * ServiceAccount's token, the CA and the API server's URL, its Secret
+   * volumes (kept up to date while it runs). Answers at 127.0.0.1 on the
+   * container port, over HTTPS when its probes use it (through `dispatcher`,
+   * which trusts its CA). (Tests end long before the token.)
    */
-  async runDeployment(namespace: string, name: string): Promise<{ box: Box; env: Record<string, string> }> {
+  async runDeployment(
+    namespace: string,
+    name: string,
+    { dispatcher }: { dispatcher?: Dispatcher } = {},
+  ): Promise<{ box: Box; env: Record<string, string> }> {
     const kube = this.adminKube();
+    let pod: Pod;
+    let box: Box;
     try {
-      const dir = fs.mkdtempSync(path.join(this.dir, `pod-${namespace}-${name}-`));
-      const { container, env } = await podOf(kube, namespace, name, dir);
+      pod = await podOf(kube, namespace, name, fs.mkdtempSync(path.join(this.dir, `pod-${namespace}-${name}-`)));
+      const { container, env } = pod;
       const command = [...(container.command ?? []), ...(container.args ?? [])];
-      const box = await Box.runContainer(command, env, `http://127.0.0.1:${container.ports![0]!.containerPort}`);
-      return { box, env };
-    } finally {
+      const scheme = container.readinessProbe?.httpGet?.scheme === 'HTTPS' ? 'https' : 'http';
+      box = await Box.runContainer(command, env, `${scheme}://127.0.0.1:${container.ports![0]!.containerPort}`, dispatcher);
+    } catch (err) {
       kube.close();
+      throw err;
     }
+    const { syncVolumes } = pod;
+    const sync =
+      syncVolumes &&
+      setInterval(() => {
+        syncVolumes().catch((err: unknown) => box.logs.push(`runDeployment: could not update the Secret volumes: ${errorMessage(err)}`));
+      }, VOLUME_SYNC_MS);
+    box.process!.once('exit', () => {
+      clearInterval(sync);
+      kube.close();
+    });
+    return { box, env: pod.env };
   }
 }
 

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { Agent } from 'undici';
 
 export interface TestCa {
@@ -94,4 +95,16 @@ export function testCa(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-
       return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
     },
   };
+}
+
+/** The subject CN of the certificate a server on 127.0.0.1 presents now, verified against `ca`. */
+export function presentedName(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => {
+      const cn = socket.getPeerCertificate().subject.CN;
+      socket.end();
+      resolve(Array.isArray(cn) ? cn.join(',') : (cn ?? ''));
+    });
+    socket.on('error', reject);
+  });
 }

@@ -14,6 +14,7 @@ import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
 import { describeReserved } from './reserved.js';
 import { describeTenancy } from './tenancy.js';
+import { describeTls } from './tls.js';
 import { describeWorkload } from './workload.js';
 import { chartObjects, OPERATOR_NAMESPACE, sql, startOperator, suite } from './suite.js';
 
@@ -89,5 +90,6 @@ describe('the operator on a real kube-apiserver', function () {
   describeWorkload();
   describeReserved();
   describeTenancy();
+  describeTls();
   describeFaults();
 });

@@ -3,6 +3,9 @@
 // operator's end-to-end suite): what a Box gets, when it is refused, and what
 // its finalizer does.
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { boxDbNames, NotOwned } from '../../../../operator/boxdb.js';
 import { BOX_FINALIZER, type BoxResource } from '../../../../operator/controllers/box.js';
 import type { Condition } from '../../../../operator/conditions.js';
@@ -10,6 +13,7 @@ import { Problem } from '../../../../operator/controller.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
 import { OperatorHarness, ready } from '../../../support/operator.js';
+import { testCa } from '../../../support/tls.js';
 
 const NS = 'team-a';
 const box = (spec: BoxResource['spec'] = {}, name = 'auth'): BoxResource => ({ metadata: { name, namespace: NS }, spec });
@@ -169,6 +173,110 @@ describe('Box controller', function () {
     expect(secretValue(key, 'signing-key.pem')).to.match(/^-----BEGIN PRIVATE KEY-----/);
     expect(secretValue(key, 'signing-key.pem')).to.not.equal(before);
     expect(h.kube.eventsAbout(NS, 'auth')).to.include('Normal SigningKeyReplaced');
+  });
+
+  describe('spec.tls', function () {
+    const TLS = { tls: { secretName: 'auth-tls' } };
+    let caDir: string;
+    /** tls.crt and tls.key of a certificate for the box, and of its renewal. */
+    let first: Record<string, string>;
+    let renewed: Record<string, string>;
+
+    before(function () {
+      caDir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-'));
+      const ca = testCa(caDir);
+      const pem = (files: { certFile: string; keyFile: string }): Record<string, string> => ({
+        'tls.crt': fs.readFileSync(files.certFile, 'utf8'),
+        'tls.key': fs.readFileSync(files.keyFile, 'utf8'),
+      });
+      first = pem(ca.issue('first'));
+      renewed = pem(ca.issue('renewed'));
+    });
+    after(() => fs.rmSync(caDir, { recursive: true, force: true }));
+
+    const tlsSecret = (data: Record<string, string>): Promise<KObject> =>
+      h.kube.create(SECRETS, NS, { metadata: { name: 'auth-tls' }, type: 'kubernetes.io/tls', stringData: data });
+    const template = (ns = NS): any => h.object<any>(DEPLOYMENTS, ns, 'auth')!.spec.template;
+    const envOf = (ns = NS): Record<string, string> =>
+      Object.fromEntries(template(ns).spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+
+    it('mounts the Secret read-only and serves HTTPS from it: BOXAUTH_TLS_*, https base URL, probes and Service', async function () {
+      await tlsSecret(first);
+      await h.readyBox(NS, TLS);
+      const pod = template().spec;
+      const api = pod.containers[0];
+      expect(pod.volumes).to.deep.include({ name: 'tls', secret: { secretName: 'auth-tls' } });
+      expect(api.volumeMounts).to.deep.include({ name: 'tls', mountPath: '/etc/boxauth/tls', readOnly: true });
+      expect(envOf()).to.include({
+        BOXAUTH_TLS_CERT_FILE: '/etc/boxauth/tls/tls.crt',
+        BOXAUTH_TLS_KEY_FILE: '/etc/boxauth/tls/tls.key',
+        BOXAUTH_BASE_URL: 'https://auth.team-a.svc',
+      });
+      expect(api.ports).to.deep.equal([{ name: 'https', containerPort: 8080, protocol: 'TCP' }]);
+      expect(api.readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
+      expect(api.livenessProbe.httpGet).to.deep.equal({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
+      expect(h.object<any>(SERVICES, NS, 'auth')!.spec.ports).to.deep.equal([
+        { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP', appProtocol: 'https' },
+      ]);
+      expect(current().status!.url).to.equal('https://auth.team-a.svc');
+
+      await h.readyBox('team-b'); // without spec.tls: plain HTTP, nothing mounted
+      expect(envOf('team-b')).to.not.have.property('BOXAUTH_TLS_CERT_FILE');
+      expect(envOf('team-b').BOXAUTH_BASE_URL).to.equal('http://auth.team-b.svc');
+      expect(template('team-b').spec.volumes).to.deep.equal([{ name: 'tmp', emptyDir: {} }]);
+      expect(template('team-b').spec.containers[0].readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port: 'http', scheme: 'HTTP' });
+      expect(h.object<any>(SERVICES, 'team-b', 'auth')!.spec.ports[0]).to.include({ name: 'http', port: 80 });
+    });
+
+    it('waits for a Secret with a usable pair (TLSSecretNotReady), leaving the Deployment as it is, and recovers', async function () {
+      await h.readyBox(NS);
+      const before = h.object(DEPLOYMENTS, NS, 'auth');
+      await h.kube.patch(BOXES, NS, 'auth', { spec: TLS });
+      expect(await h.reconcile(h.boxes, NS, 'auth')).to.equal(undefined); // no backoff loop: the Secret brings the Box back
+      const why = (): string => ready(current())!.message;
+      expect(ready(current())).to.deep.include({ status: 'False', reason: 'TLSSecretNotReady' });
+      expect(why()).to.equal(
+        'Secret team-a/auth-tls (spec.tls.secretName) does not exist; ' +
+          "the box's Deployment is not made or changed until it holds a certificate and its key",
+      );
+      expect(h.object(DEPLOYMENTS, NS, 'auth')).to.deep.equal(before);
+      expect(current().status!.url).to.equal('http://auth.team-a.svc'); // what still serves
+
+      const secret = await tlsSecret({ 'tls.crt': first['tls.crt']! });
+      expect(h.boxes.boxesUsing(secret)).to.deep.equal(['auth']); // the Secret informer enqueues the Box
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(why()).to.match(/^Secret team-a\/auth-tls \(spec\.tls\.secretName\) has no tls\.key; /);
+      await h.kube.patch(SECRETS, NS, 'auth-tls', { stringData: { 'tls.key': renewed['tls.key']! } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(why()).to.match(/^Secret team-a\/auth-tls \(spec\.tls\.secretName\) holds no certificate and key that make a pair \(/);
+      expect(h.object(DEPLOYMENTS, NS, 'auth')).to.deep.equal(before);
+
+      await h.kube.patch(SECRETS, NS, 'auth-tls', { stringData: { 'tls.key': first['tls.key']! } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(ready(current())).to.deep.include({ status: 'True', reason: 'Provisioned' });
+      expect(current().status!.url).to.equal('https://auth.team-a.svc');
+      expect(envOf()).to.include({ BOXAUTH_TLS_CERT_FILE: '/etc/boxauth/tls/tls.crt', BOXAUTH_BASE_URL: 'https://auth.team-a.svc' });
+      expect(h.kube.eventsAbout(NS, 'auth')).to.include('Warning TLSSecretNotReady').and.to.include('Normal Provisioned');
+    });
+
+    it('leaves the pod template alone when the certificate is renewed (the pods re-read the files), unlike its other Secrets', async function () {
+      await tlsSecret(first);
+      await h.readyBox(NS, TLS);
+      const before = h.object(DEPLOYMENTS, NS, 'auth');
+      const reads = (): number => h.kube.requests.filter((r) => r.verb === 'get' && r.name === 'auth-tls').length;
+      const readsBefore = reads();
+      await h.kube.patch(SECRETS, NS, 'auth-tls', { stringData: renewed });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(reads()).to.be.above(readsBefore); // the renewal was looked at...
+      expect(h.object(DEPLOYMENTS, NS, 'auth')).to.deep.equal(before); // ...and the Deployment not even written
+      expect(ready(current())).to.deep.include({ status: 'True', reason: 'Provisioned' });
+
+      const configHash = (): string => template().metadata.annotations['boxauth.io/config-hash'];
+      const hash = configHash();
+      await h.kube.patch(SECRETS, NS, 'auth-admin', { stringData: { password: 'a-new-admin-password' } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(configHash()).to.not.equal(hash); // read through the environment, at start: the pods roll
+    });
   });
 
   describe('finalizer', function () {
