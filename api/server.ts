@@ -7,6 +7,7 @@ import { Audit } from './audit.js';
 import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, type Credentials } from './bootstrap.js';
 import { ReadFence } from './cache/read-fence.js';
 import { RecordCache } from './cache/record-cache.js';
+import { RefreshHolders } from './cache/refresh-holders.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
@@ -119,6 +120,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),
     readFence: new ReadFence(pool, feed),
+    refreshHolders: new RefreshHolders(feed),
     sessions: new RecordCache(
       feed,
       'sessions',

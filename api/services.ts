@@ -7,6 +7,7 @@ import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import type { ReadFence } from './cache/read-fence.js';
 import type { RecordCache } from './cache/record-cache.js';
+import type { RefreshHolders } from './cache/refresh-holders.js';
 import type { Keyring } from './oauth/keyring.js';
 import type { SecretVerifier } from './oauth/secrets.js';
 import type { Policies } from './policy/evaluate.js';
@@ -39,6 +40,8 @@ export interface Services {
   clients: RecordCache<Stored<Client>>;
   /** AccessPolicy records by id (GET /AccessPolicy/<id>; the policy engines keep their own index). */
   policyRecords: RecordCache<Stored<AccessPolicy>>;
+  /** Sessions holding refresh tokens, by the token's digest (api/cache/refresh-holders.ts). */
+  refreshHolders: RefreshHolders;
   /** Read-your-writes for what is served from these caches. */
   readFence: ReadFence;
   /** Sessions by session id (JWT `jti`) or by the hex SHA-256 of an opaque access token. */

@@ -29,6 +29,7 @@ export async function tokenRequest(svc: Services, request: OAuthRequest, body: u
     const grant = attempt.grant!;
     svc.metrics.tokens.inc({ grant });
     svc.metrics.tokenDuration.observe({ grant }, Number(process.hrtime.bigint() - started) / 1e9);
+    svc.refreshHolders.remember(session); // when it holds a refresh token: its first use needs no read
     svc.audit.record({
       event: 'token_issued',
       client: session.clientId,

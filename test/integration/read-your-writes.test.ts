@@ -43,4 +43,32 @@ describe('read-your-writes across processes', function () {
     await writer.json('DELETE', '/Client/fenced', undefined, token);
     expect((await reader.json('GET', '/Client/fenced', undefined, token)).status).to.equal(404);
   });
+
+  it('a refresh token its process remembers is refused at once when another process closed its session', async function () {
+    await writer.json(
+      'PUT',
+      '/Client/refresher',
+      {
+        grant_types: ['client_credentials'],
+        secret: 'secret-123',
+        auth: { client_credentials: { refresh_token: true } },
+      },
+      token,
+    );
+    await writer.json('PUT', '/AccessPolicy/refresher', { engine: 'allow', link: [{ id: 'refresher', resourceType: 'Client' }] }, token);
+    for (let i = 0; i < 20; i++) {
+      // Issued by the writer, which remembers its holder; used once there; closed through the reader.
+      const issued = await writer.form('/auth/token', {
+        grant_type: 'client_credentials',
+        client_id: 'refresher',
+        client_secret: 'secret-123',
+      });
+      const refresh = { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: issued.body.refresh_token };
+      expect((await writer.form('/auth/token', refresh)).status).to.equal(200);
+      const session = (await reader.json('DELETE', '/Session', undefined, issued.body.access_token)).body.id;
+      expect(session).to.be.a('string');
+      const after = await writer.form('/auth/token', refresh);
+      expect(after.body.error, `round ${i}`).to.equal('invalid_grant');
+    }
+  });
 });

@@ -38,11 +38,17 @@ export const refreshToken: Grant = {
     const hash = tokenHash(params.refresh_token!);
     const narrowed = scopeParam(params.scope);
 
-    const verdict = judgeRefresh(client, await findByRefreshToken(svc.pool, hash), Date.now());
+    const verdict = await readHolder(svc, client, hash);
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
       const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
-      if (await svc.refreshWriter.apply(refresh)) return { response, session: refresh.session };
+      if (await svc.refreshWriter.apply(refresh)) {
+        // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
+        if (refresh.rotate) svc.refreshHolders.forget(verdict.holder.id);
+        else svc.refreshHolders.remember({ ...verdict.holder, refreshTokenExp: refresh.refreshTokenExp });
+        return { response, session: refresh.session };
+      }
+      svc.refreshHolders.forget(verdict.holder.id); // it changed since it was read
     }
 
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
@@ -63,6 +69,22 @@ export const refreshToken: Grant = {
     });
   },
 };
+
+/**
+ * The verdict on the holder as this process knows it (svc.refreshHolders) or as
+ * the database has it: a remembered holder is trusted for a yes only.
+ */
+async function readHolder(svc: Services, client: Client, hash: Buffer): Promise<RefreshVerdict> {
+  const remembered = svc.refreshHolders.get(hash);
+  if (remembered) {
+    const verdict = judgeRefresh(client, remembered, Date.now());
+    if ('settings' in verdict) return verdict;
+    svc.refreshHolders.forget(remembered.id);
+  }
+  const holder = await findByRefreshToken(svc.pool, hash);
+  if (holder) svc.refreshHolders.remember(holder);
+  return judgeRefresh(client, holder, Date.now());
+}
 
 export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { holder: SessionRow; settings: GrantSettings };
 
