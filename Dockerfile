@@ -46,5 +46,6 @@ COPY api/db/migrations api/db/migrations
 COPY api/ui/assets api/ui/assets
 COPY bin bin
 USER 10001:10001
-EXPOSE 8080 8081
+# The box API (8080), the operator's health and metrics (8081), the box's metrics (9464).
+EXPOSE 8080 8081 9464
 CMD ["node", "dist/api/main.js"]
