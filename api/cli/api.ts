@@ -7,8 +7,9 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode = 1,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

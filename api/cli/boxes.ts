@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writePrivateFile } from './private-file.js';
 
 export interface BoxEntry {
   url: string;
@@ -38,11 +39,7 @@ export function readBoxes(file = configPath()): BoxesFile {
 }
 
 export function writeBoxes(content: BoxesFile, file = configPath()): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
-  fs.renameSync(tmp, file);
-  fs.chmodSync(file, 0o600);
+  writePrivateFile(file, `${JSON.stringify(content, null, 2)}\n`);
 }
 
 /**

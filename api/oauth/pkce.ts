@@ -7,9 +7,12 @@ const CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
 
 export const isChallenge = (s: string): boolean => CHALLENGE.test(s);
 
+/** The S256 challenge of a verifier (what a client sends with its authorization request). */
+export const s256Challenge = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+
 export function verifierMatches(verifier: string, challenge: string): boolean {
   if (!VERIFIER.test(verifier)) return false;
-  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
+  const computed = Buffer.from(s256Challenge(verifier));
   const expected = Buffer.from(challenge);
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
