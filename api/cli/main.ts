@@ -4,11 +4,12 @@ import { errorMessage } from '../errors.js';
 import { CliError } from './api.js';
 import type { Command, Io } from './command.js';
 import { boxCommand } from './commands/box.js';
+import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
 import { clientCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
 
-const COMMANDS: Command[] = [userCommand, groupCommand, clientCommand, policyCommand, sessionCommand, boxCommand];
+const COMMANDS: Command[] = [userCommand, groupCommand, clientCommand, policyCommand, sessionCommand, boxCommand, kubeLoginCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
