@@ -29,6 +29,14 @@
 #   BOXAUTH_KUBE_ROTATE_SA_KEY=1  same as --rotate-sa-key
 #   BOXAUTH_KUBE_CRDS       directory of CRDs to apply (<repo>/crds)
 #   BOXAUTH_KUBE_TIMEOUT    seconds each component may take to become ready (60)
+#   BOXAUTH_KUBE_AUTH_CONFIG  an AuthenticationConfiguration file (apiserver.config.k8s.io/v1)
+#                           for kube-apiserver --authentication-config: e.g. the `jwt`
+#                           issuer of a box, as `boxauth kube-login setup` prints it, so
+#                           people sign in to kubectl as box users. The static admin token,
+#                           service-account tokens and client certificates keep working.
+#                           The file is read where it is: kube-apiserver reloads it when it
+#                           changes. Setting or clearing the variable needs a new
+#                           kube-apiserver (--restart-apiserver) when one already runs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -62,6 +70,12 @@ if [[ $ROTATE == 1 || $FORGET_OLD_KEYS == 1 ]]; then RESTART_APISERVER=1; fi
 for p in "$PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$TIMEOUT"; do
   [[ $p =~ ^[0-9]+$ ]] || die "not a number: $p"
 done
+AUTH_CONFIG=${BOXAUTH_KUBE_AUTH_CONFIG:-}
+if [[ -n $AUTH_CONFIG ]]; then
+  [[ -f $AUTH_CONFIG ]] || die "BOXAUTH_KUBE_AUTH_CONFIG: no such file: $AUTH_CONFIG"
+  # kube-apiserver runs from another directory and watches the file by this name.
+  AUTH_CONFIG=$(cd "$(dirname "$AUTH_CONFIG")" && pwd)/$(basename "$AUTH_CONFIG")
+fi
 
 "$ROOT/scripts/kube-build.sh"
 for cmd in curl openssl flock setsid; do
@@ -269,6 +283,9 @@ APISERVER_ARGS=(
   # at start-up is harmless.)
   --endpoint-reconciler-type=none
 )
+if [[ -n $AUTH_CONFIG ]]; then
+  APISERVER_ARGS+=(--authentication-config="$AUTH_CONFIG")
+fi
 
 if [[ -n $(pid_of kube-apiserver) && $RESTART_APISERVER == 1 ]]; then
   stop kube-apiserver

@@ -30,7 +30,8 @@ export class Cluster {
     return path.join(this.dir, 'certs', 'apiserver.crt');
   }
 
-  static async start(): Promise<Cluster> {
+  /** `authConfig`: an AuthenticationConfiguration file for kube-apiserver (BOXAUTH_KUBE_AUTH_CONFIG). */
+  static async start(options: { authConfig?: string } = {}): Promise<Cluster> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-'));
     const [port, etcd, peer] = [await freePort(), await freePort(), await freePort()];
     const env = {
@@ -39,6 +40,7 @@ export class Cluster {
       BOXAUTH_KUBE_PORT: String(port),
       BOXAUTH_ETCD_PORT: String(etcd),
       BOXAUTH_ETCD_PEER_PORT: String(peer),
+      ...(options.authConfig ? { BOXAUTH_KUBE_AUTH_CONFIG: options.authConfig } : {}),
     };
     const cluster = new Cluster(dir, port, env);
     await cluster.up();

@@ -60,8 +60,13 @@ export class TestCluster {
   private constructor(private readonly cluster: Cluster) {}
 
   /** Starts one; kube-up.sh builds the binaries first when they are not cached (several minutes, once). */
-  static async start(): Promise<TestCluster> {
-    return new TestCluster(await Cluster.start());
+  static async start(options: Parameters<typeof Cluster.start>[0] = {}): Promise<TestCluster> {
+    return new TestCluster(await Cluster.start(options));
+  }
+
+  /** The API server's address. */
+  get url(): string {
+    return this.cluster.url;
   }
 
   get dir(): string {
