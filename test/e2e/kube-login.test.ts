@@ -341,7 +341,8 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     expect(plugin.code).to.equal(1);
     expect(plugin.stdout).to.equal('');
     expect(plugin.stderr.trim().split('\n')).to.have.length(1);
-    expect(plugin.stderr).to.include('sign-in needed (not signed in yet)').and.include('boxauth kube-login --box');
+    expect(plugin.stderr).to.include('sign-in needed (not signed in yet)');
+    expect(plugin.stderr).to.include(`\`boxauth kube-login --box=${box.url} --client=kubectl`).and.include(`--cache-dir=${cacheDir}`);
   });
 
   it('--device: Ann approves the code in Chromium, and the plugin prints an ExecCredential the API server accepts', async function () {

@@ -5,7 +5,7 @@ import { errorMessage } from '../../errors.js';
 import { CliError } from '../api.js';
 import { parse, usage, type Command } from '../command.js';
 import { execCredential, execInfo } from '../kube/exec-credential.js';
-import { setupText } from '../kube/setup.js';
+import { setupText, shellQuote } from '../kube/setup.js';
 import type { LoginOptions } from '../kube/fetch-tokens.js';
 import { cacheFile, defaultCacheDir, readCache, usableIdToken } from '../kube/token-cache.js';
 
@@ -134,6 +134,7 @@ export const kubeLoginCommand: Command = {
       cacheDir,
       cacheFile: cacheFile(cacheDir, box, values.client),
       timeoutMs: number('--timeout', values.timeout, DEFAULT_TIMEOUT_SECONDS, 1, 86_400) * 1000,
+      byHand: ['boxauth', 'kube-login', ...args].map(shellQuote).join(' '),
     };
     // Most runs end at the cache, without loading what a refresh or a sign-in needs.
     const token =

@@ -24,6 +24,8 @@ export interface LoginOptions {
   /** The cache file of this box and client, in cacheDir. */
   cacheFile: string;
   timeoutMs: number;
+  /** This very run as a command line, for a person to run when kubectl cannot ask them. */
+  byHand: string;
 }
 
 export async function fetchIdToken(o: LoginOptions, io: Io, interactive: boolean): Promise<{ idToken: string; exp: number }> {
@@ -54,9 +56,7 @@ export async function fetchIdToken(o: LoginOptions, io: Io, interactive: boolean
         }
       }
       if (!interactive) {
-        throw new CliError(
-          `sign-in needed (${why}): run kubectl in a terminal, or \`boxauth kube-login --box ${o.box} --client ${o.client}\` by hand`,
-        );
+        throw new CliError(`sign-in needed (${why}): run kubectl in a terminal, or \`${o.byHand}\` by hand`);
       }
       if (tokens) io.err(`${why}; sign in again.\n`);
       const signedIn = o.device

@@ -62,7 +62,7 @@ export function authenticationConfiguration(s: Setup) {
   };
 }
 
-const shellQuote = (word: string): string => (/^[\w./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+export const shellQuote = (word: string): string => (/^[\w./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
 export function setCredentialsCommand(s: Setup): string {
   return [
