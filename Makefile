@@ -63,7 +63,7 @@ test-operator: dist/.built kube-binaries ## the operator against a real kube-api
 kube-binaries:
 	@scripts/kube-build.sh
 
-kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line
+kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, see README)
 	@scripts/kube-up.sh
 
 kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
