@@ -44,7 +44,7 @@ export async function fetchIdToken(o: LoginOptions, io: Io, interactive: boolean
         writeCache(o.cacheFile, refresh ? { ...entry, refresh_token: refresh } : entry);
         return { idToken: signedIn.idToken, exp: signedIn.exp };
       };
-      let why = 'not signed in yet';
+      let why = tokens ? 'the ID token expired, and there is no refresh token to renew it' : 'not signed in yet';
       if (tokens?.refresh_token) {
         try {
           const sub = tokens.id_token ? idTokenClaims(tokens.id_token).sub : undefined;
