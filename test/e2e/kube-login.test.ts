@@ -145,7 +145,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     await cluster?.stop();
     await box?.stop();
     await ca?.dispatcher.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    for (const d of [dir, ca?.dir]) if (d) fs.rmSync(d, { recursive: true, force: true });
   });
 
   function run(file: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
