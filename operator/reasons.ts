@@ -15,6 +15,8 @@
 // cannot go on until a person changes something (kstatus: Failed). So each
 // Ready=False reason says which of the two it is; both carry the reason of the
 // outcome, and are False (with the Ready reason) once the resource is ready.
+// Before the operator's first look, a resource reads status.observedGeneration
+// 0 (the CRDs' default), which kstatus takes as InProgress too.
 
 export const ConditionType = {
   /** Every resource: it is in place as its spec says (True), or why not (False). */
