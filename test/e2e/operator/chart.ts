@@ -143,7 +143,7 @@ export function describeChart(): void {
         ];
         expect(queries).to.have.length.above(20);
         const named = queries.map((q) => ({ q, names: metricNames(q) }));
-        for (const { q, names } of named) expect(names, q).to.not.be.empty;
+        for (const { q, names } of named) expect(names, q).to.have.length.above(0);
         const unknown = named.flatMap(({ q, names }) => names.filter((n) => !available.has(n)).map((n) => `${n} in ${q}`));
         expect(unknown).to.deep.equal([]);
         // Every kind of metric the brief of the dashboard names is there.
