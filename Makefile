@@ -7,7 +7,7 @@ MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 300
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app \
-	kube-binaries kube-up kube-down operator box bench-operator e2e-kind
+	kube-binaries test-tools kube-up kube-down operator box bench-operator e2e-kind
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -40,7 +40,15 @@ $(CHROMIUM):
 
 chromium: $(CHROMIUM) ## install Debian's Chromium (for the browser tests) when missing
 
-test: dist/.built $(CHROMIUM) kube-binaries ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+# The operator's tests run the chart's Argo CD health checks (Lua) under Debian's Lua.
+LUA := /usr/bin/lua5.4
+
+$(LUA):
+	@echo "installing Debian's lua5.4 for the Argo CD health check tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq lua5.4
+
+test: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure-logic tests only
@@ -49,19 +57,24 @@ test-unit: dist/.built ## pure-logic tests only
 test-integration: dist/.built ## the API over HTTP against a real PostgreSQL
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
-test-e2e: dist/.built $(CHROMIUM) kube-binaries ## real OAuth client libraries against the server as `make run` starts it
+test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools ## real OAuth client libraries against the server as `make run` starts it
 	$(MOCHA) 'dist/test/e2e/**/*.test.js'
 
 example-app: ## serve examples/browser-app on http://localhost:3000 (apply its client.yaml first)
 	node examples/browser-app/serve.mjs 3000
 
-test-operator: dist/.built kube-binaries ## the operator against a real kube-apiserver + etcd, with kubectl and helm
+test-operator: dist/.built $(LUA) kube-binaries test-tools ## the operator against a real kube-apiserver + etcd, with kubectl and helm
 	$(MOCHA) 'dist/test/e2e/operator/**/*.test.js'
 
 # kube-apiserver, etcd, kubectl and helm for the local cluster: built once (about 8 minutes
 # cold) into ~/.cache/boxauth/kube/bin; afterwards this checks versions and builds nothing.
 kube-binaries:
 	@scripts/kube-build.sh
+
+# kstatus (test/kstatus) and promtool for the operator's tests: built once (a few minutes cold) into
+# ~/.cache/boxauth/tools/bin; afterwards this builds nothing.
+test-tools:
+	@scripts/test-tools-build.sh
 
 kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, see README)
 	@scripts/kube-up.sh

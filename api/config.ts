@@ -10,6 +10,9 @@ export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
 export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
 
 /** An issuer of workload tokens the box trusts (Box.spec.trustedIssuers). */
+/** Where a box serves GET /metrics unless BOXAUTH_METRICS_PORT says otherwise (the operator's box pods name it `metrics`). */
+export const DEFAULT_METRICS_PORT = 9464;
+
 export interface TrustedIssuer {
   issuer: string;
   /** Where its keys are; found through OIDC discovery when absent. */
@@ -189,7 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host: str(env, 'BOXAUTH_HOST') ?? '0.0.0.0',
-    metricsPort: int(env, 'BOXAUTH_METRICS_PORT', 9464, 1, 65535),
+    metricsPort: int(env, 'BOXAUTH_METRICS_PORT', DEFAULT_METRICS_PORT, 1, 65535),
     baseUrl,
     box: str(env, 'BOXAUTH_BOX') ?? 'default',
     databaseUrl,

@@ -13,7 +13,7 @@ import type { ObjectCache } from './informer.js';
 import { isNotFound, PATCH, type KObject, type Kube, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
-import { ConditionType, type Reason } from './reasons.js';
+import { ConditionType, progressOf, ReconcilingReason, type Reason } from './reasons.js';
 
 export interface Status {
   observedGeneration?: number;
@@ -151,7 +151,8 @@ export abstract class Controller<T extends Resource> {
     }
     const end = this.deps.metrics.reconcileSeconds.startTimer({ controller: this.name });
     try {
-      const outcome = await this.reconcile(obj, force);
+      const newGeneration = !obj.metadata.deletionTimestamp && obj.status?.observedGeneration !== obj.metadata.generation;
+      const outcome = await this.reconcile(newGeneration ? await this.markReconciling(obj) : obj, force);
       if (outcome.ready) this.synced.set(key, fingerprint);
       else this.synced.delete(key);
       this.deps.metrics.reconciles.inc({ controller: this.name, result: outcome.requeueAfterMs !== undefined ? 'requeue' : 'ok' });
@@ -165,39 +166,92 @@ export abstract class Controller<T extends Resource> {
     }
   }
 
-  /** Ready=True, with the status fields as they now are; a Normal Event when the resource was not ready before. */
+  /** Ready=True (Reconciling and Stalled False), with the status fields as they now are; a Normal Event when the resource was not ready before. */
   protected async markReady(obj: T, { reason, message, fields = {}, conditions = [] }: ReadyOptions): Promise<void> {
     if (readyCondition(obj)?.status !== 'True') this.deps.events.normal(obj, reason, message);
-    await this.writeStatus(obj, [{ type: ConditionType.Ready, status: 'True', reason, message }, ...conditions], fields);
+    const settled = { status: 'False', reason, message } as const;
+    await this.writeStatus(
+      obj,
+      [
+        { type: ConditionType.Ready, status: 'True', reason, message },
+        { type: ConditionType.Reconciling, ...settled },
+        { type: ConditionType.Stalled, ...settled },
+        ...conditions,
+      ],
+      fields,
+    );
   }
 
   /**
-   * Ready=False with the problem's reason and message; a Warning Event when
-   * they are news (a retry that fails the same way adds none), unless the
-   * problem is reported elsewhere.
+   * Ready=False with the problem's reason and message, and Reconciling=True or
+   * Stalled=True (the other False) as operator/reasons.ts classifies the
+   * reason; a Warning Event when they are news (a retry that fails the same
+   * way adds none), unless the problem is reported elsewhere.
    */
   protected async markNotReady(obj: T, problem: Problem, { fields = this.statusFields(obj) }: NotReadyOptions = {}): Promise<void> {
     const was = readyCondition(obj);
     if (problem.event && (was?.status !== 'False' || was.reason !== problem.reason || was.message !== problem.message)) {
       this.deps.events.warning(obj, problem.reason, problem.message);
     }
-    await this.writeStatus(obj, [{ type: ConditionType.Ready, status: 'False', reason: problem.reason, message: problem.message }], fields);
+    const { reason, message } = problem;
+    const stalled = progressOf(this.type.kind, reason) === ConditionType.Stalled;
+    await this.writeStatus(
+      obj,
+      [
+        { type: ConditionType.Ready, status: 'False', reason, message },
+        { type: ConditionType.Reconciling, status: stalled ? 'False' : 'True', reason, message },
+        { type: ConditionType.Stalled, status: stalled ? 'True' : 'False', reason, message },
+      ],
+      fields,
+    );
   }
 
-  /** Sets the conditions (cert-manager's rule: see conditions.ts) and replaces the other fields; writes only what changed. */
-  private async writeStatus(obj: T, changes: NewCondition[], fields: Record<string, unknown>): Promise<void> {
+  /**
+   * Reconciling=True (Stalled=False) as the work on a generation the status
+   * does not show yet begins, so that tools that wait (kstatus, Argo CD) see
+   * it at once, and a new resource is not taken for a current one. Ready and
+   * status.observedGeneration stay as they are: they tell of the last
+   * generation done, until this one is. The object as the API server now
+   * has it (the reconcile's writes build on its status and resourceVersion).
+   */
+  private async markReconciling(obj: T): Promise<T> {
+    const generation = obj.metadata.generation;
+    const reconciling = findCondition(obj.status?.conditions, ConditionType.Reconciling);
+    if (reconciling?.status === 'True' && reconciling.observedGeneration === generation) return obj;
+    const reason = ReconcilingReason.Progressing;
+    const message = `working on generation ${generation ?? 1}`;
+    const written = await this.writeStatus(
+      obj,
+      [
+        { type: ConditionType.Reconciling, status: 'True', reason, message },
+        { type: ConditionType.Stalled, status: 'False', reason, message },
+      ],
+      this.statusFields(obj),
+      false,
+    );
+    return written ?? obj;
+  }
+
+  /**
+   * Sets the conditions, each with the generation it tells of (cert-manager's rule: see conditions.ts), and replaces
+   * the other fields; writes only what changed. status.observedGeneration becomes the object's generation when `done`
+   * (its reconcile is over), else stays as it was. The object as written, when it was.
+   */
+  private async writeStatus(obj: T, changes: NewCondition[], fields: Record<string, unknown>, done = true): Promise<T | undefined> {
     const previous = obj.status ?? {};
     let conditions = previous.conditions;
     const now = new Date(this.deps.clock.now());
     for (const c of changes) conditions = setCondition(conditions, c, obj.metadata.generation, now);
-    const next: Status = { ...fields, observedGeneration: obj.metadata.generation, conditions };
-    if (sameJson(previous, next)) return;
+    const observedGeneration = done ? obj.metadata.generation : previous.observedGeneration;
+    const next: Status = { ...fields, ...(observedGeneration !== undefined ? { observedGeneration } : {}), conditions };
+    if (sameJson(previous, next)) return undefined;
     const patch: Record<string, unknown> = { ...next };
     for (const k of Object.keys(previous)) if (!(k in next)) patch[k] = null; // a merge patch removes a field set to null
     try {
-      await this.kube.patch(this.type, obj.metadata.namespace, obj.metadata.name, { status: patch }, PATCH.merge, 'status');
+      return await this.kube.patch<T>(this.type, obj.metadata.namespace, obj.metadata.name, { status: patch }, PATCH.merge, 'status');
     } catch (err) {
       if (!isNotFound(err)) throw err; // deleted meanwhile: nothing to report on
+      return undefined;
     }
   }
 

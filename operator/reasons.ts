@@ -6,59 +6,95 @@
 // (test/unit/operator/reasons.test.ts). A Ready=False reason is also the
 // reason of the Warning Event written when it is set, and a Ready=True reason
 // that of the Normal Event written when the resource becomes ready.
+//
+// Next to Ready, every resource has the two conditions of kstatus
+// (sigs.k8s.io/cli-utils/pkg/kstatus), which Flux, kpt and Argo CD's health
+// checks (charts/boxauth/argocd/) read to tell "still working" from "stuck":
+// Reconciling=True while the operator works on a new generation or waits for
+// something that may still appear (kstatus: InProgress), Stalled=True when it
+// cannot go on until a person changes something (kstatus: Failed). So each
+// Ready=False reason says which of the two it is; both carry the reason of the
+// outcome, and are False (with the Ready reason) once the resource is ready.
+// Before the operator's first look, a resource reads status.observedGeneration
+// 0 (the CRDs' default), which kstatus takes as InProgress too.
 
 export const ConditionType = {
   /** Every resource: it is in place as its spec says (True), or why not (False). */
   Ready: 'Ready',
+  /** Every resource: the operator works on a new generation, or waits for something that may still appear (True). */
+  Reconciling: 'Reconciling',
+  /** Every resource: the operator cannot go on until a person changes something (True). */
+  Stalled: 'Stalled',
   /** A Box: whether any of its API pods is available. */
   Available: 'Available',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
-/** Where a reason appears: as a condition's reason with that status, or only as the reason of a Normal Event. */
-export type ReasonUse = { condition: ConditionType; status: 'True' | 'False' } | { event: 'Normal' };
+/** What a Ready=False reason means for kstatus: the operator is at it or waits (Reconciling), or needs a person (Stalled). */
+export type Progress = typeof ConditionType.Reconciling | typeof ConditionType.Stalled;
+
+/**
+ * Where a reason appears: as a condition's reason with that status (a Ready=False reason also as the reason of
+ * Reconciling=True or Stalled=True: `then`), or only as the reason of a Normal Event.
+ */
+export type ReasonUse = { condition: ConditionType; status: 'True' | 'False'; then?: Progress } | { event: 'Normal' };
 
 const READY = { condition: ConditionType.Ready, status: 'True' } as const;
-const NOT_READY = { condition: ConditionType.Ready, status: 'False' } as const;
+/** Ready=False, Reconciling=True: the operator retries, or something it waits for may still appear. */
+const WAITING = { condition: ConditionType.Ready, status: 'False', then: ConditionType.Reconciling } as const;
+/** Ready=False, Stalled=True: nothing changes until a person changes the resource or what it names. */
+const STALLED = { condition: ConditionType.Ready, status: 'False', then: ConditionType.Stalled } as const;
+/** Reconciling=True alone: a new generation is being worked on; Ready keeps its value (and older observedGeneration). */
+const PROGRESSING = { condition: ConditionType.Reconciling, status: 'True' } as const;
 const AVAILABLE = { condition: ConditionType.Available, status: 'True' } as const;
 const UNAVAILABLE = { condition: ConditionType.Available, status: 'False' } as const;
 const NORMAL_EVENT = { event: 'Normal' } as const;
 
+/** Every kind: the reconcile of a generation the status does not show yet has begun. */
+const progressing = {
+  /**
+   * Reconciling=True: the operator has begun on a new generation of the spec (or a new resource); Ready and
+   * status.observedGeneration still tell of the previous one until it is done. Nothing to do.
+   */
+  Progressing: PROGRESSING,
+} as const satisfies Record<string, ReasonUse>;
+
 const box = {
+  ...progressing,
   /** Ready=True: the schema, Secrets, Deployment and Service are in place; status.url is where the box serves. */
   Provisioned: READY,
   /**
-   * Ready=False: the namespace already has an older Box, and a namespace holds one box; this one is left alone
+   * Ready=False, Stalled=True: the namespace already has an older Box, and a namespace holds one box; this one is left alone
    * (no finalizer, no status fields). Delete it, or create it in another namespace.
    */
-  DuplicateBox: NOT_READY,
-  /** Ready=False: spec.database.secretRef names a Secret that does not exist. Create it, or fix the name; retried with backoff. */
-  DatabaseSecretNotFound: NOT_READY,
-  /** Ready=False: the Secret of spec.database.secretRef holds no postgres:// URL under its key. Fix it, or spec.database.secretRef.key. */
-  DatabaseSecretInvalid: NOT_READY,
+  DuplicateBox: STALLED,
+  /** Ready=False, Reconciling=True: spec.database.secretRef names a Secret that does not exist. Create it, or fix the name; retried with backoff. */
+  DatabaseSecretNotFound: WAITING,
+  /** Ready=False, Stalled=True: the Secret of spec.database.secretRef holds no postgres:// URL under its key. Fix it, or spec.database.secretRef.key. */
+  DatabaseSecretInvalid: STALLED,
   /**
-   * Ready=False: spec.tls.secretName names a Secret that does not exist (yet: cert-manager writes it once the Certificate is
+   * Ready=False, Reconciling=True: spec.tls.secretName names a Secret that does not exist (yet: cert-manager writes it once the Certificate is
    * issued), or that has no tls.crt and tls.key making a pair. The Service and Deployment are left as they are (running pods
    * keep serving what they have). Create or fix the Secret, or the name; the Box is looked at again when the Secret appears
    * or changes.
    */
-  TLSSecretNotReady: NOT_READY,
+  TLSSecretNotReady: WAITING,
   /**
-   * Ready=False: a ServiceAccount of the box's name exists and is not the operator's. Set spec.serviceAccountName to run the
+   * Ready=False, Stalled=True: a ServiceAccount of the box's name exists and is not the operator's. Set spec.serviceAccountName to run the
    * API pods as it, or delete it.
    */
-  ServiceAccountConflict: NOT_READY,
+  ServiceAccountConflict: STALLED,
   /**
-   * Ready=False: a schema or role of the box's name is not marked as this namespace's, and the operator changed nothing. If it
+   * Ready=False, Stalled=True: a schema or role of the box's name is not marked as this namespace's, and the operator changed nothing. If it
    * holds this box's data, mark it (the message gives the statements); otherwise rename or drop it. Looked at again at each
    * resync, not retried in a loop.
    */
-  DatabaseOwnedElsewhere: NOT_READY,
+  DatabaseOwnedElsewhere: STALLED,
   /**
-   * Ready=False: the database or the API server failed (the message says how); retried with backoff. Usually passes by itself;
+   * Ready=False, Reconciling=True: the database or the API server failed (the message says how); retried with backoff. Usually passes by itself;
    * when it stays, check the operator's DATABASE_URL and its RBAC.
    */
-  ProvisioningFailed: NOT_READY,
+  ProvisioningFailed: WAITING,
   /** Available=True: at least one API pod is available. */
   MinimumReplicasAvailable: AVAILABLE,
   /** Available=False: none of the API pods is available; `kubectl get pods -l app.kubernetes.io/instance=<box>` shows why. */
@@ -71,23 +107,24 @@ const box = {
 
 /** Client and AccessPolicy resources alike: they become records in their box's database (controllers/records.ts). */
 const record = {
+  ...progressing,
   /** Ready=True: the record in the box's database is as the spec says. */
   Reconciled: READY,
-  /** Ready=False: the namespace has no Box. Create one (e.g. `kubectl apply -n <namespace> -f examples/box.yaml`). */
-  BoxNotFound: NOT_READY,
-  /** Ready=False, without a Warning Event (the Box reports its own): the namespace's Box is not ready. Its Ready condition says why. */
-  BoxNotReady: NOT_READY,
-  /** Ready=False: the spec is not a valid record for the REST API's schema. Fix the field the message names. */
-  InvalidSpec: NOT_READY,
-  /** Ready=False: the record of this id is managed by another resource. Delete that resource first, or choose another name. */
-  OwnedElsewhere: NOT_READY,
+  /** Ready=False, Reconciling=True: the namespace has no Box. Create one (e.g. `kubectl apply -n <namespace> -f examples/box.yaml`). */
+  BoxNotFound: WAITING,
+  /** Ready=False, Reconciling=True, without a Warning Event (the Box reports its own): the namespace's Box is not ready. Its Ready condition says why. */
+  BoxNotReady: WAITING,
+  /** Ready=False, Stalled=True: the spec is not a valid record for the REST API's schema. Fix the field the message names. */
+  InvalidSpec: STALLED,
+  /** Ready=False, Stalled=True: the record of this id is managed by another resource. Delete that resource first, or choose another name. */
+  OwnedElsewhere: STALLED,
   /**
-   * Ready=False: the name is one of the records the box creates for itself (its root and admin UI clients and their policies);
+   * Ready=False, Stalled=True: the name is one of the records the box creates for itself (its root and admin UI clients and their policies);
    * nothing is written. Choose another name.
    */
-  ReservedName: NOT_READY,
-  /** Ready=False: writing the record failed (the message says how); retried with backoff. */
-  ReconcileError: NOT_READY,
+  ReservedName: STALLED,
+  /** Ready=False, Reconciling=True: writing the record failed (the message says how); retried with backoff. */
+  ReconcileError: WAITING,
   /** Normal Event: a record of this id created through the REST API is managed by this resource from now on. */
   Adopted: NORMAL_EVENT,
   /** Normal Event: the record was changed or deleted outside Kubernetes, and restored as the spec says. */
@@ -97,36 +134,36 @@ const record = {
 const client = {
   ...record,
   /**
-   * Ready=False: auth.workload binds a ServiceAccount of a namespace the Box does not allow, and the client has no record in the
+   * Ready=False, Stalled=True: auth.workload binds a ServiceAccount of a namespace the Box does not allow, and the client has no record in the
    * box (one written before is removed). A cluster admin may add the namespace to the Box's spec.workloadNamespaces; or bind
    * ServiceAccounts of the box's namespace.
    */
-  ServiceAccountNamespaceNotAllowed: NOT_READY,
+  ServiceAccountNamespaceNotAllowed: STALLED,
   /**
-   * Ready=False: a client_credentials client has no secret source. Set spec.secretRef, remove generateSecret: false, or bind
+   * Ready=False, Stalled=True: a client_credentials client has no secret source. Set spec.secretRef, remove generateSecret: false, or bind
    * ServiceAccounts in auth.workload.
    */
-  SecretRequired: NOT_READY,
-  /** Ready=False: the Secret spec.secretRef names does not exist. Create it. */
-  SecretNotFound: NOT_READY,
+  SecretRequired: STALLED,
+  /** Ready=False, Reconciling=True: the Secret spec.secretRef names does not exist. Create it. */
+  SecretNotFound: WAITING,
   /**
-   * Ready=False: the client's Secret has no such key (the message lists those it has). Set spec.secretRef.key or add the key;
+   * Ready=False, Stalled=True: the client's Secret has no such key (the message lists those it has). Set spec.secretRef.key or add the key;
    * for a generated Secret, delete it to have a new one generated.
    */
-  SecretKeyNotFound: NOT_READY,
-  /** Ready=False: the client secret is shorter than 8 characters. Put a longer one into the Secret. */
-  SecretTooShort: NOT_READY,
+  SecretKeyNotFound: STALLED,
+  /** Ready=False, Stalled=True: the client secret is shorter than 8 characters. Put a longer one into the Secret. */
+  SecretTooShort: STALLED,
   /**
-   * Ready=False: the Secret the operator would generate for the client exists and is not the operator's. Set spec.secretRef to
+   * Ready=False, Stalled=True: the Secret the operator would generate for the client exists and is not the operator's. Set spec.secretRef to
    * use it, or delete it.
    */
-  SecretConflict: NOT_READY,
+  SecretConflict: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
 const accessPolicy = {
   ...record,
-  /** Ready=False: the policy's JSON Schema or matcho pattern does not compile; it is not written, since it would allow nothing. Fix it. */
-  InvalidPolicy: NOT_READY,
+  /** Ready=False, Stalled=True: the policy's JSON Schema or matcho pattern does not compile; it is not written, since it would allow nothing. Fix it. */
+  InvalidPolicy: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
 /** Every reason of every kind, with where it appears: what the README's tables are checked against. */
@@ -137,6 +174,8 @@ type Names<T> = { readonly [K in keyof T]: K };
 const namesOf = <T extends Record<string, ReasonUse>>(uses: T): Names<T> =>
   Object.freeze(Object.fromEntries(Object.keys(uses).map((name) => [name, name]))) as Names<T>;
 
+/** The reason every kind's Reconciling condition has while a new generation is worked on. */
+export const ReconcilingReason = namesOf(progressing);
 export const BoxReason = namesOf(box);
 /** The reasons both Client and AccessPolicy resources report. */
 export const RecordReason = namesOf(record);
@@ -145,3 +184,10 @@ export const AccessPolicyReason = namesOf(accessPolicy);
 
 /** Any reason of any kind: a condition's reason is one of these, never a string made up on the spot. */
 export type Reason = keyof typeof box | keyof typeof client | keyof typeof accessPolicy;
+
+/** Reconciling or Stalled: what a Ready=False reason of the kind says to kstatus (a reason of no Ready=False use is a bug). */
+export function progressOf(kind: string, reason: Reason): Progress {
+  const use: ReasonUse | undefined = (REASONS as Record<string, Record<string, ReasonUse>>)[kind]?.[reason];
+  if (!use || !('then' in use) || !use.then) throw new Error(`${kind} reason ${reason} is not a Ready=False reason`);
+  return use.then;
+}

@@ -229,7 +229,8 @@ async function main(): Promise<void> {
     }, VOLUME_SYNC_MS);
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
   process.stderr.write(
-    `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, base URL ${env.BOXAUTH_BASE_URL}` +
+    `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, metrics on ${env.BOXAUTH_METRICS_PORT}, ` +
+      `base URL ${env.BOXAUTH_BASE_URL}` +
       `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`,
   );
   // PATH is the one thing the image gives besides the container's env.

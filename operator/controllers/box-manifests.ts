@@ -5,8 +5,11 @@
 // unchanged from a checkout after `make build` too. Its pods run as the Box's
 // own ServiceAccount, which may review tokens (system:auth-delegator) when an
 // issuer the box trusts is checked by TokenReview. With spec.tls they serve
-// HTTPS with the certificate of that Secret, mounted as files.
+// HTTPS with the certificate of that Secret, mounted as files. Their metrics
+// are on a container port named `metrics`, which the chart's PodMonitor scrapes
+// in every namespace, and which the Service leaves out (it is not for clients).
 import { createHash } from 'node:crypto';
+import { DEFAULT_METRICS_PORT } from '../../api/config.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
 import type { BoxResource } from './box.js';
@@ -106,6 +109,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
   const env = [
     { name: 'BOXAUTH_BOX', value: `${box.metadata.namespace}/${box.metadata.name}` },
     { name: 'BOXAUTH_PORT', value: String(port) },
+    { name: 'BOXAUTH_METRICS_PORT', value: String(DEFAULT_METRICS_PORT) },
     { name: 'BOXAUTH_HOST', value: '0.0.0.0' },
     { name: 'BOXAUTH_BASE_URL', value: baseUrlOf(box) },
     { name: 'BOXAUTH_DATA_DIR', value: '/tmp/boxauth' },
@@ -147,7 +151,11 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
               image: spec.image ?? settings.image,
               imagePullPolicy: settings.imagePullPolicy,
               command: API_COMMAND,
-              ports: [{ name: scheme, containerPort: port, protocol: 'TCP' }],
+              // The API's port first: what runs a pod locally (run-box.ts, the tests) answers on ports[0].
+              ports: [
+                { name: scheme, containerPort: port, protocol: 'TCP' },
+                { name: 'metrics', containerPort: DEFAULT_METRICS_PORT, protocol: 'TCP' },
+              ],
               env,
               readinessProbe: { httpGet: { path: '/readyz', port: scheme, scheme: probeScheme }, periodSeconds: 5, failureThreshold: 3 },
               livenessProbe: {

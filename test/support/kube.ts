@@ -18,6 +18,8 @@ import { freePort } from './ports.js';
 
 const CACHE = process.env.BOXAUTH_KUBE_CACHE ?? path.join(os.homedir(), '.cache', 'boxauth', 'kube');
 export const KUBE_BIN = path.join(CACHE, 'bin');
+/** kstatus and promtool, built by scripts/test-tools-build.sh (make test-tools). */
+export const TOOLS_BIN = path.join(process.env.BOXAUTH_TOOLS_CACHE ?? path.join(os.homedir(), '.cache', 'boxauth', 'tools'), 'bin');
 
 export interface RunResult {
   code: number;

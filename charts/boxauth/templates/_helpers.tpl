@@ -33,6 +33,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: operator
 {{- end -}}
 
+{{/* The labels the operator puts on every box API pod (operator/controllers/box-manifests.ts, operator/owned.ts). */}}
+{{- define "boxauth.boxSelector" -}}
+app.kubernetes.io/name: boxauth
+app.kubernetes.io/component: api
+app.kubernetes.io/managed-by: boxauth-operator
+{{- end -}}
+
 {{- define "boxauth.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}

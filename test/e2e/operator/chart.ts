@@ -1,12 +1,70 @@
 // The Helm chart: lint, and what it renders is accepted by the API server
-// (server-side dry run), with default and production values.
+// (server-side dry run), with default, production and monitoring values. Its
+// dashboard and alert rules ask only for metrics the box and the operator
+// really export (scraped from the ones this suite runs), and Prometheus's own
+// promtool accepts the rules.
 import { expect } from 'chai';
-import { OPERATOR_NAMESPACE, suite } from './suite.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { run, TOOLS_BIN } from '../../support/kube.js';
+import { chartObjects, OPERATOR_NAMESPACE, suite } from './suite.js';
+
+/** Every monitoring object on: the operator's ServiceMonitor, the box pods' PodMonitor, the dashboard, the rules. */
+const MONITORING = [
+  '--set',
+  'metrics.serviceMonitor.enabled=true',
+  '--set',
+  'grafana.dashboards.enabled=true',
+  '--set',
+  'prometheusRule.enabled=true',
+];
+
+// PromQL words that are not metric names: aggregations, keywords, and the functions (always followed by "(").
+const PROMQL_WORDS = new Set(
+  ['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile'].concat([
+    'by',
+    'without',
+    'on',
+    'ignoring',
+    'group_left',
+    'group_right',
+    'and',
+    'or',
+    'unless',
+    'bool',
+    'offset',
+    'inf',
+    'nan',
+  ]),
+);
+
+/** The metric names a PromQL expression (or a Grafana label_values() query) reads. */
+export function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""') // strings: label values, regexes
+    .replace(/\{[^}]*\}/g, ' ') // label matchers
+    .replace(/\[[^\]]*\]/g, ' ') // ranges
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists
+    .replace(/label_values\(\s*([a-zA-Z_:][\w:]*)\s*,[^)]*\)/g, ' $1 '); // Grafana's: (metric, label)
+  const names = [...bare.matchAll(/[a-zA-Z_:][\w:]*(?!\w|\s*\()/g)].map((m) => m[0]);
+  return [...new Set(names.filter((n) => !PROMQL_WORDS.has(n) && !/^\d/.test(n)))];
+}
+
+/** The series names an exposition offers: each family's, with a histogram's _bucket, _sum and _count. */
+function exported(exposition: string): Set<string> {
+  const names = new Set<string>();
+  for (const [, name, type] of exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name! + suffix);
+    else names.add(name!);
+  }
+  return names;
+}
 
 export function describeChart(): void {
   describe('the Helm chart', function () {
-    it('passes helm lint with default and production values', async function () {
-      for (const args of [[], ['-f', 'charts/boxauth/values-production.yaml']]) {
+    it('passes helm lint with default, production and monitoring values', async function () {
+      for (const args of [[], ['-f', 'charts/boxauth/values-production.yaml'], MONITORING]) {
         const r = await suite.cluster.helm(['lint', 'charts/boxauth', '--strict', ...args]);
         expect(r.code, r.stdout + r.stderr).to.equal(0);
       }
@@ -34,6 +92,74 @@ export function describeChart(): void {
       const pod = deployment.spec.template.spec;
       expect(pod.securityContext.runAsNonRoot).to.equal(true);
       expect(pod.containers[0].securityContext).to.deep.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    });
+
+    describe('monitoring', function () {
+      let objects: any[];
+      before(async function () {
+        objects = await chartObjects(suite.cluster, MONITORING);
+      });
+      const ofKind = (kind: string): any[] => objects.filter((o) => o.kind === kind);
+
+      it("scrapes the operator (ServiceMonitor) and, in every namespace, the box pods' port metrics (PodMonitor)", async function () {
+        expect(ofKind('ServiceMonitor').map((m) => m.spec.endpoints[0].port)).to.deep.equal(['metrics']);
+        const [boxes] = ofKind('PodMonitor');
+        expect(boxes.spec.namespaceSelector).to.deep.equal({ any: true });
+        expect(boxes.spec.podMetricsEndpoints[0].port).to.equal('metrics');
+        // The labels it selects are those of the box pods the operator runs.
+        const deployment = await suite.cluster.json(['get', 'deployment', '-n', 'team-a', 'auth']);
+        expect(deployment.spec.template.metadata.labels).to.deep.include(boxes.spec.selector.matchLabels);
+        const narrowed = await chartObjects(suite.cluster, [...MONITORING, '--set', 'metrics.serviceMonitor.boxNamespaces={team-a}']);
+        expect(narrowed.find((o) => o.kind === 'PodMonitor').spec.namespaceSelector).to.deep.equal({ matchNames: ['team-a'] });
+      });
+
+      it("ships the dashboard in a ConfigMap for Grafana's sidecar", function () {
+        const [configMap] = ofKind('ConfigMap').filter((c) => c.metadata.name === 'boxauth-dashboard');
+        expect(configMap.metadata.labels).to.include({ grafana_dashboard: '1' });
+        const dashboard = JSON.parse(configMap.data['boxauth.json']);
+        expect(dashboard).to.deep.equal(JSON.parse(fs.readFileSync('charts/boxauth/dashboards/boxauth.json', 'utf8')));
+      });
+
+      it('has alert rules that promtool check rules accepts', async function () {
+        const [rule] = ofKind('PrometheusRule');
+        const file = path.join(suite.cluster.dir, 'boxauth-rules.yaml');
+        fs.writeFileSync(file, stringify({ groups: rule.spec.groups }));
+        const r = await run(path.join(TOOLS_BIN, 'promtool'), ['check', 'rules', file]);
+        expect(r.code, r.stdout + r.stderr).to.equal(0);
+        expect(r.stdout).to.match(/SUCCESS: \d+ rules found/);
+      });
+
+      it('asks, in every dashboard query and alert rule, only for metrics the box or the operator exports', async function () {
+        const box = suite.pods.find((p) => p.process?.exitCode === null && p.process.signalCode === null);
+        expect(box, 'a box API process of this suite').to.not.equal(undefined);
+        const operator = await (await fetch(`http://127.0.0.1:${suite.operator.healthPort}/metrics`)).text();
+        const available = new Set([...exported(await box!.metrics()), ...exported(operator)]);
+        available.add('up'); // Prometheus writes it for every target it scrapes (the PodMonitor's and ServiceMonitor's jobs)
+        const dashboard = JSON.parse(ofKind('ConfigMap').find((c) => c.metadata.name === 'boxauth-dashboard').data['boxauth.json']);
+        const queries: string[] = [
+          ...dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr)),
+          ...dashboard.templating.list.filter((v: any) => v.type === 'query').map((v: any) => v.query.query),
+          ...ofKind('PrometheusRule')[0].spec.groups.flatMap((g: any) => g.rules.map((r: any) => r.expr)),
+        ];
+        expect(queries).to.have.length.above(20);
+        const named = queries.map((q) => ({ q, names: metricNames(q) }));
+        for (const { q, names } of named) expect(names, q).to.have.length.above(0);
+        const unknown = named.flatMap(({ q, names }) => names.filter((n) => !available.has(n)).map((n) => `${n} in ${q}`));
+        expect(unknown).to.deep.equal([]);
+        // Every kind of metric the brief of the dashboard names is there.
+        const all = new Set(named.flatMap(({ names }) => names));
+        for (const m of [
+          'boxauth_tokens_issued_total',
+          'boxauth_token_duration_seconds_bucket',
+          'boxauth_refusals_total',
+          'boxauth_sign_ins_total',
+          'boxauth_operator_reconciles_total',
+          'boxauth_operator_queue_depth',
+          'up',
+        ]) {
+          expect(all.has(m), m).to.equal(true);
+        }
+      });
     });
   });
 }

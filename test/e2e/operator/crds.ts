@@ -35,6 +35,10 @@ export function describeCrds(): void {
       expect(message, message).to.match(/spec\.auth\.workload: .*auth\.workload needs the client_credentials grant in grant_types/);
     });
 
+    it('refuses a Box whose API port would be its metrics port', async function () {
+      expect(await refused('Box', { port: 9464 })).to.include("9464 is the port of the box's metrics (BOXAUTH_METRICS_PORT) in its pod");
+    });
+
     it('refuses what the schema forbids, naming the field', async function () {
       expect(await refused('Client', { grant_types: ['password'] })).to.match(/spec\.grant_types\[0\]: Unsupported value: "password"/);
       expect(

@@ -90,7 +90,11 @@ export function describeExamples(): void {
         BOXAUTH_ROOT_CLIENT_SECRET: 'auth-root-client',
         BOXAUTH_ADMIN_PASSWORD: 'auth-admin',
         BOXAUTH_JWT_ALG: 'ES256',
+        BOXAUTH_METRICS_PORT: '9464',
       });
+      // Prometheus scrapes the pods' port `metrics` (the chart's PodMonitor); the Service leaves it out.
+      expect(container.ports).to.deep.include({ name: 'metrics', containerPort: 9464, protocol: 'TCP' });
+      expect(service.spec.ports.map((p: any) => p.name)).to.deep.equal(['http']);
       expect(box.status).to.include({ url: api.url, schema: schemaOf(NS), deployment: 'auth', service: 'auth' });
     });
 

@@ -12,6 +12,7 @@ import { describeChart } from './chart.js';
 import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
+import { describeHealth } from './health.js';
 import { describeReserved } from './reserved.js';
 import { describeTenancy } from './tenancy.js';
 import { describeTls } from './tls.js';
@@ -87,6 +88,7 @@ describe('the operator on a real kube-apiserver', function () {
   describeCrds();
   describeExamples();
   describeChart();
+  describeHealth();
   describeWorkload();
   describeReserved();
   describeTenancy();

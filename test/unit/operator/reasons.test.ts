@@ -1,10 +1,11 @@
 // The README's "Conditions and reasons" tables are what people read before they
 // write `kubectl wait` or an alert; operator/reasons.ts is what the operator
-// writes. Each must say exactly what the other says.
+// writes. Each must say exactly what the other says, down to which Ready=False
+// reasons are Reconciling (kstatus: InProgress) and which are Stalled (Failed).
 import { expect } from 'chai';
 import fs from 'node:fs';
 import { projectPath } from '../../../api/paths.js';
-import { REASONS, type ReasonKind } from '../../../operator/reasons.js';
+import { REASONS, type ReasonKind, type ReasonUse } from '../../../operator/reasons.js';
 
 /** The rows of every table in the README section, each row's cells as text. */
 function readmeTables(heading: string): string[][][] {
@@ -38,7 +39,13 @@ const names = (cell: string): string[] => [...cell.replace(/\([^()]*\)/g, '').ma
 function documented(): string[] {
   const lines: string[] = [];
   for (const [header, ...rows] of readmeTables('### Conditions and reasons')) {
-    if (header!.join('|') === 'kind|condition|`True`|`False`') {
+    if (header!.join('|') === 'kind|`Ready=True`|`Ready=False`, `Reconciling=True`|`Ready=False`, `Stalled=True`') {
+      for (const [kind, ready, waiting, stalled] of rows) {
+        for (const reason of names(ready!)) lines.push(`${kind} Ready=True ${reason}`);
+        for (const reason of names(waiting!)) lines.push(`${kind} Ready=False+Reconciling ${reason}`);
+        for (const reason of names(stalled!)) lines.push(`${kind} Ready=False+Stalled ${reason}`);
+      }
+    } else if (header!.join('|') === 'kind|condition|`True`|`False`') {
       for (const [kind, condition, whenTrue, whenFalse] of rows) {
         const [type] = names(condition!);
         for (const reason of names(whenTrue!)) lines.push(`${kind} ${type}=True ${reason}`);
@@ -56,9 +63,10 @@ function documented(): string[] {
 /** The same lines, from operator/reasons.ts. */
 function declared(): string[] {
   const lines: string[] = [];
-  for (const [kind, reasons] of Object.entries(REASONS) as [ReasonKind, (typeof REASONS)[ReasonKind]][]) {
+  for (const [kind, reasons] of Object.entries(REASONS) as [ReasonKind, Record<string, ReasonUse>][]) {
     for (const [reason, use] of Object.entries(reasons)) {
-      lines.push('event' in use ? `${kind} Normal Event ${reason}` : `${kind} ${use.condition}=${use.status} ${reason}`);
+      if ('event' in use) lines.push(`${kind} Normal Event ${reason}`);
+      else lines.push(`${kind} ${use.condition}=${use.status}${use.then ? `+${use.then}` : ''} ${reason}`);
     }
   }
   return lines.sort();

@@ -212,7 +212,11 @@ describe('Box controller', function () {
         BOXAUTH_TLS_KEY_FILE: '/etc/boxauth/tls/tls.key',
         BOXAUTH_BASE_URL: 'https://auth.team-a.svc',
       });
-      expect(api.ports).to.deep.equal([{ name: 'https', containerPort: 8080, protocol: 'TCP' }]);
+      expect(api.ports).to.deep.equal([
+        { name: 'https', containerPort: 8080, protocol: 'TCP' },
+        { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
+      ]);
+      expect(envOf().BOXAUTH_METRICS_PORT).to.equal('9464');
       expect(api.readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
       expect(api.livenessProbe.httpGet).to.deep.equal({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
       expect(h.object<any>(SERVICES, NS, 'auth')!.spec.ports).to.deep.equal([

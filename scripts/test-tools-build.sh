@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# test-tools-build.sh — build (once) the Go tools the operator's tests run.
+#
+# Usage: scripts/test-tools-build.sh
+#
+# Builds, into ${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}/bin/:
+#   kstatus   the helper of test/kstatus/ (sigs.k8s.io/cli-utils/pkg/kstatus, the
+#             versions pinned in its go.mod): the status Flux computes for an object;
+#   promtool  Prometheus's own rule checker, `go install`ed at $PROMETHEUS_VERSION
+#             (the Go module version of Prometheus 3.16.0), without the service
+#             discovery plugins (the remove_all_sd tag: `check rules` needs none).
+# Needs only `go` and the Go module proxy; a cold build takes a few minutes
+# (promtool is most of it). As scripts/kube-build.sh does: each binary has a
+# stamp file <bin>/.<name>.version and is rebuilt only when it is missing or the
+# stamp differs (kstatus's version is a digest of test/kstatus/), stdout stays
+# empty, and concurrent runs are serialised with a lock file.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KSTATUS_DIR=$ROOT/test/kstatus
+CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
+BIN=$CACHE/bin
+PROMETHEUS_VERSION=v0.316.0
+
+log() { printf 'test-tools-build: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
+
+command -v go >/dev/null || die "go is not on PATH"
+[[ -f $KSTATUS_DIR/go.mod ]] || die "missing $KSTATUS_DIR/go.mod"
+
+KSTATUS_VERSION=$(cat "$KSTATUS_DIR"/go.mod "$KSTATUS_DIR"/go.sum "$KSTATUS_DIR"/*.go | sha256sum | cut -c1-16)
+
+# stamped NAME VERSION: the binary exists and was built at VERSION.
+stamped() {
+  [[ -x $BIN/$1 && -f $BIN/.$1.version && $(<"$BIN/.$1.version") == "$2" ]]
+}
+
+mkdir -p "$BIN"
+exec 9>"$CACHE/.build.lock"
+if ! flock -n 9; then
+  log "another test-tools-build.sh is running; waiting for it"
+  flock 9
+fi
+
+export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+TMP=$(mktemp -d "$CACHE/.build.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+if stamped kstatus "$KSTATUS_VERSION"; then
+  log "kstatus $KSTATUS_VERSION: cached"
+else
+  log "building kstatus (test/kstatus, $KSTATUS_VERSION)"
+  start=$SECONDS
+  (cd "$KSTATUS_DIR" && go build -trimpath -ldflags "-s -w" -o "$TMP/kstatus" .) >&2
+  mv -f "$TMP/kstatus" "$BIN/kstatus" # rename: a running old binary keeps working
+  printf '%s\n' "$KSTATUS_VERSION" >"$BIN/.kstatus.version"
+  log "built kstatus in $((SECONDS - start)) s"
+fi
+
+if stamped promtool "$PROMETHEUS_VERSION"; then
+  log "promtool $PROMETHEUS_VERSION: cached"
+else
+  log "building promtool $PROMETHEUS_VERSION (a few minutes cold)"
+  start=$SECONDS
+  # Prometheus 3.x is published as Go module v0.3MM.P for release 3.MM.P; promtool --version says the latter.
+  minor=${PROMETHEUS_VERSION#v0.3}; minor=${minor%%.*}; minor=$((10#$minor))
+  release=3.$minor.${PROMETHEUS_VERSION##*.}
+  # Outside any module (in $TMP), so no go.mod of the repository plays a part.
+  (cd "$TMP" && GOBIN="$TMP" go install -trimpath -tags remove_all_sd \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION") >&2
+  "$TMP/promtool" --version >/dev/null || die "promtool does not run"
+  mv -f "$TMP/promtool" "$BIN/promtool"
+  printf '%s\n' "$PROMETHEUS_VERSION" >"$BIN/.promtool.version"
+  log "built promtool in $((SECONDS - start)) s"
+fi
+
+log "ready in $BIN: kstatus $KSTATUS_VERSION, promtool $PROMETHEUS_VERSION"
