@@ -31,6 +31,15 @@ log() { printf 'peers-build %s: %s\n' "$PEER" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 
+# apt_install PACKAGE…: Debian's packages this needs and the machine lacks.
+apt_install() {
+  local sudo=
+  [[ $(id -u) == 0 ]] || sudo=sudo
+  log "installing Debian's $*"
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >&2
+}
+
 # The lock is held until the script exits; a run that waits says so.
 lock() {
   exec 9>"$CACHE/.$PEER.lock"
@@ -97,11 +106,8 @@ find_jdk() {
       fi
     done
   done
-  log "no JDK ${JDK_MAJORS[*]} found; installing Debian's openjdk-17-jre-headless"
-  local sudo=
-  [[ $(id -u) == 0 ]] || sudo=sudo
-  $sudo apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openjdk-17-jre-headless >&2
+  log "no JDK ${JDK_MAJORS[*]} found"
+  apt_install openjdk-17-jre-headless
   printf '%s\n' /usr/lib/jvm/java-17-openjdk-amd64
 }
 
@@ -116,16 +122,12 @@ build_keycloak() {
     log "Keycloak $KEYCLOAK_VERSION: cached"
   else
     local start=$SECONDS tmp
-    if ! command -v mvn >/dev/null; then
-      log "installing Debian's maven (the Keycloak distribution comes from Maven Central)"
-      local sudo=
-      [[ $(id -u) == 0 ]] || sudo=sudo
-      $sudo apt-get update -qq >&2
-      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq maven >&2
-    fi
+    # mvn: the Keycloak distribution comes from Maven Central
+    command -v mvn >/dev/null || apt_install maven
+    command -v unzip >/dev/null || apt_install unzip
     tmp=$(mktemp -d "$CACHE/.keycloak.XXXXXX")
     log "fetching org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION (zip, 170 MB) from Maven Central"
-    if ! mvn -B -q -Dstyle.color=never "$DEPENDENCY_PLUGIN:copy" \
+    if ! mvn -B -q --strict-checksums -Dstyle.color=never "$DEPENDENCY_PLUGIN:copy" \
       "-Dartifact=org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" "-DoutputDirectory=$tmp" >&2; then
       rm -rf "$tmp"
       die "mvn could not fetch org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION"

@@ -1,8 +1,8 @@
 // What a target asks of PostgreSQL, from the server's cumulative statistics:
-// transactions in its database, rows written to its tables, WAL bytes and WAL fsyncs of the
-// server (the target is the only thing running on it). Backends report their
-// statistics at most once a second and an idle one within 10 s, so a window is
-// read after 11 s of quiet at each end.
+// transactions in its database, rows written to its own tables, WAL bytes and
+// WAL fsyncs of the server (the target is the only thing running on it).
+// Backends report their statistics at most once a second and an idle one within
+// 10 s, so a window is read after 11 s of quiet at each end.
 import pg from 'pg';
 import { sleep } from '../support/box.js';
 

@@ -99,7 +99,7 @@ export async function startKeycloak(home: string, javaHome: string, databaseUrl:
       request: clientCredentials(`/realms/${REALM}/protocol/openid-connect/token`, { id: CLIENT_ID, secret }),
       perToken:
         'client secret compared with the one it stores as given (not hashed), from its cache; ' +
-        'RS256 (RSA-2048) JWT; a transient session in memory, nothing written to PostgreSQL',
+        'RS256 (RSA-2048) JWT; a transient session in memory: nothing written to PostgreSQL, one read (offline_client_session)',
       check: (body) => expectToken(body, true),
       stop: () => server.stop(),
     };

@@ -18,6 +18,13 @@ export interface PeerProcess {
 }
 
 const running = new Set<PeerProcess>();
+/** What else an interrupted run stops after its peers (the bench's PostgreSQL). */
+const onInterrupt = new Set<() => Promise<void>>();
+
+export function stopOnInterrupt(stop: () => Promise<void>): () => void {
+  onInterrupt.add(stop);
+  return () => onInterrupt.delete(stop);
+}
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
@@ -34,7 +41,9 @@ process.once('exit', () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     process.stderr.write(`bench-peers: ${signal}: stopping the peers\n`);
-    void Promise.all([...running].map((p) => p.stop(5000))).finally(() => process.exit(130));
+    void Promise.all([...running].map((p) => p.stop(5000)))
+      .then(() => Promise.all([...onInterrupt].map((stop) => stop())))
+      .finally(() => process.exit(130));
   });
 }
 

@@ -24,7 +24,9 @@ const cpu = (r: Row): number => r.cpuUs.api + r.cpuUs.postgres;
 const times = (x: number): string => (x >= 10 ? x.toFixed(0) : x.toFixed(1)) + '×';
 
 export function report(rows: Row[], skipped: Skipped[]): string {
-  const boxauth = rows.filter((r) => BOXAUTH.includes(r.key));
+  const peers = rows.filter((r) => !BOXAUTH.includes(r.key));
+  // ratio columns only where there is something to compare
+  const boxauth = peers.length > 0 ? rows.filter((r) => BOXAUTH.includes(r.key)) : [];
   const head = [
     'target',
     'tokens/s',
@@ -54,8 +56,7 @@ export function report(rows: Row[], skipped: Skipped[]): string {
     ...boxauth.map((b) => (BOXAUTH.includes(r.key) ? '' : times(b.rps / r.rps))),
   ]);
   const lines = [textTable(head, body, [0])];
-  const peers = rows.filter((r) => !BOXAUTH.includes(r.key));
-  if (peers.length > 0 && boxauth.length > 0) {
+  if (boxauth.length > 0) {
     lines.push('');
     for (const b of boxauth) {
       for (const p of peers) {

@@ -17,7 +17,7 @@ import { LOAD, measure, type Measured } from '../measure.js';
 import { startBoxauth } from './boxauth.js';
 import { startHydra } from './hydra.js';
 import { startKeycloak } from './keycloak.js';
-import { buildPeer } from './process.js';
+import { buildPeer, stopOnInterrupt } from './process.js';
 import { report, type Row, type Skipped } from './report.js';
 import type { Target } from './target.js';
 
@@ -83,6 +83,7 @@ async function main(): Promise<void> {
       `logs of the peers in ${LOG_DIR}`,
   );
   const server = await benchServer(log);
+  const forget = stopOnInterrupt(() => server.stop());
   try {
     for (const peer of peers) {
       const b = built.get(peer.key);
@@ -103,13 +104,16 @@ async function main(): Promise<void> {
     if (!ONLY || ONLY.includes('boxauth')) {
       const url = await freshDatabase(server.url, 'peers_boxauth');
       const box = await startBoxauth(url);
+      const forgetBox = stopOnInterrupt(() => box.stop());
       try {
         for (const t of box.targets) rows.push(await measureTarget(t, url, server.postgresPid));
       } finally {
+        forgetBox();
         await box.stop();
       }
     }
   } finally {
+    forget();
     await server.stop();
   }
 
