@@ -127,8 +127,10 @@ build_keycloak() {
     command -v unzip >/dev/null || apt_install unzip
     tmp=$(mktemp -d "$CACHE/.keycloak.XXXXXX")
     log "fetching org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION (zip, 170 MB) from Maven Central"
-    if ! mvn -B -q --strict-checksums -Dstyle.color=never "$DEPENDENCY_PLUGIN:copy" \
-      "-Dartifact=org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" "-DoutputDirectory=$tmp" >&2; then
+    # mvn's output only when it fails: even quiet, it prints colour codes
+    if ! mvn -B -q --strict-checksums "$DEPENDENCY_PLUGIN:copy" \
+      "-Dartifact=org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" "-DoutputDirectory=$tmp" >"$tmp/mvn.log" 2>&1; then
+      cat "$tmp/mvn.log" >&2
       rm -rf "$tmp"
       die "mvn could not fetch org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION"
     fi

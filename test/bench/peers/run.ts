@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   if (!(await wrkAvailable())) throw new Error('wrk is not installed (make bench-peers installs it: apt-get install wrk)');
   const started = Date.now();
   const loadBefore = os.loadavg();
+  fs.rmSync(LOG_DIR, { recursive: true, force: true }); // this run's logs only
   fs.mkdirSync(LOG_DIR, { recursive: true });
   const rows: Row[] = [];
   const skipped: Skipped[] = [];
