@@ -7,7 +7,7 @@ MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 300
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app \
-	kube-binaries test-tools kube-up kube-down operator box bench-operator e2e-kind
+	kube-binaries test-tools kube-up kube-down operator box bench-operator bench-peers e2e-kind
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -99,6 +99,11 @@ box: dist/.built ## run a box's pod here, from its Deployment (no kubelet needed
 
 bench: dist/.built /usr/bin/wrk ## load test (wrk, 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare-node ceiling; writes bench-results.json
 	node dist/test/bench/run.js
+
+# Ory Hydra (built with Go) and Keycloak (from Maven Central, run on a JDK 25, 21 or 17) are built
+# once into ~/.cache/boxauth/peers by scripts/peers-build.sh (5-8 minutes cold); later runs reuse them.
+bench-peers: dist/.built /usr/bin/wrk ## Ory Hydra and Keycloak in production mode against boxauth, same PostgreSQL and wrk load as make bench; writes bench-peers-results.json
+	node dist/test/bench/peers/run.js
 
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js

@@ -74,7 +74,7 @@ function postgresPids(): number[] {
 }
 
 export interface CpuUse {
-  /** CPU seconds of the API processes (primary and workers) and of PostgreSQL's (a server on this machine). */
+  /** CPU seconds of the measured process tree (a box's primary and workers, a peer) and of PostgreSQL's. */
   api: number;
   postgres: number;
 }
@@ -83,11 +83,20 @@ export interface CpuUse {
 export class CpuMeter {
   private before = new Map<number, number>();
 
-  constructor(private readonly rootPid: number) {}
+  /**
+   * `postgresPid`: the postmaster of the bench's own server, whose backends are
+   * its children; without it every PostgreSQL on the machine counts (other
+   * servers' work too, on a machine shared with tests).
+   */
+  constructor(
+    private readonly rootPid: number,
+    private readonly postgresPid?: number,
+  ) {}
 
   private snapshot(): { api: Map<number, number>; postgres: Map<number, number> } {
     const read = (pids: number[]): Map<number, number> => new Map(pids.map((pid) => [pid, cpuSeconds(pid)]));
-    return { api: read([this.rootPid, ...children(this.rootPid)]), postgres: read(postgresPids()) };
+    const postgres = this.postgresPid === undefined ? postgresPids() : [this.postgresPid, ...children(this.postgresPid)];
+    return { api: read([this.rootPid, ...children(this.rootPid)]), postgres: read(postgres) };
   }
 
   start(): void {

@@ -7,21 +7,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../api/db/embedded.js';
 import { projectPath } from '../../api/paths.js';
 import { basic, Box, sleep } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 import { freePort } from '../support/ports.js';
-import { drive, wrkAvailable, type LoadResult } from './load.js';
-import { CpuMeter, RssSampler } from './process-stats.js';
+import { benchServer, freshDatabase } from './database.js';
+import { wrkAvailable } from './load.js';
+import { LOAD, measure as measureLoad, type Measured } from './measure.js';
 import { seedScale } from './scale.js';
 import { AUDIENCE, sample, scenarios, seed, type Scenario } from './scenarios.js';
+import { textTable } from './table.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
-const WORKERS = env('BENCH_WORKERS', os.availableParallelism());
-const CONNECTIONS = env('BENCH_CONNECTIONS', 32);
-const SECONDS = env('BENCH_SECONDS', 10);
-const WARMUP_SECONDS = env('BENCH_WARMUP_SECONDS', 3);
+const { workers: WORKERS, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS } = LOAD;
 const REFRESH_TOKENS = env('BENCH_REFRESH_TOKENS', 100_000);
 const SCALE_CLIENTS = env('BENCH_SCALE_CLIENTS', 100_000);
 const SCALE_SESSIONS = env('BENCH_SCALE_SESSIONS', 5_000_000);
@@ -32,12 +30,9 @@ const PROFILE_DIR = process.env.BENCH_PROFILE;
 const P99_TARGET_MS = 25;
 const RSS_TARGET_MB = 200;
 
-interface Row extends LoadResult {
+interface Row extends Measured {
   key: string;
   title: string;
-  rssMb: number;
-  /** CPU time per request, µs: the API processes and PostgreSQL's. */
-  cpuUs: { api: number; postgres: number };
   ratio?: number;
   targets: string[];
 }
@@ -47,18 +42,9 @@ const log = (msg: string): void => {
 };
 
 /** A fresh database for the run, on DATABASE_URL's server or an embedded one. */
-async function benchDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = process.env.DATABASE_URL
-    ? { url: process.env.DATABASE_URL, stop: async () => undefined }
-    : await startEmbeddedPostgres(projectPath('.boxauth', 'bench'), log);
-  const admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS boxauth_bench WITH (FORCE)');
-  await admin.query('CREATE DATABASE boxauth_bench');
-  await admin.end();
-  const url = new URL(server.url);
-  url.pathname = '/boxauth_bench';
-  return { url: url.toString(), stop: server.stop };
+async function benchDatabase(): Promise<{ url: string; postgresPid: number | undefined; stop(): Promise<void> }> {
+  const server = await benchServer(log);
+  return { ...server, url: await freshDatabase(server.url, 'boxauth_bench') };
 }
 
 async function runSql(url: string, sql: string): Promise<void> {
@@ -71,20 +57,19 @@ async function runSql(url: string, sql: string): Promise<void> {
   }
 }
 
-async function measure(url: string, rootPid: number, key: string, title: string, requests: Scenario['requests']): Promise<Row> {
-  if (WARMUP_SECONDS > 0) await drive(url, requests, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, threads: 2 });
-  const rss = new RssSampler(rootPid);
-  const cpu = new CpuMeter(rootPid);
-  rss.start();
-  cpu.start();
-  const result = await drive(url, requests, { connections: CONNECTIONS, seconds: SECONDS, threads: 2 });
-  const used = cpu.stop();
-  const rssMb = rss.stop();
-  const cpuUs = { api: (used.api * 1e6) / result.requests, postgres: (used.postgres * 1e6) / result.requests };
+async function measure(
+  url: string,
+  rootPid: number,
+  postgresPid: number | undefined,
+  key: string,
+  title: string,
+  requests: Scenario['requests'],
+): Promise<Row> {
+  const m = await measureLoad(url, rootPid, requests, postgresPid);
   log(
-    `${title}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${result.failures} failed, CPU/request: API ${cpuUs.api.toFixed(0)} µs, PostgreSQL ${cpuUs.postgres.toFixed(0)} µs`,
+    `${title}: ${Math.round(m.rps)} req/s, p99 ${m.p99Ms.toFixed(1)} ms, ${m.failures} failed, CPU/request: API ${m.cpuUs.api.toFixed(0)} µs, PostgreSQL ${m.cpuUs.postgres.toFixed(0)} µs`,
   );
-  return { key, title, ...result, rssMb, cpuUs, targets: [] };
+  return { key, title, ...m, targets: [] };
 }
 
 /** The box's count of answers by route and status of 400 or more (from /metrics), to say what failed. */
@@ -148,10 +133,7 @@ function table(rows: Row[]): string {
     `${r.cpuUs.api.toFixed(0)}+${r.cpuUs.postgres.toFixed(0)}`,
     r.key === 'ceiling' ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+  return textTable(head, body);
 }
 
 async function main(): Promise<void> {
@@ -183,7 +165,7 @@ async function main(): Promise<void> {
     // The ceiling runs alone: the box is idle meanwhile (its database too).
     const started = await startCeiling(seeded.jwt);
     ceiling = started.process;
-    const ceilingRow = await measure(started.url, ceiling.pid!, 'ceiling', 'ceiling: bare node:http + ES256', [
+    const ceilingRow = await measure(started.url, ceiling.pid!, db.postgresPid, 'ceiling', 'ceiling: bare node:http + ES256', [
       {
         method: 'POST',
         path: '/auth/token',
@@ -196,7 +178,7 @@ async function main(): Promise<void> {
 
     const rows: Row[] = [ceilingRow];
     for (const s of list) {
-      const row = await measure(box.url, box.process!.pid!, s.key, s.title, s.requests);
+      const row = await measure(box.url, box.process!.pid!, db.postgresPid, s.key, s.title, s.requests);
       if (row.failures > 0) log(`answers of 400 or more so far:\n${await failedAnswers(box)}`);
       judge(row, s, ceilingRow.rps);
       rows.push(row);
@@ -214,6 +196,7 @@ async function main(): Promise<void> {
       const row = await measure(
         box.url,
         box.process!.pid!,
+        db.postgresPid,
         'cc_jwt_scale',
         `${jwtScenario.title}, 100k clients/5M sessions`,
         jwtScenario.requests,

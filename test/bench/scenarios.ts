@@ -128,9 +128,14 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion };
 }
 
-const tokenRequest = (client: { id: string; secret: string }, params: Record<string, string>): BenchRequest => ({
+/** A token request as a client sends it: HTTP Basic and a form (bench-peers sends it to the peers' endpoints too). */
+export const tokenRequest = (
+  client: { id: string; secret: string },
+  params: Record<string, string>,
+  path = '/auth/token',
+): BenchRequest => ({
   method: 'POST',
-  path: '/auth/token',
+  path,
   headers: { Authorization: basic(client.id, client.secret), 'Content-Type': FORM },
   body: form(params),
 });
