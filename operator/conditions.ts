@@ -22,12 +22,12 @@ export interface NewCondition {
   message: string;
 }
 
-/** The conditions with `next` set; other types are kept as they are. */
+/** The conditions with `next` set at `now` (the controllers' clock); other types are kept as they are. */
 export function setCondition(
   conditions: Condition[] | undefined,
   next: NewCondition,
   generation: number | undefined,
-  now = new Date(),
+  now: Date,
 ): Condition[] {
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === next.type);

@@ -1,7 +1,6 @@
 // AccessPolicy resources → access policy records. A policy that does not
 // compile (a bad JSON Schema or matcho pattern) is not written: it would allow
 // nothing in the box, and the author should hear why.
-import type { Pool } from '../../api/db/pool.js';
 import { ApiError } from '../../api/errors.js';
 import { checkPolicyCompiles } from '../../api/policy/engines.js';
 import { accessPolicies } from '../../api/store/policies.js';
@@ -29,11 +28,5 @@ export class AccessPolicyController extends RecordController<AccessPolicyResourc
       throw err;
     }
     return { record };
-  }
-
-  protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
-    const stored = await accessPolicies.read(pool, id);
-    if (stored?.managedBy !== managedBy) return;
-    await accessPolicies.remove(pool, id, managedBy);
   }
 }

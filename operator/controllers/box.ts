@@ -351,7 +351,20 @@ export class BoxController extends Controller<BoxResource> {
   /** spec.reclaimPolicy, applied to what is this namespace's: a schema or role marked otherwise stays as it is. */
   private async reclaim(box: BoxResource): Promise<void> {
     const ns = box.metadata.namespace!;
-    const adminUrl = await this.adminUrl(box);
+    let adminUrl: string;
+    try {
+      adminUrl = await this.adminUrl(box);
+    } catch (err) {
+      if (!(err instanceof Problem)) throw err;
+      // The Secret of spec.database is gone or holds no URL: no way into the database. A namespace being deleted takes
+      // its Secrets at once and accepts no new one, so holding the Box until the Secret returns would hold the namespace
+      // in Terminating for ever; what is in the database stays, as with anything reclaimPolicy Delete may not drop.
+      this.log.warn(
+        { namespace: ns, err: err.message },
+        'box deleted; its database cannot be reached: its schema and role are left as they are',
+      );
+      return this.databases.forget(ns);
+    }
     if (box.spec?.reclaimPolicy === 'Delete') return this.databases.drop(ns, adminUrl);
     const password = secretValue(await this.kube.find<SecretObject>(SECRETS, ns, boxNames(box).secrets.database), 'password');
     try {

@@ -15,6 +15,7 @@ import type { Pool } from '../../api/db/pool.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../../api/oauth/secrets.js';
 import { workloadSettings } from '../../api/oauth/workload/assertion.js';
 import { clients } from '../../api/store/clients.js';
+import type { Stored } from '../../api/store/resources.js';
 import type { Client } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
@@ -114,7 +115,7 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     return `${super.fingerprint(obj)}|${source?.name}|${secret?.metadata.uid}|${secret?.metadata.resourceVersion}|${allowed?.join(',')}`;
   }
 
-  protected async desired(obj: ClientResource, pool: Pool, box: BoxResource): Promise<Desired<Client>> {
+  protected async desired(obj: ClientResource, box: BoxResource, stored: Stored<Client> | undefined): Promise<Desired<Client>> {
     const record = this.baseRecord(obj, ['secretRef', 'generateSecret']);
     checkWorkloadNamespaces(record, box);
     const source = secretSource(obj);
@@ -132,7 +133,6 @@ export class ClientController extends RecordController<ClientSpec, Client> {
       source.key,
       source.generated ? 'delete the Secret to have a new one generated' : 'set spec.secretRef.key or add the key',
     );
-    const stored = await clients.read(pool, record.id);
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const same =
       stored?.managedBy === this.managedBy(obj) &&
@@ -179,9 +179,7 @@ export class ClientController extends RecordController<ClientSpec, Client> {
     );
   }
 
-  protected async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
-    const stored = await clients.read(pool, id);
-    if (stored?.managedBy !== managedBy) return; // not ours (any more): leave it
+  protected override async deleteRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
     await clients.removeWithSessions(pool, id, managedBy);
   }
 }

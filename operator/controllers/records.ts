@@ -19,7 +19,7 @@
 import { errorMessage, ValidationError } from '../../api/errors.js';
 import type { Pool } from '../../api/db/pool.js';
 import { isReserved, reservedRecords } from '../../api/reserved.js';
-import type { ResourceTable } from '../../api/store/resources.js';
+import type { ResourceTable, Stored } from '../../api/store/resources.js';
 import { validateResource, type ResourceKind } from '../../api/schema/resources.js';
 import { findCondition, isReady } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
@@ -86,11 +86,22 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     return record;
   }
 
-  /** Computes the record (and secret) to write; throws Problem when the author must fix something. */
-  protected abstract desired(obj: Resource<S>, pool: Pool, box: BoxResource): Promise<Desired<R>>;
+  /**
+   * Computes the record (and secret) to write, given the record as it is stored now; throws Problem when the author
+   * must fix something.
+   */
+  protected abstract desired(obj: Resource<S>, box: BoxResource, stored: Stored<R> | undefined): Promise<Desired<R>>;
 
-  /** Removes the record; a Client closes its sessions too. */
-  protected abstract removeRecord(pool: Pool, id: string, managedBy: string): Promise<void>;
+  /** Deletes the record this resource manages; a Client closes its sessions too. */
+  protected async deleteRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
+    await this.table.remove(pool, id, managedBy);
+  }
+
+  /** Removes the record when this resource manages it; one that is not its own (any more) is left. */
+  private async removeRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
+    if ((await this.table.read(pool, id))?.managedBy !== managedBy) return;
+    await this.deleteRecord(pool, id, managedBy);
+  }
 
   protected fingerprint(obj: Resource<S>): string {
     const box = this.boxes.activeBox(obj.metadata.namespace!);
@@ -137,8 +148,9 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     // Box's reconcile connects it and enqueues this again; the status stays as it is meanwhile.
     if (!pool) return { ready: false, requeueAfterMs: 2000 };
     try {
-      const desired = await this.desired(obj, pool, box);
-      await this.writeRecord(obj, pool, desired);
+      const stored = await this.table.read(pool, obj.metadata.name);
+      const desired = await this.desired(obj, box, stored);
+      await this.writeRecord(obj, pool, desired, stored);
       await this.markReady(obj, {
         reason: RecordReason.Reconciled,
         message: `${this.kind} ${obj.metadata.name} is served by Box ${box.metadata.name} at ${box.status?.url ?? '?'}`,
@@ -193,10 +205,9 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     return { ready: false };
   }
 
-  private async writeRecord(obj: Resource<S>, pool: Pool, desired: Desired<R>): Promise<void> {
+  private async writeRecord(obj: Resource<S>, pool: Pool, desired: Desired<R>, stored: Stored<R> | undefined): Promise<void> {
     const managedBy = this.managedBy(obj);
     const id = obj.metadata.name;
-    const stored = await this.table.read(pool, id);
     if (stored && stored.managedBy !== managedBy) {
       if (stored.managedBy !== null) {
         throw new Problem(

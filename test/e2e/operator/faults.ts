@@ -3,8 +3,7 @@
 import { expect } from 'chai';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
-import { freePort } from '../../support/ports.js';
-import { OPERATOR_NAMESPACE, readyOf, sql, startOperator, suite, token, waitReady } from './suite.js';
+import { OPERATOR_NAMESPACE, readyBox, readyOf, sql, startOperator, suite, token, waitReady } from './suite.js';
 
 const NS = 'faults';
 
@@ -30,21 +29,8 @@ export function describeFaults(): void {
 
     before(async function () {
       this.timeout(120_000);
-      const { cluster } = suite;
-      await cluster.k(['create', 'namespace', NS]);
-      const port = await freePort();
-      await cluster.k(
-        ['apply', '-f', '-'],
-        JSON.stringify({
-          apiVersion: 'boxauth.io/v1alpha1',
-          kind: 'Box',
-          metadata: { name: 'auth', namespace: NS },
-          spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-        }),
-      );
-      await waitReady('box', NS, 'auth');
-      api = (await cluster.runDeployment(NS, 'auth')).box;
-      suite.pods.push(api);
+      await suite.cluster.k(['create', 'namespace', NS]);
+      ({ api } = await readyBox(NS));
     });
 
     it('loses and duplicates nothing when the operator is killed mid-reconcile', async function () {

@@ -18,7 +18,7 @@ const LUA = '/usr/bin/lua5.4';
 const ARTIFACTS = projectPath('test-artifacts', 'health');
 
 interface Case {
-  state: string;
+  state: 'just created' | 'waiting for a Box' | 'waiting for a Secret' | 'Ready' | 'stalled';
   object: any;
 }
 
@@ -69,7 +69,7 @@ export function describeHealth(): void {
       k(['apply', '-n', NS, '-f', '-'], manifest(kind, name, spec));
 
     /** Waits until the object's condition has that status and reason (at its generation), then keeps it as a case. */
-    async function capture(state: string, kind: string, name: string, type: string, reason: string): Promise<void> {
+    async function capture(state: Case['state'], kind: string, name: string, type: string, reason: string): Promise<void> {
       const object = await eventually(`${kind} ${NS}/${name} ${type}=True ${reason}`, async () => {
         const obj = await suite.cluster.json(['get', kind, '-n', NS, name]);
         const c = obj.status?.conditions?.find((x: any) => x.type === type);
@@ -124,47 +124,37 @@ export function describeHealth(): void {
       }
     });
 
-    const table = (verdicts: { status: string; message: string }[]): string[] =>
-      cases.map(({ state, object }, i) => `${object.kind} ${object.metadata.name} (${state}): ${verdicts[i]!.status}`);
+    /** Prints the tool's verdict on each case, and expects the status `expected` gives for its state. */
+    function expectVerdicts(tool: string, verdicts: { status: string }[], expected: Record<Case['state'], string>): void {
+      const table = cases.map(({ state, object }, i) => `${object.kind} ${object.metadata.name} (${state}): ${verdicts[i]!.status}`);
+      process.stdout.write(`      ${tool}:\n${table.map((l) => `        ${l}\n`).join('')}`);
+      expect(table).to.deep.equal(
+        cases.map(({ state, object }) => `${object.kind} ${object.metadata.name} (${state}): ${expected[state]}`),
+      );
+    }
 
     it('kstatus: InProgress while waiting for a Box or a Secret, Current when Ready, Failed when stalled, for every kind', async function () {
       const verdicts = await kstatus(cases.map((c) => c.object));
-      process.stdout.write(
-        `      kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status.Compute):\n${table(verdicts)
-          .map((l) => `        ${l}\n`)
-          .join('')}`,
-      );
-      const expected = {
+      expectVerdicts('kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status.Compute)', verdicts, {
         'just created': 'InProgress',
         'waiting for a Box': 'InProgress',
         'waiting for a Secret': 'InProgress',
         Ready: 'Current',
         stalled: 'Failed',
-      };
-      expect(table(verdicts)).to.deep.equal(
-        cases.map(({ state, object }) => `${object.kind} ${object.metadata.name} (${state}): ${expected[state as keyof typeof expected]}`),
-      );
+      });
       const failed = verdicts.find((v) => v.status === 'Failed')!;
       expect(failed.message).to.include('namespace gitops already has Box auth'); // the Stalled condition's message
     });
 
     it("Argo CD (the chart's health.lua per kind, under Lua): Progressing, Healthy, Degraded as the conditions say", async function () {
       const verdicts = await argoHealth(cases.map((c) => c.object));
-      process.stdout.write(
-        `      Argo CD health.lua:\n${table(verdicts)
-          .map((l) => `        ${l}\n`)
-          .join('')}`,
-      );
-      const expected = {
+      expectVerdicts('Argo CD health.lua', verdicts, {
         'just created': 'Progressing',
         'waiting for a Box': 'Progressing',
         'waiting for a Secret': 'Progressing',
         Ready: 'Healthy',
         stalled: 'Degraded',
-      };
-      expect(table(verdicts)).to.deep.equal(
-        cases.map(({ state, object }) => `${object.kind} ${object.metadata.name} (${state}): ${expected[state as keyof typeof expected]}`),
-      );
+      });
       expect(verdicts.map((v) => v.message)).to.include.members([
         'BoxNotFound: no Box in namespace gitops: create one (e.g. kubectl apply -n gitops -f examples/box.yaml)',
         'SecretNotFound: Secret gitops/orders-credentials (spec.secretRef) does not exist; create it',

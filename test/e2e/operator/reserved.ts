@@ -7,8 +7,7 @@
 import { expect } from 'chai';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
-import { freePort } from '../../support/ports.js';
-import { readyOf, sql, suite, token } from './suite.js';
+import { readyBox, readyOf, runBoxApi, sql, suite, token } from './suite.js';
 
 const NS = 'tenant-r';
 const ATTACKER = 'https://attacker.example/cb';
@@ -34,24 +33,13 @@ export function describeReserved(): void {
 
     async function restartApi(): Promise<void> {
       await api.stop();
-      api = (await suite.cluster.runDeployment(NS, 'auth')).box;
-      suite.pods.push(api);
+      api = await runBoxApi(NS);
     }
 
     before(async function () {
       this.timeout(120_000);
       await suite.cluster.k(['create', 'namespace', NS]);
-      const port = await freePort();
-      await apply({
-        apiVersion: 'boxauth.io/v1alpha1',
-        kind: 'Box',
-        metadata: { name: 'auth', namespace: NS },
-        spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-      });
-      await suite.cluster.k(['wait', '--for=condition=Ready', 'box/auth', '-n', NS, '--timeout=60s']);
-      schema = (await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
-      api = (await suite.cluster.runDeployment(NS, 'auth')).box;
-      suite.pods.push(api);
+      ({ api, schema } = await readyBox(NS));
     });
 
     after(async function () {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { parseAllDocuments } from 'yaml';
 import type { Box } from '../../support/box.js';
 import { eventually, OperatorProcess, type TestCluster } from '../../support/kube.js';
+import { freePort } from '../../support/ports.js';
 
 export const OPERATOR_NAMESPACE = 'boxauth-system';
 
@@ -60,6 +61,30 @@ export async function waitReady(kind: string, namespace: string, name: string, t
     },
     timeoutMs,
   );
+}
+
+/** The API of Box `auth` in `namespace`, run from its Deployment as a kubelet would (stopped with the suite). */
+export async function runBoxApi(namespace: string): Promise<Box> {
+  const api = (await suite.cluster.runDeployment(namespace, 'auth')).box;
+  suite.pods.push(api);
+  return api;
+}
+
+/** Box `auth` (reclaimPolicy Delete) applied in `namespace`, which exists, and Ready; its API running, and its schema. */
+export async function readyBox(namespace: string): Promise<{ api: Box; schema: string }> {
+  const port = await freePort();
+  await suite.cluster.k(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'boxauth.io/v1alpha1',
+      kind: 'Box',
+      metadata: { name: 'auth', namespace },
+      spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
+    }),
+  );
+  await waitReady('box', namespace, 'auth', 60_000);
+  const schema: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
+  return { api: await runBoxApi(namespace), schema };
 }
 
 export function basic(id: string, secret: string): string {

@@ -13,8 +13,7 @@ import { baseUrlOf } from '../../../operator/controllers/box-manifests.js';
 import { assertionAuth, assertionRequest, claimsOf } from '../../support/assertion.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
-import { freePort } from '../../support/ports.js';
-import { readyOf, sql, suite, token, waitReady } from './suite.js';
+import { readyBox, readyOf, runBoxApi, sql, suite, token, waitReady } from './suite.js';
 
 const NS = 'tenant-a'; // the box's namespace
 const OTHER = 'tenant-b'; // another tenant's
@@ -44,8 +43,7 @@ export function describeWorkload(): void {
     /** The box's pod again, after its Deployment changed (a kubelet would roll it). */
     async function restartApi(): Promise<void> {
       await api.stop();
-      api = (await suite.cluster.runDeployment(NS, 'auth')).box;
-      suite.pods.push(api);
+      api = await runBoxApi(NS);
     }
 
     async function canReviewTokens(): Promise<string> {
@@ -67,17 +65,7 @@ export function describeWorkload(): void {
       const { cluster } = suite;
       for (const ns of [NS, OTHER]) await cluster.k(['create', 'namespace', ns]);
       await cluster.k(['create', 'serviceaccount', 'orders', '-n', OTHER]);
-      const port = await freePort();
-      await apply({
-        apiVersion: 'boxauth.io/v1alpha1',
-        kind: 'Box',
-        metadata: { name: 'auth', namespace: NS },
-        spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-      });
-      await waitReady('box', NS, 'auth', 60_000);
-      schema = (await cluster.json(['get', 'box', 'auth', '-n', NS])).status.schema;
-      api = (await cluster.runDeployment(NS, 'auth')).box;
-      suite.pods.push(api);
+      ({ api, schema } = await readyBox(NS));
       rootToken = (await token(api, 'root', await cluster.secretValue(NS, 'auth-root-client', 'client-secret'))).token!;
     });
 

@@ -47,4 +47,21 @@ describe('AccessPolicy controller', function () {
     expect(ready(await reconciled(policy('root-allow', { engine: 'allow' })))).to.deep.include({ status: 'False', reason: 'ReservedName' });
     expect(await accessPolicies.ids(db.pool)).to.deep.equal([]);
   });
+
+  it('on deletion removes its record, and leaves one it does not manage', async function () {
+    await reconciled(policy('orders-allow', { engine: 'allow' }));
+    await accessPolicies.write(
+      db.pool,
+      { resourceType: 'AccessPolicy', id: 'taken', engine: 'allow' },
+      { managedBy: 'AccessPolicy team-b/taken' },
+    );
+    expect(ready(await reconciled(policy('taken', { engine: 'allow' })))).to.deep.include({ status: 'False', reason: 'OwnedElsewhere' });
+    for (const name of ['orders-allow', 'taken']) {
+      await h.kube.delete(ACCESS_POLICIES, NS, name);
+      await h.reconcile(h.policies, NS, name);
+      expect(h.object(ACCESS_POLICIES, NS, name), name).to.equal(undefined);
+    }
+    expect(await accessPolicies.ids(db.pool)).to.deep.equal(['taken']);
+    expect((await accessPolicies.read(db.pool, 'taken'))!.managedBy).to.equal('AccessPolicy team-b/taken');
+  });
 });

@@ -305,6 +305,21 @@ describe('Box controller', function () {
       expect(h.object(BOXES, NS, 'auth')).to.equal(undefined);
     });
 
+    it('lets the Box go, reclaiming nothing, when the Secret of spec.database is gone (its namespace being deleted)', async function () {
+      await h.kube.create(SECRETS, NS, {
+        metadata: { name: 'pg' },
+        stringData: { DATABASE_URL: 'postgres://admin:pw@db.team-a:5432/boxes' },
+      });
+      h.kube.put(BOXES, box({ reclaimPolicy: 'Delete', database: { secretRef: { name: 'pg' } } }));
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(ready(current())).to.deep.include({ status: 'True' });
+      await h.kube.delete(SECRETS, NS, 'pg'); // a namespace's deletion takes Secrets at once; the Box waits for its finalizer
+      await h.kube.delete(BOXES, NS, 'auth');
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(h.object(BOXES, NS, 'auth')).to.equal(undefined);
+      expect(h.databases.calls).to.deep.equal(['ensure team-a', 'forget team-a']);
+    });
+
     it('reclaims nothing for a duplicate Box', async function () {
       h.kube.put(BOXES, box());
       await h.reconcile(h.boxes, NS, 'auth');
