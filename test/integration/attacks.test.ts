@@ -45,6 +45,43 @@ describe("an attacker's requests", function () {
     });
   });
 
+  describe('a parameter sent twice is refused, never read one way by a proxy and another by the box', function () {
+    it('on the token, introspection, revocation and device endpoints: 400 naming it', async function () {
+      const basicRoot = { Authorization: basic('root', box.rootSecret), 'Content-Type': 'application/x-www-form-urlencoded' };
+      for (const [path, body] of [
+        ['/auth/token', 'grant_type=client_credentials&grant_type=client_credentials'],
+        ['/auth/token', 'grant_type=client_credentials&audience=a&audience=b'],
+        ['/auth/introspect', `token=${root}&token=${root}`],
+        ['/auth/revoke', `token=${root}&token=x`],
+        ['/auth/device', 'client_id=root&client_id=root'],
+      ] as const) {
+        const res = await box.request('POST', path, { headers: basicRoot, body });
+        expect(res.status, `${path} ${body}: ${res.text}`).to.equal(400);
+        expect(res.body).to.include({ error: 'invalid_request' });
+        expect(res.body.error_description).to.include('more than once');
+      }
+      // The root token was not revoked by the refused request.
+      expect((await box.json('GET', '/Client/root', undefined, root)).status).to.equal(200);
+    });
+
+    it('userinfo takes the token once: header and body, or the query twice, is refused', async function () {
+      const both = await box.request('POST', '/auth/userinfo', {
+        headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `access_token=${root}`,
+      });
+      expect(both.status, both.text).to.equal(400);
+      const twice = await box.request('GET', `/auth/userinfo?access_token=${root}&access_token=${root}`);
+      expect(twice.status, twice.text).to.equal(401);
+      expect(twice.body.error_description).to.include('once');
+    });
+
+    it('logout with a parameter given twice is a page saying so, and signs nobody out', async function () {
+      const res = await box.request('GET', '/auth/logout?client_id=a&client_id=b');
+      expect(res.status).to.equal(400);
+      expect(res.text).to.include('more than once');
+    });
+  });
+
   describe('a policy that tests uri sees the id the router serves', function () {
     let token: string;
     before(async function () {
