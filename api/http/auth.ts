@@ -2,6 +2,7 @@
 // authorization (does any AccessPolicy allow this request). Deny by default.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors.js';
+import { percentDecode } from '../input.js';
 import { checkAccessToken } from '../oauth/access-tokens.js';
 import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
@@ -95,6 +96,20 @@ export const ROUTE_TYPE = 'resource/type';
 export const ROUTE_ID = 'resource/id';
 
 /**
+ * The routed path as the router read it: each segment percent-decoded, so that
+ * `/Client/%72oot` is tested as the `/Client/root` it serves. What would change
+ * the path's shape (`/`, `%`, `?`, `#` inside a segment) stays encoded. The
+ * request line was checked at the edge (./edge.ts): every segment decodes.
+ */
+function routedPath(path: string): string {
+  if (!path.includes('%')) return path;
+  return path
+    .split('/')
+    .map((segment) => (percentDecode(segment, false) ?? segment).replace(/[%/?#]/g, encodeURIComponent))
+    .join('/');
+}
+
+/**
  * The request object the policy engines see (README, "Access control"). `uri` is
  * the path that was routed; `resource/type` is the first segment of the matched
  * route's pattern and `resource/id` its `:id` parameter, present only on routes
@@ -121,7 +136,7 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
   const client = principal.client.resource;
   return {
     'request-method': req.method.toLowerCase(),
-    uri: req.path,
+    uri: routedPath(req.path),
     params: { ...query, [ROUTE_TYPE]: type, ...(id !== undefined ? { [ROUTE_ID]: id } : {}) },
     'query-string': queryString,
     client: { ...client },

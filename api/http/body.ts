@@ -38,6 +38,11 @@ const hasBody = (req: express.Request): boolean =>
 /** The forms of the box's own pages (sign-in, consent, logout…), checked like every body. */
 export const pageForm: RequestHandler[] = [
   express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }),
+  // No body, or one of another type, is an empty form: express leaves req.body unset then.
+  (req, _res, next) => {
+    req.body ??= {};
+    next();
+  },
   checkedBody,
 ];
 

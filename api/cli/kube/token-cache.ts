@@ -42,12 +42,13 @@ export function readCache(file: string, want: Pick<CachedTokens, 'issuer' | 'cli
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new Error(`cannot read the token cache ${file}: ${errorMessage(err)}`, { cause: err });
   }
-  let entry: Partial<CachedTokens>;
+  let entry: Partial<CachedTokens> | null;
   try {
-    entry = JSON.parse(text) as Partial<CachedTokens>;
+    entry = JSON.parse(text) as Partial<CachedTokens> | null;
   } catch {
     return undefined; // a file this program did not write: sign in again, and it is replaced
   }
+  if (entry === null || typeof entry !== 'object') return undefined;
   if (entry.issuer !== want.issuer || entry.client_id !== want.client_id || entry.scope !== want.scope) return undefined;
   return {
     ...want,
