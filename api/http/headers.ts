@@ -1,4 +1,4 @@
-// Headers on every answer of the box, from express or from the OAuth fast path.
+// Headers on every answer of the box, from express or from the OAuth endpoints (./oauth-endpoints.ts).
 // Bearer tokens, not cookies, authorize API calls, so any origin may call the API
 // and the OAuth endpoints from a browser app (no credentials are ever allowed).
 export const COMMON_HEADERS: Readonly<Record<string, string>> = {

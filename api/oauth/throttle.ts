@@ -35,13 +35,21 @@ export class FailureThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts an attempt for each key; TooManyAttempts (and nothing counted) when one is over its limit. */
+  /**
+   * Counts an attempt for each key; TooManyAttempts (and nothing counted) when one
+   * is over its limit. A refused attempt adds no window: otherwise one address,
+   * refused at once, could send made-up client ids until the oldest windows
+   * (its own among them) were evicted, and start afresh.
+   */
   reserve(keys: string[]): void {
     const now = this.now();
-    const windows = keys.map((key) => this.window(key, now));
-    const full = windows.findIndex((w, i) => w.attempts >= this.limitOf(keys[i]!));
-    if (full !== -1) throw new TooManyAttempts(Math.max(1, Math.ceil((windows[full]!.start + this.windowMs - now) / 1000)));
-    for (const w of windows) w.attempts++;
+    for (const key of keys) {
+      const w = this.windows.get(key);
+      if (w && now - w.start < this.windowMs && w.attempts >= this.limitOf(key)) {
+        throw new TooManyAttempts(Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)));
+      }
+    }
+    for (const key of keys) this.window(key, now).attempts++;
   }
 
   /** Gives back the attempts of a successful authentication. */

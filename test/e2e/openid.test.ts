@@ -194,6 +194,34 @@ describe('OpenID Connect with openid-client', function () {
     expect(back.searchParams.get('state')).to.equal('s1');
   });
 
+  it('an id_token_hint naming someone else than the signed-in person needs a sign-in; one the box did not sign is refused', async function () {
+    const annTokens = await codeFlow(new FormAgent(box));
+    expect((await box.json('POST', '/users', { email: 'bob@example.com', password: 'bob-password-1' }, root)).status).to.equal(201);
+    const bob = new FormAgent(box);
+    expect((await bob.signIn('bob@example.com', 'bob-password-1')).status).to.equal(303);
+    const [header, payload, signature] = annTokens.id_token!.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'someone' })).toString('base64url')}.${signature}`;
+    for (const [hint, error] of [
+      [annTokens.id_token!, 'login_required'],
+      [forged, 'invalid_request'],
+    ] as const) {
+      const url = oauth.buildAuthorizationUrl(config, {
+        redirect_uri: CALLBACK,
+        scope: 'openid',
+        prompt: 'none',
+        id_token_hint: hint,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      });
+      const answer = await bob.get(`${url.pathname}${url.search}`);
+      expect(answer.status).to.equal(302);
+      const back = new URL(answer.headers.get('location')!);
+      expect(back.searchParams.get('error'), error).to.equal(error);
+      expect(back.searchParams.get('code')).to.equal(null);
+    }
+  });
+
   it('prompt=login and max_age make a signed-in person sign in again; login_hint fills in the email', async function () {
     const browser = new FormAgent(box);
     const first = (await codeFlow(browser)).claims()!;
@@ -268,6 +296,32 @@ describe('OpenID Connect with openid-client', function () {
       code_challenge_method: 'S256',
     });
     expect((await browser.get(`${next.pathname}${next.search}`)).text).to.include('action="/auth/sign-in"');
+  });
+
+  it('logout refuses a hint the box did not sign, or one for another client than client_id, and ends nothing', async function () {
+    const other = await box.json(
+      'PUT',
+      '/Client/other-rp',
+      { grant_types: ['client_credentials'], secret: 'other-secret-123', post_logout_redirect_uris: ['https://other.example/bye'] },
+      root,
+    );
+    expect(other.status, other.text).to.equal(201);
+    const browser = new FormAgent(box);
+    const tokens = await codeFlow(browser);
+    const [header, payload, signature] = tokens.id_token!.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + 3600 })).toString('base64url')}.${signature}`;
+    const queries: Record<string, string>[] = [
+      { id_token_hint: forged },
+      { id_token_hint: tokens.id_token!, client_id: 'other-rp', post_logout_redirect_uri: 'https://other.example/bye' },
+    ];
+    for (const query of queries) {
+      const res = await browser.get(`/auth/logout?${new URLSearchParams(query)}`);
+      expect(res.status, JSON.stringify(query)).to.equal(400);
+      expect(res.headers.get('location')).to.equal(null);
+    }
+    expect((await oauth.fetchUserInfo(config, tokens.access_token, String(annId))).sub).to.equal(String(annId));
+    expect((await browser.get('/auth/signed-in')).text).to.include('ann@example.com');
   });
 
   it('logout refuses unregistered addresses, and asks the person when the request proves nothing', async function () {

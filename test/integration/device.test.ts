@@ -94,6 +94,24 @@ describe('device authorization grant', function () {
     expect((await browser.get('/auth/device/verify?user_code=BBBB-BBBK')).text).to.include('Too many wrong codes');
   });
 
+  it('guessing through the form is throttled as on the page: after too many wrong codes, not even the right one is decided', async function () {
+    await box.json('POST', '/users', { email: 'guesser@example.com', password: 'guesser-password-1' }, await box.rootToken());
+    const guesser = new FormAgent(box);
+    expect((await guesser.signIn('guesser@example.com', 'guesser-password-1')).status).to.equal(303);
+    const { body: own } = await ask();
+    const form = hiddenFields((await guesser.get(`/auth/device/verify?user_code=${own.user_code}`)).text); // a CSRF token of their own
+    const { body: victim } = await ask();
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      statuses.push((await guesser.post('/auth/device/verify', { ...form, user_code: `CCCC-CCC${'BCDFG'[i]}`, decision: 'deny' })).status);
+    }
+    expect(statuses.every((s) => s === 400)).to.equal(true);
+    const hit = await guesser.post('/auth/device/verify', { ...form, user_code: victim.user_code, decision: 'deny' });
+    expect(hit.status).to.equal(400);
+    expect(hit.text).to.include('Too many wrong codes');
+    expect((await poll(victim.device_code)).body.error).to.equal('authorization_pending');
+  });
+
   it('the page asks a stranger to sign in first; a client without the grant is refused', async function () {
     const stranger = await new FormAgent(box).get('/auth/device/verify?user_code=ABCD-EFGH');
     expect(stranger.status).to.equal(303);

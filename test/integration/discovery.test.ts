@@ -36,6 +36,15 @@ describe('discovery, introspection, revocation, keys', function () {
     expect(res.body.grant_types_supported).to.include.members(['client_credentials', 'refresh_token']);
   });
 
+  it('tells the same of every endpoint in its RFC 8414 and its OpenID Connect discovery documents', async function () {
+    const oauth = (await box.json('GET', '/.well-known/oauth-authorization-server')).body;
+    const openid = (await box.json('GET', '/.well-known/openid-configuration')).body;
+    for (const [name, value] of Object.entries(oauth)) expect(openid[name], name).to.deep.equal(value);
+    expect(oauth.grant_types_supported).to.include('implicit');
+    expect(oauth.response_types_supported).to.include.members(['code', 'token', 'id_token']);
+    expect(oauth.token_endpoint_auth_methods_supported).to.include.members(['private_key_jwt', 'none']);
+  });
+
   it('publishes the public key that verifies its JWTs, with kid, and no private parts', async function () {
     const jwks = (await box.json('GET', '/.well-known/jwks.json')).body;
     for (const key of jwks.keys) expect(key).not.to.have.property('d');

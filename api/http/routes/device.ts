@@ -1,13 +1,14 @@
 // The page where a person connects a device (RFC 8628 §3.3): behind sign-in, they
 // type the user code their device shows, see which client asks for what, and allow
-// or deny. A wrong code counts as a failed attempt of the person (the sign-in
-// throttle), so that user codes cannot be guessed by trying them all.
+// or deny. A wrong code, typed on the page or sent in the form, counts as a failed
+// attempt of the person (the sign-in throttle), so that user codes cannot be
+// guessed by trying them all.
 import type { Request, Response, Router } from 'express';
 import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
 import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
 import type { Services } from '../../services.js';
 import { countAttempt, uncountAttempt } from '../../store/browser.js';
-import { decideDeviceCode, findPendingByUserCode, type DeviceCode } from '../../store/device-codes.js';
+import { decideDeviceCode, findPendingByUserCode } from '../../store/device-codes.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid } from '../browser-session.js';
@@ -18,8 +19,11 @@ export function deviceRouter(svc: Services): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
-  /** The pending code a signed-in person typed, or why not (throttled: every miss counts). */
-  async function lookUp(req: Request, userId: number, typed: string): Promise<DeviceCode | string> {
+  /**
+   * `attempt` (a look-up or a decision on the code a signed-in person typed), or
+   * why not: every miss counts, so the form and the page alike stop a guesser.
+   */
+  async function throttled<T>(req: Request, userId: number, attempt: () => Promise<T | undefined>, miss: string): Promise<T | string> {
     const keys = [`device:${userId}`, `addr:${svc.addressOf(req)}`];
     const limit = svc.config.signInMaxFailures;
     const counts = await countAttempt(svc.pool, keys, svc.config.signInWindowSeconds);
@@ -27,10 +31,10 @@ export function deviceRouter(svc: Services): Router {
       await uncountAttempt(svc.pool, keys);
       return 'Too many wrong codes. Wait a few minutes, then try again.';
     }
-    const code = await findPendingByUserCode(svc.pool, normalizeUserCode(typed));
-    if (!code) return 'This code is not valid, or it has expired. Check your device and try again.';
+    const found = await attempt();
+    if (found === undefined) return miss;
     await uncountAttempt(svc.pool, keys);
-    return code;
+    return found;
   }
 
   router.get('/auth/device/verify', async (req: Request, res: Response) => {
@@ -41,7 +45,12 @@ export function deviceRouter(svc: Services): Router {
     }
     const typed = typeof req.query.user_code === 'string' ? req.query.user_code : undefined;
     if (!typed) return renderPage(res, 200, deviceCodePage({ box }));
-    const code = await lookUp(req, person.user.id, typed);
+    const code = await throttled(
+      req,
+      person.user.id,
+      () => findPendingByUserCode(svc.pool, normalizeUserCode(typed)),
+      'This code is not valid, or it has expired. Check your device and try again.',
+    );
     if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
     const client = await svc.clients.get(code.clientId);
     renderPage(
@@ -68,18 +77,20 @@ export function deviceRouter(svc: Services): Router {
     if (!person) return renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Start again from your device.'));
     const typed = typeof body.user_code === 'string' ? body.user_code : '';
     const allowed = body.decision === 'allow';
-    const decided = await decideDeviceCode(svc.pool, normalizeUserCode(typed), {
-      allowed,
-      userId: person.user.id,
-      authTime: person.browser.authTime,
-      sid: person.browser.sid,
-    });
-    if (!decided)
-      return renderPage(
-        res,
-        400,
-        deviceCodePage({ box, code: typed, error: 'This code is not valid any more. Start again from your device.' }),
-      );
+    // Throttled as the page is: a form sent straight here must not make guessing codes free.
+    const decided = await throttled(
+      req,
+      person.user.id,
+      async () =>
+        (await decideDeviceCode(svc.pool, normalizeUserCode(typed), {
+          allowed,
+          userId: person.user.id,
+          authTime: person.browser.authTime,
+          sid: person.browser.sid,
+        })) || undefined,
+      'This code is not valid any more. Start again from your device.',
+    );
+    if (typeof decided === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided }));
     renderPage(
       res,
       200,

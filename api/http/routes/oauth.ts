@@ -1,9 +1,34 @@
 // The discovery documents. The OAuth endpoints that take a body (token,
 // introspection, revocation) never reach express: see ../oauth-endpoints.ts.
 import type { Router } from 'express';
+import { RESPONSE_TYPES } from '../../oauth/authorize.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
 import { strictRouter } from '../router.js';
+
+/**
+ * The authorization server's metadata (RFC 8414 §2). The OpenID Connect discovery
+ * document (./openid.ts) is this and OpenID's own fields, so that the two never
+ * tell a client different things about the same endpoints.
+ */
+export function authorizationServerMetadata(svc: Services): Record<string, unknown> {
+  const base = svc.config.baseUrl;
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/auth/authorize`,
+    token_endpoint: `${base}/auth/token`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    introspection_endpoint: `${base}/auth/introspect`,
+    revocation_endpoint: `${base}/auth/revoke`,
+    device_authorization_endpoint: `${base}/auth/device`,
+    grant_types_supported: [...grants.keys(), 'implicit'],
+    response_types_supported: RESPONSE_TYPES,
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+  };
+}
 
 export function oauthRouter(svc: Services): Router {
   const router = strictRouter();
@@ -13,22 +38,7 @@ export function oauthRouter(svc: Services): Router {
   });
 
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
-    const base = svc.config.baseUrl;
-    res.set('Cache-Control', 'public, max-age=300').json({
-      issuer: base,
-      authorization_endpoint: `${base}/auth/authorize`,
-      token_endpoint: `${base}/auth/token`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      introspection_endpoint: `${base}/auth/introspect`,
-      revocation_endpoint: `${base}/auth/revoke`,
-      device_authorization_endpoint: `${base}/auth/device`,
-      grant_types_supported: [...grants.keys()],
-      response_types_supported: ['token', 'code'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      code_challenge_methods_supported: ['S256'],
-    });
+    res.set('Cache-Control', 'public, max-age=300').json(authorizationServerMetadata(svc));
   });
 
   return router;

@@ -2,10 +2,8 @@
 // (Discovery 1.0) and RP-initiated logout (RP-Initiated Logout 1.0).
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
-import { RESPONSE_TYPES } from '../../oauth/authorize.js';
 import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, scopesOf, userClaims } from '../../oauth/openid.js';
 import { closeBrowserSessions } from '../../oauth/access-tokens.js';
-import { grants } from '../../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
@@ -15,6 +13,7 @@ import { csrfToken, csrfValid, endBrowserSession, signedIn } from '../browser-se
 import { NO_STORE } from '../headers.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
+import { authorizationServerMetadata } from './oauth.js';
 
 const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
 
@@ -22,19 +21,11 @@ const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'cl
 export function openidConfiguration(svc: Services): Record<string, unknown> {
   const base = svc.config.baseUrl;
   return {
-    issuer: base,
-    authorization_endpoint: `${base}/auth/authorize`,
-    token_endpoint: `${base}/auth/token`,
+    ...authorizationServerMetadata(svc),
     userinfo_endpoint: `${base}/auth/userinfo`,
-    jwks_uri: `${base}/.well-known/jwks.json`,
     end_session_endpoint: `${base}/auth/logout`,
-    device_authorization_endpoint: `${base}/auth/device`,
-    revocation_endpoint: `${base}/auth/revoke`,
-    introspection_endpoint: `${base}/auth/introspect`,
     scopes_supported: OPENID_SCOPES,
-    response_types_supported: RESPONSE_TYPES,
     response_modes_supported: ['query', 'fragment'],
-    grant_types_supported: [...grants.keys(), 'implicit'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [svc.keyring.active.alg],
     userinfo_signing_alg_values_supported: ['none'],
@@ -43,10 +34,6 @@ export function openidConfiguration(svc: Services): Record<string, unknown> {
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    code_challenge_methods_supported: ['S256'],
     frontchannel_logout_supported: false,
     backchannel_logout_supported: false,
   };
