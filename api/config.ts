@@ -62,6 +62,8 @@ export interface Config {
   /** Failed client authentications per client id (and 4× that per address) in a window, before 429. */
   clientAuthMaxFailures: number;
   clientAuthWindowSeconds: number;
+  /** Device codes (POST /auth/device) one address may ask for in a device code's lifetime, per process, before 429. */
+  deviceCodesPerAddress: number;
   /** argon2 runs that may wait per process and kind (sign-in, write, client secret) before 503. */
   argon2MaxWaiting: number;
   /** HTTPS: the PEM certificate (chain) and key, reloaded when they change; undefined: plain HTTP. */
@@ -218,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     signInWindowSeconds: int(env, 'BOXAUTH_SIGN_IN_WINDOW_SECONDS', 900, 1, 86400),
     clientAuthMaxFailures: int(env, 'BOXAUTH_CLIENT_AUTH_MAX_FAILURES', 10, 1, 100000),
     clientAuthWindowSeconds: int(env, 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS', 60, 1, 86400),
+    deviceCodesPerAddress: int(env, 'BOXAUTH_DEVICE_CODES_PER_ADDRESS', 30, 1, 100000),
     argon2MaxWaiting: int(env, 'BOXAUTH_ARGON2_MAX_WAITING', 32, 0, 10000),
     trustedProxies: trustedProxies(env),
     tls,

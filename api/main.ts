@@ -35,6 +35,7 @@ Configuration is read from the environment:
   BOXAUTH_TLS_KEY_FILE         HTTPS: its PEM private key
   BOXAUTH_TRUSTED_PROXIES      proxies whose X-Forwarded-For is believed, as CIDRs (none)
   BOXAUTH_CLIENT_AUTH_MAX_FAILURES  failed client authentications per client id and minute before 429 (10)
+  BOXAUTH_DEVICE_CODES_PER_ADDRESS  device codes per address in 10 minutes before 429 (30)
   BOXAUTH_ARGON2_MAX_WAITING   argon2 checks that may wait per process and kind before 503 (32)
   BOXAUTH_LOG_LEVEL            trace, debug, info, warn, error (info)
 See README.md for the whole list.

@@ -21,6 +21,7 @@ import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './oauth/keyring.js';
 import { argon2Waiting, configureArgon2, dummyHash, SecretVerifier } from './oauth/secrets.js';
+import { DEVICE_CODE_LIFETIME_SECONDS } from './oauth/device.js';
 import { ADDRESS_FACTOR, FailureThrottle } from './oauth/throttle.js';
 import { VerifiedAssertions } from './oauth/workload/assertion.js';
 import { WorkloadBindings } from './oauth/workload/bindings.js';
@@ -114,6 +115,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
       config.clientAuthWindowSeconds * 1000,
     ),
+    deviceThrottle: new FailureThrottle(() => config.deviceCodesPerAddress, DEVICE_CODE_LIFETIME_SECONDS * 1000, {
+      what: 'device codes from this address',
+    }),
     addressOf: addressResolver(config.trustedProxies),
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),

@@ -58,6 +58,8 @@ export interface Services {
   audit: Audit;
   /** Failed client authentication, per client id and per address. */
   clientThrottle: FailureThrottle;
+  /** Device codes asked for, per address (POST /auth/device needs no secret for a public client). */
+  deviceThrottle: FailureThrottle;
   /** The address a request comes from (X-Forwarded-For only through trusted proxies). */
   addressOf: AddressOf;
   /** Users (with their groups) by id, for the policies of user tokens. */

@@ -18,7 +18,7 @@ import { mint, tokenHash } from './tokens.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** How long a person has to enter the code, and how often the device may ask. */
-const LIFETIME_SECONDS = 600;
+export const DEVICE_CODE_LIFETIME_SECONDS = 600;
 const INTERVAL_SECONDS = 5;
 /** RFC 8628 §6.1: letters a person reads and types without confusion (no vowels: no words). */
 const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -44,9 +44,16 @@ export async function deviceAuthorization(svc: Services, request: OAuthRequest, 
     );
   }
   const scope = grantedScope(client, scopeParam(params.scope));
+  // A public client's device codes need no secret: each is a row, so an address gets a bounded number.
+  svc.deviceThrottle.reserve([`addr:${request.address}`]);
   const deviceCode = randomBytes(32).toString('base64url');
   let userCode = newUserCode();
-  const code = { clientId: client.id, scope, expiresAt: new Date(Date.now() + LIFETIME_SECONDS * 1000), intervalSeconds: INTERVAL_SECONDS };
+  const code = {
+    clientId: client.id,
+    scope,
+    expiresAt: new Date(Date.now() + DEVICE_CODE_LIFETIME_SECONDS * 1000),
+    intervalSeconds: INTERVAL_SECONDS,
+  };
   while (!(await createDeviceCode(svc.pool, tokenHash(deviceCode), { ...code, userCode }))) userCode = newUserCode();
   const uri = verificationUri(svc);
   return {
@@ -54,7 +61,7 @@ export async function deviceAuthorization(svc: Services, request: OAuthRequest, 
     user_code: formatUserCode(userCode),
     verification_uri: uri,
     verification_uri_complete: `${uri}?user_code=${formatUserCode(userCode)}`,
-    expires_in: LIFETIME_SECONDS,
+    expires_in: DEVICE_CODE_LIFETIME_SECONDS,
     interval: INTERVAL_SECONDS,
   };
 }

@@ -6,7 +6,8 @@
 // than the limit by all reading the count at once. A client presenting a secret
 // this process has verified before never meets the throttle (client-auth.ts), so
 // a flood of wrong secrets for a client id does not lock its real owner out.
-// With several processes the limits hold per process.
+// With several processes the limits hold per process. The same fixed windows
+// also bound what a stranger may make the box write: device codes per address.
 import { ApiError } from '../errors.js';
 
 interface Window {
@@ -18,8 +19,8 @@ interface Window {
 export const ADDRESS_FACTOR = 4;
 
 export class TooManyAttempts extends ApiError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'too_many_requests', `too many failed client authentications; try again in ${retryAfterSeconds} s`, {
+  constructor(retryAfterSeconds: number, what = 'failed client authentications') {
+    super(429, 'too_many_requests', `too many ${what}; try again in ${retryAfterSeconds} s`, {
       'Retry-After': String(retryAfterSeconds),
     });
   }
@@ -27,13 +28,20 @@ export class TooManyAttempts extends ApiError {
 
 export class FailureThrottle {
   private readonly windows = new Map<string, Window>();
+  private readonly maxKeys: number;
+  private readonly what: string | undefined;
+  private readonly now: () => number;
 
   constructor(
     private readonly limitOf: (key: string) => number,
     private readonly windowMs: number,
-    private readonly maxKeys = 100_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+    /** maxKeys: windows kept (the oldest go first); what: what is counted, as the 429 names it. */
+    options: { maxKeys?: number; what?: string; now?: () => number } = {},
+  ) {
+    this.maxKeys = options.maxKeys ?? 100_000;
+    this.what = options.what;
+    this.now = options.now ?? Date.now;
+  }
 
   /**
    * Counts an attempt for each key; TooManyAttempts (and nothing counted) when one
@@ -46,7 +54,7 @@ export class FailureThrottle {
     for (const key of keys) {
       const w = this.windows.get(key);
       if (w && now - w.start < this.windowMs && w.attempts >= this.limitOf(key)) {
-        throw new TooManyAttempts(Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)));
+        throw new TooManyAttempts(Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)), this.what);
       }
     }
     for (const key of keys) this.window(key, now).attempts++;

@@ -123,4 +123,32 @@ describe('device authorization grant', function () {
     const unknown = await box.form('/auth/token', { grant_type: DEVICE, client_id: 'kubectl', device_code: 'nope' });
     expect(unknown.body.error).to.equal('invalid_grant');
   });
+
+  describe('a stranger asking for device codes without end', function () {
+    let limited: Box;
+    before(async function () {
+      limited = await Box.start({ env: { BOXAUTH_DEVICE_CODES_PER_ADDRESS: '3' } });
+      const root = await limited.rootToken();
+      await limited.json('PUT', '/Client/kubectl', { grant_types: [DEVICE] }, root);
+    });
+    after(async function () {
+      await limited?.stop();
+    });
+
+    it('gets BOXAUTH_DEVICE_CODES_PER_ADDRESS codes (no secret needed), then 429 with Retry-After and no code', async function () {
+      const asked = await Promise.all(Array.from({ length: 6 }, () => limited.form('/auth/device', { client_id: 'kubectl' })));
+      const codes = asked.filter((r) => r.status === 200);
+      expect(codes, 'codes issued').to.have.length(3);
+      for (const r of asked.filter((r) => r.status !== 200)) {
+        expect(r.status, r.text).to.equal(429);
+        expect(r.body.error).to.equal('too_many_requests');
+        expect(r.body.error_description).to.match(/^too many device codes from this address; try again in \d+ s$/);
+        expect(Number(r.headers.get('retry-after'))).to.be.within(1, 600);
+        expect(r.body).to.not.have.property('device_code');
+      }
+      // The codes it did get still work.
+      const poll = await limited.form('/auth/token', { grant_type: DEVICE, client_id: 'kubectl', device_code: codes[0]!.body.device_code });
+      expect(poll.body.error).to.equal('authorization_pending');
+    });
+  });
 });

@@ -5,12 +5,7 @@ import { FailureThrottle, TooManyAttempts } from '../../../api/oauth/throttle.js
 describe('FailureThrottle', function () {
   let now = 1_000_000;
   const throttle = (maxKeys = 100): FailureThrottle =>
-    new FailureThrottle(
-      (key) => (key.startsWith('addr:') ? 4 : 2),
-      60_000,
-      maxKeys,
-      () => now,
-    );
+    new FailureThrottle((key) => (key.startsWith('addr:') ? 4 : 2), 60_000, { maxKeys, now: () => now });
 
   it('refuses a key at its limit until the window ends; a released attempt does not count', function () {
     const t = throttle();
