@@ -1,10 +1,11 @@
 // Audit events: one JSON line per security-relevant event, with `"audit": true`
 // so that a log pipeline can route them apart from the rest (README, "Audit").
 // They say who did what to which record, never a secret: no token, code, password
-// or secret is a field of any event, and the lines go through the same
-// redaction as every log line. Token events (one per token issued or refused) go
-// to the buffered access log stream, like the request lines they accompany; the
-// others are written at once.
+// or secret is a field of any event (the AuditEvent type below is the whole list).
+// Token events (one per token issued or refused) go to the buffered access log
+// stream, like the request lines they accompany, which skips pino's redaction
+// (api/log.ts): so a field added here must never hold a secret. The others are
+// written at once, redacted like every log line.
 import type { Logger } from './log.js';
 
 /** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */

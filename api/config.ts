@@ -9,10 +9,10 @@ import path from 'node:path';
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
 export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
 
-/** An issuer of workload tokens the box trusts (Box.spec.trustedIssuers). */
 /** Where a box serves GET /metrics unless BOXAUTH_METRICS_PORT says otherwise (the operator's box pods name it `metrics`). */
 export const DEFAULT_METRICS_PORT = 9464;
 
+/** An issuer of workload tokens the box trusts (Box.spec.trustedIssuers). */
 export interface TrustedIssuer {
   issuer: string;
   /** Where its keys are; found through OIDC discovery when absent. */
@@ -127,11 +127,11 @@ function trustedProxies(env: Env): Config['trustedProxies'] {
     .split(/[\s,]+/)
     .filter(Boolean)
     .map((entry) => {
-      const [address = '', prefixRaw] = entry.split('/');
+      const [address = '', prefixRaw, ...more] = entry.split('/');
       const family = net.isIP(address);
       const max = family === 6 ? 128 : 32;
       const prefix = prefixRaw === undefined ? max : Number(prefixRaw);
-      if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
+      if (!family || more.length || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
         throw new ConfigError(`BOXAUTH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
       }
       return [address, prefix];

@@ -67,6 +67,7 @@ const CREDENTIAL_PARAMS = new Set([
   'token',
   'state',
   'code_verifier',
+  'device_code',
   'client_assertion',
   'id_token_hint',
   'id_token',

@@ -8,6 +8,9 @@ import { errorMessage } from './errors.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 
+/** Seconds, for request and token latencies alike, so that their panels read the same. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -20,7 +23,7 @@ export class Metrics {
     name: 'boxauth_http_request_duration_seconds',
     help: 'Time to answer HTTP requests',
     labelNames: ['method', 'route'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
   readonly tokens = new Counter({
@@ -45,7 +48,7 @@ export class Metrics {
     name: 'boxauth_token_duration_seconds',
     help: 'Time to answer a token request that issued a token, by grant (the session committed)',
     labelNames: ['grant'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
   readonly refusals = new Counter({

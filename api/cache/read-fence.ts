@@ -18,7 +18,8 @@ const FENCE_TIMEOUT_MS = 2000;
 export class ReadFence {
   private readonly instance = randomUUID();
   private sent = 0;
-  private readonly heard = new Map<string, () => void>();
+  /** Fences sent and not heard back yet, by token. */
+  private readonly waiting = new Map<string, { heard: () => void; lost: (err: Error) => void }>();
   /** The fence that gathers readers now, before it is sent; and the one in flight. */
   private gathering: Promise<void> | undefined;
   private inFlight: Promise<void> | undefined;
@@ -26,8 +27,13 @@ export class ReadFence {
   constructor(
     private readonly pool: Pool,
     private readonly feed: ChangeFeed,
+    private readonly timeoutMs = FENCE_TIMEOUT_MS,
   ) {
-    feed.onFence((token) => this.heard.get(token)?.());
+    feed.onFence((token) => this.waiting.get(token)?.heard());
+    // A fence sent over a connection that is gone will never come back: its readers go to the database now.
+    feed.onReset(() => {
+      for (const { lost } of this.waiting.values()) lost(new Error('the change feed was lost'));
+    });
   }
 
   /**
@@ -56,15 +62,16 @@ export class ReadFence {
     const token = `${this.instance}:${++this.sent}`;
     let timer: NodeJS.Timeout | undefined;
     const back = new Promise<void>((resolve, reject) => {
-      this.heard.set(token, resolve);
-      timer = setTimeout(() => reject(new Error('the fence did not come back in time')), FENCE_TIMEOUT_MS);
+      this.waiting.set(token, { heard: resolve, lost: reject });
+      timer = setTimeout(() => reject(new Error('the fence did not come back in time')), this.timeoutMs);
     });
     try {
-      await sendFence(this.pool, this.feed.schema, token);
-      await back;
+      // Both awaited at once: `back` may fail while the query still waits (for a pool connection,
+      // say), and a rejection nobody awaits yet would end the process.
+      await Promise.all([sendFence(this.pool, this.feed.schema, token), back]);
     } finally {
       clearTimeout(timer);
-      this.heard.delete(token);
+      this.waiting.delete(token);
     }
   }
 }

@@ -61,9 +61,8 @@ export async function signIn(svc: Services, res: Response, userId: number): Prom
 export async function endBrowserSession(svc: Services, req: Request, res: Response): Promise<void> {
   const token = cookies(req)[SESSION_COOKIE];
   appendCookie(res, `${SESSION_COOKIE}=${cookieOptions(svc, 0)}`);
-  const browser = token ? await findBrowserSession(svc.pool, tokenHash(token)) : undefined;
-  const sid = token ? await deleteBrowserSession(svc.pool, tokenHash(token)) : undefined;
-  if (sid) await closeBrowserSessions(svc, sid, { how: 'logout', by: browser ? { user: String(browser.userId) } : {} });
+  const ended = token ? await deleteBrowserSession(svc.pool, tokenHash(token)) : undefined;
+  if (ended) await closeBrowserSessions(svc, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
 }
 
 function csrfFor(svc: Services, browserId: string): string {

@@ -39,10 +39,14 @@ export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise
   return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at };
 }
 
-/** Ends a browser session; its sid, when it existed. */
-export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promise<string | undefined> {
-  const { rows } = await db.query<{ sid: string }>('DELETE FROM browser_sessions WHERE id_hash = $1 RETURNING sid', [idHash]);
-  return rows[0]?.sid;
+/** Ends a browser session; its sid and person, when it existed. */
+export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promise<Pick<BrowserSession, 'sid' | 'userId'> | undefined> {
+  const { rows } = await db.query<{ sid: string; user_id: number }>(
+    'DELETE FROM browser_sessions WHERE id_hash = $1 RETURNING sid, user_id',
+    [idHash],
+  );
+  const r = rows[0];
+  return r && { sid: r.sid, userId: r.user_id };
 }
 
 export async function deleteBrowserSessionsOfUser(db: Queryable, userId: number): Promise<void> {

@@ -21,16 +21,18 @@ export function foreignKeyViolation(err: unknown, field: string, message: string
   throw err;
 }
 
-// SQLSTATE classes of failures of the database itself, not of a row: connection exception,
-// insufficient resources, operator intervention (shutdown, cancel), system error, internal error.
-const SERVER_FAILURES = new Set(['08', '53', '57', '58', 'XX']);
+// SQLSTATE classes a row's values can cause: cardinality violation (21: ON CONFLICT meeting one
+// row twice), data exception (22: a value the column cannot store), integrity constraint violation
+// (23), program limit exceeded (54: a value too big for an index), transaction rollback (40: a
+// deadlock over the rows touched). Any other failure is the statement's or the server's (a lost
+// connection, a shutdown, a missing column after a bad deploy): every row alone would fail too.
+const ROW_CLASSES = new Set(['21', '22', '23', '40', '54']);
 
 /**
- * Whether one row of a statement may be why PostgreSQL refused it (a value it cannot store,
- * a constraint): the server answered with an error of a class a row can cause. Errors with no
- * SQLSTATE (no connection, a pool timeout) are no row's fault.
+ * Whether one row of a statement may be why PostgreSQL refused it, so that committing the rows
+ * one by one is worth it. Errors with no SQLSTATE (no connection, a pool timeout) are no row's fault.
  */
 export function rowMayCause(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !SERVER_FAILURES.has(code.slice(0, 2));
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && ROW_CLASSES.has(code.slice(0, 2));
 }

@@ -26,6 +26,27 @@ describe('configuration', function () {
     expect(() => loadConfig({ BOXAUTH_BASE_URL: 'ftp://x' })).to.throw(ConfigError, /BOXAUTH_BASE_URL/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
   });
+
+  it('BOXAUTH_TRUSTED_PROXIES: addresses and CIDRs, anything else refused rather than trusted as something broader', function () {
+    expect(loadConfig({ BOXAUTH_TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1 fd00::/8,::1' }).trustedProxies).to.deep.equal([
+      ['10.0.0.0', 8],
+      ['127.0.0.1', 32],
+      ['fd00::', 8],
+      ['::1', 128],
+    ]);
+    for (const bad of [
+      '10.0.0.0/8/16',
+      '10.0.0.0/',
+      '10.0.0.0/33',
+      'fd00::/129',
+      '10.0.0.0/-1',
+      '10.0.0.0/8.5',
+      'proxy.example',
+      '10.0.0.0/0x8',
+    ]) {
+      expect(() => loadConfig({ BOXAUTH_TRUSTED_PROXIES: bad }), bad).to.throw(ConfigError, /BOXAUTH_TRUSTED_PROXIES/);
+    }
+  });
 });
 
 describe('search parameters', function () {

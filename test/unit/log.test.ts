@@ -18,10 +18,13 @@ describe('redactUrl', function () {
       'token',
       'state',
       'code_verifier',
+      'device_code',
       'client_assertion',
       'id_token_hint',
+      'id_token',
       'password',
       'assertion',
+      'secret',
     ]) {
       expect(redactUrl(`/x?a=1&${name}=s3cr3t&b=2`), name).to.equal(`/x?a=1&${name}=[redacted]&b=2`);
     }

@@ -96,6 +96,9 @@ export const kubeLoginCommand: Command = {
     const scope = values.scope ?? DEFAULT_SCOPE;
     if (!scope.split(' ').includes('openid')) throw usage('--scope must include openid: the plugin hands kubectl an ID token');
     const caFile = values['ca-file'] === undefined ? undefined : path.resolve(io.cwd, values['ca-file']);
+    // Checked for setup too: it writes them into the kubeconfig, where a bad one would fail every kubectl run.
+    const listenPort = number('--listen-port', values['listen-port'], 0, 0, 65535);
+    const timeoutSeconds = number('--timeout', values.timeout, DEFAULT_TIMEOUT_SECONDS, 1, 86_400);
 
     if (sub === 'setup') {
       if (values.only !== undefined && values.only !== 'user' && values.only !== 'auth-config') {
@@ -129,11 +132,11 @@ export const kubeLoginCommand: Command = {
       caFile,
       scope,
       device: values.device ?? false,
-      listenPort: number('--listen-port', values['listen-port'], 0, 0, 65535),
+      listenPort,
       openBrowser: !values['no-browser'],
       cacheDir,
       cacheFile: cacheFile(cacheDir, box, values.client),
-      timeoutMs: number('--timeout', values.timeout, DEFAULT_TIMEOUT_SECONDS, 1, 86_400) * 1000,
+      timeoutMs: timeoutSeconds * 1000,
       byHand: ['boxauth', 'kube-login', ...args].map(shellQuote).join(' '),
     };
     // Most runs end at the cache, without loading what a refresh or a sign-in needs.

@@ -5,12 +5,17 @@ import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { checkAccessToken, closeFamilySessions, closeSessions, forgetSession } from '../../oauth/access-tokens.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
-import { findById, searchSessions, setExpirations, toSessionResource } from '../../store/sessions.js';
+import { findById, searchSessions, setExpirations, toSessionResource, type SessionRow } from '../../store/sessions.js';
 import { actorOf, presentedToken } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { bundle } from './resources.js';
 import { strictRouter } from '../router.js';
+
+/** Session `id` as it is now: among the rows a close returned, or read (it was closed before). */
+async function asClosed(svc: Services, closed: SessionRow[], id: string): Promise<SessionRow> {
+  return closed.find((s) => s.id === id) ?? (await findById(svc.pool, id))!;
+}
 
 /**
  * DELETE /Session: sign-out. Closes the whole family of the bearer token's session, so the
@@ -30,12 +35,11 @@ export function signOut(svc: Services): RequestHandler {
       throw new ApiError(401, 'invalid_token', check.problem, { 'WWW-Authenticate': 'Bearer realm="boxauth", error="invalid_token"' });
     }
     const { session } = check;
-    await closeFamilySessions(svc, session.family, {
+    const closed = await closeFamilySessions(svc, session.family, {
       how: 'sign-out',
       by: { client: session.clientId, ...(session.userId !== null ? { user: String(session.userId) } : {}), session: session.id },
     });
-    const closed = await findById(svc.pool, check.session.id);
-    send(req, res, 200, toSessionResource(closed!));
+    send(req, res, 200, toSessionResource(await asClosed(svc, closed, session.id)));
   };
 }
 
@@ -119,8 +123,8 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
   router.delete('/Session/:id', guard, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
-    await closeSessions(svc, session.id, { how: 'api', by: actorOf(req.principal!) });
-    send(req, res, 200, toSessionResource((await findById(svc.pool, session.id))!));
+    const closed = await closeSessions(svc, session.id, { how: 'api', by: actorOf(req.principal!) });
+    send(req, res, 200, toSessionResource(await asClosed(svc, closed, session.id)));
   });
 
   return router;

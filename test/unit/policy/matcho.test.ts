@@ -43,6 +43,13 @@ describe('matcho', function () {
     expect(matcho(request, { uri: { '$one-of': ['#^/Session', '#^/Client'] } })).to.equal(true);
   });
 
+  it("reads the request's own fields only: a pattern key such as toString finds nothing on the prototype", function () {
+    expect(matcho(request, { toString: 'present?' })).to.equal(false);
+    expect(matcho(request, { constructor: 'present?' })).to.equal(false);
+    expect(matcho(request, { user: { hasOwnProperty: 'present?' } })).to.equal(false);
+    expect(matcho(request, { valueOf: 'nil?' })).to.equal(true);
+  });
+
   it('compares other values by equality', function () {
     expect(matcho({ a: true, b: 3 }, { a: true, b: 3 })).to.equal(true);
     expect(matcho({ a: true }, { a: false })).to.equal(false);
