@@ -1,7 +1,9 @@
 -- OpenID Connect. Whether a user's email is vouched for: addresses an administrator
 -- entered are (the box's admins answer for them), addresses people signed up with
--- themselves are not, until an administrator sets them again.
-ALTER TABLE users ADD COLUMN email_verified boolean NOT NULL DEFAULT true;
+-- themselves are not, until an administrator sets them again. Rows from before this
+-- migration cannot tell which they were, so none is vouched for (README "Upgrading");
+-- new rows always say (api/store/users.ts).
+ALTER TABLE users ADD COLUMN email_verified boolean NOT NULL DEFAULT false;
 
 -- A signed-in browser's session id (the ID token's `sid`, what RP-initiated logout
 -- ends) and when its person signed in (`auth_time`).
