@@ -2,7 +2,6 @@
 // an acknowledged token survives SIGKILL; SIGTERM drains.
 import { expect } from 'chai';
 import { Box, basic, sleep } from '../support/box.js';
-import { createDatabase } from '../support/postgres.js';
 
 async function eventually(check: () => Promise<boolean>, ms = 1000): Promise<number> {
   const start = Date.now();
@@ -19,10 +18,9 @@ describe('two API processes on one database', function () {
   let secret: string;
 
   before(async function () {
-    const databaseUrl = await createDatabase();
-    a = await Box.start({ databaseUrl });
+    a = await Box.start();
     // One box, two processes: the same issuer and root credentials.
-    b = await Box.start({ databaseUrl, env: { BOXAUTH_ROOT_CLIENT_SECRET: a.env.BOXAUTH_ROOT_CLIENT_SECRET!, BOXAUTH_BASE_URL: a.url } });
+    b = await a.startAnother();
     ({ secret } = await a.addClient('shared', { auth: { client_credentials: { token_format: 'jwt' } } }));
   });
   after(async function () {

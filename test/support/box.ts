@@ -89,6 +89,14 @@ export class Box {
     return box;
   }
 
+  /** Another process of this box, as a second replica is: its database, root credentials and issuer URL. */
+  startAnother(): Promise<Box> {
+    return Box.start({
+      ...(this.databaseUrl ? { databaseUrl: this.databaseUrl } : {}),
+      env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url },
+    });
+  }
+
   /** (Re)starts the process with the same port, database and environment. */
   async launch(extraEnv: Record<string, string> = {}): Promise<void> {
     const [file, ...args] = this.command;
@@ -204,6 +212,22 @@ export class Box {
     }
     return { id, secret };
   }
+}
+
+/**
+ * A box for the suite this is called in (mocha hooks): started before its tests,
+ * stopped after them. `use` gets it and a token of its root client, before any
+ * `before` hook the suite registers later runs.
+ */
+export function boxForSuite(use: (box: Box, root: string) => void, options: BoxOptions = {}): void {
+  let box: Box | undefined;
+  before(async function () {
+    box = await Box.start(options);
+    use(box, await box.rootToken());
+  });
+  after(async function () {
+    await box?.stop();
+  });
 }
 
 export function basic(id: string, secret: string): string {
