@@ -15,6 +15,12 @@ import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
 const RUNS = 300;
 const TIME_LIMIT_MS = 20_000;
+/** A failure prints its seed and path: FUZZ_SEED=<seed> FUZZ_PATH=<path> replays it (with --grep for its property). */
+const PARAMETERS: fc.Parameters<unknown> = {
+  numRuns: RUNS,
+  interruptAfterTimeLimit: TIME_LIMIT_MS,
+  ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED), path: process.env.FUZZ_PATH } : {}),
+};
 
 const HOSTILE = [
   '\u0000',
@@ -197,7 +203,7 @@ describe('fuzz: hostile requests at every endpoint', function () {
         if (sent.res.status >= 300 || !mayWrite) expect(after, `${sent.what} → ${sent.res.status} changed the box`).to.equal(before);
         before = after;
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+      PARAMETERS,
     );
   }
 
@@ -254,7 +260,7 @@ describe('fuzz: hostile requests at every endpoint', function () {
         else expect(after, `a refused token request changed the box: ${JSON.stringify(r).slice(0, 300)}`).to.equal(before);
         before = after;
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+      PARAMETERS,
     );
     const sessionsAfter = (await db.query('SELECT count(*)::int AS n FROM sessions')).rows[0].n as number;
     expect(sessionsAfter - sessionsBefore).to.equal(issued);
