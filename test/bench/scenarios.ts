@@ -87,16 +87,23 @@ async function refreshTokens(databaseUrl: string, client: Client, n: number): Pr
   return tokens;
 }
 
-/** Registers the bench's clients through the API and obtains the tokens its scenarios present. */
-export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl: string, refreshCount: number): Promise<Seeded> {
-  const secret = (): string => randomBytes(32).toString('base64url');
-  const hour = { access_token_expiration: 3600 };
+const secret = (): string => randomBytes(32).toString('base64url');
+const hour = { access_token_expiration: 3600 };
+
+/** The bench's two client_credentials clients, without a policy: opaque tokens and ES256 JWTs, for an hour. (make bench-peers too) */
+export async function tokenClients(box: Box): Promise<{ opaque: { id: string; secret: string }; jwt: { id: string; secret: string } }> {
   const opaque = await box.addClient('bench-opaque', { auth: { client_credentials: hour } }, { policy: false, secret: secret() });
   const jwt = await box.addClient(
     'bench-jwt',
     { auth: { client_credentials: { ...hour, token_format: 'jwt' } } },
     { policy: false, secret: secret() },
   );
+  return { opaque, jwt };
+}
+
+/** Registers the bench's clients through the API and obtains the tokens its scenarios present. */
+export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl: string, refreshCount: number): Promise<Seeded> {
+  const { opaque, jwt } = await tokenClients(box);
   const refreshSpec = {
     grant_types: ['client_credentials', 'refresh_token'],
     auth: { client_credentials: { ...hour, refresh_token: true, refresh_token_expiration: 86_400 } },

@@ -69,6 +69,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
   let kubeconfig: string;
   let env: NodeJS.ProcessEnv;
   let setupDocs: any[];
+  let boxFlags: string[];
   let pluginFlags: string[];
 
   before(async function () {
@@ -98,20 +99,9 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-login-'));
     cacheDir = path.join(dir, 'cache');
     env = { PATH: process.env.PATH, HOME: dir };
-    pluginFlags = ['--box', box.url, '--client', 'kubectl', '--ca-file', ca.caFile, '--no-browser'];
-    const setup = await run(process.execPath, [
-      CLI,
-      'kube-login',
-      'setup',
-      '--box',
-      box.url,
-      '--client',
-      'kubectl',
-      '--ca-file',
-      ca.caFile,
-      '--name',
-      'ann',
-    ]);
+    boxFlags = ['--box', box.url, '--client', 'kubectl', '--ca-file', ca.caFile];
+    pluginFlags = [...boxFlags, '--no-browser'];
+    const setup = await run(process.execPath, [CLI, 'kube-login', 'setup', ...boxFlags, '--name', 'ann']);
     expect(setup.code, setup.stderr).to.equal(0);
     setupDocs = parseAllDocuments(setup.stdout).map((d) => d.toJS());
     const authConfig = path.join(dir, 'auth-config.yaml');
@@ -350,19 +340,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     try {
       const plugin = new Child(
         process.execPath,
-        [
-          CLI,
-          'kube-login',
-          '--device',
-          '--box',
-          box.url,
-          '--client',
-          'kubectl',
-          '--ca-file',
-          ca.caFile,
-          '--cache-dir',
-          path.join(dir, 'device'),
-        ],
+        [CLI, 'kube-login', '--device', ...boxFlags, '--cache-dir', path.join(dir, 'device')],
         env,
       );
       const [, verificationUri, userCode] = await plugin.waitFor(/open\s+(https:\S+)\s+and enter the code (\S+)/);

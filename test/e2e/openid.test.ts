@@ -73,6 +73,18 @@ describe('OpenID Connect with openid-client', function () {
     return new URL(page.headers.get('location')!);
   }
 
+  /** The path of an authorize request for an openid code (a fixed PKCE challenge: no code is exchanged), with `params`. */
+  const authorizePath = (params: Record<string, string> = {}): string => {
+    const url = oauth.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      ...params,
+    });
+    return `${url.pathname}${url.search}`;
+  };
+
   async function codeFlow(browser: FormAgent, extra: Record<string, string> = {}) {
     const verifier = oauth.randomPKCECodeVerifier();
     const nonce = oauth.randomNonce();
@@ -179,15 +191,7 @@ describe('OpenID Connect with openid-client', function () {
     const silent = await codeFlow(browser, { prompt: 'none' });
     expect(silent.claims()!.sub).to.equal(String(annId));
     const stranger = new FormAgent(box);
-    const url = oauth.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK,
-      scope: 'openid',
-      prompt: 'none',
-      state: 's1',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      code_challenge_method: 'S256',
-    });
-    const answer = await stranger.get(`${url.pathname}${url.search}`);
+    const answer = await stranger.get(authorizePath({ prompt: 'none', state: 's1' }));
     expect(answer.status).to.equal(302);
     const back = new URL(answer.headers.get('location')!);
     expect(back.searchParams.get('error')).to.equal('login_required');
@@ -225,16 +229,7 @@ describe('OpenID Connect with openid-client', function () {
   it('prompt=login and max_age make a signed-in person sign in again; login_hint fills in the email', async function () {
     const browser = new FormAgent(box);
     const first = (await codeFlow(browser)).claims()!;
-    const url = oauth.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK,
-      scope: 'openid',
-      prompt: 'login',
-      login_hint: 'ann@example.com',
-      nonce: 'n',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      code_challenge_method: 'S256',
-    });
-    const page = await browser.get(`${url.pathname}${url.search}`);
+    const page = await browser.get(authorizePath({ prompt: 'login', login_hint: 'ann@example.com', nonce: 'n' }));
     expect(page.status).to.equal(200);
     expect(page.text).to.include('action="/auth/sign-in"');
     expect(page.text).to.include('value="ann@example.com"');
@@ -289,13 +284,7 @@ describe('OpenID Connect with openid-client', function () {
     );
     expect(refresh.body.error).to.equal('invalid_grant');
     // The browser is signed out: the next authorize asks for a sign-in.
-    const next = oauth.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK,
-      scope: 'openid',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      code_challenge_method: 'S256',
-    });
-    expect((await browser.get(`${next.pathname}${next.search}`)).text).to.include('action="/auth/sign-in"');
+    expect((await browser.get(authorizePath())).text).to.include('action="/auth/sign-in"');
   });
 
   it('logout refuses a hint the box did not sign, or one for another client than client_id, and ends nothing', async function () {

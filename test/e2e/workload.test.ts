@@ -199,8 +199,13 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     };
     const saJwt = await saToken('apps', 'orders', box.url);
     const testJwt = await issuer.token(box.url, 'remote', 'app');
+    // The keys of both issuers are fetched by now (this suite's first tokens, or these), and counted.
+    expect((await tokenRequest(saJwt)).status).to.equal(200);
+    expect((await tokenRequest(testJwt)).status).to.equal(200);
     const before = await metric();
+    expect(before, 'boxauth_jwks_fetches_total of both issuers').to.be.at.least(2);
     const fetchedBefore = issuer.fetches;
+    expect(fetchedBefore).to.be.at.least(1);
     for (let i = 0; i < 500; i++) {
       const [a, b] = await Promise.all([tokenRequest(saJwt), tokenRequest(testJwt)]);
       expect(a.status).to.equal(200);

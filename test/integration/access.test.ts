@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 
 const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
 
@@ -11,13 +11,7 @@ describe('access control', function () {
   let box: Box;
   let root: string;
 
-  before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
-  });
-  after(async function () {
-    await box?.stop();
-  });
+  boxForSuite((b, r) => ([box, root] = [b, r]));
 
   async function tokenFor(id: string, client: Record<string, unknown> = {}): Promise<string> {
     const { secret } = await box.addClient(id, client, { policy: false });

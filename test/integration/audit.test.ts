@@ -1,7 +1,7 @@
 // Audit events and the metrics Prometheus reads: what a log pipeline and a
 // dashboard get from a box, and that no secret is ever among it.
 import { expect } from 'chai';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 describe('audit events and metrics', function () {
@@ -10,13 +10,9 @@ describe('audit events and metrics', function () {
   let root: string;
   const secrets: string[] = [];
 
-  before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
+  boxForSuite((b, r) => {
+    [box, root] = [b, r];
     secrets.push(box.rootSecret, root);
-  });
-  after(async function () {
-    await box?.stop();
   });
 
   /** The audit lines written so far (the access log stream is flushed at least every 100 ms). */

@@ -2,7 +2,7 @@
 // (by someone else, with another redirect URI) inherits no consent and no code.
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
-import { Box } from '../support/box.js';
+import { Box, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 describe('a deleted client takes its state with it', function () {
@@ -11,14 +11,10 @@ describe('a deleted client takes its state with it', function () {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
 
+  boxForSuite((b, r) => ([box, root] = [b, r]));
   before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
     const user = await box.json('POST', '/users', { email: 'ann@example.com', password: 'ann-password-1' }, root);
     expect(user.status).to.equal(201);
-  });
-  after(async function () {
-    await box?.stop();
   });
 
   const authorizeUrl = (redirectUri: string): string =>

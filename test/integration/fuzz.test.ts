@@ -15,6 +15,12 @@ import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
 const RUNS = 300;
 const TIME_LIMIT_MS = 20_000;
+/** A failure prints its seed and path: FUZZ_SEED=<seed> FUZZ_PATH=<path> replays it (with --grep for its property). */
+const PARAMETERS: fc.Parameters<unknown> = {
+  numRuns: RUNS,
+  interruptAfterTimeLimit: TIME_LIMIT_MS,
+  ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED), path: process.env.FUZZ_PATH } : {}),
+};
 
 const HOSTILE = [
   '\u0000',
@@ -75,9 +81,20 @@ const PARAMS = [
   'response_type',
   'code_challenge',
   'code_challenge_method',
+  'device_code',
+  'user_code',
+  'id_token_hint',
+  'post_logout_redirect_uri',
 ];
 const paramName = fc.oneof(fc.constantFrom(...PARAMS), hostile);
-const grantType = fc.constantFrom('client_credentials', 'refresh_token', 'authorization_code', 'password', 'urn:x');
+const grantType = fc.constantFrom(
+  'client_credentials',
+  'refresh_token',
+  'authorization_code',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  'password',
+  'urn:x',
+);
 
 /** Header values fetch will send: visible ASCII only. */
 const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, '?');
@@ -95,6 +112,17 @@ function encode(s: string): string {
   } catch {
     return s;
   }
+}
+
+/**
+ * undefined when fetch would not send the request (a malformed URL or header: a
+ * TypeError without a cause, or undici's invalid argument); any other error, such as
+ * the box dropping the connection ("fetch failed" caused by UND_ERR_SOCKET), is a failure.
+ */
+function unsendable(err: unknown): undefined {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  if (err instanceof TypeError && (code === undefined || code === 'UND_ERR_INVALID_ARG')) return undefined;
+  throw err;
 }
 
 describe('fuzz: hostile requests at every endpoint', function () {
@@ -128,13 +156,17 @@ describe('fuzz: hostile requests at every endpoint', function () {
     const { rows } = await db.query(`SELECT
       (SELECT md5(coalesce(string_agg(id || resource::text || coalesce(secret_hash, ''), ',' ORDER BY id), '')) FROM clients) AS clients,
       (SELECT md5(coalesce(string_agg(id || resource::text, ',' ORDER BY id), '')) FROM access_policies) AS policies,
-      (SELECT md5(coalesce(string_agg(id || email || password_hash || coalesce(data, ''), ',' ORDER BY id), '')) FROM users) AS users,
+      (SELECT md5(coalesce(string_agg(id || email || password_hash || coalesce(data, '') || coalesce(status, '') || email_verified, ',' ORDER BY id), ''))
+        FROM users) AS users,
       (SELECT md5(coalesce(string_agg(id || name || coalesce(description, ''), ',' ORDER BY id), '')) FROM groups) AS groups,
-      (SELECT count(*) FROM user_groups) AS memberships,
+      (SELECT md5(coalesce(string_agg(user_id || ':' || group_id, ',' ORDER BY user_id, group_id), '')) FROM user_groups) AS memberships,
       (SELECT count(*) || '/' || count(*) FILTER (WHERE active) FROM sessions) AS sessions,
       (SELECT count(*) FROM authorization_codes) AS codes,
+      (SELECT count(*) || '/' || count(*) FILTER (WHERE decision IS NOT NULL) || '/' || count(used_at) FROM device_codes) AS device_codes,
       (SELECT count(*) FROM browser_sessions) AS browsers,
-      (SELECT count(*) FROM consents) AS consents`);
+      (SELECT count(*) FROM consents) AS consents,
+      (SELECT md5(coalesce(string_agg(id || coalesce(retired_at::text, ''), ',' ORDER BY id), '')) FROM signing_keys) AS signing_keys,
+      (SELECT md5(coalesce(string_agg(name || '=' || value, ',' ORDER BY name), '')) FROM box_settings) AS settings`);
     return JSON.stringify(rows[0]);
   }
 
@@ -171,17 +203,12 @@ describe('fuzz: hostile requests at every endpoint', function () {
         if (sent.res.status >= 300 || !mayWrite) expect(after, `${sent.what} → ${sent.res.status} changed the box`).to.equal(before);
         before = after;
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+      PARAMETERS,
     );
   }
 
   async function send(method: string, path: string, init: { headers?: Record<string, string>; body?: Buffer | string } = {}) {
-    try {
-      return await box.request(method, path, init as { headers?: Record<string, string>; body?: string });
-    } catch (err) {
-      if (err instanceof TypeError) return undefined; // fetch will not send it (a malformed URL or header)
-      throw err;
-    }
+    return box.request(method, path, init as { headers?: Record<string, string>; body?: string }).catch(unsendable);
   }
 
   it('the token endpoint', async function () {
@@ -233,7 +260,7 @@ describe('fuzz: hostile requests at every endpoint', function () {
         else expect(after, `a refused token request changed the box: ${JSON.stringify(r).slice(0, 300)}`).to.equal(before);
         before = after;
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+      PARAMETERS,
     );
     const sessionsAfter = (await db.query('SELECT count(*)::int AS n FROM sessions')).rows[0].n as number;
     expect(sessionsAfter - sessionsBefore).to.equal(issued);
@@ -259,7 +286,7 @@ describe('fuzz: hostile requests at every endpoint', function () {
       fc.record({ query: fc.dictionary(paramName, hostile, { maxKeys: 6 }), signedIn: fc.boolean(), raw: fc.option(hostile) }),
       async ({ query, signedIn, raw }) => {
         const path = `/auth/authorize?${raw ?? formBody({ client_id: 'spa', ...query })}`;
-        const res = signedIn ? await browser.get(path).catch(() => undefined) : await send('GET', path);
+        const res = signedIn ? await browser.get(path).catch(unsendable) : await send('GET', path);
         return res && { res, what: `GET ${path.slice(0, 300)}` };
       },
     );
@@ -280,9 +307,56 @@ describe('fuzz: hostile requests at every endpoint', function () {
         withCsrf: fc.boolean(),
       }),
       async ({ path, fields, withCsrf }) => {
-        const res = await agent.post(path, { ...(withCsrf ? { csrf } : {}), ...fields }).catch(() => undefined);
+        const res = await agent.post(path, { ...(withCsrf ? { csrf } : {}), ...fields }).catch(unsendable);
         return res && { res, what: `POST ${path} ${JSON.stringify(fields).slice(0, 300)}` };
       },
+    );
+  });
+
+  it('the device and OpenID Connect endpoints', async function () {
+    const browser = new FormAgent(box);
+    expect((await browser.signIn('ann@example.com', 'ann-password-1')).status).to.equal(303);
+    const csrf = hiddenFields((await browser.get('/auth/device/verify')).text).csrf!;
+    await check(
+      fc.record({
+        endpoint: fc.constantFrom(
+          'POST /auth/device',
+          'GET /auth/device/verify',
+          'POST /auth/device/verify',
+          'GET /auth/userinfo',
+          'POST /auth/userinfo',
+          'GET /auth/logout',
+          'POST /auth/logout',
+        ),
+        params: fc.dictionary(paramName, hostile, { maxKeys: 5 }),
+        auth: fc.oneof(
+          fc.constant(''),
+          fc.constant(basic('root', box.rootSecret)),
+          hostile.map((s) => `Bearer ${headerSafe(s)}`),
+        ),
+        withCsrf: fc.boolean(),
+      }),
+      async ({ endpoint, params, auth, withCsrf }) => {
+        const [method, path] = endpoint.split(' ') as [string, string];
+        const what = `${endpoint} ${JSON.stringify(params).slice(0, 300)}`;
+        if (path === '/auth/device/verify') {
+          // the page of a signed-in person, who types the user code
+          const res =
+            method === 'GET'
+              ? await browser.get(`${path}?${formBody(params)}`).catch(unsendable)
+              : await browser.post(path, { ...(withCsrf ? { csrf } : {}), ...params }).catch(unsendable);
+          return res && { res, what };
+        }
+        const res = await send(method, method === 'GET' ? `${path}?${formBody(params)}` : path, {
+          headers: {
+            ...(auth ? { Authorization: auth } : {}),
+            ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+          },
+          ...(method === 'POST' ? { body: formBody(params) } : {}),
+        });
+        return res && { res, what };
+      },
+      true, // a device authorization that is granted writes its device code
     );
   });
 

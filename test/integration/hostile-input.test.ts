@@ -3,19 +3,13 @@
 // the box stays healthy. (test/integration/fuzz.test.ts generates such input.)
 import { expect } from 'chai';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { Box, basic, type JsonResponse } from '../support/box.js';
+import { Box, basic, boxForSuite, type JsonResponse } from '../support/box.js';
 
 describe('hostile input', function () {
   let box: Box;
   let root: string;
 
-  before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
-  });
-  after(async function () {
-    await box?.stop();
-  });
+  boxForSuite((b, r) => ([box, root] = [b, r]));
 
   function refused(res: JsonResponse, status: number | number[], mentions?: string | RegExp): void {
     expect(res.status, res.text).to.be.oneOf(Array.isArray(status) ? status : [status]);

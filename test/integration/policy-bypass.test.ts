@@ -3,19 +3,13 @@
 // audiences and scopes beyond what a client was granted.
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 
 describe('access policies cannot be bypassed', function () {
   let box: Box;
   let root: string;
 
-  before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
-  });
-  after(async function () {
-    await box?.stop();
-  });
+  boxForSuite((b, r) => ([box, root] = [b, r]));
 
   /** A client with `policy` as its only AccessPolicy, and a token of it. */
   async function restricted(

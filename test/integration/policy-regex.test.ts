@@ -1,7 +1,7 @@
 // Policy regexes with nested quantifiers, against inputs crafted to make a backtracking engine
 // take hours: every request is answered as the policy says, and the box stays healthy meanwhile.
 import { expect } from 'chai';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 
 describe('policy regexes run in linear time', function () {
   let box: Box;
@@ -16,9 +16,8 @@ describe('policy regexes run in linear time', function () {
     return res.body.access_token;
   }
 
+  boxForSuite((b, r) => ([box, root] = [b, r]));
   before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
     tokens.matcho = await clientWithPolicy('evil-matcho', {
       engine: 'matcho',
       matcho: { 'request-method': 'get', uri: '#^/Client/(/?a+)+$' },
@@ -33,9 +32,6 @@ describe('policy regexes run in linear time', function () {
         },
       },
     });
-  });
-  after(async function () {
-    await box?.stop();
   });
 
   it('answers crafted 40-character paths and values as the policies say, and /healthz meanwhile', async function () {

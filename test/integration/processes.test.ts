@@ -1,17 +1,10 @@
 // Several processes, one box: changes on one hold on the other within a second;
 // an acknowledged token survives SIGKILL; SIGTERM drains.
 import { expect } from 'chai';
-import { Box, basic, sleep } from '../support/box.js';
-import { createDatabase } from '../support/postgres.js';
+import { Box, basic, eventually, sleep } from '../support/box.js';
 
-async function eventually(check: () => Promise<boolean>, ms = 1000): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > ms) throw new Error(`not true within ${ms} ms`);
-    await sleep(20);
-  }
-  return Date.now() - start;
-}
+/** Within a second: how soon another process sees a change. */
+const withinASecond = (what: string, check: () => Promise<boolean>): Promise<boolean> => eventually(what, check, 1000, 20);
 
 describe('two API processes on one database', function () {
   let a: Box;
@@ -19,10 +12,9 @@ describe('two API processes on one database', function () {
   let secret: string;
 
   before(async function () {
-    const databaseUrl = await createDatabase();
-    a = await Box.start({ databaseUrl });
+    a = await Box.start();
     // One box, two processes: the same issuer and root credentials.
-    b = await Box.start({ databaseUrl, env: { BOXAUTH_ROOT_CLIENT_SECRET: a.env.BOXAUTH_ROOT_CLIENT_SECRET!, BOXAUTH_BASE_URL: a.url } });
+    b = await a.startAnother();
     ({ secret } = await a.addClient('shared', { auth: { client_credentials: { token_format: 'jwt' } } }));
   });
   after(async function () {
@@ -34,7 +26,7 @@ describe('two API processes on one database', function () {
       .access_token;
     expect((await b.json('GET', '/Client/shared', undefined, token)).status).to.equal(200); // b has it cached now
     expect((await a.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
-    await eventually(async () => (await b.json('GET', '/Client/shared', undefined, token)).status === 401);
+    await withinASecond('the closed session refused', async () => (await b.json('GET', '/Client/shared', undefined, token)).status === 401);
   });
 
   it('a policy removed on one process stops allowing on the other', async function () {
@@ -42,7 +34,7 @@ describe('two API processes on one database', function () {
       .access_token;
     expect((await b.json('GET', '/Client/shared', undefined, token)).status).to.equal(200);
     await a.json('DELETE', '/AccessPolicy/shared-allow', undefined, await a.rootToken());
-    await eventually(async () => (await b.json('GET', '/Client/shared', undefined, token)).status === 403);
+    await withinASecond('the policy gone', async () => (await b.json('GET', '/Client/shared', undefined, token)).status === 403);
   });
 
   it('a secret changed on one process is required by the other', async function () {
@@ -51,7 +43,8 @@ describe('two API processes on one database', function () {
       200,
     );
     await a.json('PUT', '/Client/shared', { grant_types: ['client_credentials'], secret: 'rotated-secret' }, root);
-    await eventually(
+    await withinASecond(
+      'the old secret refused',
       async () =>
         (await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('shared', secret) })).status === 401,
     );

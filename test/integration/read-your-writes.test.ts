@@ -3,7 +3,6 @@
 // box too (the read fence, api/cache/read-fence.ts).
 import { expect } from 'chai';
 import { Box } from '../support/box.js';
-import { createDatabase } from '../support/postgres.js';
 
 describe('read-your-writes across processes', function () {
   this.timeout(120_000);
@@ -12,9 +11,8 @@ describe('read-your-writes across processes', function () {
   let token: string;
 
   before(async function () {
-    const databaseUrl = await createDatabase();
-    writer = await Box.start({ databaseUrl });
-    reader = await Box.start({ databaseUrl, env: { BOXAUTH_ROOT_CLIENT_SECRET: writer.rootSecret, BOXAUTH_BASE_URL: writer.url } });
+    writer = await Box.start();
+    reader = await writer.startAnother();
     token = await writer.rootToken();
   });
   after(async function () {

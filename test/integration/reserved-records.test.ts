@@ -5,20 +5,14 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 describe("the box's own records", function () {
   let box: Box;
   let root: string;
 
-  before(async function () {
-    box = await Box.start();
-    root = await box.rootToken();
-  });
-  after(async function () {
-    await box?.stop();
-  });
+  boxForSuite((b, r) => ([box, root] = [b, r]));
 
   const admin = (): { email: string; password: string } =>
     JSON.parse(fs.readFileSync(path.join(box.dataDir, 'admin-user.json'), 'utf8')) as { email: string; password: string };

@@ -3,19 +3,13 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { parse, stringify } from 'yaml';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 
 describe('resource API', function () {
   let box: Box;
   let token: string;
 
-  before(async function () {
-    box = await Box.start();
-    token = await box.rootToken();
-  });
-  after(async function () {
-    await box?.stop();
-  });
+  boxForSuite((b, r) => ([box, token] = [b, r]));
 
   describe('Client', function () {
     it('PUT creates (201) then replaces (200); the stored Client never shows its secret', async function () {

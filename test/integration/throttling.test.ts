@@ -3,7 +3,7 @@
 // authentication limited per client id and per address, a bounded argon2 queue
 // in which people signing in go ahead of a flood of client secrets.
 import { expect } from 'chai';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
@@ -63,12 +63,7 @@ describe('throttling', function () {
 
   describe('trusted proxies', function () {
     let box: Box;
-    before(async function () {
-      box = await Box.start({ env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '1', BOXAUTH_TRUSTED_PROXIES: '127.0.0.1/32, ::1' } });
-    });
-    after(async function () {
-      await box?.stop();
-    });
+    boxForSuite((b) => (box = b), { env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '1', BOXAUTH_TRUSTED_PROXIES: '127.0.0.1/32, ::1' } });
 
     it('believes X-Forwarded-For from BOXAUTH_TRUSTED_PROXIES: addresses behind the proxy are throttled apart', async function () {
       const post = await new FormAgent(box).signInPoster();
@@ -86,12 +81,7 @@ describe('throttling', function () {
 
   describe('client authentication', function () {
     let box: Box;
-    before(async function () {
-      box = await Box.start({ env: { BOXAUTH_CLIENT_AUTH_MAX_FAILURES: '3', BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS: '600' } });
-    });
-    after(async function () {
-      await box?.stop();
-    });
+    boxForSuite((b) => (box = b), { env: { BOXAUTH_CLIENT_AUTH_MAX_FAILURES: '3', BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS: '600' } });
 
     const token = (id: string, secret: string) =>
       box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });

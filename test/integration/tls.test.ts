@@ -4,16 +4,8 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { projectPath } from '../../api/paths.js';
-import { Box } from '../support/box.js';
+import { Box, eventually } from '../support/box.js';
 import { presentedName, testCa, type TestCa } from '../support/tls.js';
-
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: not within 10 s`);
-}
 
 describe('HTTPS', function () {
   this.timeout(60_000);
@@ -56,10 +48,10 @@ describe('HTTPS', function () {
     fs.copyFileSync(renewed.certFile, `${files.certFile}.new`);
     fs.renameSync(`${files.keyFile}.new`, files.keyFile);
     fs.renameSync(`${files.certFile}.new`, files.certFile);
-    await eventually(async () => (await presentedName(box.port, ca.pem)) === 'second', 'the renewed certificate');
+    await eventually('the renewed certificate', async () => (await presentedName(box.port, ca.pem)) === 'second', 10_000);
     expect(box.process!.pid).to.equal(pid);
     fs.writeFileSync(files.certFile, 'not a certificate');
-    await eventually(async () => box.logs.some((l) => l.includes('do not load')), 'the warning');
+    await eventually('the warning', async () => box.logs.some((l) => l.includes('do not load')), 10_000);
     expect(await presentedName(box.port, ca.pem)).to.equal('second');
     expect((await box.request('GET', '/healthz')).status).to.equal(200);
   });

@@ -89,6 +89,14 @@ export class Box {
     return box;
   }
 
+  /** Another process of this box, as a second replica is: its database, root credentials and issuer URL. */
+  startAnother(): Promise<Box> {
+    return Box.start({
+      ...(this.databaseUrl ? { databaseUrl: this.databaseUrl } : {}),
+      env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url },
+    });
+  }
+
   /** (Re)starts the process with the same port, database and environment. */
   async launch(extraEnv: Record<string, string> = {}): Promise<void> {
     const [file, ...args] = this.command;
@@ -206,8 +214,46 @@ export class Box {
   }
 }
 
+/**
+ * A box for the suite this is called in (mocha hooks): started before its tests,
+ * stopped after them. `use` gets it and a token of its root client, before any
+ * `before` hook the suite registers later runs.
+ */
+export function boxForSuite(use: (box: Box, root: string) => void, options: BoxOptions = {}): void {
+  let box: Box | undefined;
+  before(async function () {
+    box = await Box.start(options);
+    use(box, await box.rootToken());
+  });
+  after(async function () {
+    await box?.stop();
+  });
+}
+
 export function basic(id: string, secret: string): string {
   return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The value `probe` gives once it is neither undefined nor false (it may throw meanwhile); an error naming `what` after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+      last = value;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

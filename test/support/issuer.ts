@@ -1,7 +1,6 @@
-// A workload token issuer of the test's own: an HTTPS server (self-signed
-// certificate made with openssl) publishing OIDC discovery and a JWKS, and
+// A workload token issuer of the test's own: an HTTPS server (a certificate of a
+// test CA, test/support/tls.ts) publishing OIDC discovery and a JWKS, and
 // tokens signed with its key by jose — Kubernetes-shaped, with any claims.
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -9,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SignJWT, exportJWK, type JWTPayload } from 'jose';
 import { freePort } from './ports.js';
+import { testCa } from './tls.js';
 
 export class TestIssuer {
   fetches = 0;
@@ -21,51 +21,26 @@ export class TestIssuer {
   ) {}
 
   static async start(): Promise<TestIssuer> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-issuer-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        path.join(dir, 'tls.key'),
-        '-out',
-        path.join(dir, 'tls.crt'),
-      ],
-      { stdio: 'ignore' },
-    );
+    const ca = testCa(fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-issuer-')));
+    const { certFile, keyFile } = ca.issue('tls');
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const kid = 'test-key-1';
     const jwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
     let issuer: TestIssuer | undefined = undefined;
-    const server = https.createServer(
-      { key: fs.readFileSync(path.join(dir, 'tls.key')), cert: fs.readFileSync(path.join(dir, 'tls.crt')) },
-      (req, res) => {
-        if (req.url === '/.well-known/openid-configuration') {
-          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
-        } else if (req.url === '/jwks') {
-          issuer!.fetches++;
-          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
-        } else {
-          res.writeHead(404).end();
-        }
-      },
-    );
+    const server = https.createServer({ key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile) }, (req, res) => {
+      if (req.url === '/.well-known/openid-configuration') {
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+      } else if (req.url === '/jwks') {
+        issuer!.fetches++;
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+      } else {
+        res.writeHead(404).end();
+      }
+    });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    issuer = new TestIssuer(url, fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'), privateKey, kid, server);
+    issuer = new TestIssuer(url, ca.pem, privateKey, kid, server);
     return issuer;
   }
 

@@ -12,9 +12,11 @@ import type { Dispatcher } from 'undici';
 import { errorMessage } from '../../api/errors.js';
 import { HttpKube } from '../../operator/kube.js';
 import { podOf, VOLUME_SYNC_MS, type Pod } from '../../operator/run-box.js';
-import { Box } from './box.js';
+import { Box, eventually } from './box.js';
 import { Cluster } from './cluster.js';
 import { freePort } from './ports.js';
+
+export { eventually };
 
 const CACHE = process.env.BOXAUTH_KUBE_CACHE ?? path.join(os.homedir(), '.cache', 'boxauth', 'kube');
 export const KUBE_BIN = path.join(CACHE, 'bin');
@@ -193,27 +195,6 @@ export class TestCluster {
       kube.close();
     });
     return { box, env: pod.env };
-  }
-}
-
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-  everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-      last = value;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
-    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 

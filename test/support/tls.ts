@@ -22,16 +22,15 @@ const openssl = (args: string[], cwd: string): void => {
   execFileSync('openssl', args, { cwd, stdio: 'pipe' });
 };
 
+/** openssl req's options for a new, unencrypted P-256 key. */
+const NEW_P256_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+
 export function testCa(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-'))): TestCa {
   openssl(
     [
       'req',
       '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
+      ...NEW_P256_KEY,
       '-keyout',
       'ca.key',
       '-out',
@@ -55,23 +54,7 @@ export function testCa(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-
     dispatcher: new Agent({ connect: { ca: pem } }),
     issue(name, subject = '/CN=127.0.0.1') {
       fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-      openssl(
-        [
-          'req',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:P-256',
-          '-nodes',
-          '-keyout',
-          `${name}.key`,
-          '-out',
-          `${name}.csr`,
-          '-subj',
-          subject,
-        ],
-        dir,
-      );
+      openssl(['req', ...NEW_P256_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
       openssl(
         [
           'x509',

@@ -1,10 +1,10 @@
 // boxauth as `make bench` runs it (one worker per core, its defaults), with the
 // bench's two client_credentials clients: opaque tokens and ES256 JWTs.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import { Box } from '../../support/box.js';
 import { LOAD } from '../measure.js';
+import { tokenClients } from '../scenarios.js';
 import { clientCredentials, expectToken, type Target } from './target.js';
 
 const PER_TOKEN =
@@ -18,14 +18,7 @@ export async function startBoxauth(databaseUrl: string): Promise<{ targets: Targ
     env: { BOXAUTH_WORKERS: String(LOAD.workers) },
   });
   try {
-    const secret = (): string => randomBytes(32).toString('base64url');
-    const hour = { access_token_expiration: 3600 };
-    const opaque = await box.addClient('bench-opaque', { auth: { client_credentials: hour } }, { policy: false, secret: secret() });
-    const jwt = await box.addClient(
-      'bench-jwt',
-      { auth: { client_credentials: { ...hour, token_format: 'jwt' } } },
-      { policy: false, secret: secret() },
-    );
+    const { opaque, jwt } = await tokenClients(box);
     const target = (key: string, title: string, client: { id: string; secret: string }, isJwt: boolean): Target => ({
       key,
       title,
