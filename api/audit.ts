@@ -23,7 +23,7 @@ export type AuditEvent =
       event: 'session_closed';
       /** The sessions closed (ids); a sign-out may close a whole family. */
       sessions: string[];
-      how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse';
+      how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay';
       by: Actor;
     }
   | {

@@ -46,7 +46,7 @@ export function forgetSession(svc: Services, s: SessionRow): void {
 
 /** Why sessions are closed, and by whom: what the audit records of it. */
 export interface Closing {
-  how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse';
+  how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay';
   by: Actor;
 }
 
@@ -58,8 +58,8 @@ function closed(svc: Services, rows: SessionRow[], closing: Closing): SessionRow
 }
 
 /** Closes a session and its refreshed descendants. */
-export async function closeSessions(svc: Services, id: string, closing: Closing): Promise<SessionRow[]> {
-  return closed(svc, await closeTree(svc.pool, id), closing);
+export async function closeSessions(svc: Services, id: string, closing: Closing, db: Queryable = svc.pool): Promise<SessionRow[]> {
+  return closed(svc, await closeTree(db, id), closing);
 }
 
 /** Closes the token sessions issued through a signed-in browser session (sign-out, RP-initiated logout). */

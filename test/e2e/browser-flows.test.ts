@@ -172,6 +172,13 @@ describe('browser flows (Chromium)', function () {
         expect((err as { error?: string }).error).to.equal('invalid_grant');
       }
       expect((await box.json('GET', `/users/${me.id}`, undefined, first.access_token)).status).to.equal(401);
+      // And the audit says why the tokens died.
+      await new Promise((r) => setTimeout(r, 250)); // the access log stream is flushed at least every 100 ms
+      const closedByReplay = box.logs
+        .filter((l) => l.includes('"audit":true'))
+        .map((l) => JSON.parse(l) as { event: string; how?: string; by?: { client?: string } })
+        .filter((e) => e.event === 'session_closed' && e.how === 'code-replay');
+      expect(closedByReplay.map((e) => e.by)).to.deep.equal([{ client: 'example-app' }]);
     });
 
     it('a wrong verifier is refused', async function () {

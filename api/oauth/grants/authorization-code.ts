@@ -3,10 +3,10 @@
 // obtained (RFC 6749 §4.1.2: the code was probably stolen). A confidential client
 // proves itself with its secret, a public one with PKCE alone.
 import { findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
-import { closeTree, insertSessions } from '../../store/sessions.js';
+import { insertSessions } from '../../store/sessions.js';
 import type { Client } from '../../types.js';
 import { getUser } from '../../store/users.js';
-import { forgetSession } from '../access-tokens.js';
+import { closeSessions } from '../access-tokens.js';
 import { invalidGrant, type OAuthError } from '../errors.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
@@ -50,7 +50,7 @@ export const authorizationCode: Grant = {
       const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now);
       if ('replayed' in verdict) {
         const { sessionId } = verdict.replayed;
-        if (sessionId) for (const s of await closeTree(tx, sessionId)) forgetSession(svc, s);
+        if (sessionId) await closeSessions(svc, sessionId, { how: 'code-replay', by: { client: client.id } }, tx);
         return invalidGrant('authorization code was already used; the tokens obtained with it have been revoked');
       }
       if ('refuse' in verdict) {
