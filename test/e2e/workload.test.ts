@@ -124,6 +124,9 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     );
     const tokens = await oauth.clientCredentialsGrant(config);
     expect(tokens.expires_in).to.equal(300);
+    // Introspection takes the same assertion, as discovery says (its own tokens: no policy needed).
+    expect(config.serverMetadata().introspection_endpoint_auth_methods_supported).to.include('private_key_jwt');
+    expect(await oauth.tokenIntrospection(config, tokens.access_token)).to.include({ active: true, client_id: 'orders' });
     const { jti } = claimsOf(tokens.access_token);
     const session = (await box.json('GET', `/Session/${jti}`, undefined, root)).body;
     expect(session.client.id).to.equal('orders');

@@ -24,8 +24,9 @@ export function authorizationServerMetadata(svc: Services): Record<string, unkno
     grant_types_supported: [...grants.keys(), 'implicit'],
     response_types_supported: RESPONSE_TYPES,
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // A workload's ServiceAccount token (RFC 7523 client assertion) authenticates here as at the token endpoint.
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     code_challenge_methods_supported: ['S256'],
   };
 }
