@@ -5,7 +5,7 @@
 import express, { type RequestHandler } from 'express';
 import { parse as parseYaml } from 'yaml';
 import { ApiError, badRequest, errorMessage } from '../errors.js';
-import { bodyProblem } from '../input.js';
+import { bodyProblem, INPUT_LIMITS } from '../input.js';
 
 /** Larger bodies get 413: nothing the API takes comes near it. */
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -22,7 +22,13 @@ const parseYamlBody: RequestHandler = (req, _res, next) => {
     req.body = parseYaml(req.body, { maxAliasCount: 100, uniqueKeys: true }) as unknown;
     next();
   } catch (err) {
-    next(badRequest(`malformed YAML: ${errorMessage(err).split('\n')[0]}`));
+    // The parser recurses per level: a body nested thousands deep exhausts the stack before checkedBody would refuse
+    // it, and yaml reports that as a YAMLParseError whose message is V8's RangeError's.
+    const message = errorMessage(err);
+    const why = message.includes('Maximum call stack')
+      ? `body is nested deeper than ${INPUT_LIMITS.bodyDepth} levels`
+      : message.split('\n')[0];
+    next(badRequest(`malformed YAML: ${why}`));
   }
 };
 

@@ -203,6 +203,13 @@ describe('hostile input', function () {
       });
       refused(res, 400, 'nested deeper');
       expect(res.text).not.to.match(/<html|at \w+ \(|node_modules|\/dist\//i);
+      // The same in YAML (flow style), where the parser itself would run out of stack: the same answer, no internals.
+      const yaml = await box.request('PUT', '/AccessPolicy/deep', {
+        headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/yaml' },
+        body: `engine: json-schema\nschema: ${schema}\n`,
+      });
+      refused(yaml, 400, 'nested deeper');
+      expect(yaml.text).not.to.match(/call stack|<html|at \w+ \(|node_modules|\/dist\//i);
       expect((await box.json('GET', '/AccessPolicy/deep', undefined, root)).status).to.equal(404);
     });
 
