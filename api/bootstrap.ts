@@ -15,7 +15,8 @@ import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
 import { generateSecret, hashSecret, verifyHash } from './oauth/secrets.js';
-import { ADMIN_CLIENT_ID, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
+import { OPENID_SCOPES } from './oauth/openid.js';
+import { ADMIN_CLIENT_ID, adminClientPolicyId, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
 import { claimSetting } from './store/browser.js';
 import { clients } from './store/clients.js';
 import { createGroup, findGroupByName } from './store/groups.js';
@@ -167,7 +168,13 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
   return { where: 'as last changed (BOXAUTH_ADMIN_PASSWORD applies only when the user is first created)' };
 }
 
-/** The admin UI's own client: public (PKCE), first party, redirecting to this box's /admin/callback. */
+/**
+ * The admin UI's own client: public (PKCE), first party, redirecting to this
+ * box's /admin/callback, with a fixed scope list (first party means no consent
+ * page, so without a list anyone who can sign in could grant themselves any
+ * scope through it). Its policy lets it act for the person signed in to it:
+ * what that person's own policies allow, nothing more (api/policy/evaluate.ts).
+ */
 export async function bootstrapAdminClient(pool: Pool, config: Config, log: Logger): Promise<void> {
   await reclaim(pool, log, clients, 'Client', ADMIN_CLIENT_ID);
   await clients.write(
@@ -178,8 +185,16 @@ export async function bootstrapAdminClient(pool: Pool, config: Config, log: Logg
       grant_types: ['authorization_code'],
       first_party: true,
       description: 'The admin UI of this box.',
+      scope: [...OPENID_SCOPES],
       auth: { authorization_code: { redirect_uri: `${config.baseUrl}/admin/callback`, access_token_expiration: 3600 } },
     },
     { managedBy: null, secretHash: null },
   );
+  await createPolicyIfMissing(pool, {
+    resourceType: 'AccessPolicy',
+    id: adminClientPolicyId(),
+    engine: 'allow',
+    description: 'The admin UI acts for the person signed in to it, within what their own policies allow.',
+    link: [{ id: ADMIN_CLIENT_ID, resourceType: 'Client' }],
+  });
 }

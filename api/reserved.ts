@@ -17,13 +17,15 @@ export interface ReservedRecords {
 export function reservedRecords(rootClientId: string): ReservedRecords {
   return {
     Client: [rootClientId, ADMIN_CLIENT_ID],
-    AccessPolicy: [rootPolicyId(rootClientId), adminsPolicyId()],
+    AccessPolicy: [rootPolicyId(rootClientId), adminsPolicyId(), adminClientPolicyId()],
     Group: [ADMINS_GROUP],
   };
 }
 
 export const rootPolicyId = (rootClientId: string): string => `${rootClientId}-allow`;
 export const adminsPolicyId = (): string => `${ADMINS_GROUP}-allow`;
+/** Lets the admin UI act for the person signed in to it (their own policies still decide what that is). */
+export const adminClientPolicyId = (): string => `${ADMIN_CLIENT_ID}-allow`;
 
 export function isReserved(records: ReservedRecords, kind: keyof ReservedRecords, id: string): boolean {
   return records[kind].includes(id);

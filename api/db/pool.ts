@@ -3,6 +3,8 @@ import pg from 'pg';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 export type Pool = pg.Pool;
+/** A connection inside BEGIN … COMMIT (withTransaction): what needs several statements to be one. */
+export type Transaction = pg.PoolClient;
 
 // bigint columns (user and group ids) fit in a JS number for any realistic box.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -22,7 +24,7 @@ export function createPool(url: string, max: number, schema?: string): pg.Pool {
   return pool;
 }
 
-export async function withTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

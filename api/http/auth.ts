@@ -6,6 +6,7 @@ import { percentDecode } from '../input.js';
 import { checkAccessToken } from '../oauth/access-tokens.js';
 import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
+import type { Subject } from '../policy/evaluate.js';
 import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -152,21 +153,25 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
 export function authorize(svc: Services): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;
-    const subject = {
-      // A token belongs to its client, and for browser grants also to its user and the user's groups.
+    const subject: Subject = {
       clientId: principal.session.clientId,
-      userId: principal.user?.id ?? null,
-      groups: principal.user?.groups ?? [],
+      user: principal.user ? { id: principal.user.id, groups: principal.user.groups } : null,
     };
-    svc.policies.allows(subject, policyRequest(req, principal)).then((policy) => {
-      if (policy) return next();
-      next(
-        new ApiError(
-          403,
-          'access_denied',
-          `no AccessPolicy allows ${req.method} ${req.path} for this token (client "${subject.clientId}"${subject.userId ? `, user ${subject.userId}` : ''})`,
-        ),
-      );
+    svc.policies.decide(subject, policyRequest(req, principal)).then((verdict) => {
+      if (verdict.allowed) return next();
+      next(new ApiError(403, 'access_denied', refusal(req, subject, verdict.refusedBy)));
     }, next);
   };
+}
+
+/** Why a request was refused, in words a person can act on (README "Access control"). */
+function refusal(req: Request, subject: Subject, refusedBy: 'person' | 'client'): string {
+  const what = `${req.method} ${req.path}`;
+  if (!subject.user) return `no AccessPolicy allows ${what} for this token (client "${subject.clientId}")`;
+  if (refusedBy === 'person')
+    return `no AccessPolicy allows ${what} for this token (client "${subject.clientId}", user ${subject.user.id})`;
+  return (
+    `client "${subject.clientId}" may not ${what} for its users: a token a person's sign-in gave it acts only where ` +
+    'a policy linked to that client allows it too'
+  );
 }

@@ -7,7 +7,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
-import { closeBrowserSessions } from '../oauth/access-tokens.js';
+import { withTransaction } from '../db/pool.js';
+import { endBrowsersGrants } from '../oauth/closing.js';
 import { tokenHash } from '../oauth/tokens.js';
 import type { Services } from '../services.js';
 
@@ -55,14 +56,17 @@ export async function signIn(svc: Services, res: Response, userId: number): Prom
 
 /**
  * Signs this browser out: its session ends, and so do the token sessions issued
- * through it (they carry its sid), as a person signing out expects of the apps
- * they signed in to with it.
+ * through it (they carry its sid) and its codes not yet exchanged, as a person
+ * signing out expects of the apps they signed in to with it.
  */
 export async function endBrowserSession(svc: Services, req: Request, res: Response): Promise<void> {
   const token = cookies(req)[SESSION_COOKIE];
   appendCookie(res, `${SESSION_COOKIE}=${cookieOptions(svc, 0)}`);
-  const ended = token ? await deleteBrowserSession(svc.pool, tokenHash(token)) : undefined;
-  if (ended) await closeBrowserSessions(svc, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
+  if (!token) return;
+  await withTransaction(svc.pool, async (tx) => {
+    const ended = await deleteBrowserSession(tx, tokenHash(token));
+    if (ended) await endBrowsersGrants(svc, tx, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
+  });
 }
 
 function csrfFor(svc: Services, browserId: string): string {

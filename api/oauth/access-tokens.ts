@@ -1,10 +1,8 @@
 // From a presented access token to its session. The session decides, for opaque
 // tokens and JWTs alike: a closed or expired session's token is refused at once,
 // however long the JWT's own `exp` would have let it live.
-import type { Actor } from '../audit.js';
 import type { Services } from '../services.js';
-import type { Queryable } from '../db/pool.js';
-import { closeFamily, closeForBrowser, closeTree, isUsable, type SessionRow } from '../store/sessions.js';
+import { isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwt } from './jwt.js';
 import { tokenHash } from './tokens.js';
 
@@ -34,49 +32,4 @@ export async function checkAccessToken(svc: Services, token: string, now = Date.
   if (!session.active) return { problem: 'access token belongs to a closed session' };
   if (!isUsable(session, now)) return { problem: 'access token has expired' };
   return { session };
-}
-
-/**
- * Drops a session from this process's cache at once; other processes hear of the
- * change through the change feed.
- */
-export function forgetSession(svc: Services, s: SessionRow): void {
-  svc.sessions.invalidate(s.id, ...(s.accessTokenHash ? [s.accessTokenHash.toString('hex')] : []));
-}
-
-/** Why sessions are closed, and by whom: what the audit records of it. */
-export interface Closing {
-  how: 'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay';
-  by: Actor;
-}
-
-/** What every close does after the database: the caches forget the sessions, the audit records them. */
-function closed(svc: Services, rows: SessionRow[], closing: Closing): SessionRow[] {
-  for (const s of rows) forgetSession(svc, s);
-  if (rows.length) svc.audit.record({ event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
-  return rows;
-}
-
-/** Closes a session and its refreshed descendants. */
-export async function closeSessions(svc: Services, id: string, closing: Closing, db: Queryable = svc.pool): Promise<SessionRow[]> {
-  return closed(svc, await closeTree(db, id), closing);
-}
-
-/** Closes the token sessions issued through a signed-in browser session (sign-out, RP-initiated logout). */
-export async function closeBrowserSessions(svc: Services, sid: string, closing: Closing): Promise<SessionRow[]> {
-  return closed(svc, await closeForBrowser(svc.pool, sid), closing);
-}
-
-/**
- * Closes every session of a family: the grant's first session and all refreshed from it.
- * The refresh token may be held by any of them (the first one, without rotation), so this
- * is what ends a grant, whichever of its access tokens was presented.
- */
-export async function closeFamilySessions(
-  svc: Services,
-  family: string,
-  closing: Closing,
-  db: Queryable = svc.pool,
-): Promise<SessionRow[]> {
-  return closed(svc, await closeFamily(db, family), closing);
 }

@@ -4,7 +4,10 @@
 // nothing is ever redirected (RFC 6749 §4.1.2.1); after that, errors travel back
 // to the client in the redirect.
 import { randomBytes } from 'node:crypto';
+import type { Transaction } from '../db/pool.js';
 import type { Services } from '../services.js';
+import { insertSessions } from '../store/sessions.js';
+import { whileSignedIn } from './closing.js';
 import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
 import type { Stored } from '../store/resources.js';
 import type { UserRow } from '../store/users.js';
@@ -227,14 +230,21 @@ export function errorRedirect(req: AuthorizeRequest, error: string, description:
 
 /**
  * Issues what the request asked for to the signed-in person; returns where to
- * send the browser. Tokens issued here carry the browser session's sid, so that
- * logging that browser out (RP-initiated logout) closes them.
+ * send the browser. What is issued here carries the browser session's sid, so
+ * that logging that browser out (RP-initiated logout) ends it, and is issued
+ * only while that session lasts (whileSignedIn): a sign-out or password change
+ * racing it ends it too.
  */
 export async function grantAuthorization(svc: Services, req: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<string> {
+  const issued = await whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
+  return issued ?? errorRedirect(req, 'access_denied', 'the sign-in ended before the request was granted');
+}
+
+async function issue(svc: Services, tx: Transaction, req: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<string> {
   const client = req.client.resource;
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');
-    await createAuthorizationCode(svc.pool, tokenHash(code), {
+    await createAuthorizationCode(tx, tokenHash(code), {
       clientId: client.id,
       userId: user.id,
       redirectUri: req.redirectUri,
@@ -268,7 +278,7 @@ export async function grantAuthorization(svc: Services, req: AuthorizeRequest, u
       svc.keyring.active,
       now,
     );
-    await svc.sessionWriter.insert(session);
+    await insertSessions(tx, [session]);
     svc.metrics.tokens.inc({ grant: 'implicit' });
     svc.audit.record({ event: 'token_issued', client: client.id, grant: 'implicit', session: session.id, user: String(user.id) });
     accessToken = response.access_token;

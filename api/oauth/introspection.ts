@@ -7,7 +7,8 @@ import type { PolicyRequest } from '../policy/engines.js';
 import type { Services } from '../services.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client } from '../types.js';
-import { checkAccessToken, closeSessions } from './access-tokens.js';
+import { checkAccessToken } from './access-tokens.js';
+import { closeGrants } from './closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from './tokens.js';
@@ -31,8 +32,7 @@ function introspectionRequest(caller: Client, owner: string): PolicyRequest {
 
 async function mayIntrospect(svc: Services, caller: Client, owner: string): Promise<boolean> {
   if (owner === caller.id) return true;
-  const subject = { clientId: caller.id, userId: null, groups: [] };
-  return (await svc.policies.allows(subject, introspectionRequest(caller, owner))) !== undefined;
+  return (await svc.policies.decide({ clientId: caller.id, user: null }, introspectionRequest(caller, owner))).allowed;
 }
 
 export async function introspect(svc: Services, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
@@ -80,5 +80,8 @@ export async function revoke(svc: Services, request: OAuthRequest, body: unknown
   const session = 'session' in check ? check.session : await refreshHolder(svc, token);
   // RFC 7009 §2.2: an unknown token, or another client's, is answered as success.
   if (!session || session.clientId !== client.id) return;
-  await closeSessions(svc, session.id, { how: 'revoke', by: { client: client.id } });
+  // RFC 7009 §2.1: revoking a refresh token SHOULD end the access tokens of the same grant too;
+  // revoking an access token ends its session and those refreshed from it.
+  const selector = 'session' in check ? { tree: session.id } : { family: session.family };
+  await closeGrants(svc, selector, { how: 'revoke', by: { client: client.id } });
 }

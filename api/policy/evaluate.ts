@@ -1,18 +1,33 @@
 // The policies of a box in memory, indexed by the subjects they link to, and the
-// one question the API asks of them: does any policy allow this request?
+// one question the API asks of them: may this token make this request?
 // Policies OR together; with none that applies, the answer is no.
+//
+// A token speaks for its client alone (client_credentials, workload identity), or
+// for a person through a client (a browser or device sign-in, and its refreshes).
+// The second kind acts within what BOTH were granted (RFC 9700 §2.3, privilege
+// restriction; ARCHITECTURE §7): the person's side (policies linked to the user,
+// to one of their groups, or global) and the client's side (policies linked to
+// that client, never global ones — a global policy that tests the user's groups
+// must not let every app those people sign in to act as them). Signing in to an
+// app therefore never hands the app the person's rights on the box's own API.
 import type { Pool } from '../db/pool.js';
 import type { ChangeFeed } from '../db/notify.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
 import { compilePolicy, createPolicyAjv, type PolicyRequest, type Rule } from './engines.js';
 
+/** Whom a token speaks for. */
 export interface Subject {
-  clientId: string | null;
-  userId: string | null;
-  /** A Group link may name a group by id or by name. */
-  groups: { id: string; name: string }[];
+  clientId: string;
+  /** The person, when a person's sign-in issued the token to the client (a delegated token). */
+  user: { id: string; groups: { id: string; name: string }[] } | null;
 }
+
+/**
+ * The answer: which policies allowed it, or which side no policy allowed
+ * (`client`: a delegated token's client may not act for its users this way).
+ */
+export type Verdict = { allowed: true; policies: string[] } | { allowed: false; refusedBy: 'person' | 'client' };
 
 interface CompiledPolicy {
   id: string;
@@ -41,13 +56,28 @@ class PolicyIndex {
     }
   }
 
-  candidates(subject: Subject): CompiledPolicy[] {
-    const keys = [
-      subject.clientId !== null ? `Client/${subject.clientId}` : '',
-      subject.userId !== null ? `User/${subject.userId}` : '',
-      ...subject.groups.flatMap((g) => [`Group/${g.id}`, `Group/${g.name}`]),
-    ];
-    return [...new Set([...this.global, ...keys.flatMap((k) => this.linked.get(k) ?? [])])];
+  /** Policies linked to any of `keys` (`<resourceType>/<id>`), and the global ones when asked. */
+  private linkedTo(keys: string[], withGlobal: boolean): CompiledPolicy[] {
+    return [...new Set([...(withGlobal ? this.global : []), ...keys.flatMap((k) => this.linked.get(k) ?? [])])];
+  }
+
+  /** The policy allowing `request` among those of one side, if any. */
+  private firstAllowing(keys: string[], withGlobal: boolean, request: PolicyRequest): string | undefined {
+    return this.linkedTo(keys, withGlobal).find((p) => p.rule(request))?.id;
+  }
+
+  decide(subject: Subject, request: PolicyRequest): Verdict {
+    const client = [`Client/${subject.clientId}`];
+    if (!subject.user) {
+      const id = this.firstAllowing(client, true, request);
+      return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
+    }
+    const person = [`User/${subject.user.id}`, ...subject.user.groups.flatMap((g) => [`Group/${g.id}`, `Group/${g.name}`])];
+    const forPerson = this.firstAllowing(person, true, request);
+    if (forPerson === undefined) return { allowed: false, refusedBy: 'person' };
+    const forClient = this.firstAllowing(client, false, request);
+    if (forClient === undefined) return { allowed: false, refusedBy: 'client' };
+    return { allowed: true, policies: [forPerson, forClient] };
   }
 }
 
@@ -82,9 +112,8 @@ export class Policies {
     return (this.index ??= this.load());
   }
 
-  /** The id of the first policy allowing the request, or undefined (denied). */
-  async allows(subject: Subject, request: PolicyRequest): Promise<string | undefined> {
-    const index = await this.current();
-    return index.candidates(subject).find((p) => p.rule(request))?.id;
+  /** Whether `subject` may make `request`, and by which policies (see the top of this file). */
+  async decide(subject: Subject, request: PolicyRequest): Promise<Verdict> {
+    return (await this.current()).decide(subject, request);
   }
 }

@@ -1,6 +1,6 @@
 // Records behind the browser flows: signed-in browsers, consents, authorization
 // codes, sign-in throttling and box-wide settings.
-import type { Queryable } from '../db/pool.js';
+import type { Queryable, Transaction } from '../db/pool.js';
 
 export async function ensureSetting(db: Queryable, name: string, generate: () => string): Promise<string> {
   await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, generate()]);
@@ -51,6 +51,25 @@ export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promi
 
 export async function deleteBrowserSessionsOfUser(db: Queryable, userId: number): Promise<void> {
   await db.query('DELETE FROM browser_sessions WHERE user_id = $1', [userId]);
+}
+
+/**
+ * Whether the browser session `sid` is still signed in, holding it so (FOR SHARE)
+ * until `tx` ends: what is issued through it in `tx` commits before a sign-out or
+ * password change ends it (they wait), or sees it gone.
+ */
+export async function holdBrowserSession(tx: Transaction, sid: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM browser_sessions WHERE sid = $1 AND expires_at > now() FOR SHARE', [sid]);
+  return rowCount === 1;
+}
+
+/** Whose pending (unexchanged) codes to end: one browser's, or a person's. */
+export type CodeOwner = { sid: string } | { user: number };
+
+/** Deletes pending authorization codes (a sign-out, a password change): exchanging one later finds nothing. */
+export async function deletePendingCodes(db: Queryable, owner: CodeOwner): Promise<void> {
+  const [column, value] = 'sid' in owner ? ['sid', owner.sid] : ['user_id', owner.user];
+  await db.query(`DELETE FROM authorization_codes WHERE ${column} = $1 AND used_at IS NULL`, [value]);
 }
 
 // --- consents

@@ -3,7 +3,7 @@
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
 import type { Client } from '../types.js';
 import { ResourceTable, type Stored } from './resources.js';
-import { closeForClient } from './sessions.js';
+import { closeGrants } from './sessions.js';
 
 class ClientTable extends ResourceTable<Client> {
   /** Clients bound to ServiceAccounts (auth.workload). */
@@ -17,7 +17,7 @@ class ClientTable extends ResourceTable<Client> {
   async removeWithSessions(pool: Pool, id: string, managedBy: string | null): Promise<Stored<Client> | undefined> {
     return withTransaction(pool, async (tx) => {
       const removed = await this.remove(tx, id, managedBy);
-      if (removed) await closeForClient(tx, id);
+      if (removed) await closeGrants(tx, { client: id });
       return removed;
     });
   }

@@ -1,5 +1,6 @@
 // Device codes of the device authorization grant (RFC 8628; see migration 008).
 import type { Queryable } from '../db/pool.js';
+import type { CodeOwner } from './browser.js';
 
 export interface DeviceCode {
   userCode: string;
@@ -83,6 +84,12 @@ export async function decideDeviceCode(
     [userCode, decision.allowed ? 'allowed' : 'denied', decision.userId, decision.authTime, decision.sid],
   );
   return rowCount === 1;
+}
+
+/** Deletes device codes a person allowed that no device has picked up yet (a sign-out, a password change). */
+export async function deletePendingDeviceCodes(db: Queryable, owner: CodeOwner): Promise<void> {
+  const [column, value] = 'sid' in owner ? ['sid', owner.sid] : ['user_id', owner.user];
+  await db.query(`DELETE FROM device_codes WHERE ${column} = $1 AND used_at IS NULL`, [value]);
 }
 
 export async function recordPoll(db: Queryable, hash: Buffer, intervalSeconds: number): Promise<void> {

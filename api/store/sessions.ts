@@ -1,6 +1,6 @@
 // Sessions: one row per access token. Tokens themselves are never stored, only
 // their SHA-256 digests, so a copy of the database yields no live token.
-import type { Queryable } from '../db/pool.js';
+import type { Queryable, Transaction } from '../db/pool.js';
 import { randomBytesPooled } from '../random.js';
 import type { Session } from '../types.js';
 import { orderAndPage, type SearchQuery } from './search.js';
@@ -201,6 +201,15 @@ export interface Refresh {
 }
 
 /**
+ * The advisory lock of a grant (a session family), as SQL over a uuid
+ * expression. Boxes may share a database (a schema each): the key names the
+ * schema too. The lock serializes a grant's refreshes with its closing:
+ * refreshes hold it shared (applyRefreshes, lockRefreshHolder), closeGrants
+ * exclusively, always in key order so that no two wait on each other crosswise.
+ */
+const grantLockKey = (family: string): string => `hashtextextended('boxauth.grant.' || current_schema() || '.' || ${family}::text, 0)`;
+
+/**
  * Applies many refreshes in one statement (the group commit of RefreshWriter):
  * each holder still usable (active, token unused and unexpired) is updated as
  * touchRefreshToken would and its new session inserted; the others are left
@@ -211,17 +220,24 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
     refreshes.map((r) => r.session),
     4,
   );
-  // Holders are locked in id order first: concurrent batches then wait for each
-  // other instead of deadlocking. A holder changed by a concurrent commit is
-  // rechecked after the wait (READ COMMITTED), which is what decides races.
-  // purge_at rounded up to the hour as purgeAt() does.
+  // The grants' locks are taken first, shared and in key order (closeGrants waits
+  // for them, so a close commits before or after this statement, never during).
+  // Holders are locked next, in id order: concurrent batches then wait for each
+  // other instead of deadlocking. A holder changed by a concurrent commit (a close
+  // that committed while this statement waited) is rechecked after the wait (READ
+  // COMMITTED), which is what decides races. purge_at rounded up to the hour as
+  // purgeAt() does.
   const refreshExp = 'CASE WHEN u.rotate THEN s.refresh_token_exp ELSE u.refresh_token_exp END';
   const { rows } = await db.query<{ parent: string }>({
     name: 'apply-refreshes',
     text: `WITH u AS (
        SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::boolean[]) AS u(id, refresh_token_exp, rotate)
+     ), grants AS MATERIALIZED (
+       SELECT count(*) AS n FROM (
+         SELECT pg_advisory_xact_lock_shared(k) FROM (
+           SELECT DISTINCT ${grantLockKey('family')} AS k FROM sessions WHERE id = ANY($1::uuid[]) ORDER BY k) keys) locked
      ), held AS MATERIALIZED (
-       SELECT id FROM sessions WHERE id = ANY($1::uuid[]) AND active AND refresh_used_at IS NULL
+       SELECT id FROM sessions WHERE id = ANY($1::uuid[]) AND (SELECT n FROM grants) >= 0 AND active AND refresh_used_at IS NULL
          AND (refresh_token_exp IS NULL OR refresh_token_exp > now())
        ORDER BY id FOR UPDATE
      ), touched AS (
@@ -269,9 +285,15 @@ export async function findByRefreshToken(db: Queryable, hash: Buffer): Promise<S
   return rows[0] && fromDb(rows[0]);
 }
 
-/** The session holding a refresh token, locked for the rest of the transaction. */
-export async function findByRefreshTokenForUpdate(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>('SELECT * FROM sessions WHERE refresh_token_hash = $1 FOR UPDATE', [hash]);
+/**
+ * The session holding a refresh token, locked for the rest of the transaction
+ * `tx`, and its grant with it: exclusively, as closeGrants does, since this slow
+ * path may close the grant itself (reuse detection). Lock first, then the row:
+ * a close that committed meanwhile is seen.
+ */
+export async function lockRefreshHolder(tx: Transaction, hash: Buffer): Promise<SessionRow | undefined> {
+  await tx.query(`SELECT pg_advisory_xact_lock(${grantLockKey('family')}) FROM sessions WHERE refresh_token_hash = $1`, [hash]);
+  const { rows } = await tx.query<DbRow>('SELECT * FROM sessions WHERE refresh_token_hash = $1 FOR UPDATE', [hash]);
   return rows[0] && fromDb(rows[0]);
 }
 
@@ -287,39 +309,51 @@ export async function touchRefreshToken(db: Queryable, s: SessionRow, refreshTok
 
 const CLOSE = `active = false, "end" = now(), purge_at = now()`;
 
-/** Closes a session and every session refreshed from it; returns the closed rows. */
-export async function closeTree(db: Queryable, id: string): Promise<SessionRow[]> {
-  const { rows } = await db.query<DbRow>(
-    `WITH RECURSIVE tree AS (
-       SELECT id FROM sessions WHERE id = $1
-       UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id)
-     UPDATE sessions SET ${CLOSE} WHERE id IN (SELECT id FROM tree) AND active RETURNING *`,
-    [id],
+/** Which sessions a close ends. */
+export type CloseSelector =
+  /** A grant: its first session and every session refreshed from it. */
+  | { family: string }
+  /** A session and those refreshed from it. */
+  | { tree: string }
+  /** The grants issued through one signed-in browser (its sid). */
+  | { sid: string }
+  /** Every grant of a person. */
+  | { user: number }
+  /** Every grant of a client. */
+  | { client: string };
+
+function selecting(selector: CloseSelector): { where: string; value: string | number } {
+  if ('family' in selector) return { where: 'family = $1', value: selector.family };
+  if ('tree' in selector) return { where: 'id = $1', value: selector.tree };
+  if ('sid' in selector) return { where: "details ? 'sid' AND details->>'sid' = $1", value: selector.sid };
+  if ('user' in selector) return { where: 'user_id = $1', value: selector.user };
+  return { where: 'client_id = $1', value: selector.client };
+}
+
+/**
+ * Closes sessions in the transaction `tx`; returns the rows it closed. Closing
+ * beats using (ARCHITECTURE §7): a refresh racing this close either commits
+ * first, and its new session is closed here too, or waits and finds its holder
+ * closed. One UPDATE cannot promise that — its snapshot predates a refresh that
+ * commits while it runs — so the grants' locks are taken first, exclusively
+ * (waiting for refreshes in flight, keeping new ones out), and the UPDATE runs
+ * as a statement of its own, whose snapshot holds what those refreshes committed.
+ */
+export async function closeGrants(tx: Transaction, selector: CloseSelector): Promise<SessionRow[]> {
+  const { where, value } = selecting(selector);
+  await tx.query(
+    `SELECT pg_advisory_xact_lock(k) FROM (
+       SELECT DISTINCT ${grantLockKey('family')} AS k FROM sessions WHERE ${where} AND active ORDER BY k) keys`,
+    [value],
   );
+  const closing =
+    'tree' in selector
+      ? `id IN (WITH RECURSIVE tree AS (
+           SELECT id FROM sessions WHERE id = $1
+           UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id) SELECT id FROM tree)`
+      : where;
+  const { rows } = await tx.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE ${closing} AND active RETURNING *`, [value]);
   return rows.map(fromDb);
-}
-
-/** Closes every session descending from the same grant (sign-out, refresh token reuse); returns the closed rows. */
-export async function closeFamily(db: Queryable, family: string): Promise<SessionRow[]> {
-  const { rows } = await db.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE family = $1 AND active RETURNING *`, [family]);
-  return rows.map(fromDb);
-}
-
-/** Closes the sessions issued through the signed-in browser session `sid` (and refreshed from them). */
-export async function closeForBrowser(db: Queryable, sid: string): Promise<SessionRow[]> {
-  const { rows } = await db.query<DbRow>(
-    `UPDATE sessions SET ${CLOSE} WHERE details ? 'sid' AND details->>'sid' = $1 AND active RETURNING *`,
-    [sid],
-  );
-  return rows.map(fromDb);
-}
-
-export async function closeForClient(db: Queryable, clientId: string): Promise<number> {
-  return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE client_id = $1 AND active`, [clientId])).rowCount ?? 0;
-}
-
-export async function closeForUser(db: Queryable, userId: number): Promise<number> {
-  return (await db.query(`UPDATE sessions SET ${CLOSE} WHERE user_id = $1 AND active`, [userId])).rowCount ?? 0;
 }
 
 /** Sets the expirations PUT /Session may change. */

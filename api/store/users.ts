@@ -1,7 +1,5 @@
 // Users of a box and their group memberships.
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
-import { deleteBrowserSessionsOfUser } from './browser.js';
-import { closeForUser } from './sessions.js';
+import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
 import { foreignKeyViolation, uniqueViolation } from './constraints.js';
 
 export interface GroupRef {
@@ -93,38 +91,28 @@ export async function createUser(pool: Pool, fields: UserFields): Promise<UserRo
 }
 
 /**
- * Changes the given fields. A new password closes every session of the user:
- * whoever held the old one must sign in again.
+ * Changes the given fields, in `tx` (memberships are a second statement); what a
+ * new password ends besides is api/people/accounts.ts's business.
  */
-export async function updateUser(pool: Pool, id: number, change: Partial<UserFields>): Promise<UserRow | undefined> {
-  return withTransaction(pool, async (tx) => {
-    const { rowCount } = await tx
-      .query(
-        // An email an administrator sets is one the box vouches for.
-        `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
-         email_verified = email_verified OR $2 IS NOT NULL,
-         data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
-        [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null],
-      )
-      .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
-    if (!rowCount) return undefined;
-    if (change.groupIds) await setMemberships(tx, id, change.groupIds);
-    if (change.passwordHash) {
-      await closeForUser(tx, id);
-      await deleteBrowserSessionsOfUser(tx, id);
-    }
-    return getUser(tx, id);
-  });
+export async function updateUser(tx: Transaction, id: number, change: Partial<UserFields>): Promise<UserRow | undefined> {
+  const { rowCount } = await tx
+    .query(
+      // An email an administrator sets is one the box vouches for.
+      `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
+       email_verified = email_verified OR $2 IS NOT NULL,
+       data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
+      [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null],
+    )
+    .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
+  if (!rowCount) return undefined;
+  if (change.groupIds) await setMemberships(tx, id, change.groupIds);
+  return getUser(tx, id);
 }
 
-export async function deleteUser(pool: Pool, id: number): Promise<UserRow | undefined> {
-  return withTransaction(pool, async (tx) => {
-    const user = await getUser(tx, id);
-    if (!user) return undefined;
-    await closeForUser(tx, id);
-    await tx.query('DELETE FROM users WHERE id = $1', [id]);
-    return user;
-  });
+/** Deletes the user (memberships, consents, codes and browser sessions go with the row); false when there was none. */
+export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM users WHERE id = $1', [id]);
+  return rowCount === 1;
 }
 
 export interface UserQuery {

@@ -46,6 +46,14 @@ describe('browser flows (Chromium)', function () {
       },
       root,
     );
+    // The app may read for the people signed in to it (README "Access control": a person's token
+    // acts within what both the person and the client were granted).
+    await box.json(
+      'PUT',
+      '/AccessPolicy/example-app-reads',
+      { engine: 'matcho', link: [{ id: 'example-app', resourceType: 'Client' }], matcho: { 'request-method': 'get' } },
+      root,
+    );
   });
   after(async function () {
     await browser?.close();

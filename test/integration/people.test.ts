@@ -169,6 +169,19 @@ describe('users and groups', function () {
   });
 
   describe('policies for people', function () {
+    // A person's token acts within what both the person and its client were granted
+    // (README "Access control"): this client may act for its users on anything.
+    before(async function () {
+      await box.json('PUT', `/Client/root-less?${q}`, {
+        grant_types: ['implicit'],
+        auth: { implicit: { redirect_uri: 'https://x.example/cb' } },
+      });
+      await box.json('PUT', `/AccessPolicy/root-less-acts-for-users?${q}`, {
+        engine: 'allow',
+        link: [{ id: 'root-less', resourceType: 'Client' }],
+      });
+    });
+
     it('a group-linked policy gives access to its members; leaving the group takes it away at once', async function () {
       const group = (await post('/groups', { name: 'auditors' })).body;
       await box.json('PUT', `/AccessPolicy/auditors-read?${q}`, {
@@ -178,10 +191,6 @@ describe('users and groups', function () {
       });
       const user = (await post('/users', { email: 'audrey@example.com', password: 'audrey-password', 'group-ids': [group.id] })).body;
       const t = await userToken(box, user.id, 'root-less');
-      await box.json('PUT', `/Client/root-less?${q}`, {
-        grant_types: ['implicit'],
-        auth: { implicit: { redirect_uri: 'https://x.example/cb' } },
-      });
       expect((await box.json('GET', `/users?access_token=${t}`)).status).to.equal(200);
       expect((await box.json('POST', `/groups?access_token=${t}`, { name: 'nope' })).status).to.equal(403);
       await put(`/users/${user.id}`, { 'group-ids': [] });
@@ -199,12 +208,20 @@ describe('users and groups', function () {
       expect((await box.json('GET', '/Client', undefined, t)).status).to.equal(200);
     });
 
-    it("a user token whose client has no policy is still allowed by the user's own policies, and denied without", async function () {
+    it("a user token is allowed by the user's own policies only where its client may act for its users too", async function () {
       const user = (await post('/users', { email: 'solo@example.com', password: 'solo-password' })).body;
       const t = await userToken(box, user.id, 'root-less');
       expect((await box.json('GET', '/groups', undefined, t)).status).to.equal(403);
       await box.json('PUT', `/AccessPolicy/solo?${q}`, { engine: 'allow', link: [{ id: String(user.id), resourceType: 'User' }] });
       expect((await box.json('GET', '/groups', undefined, t)).status).to.equal(200);
+      // The same person through a client no policy names: the client has not been granted it.
+      await box.json('PUT', `/Client/policyless?${q}`, {
+        grant_types: ['implicit'],
+        auth: { implicit: { redirect_uri: 'https://x.example/cb' } },
+      });
+      const viaOther = await box.json('GET', '/groups', undefined, await userToken(box, user.id, 'policyless'));
+      expect(viaOther.status).to.equal(403);
+      expect(viaOther.body.error_description).to.match(/client "policyless" may not GET \/groups for its users/);
     });
   });
 });

@@ -4,6 +4,7 @@
 // attempt of the person (the sign-in throttle), so that user codes cannot be
 // guessed by trying them all.
 import type { Request, Response, Router } from 'express';
+import { whileSignedIn } from '../../oauth/closing.js';
 import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
 import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
 import type { Services } from '../../services.js';
@@ -82,12 +83,14 @@ export function deviceRouter(svc: Services): Router {
       req,
       person.user.id,
       async () =>
-        (await decideDeviceCode(svc.pool, normalizeUserCode(typed), {
-          allowed,
-          userId: person.user.id,
-          authTime: person.browser.authTime,
-          sid: person.browser.sid,
-        })) || undefined,
+        (await whileSignedIn(svc, person.browser.sid, (tx) =>
+          decideDeviceCode(tx, normalizeUserCode(typed), {
+            allowed,
+            userId: person.user.id,
+            authTime: person.browser.authTime,
+            sid: person.browser.sid,
+          }),
+        )) || undefined,
       'This code is not valid any more. Start again from your device.',
     );
     if (typeof decided === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided }));

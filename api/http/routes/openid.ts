@@ -3,7 +3,7 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
 import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, scopesOf, userClaims } from '../../oauth/openid.js';
-import { closeBrowserSessions } from '../../oauth/access-tokens.js';
+import { closeGrants } from '../../oauth/closing.js';
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
@@ -135,7 +135,7 @@ export function openidRouter(svc: Services): Router {
     if (browser) await endBrowserSession(svc, req, res);
     // The relying party holds an ID token of that browser session: what it started ends, wherever the browser is.
     if (typeof hint?.sid === 'string')
-      await closeBrowserSessions(svc, hint.sid, { how: 'logout', by: { client: String(hint.aud), user: String(hint.sub) } });
+      await closeGrants(svc, { sid: hint.sid }, { how: 'logout', by: { client: String(hint.aud), user: String(hint.sub) } });
     if (returnTo) {
       res.set('Cache-Control', 'no-store').redirect(303, returnTo);
       return;

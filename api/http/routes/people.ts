@@ -9,7 +9,8 @@ import type { Services } from '../../services.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
 import { parseSearch } from '../../store/search.js';
-import { createUser, deleteUser, getUser, listUsers, updateUser, type UserRow } from '../../store/users.js';
+import { changeAccount, removeAccount } from '../../people/accounts.js';
+import { createUser, getUser, listUsers, type UserRow } from '../../store/users.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -115,30 +116,33 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     send(req, res, 201, { id, email, password, data, status });
   });
 
-  // PUT changes the fields it carries; a new password closes the user's sessions.
+  // PUT changes the fields it carries; a new password ends what the old one obtained (api/people/accounts.ts).
   router.put('/users/:id', guard, ...resourceBody, async (req, res) => {
     const id = idParam(req, 'user');
     const input = userInput(req.body, false, id);
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () =>
-      updateUser(svc.pool, id, {
-        ...(input.email !== undefined ? { email: input.email } : {}),
-        ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
-        ...(input.data !== undefined ? { data: input.data } : {}),
-        ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
-      }),
+      changeAccount(
+        svc,
+        id,
+        {
+          ...(input.email !== undefined ? { email: input.email } : {}),
+          ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
+          ...(input.data !== undefined ? { data: input.data } : {}),
+          ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
+        },
+        actorOf(req.principal!),
+      ),
     );
     if (!user) throw notFound(`user ${id}`);
-    svc.users.invalidate(String(id));
     recorded(req, 'User', id, 'changed');
     send(req, res, 200, userJson(user, true));
   });
 
   router.delete('/users/:id', guard, async (req, res) => {
     const id = idParam(req, 'user');
-    const user = await deleteUser(svc.pool, id);
+    const user = await removeAccount(svc, id, actorOf(req.principal!));
     if (!user) throw notFound(`user ${id}`);
-    svc.users.invalidate(String(id));
     recorded(req, 'User', id, 'deleted');
     send(req, res, 200, userJson(user, true));
   });

@@ -2,7 +2,8 @@
 // and the resource API (search, read, change, close) behind policies.
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { checkAccessToken, closeFamilySessions, closeSessions, forgetSession } from '../../oauth/access-tokens.js';
+import { checkAccessToken } from '../../oauth/access-tokens.js';
+import { closeGrants, forgetSession } from '../../oauth/closing.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
 import { findById, searchSessions, setExpirations, toSessionResource, type SessionRow } from '../../store/sessions.js';
@@ -35,10 +36,14 @@ export function signOut(svc: Services): RequestHandler {
       throw new ApiError(401, 'invalid_token', check.problem, { 'WWW-Authenticate': 'Bearer realm="boxauth", error="invalid_token"' });
     }
     const { session } = check;
-    const closed = await closeFamilySessions(svc, session.family, {
-      how: 'sign-out',
-      by: { client: session.clientId, ...(session.userId !== null ? { user: String(session.userId) } : {}), session: session.id },
-    });
+    const closed = await closeGrants(
+      svc,
+      { family: session.family },
+      {
+        how: 'sign-out',
+        by: { client: session.clientId, ...(session.userId !== null ? { user: String(session.userId) } : {}), session: session.id },
+      },
+    );
     send(req, res, 200, toSessionResource(await asClosed(svc, closed, session.id)));
   };
 }
@@ -107,7 +112,7 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
     if (Object.keys(errors).length) throw new ValidationError(body, errors);
     const exp = parseTime(body, 'exp');
     const refreshTokenExp = parseTime(body, 'refresh_token_exp');
-    if (body.active === false && session.active) await closeSessions(svc, session.id, { how: 'api', by: actorOf(req.principal!) });
+    if (body.active === false && session.active) await closeGrants(svc, { tree: session.id }, { how: 'api', by: actorOf(req.principal!) });
     const updated = await setExpirations(
       svc.pool,
       session.id,
@@ -123,7 +128,7 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
   router.delete('/Session/:id', guard, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
-    const closed = await closeSessions(svc, session.id, { how: 'api', by: actorOf(req.principal!) });
+    const closed = await closeGrants(svc, { tree: session.id }, { how: 'api', by: actorOf(req.principal!) });
     send(req, res, 200, toSessionResource(await asClosed(svc, closed, session.id)));
   });
 

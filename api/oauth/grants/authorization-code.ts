@@ -6,7 +6,7 @@ import { findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } 
 import { insertSessions } from '../../store/sessions.js';
 import type { Client } from '../../types.js';
 import { getUser } from '../../store/users.js';
-import { closeSessions } from '../access-tokens.js';
+import { closeGrants } from '../closing.js';
 import { invalidGrant, type OAuthError } from '../errors.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
@@ -50,7 +50,7 @@ export const authorizationCode: Grant = {
       const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now);
       if ('replayed' in verdict) {
         const { sessionId } = verdict.replayed;
-        if (sessionId) await closeSessions(svc, sessionId, { how: 'code-replay', by: { client: client.id } }, tx);
+        if (sessionId) await closeGrants(svc, { tree: sessionId }, { how: 'code-replay', by: { client: client.id } }, tx);
         return invalidGrant('authorization code was already used; the tokens obtained with it have been revoked');
       }
       if ('refuse' in verdict) {

@@ -3,7 +3,7 @@
 // parameters are present, the client authenticates as the grant requires, and
 // the client may use the grant. A handler then only decides what its own
 // parameters mean and what to issue.
-import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
@@ -49,7 +49,7 @@ export const listedInGrantTypes =
  * that must hold whatever the client is told, so `work` returns its refusal as a
  * value instead of throwing it (a throw would roll the revocation back).
  */
-export async function commitThenRefuse<T>(pool: Pool, work: (tx: Queryable) => Promise<T | OAuthError>): Promise<T> {
+export async function commitThenRefuse<T>(pool: Pool, work: (tx: Transaction) => Promise<T | OAuthError>): Promise<T> {
   const outcome = await withTransaction(pool, work);
   if (outcome instanceof OAuthError) throw outcome;
   return outcome;

@@ -10,14 +10,14 @@
 import type { Services } from '../../services.js';
 import {
   findByRefreshToken,
-  findByRefreshTokenForUpdate,
   insertSessions,
+  lockRefreshHolder,
   touchRefreshToken,
   type Refresh,
   type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
-import { closeFamilySessions } from '../access-tokens.js';
+import { closeGrants } from '../closing.js';
 import { getUser } from '../../store/users.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../errors.js';
@@ -53,11 +53,12 @@ export const refreshToken: Grant = {
 
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const now = Date.now();
-      const locked = judgeRefresh(client, await findByRefreshTokenForUpdate(tx, hash), now);
+      const locked = judgeRefresh(client, await lockRefreshHolder(tx, hash), now);
       if ('reused' in locked) {
         // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
-        const closed = (await closeFamilySessions(svc, locked.reused.family, { how: 'refresh-token-reuse', by: { client: client.id } }, tx))
-          .length;
+        const closed = (
+          await closeGrants(svc, { family: locked.reused.family }, { how: 'refresh-token-reuse', by: { client: client.id } }, tx)
+        ).length;
         svc.log.warn({ client: client.id, family: locked.reused.family, closed }, 'refresh token reuse detected; session family closed');
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }

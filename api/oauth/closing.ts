@@ -1,0 +1,90 @@
+// Closing grants: every way a session ends — sign-out, revocation, logout, the
+// resource API, reuse of a rotated refresh token, replay of a code, a password
+// change, a deleted user or client — goes through closeGrants here. It closes in
+// the database (api/store/sessions.ts closeGrants: serialized with refreshes, so
+// closing beats using), then this process's caches forget the sessions at once
+// (the others hear of it through the change feed) and the audit records who did it.
+import type { Actor } from '../audit.js';
+import { withTransaction, type Transaction } from '../db/pool.js';
+import type { Services } from '../services.js';
+import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } from '../store/browser.js';
+import { deletePendingDeviceCodes } from '../store/device-codes.js';
+import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
+
+/** Why sessions are closed (the audit's `how`). */
+export type CloseReason =
+  'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay' | 'password-change' | 'user-deleted' | 'client-deleted';
+
+/** Why sessions are closed, and by whom: what the audit records of it. */
+export interface Closing {
+  how: CloseReason;
+  by: Actor;
+}
+
+/** Drops a session from this process's cache at once; other processes hear of it through the change feed. */
+export function forgetSession(svc: Pick<Services, 'sessions'>, s: SessionRow): void {
+  svc.sessions.invalidate(s.id, ...(s.accessTokenHash ? [s.accessTokenHash.toString('hex')] : []));
+}
+
+/**
+ * Closes the sessions `selector` names (see CloseSelector) and returns them. In
+ * `tx` when the close belongs to a larger change (a code replay, a password
+ * change), else in a transaction of its own.
+ */
+export async function closeGrants(
+  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  selector: CloseSelector,
+  closing: Closing,
+  tx?: Transaction,
+): Promise<SessionRow[]> {
+  const rows = tx ? await closeInDatabase(tx, selector) : await withTransaction(svc.pool, (t) => closeInDatabase(t, selector));
+  for (const s of rows) forgetSession(svc, s);
+  if (rows.length) svc.audit.record({ event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
+  return rows;
+}
+
+/**
+ * A person's credentials changed (a new password), or they are gone: everything
+ * the old credentials obtained ends, in `tx` with the change — signed-in browsers,
+ * codes not yet exchanged, device codes allowed but not yet picked up, and every
+ * grant. Artefacts first: an exchange racing this holds its code's row until it
+ * commits, and the grants' close that follows then sees the session it made.
+ */
+export async function endPersonsGrants(
+  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  tx: Transaction,
+  userId: number,
+  closing: Closing,
+): Promise<SessionRow[]> {
+  await deleteBrowserSessionsOfUser(tx, userId);
+  await deletePendingCodes(tx, { user: userId });
+  await deletePendingDeviceCodes(tx, { user: userId });
+  return closeGrants(svc, { user: userId }, closing, tx);
+}
+
+/** A browser signed out (api/http/browser-session.ts): what was issued through it ends, as `endPersonsGrants` does for a person. */
+export async function endBrowsersGrants(
+  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  tx: Transaction,
+  sid: string,
+  closing: Closing,
+): Promise<SessionRow[]> {
+  await deletePendingCodes(tx, { sid });
+  await deletePendingDeviceCodes(tx, { sid });
+  return closeGrants(svc, { sid }, closing, tx);
+}
+
+/**
+ * Runs `issue` (a code, an implicit token, a device code's approval) in a
+ * transaction that holds the browser session `sid` signed in until it commits;
+ * undefined, issuing nothing, when the session has ended. A sign-out or password
+ * change racing it waits, and then ends what it issued (endBrowsersGrants,
+ * endPersonsGrants): nothing a browser obtains outlives its sign-out.
+ */
+export async function whileSignedIn<T>(
+  svc: Pick<Services, 'pool'>,
+  sid: string,
+  issue: (tx: Transaction) => Promise<T>,
+): Promise<T | undefined> {
+  return withTransaction(svc.pool, async (tx) => ((await holdBrowserSession(tx, sid)) ? issue(tx) : undefined));
+}

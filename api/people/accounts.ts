@@ -1,0 +1,42 @@
+// What changing a person's account means beyond its row. A new password ends
+// everything the old one obtained (OWASP ASVS 3.3.3: sessions end when credentials
+// change), and deleting a person ends their grants before the row goes: both in the
+// transaction of the change, so that nothing issued meanwhile outlives it
+// (api/oauth/closing.ts endPersonsGrants). Second factors, resets and email
+// verification will change accounts through here too.
+import type { Actor } from '../audit.js';
+import { withTransaction } from '../db/pool.js';
+import { endPersonsGrants } from '../oauth/closing.js';
+import type { Services } from '../services.js';
+import { deleteUser, getUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
+
+type AccountServices = Pick<Services, 'pool' | 'sessions' | 'audit' | 'users'>;
+
+/** Changes the fields given; undefined when there is no such user. */
+export async function changeAccount(
+  svc: AccountServices,
+  id: number,
+  change: Partial<UserFields>,
+  by: Actor,
+): Promise<UserRow | undefined> {
+  const user = await withTransaction(svc.pool, async (tx) => {
+    const changed = await updateUser(tx, id, change);
+    if (changed && change.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
+    return changed;
+  });
+  svc.users.invalidate(String(id));
+  return user;
+}
+
+/** Deletes the user and ends all they obtained; the user as they were, or undefined when there was none. */
+export async function removeAccount(svc: AccountServices, id: number, by: Actor): Promise<UserRow | undefined> {
+  const user = await withTransaction(svc.pool, async (tx) => {
+    const found = await getUser(tx, id);
+    if (!found) return undefined;
+    await endPersonsGrants(svc, tx, id, { how: 'user-deleted', by });
+    await deleteUser(tx, id);
+    return found;
+  });
+  svc.users.invalidate(String(id));
+  return user;
+}
