@@ -150,7 +150,7 @@ export async function markCodeUsed(db: Queryable, hash: Buffer, sessionId: strin
   await db.query('UPDATE authorization_codes SET used_at = now(), session_id = $2 WHERE code_hash = $1', [hash, sessionId]);
 }
 
-// --- sign-in throttling
+// --- throttling of sign-ins, sign-ups and typed device codes (keys by purpose)
 
 /**
  * Counts a sign-in attempt for each key, atomically, before its password is
