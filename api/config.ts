@@ -66,6 +66,16 @@ export interface Config {
   deviceCodesPerAddress: number;
   /** argon2 runs that may wait per process and kind (sign-in, write, client secret) before 503. */
   argon2MaxWaiting: number;
+  /**
+   * Self sign-ups (POST /auth/sign-up) per address and box-wide in their windows,
+   * counted in the database (all processes of the box), before 429.
+   */
+  signUpMaxPerAddress: number;
+  signUpAddressWindowSeconds: number;
+  signUpMaxPerBox: number;
+  signUpBoxWindowSeconds: number;
+  /** Sign-up hashes that may wait per process, behind every other argon2 run, before 503. */
+  signUpMaxWaiting: number;
   /** HTTPS: the PEM certificate (chain) and key, reloaded when they change; undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
   /** Proxies whose X-Forwarded-For is believed, as [address, prefix length] (none by default). */
@@ -222,6 +232,11 @@ export function loadConfig(env: Env = process.env): Config {
     clientAuthWindowSeconds: int(env, 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS', 60, 1, 86400),
     deviceCodesPerAddress: int(env, 'BOXAUTH_DEVICE_CODES_PER_ADDRESS', 30, 1, 100000),
     argon2MaxWaiting: int(env, 'BOXAUTH_ARGON2_MAX_WAITING', 32, 0, 10000),
+    signUpMaxPerAddress: int(env, 'BOXAUTH_SIGN_UP_MAX_PER_ADDRESS', 10, 1, 1_000_000),
+    signUpAddressWindowSeconds: int(env, 'BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS', 3600, 1, 7 * 86400),
+    signUpMaxPerBox: int(env, 'BOXAUTH_SIGN_UP_MAX_PER_BOX', 100, 1, 1_000_000),
+    signUpBoxWindowSeconds: int(env, 'BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS', 600, 1, 7 * 86400),
+    signUpMaxWaiting: int(env, 'BOXAUTH_SIGN_UP_MAX_WAITING', 4, 0, 10000),
     trustedProxies: trustedProxies(env),
     tls,
     trustedIssuers: trustedIssuers(env),

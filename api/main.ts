@@ -24,6 +24,9 @@ Configuration is read from the environment:
   BOXAUTH_ADMIN_EMAIL          first admin user (admin@localhost)
   BOXAUTH_ADMIN_PASSWORD       its password (generated beside the root client)
   BOXAUTH_REGISTRATION         self sign-up on the sign-in page (false)
+  BOXAUTH_SIGN_UP_MAX_PER_ADDRESS  sign-ups per address per BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS before 429 (10 per 3600)
+  BOXAUTH_SIGN_UP_MAX_PER_BOX  sign-ups box-wide per BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS before 429 (100 per 600)
+  BOXAUTH_SIGN_UP_MAX_WAITING  sign-up hashes that may wait per process, behind every other check, before 503 (4)
   BOXAUTH_JWT_ALG              ES256, RS256 or EdDSA (ES256)
   BOXAUTH_SIGNING_KEY          a PEM private key to sign JWTs with instead of generated keys
   BOXAUTH_KEY_ROTATION_DAYS    age at which a generated signing key is replaced; 0 = never (30)

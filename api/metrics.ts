@@ -93,7 +93,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'boxauth_argon2_waiting',
-      help: 'argon2 checks waiting for a slot, by lane (sign-in, write, client); a full lane answers 503',
+      help: 'argon2 checks waiting for a slot, by lane (sign-in, write, client, sign-up); a full lane answers 503',
       labelNames: ['lane'],
       registers: [this.registry],
       collect() {

@@ -88,7 +88,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     keyring.load().catch(() => undefined);
   });
 
-  configureArgon2({ maxWaiting: config.argon2MaxWaiting });
+  configureArgon2({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });

@@ -13,8 +13,13 @@ const PAGE_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
-export function renderPage(res: Response, status: number, html: string): void {
-  res.status(status).set(PAGE_HEADERS).type('html').send(html);
+/** `headers`: what the status calls for besides (Retry-After with a 429 or a 503). */
+export function renderPage(res: Response, status: number, html: string, headers: Record<string, string> = {}): void {
+  res
+    .status(status)
+    .set({ ...PAGE_HEADERS, ...headers })
+    .type('html')
+    .send(html);
 }
 
 /** The signed-in person of this browser, if any (and if they still exist). */

@@ -23,7 +23,9 @@ export function startPurgeJob(svc: Services): () => void {
           purged += n;
         }
         if (purged) svc.log.info({ purged }, 'purged old sessions');
-        await purgeBrowserRecords(client, svc.config.signInWindowSeconds);
+        // Throttling windows of sign-ins and sign-ups share a table: keep each for the longest window.
+        const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds } = svc.config;
+        await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
         await purgeDeviceCodes(client);
         await svc.keyring.ensureActive(); // rotates the signing key when it is due
         if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {

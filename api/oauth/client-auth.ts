@@ -79,12 +79,42 @@ export function presentedClient({ authorization, address }: OAuthRequest, params
 }
 
 const FAILED = 'client authentication failed: unknown client or wrong secret';
+const NAMED_ONLY_FAILED =
+  'client_id alone is not enough here: the client is unknown, must authenticate with its secret, or may not use this grant';
 
-/** The client, authenticated as `mode` says; invalid_client otherwise. */
+/** Whether the request names its client by client_id alone: no secret, no assertion. */
+export const namedOnly = (p: PresentedClient): p is PresentedClient & { clientId: string } =>
+  p.clientId !== undefined && p.secret === undefined && p.assertion === undefined;
+
+/**
+ * What `attempt` finds (undefined: nothing), as one attempt of the request's
+ * address against the client throttle (throttle.ts): counted before it runs,
+ * given back when it finds something; an address over its limit gets 429 and no attempt.
+ */
+export async function addressAttempt<T>(svc: Services, address: string, attempt: () => Promise<T | undefined>): Promise<T | undefined> {
+  const keys = [`addr:${address}`];
+  svc.clientThrottle.reserve(keys);
+  let found: T | undefined;
+  try {
+    found = await attempt();
+  } catch (err) {
+    svc.clientThrottle.release(keys); // not decided: not a failure
+    throw err;
+  }
+  if (found !== undefined) svc.clientThrottle.release(keys);
+  return found;
+}
+
+/**
+ * The client, authenticated as `mode` says; invalid_client otherwise. `permits`:
+ * what a client named by client_id alone must be allowed (the grant it asks for),
+ * so that a refusal for it is the refusal of an unknown client.
+ */
 export async function authenticateClient(
   svc: Services,
   presented: PresentedClient,
   mode: ClientAuthentication,
+  permits: (client: Client) => boolean = () => true,
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined) {
@@ -99,17 +129,25 @@ export async function authenticateClient(
     }
   }
   if (!presented.clientId) throw fail('client authentication required: send HTTP Basic credentials or client_id and client_secret');
-  const client = await svc.clients.get(presented.clientId);
+  const clientId = presented.clientId;
   if (presented.secret === undefined) {
     if (mode === 'required') throw fail('client authentication required: send the client secret (HTTP Basic or client_secret)');
-    if (!client) throw fail(FAILED);
-    if (mode === 'if-confidential' && client.secretHash) throw fail(`client "${client.resource.id}" has a secret: authenticate with it`);
-    return client;
+    // client_id alone authenticates nobody (RFC 6749 §3.2.1: a public client may name
+    // itself so). Whether the client exists, has a secret, or may use the grant is
+    // not told: each is one answer, and a failed attempt of the address, so that
+    // guessing ids meets the throttle as guessing secrets does.
+    const usable = await addressAttempt(svc, presented.address, async () => {
+      const client = await svc.clients.get(clientId);
+      return client && !(mode === 'if-confidential' && client.secretHash) && permits(client.resource) ? client : undefined;
+    });
+    if (!usable) throw fail(NAMED_ONLY_FAILED);
+    return usable;
   }
   // An unknown client is checked too (against a dummy hash), so that the time of
   // the answer does not tell which client ids exist; every check is throttled (throttle.ts).
-  const keys = [`client:${presented.clientId}`, `addr:${presented.address}`];
-  const ok = await svc.secrets.verify(presented.clientId, client?.secretHash ?? (await dummyHash()), presented.secret, {
+  const client = await svc.clients.get(clientId);
+  const keys = [`client:${clientId}`, `addr:${presented.address}`];
+  const ok = await svc.secrets.verify(clientId, client?.secretHash ?? (await dummyHash()), presented.secret, {
     guard: { reserve: () => svc.clientThrottle.reserve(keys), release: () => svc.clientThrottle.release(keys) },
   });
   if (!ok || !client?.secretHash) throw fail(FAILED);

@@ -5,13 +5,13 @@
 // token endpoint with grant_type=urn:ietf:params:oauth:grant-type:device_code.
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Services } from '../services.js';
-import { createDeviceCode, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll } from '../store/device-codes.js';
+import { createDeviceCode, deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll } from '../store/device-codes.js';
 import { insertSessions } from '../store/sessions.js';
 import { getUser } from '../store/users.js';
 import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError, invalidGrant } from './errors.js';
-import { commitThenRefuse, listedInGrantTypes, type Grant, type Issued } from './grants/grant.js';
+import { commitThenRefuse, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grants/grant.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from './openid.js';
 import { scopeParam, tokenParams } from './params.js';
 import { mint, tokenHash } from './tokens.js';
@@ -36,8 +36,10 @@ export const normalizeUserCode = (typed: string): string => typed.toUpperCase().
 /** POST /auth/device (RFC 8628 §3.1–3.2). */
 export async function deviceAuthorization(svc: Services, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
-  const { resource: client } = await authenticateClient(svc, presentedClient(request, params), 'if-confidential');
-  if (!listedInGrantTypes(DEVICE_GRANT)(client)) {
+  const permitted = listedInGrantTypes(DEVICE_GRANT);
+  // A client named by client_id alone and not permitted is refused as an unknown one (client-auth.ts).
+  const { resource: client } = await authenticateClient(svc, presentedClient(request, params), 'if-confidential', permitted);
+  if (!permitted(client)) {
     throw new OAuthError(
       'unauthorized_client',
       `client "${client.id}" may not use the device authorization grant (add ${DEVICE_GRANT} to its grant_types)`,
@@ -72,6 +74,7 @@ export const deviceCode: Grant = {
   clientAuthentication: 'if-confidential',
   requiredParameters: ['device_code'],
   permits: listedInGrantTypes(DEVICE_GRANT),
+  credential: { name: 'device_code', issuedTo: (svc, params) => deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
   async handle({ svc, params, client: { resource: client } }) {
     const hash = tokenHash(params.device_code!);
@@ -79,7 +82,7 @@ export const deviceCode: Grant = {
     // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const found = await findDeviceCodeForUpdate(tx, hash);
-      if (!found || found.clientId !== client.id) return invalidGrant('device_code is unknown or was issued to another client');
+      if (!found || found.clientId !== client.id) return notIssuedToClient('device_code');
       if (found.usedAt) return invalidGrant('device_code was already used');
       if (found.expiresAt.getTime() <= now) return new OAuthError('expired_token', 'the device code has expired: start again');
       if (found.decision === null) {

@@ -20,10 +20,12 @@ const MAX_CONCURRENT = 2;
  * What an argon2 run is for, in the order waiting runs are served: a person
  * signing in goes ahead of secrets being written, which go ahead of client
  * secrets being verified, so a flood of wrong client secrets (anyone can send
- * them) never makes a person wait for it. Each kind's queue is bounded.
+ * them) never makes a person wait for it. Sign-ups come last: anyone may send
+ * them too, and each is a hash, so a flood of them must slow only sign-ups.
+ * Each kind's queue is bounded.
  */
-export type Argon2Lane = 'sign-in' | 'write' | 'client';
-const LANES: readonly Argon2Lane[] = ['sign-in', 'write', 'client'];
+export type Argon2Lane = 'sign-in' | 'write' | 'client' | 'sign-up';
+const LANES: readonly Argon2Lane[] = ['sign-in', 'write', 'client', 'sign-up'];
 
 /** 503: too many argon2 runs are waiting already; nothing was done. */
 export class Argon2Busy extends ApiError {
@@ -33,12 +35,16 @@ export class Argon2Busy extends ApiError {
 }
 
 let maxWaiting = 32;
+let signUpMaxWaiting = 4;
 let running = 0;
+/** Sign-ups being hashed: at most one, so that the other slot is always free for everyone else. */
+let signUpsRunning = 0;
 const waiting = new Map<Argon2Lane, (() => void)[]>(LANES.map((lane) => [lane, []]));
 
-/** How many runs may wait per lane (BOXAUTH_ARGON2_MAX_WAITING); set once at start-up. */
-export function configureArgon2(options: { maxWaiting: number }): void {
+/** How many runs may wait per lane (BOXAUTH_ARGON2_MAX_WAITING; sign-ups: BOXAUTH_SIGN_UP_MAX_WAITING); set once at start-up. */
+export function configureArgon2(options: { maxWaiting: number; signUpMaxWaiting: number }): void {
   maxWaiting = options.maxWaiting;
+  signUpMaxWaiting = options.signUpMaxWaiting;
 }
 
 /** Runs waiting, per lane (metrics, tests). */
@@ -46,29 +52,35 @@ export function argon2Waiting(): Record<Argon2Lane, number> {
   return Object.fromEntries(LANES.map((lane) => [lane, waiting.get(lane)!.length])) as Record<Argon2Lane, number>;
 }
 
+const mayStart = (lane: Argon2Lane): boolean => lane !== 'sign-up' || signUpsRunning === 0;
+
 async function limited<T>(lane: Argon2Lane, work: () => Promise<T>): Promise<T> {
-  // A finished run hands its slot straight to the next waiter (running stays
-  // as it is), so a caller arriving in between cannot take it as well.
-  if (running < MAX_CONCURRENT) {
+  // A finished run hands its slot straight to the next waiter (running and
+  // signUpsRunning are counted for it then), so a caller arriving in between
+  // cannot take it as well.
+  if (running < MAX_CONCURRENT && mayStart(lane)) {
     running++;
+    if (lane === 'sign-up') signUpsRunning++;
   } else {
     const queue = waiting.get(lane)!;
-    if (queue.length >= maxWaiting) throw new Argon2Busy();
+    if (queue.length >= (lane === 'sign-up' ? signUpMaxWaiting : maxWaiting)) throw new Argon2Busy();
     await new Promise<void>((resolve) => queue.push(resolve));
   }
   try {
     return await work();
   } finally {
-    const next = LANES.map((l) => waiting.get(l)!)
-      .find((q) => q.length)
-      ?.shift();
-    if (next) next();
-    else running--;
+    if (lane === 'sign-up') signUpsRunning--;
+    const next = LANES.find((l) => mayStart(l) && waiting.get(l)!.length);
+    if (next) {
+      if (next === 'sign-up') signUpsRunning++;
+      waiting.get(next)!.shift()!();
+    } else running--;
   }
 }
 
-export function hashSecret(secret: string): Promise<string> {
-  return limited('write', () => argon2.hash(secret, HASH_OPTIONS));
+/** An argon2id hash of a secret or password: 'write' for what an admin or a client sets, 'sign-up' for a stranger's sign-up. */
+export function hashSecret(secret: string, lane: 'write' | 'sign-up' = 'write'): Promise<string> {
+  return limited(lane, () => argon2.hash(secret, HASH_OPTIONS));
 }
 
 /** argon2 verification of a secret or password against its stored hash; false for a malformed hash. */

@@ -6,6 +6,9 @@
 // than the limit by all reading the count at once. A client presenting a secret
 // this process has verified before never meets the throttle (client-auth.ts), so
 // a flood of wrong secrets for a client id does not lock its real owner out.
+// Requests naming a client by client_id alone that miss (an unknown id, a code or
+// token not that client's) count for their address only: counted per client id,
+// anyone could lock a public client out with made-up tokens.
 // With several processes the limits hold per process. The same fixed windows
 // also bound what a stranger may make the box write: device codes per address.
 import { ApiError } from '../errors.js';

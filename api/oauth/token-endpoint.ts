@@ -5,12 +5,12 @@
 // handler. Metrics count issued tokens and refusals here, once for all grants.
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
-import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
+import { addressAttempt, authenticateClient, namedOnly, presentedClient, type OAuthRequest } from './client-auth.js';
 import { deviceCode } from './device.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
-import type { Grant, Issued } from './grants/grant.js';
+import { notIssuedToClient, type Grant, type Issued } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
@@ -62,6 +62,18 @@ async function issue(svc: Services, request: OAuthRequest, body: unknown, attemp
   for (const name of grant.requiredParameters) required(params, name);
   const presented = presentedClient(request, params);
   if (presented.clientId) attempt.client = presented.clientId;
+  if (grant.credential && namedOnly(presented)) {
+    // client_id alone authenticates nobody. Until the code or token presented
+    // proves to be that client's, the answer is the one for a code or token of
+    // another client (RFC 6749 §5.2: invalid_grant, "issued to another client"),
+    // whether the client exists, has a secret or may use the grant, or not: else
+    // the answers would tell which ids exist and what they are. A miss counts
+    // against the address, as a wrong secret does.
+    const { name, issuedTo } = grant.credential;
+    const clientId = presented.clientId;
+    const own = await addressAttempt(svc, presented.address, async () => ((await issuedTo(svc, params)) === clientId ? true : undefined));
+    if (!own) throw notIssuedToClient(name);
+  }
   const client = await authenticateClient(svc, presented, grant.clientAuthentication);
   if (!grant.permits(client.resource)) {
     throw new OAuthError('unauthorized_client', `client "${client.resource.id}" may not use the ${grant.type} grant (see its grant_types)`);

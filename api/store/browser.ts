@@ -131,6 +131,12 @@ export async function createAuthorizationCode(
   );
 }
 
+/** The client a code was issued to, whatever became of the code since. */
+export async function authorizationCodeClient(db: Queryable, hash: Buffer): Promise<string | undefined> {
+  const { rows } = await db.query<{ client_id: string }>('SELECT client_id FROM authorization_codes WHERE code_hash = $1', [hash]);
+  return rows[0]?.client_id;
+}
+
 /** The code, locked for the rest of the transaction (concurrent exchanges of one code queue here). */
 export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer): Promise<AuthorizationCode | undefined> {
   const { rows } = await db.query<{
@@ -169,7 +175,7 @@ export async function markCodeUsed(db: Queryable, hash: Buffer, sessionId: strin
   await db.query('UPDATE authorization_codes SET used_at = now(), session_id = $2 WHERE code_hash = $1', [hash, sessionId]);
 }
 
-// --- sign-in throttling
+// --- throttling of sign-ins, sign-ups and typed device codes (keys by purpose)
 
 /**
  * Counts a sign-in attempt for each key, atomically, before its password is

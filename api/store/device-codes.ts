@@ -58,6 +58,12 @@ export async function createDeviceCode(
   return rowCount === 1;
 }
 
+/** The client a device code was issued to, whatever became of the code since. */
+export async function deviceCodeClient(db: Queryable, hash: Buffer): Promise<string | undefined> {
+  const { rows } = await db.query<{ client_id: string }>('SELECT client_id FROM device_codes WHERE code_hash = $1', [hash]);
+  return rows[0]?.client_id;
+}
+
 /** The code a device polls with, locked for the rest of the transaction. */
 export async function findDeviceCodeForUpdate(db: Queryable, hash: Buffer): Promise<DeviceCode | undefined> {
   const { rows } = await db.query<DbRow>('SELECT * FROM device_codes WHERE code_hash = $1 FOR UPDATE', [hash]);

@@ -79,13 +79,18 @@ export interface SignUpPage {
   returnTo: string;
   email?: string;
   errors?: Record<string, string[]>;
+  /** Why the form was not taken at all (throttled, busy). */
+  error?: string;
 }
 
 export function signUpPage(p: SignUpPage): string {
   const errors = p.errors ?? {};
-  const other = Object.entries(errors)
-    .filter(([f]) => f !== 'email' && f !== 'password')
-    .flatMap(([, m]) => m);
+  const other = [
+    ...(p.error ? [p.error] : []),
+    ...Object.entries(errors)
+      .filter(([f]) => f !== 'email' && f !== 'password')
+      .flatMap(([, m]) => m),
+  ];
   return page({
     title: 'Sign up',
     box: p.box,

@@ -2,6 +2,7 @@
 // to the client (RFC 6749 §4.1.2.1 / §4.2.2.1).
 import { expect } from 'chai';
 import { Box, basic } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 
 describe('authorize endpoint', function () {
   let box: Box;
@@ -113,15 +114,35 @@ describe('authorize endpoint', function () {
     });
     expect(unknown.status).to.equal(400);
     expect(unknown.body.error).to.equal('invalid_grant');
+    // With client_id alone and a code that is not its own, a confidential client is
+    // answered as any other id is (test/integration/enumeration.test.ts)...
     const noSecret = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb, client_id: 'web' });
-    expect(noSecret.status).to.equal(401);
-    expect(noSecret.body.error).to.equal('invalid_client');
+    expect(noSecret.status).to.equal(400);
+    expect(noSecret.body).to.deep.equal(unknown.body);
     const withSecret = await box.form(
       '/auth/token',
       { grant_type: 'authorization_code', code: 'nope', redirect_uri: cb },
       { Authorization: basic('web', 'web-secret-1') },
     );
     expect(withSecret.body.error).to.equal('invalid_grant');
+    // ...while with a code of its own it is told to authenticate, and the code stays good.
+    const root = await box.rootToken();
+    expect((await box.json('POST', '/users', { email: 'web-user@example.com', password: 'web-password-1' }, root)).status).to.equal(201);
+    const browser = new FormAgent(box);
+    expect((await browser.signIn('web-user@example.com', 'web-password-1')).status).to.equal(303);
+    const consent = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'web', redirect_uri: cb })}`,
+    );
+    const code = new URL((await browser.consent(consent, 'allow')).headers.get('location')!).searchParams.get('code')!;
+    const unauthenticated = await box.form('/auth/token', { grant_type: 'authorization_code', code, redirect_uri: cb, client_id: 'web' });
+    expect(unauthenticated.status).to.equal(401);
+    expect(unauthenticated.body.error).to.equal('invalid_client');
+    const exchanged = await box.form(
+      '/auth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: cb },
+      { Authorization: basic('web', 'web-secret-1') },
+    );
+    expect(exchanged.status, exchanged.text).to.equal(200);
   });
 
   it('answers CORS preflights so browser apps can call the token endpoint and the API', async function () {

@@ -32,12 +32,23 @@ export class FormAgent {
    * as often and as concurrently as a test likes: what a script guessing
    * passwords does. The agent's own cookies do not change.
    */
-  async signInPoster(): Promise<(email: string, password: string, headers?: Record<string, string>) => Promise<JsonResponse>> {
-    const page = await this.get('/auth/sign-in');
+  signInPoster(): Promise<(email: string, password: string, headers?: Record<string, string>) => Promise<JsonResponse>> {
+    return this.poster('/auth/sign-in');
+  }
+
+  /** The same for the sign-up form: what a script creating accounts does. */
+  signUpPoster(): Promise<(email: string, password: string, headers?: Record<string, string>) => Promise<JsonResponse>> {
+    return this.poster('/auth/sign-up');
+  }
+
+  private async poster(
+    form: string,
+  ): Promise<(email: string, password: string, headers?: Record<string, string>) => Promise<JsonResponse>> {
+    const page = await this.get(form);
     const fields = hiddenFields(page.text);
     const cookies = this.headers();
     return (email, password, headers = {}) =>
-      this.box.request('POST', '/auth/sign-in', {
+      this.box.request('POST', form, {
         headers: { ...cookies, 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
         body: new URLSearchParams({ ...fields, email, password }).toString(),
       });

@@ -27,6 +27,25 @@ describe('configuration', function () {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
   });
 
+  it('sign-up limits: per address and box-wide, each with its window, and the sign-up lane of argon2', function () {
+    expect(loadConfig({})).to.include({
+      signUpMaxPerAddress: 10,
+      signUpAddressWindowSeconds: 3600,
+      signUpMaxPerBox: 100,
+      signUpBoxWindowSeconds: 600,
+      signUpMaxWaiting: 4,
+    });
+    for (const name of [
+      'BOXAUTH_SIGN_UP_MAX_PER_ADDRESS',
+      'BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS',
+      'BOXAUTH_SIGN_UP_MAX_PER_BOX',
+      'BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS',
+    ]) {
+      for (const bad of ['0', '-1', 'ten', '1.5']) expect(() => loadConfig({ [name]: bad }), `${name}=${bad}`).to.throw(ConfigError, name);
+    }
+    expect(() => loadConfig({ BOXAUTH_SIGN_UP_MAX_WAITING: '-1' })).to.throw(ConfigError, /BOXAUTH_SIGN_UP_MAX_WAITING/);
+  });
+
   it('BOXAUTH_TRUSTED_PROXIES: addresses and CIDRs, anything else refused rather than trusted as something broader', function () {
     expect(loadConfig({ BOXAUTH_TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1 fd00::/8,::1' }).trustedProxies).to.deep.equal([
       ['10.0.0.0', 8],

@@ -23,6 +23,9 @@ import { renderPage, signedInPerson } from '../pages.js';
 import { pageForm } from '../body.js';
 import { strictRouter } from '../router.js';
 
+/** The box-wide count of sign-ups (beside one per address) among the sign-in throttle's windows. */
+const SIGN_UP_BOX_KEY = 'sign-up:box';
+
 // Only places of this box are valid targets after sign-in: never an open redirect.
 function safeReturnTo(value: unknown): string {
   return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?))/.test(value)
@@ -201,6 +204,41 @@ export function browserRouter(svc: Services): Router {
     render(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
   });
 
+  /**
+   * Counts a sign-up for its address and for the box before its password is
+   * hashed, so that sign-ups sent at once get no more than the limits; in the
+   * database, so that the counts hold across the box's processes. When either
+   * is over its limit, nothing stays counted, and the answer says when to come back.
+   */
+  async function countSignUp(address: string): Promise<{ message: string; retryAfter: number } | undefined> {
+    const { config } = svc;
+    const addressKey = `sign-up:addr:${address}`;
+    const [byAddress, byBox] = await Promise.all([
+      countAttempt(svc.pool, [addressKey], config.signUpAddressWindowSeconds),
+      countAttempt(svc.pool, [SIGN_UP_BOX_KEY], config.signUpBoxWindowSeconds),
+    ]);
+    const fromAddress = byAddress.get(addressKey)!;
+    const fromAnywhere = byBox.get(SIGN_UP_BOX_KEY)!;
+    const over = [
+      ...(fromAddress.attempts > config.signUpMaxPerAddress ? [fromAddress] : []),
+      ...(fromAnywhere.attempts > config.signUpMaxPerBox ? [fromAnywhere] : []),
+    ];
+    if (!over.length) return undefined;
+    await uncountSignUp(address);
+    const retryAfter = Math.max(1, Math.ceil((Math.max(...over.map((c) => c.retryAt.getTime())) - Date.now()) / 1000));
+    const minutes = Math.ceil(retryAfter / 60);
+    const when = `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+    return {
+      retryAfter,
+      message:
+        over[0] === fromAddress
+          ? `Too many accounts were created from your network recently. ${when}`
+          : `Too many people are signing up right now. ${when}`,
+    };
+  }
+  /** Gives back a sign-up that made nothing (refused, or never hashed). */
+  const uncountSignUp = (address: string): Promise<void> => uncountAttempt(svc.pool, [`sign-up:addr:${address}`, SIGN_UP_BOX_KEY]);
+
   router.post('/auth/sign-up', ...pageForm, async (req, res) => {
     if (!svc.config.registration)
       return render(res, 404, messagePage(box, 'Sign-up is off', 'This box does not let people register themselves.'));
@@ -210,11 +248,26 @@ export function browserRouter(svc: Services): Router {
     const email = typeof body.email === 'string' ? body.email : '';
     const again = (errors: Record<string, string[]>): void =>
       render(res, 422, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, errors }));
+    /** Not taken at all: throttled (429) or busy (503), with when to come back. */
+    const notNow = (status: number, error: string, retryAfter: string): void =>
+      render(res, status, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, error }), { 'Retry-After': retryAfter });
     let input;
     try {
       input = userInput({ email, password: body.password }, true);
     } catch (err) {
       if (err instanceof ValidationError) return again(err.errors);
+      throw err;
+    }
+    const address = svc.addressOf(req);
+    const throttled = await countSignUp(address);
+    if (throttled) return notNow(429, throttled.message, String(throttled.retryAfter));
+    let passwordHash: string;
+    try {
+      // The last argon2 lane: a flood of sign-ups waits behind sign-ins, admins and clients (secrets.ts).
+      passwordHash = await hashSecret(input.password!, 'sign-up');
+    } catch (err) {
+      await uncountSignUp(address);
+      if (err instanceof Argon2Busy) return notNow(503, 'The box is busy. Try again in a moment.', err.headers['Retry-After'] ?? '1');
       throw err;
     }
     const group =
@@ -226,7 +279,7 @@ export function browserRouter(svc: Services): Router {
     try {
       user = await createUser(svc.pool, {
         email: input.email!,
-        passwordHash: await hashSecret(input.password!),
+        passwordHash,
         data: null,
         groupIds: group ? [group.id] : [],
         emailVerified: false,

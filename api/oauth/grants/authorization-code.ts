@@ -2,7 +2,7 @@
 // used once: a second exchange is refused and closes the session the first one
 // obtained (RFC 6749 §4.1.2: the code was probably stolen). A confidential client
 // proves itself with its secret, a public one with PKCE alone.
-import { findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
+import { authorizationCodeClient, findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
 import { insertSessions } from '../../store/sessions.js';
 import type { Client } from '../../types.js';
 import { getUser } from '../../store/users.js';
@@ -12,7 +12,9 @@ import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../pkce.js';
 import { mint, tokenHash } from '../tokens.js';
-import { commitThenRefuse, listedInGrantTypes, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+
+const CODE = 'authorization code';
 
 /**
  * What presenting `found` (the code as stored, locked) comes to: a refusal, which
@@ -23,8 +25,7 @@ export type CodeVerdict = { refuse: OAuthError; spend: boolean } | { replayed: A
 
 export function judgeCode(client: Client, found: AuthorizationCode | undefined, params: Params, now: number): CodeVerdict {
   const refuse = (description: string): CodeVerdict => ({ refuse: invalidGrant(description), spend: true });
-  if (!found || found.clientId !== client.id)
-    return { refuse: invalidGrant('authorization code is unknown or was issued to another client'), spend: false };
+  if (!found || found.clientId !== client.id) return { refuse: notIssuedToClient(CODE), spend: false };
   if (found.usedAt) return { replayed: found };
   if (found.expiresAt.getTime() <= now) return refuse('authorization code has expired');
   if (params.redirect_uri !== found.redirectUri) return refuse('redirect_uri differs from the one of the authorization request');
@@ -42,6 +43,7 @@ export const authorizationCode: Grant = {
   clientAuthentication: 'if-confidential',
   requiredParameters: ['code'],
   permits: listedInGrantTypes('authorization_code'),
+  credential: { name: CODE, issuedTo: (svc, params) => authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
 
   async handle({ svc, params, client: { resource: client } }) {
     const hash = tokenHash(params.code!);

@@ -7,7 +7,7 @@ import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, invalidGrant } from '../errors.js';
 import type { Params } from '../params.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { TokenResponse } from '../tokens.js';
@@ -27,8 +27,18 @@ export interface Grant {
   requiredParameters: readonly string[];
   /** Whether this client may use the grant at all; otherwise unauthorized_client. */
   permits(client: Client): boolean;
+  /**
+   * For a grant a client may use with client_id alone: the code or token it is
+   * exchanged for (its name, as refusals say it) and whom that was issued to,
+   * whatever became of it since. Until it proves to be the named client's, the
+   * token endpoint says nothing of that client (token-endpoint.ts).
+   */
+  credential?: { name: string; issuedTo(svc: Services, params: Params): Promise<string | undefined> };
   handle(ctx: GrantContext): Promise<Issued>;
 }
+
+/** RFC 6749 §5.2 invalid_grant: the code or token is unknown, or "was issued to another client". */
+export const notIssuedToClient = (name: string): OAuthError => invalidGrant(`${name} is unknown or was issued to another client`);
 
 /** What a grant issued: the answer, and the session behind its access token (for the audit). */
 export interface Issued {

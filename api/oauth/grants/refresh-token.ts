@@ -24,7 +24,9 @@ import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
-import { commitThenRefuse, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, notIssuedToClient, type Grant, type Issued } from './grant.js';
+
+const REFRESH_TOKEN = 'refresh token';
 
 export const refreshToken: Grant = {
   type: 'refresh_token',
@@ -33,6 +35,15 @@ export const refreshToken: Grant = {
   // Not by grant_types: each refresh token is decided by the settings of the grant
   // that started its family (auth.<grant>.refresh_token), see judgeRefresh.
   permits: () => true,
+  credential: {
+    name: REFRESH_TOKEN,
+    async issuedTo(svc, params) {
+      const hash = tokenHash(params.refresh_token!);
+      const holder = svc.refreshHolders.get(hash) ?? (await findByRefreshToken(svc.pool, hash));
+      if (holder) svc.refreshHolders.remember(holder); // the handler reads it next
+      return holder?.clientId;
+    },
+  },
 
   async handle({ svc, params, client: { resource: client } }) {
     const hash = tokenHash(params.refresh_token!);
@@ -91,7 +102,7 @@ export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { 
 
 /** What a use of the token held by `holder` (as read at `now`) comes to. */
 export function judgeRefresh(client: Client, holder: SessionRow | undefined, now: number): RefreshVerdict {
-  if (!holder || holder.clientId !== client.id) return { error: invalidGrant('refresh token is unknown or was issued to another client') };
+  if (!holder || holder.clientId !== client.id) return { error: notIssuedToClient(REFRESH_TOKEN) };
   if (holder.refreshUsedAt) return { reused: holder };
   if (!holder.active) return { error: invalidGrant('refresh token belongs to a closed session') };
   if (holder.refreshTokenExp && holder.refreshTokenExp.getTime() <= now) return { error: invalidGrant('refresh token has expired') };

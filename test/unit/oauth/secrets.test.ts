@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { hashSecret, SecretVerifier } from '../../../api/oauth/secrets.js';
+import { Argon2Busy, argon2Waiting, configureArgon2, hashSecret, SecretVerifier } from '../../../api/oauth/secrets.js';
 
 describe('client secret verifier', function () {
   it('remembers a secret verified against a hash, and only that secret with that hash', async function () {
@@ -17,5 +17,32 @@ describe('client secret verifier', function () {
     expect(await verifier.verify('c', 'unverifiable', 'fresh-secret')).to.equal(true);
     expect(await verifier.verify('c', 'unverifiable', 'another-secret')).to.equal(false);
     expect(await verifier.verify('c', 'changed-hash', 'fresh-secret')).to.equal(false);
+  });
+});
+
+describe('argon2 lanes', function () {
+  afterEach(function () {
+    configureArgon2({ maxWaiting: 32, signUpMaxWaiting: 4 }); // the defaults, for the suites after this one
+  });
+
+  it('sign-ups hash one at a time, wait behind everyone else, and beyond their own bound are refused alone', async function () {
+    configureArgon2({ maxWaiting: 32, signUpMaxWaiting: 2 });
+    const outcome = (hash: Promise<string>): Promise<string> =>
+      hash.then(
+        () => 'hashed',
+        (err: unknown) => (err instanceof Argon2Busy ? 'busy' : 'failed'),
+      );
+    // One sign-up runs; two wait (not on the free slot: that stays for the others); two are refused at once.
+    const signUps = Array.from({ length: 5 }, () => outcome(hashSecret('a-password', 'sign-up')));
+    expect(argon2Waiting()['sign-up']).to.equal(2);
+    // An admin's write takes the free slot at once; a second one waits...
+    const writes = [outcome(hashSecret('a-password')), outcome(hashSecret('a-password'))];
+    expect(argon2Waiting()).to.include({ write: 1, 'sign-up': 2 });
+    // ...and gets the first slot to come free, ahead of the sign-ups that waited longer.
+    await Promise.race([signUps[0], writes[0]]);
+    expect(argon2Waiting()).to.include({ write: 0, 'sign-up': 2 });
+    expect(await Promise.all(signUps)).to.deep.equal(['hashed', 'hashed', 'hashed', 'busy', 'busy']);
+    expect(await Promise.all(writes)).to.deep.equal(['hashed', 'hashed']);
+    expect(argon2Waiting()).to.deep.equal({ 'sign-in': 0, write: 0, client: 0, 'sign-up': 0 });
   });
 });
