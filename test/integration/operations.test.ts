@@ -61,16 +61,16 @@ describe('operations', function () {
     const headerSecret = `header-secret-${Date.now()}`;
     const encoded = await box.json('GET', `/users?access%5Ftoken=${encodeURIComponent(root)}`);
     expect(encoded.status, encoded.text).to.equal(200);
-    expect((await box.json('GET', `/users?%61ccess_token=${encodeURIComponent(root)}&mark=hex`)).status).to.equal(200);
+    expect((await box.json('GET', `/users?%61ccess_token=${encodeURIComponent(root)}&q=hex`)).status).to.equal(200);
     await box.json('GET', `/users?Access_Token=${encodeURIComponent(root)}`);
-    await box.json('GET', '/users?mark=header', undefined, root, { Cookie: `boxauth_session=${cookieSecret}` });
-    await box.json('GET', '/users?mark=bad-header', undefined, headerSecret);
+    await box.json('GET', '/users?q=header', undefined, root, { Cookie: `boxauth_session=${cookieSecret}` });
+    await box.json('GET', '/users?q=bad-header', undefined, headerSecret);
     const expected = [
       '/users?access%5Ftoken=[redacted]"',
-      '/users?%61ccess_token=[redacted]&mark=hex"',
+      '/users?%61ccess_token=[redacted]&q=hex"',
       '/users?Access_Token=[redacted]"',
-      '/users?mark=header"',
-      '/users?mark=bad-header"',
+      '/users?q=header"',
+      '/users?q=bad-header"',
     ].map((url) => `"url":"${url}`);
     // access log lines are written in batches, at least every 100 ms
     for (let i = 0; i < 50 && !expected.every((e) => box.logs.some((l) => l.includes(e))); i++) await new Promise((r) => setTimeout(r, 50));

@@ -51,10 +51,13 @@ describe('configuration', function () {
 
 describe('search parameters', function () {
   it('parses paging, sorting and filters, and refuses nonsense', function () {
-    expect(parseSearch({ _count: '5', _page: '2', _sort: '-start,id', type: 'x', access_token: 't' })).to.deep.equal({
+    expect(parseSearch({ _count: '5', _page: '2', _sort: '-start,id', type: 'x', client: ['a', 'b'], access_token: 't' })).to.deep.equal({
       count: 5,
       page: 2,
-      filters: [{ field: 'type', value: 'x' }],
+      filters: [
+        { field: 'type', values: ['x'] },
+        { field: 'client', values: ['a', 'b'] },
+      ],
       sort: [
         { field: 'start', desc: true },
         { field: 'id', desc: false },
