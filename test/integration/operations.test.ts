@@ -1,8 +1,10 @@
 // Operations: health, readiness, metrics, logs without secrets, configuration errors.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import pg from 'pg';
 import { projectPath } from '../../api/paths.js';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
+import { adminUrl, createDatabase } from '../support/postgres.js';
 
 describe('operations', function () {
   let box: Box;
@@ -97,5 +99,46 @@ describe('operations', function () {
     const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js'), '--help'], { encoding: 'utf8' });
     expect(res.status).to.equal(0);
     expect(res.stdout).to.include('BOXAUTH_BASE_URL');
+  });
+});
+
+describe('readiness without a database', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let admin: pg.Client;
+  let database: string;
+
+  before(async function () {
+    const url = await createDatabase();
+    database = new URL(url).pathname.slice(1);
+    box = await Box.start({ databaseUrl: url });
+    admin = new pg.Client({ connectionString: adminUrl() });
+    await admin.connect();
+  });
+  after(async function () {
+    await admin?.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    await admin?.end();
+    await box?.stop();
+  });
+
+  it('says only "database unreachable" on the public port, and logs what went wrong', async function () {
+    // The database goes away under a running box: no new connection is accepted, and the box's are cut.
+    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+    const ready = await eventually('/readyz to answer 503', async () => {
+      const res = await box.json('GET', '/readyz');
+      return res.status === 503 && res;
+    });
+    expect(ready.body).to.deep.equal({ status: 'unavailable', problems: ['database unreachable'] });
+    expect(ready.text).not.to.include(database);
+    expect(ready.text).not.to.match(/accepting|127\.0\.0\.1|localhost|postgres/i);
+    const logged = (line: string): { msg?: string; err?: string } => (line.startsWith('{') ? JSON.parse(line) : {});
+    await eventually('the detail in the log', async () =>
+      box.logs
+        .map(logged)
+        .some(
+          (l) => l.msg === 'readiness: database unreachable' && l.err === `database "${database}" is not currently accepting connections`,
+        ),
+    );
   });
 });
