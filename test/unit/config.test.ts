@@ -16,6 +16,7 @@ describe('configuration', function () {
       jwtAlg: 'ES256',
     });
     expect(c.databaseUrl).to.equal(undefined);
+    expect(c.hsts).to.deep.equal({ maxAgeSeconds: 31_536_000, includeSubDomains: false });
     expect(loadConfig({ BOXAUTH_PORT: '9000' }).baseUrl).to.equal('http://localhost:9000');
     expect(loadConfig({ BOXAUTH_BASE_URL: 'https://auth.example/' }).baseUrl).to.equal('https://auth.example');
   });
@@ -25,6 +26,8 @@ describe('configuration', function () {
     expect(() => loadConfig({ BOXAUTH_REGISTRATION: 'maybe' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION/);
     expect(() => loadConfig({ BOXAUTH_BASE_URL: 'ftp://x' })).to.throw(ConfigError, /BOXAUTH_BASE_URL/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
+    expect(() => loadConfig({ BOXAUTH_HSTS_MAX_AGE: '-1' })).to.throw(ConfigError, /BOXAUTH_HSTS_MAX_AGE/);
+    expect(() => loadConfig({ BOXAUTH_HSTS_INCLUDE_SUBDOMAINS: 'sometimes' })).to.throw(ConfigError, /BOXAUTH_HSTS_INCLUDE_SUBDOMAINS/);
   });
 
   it('BOXAUTH_TRUSTED_PROXIES: addresses and CIDRs, anything else refused rather than trusted as something broader', function () {
