@@ -78,6 +78,8 @@ export interface Config {
   signUpMaxWaiting: number;
   /** HTTPS: the PEM certificate (chain) and key, reloaded when they change; undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** Strict-Transport-Security, sent when the base URL is https: for how long, and whether subdomains too. */
+  hsts: { maxAgeSeconds: number; includeSubDomains: boolean };
   /** Proxies whose X-Forwarded-For is believed, as [address, prefix length] (none by default). */
   trustedProxies: [address: string, prefix: number][];
   trustedIssuers: TrustedIssuer[];
@@ -239,6 +241,10 @@ export function loadConfig(env: Env = process.env): Config {
     signUpMaxWaiting: int(env, 'BOXAUTH_SIGN_UP_MAX_WAITING', 4, 0, 10000),
     trustedProxies: trustedProxies(env),
     tls,
+    hsts: {
+      maxAgeSeconds: int(env, 'BOXAUTH_HSTS_MAX_AGE', 365 * 24 * 3600, 0, 2 * 365 * 24 * 3600),
+      includeSubDomains: bool(env, 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS', false),
+    },
     trustedIssuers: trustedIssuers(env),
     clusterIssuer: clusterIssuer(env),
     kube: {

@@ -17,6 +17,18 @@ export const INPUT_LIMITS = {
   /** A key of a JSON/YAML/form body, and nesting depth of a body. */
   bodyKey: 256,
   bodyDepth: 32,
+  /**
+   * Values (objects, arrays, strings, numbers, booleans, nulls) in one body. Every
+   * value is work for the validators (an array of 130,000 wrong items took 2 s and
+   * answered 22 MB of errors); the largest resource the schemas allow holds under 1,000.
+   */
+  bodyValues: 2000,
+  /**
+   * Tokens of a YAML body (keys, values, indicators, spaces, line breaks), counted
+   * before it is parsed: yaml spends microseconds on each. An AccessPolicy linking
+   * the most subjects its schema allows takes under 5,000.
+   */
+  yamlTokens: 8000,
 } as const;
 
 /** Keys that mean something to JavaScript objects themselves: never a field of ours. */
@@ -41,35 +53,50 @@ export function percentDecode(raw: string, plusIsSpace: boolean): string | undef
   }
 }
 
+export interface BodyProblem {
+  /** The field, as a path from `body`. */
+  at: string;
+  problem: string;
+  /** More values than INPUT_LIMITS.bodyValues: the body is too large (413), not malformed. */
+  tooLarge?: true;
+}
+
 /**
- * The first problem of a parsed body (JSON, YAML, form), as [field path, what is
- * wrong], or undefined: keys and strings as above, nesting at most
- * INPUT_LIMITS.bodyDepth, plain objects and arrays only. String lengths are the
- * schemas' business (and the body limit's).
+ * The first problem of a parsed body (JSON, YAML, form), or undefined: keys and
+ * strings as above, nesting at most INPUT_LIMITS.bodyDepth, at most
+ * INPUT_LIMITS.bodyValues values, plain objects and arrays only. String lengths
+ * are the schemas' business (and the body limit's).
  */
-export function bodyProblem(value: unknown, path = 'body', depth = 0): [string, string] | undefined {
-  if (typeof value === 'string') {
-    const problem = textProblem(value, Number.MAX_SAFE_INTEGER);
-    return problem ? [path, problem] : undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  if (depth >= INPUT_LIMITS.bodyDepth) return [path, `is nested deeper than ${INPUT_LIMITS.bodyDepth} levels`];
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const problem = bodyProblem(value[i], `${path}[${i}]`, depth + 1);
+export function bodyProblem(value: unknown): BodyProblem | undefined {
+  let values = 0;
+  const walk = (item: unknown, path: string, depth: number): BodyProblem | undefined => {
+    if (++values > INPUT_LIMITS.bodyValues) {
+      return { at: 'body', problem: `holds more than ${INPUT_LIMITS.bodyValues} values (objects, arrays and scalars)`, tooLarge: true };
+    }
+    if (typeof item === 'string') {
+      const problem = textProblem(item, Number.MAX_SAFE_INTEGER);
+      return problem ? { at: path, problem } : undefined;
+    }
+    if (item === null || typeof item !== 'object') return undefined;
+    if (depth >= INPUT_LIMITS.bodyDepth) return { at: path, problem: `is nested deeper than ${INPUT_LIMITS.bodyDepth} levels` };
+    if (Array.isArray(item)) {
+      for (let i = 0; i < item.length; i++) {
+        const problem = walk(item[i], `${path}[${i}]`, depth + 1);
+        if (problem) return problem;
+      }
+      return undefined;
+    }
+    const proto = Object.getPrototypeOf(item) as unknown;
+    if (proto !== Object.prototype && proto !== null) return { at: path, problem: 'is not a plain object' };
+    for (const [key, child] of Object.entries(item as Record<string, unknown>)) {
+      const at = `${path}.${key}`;
+      if (isPrototypeKey(key)) return { at, problem: 'is not an allowed field name' };
+      const keyProblem = textProblem(key, INPUT_LIMITS.bodyKey);
+      if (keyProblem) return { at: `${path}.<key>`, problem: `a field name ${keyProblem}` };
+      const problem = walk(child, at, depth + 1);
       if (problem) return problem;
     }
     return undefined;
-  }
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return [path, 'is not a plain object'];
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    const at = `${path}.${key}`;
-    if (isPrototypeKey(key)) return [at, 'is not an allowed field name'];
-    const keyProblem = textProblem(key, INPUT_LIMITS.bodyKey);
-    if (keyProblem) return [`${path}.<key>`, `a field name ${keyProblem}`];
-    const problem = bodyProblem(item, at, depth + 1);
-    if (problem) return problem;
-  }
-  return undefined;
+  };
+  return walk(value, 'body', 0);
 }

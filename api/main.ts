@@ -36,6 +36,8 @@ Configuration is read from the environment:
   BOXAUTH_METRICS_PORT         port of GET /metrics for Prometheus, apart from the API (9464)
   BOXAUTH_TLS_CERT_FILE        HTTPS: PEM certificate (chain), reloaded when it changes (plain HTTP without)
   BOXAUTH_TLS_KEY_FILE         HTTPS: its PEM private key
+  BOXAUTH_HSTS_MAX_AGE         with an https base URL, Strict-Transport-Security max-age in seconds (31536000)
+  BOXAUTH_HSTS_INCLUDE_SUBDOMAINS  ...and includeSubDomains (false)
   BOXAUTH_TRUSTED_PROXIES      proxies whose X-Forwarded-For is believed, as CIDRs (none)
   BOXAUTH_CLIENT_AUTH_MAX_FAILURES  failed client authentications per client id and minute before 429 (10)
   BOXAUTH_DEVICE_CODES_PER_ADDRESS  device codes per address in 10 minutes before 429 (30)

@@ -9,7 +9,7 @@ import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
 import { checkedRequestLine } from './edge.js';
 import { errorHandler } from './errors.js';
-import { COMMON_HEADERS, PREFLIGHT_HEADERS } from './headers.js';
+import { COMMON_HEADERS, PREFLIGHT_HEADERS, strictTransportSecurity } from './headers.js';
 import { withOAuthEndpoints } from './oauth-endpoints.js';
 import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
@@ -64,7 +64,14 @@ export interface AppOptions {
 /** The box's request listener: the OAuth endpoints on node:http, and express for everything else. */
 export function createRequestListener(svc: Services, options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const logRequest = requestLogger(svc);
-  return withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest);
+  const listener = withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest);
+  const sts = strictTransportSecurity(svc.config);
+  if (sts === undefined) return listener;
+  // Set before either path runs, so every answer carries it (writeHead keeps headers set earlier).
+  return (req, res) => {
+    res.setHeader('Strict-Transport-Security', sts);
+    listener(req, res);
+  };
 }
 
 function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): Express {

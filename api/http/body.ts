@@ -3,9 +3,9 @@
 // refused before any handler runs; a parsed body is checked like every input
 // (api/input.ts) before any handler sees it.
 import express, { type RequestHandler } from 'express';
-import { parse as parseYaml } from 'yaml';
-import { ApiError, badRequest, errorMessage } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 import { bodyProblem, INPUT_LIMITS } from '../input.js';
+import { readYaml, YamlError } from '../yaml.js';
 
 /** Larger bodies get 413: nothing the API takes comes near it. */
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -16,26 +16,33 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 const json = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_TYPES });
 const yamlText = express.text({ limit: BODY_LIMIT_BYTES, type: YAML_TYPES });
 
+const tooLarge = (description: string): ApiError => new ApiError(413, 'payload_too_large', description);
+
+/** One YAML document, read within INPUT_LIMITS (api/yaml.ts says why YAML needs limits of its own). */
 const parseYamlBody: RequestHandler = (req, _res, next) => {
   if (typeof req.body !== 'string') return next();
   try {
-    req.body = parseYaml(req.body, { maxAliasCount: 100, uniqueKeys: true }) as unknown;
+    const docs = readYaml(req.body, { tokens: INPUT_LIMITS.yamlTokens, flowDepth: INPUT_LIMITS.bodyDepth });
+    if (docs.length > 1) throw new YamlError('send one document, not several');
+    req.body = docs[0] ?? null;
     next();
   } catch (err) {
-    // The parser recurses per level: a body nested thousands deep exhausts the stack before checkedBody would refuse
-    // it, and yaml reports that as a YAMLParseError whose message is V8's RangeError's.
-    const message = errorMessage(err);
-    const why = message.includes('Maximum call stack')
-      ? `body is nested deeper than ${INPUT_LIMITS.bodyDepth} levels`
-      : message.split('\n')[0];
-    next(badRequest(`malformed YAML: ${why}`));
+    if (!(err instanceof YamlError)) return next(err);
+    if (err.reason === 'too-many-tokens') return next(tooLarge(`the YAML body holds ${err.message}; send a resource this large as JSON`));
+    next(
+      badRequest(
+        `malformed YAML: ${err.reason === 'too-deep' ? `body is nested deeper than ${INPUT_LIMITS.bodyDepth} levels` : err.message}`,
+      ),
+    );
   }
 };
 
-/** 400 for a parsed body that is not input the box takes (NUL, lone surrogates, prototype keys, deep nesting). */
+/** 400 for a parsed body that is not input the box takes (NUL, lone surrogates, prototype keys, deep nesting); 413 for too many values. */
 export const checkedBody: RequestHandler = (req, _res, next) => {
-  const problem = bodyProblem(req.body);
-  next(problem ? badRequest(`${problem[0]} ${problem[1]}`) : undefined);
+  const found = bodyProblem(req.body);
+  if (!found) return next();
+  const description = `${found.at} ${found.problem}`;
+  next(found.tooLarge ? tooLarge(description) : badRequest(description));
 };
 
 const hasBody = (req: express.Request): boolean =>

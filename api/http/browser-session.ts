@@ -12,8 +12,21 @@ import { endBrowsersGrants } from '../oauth/closing.js';
 import { tokenHash } from '../oauth/tokens.js';
 import type { Services } from '../services.js';
 
-const SESSION_COOKIE = 'boxauth_session';
-const CSRF_COOKIE = 'boxauth_csrf';
+/**
+ * The cookies' names. Over https at the root of its host, they carry the
+ * `__Host-` prefix (RFC 6265bis §4.1.3.2): "If a cookie's name begins with a
+ * case-sensitive match for the string `__Host-`, then the cookie will have been
+ * set with a `Secure` attribute, a `Path` attribute with a value of `/`, and no
+ * `Domain` attribute." So a page of a sibling subdomain or an answer over plain
+ * HTTP cannot plant one ("cookie tossing"). A box under a path shares its host
+ * with other applications and keeps the plain names, as over http, where a
+ * browser refuses a prefixed cookie.
+ */
+function cookieNames(svc: Services): { session: string; csrf: string } {
+  const base = new URL(svc.config.baseUrl);
+  const prefix = base.protocol === 'https:' && base.pathname === '/' ? '__Host-' : '';
+  return { session: `${prefix}boxauth_session`, csrf: `${prefix}boxauth_csrf` };
+}
 
 export function cookies(req: Request): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
@@ -42,7 +55,7 @@ function appendCookie(res: Response, cookie: string): void {
 
 /** This browser's signed-in session, if any. */
 export async function signedIn(svc: Services, req: Request): Promise<BrowserSession | undefined> {
-  const token = cookies(req)[SESSION_COOKIE];
+  const token = cookies(req)[cookieNames(svc).session];
   if (!token) return undefined;
   return findBrowserSession(svc.pool, tokenHash(token));
 }
@@ -51,7 +64,7 @@ export async function signIn(svc: Services, res: Response, userId: number): Prom
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   await createBrowserSession(svc.pool, tokenHash(token), userId, new Date(Date.now() + hours * 3600_000));
-  appendCookie(res, `${SESSION_COOKIE}=${token}${cookieOptions(svc, hours * 3600)}`);
+  appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }
 
 /**
@@ -60,8 +73,9 @@ export async function signIn(svc: Services, res: Response, userId: number): Prom
  * signing out expects of the apps they signed in to with it.
  */
 export async function endBrowserSession(svc: Services, req: Request, res: Response): Promise<void> {
-  const token = cookies(req)[SESSION_COOKIE];
-  appendCookie(res, `${SESSION_COOKIE}=${cookieOptions(svc, 0)}`);
+  const name = cookieNames(svc).session;
+  const token = cookies(req)[name];
+  appendCookie(res, `${name}=${cookieOptions(svc, 0)}`);
   if (!token) return;
   await withTransaction(svc.pool, async (tx) => {
     const ended = await deleteBrowserSession(tx, tokenHash(token));
@@ -75,18 +89,19 @@ function csrfFor(svc: Services, browserId: string): string {
 
 /** The CSRF token for a form on this page, setting the browser's CSRF cookie when it has none. */
 export function csrfToken(svc: Services, req: Request, res: Response): string {
-  let browserId = cookies(req)[CSRF_COOKIE];
+  const name = cookieNames(svc).csrf;
+  let browserId = cookies(req)[name];
   if (!browserId || !/^[A-Za-z0-9_-]{43}$/.test(browserId)) {
     browserId = randomBytes(32).toString('base64url');
-    appendCookie(res, `${CSRF_COOKIE}=${browserId}${cookieOptions(svc)}`);
+    appendCookie(res, `${name}=${browserId}${cookieOptions(svc)}`);
     // Later reads in this request see the new cookie.
-    req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${CSRF_COOKIE}=${browserId}`;
+    req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${name}=${browserId}`;
   }
   return csrfFor(svc, browserId);
 }
 
 export function csrfValid(svc: Services, req: Request, presented: unknown): boolean {
-  const browserId = cookies(req)[CSRF_COOKIE];
+  const browserId = cookies(req)[cookieNames(svc).csrf];
   if (!browserId || typeof presented !== 'string') return false;
   const expected = Buffer.from(csrfFor(svc, browserId));
   const given = Buffer.from(presented);

@@ -1,6 +1,7 @@
 // Groups of a box. Deleting a group removes its memberships (ON DELETE CASCADE).
 import type { Queryable } from '../db/pool.js';
 import { uniqueViolation } from './constraints.js';
+import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
 
 export interface GroupRow {
   id: number;
@@ -55,18 +56,24 @@ export async function deleteGroup(db: Queryable, id: number): Promise<GroupRow |
   return rows[0] && fromDb(rows[0]);
 }
 
-export async function listGroups(
-  db: Queryable,
-  q: { count: number; page: number; name?: string },
-): Promise<{ total: number; groups: GroupRow[] }> {
+/** What /groups can be searched and sorted by. */
+const GROUP_SEARCH: ColumnSearch = {
+  kind: 'group',
+  filters: {
+    id: { sql: (p) => `id = ${p}`, value: bigintId },
+    /** The name, in any case (names are unique regardless of case). */
+    name: { sql: (p) => `lower(name) = lower(${p})` },
+  },
+  sorts: { id: 'id', name: 'lower(name)' },
+  id: 'id',
+};
+
+export async function listGroups(db: Queryable, q: SearchQuery): Promise<{ total: number; groups: GroupRow[] }> {
   const params: unknown[] = [];
-  const where = q.name !== undefined ? `WHERE lower(name) = lower($${params.push(q.name)})` : '';
+  const where = columnWhere(GROUP_SEARCH, q, params);
   const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM groups ${where}`, params)).rows[0]!.n;
-  params.push(q.count, (q.page - 1) * q.count);
-  const { rows } = await db.query<DbRow>(
-    `SELECT * FROM groups ${where} ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`,
-    params,
-  );
+  const page = columnOrderAndPage(GROUP_SEARCH, q, params);
+  const { rows } = await db.query<DbRow>(`SELECT * FROM groups ${where} ${page}`, params);
   return { total, groups: rows.map(fromDb) };
 }
 

@@ -1,12 +1,15 @@
 // The search parameters every resource type shares (`_count`, `_page`, `_sort`,
-// `<field>=<value>` on top-level fields) and their translation to SQL. Field names
-// never reach SQL text: they are bound as parameters or looked up in a whitelist.
+// `<field>=<value>`) and their translation to SQL. Values and field names never
+// reach SQL text: they are bound as parameters or looked up in a whitelist.
+// A parameter given several times matches any of its values; different
+// parameters must all match.
 import { badRequest } from '../errors.js';
 
 export interface SearchQuery {
   count: number;
   page: number;
-  filters: { field: string; value: string }[];
+  /** One entry per parameter, with every value it was given. */
+  filters: { field: string; values: string[] }[];
   sort: { field: string; desc: boolean }[];
 }
 
@@ -29,14 +32,13 @@ export function parseSearch(query: Record<string, unknown>): SearchQuery {
   for (const [field, raw] of Object.entries(query)) {
     if (RESERVED.has(field)) continue;
     if (!FIELD.test(field)) throw badRequest(`unknown search parameter "${field}"`);
-    for (const value of Array.isArray(raw) ? raw : [raw]) {
-      if (typeof value !== 'string') throw badRequest(`search parameter "${field}" must be a plain value`);
-      filters.push({ field, value });
-    }
+    const values = Array.isArray(raw) ? (raw as unknown[]) : [raw];
+    if (!values.every((v) => typeof v === 'string')) throw badRequest(`search parameter "${field}" must be a plain value`);
+    filters.push({ field, values: values });
   }
   const sort: SearchQuery['sort'] = [];
   if (query._sort !== undefined) {
-    if (typeof query._sort !== 'string') throw badRequest('_sort must be a comma-separated list of fields');
+    if (typeof query._sort !== 'string') throw badRequest('_sort must be one comma-separated list of fields');
     for (const part of query._sort.split(',').filter(Boolean)) {
       const desc = part.startsWith('-');
       const field = desc ? part.slice(1) : part;
@@ -52,23 +54,70 @@ export function parseSearch(query: Record<string, unknown>): SearchQuery {
   };
 }
 
-/** WHERE clause for a table holding the resource as jsonb in `resource`. */
-export function jsonbWhere(q: SearchQuery, params: unknown[]): string {
-  const where = q.filters.map(({ field, value }) => {
-    params.push(field, value);
-    const f = `$${params.length - 1}`;
-    const v = `$${params.length}`;
-    if (field === 'id') return `id = ${v}`;
-    // A scalar field equals the value; an array field contains it.
-    return `(resource->>${f} = ${v} OR (jsonb_typeof(resource->${f}) = 'array' AND resource->${f} ? ${v}))`;
-  });
+/** `WHERE` from one condition per filter: any of a parameter's values, and every parameter. */
+function whereOf(q: SearchQuery, condition: (field: string, value: string) => string): string {
+  const where = q.filters.map(({ field, values }) => `(${values.map((value) => condition(field, value)).join(' OR ')})`);
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
 }
 
-/** ORDER BY / LIMIT / OFFSET; `column` maps a sort field to an SQL expression. */
-export function orderAndPage(q: SearchQuery, params: unknown[], column: (field: string) => string): string {
+/** WHERE clause for a table holding the resource as jsonb in `resource`, its id in `id`. */
+export function jsonbWhere(q: SearchQuery, params: unknown[]): string {
+  return whereOf(q, (field, value) => {
+    const v = `$${params.push(value)}`;
+    if (field === 'id') return `id = ${v}`;
+    const f = `$${params.push(field)}`;
+    // A scalar field equals the value (a boolean or number as its JSON text); an array field contains it.
+    return `(resource->>${f} = ${v} OR (jsonb_typeof(resource->${f}) = 'array' AND resource->${f} ? ${v}))`;
+  });
+}
+
+/** A search parameter of a table with fixed columns. */
+export interface ColumnFilter {
+  /** The condition a row meets for one value bound at placeholder `p`. */
+  sql: (p: string) => string;
+  /**
+   * The value as the column holds it, or undefined when no row can hold it (it
+   * then matches nothing): a value that is not a uuid never reaches a uuid column.
+   */
+  value?: (raw: string) => unknown;
+}
+
+/** What a resource of fixed columns can be searched and sorted by; `kind` names it in messages. */
+export interface ColumnSearch {
+  kind: string;
+  filters: Record<string, ColumnFilter>;
+  /** Sort field → SQL expression. */
+  sorts: Record<string, string>;
+  /** The last sort key, which makes the order total (the primary key). */
+  id: string;
+}
+
+const known = (names: Record<string, unknown>): string => Object.keys(names).join(', ');
+
+/** WHERE clause over fixed columns; a parameter the resource does not have is 400, not ignored. */
+export function columnWhere(search: ColumnSearch, q: SearchQuery, params: unknown[]): string {
+  return whereOf(q, (field, raw) => {
+    const filter = Object.hasOwn(search.filters, field) ? search.filters[field] : undefined;
+    if (!filter) throw badRequest(`unknown ${search.kind} search parameter "${field}" (known: ${known(search.filters)})`);
+    const value = filter.value ? filter.value(raw) : raw;
+    return value === undefined ? 'false' : filter.sql(`$${params.push(value)}`);
+  });
+}
+
+/** ORDER BY / LIMIT / OFFSET over fixed columns. */
+export function columnOrderAndPage(search: ColumnSearch, q: SearchQuery, params: unknown[]): string {
+  const column = (field: string): string => {
+    const sql = Object.hasOwn(search.sorts, field) ? search.sorts[field] : undefined;
+    if (!sql) throw badRequest(`cannot sort ${search.kind}s by "${field}" (known: ${known(search.sorts)})`);
+    return sql;
+  };
+  return orderAndPage(q, params, column, search.id);
+}
+
+/** ORDER BY / LIMIT / OFFSET; `column` maps a sort field to an SQL expression, `id` breaks ties. */
+export function orderAndPage(q: SearchQuery, params: unknown[], column: (field: string) => string, id = 'id'): string {
   const order = q.sort.map(({ field, desc }) => `${column(field)} ${desc ? 'DESC' : 'ASC'} NULLS LAST`);
-  order.push('id');
+  order.push(id);
   params.push(q.count, (q.page - 1) * q.count);
   return `ORDER BY ${order.join(', ')} LIMIT $${params.length - 1} OFFSET $${params.length}`;
 }
@@ -81,3 +130,6 @@ export function jsonbColumn(params: unknown[]): (field: string) => string {
     return `resource->>$${params.length}`;
   };
 }
+
+/** A value for a bigint id column, or undefined when it is not one. */
+export const bigintId = (raw: string): string | undefined => (/^[1-9]\d{0,17}$/.test(raw) ? raw : undefined);

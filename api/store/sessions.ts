@@ -3,8 +3,7 @@
 import type { Queryable, Transaction } from '../db/pool.js';
 import { randomBytesPooled } from '../random.js';
 import type { Session } from '../types.js';
-import { orderAndPage, type SearchQuery } from './search.js';
-import { badRequest } from '../errors.js';
+import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
 
 export interface SessionRow {
   id: string;
@@ -378,35 +377,32 @@ export async function setExpirations(
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Search fields of Session, as SQL over its columns. */
-const FILTERS: Record<string, (p: string) => string> = {
-  id: (p) => `id::text = ${p}`,
-  type: (p) => `type = ${p}`,
-  client: (p) => `client_id = ${p}`,
-  user: (p) => `user_id::text = ${p}`,
-  audience: (p) => `audience = ${p}`,
-  scope: (p) => `scope = ${p}`,
-  parent: (p) => `parent::text = ${p}`,
-  active: (p) => `(${p} = (active AND (exp IS NULL OR exp > now()))::text)`,
+const uuid = (raw: string): string | undefined => (UUID.test(raw) ? raw.toLowerCase() : undefined);
+
+/** Session's search parameters and sort fields, as SQL over its columns. */
+const SESSION_SEARCH: ColumnSearch = {
+  kind: 'Session',
+  filters: {
+    id: { sql: (p) => `id = ${p}`, value: uuid },
+    type: { sql: (p) => `type = ${p}` },
+    client: { sql: (p) => `client_id = ${p}` },
+    user: { sql: (p) => `user_id = ${p}`, value: bigintId },
+    audience: { sql: (p) => `audience = ${p}` },
+    // scope holds space-separated tokens (RFC 6749 §3.3): a session matches when it holds the token asked for.
+    scope: { sql: (p) => `${p} = ANY(string_to_array(scope, ' '))` },
+    parent: { sql: (p) => `parent = ${p}`, value: uuid },
+    active: { sql: (p) => `(${p} = (active AND (exp IS NULL OR exp > now()))::text)` },
+  },
+  sorts: { id: 'id', start: 'start', exp: 'exp', end: '"end"', type: 'type', client: 'client_id' },
+  id: 'id',
 };
-const SORTS: Record<string, string> = { id: 'id', start: 'start', exp: 'exp', end: '"end"', type: 'type', client: 'client_id' };
 
 export async function searchSessions(db: Queryable, q: SearchQuery): Promise<{ total: number; rows: SessionRow[] }> {
   const params: unknown[] = [];
-  const where = q.filters.map(({ field, value }) => {
-    const filter = Object.hasOwn(FILTERS, field) ? FILTERS[field] : undefined;
-    if (!filter) throw badRequest(`unknown Session search parameter "${field}" (known: ${Object.keys(FILTERS).join(', ')})`);
-    params.push(value);
-    return filter(`$${params.length}`);
-  });
-  const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions ${whereSql}`, params)).rows[0]!.n;
-  const page = orderAndPage(q, params, (field) => {
-    const column = Object.hasOwn(SORTS, field) ? SORTS[field] : undefined;
-    if (!column) throw badRequest(`cannot sort Sessions by "${field}" (known: ${Object.keys(SORTS).join(', ')})`);
-    return column;
-  });
-  const { rows } = await db.query<DbRow>(`SELECT * FROM sessions ${whereSql} ${page}`, params);
+  const where = columnWhere(SESSION_SEARCH, q, params);
+  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions ${where}`, params)).rows[0]!.n;
+  const page = columnOrderAndPage(SESSION_SEARCH, q, params);
+  const { rows } = await db.query<DbRow>(`SELECT * FROM sessions ${where} ${page}`, params);
   return { total, rows: rows.map(fromDb) };
 }
 

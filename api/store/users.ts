@@ -1,6 +1,7 @@
 // Users of a box and their group memberships.
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
 import { foreignKeyViolation, uniqueViolation } from './constraints.js';
+import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
 
 export interface GroupRef {
   id: number;
@@ -115,26 +116,25 @@ export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
   return rowCount === 1;
 }
 
-export interface UserQuery {
-  count: number;
-  page: number;
-  /** Exact email, case-insensitive. */
-  email?: string;
-  /** Part of the email, case-insensitive. */
-  q?: string;
-}
+/** What /users can be searched and sorted by. */
+const USER_SEARCH: ColumnSearch = {
+  kind: 'user',
+  filters: {
+    id: { sql: (p) => `u.id = ${p}`, value: bigintId },
+    /** The whole email, in any case (emails are unique regardless of case). */
+    email: { sql: (p) => `lower(u.email) = lower(${p})` },
+    /** Part of the email, in any case; % and _ are themselves, not patterns. */
+    q: { sql: (p) => `strpos(lower(u.email), lower(${p})) > 0` },
+  },
+  sorts: { id: 'u.id', email: 'lower(u.email)' },
+  id: 'u.id',
+};
 
-export async function listUsers(db: Queryable, q: UserQuery): Promise<{ total: number; users: UserRow[] }> {
+export async function listUsers(db: Queryable, q: SearchQuery): Promise<{ total: number; users: UserRow[] }> {
   const params: unknown[] = [];
-  const where: string[] = [];
-  if (q.email !== undefined) where.push(`lower(u.email) = lower($${params.push(q.email)})`);
-  if (q.q !== undefined) where.push(`strpos(lower(u.email), lower($${params.push(q.q)})) > 0`);
-  const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users u ${whereSql}`, params)).rows[0]!.n;
-  params.push(q.count, (q.page - 1) * q.count);
-  const { rows } = await db.query<DbRow>(
-    `${SELECT} ${whereSql} GROUP BY u.id ORDER BY u.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
-    params,
-  );
+  const where = columnWhere(USER_SEARCH, q, params);
+  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users u ${where}`, params)).rows[0]!.n;
+  const page = columnOrderAndPage(USER_SEARCH, q, params);
+  const { rows } = await db.query<DbRow>(`${SELECT} ${where} GROUP BY u.id ${page}`, params);
   return { total, users: rows.map(fromDb) };
 }

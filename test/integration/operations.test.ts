@@ -1,8 +1,10 @@
 // Operations: health, readiness, metrics, logs without secrets, configuration errors.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import pg from 'pg';
 import { projectPath } from '../../api/paths.js';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
+import { adminUrl, createDatabase } from '../support/postgres.js';
 
 describe('operations', function () {
   let box: Box;
@@ -61,16 +63,16 @@ describe('operations', function () {
     const headerSecret = `header-secret-${Date.now()}`;
     const encoded = await box.json('GET', `/users?access%5Ftoken=${encodeURIComponent(root)}`);
     expect(encoded.status, encoded.text).to.equal(200);
-    expect((await box.json('GET', `/users?%61ccess_token=${encodeURIComponent(root)}&mark=hex`)).status).to.equal(200);
+    expect((await box.json('GET', `/users?%61ccess_token=${encodeURIComponent(root)}&q=hex`)).status).to.equal(200);
     await box.json('GET', `/users?Access_Token=${encodeURIComponent(root)}`);
-    await box.json('GET', '/users?mark=header', undefined, root, { Cookie: `boxauth_session=${cookieSecret}` });
-    await box.json('GET', '/users?mark=bad-header', undefined, headerSecret);
+    await box.json('GET', '/users?q=header', undefined, root, { Cookie: `boxauth_session=${cookieSecret}` });
+    await box.json('GET', '/users?q=bad-header', undefined, headerSecret);
     const expected = [
       '/users?access%5Ftoken=[redacted]"',
-      '/users?%61ccess_token=[redacted]&mark=hex"',
+      '/users?%61ccess_token=[redacted]&q=hex"',
       '/users?Access_Token=[redacted]"',
-      '/users?mark=header"',
-      '/users?mark=bad-header"',
+      '/users?q=header"',
+      '/users?q=bad-header"',
     ].map((url) => `"url":"${url}`);
     // access log lines are written in batches, at least every 100 ms
     for (let i = 0; i < 50 && !expected.every((e) => box.logs.some((l) => l.includes(e))); i++) await new Promise((r) => setTimeout(r, 50));
@@ -97,5 +99,46 @@ describe('operations', function () {
     const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js'), '--help'], { encoding: 'utf8' });
     expect(res.status).to.equal(0);
     expect(res.stdout).to.include('BOXAUTH_BASE_URL');
+  });
+});
+
+describe('readiness without a database', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let admin: pg.Client;
+  let database: string;
+
+  before(async function () {
+    const url = await createDatabase();
+    database = new URL(url).pathname.slice(1);
+    box = await Box.start({ databaseUrl: url });
+    admin = new pg.Client({ connectionString: adminUrl() });
+    await admin.connect();
+  });
+  after(async function () {
+    await admin?.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    await admin?.end();
+    await box?.stop();
+  });
+
+  it('says only "database unreachable" on the public port, and logs what went wrong', async function () {
+    // The database goes away under a running box: no new connection is accepted, and the box's are cut.
+    await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+    const ready = await eventually('/readyz to answer 503', async () => {
+      const res = await box.json('GET', '/readyz');
+      return res.status === 503 && res;
+    });
+    expect(ready.body).to.deep.equal({ status: 'unavailable', problems: ['database unreachable'] });
+    expect(ready.text).not.to.include(database);
+    expect(ready.text).not.to.match(/accepting|127\.0\.0\.1|localhost|postgres/i);
+    const logged = (line: string): { msg?: string; err?: string } => (line.startsWith('{') ? JSON.parse(line) : {});
+    await eventually('the detail in the log', async () =>
+      box.logs
+        .map(logged)
+        .some(
+          (l) => l.msg === 'readiness: database unreachable' && l.err === `database "${database}" is not currently accepting connections`,
+        ),
+    );
   });
 });

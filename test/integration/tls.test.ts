@@ -2,9 +2,11 @@
 // https, and a certificate replaced in place served without a restart.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { projectPath } from '../../api/paths.js';
-import { Box, eventually } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { presentedName, testCa, type TestCa } from '../support/tls.js';
 
 describe('HTTPS', function () {
@@ -40,6 +42,95 @@ describe('HTTPS', function () {
     expect(page.headers.getSetCookie().join('\n')).to.match(/boxauth_csrf=.*; Secure/);
   });
 
+  it('sends Strict-Transport-Security on every answer (RFC 6797): one year, not for subdomains', async function () {
+    const answers = {
+      health: await box.request('GET', '/healthz'),
+      discovery: await box.request('GET', '/.well-known/openid-configuration'),
+      'no such endpoint': await box.request('GET', '/no-such-endpoint'),
+      'the API without a token': await box.request('GET', '/Client'),
+      'a page': await box.request('GET', '/auth/sign-in'),
+      'the admin UI': await box.request('GET', '/admin'),
+      'a token': await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', box.rootSecret) }),
+      'a token refused': await box.form('/auth/token', { grant_type: 'client_credentials' }),
+      'a preflight': await box.request('OPTIONS', '/auth/token', {
+        headers: { 'Access-Control-Request-Method': 'POST', Origin: 'https://app.example' },
+      }),
+    };
+    for (const [what, res] of Object.entries(answers))
+      expect(res.headers.get('strict-transport-security'), what).to.equal('max-age=31536000');
+  });
+
+  it('names its cookies __Host- (Secure, Path=/, no Domain), and sign-in, consent, the admin UI, device verification and logout read them', async function () {
+    const root = await box.rootToken();
+    const cb = 'https://app.example/cb';
+    const made = [
+      await box.json('POST', '/users', { email: 'tls@example.com', password: 'tls-password-1' }, root),
+      await box.json(
+        'PUT',
+        '/Client/web',
+        { grant_types: ['authorization_code'], secret: 'web-secret-1', auth: { authorization_code: { redirect_uri: cb } } },
+        root,
+      ),
+      await box.json('PUT', '/Client/tv', { grant_types: ['urn:ietf:params:oauth:grant-type:device_code'], description: 'a TV' }, root),
+    ];
+    for (const res of made) expect(res.status, res.text).to.equal(201);
+    const cookies = (res: { headers: Headers }, name: string): string[] =>
+      res.headers.getSetCookie().filter((c) => c.startsWith(`${name}=`));
+
+    const browser = new FormAgent(box);
+    const page = await browser.get('/auth/sign-in');
+    expect(cookies(page, 'boxauth_csrf')).to.deep.equal([]);
+    expect(cookies(page, '__Host-boxauth_csrf')).to.have.length(1);
+    expect(cookies(page, '__Host-boxauth_csrf')[0]).to.match(
+      /^__Host-boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    );
+    const signedIn = await browser.post('/auth/sign-in', {
+      ...hiddenFields(page.text),
+      email: 'tls@example.com',
+      password: 'tls-password-1',
+    });
+    expect(signedIn.status, signedIn.text).to.equal(303);
+    const [session] = cookies(signedIn, '__Host-boxauth_session');
+    expect(session).to.match(/^__Host-boxauth_session=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/);
+    expect((await browser.get('/auth/signed-in')).text).to.include('signed in as tls@example.com');
+    // The unprefixed name, which a page of another subdomain or over plain HTTP could set, signs nobody in.
+    const token = session!.split(';')[0]!.split('=')[1]!;
+    const tossed = await box.request('GET', '/auth/signed-in', { headers: { Cookie: `boxauth_session=${token}` } });
+    expect(tossed.text).not.to.include('signed in as');
+
+    const consent = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'web', redirect_uri: cb, state: 's' })}`,
+    );
+    expect(consent.text).to.include('value="allow"');
+    const allowed = await browser.consent(consent, 'allow');
+    expect(allowed.status, allowed.text).to.equal(302);
+    expect(new URL(allowed.headers.get('location')!).searchParams.get('code')).to.be.a('string');
+
+    const verifier = 'v'.repeat(43);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const callback = `${box.url}/admin/callback`;
+    const admin = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'boxauth-admin', redirect_uri: callback, code_challenge: challenge, code_challenge_method: 'S256', state: 'a' })}`,
+    );
+    expect(admin.status, admin.text).to.equal(302);
+    expect(admin.headers.get('location')).to.match(new RegExp(`^${callback}\\?code=`));
+
+    const asked = await box.form('/auth/device', { client_id: 'tv' });
+    expect(asked.status, asked.text).to.equal(200);
+    const verify = await browser.get(`/auth/device/verify?user_code=${asked.body.user_code}`);
+    const connected = await browser.post('/auth/device/verify', { ...hiddenFields(verify.text), decision: 'allow' });
+    expect(connected.text).to.include('Device connected');
+
+    const logout = await browser.get('/auth/logout');
+    const out = await browser.post('/auth/logout', hiddenFields(logout.text));
+    expect(out.text).to.include('You are signed out');
+    expect(cookies(out, '__Host-boxauth_session')).to.have.length(1);
+    expect(cookies(out, '__Host-boxauth_session')[0]).to.match(
+      /^__Host-boxauth_session=; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=0$/,
+    );
+    expect((await browser.get('/auth/signed-in')).text).not.to.include('signed in as');
+  });
+
   it('serves a certificate renewed in place, without a restart; files that do not load leave the last good pair', async function () {
     const pid = box.process!.pid;
     const renewed = ca.issue('renewed', '/CN=second');
@@ -63,5 +154,37 @@ describe('HTTPS', function () {
     });
     expect(run.status).to.equal(2);
     expect(run.stderr).to.include('BOXAUTH_TLS_CERT_FILE and BOXAUTH_TLS_KEY_FILE go together');
+  });
+});
+
+describe('cookie names and Strict-Transport-Security follow the base URL', function () {
+  this.timeout(60_000);
+  const boxes: Box[] = [];
+  after(async function () {
+    await Promise.all(boxes.map((b) => b.stop()));
+  });
+
+  const signInPage = async (env: Record<string, string>) => {
+    const box = await Box.start({ env });
+    boxes.push(box);
+    return box.request('GET', '/auth/sign-in');
+  };
+
+  it('https under a path (a proxy in front): Secure cookies without __Host-, and HSTS as configured', async function () {
+    const page = await signInPage({
+      BOXAUTH_BASE_URL: 'https://auth.example/box',
+      BOXAUTH_HSTS_MAX_AGE: '600',
+      BOXAUTH_HSTS_INCLUDE_SUBDOMAINS: 'true',
+    });
+    expect(page.headers.getSetCookie()).to.have.length(1);
+    expect(page.headers.getSetCookie()[0]).to.match(/^boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    expect(page.headers.get('strict-transport-security')).to.equal('max-age=600; includeSubDomains');
+  });
+
+  it('plain http: the names of old, not Secure, and no HSTS', async function () {
+    const page = await signInPage({});
+    expect(page.headers.getSetCookie()).to.have.length(1);
+    expect(page.headers.getSetCookie()[0]).to.match(/^boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(page.headers.get('strict-transport-security')).to.equal(null);
   });
 });

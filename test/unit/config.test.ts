@@ -16,6 +16,7 @@ describe('configuration', function () {
       jwtAlg: 'ES256',
     });
     expect(c.databaseUrl).to.equal(undefined);
+    expect(c.hsts).to.deep.equal({ maxAgeSeconds: 31_536_000, includeSubDomains: false });
     expect(loadConfig({ BOXAUTH_PORT: '9000' }).baseUrl).to.equal('http://localhost:9000');
     expect(loadConfig({ BOXAUTH_BASE_URL: 'https://auth.example/' }).baseUrl).to.equal('https://auth.example');
   });
@@ -25,6 +26,8 @@ describe('configuration', function () {
     expect(() => loadConfig({ BOXAUTH_REGISTRATION: 'maybe' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION/);
     expect(() => loadConfig({ BOXAUTH_BASE_URL: 'ftp://x' })).to.throw(ConfigError, /BOXAUTH_BASE_URL/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
+    expect(() => loadConfig({ BOXAUTH_HSTS_MAX_AGE: '-1' })).to.throw(ConfigError, /BOXAUTH_HSTS_MAX_AGE/);
+    expect(() => loadConfig({ BOXAUTH_HSTS_INCLUDE_SUBDOMAINS: 'sometimes' })).to.throw(ConfigError, /BOXAUTH_HSTS_INCLUDE_SUBDOMAINS/);
   });
 
   it('sign-up limits: per address and box-wide, each with its window, and the sign-up lane of argon2', function () {
@@ -70,10 +73,13 @@ describe('configuration', function () {
 
 describe('search parameters', function () {
   it('parses paging, sorting and filters, and refuses nonsense', function () {
-    expect(parseSearch({ _count: '5', _page: '2', _sort: '-start,id', type: 'x', access_token: 't' })).to.deep.equal({
+    expect(parseSearch({ _count: '5', _page: '2', _sort: '-start,id', type: 'x', client: ['a', 'b'], access_token: 't' })).to.deep.equal({
       count: 5,
       page: 2,
-      filters: [{ field: 'type', value: 'x' }],
+      filters: [
+        { field: 'type', values: ['x'] },
+        { field: 'client', values: ['a', 'b'] },
+      ],
       sort: [
         { field: 'start', desc: true },
         { field: 'id', desc: false },

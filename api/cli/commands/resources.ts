@@ -1,7 +1,7 @@
 // boxauth client …, policy … and session …: the resource API from the shell.
 import { errorMessage } from '../../errors.js';
 import fs from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { readYaml } from '../../yaml.js';
 import { CliError } from '../api.js';
 import { parse, printJson, usage, withBox, type Command, type Io } from '../command.js';
 
@@ -12,11 +12,14 @@ type Kind = 'Client' | 'AccessPolicy';
  * in REST form ({id, resourceType, …}) or as Kubernetes resources (metadata.name, spec).
  */
 export function readManifests(text: string, kind: Kind, file: string): { id: string; body: Record<string, unknown> }[] {
-  const docs = parseAllDocuments(text);
+  let values: unknown[];
+  try {
+    values = readYaml(text);
+  } catch (err) {
+    throw new CliError(`${file}: ${errorMessage(err)}`);
+  }
   const out: { id: string; body: Record<string, unknown> }[] = [];
-  for (const doc of docs) {
-    if (doc.errors.length) throw new CliError(`${file}: ${doc.errors[0]!.message.split('\n')[0]}`);
-    const value = doc.toJS() as unknown;
+  for (const value of values) {
     for (const item of Array.isArray(value) ? value : [value]) {
       if (item === null || item === undefined) continue;
       if (typeof item !== 'object') throw new CliError(`${file}: expected ${kind} objects`);

@@ -18,7 +18,9 @@ export function healthRouter(svc: Services, draining: () => boolean): Router {
     try {
       if (!(await migrationsDone(svc.pool))) problems.push('migrations pending');
     } catch (err) {
-      problems.push(`database unreachable: ${errorMessage(err)}`);
+      // The public port says only what an orchestrator needs; the error (host, port, role, database) goes to the log.
+      svc.log.warn({ err: errorMessage(err) }, 'readiness: database unreachable');
+      problems.push('database unreachable');
     }
     res.status(problems.length ? 503 : 200).json({ status: problems.length ? 'unavailable' : 'ready', problems });
   });

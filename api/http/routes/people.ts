@@ -68,11 +68,6 @@ async function checkReservedGroup(svc: Services, id: number, newName: string | u
   );
 }
 
-function filterParam(req: Request, name: string): string | undefined {
-  const v = req.query[name];
-  return typeof v === 'string' ? v : undefined;
-}
-
 function paged(res: Response, total: number): Response {
   return res.set('X-Total-Count', String(total));
 }
@@ -83,8 +78,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
     svc.audit.record({ event: 'record_changed', kind, id: String(id), action, by: actorOf(req.principal!) });
 
   router.get('/users', guard, async (req, res) => {
-    const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
-    const { total, users } = await listUsers(svc.pool, { count, page, email: filterParam(req, 'email'), q: filterParam(req, 'q') });
+    const { total, users } = await listUsers(svc.pool, parseSearch(req.query));
     send(
       req,
       paged(res, total),
@@ -148,8 +142,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
   });
 
   router.get('/groups', guard, async (req, res) => {
-    const { count, page } = parseSearch({ _count: req.query._count, _page: req.query._page });
-    const { total, groups } = await listGroups(svc.pool, { count, page, name: filterParam(req, 'name') });
+    const { total, groups } = await listGroups(svc.pool, parseSearch(req.query));
     send(req, paged(res, total), 200, groups.map(groupJson));
   });
 
