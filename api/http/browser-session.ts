@@ -87,17 +87,28 @@ function csrfFor(svc: Services, browserId: string): string {
   return createHmac('sha256', svc.csrfKey).update(browserId).digest('base64url');
 }
 
+/** The id of this browser (its CSRF cookie), when it has one. */
+export function presentedBrowserId(svc: Services, req: Request): string | undefined {
+  const browserId = cookies(req)[cookieNames(svc).csrf];
+  return browserId && /^[A-Za-z0-9_-]{43}$/.test(browserId) ? browserId : undefined;
+}
+
+/** The id of this browser, setting its CSRF cookie when it has none. */
+export function browserId(svc: Services, req: Request, res: Response): string {
+  let id = presentedBrowserId(svc, req);
+  if (!id) {
+    const name = cookieNames(svc).csrf;
+    id = randomBytes(32).toString('base64url');
+    appendCookie(res, `${name}=${id}${cookieOptions(svc)}`);
+    // Later reads in this request see the new cookie.
+    req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${name}=${id}`;
+  }
+  return id;
+}
+
 /** The CSRF token for a form on this page, setting the browser's CSRF cookie when it has none. */
 export function csrfToken(svc: Services, req: Request, res: Response): string {
-  const name = cookieNames(svc).csrf;
-  let browserId = cookies(req)[name];
-  if (!browserId || !/^[A-Za-z0-9_-]{43}$/.test(browserId)) {
-    browserId = randomBytes(32).toString('base64url');
-    appendCookie(res, `${name}=${browserId}${cookieOptions(svc)}`);
-    // Later reads in this request see the new cookie.
-    req.headers.cookie = `${req.headers.cookie ? `${req.headers.cookie}; ` : ''}${name}=${browserId}`;
-  }
-  return csrfFor(svc, browserId);
+  return csrfFor(svc, browserId(svc, req, res));
 }
 
 export function csrfValid(svc: Services, req: Request, presented: unknown): boolean {

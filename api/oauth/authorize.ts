@@ -59,6 +59,9 @@ export interface RedirectProblem {
   location: string;
 }
 
+/** The way back from the sign-in page proves a sign-in made for the request with this (api/http/fresh-sign-in.ts). */
+export const SIGN_IN_AFTER = 'sign_in_after';
+
 export const AUTHORIZE_PARAMS = [
   'response_type',
   'client_id',
@@ -72,6 +75,7 @@ export const AUTHORIZE_PARAMS = [
   'max_age',
   'login_hint',
   'id_token_hint',
+  SIGN_IN_AFTER,
 ];
 
 function grantOf(responseType: string | undefined): 'implicit' | 'authorization_code' | undefined {

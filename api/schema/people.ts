@@ -17,6 +17,8 @@ export interface UserInput {
   password?: string;
   data?: string | null;
   groupIds?: number[];
+  /** Set only when the request names it: the box vouches for an address only when told to. */
+  emailVerified?: boolean;
 }
 
 export interface GroupInput {
@@ -44,7 +46,7 @@ function unknownFields(body: Record<string, unknown>, known: string[], errors: F
   for (const field of Object.keys(body)) if (!known.includes(field)) add(errors, field, 'is not a known field');
 }
 
-const USER_FIELDS = ['email', 'password', 'data', 'group-ids', 'id', 'status', 'groups', 'created_at', 'updated_at'];
+const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids', 'id', 'status', 'groups', 'created_at', 'updated_at'];
 
 /** The user fields of a POST (`creating`) or PUT body. */
 export function userInput(raw: unknown, creating: boolean, urlId?: number): UserInput {
@@ -59,6 +61,11 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
   else if (body.email.length > EMAIL_MAX) add(errors, 'email', `must be at most ${EMAIL_MAX} characters`);
   else if (!EMAIL.test(body.email.trim())) add(errors, 'email', 'is not a valid email address');
   else input.email = body.email.trim();
+
+  if (body.email_verified !== undefined) {
+    if (typeof body.email_verified !== 'boolean') add(errors, 'email_verified', 'must be true or false');
+    else input.emailVerified = body.email_verified;
+  }
 
   if (body.password === undefined) {
     if (creating) add(errors, 'password', 'is required');

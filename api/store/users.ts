@@ -55,7 +55,7 @@ export interface UserFields {
   passwordHash: string;
   data: string | null;
   groupIds: number[];
-  /** false for an email a person signed up with themselves; what an administrator sets is verified. */
+  /** Whether the box vouches for the email (the ID token's email_verified): an administrator's entry is, unless told otherwise. */
   emailVerified?: boolean;
 }
 
@@ -98,11 +98,12 @@ export async function createUser(pool: Pool, fields: UserFields): Promise<UserRo
 export async function updateUser(tx: Transaction, id: number, change: Partial<UserFields>): Promise<UserRow | undefined> {
   const { rowCount } = await tx
     .query(
-      // An email an administrator sets is one the box vouches for.
+      // email_verified changes only when asked to: an edit that carries the email along
+      // (or changes it) must not turn a self-made account into a verified identity.
       `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
-       email_verified = email_verified OR $2 IS NOT NULL,
+       email_verified = COALESCE($6, email_verified),
        data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
-      [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null],
+      [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null, change.emailVerified ?? null],
     )
     .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
   if (!rowCount) return undefined;

@@ -38,6 +38,7 @@ export function adminPage(box: string, baseUrl: string): string {
         <form id="user-form" class="editor" novalidate>
           <h2 id="user-form-title">New user</h2>
           <div class="field"><label for="user-email">Email</label><input id="user-email" name="email" type="email" autocomplete="off"><p class="error" id="user-email-error" role="alert"></p></div>
+          <div class="field"><label class="check"><input id="user-email_verified" name="email_verified" type="checkbox" aria-describedby="user-email_verified-hint"> Email verified</label><p class="hint" id="user-email_verified-hint">Apps and Kubernetes trust a verified email as who the person is: tick it only for an address you know is theirs.</p><p class="error" id="user-email_verified-error" role="alert"></p></div>
           <div class="field"><label for="user-password">Password</label><input id="user-password" name="password" type="password" autocomplete="new-password"><p class="hint" id="user-password-hint"></p><p class="error" id="user-password-error" role="alert"></p></div>
           <div class="field"><label for="user-data">Data</label><textarea id="user-data" name="data" rows="4" spellcheck="false" placeholder='{"any": "JSON"}'></textarea><p class="error" id="user-data-error" role="alert"></p></div>
           <fieldset class="field" id="user-groups"><legend>Groups</legend><div id="user-groups-options"></div><p class="error" id="user-group-ids-error" role="alert"></p></fieldset>

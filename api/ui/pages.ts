@@ -159,7 +159,8 @@ export function signOutPage(box: string, csrf: string, returnTo: string, email: 
 export interface LogoutPage {
   box: string;
   csrf: string;
-  email: string;
+  /** Who this browser is signed in as; undefined when it is not. */
+  email: string | undefined;
   /** The logout request's parameters, carried through the form. */
   params: Record<string, string | undefined>;
 }
@@ -170,7 +171,8 @@ export function logoutPage(p: LogoutPage): string {
     title: 'Sign out',
     box: p.box,
     body: html`<h1>Sign out?</h1>
-<p>An application asks to sign you out of this box. You are signed in as <strong>${p.email}</strong>.</p>
+<p>An application asks to sign you out of this box.
+${p.email ? html`You are signed in as <strong>${p.email}</strong>.` : 'This browser is not signed in.'}</p>
 <form method="post" action="/auth/logout" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
 <button type="submit">Sign out</button>

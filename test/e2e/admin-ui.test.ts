@@ -3,7 +3,7 @@
 // through the REST API.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { Box } from '../support/box.js';
+import { Box, eventually } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 
 describe('admin UI (Chromium)', function () {
@@ -55,7 +55,8 @@ describe('admin UI (Chromium)', function () {
   it('Users tab: Data is checked before sending, 422 messages show next to the field, then the user is created in the group', async function () {
     await page.getByRole('tab', { name: 'Users' }).click();
     await page.getByRole('button', { name: 'New user' }).click();
-    await page.getByLabel('Email').fill('zoe@example.com');
+    expect(await page.getByRole('checkbox', { name: 'Email verified' }).isChecked()).to.equal(true); // an address the admin enters
+    await page.getByLabel('Email', { exact: true }).fill('zoe@example.com');
     await page.getByLabel('Password').fill('zoe-password');
     await page.getByLabel('Data').fill('{not json');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -76,11 +77,12 @@ describe('admin UI (Chromium)', function () {
     const [zoe] = await api('/users?email=zoe@example.com');
     expect(zoe.data).to.equal('{"team": "blue"}');
     expect(zoe.groups.map((g: any) => g.name)).to.deep.equal(['editors']);
+    expect(zoe.email_verified).to.equal(true);
   });
 
   it('a taken email is shown next to Email', async function () {
     await page.getByRole('button', { name: 'New user' }).click();
-    await page.getByLabel('Email').fill('ZOE@example.com');
+    await page.getByLabel('Email', { exact: true }).fill('ZOE@example.com');
     await page.getByLabel('Password').fill('another-password');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('#user-email-error').getByText('email is already taken').waitFor();
@@ -106,8 +108,8 @@ describe('admin UI (Chromium)', function () {
 
   it('select a record, change it, Save: the change is in the API', async function () {
     await page.getByRole('list', { name: 'Users' }).getByRole('button', { name: 'zoe@example.com' }).click();
-    expect(await page.getByLabel('Email').inputValue()).to.equal('zoe@example.com');
-    await page.getByLabel('Email').fill('zoe.renamed@example.com');
+    expect(await page.getByLabel('Email', { exact: true }).inputValue()).to.equal('zoe@example.com');
+    await page.getByLabel('Email', { exact: true }).fill('zoe.renamed@example.com');
     await page.getByRole('group', { name: 'Groups' }).getByLabel('editors').uncheck();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved zoe.renamed@example.com.').waitFor();
@@ -128,6 +130,26 @@ describe('admin UI (Chromium)', function () {
     expect(await api('/groups?name=editors')).to.deep.equal([]);
   });
 
+  it('Email verified shows what the box says of the address, and a Save of another field keeps it', async function () {
+    const self = (await box.json('POST', '/users', { email: 'self@example.com', password: 'self-password', email_verified: false }, root))
+      .body;
+    await page.reload();
+    await page.getByRole('tab', { name: 'Users' }).waitFor();
+    await page.getByRole('list', { name: 'Users' }).getByRole('button', { name: 'self@example.com' }).click();
+    const verified = page.getByRole('checkbox', { name: 'Email verified' });
+    expect(await verified.isChecked()).to.equal(false);
+    await page.getByLabel('Data').fill('{"team": "red"}');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved self@example.com.').waitFor();
+    expect(await api(`/users/${self.id}`)).to.include({ data: '{"team": "red"}', email_verified: false });
+    expect(await verified.isChecked()).to.equal(false);
+    await screenshot(page, 'admin-user-unverified');
+
+    await verified.check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await eventually('the address verified', async () => (await api(`/users/${self.id}`)).email_verified === true);
+  });
+
   it('works from the keyboard: tabs with arrow keys, forms with Tab and Enter', async function () {
     await page.getByRole('tab', { name: 'Groups' }).focus();
     await page.keyboard.press('ArrowLeft');
@@ -135,6 +157,8 @@ describe('admin UI (Chromium)', function () {
     await page.getByRole('button', { name: 'New user' }).focus();
     await page.keyboard.press('Enter');
     await page.keyboard.type('kim@example.com');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('user-email_verified');
     await page.keyboard.press('Tab');
     await page.keyboard.type('kim-password');
     await page.keyboard.press('Enter'); // submits the form

@@ -75,7 +75,7 @@ describe('boxauth CLI', function () {
   it('user new <email>:<password> creates inline (the password may contain ":") and names the user and the box', async function () {
     const res = await cli(['user', 'new', 'inline@example.com:pa:ss:word']);
     expect(res.code, res.stderr).to.equal(0);
-    expect(res.stdout).to.match(/Created user inline@example\.com \(id \d+\) in box "default"/);
+    expect(res.stdout).to.match(/Created user inline@example\.com \(id \d+, email verified\) in box "default"/);
     const token = await box.rootToken();
     const { id } = (await box.json('GET', `/users?email=inline@example.com&access_token=${token}`)).body[0];
     const { password } = (await box.json('GET', `/users/${id}`, undefined, token)).body;
@@ -99,7 +99,7 @@ describe('boxauth CLI', function () {
     expect(transcript.out).to.include('Email: wizard@example.com');
     expect(transcript.out).to.include('Password: ');
     expect(transcript.out).not.to.include('wizard-secret-pw');
-    expect(transcript.out).to.match(/Created user wizard@example\.com \(id \d+\) in box "default"/);
+    expect(transcript.out).to.match(/Created user wizard@example\.com \(id \d+, email verified\) in box "default"/);
   });
 
   it('user list prints the users as raw JSON', async function () {
@@ -109,6 +109,7 @@ describe('boxauth CLI', function () {
     expect(users).to.be.an('array');
     expect(users.map((u: any) => u.email)).to.include.members(['inline@example.com', 'wizard@example.com']);
     for (const u of users) expect(u).not.to.have.property('password');
+    expect(users.find((u: any) => u.email === 'inline@example.com').email_verified).to.equal(true);
   });
 
   it("errors are one line on stderr with the server's 422 messages, and a non-zero exit", async function () {

@@ -1,7 +1,9 @@
 // The users and groups REST API (spec §4.5, §7), and policies for people.
 import { expect } from 'chai';
 import argon2 from 'argon2';
+import { decodeJwt } from 'jose';
 import { Box } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
 
 describe('users and groups', function () {
@@ -24,22 +26,22 @@ describe('users and groups', function () {
   const del = (path: string) => box.json('DELETE', `${path}?${q}`);
 
   describe('/users', function () {
-    it('POST → 201 {id, email, password (argon2id hash), data, status}', async function () {
+    it('POST → 201 {id, email, email_verified, password (argon2id hash), data, status}', async function () {
       const res = await post('/users', { email: 'ann@example.com', password: 'ann-password', data: '{"team":"blue"}' });
       expect(res.status).to.equal(201);
-      expect(res.body).to.have.keys('id', 'email', 'password', 'data', 'status');
+      expect(res.body).to.have.keys('id', 'email', 'email_verified', 'password', 'data', 'status');
       expect(res.body.id).to.be.a('number');
       expect(res.body).to.include({ email: 'ann@example.com', data: '{"team":"blue"}', status: null });
       expect(res.body.password).to.match(/^\$argon2id\$/);
       expect(await argon2.verify(res.body.password, 'ann-password')).to.equal(true);
     });
 
-    it('GET /users → array with group-ids, groups, data, email, status, id, and no password', async function () {
+    it('GET /users → array with group-ids, groups, data, email, email_verified, status, id, and no password', async function () {
       const res = await get('/users');
       expect(res.status).to.equal(200);
       expect(res.body).to.be.an('array');
       for (const user of res.body) {
-        expect(user).to.have.keys('id', 'email', 'data', 'status', 'group-ids', 'groups');
+        expect(user).to.have.keys('id', 'email', 'email_verified', 'data', 'status', 'group-ids', 'groups');
       }
       expect(res.headers.get('x-total-count')).to.equal(String(res.body.length));
     });
@@ -87,6 +89,54 @@ describe('users and groups', function () {
       const part = await get('/users?q=page&_count=2&_page=2');
       expect(part.headers.get('x-total-count')).to.equal('3');
       expect(part.body.map((u: any) => u.email)).to.deep.equal(['page3@example.com']);
+    });
+
+    describe('email_verified', function () {
+      it("an administrator's new user is verified unless the request says false; every answer shows it", async function () {
+        const vouched = await post('/users', { email: 'vouched@example.com', password: 'vouched-password' });
+        expect(vouched.body.email_verified).to.equal(true);
+        const unvouched = await post('/users', { email: 'unvouched@example.com', password: 'unvouched-password', email_verified: false });
+        expect(unvouched.status, unvouched.text).to.equal(201);
+        expect(unvouched.body.email_verified).to.equal(false);
+        expect((await get(`/users/${unvouched.body.id}`)).body.email_verified).to.equal(false);
+        expect((await get('/users?email=unvouched@example.com')).body[0].email_verified).to.equal(false);
+        expect((await get('/users?email=vouched@example.com')).body[0].email_verified).to.equal(true);
+      });
+
+      it('changes only when a request names it: an unrelated edit, the same email or a new one keep it', async function () {
+        const group = (await post('/groups', { name: 'verifiers' })).body;
+        const { body: user } = await post('/users', { email: 'vera@example.com', password: 'vera-password', email_verified: false });
+        const edits = [
+          { email: 'vera@example.com', data: null, 'group-ids': [group.id] }, // what the admin UI sends on an unrelated edit
+          { email: 'VERA@example.com' },
+          { email: 'vera.new@example.com' },
+          { password: 'vera-password-2' },
+        ];
+        for (const edit of edits) {
+          const res = await put(`/users/${user.id}`, edit);
+          expect(res.status, res.text).to.equal(200);
+          expect(res.body.email_verified, JSON.stringify(edit)).to.equal(false);
+        }
+        expect((await get(`/users/${user.id}`)).body.email_verified).to.equal(false);
+        expect((await put(`/users/${user.id}`, { email_verified: true })).body.email_verified).to.equal(true);
+        expect((await put(`/users/${user.id}`, { email: 'vera.other@example.com', 'group-ids': [] })).body.email_verified).to.equal(true);
+        expect((await put(`/users/${user.id}`, { email_verified: false })).body.email_verified).to.equal(false);
+        expect((await get(`/users/${user.id}`)).body.email_verified).to.equal(false);
+      });
+
+      it('must be true or false: anything else is 422 and changes nothing', async function () {
+        const { body: user } = await post('/users', { email: 'strict@example.com', password: 'strict-password' });
+        for (const value of ['true', 1, null, 'yes']) {
+          const created = await post('/users', { email: 'strict2@example.com', password: 'strict-password', email_verified: value });
+          expect(created.status, JSON.stringify(value)).to.equal(422);
+          expect(created.body.errors).to.deep.equal({ email_verified: ['must be true or false'] });
+          const changed = await put(`/users/${user.id}`, { email_verified: value });
+          expect(changed.status, JSON.stringify(value)).to.equal(422);
+          expect(changed.body.errors).to.deep.equal({ email_verified: ['must be true or false'] });
+        }
+        expect((await get('/users?email=strict2@example.com')).body).to.deep.equal([]);
+        expect((await get(`/users/${user.id}`)).body.email_verified).to.equal(true);
+      });
     });
 
     describe('422 {entity, errors}', function () {
@@ -223,5 +273,57 @@ describe('users and groups', function () {
       expect(viaOther.status).to.equal(403);
       expect(viaOther.body.error_description).to.match(/client "policyless" may not GET \/groups for its users/);
     });
+  });
+});
+
+describe('a person who signed up themselves (BOXAUTH_REGISTRATION=true)', function () {
+  const CALLBACK = 'https://rp.example/callback';
+  let box: Box;
+  let root: string;
+
+  before(async function () {
+    box = await Box.start({ env: { BOXAUTH_REGISTRATION: 'true' } });
+    root = await box.rootToken();
+    const rp = await box.json(
+      'PUT',
+      '/Client/rp',
+      { grant_types: ['implicit'], first_party: true, auth: { implicit: { redirect_uri: CALLBACK } } },
+      root,
+    );
+    expect(rp.status, rp.text).to.equal(201);
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  /** The ID token an app gets for this browser's person (implicit id_token: no code to exchange). */
+  async function idToken(browser: FormAgent): Promise<Record<string, unknown>> {
+    const query = { response_type: 'id_token', client_id: 'rp', redirect_uri: CALLBACK, scope: 'openid email', nonce: 'n-1' };
+    const res = await browser.get(`/auth/authorize?${new URLSearchParams(query)}`);
+    expect(res.status, res.text.slice(0, 300)).to.equal(302);
+    return decodeJwt(new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('id_token')!);
+  }
+
+  it('is not vouched for when an administrator then edits something else, with the unchanged email', async function () {
+    const browser = new FormAgent(box);
+    const page = await browser.get('/auth/sign-up');
+    const signedUp = await browser.post('/auth/sign-up', {
+      ...hiddenFields(page.text),
+      email: 'ceo@victim.example',
+      password: 'not-the-ceo-1',
+    });
+    expect(signedUp.status, signedUp.text).to.equal(303);
+    const [self] = (await box.json('GET', '/users?email=ceo@victim.example', undefined, root)).body;
+    expect(self.email_verified).to.equal(false);
+    expect((await idToken(browser)).email_verified).to.equal(false);
+
+    // An administrator adds the account to a group in the admin UI, which sends every field it shows.
+    const staff = (await box.json('POST', '/groups', { name: 'staff' }, root)).body;
+    const edited = await box.json('PUT', `/users/${self.id}`, { email: self.email, data: null, 'group-ids': [staff.id] }, root);
+    expect(edited.status, edited.text).to.equal(200);
+    expect(edited.body.email_verified).to.equal(false);
+    expect((await box.json('GET', `/users/${self.id}`, undefined, root)).body.email_verified).to.equal(false);
+    const claims = await idToken(browser);
+    expect(claims).to.include({ email: 'ceo@victim.example', email_verified: false });
   });
 });

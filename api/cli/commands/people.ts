@@ -7,7 +7,8 @@ const USER_HELP = `Usage: boxauth user <subcommand>
 
 Subcommands:
   user help                   this list
-  user list                   the users of the current box, as raw JSON
+  user list                   the users of the current box, as raw JSON (email_verified: whether
+                              apps and Kubernetes are told the box vouches for the address)
   user new                    asks for Email and Password (not echoed), then creates the user
   user new <email>:<password> creates the user inline (the password may contain ':')
   user get <id>               one user, as JSON
@@ -23,8 +24,11 @@ async function createUser(io: Io, email: string, password: string, data: string 
       ...(data !== undefined ? { data } : {}),
       ...(groups.length ? { 'group-ids': groups } : {}),
     };
-    const created = await api.call<{ id: number; email: string }>('POST', '/users', body);
-    io.out(`Created user ${created.body.email} (id ${created.body.id}) in box "${await api.boxName()}" (${api.target.url}).\n`);
+    const created = await api.call<{ id: number; email: string; email_verified: boolean }>('POST', '/users', body);
+    const verified = created.body.email_verified ? 'email verified' : 'email not verified';
+    io.out(
+      `Created user ${created.body.email} (id ${created.body.id}, ${verified}) in box "${await api.boxName()}" (${api.target.url}).\n`,
+    );
   });
 }
 

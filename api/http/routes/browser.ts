@@ -7,6 +7,7 @@ import {
   errorRedirect,
   grantAuthorization,
   parseAuthorizeRequest,
+  SIGN_IN_AFTER,
   type AuthorizeRequest,
 } from '../../oauth/authorize.js';
 import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
@@ -19,6 +20,7 @@ import { createGroup, findGroupByName } from '../../store/groups.js';
 import { createUser, findUserByEmail, type UserRow } from '../../store/users.js';
 import { consentPage, messagePage, signInPage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { csrfToken, csrfValid, endBrowserSession, signIn } from '../browser-session.js';
+import { asksForFreshSignIn, signedInAfterRequest, signInMarker } from '../fresh-sign-in.js';
 import { renderPage, signedInPerson } from '../pages.js';
 import { pageForm } from '../body.js';
 import { strictRouter } from '../router.js';
@@ -59,21 +61,34 @@ export function browserRouter(svc: Services): Router {
 
   /**
    * Whether the person must sign in (again) before this request is answered:
-   * nobody is signed in, prompt asks for it, max_age has passed since they did,
-   * or id_token_hint names someone else (OpenID Connect Core §3.1.2.1).
+   * nobody is signed in, id_token_hint names someone else, or prompt asks for a
+   * sign-in or max_age has passed since the last one (OpenID Connect Core
+   * §3.1.2.1) — and this browser has not signed in since the request came.
    */
-  function mustSignIn(request: AuthorizeRequest, signedInAs: { user: UserRow; browser: BrowserSession } | undefined): boolean {
+  function mustSignIn(
+    req: Request,
+    request: AuthorizeRequest,
+    signedInAs: { user: UserRow; browser: BrowserSession } | undefined,
+  ): boolean {
     if (!signedInAs) return true;
-    if (request.prompt.has('login') || request.prompt.has('select_account')) return true;
-    if (request.maxAge !== undefined && Date.now() - signedInAs.browser.authTime.getTime() > request.maxAge * 1000) return true;
-    return request.hintedUser !== undefined && request.hintedUser !== String(signedInAs.user.id);
+    if (request.hintedUser !== undefined && request.hintedUser !== String(signedInAs.user.id)) return true;
+    const fresh =
+      request.prompt.has('login') ||
+      request.prompt.has('select_account') ||
+      (request.maxAge !== undefined && Date.now() - signedInAs.browser.authTime.getTime() > request.maxAge * 1000);
+    return fresh && !signedInAfterRequest(svc, req, request, signedInAs.browser);
   }
 
-  /** The authorize request to come back to after signing in: without what asked for the sign-in. */
-  function afterSignIn(request: AuthorizeRequest): string {
-    const prompt = [...request.prompt].filter((p) => p !== 'login' && p !== 'select_account').join(' ');
-    const { max_age: _maxAge, prompt: _prompt, ...params } = request.params;
-    return `/auth/authorize?${new URLSearchParams({ ...params, ...(prompt ? { prompt } : {}) })}`;
+  /**
+   * The sign-in page, coming back to the same request: with what asked for the
+   * sign-in, and, when that was prompt or max_age, the proof that the sign-in
+   * to come is the one the request waits for.
+   */
+  function askToSignIn(req: Request, res: Response, request: AuthorizeRequest, current: { browser: BrowserSession } | undefined): void {
+    const params = asksForFreshSignIn(request)
+      ? { ...request.params, [SIGN_IN_AFTER]: signInMarker(svc, req, res, request, current?.browser) }
+      : request.params;
+    signInForm(req, res, 200, `/auth/authorize?${new URLSearchParams(params)}`, request.loginHint ? { email: request.loginHint } : {});
   }
 
   /** After sign-in: straight to the client when consent is not needed, else the consent page. */
@@ -127,12 +142,12 @@ export function browserRouter(svc: Services): Router {
     const request = await authorize(res, req.query);
     if (!request) return;
     const current = await signedInAs(req);
-    if (mustSignIn(request, current)) {
+    if (mustSignIn(req, request, current)) {
       if (request.prompt.has('none')) {
         res.redirect(302, errorRedirect(request, 'login_required', 'the user must sign in'));
         return;
       }
-      signInForm(req, res, 200, afterSignIn(request), request.loginHint ? { email: request.loginHint } : {});
+      askToSignIn(req, res, request, current);
       return;
     }
     await continueAuthorization(req, res, request, current!.user, current!.browser);
@@ -308,6 +323,8 @@ export function browserRouter(svc: Services): Router {
       res.redirect(302, errorRedirect(request, 'access_denied', 'the user denied access'));
       return;
     }
+    // The consent form carries the request: what it asks of the sign-in holds here too.
+    if (mustSignIn(req, request, current)) return askToSignIn(req, res, request, current);
     await recordConsent(svc.pool, current.user.id, request.client.resource.id, (request.scope ?? '').split(' ').filter(Boolean));
     res.redirect(302, await grantAuthorization(svc, request, current.user, current.browser));
   });

@@ -3,7 +3,6 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
 import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, scopesOf, userClaims } from '../../oauth/openid.js';
-import { closeGrants } from '../../oauth/closing.js';
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
@@ -72,9 +71,15 @@ export function openidRouter(svc: Services): Router {
    * RP-initiated logout. A post_logout_redirect_uri must be one the client
    * registered, to the letter, and the client is named by the id_token_hint (or
    * client_id); anything else is a page, never a redirect. The browser is signed
-   * out at once when the hint shows that the relying party holds this browser's
-   * session; otherwise its person is asked (a CSRF-protected form), so that a
-   * link on another site cannot sign people out.
+   * out at once when an unexpired hint shows that the relying party holds this
+   * browser's session; otherwise its person is asked (a CSRF-protected form), so
+   * that a link on another site cannot sign people out ("Logout requests without
+   * a valid id_token_hint value are a potential means of denial of service;
+   * therefore, OPs should obtain explicit confirmation from the End-User before
+   * acting upon them", RP-Initiated Logout 1.0 §6). Either way only this
+   * browser's session ends, with the token sessions started through it: an ID
+   * token, which any app that was given it can present, never ends another
+   * browser's session or the person's other grants.
    */
   const logout = async (req: Request, res: Response): Promise<void> => {
     const source = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
@@ -124,18 +129,18 @@ export function openidRouter(svc: Services): Router {
 
     const browser = await signedIn(svc, req);
     const confirmed = req.method === 'POST' && csrfValid(svc, req, source.csrf);
+    // An expired hint is accepted as naming the client (§2), but proves nothing of this browser.
     const hintIsThisBrowser =
       hint !== undefined &&
+      typeof hint.exp === 'number' &&
+      hint.exp * 1000 > Date.now() &&
       browser !== undefined &&
       (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === String(browser.userId)));
-    if (browser && !confirmed && !hintIsThisBrowser) {
-      const user = await getUser(svc.pool, browser.userId);
-      return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email ?? '', params }));
+    if (!confirmed && !hintIsThisBrowser) {
+      const user = browser && (await getUser(svc.pool, browser.userId));
+      return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email, params }));
     }
     if (browser) await endBrowserSession(svc, req, res);
-    // The relying party holds an ID token of that browser session: what it started ends, wherever the browser is.
-    if (typeof hint?.sid === 'string')
-      await closeGrants(svc, { sid: hint.sid }, { how: 'logout', by: { client: String(hint.aud), user: String(hint.sub) } });
     if (returnTo) {
       res.set('Cache-Control', 'no-store').redirect(303, returnTo);
       return;

@@ -21,6 +21,7 @@ export function userJson(u: UserRow, withPassword: boolean): Record<string, unkn
   return {
     id: u.id,
     email: u.email,
+    email_verified: u.emailVerified,
     ...(withPassword ? { password: u.passwordHash } : {}),
     data: u.data,
     status: u.status,
@@ -102,15 +103,18 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
         passwordHash: await hashSecret(input.password!),
         data: input.data ?? null,
         groupIds: input.groupIds ?? [],
+        // An address an administrator enters is one the box vouches for, unless the request says otherwise.
+        emailVerified: input.emailVerified ?? true,
       }),
     );
-    const { id, email, password, data, status } = userJson(user, true);
+    const { id, email, email_verified, password, data, status } = userJson(user, true);
     res.location(`/users/${user.id}`);
     recorded(req, 'User', user.id, 'created');
-    send(req, res, 201, { id, email, password, data, status });
+    send(req, res, 201, { id, email, email_verified, password, data, status });
   });
 
   // PUT changes the fields it carries; a new password ends what the old one obtained (api/people/accounts.ts).
+  // email_verified is one of them: a new or unchanged email leaves it as it was.
   router.put('/users/:id', guard, ...resourceBody, async (req, res) => {
     const id = idParam(req, 'user');
     const input = userInput(req.body, false, id);
@@ -121,6 +125,7 @@ export function peopleRouter(svc: Services, guard: RequestHandler): Router {
         id,
         {
           ...(input.email !== undefined ? { email: input.email } : {}),
+          ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
           ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
           ...(input.data !== undefined ? { data: input.data } : {}),
           ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),

@@ -132,7 +132,7 @@ function renderList(listId, records, label, selected, filter, onSelect) {
   }
 }
 
-const USER_FIELDS = ['email', 'password', 'data', 'group-ids'];
+const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids'];
 const GROUP_FIELDS = ['name', 'description'];
 
 function renderUsers() {
@@ -168,6 +168,8 @@ function selectUser(user) {
   state.selectedUser = user;
   $('user-form-title').textContent = user ? `Edit ${user.email}` : 'New user';
   $('user-email').value = user?.email ?? '';
+  // A new user's address is one the administrator enters: verified unless they untick it.
+  $('user-email_verified').checked = user ? user.email_verified === true : true;
   $('user-password').value = '';
   $('user-password-hint').textContent = user ? 'Leave empty to keep the current password.' : '';
   $('user-data').value = user?.data ?? '';
@@ -202,6 +204,9 @@ async function saveUser(event) {
   };
   const password = $('user-password').value;
   if (password || !state.selectedUser) payload.password = password;
+  // Sent only when it changes: saving another field never vouches for an address (nor withdraws it).
+  const verified = $('user-email_verified').checked;
+  if (!state.selectedUser || verified !== state.selectedUser.email_verified) payload.email_verified = verified;
   try {
     const saved = state.selectedUser
       ? await api('PUT', `/users/${state.selectedUser.id}`, payload)

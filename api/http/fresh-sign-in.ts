@@ -1,0 +1,65 @@
+// prompt=login and max_age ask for a sign-in made for the request (OpenID Connect
+// Core §3.1.2.1: prompt=login means "the Authorization Server SHOULD prompt the
+// End-User for reauthentication"; max_age, that "the End-User [be] actively
+// re-authenticated" when the last sign-in is older). The sign-in page's way back to
+// /auth/authorize keeps them, with a marker, `sign_in_after`: which browser session
+// was signed in when the request was first seen here (or none), bound by an HMAC under
+// the box's CSRF key to the request's parameters and to this browser's CSRF cookie. A
+// request carrying it is satisfied by any other session of this browser: one that a
+// sign-in after the request began. Opening the way back without signing in, or in
+// another browser, or with the marker of another request, proves nothing.
+//
+// No clocks are compared: a browser session's auth_time is the database's, and a
+// marker's age (it lives an hour) is the process's.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { AUTHORIZE_PARAMS, SIGN_IN_AFTER, type AuthorizeRequest } from '../oauth/authorize.js';
+import type { Services } from '../services.js';
+import type { BrowserSession } from '../store/browser.js';
+import { browserId, presentedBrowserId } from './browser-session.js';
+
+/** A sign-in page left open longer than this asks again after the sign-in (the marker is too old to count). */
+const MARKER_SECONDS = 3600;
+
+/** Whether the request asks for a sign-in made for it (then the way back carries a marker). */
+export function asksForFreshSignIn(request: AuthorizeRequest): boolean {
+  return request.prompt.has('login') || request.prompt.has('select_account') || request.maxAge !== undefined;
+}
+
+function hmac(svc: Services, parts: unknown[]): string {
+  return createHmac('sha256', svc.csrfKey)
+    .update(JSON.stringify([SIGN_IN_AFTER, ...parts]))
+    .digest('base64url');
+}
+
+const sessionTag = (svc: Services, browser: BrowserSession | undefined): string => hmac(svc, ['sid', browser?.sid ?? '']).slice(0, 22);
+
+/** The request's own parameters, in one order, without the marker. */
+const signedParams = (params: Record<string, string>): (string | null)[] =>
+  AUTHORIZE_PARAMS.filter((p) => p !== SIGN_IN_AFTER).map((p) => params[p] ?? null);
+
+const mac = (svc: Services, id: string, issuedAt: string, tag: string, params: Record<string, string>): string =>
+  hmac(svc, ['request', id, issuedAt, tag, signedParams(params)]);
+
+/** The marker for the way back from the sign-in page: the request, this browser, and its session now (`browser`, if signed in). */
+export function signInMarker(
+  svc: Services,
+  req: Request,
+  res: Response,
+  request: AuthorizeRequest,
+  browser: BrowserSession | undefined,
+): string {
+  const issuedAt = String(Math.floor(Date.now() / 1000));
+  const tag = sessionTag(svc, browser);
+  return `${issuedAt}.${tag}.${mac(svc, browserId(svc, req, res), issuedAt, tag, request.params)}`;
+}
+
+/** Whether `browser` signed in after the request was first seen in this browser: its marker is valid and names another session. */
+export function signedInAfterRequest(svc: Services, req: Request, request: AuthorizeRequest, browser: BrowserSession): boolean {
+  const [, issuedAt, tag, presented] = /^(\d{1,12})\.([\w-]{22})\.([\w-]{43})$/.exec(request.params[SIGN_IN_AFTER] ?? '') ?? [];
+  const id = presentedBrowserId(svc, req);
+  if (!id || !issuedAt || !tag || !presented || Date.now() / 1000 - Number(issuedAt) > MARKER_SECONDS) return false;
+  const expected = Buffer.from(mac(svc, id, issuedAt, tag, request.params));
+  if (!timingSafeEqual(expected, Buffer.from(presented))) return false;
+  return tag !== sessionTag(svc, browser);
+}
