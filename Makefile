@@ -6,7 +6,7 @@ NODE_BIN := node_modules/.bin
 MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 30000 --slow 2000
 TSC := $(NODE_BIN)/tsc
 
-.PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app \
+.PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
 	kube-binaries test-tools kube-up kube-down operator box bench-operator bench-peers e2e-kind
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
@@ -107,6 +107,13 @@ bench-peers: dist/.built /usr/bin/wrk ## Ory Hydra and Keycloak in production mo
 
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation
 	node dist/test/bench/operator-latency.js
+
+# The OpenID Foundation's conformance suite (built from its source by ../shared/oidf/run.sh, about
+# 25 minutes on two cores) against this checkout: CONTRIBUTING.md says when to run it. Not in CI.
+OIDF_RUN_SH ?= $(CURDIR)/../shared/oidf/run.sh
+conformance: ## the OpenID Foundation's conformance suite against this checkout (basic, config, implicit, logout plans)
+	@test -f "$(OIDF_RUN_SH)" || { echo "conformance: $(OIDF_RUN_SH) not found (set OIDF_RUN_SH)" >&2; exit 2; }
+	bash "$(OIDF_RUN_SH)" .
 
 e2e-kind: ## machines with Docker only: kind cluster, image, chart, examples, a token fetched by a Pod
 	@scripts/e2e-kind.sh

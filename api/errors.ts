@@ -1,6 +1,42 @@
 // Every error the API answers with on purpose. The express error handler turns
 // them into responses in one place (api/http/errors.ts); anything else is a 500.
 
+const TYPOGRAPHY: Record<string, string> = {
+  '"': "'",
+  '\\': '/',
+  '§': 'section ',
+  '—': '-',
+  '–': '-',
+  '…': '...',
+  '‘': "'",
+  '’': "'",
+  '“': "'",
+  '”': "'",
+  '×': 'x',
+  '→': '->',
+  '≥': '>=',
+  '≤': '<=',
+};
+
+/**
+ * A description as RFC 6749 lets it travel (§5.2, §4.1.2.1: error_description is
+ * %x20-21 / %x23-5B / %x5D-7E, printable ASCII without `"` and `\`): typography
+ * becomes its ASCII spelling, anything else — a client id in another script, a
+ * line break — is percent-encoded, so nothing a message quotes is lost. Every
+ * error_description the box sends passes through here.
+ */
+export function describable(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (code >= 0x20 && code <= 0x7e && ch !== '"' && ch !== '\\') out += ch;
+    else if (code >= 0xd800 && code <= 0xdfff)
+      out += '?'; // a lone surrogate has no UTF-8 to encode
+    else out += TYPOGRAPHY[ch] ?? encodeURIComponent(ch);
+  }
+  return out;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -12,7 +48,7 @@ export class ApiError extends Error {
   }
 
   body(): unknown {
-    return { error: this.code, error_description: this.message };
+    return { error: this.code, error_description: describable(this.message) };
   }
 }
 

@@ -27,7 +27,7 @@ Configuration is read from the environment:
   BOXAUTH_SIGN_UP_MAX_PER_ADDRESS  sign-ups per address per BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS before 429 (10 per 3600)
   BOXAUTH_SIGN_UP_MAX_PER_BOX  sign-ups box-wide per BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS before 429 (100 per 600)
   BOXAUTH_SIGN_UP_MAX_WAITING  sign-up hashes that may wait per process, behind every other check, before 503 (4)
-  BOXAUTH_JWT_ALG              ES256, RS256 or EdDSA (ES256)
+  BOXAUTH_JWT_ALG              access tokens: ES256, RS256 or EdDSA (ES256); ID tokens RS256 unless the client chose
   BOXAUTH_SIGNING_KEY          a PEM private key to sign JWTs with instead of generated keys
   BOXAUTH_KEY_ROTATION_DAYS    age at which a generated signing key is replaced; 0 = never (30)
   BOXAUTH_WORKERS              worker processes, or "auto" for one per CPU (1)

@@ -1,4 +1,5 @@
 // The resources of a box as the API shows them.
+import type { JwtAlg } from './config.js';
 
 export interface Reference {
   id: string;
@@ -35,6 +36,10 @@ export interface Client {
   id: string;
   grant_types: GrantType[];
   first_party?: boolean;
+  /** OpenID Connect: what this client's ID tokens are signed with (RS256 unless set). */
+  id_token_signed_response_alg?: JwtAlg;
+  /** OpenID Connect: the scopes' claims in the ID token even when an access token comes with it (Core §5.4 puts them in UserInfo). */
+  claims_in_id_token?: boolean;
   description?: string;
   /** Allow-lists: the audiences and scopes this client may be granted (unset: any). */
   audience?: string[];

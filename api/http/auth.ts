@@ -1,7 +1,7 @@
 // Authentication (who is calling: the session behind the bearer token) and
 // authorization (does any AccessPolicy allow this request). Deny by default.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError, describable } from '../errors.js';
 import { percentDecode } from '../input.js';
 import { checkAccessToken } from '../oauth/access-tokens.js';
 import type { Actor } from '../audit.js';
@@ -33,7 +33,7 @@ declare module 'express-serve-static-core' {
 
 function unauthorized(description: string, presented: boolean): ApiError {
   const challenge = presented
-    ? `Bearer realm="boxauth", error="invalid_token", error_description="${description.replace(/"/g, "'")}"`
+    ? `Bearer realm="boxauth", error="invalid_token", error_description="${describable(description)}"`
     : 'Bearer realm="boxauth"';
   return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': challenge });
 }

@@ -5,6 +5,7 @@
 // to the client in the redirect.
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../db/pool.js';
+import { describable } from '../errors.js';
 import type { Services } from '../services.js';
 import { insertSessions } from '../store/sessions.js';
 import { whileSignedIn } from './closing.js';
@@ -14,7 +15,7 @@ import type { UserRow } from '../store/users.js';
 import type { Client } from '../types.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
-import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims } from './openid.js';
+import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { scopeParam } from './params.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
@@ -34,6 +35,8 @@ export interface AuthorizeRequest {
   scope: string | undefined;
   codeChallenge: string | undefined;
   nonce: string | undefined;
+  /** Claims asked for by name (the claims parameter, Core §5.5), or null. */
+  claims: RequestedClaims | null;
   prompt: ReadonlySet<Prompt>;
   /** Seconds since sign-in beyond which the person signs in again. */
   maxAge: number | undefined;
@@ -75,6 +78,10 @@ export const AUTHORIZE_PARAMS = [
   'max_age',
   'login_hint',
   'id_token_hint',
+  'claims',
+  'acr_values',
+  'request',
+  'request_uri',
   SIGN_IN_AFTER,
 ];
 
@@ -167,9 +174,16 @@ export async function parseAuthorizeRequest(
   const responseType = (grant ? params.response_type : 'code') as ResponseType;
   const fail = (error: string, description: string): RedirectProblem => ({
     kind: 'redirect',
-    location: redirectTo(redirectUri, responseType, { error, error_description: description, state: params.state }),
+    location: redirectTo(redirectUri, responseType, { error, error_description: describable(description), state: params.state }),
   });
   if (!grant) return fail('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
+  // Core §6: an OP that does not take request objects answers these errors (discovery says so too).
+  if (params.request !== undefined) {
+    return fail('request_not_supported', 'request objects are not supported: send the parameters of the request themselves');
+  }
+  if (params.request_uri !== undefined) {
+    return fail('request_uri_not_supported', 'request_uri is not supported: send the parameters of the request themselves');
+  }
   if (!client.resource.grant_types.includes(grant)) {
     return fail('unauthorized_client', `client "${client.resource.id}" may not use the ${grant} grant`);
   }
@@ -205,11 +219,13 @@ export async function parseAuthorizeRequest(
     maxAge = /^\d{1,10}$/.test(params.max_age) ? Number(params.max_age) : NaN;
     if (Number.isNaN(maxAge)) return fail('invalid_request', 'max_age must be a number of seconds');
   }
+  const claims = params.claims === undefined ? null : parseClaimsParameter(params.claims);
+  if (typeof claims === 'string') return fail('invalid_request', claims);
   let hintedUser: string | undefined;
   if (params.id_token_hint !== undefined) {
-    const claims = idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
-    if (!claims) return fail('invalid_request', 'id_token_hint is not an ID token this box issued');
-    hintedUser = claims.sub as string;
+    const hint = idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
+    if (!hint) return fail('invalid_request', 'id_token_hint is not an ID token this box issued');
+    hintedUser = hint.sub as string;
   }
   return {
     responseType,
@@ -219,6 +235,7 @@ export async function parseAuthorizeRequest(
     scope: scope ?? undefined,
     codeChallenge,
     nonce: params.nonce,
+    claims,
     prompt,
     maxAge,
     loginHint: params.login_hint,
@@ -229,7 +246,7 @@ export async function parseAuthorizeRequest(
 
 /** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
 export function errorRedirect(req: AuthorizeRequest, error: string, description: string): string {
-  return redirectTo(req.redirectUri, req.responseType, { error, error_description: description, state: req.state });
+  return redirectTo(req.redirectUri, req.responseType, { error, error_description: describable(description), state: req.state });
 }
 
 /**
@@ -256,6 +273,7 @@ async function issue(svc: Services, tx: Transaction, req: AuthorizeRequest, user
       codeChallenge: req.codeChallenge ?? null,
       expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
       nonce: req.nonce ?? null,
+      claims: req.claims,
       authTime: browser.authTime,
       sid: browser.sid,
     });
@@ -276,7 +294,7 @@ async function issue(svc: Services, tx: Transaction, req: AuthorizeRequest, user
         userId: user.id,
         scope: req.scope ?? null,
         refresh: false,
-        details: browserDetails(browser),
+        details: browserDetails(browser, req.claims),
       },
       svc.config.baseUrl,
       svc.keyring.active,
@@ -298,6 +316,7 @@ async function issue(svc: Services, tx: Transaction, req: AuthorizeRequest, user
       user,
       scope: req.scope ?? null,
       nonce: req.nonce,
+      claims: req.claims?.id_token ?? [],
       authTime: browser.authTime,
       sid: browser.sid,
       ...(accessToken ? { accessToken } : {}),

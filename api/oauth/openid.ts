@@ -10,7 +10,21 @@ import { signJwt, verifyJwt, JwtError, type SigningKey } from './jwt.js';
 
 export const OPENID = 'openid';
 /** Scopes with a meaning of their own in OpenID Connect, as the box serves them. */
-export const OPENID_SCOPES = ['openid', 'email', 'profile', 'groups'];
+export const OPENID_SCOPES = ['openid', 'email', 'profile', 'address', 'phone', 'groups'];
+/**
+ * Core §5.4: the claims of these scopes go to the UserInfo endpoint when an access
+ * token is issued, and into the ID token only when none is (or when the client
+ * asks: the claims parameter, or its `claims_in_id_token`). `groups` is the box's
+ * own scope: kube-apiserver reads it from the ID token, so it stays there.
+ */
+const USERINFO_SCOPES = ['email', 'profile', 'address', 'phone'];
+/**
+ * The authentication context of a sign-in with a password (`acr`), and its method
+ * (`amr`, RFC 8176). One level until second factors exist; acr_values asks for
+ * nothing the box cannot say.
+ */
+export const ACR_PASSWORD = 'urn:boxauth:acr:password';
+export const AMR_PASSWORD = ['pwd'];
 /** Claims the box can state (discovery's claims_supported). */
 export const PROFILE_CLAIMS = [
   'name',
@@ -38,11 +52,16 @@ export const CLAIMS_SUPPORTED = [
   'at_hash',
   'c_hash',
   'sid',
+  'acr',
+  'amr',
   'email',
   'email_verified',
   'groups',
   ...PROFILE_CLAIMS,
   'updated_at',
+  'address',
+  'phone_number',
+  'phone_number_verified',
 ];
 /** An ID token lives this long unless the client's grant settings say otherwise. */
 export const DEFAULT_ID_TOKEN_SECONDS = 3600;
@@ -50,37 +69,97 @@ export const DEFAULT_ID_TOKEN_SECONDS = 3600;
 export const scopesOf = (scope: string | null | undefined): string[] => (scope ?? '').split(' ').filter(Boolean);
 export const hasOpenid = (scope: string | null | undefined): boolean => scopesOf(scope).includes(OPENID);
 
-/**
- * profile: the standard claims that a user's `data` (a string of JSON) holds, when
- * it is an object whose member of that name is a string, and updated_at. The box
- * keeps no profile of its own; it states only what an administrator put there.
- */
-function profileClaims(user: UserRow): Record<string, unknown> {
-  let data: unknown;
+const ADDRESS_MEMBERS = ['formatted', 'street_address', 'locality', 'region', 'postal_code', 'country'];
+
+/** The user's `data` (a string of JSON) as an object, or an empty one. */
+function dataOf(user: UserRow): Record<string, unknown> {
   try {
-    data = user.data === null ? null : JSON.parse(user.data);
+    const data: unknown = user.data === null ? null : JSON.parse(user.data);
+    return data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
   } catch {
-    data = null;
+    return {};
   }
-  const claims: Record<string, unknown> = {};
-  if (data && typeof data === 'object' && !Array.isArray(data)) {
-    for (const name of PROFILE_CLAIMS) {
-      const value = Object.hasOwn(data, name) ? (data as Record<string, unknown>)[name] : undefined;
-      if (typeof value === 'string') claims[name] = value;
-    }
+}
+
+const own = (data: Record<string, unknown>, name: string): unknown => (Object.hasOwn(data, name) ? data[name] : undefined);
+
+/**
+ * The claims a user can be described with, by name (Core §5.1). The box keeps no
+ * profile of its own: profile, address and phone claims are what an administrator
+ * put in the user's `data` — a string member of that name (`address`: an object of
+ * the standard string members; `phone_number_verified`: a boolean).
+ */
+function availableClaims(user: UserRow): Record<string, unknown> {
+  const data = dataOf(user);
+  const claims: Record<string, unknown> = { email: user.email, email_verified: user.emailVerified, groups: user.groups.map((g) => g.name) };
+  for (const name of [...PROFILE_CLAIMS, 'phone_number']) {
+    const value = own(data, name);
+    if (typeof value === 'string') claims[name] = value;
+  }
+  if (typeof own(data, 'phone_number_verified') === 'boolean') claims.phone_number_verified = own(data, 'phone_number_verified');
+  const address = own(data, 'address');
+  if (address && typeof address === 'object' && !Array.isArray(address)) {
+    const members = Object.fromEntries(
+      ADDRESS_MEMBERS.map((m) => [m, own(address as Record<string, unknown>, m)]).filter(([, v]) => typeof v === 'string'),
+    );
+    if (Object.keys(members).length) claims.address = members;
   }
   claims.updated_at = Math.floor(user.updatedAt.getTime() / 1000);
   return claims;
 }
 
-/** The claims about `user` that `scopes` release (Core §5.4; `groups` by name). */
-export function userClaims(user: UserRow, scopes: string[]): Record<string, unknown> {
-  return {
-    sub: String(user.id),
-    ...(scopes.includes('email') ? { email: user.email, email_verified: user.emailVerified } : {}),
-    ...(scopes.includes('groups') ? { groups: user.groups.map((g) => g.name) } : {}),
-    ...(scopes.includes('profile') ? profileClaims(user) : {}),
-  };
+/** Which claims each scope releases (Core §5.4; `groups` is the box's own). */
+const SCOPE_CLAIMS: Record<string, string[]> = {
+  email: ['email', 'email_verified'],
+  profile: [...PROFILE_CLAIMS, 'updated_at'],
+  address: ['address'],
+  phone: ['phone_number', 'phone_number_verified'],
+  groups: ['groups'],
+};
+
+/**
+ * The claims about `user` that `scopes` release, and those asked for by name
+ * (`requested`: the claims parameter, Core §5.5), of what the box can state.
+ */
+export function userClaims(user: UserRow, scopes: string[], requested: readonly string[] = []): Record<string, unknown> {
+  const available = availableClaims(user);
+  const names = new Set([...scopes.flatMap((s) => (Object.hasOwn(SCOPE_CLAIMS, s) ? SCOPE_CLAIMS[s]! : [])), ...requested]);
+  return { sub: String(user.id), ...Object.fromEntries(Object.entries(available).filter(([name]) => names.has(name))) };
+}
+
+/** Claims a relying party asked for by name (Core §5.5), per where it wants them. */
+export interface RequestedClaims {
+  userinfo: string[];
+  id_token: string[];
+}
+
+/**
+ * The claims parameter (Core §5.5): a JSON object whose `userinfo` and `id_token`
+ * members name claims (each null or an object of `essential`, `value`, `values`).
+ * Claims the box does not know are ignored, as §5.5 says; a malformed parameter is
+ * a string saying why.
+ */
+export function parseClaimsParameter(raw: string): RequestedClaims | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return 'claims must be a JSON object (OpenID Connect Core 5.5)';
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return 'claims must be a JSON object (OpenID Connect Core 5.5)';
+  const requested: RequestedClaims = { userinfo: [], id_token: [] };
+  for (const where of ['userinfo', 'id_token'] as const) {
+    const member = own(parsed as Record<string, unknown>, where);
+    if (member === undefined) continue;
+    if (!member || typeof member !== 'object' || Array.isArray(member)) return `claims.${where} must be an object of claim names`;
+    for (const [name, request] of Object.entries(member)) {
+      if (request !== null && (typeof request !== 'object' || Array.isArray(request))) {
+        return `claims.${where}.${name} must be null or an object (essential, value, values)`;
+      }
+      if (CLAIMS_SUPPORTED.includes(name)) requested[where].push(name);
+    }
+  }
+  return requested;
 }
 
 /** at_hash / c_hash (Core §3.1.3.6, §3.3.2.11): the left half of the hash of the value, by the JWS algorithm's hash. */
@@ -95,6 +174,8 @@ export interface IdTokenRequest {
   client: Client;
   user: UserRow;
   scope: string | null;
+  /** Claims the relying party asked for in the ID token by name (the claims parameter). */
+  claims?: readonly string[];
   nonce?: string | null;
   /** When the person signed in; null when unknown (a session from before the box recorded it). */
   authTime: Date | null;
@@ -106,7 +187,13 @@ export interface IdTokenRequest {
   now: number;
 }
 
-/** The ID token of an answer of the box: its lifetime from the grant's settings, signed with the active key. */
+/** ID tokens are RS256 unless their client registered another algorithm (Core §15.1: RS256 is what every RP accepts). */
+export const DEFAULT_ID_TOKEN_ALG = 'RS256';
+
+/**
+ * The ID token of an answer of the box: its lifetime from the grant's settings,
+ * signed with the active key of the client's id_token_signed_response_alg.
+ */
 export function idTokenFor(
   svc: Pick<Services, 'config' | 'keyring'>,
   settings: GrantSettings,
@@ -115,21 +202,26 @@ export function idTokenFor(
   return mintIdToken(
     { ...req, lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS },
     svc.config.baseUrl,
-    svc.keyring.active,
+    svc.keyring.activeFor(req.client.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_ALG),
   );
 }
 
 export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey): string {
   const iat = Math.floor(req.now / 1000);
+  // With an access token the scopes' claims are the UserInfo endpoint's (Core §5.4), unless the client asks.
+  const scopes = scopesOf(req.scope);
+  const inIdToken = req.accessToken && req.client.claims_in_id_token !== true ? scopes.filter((s) => !USERINFO_SCOPES.includes(s)) : scopes;
   return signJwt(
     key,
     {
       iss: issuer,
-      ...userClaims(req.user, scopesOf(req.scope)),
+      ...userClaims(req.user, inIdToken, req.claims),
       aud: req.client.id,
       iat,
       exp: iat + req.lifetimeSeconds,
       ...(req.authTime ? { auth_time: Math.floor(req.authTime.getTime() / 1000) } : {}),
+      acr: ACR_PASSWORD,
+      amr: AMR_PASSWORD,
       ...(req.nonce ? { nonce: req.nonce } : {}),
       ...(req.sid ? { sid: req.sid } : {}),
       ...(req.accessToken ? { at_hash: halfHash(key, req.accessToken) } : {}),
@@ -139,16 +231,26 @@ export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey
   );
 }
 
-/** What a token session records of the signed-in browser session it came from (its `details`). */
-export function browserDetails(browser: { sid: string; authTime: Date }): Record<string, unknown> {
-  return { sid: browser.sid, auth_time: Math.floor(browser.authTime.getTime() / 1000) };
+/**
+ * What a token session records of the signed-in browser session it came from, and
+ * of the claims its relying party asked for (its `details`; refreshes copy them).
+ */
+export function browserDetails(browser: { sid: string; authTime: Date }, claims?: RequestedClaims | null): Record<string, unknown> {
+  return { sid: browser.sid, auth_time: Math.floor(browser.authTime.getTime() / 1000), ...(claims ? { claims } : {}) };
 }
 
-/** The browser session a token session came from, as browserDetails recorded it. */
-export function browserOf(details: Record<string, unknown> | null): { sid: string | null; authTime: Date | null } {
+/** The browser session a token session came from, and the claims asked for, as browserDetails recorded them. */
+export function browserOf(details: Record<string, unknown> | null): { sid: string | null; authTime: Date | null; claims: string[] } {
   const sid = typeof details?.sid === 'string' ? details.sid : null;
   const authTime = typeof details?.auth_time === 'number' ? new Date(details.auth_time * 1000) : null;
-  return { sid, authTime };
+  return { sid, authTime, claims: requestedClaimsOf(details).id_token };
+}
+
+/** The claims recorded in a session's details (browserDetails), for UserInfo and refreshed ID tokens. */
+export function requestedClaimsOf(details: Record<string, unknown> | null): RequestedClaims {
+  const claims = details?.claims as Partial<RequestedClaims> | undefined;
+  const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : []);
+  return { userinfo: names(claims?.userinfo), id_token: names(claims?.id_token) };
 }
 
 /**

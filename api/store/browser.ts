@@ -1,6 +1,7 @@
 // Records behind the browser flows: signed-in browsers, consents, authorization
 // codes, sign-in throttling and box-wide settings.
 import type { Queryable, Transaction } from '../db/pool.js';
+import type { RequestedClaims } from '../oauth/openid.js';
 
 export async function ensureSetting(db: Queryable, name: string, generate: () => string): Promise<string> {
   await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, generate()]);
@@ -102,8 +103,9 @@ export interface AuthorizationCode {
   expiresAt: Date;
   usedAt: Date | null;
   sessionId: string | null;
-  /** OpenID Connect: the request's nonce, and the browser session the code was issued in. */
+  /** OpenID Connect: the request's nonce, the claims it asked for by name, and the browser session the code was issued in. */
   nonce: string | null;
+  claims: RequestedClaims | null;
   authTime: Date | null;
   sid: string | null;
 }
@@ -114,8 +116,8 @@ export async function createAuthorizationCode(
   code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [
       hash,
       code.clientId,
@@ -127,6 +129,7 @@ export async function createAuthorizationCode(
       code.nonce,
       code.authTime,
       code.sid,
+      code.claims,
     ],
   );
 }
@@ -151,6 +154,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
     nonce: string | null;
     auth_time: Date | null;
     sid: string | null;
+    claims: RequestedClaims | null;
   }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
   const r = rows[0];
   return (
@@ -166,6 +170,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
       nonce: r.nonce,
       authTime: r.auth_time,
       sid: r.sid,
+      claims: r.claims,
     }
   );
 }

@@ -1,4 +1,4 @@
-// Signing keys of the box's JWT access tokens.
+// Signing keys of the box's JWTs (access tokens and ID tokens), one active per algorithm.
 import type { JsonWebKey } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 
@@ -45,9 +45,9 @@ export async function insertKey(db: Queryable, key: Omit<KeyRow, 'createdAt' | '
   );
 }
 
-/** Every key but `keep` stops signing; they stay published until their tokens are gone. */
-export async function retireOthers(db: Queryable, keep: string): Promise<void> {
-  await db.query('UPDATE signing_keys SET retired_at = now() WHERE id <> $1 AND retired_at IS NULL', [keep]);
+/** Every key of `alg` but `keep` stops signing; they stay published until their tokens are gone. */
+export async function retireOthers(db: Queryable, keep: string, alg: string): Promise<void> {
+  await db.query('UPDATE signing_keys SET retired_at = now() WHERE id <> $1 AND alg = $2 AND retired_at IS NULL', [keep, alg]);
 }
 
 export async function deleteKeys(db: Queryable, ids: string[]): Promise<void> {

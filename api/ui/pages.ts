@@ -106,6 +106,22 @@ ${field('password', 'Password', 'password', '', errors, 'new-password')}
   });
 }
 
+/** What a person is asked to allow, in words; the scope's own name stays beside it. */
+const SCOPE_WORDS: Record<string, string> = {
+  openid: 'Know who you are on this box',
+  email: 'Your email address',
+  profile: 'Your name and profile',
+  address: 'Your postal address',
+  phone: 'Your phone number',
+  groups: 'The groups you belong to',
+};
+
+function scopeList(scopes: string[]): Html {
+  return html`<ul class="scopes">${scopes.map(
+    (s) => html`<li>${Object.hasOwn(SCOPE_WORDS, s) ? html`${SCOPE_WORDS[s]} <code>${s}</code>` : html`<code>${s}</code>`}</li>`,
+  )}</ul>`;
+}
+
 export interface ConsentPage {
   box: string;
   csrf: string;
@@ -125,9 +141,7 @@ export function consentPage(p: ConsentPage): string {
 ${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
 <p>Signed in as <strong>${p.email}</strong>.</p>
 ${
-  scopes.length
-    ? html`<p>It asks for:</p><ul class="scopes">${scopes.map((s) => html`<li>${s}</li>`)}</ul>`
-    : html`<p>It asks for access to your account, with no particular scope.</p>`
+  scopes.length ? html`<p>It asks for:</p>${scopeList(scopes)}` : html`<p>It asks for access to your account, with no particular scope.</p>`
 }
 <form method="post" action="/auth/consent" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
@@ -141,7 +155,7 @@ export function messagePage(box: string, title: string, message: string, alert =
   return page({
     title,
     box,
-    body: html`<h1>${title}</h1><p ${alert ? html`class="error" role="alert"` : ''}>${message}</p>`,
+    body: html`<h1>${title}</h1><p ${alert ? html`class="notice" role="alert"` : ''}>${message}</p>`,
   });
 }
 
@@ -225,7 +239,7 @@ export function deviceConsentPage(p: DeviceConsentPage): string {
 ${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
 <p>Check that your device shows the code <strong class="code">${p.code}</strong>. Only allow a device you are using yourself.</p>
 <p>Signed in as <strong>${p.email}</strong>.</p>
-${scopes.length ? html`<p>It asks for:</p><ul class="scopes">${scopes.map((s) => html`<li>${s}</li>`)}</ul>` : ''}
+${scopes.length ? html`<p>It asks for:</p>${scopeList(scopes)}` : ''}
 <form method="post" action="/auth/device/verify" class="actions">
 ${hidden({ csrf: p.csrf, user_code: p.code })}
 <button type="submit" name="decision" value="allow">Allow</button>

@@ -80,7 +80,7 @@ describe('browser flows (Chromium)', function () {
     await screenshot(page, 'sign-in');
     await signInOnPage();
     await page.getByRole('heading', { name: /Allow example-app/ }).waitFor();
-    expect(await page.getByRole('listitem').allTextContents()).to.deep.equal(['profile']); // the scope is named
+    expect(await page.getByRole('listitem').allTextContents()).to.deep.equal(['Your name and profile profile']); // in words, and by name
     await screenshot(page, 'consent');
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.getByText('Signed in: the app holds an access token.').waitFor();

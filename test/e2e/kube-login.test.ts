@@ -87,6 +87,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
         grant_types: ['authorization_code', DEVICE],
         description: 'kubectl on your machine',
         scope: ['openid', 'email', 'groups'],
+        claims_in_id_token: true,
         auth: {
           authorization_code: { redirect_uri: 'http://127.0.0.1/callback', refresh_token: true, id_token_expiration: 600 },
           device_code: { refresh_token: true, id_token_expiration: 600 },

@@ -85,11 +85,11 @@ describe('OpenID Connect with openid-client', function () {
     return `${url.pathname}${url.search}`;
   };
 
-  async function codeFlow(browser: FormAgent, extra: Record<string, string> = {}) {
+  async function codeFlow(browser: FormAgent, extra: Record<string, string> = {}, rp: oauth.Configuration = config) {
     const verifier = oauth.randomPKCECodeVerifier();
     const nonce = oauth.randomNonce();
     const state = oauth.randomState();
-    const url = oauth.buildAuthorizationUrl(config, {
+    const url = oauth.buildAuthorizationUrl(rp, {
       redirect_uri: CALLBACK,
       scope: 'openid email groups profile',
       nonce,
@@ -99,7 +99,7 @@ describe('OpenID Connect with openid-client', function () {
       ...extra,
     });
     const back = await throughTheBrowser(browser, url);
-    return oauth.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state });
+    return oauth.authorizationCodeGrant(rp, back, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state });
   }
 
   it('publishes its configuration at /.well-known/openid-configuration', function () {
@@ -114,24 +114,21 @@ describe('OpenID Connect with openid-client', function () {
     });
     expect(meta.scopes_supported).to.include.members(['openid', 'email', 'profile', 'groups']);
     expect(meta.response_types_supported).to.include.members(['code', 'id_token', 'id_token token']);
-    expect(meta.id_token_signing_alg_values_supported).to.deep.equal(['ES256']);
+    // RS256 first: Core §15.1 makes it the algorithm every relying party accepts, whatever BOXAUTH_JWT_ALG is.
+    expect(meta.id_token_signing_alg_values_supported).to.deep.equal(['RS256', 'ES256', 'EdDSA']);
+    expect(meta).to.include({ claims_parameter_supported: true, request_parameter_supported: false });
     expect(meta.code_challenge_methods_supported).to.deep.equal(['S256']);
   });
 
-  it('the code flow with PKCE and nonce returns an ID token the library and jose accept, with the claims of the scopes', async function () {
+  it("the code flow with PKCE and nonce returns an RS256 ID token the library and jose accept; the scopes' claims are at userinfo", async function () {
     const tokens = await codeFlow(new FormAgent(box));
     const claims = tokens.claims()!;
-    expect(claims).to.include({
-      iss: box.url,
-      sub: String(annId),
-      aud: 'rp',
-      email: 'ann@example.com',
-      email_verified: true,
-      name: 'Ann Example',
-      preferred_username: 'ann',
-    });
+    expect(claims).to.include({ iss: box.url, sub: String(annId), aud: 'rp', acr: 'urn:boxauth:acr:password' });
+    expect(claims.amr).to.deep.equal(['pwd']);
+    // groups is the box's own scope (kube-apiserver reads it from the ID token); email and profile are
+    // the UserInfo endpoint's when an access token comes with the ID token (Core §5.4).
     expect(claims.groups).to.deep.equal(['devs']);
-    expect(claims).not.to.have.property('shoe_size');
+    expect(claims).not.to.have.any.keys('email', 'name', 'preferred_username', 'shoe_size');
     expect(claims.exp - claims.iat).to.equal(300);
     expect(claims.auth_time).to.be.a('number');
     expect(claims.sid).to.be.a('string');
@@ -140,9 +137,41 @@ describe('OpenID Connect with openid-client', function () {
       createRemoteJWKSet(new URL(`${box.url}/.well-known/jwks.json`)),
       { issuer: box.url, audience: 'rp' },
     );
-    expect(protectedHeader).to.include({ alg: 'ES256', typ: 'JWT' });
+    expect(protectedHeader).to.include({ alg: 'RS256', typ: 'JWT' });
     const atHash = createHash('sha256').update(tokens.access_token).digest().subarray(0, 16).toString('base64url');
     expect(payload.at_hash).to.equal(atHash);
+    // The access token keeps the box's algorithm (ES256 by default) when it is a JWT; this one is opaque.
+    expect(tokens.access_token.split('.')).to.have.length(1);
+    const info = await oauth.fetchUserInfo(config, tokens.access_token, String(annId));
+    expect(info).to.deep.include({ email: 'ann@example.com', email_verified: true, name: 'Ann Example', preferred_username: 'ann' });
+  });
+
+  it('a client that registered claims_in_id_token and an ES256 id_token_signed_response_alg gets both', async function () {
+    await box.json(
+      'PUT',
+      '/Client/rp-es',
+      {
+        grant_types: ['authorization_code'],
+        secret: 'rp-secret-123',
+        claims_in_id_token: true,
+        id_token_signed_response_alg: 'ES256',
+        auth: { authorization_code: { redirect_uri: CALLBACK } },
+      },
+      root,
+    );
+    const es = await oauth.discovery(
+      new URL(box.url),
+      'rp-es',
+      { id_token_signed_response_alg: 'ES256' },
+      oauth.ClientSecretBasic('rp-secret-123'),
+      {
+        execute: [oauth.allowInsecureRequests],
+      },
+    );
+    const tokens = await codeFlow(new FormAgent(box), {}, es);
+    expect(decodeProtectedHeader(tokens.id_token!).alg).to.equal('ES256');
+    expect(tokens.claims()).to.include({ email: 'ann@example.com', name: 'Ann Example', preferred_username: 'ann' });
+    expect(tokens.claims()).not.to.have.property('shoe_size');
   });
 
   it('userinfo answers the same claims for the access token; 401 and 403 as RFC 6750 says', async function () {

@@ -73,7 +73,7 @@ describe('delegated tokens: what both the person and the client were granted', f
     for (const [method, path, body] of ROUTES) {
       const res = await box.json(method, path.replace('/users/1', `/users/${adminId}`), body, tokens.access_token);
       expect(res.status, `${method} ${path}: ${res.text}`).to.equal(403);
-      expect(res.body.error_description).to.include('client "app" may not');
+      expect(res.body.error_description).to.include("client 'app' may not");
     }
     // Nothing was written.
     expect((await box.json('GET', '/Client', undefined, root)).body.total).to.equal(before);

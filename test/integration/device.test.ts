@@ -23,6 +23,7 @@ describe('device authorization grant', function () {
         grant_types: [DEVICE],
         description: 'kubectl on your machine',
         scope: ['openid', 'email', 'groups'],
+        claims_in_id_token: true,
         auth: { device_code: { refresh_token: true, id_token_expiration: 300 } },
       },
       root,

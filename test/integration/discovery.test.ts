@@ -2,7 +2,9 @@
 // and signing key rotation.
 import { expect } from 'chai';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import pg from 'pg';
 import { Box, basic } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 
 describe('discovery, introspection, revocation, keys', function () {
   let box: Box;
@@ -112,6 +114,46 @@ describe('signing key rotation', function () {
       await jwtVerify(before, jwks, { issuer: box.url });
       await jwtVerify(after, jwks, { issuer: box.url });
       expect((await box.json('GET', '/Client/jwt', undefined, before)).status).to.equal(200);
+    } finally {
+      await box.stop();
+    }
+  });
+
+  it('each algorithm rotates on its own schedule; an ID token signed before stays verifiable', async function () {
+    const box = await Box.start({ env: { BOXAUTH_ADMIN_EMAIL: 'keys@example.com', BOXAUTH_ADMIN_PASSWORD: 'keys-password-1' } });
+    try {
+      await box.addClient(
+        'oidc',
+        { grant_types: ['implicit'], first_party: true, auth: { implicit: { redirect_uri: 'https://rp.example/cb' } } },
+        { policy: false },
+      );
+      const browser = new FormAgent(box);
+      await browser.signIn('keys@example.com', 'keys-password-1');
+      const idToken = async (): Promise<string> => {
+        const res = await browser.get(
+          `/auth/authorize?${new URLSearchParams({ response_type: 'id_token', client_id: 'oidc', scope: 'openid', nonce: 'n' })}`,
+        );
+        return new URLSearchParams(new URL(res.headers.get('location')!).hash.slice(1)).get('id_token')!;
+      };
+      const before = await idToken();
+      const jwksBefore = (await box.json('GET', '/.well-known/jwks.json')).body.keys as { kid: string; alg: string }[];
+      expect(jwksBefore.map((k) => k.alg).sort()).to.deep.equal(['ES256', 'EdDSA', 'RS256']);
+      // The RS256 key grows old (BOXAUTH_KEY_ROTATION_DAYS, 30): the next start replaces it, and only it.
+      const db = new pg.Client({ connectionString: box.databaseUrl });
+      await db.connect();
+      await db.query("UPDATE signing_keys SET created_at = now() - interval '40 days' WHERE alg = 'RS256'");
+      await db.end();
+      await box.stop();
+      await box.launch();
+      const after = await idToken();
+      expect(decodeProtectedHeader(after).kid).not.to.equal(decodeProtectedHeader(before).kid);
+      const published = (await box.json('GET', '/.well-known/jwks.json')).body;
+      const jwksAfter = published.keys as { kid: string; alg: string }[];
+      expect(jwksAfter).to.have.length(4);
+      expect(jwksAfter.map((k) => k.kid)).to.include.members(jwksBefore.map((k) => k.kid));
+      const jwks = createLocalJWKSet(published);
+      await jwtVerify(before, jwks, { issuer: box.url, audience: 'oidc' });
+      await jwtVerify(after, jwks, { issuer: box.url, audience: 'oidc' });
     } finally {
       await box.stop();
     }

@@ -271,7 +271,7 @@ describe('users and groups', function () {
       });
       const viaOther = await box.json('GET', '/groups', undefined, await userToken(box, user.id, 'policyless'));
       expect(viaOther.status).to.equal(403);
-      expect(viaOther.body.error_description).to.match(/client "policyless" may not GET \/groups for its users/);
+      expect(viaOther.body.error_description).to.match(/client 'policyless' may not GET \/groups for its users/);
     });
   });
 });

@@ -172,7 +172,7 @@ describe('access policies cannot be bypassed', function () {
       const scope = await ask({ scope: 'orders:read admin' });
       expect(scope.status).to.equal(400);
       expect(scope.body.error).to.equal('invalid_scope');
-      expect(scope.body.error_description).to.include('"admin"');
+      expect(scope.body.error_description).to.include("'admin'");
     });
 
     it('values are bounded, for clients with and without lists', async function () {

@@ -138,8 +138,10 @@ export function browserRouter(svc: Services): Router {
     return parsed;
   }
 
-  router.get('/auth/authorize', async (req, res) => {
-    const request = await authorize(res, req.query);
+  // OpenID Connect Core §3.1.2.1: "Authorization Servers MUST support the use of the HTTP GET
+  // and POST methods", POST with the parameters as a form body.
+  const authorizeEndpoint = async (req: Request, res: Response, raw: Record<string, unknown>): Promise<void> => {
+    const request = await authorize(res, raw);
     if (!request) return;
     const current = await signedInAs(req);
     if (mustSignIn(req, request, current)) {
@@ -151,7 +153,9 @@ export function browserRouter(svc: Services): Router {
       return;
     }
     await continueAuthorization(req, res, request, current!.user, current!.browser);
-  });
+  };
+  router.get('/auth/authorize', (req, res) => authorizeEndpoint(req, res, req.query));
+  router.post('/auth/authorize', ...pageForm, (req, res) => authorizeEndpoint(req, res, req.body as Record<string, unknown>));
 
   router.get('/auth/sign-in', (req, res) => {
     signInForm(req, res, 200, safeReturnTo(req.query.return_to));

@@ -2,7 +2,16 @@
 // (Discovery 1.0) and RP-initiated logout (RP-Initiated Logout 1.0).
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
-import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, scopesOf, userClaims } from '../../oauth/openid.js';
+import {
+  ACR_PASSWORD,
+  CLAIMS_SUPPORTED,
+  idTokenHintClaims,
+  OPENID,
+  OPENID_SCOPES,
+  requestedClaimsOf,
+  scopesOf,
+  userClaims,
+} from '../../oauth/openid.js';
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
@@ -26,10 +35,11 @@ export function openidConfiguration(svc: Services): Record<string, unknown> {
     scopes_supported: OPENID_SCOPES,
     response_modes_supported: ['query', 'fragment'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [svc.keyring.active.alg],
+    id_token_signing_alg_values_supported: svc.keyring.algorithms,
     userinfo_signing_alg_values_supported: ['none'],
     claims_supported: CLAIMS_SUPPORTED,
-    claims_parameter_supported: false,
+    claims_parameter_supported: true,
+    acr_values_supported: [ACR_PASSWORD],
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
@@ -62,7 +72,7 @@ export function openidRouter(svc: Services): Router {
         'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
       });
     }
-    res.set(NO_STORE).json(userClaims(user, scopes));
+    res.set(NO_STORE).json(userClaims(user, scopes, requestedClaimsOf(principal.session.details).userinfo));
   };
   router.get('/auth/userinfo', userinfo);
   router.post('/auth/userinfo', ...pageForm, userinfo);

@@ -60,7 +60,7 @@ export const authorizationCode: Grant = {
         if (verdict.spend) await markCodeUsed(tx, hash, null);
         return verdict.refuse;
       }
-      const { userId, scope, nonce, authTime, sid } = verdict.honour;
+      const { userId, scope, nonce, authTime, sid, claims } = verdict.honour;
       const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings = client.auth?.authorization_code ?? {};
@@ -73,7 +73,7 @@ export const authorizationCode: Grant = {
           userId,
           scope,
           refresh: settings.refresh_token === true,
-          details: sid && authTime ? browserDetails({ sid, authTime }) : null,
+          details: sid && authTime ? browserDetails({ sid, authTime }, claims) : null,
         },
         svc.config.baseUrl,
         svc.keyring.active,
@@ -88,6 +88,7 @@ export const authorizationCode: Grant = {
           user,
           scope,
           nonce,
+          claims: claims?.id_token ?? [],
           authTime,
           sid,
           accessToken: response.access_token,

@@ -20,6 +20,7 @@ const code = (change: Partial<AuthorizationCode> = {}): AuthorizationCode => ({
   usedAt: null,
   sessionId: null,
   nonce: null,
+  claims: null,
   authTime: null,
   sid: null,
   ...change,
