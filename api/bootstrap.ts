@@ -19,7 +19,7 @@ import { OPENID_SCOPES } from './oauth/openid.js';
 import { ADMIN_CLIENT_ID, adminClientPolicyId, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
 import { claimSetting } from './store/browser.js';
 import { clients } from './store/clients.js';
-import { createGroup, findGroupByName } from './store/groups.js';
+import { ensureGroup } from './store/groups.js';
 import { accessPolicies } from './store/policies.js';
 import type { ResourceTable } from './store/resources.js';
 import { createUser, findUserByEmail } from './store/users.js';
@@ -138,9 +138,7 @@ export async function bootstrapRootClient(pool: Pool, config: Config, log: Logge
  */
 export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Credentials> {
   const file = path.join(config.dataDir, 'admin-user.json');
-  const group =
-    (await findGroupByName(pool, ADMINS_GROUP)) ??
-    (await createGroup(pool, ADMINS_GROUP, 'Box administrators: allowed everything by the admins-allow policy.'));
+  const group = await ensureGroup(pool, ADMINS_GROUP, 'Box administrators: allowed everything by the admins-allow policy.');
   await createPolicyIfMissing(pool, {
     resourceType: 'AccessPolicy',
     id: adminsPolicyId(),

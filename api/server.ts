@@ -26,6 +26,7 @@ import { ADDRESS_FACTOR, FailureThrottle } from './oauth/throttle.js';
 import { VerifiedAssertions } from './oauth/workload/assertion.js';
 import { WorkloadBindings } from './oauth/workload/bindings.js';
 import { TrustedIssuers } from './oauth/workload/issuers.js';
+import { Attempts } from './people/attempts.js';
 import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
@@ -111,6 +112,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing'),
     ),
     secrets: new SecretVerifier(),
+    attempts: new Attempts(pool, config),
     clientThrottle: new FailureThrottle(
       (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
       config.clientAuthWindowSeconds * 1000,

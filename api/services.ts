@@ -22,6 +22,7 @@ import type { VerifiedAssertions } from './oauth/workload/assertion.js';
 import type { PrincipalUser } from './http/auth.js';
 import type { AddressOf } from './http/client-address.js';
 import type { FailureThrottle } from './oauth/throttle.js';
+import type { Attempts } from './people/attempts.js';
 
 export interface Services {
   config: Config;
@@ -56,6 +57,8 @@ export interface Services {
   workloadBindings: WorkloadBindings;
   /** Audit events (api/audit.ts). */
   audit: Audit;
+  /** Passwords, user codes and sign-ups, counted before they are checked (all processes of the box). */
+  attempts: Attempts;
   /** Failed client authentication, per client id and per address. */
   clientThrottle: FailureThrottle;
   /** Device codes asked for, per address (POST /auth/device needs no secret for a public client). */

@@ -13,7 +13,7 @@ import { COMMON_HEADERS, PREFLIGHT_HEADERS, strictTransportSecurity } from './he
 import { withOAuthEndpoints } from './oauth-endpoints.js';
 import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
-import { browserRouter } from './routes/browser.js';
+import { authorizeRouter } from './routes/authorize.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
 import { deviceRouter } from './routes/device.js';
@@ -21,6 +21,7 @@ import { openidRouter } from './routes/openid.js';
 import { peopleRouter } from './routes/people.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
+import { signInRouter } from './routes/sign-in.js';
 
 type LogRequest = (method: string, url: string, route: string, status: number, seconds: number) => void;
 
@@ -88,7 +89,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
-  app.use(browserRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
+  app.use(authorizeRouter(svc), signInRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.

@@ -21,11 +21,6 @@ import { browserId, presentedBrowserId } from './browser-session.js';
 /** A sign-in page left open longer than this asks again after the sign-in (the marker is too old to count). */
 const MARKER_SECONDS = 3600;
 
-/** Whether the request asks for a sign-in made for it (then the way back carries a marker). */
-export function asksForFreshSignIn(request: AuthorizeRequest): boolean {
-  return request.prompt.has('login') || request.prompt.has('select_account') || request.maxAge !== undefined;
-}
-
 function hmac(svc: Services, parts: unknown[]): string {
   return createHmac('sha256', svc.csrfKey)
     .update(JSON.stringify([SIGN_IN_AFTER, ...parts]))

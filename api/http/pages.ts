@@ -6,7 +6,8 @@ import type { UserRow } from '../store/users.js';
 import { getUser } from '../store/users.js';
 import type { BrowserSession } from '../store/browser.js';
 import type { Services } from '../services.js';
-import { signedIn } from './browser-session.js';
+import { messagePage, signInPage } from '../ui/pages.js';
+import { csrfToken, signedIn } from './browser-session.js';
 
 const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -22,9 +23,42 @@ export function renderPage(res: Response, status: number, html: string, headers:
     .send(html);
 }
 
+/** Who this browser is signed in as, and its browser session. */
+export interface SignedInPerson {
+  user: UserRow;
+  browser: BrowserSession;
+}
+
 /** The signed-in person of this browser, if any (and if they still exist). */
-export async function signedInPerson(svc: Services, req: Request): Promise<{ user: UserRow; browser: BrowserSession } | undefined> {
+export async function signedInPerson(svc: Services, req: Request): Promise<SignedInPerson | undefined> {
   const browser = await signedIn(svc, req);
   const user = browser && (await getUser(svc.pool, browser.userId));
   return user && browser && { user, browser };
+}
+
+/** The sign-in page, coming back to `returnTo` (an email filled in, an error shown, when given). */
+export function signInForm(
+  svc: Services,
+  req: Request,
+  res: Response,
+  status: number,
+  returnTo: string,
+  shown: { email?: string; error?: string } = {},
+  headers: Record<string, string> = {},
+): void {
+  const csrf = csrfToken(svc, req, res);
+  renderPage(res, status, signInPage({ box: svc.config.box, csrf, returnTo, registration: svc.config.registration, ...shown }), headers);
+}
+
+/** A form that did not come from this browser's page (its CSRF token), or is too old. */
+export function invalidForm(svc: Services, res: Response): void {
+  renderPage(
+    res,
+    403,
+    messagePage(
+      svc.config.box,
+      'This form has expired',
+      'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.',
+    ),
+  );
 }

@@ -36,6 +36,14 @@ export async function createGroup(db: Queryable, name: string, description: stri
   return fromDb(rows[0]!);
 }
 
+/** The group named `name` (any case), created with `description` when missing: two callers at once get the same one. */
+export async function ensureGroup(db: Queryable, name: string, description: string): Promise<GroupRow> {
+  await db.query('INSERT INTO groups (name, description) VALUES ($1, $2) ON CONFLICT DO NOTHING', [name, description]);
+  const group = await findGroupByName(db, name);
+  if (!group) throw new Error(`group ${name} was deleted while it was being ensured`);
+  return group;
+}
+
 export async function updateGroup(
   db: Queryable,
   id: number,

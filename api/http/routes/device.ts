@@ -6,9 +6,7 @@
 import type { Request, Response, Router } from 'express';
 import { whileSignedIn } from '../../oauth/closing.js';
 import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
-import { ADDRESS_FACTOR } from '../../oauth/throttle.js';
 import type { Services } from '../../services.js';
-import { countAttempt, uncountAttempt } from '../../store/browser.js';
 import { decideDeviceCode, findPendingByUserCode } from '../../store/device-codes.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
@@ -25,16 +23,11 @@ export function deviceRouter(svc: Services): Router {
    * why not: every miss counts, so the form and the page alike stop a guesser.
    */
   async function throttled<T>(req: Request, userId: number, attempt: () => Promise<T | undefined>, miss: string): Promise<T | string> {
-    const keys = [`device:${userId}`, `addr:${svc.addressOf(req)}`];
-    const limit = svc.config.signInMaxFailures;
-    const counts = await countAttempt(svc.pool, keys, svc.config.signInWindowSeconds);
-    if ([...counts].some(([key, c]) => c.attempts > (key.startsWith('addr:') ? limit * ADDRESS_FACTOR : limit))) {
-      await uncountAttempt(svc.pool, keys);
-      return 'Too many wrong codes. Wait a few minutes, then try again.';
-    }
+    const keys = [{ deviceCodesOf: userId }, { address: svc.addressOf(req) }];
+    if (await svc.attempts.begin(keys)) return 'Too many wrong codes. Wait a few minutes, then try again.';
     const found = await attempt();
     if (found === undefined) return miss;
-    await uncountAttempt(svc.pool, keys);
+    await svc.attempts.giveBack(keys);
     return found;
   }
 

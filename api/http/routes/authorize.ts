@@ -1,0 +1,126 @@
+// The authorization endpoint (GET and POST /auth/authorize) and the consent form
+// (POST /auth/consent). Each gathers what the box knows — the request, who this
+// browser is signed in as, what the person allowed before, the form's answer —
+// asks api/oauth/authorization.ts what happens next, and carries it out: a page,
+// or a redirect back to the client.
+import type { Request, Response, Router } from 'express';
+import { decideAuthorization, type AuthorizationDecision } from '../../oauth/authorization.js';
+import {
+  AUTHORIZE_PARAMS,
+  errorRedirect,
+  grantAuthorization,
+  parseAuthorizeRequest,
+  SIGN_IN_AFTER,
+  type AuthorizeRequest,
+} from '../../oauth/authorize.js';
+import { scopesOf } from '../../oauth/openid.js';
+import type { Services } from '../../services.js';
+import { consentedScopes, recordConsent } from '../../store/browser.js';
+import { consentPage, messagePage } from '../../ui/pages.js';
+import { pageForm } from '../body.js';
+import { csrfToken, csrfValid } from '../browser-session.js';
+import { signedInAfterRequest, signInMarker } from '../fresh-sign-in.js';
+import { invalidForm, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+export function authorizeRouter(svc: Services): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+
+  /** The request, or undefined when it was answered already (an error page, or an error back to the client). */
+  async function parsed(res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
+    const request = await parseAuthorizeRequest(svc, raw);
+    if (!('kind' in request)) return request;
+    if (request.kind === 'page') renderPage(res, request.status, messagePage(box, request.title, request.message));
+    else res.redirect(302, request.location);
+    return undefined;
+  }
+
+  const signedOut = (res: Response): void =>
+    renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Go back to the application and start again.'));
+
+  /** What api/oauth/authorization.ts decides for this browser and request. */
+  async function decide(req: Request, request: AuthorizeRequest, person: SignedInPerson | undefined, answer?: 'allow' | 'deny') {
+    const client = request.client.resource;
+    return decideAuthorization({
+      request,
+      signedIn: person && { userId: String(person.user.id), authTime: person.browser.authTime },
+      signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
+      consented: client.first_party ? 'first-party' : person && (await consentedScopes(svc.pool, person.user.id, client.id)),
+      ...(answer ? { answer } : {}),
+      now: Date.now(),
+    });
+  }
+
+  /** Carries the decision out. */
+  async function act(
+    req: Request,
+    res: Response,
+    request: AuthorizeRequest,
+    person: SignedInPerson | undefined,
+    decision: AuthorizationDecision,
+  ): Promise<void> {
+    switch (decision.next) {
+      case 'error':
+        return res.redirect(302, errorRedirect(request, decision.error, decision.description));
+      case 'signed-out':
+        return signedOut(res);
+      case 'sign-in': {
+        // The way back to this request; when it waits for a sign-in made for it, with the proof (api/http/fresh-sign-in.ts).
+        const params = decision.fresh
+          ? { ...request.params, [SIGN_IN_AFTER]: signInMarker(svc, req, res, request, person?.browser) }
+          : request.params;
+        return signInForm(
+          svc,
+          req,
+          res,
+          200,
+          `/auth/authorize?${new URLSearchParams(params)}`,
+          request.loginHint ? { email: request.loginHint } : {},
+        );
+      }
+      case 'consent': {
+        const client = request.client.resource;
+        return renderPage(
+          res,
+          200,
+          consentPage({
+            box,
+            csrf: csrfToken(svc, req, res),
+            clientId: client.id,
+            clientDescription: client.description,
+            scope: request.scope,
+            email: person!.user.email,
+            params: request.params,
+          }),
+        );
+      }
+      case 'grant':
+        if (decision.remember) await recordConsent(svc.pool, person!.user.id, request.client.resource.id, scopesOf(request.scope));
+        return res.redirect(302, await grantAuthorization(svc, request, person!.user, person!.browser));
+    }
+  }
+
+  // OpenID Connect Core §3.1.2.1: "Authorization Servers MUST support the use of the HTTP GET
+  // and POST methods", POST with the parameters as a form body.
+  const authorizeEndpoint = async (req: Request, res: Response, raw: Record<string, unknown>): Promise<void> => {
+    const request = await parsed(res, raw);
+    if (!request) return;
+    const person = await signedInPerson(svc, req);
+    await act(req, res, request, person, await decide(req, request, person));
+  };
+  router.get('/auth/authorize', (req, res) => authorizeEndpoint(req, res, req.query));
+  router.post('/auth/authorize', ...pageForm, (req, res) => authorizeEndpoint(req, res, req.body as Record<string, unknown>));
+
+  router.post('/auth/consent', ...pageForm, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const person = await signedInPerson(svc, req);
+    if (!person) return signedOut(res);
+    const request = await parsed(res, Object.fromEntries(AUTHORIZE_PARAMS.map((p) => [p, body[p]])));
+    if (!request) return;
+    await act(req, res, request, person, await decide(req, request, person, body.decision === 'allow' ? 'allow' : 'deny'));
+  });
+
+  return router;
+}

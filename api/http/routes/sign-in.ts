@@ -1,0 +1,174 @@
+// Signing a browser in and out: the sign-in page (a password), self sign-up (with
+// BOXAUTH_REGISTRATION), the box's own sign-out page, and "you are signed in".
+// Passwords and sign-ups are counted before they are checked (api/people/attempts.ts);
+// where a sign-in goes back to is only ever a page of this box.
+import type { Request, Response, Router } from 'express';
+import { ValidationError } from '../../errors.js';
+import { minutesUntil } from '../../people/attempts.js';
+import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
+import { userInput } from '../../schema/people.js';
+import type { Services } from '../../services.js';
+import { ConstraintViolation } from '../../store/constraints.js';
+import { ensureGroup } from '../../store/groups.js';
+import { createUser, findUserByEmail } from '../../store/users.js';
+import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
+import { pageForm } from '../body.js';
+import { csrfToken, csrfValid, endBrowserSession, signIn } from '../browser-session.js';
+import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+// Only places of this box are valid targets after sign-in: never an open redirect.
+function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?))/.test(value)
+    ? value
+    : '/auth/signed-in';
+}
+
+export function signInRouter(svc: Services): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+
+  router.get('/auth/sign-in', (req, res) => {
+    signInForm(svc, req, res, 200, safeReturnTo(req.query.return_to));
+  });
+
+  router.post('/auth/sign-in', ...pageForm, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    const returnTo = safeReturnTo(body.return_to);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const email = typeof body.email === 'string' ? body.email.trim() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    const again = (status: number, error: string): void => signInForm(svc, req, res, status, returnTo, { email, error });
+
+    const address = svc.addressOf(req);
+    const keys = [{ address }, { account: email }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) {
+      const minutes = minutesUntil(refused.retryAt);
+      svc.metrics.signIns.inc({ result: 'throttled' });
+      svc.audit.record({
+        event: 'sign_in',
+        outcome: 'locked',
+        address,
+        reason: typeof refused.key === 'object' && 'address' in refused.key ? 'address' : 'account',
+      });
+      return again(429, `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
+    }
+    const user = email ? await findUserByEmail(svc.pool, email) : undefined;
+    let ok: boolean;
+    try {
+      // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.
+      ok = await verifyHash(user?.passwordHash ?? (await dummyHash()), password, 'sign-in');
+    } catch (err) {
+      await svc.attempts.giveBack(keys);
+      if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
+      throw err;
+    }
+    if (!user || !ok) {
+      svc.metrics.signIns.inc({ result: 'failure' });
+      svc.audit.record({
+        event: 'sign_in',
+        outcome: 'failure',
+        address,
+        reason: user ? 'wrong password' : 'unknown email',
+        ...(user ? { user: String(user.id) } : {}),
+      });
+      return again(401, 'The email or the password is wrong.');
+    }
+    await svc.attempts.clear({ account: email });
+    await svc.attempts.giveBack([{ address }]);
+    await signIn(svc, res, user.id);
+    svc.metrics.signIns.inc({ result: 'success' });
+    svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
+    res.redirect(303, returnTo);
+  });
+
+  const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));
+
+  router.get('/auth/sign-up', (req, res) => {
+    if (!svc.config.registration)
+      return signUpOff(res, 'This box does not let people register themselves. Ask its administrator for an account.');
+    renderPage(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
+  });
+
+  router.post('/auth/sign-up', ...pageForm, async (req: Request, res: Response) => {
+    if (!svc.config.registration) return signUpOff(res, 'This box does not let people register themselves.');
+    const body = req.body as Record<string, unknown>;
+    const returnTo = safeReturnTo(body.return_to);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const email = typeof body.email === 'string' ? body.email : '';
+    const page = (status: number, shown: { errors?: Record<string, string[]>; error?: string }, headers: Record<string, string> = {}) =>
+      renderPage(res, status, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, ...shown }), headers);
+    let input;
+    try {
+      input = userInput({ email, password: body.password }, true);
+    } catch (err) {
+      if (err instanceof ValidationError) return page(422, { errors: err.errors });
+      throw err;
+    }
+    // Counted before the password is hashed, per address and box-wide, across the box's processes.
+    const address = svc.addressOf(req);
+    const keys = [{ signUpsFrom: address }, 'sign-ups' as const];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) {
+      const retryAfter = Math.max(1, Math.ceil((refused.retryAt.getTime() - Date.now()) / 1000));
+      const minutes = Math.ceil(retryAfter / 60);
+      const when = `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+      const why =
+        refused.key === 'sign-ups'
+          ? 'Too many people are signing up right now.'
+          : 'Too many accounts were created from your network recently.';
+      return page(429, { error: `${why} ${when}` }, { 'Retry-After': String(retryAfter) });
+    }
+    let passwordHash: string;
+    try {
+      // The last argon2 lane: a flood of sign-ups waits behind sign-ins, admins and clients (secrets.ts).
+      passwordHash = await hashSecret(input.password!, 'sign-up');
+    } catch (err) {
+      await svc.attempts.giveBack(keys);
+      if (err instanceof Argon2Busy)
+        return page(503, { error: 'The box is busy. Try again in a moment.' }, { 'Retry-After': err.headers['Retry-After'] ?? '1' });
+      throw err;
+    }
+    const group = await ensureGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.');
+    let user;
+    try {
+      user = await createUser(svc.pool, { email: input.email!, passwordHash, data: null, groupIds: [group.id], emailVerified: false });
+    } catch (err) {
+      if (err instanceof ConstraintViolation && err.field === 'email') {
+        return page(422, { errors: { email: ['This email already has an account. Sign in instead.'] } });
+      }
+      throw err;
+    }
+    svc.audit.record({ event: 'record_changed', kind: 'User', id: String(user.id), action: 'created', by: { user: String(user.id) } });
+    await signIn(svc, res, user.id);
+    res.redirect(303, returnTo);
+  });
+
+  router.get('/auth/sign-out', async (req, res) => {
+    const person = await signedInPerson(svc, req);
+    renderPage(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), person?.user.email));
+  });
+
+  router.post('/auth/sign-out', ...pageForm, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    await endBrowserSession(svc, req, res);
+    const returnTo = safeReturnTo(body.return_to);
+    if (returnTo === '/auth/signed-in') return renderPage(res, 200, signOutPage(box, '', returnTo, undefined));
+    res.redirect(303, returnTo);
+  });
+
+  router.get('/auth/signed-in', async (req, res) => {
+    const user = (await signedInPerson(svc, req))?.user;
+    renderPage(
+      res,
+      200,
+      user
+        ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
+        : signOutPage(box, '', '/auth/signed-in', undefined),
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,95 @@
+// What happens to an authorization request — at the authorization endpoint, and
+// again when the consent form answers — decided in one pure function from what
+// the box knows: the request (parsed by ./authorize.ts), who this browser is
+// signed in as and since when, what the person allowed the client before, and the
+// form's answer. The HTTP layer (api/http/routes/authorize.ts) gathers those
+// facts and carries out the decision; it decides nothing itself.
+//
+// The seam for what comes: a second factor is one more thing a sign-in may lack
+// (a decision `next: 'second-factor'` when the person's account requires one that
+// this browser session has not given: its `acr`), and an upstream provider is
+// another way to produce a signed-in browser session; neither changes the rest.
+import type { AuthorizeRequest } from './authorize.js';
+import { scopesOf } from './openid.js';
+
+/** The person this browser is signed in as. */
+export interface SignedIn {
+  userId: string;
+  /** When they signed in (the ID token's auth_time). */
+  authTime: Date;
+}
+
+export interface AuthorizationFacts {
+  request: AuthorizeRequest;
+  signedIn: SignedIn | undefined;
+  /**
+   * This browser signed in after the request was first seen (the `sign_in_after`
+   * marker, api/http/fresh-sign-in.ts): what prompt=login and max_age wait for.
+   */
+  signedInSinceRequest: boolean;
+  /**
+   * The scopes the person allowed this client before; undefined when they never
+   * allowed it anything (not even a request without scopes); `first-party`: the
+   * client needs no consent.
+   */
+  consented: readonly string[] | 'first-party' | undefined;
+  /** The consent form's answer, when the request comes back from it. */
+  answer?: 'allow' | 'deny';
+  now: number;
+}
+
+export type AuthorizationDecision =
+  /** The sign-in page; `fresh`: the request waits for a sign-in made after it (prompt, max_age). */
+  | { next: 'sign-in'; fresh: boolean }
+  /** The consent form was sent by a browser that is no longer signed in: start again from the app. */
+  | { next: 'signed-out' }
+  /** The consent page. */
+  | { next: 'consent' }
+  /** Issue what the request asks for; `remember`: record the consent first. */
+  | { next: 'grant'; remember: boolean }
+  /** Back to the client with an error (RFC 6749 §4.1.2.1, OpenID Connect Core §3.1.2.6). */
+  | { next: 'error'; error: 'login_required' | 'consent_required' | 'access_denied'; description: string };
+
+/** Whether the request asks for a sign-in made for it (then the way back from the sign-in page carries a marker). */
+function asksForFreshSignIn(request: AuthorizeRequest): boolean {
+  return request.prompt.has('login') || request.prompt.has('select_account') || request.maxAge !== undefined;
+}
+
+/**
+ * Whether the person must sign in (again) before the request is answered (Core
+ * §3.1.2.1): nobody is signed in; id_token_hint names someone else; or
+ * prompt=login / select_account asks for it, or max_age has passed since the last
+ * sign-in — unless this browser has signed in since the request came.
+ */
+function mustSignIn(f: AuthorizationFacts): boolean {
+  if (!f.signedIn) return true;
+  const { request } = f;
+  if (request.hintedUser !== undefined && request.hintedUser !== f.signedIn.userId) return true;
+  const stale =
+    request.prompt.has('login') ||
+    request.prompt.has('select_account') ||
+    (request.maxAge !== undefined && f.now - f.signedIn.authTime.getTime() > request.maxAge * 1000);
+  return stale && !f.signedInSinceRequest;
+}
+
+export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecision {
+  const { request } = f;
+  if (f.answer !== undefined) {
+    if (!f.signedIn) return { next: 'signed-out' };
+    if (f.answer === 'deny') return { next: 'error', error: 'access_denied', description: 'the user denied access' };
+  }
+  // The consent form carries the request: what it asks of the sign-in holds there too.
+  if (mustSignIn(f)) {
+    // Core §3.1.2.1: prompt=none "MUST NOT display any authentication or consent user interface pages".
+    if (request.prompt.has('none')) return { next: 'error', error: 'login_required', description: 'the user must sign in' };
+    return { next: 'sign-in', fresh: asksForFreshSignIn(request) };
+  }
+  if (f.answer === 'allow') return { next: 'grant', remember: true };
+  const allowed = f.consented;
+  const consented = allowed === 'first-party' || (allowed !== undefined && scopesOf(request.scope).every((s) => allowed.includes(s)));
+  if (consented && !request.prompt.has('consent')) return { next: 'grant', remember: false };
+  if (request.prompt.has('none')) {
+    return { next: 'error', error: 'consent_required', description: 'the user has not allowed this client these scopes' };
+  }
+  return { next: 'consent' };
+}

@@ -1,0 +1,100 @@
+// Attempts at what only a person should be able to do: a password tried at
+// sign-in, a user code typed at /auth/device/verify, an account made at sign-up.
+// Each is counted in the database (every process of a box sees one count) BEFORE
+// it is checked, so that attempts sent at once get no more checks than the limit;
+// an attempt that was refused or never checked is given back, so that a blocked
+// address cannot lock an account by trying it. Which limit applies follows from
+// the kind of key; second factors and password resets will count here too.
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import { ADDRESS_FACTOR } from '../oauth/throttle.js';
+import { clearFailures, countAttempt, uncountAttempt } from '../store/browser.js';
+
+export type AttemptKey =
+  /** Failed sign-ins of one account (by email, any case). */
+  | { account: string }
+  /** Wrong user codes typed by one signed-in person. */
+  | { deviceCodesOf: number }
+  /** Failed sign-ins and wrong user codes from one address. */
+  | { address: string }
+  /** Accounts made from one address. */
+  | { signUpsFrom: string }
+  /** Accounts made box-wide. */
+  | 'sign-ups';
+
+type AttemptConfig = Pick<
+  Config,
+  | 'signInMaxFailures'
+  | 'signInWindowSeconds'
+  | 'signUpMaxPerAddress'
+  | 'signUpAddressWindowSeconds'
+  | 'signUpMaxPerBox'
+  | 'signUpBoxWindowSeconds'
+>;
+
+/** The database key of each kind (the encodings are stable: rows outlive a restart). */
+function stored(key: AttemptKey): string {
+  if (key === 'sign-ups') return 'sign-up:box';
+  if ('account' in key) return `email:${key.account.toLowerCase()}`;
+  if ('deviceCodesOf' in key) return `device:${key.deviceCodesOf}`;
+  if ('address' in key) return `addr:${key.address}`;
+  return `sign-up:addr:${key.signUpsFrom}`;
+}
+
+/** A refused attempt: the first of its keys over its limit, and when every key over one may try again. */
+export interface Refusal {
+  key: AttemptKey;
+  retryAt: Date;
+}
+
+export class Attempts {
+  constructor(
+    private readonly pool: Pool,
+    private readonly config: AttemptConfig,
+  ) {}
+
+  private limit(key: AttemptKey): { max: number; windowSeconds: number } {
+    const c = this.config;
+    if (key === 'sign-ups') return { max: c.signUpMaxPerBox, windowSeconds: c.signUpBoxWindowSeconds };
+    if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
+    if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
+    return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
+  }
+
+  /**
+   * Counts one attempt under each key, before it is checked. When any key is over
+   * its limit the attempt is refused and nothing stays counted: the refusal says
+   * which key (the first over it) and when its window ends.
+   */
+  async begin(keys: AttemptKey[]): Promise<Refusal | undefined> {
+    // Keys of one window are counted in one statement (their rows locked in key order).
+    const byWindow = new Map<number, AttemptKey[]>();
+    for (const key of keys) {
+      const { windowSeconds } = this.limit(key);
+      byWindow.set(windowSeconds, [...(byWindow.get(windowSeconds) ?? []), key]);
+    }
+    const counted = new Map<string, { attempts: number; retryAt: Date }>();
+    for (const [windowSeconds, group] of byWindow) {
+      for (const [k, v] of await countAttempt(this.pool, group.map(stored), windowSeconds)) counted.set(k, v);
+    }
+    const over = keys.filter((key) => counted.get(stored(key))!.attempts > this.limit(key).max);
+    if (!over.length) return undefined;
+    await this.giveBack(keys);
+    return { key: over[0]!, retryAt: new Date(Math.max(...over.map((key) => counted.get(stored(key))!.retryAt.getTime()))) };
+  }
+
+  /** Gives an attempt back: it was not a failure (the password was right), or was never checked. */
+  async giveBack(keys: AttemptKey[]): Promise<void> {
+    await uncountAttempt(this.pool, keys.map(stored));
+  }
+
+  /** A success wipes the key's failures (an account signed in to). */
+  async clear(key: AttemptKey): Promise<void> {
+    await clearFailures(this.pool, stored(key));
+  }
+}
+
+/** Whole minutes until `at` (at least one), as pages say it. */
+export function minutesUntil(at: Date, now = Date.now()): number {
+  return Math.max(1, Math.ceil((at.getTime() - now) / 60_000));
+}
