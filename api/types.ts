@@ -85,6 +85,13 @@ export interface Session {
   details?: Record<string, unknown>;
 }
 
+/** A user as the policies of their tokens see them (cached by id: api/services.ts `users`). */
+export interface PrincipalUser {
+  id: string;
+  email: string;
+  groups: { id: string; name: string }[];
+}
+
 export interface Bundle<T> {
   resourceType: 'Bundle';
   type: 'searchset';

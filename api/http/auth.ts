@@ -3,20 +3,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, describable } from '../errors.js';
 import { percentDecode } from '../input.js';
-import { checkAccessToken } from '../oauth/access-tokens.js';
+import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
 import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';
 import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
 import type { SessionRow } from '../store/sessions.js';
-import type { Client } from '../types.js';
-
-export interface PrincipalUser {
-  id: string;
-  email: string;
-  groups: { id: string; name: string }[];
-}
+import type { Client, PrincipalUser } from '../types.js';
 
 export interface Principal {
   token: string;
@@ -24,6 +18,9 @@ export interface Principal {
   client: Stored<Client>;
   user: PrincipalUser | undefined;
 }
+
+/** What finding who presents a token needs: the token checks, and the clients and users behind them. */
+export type PrincipalServices = TokenCheckServices & Pick<Services, 'clients' | 'users'>;
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -63,7 +60,7 @@ export function actorOf(principal: Principal): Actor {
 }
 
 /** Who presents `token` to the box's own API; a 401 ApiError when nobody the box accepts. */
-export async function principalOf(svc: Services, token: string | undefined): Promise<Principal> {
+export async function principalOf(svc: PrincipalServices, token: string | undefined): Promise<Principal> {
   if (!token) throw unauthorized('an access token is required (Authorization: Bearer <token>)', false);
   const check = await checkAccessToken(svc, token);
   if ('problem' in check) throw unauthorized(check.problem, true);
@@ -79,7 +76,7 @@ export async function principalOf(svc: Services, token: string | undefined): Pro
   return { token, session, client, user };
 }
 
-export function authenticate(svc: Services): RequestHandler {
+export function authenticate(svc: PrincipalServices): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     (async () => {
       req.principal = await principalOf(svc, presentedToken(req));
@@ -150,7 +147,7 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
  * The policy check, as the first handler of every guarded route (after the route
  * matched, so that what the policy sees is what the router decided).
  */
-export function authorize(svc: Services): RequestHandler {
+export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;
     const subject: Subject = {

@@ -1,41 +1,13 @@
-// Request bodies of the resource API (JSON and YAML) under one size limit (the
-// OAuth endpoints read theirs in ./oauth-endpoints.ts). A body of another type is
-// refused before any handler runs; a parsed body is checked like every input
-// (api/input.ts) before any handler sees it.
-import express, { type RequestHandler } from 'express';
+// Request bodies of express's routes: the resource API's JSON and YAML, and the
+// forms of the box's own pages. Both are read by ./request-body.ts (as the OAuth
+// endpoints' are), before any handler runs; a parsed body is then checked like
+// every input (api/input.ts).
+import type { Request, RequestHandler } from 'express';
 import { ApiError, badRequest } from '../errors.js';
-import { bodyProblem, INPUT_LIMITS } from '../input.js';
-import { readYaml, YamlError } from '../yaml.js';
-
-/** Larger bodies get 413: nothing the API takes comes near it. */
-export const BODY_LIMIT_BYTES = 256 * 1024;
-
-const YAML_TYPES = ['application/yaml', 'text/yaml', 'application/x-yaml', 'text/x-yaml'];
-const JSON_TYPES = ['application/json', 'application/*+json'];
-
-const json = express.json({ limit: BODY_LIMIT_BYTES, type: JSON_TYPES });
-const yamlText = express.text({ limit: BODY_LIMIT_BYTES, type: YAML_TYPES });
+import { bodyProblem } from '../input.js';
+import { readBody, type BodyRules } from './request-body.js';
 
 const tooLarge = (description: string): ApiError => new ApiError(413, 'payload_too_large', description);
-
-/** One YAML document, read within INPUT_LIMITS (api/yaml.ts says why YAML needs limits of its own). */
-const parseYamlBody: RequestHandler = (req, _res, next) => {
-  if (typeof req.body !== 'string') return next();
-  try {
-    const docs = readYaml(req.body, { tokens: INPUT_LIMITS.yamlTokens, flowDepth: INPUT_LIMITS.bodyDepth });
-    if (docs.length > 1) throw new YamlError('send one document, not several');
-    req.body = docs[0] ?? null;
-    next();
-  } catch (err) {
-    if (!(err instanceof YamlError)) return next(err);
-    if (err.reason === 'too-many-tokens') return next(tooLarge(`the YAML body holds ${err.message}; send a resource this large as JSON`));
-    next(
-      badRequest(
-        `malformed YAML: ${err.reason === 'too-deep' ? `body is nested deeper than ${INPUT_LIMITS.bodyDepth} levels` : err.message}`,
-      ),
-    );
-  }
-};
 
 /** 400 for a parsed body that is not input the box takes (NUL, lone surrogates, prototype keys, deep nesting); 413 for too many values. */
 export const checkedBody: RequestHandler = (req, _res, next) => {
@@ -45,13 +17,43 @@ export const checkedBody: RequestHandler = (req, _res, next) => {
   next(found.tooLarge ? tooLarge(description) : badRequest(description));
 };
 
-const hasBody = (req: express.Request): boolean =>
-  req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+/** Sets req.body as `rules` read it. */
+const reading =
+  (rules: BodyRules): RequestHandler =>
+  (req: Request, _res, next) => {
+    readBody(req, rules).then((body) => {
+      req.body = body;
+      next();
+    }, next);
+  };
+
+const RESOURCE: BodyRules = {
+  accept: ['json', 'yaml'],
+  otherType: (media, body) =>
+    body
+      ? new ApiError(
+          415,
+          'unsupported_media_type',
+          `send the resource as application/json or application/yaml (got ${media ?? 'no Content-Type'})`,
+        )
+      : 'none',
+  formParameters: 0,
+  json: 'object-or-array',
+  unsupportedCode: 'unsupported_media_type',
+};
+
+/** No body, or one of another type, is an empty form. */
+const PAGE_FORM: BodyRules = {
+  accept: ['form'],
+  otherType: () => 'empty',
+  formParameters: 50,
+  json: 'object',
+  unsupportedCode: 'unsupported_media_type',
+};
 
 /** The forms of the box's own pages (sign-in, consent, logout…), checked like every body. */
 export const pageForm: RequestHandler[] = [
-  express.urlencoded({ extended: false, limit: BODY_LIMIT_BYTES, parameterLimit: 50 }),
-  // No body, or one of another type, is an empty form: express leaves req.body unset then.
+  reading(PAGE_FORM),
   (req, _res, next) => {
     req.body ??= {};
     next();
@@ -60,20 +62,4 @@ export const pageForm: RequestHandler[] = [
 ];
 
 /** JSON or YAML resource bodies (PUT/POST of the resource API). */
-export const resourceBody: RequestHandler[] = [
-  (req, _res, next) => {
-    if (!hasBody(req)) return next();
-    if (req.is([...JSON_TYPES, ...YAML_TYPES])) return next();
-    next(
-      new ApiError(
-        415,
-        'unsupported_media_type',
-        `send the resource as application/json or application/yaml (got ${req.headers['content-type'] ?? 'no Content-Type'})`,
-      ),
-    );
-  },
-  json,
-  yamlText,
-  parseYamlBody,
-  checkedBody,
-];
+export const resourceBody: RequestHandler[] = [reading(RESOURCE), checkedBody];

@@ -12,6 +12,9 @@ import { endBrowsersGrants } from '../oauth/closing.js';
 import { tokenHash } from '../oauth/tokens.js';
 import type { Services } from '../services.js';
 
+/** What a browser's sign-in and CSRF tokens need. */
+export type BrowserServices = Pick<Services, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
+
 /**
  * The cookies' names. Over https at the root of its host, they carry the
  * `__Host-` prefix (RFC 6265bis §4.1.3.2): "If a cookie's name begins with a
@@ -22,7 +25,7 @@ import type { Services } from '../services.js';
  * with other applications and keeps the plain names, as over http, where a
  * browser refuses a prefixed cookie.
  */
-function cookieNames(svc: Services): { session: string; csrf: string } {
+function cookieNames(svc: BrowserServices): { session: string; csrf: string } {
   const base = new URL(svc.config.baseUrl);
   const prefix = base.protocol === 'https:' && base.pathname === '/' ? '__Host-' : '';
   return { session: `${prefix}boxauth_session`, csrf: `${prefix}boxauth_csrf` };
@@ -43,7 +46,7 @@ export function cookies(req: Request): Record<string, string> {
   return out;
 }
 
-function cookieOptions(svc: Services, maxAgeSeconds?: number): string {
+function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number): string {
   const secure = svc.config.baseUrl.startsWith('https:') ? '; Secure' : '';
   return `; Path=/; HttpOnly; SameSite=Lax${secure}${maxAgeSeconds !== undefined ? `; Max-Age=${maxAgeSeconds}` : ''}`;
 }
@@ -54,13 +57,13 @@ function appendCookie(res: Response, cookie: string): void {
 }
 
 /** This browser's signed-in session, if any. */
-export async function signedIn(svc: Services, req: Request): Promise<BrowserSession | undefined> {
+export async function signedIn(svc: BrowserServices, req: Request): Promise<BrowserSession | undefined> {
   const token = cookies(req)[cookieNames(svc).session];
   if (!token) return undefined;
   return findBrowserSession(svc.pool, tokenHash(token));
 }
 
-export async function signIn(svc: Services, res: Response, userId: number): Promise<void> {
+export async function signIn(svc: BrowserServices, res: Response, userId: number): Promise<void> {
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   await createBrowserSession(svc.pool, tokenHash(token), userId, new Date(Date.now() + hours * 3600_000));
@@ -72,7 +75,7 @@ export async function signIn(svc: Services, res: Response, userId: number): Prom
  * through it (they carry its sid) and its codes not yet exchanged, as a person
  * signing out expects of the apps they signed in to with it.
  */
-export async function endBrowserSession(svc: Services, req: Request, res: Response): Promise<void> {
+export async function endBrowserSession(svc: BrowserServices, req: Request, res: Response): Promise<void> {
   const name = cookieNames(svc).session;
   const token = cookies(req)[name];
   appendCookie(res, `${name}=${cookieOptions(svc, 0)}`);
@@ -83,18 +86,18 @@ export async function endBrowserSession(svc: Services, req: Request, res: Respon
   });
 }
 
-function csrfFor(svc: Services, browserId: string): string {
+function csrfFor(svc: BrowserServices, browserId: string): string {
   return createHmac('sha256', svc.csrfKey).update(browserId).digest('base64url');
 }
 
 /** The id of this browser (its CSRF cookie), when it has one. */
-export function presentedBrowserId(svc: Services, req: Request): string | undefined {
+export function presentedBrowserId(svc: BrowserServices, req: Request): string | undefined {
   const browserId = cookies(req)[cookieNames(svc).csrf];
   return browserId && /^[A-Za-z0-9_-]{43}$/.test(browserId) ? browserId : undefined;
 }
 
 /** The id of this browser, setting its CSRF cookie when it has none. */
-export function browserId(svc: Services, req: Request, res: Response): string {
+export function browserId(svc: BrowserServices, req: Request, res: Response): string {
   let id = presentedBrowserId(svc, req);
   if (!id) {
     const name = cookieNames(svc).csrf;
@@ -107,11 +110,11 @@ export function browserId(svc: Services, req: Request, res: Response): string {
 }
 
 /** The CSRF token for a form on this page, setting the browser's CSRF cookie when it has none. */
-export function csrfToken(svc: Services, req: Request, res: Response): string {
+export function csrfToken(svc: BrowserServices, req: Request, res: Response): string {
   return csrfFor(svc, browserId(svc, req, res));
 }
 
-export function csrfValid(svc: Services, req: Request, presented: unknown): boolean {
+export function csrfValid(svc: BrowserServices, req: Request, presented: unknown): boolean {
   const browserId = cookies(req)[cookieNames(svc).csrf];
   if (!browserId || typeof presented !== 'string') return false;
   const expected = Buffer.from(csrfFor(svc, browserId));

@@ -1,37 +1,20 @@
 // The one place errors become responses. ApiError subclasses carry their status,
-// headers and body; body-parser errors are mapped to the same shapes; anything
+// headers and body; express's own 4xx errors are mapped to the same shape; anything
 // else is logged and answered with a bare 500 that leaks nothing.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
-import { BODY_LIMIT_BYTES } from './body.js';
 import { send } from './respond.js';
 
-interface ParserError extends Error {
-  type?: string;
+interface ExpressError extends Error {
   status?: number;
 }
 
-/** Body-parser failures, and any other 4xx that express or its router raised, as ApiErrors. */
-function fromExpress(err: ParserError): ApiError | undefined {
-  switch (err.type) {
-    case 'entity.parse.failed':
-      return new ApiError(400, 'invalid_request', `malformed JSON: ${err.message}`);
-    case 'entity.too.large':
-      return new ApiError(413, 'payload_too_large', `the request body is larger than the limit of ${BODY_LIMIT_BYTES} bytes`);
-    case 'charset.unsupported':
-    case 'encoding.unsupported':
-      return new ApiError(415, 'unsupported_media_type', err.message);
-    case 'parameters.too.many':
-      return new ApiError(400, 'invalid_request', 'too many form parameters');
-    case 'request.aborted':
-      return new ApiError(400, 'invalid_request', 'request aborted');
-    default:
-      // e.g. a route parameter that is not valid percent-encoding (express says 400)
-      if (typeof err.status === 'number' && err.status >= 400 && err.status < 500)
-        return new ApiError(err.status, 'invalid_request', 'malformed request');
-      return undefined;
-  }
+/** Any 4xx that express or its router raised (e.g. a route parameter that is not valid percent-encoding), as an ApiError. */
+function fromExpress(err: ExpressError): ApiError | undefined {
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500)
+    return new ApiError(err.status, 'invalid_request', 'malformed request');
+  return undefined;
 }
 
 export interface ErrorAnswer {
@@ -64,7 +47,7 @@ export function errorHandler(svc: Pick<Services, 'log' | 'metrics'>): ErrorReque
   return (err: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) return;
     try {
-      const known = err instanceof ApiError ? err : err && typeof err === 'object' ? fromExpress(err as ParserError) : undefined;
+      const known = err instanceof ApiError ? err : err && typeof err === 'object' ? fromExpress(err as ExpressError) : undefined;
       const answer = errorAnswer(known ?? err, svc, req);
       res.set(answer.headers);
       send(req, res, answer.status, answer.body);

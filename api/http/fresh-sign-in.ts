@@ -18,27 +18,31 @@ import type { Services } from '../services.js';
 import type { BrowserSession } from '../store/browser.js';
 import { browserId, presentedBrowserId } from './browser-session.js';
 
+/** What the sign-in marker needs (the CSRF key, the browser id). */
+export type FreshSignInServices = Pick<Services, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
+
 /** A sign-in page left open longer than this asks again after the sign-in (the marker is too old to count). */
 const MARKER_SECONDS = 3600;
 
-function hmac(svc: Services, parts: unknown[]): string {
+function hmac(svc: FreshSignInServices, parts: unknown[]): string {
   return createHmac('sha256', svc.csrfKey)
     .update(JSON.stringify([SIGN_IN_AFTER, ...parts]))
     .digest('base64url');
 }
 
-const sessionTag = (svc: Services, browser: BrowserSession | undefined): string => hmac(svc, ['sid', browser?.sid ?? '']).slice(0, 22);
+const sessionTag = (svc: FreshSignInServices, browser: BrowserSession | undefined): string =>
+  hmac(svc, ['sid', browser?.sid ?? '']).slice(0, 22);
 
 /** The request's own parameters, in one order, without the marker. */
 const signedParams = (params: Record<string, string>): (string | null)[] =>
   AUTHORIZE_PARAMS.filter((p) => p !== SIGN_IN_AFTER).map((p) => params[p] ?? null);
 
-const mac = (svc: Services, id: string, issuedAt: string, tag: string, params: Record<string, string>): string =>
+const mac = (svc: FreshSignInServices, id: string, issuedAt: string, tag: string, params: Record<string, string>): string =>
   hmac(svc, ['request', id, issuedAt, tag, signedParams(params)]);
 
 /** The marker for the way back from the sign-in page: the request, this browser, and its session now (`browser`, if signed in). */
 export function signInMarker(
-  svc: Services,
+  svc: FreshSignInServices,
   req: Request,
   res: Response,
   request: AuthorizeRequest,
@@ -50,7 +54,7 @@ export function signInMarker(
 }
 
 /** Whether `browser` signed in after the request was first seen in this browser: its marker is valid and names another session. */
-export function signedInAfterRequest(svc: Services, req: Request, request: AuthorizeRequest, browser: BrowserSession): boolean {
+export function signedInAfterRequest(svc: FreshSignInServices, req: Request, request: AuthorizeRequest, browser: BrowserSession): boolean {
   const [, issuedAt, tag, presented] = /^(\d{1,12})\.([\w-]{22})\.([\w-]{43})$/.exec(request.params[SIGN_IN_AFTER] ?? '') ?? [];
   const id = presentedBrowserId(svc, req);
   if (!id || !issuedAt || !tag || !presented || Date.now() / 1000 - Number(issuedAt) > MARKER_SECONDS) return false;

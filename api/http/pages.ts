@@ -5,9 +5,8 @@ import type { Request, Response } from 'express';
 import type { UserRow } from '../store/users.js';
 import { getUser } from '../store/users.js';
 import type { BrowserSession } from '../store/browser.js';
-import type { Services } from '../services.js';
 import { messagePage, signInPage } from '../ui/pages.js';
-import { csrfToken, signedIn } from './browser-session.js';
+import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
 
 const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -30,7 +29,7 @@ export interface SignedInPerson {
 }
 
 /** The signed-in person of this browser, if any (and if they still exist). */
-export async function signedInPerson(svc: Services, req: Request): Promise<SignedInPerson | undefined> {
+export async function signedInPerson(svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> {
   const browser = await signedIn(svc, req);
   const user = browser && (await getUser(svc.pool, browser.userId));
   return user && browser && { user, browser };
@@ -38,7 +37,7 @@ export async function signedInPerson(svc: Services, req: Request): Promise<Signe
 
 /** The sign-in page, coming back to `returnTo` (an email filled in, an error shown, when given). */
 export function signInForm(
-  svc: Services,
+  svc: BrowserServices,
   req: Request,
   res: Response,
   status: number,
@@ -51,7 +50,7 @@ export function signInForm(
 }
 
 /** A form that did not come from this browser's page (its CSRF token), or is too old. */
-export function invalidForm(svc: Services, res: Response): void {
+export function invalidForm(svc: BrowserServices, res: Response): void {
   renderPage(
     res,
     403,

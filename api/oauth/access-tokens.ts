@@ -6,9 +6,12 @@ import { isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwt } from './jwt.js';
 import { tokenHash } from './tokens.js';
 
+/** What checking an access token needs. */
+export type TokenCheckServices = Pick<Services, 'config' | 'keyring' | 'sessions'>;
+
 export type TokenCheck = { session: SessionRow } | { problem: string };
 
-export async function checkAccessToken(svc: Services, token: string, now = Date.now()): Promise<TokenCheck> {
+export async function checkAccessToken(svc: TokenCheckServices, token: string, now = Date.now()): Promise<TokenCheck> {
   let session: SessionRow | undefined;
   if (looksLikeJwt(token)) {
     let claims: Record<string, unknown>;

@@ -20,6 +20,9 @@ import { scopeParam } from './params.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
 
+/** What the authorization endpoint needs to read a request and issue what it asks. */
+export type AuthorizeServices = Pick<Services, 'audit' | 'clients' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
 
@@ -132,7 +135,7 @@ export function redirectMatches(registered: string, requested: string): boolean 
 }
 
 export async function parseAuthorizeRequest(
-  svc: Services,
+  svc: AuthorizeServices,
   raw: Record<string, unknown>,
 ): Promise<AuthorizeRequest | PageProblem | RedirectProblem> {
   const params: Record<string, string> = {};
@@ -256,12 +259,23 @@ export function errorRedirect(req: AuthorizeRequest, error: string, description:
  * only while that session lasts (whileSignedIn): a sign-out or password change
  * racing it ends it too.
  */
-export async function grantAuthorization(svc: Services, req: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<string> {
+export async function grantAuthorization(
+  svc: AuthorizeServices,
+  req: AuthorizeRequest,
+  user: UserRow,
+  browser: BrowserSession,
+): Promise<string> {
   const issued = await whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
   return issued ?? errorRedirect(req, 'access_denied', 'the sign-in ended before the request was granted');
 }
 
-async function issue(svc: Services, tx: Transaction, req: AuthorizeRequest, user: UserRow, browser: BrowserSession): Promise<string> {
+async function issue(
+  svc: AuthorizeServices,
+  tx: Transaction,
+  req: AuthorizeRequest,
+  user: UserRow,
+  browser: BrowserSession,
+): Promise<string> {
   const client = req.client.resource;
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');

@@ -8,8 +8,11 @@ import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { LIMITS, type Params } from './params.js';
-import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity } from './workload/assertion.js';
+import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from './workload/assertion.js';
 import { WorkloadError } from './workload/issuers.js';
+
+/** What client authentication needs. */
+export type ClientAuthServices = Pick<Services, 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
 
 /** What the OAuth endpoints know of a request besides its parameters. */
 export interface OAuthRequest {
@@ -91,7 +94,11 @@ export const namedOnly = (p: PresentedClient): p is PresentedClient & { clientId
  * address against the client throttle (throttle.ts): counted before it runs,
  * given back when it finds something; an address over its limit gets 429 and no attempt.
  */
-export async function addressAttempt<T>(svc: Services, address: string, attempt: () => Promise<T | undefined>): Promise<T | undefined> {
+export async function addressAttempt<T>(
+  svc: ClientAuthServices,
+  address: string,
+  attempt: () => Promise<T | undefined>,
+): Promise<T | undefined> {
   const keys = [`addr:${address}`];
   svc.clientThrottle.reserve(keys);
   let found: T | undefined;
@@ -111,7 +118,7 @@ export async function addressAttempt<T>(svc: Services, address: string, attempt:
  * so that a refusal for it is the refusal of an unknown client.
  */
 export async function authenticateClient(
-  svc: Services,
+  svc: ClientAuthServices,
   presented: PresentedClient,
   mode: ClientAuthentication,
   permits: (client: Client) => boolean = () => true,

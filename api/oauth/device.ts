@@ -5,16 +5,16 @@
 // token endpoint with grant_type=urn:ietf:params:oauth:grant-type:device_code.
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Services } from '../services.js';
-import { createDeviceCode, deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll } from '../store/device-codes.js';
-import { insertSessions } from '../store/sessions.js';
-import { getUser } from '../store/users.js';
-import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
+import { createDeviceCode } from '../store/device-codes.js';
+import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
-import { OAuthError, invalidGrant } from './errors.js';
-import { commitThenRefuse, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grants/grant.js';
-import { browserDetails, browserOf, hasOpenid, idTokenFor } from './openid.js';
+import { OAuthError } from './errors.js';
+import { listedInGrantTypes } from './grants/grant.js';
 import { scopeParam, tokenParams } from './params.js';
-import { mint, tokenHash } from './tokens.js';
+import { tokenHash } from './tokens.js';
+
+/** What the device authorization endpoint needs. */
+export type DeviceServices = Pick<Services, 'config' | 'deviceThrottle' | 'keyring' | 'pool'> & ClientAuthServices;
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** How long a person has to enter the code, and how often the device may ask. */
@@ -23,7 +23,7 @@ const INTERVAL_SECONDS = 5;
 /** RFC 8628 §6.1: letters a person reads and types without confusion (no vowels: no words). */
 const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 
-export const verificationUri = (svc: Services): string => `${svc.config.baseUrl}/auth/device/verify`;
+export const verificationUri = (svc: DeviceServices): string => `${svc.config.baseUrl}/auth/device/verify`;
 
 function newUserCode(): string {
   return Array.from({ length: 8 }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]).join('');
@@ -34,7 +34,7 @@ export const formatUserCode = (code: string): string => `${code.slice(0, 4)}-${c
 export const normalizeUserCode = (typed: string): string => typed.toUpperCase().replace(/[^A-Z]/g, '');
 
 /** POST /auth/device (RFC 8628 §3.1–3.2). */
-export async function deviceAuthorization(svc: Services, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
+export async function deviceAuthorization(svc: DeviceServices, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
   const permitted = listedInGrantTypes(DEVICE_GRANT);
   // A client named by client_id alone and not permitted is refused as an unknown one (client-auth.ts).
@@ -67,67 +67,3 @@ export async function deviceAuthorization(svc: Services, request: OAuthRequest, 
     interval: INTERVAL_SECONDS,
   };
 }
-
-/** grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4–3.5). */
-export const deviceCode: Grant = {
-  type: DEVICE_GRANT,
-  clientAuthentication: 'if-confidential',
-  requiredParameters: ['device_code'],
-  permits: listedInGrantTypes(DEVICE_GRANT),
-  credential: { name: 'device_code', issuedTo: (svc, params) => deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
-
-  async handle({ svc, params, client: { resource: client } }) {
-    const hash = tokenHash(params.device_code!);
-    const now = Date.now();
-    // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.
-    return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
-      const found = await findDeviceCodeForUpdate(tx, hash);
-      if (!found || found.clientId !== client.id) return notIssuedToClient('device_code');
-      if (found.usedAt) return invalidGrant('device_code was already used');
-      if (found.expiresAt.getTime() <= now) return new OAuthError('expired_token', 'the device code has expired: start again');
-      if (found.decision === null) {
-        const early = found.polledAt !== null && now - found.polledAt.getTime() < found.intervalSeconds * 1000;
-        await recordPoll(tx, hash, found.intervalSeconds + (early ? 5 : 0));
-        return early
-          ? new OAuthError('slow_down', `poll at most every ${found.intervalSeconds + 5} seconds`)
-          : new OAuthError('authorization_pending', 'the person has not entered the code yet');
-      }
-      await markDeviceCodeUsed(tx, hash);
-      if (found.decision === 'denied') return new OAuthError('access_denied', 'the person denied the request');
-      const user = await getUser(tx, found.userId!);
-      if (!user) return invalidGrant('the user who allowed the request no longer exists');
-      const settings = client.auth?.device_code ?? {};
-      const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime } : undefined;
-      const { session, response } = mint(
-        {
-          type: 'device_code',
-          origin: 'device_code',
-          client,
-          settings,
-          userId: user.id,
-          scope: found.scope,
-          refresh: settings.refresh_token === true,
-          details: browser ? browserDetails(browser) : null,
-        },
-        svc.config.baseUrl,
-        svc.keyring.active,
-        now,
-      );
-      await insertSessions(tx, [session]);
-      const idToken =
-        hasOpenid(found.scope) &&
-        idTokenFor(svc, settings, {
-          client,
-          user,
-          scope: found.scope,
-          ...browserOf(session.details),
-          accessToken: response.access_token,
-          now,
-        });
-      return {
-        session,
-        response: { ...response, ...(found.scope ? { scope: found.scope } : {}), ...(idToken ? { id_token: idToken } : {}) },
-      };
-    });
-  },
-};

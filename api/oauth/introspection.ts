@@ -9,11 +9,15 @@ import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client } from '../types.js';
 import { checkAccessToken } from './access-tokens.js';
 import { closeGrants } from './closing.js';
-import { authenticateClient, presentedClient, type OAuthRequest } from './client-auth.js';
+import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from './tokens.js';
 
-const refreshHolder = (svc: Services, token: string): Promise<SessionRow | undefined> => findByRefreshToken(svc.pool, tokenHash(token));
+/** What introspection and revocation need: the token checks, client authentication and closing. */
+export type IntrospectionServices = Pick<Services, 'config' | 'policies' | 'pool' | 'keyring' | 'sessions' | 'audit'> & ClientAuthServices;
+
+const refreshHolder = (svc: IntrospectionServices, token: string): Promise<SessionRow | undefined> =>
+  findByRefreshToken(svc.pool, tokenHash(token));
 
 const INACTIVE = { active: false };
 
@@ -30,12 +34,12 @@ function introspectionRequest(caller: Client, owner: string): PolicyRequest {
   };
 }
 
-async function mayIntrospect(svc: Services, caller: Client, owner: string): Promise<boolean> {
+async function mayIntrospect(svc: IntrospectionServices, caller: Client, owner: string): Promise<boolean> {
   if (owner === caller.id) return true;
   return (await svc.policies.decide({ clientId: caller.id, user: null }, introspectionRequest(caller, owner))).allowed;
 }
 
-export async function introspect(svc: Services, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
+export async function introspect(svc: IntrospectionServices, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
   const { resource: caller } = await authenticateClient(svc, presentedClient(request, params), 'required');
   const token = required(params, 'token');
@@ -72,7 +76,7 @@ export async function introspect(svc: Services, request: OAuthRequest, body: unk
   return INACTIVE;
 }
 
-export async function revoke(svc: Services, request: OAuthRequest, body: unknown): Promise<void> {
+export async function revoke(svc: IntrospectionServices, request: OAuthRequest, body: unknown): Promise<void> {
   const params = tokenParams(body);
   const { resource: client } = await authenticateClient(svc, presentedClient(request, params), 'required');
   const token = required(params, 'token');

@@ -6,10 +6,10 @@
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { addressAttempt, authenticateClient, namedOnly, presentedClient, type OAuthRequest } from './client-auth.js';
-import { deviceCode } from './device.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
+import { deviceCode } from './grants/device-code.js';
 import { notIssuedToClient, type Grant, type Issued } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
 import { required, tokenParams } from './params.js';

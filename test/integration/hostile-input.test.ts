@@ -136,7 +136,7 @@ describe('hostile input', function () {
       for (const name of ['__proto__', 'constructor', 'prototype'])
         refused(await box.json('GET', `/Session?${name}=x`, undefined, root), 400, name);
       for (const name of ['toString', 'valueOf', 'hasOwnProperty']) {
-        refused(await box.json('GET', `/Session?${name}=x`, undefined, root), 400, `unknown Session search parameter "${name}"`);
+        refused(await box.json('GET', `/Session?${name}=x`, undefined, root), 400, `unknown Session search parameter '${name}'`);
         refused(await box.json('GET', `/Session?_sort=${name}`, undefined, root), 400, name);
         expect((await box.json('GET', `/Client?${name}=x`, undefined, root)).body.total).to.equal(0);
       }

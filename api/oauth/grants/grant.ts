@@ -12,8 +12,17 @@ import type { Params } from '../params.js';
 import type { SessionRow } from '../../store/sessions.js';
 import type { TokenResponse } from '../tokens.js';
 
+/**
+ * What grants may use: signing and storing tokens, the refresh token caches, and
+ * closing sessions (a replayed code, a reused refresh token).
+ */
+export type GrantServices = Pick<
+  Services,
+  'config' | 'keyring' | 'pool' | 'log' | 'sessions' | 'audit' | 'sessionWriter' | 'refreshWriter' | 'refreshHolders'
+>;
+
 export interface GrantContext {
-  svc: Services;
+  svc: GrantServices;
   params: Params;
   /** The client, authenticated as the grant's clientAuthentication says. */
   client: AuthenticatedClient;
@@ -33,7 +42,7 @@ export interface Grant {
    * whatever became of it since. Until it proves to be the named client's, the
    * token endpoint says nothing of that client (token-endpoint.ts).
    */
-  credential?: { name: string; issuedTo(svc: Services, params: Params): Promise<string | undefined> };
+  credential?: { name: string; issuedTo(svc: GrantServices, params: Params): Promise<string | undefined> };
   handle(ctx: GrantContext): Promise<Issued>;
 }
 

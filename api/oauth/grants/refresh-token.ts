@@ -7,7 +7,6 @@
 // group-committed (RefreshWriter), applied only if the holder is still usable at
 // commit. Anything else (a reused token, a holder that changed since it was read)
 // is decided again in a transaction holding the holder's lock.
-import type { Services } from '../../services.js';
 import {
   findByRefreshToken,
   insertSessions,
@@ -24,7 +23,7 @@ import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
-import { commitThenRefuse, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, notIssuedToClient, type Grant, type GrantServices, type Issued } from './grant.js';
 
 const REFRESH_TOKEN = 'refresh token';
 
@@ -86,7 +85,7 @@ export const refreshToken: Grant = {
  * The verdict on the holder as this process knows it (svc.refreshHolders) or as
  * the database has it: a remembered holder is trusted for a yes only.
  */
-async function readHolder(svc: Services, client: Client, hash: Buffer): Promise<RefreshVerdict> {
+async function readHolder(svc: GrantServices, client: Client, hash: Buffer): Promise<RefreshVerdict> {
   const remembered = svc.refreshHolders.get(hash);
   if (remembered) {
     const verdict = judgeRefresh(client, remembered, Date.now());
@@ -125,7 +124,7 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
  * user is now (their groups today): a user removed from a group loses it here.
  */
 async function prepare(
-  svc: Services,
+  svc: GrantServices,
   client: Client,
   holder: SessionRow,
   settings: GrantSettings,

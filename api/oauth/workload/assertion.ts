@@ -7,6 +7,9 @@ import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import { tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
 
+/** What verifying a workload token needs. */
+export type WorkloadServices = Pick<Services, 'clients' | 'config' | 'issuers' | 'verifiedAssertions' | 'workloadBindings'>;
+
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** Clock skew allowed between the issuer and the box. */
 const SKEW_SECONDS = 60;
@@ -76,7 +79,7 @@ function checkTimes(payload: Record<string, unknown>, now: number): void {
     throw new WorkloadError('the token was issued in the future (iat); check the clocks');
 }
 
-function checkAudience(svc: Services, payload: Record<string, unknown>): void {
+function checkAudience(svc: WorkloadServices, payload: Record<string, unknown>): void {
   const aud = payload.aud;
   const audiences = Array.isArray(aud) ? aud : [aud];
   const wanted = tokenAudiences(svc.config);
@@ -132,7 +135,7 @@ export class VerifiedAssertions {
 
 /** The verified payload and issuer of a workload token: remembered, or checked now. */
 async function verifiedToken(
-  svc: Services,
+  svc: WorkloadServices,
   assertion: string,
   nowMs: number,
 ): Promise<{ issuer: string; payload: Record<string, unknown> }> {
@@ -160,7 +163,7 @@ async function verifiedToken(
  * exactly one is. Every refusal is a WorkloadError naming what to fix.
  */
 export async function authenticateWorkload(
-  svc: Services,
+  svc: WorkloadServices,
   assertion: string,
   clientId: string | undefined,
   now = Math.floor(Date.now() / 1000),

@@ -1,0 +1,76 @@
+// grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4–3.5): the
+// device polls with the device code it got from POST /auth/device (../device.ts)
+// until its person allows or denies it on /auth/device/verify. Each poll is
+// recorded, refused or not (it sets the pace of the next: slow_down); an allowed
+// code is used once.
+import { deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll } from '../../store/device-codes.js';
+import { insertSessions } from '../../store/sessions.js';
+import { getUser } from '../../store/users.js';
+import { DEVICE_GRANT } from '../device.js';
+import { OAuthError, invalidGrant } from '../errors.js';
+import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
+import { mint, tokenHash } from '../tokens.js';
+import { commitThenRefuse, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+
+export const deviceCode: Grant = {
+  type: DEVICE_GRANT,
+  clientAuthentication: 'if-confidential',
+  requiredParameters: ['device_code'],
+  permits: listedInGrantTypes(DEVICE_GRANT),
+  credential: { name: 'device_code', issuedTo: (svc, params) => deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
+
+  async handle({ svc, params, client: { resource: client } }) {
+    const hash = tokenHash(params.device_code!);
+    const now = Date.now();
+    // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.
+    return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
+      const found = await findDeviceCodeForUpdate(tx, hash);
+      if (!found || found.clientId !== client.id) return notIssuedToClient('device_code');
+      if (found.usedAt) return invalidGrant('device_code was already used');
+      if (found.expiresAt.getTime() <= now) return new OAuthError('expired_token', 'the device code has expired: start again');
+      if (found.decision === null) {
+        const early = found.polledAt !== null && now - found.polledAt.getTime() < found.intervalSeconds * 1000;
+        await recordPoll(tx, hash, found.intervalSeconds + (early ? 5 : 0));
+        return early
+          ? new OAuthError('slow_down', `poll at most every ${found.intervalSeconds + 5} seconds`)
+          : new OAuthError('authorization_pending', 'the person has not entered the code yet');
+      }
+      await markDeviceCodeUsed(tx, hash);
+      if (found.decision === 'denied') return new OAuthError('access_denied', 'the person denied the request');
+      const user = await getUser(tx, found.userId!);
+      if (!user) return invalidGrant('the user who allowed the request no longer exists');
+      const settings = client.auth?.device_code ?? {};
+      const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime } : undefined;
+      const { session, response } = mint(
+        {
+          type: 'device_code',
+          origin: 'device_code',
+          client,
+          settings,
+          userId: user.id,
+          scope: found.scope,
+          refresh: settings.refresh_token === true,
+          details: browser ? browserDetails(browser) : null,
+        },
+        svc.config.baseUrl,
+        svc.keyring.active,
+        now,
+      );
+      await insertSessions(tx, [session]);
+      const idToken =
+        hasOpenid(found.scope) &&
+        idTokenFor(svc, settings, {
+          client,
+          user,
+          scope: found.scope,
+          ...browserOf(session.details),
+          accessToken: response.access_token,
+          now,
+        });
+      return {
+        session,
+        response: { ...response, ...(found.scope ? { scope: found.scope } : {}), ...(idToken ? { id_token: idToken } : {}) },
+      };
+    });
+  },
+};
