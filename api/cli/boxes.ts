@@ -42,6 +42,27 @@ export function writeBoxes(content: BoxesFile, file = configPath()): void {
   writePrivateFile(file, `${JSON.stringify(content, null, 2)}\n`);
 }
 
+/** The name `box list` shows for the box of `make run`; `box use local` goes back to it. */
+export const LOCAL_BOX = 'local';
+
+/** The box `make run` serves from `cwd`: its root client, as the box wrote it (.boxauth/root-client.json). */
+export function localBox(cwd: string): { file: string; box: BoxEntry } | undefined {
+  const file = path.join(cwd, '.boxauth', 'root-client.json');
+  let creds: { client_id: string; client_secret: string; base_url?: string };
+  try {
+    creds = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof creds;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`cannot read ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+  return { file, box: { url: creds.base_url ?? 'http://localhost:8080', client_id: creds.client_id, client_secret: creds.client_secret } };
+}
+
+/** The configured box commands talk to, when there is one (a current box that was removed is none). */
+export function currentBox(file: BoxesFile): string | undefined {
+  return file.current !== undefined && file.boxes[file.current] ? file.current : undefined;
+}
+
 /**
  * The box to talk to: the current box of the config file, with BOXAUTH_URL,
  * BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET overriding its fields; failing
@@ -49,15 +70,14 @@ export function writeBoxes(content: BoxesFile, file = configPath()): void {
  */
 export function resolveTarget(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Target {
   const file = readBoxes(configPath(env));
-  const name = file.current;
+  const name = currentBox(file);
   let base: BoxEntry | undefined = name ? file.boxes[name] : undefined;
   let source = name ? `box "${name}" of ${configPath(env)}` : '';
   if (!base) {
-    const local = path.join(cwd, '.boxauth', 'root-client.json');
-    if (fs.existsSync(local)) {
-      const creds = JSON.parse(fs.readFileSync(local, 'utf8')) as { client_id: string; client_secret: string; base_url?: string };
-      base = { url: creds.base_url ?? 'http://localhost:8080', client_id: creds.client_id, client_secret: creds.client_secret };
-      source = local;
+    const local = localBox(cwd);
+    if (local) {
+      base = local.box;
+      source = local.file;
     }
   }
   const target = {

@@ -11,6 +11,8 @@ export interface Io {
   prompter: () => Prompter;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Whether stdout is a terminal (a person reads it): lists then print a table unless --output says otherwise. */
+  terminal?: boolean;
 }
 
 export interface Command {
@@ -33,6 +35,22 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: s
   }
 }
 
+/**
+ * Questions on the terminal; a cancelled one (Ctrl-C) stops the command, and so does
+ * input that ends before the answer (exit 2: the command was given nothing to read).
+ */
+export async function asking<T>(io: Io, questions: (prompter: Prompter) => Promise<T>): Promise<T> {
+  const prompter = io.prompter();
+  try {
+    return await questions(prompter);
+  } catch (err) {
+    if (errorMessage(err) === 'cancelled') throw new CliError('cancelled');
+    throw usage(`no answer: ${errorMessage(err)}`);
+  } finally {
+    prompter.close();
+  }
+}
+
 /** Runs `work` against the current box, signing out afterwards. */
 export async function withBox<T>(io: Io, work: (api: BoxApi) => Promise<T>): Promise<T> {
   let api: BoxApi;
@@ -46,10 +64,6 @@ export async function withBox<T>(io: Io, work: (api: BoxApi) => Promise<T>): Pro
   } finally {
     await api.signOut();
   }
-}
-
-export function printJson(io: Io, value: unknown): void {
-  io.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Every item of a paged list endpoint (`X-Total-Count` says how many there are). */

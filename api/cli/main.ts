@@ -20,8 +20,10 @@ Manage a boxauth box from the shell.
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
-Run \`boxauth <command> help\` for a command's subcommands.
+Run \`boxauth <command> help\` for a command's subcommands and options.
 Without a configured box, commands talk to the box \`make run\` serves from this directory.
+Lists and gets take --output table|json|yaml (default: a table on a terminal, JSON otherwise).
+Exit status: 0 done, 1 the box or the network refused, 2 the command was wrong.
 `;
 }
 
@@ -55,6 +57,7 @@ const io: Io = {
   prompter: () => new Prompter(),
   env: process.env,
   cwd: process.cwd(),
+  terminal: process.stdout.isTTY === true,
 };
 
 main(process.argv.slice(2), io).then(

@@ -29,11 +29,19 @@ export class Prompter {
   }
 
   private async more(): Promise<void> {
-    if (this.ended) throw new Error('no answer: input ended');
+    if (this.ended) throw new Error('input ended');
     await new Promise<void>((resolve) => {
       this.waiting = resolve;
     });
     this.waiting = undefined;
+  }
+
+  /** Everything until the input ends (a pipe, or Ctrl-D on a terminal). */
+  async readAll(): Promise<string> {
+    while (!this.ended) await this.more();
+    const all = this.buffer;
+    this.buffer = '';
+    return all;
   }
 
   /** A line typed with echo (the terminal shows it). */

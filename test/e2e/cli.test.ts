@@ -4,10 +4,15 @@ import argon2 from 'argon2';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import YAML from 'yaml';
 import { projectPath } from '../../api/paths.js';
 import { Box } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
+import { freePort } from '../support/ports.js';
 
 const CLI = projectPath('bin', 'boxauth.js');
 
@@ -31,9 +36,9 @@ describe('boxauth CLI', function () {
     await box?.stop();
   });
 
-  function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}, input?: string): Promise<Run> {
+  function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}, input?: string, cwd = home): Promise<Run> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, cwd: home });
+      const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, cwd });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => {
@@ -47,29 +52,129 @@ describe('boxauth CLI', function () {
     });
   }
 
+  /**
+   * The CLI on a pseudo-terminal (util-linux `script` gives it a real tty, for stdin and stdout):
+   * each prompt, once it shows, is answered as a person types.
+   */
+  function onTerminal(args: string[], answers: [prompt: string, reply: string][] = []): Promise<{ out: string; code: number | null }> {
+    const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    return new Promise((resolve) => {
+      const child = spawn('script', ['-qfec', quoted, '/dev/null'], { env, cwd: home });
+      let out = '';
+      let next = 0;
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const answer = answers[next];
+        if (answer && out.endsWith(answer[0])) {
+          next++;
+          child.stdin.write(`${answer[1]}\r`);
+        }
+      });
+      child.on('close', (code) => resolve({ out, code }));
+    });
+  }
+
+  const configFile = () => path.join(home, '.config', 'boxauth', 'config.json');
+
   it('box add / use / list keep the boxes in ~/.config/boxauth/config.json, mode 0600', async function () {
     const add = await cli(['box', 'add', 'test', box.url, '--client-id', 'root', '--client-secret', box.rootSecret]);
     expect(add.code, add.stderr).to.equal(0);
     const file = path.join(home, '.config', 'boxauth', 'config.json');
     expect(fs.statSync(file).mode & 0o777).to.equal(0o600);
     expect(JSON.parse(fs.readFileSync(file, 'utf8')).current).to.equal('test');
-    await cli(['box', 'add', 'other', 'http://127.0.0.1:1', '--client-id', 'x', '--client-secret', 'y']);
-    const list = await cli(['box', 'list']);
-    expect(list.stdout).to.match(/\* other/);
+    const offline = await cli(['box', 'add', 'other', 'http://127.0.0.1:1', '--no-check', '--client-id', 'x', '--client-secret', 'y']);
+    expect(offline.code, offline.stderr).to.equal(0);
+    const list = await cli(['box', 'list', '--output', 'table']);
+    expect(list.stdout).to.match(/^\* +other +http:\/\/127\.0\.0\.1:1 +x$/m);
     expect(list.stdout).not.to.include(box.rootSecret);
     expect((await cli(['box', 'use', 'test'])).code).to.equal(0);
-    expect((await cli(['box', 'list'])).stdout).to.match(/\* test/);
+    expect((await cli(['box', 'list', '-o', 'table'])).stdout).to.match(/^\* +test /m);
+    const listed = JSON.parse((await cli(['box', 'list'])).stdout);
+    expect(listed).to.deep.include({ name: 'test', url: box.url, client_id: 'root', current: true });
+    expect(JSON.stringify(listed)).not.to.include(box.rootSecret);
   });
 
-  it('user help lists the subcommands; --help works on every command', async function () {
+  it('box add asks the URL for its discovery document first: a dead or foreign URL is refused and nothing is saved', async function () {
+    const saved = fs.readFileSync(configFile(), 'utf8');
+    const deadUrl = `http://127.0.0.1:${await freePort()}`;
+    const dead = await cli(['box', 'add', 'dead', deadUrl, '--client-id', 'x', '--client-secret', 'y']);
+    expect(dead.code).to.equal(1);
+    expect(dead.stderr.trim().split('\n')).to.have.length(1);
+    expect(dead.stderr).to.include(`cannot reach ${deadUrl} (ECONNREFUSED); nothing saved (--no-check saves it without asking the box)`);
+    // Not a box: a web server that answers every path with a page.
+    const site = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>Welcome</h1>'));
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const foreign = await cli(['box', 'add', 'foreign', siteUrl, '--client-id', 'x', '--client-secret', 'y']);
+      expect(foreign.code).to.equal(1);
+      expect(foreign.stderr).to.include(
+        `${siteUrl} is not a box: ${siteUrl}/.well-known/oauth-authorization-server names no issuer; nothing saved`,
+      );
+    } finally {
+      site.close();
+    }
+    // A box, under a name that is not its issuer: its tokens would not be for this URL.
+    const alias = box.url.replace('127.0.0.1', 'localhost');
+    const renamed = await cli(['box', 'add', 'alias', alias, '--client-id', 'root', '--client-secret', box.rootSecret]);
+    expect(renamed.code).to.equal(1);
+    expect(renamed.stderr).to.include(`the box at ${alias} calls itself ${box.url}: add it as ${box.url}; nothing saved`);
+    expect(fs.readFileSync(configFile(), 'utf8')).to.equal(saved);
+    const bad = await cli(['box', 'add', 'ftp', 'ftp://example.com', '--client-id', 'x', '--client-secret', 'y']);
+    expect(bad.code).to.equal(2);
+  });
+
+  it('box list shows the box of `make run` as "local (default)" when no box is configured, and commands use it', async function () {
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-project-'));
+    fs.mkdirSync(path.join(project, '.boxauth'));
+    fs.writeFileSync(
+      path.join(project, '.boxauth', 'root-client.json'),
+      JSON.stringify({ client_id: 'root', client_secret: box.rootSecret, base_url: box.url }),
+    );
+    const fresh = { HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-fresh-')) };
+    const list = await cli(['box', 'list', '-o', 'table'], fresh, undefined, project);
+    expect(list.code, list.stderr).to.equal(0);
+    expect(list.stdout).to.match(new RegExp(`^\\* +local \\(default\\) +${box.url.replace(/\./g, '\\.')} +root$`, 'm'));
+    expect((await cli(['group', 'list'], fresh, undefined, project)).code).to.equal(0);
+    // Once a box is current, local is listed, not current.
+    expect(
+      (await cli(['box', 'add', 'mine', box.url, '--client-id', 'root', '--client-secret', box.rootSecret], fresh, undefined, project))
+        .code,
+    ).to.equal(0);
+    const after = (await cli(['box', 'list', '-o', 'table'], fresh, undefined, project)).stdout;
+    expect(after).to.match(/^\* +mine /m);
+    expect(after).to.match(/^  +local \(default\) /m);
+    // Nowhere to talk to: the listing says how to get a box.
+    const none = await cli(['box', 'list'], fresh);
+    expect(none.stdout).to.include('mine');
+    const nothing = await cli(['box', 'list'], { HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-none-')) });
+    expect(nothing.code).to.equal(0);
+    expect(nothing.stderr).to.match(/No boxes yet: .*make run.*boxauth box add/);
+  });
+
+  it('user help lists the subcommands; --help works on every command and names its options', async function () {
     const help = await cli(['user', 'help']);
     expect(help.code).to.equal(0);
-    for (const sub of ['user list', 'user new', 'user new <email>:<password>']) expect(help.stdout).to.include(sub);
+    for (const sub of [
+      'user list',
+      'user new',
+      'user new <email>:<password>',
+      'user set-password <id|email>',
+      '--password-stdin',
+      '--group <name|id>',
+      'user add-to-group',
+      'user remove-from-group',
+      'user set-groups',
+      '--show-password-hash',
+    ])
+      expect(help.stdout).to.include(sub);
     for (const command of ['user', 'group', 'client', 'policy', 'session', 'box']) {
       const res = await cli([command, '--help']);
       expect(res.code, command).to.equal(0);
       expect(res.stdout).to.match(/^Usage: boxauth/);
+      expect(res.stdout, command).to.include('--output table|json|yaml');
     }
+    expect((await cli(['box', '--help'])).stdout).to.include('--no-check');
   });
 
   it('user new <email>:<password> creates inline (the password may contain ":") and names the user and the box', async function () {
@@ -84,17 +189,13 @@ describe('boxauth CLI', function () {
   });
 
   it('user new without arguments is a wizard: Email and Password prompts, the password not echoed', async function () {
-    const transcript = await new Promise<{ out: string; code: number | null }>((resolve) => {
-      // `script` runs the CLI on a pseudo-terminal; what we write is what a person types.
-      const child = spawn('script', ['-qfec', `${process.execPath} ${CLI} user new`, '/dev/null'], { env, cwd: home });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.endsWith('Email: ')) child.stdin.write('wizard@example.com\r');
-        if (out.endsWith('Password: ')) child.stdin.write('wizard-secret-pw\r');
-      });
-      child.on('close', (code) => resolve({ out, code }));
-    });
+    const transcript = await onTerminal(
+      ['user', 'new'],
+      [
+        ['Email: ', 'wizard@example.com'],
+        ['Password: ', 'wizard-secret-pw'],
+      ],
+    );
     expect(transcript.code, transcript.out).to.equal(0);
     expect(transcript.out).to.include('Email: wizard@example.com');
     expect(transcript.out).to.include('Password: ');
@@ -102,7 +203,60 @@ describe('boxauth CLI', function () {
     expect(transcript.out).to.match(/Created user wizard@example\.com \(id \d+, email verified\) in box "default"/);
   });
 
-  it('user list prints the users as raw JSON', async function () {
+  it('user get prints no password hash unless --show-password-hash; a user is named by id or email', async function () {
+    const token = await box.rootToken();
+    const { id } = (await box.json('GET', `/users?email=inline@example.com&access_token=${token}`)).body[0];
+    const got = await cli(['user', 'get', String(id)]);
+    expect(got.code, got.stderr).to.equal(0);
+    expect(got.stdout).not.to.include('$argon2');
+    expect(JSON.parse(got.stdout)).to.include({ id, email: 'inline@example.com' }).and.not.to.have.property('password');
+    const shown = await cli(['user', 'get', 'inline@example.com', '--show-password-hash']);
+    expect(JSON.parse(shown.stdout).password).to.match(/^\$argon2id\$/);
+    const missing = await cli(['user', 'get', 'nobody@example.com']);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.include('no user with email nobody@example.com');
+  });
+
+  it('user set-password asks twice without echo, or reads --password-stdin, and says the sessions ended', async function () {
+    const email = 'inline@example.com';
+    const signIn = async (password: string) => (await new FormAgent(box).signIn(email, password)).status;
+    expect(await signIn('pa:ss:word')).to.equal(303);
+    const typed = await onTerminal(
+      ['user', 'set-password', email],
+      [
+        ['New password: ', 'second-password-1'],
+        ['Again: ', 'second-password-1'],
+      ],
+    );
+    expect(typed.code, typed.out).to.equal(0);
+    expect(typed.out).not.to.include('second-password-1');
+    expect(typed.out).to.match(/Password of inline@example\.com \(id \d+\) changed in box "default"/);
+    expect(typed.out).to.match(/their signed-in browsers, codes and tokens were ended/);
+    expect(await signIn('pa:ss:word')).not.to.equal(303);
+    expect(await signIn('second-password-1')).to.equal(303);
+
+    const differ = await onTerminal(
+      ['user', 'set-password', email],
+      [
+        ['New password: ', 'third-password-1'],
+        ['Again: ', 'third-password-2'],
+      ],
+    );
+    expect(differ.code).to.equal(2);
+    expect(differ.out).to.include('the passwords differ; nothing changed');
+    expect(await signIn('second-password-1')).to.equal(303);
+
+    const piped = await cli(['user', 'set-password', email, '--password-stdin'], {}, 'third-password-1\n');
+    expect(piped.code, piped.stderr).to.equal(0);
+    expect(piped.stdout).to.match(/Password of inline@example\.com .* changed/);
+    expect(await signIn('third-password-1')).to.equal(303);
+    const short = await cli(['user', 'set-password', email, '--password-stdin'], {}, 'short\n');
+    expect(short.code).to.equal(1);
+    expect(short.stderr).to.include('password: must be at least 8 characters');
+    expect((await cli(['user', 'set-password'])).code).to.equal(2);
+  });
+
+  it('user list, piped, prints the users as JSON', async function () {
     const res = await cli(['user', 'list']);
     expect(res.code).to.equal(0);
     const users = JSON.parse(res.stdout);
@@ -181,6 +335,62 @@ describe('boxauth CLI', function () {
     expect((await box.json('GET', '/Client/cli-a', undefined, token)).status).to.equal(200);
     expect((await cli(['session', 'close', sessions[0].id])).code).to.equal(0);
     expect((await box.json('GET', '/Client/cli-a', undefined, token)).status).to.equal(401);
+  });
+
+  it('groups by name or id: user new --group, add-to-group, remove-from-group, set-groups; an unknown name changes nothing', async function () {
+    for (const name of ['editors', 'reviewers', 'writers']) expect((await cli(['group', 'new', name])).code).to.equal(0);
+    const reviewers = JSON.parse((await cli(['group', 'list'])).stdout).find((g: any) => g.name === 'reviewers');
+    const made = await cli(['user', 'new', 'ed@example.com:editor-password', '--group', 'editors', '--group', String(reviewers.id)]);
+    expect(made.code, made.stderr).to.equal(0);
+    const groupsOf = async () =>
+      JSON.parse((await cli(['user', 'get', 'ed@example.com'])).stdout)
+        .groups.map((g: any) => g.name)
+        .sort();
+    expect(await groupsOf()).to.deep.equal(['editors', 'reviewers']);
+
+    const unknown = await cli(['user', 'new', 'not-made@example.com:some-password', '--group', 'editorz']);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr.trim().split('\n')).to.have.length(1);
+    expect(unknown.stderr).to.include('no group named "editorz"');
+    expect(JSON.parse((await cli(['user', 'list'])).stdout).map((u: any) => u.email)).not.to.include('not-made@example.com');
+
+    expect((await cli(['user', 'remove-from-group', 'ed@example.com', 'reviewers'])).code).to.equal(0);
+    expect(await groupsOf()).to.deep.equal(['editors']);
+    const added = await cli(['user', 'add-to-group', 'ed@example.com', 'writers', 'reviewers']);
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stdout).to.include('ed@example.com is now in editors, reviewers, writers');
+    expect(await groupsOf()).to.deep.equal(['editors', 'reviewers', 'writers']);
+    expect((await cli(['user', 'set-groups', 'ed@example.com', 'writers'])).code).to.equal(0);
+    expect(await groupsOf()).to.deep.equal(['writers']);
+    const typo = await cli(['user', 'add-to-group', 'ed@example.com', 'editors', 'nope']);
+    expect(typo.code).to.equal(1);
+    expect(typo.stderr).to.include('no group named "nope"');
+    expect(await groupsOf()).to.deep.equal(['writers']);
+    expect((await cli(['user', 'add-to-group', 'ed@example.com'])).code).to.equal(2);
+  });
+
+  it('--output table|json|yaml on every list and get: a table on a terminal, JSON when piped', async function () {
+    const yaml = await cli(['user', 'list', '--output', 'yaml']);
+    expect(yaml.code, yaml.stderr).to.equal(0);
+    expect(YAML.parse(yaml.stdout).map((u: any) => u.email)).to.include('ed@example.com');
+    const users = (await cli(['user', 'list', '-o', 'table'])).stdout.split('\n');
+    expect(users[0]).to.match(/^ID +EMAIL +EMAIL_VERIFIED +GROUPS$/);
+    expect(users.find((l) => l.includes('ed@example.com'))).to.match(/^\d+ +ed@example\.com +true +writers$/);
+    expect((await cli(['group', 'list', '-o', 'table'])).stdout).to.match(/^ID +NAME +DESCRIPTION\n/);
+    expect((await cli(['client', 'list', '-o', 'table'])).stdout).to.match(/^ID +GRANT_TYPES +DESCRIPTION\n/);
+    expect((await cli(['client', 'get', 'cli-a', '-o', 'table'])).stdout).to.match(/\ncli-a +client_credentials\n$/);
+    expect(YAML.parse((await cli(['client', 'get', 'cli-b', '-o', 'yaml'])).stdout).scope).to.deep.equal(['profile']);
+    expect((await cli(['policy', 'list', '-o', 'table'])).stdout).to.match(/^ID +ENGINE +LINK +DESCRIPTION\n/);
+    expect((await cli(['policy', 'get', 'cli-a', '-o', 'table'])).stdout).to.match(/\ncli-a +allow +Client\/cli-a\n$/);
+    const sessions = (await cli(['session', 'list', '-o', 'table'])).stdout.split('\n');
+    expect(sessions[0]).to.match(/^ID +CLIENT +USER +TYPE +ACTIVE +START$/);
+    expect(sessions.some((l) => / root +client_credentials +(true|false) +\d{4}-/.test(l))).to.equal(true);
+    const terminal = await onTerminal(['user', 'list']);
+    expect(terminal.code, terminal.out).to.equal(0);
+    expect(terminal.out).to.match(/^ID +EMAIL +EMAIL_VERIFIED +GROUPS\r?$/m);
+    const wrong = await cli(['user', 'list', '--output', 'xml']);
+    expect(wrong.code).to.equal(2);
+    expect(wrong.stderr).to.include('--output must be table, json or yaml');
   });
 
   it('BOXAUTH_URL, BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET work without any config file', async function () {

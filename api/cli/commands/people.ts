@@ -1,20 +1,68 @@
 // boxauth user … and boxauth group …
-import { errorMessage } from '../../errors.js';
-import { CliError } from '../api.js';
-import { allPages, parse, printJson, usage, withBox, type Command, type Io } from '../command.js';
+import type { BoxApi } from '../api.js';
+import { allPages, asking, parse, usage, withBox, type Command, type Io } from '../command.js';
+import { findGroup, findUser, groupIds, type GroupRecord, type UserRecord } from '../lookup.js';
+import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type Column } from '../output.js';
 
 const USER_HELP = `Usage: boxauth user <subcommand>
 
+A user is named by id or email, a group by id or name (a name of digits only reads as an id).
+
 Subcommands:
-  user help                   this list
-  user list                   the users of the current box, as raw JSON (email_verified: whether
-                              apps and Kubernetes are told the box vouches for the address)
-  user new                    asks for Email and Password (not echoed), then creates the user
-  user new <email>:<password> creates the user inline (the password may contain ':')
-  user get <id>               one user, as JSON
-  user delete <id>            deletes a user and closes their sessions
-Options for new: --data '<json>'  --group <id> (repeatable)
+  user help                          this list
+  user list                          the users of the current box (email_verified: whether apps and
+                                     Kubernetes are told the box vouches for the address)
+  user get <id|email>                one user, without its password hash (--show-password-hash: with it)
+  user new                           asks for Email and Password (not echoed), then creates the user
+  user new <email>:<password>        creates the user inline (the password may contain ':')
+  user set-password <id|email>       asks for the new password twice (not echoed); --password-stdin
+                                     reads it from stdin instead. The box then ends the user's
+                                     sessions: signed-in browsers, codes, and every token
+  user add-to-group <id|email> <group>...       adds the user to the groups
+  user remove-from-group <id|email> <group>...  takes the user out of the groups
+  user set-groups <id|email> <group>...         makes these the user's only groups
+  user delete <id|email>             deletes a user and closes their sessions
+
+Options:
+  --group <name|id>                  for new: a group to join (repeatable)
+  --data '<json>'                    for new: the user's data (profile claims), as JSON text
+  --password-stdin                   for set-password: the password is stdin (one trailing newline dropped)
+  --show-password-hash               for get: print the argon2id hash too
+${outputHelp(37, 'list and get')}
 `;
+
+const USER_COLUMNS: Column<UserRecord>[] = [
+  { header: 'ID', cell: (u) => u.id },
+  { header: 'EMAIL', cell: (u) => u.email },
+  { header: 'EMAIL_VERIFIED', cell: (u) => u.email_verified },
+  { header: 'GROUPS', cell: (u) => u.groups.map((g) => g.name) },
+];
+
+const GROUP_COLUMNS: Column<GroupRecord>[] = [
+  { header: 'ID', cell: (g) => g.id },
+  { header: 'NAME', cell: (g) => g.name },
+  { header: 'DESCRIPTION', cell: (g) => g.description },
+];
+
+/** The new password: stdin as a whole, or typed twice without echo. */
+async function newPassword(io: Io, fromStdin: boolean): Promise<string> {
+  if (fromStdin) {
+    const password = (await asking(io, (p) => p.readAll())).replace(/\r?\n$/, '');
+    if (!password) throw usage('--password-stdin read no password');
+    return password;
+  }
+  const [first, again] = await asking(io, async (p) => [await p.askHidden('New password: '), await p.askHidden('Again: ')]);
+  if (!first) throw usage('no password typed; nothing changed');
+  if (first !== again) throw usage('the passwords differ; nothing changed');
+  return first;
+}
+
+/** Replaces the user's groups, and says which they are now. */
+async function putGroups(io: Io, api: BoxApi, user: UserRecord, ids: number[]): Promise<void> {
+  const changed = (await api.call<UserRecord>('PUT', `/users/${user.id}`, { 'group-ids': ids })).body;
+  const names = changed.groups.map((g) => g.name).sort();
+  io.out(`${changed.email} is now in ${names.length ? names.join(', ') : 'no group'}.\n`);
+}
 
 async function createUser(io: Io, email: string, password: string, data: string | undefined, groups: string[]): Promise<void> {
   await withBox(io, async (api) => {
@@ -22,7 +70,7 @@ async function createUser(io: Io, email: string, password: string, data: string 
       email,
       password,
       ...(data !== undefined ? { data } : {}),
-      ...(groups.length ? { 'group-ids': groups } : {}),
+      ...(groups.length ? { 'group-ids': await groupIds(api, groups) } : {}),
     };
     const created = await api.call<{ id: number; email: string; email_verified: boolean }>('POST', '/users', body);
     const verified = created.body.email_verified ? 'email verified' : 'email not verified';
@@ -34,19 +82,23 @@ async function createUser(io: Io, email: string, password: string, data: string 
 
 export const userCommand: Command = {
   name: 'user',
-  summary: 'list and create the users of the current box',
+  summary: 'list, create and change the users of the current box',
   help: USER_HELP,
   async run(args, io) {
     const { values, positionals } = parse(args, {
       data: { type: 'string' },
       group: { type: 'string', multiple: true },
+      'password-stdin': { type: 'boolean' },
+      'show-password-hash': { type: 'boolean' },
+      ...OUTPUT_OPTION,
       help: { type: 'boolean', short: 'h' },
     });
     const [sub, ...rest] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(USER_HELP);
+    const format = outputFormat(values.output, io);
     switch (sub) {
       case 'list':
-        return withBox(io, async (api) => printJson(io, await allPages(api, '/users')));
+        return withBox(io, async (api) => printList(io, format, await allPages<UserRecord>(api, '/users'), USER_COLUMNS));
       case 'new': {
         if (rest.length > 1) throw usage('usage: boxauth user new [<email>:<password>]');
         let email: string;
@@ -57,25 +109,53 @@ export const userCommand: Command = {
           email = rest[0].slice(0, colon);
           password = rest[0].slice(colon + 1);
         } else {
-          const prompter = io.prompter();
-          try {
-            email = (await prompter.ask('Email: ')).trim();
-            password = await prompter.askHidden('Password: ');
-          } catch (err) {
-            throw new CliError(errorMessage(err) === 'cancelled' ? 'cancelled' : `no answer: ${errorMessage(err)}`);
-          } finally {
-            prompter.close();
-          }
+          [email, password] = await asking(io, async (p) => [(await p.ask('Email: ')).trim(), await p.askHidden('Password: ')]);
         }
         return createUser(io, email, password, values.data, values.group ?? []);
       }
       case 'get':
-        if (!rest[0]) throw usage('usage: boxauth user get <id>');
-        return withBox(io, async (api) => printJson(io, (await api.call('GET', `/users/${encodeURIComponent(rest[0]!)}`)).body));
-      case 'delete':
-        if (!rest[0]) throw usage('usage: boxauth user delete <id>');
+        if (rest.length !== 1) throw usage('usage: boxauth user get <id|email> [--show-password-hash]');
         return withBox(io, async (api) => {
-          const deleted = await api.call<{ email: string }>('DELETE', `/users/${encodeURIComponent(rest[0]!)}`);
+          const { password, ...user } = await findUser(api, rest[0]!);
+          // The hash is the user's secret at rest: shown only to someone who asks for it.
+          if (!values['show-password-hash']) return printRecord(io, format, user, USER_COLUMNS);
+          printRecord(io, format, { ...user, password }, [...USER_COLUMNS, { header: 'PASSWORD_HASH', cell: (u) => u.password }]);
+        });
+      case 'set-password':
+        if (rest.length !== 1) throw usage('usage: boxauth user set-password <id|email> [--password-stdin]');
+        return withBox(io, async (api) => {
+          const user = await findUser(api, rest[0]!);
+          const password = await newPassword(io, values['password-stdin'] === true);
+          await api.call('PUT', `/users/${user.id}`, { password });
+          io.out(
+            `Password of ${user.email} (id ${user.id}) changed in box "${await api.boxName()}"; ` +
+              'their signed-in browsers, codes and tokens were ended: they sign in again with the new password.\n',
+          );
+        });
+      // These read the user's groups and write them back whole (PUT takes the full list):
+      // a membership changed by someone else in between is overwritten.
+      case 'add-to-group':
+      case 'remove-from-group':
+      case 'set-groups': {
+        if (rest.length < 2) throw usage(`usage: boxauth user ${sub} <id|email> <group>...`);
+        const [ref, ...groups] = rest as [string, ...string[]];
+        return withBox(io, async (api) => {
+          const user = await findUser(api, ref);
+          const ids = await groupIds(api, groups);
+          const now = user['group-ids'];
+          const wanted: Record<typeof sub, number[]> = {
+            'add-to-group': [...new Set([...now, ...ids])],
+            'remove-from-group': now.filter((id) => !ids.includes(id)),
+            'set-groups': ids,
+          };
+          return putGroups(io, api, user, wanted[sub]);
+        });
+      }
+      case 'delete':
+        if (rest.length !== 1) throw usage('usage: boxauth user delete <id|email>');
+        return withBox(io, async (api) => {
+          const user = await findUser(api, rest[0]!);
+          const deleted = await api.call<{ email: string }>('DELETE', `/users/${user.id}`);
           io.out(`Deleted user ${deleted.body.email} from box "${await api.boxName()}".\n`);
         });
       default:
@@ -87,9 +167,13 @@ export const userCommand: Command = {
 const GROUP_HELP = `Usage: boxauth group <subcommand>
 
 Subcommands:
-  group list                              the groups of the current box, as raw JSON
+  group list                              the groups of the current box
+  group get <id|name>                     one group
   group new <name> [--description <text>] creates a group
-  group delete <id>                       deletes a group (its members stay, without it)
+  group delete <id|name>                  deletes a group (its members stay, without it)
+
+Options:
+${outputHelp(42, 'list and get')}
 `;
 
 export const groupCommand: Command = {
@@ -97,12 +181,20 @@ export const groupCommand: Command = {
   summary: 'list and create groups',
   help: GROUP_HELP,
   async run(args, io) {
-    const { values, positionals } = parse(args, { description: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+    const { values, positionals } = parse(args, {
+      description: { type: 'string' },
+      ...OUTPUT_OPTION,
+      help: { type: 'boolean', short: 'h' },
+    });
     const [sub, ...rest] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(GROUP_HELP);
+    const format = outputFormat(values.output, io);
     switch (sub) {
       case 'list':
-        return withBox(io, async (api) => printJson(io, await allPages(api, '/groups')));
+        return withBox(io, async (api) => printList(io, format, await allPages<GroupRecord>(api, '/groups'), GROUP_COLUMNS));
+      case 'get':
+        if (rest.length !== 1) throw usage('usage: boxauth group get <id|name>');
+        return withBox(io, async (api) => printRecord(io, format, await findGroup(api, rest[0]!), GROUP_COLUMNS));
       case 'new':
         if (rest.length !== 1) throw usage('usage: boxauth group new <name> [--description <text>]');
         return withBox(io, async (api) => {
@@ -113,9 +205,10 @@ export const groupCommand: Command = {
           io.out(`Created group ${created.body.name} (id ${created.body.id}) in box "${await api.boxName()}".\n`);
         });
       case 'delete':
-        if (!rest[0]) throw usage('usage: boxauth group delete <id>');
+        if (rest.length !== 1) throw usage('usage: boxauth group delete <id|name>');
         return withBox(io, async (api) => {
-          const deleted = await api.call<{ name: string }>('DELETE', `/groups/${encodeURIComponent(rest[0]!)}`);
+          const group = await findGroup(api, rest[0]!);
+          const deleted = await api.call<{ name: string }>('DELETE', `/groups/${group.id}`);
           io.out(`Deleted group ${deleted.body.name}.\n`);
         });
       default:

@@ -3,7 +3,8 @@ import { errorMessage } from '../../errors.js';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
 import { CliError } from '../api.js';
-import { parse, printJson, usage, withBox, type Command, type Io } from '../command.js';
+import { parse, usage, withBox, type Command, type Io } from '../command.js';
+import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type Column } from '../output.js';
 
 type Kind = 'Client' | 'AccessPolicy';
 
@@ -48,36 +49,66 @@ function readInput(file: string): string {
   }
 }
 
+type Resource = Record<string, unknown> & { id: string };
+type Link = { id: string; resourceType: string };
+
+/** The columns a person looks for first; --output json or yaml shows every field. */
+const COLUMNS: Record<Kind, Column<Resource>[]> = {
+  Client: [
+    { header: 'ID', cell: (c) => c.id },
+    { header: 'GRANT_TYPES', cell: (c) => c.grant_types },
+    { header: 'DESCRIPTION', cell: (c) => c.description },
+  ],
+  AccessPolicy: [
+    { header: 'ID', cell: (p) => p.id },
+    { header: 'ENGINE', cell: (p) => p.engine },
+    { header: 'LINK', cell: (p) => ((p.link ?? []) as Link[]).map((l) => `${l.resourceType}/${l.id}`) },
+    { header: 'DESCRIPTION', cell: (p) => p.description },
+  ],
+};
+
 function resourceCommand(name: 'client' | 'policy', kind: Kind): Command {
   const help = `Usage: boxauth ${name} <subcommand>
 
 Subcommands:
-  ${name} list              the ${kind} resources of the current box, as JSON
-  ${name} get <id>          one ${kind}, as JSON
+  ${name} list              the ${kind} resources of the current box
+  ${name} get <id>          one ${kind}
   ${name} apply -f <file>   create or replace the ${kind}s in a YAML or JSON file (several documents
                       allowed; "-" reads stdin). Kubernetes manifests (kind: ${kind}) work too.
   ${name} delete <id>       delete a ${kind}
+
+Options:
+${outputHelp(33, 'list and get')}
 `;
   return {
     name,
     summary: `list and apply ${kind} resources`,
     help,
     async run(args: string[], io: Io) {
-      const { values, positionals } = parse(args, { filename: { type: 'string', short: 'f' }, help: { type: 'boolean', short: 'h' } });
+      const { values, positionals } = parse(args, {
+        filename: { type: 'string', short: 'f' },
+        ...OUTPUT_OPTION,
+        help: { type: 'boolean', short: 'h' },
+      });
       const [sub, id] = positionals;
       if (values.help || !sub || sub === 'help') return io.out(help);
+      const format = outputFormat(values.output, io);
       switch (sub) {
         case 'list':
           return withBox(io, async (api) => {
-            const res = await api.call<{ entry: { resource: unknown }[] }>('GET', `/${kind}?_count=1000`);
-            printJson(
+            const res = await api.call<{ entry: { resource: Resource }[] }>('GET', `/${kind}?_count=1000`);
+            printList(
               io,
+              format,
               res.body.entry.map((e) => e.resource),
+              COLUMNS[kind],
             );
           });
         case 'get':
           if (!id) throw usage(`usage: boxauth ${name} get <id>`);
-          return withBox(io, async (api) => printJson(io, (await api.call('GET', `/${kind}/${encodeURIComponent(id)}`)).body));
+          return withBox(io, async (api) =>
+            printRecord(io, format, (await api.call<Resource>('GET', `/${kind}/${encodeURIComponent(id)}`)).body, COLUMNS[kind]),
+          );
         case 'delete':
           if (!id) throw usage(`usage: boxauth ${name} delete <id>`);
           return withBox(io, async (api) => {
@@ -113,9 +144,23 @@ export const policyCommand = resourceCommand('policy', 'AccessPolicy');
 const SESSION_HELP = `Usage: boxauth session <subcommand>
 
 Subcommands:
-  session list [--client <id>] [--active]   sessions of the current box, newest first, as JSON
+  session list [--client <id>] [--active]   sessions of the current box, newest first
   session close <id>                        closes a session: its token stops working at once
+
+Options:
+${outputHelp(44, 'lists')}
 `;
+
+type Ref = { id: string };
+
+const SESSION_COLUMNS: Column<Resource>[] = [
+  { header: 'ID', cell: (s) => s.id },
+  { header: 'CLIENT', cell: (s) => (s.client as Ref).id },
+  { header: 'USER', cell: (s) => (s.user as Ref | undefined)?.id },
+  { header: 'TYPE', cell: (s) => s.type },
+  { header: 'ACTIVE', cell: (s) => s.active },
+  { header: 'START', cell: (s) => s.start },
+];
 
 export const sessionCommand: Command = {
   name: 'session',
@@ -125,20 +170,24 @@ export const sessionCommand: Command = {
     const { values, positionals } = parse(args, {
       client: { type: 'string' },
       active: { type: 'boolean' },
+      ...OUTPUT_OPTION,
       help: { type: 'boolean', short: 'h' },
     });
     const [sub, id] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(SESSION_HELP);
+    const format = outputFormat(values.output, io);
     switch (sub) {
       case 'list':
         return withBox(io, async (api) => {
           const query = new URLSearchParams({ _sort: '-start', _count: '1000' });
           if (values.client) query.set('client', values.client);
           if (values.active) query.set('active', 'true');
-          const res = await api.call<{ entry: { resource: unknown }[] }>('GET', `/Session?${query}`);
-          printJson(
+          const res = await api.call<{ entry: { resource: Resource }[] }>('GET', `/Session?${query}`);
+          printList(
             io,
+            format,
             res.body.entry.map((e) => e.resource),
+            SESSION_COLUMNS,
           );
         });
       case 'close':

@@ -1,0 +1,75 @@
+// How lists and records are printed (--output): a table for a person at a terminal,
+// JSON for a program reading a pipe, YAML on request.
+import { stringify } from 'yaml';
+import { usage, type Io } from './command.js';
+
+export type OutputFormat = 'table' | 'json' | 'yaml';
+
+/** The option every list and get takes (parseArgs form). */
+export const OUTPUT_OPTION = { output: { type: 'string', short: 'o' } } as const;
+
+/** The option's line in a command's help: `which` subcommands take it, said from column `column` on. */
+export function outputHelp(column: number, which: string): string {
+  return `  ${'-o, --output table|json|yaml'.padEnd(column - 3)} how ${which} print: a table on a terminal, else JSON`;
+}
+
+export function outputFormat(value: string | undefined, io: Io): OutputFormat {
+  if (value === undefined) return io.terminal ? 'table' : 'json';
+  if (value === 'table' || value === 'json' || value === 'yaml') return value;
+  throw usage(`--output must be table, json or yaml, not "${printable(value)}"`);
+}
+
+export interface Column<T> {
+  header: string;
+  cell: (row: T) => unknown;
+}
+
+/**
+ * Text that is safe to show on a terminal: control characters (a description may hold an
+ * escape sequence that rewrites the screen) are shown escaped, never sent.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => {
+    if (ch === '\n') return '\\n';
+    if (ch === '\t') return '\\t';
+    if (ch === '\r') return '\\r';
+    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(cellText).join(',');
+  if (typeof value === 'object') return printable(JSON.stringify(value));
+  return printable(String(value));
+}
+
+/** Columns padded to their widest cell, headers first; no line ends in spaces. */
+export function table<T>(rows: T[], columns: Column<T>[]): string {
+  const cells = [columns.map((c) => c.header), ...rows.map((row) => columns.map((c) => cellText(c.cell(row))))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
+  return (
+    cells
+      .map((line) =>
+        line
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
+}
+
+/** A list: one row per record in a table, or the records as a JSON or YAML array. */
+export function printList<T>(io: Io, format: OutputFormat, records: T[], columns: Column<T>[]): void {
+  if (format === 'table') io.out(table(records, columns));
+  else if (format === 'yaml') io.out(records.length ? stringify(records) : '[]\n');
+  else io.out(`${JSON.stringify(records, null, 2)}\n`);
+}
+
+/** One record: a table of one row (the list's columns), or the whole record in JSON or YAML. */
+export function printRecord<T>(io: Io, format: OutputFormat, record: T, columns: Column<T>[]): void {
+  if (format === 'table') io.out(table([record], columns));
+  else if (format === 'yaml') io.out(stringify(record));
+  else io.out(`${JSON.stringify(record, null, 2)}\n`);
+}

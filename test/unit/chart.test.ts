@@ -1,0 +1,89 @@
+// The chart's files kept beside the code: its CRDs are copies of crds/ (Helm warns about
+// symbolic links and packages files), and values.schema.json describes every value of
+// values.yaml, so that Helm refuses a wrong one before anything reaches a cluster.
+// (test/e2e/operator/chart.ts runs helm itself on them.)
+import { Ajv, type ValidateFunction } from 'ajv';
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { projectPath } from '../../api/paths.js';
+
+const CHART = projectPath('charts', 'boxauth');
+const readYamlFile = (file: string): Record<string, unknown> => parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+  definitions?: Record<string, Schema>;
+};
+
+describe('charts/boxauth', function () {
+  it('has its CRDs as files copied from crds/ (make chart-crds), none stale, none missing, no links', function () {
+    const sources = fs.readdirSync(projectPath('crds')).filter((f) => f.endsWith('.yaml'));
+    const copies = fs.readdirSync(path.join(CHART, 'crds'));
+    expect(copies.sort(), 'run make chart-crds').to.deep.equal(sources.sort());
+    for (const name of sources) {
+      const copy = path.join(CHART, 'crds', name);
+      expect(fs.lstatSync(copy).isSymbolicLink(), `${copy} is a link`).to.equal(false);
+      const expected = `# Generated from crds/${name} by make chart-crds: edit that file, not this copy.\n${fs.readFileSync(projectPath('crds', name), 'utf8')}`;
+      expect(fs.readFileSync(copy, 'utf8') === expected, `${copy} is stale: run make chart-crds`).to.equal(true);
+    }
+  });
+
+  describe('values.schema.json', function () {
+    let schema: Schema;
+    let validate: ValidateFunction;
+    before(function () {
+      schema = JSON.parse(fs.readFileSync(path.join(CHART, 'values.schema.json'), 'utf8')) as Schema;
+      // ajv's default draft is draft-07, the one the schema declares (Helm reads it too).
+      validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(schema);
+    });
+
+    const valid = (values: unknown): boolean => validate(values) === true;
+
+    it('accepts values.yaml and values-production.yaml', function () {
+      for (const file of ['values.yaml', 'values-production.yaml']) {
+        const ok = valid(readYamlFile(path.join(CHART, file)));
+        expect(ok, `${file}: ${JSON.stringify(validate.errors)}`).to.equal(true);
+      }
+    });
+
+    it('gives every value of values.yaml a type and a description', function () {
+      const resolve = (node: Schema): Schema =>
+        node.$ref ? { ...resolve(schema.definitions![node.$ref.split('/').pop()!]!), ...node } : node;
+      const undescribed: string[] = [];
+      const walk = (value: unknown, node: Schema, at: string): void => {
+        const n = resolve(node);
+        if (!n.type || !n.description) undescribed.push(at);
+        if (value === null || typeof value !== 'object' || Array.isArray(value) || !n.properties) return;
+        for (const [key, child] of Object.entries(value)) {
+          const sub = n.properties[key];
+          if (!sub) undescribed.push(`${at}.${key} (not in the schema)`);
+          else walk(child, sub, `${at}.${key}`);
+        }
+      };
+      for (const [key, value] of Object.entries(readYamlFile(path.join(CHART, 'values.yaml')))) {
+        const sub = schema.properties![key];
+        if (!sub) undescribed.push(`${key} (not in the schema)`);
+        else walk(value, sub, key);
+      }
+      expect(undescribed).to.deep.equal([]);
+    });
+
+    it('refuses a value of the wrong type, outside its enum, or under a key the chart does not know', function () {
+      const values = readYamlFile(path.join(CHART, 'values.yaml'));
+      const operator = values.operator as Record<string, unknown>;
+      const image = values.image as Record<string, unknown>;
+      expect(valid({ ...values, operator: { ...operator, replicas: 'two' } })).to.equal(false);
+      expect(validate.errors?.[0]).to.include({ instancePath: '/operator/replicas', message: 'must be integer' });
+      expect(valid({ ...values, image: { ...image, pullPolicy: 'Sometimes' } })).to.equal(false);
+      expect(valid({ ...values, operator: { ...operator, replica: 3 } })).to.equal(false);
+      expect(valid({ ...values, replicaCount: 2 })).to.equal(false);
+      expect(valid({ ...values, postgresql: { ...(values.postgresql as object), username: 'bob"; DROP' } })).to.equal(false);
+    });
+  });
+});

@@ -1,0 +1,58 @@
+// How the CLI prints lists: what a person reads at a terminal, and what a program parses.
+import { expect } from 'chai';
+import { CliError } from '../../../api/cli/api.js';
+import type { Io } from '../../../api/cli/command.js';
+import { outputFormat, printable, table } from '../../../api/cli/output.js';
+
+const io = (terminal: boolean): Io => ({
+  out: () => undefined,
+  err: () => undefined,
+  prompter: () => {
+    throw new Error('no prompts here');
+  },
+  env: {},
+  cwd: '/work',
+  terminal,
+});
+
+describe('boxauth --output', function () {
+  it('is a table on a terminal and JSON on a pipe unless --output names one; anything else is a usage error', function () {
+    expect(outputFormat(undefined, io(true))).to.equal('table');
+    expect(outputFormat(undefined, io(false))).to.equal('json');
+    expect(outputFormat('yaml', io(true))).to.equal('yaml');
+    let refused: unknown;
+    try {
+      outputFormat('xml', io(true));
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).to.be.instanceOf(CliError);
+    expect((refused as CliError).exitCode).to.equal(2);
+  });
+
+  it('pads columns to their widest cell, joins lists with commas, and ends no line in spaces', function () {
+    const rows = [
+      { id: 1, name: 'ann@example.com', groups: ['admins', 'editors'], note: null },
+      { id: 22, name: 'b', groups: [], note: 'x' },
+    ];
+    const text = table(rows, [
+      { header: 'ID', cell: (r) => r.id },
+      { header: 'EMAIL', cell: (r) => r.name },
+      { header: 'GROUPS', cell: (r) => r.groups },
+      { header: 'NOTE', cell: (r) => r.note },
+    ]);
+    expect(text).to.equal(
+      [
+        'ID  EMAIL            GROUPS          NOTE',
+        '1   ann@example.com  admins,editors',
+        '22  b                                x',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('shows control characters escaped: a description cannot rewrite the terminal', function () {
+    expect(printable('red\u001b[31m\nnext\u0007\u009b')).to.equal('red\\u001b[31m\\nnext\\u0007\\u009b');
+    expect(table([{ d: 'a\u001b]0;title\u0007' }], [{ header: 'D', cell: (r) => r.d }])).not.to.match(/[\u0000-\u0009\u000b-\u001f]/);
+  });
+});
