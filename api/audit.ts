@@ -28,8 +28,22 @@ export type AuditEvent =
       by: Actor;
     }
   | {
+      event: 'decision';
+      id: string;
+      app: string | null;
+      door: string;
+      allowed: boolean;
+      status: number;
+      reason: string;
+      /** The app's policies that applied, and what each said. */
+      policies: { id: string; verdict: string }[];
+      client?: string;
+      user?: string;
+      session?: string;
+    }
+  | {
       event: 'record_changed';
-      kind: 'Client' | 'AccessPolicy' | 'User' | 'Group';
+      kind: 'Client' | 'AccessPolicy' | 'App' | 'User' | 'Group';
       id: string;
       action: 'created' | 'changed' | 'deleted';
       by: Actor;
@@ -42,7 +56,7 @@ export class Audit {
   ) {}
 
   record(event: AuditEvent): void {
-    const log = event.event === 'token_issued' || event.event === 'token_refused' ? this.buffered : this.now;
+    const log = event.event === 'token_issued' || event.event === 'token_refused' || event.event === 'decision' ? this.buffered : this.now;
     log.info({ audit: true, ...event }, event.event);
   }
 }

@@ -63,6 +63,25 @@ export class Metrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  readonly decisions = new Counter({
+    name: 'boxauth_decisions_total',
+    help: 'Decisions of the decision point, by app, front door (authzen, http, forward-auth, grpc) and result (allow, deny)',
+    labelNames: ['app', 'door', 'result'],
+    registers: [this.registry],
+  });
+  readonly decisionDenials = new Counter({
+    name: 'boxauth_decision_denials_total',
+    help: 'Refused decisions by reason: no-policy, no-app, bad-path, bad-token, wrong-audience, sign-in, error',
+    labelNames: ['app', 'reason'],
+    registers: [this.registry],
+  });
+  readonly decisionDuration = new Histogram({
+    name: 'boxauth_decision_duration_seconds',
+    help: 'Time to decide, by front door',
+    labelNames: ['door'],
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+    registers: [this.registry],
+  });
   readonly batchSize = new Histogram({
     name: 'boxauth_group_commit_batch_size',
     help: 'Rows committed together by one group commit, by writer (sessions, refreshes)',

@@ -10,6 +10,7 @@ export const ADMINS_GROUP = 'admins';
 export interface ReservedRecords {
   Client: readonly string[];
   AccessPolicy: readonly string[];
+  App: readonly string[];
   Group: readonly string[];
 }
 
@@ -18,6 +19,7 @@ export function reservedRecords(rootClientId: string): ReservedRecords {
   return {
     Client: [rootClientId, ADMIN_CLIENT_ID],
     AccessPolicy: [rootPolicyId(rootClientId), adminsPolicyId(), adminClientPolicyId()],
+    App: [],
     Group: [ADMINS_GROUP],
   };
 }

@@ -27,6 +27,8 @@ import { VerifiedAssertions } from './oauth/workload/assertion.js';
 import { WorkloadBindings } from './oauth/workload/bindings.js';
 import { TrustedIssuers } from './oauth/workload/issuers.js';
 import { Attempts } from './people/attempts.js';
+import { AppDirectory } from './decision/apps.js';
+import { Decisions } from './decision/record.js';
 import { Policies } from './policy/evaluate.js';
 import type { Services } from './services.js';
 import { clients } from './store/clients.js';
@@ -95,6 +97,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
   metrics.watch(pool, argon2Waiting);
+  const audit = new Audit(log, requestLog);
   const svc: Services = {
     config,
     csrfKey,
@@ -103,7 +106,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     verifiedAssertions: new VerifiedAssertions(),
     log,
     requestLog,
-    audit: new Audit(log, requestLog),
+    audit,
     pool,
     feed,
     keyring,
@@ -113,6 +116,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     ),
     secrets: new SecretVerifier(),
     attempts: new Attempts(pool, config),
+    apps: new AppDirectory(pool, feed),
+    decisions: new Decisions(pool, audit, metrics, log),
     clientThrottle: new FailureThrottle(
       (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
       config.clientAuthWindowSeconds * 1000,

@@ -22,6 +22,8 @@ import type { VerifiedAssertions } from './oauth/workload/assertion.js';
 import type { AddressOf } from './http/client-address.js';
 import type { FailureThrottle } from './oauth/throttle.js';
 import type { Attempts } from './people/attempts.js';
+import type { AppDirectory } from './decision/apps.js';
+import type { Decisions } from './decision/record.js';
 
 export interface Services {
   config: Config;
@@ -38,6 +40,10 @@ export interface Services {
   refreshWriter: RefreshWriter;
   /** Clients by id. */
   clients: RecordCache<Stored<Client>>;
+  /** The apps the box guards, by id and by host (the decision point, api/decision/). */
+  apps: AppDirectory;
+  /** The decision point's record of its decisions (audit lines, refused ones kept for `boxauth explain`). */
+  decisions: Decisions;
   /** AccessPolicy records by id (GET /AccessPolicy/<id>; the policy engines keep their own index). */
   policyRecords: RecordCache<Stored<AccessPolicy>>;
   /** Sessions holding refresh tokens, by the token's digest (api/cache/refresh-holders.ts). */

@@ -60,11 +60,31 @@ export interface Client {
 export interface AccessPolicy {
   resourceType: 'AccessPolicy';
   id: string;
+  /** The App this policy guards; unset: the box's own API. Never changes (a policy guards one thing). */
+  app?: string;
+  /** Evaluated and logged (would allow, would deny), without effect. */
+  dryRun?: boolean;
   engine: 'allow' | 'json-schema' | 'matcho';
   description?: string;
   link?: Reference[];
   schema?: Record<string, unknown>;
   matcho?: Record<string, unknown>;
+  meta?: Meta;
+}
+
+/** An app of the cluster that the box guards (crds/app.yaml). */
+export interface App {
+  resourceType: 'App';
+  id: string;
+  description?: string;
+  urls: string[];
+  audience?: string;
+  signIn?: { client: string };
+  upstream?: {
+    headers?: { user?: string; email?: string; groups?: string; client?: string };
+    token?: { header: string; lifetime?: number };
+  };
+  policyHeaders?: string[];
   meta?: Meta;
 }
 

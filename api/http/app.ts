@@ -14,6 +14,8 @@ import { withOAuthEndpoints } from './oauth-endpoints.js';
 import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
 import { authorizeRouter } from './routes/authorize.js';
+import { authzenRouter } from './routes/authzen.js';
+import { gateRouter } from './routes/gate.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
 import { deviceRouter } from './routes/device.js';
@@ -90,6 +92,8 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
   app.use(authorizeRouter(svc), signInRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
+  // The decision point's doors for gateways (public: they decide on the end user's credential) and AuthZEN.
+  app.use(gateRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.
@@ -99,6 +103,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   guarded.use(
     resourceRouter(svc, 'Client', guard),
     resourceRouter(svc, 'AccessPolicy', guard),
+    resourceRouter(svc, 'App', guard),
     sessionRouter(svc, guard),
     peopleRouter(svc, guard),
   );

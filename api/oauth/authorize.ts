@@ -13,7 +13,7 @@ import { createAuthorizationCode, type BrowserSession } from '../store/browser.j
 import type { Stored } from '../store/resources.js';
 import type { UserRow } from '../store/users.js';
 import type { Client } from '../types.js';
-import { grantedScope } from './entitlements.js';
+import { grantedAudience, grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
 import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { scopeParam } from './params.js';
@@ -40,6 +40,8 @@ export interface AuthorizeRequest {
   nonce: string | undefined;
   /** Claims asked for by name (the claims parameter, Core §5.5), or null. */
   claims: RequestedClaims | null;
+  /** The audience the tokens will carry (RFC 8707 resource), when asked for. */
+  audience?: string | undefined;
   prompt: ReadonlySet<Prompt>;
   /** Seconds since sign-in beyond which the person signs in again. */
   maxAge: number | undefined;
@@ -83,6 +85,7 @@ export const AUTHORIZE_PARAMS = [
   'id_token_hint',
   'claims',
   'acr_values',
+  'resource',
   'request',
   'request_uri',
   SIGN_IN_AFTER,
@@ -203,8 +206,11 @@ export async function parseAuthorizeRequest(
     }
   }
   let scope: string | null;
+  let audience: string | null;
   try {
     scope = grantedScope(client.resource, scopeParam(params.scope));
+    // RFC 8707: `resource` names where the token will be used; it becomes the token's audience.
+    audience = grantedAudience(client.resource, params.resource ?? null);
   } catch (err) {
     if (err instanceof OAuthError) return fail(err.code, err.message);
     throw err;
@@ -239,6 +245,7 @@ export async function parseAuthorizeRequest(
     codeChallenge,
     nonce: params.nonce,
     claims,
+    audience: audience ?? undefined,
     prompt,
     maxAge,
     loginHint: params.login_hint,
@@ -288,6 +295,7 @@ async function issue(
       expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
       nonce: req.nonce ?? null,
       claims: req.claims,
+      audience: req.audience ?? null,
       authTime: browser.authTime,
       sid: browser.sid,
     });
@@ -307,6 +315,7 @@ async function issue(
         settings: { ...settings, refresh_token: false },
         userId: user.id,
         scope: req.scope ?? null,
+        audience: req.audience ?? null,
         refresh: false,
         details: browserDetails(browser, req.claims),
       },

@@ -3,7 +3,7 @@ import type { Ajv } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
-import { matcho, patternErrors } from './matcho.js';
+import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 
 /** What the engines see of a request (README, "Access control": the request object). */
@@ -17,7 +17,15 @@ export interface PolicyRequest {
   scope: string | null;
 }
 
-export type Rule = (request: PolicyRequest) => boolean;
+/**
+ * A policy as it runs: `test` on every request (the box's API's PolicyRequest, or
+ * an app's request object, api/decision/request.ts), and `why` it did not allow
+ * one, for explanations only (`boxauth explain`, dry-run logs).
+ */
+export interface Rule {
+  test(request: object): boolean;
+  why(request: object): string | undefined;
+}
 
 /** The ajv of policy schemas: their `pattern`s run on RE2, as matcho's regexes do. */
 export function createPolicyAjv(): Ajv {
@@ -28,10 +36,16 @@ export function createPolicyAjv(): Ajv {
 export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
   switch (policy.engine) {
     case 'allow':
-      return () => true;
+      return { test: () => true, why: () => undefined };
     case 'json-schema': {
       const validate = ajv.compile(policy.schema ?? {});
-      return (request) => validate(request) === true;
+      return {
+        test: (request) => validate(request) === true,
+        why: (request) =>
+          validate(request) === true
+            ? undefined
+            : (validate.errors ?? []).map((e) => `${e.instancePath || '(the request)'} ${e.message ?? 'is invalid'}`).join('; '),
+      };
     }
     case 'matcho': {
       const pattern = policy.matcho ?? {};
@@ -39,7 +53,7 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
       // version, or straight into the database) makes its policy allow nothing, never a 500.
       const errors = patternErrors(pattern);
       if (errors.length) throw new Error(errors.join('; '));
-      return (request) => matcho(request, pattern);
+      return { test: (request) => matcho(request, pattern), why: (request) => mismatch(request, pattern) };
     }
   }
 }

@@ -1,5 +1,9 @@
-// The policies of a box in memory, indexed by the subjects they link to, and the
-// one question the API asks of them: may this token make this request?
+// The policies of a box in memory, by the target they guard (the box's own API, or
+// one app: AccessPolicy.app) and by the subjects they link to, and the questions
+// asked of them: may this token make this request on the box's API, and does this
+// app's policy allow this request (api/decision/). A policy sits in its own
+// target's index only, so a policy for app A can never decide for app B or for the
+// box's API: which target it guards is part of its identity (ARCHITECTURE §7).
 // Policies OR together; with none that applies, the answer is no.
 //
 // A token speaks for its client alone (client_credentials, workload identity), or
@@ -32,52 +36,123 @@ export type Verdict = { allowed: true; policies: string[] } | { allowed: false; 
 interface CompiledPolicy {
   id: string;
   rule: Rule;
+  link: readonly { id: string; resourceType: string }[];
 }
 
-class PolicyIndex {
+/** One policy's part in a decision at an app (api/decision/engine.ts), for the record and `boxauth explain`. */
+export interface PolicyOutcome {
+  id: string;
+  /** `would-…`: a dry-run policy, which decides nothing. */
+  verdict: 'allows' | 'does not allow' | 'would allow' | 'would not allow';
+}
+
+/** The verdict at an app: the policies that allowed it (none: denied), and every policy that applied. */
+export interface AppVerdict {
+  allowed: boolean;
+  outcomes: PolicyOutcome[];
+}
+
+/** Who is calling at an app: the token's client and person, or nobody (no credential). */
+export interface AppSubject {
+  clientId: string | null;
+  user: { id: string; groups: { id: string; name: string }[] } | null;
+}
+
+/** The policies of one target: the box's own API, or one app. A policy sits in its target's only. */
+class Target {
   readonly global: CompiledPolicy[] = [];
   readonly linked = new Map<string, CompiledPolicy[]>();
+  readonly dryRun: CompiledPolicy[] = [];
+
+  add(policy: CompiledPolicy, dryRun: boolean): void {
+    if (dryRun) return void this.dryRun.push(policy);
+    if (!policy.link.length) this.global.push(policy);
+    for (const link of policy.link) {
+      const key = `${link.resourceType}/${link.id}`;
+      this.linked.set(key, [...(this.linked.get(key) ?? []), policy]);
+    }
+  }
+
+  /** Policies linked to any of `keys` (`<resourceType>/<id>`), and the global ones when asked. */
+  linkedTo(keys: string[], withGlobal: boolean): CompiledPolicy[] {
+    return [...new Set([...(withGlobal ? this.global : []), ...keys.flatMap((k) => this.linked.get(k) ?? [])])];
+  }
+
+  /** The policy allowing `request` among those of one side, if any. */
+  firstAllowing(keys: string[], withGlobal: boolean, request: object): string | undefined {
+    return this.linkedTo(keys, withGlobal).find((p) => p.rule.test(request))?.id;
+  }
+}
+
+const BOX = '';
+const keysOf = (clientId: string | null, user: AppSubject['user']): string[] => [
+  ...(clientId !== null ? [`Client/${clientId}`] : []),
+  ...(user ? [`User/${user.id}`, ...user.groups.flatMap((g) => [`Group/${g.id}`, `Group/${g.name}`])] : []),
+];
+
+class PolicyIndex {
+  private readonly targets = new Map<string, Target>();
+  private readonly rules = new Map<string, CompiledPolicy>();
 
   constructor(policies: AccessPolicy[], onError: (id: string, err: Error) => void) {
     const ajv = createPolicyAjv();
     for (const policy of policies) {
       let compiled: CompiledPolicy;
       try {
-        compiled = { id: policy.id, rule: compilePolicy(policy, ajv) };
+        compiled = { id: policy.id, rule: compilePolicy(policy, ajv), link: policy.link ?? [] };
       } catch (err) {
         onError(policy.id, err as Error); // a broken policy allows nothing
         continue;
       }
-      if (!policy.link?.length) this.global.push(compiled);
-      for (const link of policy.link ?? []) {
-        const key = `${link.resourceType}/${link.id}`;
-        this.linked.set(key, [...(this.linked.get(key) ?? []), compiled]);
-      }
+      this.rules.set(policy.id, compiled);
+      this.target(policy.app ?? BOX, true)!.add(compiled, policy.dryRun === true);
     }
   }
 
-  /** Policies linked to any of `keys` (`<resourceType>/<id>`), and the global ones when asked. */
-  private linkedTo(keys: string[], withGlobal: boolean): CompiledPolicy[] {
-    return [...new Set([...(withGlobal ? this.global : []), ...keys.flatMap((k) => this.linked.get(k) ?? [])])];
+  private target(key: string, create = false): Target | undefined {
+    let target = this.targets.get(key);
+    if (!target && create) this.targets.set(key, (target = new Target()));
+    return target;
   }
 
-  /** The policy allowing `request` among those of one side, if any. */
-  private firstAllowing(keys: string[], withGlobal: boolean, request: PolicyRequest): string | undefined {
-    return this.linkedTo(keys, withGlobal).find((p) => p.rule(request))?.id;
-  }
-
+  /** The box's own API (see the top of this file). Dry-run policies of the box decide nothing here. */
   decide(subject: Subject, request: PolicyRequest): Verdict {
+    const box = this.target(BOX) ?? new Target();
     const client = [`Client/${subject.clientId}`];
     if (!subject.user) {
-      const id = this.firstAllowing(client, true, request);
+      const id = box.firstAllowing(client, true, request);
       return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
     }
-    const person = [`User/${subject.user.id}`, ...subject.user.groups.flatMap((g) => [`Group/${g.id}`, `Group/${g.name}`])];
-    const forPerson = this.firstAllowing(person, true, request);
+    const person = keysOf(null, subject.user);
+    const forPerson = box.firstAllowing(person, true, request);
     if (forPerson === undefined) return { allowed: false, refusedBy: 'person' };
-    const forClient = this.firstAllowing(client, false, request);
+    const forClient = box.firstAllowing(client, false, request);
     if (forClient === undefined) return { allowed: false, refusedBy: 'client' };
     return { allowed: true, policies: [forPerson, forClient] };
+  }
+
+  /**
+   * An app's own policies only: those that name it (global ones apply to every
+   * caller of the app, linked ones to their client, user or groups). Policies
+   * OR together; none allowing is a denial. Every applicable policy is tried, so
+   * the record can say which matched and which did not; dry-run ones too.
+   */
+  decideApp(app: string, subject: AppSubject, request: object): AppVerdict {
+    const target = this.target(app);
+    if (!target) return { allowed: false, outcomes: [] };
+    const outcomes: PolicyOutcome[] = target
+      .linkedTo(keysOf(subject.clientId, subject.user), true)
+      .map((p) => ({ id: p.id, verdict: p.rule.test(request) ? 'allows' : 'does not allow' }));
+    for (const p of target.dryRun) {
+      const applies = !p.link.length || p.link.some((l) => keysOf(subject.clientId, subject.user).includes(`${l.resourceType}/${l.id}`));
+      if (applies) outcomes.push({ id: p.id, verdict: p.rule.test(request) ? 'would allow' : 'would not allow' });
+    }
+    return { allowed: outcomes.some((o) => o.verdict === 'allows'), outcomes };
+  }
+
+  /** Why policy `id` did not allow `request` (undefined: it does, or there is no such policy). */
+  why(id: string, request: object): string | undefined {
+    return this.rules.get(id)?.rule.why(request);
   }
 }
 
@@ -112,8 +187,18 @@ export class Policies {
     return (this.index ??= this.load());
   }
 
-  /** Whether `subject` may make `request`, and by which policies (see the top of this file). */
+  /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */
   async decide(subject: Subject, request: PolicyRequest): Promise<Verdict> {
     return (await this.current()).decide(subject, request);
+  }
+
+  /** Whether the app's policies allow `request` (api/decision/engine.ts). */
+  async decideApp(app: string, subject: AppSubject, request: object): Promise<AppVerdict> {
+    return (await this.current()).decideApp(app, subject, request);
+  }
+
+  /** Why a policy did not allow a request: for explanations, never on the hot path. */
+  async why(id: string, request: object): Promise<string | undefined> {
+    return (await this.current()).why(id, request);
   }
 }

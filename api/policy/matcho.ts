@@ -37,6 +37,31 @@ export function matcho(value: unknown, pattern: Pattern): boolean {
   return value === pattern;
 }
 
+const shown = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringify(v).slice(0, 200));
+
+/**
+ * Why `value` does not match `pattern`: the first place it fails, by path, and
+ * what was there (`boxauth explain`); undefined when it matches. The twin of
+ * matcho(), which the hot path runs.
+ */
+export function mismatch(value: unknown, pattern: Pattern, path = ''): string | undefined {
+  const at = path || '(the request)';
+  if (matcho(value, pattern)) return undefined;
+  if (Array.isArray(pattern) && Array.isArray(value)) {
+    for (const [i, p] of pattern.entries()) {
+      const why = mismatch(value[i], p, `${path}[${i}]`);
+      if (why) return why;
+    }
+  }
+  if (isObject(pattern) && !('$enum' in pattern) && !('$one-of' in pattern) && !('$contains' in pattern) && isObject(value)) {
+    for (const [k, p] of Object.entries(pattern)) {
+      const why = mismatch(Object.hasOwn(value, k) ? value[k] : undefined, p, path ? `${path}.${k}` : k);
+      if (why) return why;
+    }
+  }
+  return `${at}: ${shown(value)} does not match ${shown(pattern)}`;
+}
+
 /** Problems with a pattern that would make it fail at request time (bad regex, bad operator). */
 export function patternErrors(pattern: Pattern, path = 'matcho'): string[] {
   if (typeof pattern === 'string' && pattern.startsWith('#')) {

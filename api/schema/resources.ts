@@ -21,9 +21,9 @@ type Spec = Record<string, unknown> & {
   generateSecret?: boolean;
 };
 
-export type ResourceKind = 'Client' | 'AccessPolicy';
+export type ResourceKind = 'Client' | 'AccessPolicy' | 'App';
 
-const CRD_FILES: Record<ResourceKind, string> = { Client: 'client.yaml', AccessPolicy: 'accesspolicy.yaml' };
+const CRD_FILES: Record<ResourceKind, string> = { Client: 'client.yaml', AccessPolicy: 'accesspolicy.yaml', App: 'app.yaml' };
 
 /** JS twins of the CRDs' CEL rules, keyed by the exact rule text. */
 export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
@@ -41,6 +41,8 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
+  // A transition rule (oldSelf): the REST API checks it against the stored record (routes/resources.ts).
+  'has(self.app) == has(oldSelf.app)': () => true,
   "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
 };
 
@@ -170,7 +172,11 @@ let validators: Record<ResourceKind, ResourceValidator> | undefined;
 export function validateResource(kind: ResourceKind, body: unknown): void {
   if (!validators) {
     const ajv = createAjv();
-    validators = { Client: new ResourceValidator(ajv, 'Client'), AccessPolicy: new ResourceValidator(ajv, 'AccessPolicy') };
+    validators = {
+      Client: new ResourceValidator(ajv, 'Client'),
+      AccessPolicy: new ResourceValidator(ajv, 'AccessPolicy'),
+      App: new ResourceValidator(ajv, 'App'),
+    };
   }
   validators[kind].check(body);
 }

@@ -106,6 +106,8 @@ export interface AuthorizationCode {
   /** OpenID Connect: the request's nonce, the claims it asked for by name, and the browser session the code was issued in. */
   nonce: string | null;
   claims: RequestedClaims | null;
+  /** The audience its tokens will carry (RFC 8707 resource), or null. */
+  audience: string | null;
   authTime: Date | null;
   sid: string | null;
 }
@@ -116,8 +118,8 @@ export async function createAuthorizationCode(
   code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims, audience)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       hash,
       code.clientId,
@@ -130,6 +132,7 @@ export async function createAuthorizationCode(
       code.authTime,
       code.sid,
       code.claims,
+      code.audience,
     ],
   );
 }
@@ -155,6 +158,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
     auth_time: Date | null;
     sid: string | null;
     claims: RequestedClaims | null;
+    audience: string | null;
   }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
   const r = rows[0];
   return (
@@ -171,6 +175,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
       authTime: r.auth_time,
       sid: r.sid,
       claims: r.claims,
+      audience: r.audience,
     }
   );
 }

@@ -6,7 +6,7 @@ import type { Queryable } from '../db/pool.js';
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
 
-export type ResourceTableName = 'clients' | 'access_policies';
+export type ResourceTableName = 'clients' | 'access_policies' | 'apps';
 
 interface Row {
   id: string;

@@ -9,16 +9,17 @@ import { validateResource, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
 import type { Services } from '../../services.js';
 import { accessPolicies } from '../../store/policies.js';
+import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
 import type { ResourceTable, Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
-import type { AccessPolicy, Bundle, Client } from '../../types.js';
+import type { AccessPolicy, App, Bundle, Client } from '../../types.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
 
-type Resource = Client | AccessPolicy;
+type Resource = Client | AccessPolicy | App;
 
 export function bundle<T>(total: number, resources: T[]): Bundle<T> {
   return { resourceType: 'Bundle', type: 'searchset', total, entry: resources.map((resource) => ({ resource })) };
@@ -79,16 +80,34 @@ async function writePolicy(svc: Services, body: Record<string, unknown>, mustBeN
   const policy = body as unknown as AccessPolicy;
   checkReserved(svc, 'AccessPolicy', policy.id, policy);
   checkPolicyCompiles(policy);
-  if (mustBeNew && (await accessPolicies.read(svc.pool, policy.id))) {
+  const existing = await accessPolicies.read(svc.pool, policy.id);
+  if (mustBeNew && existing) {
     throw new ApiError(409, 'conflict', `AccessPolicy "${policy.id}" already exists; PUT /AccessPolicy/${policy.id} replaces it`);
+  }
+  // A policy guards one thing (ARCHITECTURE §7): its target is part of its identity.
+  if (existing && existing.resource.app !== policy.app) {
+    const was = existing.resource.app ? `app "${existing.resource.app}"` : "the box's own API";
+    throw ValidationError.field(body, 'app', `cannot change: this policy guards ${was}; create another policy for another target`);
   }
   const { stored, created } = await accessPolicies.write(svc.pool, policy, { managedBy: null });
   return { resource: stored.resource as Resource, created };
 }
 
+async function writeApp(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
+  const app = body as unknown as App;
+  if (mustBeNew && (await apps.read(svc.pool, app.id))) {
+    throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
+  }
+  const { stored, created } = await apps.write(svc.pool, app, { managedBy: null });
+  return { resource: stored.resource as Resource, created };
+}
+
+const TABLES = { Client: clients, AccessPolicy: accessPolicies, App: apps } as unknown as Record<ResourceKind, ResourceTable<Resource>>;
+const WRITERS = { Client: writeClient, AccessPolicy: writePolicy, App: writeApp };
+
 export function resourceRouter(svc: Services, kind: ResourceKind, guard: RequestHandler): Router {
-  const table = (kind === 'Client' ? clients : accessPolicies) as unknown as ResourceTable<Resource>;
-  const write = kind === 'Client' ? writeClient : writePolicy;
+  const table = TABLES[kind];
+  const write = WRITERS[kind];
   const router = strictRouter();
   const id = (req: Request): string => req.params.id as string;
   // This process's caches forget a changed record at once; other processes hear of it through the change feed.
@@ -97,9 +116,11 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   const forget = (resourceId: string): void => {
     if (kind === 'Client') {
       svc.clients.invalidate(resourceId);
-    } else {
+    } else if (kind === 'AccessPolicy') {
       svc.policies.forget();
       svc.policyRecords.invalidate(resourceId);
+    } else {
+      svc.apps.forget();
     }
   };
 
@@ -109,12 +130,14 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   });
 
   // From memory, behind a read fence (api/cache/read-fence.ts): a GET after a PUT on any process sees the PUT.
-  const cached = kind === 'Client' ? svc.clients : svc.policyRecords;
+  const cached = kind === 'Client' ? svc.clients : kind === 'AccessPolicy' ? svc.policyRecords : undefined;
   const fresh = (recordId: string): Promise<Stored<Resource> | undefined> =>
-    svc.readFence.pass().then(
-      () => cached.get(recordId) as Promise<Stored<Resource> | undefined>,
-      () => table.read(svc.pool, recordId),
-    );
+    cached
+      ? svc.readFence.pass().then(
+          () => cached.get(recordId) as Promise<Stored<Resource> | undefined>,
+          () => table.read(svc.pool, recordId),
+        )
+      : table.read(svc.pool, recordId);
 
   router.get(`/${kind}/:id`, guard, async (req, res) => {
     const stored = await fresh(id(req));
@@ -142,7 +165,7 @@ export function resourceRouter(svc: Services, kind: ResourceKind, guard: Request
   router.delete(`/${kind}/:id`, guard, async (req, res) => {
     checkReserved(svc, kind, id(req), undefined);
     const removed =
-      kind === 'Client' ? await clients.removeWithSessions(svc.pool, id(req), null) : await accessPolicies.remove(svc.pool, id(req), null);
+      kind === 'Client' ? await clients.removeWithSessions(svc.pool, id(req), null) : await table.remove(svc.pool, id(req), null);
     if (!removed) throw notFound(`${kind} "${id(req)}"`);
     forget(removed.resource.id);
     recorded(req, removed.resource.id, 'deleted');

@@ -60,7 +60,7 @@ export const authorizationCode: Grant = {
         if (verdict.spend) await markCodeUsed(tx, hash, null);
         return verdict.refuse;
       }
-      const { userId, scope, nonce, authTime, sid, claims } = verdict.honour;
+      const { userId, scope, nonce, authTime, sid, claims, audience } = verdict.honour;
       const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings = client.auth?.authorization_code ?? {};
@@ -72,6 +72,7 @@ export const authorizationCode: Grant = {
           settings,
           userId,
           scope,
+          audience,
           refresh: settings.refresh_token === true,
           details: sid && authTime ? browserDetails({ sid, authTime }, claims) : null,
         },

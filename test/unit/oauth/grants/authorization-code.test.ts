@@ -21,6 +21,7 @@ const code = (change: Partial<AuthorizationCode> = {}): AuthorizationCode => ({
   sessionId: null,
   nonce: null,
   claims: null,
+  audience: null,
   authTime: null,
   sid: null,
   ...change,

@@ -1,0 +1,243 @@
+// The decision point: one decision for every front door — AuthZEN, HTTP external
+// authorization, forward-auth (api/http/routes/gate.ts) and Envoy's gRPC ext_authz
+// (api/grpc/ext-authz.ts). Each door only reads its protocol into a GateRequest
+// and writes the Decision back. The steps, in order:
+//
+//   the app (named by the door, else found by the request's host) →
+//   the target, read once (./path.ts: an ambiguous path is refused) →
+//   who is calling (a bearer token, the app's sign-in cookie, or AuthZEN's subject;
+//   a token must be a live session's, for the app's audience) →
+//   the app's own policies (api/policy/evaluate.ts decideApp: deny by default) →
+//   allow (200, the caller named in headers), or refuse (401 and the way to sign in,
+//   or 403), each with a decision id the record keeps (./record.ts).
+//
+// Nothing here reads the database on the hot path: apps, policies, sessions, users
+// and verified JWTs come from caches the change feed keeps coherent, so a closed
+// session or a changed policy holds at every process within the feed's delay.
+// Any error denies (503): a gate that cannot decide fails closed.
+import { errorMessage } from '../errors.js';
+import type { Services } from '../services.js';
+import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
+import { newSessionId } from '../store/sessions.js';
+import type { App, PrincipalUser } from '../types.js';
+import type { PolicyOutcome } from '../policy/evaluate.js';
+import { audienceOf, hostOf } from './apps.js';
+import { readTarget } from './path.js';
+import { appRequest, NOBODY, type AppRequest, type Caller } from './request.js';
+import { upstreamToken } from './upstream-token.js';
+
+export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
+
+/** How the caller proves who they are. */
+export type Credential =
+  /** A token in Authorization (RFC 6750). */
+  | { bearer: string }
+  /** The request's cookies: the app's sign-in cookie among them, when a browser signed in (./app-sign-in.ts). */
+  | { cookies: Record<string, string> }
+  /** AuthZEN: a subject the PEP names. */
+  | { user: string }
+  | { client: string }
+  | 'none';
+
+/** A request at a gate, as its front door read it. */
+export interface GateRequest {
+  door: Door;
+  /** The app, when the gateway names it; else found by `host`. */
+  app?: string | undefined;
+  method: string;
+  /** The host the client asked for (host[:port]). */
+  host: string;
+  /** What the client used (X-Forwarded-Proto, Envoy's scheme), when the gateway says. */
+  scheme?: string | undefined;
+  /** Path and query as the gateway sends them. */
+  target: string;
+  /** Request headers (lower-case names) the gateway passed on. */
+  headers: Record<string, string | undefined>;
+  credential: Credential;
+  /** AuthZEN: the evaluation's resource and context. */
+  resource?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+/** Why a request was refused (the deny-reason label of the metrics). */
+export type DenyReason = 'no-app' | 'bad-path' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'error';
+
+export interface Decision {
+  id: string;
+  app: string | null;
+  door: Door;
+  allowed: boolean;
+  /** What an HTTP gate answers: 200 allow; 302 to sign in; 400 an ambiguous path; 401 no good credential; 403 refused; 503 undecided. */
+  status: 200 | 302 | 400 | 401 | 403 | 503;
+  reason: DenyReason | 'allowed';
+  /** For people and logs; never a token. */
+  description: string;
+  /** On allow: headers the gateway sets on the request it passes on (the caller; emptied when anonymous). */
+  upstream: Record<string, string>;
+  /** On 401: the challenge (RFC 6750 §3); on 302: where to sign in. */
+  challenge?: string;
+  location?: string;
+  /** The app's sign-in cookie was stale (a closed session): the gate clears it. */
+  clearCookie?: string;
+  outcomes: PolicyOutcome[];
+  request: AppRequest | null;
+  caller: Caller;
+}
+
+export type DecisionServices = TokenCheckServices & Pick<Services, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
+
+/** The headers an allowed request carries upstream, by the App's names or these defaults (oauth2-proxy's). */
+export function identityHeaders(app: App): { user: string; email: string; groups: string; client: string } {
+  const h = app.upstream?.headers ?? {};
+  return {
+    user: h.user ?? 'X-Auth-Request-User',
+    email: h.email ?? 'X-Auth-Request-Email',
+    groups: h.groups ?? 'X-Auth-Request-Groups',
+    client: h.client ?? 'X-Auth-Request-Client',
+  };
+}
+
+/** The name of an app's sign-in cookie: `__Host-` when the app is reached over https (it is then Secure, Path=/). */
+export function appCookieName(app: App, https: boolean): string {
+  return `${https ? '__Host-' : ''}boxauth-app-${app.id}`;
+}
+
+/** The url of `app` a request to `host` was for (its scheme and origin), or the app's first. */
+export function originOf(app: App, host: string, scheme?: string): string {
+  const own = app.urls.find((u) => hostOf(u) === host.toLowerCase());
+  if (own) return own;
+  return scheme ? `${scheme}://${host}` : app.urls[0]!;
+}
+
+const isBrowser = (g: GateRequest): boolean =>
+  (g.method === 'GET' || g.method === 'HEAD') && (g.headers.accept ?? '').includes('text/html');
+
+/** Who presents `token` at `app`: a live session's, for the app's audience; or why not. */
+async function tokenCaller(svc: DecisionServices, app: App, token: string): Promise<Caller | { refused: DenyReason; why: string }> {
+  const check = await checkAccessToken(svc, token);
+  if ('problem' in check) return { refused: 'bad-token', why: check.problem };
+  const s = check.session;
+  // RFC 9068 §4 / RFC 8707: a token is for the audience it names, and only there.
+  if (s.audience !== audienceOf(app)) {
+    return {
+      refused: 'wrong-audience',
+      why: `the token is for ${s.audience === null ? "the box's own API" : `"${s.audience}"`}, not this app`,
+    };
+  }
+  let user: PrincipalUser | null = null;
+  if (s.userId !== null) {
+    user = (await svc.users.get(String(s.userId))) ?? null;
+    if (!user) return { refused: 'bad-token', why: 'the user of this token no longer exists' };
+  }
+  return { user, client: s.clientId, scope: s.scope, audience: s.audience, session: s.id };
+}
+
+/** AuthZEN's named subjects: a user by id or email is who they are now; a client is only itself. */
+async function namedCaller(svc: DecisionServices, credential: { user: string } | { client: string }): Promise<Caller | undefined> {
+  if ('client' in credential) return { ...NOBODY, client: credential.client };
+  const user = /^\d{1,15}$/.test(credential.user) ? await svc.users.get(credential.user) : undefined;
+  return user && { ...NOBODY, user };
+}
+
+export async function decide(svc: DecisionServices, g: GateRequest): Promise<Decision> {
+  const id = newSessionId();
+  const base = { id, door: g.door, upstream: {}, outcomes: [], caller: NOBODY, request: null };
+  const refuse = (
+    app: App | null,
+    status: Decision['status'],
+    reason: DenyReason,
+    description: string,
+    more: Partial<Decision> = {},
+  ): Decision => ({ ...base, app: app?.id ?? null, allowed: false, status, reason, description, ...more });
+  try {
+    const app = g.app !== undefined ? await svc.apps.byId(g.app) : await svc.apps.byHost(g.host);
+    if (!app) return refuse(null, 403, 'no-app', g.app !== undefined ? `no app "${g.app}"` : `no app at host "${g.host}"`);
+    const read = readTarget(g.target);
+    if ('refused' in read) return refuse(app, 400, 'bad-path', read.refused);
+
+    let caller: Caller = NOBODY;
+    let clearCookie: string | undefined;
+    const origin = originOf(app, g.host, g.scheme);
+    const cookieName = appCookieName(app, origin.startsWith('https:'));
+    const cookie = typeof g.credential === 'object' && 'cookies' in g.credential ? g.credential.cookies[cookieName] : undefined;
+    if (typeof g.credential === 'object' && ('bearer' in g.credential || cookie !== undefined)) {
+      const token = 'bearer' in g.credential ? g.credential.bearer : cookie!;
+      const found = await tokenCaller(svc, app, token);
+      if ('refused' in found) {
+        // A stale sign-in cookie (the person signed out) is no credential: sign in again.
+        if ('bearer' in g.credential) {
+          return refuse(app, 401, found.refused, found.why, {
+            challenge: `Bearer realm="${app.id}", error="invalid_token", error_description="${found.why.replace(/["\\]/g, "'")}"`,
+          });
+        }
+        clearCookie = cookieName;
+      } else {
+        caller = found;
+      }
+    } else if (typeof g.credential === 'object' && ('user' in g.credential || 'client' in g.credential)) {
+      const named = await namedCaller(svc, g.credential);
+      if (!named) return refuse(app, 401, 'bad-token', 'no such user');
+      caller = named;
+    }
+
+    const request = appRequest(app, { method: g.method, host: g.host, ...read }, g.headers, caller);
+    if (g.resource) request.resource = g.resource;
+    if (g.context) request.context = g.context;
+    const subject = { clientId: caller.client, user: caller.user && { id: caller.user.id, groups: caller.user.groups } };
+    const verdict = await svc.policies.decideApp(app.id, subject, request);
+    const decided = { ...base, app: app.id, request, caller, outcomes: verdict.outcomes, ...(clearCookie ? { clearCookie } : {}) };
+    if (verdict.allowed) {
+      const allowing = verdict.outcomes.filter((o) => o.verdict === 'allows').map((o) => o.id);
+      return {
+        ...decided,
+        allowed: true,
+        status: 200,
+        reason: 'allowed',
+        description: `allowed by ${allowing.map((p) => `"${p}"`).join(', ')}`,
+        upstream: upstreamHeaders(svc, app, caller),
+      };
+    }
+    const description = verdict.outcomes.some((o) => o.verdict === 'does not allow' || o.verdict === 'allows')
+      ? 'no policy of this app allows the request'
+      : 'no policy of this app applies to the request';
+    if (caller === NOBODY && g.door !== 'authzen') {
+      // Nobody is signed in: a person is sent to sign in and back; anything else is told how to authenticate.
+      if (app.signIn && isBrowser(g)) {
+        const rd = g.target.startsWith('/') && !g.target.startsWith('//') ? g.target : '/';
+        return {
+          ...decided,
+          allowed: false,
+          status: 302,
+          reason: 'sign-in',
+          description,
+          location: `${origin}/.boxauth/start?${new URLSearchParams({ rd })}`,
+        };
+      }
+      return { ...decided, allowed: false, status: 401, reason: 'sign-in', description, challenge: `Bearer realm="${app.id}"` };
+    }
+    return { ...decided, allowed: false, status: 403, reason: 'no-policy', description };
+  } catch (err) {
+    svc.log.error({ err, app: g.app, door: g.door }, 'a decision failed; the request is refused');
+    return refuse(null, 503, 'error', `the decision point could not decide: ${errorMessage(err)}`);
+  }
+}
+
+/** The caller, as headers the gateway sets upstream (empty ones for nobody, so a client cannot send its own). */
+function upstreamHeaders(svc: DecisionServices, app: App, caller: Caller): Record<string, string> {
+  const names = identityHeaders(app);
+  const headers: Record<string, string> = {
+    [names.user]: caller.user?.id ?? '',
+    [names.email]: caller.user?.email ?? '',
+    [names.groups]: caller.user?.groups.map((g) => g.name).join(',') ?? '',
+    [names.client]: caller.client ?? '',
+  };
+  const token = app.upstream?.token;
+  const authorization = token?.header.toLowerCase() === 'authorization';
+  if (token && caller.session) {
+    const jwt = upstreamToken(svc, app, caller);
+    headers[token.header] = authorization ? `Bearer ${jwt}` : jwt;
+  } else if (token && !authorization) {
+    headers[token.header] = '';
+  }
+  return headers;
+}

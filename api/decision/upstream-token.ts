@@ -1,0 +1,41 @@
+// The short-lived JWT an allowed request can carry to its app (App
+// upstream.token): signed by the box with its access-token key, for the app's
+// audience, naming the caller as the box saw them. Its `jti` is the caller's
+// session, so the box refuses it once that session is closed, like any of its
+// tokens; the app can also verify it offline with the box's JWKS. One is made per
+// session and app and reused until shortly before it expires: signing is the one
+// costly step of a decision, and the hot path should not pay it on every request.
+import type { Services } from '../services.js';
+import { signJwt } from '../oauth/jwt.js';
+import type { App } from '../types.js';
+import { audienceOf } from './apps.js';
+import type { Caller } from './request.js';
+
+const DEFAULT_LIFETIME_SECONDS = 60;
+/** A cached token is reused while it has at least this long to live. */
+const REUSE_MARGIN_SECONDS = 10;
+const MAX_CACHED = 10_000;
+
+const cache = new Map<string, { jwt: string; exp: number }>();
+
+export function upstreamToken(svc: Pick<Services, 'config' | 'keyring'>, app: App, caller: Caller, now = Date.now()): string {
+  const key = `${app.id}\n${caller.session}`;
+  const nowSeconds = Math.floor(now / 1000);
+  const cached = cache.get(key);
+  if (cached && cached.exp - nowSeconds >= REUSE_MARGIN_SECONDS) return cached.jwt;
+  const exp = nowSeconds + (app.upstream?.token?.lifetime ?? DEFAULT_LIFETIME_SECONDS);
+  const jwt = signJwt(svc.keyring.active, {
+    iss: svc.config.baseUrl,
+    sub: caller.user?.id ?? caller.client ?? '',
+    aud: audienceOf(app),
+    ...(caller.client ? { client_id: caller.client } : {}),
+    ...(caller.scope ? { scope: caller.scope } : {}),
+    ...(caller.user ? { email: caller.user.email, groups: caller.user.groups.map((g) => g.name) } : {}),
+    iat: nowSeconds,
+    exp,
+    jti: caller.session!,
+  });
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  cache.set(key, { jwt, exp });
+  return jwt;
+}

@@ -1,0 +1,239 @@
+// The decision point's HTTP front doors, and the sign-in of people at apps. Each
+// door reads its gateway's way of sending the original request into a GateRequest
+// and writes the one decision (api/decision/engine.ts) back in its gateway's terms:
+//
+// - HTTP external authorization (Envoy's http_service, Gateway API ExternalAuth):
+//   ANY /authz/http/<app>/<original path>; allow is exactly 200, with the caller in
+//   headers; no or a bad token 401 with WWW-Authenticate; refused 403.
+// - forward-auth (Traefik forwardAuth, Caddy forward_auth, NGINX auth_request):
+//   /authz/forward-auth[/<app>], the original request in X-Forwarded-Method/-Proto/
+//   -Host/-Uri (Traefik, Caddy) or X-Original-Method/-URI/-URL (NGINX, ingress-nginx).
+//   A person without a session gets 302 to the app's sign-in; with `?signin=401`
+//   (NGINX, whose auth_request cannot pass a redirect on) 401 and the address in
+//   X-Boxauth-Sign-In.
+// - <app url>/.boxauth/start, /callback, /sign-out: routed here by the gateway, with
+//   the app's Host (api/decision/app-sign-in.ts).
+// AuthZEN (api/http/routes/authzen.ts) is the fourth door; Envoy's gRPC the fifth.
+import type { Request, Response, Router } from 'express';
+import { ApiError } from '../../errors.js';
+import {
+  CALLBACK_PATH,
+  challengeOf,
+  finishFlow,
+  safeReturnPath,
+  SIGN_OUT_PATH,
+  START_PATH,
+  startFlow,
+  verifierOf,
+} from '../../decision/app-sign-in.js';
+import { audienceOf } from '../../decision/apps.js';
+import { appCookieName, decide, originOf, type Credential, type Decision, type GateRequest } from '../../decision/engine.js';
+import { checkAccessToken } from '../../oauth/access-tokens.js';
+import { closeGrants } from '../../oauth/closing.js';
+import { authorizationCode } from '../../oauth/grants/authorization-code.js';
+import type { Services } from '../../services.js';
+import type { App } from '../../types.js';
+import { messagePage } from '../../ui/pages.js';
+import { cookies } from '../browser-session.js';
+import { renderPage } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/** The credential of an HTTP request: a bearer token, else its cookies (an app's sign-in cookie among them). */
+export function credentialOf(req: Request): Credential {
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(req.headers.authorization ?? '');
+  if (match) return { bearer: match[1]! };
+  return { cookies: cookies(req) };
+}
+
+const headersOf = (req: Request): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, first(v)]));
+
+function cookieAttributes(https: boolean, maxAge?: number): string {
+  return `; Path=/; HttpOnly; SameSite=Lax${https ? '; Secure' : ''}${maxAge !== undefined ? `; Max-Age=${maxAge}` : ''}`;
+}
+
+/** Writes a decision back as an HTTP gate answers: 200 and headers, or the refusal for the client. */
+function answer(svc: Services, req: Request, res: Response, d: Decision, started: bigint, signIn401: boolean): void {
+  svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
+  res.set('X-Boxauth-Decision', d.id).set('Cache-Control', 'no-store');
+  if (d.clearCookie) res.append('Set-Cookie', `${d.clearCookie}=${cookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`);
+  if (d.allowed) {
+    res.status(200).set(d.upstream).end();
+    return;
+  }
+  if (d.challenge) res.set('WWW-Authenticate', d.challenge);
+  if (d.location) {
+    res.set('X-Boxauth-Sign-In', d.location);
+    if (!signIn401) {
+      res.redirect(302, d.location);
+      return;
+    }
+  }
+  const status = d.status === 302 ? 401 : d.status;
+  if ((req.headers.accept ?? '').includes('text/html')) {
+    const title = status === 403 ? 'Not allowed' : status === 401 ? 'Sign in needed' : 'Request refused';
+    renderPage(res, status, messagePage(svc.config.box, title, `${d.description}. Reference: ${d.id}.`));
+    return;
+  }
+  const error =
+    status === 401 ? 'invalid_token' : status === 403 ? 'access_denied' : status === 400 ? 'invalid_request' : 'temporarily_unavailable';
+  res.status(status).json({ error, error_description: d.description, decision: d.id });
+}
+
+/** The original request as forward-auth gateways send it, in their headers. */
+function forwarded(req: Request): { method: string; host: string; scheme?: string | undefined; target: string } {
+  const h = (name: string): string | undefined => first(req.headers[name]);
+  const url = h('x-original-url');
+  let parsed: URL | undefined;
+  if (url) {
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ApiError(400, 'invalid_request', 'X-Original-URL is not a URL');
+    }
+  }
+  const target = h('x-forwarded-uri') ?? h('x-original-uri') ?? (parsed ? `${parsed.pathname}${parsed.search}` : undefined);
+  if (target === undefined) {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      'send the original request: X-Forwarded-Uri (Traefik, Caddy) or X-Original-URI / X-Original-URL (NGINX), with its method and host',
+    );
+  }
+  return {
+    method: (h('x-forwarded-method') ?? h('x-original-method') ?? 'GET').toUpperCase(),
+    host: h('x-forwarded-host') ?? parsed?.host ?? h('host') ?? '',
+    scheme: h('x-forwarded-proto') ?? parsed?.protocol.replace(':', ''),
+    target,
+  };
+}
+
+export function gateRouter(svc: Services): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+
+  const gate = async (
+    req: Request,
+    res: Response,
+    door: GateRequest['door'],
+    app: string | undefined,
+    original: ReturnType<typeof forwarded>,
+  ) => {
+    const started = process.hrtime.bigint();
+    const decision = await decide(svc, { door, app, ...original, headers: headersOf(req), credential: credentialOf(req) });
+    answer(svc, req, res, decision, started, req.query.signin === '401');
+  };
+
+  // Envoy's HTTP service (and Gateway API ExternalAuth): the original path follows the prefix.
+  router.all(/^\/authz\/http\/([a-z0-9][-a-z0-9]*)(\/.*)?$/, async (req, res) => {
+    const params = req.params as Record<string, string | undefined>;
+    const query = req.originalUrl.indexOf('?');
+    const target = `${params[1] ?? '/'}${query === -1 ? '' : req.originalUrl.slice(query)}`;
+    req.resume(); // the original body, when the gateway sends it, is not needed
+    await gate(req, res, 'http', params[0], {
+      method: req.method,
+      host: req.headers.host ?? '',
+      scheme: first(req.headers['x-forwarded-proto']),
+      target,
+    });
+  });
+
+  const forwardAuth = async (req: Request, res: Response): Promise<void> => {
+    req.resume();
+    await gate(req, res, 'forward-auth', (req.params as Record<string, string | undefined>).app, forwarded(req));
+  };
+  router.all('/authz/forward-auth', forwardAuth);
+  router.all('/authz/forward-auth/:app', forwardAuth);
+
+  // --- people at apps: the gateway routes <app url>/.boxauth/* here, with the app's Host
+
+  async function appOf(req: Request): Promise<App> {
+    const app = await svc.apps.byHost(req.headers.host ?? '');
+    if (!app) throw new ApiError(404, 'not_found', `no app is reached at ${req.headers.host ?? 'this host'}`);
+    return app;
+  }
+  const page = (res: Response, status: number, title: string, message: string): void =>
+    renderPage(res, status, messagePage(box, title, message));
+  const stateCookie = (app: App, https: boolean): string => `${appCookieName(app, https)}-state`;
+
+  router.get(START_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const origin = originOf(app, req.headers.host ?? '');
+    const https = origin.startsWith('https:');
+    const client = app.signIn && (await svc.clients.get(app.signIn.client));
+    if (!client) return page(res, 404, 'Sign-in is not set up', `The app ${app.id} has no sign-in client. Tell its administrator.`);
+    const flow = startFlow(svc.csrfKey, app, safeReturnPath(req.query.rd));
+    const authorize = new URL(`${svc.config.baseUrl}/auth/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.resource.id,
+      redirect_uri: `${origin}${CALLBACK_PATH}`,
+      scope: 'openid',
+      state: flow.state,
+      code_challenge: challengeOf(flow.verifier),
+      code_challenge_method: 'S256',
+      resource: audienceOf(app),
+    }).toString();
+    res.append('Set-Cookie', `${stateCookie(app, https)}=${flow.nonce}${cookieAttributes(https, 600)}`);
+    res.set('Cache-Control', 'no-store').redirect(302, authorize.toString());
+  });
+
+  router.get(CALLBACK_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const origin = originOf(app, req.headers.host ?? '');
+    const https = origin.startsWith('https:');
+    const nonce = cookies(req)[stateCookie(app, https)];
+    const back = finishFlow(svc.csrfKey, app, req.query.state, nonce);
+    if (!back)
+      return page(
+        res,
+        400,
+        'This sign-in link is not valid',
+        'It was not started in this browser, or it is too old. Go back to the app and try again.',
+      );
+    res.append('Set-Cookie', `${stateCookie(app, https)}=${cookieAttributes(https, 0)}`);
+    if (typeof req.query.error === 'string') return page(res, 403, 'Not signed in', `The sign-in ended: ${req.query.error}.`);
+    const client = app.signIn && (await svc.clients.get(app.signIn.client));
+    if (!client || typeof req.query.code !== 'string')
+      return page(res, 400, 'This sign-in link is not valid', 'Go back to the app and try again.');
+    // The box exchanges its own code: the code is bound to the client, the redirect and the PKCE verifier.
+    const issued = await authorizationCode.handle({
+      svc,
+      params: { code: req.query.code, redirect_uri: `${origin}${CALLBACK_PATH}`, code_verifier: verifierOf(svc.csrfKey, nonce!) },
+      client,
+    });
+    svc.audit.record({
+      event: 'token_issued',
+      client: client.resource.id,
+      grant: 'authorization_code',
+      session: issued.session.id,
+      ...(issued.session.userId !== null ? { user: String(issued.session.userId) } : {}),
+    });
+    const maxAge = issued.response.expires_in;
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.response.access_token}${cookieAttributes(https, maxAge)}`);
+    res.set('Cache-Control', 'no-store').redirect(302, `${origin}${back.rd}`);
+  });
+
+  router.all(SIGN_OUT_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const https = originOf(app, req.headers.host ?? '').startsWith('https:');
+    const token = cookies(req)[appCookieName(app, https)];
+    const check = token === undefined ? undefined : await checkAccessToken(svc, token);
+    // Only the app's own session: a cookie of this name holding another token ends nothing.
+    if (check && 'session' in check && check.session.audience === audienceOf(app)) {
+      const { session } = check;
+      await closeGrants(svc, { tree: session.id }, { how: 'sign-out', by: { client: session.clientId, session: session.id } });
+    }
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${cookieAttributes(https, 0)}`);
+    page(
+      res,
+      200,
+      'Signed out',
+      `You are signed out of ${app.description ?? app.id}. To sign out of every app, sign out of the box at ${svc.config.baseUrl}/auth/sign-out.`,
+    );
+  });
+
+  return router;
+}

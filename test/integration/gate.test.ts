@@ -1,0 +1,359 @@
+// The decision point over HTTP, as gateways call it (forward-auth, Envoy's HTTP
+// service) and as AuthZEN PEPs do; real gateways in front of it are in
+// test/e2e/gateways/. Policies name their app; a policy of one target never
+// decides for another; tokens must be for the app's audience; ambiguous paths are
+// refused; people are sent to sign in and come back with the app's own cookie.
+import { expect } from 'chai';
+import { Box, basic, eventually } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
+
+describe('the decision point', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let root: string;
+  let wiki: string; // the app's url: the box's own origin, so that /.boxauth/* reaches the box with the app's Host
+  let staffId: number;
+
+  const policy = (id: string, body: Record<string, unknown>) => box.json('PUT', `/AccessPolicy/${id}`, body, root);
+
+  before(async function () {
+    box = await Box.start({ env: { BOXAUTH_ADMIN_EMAIL: 'boss@example.com', BOXAUTH_ADMIN_PASSWORD: 'boss-password' } });
+    root = await box.rootToken();
+    wiki = box.url;
+    const staff = (await box.json('POST', '/groups', { name: 'staff' }, root)).body.id;
+    staffId = (await box.json('POST', '/users', { email: 'sam@example.com', password: 'sam-password-1', 'group-ids': [staff] }, root)).body
+      .id;
+    await box.json('POST', '/users', { email: 'ola@example.com', password: 'ola-password-1' }, root);
+    // The app's sign-in client, and a service with tokens for the app's audience.
+    await box.addClient(
+      'wiki-sso',
+      {
+        grant_types: ['authorization_code'],
+        first_party: true,
+        auth: { authorization_code: { redirect_uri: `${wiki}/.boxauth/callback` } },
+      },
+      { secret: 'wiki-sso-secret', policy: false },
+    );
+    await box.addClient('indexer', { audience: ['https://wiki.example'] }, { secret: 'indexer-secret', policy: false });
+    const put = await box.json(
+      'PUT',
+      '/App/wiki',
+      { urls: [wiki], audience: 'https://wiki.example', signIn: { client: 'wiki-sso' }, policyHeaders: ['x-team'] },
+      root,
+    );
+    expect(put.status, put.text).to.equal(201);
+    await box.json('PUT', '/App/other', { urls: ['https://other.example'] }, root);
+    // The wiki: staff read and write, the indexer reads, /health is public.
+    await policy('wiki-staff', { app: 'wiki', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] });
+    await policy('wiki-indexer-reads', {
+      app: 'wiki',
+      engine: 'matcho',
+      link: [{ id: 'indexer', resourceType: 'Client' }],
+      matcho: { 'request-method': 'get', path: '#^/docs/' },
+    });
+    await policy('wiki-health', { app: 'wiki', engine: 'matcho', matcho: { path: '/health', 'request-method': 'get' } });
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  const indexerToken = async (audience = 'https://wiki.example'): Promise<string> =>
+    (await box.form('/auth/token', { grant_type: 'client_credentials', audience }, { Authorization: basic('indexer', 'indexer-secret') }))
+      .body.access_token;
+
+  /** A forward-auth check, as Traefik sends it. */
+  const forwardAuth = (uri: string, headers: Record<string, string> = {}, method = 'GET', app = 'wiki') =>
+    box.request('GET', `/authz/forward-auth/${app}`, {
+      headers: {
+        'X-Forwarded-Method': method,
+        'X-Forwarded-Proto': 'http',
+        'X-Forwarded-Host': new URL(wiki).host,
+        'X-Forwarded-Uri': uri,
+        ...headers,
+      },
+    });
+
+  describe('policies name their app', function () {
+    it('a token of the app audience is allowed by the app policies; allow is exactly 200, with the caller in headers', async function () {
+      const token = await indexerToken();
+      const res = await forwardAuth('/docs/a?x=1', { Authorization: `Bearer ${token}` });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.headers.get('x-auth-request-client')).to.equal('indexer');
+      expect(res.headers.get('x-auth-request-user')).to.equal('');
+      expect(res.headers.get('x-boxauth-decision')).to.match(/^[0-9a-f-]{36}$/);
+      const write = await forwardAuth('/docs/a', { Authorization: `Bearer ${token}` }, 'POST');
+      expect(write.status).to.equal(403);
+      expect(write.body.error).to.equal('access_denied');
+    });
+
+    it('deny by default: anonymous callers get 401 with a challenge, except where a policy allows anyone', async function () {
+      const res = await forwardAuth('/docs/a');
+      expect(res.status).to.equal(401);
+      expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="wiki"');
+      expect((await forwardAuth('/health')).status).to.equal(200);
+      // The identity headers are emptied for anonymous callers, so that a client cannot send its own.
+      const spoofed = await forwardAuth('/health', { 'X-Auth-Request-Email': 'boss@example.com' });
+      expect(spoofed.headers.get('x-auth-request-email')).to.equal('');
+    });
+
+    it('a policy for one app never allows anything at another, nor on the box API, and box policies never allow at an app', async function () {
+      // An allow-everything policy for the indexer on the box API, and one at app "other".
+      await policy('indexer-box-everything', { engine: 'allow', link: [{ id: 'indexer', resourceType: 'Client' }] });
+      await policy('indexer-other-everything', { app: 'other', engine: 'allow', link: [{ id: 'indexer', resourceType: 'Client' }] });
+      try {
+        const token = await indexerToken();
+        expect((await forwardAuth('/admin', { Authorization: `Bearer ${token}` })).status).to.equal(403);
+        // And the wiki's policies do not reach the box API: a box token of the indexer, wiki policies only.
+        await box.json('DELETE', '/AccessPolicy/indexer-box-everything', undefined, root);
+        const boxToken = (
+          await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('indexer', 'indexer-secret') })
+        ).body.access_token;
+        await policy('wiki-indexer-everything', { app: 'wiki', engine: 'allow', link: [{ id: 'indexer', resourceType: 'Client' }] });
+        expect((await box.json('GET', '/Client/indexer', undefined, boxToken)).status).to.equal(403);
+      } finally {
+        for (const id of ['indexer-box-everything', 'indexer-other-everything', 'wiki-indexer-everything']) {
+          await box.json('DELETE', `/AccessPolicy/${id}`, undefined, root);
+        }
+      }
+    });
+
+    it("a policy's app cannot change, nor be added or removed", async function () {
+      const moved = await policy('wiki-health', { app: 'other', engine: 'allow' });
+      expect(moved.status).to.equal(422);
+      expect(moved.body.errors.app[0]).to.match(/cannot change/);
+      expect((await policy('wiki-health', { engine: 'allow' })).status).to.equal(422);
+      expect((await box.json('GET', '/AccessPolicy/wiki-health', undefined, root)).body.app).to.equal('wiki');
+    });
+
+    it('tokens must be for the app: a box token (no audience) or another audience is refused with 401', async function () {
+      const boxToken = (
+        await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('indexer', 'indexer-secret') })
+      ).body.access_token;
+      const res = await forwardAuth('/docs/a', { Authorization: `Bearer ${boxToken}` });
+      expect(res.status).to.equal(401);
+      expect(res.body.error_description).to.match(/not this app/);
+      expect(res.headers.get('www-authenticate')).to.match(/error="invalid_token"/);
+    });
+
+    it('a closed session is refused at the gate at once', async function () {
+      const token = await indexerToken();
+      expect((await forwardAuth('/docs/a', { Authorization: `Bearer ${token}` })).status).to.equal(200);
+      expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
+      expect((await forwardAuth('/docs/a', { Authorization: `Bearer ${token}` })).status).to.equal(401);
+    });
+
+    it('a policy change applies at once', async function () {
+      const token = await indexerToken();
+      expect((await forwardAuth('/notes/1', { Authorization: `Bearer ${token}` })).status).to.equal(403);
+      await policy('wiki-indexer-notes', {
+        app: 'wiki',
+        engine: 'matcho',
+        link: [{ id: 'indexer', resourceType: 'Client' }],
+        matcho: { path: '#^/notes/' },
+      });
+      await eventually(
+        'the new policy',
+        async () => (await forwardAuth('/notes/1', { Authorization: `Bearer ${token}` })).status === 200,
+        5000,
+      );
+      await box.json('DELETE', '/AccessPolicy/wiki-indexer-notes', undefined, root);
+    });
+  });
+
+  describe('one meaning per path', function () {
+    it('decodes the path once: /%61dmin is tested as /admin', async function () {
+      await policy('wiki-no-admin', { app: 'wiki', engine: 'matcho', matcho: { path: '#^/(?:public)/' } });
+      try {
+        expect((await forwardAuth('/public/x')).status).to.equal(200);
+        expect((await forwardAuth('/%70ublic/x')).status).to.equal(200); // the same path, spelled otherwise
+        expect((await forwardAuth('/admin')).status).to.equal(401);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/wiki-no-admin', undefined, root);
+      }
+    });
+
+    for (const path of ['/public/../admin', '/public/%2e%2e/admin', '//admin', '/public%2F..%2Fadmin', '/public\\..\\admin', '/%ZZ']) {
+      it(`refuses the ambiguous path ${path} (400), whatever the policies`, async function () {
+        await policy('wiki-open', { app: 'wiki', engine: 'allow' });
+        try {
+          const res = await forwardAuth(path);
+          expect(res.status, res.text).to.equal(400);
+        } finally {
+          await box.json('DELETE', '/AccessPolicy/wiki-open', undefined, root);
+        }
+      });
+    }
+  });
+
+  describe('front doors', function () {
+    it("Envoy's HTTP service: the original path follows the prefix; Host and method are the original's", async function () {
+      const token = await indexerToken();
+      const res = await box.request('GET', '/authz/http/wiki/docs/b?q=1', { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status, res.text).to.equal(200);
+      expect((await box.request('DELETE', '/authz/http/wiki/docs/b', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(
+        403,
+      );
+    });
+
+    it('forward-auth reads NGINX (X-Original-URI, X-Original-Method) and ingress-nginx (X-Original-URL) too', async function () {
+      const token = await indexerToken();
+      const nginx = await box.request('GET', '/authz/forward-auth/wiki', {
+        headers: { 'X-Original-URI': '/docs/c', 'X-Original-Method': 'GET', Authorization: `Bearer ${token}` },
+      });
+      expect(nginx.status, nginx.text).to.equal(200);
+      const ingress = await box.request('GET', '/authz/forward-auth/wiki', {
+        headers: { 'X-Original-URL': `${wiki}/docs/c`, 'X-Original-Method': 'DELETE', Authorization: `Bearer ${token}` },
+      });
+      expect(ingress.status).to.equal(403);
+      const none = await box.request('GET', '/authz/forward-auth/wiki', {});
+      expect(none.status).to.equal(400);
+    });
+
+    it('a gateway that does not name the app is matched by host; an unknown host is refused', async function () {
+      const token = await indexerToken();
+      const byHost = await box.request('GET', '/authz/forward-auth', {
+        headers: { 'X-Forwarded-Host': new URL(wiki).host, 'X-Forwarded-Uri': '/docs/d', Authorization: `Bearer ${token}` },
+      });
+      expect(byHost.status, byHost.text).to.equal(200);
+      const unknown = await box.request('GET', '/authz/forward-auth', {
+        headers: { 'X-Forwarded-Host': 'nowhere.example', 'X-Forwarded-Uri': '/' },
+      });
+      expect(unknown.status).to.equal(403);
+    });
+
+    it('AuthZEN: metadata, an evaluation, evaluations with their semantics; the PEP needs a token and a box policy', async function () {
+      const meta = await box.json('GET', '/.well-known/authzen-configuration/apps/wiki');
+      expect(meta.body).to.deep.include({
+        issuer: `${box.url}/apps/wiki`,
+        access_evaluation_endpoint: `${box.url}/apps/wiki/access/v1/evaluation`,
+        access_evaluations_endpoint: `${box.url}/apps/wiki/access/v1/evaluations`,
+      });
+      const ask = { subject: { type: 'user', id: String(staffId) }, action: { name: 'GET' }, resource: { type: 'docs', id: 'a' } };
+      expect((await box.json('POST', '/apps/wiki/access/v1/evaluation', ask)).status).to.equal(401);
+      const pep = (await box.addClient('wiki-pep', {}, { policy: false })).secret;
+      const pepToken = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('wiki-pep', pep) })).body
+        .access_token;
+      expect((await box.json('POST', '/apps/wiki/access/v1/evaluation', ask, pepToken)).status).to.equal(403);
+      await policy('wiki-pep-asks', {
+        engine: 'matcho',
+        link: [{ id: 'wiki-pep', resourceType: 'Client' }],
+        matcho: { 'request-method': 'post', uri: '#^/apps/wiki/access/v1/' },
+      });
+      const yes = await box.json('POST', '/apps/wiki/access/v1/evaluation', ask, pepToken, { 'X-Request-ID': 'req-1' });
+      expect(yes.status, yes.text).to.equal(200);
+      expect(yes.body.decision).to.equal(true);
+      expect(yes.body.context.id).to.match(/^[0-9a-f-]{36}$/);
+      expect(yes.headers.get('x-request-id')).to.equal('req-1');
+      const no = await box.json('POST', '/apps/wiki/access/v1/evaluation', { ...ask, subject: { type: 'user', id: '999999' } }, pepToken);
+      expect(no.body.decision).to.equal(false);
+      const batch = await box.json(
+        'POST',
+        '/apps/wiki/access/v1/evaluations',
+        {
+          subject: { type: 'client', id: 'indexer' },
+          action: { name: 'GET' },
+          evaluations: [
+            { resource: { type: 'docs', id: 'x' } },
+            { resource: { type: 'admin', id: 'x' } },
+            { resource: { type: 'docs', id: 'y' } },
+          ],
+          options: { evaluations_semantic: 'deny_on_first_deny' },
+        },
+        pepToken,
+      );
+      expect(batch.body.evaluations.map((e: { decision: boolean }) => e.decision)).to.deep.equal([true, false]);
+      const bad = await box.json('POST', '/apps/wiki/access/v1/evaluation', { subject: { type: 'user' } }, pepToken);
+      expect(bad.status).to.equal(400);
+    });
+  });
+
+  describe('people in browsers', function () {
+    const browserHeaders = { Accept: 'text/html' };
+
+    it('are sent to the box sign-in and back to the page they asked for, with a cookie for the app; signing out of the box ends it', async function () {
+      const first = await forwardAuth('/docs/page?x=1', browserHeaders);
+      expect(first.status).to.equal(302);
+      const start = new URL(first.headers.get('location')!);
+      expect(`${start.origin}${start.pathname}`).to.equal(`${wiki}/.boxauth/start`);
+      expect(start.searchParams.get('rd')).to.equal('/docs/page?x=1');
+
+      const browser = new FormAgent(box);
+      const toBox = await browser.get(`${start.pathname}${start.search}`);
+      expect(toBox.status, toBox.text).to.equal(302);
+      const authorize = new URL(toBox.headers.get('location')!);
+      expect(authorize.searchParams.get('resource')).to.equal('https://wiki.example');
+      expect(authorize.searchParams.get('code_challenge_method')).to.equal('S256');
+      expect((await browser.signIn('sam@example.com', 'sam-password-1', `${authorize.pathname}${authorize.search}`)).status).to.equal(303);
+      const toApp = await browser.get(`${authorize.pathname}${authorize.search}`);
+      const callback = new URL(toApp.headers.get('location')!);
+      expect(callback.pathname).to.equal('/.boxauth/callback');
+      const back = await browser.get(`${callback.pathname}${callback.search}`);
+      expect(back.status, back.text).to.equal(302);
+      expect(back.headers.get('location')).to.equal(`${wiki}/docs/page?x=1`);
+      const cookie = back.headers.getSetCookie().find((c) => c.startsWith('boxauth-app-wiki='))!;
+      expect(cookie).to.match(/HttpOnly; SameSite=Lax/);
+
+      const withCookie = await forwardAuth('/docs/page', { Cookie: cookie.split(';')[0]!, ...browserHeaders });
+      expect(withCookie.status, withCookie.text).to.equal(200);
+      expect(withCookie.headers.get('x-auth-request-email')).to.equal('sam@example.com');
+      expect(withCookie.headers.get('x-auth-request-groups')).to.equal('staff');
+
+      // Sign out of the box: the app's session ends with the browser's.
+      const page = await browser.get('/auth/sign-out');
+      await browser.post(
+        '/auth/sign-out',
+        Object.fromEntries([...page.text.matchAll(/name="(csrf|return_to)" value="([^"]*)"/g)].map((m) => [m[1], m[2]])),
+      );
+      const after = await forwardAuth('/docs/page', { Cookie: cookie.split(';')[0]!, ...browserHeaders });
+      expect(after.status).to.equal(302);
+      expect(after.headers.getSetCookie().some((c) => c.startsWith('boxauth-app-wiki=;'))).to.equal(true);
+    });
+
+    it('the way back is refused without the browser that started it (CSRF, login fixation), and never leaves the app', async function () {
+      const browser = new FormAgent(box);
+      const toBox = await browser.get('/.boxauth/start?rd=//evil.example/x');
+      const authorize = new URL(toBox.headers.get('location')!);
+      const state = authorize.searchParams.get('state')!;
+      // Another browser (no state cookie) cannot finish this flow.
+      const other = new FormAgent(box);
+      const stolen = await other.get(`/.boxauth/callback?code=whatever&state=${encodeURIComponent(state)}`);
+      expect(stolen.status).to.equal(400);
+      // And an rd to another origin comes back as /.
+      await browser.signIn('sam@example.com', 'sam-password-1', `${authorize.pathname}${authorize.search}`);
+      const callback = new URL((await browser.get(`${authorize.pathname}${authorize.search}`)).headers.get('location')!);
+      const back = await browser.get(`${callback.pathname}${callback.search}`);
+      expect(back.headers.get('location')).to.equal(`${wiki}/`);
+    });
+
+    it('a person the policies do not allow gets 403 with a page naming the decision', async function () {
+      const browser = new FormAgent(box);
+      await browser.signIn('ola@example.com', 'ola-password-1');
+      const toBox = await browser.get('/.boxauth/start?rd=/docs/x');
+      const authorize = new URL(toBox.headers.get('location')!);
+      const callback = new URL((await browser.get(`${authorize.pathname}${authorize.search}`)).headers.get('location')!);
+      const back = await browser.get(`${callback.pathname}${callback.search}`);
+      const cookie = back.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('boxauth-app-wiki='))!
+        .split(';')[0]!;
+      const res = await forwardAuth('/docs/x', { Cookie: cookie, Accept: 'text/html' });
+      expect(res.status).to.equal(403);
+      expect(res.text).to.include(res.headers.get('x-boxauth-decision')!);
+    });
+  });
+
+  describe('dry run and explanations', function () {
+    it('a dry-run policy decides nothing, and the audit says what it would have done', async function () {
+      await policy('wiki-dry', { app: 'wiki', dryRun: true, engine: 'allow' });
+      try {
+        const res = await forwardAuth('/secret');
+        expect(res.status).to.equal(401);
+        await eventually('the decision in the audit log', async () =>
+          box.logs.some((l) => l.includes(res.headers.get('x-boxauth-decision')!) && l.includes('would allow')),
+        );
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/wiki-dry', undefined, root);
+      }
+    });
+  });
+});
