@@ -6,10 +6,21 @@ import type { Command, Io } from './command.js';
 import { boxCommand } from './commands/box.js';
 import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
-import { clientCommand, policyCommand, sessionCommand } from './commands/resources.js';
+import { explainCommand } from './commands/explain.js';
+import { appCommand, clientCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
 
-const COMMANDS: Command[] = [userCommand, groupCommand, clientCommand, policyCommand, sessionCommand, boxCommand, kubeLoginCommand];
+const COMMANDS: Command[] = [
+  userCommand,
+  groupCommand,
+  clientCommand,
+  policyCommand,
+  appCommand,
+  explainCommand,
+  sessionCommand,
+  boxCommand,
+  kubeLoginCommand,
+];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

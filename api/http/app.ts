@@ -16,6 +16,7 @@ import { adminRouter } from './routes/admin.js';
 import { authorizeRouter } from './routes/authorize.js';
 import { authzenRouter } from './routes/authzen.js';
 import { gateRouter } from './routes/gate.js';
+import { explainRouter } from './routes/explain.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
 import { deviceRouter } from './routes/device.js';
@@ -104,6 +105,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     resourceRouter(svc, 'Client', guard),
     resourceRouter(svc, 'AccessPolicy', guard),
     resourceRouter(svc, 'App', guard),
+    explainRouter(svc, guard),
     sessionRouter(svc, guard),
     peopleRouter(svc, guard),
   );

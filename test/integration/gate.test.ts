@@ -355,5 +355,34 @@ describe('the decision point', function () {
         await box.json('DELETE', '/AccessPolicy/wiki-dry', undefined, root);
       }
     });
+
+    it('a refused decision is explained by its id: each policy, what it said, and the failing matcho path', async function () {
+      const token = await indexerToken();
+      const refused = await forwardAuth('/docs/a', { Authorization: `Bearer ${token}` }, 'DELETE');
+      expect(refused.status).to.equal(403);
+      const id = refused.headers.get('x-boxauth-decision')!;
+      const explained = await eventually('the recorded decision', async () => {
+        const res = await box.json('GET', `/authz/decisions/${id}`, undefined, root);
+        return res.status === 200 && res;
+      });
+      expect(explained.body).to.include({ id, app: 'wiki', allowed: false, status: 403 });
+      const indexer = explained.body.policies.find((p: { id: string }) => p.id === 'wiki-indexer-reads');
+      expect(indexer.verdict).to.equal('does not allow');
+      expect(indexer.why).to.equal('request-method: "delete" does not match "get"');
+      // An allowed decision is not kept; a stranger may not read decisions.
+      const allowed = (await forwardAuth('/docs/a', { Authorization: `Bearer ${token}` })).headers.get('x-boxauth-decision')!;
+      expect((await box.json('GET', `/authz/decisions/${allowed}`, undefined, root)).status).to.equal(404);
+      expect((await box.json('GET', `/authz/decisions/${id}`, undefined, token)).status).to.equal(401);
+    });
+
+    it('a request is replayed and explained without being recorded', async function () {
+      const res = await box.json('POST', '/authz/explain', { app: 'wiki', method: 'GET', path: '/notes/1', client: 'indexer' }, root);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.allowed).to.equal(false);
+      const why = res.body.policies.find((p: { id: string }) => p.id === 'wiki-indexer-reads').why;
+      expect(why).to.equal('path: "/notes/1" does not match "#^/docs/"');
+      expect((await box.json('GET', `/authz/decisions/${res.body.id}`, undefined, root)).status).to.equal(404);
+      expect((await box.json('POST', '/authz/explain', { app: 'nope' }, root)).status).to.equal(404);
+    });
   });
 });

@@ -1,4 +1,4 @@
-// boxauth client …, policy … and session …: the resource API from the shell.
+// boxauth client …, policy …, app … and session …: the resource API from the shell.
 import { errorMessage } from '../../errors.js';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
@@ -6,7 +6,7 @@ import { CliError } from '../api.js';
 import { parse, usage, withBox, type Command, type Io } from '../command.js';
 import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type Column } from '../output.js';
 
-type Kind = 'Client' | 'AccessPolicy';
+type Kind = 'Client' | 'AccessPolicy' | 'App';
 
 /**
  * The resources in a YAML or JSON file (one or many documents, or JSON arrays),
@@ -62,12 +62,19 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
   AccessPolicy: [
     { header: 'ID', cell: (p) => p.id },
     { header: 'ENGINE', cell: (p) => p.engine },
+    { header: 'APP', cell: (p) => p.app },
     { header: 'LINK', cell: (p) => ((p.link ?? []) as Link[]).map((l) => `${l.resourceType}/${l.id}`) },
     { header: 'DESCRIPTION', cell: (p) => p.description },
   ],
+  App: [
+    { header: 'ID', cell: (a) => a.id },
+    { header: 'URLS', cell: (a) => a.urls },
+    { header: 'SIGN_IN', cell: (a) => (a.signIn as { client?: string } | undefined)?.client },
+    { header: 'DESCRIPTION', cell: (a) => a.description },
+  ],
 };
 
-function resourceCommand(name: 'client' | 'policy', kind: Kind): Command {
+function resourceCommand(name: 'client' | 'policy' | 'app', kind: Kind): Command {
   const help = `Usage: boxauth ${name} <subcommand>
 
 Subcommands:
@@ -140,6 +147,7 @@ ${outputHelp(33, 'list and get')}
 
 export const clientCommand = resourceCommand('client', 'Client');
 export const policyCommand = resourceCommand('policy', 'AccessPolicy');
+export const appCommand = resourceCommand('app', 'App');
 
 const SESSION_HELP = `Usage: boxauth session <subcommand>
 

@@ -1,0 +1,86 @@
+// boxauth explain: why the decision point allowed or refused a request. With a
+// decision id (from a gate's X-Boxauth-Decision header, or the audit log) it
+// explains a refused decision the box kept; with --app and the request it replays
+// one. Each policy of the app that applied is shown with what it said, and, when
+// it did not allow, the failing matcho path or JSON Schema error.
+import { parse, usage, withBox, type Command } from '../command.js';
+import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord } from '../output.js';
+
+const HELP = `Usage: boxauth explain <decision-id>
+       boxauth explain --app <app> [--method GET] [--path /x] [--host h]
+                       [--token <access token> | --user <user id> | --client <client id>]
+                       [--header name=value]...
+
+Explains a decision of the decision point: a refused one the box kept (by the id
+a gateway answered with, X-Boxauth-Decision), or a request replayed now.
+
+Options:
+${outputHelp(33, 'the explanation')}
+`;
+
+interface Explanation {
+  id: string;
+  app: string | null;
+  allowed: boolean;
+  status: number;
+  reason: string;
+  policies: { id: string; verdict: string; why?: string }[];
+  at?: string;
+}
+
+export const explainCommand: Command = {
+  name: 'explain',
+  summary: 'why the decision point allowed or refused a request',
+  help: HELP,
+  async run(args, io) {
+    const { values, positionals } = parse(args, {
+      app: { type: 'string' },
+      method: { type: 'string' },
+      path: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      user: { type: 'string' },
+      client: { type: 'string' },
+      header: { type: 'string', multiple: true },
+      ...OUTPUT_OPTION,
+      help: { type: 'boolean', short: 'h' },
+    });
+    const [id] = positionals;
+    if (values.help || (!id && !values.app) || id === 'help') return io.out(HELP);
+    if (id && values.app) throw usage('give a decision id, or --app and a request, not both');
+    const format = outputFormat(values.output, io);
+    const headers: Record<string, string> = {};
+    for (const h of values.header ?? []) {
+      const eq = h.indexOf('=');
+      if (eq < 1) throw usage(`--header must be name=value (got "${h}")`);
+      headers[h.slice(0, eq)] = h.slice(eq + 1);
+    }
+    return withBox(io, async (api) => {
+      const explanation = id
+        ? (await api.call<Explanation>('GET', `/authz/decisions/${encodeURIComponent(id)}`)).body
+        : (
+            await api.call<Explanation>('POST', '/authz/explain', {
+              app: values.app,
+              ...(values.method ? { method: values.method } : {}),
+              ...(values.path ? { path: values.path } : {}),
+              ...(values.host ? { host: values.host } : {}),
+              ...(values.token ? { token: values.token } : {}),
+              ...(values.user ? { user: values.user } : {}),
+              ...(values.client ? { client: values.client } : {}),
+              headers,
+            })
+          ).body;
+      if (format !== 'table') return printRecord(io, format, explanation, []);
+      io.out(
+        `decision ${explanation.id}${explanation.at ? ` (${explanation.at})` : ''}: ${explanation.allowed ? 'allowed' : 'refused'} ` +
+          `(${explanation.status}) at app ${explanation.app ?? '-'}: ${explanation.reason}\n\n`,
+      );
+      if (!explanation.policies.length) return io.out('No policy of the app applied to this request: refused by default.\n');
+      printList(io, 'table', explanation.policies, [
+        { header: 'POLICY', cell: (p) => p.id },
+        { header: 'VERDICT', cell: (p) => p.verdict },
+        { header: 'WHY', cell: (p) => p.why },
+      ]);
+    });
+  },
+};

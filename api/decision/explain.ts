@@ -1,0 +1,70 @@
+// Why a decision came out as it did: each policy of the app that applied, what it
+// said, and — for those that did not allow — the failing matcho path or JSON
+// Schema error (api/policy/engines.ts `why`). For `boxauth explain`: a replayed
+// request, or a refused decision the record kept (./record.ts). Never on the hot path.
+import type { Services } from '../services.js';
+import type { DecisionRow } from '../store/decisions.js';
+import type { Decision } from './engine.js';
+
+export interface PolicyExplanation {
+  id: string;
+  verdict: string;
+  /** Why it did not allow (its failing path or schema error), or why it cannot say. */
+  why?: string;
+}
+
+export interface Explanation {
+  id: string;
+  app: string | null;
+  allowed: boolean;
+  status: number;
+  reason: string;
+  policies: PolicyExplanation[];
+  request: object | null;
+  /** For a recorded decision: when it was made. */
+  at?: string;
+}
+
+async function explainPolicies(
+  svc: Pick<Services, 'policies'>,
+  outcomes: { id: string; verdict: string }[],
+  request: object | null,
+): Promise<PolicyExplanation[]> {
+  const out: PolicyExplanation[] = [];
+  for (const o of outcomes) {
+    if (o.verdict === 'allows' || o.verdict === 'would allow' || request === null) {
+      out.push(o);
+      continue;
+    }
+    const why = await svc.policies.why(o.id, request);
+    out.push({ ...o, why: why ?? 'it allows the request now (the policy changed since, or was removed)' });
+  }
+  return out;
+}
+
+/** A decision just made (a replay), explained. */
+export async function explainDecision(svc: Pick<Services, 'policies'>, d: Decision): Promise<Explanation> {
+  return {
+    id: d.id,
+    app: d.app,
+    allowed: d.allowed,
+    status: d.status,
+    reason: d.description,
+    policies: await explainPolicies(svc, d.outcomes, d.request),
+    request: d.request,
+  };
+}
+
+/** A refused decision the record kept, explained against the policies as they are now. */
+export async function explainRecorded(svc: Pick<Services, 'policies'>, row: DecisionRow): Promise<Explanation> {
+  return {
+    id: row.id,
+    app: row.app,
+    allowed: false,
+    status: row.status,
+    reason: row.reason,
+    policies: await explainPolicies(svc, row.policies, row.request),
+    request: row.request,
+    at: new Date(row.at).toISOString(),
+  };
+}

@@ -1,0 +1,58 @@
+// Explanations of the decision point's decisions, on the box's own API (behind its
+// policies, as any route is): POST /authz/explain replays a request — as a gateway
+// would send it, with a token or a named user or client — and says what each of
+// the app's policies made of it, without recording it; GET /authz/decisions/<id>
+// explains a refused decision the record kept. `boxauth explain` calls both.
+import type { RequestHandler, Router } from 'express';
+import { badRequest, notFound } from '../../errors.js';
+import { decide, type Credential } from '../../decision/engine.js';
+import { explainDecision, explainRecorded } from '../../decision/explain.js';
+import { hostOf } from '../../decision/apps.js';
+import type { Services } from '../../services.js';
+import { resourceBody } from '../body.js';
+import { send } from '../respond.js';
+import { strictRouter } from '../router.js';
+
+const text = (body: Record<string, unknown>, name: string, required = false): string | undefined => {
+  const v = body[name];
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== 'string' || v === '') throw badRequest(`${name} must be a non-empty string`);
+  return v;
+};
+
+export function explainRouter(svc: Services, guard: RequestHandler): Router {
+  const router = strictRouter();
+
+  router.post('/authz/explain', guard, ...resourceBody, async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('send {app, method, path, and token, user or client}');
+    const appId = text(body, 'app', true)!;
+    const app = await svc.apps.byId(appId);
+    if (!app) throw notFound(`App "${appId}"`);
+    const token = text(body, 'token');
+    const user = text(body, 'user');
+    const client = text(body, 'client');
+    const credential: Credential = token ? { bearer: token } : user ? { user } : client ? { client } : 'none';
+    const headers = body.headers ?? {};
+    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw badRequest('headers must be an object of strings');
+    const d = await decide(svc, {
+      door: 'http',
+      app: app.id,
+      method: (text(body, 'method') ?? 'GET').toUpperCase(),
+      host: text(body, 'host') ?? hostOf(app.urls[0]!),
+      target: text(body, 'path') ?? '/',
+      headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), typeof v === 'string' ? v : undefined])),
+      credential,
+    });
+    send(req, res, 200, await explainDecision(svc, d));
+  });
+
+  router.get('/authz/decisions/:id', guard, async (req, res) => {
+    const row = await svc.decisions.find(req.params.id as string);
+    if (!row)
+      throw notFound(`decision "${req.params.id as string}" (only refused decisions are kept, for BOXAUTH_DECISION_RETENTION_HOURS)`);
+    send(req, res, 200, await explainRecorded(svc, row));
+  });
+
+  return router;
+}
