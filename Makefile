@@ -7,7 +7,7 @@ MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 300
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds
+	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -48,7 +48,24 @@ $(LUA):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq lua5.4
 
-test: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+# The gateway tests (test/e2e/gateways/) run Debian's nginx (auth_request) and caddy (forward_auth)
+# in front of an app; Traefik is built by test-tools.
+NGINX := /usr/sbin/nginx
+CADDY := /usr/bin/caddy
+
+$(NGINX):
+	@echo "installing Debian's nginx for the gateway tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nginx
+
+$(CADDY):
+	@echo "installing Debian's caddy for the gateway tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq caddy
+
+gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
+
+test: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure-logic tests only
@@ -57,7 +74,7 @@ test-unit: dist/.built ## pure-logic tests only
 test-integration: dist/.built ## the API over HTTP against a real PostgreSQL
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
-test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools ## real OAuth client libraries against the server as `make run` starts it
+test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
 	$(MOCHA) 'dist/test/e2e/**/*.test.js'
 
 example-app: ## serve examples/browser-app on http://localhost:3000 (apply its client.yaml first)
@@ -71,7 +88,7 @@ test-operator: dist/.built $(LUA) kube-binaries test-tools ## the operator again
 kube-binaries:
 	@scripts/kube-build.sh
 
-# kstatus (test/kstatus) and promtool for the operator's tests: built once (a few minutes cold) into
+# kstatus (test/kstatus) and promtool for the operator's tests, and Traefik for the gateway tests: built once (a few minutes cold) into
 # ~/.cache/boxauth/tools/bin; afterwards this builds nothing.
 test-tools:
 	@scripts/test-tools-build.sh

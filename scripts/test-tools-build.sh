@@ -21,6 +21,7 @@ KSTATUS_DIR=$ROOT/test/kstatus
 CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
 BIN=$CACHE/bin
 PROMETHEUS_VERSION=v0.316.0
+TRAEFIK_VERSION=v3.6.12
 
 log() { printf 'test-tools-build: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -76,4 +77,22 @@ else
   log "built promtool in $((SECONDS - start)) s"
 fi
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, promtool $PROMETHEUS_VERSION"
+if stamped traefik "$TRAEFIK_VERSION"; then
+  log "traefik $TRAEFIK_VERSION: cached"
+else
+  log "building traefik $TRAEFIK_VERSION (a few minutes cold)"
+  start=$SECONDS
+  # The module cache is read-only: build from there, writing only into $TMP.
+  src=$(cd "$TMP" && GOFLAGS=-mod=mod go mod download -json "github.com/traefik/traefik/v3@$TRAEFIK_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d $src ]] || die "go mod download of traefik $TRAEFIK_VERSION gave no source directory"
+  # Traefik's release builds stamp the version the same way (its Makefile).
+  (cd "$src" && go build -trimpath -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
+    -o "$TMP/traefik" ./cmd/traefik) >&2
+  [[ $("$TMP/traefik" version 2>/dev/null) == *"${TRAEFIK_VERSION#v}"* ]] || die "traefik does not report version $TRAEFIK_VERSION"
+  mv -f "$TMP/traefik" "$BIN/traefik"
+  printf '%s\n' "$TRAEFIK_VERSION" >"$BIN/.traefik.version"
+  log "built traefik in $((SECONDS - start)) s"
+fi
+
+log "ready in $BIN: kstatus $KSTATUS_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION"

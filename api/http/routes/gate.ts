@@ -7,7 +7,8 @@
 //   headers; no or a bad token 401 with WWW-Authenticate; refused 403.
 // - forward-auth (Traefik forwardAuth, Caddy forward_auth, NGINX auth_request):
 //   /authz/forward-auth[/<app>], the original request in X-Forwarded-Method/-Proto/
-//   -Host/-Uri (Traefik, Caddy) or X-Original-Method/-URI/-URL (NGINX, ingress-nginx).
+//   -Host/-Uri (Traefik, Caddy), X-Original-URI/-Method (NGINX) or X-Original-URL/
+//   -Method (ingress-nginx): one of the three, never two (see forwarded()).
 //   A person without a session gets 302 to the app's sign-in; with `?signin=401`
 //   (NGINX, whose auth_request cannot pass a redirect on) 401 and the address in
 //   X-Boxauth-Sign-In.
@@ -82,32 +83,55 @@ function answer(svc: Services, req: Request, res: Response, d: Decision, started
   res.status(status).json({ error, error_description: d.description, decision: d.id });
 }
 
-/** The original request as forward-auth gateways send it, in their headers. */
+/**
+ * The original request as forward-auth gateways send it, each in headers of its own: Traefik and
+ * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as README configures
+ * it in X-Original-URI (with X-Original-Method, and Host); ingress-nginx in X-Original-URL (with
+ * X-Original-Method). A gateway sets its own and passes the client's other headers on as they
+ * came, so only the headers of the one that names the request are read, and a request named by
+ * two is refused: one of them is the client's, and nothing says which.
+ */
 function forwarded(req: Request): { method: string; host: string; scheme?: string | undefined; target: string } {
   const h = (name: string): string | undefined => first(req.headers[name]);
-  const url = h('x-original-url');
-  let parsed: URL | undefined;
-  if (url) {
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new ApiError(400, 'invalid_request', 'X-Original-URL is not a URL');
-    }
-  }
-  const target = h('x-forwarded-uri') ?? h('x-original-uri') ?? (parsed ? `${parsed.pathname}${parsed.search}` : undefined);
-  if (target === undefined) {
+  const named = ['X-Forwarded-Uri', 'X-Original-URI', 'X-Original-URL'].filter((name) => h(name.toLowerCase()) !== undefined);
+  if (named.length > 1) {
     throw new ApiError(
       400,
       'invalid_request',
-      'send the original request: X-Forwarded-Uri (Traefik, Caddy) or X-Original-URI / X-Original-URL (NGINX), with its method and host',
+      `the original request is named both in ${named.join(' and in ')}: a gateway sends one of them (X-Forwarded-Uri: Traefik, Caddy; X-Original-URI: NGINX; X-Original-URL: ingress-nginx), another came from the client`,
     );
   }
-  return {
-    method: (h('x-forwarded-method') ?? h('x-original-method') ?? 'GET').toUpperCase(),
-    host: h('x-forwarded-host') ?? parsed?.host ?? h('host') ?? '',
-    scheme: h('x-forwarded-proto') ?? parsed?.protocol.replace(':', ''),
-    target,
-  };
+  switch (named[0]) {
+    case 'X-Forwarded-Uri':
+      return {
+        method: (h('x-forwarded-method') ?? 'GET').toUpperCase(),
+        host: h('x-forwarded-host') ?? h('host') ?? '',
+        scheme: h('x-forwarded-proto'),
+        target: h('x-forwarded-uri')!,
+      };
+    case 'X-Original-URI':
+      return { method: (h('x-original-method') ?? 'GET').toUpperCase(), host: h('host') ?? '', target: h('x-original-uri')! };
+    case 'X-Original-URL': {
+      let url: URL;
+      try {
+        url = new URL(h('x-original-url')!);
+      } catch {
+        throw new ApiError(400, 'invalid_request', 'X-Original-URL is not a URL');
+      }
+      return {
+        method: (h('x-original-method') ?? 'GET').toUpperCase(),
+        host: url.host,
+        scheme: url.protocol.replace(':', ''),
+        target: `${url.pathname}${url.search}`,
+      };
+    }
+    default:
+      throw new ApiError(
+        400,
+        'invalid_request',
+        'send the original request: X-Forwarded-Uri (Traefik, Caddy), X-Original-URI (NGINX) or X-Original-URL (ingress-nginx), with its method and host',
+      );
+  }
 }
 
 export function gateRouter(svc: Services): Router {

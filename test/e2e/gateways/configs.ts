@@ -1,0 +1,167 @@
+// The gateway configurations the tests run, as README "Guard your apps with
+// boxauth" gives them (there cut down to one app, with names for addresses): each
+// gateway asks the box's forward-auth door about every request to the app, sets
+// the identity headers of the box's answer on the request it passes on, and routes
+// the app's /.boxauth/* (the way back from sign-in) to the box with the app's Host.
+
+/** Where one gateway listens, and what is behind it. */
+export interface Wiring {
+  /** The App it guards (its id: the gateway names it in the forward-auth address). */
+  app: string;
+  /** The gateway's own port on 127.0.0.1: the app's url is http://127.0.0.1:<port>. */
+  port: number;
+  /** host:port of the box and of the app's upstream. */
+  box: string;
+  upstream: string;
+  /** A directory of the gateway's own, for its temporary files. */
+  dir: string;
+}
+
+/** The identity headers of the box's answer (README "Policies for apps": their default names). */
+export const IDENTITY_HEADERS = ['X-Auth-Request-User', 'X-Auth-Request-Email', 'X-Auth-Request-Groups', 'X-Auth-Request-Client'];
+
+const variable = (header: string): string => `$boxauth_${header.replace(/^X-Auth-Request-/, '').toLowerCase()}`;
+const upstreamVariable = (header: string): string => `$upstream_http_${header.toLowerCase().replace(/-/g, '_')}`;
+
+/**
+ * NGINX with auth_request. The subrequest asks with `?signin=401`: auth_request
+ * passes on only 2xx, 401 and 403, so a person's redirect to sign in comes back as
+ * 401 with the address in X-Boxauth-Sign-In, which @boxauth_401 turns into the
+ * redirect. Host is `$http_host`, not `$host`: `$host` drops the port, and the box
+ * finds the app of /.boxauth/* by its Host as the app's url names it.
+ */
+export function nginxConf(w: Wiring): string {
+  return `
+daemon off;
+worker_processes 1;
+pid ${w.dir}/nginx.pid;
+error_log stderr warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${w.dir}/client_body;
+  proxy_temp_path ${w.dir}/proxy;
+  fastcgi_temp_path ${w.dir}/fastcgi;
+  uwsgi_temp_path ${w.dir}/uwsgi;
+  scgi_temp_path ${w.dir}/scgi;
+
+  upstream boxauth { server ${w.box}; }
+  upstream app { server ${w.upstream}; }
+
+  server {
+    listen 127.0.0.1:${w.port};
+
+    location / {
+      auth_request /.boxauth-authz;
+${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamVariable(h)};\n      proxy_set_header ${h} ${variable(h)};`).join('\n')}
+      auth_request_set $boxauth_sign_in $upstream_http_x_boxauth_sign_in;
+      error_page 401 = @boxauth_401;
+      proxy_pass http://app;
+    }
+
+    location = /.boxauth-authz {
+      internal;
+      proxy_pass http://boxauth/authz/forward-auth/${w.app}?signin=401;
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URI $request_uri;
+      proxy_set_header X-Original-Method $request_method;
+      proxy_set_header Host $http_host;
+      proxy_connect_timeout 2s;
+      proxy_read_timeout 5s;
+    }
+
+    # 401 from the box: a person is sent to sign in; anything else gets the 401, with the
+    # WWW-Authenticate of the box's answer (auth_request passes it on).
+    location @boxauth_401 {
+      if ($boxauth_sign_in) {
+        return 302 $boxauth_sign_in;
+      }
+      return 401;
+    }
+
+    location /.boxauth/ {
+      proxy_pass http://boxauth;
+      proxy_set_header Host $http_host;
+    }
+  }
+}
+`;
+}
+
+/**
+ * Caddy with forward_auth. The identity headers are removed first (a `route`
+ * keeps this order): which Caddy versions overwrite, skip or delete a copy_headers
+ * header the box answers empty or not at all has changed over releases, and a
+ * skipped one would let the client's own value through.
+ */
+export function caddyfile(w: Wiring): string {
+  return `
+{
+  admin off
+  auto_https off
+  grace_period 1s
+}
+
+http://127.0.0.1:${w.port} {
+  handle /.boxauth/* {
+    reverse_proxy ${w.box}
+  }
+  handle {
+    route {
+${IDENTITY_HEADERS.map((h) => `      request_header -${h}`).join('\n')}
+      forward_auth ${w.box} {
+        uri /authz/forward-auth/${w.app}
+        copy_headers ${IDENTITY_HEADERS.join(' ')}
+      }
+      reverse_proxy ${w.upstream}
+    }
+  }
+}
+`;
+}
+
+/** Traefik's dynamic configuration (the file provider): forwardAuth on the app's router, /.boxauth/ to the box. */
+export function traefikDynamic(w: Wiring): string {
+  return `
+http:
+  routers:
+    ${w.app}:
+      rule: PathPrefix(\`/\`)
+      entryPoints: [web]
+      middlewares: [boxauth-${w.app}]
+      service: ${w.app}
+    ${w.app}-boxauth:
+      rule: PathPrefix(\`/.boxauth/\`)
+      entryPoints: [web]
+      service: boxauth
+  middlewares:
+    boxauth-${w.app}:
+      forwardAuth:
+        address: http://${w.box}/authz/forward-auth/${w.app}
+        trustForwardHeader: false
+        authResponseHeaders:
+${IDENTITY_HEADERS.map((h) => `          - ${h}`).join('\n')}
+  services:
+    ${w.app}:
+      loadBalancer:
+        servers:
+          - url: http://${w.upstream}
+    boxauth:
+      loadBalancer:
+        servers:
+          - url: http://${w.box}
+`;
+}
+
+/** Traefik's static configuration, as command-line flags. */
+export function traefikFlags(w: Wiring, dynamicFile: string): string[] {
+  return [
+    `--entryPoints.web.address=127.0.0.1:${w.port}`,
+    '--entryPoints.web.transport.lifeCycle.graceTimeOut=1s',
+    `--providers.file.filename=${dynamicFile}`,
+    '--log.level=ERROR',
+    '--global.checkNewVersion=false',
+    '--global.sendAnonymousUsage=false',
+  ];
+}

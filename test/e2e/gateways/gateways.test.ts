@@ -1,0 +1,232 @@
+// Real gateways in front of an app, the box as their decision point: Debian's
+// NGINX (auth_request) and Caddy (forward_auth), and Traefik (forwardAuth) built
+// from the Go module proxy, each configured as README "Guard your apps with
+// boxauth" says (./configs.ts). One case list runs against each; the plain-HTTP
+// behaviour of the doors is in test/integration/gate.test.ts.
+import { expect } from 'chai';
+import type { Browser } from 'playwright-core';
+import { Box, basic } from '../../support/box.js';
+import { launchBrowser, screenshot } from '../../support/browser.js';
+import { freePort } from '../../support/ports.js';
+import { startGateway, startUpstream, type Gateway, type GatewayName, type Received, type Upstream } from './launch.js';
+
+const GATEWAYS: GatewayName[] = ['nginx', 'caddy', 'traefik'];
+const appOf = (name: GatewayName): string => `wiki-${name}`;
+const audienceOf = (name: GatewayName): string => `https://${appOf(name)}.example`;
+
+describe('real gateways in front of an app', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let root: string;
+  let upstream: Upstream;
+  let browser: Browser;
+  let samId: string;
+  const gateways = new Map<GatewayName, Gateway>();
+
+  /** An app guarded by one gateway: its sign-in client, and its policies (staff do anything, the indexer reads /docs/, /health is public). */
+  async function guardedApp(name: GatewayName, url: string): Promise<void> {
+    const app = appOf(name);
+    await box.addClient(
+      `${app}-sso`,
+      {
+        grant_types: ['authorization_code'],
+        first_party: true,
+        auth: { authorization_code: { redirect_uri: `${url}/.boxauth/callback` } },
+      },
+      { policy: false },
+    );
+    const put = await box.json('PUT', `/App/${app}`, { urls: [url], audience: audienceOf(name), signIn: { client: `${app}-sso` } }, root);
+    expect(put.status, put.text).to.equal(201);
+    const policies: Record<string, Record<string, unknown>> = {
+      staff: { engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] },
+      'indexer-reads': {
+        engine: 'matcho',
+        link: [{ id: 'indexer', resourceType: 'Client' }],
+        matcho: { 'request-method': 'get', path: '#^/docs/' },
+      },
+      health: { engine: 'matcho', matcho: { 'request-method': 'get', path: '/health' } },
+    };
+    for (const [id, policy] of Object.entries(policies)) {
+      const res = await box.json('PUT', `/AccessPolicy/${app}-${id}`, { app, ...policy }, root);
+      expect(res.status, res.text).to.be.lessThan(300);
+    }
+  }
+
+  before(async function () {
+    // The box's own origin is another host than the apps' (localhost, not 127.0.0.1), as in a
+    // cluster: the browser keeps the box's cookies and each app's apart.
+    const boxPort = await freePort();
+    [box, upstream, browser] = await Promise.all([
+      Box.start({ port: boxPort, env: { BOXAUTH_BASE_URL: `http://localhost:${boxPort}` } }),
+      startUpstream(),
+      launchBrowser(),
+    ]);
+    root = await box.rootToken();
+    const staff = (await box.json('POST', '/groups', { name: 'staff' }, root)).body.id;
+    samId = String(
+      (await box.json('POST', '/users', { email: 'sam@example.com', password: 'sam-password-1', 'group-ids': [staff] }, root)).body.id,
+    );
+    await box.addClient('indexer', { audience: GATEWAYS.map(audienceOf) }, { secret: 'indexer-secret', policy: false });
+    await Promise.all(
+      GATEWAYS.map(async (name) => {
+        const port = await freePort();
+        await guardedApp(name, `http://127.0.0.1:${port}`);
+        const gateway = await startGateway(name, {
+          app: appOf(name),
+          port,
+          box: `127.0.0.1:${box.port}`,
+          upstream: upstream.address,
+          readyPath: '/health',
+        });
+        gateways.set(name, gateway);
+      }),
+    );
+  });
+  after(async function () {
+    await Promise.all([...gateways.values()].map((g) => g.stop()));
+    await Promise.all([browser?.close(), upstream?.stop(), box?.stop()]);
+  });
+
+  const indexerToken = async (name: GatewayName): Promise<string> => {
+    const res = await box.form(
+      '/auth/token',
+      { grant_type: 'client_credentials', audience: audienceOf(name) },
+      { Authorization: basic('indexer', 'indexer-secret') },
+    );
+    expect(res.status, res.text).to.equal(200);
+    return res.body.access_token as string;
+  };
+
+  /** A request to the app through its gateway. */
+  const through = async (name: GatewayName, path: string, init: { method?: string; headers?: Record<string, string> } = {}) => {
+    const res = await fetch(`${gateways.get(name)!.url}${path}`, {
+      method: init.method ?? 'GET',
+      headers: init.headers,
+      redirect: 'manual',
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text };
+  };
+  /** What the upstream received for the request `run` makes (undefined: nothing reached it). */
+  const reaching = async (run: () => Promise<{ status: number }>): Promise<{ status: number; received: Received | undefined }> => {
+    const before = upstream.received.length;
+    const { status } = await run();
+    expect(upstream.received.length - before).to.be.at.most(1);
+    return { status, received: upstream.received[before] };
+  };
+
+  for (const name of GATEWAYS) {
+    describe(name, function () {
+      const app = appOf(name);
+
+      it('allowed: the upstream answers, the caller in X-Auth-Request-* headers the gateway set from the box answer', async function () {
+        const token = await indexerToken(name);
+        const res = await reaching(() => through(name, '/docs/a?x=1', { headers: { Authorization: `Bearer ${token}` } }));
+        expect(res.status).to.equal(200);
+        expect(res.received!.url).to.equal('/docs/a?x=1');
+        expect(res.received!.headers['x-auth-request-client']).to.equal('indexer');
+        // A client's token names no user: the header is empty or absent, never a user's.
+        expect(res.received!.headers['x-auth-request-user'] ?? '').to.equal('');
+      });
+
+      it('refused: 403, and the upstream sees nothing', async function () {
+        const token = await indexerToken(name);
+        const res = await reaching(() => through(name, '/docs/a', { method: 'POST', headers: { Authorization: `Bearer ${token}` } }));
+        expect(res.status).to.equal(403);
+        expect(res.received).to.equal(undefined);
+      });
+
+      it('an API call without a token: 401 with WWW-Authenticate', async function () {
+        const res = await through(name, '/docs/a', { headers: { Accept: 'application/json' } });
+        expect(res.status).to.equal(401);
+        expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="${app}"`);
+      });
+
+      it('a revoked token is refused right after DELETE /Session', async function () {
+        const token = await indexerToken(name);
+        const auth = { Authorization: `Bearer ${token}` };
+        expect((await through(name, '/docs/b', { headers: auth })).status).to.equal(200);
+        expect((await box.request('DELETE', '/Session', { headers: auth })).status).to.equal(200);
+        const res = await reaching(() => through(name, '/docs/b', { headers: auth }));
+        expect(res.status).to.equal(401);
+        expect(res.received).to.equal(undefined);
+      });
+
+      it('a client-sent X-Auth-Request-Email never reaches the upstream on an anonymous allowed request', async function () {
+        const res = await reaching(() =>
+          through(name, '/health', { headers: { 'X-Auth-Request-Email': 'boss@example.com', 'X-Auth-Request-User': '1' } }),
+        );
+        expect(res.status).to.equal(200);
+        expect(res.received!.headers['x-auth-request-email'] ?? '').to.equal('');
+        expect(res.received!.headers['x-auth-request-user'] ?? '').to.equal('');
+      });
+
+      it('a client naming another original request (X-Forwarded-Uri, X-Original-URI, X-Original-URL) is not decided on it', async function () {
+        const spoof = {
+          'X-Forwarded-Uri': '/health',
+          'X-Forwarded-Method': 'GET',
+          'X-Original-URI': '/health',
+          'X-Original-URL': `${gateways.get(name)!.url}/health`,
+          'X-Original-Method': 'GET',
+        };
+        const res = await reaching(() => through(name, '/docs/secret', { method: 'POST', headers: spoof }));
+        expect(res.received, `${name} passed the request on`).to.equal(undefined);
+        expect(res.status).to.be.within(400, 599);
+      });
+
+      it('a client-sent X-Forwarded-Host does not move the way to sign in', async function () {
+        const res = await through(name, '/docs/page', {
+          headers: { Accept: 'text/html', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' },
+        });
+        expect(res.status).to.equal(302);
+        expect(res.headers.get('location')).to.equal(`${gateways.get(name)!.url}/.boxauth/start?rd=%2Fdocs%2Fpage`);
+      });
+
+      it('a person in a browser: sent to the box sign-in, and back to the page after signing in', async function () {
+        const gateway = gateways.get(name)!;
+        const first = await through(name, '/docs/page?x=1', { headers: { Accept: 'text/html' } });
+        expect(first.status).to.equal(302);
+        expect(first.headers.get('location')).to.equal(`${gateway.url}/.boxauth/start?rd=%2Fdocs%2Fpage%3Fx%3D1`);
+
+        const context = await browser.newContext();
+        try {
+          const page = await context.newPage();
+          await page.goto(`${gateway.url}/docs/page?x=1`);
+          expect(new URL(page.url()).origin).to.equal(`http://localhost:${box.port}`);
+          await page.getByLabel('Email').fill('sam@example.com');
+          await page.getByLabel('Password').fill('sam-password-1');
+          await page.getByRole('button', { name: 'Sign in' }).click();
+          await page.waitForURL(`${gateway.url}/docs/page?x=1`);
+          const seen = JSON.parse((await page.locator('body').textContent()) ?? '') as Received;
+          await screenshot(page, `gateway-${name}-signed-in`);
+          expect(seen.url).to.equal('/docs/page?x=1');
+          expect(seen.headers['x-auth-request-email']).to.equal('sam@example.com');
+          expect(seen.headers['x-auth-request-user']).to.equal(samId);
+          expect(seen.headers['x-auth-request-groups']).to.equal('staff');
+          expect(seen.headers['x-auth-request-client']).to.equal(`${app}-sso`);
+        } finally {
+          await context.close();
+        }
+      });
+    });
+  }
+
+  describe('with the box stopped', function () {
+    const tokens = new Map<GatewayName, string>();
+    before(async function () {
+      for (const name of GATEWAYS) tokens.set(name, await indexerToken(name));
+      await box.stop();
+    });
+
+    for (const name of GATEWAYS) {
+      it(`${name} fails closed: 5xx, and nothing reaches the upstream`, async function () {
+        const open = await reaching(() => through(name, '/health'));
+        expect(open.status).to.be.within(500, 599);
+        expect(open.received).to.equal(undefined);
+        const withToken = await reaching(() => through(name, '/docs/a', { headers: { Authorization: `Bearer ${tokens.get(name)!}` } }));
+        expect(withToken.status).to.be.within(500, 599);
+        expect(withToken.received).to.equal(undefined);
+      });
+    }
+  });
+});

@@ -1,0 +1,137 @@
+// Real gateways as processes for the tests: Debian's nginx and caddy, and Traefik
+// built by scripts/test-tools-build.sh (make test-tools), each with the
+// configuration of ./configs.ts on a free loopback port; and the app behind them, a
+// node:http server that answers with the request it received.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { eventually } from '../../support/box.js';
+import { TOOLS_BIN } from '../../support/kube.js';
+import { caddyfile, nginxConf, traefikDynamic, traefikFlags, type Wiring } from './configs.js';
+
+/** What the app behind the gateways received: the request line and headers (lower-case names). */
+export interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface Upstream {
+  /** host:port */
+  address: string;
+  received: Received[];
+  stop(): Promise<void>;
+}
+
+/** The app: answers every request with 200 and the request as JSON, and remembers it. */
+export async function startUpstream(): Promise<Upstream> {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
+    received.push(seen);
+    req.resume();
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(seen));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export type GatewayName = 'nginx' | 'caddy' | 'traefik';
+
+/** A gateway process in front of one app. */
+export interface Gateway {
+  name: GatewayName;
+  /** The app's url, through the gateway. */
+  url: string;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export const TRAEFIK = path.join(TOOLS_BIN, 'traefik');
+const BINARIES: Record<GatewayName, { file: string; missing: string }> = {
+  nginx: { file: '/usr/sbin/nginx', missing: "install Debian's nginx (make test-e2e does)" },
+  caddy: { file: '/usr/bin/caddy', missing: "install Debian's caddy (make test-e2e does)" },
+  traefik: { file: TRAEFIK, missing: 'build it with make test-tools (make test-e2e does)' },
+};
+
+/** The command line of `name` with its configuration written into w.dir. */
+function commandOf(name: GatewayName, w: Wiring): string[] {
+  switch (name) {
+    case 'nginx':
+      fs.writeFileSync(path.join(w.dir, 'nginx.conf'), nginxConf(w));
+      // -e: the error log before the configuration is read (else /var/log/nginx/error.log).
+      return [BINARIES.nginx.file, '-p', w.dir, '-c', path.join(w.dir, 'nginx.conf'), '-e', 'stderr'];
+    case 'caddy':
+      fs.writeFileSync(path.join(w.dir, 'Caddyfile'), caddyfile(w));
+      return [BINARIES.caddy.file, 'run', '--config', path.join(w.dir, 'Caddyfile'), '--adapter', 'caddyfile'];
+    case 'traefik':
+      fs.writeFileSync(path.join(w.dir, 'dynamic.yaml'), traefikDynamic(w));
+      return [TRAEFIK, ...traefikFlags(w, path.join(w.dir, 'dynamic.yaml'))];
+  }
+}
+
+/** Sends SIGTERM and waits for the exit; SIGKILL after 5 s. */
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Starts `name` on `port` in front of `upstream` for `app`, and waits until a request
+ * through it is decided by the box: `readyPath` is one the app's policies allow
+ * anyone (so the box must be running, the app and its policies in place).
+ */
+export async function startGateway(
+  name: GatewayName,
+  opts: { app: string; port: number; box: string; upstream: string; readyPath: string },
+): Promise<Gateway> {
+  const binary = BINARIES[name];
+  if (!fs.existsSync(binary.file)) throw new Error(`${binary.file} not found: ${binary.missing}`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `boxauth-${name}-`));
+  const wiring: Wiring = { app: opts.app, port: opts.port, box: opts.box, upstream: opts.upstream, dir };
+  const [file, ...args] = commandOf(name, wiring);
+  const child = spawn(file!, args, {
+    // Caddy keeps its state under XDG_DATA_HOME / XDG_CONFIG_HOME: this gateway's own directory.
+    env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const collect = (chunk: Buffer): void => void logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const url = `http://127.0.0.1:${wiring.port}`;
+  const stop = async (): Promise<void> => {
+    await stopChild(child);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const ready = await eventually(
+      `${name} in front of the app`,
+      async () => (child.exitCode !== null ? 'exited' : (await fetch(`${url}${opts.readyPath}`)).status === 200 && 'ready'),
+      20_000,
+    );
+    if (ready === 'exited') throw new Error(`${name} exited with ${child.exitCode}`);
+  } catch (err) {
+    await stop();
+    throw new Error(`${(err as Error).message}\n${logs.slice(-20).join('\n')}`);
+  }
+  return { name, url, logs, stop };
+}
