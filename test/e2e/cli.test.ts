@@ -380,7 +380,7 @@ describe('boxauth CLI', function () {
     expect((await cli(['client', 'list', '-o', 'table'])).stdout).to.match(/^ID +GRANT_TYPES +DESCRIPTION\n/);
     expect((await cli(['client', 'get', 'cli-a', '-o', 'table'])).stdout).to.match(/\ncli-a +client_credentials\n$/);
     expect(YAML.parse((await cli(['client', 'get', 'cli-b', '-o', 'yaml'])).stdout).scope).to.deep.equal(['profile']);
-    expect((await cli(['policy', 'list', '-o', 'table'])).stdout).to.match(/^ID +ENGINE +LINK +DESCRIPTION\n/);
+    expect((await cli(['policy', 'list', '-o', 'table'])).stdout).to.match(/^ID +ENGINE +APP +LINK +DESCRIPTION\n/);
     expect((await cli(['policy', 'get', 'cli-a', '-o', 'table'])).stdout).to.match(/\ncli-a +allow +Client\/cli-a\n$/);
     const sessions = (await cli(['session', 'list', '-o', 'table'])).stdout.split('\n');
     expect(sessions[0]).to.match(/^ID +CLIENT +USER +TYPE +ACTIVE +START$/);

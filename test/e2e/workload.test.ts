@@ -153,7 +153,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
 
   it('refuses a ServiceAccount that is not bound', async function () {
     await refused(await saToken('apps', 'stranger', box.url), /ServiceAccount apps\/stranger is not bound to any client/);
-    await refused(await saToken('apps', 'stranger', box.url), /ServiceAccount apps\/stranger is not bound to client "orders"/, 'orders');
+    await refused(await saToken('apps', 'stranger', box.url), /ServiceAccount apps\/stranger is not bound to client 'orders'/, 'orders');
   });
 
   it('refuses a ServiceAccount deleted and re-created under the same name (uid changed)', async function () {
@@ -188,7 +188,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     const none = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
     await refused(none, /not signed/);
     const untrusted = await issuer.token(audience, 'apps', 'orders', { iss: 'https://evil.example' });
-    await refused(untrusted, /issuer "https:\/\/evil\.example" is not trusted/);
+    await refused(untrusted, /issuer 'https:\/\/evil\.example' is not trusted/);
     await refused('not-a-jwt', /not a JWT/);
   });
 
