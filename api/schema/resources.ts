@@ -11,6 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { projectPath } from '../paths.js';
+import type { AccessPolicy, App, Client } from '../types.js';
 
 type Schema = Record<string, unknown>;
 type Spec = Record<string, unknown> & {
@@ -169,7 +170,15 @@ class ResourceValidator {
 
 let validators: Record<ResourceKind, ResourceValidator> | undefined;
 
-export function validateResource(kind: ResourceKind, body: unknown): void {
+/** What a REST body of each kind is once validateResource has let it through. */
+export interface ResourceBodies {
+  Client: Client & { secret?: string };
+  AccessPolicy: AccessPolicy;
+  App: App;
+}
+
+/** Throws ValidationError (422) listing every problem; afterwards the body is a resource of `kind`. */
+export function validateResource<K extends ResourceKind>(kind: K, body: unknown): asserts body is ResourceBodies[K] {
   if (!validators) {
     const ajv = createAjv();
     validators = {

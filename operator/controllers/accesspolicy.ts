@@ -4,6 +4,7 @@
 import { ApiError } from '../../api/errors.js';
 import { checkPolicyCompiles } from '../../api/policy/engines.js';
 import { accessPolicies } from '../../api/store/policies.js';
+import type { AccessPolicySpec } from '../../api/schema/crd-types.js';
 import type { AccessPolicy } from '../../api/types.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
@@ -12,9 +13,9 @@ import { AccessPolicyReason } from '../reasons.js';
 import type { BoxController } from './box.js';
 import { RecordController, type Desired } from './records.js';
 
-export type AccessPolicyResource = Resource<Omit<AccessPolicy, 'id' | 'resourceType' | 'meta'>>;
+export type AccessPolicyResource = Resource<AccessPolicySpec>;
 
-export class AccessPolicyController extends RecordController<AccessPolicyResource['spec'], AccessPolicy> {
+export class AccessPolicyController extends RecordController<AccessPolicySpec, 'AccessPolicy'> {
   constructor(informer: ObjectCache<AccessPolicyResource>, deps: ControllerDeps, boxes: BoxController) {
     super('accesspolicy', ACCESS_POLICIES, informer, deps, boxes, accessPolicies);
   }

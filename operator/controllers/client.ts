@@ -23,17 +23,12 @@ import { CLIENTS, SECRETS, type KObject } from '../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { ClientReason } from '../reasons.js';
 import { secretValue, type SecretObject } from '../secrets.js';
+import type { ClientSpec } from '../../api/schema/crd-types.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordController, RecordRefused, type Desired } from './records.js';
 
-export interface ClientSpec {
-  grant_types: string[];
-  secretRef?: { name: string; key?: string };
-  generateSecret?: boolean;
-  [field: string]: unknown;
-}
-
+export type { ClientSpec };
 export type ClientResource = Resource<ClientSpec>;
 
 export const GENERATED_SECRET_KEY = 'client-secret';
@@ -51,7 +46,7 @@ export function secretSource(client: ClientResource): { name: string; key: strin
   const spec = client.spec!;
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
   // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens: no secret unless asked for.
-  const workload = (spec.auth as { workload?: unknown } | undefined)?.workload !== undefined;
+  const workload = spec.auth?.workload !== undefined;
   if (!(spec.generateSecret ?? !workload)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }
@@ -88,7 +83,7 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
   );
 }
 
-export class ClientController extends RecordController<ClientSpec, Client> {
+export class ClientController extends RecordController<ClientSpec, 'Client'> {
   private readonly verifier = new SecretVerifier();
 
   constructor(

@@ -20,7 +20,8 @@ import { errorMessage, ValidationError } from '../../api/errors.js';
 import type { Pool } from '../../api/db/pool.js';
 import { isReserved, reservedRecords } from '../../api/reserved.js';
 import type { ResourceTable, Stored } from '../../api/store/resources.js';
-import { validateResource, type ResourceKind } from '../../api/schema/resources.js';
+import { validateResource } from '../../api/schema/resources.js';
+import type { Resources } from '../../api/types.js';
 import { findCondition, isReady } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
@@ -50,20 +51,21 @@ export interface Desired<R extends Record_> {
  */
 export class RecordRefused extends Problem {}
 
-export abstract class RecordController<S, R extends Record_> extends Controller<Resource<S>> {
+/** A controller of the resources of kind K: S is their spec, Resources[K] the record each becomes. */
+export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy'> extends Controller<Resource<S>> {
   constructor(
     name: string,
     type: ResourceType,
     informer: ObjectCache<Resource<S>>,
     deps: ControllerDeps,
     protected readonly boxes: BoxController,
-    protected readonly table: ResourceTable<R>,
+    protected readonly table: ResourceTable<Resources[K]>,
   ) {
     super(name, type, informer, deps);
   }
 
-  protected get kind(): ResourceKind {
-    return this.type.kind as ResourceKind;
+  protected get kind(): K {
+    return this.type.kind as K;
   }
 
   /** The value of managed_by: the resource, as the REST API's 409 names it. */
@@ -72,10 +74,10 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
   }
 
   /** The record the resource stands for, as the REST API would store it. */
-  protected baseRecord(obj: Resource<S>, drop: string[] = []): R {
+  protected baseRecord(obj: Resource<S>, drop: string[] = []): Resources[K] {
     const spec = { ...(obj.spec ?? {}) } as Record<string, unknown>;
     for (const field of drop) delete spec[field];
-    const record = { resourceType: this.kind, id: obj.metadata.name, ...spec } as unknown as R;
+    const record: unknown = { resourceType: this.kind, id: obj.metadata.name, ...spec };
     try {
       validateResource(this.kind, record);
     } catch (err) {
@@ -90,7 +92,7 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
    * Computes the record (and secret) to write, given the record as it is stored now; throws Problem when the author
    * must fix something.
    */
-  protected abstract desired(obj: Resource<S>, box: BoxResource, stored: Stored<R> | undefined): Promise<Desired<R>>;
+  protected abstract desired(obj: Resource<S>, box: BoxResource, stored: Stored<Resources[K]> | undefined): Promise<Desired<Resources[K]>>;
 
   /** Deletes the record this resource manages; a Client closes its sessions too. */
   protected async deleteRecord(pool: Pool, id: string, managedBy: string): Promise<void> {
@@ -205,7 +207,12 @@ export abstract class RecordController<S, R extends Record_> extends Controller<
     return { ready: false };
   }
 
-  private async writeRecord(obj: Resource<S>, pool: Pool, desired: Desired<R>, stored: Stored<R> | undefined): Promise<void> {
+  private async writeRecord(
+    obj: Resource<S>,
+    pool: Pool,
+    desired: Desired<Resources[K]>,
+    stored: Stored<Resources[K]> | undefined,
+  ): Promise<void> {
     const managedBy = this.managedBy(obj);
     const id = obj.metadata.name;
     if (stored && stored.managedBy !== managedBy) {

@@ -161,10 +161,18 @@ export class BoxClient {
     const endpoint = this.meta.device_authorization_endpoint;
     if (!endpoint) throw new CliError(`the box at ${this.issuer} does not offer the device flow: sign in without --device`);
     const { body } = await this.postForm(endpoint, { client_id: this.clientId, scope });
-    if (typeof body.device_code !== 'string' || typeof body.user_code !== 'string' || typeof body.verification_uri !== 'string') {
+    const { device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval } = body;
+    if (typeof device_code !== 'string' || typeof user_code !== 'string' || typeof verification_uri !== 'string') {
       throw new CliError(`${endpoint} answered no device code`);
     }
-    return body as unknown as DeviceAuthorization;
+    return {
+      device_code,
+      user_code,
+      verification_uri,
+      verification_uri_complete: typeof verification_uri_complete === 'string' ? verification_uri_complete : undefined,
+      expires_in: typeof expires_in === 'number' ? expires_in : 600, // RFC 8628 §3.2: REQUIRED; a box always sends it
+      interval: typeof interval === 'number' ? interval : undefined,
+    };
   }
 }
 

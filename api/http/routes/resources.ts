@@ -5,7 +5,7 @@ import { type Request, type RequestHandler, type Router } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { hashSecret } from '../../oauth/secrets.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
-import { validateResource, type ResourceKind } from '../../schema/resources.js';
+import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
 import type { Services } from '../../services.js';
 import { accessPolicies } from '../../store/policies.js';
@@ -13,7 +13,7 @@ import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
 import type { ResourceTable, Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
-import type { AccessPolicy, App, Bundle, Client } from '../../types.js';
+import type { AccessPolicy, App, Bundle, Client, Resources } from '../../types.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -26,7 +26,7 @@ export function bundle<T>(total: number, resources: T[]): Bundle<T> {
 }
 
 /** The body as a resource of `kind` with the id from the URL, validated; or a 422. */
-function incoming(kind: ResourceKind, body: unknown, id: string | undefined): Record<string, unknown> {
+function incoming<K extends ResourceKind>(kind: K, body: unknown, id: string | undefined): ResourceBodies[K] {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ValidationError(body ?? null, { resource: [`a ${kind} object is required`] });
   }
@@ -61,8 +61,10 @@ function checkReserved(svc: Services, kind: ResourceKind, id: string, next: Reso
   }
 }
 
-async function writeClient(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
-  const { secret, ...client } = body as unknown as Client & { secret?: string };
+type Written = { resource: Resource; created: boolean };
+
+async function writeClient(svc: Services, body: ResourceBodies['Client'], mustBeNew: boolean): Promise<Written> {
+  const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   const existing = await clients.read(svc.pool, client.id);
   if (mustBeNew && existing)
@@ -76,8 +78,7 @@ async function writeClient(svc: Services, body: Record<string, unknown>, mustBeN
   return { resource: stored.resource as Resource, created };
 }
 
-async function writePolicy(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
-  const policy = body as unknown as AccessPolicy;
+async function writePolicy(svc: Services, policy: AccessPolicy, mustBeNew: boolean): Promise<Written> {
   checkReserved(svc, 'AccessPolicy', policy.id, policy);
   checkPolicyCompiles(policy);
   const existing = await accessPolicies.read(svc.pool, policy.id);
@@ -87,14 +88,13 @@ async function writePolicy(svc: Services, body: Record<string, unknown>, mustBeN
   // A policy guards one thing (ARCHITECTURE §7): its target is part of its identity.
   if (existing && existing.resource.app !== policy.app) {
     const was = existing.resource.app ? `app "${existing.resource.app}"` : "the box's own API";
-    throw ValidationError.field(body, 'app', `cannot change: this policy guards ${was}; create another policy for another target`);
+    throw ValidationError.field(policy, 'app', `cannot change: this policy guards ${was}; create another policy for another target`);
   }
   const { stored, created } = await accessPolicies.write(svc.pool, policy, { managedBy: null });
   return { resource: stored.resource as Resource, created };
 }
 
-async function writeApp(svc: Services, body: Record<string, unknown>, mustBeNew: boolean) {
-  const app = body as unknown as App;
+async function writeApp(svc: Services, app: App, mustBeNew: boolean): Promise<Written> {
   if (mustBeNew && (await apps.read(svc.pool, app.id))) {
     throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
   }
@@ -102,10 +102,15 @@ async function writeApp(svc: Services, body: Record<string, unknown>, mustBeNew:
   return { resource: stored.resource as Resource, created };
 }
 
-const TABLES = { Client: clients, AccessPolicy: accessPolicies, App: apps } as unknown as Record<ResourceKind, ResourceTable<Resource>>;
-const WRITERS = { Client: writeClient, AccessPolicy: writePolicy, App: writeApp };
+// One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).
+const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = { Client: clients, AccessPolicy: accessPolicies, App: apps };
+const WRITERS: { [K in ResourceKind]: (svc: Services, body: ResourceBodies[K], mustBeNew: boolean) => Promise<Written> } = {
+  Client: writeClient,
+  AccessPolicy: writePolicy,
+  App: writeApp,
+};
 
-export function resourceRouter(svc: Services, kind: ResourceKind, guard: RequestHandler): Router {
+export function resourceRouter<K extends ResourceKind>(svc: Services, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
   const write = WRITERS[kind];
   const router = strictRouter();

@@ -100,7 +100,7 @@ export function sessionRouter(svc: Services, guard: RequestHandler): Router {
     const body = req.body as Record<string, unknown>;
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw new ValidationError(body ?? null, { resource: ['a Session object is required'] });
-    const current = toSessionResource(session) as unknown as Record<string, unknown>;
+    const current: Record<string, unknown> = { ...toSessionResource(session) };
     const errors: Record<string, string[]> = {};
     if (body.id !== undefined && body.id !== session.id) errors.id = [`must equal the id in the URL ("${session.id}")`];
     if (body.resourceType !== undefined && body.resourceType !== 'Session') errors.resourceType = ['must be "Session"'];

@@ -4,7 +4,7 @@
 // proves itself with its secret, a public one with PKCE alone.
 import { authorizationCodeClient, findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
 import { insertSessions } from '../../store/sessions.js';
-import type { Client } from '../../types.js';
+import type { Client, GrantSettings } from '../../types.js';
 import { getUser } from '../../store/users.js';
 import { closeGrants } from '../closing.js';
 import { invalidGrant, type OAuthError } from '../errors.js';
@@ -63,7 +63,7 @@ export const authorizationCode: Grant = {
       const { userId, scope, nonce, authTime, sid, claims, audience } = verdict.honour;
       const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
-      const settings = client.auth?.authorization_code ?? {};
+      const settings: GrantSettings = client.auth?.authorization_code ?? {};
       const { session, response } = mint(
         {
           type: 'authorization_code',

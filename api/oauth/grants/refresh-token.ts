@@ -15,7 +15,7 @@ import {
   type Refresh,
   type SessionRow,
 } from '../../store/sessions.js';
-import type { Client, GrantSettings } from '../../types.js';
+import type { Client, GrantName, GrantSettings } from '../../types.js';
 import { closeGrants } from '../closing.js';
 import { getUser } from '../../store/users.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
@@ -105,7 +105,8 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
   if (holder.refreshUsedAt) return { reused: holder };
   if (!holder.active) return { error: invalidGrant('refresh token belongs to a closed session') };
   if (holder.refreshTokenExp && holder.refreshTokenExp.getTime() <= now) return { error: invalidGrant('refresh token has expired') };
-  const settings: GrantSettings = (client.auth?.[holder.origin] as GrantSettings | undefined) ?? {};
+  // The grant the family began with, as the box wrote it (sessions.origin).
+  const settings: GrantSettings = client.auth?.[holder.origin as GrantName] ?? {};
   if (settings.refresh_token !== true) {
     return {
       error: new OAuthError(

@@ -8,7 +8,8 @@ import { ACCESS_POLICIES } from '../../../../operator/kube.js';
 import { OperatorHarness, ready, recordsDatabase } from '../../../support/operator.js';
 
 const NS = 'team-a';
-const policy = (name: string, spec: Record<string, unknown>): AccessPolicyResource => ({
+// Specs the CRD would refuse too: the controller must not trust the API server's validation.
+const policy = (name: string, spec: AccessPolicyResource['spec'] | Record<string, unknown>): AccessPolicyResource => ({
   metadata: { name, namespace: NS },
   spec: spec as AccessPolicyResource['spec'],
 });
