@@ -1,4 +1,4 @@
-// The admin UI's page: a shell for assets/admin.js, which signs in through the
+// The admin UI's page: a shell for /assets/admin.js (api/ui/browser/admin.ts), which signs in through the
 // box's own authorization code flow (client boxauth-admin, PKCE) and manages
 // users and groups through the REST API.
 import { ADMIN_CLIENT_ID } from '../reserved.js';

@@ -80,12 +80,14 @@ describe('admin UI (Chromium)', function () {
     expect(zoe.email_verified).to.equal(true);
   });
 
-  it('a taken email is shown next to Email', async function () {
+  it('a taken email is shown next to Email, and the status line no longer says the last save', async function () {
+    expect(await page.locator('#app-status').textContent()).to.match(/^Saved /); // the previous test's save
     await page.getByRole('button', { name: 'New user' }).click();
     await page.getByLabel('Email', { exact: true }).fill('ZOE@example.com');
     await page.getByLabel('Password').fill('another-password');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('#user-email-error').getByText('email is already taken').waitFor();
+    expect(await page.locator('#app-status').textContent()).to.equal('');
   });
 
   it('the filter narrows the list as each character is typed', async function () {

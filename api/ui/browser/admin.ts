@@ -1,0 +1,439 @@
+// The boxauth admin UI. It is an OAuth client of its own box: it signs in with
+// the authorization code flow and PKCE (client boxauth-admin, first party), keeps
+// the access token in sessionStorage (gone with the tab), and manages users and
+// groups through the REST API with it.
+//
+// It runs in the browser: tsc compiles it to dist/api/ui/browser/admin.js, which
+// the box serves as /assets/admin.js (api/http/routes/admin.ts). Type-only
+// imports are all it may have; they vanish in the output.
+import type { FieldErrors } from '../../errors.js';
+
+interface User {
+  id: number;
+  email: string;
+  email_verified?: boolean;
+  data?: string | null;
+  'group-ids'?: number[];
+}
+
+interface Group {
+  id: number;
+  name: string;
+  description?: string | null;
+}
+
+/** An error body of the box: error_description, and for a 422 the fields' errors. */
+interface ErrorBody {
+  error?: string;
+  error_description?: string;
+  errors?: FieldErrors;
+}
+
+const body = document.body;
+const BASE = body.dataset.baseUrl ?? '';
+const CLIENT_ID = body.dataset.clientId ?? '';
+const REDIRECT_URI = `${BASE}/admin/callback`;
+
+/** The page's element with this id (api/ui/admin.ts writes every one the script uses). */
+function $<E extends HTMLElement = HTMLElement>(id: string): E {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`the admin page has no element #${id}`);
+  return element as E;
+}
+const field = (id: string): HTMLInputElement | HTMLTextAreaElement => $<HTMLInputElement | HTMLTextAreaElement>(id);
+const checkbox = (id: string): HTMLInputElement => $<HTMLInputElement>(id);
+const button = (id: string): HTMLButtonElement => $<HTMLButtonElement>(id);
+
+// ---------------------------------------------------------------- sign-in
+
+const b64url = (bytes: ArrayBuffer | Uint8Array): string =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+const randomString = (): string => b64url(crypto.getRandomValues(new Uint8Array(32)));
+
+async function startSignIn(): Promise<void> {
+  const verifier = randomString();
+  const state = randomString();
+  sessionStorage.setItem('boxauth.pkce', JSON.stringify({ verifier, state }));
+  const challenge = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
+  const url = new URL(`${BASE}/auth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }).toString();
+  location.assign(url.toString());
+}
+
+async function finishSignIn(): Promise<void> {
+  const params = new URLSearchParams(location.search);
+  const saved = JSON.parse(sessionStorage.getItem('boxauth.pkce') ?? 'null') as { verifier: string; state: string } | null;
+  sessionStorage.removeItem('boxauth.pkce');
+  history.replaceState(null, '', '/admin');
+  if (params.get('error')) throw new Error(`Sign-in failed: ${params.get('error_description') ?? params.get('error')}`);
+  if (!saved || params.get('state') !== saved.state)
+    throw new Error('Sign-in failed: the answer does not belong to this tab. Reload to try again.');
+  const res = await fetch(`${BASE}/auth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: params.get('code') ?? '',
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT_ID,
+      code_verifier: saved.verifier,
+    }),
+  });
+  const answer = (await res.json()) as ErrorBody & { access_token?: string };
+  if (!res.ok) throw new Error(`Sign-in failed: ${answer.error_description ?? answer.error}`);
+  if (!answer.access_token) throw new Error('Sign-in failed: the box answered no access token');
+  sessionStorage.setItem('boxauth.token', answer.access_token);
+}
+
+// ---------------------------------------------------------------- API
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody | undefined,
+  ) {
+    super(body?.error_description ?? `the box answered ${status}`);
+  }
+}
+
+async function api<T>(method: string, path: string, payload?: unknown): Promise<T> {
+  const token = sessionStorage.getItem('boxauth.token');
+  const res = await fetch(`${BASE}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(payload ? { 'Content-Type': 'application/json' } : {}) },
+    ...(payload ? { body: JSON.stringify(payload) } : {}),
+  });
+  const text = await res.text();
+  const data: unknown = text ? JSON.parse(text) : undefined;
+  if (res.status === 401) {
+    // The token expired or was closed: sign in again.
+    sessionStorage.removeItem('boxauth.token');
+    await startSignIn();
+    throw new ApiError(401, data as ErrorBody);
+  }
+  if (!res.ok) throw new ApiError(res.status, data as ErrorBody);
+  return data as T;
+}
+
+async function all<T>(path: string): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; ; page++) {
+    const batch = await api<T[]>('GET', `${path}?_count=1000&_page=${page}`);
+    items.push(...batch);
+    if (batch.length < 1000) return items;
+  }
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** A 422's field errors, or the error as the form's. */
+const formErrors = (err: unknown): FieldErrors =>
+  err instanceof ApiError && err.status === 422 && err.body?.errors ? err.body.errors : { form: [errorText(err)] };
+
+// ---------------------------------------------------------------- state
+
+const state: { users: User[]; groups: Group[]; selectedUser: User | null; selectedGroup: Group | null } = {
+  users: [],
+  groups: [],
+  selectedUser: null,
+  selectedGroup: null,
+};
+
+function say(text: string): void {
+  $('app-status').textContent = text;
+}
+
+/** The errors under their fields (and the rest above the form); any error clears the status line's last news. */
+function showErrors(prefix: string, errors: FieldErrors | undefined, fields: string[]): void {
+  if (Object.keys(errors ?? {}).length) say('');
+  for (const field of fields) {
+    const el = document.getElementById(`${prefix}-${field}-error`);
+    if (el) el.textContent = (errors?.[field] ?? []).join(' ');
+    const input = document.getElementById(`${prefix}-${field}`);
+    if (input) {
+      if (errors?.[field]) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+    }
+  }
+  const known = new Set(fields);
+  const other = Object.entries(errors ?? {})
+    .filter(([f]) => !known.has(f))
+    .flatMap(([, m]) => m);
+  $(`${prefix}-form-error`).textContent = other.join(' ');
+}
+
+// ---------------------------------------------------------------- lists
+
+function renderList<R extends { id: number }>(
+  listId: string,
+  records: R[],
+  label: (record: R) => string,
+  selected: R | null,
+  filter: string,
+  onSelect: (record: R) => void,
+): void {
+  const list = $(listId);
+  const needle = filter.trim().toLowerCase();
+  const shown = records.filter((r) => label(r).toLowerCase().includes(needle));
+  list.replaceChildren(
+    ...shown.map((record) => {
+      const item = document.createElement('li');
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = label(record);
+      button.setAttribute('aria-pressed', String(selected?.id === record.id));
+      button.addEventListener('click', () => onSelect(record));
+      item.append(button);
+      return item;
+    }),
+  );
+  if (!shown.length) {
+    const empty = document.createElement('li');
+    empty.className = 'empty';
+    empty.textContent = records.length ? 'Nothing matches the filter.' : 'None yet.';
+    list.append(empty);
+  }
+}
+
+const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids'];
+const GROUP_FIELDS = ['name', 'description'];
+
+function renderUsers(): void {
+  renderList('users-list', state.users, (u) => u.email, state.selectedUser, field('users-filter').value, selectUser);
+}
+
+function renderGroups(): void {
+  renderList('groups-list', state.groups, (g) => g.name, state.selectedGroup, field('groups-filter').value, selectGroup);
+}
+
+function renderGroupOptions(checked: number[]): void {
+  const box = $('user-groups-options');
+  if (!state.groups.length) {
+    box.replaceChildren(
+      Object.assign(document.createElement('p'), { className: 'hint', textContent: 'No groups yet: create one in the Groups tab.' }),
+    );
+    return;
+  }
+  box.replaceChildren(
+    ...state.groups.map((g) => {
+      const label = document.createElement('label');
+      label.className = 'check';
+      const input = document.createElement('input');
+      input.type = 'checkbox';
+      input.name = 'group-ids';
+      input.value = String(g.id);
+      input.checked = checked.includes(g.id);
+      label.append(input, ` ${g.name}`);
+      return label;
+    }),
+  );
+}
+
+// ---------------------------------------------------------------- users
+
+function selectUser(user: User | null): void {
+  state.selectedUser = user;
+  $('user-form-title').textContent = user ? `Edit ${user.email}` : 'New user';
+  field('user-email').value = user?.email ?? '';
+  // A new user's address is one the administrator enters: verified unless they untick it.
+  checkbox('user-email_verified').checked = user ? user.email_verified === true : true;
+  field('user-password').value = '';
+  $('user-password-hint').textContent = user ? 'Leave empty to keep the current password.' : '';
+  field('user-data').value = user?.data ?? '';
+  button('user-delete').disabled = !user;
+  renderGroupOptions(user?.['group-ids'] ?? []);
+  showErrors('user', {}, USER_FIELDS);
+  renderUsers();
+}
+
+async function loadUsers(): Promise<void> {
+  state.users = await all<User>('/users');
+  const selected = state.selectedUser;
+  if (selected) state.selectedUser = state.users.find((u) => u.id === selected.id) ?? null;
+  renderUsers();
+}
+
+async function saveUser(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const data = field('user-data').value.trim();
+  if (data) {
+    try {
+      JSON.parse(data);
+    } catch {
+      showErrors('user', { data: ['Data must be valid JSON.'] }, USER_FIELDS);
+      $('user-data').focus();
+      return;
+    }
+  }
+  const payload: Record<string, unknown> = {
+    email: field('user-email').value.trim(),
+    data: data || null,
+    'group-ids': Array.from(document.querySelectorAll<HTMLInputElement>('#user-groups-options input:checked'), (i) => Number(i.value)),
+  };
+  const password = field('user-password').value;
+  if (password || !state.selectedUser) payload.password = password;
+  // Sent only when it changes: saving another field never vouches for an address (nor withdraws it).
+  const verified = checkbox('user-email_verified').checked;
+  if (!state.selectedUser || verified !== state.selectedUser.email_verified) payload.email_verified = verified;
+  try {
+    const saved = state.selectedUser
+      ? await api<User>('PUT', `/users/${state.selectedUser.id}`, payload)
+      : await api<User>('POST', '/users', payload);
+    await loadUsers();
+    selectUser(state.users.find((u) => u.id === saved.id) ?? null);
+    say(`Saved ${saved.email}.`);
+  } catch (err) {
+    showErrors('user', formErrors(err), USER_FIELDS);
+  }
+}
+
+async function deleteUser(): Promise<void> {
+  const user = state.selectedUser;
+  if (!user) return;
+  try {
+    await api('DELETE', `/users/${user.id}`);
+    selectUser(null);
+    await loadUsers();
+    say(`Deleted ${user.email}.`);
+  } catch (err) {
+    showErrors('user', { form: [errorText(err)] }, USER_FIELDS);
+  }
+}
+
+// ---------------------------------------------------------------- groups
+
+function selectGroup(group: Group | null): void {
+  state.selectedGroup = group;
+  $('group-form-title').textContent = group ? `Edit ${group.name}` : 'New group';
+  field('group-name').value = group?.name ?? '';
+  field('group-description').value = group?.description ?? '';
+  button('group-delete').disabled = !group;
+  showErrors('group', {}, GROUP_FIELDS);
+  renderGroups();
+}
+
+async function loadGroups(): Promise<void> {
+  state.groups = await all<Group>('/groups');
+  const selected = state.selectedGroup;
+  if (selected) state.selectedGroup = state.groups.find((g) => g.id === selected.id) ?? null;
+  renderGroups();
+  renderGroupOptions(state.selectedUser?.['group-ids'] ?? []);
+}
+
+async function saveGroup(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const payload = { name: field('group-name').value.trim(), description: field('group-description').value.trim() || null };
+  try {
+    const saved = state.selectedGroup
+      ? await api<Group>('PUT', `/groups/${state.selectedGroup.id}`, payload)
+      : await api<Group>('POST', '/groups', payload);
+    await loadGroups();
+    selectGroup(state.groups.find((g) => g.id === saved.id) ?? null);
+    say(`Saved ${saved.name}.`);
+  } catch (err) {
+    showErrors('group', formErrors(err), GROUP_FIELDS);
+  }
+}
+
+async function deleteGroup(): Promise<void> {
+  const group = state.selectedGroup;
+  if (!group) return;
+  try {
+    await api('DELETE', `/groups/${group.id}`);
+    selectGroup(null);
+    await Promise.all([loadGroups(), loadUsers()]);
+    say(`Deleted ${group.name}.`);
+  } catch (err) {
+    showErrors('group', { form: [errorText(err)] }, GROUP_FIELDS);
+  }
+}
+
+// ---------------------------------------------------------------- tabs
+
+function showTab(name: string): void {
+  for (const tab of ['users', 'groups']) {
+    const active = tab === name;
+    $(`tab-${tab}`).setAttribute('aria-selected', String(active));
+    $(`tab-${tab}`).tabIndex = active ? 0 : -1;
+    $(`panel-${tab}`).hidden = !active;
+  }
+}
+
+function wireTabs(): void {
+  const tabs = ['users', 'groups'];
+  for (const [i, name] of tabs.entries()) {
+    const tab = $(`tab-${name}`);
+    tab.addEventListener('click', () => showTab(name));
+    // Arrow keys move between tabs, as a tablist should.
+    tab.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+      const next = tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length]!;
+      showTab(next);
+      $(`tab-${next}`).focus();
+    });
+  }
+}
+
+// ---------------------------------------------------------------- start
+
+async function signOut(): Promise<void> {
+  await fetch(`${BASE}/Session`, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${sessionStorage.getItem('boxauth.token')}` },
+  }).catch(
+    () => undefined, // signed out here either way; the box ends the session when the token expires
+  );
+  sessionStorage.removeItem('boxauth.token');
+  location.assign(`${BASE}/auth/sign-out?return_to=${encodeURIComponent('/admin')}`);
+}
+
+async function start(): Promise<void> {
+  try {
+    if (location.pathname.endsWith('/admin/callback')) await finishSignIn();
+    if (!sessionStorage.getItem('boxauth.token')) return await startSignIn();
+    $('sign-out').hidden = false;
+    $('sign-out').addEventListener('click', () => void signOut());
+    await Promise.all([loadGroups(), loadUsers()]);
+  } catch (err) {
+    const status = err instanceof ApiError ? err.status : undefined;
+    if (status === 401) return;
+    say(
+      status === 403
+        ? 'Your account may not manage this box: ask an administrator to add you to a group an AccessPolicy allows.'
+        : errorText(err),
+    );
+    $('sign-out').hidden = false;
+    return;
+  }
+  say('');
+  $('tabs').hidden = false;
+  wireTabs();
+  $('users-filter').addEventListener('input', renderUsers);
+  $('groups-filter').addEventListener('input', renderGroups);
+  $('users-new').addEventListener('click', () => {
+    selectUser(null);
+    $('user-email').focus();
+  });
+  $('groups-new').addEventListener('click', () => {
+    selectGroup(null);
+    $('group-name').focus();
+  });
+  $('user-form').addEventListener('submit', (e) => void saveUser(e));
+  $('group-form').addEventListener('submit', (e) => void saveGroup(e));
+  $('user-delete').addEventListener('click', () => void deleteUser());
+  $('group-delete').addEventListener('click', () => void deleteGroup());
+  selectUser(null);
+  selectGroup(null);
+}
+
+void start();
