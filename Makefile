@@ -69,9 +69,17 @@ $(CADDY):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq caddy
 
+# Integration tests move a box's wall clock instead of sleeping (test/support/box.ts, movableClock).
+LIBFAKETIME := $(firstword $(wildcard /usr/lib/*/faketime/libfaketime.so.1) /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1)
+
+$(LIBFAKETIME):
+	@echo "installing Debian's libfaketime for the integration tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfaketime
+
 gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
 
-test: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
@@ -80,7 +88,7 @@ test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
-test-integration: dist/.built ## the API over HTTP against a real PostgreSQL
+test-integration: dist/.built $(LIBFAKETIME) ## the API over HTTP against a real PostgreSQL
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
 test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { Box, basic, sleep, type JsonResponse } from '../support/box.js';
+import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
 const CALLBACK = 'https://rp.example/callback';
@@ -20,7 +20,7 @@ describe('OpenID Connect in the browser, as an attacker tries it', function () {
   const challenge = createHash('sha256').update(verifier).digest('base64url');
 
   before(async function () {
-    box = await Box.start();
+    box = await Box.start({ movableClock: true }); // max_age and expired hints by moving its clock, not by waiting
     const root = await box.rootToken();
     expect((await box.json('POST', '/users', ANN, root)).status).to.equal(201);
     const code = (settings: Record<string, unknown> = {}) => ({
@@ -102,7 +102,7 @@ describe('OpenID Connect in the browser, as an attacker tries it', function () {
       it(`${label}: the sign-in page's way back answers nothing until the person signs in again; then auth_time is that sign-in`, async function () {
         const browser = await signedInBrowser();
         const first = decodeJwt((await appTokens(browser)).id_token);
-        if (extra.max_age === '1') await sleep(1100); // the sign-in must be older than max_age
+        if (extra.max_age === '1') box.advanceClock(1.1); // the sign-in must be older than max_age
         const asked = await browser.get(authorizePath('rp', extra));
         expect(isSignInPage(asked), asked.text.slice(0, 300)).to.equal(true);
         const returnTo = hiddenFields(asked.text).return_to!;
@@ -192,7 +192,7 @@ describe('OpenID Connect in the browser, as an attacker tries it', function () {
     /** An ID token of `browser`'s session that has expired (client short-lived: 1 second). */
     async function expiredHint(browser: FormAgent): Promise<string> {
       const { id_token: hint } = await appTokens(browser, 'short-lived');
-      await sleep((decodeJwt(hint).exp! + 1) * 1000 - Date.now());
+      box.advanceClock(2.1); // past its exp: the client's ID tokens live 1 second
       return hint;
     }
 

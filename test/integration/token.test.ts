@@ -3,13 +3,13 @@
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { Box, basic, sleep } from '../support/box.js';
+import { Box, basic } from '../support/box.js';
 
 describe('token endpoint', function () {
   let box: Box;
 
   before(async function () {
-    box = await Box.start();
+    box = await Box.start({ movableClock: true }); // expiries are reached by moving its clock, not by waiting
   });
   after(async function () {
     await box?.stop();
@@ -133,7 +133,7 @@ describe('token endpoint', function () {
           return res.body.access_token as string;
         }),
       );
-      await sleep(1100);
+      box.advanceClock(1.1);
       for (const token of tokens) {
         const after = await box.json('GET', '/Client/short', undefined, token);
         expect(after.status).to.equal(401);
@@ -213,11 +213,11 @@ describe('token endpoint', function () {
       const first = await issue('refresher');
       const refresh = () =>
         box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'refresher', refresh_token: first.refresh_token });
-      await sleep(1200);
+      box.advanceClock(1.2);
       expect((await refresh()).status).to.equal(200); // 1.2 s after issue
-      await sleep(1200);
+      box.advanceClock(1.2);
       expect((await refresh()).status).to.equal(200); // 2.4 s after issue, 1.2 s after last use
-      await sleep(2100);
+      box.advanceClock(2.1);
       const expired = await refresh();
       expect(expired.status).to.equal(400);
       expect(expired.body.error).to.equal('invalid_grant');

@@ -20,6 +20,30 @@ export interface BoxOptions {
   nodeArgs?: string[];
   /** Serve HTTPS with this certificate; requests trust the CA through `dispatcher` (test/support/tls.ts). */
   tls?: { certFile: string; keyFile: string; dispatcher: Dispatcher };
+  /** A clock the test moves forward (`advanceClock`) instead of sleeping: see `faketimeEnv`. */
+  movableClock?: boolean;
+}
+
+/** Debian's libfaketime (make test installs it), wherever the architecture puts it. */
+function libfaketime(): string {
+  const lib = fs
+    .readdirSync('/usr/lib')
+    .map((dir) => path.join('/usr/lib', dir, 'faketime', 'libfaketime.so.1'))
+    .find((file) => fs.existsSync(file));
+  if (!lib) throw new Error("a movable clock needs Debian's libfaketime: apt-get install libfaketime (make test installs it)");
+  return lib;
+}
+
+/**
+ * The environment that gives a box process a wall clock the test moves: libfaketime
+ * reads the offset from `file` at every reading of the time (FAKETIME_NO_CACHE), so
+ * an expiry is reached by writing `+N` there rather than by waiting N seconds. The
+ * monotonic clock (timers, the event loop) stays real. Only forward: what the box
+ * wrote with its clock (expiry times, in PostgreSQL too) stays in the past of it.
+ */
+function faketimeEnv(file: string): Record<string, string> {
+  fs.writeFileSync(file, '+0');
+  return { LD_PRELOAD: libfaketime(), FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
 }
 
 export interface JsonResponse<T = any> {
@@ -77,6 +101,7 @@ export class Box {
       BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
       BOXAUTH_LOG_LEVEL: 'info',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(options.movableClock ? faketimeEnv(path.join(dataDir, 'clock')) : {}),
       ...options.env,
     };
     const box = new Box(url, port, databaseUrl, dataDir, env, [
@@ -87,6 +112,16 @@ export class Box {
     box.dispatcher = options.tls?.dispatcher;
     await box.launch();
     return box;
+  }
+
+  private clockOffset = 0;
+
+  /** Moves the box's wall clock forward (a box started with `movableClock`); the test's own clock stays. */
+  advanceClock(seconds: number): void {
+    const file = this.env.FAKETIME_TIMESTAMP_FILE;
+    if (!file) throw new Error('advanceClock needs a box started with { movableClock: true }');
+    this.clockOffset += seconds;
+    fs.writeFileSync(file, `+${this.clockOffset}`);
   }
 
   /** Another process of this box, as a second replica is: its database, root credentials and issuer URL. */
