@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds types
+	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds types docs
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -31,6 +31,9 @@ dist/.built: node_modules/.installed tsconfig.json $(shell find api operator tes
 	@touch $@
 
 build: dist/.built ## compile TypeScript into dist/
+
+docs: dist/.built ## write the generated reference pages (docs/reference/configuration.md, resources.md) from api/config-reference.ts and crds/
+	node dist/api/docs/write-reference.js
 
 types: dist/.built ## write api/schema/crd-types.ts from crds/*.yaml (after a CRD change; a unit test fails while it is stale)
 	node dist/api/schema/write-crd-types.js

@@ -55,8 +55,6 @@ export interface Config {
   sessionRetentionHours: number;
   /** Refused decisions of the decision point are kept this long for `boxauth explain`. */
   decisionRetentionHours: number;
-  /** The gRPC port of Envoy's ext_authz (0: off). */
-  extAuthzPort: number;
   purgeIntervalSeconds: number;
   shutdownTimeoutMs: number;
   authCodeTtlSeconds: number;
@@ -229,7 +227,6 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: int(env, 'BOXAUTH_DB_POOL_SIZE', 10, 1, 500),
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     decisionRetentionHours: int(env, 'BOXAUTH_DECISION_RETENTION_HOURS', 24, 0, 24 * 365),
-    extAuthzPort: int(env, 'BOXAUTH_EXT_AUTHZ_PORT', 0, 0, 65535),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     authCodeTtlSeconds: int(env, 'BOXAUTH_AUTH_CODE_TTL_SECONDS', 60, 1, 600),

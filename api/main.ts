@@ -3,48 +3,25 @@
 // itself (BOXAUTH_WORKERS=1) or forks that many workers sharing the port.
 import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
+import { CONFIG_VARIABLES } from './config-reference.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
 
-const HELP = `boxauth API server — one box: OAuth 2.0 tokens, sessions, users.
+/** `--help`: every variable of api/config-reference.ts, its default, and what it means (as plain text). */
+function help(): string {
+  const plain = (markdown: string): string => markdown.replaceAll('`', '');
+  const wrap = (text: string): string => (text.match(/.{1,94}(\s|$)/g) ?? [text]).map((line) => `      ${line.trimEnd()}`).join('\n');
+  const variables = CONFIG_VARIABLES.map((v) => `  ${v.names.join(' / ')}  (default: ${plain(v.default)})\n${wrap(plain(v.meaning))}`);
+  return `boxauth API server: one box, an OAuth 2.0 and OpenID Connect provider with sessions, users and policies.
 
 Usage: node dist/api/main.js            (or: make run)
 
-Configuration is read from the environment:
-  BOXAUTH_PORT                 HTTP port (8080)
-  BOXAUTH_HOST                 listen address (0.0.0.0)
-  BOXAUTH_BASE_URL             public URL: JWT iss, redirects (http://localhost:$BOXAUTH_PORT)
-  BOXAUTH_BOX                  box name, in logs and metrics (default)
-  DATABASE_URL                 postgres:// URL (unset: embedded PostgreSQL in $BOXAUTH_DATA_DIR)
-  BOXAUTH_DATA_DIR             embedded database and generated credentials (.boxauth)
-  BOXAUTH_ROOT_CLIENT_ID       root client id (root)
-  BOXAUTH_ROOT_CLIENT_SECRET   root client secret (generated into $BOXAUTH_DATA_DIR/root-client.json)
-  BOXAUTH_ADMIN_EMAIL          first admin user (admin@localhost)
-  BOXAUTH_ADMIN_PASSWORD       its password (generated beside the root client)
-  BOXAUTH_REGISTRATION         self sign-up on the sign-in page (false)
-  BOXAUTH_SIGN_UP_MAX_PER_ADDRESS  sign-ups per address per BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS before 429 (10 per 3600)
-  BOXAUTH_SIGN_UP_MAX_PER_BOX  sign-ups box-wide per BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS before 429 (100 per 600)
-  BOXAUTH_SIGN_UP_MAX_WAITING  sign-up hashes that may wait per process, behind every other check, before 503 (4)
-  BOXAUTH_JWT_ALG              access tokens: ES256, RS256 or EdDSA (ES256); ID tokens RS256 unless the client chose
-  BOXAUTH_SIGNING_KEY          a PEM private key to sign JWTs with instead of generated keys
-  BOXAUTH_KEY_ROTATION_DAYS    age at which a generated signing key is replaced; 0 = never (30)
-  BOXAUTH_WORKERS              worker processes, or "auto" for one per CPU (1)
-  BOXAUTH_DB_POOL_SIZE         database connections per worker (10)
-  BOXAUTH_SESSION_RETENTION_HOURS  how long closed/expired sessions stay visible (24)
-  BOXAUTH_METRICS_PORT         port of GET /metrics for Prometheus, apart from the API (9464)
-  BOXAUTH_TLS_CERT_FILE        HTTPS: PEM certificate (chain), reloaded when it changes (plain HTTP without)
-  BOXAUTH_TLS_KEY_FILE         HTTPS: its PEM private key
-  BOXAUTH_HSTS_MAX_AGE         with an https base URL, Strict-Transport-Security max-age in seconds (31536000)
-  BOXAUTH_HSTS_INCLUDE_SUBDOMAINS  ...and includeSubDomains (false)
-  BOXAUTH_TRUSTED_PROXIES      proxies whose X-Forwarded-For is believed, as CIDRs (none)
-  BOXAUTH_CLIENT_AUTH_MAX_FAILURES  failed client authentications per client id and minute before 429 (10)
-  BOXAUTH_DEVICE_CODES_PER_ADDRESS  device codes per address in 10 minutes before 429 (30)
-  BOXAUTH_ARGON2_MAX_WAITING   argon2 checks that may wait per process and kind before 503 (32)
-  BOXAUTH_LOG_LEVEL            trace, debug, info, warn, error (info)
-See README.md for the whole list.
+Configuration is read from the environment (docs/reference/configuration.md):
+${variables.join('\n')}
 `;
+}
 
 function banner(config: Config, prepared: PreparedBox): string {
   const lines = [
@@ -135,7 +112,7 @@ async function runWorker(config: Config, log: Logger): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(HELP);
+    process.stdout.write(help());
     return;
   }
   let config: Config;

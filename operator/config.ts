@@ -45,7 +45,8 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
 }
 
 /** The image tag of this build: the API and the operator ship in one image. */
-export const DEFAULT_BOX_IMAGE = 'ghcr.io/boxauth/boxauth:0.1.0';
+/** The image `docker build -t boxauth:dev .` makes (the chart's default too); no release is published yet. */
+export const DEFAULT_BOX_IMAGE = 'boxauth:dev';
 
 export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
   const databaseUrl = str(env, 'DATABASE_URL');

@@ -1,4 +1,4 @@
-// The README's "Conditions and reasons" tables are what people read before they
+// The tables of docs/kubernetes/conditions.md are what people read before they
 // write `kubectl wait` or an alert; operator/reasons.ts is what the operator
 // writes. Each must say exactly what the other says, down to which Ready=False
 // reasons are Reconciling (kstatus: InProgress) and which are Stalled (Failed).
@@ -7,15 +7,12 @@ import fs from 'node:fs';
 import { projectPath } from '../../../api/paths.js';
 import { REASONS, type ReasonKind, type ReasonUse } from '../../../operator/reasons.js';
 
-/** The rows of every table in the README section, each row's cells as text. */
-function readmeTables(heading: string): string[][][] {
-  const readme = fs.readFileSync(projectPath('README.md'), 'utf8');
-  const start = readme.indexOf(`\n${heading}\n`);
-  expect(start, `README section ${heading}`).to.be.at.least(0);
-  const end = readme.indexOf('\n### ', start + heading.length + 2);
+/** The rows of every table of the page, each row's cells as text. */
+function pageTables(): string[][][] {
+  const page = fs.readFileSync(projectPath('docs', 'kubernetes', 'conditions.md'), 'utf8');
   const tables: string[][][] = [];
   let current: string[][] | undefined;
-  for (const line of readme.slice(start, end < 0 ? undefined : end).split('\n')) {
+  for (const line of page.split('\n')) {
     if (!line.startsWith('|')) {
       current = undefined;
       continue;
@@ -35,10 +32,10 @@ function readmeTables(heading: string): string[][][] {
 /** The names in backquotes, leaving out what parentheses explain. */
 const names = (cell: string): string[] => [...cell.replace(/\([^()]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
 
-/** One line per (kind, where, reason), from the README. */
+/** One line per (kind, where, reason), from the page. */
 function documented(): string[] {
   const lines: string[] = [];
-  for (const [header, ...rows] of readmeTables('### Conditions and reasons')) {
+  for (const [header, ...rows] of pageTables()) {
     if (header!.join('|') === 'kind|`Ready=True`|`Ready=False`, `Reconciling=True`|`Ready=False`, `Stalled=True`') {
       for (const [kind, ready, waiting, stalled] of rows) {
         for (const reason of names(ready!)) lines.push(`${kind} Ready=True ${reason}`);
@@ -73,12 +70,12 @@ function declared(): string[] {
 }
 
 describe('operator reasons', function () {
-  it('the README documents every reason of operator/reasons.ts, with its kind, condition and status', function () {
+  it('docs/kubernetes/conditions.md documents every reason of operator/reasons.ts, with its kind, condition and status', function () {
     const readme = new Set(documented());
     expect(declared().filter((line) => !readme.has(line))).to.deep.equal([]);
   });
 
-  it('the README lists no reason operator/reasons.ts does not declare', function () {
+  it('docs/kubernetes/conditions.md lists no reason operator/reasons.ts does not declare', function () {
     const module = new Set(declared());
     expect(documented().filter((line) => !module.has(line))).to.deep.equal([]);
     expect(documented()).to.have.length.above(30); // the tables were found and read

@@ -1,0 +1,214 @@
+// Every environment variable of the box, what it defaults to and what it means: the
+// one list `--help` prints and docs/reference/configuration.md is generated from
+// (`make docs`). api/config.ts parses them; test/unit/config-reference.test.ts fails
+// when a variable read there is missing here, or listed here and read nowhere.
+
+export interface ConfigVariable {
+  /** One variable, or several that go together (BOXAUTH_TLS_CERT_FILE / BOXAUTH_TLS_KEY_FILE). */
+  names: string[];
+  /** As Markdown: code in backquotes. */
+  default: string;
+  meaning: string;
+}
+
+export const CONFIG_VARIABLES: ConfigVariable[] = [
+  {
+    names: ['BOXAUTH_PORT'],
+    default: '`8080`',
+    meaning: 'HTTP port',
+  },
+  {
+    names: ['BOXAUTH_HOST'],
+    default: '`0.0.0.0`',
+    meaning: 'listen address',
+  },
+  {
+    names: ['BOXAUTH_METRICS_PORT'],
+    default: '`9464`',
+    meaning: 'where `GET /metrics` is served for Prometheus (not on the API port)',
+  },
+  {
+    names: ['BOXAUTH_BASE_URL'],
+    default: '`http://localhost:$BOXAUTH_PORT` (`https://\u2026` with TLS)',
+    meaning: "the box's public URL: JWT `iss`, redirects, metadata. Every process of one box must share it",
+  },
+  {
+    names: ['BOXAUTH_TLS_CERT_FILE', 'BOXAUTH_TLS_KEY_FILE'],
+    default: '\u2014',
+    meaning:
+      'serve HTTPS with this PEM certificate (chain) and key; both or neither. The files are read again when they change (checked every second), so a renewed certificate is served without a restart; a pair that does not load is logged and the previous one kept',
+  },
+  {
+    names: ['BOXAUTH_BOX'],
+    default: '`default`',
+    meaning: 'box name (logs, metrics, CLI)',
+  },
+  {
+    names: ['DATABASE_URL'],
+    default: 'embedded PostgreSQL',
+    meaning: "a `postgres://` URL. The box's tables go to the connection's default schema",
+  },
+  {
+    names: ['BOXAUTH_DATA_DIR'],
+    default: '`.boxauth`',
+    meaning: 'embedded database and generated credentials',
+  },
+  {
+    names: ['BOXAUTH_ROOT_CLIENT_ID'],
+    default: '`root`',
+    meaning: 'a `client_credentials` client with an `allow` policy, created at start-up when missing',
+  },
+  {
+    names: ['BOXAUTH_ROOT_CLIENT_SECRET'],
+    default: 'generated',
+    meaning:
+      'its secret, applied at every start when set; when unset, generated once into `$BOXAUTH_DATA_DIR/root-client.json` (mode 0600) when the client is created',
+  },
+  {
+    names: ['BOXAUTH_ADMIN_EMAIL', 'BOXAUTH_ADMIN_PASSWORD'],
+    default: '`admin@localhost` / generated',
+    meaning: 'the first admin user, created once (a password changed later stays changed; a deleted admin is not created again)',
+  },
+  {
+    names: ['BOXAUTH_REGISTRATION'],
+    default: '`false`',
+    meaning: 'self sign-up on the sign-in page',
+  },
+  {
+    names: ['BOXAUTH_REGISTRATION_GROUP'],
+    default: '`users`',
+    meaning: 'the group people who sign up join',
+  },
+  {
+    names: ['BOXAUTH_SIGN_UP_MAX_PER_ADDRESS', 'BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS'],
+    default: '`10` / `3600`',
+    meaning:
+      'sign-ups one address may make per window, counted for the whole box (all its processes); then the sign-up page answers `429` with `Retry-After`',
+  },
+  {
+    names: ['BOXAUTH_SIGN_UP_MAX_PER_BOX', 'BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS'],
+    default: '`100` / `600`',
+    meaning: 'sign-ups the whole box takes per window, whatever the addresses; then `429` with `Retry-After`',
+  },
+  {
+    names: ['BOXAUTH_SIGN_UP_MAX_WAITING'],
+    default: '`4`',
+    meaning:
+      'sign-up password hashes that may wait per process, behind every other argon2 run; beyond, the sign-up page answers `503` with `Retry-After: 1`',
+  },
+  {
+    names: ['BOXAUTH_BROWSER_SESSION_HOURS'],
+    default: '`12`',
+    meaning: 'how long a signed-in browser stays signed in',
+  },
+  {
+    names: ['BOXAUTH_AUTH_CODE_TTL_SECONDS'],
+    default: '`60`',
+    meaning: 'lifetime of an authorization code',
+  },
+  {
+    names: ['BOXAUTH_SIGN_IN_MAX_FAILURES', 'BOXAUTH_SIGN_IN_WINDOW_SECONDS'],
+    default: '`5` / `900`',
+    meaning: 'sign-in attempts checked per account per window (an address may fail 4\u00d7 as often); then 429',
+  },
+  {
+    names: ['BOXAUTH_CLIENT_AUTH_MAX_FAILURES', 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS'],
+    default: '`10` / `60`',
+    meaning:
+      'failed client authentications per client id per window, per process (an address: 4\u00d7 as many, and requests with `client_id` alone that fail count there too); then `429` with `Retry-After`',
+  },
+  {
+    names: ['BOXAUTH_DEVICE_CODES_PER_ADDRESS'],
+    default: '`30`',
+    meaning: 'device codes (`POST /auth/device`) one address may ask for in 10 minutes, per process; then `429` with `Retry-After`',
+  },
+  {
+    names: ['BOXAUTH_ARGON2_MAX_WAITING'],
+    default: '`32`',
+    meaning:
+      'argon2 checks that may wait per process and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`',
+  },
+  {
+    names: ['BOXAUTH_HSTS_MAX_AGE', 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS'],
+    default: '`31536000` (a year) / `false`',
+    meaning:
+      "with an https base URL, every answer carries `Strict-Transport-Security: max-age=\u2026` (RFC 6797), `; includeSubDomains` only when asked (it binds every host under the box's name). `0` tells browsers to forget it: for a box on `https://localhost`, whose HSTS would hold every `localhost` port to https",
+  },
+  {
+    names: ['BOXAUTH_TRUSTED_PROXIES'],
+    default: 'none',
+    meaning:
+      'addresses or CIDRs (`10.0.0.0/8, fd00::/8`) of proxies whose `X-Forwarded-For` is believed; without them the address a request comes from is its TCP peer',
+  },
+  {
+    names: ['BOXAUTH_JWT_ALG'],
+    default: '`ES256`',
+    meaning:
+      'the algorithm of JWT access tokens: `ES256`, `RS256` or `EdDSA` (ID tokens are RS256 unless their client chooses; the box keeps a key of each)',
+  },
+  {
+    names: ['BOXAUTH_SIGNING_KEY'],
+    default: '\u2014',
+    meaning:
+      'a PEM private key (EC P-256, RSA \u2265 2048, Ed25519) to sign with instead of generated keys (e.g. from a Kubernetes Secret)',
+  },
+  {
+    names: ['BOXAUTH_KEY_ROTATION_DAYS'],
+    default: '`30`',
+    meaning: 'a generated signing key older than this is replaced; `0` never',
+  },
+  {
+    names: ['BOXAUTH_WORKERS'],
+    default: '`1`',
+    meaning: 'worker processes sharing the port; `auto` = one per CPU',
+  },
+  {
+    names: ['BOXAUTH_DB_POOL_SIZE'],
+    default: '`10`',
+    meaning: 'database connections per worker',
+  },
+  {
+    names: ['BOXAUTH_SESSION_RETENTION_HOURS'],
+    default: '`24`',
+    meaning: 'how long closed or expired sessions stay readable before the purge job deletes them',
+  },
+  {
+    names: ['BOXAUTH_DECISION_RETENTION_HOURS'],
+    default: '`24`',
+    meaning:
+      'how long refused decisions of the decision point are kept in the database for `boxauth explain <id>` (`GET /authz/decisions/<id>`); `0` keeps none past the next purge',
+  },
+  {
+    names: ['BOXAUTH_PURGE_INTERVAL_SECONDS'],
+    default: '`300`',
+    meaning: 'how often the purge job runs',
+  },
+  {
+    names: ['BOXAUTH_SHUTDOWN_TIMEOUT_MS'],
+    default: '`10000`',
+    meaning: 'on SIGTERM, how long requests in flight may take before connections are cut',
+  },
+  {
+    names: ['BOXAUTH_LOG_LEVEL'],
+    default: '`info`',
+    meaning: '`trace` \u2026 `fatal`',
+  },
+  {
+    names: ['BOXAUTH_TRUSTED_ISSUERS'],
+    default: '`[]`',
+    meaning:
+      'issuers of workload tokens the box trusts, as JSON: `[{"issuer": "https://\u2026", "jwksUri"?: "https://\u2026", "mode"?: "jwks" | "tokenreview", "caBundle"?: "<PEM>"}]` (the operator writes it from `Box.spec.trustedIssuers`)',
+  },
+  {
+    names: ['BOXAUTH_CLUSTER_ISSUER'],
+    default: '`auto`',
+    meaning:
+      '`auto`: in a cluster, trust its service-account issuer (discovered from the API server, keys from `/openid/v1/jwks`); `tokenreview`: trust it through TokenReview; `off`',
+  },
+  {
+    names: ['BOXAUTH_KUBE_API_URL', 'BOXAUTH_KUBE_TOKEN_FILE', 'BOXAUTH_KUBE_CA_FILE'],
+    default: 'in-cluster values',
+    meaning:
+      "how the box reaches its cluster's API server (default: `KUBERNETES_SERVICE_HOST`/`_PORT` and the Pod's service-account token and CA)",
+  },
+];

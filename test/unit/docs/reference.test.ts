@@ -1,0 +1,42 @@
+// The reference pages are generated (`make docs`), and the list they come from is
+// the list of what the code reads: neither can drift from the code unnoticed.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import { CONFIG_VARIABLES } from '../../../api/config-reference.js';
+import { configurationPage, REFERENCE_PAGES, resourcesPage } from '../../../api/docs/reference.js';
+import { projectPath } from '../../../api/paths.js';
+
+describe('generated reference pages', function () {
+  it('docs/reference/configuration.md and resources.md are what `make docs` writes today', function () {
+    expect(fs.readFileSync(REFERENCE_PAGES.configuration, 'utf8'), 'stale: run make docs').to.equal(configurationPage());
+    expect(fs.readFileSync(REFERENCE_PAGES.resources, 'utf8'), 'stale: run make docs').to.equal(resourcesPage());
+  });
+
+  it('api/config-reference.ts lists every variable api/config.ts reads, and none it does not', function () {
+    const source = fs.readFileSync(projectPath('api', 'config.ts'), 'utf8');
+    const read = new Set([...source.matchAll(/'((?:BOXAUTH_[A-Z0-9_]+)|DATABASE_URL)'/g)].map((m) => m[1]!));
+    const listed = new Set(CONFIG_VARIABLES.flatMap((v) => v.names));
+    expect(
+      [...read].filter((name) => !listed.has(name)),
+      'read but not documented',
+    ).to.deep.equal([]);
+    expect(
+      [...listed].filter((name) => !read.has(name)),
+      'documented but not read',
+    ).to.deep.equal([]);
+  });
+
+  it('the resource reference names every field of every CRD, with its rules', function () {
+    const page = resourcesPage();
+    for (const field of [
+      'spec.grant_types',
+      'spec.auth.workload.serviceAccounts[].namespace',
+      'spec.engine',
+      'spec.urls',
+      'spec.trustedIssuers[].issuer',
+    ]) {
+      expect(page).to.include(`| \`${field}\` |`);
+    }
+    expect(page).to.include('an implicit client needs auth.implicit.redirect_uri');
+  });
+});
