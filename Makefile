@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds types docs
+	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -173,6 +173,15 @@ chart-crds: ## copy crds/*.yaml into charts/boxauth/crds/ (after editing a CRD)
 	  { echo "# Generated from $$f by make chart-crds: edit that file, not this copy."; cat "$$f"; } > "charts/boxauth/$$f"; \
 	done
 	@echo "charts/boxauth/crds/ copied from crds/"
+
+# Argo CD takes one health check per kind; they are the same rules, so one template makes them.
+HEALTH_DIR := charts/boxauth/argocd/resource_customizations/boxauth.io
+chart-health: ## write the chart's Argo CD health checks (one per kind) from charts/boxauth/argocd/health.lua.template
+	@for kind in Box Client AccessPolicy; do \
+	  { echo "-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file."; \
+	    sed "s/{{KIND}}/$$kind/g" charts/boxauth/argocd/health.lua.template; } > "$(HEALTH_DIR)/$$kind/health.lua"; \
+	done
+	@echo "$(HEALTH_DIR)/*/health.lua written"
 
 clean: ## remove build output and local data (.boxauth/)
 	rm -rf dist .boxauth

@@ -34,6 +34,17 @@ describe('charts/boxauth', function () {
     }
   });
 
+  it('has one Argo CD health check per kind, each made from the one template (make chart-health), none stale', function () {
+    const template = fs.readFileSync(path.join(CHART, 'argocd', 'health.lua.template'), 'utf8');
+    const dir = path.join(CHART, 'argocd', 'resource_customizations', 'boxauth.io');
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'Box', 'Client']);
+    for (const kind of ['Box', 'Client', 'AccessPolicy']) {
+      const expected = `-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file.\n${template.replaceAll('{{KIND}}', kind)}`;
+      const file = path.join(dir, kind, 'health.lua');
+      expect(fs.readFileSync(file, 'utf8') === expected, `${file} is stale: run make chart-health`).to.equal(true);
+    }
+  });
+
   describe('values.schema.json', function () {
     let schema: Schema;
     let validate: ValidateFunction;

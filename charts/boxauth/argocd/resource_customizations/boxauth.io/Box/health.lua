@@ -1,9 +1,12 @@
--- Argo CD health of a boxauth.io Box: read as kstatus reads it (operator/reasons.ts, README
--- "Conditions and reasons"), so Argo CD and Flux agree; but a resource the operator has not written
--- a status on yet is Progressing here (kstatus would call it Current). The same rules for every kind.
+-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file.
+-- Argo CD health of a boxauth.io Box: read as kstatus reads it (operator/reasons.ts,
+-- docs/kubernetes/conditions.md), so Argo CD and Flux agree; but a resource the operator has not
+-- written a status on yet is Progressing here (kstatus would call it Current). The same rules for
+-- every kind: make chart-health writes each kind's health.lua from this template.
 -- Argo CD runs this with gopher-lua (Lua 5.1): `obj` is the resource, the result a {status, message}.
 -- A Box is Ready once everything it needs is in place; whether its pods serve is its Available
 -- condition, which the message of a Healthy Box tells (its Deployment has a health of its own).
+-- The other kinds have no Available condition.
 local hs = { status = "Progressing", message = "Waiting for the boxauth operator" }
 if obj.status == nil or obj.status.conditions == nil then
   return hs

@@ -1,0 +1,33 @@
+// The Secrets a Box owns (database URL, signing key, root client, admin): made
+// when absent, used as they are when an admin made them first, taken over when
+// a deleted Box of the same name left them behind.
+import { SECRETS, type Kube } from '../../kube.js';
+import { ensureOwned, MANAGED_LABELS, ownerReference } from '../../owned.js';
+import type { SecretObject } from '../../secrets.js';
+import type { BoxResource } from './types.js';
+
+/** The Secret's values: created with make() and owned by the Box when absent; used as it is when present. */
+export function ensureBoxSecret(
+  kube: Kube,
+  box: BoxResource,
+  name: string,
+  make: () => Record<string, string>,
+  annotations: Record<string, string> = {},
+): Promise<SecretObject> {
+  return ensureOwned<SecretObject>(kube, SECRETS, box, name, () => ({
+    metadata: {
+      name,
+      namespace: box.metadata.namespace,
+      labels: { ...MANAGED_LABELS, 'boxauth.io/box': box.metadata.name },
+      annotations,
+      ownerReferences: [ownerReference(box)],
+    },
+    type: 'Opaque',
+    stringData: make(),
+  }));
+}
+
+/** The Secrets the Box's spec names, which others write and the operator only reads: a change to one is news for the Box. */
+export function secretsNamedBy(box: BoxResource): string[] {
+  return [box.spec?.database?.secretRef?.name, box.spec?.tls?.secretName].filter((n): n is string => n !== undefined);
+}

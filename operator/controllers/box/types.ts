@@ -1,0 +1,35 @@
+// What the Box controller's files share: the resource, the operator's settings
+// for boxes, and what each step needs to do its I/O.
+import type { BoxSpec } from '../../../api/schema/crd-types.js';
+import type { Logger } from '../../../api/log.js';
+import type { BoxDatabases } from '../../boxdb.js';
+import type { Resource } from '../../controller.js';
+import type { EventRecorder } from '../../events.js';
+import type { Kube, KObject } from '../../kube.js';
+
+export type { BoxSpec };
+export type BoxResource = Resource<BoxSpec>;
+export type DeploymentObject = KObject & {
+  spec?: { replicas?: number };
+  status?: { availableReplicas?: number; observedGeneration?: number };
+};
+
+export const BOX_FINALIZER = 'boxauth.io/box';
+
+export interface BoxSettings {
+  /** The operator's own database (DATABASE_URL): boxes without spec.database live there. */
+  adminUrl: string;
+  /** host[:port] the API pods use for that database, when not the host of adminUrl. */
+  boxDatabaseHost: string | undefined;
+  image: string;
+  imagePullPolicy: string;
+}
+
+/** The I/O a step of the Box's reconcile may do. */
+export interface BoxWork {
+  kube: Kube;
+  log: Logger;
+  events: EventRecorder;
+  databases: BoxDatabases;
+  settings: BoxSettings;
+}
