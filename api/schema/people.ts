@@ -4,11 +4,11 @@
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 
 export const PASSWORD_MIN = 8;
-const PASSWORD_MAX = 1024;
-const EMAIL_MAX = 254;
-const DATA_MAX = 64 * 1024;
-const NAME_MAX = 200;
-const DESCRIPTION_MAX = 2000;
+export const PASSWORD_MAX = 1024;
+export const EMAIL_MAX = 254;
+export const DATA_MAX = 64 * 1024;
+export const NAME_MAX = 200;
+export const DESCRIPTION_MAX = 2000;
 // A practical check: one @, something on each side, no spaces (domains like `localhost` are fine).
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 

@@ -87,7 +87,7 @@ export function toJsonSchema(node: unknown): unknown {
 
 const ID_SCHEMA = { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9][A-Za-z0-9._~-]*$' };
 
-function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
+export function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
   const { spec, rules } = readCrdSchema(kind);
   const body = toJsonSchema(spec) as Schema & { properties: Schema };
   const properties: Schema = { ...body.properties, id: ID_SCHEMA, resourceType: { const: kind }, meta: { type: 'object' } };

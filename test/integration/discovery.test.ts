@@ -47,6 +47,15 @@ describe('discovery, introspection, revocation, keys', function () {
     expect(oauth.token_endpoint_auth_methods_supported).to.include.members(['private_key_jwt', 'none']);
   });
 
+  it('serves its OpenAPI 3.1 document at /openapi.json, for its own base URL, without authentication', async function () {
+    const res = await box.json('GET', '/openapi.json');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    expect(res.body.openapi).to.equal('3.1.0');
+    expect(res.body.servers).to.deep.equal([{ url: box.url }]);
+    expect(res.body.paths).to.include.keys('/auth/token', '/Client/{id}', '/users', '/Session/{id}');
+  });
+
   it('publishes the public key that verifies its JWTs, with kid, and no private parts', async function () {
     const jwks = (await box.json('GET', '/.well-known/jwks.json')).body;
     for (const key of jwks.keys) expect(key).not.to.have.property('d');

@@ -1,8 +1,11 @@
-// The discovery documents. The OAuth endpoints that take a body (token,
+// The discovery documents, and the OpenAPI document of the whole API. The OAuth endpoints that take a body (token,
 // introspection, revocation) never reach express: see ../oauth-endpoints.ts.
 import type { Router } from 'express';
+import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
 import { grants } from '../../oauth/token-endpoint.js';
+import { projectPath } from '../../paths.js';
+import { openApiDocument } from '../../schema/openapi.js';
 import type { Services } from '../../services.js';
 import { strictRouter } from '../router.js';
 
@@ -31,6 +34,11 @@ export function authorizationServerMetadata(svc: Services): Record<string, unkno
   };
 }
 
+/** The version in package.json (the box's release). */
+function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
+}
+
 export function oauthRouter(svc: Services): Router {
   const router = strictRouter();
 
@@ -40,6 +48,13 @@ export function oauthRouter(svc: Services): Router {
 
   router.get('/.well-known/oauth-authorization-server', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(authorizationServerMetadata(svc));
+  });
+
+  // The REST API described (api/schema/openapi.ts): built once, it depends only on the code and the base URL.
+  let openApi: string | undefined;
+  router.get('/openapi.json', (_req, res) => {
+    openApi ??= JSON.stringify(openApiDocument(svc.config.baseUrl, packageVersion()));
+    res.set('Cache-Control', 'public, max-age=300').type('json').send(openApi);
   });
 
   return router;

@@ -1,0 +1,628 @@
+// The OpenAPI 3.1 document of the box's HTTP API, served at GET /openapi.json.
+// Resource bodies come from the same schemas that validate them (the CRDs,
+// through restSchema); users and groups from the limits api/schema/people.ts
+// checks; the OAuth and OpenID Connect endpoints as their RFCs define them.
+// test/unit/schema/openapi.test.ts checks it with an OpenAPI validator no one
+// here wrote, and that every path the box serves is in it.
+import { DATA_MAX, DESCRIPTION_MAX, EMAIL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from './people.js';
+import { restSchema, type ResourceKind } from './resources.js';
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json): Json => ({ 'application/json': { schema }, 'application/yaml': { schema } });
+const form = (schema: Json): Json => ({ 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } });
+const answer = (description: string, schema?: Json): Json => ({ description, ...(schema ? { content: json(schema) } : {}) });
+const ERRORS = {
+  '400': { $ref: '#/components/responses/BadRequest' },
+  '401': { $ref: '#/components/responses/Unauthorized' },
+  '403': { $ref: '#/components/responses/Forbidden' },
+} as const;
+const idParam = (what: string, type: 'string' | 'integer' = 'string'): Json => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: `the ${what}'s id`,
+  schema: { type },
+});
+const SEARCH = [
+  { name: '_count', in: 'query', description: 'page size (at most 1000)', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+  { name: '_page', in: 'query', description: 'page number, from 1', schema: { type: 'integer', minimum: 1 } },
+  { name: '_sort', in: 'query', description: 'field to sort by; -field for descending', schema: { type: 'string' } },
+];
+
+/** Search, read, create, replace and delete of a kind of the resource API. */
+function resourcePaths(kind: ResourceKind): Json {
+  const one = ref(kind);
+  const body = { required: true, content: json(ref(`${kind}Body`)) };
+  return {
+    [`/${kind}`]: {
+      get: {
+        tags: ['resources'],
+        summary: `Search ${kind} records`,
+        parameters: [...SEARCH, { name: 'id', in: 'query', schema: { type: 'string' } }],
+        responses: { '200': answer('a Bundle of the records found', bundleOf(one)), ...ERRORS },
+      },
+      post: {
+        tags: ['resources'],
+        summary: `Create a ${kind}`,
+        requestBody: body,
+        responses: {
+          '201': answer('created', one),
+          '409': { $ref: '#/components/responses/Conflict' },
+          '422': { $ref: '#/components/responses/Invalid' },
+          ...ERRORS,
+        },
+      },
+    },
+    [`/${kind}/{id}`]: {
+      parameters: [idParam(kind)],
+      get: { tags: ['resources'], summary: `Read a ${kind}`, responses: { '200': answer('the record', one), ...ERRORS, '404': NOT_FOUND } },
+      put: {
+        tags: ['resources'],
+        summary: `Create or replace a ${kind}`,
+        requestBody: body,
+        responses: {
+          '200': answer('replaced', one),
+          '201': answer('created', one),
+          '409': { $ref: '#/components/responses/Conflict' },
+          '422': { $ref: '#/components/responses/Invalid' },
+          ...ERRORS,
+        },
+      },
+      delete: {
+        tags: ['resources'],
+        summary: `Delete a ${kind}`,
+        responses: { '200': answer('the deleted record', one), ...ERRORS, '404': NOT_FOUND },
+      },
+    },
+  };
+}
+
+const NOT_FOUND = { $ref: '#/components/responses/NotFound' };
+const bundleOf = (item: Json): Json => ({
+  type: 'object',
+  required: ['resourceType', 'type', 'total', 'entry'],
+  properties: {
+    resourceType: { const: 'Bundle' },
+    type: { const: 'searchset' },
+    total: { type: 'integer' },
+    entry: { type: 'array', items: { type: 'object', properties: { resource: item } } },
+  },
+});
+
+/** A record as the API shows it: the body's fields, meta, and no secret. */
+function recordSchema(kind: ResourceKind): { body: Json; record: Json } {
+  const { schema } = restSchema(kind);
+  const properties = { ...(schema.properties as Json) };
+  const body = { ...schema, properties };
+  const { secret: _secret, ...shown } = properties;
+  const record = { ...schema, properties: { ...shown, meta: ref('Meta') }, required: [...((schema.required as string[]) ?? []), 'id'] };
+  return { body, record };
+}
+
+const oauthError = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+};
+
+const tokenResponse = {
+  type: 'object',
+  required: ['access_token', 'token_type'],
+  properties: {
+    access_token: { type: 'string' },
+    token_type: { const: 'Bearer' },
+    expires_in: { type: 'integer' },
+    refresh_token: { type: 'string' },
+    id_token: { type: 'string' },
+    scope: { type: 'string' },
+  },
+};
+
+const oauthPaths: Json = {
+  '/auth/token': {
+    post: {
+      tags: ['oauth'],
+      summary: 'Token endpoint (RFC 6749 §3.2): client_credentials, authorization_code, refresh_token, device_code',
+      security: [{}, { clientBasic: [] }],
+      requestBody: {
+        required: true,
+        content: form({
+          type: 'object',
+          required: ['grant_type'],
+          properties: {
+            grant_type: {
+              enum: ['client_credentials', 'authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+            },
+            client_id: { type: 'string' },
+            client_secret: { type: 'string' },
+            client_assertion_type: { type: 'string' },
+            client_assertion: { type: 'string', description: "a workload's ServiceAccount token (auth.workload)" },
+            scope: { type: 'string' },
+            audience: { type: 'string' },
+            code: { type: 'string' },
+            redirect_uri: { type: 'string' },
+            code_verifier: { type: 'string' },
+            refresh_token: { type: 'string' },
+            device_code: { type: 'string' },
+          },
+        }),
+      },
+      responses: {
+        '200': { description: 'the tokens', content: { 'application/json': { schema: tokenResponse } } },
+        '400': { $ref: '#/components/responses/OAuthError' },
+        '401': { $ref: '#/components/responses/OAuthError' },
+        '429': { $ref: '#/components/responses/OAuthError' },
+        '503': { $ref: '#/components/responses/OAuthError' },
+      },
+    },
+  },
+  '/auth/introspect': {
+    post: {
+      tags: ['oauth'],
+      summary: 'Token introspection (RFC 7662)',
+      security: [{ clientBasic: [] }, { bearer: [] }],
+      requestBody: { required: true, content: form({ type: 'object', required: ['token'], properties: { token: { type: 'string' } } }) },
+      responses: {
+        '200': {
+          description: 'active, and the claims of an active token',
+          content: {
+            'application/json': { schema: { type: 'object', required: ['active'], properties: { active: { type: 'boolean' } } } },
+          },
+        },
+        '401': { $ref: '#/components/responses/OAuthError' },
+      },
+    },
+  },
+  '/auth/revoke': {
+    post: {
+      tags: ['oauth'],
+      summary: 'Token revocation (RFC 7009): closes the session and its descendants',
+      security: [{ clientBasic: [] }, {}],
+      requestBody: { required: true, content: form({ type: 'object', required: ['token'], properties: { token: { type: 'string' } } }) },
+      responses: { '200': { description: 'revoked, or not a token of this client' }, '401': { $ref: '#/components/responses/OAuthError' } },
+    },
+  },
+  '/auth/device': {
+    post: {
+      tags: ['oauth'],
+      summary: 'Device authorization (RFC 8628 §3.1)',
+      requestBody: {
+        required: true,
+        content: form({
+          type: 'object',
+          required: ['client_id'],
+          properties: { client_id: { type: 'string' }, scope: { type: 'string' } },
+        }),
+      },
+      responses: {
+        '200': {
+          description: 'the codes',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['device_code', 'user_code', 'verification_uri', 'expires_in'],
+                properties: {
+                  device_code: { type: 'string' },
+                  user_code: { type: 'string' },
+                  verification_uri: { type: 'string' },
+                  verification_uri_complete: { type: 'string' },
+                  expires_in: { type: 'integer' },
+                  interval: { type: 'integer' },
+                },
+              },
+            },
+          },
+        },
+        '400': { $ref: '#/components/responses/OAuthError' },
+        '429': { $ref: '#/components/responses/OAuthError' },
+      },
+    },
+  },
+  '/auth/authorize': {
+    get: {
+      tags: ['oauth'],
+      summary: 'Authorization endpoint (RFC 6749 §3.1, OpenID Connect Core §3.1.2): a browser route',
+      parameters: [
+        'response_type',
+        'client_id',
+        'redirect_uri',
+        'scope',
+        'state',
+        'nonce',
+        'code_challenge',
+        'code_challenge_method',
+        'prompt',
+        'max_age',
+        'id_token_hint',
+        'login_hint',
+        'claims',
+        'resource',
+      ].map((name) => ({
+        name,
+        in: 'query',
+        required: name === 'response_type' || name === 'client_id',
+        schema: { type: 'string' },
+      })),
+      responses: {
+        '302': { description: 'back to the client with a code, tokens or an error; or to the sign-in page' },
+        '400': { description: 'an HTML page: the request cannot be answered at the client' },
+      },
+    },
+    post: {
+      tags: ['oauth'],
+      summary: 'The authorization endpoint with its parameters as a form (OpenID Connect Core §3.1.2.1)',
+      requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
+      responses: { '302': { description: 'as GET' } },
+    },
+  },
+  '/auth/userinfo': {
+    get: {
+      tags: ['openid'],
+      summary: 'UserInfo (OpenID Connect Core §5.3)',
+      security: [{ bearer: [] }],
+      responses: {
+        '200': {
+          description: 'the claims of the scopes granted',
+          content: { 'application/json': { schema: { type: 'object', required: ['sub'] } } },
+        },
+        '401': { description: 'WWW-Authenticate: Bearer error="invalid_token"' },
+      },
+    },
+  },
+  '/auth/logout': {
+    get: {
+      tags: ['openid'],
+      summary: 'RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): a browser route',
+      parameters: ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'logout_hint'].map((name) => ({
+        name,
+        in: 'query',
+        schema: { type: 'string' },
+      })),
+      responses: { '200': { description: 'an HTML page' }, '302': { description: 'to post_logout_redirect_uri' } },
+    },
+  },
+  '/.well-known/openid-configuration': {
+    get: {
+      tags: ['openid'],
+      summary: 'OpenID Provider metadata (OpenID Connect Discovery 1.0)',
+      responses: { '200': { description: 'the metadata' } },
+    },
+  },
+  '/.well-known/oauth-authorization-server': {
+    get: { tags: ['oauth'], summary: 'Authorization server metadata (RFC 8414)', responses: { '200': { description: 'the metadata' } } },
+  },
+  '/.well-known/jwks.json': {
+    get: { tags: ['oauth'], summary: 'The public signing keys (RFC 7517)', responses: { '200': { description: 'a JWK Set' } } },
+  },
+};
+
+function peopleSchemas(): Json {
+  const groupIds = { type: 'array', items: { type: 'integer', minimum: 1 } };
+  return {
+    UserBody: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        email: { type: 'string', maxLength: EMAIL_MAX, format: 'email' },
+        email_verified: { type: 'boolean' },
+        password: { type: 'string', minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, writeOnly: true },
+        data: { type: ['string', 'null'], maxLength: DATA_MAX, description: 'any JSON, as a string' },
+        'group-ids': groupIds,
+      },
+    },
+    User: {
+      type: 'object',
+      required: ['id', 'email'],
+      properties: {
+        id: { type: 'integer' },
+        email: { type: 'string' },
+        email_verified: { type: 'boolean' },
+        data: { type: ['string', 'null'] },
+        'group-ids': groupIds,
+        created_at: { type: 'string', format: 'date-time' },
+        updated_at: { type: 'string', format: 'date-time' },
+      },
+    },
+    GroupBody: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { name: { type: 'string', maxLength: NAME_MAX }, description: { type: ['string', 'null'], maxLength: DESCRIPTION_MAX } },
+    },
+    Group: {
+      type: 'object',
+      required: ['id', 'name'],
+      properties: {
+        id: { type: 'integer' },
+        name: { type: 'string' },
+        description: { type: ['string', 'null'] },
+        created_at: { type: 'string', format: 'date-time' },
+      },
+    },
+  };
+}
+
+function peoplePaths(kind: 'users' | 'groups', one: string): Json {
+  const body = { required: true, content: json(ref(`${one}Body`)) };
+  return {
+    [`/${kind}`]: {
+      get: {
+        tags: ['people'],
+        summary: `List or search ${kind}`,
+        parameters: SEARCH,
+        responses: { '200': answer(`the ${kind}`, { type: 'array', items: ref(one) }), ...ERRORS },
+      },
+      post: {
+        tags: ['people'],
+        summary: `Create a ${one.toLowerCase()}`,
+        requestBody: body,
+        responses: {
+          '201': answer('created', ref(one)),
+          '409': { $ref: '#/components/responses/Conflict' },
+          '422': { $ref: '#/components/responses/Invalid' },
+          ...ERRORS,
+        },
+      },
+    },
+    [`/${kind}/{id}`]: {
+      parameters: [idParam(one.toLowerCase(), 'integer')],
+      get: {
+        tags: ['people'],
+        summary: `Read a ${one.toLowerCase()}`,
+        responses: { '200': answer('found', ref(one)), ...ERRORS, '404': NOT_FOUND },
+      },
+      put: {
+        tags: ['people'],
+        summary: `Change a ${one.toLowerCase()}`,
+        requestBody: body,
+        responses: { '200': answer('changed', ref(one)), '422': { $ref: '#/components/responses/Invalid' }, ...ERRORS, '404': NOT_FOUND },
+      },
+      delete: {
+        tags: ['people'],
+        summary: `Delete a ${one.toLowerCase()}`,
+        responses: { '200': answer('deleted', ref(one)), ...ERRORS, '404': NOT_FOUND },
+      },
+    },
+  };
+}
+
+const sessionSchema = {
+  type: 'object',
+  required: ['resourceType', 'id', 'type', 'client', 'start', 'active'],
+  properties: {
+    resourceType: { const: 'Session' },
+    id: { type: 'string' },
+    type: { type: 'string' },
+    client: ref('Reference'),
+    user: ref('Reference'),
+    parent: ref('Reference'),
+    audience: { type: 'string' },
+    scope: { type: 'string' },
+    start: { type: 'string', format: 'date-time' },
+    exp: { type: 'string', format: 'date-time' },
+    refresh_token_exp: { type: 'string', format: 'date-time' },
+    end: { type: 'string', format: 'date-time' },
+    active: { type: 'boolean' },
+    details: { type: 'object' },
+  },
+};
+
+const decisionPaths: Json = {
+  '/authz/forward-auth': {
+    get: {
+      tags: ['decisions'],
+      summary: 'Forward-auth for NGINX auth_request, Caddy forward_auth, Traefik forwardAuth: the App is found by the forwarded URL',
+      responses: {
+        '200': { description: 'allowed; identity headers for the app' },
+        '302': { description: 'to sign in (browsers)' },
+        '401': { description: 'no credential' },
+        '403': { description: 'denied' },
+      },
+    },
+  },
+  '/authz/forward-auth/{app}': {
+    parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: ['decisions'],
+      summary: 'Forward-auth for one App',
+      responses: { '200': { description: 'allowed' }, '401': { description: 'no credential' }, '403': { description: 'denied' } },
+    },
+  },
+  '/authz/http/{app}/{path}': {
+    parameters: [
+      { name: 'app', in: 'path', required: true, schema: { type: 'string' } },
+      {
+        name: 'path',
+        in: 'path',
+        required: true,
+        description: 'the original path of the request, of any depth',
+        schema: { type: 'string' },
+      },
+    ],
+    post: {
+      tags: ['decisions'],
+      summary:
+        "Envoy's ext_authz HTTP service (path_prefix /authz/http/<app>), any method: the original request's method, path and headers",
+      security: [],
+      responses: {
+        '200': { description: 'allowed; identity headers for the app' },
+        '401': { description: 'no credential' },
+        '403': { description: 'denied' },
+      },
+    },
+  },
+  '/authz/decisions/{id}': {
+    parameters: [idParam('decision')],
+    get: {
+      tags: ['decisions'],
+      summary: 'Explain a refused decision by its id',
+      responses: { '200': { description: 'each policy and what it said' }, ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/authz/explain': {
+    post: {
+      tags: ['decisions'],
+      summary: "Replay a request against an App's policies",
+      responses: { '200': { description: 'the decision, explained' }, ...ERRORS },
+    },
+  },
+  '/apps/{app}/access/v1/evaluation': {
+    parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
+    post: {
+      tags: ['decisions'],
+      summary: 'AuthZEN Authorization API 1.0: one evaluation',
+      security: [{ bearer: [] }],
+      responses: { '200': { description: '{"decision": true|false}' }, ...ERRORS },
+    },
+  },
+  '/apps/{app}/access/v1/evaluations': {
+    parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
+    post: {
+      tags: ['decisions'],
+      summary: 'AuthZEN Authorization API 1.0: several evaluations',
+      security: [{ bearer: [] }],
+      responses: { '200': { description: '{"evaluations": [...]}' }, ...ERRORS },
+    },
+  },
+  '/.well-known/authzen-configuration/apps/{app}': {
+    parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: ['decisions'],
+      summary: "AuthZEN metadata of an App's decision point",
+      responses: { '200': { description: 'the metadata' }, '404': NOT_FOUND },
+    },
+  },
+};
+
+const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App'];
+
+export function openApiDocument(baseUrl: string, version: string): Json {
+  const resourceSchemas: Json = {};
+  for (const kind of KINDS) {
+    const { body, record } = recordSchema(kind);
+    resourceSchemas[`${kind}Body`] = body;
+    resourceSchemas[kind] = record;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'boxauth',
+      version,
+      description:
+        'One box: OAuth 2.0 and OpenID Connect tokens, sessions, users, groups, policies, and the decision point for the apps of a cluster.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: baseUrl }],
+    security: [{ bearer: [] }],
+    tags: ['oauth', 'openid', 'resources', 'people', 'sessions', 'decisions', 'operations'].map((name) => ({ name })),
+    paths: {
+      ...oauthPaths,
+      ...Object.assign({}, ...KINDS.map(resourcePaths)),
+      ...peoplePaths('users', 'User'),
+      ...peoplePaths('groups', 'Group'),
+      '/Session': {
+        get: {
+          tags: ['sessions'],
+          summary: 'Search sessions',
+          parameters: SEARCH,
+          responses: { '200': answer('a Bundle of sessions', bundleOf(ref('Session'))), ...ERRORS },
+        },
+        delete: {
+          tags: ['sessions'],
+          summary: "Sign out: close the caller's own session (and its descendants)",
+          responses: { '200': { description: 'closed' }, '401': ERRORS['401'] },
+        },
+      },
+      '/Session/{id}': {
+        parameters: [idParam('session')],
+        get: {
+          tags: ['sessions'],
+          summary: 'Read a session',
+          responses: { '200': answer('the session', ref('Session')), ...ERRORS, '404': NOT_FOUND },
+        },
+        put: {
+          tags: ['sessions'],
+          summary: 'Shorten or extend exp and refresh_token_exp, or close it (active: false)',
+          requestBody: { required: true, content: json(ref('Session')) },
+          responses: {
+            '200': answer('the session', ref('Session')),
+            '422': { $ref: '#/components/responses/Invalid' },
+            ...ERRORS,
+            '404': NOT_FOUND,
+          },
+        },
+      },
+      ...decisionPaths,
+      '/healthz': {
+        get: { tags: ['operations'], summary: 'The process is up', security: [], responses: { '200': { description: 'ok' } } },
+      },
+      '/readyz': {
+        get: {
+          tags: ['operations'],
+          summary: 'Ready: database reachable, migrations applied, not shutting down',
+          security: [],
+          responses: { '200': { description: 'ready' }, '503': { description: 'not ready, and why' } },
+        },
+      },
+      '/openapi.json': {
+        get: { tags: ['operations'], summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'an access token of the box; what it may do is what the AccessPolicies allow',
+        },
+        clientBasic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret (RFC 6749 §2.3.1)' },
+      },
+      schemas: {
+        ...resourceSchemas,
+        ...peopleSchemas(),
+        Session: sessionSchema,
+        Reference: {
+          type: 'object',
+          required: ['id', 'resourceType'],
+          properties: { id: { type: 'string' }, resourceType: { type: 'string' } },
+        },
+        Meta: {
+          type: 'object',
+          properties: {
+            versionId: { type: 'string' },
+            createdAt: { type: 'string', format: 'date-time' },
+            lastUpdated: { type: 'string', format: 'date-time' },
+            managedBy: { type: 'string', description: 'the Kubernetes resource that owns the record; the REST API then refuses changes' },
+          },
+        },
+        Error: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
+        OAuthError: oauthError,
+        Invalid: {
+          type: 'object',
+          required: ['entity', 'errors'],
+          properties: { entity: {}, errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } },
+        },
+      },
+      responses: {
+        BadRequest: {
+          description: 'a request that is not one (bad path, query or body)',
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+        Unauthorized: { description: 'no token, or one that is not active', content: { 'application/json': { schema: ref('Error') } } },
+        Forbidden: {
+          description: "no AccessPolicy allows this request for this token's client and person",
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+        NotFound: { description: 'no such record', content: { 'application/json': { schema: ref('Error') } } },
+        Conflict: {
+          description: "the record exists, is owned by a Kubernetes resource, or is one of the box's own",
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+        Invalid: { description: 'validation failed: every problem, by field', content: { 'application/json': { schema: ref('Invalid') } } },
+        OAuthError: { description: 'an OAuth error (RFC 6749 §5.2)', content: { 'application/json': { schema: ref('OAuthError') } } },
+      },
+    },
+  };
+}

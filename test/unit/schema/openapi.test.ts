@@ -1,0 +1,69 @@
+// The OpenAPI document (api/schema/openapi.ts) as a validator no one here wrote
+// sees it, and against the routes the code declares: a new endpoint without a
+// description fails here.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectPath } from '../../../api/paths.js';
+import { openApiDocument } from '../../../api/schema/openapi.js';
+
+/** Pages for people's browsers, and their assets: not part of the API a program calls. */
+const BROWSER_PAGES = new Set([
+  '/auth/sign-in',
+  '/auth/sign-up',
+  '/auth/sign-out',
+  '/auth/signed-in',
+  '/auth/consent',
+  '/auth/device/verify',
+  '/admin',
+  '/admin/callback',
+  '/assets/admin.js',
+  '/favicon.ico',
+]);
+
+/** Every path a route of api/http declares (express paths as OpenAPI's), and the node:http OAuth endpoints. */
+function declaredPaths(): string[] {
+  const dir = projectPath('api', 'http');
+  const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const found = new Set<string>();
+  for (const file of files) {
+    const source = fs.readFileSync(path.join(dir, file), 'utf8');
+    for (const m of source.matchAll(/(?:router|app)\.(?:get|post|put|delete|all)\(\s*(\[[^\]]*\]|'[^']*'|`[^`]*`)/g)) {
+      for (const p of m[1]!.matchAll(/['`]([^'`]+)['`]/g)) found.add(p[1]!);
+    }
+    for (const m of source.matchAll(/\[\s*'(\/auth\/[a-z]+)'/g)) found.add(m[1]!); // the OAuth endpoints table
+  }
+  return [...found]
+    .flatMap((p) => (p.includes('${kind}') ? ['Client', 'AccessPolicy', 'App'].map((k) => p.replace('${kind}', k)) : [p]))
+    .map((p) => p.replace(/:([a-z]+)/g, '{$1}'))
+    .filter((p) => !BROWSER_PAGES.has(p));
+}
+
+describe('the OpenAPI document', function () {
+  const doc = openApiDocument('http://localhost:8080', '0.0.0-test');
+
+  it('is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator), every $ref resolving', async function () {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.valid, JSON.stringify(result.errors, null, 1)).to.equal(true);
+    expect(validator.version).to.equal('3.1');
+    expect(() => validator.resolveRefs()).not.to.throw();
+  });
+
+  it('describes every path the box serves to programs', function () {
+    const paths = Object.keys(doc.paths as object);
+    const declared = declaredPaths();
+    expect(declared.length).to.be.greaterThan(20);
+    expect(declared.filter((p) => !paths.includes(p))).to.deep.equal([]);
+    expect(paths).to.include('/authz/http/{app}/{path}'); // Envoy's door: a route by regular expression (routes/gate.ts)
+  });
+
+  it('takes resource bodies from the CRD schemas that validate them', function () {
+    const schemas = (doc.components as { schemas: Record<string, { properties: Record<string, unknown> }> }).schemas;
+    expect(schemas.ClientBody!.properties).to.have.keys([...Object.keys(schemas.ClientBody!.properties)]);
+    expect(schemas.ClientBody!.properties).to.include.keys('grant_types', 'auth', 'secret', 'post_logout_redirect_uris');
+    expect(schemas.Client!.properties).not.to.have.property('secret'); // write-only: never shown
+    expect(schemas.AccessPolicyBody!.properties).to.include.keys('engine', 'matcho', 'schema', 'app', 'dryRun');
+  });
+});
