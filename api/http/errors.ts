@@ -2,8 +2,11 @@
 // headers and body; express's own 4xx errors are mapped to the same shape; anything
 // else is logged and answered with a bare 500 that leaks nothing.
 import type { ErrorRequestHandler, Request, Response } from 'express';
-import { ApiError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { ApiError, errorMessage } from '../errors.js';
 import type { Services } from '../services.js';
+import { messagePage } from '../ui/pages.js';
+import { renderPage } from './pages.js';
 import { send } from './respond.js';
 
 interface ExpressError extends Error {
@@ -23,16 +26,45 @@ export interface ErrorAnswer {
   body: unknown;
 }
 
-/** The answer to an error: an ApiError's own, or (logged) a bare 500; counted by its code either way. */
+/** How long a client should wait before trying again while the database is unreachable. */
+const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/**
+ * The answer to an error: an ApiError's own; 503 temporarily_unavailable with Retry-After when the database
+ * cannot be reached (RFC 6749 §4.1.2.1 names the error; the request will work once it is back); else (logged)
+ * a bare 500. Counted by its code either way.
+ */
 export function errorAnswer(err: unknown, svc: Pick<Services, 'log' | 'metrics'>, request: { method: string; path: string }): ErrorAnswer {
   const { log } = svc;
   if (err instanceof ApiError) {
     svc.metrics.refusals.inc({ error: err.code });
     return { status: err.status, headers: err.headers, body: err.body() };
   }
+  if (isDatabaseUnavailable(err)) {
+    svc.metrics.refusals.inc({ error: 'temporarily_unavailable' });
+    log.warn({ err: errorMessage(err), method: request.method, path: request.path }, 'the database is unreachable');
+    const unavailable = new ApiError(503, 'temporarily_unavailable', 'the service cannot reach its database right now; try again shortly', {
+      'Retry-After': String(UNAVAILABLE_RETRY_SECONDS),
+    });
+    return { status: unavailable.status, headers: unavailable.headers, body: unavailable.body() };
+  }
   svc.metrics.refusals.inc({ error: 'server_error' });
   log.error({ err, method: request.method, path: request.path }, 'request failed');
   return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'internal error; see the server log' } };
+}
+
+/** A browser navigating (it prefers HTML to JSON): errors are a page for a person, not a body for a program. */
+export function wantsPage(req: Request): boolean {
+  return req.headers.accept !== undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
+}
+
+const TITLES: Record<number, string> = { 401: 'Sign-in needed', 403: 'Not allowed', 404: 'Not found', 429: 'Too many requests', 503: 'Temporarily unavailable' };
+
+function errorPage(box: string, answer: ErrorAnswer): string {
+  const { error_description: description, error } = answer.body as { error?: string; error_description?: string };
+  const title = TITLES[answer.status] ?? (answer.status >= 500 ? 'Something went wrong' : 'This request cannot be answered');
+  const retry = answer.headers['Retry-After'] ? ` Try again in ${answer.headers['Retry-After']} seconds.` : '';
+  return messagePage(box, title, `${description ?? error ?? 'error'}.${retry}`);
 }
 
 const BARE_500 = '{"error":"server_error","error_description":"internal error; see the server log"}';
@@ -42,13 +74,14 @@ const BARE_500 = '{"error":"server_error","error_description":"internal error; s
  * express would do then is its own HTML page, with a stack trace outside
  * production.
  */
-export function errorHandler(svc: Pick<Services, 'log' | 'metrics'>): ErrorRequestHandler {
+export function errorHandler(svc: Pick<Services, 'log' | 'metrics' | 'config'>): ErrorRequestHandler {
   const { log } = svc;
   return (err: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) return;
     try {
       const known = err instanceof ApiError ? err : err && typeof err === 'object' ? fromExpress(err as ExpressError) : undefined;
       const answer = errorAnswer(known ?? err, svc, req);
+      if (wantsPage(req)) return renderPage(res, answer.status, errorPage(svc.config.box, answer), answer.headers);
       res.set(answer.headers);
       send(req, res, answer.status, answer.body);
     } catch (failure) {

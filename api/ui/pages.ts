@@ -159,6 +159,21 @@ export function messagePage(box: string, title: string, message: string, alert =
   });
 }
 
+/** What a person finds at the box's root: where to go from here. */
+export function homePage(box: string, baseUrl: string): string {
+  return page({
+    title: 'boxauth',
+    box,
+    body: html`<h1>This is box ${box}</h1>
+<p>An OAuth 2.0 and OpenID Connect provider. Apps send people here to sign in; programs get their tokens at <code>${baseUrl}/auth/token</code>.</p>
+<ul>
+<li><a href="/admin">Admin UI</a>: users and groups</li>
+<li><a href="/auth/signed-in">Who am I signed in as?</a></li>
+<li><a href="/.well-known/openid-configuration">OpenID Connect discovery</a> and <a href="/openapi.json">the API (OpenAPI)</a></li>
+</ul>`,
+  });
+}
+
 export function signOutPage(box: string, csrf: string, returnTo: string, email: string | undefined): string {
   return page({
     title: 'Sign out',

@@ -1,9 +1,12 @@
-// The admin UI (/admin) and the static assets of the pages.
+// The admin UI (/admin), the box's root (/) and the static assets of the pages.
 import express, { type Router } from 'express';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../paths.js';
 import type { Services } from '../../services.js';
 import { adminPage } from '../../ui/admin.js';
+import { homePage } from '../../ui/pages.js';
+import { wantsPage } from '../errors.js';
+import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
 const ADMIN_SCRIPT = fileURLToPath(new URL('../../ui/browser/admin.js', import.meta.url));
@@ -16,6 +19,17 @@ export function adminRouter(svc: Services): Router {
     res.sendFile(ADMIN_SCRIPT, { maxAge: '1h', headers: { 'Content-Type': 'text/javascript; charset=utf-8' } });
   });
   router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
+  // The root: a page for people who open the box's address, the way on for programs.
+  router.get('/', (req, res) => {
+    if (wantsPage(req)) return renderPage(res, 200, homePage(svc.config.box, svc.config.baseUrl));
+    res.json({
+      box: svc.config.box,
+      issuer: svc.config.baseUrl,
+      openid_configuration: `${svc.config.baseUrl}/.well-known/openid-configuration`,
+      openapi: `${svc.config.baseUrl}/openapi.json`,
+      admin: `${svc.config.baseUrl}/admin`,
+    });
+  });
   router.get('/favicon.ico', (_req, res) => {
     res.status(204).end();
   });

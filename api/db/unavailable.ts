@@ -1,0 +1,20 @@
+// Whether an error means the database cannot be reached right now (as opposed
+// to a query the database refused): those are answered 503 temporarily_unavailable
+// with Retry-After, since the same request will work once it is back.
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+
+// SQLSTATE: class 08 (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now),
+// 53300 (too many connections).
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
+
+// What node-postgres says when a pooled connection dies or none comes in time.
+const UNAVAILABLE_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /^Client has encountered a connection error/];
+
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 5) return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.test(e.code))) return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((m) => m.test(e.message as string))) return true;
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true; // AggregateError
+  return isDatabaseUnavailable(e.cause, depth + 1);
+}
