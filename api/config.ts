@@ -152,6 +152,31 @@ function trustedProxies(env: Env): Config['trustedProxies'] {
     });
 }
 
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** A value of a fixed list, named in the message when it is not one. */
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+/** A value that must match `pattern`, described by `what` when it does not. */
+function matching(env: Env, name: string, pattern: RegExp, what: string, fallback: string): string {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (!pattern.test(raw)) throw new ConfigError(`${name} must be ${what}, got "${raw}"`);
+  return raw;
+}
+
+/** BOXAUTH_HOST: an IP address to listen on, or a host name that resolves to one. */
+function listenHost(env: Env): string {
+  const raw = str(env, 'BOXAUTH_HOST') ?? '0.0.0.0';
+  if (net.isIP(raw) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(raw)) return raw;
+  throw new ConfigError(`BOXAUTH_HOST must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got "${raw}"`);
+}
+
 function clusterIssuer(env: Env): Config['clusterIssuer'] {
   const raw = str(env, 'BOXAUTH_CLUSTER_ISSUER') ?? 'auto';
   if (raw !== 'auto' && raw !== 'off' && raw !== 'tokenreview')
@@ -207,23 +232,29 @@ export function loadConfig(env: Env = process.env): Config {
   const workers = workersRaw === 'auto' ? os.availableParallelism() : int(env, 'BOXAUTH_WORKERS', 1, 1, 256);
   return {
     port,
-    host: str(env, 'BOXAUTH_HOST') ?? '0.0.0.0',
+    host: listenHost(env),
     metricsPort: int(env, 'BOXAUTH_METRICS_PORT', DEFAULT_METRICS_PORT, 1, 65535),
     baseUrl,
-    box: str(env, 'BOXAUTH_BOX') ?? 'default',
+    box: matching(
+      env,
+      'BOXAUTH_BOX',
+      /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$/,
+      'a name of lower-case letters, digits, dashes and dots (in a cluster: namespace/name)',
+      'default',
+    ),
     databaseUrl,
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
     rootClientId: str(env, 'BOXAUTH_ROOT_CLIENT_ID') ?? 'root',
     rootClientSecret: str(env, 'BOXAUTH_ROOT_CLIENT_SECRET'),
-    adminEmail: str(env, 'BOXAUTH_ADMIN_EMAIL') ?? 'admin@localhost',
+    adminEmail: matching(env, 'BOXAUTH_ADMIN_EMAIL', /^[^\s@]+@[^\s@]+$/, 'an email address', 'admin@localhost'),
     adminPassword: str(env, 'BOXAUTH_ADMIN_PASSWORD'),
     registration: bool(env, 'BOXAUTH_REGISTRATION', false),
-    registrationGroup: str(env, 'BOXAUTH_REGISTRATION_GROUP') ?? 'users',
+    registrationGroup: matching(env, 'BOXAUTH_REGISTRATION_GROUP', /^\S(.{0,198}\S)?$/, 'a group name (1 to 200 characters, no space at either end)', 'users'),
     jwtAlg,
     signingKeyPem: str(env, 'BOXAUTH_SIGNING_KEY'),
     keyRotationDays: int(env, 'BOXAUTH_KEY_ROTATION_DAYS', 30, 0, 3650),
     workers,
-    logLevel: str(env, 'BOXAUTH_LOG_LEVEL') ?? 'info',
+    logLevel: oneOf(env, 'BOXAUTH_LOG_LEVEL', LOG_LEVELS, 'info'),
     dbPoolSize: int(env, 'BOXAUTH_DB_POOL_SIZE', 10, 1, 500),
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     decisionRetentionHours: int(env, 'BOXAUTH_DECISION_RETENTION_HOURS', 24, 0, 24 * 365),

@@ -5,6 +5,7 @@ import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
 import { CONFIG_VARIABLES } from './config-reference.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { PortUnavailable } from './http/listen.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
@@ -56,9 +57,21 @@ function onSignals(stop: () => Promise<void>, log: Logger): void {
 
 async function runPrimary(config: Config, log: Logger): Promise<void> {
   const prepared = await prepareBox(config, log);
+  try {
+    await serveBox(config, log, prepared);
+  } catch (err) {
+    await prepared.stopDatabase(); // an embedded PostgreSQL started (or adopted) for a box that did not start
+    throw err;
+  }
+}
+
+async function serveBox(config: Config, log: Logger, prepared: PreparedBox): Promise<void> {
   if (config.workers === 1) {
     const server = await startServer(config, prepared.databaseUrl, log);
-    const metrics = await serveMetrics(config.metricsPort, config.host, processMetrics(server.metrics));
+    const metrics = await serveMetrics(config.metricsPort, config.host, processMetrics(server.metrics)).catch(async (err: unknown) => {
+      await server.stop();
+      throw err;
+    });
     process.stderr.write(banner(config, prepared));
     onSignals(async () => {
       metrics.close();
@@ -81,6 +94,15 @@ async function runPrimary(config: Config, log: Logger): Promise<void> {
   };
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    if (code === PORT_UNAVAILABLE_EXIT) {
+      // Another worker would fail the same way: stop, as a single process does.
+      stopping = true;
+      log.fatal({ worker: worker.process.pid }, 'a worker could not listen; stopping');
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+      metrics.close();
+      void prepared.stopDatabase().finally(() => process.exit(1));
+      return;
+    }
     log.error({ worker: worker.process.pid, exitCode: code, signal }, 'worker died; starting another');
     setTimeout(fork, 500);
   });
@@ -105,9 +127,18 @@ async function runPrimary(config: Config, log: Logger): Promise<void> {
   }, log);
 }
 
+/** A worker's exit code when it cannot listen: the primary stops instead of starting another. */
+const PORT_UNAVAILABLE_EXIT = 3;
+
 async function runWorker(config: Config, log: Logger): Promise<void> {
-  const server = await startServer(config, process.env.BOXAUTH_INTERNAL_DATABASE_URL!, log);
-  onSignals(() => server.stop(), log);
+  try {
+    const server = await startServer(config, process.env.BOXAUTH_INTERNAL_DATABASE_URL!, log);
+    onSignals(() => server.stop(), log);
+  } catch (err) {
+    if (!(err instanceof PortUnavailable)) throw err;
+    process.stderr.write(`boxauth: ${err.message}\n`);
+    process.exit(PORT_UNAVAILABLE_EXIT);
+  }
 }
 
 async function main(): Promise<void> {
@@ -130,6 +161,11 @@ async function main(): Promise<void> {
     if (cluster.isPrimary) await runPrimary(config, log);
     else await runWorker(config, log);
   } catch (err) {
+    if (err instanceof PortUnavailable) {
+      // A configuration to change, not a fault: the message says which, without a stack.
+      process.stderr.write(`boxauth: ${err.message}\n`);
+      process.exit(1);
+    }
     log.fatal({ err }, 'start-up failed');
     process.stderr.write(`boxauth: start-up failed: ${errorMessage(err)}\n`);
     process.exit(1);

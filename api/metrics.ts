@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import http, { type Server } from 'node:http';
 import promClient from 'prom-client';
 import { errorMessage } from './errors.js';
+import { listenOn } from './http/listen.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 
@@ -165,9 +166,6 @@ export async function serveMetrics(port: number, host: string, collect: () => Pr
       (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`# error: ${errorMessage(err)}\n`),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listenOn(server, port, host, 'BOXAUTH_METRICS_PORT');
   return server;
 }

