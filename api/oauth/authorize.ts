@@ -115,6 +115,12 @@ const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
  * that for a loopback address over http the port may differ (RFC 8252 §7.3: a
  * native app such as kubectl's sign-in listens on whatever port is free).
  */
+/** The redirect URIs a grant's settings register: redirect_uri and redirect_uris, once each. */
+export function registeredRedirectUris(settings: { redirect_uri?: string; redirect_uris?: string[] } | undefined): string[] {
+  if (!settings) return [];
+  return [...new Set([...(settings.redirect_uri ? [settings.redirect_uri] : []), ...(settings.redirect_uris ?? [])])];
+}
+
 export function redirectMatches(registered: string, requested: string): boolean {
   if (registered === requested) return true;
   let a: URL;
@@ -162,20 +168,24 @@ export async function parseAuthorizeRequest(
   const client = await svc.clients.get(params.client_id);
   if (!client) return unknown('unknown client');
 
-  // The redirect URI must be the one configured for the grant (redirectMatches).
+  // The redirect URI must be one configured for the grant (redirectMatches). RFC 6749 §3.1.2.3: "If multiple
+  // redirection URIs have been registered, [...] the client MUST include a redirection URI with the
+  // authorization request"; with one registered, it may be left out.
   const grant = grantOf(params.response_type);
-  const registered = grant ? client.resource.auth?.[grant]?.redirect_uri : undefined;
-  const candidates = registered
-    ? [registered]
-    : [client.resource.auth?.authorization_code?.redirect_uri, client.resource.auth?.implicit?.redirect_uri].filter(
-        (u): u is string => !!u,
-      );
+  const registered = grant ? registeredRedirectUris(client.resource.auth?.[grant]) : [];
+  const candidates = registered.length
+    ? registered
+    : [...registeredRedirectUris(client.resource.auth?.authorization_code), ...registeredRedirectUris(client.resource.auth?.implicit)];
   if (!candidates.length) return unknown(grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered');
   const redirectUri =
     params.redirect_uri === undefined
-      ? registered
+      ? registered.length === 1
+        ? registered[0]
+        : undefined
       : candidates.find((u) => redirectMatches(u, params.redirect_uri!)) && params.redirect_uri;
-  if (!redirectUri) return unknown('redirect URI differs from the registered one');
+  if (!redirectUri) {
+    return unknown(params.redirect_uri === undefined ? 'no redirect_uri, and the client registered several' : 'redirect URI differs from the registered ones');
+  }
 
   const responseType = (grant ? params.response_type : 'code') as ResponseType;
   const fail = (error: string, description: string): RedirectProblem => ({

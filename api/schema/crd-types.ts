@@ -142,9 +142,13 @@ export interface ClientSpec {
     };
     implicit?: {
       /**
-       * The exact address the user is sent back to (for http://127.0.0.1 and http://[::1] the port may differ, RFC 8252 - native apps listen where they can).
+       * The exact address the user is sent back to (for http://127.0.0.1 and http://[::1] the port may differ, RFC 8252 - native apps listen where they can). redirect_uri, redirect_uris or both; a request names one of them to the letter.
        */
-      redirect_uri: string;
+      redirect_uri?: string;
+      /**
+       * More addresses the user may be sent back to, each matched as redirect_uri is (staging, production, localhost). With more than one registered, a request must name its redirect_uri (RFC 6749 3.1.2.3).
+       */
+      redirect_uris?: string[];
       /**
        * jwt makes the access token a JWT; opaque (the default) a random string.
        */
@@ -160,9 +164,13 @@ export interface ClientSpec {
     };
     authorization_code?: {
       /**
-       * The exact address the user is sent back to (for http://127.0.0.1 and http://[::1] the port may differ, RFC 8252 - native apps listen where they can).
+       * The exact address the user is sent back to (for http://127.0.0.1 and http://[::1] the port may differ, RFC 8252 - native apps listen where they can). redirect_uri, redirect_uris or both; a request names one of them to the letter.
        */
-      redirect_uri: string;
+      redirect_uri?: string;
+      /**
+       * More addresses the user may be sent back to, each matched as redirect_uri is (staging, production, localhost). With more than one registered, a request must name its redirect_uri (RFC 6749 3.1.2.3).
+       */
+      redirect_uris?: string[];
       /**
        * jwt makes the access token a JWT; opaque (the default) a random string.
        */

@@ -566,6 +566,14 @@ export function openApiDocument(baseUrl: string, version: string): Json {
           responses: { '200': { description: 'ready' }, '503': { description: 'not ready, and why' } },
         },
       },
+      '/': {
+        get: {
+          tags: ['operations'],
+          summary: 'The box: a page with the ways on for browsers, a JSON index (issuer, discovery, OpenAPI, admin UI) for programs',
+          security: [],
+          responses: { '200': { description: 'the index' } },
+        },
+      },
       '/openapi.json': {
         get: { tags: ['operations'], summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } },
       },

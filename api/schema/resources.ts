@@ -26,6 +26,10 @@ export type ResourceKind = 'Client' | 'AccessPolicy' | 'App';
 
 const CRD_FILES: Record<ResourceKind, string> = { Client: 'client.yaml', AccessPolicy: 'accesspolicy.yaml', App: 'app.yaml' };
 
+/** A grant's settings, when present, register a redirect URI one way or the other. */
+const hasRedirect = (grant: unknown): boolean =>
+  grant === undefined || (typeof grant === 'object' && grant !== null && ('redirect_uri' in grant || 'redirect_uris' in grant));
+
 /** JS twins of the CRDs' CEL rules, keyed by the exact rule text. */
 export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'implicit') || (has(self.auth) && has(self.auth.implicit))": (s) =>
@@ -41,6 +45,10 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
       s.auth?.workload !== undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
+  "!has(self.auth) || !has(self.auth.implicit) || has(self.auth.implicit.redirect_uri) || has(self.auth.implicit.redirect_uris)": (s) =>
+    hasRedirect(s.auth?.implicit),
+  "!has(self.auth) || !has(self.auth.authorization_code) || has(self.auth.authorization_code.redirect_uri) || has(self.auth.authorization_code.redirect_uris)":
+    (s) => hasRedirect(s.auth?.authorization_code),
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
   // A transition rule (oldSelf): the REST API checks it against the stored record (routes/resources.ts).
   'has(self.app) == has(oldSelf.app)': () => true,

@@ -98,6 +98,66 @@ describe('authorize endpoint', function () {
     expect(new URLSearchParams(loc.hash.slice(1)).get('error')).to.equal('unauthorized_client');
   });
 
+  describe('several redirect URIs per grant (redirect_uris)', function () {
+    const staging = 'https://staging.app.example/cb';
+    const production = 'https://app.example/callback';
+    const challenge = { code_challenge: 'c'.repeat(43), code_challenge_method: 'S256' };
+    const signInPage = (res: { status: number; text: string }): boolean => res.status === 200 && res.text.includes('name="return_to"');
+
+    before(async function () {
+      const put = await box.json(
+        'PUT',
+        '/Client/multi',
+        {
+          grant_types: ['authorization_code', 'implicit'],
+          auth: { authorization_code: { redirect_uris: [staging, production] }, implicit: { redirect_uri: cb, redirect_uris: [staging] } },
+        },
+        await box.rootToken(),
+      );
+      expect(put.status, put.text).to.equal(201);
+      expect(put.body.auth.authorization_code.redirect_uris).to.deep.equal([staging, production]);
+    });
+
+    it('each listed URI is accepted exactly; another, or none named when several are listed, is a page that redirects nowhere', async function () {
+      for (const uri of [staging, production]) {
+        expect(signInPage(await authorize({ response_type: 'code', client_id: 'multi', redirect_uri: uri, ...challenge })), uri).to.equal(true);
+      }
+      for (const uri of ['https://evil.example/callback', `${production}/x`, `${staging}?x=1`]) {
+        const refused = await authorize({ response_type: 'code', client_id: 'multi', redirect_uri: uri, ...challenge });
+        expect(refused.status, uri).to.equal(400);
+        expect(refused.headers.get('location'), uri).to.equal(null);
+      }
+      const unnamed = await authorize({ response_type: 'code', client_id: 'multi', ...challenge });
+      expect(unnamed.status, 'RFC 6749 §3.1.2.3: with several registered, the request must name one').to.equal(400);
+      expect(unnamed.headers.get('location')).to.equal(null);
+    });
+
+    it('redirect_uri and redirect_uris together: both forms count, for the grant they are under', async function () {
+      expect(signInPage(await authorize({ response_type: 'token', client_id: 'multi', redirect_uri: cb }))).to.equal(true);
+      expect(signInPage(await authorize({ response_type: 'token', client_id: 'multi', redirect_uri: staging }))).to.equal(true);
+      const other = await authorize({ response_type: 'token', client_id: 'multi', redirect_uri: production }); // the code grant's only
+      expect(other.status).to.equal(400);
+    });
+
+    it('a bad list is refused with 422 naming the field; a grant with neither form too', async function () {
+      const root = await box.rootToken();
+      const bad = await box.json(
+        'PUT',
+        '/Client/multi-bad',
+        { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uris: [production, 'not a uri'] } } },
+        root,
+      );
+      expect(bad.status).to.equal(422);
+      expect(bad.body.errors).to.have.property('auth.authorization_code.redirect_uris.1');
+      const empty = await box.json('PUT', '/Client/multi-bad', { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uris: [] } } }, root);
+      expect(empty.status).to.equal(422);
+      const neither = await box.json('PUT', '/Client/multi-bad', { grant_types: ['authorization_code'], auth: { authorization_code: {} } }, root);
+      expect(neither.status).to.equal(422);
+      expect(neither.body.errors['auth.authorization_code.redirect_uri']).to.deep.equal(['is required (or redirect_uris, a list)']);
+      expect((await box.json('GET', '/Client/multi-bad', undefined, root)).status).to.equal(404);
+    });
+  });
+
   it('a repeated parameter is an error page', async function () {
     const res = await box.request('GET', '/auth/authorize?response_type=token&client_id=spa&client_id=web');
     expect(res.status).to.equal(400);
