@@ -97,8 +97,10 @@ test-integration: dist/.built $(LIBFAKETIME) ## the API over HTTP against a real
 test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
 	$(MOCHA) 'dist/test/e2e/**/*.test.js'
 
-example-app: ## serve examples/browser-app on http://localhost:3000 (apply its client.yaml first)
-	node examples/browser-app/serve.mjs 3000
+EXAMPLE_APP_PORT ?= 3000
+BOX_URL ?= http://localhost:8080
+example-app: ## serve examples/browser-app on http://localhost:$(EXAMPLE_APP_PORT) for the box at $(BOX_URL) (apply its client.yaml first)
+	BOX_URL=$(BOX_URL) node examples/browser-app/serve.mjs $(EXAMPLE_APP_PORT)
 
 test-operator: dist/.built $(LUA) kube-binaries test-tools ## the operator against a real kube-apiserver + etcd, with kubectl and helm
 	$(MOCHA) 'dist/test/e2e/operator/**/*.test.js'
@@ -113,7 +115,7 @@ kube-binaries:
 test-tools:
 	@scripts/test-tools-build.sh
 
-kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, see README)
+kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (ports: BOXAUTH_KUBE_PORT=6443, BOXAUTH_ETCD_PORT=2379, BOXAUTH_ETCD_PEER_PORT; BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, docs/guides/kubectl-sign-in.md)
 	@scripts/kube-up.sh
 
 kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
@@ -125,9 +127,9 @@ KUBECONFIG_OR_LOCAL = $(or $(KUBECONFIG),$(wildcard $(CURDIR)/.boxauth/kube/kube
 operator: dist/.built ## run the operator against KUBECONFIG's cluster (default: make kube-up's); box databases on DATABASE_URL (default: make run's PostgreSQL)
 	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) node dist/operator/main.js
 
-box: dist/.built ## run a box's pod here, from its Deployment (no kubelet needed): make box NAMESPACE=team-a [BOX=auth]
-	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>]" >&2; exit 2; }
-	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) node dist/operator/run-box.js $(NAMESPACE) $(BOX)
+box: dist/.built ## run a box's pod here, from its Deployment (no kubelet needed): make box NAMESPACE=team-a [BOX=auth] [METRICS_PORT=9464]
+	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>] [METRICS_PORT=<port>]" >&2; exit 2; }
+	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) $(if $(METRICS_PORT),BOXAUTH_METRICS_PORT=$(METRICS_PORT)) node dist/operator/run-box.js $(NAMESPACE) $(BOX)
 
 /usr/bin/wrk:
 	@echo "installing Debian's wrk for make bench"

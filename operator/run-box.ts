@@ -215,6 +215,8 @@ async function main(): Promise<void> {
   const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken, syncVolumes } = await podOf(kube, namespace, box, dir);
+  // Pods each have their own ports; boxes run here share the machine's: the metrics port can be moved.
+  if (process.env.BOXAUTH_METRICS_PORT) env.BOXAUTH_METRICS_PORT = process.env.BOXAUTH_METRICS_PORT;
   const renewal =
     renewToken &&
     setInterval(() => {

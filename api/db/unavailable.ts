@@ -1,14 +1,27 @@
 // Whether an error means the database cannot be reached right now (as opposed
 // to a query the database refused): those are answered 503 temporarily_unavailable
 // with Retry-After, since the same request will work once it is back.
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'EAI_AGAIN',
+]);
 
 // SQLSTATE: class 08 (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now),
 // 53300 (too many connections).
 const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
 
 // What node-postgres says when a pooled connection dies or none comes in time.
-const UNAVAILABLE_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /^Client has encountered a connection error/];
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect/,
+  /^Client has encountered a connection error/,
+];
 
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 5) return false;

@@ -58,7 +58,13 @@ export function wantsPage(req: Request): boolean {
   return req.headers.accept !== undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 
-const TITLES: Record<number, string> = { 401: 'Sign-in needed', 403: 'Not allowed', 404: 'Not found', 429: 'Too many requests', 503: 'Temporarily unavailable' };
+const TITLES: Record<number, string> = {
+  401: 'Sign-in needed',
+  403: 'Not allowed',
+  404: 'Not found',
+  429: 'Too many requests',
+  503: 'Temporarily unavailable',
+};
 
 function errorPage(box: string, answer: ErrorAnswer): string {
   const { error_description: description, error } = answer.body as { error?: string; error_description?: string };

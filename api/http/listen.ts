@@ -8,8 +8,10 @@ export class PortUnavailable extends Error {}
 export function listenOn(server: Server, port: number, host: string, variable: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(new PortUnavailable(`port ${port} (${variable}) is in use: stop what listens there, or set ${variable} to another port`));
-      else if (err.code === 'EACCES') reject(new PortUnavailable(`port ${port} (${variable}) may not be opened by this user: choose a port above 1023`));
+      if (err.code === 'EADDRINUSE')
+        reject(new PortUnavailable(`port ${port} (${variable}) is in use: stop what listens there, or set ${variable} to another port`));
+      else if (err.code === 'EACCES')
+        reject(new PortUnavailable(`port ${port} (${variable}) may not be opened by this user: choose a port above 1023`));
       else if (err.code === 'EADDRNOTAVAIL') reject(new PortUnavailable(`${host} (BOXAUTH_HOST) is not an address of this machine`));
       else reject(err);
     });

@@ -184,7 +184,11 @@ export async function parseAuthorizeRequest(
         : undefined
       : candidates.find((u) => redirectMatches(u, params.redirect_uri!)) && params.redirect_uri;
   if (!redirectUri) {
-    return unknown(params.redirect_uri === undefined ? 'no redirect_uri, and the client registered several' : 'redirect URI differs from the registered ones');
+    return unknown(
+      params.redirect_uri === undefined
+        ? 'no redirect_uri, and the client registered several'
+        : 'redirect URI differs from the registered ones',
+    );
   }
 
   const responseType = (grant ? params.response_type : 'code') as ResponseType;

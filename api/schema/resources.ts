@@ -45,9 +45,9 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
       s.auth?.workload !== undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
-  "!has(self.auth) || !has(self.auth.implicit) || has(self.auth.implicit.redirect_uri) || has(self.auth.implicit.redirect_uris)": (s) =>
+  '!has(self.auth) || !has(self.auth.implicit) || has(self.auth.implicit.redirect_uri) || has(self.auth.implicit.redirect_uris)': (s) =>
     hasRedirect(s.auth?.implicit),
-  "!has(self.auth) || !has(self.auth.authorization_code) || has(self.auth.authorization_code.redirect_uri) || has(self.auth.authorization_code.redirect_uris)":
+  '!has(self.auth) || !has(self.auth.authorization_code) || has(self.auth.authorization_code.redirect_uri) || has(self.auth.authorization_code.redirect_uris)':
     (s) => hasRedirect(s.auth?.authorization_code),
   "self.engine != 'json-schema' || has(self.schema)": (s) => s.engine !== 'json-schema' || s.schema !== undefined,
   // A transition rule (oldSelf): the REST API checks it against the stored record (routes/resources.ts).

@@ -1,4 +1,5 @@
 // A static file server for the example app: node examples/browser-app/serve.mjs [port]
+// (default $PORT, else 3000); BOX_URL: the box it signs in with (default http://localhost:8080).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,5 +19,6 @@ const server = http.createServer((req, res) => {
   res.writeHead(200, { 'Content-Type': types[path.extname(file)], 'Cache-Control': 'no-store' });
   fs.createReadStream(file).pipe(res);
 });
-server.listen(port, '127.0.0.1', () => console.log(`example app: http://localhost:${port}/`));
+const box = process.env.BOX_URL ?? 'http://localhost:8080';
+server.listen(port, '127.0.0.1', () => console.log(`example app: http://localhost:${port}/?box=${encodeURIComponent(box)}`));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

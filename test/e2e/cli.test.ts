@@ -337,6 +337,39 @@ describe('boxauth CLI', function () {
     expect((await box.json('GET', '/Client/cli-a', undefined, token)).status).to.equal(401);
   });
 
+  it("applies the repository's examples as they are: Kubernetes manifests, their Secrets read, other kinds skipped and said so", async function () {
+    const example = (file: string): string => projectPath('examples', file);
+    const clients = await cli(['client', 'apply', '-f', example('client.yaml')]);
+    expect(clients.code, clients.stderr).to.equal(0);
+    expect(clients.stdout).to.match(
+      /^client\/orders (created|configured)\n {2}generated secret \(shown once, keep it\): ([A-Za-z0-9_-]{43})\n/,
+    );
+    expect(clients.stdout).to.include('client/billing ');
+    expect(clients.stderr).to.include('skipped Secret billing-credentials (read for the clients that name it)');
+    // Each works with the secret it was given: generated and shown, or the one of its Secret in the file.
+    const generated = /generated secret \(shown once, keep it\): (\S+)/.exec(clients.stdout)![1]!;
+    expect(
+      (await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'orders', client_secret: generated })).status,
+    ).to.equal(200);
+    const billing = await box.form('/auth/token', {
+      grant_type: 'client_credentials',
+      client_id: 'billing',
+      client_secret: 'change-me-billing-secret',
+    });
+    expect(billing.status, billing.text).to.equal(200);
+    for (const [command, file] of [
+      ['policy', 'accesspolicy.yaml'],
+      ['client', 'browser-app/client.yaml'],
+      ['client', 'workload/client.yaml'],
+    ] as const) {
+      const applied = await cli([command, 'apply', '-f', example(file)]);
+      expect(applied.code, `${file}: ${applied.stderr}`).to.equal(0);
+    }
+    const box_ = await cli(['client', 'apply', '-f', example('box.yaml')]);
+    expect(box_.code).to.equal(1);
+    expect(box_.stderr).to.include('skipped Box auth (not a Client)').and.include('no Client in it');
+  });
+
   it('groups by name or id: user new --group, add-to-group, remove-from-group, set-groups; an unknown name changes nothing', async function () {
     for (const name of ['editors', 'reviewers', 'writers']) expect((await cli(['group', 'new', name])).code).to.equal(0);
     const reviewers = JSON.parse((await cli(['group', 'list'])).stdout).find((g: any) => g.name === 'reviewers');

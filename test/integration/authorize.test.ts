@@ -120,7 +120,9 @@ describe('authorize endpoint', function () {
 
     it('each listed URI is accepted exactly; another, or none named when several are listed, is a page that redirects nowhere', async function () {
       for (const uri of [staging, production]) {
-        expect(signInPage(await authorize({ response_type: 'code', client_id: 'multi', redirect_uri: uri, ...challenge })), uri).to.equal(true);
+        expect(signInPage(await authorize({ response_type: 'code', client_id: 'multi', redirect_uri: uri, ...challenge })), uri).to.equal(
+          true,
+        );
       }
       for (const uri of ['https://evil.example/callback', `${production}/x`, `${staging}?x=1`]) {
         const refused = await authorize({ response_type: 'code', client_id: 'multi', redirect_uri: uri, ...challenge });
@@ -149,9 +151,19 @@ describe('authorize endpoint', function () {
       );
       expect(bad.status).to.equal(422);
       expect(bad.body.errors).to.have.property('auth.authorization_code.redirect_uris.1');
-      const empty = await box.json('PUT', '/Client/multi-bad', { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uris: [] } } }, root);
+      const empty = await box.json(
+        'PUT',
+        '/Client/multi-bad',
+        { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uris: [] } } },
+        root,
+      );
       expect(empty.status).to.equal(422);
-      const neither = await box.json('PUT', '/Client/multi-bad', { grant_types: ['authorization_code'], auth: { authorization_code: {} } }, root);
+      const neither = await box.json(
+        'PUT',
+        '/Client/multi-bad',
+        { grant_types: ['authorization_code'], auth: { authorization_code: {} } },
+        root,
+      );
       expect(neither.status).to.equal(422);
       expect(neither.body.errors['auth.authorization_code.redirect_uri']).to.deep.equal(['is required (or redirect_uris, a list)']);
       expect((await box.json('GET', '/Client/multi-bad', undefined, root)).status).to.equal(404);

@@ -47,7 +47,8 @@ describe('failure paths', function () {
     }
     let again = 0;
     for (let i = 0; i < 50 && again !== 200; i++) {
-      again = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', box.rootSecret) })).status;
+      again = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', box.rootSecret) }))
+        .status;
       if (again !== 200) await new Promise((r) => setTimeout(r, 100)); // the pool reconnects on the next checkout
     }
     expect(again).to.equal(200);

@@ -171,7 +171,13 @@ describe('start-up failures a person can read', function () {
 
   async function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
     const child = spawn(process.execPath, [main], {
-      env: { PATH: process.env.PATH, BOXAUTH_HOST: '127.0.0.1', BOXAUTH_DATA_DIR: dir, BOXAUTH_ROOT_CLIENT_SECRET: 'start-secret-1', ...env },
+      env: {
+        PATH: process.env.PATH,
+        BOXAUTH_HOST: '127.0.0.1',
+        BOXAUTH_DATA_DIR: dir,
+        BOXAUTH_ROOT_CLIENT_SECRET: 'start-secret-1',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -196,7 +202,12 @@ describe('start-up failures a person can read', function () {
       const metrics = await start({ DATABASE_URL: database, BOXAUTH_PORT: String(await freePort()), BOXAUTH_METRICS_PORT: String(busy) });
       expect(metrics.code).to.equal(1);
       expect(metrics.stderr).to.include(`boxauth: port ${busy} (BOXAUTH_METRICS_PORT) is in use`);
-      const workers = await start({ DATABASE_URL: database, BOXAUTH_WORKERS: '2', BOXAUTH_PORT: String(busy), BOXAUTH_METRICS_PORT: String(await freePort()) });
+      const workers = await start({
+        DATABASE_URL: database,
+        BOXAUTH_WORKERS: '2',
+        BOXAUTH_PORT: String(busy),
+        BOXAUTH_METRICS_PORT: String(await freePort()),
+      });
       expect(workers.code, 'a primary whose workers cannot listen stops rather than forking for ever').to.equal(1);
       expect(workers.stderr).to.include(`(BOXAUTH_PORT) is in use`);
     });

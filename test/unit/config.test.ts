@@ -28,12 +28,19 @@ describe('configuration', function () {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
     expect(() => loadConfig({ BOXAUTH_HSTS_MAX_AGE: '-1' })).to.throw(ConfigError, /BOXAUTH_HSTS_MAX_AGE/);
     expect(() => loadConfig({ BOXAUTH_HSTS_INCLUDE_SUBDOMAINS: 'sometimes' })).to.throw(ConfigError, /BOXAUTH_HSTS_INCLUDE_SUBDOMAINS/);
-    expect(() => loadConfig({ BOXAUTH_LOG_LEVEL: 'loud' })).to.throw(ConfigError, /^BOXAUTH_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"$/);
+    expect(() => loadConfig({ BOXAUTH_LOG_LEVEL: 'loud' })).to.throw(
+      ConfigError,
+      /^BOXAUTH_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"$/,
+    );
     expect(() => loadConfig({ BOXAUTH_HOST: 'not a host' })).to.throw(ConfigError, /BOXAUTH_HOST/);
     expect(() => loadConfig({ BOXAUTH_BOX: 'My Box' })).to.throw(ConfigError, /BOXAUTH_BOX/);
     expect(() => loadConfig({ BOXAUTH_ADMIN_EMAIL: 'admin' })).to.throw(ConfigError, /BOXAUTH_ADMIN_EMAIL must be an email address/);
     expect(() => loadConfig({ BOXAUTH_REGISTRATION_GROUP: ' users' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION_GROUP/);
-    expect(loadConfig({ BOXAUTH_BOX: 'team-a/auth', BOXAUTH_HOST: '::', BOXAUTH_LOG_LEVEL: 'warn' })).to.deep.include({ box: 'team-a/auth', host: '::', logLevel: 'warn' });
+    expect(loadConfig({ BOXAUTH_BOX: 'team-a/auth', BOXAUTH_HOST: '::', BOXAUTH_LOG_LEVEL: 'warn' })).to.deep.include({
+      box: 'team-a/auth',
+      host: '::',
+      logLevel: 'warn',
+    });
   });
 
   it('sign-up limits: per address and box-wide, each with its window, and the sign-up lane of argon2', function () {

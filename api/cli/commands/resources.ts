@@ -1,5 +1,6 @@
 // boxauth client …, policy …, app … and session …: the resource API from the shell.
 import { errorMessage } from '../../errors.js';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
 import { CliError } from '../api.js';
@@ -8,34 +9,94 @@ import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type C
 
 type Kind = 'Client' | 'AccessPolicy' | 'App';
 
+/** What an apply file holds for one kind: its records, and what was done with the rest. */
+export interface Manifests {
+  items: { id: string; body: Record<string, unknown>; generatedSecret?: string }[];
+  /** Documents of other kinds, with why each was left (printed to stderr). */
+  skipped: string[];
+}
+
+type KubeDocument = Record<string, unknown> & {
+  metadata?: { name?: string };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
+
+/** The values of a Kubernetes Secret document: stringData over base64 data, as the API server merges them. */
+function secretValues(doc: KubeDocument): Record<string, string> {
+  const data = Object.fromEntries(Object.entries(doc.data ?? {}).map(([k, v]) => [k, Buffer.from(String(v), 'base64').toString('utf8')]));
+  return { ...data, ...(doc.stringData ?? {}) };
+}
+
 /**
- * The resources in a YAML or JSON file (one or many documents, or JSON arrays),
- * in REST form ({id, resourceType, …}) or as Kubernetes resources (metadata.name, spec).
+ * A Kubernetes Client's spec as a REST body. The secret comes as the operator would get it: from the Secret
+ * its secretRef names (which must be in the same file), or generated when the operator would generate one
+ * (client_credentials, no auth.workload, generateSecret not false).
  */
-export function readManifests(text: string, kind: Kind, file: string): { id: string; body: Record<string, unknown> }[] {
+function clientBody(spec: Record<string, unknown>, name: string, secrets: Map<string, Record<string, string>>, file: string) {
+  const { secretRef, generateSecret, ...body } = spec as Record<string, unknown> & {
+    secretRef?: { name: string; key?: string };
+    generateSecret?: boolean;
+  };
+  if (secretRef) {
+    const values = secrets.get(secretRef.name);
+    const key = secretRef.key ?? 'client-secret';
+    if (!values)
+      throw new CliError(
+        `${file}: Client ${name} reads its secret from Secret ${secretRef.name}, which is not in this file: add it, or put the secret in a REST-form client`,
+      );
+    if (values[key] === undefined)
+      throw new CliError(`${file}: Secret ${secretRef.name} has no key "${key}" (Client ${name}'s secretRef.key)`);
+    return { body: { ...body, secret: values[key] } };
+  }
+  const grants = (body.grant_types as string[] | undefined) ?? [];
+  const workload = (body.auth as { workload?: unknown } | undefined)?.workload !== undefined;
+  if (grants.includes('client_credentials') && !workload && generateSecret !== false) {
+    const secret = randomBytes(32).toString('base64url'); // as the operator generates one
+    return { body: { ...body, secret }, generatedSecret: secret };
+  }
+  return { body };
+}
+
+/**
+ * The resources of `kind` in a YAML or JSON file (one or many documents, or JSON arrays), in REST form
+ * ({id, resourceType, …}) or as Kubernetes manifests (metadata.name, spec), such as the files of examples/.
+ * Kubernetes documents of other kinds are skipped and said so; a Secret is read when a Client names it.
+ */
+export function readManifests(text: string, kind: Kind, file: string): Manifests {
   let values: unknown[];
   try {
     values = readYaml(text);
   } catch (err) {
     throw new CliError(`${file}: ${errorMessage(err)}`);
   }
-  const out: { id: string; body: Record<string, unknown> }[] = [];
+  const docs: KubeDocument[] = [];
   for (const value of values) {
     for (const item of Array.isArray(value) ? value : [value]) {
       if (item === null || item === undefined) continue;
       if (typeof item !== 'object') throw new CliError(`${file}: expected ${kind} objects`);
-      const r = item as Record<string, unknown> & { metadata?: { name?: string }; spec?: Record<string, unknown> };
-      if (r.apiVersion !== undefined || r.kind !== undefined) {
-        if (r.kind !== kind) throw new CliError(`${file}: a ${String(r.kind)} is not a ${kind}`);
-        if (!r.metadata?.name) throw new CliError(`${file}: a ${kind} without metadata.name`);
-        const { secretRef: _secretRef, ...spec } = r.spec ?? {};
-        out.push({ id: r.metadata.name, body: spec });
-      } else {
-        if (r.resourceType !== undefined && r.resourceType !== kind)
-          throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
-        if (typeof r.id !== 'string' || !r.id) throw new CliError(`${file}: every ${kind} needs an id`);
-        out.push({ id: r.id, body: r });
+      docs.push(item as KubeDocument);
+    }
+  }
+  const secrets = new Map(docs.filter((d) => d.kind === 'Secret' && d.metadata?.name).map((d) => [d.metadata!.name!, secretValues(d)]));
+  const out: Manifests = { items: [], skipped: [] };
+  for (const r of docs) {
+    if (r.apiVersion !== undefined || r.kind !== undefined) {
+      if (r.kind !== kind) {
+        const why = r.kind === 'Secret' ? 'read for the clients that name it' : `not a ${kind}`;
+        out.skipped.push(`${String(r.kind)} ${r.metadata?.name ?? ''} (${why})`.replace('  ', ' '));
+        continue;
       }
+      const name = r.metadata?.name;
+      if (!name) throw new CliError(`${file}: a ${kind} without metadata.name`);
+      const spec = r.spec ?? {};
+      out.items.push(kind === 'Client' ? { id: name, ...clientBody(spec, name, secrets, file) } : { id: name, body: spec });
+    } else {
+      if (r.resourceType !== undefined && r.resourceType !== kind)
+        throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
+      if (typeof r.id !== 'string' || !r.id) throw new CliError(`${file}: every ${kind} needs an id`);
+      out.items.push({ id: r.id, body: r });
     }
   }
   return out;
@@ -124,10 +185,11 @@ ${outputHelp(33, 'list and get')}
           });
         case 'apply': {
           if (!values.filename) throw usage(`usage: boxauth ${name} apply -f <file>`);
-          const manifests = readManifests(readInput(values.filename), kind, values.filename);
-          if (!manifests.length) throw new CliError(`${values.filename}: no ${kind} in it`);
+          const { items, skipped } = readManifests(readInput(values.filename), kind, values.filename);
+          for (const what of skipped) io.err(`skipped ${what}\n`);
+          if (!items.length) throw new CliError(`${values.filename}: no ${kind} in it`);
           return withBox(io, async (api) => {
-            for (const m of manifests) {
+            for (const m of items) {
               let res;
               try {
                 res = await api.call('PUT', `/${kind}/${encodeURIComponent(m.id)}`, m.body);
@@ -135,6 +197,8 @@ ${outputHelp(33, 'list and get')}
                 throw new CliError(`${name}/${m.id}: ${errorMessage(err)}`);
               }
               io.out(`${name}/${m.id} ${res.status === 201 ? 'created' : 'configured'}\n`);
+              // Shown once, as the operator would have written it into a Secret: the box keeps only its hash.
+              if (m.generatedSecret) io.out(`  generated secret (shown once, keep it): ${m.generatedSecret}\n`);
             }
           });
         }
