@@ -14,11 +14,12 @@ import { systemClock, type Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';
 import type { ControllerDeps } from './controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from './controllers/accesspolicy.js';
+import { AppController, type AppResource } from './controllers/app.js';
 import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
 import { ClientController, type ClientResource } from './controllers/client.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
-import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type HttpKube, type KObject, type ResourceType } from './kube.js';
+import { ACCESS_POLICIES, APPS, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type HttpKube, type KObject, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { MANAGED_LABELS } from './owned.js';
 
@@ -28,6 +29,7 @@ export class Manager {
   readonly boxes: BoxController;
   readonly clients: ClientController;
   readonly policies: AccessPolicyController;
+  readonly apps: AppController;
   private resyncTimer: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
@@ -56,6 +58,7 @@ export class Manager {
     const boxes = informer<BoxResource>('boxes', BOXES);
     const clients = informer<ClientResource>('clients', CLIENTS);
     const policies = informer<AccessPolicyResource>('accesspolicies', ACCESS_POLICIES);
+    const apps = informer<AppResource>('apps', APPS);
     const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
     const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
       labelSelector: Object.entries(MANAGED_LABELS)
@@ -68,10 +71,12 @@ export class Manager {
     this.boxes = new BoxController(boxes, secrets, deployments, deps, this.databases, settings);
     this.clients = new ClientController(clients, secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(policies, deps, this.boxes);
+    this.apps = new AppController(apps, deps, this.boxes);
 
     const records = (namespace: string): void => {
       this.clients.enqueueNamespace(namespace);
       this.policies.enqueueNamespace(namespace);
+      this.apps.enqueueNamespace(namespace);
     };
     boxes.on((_e, box) => records(box.metadata.namespace!));
     this.boxes.onReady(records);
@@ -100,10 +105,12 @@ export class Manager {
     this.boxes.start(workers);
     this.clients.start(workers);
     this.policies.start(workers);
+    this.apps.start(workers);
     this.resyncTimer = setInterval(() => {
       this.boxes.resync();
       this.clients.resync();
       this.policies.resync();
+      this.apps.resync();
     }, this.config.resyncMs);
     this.started = true;
   }
@@ -113,7 +120,7 @@ export class Manager {
     this.stopping = true;
     this.markStopped();
     clearInterval(this.resyncTimer);
-    const drained = Promise.all([this.boxes.stop(), this.clients.stop(), this.policies.stop()]);
+    const drained = Promise.all([this.boxes.stop(), this.clients.stop(), this.policies.stop(), this.apps.stop()]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     for (const i of this.informers) i.stop();
     await this.databases.close();

@@ -105,7 +105,7 @@ const box = {
   SigningKeyReplaced: NORMAL_EVENT,
 } as const satisfies Record<string, ReasonUse>;
 
-/** Client and AccessPolicy resources alike: they become records in their box's database (controllers/records.ts). */
+/** Client, AccessPolicy and App resources alike: they become records in their box's database (controllers/records.ts). */
 const record = {
   ...progressing,
   /** Ready=True: the record in the box's database is as the spec says. */
@@ -166,8 +166,11 @@ const accessPolicy = {
   InvalidPolicy: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
-/** Every reason of every kind, with where it appears: what the README's tables are checked against. */
-export const REASONS = { Box: box, Client: client, AccessPolicy: accessPolicy } as const;
+/** App resources have the reasons of every record, and none of their own. */
+const app = { ...record } as const satisfies Record<string, ReasonUse>;
+
+/** Every reason of every kind, with where it appears: what docs/kubernetes/conditions.md's tables are checked against. */
+export const REASONS = { Box: box, Client: client, AccessPolicy: accessPolicy, App: app } as const;
 export type ReasonKind = keyof typeof REASONS;
 
 type Names<T> = { readonly [K in keyof T]: K };
@@ -177,7 +180,7 @@ const namesOf = <T extends Record<string, ReasonUse>>(uses: T): Names<T> =>
 /** The reason every kind's Reconciling condition has while a new generation is worked on. */
 export const ReconcilingReason = namesOf(progressing);
 export const BoxReason = namesOf(box);
-/** The reasons both Client and AccessPolicy resources report. */
+/** The reasons Client, AccessPolicy and App resources all report. */
 export const RecordReason = namesOf(record);
 export const ClientReason = namesOf(client);
 export const AccessPolicyReason = namesOf(accessPolicy);

@@ -10,10 +10,11 @@ import { boxDbNames, databaseOf, type BoxDatabases, type BoxDbNames } from '../.
 import type { Condition } from '../../operator/conditions.js';
 import type { Controller, ControllerDeps, Resource } from '../../operator/controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from '../../operator/controllers/accesspolicy.js';
+import { AppController, type AppResource } from '../../operator/controllers/app.js';
 import { BoxController, type BoxResource, type BoxSettings } from '../../operator/controllers/box.js';
 import { ClientController, type ClientResource } from '../../operator/controllers/client.js';
 import { EventRecorder } from '../../operator/events.js';
-import { ACCESS_POLICIES, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type ResourceType } from '../../operator/kube.js';
+import { ACCESS_POLICIES, APPS, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type ResourceType } from '../../operator/kube.js';
 import { OperatorMetrics } from '../../operator/metrics.js';
 import { ManualClock, settle } from './clock.js';
 import { FakeKube } from './fake-kube.js';
@@ -81,6 +82,7 @@ export class OperatorHarness {
   readonly boxes: BoxController;
   readonly clients: ClientController;
   readonly policies: AccessPolicyController;
+  readonly apps: AppController;
 
   /** `records`: the pool every box's records go to (unit tests that write no records need none). */
   constructor(records?: Pool) {
@@ -92,6 +94,7 @@ export class OperatorHarness {
     this.boxes = new BoxController(kube.cache<BoxResource>(BOXES), secrets, kube.cache(DEPLOYMENTS), deps, this.databases, SETTINGS);
     this.clients = new ClientController(this.kube.cache<ClientResource>(CLIENTS), secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(this.kube.cache<AccessPolicyResource>(ACCESS_POLICIES), deps, this.boxes);
+    this.apps = new AppController(this.kube.cache<AppResource>(APPS), deps, this.boxes);
   }
 
   /** One pass of the controller over the object, as a queue worker runs it; then the Events it recorded land. */

@@ -37,8 +37,8 @@ describe('charts/boxauth', function () {
   it('has one Argo CD health check per kind, each made from the one template (make chart-health), none stale', function () {
     const template = fs.readFileSync(path.join(CHART, 'argocd', 'health.lua.template'), 'utf8');
     const dir = path.join(CHART, 'argocd', 'resource_customizations', 'boxauth.io');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'Box', 'Client']);
-    for (const kind of ['Box', 'Client', 'AccessPolicy']) {
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'App', 'Box', 'Client']);
+    for (const kind of ['Box', 'Client', 'AccessPolicy', 'App']) {
       const expected = `-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file.\n${template.replaceAll('{{KIND}}', kind)}`;
       const file = path.join(dir, kind, 'health.lua');
       expect(fs.readFileSync(file, 'utf8') === expected, `${file} is stale: run make chart-health`).to.equal(true);

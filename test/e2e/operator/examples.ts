@@ -28,7 +28,7 @@ export function describeExamples(): void {
       await cluster.k(['create', 'namespace', NS]);
       const applied = await cluster.k(['apply', '-n', NS, '-f', 'examples/']);
       expect(applied).to.include('box.boxauth.io/auth created').and.include('client.boxauth.io/orders created');
-      for (const what of [['box/auth'], ['clients', '--all'], ['accesspolicies', '--all']]) {
+      for (const what of [['box/auth'], ['clients', '--all'], ['accesspolicies', '--all'], ['apps', '--all']]) {
         await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
       }
       // Reachable from this machine: the API's port and public URL, as an Ingress would give it.
@@ -129,6 +129,30 @@ export function describeExamples(): void {
         );
         expect(refused.body.error).to.equal(error);
       }
+    });
+
+    it('guards the App of examples/app.yaml: its policies decide at the forward-auth door, deny by default', async function () {
+      const billing = await api.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', audience: 'https://orders.internal' },
+        { Authorization: basic('billing', 'change-me-billing-secret') },
+      );
+      expect(billing.status, billing.text).to.equal(200);
+      const ask = (method: string, uri: string, bearer?: string) =>
+        api.request('GET', '/authz/forward-auth/orders-api', {
+          headers: {
+            'X-Forwarded-Method': method,
+            'X-Forwarded-Proto': 'https',
+            'X-Forwarded-Host': 'orders.internal',
+            'X-Forwarded-Uri': uri,
+            ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}),
+          },
+        });
+      expect((await ask('GET', '/orders/1', billing.body.access_token)).status).to.equal(200);
+      expect((await ask('POST', '/orders', billing.body.access_token)).status).to.equal(403);
+      expect((await ask('GET', '/health')).status).to.equal(200);
+      expect((await ask('GET', '/orders/1')).status).to.equal(401);
+      expect(await suite.cluster.k(['get', 'apps.boxauth.io', '-n', NS])).to.match(/orders-api\s+True\s+Reconciled/);
     });
 
     it("takes a client's secret from the Secret in spec.secretRef, and its policy from the AccessPolicy", async function () {
