@@ -7,8 +7,11 @@
 import type { Actor } from '../audit.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
 import type { Services } from '../services.js';
+import type { Client } from '../types.js';
 import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } from '../store/browser.js';
+import { clients } from '../store/clients.js';
 import { deletePendingDeviceCodes } from '../store/device-codes.js';
+import type { Stored } from '../store/resources.js';
 import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
 
 /** Why sessions are closed (the audit's `how`). */
@@ -38,9 +41,25 @@ export async function closeGrants(
   tx?: Transaction,
 ): Promise<SessionRow[]> {
   const rows = tx ? await closeInDatabase(tx, selector) : await withTransaction(svc.pool, (t) => closeInDatabase(t, selector));
+  return closed(svc, rows, closing);
+}
+
+/** What follows a close in the database: this process forgets the sessions, the audit says who closed them. */
+function closed(svc: Pick<Services, 'sessions' | 'audit'>, rows: SessionRow[], closing: Closing): SessionRow[] {
   for (const s of rows) forgetSession(svc, s);
   if (rows.length) svc.audit.record({ event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
   return rows;
+}
+
+/** Deletes a client through the box API: its sessions close in the same transaction (api/store/clients.ts). */
+export async function removeClient(
+  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  id: string,
+  by: Actor,
+): Promise<Stored<Client> | undefined> {
+  const result = await clients.removeWithSessions(svc.pool, id, null);
+  if (result) closed(svc, result.closed, { how: 'client-deleted', by });
+  return result?.removed;
 }
 
 /**

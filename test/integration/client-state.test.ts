@@ -2,7 +2,7 @@
 // (by someone else, with another redirect URI) inherits no consent and no code.
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
-import { Box, boxForSuite } from '../support/box.js';
+import { Box, basic, boxForSuite, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 describe('a deleted client takes its state with it', function () {
@@ -68,5 +68,32 @@ describe('a deleted client takes its state with it', function () {
     });
     expect(exchange.status).to.equal(400);
     expect(exchange.body.error).to.equal('invalid_grant');
+  });
+
+  it("a deleted client's tokens stop at once, and the audit says who closed them", async function () {
+    const { secret } = await box.addClient('doomed', { auth: { client_credentials: { refresh_token: true } } });
+    const issued = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('doomed', secret) });
+    expect(issued.status, issued.text).to.equal(200);
+    // Used once, so the session sits in this process's cache when the client goes.
+    expect((await box.json('GET', '/Client/doomed', undefined, issued.body.access_token)).status).to.equal(200);
+    const session = await box.form('/auth/introspect', { token: issued.body.access_token }, { Authorization: basic('doomed', secret) });
+
+    expect((await box.json('DELETE', '/Client/doomed', undefined, root)).status).to.equal(200);
+    const after = await box.json('GET', '/Session', undefined, issued.body.access_token);
+    expect(after.status, "a deleted client's token still works").to.equal(401);
+    const refreshed = await box.form('/auth/token', {
+      grant_type: 'refresh_token',
+      client_id: 'doomed',
+      refresh_token: issued.body.refresh_token,
+    });
+    expect(refreshed.status).to.not.equal(200);
+
+    const closed = await eventually('the close in the audit log', async () =>
+      box.logs
+        .filter((l) => l.includes('"audit":true') && l.includes('"session_closed"'))
+        .map((l) => JSON.parse(l) as { how: string; sessions: string[]; by: { client?: string } })
+        .find((e) => e.how === 'client-deleted' && e.sessions.includes(session.body.jti as string)),
+    );
+    expect(closed.by).to.include({ client: 'root' });
   });
 });

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Request, type RequestHandler, type Router } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
+import { removeClient } from '../../oauth/closing.js';
 import { hashSecret } from '../../oauth/secrets.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
@@ -170,7 +171,7 @@ export function resourceRouter<K extends ResourceKind>(svc: Services, kind: K, g
   router.delete(`/${kind}/:id`, guard, async (req, res) => {
     checkReserved(svc, kind, id(req), undefined);
     const removed =
-      kind === 'Client' ? await clients.removeWithSessions(svc.pool, id(req), null) : await table.remove(svc.pool, id(req), null);
+      kind === 'Client' ? await removeClient(svc, id(req), actorOf(req.principal!)) : await table.remove(svc.pool, id(req), null);
     if (!removed) throw notFound(`${kind} "${id(req)}"`);
     forget(removed.resource.id);
     recorded(req, removed.resource.id, 'deleted');
