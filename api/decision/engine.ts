@@ -15,7 +15,7 @@
 // and verified JWTs come from caches the change feed keeps coherent, so a closed
 // session or a changed policy holds at every process within the feed's delay.
 // Any error denies (503): a gate that cannot decide fails closed.
-import { errorMessage } from '../errors.js';
+import { describable, errorMessage } from '../errors.js';
 import type { Services } from '../services.js';
 import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
 import { newSessionId } from '../store/sessions.js';
@@ -167,7 +167,7 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
         // A stale sign-in cookie (the person signed out) is no credential: sign in again.
         if ('bearer' in g.credential) {
           return refuse(app, 401, found.refused, found.why, {
-            challenge: `Bearer realm="${app.id}", error="invalid_token", error_description="${found.why.replace(/["\\]/g, "'")}"`,
+            challenge: `Bearer realm="${app.id}", error="invalid_token", error_description="${describable(found.why)}"`,
           });
         }
         clearCookie = cookieName;

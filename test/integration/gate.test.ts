@@ -221,6 +221,20 @@ describe('the decision point', function () {
       expect(unknown.status).to.equal(403);
     });
 
+    it("refusals keep error_description within RFC 6749's characters, in the body and in the challenge", async function () {
+      // RFC 6749 §5.2: error_description is %x20-21 / %x23-5B / %x5D-7E — no quote, no backslash, ASCII only.
+      const allowed = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+      const unknown = await box.request('GET', '/authz/http/nosuchapp/x', { headers: { Accept: 'application/json' } });
+      expect(unknown.status).to.equal(403);
+      expect(unknown.body.error_description, unknown.text).to.match(allowed).and.include('nosuchapp');
+      const forged = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"\u00e9\u00e8"}').toString('base64url')}.`;
+      const bad = await forwardAuth('/docs/x', { Authorization: `Bearer ${forged}`, Accept: 'application/json' });
+      expect(bad.status).to.equal(401);
+      expect(bad.body.error_description, bad.text).to.match(allowed);
+      const challenge = /error_description="([^"]*)"/.exec(bad.headers.get('www-authenticate') ?? '');
+      expect(challenge?.[1], bad.headers.get('www-authenticate') ?? '').to.match(allowed);
+    });
+
     it('AuthZEN: metadata, an evaluation, evaluations with their semantics; the PEP needs a token and a box policy', async function () {
       const meta = await box.json('GET', '/.well-known/authzen-configuration/apps/wiki');
       expect(meta.body).to.deep.include({

@@ -16,7 +16,7 @@
 //   the app's Host (api/decision/app-sign-in.ts).
 // AuthZEN (api/http/routes/authzen.ts) is the fourth door; Envoy's gRPC the fifth.
 import type { Request, Response, Router } from 'express';
-import { ApiError } from '../../errors.js';
+import { ApiError, describable } from '../../errors.js';
 import {
   CALLBACK_PATH,
   challengeOf,
@@ -80,7 +80,7 @@ function answer(svc: Services, req: Request, res: Response, d: Decision, started
   }
   const error =
     status === 401 ? 'invalid_token' : status === 403 ? 'access_denied' : status === 400 ? 'invalid_request' : 'temporarily_unavailable';
-  res.status(status).json({ error, error_description: d.description, decision: d.id });
+  res.status(status).json({ error, error_description: describable(d.description), decision: d.id });
 }
 
 /**
