@@ -129,6 +129,35 @@ describe('search', function () {
     });
   });
 
+  describe('App', function () {
+    before(async function () {
+      for (const [id, description, urls, extra] of [
+        ['sa-a', 'alpha', ['https://a.example'], {}],
+        ['sa-b', 'beta', ['https://b.example', 'https://b2.example'], { audience: 'https://b.example' }],
+        ['sa-c', 'gamma', ['https://c.example'], {}],
+      ] as const) {
+        const res = await box.json('PUT', `/App/${id}`, { description, urls, ...extra }, root);
+        expect(res.status, res.text).to.equal(201);
+      }
+    });
+
+    it('finds by id, by field, by an array field that contains the value, and by any of several values', async function () {
+      expect(await found('/App?id=sa-b')).to.deep.equal(['sa-b']);
+      expect(await found('/App?id=sa-a&id=sa-c')).to.deep.equal(['sa-a', 'sa-c']);
+      expect(await found('/App?urls=https://b2.example')).to.deep.equal(['sa-b']);
+      expect(await found('/App?audience=https://b.example')).to.deep.equal(['sa-b']);
+      expect(await found('/App?description=alpha&description=gamma&urls=https://c.example')).to.deep.equal(['sa-c']);
+    });
+
+    it('sorts and pages', async function () {
+      const all = 'id=sa-a&id=sa-b&id=sa-c';
+      expect(await found(`/App?${all}&_sort=-description`)).to.deep.equal(['sa-c', 'sa-b', 'sa-a']);
+      expect(await found(`/App?${all}&_sort=audience,id`)).to.deep.equal(['sa-b', 'sa-a', 'sa-c']);
+      expect(await found(`/App?${all}&_sort=-id&_count=2&_page=2`)).to.deep.equal(['sa-a']);
+      expect(await total(`/App?${all}&_count=1`)).to.equal(3);
+    });
+  });
+
   describe('Session', function () {
     const secret = 'secret-sessions';
     const s: Record<string, string> = {};
@@ -331,7 +360,8 @@ describe('search', function () {
     ];
     const parameters: Record<string, string[]> = {
       '/Client': ['id', 'description', 'scope', 'grant_types', 'first_party', 'meta'],
-      '/AccessPolicy': ['id', 'engine', 'link'],
+      '/AccessPolicy': ['id', 'engine', 'link', 'description', 'app', 'dryRun'],
+      '/App': ['id', 'description', 'urls', 'audience', 'signIn'],
       '/Session': ['id', 'type', 'client', 'user', 'audience', 'scope', 'active', 'parent'],
       '/users': ['id', 'email', 'q'],
       '/groups': ['id', 'name'],
