@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import * as oauth from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Box, sleep } from '../support/box.js';
+import { Box, eventually, sleep } from '../support/box.js';
 import { launchBrowser, screenshot, startExampleApp, type ExampleApp } from '../support/browser.js';
 
 describe('browser flows (Chromium)', function () {
@@ -181,11 +181,14 @@ describe('browser flows (Chromium)', function () {
       }
       expect((await box.json('GET', `/users/${me.id}`, undefined, first.access_token)).status).to.equal(401);
       // And the audit says why the tokens died.
-      await new Promise((r) => setTimeout(r, 250)); // the access log stream is flushed at least every 100 ms
-      const closedByReplay = box.logs
-        .filter((l) => l.includes('"audit":true'))
-        .map((l) => JSON.parse(l) as { event: string; how?: string; by?: { client?: string } })
-        .filter((e) => e.event === 'session_closed' && e.how === 'code-replay');
+      // The access log stream is flushed at least every 100 ms: wait for the line.
+      const closedByReplay = await eventually('the code replay in the audit log', async () => {
+        const found = box.logs
+          .filter((l) => l.includes('"audit":true'))
+          .map((l) => JSON.parse(l) as { event: string; how?: string; by?: { client?: string } })
+          .filter((e) => e.event === 'session_closed' && e.how === 'code-replay');
+        return found.length > 0 && found;
+      });
       expect(closedByReplay.map((e) => e.by)).to.deep.equal([{ client: 'example-app' }]);
     });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import * as oauth from 'openid-client';
 import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
 import { assertionAuth, assertionRequest, claimsOf } from '../support/assertion.js';
-import { Box, sleep } from '../support/box.js';
+import { Box, eventually, sleep } from '../support/box.js';
 import { Cluster } from '../support/cluster.js';
 import { TestIssuer } from '../support/issuer.js';
 
@@ -253,9 +253,10 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
   it('logs the reason of a refusal, never the token', async function () {
     const bad = await saToken('apps', 'stranger', box.url);
     await tokenRequest(bad);
-    await sleep(100);
-    const logs = box.logs.join('\n');
-    expect(logs).to.include('ServiceAccount apps/stranger is not bound to any client');
+    const logs = await eventually('the refusal in the log', async () => {
+      const all = box.logs.join('\n');
+      return all.includes('ServiceAccount apps/stranger is not bound to any client') && all;
+    });
     expect(logs).not.to.include(bad);
     expect(logs).not.to.include(bad.split('.')[2]!);
   });
