@@ -229,4 +229,34 @@ describe('start-up failures a person can read', function () {
     await adopter.stop();
     expect(fs.existsSync(pidFile), 'the adopter stopped it').to.equal(false);
   });
+
+  it('the embedded PostgreSQL two processes share is stopped by the last one out, not under the other', async function () {
+    // make run and make operator share .boxauth/postgres: stopping either must leave the other its database.
+    const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
+    const answers = async (box: Box): Promise<void> => {
+      expect((await box.json('GET', '/readyz')).status, box.logs.slice(-5).join('\n')).to.equal(200);
+      expect(await box.rootToken()).to.be.a('string');
+    };
+    const boxes: Box[] = [];
+    try {
+      const first = await Box.start({ databaseUrl: 'embedded', dataDir: dir });
+      boxes.push(first);
+      const same = { databaseUrl: 'embedded', dataDir: dir, env: { BOXAUTH_ROOT_CLIENT_SECRET: first.rootSecret } };
+      const adopter = await Box.start(same);
+      boxes.push(adopter);
+      expect(adopter.logs.join('\n')).to.include('already running');
+      await adopter.stop();
+      await answers(first);
+
+      const second = await Box.start(same);
+      boxes.push(second);
+      await first.stop();
+      expect(first.logs.join('\n')).to.include(`left running for process ${second.process!.pid}`);
+      await answers(second);
+      await second.stop();
+    } finally {
+      for (const box of boxes) await box.stop();
+    }
+    expect(fs.existsSync(pidFile), 'the last one out stopped it').to.equal(false);
+  });
 });
