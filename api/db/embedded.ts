@@ -12,11 +12,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../http/listen.js';
 
 const run = promisify(execFile);
 const DATABASE = 'boxauth';
@@ -105,18 +105,6 @@ async function othersUsing(usersDir: string): Promise<number[]> {
     else await fs.rm(path.join(usersDir, name), { force: true });
   }
   return living;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** PostgreSQL refuses to run as root: as root, it runs as the `postgres` user (created if missing). */

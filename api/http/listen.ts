@@ -1,6 +1,6 @@
 // Listening on a port of the configuration: a port that cannot be had is named
 // with the variable that chose it, so the person who set it knows what to change.
-import type { Server } from 'node:net';
+import net, { type Server } from 'node:net';
 
 /** A port the box could not listen on (start-up stops: exit code 3 from a worker). */
 export class PortUnavailable extends Error {}
@@ -16,5 +16,18 @@ export function listenOn(server: Server, port: number, host: string, variable: s
       else reject(err);
     });
     server.listen(port, host, () => resolve());
+  });
+}
+
+/** A port nothing listens on now, for a server of ours that is about to take it (the embedded PostgreSQL, make box's metrics). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
   });
 }
