@@ -5,14 +5,14 @@ import net, { type Server } from 'node:net';
 /** A port the box could not listen on (start-up stops: exit code 3 from a worker). */
 export class PortUnavailable extends Error {}
 
-export function listenOn(server: Server, port: number, host: string, variable: string): Promise<void> {
+export function listenOn(server: Server, port: number, host: string, variable: string, hostVariable = 'BOXAUTH_HOST'): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE')
         reject(new PortUnavailable(`port ${port} (${variable}) is in use: stop what listens there, or set ${variable} to another port`));
       else if (err.code === 'EACCES')
         reject(new PortUnavailable(`port ${port} (${variable}) may not be opened by this user: choose a port above 1023`));
-      else if (err.code === 'EADDRNOTAVAIL') reject(new PortUnavailable(`${host} (BOXAUTH_HOST) is not an address of this machine`));
+      else if (err.code === 'EADDRNOTAVAIL') reject(new PortUnavailable(`${host} (${hostVariable}) is not an address of this machine`));
       else reject(err);
     });
     server.listen(port, host, () => resolve());

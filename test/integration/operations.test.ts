@@ -213,6 +213,49 @@ describe('start-up failures a person can read', function () {
     });
   });
 
+  it('the operator too: a bad value exits 2 naming it, a busy health port is named', async function () {
+    const operator = async (env: Record<string, string>): Promise<{ code: number | null; stderr: string }> => {
+      const child = spawn(process.execPath, [projectPath('dist', 'operator', 'main.js')], {
+        env: { PATH: process.env.PATH, BOXAUTH_DATA_DIR: dir, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      return { code, stderr };
+    };
+    const loud = await operator({ BOXAUTH_LOG_LEVEL: 'loud' });
+    expect(loud.code).to.equal(2);
+    expect(loud.stderr).to.equal(
+      'boxauth-operator: BOXAUTH_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"\n',
+    );
+    // Credentials for an API server no one answers at: the health port is opened before the operator asks it anything.
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    await withBusyPort(async (busy) => {
+      const health = await operator({
+        KUBECONFIG: kubeconfig,
+        DATABASE_URL: await createDatabase(),
+        BOXAUTH_OPERATOR_HEALTH_HOST: '127.0.0.1',
+        BOXAUTH_OPERATOR_HEALTH_PORT: String(busy),
+      });
+      expect(health.code).to.equal(1);
+      expect(health.stderr).to.equal(
+        `boxauth-operator: port ${busy} (BOXAUTH_OPERATOR_HEALTH_PORT) is in use: stop what listens there, or set BOXAUTH_OPERATOR_HEALTH_PORT to another port\n`,
+      );
+    });
+  });
+
   it('the embedded PostgreSQL of a start that failed is stopped, and one adopted after a SIGKILL is stopped with its adopter', async function () {
     const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
     await withBusyPort(async (busy) => {
