@@ -1,6 +1,6 @@
 // Every environment variable of the box, what it defaults to and what it means: the
 // one list `--help` prints and docs/reference/configuration.md is generated from
-// (`make docs`). api/config.ts parses them; test/unit/config-reference.test.ts fails
+// (`make docs`). api/config.ts parses them; test/unit/docs/reference.test.ts fails
 // when a variable read there is missing here, or listed here and read nowhere.
 
 export interface ConfigVariable {
