@@ -1,6 +1,6 @@
 // Operations: health, readiness, metrics, logs without secrets, configuration errors.
 import { expect } from 'chai';
-import { CONFIG_VARIABLES } from '../../api/config-reference.js';
+import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES } from '../../api/config-reference.js';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -101,10 +101,15 @@ describe('operations', function () {
     expect(res.stderr).to.include('BOXAUTH_JWT_ALG');
   });
 
-  it('--help lists every variable of the configuration', function () {
-    const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js'), '--help'], { encoding: 'utf8' });
-    expect(res.status).to.equal(0);
-    for (const name of CONFIG_VARIABLES.flatMap((v) => v.names)) expect(res.stdout).to.include(name);
+  it("--help lists every variable of the configuration, the API's and the operator's", function () {
+    for (const [main, variables] of [
+      ['api', CONFIG_VARIABLES],
+      ['operator', OPERATOR_CONFIG_VARIABLES],
+    ] as const) {
+      const res = spawnSync(process.execPath, [projectPath('dist', main, 'main.js'), '--help'], { encoding: 'utf8' });
+      expect(res.status).to.equal(0);
+      for (const name of variables.flatMap((v) => v.names)) expect(res.stdout).to.include(name);
+    }
   });
 });
 
