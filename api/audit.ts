@@ -1,5 +1,5 @@
 // Audit events: one JSON line per security-relevant event, with `"audit": true`
-// so that a log pipeline can route them apart from the rest (README, "Audit").
+// so that a log pipeline can route them apart from the rest (docs/operations/audit.md).
 // They say who did what to which record, never a secret: no token, code, password
 // or secret is a field of any event (the AuditEvent type below is the whole list).
 // Token events (one per token issued or refused) go to the buffered access log

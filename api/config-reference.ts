@@ -1,7 +1,8 @@
-// Every environment variable of the box, what it defaults to and what it means: the
-// one list `--help` prints and docs/reference/configuration.md is generated from
-// (`make docs`). api/config.ts parses them; test/unit/config-reference.test.ts fails
-// when a variable read there is missing here, or listed here and read nowhere.
+// Every environment variable of the box and of the operator, what it defaults to
+// and what it means: the lists `--help` prints and docs/reference/configuration.md
+// is generated from (`make docs`). api/config.ts and operator/config.ts parse them;
+// test/unit/docs/reference.test.ts fails when a variable read there is missing
+// here, or listed here and read nowhere.
 
 export interface ConfigVariable {
   /** One variable, or several that go together (BOXAUTH_TLS_CERT_FILE / BOXAUTH_TLS_KEY_FILE). */
@@ -212,3 +213,94 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       "how the box reaches its cluster's API server (default: `KUBERNETES_SERVICE_HOST`/`_PORT` and the Pod's service-account token and CA)",
   },
 ];
+
+/** The operator's (`make operator`, the chart's Deployment): operator/config.ts parses them. */
+export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
+  {
+    names: ['DATABASE_URL'],
+    default: "`make run`'s embedded PostgreSQL",
+    meaning: 'a `postgres://` URL where box schemas and roles are created: a superuser, or a role with `CREATEROLE` that owns the database',
+  },
+  {
+    names: ['BOXAUTH_DATA_DIR'],
+    default: '`.boxauth`',
+    meaning: 'where that embedded PostgreSQL is kept when `DATABASE_URL` is unset (shared with `make run`)',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_BOX_DATABASE_HOST'],
+    default: 'the host of `DATABASE_URL`',
+    meaning: '`host[:port]` the box API pods reach that database at',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_BOX_IMAGE'],
+    default: '`boxauth:dev`',
+    meaning: "the image of the box API Deployments (the chart sets it: its `boxImage`, else the operator's own image)",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY'],
+    default: '`IfNotPresent`',
+    meaning: 'their `imagePullPolicy`: `Always`, `IfNotPresent` or `Never`',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_NAMESPACE'],
+    default: "`$POD_NAMESPACE`, else the pod's or the kubeconfig context's",
+    meaning: 'the namespace of the leader Lease',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_LEASE_NAME'],
+    default: '`boxauth-operator`',
+    meaning: 'the name of the leader Lease',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_LEASE_SECONDS'],
+    default: '`15`',
+    meaning: 'the lease duration (2 to 600): a standby takes over this long after the leader stops renewing',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_ID'],
+    default: '`$POD_NAME`, else host-pid',
+    meaning: "this replica's identity in the Lease",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_RESYNC_SECONDS'],
+    default: '`60`',
+    meaning: 'period of the full pass that repairs drift in box databases',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_RELIST_SECONDS'],
+    default: '`600`',
+    meaning: "period of the informers' full relists",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_WATCH_IDLE_SECONDS'],
+    default: '`120`',
+    meaning: 'a watch silent this long is cut and relisted',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_WORKERS'],
+    default: '`4`',
+    meaning: 'concurrent reconciles per kind (1 to 64)',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_HEALTH_PORT', 'BOXAUTH_OPERATOR_HEALTH_HOST'],
+    default: '`8081` / `0.0.0.0`',
+    meaning: 'where `/healthz`, `/readyz` and `/metrics` are served',
+  },
+  {
+    names: ['BOXAUTH_LOG_LEVEL'],
+    default: '`info`',
+    meaning: '`trace` \u2026 `fatal`, `silent`',
+  },
+  {
+    names: ['BOXAUTH_SHUTDOWN_TIMEOUT_MS'],
+    default: '`10000`',
+    meaning: 'on SIGTERM, how long reconciles in progress may take',
+  },
+];
+
+/** `--help`'s list of `variables`: each with its default, and what it means, as plain text. */
+export function variablesHelp(variables: ConfigVariable[]): string {
+  const plain = (markdown: string): string => markdown.replaceAll('`', '');
+  const wrap = (text: string): string => (text.match(/.{1,94}(\s|$)/g) ?? [text]).map((line) => `      ${line.trimEnd()}`).join('\n');
+  return variables.map((v) => `  ${v.names.join(' / ')}  (default: ${plain(v.default)})\n${wrap(plain(v.meaning))}`).join('\n');
+}

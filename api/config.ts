@@ -92,9 +92,10 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-type Env = Record<string, string | undefined>;
+/** The environment, or a map standing for it. The helpers below are the operator's too (operator/config.ts). */
+export type Env = Record<string, string | undefined>;
 
-function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+export function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -104,7 +105,7 @@ function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX
   return value;
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
+export function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.toLowerCase();
   if (raw === undefined || raw === '') return fallback;
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
@@ -112,7 +113,7 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
-function str(env: Env, name: string): string | undefined {
+export function str(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
 }
@@ -155,7 +156,7 @@ function trustedProxies(env: Env): Config['trustedProxies'] {
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /** A value of a fixed list, named in the message when it is not one. */
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = str(env, name);
   if (raw === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
@@ -163,18 +164,18 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 }
 
 /** A value that must match `pattern`, described by `what` when it does not. */
-function matching(env: Env, name: string, pattern: RegExp, what: string, fallback: string): string {
+export function matching(env: Env, name: string, pattern: RegExp, what: string, fallback: string): string {
   const raw = str(env, name);
   if (raw === undefined) return fallback;
   if (!pattern.test(raw)) throw new ConfigError(`${name} must be ${what}, got "${raw}"`);
   return raw;
 }
 
-/** BOXAUTH_HOST: an IP address to listen on, or a host name that resolves to one. */
-function listenHost(env: Env): string {
-  const raw = str(env, 'BOXAUTH_HOST') ?? '0.0.0.0';
+/** An IP address to listen on, or a host name that resolves to one (BOXAUTH_HOST, BOXAUTH_OPERATOR_HEALTH_HOST). */
+export function listenHost(env: Env, name: string): string {
+  const raw = str(env, name) ?? '0.0.0.0';
   if (net.isIP(raw) || /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(raw)) return raw;
-  throw new ConfigError(`BOXAUTH_HOST must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got "${raw}"`);
+  throw new ConfigError(`${name} must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got "${raw}"`);
 }
 
 function clusterIssuer(env: Env): Config['clusterIssuer'] {
@@ -232,7 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
   const workers = workersRaw === 'auto' ? os.availableParallelism() : int(env, 'BOXAUTH_WORKERS', 1, 1, 256);
   return {
     port,
-    host: listenHost(env),
+    host: listenHost(env, 'BOXAUTH_HOST'),
     metricsPort: int(env, 'BOXAUTH_METRICS_PORT', DEFAULT_METRICS_PORT, 1, 65535),
     baseUrl,
     box: matching(

@@ -3,24 +3,21 @@
 // itself (BOXAUTH_WORKERS=1) or forks that many workers sharing the port.
 import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
-import { CONFIG_VARIABLES } from './config-reference.js';
+import { CONFIG_VARIABLES, variablesHelp } from './config-reference.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { PortUnavailable } from './http/listen.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
 
-/** `--help`: every variable of api/config-reference.ts, its default, and what it means (as plain text). */
+/** `--help`: every variable of api/config-reference.ts, its default, and what it means. */
 function help(): string {
-  const plain = (markdown: string): string => markdown.replaceAll('`', '');
-  const wrap = (text: string): string => (text.match(/.{1,94}(\s|$)/g) ?? [text]).map((line) => `      ${line.trimEnd()}`).join('\n');
-  const variables = CONFIG_VARIABLES.map((v) => `  ${v.names.join(' / ')}  (default: ${plain(v.default)})\n${wrap(plain(v.meaning))}`);
   return `boxauth API server: one box, an OAuth 2.0 and OpenID Connect provider with sessions, users and policies.
 
 Usage: node dist/api/main.js            (or: make run)
 
 Configuration is read from the environment (docs/reference/configuration.md):
-${variables.join('\n')}
+${variablesHelp(CONFIG_VARIABLES)}
 `;
 }
 

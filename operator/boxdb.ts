@@ -81,7 +81,7 @@ function notOwned(foreign: Found[], namespace: string): NotOwned {
   );
   return new NotOwned(
     `${what.join(', and ')}: the operator changes no schema or role that is not marked as namespace ${namespace}'s. ` +
-      `If it holds this box's data, mark it (${marks.join('; ')}); otherwise rename or drop it (see the README, Upgrading)`,
+      `If it holds this box's data, mark it (${marks.join('; ')}); otherwise rename or drop it (see docs/guides/upgrading.md)`,
   );
 }
 

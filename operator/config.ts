@@ -2,7 +2,7 @@
 // start-up with a message naming the variable.
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../api/config.js';
+import { ConfigError, int, listenHost, LOG_LEVELS, matching, oneOf, str, type Env } from '../api/config.js';
 
 export interface OperatorConfig {
   /** Where box schemas and roles are created; unset: the embedded PostgreSQL of `make run`. */
@@ -27,26 +27,13 @@ export interface OperatorConfig {
   shutdownTimeoutMs: number;
 }
 
-type Env = Record<string, string | undefined>;
-
-function str(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? undefined : raw;
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = str(env, name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-/** The image tag of this build: the API and the operator ship in one image. */
 /** The image `docker build -t boxauth:dev .` makes (the chart's default too); no release is published yet. */
 export const DEFAULT_BOX_IMAGE = 'boxauth:dev';
+
+/** What a container's imagePullPolicy may be. */
+export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
   const databaseUrl = str(env, 'DATABASE_URL');
@@ -62,9 +49,18 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
     boxDatabaseHost,
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
-    boxImagePullPolicy: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY') ?? 'IfNotPresent',
-    namespace: str(env, 'BOXAUTH_OPERATOR_NAMESPACE') ?? str(env, 'POD_NAMESPACE'),
-    leaseName: str(env, 'BOXAUTH_OPERATOR_LEASE_NAME') ?? 'boxauth-operator',
+    boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
+    namespace:
+      str(env, 'BOXAUTH_OPERATOR_NAMESPACE') === undefined
+        ? str(env, 'POD_NAMESPACE')
+        : matching(env, 'BOXAUTH_OPERATOR_NAMESPACE', DNS_LABEL, 'a namespace name (lower-case letters, digits and dashes)', ''),
+    leaseName: matching(
+      env,
+      'BOXAUTH_OPERATOR_LEASE_NAME',
+      DNS_SUBDOMAIN,
+      'a Lease name (lower-case letters, digits, dashes and dots)',
+      'boxauth-operator',
+    ),
     identity: str(env, 'BOXAUTH_OPERATOR_ID') ?? str(env, 'POD_NAME') ?? `${os.hostname()}-${process.pid}`,
     leaseDurationMs: leaseSeconds * 1000,
     resyncMs: int(env, 'BOXAUTH_OPERATOR_RESYNC_SECONDS', 60, 1, 86_400) * 1000,
@@ -72,8 +68,8 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     watchIdleMs: int(env, 'BOXAUTH_OPERATOR_WATCH_IDLE_SECONDS', 120, 2, 3600) * 1000,
     workers: int(env, 'BOXAUTH_OPERATOR_WORKERS', 4, 1, 64),
     healthPort: int(env, 'BOXAUTH_OPERATOR_HEALTH_PORT', 8081, 0, 65535),
-    healthHost: str(env, 'BOXAUTH_OPERATOR_HEALTH_HOST') ?? '0.0.0.0',
-    logLevel: str(env, 'BOXAUTH_LOG_LEVEL') ?? 'info',
+    healthHost: listenHost(env, 'BOXAUTH_OPERATOR_HEALTH_HOST'),
+    logLevel: oneOf(env, 'BOXAUTH_LOG_LEVEL', LOG_LEVELS, 'info'),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
 }

@@ -3,6 +3,7 @@
 // leader whose informers have synced; not while shutting down), GET /metrics.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenOn } from '../api/http/listen.js';
 import type { OperatorMetrics } from './metrics.js';
 
 export interface HealthState {
@@ -37,10 +38,7 @@ export async function startHealthServer(
     send(404, 'not found\n');
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listenOn(server, port, host, 'BOXAUTH_OPERATOR_HEALTH_PORT', 'BOXAUTH_OPERATOR_HEALTH_HOST');
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>

@@ -4,7 +4,9 @@
 // work, let reconciles in progress finish, release the Lease, exit 0.
 import fs from 'node:fs';
 import { ConfigError } from '../api/config.js';
+import { OPERATOR_CONFIG_VARIABLES, variablesHelp } from '../api/config-reference.js';
 import { errorMessage } from '../api/errors.js';
+import { PortUnavailable } from '../api/http/listen.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded.js';
 import { createLogger, redactUrl } from '../api/log.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
@@ -14,28 +16,14 @@ import { LeaderElector } from './leader.js';
 import { Manager } from './manager.js';
 import { OperatorMetrics } from './metrics.js';
 
-const HELP = `boxauth operator — reconciles Box, Client and AccessPolicy resources into boxes.
+/** `--help`: every variable of OPERATOR_CONFIG_VARIABLES (api/config-reference.ts), its default, and what it means. */
+const HELP = `boxauth operator — reconciles Box, Client, AccessPolicy and App resources into boxes.
 
 Usage: node dist/operator/main.js        (or: make operator)
 
 Kubernetes credentials: $KUBECONFIG (or ~/.kube/config), else the pod's service account.
-Configuration is read from the environment:
-  DATABASE_URL                            postgres:// URL where box schemas and roles are created
-                                          (unset: the embedded PostgreSQL of \`make run\`, in $BOXAUTH_DATA_DIR)
-  BOXAUTH_OPERATOR_BOX_DATABASE_HOST      host[:port] the box API pods reach that database at (its own host)
-  BOXAUTH_OPERATOR_BOX_IMAGE              image of the box API Deployments
-  BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY  their imagePullPolicy (IfNotPresent)
-  BOXAUTH_OPERATOR_NAMESPACE              namespace of the leader Lease ($POD_NAMESPACE, else the context's)
-  BOXAUTH_OPERATOR_LEASE_NAME             name of the leader Lease (boxauth-operator)
-  BOXAUTH_OPERATOR_LEASE_SECONDS          lease duration; a standby takes over this long after the leader stops renewing (15)
-  BOXAUTH_OPERATOR_ID                     this replica's identity in the Lease ($POD_NAME, else host-pid)
-  BOXAUTH_OPERATOR_RESYNC_SECONDS         period of the full pass that repairs drift in box databases (60)
-  BOXAUTH_OPERATOR_RELIST_SECONDS         period of the informers' full relists (600)
-  BOXAUTH_OPERATOR_WATCH_IDLE_SECONDS     a watch silent this long is cut and relisted (120)
-  BOXAUTH_OPERATOR_WORKERS                concurrent reconciles per kind (4)
-  BOXAUTH_OPERATOR_HEALTH_PORT            port of /healthz, /readyz and /metrics (8081)
-  BOXAUTH_LOG_LEVEL                       trace, debug, info, warn, error (info)
-  BOXAUTH_SHUTDOWN_TIMEOUT_MS             on SIGTERM, how long reconciles in progress may take (10000)
+Configuration is read from the environment (docs/reference/configuration.md):
+${variablesHelp(OPERATOR_CONFIG_VARIABLES)}
 `;
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -103,6 +91,9 @@ async function main(): Promise<void> {
       if (!elector.isLeader) return { ok: true, detail: 'standby: waiting for the leader Lease' };
       return manager?.synced ? { ok: true, detail: 'leader: caches synced' } : { ok: false, detail: 'leader: caches syncing' };
     },
+  }).catch(async (err: unknown) => {
+    await embedded?.stop(); // a PostgreSQL started (or adopted) for an operator that did not start
+    throw err;
   });
   log.info(
     {
@@ -162,6 +153,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof PortUnavailable) {
+    // A configuration to change, not a fault: the message names the variable, without a stack.
+    process.stderr.write(`boxauth-operator: ${err.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`boxauth-operator: start-up failed: ${errorMessage(err)}\n`);
   process.exit(1);
 });

@@ -1,8 +1,8 @@
 // The condition types and reasons the operator writes into status.conditions
 // and Events. They are API: `kubectl wait --for=condition=Ready`, alerts and
 // GitOps tools key on them, so they live here, each said once with where it is
-// set and what a person does about it, and the README's "Conditions and
-// reasons" tables are checked against REASONS by a unit test
+// set and what a person does about it, and the tables of
+// docs/kubernetes/conditions.md are checked against REASONS by a unit test
 // (test/unit/operator/reasons.test.ts). A Ready=False reason is also the
 // reason of the Warning Event written when it is set, and a Ready=True reason
 // that of the Normal Event written when the resource becomes ready.

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { errorMessage } from '../api/errors.js';
+import { freePort } from '../api/http/listen.js';
 import { projectPath } from '../api/paths.js';
 import { DEPLOYMENTS, HttpKube, isNotFound, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
 import { secretValue, type SecretObject } from './secrets.js';
@@ -215,8 +216,9 @@ async function main(): Promise<void> {
   const kube = HttpKube.fromEnvironment();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken, syncVolumes } = await podOf(kube, namespace, box, dir);
-  // Pods each have their own ports; boxes run here share the machine's: the metrics port can be moved.
-  if (process.env.BOXAUTH_METRICS_PORT) env.BOXAUTH_METRICS_PORT = process.env.BOXAUTH_METRICS_PORT;
+  // Pods each have their own ports; boxes run here share the machine's, where the Deployment's metrics
+  // port (9464) is make run's: a free one unless one is asked for (make box METRICS_PORT=…).
+  env.BOXAUTH_METRICS_PORT = process.env.BOXAUTH_METRICS_PORT || String(await freePort());
   const renewal =
     renewToken &&
     setInterval(() => {

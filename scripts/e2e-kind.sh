@@ -8,13 +8,13 @@
 #      Secret the operator generated), and calls the box's API with it.
 # Leaves the cluster running when KEEP=1 (delete it with: kind delete cluster --name boxauth-e2e).
 #
-# Environment: KIND_CLUSTER (boxauth-e2e), IMAGE (boxauth:e2e), KIND_VERSION (v0.30.0),
+# Environment: KIND_CLUSTER (boxauth-e2e), IMAGE (boxauth:dev, the chart's default), KIND_VERSION (v0.30.0),
 #              KIND_NODE_IMAGE (kind's default), TIMEOUT (300s), KEEP (0).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER=${KIND_CLUSTER:-boxauth-e2e}
-IMAGE=${IMAGE:-boxauth:e2e}
+IMAGE=${IMAGE:-boxauth:dev}
 KIND_VERSION=${KIND_VERSION:-v0.30.0}
 TIMEOUT=${TIMEOUT:-300s}
 KEEP=${KEEP:-0}

@@ -3,16 +3,20 @@
 //
 // The server runs as a daemon (pg_ctl), not as a child of this process: a box
 // process killed with SIGKILL leaves the database up, and the next start adopts
-// it instead of failing on the lock file. A server this process started or
-// adopted is stopped again when it stops, gracefully or after a failed start.
+// it instead of failing on the lock file. Several processes may use one server
+// at once (`make run` and `make operator` share .boxauth/postgres), so each one
+// that uses it leaves a file named by its pid in $BOXAUTH_DATA_DIR/postgres.users,
+// and the last one out stops it — gracefully or after a failed start — whether
+// it started the server or adopted it. A user that died (SIGKILL) cannot remove
+// its file: a pid that no longer runs does not count.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../http/listen.js';
 
 const run = promisify(execFile);
 const DATABASE = 'boxauth';
@@ -25,7 +29,7 @@ interface State {
 
 export interface EmbeddedDatabase {
   url: string;
-  /** Stops the server (this process started it, or adopted it from one that was killed). */
+  /** Leaves the server; stops it when no other living process uses it. */
   stop(): Promise<void>;
 }
 
@@ -81,16 +85,26 @@ async function runningPid(pgdata: string): Promise<number | undefined> {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // running, as another user
+  }
+}
+
+/** The living processes other than this one that use the server; the files of dead ones are removed. */
+async function othersUsing(usersDir: string): Promise<number[]> {
+  const names = await fs.readdir(usersDir).catch(() => []);
+  const living: number[] = [];
+  for (const name of names) {
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) living.push(pid);
+    else await fs.rm(path.join(usersDir, name), { force: true });
+  }
+  return living;
 }
 
 /** PostgreSQL refuses to run as root: as root, it runs as the `postgres` user (created if missing). */
@@ -152,19 +166,45 @@ export async function reachableByServer(dataDir: string): Promise<boolean> {
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void): Promise<EmbeddedDatabase> {
   const pgdata = path.join(dataDir, 'postgres');
   const stateFile = path.join(dataDir, 'postgres.json');
-  await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
+  const usersDir = path.join(dataDir, 'postgres.users');
+  const mine = path.join(usersDir, String(process.pid));
+  await fs.mkdir(usersDir, { recursive: true, mode: 0o755 });
+  // Written before looking for a running server, so that a user stopping at the same moment sees this one.
+  await fs.writeFile(mine, '');
 
   const ids = await postgresUserIds();
   const { pg_ctl: pgCtl } = await binaries();
   const stop = async (): Promise<void> => {
+    await fs.rm(mine, { force: true });
+    const others = await othersUsing(usersDir);
+    if (others.length) {
+      log(`embedded PostgreSQL left running for process ${others.join(', ')}`);
+      return;
+    }
     await run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', pgdata], { ...(ids ?? {}) }).catch(() => undefined);
   };
 
+  try {
+    return { url: await startOrAdopt(dataDir, pgdata, stateFile, pgCtl, ids, log), stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function startOrAdopt(
+  dataDir: string,
+  pgdata: string,
+  stateFile: string,
+  pgCtl: string,
+  ids: { uid: number; gid: number } | undefined,
+  log: (msg: string) => void,
+): Promise<string> {
   let state = await readState(stateFile);
   if (state && (await runningPid(pgdata))) {
-    // Left running by a process that was killed: adopted, so stopped by this one when it stops.
+    // Started by another process, running or killed: used, and stopped by the last process using it.
     log(`embedded PostgreSQL already running on port ${state.port}; using it`);
-    return { url: urlFor(state), stop };
+    return urlFor(state);
   }
 
   if (!(await reachableByServer(dataDir))) {
@@ -204,6 +244,5 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } },
   );
   await ensureDatabase(state);
-
-  return { url: urlFor(state), stop };
+  return urlFor(state);
 }

@@ -1,4 +1,4 @@
-// What an app's policies see of a request (README/docs: "Policies for apps"): the
+// What an app's policies see of a request (docs/guides/guard-your-apps.md): the
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience.

@@ -1,8 +1,8 @@
-// The reference pages generated from the code (`make docs`): the configuration
-// (api/config-reference.ts) and the resources (crds/*.yaml). Written, not
+// The reference pages generated from the code (`make docs`): the configuration of
+// the box and the operator (api/config-reference.ts) and the resources (crds/*.yaml). Written, not
 // hand-kept, so they cannot drift: test/unit/docs/reference.test.ts fails when
 // the files in docs/reference/ are not what this writes today.
-import { CONFIG_VARIABLES } from '../config-reference.js';
+import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES, type ConfigVariable } from '../config-reference.js';
 import { projectPath } from '../paths.js';
 import { readCrdSchema, type ResourceKind } from '../schema/resources.js';
 
@@ -22,19 +22,36 @@ const cell = (text: string): string =>
     .map((part, i) => (i % 2 ? part : part.replaceAll('<', '&lt;').replaceAll('>', '&gt;')))
     .join('`');
 
+function variableRows(variables: ConfigVariable[]): string[] {
+  return variables.map((v) => `| ${v.names.map((n) => `\`${n}\``).join(' / ')} | ${cell(v.default)} | ${cell(v.meaning)} |`);
+}
+
 export function configurationPage(): string {
-  const rows = CONFIG_VARIABLES.map((v) => `| ${v.names.map((n) => `\`${n}\``).join(' / ')} | ${cell(v.default)} | ${cell(v.meaning)} |`);
   return [
     GENERATED,
     '',
     '# Configuration',
     '',
-    'A box reads these environment variables at start-up (from `api/config-reference.ts`; `node dist/api/main.js --help`',
-    'prints the same list). A bad value stops start-up with a message naming the variable, and exit code 2.',
+    'The box API and the operator read these environment variables at start-up (from `api/config-reference.ts`;',
+    '`node dist/api/main.js --help` and `node dist/operator/main.js --help` print the same lists). A bad value',
+    'stops start-up with a message naming the variable, and exit code 2.',
+    '',
+    '## The box API',
+    '',
+    '`make run`, `node dist/api/main.js`, and the box Deployments the operator writes (it sets these from the `Box`).',
     '',
     '| variable | default | meaning |',
     '|---|---|---|',
-    ...rows,
+    ...variableRows(CONFIG_VARIABLES),
+    '',
+    '## The operator',
+    '',
+    "`make operator`, `node dist/operator/main.js`, and the chart's Deployment (it sets these from its values).",
+    "Kubernetes credentials come from `$KUBECONFIG` (or `~/.kube/config`), else the pod's ServiceAccount.",
+    '',
+    '| variable | default | meaning |',
+    '|---|---|---|',
+    ...variableRows(OPERATOR_CONFIG_VARIABLES),
     '',
   ].join('\n');
 }

@@ -108,7 +108,7 @@ function routedPath(path: string): string {
 }
 
 /**
- * The request object the policy engines see (README, "Access control"). `uri` is
+ * The request object the policy engines see (docs/concepts/access-control.md). `uri` is
  * the path that was routed; `resource/type` is the first segment of the matched
  * route's pattern and `resource/id` its `:id` parameter, present only on routes
  * that have one. Query parameters keep their names; credentials are left out.
@@ -161,7 +161,7 @@ export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
   };
 }
 
-/** Why a request was refused, in words a person can act on (README "Access control"). */
+/** Why a request was refused, in words a person can act on (docs/concepts/access-control.md). */
 function refusal(req: Request, subject: Subject, refusedBy: 'person' | 'client'): string {
   const what = `${req.method} ${req.path}`;
   if (!subject.user) return `no AccessPolicy allows ${what} for this token (client "${subject.clientId}")`;

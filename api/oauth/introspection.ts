@@ -21,7 +21,7 @@ const refreshHolder = (svc: IntrospectionServices, token: string): Promise<Sessi
 
 const INACTIVE = { active: false };
 
-/** The request object a policy sees for introspecting a token of client `owner` (README, "Access control"). */
+/** The request object a policy sees for introspecting a token of client `owner` (docs/concepts/access-control.md). */
 function introspectionRequest(caller: Client, owner: string): PolicyRequest {
   return {
     'request-method': 'post',

@@ -6,7 +6,7 @@ import type { AccessPolicy } from '../types.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 
-/** What the engines see of a request (README, "Access control": the request object). */
+/** What the engines see of a request (docs/concepts/access-control.md: the request object). */
 export interface PolicyRequest {
   'request-method': string;
   uri: string;

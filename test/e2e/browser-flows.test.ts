@@ -46,7 +46,7 @@ describe('browser flows (Chromium)', function () {
       },
       root,
     );
-    // The app may read for the people signed in to it (README "Access control": a person's token
+    // The app may read for the people signed in to it (docs/concepts/access-control.md: a person's token
     // acts within what both the person and the client were granted).
     await box.json(
       'PUT',

@@ -365,6 +365,9 @@ describe('boxauth CLI', function () {
       const applied = await cli([command, 'apply', '-f', example(file)]);
       expect(applied.code, `${file}: ${applied.stderr}`).to.equal(0);
     }
+    // The list docs/getting-started.md says to add a callback to.
+    const app = await box.json('GET', '/Client/example-app', undefined, await box.rootToken());
+    expect(app.body.auth.authorization_code.redirect_uris).to.deep.equal(['http://localhost:3000/callback.html']);
     const box_ = await cli(['client', 'apply', '-f', example('box.yaml')]);
     expect(box_.code).to.equal(1);
     expect(box_.stderr).to.include('skipped Box auth (not a Client)').and.include('no Client in it');

@@ -1,5 +1,5 @@
 // A token a person's sign-in gave an app acts within what BOTH the person and the
-// app were granted (RFC 9700 §2.3; README "Access control"). The attack: an admin
+// app were granted (RFC 9700 §2.3; docs/concepts/access-control.md). The attack: an admin
 // signs in to an ordinary app, and the app uses that token on the box's own API
 // to read password hashes, write clients, and make itself admin.
 import { expect } from 'chai';

@@ -1,6 +1,6 @@
 // Operations: health, readiness, metrics, logs without secrets, configuration errors.
 import { expect } from 'chai';
-import { CONFIG_VARIABLES } from '../../api/config-reference.js';
+import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES } from '../../api/config-reference.js';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -101,10 +101,15 @@ describe('operations', function () {
     expect(res.stderr).to.include('BOXAUTH_JWT_ALG');
   });
 
-  it('--help lists every variable of the configuration', function () {
-    const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js'), '--help'], { encoding: 'utf8' });
-    expect(res.status).to.equal(0);
-    for (const name of CONFIG_VARIABLES.flatMap((v) => v.names)) expect(res.stdout).to.include(name);
+  it("--help lists every variable of the configuration, the API's and the operator's", function () {
+    for (const [main, variables] of [
+      ['api', CONFIG_VARIABLES],
+      ['operator', OPERATOR_CONFIG_VARIABLES],
+    ] as const) {
+      const res = spawnSync(process.execPath, [projectPath('dist', main, 'main.js'), '--help'], { encoding: 'utf8' });
+      expect(res.status).to.equal(0);
+      for (const name of variables.flatMap((v) => v.names)) expect(res.stdout).to.include(name);
+    }
   });
 });
 
@@ -213,6 +218,49 @@ describe('start-up failures a person can read', function () {
     });
   });
 
+  it('the operator too: a bad value exits 2 naming it, a busy health port is named', async function () {
+    const operator = async (env: Record<string, string>): Promise<{ code: number | null; stderr: string }> => {
+      const child = spawn(process.execPath, [projectPath('dist', 'operator', 'main.js')], {
+        env: { PATH: process.env.PATH, BOXAUTH_DATA_DIR: dir, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      return { code, stderr };
+    };
+    const loud = await operator({ BOXAUTH_LOG_LEVEL: 'loud' });
+    expect(loud.code).to.equal(2);
+    expect(loud.stderr).to.equal(
+      'boxauth-operator: BOXAUTH_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"\n',
+    );
+    // Credentials for an API server no one answers at: the health port is opened before the operator asks it anything.
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    await withBusyPort(async (busy) => {
+      const health = await operator({
+        KUBECONFIG: kubeconfig,
+        DATABASE_URL: await createDatabase(),
+        BOXAUTH_OPERATOR_HEALTH_HOST: '127.0.0.1',
+        BOXAUTH_OPERATOR_HEALTH_PORT: String(busy),
+      });
+      expect(health.code).to.equal(1);
+      expect(health.stderr).to.equal(
+        `boxauth-operator: port ${busy} (BOXAUTH_OPERATOR_HEALTH_PORT) is in use: stop what listens there, or set BOXAUTH_OPERATOR_HEALTH_PORT to another port\n`,
+      );
+    });
+  });
+
   it('the embedded PostgreSQL of a start that failed is stopped, and one adopted after a SIGKILL is stopped with its adopter', async function () {
     const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
     await withBusyPort(async (busy) => {
@@ -228,5 +276,35 @@ describe('start-up failures a person can read', function () {
     expect(adopter.logs.join('\n')).to.include('already running');
     await adopter.stop();
     expect(fs.existsSync(pidFile), 'the adopter stopped it').to.equal(false);
+  });
+
+  it('the embedded PostgreSQL two processes share is stopped by the last one out, not under the other', async function () {
+    // make run and make operator share .boxauth/postgres: stopping either must leave the other its database.
+    const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
+    const answers = async (box: Box): Promise<void> => {
+      expect((await box.json('GET', '/readyz')).status, box.logs.slice(-5).join('\n')).to.equal(200);
+      expect(await box.rootToken()).to.be.a('string');
+    };
+    const boxes: Box[] = [];
+    try {
+      const first = await Box.start({ databaseUrl: 'embedded', dataDir: dir });
+      boxes.push(first);
+      const same = { databaseUrl: 'embedded', dataDir: dir, env: { BOXAUTH_ROOT_CLIENT_SECRET: first.rootSecret } };
+      const adopter = await Box.start(same);
+      boxes.push(adopter);
+      expect(adopter.logs.join('\n')).to.include('already running');
+      await adopter.stop();
+      await answers(first);
+
+      const second = await Box.start(same);
+      boxes.push(second);
+      await first.stop();
+      expect(first.logs.join('\n')).to.include(`left running for process ${second.process!.pid}`);
+      await answers(second);
+      await second.stop();
+    } finally {
+      for (const box of boxes) await box.stop();
+    }
+    expect(fs.existsSync(pidFile), 'the last one out stopped it').to.equal(false);
   });
 });

@@ -220,7 +220,7 @@ describe('users and groups', function () {
 
   describe('policies for people', function () {
     // A person's token acts within what both the person and its client were granted
-    // (README "Access control"): this client may act for its users on anything.
+    // (docs/concepts/access-control.md): this client may act for its users on anything.
     before(async function () {
       await box.json('PUT', `/Client/root-less?${q}`, {
         grant_types: ['implicit'],

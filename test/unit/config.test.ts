@@ -4,7 +4,7 @@ import { parseSearch } from '../../api/store/search.js';
 import { redactUrl } from '../../api/log.js';
 
 describe('configuration', function () {
-  it("defaults as the README's Configuration table says", function () {
+  it('defaults as docs/reference/configuration.md says', function () {
     const c = loadConfig({});
     expect(c).to.include({
       port: 8080,

@@ -1,7 +1,7 @@
 -- OpenID Connect. Whether a user's email is vouched for: addresses an administrator
 -- entered are (the box's admins answer for them), addresses people signed up with
 -- themselves are not, until an administrator sets them again. Rows from before this
--- migration cannot tell which they were, so none is vouched for (README "Upgrading");
+-- migration cannot tell which they were, so none is vouched for (docs/guides/upgrading.md);
 -- new rows always say (api/store/users.ts).
 ALTER TABLE users ADD COLUMN email_verified boolean NOT NULL DEFAULT false;
 

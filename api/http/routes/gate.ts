@@ -85,7 +85,7 @@ function answer(svc: Services, req: Request, res: Response, d: Decision, started
 
 /**
  * The original request as forward-auth gateways send it, each in headers of its own: Traefik and
- * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as README configures
+ * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as docs/guides/guard-your-apps.md configures
  * it in X-Original-URI (with X-Original-Method, and Host); ingress-nginx in X-Original-URL (with
  * X-Original-Method). A gateway sets its own and passes the client's other headers on as they
  * came, so only the headers of the one that names the request are read, and a request named by

@@ -1,5 +1,5 @@
-// The gateway configurations the tests run, as README "Guard your apps with
-// boxauth" gives them (there cut down to one app, with names for addresses): each
+// The gateway configurations the tests run, as docs/guides/guard-your-apps.md
+// gives them (there cut down to one app, with names for addresses): each
 // gateway asks the box's forward-auth door about every request to the app, sets
 // the identity headers of the box's answer on the request it passes on, and routes
 // the app's /.boxauth/* (the way back from sign-in) to the box with the app's Host.
@@ -17,7 +17,7 @@ export interface Wiring {
   dir: string;
 }
 
-/** The identity headers of the box's answer (README "Policies for apps": their default names). */
+/** The identity headers of the box's answer (docs/guides/guard-your-apps.md: their default names). */
 export const IDENTITY_HEADERS = ['X-Auth-Request-User', 'X-Auth-Request-Email', 'X-Auth-Request-Groups', 'X-Auth-Request-Client'];
 
 const variable = (header: string): string => `$boxauth_${header.replace(/^X-Auth-Request-/, '').toLowerCase()}`;

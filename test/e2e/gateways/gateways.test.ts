@@ -1,7 +1,7 @@
 // Real gateways in front of an app, the box as their decision point: Debian's
 // NGINX (auth_request) and Caddy (forward_auth), and Traefik (forwardAuth) built
-// from the Go module proxy, each configured as README "Guard your apps with
-// boxauth" says (./configs.ts). One case list runs against each; the plain-HTTP
+// from the Go module proxy, each configured as docs/guides/guard-your-apps.md
+// says (./configs.ts). One case list runs against each; the plain-HTTP
 // behaviour of the doors is in test/integration/gate.test.ts.
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';

@@ -104,7 +104,7 @@ export function describeHealth(): void {
       await k(['patch', 'box', 'auth', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/tls"}]']);
       await capture('waiting for a Secret', 'client', 'orders', 'Reconciling', 'SecretNotFound');
       await k(['create', 'secret', 'generic', 'orders-credentials', '-n', NS, '--from-literal=client-secret=orders-long-enough-secret']);
-      // As the README says: one kubectl wait for every resource of the namespace.
+      // As docs/kubernetes/conditions.md says: one kubectl wait for every resource of the namespace.
       await k(['wait', '-n', NS, '--for=condition=Ready', 'boxes,clients,accesspolicies', '--all', '--timeout=60s']);
       await capture('Ready', 'box', 'auth', 'Ready', 'Provisioned');
       await capture('Ready', 'client', 'orders', 'Ready', 'Reconciled');

@@ -2,9 +2,10 @@
 // the list of what the code reads: neither can drift from the code unnoticed.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { CONFIG_VARIABLES } from '../../../api/config-reference.js';
+import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES } from '../../../api/config-reference.js';
 import { configurationPage, REFERENCE_PAGES, resourcesPage } from '../../../api/docs/reference.js';
 import { projectPath } from '../../../api/paths.js';
+import { DEFAULT_BOX_IMAGE } from '../../../operator/config.js';
 
 describe('generated reference pages', function () {
   it('docs/reference/configuration.md and resources.md are what `make docs` writes today', function () {
@@ -12,18 +13,28 @@ describe('generated reference pages', function () {
     expect(fs.readFileSync(REFERENCE_PAGES.resources, 'utf8'), 'stale: run make docs').to.equal(resourcesPage());
   });
 
-  it('api/config-reference.ts lists every variable api/config.ts reads, and none it does not', function () {
-    const source = fs.readFileSync(projectPath('api', 'config.ts'), 'utf8');
-    const read = new Set([...source.matchAll(/'((?:BOXAUTH_[A-Z0-9_]+)|DATABASE_URL)'/g)].map((m) => m[1]!));
-    const listed = new Set(CONFIG_VARIABLES.flatMap((v) => v.names));
-    expect(
-      [...read].filter((name) => !listed.has(name)),
-      'read but not documented',
-    ).to.deep.equal([]);
-    expect(
-      [...listed].filter((name) => !read.has(name)),
-      'documented but not read',
-    ).to.deep.equal([]);
+  for (const [source, variables] of [
+    ['api/config.ts', CONFIG_VARIABLES],
+    ['operator/config.ts', OPERATOR_CONFIG_VARIABLES],
+  ] as const) {
+    it(`api/config-reference.ts lists every variable ${source} reads, and none it does not`, function () {
+      const code = fs.readFileSync(projectPath(...source.split('/')), 'utf8');
+      const read = new Set([...code.matchAll(/'((?:BOXAUTH_[A-Z0-9_]+)|DATABASE_URL)'/g)].map((m) => m[1]!));
+      const listed = new Set(variables.flatMap((v) => v.names));
+      expect(
+        [...read].filter((name) => !listed.has(name)),
+        'read but not documented',
+      ).to.deep.equal([]);
+      expect(
+        [...listed].filter((name) => !read.has(name)),
+        'documented but not read',
+      ).to.deep.equal([]);
+    });
+  }
+
+  it("the operator's default box image is the one the reference names", function () {
+    const image = OPERATOR_CONFIG_VARIABLES.find((v) => v.names.includes('BOXAUTH_OPERATOR_BOX_IMAGE'));
+    expect(image?.default).to.equal(`\`${DEFAULT_BOX_IMAGE}\``);
   });
 
   it('the resource reference names every field of every CRD, with its rules', function () {

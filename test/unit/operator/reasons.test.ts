@@ -71,8 +71,8 @@ function declared(): string[] {
 
 describe('operator reasons', function () {
   it('docs/kubernetes/conditions.md documents every reason of operator/reasons.ts, with its kind, condition and status', function () {
-    const readme = new Set(documented());
-    expect(declared().filter((line) => !readme.has(line))).to.deep.equal([]);
+    const page = new Set(documented());
+    expect(declared().filter((line) => !page.has(line))).to.deep.equal([]);
   });
 
   it('docs/kubernetes/conditions.md lists no reason operator/reasons.ts does not declare', function () {
