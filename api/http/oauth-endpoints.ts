@@ -3,9 +3,10 @@
 // them. They are what every in-cluster app calls, often once per request of its
 // own, and the profile of `make bench` put express's router, body parsers and
 // response helpers at a third of their time. This is their one entry path: the
-// request line, content types, charsets and compressed bodies are all read here,
-// and their parameters in api/oauth/params.ts. Discovery and JWKS stay in
-// express (./routes/oauth.ts).
+// request line is read here; the body (its size, content type, charset and
+// compression) by ./request-body.ts, the one body reading of both HTTP stacks,
+// under the rules below (PARAMETERS); their parameters in api/oauth/params.ts.
+// Discovery and JWKS stay in express (./routes/oauth.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
