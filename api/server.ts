@@ -120,7 +120,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     apps: new AppDirectory(pool, feed),
     decisions: new Decisions(pool, audit, metrics, log),
     clientThrottle: new FailureThrottle(
-      (key) => (key.startsWith('addr:') ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
+      (key) => (key.kind === 'address' ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
       config.clientAuthWindowSeconds * 1000,
     ),
     deviceThrottle: new FailureThrottle(() => config.deviceCodesPerAddress, DEVICE_CODE_LIFETIME_SECONDS * 1000, {

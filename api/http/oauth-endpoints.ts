@@ -3,23 +3,30 @@
 // them. They are what every in-cluster app calls, often once per request of its
 // own, and the profile of `make bench` put express's router, body parsers and
 // response helpers at a third of their time. This is their one entry path: the
-// request line, content types, charsets and compressed bodies are all read here,
-// and their parameters in api/oauth/params.ts. Discovery and JWKS stay in
-// express (./routes/oauth.ts).
+// request line is read here; the body (its size, content type, charset and
+// compression) by ./request-body.ts, the one body reading of both HTTP stacks,
+// under the rules below (PARAMETERS); their parameters in api/oauth/params.ts.
+// Discovery and JWKS stay in express (./routes/oauth.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
-import { deviceAuthorization } from '../oauth/device.js';
+import { deviceAuthorization, type DeviceServices } from '../oauth/device.js';
 import { invalidRequest } from '../oauth/errors.js';
-import { introspect, revoke } from '../oauth/introspection.js';
+import { introspect, revoke, type IntrospectionServices } from '../oauth/introspection.js';
 import { LIMITS } from '../oauth/params.js';
-import { tokenRequest } from '../oauth/token-endpoint.js';
+import { tokenRequest, type TokenEndpointServices } from '../oauth/token-endpoint.js';
 import type { Services } from '../services.js';
 import { readBody, type BodyRules } from './request-body.js';
 import { errorAnswer } from './errors.js';
 import { COMMON_HEADERS, NO_STORE, PREFLIGHT_HEADERS } from './headers.js';
 
-type Endpoint = (svc: Services, request: OAuthRequest, body: unknown) => Promise<unknown>;
+/** What the endpoints use, and the request's address and its errors (logged, counted). */
+export type OAuthEndpointServices = TokenEndpointServices &
+  IntrospectionServices &
+  DeviceServices &
+  Pick<Services, 'addressOf' | 'log' | 'metrics'>;
+
+type Endpoint = (svc: OAuthEndpointServices, request: OAuthRequest, body: unknown) => Promise<unknown>;
 
 /** The endpoints by path, which is also their route in metrics and logs. */
 const ENDPOINTS = new Map<string, Endpoint>([
@@ -56,7 +63,7 @@ const PARAMETERS: BodyRules = {
  * everything else handed to `fallback` (the express app).
  */
 export function withOAuthEndpoints(
-  svc: Services,
+  svc: OAuthEndpointServices,
   fallback: (req: IncomingMessage, res: ServerResponse) => void,
   logRequest: (method: string, url: string, route: string, status: number, seconds: number) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {

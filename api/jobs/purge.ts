@@ -8,7 +8,10 @@ import { purgeDecisions } from '../store/decisions.js';
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
 
-export function startPurgeJob(svc: Services): () => void {
+/** What the upkeep uses: the database, its retention settings, and the signing keys it rotates and drops. */
+export type PurgeServices = Pick<Services, 'config' | 'keyring' | 'log' | 'pool'>;
+
+export function startPurgeJob(svc: PurgeServices): () => void {
   let lastKeyCheck = 0;
   const run = async (): Promise<void> => {
     const client = await svc.pool.connect();

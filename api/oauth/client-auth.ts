@@ -8,6 +8,7 @@ import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { LIMITS, type Params } from './params.js';
+import { addressKey, clientKey } from './throttle.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from './workload/assertion.js';
 import { WorkloadError } from './workload/issuers.js';
 
@@ -99,7 +100,7 @@ export async function addressAttempt<T>(
   address: string,
   attempt: () => Promise<T | undefined>,
 ): Promise<T | undefined> {
-  const keys = [`addr:${address}`];
+  const keys = [addressKey(address)];
   svc.clientThrottle.reserve(keys);
   let found: T | undefined;
   try {
@@ -153,7 +154,7 @@ export async function authenticateClient(
   // An unknown client is checked too (against a dummy hash), so that the time of
   // the answer does not tell which client ids exist; every check is throttled (throttle.ts).
   const client = await svc.clients.get(clientId);
-  const keys = [`client:${clientId}`, `addr:${presented.address}`];
+  const keys = [clientKey(clientId), addressKey(presented.address)];
   const ok = await svc.secrets.verify(clientId, client?.secretHash ?? (await dummyHash()), presented.secret, {
     guard: { reserve: () => svc.clientThrottle.reserve(keys), release: () => svc.clientThrottle.release(keys) },
   });

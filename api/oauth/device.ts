@@ -11,6 +11,7 @@ import { grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
 import { listedInGrantTypes } from './grants/grant.js';
 import { scopeParam, tokenParams } from './params.js';
+import { addressKey } from './throttle.js';
 import { tokenHash } from './tokens.js';
 
 /** What the device authorization endpoint needs. */
@@ -47,7 +48,7 @@ export async function deviceAuthorization(svc: DeviceServices, request: OAuthReq
   }
   const scope = grantedScope(client, scopeParam(params.scope));
   // A public client's device codes need no secret: each is a row, so an address gets a bounded number.
-  svc.deviceThrottle.reserve([`addr:${request.address}`]);
+  svc.deviceThrottle.reserve([addressKey(request.address)]);
   const deviceCode = randomBytes(32).toString('base64url');
   let userCode = newUserCode();
   const code = {

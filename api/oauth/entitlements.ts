@@ -4,6 +4,7 @@
 // policies that test `scope` and services that check `aud` can rely on them.
 import type { Client } from '../types.js';
 import { OAuthError } from './errors.js';
+import { scopesOf } from './openid.js';
 
 /** The scope to grant (space-separated), or null; invalid_scope beyond the client's list. */
 export function grantedScope(client: Client, requested: string[] | null): string | null {
@@ -33,7 +34,7 @@ export function grantedAudience(client: Client, requested: string | null): strin
  * case it was shortened since.
  */
 export function refreshedScope(client: Client, held: string | null, requested: string[] | null): string | null {
-  const current = held ? held.split(' ') : [];
+  const current = scopesOf(held);
   if (requested) {
     const wider = requested.filter((s) => !current.includes(s));
     if (wider.length)

@@ -13,6 +13,25 @@
 // also bound what a stranger may make the box write: device codes per address.
 import { ApiError } from '../errors.js';
 
+/**
+ * What a window counts: attempts naming one client id, or coming from one address.
+ * The kind decides the limit (`limitOf`); `windowKey` is the one place it becomes a string.
+ */
+export type ThrottleKey = { kind: 'client'; id: string } | { kind: 'address'; address: string };
+
+export const clientKey = (id: string): ThrottleKey => ({ kind: 'client', id });
+export const addressKey = (address: string): ThrottleKey => ({ kind: 'address', address });
+
+/** The key of a window in the map (kinds apart by their prefix, so a client id never meets an address). */
+function windowKey(key: ThrottleKey): string {
+  switch (key.kind) {
+    case 'client':
+      return `client:${key.id}`;
+    case 'address':
+      return `addr:${key.address}`;
+  }
+}
+
 interface Window {
   start: number;
   attempts: number;
@@ -36,7 +55,7 @@ export class FailureThrottle {
   private readonly now: () => number;
 
   constructor(
-    private readonly limitOf: (key: string) => number,
+    private readonly limitOf: (key: ThrottleKey) => number,
     private readonly windowMs: number,
     /** maxKeys: windows kept (the oldest go first); what: what is counted, as the 429 names it. */
     options: { maxKeys?: number; what?: string; now?: () => number } = {},
@@ -52,21 +71,21 @@ export class FailureThrottle {
    * refused at once, could send made-up client ids until the oldest windows
    * (its own among them) were evicted, and start afresh.
    */
-  reserve(keys: string[]): void {
+  reserve(keys: ThrottleKey[]): void {
     const now = this.now();
     for (const key of keys) {
-      const w = this.windows.get(key);
+      const w = this.windows.get(windowKey(key));
       if (w && now - w.start < this.windowMs && w.attempts >= this.limitOf(key)) {
         throw new TooManyAttempts(Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)), this.what);
       }
     }
-    for (const key of keys) this.window(key, now).attempts++;
+    for (const key of keys) this.window(windowKey(key), now).attempts++;
   }
 
   /** Gives back the attempts of a successful authentication. */
-  release(keys: string[]): void {
+  release(keys: ThrottleKey[]): void {
     for (const key of keys) {
-      const w = this.windows.get(key);
+      const w = this.windows.get(windowKey(key));
       if (w && w.attempts > 0) w.attempts--;
     }
   }

@@ -5,15 +5,25 @@
 // handler. Metrics count issued tokens and refusals here, once for all grants.
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
-import { addressAttempt, authenticateClient, namedOnly, presentedClient, type OAuthRequest } from './client-auth.js';
+import {
+  addressAttempt,
+  authenticateClient,
+  namedOnly,
+  presentedClient,
+  type ClientAuthServices,
+  type OAuthRequest,
+} from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
-import { notIssuedToClient, type Grant, type Issued } from './grants/grant.js';
+import { notIssuedToClient, type Grant, type GrantServices, type Issued } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
+
+/** What the token endpoint uses: client authentication, the grants, and the token metrics. */
+export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Services, 'metrics'>;
 
 export const grants = new Map<string, Grant>([clientCredentials, refreshToken, authorizationCode, deviceCode].map((g) => [g.type, g]));
 
@@ -21,7 +31,7 @@ export const grants = new Map<string, Grant>([clientCredentials, refreshToken, a
  * Answers a token request: counts it (the token metrics) and records it (the
  * audit: who got which session, or who was refused and why; never the token).
  */
-export async function tokenRequest(svc: Services, request: OAuthRequest, body: unknown): Promise<TokenResponse> {
+export async function tokenRequest(svc: TokenEndpointServices, request: OAuthRequest, body: unknown): Promise<TokenResponse> {
   const started = process.hrtime.bigint();
   const attempt: { grant?: string; client?: string } = {};
   try {
@@ -48,7 +58,12 @@ export async function tokenRequest(svc: Services, request: OAuthRequest, body: u
 }
 
 /** Issues what the request asks for; fills `attempt` with what it learnt of the request, for the audit of a refusal. */
-async function issue(svc: Services, request: OAuthRequest, body: unknown, attempt: { grant?: string; client?: string }): Promise<Issued> {
+async function issue(
+  svc: ClientAuthServices & GrantServices,
+  request: OAuthRequest,
+  body: unknown,
+  attempt: { grant?: string; client?: string },
+): Promise<Issued> {
   const params = tokenParams(body);
   const grantType = params.grant_type;
   if (!grantType) throw invalidRequest('grant_type is required');

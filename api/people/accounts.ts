@@ -10,7 +10,7 @@ import { endPersonsGrants } from '../oauth/closing.js';
 import type { Services } from '../services.js';
 import { deleteUser, getUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
-type AccountServices = Pick<Services, 'pool' | 'sessions' | 'audit' | 'users'>;
+export type AccountServices = Pick<Services, 'pool' | 'sessions' | 'audit' | 'users'>;
 
 /** Changes the fields given; undefined when there is no such user. */
 export async function changeAccount(

@@ -1,6 +1,7 @@
 // The server-rendered pages of the browser flows. Every field has a visible
 // label, buttons say what they do, and errors are text next to what they
 // concern, in role="alert".
+import { scopesOf } from '../oauth/openid.js';
 import { html, type Html } from './html.js';
 
 export interface PageOptions {
@@ -133,7 +134,7 @@ export interface ConsentPage {
 }
 
 export function consentPage(p: ConsentPage): string {
-  const scopes = (p.scope ?? '').split(' ').filter(Boolean);
+  const scopes = scopesOf(p.scope);
   return page({
     title: 'Allow access?',
     box: p.box,
@@ -246,7 +247,7 @@ export interface DeviceConsentPage {
 
 /** The device's request, for the person to allow or deny: who asks, for what, and the code to compare. */
 export function deviceConsentPage(p: DeviceConsentPage): string {
-  const scopes = (p.scope ?? '').split(' ').filter(Boolean);
+  const scopes = scopesOf(p.scope);
   return page({
     title: 'Allow the device?',
     box: p.box,

@@ -13,7 +13,7 @@ describe('device authorization grant', function () {
   let box: Box;
 
   before(async function () {
-    box = await Box.start();
+    box = await Box.start({ movableClock: true }); // the polling interval is passed by moving its clock, not by waiting
     const root = await box.rootToken();
     await box.json('POST', '/users', { email: 'dev@example.com', password: 'dev-password-1' }, root);
     const client = await box.json(
@@ -64,7 +64,7 @@ describe('device authorization grant', function () {
     expect(page.text).to.include('kubectl on your machine');
     const allowed = await browser.post('/auth/device/verify', { ...hiddenFields(page.text), decision: 'allow' });
     expect(allowed.text).to.include('Device connected');
-    await new Promise((r) => setTimeout(r, 10_000)); // the interval, after one slow_down
+    box.advanceClock(10); // the interval, after one slow_down
     const tokens = await poll(asked.device_code);
     expect(tokens.status, tokens.text).to.equal(200);
     expect(tokens.body.refresh_token).to.be.a('string');

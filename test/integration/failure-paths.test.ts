@@ -2,7 +2,7 @@
 // (503 temporarily_unavailable with Retry-After, never a 500, and back to work
 // once it returns), and errors in a browser as pages rather than JSON.
 import { expect } from 'chai';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
 import { createDatabase } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -45,12 +45,19 @@ describe('failure paths', function () {
     } finally {
       await proxy.restore();
     }
-    let again = 0;
-    for (let i = 0; i < 50 && again !== 200; i++) {
-      again = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', box.rootSecret) }))
-        .status;
-      if (again !== 200) await new Promise((r) => setTimeout(r, 100)); // the pool reconnects on the next checkout
-    }
+    // The pool reconnects on the next checkout.
+    const again = await eventually(
+      'a token once the database is back',
+      async () => {
+        const { status } = await box.form(
+          '/auth/token',
+          { grant_type: 'client_credentials' },
+          { Authorization: basic('root', box.rootSecret) },
+        );
+        return status === 200 && status;
+      },
+      5_000,
+    );
     expect(again).to.equal(200);
   });
 

@@ -53,8 +53,8 @@ describe('operations', function () {
     await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'ops', refresh_token });
     await box.json('PUT', '/Client/ops2', { grant_types: ['client_credentials'], secret: 'very-private-secret' }, access_token);
     await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'ops', client_secret: 'wrong-but-private' });
-    // access log lines are written in batches, at least every 100 ms
-    for (let i = 0; i < 50 && !box.logs.some((l) => l.includes('"status":401')); i++) await new Promise((r) => setTimeout(r, 50));
+    // access log lines are written in batches, at least every 100 ms: the last request's (401) ends the wait
+    await eventually('the access log line of the refused token request', async () => box.logs.some((l) => l.includes('"status":401')));
     const logs = box.logs.join('\n');
     expect(logs).to.include('"url":"/Client/ops?access_token=[redacted]"');
     for (const s of [secret, access_token, refresh_token, 'very-private-secret', 'wrong-but-private', box.rootSecret]) {
@@ -81,7 +81,7 @@ describe('operations', function () {
       '/users?q=bad-header"',
     ].map((url) => `"url":"${url}`);
     // access log lines are written in batches, at least every 100 ms
-    for (let i = 0; i < 50 && !expected.every((e) => box.logs.some((l) => l.includes(e))); i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually('the access log lines of these requests', async () => expected.every((e) => box.logs.some((l) => l.includes(e))));
     for (const line of box.logs) {
       for (const s of [root, encodeURIComponent(root), cookieSecret, headerSecret]) expect(line).not.to.include(s);
     }

@@ -1,7 +1,8 @@
 // Several processes, one box: changes on one hold on the other within a second;
 // an acknowledged token survives SIGKILL; SIGTERM drains.
+import diagnostics from 'node:diagnostics_channel';
 import { expect } from 'chai';
-import { Box, basic, eventually, sleep } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
 
 /** Within a second: how soon another process sees a change. */
 const withinASecond = (what: string, check: () => Promise<boolean>): Promise<boolean> => eventually(what, check, 1000, 20);
@@ -77,13 +78,21 @@ describe('crash and shutdown', function () {
   it('SIGTERM lets requests in flight finish, then exits 0', async function () {
     const box = await Box.start();
     const { secret } = await box.addClient('drain', {});
+    // In flight: every request is on the wire (fetch's undici says when a body is sent) when SIGTERM comes.
+    let sent = 0;
+    const onSent = (): void => void sent++;
+    diagnostics.subscribe('undici:request:bodySent', onSent);
     const inFlight = Array.from({ length: 20 }, () =>
       box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('drain', secret) }).then(
         (r) => r.status,
         () => 0,
       ),
     );
-    await sleep(5);
+    try {
+      await eventually('the 20 requests to be sent', async () => sent >= 20, 10_000, 1);
+    } finally {
+      diagnostics.unsubscribe('undici:request:bodySent', onSent);
+    }
     const code = await box.kill('SIGTERM');
     const statuses = await Promise.all(inFlight);
     expect(code).to.equal(0);

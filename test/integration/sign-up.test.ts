@@ -3,7 +3,7 @@
 // box-wide, across the processes of a box, and its hashing waits behind
 // everyone else's, so a flood of sign-ups slows only sign-ups.
 import { expect } from 'chai';
-import { Box, boxForSuite, type JsonResponse } from '../support/box.js';
+import { Box, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
@@ -95,7 +95,8 @@ describe('sign-up', function () {
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 1000)); // the flood is under way
+      // The flood is under way once the sign-up lane is full: the box turns sign-ups away as busy.
+      await eventually('the flood to fill the sign-up lane (a 503)', async () => refusals.some((r) => r.status === 503), 30_000, 10);
 
       // The defect is starvation: behind the flood these waited until it ended (or
       // were refused, 503). So the bound is generous: each must be answered while

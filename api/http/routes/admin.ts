@@ -11,7 +11,10 @@ import { strictRouter } from '../router.js';
 
 const ADMIN_SCRIPT = fileURLToPath(new URL('../../ui/browser/admin.js', import.meta.url));
 
-export function adminRouter(svc: Services): Router {
+/** What the admin UI and the box's root page use. */
+export type AdminRouterServices = Pick<Services, 'config'>;
+
+export function adminRouter(svc: AdminRouterServices): Router {
   const router = strictRouter();
   const origin = new URL(svc.config.baseUrl).origin;
   // The admin UI's script is TypeScript (api/ui/browser/admin.ts), compiled beside this module's output.

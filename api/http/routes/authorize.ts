@@ -12,18 +12,21 @@ import {
   parseAuthorizeRequest,
   SIGN_IN_AFTER,
   type AuthorizeRequest,
+  type AuthorizeServices,
 } from '../../oauth/authorize.js';
 import { scopesOf } from '../../oauth/openid.js';
-import type { Services } from '../../services.js';
 import { consentedScopes, recordConsent } from '../../store/browser.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid } from '../browser-session.js';
-import { signedInAfterRequest, signInMarker } from '../fresh-sign-in.js';
+import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import { signedInAfterRequest, signInMarker, type FreshSignInServices } from '../fresh-sign-in.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 
-export function authorizeRouter(svc: Services): Router {
+/** What the authorization endpoint and the consent form use: the request, the browser's sign-in, the code. */
+export type AuthorizeRouterServices = AuthorizeServices & BrowserServices & FreshSignInServices;
+
+export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 

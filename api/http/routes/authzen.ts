@@ -68,7 +68,11 @@ function credentialOf(subject: Evaluation['subject']): Credential {
   }
 }
 
-async function evaluate(svc: Services, app: App, e: Evaluation): Promise<Decision> {
+async function evaluate(
+  svc: Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
+  app: App,
+  e: Evaluation,
+): Promise<Decision> {
   const props = e.resource.properties ?? {};
   const path = typeof props.path === 'string' ? props.path : `/${encodeURIComponent(e.resource.type)}/${encodeURIComponent(e.resource.id)}`;
   const started = process.hrtime.bigint();
@@ -89,7 +93,11 @@ async function evaluate(svc: Services, app: App, e: Evaluation): Promise<Decisio
 
 const response = (d: Decision): Json => ({ decision: d.allowed, context: { id: d.id, ...(d.allowed ? {} : { reason: d.description }) } });
 
-export function authzenRouter(svc: Services, authenticate: RequestHandler, guard: RequestHandler): Router {
+export function authzenRouter(
+  svc: Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
+  authenticate: RequestHandler,
+  guard: RequestHandler,
+): Router {
   const router = strictRouter();
   const base = (app: string): string => `${svc.config.baseUrl}/apps/${app}`;
 

@@ -10,11 +10,14 @@ import type { Services } from '../../services.js';
 import { decideDeviceCode, findPendingByUserCode } from '../../store/device-codes.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid } from '../browser-session.js';
+import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 
-export function deviceRouter(svc: Services): Router {
+/** What the device page uses: the signed-in person, the attempts of the throttle, the device code and its client. */
+export type DeviceRouterServices = BrowserServices & Pick<Services, 'addressOf' | 'attempts' | 'clients'>;
+
+export function deviceRouter(svc: DeviceRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 

@@ -20,7 +20,10 @@ const text = (body: Record<string, unknown>, name: string, required = false): st
   return v;
 };
 
-export function explainRouter(svc: Services, guard: RequestHandler): Router {
+export function explainRouter(
+  svc: Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
+  guard: RequestHandler,
+): Router {
   const router = strictRouter();
 
   router.post('/authz/explain', guard, ...resourceBody, async (req, res) => {

@@ -56,7 +56,14 @@ function cookieAttributes(https: boolean, maxAge?: number): string {
 }
 
 /** Writes a decision back as an HTTP gate answers: 200 and headers, or the refusal for the client. */
-function answer(svc: Services, req: Request, res: Response, d: Decision, started: bigint, signIn401: boolean): void {
+function answer(
+  svc: Pick<Services, 'config' | 'decisions'>,
+  req: Request,
+  res: Response,
+  d: Decision,
+  started: bigint,
+  signIn401: boolean,
+): void {
   svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
   res.set('X-Boxauth-Decision', d.id).set('Cache-Control', 'no-store');
   if (d.clearCookie) res.append('Set-Cookie', `${d.clearCookie}=${cookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`);
@@ -134,7 +141,26 @@ function forwarded(req: Request): { method: string; host: string; scheme?: strin
   }
 }
 
-export function gateRouter(svc: Services): Router {
+export function gateRouter(
+  svc: Pick<
+    Services,
+    | 'apps'
+    | 'audit'
+    | 'clients'
+    | 'config'
+    | 'csrfKey'
+    | 'decisions'
+    | 'keyring'
+    | 'log'
+    | 'policies'
+    | 'pool'
+    | 'refreshHolders'
+    | 'refreshWriter'
+    | 'sessionWriter'
+    | 'sessions'
+    | 'users'
+  >,
+): Router {
   const router = strictRouter();
   const box = svc.config.box;
 

@@ -5,7 +5,10 @@ import { migrationsDone } from '../../db/migrate.js';
 import type { Services } from '../../services.js';
 import { strictRouter } from '../router.js';
 
-export function healthRouter(svc: Services, draining: () => boolean): Router {
+/** What liveness and readiness use. */
+export type HealthRouterServices = Pick<Services, 'config' | 'log' | 'pool'>;
+
+export function healthRouter(svc: HealthRouterServices, draining: () => boolean): Router {
   const router = strictRouter();
 
   router.get('/healthz', (_req, res) => {

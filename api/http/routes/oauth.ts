@@ -14,7 +14,7 @@ import { strictRouter } from '../router.js';
  * document (./openid.ts) is this and OpenID's own fields, so that the two never
  * tell a client different things about the same endpoints.
  */
-export function authorizationServerMetadata(svc: Services): Record<string, unknown> {
+export function authorizationServerMetadata(svc: Pick<Services, 'config'>): Record<string, unknown> {
   const base = svc.config.baseUrl;
   return {
     issuer: base,
@@ -39,7 +39,10 @@ function packageVersion(): string {
   return (JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
 }
 
-export function oauthRouter(svc: Services): Router {
+/** What the discovery and OpenAPI documents use. */
+export type OAuthRouterServices = Pick<Services, 'config' | 'keyring'>;
+
+export function oauthRouter(svc: OAuthRouterServices): Router {
   const router = strictRouter();
 
   router.get('/.well-known/jwks.json', (_req, res) => {

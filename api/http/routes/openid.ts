@@ -15,9 +15,9 @@ import {
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
-import { presentedToken, principalOf } from '../auth.js';
+import { presentedToken, principalOf, type PrincipalServices } from '../auth.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, endBrowserSession, signedIn } from '../browser-session.js';
+import { csrfToken, csrfValid, endBrowserSession, signedIn, type BrowserServices } from '../browser-session.js';
 import { NO_STORE } from '../headers.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -26,7 +26,7 @@ import { authorizationServerMetadata } from './oauth.js';
 const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
 
 /** The discovery document: what a relying party needs to know of the box (OpenID Connect Discovery 1.0 §3). */
-export function openidConfiguration(svc: Services): Record<string, unknown> {
+export function openidConfiguration(svc: Pick<Services, 'config' | 'keyring'>): Record<string, unknown> {
   const base = svc.config.baseUrl;
   return {
     ...authorizationServerMetadata(svc),
@@ -48,7 +48,10 @@ export function openidConfiguration(svc: Services): Record<string, unknown> {
   };
 }
 
-export function openidRouter(svc: Services): Router {
+/** What discovery, UserInfo (the token's principal) and logout (the browser session, the client asking) use. */
+export type OpenidRouterServices = PrincipalServices & BrowserServices & Pick<Services, 'clients' | 'keyring' | 'log'>;
+
+export function openidRouter(svc: OpenidRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
   const render = renderPage;

@@ -9,7 +9,7 @@ import type { Services } from '../../services.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
 import { parseSearch } from '../../store/search.js';
-import { changeAccount, removeAccount } from '../../people/accounts.js';
+import { changeAccount, removeAccount, type AccountServices } from '../../people/accounts.js';
 import { createUser, getUser, listUsers, type UserRow } from '../../store/users.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
@@ -51,13 +51,13 @@ async function writing<T>(body: unknown, work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function checkGroups(svc: Services, body: unknown, ids: number[] | undefined): Promise<void> {
+async function checkGroups(svc: Pick<Services, 'pool'>, body: unknown, ids: number[] | undefined): Promise<void> {
   const unknown = await unknownGroupIds(svc.pool, ids ?? []);
   if (unknown.length) throw rejected(body, 'group-ids', `no such group: ${unknown.join(', ')}`);
 }
 
 /** The box's own groups (api/reserved.ts) keep their names (policies link them by name) and are not deleted. */
-async function checkReservedGroup(svc: Services, id: number, newName: string | undefined): Promise<void> {
+async function checkReservedGroup(svc: Pick<Services, 'config' | 'pool'>, id: number, newName: string | undefined): Promise<void> {
   const group = await getGroup(svc.pool, id);
   if (!group || !isReserved(reservedRecords(svc.config.rootClientId), 'Group', group.name)) return;
   if (newName === group.name) return;
@@ -73,7 +73,10 @@ function paged(res: Response, total: number): Response {
   return res.set('X-Total-Count', String(total));
 }
 
-export function peopleRouter(svc: Services, guard: RequestHandler): Router {
+/** What /users and /groups use (AccountServices: changing and removing accounts closes their grants). */
+export type PeopleRouterServices = AccountServices & Pick<Services, 'config'>;
+
+export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();
   const recorded = (req: Request, kind: 'User' | 'Group', id: number, action: 'created' | 'changed' | 'deleted'): void =>
     svc.audit.record({ event: 'record_changed', kind, id: String(id), action, by: actorOf(req.principal!) });

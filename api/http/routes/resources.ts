@@ -50,7 +50,7 @@ const reservedConflict = (kind: ResourceKind, id: string, why: string): ApiError
  * deleted; the admin UI's client and the reserved policies are not changed here;
  * the root client keeps its grant. `next` is the record to write, or undefined to delete.
  */
-function checkReserved(svc: Services, kind: ResourceKind, id: string, next: Resource | undefined): void {
+function checkReserved(svc: Pick<Services, 'config'>, kind: ResourceKind, id: string, next: Resource | undefined): void {
   if (!isReserved(reservedRecords(svc.config.rootClientId), kind, id)) return;
   if (next === undefined) throw reservedConflict(kind, id, 'it cannot be deleted');
   if (kind === 'AccessPolicy') {
@@ -64,7 +64,10 @@ function checkReserved(svc: Services, kind: ResourceKind, id: string, next: Reso
 
 type Written = { resource: Resource; created: boolean };
 
-async function writeClient(svc: Services, body: ResourceBodies['Client'], mustBeNew: boolean): Promise<Written> {
+/** What writing a record uses. */
+type WriterServices = Pick<Services, 'config' | 'pool'>;
+
+async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], mustBeNew: boolean): Promise<Written> {
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   const existing = await clients.read(svc.pool, client.id);
@@ -79,7 +82,7 @@ async function writeClient(svc: Services, body: ResourceBodies['Client'], mustBe
   return { resource: stored.resource as Resource, created };
 }
 
-async function writePolicy(svc: Services, policy: AccessPolicy, mustBeNew: boolean): Promise<Written> {
+async function writePolicy(svc: WriterServices, policy: AccessPolicy, mustBeNew: boolean): Promise<Written> {
   checkReserved(svc, 'AccessPolicy', policy.id, policy);
   checkPolicyCompiles(policy);
   const existing = await accessPolicies.read(svc.pool, policy.id);
@@ -95,7 +98,7 @@ async function writePolicy(svc: Services, policy: AccessPolicy, mustBeNew: boole
   return { resource: stored.resource as Resource, created };
 }
 
-async function writeApp(svc: Services, app: App, mustBeNew: boolean): Promise<Written> {
+async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean): Promise<Written> {
   if (mustBeNew && (await apps.read(svc.pool, app.id))) {
     throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
   }
@@ -105,13 +108,17 @@ async function writeApp(svc: Services, app: App, mustBeNew: boolean): Promise<Wr
 
 // One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).
 const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = { Client: clients, AccessPolicy: accessPolicies, App: apps };
-const WRITERS: { [K in ResourceKind]: (svc: Services, body: ResourceBodies[K], mustBeNew: boolean) => Promise<Written> } = {
+const WRITERS: { [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies[K], mustBeNew: boolean) => Promise<Written> } = {
   Client: writeClient,
   AccessPolicy: writePolicy,
   App: writeApp,
 };
 
-export function resourceRouter<K extends ResourceKind>(svc: Services, kind: K, guard: RequestHandler): Router {
+/** What the resource API uses: the records, and the caches a write through this process forgets at once. */
+export type ResourceRouterServices = WriterServices &
+  Pick<Services, 'apps' | 'audit' | 'clients' | 'policies' | 'policyRecords' | 'readFence'>;
+
+export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
   const write = WRITERS[kind];
   const router = strictRouter();

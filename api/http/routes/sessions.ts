@@ -2,7 +2,7 @@
 // and the resource API (search, read, change, close) behind policies.
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { checkAccessToken } from '../../oauth/access-tokens.js';
+import { checkAccessToken, type TokenCheckServices } from '../../oauth/access-tokens.js';
 import { closeGrants, forgetSession } from '../../oauth/closing.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
@@ -14,16 +14,19 @@ import { bundle } from './resources.js';
 import { strictRouter } from '../router.js';
 
 /** Session `id` as it is now: among the rows a close returned, or read (it was closed before). */
-async function asClosed(svc: Services, closed: SessionRow[], id: string): Promise<SessionRow> {
+async function asClosed(svc: Pick<Services, 'pool'>, closed: SessionRow[], id: string): Promise<SessionRow> {
   return closed.find((s) => s.id === id) ?? (await findById(svc.pool, id))!;
 }
+
+/** What sign-out with a token uses: the token's session, and closing its grant. */
+export type SignOutServices = TokenCheckServices & Pick<Services, 'audit' | 'pool'>;
 
 /**
  * DELETE /Session: sign-out. Closes the whole family of the bearer token's session, so the
  * grant's refresh token dies with it even when the token presented came from a refresh
  * (its session is a child; the refresh token stays on the first session without rotation).
  */
-export function signOut(svc: Services): RequestHandler {
+export function signOut(svc: SignOutServices): RequestHandler {
   return async (req, res) => {
     const token = presentedToken(req);
     if (!token) {
@@ -59,7 +62,10 @@ function parseTime(body: Record<string, unknown>, field: string): Date | null | 
 
 const READ_ONLY = ['type', 'client', 'user', 'audience', 'scope', 'start', 'end', 'parent', 'details'];
 
-export function sessionRouter(svc: Services, guard: RequestHandler): Router {
+/** What the Session resource API uses: the rows, and closing grants (which the session cache forgets). */
+export type SessionRouterServices = Pick<Services, 'audit' | 'pool' | 'sessions'>;
+
+export function sessionRouter(svc: SessionRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();
   const id = (req: Request): string => req.params.id as string;
 

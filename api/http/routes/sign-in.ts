@@ -13,7 +13,7 @@ import { ensureGroup } from '../../store/groups.js';
 import { createUser, findUserByEmail } from '../../store/users.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, endBrowserSession, signIn } from '../browser-session.js';
+import { csrfToken, csrfValid, endBrowserSession, signIn, type BrowserServices } from '../browser-session.js';
 import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
 import { strictRouter } from '../router.js';
 
@@ -24,7 +24,10 @@ function safeReturnTo(value: unknown): string {
     : '/auth/signed-in';
 }
 
-export function signInRouter(svc: Services): Router {
+/** What the sign-in, sign-up and sign-out pages use. */
+export type SignInRouterServices = BrowserServices & Pick<Services, 'addressOf' | 'attempts' | 'metrics'>;
+
+export function signInRouter(svc: SignInRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
