@@ -116,7 +116,7 @@ const WRITERS: { [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
 export type ResourceRouterServices = WriterServices &
-  Pick<Services, 'apps' | 'audit' | 'clients' | 'policies' | 'policyRecords' | 'readFence'>;
+  Pick<Services, 'apps' | 'audit' | 'clients' | 'policies' | 'policyRecords' | 'readFence' | 'sessions'>;
 
 export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
