@@ -29,6 +29,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'where `GET /metrics` is served for Prometheus (not on the API port)',
   },
   {
+    names: ['BOXAUTH_GRPC_PORT'],
+    default: '`9001`',
+    meaning:
+      "where the decision point serves Envoy's gRPC external authorization (`envoy.service.auth.v3.Authorization/Check`, as Istio `CUSTOM` and Envoy Gateway call it); `0`: not served. With TLS (below) it is served over TLS with the same certificate",
+  },
+  {
     names: ['BOXAUTH_BASE_URL'],
     default: '`http://localhost:$BOXAUTH_PORT` (`https://\u2026` with TLS)',
     meaning: "the box's public URL: JWT `iss`, redirects, metadata. Every process of one box must share it",

@@ -12,6 +12,9 @@ export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
 /** Where a box serves GET /metrics unless BOXAUTH_METRICS_PORT says otherwise (the operator's box pods name it `metrics`). */
 export const DEFAULT_METRICS_PORT = 9464;
 
+/** Where the decision point serves Envoy's gRPC ext_authz unless BOXAUTH_GRPC_PORT says otherwise (the box pods name it `grpc-authz`). */
+export const DEFAULT_GRPC_PORT = 9001;
+
 /** An issuer of workload tokens the box trusts (Box.spec.trustedIssuers). */
 export interface TrustedIssuer {
   issuer: string;
@@ -35,6 +38,8 @@ export interface Config {
   host: string;
   /** Where GET /metrics is served (not the API port). */
   metricsPort: number;
+  /** Where Envoy's gRPC ext_authz (envoy.service.auth.v3.Authorization) is served; 0: not served. */
+  grpcPort: number;
   baseUrl: string;
   box: string;
   databaseUrl: string | undefined;
@@ -235,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: listenHost(env, 'BOXAUTH_HOST'),
     metricsPort: int(env, 'BOXAUTH_METRICS_PORT', DEFAULT_METRICS_PORT, 1, 65535),
+    grpcPort: int(env, 'BOXAUTH_GRPC_PORT', DEFAULT_GRPC_PORT, 0, 65535),
     baseUrl,
     box: matching(
       env,

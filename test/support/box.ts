@@ -76,10 +76,10 @@ export class Box {
    * Runs a container's command from the project root with exactly its
    * environment (plus PATH, which the image would give it), as a kubelet would;
    * `url` is where it will answer (an https one through `dispatcher`). Pods have a
-   * network of their own, these processes share the host's: each gets a metrics port of its own.
+   * network of their own, these processes share the host's: each gets metrics and gRPC ports of its own.
    */
   static async runContainer(command: string[], env: Record<string, string>, url: string, dispatcher?: Dispatcher): Promise<Box> {
-    const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(await freePort()) };
+    const withPorts = { ...env, BOXAUTH_METRICS_PORT: String(await freePort()), BOXAUTH_GRPC_PORT: String(await freePort()) };
     const box = new Box(url, Number(new URL(url).port), env.DATABASE_URL, env.BOXAUTH_DATA_DIR ?? '', withPorts, command);
     box.dispatcher = dispatcher;
     await box.launch();
@@ -94,6 +94,7 @@ export class Box {
     const env: Record<string, string> = {
       BOXAUTH_PORT: String(port),
       BOXAUTH_METRICS_PORT: String(await freePort()),
+      BOXAUTH_GRPC_PORT: String(await freePort()),
       BOXAUTH_HOST: '127.0.0.1',
       BOXAUTH_BASE_URL: url,
       ...(options.tls ? { BOXAUTH_TLS_CERT_FILE: options.tls.certFile, BOXAUTH_TLS_KEY_FILE: options.tls.keyFile } : {}),
