@@ -18,6 +18,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KSTATUS_DIR=$ROOT/test/kstatus
+EXTAUTHZ_DIR=$ROOT/test/extauthz
 CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
 BIN=$CACHE/bin
 PROMETHEUS_VERSION=v0.316.0
@@ -31,6 +32,7 @@ command -v go >/dev/null || die "go is not on PATH"
 [[ -f $KSTATUS_DIR/go.mod ]] || die "missing $KSTATUS_DIR/go.mod"
 
 KSTATUS_VERSION=$(cat "$KSTATUS_DIR"/go.mod "$KSTATUS_DIR"/go.sum "$KSTATUS_DIR"/*.go | sha256sum | cut -c1-16)
+EXTAUTHZ_VERSION=$(cat "$EXTAUTHZ_DIR"/go.mod "$EXTAUTHZ_DIR"/go.sum "$EXTAUTHZ_DIR"/*.go | sha256sum | cut -c1-16)
 
 # stamped NAME VERSION: the binary exists and was built at VERSION.
 stamped() {
@@ -57,6 +59,17 @@ else
   mv -f "$TMP/kstatus" "$BIN/kstatus" # rename: a running old binary keeps working
   printf '%s\n' "$KSTATUS_VERSION" >"$BIN/.kstatus.version"
   log "built kstatus in $((SECONDS - start)) s"
+fi
+
+if stamped extauthz "$EXTAUTHZ_VERSION"; then
+  log "extauthz $EXTAUTHZ_VERSION: cached"
+else
+  log "building extauthz (test/extauthz, $EXTAUTHZ_VERSION)"
+  start=$SECONDS
+  (cd "$EXTAUTHZ_DIR" && go build -trimpath -ldflags "-s -w" -o "$TMP/extauthz" .) >&2
+  mv -f "$TMP/extauthz" "$BIN/extauthz"
+  printf '%s\n' "$EXTAUTHZ_VERSION" >"$BIN/.extauthz.version"
+  log "built extauthz in $((SECONDS - start)) s"
 fi
 
 if stamped promtool "$PROMETHEUS_VERSION"; then
@@ -95,4 +108,4 @@ else
   log "built traefik in $((SECONDS - start)) s"
 fi
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION"
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION"
