@@ -39,13 +39,15 @@ RUN groupadd --system --gid 10001 boxauth && useradd --system --uid 10001 --gid 
 COPY --from=deps /app/node_modules node_modules
 COPY --from=build /src/dist/api dist/api
 COPY --from=build /src/dist/operator dist/operator
-# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets.
+# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets, Envoy's protos.
 COPY package.json ./
 COPY crds crds
 COPY api/db/migrations api/db/migrations
 COPY api/ui/assets api/ui/assets
+COPY api/grpc/protos api/grpc/protos
 COPY bin bin
 USER 10001:10001
-# The box API (8080), the operator's health and metrics (8081), the box's metrics (9464).
-EXPOSE 8080 8081 9464
+# The box API (8080), the operator's health and metrics (8081), the box's metrics (9464),
+# the decision point's gRPC ext_authz (9001).
+EXPOSE 8080 8081 9464 9001
 CMD ["node", "dist/api/main.js"]

@@ -28,6 +28,11 @@ function banner(config: Config, prepared: PreparedBox): string {
     `  admin user:   ${config.adminEmail}, password ${prepared.adminCredentials.where}`,
     `  admin UI:     ${config.baseUrl}/admin`,
     `  metrics:      http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.metricsPort}/metrics`,
+    ...(config.grpcPort
+      ? [
+          `  ext_authz:    ${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.grpcPort} (gRPC, envoy.service.auth.v3.Authorization)`,
+        ]
+      : []),
     `  database:     ${prepared.embedded ? `embedded PostgreSQL in ${config.dataDir}/postgres` : 'DATABASE_URL'}`,
     `  token:        curl -s -u ${config.rootClientId}:<secret> -d grant_type=client_credentials ${config.baseUrl}/auth/token`,
   ];

@@ -39,6 +39,7 @@ import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { getUser } from './store/users.js';
 import { listenOn } from './http/listen.js';
+import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
   databaseUrl: string;
@@ -75,6 +76,8 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
 
 export interface RunningServer {
   port: number;
+  /** Where Envoy's gRPC ext_authz is served (undefined: BOXAUTH_GRPC_PORT=0). */
+  grpcPort: number | undefined;
   metrics: Metrics;
   stop(): Promise<void>;
 }
@@ -152,10 +155,18 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const server = secure?.server ?? http.createServer(listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');
+  const extAuthz =
+    config.grpcPort === 0
+      ? undefined
+      : await serveExtAuthz(svc).catch((err: unknown) => {
+          server.close();
+          throw err;
+        });
   const stopPurge = startPurgeJob(svc);
 
   return {
     port: (server.address() as AddressInfo).port,
+    grpcPort: extAuthz?.port,
     metrics,
     async stop() {
       draining = true;
@@ -165,7 +176,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await closed;
+      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
       await feed.stop();
       await pool.end();

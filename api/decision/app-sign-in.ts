@@ -19,6 +19,11 @@ export const START_PATH = '/.boxauth/start';
 export const CALLBACK_PATH = '/.boxauth/callback';
 export const SIGN_OUT_PATH = '/.boxauth/sign-out';
 
+/** The attributes of the app's cookies: for the app's host only, never sent cross-site, Secure over https. */
+export function appCookieAttributes(https: boolean, maxAge?: number): string {
+  return `; Path=/; HttpOnly; SameSite=Lax${https ? '; Secure' : ''}${maxAge !== undefined ? `; Max-Age=${maxAge}` : ''}`;
+}
+
 /** Where the gate may send a person back to: a path of the app's origin. */
 export function safeReturnPath(rd: unknown): string {
   return typeof rd === 'string' && rd.startsWith('/') && !rd.startsWith('//') && !rd.startsWith('/\\') && rd.length <= 2048 ? rd : '/';

@@ -16,6 +16,7 @@
 // session or a changed policy holds at every process within the feed's delay.
 // Any error denies (503): a gate that cannot decide fails closed.
 import { describable, errorMessage } from '../errors.js';
+import { parseCookies } from '../http/browser-session.js';
 import type { Services } from '../services.js';
 import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
 import { newSessionId } from '../store/sessions.js';
@@ -38,6 +39,13 @@ export type Credential =
   | { user: string }
   | { client: string }
   | 'none';
+
+/** The credential of a request at a gate: a bearer token (RFC 6750 §2.1), else its cookies. */
+export function credentialFrom(authorization: string | undefined, cookieHeader: string | undefined): Credential {
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? '');
+  if (match) return { bearer: match[1]! };
+  return { cookies: parseCookies(cookieHeader) };
+}
 
 /** A request at a gate, as its front door read it. */
 export interface GateRequest {

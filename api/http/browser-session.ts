@@ -32,8 +32,13 @@ function cookieNames(svc: BrowserServices): { session: string; csrf: string } {
 }
 
 export function cookies(req: Request): Record<string, string> {
+  return parseCookies(req.headers.cookie);
+}
+
+/** A Cookie header's cookies (the first of a name wins; a malformed one is left out). */
+export function parseCookies(header: string | undefined): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
-  for (const part of (req.headers.cookie ?? '').split(';')) {
+  for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
     if (eq < 1) continue;
     const name = part.slice(0, eq).trim();

@@ -5,16 +5,24 @@ import net, { type Server } from 'node:net';
 /** A port the box could not listen on (start-up stops: exit code 3 from a worker). */
 export class PortUnavailable extends Error {}
 
+/** Why `port` could not be had, in terms of the variable that chose it; undefined: not a matter of the port. */
+export function portUnavailable(
+  code: string | undefined,
+  port: number,
+  host: string,
+  variable: string,
+  hostVariable = 'BOXAUTH_HOST',
+): PortUnavailable | undefined {
+  if (code === 'EADDRINUSE')
+    return new PortUnavailable(`port ${port} (${variable}) is in use: stop what listens there, or set ${variable} to another port`);
+  if (code === 'EACCES') return new PortUnavailable(`port ${port} (${variable}) may not be opened by this user: choose a port above 1023`);
+  if (code === 'EADDRNOTAVAIL') return new PortUnavailable(`${host} (${hostVariable}) is not an address of this machine`);
+  return undefined;
+}
+
 export function listenOn(server: Server, port: number, host: string, variable: string, hostVariable = 'BOXAUTH_HOST'): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE')
-        reject(new PortUnavailable(`port ${port} (${variable}) is in use: stop what listens there, or set ${variable} to another port`));
-      else if (err.code === 'EACCES')
-        reject(new PortUnavailable(`port ${port} (${variable}) may not be opened by this user: choose a port above 1023`));
-      else if (err.code === 'EADDRNOTAVAIL') reject(new PortUnavailable(`${host} (${hostVariable}) is not an address of this machine`));
-      else reject(err);
-    });
+    server.once('error', (err: NodeJS.ErrnoException) => reject(portUnavailable(err.code, port, host, variable, hostVariable) ?? err));
     server.listen(port, host, () => resolve());
   });
 }

@@ -8,7 +8,8 @@ import type { BrowserSession } from '../store/browser.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
 
-const PAGE_HEADERS = {
+/** What every page of the box is sent with (the gRPC door sends them with a denial page too). */
+export const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
   'Cache-Control': 'no-store',
 };

@@ -14,10 +14,11 @@
 //   X-Boxauth-Sign-In.
 // - <app url>/.boxauth/start, /callback, /sign-out: routed here by the gateway, with
 //   the app's Host (api/decision/app-sign-in.ts).
-// AuthZEN (api/http/routes/authzen.ts) is the fourth door; Envoy's gRPC the fifth.
+// AuthZEN (api/http/routes/authzen.ts) is the fourth door; Envoy's gRPC (api/grpc/ext-authz.ts) the fifth.
 import type { Request, Response, Router } from 'express';
-import { ApiError, describable } from '../../errors.js';
+import { ApiError } from '../../errors.js';
 import {
+  appCookieAttributes,
   CALLBACK_PATH,
   challengeOf,
   finishFlow,
@@ -28,7 +29,8 @@ import {
   verifierOf,
 } from '../../decision/app-sign-in.js';
 import { audienceOf } from '../../decision/apps.js';
-import { appCookieName, decide, originOf, type Credential, type Decision, type GateRequest } from '../../decision/engine.js';
+import { appCookieName, credentialFrom, decide, originOf, type Decision, type GateRequest } from '../../decision/engine.js';
+import { refusalOf } from '../../decision/refusal.js';
 import { checkAccessToken } from '../../oauth/access-tokens.js';
 import { closeGrants } from '../../oauth/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
@@ -41,19 +43,8 @@ import { strictRouter } from '../router.js';
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
-/** The credential of an HTTP request: a bearer token, else its cookies (an app's sign-in cookie among them). */
-export function credentialOf(req: Request): Credential {
-  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(req.headers.authorization ?? '');
-  if (match) return { bearer: match[1]! };
-  return { cookies: cookies(req) };
-}
-
 const headersOf = (req: Request): Record<string, string | undefined> =>
   Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, first(v)]));
-
-function cookieAttributes(https: boolean, maxAge?: number): string {
-  return `; Path=/; HttpOnly; SameSite=Lax${https ? '; Secure' : ''}${maxAge !== undefined ? `; Max-Age=${maxAge}` : ''}`;
-}
 
 /** Writes a decision back as an HTTP gate answers: 200 and headers, or the refusal for the client. */
 function answer(
@@ -66,7 +57,7 @@ function answer(
 ): void {
   svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
   res.set('X-Boxauth-Decision', d.id).set('Cache-Control', 'no-store');
-  if (d.clearCookie) res.append('Set-Cookie', `${d.clearCookie}=${cookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`);
+  if (d.clearCookie) res.append('Set-Cookie', `${d.clearCookie}=${appCookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`);
   if (d.allowed) {
     res.status(200).set(d.upstream).end();
     return;
@@ -79,15 +70,9 @@ function answer(
       return;
     }
   }
-  const status = d.status === 302 ? 401 : d.status;
-  if ((req.headers.accept ?? '').includes('text/html')) {
-    const title = status === 403 ? 'Not allowed' : status === 401 ? 'Sign in needed' : 'Request refused';
-    renderPage(res, status, messagePage(svc.config.box, title, `${d.description}. Reference: ${d.id}.`));
-    return;
-  }
-  const error =
-    status === 401 ? 'invalid_token' : status === 403 ? 'access_denied' : status === 400 ? 'invalid_request' : 'temporarily_unavailable';
-  res.status(status).json({ error, error_description: describable(d.description), decision: d.id });
+  const refusal = refusalOf(svc.config.box, d, (req.headers.accept ?? '').includes('text/html'), d.status === 302 ? 401 : d.status);
+  if (refusal.kind === 'html') renderPage(res, refusal.status, refusal.body);
+  else res.status(refusal.status).type('json').send(refusal.body);
 }
 
 /**
@@ -172,7 +157,13 @@ export function gateRouter(
     original: ReturnType<typeof forwarded>,
   ) => {
     const started = process.hrtime.bigint();
-    const decision = await decide(svc, { door, app, ...original, headers: headersOf(req), credential: credentialOf(req) });
+    const decision = await decide(svc, {
+      door,
+      app,
+      ...original,
+      headers: headersOf(req),
+      credential: credentialFrom(req.headers.authorization, req.headers.cookie),
+    });
     answer(svc, req, res, decision, started, req.query.signin === '401');
   };
 
@@ -226,7 +217,7 @@ export function gateRouter(
       code_challenge_method: 'S256',
       resource: audienceOf(app),
     }).toString();
-    res.append('Set-Cookie', `${stateCookie(app, https)}=${flow.nonce}${cookieAttributes(https, 600)}`);
+    res.append('Set-Cookie', `${stateCookie(app, https)}=${flow.nonce}${appCookieAttributes(https, 600)}`);
     res.set('Cache-Control', 'no-store').redirect(302, authorize.toString());
   });
 
@@ -243,7 +234,7 @@ export function gateRouter(
         'This sign-in link is not valid',
         'It was not started in this browser, or it is too old. Go back to the app and try again.',
       );
-    res.append('Set-Cookie', `${stateCookie(app, https)}=${cookieAttributes(https, 0)}`);
+    res.append('Set-Cookie', `${stateCookie(app, https)}=${appCookieAttributes(https, 0)}`);
     if (typeof req.query.error === 'string') return page(res, 403, 'Not signed in', `The sign-in ended: ${req.query.error}.`);
     const client = app.signIn && (await svc.clients.get(app.signIn.client));
     if (!client || typeof req.query.code !== 'string')
@@ -262,7 +253,7 @@ export function gateRouter(
       ...(issued.session.userId !== null ? { user: String(issued.session.userId) } : {}),
     });
     const maxAge = issued.response.expires_in;
-    res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.response.access_token}${cookieAttributes(https, maxAge)}`);
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.response.access_token}${appCookieAttributes(https, maxAge)}`);
     res.set('Cache-Control', 'no-store').redirect(302, `${origin}${back.rd}`);
   });
 
@@ -276,7 +267,7 @@ export function gateRouter(
       const { session } = check;
       await closeGrants(svc, { tree: session.id }, { how: 'sign-out', by: { client: session.clientId, session: session.id } });
     }
-    res.append('Set-Cookie', `${appCookieName(app, https)}=${cookieAttributes(https, 0)}`);
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${appCookieAttributes(https, 0)}`);
     page(
       res,
       200,

@@ -1,0 +1,158 @@
+// Envoy's ext_authz v3 CheckRequest read into a GateRequest, and a Decision written
+// back as a CheckResponse (envoy/service/auth/v3/external_auth.proto). Pure: the
+// server (./ext-authz.ts) only moves these over gRPC.
+//
+// Which app: the route's context extension `app` (Envoy's per-route
+// check_settings.context_extensions), else the request's host, as the HTTP doors do.
+// A client cannot name the app: context extensions are the gateway's own.
+import { appCookieAttributes } from '../decision/app-sign-in.js';
+import { credentialFrom, type Decision, type GateRequest } from '../decision/engine.js';
+import { refusalOf } from '../decision/refusal.js';
+import { PAGE_HEADERS } from '../http/pages.js';
+
+/** The fields of a CheckRequest the decision reads (proto-loader objects, keepCase). */
+export interface CheckRequest {
+  attributes?: {
+    request?: {
+      http?: {
+        method?: string;
+        /** Lower-case names, values of one name joined; absent when Envoy's encode_raw_headers is set. */
+        headers?: Record<string, string>;
+        /** With encode_raw_headers: each header as sent, values as bytes. */
+        header_map?: { headers?: { key?: string; value?: string; raw_value?: Buffer | Uint8Array }[] };
+        /** Path and query, as the gateway sends them on. */
+        path?: string;
+        host?: string;
+        scheme?: string;
+      };
+    };
+    context_extensions?: Record<string, string>;
+  };
+}
+
+interface HeaderValueOption {
+  header: { key: string; value: string };
+  append_action: number;
+}
+
+export interface CheckResponse {
+  /** google.rpc.Status: 0 OK lets the request through; anything else refuses it. */
+  status: { code: number; message?: string };
+  ok_response?: {
+    headers: HeaderValueOption[];
+    headers_to_remove: string[];
+    response_headers_to_add: HeaderValueOption[];
+  };
+  denied_response?: {
+    status: { code: number };
+    headers: HeaderValueOption[];
+    body: string;
+  };
+}
+
+// google.rpc.Code
+const OK = 0;
+const INVALID_ARGUMENT = 3;
+const PERMISSION_DENIED = 7;
+const UNAVAILABLE = 14;
+const UNAUTHENTICATED = 16;
+// envoy.config.core.v3.HeaderValueOption.HeaderAppendAction: the gate's value replaces the client's.
+const OVERWRITE_IF_EXISTS_OR_ADD = 2;
+
+const RPC_CODES: Record<Decision['status'], number> = {
+  200: OK,
+  302: UNAUTHENTICATED,
+  400: INVALID_ARGUMENT,
+  401: UNAUTHENTICATED,
+  403: PERMISSION_DENIED,
+  503: UNAVAILABLE,
+};
+
+const option = (key: string, value: string): HeaderValueOption => ({
+  header: { key, value },
+  append_action: OVERWRITE_IF_EXISTS_OR_ADD,
+});
+
+/** The request's headers, lower-case names, whichever way Envoy encoded them (the first of a name when raw). */
+function headersOf(http: NonNullable<NonNullable<NonNullable<CheckRequest['attributes']>['request']>['http']>): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(http.headers ?? {})) headers[name.toLowerCase()] = value;
+  for (const h of http.header_map?.headers ?? []) {
+    const name = (h.key ?? '').toLowerCase();
+    if (!name || name in headers) continue;
+    headers[name] = h.raw_value && h.raw_value.length > 0 ? Buffer.from(h.raw_value).toString('utf8') : (h.value ?? '');
+  }
+  return headers;
+}
+
+/** The GateRequest a CheckRequest asks about, or why there is none. */
+export function gateRequestOf(check: CheckRequest): GateRequest | { refused: string } {
+  const http = check.attributes?.request?.http;
+  if (!http) return { refused: 'the CheckRequest has no attributes.request.http: only HTTP requests are decided' };
+  const headers = headersOf(http);
+  const target = http.path || headers[':path'];
+  if (!target) return { refused: 'the CheckRequest names no path (attributes.request.http.path)' };
+  const app = check.attributes?.context_extensions?.app;
+  return {
+    door: 'grpc',
+    app: app || undefined,
+    method: (http.method || headers[':method'] || 'GET').toUpperCase(),
+    host: http.host || headers[':authority'] || headers.host || '',
+    scheme: http.scheme || headers[':scheme'] || undefined,
+    target,
+    headers,
+    credential: credentialFrom(headers.authorization, headers.cookie),
+  };
+}
+
+/**
+ * A decision as Envoy applies it. Allowed: the caller's headers replace whatever the client
+ * sent under those names, and an empty one is removed (the client cannot speak for the gate).
+ * Refused: the status, challenge or sign-in address, and a body for the client; the decision id
+ * travels both ways in X-Boxauth-Decision.
+ */
+export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean): CheckResponse {
+  const id = option('X-Boxauth-Decision', d.id);
+  const clear = d.clearCookie
+    ? [option('Set-Cookie', `${d.clearCookie}=${appCookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`)]
+    : [];
+  if (d.allowed) {
+    const upstream = Object.entries(d.upstream);
+    return {
+      status: { code: OK },
+      ok_response: {
+        headers: [id, ...upstream.filter(([, v]) => v !== '').map(([k, v]) => option(k, v))],
+        headers_to_remove: upstream.filter(([, v]) => v === '').map(([k]) => k.toLowerCase()),
+        response_headers_to_add: [id, ...clear],
+      },
+    };
+  }
+  const refusal = refusalOf(box, d, wantsHtml);
+  const headers = [
+    id,
+    option('Cache-Control', 'no-store'),
+    ...clear,
+    ...(d.challenge ? [option('WWW-Authenticate', d.challenge)] : []),
+    ...(d.location ? [option('Location', d.location), option('X-Boxauth-Sign-In', d.location)] : []),
+    ...(refusal.kind === 'html'
+      ? [option('Content-Type', 'text/html; charset=utf-8'), ...Object.entries(PAGE_HEADERS).map(([k, v]) => option(k, v))]
+      : [option('Content-Type', 'application/json')]),
+  ];
+  return {
+    status: { code: RPC_CODES[d.status], message: d.description },
+    // envoy.type.v3.StatusCode's values are the HTTP statuses themselves.
+    denied_response: { status: { code: refusal.status }, headers, body: refusal.body },
+  };
+}
+
+/** A CheckRequest no decision can be made about: refused as a bad request, recording nothing. */
+export function malformedResponse(why: string): CheckResponse {
+  return {
+    status: { code: INVALID_ARGUMENT, message: why },
+    denied_response: {
+      status: { code: 400 },
+      headers: [option('Content-Type', 'application/json'), option('Cache-Control', 'no-store')],
+      body: JSON.stringify({ error: 'invalid_request', error_description: why }),
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// The decision point's gRPC door: Envoy's external authorization service
+// (envoy.service.auth.v3.Authorization/Check), as Envoy's ext_authz filter, Istio's
+// CUSTOM action (envoyExtAuthzGrpc) and Envoy Gateway's SecurityPolicy extAuth.grpc
+// call it, on its own port (BOXAUTH_GRPC_PORT). Its protocol is Envoy's own protos
+// (./protos, see the README there); ./check.ts reads a CheckRequest into the one
+// decision (api/decision/engine.ts) and writes it back.
+//
+// A CheckResponse always answers a decided request, allow or refuse: a gRPC error
+// is what a gateway takes as "the decision point failed", and the docs tell it to
+// fail closed then (docs/guides/guard-your-apps.md). With TLS (BOXAUTH_TLS_*) the
+// port speaks TLS with the API's certificate, re-read when the files change.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import type { Config } from '../config.js';
+import { decide, type DecisionServices } from '../decision/engine.js';
+import { errorMessage } from '../errors.js';
+import { portUnavailable } from '../http/listen.js';
+import type { Services } from '../services.js';
+import { projectPath } from '../paths.js';
+import { checkResponseOf, gateRequestOf, malformedResponse, type CheckRequest, type CheckResponse } from './check.js';
+
+const PROTO = 'envoy/service/auth/v3/external_auth.proto';
+/** A CheckRequest is headers and a path (bodies are not asked for); far more than that is not Envoy. */
+const MAX_MESSAGE_BYTES = 1 << 20;
+const TLS_RELOAD_MS = 1000;
+
+export type ExtAuthzServices = DecisionServices & Pick<Services, 'config' | 'decisions'>;
+
+export interface ExtAuthzServer {
+  port: number;
+  stop(graceMs: number): Promise<void>;
+}
+
+function authorizationService(): grpc.ServiceDefinition {
+  const definition = protoLoader.loadSync(PROTO, {
+    includeDirs: [projectPath('api', 'grpc', 'protos')],
+    keepCase: true,
+    longs: String,
+    enums: Number,
+    defaults: false,
+    oneofs: true,
+  });
+  const pkg = grpc.loadPackageDefinition(definition) as unknown as {
+    envoy: { service: { auth: { v3: { Authorization: grpc.ServiceClientConstructor } } } };
+  };
+  return pkg.envoy.service.auth.v3.Authorization.service;
+}
+
+function credentials(config: Pick<Config, 'tls'>): grpc.ServerCredentials {
+  if (!config.tls) return grpc.ServerCredentials.createInsecure();
+  const identity = new grpc.experimental.FileWatcherCertificateProvider({
+    certificateFile: config.tls.certFile,
+    privateKeyFile: config.tls.keyFile,
+    refreshIntervalMs: TLS_RELOAD_MS,
+  });
+  return grpc.experimental.createCertificateProviderServerCredentials(identity, null, false);
+}
+
+export async function serveExtAuthz(svc: ExtAuthzServices): Promise<ExtAuthzServer> {
+  const { config } = svc;
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  });
+  server.addService(authorizationService(), {
+    Check: (call: grpc.ServerUnaryCall<CheckRequest, CheckResponse>, callback: grpc.sendUnaryData<CheckResponse>) => {
+      const started = process.hrtime.bigint();
+      const gate = gateRequestOf(call.request);
+      if ('refused' in gate) return callback(null, malformedResponse(gate.refused));
+      decide(svc, gate).then(
+        (d) => {
+          svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
+          callback(null, checkResponseOf(config.box, d, (gate.headers.accept ?? '').includes('text/html')));
+        },
+        // decide() turns its own failures into a refusal; this is only a bug's way out, and it fails closed.
+        (err: unknown) => {
+          svc.log.error({ err }, 'a gRPC check failed; it is refused');
+          callback({ code: grpc.status.INTERNAL, details: 'the decision point could not decide' });
+        },
+      );
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(
+      `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.grpcPort}`,
+      credentials(config),
+      (err, bound) => (err ? reject(err) : resolve(bound)),
+    );
+  }).catch((err: unknown) => {
+    // grpc-js names the socket's error only in its message.
+    const code = /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec(errorMessage(err))?.[1];
+    throw portUnavailable(code, config.grpcPort, config.host, 'BOXAUTH_GRPC_PORT') ?? err;
+  });
+  return {
+    port,
+    stop: (graceMs) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.forceShutdown(), graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}
