@@ -55,6 +55,62 @@ describe('two API processes on one database', function () {
   });
 });
 
+describe('the decision point on two processes', function () {
+  let a: Box;
+  let b: Box;
+  let root: string;
+  const token = async (): Promise<string> =>
+    (
+      await a.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', audience: 'https://wiki.example' },
+        { Authorization: basic('indexer', 'indexer-secret') },
+      )
+    ).body.access_token;
+  /** A check at b's Envoy HTTP door. */
+  const atB = (path: string, bearer: string) =>
+    b.request('GET', `/authz/http/wiki${path}`, { headers: { Authorization: `Bearer ${bearer}`, Host: 'wiki.example' } });
+
+  before(async function () {
+    a = await Box.start();
+    b = await a.startAnother();
+    root = await a.rootToken();
+    await a.addClient('indexer', { audience: ['https://wiki.example'] }, { secret: 'indexer-secret', policy: false });
+    await a.json('PUT', '/App/wiki', { urls: ['https://wiki.example'], audience: 'https://wiki.example' }, root);
+    await a.json(
+      'PUT',
+      '/AccessPolicy/wiki-docs',
+      { app: 'wiki', engine: 'matcho', link: [{ id: 'indexer', resourceType: 'Client' }], matcho: { path: '#^/docs/' } },
+      root,
+    );
+  });
+  after(async function () {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  it("a session closed on one process is refused at the other's gate within a second", async function () {
+    const t = await token();
+    await eventually('b to allow the token', async () => (await atB('/docs/a', t)).status === 200, 5000);
+    expect((await a.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${t}` } })).status).to.equal(200);
+    await withinASecond('the closed session refused at b', async () => (await atB('/docs/a', t)).status === 401);
+  });
+
+  it("an app's policy changed on one process holds at the other's gate within a second", async function () {
+    const t = await token();
+    await eventually('b to refuse /notes', async () => (await atB('/notes/1', t)).status === 403, 5000);
+    const put = await a.json(
+      'PUT',
+      '/AccessPolicy/wiki-notes',
+      { app: 'wiki', engine: 'matcho', link: [{ id: 'indexer', resourceType: 'Client' }], matcho: { path: '#^/notes/' } },
+      root,
+    );
+    expect(put.status, put.text).to.equal(201);
+    await withinASecond('the new policy allowing at b', async () => (await atB('/notes/1', t)).status === 200);
+    await a.json('DELETE', '/AccessPolicy/wiki-notes', undefined, root);
+    await withinASecond('the removed policy refusing at b', async () => (await atB('/notes/1', t)).status === 403);
+  });
+});
+
 describe('crash and shutdown', function () {
   it('a token answered just before SIGKILL works after restart (the session was durable)', async function () {
     const box = await Box.start();

@@ -125,11 +125,11 @@ export class Box {
     fs.writeFileSync(file, `+${this.clockOffset}`);
   }
 
-  /** Another process of this box, as a second replica is: its database, root credentials and issuer URL. */
-  startAnother(): Promise<Box> {
+  /** Another process of this box, as a second replica is: its database, root credentials and issuer URL (and `env`). */
+  startAnother(env: Record<string, string> = {}): Promise<Box> {
     return Box.start({
       ...(this.databaseUrl ? { databaseUrl: this.databaseUrl } : {}),
-      env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url },
+      env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url, ...env },
     });
   }
 

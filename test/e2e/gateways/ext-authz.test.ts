@@ -249,6 +249,34 @@ describe("the decision point's gRPC door (Envoy ext_authz v3)", function () {
     expect(metrics).to.match(/boxauth_decisions_total\{[^}]*door="grpc"[^}]*\} [1-9]/);
   });
 
+  it('a session closed on another process is refused here within a second', async function () {
+    const other = await box.startAnother();
+    try {
+      const token = await indexerToken();
+      const otherPort = Number(other.env.BOXAUTH_GRPC_PORT);
+      const at = async (): Promise<number> =>
+        (await check(otherPort, [request('/docs/a', { authorization: `Bearer ${token}` })]))[0]!.status?.code ?? 0;
+      await eventually('the other process to allow the token', async () => (await at()) === 0, 5000);
+      expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
+      await eventually('the other process to refuse it', async () => (await at()) === 16, 1000, 20);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('the workers of one process share the port', async function () {
+    const workers = await box.startAnother({ BOXAUTH_WORKERS: '2' });
+    try {
+      const answers = await check(
+        Number(workers.env.BOXAUTH_GRPC_PORT),
+        Array.from({ length: 20 }, () => request('/health')),
+      );
+      expect(answers.map((a) => a.status?.code ?? 0)).to.deep.equal(Array(20).fill(0));
+    } finally {
+      await workers.stop();
+    }
+  });
+
   it('speaks TLS with the API certificate when the box serves HTTPS', async function () {
     const ca = testCa();
     const tlsBox = await Box.start({ tls: { ...ca.issue('served'), dispatcher: ca.dispatcher } });
