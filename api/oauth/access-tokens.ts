@@ -3,7 +3,7 @@
 // however long the JWT's own `exp` would have let it live.
 import type { Services } from '../services.js';
 import { isUsable, type SessionRow } from '../store/sessions.js';
-import { JwtError, looksLikeJwt, verifyJwt } from './jwt.js';
+import { JwtError, looksLikeJwt, verifyJwtOnce } from './jwt.js';
 import { tokenHash } from './tokens.js';
 
 /** What checking an access token needs. */
@@ -16,7 +16,7 @@ export async function checkAccessToken(svc: TokenCheckServices, token: string, n
   if (looksLikeJwt(token)) {
     let claims: Record<string, unknown>;
     try {
-      const verified = verifyJwt(token, svc.keyring.find);
+      const verified = verifyJwtOnce(token, svc.keyring.find);
       // An ID token (typ JWT) is for the client to read, never a credential for the API.
       if (verified.header.typ !== 'at+jwt') return { problem: 'the JWT is not an access token (typ at+jwt)' };
       claims = verified.claims;

@@ -93,7 +93,7 @@ export function looksLikeJwt(token: string): boolean {
 export function verifyJwt(
   token: string,
   findKey: (kid: string) => SigningKey | undefined,
-): { header: { typ?: unknown }; claims: Record<string, unknown> } {
+): { header: { typ?: unknown }; claims: Record<string, unknown>; key: SigningKey } {
   const [h, p, s] = token.split('.');
   if (!h || !p || s === undefined) throw new JwtError('malformed JWT');
   let header: { alg?: unknown; kid?: unknown; typ?: unknown };
@@ -113,5 +113,27 @@ export function verifyJwt(
     throw new JwtError('JWT signature is invalid');
   }
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new JwtError('malformed JWT claims');
-  return { header, claims };
+  return { header, claims, key };
+}
+
+const VERIFIED_MAX = 10_000;
+const verified = new Map<string, ReturnType<typeof verifyJwt>>();
+
+/**
+ * verifyJwt, remembering the tokens it verified: a token is presented again and again (every
+ * API call, every request at an app's gate), and its signature is the same each time, so it is
+ * checked once. An entry holds only while its key is still the keyring's (a removed key's tokens
+ * are verified again, and fail); expiry and the session are the caller's to check every time.
+ * Bounded: the oldest entries go first.
+ */
+export function verifyJwtOnce(token: string, findKey: (kid: string) => SigningKey | undefined): ReturnType<typeof verifyJwt> {
+  const known = verified.get(token);
+  if (known && findKey(known.key.kid) === known.key) return known;
+  const result = verifyJwt(token, findKey);
+  // Shared by every caller that presents this token: nobody may change it.
+  Object.freeze(result.claims);
+  Object.freeze(result.header);
+  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
+  verified.set(token, result);
+  return result;
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, importJWK, jwtVerify } from 'jose';
-import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, JwtError } from '../../../api/oauth/jwt.js';
+import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, verifyJwtOnce, JwtError } from '../../../api/oauth/jwt.js';
 import type { JwtAlg } from '../../../api/config.js';
 
 describe('JWT signing', function () {
@@ -38,5 +38,31 @@ describe('JWT signing', function () {
     expect(() => verifyJwt(`${header({ alg: 'ES256', kid: 'k2' })}.${payload}.${sig}`, find)).to.throw(JwtError, /unknown key/);
     expect(() => verifyJwt('not.a-jwt', find)).to.throw(JwtError);
     expect(() => verifyJwt(`${crypto.randomBytes(4).toString('hex')}.x.y`, find)).to.throw(JwtError, /malformed/);
+  });
+
+  it('a token verified once is not verified again while its key stays, and fails once the key is gone', function () {
+    const { privateKey, publicKey } = generateKeyPair('ES256');
+    const key = signingKey('k-once', 'ES256', privateKey, publicKey);
+    const keys = new Map([[key.kid, key]]);
+    let lookups = 0;
+    const find = (kid: string) => (lookups++, keys.get(kid));
+    const token = signJwt(key, { sub: 'a' });
+    expect(verifyJwtOnce(token, find).claims.sub).to.equal('a');
+    // Remembered: the second check only asks whether the key is still there.
+    lookups = 0;
+    expect(verifyJwtOnce(token, find).claims.sub).to.equal('a');
+    expect(lookups).to.equal(1);
+    // A key removed from the keyring: its tokens are verified again, and refused.
+    keys.delete(key.kid);
+    expect(() => verifyJwtOnce(token, find)).to.throw(JwtError, /unknown key/);
+    // Another key under the same kid does not inherit what the first one verified.
+    const other = generateKeyPair('ES256');
+    keys.set(key.kid, signingKey('k-once', 'ES256', other.privateKey, other.publicKey));
+    expect(() => verifyJwtOnce(token, find)).to.throw(JwtError, /signature/);
+    // Nothing forged rides on a remembered token.
+    const [h, , sig] = token.split('.');
+    const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'b' })).toString('base64url')}.${sig}`;
+    keys.set(key.kid, key);
+    expect(() => verifyJwtOnce(forged, find)).to.throw(JwtError, /signature/);
   });
 });
