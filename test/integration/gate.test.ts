@@ -5,7 +5,9 @@
 // refused; people are sent to sign in and come back with the app's own cookie.
 import { expect } from 'chai';
 import { Box, basic, eventually } from '../support/box.js';
+import { createLocalJWKSet, jwtVerify } from 'jose';
 import { FormAgent } from '../support/form-agent.js';
+import { userToken } from '../support/user-token.js';
 
 describe('the decision point', function () {
   this.timeout(60_000);
@@ -157,6 +159,54 @@ describe('the decision point', function () {
         5000,
       );
       await box.json('DELETE', '/AccessPolicy/wiki-indexer-notes', undefined, root);
+    });
+  });
+
+  describe('what the app is told', function () {
+    it("the caller travels in the App's header names, and in a JWT the box signs for the app's audience", async function () {
+      const put = await box.json(
+        'PUT',
+        '/App/api',
+        {
+          urls: ['https://api.example'],
+          upstream: {
+            headers: { user: 'X-User', email: 'X-Email', groups: 'X-Groups', client: 'X-Client' },
+            token: { header: 'Authorization', lifetime: 30 },
+          },
+        },
+        root,
+      );
+      expect(put.status, put.text).to.equal(201);
+      await policy('api-staff', { app: 'api', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] });
+      const token = await userToken(box, staffId, 'root', 'https://api.example');
+      const allowed = await box.request('GET', '/authz/http/api/orders', {
+        headers: { Authorization: `Bearer ${token}`, Host: 'api.example' },
+      });
+      expect(allowed.status, allowed.text).to.equal(200);
+      expect(allowed.headers.get('x-user')).to.equal(String(staffId));
+      expect(allowed.headers.get('x-email')).to.equal('sam@example.com');
+      expect(allowed.headers.get('x-groups')).to.equal('staff');
+      expect(allowed.headers.get('x-client')).to.equal('root');
+      expect(allowed.headers.get('x-auth-request-user')).to.equal(null);
+
+      // The app verifies the JWT offline with the box's JWKS: the box's issuer, the app's audience, short-lived.
+      const jwt = /^Bearer (.+)$/.exec(allowed.headers.get('authorization') ?? '')?.[1];
+      expect(jwt, 'Authorization: Bearer <jwt>').to.be.a('string');
+      expect(jwt).to.not.equal(token);
+      const jwks = createLocalJWKSet((await box.request('GET', '/.well-known/jwks.json')).body);
+      const { payload } = await jwtVerify(jwt!, jwks, { issuer: box.url, audience: 'https://api.example' });
+      expect(payload).to.include({ sub: String(staffId), email: 'sam@example.com', client_id: 'root' });
+      expect(payload.groups).to.deep.equal(['staff']);
+      expect(payload.exp! - payload.iat!).to.equal(30);
+      // It is no key to the box's own API, and it ends with the session it was made for.
+      expect((await box.json('GET', '/users', undefined, jwt)).status).to.equal(401);
+      expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
+      const after = await box.request('GET', '/authz/http/api/orders', {
+        headers: { Authorization: `Bearer ${jwt}`, Host: 'api.example' },
+      });
+      expect(after.status).to.equal(401);
+      await box.json('DELETE', '/AccessPolicy/api-staff', undefined, root);
+      await box.json('DELETE', '/App/api', undefined, root);
     });
   });
 

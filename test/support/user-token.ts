@@ -6,7 +6,8 @@ import { mint } from '../../api/oauth/tokens.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Box } from './box.js';
 
-export async function userToken(box: Box, userId: number, clientId = 'root'): Promise<string> {
+/** `audience`: the token is for that audience (RFC 8707), as a sign-in at an app makes them; else for the box. */
+export async function userToken(box: Box, userId: number, clientId = 'root', audience?: string): Promise<string> {
   const { privateKey, publicKey } = generateKeyPair('ES256');
   const { session, response } = mint(
     {
@@ -14,6 +15,7 @@ export async function userToken(box: Box, userId: number, clientId = 'root'): Pr
       origin: 'authorization_code',
       userId,
       refresh: false,
+      ...(audience ? { audience } : {}),
       settings: {},
       client: { resourceType: 'Client', id: clientId, grant_types: ['authorization_code'] },
     },
