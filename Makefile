@@ -135,9 +135,9 @@ KUBECONFIG_OR_LOCAL = $(or $(KUBECONFIG),$(wildcard $(CURDIR)/.boxauth/kube/kube
 operator: dist/.built ## run the operator against KUBECONFIG's cluster (default: make kube-up's); box databases on DATABASE_URL (default: make run's PostgreSQL)
 	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) node dist/operator/main.js
 
-box: dist/.built ## run a box's pod here, in the foreground, from its Deployment (no kubelet needed): make box NAMESPACE=team-a [BOX=auth] [METRICS_PORT=<port>, default a free one]
-	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>] [METRICS_PORT=<port>, default a free one]" >&2; exit 2; }
-	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) $(if $(METRICS_PORT),BOXAUTH_METRICS_PORT=$(METRICS_PORT)) node dist/operator/run-box.js $(NAMESPACE) $(BOX)
+box: dist/.built ## run a box's pod here, in the foreground, from its Deployment (no kubelet needed): make box NAMESPACE=team-a [BOX=auth] [METRICS_PORT=<port>] [GRPC_PORT=<port>] (default: free ones)
+	@test -n "$(NAMESPACE)" || { echo "usage: make box NAMESPACE=<namespace> [BOX=<box>] [METRICS_PORT=<port>] [GRPC_PORT=<port>] (default: free ones)" >&2; exit 2; }
+	KUBECONFIG=$(KUBECONFIG_OR_LOCAL) $(if $(METRICS_PORT),BOXAUTH_METRICS_PORT=$(METRICS_PORT)) $(if $(GRPC_PORT),BOXAUTH_GRPC_PORT=$(GRPC_PORT)) node dist/operator/run-box.js $(NAMESPACE) $(BOX)
 
 /usr/bin/wrk:
 	@echo "installing Debian's wrk for make bench"

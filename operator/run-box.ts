@@ -217,8 +217,10 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-pod-'));
   const { container, env, renewToken, syncVolumes } = await podOf(kube, namespace, box, dir);
   // Pods each have their own ports; boxes run here share the machine's, where the Deployment's metrics
-  // port (9464) is make run's: a free one unless one is asked for (make box METRICS_PORT=…).
+  // port (9464) and gRPC decision port (9001) are make run's: free ones unless asked for (make box
+  // METRICS_PORT=… GRPC_PORT=…).
   env.BOXAUTH_METRICS_PORT = process.env.BOXAUTH_METRICS_PORT || String(await freePort());
+  env.BOXAUTH_GRPC_PORT = process.env.BOXAUTH_GRPC_PORT || String(await freePort());
   const renewal =
     renewToken &&
     setInterval(() => {
@@ -234,6 +236,7 @@ async function main(): Promise<void> {
   const [file, ...args] = [...(container.command ?? []), ...(container.args ?? [])];
   process.stderr.write(
     `run-box: ${namespace}/${box}: ${[file, ...args].join(' ')} (port ${env.BOXAUTH_PORT}, metrics on ${env.BOXAUTH_METRICS_PORT}, ` +
+      `gRPC decisions on ${env.BOXAUTH_GRPC_PORT}, ` +
       `base URL ${env.BOXAUTH_BASE_URL}` +
       `${renewToken ? `, ServiceAccount token in ${dir}` : ''})\n`,
   );

@@ -8,8 +8,11 @@
 // HTTPS with the certificate of that Secret, mounted as files. Their metrics
 // are on a container port named `metrics`, which the chart's PodMonitor scrapes
 // in every namespace, and which the Service leaves out (it is not for clients).
+// The decision point's gRPC door (Envoy ext_authz, as Istio CUSTOM and Envoy
+// Gateway call it) is on a port of its own, `grpc-authz`, which the Service
+// does carry: gateways reach it there.
 import { createHash } from 'node:crypto';
-import { DEFAULT_METRICS_PORT } from '../../api/config.js';
+import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT } from '../../api/config.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
 import type { BoxResource } from './box.js';
@@ -22,6 +25,8 @@ export const TLS_KEYS = { cert: 'tls.crt', key: 'tls.key' } as const;
 const TLS_DIR = '/etc/boxauth/tls';
 /** The Service answers on the scheme's own port, so the default base URL needs none. */
 const SERVICE_PORTS = { http: 80, https: 443 } as const;
+/** The name of the pods' and the Service's gRPC decision port: Istio reads a protocol from a `grpc-` prefix. */
+export const GRPC_PORT_NAME = 'grpc-authz';
 
 export interface BoxNames {
   deployment: string;
@@ -60,6 +65,11 @@ export function schemeOf(box: BoxResource): 'http' | 'https' {
 
 export function baseUrlOf(box: BoxResource): string {
   return (box.spec?.baseUrl ?? `${schemeOf(box)}://${box.metadata.name}.${box.metadata.namespace}.svc`).replace(/\/+$/, '');
+}
+
+/** Where gateways call the gRPC decision point (status.grpcAuthz): the Service's port, by the cluster's short name. */
+export function grpcAuthzAddress(box: BoxResource): string {
+  return `${boxNames(box).service}.${box.metadata.namespace}.svc:${DEFAULT_GRPC_PORT}`;
 }
 
 export function selectorLabels(box: BoxResource): Record<string, string> {
@@ -110,6 +120,8 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_BOX', value: `${box.metadata.namespace}/${box.metadata.name}` },
     { name: 'BOXAUTH_PORT', value: String(port) },
     { name: 'BOXAUTH_METRICS_PORT', value: String(DEFAULT_METRICS_PORT) },
+    // Said, not left to the image's default: spec.image may run another version, and the Service points at this port.
+    { name: 'BOXAUTH_GRPC_PORT', value: String(DEFAULT_GRPC_PORT) },
     { name: 'BOXAUTH_HOST', value: '0.0.0.0' },
     { name: 'BOXAUTH_BASE_URL', value: baseUrlOf(box) },
     { name: 'BOXAUTH_DATA_DIR', value: '/tmp/boxauth' },
@@ -154,6 +166,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
               // The API's port first: what runs a pod locally (run-box.ts, the tests) answers on ports[0].
               ports: [
                 { name: scheme, containerPort: port, protocol: 'TCP' },
+                { name: GRPC_PORT_NAME, containerPort: DEFAULT_GRPC_PORT, protocol: 'TCP' },
                 { name: 'metrics', containerPort: DEFAULT_METRICS_PORT, protocol: 'TCP' },
               ],
               env,
@@ -192,8 +205,15 @@ export function apiService(box: BoxResource): KObject {
     },
     spec: {
       selector: selectorLabels(box),
-      // appProtocol tells Ingress and Gateway controllers to speak TLS to the pods when they serve HTTPS.
-      ports: [{ name: scheme, port: SERVICE_PORTS[scheme], targetPort: scheme, protocol: 'TCP', appProtocol: scheme }],
+      ports: [
+        // appProtocol tells Ingress and Gateway controllers to speak TLS to the pods when they serve HTTPS.
+        { name: scheme, port: SERVICE_PORTS[scheme], targetPort: scheme, protocol: 'TCP', appProtocol: scheme },
+        // `grpc` is what both Istio and Envoy Gateway read as HTTP/2 (Istio builds its ext_authz cluster from it).
+        // `kubernetes.io/h2c` is Gateway API's and Envoy Gateway's only, and as appProtocol wins over the name, it
+        // would hide the `grpc-` prefix from an Istio that does not know it. With spec.tls the port serves TLS:
+        // gateways are told so where they originate TLS (DestinationRule, BackendTLSPolicy), as no appProtocol says it.
+        { name: GRPC_PORT_NAME, port: DEFAULT_GRPC_PORT, targetPort: GRPC_PORT_NAME, protocol: 'TCP', appProtocol: 'grpc' },
+      ],
     },
   };
 }

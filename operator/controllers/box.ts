@@ -18,7 +18,7 @@ import type { ObjectCache } from '../informer.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
 import { BoxReason } from '../reasons.js';
 import { secretValue, type SecretObject } from '../secrets.js';
-import { apiDeployment, apiService, baseUrlOf, boxNames, ROOT_CLIENT_ID } from './box-manifests.js';
+import { apiDeployment, apiService, baseUrlOf, boxNames, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
 import { adminUrlOf, ensureDatabaseSecret } from './box/database.js';
 import { ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
 import { reclaim } from './box/reclaim.js';
@@ -158,6 +158,7 @@ export class BoxController extends Controller<BoxResource> {
       message: `schema ${db.schema}, Secrets, Deployment ${names.deployment} and Service ${names.service} are in place; the box serves at ${url}`,
       fields: {
         url,
+        grpcAuthz: grpcAuthzAddress(box),
         schema: db.schema,
         deployment: names.deployment,
         service: names.service,

@@ -35,8 +35,11 @@ export function describeCrds(): void {
       expect(message, message).to.match(/spec\.auth\.workload: .*auth\.workload needs the client_credentials grant in grant_types/);
     });
 
-    it('refuses a Box whose API port would be its metrics port', async function () {
+    it('refuses a Box whose API port would be its metrics port or its gRPC decision port', async function () {
       expect(await refused('Box', { port: 9464 })).to.include("9464 is the port of the box's metrics (BOXAUTH_METRICS_PORT) in its pod");
+      expect(await refused('Box', { port: 9001 })).to.include(
+        "9001 is the port of the box's gRPC decision point (BOXAUTH_GRPC_PORT, grpc-authz) in its pod",
+      );
     });
 
     it('refuses what the schema forbids, naming the field', async function () {

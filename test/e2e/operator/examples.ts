@@ -61,6 +61,10 @@ export function describeExamples(): void {
       expect(rows).to.have.length(3);
       for (const row of rows) expect(row).to.match(/^\S+\s+True\s+Reconciled\s+\["/);
       expect(await suite.cluster.k(['get', 'box', '-n', NS])).to.match(/auth\s+True\s+Provisioned\s+False\s+http:\/\/127\.0\.0\.1:\d+/);
+      // Where gateways call the gRPC decision point: in the wide table only.
+      const [wideHeader, wideRow] = (await suite.cluster.k(['get', 'box', '-n', NS, '-o', 'wide'])).trim().split('\n');
+      expect(wideHeader).to.match(/^NAME\s+READY\s+REASON\s+AVAILABLE\s+URL\s+GRPC-AUTHZ\s+AGE$/);
+      expect(wideRow).to.match(/\shttp:\/\/127\.0\.0\.1:\d+\s+auth\.team-a\.svc:9001\s+\S+$/);
     });
 
     it('writes the box API Deployment and Service, owned by the Box, with all configuration in env', async function () {
@@ -91,11 +95,24 @@ export function describeExamples(): void {
         BOXAUTH_ADMIN_PASSWORD: 'auth-admin',
         BOXAUTH_JWT_ALG: 'ES256',
         BOXAUTH_METRICS_PORT: '9464',
+        BOXAUTH_GRPC_PORT: '9001',
       });
-      // Prometheus scrapes the pods' port `metrics` (the chart's PodMonitor); the Service leaves it out.
+      // Prometheus scrapes the pods' port `metrics` (the chart's PodMonitor); the Service leaves it out. Gateways
+      // call the decision point's gRPC door through the Service: it carries that port, after the API's.
+      expect(container.ports[0]).to.include({ name: 'http', containerPort: box.spec.port });
       expect(container.ports).to.deep.include({ name: 'metrics', containerPort: 9464, protocol: 'TCP' });
-      expect(service.spec.ports.map((p: any) => p.name)).to.deep.equal(['http']);
-      expect(box.status).to.include({ url: api.url, schema: schemaOf(NS), deployment: 'auth', service: 'auth' });
+      expect(container.ports).to.deep.include({ name: 'grpc-authz', containerPort: 9001, protocol: 'TCP' });
+      expect(service.spec.ports).to.deep.equal([
+        { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' },
+        { name: 'grpc-authz', port: 9001, targetPort: 'grpc-authz', protocol: 'TCP', appProtocol: 'grpc' },
+      ]);
+      expect(box.status).to.include({
+        url: api.url,
+        grpcAuthz: 'auth.team-a.svc:9001',
+        schema: schemaOf(NS),
+        deployment: 'auth',
+        service: 'auth',
+      });
     });
 
     it("issues a token to the declared client through openid-client; jose verifies it with the box's JWKS", async function () {

@@ -72,6 +72,12 @@ export function describeTls(): void {
       await tlsSecret('first');
       await waitReady('box', NS, 'auth', 60_000);
       expect((await suite.cluster.json(['get', 'box', 'auth', '-n', NS])).status.url).to.equal(ISSUER);
+      // Both doors of the decision point serve TLS now; the gRPC port's appProtocol stays grpc (HTTP/2 to gateways).
+      const service = await suite.cluster.json(['get', 'service', 'auth', '-n', NS]);
+      expect(service.spec.ports.map((p: any) => [p.name, p.port, p.targetPort, p.appProtocol])).to.deep.equal([
+        ['https', 443, 'https', 'https'],
+        ['grpc-authz', 9001, 'grpc-authz', 'grpc'],
+      ]);
     });
 
     it('answers over HTTPS from its Deployment, trusted through the CA, with an https issuer', async function () {

@@ -1,11 +1,14 @@
 // What a Box's workload identity settings make of its pods' identity: which
 // namespaces its Clients may bind, when the API server must be reachable, and
-// the ClusterRoleBinding that lets the pods review tokens.
+// the ClusterRoleBinding that lets the pods review tokens. And where the pods
+// and the Service serve the decision point's gRPC door, which gateways call.
 import { expect } from 'chai';
 import {
   allowsWorkloadNamespace,
   apiDeployment,
+  apiService,
   boxNames,
+  grpcAuthzAddress,
   needsApiServer,
   tokenReviewBinding,
   usesTokenReview,
@@ -55,5 +58,33 @@ describe('box manifests: workload identity', function () {
     const long = boxNames(box({}, 'b'.repeat(253))).tokenReviewBinding;
     expect(long.length).to.be.at.most(253);
     expect(long).to.not.equal(boxNames(box({}, `${'b'.repeat(252)}c`)).tokenReviewBinding);
+  });
+});
+
+describe("box manifests: the decision point's gRPC port", function () {
+  const container = (b: BoxResource): any =>
+    (apiDeployment(b, { image: 'i', imagePullPolicy: 'Never', secretVersions: [] }).spec as any).template.spec.containers[0];
+
+  it("is the pods' port grpc-authz, set in their env, with the API port still first (what runs a pod locally answers there)", function () {
+    const api = container(box({ port: 8443 }));
+    expect(api.ports.map((p: any) => [p.name, p.containerPort])).to.deep.equal([
+      ['http', 8443],
+      ['grpc-authz', 9001],
+      ['metrics', 9464],
+    ]);
+    expect(api.env).to.deep.include({ name: 'BOXAUTH_GRPC_PORT', value: '9001' });
+  });
+
+  it('is on the Service as grpc-authz, 9001, appProtocol grpc (HTTP/2 to Istio and Envoy Gateway), beside the API', function () {
+    for (const [spec, api] of [
+      [{}, { name: 'http', port: 80 }],
+      [{ tls: { secretName: 'auth-tls' } }, { name: 'https', port: 443 }],
+    ] as const) {
+      const ports = (apiService(box(spec)).spec as any).ports;
+      expect(ports[0]).to.include(api);
+      expect(ports[1]).to.deep.equal({ name: 'grpc-authz', port: 9001, targetPort: 'grpc-authz', protocol: 'TCP', appProtocol: 'grpc' });
+      expect(ports).to.have.length(2); // metrics are not for clients
+    }
+    expect(grpcAuthzAddress(box({}, 'gate'))).to.equal('gate.team-a.svc:9001');
   });
 });

@@ -58,6 +58,7 @@ describe('Box controller', function () {
     expect(ready(auth)).to.deep.include({ status: 'True', reason: 'Provisioned', observedGeneration: 1 });
     expect(auth.status).to.deep.include({
       url: 'http://auth.team-a.svc',
+      grpcAuthz: 'auth.team-a.svc:9001',
       schema,
       deployment: 'auth',
       service: 'auth',
@@ -212,15 +213,18 @@ describe('Box controller', function () {
         BOXAUTH_TLS_KEY_FILE: '/etc/boxauth/tls/tls.key',
         BOXAUTH_BASE_URL: 'https://auth.team-a.svc',
       });
+      // The gRPC decision port serves TLS too (the same certificate): it stays `grpc`, as Gateway API has no TLS twin of it.
       expect(api.ports).to.deep.equal([
         { name: 'https', containerPort: 8080, protocol: 'TCP' },
+        { name: 'grpc-authz', containerPort: 9001, protocol: 'TCP' },
         { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
       ]);
-      expect(envOf().BOXAUTH_METRICS_PORT).to.equal('9464');
+      expect(envOf()).to.include({ BOXAUTH_METRICS_PORT: '9464', BOXAUTH_GRPC_PORT: '9001' });
       expect(api.readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
       expect(api.livenessProbe.httpGet).to.deep.equal({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
       expect(h.object<any>(SERVICES, NS, 'auth')!.spec.ports).to.deep.equal([
         { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP', appProtocol: 'https' },
+        { name: 'grpc-authz', port: 9001, targetPort: 'grpc-authz', protocol: 'TCP', appProtocol: 'grpc' },
       ]);
       expect(current().status!.url).to.equal('https://auth.team-a.svc');
 
@@ -229,7 +233,10 @@ describe('Box controller', function () {
       expect(envOf('team-b').BOXAUTH_BASE_URL).to.equal('http://auth.team-b.svc');
       expect(template('team-b').spec.volumes).to.deep.equal([{ name: 'tmp', emptyDir: {} }]);
       expect(template('team-b').spec.containers[0].readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port: 'http', scheme: 'HTTP' });
-      expect(h.object<any>(SERVICES, 'team-b', 'auth')!.spec.ports[0]).to.include({ name: 'http', port: 80 });
+      expect(h.object<any>(SERVICES, 'team-b', 'auth')!.spec.ports).to.deep.equal([
+        { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' },
+        { name: 'grpc-authz', port: 9001, targetPort: 'grpc-authz', protocol: 'TCP', appProtocol: 'grpc' },
+      ]);
     });
 
     it('waits for a Secret with a usable pair (TLSSecretNotReady), leaving the Deployment as it is, and recovers', async function () {
