@@ -15,7 +15,7 @@ import { benchServer, freshDatabase } from './database.js';
 import { wrkAvailable } from './load.js';
 import { LOAD, measure as measureLoad, type Measured } from './measure.js';
 import { seedScale } from './scale.js';
-import { AUDIENCE, sample, scenarios, seed, type Scenario } from './scenarios.js';
+import { AUDIENCE, decisionRequest, sample, scenarios, seed, type Scenario } from './scenarios.js';
 import { textTable } from './table.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -111,6 +111,32 @@ async function startCeiling(client: { id: string; secret: string }): Promise<{ u
   throw new Error('the ceiling server did not start');
 }
 
+/** The decision ceiling (ceiling-decision.ts), trusting the box's published keys; ready once it allows `bearer`. */
+async function startDecisionCeiling(jwksUrl: string, bearer: string): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', 'ceiling-decision.js')], {
+    env: {
+      ...process.env,
+      CEILING_PORT: String(port),
+      CEILING_WORKERS: String(WORKERS),
+      CEILING_JWKS_URL: jwksUrl,
+      CEILING_AUDIENCE: AUDIENCE,
+    },
+    stdio: 'inherit',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const status = await fetch(`${url}/`, { headers: { Authorization: `Bearer ${bearer}` } }).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return { url, process: child };
+    await sleep(100);
+  }
+  child.kill();
+  throw new Error('the decision ceiling did not start');
+}
+
 function judge(row: Row, scenario: Scenario | undefined, ceilingRps: number): void {
   row.ratio = row.rps / ceilingRps;
   if (scenario?.minRatio !== undefined && row.ratio < scenario.minRatio) row.targets.push(`ratio < ${scenario.minRatio}`);
@@ -131,7 +157,7 @@ function table(rows: Row[]): string {
     String(r.failures),
     r.rssMb.toFixed(0),
     `${r.cpuUs.api.toFixed(0)}+${r.cpuUs.postgres.toFixed(0)}`,
-    r.key === 'ceiling' ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
+    r.key.startsWith('ceiling') ? '' : r.targets.length ? `MISSED: ${r.targets.join(', ')}` : 'met',
   ]);
   return textTable(head, body);
 }
@@ -175,12 +201,28 @@ async function main(): Promise<void> {
     ]);
     ceiling.kill('SIGTERM');
     ceiling = undefined;
-
     const rows: Row[] = [ceilingRow];
+    let decisionCeilingRow: Row | undefined;
+    if (list.some((s) => s.ceiling === 'decision')) {
+      const decisionCeiling = await startDecisionCeiling(`${box.url}/.well-known/jwks.json`, seeded.appTokens.jwt);
+      ceiling = decisionCeiling.process;
+      decisionCeilingRow = await measure(
+        decisionCeiling.url,
+        ceiling.pid!,
+        db.postgresPid,
+        'ceiling_decision',
+        'ceiling: bare node:http verifying the ES256 JWT',
+        [decisionRequest(seeded.appTokens.jwt)],
+      );
+      ceiling.kill('SIGTERM');
+      ceiling = undefined;
+      rows.push(decisionCeilingRow);
+    }
+
     for (const s of list) {
       const row = await measure(box.url, box.process!.pid!, db.postgresPid, s.key, s.title, s.requests);
       if (row.failures > 0) log(`answers of 400 or more so far:\n${await failedAnswers(box)}`);
-      judge(row, s, ceilingRow.rps);
+      judge(row, s, s.ceiling === 'decision' ? decisionCeilingRow!.rps : ceilingRow.rps);
       rows.push(row);
     }
 
