@@ -5,10 +5,15 @@
 //	extauthz check -addr HOST:PORT [-ca FILE]
 //	    reads CheckRequests as JSON lines (protojson) on stdin and writes, a line
 //	    each, the CheckResponse (protojson) or {"grpcError":{"code":N,"name":S,"message":S}}.
-//	extauthz load -addr HOST:PORT -requests FILE [-c 32] [-d 10s] [-ca FILE]
+//	extauthz load -addr HOST:PORT -requests FILE [-c 32] [-d 10s] [-conns 2] [-rate N] [-ca FILE]
 //	    sends the CheckRequests of FILE (JSON lines), round robin, from -c
 //	    concurrent streams for -d, and writes one JSON summary: checks/s,
 //	    latency percentiles, and how many were allowed, denied or failed.
+//	    Closed loop by default (each stream sends its next check when the last
+//	    is answered: the throughput the server reaches). With -rate, open loop:
+//	    N checks a second on a fixed schedule, whatever the answers, at most -c
+//	    in flight; a check's latency counts from when it was due, so a server
+//	    that falls behind shows it in the percentiles (no coordinated omission).
 package main
 
 import (
@@ -99,6 +104,7 @@ func load(args []string) {
 	streams := fs.Int("c", 32, "concurrent checks")
 	duration := fs.Duration("d", 10*time.Second, "how long")
 	conns := fs.Int("conns", 2, "HTTP/2 connections the streams share")
+	rate := fs.Int("rate", 0, "checks a second on a fixed schedule (0: as fast as answered)")
 	_ = fs.Parse(args)
 	data, err := os.ReadFile(*file)
 	if err != nil {
@@ -128,14 +134,29 @@ func load(args []string) {
 	deadline := time.Now().Add(*duration)
 	var wg sync.WaitGroup
 	start := time.Now()
+	// With -rate, the times checks are due; every stream takes the next one.
+	var due chan time.Time
+	if *rate > 0 {
+		due = make(chan time.Time, 1<<16)
+		go schedule(due, start, deadline, *rate)
+	}
 	for s := 0; s < *streams; s++ {
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
 			t := &tallies[s]
 			client := clients[s%len(clients)]
-			for i := s; time.Now().Before(deadline); i++ {
-				began := time.Now()
+			for i := s; ; i += *streams {
+				var began time.Time
+				if due != nil {
+					at, open := <-due
+					if !open {
+						return
+					}
+					began = at
+				} else if began = time.Now(); !began.Before(deadline) {
+					return
+				}
 				res, err := client.Check(context.Background(), reqs[i%len(reqs)])
 				t.lat = append(t.lat, time.Since(began))
 				switch {
@@ -182,6 +203,22 @@ func load(args []string) {
 	}
 	line, _ := json.Marshal(summary)
 	fmt.Println(string(line))
+}
+
+// schedule sends, until deadline, the time each check is due: rate a second from start.
+func schedule(due chan<- time.Time, start, deadline time.Time, rate int) {
+	defer close(due)
+	interval := time.Second / time.Duration(rate)
+	next := start
+	for next.Before(deadline) {
+		if wait := time.Until(next); wait > 0 {
+			time.Sleep(wait)
+		}
+		// Sleeps overshoot: everything due by now goes at once, on its own due time.
+		for now := time.Now(); !next.After(now) && next.Before(deadline); next = next.Add(interval) {
+			due <- next
+		}
+	}
 }
 
 func main() {
