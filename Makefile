@@ -144,7 +144,7 @@ box: dist/.built ## run a box's pod here, in the foreground, from its Deployment
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk
 
-bench: dist/.built /usr/bin/wrk ## load test (wrk, 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare-node ceiling; writes bench-results.json
+bench: dist/.built /usr/bin/wrk test-tools ## load test (wrk, and test/extauthz for gRPC; 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare ceiling; token and decision rows; writes bench-results.json
 	node dist/test/bench/run.js
 
 # Ory Hydra (built with Go) and Keycloak (from Maven Central, run on a JDK 25, 21 or 17) are built

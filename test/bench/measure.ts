@@ -3,6 +3,7 @@
 // metered (CPU time, peak RSS). Both commands take the load's shape from here,
 // so their figures compare.
 import os from 'node:os';
+import { driveGrpc, type GrpcLoadOptions } from './grpc-load.js';
 import { drive, type BenchRequest, type LoadResult } from './load.js';
 import { CpuMeter, RssSampler } from './process-stats.js';
 
@@ -19,10 +20,20 @@ export const LOAD = {
 export interface Measured extends LoadResult {
   /** The highest RSS of any one process of the target, MB. */
   rssMb: number;
+  /** The peak RSS of each of the target's processes, added up, MB. */
+  rssTotalMb: number;
   /** CPU time per request, µs: the target's processes (`api`) and PostgreSQL's. */
   cpuUs: { api: number; postgres: number };
   /** Requests of the warm-up (which the measured figures leave out). */
   warmupRequests: number;
+}
+
+/** A row of a bench's table: a measurement, its ratio to its ceiling, and the targets it missed. */
+export interface Row extends Measured {
+  key: string;
+  title: string;
+  ratio?: number;
+  targets: string[];
 }
 
 /** `rootPid`: the target's process (its children count too); `postgresPid`: see CpuMeter. */
@@ -34,8 +45,35 @@ export async function measure(url: string, rootPid: number, requests: BenchReque
   rss.start();
   cpu.start();
   const result = await drive(url, requests, { ...load, seconds: LOAD.seconds });
+  return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0 };
+}
+
+function metered<T extends LoadResult>(result: T, cpu: CpuMeter, rss: RssSampler): T & Omit<Measured, keyof LoadResult | 'warmupRequests'> {
   const used = cpu.stop();
   const rssMb = rss.stop();
   const cpuUs = { api: (used.api * 1e6) / result.requests, postgres: (used.postgres * 1e6) / result.requests };
-  return { ...result, rssMb, cpuUs, warmupRequests: warmup?.requests ?? 0 };
+  return { ...result, rssMb, rssTotalMb: rss.totalMb(), cpuUs };
+}
+
+/**
+ * The gRPC twin of measure(): test/extauthz at LOAD.connections concurrent checks on
+ * two HTTP/2 connections per worker (a gateway keeps a few and multiplexes). With
+ * `rate`, a fixed number of checks a second instead, and no warm-up of its own
+ * (it follows a closed-loop run of the same target).
+ */
+export async function measureGrpc(
+  addr: string,
+  rootPid: number,
+  requests: unknown[],
+  postgresPid?: number,
+  rate?: number,
+): Promise<Measured & { errors: number; denied: number; firstError?: string }> {
+  const load: Omit<GrpcLoadOptions, 'seconds'> = { streams: LOAD.connections, conns: 2 * LOAD.workers, ...(rate ? { rate } : {}) };
+  const warmup = !rate && LOAD.warmupSeconds > 0 ? await driveGrpc(addr, requests, { ...load, seconds: LOAD.warmupSeconds }) : undefined;
+  const rss = new RssSampler(rootPid);
+  const cpu = new CpuMeter(rootPid, postgresPid);
+  rss.start();
+  cpu.start();
+  const result = await driveGrpc(addr, requests, { ...load, seconds: LOAD.seconds });
+  return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0 };
 }

@@ -44,6 +44,11 @@ export class RssSampler {
     clearInterval(this.timer);
     return Math.max(0, ...this.peaks.values()) / (1024 * 1024);
   }
+
+  /** The peaks of all the tree's processes added up, in MB: what a box of several workers holds, to set beside a one-process peer. */
+  totalMb(): number {
+    return [...this.peaks.values()].reduce((a, b) => a + b, 0) / (1024 * 1024);
+  }
 }
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux

@@ -12,10 +12,13 @@ import { basic, Box, sleep } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 import { freePort } from '../support/ports.js';
 import { benchServer, freshDatabase } from './database.js';
+import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-bench.js';
+import { appTokens, seedApp } from './decisions.js';
+import { extauthzAvailable } from './grpc-load.js';
 import { wrkAvailable } from './load.js';
-import { LOAD, measure as measureLoad, type Measured } from './measure.js';
+import { LOAD, measure as measureLoad, type Row } from './measure.js';
 import { seedScale } from './scale.js';
-import { AUDIENCE, decisionRequest, sample, scenarios, seed, type Scenario } from './scenarios.js';
+import { AUDIENCE, sample, scenarios, seed, type Scenario } from './scenarios.js';
 import { textTable } from './table.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -23,19 +26,12 @@ const { workers: WORKERS, connections: CONNECTIONS, seconds: SECONDS, warmupSeco
 const REFRESH_TOKENS = env('BENCH_REFRESH_TOKENS', 100_000);
 const SCALE_CLIENTS = env('BENCH_SCALE_CLIENTS', 100_000);
 const SCALE_SESSIONS = env('BENCH_SCALE_SESSIONS', 5_000_000);
-/** Comma-separated scenario keys to run (the ceiling always runs). */
+/** Comma-separated scenario keys to run (with their ceilings); `decisions` for all the decision rows. */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 /** A directory for V8 CPU profiles of the API processes (read them with dist/test/bench/profile.js). */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const P99_TARGET_MS = 25;
 const RSS_TARGET_MB = 200;
-
-interface Row extends Measured {
-  key: string;
-  title: string;
-  ratio?: number;
-  targets: string[];
-}
 
 const log = (msg: string): void => {
   process.stderr.write(`bench: ${msg}\n`);
@@ -111,32 +107,6 @@ async function startCeiling(client: { id: string; secret: string }): Promise<{ u
   throw new Error('the ceiling server did not start');
 }
 
-/** The decision ceiling (ceiling-decision.ts), trusting the box's published keys; ready once it allows `bearer`. */
-async function startDecisionCeiling(jwksUrl: string, bearer: string): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', 'ceiling-decision.js')], {
-    env: {
-      ...process.env,
-      CEILING_PORT: String(port),
-      CEILING_WORKERS: String(WORKERS),
-      CEILING_JWKS_URL: jwksUrl,
-      CEILING_AUDIENCE: AUDIENCE,
-    },
-    stdio: 'inherit',
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    const status = await fetch(`${url}/`, { headers: { Authorization: `Bearer ${bearer}` } }).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return { url, process: child };
-    await sleep(100);
-  }
-  child.kill();
-  throw new Error('the decision ceiling did not start');
-}
-
 function judge(row: Row, scenario: Scenario | undefined, ceilingRps: number): void {
   row.ratio = row.rps / ceilingRps;
   if (scenario?.minRatio !== undefined && row.ratio < scenario.minRatio) row.targets.push(`ratio < ${scenario.minRatio}`);
@@ -162,8 +132,18 @@ function table(rows: Row[]): string {
   return textTable(head, body);
 }
 
+/** What PostgreSQL did while the box decided: the hot path must not reach it. */
+function decisionDbLine(db: DecisionResults['db']): string {
+  return (
+    `PostgreSQL during the box's decision rows: ${db.transactions} transactions for ${db.decisions.toLocaleString('en')} decisions ` +
+    `(${(db.perDecision * 1000).toFixed(3)} per 1,000, the box's background work included): ` +
+    (db.met ? 'no database round trip on the hot path' : 'MISSED: the hot path reaches the database')
+  );
+}
+
 async function main(): Promise<void> {
   if (!(await wrkAvailable())) throw new Error('wrk is not installed (make bench installs it: apt-get install wrk)');
+  if (!extauthzAvailable()) throw new Error('test/extauthz is not built (make bench builds it: make test-tools)');
   log(`${WORKERS} API workers, ${CONNECTIONS} connections, ${SECONDS} s per scenario after ${WARMUP_SECONDS} s of warm-up`);
   const db = await benchDatabase();
   const issuer = await TestIssuer.start();
@@ -187,43 +167,39 @@ async function main(): Promise<void> {
     if (process.env.BENCH_SQL) await runSql(db.url, process.env.BENCH_SQL); // to try a schema change
     const list = scenarios(seeded).filter((s) => !ONLY || ONLY.includes(s.key));
     for (const s of list) s.check(await sample(box, s.requests[0]!));
+    const decisionKeys = DECISION_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('decisions'));
+    await seedApp(box);
+    const tokens = await appTokens(box, seeded);
 
-    // The ceiling runs alone: the box is idle meanwhile (its database too).
-    const started = await startCeiling(seeded.jwt);
-    ceiling = started.process;
-    const ceilingRow = await measure(started.url, ceiling.pid!, db.postgresPid, 'ceiling', 'ceiling: bare node:http + ES256', [
-      {
-        method: 'POST',
-        path: '/auth/token',
-        headers: { Authorization: basic(seeded.jwt.id, seeded.jwt.secret), 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', audience: AUDIENCE }).toString(),
-      },
-    ]);
-    ceiling.kill('SIGTERM');
-    ceiling = undefined;
-    const rows: Row[] = [ceilingRow];
-    let decisionCeilingRow: Row | undefined;
-    if (list.some((s) => s.ceiling === 'decision')) {
-      const decisionCeiling = await startDecisionCeiling(`${box.url}/.well-known/jwks.json`, seeded.appTokens.jwt);
-      ceiling = decisionCeiling.process;
-      decisionCeilingRow = await measure(
-        decisionCeiling.url,
-        ceiling.pid!,
-        db.postgresPid,
-        'ceiling_decision',
-        'ceiling: bare node:http verifying the ES256 JWT',
-        [decisionRequest(seeded.appTokens.jwt)],
+    const rows: Row[] = [];
+    if (list.length > 0) {
+      // The ceiling runs alone: the box is idle meanwhile (its database too).
+      const started = await startCeiling(seeded.jwt);
+      ceiling = started.process;
+      rows.push(
+        await measure(started.url, ceiling.pid!, db.postgresPid, 'ceiling', 'ceiling: bare node:http + ES256', [
+          {
+            method: 'POST',
+            path: '/auth/token',
+            headers: { Authorization: basic(seeded.jwt.id, seeded.jwt.secret), 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ grant_type: 'client_credentials', audience: AUDIENCE }).toString(),
+          },
+        ]),
       );
       ceiling.kill('SIGTERM');
       ceiling = undefined;
-      rows.push(decisionCeilingRow);
     }
-
+    const ceilingRow = rows[0];
     for (const s of list) {
       const row = await measure(box.url, box.process!.pid!, db.postgresPid, s.key, s.title, s.requests);
       if (row.failures > 0) log(`answers of 400 or more so far:\n${await failedAnswers(box)}`);
-      judge(row, s, s.ceiling === 'decision' ? decisionCeilingRow!.rps : ceilingRow.rps);
+      judge(row, s, ceilingRow!.rps);
       rows.push(row);
+    }
+    let decisions: DecisionResults | undefined;
+    if (decisionKeys.length > 0) {
+      decisions = await benchDecisions(box, tokens, db, decisionKeys, log);
+      rows.push(...decisions.rows);
     }
 
     let scale: { clients: number; sessions: number; ratio: number } | undefined;
@@ -240,10 +216,10 @@ async function main(): Promise<void> {
         box.process!.pid!,
         db.postgresPid,
         'cc_jwt_scale',
-        `${jwtScenario.title}, 100k clients/5M sessions`,
+        `${jwtScenario.title}, ${SCALE_CLIENTS.toLocaleString('en')} clients/${SCALE_SESSIONS.toLocaleString('en')} sessions`,
         jwtScenario.requests,
       );
-      judge(row, jwtScenario, ceilingRow.rps);
+      judge(row, jwtScenario, ceilingRow!.rps);
       const empty = rows.find((r) => r.key === 'cc_jwt')!;
       scale = { clients: SCALE_CLIENTS, sessions: SCALE_SESSIONS, ratio: row.rps / empty.rps };
       if (scale.ratio < 0.9) row.targets.push('< 0.9 × empty database');
@@ -251,6 +227,7 @@ async function main(): Promise<void> {
     }
 
     process.stdout.write(`\n${table(rows)}\n`);
+    if (decisions) process.stdout.write(`\n${decisionDbLine(decisions.db)}\n`);
     if (scale)
       process.stdout.write(
         `\nwith ${scale.clients.toLocaleString('en')} clients and ${scale.sessions.toLocaleString('en')} sessions: ${scale.ratio.toFixed(2)} × the empty-database JWT throughput\n`,
@@ -269,6 +246,7 @@ async function main(): Promise<void> {
           seconds: SECONDS,
           scenarios: rows,
           scale,
+          decisionDatabase: decisions?.db,
         },
         null,
         2,

@@ -20,8 +20,6 @@ export interface Scenario {
   check(res: JsonResponse): void;
   /** Targets of the issue: a share of the ceiling's throughput, and whether p99 ≤ 25 ms applies. */
   minRatio?: number;
-  /** The ceiling it is measured against: a token endpoint's (ceiling.ts) or a decision point's (ceiling-decision.ts). */
-  ceiling?: 'token' | 'decision';
   tokenScenario: boolean;
 }
 
@@ -37,39 +35,6 @@ export interface Seeded {
   opaqueTokens: string[];
   readerToken: string;
   workloadAssertion: string | undefined;
-  /** Tokens for the bench's App (audience AUDIENCE), as callers of a guarded app present them. */
-  appTokens: { jwt: string; opaque: string };
-}
-
-/** The App the decision scenarios ask about, with APP_POLICIES policies of which one allows the bench clients' GETs. */
-export const APP = 'bench-app';
-const APP_POLICIES = 20;
-
-async function seedApp(box: Box): Promise<void> {
-  const root = await box.rootToken();
-  const put = async (path: string, body: unknown): Promise<void> => {
-    const res = await box.json('PUT', path, body, root);
-    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${res.text}`);
-  };
-  await put(`/App/${APP}`, { urls: [AUDIENCE] });
-  for (let i = 1; i < APP_POLICIES; i++) {
-    // Policies a request is checked against and that do not match it: other clients, other paths.
-    await put(`/AccessPolicy/${APP}-${i}`, {
-      app: APP,
-      engine: 'matcho',
-      link: [{ id: `other-client-${i}`, resourceType: 'Client' }],
-      matcho: { 'request-method': 'get', path: `#^/area-${i}/` },
-    });
-  }
-  await put(`/AccessPolicy/${APP}-readers`, {
-    app: APP,
-    engine: 'matcho',
-    link: [
-      { id: 'bench-jwt', resourceType: 'Client' },
-      { id: 'bench-opaque', resourceType: 'Client' },
-    ],
-    matcho: { 'request-method': 'get', path: '#^/reports/' },
-  });
 }
 
 const expectStatus = (res: JsonResponse, status: number): void => {
@@ -167,12 +132,7 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   const now = Math.floor(Date.now() / 1000);
   // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
   const workloadAssertion = issuer && (await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 }));
-  await seedApp(box);
-  const appTokens = {
-    jwt: (await token(box, jwt, { audience: AUDIENCE })).body.access_token as string,
-    opaque: (await token(box, opaque, { audience: AUDIENCE })).body.access_token as string,
-  };
-  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion, appTokens };
+  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion };
 }
 
 /** A token request as a client sends it: HTTP Basic and a form (bench-peers sends it to the peers' endpoints too). */
@@ -266,20 +226,6 @@ export function scenarios(s: Seeded): Scenario[] {
       check: (res) => expectStatus(res, 201),
     },
   ];
-  for (const [kind, bearer] of [
-    ['jwt', s.appTokens.jwt],
-    ['opaque', s.appTokens.opaque],
-  ] as const) {
-    list.push({
-      key: `decide_${kind}`,
-      title: `decision, forward-auth, ${kind === 'jwt' ? 'JWT ES256' : 'opaque token'}, ${APP_POLICIES} app policies`,
-      minRatio: 0.7,
-      ceiling: 'decision',
-      tokenScenario: false,
-      requests: [decisionRequest(bearer)],
-      check: (res) => expectStatus(res, 200),
-    });
-  }
   if (s.workloadAssertion) {
     list.push({
       key: 'workload',
@@ -297,21 +243,6 @@ export function scenarios(s: Seeded): Scenario[] {
     });
   }
   return list;
-}
-
-/** A gateway's forward-auth question about GET /reports/7 of the bench's App, as Traefik asks it. */
-export function decisionRequest(bearer: string): BenchRequest {
-  return {
-    method: 'GET',
-    path: `/authz/forward-auth/${APP}`,
-    headers: {
-      'X-Forwarded-Method': 'GET',
-      'X-Forwarded-Proto': 'https',
-      'X-Forwarded-Host': new URL(AUDIENCE).host,
-      'X-Forwarded-Uri': '/reports/7',
-      Authorization: `Bearer ${bearer}`,
-    },
-  };
 }
 
 /** The one request checked before a scenario's load, with `{n}` filled in. */

@@ -1,0 +1,139 @@
+// What the decision scenarios of `make bench` and `make bench-peers` ask: one App
+// guarded by 20 policies, the tokens its callers present, and the one question —
+// may this caller GET /reports/7 of the app — as each door carries it: Traefik's
+// forward-auth headers over HTTP, Envoy's CheckRequest over gRPC.
+//
+// The policies are a mix a real app would have, chosen so that deciding is not
+// trivial: of the 20, 18 apply to the bench's callers (global ones, and ones linked
+// to their clients) and are all evaluated, with RE2 regexes and JSON Schemas; only
+// the last two allow the request; two are linked to other clients, so the index
+// passes them by. test/bench/peers/opa-policy.rego says the same in Rego.
+import { basic, type Box } from '../support/box.js';
+import type { BenchRequest } from './load.js';
+import { AUDIENCE } from './scenarios.js';
+
+export const APP = 'bench-app';
+export const APP_POLICIES = 20;
+/** The clients whose tokens the decision scenarios present (scenarios.ts, tokenClients). */
+export const CALLERS = ['bench-jwt', 'bench-opaque'];
+/** What is asked: a read of one report. */
+export const ASKED = { method: 'GET', path: '/reports/7', host: new URL(AUDIENCE).host };
+
+const callers = CALLERS.map((id) => ({ id, resourceType: 'Client' }));
+const READ_AREAS = ['billing', 'payroll', 'admin', 'audit', 'exports', 'imports', 'search', 'uploads'];
+const WRITTEN = ['orders', 'invoices', 'tickets', 'notes'];
+const CALLER_RULES = [
+  { path: '#^/metrics/', 'request-method': 'get' },
+  { path: '#^/reports/[0-9]+/(edit|delete)$' },
+  { 'request-method': { $enum: ['post', 'put', 'patch', 'delete'] }, path: '#^/reports/' },
+  { scope: '#\\breports:admin\\b' },
+];
+
+/** A JSON Schema policy: the request's client, method and path each as given. */
+const schemaPolicy = (client: object, method: object, pathPattern: string): Record<string, unknown> => ({
+  engine: 'json-schema',
+  schema: {
+    type: 'object',
+    required: ['client', 'request-method', 'path'],
+    properties: { client, 'request-method': method, path: { type: 'string', pattern: pathPattern } },
+  },
+});
+
+/** The app's policies, by id: sorted by id, the two that allow come last. */
+export function appPolicies(): Record<string, Record<string, unknown>> {
+  const policies: Record<string, Record<string, unknown>> = {};
+  let n = 0;
+  const id = (): string => `${APP}-${String(++n).padStart(2, '0')}`;
+  // 01-08, global: anyone may read these areas (the request is for none of them).
+  for (const area of READ_AREAS) {
+    policies[id()] = { engine: 'matcho', matcho: { path: `#^/${area}(/|$)`, 'request-method': { $enum: ['get', 'head'] } } };
+  }
+  // 09-12, global: any client may write these collections.
+  for (const collection of WRITTEN) {
+    policies[id()] = schemaPolicy({ type: 'string' }, { enum: ['post', 'put', 'delete'] }, `^/${collection}/`);
+  }
+  // 13-16, linked to the bench's callers: other things they may do.
+  for (const matcho of CALLER_RULES) policies[id()] = { engine: 'matcho', link: callers, matcho };
+  // 17-18, linked to other clients: not evaluated for these callers.
+  for (let i = 0; i < 2; i++) {
+    policies[id()] = { engine: 'matcho', link: [{ id: `other-client-${i + 1}`, resourceType: 'Client' }], matcho: { path: '#^/reports/' } };
+  }
+  // 19-20: the two that allow, one linked to the callers, one global naming them.
+  policies[id()] = { engine: 'matcho', link: callers, matcho: { 'request-method': 'get', path: '#^/reports/[0-9]+$', audience: AUDIENCE } };
+  policies[id()] = schemaPolicy({ enum: CALLERS }, { const: 'get' }, '^/reports/');
+  return policies;
+}
+
+/** Creates the App and its policies through the API, as a cluster admin's resources would. */
+export async function seedApp(box: Box): Promise<void> {
+  const root = await box.rootToken();
+  const put = async (path: string, body: unknown): Promise<void> => {
+    const res = await box.json('PUT', path, body, root);
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${res.text}`);
+  };
+  await put(`/App/${APP}`, { urls: [AUDIENCE] });
+  for (const [id, policy] of Object.entries(appPolicies())) await put(`/AccessPolicy/${id}`, { app: APP, ...policy });
+}
+
+/** An access token for the app (its audience), as each caller would obtain one: an ES256 JWT and an opaque token. */
+export async function appTokens(
+  box: Box,
+  clients: { jwt: { id: string; secret: string }; opaque: { id: string; secret: string } },
+): Promise<{ jwt: string; opaque: string }> {
+  const token = async (client: { id: string; secret: string }): Promise<string> => {
+    const res = await box.form(
+      '/auth/token',
+      { grant_type: 'client_credentials', audience: AUDIENCE },
+      { Authorization: basic(client.id, client.secret) },
+    );
+    if (res.status !== 200) throw new Error(`a token for ${APP}: ${res.status} ${res.text}`);
+    return res.body.access_token as string;
+  };
+  return { jwt: await token(clients.jwt), opaque: await token(clients.opaque) };
+}
+
+// Headers a gateway passes on from a typical API client, beside the token: the same on both doors.
+const CLIENT_HEADERS = { accept: 'application/json', 'user-agent': 'bench-client/1.0', 'x-request-id': 'bench' };
+
+/** The HTTP door: forward-auth as Traefik asks it (GET /authz/forward-auth/<app>, the original request in X-Forwarded-*). */
+export function forwardAuthRequest(bearer: string): BenchRequest {
+  return {
+    method: 'GET',
+    path: `/authz/forward-auth/${APP}`,
+    headers: {
+      ...CLIENT_HEADERS,
+      'X-Forwarded-Method': ASKED.method,
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': ASKED.host,
+      'X-Forwarded-Uri': ASKED.path,
+      Authorization: `Bearer ${bearer}`,
+    },
+  };
+}
+
+/** The gRPC door: the CheckRequest Envoy's ext_authz filter sends (protojson), the app named by the route. */
+export function checkRequest(bearer: string): Record<string, unknown> {
+  return {
+    attributes: {
+      request: {
+        http: {
+          id: '1',
+          method: ASKED.method,
+          path: ASKED.path,
+          host: ASKED.host,
+          scheme: 'https',
+          protocol: 'HTTP/1.1',
+          headers: {
+            ':authority': ASKED.host,
+            ':method': ASKED.method,
+            ':path': ASKED.path,
+            ':scheme': 'https',
+            ...CLIENT_HEADERS,
+            authorization: `Bearer ${bearer}`,
+          },
+        },
+      },
+      contextExtensions: { app: APP },
+    },
+  };
+}
