@@ -147,9 +147,10 @@ box: dist/.built ## run a box's pod here, in the foreground, from its Deployment
 bench: dist/.built /usr/bin/wrk test-tools ## load test (wrk, and test/extauthz for gRPC; 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare ceiling; token and decision rows; writes bench-results.json
 	node dist/test/bench/run.js
 
-# Ory Hydra (built with Go) and Keycloak (from Maven Central, run on a JDK 25, 21 or 17) are built
-# once into ~/.cache/boxauth/peers by scripts/peers-build.sh (5-8 minutes cold); later runs reuse them.
-bench-peers: dist/.built /usr/bin/wrk ## Ory Hydra and Keycloak in production mode against boxauth, same PostgreSQL and wrk load as make bench; writes bench-peers-results.json
+# Ory Hydra, OPA and oauth2-proxy (built with Go) and Keycloak (from Maven Central, run on a JDK 25,
+# 21 or 17) are built once into ~/.cache/boxauth/peers by scripts/peers-build.sh (5-10 minutes cold);
+# later runs reuse them.
+bench-peers: dist/.built /usr/bin/wrk test-tools ## Ory Hydra and Keycloak against boxauth's tokens, OPA and oauth2-proxy against its decisions, same load as make bench; writes bench-peers-results.json
 	node dist/test/bench/peers/run.js
 
 bench-operator: dist/.built kube-binaries ## time from kubectl apply to a working token (p50/p99, 50 clients) and of a Secret rotation

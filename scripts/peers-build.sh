@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # peers-build.sh — build (once) the peers that `make bench-peers` measures.
 #
-# Usage: scripts/peers-build.sh hydra|keycloak
+# Usage: scripts/peers-build.sh hydra|keycloak|opa|oauth2-proxy
 #
 #   hydra     Ory Hydra at the version pinned in test/bench/peers/hydra/go.mod, built
 #             with `go build` from the Go module proxy (about 4 minutes cold).
@@ -9,11 +9,19 @@
 #             org.keycloak:keycloak-quarkus-dist (zip) from Maven Central through
 #             mvn, unpacked and built for PostgreSQL (`kc.sh build`, as its
 #             production guide does before `start --optimized`): 2-3 minutes cold.
+#   opa       OPA (github.com/open-policy-agent/opa, the version pinned in
+#             test/bench/peers/opa-extauthz/go.mod) answering Envoy's ext_authz over
+#             gRPC: that module, built with `go build` (about a minute cold). It
+#             stands in for OPA's Envoy plugin, which the Go module proxy here
+#             refuses to serve (see its main.go).
+#   oauth2-proxy  oauth2-proxy $OAUTH2_PROXY_VERSION, `go install`ed from the Go
+#             module proxy (under a minute cold).
 #
 # Into ${BOXAUTH_PEERS_CACHE:-$HOME/.cache/boxauth/peers}; later runs build
 # nothing: each peer has a stamp file and is rebuilt only when it is missing or
 # its stamp differs from what is wanted. On success stdout gets KEY=VALUE lines
-# for bench-peers (HYDRA=<binary>; KEYCLOAK_HOME=<dir> and JAVA_HOME=<jdk>);
+# for bench-peers (HYDRA=<binary>; KEYCLOAK_HOME=<dir> and JAVA_HOME=<jdk>;
+# OPA=<binary> and OPA_VERSION; OAUTH2_PROXY=<binary>);
 # progress goes to stderr. Each peer has a lock of its own, so two runs do not
 # build the same thing at once.
 set -euo pipefail
@@ -21,6 +29,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${BOXAUTH_PEERS_CACHE:-$HOME/.cache/boxauth/peers}
 KEYCLOAK_VERSION=26.7.3
+OAUTH2_PROXY_VERSION=v7.15.6
 # Keycloak 26.7 supports OpenJDK 17, 21 and 25 and suggests the newest.
 JDK_MAJORS=(25 21 17)
 # Pinned, not the default of whichever Maven is installed.
@@ -147,9 +156,59 @@ build_keycloak() {
   printf 'KEYCLOAK_HOME=%s\nJAVA_HOME=%s\n' "$home" "$jdk"
 }
 
+# go_built WHAT DIR NAME STAMP COMMAND…: DIR/NAME, built by COMMAND (run in a fresh
+# directory, $OUT, where it leaves NAME) unless it is there and DIR/.stamp is STAMP.
+go_built() {
+  local what=$1 dir=$2 name=$3 stamp=$4
+  shift 4
+  command -v go >/dev/null || die "go is not on PATH ($what is built from the Go module proxy)"
+  if [[ -x $dir/$name && -f $dir/.stamp && $(<"$dir/.stamp") == "$stamp" ]]; then
+    log "$what: cached"
+    return
+  fi
+  log "building $what with $(go env GOVERSION) (a minute or so cold)"
+  local start=$SECONDS tmp
+  mkdir -p "$dir"
+  tmp=$(mktemp -d "$dir/.build.XXXXXX")
+  if ! (export OUT=$tmp CGO_ENABLED=0 GOFLAGS=-buildvcs=false && cd "$tmp" && "$@") >&2; then
+    rm -rf "$tmp"
+    die "building $what failed"
+  fi
+  mv -f "$tmp/$name" "$dir/$name"
+  rm -rf "$tmp"
+  printf '%s\n' "$stamp" >"$dir/.stamp"
+  log "built $what in $((SECONDS - start)) s"
+}
+
+build_opa() {
+  local mod=$ROOT/test/bench/peers/opa-extauthz version digest dir
+  version=$(awk '$1 == "github.com/open-policy-agent/opa" && $2 ~ /^v/ { print $2; exit }' "$mod/go.mod")
+  [[ -n $version ]] || die "cannot read OPA's version from $mod/go.mod"
+  digest=$(cat "$mod"/go.mod "$mod"/go.sum "$mod"/*.go | sha256sum | cut -c1-16)
+  dir=$CACHE/opa-$version
+  # shellcheck disable=SC2016 # $OUT is go_built's, expanded where the command runs
+  go_built "OPA $version (opa-extauthz $digest)" "$dir" opa-extauthz "$version $digest $(go env GOVERSION)" \
+    bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$OUT/opa-extauthz" .' _ "$mod"
+  printf 'OPA=%s\nOPA_VERSION=%s\n' "$dir/opa-extauthz" "$version"
+}
+
+build_oauth2_proxy() {
+  local dir=$CACHE/oauth2-proxy-$OAUTH2_PROXY_VERSION
+  # Outside any module (in $OUT), so no go.mod of the repository plays a part. Its release
+  # builds stamp the version the same way (its Makefile).
+  # shellcheck disable=SC2016 # $OUT is go_built's, expanded where the command runs
+  go_built "oauth2-proxy $OAUTH2_PROXY_VERSION" "$dir" oauth2-proxy "$OAUTH2_PROXY_VERSION $(go env GOVERSION)" \
+    bash -c 'GOBIN=$OUT go install -trimpath -ldflags "-s -w -X github.com/oauth2-proxy/oauth2-proxy/v7/pkg/version.VERSION=$1" \
+      "github.com/oauth2-proxy/oauth2-proxy/v7@$1"' _ "$OAUTH2_PROXY_VERSION"
+  [[ $("$dir/oauth2-proxy" --version 2>&1) == *"${OAUTH2_PROXY_VERSION}"* ]] || die "$dir/oauth2-proxy does not report version $OAUTH2_PROXY_VERSION"
+  printf 'OAUTH2_PROXY=%s\n' "$dir/oauth2-proxy"
+}
+
 mkdir -p "$CACHE"
 case $PEER in
   hydra) lock; build_hydra ;;
   keycloak) lock; build_keycloak ;;
-  *) PEER=usage; die "usage: scripts/peers-build.sh hydra|keycloak" ;;
+  opa) lock; build_opa ;;
+  oauth2-proxy) lock; build_oauth2_proxy ;;
+  *) PEER=usage; die "usage: scripts/peers-build.sh hydra|keycloak|opa|oauth2-proxy" ;;
 esac

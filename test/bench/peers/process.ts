@@ -120,7 +120,7 @@ export async function runLogged(command: string, args: string[], env: Record<str
  * Builds or fetches a peer with scripts/peers-build.sh (cached after the first
  * run); its progress shows on stderr. Returns the KEY=VALUE lines it prints.
  */
-export async function buildPeer(name: 'hydra' | 'keycloak'): Promise<Record<string, string>> {
+export async function buildPeer(name: 'hydra' | 'keycloak' | 'opa' | 'oauth2-proxy'): Promise<Record<string, string>> {
   return new Promise((resolve, reject) => {
     const child = spawn(projectPath('scripts', 'peers-build.sh'), [name], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -130,7 +130,7 @@ export async function buildPeer(name: 'hydra' | 'keycloak'): Promise<Record<stri
       if (code !== 0) return reject(new Error(`scripts/peers-build.sh ${name} failed (exit ${code}); its messages are above`));
       resolve(
         Object.fromEntries(
-          out.split('\n').flatMap((l) => (/^[A-Z_]+=/.test(l) ? [[l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]] : [])),
+          out.split('\n').flatMap((l) => (/^[A-Z0-9_]+=/.test(l) ? [[l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]] : [])),
         ),
       );
     });

@@ -4,8 +4,10 @@
 // time under the same wrk load as `make bench` (test/bench/measure.ts), the same
 // confidential client sending the same client_credentials request. Prints
 // tokens/s, latency, CPU per token, peak RSS, what PostgreSQL did per token and
-// boxauth's ratio to each; writes bench-peers-results.json. A peer that cannot
-// be built or started is reported and the others still run.
+// boxauth's ratio to each. Then the decision point (decide.ts): boxauth, OPA
+// and oauth2-proxy deciding the same request, side by side. Writes
+// bench-peers-results.json. A peer that cannot be built or started is reported
+// and the others still run.
 import fs from 'node:fs';
 import os from 'node:os';
 import { projectPath } from '../../../api/paths.js';
@@ -15,13 +17,15 @@ import { perRequest, settledCounters, type DbCounters } from '../db-stats.js';
 import { wrkAvailable } from '../load.js';
 import { LOAD, measure, type Measured } from '../measure.js';
 import { startBoxauth } from './boxauth.js';
+import { benchDecisionPeers, DECISION_PEERS, type DecisionRow } from './decide.js';
+import { decisionReport } from './decision-report.js';
 import { startHydra } from './hydra.js';
 import { startKeycloak } from './keycloak.js';
 import { buildPeer, stopOnInterrupt } from './process.js';
 import { report, type Row, type Skipped } from './report.js';
 import type { Target } from './target.js';
 
-/** Comma-separated keys of what to run: hydra, keycloak, boxauth (all by default). */
+/** Comma-separated keys of what to run: hydra, keycloak, boxauth (tokens); opa, oauth2-proxy (decisions, with boxauth's); all by default. */
 const ONLY = process.env.BENCH_PEERS_ONLY?.split(',');
 const LOG_DIR = projectPath('.boxauth', 'bench-peers');
 
@@ -67,9 +71,11 @@ async function main(): Promise<void> {
   const skipped: Skipped[] = [];
   const peers = PEERS.filter((p) => !ONLY || ONLY.includes(p.key));
 
+  const deciders = DECISION_PEERS.filter((k) => !ONLY || ONLY.includes(k));
+
   // Built before anything is measured: a build would load the machine.
   const built = new Map<string, Record<string, string>>();
-  for (const peer of peers) {
+  for (const peer of [...peers, ...deciders.map((key) => ({ key, title: key }))]) {
     log(`building ${peer.title} (scripts/peers-build.sh ${peer.key})`);
     try {
       built.set(peer.key, await buildPeer(peer.key));
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
       skipped.push({ key: peer.key, title: peer.title, reason: `not built: ${errorMessage(err)}` });
     }
   }
+  let decisions: { rows: DecisionRow[]; skipped: Skipped[] } | undefined;
 
   log(
     `${LOAD.connections} connections, ${LOAD.seconds} s per target after ${LOAD.warmupSeconds} s of warm-up; ` +
@@ -113,13 +120,31 @@ async function main(): Promise<void> {
         await box.stop();
       }
     }
+    if (deciders.length > 0) {
+      const url = await freshDatabase(server.url, 'peers_decisions');
+      decisions = await benchDecisionPeers(url, server.postgresPid, built, LOG_DIR, log);
+      skipped.push(...decisions.skipped);
+    }
   } finally {
     forget();
     await server.stop();
   }
 
   const loadAfter = os.loadavg();
-  process.stdout.write(`\n${report(rows, skipped)}\n`);
+  if (rows.length > 0)
+    process.stdout.write(
+      `\n${report(
+        rows,
+        skipped.filter((s) => !DECISION_PEERS.some((k) => k === s.key)),
+      )}\n`,
+    );
+  if (decisions)
+    process.stdout.write(
+      `\n${decisionReport(
+        decisions.rows,
+        skipped.filter((s) => DECISION_PEERS.some((k) => k === s.key)),
+      )}\n`,
+    );
   process.stdout.write(
     `(${os.availableParallelism()} cores, ${LOAD.connections} connections, ${LOAD.seconds} s per target after ${LOAD.warmupSeconds} s of warm-up, wrk; ` +
       `load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after; ${Math.round((Date.now() - started) / 1000)} s in all)\n`,
@@ -133,6 +158,7 @@ async function main(): Promise<void> {
         loadAverage: { before: loadBefore, after: loadAfter },
         load: LOAD,
         targets: rows,
+        decisions: decisions?.rows,
         skipped,
       },
       null,
