@@ -140,7 +140,7 @@ async function tokenCaller(svc: DecisionServices, app: App, token: string): Prom
   return { user, client: s.clientId, scope: s.scope, audience: s.audience, session: s.id };
 }
 
-/** AuthZEN's named subjects: a user by id or email is who they are now; a client is only itself. */
+/** AuthZEN's named subjects: a user by id is who they are now; a client is only itself. */
 async function namedCaller(svc: DecisionServices, credential: { user: string } | { client: string }): Promise<Caller | undefined> {
   if ('client' in credential) return { ...NOBODY, client: credential.client };
   const user = /^\d{1,15}$/.test(credential.user) ? await svc.users.get(credential.user) : undefined;

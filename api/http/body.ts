@@ -63,3 +63,18 @@ export const pageForm: RequestHandler[] = [
 
 /** JSON or YAML resource bodies (PUT/POST of the resource API). */
 export const resourceBody: RequestHandler[] = [reading(RESOURCE), checkedBody];
+
+/**
+ * AuthZEN requests (api/http/routes/authzen.ts): JSON only — "Requests MUST include
+ * a Content-Type header with the value application/json" (AuthZEN 1.0 §10.1) —,
+ * anything else a 400, the spec's status for a bad request (§10.1.2).
+ */
+const AUTHZEN: BodyRules = {
+  accept: ['json'],
+  otherType: (media) => badRequest(`send the request as application/json (got ${media ?? 'no Content-Type'})`),
+  formParameters: 0,
+  json: 'object',
+  unsupportedCode: 'invalid_request',
+};
+
+export const authzenBody: RequestHandler[] = [reading(AUTHZEN), checkedBody];

@@ -472,26 +472,42 @@ const decisionPaths: Json = {
     parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
     post: {
       tags: ['decisions'],
-      summary: 'AuthZEN Authorization API 1.0: one evaluation',
+      summary: 'AuthZEN Authorization API 1.0: one evaluation (docs/guides/guard-your-apps.md)',
       security: [{ bearer: [] }],
-      responses: { '200': { description: '{"decision": true|false}' }, ...ERRORS },
+      responses: {
+        '200': { description: '{"decision": true|false, "context": {"id": <decision id>, "reason": <why, when false>}}' },
+        ...ERRORS,
+        '404': NOT_FOUND,
+      },
     },
   },
   '/apps/{app}/access/v1/evaluations': {
     parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
     post: {
       tags: ['decisions'],
-      summary: 'AuthZEN Authorization API 1.0: several evaluations',
+      summary: 'AuthZEN Authorization API 1.0: several evaluations, with defaults and options.evaluations_semantic',
       security: [{ bearer: [] }],
-      responses: { '200': { description: '{"evaluations": [...]}' }, ...ERRORS },
+      responses: {
+        '200': {
+          description:
+            '{"evaluations": [<a decision, or {"decision": false, "context": {"error": {"status", "message"}}}>, ...]}; without evaluations, one decision',
+        },
+        ...ERRORS,
+        '404': NOT_FOUND,
+      },
     },
   },
   '/.well-known/authzen-configuration/apps/{app}': {
     parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
     get: {
       tags: ['decisions'],
-      summary: "AuthZEN metadata of an App's decision point",
-      responses: { '200': { description: 'the metadata' }, '404': NOT_FOUND },
+      summary:
+        'AuthZEN metadata of the decision point <base url>/apps/{app}; with a base url that has a path, at <origin>/.well-known/authzen-configuration/<that path>/apps/{app}',
+      security: [],
+      responses: {
+        '200': { description: '{"policy_decision_point", "access_evaluation_endpoint", "access_evaluations_endpoint"}' },
+        '404': NOT_FOUND,
+      },
     },
   },
 };

@@ -1,5 +1,5 @@
 // The decision point over HTTP, as gateways call it (forward-auth, Envoy's HTTP
-// service) and as AuthZEN PEPs do; real gateways in front of it are in
+// service); AuthZEN PEPs are in ./authzen.test.ts, real gateways in front of it in
 // test/e2e/gateways/. Policies name their app; a policy of one target never
 // decides for another; tokens must be for the app's audience; ambiguous paths are
 // refused; people are sent to sign in and come back with the app's own cookie.
@@ -283,51 +283,6 @@ describe('the decision point', function () {
       expect(bad.body.error_description, bad.text).to.match(allowed);
       const challenge = /error_description="([^"]*)"/.exec(bad.headers.get('www-authenticate') ?? '');
       expect(challenge?.[1], bad.headers.get('www-authenticate') ?? '').to.match(allowed);
-    });
-
-    it('AuthZEN: metadata, an evaluation, evaluations with their semantics; the PEP needs a token and a box policy', async function () {
-      const meta = await box.json('GET', '/.well-known/authzen-configuration/apps/wiki');
-      expect(meta.body).to.deep.include({
-        issuer: `${box.url}/apps/wiki`,
-        access_evaluation_endpoint: `${box.url}/apps/wiki/access/v1/evaluation`,
-        access_evaluations_endpoint: `${box.url}/apps/wiki/access/v1/evaluations`,
-      });
-      const ask = { subject: { type: 'user', id: String(staffId) }, action: { name: 'GET' }, resource: { type: 'docs', id: 'a' } };
-      expect((await box.json('POST', '/apps/wiki/access/v1/evaluation', ask)).status).to.equal(401);
-      const pep = (await box.addClient('wiki-pep', {}, { policy: false })).secret;
-      const pepToken = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('wiki-pep', pep) })).body
-        .access_token;
-      expect((await box.json('POST', '/apps/wiki/access/v1/evaluation', ask, pepToken)).status).to.equal(403);
-      await policy('wiki-pep-asks', {
-        engine: 'matcho',
-        link: [{ id: 'wiki-pep', resourceType: 'Client' }],
-        matcho: { 'request-method': 'post', uri: '#^/apps/wiki/access/v1/' },
-      });
-      const yes = await box.json('POST', '/apps/wiki/access/v1/evaluation', ask, pepToken, { 'X-Request-ID': 'req-1' });
-      expect(yes.status, yes.text).to.equal(200);
-      expect(yes.body.decision).to.equal(true);
-      expect(yes.body.context.id).to.match(/^[0-9a-f-]{36}$/);
-      expect(yes.headers.get('x-request-id')).to.equal('req-1');
-      const no = await box.json('POST', '/apps/wiki/access/v1/evaluation', { ...ask, subject: { type: 'user', id: '999999' } }, pepToken);
-      expect(no.body.decision).to.equal(false);
-      const batch = await box.json(
-        'POST',
-        '/apps/wiki/access/v1/evaluations',
-        {
-          subject: { type: 'client', id: 'indexer' },
-          action: { name: 'GET' },
-          evaluations: [
-            { resource: { type: 'docs', id: 'x' } },
-            { resource: { type: 'admin', id: 'x' } },
-            { resource: { type: 'docs', id: 'y' } },
-          ],
-          options: { evaluations_semantic: 'deny_on_first_deny' },
-        },
-        pepToken,
-      );
-      expect(batch.body.evaluations.map((e: { decision: boolean }) => e.decision)).to.deep.equal([true, false]);
-      const bad = await box.json('POST', '/apps/wiki/access/v1/evaluation', { subject: { type: 'user' } }, pepToken);
-      expect(bad.status).to.equal(400);
     });
   });
 

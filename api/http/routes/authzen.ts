@@ -1,58 +1,81 @@
-// OpenID AuthZEN Authorization API 1.0, one policy decision point per app: the
-// app's issuer is <base url>/apps/<app>, its metadata at
-// /.well-known/authzen-configuration/apps/<app> (RFC 8615: the well-known string
-// before the issuer's path), its evaluations at /apps/<app>/access/v1/evaluation(s).
-// The caller (the PEP) is a client of the box with a token, allowed by a policy of
-// the box's own API like any other caller (deny by default); the decision is the
-// app's policies' (api/decision/engine.ts), as for the gateways' doors.
+// OpenID AuthZEN Authorization API 1.0 (final, January 2026), one policy decision
+// point per app. Field by field (test/integration/authzen.test.ts checks each):
 //
-// Mapping: subject {type: user, id: <user id>} | {type: client, id} | {type: token,
-// id: <an access token for the app>}; action.name is the request object's
-// request-method; resource.properties.path (default /<type>/<id>) and .host its
-// path and host; resource and context are passed to the policies as sent. A
-// decision is always 200 with {decision, context: {id, reason}}; errors of the
-// whole request are 4xx (§12.1.8), and X-Request-ID comes back (§12.1.9).
-import type { Request, RequestHandler, Response, Router } from 'express';
-import { ApiError, badRequest } from '../../errors.js';
+// - The PDP identifier (§9.1 policy_decision_point) is <base url>/apps/<app>; its
+//   metadata is at the URL "formed by inserting a well-known URI string between the
+//   host component and the path" (§9.2): <origin>/.well-known/authzen-configuration
+//   <base path>/apps/<app>, and holds only parameters of the spec's registry
+//   (§12.1): policy_decision_point — "identical to the Policy Decision Point
+//   identifier value into which the well-known URI string was inserted" (§9.2.3) —
+//   and the evaluation endpoints, at the spec's default paths (§10.1). The search
+//   APIs (§8) are OPTIONAL and not served: "the absence of any of these parameters
+//   is sufficient for the PEP to determine that the PDP is not capable".
+// - The PEP is a client of the box with a token (§11.2 leaves how to the PDP;
+//   OAuth is RECOMMENDED), allowed by a policy of the box's own API like any other
+//   caller: no token 401 with WWW-Authenticate (§11.3), not allowed 403.
+// - Request to the app's policies (api/decision/request.ts): subject {type: user,
+//   id: <user id>} | {type: client, id: <client id>} | {type: token, id: <an access
+//   token for the app>} is who is calling; action.name is `request-method` (lower
+//   case); resource.properties.path (default /<type>/<id>) and .host (default the
+//   app's first url's) are `path` and `host`; `resource` and `context` are passed as
+//   sent. Subject and action properties are not (the spec lets the PDP choose what it
+//   evaluates).
+// - Answer: a Decision (§5.5), 200 {decision, context: {id, reason}}: `id` is the
+//   decision's (GET /authz/decisions/<id> explains a refusal), `reason` says why it
+//   was refused. Errors (§7.2.1): of the whole payload, 4xx/5xx with a JSON body
+//   whose error_description is the "error message string" of §10.1.2; of one
+//   evaluation of a batch, a false decision with context.error {status, message},
+//   as §7.2.1's example. For /evaluation the payload is its one evaluation, so an
+//   evaluation that cannot be evaluated is the request's error there.
+// - X-Request-ID: "If the PEP specified a request identifier in the request, the PDP
+//   MUST include the same identifier in the response" (§10.1.3) — every response,
+//   errors included.
+//
+// Where the spec leaves the choice to the PDP, the box's: evaluations of a batch run
+// one after another (§7.1: "sequentially or in parallel"); at most MAX_EVALUATIONS
+// per request (§11.7); the context of a decision is {id, reason} (§5.5.2: its
+// "semantics and format ... are an implementation concern"); the body of an error
+// is the box's {error, error_description}; a required string may not be empty, and
+// an optional object sent as null is of the wrong type (400); subject types other
+// than the three above are a 400; a body that is not application/json is a 400
+// (§10.1: requests "MUST include a Content-Type header with the value
+// application/json"; §10.1.2 has 400 for a bad request), one in another charset or
+// coding a 415. §9.1 wants an https identifier: it is one when BOXAUTH_BASE_URL is.
+import type { RequestHandler, Response, Router } from 'express';
+import { ApiError } from '../../errors.js';
 import { hostOf } from '../../decision/apps.js';
 import { decide, type Credential, type Decision } from '../../decision/engine.js';
 import type { Services } from '../../services.js';
 import type { App } from '../../types.js';
-import { resourceBody } from '../body.js';
+import { authzenBody } from '../body.js';
 import { strictRouter } from '../router.js';
-
-const MAX_EVALUATIONS = 100;
-const SEMANTICS = ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'] as const;
-type Semantic = (typeof SEMANTICS)[number];
+import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type Problem } from './authzen-request.js';
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-interface Evaluation {
-  subject: { type: string; id: string; properties?: Json };
-  action: { name: string; properties?: Json };
-  resource: { type: string; id: string; properties?: Json };
-  context?: Json;
+export type AuthzenRouterServices = Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>;
+
+const WELL_KNOWN = '/.well-known/authzen-configuration';
+
+/** §9.2: the metadata URL of the PDP identifier `pdp` (a URL without query or fragment). */
+export function metadataUrl(pdp: string): string {
+  const url = new URL(pdp);
+  return `${url.origin}${WELL_KNOWN}${url.pathname === '/' ? '' : url.pathname}`;
 }
 
-/** One evaluation (its defaults applied), checked: a 400 naming what is missing or malformed. */
-function evaluation(raw: Json, at: string): Evaluation {
-  const entity = (name: 'subject' | 'action' | 'resource', keys: string[]): Json => {
-    const value = raw[name];
-    if (!isObject(value)) throw badRequest(`${at}${name} is required (an object)`);
-    for (const key of keys)
-      if (typeof value[key] !== 'string' || value[key] === '') throw badRequest(`${at}${name}.${key} is required (a string)`);
-    if (value.properties !== undefined && !isObject(value.properties)) throw badRequest(`${at}${name}.properties must be an object`);
-    return value;
-  };
-  const context = raw.context;
-  if (context !== undefined && !isObject(context)) throw badRequest(`${at}context must be an object`);
+/** §9.1: the metadata of the PDP `pdp`; parameters without a value "MUST be omitted". */
+export function metadataOf(pdp: string): Json {
   return {
-    subject: entity('subject', ['type', 'id']) as Evaluation['subject'],
-    action: entity('action', ['name']) as Evaluation['action'],
-    resource: entity('resource', ['type', 'id']) as Evaluation['resource'],
-    ...(context ? { context } : {}),
+    policy_decision_point: pdp,
+    access_evaluation_endpoint: `${pdp}/access/v1/evaluation`,
+    access_evaluations_endpoint: `${pdp}/access/v1/evaluations`,
   };
+}
+
+/** The route of metadataUrl(<base url>/apps/:app): the base url's path taken literally (path-to-regexp's escapes). */
+export function metadataRoute(baseUrl: string): string {
+  const prefix = new URL(metadataUrl(baseUrl)).pathname;
+  return `${prefix.replace(/[{}()[\]+?!:*\\]/g, '\\$&')}/apps/:app`;
 }
 
 function credentialOf(subject: Evaluation['subject']): Credential {
@@ -63,16 +86,10 @@ function credentialOf(subject: Evaluation['subject']): Credential {
       return { client: subject.id };
     case 'token':
       return { bearer: subject.id };
-    default:
-      throw badRequest(`subject.type must be user, client or token (got "${subject.type}")`);
   }
 }
 
-async function evaluate(
-  svc: Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
-  app: App,
-  e: Evaluation,
-): Promise<Decision> {
+async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation): Promise<Decision> {
   const props = e.resource.properties ?? {};
   const path = typeof props.path === 'string' ? props.path : `/${encodeURIComponent(e.resource.type)}/${encodeURIComponent(e.resource.id)}`;
   const started = process.hrtime.bigint();
@@ -91,67 +108,78 @@ async function evaluate(
   return d;
 }
 
-const response = (d: Decision): Json => ({ decision: d.allowed, context: { id: d.id, ...(d.allowed ? {} : { reason: d.description }) } });
+/**
+ * A decision the engine could not make is an error of its evaluation (§7.2.1): a
+ * path that cannot be read one way (what the PEP sent: 400), or a failure of the
+ * box (500). Every other refusal is a decision: false, with its reason.
+ */
+export function errorOf(d: Decision): { status: 400 | 500; message: string } | undefined {
+  if (d.reason === 'bad-path') return { status: 400, message: d.description };
+  if (d.reason === 'error') return { status: 500, message: d.description };
+  return undefined;
+}
 
-export function authzenRouter(
-  svc: Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
-  authenticate: RequestHandler,
-  guard: RequestHandler,
-): Router {
+/** §5.5: a Decision, `context` the box's own (§5.5.1 leaves its shape to the PDP). */
+export function answerOf(d: Decision): Json {
+  const error = errorOf(d);
+  if (error) return { decision: false, context: { id: d.id, error } };
+  return { decision: d.allowed, context: { id: d.id, ...(d.allowed ? {} : { reason: d.description }) } };
+}
+
+/** §7.2.1: "Decisions default to closed (i.e. false), but the context field can include errors". */
+const problemAnswer = (p: Problem): Json => ({ decision: false, context: { error: { status: 400, message: p.problem } } });
+
+/** §10.1.3: the PEP's request identifier comes back on every answer, whatever it is. */
+const echoRequestId: RequestHandler = (req, res, next) => {
+  const id = req.headers['x-request-id'];
+  if (typeof id === 'string') res.set('X-Request-ID', id);
+  next();
+};
+
+export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestHandler, guard: RequestHandler): Router {
   const router = strictRouter();
-  const base = (app: string): string => `${svc.config.baseUrl}/apps/${app}`;
+  const pdpOf = (app: string): string => `${svc.config.baseUrl}/apps/${app}`;
 
-  async function appOf(req: Request): Promise<App> {
-    const id = req.params.app as string;
+  async function appOf(id: string): Promise<App> {
     const app = /^[a-z0-9][-a-z0-9]*$/.test(id) ? await svc.apps.byId(id) : undefined;
     if (!app) throw new ApiError(404, 'not_found', `no app "${id}"`);
     return app;
   }
 
-  const echoRequestId = (req: Request, res: Response): void => {
-    const id = req.headers['x-request-id'];
-    if (typeof id === 'string') res.set('X-Request-ID', id);
+  // With a base url that has a path (a proxy in front), the metadata is outside it:
+  // the proxy passes <origin>/.well-known/authzen-configuration/<path>/… on as it is.
+  router.get(metadataRoute(svc.config.baseUrl), echoRequestId, async (req, res) => {
+    const app = await appOf(req.params.app as string);
+    // §11.9: "utilize HTTP caching directives such as Cache-Control with max-age".
+    res.set('Cache-Control', 'public, max-age=60').json(metadataOf(pdpOf(app.id)));
+  });
+
+  const evaluationOne = async (res: Response, e: Evaluation, app: App): Promise<void> => {
+    const d = await evaluate(svc, app, e);
+    const error = errorOf(d);
+    // The one evaluation is the whole payload: its error is the request's (§7.2.1's first kind).
+    if (error)
+      throw new ApiError(error.status, error.status === 400 ? 'invalid_request' : 'server_error', `${error.message} (decision ${d.id})`);
+    res.json(answerOf(d));
   };
 
-  // §11.2: public, cacheable metadata.
-  router.get('/.well-known/authzen-configuration/apps/:app', async (req, res) => {
-    const app = await appOf(req);
-    res.set('Cache-Control', 'public, max-age=60').json({
-      issuer: base(app.id),
-      policy_decision_point: base(app.id),
-      access_evaluation_endpoint: `${base(app.id)}/access/v1/evaluation`,
-      access_evaluations_endpoint: `${base(app.id)}/access/v1/evaluations`,
-    });
+  router.post('/apps/:app/access/v1/evaluation', echoRequestId, authenticate, guard, ...authzenBody, async (req, res) => {
+    const app = await appOf(req.params.app as string);
+    await evaluationOne(res, accessEvaluation(req.body), app);
   });
 
-  router.post('/apps/:app/access/v1/evaluation', authenticate, guard, ...resourceBody, async (req, res) => {
-    echoRequestId(req, res);
-    const app = await appOf(req);
-    if (!isObject(req.body)) throw badRequest('the body must be an Access Evaluation Request (a JSON object)');
-    res.json(response(await evaluate(svc, app, evaluation(req.body, ''))));
-  });
-
-  router.post('/apps/:app/access/v1/evaluations', authenticate, guard, ...resourceBody, async (req, res) => {
-    echoRequestId(req, res);
-    const app = await appOf(req);
-    const body = req.body as unknown;
-    if (!isObject(body)) throw badRequest('the body must be an Access Evaluations Request (a JSON object)');
-    const { evaluations, options, ...defaults } = body;
-    // §7.1: without `evaluations`, the request is a single evaluation in the batch's shape.
-    if (evaluations === undefined) return void res.json(response(await evaluate(svc, app, evaluation(defaults, ''))));
-    if (!Array.isArray(evaluations) || evaluations.some((e) => !isObject(e))) throw badRequest('evaluations must be an array of objects');
-    if (evaluations.length > MAX_EVALUATIONS) throw badRequest(`at most ${MAX_EVALUATIONS} evaluations in one request`);
-    const semantic = (isObject(options) ? options.evaluations_semantic : undefined) ?? 'execute_all';
-    if (!SEMANTICS.includes(semantic as Semantic)) throw badRequest(`options.evaluations_semantic must be one of ${SEMANTICS.join(', ')}`);
-    // Every evaluation is checked before any is decided: a malformed one fails the whole request (400).
-    const checked = (evaluations as Json[]).map((e, i) => evaluation({ ...defaults, ...e }, `evaluations[${i}].`));
-    const results: Json[] = [];
-    for (const e of checked) {
-      const d = await evaluate(svc, app, e);
-      results.push(response(d));
-      if ((semantic === 'deny_on_first_deny' && !d.allowed) || (semantic === 'permit_on_first_permit' && d.allowed)) break;
+  router.post('/apps/:app/access/v1/evaluations', echoRequestId, authenticate, guard, ...authzenBody, async (req, res) => {
+    const app = await appOf(req.params.app as string);
+    const read = accessEvaluations(req.body);
+    if ('single' in read) return evaluationOne(res, read.single, app);
+    const answers: Json[] = [];
+    for (const item of read.items) {
+      const answer = 'problem' in item ? problemAnswer(item) : answerOf(await evaluate(svc, app, item));
+      answers.push(answer);
+      if (stopsAfter(read.semantic, answer.decision === true)) break;
     }
-    res.json({ evaluations: results });
+    // §7.2: "it is RECOMMENDED that the decision key of the response be omitted".
+    res.json({ evaluations: answers });
   });
 
   return router;
