@@ -1,5 +1,5 @@
 // The decision point: one decision for every front door — AuthZEN, HTTP external
-// authorization, forward-auth (api/http/routes/gate.ts) and Envoy's gRPC ext_authz
+// authorization, forward-auth (api/http/gate-endpoints.ts) and Envoy's gRPC ext_authz
 // (api/grpc/ext-authz.ts). Each door only reads its protocol into a GateRequest
 // and writes the Decision back. The steps, in order:
 //

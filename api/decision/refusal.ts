@@ -1,4 +1,4 @@
-// What a refused request is told, whichever door it came through (api/http/routes/gate.ts
+// What a refused request is told, whichever door it came through (api/http/gate-endpoints.ts
 // writes it as an HTTP response, api/grpc/ext-authz.ts as Envoy's denied_response): a
 // page for a person's browser, else RFC 6749-style JSON, both naming the decision.
 import { describable } from '../errors.js';

@@ -10,7 +10,7 @@ import { credentialFrom, type Decision, type GateRequest } from '../decision/eng
 import { refusalOf } from '../decision/refusal.js';
 import { PAGE_HEADERS } from '../http/pages.js';
 
-/** The fields of a CheckRequest the decision reads (proto-loader objects, keepCase). */
+/** The fields of a CheckRequest the decision reads (as protobufjs decodes it: proto names; unset strings are empty). */
 export interface CheckRequest {
   attributes?: {
     request?: {

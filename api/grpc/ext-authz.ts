@@ -10,7 +10,9 @@
 // fail closed then (docs/guides/guard-your-apps.md). With TLS (BOXAUTH_TLS_*) the
 // port speaks TLS with the API's certificate, re-read when the files change.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import path from 'node:path';
+import protobuf from 'protobufjs';
+import descriptor from 'protobufjs/google/protobuf/descriptor.json' with { type: 'json' };
 import type { Config } from '../config.js';
 import { decide, type DecisionServices } from '../decision/engine.js';
 import { errorMessage } from '../errors.js';
@@ -20,6 +22,12 @@ import { projectPath } from '../paths.js';
 import { checkResponseOf, gateRequestOf, malformedResponse, type CheckRequest, type CheckResponse } from './check.js';
 
 const PROTO = 'envoy/service/auth/v3/external_auth.proto';
+// Envoy's protos annotate their fields with options that extend descriptor.proto's messages.
+protobuf.common(
+  'descriptor',
+  (descriptor as { nested: { google: { nested: { protobuf: { nested: protobuf.INamespace['nested'] } } } } }).nested.google.nested.protobuf
+    .nested!,
+);
 /** A CheckRequest is headers and a path (bodies are not asked for); far more than that is not Envoy. */
 const MAX_MESSAGE_BYTES = 1 << 20;
 const TLS_RELOAD_MS = 1000;
@@ -31,19 +39,31 @@ export interface ExtAuthzServer {
   stop(graceMs: number): Promise<void>;
 }
 
-function authorizationService(): grpc.ServiceDefinition {
-  const definition = protoLoader.loadSync(PROTO, {
-    includeDirs: [projectPath('api', 'grpc', 'protos')],
-    keepCase: true,
-    longs: String,
-    enums: Number,
-    defaults: false,
-    oneofs: true,
-  });
-  const pkg = grpc.loadPackageDefinition(definition) as unknown as {
-    envoy: { service: { auth: { v3: { Authorization: grpc.ServiceClientConstructor } } } };
+/**
+ * Authorization/Check with Envoy's messages as protobufjs decodes them: the handler reads the
+ * decoded CheckRequest as it is (fields by their proto names; unset strings are ''), and a
+ * plain CheckResponse object is encoded as it is. No conversion to and from plain objects on
+ * every call, which is what a generated-code-less loader would otherwise add.
+ */
+export function authorizationService(): grpc.ServiceDefinition<grpc.UntypedServiceImplementation> {
+  const dir = projectPath('api', 'grpc', 'protos');
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => path.join(dir, target);
+  root.loadSync(PROTO, { keepCase: true });
+  const request = root.lookupType('envoy.service.auth.v3.CheckRequest');
+  const response = root.lookupType('envoy.service.auth.v3.CheckResponse');
+  return {
+    Check: {
+      path: '/envoy.service.auth.v3.Authorization/Check',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (m: object) => Buffer.from(request.encode(m).finish()),
+      requestDeserialize: (b: Buffer) => request.decode(b),
+      responseSerialize: (m: object) => Buffer.from(response.encode(m).finish()),
+      responseDeserialize: (b: Buffer) => response.decode(b),
+      originalName: 'check',
+    },
   };
-  return pkg.envoy.service.auth.v3.Authorization.service;
 }
 
 function credentials(config: Pick<Config, 'tls'>): grpc.ServerCredentials {

@@ -10,12 +10,13 @@ import { authenticate, authorize } from './auth.js';
 import { checkedRequestLine } from './edge.js';
 import { errorHandler } from './errors.js';
 import { COMMON_HEADERS, PREFLIGHT_HEADERS, strictTransportSecurity } from './headers.js';
+import { withGateEndpoints } from './gate-endpoints.js';
 import { withOAuthEndpoints } from './oauth-endpoints.js';
 import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
 import { authorizeRouter } from './routes/authorize.js';
 import { authzenRouter } from './routes/authzen.js';
-import { gateRouter } from './routes/gate.js';
+import { appSignInRouter } from './routes/app-sign-in.js';
 import { explainRouter } from './routes/explain.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
@@ -65,10 +66,10 @@ export interface AppOptions {
   draining: () => boolean;
 }
 
-/** The box's request listener: the OAuth endpoints on node:http, and express for everything else. */
+/** The box's request listener: the gateways' doors and the OAuth endpoints on node:http, and express for everything else. */
 export function createRequestListener(svc: Services, options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const logRequest = requestLogger(svc);
-  const listener = withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest);
+  const listener = withGateEndpoints(svc, withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest), logRequest);
   const sts = strictTransportSecurity(svc.config);
   if (sts === undefined) return listener;
   // Set before either path runs, so every answer carries it (writeHead keeps headers set earlier).
@@ -93,8 +94,8 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
   app.use(authorizeRouter(svc), signInRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
-  // The decision point's doors for gateways (public: they decide on the end user's credential) and AuthZEN.
-  app.use(gateRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
+  // People signing in at an app, and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
+  app.use(appSignInRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.

@@ -1,4 +1,4 @@
-// The request line of every express request, checked before any router sees it
+// The request line of every request, checked before any router sees it
 // (api/input.ts says what input must be): a path segment or query parameter that
 // is not valid percent-encoded UTF-8, holds a NUL or a lone surrogate, is too
 // long, or names an object's prototype is refused here with 400, so no handler,
@@ -41,8 +41,12 @@ function queryProblem(rawQuery: string): ApiError | undefined {
   return undefined;
 }
 
-export const checkedRequestLine: RequestHandler = (req, _res, next) => {
-  const url = req.originalUrl;
+/** What is wrong with a request line's target (path and query), if anything. */
+export function requestLineProblem(url: string): ApiError | undefined {
   const q = url.indexOf('?');
-  next(pathProblem(q === -1 ? url : url.slice(0, q)) ?? (q === -1 ? undefined : queryProblem(url.slice(q + 1))));
+  return pathProblem(q === -1 ? url : url.slice(0, q)) ?? (q === -1 ? undefined : queryProblem(url.slice(q + 1)));
+}
+
+export const checkedRequestLine: RequestHandler = (req, _res, next) => {
+  next(requestLineProblem(req.originalUrl));
 };

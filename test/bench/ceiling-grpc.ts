@@ -1,33 +1,22 @@
 // The gRPC ceiling of `make bench`'s decision scenarios: a bare @grpc/grpc-js
-// server for Envoy's ext_authz v3 Check, from the same protos as the box's gRPC
-// door (api/grpc/protos) and the same library, doing the least a decision point
+// server for Envoy's ext_authz v3 Check, with the box's own service definition
+// (api/grpc/ext-authz.ts: the same protos, library and message handling), doing the least a decision point
 // must (ceiling-verify.ts: the ES256 JWT of the request's authorization header,
 // verified with jose) and answering OK with the caller in a header. The fair
 // bound for the box's gRPC door: the same transport and the same token check,
 // nothing else. Run with as many workers as the box, like ceiling-decision.ts.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { projectPath } from '../../api/paths.js';
+import { authorizationService } from '../../api/grpc/ext-authz.js';
 import { inWorkers, verifierFromEnv } from './ceiling-verify.js';
 
 interface Check {
   attributes?: { request?: { http?: { headers?: Record<string, string> } } };
 }
 
-type Service = { envoy: { service: { auth: { v3: { Authorization: grpc.ServiceClientConstructor } } } } };
-
 async function serve(): Promise<void> {
   const verify = await verifierFromEnv();
-  const definition = protoLoader.loadSync('envoy/service/auth/v3/external_auth.proto', {
-    includeDirs: [projectPath('api', 'grpc', 'protos')],
-    keepCase: true,
-    enums: Number,
-    defaults: false,
-    oneofs: true,
-  });
-  const service = (grpc.loadPackageDefinition(definition) as unknown as Service).envoy.service.auth.v3.Authorization.service;
   const server = new grpc.Server();
-  server.addService(service, {
+  server.addService(authorizationService(), {
     Check: (call: grpc.ServerUnaryCall<Check, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       verify(call.request.attributes?.request?.http?.headers?.authorization).then(
         (client) =>

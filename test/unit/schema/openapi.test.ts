@@ -56,7 +56,7 @@ describe('the OpenAPI document', function () {
     const declared = declaredPaths();
     expect(declared.length).to.be.greaterThan(20);
     expect(declared.filter((p) => !paths.includes(p))).to.deep.equal([]);
-    expect(paths).to.include('/authz/http/{app}/{path}'); // Envoy's door: a route by regular expression (routes/gate.ts)
+    expect(paths).to.include('/authz/http/{app}/{path}'); // Envoy's door: a route by regular expression (gate-endpoints.ts)
   });
 
   it('takes resource bodies from the CRD schemas that validate them', function () {

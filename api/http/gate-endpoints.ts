@@ -1,0 +1,212 @@
+// The decision point's HTTP doors for gateways, on node:http ahead of express (as
+// ./oauth-endpoints.ts does for the token endpoint: a gateway asks once per request
+// of every app it guards, and express's router and response helpers cost as much as
+// the decision). Each reads its gateway's way of sending the original request into a
+// GateRequest and writes the one decision (api/decision/engine.ts) back:
+//
+// - HTTP external authorization (Envoy's http_service, Gateway API ExternalAuth):
+//   ANY /authz/http/<app>/<original path>; allow is exactly 200, with the caller in
+//   headers; no or a bad token 401 with WWW-Authenticate; refused 403.
+// - forward-auth (Traefik forwardAuth, Caddy forward_auth, NGINX auth_request):
+//   /authz/forward-auth[/<app>], the original request in X-Forwarded-Method/-Proto/
+//   -Host/-Uri (Traefik, Caddy), X-Original-URI/-Method (NGINX) or X-Original-URL/
+//   -Method (ingress-nginx): one of the three, never two (see forwarded()).
+//   A person without a session gets 302 to the app's sign-in; with `?signin=401`
+//   (NGINX, whose auth_request cannot pass a redirect on) 401 and the address in
+//   X-Boxauth-Sign-In.
+//
+// No CORS preflight is answered here: an OPTIONS request at an app is the app's, and
+// its policies decide it like any other. The people's side of an app (sign-in at
+// <app>/.boxauth/*) is in ./routes/app-sign-in.ts; AuthZEN in ./routes/authzen.ts;
+// Envoy's gRPC door in api/grpc/ext-authz.ts.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../errors.js';
+import { appCookieAttributes } from '../decision/app-sign-in.js';
+import { credentialFrom, decide, type Decision, type GateRequest } from '../decision/engine.js';
+import { refusalOf } from '../decision/refusal.js';
+import type { Services } from '../services.js';
+import { requestLineProblem } from './edge.js';
+import { errorAnswer } from './errors.js';
+import { COMMON_HEADERS } from './headers.js';
+import { PAGE_HEADERS } from './pages.js';
+
+export type GateEndpointServices = Parameters<typeof decide>[0] & Pick<Services, 'config' | 'decisions' | 'metrics'>;
+
+type LogRequest = (method: string, url: string, route: string, status: number, seconds: number) => void;
+
+const HTTP_DOOR = /^\/authz\/http\/([a-z0-9][-a-z0-9]*)(\/[^?]*)?(\?.*)?$/;
+const FORWARD_AUTH = /^\/authz\/forward-auth(?:\/([^/?]+))?(\?.*)?$/;
+
+const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+function headersOf(req: IncomingMessage): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) out[name] = first(value);
+  return out;
+}
+
+type Original = Pick<GateRequest, 'method' | 'host' | 'scheme' | 'target'>;
+
+/**
+ * The original request as forward-auth gateways send it, each in headers of its own: Traefik and
+ * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as docs/guides/guard-your-apps.md configures
+ * it in X-Original-URI (with X-Original-Method, and Host); ingress-nginx in X-Original-URL (with
+ * X-Original-Method). A gateway sets its own and passes the client's other headers on as they
+ * came, so only the headers of the one that names the request are read, and a request named by
+ * two is refused: one of them is the client's, and nothing says which.
+ */
+function forwarded(h: Record<string, string | undefined>): Original {
+  const named = ['X-Forwarded-Uri', 'X-Original-URI', 'X-Original-URL'].filter((name) => h[name.toLowerCase()] !== undefined);
+  if (named.length > 1) {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `the original request is named both in ${named.join(' and in ')}: a gateway sends one of them (X-Forwarded-Uri: Traefik, Caddy; X-Original-URI: NGINX; X-Original-URL: ingress-nginx), another came from the client`,
+    );
+  }
+  switch (named[0]) {
+    case 'X-Forwarded-Uri':
+      return {
+        method: (h['x-forwarded-method'] ?? 'GET').toUpperCase(),
+        host: h['x-forwarded-host'] ?? h.host ?? '',
+        scheme: h['x-forwarded-proto'],
+        target: h['x-forwarded-uri']!,
+      };
+    case 'X-Original-URI':
+      return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), host: h.host ?? '', target: h['x-original-uri']! };
+    case 'X-Original-URL': {
+      let url: URL;
+      try {
+        url = new URL(h['x-original-url']!);
+      } catch {
+        throw new ApiError(400, 'invalid_request', 'X-Original-URL is not a URL');
+      }
+      return {
+        method: (h['x-original-method'] ?? 'GET').toUpperCase(),
+        host: url.host,
+        scheme: url.protocol.replace(':', ''),
+        target: `${url.pathname}${url.search}`,
+      };
+    }
+    default:
+      throw new ApiError(
+        400,
+        'invalid_request',
+        'send the original request: X-Forwarded-Uri (Traefik, Caddy), X-Original-URI (NGINX) or X-Original-URL (ingress-nginx), with its method and host',
+      );
+  }
+}
+
+/** A decision as an HTTP gate answers it: 200 and the caller's headers, or the refusal for the client. Returns the status. */
+function writeDecision(box: string, res: ServerResponse, d: Decision, wantsHtml: boolean, signIn401: boolean): number {
+  const headers: Record<string, string | string[]> = { ...COMMON_HEADERS, 'X-Boxauth-Decision': d.id, 'Cache-Control': 'no-store' };
+  if (d.clearCookie) headers['Set-Cookie'] = `${d.clearCookie}=${appCookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`;
+  if (d.allowed) {
+    res.writeHead(200, { ...headers, ...d.upstream, 'Content-Length': 0 }).end();
+    return 200;
+  }
+  if (d.challenge) headers['WWW-Authenticate'] = d.challenge;
+  if (d.location) {
+    headers['X-Boxauth-Sign-In'] = d.location;
+    if (!signIn401) {
+      res.writeHead(302, { ...headers, Location: d.location, 'Content-Length': 0 }).end();
+      return 302;
+    }
+  }
+  const refusal = refusalOf(box, d, wantsHtml, d.status === 302 ? 401 : d.status);
+  const type =
+    refusal.kind === 'html'
+      ? { ...PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' }
+      : { 'Content-Type': 'application/json; charset=utf-8' };
+  res.writeHead(refusal.status, { ...headers, ...type, 'Content-Length': Buffer.byteLength(refusal.body) }).end(refusal.body);
+  return refusal.status;
+}
+
+/** The door a request line is for, with its app and the original request; undefined: not a gate's. */
+function doorOf(
+  req: IncomingMessage,
+  url: string,
+): { route: string; door: GateRequest['door']; app: string | undefined; original: () => Original; signIn401: boolean } | undefined {
+  const http = HTTP_DOOR.exec(url);
+  if (http) {
+    const host = first(req.headers.host) ?? '';
+    return {
+      route: '/authz/http/:app',
+      door: 'http',
+      app: http[1],
+      // Envoy appends the original path and query to the prefix.
+      original: () => ({
+        method: req.method ?? 'GET',
+        host,
+        scheme: first(req.headers['x-forwarded-proto']),
+        target: `${http[2] ?? '/'}${http[3] ?? ''}`,
+      }),
+      signIn401: false,
+    };
+  }
+  const forward = FORWARD_AUTH.exec(url);
+  if (forward) {
+    return {
+      route: forward[1] === undefined ? '/authz/forward-auth' : '/authz/forward-auth/:app',
+      door: 'forward-auth',
+      app: forward[1],
+      original: () => forwarded(headersOf(req)),
+      signIn401: new URLSearchParams(forward[2] ?? '').get('signin') === '401',
+    };
+  }
+  return undefined;
+}
+
+/** A request listener for the box's HTTP server: the gate's doors above, and everything else handed to `fallback`. */
+export function withGateEndpoints(
+  svc: GateEndpointServices,
+  fallback: (req: IncomingMessage, res: ServerResponse) => void,
+  logRequest: LogRequest,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const door = url.startsWith('/authz/') ? doorOf(req, url) : undefined;
+    if (!door) {
+      fallback(req, res);
+      return;
+    }
+    const method = req.method ?? 'GET';
+    const started = process.hrtime.bigint();
+    const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
+    req.resume(); // the original body, when the gateway sends it, is not needed
+    const fail = (err: unknown): void => {
+      const error = errorAnswer(err, svc, { method, path: door.route });
+      const json = JSON.stringify(error.body);
+      res
+        .writeHead(error.status, {
+          ...COMMON_HEADERS,
+          'Cache-Control': 'no-store',
+          ...error.headers,
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(json),
+        })
+        .end(json);
+      logRequest(method, url, door.route, error.status, seconds());
+    };
+    let original: Original;
+    let app: string | undefined;
+    try {
+      const problem = requestLineProblem(url); // after which the app's segment decodes
+      if (problem) throw problem;
+      original = door.original();
+      app = door.app === undefined ? undefined : decodeURIComponent(door.app);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    const headers = headersOf(req);
+    decide(svc, { door: door.door, app, ...original, headers, credential: credentialFrom(headers.authorization, headers.cookie) }).then(
+      (d) => {
+        svc.decisions.record(d, seconds());
+        const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
+        logRequest(method, url, door.route, status, seconds());
+      },
+      fail,
+    );
+  };
+}

@@ -1,0 +1,138 @@
+// People in browsers at an app: the gateway routes <app url>/.boxauth/start,
+// /callback and /sign-out here, with the app's Host (the flow and its safeguards are
+// api/decision/app-sign-in.ts). The gateways' own doors are ../gate-endpoints.ts.
+import type { Request, Response, Router } from 'express';
+import { ApiError } from '../../errors.js';
+import {
+  appCookieAttributes,
+  CALLBACK_PATH,
+  challengeOf,
+  finishFlow,
+  safeReturnPath,
+  SIGN_OUT_PATH,
+  START_PATH,
+  startFlow,
+  verifierOf,
+} from '../../decision/app-sign-in.js';
+import { audienceOf } from '../../decision/apps.js';
+import { appCookieName, originOf } from '../../decision/engine.js';
+import { checkAccessToken } from '../../oauth/access-tokens.js';
+import { closeGrants } from '../../oauth/closing.js';
+import { authorizationCode } from '../../oauth/grants/authorization-code.js';
+import type { Services } from '../../services.js';
+import type { App } from '../../types.js';
+import { messagePage } from '../../ui/pages.js';
+import { cookies } from '../browser-session.js';
+import { renderPage } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+export function appSignInRouter(
+  svc: Pick<
+    Services,
+    | 'apps'
+    | 'audit'
+    | 'clients'
+    | 'config'
+    | 'csrfKey'
+    | 'keyring'
+    | 'log'
+    | 'policies'
+    | 'pool'
+    | 'refreshHolders'
+    | 'refreshWriter'
+    | 'sessionWriter'
+    | 'sessions'
+    | 'users'
+  >,
+): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+
+  async function appOf(req: Request): Promise<App> {
+    const app = await svc.apps.byHost(req.headers.host ?? '');
+    if (!app) throw new ApiError(404, 'not_found', `no app is reached at ${req.headers.host ?? 'this host'}`);
+    return app;
+  }
+  const page = (res: Response, status: number, title: string, message: string): void =>
+    renderPage(res, status, messagePage(box, title, message));
+  const stateCookie = (app: App, https: boolean): string => `${appCookieName(app, https)}-state`;
+
+  router.get(START_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const origin = originOf(app, req.headers.host ?? '');
+    const https = origin.startsWith('https:');
+    const client = app.signIn && (await svc.clients.get(app.signIn.client));
+    if (!client) return page(res, 404, 'Sign-in is not set up', `The app ${app.id} has no sign-in client. Tell its administrator.`);
+    const flow = startFlow(svc.csrfKey, app, safeReturnPath(req.query.rd));
+    const authorize = new URL(`${svc.config.baseUrl}/auth/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.resource.id,
+      redirect_uri: `${origin}${CALLBACK_PATH}`,
+      scope: 'openid',
+      state: flow.state,
+      code_challenge: challengeOf(flow.verifier),
+      code_challenge_method: 'S256',
+      resource: audienceOf(app),
+    }).toString();
+    res.append('Set-Cookie', `${stateCookie(app, https)}=${flow.nonce}${appCookieAttributes(https, 600)}`);
+    res.set('Cache-Control', 'no-store').redirect(302, authorize.toString());
+  });
+
+  router.get(CALLBACK_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const origin = originOf(app, req.headers.host ?? '');
+    const https = origin.startsWith('https:');
+    const nonce = cookies(req)[stateCookie(app, https)];
+    const back = finishFlow(svc.csrfKey, app, req.query.state, nonce);
+    if (!back)
+      return page(
+        res,
+        400,
+        'This sign-in link is not valid',
+        'It was not started in this browser, or it is too old. Go back to the app and try again.',
+      );
+    res.append('Set-Cookie', `${stateCookie(app, https)}=${appCookieAttributes(https, 0)}`);
+    if (typeof req.query.error === 'string') return page(res, 403, 'Not signed in', `The sign-in ended: ${req.query.error}.`);
+    const client = app.signIn && (await svc.clients.get(app.signIn.client));
+    if (!client || typeof req.query.code !== 'string')
+      return page(res, 400, 'This sign-in link is not valid', 'Go back to the app and try again.');
+    // The box exchanges its own code: the code is bound to the client, the redirect and the PKCE verifier.
+    const issued = await authorizationCode.handle({
+      svc,
+      params: { code: req.query.code, redirect_uri: `${origin}${CALLBACK_PATH}`, code_verifier: verifierOf(svc.csrfKey, nonce!) },
+      client,
+    });
+    svc.audit.record({
+      event: 'token_issued',
+      client: client.resource.id,
+      grant: 'authorization_code',
+      session: issued.session.id,
+      ...(issued.session.userId !== null ? { user: String(issued.session.userId) } : {}),
+    });
+    const maxAge = issued.response.expires_in;
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.response.access_token}${appCookieAttributes(https, maxAge)}`);
+    res.set('Cache-Control', 'no-store').redirect(302, `${origin}${back.rd}`);
+  });
+
+  router.all(SIGN_OUT_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const https = originOf(app, req.headers.host ?? '').startsWith('https:');
+    const token = cookies(req)[appCookieName(app, https)];
+    const check = token === undefined ? undefined : await checkAccessToken(svc, token);
+    // Only the app's own session: a cookie of this name holding another token ends nothing.
+    if (check && 'session' in check && check.session.audience === audienceOf(app)) {
+      const { session } = check;
+      await closeGrants(svc, { tree: session.id }, { how: 'sign-out', by: { client: session.clientId, session: session.id } });
+    }
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${appCookieAttributes(https, 0)}`);
+    page(
+      res,
+      200,
+      'Signed out',
+      `You are signed out of ${app.description ?? app.id}. To sign out of every app, sign out of the box at ${svc.config.baseUrl}/auth/sign-out.`,
+    );
+  });
+
+  return router;
+}
