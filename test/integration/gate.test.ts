@@ -4,10 +4,25 @@
 // decides for another; tokens must be for the app's audience; ambiguous paths are
 // refused; people are sent to sign in and come back with the app's own cookie.
 import { expect } from 'chai';
+import http from 'node:http';
 import { Box, basic, eventually } from '../support/box.js';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { FormAgent } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
+
+/** A GET with `target` as its request line holds it: no URL parser in between. */
+function requestLine(port: number, target: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: target, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('the decision point', function () {
   this.timeout(60_000);
@@ -233,6 +248,25 @@ describe('the decision point', function () {
         }
       });
     }
+
+    it("Envoy's HTTP door reads the original path as Envoy sent it, once: %3F, %23, %2F and %25 are no delimiters", async function () {
+      await policy('wiki-public', { app: 'wiki', engine: 'matcho', matcho: { path: '#^/public/' } });
+      try {
+        // As Envoy sends them (undici's fetch would resolve the dot segments first).
+        const raw = (target: string) => requestLine(box.port, `/authz/http/wiki${target}`);
+        expect((await raw('/public/x')).status).to.equal(200);
+        // An app (or a proxy before it) resolves these to /admin; read twice, the policy saw /public.
+        for (const target of ['/public/x%3F/../../admin', '/public/x%23/../../admin', '/public/%3F/../../admin']) {
+          const res = await raw(target);
+          expect(res.status, `${target}: ${res.text}`).to.equal(400);
+        }
+        expect((await raw('/public%2Fx')).status, 'an encoded slash').to.equal(400);
+        // %2570 is the three characters %70 to the app, not a p.
+        expect((await raw('/%2570ublic/x')).status).to.equal(401);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/wiki-public', undefined, root);
+      }
+    });
   });
 
   describe('front doors', function () {

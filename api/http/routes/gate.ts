@@ -126,6 +126,19 @@ function forwarded(req: Request): { method: string; host: string; scheme?: strin
   }
 }
 
+/**
+ * The original path and query that follow `prefix` in the request line, exactly as the gateway
+ * sent them. Not the router's parameter: that is percent-decoded, and readTarget() decodes once
+ * more, so `/public%3F/../admin` would be tested as `/public` (its `?` ending the path) while the
+ * app serves `/admin`, and `%2F` would pass as `/`. Read once, here as at the other doors.
+ */
+function rawTarget(originalUrl: string, prefix: string): string {
+  // origin-form (/authz/…) or absolute-form (http://host/authz/…, RFC 9112 §3.2.2)
+  const start = originalUrl.startsWith('/') ? 0 : originalUrl.indexOf('/', originalUrl.indexOf('//') + 2);
+  const rest = originalUrl.slice(start + prefix.length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 export function gateRouter(
   svc: Pick<
     Services,
@@ -168,16 +181,14 @@ export function gateRouter(
   };
 
   // Envoy's HTTP service (and Gateway API ExternalAuth): the original path follows the prefix.
-  router.all(/^\/authz\/http\/([a-z0-9][-a-z0-9]*)(\/.*)?$/, async (req, res) => {
-    const params = req.params as Record<string, string | undefined>;
-    const query = req.originalUrl.indexOf('?');
-    const target = `${params[1] ?? '/'}${query === -1 ? '' : req.originalUrl.slice(query)}`;
+  router.all(/^\/authz\/http\/([a-z0-9][-a-z0-9]*)(?:\/.*)?$/, async (req, res) => {
+    const app = (req.params as Record<string, string>)[0]!;
     req.resume(); // the original body, when the gateway sends it, is not needed
-    await gate(req, res, 'http', params[0], {
+    await gate(req, res, 'http', app, {
       method: req.method,
       host: req.headers.host ?? '',
       scheme: first(req.headers['x-forwarded-proto']),
-      target,
+      target: rawTarget(req.originalUrl, `/authz/http/${app}`),
     });
   });
 
