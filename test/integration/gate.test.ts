@@ -243,6 +243,9 @@ describe('the decision point', function () {
         try {
           const res = await forwardAuth(path);
           expect(res.status, res.text).to.equal(400);
+          // ingress-nginx sends it in X-Original-URL, as the client sent it: read as it is, not as a URL parser resolves it.
+          const ingress = await box.request('GET', '/authz/forward-auth/wiki', { headers: { 'X-Original-URL': `${wiki}${path}` } });
+          expect(ingress.status, `X-Original-URL: ${ingress.text}`).to.equal(400);
         } finally {
           await box.json('DELETE', '/AccessPolicy/wiki-open', undefined, root);
         }
