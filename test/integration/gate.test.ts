@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import { Box, basic, eventually } from '../support/box.js';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { FormAgent } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
 
@@ -222,6 +222,44 @@ describe('the decision point', function () {
       expect(after.status).to.equal(401);
       await box.json('DELETE', '/AccessPolicy/api-staff', undefined, root);
       await box.json('DELETE', '/App/api', undefined, root);
+    });
+    it('the JWT names the caller as they are now: a new email or group is in the next one, however long the last one lives', async function () {
+      await box.json(
+        'PUT',
+        '/App/notes',
+        { urls: ['https://notes.example'], upstream: { token: { header: 'X-Jwt', lifetime: 3600 } } },
+        root,
+      );
+      await policy('notes-staff', { app: 'notes', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] });
+      const staff = (await box.json('GET', '/groups?name=staff', undefined, root)).body[0].id;
+      const editors = (await box.json('POST', '/groups', { name: 'notes-editors' }, root)).body.id;
+      const kim = (
+        await box.json('POST', '/users', { email: 'kim@example.com', password: 'kim-password-1', 'group-ids': [staff, editors] }, root)
+      ).body.id;
+      try {
+        const token = await userToken(box, kim, 'root', 'https://notes.example');
+        const ask = () =>
+          box.request('GET', '/authz/http/notes/page', { headers: { Authorization: `Bearer ${token}`, Host: 'notes.example' } });
+        const claims = async () => {
+          const res = await ask();
+          expect(res.status, res.text).to.equal(200);
+          return { header: res.headers.get('x-auth-request-groups'), jwt: decodeJwt(res.headers.get('x-jwt')!) };
+        };
+        expect((await claims()).jwt.groups).to.have.members(['notes-editors', 'staff']);
+        // Kim is no longer an editor, and has a new address: the gate says so at once, and so must the JWT.
+        expect((await box.json('PUT', `/users/${kim}`, { email: 'kim@new.example', 'group-ids': [staff] }, root)).status).to.equal(200);
+        const now = await eventually('the gate to see the change', async () => {
+          const c = await claims();
+          return c.header === 'staff' && c;
+        });
+        expect(now.jwt.groups).to.deep.equal(['staff']);
+        expect(now.jwt.email).to.equal('kim@new.example');
+      } finally {
+        await box.json('DELETE', `/users/${kim}`, undefined, root);
+        await box.json('DELETE', `/groups/${editors}`, undefined, root);
+        await box.json('DELETE', '/AccessPolicy/notes-staff', undefined, root);
+        await box.json('DELETE', '/App/notes', undefined, root);
+      }
     });
   });
 
