@@ -223,6 +223,32 @@ describe('the decision point', function () {
       await box.json('DELETE', '/AccessPolicy/api-staff', undefined, root);
       await box.json('DELETE', '/App/api', undefined, root);
     });
+    it("with the JWT in Authorization, an anonymous request's own Authorization never reaches the app", async function () {
+      await box.json('PUT', '/App/desk', { urls: ['https://desk.example'], upstream: { token: { header: 'Authorization' } } }, root);
+      await policy('desk-staff', { app: 'desk', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] });
+      await policy('desk-public', { app: 'desk', engine: 'matcho', matcho: { path: '#^/public/' } });
+      try {
+        const token = await userToken(box, staffId, 'root', 'https://desk.example');
+        const ask = (path: string, authorization: string) =>
+          box.request('GET', `/authz/http/desk${path}`, { headers: { Authorization: authorization, Host: 'desk.example' } });
+        const jwt = (await ask('/private', `Bearer ${token}`)).headers.get('authorization')!;
+        expect(jwt).to.match(/^Bearer ey/);
+        // The session ends: the gate refuses its JWT; an app verifying it offline would not know.
+        expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
+        expect((await ask('/public/x', jwt)).status).to.equal(401);
+        // Sent so that the gate reads no bearer token (a JWT library's looser parsing still finds it),
+        // the request is anonymous, and allowed here: the app must not get that Authorization.
+        for (const smuggled of [`${jwt} x`, `${jwt},Bearer x`, jwt.replace(' ', '\t')]) {
+          const res = await ask('/public/x', smuggled);
+          expect(res.status, res.text).to.equal(200);
+          expect(res.headers.get('authorization'), JSON.stringify(smuggled)).to.equal('');
+        }
+      } finally {
+        for (const id of ['desk-staff', 'desk-public']) await box.json('DELETE', `/AccessPolicy/${id}`, undefined, root);
+        await box.json('DELETE', '/App/desk', undefined, root);
+      }
+    });
+
     it('the JWT names the caller as they are now: a new email or group is in the next one, however long the last one lives', async function () {
       await box.json(
         'PUT',
