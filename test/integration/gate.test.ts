@@ -372,6 +372,31 @@ describe('the decision point', function () {
       expect(unknown.status).to.equal(403);
     });
 
+    it('a host two apps claim is refused by host, whichever was written last; each app named is still decided', async function () {
+      await box.json('PUT', '/App/shop', { urls: ['https://shop.example'] }, root);
+      await box.json('PUT', '/App/shop-copy', { urls: ['https://SHOP.example:443'] }, root);
+      await policy('shop-copy-open', { app: 'shop-copy', engine: 'allow' });
+      const byHost = () =>
+        box.request('GET', '/authz/forward-auth', { headers: { 'X-Forwarded-Host': 'shop.example', 'X-Forwarded-Uri': '/admin' } });
+      try {
+        // Which of the two the database returns last changes as they are written: the answer must not.
+        for (const rewritten of ['shop', 'shop-copy', 'shop']) {
+          const url = rewritten === 'shop' ? 'https://shop.example' : 'https://SHOP.example:443';
+          await box.json('PUT', `/App/${rewritten}`, { urls: [url], description: `written ${Date.now()}` }, root);
+          await new Promise((resolve) => setTimeout(resolve, 100)); // the change feed
+          const res = await byHost();
+          expect(res.status, `${rewritten} written last: ${res.text}`).to.equal(403);
+        }
+        expect((await box.request('GET', '/authz/forward-auth/shop-copy', { headers: { 'X-Forwarded-Uri': '/admin' } })).status).to.equal(
+          200,
+        );
+        expect((await box.request('GET', '/authz/forward-auth/shop', { headers: { 'X-Forwarded-Uri': '/admin' } })).status).to.equal(401);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/shop-copy-open', undefined, root);
+        for (const id of ['shop', 'shop-copy']) await box.json('DELETE', `/App/${id}`, undefined, root);
+      }
+    });
+
     it("refusals keep error_description within RFC 6749's characters, in the body and in the challenge", async function () {
       // RFC 6749 §5.2: error_description is %x20-21 / %x23-5B / %x5D-7E — no quote, no backslash, ASCII only.
       const allowed = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
