@@ -520,6 +520,15 @@ describe('the decision point', function () {
       expect((await box.json('GET', `/authz/decisions/${id}`, undefined, token)).status).to.equal(401);
     });
 
+    it("no credential is kept in a decision's record: policies cannot be shown authorization or cookie", async function () {
+      for (const header of ['authorization', 'cookie', 'proxy-authorization']) {
+        const put = await box.json('PUT', '/App/vault', { urls: ['https://vault.example'], policyHeaders: ['x-team', header] }, root);
+        expect(put.status, put.text).to.equal(422);
+        expect(put.body.errors.policyHeaders[0]).to.match(/credentials/);
+      }
+      expect((await box.json('GET', '/App/vault', undefined, root)).status).to.equal(404);
+    });
+
     it('a request is replayed and explained without being recorded', async function () {
       const res = await box.json('POST', '/authz/explain', { app: 'wiki', method: 'GET', path: '/notes/1', client: 'indexer' }, root);
       expect(res.status, res.text).to.equal(200);
