@@ -301,7 +301,19 @@ describe('the decision point', function () {
       }
     });
 
-    for (const path of ['/public/../admin', '/public/%2e%2e/admin', '//admin', '/public%2F..%2Fadmin', '/public\\..\\admin', '/%ZZ']) {
+    for (const path of [
+      '/public/../admin',
+      '/public/%2e%2e/admin',
+      '//admin',
+      '/public%2F..%2Fadmin',
+      '/public\\..\\admin',
+      '/%ZZ',
+      // Tomcat, Jetty and Spring drop ;parameters before resolving: /admin to them.
+      '/public/..;/admin',
+      '/public/..;jsessionid=x/admin',
+      '/public/.;x/..;/admin',
+      '/;x/admin',
+    ]) {
       it(`refuses the ambiguous path ${path} (400), whatever the policies`, async function () {
         await policy('wiki-open', { app: 'wiki', engine: 'allow' });
         try {
