@@ -120,7 +120,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     ),
     secrets: new SecretVerifier(),
     attempts: new Attempts(pool, config),
-    apps: new AppDirectory(pool, feed),
+    apps: new AppDirectory(pool, feed, (host, apps) =>
+      log.warn({ host, apps }, 'more than one App has a url at this host: requests found by it are refused'),
+    ),
     decisions: new Decisions(pool, audit, metrics, log),
     clientThrottle: new FailureThrottle(
       (key) => (key.kind === 'address' ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,

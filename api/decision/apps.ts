@@ -1,7 +1,9 @@
 // The apps a box guards, in memory: by id, and by the origin (scheme, host and
 // port) of each of their urls, for gateways that do not name the app. Loaded once,
 // dropped when any app changes on any process (the change feed), so the decision
-// point's hot path holds no database round trip.
+// point's hot path holds no database round trip. A host two apps claim is no app's:
+// which one's policies decided would depend on the order the database returns them
+// in, which changes as they are written.
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import { apps } from '../store/apps.js';
@@ -27,6 +29,7 @@ export class AppDirectory {
   constructor(
     private readonly pool: Pool,
     private readonly feed: ChangeFeed,
+    private readonly onClash: (host: string, apps: string[]) => void = () => undefined,
   ) {
     feed.onChange('apps', () => this.forget());
     feed.onReset(() => this.forget());
@@ -39,8 +42,13 @@ export class AppDirectory {
   private load(): Promise<Directory> {
     const loading = apps.all(this.pool).then((all) => {
       const byId = new Map(all.map((a) => [a.id, a]));
+      const claims = new Map<string, Set<string>>();
+      for (const app of all) for (const url of app.urls) claims.set(hostOf(url), (claims.get(hostOf(url)) ?? new Set()).add(app.id));
       const byHost = new Map<string, App>();
-      for (const app of all) for (const url of app.urls) byHost.set(hostOf(url), app);
+      for (const [host, ids] of claims) {
+        if (ids.size === 1) byHost.set(host, byId.get([...ids][0]!)!);
+        else this.onClash(host, [...ids].sort());
+      }
       return { byId, byHost };
     });
     loading.catch(() => {

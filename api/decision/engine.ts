@@ -240,11 +240,12 @@ function upstreamHeaders(svc: DecisionServices, app: App, caller: Caller): Recor
     [names.client]: caller.client ?? '',
   };
   const token = app.upstream?.token;
-  const authorization = token?.header.toLowerCase() === 'authorization';
   if (token && caller.session) {
     const jwt = upstreamToken(svc, app, caller);
-    headers[token.header] = authorization ? `Bearer ${jwt}` : jwt;
-  } else if (token && !authorization) {
+    headers[token.header] = token.header.toLowerCase() === 'authorization' ? `Bearer ${jwt}` : jwt;
+  } else if (token) {
+    // Authorization too: an anonymous request may carry one the gate did not read as a bearer
+    // token (`Bearer <jwt> x`, two of them) that the app would verify offline and believe.
     headers[token.header] = '';
   }
   return headers;

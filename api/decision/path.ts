@@ -4,7 +4,8 @@
 // tested one reading while the app served another would be bypassed. So the path
 // is decoded once (percent-encoding of everything but the characters that would
 // change its shape), and a path whose meaning depends on who reads it — an encoded
-// `/` or `\`, a dot segment, an empty segment, a NUL, broken encoding — is refused,
+// `/` or `\`, a dot segment (`..;x` too: servlet containers drop a segment's
+// ;parameters before resolving it), an empty segment, a NUL, broken encoding — is refused,
 // not guessed at. Gateways can normalize first (Envoy's normalize_path and
 // merge_slashes, docs/guides); what still arrives ambiguous is denied.
 
@@ -36,8 +37,10 @@ export function readTarget(target: string): PathReading {
   for (const [i, segment] of segments.entries()) {
     const value = decode(segment);
     if (value === undefined) return { refused: 'the path holds malformed percent-encoding' };
-    if (value === '.' || value === '..') return { refused: 'the path holds a dot segment (. or ..): normalize it at the gateway' };
-    if (value === '' && i < segments.length - 1) return { refused: 'the path holds an empty segment (//)' };
+    // Tomcat, Jetty and Spring drop a segment's ;parameters first: `..;x` is `..` to them, `;x` empty.
+    const bare = value.split(';')[0];
+    if (bare === '.' || bare === '..') return { refused: 'the path holds a dot segment (. or ..): normalize it at the gateway' };
+    if (bare === '' && i < segments.length - 1) return { refused: 'the path holds an empty segment (//)' };
     decoded.push(value);
   }
   const query: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;

@@ -4,7 +4,8 @@
 // session, so the box refuses it once that session is closed, like any of its
 // tokens; the app can also verify it offline with the box's JWKS. One is made per
 // session and app and reused until shortly before it expires: signing is the one
-// costly step of a decision, and the hot path should not pay it on every request.
+// costly step of a decision, and the hot path should not pay it on every request;
+// it is never reused once the caller it names has changed.
 import type { Services } from '../services.js';
 import { signJwt } from '../oauth/jwt.js';
 import type { App } from '../types.js';
@@ -19,22 +20,23 @@ const MAX_CACHED = 10_000;
 const cache = new Map<string, { jwt: string; exp: number }>();
 
 export function upstreamToken(svc: Pick<Services, 'config' | 'keyring'>, app: App, caller: Caller, now = Date.now()): string {
-  const key = `${app.id}\n${caller.session}`;
-  const nowSeconds = Math.floor(now / 1000);
-  const cached = cache.get(key);
-  if (cached && cached.exp - nowSeconds >= REUSE_MARGIN_SECONDS) return cached.jwt;
-  const exp = nowSeconds + (app.upstream?.token?.lifetime ?? DEFAULT_LIFETIME_SECONDS);
-  const jwt = signJwt(svc.keyring.active, {
+  const claims = {
     iss: svc.config.baseUrl,
     sub: caller.user?.id ?? caller.client ?? '',
     aud: audienceOf(app),
     ...(caller.client ? { client_id: caller.client } : {}),
     ...(caller.scope ? { scope: caller.scope } : {}),
     ...(caller.user ? { email: caller.user.email, groups: caller.user.groups.map((g) => g.name) } : {}),
-    iat: nowSeconds,
-    exp,
     jti: caller.session!,
-  });
+  };
+  // Reused only while it says what the box says now: a person's new email or groups, or the
+  // app's new audience, make a new one (the app reads them from the token, not from the box).
+  const key = `${app.id}\n${JSON.stringify(claims)}`;
+  const nowSeconds = Math.floor(now / 1000);
+  const cached = cache.get(key);
+  if (cached && cached.exp - nowSeconds >= REUSE_MARGIN_SECONDS) return cached.jwt;
+  const exp = nowSeconds + (app.upstream?.token?.lifetime ?? DEFAULT_LIFETIME_SECONDS);
+  const jwt = signJwt(svc.keyring.active, { ...claims, iat: nowSeconds, exp });
   if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
   cache.set(key, { jwt, exp });
   return jwt;

@@ -105,13 +105,29 @@ export function gateRequestOf(check: CheckRequest): GateRequest | { refused: str
   };
 }
 
+/** A header's name as CGI, PHP, WSGI and Rack servers see it: every character but a letter or digit is `_`. */
+const cgiName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '_');
+
+/**
+ * The request's headers that are another spelling of one of `upstream` (x_auth_request_user,
+ * x.auth.request.user): Envoy passes them on (headers_with_underscores_action is ALLOW by
+ * default), and CGI, PHP, WSGI and Rack servers read them all as HTTP_X_AUTH_REQUEST_USER — a
+ * client's own would speak for the gate, alone when the gate's is removed, or beside it.
+ */
+function lookalikes(upstream: string[], sent: string[]): string[] {
+  const names = new Set(upstream.map((name) => name.toLowerCase()));
+  const aliased = new Set([...names].map(cgiName));
+  return sent.filter((name) => !names.has(name) && aliased.has(cgiName(name)));
+}
+
 /**
  * A decision as Envoy applies it. Allowed: the caller's headers replace whatever the client
- * sent under those names, and an empty one is removed (the client cannot speak for the gate).
+ * sent under those names (`sent`: the request's header names), an empty one is removed, and so
+ * is a look-alike of either (the client cannot speak for the gate).
  * Refused: the status, challenge or sign-in address, and a body for the client; the decision id
  * travels both ways in X-Boxauth-Decision.
  */
-export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean): CheckResponse {
+export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean, sent: string[] = []): CheckResponse {
   const id = option('X-Boxauth-Decision', d.id);
   const clear = d.clearCookie
     ? [option('Set-Cookie', `${d.clearCookie}=${appCookieAttributes(d.clearCookie.startsWith('__Host-'), 0)}`)]
@@ -122,7 +138,10 @@ export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean): C
       status: { code: OK },
       ok_response: {
         headers: [id, ...upstream.filter(([, v]) => v !== '').map(([k, v]) => option(k, v))],
-        headers_to_remove: upstream.filter(([, v]) => v === '').map(([k]) => k.toLowerCase()),
+        headers_to_remove: [
+          ...upstream.filter(([, v]) => v === '').map(([k]) => k.toLowerCase()),
+          ...lookalikes(Object.keys(d.upstream), sent),
+        ],
         response_headers_to_add: [id, ...clear],
       },
     };

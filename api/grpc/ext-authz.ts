@@ -90,7 +90,7 @@ export async function serveExtAuthz(svc: ExtAuthzServices): Promise<ExtAuthzServ
       decide(svc, gate).then(
         (d) => {
           svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
-          callback(null, checkResponseOf(config.box, d, (gate.headers.accept ?? '').includes('text/html')));
+          callback(null, checkResponseOf(config.box, d, (gate.headers.accept ?? '').includes('text/html'), Object.keys(gate.headers)));
         },
         // decide() turns its own failures into a refusal; this is only a bug's way out, and it fails closed.
         (err: unknown) => {

@@ -48,6 +48,26 @@ function headersOf(req: IncomingMessage): Record<string, string | undefined> {
 type Original = Pick<GateRequest, 'method' | 'host' | 'scheme' | 'target'>;
 
 /**
+ * ingress-nginx's X-Original-URL (`$scheme://$host$request_uri`) split into its origin and its
+ * path and query as sent. Not through `new URL()`: WHATWG parsing resolves `..` and `%2e%2e`,
+ * turns `\` into `/`, so the policies would test a path other than the one the app is sent
+ * (`/admin/%2e%2e/public` as `/public`); readTarget() refuses such a path instead.
+ */
+function originalUrl(value: string): { scheme: string; host: string; target: string } | undefined {
+  const match = /^(https?):\/\/([A-Za-z0-9.-]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?)([/?#].*)?$/i.exec(value);
+  if (!match) return undefined;
+  const scheme = match[1]!.toLowerCase();
+  let host: string;
+  try {
+    host = new URL(`${scheme}://${match[2]!}`).host; // lower case, without the default port
+  } catch {
+    return undefined;
+  }
+  const rest = match[3] ?? '/';
+  return { scheme, host, target: rest.startsWith('/') ? rest : `/${rest}` };
+}
+
+/**
  * The original request as forward-auth gateways send it, each in headers of its own: Traefik and
  * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as docs/guides/guard-your-apps.md configures
  * it in X-Original-URI (with X-Original-Method, and Host); ingress-nginx in X-Original-URL (with
@@ -75,18 +95,9 @@ function forwarded(h: Record<string, string | undefined>): Original {
     case 'X-Original-URI':
       return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), host: h.host ?? '', target: h['x-original-uri']! };
     case 'X-Original-URL': {
-      let url: URL;
-      try {
-        url = new URL(h['x-original-url']!);
-      } catch {
-        throw new ApiError(400, 'invalid_request', 'X-Original-URL is not a URL');
-      }
-      return {
-        method: (h['x-original-method'] ?? 'GET').toUpperCase(),
-        host: url.host,
-        scheme: url.protocol.replace(':', ''),
-        target: `${url.pathname}${url.search}`,
-      };
+      const original = originalUrl(h['x-original-url']!);
+      if (!original) throw new ApiError(400, 'invalid_request', 'X-Original-URL is not an http(s) URL: <scheme>://<host[:port]><path>');
+      return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), ...original };
     }
     default:
       throw new ApiError(

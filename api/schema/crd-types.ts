@@ -346,7 +346,7 @@ export interface AppSpec {
     };
   };
   /**
-   * Request headers the app's policies may test (their request object's headers), lower case.
+   * Request headers the app's policies may test (their request object's headers), lower case. Not authorization, proxy-authorization or cookie: they hold credentials, which a refused decision's record would keep; policies test the caller the box read from them (user, client, scope).
    */
   policyHeaders?: string[];
 }

@@ -20,6 +20,7 @@ type Spec = Record<string, unknown> & {
   engine?: string;
   secretRef?: unknown;
   generateSecret?: boolean;
+  policyHeaders?: string[];
 };
 
 export type ResourceKind = 'Client' | 'AccessPolicy' | 'App';
@@ -53,6 +54,8 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   // A transition rule (oldSelf): the REST API checks it against the stored record (routes/resources.ts).
   'has(self.app) == has(oldSelf.app)': () => true,
   "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
+  "!has(self.policyHeaders) || !self.policyHeaders.exists(h, h in ['authorization', 'proxy-authorization', 'cookie'])": (s) =>
+    !s.policyHeaders?.some((h) => ['authorization', 'proxy-authorization', 'cookie'].includes(h)),
 };
 
 export interface CelRule {

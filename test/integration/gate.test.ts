@@ -4,10 +4,25 @@
 // decides for another; tokens must be for the app's audience; ambiguous paths are
 // refused; people are sent to sign in and come back with the app's own cookie.
 import { expect } from 'chai';
+import http from 'node:http';
 import { Box, basic, eventually } from '../support/box.js';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { FormAgent } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
+
+/** A GET with `target` as its request line holds it: no URL parser in between. */
+function requestLine(port: number, target: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: target, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('the decision point', function () {
   this.timeout(60_000);
@@ -208,6 +223,70 @@ describe('the decision point', function () {
       await box.json('DELETE', '/AccessPolicy/api-staff', undefined, root);
       await box.json('DELETE', '/App/api', undefined, root);
     });
+    it("with the JWT in Authorization, an anonymous request's own Authorization never reaches the app", async function () {
+      await box.json('PUT', '/App/desk', { urls: ['https://desk.example'], upstream: { token: { header: 'Authorization' } } }, root);
+      await policy('desk-staff', { app: 'desk', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] });
+      await policy('desk-public', { app: 'desk', engine: 'matcho', matcho: { path: '#^/public/' } });
+      try {
+        const token = await userToken(box, staffId, 'root', 'https://desk.example');
+        const ask = (path: string, authorization: string) =>
+          box.request('GET', `/authz/http/desk${path}`, { headers: { Authorization: authorization, Host: 'desk.example' } });
+        const jwt = (await ask('/private', `Bearer ${token}`)).headers.get('authorization')!;
+        expect(jwt).to.match(/^Bearer ey/);
+        // The session ends: the gate refuses its JWT; an app verifying it offline would not know.
+        expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
+        expect((await ask('/public/x', jwt)).status).to.equal(401);
+        // Sent so that the gate reads no bearer token (a JWT library's looser parsing still finds it),
+        // the request is anonymous, and allowed here: the app must not get that Authorization.
+        for (const smuggled of [`${jwt} x`, `${jwt},Bearer x`, jwt.replace(' ', '\t')]) {
+          const res = await ask('/public/x', smuggled);
+          expect(res.status, res.text).to.equal(200);
+          expect(res.headers.get('authorization'), JSON.stringify(smuggled)).to.equal('');
+        }
+      } finally {
+        for (const id of ['desk-staff', 'desk-public']) await box.json('DELETE', `/AccessPolicy/${id}`, undefined, root);
+        await box.json('DELETE', '/App/desk', undefined, root);
+      }
+    });
+
+    it('the JWT names the caller as they are now: a new email or group is in the next one, however long the last one lives', async function () {
+      await box.json(
+        'PUT',
+        '/App/notes',
+        { urls: ['https://notes.example'], upstream: { token: { header: 'X-Jwt', lifetime: 3600 } } },
+        root,
+      );
+      await policy('notes-staff', { app: 'notes', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] });
+      const staff = (await box.json('GET', '/groups?name=staff', undefined, root)).body[0].id;
+      const editors = (await box.json('POST', '/groups', { name: 'notes-editors' }, root)).body.id;
+      const kim = (
+        await box.json('POST', '/users', { email: 'kim@example.com', password: 'kim-password-1', 'group-ids': [staff, editors] }, root)
+      ).body.id;
+      try {
+        const token = await userToken(box, kim, 'root', 'https://notes.example');
+        const ask = () =>
+          box.request('GET', '/authz/http/notes/page', { headers: { Authorization: `Bearer ${token}`, Host: 'notes.example' } });
+        const claims = async () => {
+          const res = await ask();
+          expect(res.status, res.text).to.equal(200);
+          return { header: res.headers.get('x-auth-request-groups'), jwt: decodeJwt(res.headers.get('x-jwt')!) };
+        };
+        expect((await claims()).jwt.groups).to.have.members(['notes-editors', 'staff']);
+        // Kim is no longer an editor, and has a new address: the gate says so at once, and so must the JWT.
+        expect((await box.json('PUT', `/users/${kim}`, { email: 'kim@new.example', 'group-ids': [staff] }, root)).status).to.equal(200);
+        const now = await eventually('the gate to see the change', async () => {
+          const c = await claims();
+          return c.header === 'staff' && c;
+        });
+        expect(now.jwt.groups).to.deep.equal(['staff']);
+        expect(now.jwt.email).to.equal('kim@new.example');
+      } finally {
+        await box.json('DELETE', `/users/${kim}`, undefined, root);
+        await box.json('DELETE', `/groups/${editors}`, undefined, root);
+        await box.json('DELETE', '/AccessPolicy/notes-staff', undefined, root);
+        await box.json('DELETE', '/App/notes', undefined, root);
+      }
+    });
   });
 
   describe('one meaning per path', function () {
@@ -222,17 +301,51 @@ describe('the decision point', function () {
       }
     });
 
-    for (const path of ['/public/../admin', '/public/%2e%2e/admin', '//admin', '/public%2F..%2Fadmin', '/public\\..\\admin', '/%ZZ']) {
+    for (const path of [
+      '/public/../admin',
+      '/public/%2e%2e/admin',
+      '//admin',
+      '/public%2F..%2Fadmin',
+      '/public\\..\\admin',
+      '/%ZZ',
+      // Tomcat, Jetty and Spring drop ;parameters before resolving: /admin to them.
+      '/public/..;/admin',
+      '/public/..;jsessionid=x/admin',
+      '/public/.;x/..;/admin',
+      '/;x/admin',
+    ]) {
       it(`refuses the ambiguous path ${path} (400), whatever the policies`, async function () {
         await policy('wiki-open', { app: 'wiki', engine: 'allow' });
         try {
           const res = await forwardAuth(path);
           expect(res.status, res.text).to.equal(400);
+          // ingress-nginx sends it in X-Original-URL, as the client sent it: read as it is, not as a URL parser resolves it.
+          const ingress = await box.request('GET', '/authz/forward-auth/wiki', { headers: { 'X-Original-URL': `${wiki}${path}` } });
+          expect(ingress.status, `X-Original-URL: ${ingress.text}`).to.equal(400);
         } finally {
           await box.json('DELETE', '/AccessPolicy/wiki-open', undefined, root);
         }
       });
     }
+
+    it("Envoy's HTTP door reads the original path as Envoy sent it, once: %3F, %23, %2F and %25 are no delimiters", async function () {
+      await policy('wiki-public', { app: 'wiki', engine: 'matcho', matcho: { path: '#^/public/' } });
+      try {
+        // As Envoy sends them (undici's fetch would resolve the dot segments first).
+        const raw = (target: string) => requestLine(box.port, `/authz/http/wiki${target}`);
+        expect((await raw('/public/x')).status).to.equal(200);
+        // An app (or a proxy before it) resolves these to /admin; read twice, the policy saw /public.
+        for (const target of ['/public/x%3F/../../admin', '/public/x%23/../../admin', '/public/%3F/../../admin']) {
+          const res = await raw(target);
+          expect(res.status, `${target}: ${res.text}`).to.equal(400);
+        }
+        expect((await raw('/public%2Fx')).status, 'an encoded slash').to.equal(400);
+        // %2570 is the three characters %70 to the app, not a p.
+        expect((await raw('/%2570ublic/x')).status).to.equal(401);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/wiki-public', undefined, root);
+      }
+    });
   });
 
   describe('front doors', function () {
@@ -269,6 +382,31 @@ describe('the decision point', function () {
         headers: { 'X-Forwarded-Host': 'nowhere.example', 'X-Forwarded-Uri': '/' },
       });
       expect(unknown.status).to.equal(403);
+    });
+
+    it('a host two apps claim is refused by host, whichever was written last; each app named is still decided', async function () {
+      await box.json('PUT', '/App/shop', { urls: ['https://shop.example'] }, root);
+      await box.json('PUT', '/App/shop-copy', { urls: ['https://SHOP.example:443'] }, root);
+      await policy('shop-copy-open', { app: 'shop-copy', engine: 'allow' });
+      const byHost = () =>
+        box.request('GET', '/authz/forward-auth', { headers: { 'X-Forwarded-Host': 'shop.example', 'X-Forwarded-Uri': '/admin' } });
+      try {
+        // Which of the two the database returns last changes as they are written: the answer must not.
+        for (const rewritten of ['shop', 'shop-copy', 'shop']) {
+          const url = rewritten === 'shop' ? 'https://shop.example' : 'https://SHOP.example:443';
+          await box.json('PUT', `/App/${rewritten}`, { urls: [url], description: `written ${Date.now()}` }, root);
+          await new Promise((resolve) => setTimeout(resolve, 100)); // the change feed
+          const res = await byHost();
+          expect(res.status, `${rewritten} written last: ${res.text}`).to.equal(403);
+        }
+        expect((await box.request('GET', '/authz/forward-auth/shop-copy', { headers: { 'X-Forwarded-Uri': '/admin' } })).status).to.equal(
+          200,
+        );
+        expect((await box.request('GET', '/authz/forward-auth/shop', { headers: { 'X-Forwarded-Uri': '/admin' } })).status).to.equal(401);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/shop-copy-open', undefined, root);
+        for (const id of ['shop', 'shop-copy']) await box.json('DELETE', `/App/${id}`, undefined, root);
+      }
     });
 
     it("refusals keep error_description within RFC 6749's characters, in the body and in the challenge", async function () {
@@ -392,6 +530,15 @@ describe('the decision point', function () {
       const allowed = (await forwardAuth('/docs/a', { Authorization: `Bearer ${token}` })).headers.get('x-boxauth-decision')!;
       expect((await box.json('GET', `/authz/decisions/${allowed}`, undefined, root)).status).to.equal(404);
       expect((await box.json('GET', `/authz/decisions/${id}`, undefined, token)).status).to.equal(401);
+    });
+
+    it("no credential is kept in a decision's record: policies cannot be shown authorization or cookie", async function () {
+      for (const header of ['authorization', 'cookie', 'proxy-authorization']) {
+        const put = await box.json('PUT', '/App/vault', { urls: ['https://vault.example'], policyHeaders: ['x-team', header] }, root);
+        expect(put.status, put.text).to.equal(422);
+        expect(put.body.errors.policyHeaders[0]).to.match(/credentials/);
+      }
+      expect((await box.json('GET', '/App/vault', undefined, root)).status).to.equal(404);
     });
 
     it('a request is replayed and explained without being recorded', async function () {

@@ -93,7 +93,9 @@ ${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamV
  * Caddy with forward_auth. The identity headers are removed first (a `route`
  * keeps this order): which Caddy versions overwrite, skip or delete a copy_headers
  * header the box answers empty or not at all has changed over releases, and a
- * skipped one would let the client's own value through.
+ * skipped one would let the client's own value through. Then every header with
+ * `_` or `.` in its name: CGI, PHP, WSGI and Rack read X_Auth_Request_User and
+ * X.Auth.Request.User as X-Auth-Request-User, and Caddy passes them on.
  */
 export function caddyfile(w: Wiring): string {
   return `
@@ -110,6 +112,8 @@ http://127.0.0.1:${w.port} {
   handle {
     route {
 ${IDENTITY_HEADERS.map((h) => `      request_header -${h}`).join('\n')}
+      request_header -*_*
+      request_header -*.*
       forward_auth ${w.box} {
         uri /authz/forward-auth/${w.app}
         copy_headers ${IDENTITY_HEADERS.join(' ')}

@@ -142,6 +142,18 @@ describe("the decision point's gRPC door (Envoy ext_authz v3)", function () {
     expect(answer.deniedResponse).to.equal(undefined);
   });
 
+  it('removes other spellings of an identity header (CGI, PHP, WSGI and Rack read them as that header)', async function () {
+    const spoof = { x_auth_request_user: '1', 'x-auth_request-email': 'boss@example.com', 'x.auth.request.groups': 'admins' };
+    const token = await indexerToken();
+    for (const [what, answer] of [
+      ['anonymous', await one(request('/health', spoof))],
+      ['a client', await one(request('/docs/a', { authorization: `Bearer ${token}`, ...spoof }))],
+    ] as const) {
+      expect(answer.status?.code ?? 0, JSON.stringify(answer)).to.equal(0);
+      expect(answer.okResponse!.headersToRemove, what).to.include.members(Object.keys(spoof));
+    }
+  });
+
   it('refuses with PERMISSION_DENIED and a 403 for the client, naming the decision', async function () {
     const token = await indexerToken();
     const answer = await one(request('/docs/a', { authorization: `Bearer ${token}` }, { method: 'POST' }));

@@ -161,6 +161,18 @@ describe('real gateways in front of an app', function () {
         expect(res.received!.headers['x-auth-request-user'] ?? '').to.equal('');
       });
 
+      it('a client-sent alias of an identity header (X_Auth_Request_User, X.Auth.Request.Email) never reaches the upstream', async function () {
+        // CGI, PHP, WSGI and Rack read these as X-Auth-Request-User and -Email: the gateway must drop them.
+        // Traefik 3.6 cannot (GHSA-rf44-j88r-hh8c): 3.7.12 adds the entry point's aliasHeadersStrategy.
+        if (name === 'traefik') return this.skip();
+        const res = await reaching(() =>
+          through(name, '/health', { headers: { X_Auth_Request_User: '1', 'X.Auth.Request.Email': 'boss@example.com' } }),
+        );
+        expect(res.status).to.equal(200);
+        const aliases = Object.keys(res.received!.headers).filter((h) => /^x.auth.request.(user|email)$/.test(h) && !h.includes('-'));
+        expect(aliases, `${name} passed them on`).to.deep.equal([]);
+      });
+
       it('a client naming another original request (X-Forwarded-Uri, X-Original-URI, X-Original-URL) is not decided on it', async function () {
         const spoof = {
           'X-Forwarded-Uri': '/health',

@@ -49,6 +49,26 @@ describe('AccessPolicy controller', function () {
     expect(await accessPolicies.ids(db.pool)).to.deep.equal([]);
   });
 
+  it('never moves a policy to another target: its app cannot change, be added or removed, nor by adopting a record', async function () {
+    // An edit (the CRD's rules refuse it too, on an API server that checks them) and an adoption (no rule sees it).
+    await reconciled(policy('wiki-staff', { app: 'wiki', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] }));
+    await accessPolicies.write(
+      db.pool,
+      { resourceType: 'AccessPolicy', id: 'wiki-ops', app: 'wiki', engine: 'allow' },
+      { managedBy: null },
+    );
+    for (const [name, spec] of [
+      ['wiki-staff', { engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] }],
+      ['wiki-staff', { app: 'other', engine: 'allow', link: [{ id: 'staff', resourceType: 'Group' }] }],
+      ['wiki-ops', { engine: 'allow' }],
+    ] as const) {
+      const moved = await reconciled(policy(name, spec));
+      expect(ready(moved), name).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
+      expect(ready(moved)!.message).to.match(/^spec\.app cannot change: the policy "[-a-z]+" guards app "wiki"/);
+      expect((await accessPolicies.read(db.pool, name))!.resource.app, name).to.equal('wiki');
+    }
+  });
+
   it('on deletion removes its record, and leaves one it does not manage', async function () {
     await reconciled(policy('orders-allow', { engine: 'allow' }));
     await accessPolicies.write(
