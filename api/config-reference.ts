@@ -183,7 +183,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_DECISION_RETENTION_HOURS'],
     default: '`24`',
     meaning:
-      'how long refused decisions of the decision point are kept in the database for `boxauth explain <id>` (`GET /authz/decisions/<id>`); `0` keeps none past the next purge',
+      'how long refused decisions of the decision point are kept in the database for `boxauth explain <id>` (`GET /authz/decisions/<id>`); `0` keeps none past the next purge. Only the refusals of an identified caller (a live token or cookie, an AuthZEN subject) are kept, at most 50 a second per process: a stranger cannot fill the database; every decision is in the audit log',
   },
   {
     names: ['BOXAUTH_PURGE_INTERVAL_SECONDS'],

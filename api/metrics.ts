@@ -76,6 +76,12 @@ export class Metrics {
     labelNames: ['app', 'reason'],
     registers: [this.registry],
   });
+  readonly decisionsNotKept = new Counter({
+    name: 'boxauth_decisions_not_kept_total',
+    help: 'Refused decisions left out of the record boxauth explain reads, by why: anonymous (no identified caller), rate (over 50 a second), queue (the writer fell behind)',
+    labelNames: ['why'],
+    registers: [this.registry],
+  });
   readonly decisionDuration = new Histogram({
     name: 'boxauth_decision_duration_seconds',
     help: 'Time to decide, by front door',

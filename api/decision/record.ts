@@ -5,6 +5,13 @@
 // so that `boxauth explain <id>` can replay them: written in batches, off the hot
 // path, from a bounded queue (when it overflows, the oldest wait is dropped and
 // counted: explaining never slows deciding).
+//
+// Not every refusal is kept. A stranger with curl and no credential can be refused as
+// fast as the box can answer, each refusal with up to the request line's limits of
+// query: kept, a day of that is terabytes. So only the refusals of an identified
+// caller (a live token or sign-in cookie, or an AuthZEN subject a PEP named) are kept,
+// at most KEPT_PER_SECOND a second per process; the rest are in the audit log only,
+// and counted (boxauth_decisions_not_kept_total, by why).
 import type { Pool } from '../db/pool.js';
 import type { Audit } from '../audit.js';
 import type { Logger } from '../log.js';
@@ -14,11 +21,31 @@ import type { Decision } from './engine.js';
 
 const MAX_QUEUED = 10_000;
 const BATCH = 500;
+export const KEPT_PER_SECOND = 50;
+
+/** At most `perSecond` a second: whether one more may go now. */
+export class PerSecondBudget {
+  private second = -1;
+  private used = 0;
+
+  constructor(private readonly perSecond: number) {}
+
+  take(now: number): boolean {
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.used = 0;
+    }
+    if (this.used >= this.perSecond) return false;
+    this.used++;
+    return true;
+  }
+}
 
 export class Decisions {
   private queue: DecisionRow[] = [];
   private writing = false;
-  dropped = 0;
+  private readonly budget = new PerSecondBudget(KEPT_PER_SECOND);
 
   constructor(
     private readonly pool: Pool,
@@ -27,7 +54,7 @@ export class Decisions {
     private readonly log: Logger,
   ) {}
 
-  record(d: Decision, seconds: number): void {
+  record(d: Decision, seconds: number, now = Date.now()): void {
     this.metrics.decisions.inc({ app: d.app ?? '', door: d.door, result: d.allowed ? 'allow' : 'deny' });
     this.metrics.decisionDuration.observe({ door: d.door }, seconds);
     if (!d.allowed) this.metrics.decisionDenials.inc({ app: d.app ?? '', reason: d.reason });
@@ -45,9 +72,11 @@ export class Decisions {
       ...(d.caller.session ? { session: d.caller.session } : {}),
     });
     if (d.allowed || d.request === null) return;
+    if (!d.caller.user && !d.caller.client) return void this.metrics.decisionsNotKept.inc({ why: 'anonymous' });
+    if (!this.budget.take(now)) return void this.metrics.decisionsNotKept.inc({ why: 'rate' });
     if (this.queue.length >= MAX_QUEUED) {
       this.queue.shift();
-      this.dropped++;
+      this.metrics.decisionsNotKept.inc({ why: 'queue' });
     }
     this.queue.push({
       id: d.id,

@@ -4,7 +4,9 @@
 // decides for another; tokens must be for the app's audience; ambiguous paths are
 // refused; people are sent to sign in and come back with the app's own cookie.
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import pg from 'pg';
 import { Box, basic, eventually } from '../support/box.js';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { FormAgent } from '../support/form-agent.js';
@@ -539,6 +541,44 @@ describe('the decision point', function () {
         expect(put.body.errors.policyHeaders[0]).to.match(/credentials/);
       }
       expect((await box.json('GET', '/App/vault', undefined, root)).status).to.equal(404);
+    });
+
+    it("a stranger's flood of refused requests does not fill the box's database", async function () {
+      // Each kept refusal holds its request object for BOXAUTH_DECISION_RETENTION_HOURS (24 h). From
+      // one client without any credential: 32 requests at a time, 10 kB of query each, for 5 s.
+      const query = Array.from({ length: 100 }, (_, i) => `p${i}=${randomBytes(50).toString('hex')}`).join('&');
+      const size = async (): Promise<number> => {
+        const db = new pg.Client({ connectionString: box.databaseUrl });
+        await db.connect();
+        try {
+          return Number((await db.query("SELECT pg_total_relation_size('decisions') AS n")).rows[0].n);
+        } finally {
+          await db.end();
+        }
+      };
+      const before = await size();
+      const until = Date.now() + 5000;
+      let sent = 0;
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (Date.now() < until) {
+            await requestLine(box.port, '/authz/forward-auth/wiki', { 'X-Forwarded-Uri': `/secret?${query}` });
+            sent++;
+          }
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 2000)); // the record's batches
+      const grown = (await size()) - before;
+      expect(grown, `${sent} refusals kept ${(grown / 1e6).toFixed(1)} MB`).to.be.below(5e6);
+      // An anonymous refusal is in the audit log, and explained as not kept.
+      const one = await forwardAuth('/secret');
+      expect(one.status).to.equal(401);
+      const id = one.headers.get('x-boxauth-decision')!;
+      await eventually('the audit line', async () => box.logs.some((l) => l.includes(id)));
+      const explained = await box.json('GET', `/authz/decisions/${id}`, undefined, root);
+      expect(explained.status).to.equal(404);
+      expect(explained.body.error_description).to.match(/identified caller/);
+      expect(await box.metrics()).to.match(/boxauth_decisions_not_kept_total\{[^}]*why="anonymous"[^}]*\} [1-9]/);
     });
 
     it('a request is replayed and explained without being recorded', async function () {

@@ -53,7 +53,9 @@ export function explainRouter(
   router.get('/authz/decisions/:id', guard, async (req, res) => {
     const row = await svc.decisions.find(req.params.id as string);
     if (!row)
-      throw notFound(`decision "${req.params.id as string}" (only refused decisions are kept, for BOXAUTH_DECISION_RETENTION_HOURS)`);
+      throw notFound(
+        `decision "${req.params.id as string}" (only refusals of an identified caller are kept, at most 50 a second per process, for BOXAUTH_DECISION_RETENTION_HOURS; every decision is in the audit log)`,
+      );
     send(req, res, 200, await explainRecorded(svc, row));
   });
 
