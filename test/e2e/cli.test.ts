@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { projectPath } from '../../api/paths.js';
-import { Box } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { freePort } from '../support/ports.js';
 
@@ -438,5 +438,51 @@ describe('boxauth CLI', function () {
     });
     expect(res.code, res.stderr).to.equal(0);
     expect(JSON.parse(res.stdout)).to.be.an('array');
+  });
+
+  it("explain: a refused decision by its id, or a request replayed, each policy's verdict and the failing matcho path", async function () {
+    const env = { BOXAUTH_URL: box.url, BOXAUTH_CLIENT_ID: 'root', BOXAUTH_CLIENT_SECRET: box.rootSecret };
+    const root = await box.rootToken();
+    await box.addClient('buyer', { audience: ['https://shop.example'] }, { secret: 'buyer-secret', policy: false });
+    expect((await box.json('PUT', '/App/shop', { urls: ['https://shop.example'] }, root)).status).to.equal(201);
+    await box.json(
+      'PUT',
+      '/AccessPolicy/shop-reads',
+      { app: 'shop', engine: 'matcho', link: [{ id: 'buyer', resourceType: 'Client' }], matcho: { 'request-method': 'get' } },
+      root,
+    );
+    const token = (
+      await box.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', audience: 'https://shop.example' },
+        { Authorization: basic('buyer', 'buyer-secret') },
+      )
+    ).body.access_token;
+    const refused = await box.request('POST', '/authz/http/shop/orders', {
+      headers: { Authorization: `Bearer ${token}`, Host: 'shop.example' },
+    });
+    expect(refused.status).to.equal(403);
+    const id = refused.headers.get('x-boxauth-decision')!;
+
+    const byId = await eventually('the refusal to be kept', async () => {
+      const run = await cli(['explain', id, '-o', 'table'], env);
+      return run.code === 0 && run;
+    });
+    expect(byId.stdout).to.include(`decision ${id}`);
+    expect(byId.stdout).to.match(/refused \(403\) at app shop/);
+    expect(byId.stdout).to.match(/^shop-reads +does not allow +request-method: "post" does not match "get"$/m);
+
+    const replayed = await cli(['explain', '--app', 'shop', '--method', 'DELETE', '--path', '/orders/1', '--client', 'buyer'], env);
+    expect(replayed.code, replayed.stderr).to.equal(0);
+    const json = JSON.parse(replayed.stdout);
+    expect(json).to.include({ app: 'shop', allowed: false, status: 403 });
+    expect(json.policies).to.deep.include({
+      id: 'shop-reads',
+      verdict: 'does not allow',
+      why: 'request-method: "delete" does not match "get"',
+    });
+    const unknown = await cli(['explain', '00000000-0000-0000-0000-000000000000'], env);
+    expect(unknown.code).to.not.equal(0);
+    expect(unknown.stderr).to.match(/only refusals of an identified caller are kept/);
   });
 });
