@@ -120,8 +120,12 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     ),
     secrets: new SecretVerifier(),
     attempts: new Attempts(pool, config),
-    apps: new AppDirectory(pool, feed, (host, apps) =>
-      log.warn({ host, apps }, 'more than one App has a url at this host: requests found by it are refused'),
+    apps: new AppDirectory(
+      pool,
+      feed,
+      (host, apps) => log.warn({ host, apps }, 'more than one App has a url at this host: requests found by it are refused'),
+      config.baseUrl,
+      (app, why) => log.warn({ app, why }, 'this App decides nothing: its audience is not its own'),
     ),
     decisions: new Decisions(pool, audit, metrics, log),
     clientThrottle: new FailureThrottle(

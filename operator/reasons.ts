@@ -166,8 +166,14 @@ const accessPolicy = {
   InvalidPolicy: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
-/** App resources have the reasons of every record, and none of their own. */
-const app = { ...record } as const satisfies Record<string, ReasonUse>;
+const app = {
+  ...record,
+  /**
+   * Ready=False, Stalled=True: the App's audience (spec.audience, else its first url) is the box's own or another App's, so tokens
+   * would pass at both; nothing is written. Give it an audience of its own; looked at again at each resync.
+   */
+  AudienceTaken: STALLED,
+} as const satisfies Record<string, ReasonUse>;
 
 /** Every reason of every kind, with where it appears: what docs/kubernetes/conditions.md's tables are checked against. */
 export const REASONS = { Box: box, Client: client, AccessPolicy: accessPolicy, App: app } as const;
@@ -184,9 +190,10 @@ export const BoxReason = namesOf(box);
 export const RecordReason = namesOf(record);
 export const ClientReason = namesOf(client);
 export const AccessPolicyReason = namesOf(accessPolicy);
+export const AppReason = namesOf(app);
 
 /** Any reason of any kind: a condition's reason is one of these, never a string made up on the spot. */
-export type Reason = keyof typeof box | keyof typeof client | keyof typeof accessPolicy;
+export type Reason = keyof typeof box | keyof typeof client | keyof typeof accessPolicy | keyof typeof app;
 
 /** Reconciling or Stalled: what a Ready=False reason of the kind says to kstatus (a reason of no Ready=False use is a bug). */
 export function progressOf(kind: string, reason: Reason): Progress {

@@ -3,11 +3,15 @@
 // dropped when any app changes on any process (the change feed), so the decision
 // point's hot path holds no database round trip. A host two apps claim is no app's:
 // which one's policies decided would depend on the order the database returns them
-// in, which changes as they are written.
+// in, which changes as they are written. Likewise an App's audience is its own: an
+// App whose audience is the box's, or one the database does not hold as its own (two
+// Apps shared it before 012_app_audience.sql), is no app at all, by id or by host.
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
-import { apps } from '../store/apps.js';
+import { apps, audienceOf } from '../store/apps.js';
 import type { App } from '../types.js';
+
+export { audienceOf };
 
 interface Directory {
   byId: Map<string, App>;
@@ -15,8 +19,15 @@ interface Directory {
   byHost: Map<string, App>;
 }
 
-/** The audience a token must carry at `app`: its own, else its first url. */
-export const audienceOf = (app: App): string => app.audience ?? app.urls[0]!;
+/**
+ * Why `app` may not have its audience, when it is the box's own (`boxUrl`, what tokens for the box's API
+ * carry besides none): the app's sign-in cookie would open the box's API, and the box's tokens the app.
+ */
+export function boxAudienceClash(app: Pick<App, 'audience' | 'urls'>, boxUrl: string): string | undefined {
+  if (audienceOf(app) !== boxUrl) return undefined;
+  const which = app.audience === undefined ? ' (the first url, as no audience is set)' : '';
+  return `"${boxUrl}"${which} is the box's own audience: tokens for the box's API would pass at the app, and the app's at the box; give the app an audience of its own`;
+}
 
 /** `host[:port]` of a url, as a Host header names it (the default port left out). */
 export function hostOf(url: string): string {
@@ -30,6 +41,9 @@ export class AppDirectory {
     private readonly pool: Pool,
     private readonly feed: ChangeFeed,
     private readonly onClash: (host: string, apps: string[]) => void = () => undefined,
+    /** The box's own audience (its base URL), which no app may have. */
+    private readonly boxUrl?: string,
+    private readonly onAudience: (app: string, why: string) => void = () => undefined,
   ) {
     feed.onChange('apps', () => this.forget());
     feed.onReset(() => this.forget());
@@ -40,14 +54,23 @@ export class AppDirectory {
   }
 
   private load(): Promise<Directory> {
-    const loading = apps.all(this.pool).then((all) => {
-      const byId = new Map(all.map((a) => [a.id, a]));
+    const loading = apps.all(this.pool).then((held) => {
+      const all = held.map((h) => h.app);
+      const byId = new Map<string, App>();
+      for (const { app, holdsAudience } of held) {
+        const why =
+          (this.boxUrl !== undefined && boxAudienceClash(app, this.boxUrl)) ||
+          (!holdsAudience && `its audience "${audienceOf(app)}" is another App's too: change either`);
+        if (why) this.onAudience(app.id, why);
+        else byId.set(app.id, app);
+      }
       const claims = new Map<string, Set<string>>();
       for (const app of all) for (const url of app.urls) claims.set(hostOf(url), (claims.get(hostOf(url)) ?? new Set()).add(app.id));
       const byHost = new Map<string, App>();
       for (const [host, ids] of claims) {
-        if (ids.size === 1) byHost.set(host, byId.get([...ids][0]!)!);
-        else this.onClash(host, [...ids].sort());
+        const app = ids.size === 1 ? byId.get([...ids][0]!) : undefined;
+        if (app) byHost.set(host, app);
+        else if (ids.size > 1) this.onClash(host, [...ids].sort());
       }
       return { byId, byHost };
     });

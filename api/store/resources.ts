@@ -60,6 +60,11 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
     return rows[0] && toStored<T>(rows[0]);
   }
 
+  /** Columns a table keeps next to the resource, derived from it (for the table's indexes). */
+  protected columns(_resource: T): Record<string, unknown> {
+    return {};
+  }
+
   /** Creates or replaces the record. A no-op write (nothing changed) keeps the version. */
   async write(db: Queryable, resource: T, opts: WriteOptions): Promise<{ stored: Stored<T>; created: boolean }> {
     const { meta: _meta, id, ...body } = resource as T & { meta?: unknown };
@@ -67,16 +72,18 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
     const setSecret = hasSecret && opts.secretHash !== undefined;
     const params: unknown[] = [id, body, opts.managedBy];
     if (hasSecret) params.push(opts.secretHash ?? null, setSecret);
+    const extra = Object.entries(this.columns(resource)).map(([name, value]) => ({ name, param: `$${params.push(value)}` }));
     const { rows } = await db.query<Row & { created: boolean }>(
       `
-      INSERT INTO ${this.table} AS t (id, resource, managed_by${hasSecret ? ', secret_hash' : ''})
-      VALUES ($1, $2, $3${hasSecret ? ', $4' : ''})
+      INSERT INTO ${this.table} AS t (id, resource, managed_by${hasSecret ? ', secret_hash' : ''}${extra.map((c) => `, ${c.name}`).join('')})
+      VALUES ($1, $2, $3${hasSecret ? ', $4' : ''}${extra.map((c) => `, ${c.param}`).join('')})
       ON CONFLICT (id) DO UPDATE SET
         resource = EXCLUDED.resource,
         ${hasSecret ? 'secret_hash = CASE WHEN $5 THEN EXCLUDED.secret_hash ELSE t.secret_hash END,' : ''}
+        ${extra.map((c) => `${c.name} = EXCLUDED.${c.name},`).join(' ')}
         version = t.version + 1, updated_at = now()
       WHERE t.managed_by IS NOT DISTINCT FROM $3
-        AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ' OR ($5 AND t.secret_hash IS DISTINCT FROM EXCLUDED.secret_hash)' : ''})
+        AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ' OR ($5 AND t.secret_hash IS DISTINCT FROM EXCLUDED.secret_hash)' : ''}${extra.map((c) => ` OR t.${c.name} IS DISTINCT FROM EXCLUDED.${c.name}`).join('')})
       RETURNING *, (xmax = 0) AS created`,
       params,
     );

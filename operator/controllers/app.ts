@@ -2,13 +2,17 @@
 // AccessPolicies that name an App (spec.app) decide about its requests; the
 // gateway in front of the app asks the box (api/decision/). Validation is the
 // REST API's (the CRD's schema), so an App is the same whichever way it comes.
+import { boxAudienceClash } from '../../api/decision/apps.js';
 import type { AppSpec } from '../../api/schema/crd-types.js';
 import { apps } from '../../api/store/apps.js';
+import { ConstraintViolation } from '../../api/store/constraints.js';
 import type { App } from '../../api/types.js';
-import type { ControllerDeps, Resource } from '../controller.js';
+import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { APPS } from '../kube.js';
-import type { BoxController } from './box.js';
+import { AppReason } from '../reasons.js';
+import { baseUrlOf } from './box-manifests.js';
+import type { BoxController, BoxResource } from './box.js';
 import { RecordController, type Desired } from './records.js';
 
 export type AppResource = Resource<AppSpec>;
@@ -18,7 +22,17 @@ export class AppController extends RecordController<AppSpec, 'App'> {
     super('app', APPS, informer, deps, boxes, apps);
   }
 
-  protected desired(obj: AppResource): Promise<Desired<App>> {
-    return Promise.resolve({ record: this.baseRecord(obj) });
+  /** An App's audience is its own: not the box's (here), nor another App's (the database refuses the write: problemOf). */
+  protected desired(obj: AppResource, box: BoxResource): Promise<Desired<App>> {
+    const record = this.baseRecord(obj);
+    const clash = boxAudienceClash(record, baseUrlOf(box));
+    if (clash) throw new Problem(AppReason.AudienceTaken, `audience: ${clash}`);
+    return Promise.resolve({ record });
+  }
+
+  protected override problemOf(err: unknown): Problem | undefined {
+    if (err instanceof ConstraintViolation && err.field === 'audience')
+      return new Problem(AppReason.AudienceTaken, err.message, { cause: err });
+    return undefined;
   }
 }

@@ -159,7 +159,8 @@ export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy' | 
         fields: desired.status,
       });
       return { ready: true };
-    } catch (err) {
+    } catch (caught) {
+      const err = this.problemOf(caught) ?? caught;
       if (err instanceof RecordRefused) await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));
       if (err instanceof Problem) return this.notReady(obj, err);
       await this.markNotReady(obj, new Problem(RecordReason.ReconcileError, `${errorMessage(err)}; retrying`, { cause: err })).catch(
@@ -167,6 +168,11 @@ export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy' | 
       );
       throw err;
     }
+  }
+
+  /** The Problem a failed write is for the author to fix (e.g. a unique index's refusal), if it is one. */
+  protected problemOf(_err: unknown): Problem | undefined {
+    return undefined;
   }
 
   private reserved(obj: Resource<S>): boolean {

@@ -534,6 +534,44 @@ describe('the decision point', function () {
       expect((await box.json('GET', `/authz/decisions/${id}`, undefined, token)).status).to.equal(401);
     });
 
+    it("an App's audience is its own: not the box's, nor another App's", async function () {
+      try {
+        const own = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience: box.url }, root);
+        expect(own.status, `the box's own audience: ${own.text}`).to.equal(422);
+        const shared = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience: 'https://wiki.example' }, root);
+        expect(shared.status, `the wiki's audience: ${shared.text}`).to.equal(422);
+        const other = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience: 'https://other.example' }, root);
+        expect(other.status, `another app's first url: ${other.text}`).to.equal(422);
+      } finally {
+        await box.json('DELETE', '/App/mirror', undefined, root);
+      }
+    });
+
+    it('the clash is named, nothing is written, and of apps racing for one audience exactly one gets it', async function () {
+      const byDefault = await box.json('POST', '/App', { id: 'mirror', urls: [box.url] }, root);
+      expect(byDefault.status, byDefault.text).to.equal(422);
+      expect(byDefault.body.errors.audience[0]).to.match(/box's own audience/);
+      const shared = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience: 'https://wiki.example' }, root);
+      expect(shared.body.errors.audience[0]).to.include('App "wiki"');
+      expect((await box.json('GET', '/App/mirror', undefined, root)).status).to.equal(404);
+      const ids = Array.from({ length: 10 }, (_, i) => `racer-${i}`);
+      try {
+        const puts = await Promise.all(
+          ids.map((id) => box.json('PUT', `/App/${id}`, { urls: [`https://${id}.example`], audience: 'https://race.example' }, root)),
+        );
+        expect(puts.map((p) => p.status).sort()).to.deep.equal([201, ...Array(9).fill(422)]);
+      } finally {
+        await Promise.all(ids.map((id) => box.json('DELETE', `/App/${id}`, undefined, root)));
+      }
+      // The audience is free again once its app is gone; an app may keep its own when rewritten.
+      const again = await box.json('PUT', '/App/racer-0', { urls: ['https://racer-0.example'], audience: 'https://race.example' }, root);
+      expect(again.status, again.text).to.equal(201);
+      expect(
+        (await box.json('PUT', '/App/racer-0', { urls: ['https://racer-0.example'], audience: 'https://race.example' }, root)).status,
+      ).to.equal(200);
+      await box.json('DELETE', '/App/racer-0', undefined, root);
+    });
+
     it("no credential is kept in a decision's record: policies cannot be shown authorization or cookie", async function () {
       for (const header of ['authorization', 'cookie', 'proxy-authorization']) {
         const put = await box.json('PUT', '/App/vault', { urls: ['https://vault.example'], policyHeaders: ['x-team', header] }, root);

@@ -5,6 +5,7 @@ import { type Request, type RequestHandler, type Router } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { removeClient } from '../../oauth/closing.js';
 import { hashSecret } from '../../oauth/secrets.js';
+import { boxAudienceClash } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
@@ -12,6 +13,7 @@ import type { Services } from '../../services.js';
 import { accessPolicies } from '../../store/policies.js';
 import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
+import { ConstraintViolation } from '../../store/constraints.js';
 import type { ResourceTable, Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
 import type { AccessPolicy, App, Bundle, Client, Resources } from '../../types.js';
@@ -102,8 +104,16 @@ async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean): Prom
   if (mustBeNew && (await apps.read(svc.pool, app.id))) {
     throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
   }
-  const { stored, created } = await apps.write(svc.pool, app, { managedBy: null });
-  return { resource: stored.resource as Resource, created };
+  // An App's audience is its own: not the box's (here), nor another App's (the database's unique index).
+  const clash = boxAudienceClash(app, svc.config.baseUrl);
+  if (clash) throw ValidationError.field(app, 'audience', clash);
+  try {
+    const { stored, created } = await apps.write(svc.pool, app, { managedBy: null });
+    return { resource: stored.resource as Resource, created };
+  } catch (err) {
+    if (err instanceof ConstraintViolation) throw ValidationError.field(app, err.field, err.message);
+    throw err;
+  }
 }
 
 // One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).

@@ -41,6 +41,19 @@ describe('App controller', function () {
     expect(await apps.read(db.pool, 'odd')).to.equal(undefined);
   });
 
+  it("refuses an audience that is the box's or another App's (AudienceTaken), and writes nothing", async function () {
+    await reconciled(app('wiki', { urls: ['https://wiki.example.com'] }));
+    const copy = await reconciled(app('copy', { urls: ['https://copy.example.com'], audience: 'https://wiki.example.com' }));
+    expect(ready(copy)).to.deep.include({ status: 'False', reason: 'AudienceTaken' });
+    expect(ready(copy)?.message).to.include('App "wiki"');
+    expect(h.kube.eventsAbout(NS, 'copy')).to.deep.equal(['Warning AudienceTaken']);
+    const boxUrl = `http://auth.${NS}.svc`;
+    const own = await reconciled(app('own', { urls: [boxUrl] }));
+    expect(ready(own)).to.deep.include({ status: 'False', reason: 'AudienceTaken' });
+    expect(await apps.read(db.pool, 'copy')).to.equal(undefined);
+    expect(await apps.read(db.pool, 'own')).to.equal(undefined);
+  });
+
   it('on deletion removes its record', async function () {
     await reconciled(app('wiki', { urls: ['https://wiki.example.com'] }));
     await h.kube.delete(APPS, NS, 'wiki');
