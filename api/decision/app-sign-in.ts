@@ -8,7 +8,9 @@
 //
 // CSRF and login fixation: `state` is HMAC'd under the box's CSRF key and names a
 // nonce whose cookie only the browser that started the flow holds; the PKCE
-// verifier is derived from that nonce. Open redirects: the way back is a path of
+// verifier is derived from that nonce. Signing out of an app is a POST carrying a
+// token derived from the app's cookie (signOutToken): another site can neither make
+// a browser sign out with a link nor forge the form. Open redirects: the way back is a path of
 // the app's own origin (`/…`, never `//…`).
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { App } from '../types.js';
@@ -70,4 +72,14 @@ export function finishFlow(key: Buffer, app: App, state: unknown, nonce: string 
   const mine = hmac(key, 'nonce', nonce);
   if (n.length !== mine.length || !timingSafeEqual(n, mine)) return undefined;
   return { rd: safeReturnPath(claims.rd) };
+}
+
+/** The sign-out form's token for the app's cookie: only a page that read the cookie's holder can post it. */
+export const signOutToken = (key: Buffer, app: App, cookie: string): string => b64(hmac(key, 'app-sign-out', app.id, cookie));
+
+export function isSignOutToken(key: Buffer, app: App, cookie: string | undefined, token: unknown): boolean {
+  if (cookie === undefined || typeof token !== 'string') return false;
+  const expected = hmac(key, 'app-sign-out', app.id, cookie);
+  const given = Buffer.from(token, 'base64url');
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

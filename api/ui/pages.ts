@@ -186,6 +186,18 @@ export function signOutPage(box: string, csrf: string, returnTo: string, email: 
   });
 }
 
+/** Signing out of one app: a form, so that a link from elsewhere signs nobody out. */
+export function appSignOutPage(box: string, app: string, csrf: string | undefined): string {
+  return page({
+    title: 'Sign out',
+    box,
+    body: csrf
+      ? html`<h1>Sign out of ${app}?</h1>
+<form method="post" action="/.boxauth/sign-out">${hidden({ csrf })}<button type="submit">Sign out</button></form>`
+      : html`<h1>Signed out</h1><p role="status">You are not signed in to ${app}.</p>`,
+  });
+}
+
 export interface LogoutPage {
   box: string;
   csrf: string;

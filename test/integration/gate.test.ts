@@ -468,6 +468,42 @@ describe('the decision point', function () {
       expect(after.headers.getSetCookie().some((c) => c.startsWith('boxauth-app-wiki=;'))).to.equal(true);
     });
 
+    it("signing out of the app is a form of the app's own: a link elsewhere or a forged post signs nobody out", async function () {
+      // Sam signs in at the wiki (the flow of the test above, without its checks).
+      const browser = new FormAgent(box);
+      const toBox = await browser.get('/.boxauth/start?rd=/docs/page');
+      const authorize = new URL(toBox.headers.get('location')!);
+      await browser.signIn('sam@example.com', 'sam-password-1', `${authorize.pathname}${authorize.search}`);
+      const callback = new URL((await browser.get(`${authorize.pathname}${authorize.search}`)).headers.get('location')!);
+      const back = await browser.get(`${callback.pathname}${callback.search}`);
+      const cookie = back.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('boxauth-app-wiki='))!
+        .split(';')[0]!;
+      const signedIn = async (): Promise<boolean> =>
+        (await forwardAuth('/docs/page', { Cookie: cookie, ...browserHeaders })).status === 200;
+      expect(await signedIn()).to.equal(true);
+
+      // A GET (a link, an image on another site) only shows the form.
+      const form = await box.request('GET', '/.boxauth/sign-out', { headers: { Cookie: cookie, ...browserHeaders } });
+      expect(form.status).to.equal(200);
+      const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1];
+      expect(csrf, form.text).to.be.a('string');
+      expect(await signedIn()).to.equal(true);
+      // A post forged elsewhere: no token, or one made for another cookie.
+      for (const forged of [{} as Record<string, string>, { csrf: csrf!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }]) {
+        const refused = await box.form('/.boxauth/sign-out', forged, { Cookie: cookie });
+        expect(refused.status).to.equal(403);
+        expect(refused.headers.getSetCookie()).to.deep.equal([]);
+      }
+      expect(await signedIn()).to.equal(true);
+      // The app's own form: the session ends, and the cookie with it.
+      const out = await box.form('/.boxauth/sign-out', { csrf: csrf! }, { Cookie: cookie });
+      expect(out.status, out.text).to.equal(200);
+      expect(out.headers.getSetCookie().some((c) => c.startsWith('boxauth-app-wiki=;'))).to.equal(true);
+      expect(await signedIn()).to.equal(false);
+    });
+
     it('the way back is refused without the browser that started it (CSRF, login fixation), and never leaves the app', async function () {
       const browser = new FormAgent(box);
       const toBox = await browser.get('/.boxauth/start?rd=//evil.example/x');

@@ -8,9 +8,11 @@ import {
   CALLBACK_PATH,
   challengeOf,
   finishFlow,
+  isSignOutToken,
   safeReturnPath,
   SIGN_OUT_PATH,
   START_PATH,
+  signOutToken,
   startFlow,
   verifierOf,
 } from '../../decision/app-sign-in.js';
@@ -21,7 +23,8 @@ import { closeGrants } from '../../oauth/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
 import type { Services } from '../../services.js';
 import type { App } from '../../types.js';
-import { messagePage } from '../../ui/pages.js';
+import { appSignOutPage, messagePage } from '../../ui/pages.js';
+import { pageForm } from '../body.js';
 import { cookies } from '../browser-session.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -115,13 +118,23 @@ export function appSignInRouter(
     res.set('Cache-Control', 'no-store').redirect(302, `${origin}${back.rd}`);
   });
 
-  router.all(SIGN_OUT_PATH, async (req, res) => {
+  // A GET only shows the form: a link or an image elsewhere signs nobody out.
+  router.get(SIGN_OUT_PATH, async (req, res) => {
+    const app = await appOf(req);
+    const https = originOf(app, req.headers.host ?? '').startsWith('https:');
+    const cookie = cookies(req)[appCookieName(app, https)];
+    renderPage(res, 200, appSignOutPage(box, app.description ?? app.id, cookie && signOutToken(svc.csrfKey, app, cookie)));
+  });
+
+  router.post(SIGN_OUT_PATH, ...pageForm, async (req, res) => {
     const app = await appOf(req);
     const https = originOf(app, req.headers.host ?? '').startsWith('https:');
     const token = cookies(req)[appCookieName(app, https)];
-    const check = token === undefined ? undefined : await checkAccessToken(svc, token);
+    if (!isSignOutToken(svc.csrfKey, app, token, (req.body as Record<string, unknown>).csrf))
+      return page(res, 403, 'Not signed out', 'This sign-out was not asked for from this app. Go back to the app and sign out there.');
+    const check = await checkAccessToken(svc, token!);
     // Only the app's own session: a cookie of this name holding another token ends nothing.
-    if (check && 'session' in check && check.session.audience === audienceOf(app)) {
+    if ('session' in check && check.session.audience === audienceOf(app)) {
       const { session } = check;
       await closeGrants(svc, { tree: session.id }, { how: 'sign-out', by: { client: session.clientId, session: session.id } });
     }
