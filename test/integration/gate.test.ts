@@ -429,6 +429,20 @@ describe('the decision point', function () {
   describe('people in browsers', function () {
     const browserHeaders = { Accept: 'text/html' };
 
+    /** Signs `email` in at the wiki through the box (the flow the first test checks step by step): the app's cookie. */
+    async function signedInAtWiki(email: string, password: string): Promise<string> {
+      const browser = new FormAgent(box);
+      await browser.signIn(email, password);
+      const toBox = await browser.get('/.boxauth/start?rd=/docs/page');
+      const authorize = new URL(toBox.headers.get('location')!);
+      const callback = new URL((await browser.get(`${authorize.pathname}${authorize.search}`)).headers.get('location')!);
+      const back = await browser.get(`${callback.pathname}${callback.search}`);
+      return back.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('boxauth-app-wiki='))!
+        .split(';')[0]!;
+    }
+
     it('are sent to the box sign-in and back to the page they asked for, with a cookie for the app; signing out of the box ends it', async function () {
       const first = await forwardAuth('/docs/page?x=1', browserHeaders);
       expect(first.status).to.equal(302);
@@ -469,17 +483,7 @@ describe('the decision point', function () {
     });
 
     it("signing out of the app is a form of the app's own: a link elsewhere or a forged post signs nobody out", async function () {
-      // Sam signs in at the wiki (the flow of the test above, without its checks).
-      const browser = new FormAgent(box);
-      const toBox = await browser.get('/.boxauth/start?rd=/docs/page');
-      const authorize = new URL(toBox.headers.get('location')!);
-      await browser.signIn('sam@example.com', 'sam-password-1', `${authorize.pathname}${authorize.search}`);
-      const callback = new URL((await browser.get(`${authorize.pathname}${authorize.search}`)).headers.get('location')!);
-      const back = await browser.get(`${callback.pathname}${callback.search}`);
-      const cookie = back.headers
-        .getSetCookie()
-        .find((c) => c.startsWith('boxauth-app-wiki='))!
-        .split(';')[0]!;
+      const cookie = await signedInAtWiki('sam@example.com', 'sam-password-1');
       const signedIn = async (): Promise<boolean> =>
         (await forwardAuth('/docs/page', { Cookie: cookie, ...browserHeaders })).status === 200;
       expect(await signedIn()).to.equal(true);
@@ -521,16 +525,7 @@ describe('the decision point', function () {
     });
 
     it('a person the policies do not allow gets 403 with a page naming the decision', async function () {
-      const browser = new FormAgent(box);
-      await browser.signIn('ola@example.com', 'ola-password-1');
-      const toBox = await browser.get('/.boxauth/start?rd=/docs/x');
-      const authorize = new URL(toBox.headers.get('location')!);
-      const callback = new URL((await browser.get(`${authorize.pathname}${authorize.search}`)).headers.get('location')!);
-      const back = await browser.get(`${callback.pathname}${callback.search}`);
-      const cookie = back.headers
-        .getSetCookie()
-        .find((c) => c.startsWith('boxauth-app-wiki='))!
-        .split(';')[0]!;
+      const cookie = await signedInAtWiki('ola@example.com', 'ola-password-1');
       const res = await forwardAuth('/docs/x', { Cookie: cookie, Accept: 'text/html' });
       expect(res.status).to.equal(403);
       expect(res.text).to.include(res.headers.get('x-boxauth-decision')!);
