@@ -25,6 +25,7 @@ import type { PolicyOutcome } from '../policy/evaluate.js';
 import { audienceOf, hostOf } from './apps.js';
 import { readTarget } from './path.js';
 import { appRequest, NOBODY, type AppRequest, type Caller } from './request.js';
+import { actOf, subjectOf } from '../oauth/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
@@ -137,7 +138,16 @@ async function tokenCaller(svc: DecisionServices, app: App, token: string): Prom
     user = (await svc.users.get(String(s.userId))) ?? null;
     if (!user) return { refused: 'bad-token', why: 'the user of this token no longer exists' };
   }
-  return { user, client: s.clientId, scope: s.scope, audience: s.audience, session: s.id };
+  const subject = subjectOf(s);
+  return {
+    user,
+    client: s.clientId,
+    scope: s.scope,
+    audience: s.audience,
+    session: s.id,
+    subject: { iss: subject.iss ?? svc.config.baseUrl, sub: subject.sub },
+    act: actOf(s.details) ?? null,
+  };
 }
 
 /** AuthZEN's named subjects: a user by id is who they are now; a client is only itself. */

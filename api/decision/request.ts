@@ -2,6 +2,7 @@
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience.
+import type { Act } from '../oauth/exchange/parties.js';
 import type { App, PrincipalUser } from '../types.js';
 
 export interface AppRequest {
@@ -20,6 +21,10 @@ export interface AppRequest {
   client: string | null;
   scope: string | null;
   audience: string | null;
+  /** Whom the token is about: its issuer (the box's URL, or the issuer of an exchanged token's subject) and `sub`; null without a token. */
+  subject: { iss: string; sub: string } | null;
+  /** A delegated token's actors (RFC 8693 `act`, the current one first); null when nobody acts for the subject. */
+  act: Act | null;
   /** AuthZEN only: the evaluation's resource and context, as sent. */
   resource?: Record<string, unknown>;
   context?: Record<string, unknown>;
@@ -33,9 +38,11 @@ export interface Caller {
   audience: string | null;
   /** The session behind the token, when there is one. */
   session: string | null;
+  subject: { iss: string; sub: string } | null;
+  act: Act | null;
 }
 
-export const NOBODY: Caller = { user: null, client: null, scope: null, audience: null, session: null };
+export const NOBODY: Caller = { user: null, client: null, scope: null, audience: null, session: null, subject: null, act: null };
 
 /** The request object of `app`'s policies. */
 export function appRequest(
@@ -60,5 +67,7 @@ export function appRequest(
     client: caller.client,
     scope: caller.scope,
     audience: caller.audience,
+    subject: caller.subject,
+    act: caller.act,
   };
 }

@@ -10,6 +10,7 @@ import type { Client } from '../types.js';
 import { checkAccessToken } from './access-tokens.js';
 import { closeGrants } from './closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
+import { actOf, subjectOf } from './exchange/parties.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from './tokens.js';
 
@@ -39,6 +40,17 @@ async function mayIntrospect(svc: IntrospectionServices, caller: Client, owner: 
   return (await svc.policies.decide({ clientId: caller.id, user: null }, introspectionRequest(caller, owner))).allowed;
 }
 
+/** `sub`, and for an exchanged token whose subject is another issuer's, its `sub_id` (RFC 9493) and `act` (RFC 8693 §4.1). */
+function introspectedSubject(s: SessionRow): Record<string, unknown> {
+  const subject = subjectOf(s);
+  const act = actOf(s.details);
+  return {
+    sub: subject.sub,
+    ...(subject.iss ? { sub_id: { format: 'iss_sub', iss: subject.iss, sub: subject.sub } } : {}),
+    ...(act ? { act } : {}),
+  };
+}
+
 export async function introspect(svc: IntrospectionServices, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
   const params = tokenParams(body);
   const { resource: caller } = await authenticateClient(svc, presentedClient(request, params), 'required');
@@ -51,7 +63,7 @@ export async function introspect(svc: IntrospectionServices, request: OAuthReque
       active: true,
       token_type: 'Bearer',
       client_id: s.clientId,
-      sub: s.userId !== null ? String(s.userId) : s.clientId,
+      ...introspectedSubject(s),
       iss: svc.config.baseUrl,
       iat: Math.floor(s.start.getTime() / 1000),
       ...(s.exp ? { exp: Math.floor(s.exp.getTime() / 1000) } : {}),

@@ -19,13 +19,16 @@ import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
 import { notIssuedToClient, type Grant, type GrantServices, type Issued } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
+import { tokenExchange } from './grants/token-exchange.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
 /** What the token endpoint uses: client authentication, the grants, and the token metrics. */
 export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Services, 'metrics'>;
 
-export const grants = new Map<string, Grant>([clientCredentials, refreshToken, authorizationCode, deviceCode].map((g) => [g.type, g]));
+export const grants = new Map<string, Grant>(
+  [clientCredentials, refreshToken, authorizationCode, deviceCode, tokenExchange].map((g) => [g.type, g]),
+);
 
 /**
  * Answers a token request: counts it (the token metrics) and records it (the

@@ -17,6 +17,8 @@ export interface TokenResponse {
   scope?: string;
   /** OpenID Connect: with scope openid, who signed in. */
   id_token?: string;
+  /** RFC 8693 token exchange: the type of the token issued. */
+  issued_token_type?: string;
 }
 
 export interface MintRequest {
@@ -32,6 +34,12 @@ export interface MintRequest {
   /** Issue a refresh token with this access token. */
   refresh: boolean;
   details?: Record<string, unknown> | null;
+  /** The token's `sub` when it is not the user or client (a token exchange: the subject token's subject). */
+  subject?: string;
+  /** Claims of a JWT access token beyond the usual ones (a token exchange's `act`). */
+  claims?: Record<string, unknown>;
+  /** The latest the access token may live (a token exchange: its subject token's expiry). */
+  notAfter?: Date | null;
 }
 
 export interface Minted {
@@ -41,12 +49,14 @@ export interface Minted {
 
 export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Date.now()): Minted {
   const id = newSessionId(now);
-  const lifetime = req.settings.access_token_expiration;
-  const exp = lifetime ? new Date(now + lifetime * 1000) : null;
+  let exp = req.settings.access_token_expiration ? new Date(now + req.settings.access_token_expiration * 1000) : null;
+  if (req.notAfter && (!exp || req.notAfter < exp)) exp = req.notAfter;
+  const lifetime = exp ? Math.max(0, Math.floor((exp.getTime() - now) / 1000)) : undefined;
   const jwt = req.settings.token_format === 'jwt';
-  const subject = req.userId != null ? String(req.userId) : req.client.id;
+  const subject = req.subject ?? (req.userId != null ? String(req.userId) : req.client.id);
   const accessToken = jwt
     ? signJwt(key, {
+        ...req.claims, // first: they never replace the claims below
         iss: issuer,
         sub: subject,
         client_id: req.client.id,
@@ -83,7 +93,7 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
   const response: TokenResponse = {
     access_token: accessToken,
     token_type: 'Bearer',
-    ...(lifetime ? { expires_in: lifetime } : {}),
+    ...(lifetime !== undefined ? { expires_in: lifetime } : {}),
     ...(refreshToken ? { refresh_token: refreshToken } : {}),
   };
   return { session, response };

@@ -132,6 +132,17 @@ class PolicyIndex {
   }
 
   /**
+   * Whether `clientId` may make the token exchange `request` (RFC 8693): only the
+   * box's policies linked to that client decide, never global ones. A global
+   * policy that lets a group of people use the API must not let every client
+   * holding one of their tokens turn it into another (ARCHITECTURE §10).
+   */
+  decideExchange(clientId: string, request: object): Verdict {
+    const id = this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, request);
+    return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
+  }
+
+  /**
    * An app's own policies only: those that name it (global ones apply to every
    * caller of the app, linked ones to their client, user or groups). Policies
    * OR together; none allowing is a denial. Every applicable policy is tried, so
@@ -190,6 +201,11 @@ export class Policies {
   /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */
   async decide(subject: Subject, request: PolicyRequest): Promise<Verdict> {
     return (await this.current()).decide(subject, request);
+  }
+
+  /** Whether a client's policies allow a token exchange (api/oauth/grants/token-exchange.ts). */
+  async decideExchange(clientId: string, request: object): Promise<Verdict> {
+    return (await this.current()).decideExchange(clientId, request);
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */

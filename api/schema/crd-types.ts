@@ -90,7 +90,12 @@ export interface ClientSpec {
    * Grants the client may use.
    */
   grant_types: (
-    'client_credentials' | 'implicit' | 'authorization_code' | 'refresh_token' | 'urn:ietf:params:oauth:grant-type:device_code'
+    | 'client_credentials'
+    | 'implicit'
+    | 'authorization_code'
+    | 'refresh_token'
+    | 'urn:ietf:params:oauth:grant-type:device_code'
+    | 'urn:ietf:params:oauth:grant-type:token-exchange'
   )[];
   /**
    * A client of the box's own; the consent page is skipped.
@@ -224,6 +229,19 @@ export interface ClientSpec {
        * Issue a new refresh token on each refresh; reuse of an old one closes the whole session family.
        */
       refresh_token_rotation?: boolean;
+    };
+    /**
+     * Token exchange (RFC 8693) - the tokens this client gets for tokens it presents. The exchange itself is decided by the AccessPolicies linked to the client. An exchanged token lives no longer than the token it was made from, and has no refresh token.
+     */
+    token_exchange?: {
+      /**
+       * jwt makes the access token a JWT; opaque (the default) a random string.
+       */
+      token_format?: 'opaque' | 'jwt';
+      /**
+       * Access token lifetime in seconds from issue; unset means until the session is closed.
+       */
+      access_token_expiration?: number;
     };
     /**
      * Kubernetes ServiceAccounts that authenticate as this client with their own tokens (RFC 7523 client assertion), without a secret.

@@ -260,6 +260,22 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
   return new Set(rows.map((r) => r.parent));
 }
 
+/**
+ * Inserts a session made from another one (a token exchange, RFC 8693): `row.parent`
+ * is the session of the exchanged token and `row.family` its family, so closing
+ * the parent closes the child too. The grant's lock is taken shared, as a refresh
+ * takes it: a close (closeGrants, exclusive) commits before this, and the parent
+ * is then found closed here, or after, and its UPDATE sees the child. Returns
+ * false, inserting nothing, when the parent is closed or expired.
+ */
+export async function insertChildSession(tx: Transaction, row: SessionRow): Promise<boolean> {
+  await tx.query(`SELECT pg_advisory_xact_lock_shared(${grantLockKey('$1')})`, [row.family]);
+  const { rows } = await tx.query('SELECT 1 FROM sessions WHERE id = $1 AND active AND (exp IS NULL OR exp > now())', [row.parent]);
+  if (!rows.length) return false;
+  await insertSessions(tx, [row]);
+  return true;
+}
+
 export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {
   if (!UUID.test(id)) return undefined;
   const { rows } = await db.query<DbRow>({ name: 'session-by-id', text: 'SELECT * FROM sessions WHERE id = $1', values: [id] });
@@ -345,12 +361,11 @@ export async function closeGrants(tx: Transaction, selector: CloseSelector): Pro
        SELECT DISTINCT ${grantLockKey('family')} AS k FROM sessions WHERE ${where} AND active ORDER BY k) keys`,
     [value],
   );
-  const closing =
-    'tree' in selector
-      ? `id IN (WITH RECURSIVE tree AS (
-           SELECT id FROM sessions WHERE id = $1
-           UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id) SELECT id FROM tree)`
-      : where;
+  // The sessions named and every session made from them (refreshed, or exchanged
+  // by another client: a child shares its parent's family, so the locks above hold it too).
+  const closing = `id IN (WITH RECURSIVE tree AS (
+      SELECT id FROM sessions WHERE ${where} AND active
+      UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id WHERE s.active) SELECT id FROM tree)`;
   const { rows } = await tx.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE ${closing} AND active RETURNING *`, [value]);
   return rows.map(fromDb);
 }

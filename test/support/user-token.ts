@@ -7,7 +7,7 @@ import { insertSessions } from '../../api/store/sessions.js';
 import type { Box } from './box.js';
 
 /** `audience`: the token is for that audience (RFC 8707), as a sign-in at an app makes them; else for the box. */
-export async function userToken(box: Box, userId: number, clientId = 'root', audience?: string): Promise<string> {
+export async function userToken(box: Box, userId: number, clientId = 'root', audience?: string, scope?: string): Promise<string> {
   const { privateKey, publicKey } = generateKeyPair('ES256');
   const { session, response } = mint(
     {
@@ -16,6 +16,7 @@ export async function userToken(box: Box, userId: number, clientId = 'root', aud
       userId,
       refresh: false,
       ...(audience ? { audience } : {}),
+      ...(scope ? { scope } : {}),
       settings: {},
       client: { resourceType: 'Client', id: clientId, grant_types: ['authorization_code'] },
     },

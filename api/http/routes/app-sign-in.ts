@@ -21,6 +21,7 @@ import { appCookieName, originOf } from '../../decision/engine.js';
 import { checkAccessToken } from '../../oauth/access-tokens.js';
 import { closeGrants } from '../../oauth/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
+import type { GrantServices } from '../../oauth/grants/grant.js';
 import type { Services } from '../../services.js';
 import type { App } from '../../types.js';
 import { appSignOutPage, messagePage } from '../../ui/pages.js';
@@ -29,25 +30,7 @@ import { cookies } from '../browser-session.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
-export function appSignInRouter(
-  svc: Pick<
-    Services,
-    | 'apps'
-    | 'audit'
-    | 'clients'
-    | 'config'
-    | 'csrfKey'
-    | 'keyring'
-    | 'log'
-    | 'policies'
-    | 'pool'
-    | 'refreshHolders'
-    | 'refreshWriter'
-    | 'sessionWriter'
-    | 'sessions'
-    | 'users'
-  >,
-): Router {
+export function appSignInRouter(svc: GrantServices & Pick<Services, 'apps' | 'clients' | 'csrfKey'>): Router {
   const router = strictRouter();
   const box = svc.config.box;
 

@@ -18,7 +18,19 @@ import type { TokenResponse } from '../tokens.js';
  */
 export type GrantServices = Pick<
   Services,
-  'config' | 'keyring' | 'pool' | 'log' | 'sessions' | 'audit' | 'sessionWriter' | 'refreshWriter' | 'refreshHolders'
+  | 'config'
+  | 'keyring'
+  | 'pool'
+  | 'log'
+  | 'sessions'
+  | 'audit'
+  | 'sessionWriter'
+  | 'refreshWriter'
+  | 'refreshHolders'
+  | 'policies'
+  | 'users'
+  | 'issuers'
+  | 'verifiedAssertions'
 >;
 
 export interface GrantContext {

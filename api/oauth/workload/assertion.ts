@@ -79,7 +79,7 @@ function checkTimes(payload: Record<string, unknown>, now: number): void {
     throw new WorkloadError('the token was issued in the future (iat); check the clocks');
 }
 
-function checkAudience(svc: WorkloadServices, payload: Record<string, unknown>): void {
+function checkAudience(svc: Pick<WorkloadServices, 'config'>, payload: Record<string, unknown>): void {
   const aud = payload.aud;
   const audiences = Array.isArray(aud) ? aud : [aud];
   const wanted = tokenAudiences(svc.config);
@@ -135,7 +135,7 @@ export class VerifiedAssertions {
 
 /** The verified payload and issuer of a workload token: remembered, or checked now. */
 async function verifiedToken(
-  svc: WorkloadServices,
+  svc: Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'>,
   assertion: string,
   nowMs: number,
 ): Promise<{ issuer: string; payload: Record<string, unknown> }> {
@@ -158,6 +158,32 @@ async function verifiedToken(
 }
 
 /**
+ * A JWT of an issuer the box trusts (its cluster's ServiceAccount issuer, or
+ * spec.trustedIssuers), issued for this box and within its times: its issuer and
+ * claims. Client assertions and token exchange (RFC 8693 subject and actor
+ * tokens) take the same checks. Throws WorkloadError naming what to fix.
+ */
+export async function verifyTrustedJwt(
+  svc: Pick<WorkloadServices, 'config' | 'issuers' | 'verifiedAssertions'>,
+  token: string,
+  now = Math.floor(Date.now() / 1000),
+): Promise<{ issuer: string; payload: Record<string, unknown> }> {
+  const verified = await verifiedToken(svc, token, now * 1000);
+  checkTimes(verified.payload, now);
+  checkAudience(svc, verified.payload);
+  return verified;
+}
+
+/** The ServiceAccount a token's claims name, or undefined when its subject is not one. */
+export function serviceAccountOf(issuer: string, payload: Record<string, unknown>): WorkloadIdentity | undefined {
+  try {
+    return identityOf(issuer, payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The client a workload token authenticates, and who the workload is. With no
  * client_id, the client is the one bound to the token's ServiceAccount, if
  * exactly one is. Every refusal is a WorkloadError naming what to fix.
@@ -168,9 +194,7 @@ export async function authenticateWorkload(
   clientId: string | undefined,
   now = Math.floor(Date.now() / 1000),
 ): Promise<{ client: Stored<Client>; identity: WorkloadIdentity }> {
-  const { issuer, payload } = await verifiedToken(svc, assertion, now * 1000);
-  checkTimes(payload, now);
-  checkAudience(svc, payload);
+  const { issuer, payload } = await verifyTrustedJwt(svc, assertion, now);
   const identity = identityOf(issuer, payload);
 
   let client: Stored<Client> | undefined;

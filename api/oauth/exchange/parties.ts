@@ -1,0 +1,170 @@
+// The parties of a token exchange (RFC 8693): the subject token names whom the
+// new token is for, the actor token who acts for them. Each presented token comes
+// to a Party: what the box knows of it once checked, and what an AccessPolicy sees
+// of it (docs/guides/tokens-between-services.md: the request object). A token the
+// box cannot check is refused as RFC 8693 §2.2.2 says: "If ... either the
+// subject_token or actor_token are invalid for any reason, or are unacceptable
+// based on policy, ... the value of the error parameter MUST be the
+// invalid_request error code."
+import type { Services } from '../../services.js';
+import type { SessionRow } from '../../store/sessions.js';
+import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
+import { invalidRequest, type OAuthError } from '../errors.js';
+import { looksLikeJwt } from '../jwt.js';
+import { serviceAccountOf, verifyTrustedJwt, type WorkloadServices } from '../workload/assertion.js';
+import { WorkloadError } from '../workload/issuers.js';
+
+/** RFC 8693 §3: the token type identifiers the box takes and issues. */
+export const TOKEN_TYPE = {
+  accessToken: 'urn:ietf:params:oauth:token-type:access_token',
+  jwt: 'urn:ietf:params:oauth:token-type:jwt',
+  idToken: 'urn:ietf:params:oauth:token-type:id_token',
+} as const;
+const TAKEN: readonly string[] = Object.values(TOKEN_TYPE);
+
+/** RFC 8693 §4.1: "act" names the current actor; a prior actor is nested in it, least recent deepest. */
+export interface Act {
+  sub: string;
+  iss?: string;
+  client_id?: string;
+  act?: Act;
+}
+
+/** A delegation chain longer than this is refused: no honest chain of services is that deep. */
+export const MAX_CHAIN = 8;
+
+/** A checked subject or actor token, as policies see it. */
+export interface Party {
+  /** box: an access token of this box; serviceaccount: a Kubernetes ServiceAccount token; jwt: another trusted issuer's JWT. */
+  kind: 'box' | 'serviceaccount' | 'jwt';
+  iss: string;
+  sub: string;
+  /** A box token's client. */
+  client_id?: string;
+  /** A box token's person. */
+  user?: { id: string; email: string; groups: string[] };
+  aud: string | string[] | null;
+  scope: string | null;
+  /** The delegation the token already records. */
+  act?: Act;
+  /** A ServiceAccount token's. */
+  namespace?: string;
+  serviceAccount?: string;
+  /** A JWT's claims as its issuer signed them (a CI job's repository, branch…). */
+  claims?: Record<string, unknown>;
+}
+
+/** A Party and what the exchange needs of it beyond what policies see. */
+export interface CheckedToken {
+  party: Party;
+  /** A box token's session: the exchanged token's parent. */
+  session?: SessionRow;
+  /** When the token stops being valid (ms), if it does. */
+  expiresAt: number | null;
+}
+
+export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Services, 'users'>;
+
+/** The `act` a box session records (a token exchanged before), if any. */
+export function actOf(details: Record<string, unknown> | null): Act | undefined {
+  const act = details?.act;
+  return act && typeof act === 'object' ? (act as Act) : undefined;
+}
+
+/** Who a box session's token is about: a token exchange records its subject; otherwise its person or client. */
+export function subjectOf(session: Pick<SessionRow, 'userId' | 'clientId' | 'details'>): { iss?: string; sub: string } {
+  const recorded = session.details?.subject as { iss?: string; sub?: string } | undefined;
+  if (recorded && typeof recorded.sub === 'string') return { ...(recorded.iss ? { iss: recorded.iss } : {}), sub: recorded.sub };
+  return { sub: session.userId !== null ? String(session.userId) : session.clientId };
+}
+
+/** How many actors a chain names. */
+export function chainLength(act: Act | undefined): number {
+  let n = 0;
+  for (let a = act; a; a = a.act) n++;
+  return n;
+}
+
+function issuerOf(token: string): unknown {
+  try {
+    return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { iss?: unknown }).iss;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks `token`, presented as `name` (subject_token, actor_token) with type
+ * `type`. A box access token (opaque, or a JWT the box signed) must be live: its
+ * session open and unexpired. A JWT of another issuer must be one the box trusts,
+ * issued for this box (its audience) and within its times.
+ */
+export async function checkToken(svc: PartyServices, name: string, token: string, type: string): Promise<CheckedToken | OAuthError> {
+  if (!TAKEN.includes(type)) {
+    return invalidRequest(`${name}_type "${type}" is not one this box takes (${TAKEN.join(', ')})`);
+  }
+  const ours = !looksLikeJwt(token) || issuerOf(token) === svc.config.baseUrl;
+  if (ours) {
+    if (type === TOKEN_TYPE.idToken) return invalidRequest(`${name}: an ID token of this box is not a credential; send its access token`);
+    const check = await checkAccessToken(svc, token);
+    if ('problem' in check) return invalidRequest(`${name} is not usable: ${check.problem}`);
+    return boxParty(svc, check.session);
+  }
+  try {
+    const { issuer, payload } = await verifyTrustedJwt(svc, token);
+    const account = serviceAccountOf(issuer, payload);
+    const act = payload.act && typeof payload.act === 'object' ? (payload.act as Act) : undefined;
+    const party: Party = {
+      kind: account ? 'serviceaccount' : 'jwt',
+      iss: issuer,
+      sub: String(payload.sub ?? ''),
+      aud: (payload.aud as string | string[] | undefined) ?? null,
+      scope: typeof payload.scope === 'string' ? payload.scope : null,
+      ...(act ? { act } : {}),
+      ...(account ? { namespace: account.namespace, serviceAccount: account.serviceAccount } : {}),
+      claims: payload,
+    };
+    if (!party.sub) return invalidRequest(`${name} names no subject (sub)`);
+    return { party, expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : null };
+  } catch (err) {
+    if (err instanceof WorkloadError) return invalidRequest(`${name} is not usable: ${err.message}`);
+    throw err;
+  }
+}
+
+async function boxParty(svc: PartyServices, session: SessionRow): Promise<CheckedToken | OAuthError> {
+  const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
+  if (session.userId !== null && !user) return invalidRequest('the person of this token no longer exists');
+  const { sub } = subjectOf(session);
+  const recorded = session.details?.subject as { iss?: string } | undefined;
+  const act = actOf(session.details);
+  return {
+    party: {
+      kind: 'box',
+      iss: recorded?.iss ?? svc.config.baseUrl,
+      sub,
+      client_id: session.clientId,
+      ...(user ? { user: { id: user.id, email: user.email, groups: user.groups.map((g) => g.name) } } : {}),
+      aud: session.audience,
+      scope: session.scope,
+      ...(act ? { act } : {}),
+    },
+    session,
+    expiresAt: session.exp?.getTime() ?? null,
+  };
+}
+
+/**
+ * The `act` of the exchanged token: the actor, with the subject's own chain
+ * nested in it (RFC 8693 §4.1). Without an actor (impersonation) the subject's
+ * chain stays as it was: an exchange never hides who acted before.
+ */
+export function chainFor(subject: Party, actor: Party | undefined, box: string): Act | undefined {
+  if (!actor) return subject.act;
+  return {
+    sub: actor.sub,
+    ...(actor.iss !== box ? { iss: actor.iss } : {}),
+    ...(actor.client_id ? { client_id: actor.client_id } : {}),
+    ...(subject.act ? { act: subject.act } : {}),
+  };
+}

@@ -1,0 +1,214 @@
+// grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693): a client
+// presents a token it holds (the subject token) and gets one for another service,
+// for the same subject. With an actor token the new token records who acts for the
+// subject (delegation: `act`, nested along a chain of services); without one the
+// client impersonates the subject. Whether this client may exchange this token,
+// for this audience, with this actor or none, is decided by the AccessPolicies
+// linked to the client (docs/guides/tokens-between-services.md). An exchange only
+// narrows: no scope beyond the subject token's, no audience beyond the client's
+// list, no life beyond either token's. A token exchanged from a box token is a
+// child of that token's session: closing the parent closes the chain.
+import { withTransaction } from '../../db/pool.js';
+import { insertChildSession } from '../../store/sessions.js';
+import type { Client, GrantSettings } from '../../types.js';
+import { grantedAudience, grantedScope } from '../entitlements.js';
+import { OAuthError, invalidRequest } from '../errors.js';
+import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type Act, type CheckedToken, type Party } from '../exchange/parties.js';
+import { scopesOf } from '../openid.js';
+import { audienceParam, scopeParam, type Params } from '../params.js';
+import { mint } from '../tokens.js';
+import { listedInGrantTypes, type Grant } from './grant.js';
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+
+/** The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the client's settings say, or a JWT. */
+const ISSUED: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.jwt];
+
+export const tokenExchange: Grant = {
+  type: TOKEN_EXCHANGE,
+  // A public client may exchange: the subject token is the credential, and the
+  // client's policies decide which subjects it takes (a CI job has only its OIDC token).
+  clientAuthentication: 'if-confidential',
+  requiredParameters: ['subject_token', 'subject_token_type'],
+  permits: listedInGrantTypes(TOKEN_EXCHANGE),
+
+  async handle({ svc, params, client: { resource: client } }) {
+    const now = Date.now();
+    const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
+    if (!ISSUED.includes(requestedType)) {
+      throw invalidRequest(`requested_token_type "${requestedType}" is not issued here (${ISSUED.join(', ')})`);
+    }
+    // RFC 8693 §2.1: actor_token_type is "REQUIRED when the actor_token parameter is present in the request but MUST NOT be included otherwise."
+    if (params.actor_token && !params.actor_token_type) throw invalidRequest('actor_token_type is required with actor_token');
+    if (!params.actor_token && params.actor_token_type) throw invalidRequest('actor_token_type is sent without actor_token');
+
+    const subject = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!));
+    const actor = params.actor_token
+      ? orRefuse(await checkToken(svc, 'actor_token', params.actor_token, params.actor_token_type!))
+      : undefined;
+    const act = chainFor(subject.party, actor?.party, svc.config.baseUrl);
+    if (chainLength(act) > MAX_CHAIN) throw invalidRequest(`the delegation chain would name more than ${MAX_CHAIN} actors`);
+
+    const audience = exchangedAudience(client, subject.party, params);
+    const scope = exchangedScope(client, subject.party, scopeParam(params.scope));
+    const request = exchangeRequest(client, { subject: subject.party, actor: actor?.party ?? null, audience, scope, requestedType, act });
+    const verdict = await svc.policies.decideExchange(client.id, request);
+    if (!verdict.allowed) {
+      throw invalidRequest(
+        `no AccessPolicy linked to client "${client.id}" allows this exchange ` +
+          `(${actor ? 'delegation' : 'impersonation: no actor_token'} of ${subject.party.kind} subject "${subject.party.sub}"` +
+          `${audience ? ` for audience "${audience}"` : ''})`,
+      );
+    }
+
+    const settings: GrantSettings = client.auth?.token_exchange ?? {};
+    const parent = subject.session;
+    const recordedSubject =
+      subject.party.iss !== svc.config.baseUrl ? { iss: subject.party.iss, sub: subject.party.sub } : { sub: subject.party.sub };
+    const { session, response } = mint(
+      {
+        type: TOKEN_EXCHANGE,
+        origin: 'token_exchange',
+        client,
+        settings: requestedType === TOKEN_TYPE.jwt ? { ...settings, token_format: 'jwt' } : settings,
+        userId: parent?.userId ?? null,
+        audience,
+        scope,
+        ...(parent ? { parent } : {}),
+        refresh: false,
+        details: {
+          subject: recordedSubject,
+          ...(act ? { act } : {}),
+          // A browser's sign-out ends what was obtained through it, exchanged tokens too.
+          ...(typeof parent?.details?.sid === 'string' ? { sid: parent.details.sid } : {}),
+        },
+        subject: subject.party.sub,
+        claims: {
+          ...(act ? { act } : {}),
+          // RFC 9493 subject identifier: whose `sub` this is when not the box's own.
+          ...(recordedSubject.iss ? { sub_id: { format: 'iss_sub', ...recordedSubject } } : {}),
+        },
+        notAfter: earliest(subject, actor),
+      },
+      svc.config.baseUrl,
+      svc.keyring.active,
+      now,
+    );
+    if (parent) {
+      // Under the parent's grant lock: an exchange racing the parent's close either
+      // commits first and is closed with it, or finds it closed (insertChildSession).
+      const inserted = process.env.NOFIX
+        ? (await svc.sessionWriter.insert(session), true)
+        : await withTransaction(svc.pool, (tx) => insertChildSession(tx, session));
+      if (!inserted) throw invalidRequest('subject_token is not usable: access token belongs to a closed session');
+    } else {
+      await svc.sessionWriter.insert(session);
+    }
+    return {
+      response: {
+        ...response,
+        // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; scope when it differs from the request's, here always.
+        issued_token_type: requestedType,
+        ...(scope ? { scope } : {}),
+      },
+      session,
+    };
+  },
+};
+
+function orRefuse(checked: CheckedToken | OAuthError): CheckedToken {
+  if (checked instanceof OAuthError) throw checked;
+  return checked;
+}
+
+/** The earlier of the two tokens' expiries: the new token lives no longer than what it was made from. */
+function earliest(subject: CheckedToken, actor: CheckedToken | undefined): Date | null {
+  const times = [subject.expiresAt, actor?.expiresAt].filter((t): t is number => typeof t === 'number');
+  return times.length ? new Date(Math.min(...times)) : null;
+}
+
+/**
+ * The audience of the new token: the one asked for (`audience` or RFC 8707
+ * `resource`, one of them), within the client's list; without one, the subject
+ * token's own, so an exchange never turns a token for one service into one for
+ * the box's API. invalid_target otherwise (RFC 8693 §2.2.2).
+ */
+function exchangedAudience(client: Client, subject: Party, params: Params): string | null {
+  const audience = audienceParam(params.audience);
+  const resource = audienceParam(params.resource);
+  if (audience && resource && audience !== resource) {
+    throw new OAuthError('invalid_target', 'name one target: audience or resource, not two different ones');
+  }
+  const requested = audience ?? resource;
+  if (requested) return grantedAudience(client, requested);
+  if (subject.kind !== 'box' || subject.aud === null) return null;
+  return grantedAudience(client, Array.isArray(subject.aud) ? subject.aud[0]! : subject.aud);
+}
+
+/**
+ * The scope of the new token: what is asked, never beyond the subject token's
+ * (a box token's scope, or a JWT's `scope` claim) nor the client's list; without
+ * a request, the subject's scope as far as the client's list goes.
+ */
+function exchangedScope(client: Client, subject: Party, requested: string[] | null): string | null {
+  const ceiling = subject.kind === 'box' || subject.scope !== null ? scopesOf(subject.scope) : null;
+  if (requested && ceiling) {
+    const wider = requested.filter((s) => !ceiling.includes(s));
+    if (wider.length) {
+      throw new OAuthError(
+        'invalid_scope',
+        `an exchange may narrow the scope, not widen it: ${wider.map((s) => `"${s}"`).join(', ')} is not in the subject token's scope`,
+      );
+    }
+  }
+  if (requested) return grantedScope(client, requested);
+  const kept = (ceiling ?? []).filter((s) => !client.scope || client.scope.includes(s));
+  return kept.length ? kept.join(' ') : null;
+}
+
+/** What the client's policies see of an exchange (the request object, docs/guides/tokens-between-services.md). */
+export interface ExchangeRequest {
+  'request-method': 'post';
+  uri: '/auth/token';
+  params: { grant_type: string };
+  'query-string': '';
+  client: Record<string, unknown>;
+  /** Always null: the subject's person is exchange.subject.user, so that API policies about people never decide an exchange. */
+  user: null;
+  scope: string | null;
+  exchange: {
+    subject: Party;
+    actor: Party | null;
+    /** True with an actor token (delegation), false without (impersonation). */
+    delegation: boolean;
+    audience: string | null;
+    scope: string[];
+    requested_token_type: string;
+    /** The act the new token would carry. */
+    act?: Act;
+  };
+}
+
+function exchangeRequest(
+  client: Client,
+  e: { subject: Party; actor: Party | null; audience: string | null; scope: string | null; requestedType: string; act: Act | undefined },
+): ExchangeRequest {
+  return {
+    'request-method': 'post',
+    uri: '/auth/token',
+    params: { grant_type: TOKEN_EXCHANGE },
+    'query-string': '',
+    client: { ...client },
+    user: null,
+    scope: e.scope,
+    exchange: {
+      subject: e.subject,
+      actor: e.actor,
+      delegation: e.actor !== null,
+      audience: e.audience,
+      scope: scopesOf(e.scope),
+      requested_token_type: e.requestedType,
+      ...(e.act ? { act: e.act } : {}),
+    },
+  };
+}
