@@ -179,7 +179,7 @@ describe('token exchange (RFC 8693)', function () {
     });
   });
 
-  it("deleting the client a token was issued to closes what other clients exchanged from it", async function () {
+  it('deleting the client a token was issued to closes what other clients exchanged from it', async function () {
     secrets.kiosk = (await box.addClient('kiosk', exchangingClient, { policy: false })).secret;
     await allowExchange('orders-from-kiosk', 'orders', { exchange: { subject: { client_id: 'kiosk' } } });
     try {
