@@ -6,10 +6,11 @@
 import type { Pool } from '../db/pool.js';
 import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
-import { insertSessions, type SessionRow } from './sessions.js';
+import { insertChildSessions, insertSessions, type SessionRow } from './sessions.js';
 
 export class SessionWriter {
   private readonly commits: GroupCommit<SessionRow, void>;
+  private readonly children: GroupCommit<SessionRow, boolean>;
 
   constructor(pool: Pool, onBatch?: (size: number) => void, maxInFlight = 1, maxBatch = 500) {
     this.commits = new GroupCommit<SessionRow, void>(
@@ -19,9 +20,21 @@ export class SessionWriter {
       },
       { maxInFlight, maxBatch, isolate: rowMayCause, ...(onBatch ? { onBatch } : {}) },
     );
+    this.children = new GroupCommit<SessionRow, boolean>(
+      async (rows) => {
+        const inserted = await insertChildSessions(pool, rows);
+        return rows.map((r) => inserted.has(r.id));
+      },
+      { maxInFlight, maxBatch, isolate: rowMayCause, ...(onBatch ? { onBatch } : {}) },
+    );
   }
 
   insert(row: SessionRow): Promise<void> {
     return this.commits.submit(row);
+  }
+
+  /** A session made from `row.parent` (api/store/sessions.ts insertChildSessions): false, nothing inserted, when the parent is closed. */
+  insertChild(row: SessionRow): Promise<boolean> {
+    return this.children.submit(row);
   }
 }

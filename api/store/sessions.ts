@@ -261,19 +261,36 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
 }
 
 /**
- * Inserts a session made from another one (a token exchange, RFC 8693): `row.parent`
- * is the session of the exchanged token and `row.family` its family, so closing
- * the parent closes the child too. The grant's lock is taken shared, as a refresh
- * takes it: a close (closeGrants, exclusive) commits before this, and the parent
- * is then found closed here, or after, and its UPDATE sees the child. Returns
- * false, inserting nothing, when the parent is closed or expired.
+ * Inserts sessions made from others (token exchange, RFC 8693), in one statement
+ * (the group commit of SessionWriter.insertChild): each row's `parent` is the
+ * session of the exchanged token and its `family` the parent's, so closing the
+ * parent closes the child. Returns the ids inserted: a row whose parent is closed
+ * or expired is left out. The grants' locks are taken shared, as applyRefreshes
+ * takes them: a close (closeGrants, exclusive) commits before or after this
+ * statement, never during. Parents are locked FOR SHARE: one closed by a commit
+ * while this statement waited is read again after the wait (READ COMMITTED) and
+ * found closed; one closed later, by a close that waited for this statement, has
+ * its children in that close's snapshot.
  */
-export async function insertChildSession(tx: Transaction, row: SessionRow): Promise<boolean> {
-  await tx.query(`SELECT pg_advisory_xact_lock_shared(${grantLockKey('$1')})`, [row.family]);
-  const { rows } = await tx.query('SELECT 1 FROM sessions WHERE id = $1 AND active AND (exp IS NULL OR exp > now())', [row.parent]);
-  if (!rows.length) return false;
-  await insertSessions(tx, [row]);
-  return true;
+export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Promise<Set<string>> {
+  const values = newSessionRows(rows, 1);
+  const { rows: inserted } = await db.query<{ id: string }>({
+    name: 'insert-child-sessions',
+    text: `WITH grants AS MATERIALIZED (
+       SELECT count(*) AS n FROM (
+         SELECT pg_advisory_xact_lock_shared(k) FROM (
+           SELECT DISTINCT ${grantLockKey('family')} AS k FROM sessions WHERE id = ANY($${values.params.length + 1}::uuid[]) ORDER BY k) keys) locked
+     ), parents AS MATERIALIZED (
+       SELECT id FROM sessions WHERE id = ANY($${values.params.length + 1}::uuid[]) AND (SELECT n FROM grants) >= 0
+         AND active AND (exp IS NULL OR exp > now())
+       ORDER BY id FOR SHARE
+     )
+     INSERT INTO sessions (${NEW_COLUMNS})
+     SELECT * FROM ${values.sql} AS n(${NEW_COLUMNS}) WHERE n.parent IN (SELECT id FROM parents)
+     RETURNING id`,
+    values: [...values.params, [...new Set(rows.map((r) => r.parent))]],
+  });
+  return new Set(inserted.map((r) => r.id));
 }
 
 export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
 import { mint } from '../../api/oauth/tokens.js';
+import { TOKEN_TYPE } from '../../api/oauth/exchange/parties.js';
+import { TOKEN_EXCHANGE } from '../../api/oauth/grants/token-exchange.js';
 import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Client } from '../../api/types.js';
@@ -24,6 +26,7 @@ export interface Scenario {
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+const ACCESS_TOKEN_TYPE = TOKEN_TYPE.accessToken;
 export const AUDIENCE = 'https://api.bench.example';
 const form = (params: Record<string, string>): string => new URLSearchParams(params).toString();
 
@@ -35,6 +38,8 @@ export interface Seeded {
   opaqueTokens: string[];
   readerToken: string;
   workloadAssertion: string | undefined;
+  /** A client that exchanges bench-opaque's tokens (RFC 8693), acting with its own. */
+  exchange: { client: { id: string; secret: string }; actorToken: string };
 }
 
 const expectStatus = (res: JsonResponse, status: number): void => {
@@ -110,6 +115,25 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   };
   const refreshClient = await box.addClient('bench-refresh', refreshSpec, { policy: false, secret: secret() });
   const reader = await box.addClient('bench-reader', {}, { secret: secret() }); // with an allow policy
+  const exchanger = await box.addClient(
+    'bench-exchange',
+    {
+      grant_types: ['client_credentials', TOKEN_EXCHANGE],
+      auth: { client_credentials: hour, token_exchange: { ...hour, token_format: 'jwt' } },
+    },
+    { policy: false, secret: secret() },
+  );
+  const policy = await box.json(
+    'PUT',
+    '/AccessPolicy/bench-exchange',
+    {
+      engine: 'matcho',
+      link: [{ resourceType: 'Client', id: exchanger.id }],
+      matcho: { exchange: { delegation: true, audience: AUDIENCE, subject: { client_id: opaque.id }, actor: { client_id: exchanger.id } } },
+    },
+    await box.rootToken(),
+  );
+  expectStatus(policy, 201);
   if (issuer) {
     await box.addClient(
       'bench-workload',
@@ -132,7 +156,8 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   const now = Math.floor(Date.now() / 1000);
   // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
   const workloadAssertion = issuer && (await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 }));
-  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion };
+  const exchange = { client: exchanger, actorToken: (await token(box, exchanger)).body.access_token as string };
+  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion, exchange };
 }
 
 /** A token request as a client sends it: HTTP Basic and a form (bench-peers sends it to the peers' endpoints too). */
@@ -182,6 +207,26 @@ export function scenarios(s: Seeded): Scenario[] {
       check: (res) => {
         expectStatus(res, 200);
         if (!res.body.access_token) throw new Error(res.text);
+      },
+    },
+    {
+      key: 'exchange',
+      title: 'token exchange (RFC 8693), delegation → JWT',
+      minRatio: 0.4,
+      tokenScenario: true,
+      requests: s.opaqueTokens.map((t) =>
+        tokenRequest(s.exchange.client, {
+          grant_type: TOKEN_EXCHANGE,
+          subject_token: t,
+          subject_token_type: ACCESS_TOKEN_TYPE,
+          actor_token: s.exchange.actorToken,
+          actor_token_type: ACCESS_TOKEN_TYPE,
+          audience: AUDIENCE,
+        }),
+      ),
+      check: (res) => {
+        isJwt(res);
+        if (res.body.issued_token_type !== ACCESS_TOKEN_TYPE) throw new Error(res.text);
       },
     },
     {

@@ -10,7 +10,7 @@ import pg from 'pg';
 import type { Transaction } from '../../api/db/pool.js';
 import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
 import { mint } from '../../api/oauth/tokens.js';
-import { closeGrants, findById, insertChildSession, type SessionRow } from '../../api/store/sessions.js';
+import { closeGrants, findById, insertChildSessions, type SessionRow } from '../../api/store/sessions.js';
 import { Box, basic } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 import { userToken } from '../support/user-token.js';
@@ -467,10 +467,10 @@ describe('token exchange (RFC 8693)', function () {
       await closer.query('BEGIN');
       await closeGrants(tx(closer), { tree: parent.id });
       await exchanger.query('BEGIN');
-      const inserting = insertChildSession(tx(exchanger), child);
+      const inserting = insertChildSessions(tx(exchanger), [child]);
       await new Promise((resolve) => setTimeout(resolve, 200));
       await closer.query('COMMIT');
-      expect(await inserting).to.equal(false);
+      expect([...(await inserting)]).to.deep.equal([]);
       await exchanger.query('COMMIT');
       expect(await findById(closer, child.id)).to.equal(undefined);
     });
@@ -478,7 +478,7 @@ describe('token exchange (RFC 8693)', function () {
     it('the exchange goes first: the close waits for it and closes the new token too', async function () {
       const { parent, child } = await childOf();
       await exchanger.query('BEGIN');
-      expect(await insertChildSession(tx(exchanger), child)).to.equal(true);
+      expect([...(await insertChildSessions(tx(exchanger), [child]))]).to.deep.equal([child.id]);
       await closer.query('BEGIN');
       const closing = closeGrants(tx(closer), { tree: parent.id });
       await new Promise((resolve) => setTimeout(resolve, 200));

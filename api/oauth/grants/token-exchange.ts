@@ -8,8 +8,6 @@
 // narrows: no scope beyond the subject token's, no audience beyond the client's
 // list, no life beyond either token's. A token exchanged from a box token is a
 // child of that token's session: closing the parent closes the chain.
-import { withTransaction } from '../../db/pool.js';
-import { insertChildSession } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { grantedAudience, grantedScope } from '../entitlements.js';
 import { OAuthError, invalidRequest } from '../errors.js';
@@ -94,16 +92,12 @@ export const tokenExchange: Grant = {
       svc.keyring.active,
       now,
     );
-    if (parent) {
-      // Under the parent's grant lock: an exchange racing the parent's close either
-      // commits first and is closed with it, or finds it closed (insertChildSession).
-      const inserted = process.env.NOFIX
-        ? (await svc.sessionWriter.insert(session), true)
-        : await withTransaction(svc.pool, (tx) => insertChildSession(tx, session));
-      if (!inserted) throw invalidRequest('subject_token is not usable: access token belongs to a closed session');
-    } else {
-      await svc.sessionWriter.insert(session);
+    // Under the parent's grant lock: an exchange racing the parent's close either
+    // commits first and is closed with it, or finds it closed (insertChildSessions).
+    if (parent && !(await svc.sessionWriter.insertChild(session))) {
+      throw invalidRequest('subject_token is not usable: access token belongs to a closed session');
     }
+    if (!parent) await svc.sessionWriter.insert(session);
     return {
       response: {
         ...response,
