@@ -97,14 +97,18 @@ export async function claimedPushedRequest(
   const { request_uri: requestUri, client_id: clientId } = raw;
   if (typeof requestUri !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX)) return undefined;
   const invalid = (reason: string): PageProblem => {
-    svc.log.info({ event: 'authorize_refused', client: typeof clientId === 'string' ? clientId : undefined, reason }, 'authorization request refused');
+    svc.log.info(
+      { event: 'authorize_refused', client: typeof clientId === 'string' ? clientId : undefined, reason },
+      'authorization request refused',
+    );
     // RFC 9126 §4: "An expired request_uri MUST be rejected as invalid." Nothing is redirected: with the
     // request unknown, so is where to.
     return {
       kind: 'page',
       status: 400,
       title: 'This sign-in link is not valid',
-      message: 'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
+      message:
+        'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
     };
   };
   if (typeof clientId !== 'string') return invalid('request_uri without client_id');
