@@ -1,5 +1,5 @@
 // The OAuth endpoints that take a body (POST /auth/token, /auth/introspect,
-// /auth/revoke) answer here, on node:http, ahead of express; express never sees
+// /auth/revoke, /auth/device, /auth/par) answer here, on node:http, ahead of express; express never sees
 // them. They are what every in-cluster app calls, often once per request of its
 // own, and the profile of `make bench` put express's router, body parsers and
 // response helpers at a third of their time. This is their one entry path: the
@@ -13,6 +13,7 @@ import type { OAuthRequest } from '../oauth/client-auth.js';
 import { deviceAuthorization, type DeviceServices } from '../oauth/device.js';
 import { invalidRequest } from '../oauth/errors.js';
 import { introspect, revoke, type IntrospectionServices } from '../oauth/introspection.js';
+import { pushAuthorizationRequest, type ParServices } from '../oauth/par.js';
 import { LIMITS } from '../oauth/params.js';
 import { tokenRequest, type TokenEndpointServices } from '../oauth/token-endpoint.js';
 import type { Services } from '../services.js';
@@ -24,6 +25,7 @@ import { COMMON_HEADERS, NO_STORE, PREFLIGHT_HEADERS } from './headers.js';
 export type OAuthEndpointServices = TokenEndpointServices &
   IntrospectionServices &
   DeviceServices &
+  ParServices &
   Pick<Services, 'addressOf' | 'log' | 'metrics'>;
 
 type Endpoint = (svc: OAuthEndpointServices, request: OAuthRequest, body: unknown) => Promise<unknown>;
@@ -40,7 +42,11 @@ const ENDPOINTS = new Map<string, Endpoint>([
     },
   ],
   ['/auth/device', deviceAuthorization],
+  ['/auth/par', pushAuthorizationRequest],
 ]);
+
+/** Endpoints that answer 201: RFC 9126 §2.2, "the authorization server [...] returns a JSON response with the [...] HTTP status code 201". */
+const CREATED = new Set(['/auth/par']);
 
 const RESPONSE_HEADERS = { ...COMMON_HEADERS, ...NO_STORE, 'Content-Type': 'application/json; charset=utf-8' };
 
@@ -99,6 +105,6 @@ export function withOAuthEndpoints(
     }
     readBody(req, PARAMETERS)
       .then((body = {}) => endpoint(svc, { authorization: req.headers.authorization, address: svc.addressOf(req) }, body))
-      .then((body) => answer(200, body), fail);
+      .then((body) => answer(CREATED.has(route) ? 201 : 200, body), fail);
   };
 }

@@ -3,6 +3,7 @@
 import type { Services } from '../services.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
+import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
 import { purgeDecisions } from '../store/decisions.js';
 
@@ -31,6 +32,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
         const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds } = svc.config;
         await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
         await purgeDeviceCodes(client);
+        await purgePushedRequests(client);
         for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
         await svc.keyring.ensureActive(); // rotates the signing key when it is due
         if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {

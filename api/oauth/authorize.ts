@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { insertSessions } from '../store/sessions.js';
 import { whileSignedIn } from './closing.js';
 import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
+import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Stored } from '../store/resources.js';
 import type { UserRow } from '../store/users.js';
 import type { Client } from '../types.js';
@@ -49,8 +50,10 @@ export interface AuthorizeRequest {
   loginHint: string | undefined;
   /** The user an id_token_hint names (its sub). */
   hintedUser: string | undefined;
-  /** The request's parameters, to carry through sign-in and consent. */
+  /** The request's parameters, to carry through sign-in and consent (of a pushed request: client_id and request_uri). */
   params: Record<string, string>;
+  /** The pushed request (RFC 9126) the parameters came from, claimed by this browser (./par.ts). */
+  pushed?: PushedRequestClaim;
 }
 
 /** A problem shown on a page of the box: the redirect URI is not trusted. */
@@ -65,6 +68,9 @@ export interface PageProblem {
 export interface RedirectProblem {
   kind: 'redirect';
   location: string;
+  /** What the redirect says, for an answer that is not a redirect (a pushed request's: ./par.ts). */
+  error: string;
+  description: string;
 }
 
 /** The way back from the sign-in page proves a sign-in made for the request with this (api/http/fresh-sign-in.ts). */
@@ -143,9 +149,14 @@ export function redirectMatches(registered: string, requested: string): boolean 
   );
 }
 
+/**
+ * The request in `raw`, or the problem with it. `pushed`: the parameters are those
+ * of a pushed request (RFC 9126), being pushed now or claimed by this browser (./par.ts).
+ */
 export async function parseAuthorizeRequest(
   svc: AuthorizeServices,
   raw: Record<string, unknown>,
+  pushed?: PushedRequestClaim | 'being-pushed',
 ): Promise<AuthorizeRequest | PageProblem | RedirectProblem> {
   const params: Record<string, string> = {};
   for (const name of AUTHORIZE_PARAMS) {
@@ -195,13 +206,23 @@ export async function parseAuthorizeRequest(
   const fail = (error: string, description: string): RedirectProblem => ({
     kind: 'redirect',
     location: redirectTo(redirectUri, responseType, { error, error_description: describable(description), state: params.state }),
+    error,
+    description,
   });
   if (!grant) return fail('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
+  // RFC 9126 §4: "Authorization server policy MAY dictate, either globally or on a per-client basis,
+  // that PAR be the only means for a client to pass authorization request data. In this case, the
+  // authorization server will refuse, using the invalid_request error code, to process any request to
+  // the authorization endpoint that does not have a request_uri parameter with a value obtained from
+  // the PAR endpoint."
+  if (client.resource.require_pushed_authorization_requests && !pushed) {
+    return fail('invalid_request', `client "${client.resource.id}" must push its authorization requests to /auth/par (RFC 9126)`);
+  }
   // Core §6: an OP that does not take request objects answers these errors (discovery says so too).
   if (params.request !== undefined) {
     return fail('request_not_supported', 'request objects are not supported: send the parameters of the request themselves');
   }
-  if (params.request_uri !== undefined) {
+  if (params.request_uri !== undefined && typeof pushed !== 'object') {
     return fail('request_uri_not_supported', 'request_uri is not supported: send the parameters of the request themselves');
   }
   if (!client.resource.grant_types.includes(grant)) {
@@ -264,7 +285,18 @@ export async function parseAuthorizeRequest(
     maxAge,
     loginHint: params.login_hint,
     hintedUser,
-    params,
+    ...(typeof pushed === 'object'
+      ? {
+          // The way back from sign-in and consent names the pushed request, never its parameters: what
+          // the client pushed cannot be changed on the way, nor a client that must push be bypassed.
+          params: {
+            client_id: params.client_id,
+            request_uri: params.request_uri!,
+            ...(params[SIGN_IN_AFTER] ? { [SIGN_IN_AFTER]: params[SIGN_IN_AFTER] } : {}),
+          },
+          pushed,
+        }
+      : { params }),
   };
 }
 
@@ -298,6 +330,12 @@ async function issue(
   browser: BrowserSession,
 ): Promise<string> {
   const client = req.client.resource;
+  // A pushed request is answered once (RFC 9126 §4: "Authorization servers SHOULD treat request_uri
+  // values as one-time use"): it is deleted in the transaction that issues, and of requests racing
+  // with one request_uri only the one that deleted it issues anything.
+  if (req.pushed && !(await consumePushedRequest(tx, req.pushed, new Date()))) {
+    return errorRedirect(req, 'invalid_request_uri', 'the pushed authorization request was used already or has expired');
+  }
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');
     await createAuthorizationCode(tx, tokenHash(code), {

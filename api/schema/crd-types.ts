@@ -102,6 +102,10 @@ export interface ClientSpec {
    */
   first_party?: boolean;
   /**
+   * With true, this client's authorization requests must be pushed first (RFC 9126 - POST /auth/par, then /auth/authorize with client_id and request_uri); any other authorization request is refused with invalid_request. Unset - false.
+   */
+  require_pushed_authorization_requests?: boolean;
+  /**
    * The algorithm of this client's ID tokens (OpenID Connect Dynamic Client Registration's name). Unset - RS256, which every relying party accepts (OpenID Connect Core 15.1). Access tokens keep the box's algorithm (BOXAUTH_JWT_ALG).
    */
   id_token_signed_response_alg?: 'RS256' | 'ES256' | 'EdDSA';

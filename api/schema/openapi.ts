@@ -221,6 +221,47 @@ const oauthPaths: Json = {
       },
     },
   },
+  '/auth/par': {
+    post: {
+      tags: ['oauth'],
+      summary: 'Pushed authorization request (RFC 9126): the parameters of /auth/authorize, answered with a request_uri',
+      security: [{ clientBasic: [] }, {}],
+      requestBody: {
+        required: true,
+        content: form({
+          type: 'object',
+          required: ['client_id', 'response_type'],
+          properties: {
+            client_id: { type: 'string' },
+            response_type: { type: 'string' },
+            redirect_uri: { type: 'string' },
+            scope: { type: 'string' },
+            state: { type: 'string' },
+            code_challenge: { type: 'string' },
+            code_challenge_method: { type: 'string' },
+          },
+        }),
+      },
+      responses: {
+        '201': {
+          description: 'the request_uri to send the browser to /auth/authorize with, and its lifetime in seconds',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['request_uri', 'expires_in'],
+                properties: { request_uri: { type: 'string' }, expires_in: { type: 'integer' } },
+              },
+            },
+          },
+        },
+        '400': { $ref: '#/components/responses/OAuthError' },
+        '401': { $ref: '#/components/responses/OAuthError' },
+        '413': { $ref: '#/components/responses/OAuthError' },
+        '429': { $ref: '#/components/responses/OAuthError' },
+      },
+    },
+  },
   '/auth/authorize': {
     get: {
       tags: ['oauth'],
@@ -240,10 +281,12 @@ const oauthPaths: Json = {
         'login_hint',
         'claims',
         'resource',
+        'request_uri',
       ].map((name) => ({
         name,
         in: 'query',
-        required: name === 'response_type' || name === 'client_id',
+        // with request_uri (RFC 9126 §4), the rest comes from the pushed request
+        required: name === 'client_id',
         schema: { type: 'string' },
       })),
       responses: {

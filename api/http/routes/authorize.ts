@@ -15,10 +15,11 @@ import {
   type AuthorizeServices,
 } from '../../oauth/authorize.js';
 import { scopesOf } from '../../oauth/openid.js';
+import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentedScopes, recordConsent } from '../../store/browser.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { signedInAfterRequest, signInMarker, type FreshSignInServices } from '../fresh-sign-in.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -31,8 +32,14 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   const box = svc.config.box;
 
   /** The request, or undefined when it was answered already (an error page, or an error back to the client). */
-  async function parsed(res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
-    const request = await parseAuthorizeRequest(svc, raw);
+  async function parsed(req: Request, res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
+    // A pushed request (RFC 9126): its parameters, claimed for this browser (api/oauth/par.ts).
+    const claimed = await claimedPushedRequest(svc, raw, () => browserId(svc, req, res), Date.now());
+    if (claimed && 'kind' in claimed) {
+      renderPage(res, claimed.status, messagePage(box, claimed.title, claimed.message));
+      return undefined;
+    }
+    const request = claimed ? await parseAuthorizeRequest(svc, claimed.raw, claimed.pushed) : await parseAuthorizeRequest(svc, raw);
     if (!('kind' in request)) return request;
     if (request.kind === 'page') renderPage(res, request.status, messagePage(box, request.title, request.message));
     else res.redirect(302, request.location);
@@ -65,6 +72,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   ): Promise<void> {
     switch (decision.next) {
       case 'error':
+        await endPushedRequest(svc, request.pushed, Date.now());
         return res.redirect(302, errorRedirect(request, decision.error, decision.description));
       case 'signed-out':
         return signedOut(res);
@@ -107,7 +115,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   // OpenID Connect Core §3.1.2.1: "Authorization Servers MUST support the use of the HTTP GET
   // and POST methods", POST with the parameters as a form body.
   const authorizeEndpoint = async (req: Request, res: Response, raw: Record<string, unknown>): Promise<void> => {
-    const request = await parsed(res, raw);
+    const request = await parsed(req, res, raw);
     if (!request) return;
     const person = await signedInPerson(svc, req);
     await act(req, res, request, person, await decide(req, request, person));
@@ -120,7 +128,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const person = await signedInPerson(svc, req);
     if (!person) return signedOut(res);
-    const request = await parsed(res, Object.fromEntries(AUTHORIZE_PARAMS.map((p) => [p, body[p]])));
+    const request = await parsed(req, res, Object.fromEntries(AUTHORIZE_PARAMS.map((p) => [p, body[p]])));
     if (!request) return;
     await act(req, res, request, person, await decide(req, request, person, body.decision === 'allow' ? 'allow' : 'deny'));
   });

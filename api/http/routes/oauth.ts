@@ -1,5 +1,5 @@
 // The discovery documents, and the OpenAPI document of the whole API. The OAuth endpoints that take a body (token,
-// introspection, revocation) never reach express: see ../oauth-endpoints.ts.
+// introspection, revocation, PAR…) never reach express: see ../oauth-endpoints.ts.
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
@@ -31,6 +31,9 @@ export function authorizationServerMetadata(svc: Pick<Services, 'config'>): Reco
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     code_challenge_methods_supported: ['S256'],
+    // RFC 9126 §5. PAR is required per client (its require_pushed_authorization_requests), not of every client.
+    pushed_authorization_request_endpoint: `${base}/auth/par`,
+    require_pushed_authorization_requests: false,
   };
 }
 

@@ -1,0 +1,125 @@
+// Pushed authorization requests (RFC 9126). A client posts the parameters of an
+// authorization request to POST /auth/par, authenticated as at the token
+// endpoint; they are checked there as /auth/authorize would check them, so that
+// a mistake comes back to the client, not through a person's browser. The
+// answer is a request_uri; the browser then brings only client_id and
+// request_uri to /auth/authorize.
+//
+// When the request_uri is used up: the first browser to bring it to
+// /auth/authorize claims it (the request is then this browser's, for the time a
+// person takes to sign in and consent), and it is deleted when the answer goes
+// back to the client: in the transaction that issues the code or token
+// (./authorize.ts), or with the error that ends the request. Between the two,
+// the way back from the sign-in page and the consent form carry client_id and
+// request_uri, never the parameters, so they cannot be changed on the way. One
+// request_uri thus yields one answer, in one browser; a reload before the
+// answer works (RFC 9126 §4: "MAY allow for duplicate requests due to a user
+// reloading/refreshing their user agent").
+import { ApiError } from '../errors.js';
+import type { Services } from '../services.js';
+import { claimPushedRequest, consumePushedRequest, createPushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
+import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
+import { AUTHORIZE_PARAMS, parseAuthorizeRequest, SIGN_IN_AFTER, type AuthorizeServices, type PageProblem } from './authorize.js';
+import { invalidRequest } from './errors.js';
+import { tokenParams } from './params.js';
+import { newOpaqueToken, tokenHash } from './tokens.js';
+
+/** What the PAR endpoint uses: client authentication, the authorization request's checks, the store. */
+export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Services, 'pool'>;
+
+/** RFC 9126 §2.2: "The format of the request_uri value is at the discretion of the authorization server"; this is the one it shows. */
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
+/**
+ * How long a request_uri waits for its browser. RFC 9126 §2.2: "The request URI lifetime is at the
+ * discretion of the authorization server but will typically be relatively short (e.g., between 5
+ * and 600 seconds)." A client redirects the browser at once.
+ */
+export const PUSHED_REQUEST_SECONDS = 60;
+
+/** How long a claimed request waits for its person to sign in and consent. */
+export const CLAIMED_REQUEST_SECONDS = 600;
+
+/** The answer of RFC 9126 §2.2, sent with 201. */
+export interface PushedResponse {
+  request_uri: string;
+  expires_in: number;
+}
+
+/** The authorization request's parameters in a push: those of /auth/authorize, but request_uri and the box's own marker. */
+const PUSHABLE = AUTHORIZE_PARAMS.filter((p) => p !== 'request_uri' && p !== SIGN_IN_AFTER);
+
+/** POST /auth/par. */
+export async function pushAuthorizationRequest(svc: ParServices, request: OAuthRequest, body: unknown): Promise<PushedResponse> {
+  const params = tokenParams(body);
+  // RFC 9126 §2.1: "The rules for client authentication as defined in [RFC6749] for token endpoint
+  // requests [...] apply for the PAR endpoint as well"; a public client names itself (and uses PKCE).
+  const client = await authenticateClient(svc, presentedClient(request, params), 'if-confidential');
+  // RFC 9126 §2.1: "The request_uri authorization request parameter is one exception, and it MUST NOT be provided."
+  if (params.request_uri !== undefined) throw invalidRequest('request_uri must not be sent in a pushed authorization request');
+  const pushed: Record<string, string> = {};
+  for (const name of PUSHABLE) if (params[name] !== undefined && params[name] !== '') pushed[name] = params[name];
+  // client_id is required of an authorization request; authenticated by Basic, the client has named itself.
+  pushed.client_id = client.resource.id;
+  const checked = await parseAuthorizeRequest(svc, pushed, 'being-pushed');
+  if ('kind' in checked) {
+    // RFC 9126 §2.3: errors as at the token endpoint, "using the appropriate error code from therein
+    // or from Section 4.1.2.1 of [RFC6749]". A page problem here is the redirect URI's.
+    if (checked.kind === 'page') {
+      throw invalidRequest('redirect_uri is missing or is not one registered for this client (it must match to the letter)');
+    }
+    throw new ApiError(400, checked.error, checked.description);
+  }
+  const requestUri = `${REQUEST_URI_PREFIX}${newOpaqueToken()}`;
+  await createPushedRequest(
+    svc.pool,
+    { requestHash: tokenHash(requestUri), clientId: client.resource.id },
+    pushed,
+    new Date(Date.now() + PUSHED_REQUEST_SECONDS * 1000),
+  );
+  return { request_uri: requestUri, expires_in: PUSHED_REQUEST_SECONDS };
+}
+
+/**
+ * The parameters of the pushed request an authorization request names, claimed
+ * for the browser `browserId()` names; undefined when it names none (a request_uri
+ * of another kind is not ours: ./authorize.ts refuses it as before). RFC 9101 §5,
+ * which RFC 9126 §4 builds on: the server "MUST only use the parameters in the
+ * Request Object even if the same parameter is provided in the query parameter";
+ * only the box's own sign-in marker comes from the query.
+ */
+export async function claimedPushedRequest(
+  svc: Pick<Services, 'log' | 'pool'>,
+  raw: Record<string, unknown>,
+  browserId: () => string,
+  now: number,
+): Promise<{ raw: Record<string, string>; pushed: PushedRequestClaim } | PageProblem | undefined> {
+  const { request_uri: requestUri, client_id: clientId } = raw;
+  if (typeof requestUri !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX)) return undefined;
+  const invalid = (reason: string): PageProblem => {
+    svc.log.info(
+      { event: 'authorize_refused', client: typeof clientId === 'string' ? clientId : undefined, reason },
+      'authorization request refused',
+    );
+    // RFC 9126 §4: "An expired request_uri MUST be rejected as invalid." Nothing is redirected: with the
+    // request unknown, so is where to.
+    return {
+      kind: 'page',
+      status: 400,
+      title: 'This sign-in link is not valid',
+      message:
+        'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
+    };
+  };
+  if (typeof clientId !== 'string') return invalid('request_uri without client_id');
+  const pushed: PushedRequestClaim = { requestHash: tokenHash(requestUri), clientId, browserHash: tokenHash(browserId()) };
+  const params = await claimPushedRequest(svc.pool, pushed, new Date(now), new Date(now + CLAIMED_REQUEST_SECONDS * 1000));
+  if (!params) return invalid('request_uri unknown, expired, used, of another client or claimed by another browser');
+  const marker = raw[SIGN_IN_AFTER];
+  return { raw: { ...params, request_uri: requestUri, ...(typeof marker === 'string' ? { [SIGN_IN_AFTER]: marker } : {}) }, pushed };
+}
+
+/** Ends a pushed request whose answer goes back to the client without a code (an error, a denial). */
+export async function endPushedRequest(svc: Pick<Services, 'pool'>, pushed: PushedRequestClaim | undefined, now: number): Promise<void> {
+  if (pushed) await consumePushedRequest(svc.pool, pushed, new Date(now));
+}
