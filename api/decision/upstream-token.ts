@@ -22,7 +22,10 @@ const cache = new Map<string, { jwt: string; exp: number }>();
 export function upstreamToken(svc: Pick<Services, 'config' | 'keyring'>, app: App, caller: Caller, now = Date.now()): string {
   const claims = {
     iss: svc.config.baseUrl,
-    sub: caller.user?.id ?? caller.client ?? '',
+    sub: caller.subject?.sub ?? caller.user?.id ?? caller.client ?? '',
+    // An exchanged token's subject of another issuer says so (RFC 9493), and its actors stay named (RFC 8693 act).
+    ...(caller.subject && caller.subject.iss !== svc.config.baseUrl ? { sub_id: { format: 'iss_sub', ...caller.subject } } : {}),
+    ...(caller.act ? { act: caller.act } : {}),
     aud: audienceOf(app),
     ...(caller.client ? { client_id: caller.client } : {}),
     ...(caller.scope ? { scope: caller.scope } : {}),

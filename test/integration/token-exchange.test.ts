@@ -169,6 +169,35 @@ describe('token exchange (RFC 8693)', function () {
       expect(res.body.error_description).to.match(/no AccessPolicy linked to client .orders. allows this exchange/);
     });
 
+    it("at payments' gateway, the app's policies see act, and the JWT passed on names the chain", async function () {
+      const app = await box.json('PUT', '/App/payments', { urls: [PAYMENTS], upstream: { token: { header: 'X-Jwt' } } }, root);
+      expect(app.status, app.text).to.be.oneOf([200, 201]);
+      const p = await box.json(
+        'PUT',
+        '/AccessPolicy/payments-via-orders',
+        { app: 'payments', engine: 'matcho', matcho: { act: { client_id: 'orders', act: { client_id: 'web' } } } },
+        root,
+      );
+      expect(p.status, p.text).to.be.oneOf([200, 201]);
+      try {
+        const ask = (token: string) =>
+          box.request('GET', '/authz/http/payments/charge', { headers: { Authorization: `Bearer ${token}`, Host: 'payments.example' } });
+        const allowed = await ask(t3.access_token);
+        expect(allowed.status, allowed.text).to.equal(200);
+        expect(decodeJwt(allowed.headers.get('x-jwt')!)).to.deep.include({
+          sub: String(aliceId),
+          client_id: 'orders',
+          act: { sub: 'orders', client_id: 'orders', act: { sub: 'web', client_id: 'web' } },
+        });
+        // alice's token for payments straight from web, with nobody acting: not what the policy allows.
+        const direct = await scopedUserToken(box, aliceId, 'web', 'orders:read', PAYMENTS);
+        expect((await ask(direct)).status).to.equal(403);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/payments-via-orders', undefined, root);
+        await box.json('DELETE', '/App/payments', undefined, root);
+      }
+    });
+
     it("closing alice's first token closes the whole chain", async function () {
       expect((await introspect(t3.access_token)).active).to.equal(true);
       const session = (await introspect(t1)).jti as string;
