@@ -4,6 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, describable } from '../errors.js';
 import { percentDecode } from '../input.js';
 import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
+import { subjectOf } from '../oauth/exchange/parties.js';
 import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';
@@ -150,9 +151,11 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
 export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;
+    const forClient = exchangedFromClient(principal.session);
     const subject: Subject = {
       clientId: principal.session.clientId,
       user: principal.user ? { id: principal.user.id, groups: principal.user.groups } : null,
+      ...(forClient ? { forClient } : {}),
     };
     svc.policies.decide(subject, policyRequest(req, principal)).then((verdict) => {
       if (verdict.allowed) return next();
@@ -161,9 +164,18 @@ export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
   };
 }
 
+/** The box client a token exchanged from a client's token (no person's) speaks for; undefined for any other token. */
+function exchangedFromClient(session: SessionRow): string | undefined {
+  if (session.userId !== null) return undefined;
+  const subject = subjectOf(session);
+  return subject.iss === undefined && session.details?.subject !== undefined ? subject.sub : undefined;
+}
+
 /** Why a request was refused, in words a person can act on (docs/concepts/access-control.md). */
 function refusal(req: Request, subject: Subject, refusedBy: 'person' | 'client'): string {
   const what = `${req.method} ${req.path}`;
+  if (!subject.user && refusedBy === 'person')
+    return `no AccessPolicy allows ${what} for client "${subject.forClient}", whose token client "${subject.clientId}" exchanged for this one`;
   if (!subject.user) return `no AccessPolicy allows ${what} for this token (client "${subject.clientId}")`;
   if (refusedBy === 'person')
     return `no AccessPolicy allows ${what} for this token (client "${subject.clientId}", user ${subject.user.id})`;

@@ -25,6 +25,13 @@ export interface Subject {
   clientId: string;
   /** The person, when a person's sign-in issued the token to the client (a delegated token). */
   user: { id: string; groups: { id: string; name: string }[] } | null;
+  /**
+   * The client a token exchange's subject token was issued to, when the token
+   * speaks for that client and not a person (RFC 8693): the token acts within
+   * what both clients were granted, as a delegated token within what both the
+   * person and the client were.
+   */
+  forClient?: string;
 }
 
 /**
@@ -121,7 +128,10 @@ class PolicyIndex {
     const client = [`Client/${subject.clientId}`];
     if (!subject.user) {
       const id = box.firstAllowing(client, true, request);
-      return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
+      if (id === undefined) return { allowed: false, refusedBy: 'client' };
+      if (subject.forClient === undefined || subject.forClient === subject.clientId) return { allowed: true, policies: [id] };
+      const forSubject = box.firstAllowing([`Client/${subject.forClient}`], true, request);
+      return forSubject !== undefined ? { allowed: true, policies: [forSubject, id] } : { allowed: false, refusedBy: 'person' };
     }
     const person = keysOf(null, subject.user);
     const forPerson = box.firstAllowing(person, true, request);

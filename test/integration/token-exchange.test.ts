@@ -222,6 +222,24 @@ describe('token exchange (RFC 8693)', function () {
     }
   });
 
+  it("a client's token exchanged by a mightier client acts on the box's API within what both were granted", async function () {
+    // keeper may do anything on the API; intern nothing. keeper exchanges intern's token for one for the API.
+    secrets.keeper = (await box.addClient('keeper', exchangingClient)).secret; // with an allow policy
+    secrets.intern = (await box.addClient('intern', exchangingClient, { policy: false })).secret;
+    try {
+      const res = await raw('keeper', { subject_token: await ownToken('intern'), subject_token_type: ACCESS_TOKEN });
+      expect(res.status, res.text).to.equal(200);
+      expect(decodeJwt(res.body.access_token)).to.include({ sub: 'intern', client_id: 'keeper' });
+      const api = await box.json('GET', '/Client', undefined, res.body.access_token);
+      expect(api.status, api.text).to.equal(403);
+      expect(api.body.error_description).to.match(/for client .intern., whose token client .keeper. exchanged/);
+      expect((await box.json('GET', '/Client', undefined, await ownToken('keeper'))).status).to.equal(200);
+    } finally {
+      for (const id of ['keeper', 'intern']) await box.json('DELETE', `/Client/${id}`, undefined, root);
+      await box.json('DELETE', '/AccessPolicy/keeper-allow', undefined, root);
+    }
+  });
+
   describe('what an exchange may not do', function () {
     let subject: string;
     let actor: string;
