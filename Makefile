@@ -119,7 +119,8 @@ kube-binaries:
 	@scripts/kube-build.sh
 
 # kstatus (test/kstatus) and promtool for the operator's tests, and Traefik for the gateway tests: built once (a few minutes cold) into
-# ~/.cache/boxauth/tools/bin; afterwards this builds nothing.
+# ~/.cache/boxauth/tools/bin; the Python venv of test/py-client (requests-oauth2client, for test/e2e/python-client.test.ts)
+# into ~/.cache/boxauth/tools/py-<digest of its requirements.txt>; afterwards this builds nothing.
 test-tools:
 	@scripts/test-tools-build.sh
 

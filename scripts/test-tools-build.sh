@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-tools-build.sh — build (once) the Go tools the operator's tests run.
+# test-tools-build.sh — build (once) the tools the operator's, gateways' and clients' tests run.
 #
 # Usage: scripts/test-tools-build.sh
 #
@@ -8,17 +8,23 @@
 #             versions pinned in its go.mod): the status Flux computes for an object;
 #   promtool  Prometheus's own rule checker, `go install`ed at $PROMETHEUS_VERSION
 #             (the Go module version of Prometheus 3.16.0), without the service
-#             discovery plugins (the remove_all_sd tag: `check rules` needs none).
-# Needs only `go` and the Go module proxy; a cold build takes a few minutes
-# (promtool is most of it). As scripts/kube-build.sh does: each binary has a
-# stamp file <bin>/.<name>.version and is rebuilt only when it is missing or the
-# stamp differs (kstatus's version is a digest of test/kstatus/), stdout stays
-# empty, and concurrent runs are serialised with a lock file.
+#             discovery plugins (the remove_all_sd tag: `check rules` needs none);
+#   extauthz  test/extauthz, Envoy's ext_authz gRPC client;
+#   traefik   the gateway tests' Traefik, from its Go module at $TRAEFIK_VERSION;
+# and the Python virtual environment of test/py-client (requests-oauth2client, for
+# test/e2e/python-client.test.ts) at $CACHE/py-<digest of its requirements.txt>,
+# with $CACHE/py a link to the current one.
+# Needs `go` with the Go module proxy, and `python3` with PyPI; a cold build takes
+# a few minutes (promtool is most of it). As scripts/kube-build.sh does: each
+# binary has a stamp file <bin>/.<name>.version and is rebuilt only when it is
+# missing or the stamp differs (kstatus's version is a digest of test/kstatus/),
+# stdout stays empty, and concurrent runs are serialised with a lock file.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KSTATUS_DIR=$ROOT/test/kstatus
 EXTAUTHZ_DIR=$ROOT/test/extauthz
+PY_REQUIREMENTS=$ROOT/test/py-client/requirements.txt
 CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
 BIN=$CACHE/bin
 PROMETHEUS_VERSION=v0.316.0
@@ -29,10 +35,15 @@ die() { log "error: $*"; exit 1; }
 trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 
 command -v go >/dev/null || die "go is not on PATH"
+command -v python3 >/dev/null || die "python3 is not on PATH"
 [[ -f $KSTATUS_DIR/go.mod ]] || die "missing $KSTATUS_DIR/go.mod"
+[[ -f $PY_REQUIREMENTS ]] || die "missing $PY_REQUIREMENTS"
 
 KSTATUS_VERSION=$(cat "$KSTATUS_DIR"/go.mod "$KSTATUS_DIR"/go.sum "$KSTATUS_DIR"/*.go | sha256sum | cut -c1-16)
 EXTAUTHZ_VERSION=$(cat "$EXTAUTHZ_DIR"/go.mod "$EXTAUTHZ_DIR"/go.sum "$EXTAUTHZ_DIR"/*.go | sha256sum | cut -c1-16)
+# test/support/py-client.ts computes the same name: keep the two in step.
+PY_VERSION=$(sha256sum "$PY_REQUIREMENTS" | cut -c1-16)
+PY_VENV=$CACHE/py-$PY_VERSION
 
 # stamped NAME VERSION: the binary exists and was built at VERSION.
 stamped() {
@@ -108,4 +119,23 @@ else
   log "built traefik in $((SECONDS - start)) s"
 fi
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION"
+# The venv is built where it stays (a venv records its own path) and stamped last:
+# one without the stamp, or whose Python no longer runs the library (python3 was
+# upgraded under it), is half-built or stale and is built again.
+if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c 'import requests_oauth2client' 2>/dev/null; then
+  log "python venv $PY_VERSION: cached"
+else
+  log "building the python venv of test/py-client ($PY_VERSION)"
+  start=$SECONDS
+  rm -rf "$PY_VENV"
+  python3 -m venv "$PY_VENV" >&2 || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  # Every package pinned with its hashes: pip refuses anything else, dependencies included.
+  "$PY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    --require-hashes -r "$PY_REQUIREMENTS" >&2
+  "$PY_VENV/bin/python" -c 'import requests_oauth2client' || die "requests_oauth2client does not import in $PY_VENV"
+  touch "$PY_VENV/.complete"
+  log "built the python venv in $((SECONDS - start)) s"
+fi
+ln -sfn "py-$PY_VERSION" "$CACHE/py.new" && mv -fT "$CACHE/py.new" "$CACHE/py"
+
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION; python venv $PY_VENV"

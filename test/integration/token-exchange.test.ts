@@ -12,14 +12,18 @@ import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
 import { mint } from '../../api/oauth/tokens.js';
 import { closeGrants, findById, insertChildSessions, type SessionRow } from '../../api/store/sessions.js';
 import { Box, basic } from '../support/box.js';
+import {
+  ACCESS_TOKEN,
+  allowChain,
+  allowExchange as allow,
+  EXCHANGE,
+  exchangingClient,
+  JWT,
+  ORDERS,
+  PAYMENTS,
+} from '../support/exchange-chain.js';
 import { TestIssuer } from '../support/issuer.js';
 import { userToken } from '../support/user-token.js';
-
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
-const JWT = 'urn:ietf:params:oauth:token-type:jwt';
-const ORDERS = 'https://orders.example';
-const PAYMENTS = 'https://payments.example';
 
 describe('token exchange (RFC 8693)', function () {
   let box: Box;
@@ -29,23 +33,9 @@ describe('token exchange (RFC 8693)', function () {
   let as: oauth.AuthorizationServer;
   const secrets: Record<string, string> = {};
 
-  const exchangingClient: Record<string, unknown> = {
-    grant_types: ['client_credentials', EXCHANGE],
-    audience: [ORDERS, PAYMENTS],
-    scope: ['orders:read', 'orders:write', 'payments:charge', 'openid'],
-    auth: { token_exchange: { token_format: 'jwt', access_token_expiration: 600 }, client_credentials: { token_format: 'jwt' } },
-  };
-
   /** A policy linked to `client` that allows the exchanges matching `matcho`. */
-  const allowExchange = async (id: string, client: string, matcho: Record<string, unknown>): Promise<void> => {
-    const res = await box.json(
-      'PUT',
-      `/AccessPolicy/${id}`,
-      { engine: 'matcho', link: [{ id: client, resourceType: 'Client' }], matcho },
-      root,
-    );
-    expect(res.status, res.text).to.be.oneOf([200, 201]);
-  };
+  const allowExchange = (id: string, client: string, matcho: Record<string, unknown>): Promise<void> =>
+    allow(box, root, id, client, matcho);
 
   const exchange = async (client: string, params: Record<string, string>): Promise<oauth.TokenEndpointResponse> => {
     const res = await oauth.genericTokenEndpointRequest(
@@ -88,17 +78,7 @@ describe('token exchange (RFC 8693)', function () {
       await oauth.discoveryRequest(new URL(box.url), { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true }),
     );
     // web may pass its users on to orders, acting itself; orders to payments, for tokens meant for orders.
-    await allowExchange('web-to-orders', 'web', {
-      exchange: {
-        delegation: true,
-        audience: ORDERS,
-        actor: { kind: 'box', client_id: 'web' },
-        subject: { kind: 'box', client_id: 'web' },
-      },
-    });
-    await allowExchange('orders-to-payments', 'orders', {
-      exchange: { delegation: true, audience: PAYMENTS, actor: { client_id: 'orders' }, subject: { aud: ORDERS } },
-    });
+    await allowChain(box, root);
   });
 
   after(async function () {
