@@ -5,6 +5,7 @@ import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgeSessions } from '../store/sessions.js';
 import { purgeDecisions } from '../store/decisions.js';
+import { purgeProofs } from '../store/dpop-proofs.js';
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
 
@@ -32,6 +33,8 @@ export function startPurgeJob(svc: PurgeServices): () => void {
         await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
         await purgeDeviceCodes(client);
         for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
+        for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
+
         await svc.keyring.ensureActive(); // rotates the signing key when it is due
         if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
           lastKeyCheck = Date.now();

@@ -3,6 +3,7 @@
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
+import { DPOP_ALGS } from '../../oauth/dpop/proof.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import { projectPath } from '../../paths.js';
 import { openApiDocument } from '../../schema/openapi.js';
@@ -31,6 +32,8 @@ export function authorizationServerMetadata(svc: Pick<Services, 'config'>): Reco
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     code_challenge_methods_supported: ['S256'],
+    // RFC 9449 §5.1: the algorithms of DPoP proofs the token endpoint and the box's resources accept.
+    dpop_signing_alg_values_supported: DPOP_ALGS,
   };
 }
 

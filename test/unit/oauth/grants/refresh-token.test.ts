@@ -32,6 +32,8 @@ const holder = (change: Partial<SessionRow> = {}): SessionRow => ({
   family: 's1',
   kid: null,
   details: null,
+  jkt: null,
+  refreshJkt: null,
   ...change,
 });
 
