@@ -186,6 +186,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'how long refused decisions of the decision point are kept in the database for `boxauth explain <id>` (`GET /authz/decisions/<id>`); `0` keeps none past the next purge. Only the refusals of an identified caller (a live token or cookie, an AuthZEN subject) are kept, at most 50 a second per process: a stranger cannot fill the database; every decision is in the audit log',
   },
   {
+    names: ['BOXAUTH_DPOP_NONCE'],
+    default: '`off`',
+    meaning:
+      '`required`: every DPoP proof (RFC 9449), at the token endpoint and at the resources (the box API, UserInfo, the decision point), must carry a nonce the box handed out in a `DPoP-Nonce` header; a proof without one is answered `use_dpop_nonce` with a fresh nonce to retry with. Nonces are stateless (an HMAC of a 5-minute window under a key every process of the box shares) and good for up to two windows. `off`: proofs need no nonce; replayed proofs are refused either way (their `jti`, in a table every process shares)',
+  },
+  {
     names: ['BOXAUTH_PURGE_INTERVAL_SECONDS'],
     default: '`300`',
     meaning: 'how often the purge job runs',

@@ -92,6 +92,8 @@ export interface Config {
   trustedIssuers: TrustedIssuer[];
   /** auto: trust this cluster's service-account issuer when running in a cluster; off; or tokenreview. */
   clusterIssuer: 'auto' | 'off' | 'tokenreview';
+  /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
+  dpopNonce: 'required' | 'off';
   kube: KubeAccess;
 }
 
@@ -294,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     trustedIssuers: trustedIssuers(env),
     clusterIssuer: clusterIssuer(env),
+    dpopNonce: oneOf(env, 'BOXAUTH_DPOP_NONCE', ['required', 'off'] as const, 'off'),
     kube: {
       apiUrl:
         str(env, 'BOXAUTH_KUBE_API_URL') ??

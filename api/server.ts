@@ -39,6 +39,9 @@ import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { getUser } from './store/users.js';
 import { listenOn } from './http/listen.js';
+import { Dpop } from './oauth/dpop/check.js';
+import { DpopNonces } from './oauth/dpop/nonce.js';
+import { ProofLedger } from './store/dpop-proofs.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
@@ -98,6 +101,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   configureArgon2({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
+  // The key of DPoP nonces: shared, so that a nonce one process hands out holds at the others.
+  const dpopNonceKey = Buffer.from(await ensureSetting(pool, 'dpop_nonce_key', () => randomBytes(32).toString('base64url')));
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
   metrics.watch(pool, argon2Waiting);
@@ -138,6 +143,10 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     addressOf: addressResolver(config.trustedProxies),
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
+    dpop: new Dpop(
+      new ProofLedger(pool, (n) => metrics.batchSize.observe({ writer: 'dpop-proofs' }, n)),
+      config.dpopNonce === 'required' ? new DpopNonces(dpopNonceKey) : undefined,
+    ),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),
     readFence: new ReadFence(pool, feed),

@@ -24,6 +24,7 @@ import type { FailureThrottle } from './oauth/throttle.js';
 import type { Attempts } from './people/attempts.js';
 import type { AppDirectory } from './decision/apps.js';
 import type { Decisions } from './decision/record.js';
+import type { Dpop } from './oauth/dpop/check.js';
 
 export interface Services {
   config: Config;
@@ -70,6 +71,8 @@ export interface Services {
   deviceThrottle: FailureThrottle;
   /** The address a request comes from (X-Forwarded-For only through trusted proxies). */
   addressOf: AddressOf;
+  /** DPoP proofs checked (RFC 9449): the replay cache all processes share, and the nonces. */
+  dpop: Dpop;
   /** Users (with their groups) by id, for the policies of user tokens. */
   users: RecordCache<PrincipalUser>;
 }

@@ -13,12 +13,15 @@
 //
 // Nothing here reads the database on the hot path: apps, policies, sessions, users
 // and verified JWTs come from caches the change feed keeps coherent, so a closed
-// session or a changed policy holds at every process within the feed's delay.
+// session or a changed policy holds at every process within the feed's delay. The one
+// exception is a DPoP-bound token's proof (RFC 9449): refusing a replayed proof at every
+// process of the box takes the replay cache they share, one (group-committed) round trip
+// to the database, paid by DPoP-bound requests only (api/oauth/dpop/check.ts).
 // Any error denies (503): a gate that cannot decide fails closed.
 import { describable, errorMessage } from '../errors.js';
 import { parseCookies } from '../http/browser-session.js';
 import type { Services } from '../services.js';
-import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
+import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../oauth/dpop/resource.js';
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
@@ -34,6 +37,8 @@ export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
 export type Credential =
   /** A token in Authorization (RFC 6750). */
   | { bearer: string }
+  /** A DPoP-bound token in Authorization (RFC 9449 §7.1), its proof in the DPoP header. */
+  | { dpop: string }
   /** The request's cookies: the app's sign-in cookie among them, when a browser signed in (./app-sign-in.ts). */
   | { cookies: Record<string, string> }
   /** AuthZEN: a subject the PEP names. */
@@ -41,10 +46,10 @@ export type Credential =
   | { client: string }
   | 'none';
 
-/** The credential of a request at a gate: a bearer token (RFC 6750 §2.1), else its cookies. */
+/** The credential of a request at a gate: a bearer or DPoP token (RFC 6750 §2.1, RFC 9449 §7.1), else its cookies. */
 export function credentialFrom(authorization: string | undefined, cookieHeader: string | undefined): Credential {
-  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? '');
-  if (match) return { bearer: match[1]! };
+  const presented = authorization === undefined ? undefined : presentedIn(authorization);
+  if (presented) return presented.scheme === 'DPoP' ? { dpop: presented.token } : { bearer: presented.token };
   return { cookies: parseCookies(cookieHeader) };
 }
 
@@ -63,6 +68,8 @@ export interface GateRequest {
   /** Request headers (lower-case names) the gateway passed on. */
   headers: Record<string, string | undefined>;
   credential: Credential;
+  /** The request's DPoP header(s), as many as were sent (RFC 9449 §4.3: one). */
+  proofs?: readonly string[] | undefined;
   /** AuthZEN: the evaluation's resource and context. */
   resource?: Record<string, unknown>;
   context?: Record<string, unknown>;
@@ -83,8 +90,12 @@ export interface Decision {
   description: string;
   /** On allow: headers the gateway sets on the request it passes on (the caller; emptied when anonymous). */
   upstream: Record<string, string>;
-  /** On 401: the challenge (RFC 6750 §3); on 302: where to sign in. */
+  /** On 401: the challenge (RFC 6750 §3, RFC 9449 §7.1); on 302: where to sign in. */
   challenge?: string;
+  /** On 401 for a DPoP proof without the box's nonce: the nonce to use (DPoP-Nonce, RFC 9449 §9). */
+  dpopNonce?: string;
+  /** The error code of a refusal when it is not its status's usual one (invalid_dpop_proof, use_dpop_nonce). */
+  error?: string;
   location?: string;
   /** The app's sign-in cookie was stale (a closed session): the gate clears it. */
   clearCookie?: string;
@@ -93,7 +104,7 @@ export interface Decision {
   caller: Caller;
 }
 
-export type DecisionServices = TokenCheckServices & Pick<Services, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
+export type DecisionServices = ResourceServices & Pick<Services, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
 
 /** The headers an allowed request carries upstream, by the App's names or these defaults (oauth2-proxy's). */
 export function identityHeaders(app: App): { user: string; email: string; groups: string; client: string } {
@@ -121,10 +132,25 @@ export function originOf(app: App, host: string, scheme?: string): string {
 const isBrowser = (g: GateRequest): boolean =>
   (g.method === 'GET' || g.method === 'HEAD') && (g.headers.accept ?? '').includes('text/html');
 
-/** Who presents `token` at `app`: a live session's, for the app's audience; or why not. */
-async function tokenCaller(svc: DecisionServices, app: App, token: string): Promise<Caller | { refused: DenyReason; why: string }> {
-  const check = await checkAccessToken(svc, token);
-  if ('problem' in check) return { refused: 'bad-token', why: check.problem };
+/** A refusal of a token; with `dpop`, one the DPoP scheme answers (its error, and the nonce to use). */
+type TokenRefusal = { refused: DenyReason; why: string; dpop?: { error: string; nonce?: string | undefined } };
+
+/**
+ * Who presents the token at `app` with request `g` (whose client addressed `origin`): a
+ * live session's, for the app's audience, with its DPoP proof when it is bound; or why not.
+ */
+async function tokenCaller(
+  svc: DecisionServices,
+  app: App,
+  presented: Presented,
+  g: GateRequest,
+  origin: string,
+): Promise<Caller | TokenRefusal> {
+  // The URI the client addressed, as a DPoP proof's htu names it (RFC 9449 §4.3): the app's
+  // origin as its gateway describes the request, and the path as sent (query and fragment aside).
+  const path = /^[^?#]*/.exec(g.target)![0];
+  const check = await checkPresented(svc, presented, { proofs: g.proofs, method: g.method, url: `${origin}${path}` });
+  if ('problem' in check) return { refused: 'bad-token', why: check.problem, ...(check.dpop ? { dpop: check } : {}) };
   const s = check.session;
   // RFC 9068 §4 / RFC 8707: a token is for the audience it names, and only there.
   if (s.audience !== audienceOf(app)) {
@@ -178,12 +204,27 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
     const origin = originOf(app, g.host, g.scheme);
     const cookieName = appCookieName(app, origin.startsWith('https:'));
     const cookie = typeof g.credential === 'object' && 'cookies' in g.credential ? g.credential.cookies[cookieName] : undefined;
-    if (typeof g.credential === 'object' && ('bearer' in g.credential || cookie !== undefined)) {
-      const token = 'bearer' in g.credential ? g.credential.bearer : cookie!;
-      const found = await tokenCaller(svc, app, token);
+    const fromHeader: Presented | undefined =
+      typeof g.credential !== 'object'
+        ? undefined
+        : 'bearer' in g.credential
+          ? { scheme: 'Bearer', token: g.credential.bearer }
+          : 'dpop' in g.credential
+            ? { scheme: 'DPoP', token: g.credential.dpop }
+            : undefined;
+    if (fromHeader || cookie !== undefined) {
+      // A sign-in cookie holds a bearer token: a DPoP-bound one there is refused like any other without its proof.
+      const found = await tokenCaller(svc, app, fromHeader ?? { scheme: 'Bearer', token: cookie! }, g, origin);
       if ('refused' in found) {
         // A stale sign-in cookie (the person signed out) is no credential: sign in again.
-        if ('bearer' in g.credential) {
+        if (fromHeader) {
+          if (found.dpop) {
+            return refuse(app, 401, found.refused, found.why, {
+              challenge: dpopChallenge(app.id, { error: found.dpop.error, problem: found.why }),
+              error: found.dpop.error,
+              ...(found.dpop.nonce ? { dpopNonce: found.dpop.nonce } : {}),
+            });
+          }
           return refuse(app, 401, found.refused, found.why, {
             challenge: `Bearer realm="${app.id}", error="invalid_token", error_description="${describable(found.why)}"`,
           });

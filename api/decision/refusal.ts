@@ -24,6 +24,6 @@ export function refusalOf(box: string, d: Decision, wantsHtml: boolean, status: 
     const title = status === 403 ? 'Not allowed' : status === 401 ? 'Sign in needed' : 'Request refused';
     return { status, kind: 'html', body: messagePage(box, title, `${d.description}. Reference: ${d.id}.`) };
   }
-  const error = ERRORS[status] ?? 'temporarily_unavailable';
+  const error = d.error ?? ERRORS[status] ?? 'temporarily_unavailable';
   return { status, kind: 'json', body: JSON.stringify({ error, error_description: describable(d.description), decision: d.id }) };
 }

@@ -102,6 +102,8 @@ export function gateRequestOf(check: CheckRequest): GateRequest | { refused: str
     target,
     headers,
     credential: credentialFrom(headers.authorization, headers.cookie),
+    // Envoy joins the values of a repeated header with commas, which no JWT holds: each is a proof.
+    ...(headers.dpop !== undefined ? { proofs: headers.dpop.split(',').map((p) => p.trim()) } : {}),
   };
 }
 
@@ -152,6 +154,7 @@ export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean, se
     option('Cache-Control', 'no-store'),
     ...clear,
     ...(d.challenge ? [option('WWW-Authenticate', d.challenge)] : []),
+    ...(d.dpopNonce ? [option('DPoP-Nonce', d.dpopNonce)] : []),
     ...(d.location ? [option('Location', d.location), option('X-Boxauth-Sign-In', d.location)] : []),
     ...(refusal.kind === 'html'
       ? [option('Content-Type', 'text/html; charset=utf-8'), ...Object.entries(PAGE_HEADERS).map(([k, v]) => option(k, v))]

@@ -3,8 +3,15 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, describable } from '../errors.js';
 import { percentDecode } from '../input.js';
-import { checkAccessToken, type TokenCheckServices } from '../oauth/access-tokens.js';
 import { subjectOf } from '../oauth/exchange/parties.js';
+import {
+  checkPresented,
+  dpopChallenge,
+  presentedIn,
+  type Presented,
+  type ResourceRequest,
+  type ResourceServices,
+} from '../oauth/dpop/resource.js';
 import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';
@@ -20,8 +27,8 @@ export interface Principal {
   user: PrincipalUser | undefined;
 }
 
-/** What finding who presents a token needs: the token checks, and the clients and users behind them. */
-export type PrincipalServices = TokenCheckServices & Pick<Services, 'clients' | 'users'>;
+/** What finding who presents a token needs: the token checks (DPoP's too), and the clients and users behind them. */
+export type PrincipalServices = ResourceServices & Pick<Services, 'clients' | 'users'>;
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -29,30 +36,52 @@ declare module 'express-serve-static-core' {
   }
 }
 
-function unauthorized(description: string, presented: boolean): ApiError {
+/** A refusal of the DPoP scheme (RFC 9449 §7.1): its error, and with use_dpop_nonce the nonce to use. */
+interface DpopProblem {
+  error: string;
+  nonce?: string | undefined;
+}
+
+export function unauthorized(description: string, presented: boolean, dpop?: DpopProblem): ApiError {
+  if (dpop) {
+    return new ApiError(401, dpop.error, description, {
+      'WWW-Authenticate': dpopChallenge('boxauth', { error: dpop.error, problem: description }),
+      ...(dpop.nonce ? { 'DPoP-Nonce': dpop.nonce } : {}),
+    });
+  }
   const challenge = presented
     ? `Bearer realm="boxauth", error="invalid_token", error_description="${describable(description)}"`
     : 'Bearer realm="boxauth"';
   return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': challenge });
 }
 
-/** The bearer token from the Authorization header or the access_token query parameter (RFC 6750 §2). */
-export function presentedToken(req: Request): string | undefined {
+/**
+ * The access token from the Authorization header (Bearer, RFC 6750 §2.1; or DPoP, RFC 9449
+ * §7.1) or the access_token query parameter (RFC 6750 §2.3, Bearer only).
+ */
+export function presentedCredential(req: Request): Presented | undefined {
   const header = req.headers.authorization;
   const query = req.query.access_token;
   if (header !== undefined && query !== undefined) {
     throw new ApiError(400, 'invalid_request', 'send the access token once: in the Authorization header or as access_token, not both');
   }
   if (header !== undefined) {
-    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-    if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
-    return match[1];
+    const presented = presentedIn(header);
+    if (!presented) throw unauthorized('the Authorization header must be "Bearer <token>" or "DPoP <token>"', true);
+    return presented;
   }
   if (query !== undefined) {
     if (typeof query !== 'string' || !query) throw unauthorized('access_token must be given once', true);
-    return query;
+    return { scheme: 'Bearer', token: query };
   }
   return undefined;
+}
+
+/** The request a DPoP proof must name (RFC 9449 §4.3): its method, and its URL at the box's base URL. */
+export function resourceRequest(svc: Pick<Services, 'config'>, req: Request): ResourceRequest {
+  const url = req.originalUrl;
+  const query = url.indexOf('?');
+  return { proofs: req.headersDistinct.dpop, method: req.method, url: `${svc.config.baseUrl}${query === -1 ? url : url.slice(0, query)}` };
 }
 
 /** Who acted, as the audit names them (api/audit.ts). */
@@ -60,11 +89,12 @@ export function actorOf(principal: Principal): Actor {
   return { client: principal.session.clientId, ...(principal.user ? { user: principal.user.id } : {}), session: principal.session.id };
 }
 
-/** Who presents `token` to the box's own API; a 401 ApiError when nobody the box accepts. */
-export async function principalOf(svc: PrincipalServices, token: string | undefined): Promise<Principal> {
-  if (!token) throw unauthorized('an access token is required (Authorization: Bearer <token>)', false);
-  const check = await checkAccessToken(svc, token);
-  if ('problem' in check) throw unauthorized(check.problem, true);
+/** Who presents the token to the box's own API, with `request`; a 401 ApiError when nobody the box accepts. */
+export async function principalOf(svc: PrincipalServices, presented: Presented | undefined, request: ResourceRequest): Promise<Principal> {
+  if (!presented) throw unauthorized('an access token is required (Authorization: Bearer <token>)', false);
+  const token = presented.token;
+  const check = await checkPresented(svc, presented, request);
+  if ('problem' in check) throw unauthorized(check.problem, true, check.dpop ? check : undefined);
   const { session } = check;
   // RFC 9068 §4: a token meant for another service is not one for this API.
   if (session.audience !== null && session.audience !== svc.config.baseUrl) {
@@ -78,9 +108,13 @@ export async function principalOf(svc: PrincipalServices, token: string | undefi
 }
 
 export function authenticate(svc: PrincipalServices): RequestHandler {
-  return (req: Request, _res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, next: NextFunction) => {
     (async () => {
-      req.principal = await principalOf(svc, presentedToken(req));
+      const presented = presentedCredential(req);
+      req.principal = await principalOf(svc, presented, resourceRequest(svc, req));
+      // RFC 9449 §9: with nonces required, an answer to a proof carries the nonce of the next.
+      const nonce = presented?.scheme === 'DPoP' ? svc.dpop.freshNonce() : undefined;
+      if (nonce) res.set('DPoP-Nonce', nonce);
     })().then(() => next(), next);
   };
 }

@@ -117,6 +117,7 @@ function writeDecision(box: string, res: ServerResponse, d: Decision, wantsHtml:
     return 200;
   }
   if (d.challenge) headers['WWW-Authenticate'] = d.challenge;
+  if (d.dpopNonce) headers['DPoP-Nonce'] = d.dpopNonce;
   if (d.location) {
     headers['X-Boxauth-Sign-In'] = d.location;
     if (!signIn401) {
@@ -211,13 +212,11 @@ export function withGateEndpoints(
       return;
     }
     const headers = headersOf(req);
-    decide(svc, { door: door.door, app, ...original, headers, credential: credentialFrom(headers.authorization, headers.cookie) }).then(
-      (d) => {
-        svc.decisions.record(d, seconds());
-        const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
-        logRequest(method, url, door.route, status, seconds());
-      },
-      fail,
-    );
+    const credential = credentialFrom(headers.authorization, headers.cookie);
+    decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop }).then((d) => {
+      svc.decisions.record(d, seconds());
+      const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
+      logRequest(method, url, door.route, status, seconds());
+    }, fail);
   };
 }

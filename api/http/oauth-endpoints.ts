@@ -103,8 +103,18 @@ export function withOAuthEndpoints(
       fail(new ApiError(405, 'invalid_request', `${route} takes POST only`, { Allow: 'POST, OPTIONS' }));
       return;
     }
+    const request: OAuthRequest = {
+      authorization: req.headers.authorization,
+      address: svc.addressOf(req),
+      method,
+      // The URL a DPoP proof names (RFC 9449 §4.3 step 9): the box's, as its clients address it.
+      url: `${svc.config.baseUrl}${route}`,
+      dpop: req.headersDistinct.dpop,
+    };
+    // RFC 9449 §8: with nonces required, an answer to a proof carries the nonce of the next.
+    const nonce = request.dpop ? svc.dpop.freshNonce() : undefined;
     readBody(req, PARAMETERS)
-      .then((body = {}) => endpoint(svc, { authorization: req.headers.authorization, address: svc.addressOf(req) }, body))
-      .then((body) => answer(CREATED.has(route) ? 201 : 200, body), fail);
+      .then((body = {}) => endpoint(svc, request, body))
+      .then((body) => answer(CREATED.has(route) ? 201 : 200, body, nonce ? { 'DPoP-Nonce': nonce } : {}), fail);
   };
 }

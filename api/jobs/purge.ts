@@ -6,6 +6,7 @@ import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
 import { purgeDecisions } from '../store/decisions.js';
+import { purgeProofs } from '../store/dpop-proofs.js';
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
 
@@ -34,6 +35,8 @@ export function startPurgeJob(svc: PurgeServices): () => void {
         await purgeDeviceCodes(client);
         await purgePushedRequests(client);
         for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
+        for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
+
         await svc.keyring.ensureActive(); // rotates the signing key when it is due
         if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
           lastKeyCheck = Date.now();

@@ -228,6 +228,13 @@ export async function parseAuthorizeRequest(
   if (!client.resource.grant_types.includes(grant)) {
     return fail('unauthorized_client', `client "${client.resource.id}" may not use the ${grant} grant`);
   }
+  // DPoP (RFC 9449): a token from the authorization endpoint can be bound to no key, and this client's must all be.
+  if (grant === 'implicit' && params.response_type !== 'id_token' && client.resource.dpop_bound_access_tokens === true) {
+    return fail(
+      'unauthorized_client',
+      `client "${client.resource.id}" must bind its tokens with DPoP (dpop_bound_access_tokens): use the code flow`,
+    );
+  }
   let codeChallenge: string | undefined;
   if (grant === 'authorization_code') {
     if (params.code_challenge_method !== undefined && params.code_challenge_method !== 'S256') {

@@ -20,6 +20,11 @@ export interface OAuthRequest {
   authorization: string | undefined;
   /** Where it came from (api/http/client-address.ts), for throttling. */
   address: string;
+  /** The request as its client addressed it (its method, and the box's URL of the endpoint), which a DPoP proof names. */
+  method?: string;
+  url?: string;
+  /** The DPoP header(s) (RFC 9449 §4.1), as many as were sent. */
+  dpop?: readonly string[] | undefined;
 }
 
 export interface PresentedClient {

@@ -61,7 +61,9 @@ export async function introspect(svc: IntrospectionServices, request: OAuthReque
     if (!(await mayIntrospect(svc, caller, s.clientId))) return INACTIVE;
     return {
       active: true,
-      token_type: 'Bearer',
+      // RFC 9449 §6.2: a bound token is introspected as DPoP, with the key it is bound to.
+      token_type: s.jkt ? 'DPoP' : 'Bearer',
+      ...(s.jkt ? { cnf: { jkt: s.jkt } } : {}),
       client_id: s.clientId,
       ...introspectedSubject(s),
       iss: svc.config.baseUrl,

@@ -8,23 +8,25 @@ import type { Services } from '../services.js';
 import {
   addressAttempt,
   authenticateClient,
+  type AuthenticatedClient,
   namedOnly,
   presentedClient,
   type ClientAuthServices,
   type OAuthRequest,
 } from './client-auth.js';
+import { isDpopRefusal } from './dpop/check.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
-import { notIssuedToClient, type Grant, type GrantServices, type Issued } from './grants/grant.js';
+import { notIssuedToClient, type DpopBinding, type Grant, type GrantServices, type Issued } from './grants/grant.js';
 import { refreshToken } from './grants/refresh-token.js';
 import { tokenExchange } from './grants/token-exchange.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from './tokens.js';
 
 /** What the token endpoint uses: client authentication, the grants, and the token metrics. */
-export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Services, 'metrics'>;
+export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Services, 'metrics' | 'dpop'>;
 
 export const grants = new Map<string, Grant>(
   [clientCredentials, refreshToken, authorizationCode, deviceCode, tokenExchange].map((g) => [g.type, g]),
@@ -62,7 +64,7 @@ export async function tokenRequest(svc: TokenEndpointServices, request: OAuthReq
 
 /** Issues what the request asks for; fills `attempt` with what it learnt of the request, for the audit of a refusal. */
 async function issue(
-  svc: ClientAuthServices & GrantServices,
+  svc: ClientAuthServices & GrantServices & Pick<Services, 'dpop'>,
   request: OAuthRequest,
   body: unknown,
   attempt: { grant?: string; client?: string },
@@ -96,5 +98,30 @@ async function issue(
   if (!grant.permits(client.resource)) {
     throw new OAuthError('unauthorized_client', `client "${client.resource.id}" may not use the ${grant.type} grant (see its grant_types)`);
   }
-  return grant.handle({ svc, params, client });
+  const dpop = await proofOf(svc, request, client);
+  return grant.handle({ svc, params, client, ...(dpop ? { dpop } : {}) });
+}
+
+/**
+ * The key of the request's DPoP proof (RFC 9449 §5), once the proof is checked: what the
+ * tokens issued are bound to. No proof, no binding; unless the client must send one
+ * (dpop_bound_access_tokens: "the authorization server MUST reject token requests from
+ * this client that do not contain the DPoP header", §5.2). Checked after the client is
+ * authenticated: a stranger's proof costs no write to the replay cache.
+ */
+async function proofOf(svc: Pick<Services, 'dpop'>, request: OAuthRequest, client: AuthenticatedClient): Promise<DpopBinding | undefined> {
+  if (!request.dpop?.length) {
+    if (client.resource.dpop_bound_access_tokens !== true) return undefined;
+    const nonce = svc.dpop.freshNonce();
+    throw new OAuthError(
+      'invalid_dpop_proof',
+      `client "${client.resource.id}" must send a DPoP proof (the DPoP header): its dpop_bound_access_tokens is true`,
+      nonce ? { dpopNonce: nonce } : {},
+    );
+  }
+  const proof = await svc.dpop.check(request.dpop, { method: request.method ?? 'POST', url: request.url ?? '', now: Date.now() });
+  if (isDpopRefusal(proof)) throw new OAuthError(proof.error, proof.description, proof.nonce ? { dpopNonce: proof.nonce } : {});
+  // A public client (no secret, no workload token) authenticates nothing at refresh: its
+  // refresh token is bound to the key too (§5); a confidential client's is not.
+  return { jkt: proof.jkt, bindsRefresh: !client.secretHash && !client.workload };
 }

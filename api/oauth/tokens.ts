@@ -11,7 +11,8 @@ export const tokenHash = (token: string): Buffer => createHash('sha256').update(
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP when the access token is bound to the key of the request's proof (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in?: number;
   refresh_token?: string;
   scope?: string;
@@ -40,6 +41,10 @@ export interface MintRequest {
   claims?: Record<string, unknown>;
   /** The latest the access token may live (a token exchange: its subject token's expiry). */
   notAfter?: Date | null;
+  /** DPoP (RFC 9449): the thumbprint of the proof's key the access token is bound to. */
+  jkt?: string;
+  /** DPoP: the key the refresh token is bound to (a public client's, RFC 9449 §5). */
+  refreshJkt?: string;
 }
 
 export interface Minted {
@@ -65,6 +70,8 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
         iat: Math.floor(now / 1000),
         ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
         jti: id,
+        // RFC 9449 §6.1: "the JWK SHA-256 Thumbprint ... in the jkt member of the cnf claim".
+        ...(req.jkt ? { cnf: { jkt: req.jkt } } : {}),
       })
     : newOpaqueToken();
   const refreshToken = req.refresh ? newOpaqueToken() : undefined;
@@ -89,10 +96,12 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
     family: req.parent?.family ?? id,
     kid: jwt ? key.kid : null,
     details: req.details ?? null,
+    jkt: req.jkt ?? null,
+    refreshJkt: refreshToken && req.refreshJkt ? req.refreshJkt : null,
   };
   const response: TokenResponse = {
     access_token: accessToken,
-    token_type: 'Bearer',
+    token_type: req.jkt ? 'DPoP' : 'Bearer',
     ...(lifetime !== undefined ? { expires_in: lifetime } : {}),
     ...(refreshToken ? { refresh_token: refreshToken } : {}),
   };

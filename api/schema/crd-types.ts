@@ -106,6 +106,10 @@ export interface ClientSpec {
    */
   require_pushed_authorization_requests?: boolean;
   /**
+   * DPoP (RFC 9449 §5.2's name): true - every token request of this client must carry a DPoP proof (else invalid_dpop_proof), so all its access tokens are bound to its key; tokens that cannot be bound (implicit) are refused. Unset or false - a proof is optional, and binds the tokens of the request that carries one.
+   */
+  dpop_bound_access_tokens?: boolean;
+  /**
    * The algorithm of this client's ID tokens (OpenID Connect Dynamic Client Registration's name). Unset - RS256, which every relying party accepts (OpenID Connect Core 15.1). Access tokens keep the box's algorithm (BOXAUTH_JWT_ALG).
    */
   id_token_signed_response_alg?: 'RS256' | 'ES256' | 'EdDSA';

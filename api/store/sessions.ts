@@ -25,6 +25,10 @@ export interface SessionRow {
   family: string;
   kid: string | null;
   details: Record<string, unknown> | null;
+  /** DPoP (RFC 9449): the thumbprint of the key the access token is bound to. */
+  jkt: string | null;
+  /** DPoP: the key a public client's refresh token is bound to (RFC 9449 §5). */
+  refreshJkt: string | null;
 }
 
 interface DbRow {
@@ -47,6 +51,8 @@ interface DbRow {
   family: string;
   kid: string | null;
   details: Record<string, unknown> | null;
+  jkt: string | null;
+  refresh_jkt: string | null;
 }
 
 function fromDb(r: DbRow): SessionRow {
@@ -70,6 +76,8 @@ function fromDb(r: DbRow): SessionRow {
     family: r.family,
     kid: r.kid,
     details: r.details,
+    jkt: r.jkt,
+    refreshJkt: r.refresh_jkt,
   };
 }
 
@@ -128,7 +136,7 @@ export function toSessionResource(s: SessionRow, now = Date.now()): Session {
 
 // A new session's columns, and their types for unnest().
 const NEW_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
-  refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at`;
+  refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at, jkt, refresh_jkt`;
 const NEW_TYPES = [
   'uuid',
   'text',
@@ -148,6 +156,8 @@ const NEW_TYPES = [
   'text',
   'jsonb',
   'timestamptz',
+  'text',
+  'text',
 ];
 
 /** New sessions as one row set (`unnest(...)`), its parameters numbered from `$first`. */
@@ -174,6 +184,8 @@ function newSessionRows(rows: SessionRow[], first: number): { sql: string; param
       col('kid'),
       rows.map((r) => r.details && JSON.stringify(r.details)),
       rows.map(purgeAt),
+      col('jkt'),
+      col('refreshJkt'),
     ],
   };
 }

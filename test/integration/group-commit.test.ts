@@ -32,6 +32,8 @@ function row(fields: Partial<SessionRow> = {}): SessionRow {
     family: id,
     kid: null,
     details: null,
+    jkt: null,
+    refreshJkt: null,
     ...fields,
   };
 }

@@ -37,16 +37,18 @@ describe('token exchange (RFC 8693)', function () {
   const allowExchange = (id: string, client: string, matcho: Record<string, unknown>): Promise<void> =>
     allow(box, root, id, client, matcho);
 
-  const exchange = async (client: string, params: Record<string, string>): Promise<oauth.TokenEndpointResponse> => {
+  const exchange = async (
+    client: string,
+    params: Record<string, string>,
+    DPoP?: oauth.DPoPHandle,
+  ): Promise<oauth.TokenEndpointResponse> => {
     const res = await oauth.genericTokenEndpointRequest(
       as,
       { client_id: client },
       oauth.ClientSecretBasic(secrets[client]!),
       EXCHANGE,
       params,
-      {
-        [oauth.allowInsecureRequests]: true,
-      },
+      { [oauth.allowInsecureRequests]: true, ...(DPoP ? { DPoP } : {}) },
     );
     return oauth.processGenericTokenEndpointResponse(as, { client_id: client }, res);
   };
@@ -217,6 +219,40 @@ describe('token exchange (RFC 8693)', function () {
     } finally {
       for (const id of ['keeper', 'intern']) await box.json('DELETE', `/Client/${id}`, undefined, root);
       await box.json('DELETE', '/AccessPolicy/keeper-allow', undefined, root);
+    }
+  });
+
+  it('a DPoP-bound token is exchanged only with a proof of its key, for a token bound to the same key', async function () {
+    await allowExchange('web-own', 'web', { exchange: { delegation: false, subject: { client_id: 'web' } } });
+    try {
+      const DPoP = oauth.DPoP({}, await oauth.generateKeyPair('ES256'));
+      const issued = await oauth.clientCredentialsGrantRequest(
+        as,
+        { client_id: 'web' },
+        oauth.ClientSecretBasic(secrets.web!),
+        new URLSearchParams(),
+        { DPoP, [oauth.allowInsecureRequests]: true },
+      );
+      const bound = await oauth.processClientCredentialsResponse(as, { client_id: 'web' }, issued);
+      expect(bound.token_type).to.equal('dpop');
+      const params = { subject_token: bound.access_token, subject_token_type: ACCESS_TOKEN, audience: ORDERS };
+      // A thief with the token and no key gets nothing, nor with a key of their own.
+      const stolen = await raw('web', params);
+      expect(stolen.status).to.equal(400);
+      expect(stolen.body.error_description).to.match(/bound to a DPoP key/);
+      const otherKey = oauth.DPoP({}, await oauth.generateKeyPair('ES256'));
+      let refused: unknown;
+      await exchange('web', params, otherKey).catch((err: unknown) => (refused = err));
+      expect(refused).to.be.instanceOf(oauth.ResponseBodyError);
+      expect((refused as oauth.ResponseBodyError).error).to.equal('invalid_request');
+      // Its holder exchanges it, and the new token is bound to the same key.
+      const exchanged = await exchange('web', params, DPoP);
+      expect(exchanged.token_type).to.equal('dpop');
+      expect((decodeJwt(exchanged.access_token).cnf as { jkt: string }).jkt).to.equal(
+        (decodeJwt(bound.access_token).cnf as { jkt: string }).jkt,
+      );
+    } finally {
+      await box.json('DELETE', '/AccessPolicy/web-own', undefined, root);
     }
   });
 

@@ -53,7 +53,10 @@ import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type 
 
 type Json = Record<string, unknown>;
 
-export type AuthzenRouterServices = Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>;
+export type AuthzenRouterServices = Pick<
+  Services,
+  'apps' | 'config' | 'dpop' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'
+>;
 
 const WELL_KNOWN = '/.well-known/authzen-configuration';
 

@@ -21,7 +21,7 @@ const text = (body: Record<string, unknown>, name: string, required = false): st
 };
 
 export function explainRouter(
-  svc: Pick<Services, 'apps' | 'config' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
+  svc: Pick<Services, 'apps' | 'config' | 'dpop' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
   guard: RequestHandler,
 ): Router {
   const router = strictRouter();

@@ -3,6 +3,7 @@
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
+import { DPOP_ALGS } from '../../oauth/dpop/proof.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import { projectPath } from '../../paths.js';
 import { openApiDocument } from '../../schema/openapi.js';
@@ -34,6 +35,8 @@ export function authorizationServerMetadata(svc: Pick<Services, 'config'>): Reco
     // RFC 9126 §5. PAR is required per client (its require_pushed_authorization_requests), not of every client.
     pushed_authorization_request_endpoint: `${base}/auth/par`,
     require_pushed_authorization_requests: false,
+    // RFC 9449 §5.1: the algorithms of DPoP proofs the token endpoint and the box's resources accept.
+    dpop_signing_alg_values_supported: DPOP_ALGS,
   };
 }
 

@@ -15,7 +15,7 @@ import {
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
-import { presentedToken, principalOf, type PrincipalServices } from '../auth.js';
+import { presentedCredential, principalOf, resourceRequest, type PrincipalServices } from '../auth.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, signedIn, type BrowserServices } from '../browser-session.js';
 import { NO_STORE } from '../headers.js';
@@ -66,7 +66,9 @@ export function openidRouter(svc: OpenidRouterServices): Router {
     if (fromBody !== undefined && (req.headers.authorization || req.query.access_token !== undefined)) {
       throw new ApiError(400, 'invalid_request', 'send the access token once');
     }
-    const principal = await principalOf(svc, fromBody ?? presentedToken(req));
+    // A token in the body is a bearer token (RFC 6750 §2.2); a DPoP-bound one is refused as such.
+    const presented = fromBody !== undefined ? { scheme: 'Bearer' as const, token: fromBody } : presentedCredential(req);
+    const principal = await principalOf(svc, presented, resourceRequest(svc, req));
     const scopes = scopesOf(principal.session.scope);
     const user =
       principal.session.userId !== null && scopes.includes(OPENID) ? await getUser(svc.pool, principal.session.userId) : undefined;

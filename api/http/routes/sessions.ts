@@ -2,12 +2,12 @@
 // and the resource API (search, read, change, close) behind policies.
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { checkAccessToken, type TokenCheckServices } from '../../oauth/access-tokens.js';
+import { checkPresented, type ResourceServices } from '../../oauth/dpop/resource.js';
 import { closeGrants, forgetSession } from '../../oauth/closing.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
 import { findById, searchSessions, setExpirations, toSessionResource, type SessionRow } from '../../store/sessions.js';
-import { actorOf, presentedToken } from '../auth.js';
+import { actorOf, presentedCredential, resourceRequest, unauthorized } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { bundle } from './resources.js';
@@ -19,7 +19,7 @@ async function asClosed(svc: Pick<Services, 'pool'>, closed: SessionRow[], id: s
 }
 
 /** What sign-out with a token uses: the token's session, and closing its grant. */
-export type SignOutServices = TokenCheckServices & Pick<Services, 'audit' | 'pool'>;
+export type SignOutServices = ResourceServices & Pick<Services, 'audit' | 'pool'>;
 
 /**
  * DELETE /Session: sign-out. Closes the whole family of the bearer token's session, so the
@@ -28,16 +28,15 @@ export type SignOutServices = TokenCheckServices & Pick<Services, 'audit' | 'poo
  */
 export function signOut(svc: SignOutServices): RequestHandler {
   return async (req, res) => {
-    const token = presentedToken(req);
-    if (!token) {
+    const presented = presentedCredential(req);
+    if (!presented) {
       throw new ApiError(401, 'invalid_token', 'send the token to revoke as Authorization: Bearer <token>', {
         'WWW-Authenticate': 'Bearer realm="boxauth"',
       });
     }
-    const check = await checkAccessToken(svc, token);
-    if ('problem' in check) {
-      throw new ApiError(401, 'invalid_token', check.problem, { 'WWW-Authenticate': 'Bearer realm="boxauth", error="invalid_token"' });
-    }
+    // A DPoP-bound token signs out with a proof of its key (RFC 9449 §7), as it does anything else.
+    const check = await checkPresented(svc, presented, resourceRequest(svc, req));
+    if ('problem' in check) throw unauthorized(check.problem, true, check.dpop ? check : undefined);
     const { session } = check;
     const closed = await closeGrants(
       svc,

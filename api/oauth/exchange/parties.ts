@@ -61,6 +61,8 @@ export interface CheckedToken {
   session?: SessionRow;
   /** When the token stops being valid (ms), if it does. */
   expiresAt: number | null;
+  /** The DPoP key the token is bound to (RFC 9449: a box session's jkt, a JWT's cnf.jkt): only its holder may exchange it. */
+  jkt?: string;
 }
 
 export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Services, 'users'>;
@@ -125,7 +127,8 @@ export async function checkToken(svc: PartyServices, name: string, token: string
       claims: payload,
     };
     if (!party.sub) return invalidRequest(`${name} names no subject (sub)`);
-    return { party, expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : null };
+    const jkt = (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+    return { party, expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : null, ...(typeof jkt === 'string' ? { jkt } : {}) };
   } catch (err) {
     if (err instanceof WorkloadError) return invalidRequest(`${name} is not usable: ${err.message}`);
     throw err;
@@ -151,6 +154,7 @@ async function boxParty(svc: PartyServices, session: SessionRow): Promise<Checke
     },
     session,
     expiresAt: session.exp?.getTime() ?? null,
+    ...(session.jkt ? { jkt: session.jkt } : {}),
   };
 }
 

@@ -12,7 +12,7 @@ import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../pkce.js';
 import { mint, tokenHash } from '../tokens.js';
-import { commitThenRefuse, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
 
 const CODE = 'authorization code';
 
@@ -45,7 +45,7 @@ export const authorizationCode: Grant = {
   permits: listedInGrantTypes('authorization_code'),
   credential: { name: CODE, issuedTo: (svc, params) => authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
 
-  async handle({ svc, params, client: { resource: client } }) {
+  async handle({ svc, params, client: { resource: client }, dpop }) {
     const hash = tokenHash(params.code!);
     const now = Date.now();
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
@@ -75,6 +75,7 @@ export const authorizationCode: Grant = {
           audience,
           refresh: settings.refresh_token === true,
           details: sid && authTime ? browserDetails({ sid, authTime }, claims) : null,
+          ...dpopBound(dpop),
         },
         svc.config.baseUrl,
         svc.keyring.active,

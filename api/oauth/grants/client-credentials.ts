@@ -2,7 +2,7 @@
 import { grantedAudience, grantedScope } from '../entitlements.js';
 import { audienceParam, scopeParam } from '../params.js';
 import { mint } from '../tokens.js';
-import { listedInGrantTypes, type Grant } from './grant.js';
+import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
 export const clientCredentials: Grant = {
   type: 'client_credentials',
@@ -10,7 +10,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload } }) {
+  async handle({ svc, params, client: { resource: client, workload }, dpop }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -23,6 +23,7 @@ export const clientCredentials: Grant = {
         refresh: settings.refresh_token === true,
         // The session records which ServiceAccount (and Pod) obtained a workload's token.
         details: workload ? { workload } : null,
+        ...dpopBound(dpop),
       },
       svc.config.baseUrl,
       svc.keyring.active,

@@ -10,7 +10,7 @@ import { DEVICE_GRANT } from '../device.js';
 import { OAuthError, invalidGrant } from '../errors.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { mint, tokenHash } from '../tokens.js';
-import { commitThenRefuse, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
 
 export const deviceCode: Grant = {
   type: DEVICE_GRANT,
@@ -19,7 +19,7 @@ export const deviceCode: Grant = {
   permits: listedInGrantTypes(DEVICE_GRANT),
   credential: { name: 'device_code', issuedTo: (svc, params) => deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
-  async handle({ svc, params, client: { resource: client } }) {
+  async handle({ svc, params, client: { resource: client }, dpop }) {
     const hash = tokenHash(params.device_code!);
     const now = Date.now();
     // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.
@@ -51,6 +51,7 @@ export const deviceCode: Grant = {
           scope: found.scope,
           refresh: settings.refresh_token === true,
           details: browser ? browserDetails(browser) : null,
+          ...dpopBound(dpop),
         },
         svc.config.baseUrl,
         svc.keyring.active,

@@ -38,7 +38,22 @@ export interface GrantContext {
   params: Params;
   /** The client, authenticated as the grant's clientAuthentication says. */
   client: AuthenticatedClient;
+  /**
+   * The key of the request's DPoP proof, verified (../token-endpoint.ts): the access
+   * token is bound to it, and so is a public client's refresh token (RFC 9449 §5).
+   */
+  dpop?: DpopBinding;
 }
+
+export interface DpopBinding {
+  jkt: string;
+  /** Whether a refresh token issued now is bound too: the client is public. */
+  bindsRefresh: boolean;
+}
+
+/** What a grant passes to mint() for the request's DPoP proof: the keys its tokens are bound to. */
+export const dpopBound = (dpop: DpopBinding | undefined): { jkt?: string; refreshJkt?: string } =>
+  dpop ? { jkt: dpop.jkt, ...(dpop.bindsRefresh ? { refreshJkt: dpop.jkt } : {}) } : {};
 
 export interface Grant {
   /** The grant_type value. */

@@ -23,7 +23,7 @@ import { OAuthError, invalidGrant } from '../errors.js';
 import { mint, tokenHash, type TokenResponse } from '../tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
-import { commitThenRefuse, notIssuedToClient, type Grant, type GrantServices, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, notIssuedToClient, type DpopBinding, type Grant, type GrantServices, type Issued } from './grant.js';
 
 const REFRESH_TOKEN = 'refresh token';
 
@@ -44,14 +44,14 @@ export const refreshToken: Grant = {
     },
   },
 
-  async handle({ svc, params, client: { resource: client } }) {
+  async handle({ svc, params, client: { resource: client }, dpop }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed = scopeParam(params.scope);
 
-    const verdict = await readHolder(svc, client, hash);
+    const verdict = await readHolder(svc, client, hash, dpop?.jkt);
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
-      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now());
+      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop);
       if (await svc.refreshWriter.apply(refresh)) {
         // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
         if (refresh.rotate) svc.refreshHolders.forget(verdict.holder.id);
@@ -63,7 +63,7 @@ export const refreshToken: Grant = {
 
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const now = Date.now();
-      const locked = judgeRefresh(client, await lockRefreshHolder(tx, hash), now);
+      const locked = judgeRefresh(client, await lockRefreshHolder(tx, hash), now, dpop?.jkt);
       if ('reused' in locked) {
         // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
         const closed = (
@@ -73,7 +73,7 @@ export const refreshToken: Grant = {
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
       if ('error' in locked) return locked.error;
-      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now);
+      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop);
       await touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
       await insertSessions(tx, [refresh.session]);
       return { response, session: refresh.session };
@@ -85,23 +85,31 @@ export const refreshToken: Grant = {
  * The verdict on the holder as this process knows it (svc.refreshHolders) or as
  * the database has it: a remembered holder is trusted for a yes only.
  */
-async function readHolder(svc: GrantServices, client: Client, hash: Buffer): Promise<RefreshVerdict> {
+async function readHolder(svc: GrantServices, client: Client, hash: Buffer, jkt: string | undefined): Promise<RefreshVerdict> {
   const remembered = svc.refreshHolders.get(hash);
   if (remembered) {
-    const verdict = judgeRefresh(client, remembered, Date.now());
+    const verdict = judgeRefresh(client, remembered, Date.now(), jkt);
     if ('settings' in verdict) return verdict;
     svc.refreshHolders.forget(remembered.id);
   }
   const holder = await findByRefreshToken(svc.pool, hash);
   if (holder) svc.refreshHolders.remember(holder);
-  return judgeRefresh(client, holder, Date.now());
+  return judgeRefresh(client, holder, Date.now(), jkt);
 }
 
 export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { holder: SessionRow; settings: GrantSettings };
 
-/** What a use of the token held by `holder` (as read at `now`) comes to. */
-export function judgeRefresh(client: Client, holder: SessionRow | undefined, now: number): RefreshVerdict {
+/** What a use of the token held by `holder` (as read at `now`) comes to; `jkt`: the key of the request's DPoP proof. */
+export function judgeRefresh(client: Client, holder: SessionRow | undefined, now: number, jkt?: string): RefreshVerdict {
   if (!holder || holder.clientId !== client.id) return { error: notIssuedToClient(REFRESH_TOKEN) };
+  // RFC 9449 §5: a public client's refresh token is bound to the key of its DPoP proof, and
+  // is used only with a proof of that key. Checked first, so that whoever lacks the key can
+  // do nothing with the token, not even set off reuse detection.
+  if (holder.refreshJkt !== null) {
+    if (jkt === undefined)
+      return { error: new OAuthError('invalid_dpop_proof', 'this refresh token is DPoP-bound: send a DPoP proof signed with its key') };
+    if (jkt !== holder.refreshJkt) return { error: invalidGrant('this refresh token is bound to another DPoP key') };
+  }
   if (holder.refreshUsedAt) return { reused: holder };
   if (!holder.active) return { error: invalidGrant('refresh token belongs to a closed session') };
   if (holder.refreshTokenExp && holder.refreshTokenExp.getTime() <= now) return { error: invalidGrant('refresh token has expired') };
@@ -131,6 +139,7 @@ async function prepare(
   settings: GrantSettings,
   narrowed: string[] | null,
   now: number,
+  dpop: DpopBinding | undefined,
 ): Promise<{ refresh: Refresh; response: TokenResponse }> {
   const rotate = settings.refresh_token_rotation === true;
   const scope = refreshedScope(client, holder.scope, narrowed);
@@ -148,6 +157,9 @@ async function prepare(
       parent: holder,
       refresh: rotate,
       details: holder.details,
+      // A confidential client's new access token is bound to the proof's key, its refresh
+      // token is not (§5: "refresh tokens issued to [confidential clients] are not bound").
+      ...dpopBound(dpop),
     },
     svc.config.baseUrl,
     svc.keyring.active,

@@ -15,7 +15,7 @@ import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type Act, typ
 import { scopesOf } from '../openid.js';
 import { audienceParam, scopeParam, type Params } from '../params.js';
 import { mint } from '../tokens.js';
-import { listedInGrantTypes, type Grant } from './grant.js';
+import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
@@ -30,7 +30,7 @@ export const tokenExchange: Grant = {
   requiredParameters: ['subject_token', 'subject_token_type'],
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
 
-  async handle({ svc, params, client: { resource: client } }) {
+  async handle({ svc, params, client: { resource: client }, dpop }) {
     const now = Date.now();
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
     if (!ISSUED.includes(requestedType)) {
@@ -44,6 +44,16 @@ export const tokenExchange: Grant = {
     const actor = params.actor_token
       ? orRefuse(await checkToken(svc, 'actor_token', params.actor_token, params.actor_token_type!))
       : undefined;
+    // A DPoP-bound token is useless without its key (RFC 9449), here too: exchanging it
+    // takes a proof of that key, and the new token is bound to the same key.
+    for (const [name, token] of [
+      ['subject_token', subject],
+      ['actor_token', actor],
+    ] as const) {
+      if (token?.jkt && token.jkt !== dpop?.jkt) {
+        throw invalidRequest(`${name} is bound to a DPoP key: send the exchange with a DPoP proof of that key (RFC 9449)`);
+      }
+    }
     const act = chainFor(subject.party, actor?.party, svc.config.baseUrl);
     if (chainLength(act) > MAX_CHAIN) throw invalidRequest(`the delegation chain would name more than ${MAX_CHAIN} actors`);
 
@@ -87,6 +97,7 @@ export const tokenExchange: Grant = {
           ...(recordedSubject.iss ? { sub_id: { format: 'iss_sub', ...recordedSubject } } : {}),
         },
         notAfter: earliest(subject, actor),
+        ...dpopBound(dpop),
       },
       svc.config.baseUrl,
       svc.keyring.active,

@@ -32,6 +32,8 @@ const holder = (change: Partial<SessionRow> = {}): SessionRow => ({
   family: 's1',
   kid: null,
   details: null,
+  jkt: null,
+  refreshJkt: null,
   ...change,
 });
 
@@ -69,5 +71,18 @@ describe('refresh_token: judgeRefresh', function () {
     expect(outcome(judgeRefresh(client(undefined), holder({ origin: 'authorization_code' }), now))).to.match(
       /auth\.authorization_code\.refresh_token/,
     );
+  });
+
+  it("a DPoP-bound refresh token (a public client's) is used only with a proof of its key, before anything else is judged", function () {
+    const bound = (change: Partial<SessionRow> = {}) => holder({ refreshJkt: 'key-1', ...change });
+    expect(outcome(judgeRefresh(client(true), bound(), now, 'key-1'))).to.equal('use');
+    expect(outcome(judgeRefresh(client(true), bound(), now))).to.match(/^invalid_dpop_proof: .*DPoP-bound/);
+    expect(outcome(judgeRefresh(client(true), bound(), now, 'key-2'))).to.equal(
+      'invalid_grant: this refresh token is bound to another DPoP key',
+    );
+    // Without the key, a rotated token presented again sets off nothing.
+    expect(outcome(judgeRefresh(client(true), bound({ refreshUsedAt: new Date(now - 1) }), now))).to.match(/^invalid_dpop_proof/);
+    // An unbound one needs no proof, whatever key a proof of the request has.
+    expect(outcome(judgeRefresh(client(true), holder(), now, 'key-2'))).to.equal('use');
   });
 });

@@ -1,0 +1,439 @@
+// DPoP (RFC 9449) with a real client library (oauth4webapi's DPoP handle) and with proofs
+// made by hand for the attacks: the token endpoint binds tokens to the proof's key; the
+// box API, UserInfo, introspection and the decision point accept a bound token only with
+// a fresh proof of its key for that very request, once, at any process of the box.
+import { expect } from 'chai';
+import { createHash, randomUUID } from 'node:crypto';
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { Box, basic } from '../support/box.js';
+
+interface Key {
+  privateKey: CryptoKey;
+  jwk: JWK;
+}
+
+const newKey = async (alg = 'ES256'): Promise<Key> => {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  return { privateKey, jwk: await exportJWK(publicKey) };
+};
+
+const ath = (token: string): string => createHash('sha256').update(token).digest('base64url');
+
+/** A proof made by hand: what a client (or an attacker) can send. */
+function proof(
+  key: Key,
+  claims: { htm: string; htu: string; iat?: number; jti?: string; ath?: string; nonce?: string },
+  alg = 'ES256',
+): Promise<string> {
+  const { iat, ...rest } = claims;
+  return new SignJWT({ jti: randomUUID(), ...rest })
+    .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk: key.jwk })
+    .setIssuedAt(iat ?? Math.floor(Date.now() / 1000))
+    .sign(key.privateKey);
+}
+
+const insecure = { [oauth.allowInsecureRequests]: true };
+
+describe('DPoP (RFC 9449)', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let root: string;
+  let as: oauth.AuthorizationServer;
+  const service: oauth.Client = { client_id: 'orders' };
+  const serviceAuth = oauth.ClientSecretBasic('orders-secret');
+
+  before(async function () {
+    box = await Box.start();
+    root = await box.rootToken();
+    await box.addClient('orders', { auth: { client_credentials: { refresh_token: true } } }, { secret: 'orders-secret' });
+    await box.addClient('ledger', { auth: { client_credentials: { token_format: 'jwt' } } }, { secret: 'ledger-secret' });
+    await box.addClient('strict', { dpop_bound_access_tokens: true }, { secret: 'strict-secret' });
+    const issuer = new URL(box.url);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  /** A DPoP-bound token of `orders` through oauth4webapi, and the handle that made its proof. */
+  async function boundToken(client = service, auth = serviceAuth): Promise<{ token: oauth.TokenEndpointResponse; DPoP: oauth.DPoPHandle }> {
+    const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
+    const res = await oauth.clientCredentialsGrantRequest(as, client, auth, new URLSearchParams(), { DPoP, ...insecure });
+    return { token: await oauth.processClientCredentialsResponse(as, client, res), DPoP };
+  }
+
+  /** A bound token and the key it is bound to, proofs by hand. */
+  async function tokenWithKey(): Promise<{ token: string; key: Key }> {
+    const key = await newKey();
+    const res = await box.form(
+      '/auth/token',
+      { grant_type: 'client_credentials' },
+      { Authorization: basic('orders', 'orders-secret'), DPoP: await proof(key, { htm: 'POST', htu: `${box.url}/auth/token` }) },
+    );
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.token_type).to.equal('DPoP');
+    return { token: res.body.access_token, key };
+  }
+
+  const getClients = (headers: Record<string, string>) => box.request('GET', '/Client/orders', { headers });
+
+  const expectDpopRefusal = (res: { status: number; headers: Headers; text: string }, error: string, about: RegExp): void => {
+    expect(res.status, res.text).to.equal(401);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    expect(challenge).to.match(/^DPoP /);
+    expect(challenge).to.include(`error="${error}"`);
+    expect(challenge).to.include('algs="ES256');
+    expect(challenge).to.match(about);
+  };
+
+  describe('the token endpoint', function () {
+    it('discovery lists the proof algorithms: asymmetric ones, never none or HMAC', async function () {
+      const algs = as.dpop_signing_alg_values_supported as string[];
+      expect(algs).to.include.members(['ES256', 'RS256', 'PS256', 'EdDSA']);
+      expect(algs.filter((a) => a === 'none' || a.startsWith('HS'))).to.deep.equal([]);
+    });
+
+    it('binds an access token to the proof key: token_type DPoP, cnf.jkt in a JWT', async function () {
+      const ledger: oauth.Client = { client_id: 'ledger' };
+      const { token, DPoP } = await boundToken(ledger, oauth.ClientSecretBasic('ledger-secret'));
+      expect(token.token_type).to.equal('dpop'); // oauth4webapi lower-cases it
+      expect(decodeJwt(token.access_token).cnf).to.deep.equal({ jkt: await DPoP.calculateThumbprint() });
+    });
+
+    it('without a proof, tokens stay Bearer', async function () {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('orders', 'orders-secret') });
+      expect(res.body.token_type).to.equal('Bearer');
+    });
+
+    it('refuses a proof for another URI or method, a stale one, and a replayed one (invalid_dpop_proof)', async function () {
+      const key = await newKey();
+      const request = (dpop: string) =>
+        box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('orders', 'orders-secret'), DPoP: dpop });
+      const htu = `${box.url}/auth/token`;
+      for (const dpop of [
+        await proof(key, { htm: 'POST', htu: `${box.url}/auth/introspect` }),
+        await proof(key, { htm: 'GET', htu }),
+        await proof(key, { htm: 'POST', htu, iat: Math.floor(Date.now() / 1000) - 300 }),
+      ]) {
+        const res = await request(dpop);
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.error).to.equal('invalid_dpop_proof');
+      }
+      const once = await proof(key, { htm: 'POST', htu });
+      expect((await request(once)).status).to.equal(200);
+      const again = await request(once);
+      expect(again.status).to.equal(400);
+      expect(again.body.error_description).to.match(/already used/);
+    });
+
+    it('refuses a proof signed with a symmetric key or alg none', async function () {
+      const header = (h: object) => Buffer.from(JSON.stringify(h)).toString('base64url');
+      const payload = Buffer.from(
+        JSON.stringify({ jti: randomUUID(), htm: 'POST', htu: `${box.url}/auth/token`, iat: Math.floor(Date.now() / 1000) }),
+      ).toString('base64url');
+      for (const dpop of [
+        `${header({ alg: 'none', typ: 'dpop+jwt', jwk: (await newKey()).jwk })}.${payload}.`,
+        `${header({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0' } })}.${payload}.c2ln`,
+      ]) {
+        const res = await box.form(
+          '/auth/token',
+          { grant_type: 'client_credentials' },
+          { Authorization: basic('orders', 'orders-secret'), DPoP: dpop },
+        );
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.error).to.equal('invalid_dpop_proof');
+      }
+    });
+
+    it('a client with dpop_bound_access_tokens must send a proof', async function () {
+      const bare = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('strict', 'strict-secret') });
+      expect(bare.status, bare.text).to.equal(400);
+      expect(bare.body.error).to.equal('invalid_dpop_proof');
+      const { token } = await boundToken({ client_id: 'strict' }, oauth.ClientSecretBasic('strict-secret'));
+      expect(token.token_type).to.equal('dpop');
+    });
+
+    it('a confidential client refreshes without a proof of the key (its refresh token is not bound); the new token binds to the proof it sends', async function () {
+      const { token } = await boundToken();
+      const bare = await box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: token.refresh_token! },
+        {
+          Authorization: basic('orders', 'orders-secret'),
+        },
+      );
+      expect(bare.status, bare.text).to.equal(200);
+      expect(bare.body.token_type).to.equal('Bearer');
+      const key = await newKey();
+      const bound = await box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: token.refresh_token! },
+        {
+          Authorization: basic('orders', 'orders-secret'),
+          DPoP: await proof(key, { htm: 'POST', htu: `${box.url}/auth/token` }),
+        },
+      );
+      expect(bound.body.token_type).to.equal('DPoP');
+    });
+  });
+
+  describe('the box API, UserInfo and introspection', function () {
+    it('accept a bound token with a proof of its key (oauth4webapi protectedResourceRequest)', async function () {
+      const { token, DPoP } = await boundToken();
+      const res = await oauth.protectedResourceRequest(
+        token.access_token,
+        'GET',
+        new URL(`${box.url}/Client/orders`),
+        undefined,
+        undefined,
+        {
+          DPoP,
+          ...insecure,
+        },
+      );
+      expect(res.status).to.equal(200);
+      expect(((await res.json()) as { id: string }).id).to.equal('orders');
+    });
+
+    it('introspection says DPoP and returns cnf', async function () {
+      const { token, DPoP } = await boundToken();
+      const res = await box.form('/auth/introspect', { token: token.access_token }, { Authorization: basic('orders', 'orders-secret') });
+      expect(res.body).to.include({ active: true, token_type: 'DPoP' });
+      expect(res.body.cnf).to.deep.equal({ jkt: await DPoP.calculateThumbprint() });
+    });
+
+    it('refuse a replayed proof, at this process and at another process of the box', async function () {
+      const { token, key } = await tokenWithKey();
+      const dpop = await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) });
+      expect((await getClients({ Authorization: `DPoP ${token}`, DPoP: dpop })).status).to.equal(200);
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: dpop }), 'invalid_dpop_proof', /already used/);
+      const other = await box.startAnother();
+      try {
+        const fresh = await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) });
+        const first = await other.request('GET', '/Client/orders', { headers: { Authorization: `DPoP ${token}`, DPoP: fresh } });
+        expect(first.status, first.text).to.equal(200);
+        // The other process saw it first: this one refuses it.
+        expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: fresh }), 'invalid_dpop_proof', /already used/);
+      } finally {
+        await other.stop();
+      }
+    });
+
+    it('refuse a proof for another URI or another method', async function () {
+      const { token, key } = await tokenWithKey();
+      const forOther = await proof(key, { htm: 'GET', htu: `${box.url}/Client/root`, ath: ath(token) });
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: forOther }), 'invalid_dpop_proof', /another URI/);
+      const forPut = await proof(key, { htm: 'PUT', htu: `${box.url}/Client/orders`, ath: ath(token) });
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: forPut }), 'invalid_dpop_proof', /PUT requests/);
+    });
+
+    it('refuse a stale proof', async function () {
+      const { token, key } = await tokenWithKey();
+      const stale = await proof(key, {
+        htm: 'GET',
+        htu: `${box.url}/Client/orders`,
+        ath: ath(token),
+        iat: Math.floor(Date.now() / 1000) - 120,
+      });
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: stale }), 'invalid_dpop_proof', /stale/);
+    });
+
+    it('refuse a proof whose ath is the hash of another token', async function () {
+      const { token, key } = await tokenWithKey();
+      const { token: other } = await tokenWithKey();
+      const wrong = await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(other) });
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: wrong }), 'invalid_dpop_proof', /ath/);
+    });
+
+    it('refuse a bound token without its proof, and as a Bearer token even with one', async function () {
+      const { token, key } = await tokenWithKey();
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}` }), 'invalid_dpop_proof', /proof is required/);
+      const valid = await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) });
+      expectDpopRefusal(await getClients({ Authorization: `Bearer ${token}`, DPoP: valid }), 'invalid_token', /DPoP-bound/);
+      expectDpopRefusal(await box.request('GET', `/Client/orders?access_token=${token}`), 'invalid_token', /DPoP-bound/);
+      // UserInfo is a resource like any other (the token is a client's: once accepted, 403 for want of openid).
+      expectDpopRefusal(
+        await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${token}` } }),
+        'invalid_token',
+        /DPoP-bound/,
+      );
+      const userinfo = await box.request('GET', '/auth/userinfo', {
+        headers: {
+          Authorization: `DPoP ${token}`,
+          DPoP: await proof(key, { htm: 'GET', htu: `${box.url}/auth/userinfo`, ath: ath(token) }),
+        },
+      });
+      expect(userinfo.status, userinfo.text).to.equal(403);
+    });
+
+    it('refuse a bound token with a proof of another key', async function () {
+      const { token } = await tokenWithKey();
+      const thief = await newKey();
+      const stolen = await proof(thief, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) });
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: stolen }), 'invalid_dpop_proof', /another key/);
+    });
+
+    it('refuse two DPoP headers, and an unbound token under the DPoP scheme', async function () {
+      const { token, key } = await tokenWithKey();
+      const one = await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) });
+      const two = await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) });
+      const res = await fetch(`${box.url}/Client/orders`, {
+        headers: [
+          ['Authorization', `DPoP ${token}`],
+          ['DPoP', one],
+          ['DPoP', two],
+        ],
+      });
+      expect(res.status).to.equal(401);
+      expect(res.headers.get('www-authenticate')).to.include('error="invalid_dpop_proof"');
+      expectDpopRefusal(await getClients({ Authorization: `DPoP ${root}` }), 'invalid_token', /not DPoP-bound/);
+    });
+  });
+
+  describe('the decision point', function () {
+    const app = 'https://reports.example';
+    before(async function () {
+      await box.addClient('reader', { audience: [app] }, { secret: 'reader-secret', policy: false });
+      expect((await box.json('PUT', '/App/reports', { urls: [app] }, root)).status).to.be.oneOf([200, 201]);
+      const p = await box.json(
+        'PUT',
+        '/AccessPolicy/reports-reader',
+        { app: 'reports', engine: 'allow', link: [{ id: 'reader', resourceType: 'Client' }] },
+        root,
+      );
+      expect(p.status, p.text).to.be.oneOf([200, 201]);
+    });
+
+    async function readerToken(): Promise<{ token: string; key: Key }> {
+      const key = await newKey();
+      const res = await box.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', audience: app },
+        { Authorization: basic('reader', 'reader-secret'), DPoP: await proof(key, { htm: 'POST', htu: `${box.url}/auth/token` }) },
+      );
+      expect(res.body.token_type, res.text).to.equal('DPoP');
+      return { token: res.body.access_token, key };
+    }
+
+    /** Traefik's forward-auth check of `method uri` at the app. */
+    const forwardAuth = (uri: string, headers: Record<string, string>, method = 'GET') =>
+      box.request('GET', '/authz/forward-auth/reports', {
+        headers: {
+          'X-Forwarded-Method': method,
+          'X-Forwarded-Proto': 'https',
+          'X-Forwarded-Host': 'reports.example',
+          'X-Forwarded-Uri': uri,
+          ...headers,
+        },
+      });
+
+    it('allows a bound token with a proof of the original request (its URL at the app), once', async function () {
+      const { token, key } = await readerToken();
+      const dpop = await proof(key, { htm: 'GET', htu: `${app}/q3/summary`, ath: ath(token) });
+      const res = await forwardAuth('/q3/summary?format=pdf', { Authorization: `DPoP ${token}`, DPoP: dpop });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.headers.get('x-auth-request-client')).to.equal('reader');
+      const replay = await forwardAuth('/q3/summary?format=pdf', { Authorization: `DPoP ${token}`, DPoP: dpop });
+      expectDpopRefusal(replay, 'invalid_dpop_proof', /already used/);
+      expect(replay.body.error).to.equal('invalid_dpop_proof');
+    });
+
+    it('refuses a bound token without a proof, as Bearer, with a proof for another path or method, or of another key', async function () {
+      const { token, key } = await readerToken();
+      expectDpopRefusal(await forwardAuth('/q3', { Authorization: `DPoP ${token}` }), 'invalid_dpop_proof', /required/);
+      const good = await proof(key, { htm: 'GET', htu: `${app}/q3`, ath: ath(token) });
+      expectDpopRefusal(await forwardAuth('/q3', { Authorization: `Bearer ${token}`, DPoP: good }), 'invalid_token', /DPoP-bound/);
+      const otherPath = await proof(key, { htm: 'GET', htu: `${app}/q4`, ath: ath(token) });
+      expectDpopRefusal(await forwardAuth('/q3', { Authorization: `DPoP ${token}`, DPoP: otherPath }), 'invalid_dpop_proof', /another URI/);
+      const otherMethod = await proof(key, { htm: 'GET', htu: `${app}/q3`, ath: ath(token) });
+      expectDpopRefusal(
+        await forwardAuth('/q3', { Authorization: `DPoP ${token}`, DPoP: otherMethod }, 'DELETE'),
+        'invalid_dpop_proof',
+        /DELETE/,
+      );
+      const thief = await proof(await newKey(), { htm: 'GET', htu: `${app}/q3`, ath: ath(token) });
+      expectDpopRefusal(await forwardAuth('/q3', { Authorization: `DPoP ${token}`, DPoP: thief }), 'invalid_dpop_proof', /another key/);
+    });
+
+    it("Envoy's HTTP door: the proof names the original request", async function () {
+      const { token, key } = await readerToken();
+      const dpop = await proof(key, { htm: 'GET', htu: `${app}/q3`, ath: ath(token) });
+      const res = await box.request('GET', '/authz/http/reports/q3', {
+        // No scheme nor host of the app's: the app's url says what the client addressed.
+        headers: { Authorization: `DPoP ${token}`, DPoP: dpop },
+      });
+      expect(res.status, res.text).to.equal(200);
+    });
+  });
+});
+
+describe('DPoP nonces (BOXAUTH_DPOP_NONCE=required)', function () {
+  this.timeout(60_000);
+  let box: Box;
+  before(async function () {
+    box = await Box.start({ env: { BOXAUTH_DPOP_NONCE: 'required' } });
+    await box.addClient('orders', {}, { secret: 'orders-secret' });
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  it('a proof without the nonce gets use_dpop_nonce and a DPoP-Nonce; oauth4webapi retries with it', async function () {
+    const issuer = new URL(box.url);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    const client: oauth.Client = { client_id: 'orders' };
+    const auth = oauth.ClientSecretBasic('orders-secret');
+    const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
+    const request = () => oauth.clientCredentialsGrantRequest(as, client, auth, new URLSearchParams(), { DPoP, ...insecure });
+    const first = await request();
+    expect(first.status).to.equal(400);
+    expect(first.headers.get('dpop-nonce')).to.be.a('string');
+    let error: unknown;
+    try {
+      await oauth.processClientCredentialsResponse(as, client, first);
+    } catch (err) {
+      error = err;
+    }
+    expect(oauth.isDPoPNonceError(error)).to.equal(true);
+    const token = await oauth.processClientCredentialsResponse(as, client, await request());
+    expect(token.token_type).to.equal('dpop');
+    // The nonce of the token endpoint holds at the box's resources (one server, one nonce).
+    const res = await oauth.protectedResourceRequest(token.access_token, 'GET', new URL(`${box.url}/Client/orders`), undefined, undefined, {
+      DPoP,
+      ...insecure,
+    });
+    expect(res.status).to.equal(200);
+  });
+
+  it('a resource answers a proof without a nonce 401 use_dpop_nonce with DPoP-Nonce', async function () {
+    const key = await newKey();
+    const res0 = await box.form(
+      '/auth/token',
+      { grant_type: 'client_credentials' },
+      { Authorization: basic('orders', 'orders-secret'), DPoP: await proof(key, { htm: 'POST', htu: `${box.url}/auth/token` }) },
+    );
+    const nonce = res0.headers.get('dpop-nonce')!;
+    expect(res0.body.error).to.equal('use_dpop_nonce');
+    const res = await box.form(
+      '/auth/token',
+      { grant_type: 'client_credentials' },
+      { Authorization: basic('orders', 'orders-secret'), DPoP: await proof(key, { htm: 'POST', htu: `${box.url}/auth/token`, nonce }) },
+    );
+    expect(res.status, res.text).to.equal(200);
+    const token = res.body.access_token as string;
+    const bare = await box.request('GET', '/Client/orders', {
+      headers: { Authorization: `DPoP ${token}`, DPoP: await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) }) },
+    });
+    expect(bare.status).to.equal(401);
+    expect(bare.headers.get('www-authenticate')).to.include('error="use_dpop_nonce"');
+    expect(bare.headers.get('dpop-nonce')).to.equal(nonce);
+    const forged = await box.request('GET', '/Client/orders', {
+      headers: {
+        Authorization: `DPoP ${token}`,
+        DPoP: await proof(key, { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token), nonce: 'made-up' }),
+      },
+    });
+    expect(forged.headers.get('www-authenticate')).to.include('error="use_dpop_nonce"');
+  });
+});
