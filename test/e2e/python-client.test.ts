@@ -6,9 +6,10 @@
 // refusals into its own exception classes: what a Python service would see.
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { Box } from '../support/box.js';
+import { Box, basic } from '../support/box.js';
 import { ACCESS_TOKEN, allowChain, exchangingClient, JWT, ORDERS, PAYMENTS } from '../support/exchange-chain.js';
 import { pyClient, requirePyClient, type PyClientError, type PyClientResult } from '../support/py-client.js';
+import { FormAgent } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
 
 describe('requests-oauth2client (Python) against the box', function () {
@@ -128,6 +129,59 @@ describe('requests-oauth2client (Python) against the box', function () {
       const error = refused(await exchange('stranger', alice, { audience: ORDERS }));
       expect(error).to.include({ class: 'InvalidRequest', error: 'invalid_request' });
       expect(error.description).to.match(/no AccessPolicy linked to client .stranger. allows this exchange/);
+    });
+  });
+
+  describe('DPoP and pushed authorization requests, as the library makes them', function () {
+    const CALLBACK = 'https://portal.example/callback';
+    before(async function () {
+      secrets.reader = (await box.addClient('reader', { auth: { client_credentials: { token_format: 'jwt' } } })).secret; // allow policy
+      secrets.portal = (
+        await box.addClient(
+          'portal',
+          { grant_types: ['authorization_code'], first_party: true, auth: { authorization_code: { redirect_uris: [CALLBACK] } } },
+          { policy: false },
+        )
+      ).secret;
+    });
+
+    it("DPoP: the library's token is bound to its key and proven at the box's API; the token alone is refused", async function () {
+      const result = await py('reader', { action: 'client_credentials', dpop: true, resource_url: `${box.url}/Client/reader` });
+      expect(result.ok, JSON.stringify(result.error)).to.equal(true);
+      expect(result.token_class).to.equal('DPoPToken');
+      expect(result.token!.token_type).to.match(/^dpop$/i);
+      expect((decodeJwt(result.token!.access_token).cnf as { jkt: string }).jkt).to.equal(result.dpop_jkt);
+      expect(result.resource!.status).to.equal(200);
+      const stolen = await box.json('GET', '/Client/reader', undefined, result.token!.access_token);
+      expect(stolen.status).to.equal(401);
+    });
+
+    it('PAR: the library pushes the request; the browser carries only its reference, once; the code is exchanged', async function () {
+      const pushed = await py('portal', { action: 'par', redirect_uri: CALLBACK, scope: 'openid' });
+      expect(pushed.ok, JSON.stringify(pushed.error)).to.equal(true);
+      expect(pushed.request_uri).to.match(/^urn:ietf:params:oauth:request_uri:/);
+      const authorization = new URL(pushed.authorization_url!);
+      expect([...authorization.searchParams.keys()].sort()).to.deep.equal(['client_id', 'request_uri']);
+      const agent = new FormAgent(box);
+      expect((await agent.signIn('alice@example.com', 'alice-password')).status).to.equal(303);
+      const back = await agent.get(`${authorization.pathname}${authorization.search}`);
+      const location = new URL(back.headers.get('location') ?? 'about:blank');
+      expect(`${location.origin}${location.pathname}`, back.text).to.equal(CALLBACK);
+      expect(location.searchParams.get('state')).to.equal(pushed.state);
+      const tokens = await box.form(
+        '/auth/token',
+        {
+          grant_type: 'authorization_code',
+          code: location.searchParams.get('code')!,
+          redirect_uri: CALLBACK,
+          code_verifier: pushed.code_verifier!,
+        },
+        { Authorization: basic('portal', secrets.portal!) },
+      );
+      expect(tokens.status, tokens.text).to.equal(200);
+      expect(decodeJwt(tokens.body.id_token)).to.include({ sub: String(aliceId), aud: 'portal' });
+      // The reference is used up: the same link gives no second code.
+      expect((await agent.get(`${authorization.pathname}${authorization.search}`)).status).to.equal(400);
     });
   });
 });

@@ -49,6 +49,13 @@ export interface PyClientResult {
   introspection?: Record<string, unknown>;
   error?: PyClientError;
   resource?: { status: number; body: unknown; www_authenticate: string | null };
+  /** With dpop: the thumbprint of the key (RFC 7638). */
+  dpop_jkt?: string;
+  /** par: the pushed request's reference, the URL a browser is sent to, and what the client keeps for the callback. */
+  request_uri?: string;
+  authorization_url?: string;
+  state?: string;
+  code_verifier?: string;
   [field: string]: unknown;
 }
 
