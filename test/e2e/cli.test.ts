@@ -337,6 +337,37 @@ describe('boxauth CLI', function () {
     expect((await box.json('GET', '/Client/cli-a', undefined, token)).status).to.equal(401);
   });
 
+  it('a Client manifest with token exchange, DPoP and PAR settings: applied, shown, and the box acts on them', async function () {
+    const manifest = [
+      'apiVersion: boxauth.io/v1alpha1\nkind: Client\nmetadata: {name: cli-svc}\nspec:',
+      '  grant_types: [client_credentials, "urn:ietf:params:oauth:grant-type:token-exchange"]',
+      '  dpop_bound_access_tokens: true',
+      '  auth: {token_exchange: {token_format: jwt, access_token_expiration: 300}}',
+      '---',
+      'apiVersion: boxauth.io/v1alpha1\nkind: Client\nmetadata: {name: cli-web}\nspec:',
+      '  grant_types: [authorization_code]',
+      '  require_pushed_authorization_requests: true',
+      '  auth: {authorization_code: {redirect_uri: "https://web.example/cb"}}',
+      '',
+    ].join('\n');
+    const applied = await cli(['client', 'apply', '-f', '-'], {}, manifest);
+    expect(applied.code, applied.stderr).to.equal(0);
+    const secret = /generated secret \(shown once, keep it\): (\S+)/.exec(applied.stdout)![1]!;
+    const svc = JSON.parse((await cli(['client', 'get', 'cli-svc'])).stdout);
+    expect(svc).to.include({ dpop_bound_access_tokens: true });
+    expect(svc.grant_types).to.include('urn:ietf:params:oauth:grant-type:token-exchange');
+    expect(svc.auth.token_exchange).to.deep.equal({ token_format: 'jwt', access_token_expiration: 300 });
+    expect(JSON.parse((await cli(['client', 'get', 'cli-web'])).stdout)).to.include({ require_pushed_authorization_requests: true });
+    // The box holds them to it: no token without a DPoP proof, no authorization request that was not pushed.
+    const unproven = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('cli-svc', secret) });
+    expect(unproven.body.error).to.equal('invalid_dpop_proof');
+    const unpushed = await box.request(
+      'GET',
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'cli-web', redirect_uri: 'https://web.example/cb' })}`,
+    );
+    expect(unpushed.headers.get('location') ?? '').to.include('error=invalid_request');
+  });
+
   it("applies the repository's examples as they are: Kubernetes manifests, their Secrets read, other kinds skipped and said so", async function () {
     const example = (file: string): string => projectPath('examples', file);
     const clients = await cli(['client', 'apply', '-f', example('client.yaml')]);
