@@ -424,6 +424,30 @@ describe('token exchange (RFC 8693)', function () {
     });
   });
 
+  it("a ServiceAccount's token, as actor: a pod acts for a person, and the policy names the ServiceAccount", async function () {
+    await allowExchange('orders-pod', 'orders', {
+      exchange: { delegation: true, actor: { kind: 'serviceaccount', iss: issuer.url, namespace: 'shop', serviceAccount: 'orders' } },
+    });
+    try {
+      const subject = await scopedUserToken(box, aliceId, 'orders', 'orders:read');
+      const asActor = async (namespace: string, name: string) =>
+        raw('orders', {
+          subject_token: subject,
+          subject_token_type: ACCESS_TOKEN,
+          actor_token: await issuer.token(box.url, namespace, name),
+          actor_token_type: JWT,
+          audience: PAYMENTS,
+        });
+      const res = await asActor('shop', 'orders');
+      expect(res.status, res.text).to.equal(200);
+      expect(decodeJwt(res.body.access_token).act).to.deep.equal({ sub: 'system:serviceaccount:shop:orders', iss: issuer.url });
+      // Another ServiceAccount (another namespace, the same name) is not the one the policy names.
+      expect((await asActor('evil', 'orders')).status).to.equal(400);
+    } finally {
+      await box.json('DELETE', '/AccessPolicy/orders-pod', undefined, root);
+    }
+  });
+
   describe('a CI job exchanging its OIDC token (a trusted issuer)', function () {
     const ciToken = (claims: Record<string, unknown>, audience = box.url) =>
       issuer.token(audience, 'x', 'y', {
