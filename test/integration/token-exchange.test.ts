@@ -13,11 +13,9 @@ import { mint } from '../../api/oauth/tokens.js';
 import { closeGrants, findById, insertChildSession, type SessionRow } from '../../api/store/sessions.js';
 import { Box, basic } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
+import { ACCESS_TOKEN, EXCHANGE, JWT, allowExchange as allowing, introspect as introspecting } from '../support/token-exchange.js';
 import { userToken } from '../support/user-token.js';
 
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
-const JWT = 'urn:ietf:params:oauth:token-type:jwt';
 const ORDERS = 'https://orders.example';
 const PAYMENTS = 'https://payments.example';
 
@@ -36,16 +34,8 @@ describe('token exchange (RFC 8693)', function () {
     auth: { token_exchange: { token_format: 'jwt', access_token_expiration: 600 }, client_credentials: { token_format: 'jwt' } },
   };
 
-  /** A policy linked to `client` that allows the exchanges matching `matcho`. */
-  const allowExchange = async (id: string, client: string, matcho: Record<string, unknown>): Promise<void> => {
-    const res = await box.json(
-      'PUT',
-      `/AccessPolicy/${id}`,
-      { engine: 'matcho', link: [{ id: client, resourceType: 'Client' }], matcho },
-      root,
-    );
-    expect(res.status, res.text).to.be.oneOf([200, 201]);
-  };
+  const allowExchange = (id: string, client: string, matcho: Record<string, unknown>): Promise<void> =>
+    allowing(box, root, id, client, matcho);
 
   const exchange = async (client: string, params: Record<string, string>): Promise<oauth.TokenEndpointResponse> => {
     const res = await oauth.genericTokenEndpointRequest(
@@ -70,8 +60,7 @@ describe('token exchange (RFC 8693)', function () {
     return res.body.access_token as string;
   };
 
-  const introspect = async (token: string): Promise<Record<string, unknown>> =>
-    (await box.form('/auth/introspect', { token }, { Authorization: basic('root', box.rootSecret) })).body;
+  const introspect = (token: string): Promise<Record<string, unknown>> => introspecting(box, token);
 
   before(async function () {
     issuer = await TestIssuer.start();

@@ -1,0 +1,80 @@
+// Token exchange (RFC 8693) under attack: each test is an attack that worked
+// once. Who attacks: a stranger with curl and a client id; an app a person
+// signed in to, holding the person's token (or the short-lived JWT the decision
+// point gave it); a service that received an exchanged token.
+import { expect } from 'chai';
+import { Box } from '../support/box.js';
+import { TestIssuer } from '../support/issuer.js';
+import { ACCESS_TOKEN, EXCHANGE, allowExchange as allowing } from '../support/token-exchange.js';
+import { userToken } from '../support/user-token.js';
+
+const ORDERS = 'https://orders.example';
+const PAYMENTS = 'https://payments.example';
+
+describe('token exchange (RFC 8693): attacks', function () {
+  let box: Box;
+  let root: string;
+  let issuer: TestIssuer;
+  let aliceId: number;
+  const secrets: Record<string, string> = {};
+
+  const allowExchange = (id: string, client: string, matcho: Record<string, unknown>): Promise<void> =>
+    allowing(box, root, id, client, matcho);
+
+  before(async function () {
+    issuer = await TestIssuer.start();
+    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]) } });
+    root = await box.rootToken();
+    const alice = await box.json('POST', '/users', { email: 'alice@example.com', password: 'alice-password' }, root);
+    expect(alice.status, alice.text).to.equal(201);
+    aliceId = alice.body.id;
+    secrets.orders = (
+      await box.addClient(
+        'orders',
+        {
+          grant_types: ['client_credentials', EXCHANGE],
+          audience: [ORDERS, PAYMENTS],
+          auth: { token_exchange: { token_format: 'jwt', access_token_expiration: 600 } },
+        },
+        { policy: false },
+      )
+    ).secret;
+    // orders passes on alice's tokens from web, meant for it, to payments.
+    await allowExchange('orders-from-web', 'orders', { exchange: { subject: { kind: 'box', client_id: 'web', aud: ORDERS } } });
+  });
+
+  after(async function () {
+    await box?.stop();
+    await issuer?.stop();
+  });
+
+  it('a client bound to ServiceAccounts is not a public client: client_id alone does not exchange as it', async function () {
+    // The docs' `orders`: no secret, its pods authenticate with their ServiceAccount tokens.
+    const put = await box.json(
+      'PUT',
+      '/Client/orders-wl',
+      {
+        grant_types: ['client_credentials', EXCHANGE],
+        audience: [PAYMENTS],
+        auth: { workload: { serviceAccounts: [{ namespace: 'shop', name: 'orders' }] } },
+      },
+      root,
+    );
+    expect(put.status, put.text).to.be.oneOf([200, 201]);
+    await allowExchange('orders-wl-from-web', 'orders-wl', { exchange: { subject: { kind: 'box', client_id: 'web', aud: ORDERS } } });
+    const forOrders = await userToken(box, aliceId, 'web', ORDERS);
+    const params = { grant_type: EXCHANGE, subject_token: forOrders, subject_token_type: ACCESS_TOKEN, audience: PAYMENTS };
+    // A stranger who caught a token meant for orders names orders' client and sends no ServiceAccount token.
+    const stranger = await box.form('/auth/token', { ...params, client_id: 'orders-wl' });
+    expect(stranger.status, stranger.text).to.equal(401);
+    expect(stranger.body.error).to.equal('invalid_client');
+    // orders' own pod, with its ServiceAccount token, still may.
+    const pod = await box.form('/auth/token', {
+      ...params,
+      client_id: 'orders-wl',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await issuer.token(box.url, 'shop', 'orders', { 'kubernetes.io': undefined }),
+    });
+    expect(pod.status, pod.text).to.equal(200);
+  });
+});
