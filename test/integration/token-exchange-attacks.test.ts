@@ -77,4 +77,48 @@ describe('token exchange (RFC 8693): attacks', function () {
     });
     expect(pod.status, pod.text).to.equal(200);
   });
+
+  it("an app cannot launder a person's token through a public client into that client's rights on the box's API", async function () {
+    // A public client (a single-page app: no secret) that may do anything on the box's API for
+    // its users (an allow policy) and lists the grant; the docs say an allow policy may make any exchange.
+    const spa = await box.json(
+      'PUT',
+      '/Client/spa',
+      { grant_types: ['authorization_code', EXCHANGE], auth: { authorization_code: { redirect_uri: 'https://spa.example/cb' } } },
+      root,
+    );
+    expect(spa.status, spa.text).to.be.oneOf([200, 201]);
+    const allow = await box.json(
+      'PUT',
+      '/AccessPolicy/spa-allow',
+      { engine: 'allow', link: [{ id: 'spa', resourceType: 'Client' }] },
+      root,
+    );
+    expect(allow.status, allow.text).to.be.oneOf([200, 201]);
+    // Alice may read the clients on the box's API; the app `kiosk` she signed in to may not do that for her.
+    const mine = await box.json(
+      'PUT',
+      '/AccessPolicy/alice-reads-clients',
+      { engine: 'matcho', link: [{ id: String(aliceId), resourceType: 'User' }], matcho: { 'request-method': 'get', uri: '/Client' } },
+      root,
+    );
+    expect(mine.status, mine.text).to.be.oneOf([200, 201]);
+    await box.addClient(
+      'kiosk',
+      { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: 'https://kiosk.example/cb' } } },
+      { policy: false },
+    );
+    const atKiosk = await userToken(box, aliceId, 'kiosk');
+    expect((await box.json('GET', '/Client', undefined, atKiosk)).status).to.equal(403);
+    // kiosk, holding alice's token, names the public client and exchanges it.
+    const asSpa = (subject: string) =>
+      box.form('/auth/token', { grant_type: EXCHANGE, client_id: 'spa', subject_token: subject, subject_token_type: ACCESS_TOKEN });
+    const res = await asSpa(atKiosk);
+    expect(res.status, res.text).to.equal(400);
+    expect(res.body.error).to.equal('invalid_request');
+    expect(res.body.error_description).to.match(/authenticate/);
+    // spa's own users' tokens it may still exchange: that adds nobody's rights to anyone's.
+    const own = await asSpa(await userToken(box, aliceId, 'spa'));
+    expect(own.status, own.text).to.equal(200);
+  });
 });

@@ -32,7 +32,8 @@ export const tokenExchange: Grant = {
   requiredParameters: ['subject_token', 'subject_token_type'],
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
 
-  async handle({ svc, params, client: { resource: client } }) {
+  async handle({ svc, params, client: authenticated }) {
+    const client = authenticated.resource;
     const now = Date.now();
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
     if (!ISSUED.includes(requestedType)) {
@@ -43,6 +44,13 @@ export const tokenExchange: Grant = {
     if (!params.actor_token && params.actor_token_type) throw invalidRequest('actor_token_type is sent without actor_token');
 
     const subject = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!));
+    const unauthenticated = !authenticated.secretHash && !authenticated.workload;
+    if (unauthenticated && !publicMayExchange(client, subject.party)) {
+      throw invalidRequest(
+        `client "${client.id}" does not authenticate, so it may exchange only tokens issued to it or of another issuer; ` +
+          `this subject_token was issued to client "${subject.party.client_id}"`,
+      );
+    }
     const actor = params.actor_token
       ? orRefuse(await checkToken(svc, 'actor_token', params.actor_token, params.actor_token_type!))
       : undefined;
@@ -115,6 +123,20 @@ export const tokenExchange: Grant = {
     };
   },
 };
+
+/**
+ * Whether a client that did not authenticate (a public client: anyone who knows
+ * its id) may exchange `subject`. A box token issued to another client is refused:
+ * it would become a token of this client, acting with this client's rights (its
+ * policies on the box's API), for whoever holds it. RFC 8693 §5: "Omitting client
+ * authentication allows for a compromised token to be leveraged via an STS into
+ * other tokens by anyone possessing the compromised token." The client's own
+ * tokens stay its own, and another issuer's token (a CI job's) is all such a
+ * client has: its policies decide those.
+ */
+export function publicMayExchange(client: Client, subject: Party): boolean {
+  return subject.kind !== 'box' || subject.client_id === client.id;
+}
 
 function orRefuse(checked: CheckedToken | OAuthError): CheckedToken {
   if (checked instanceof OAuthError) throw checked;
