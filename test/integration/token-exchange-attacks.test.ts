@@ -3,9 +3,9 @@
 // signed in to, holding the person's token (or the short-lived JWT the decision
 // point gave it); a service that received an exchanged token.
 import { expect } from 'chai';
-import { Box } from '../support/box.js';
+import { Box, basic } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
-import { ACCESS_TOKEN, EXCHANGE, allowExchange as allowing } from '../support/token-exchange.js';
+import { ACCESS_TOKEN, EXCHANGE, allowExchange as allowing, introspect as introspecting } from '../support/token-exchange.js';
 import { userToken } from '../support/user-token.js';
 
 const ORDERS = 'https://orders.example';
@@ -20,6 +20,8 @@ describe('token exchange (RFC 8693): attacks', function () {
 
   const allowExchange = (id: string, client: string, matcho: Record<string, unknown>): Promise<void> =>
     allowing(box, root, id, client, matcho);
+
+  const introspect = (token: string): Promise<Record<string, unknown>> => introspecting(box, token);
 
   before(async function () {
     issuer = await TestIssuer.start();
@@ -120,5 +122,30 @@ describe('token exchange (RFC 8693): attacks', function () {
     // spa's own users' tokens it may still exchange: that adds nobody's rights to anyone's.
     const own = await asSpa(await userToken(box, aliceId, 'spa'));
     expect(own.status, own.text).to.equal(200);
+  });
+
+  it('a service holding an exchanged token cannot sign the person out of the app it came from', async function () {
+    const atWeb = await userToken(box, aliceId, 'web', ORDERS);
+    const res = await box.form(
+      '/auth/token',
+      { grant_type: EXCHANGE, subject_token: atWeb, subject_token_type: ACCESS_TOKEN, audience: PAYMENTS },
+      { Authorization: basic('orders', secrets.orders!) },
+    );
+    expect(res.status, res.text).to.equal(200);
+    // payments got the exchanged token, and "signs out" with it (DELETE /Session needs no policy).
+    const out = await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${res.body.access_token}` } });
+    expect(out.status, out.text).to.equal(200);
+    expect((await introspect(res.body.access_token)).active).to.equal(false);
+    // alice's own sign-in at web is hers to end, not payments'.
+    expect((await introspect(atWeb)).active).to.equal(true);
+    // Her own sign-out still ends what was exchanged from it.
+    const again = await box.form(
+      '/auth/token',
+      { grant_type: EXCHANGE, subject_token: atWeb, subject_token_type: ACCESS_TOKEN, audience: PAYMENTS },
+      { Authorization: basic('orders', secrets.orders!) },
+    );
+    expect(again.status, again.text).to.equal(200);
+    expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${atWeb}` } })).status).to.equal(200);
+    expect((await introspect(again.body.access_token)).active).to.equal(false);
   });
 });
