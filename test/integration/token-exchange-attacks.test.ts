@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { Box, basic } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
-import { ACCESS_TOKEN, EXCHANGE, allowExchange as allowing, introspect as introspecting } from '../support/token-exchange.js';
+import { ACCESS_TOKEN, EXCHANGE, JWT, allowExchange as allowing, introspect as introspecting } from '../support/token-exchange.js';
 import { userToken } from '../support/user-token.js';
 
 const ORDERS = 'https://orders.example';
@@ -147,5 +147,34 @@ describe('token exchange (RFC 8693): attacks', function () {
     expect(again.status, again.text).to.equal(200);
     expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${atWeb}` } })).status).to.equal(200);
     expect((await introspect(again.body.access_token)).active).to.equal(false);
+  });
+
+  it('requested_token_type=jwt does not turn a client configured for opaque tokens into a JWT issuer', async function () {
+    // Opaque tokens are checked at the box on every use: closing the grant stops them everywhere.
+    // A JWT is verified offline too, where no close reaches it; and without an expiration, it never ends.
+    secrets.opaque = (await box.addClient('opaque', { grant_types: ['client_credentials', EXCHANGE] }, { policy: false })).secret;
+    await allowExchange('opaque-from-web', 'opaque', { exchange: { subject: { kind: 'box', client_id: 'web' } } });
+    const atWeb = await userToken(box, aliceId, 'web', ORDERS);
+    const ask = (extra: Record<string, string>) =>
+      box.form(
+        '/auth/token',
+        { grant_type: EXCHANGE, subject_token: atWeb, subject_token_type: ACCESS_TOKEN, ...extra },
+        { Authorization: basic('opaque', secrets.opaque!) },
+      );
+    const res = await ask({ requested_token_type: JWT });
+    expect(res.status, res.text).to.equal(400);
+    expect(res.body.error).to.equal('invalid_request');
+    expect(res.body.error_description).to.match(/token_format/);
+    const opaque = await ask({});
+    expect(opaque.status, opaque.text).to.equal(200);
+    expect(opaque.body.access_token).to.not.match(/^ey/);
+    // A client configured for JWTs gets one when it asks.
+    const jwt = await box.form(
+      '/auth/token',
+      { grant_type: EXCHANGE, subject_token: atWeb, subject_token_type: ACCESS_TOKEN, requested_token_type: JWT },
+      { Authorization: basic('orders', secrets.orders!) },
+    );
+    expect(jwt.status, jwt.text).to.equal(200);
+    expect(jwt.body.issued_token_type).to.equal(JWT);
   });
 });

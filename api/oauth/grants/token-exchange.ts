@@ -21,7 +21,7 @@ import { listedInGrantTypes, type Grant } from './grant.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
-/** The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the client's settings say, or a JWT. */
+/** The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the client's settings say, or a JWT where they say JWT. */
 const ISSUED: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.jwt];
 
 export const tokenExchange: Grant = {
@@ -38,6 +38,16 @@ export const tokenExchange: Grant = {
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
     if (!ISSUED.includes(requestedType)) {
       throw invalidRequest(`requested_token_type "${requestedType}" is not issued here (${ISSUED.join(', ')})`);
+    }
+    const settings: GrantSettings = client.auth?.token_exchange ?? {};
+    // The client's configuration chooses the format, not whoever calls with its id: an
+    // opaque token is checked at the box on every use, so closing its grant stops it
+    // everywhere; a JWT is also verified offline, where no close reaches it.
+    if (requestedType === TOKEN_TYPE.jwt && settings.token_format !== 'jwt') {
+      throw invalidRequest(
+        `client "${client.id}" is given opaque access tokens (auth.token_exchange.token_format), not JWTs; ` +
+          `ask for ${TOKEN_TYPE.accessToken}`,
+      );
     }
     // RFC 8693 §2.1: actor_token_type is "REQUIRED when the actor_token parameter is present in the request but MUST NOT be included otherwise."
     if (params.actor_token && !params.actor_token_type) throw invalidRequest('actor_token_type is required with actor_token');
@@ -69,7 +79,6 @@ export const tokenExchange: Grant = {
       );
     }
 
-    const settings: GrantSettings = client.auth?.token_exchange ?? {};
     const parent = subject.session;
     const recordedSubject =
       subject.party.iss !== svc.config.baseUrl ? { iss: subject.party.iss, sub: subject.party.sub } : { sub: subject.party.sub };
@@ -78,7 +87,7 @@ export const tokenExchange: Grant = {
         type: TOKEN_EXCHANGE,
         origin: 'token_exchange',
         client,
-        settings: requestedType === TOKEN_TYPE.jwt ? { ...settings, token_format: 'jwt' } : settings,
+        settings,
         userId: parent?.userId ?? null,
         audience,
         scope,
