@@ -3,6 +3,7 @@
 // signed in to, holding the person's token (or the short-lived JWT the decision
 // point gave it); a service that received an exchanged token.
 import { expect } from 'chai';
+import { decodeJwt } from 'jose';
 import { Box, basic } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 import { ACCESS_TOKEN, EXCHANGE, JWT, allowExchange as allowing, introspect as introspecting } from '../support/token-exchange.js';
@@ -176,5 +177,45 @@ describe('token exchange (RFC 8693): attacks', function () {
     );
     expect(jwt.status, jwt.text).to.equal(200);
     expect(jwt.body.issued_token_type).to.equal(JWT);
+  });
+
+  it("an app's short-lived upstream JWT is not exchanged into a token that outlives it", async function () {
+    // The decision point hands the app behind it a JWT of the caller's session that lives 30 s.
+    const gated = await box.addClient(
+      'gated',
+      { grant_types: ['client_credentials'], audience: [ORDERS], auth: { client_credentials: { token_format: 'jwt' } } },
+      { policy: false },
+    );
+    const app = await box.json('PUT', '/App/orders', { urls: [ORDERS], upstream: { token: { header: 'X-Jwt', lifetime: 30 } } }, root);
+    expect(app.status, app.text).to.be.oneOf([200, 201]);
+    const gate = await box.json(
+      'PUT',
+      '/AccessPolicy/orders-app-gated',
+      { app: 'orders', engine: 'allow', link: [{ id: 'gated', resourceType: 'Client' }] },
+      root,
+    );
+    expect(gate.status, gate.text).to.be.oneOf([200, 201]);
+    const cc = await box.form(
+      '/auth/token',
+      { grant_type: 'client_credentials', audience: ORDERS },
+      { Authorization: basic('gated', gated.secret) },
+    );
+    expect(cc.status, cc.text).to.equal(200);
+    const allowed = await box.request('GET', '/authz/http/orders/x', {
+      headers: { Authorization: `Bearer ${cc.body.access_token}`, Host: 'orders.example' },
+    });
+    expect(allowed.status, allowed.text).to.equal(200);
+    const upstream = allowed.headers.get('x-jwt')!;
+    const upstreamExp = decodeJwt(upstream).exp!;
+    // The app, which has an exchanging client of its own (orders, expiring its tokens in 600 s), exchanges it.
+    await allowExchange('orders-from-gated', 'orders', { exchange: { subject: { kind: 'box', client_id: 'gated' } } });
+    const res = await box.form(
+      '/auth/token',
+      { grant_type: EXCHANGE, subject_token: upstream, subject_token_type: JWT, audience: PAYMENTS },
+      { Authorization: basic('orders', secrets.orders!) },
+    );
+    expect(res.status, res.text).to.equal(200);
+    expect(decodeJwt(res.body.access_token).exp).to.be.at.most(upstreamExp);
+    expect(res.body.expires_in).to.be.at.most(30);
   });
 });
