@@ -114,9 +114,7 @@ export const tokenExchange: Grant = {
     if (parent) {
       // Under the parent's grant lock: an exchange racing the parent's close either
       // commits first and is closed with it, or finds it closed (insertChildSession).
-      const inserted = process.env.NOFIX
-        ? (await svc.sessionWriter.insert(session), true)
-        : await withTransaction(svc.pool, (tx) => insertChildSession(tx, session));
+      const inserted = await withTransaction(svc.pool, (tx) => insertChildSession(tx, session));
       if (!inserted) throw invalidRequest('subject_token is not usable: access token belongs to a closed session');
     } else {
       await svc.sessionWriter.insert(session);
