@@ -42,8 +42,9 @@ export type AuthenticatedClient = Stored<Client> & { workload?: WorkloadIdentity
  * How a client must prove who it is (a grant declares it; introspection and
  * revocation require it):
  * - required: its secret, or a workload's token (client_credentials);
- * - if-confidential: a client with a secret must send it, one without (a public
- *   client) is identified by client_id and proves itself otherwise (PKCE);
+ * - if-confidential: a client with credentials (a secret, or ServiceAccounts bound
+ *   in auth.workload) must present them; one without (a public client) is
+ *   identified by client_id and proves itself otherwise (PKCE);
  * - optional: client_id alone identifies it (the spec's refresh form);
  *   credentials, when sent, are verified all the same.
  */
@@ -119,6 +120,15 @@ export async function addressAttempt<T>(
 }
 
 /**
+ * Whether a client has credentials to present: a secret, or ServiceAccounts whose
+ * tokens authenticate it (auth.workload). Such a client is never public: named by
+ * client_id alone it would be anyone who knows its id.
+ */
+function confidential(client: Stored<Client>): boolean {
+  return Boolean(client.secretHash || client.resource.auth?.workload);
+}
+
+/**
  * The client, authenticated as `mode` says; invalid_client otherwise. `permits`:
  * what a client named by client_id alone must be allowed (the grant it asks for),
  * so that a refusal for it is the refusal of an unknown client.
@@ -151,7 +161,7 @@ export async function authenticateClient(
     // guessing ids meets the throttle as guessing secrets does.
     const usable = await addressAttempt(svc, presented.address, async () => {
       const client = await svc.clients.get(clientId);
-      return client && !(mode === 'if-confidential' && client.secretHash) && permits(client.resource) ? client : undefined;
+      return client && !(mode === 'if-confidential' && confidential(client)) && permits(client.resource) ? client : undefined;
     });
     if (!usable) throw fail(NAMED_ONLY_FAILED);
     return usable;

@@ -3,7 +3,7 @@
 // RFC 8693 exchange allowed by an AccessPolicy linked to the exchanging client.
 // Shared by the token exchange tests of every client library.
 import { expect } from 'chai';
-import type { Box } from './box.js';
+import { basic, type Box } from './box.js';
 
 export const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
@@ -46,4 +46,9 @@ export async function allowChain(box: Box, root: string): Promise<void> {
   await allowExchange(box, root, 'orders-to-payments', 'orders', {
     exchange: { delegation: true, audience: PAYMENTS, actor: { client_id: 'orders' }, subject: { aud: ORDERS } },
   });
+}
+
+/** RFC 7662 introspection of `token` by the root client. */
+export async function introspect(box: Box, token: string): Promise<Record<string, unknown>> {
+  return (await box.form('/auth/introspect', { token }, { Authorization: basic('root', box.rootSecret) })).body;
 }

@@ -4,9 +4,10 @@ import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { checkPresented, type ResourceServices } from '../../oauth/dpop/resource.js';
 import { closeGrants, forgetSession } from '../../oauth/closing.js';
+import { TOKEN_EXCHANGE } from '../../oauth/grants/token-exchange.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';
-import { findById, searchSessions, setExpirations, toSessionResource, type SessionRow } from '../../store/sessions.js';
+import { findById, searchSessions, setExpirations, toSessionResource, type CloseSelector, type SessionRow } from '../../store/sessions.js';
 import { actorOf, presentedCredential, resourceRequest, unauthorized } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -18,13 +19,25 @@ async function asClosed(svc: Pick<Services, 'pool'>, closed: SessionRow[], id: s
   return closed.find((s) => s.id === id) ?? (await findById(svc.pool, id))!;
 }
 
+/**
+ * What signing out with a token ends: its grant. A grant's sessions share a family,
+ * so that the refresh token dies with a token refreshed from it. A token another
+ * client exchanged from it (RFC 8693) is in that family only to be closed with it;
+ * its own grant is itself and what was exchanged from it in turn: its holder, a
+ * service the person never signed in to, does not end the person's sign-in.
+ */
+function signedOutGrant(session: SessionRow): CloseSelector {
+  return session.type === TOKEN_EXCHANGE ? { tree: session.id } : { family: session.family };
+}
+
 /** What sign-out with a token uses: the token's session, and closing its grant. */
 export type SignOutServices = ResourceServices & Pick<Services, 'audit' | 'pool'>;
 
 /**
  * DELETE /Session: sign-out. Closes the whole family of the bearer token's session, so the
  * grant's refresh token dies with it even when the token presented came from a refresh
- * (its session is a child; the refresh token stays on the first session without rotation).
+ * (its session is a child; the refresh token stays on the first session without rotation);
+ * an exchanged token, only itself and what was exchanged from it (signedOutGrant).
  */
 export function signOut(svc: SignOutServices): RequestHandler {
   return async (req, res) => {
@@ -38,14 +51,10 @@ export function signOut(svc: SignOutServices): RequestHandler {
     const check = await checkPresented(svc, presented, resourceRequest(svc, req));
     if ('problem' in check) throw unauthorized(check.problem, true, check.dpop ? check : undefined);
     const { session } = check;
-    const closed = await closeGrants(
-      svc,
-      { family: session.family },
-      {
-        how: 'sign-out',
-        by: { client: session.clientId, ...(session.userId !== null ? { user: String(session.userId) } : {}), session: session.id },
-      },
-    );
+    const closed = await closeGrants(svc, signedOutGrant(session), {
+      how: 'sign-out',
+      by: { client: session.clientId, ...(session.userId !== null ? { user: String(session.userId) } : {}), session: session.id },
+    });
     send(req, res, 200, toSessionResource(await asClosed(svc, closed, session.id)));
   };
 }

@@ -87,11 +87,12 @@ export function chainLength(act: Act | undefined): number {
   return n;
 }
 
-function issuerOf(token: string): unknown {
+/** A JWT's claims, unverified (which issuer to check it with; or, once checked, its own `exp`). */
+function claimsOf(token: string): { iss?: unknown; exp?: unknown } {
   try {
-    return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { iss?: unknown }).iss;
+    return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { iss?: unknown; exp?: unknown }) ?? {};
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -105,12 +106,14 @@ export async function checkToken(svc: PartyServices, name: string, token: string
   if (!TAKEN.includes(type)) {
     return invalidRequest(`${name}_type "${type}" is not one this box takes (${TAKEN.join(', ')})`);
   }
-  const ours = !looksLikeJwt(token) || issuerOf(token) === svc.config.baseUrl;
-  if (ours) {
+  const jwt = looksLikeJwt(token) ? claimsOf(token) : undefined;
+  if (!jwt || jwt.iss === svc.config.baseUrl) {
     if (type === TOKEN_TYPE.idToken) return invalidRequest(`${name}: an ID token of this box is not a credential; send its access token`);
     const check = await checkAccessToken(svc, token);
     if ('problem' in check) return invalidRequest(`${name} is not usable: ${check.problem}`);
-    return boxParty(svc, check.session);
+    // A JWT of a session may end before it (the decision point's upstream token for an
+    // app lives a minute): the token presented, not its session, is what the new one may not outlive.
+    return boxParty(svc, check.session, typeof jwt?.exp === 'number' ? jwt.exp * 1000 : null);
   }
   try {
     const { issuer, payload } = await verifyTrustedJwt(svc, token);
@@ -135,7 +138,7 @@ export async function checkToken(svc: PartyServices, name: string, token: string
   }
 }
 
-async function boxParty(svc: PartyServices, session: SessionRow): Promise<CheckedToken | OAuthError> {
+async function boxParty(svc: PartyServices, session: SessionRow, tokenExpiresAt: number | null): Promise<CheckedToken | OAuthError> {
   const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
   if (session.userId !== null && !user) return invalidRequest('the person of this token no longer exists');
   const { sub } = subjectOf(session);
@@ -153,9 +156,14 @@ async function boxParty(svc: PartyServices, session: SessionRow): Promise<Checke
       ...(act ? { act } : {}),
     },
     session,
-    expiresAt: session.exp?.getTime() ?? null,
+    expiresAt: earlier(session.exp?.getTime() ?? null, tokenExpiresAt),
     ...(session.jkt ? { jkt: session.jkt } : {}),
   };
+}
+
+/** The earlier of two times, either of which may be none (never). */
+function earlier(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 /**

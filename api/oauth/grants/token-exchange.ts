@@ -19,7 +19,7 @@ import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
-/** The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the client's settings say, or a JWT. */
+/** The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the client's settings say, or a JWT where they say JWT. */
 const ISSUED: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.jwt];
 
 export const tokenExchange: Grant = {
@@ -30,17 +30,35 @@ export const tokenExchange: Grant = {
   requiredParameters: ['subject_token', 'subject_token_type'],
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
 
-  async handle({ svc, params, client: { resource: client }, dpop }) {
+  async handle({ svc, params, client: authenticated, dpop }) {
+    const client = authenticated.resource;
     const now = Date.now();
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
     if (!ISSUED.includes(requestedType)) {
       throw invalidRequest(`requested_token_type "${requestedType}" is not issued here (${ISSUED.join(', ')})`);
+    }
+    const settings: GrantSettings = client.auth?.token_exchange ?? {};
+    // The client's configuration chooses the format, not whoever calls with its id: an
+    // opaque token is checked at the box on every use, so closing its grant stops it
+    // everywhere; a JWT is also verified offline, where no close reaches it.
+    if (requestedType === TOKEN_TYPE.jwt && settings.token_format !== 'jwt') {
+      throw invalidRequest(
+        `client "${client.id}" is given opaque access tokens (auth.token_exchange.token_format), not JWTs; ` +
+          `ask for ${TOKEN_TYPE.accessToken}`,
+      );
     }
     // RFC 8693 §2.1: actor_token_type is "REQUIRED when the actor_token parameter is present in the request but MUST NOT be included otherwise."
     if (params.actor_token && !params.actor_token_type) throw invalidRequest('actor_token_type is required with actor_token');
     if (!params.actor_token && params.actor_token_type) throw invalidRequest('actor_token_type is sent without actor_token');
 
     const subject = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!));
+    const unauthenticated = !authenticated.secretHash && !authenticated.workload;
+    if (unauthenticated && !publicMayExchange(client, subject.party)) {
+      throw invalidRequest(
+        `client "${client.id}" does not authenticate, so it may exchange only tokens issued to it or of another issuer; ` +
+          `this subject_token was issued to client "${subject.party.client_id}"`,
+      );
+    }
     const actor = params.actor_token
       ? orRefuse(await checkToken(svc, 'actor_token', params.actor_token, params.actor_token_type!))
       : undefined;
@@ -69,7 +87,6 @@ export const tokenExchange: Grant = {
       );
     }
 
-    const settings: GrantSettings = client.auth?.token_exchange ?? {};
     const parent = subject.session;
     const recordedSubject =
       subject.party.iss !== svc.config.baseUrl ? { iss: subject.party.iss, sub: subject.party.sub } : { sub: subject.party.sub };
@@ -78,7 +95,7 @@ export const tokenExchange: Grant = {
         type: TOKEN_EXCHANGE,
         origin: 'token_exchange',
         client,
-        settings: requestedType === TOKEN_TYPE.jwt ? { ...settings, token_format: 'jwt' } : settings,
+        settings,
         userId: parent?.userId ?? null,
         audience,
         scope,
@@ -120,6 +137,20 @@ export const tokenExchange: Grant = {
     };
   },
 };
+
+/**
+ * Whether a client that did not authenticate (a public client: anyone who knows
+ * its id) may exchange `subject`. A box token issued to another client is refused:
+ * it would become a token of this client, acting with this client's rights (its
+ * policies on the box's API), for whoever holds it. RFC 8693 §5: "Omitting client
+ * authentication allows for a compromised token to be leveraged via an STS into
+ * other tokens by anyone possessing the compromised token." The client's own
+ * tokens stay its own, and another issuer's token (a CI job's) is all such a
+ * client has: its policies decide those.
+ */
+export function publicMayExchange(client: Client, subject: Party): boolean {
+  return subject.kind !== 'box' || subject.client_id === client.id;
+}
 
 function orRefuse(checked: CheckedToken | OAuthError): CheckedToken {
   if (checked instanceof OAuthError) throw checked;
