@@ -80,6 +80,28 @@ export function subjectOf(session: Pick<SessionRow, 'userId' | 'clientId' | 'det
   return { sub: session.userId !== null ? String(session.userId) : session.clientId };
 }
 
+/**
+ * The `act` of another issuer's token, as that issuer's word: each actor keeps
+ * only `sub`, `client_id` and `iss`, and one without `iss` is the issuer's own
+ * (it cannot pass for an actor of this box). A malformed chain is refused, not
+ * shortened: an exchange never hides who acted before.
+ */
+export function foreignAct(value: unknown, issuer: string, depth = 0): Act | undefined {
+  if (value === undefined) return undefined;
+  if (depth > MAX_CHAIN) throw new WorkloadError(`the token's act claim names more than ${MAX_CHAIN} actors`);
+  const { sub, iss, client_id: clientId, act } = (value ?? {}) as Record<string, unknown>;
+  if (typeof value !== 'object' || Array.isArray(value) || typeof sub !== 'string') {
+    throw new WorkloadError("the token's act claim is malformed: each actor is an object with a sub");
+  }
+  const inner = foreignAct(act, issuer, depth + 1);
+  return {
+    sub,
+    iss: typeof iss === 'string' ? iss : issuer,
+    ...(typeof clientId === 'string' ? { client_id: clientId } : {}),
+    ...(inner ? { act: inner } : {}),
+  };
+}
+
 /** How many actors a chain names. */
 export function chainLength(act: Act | undefined): number {
   let n = 0;
@@ -118,7 +140,7 @@ export async function checkToken(svc: PartyServices, name: string, token: string
   try {
     const { issuer, payload } = await verifyTrustedJwt(svc, token);
     const account = serviceAccountOf(issuer, payload);
-    const act = payload.act && typeof payload.act === 'object' ? (payload.act as Act) : undefined;
+    const act = foreignAct(payload.act, issuer);
     const party: Party = {
       kind: account ? 'serviceaccount' : 'jwt',
       iss: issuer,
