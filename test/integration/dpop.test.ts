@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { Box, basic } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 
 interface Key {
   privateKey: CryptoKey;
@@ -34,6 +35,8 @@ function proof(
 }
 
 const insecure = { [oauth.allowInsecureRequests]: true };
+const CALLBACK = 'https://spa.example/callback';
+const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
 
 describe('DPoP (RFC 9449)', function () {
   this.timeout(60_000);
@@ -49,6 +52,11 @@ describe('DPoP (RFC 9449)', function () {
     await box.addClient('orders', { auth: { client_credentials: { refresh_token: true } } }, { secret: 'orders-secret' });
     await box.addClient('ledger', { auth: { client_credentials: { token_format: 'jwt' } } }, { secret: 'ledger-secret' });
     await box.addClient('strict', { dpop_bound_access_tokens: true }, { secret: 'strict-secret' });
+    const spa = { first_party: true, auth: { authorization_code: { redirect_uris: [CALLBACK], refresh_token: true } } };
+    expect((await box.json('PUT', '/Client/spa', { grant_types: ['authorization_code', 'refresh_token'], ...spa }, root)).status).to.equal(
+      201,
+    );
+    expect((await box.json('POST', '/users', ANN, root)).status).to.equal(201);
     const issuer = new URL(box.url);
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
   });
@@ -175,6 +183,91 @@ describe('DPoP (RFC 9449)', function () {
         },
       );
       expect(bound.body.token_type).to.equal('DPoP');
+    });
+  });
+
+  describe("a public client's refresh token (RFC 9449 §5)", function () {
+    const spa: oauth.Client = { client_id: 'spa' };
+
+    /** Ann signs in to the single-page app, which redeems its code (oauth4webapi) with a DPoP proof, or without one. */
+    async function signedInSpa(withProof = true): Promise<{ token: oauth.TokenEndpointResponse; DPoP: oauth.DPoPHandle | undefined }> {
+      const browser = new FormAgent(box);
+      expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
+      const verifier = oauth.generateRandomCodeVerifier();
+      const state = oauth.generateRandomState();
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: 'spa',
+        redirect_uri: CALLBACK,
+        state,
+        scope: 'openid',
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      });
+      const answer = await browser.get(`/auth/authorize?${query}`);
+      expect(answer.status, answer.text.slice(0, 300)).to.equal(302);
+      const params = oauth.validateAuthResponse(as, spa, new URL(answer.headers.get('location')!), state);
+      const DPoP = withProof ? oauth.DPoP(spa, await oauth.generateKeyPair('ES256')) : undefined;
+      const res = await oauth.authorizationCodeGrantRequest(as, spa, oauth.None(), params, CALLBACK, verifier, {
+        ...(DPoP ? { DPoP } : {}),
+        ...insecure,
+      });
+      return { token: await oauth.processAuthorizationCodeResponse(as, spa, res), DPoP };
+    }
+
+    /** A refresh as someone holding the token but not its key sends it: no proof, or a proof of their own key. */
+    async function thiefRefresh(refreshToken: string, withOwnKey: boolean) {
+      const headers: Record<string, string> = withOwnKey
+        ? { DPoP: await proof(await newKey(), { htm: 'POST', htu: `${box.url}/auth/token` }) }
+        : {};
+      return box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: 'spa' }, headers);
+    }
+
+    it('is bound to the key of the proof: without a proof, or with a proof of another key, it is refused and stays usable', async function () {
+      const { token, DPoP } = await signedInSpa();
+      expect(token.token_type).to.equal('dpop');
+      expect(token.refresh_token).to.be.a('string');
+
+      const bare = await thiefRefresh(token.refresh_token!, false);
+      expect(bare.status, bare.text).to.equal(400);
+      expect(bare.body.error).to.equal('invalid_dpop_proof');
+      const otherKey = await thiefRefresh(token.refresh_token!, true);
+      expect(otherKey.status, otherKey.text).to.equal(400);
+      expect(otherKey.body.error).to.equal('invalid_grant');
+      expect(otherKey.body.error_description).to.match(/bound to another DPoP key/);
+
+      // The thief's tries neither spent the token nor set off reuse detection: its holder refreshes.
+      const res = await oauth.refreshTokenGrantRequest(as, spa, oauth.None(), token.refresh_token!, { DPoP, ...insecure });
+      const refreshed = await oauth.processRefreshTokenResponse(as, spa, res);
+      expect(refreshed.token_type).to.equal('dpop');
+      // Without rotation (auth.authorization_code.refresh_token_rotation) it is the same token,
+      // still bound to the key: RFC 9700 §4.14.2 asks either of a public client's refresh tokens.
+      const refreshToken = refreshed.refresh_token ?? token.refresh_token!;
+      expect((await thiefRefresh(refreshToken, true)).body.error).to.equal('invalid_grant');
+      // The new access token is bound too: with a proof it is taken, as Bearer it is not.
+      const userinfo = await oauth.protectedResourceRequest(
+        refreshed.access_token,
+        'GET',
+        new URL(`${box.url}/auth/userinfo`),
+        undefined,
+        undefined,
+        { DPoP, ...insecure },
+      );
+      expect(userinfo.status).to.equal(200);
+      expect(((await userinfo.json()) as { sub: string }).sub).to.be.a('string');
+
+      const asBearer = await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${refreshed.access_token}` } });
+      expect(asBearer.status).to.equal(401);
+    });
+
+    it('a code redeemed without a proof gives an unbound refresh token, used without one', async function () {
+      // Binding is the client's choice for this grant (RFC 9449 §5); a client that
+      // never sent a proof is not asked for one later.
+      const { token } = await signedInSpa(false);
+      expect(token.token_type).to.equal('bearer'); // oauth4webapi lower-cases it
+      const refreshed = await thiefRefresh(token.refresh_token!, false);
+      expect(refreshed.status, refreshed.text).to.equal(200);
+      expect(refreshed.body.token_type).to.equal('Bearer');
     });
   });
 
