@@ -18,6 +18,7 @@ import { grantedAudience, grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
 import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { scopeParam } from './params.js';
+import { isThumbprint } from './dpop/proof.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
 
@@ -43,6 +44,8 @@ export interface AuthorizeRequest {
   claims: RequestedClaims | null;
   /** The audience the tokens will carry (RFC 8707 resource), when asked for. */
   audience?: string | undefined;
+  /** The DPoP key the code is bound to (RFC 9449 §10: dpop_jkt), when named. */
+  dpopJkt?: string | undefined;
   prompt: ReadonlySet<Prompt>;
   /** Seconds since sign-in beyond which the person signs in again. */
   maxAge: number | undefined;
@@ -92,6 +95,7 @@ export const AUTHORIZE_PARAMS = [
   'claims',
   'acr_values',
   'resource',
+  'dpop_jkt',
   'request',
   'request_uri',
   SIGN_IN_AFTER,
@@ -235,6 +239,14 @@ export async function parseAuthorizeRequest(
       `client "${client.resource.id}" must bind its tokens with DPoP (dpop_bound_access_tokens): use the code flow`,
     );
   }
+  // RFC 9449 §10: dpop_jkt binds the authorization code to the client's DPoP key; tokens
+  // from the authorization endpoint itself are bound to nothing.
+  if (params.dpop_jkt !== undefined) {
+    if (grant !== 'authorization_code')
+      return fail('invalid_request', `dpop_jkt binds an authorization code; response_type=${responseType} issues none`);
+    if (!isThumbprint(params.dpop_jkt))
+      return fail('invalid_request', "dpop_jkt must be a key's JWK SHA-256 thumbprint (43 base64url characters)");
+  }
   let codeChallenge: string | undefined;
   if (grant === 'authorization_code') {
     if (params.code_challenge_method !== undefined && params.code_challenge_method !== 'S256') {
@@ -288,6 +300,7 @@ export async function parseAuthorizeRequest(
     nonce: params.nonce,
     claims,
     audience: audience ?? undefined,
+    dpopJkt: params.dpop_jkt,
     prompt,
     maxAge,
     loginHint: params.login_hint,
@@ -357,6 +370,7 @@ async function issue(
       audience: req.audience ?? null,
       authTime: browser.authTime,
       sid: browser.sid,
+      dpopJkt: req.dpopJkt ?? null,
     });
     return redirectTo(req.redirectUri, 'code', { code, state: req.state });
   }

@@ -19,13 +19,14 @@ import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { claimPushedRequest, consumePushedRequest, createPushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
+import { keyOfProof } from './dpop/check.js';
 import { AUTHORIZE_PARAMS, parseAuthorizeRequest, SIGN_IN_AFTER, type AuthorizeServices, type PageProblem } from './authorize.js';
 import { invalidRequest } from './errors.js';
 import { tokenParams } from './params.js';
 import { newOpaqueToken, tokenHash } from './tokens.js';
 
 /** What the PAR endpoint uses: client authentication, the authorization request's checks, the store. */
-export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Services, 'pool'>;
+export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Services, 'dpop' | 'pool'>;
 
 /** RFC 9126 §2.2: "The format of the request_uri value is at the discretion of the authorization server"; this is the one it shows. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -59,6 +60,16 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
   if (params.request_uri !== undefined) throw invalidRequest('request_uri must not be sent in a pushed authorization request');
   const pushed: Record<string, string> = {};
   for (const name of PUSHABLE) if (params[name] !== undefined && params[name] !== '') pushed[name] = params[name];
+  // RFC 9449 §10.1: a DPoP proof sent with the push binds the code as dpop_jkt would; "If both
+  // mechanisms are used at the same time, the authorization server MUST reject the request if the
+  // JWK Thumbprint in dpop_jkt does not match the public key in the DPoP header."
+  const jkt = await keyOfProof(svc.dpop, request);
+  if (jkt !== undefined) {
+    if (pushed.dpop_jkt !== undefined && pushed.dpop_jkt !== jkt) {
+      throw invalidRequest("dpop_jkt is not the thumbprint of the DPoP proof's key: send one key, or leave dpop_jkt out");
+    }
+    pushed.dpop_jkt = jkt;
+  }
   // client_id is required of an authorization request; authenticated by Basic, the client has named itself.
   pushed.client_id = client.resource.id;
   const checked = await parseAuthorizeRequest(svc, pushed, 'being-pushed');

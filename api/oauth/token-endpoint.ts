@@ -14,7 +14,7 @@ import {
   type ClientAuthServices,
   type OAuthRequest,
 } from './client-auth.js';
-import { isDpopRefusal } from './dpop/check.js';
+import { keyOfProof } from './dpop/check.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
@@ -110,7 +110,8 @@ async function issue(
  * authenticated: a stranger's proof costs no write to the replay cache.
  */
 async function proofOf(svc: Pick<Services, 'dpop'>, request: OAuthRequest, client: AuthenticatedClient): Promise<DpopBinding | undefined> {
-  if (!request.dpop?.length) {
+  const jkt = await keyOfProof(svc.dpop, request);
+  if (jkt === undefined) {
     if (client.resource.dpop_bound_access_tokens !== true) return undefined;
     const nonce = svc.dpop.freshNonce();
     throw new OAuthError(
@@ -119,9 +120,5 @@ async function proofOf(svc: Pick<Services, 'dpop'>, request: OAuthRequest, clien
       nonce ? { dpopNonce: nonce } : {},
     );
   }
-  const proof = await svc.dpop.check(request.dpop, { method: request.method ?? 'POST', url: request.url ?? '', now: Date.now() });
-  if (isDpopRefusal(proof)) throw new OAuthError(proof.error, proof.description, proof.nonce ? { dpopNonce: proof.nonce } : {});
-  // A public client (no secret, no workload token) authenticates nothing at refresh: its
-  // refresh token is bound to the key too (§5); a confidential client's is not.
-  return { jkt: proof.jkt, bindsRefresh: !client.secretHash && !client.workload };
+  return { jkt, bindsRefresh: !client.secretHash && !client.workload };
 }

@@ -110,6 +110,8 @@ export interface AuthorizationCode {
   audience: string | null;
   authTime: Date | null;
   sid: string | null;
+  /** The DPoP key the code is bound to (RFC 9449 §10: its JWK SHA-256 thumbprint), or null. */
+  dpopJkt: string | null;
 }
 
 export async function createAuthorizationCode(
@@ -118,8 +120,8 @@ export async function createAuthorizationCode(
   code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims, audience)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims, audience, dpop_jkt)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [
       hash,
       code.clientId,
@@ -133,6 +135,7 @@ export async function createAuthorizationCode(
       code.sid,
       code.claims,
       code.audience,
+      code.dpopJkt,
     ],
   );
 }
@@ -159,6 +162,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
     sid: string | null;
     claims: RequestedClaims | null;
     audience: string | null;
+    dpop_jkt: string | null;
   }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
   const r = rows[0];
   return (
@@ -176,6 +180,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
       sid: r.sid,
       claims: r.claims,
       audience: r.audience,
+      dpopJkt: r.dpop_jkt,
     }
   );
 }

@@ -4,9 +4,9 @@
 // a fresh proof of its key for that very request, once, at any process of the box.
 import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
-import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 interface Key {
@@ -186,33 +186,61 @@ describe('DPoP (RFC 9449)', function () {
     });
   });
 
-  describe("a public client's refresh token (RFC 9449 §5)", function () {
-    const spa: oauth.Client = { client_id: 'spa' };
+  const spa: oauth.Client = { client_id: 'spa' };
 
-    /** Ann signs in to the single-page app, which redeems its code (oauth4webapi) with a DPoP proof, or without one. */
+  interface Authorized {
+    answer: JsonResponse;
+    verifier: string;
+    state: string;
+  }
+
+  /**
+   * Ann signs in to the single-page app and its authorization request is answered: sent
+   * through her browser with `extra` parameters, or pushed first (RFC 9126) with a proof
+   * of `pushWith`'s key.
+   */
+  async function authorizeSpa(extra: Record<string, string> = {}, pushWith?: oauth.DPoPHandle): Promise<Authorized> {
+    const browser = new FormAgent(box);
+    expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const request = {
+      response_type: 'code',
+      client_id: 'spa',
+      redirect_uri: CALLBACK,
+      state,
+      scope: 'openid',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...extra,
+    };
+    let query = new URLSearchParams(request);
+    if (pushWith) {
+      const pushed = await oauth.pushedAuthorizationRequest(as, spa, oauth.None(), request, { DPoP: pushWith, ...insecure });
+      const { request_uri } = await oauth.processPushedAuthorizationResponse(as, spa, pushed);
+      query = new URLSearchParams({ client_id: 'spa', request_uri });
+    }
+    return { answer: await browser.get(`/auth/authorize?${query}`), verifier, state };
+  }
+
+  /** The app redeems the code it was sent (oauth4webapi), with a proof of `DPoP`'s key or without a proof. */
+  async function redeem({ answer, verifier, state }: Authorized, DPoP?: oauth.DPoPHandle): Promise<oauth.TokenEndpointResponse> {
+    expect(answer.status, answer.text.slice(0, 300)).to.equal(302);
+    const params = oauth.validateAuthResponse(as, spa, new URL(answer.headers.get('location')!), state);
+    const res = await oauth.authorizationCodeGrantRequest(as, spa, oauth.None(), params, CALLBACK, verifier, {
+      ...(DPoP ? { DPoP } : {}),
+      ...insecure,
+    });
+    return oauth.processAuthorizationCodeResponse(as, spa, res);
+  }
+
+  const newHandle = async (): Promise<oauth.DPoPHandle> => oauth.DPoP(spa, await oauth.generateKeyPair('ES256'));
+
+  describe("a public client's refresh token (RFC 9449 §5)", function () {
+    /** Ann signs in to the single-page app, which redeems its code with a DPoP proof, or without one. */
     async function signedInSpa(withProof = true): Promise<{ token: oauth.TokenEndpointResponse; DPoP: oauth.DPoPHandle | undefined }> {
-      const browser = new FormAgent(box);
-      expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
-      const verifier = oauth.generateRandomCodeVerifier();
-      const state = oauth.generateRandomState();
-      const query = new URLSearchParams({
-        response_type: 'code',
-        client_id: 'spa',
-        redirect_uri: CALLBACK,
-        state,
-        scope: 'openid',
-        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-      });
-      const answer = await browser.get(`/auth/authorize?${query}`);
-      expect(answer.status, answer.text.slice(0, 300)).to.equal(302);
-      const params = oauth.validateAuthResponse(as, spa, new URL(answer.headers.get('location')!), state);
-      const DPoP = withProof ? oauth.DPoP(spa, await oauth.generateKeyPair('ES256')) : undefined;
-      const res = await oauth.authorizationCodeGrantRequest(as, spa, oauth.None(), params, CALLBACK, verifier, {
-        ...(DPoP ? { DPoP } : {}),
-        ...insecure,
-      });
-      return { token: await oauth.processAuthorizationCodeResponse(as, spa, res), DPoP };
+      const DPoP = withProof ? await newHandle() : undefined;
+      return { token: await redeem(await authorizeSpa(), DPoP), DPoP };
     }
 
     /** A refresh as someone holding the token but not its key sends it: no proof, or a proof of their own key. */
@@ -268,6 +296,97 @@ describe('DPoP (RFC 9449)', function () {
       const refreshed = await thiefRefresh(token.refresh_token!, false);
       expect(refreshed.status, refreshed.text).to.equal(200);
       expect(refreshed.body.token_type).to.equal('Bearer');
+    });
+  });
+
+  describe('an authorization code bound to a key (dpop_jkt, RFC 9449 §10)', function () {
+    const codeOf = ({ answer }: Authorized): string => new URL(answer.headers.get('location')!).searchParams.get('code')!;
+
+    /** The code redeemed as a plain request: with `dpop` as its proof, or none. */
+    const redeemRaw = async (authorized: Authorized, dpop?: string) =>
+      box.form(
+        '/auth/token',
+        {
+          grant_type: 'authorization_code',
+          code: codeOf(authorized),
+          redirect_uri: CALLBACK,
+          client_id: 'spa',
+          code_verifier: authorized.verifier,
+        },
+        dpop ? { DPoP: dpop } : {},
+      );
+    const tokenProof = async (key: Key) => proof(key, { htm: 'POST', htu: `${box.url}/auth/token` });
+
+    it('is redeemed with a proof of the key dpop_jkt names, and its tokens are bound to that key', async function () {
+      const DPoP = await newHandle();
+      const token = await redeem(await authorizeSpa({ dpop_jkt: await DPoP.calculateThumbprint() }), DPoP);
+      expect(token.token_type).to.equal('dpop');
+      expect(token.refresh_token).to.be.a('string');
+    });
+
+    it('is refused without a proof, or with a proof of another key, and is spent by the try', async function () {
+      const DPoP = await newHandle();
+      const jkt = await DPoP.calculateThumbprint();
+      const bare = await authorizeSpa({ dpop_jkt: jkt });
+      const noProof = await redeemRaw(bare);
+      expect(noProof.status, noProof.text).to.equal(400);
+      expect(noProof.body.error).to.equal('invalid_grant');
+      expect(noProof.body.error_description).to.match(/send a DPoP proof of that key/);
+
+      const stolen = await authorizeSpa({ dpop_jkt: jkt });
+      const otherKey = await redeemRaw(stolen, await tokenProof(await newKey()));
+      expect(otherKey.status, otherKey.text).to.equal(400);
+      expect(otherKey.body.error).to.equal('invalid_grant');
+      expect(otherKey.body.error_description).to.match(/not the one the authorization request bound/);
+      // Used once, whatever the outcome (as with a wrong code_verifier): the key's holder cannot redeem it either.
+      const late = await redeemRaw(stolen, await tokenProof(await newKey()));
+      expect(late.body.error_description).to.match(/already used/);
+    });
+
+    it('a dpop_jkt that is no thumbprint goes back to the app as invalid_request', async function () {
+      const { answer } = await authorizeSpa({ dpop_jkt: 'not-a-thumbprint' });
+      expect(answer.status).to.equal(302);
+      const back = new URL(answer.headers.get('location')!);
+      expect(`${back.origin}${back.pathname}`).to.equal(CALLBACK);
+      expect(back.searchParams.get('error')).to.equal('invalid_request');
+      expect(back.searchParams.get('error_description')).to.match(/dpop_jkt/);
+      expect(back.searchParams.get('code')).to.equal(null);
+    });
+
+    it("a pushed request's proof binds the code to its key (§10.1)", async function () {
+      const DPoP = await newHandle();
+      const other = await redeemRaw(await authorizeSpa({}, DPoP), await tokenProof(await newKey()));
+      expect(other.status, other.text).to.equal(400);
+      expect(other.body.error_description).to.match(/not the one the authorization request bound/);
+      const token = await redeem(await authorizeSpa({}, DPoP), DPoP);
+      expect(token.token_type).to.equal('dpop');
+    });
+
+    it('a pushed request whose dpop_jkt is not the key of its proof, or whose proof is bad, is refused', async function () {
+      const key = await newKey();
+      const push = async (dpop: string, extra: Record<string, string> = {}) =>
+        box.form(
+          '/auth/par',
+          {
+            client_id: 'spa',
+            response_type: 'code',
+            redirect_uri: CALLBACK,
+            code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+            code_challenge_method: 'S256',
+            ...extra,
+          },
+          { DPoP: dpop },
+        );
+      const parProof = () => proof(key, { htm: 'POST', htu: `${box.url}/auth/par` });
+      const mismatch = await push(await parProof(), { dpop_jkt: await calculateJwkThumbprint((await newKey()).jwk) });
+      expect(mismatch.status, mismatch.text).to.equal(400);
+      expect(mismatch.body.error).to.equal('invalid_request');
+      expect(mismatch.body.error_description).to.match(/dpop_jkt is not the thumbprint/);
+      const forTheTokenEndpoint = await push(await tokenProof(key));
+      expect(forTheTokenEndpoint.status, forTheTokenEndpoint.text).to.equal(400);
+      expect(forTheTokenEndpoint.body.error).to.equal('invalid_dpop_proof');
+      const matching = await push(await parProof(), { dpop_jkt: await calculateJwkThumbprint(key.jwk) });
+      expect(matching.status, matching.text).to.equal(201);
     });
   });
 

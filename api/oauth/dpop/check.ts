@@ -5,6 +5,7 @@
 // forged or stale proof costs the database nothing.
 import { createHash } from 'node:crypto';
 import type { ProofLedger } from '../../store/dpop-proofs.js';
+import { OAuthError } from '../errors.js';
 import type { DpopNonces } from './nonce.js';
 import { PROOF_MAX_AGE_SECONDS, singleProof, verifyProof, type ProofRequest, type VerifiedProof } from './proof.js';
 
@@ -66,4 +67,19 @@ export class Dpop {
     if (!(await this.ledger.firstSeen({ digest, expiresAt }))) return invalid('the DPoP proof was already used (its jti was seen)');
     return verified;
   }
+}
+
+/**
+ * The key of the DPoP proof a request to one of the box's OAuth endpoints sent (the token
+ * endpoint, the PAR endpoint), once checked; undefined without a proof. A refused proof
+ * is the endpoint's error (RFC 9449 §5: invalid_dpop_proof, or use_dpop_nonce with the nonce).
+ */
+export async function keyOfProof(
+  dpop: Dpop,
+  request: { dpop?: readonly string[] | undefined; method?: string; url?: string },
+): Promise<string | undefined> {
+  if (!request.dpop?.length) return undefined;
+  const proof = await dpop.check(request.dpop, { method: request.method ?? 'POST', url: request.url ?? '', now: Date.now() });
+  if (isDpopRefusal(proof)) throw new OAuthError(proof.error, proof.description, proof.nonce ? { dpopNonce: proof.nonce } : {});
+  return proof.jkt;
 }

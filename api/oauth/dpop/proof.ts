@@ -151,6 +151,9 @@ export function htuOf(uri: string): string | undefined {
   return `${url.origin}${url.pathname}`;
 }
 
+/** Whether `s` can be a key's JWK SHA-256 thumbprint (RFC 7638) as `dpop_jkt` names one (§10): 43 base64url characters. */
+export const isThumbprint = (s: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(s);
+
 /** base64url(SHA-256(token)): a proof's `ath` for that access token (§4.2). */
 export const accessTokenHash = (token: string): string => crypto.createHash('sha256').update(token).digest('base64url');
 

@@ -23,7 +23,8 @@ const CODE = 'authorization code';
  */
 export type CodeVerdict = { refuse: OAuthError; spend: boolean } | { replayed: AuthorizationCode } | { honour: AuthorizationCode };
 
-export function judgeCode(client: Client, found: AuthorizationCode | undefined, params: Params, now: number): CodeVerdict {
+/** `jkt`: the key of the token request's DPoP proof, if it sent one. */
+export function judgeCode(client: Client, found: AuthorizationCode | undefined, params: Params, now: number, jkt?: string): CodeVerdict {
   const refuse = (description: string): CodeVerdict => ({ refuse: invalidGrant(description), spend: true });
   if (!found || found.clientId !== client.id) return { refuse: notIssuedToClient(CODE), spend: false };
   if (found.usedAt) return { replayed: found };
@@ -34,6 +35,14 @@ export function judgeCode(client: Client, found: AuthorizationCode | undefined, 
     if (!verifierMatches(params.code_verifier, found.codeChallenge)) return refuse('code_verifier does not match the code_challenge');
   } else if (params.code_verifier) {
     return refuse('code_verifier sent, but the authorization request had no code_challenge');
+  }
+  // RFC 9449 §10: "the authorization server computes the JWK thumbprint [...] of the proof-of-possession
+  // public key in the DPoP proof and verifies that it matches the dpop_jkt parameter value in the
+  // authorization request. If they do not match, it MUST reject the request."
+  if (found.dpopJkt !== null) {
+    if (jkt === undefined)
+      return refuse('the authorization request bound this code to a DPoP key (dpop_jkt): send a DPoP proof of that key');
+    if (jkt !== found.dpopJkt) return refuse("the DPoP proof's key is not the one the authorization request bound this code to (dpop_jkt)");
   }
   return { honour: found };
 }
@@ -49,7 +58,7 @@ export const authorizationCode: Grant = {
     const hash = tokenHash(params.code!);
     const now = Date.now();
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
-      const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now);
+      const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now, dpop?.jkt);
       if ('replayed' in verdict) {
         const { sessionId } = verdict.replayed;
         if (sessionId) await closeGrants(svc, { tree: sessionId }, { how: 'code-replay', by: { client: client.id } }, tx);

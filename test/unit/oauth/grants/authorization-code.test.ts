@@ -24,6 +24,7 @@ const code = (change: Partial<AuthorizationCode> = {}): AuthorizationCode => ({
   audience: null,
   authTime: null,
   sid: null,
+  dpopJkt: null,
   ...change,
 });
 const params = { redirect_uri: 'https://spa.example/cb', code_verifier: verifier };
@@ -66,5 +67,14 @@ describe('authorization_code: judgeCode', function () {
   it('a code without a challenge refuses a verifier, and is honoured without one', function () {
     expect(outcome(judgeCode(client, code({ codeChallenge: null }), params, now))).to.match(/had no code_challenge \(spent\)$/);
     expect(outcome(judgeCode(client, code({ codeChallenge: null }), { redirect_uri: params.redirect_uri }, now))).to.equal('honour');
+  });
+
+  it('a code bound to a DPoP key (dpop_jkt) is honoured only with a proof of that key, and spent by any other', function () {
+    const jkt = 'k'.repeat(43);
+    const bound = (): AuthorizationCode => code({ dpopJkt: jkt });
+    expect(outcome(judgeCode(client, bound(), params, now, jkt))).to.equal('honour');
+    expect(outcome(judgeCode(client, bound(), params, now))).to.match(/^invalid_grant: .*send a DPoP proof of that key \(spent\)$/);
+    expect(outcome(judgeCode(client, bound(), params, now, 'j'.repeat(43)))).to.match(/^invalid_grant: .*not the one .* \(spent\)$/);
+    expect(outcome(judgeCode(client, code(), params, now, jkt)), 'an unbound code takes any proof').to.equal('honour');
   });
 });
