@@ -3,36 +3,12 @@
 // box API, UserInfo, introspection and the decision point accept a bound token only with
 // a fresh proof of its key for that very request, once, at any process of the box.
 import { expect } from 'chai';
-import { createHash, randomUUID } from 'node:crypto';
-import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { Box, basic, type JsonResponse } from '../support/box.js';
+import { ath, newKey, proof, type DpopKey } from '../support/dpop.js';
 import { FormAgent } from '../support/form-agent.js';
-
-interface Key {
-  privateKey: CryptoKey;
-  jwk: JWK;
-}
-
-const newKey = async (alg = 'ES256'): Promise<Key> => {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
-  return { privateKey, jwk: await exportJWK(publicKey) };
-};
-
-const ath = (token: string): string => createHash('sha256').update(token).digest('base64url');
-
-/** A proof made by hand: what a client (or an attacker) can send. */
-function proof(
-  key: Key,
-  claims: { htm: string; htu: string; iat?: number; jti?: string; ath?: string; nonce?: string },
-  alg = 'ES256',
-): Promise<string> {
-  const { iat, ...rest } = claims;
-  return new SignJWT({ jti: randomUUID(), ...rest })
-    .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk: key.jwk })
-    .setIssuedAt(iat ?? Math.floor(Date.now() / 1000))
-    .sign(key.privateKey);
-}
 
 const insecure = { [oauth.allowInsecureRequests]: true };
 const CALLBACK = 'https://spa.example/callback';
@@ -72,7 +48,7 @@ describe('DPoP (RFC 9449)', function () {
   }
 
   /** A bound token and the key it is bound to, proofs by hand. */
-  async function tokenWithKey(): Promise<{ token: string; key: Key }> {
+  async function tokenWithKey(): Promise<{ token: string; key: DpopKey }> {
     const key = await newKey();
     const res = await box.form(
       '/auth/token',
@@ -315,7 +291,7 @@ describe('DPoP (RFC 9449)', function () {
         },
         dpop ? { DPoP: dpop } : {},
       );
-    const tokenProof = async (key: Key) => proof(key, { htm: 'POST', htu: `${box.url}/auth/token` });
+    const tokenProof = async (key: DpopKey) => proof(key, { htm: 'POST', htu: `${box.url}/auth/token` });
 
     it('is redeemed with a proof of the key dpop_jkt names, and its tokens are bound to that key', async function () {
       const DPoP = await newHandle();
@@ -517,7 +493,7 @@ describe('DPoP (RFC 9449)', function () {
       expect(p.status, p.text).to.be.oneOf([200, 201]);
     });
 
-    async function readerToken(): Promise<{ token: string; key: Key }> {
+    async function readerToken(): Promise<{ token: string; key: DpopKey }> {
       const key = await newKey();
       const res = await box.form(
         '/auth/token',

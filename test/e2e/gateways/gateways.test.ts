@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { Box, basic } from '../../support/box.js';
 import { launchBrowser, screenshot } from '../../support/browser.js';
+import { ath, newKey, proof } from '../../support/dpop.js';
 import { freePort } from '../../support/ports.js';
 import { startGateway, startUpstream, type Gateway, type GatewayName, type Received, type Upstream } from './launch.js';
 
@@ -150,6 +151,38 @@ describe('real gateways in front of an app', function () {
         const res = await reaching(() => through(name, '/docs/b', { headers: auth }));
         expect(res.status).to.equal(401);
         expect(res.received).to.equal(undefined);
+      });
+
+      it('a DPoP-bound token passes with a proof of the request as its client sent it, once; not without one, nor for another path', async function () {
+        const key = await newKey();
+        const issued = await box.form(
+          '/auth/token',
+          { grant_type: 'client_credentials', audience: audienceOf(name) },
+          {
+            Authorization: basic('indexer', 'indexer-secret'),
+            DPoP: await proof(key, { htm: 'POST', htu: `http://localhost:${box.port}/auth/token` }),
+          },
+        );
+        expect(issued.body.token_type, issued.text).to.equal('DPoP');
+        const token = issued.body.access_token as string;
+        // The proof names the URL the client called, the gateway's: the gateway must tell the box the original request.
+        const proofFor = (path: string) => proof(key, { htm: 'GET', htu: `${gateways.get(name)!.url}${path}`, ath: ath(token) });
+        const bound = (dpop: string) => ({ headers: { Authorization: `DPoP ${token}`, DPoP: dpop } });
+
+        const first = await proofFor('/docs/a');
+        const allowed = await reaching(() => through(name, '/docs/a?x=1', bound(first)));
+        expect(allowed.status).to.equal(200);
+        expect(allowed.received!.headers['x-auth-request-client']).to.equal('indexer');
+        for (const [what, run] of [
+          ['the same proof again', () => through(name, '/docs/a?x=1', bound(first))],
+          ['a proof for another path', async () => through(name, '/docs/a', bound(await proofFor('/docs/other')))],
+          ['no proof', () => through(name, '/docs/a', { headers: { Authorization: `DPoP ${token}` } })],
+          ['the token as Bearer', () => through(name, '/docs/a', { headers: { Authorization: `Bearer ${token}` } })],
+        ] as const) {
+          const refused = await reaching(run);
+          expect(refused.status, what).to.equal(401);
+          expect(refused.received, what).to.equal(undefined);
+        }
       });
 
       it('a client-sent X-Auth-Request-Email never reaches the upstream on an anonymous allowed request', async function () {
