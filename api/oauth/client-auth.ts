@@ -124,7 +124,7 @@ export async function addressAttempt<T>(
  * tokens authenticate it (auth.workload). Such a client is never public: named by
  * client_id alone it would be anyone who knows its id.
  */
-function confidential(client: Stored<Client>): boolean {
+export function confidential(client: Stored<Client>): boolean {
   return Boolean(client.secretHash || client.resource.auth?.workload);
 }
 

@@ -9,6 +9,7 @@ import {
   addressAttempt,
   authenticateClient,
   type AuthenticatedClient,
+  confidential,
   namedOnly,
   presentedClient,
   type ClientAuthServices,
@@ -99,7 +100,8 @@ async function issue(
     throw new OAuthError('unauthorized_client', `client "${client.resource.id}" may not use the ${grant.type} grant (see its grant_types)`);
   }
   const dpop = await proofOf(svc, request, client);
-  return grant.handle({ svc, params, client, ...(dpop ? { dpop } : {}) });
+  const unproven = namedOnly(presented) && confidential(client);
+  return grant.handle({ svc, params, client, ...(dpop ? { dpop } : {}), ...(unproven ? { unproven } : {}) });
 }
 
 /**

@@ -160,6 +160,30 @@ describe('DPoP (RFC 9449)', function () {
       );
       expect(bound.body.token_type).to.equal('DPoP');
     });
+
+    it("a confidential client's refresh token of a bound grant is no bearer token: a thief without the secret is refused", async function () {
+      // Its refresh token is not bound to the key because the client authenticates when it
+      // refreshes (§5); named by client_id alone, the client is anyone who holds the token.
+      const { token } = await boundToken();
+      const htu = `${box.url}/auth/token`;
+      const tries: Record<string, string>[] = [{}, { DPoP: await proof(await newKey(), { htm: 'POST', htu }) }];
+      for (const headers of tries) {
+        const stolen = await box.form(
+          '/auth/token',
+          { grant_type: 'refresh_token', refresh_token: token.refresh_token!, client_id: 'orders' },
+          headers,
+        );
+        expect(stolen.status, stolen.text).to.equal(401);
+        expect(stolen.body.error).to.equal('invalid_client');
+      }
+      // The thief's tries did not spend it: the client, with its secret, refreshes.
+      const own = await box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: token.refresh_token! },
+        { Authorization: basic('orders', 'orders-secret'), DPoP: await proof(await newKey(), { htm: 'POST', htu }) },
+      );
+      expect(own.status, own.text).to.equal(200);
+    });
   });
 
   const spa: oauth.Client = { client_id: 'spa' };

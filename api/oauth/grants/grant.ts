@@ -43,6 +43,11 @@ export interface GrantContext {
    * token is bound to it, and so is a public client's refresh token (RFC 9449 §5).
    */
   dpop?: DpopBinding;
+  /**
+   * The client has credentials (a secret, ServiceAccounts), but the request named it by
+   * client_id alone, as the refresh grant allows: nobody proved to be it.
+   */
+  unproven?: boolean;
 }
 
 export interface DpopBinding {

@@ -44,11 +44,12 @@ export const refreshToken: Grant = {
     },
   },
 
-  async handle({ svc, params, client: { resource: client }, dpop }) {
+  async handle({ svc, params, client: { resource: client }, dpop, unproven = false }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed = scopeParam(params.scope);
+    const presented: Presented = { jkt: dpop?.jkt, unproven };
 
-    const verdict = await readHolder(svc, client, hash, dpop?.jkt);
+    const verdict = await readHolder(svc, client, hash, presented);
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
       const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop);
@@ -63,7 +64,7 @@ export const refreshToken: Grant = {
 
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const now = Date.now();
-      const locked = judgeRefresh(client, await lockRefreshHolder(tx, hash), now, dpop?.jkt);
+      const locked = judgeRefresh(client, await lockRefreshHolder(tx, hash), now, presented);
       if ('reused' in locked) {
         // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
         const closed = (
@@ -85,22 +86,29 @@ export const refreshToken: Grant = {
  * The verdict on the holder as this process knows it (svc.refreshHolders) or as
  * the database has it: a remembered holder is trusted for a yes only.
  */
-async function readHolder(svc: GrantServices, client: Client, hash: Buffer, jkt: string | undefined): Promise<RefreshVerdict> {
+async function readHolder(svc: GrantServices, client: Client, hash: Buffer, presented: Presented): Promise<RefreshVerdict> {
   const remembered = svc.refreshHolders.get(hash);
   if (remembered) {
-    const verdict = judgeRefresh(client, remembered, Date.now(), jkt);
+    const verdict = judgeRefresh(client, remembered, Date.now(), presented);
     if ('settings' in verdict) return verdict;
     svc.refreshHolders.forget(remembered.id);
   }
   const holder = await findByRefreshToken(svc.pool, hash);
   if (holder) svc.refreshHolders.remember(holder);
-  return judgeRefresh(client, holder, Date.now(), jkt);
+  return judgeRefresh(client, holder, Date.now(), presented);
 }
 
 export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { holder: SessionRow; settings: GrantSettings };
 
-/** What a use of the token held by `holder` (as read at `now`) comes to; `jkt`: the key of the request's DPoP proof. */
-export function judgeRefresh(client: Client, holder: SessionRow | undefined, now: number, jkt?: string): RefreshVerdict {
+/** What the request showed beside the token: the key of its DPoP proof; whether its confidential client only named itself (GrantContext.unproven). */
+export interface Presented {
+  jkt?: string | undefined;
+  unproven?: boolean;
+}
+
+/** What a use of the token held by `holder` (as read at `now`) comes to, with what the request `presented`. */
+export function judgeRefresh(client: Client, holder: SessionRow | undefined, now: number, presented: Presented = {}): RefreshVerdict {
+  const { jkt, unproven } = presented;
   if (!holder || holder.clientId !== client.id) return { error: notIssuedToClient(REFRESH_TOKEN) };
   // RFC 9449 §5: a public client's refresh token is bound to the key of its DPoP proof, and
   // is used only with a proof of that key. Checked first, so that whoever lacks the key can
@@ -109,6 +117,18 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
     if (jkt === undefined)
       return { error: new OAuthError('invalid_dpop_proof', 'this refresh token is DPoP-bound: send a DPoP proof signed with its key') };
     if (jkt !== holder.refreshJkt) return { error: invalidGrant('this refresh token is bound to another DPoP key') };
+  }
+  // A confidential client's refresh token is not bound: "they are already sender-constrained with a
+  // different existing mechanism" (§5), the client's authentication. Named by client_id alone the
+  // client is whoever holds the token, who would refresh the grant's bound access tokens into
+  // tokens without the key. Checked before reuse, as the binding is.
+  if (unproven && holder.refreshJkt === null && holder.jkt !== null) {
+    return {
+      error: new OAuthError(
+        'invalid_client',
+        `client "${client.id}" must authenticate to use this refresh token: the access tokens of its grant are DPoP-bound`,
+      ),
+    };
   }
   if (holder.refreshUsedAt) return { reused: holder };
   if (!holder.active) return { error: invalidGrant('refresh token belongs to a closed session') };

@@ -75,14 +75,25 @@ describe('refresh_token: judgeRefresh', function () {
 
   it("a DPoP-bound refresh token (a public client's) is used only with a proof of its key, before anything else is judged", function () {
     const bound = (change: Partial<SessionRow> = {}) => holder({ refreshJkt: 'key-1', ...change });
-    expect(outcome(judgeRefresh(client(true), bound(), now, 'key-1'))).to.equal('use');
+    expect(outcome(judgeRefresh(client(true), bound(), now, { jkt: 'key-1' }))).to.equal('use');
     expect(outcome(judgeRefresh(client(true), bound(), now))).to.match(/^invalid_dpop_proof: .*DPoP-bound/);
-    expect(outcome(judgeRefresh(client(true), bound(), now, 'key-2'))).to.equal(
+    expect(outcome(judgeRefresh(client(true), bound(), now, { jkt: 'key-2' }))).to.equal(
       'invalid_grant: this refresh token is bound to another DPoP key',
     );
     // Without the key, a rotated token presented again sets off nothing.
     expect(outcome(judgeRefresh(client(true), bound({ refreshUsedAt: new Date(now - 1) }), now))).to.match(/^invalid_dpop_proof/);
     // An unbound one needs no proof, whatever key a proof of the request has.
-    expect(outcome(judgeRefresh(client(true), holder(), now, 'key-2'))).to.equal('use');
+    expect(outcome(judgeRefresh(client(true), holder(), now, { jkt: 'key-2' }))).to.equal('use');
+  });
+
+  it("a confidential client's refresh token of a DPoP-bound grant is used only by the client authenticated, before reuse is judged", function () {
+    const ofBoundGrant = (change: Partial<SessionRow> = {}) => holder({ jkt: 'key-1', ...change });
+    expect(outcome(judgeRefresh(client(true), ofBoundGrant(), now, { unproven: true }))).to.match(/^invalid_client: .*must authenticate/);
+    expect(outcome(judgeRefresh(client(true), ofBoundGrant({ refreshUsedAt: new Date(now - 1) }), now, { unproven: true }))).to.match(
+      /^invalid_client/,
+    );
+    expect(outcome(judgeRefresh(client(true), ofBoundGrant(), now))).to.equal('use');
+    // The spec's form (client_id alone) stays for a grant that never was bound.
+    expect(outcome(judgeRefresh(client(true), holder(), now, { unproven: true }))).to.equal('use');
   });
 });
