@@ -25,10 +25,14 @@ export async function recordProofs(db: Queryable, proofs: SeenProof[]): Promise<
   return proofs.map((p) => inserted.has(p.digest.toString('hex')));
 }
 
-/** Deletes the proofs whose window has passed; a batch at a time. */
+/**
+ * Deletes the proofs whose window has passed, a batch at a time. The window is the
+ * checking process's clock's (api/oauth/dpop/check.ts); a minute's slack keeps a proof
+ * remembered while a process whose clock runs behind the database's could still take it.
+ */
 export async function purgeProofs(db: Queryable, batch = 5000): Promise<number> {
   const { rowCount } = await db.query(
-    `DELETE FROM dpop_proofs WHERE digest IN (SELECT digest FROM dpop_proofs WHERE expires_at < now() LIMIT $1)`,
+    `DELETE FROM dpop_proofs WHERE digest IN (SELECT digest FROM dpop_proofs WHERE expires_at < now() - interval '1 minute' LIMIT $1)`,
     [batch],
   );
   return rowCount ?? 0;

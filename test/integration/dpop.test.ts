@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
+import pg from 'pg';
+import { purgeProofs, recordProofs } from '../../api/store/dpop-proofs.js';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { ath, newKey, proof, type DpopKey } from '../support/dpop.js';
 import { FormAgent } from '../support/form-agent.js';
@@ -429,6 +431,25 @@ describe('DPoP (RFC 9449)', function () {
         expectDpopRefusal(await getClients({ Authorization: `DPoP ${token}`, DPoP: fresh }), 'invalid_dpop_proof', /already used/);
       } finally {
         await other.stop();
+      }
+    });
+
+    it("the replay cache forgets a proof a minute after its window, not before (a process's clock may lag the database's)", async function () {
+      const db = new pg.Client({ connectionString: box.databaseUrl });
+      await db.connect();
+      try {
+        const digest = (n: number): Buffer => Buffer.alloc(32, n);
+        await recordProofs(db, [
+          { digest: digest(1), expiresAt: new Date(Date.now() - 30_000) },
+          { digest: digest(2), expiresAt: new Date(Date.now() - 120_000) },
+        ]);
+        await purgeProofs(db);
+        const { rows } = await db.query<{ digest: Buffer }>('SELECT digest FROM dpop_proofs WHERE digest = ANY($1)', [
+          [digest(1), digest(2)],
+        ]);
+        expect(rows.map((r) => r.digest[0])).to.deep.equal([1]);
+      } finally {
+        await db.end();
       }
     });
 
