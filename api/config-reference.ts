@@ -260,6 +260,12 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'their `imagePullPolicy`: `Always`, `IfNotPresent` or `Never`',
   },
   {
+    names: ['BOXAUTH_OPERATOR_PIN_BOX_IMAGE'],
+    default: '`false`',
+    meaning:
+      "`true`: every box runs `BOXAUTH_OPERATOR_BOX_IMAGE`, and a Box whose `spec.image` names another is refused (`Ready=False`, `Stalled=True`, reason `ImageNotAllowed`) with nothing made or changed (the chart's `boxImage.pinned`). `false`: whoever may write a Box chooses the code its pods run ([who may write what](../kubernetes/install.md#who-may-write-what))",
+  },
+  {
     names: ['BOXAUTH_OPERATOR_NAMESPACE'],
     default: "`$POD_NAMESPACE`, else the pod's or the kubeconfig context's",
     meaning: 'the namespace of the leader Lease',
