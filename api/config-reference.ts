@@ -183,7 +183,13 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_DECISION_RETENTION_HOURS'],
     default: '`24`',
     meaning:
-      'how long refused decisions of the decision point are kept in the database for `boxauth explain <id>` (`GET /authz/decisions/<id>`); `0` keeps none past the next purge. Only the refusals of an identified caller (a live token or cookie, an AuthZEN subject) are kept, at most 50 a second per process: a stranger cannot fill the database; every decision is in the audit log',
+      'how long refused decisions of the decision point are kept in the database for `boxauth explain <id>` (`GET /authz/decisions/<id>`); `0` keeps none past the next purge. Only the refusals of an identified caller (a live token or cookie, an AuthZEN subject) are kept, at most 50 a second per process and 5 of one caller (a user, else a client), each as an excerpt of at most 4,096 characters of request (strings cut at 256): a stranger cannot fill the database, nor one caller crowd out the others; every decision is in the audit log ([what is kept](../guides/guard-your-apps.md#why-a-request-was-refused-boxauth-explain))',
+  },
+  {
+    names: ['BOXAUTH_DECISION_MAX_ROWS'],
+    default: '`100000`',
+    meaning:
+      'at most this many refused decisions are kept: each purge run deletes the oldest beyond (counted as `boxauth_decisions_not_kept_total{why="cap"}`, alert `BoxauthDecisionRecordsFull`). With excerpts of at most about 10 kB a row, 100,000 rows stay under about 1 GB',
   },
   {
     names: ['BOXAUTH_DPOP_NONCE'],
@@ -252,6 +258,12 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY'],
     default: '`IfNotPresent`',
     meaning: 'their `imagePullPolicy`: `Always`, `IfNotPresent` or `Never`',
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_PIN_BOX_IMAGE'],
+    default: '`false`',
+    meaning:
+      "`true`: every box runs `BOXAUTH_OPERATOR_BOX_IMAGE`, and a Box whose `spec.image` names another is refused (`Ready=False`, `Stalled=True`, reason `ImageNotAllowed`) with nothing made or changed (the chart's `boxImage.pinned`). `false`: whoever may write a Box chooses the code its pods run ([who may write what](../kubernetes/install.md#who-may-write-what))",
   },
   {
     names: ['BOXAUTH_OPERATOR_NAMESPACE'],

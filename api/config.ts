@@ -60,6 +60,8 @@ export interface Config {
   sessionRetentionHours: number;
   /** Refused decisions of the decision point are kept this long for `boxauth explain`. */
   decisionRetentionHours: number;
+  /** …and at most this many of them: the purge job deletes the oldest beyond. */
+  decisionMaxRows: number;
   purgeIntervalSeconds: number;
   shutdownTimeoutMs: number;
   authCodeTtlSeconds: number;
@@ -273,6 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: int(env, 'BOXAUTH_DB_POOL_SIZE', 10, 1, 500),
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     decisionRetentionHours: int(env, 'BOXAUTH_DECISION_RETENTION_HOURS', 24, 0, 24 * 365),
+    decisionMaxRows: int(env, 'BOXAUTH_DECISION_MAX_ROWS', 100_000, 1, 100_000_000),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     authCodeTtlSeconds: int(env, 'BOXAUTH_AUTH_CODE_TTL_SECONDS', 60, 1, 600),

@@ -78,8 +78,21 @@ export class Metrics {
   });
   readonly decisionsNotKept = new Counter({
     name: 'boxauth_decisions_not_kept_total',
-    help: 'Refused decisions left out of the record boxauth explain reads, by why: anonymous (no identified caller), rate (over 50 a second), queue (the writer fell behind)',
+    help: 'Refused decisions left out of the record boxauth explain reads, by why: anonymous (no identified caller), rate (over 50 a second), share (over 5 a second of one caller), queue (the writer fell behind), cap (deleted before their retention: BOXAUTH_DECISION_MAX_ROWS)',
     labelNames: ['why'],
+    registers: [this.registry],
+  });
+  // Every process measures the one table of its box: its workers' readings are the same one, not parts of a sum.
+  readonly decisionRecords = new Gauge({
+    name: 'boxauth_decision_records',
+    help: 'Refused decisions kept for boxauth explain (rows), as the last purge run counted them; at most BOXAUTH_DECISION_MAX_ROWS after each run',
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+  readonly decisionRecordBytes = new Gauge({
+    name: 'boxauth_decision_records_bytes',
+    help: 'Size on disk of the refused decisions kept (the table, its indexes and TOAST), as the last purge run measured it',
+    aggregator: 'max',
     registers: [this.registry],
   });
   readonly decisionDuration = new Histogram({

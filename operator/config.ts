@@ -2,7 +2,7 @@
 // start-up with a message naming the variable.
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, int, listenHost, LOG_LEVELS, matching, oneOf, str, type Env } from '../api/config.js';
+import { bool, ConfigError, int, listenHost, LOG_LEVELS, matching, oneOf, str, type Env } from '../api/config.js';
 
 export interface OperatorConfig {
   /** Where box schemas and roles are created; unset: the embedded PostgreSQL of `make run`. */
@@ -12,6 +12,8 @@ export interface OperatorConfig {
   boxDatabaseHost: string | undefined;
   boxImage: string;
   boxImagePullPolicy: string;
+  /** Boxes run boxImage only: a Box with another spec.image is refused. */
+  pinBoxImage: boolean;
   /** The namespace of the leader Lease; unset: the pod's (or the kubeconfig context's) namespace. */
   namespace: string | undefined;
   leaseName: string;
@@ -50,6 +52,7 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     boxDatabaseHost,
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
     boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
+    pinBoxImage: bool(env, 'BOXAUTH_OPERATOR_PIN_BOX_IMAGE', false),
     namespace:
       str(env, 'BOXAUTH_OPERATOR_NAMESPACE') === undefined
         ? str(env, 'POD_NAMESPACE')

@@ -133,6 +133,7 @@ async function main(): Promise<void> {
         boxDatabaseHost: config.boxDatabaseHost,
         image: config.boxImage,
         imagePullPolicy: config.boxImagePullPolicy,
+        pinImage: config.pinBoxImage,
       },
       log,
       metrics,

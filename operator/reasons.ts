@@ -80,6 +80,11 @@ const box = {
    */
   TLSSecretNotReady: WAITING,
   /**
+   * Ready=False, Stalled=True: the operator pins the box image (BOXAUTH_OPERATOR_PIN_BOX_IMAGE, the chart's boxImage.pinned) and spec.image
+   * names another; nothing is made or changed (a running box keeps its Deployment as it was). Remove spec.image, or ask a cluster admin.
+   */
+  ImageNotAllowed: STALLED,
+  /**
    * Ready=False, Stalled=True: a ServiceAccount of the box's name exists and is not the operator's. Set spec.serviceAccountName to run the
    * API pods as it, or delete it.
    */

@@ -23,7 +23,13 @@ export interface Explanation {
   request: object | null;
   /** For a recorded decision: when it was made. */
   at?: string;
+  /** For a recorded decision kept as an excerpt: what it cut (its policies were not evaluated again). */
+  cut?: string[];
 }
+
+/** Why a policy of a decision kept as an excerpt is shown as it was, not evaluated again. */
+export const NOT_REPLAYED =
+  'not evaluated again: the record keeps an excerpt of the request (see cut), and a policy could say otherwise of the excerpt than of the request; the verdict is the one given at the time';
 
 async function explainPolicies(
   svc: Pick<Services, 'policies'>,
@@ -55,16 +61,22 @@ export async function explainDecision(svc: Pick<Services, 'policies'>, d: Decisi
   };
 }
 
-/** A refused decision the record kept, explained against the policies as they are now. */
+/**
+ * A refused decision the record kept, explained against the policies as they are now;
+ * when the record keeps only an excerpt of the request, with the verdicts given at the
+ * time instead, marked: evaluating an excerpt would explain another request.
+ */
 export async function explainRecorded(svc: Pick<Services, 'policies'>, row: DecisionRow): Promise<Explanation> {
+  const { cut } = row;
   return {
     id: row.id,
     app: row.app,
     allowed: false,
     status: row.status,
     reason: row.reason,
-    policies: await explainPolicies(svc, row.policies, row.request),
+    policies: cut.length ? row.policies.map((o) => ({ ...o, why: NOT_REPLAYED })) : await explainPolicies(svc, row.policies, row.request),
     request: row.request,
     at: new Date(row.at).toISOString(),
+    ...(cut.length ? { cut } : {}),
   };
 }

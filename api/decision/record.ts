@@ -6,46 +6,65 @@
 // path, from a bounded queue (when it overflows, the oldest wait is dropped and
 // counted: explaining never slows deciding).
 //
-// Not every refusal is kept. A stranger with curl and no credential can be refused as
-// fast as the box can answer, each refusal with up to the request line's limits of
-// query: kept, a day of that is terabytes. So only the refusals of an identified
-// caller (a live token or sign-in cookie, or an AuthZEN subject a PEP named) are kept,
-// at most KEPT_PER_SECOND a second per process; the rest are in the audit log only,
-// and counted (boxauth_decisions_not_kept_total, by why).
+// Not every refusal is kept, nor all of one. A stranger with curl and no credential can
+// be refused as fast as the box can answer, each refusal with up to the request line's
+// limits of query: kept, a day of that is terabytes. So only the refusals of an
+// identified caller (a live token or sign-in cookie, or an AuthZEN subject a PEP named)
+// are kept; at most KEPT_PER_SECOND a second per process, and of those at most
+// KEPT_PER_CALLER_PER_SECOND of one caller (a user, else a client), so that a caller
+// refused in a loop never crowds out another's refusals; each as a bounded excerpt
+// (./excerpt.ts) that names what it cut. The rest are in the audit log only, and
+// counted (boxauth_decisions_not_kept_total, by why). The purge job bounds the table
+// by age and by rows (BOXAUTH_DECISION_MAX_ROWS: api/jobs/purge.ts).
 import type { Pool } from '../db/pool.js';
 import type { Audit } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { PolicyOutcome } from '../policy/evaluate.js';
 import { findDecision, insertDecisions, type DecisionRow } from '../store/decisions.js';
 import type { Decision } from './engine.js';
+import { excerpt } from './excerpt.js';
 
 const MAX_QUEUED = 10_000;
 const BATCH = 500;
 export const KEPT_PER_SECOND = 50;
+export const KEPT_PER_CALLER_PER_SECOND = 5;
 
-/** At most `perSecond` a second: whether one more may go now. */
+/**
+ * At most `perSecond` a second, and of those at most `perKey` of one key: whether one
+ * more of `key` may go now (`ok`), or which limit is spent. Keys are only remembered
+ * for the second they took from, so there are never more than `perSecond` of them.
+ */
 export class PerSecondBudget {
   private second = -1;
   private used = 0;
+  private readonly byKey = new Map<string, number>();
 
-  constructor(private readonly perSecond: number) {}
+  constructor(
+    private readonly perSecond: number,
+    private readonly perKey = perSecond,
+  ) {}
 
-  take(now: number): boolean {
+  take(now: number, key = ''): 'ok' | 'rate' | 'share' {
     const second = Math.floor(now / 1000);
     if (second !== this.second) {
       this.second = second;
       this.used = 0;
+      this.byKey.clear();
     }
-    if (this.used >= this.perSecond) return false;
+    if (this.used >= this.perSecond) return 'rate';
+    const mine = this.byKey.get(key) ?? 0;
+    if (mine >= this.perKey) return 'share';
+    this.byKey.set(key, mine + 1);
     this.used++;
-    return true;
+    return 'ok';
   }
 }
 
 export class Decisions {
   private queue: DecisionRow[] = [];
   private writing = false;
-  private readonly budget = new PerSecondBudget(KEPT_PER_SECOND);
+  private readonly budget = new PerSecondBudget(KEPT_PER_SECOND, KEPT_PER_CALLER_PER_SECOND);
 
   constructor(
     private readonly pool: Pool,
@@ -73,19 +92,23 @@ export class Decisions {
     });
     if (d.allowed || d.request === null) return;
     if (!d.caller.user && !d.caller.client) return void this.metrics.decisionsNotKept.inc({ why: 'anonymous' });
-    if (!this.budget.take(now)) return void this.metrics.decisionsNotKept.inc({ why: 'rate' });
+    const spent = this.budget.take(now, d.caller.user ? `user:${d.caller.user.id}` : `client:${d.caller.client}`);
+    if (spent !== 'ok') return void this.metrics.decisionsNotKept.inc({ why: spent });
     if (this.queue.length >= MAX_QUEUED) {
       this.queue.shift();
       this.metrics.decisionsNotKept.inc({ why: 'queue' });
     }
+    const request = excerpt(d.request, 'request');
+    const policies = excerpt(d.outcomes, 'policies');
     this.queue.push({
       id: d.id,
       app: d.app!,
       at: new Date(),
       status: d.status,
       reason: d.description,
-      request: d.request,
-      policies: d.outcomes,
+      request: request.value as object,
+      policies: policies.value as PolicyOutcome[],
+      cut: [...request.cut, ...policies.cut],
     });
     this.flush();
   }

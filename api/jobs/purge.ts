@@ -1,17 +1,27 @@
 // Background upkeep: delete sessions that stopped mattering, and keys no live
 // token needs. One process of a box does it at a time (advisory lock); the rest skip.
+// The refused decisions kept for `boxauth explain` are bounded by age and by rows
+// (BOXAUTH_DECISION_MAX_ROWS), and every process measures them at each run, so that
+// whichever is scraped says how full the record is.
+import type { Queryable } from '../db/pool.js';
 import type { Services } from '../services.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
-import { purgeDecisions } from '../store/decisions.js';
+import { capDecisions, decisionsKept, purgeDecisions } from '../store/decisions.js';
 import { purgeProofs } from '../store/dpop-proofs.js';
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
 
-/** What the upkeep uses: the database, its retention settings, and the signing keys it rotates and drops. */
-export type PurgeServices = Pick<Services, 'config' | 'keyring' | 'log' | 'pool'>;
+/** What the upkeep uses: the database, its retention settings, the signing keys it rotates and drops, and the metrics it sets. */
+export type PurgeServices = Pick<Services, 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+
+async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void> {
+  const kept = await decisionsKept(db);
+  svc.metrics.decisionRecords.set(kept.rows);
+  svc.metrics.decisionRecordBytes.set(kept.bytes);
+}
 
 export function startPurgeJob(svc: PurgeServices): () => void {
   let lastKeyCheck = 0;
@@ -21,7 +31,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
       const { rows } = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok",
       );
-      if (!rows[0]!.ok) return;
+      if (!rows[0]!.ok) return await measureDecisions(client, svc);
       try {
         let purged = 0;
         for (let n = -1; n !== 0;) {
@@ -35,6 +45,19 @@ export function startPurgeJob(svc: PurgeServices): () => void {
         await purgeDeviceCodes(client);
         await purgePushedRequests(client);
         for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
+        let capped = 0;
+        for (let n = -1; n !== 0;) {
+          n = await capDecisions(client, svc.config.decisionMaxRows);
+          capped += n;
+        }
+        if (capped) {
+          svc.metrics.decisionsNotKept.inc({ why: 'cap' }, capped);
+          svc.log.warn(
+            { deleted: capped, maxRows: svc.config.decisionMaxRows },
+            'the record of refused decisions is full (BOXAUTH_DECISION_MAX_ROWS): deleted the oldest before their retention',
+          );
+        }
+        await measureDecisions(client, svc);
         for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
 
         await svc.keyring.ensureActive(); // rotates the signing key when it is due

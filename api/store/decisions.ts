@@ -1,4 +1,4 @@
-// Refused decisions of the decision point, kept for `boxauth explain` (migration 011).
+// Refused decisions of the decision point, kept for `boxauth explain` (migrations 011, 018).
 import type { Queryable } from '../db/pool.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
 
@@ -9,16 +9,18 @@ export interface DecisionRow {
   status: number;
   /** The description given at the time. */
   reason: string;
-  /** The request object the policies saw. */
+  /** The request object the policies saw, or a bounded excerpt of it (api/decision/excerpt.ts). */
   request: object;
   policies: PolicyOutcome[];
+  /** What the excerpts of request and policies cut (empty: both are whole). */
+  cut: string[];
 }
 
 export async function insertDecisions(db: Queryable, rows: DecisionRow[]): Promise<void> {
   if (!rows.length) return;
   await db.query(
-    `INSERT INTO decisions (id, app, at, status, reason, request, policies)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int[], $5::text[], $6::jsonb[], $7::jsonb[])
+    `INSERT INTO decisions (id, app, at, status, reason, request, policies, cut)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int[], $5::text[], $6::jsonb[], $7::jsonb[], $8::jsonb[])
      ON CONFLICT (id) DO NOTHING`,
     [
       rows.map((r) => r.id),
@@ -28,6 +30,7 @@ export async function insertDecisions(db: Queryable, rows: DecisionRow[]): Promi
       rows.map((r) => r.reason),
       rows.map((r) => JSON.stringify(r.request)),
       rows.map((r) => JSON.stringify(r.policies)),
+      rows.map((r) => JSON.stringify(r.cut)),
     ],
   );
 }
@@ -36,7 +39,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function findDecision(db: Queryable, id: string): Promise<DecisionRow | undefined> {
   if (!UUID.test(id)) return undefined;
-  const { rows } = await db.query<DecisionRow>('SELECT id, app, at, status, reason, request, policies FROM decisions WHERE id = $1', [id]);
+  const { rows } = await db.query<DecisionRow>('SELECT id, app, at, status, reason, request, policies, cut FROM decisions WHERE id = $1', [
+    id,
+  ]);
   return rows[0];
 }
 
@@ -47,4 +52,21 @@ export async function purgeDecisions(db: Queryable, retentionHours: number, batc
     [retentionHours, batch],
   );
   return rowCount ?? 0;
+}
+
+/** Deletes the oldest decisions beyond the newest `maxRows`, a batch at a time. */
+export async function capDecisions(db: Queryable, maxRows: number, batch = 5000): Promise<number> {
+  const { rowCount } = await db.query(
+    'DELETE FROM decisions WHERE id IN (SELECT id FROM decisions ORDER BY at DESC, id DESC OFFSET $1 LIMIT $2)',
+    [maxRows, batch],
+  );
+  return rowCount ?? 0;
+}
+
+/** How many decisions are kept, and the table's size on disk (indexes and TOAST included). */
+export async function decisionsKept(db: Queryable): Promise<{ rows: number; bytes: number }> {
+  const { rows } = await db.query<{ rows: string; bytes: string }>(
+    "SELECT (SELECT count(*) FROM decisions) AS rows, pg_total_relation_size(to_regclass('decisions')) AS bytes",
+  );
+  return { rows: Number(rows[0]!.rows), bytes: Number(rows[0]!.bytes) };
 }

@@ -102,6 +102,16 @@ export class BoxController extends Controller<BoxResource> {
       await this.markNotReady(box, problem, { fields: {} });
       return { ready: false };
     }
+    const image = box.spec?.image;
+    if (this.settings.pinImage && image !== undefined && image !== this.settings.image) {
+      // Checked before anything is made: a Box writer must not choose the code that runs with the box's secrets.
+      const problem = new Problem(
+        BoxReason.ImageNotAllowed,
+        `spec.image is ${image}, but this operator runs boxes on ${this.settings.image} only (BOXAUTH_OPERATOR_PIN_BOX_IMAGE): remove spec.image`,
+      );
+      await this.markNotReady(box, problem);
+      return { ready: false };
+    }
     await this.setFinalizer(box, BOX_FINALIZER, true);
     try {
       return await this.provision(box);

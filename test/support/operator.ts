@@ -25,6 +25,7 @@ export const SETTINGS: BoxSettings = {
   boxDatabaseHost: undefined,
   image: 'boxauth:test',
   imagePullPolicy: 'Never',
+  pinImage: false,
 };
 
 /**
@@ -85,13 +86,13 @@ export class OperatorHarness {
   readonly apps: AppController;
 
   /** `records`: the pool every box's records go to (unit tests that write no records need none). */
-  constructor(records?: Pool) {
+  constructor(records?: Pool, settings: BoxSettings = SETTINGS) {
     const log = createLogger('silent');
     const { kube, clock } = this;
     const deps: ControllerDeps = { kube, log, metrics: new OperatorMetrics(), events: new EventRecorder(kube, 'test', log, clock), clock };
     const secrets = kube.cache<KObject>(SECRETS);
     this.databases = new FakeBoxDatabases(records);
-    this.boxes = new BoxController(kube.cache<BoxResource>(BOXES), secrets, kube.cache(DEPLOYMENTS), deps, this.databases, SETTINGS);
+    this.boxes = new BoxController(kube.cache<BoxResource>(BOXES), secrets, kube.cache(DEPLOYMENTS), deps, this.databases, settings);
     this.clients = new ClientController(this.kube.cache<ClientResource>(CLIENTS), secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(this.kube.cache<AccessPolicyResource>(ACCESS_POLICIES), deps, this.boxes);
     this.apps = new AppController(this.kube.cache<AppResource>(APPS), deps, this.boxes);

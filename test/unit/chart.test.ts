@@ -6,7 +6,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { projectPath } from '../../api/paths.js';
 
 const CHART = projectPath('charts', 'boxauth');
@@ -43,6 +43,48 @@ describe('charts/boxauth', function () {
       const file = path.join(dir, kind, 'health.lua');
       expect(fs.readFileSync(file, 'utf8') === expected, `${file} is stale: run make chart-health`).to.equal(true);
     }
+  });
+
+  it("lets Kubernetes' view and edit roles read and write Clients, AccessPolicies and Apps, but Boxes only through a role of their own", function () {
+    // The template without Helm: its conditionals and labels' include dropped, the name given.
+    const text = fs
+      .readFileSync(path.join(CHART, 'templates', 'rbac-users.yaml'), 'utf8')
+      .replace(/^\{\{-? (if|end)\b.*\}\}\n/gm, '')
+      .replace(/^.*include "boxauth.labels".*\n/gm, '')
+      .replaceAll('{{ include "boxauth.fullname" . }}', 'boxauth');
+    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+    type Role = { kind: string; metadata: { name: string; labels?: Record<string, string> }; rules: Rule[] };
+    const roles = parseAllDocuments(text).map((d) => d.toJS() as Role);
+    const kinds = fs
+      .readdirSync(projectPath('crds'))
+      .map((f) => (readYamlFile(projectPath('crds', f)).spec as { names: { plural: string } }).names.plural);
+    const records = kinds.filter((k) => k !== 'boxes');
+    expect(records.sort()).to.deep.equal(['accesspolicies', 'apps', 'clients']);
+    const granted = (role: Role, verb: string): string[] =>
+      role.rules
+        .filter((r) => r.apiGroups.includes('boxauth.io') && r.verbs.includes(verb))
+        .flatMap((r) => r.resources)
+        .sort();
+    const aggregatedTo = (role: Role): string[] =>
+      Object.entries(role.metadata.labels ?? {})
+        .filter(([k, v]) => k.startsWith('rbac.authorization.k8s.io/aggregate-to-') && v === 'true')
+        .map(([k]) => k.split('aggregate-to-')[1]!);
+    const byName = Object.fromEntries(roles.map((r) => [r.metadata.name, r]));
+    expect(Object.keys(byName).sort()).to.deep.equal(['boxauth-box-admin', 'boxauth-edit', 'boxauth-view']);
+    for (const r of roles) expect(r.kind).to.equal('ClusterRole');
+
+    const view = byName['boxauth-view']!;
+    expect(aggregatedTo(view)).to.deep.equal(['view']); // view is part of edit and admin in turn
+    expect(granted(view, 'list')).to.deep.equal(kinds.flatMap((k) => [k, `${k}/status`]).sort());
+    for (const verb of ['create', 'update', 'patch', 'delete']) expect(granted(view, verb), verb).to.deep.equal([]);
+
+    const edit = byName['boxauth-edit']!;
+    expect(aggregatedTo(edit)).to.deep.equal(['edit']); // edit is part of admin
+    for (const verb of ['create', 'update', 'patch', 'delete']) expect(granted(edit, verb), verb).to.deep.equal(records.sort());
+
+    const boxes = byName['boxauth-box-admin']!;
+    expect(aggregatedTo(boxes)).to.deep.equal([]); // bound on purpose, never by being an editor
+    for (const verb of ['create', 'update', 'patch', 'delete']) expect(granted(boxes, verb), verb).to.deep.equal(['boxes']);
   });
 
   describe('values.schema.json', function () {

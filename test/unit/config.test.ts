@@ -36,6 +36,9 @@ describe('configuration', function () {
     expect(() => loadConfig({ BOXAUTH_BOX: 'My Box' })).to.throw(ConfigError, /BOXAUTH_BOX/);
     expect(() => loadConfig({ BOXAUTH_ADMIN_EMAIL: 'admin' })).to.throw(ConfigError, /BOXAUTH_ADMIN_EMAIL must be an email address/);
     expect(() => loadConfig({ BOXAUTH_REGISTRATION_GROUP: ' users' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION_GROUP/);
+    for (const rows of ['0', 'lots', '1.5'])
+      expect(() => loadConfig({ BOXAUTH_DECISION_MAX_ROWS: rows })).to.throw(ConfigError, /BOXAUTH_DECISION_MAX_ROWS/);
+    expect(loadConfig({}).decisionMaxRows).to.equal(100_000);
     expect(loadConfig({ BOXAUTH_BOX: 'team-a/auth', BOXAUTH_HOST: '::', BOXAUTH_LOG_LEVEL: 'warn' })).to.deep.include({
       box: 'team-a/auth',
       host: '::',

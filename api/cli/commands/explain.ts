@@ -26,6 +26,7 @@ interface Explanation {
   reason: string;
   policies: { id: string; verdict: string; why?: string }[];
   at?: string;
+  cut?: string[];
 }
 
 export const explainCommand: Command = {
@@ -75,6 +76,11 @@ export const explainCommand: Command = {
         `decision ${explanation.id}${explanation.at ? ` (${explanation.at})` : ''}: ${explanation.allowed ? 'allowed' : 'refused'} ` +
           `(${explanation.status}) at app ${explanation.app ?? '-'}: ${explanation.reason}\n\n`,
       );
+      if (explanation.cut?.length)
+        io.out(
+          `The box kept an excerpt of this request, not all of it (${explanation.cut.join('; ')}):\n` +
+            'its policies are shown with the verdicts given at the time, not evaluated again.\n\n',
+        );
       if (!explanation.policies.length) return io.out('No policy of the app applied to this request: refused by default.\n');
       printList(io, 'table', explanation.policies, [
         { header: 'POLICY', cell: (p) => p.id },

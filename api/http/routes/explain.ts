@@ -8,6 +8,7 @@ import { badRequest, notFound } from '../../errors.js';
 import { decide, type Credential } from '../../decision/engine.js';
 import { explainDecision, explainRecorded } from '../../decision/explain.js';
 import { hostOf } from '../../decision/apps.js';
+import { KEPT_PER_CALLER_PER_SECOND, KEPT_PER_SECOND } from '../../decision/record.js';
 import type { Services } from '../../services.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -54,7 +55,7 @@ export function explainRouter(
     const row = await svc.decisions.find(req.params.id as string);
     if (!row)
       throw notFound(
-        `decision "${req.params.id as string}" (only refusals of an identified caller are kept, at most 50 a second per process, for BOXAUTH_DECISION_RETENTION_HOURS; every decision is in the audit log)`,
+        `decision "${req.params.id as string}" (only refusals of an identified caller are kept, at most ${KEPT_PER_SECOND} a second per process and ${KEPT_PER_CALLER_PER_SECOND} of one caller, for BOXAUTH_DECISION_RETENTION_HOURS and within BOXAUTH_DECISION_MAX_ROWS; every decision is in the audit log)`,
       );
     send(req, res, 200, await explainRecorded(svc, row));
   });

@@ -23,6 +23,11 @@ export interface BoxSettings {
   boxDatabaseHost: string | undefined;
   image: string;
   imagePullPolicy: string;
+  /**
+   * Whoever may write a Box chooses the code its pods run (spec.image): pinned, every box runs `image`, and a Box
+   * whose spec.image names another is refused (ImageNotAllowed) rather than run as another image than it says.
+   */
+  pinImage: boolean;
 }
 
 /** The I/O a step of the Box's reconcile may do. */

@@ -9,6 +9,7 @@ describe('operator configuration', function () {
     expect(loadOperatorConfig({})).to.include({
       boxImage: DEFAULT_BOX_IMAGE,
       boxImagePullPolicy: 'IfNotPresent',
+      pinBoxImage: false,
       leaseName: 'boxauth-operator',
       healthPort: 8081,
       healthHost: '0.0.0.0',
@@ -31,6 +32,7 @@ describe('operator configuration', function () {
     refused({ BOXAUTH_OPERATOR_LEASE_NAME: 'Boxauth Operator' }, /^BOXAUTH_OPERATOR_LEASE_NAME must be a Lease name/);
     refused({ BOXAUTH_OPERATOR_NAMESPACE: 'team_a' }, /^BOXAUTH_OPERATOR_NAMESPACE must be a namespace name/);
     refused({ BOXAUTH_OPERATOR_WORKERS: '0' }, /^BOXAUTH_OPERATOR_WORKERS must be an integer between 1 and 64/);
+    refused({ BOXAUTH_OPERATOR_PIN_BOX_IMAGE: 'yes please' }, /BOXAUTH_OPERATOR_PIN_BOX_IMAGE/);
     refused({ DATABASE_URL: 'mysql://db' }, /^DATABASE_URL must be a postgres:\/\/ URL$/);
   });
 
@@ -42,6 +44,7 @@ describe('operator configuration', function () {
         BOXAUTH_OPERATOR_HEALTH_HOST: '::1',
         BOXAUTH_OPERATOR_LEASE_NAME: 'boxauth.operator-2',
         BOXAUTH_OPERATOR_NAMESPACE: 'team-a',
+        BOXAUTH_OPERATOR_PIN_BOX_IMAGE: 'true',
         POD_NAMESPACE: 'ignored',
       }),
     ).to.include({
@@ -50,6 +53,7 @@ describe('operator configuration', function () {
       healthHost: '::1',
       leaseName: 'boxauth.operator-2',
       namespace: 'team-a',
+      pinBoxImage: true,
     });
   });
 });

@@ -12,7 +12,7 @@ import type { Condition } from '../../../../operator/conditions.js';
 import { Problem } from '../../../../operator/controller.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
-import { OperatorHarness, ready } from '../../../support/operator.js';
+import { OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
 import { testCa } from '../../../support/tls.js';
 
 const NS = 'team-a';
@@ -98,6 +98,40 @@ describe('Box controller', function () {
     expect(h.databases.calls).to.deep.equal(['ensure team-a']); // the first Box's only
     expect(h.kube.eventsAbout(NS, 'second')).to.deep.equal(['Warning DuplicateBox']);
     expect(ready(current())).to.deep.include({ status: 'True' });
+  });
+
+  it('with the image pinned, refuses a Box whose spec.image names another (ImageNotAllowed), making and changing nothing', async function () {
+    const imageOf = (): string => h.object<any>(DEPLOYMENTS, NS, 'auth')!.spec.template.spec.containers[0].image;
+    // Unpinned (the default), a Box writer chooses the image.
+    await h.readyBox(NS, { image: 'registry.example/anything:1' });
+    expect(imageOf()).to.equal('registry.example/anything:1');
+
+    h = new OperatorHarness(undefined, { ...SETTINGS, pinImage: true });
+    h.kube.put(BOXES, box({ image: 'attacker.example/boxauth:evil' }));
+    await h.reconcile(h.boxes, NS, 'auth');
+    const refused = current();
+    expect(ready(refused)).to.deep.include({ status: 'False', reason: 'ImageNotAllowed' });
+    expect(ready(refused)!.message).to.equal(
+      'spec.image is attacker.example/boxauth:evil, but this operator runs boxes on boxauth:test only (BOXAUTH_OPERATOR_PIN_BOX_IMAGE): remove spec.image',
+    );
+    expect(refused.status!.conditions!.find((c) => c.type === 'Stalled')).to.deep.include({ status: 'True', reason: 'ImageNotAllowed' });
+    expect(refused.metadata.finalizers).to.equal(undefined);
+    expect([...h.kube.objects(SECRETS, NS), ...h.kube.objects(DEPLOYMENTS, NS), ...h.kube.objects(SERVICE_ACCOUNTS, NS)]).to.deep.equal([]);
+    expect(h.databases.calls).to.deep.equal([]);
+    expect(h.kube.eventsAbout(NS, 'auth')).to.deep.equal(['Warning ImageNotAllowed']);
+
+    // The pinned image itself may be named; the box runs it.
+    await h.kube.patch(BOXES, NS, 'auth', { spec: { image: SETTINGS.image } });
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(ready(current())).to.deep.include({ status: 'True', reason: 'Provisioned' });
+    expect(imageOf()).to.equal(SETTINGS.image);
+
+    // A running box whose spec.image turns to another is refused; its Deployment stays as it was.
+    const before = h.object(DEPLOYMENTS, NS, 'auth');
+    await h.kube.patch(BOXES, NS, 'auth', { spec: { image: 'registry.example/anything:1' } });
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(ready(current())).to.deep.include({ status: 'False', reason: 'ImageNotAllowed' });
+    expect(h.object(DEPLOYMENTS, NS, 'auth')).to.deep.equal(before);
   });
 
   it('reports a missing or unusable spec.database Secret (DatabaseSecretNotFound, DatabaseSecretInvalid) and retries', async function () {
