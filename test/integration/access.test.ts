@@ -90,6 +90,27 @@ describe('access control', function () {
     }
   });
 
+  it('a token one character off one the box has cached is refused, opaque or JWT', async function () {
+    const { secret } = await box.addClient('neighbour', {});
+    const opaque = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('neighbour', secret) })).body
+      .access_token as string;
+    const oneOff = (token: string, i: number): string => `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
+    const signature = root.lastIndexOf('.') + 1;
+    for (const [token, variants] of [
+      [opaque, [oneOff(opaque, 0), oneOff(opaque, opaque.length >> 1), oneOff(opaque, opaque.length - 1), `${opaque}A`]],
+      [root, [oneOff(root, signature + 10), oneOff(root, root.length - 10)]],
+    ] as const) {
+      // Used first, so that the box holds it in its caches (the session by digest, the verified JWT).
+      expect((await box.json('GET', '/Client/neighbour', undefined, token)).status).to.equal(200);
+      for (const variant of variants) {
+        const res = await box.json('GET', '/Client/neighbour', undefined, variant);
+        expect(res.status, variant).to.equal(401);
+        expect(res.body.error).to.equal('invalid_token');
+      }
+      expect((await box.json('GET', '/Client/neighbour', undefined, token)).status).to.equal(200);
+    }
+  });
+
   it('json-schema policies allow requests matching the schema', async function () {
     const token = await tokenFor('reader');
     await box.json(

@@ -201,6 +201,20 @@ describe('token endpoint', function () {
       expect(good.status).to.equal(200);
     });
 
+    it('a refresh token one character off one the box remembers is unknown', async function () {
+      const { refresh_token: token } = await issue('rotator');
+      const oneOff = (i: number): string => `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
+      for (const variant of [oneOff(0), oneOff(token.length >> 1), oneOff(token.length - 1)]) {
+        const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: variant });
+        expect(res.status, variant).to.equal(400);
+        expect(res.body.error_description).to.match(/unknown/);
+      }
+      // Nothing was spent by the neighbours: the token itself still works, once (rotation).
+      expect(
+        (await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: token })).status,
+      ).to.equal(200);
+    });
+
     it('refuses a refresh token of another client', async function () {
       const first = await issue('refresher');
       const res = await box.json('POST', '/auth/token', {
