@@ -51,7 +51,7 @@ describe('access control', function () {
     expect(both.status).to.equal(400);
   });
 
-  it('refuses tampered JWTs, alg none, foreign keys and foreign issuers', async function () {
+  it('refuses tampered JWTs, alg none and foreign keys', async function () {
     const [h, p] = root.split('.');
     const claims = decodeJwt(root);
     const tampered = `${h}.${b64({ ...claims, sub: 'someone-else' })}.${root.split('.')[2]}`;
@@ -66,6 +66,49 @@ describe('access control', function () {
     const forgedRes = await box.json('GET', '/Client', undefined, forged);
     expect(forgedRes.status).to.equal(401);
     expect(forgedRes.body.error_description).to.match(/signature/);
+  });
+
+  it("refuses another issuer's JWT even when a key the box trusts signed it and its session is live", async function () {
+    // A process on this box's database under another base URL: its JWTs verify with the
+    // box's keys and name sessions the box holds, but they were issued by someone else.
+    const issuer = 'https://elsewhere.example';
+    const elsewhere = await box.startAnother({ BOXAUTH_BASE_URL: issuer });
+    try {
+      const foreign = await elsewhere.rootToken();
+      expect(decodeJwt(foreign).iss).to.equal(issuer);
+      expect(JSON.parse(Buffer.from(foreign.split('.')[0]!, 'base64url').toString()).kid).to.equal(
+        JSON.parse(Buffer.from(root.split('.')[0]!, 'base64url').toString()).kid,
+      );
+      expect((await elsewhere.json('GET', '/Client', undefined, foreign)).status, 'at its own issuer it works').to.equal(200);
+      const refused = await box.json('GET', '/Client', undefined, foreign);
+      expect(refused.status).to.equal(401);
+      expect(refused.body.error_description).to.match(/another issuer/);
+      const introspected = await box.form('/auth/introspect', { token: foreign }, { Authorization: basic('root', box.rootSecret) });
+      expect(introspected.body).to.deep.equal({ active: false });
+    } finally {
+      await elsewhere.stop();
+    }
+  });
+
+  it('a token one character off one the box has cached is refused, opaque or JWT', async function () {
+    const { secret } = await box.addClient('neighbour', {});
+    const opaque = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('neighbour', secret) })).body
+      .access_token as string;
+    const oneOff = (token: string, i: number): string => `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
+    const signature = root.lastIndexOf('.') + 1;
+    for (const [token, variants] of [
+      [opaque, [oneOff(opaque, 0), oneOff(opaque, opaque.length >> 1), oneOff(opaque, opaque.length - 1), `${opaque}A`]],
+      [root, [oneOff(root, signature + 10), oneOff(root, root.length - 10)]],
+    ] as const) {
+      // Used first, so that the box holds it in its caches (the session by digest, the verified JWT).
+      expect((await box.json('GET', '/Client/neighbour', undefined, token)).status).to.equal(200);
+      for (const variant of variants) {
+        const res = await box.json('GET', '/Client/neighbour', undefined, variant);
+        expect(res.status, variant).to.equal(401);
+        expect(res.body.error).to.equal('invalid_token');
+      }
+      expect((await box.json('GET', '/Client/neighbour', undefined, token)).status).to.equal(200);
+    }
   });
 
   it('json-schema policies allow requests matching the schema', async function () {

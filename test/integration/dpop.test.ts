@@ -434,6 +434,24 @@ describe('DPoP (RFC 9449)', function () {
       }
     });
 
+    it('one proof sent 30 times at once, among other proofs in flight: exactly one use passes', async function () {
+      // The ledger group-commits proofs: while its batches are in flight the next ones queue,
+      // and the copies of one proof must never read as new together in one statement.
+      const { token, key } = await tokenWithKey();
+      const request = { htm: 'GET', htu: `${box.url}/Client/orders`, ath: ath(token) };
+      const use = (dpop: string) => getClients({ Authorization: `DPoP ${token}`, DPoP: dpop });
+      for (let round = 0; round < 3; round++) {
+        const others = await Promise.all(Array.from({ length: 40 }, () => proof(key, request)));
+        const replayed = await proof(key, request);
+        const othersDone = Promise.all(others.map(use));
+        const copies = await Promise.all(Array.from({ length: 30 }, () => use(replayed)));
+        expect((await othersDone).map((r) => r.status)).to.deep.equal(others.map(() => 200));
+        const passed = copies.filter((r) => r.status === 200);
+        expect(passed, `round ${round}: ${copies.map((r) => r.status).join(' ')}`).to.have.length(1);
+        for (const refused of copies.filter((r) => r.status !== 200)) expectDpopRefusal(refused, 'invalid_dpop_proof', /already used/);
+      }
+    });
+
     it("the replay cache forgets a proof a minute after its window, not before (a process's clock may lag the database's)", async function () {
       const db = new pg.Client({ connectionString: box.databaseUrl });
       await db.connect();

@@ -4,7 +4,8 @@
 // administrator closes the session. Whichever commits second must see the other:
 // afterwards no token of the grant works, whatever the timing.
 import { expect } from 'chai';
-import { Box, basic } from '../support/box.js';
+import pg from 'pg';
+import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 
 type Closer = 'sign-out' | 'revoke' | 'password' | 'delete-session';
@@ -174,6 +175,75 @@ describe('closing a grant races its refreshes', function () {
       expect(failures).to.deep.equal([]);
       const active = await box.json('GET', `/Session?client=${client}&active=true`, undefined, root);
       expect(active.body.total).to.equal(0);
+    });
+  }
+
+  // A group-committed refresh that loses a deadlock (40P01) is decided again on the slow path,
+  // which must hold the grant's lock as a close does. Deadlocks are rare under load, so this
+  // test makes one: its own transaction locks the holder's row, waits until the box's refresh
+  // statement waits for that row, then asks for the grant's lock, which the statement holds
+  // (shared). The box's statement is the one PostgreSQL aborts; the slow path and a close
+  // then queue behind the test's transaction, which ends and lets them race.
+  for (const rotation of [false, true]) {
+    it(`a refresh sent to the slow path by a deadlock still loses to a close racing it (rotation ${rotation ? 'on' : 'off'})`, async function () {
+      const client = `app-${rotation ? 'rotating' : 'plain'}`;
+      const blocker = new pg.Client({ connectionString: box.databaseUrl });
+      const watcher = new pg.Client({ connectionString: box.databaseUrl });
+      await Promise.all([blocker.connect(), watcher.connect()]);
+      const { pid } = (await blocker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
+      /** Until a statement of the box matching `pattern` waits for a lock. */
+      const waitsForLock = (what: string, pattern: string) =>
+        eventually(
+          what,
+          async () =>
+            (
+              await watcher.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> $1
+                   AND wait_event_type = 'Lock' AND query LIKE $2`,
+                [pid, pattern],
+              )
+            ).rowCount! > 0,
+          30_000,
+          20,
+        );
+      try {
+        for (let round = 0; round < 2; round++) {
+          const grant = await signInGrant(client);
+          const [refreshToken] = grant.refreshTokens;
+          const holder = (await box.form('/auth/introspect', { token: grant.firstAccessToken }, { Authorization: basic(client, secret) }))
+            .body.jti as string;
+          await blocker.query('BEGIN');
+          // Never this transaction: the box's statement, waiting longer, is the deadlock's victim.
+          await blocker.query("SET LOCAL deadlock_timeout = '10min'");
+          await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [holder]);
+          const refreshing = box.form('/auth/token', { grant_type: 'refresh_token', client_id: client, refresh_token: refreshToken! });
+          await waitsForLock('the group-committed refresh waiting for the holder', '%WITH u AS%');
+          // The grant's lock, as api/store/sessions.ts keys it (grantLockKey).
+          await blocker.query(
+            `SELECT pg_advisory_xact_lock(hashtextextended('boxauth.grant.' || current_schema() || '.' || family::text, 0))
+               FROM sessions WHERE id = $1`,
+            [holder],
+          );
+          await waitsForLock('the slow path waiting for the grant', '%WHERE refresh_token_hash = $1%');
+          const closing = box.form(
+            '/auth/revoke',
+            { token: refreshToken!, token_type_hint: 'refresh_token' },
+            { Authorization: basic(client, secret) },
+          );
+          await waitsForLock('the close waiting for the grant', '%pg_advisory_xact_lock(k)%');
+          await blocker.query('ROLLBACK');
+          const [refreshed, closed] = await Promise.all([refreshing, closing]);
+          expect(closed.status, closed.text).to.equal(200);
+          // The slow path asked for the grant first, so it issues, and the close that follows ends that too.
+          expect(refreshed.status, refreshed.text).to.equal(200);
+          grant.accessTokens.push(refreshed.body.access_token);
+          if (rotation) grant.refreshTokens.add(refreshed.body.refresh_token);
+          expect(await survivors(client, grant), `round ${round}`).to.deep.equal([]);
+        }
+      } finally {
+        await blocker.query('ROLLBACK').catch(() => undefined);
+        await Promise.all([blocker.end(), watcher.end()]);
+      }
     });
   }
 });

@@ -1,9 +1,12 @@
 // POST /auth/token: client credentials in the three request forms, the refresh
-// grant, token formats and lifetimes, and the RFC 6749 errors.
+// grant, the authorization code grant (used once, PKCE), token formats and
+// lifetimes, and the RFC 6749 errors.
+import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { Box, basic } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 
 describe('token endpoint', function () {
   let box: Box;
@@ -198,6 +201,20 @@ describe('token endpoint', function () {
       expect(good.status).to.equal(200);
     });
 
+    it('a refresh token one character off one the box remembers is unknown', async function () {
+      const { refresh_token: token } = await issue('rotator');
+      const oneOff = (i: number): string => `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
+      for (const variant of [oneOff(0), oneOff(token.length >> 1), oneOff(token.length - 1)]) {
+        const res = await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: variant });
+        expect(res.status, variant).to.equal(400);
+        expect(res.body.error_description).to.match(/unknown/);
+      }
+      // Nothing was spent by the neighbours: the token itself still works, once (rotation).
+      expect(
+        (await box.json('POST', '/auth/token', { grant_type: 'refresh_token', client_id: 'rotator', refresh_token: token })).status,
+      ).to.equal(200);
+    });
+
     it('refuses a refresh token of another client', async function () {
       const first = await issue('refresher');
       const res = await box.json('POST', '/auth/token', {
@@ -350,6 +367,135 @@ describe('token endpoint', function () {
         expect(await introspect('rotating', res.body.access_token)).to.equal(true);
         token = res.body.refresh_token;
       }
+    });
+  });
+
+  describe('authorization_code, at two processes of one box', function () {
+    const cb = 'https://app.example/cb';
+    const person = { email: 'coder@example.com', password: 'coder-password-1' };
+    const webSecret = 'web-app-secret-1';
+    let other: Box;
+    let browser: FormAgent;
+
+    before(async function () {
+      other = await box.startAnother();
+      const root = await box.rootToken();
+      const code = { authorization_code: { redirect_uri: cb } };
+      for (const [id, client] of Object.entries({
+        'web-app': { secret: webSecret, first_party: true, auth: code },
+        'spa-app': { first_party: true, auth: code },
+      })) {
+        const res = await box.json('PUT', `/Client/${id}`, { grant_types: ['authorization_code'], ...client }, root);
+        expect(res.status, res.text).to.equal(201);
+      }
+      expect((await box.json('POST', '/users', person, root)).status).to.equal(201);
+      browser = new FormAgent(box);
+      expect((await browser.signIn(person.email, person.password)).status).to.equal(303);
+    });
+    after(async function () {
+      await other?.stop();
+    });
+
+    /** A code for `client`, from the signed-in browser (first-party clients: no consent); `challenge` for PKCE. */
+    async function codeFor(client: string, challenge?: string): Promise<string> {
+      const pkce: Record<string, string> = challenge ? { code_challenge: challenge, code_challenge_method: 'S256' } : {};
+      const res = await browser.get(
+        `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: cb, ...pkce })}`,
+      );
+      expect(res.status, res.text.slice(0, 300)).to.equal(302);
+      return new URL(res.headers.get('location')!).searchParams.get('code')!;
+    }
+    const redeemAt = (at: Box, code: string) =>
+      at.form('/auth/token', { grant_type: 'authorization_code', code, redirect_uri: cb }, { Authorization: basic('web-app', webSecret) });
+    const redeemPublic = (code: string, verifier?: string) =>
+      box.form('/auth/token', {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: cb,
+        client_id: 'spa-app',
+        ...(verifier !== undefined ? { code_verifier: verifier } : {}),
+      });
+    const active = async (at: Box, token: string): Promise<boolean> =>
+      (await at.form('/auth/introspect', { token }, { Authorization: basic('web-app', webSecret) })).body.active;
+    /** Until neither process takes `token` (the other one hears of a close through the change feed). */
+    const revokedEverywhere = (token: string) =>
+      eventually('the token revoked at both processes', async () => !(await active(box, token)) && !(await active(other, token)));
+    const expectSpent = (res: { status: number; body: { error?: string; error_description?: string } }): void => {
+      expect(res.status).to.equal(400);
+      expect(res.body.error).to.equal('invalid_grant');
+      expect(res.body.error_description).to.match(/already used/);
+    };
+
+    it('a code is used once: exchanged again, at either process, it is refused and the tokens it gave are revoked', async function () {
+      const code = await codeFor('web-app');
+      const first = await redeemAt(box, code);
+      expect(first.status, first.text).to.equal(200);
+      expect(await active(box, first.body.access_token)).to.equal(true);
+      expectSpent(await redeemAt(other, code));
+      // RFC 6749 §4.1.2: the code was probably stolen, so what it obtained ends.
+      expect(await active(other, first.body.access_token)).to.equal(false);
+      await revokedEverywhere(first.body.access_token);
+      expectSpent(await redeemAt(box, code));
+    });
+
+    it('many simultaneous exchanges of one code at two processes: exactly one gets tokens, and the replays revoke them', async function () {
+      for (let round = 0; round < 3; round++) {
+        const code = await codeFor('web-app');
+        const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => redeemAt(i % 2 ? other : box, code)));
+        const won = answers.filter((a) => a.status === 200);
+        expect(won, `round ${round}: ${answers.map((a) => a.status).join(' ')}`).to.have.length(1);
+        for (const lost of answers.filter((a) => a.status !== 200)) expectSpent(lost);
+        await revokedEverywhere(won[0]!.body.access_token);
+      }
+    });
+
+    describe('PKCE at the token endpoint (RFC 7636 §4.6)', function () {
+      const verifier = randomBytes(32).toString('base64url');
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+
+      it('the right code_verifier gets the tokens', async function () {
+        const res = await redeemPublic(await codeFor('spa-app', challenge), verifier);
+        expect(res.status, res.text).to.equal(200);
+      });
+
+      for (const [label, sent, reason] of [
+        ['no code_verifier', undefined, /code_verifier is required/],
+        ['another code_verifier', randomBytes(32).toString('base64url'), /does not match/],
+        ['the challenge itself as the verifier (the plain method)', challenge, /does not match/],
+      ] as const) {
+        it(`${label}: invalid_grant, and the code is spent for its holder too`, async function () {
+          const code = await codeFor('spa-app', challenge);
+          const refused = await redeemPublic(code, sent);
+          expect(refused.status, refused.text).to.equal(400);
+          expect(refused.body.error).to.equal('invalid_grant');
+          expect(refused.body.error_description).to.match(reason);
+          expectSpent(await redeemPublic(code, verifier));
+        });
+      }
+
+      it('a code_verifier for a code asked without a challenge is refused', async function () {
+        const code = await codeFor('web-app');
+        const res = await box.form(
+          '/auth/token',
+          { grant_type: 'authorization_code', code, redirect_uri: cb, code_verifier: verifier },
+          { Authorization: basic('web-app', webSecret) },
+        );
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.error_description).to.match(/had no code_challenge/);
+      });
+
+      it('the plain method is refused at the authorization endpoint, for a confidential client too, and no code is issued', async function () {
+        for (const client of ['spa-app', 'web-app']) {
+          const res = await browser.get(
+            `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: cb, code_challenge: verifier, code_challenge_method: 'plain' })}`,
+          );
+          expect(res.status, client).to.equal(302);
+          const back = new URL(res.headers.get('location')!);
+          expect(back.searchParams.get('error'), client).to.equal('invalid_request');
+          expect(back.searchParams.get('error_description')).to.match(/S256/);
+          expect(back.searchParams.get('code'), client).to.equal(null);
+        }
+      });
     });
   });
 

@@ -186,7 +186,7 @@ function exchangedAudience(client: Client, subject: Party, params: Params): stri
  * (a box token's scope, or a JWT's `scope` claim) nor the client's list; without
  * a request, the subject's scope as far as the client's list goes.
  */
-function exchangedScope(client: Client, subject: Party, requested: string[] | null): string | null {
+export function exchangedScope(client: Client, subject: Party, requested: string[] | null): string | null {
   const ceiling = subject.kind === 'box' || subject.scope !== null ? scopesOf(subject.scope) : null;
   if (requested && ceiling) {
     const wider = requested.filter((s) => !ceiling.includes(s));
