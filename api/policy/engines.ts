@@ -15,6 +15,8 @@ export interface PolicyRequest {
   client: Record<string, unknown> | null;
   user: { id: string; email: string; groups: string[] } | null;
   scope: string | null;
+  /** On writes: the record written, without its secrets (api/http/auth.ts). */
+  body?: unknown;
 }
 
 /**
