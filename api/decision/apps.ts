@@ -8,10 +8,10 @@
 // Apps shared it before 012_app_audience.sql), is no app at all, by id or by host.
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
-import { apps, audienceOf } from '../store/apps.js';
+import { apps, audienceOf, hostOf } from '../store/apps.js';
 import type { App } from '../types.js';
 
-export { audienceOf };
+export { audienceOf, hostOf };
 
 interface Directory {
   byId: Map<string, App>;
@@ -27,11 +27,6 @@ export function boxAudienceClash(app: Pick<App, 'audience' | 'urls'>, boxUrl: st
   if (audienceOf(app) !== boxUrl) return undefined;
   const which = app.audience === undefined ? ' (the first url, as no audience is set)' : '';
   return `"${boxUrl}"${which} is the box's own audience: tokens for the box's API would pass at the app, and the app's at the box; give the app an audience of its own`;
-}
-
-/** `host[:port]` of a url, as a Host header names it (the default port left out). */
-export function hostOf(url: string): string {
-  return new URL(url).host.toLowerCase();
 }
 
 export class AppDirectory {

@@ -15,6 +15,7 @@ import {
 import type { Actor } from '../audit.js';
 import type { PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';
+import type { Writer } from '../policy/writers.js';
 import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -142,11 +143,44 @@ function routedPath(path: string): string {
     .join('/');
 }
 
+/** What a request asks, as the request object holds it: the parts the route decided, and the body of a write. */
+interface Asked {
+  method: string;
+  uri: string;
+  params: Record<string, unknown>;
+  queryString: string;
+  body: unknown;
+}
+
+/** Fields of a written record that a policy never sees: they are secrets (a client's, a person's password). */
+const SECRET_BODY_FIELDS = ['secret', 'password'];
+
+function withoutSecrets(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).filter(([field]) => !SECRET_BODY_FIELDS.includes(field)));
+}
+
+/** The request object of `asked`, made by `principal`. */
+function requestObject(principal: Principal, asked: Asked): PolicyRequest {
+  const client = principal.client.resource;
+  return {
+    'request-method': asked.method,
+    uri: asked.uri,
+    params: asked.params,
+    'query-string': asked.queryString,
+    client: { ...client },
+    user: principal.user ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) } : null,
+    scope: principal.session.scope,
+    ...(asked.body !== undefined ? { body: withoutSecrets(asked.body) } : {}),
+  };
+}
+
 /**
  * The request object the policy engines see (docs/concepts/access-control.md). `uri` is
  * the path that was routed; `resource/type` is the first segment of the matched
  * route's pattern and `resource/id` its `:id` parameter, present only on routes
  * that have one. Query parameters keep their names; credentials are left out.
+ * `body` is the record a write sends: its route reads the body before the policy check.
  */
 export function policyRequest(req: Request, principal: Principal): PolicyRequest {
   const query: Record<string, unknown> = {};
@@ -166,35 +200,56 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
   const pattern = String((req.route as { path: unknown }).path);
   const type = pattern.split('/')[1]!;
   const id = pattern.includes('/:id') ? (req.params as Record<string, string>).id : undefined;
-  const client = principal.client.resource;
-  return {
-    'request-method': req.method.toLowerCase(),
+  return requestObject(principal, {
+    method: req.method.toLowerCase(),
     uri: routedPath(req.path),
     params: { ...query, [ROUTE_TYPE]: type, ...(id !== undefined ? { [ROUTE_ID]: id } : {}) },
-    'query-string': queryString,
-    client: { ...client },
-    user: principal.user ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) } : null,
-    scope: principal.session.scope,
+    queryString,
+    body: req.body as unknown,
+  });
+}
+
+/** Whom the principal's token speaks for, as the policies see it. */
+function subjectFor(principal: Principal): Subject {
+  const forClient = exchangedFromClient(principal.session);
+  return {
+    clientId: principal.session.clientId,
+    user: principal.user ? { id: principal.user.id, groups: principal.user.groups } : null,
+    ...(forClient ? { forClient } : {}),
   };
 }
 
 /**
  * The policy check, as the first handler of every guarded route (after the route
- * matched, so that what the policy sees is what the router decided).
+ * matched, so that what the policy sees is what the router decided; after the body
+ * on writes, so that it sees the record written).
  */
 export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;
-    const forClient = exchangedFromClient(principal.session);
-    const subject: Subject = {
-      clientId: principal.session.clientId,
-      user: principal.user ? { id: principal.user.id, groups: principal.user.groups } : null,
-      ...(forClient ? { forClient } : {}),
-    };
+    const subject = subjectFor(principal);
     svc.policies.decide(subject, policyRequest(req, principal)).then((verdict) => {
       if (verdict.allowed) return next();
       next(new ApiError(403, 'access_denied', refusal(req, subject, verdict.refusedBy)));
     }, next);
+  };
+}
+
+/**
+ * The writer of a record (api/policy/writers.ts): whether allow policies alone let it do
+ * everything on the box's API, and whether they let it `PUT /App/<app>` — the request
+ * object of that request, as `principal` would send it with the App as stored.
+ */
+export async function writerOf(svc: Pick<Services, 'policies'>, principal: Principal): Promise<Writer> {
+  const subject = subjectFor(principal);
+  return {
+    unconditional: await svc.policies.unconditional(subject),
+    forPerson: subject.user !== null,
+    mayPutApp: async (app, body) => {
+      const asked = { method: 'put', uri: `/App/${encodeURIComponent(app)}`, queryString: '', body };
+      const request = requestObject(principal, { ...asked, params: { [ROUTE_TYPE]: 'App', [ROUTE_ID]: app } });
+      return (await svc.policies.decide(subject, request)).allowed;
+    },
   };
 }
 

@@ -51,13 +51,14 @@ function closed(svc: Pick<Services, 'sessions' | 'audit'>, rows: SessionRow[], c
   return rows;
 }
 
-/** Deletes a client through the box API: its sessions close in the same transaction (api/store/clients.ts). */
+/** Deletes a client through the box API: its sessions close in the same transaction (`tx`, or one of its own). */
 export async function removeClient(
   svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
   id: string,
   by: Actor,
+  tx?: Transaction,
 ): Promise<Stored<Client> | undefined> {
-  const result = await clients.removeWithSessions(svc.pool, id, null);
+  const result = tx ? await clients.removeWithSessionsIn(tx, id, null) : await clients.removeWithSessions(svc.pool, id, null);
   if (result) closed(svc, result.closed, { how: 'client-deleted', by });
   return result?.removed;
 }

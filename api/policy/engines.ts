@@ -1,5 +1,5 @@
 // Policy engines: each turns an AccessPolicy into a test of the request object.
-import type { Ajv } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
@@ -15,6 +15,8 @@ export interface PolicyRequest {
   client: Record<string, unknown> | null;
   user: { id: string; email: string; groups: string[] } | null;
   scope: string | null;
+  /** On writes: the record written, without its secrets (api/http/auth.ts). */
+  body?: unknown;
 }
 
 /**
@@ -27,9 +29,49 @@ export interface Rule {
   why(request: object): string | undefined;
 }
 
-/** The ajv of policy schemas: their `pattern`s run on RE2, as matcho's regexes do. */
+/**
+ * The ajv of policy schemas: their `pattern`s run on RE2, as matcho's regexes do. A keyword
+ * or a format it would not apply is an error (strictSchema), not ignored: ignored, it would
+ * let the policy match more than its author wrote (a misspelt `propertes`, a `format` ajv does
+ * not know).
+ */
 export function createPolicyAjv(): Ajv {
-  return createAjv({ code: { regExp: re2Engine } });
+  return createAjv({ code: { regExp: re2Engine }, strictSchema: true });
+}
+
+/**
+ * Where `schema` uses `$data` (ajv's extension, which the engine does not turn on), as a JSON
+ * pointer; undefined when it does not. Left on, `{"const": {"$data": …}}` would compare with
+ * that object itself, and the policy would never match.
+ */
+function dataReference(schema: unknown, at = ''): string | undefined {
+  if (schema === null || typeof schema !== 'object') return undefined;
+  if (!Array.isArray(schema) && Object.hasOwn(schema, '$data')) return at || '/';
+  for (const [key, value] of Object.entries(schema)) {
+    const found = dataReference(value, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The policy's JSON Schema compiled; throws when it cannot run or uses what the engine does not apply. */
+function compileSchema(schema: object, ajv: Ajv): ValidateFunction {
+  const data = dataReference(schema);
+  if (data) throw new Error(`uses "$data" (at ${data}), which the json-schema engine does not apply: the policy would never match`);
+  try {
+    return ajv.compile(schema);
+  } catch (err) {
+    const message = errorMessage(err);
+    const keyword = /^strict mode: unknown keyword: (".*")$/.exec(message)?.[1];
+    const format = /^unknown format (".*") ignored in schema at path "(.*)"$/.exec(message);
+    const what = keyword
+      ? `keyword ${keyword} is not one the json-schema engine applies (JSON Schema draft-07)`
+      : format
+        ? `format ${format[1]} (at ${format[2]}) is not one the json-schema engine knows`
+        : /^strict mode: /.test(message) && `${message.slice('strict mode: '.length)} by the json-schema engine`;
+    if (!what) throw err;
+    throw new Error(`${what}: the policy would ignore it`, { cause: err });
+  }
 }
 
 /** `ajv` (from createPolicyAjv) holds the compiled schemas: one instance per loaded policy set, dropped with it. */
@@ -38,7 +80,7 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
     case 'allow':
       return { test: () => true, why: () => undefined };
     case 'json-schema': {
-      const validate = ajv.compile(policy.schema ?? {});
+      const validate = compileSchema(policy.schema ?? {}, ajv);
       return {
         test: (request) => validate(request) === true,
         why: (request) =>
@@ -62,7 +104,7 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
 export function checkPolicyCompiles(policy: AccessPolicy): void {
   if (policy.engine === 'json-schema') {
     try {
-      createPolicyAjv().compile(policy.schema ?? {});
+      compileSchema(policy.schema ?? {}, createPolicyAjv());
     } catch (err) {
       const message = regexRefusal(err) ?? `is not a usable JSON Schema: ${errorMessage(err)}`;
       throw ValidationError.field(policy, 'schema', message);

@@ -43,8 +43,13 @@ export type Verdict = { allowed: true; policies: string[] } | { allowed: false; 
 interface CompiledPolicy {
   id: string;
   rule: Rule;
+  /** Engine `allow`: it allows whatever request its subjects make. */
+  unconditional: boolean;
   link: readonly { id: string; resourceType: string }[];
 }
+
+/** Which policies count: those that allow the request at hand, or (unconditional) those of engine allow. */
+type Allows = (policy: CompiledPolicy) => boolean;
 
 /** One policy's part in a decision at an app (api/decision/engine.ts), for the record and `boxauth explain`. */
 export interface PolicyOutcome {
@@ -85,9 +90,9 @@ class Target {
     return [...new Set([...(withGlobal ? this.global : []), ...keys.flatMap((k) => this.linked.get(k) ?? [])])];
   }
 
-  /** The policy allowing `request` among those of one side, if any. */
-  firstAllowing(keys: string[], withGlobal: boolean, request: object): string | undefined {
-    return this.linkedTo(keys, withGlobal).find((p) => p.rule.test(request))?.id;
+  /** The policy that `allows` among those of one side, if any. */
+  firstAllowing(keys: string[], withGlobal: boolean, allows: Allows): string | undefined {
+    return this.linkedTo(keys, withGlobal).find(allows)?.id;
   }
 }
 
@@ -106,7 +111,7 @@ class PolicyIndex {
     for (const policy of policies) {
       let compiled: CompiledPolicy;
       try {
-        compiled = { id: policy.id, rule: compilePolicy(policy, ajv), link: policy.link ?? [] };
+        compiled = { id: policy.id, rule: compilePolicy(policy, ajv), unconditional: policy.engine === 'allow', link: policy.link ?? [] };
       } catch (err) {
         onError(policy.id, err as Error); // a broken policy allows nothing
         continue;
@@ -124,19 +129,31 @@ class PolicyIndex {
 
   /** The box's own API (see the top of this file). Dry-run policies of the box decide nothing here. */
   decide(subject: Subject, request: PolicyRequest): Verdict {
+    return this.decideBy(subject, (p) => p.rule.test(request));
+  }
+
+  /**
+   * Whether `allow` policies alone allow `subject` everything on the box's API, by the rule
+   * of decide: what lets a writer grant others rights there (api/policy/writers.ts).
+   */
+  unconditional(subject: Subject): boolean {
+    return this.decideBy(subject, (p) => p.unconditional).allowed;
+  }
+
+  private decideBy(subject: Subject, allows: Allows): Verdict {
     const box = this.target(BOX) ?? new Target();
     const client = [`Client/${subject.clientId}`];
     if (!subject.user) {
-      const id = box.firstAllowing(client, true, request);
+      const id = box.firstAllowing(client, true, allows);
       if (id === undefined) return { allowed: false, refusedBy: 'client' };
       if (subject.forClient === undefined || subject.forClient === subject.clientId) return { allowed: true, policies: [id] };
-      const forSubject = box.firstAllowing([`Client/${subject.forClient}`], true, request);
+      const forSubject = box.firstAllowing([`Client/${subject.forClient}`], true, allows);
       return forSubject !== undefined ? { allowed: true, policies: [forSubject, id] } : { allowed: false, refusedBy: 'person' };
     }
     const person = keysOf(null, subject.user);
-    const forPerson = box.firstAllowing(person, true, request);
+    const forPerson = box.firstAllowing(person, true, allows);
     if (forPerson === undefined) return { allowed: false, refusedBy: 'person' };
-    const forClient = box.firstAllowing(client, false, request);
+    const forClient = box.firstAllowing(client, false, allows);
     if (forClient === undefined) return { allowed: false, refusedBy: 'client' };
     return { allowed: true, policies: [forPerson, forClient] };
   }
@@ -148,7 +165,7 @@ class PolicyIndex {
    * holding one of their tokens turn it into another (ARCHITECTURE §10).
    */
   decideExchange(clientId: string, request: object): Verdict {
-    const id = this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, request);
+    const id = this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, (p) => p.rule.test(request));
     return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
   }
 
@@ -211,6 +228,11 @@ export class Policies {
   /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */
   async decide(subject: Subject, request: PolicyRequest): Promise<Verdict> {
     return (await this.current()).decide(subject, request);
+  }
+
+  /** Whether `allow` policies alone allow `subject` everything on the box's API (see PolicyIndex.unconditional). */
+  async unconditional(subject: Subject): Promise<boolean> {
+    return (await this.current()).unconditional(subject);
   }
 
   /** Whether a client's policies allow a token exchange (api/oauth/grants/token-exchange.ts). */

@@ -49,6 +49,15 @@ export function managedConflict(kind: string, id: string, owner: string): ApiErr
   );
 }
 
+/**
+ * Serializes the writes of Client, AccessPolicy and App records through the box's API, for
+ * the rest of `tx`: the check of what a writer may grant (api/policy/writers.ts) reads other
+ * records, which no write racing it may change between the check and the write.
+ */
+export async function lockRecordWrites(tx: Queryable): Promise<void> {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.records.' || current_schema()))");
+}
+
 export class ResourceTable<T extends { id: string; resourceType: string }> {
   constructor(
     private readonly table: ResourceTableName,

@@ -181,6 +181,34 @@ describe('resource API', function () {
       expect(jsonSchema.status).to.equal(422);
       expect((await box.json('GET', '/AccessPolicy/bad', undefined, token)).status).to.equal(404);
     });
+
+    it('refuses $data and unknown formats and keywords with 422 naming them, and stores nothing', async function () {
+      const cases: [unknown, string][] = [
+        [{ properties: { uri: { const: { $data: '1/params/x' } } } }, '"$data" (at /properties/uri/const)'],
+        [{ properties: { user: { properties: { email: { format: 'emial' } } } } }, 'format "emial"'],
+        [{ propertes: { uri: { const: '/x' } } }, 'keyword "propertes"'],
+      ];
+      for (const [schema, named] of cases) {
+        const res = await box.json('PUT', '/AccessPolicy/odd-schema', { engine: 'json-schema', schema }, token);
+        expect(res.status, res.text).to.equal(422);
+        expect(res.body.entity.schema).to.deep.equal(schema);
+        expect(res.body.errors.schema).to.have.length(1);
+        expect(res.body.errors.schema[0]).to.include(named);
+        expect((await box.json('GET', '/AccessPolicy/odd-schema', undefined, token)).status).to.equal(404);
+      }
+    });
+
+    it('stores a schema with known keywords and formats', async function () {
+      const schema = {
+        type: 'object',
+        required: ['user'],
+        properties: { user: { properties: { email: { format: 'email' } } } },
+        $comment: 'c',
+      };
+      const res = await box.json('PUT', '/AccessPolicy/good-schema', { engine: 'json-schema', schema }, token);
+      expect(res.status, res.text).to.equal(201);
+      expect((await box.json('GET', '/AccessPolicy/good-schema', undefined, token)).body.schema).to.deep.equal(schema);
+    });
   });
 
   describe('bad input changes nothing', function () {

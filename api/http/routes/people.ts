@@ -97,7 +97,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     send(req, res, 200, userJson(user, true));
   });
 
-  router.post('/users', guard, ...resourceBody, async (req, res) => {
+  router.post('/users', ...resourceBody, guard, async (req, res) => {
     const input = userInput(req.body, true);
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () =>
@@ -118,7 +118,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
 
   // PUT changes the fields it carries; a new password ends what the old one obtained (api/people/accounts.ts).
   // email_verified is one of them: a new or unchanged email leaves it as it was.
-  router.put('/users/:id', guard, ...resourceBody, async (req, res) => {
+  router.put('/users/:id', ...resourceBody, guard, async (req, res) => {
     const id = idParam(req, 'user');
     const input = userInput(req.body, false, id);
     await checkGroups(svc, req.body, input.groupIds);
@@ -160,7 +160,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     send(req, res, 200, groupJson(group));
   });
 
-  router.post('/groups', guard, ...resourceBody, async (req, res) => {
+  router.post('/groups', ...resourceBody, guard, async (req, res) => {
     const input = groupInput(req.body, true);
     const group = await writing(req.body, () => createGroup(svc.pool, input.name!, input.description ?? null));
     res.location(`/groups/${group.id}`);
@@ -168,7 +168,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     send(req, res, 201, groupJson(group));
   });
 
-  router.put('/groups/:id', guard, ...resourceBody, async (req, res) => {
+  router.put('/groups/:id', ...resourceBody, guard, async (req, res) => {
     const id = idParam(req, 'group');
     const input = groupInput(req.body, false);
     if (input.name !== undefined) await checkReservedGroup(svc, id, input.name);

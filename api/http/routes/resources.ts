@@ -2,11 +2,13 @@
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
 import { type Request, type RequestHandler, type Router } from 'express';
+import { withTransaction, type Transaction } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { removeClient } from '../../oauth/closing.js';
 import { hashSecret } from '../../oauth/secrets.js';
 import { boxAudienceClash } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
+import { writeRefusal, type RecordWrite } from '../../policy/writers.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
 import type { Services } from '../../services.js';
@@ -14,10 +16,10 @@ import { accessPolicies } from '../../store/policies.js';
 import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
 import { ConstraintViolation } from '../../store/constraints.js';
-import type { ResourceTable, Stored } from '../../store/resources.js';
+import { lockRecordWrites, type ResourceTable, type Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
 import type { AccessPolicy, App, Bundle, Client, Resources } from '../../types.js';
-import { actorOf } from '../auth.js';
+import { actorOf, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -67,66 +69,97 @@ function checkReserved(svc: Pick<Services, 'config'>, kind: ResourceKind, id: st
 type Written = { resource: Resource; created: boolean };
 
 /** What writing a record uses. */
-type WriterServices = Pick<Services, 'config' | 'pool'>;
+type WriterServices = Pick<Services, 'config' | 'pool' | 'policies' | 'sessions' | 'audit'>;
 
-async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], mustBeNew: boolean): Promise<Written> {
+/**
+ * Runs `work` in a transaction under the record-write lock, once the writer check
+ * (api/policy/writers.ts) found that writing `next` (undefined: deleting) over the
+ * record stored now grants no more than the writer holds: 403 if it would. Under the
+ * lock, no write through the API changes what the check read before this one commits.
+ */
+type Locked = <T>(next: Resource | undefined, work: (tx: Transaction, stored: Stored<Resource> | undefined) => Promise<T>) => Promise<T>;
+
+function lockedWrite(svc: WriterServices, req: Request, kind: ResourceKind, id: string): Locked {
+  return async (next, work) => {
+    // Who writes is known before the lock: the lock is held for what the check reads of the records.
+    const writer = await writerOf(svc, req.principal!);
+    return withTransaction(svc.pool, async (tx) => {
+      await lockRecordWrites(tx);
+      const stored = await TABLES[kind].read(tx, id);
+      const why = await writeRefusal(writer, tx, { kind, id, stored: stored?.resource, next } as RecordWrite);
+      if (why) throw new ApiError(403, 'access_denied', why);
+      return work(tx, stored);
+    });
+  };
+}
+
+async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], mustBeNew: boolean, locked: Locked): Promise<Written> {
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
-  const existing = await clients.read(svc.pool, client.id);
-  if (mustBeNew && existing)
-    throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
-  // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
-  if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
-    throw ValidationError.field(body, 'secret', 'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)');
-  }
+  // Hashed before the lock: argon2 takes a while, and the lock holds every other write.
   const secretHash = secret === undefined ? undefined : await hashSecret(secret);
-  const { stored, created } = await clients.write(svc.pool, client, { managedBy: null, secretHash });
-  return { resource: stored.resource as Resource, created };
+  return locked(client, async (tx, existing) => {
+    if (mustBeNew && existing)
+      throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
+    // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
+    if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
+      throw ValidationError.field(
+        body,
+        'secret',
+        'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)',
+      );
+    }
+    const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash });
+    return { resource: stored.resource as Resource, created };
+  });
 }
 
-async function writePolicy(svc: WriterServices, policy: AccessPolicy, mustBeNew: boolean): Promise<Written> {
+async function writePolicy(svc: WriterServices, policy: AccessPolicy, mustBeNew: boolean, locked: Locked): Promise<Written> {
   checkReserved(svc, 'AccessPolicy', policy.id, policy);
   checkPolicyCompiles(policy);
-  const existing = await accessPolicies.read(svc.pool, policy.id);
-  if (mustBeNew && existing) {
-    throw new ApiError(409, 'conflict', `AccessPolicy "${policy.id}" already exists; PUT /AccessPolicy/${policy.id} replaces it`);
-  }
-  // A policy guards one thing (ARCHITECTURE §7): its target is part of its identity.
-  if (existing && existing.resource.app !== policy.app) {
-    const was = existing.resource.app ? `app "${existing.resource.app}"` : "the box's own API";
-    throw ValidationError.field(policy, 'app', `cannot change: this policy guards ${was}; create another policy for another target`);
-  }
-  const { stored, created } = await accessPolicies.write(svc.pool, policy, { managedBy: null });
-  return { resource: stored.resource as Resource, created };
+  return locked(policy, async (tx, existing) => {
+    if (mustBeNew && existing) {
+      throw new ApiError(409, 'conflict', `AccessPolicy "${policy.id}" already exists; PUT /AccessPolicy/${policy.id} replaces it`);
+    }
+    // A policy guards one thing (ARCHITECTURE §7): its target is part of its identity.
+    const was = (existing?.resource as AccessPolicy | undefined)?.app;
+    if (existing && was !== policy.app) {
+      const target = was ? `app "${was}"` : "the box's own API";
+      throw ValidationError.field(policy, 'app', `cannot change: this policy guards ${target}; create another policy for another target`);
+    }
+    const { stored, created } = await accessPolicies.write(tx, policy, { managedBy: null });
+    return { resource: stored.resource as Resource, created };
+  });
 }
 
-async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean): Promise<Written> {
-  if (mustBeNew && (await apps.read(svc.pool, app.id))) {
-    throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
-  }
+async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean, locked: Locked): Promise<Written> {
   // An App's audience is its own: not the box's (here), nor another App's (the database's unique index).
   const clash = boxAudienceClash(app, svc.config.baseUrl);
   if (clash) throw ValidationError.field(app, 'audience', clash);
-  try {
-    const { stored, created } = await apps.write(svc.pool, app, { managedBy: null });
-    return { resource: stored.resource as Resource, created };
-  } catch (err) {
-    if (err instanceof ConstraintViolation) throw ValidationError.field(app, err.field, err.message);
-    throw err;
-  }
+  return locked(app, async (tx, existing) => {
+    if (mustBeNew && existing) throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
+    try {
+      const { stored, created } = await apps.write(tx, app, { managedBy: null });
+      return { resource: stored.resource as Resource, created };
+    } catch (err) {
+      if (err instanceof ConstraintViolation) throw ValidationError.field(app, err.field, err.message);
+      throw err;
+    }
+  });
 }
 
 // One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).
 const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = { Client: clients, AccessPolicy: accessPolicies, App: apps };
-const WRITERS: { [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies[K], mustBeNew: boolean) => Promise<Written> } = {
+const WRITERS: {
+  [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies[K], mustBeNew: boolean, locked: Locked) => Promise<Written>;
+} = {
   Client: writeClient,
   AccessPolicy: writePolicy,
   App: writeApp,
 };
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
-export type ResourceRouterServices = WriterServices &
-  Pick<Services, 'apps' | 'audit' | 'clients' | 'policies' | 'policyRecords' | 'readFence' | 'sessions'>;
+export type ResourceRouterServices = WriterServices & Pick<Services, 'apps' | 'clients' | 'policyRecords' | 'readFence'>;
 
 export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];
@@ -168,18 +201,19 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
     send(req, res, 200, stored.resource);
   });
 
-  router.post(`/${kind}`, guard, ...resourceBody, async (req, res) => {
+  router.post(`/${kind}`, ...resourceBody, guard, async (req, res) => {
     const body = req.body as Record<string, unknown> | undefined;
     if (kind === 'AccessPolicy' && body && typeof body === 'object' && body.id === undefined) body.id = randomUUID();
-    const { resource } = await write(svc, incoming(kind, body, undefined), true);
+    const record = incoming(kind, body, undefined);
+    const { resource } = await write(svc, record, true, lockedWrite(svc, req, kind, record.id));
     forget(resource.id);
     recorded(req, resource.id, 'created');
     res.location(`/${kind}/${encodeURIComponent(resource.id)}`);
     send(req, res, 201, resource);
   });
 
-  router.put(`/${kind}/:id`, guard, ...resourceBody, async (req, res) => {
-    const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false);
+  router.put(`/${kind}/:id`, ...resourceBody, guard, async (req, res) => {
+    const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false, lockedWrite(svc, req, kind, id(req)));
     forget(resource.id);
     recorded(req, resource.id, created ? 'created' : 'changed');
     send(req, res, created ? 201 : 200, resource);
@@ -187,8 +221,14 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
 
   router.delete(`/${kind}/:id`, guard, async (req, res) => {
     checkReserved(svc, kind, id(req), undefined);
-    const removed =
-      kind === 'Client' ? await removeClient(svc, id(req), actorOf(req.principal!)) : await table.remove(svc.pool, id(req), null);
+    const removed = await lockedWrite(
+      svc,
+      req,
+      kind,
+      id(req),
+    )<Stored<Resource> | undefined>(undefined, (tx) =>
+      kind === 'Client' ? removeClient(svc, id(req), actorOf(req.principal!), tx) : table.remove(tx, id(req), null),
+    );
     if (!removed) throw notFound(`${kind} "${id(req)}"`);
     forget(removed.resource.id);
     recorded(req, removed.resource.id, 'deleted');

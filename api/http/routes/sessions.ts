@@ -108,7 +108,7 @@ export function sessionRouter(svc: SessionRouterServices, guard: RequestHandler)
 
   // PUT may shorten or extend `exp` / `refresh_token_exp`, or close the session
   // (`active: false`). Everything else a session records is history and read-only.
-  router.put('/Session/:id', guard, ...resourceBody, async (req, res) => {
+  router.put('/Session/:id', ...resourceBody, guard, async (req, res) => {
     const session = await findById(svc.pool, id(req));
     if (!session) throw notFound(`Session "${id(req)}"`);
     const body = req.body as Record<string, unknown>;

@@ -42,6 +42,18 @@ describe('AccessPolicy controller', function () {
     expect(await accessPolicies.read(db.pool, 'bad-schema')).to.equal(undefined);
   });
 
+  it('refuses a JSON Schema with what the engine would not apply ($data, an unknown format) as the REST API does (InvalidPolicy)', async function () {
+    const data = await reconciled(
+      policy('data-ref', { engine: 'json-schema', schema: { properties: { uri: { const: { $data: '1/x' } } } } }),
+    );
+    expect(ready(data)).to.deep.include({ status: 'False', reason: 'InvalidPolicy' });
+    expect(ready(data)!.message).to.include('"$data" (at /properties/uri/const)');
+    const format = await reconciled(policy('odd-format', { engine: 'json-schema', schema: { properties: { uri: { format: 'emial' } } } }));
+    expect(ready(format)).to.deep.include({ status: 'False', reason: 'InvalidPolicy' });
+    expect(ready(format)!.message).to.include('format "emial"');
+    expect(await accessPolicies.ids(db.pool)).to.deep.equal([]);
+  });
+
   it("refuses a spec the REST API would refuse (InvalidSpec), and a name of the box's own policies (ReservedName)", async function () {
     const odd = await reconciled(policy('odd', { engine: 'no-such-engine' }));
     expect(ready(odd)).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
