@@ -17,7 +17,7 @@ import type { Client } from '../types.js';
 import { grantedAudience, grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
 import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
-import { scopeParam } from './params.js';
+import { resourceParam, scopeParam } from './params.js';
 import { isThumbprint } from './dpop/proof.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
@@ -264,7 +264,7 @@ export async function parseAuthorizeRequest(
   try {
     scope = grantedScope(client.resource, scopeParam(params.scope));
     // RFC 8707: `resource` names where the token will be used; it becomes the token's audience.
-    audience = grantedAudience(client.resource, params.resource ?? null);
+    audience = grantedAudience(client.resource, resourceParam(params.resource));
   } catch (err) {
     if (err instanceof OAuthError) return fail(err.code, err.message);
     throw err;

@@ -245,6 +245,17 @@ describe('pushed authorization requests (RFC 9126)', function () {
       expect([noPkce.status, noPkce.body.error]).to.deep.equal([400, 'invalid_request']);
     });
 
+    it('a resource that is not an absolute URI, or has a fragment: 400 invalid_target, nothing pushed (RFC 8707 §2)', async function () {
+      for (const resource of ['api', '//api.example', 'https://api.example#x']) {
+        const res = await pushRaw({ client_id: 'web', resource });
+        expect([res.status, res.body.error], resource).to.deep.equal([400, 'invalid_target']);
+        expect(res.body.error_description).to.match(/resource must/);
+        expect(res.body.request_uri).to.equal(undefined);
+      }
+      const fine = await pushRaw({ client_id: 'web', resource: 'https://api.example/v1' });
+      expect(fine.status, fine.text).to.equal(201);
+    });
+
     it('GET: 405 with Allow: POST', async function () {
       const res = await box.request('GET', '/auth/par?client_id=web');
       expect(res.status).to.equal(405);
