@@ -1,24 +1,47 @@
 // JSON-lines logger. Tokens, secrets and passwords never reach a log line: known
 // field names are censored by pino, and URLs are logged without their query string
-// values for credential-bearing parameters.
+// values for credential-bearing parameters. One list of names serves both.
 import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-const SECRET_FIELDS = [
+/**
+ * The names whose values are credentials: as fields of a log line, and as query (or fragment)
+ * parameters of a logged URL, where a name is judged decoded and in any case. Whatever lets its
+ * holder in, or stands for a person or a grant while one is being made, is here; what only names
+ * or points (client_id, redirect_uri, scope, login_hint) is not.
+ */
+const CREDENTIALS = [
+  // secrets and passwords
   'password',
   'secret',
   'client_secret',
+  'client_assertion',
+  'assertion',
+  'privateKey',
+  'signingKeyPem',
+  // tokens: OAuth's, OpenID Connect's, token exchange's (RFC 8693), DPoP proofs (RFC 9449)
   'access_token',
   'refresh_token',
   'token',
+  'id_token',
+  'id_token_hint',
+  'subject_token',
+  'actor_token',
+  'dpop',
+  // what a grant or a browser flow is redeemed or continued with
   'code',
   'code_verifier',
-  'client_assertion',
+  'device_code',
+  'user_code',
+  'request_uri',
+  'state',
+  // HTTP headers that carry one
   'authorization',
   'cookie',
-  'privateKey',
-  'signingKeyPem',
+  // an app's own, in the URLs the decision point's HTTP door logs (Envoy appends the app's query)
+  'api_key',
+  'apikey',
 ];
 
 const options = (level: string, base: Record<string, unknown>): pino.LoggerOptions => ({
@@ -32,7 +55,7 @@ export function createLogger(level: string, base: Record<string, unknown> = {}):
   return pino({
     ...options(level, base),
     redact: {
-      paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`), 'req.headers.authorization', 'req.headers.cookie'],
+      paths: [...CREDENTIALS, ...CREDENTIALS.map((f) => `*.${f}`), 'req.headers.authorization', 'req.headers.cookie'],
       censor: '[redacted]',
     },
   });
@@ -59,22 +82,7 @@ export function createRequestLogger(level: string, base: Record<string, unknown>
 }
 
 // Query (and fragment) parameters whose values are credentials, by decoded name, any case.
-const CREDENTIAL_PARAMS = new Set([
-  'access_token',
-  'refresh_token',
-  'code',
-  'client_secret',
-  'token',
-  'state',
-  'code_verifier',
-  'device_code',
-  'client_assertion',
-  'id_token_hint',
-  'id_token',
-  'password',
-  'assertion',
-  'secret',
-]);
+const CREDENTIAL_PARAMS = new Set(CREDENTIALS.map((name) => name.toLowerCase()));
 
 /**
  * The URL as it may be logged: credential-bearing parameter values replaced, the rest kept

@@ -1,6 +1,6 @@
 // Sending the box's pages for people. Every page forbids framing, runs only the
-// box's own styles (no scripts at all), and is never cached: it may carry a CSRF
-// token or say who is signed in.
+// box's own styles (no scripts at all: the admin UI's own is the one exception),
+// and is never cached: it may carry a CSRF token or say who is signed in.
 import type { Request, Response } from 'express';
 import type { UserRow } from '../store/users.js';
 import { getUser } from '../store/users.js';
@@ -8,9 +8,30 @@ import type { BrowserSession } from '../store/browser.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
 
+/**
+ * The Content-Security-Policy of the box's pages, with what a page needs beyond it (the admin UI:
+ * its own script, the API). No page but the admin UI runs a script, inline or not: `script-src
+ * 'none'` says so outright rather than through `default-src`. No `form-action`: browsers hold a
+ * form's redirects to it too, and the sign-in and consent forms end in a redirect to the client.
+ */
+export function contentSecurityPolicy(more: Record<string, string> = {}): string {
+  const directives: Record<string, string> = {
+    'default-src': "'none'",
+    'script-src': "'none'",
+    'style-src': "'self'",
+    'img-src': "'self'",
+    'frame-ancestors': "'none'",
+    'base-uri': "'none'",
+    ...more,
+  };
+  return Object.entries(directives)
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ');
+}
+
 /** What every page of the box is sent with (the gRPC door sends them with a denial page too). */
 export const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy': contentSecurityPolicy(),
   'Cache-Control': 'no-store',
 };
 

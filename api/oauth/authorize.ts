@@ -17,7 +17,7 @@ import type { Client } from '../types.js';
 import { grantedAudience, grantedScope } from './entitlements.js';
 import { OAuthError } from './errors.js';
 import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
-import { scopeParam } from './params.js';
+import { resourceParam, scopeParam } from './params.js';
 import { isThumbprint } from './dpop/proof.js';
 import { isChallenge } from './pkce.js';
 import { mint, tokenHash } from './tokens.js';
@@ -65,6 +65,25 @@ export interface PageProblem {
   status: number;
   title: string;
   message: string;
+}
+
+/**
+ * What a browser is shown for a pushed request's request_uri that is unknown, expired, used up,
+ * another client's or claimed by another browser — and by every loser of many uses at once.
+ * RFC 9126 §4: "Authorization servers SHOULD treat request_uri values as one-time use", and "An
+ * expired request_uri MUST be rejected as invalid". Nothing is redirected: the request is gone, and
+ * its one answer went (or goes) back to the client once, from the use that ended it (./par.ts); a
+ * second answer with the same state could make the client drop the flow the first one completed.
+ */
+export function pushedRequestGone(svc: Pick<AuthorizeServices, 'log'>, clientId: string | undefined, reason: string): PageProblem {
+  svc.log.info({ event: 'authorize_refused', client: clientId, reason }, 'authorization request refused');
+  return {
+    kind: 'page',
+    status: 400,
+    title: 'This sign-in link is not valid',
+    message:
+      'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
+  };
 }
 
 /** A problem sent back to the client in the redirect. */
@@ -264,7 +283,7 @@ export async function parseAuthorizeRequest(
   try {
     scope = grantedScope(client.resource, scopeParam(params.scope));
     // RFC 8707: `resource` names where the token will be used; it becomes the token's audience.
-    audience = grantedAudience(client.resource, params.resource ?? null);
+    audience = grantedAudience(client.resource, resourceParam(params.resource));
   } catch (err) {
     if (err instanceof OAuthError) return fail(err.code, err.message);
     throw err;
@@ -327,17 +346,18 @@ export function errorRedirect(req: AuthorizeRequest, error: string, description:
 
 /**
  * Issues what the request asked for to the signed-in person; returns where to
- * send the browser. What is issued here carries the browser session's sid, so
- * that logging that browser out (RP-initiated logout) ends it, and is issued
- * only while that session lasts (whileSignedIn): a sign-out or password change
- * racing it ends it too.
+ * send the browser (or, for a pushed request another use answered first, the
+ * page of pushedRequestGone). What is issued here carries the browser session's
+ * sid, so that logging that browser out (RP-initiated logout) ends it, and is
+ * issued only while that session lasts (whileSignedIn): a sign-out or password
+ * change racing it ends it too.
  */
 export async function grantAuthorization(
   svc: AuthorizeServices,
   req: AuthorizeRequest,
   user: UserRow,
   browser: BrowserSession,
-): Promise<string> {
+): Promise<string | PageProblem> {
   const issued = await whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
   return issued ?? errorRedirect(req, 'access_denied', 'the sign-in ended before the request was granted');
 }
@@ -348,13 +368,13 @@ async function issue(
   req: AuthorizeRequest,
   user: UserRow,
   browser: BrowserSession,
-): Promise<string> {
+): Promise<string | PageProblem> {
   const client = req.client.resource;
-  // A pushed request is answered once (RFC 9126 §4: "Authorization servers SHOULD treat request_uri
-  // values as one-time use"): it is deleted in the transaction that issues, and of requests racing
-  // with one request_uri only the one that deleted it issues anything.
+  // A pushed request is answered once: it is deleted in the transaction that issues, and of requests
+  // racing with one request_uri only the one that deleted it answers the client; the others are shown
+  // what any used request_uri shows.
   if (req.pushed && !(await consumePushedRequest(tx, req.pushed, new Date()))) {
-    return errorRedirect(req, 'invalid_request_uri', 'the pushed authorization request was used already or has expired');
+    return pushedRequestGone(svc, client.id, 'request_uri answered by another use');
   }
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');

@@ -14,13 +14,22 @@
 // request_uri, never the parameters, so they cannot be changed on the way. One
 // request_uri thus yields one answer, in one browser; a reload before the
 // answer works (RFC 9126 §4: "MAY allow for duplicate requests due to a user
-// reloading/refreshing their user agent").
+// reloading/refreshing their user agent"). Of uses at once, the one that deletes
+// it answers the client; every other is shown the page of a used request_uri,
+// never a second redirect (pushedRequestGone in ./authorize.ts says why).
 import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { claimPushedRequest, consumePushedRequest, createPushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
 import { keyOfProof } from './dpop/check.js';
-import { AUTHORIZE_PARAMS, parseAuthorizeRequest, SIGN_IN_AFTER, type AuthorizeServices, type PageProblem } from './authorize.js';
+import {
+  AUTHORIZE_PARAMS,
+  parseAuthorizeRequest,
+  pushedRequestGone,
+  SIGN_IN_AFTER,
+  type AuthorizeServices,
+  type PageProblem,
+} from './authorize.js';
 import { invalidRequest } from './errors.js';
 import { tokenParams } from './params.js';
 import { newOpaqueToken, tokenHash } from './tokens.js';
@@ -107,21 +116,8 @@ export async function claimedPushedRequest(
 ): Promise<{ raw: Record<string, string>; pushed: PushedRequestClaim } | PageProblem | undefined> {
   const { request_uri: requestUri, client_id: clientId } = raw;
   if (typeof requestUri !== 'string' || !requestUri.startsWith(REQUEST_URI_PREFIX)) return undefined;
-  const invalid = (reason: string): PageProblem => {
-    svc.log.info(
-      { event: 'authorize_refused', client: typeof clientId === 'string' ? clientId : undefined, reason },
-      'authorization request refused',
-    );
-    // RFC 9126 §4: "An expired request_uri MUST be rejected as invalid." Nothing is redirected: with the
-    // request unknown, so is where to.
-    return {
-      kind: 'page',
-      status: 400,
-      title: 'This sign-in link is not valid',
-      message:
-        'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
-    };
-  };
+  // Nothing is redirected: with the request unknown, so is where to.
+  const invalid = (reason: string): PageProblem => pushedRequestGone(svc, typeof clientId === 'string' ? clientId : undefined, reason);
   if (typeof clientId !== 'string') return invalid('request_uri without client_id');
   const pushed: PushedRequestClaim = { requestHash: tokenHash(requestUri), clientId, browserHash: tokenHash(browserId()) };
   const params = await claimPushedRequest(svc.pool, pushed, new Date(now), new Date(now + CLAIMED_REQUEST_SECONDS * 1000));
@@ -130,7 +126,16 @@ export async function claimedPushedRequest(
   return { raw: { ...params, request_uri: requestUri, ...(typeof marker === 'string' ? { [SIGN_IN_AFTER]: marker } : {}) }, pushed };
 }
 
-/** Ends a pushed request whose answer goes back to the client without a code (an error, a denial). */
-export async function endPushedRequest(svc: Pick<Services, 'pool'>, pushed: PushedRequestClaim | undefined, now: number): Promise<void> {
-  if (pushed) await consumePushedRequest(svc.pool, pushed, new Date(now));
+/**
+ * Ends a pushed request whose answer goes back to the client without a code (an error, a denial):
+ * undefined when the answer may go, the page of pushedRequestGone when another use of the
+ * request_uri ended it first (and answered the client).
+ */
+export async function endPushedRequest(
+  svc: Pick<Services, 'log' | 'pool'>,
+  pushed: PushedRequestClaim | undefined,
+  now: number,
+): Promise<PageProblem | undefined> {
+  if (!pushed || (await consumePushedRequest(svc.pool, pushed, new Date(now)))) return undefined;
+  return pushedRequestGone(svc, pushed.clientId, 'request_uri answered by another use');
 }

@@ -67,10 +67,36 @@ export function scopeParam(value: string | undefined): string[] | null {
 // C0/C1 controls and DEL: no audience of a real service holds one.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/** A target parameter (audience or resource) within its limits, or null when absent or empty. */
+function targetParam(name: 'audience' | 'resource', value: string | undefined): string | null {
+  if (value === undefined || value === '') return null;
+  if (value.length > LIMITS.audience) throw new OAuthError('invalid_target', `${name} is longer than ${LIMITS.audience} characters`);
+  if (CONTROL.test(value)) throw new OAuthError('invalid_target', `${name} must not hold control characters`);
+  return value;
+}
+
 /** The audience parameter, or null when absent or empty. */
 export function audienceParam(value: string | undefined): string | null {
-  if (value === undefined || value === '') return null;
-  if (value.length > LIMITS.audience) throw new OAuthError('invalid_target', `audience is longer than ${LIMITS.audience} characters`);
-  if (CONTROL.test(value)) throw new OAuthError('invalid_target', 'audience must not hold control characters');
-  return value;
+  return targetParam('audience', value);
+}
+
+// RFC 3986 §4.3: absolute-URI = scheme ":" hier-part [ "?" query ], of the URI characters only
+// (unreserved, reserved, and "%" starting a percent-encoding); "#" starts a fragment.
+const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9\-._~:/?[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*$/;
+
+/**
+ * The resource parameter (RFC 8707 §2, RFC 8693 §2.1), or null when absent or empty: "MUST be an
+ * absolute URI [...] MUST NOT include a fragment component". Its query "SHOULD NOT" be there, but
+ * "it is recognized that there are cases that make a query component a useful and necessary part
+ * of the resource parameter": one is taken. Anything else is invalid_target, at every endpoint that
+ * reads it, before it becomes an audience.
+ */
+export function resourceParam(value: string | undefined): string | null {
+  const resource = targetParam('resource', value);
+  if (resource === null) return null;
+  if (resource.includes('#')) throw new OAuthError('invalid_target', 'resource must not have a fragment (#…) (RFC 8707 §2)');
+  if (!ABSOLUTE_URI.test(resource) || !URL.canParse(resource)) {
+    throw new OAuthError('invalid_target', 'resource must be an absolute URI, such as https://api.example.com (RFC 8707 §2)');
+  }
+  return resource;
 }

@@ -82,6 +82,34 @@ describe('authorize endpoint', function () {
     expect(confidential.status).to.equal(200); // a confidential client may go without PKCE
   });
 
+  it('a resource that is not an absolute URI, or has a fragment: invalid_target back to the client (RFC 8707 §2)', async function () {
+    for (const resource of ['api', '/api', 'https://api.example/#section']) {
+      const res = await authorize({ response_type: 'code', client_id: 'web', redirect_uri: cb, state: 'r1', resource });
+      expect(res.status, `${resource}: ${res.text.slice(0, 200)}`).to.equal(302);
+      const loc = new URL(res.headers.get('location')!);
+      expect(loc.origin + loc.pathname).to.equal(cb);
+      expect(loc.searchParams.get('error'), resource).to.equal('invalid_target');
+      expect(loc.searchParams.get('error_description')).to.match(/resource must/);
+      expect(loc.searchParams.get('state')).to.equal('r1');
+    }
+    // Until the redirect URI is trusted, nothing is redirected: the page, as for any other error.
+    const untrusted = await authorize({
+      response_type: 'code',
+      client_id: 'web',
+      redirect_uri: 'https://elsewhere.example/cb',
+      resource: 'api',
+    });
+    expect([untrusted.status, untrusted.headers.get('location')]).to.deep.equal([400, null]);
+    // An absolute URI, with a query too (RFC 8707: "SHOULD NOT", not "MUST NOT"): the sign-in page.
+    const fine = await authorize({
+      response_type: 'code',
+      client_id: 'web',
+      redirect_uri: cb,
+      resource: 'https://api.example/v1?tenant=7',
+    });
+    expect(fine.status).to.equal(200);
+  });
+
   it('implicit errors travel in the fragment', async function () {
     const res = await authorize({ response_type: 'token', client_id: 'spa', redirect_uri: cb, state: 'f', scope: 'a' });
     expect(res.status).to.equal(200); // the sign-in page

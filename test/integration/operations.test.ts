@@ -92,6 +92,64 @@ describe('operations', function () {
       ).to.equal(true);
   });
 
+  it('keeps the credentials of token exchange, the device flow, PAR and the code flow out of logged URLs', async function () {
+    const root = await box.rootToken();
+    const put = await box.json(
+      'PUT',
+      '/Client/ops-browser',
+      {
+        grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+        secret: 'ops-browser-secret',
+        auth: { authorization_code: { redirect_uri: 'https://ops.example/cb' } },
+      },
+      root,
+    );
+    expect(put.status, put.text).to.equal(201);
+    const device = await box.form('/auth/device', { client_id: 'ops-browser', client_secret: 'ops-browser-secret' });
+    expect(device.status, device.text).to.equal(200);
+    const pushed = await box.form(
+      '/auth/par',
+      { response_type: 'code', redirect_uri: 'https://ops.example/cb', state: 'ops-state' },
+      { Authorization: basic('ops-browser', 'ops-browser-secret') },
+    );
+    expect(pushed.status, pushed.text).to.equal(201);
+    const credentials: Record<string, string> = {
+      subject_token: root,
+      actor_token: (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('ops', secret) })).body
+        .access_token,
+      user_code: device.body.user_code,
+      device_code: device.body.device_code,
+      request_uri: pushed.body.request_uri,
+      code: `code-${Date.now()}`,
+      client_secret: 'ops-browser-secret',
+      dpop: `dpop-proof-${Date.now()}`,
+    };
+    // Where a person's browser or a careless client puts them: query strings.
+    const urls = [
+      `/auth/device/verify?user_code=${encodeURIComponent(credentials.user_code!)}`,
+      `/auth/authorize?client_id=ops-browser&request_uri=${encodeURIComponent(credentials.request_uri!)}`,
+      `/auth/token?grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=${encodeURIComponent(credentials.subject_token!)}&actor_token=${encodeURIComponent(credentials.actor_token!)}`,
+      `/auth/token?device_code=${encodeURIComponent(credentials.device_code!)}&client_secret=${credentials.client_secret}&dpop=${credentials.dpop}`,
+      `/admin/callback?code=${credentials.code}&state=ops-state`,
+    ];
+    for (const url of urls) await box.request(url.startsWith('/auth/token') ? 'POST' : 'GET', url, { headers: { Accept: 'text/html' } });
+    const logged = [
+      '"url":"/auth/device/verify?user_code=[redacted]"',
+      '"url":"/auth/authorize?client_id=ops-browser&request_uri=[redacted]"',
+      '"url":"/auth/token?grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=[redacted]&actor_token=[redacted]"',
+      '"url":"/auth/token?device_code=[redacted]&client_secret=[redacted]&dpop=[redacted]"',
+      '"url":"/admin/callback?code=[redacted]&state=[redacted]"',
+    ];
+    // access log lines are written in batches, at least every 100 ms
+    await eventually('the access log lines of these requests', async () => logged.every((e) => box.logs.some((l) => l.includes(e))));
+    for (const line of box.logs) {
+      for (const [name, value] of Object.entries(credentials)) {
+        expect(line, name).not.to.include(value);
+        expect(line, name).not.to.include(encodeURIComponent(value));
+      }
+    }
+  });
+
   it('a bad configuration stops start-up with a message naming the variable', function () {
     const res = spawnSync(process.execPath, [projectPath('dist', 'api', 'main.js')], {
       env: { PATH: process.env.PATH, BOXAUTH_JWT_ALG: 'HS256' },

@@ -245,6 +245,17 @@ describe('pushed authorization requests (RFC 9126)', function () {
       expect([noPkce.status, noPkce.body.error]).to.deep.equal([400, 'invalid_request']);
     });
 
+    it('a resource that is not an absolute URI, or has a fragment: 400 invalid_target, nothing pushed (RFC 8707 §2)', async function () {
+      for (const resource of ['api', '//api.example', 'https://api.example#x']) {
+        const res = await pushRaw({ client_id: 'web', resource });
+        expect([res.status, res.body.error], resource).to.deep.equal([400, 'invalid_target']);
+        expect(res.body.error_description).to.match(/resource must/);
+        expect(res.body.request_uri).to.equal(undefined);
+      }
+      const fine = await pushRaw({ client_id: 'web', resource: 'https://api.example/v1' });
+      expect(fine.status, fine.text).to.equal(201);
+    });
+
     it('GET: 405 with Allow: POST', async function () {
       const res = await box.request('GET', '/auth/par?client_id=web');
       expect(res.status).to.equal(405);
@@ -297,7 +308,7 @@ describe('pushed authorization requests (RFC 9126)', function () {
       expect(isInvalidLinkPage(await second.get(authorizePath('web', pushed.requestUri)))).to.equal(true);
     });
 
-    it('many uses of one request_uri at once, in one browser: exactly one code', async function () {
+    it('many uses of one request_uri at once, in one browser: exactly one code, every other use the page, nothing else redirected', async function () {
       const pushed = await push('web');
       // The browser claims the request before it signs in, so every one of the uses below gets past the
       // claim and only the transaction that issues the code decides between them.
@@ -310,7 +321,10 @@ describe('pushed authorization requests (RFC 9126)', function () {
       const answers = await Promise.all(Array.from({ length: 20 }, () => browser.get(authorizePath('web', pushed.requestUri))));
       const codes = answers.map(codeOf).filter((c) => c !== null);
       expect(codes).to.have.length(1);
-      for (const answer of answers) if (codeOf(answer) === null) expect(answer.status).to.be.oneOf([302, 400]);
+      // The client hears once (RFC 9126 §4, one-time use): a loser is the page of a used request_uri, never a redirect.
+      const losers = answers.filter((a) => codeOf(a) === null);
+      expect(losers.map((a) => [a.status, a.headers.get('location')])).to.deep.equal(losers.map(() => [400, null]));
+      for (const loser of losers) expect(isInvalidLinkPage(loser)).to.equal(true);
       await exchange(
         answers.find((a) => codeOf(a) !== null)!,
         pushed,
@@ -323,6 +337,27 @@ describe('pushed authorization requests (RFC 9126)', function () {
       for (let i = 0; i < 8; i++) browsers.push(await signedInBrowser());
       const answers = await Promise.all(browsers.map((b) => b.get(authorizePath('web', pushed.requestUri))));
       expect(answers.map(codeOf).filter((c) => c !== null)).to.have.length(1);
+      for (const loser of answers.filter((a) => codeOf(a) === null)) expect(isInvalidLinkPage(loser)).to.equal(true);
+    });
+
+    it('allow and deny at once on one consent page: one answer reaches the client, every other use the page', async function () {
+      const pushed = await push('asks', { scope: 'profile' });
+      const browser = await signedInBrowser();
+      const consent = await browser.get(authorizePath('asks', pushed.requestUri));
+      expect(consent.status).to.equal(200);
+      const form = hiddenFields(consent.text);
+      const unknown = authorizePath('asks', `urn:ietf:params:oauth:request_uri:${randomBytes(32).toString('base64url')}`);
+      await Promise.all(Array.from({ length: 20 }, () => browser.get(unknown)));
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => browser.post('/auth/consent', { ...form, decision: i % 2 ? 'allow' : 'deny' })),
+      );
+      const redirected = answers.filter((a) => a.status === 302);
+      expect(redirected, answers.map((a) => a.status).join(' ')).to.have.length(1);
+      const back = location(redirected[0]!);
+      expect(`${back.origin}${back.pathname}`).to.equal(CALLBACK);
+      expect(back.searchParams.get('state')).to.equal(pushed.state);
+      expect(back.searchParams.has('code') !== back.searchParams.has('error')).to.equal(true);
+      for (const loser of answers.filter((a) => a.status !== 302)) expect(isInvalidLinkPage(loser)).to.equal(true);
     });
 
     it('a client that must push: a plain request is refused with invalid_request (RFC 9126 §4); a pushed one works', async function () {

@@ -424,6 +424,41 @@ describe('token exchange (RFC 8693)', function () {
     });
   });
 
+  describe('resource: an absolute URI without a fragment (RFC 8693 §2.1, RFC 8707 §2)', function () {
+    // A client without an audience list, which any exchange of its own tokens is allowed: only the
+    // shape of `resource` stands between such a request and a token.
+    before(async function () {
+      const { audience: _list, ...anyAudience } = exchangingClient;
+      secrets.anywhere = (await box.addClient('anywhere', anyAudience, { policy: false })).secret;
+      await allowExchange('anywhere-any', 'anywhere', { exchange: { subject: { client_id: 'anywhere' } } });
+    });
+
+    for (const resource of [
+      'orders',
+      '/orders',
+      '//orders.example',
+      'https://orders.example#top',
+      'https://orders.example/#',
+      'https://orders .example',
+    ]) {
+      it(`${JSON.stringify(resource)}: 400 invalid_target, nothing issued`, async function () {
+        const res = await raw('anywhere', { subject_token: await ownToken('anywhere'), subject_token_type: ACCESS_TOKEN, resource });
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.error).to.equal('invalid_target');
+        expect(res.body.error_description).to.match(/resource must (be an absolute URI|not have a fragment)/);
+        expect(res.body.access_token).to.equal(undefined);
+      });
+    }
+
+    it('an absolute URI, with a query (RFC 8707: "SHOULD NOT", not "MUST NOT") or a URN: the audience of the new token', async function () {
+      for (const resource of ['https://orders.example/api?tenant=7', 'urn:example:orders']) {
+        const res = await raw('anywhere', { subject_token: await ownToken('anywhere'), subject_token_type: ACCESS_TOKEN, resource });
+        expect(res.status, res.text).to.equal(200);
+        expect(decodeJwt(res.body.access_token as string).aud).to.equal(resource);
+      }
+    });
+  });
+
   it("a ServiceAccount's token, as actor: a pod acts for a person, and the policy names the ServiceAccount", async function () {
     await allowExchange('orders-pod', 'orders', {
       exchange: { delegation: true, actor: { kind: 'serviceaccount', iss: issuer.url, namespace: 'shop', serviceAccount: 'orders' } },

@@ -25,9 +25,26 @@ describe('redactUrl', function () {
       'password',
       'assertion',
       'secret',
+      'subject_token',
+      'actor_token',
+      'user_code',
+      'request_uri',
+      'dpop',
+      'authorization',
+      'cookie',
+      'privatekey',
+      'api_key',
+      'apikey',
     ]) {
       expect(redactUrl(`/x?a=1&${name}=s3cr3t&b=2`), name).to.equal(`/x?a=1&${name}=[redacted]&b=2`);
     }
+  });
+
+  it('keeps what only names or points: a client, a redirect URI, a scope, a hint, a type', function () {
+    const url = '/auth/authorize?client_id=web&redirect_uri=https%3A%2F%2Fweb.example%2Fcb&scope=openid&login_hint=ann&response_type=code';
+    expect(redactUrl(url)).to.equal(url);
+    const exchange = '/auth/token?subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token&resource=https%3A%2F%2Fa';
+    expect(redactUrl(exchange)).to.equal(exchange);
   });
 
   it('judges names decoded and in any case, as the query parser reads them', function () {

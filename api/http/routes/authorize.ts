@@ -13,6 +13,7 @@ import {
   SIGN_IN_AFTER,
   type AuthorizeRequest,
   type AuthorizeServices,
+  type PageProblem,
 } from '../../oauth/authorize.js';
 import { scopesOf } from '../../oauth/openid.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
@@ -31,17 +32,20 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
+  const problemPage = (res: Response, problem: PageProblem): void =>
+    renderPage(res, problem.status, messagePage(box, problem.title, problem.message));
+
   /** The request, or undefined when it was answered already (an error page, or an error back to the client). */
   async function parsed(req: Request, res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
     // A pushed request (RFC 9126): its parameters, claimed for this browser (api/oauth/par.ts).
     const claimed = await claimedPushedRequest(svc, raw, () => browserId(svc, req, res), Date.now());
     if (claimed && 'kind' in claimed) {
-      renderPage(res, claimed.status, messagePage(box, claimed.title, claimed.message));
+      problemPage(res, claimed);
       return undefined;
     }
     const request = claimed ? await parseAuthorizeRequest(svc, claimed.raw, claimed.pushed) : await parseAuthorizeRequest(svc, raw);
     if (!('kind' in request)) return request;
-    if (request.kind === 'page') renderPage(res, request.status, messagePage(box, request.title, request.message));
+    if (request.kind === 'page') problemPage(res, request);
     else res.redirect(302, request.location);
     return undefined;
   }
@@ -71,9 +75,12 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
     decision: AuthorizationDecision,
   ): Promise<void> {
     switch (decision.next) {
-      case 'error':
-        await endPushedRequest(svc, request.pushed, Date.now());
+      case 'error': {
+        // Another use of the same request_uri answered the client first: this one only sees the page.
+        const gone = await endPushedRequest(svc, request.pushed, Date.now());
+        if (gone) return problemPage(res, gone);
         return res.redirect(302, errorRedirect(request, decision.error, decision.description));
+      }
       case 'signed-out':
         return signedOut(res);
       case 'sign-in': {
@@ -106,9 +113,11 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           }),
         );
       }
-      case 'grant':
+      case 'grant': {
         if (decision.remember) await recordConsent(svc.pool, person!.user.id, request.client.resource.id, scopesOf(request.scope));
-        return res.redirect(302, await grantAuthorization(svc, request, person!.user, person!.browser));
+        const answer = await grantAuthorization(svc, request, person!.user, person!.browser);
+        return typeof answer === 'string' ? res.redirect(302, answer) : problemPage(res, answer);
+      }
     }
   }
 

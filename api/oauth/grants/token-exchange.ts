@@ -13,7 +13,7 @@ import { grantedAudience, grantedScope } from '../entitlements.js';
 import { OAuthError, invalidRequest } from '../errors.js';
 import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type Act, type CheckedToken, type Party } from '../exchange/parties.js';
 import { scopesOf } from '../openid.js';
-import { audienceParam, scopeParam, type Params } from '../params.js';
+import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
 import { mint } from '../tokens.js';
 import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
@@ -171,7 +171,7 @@ function earliest(subject: CheckedToken, actor: CheckedToken | undefined): Date 
  */
 function exchangedAudience(client: Client, subject: Party, params: Params): string | null {
   const audience = audienceParam(params.audience);
-  const resource = audienceParam(params.resource);
+  const resource = resourceParam(params.resource);
   if (audience && resource && audience !== resource) {
     throw new OAuthError('invalid_target', 'name one target: audience or resource, not two different ones');
   }
