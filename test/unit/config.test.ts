@@ -36,6 +36,15 @@ describe('configuration', function () {
     expect(() => loadConfig({ BOXAUTH_BOX: 'My Box' })).to.throw(ConfigError, /BOXAUTH_BOX/);
     expect(() => loadConfig({ BOXAUTH_ADMIN_EMAIL: 'admin' })).to.throw(ConfigError, /BOXAUTH_ADMIN_EMAIL must be an email address/);
     expect(() => loadConfig({ BOXAUTH_REGISTRATION_GROUP: ' users' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION_GROUP/);
+    // Names people read hide nothing, as the API refuses them (api/input.ts invisibleProblem).
+    expect(() => loadConfig({ BOXAUTH_ADMIN_EMAIL: 'ad\u200Bmin@example.com' })).to.throw(
+      ConfigError,
+      /^BOXAUTH_ADMIN_EMAIL holds a control or invisible character \(U\+200B\)$/,
+    );
+    expect(() => loadConfig({ BOXAUTH_REGISTRATION_GROUP: 'users\u001b[2J' })).to.throw(
+      ConfigError,
+      /BOXAUTH_REGISTRATION_GROUP holds a control/,
+    );
     expect(loadConfig({ BOXAUTH_BOX: 'team-a/auth', BOXAUTH_HOST: '::', BOXAUTH_LOG_LEVEL: 'warn' })).to.deep.include({
       box: 'team-a/auth',
       host: '::',
