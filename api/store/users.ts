@@ -136,6 +136,12 @@ export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
   return rowCount === 1;
 }
 
+/** A part of an email as emailKey folds it; one of invisible characters only is part of no email, not of every one. */
+function emailPart(raw: string): string | undefined {
+  const key = emailKey(raw);
+  return key === '' && raw !== '' ? undefined : key;
+}
+
 /** What /users can be searched and sorted by. */
 const USER_SEARCH: ColumnSearch = {
   kind: 'user',
@@ -144,7 +150,7 @@ const USER_SEARCH: ColumnSearch = {
     /** The whole email, as emailKey compares them (a row without a key: in any ASCII case). */
     email: { sql: (p) => `(u.email_key = ${p} OR (u.email_key IS NULL AND lower(u.email) = ${p}))`, value: emailKey },
     /** Part of the email, compared likewise; % and _ are themselves, not patterns. */
-    q: { sql: (p) => `strpos(COALESCE(u.email_key, lower(u.email)), ${p}) > 0`, value: emailKey },
+    q: { sql: (p) => `strpos(COALESCE(u.email_key, lower(u.email)), ${p}) > 0`, value: emailPart },
   },
   sorts: { id: 'u.id', email: 'lower(u.email)' },
   id: 'u.id',
