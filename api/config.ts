@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { invisibleProblem } from './input.js';
 
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
 export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
@@ -180,6 +181,13 @@ export function matching(env: Env, name: string, pattern: RegExp, what: string, 
   return raw;
 }
 
+/** A name a person reads (an email, a group name): refused when it hides a character, as the API refuses it. */
+function visibleName(name: string, value: string): string {
+  const problem = invisibleProblem(value);
+  if (problem) throw new ConfigError(`${name} ${problem}`);
+  return value;
+}
+
 /** An IP address to listen on, or a host name that resolves to one (BOXAUTH_HOST, BOXAUTH_OPERATOR_HEALTH_HOST). */
 export function listenHost(env: Env, name: string): string {
   const raw = str(env, name) ?? '0.0.0.0';
@@ -257,15 +265,21 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
     rootClientId: str(env, 'BOXAUTH_ROOT_CLIENT_ID') ?? 'root',
     rootClientSecret: str(env, 'BOXAUTH_ROOT_CLIENT_SECRET'),
-    adminEmail: matching(env, 'BOXAUTH_ADMIN_EMAIL', /^[^\s@]+@[^\s@]+$/, 'an email address', 'admin@localhost'),
+    adminEmail: visibleName(
+      'BOXAUTH_ADMIN_EMAIL',
+      matching(env, 'BOXAUTH_ADMIN_EMAIL', /^[^\s@]+@[^\s@]+$/, 'an email address', 'admin@localhost'),
+    ),
     adminPassword: str(env, 'BOXAUTH_ADMIN_PASSWORD'),
     registration: bool(env, 'BOXAUTH_REGISTRATION', false),
-    registrationGroup: matching(
-      env,
+    registrationGroup: visibleName(
       'BOXAUTH_REGISTRATION_GROUP',
-      /^\S(.{0,198}\S)?$/,
-      'a group name (1 to 200 characters, no space at either end)',
-      'users',
+      matching(
+        env,
+        'BOXAUTH_REGISTRATION_GROUP',
+        /^\S(.{0,198}\S)?$/,
+        'a group name (1 to 200 characters, no space at either end)',
+        'users',
+      ),
     ),
     jwtAlg,
     signingKeyPem: str(env, 'BOXAUTH_SIGNING_KEY'),

@@ -100,3 +100,36 @@ export function bodyProblem(value: unknown): BodyProblem | undefined {
   };
   return walk(value, 'body', 0);
 }
+
+/**
+ * What a name a person reads (an email, a group name) must not hold: controls (C0,
+ * DEL, C1: a terminal, a log or a gateway's header reads them as commands), format
+ * characters (bidi overrides and isolates reorder what is shown; zero-width spaces
+ * and joiners hide a difference), line and paragraph separators, and whatever else
+ * Unicode says to draw as nothing (fillers, variation selectors, tags). Such a name
+ * looks like another one, or like something else than it is.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+
+/** What is wrong with a name a person reads, or undefined when it shows what it is. */
+export function invisibleProblem(value: string): string | undefined {
+  const found = INVISIBLE.exec(value)?.[0];
+  if (found === undefined) return undefined;
+  return `holds a control or invisible character (U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+}
+
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * What makes two emails the same account: the one key of every lookup and of the
+ * unique index (api/store/users.ts). It is NFKC with full case folding (Unicode's
+ * NFKC_Casefold, as near as JavaScript gets): NFKC, not NFC, because the Kelvin
+ * sign and fullwidth letters are compatibility twins of ASCII ones and must collide
+ * with them; case folding of every script, because PostgreSQL's lower() without a
+ * locale folds only A–Z. Lower, upper, lower again folds what lower alone leaves
+ * (ß and ẞ to ss, final sigma to σ); it also folds dotless ı to i, which only
+ * makes more addresses collide. The stored email keeps what the person typed (NFC).
+ */
+export function emailKey(email: string): string {
+  return email.replace(DEFAULT_IGNORABLE, '').normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
+}

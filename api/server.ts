@@ -37,7 +37,7 @@ import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
-import { getUser } from './store/users.js';
+import { backfillEmailKeys, getUser } from './store/users.js';
 import { listenOn } from './http/listen.js';
 import { Dpop } from './oauth/dpop/check.js';
 import { DpopNonces } from './oauth/dpop/nonce.js';
@@ -64,6 +64,14 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'database migrated');
+    const keyless = await backfillEmailKeys(pool);
+    if (keyless.length) {
+      log.warn(
+        { users: keyless },
+        "these users have an email that is the same account as an older user's (in another case or form): " +
+          'they cannot sign in until an administrator changes or deletes one of the two (docs/guides/upgrading.md)',
+      );
+    }
     await new Keyring(pool, config).ensureActive();
     const root = await bootstrapRootClient(pool, config, log);
     const admin = await bootstrapAdmin(pool, config);

@@ -3,6 +3,7 @@
 import { errorMessage } from '../errors.js';
 import { CliError } from './api.js';
 import type { Command, Io } from './command.js';
+import { printed } from './output.js';
 import { boxCommand } from './commands/box.js';
 import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
@@ -53,11 +54,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
     await command.run(rest, io);
     return 0;
   } catch (err) {
+    // An error may carry what the box said (a 422's messages, an error_description): escaped, as every server string.
     if (err instanceof CliError) {
-      io.err(`boxauth ${name}: ${err.message}\n`);
+      io.err(printed`boxauth ${name}: ${err.message}\n`);
       return err.exitCode;
     }
-    io.err(`boxauth ${name}: ${errorMessage(err)}\n`);
+    io.err(printed`boxauth ${name}: ${errorMessage(err)}\n`);
     return 1;
   }
 }

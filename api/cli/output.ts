@@ -26,15 +26,21 @@ export interface Column<T> {
 
 /**
  * Text that is safe to show on a terminal: control characters (a description may hold an
- * escape sequence that rewrites the screen) are shown escaped, never sent.
+ * escape sequence that rewrites the screen) and bidi controls (marks, embeddings, overrides
+ * and isolates: they make a line read in another order than it is) are shown escaped, never sent.
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, (ch) => {
     if (ch === '\n') return '\\n';
     if (ch === '\t') return '\\t';
     if (ch === '\r') return '\\r';
     return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
   });
+}
+
+/** A line for a person that holds what the box said (emails, names): every value put in goes through printable. */
+export function printed(strings: TemplateStringsArray, ...values: unknown[]): string {
+  return strings.reduce((line, text, i) => line + printable(String(values[i - 1])) + text);
 }
 
 function cellText(value: unknown): string {

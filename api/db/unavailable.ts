@@ -1,6 +1,9 @@
-// Whether an error means the database cannot be reached right now (as opposed
-// to a query the database refused): those are answered 503 temporarily_unavailable
-// with Retry-After, since the same request will work once it is back.
+// Whether an error means the database cannot be reached or cannot keep up right now
+// (as opposed to a query the database refused): those are answered 503
+// temporarily_unavailable with Retry-After, since the same request will work once
+// it is back or the load has passed. A query cut short by the database's own
+// statement_timeout or lock_timeout (a managed PostgreSQL often sets them) is one
+// of those: under heavy load it answered 500.
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -10,11 +13,16 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'EPIPE',
   'EAI_AGAIN',
+  // No connection can be opened now: local ports or file descriptors used up under load.
+  'EADDRNOTAVAIL',
+  'EMFILE',
+  'ENFILE',
 ]);
 
 // SQLSTATE: class 08 (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now),
-// 53300 (too many connections).
-const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
+// class 53 (insufficient resources: too many connections, out of memory, disk full), 57014 (query canceled:
+// statement_timeout, or an administrator), 55P03 (lock not available: lock_timeout).
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53...|57014|55P03)$/;
 
 // What node-postgres says when a pooled connection dies or none comes in time.
 const UNAVAILABLE_MESSAGES = [

@@ -31,7 +31,7 @@ const UNAVAILABLE_RETRY_SECONDS = 5;
 
 /**
  * The answer to an error: an ApiError's own; 503 temporarily_unavailable with Retry-After when the database
- * cannot be reached (RFC 6749 §4.1.2.1 names the error; the request will work once it is back); else (logged)
+ * cannot be reached or cannot keep up (RFC 6749 §4.1.2.1 names the error; the request will work once it is back); else (logged)
  * a bare 500. Counted by its code either way.
  */
 export function errorAnswer(err: unknown, svc: Pick<Services, 'log' | 'metrics'>, request: { method: string; path: string }): ErrorAnswer {
@@ -42,10 +42,15 @@ export function errorAnswer(err: unknown, svc: Pick<Services, 'log' | 'metrics'>
   }
   if (isDatabaseUnavailable(err)) {
     svc.metrics.refusals.inc({ error: 'temporarily_unavailable' });
-    log.warn({ err: errorMessage(err), method: request.method, path: request.path }, 'the database is unreachable');
-    const unavailable = new ApiError(503, 'temporarily_unavailable', 'the service cannot reach its database right now; try again shortly', {
-      'Retry-After': String(UNAVAILABLE_RETRY_SECONDS),
-    });
+    log.warn({ err: errorMessage(err), method: request.method, path: request.path }, 'the database is unreachable or overloaded');
+    const unavailable = new ApiError(
+      503,
+      'temporarily_unavailable',
+      'the service cannot reach its database or it is overloaded right now; try again shortly',
+      {
+        'Retry-After': String(UNAVAILABLE_RETRY_SECONDS),
+      },
+    );
     return { status: unavailable.status, headers: unavailable.headers, body: unavailable.body() };
   }
   svc.metrics.refusals.inc({ error: 'server_error' });

@@ -7,11 +7,12 @@
 // the kind of key; second factors and password resets will count here too.
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import { emailKey } from '../input.js';
 import { ADDRESS_FACTOR } from '../oauth/throttle.js';
 import { clearFailures, countAttempt, uncountAttempt } from '../store/browser.js';
 
 export type AttemptKey =
-  /** Failed sign-ins of one account (by email, any case). */
+  /** Failed sign-ins of one account (by email, as emailKey compares them). */
   | { account: string }
   /** Wrong user codes typed by one signed-in person. */
   | { deviceCodesOf: number }
@@ -35,7 +36,7 @@ type AttemptConfig = Pick<
 /** The database key of each kind (the encodings are stable: rows outlive a restart). */
 function stored(key: AttemptKey): string {
   if (key === 'sign-ups') return 'sign-up:box';
-  if ('account' in key) return `email:${key.account.toLowerCase()}`;
+  if ('account' in key) return `email:${emailKey(key.account)}`;
   if ('deviceCodesOf' in key) return `device:${key.deviceCodesOf}`;
   if ('address' in key) return `addr:${key.address}`;
   return `sign-up:addr:${key.signUpsFrom}`;

@@ -2,6 +2,7 @@
 // 422 {entity, errors}. The entity echoes the submitted fields, except a
 // password: it never travels back, not even in an error.
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
+import { invisibleProblem } from '../input.js';
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 1024;
@@ -59,6 +60,7 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
     if (creating) add(errors, 'email', 'is required');
   } else if (typeof body.email !== 'string' || !body.email.trim()) add(errors, 'email', 'is required');
   else if (body.email.length > EMAIL_MAX) add(errors, 'email', `must be at most ${EMAIL_MAX} characters`);
+  else if (invisibleProblem(body.email)) add(errors, 'email', invisibleProblem(body.email)!);
   else if (!EMAIL.test(body.email.trim())) add(errors, 'email', 'is not a valid email address');
   else input.email = body.email.trim();
 
@@ -113,6 +115,7 @@ export function groupInput(raw: unknown, creating: boolean): GroupInput {
     if (creating) add(errors, 'name', 'is required');
   } else if (typeof body.name !== 'string' || !body.name.trim()) add(errors, 'name', 'is required');
   else if (body.name.length > NAME_MAX) add(errors, 'name', `must be at most ${NAME_MAX} characters`);
+  else if (invisibleProblem(body.name)) add(errors, 'name', invisibleProblem(body.name)!);
   else input.name = body.name.trim();
   if (body.description !== undefined) {
     if (body.description !== null && typeof body.description !== 'string') add(errors, 'description', 'must be a string or null');

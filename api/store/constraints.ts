@@ -8,10 +8,12 @@ export class ConstraintViolation extends Error {
   }
 }
 
-/** Rethrows PostgreSQL's unique_violation on `index` as "<field> is already taken". */
-export function uniqueViolation(err: unknown, index: string, field: string): never {
+/** Rethrows PostgreSQL's unique_violation on `index` (or any of several) as "<field> is already taken". */
+export function uniqueViolation(err: unknown, index: string | readonly string[], field: string): never {
   const e = err as { code?: string; constraint?: string };
-  if (e.code === '23505' && e.constraint === index) throw new ConstraintViolation(field, `${field} is already taken`);
+  const indexes: readonly string[] = typeof index === 'string' ? [index] : index;
+  if (e.code === '23505' && e.constraint !== undefined && indexes.includes(e.constraint))
+    throw new ConstraintViolation(field, `${field} is already taken`);
   throw err;
 }
 

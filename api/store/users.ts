@@ -1,5 +1,6 @@
 // Users of a box and their group memberships.
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
+import { emailKey } from '../input.js';
 import { foreignKeyViolation, uniqueViolation } from './constraints.js';
 import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
 
@@ -71,21 +72,31 @@ export async function getUser(db: Queryable, id: number): Promise<UserRow | unde
   return rows[0] && fromDb(rows[0]);
 }
 
+/** Both indexes that make an email taken: users_email_key (017), and lower(email) from before it. */
+const EMAIL_INDEXES = ['users_email_key', 'users_email'];
+
+/**
+ * The user whose email is `email` as emailKey compares emails. A row without a key (written by
+ * the release before 017 while both served, or left without one by backfillEmailKeys because an
+ * older account holds it) is found by its email in any ASCII case, and only when no row holds the key.
+ */
 export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
-  const { rows } = await db.query<DbRow>(`${SELECT} WHERE lower(u.email) = lower($1) GROUP BY u.id`, [email]);
+  const { rows } = await db.query<DbRow>(
+    `${SELECT} WHERE u.email_key = $1 OR (u.email_key IS NULL AND lower(u.email) = lower($2))
+     GROUP BY u.id ORDER BY u.email_key IS NULL, u.id LIMIT 1`,
+    [emailKey(email), email],
+  );
   return rows[0] && fromDb(rows[0]);
 }
 
 export async function createUser(pool: Pool, fields: UserFields): Promise<UserRow> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx
-      .query<{ id: number }>('INSERT INTO users (email, password_hash, data, email_verified) VALUES ($1, $2, $3, $4) RETURNING id', [
-        fields.email,
-        fields.passwordHash,
-        fields.data,
-        fields.emailVerified ?? true,
-      ])
-      .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
+      .query<{ id: number }>(
+        'INSERT INTO users (email, email_key, password_hash, data, email_verified) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+        [fields.email.normalize('NFC'), emailKey(fields.email), fields.passwordHash, fields.data, fields.emailVerified ?? true],
+      )
+      .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
     await setMemberships(tx, rows[0]!.id, fields.groupIds);
     return (await getUser(tx, rows[0]!.id))!;
   });
@@ -100,12 +111,20 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
     .query(
       // email_verified changes only when asked to: an edit that carries the email along
       // (or changes it) must not turn a self-made account into a verified identity.
-      `UPDATE users SET email = COALESCE($2, email), password_hash = COALESCE($3, password_hash),
+      `UPDATE users SET email = COALESCE($2, email), email_key = COALESCE($7, email_key), password_hash = COALESCE($3, password_hash),
        email_verified = COALESCE($6, email_verified),
        data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
-      [id, change.email ?? null, change.passwordHash ?? null, change.data !== undefined, change.data ?? null, change.emailVerified ?? null],
+      [
+        id,
+        change.email?.normalize('NFC') ?? null,
+        change.passwordHash ?? null,
+        change.data !== undefined,
+        change.data ?? null,
+        change.emailVerified ?? null,
+        change.email === undefined ? null : emailKey(change.email),
+      ],
     )
-    .catch((err: unknown) => uniqueViolation(err, 'users_email', 'email'));
+    .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
   if (!rowCount) return undefined;
   if (change.groupIds) await setMemberships(tx, id, change.groupIds);
   return getUser(tx, id);
@@ -117,15 +136,21 @@ export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
   return rowCount === 1;
 }
 
+/** A part of an email as emailKey folds it; one of invisible characters only is part of no email, not of every one. */
+function emailPart(raw: string): string | undefined {
+  const key = emailKey(raw);
+  return key === '' && raw !== '' ? undefined : key;
+}
+
 /** What /users can be searched and sorted by. */
 const USER_SEARCH: ColumnSearch = {
   kind: 'user',
   filters: {
     id: { sql: (p) => `u.id = ${p}`, value: bigintId },
-    /** The whole email, in any case (emails are unique regardless of case). */
-    email: { sql: (p) => `lower(u.email) = lower(${p})` },
-    /** Part of the email, in any case; % and _ are themselves, not patterns. */
-    q: { sql: (p) => `strpos(lower(u.email), lower(${p})) > 0` },
+    /** The whole email, as emailKey compares them (a row without a key: in any ASCII case). */
+    email: { sql: (p) => `(u.email_key = ${p} OR (u.email_key IS NULL AND lower(u.email) = ${p}))`, value: emailKey },
+    /** Part of the email, compared likewise; % and _ are themselves, not patterns. */
+    q: { sql: (p) => `strpos(COALESCE(u.email_key, lower(u.email)), ${p}) > 0`, value: emailPart },
   },
   sorts: { id: 'u.id', email: 'lower(u.email)' },
   id: 'u.id',
@@ -138,4 +163,36 @@ export async function listUsers(db: Queryable, q: SearchQuery): Promise<{ total:
   const page = columnOrderAndPage(USER_SEARCH, q, params);
   const { rows } = await db.query<DbRow>(`${SELECT} ${where} GROUP BY u.id ${page}`, params);
   return { total, users: rows.map(fromDb) };
+}
+
+/**
+ * Gives every user without one the key of its email (rows from before migration 017, and rows
+ * the release before it wrote while both served), at start. Of users whose emails now make one
+ * account, the oldest keeps the key and the others stay without: an upgrade must not fail on
+ * the people already there. Returns the ids of those left without, for an administrator.
+ */
+export async function backfillEmailKeys(pool: Pool): Promise<number[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await withTransaction(pool, async (tx) => {
+        // Processes starting at once take turns; a user written meanwhile may still take a key first (retried below).
+        await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.email_key.' || current_schema()))");
+        const { rows } = await tx.query<{ id: number; email: string }>('SELECT id, email FROM users WHERE email_key IS NULL ORDER BY id');
+        if (!rows.length) return [];
+        const { rows: keyed } = await tx.query<{ id: number }>(
+          `UPDATE users u SET email_key = k.key
+           FROM (SELECT DISTINCT ON (key) id, key FROM unnest($1::bigint[], $2::text[]) AS t(id, key) ORDER BY key, id) k
+           WHERE u.id = k.id AND u.email_key IS NULL AND NOT EXISTS (SELECT 1 FROM users o WHERE o.email_key = k.key)
+           RETURNING u.id`,
+          [rows.map((r) => r.id), rows.map((r) => emailKey(r.email))],
+        );
+        const done = new Set(keyed.map((r) => r.id));
+        return rows.filter((r) => !done.has(r.id)).map((r) => r.id);
+      });
+    } catch (err) {
+      const e = err as { code?: string; constraint?: string };
+      if (attempt < 5 && e.code === '23505' && e.constraint === 'users_email_key') continue;
+      throw err;
+    }
+  }
 }

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -515,5 +516,38 @@ describe('boxauth CLI', function () {
     const unknown = await cli(['explain', '00000000-0000-0000-0000-000000000000'], env);
     expect(unknown.code).to.not.equal(0);
     expect(unknown.stderr).to.match(/only refusals of an identified caller are kept/);
+  });
+
+  it("one-line confirmations show what the box said escaped: an email's terminal escapes and bidi overrides are not sent", async function () {
+    // Names the box refuses now, as rows from before it did (or written by SQL): the CLI trusts no server string.
+    const email = 'ann\u001b]0;pwned\u0007\u202Emoc.elpmaxe@example.com';
+    const group = 'ops\u001b[2J\u2066';
+    const db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+    let userId: number;
+    let groupId: number;
+    try {
+      const hash = await argon2.hash('old-password-1', { type: argon2.argon2id });
+      userId = (await db.query('INSERT INTO users (email, password_hash) VALUES ($1, $2) RETURNING id', [email, hash])).rows[0].id;
+      groupId = (await db.query('INSERT INTO groups (name) VALUES ($1) RETURNING id', [group])).rows[0].id;
+    } finally {
+      await db.end();
+    }
+    const runs = {
+      'add-to-group': await cli(['user', 'add-to-group', String(userId), String(groupId)]),
+      'set-password': await cli(['user', 'set-password', String(userId), '--password-stdin'], {}, 'new-password-1\n'),
+      'user delete': await cli(['user', 'delete', String(userId)]),
+      'group delete': await cli(['group', 'delete', String(groupId)]),
+    };
+    for (const [what, run] of Object.entries(runs)) {
+      expect(run.code, `${what}: ${run.stderr}`).to.equal(0);
+      expect(run.stdout, what).not.to.match(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    }
+    const shownEmail = 'ann\\u001b]0;pwned\\u0007\\u202emoc.elpmaxe@example.com';
+    const shownGroup = 'ops\\u001b[2J\\u2066';
+    expect(runs['add-to-group'].stdout).to.equal(`${shownEmail} is now in ${shownGroup}.\n`);
+    expect(runs['set-password'].stdout).to.include(`Password of ${shownEmail} (id ${userId})`);
+    expect(runs['user delete'].stdout).to.include(`Deleted user ${shownEmail} from box`);
+    expect(runs['group delete'].stdout).to.equal(`Deleted group ${shownGroup}.\n`);
   });
 });

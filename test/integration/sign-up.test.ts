@@ -3,8 +3,10 @@
 // box-wide, across the processes of a box, and its hashing waits behind
 // everyone else's, so a flood of sign-ups slows only sign-ups.
 import { expect } from 'chai';
+import pg from 'pg';
 import { Box, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
+import { createDatabase } from '../support/postgres.js';
 
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
 const PROXIED = { BOXAUTH_REGISTRATION: 'true', BOXAUTH_TRUSTED_PROXIES: '127.0.0.1/32, ::1' };
@@ -124,6 +126,56 @@ describe('sign-up', function () {
       expect(busy!.headers.get('retry-after')).to.equal('1');
       expect(busy!.headers.get('content-type')).to.match(/text\/html/);
       expect(busy!.text).to.include('busy');
+    });
+  });
+
+  describe('a database that cannot keep up', function () {
+    // A managed PostgreSQL often cuts queries short (statement_timeout): under heavy
+    // load, a sign-up whose query was cut answered 500. It is the database's state,
+    // not the request's fault: 503 with Retry-After, and nothing made.
+    let box: Box;
+    let database: pg.Client;
+    before(async function () {
+      const url = await createDatabase('slow');
+      database = new pg.Client({ connectionString: url });
+      await database.connect();
+      await database.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET statement_timeout = '1s'`);
+      // Every sign-up gets through the argon2 lane to the database.
+      box = await Box.start({
+        databaseUrl: url,
+        env: { ...PROXIED, BOXAUTH_SIGN_UP_MAX_PER_ADDRESS: '100000', BOXAUTH_SIGN_UP_MAX_WAITING: '100' },
+      });
+    });
+    after(async function () {
+      await database?.end();
+      await box?.stop();
+    });
+
+    it('sign-ups sent at once while the users table is held: each a page saying to come back (503), none a 500', async function () {
+      const post = await new FormAgent(box).signUpPoster();
+      await database.query('BEGIN');
+      // Held until every sign-up is answered: each one's query outlasts statement_timeout.
+      await database.query('LOCK TABLE users IN EXCLUSIVE MODE');
+      let answers: JsonResponse[];
+      try {
+        answers = await Promise.all(
+          times(6, (i) =>
+            post(`held-${i}@example.com`, 'a-good-password-1', { Accept: 'text/html', 'X-Forwarded-For': `198.51.100.${i}` }),
+          ),
+        );
+      } finally {
+        await database.query('ROLLBACK');
+      }
+      expect(answers.map((r) => r.status)).to.deep.equal(times(6, () => 503));
+      for (const res of answers) {
+        expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
+        expect(res.headers.get('content-type')).to.match(/text\/html/);
+        expect(res.text).to.include('Temporarily unavailable');
+      }
+      const { rows } = await database.query<{ n: number }>("SELECT count(*)::int AS n FROM users WHERE email LIKE 'held-%'");
+      expect(rows[0]!.n).to.equal(0);
+      // And once the database keeps up again, the same sign-up works.
+      expect((await post('held-0@example.com', 'a-good-password-1')).status).to.equal(303);
     });
   });
 });

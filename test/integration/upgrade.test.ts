@@ -1,4 +1,5 @@
 // Upgrades: what a box's existing rows become when a migration adds to them.
+import argon2 from 'argon2';
 import { expect } from 'chai';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -8,13 +9,19 @@ import { apps } from '../../api/store/apps.js';
 import { ConstraintViolation } from '../../api/store/constraints.js';
 import { createUser } from '../../api/store/users.js';
 import { projectPath } from '../../api/paths.js';
+import { Box } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 import { createDatabase } from '../support/postgres.js';
 
 const MIGRATIONS = projectPath('api', 'db', 'migrations');
 
 /** A new database as a box left it before migration `next`: the earlier migrations applied by hand. */
 async function boxBefore(database: string, next: string): Promise<Pool> {
-  const pool = createPool(await createDatabase(database), 2);
+  return boxAt(await createDatabase(database), next);
+}
+
+async function boxAt(url: string, next: string): Promise<Pool> {
+  const pool = createPool(url, 2);
   await pool.query('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
   for (const name of (await fs.readdir(MIGRATIONS)).filter((n) => n.endsWith('.sql') && n < next).sort()) {
     await pool.query(await fs.readFile(path.join(MIGRATIONS, name), 'utf8'));
@@ -71,6 +78,51 @@ describe('upgrades', function () {
       expect((refused as Error).message).to.include('App "a"');
     } finally {
       await pool.end();
+    }
+  });
+
+  it('emails that became one account at 017: the box starts, the oldest keeps it, the newer cannot sign in until resolved', async function () {
+    this.timeout(120_000);
+    const url = await createDatabase('upgrade_email_key');
+    const pool = await boxAt(url, '017');
+    const hash = (password: string) => argon2.hash(password, { type: argon2.argon2id });
+    try {
+      // An administrator made élodie and kim; strangers signed up Élodie and the Kelvin sign's Kim beside them.
+      await pool.query('INSERT INTO users (email, password_hash) VALUES ($1, $2), ($3, $4), ($5, $6), ($7, $8), ($9, $10)', [
+        'élodie@example.com',
+        await hash('elodie-password-1'),
+        'kim@example.com',
+        await hash('kim-password-1'),
+        'Élodie@example.com',
+        await hash('stranger-password-1'),
+        '\u212Aim@example.com',
+        await hash('stranger-password-2'),
+        'solo@example.com',
+        await hash('solo-password-1'),
+      ]);
+    } finally {
+      await pool.end();
+    }
+    const box = await Box.start({ databaseUrl: url });
+    try {
+      const root = await box.rootToken();
+      const warning = box.logs.find((line) => line.includes('same account as an older user'));
+      expect(warning, box.logs.join('\n')).to.not.equal(undefined);
+      expect(JSON.parse(warning!).users).to.deep.equal([3, 4]);
+      // Every person is still there; the older account answers to its address in any form.
+      expect((await box.json('GET', '/users?_count=100', undefined, root)).body.length).to.equal(6); // and the admin
+      const signIn = (email: string, password: string) => new FormAgent(box).signIn(email, password);
+      expect((await signIn('ÉLODIE@example.com', 'elodie-password-1')).status).to.equal(303);
+      expect((await signIn('Élodie@example.com', 'stranger-password-1')).status).to.equal(401);
+      expect((await signIn('\u212Aim@example.com', 'stranger-password-2')).status).to.equal(401);
+      expect((await signIn('solo@example.com', 'solo-password-1')).status).to.equal(303);
+      // Nobody new can take either address; an administrator gives the newer one another, and it signs in.
+      expect((await box.json('POST', '/users', { email: 'ÉLODIE@example.com', password: 'x-password-1' }, root)).status).to.equal(422);
+      const moved = await box.json('PUT', '/users/3', { email: 'elodie.b@example.com' }, root);
+      expect(moved.status, moved.text).to.equal(200);
+      expect((await signIn('elodie.b@example.com', 'stranger-password-1')).status).to.equal(303);
+    } finally {
+      await box.stop();
     }
   });
 });

@@ -39,6 +39,15 @@ describe('configuration', function () {
     for (const rows of ['0', 'lots', '1.5'])
       expect(() => loadConfig({ BOXAUTH_DECISION_MAX_ROWS: rows })).to.throw(ConfigError, /BOXAUTH_DECISION_MAX_ROWS/);
     expect(loadConfig({}).decisionMaxRows).to.equal(100_000);
+    // Names people read hide nothing, as the API refuses them (api/input.ts invisibleProblem).
+    expect(() => loadConfig({ BOXAUTH_ADMIN_EMAIL: 'ad\u200Bmin@example.com' })).to.throw(
+      ConfigError,
+      /^BOXAUTH_ADMIN_EMAIL holds a control or invisible character \(U\+200B\)$/,
+    );
+    expect(() => loadConfig({ BOXAUTH_REGISTRATION_GROUP: 'users\u001b[2J' })).to.throw(
+      ConfigError,
+      /BOXAUTH_REGISTRATION_GROUP holds a control/,
+    );
     expect(loadConfig({ BOXAUTH_BOX: 'team-a/auth', BOXAUTH_HOST: '::', BOXAUTH_LOG_LEVEL: 'warn' })).to.deep.include({
       box: 'team-a/auth',
       host: '::',

@@ -4,7 +4,7 @@
 // one. Each policy of the app that applied is shown with what it said, and, when
 // it did not allow, the failing matcho path or JSON Schema error.
 import { parse, usage, withBox, type Command } from '../command.js';
-import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord } from '../output.js';
+import { outputHelp, OUTPUT_OPTION, outputFormat, printed, printList, printRecord } from '../output.js';
 
 const HELP = `Usage: boxauth explain <decision-id>
        boxauth explain --app <app> [--method GET] [--path /x] [--host h]
@@ -73,8 +73,8 @@ export const explainCommand: Command = {
           ).body;
       if (format !== 'table') return printRecord(io, format, explanation, []);
       io.out(
-        `decision ${explanation.id}${explanation.at ? ` (${explanation.at})` : ''}: ${explanation.allowed ? 'allowed' : 'refused'} ` +
-          `(${explanation.status}) at app ${explanation.app ?? '-'}: ${explanation.reason}\n\n`,
+        printed`decision ${explanation.id}${explanation.at ? ` (${explanation.at})` : ''}: ${explanation.allowed ? 'allowed' : 'refused'} ` +
+          printed`(${explanation.status}) at app ${explanation.app ?? '-'}: ${explanation.reason}\n\n`,
       );
       if (explanation.cut?.length)
         io.out(

@@ -2,7 +2,7 @@
 import type { BoxApi } from '../api.js';
 import { allPages, asking, parse, usage, withBox, type Command, type Io } from '../command.js';
 import { findGroup, findUser, groupIds, type GroupRecord, type UserRecord } from '../lookup.js';
-import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type Column } from '../output.js';
+import { outputHelp, OUTPUT_OPTION, outputFormat, printed, printList, printRecord, type Column } from '../output.js';
 
 const USER_HELP = `Usage: boxauth user <subcommand>
 
@@ -61,7 +61,7 @@ async function newPassword(io: Io, fromStdin: boolean): Promise<string> {
 async function putGroups(io: Io, api: BoxApi, user: UserRecord, ids: number[]): Promise<void> {
   const changed = (await api.call<UserRecord>('PUT', `/users/${user.id}`, { 'group-ids': ids })).body;
   const names = changed.groups.map((g) => g.name).sort();
-  io.out(`${changed.email} is now in ${names.length ? names.join(', ') : 'no group'}.\n`);
+  io.out(printed`${changed.email} is now in ${names.length ? names.join(', ') : 'no group'}.\n`);
 }
 
 async function createUser(io: Io, email: string, password: string, data: string | undefined, groups: string[]): Promise<void> {
@@ -75,7 +75,7 @@ async function createUser(io: Io, email: string, password: string, data: string 
     const created = await api.call<{ id: number; email: string; email_verified: boolean }>('POST', '/users', body);
     const verified = created.body.email_verified ? 'email verified' : 'email not verified';
     io.out(
-      `Created user ${created.body.email} (id ${created.body.id}, ${verified}) in box "${await api.boxName()}" (${api.target.url}).\n`,
+      printed`Created user ${created.body.email} (id ${created.body.id}, ${verified}) in box "${await api.boxName()}" (${api.target.url}).\n`,
     );
   });
 }
@@ -128,7 +128,7 @@ export const userCommand: Command = {
           const password = await newPassword(io, values['password-stdin'] === true);
           await api.call('PUT', `/users/${user.id}`, { password });
           io.out(
-            `Password of ${user.email} (id ${user.id}) changed in box "${await api.boxName()}"; ` +
+            printed`Password of ${user.email} (id ${user.id}) changed in box "${await api.boxName()}"; ` +
               'their signed-in browsers, codes and tokens were ended: they sign in again with the new password.\n',
           );
         });
@@ -156,7 +156,7 @@ export const userCommand: Command = {
         return withBox(io, async (api) => {
           const user = await findUser(api, rest[0]!);
           const deleted = await api.call<{ email: string }>('DELETE', `/users/${user.id}`);
-          io.out(`Deleted user ${deleted.body.email} from box "${await api.boxName()}".\n`);
+          io.out(printed`Deleted user ${deleted.body.email} from box "${await api.boxName()}".\n`);
         });
       default:
         throw usage(`unknown subcommand "user ${sub}"; see boxauth user help`);
@@ -202,14 +202,14 @@ export const groupCommand: Command = {
             name: rest[0],
             description: values.description ?? null,
           });
-          io.out(`Created group ${created.body.name} (id ${created.body.id}) in box "${await api.boxName()}".\n`);
+          io.out(printed`Created group ${created.body.name} (id ${created.body.id}) in box "${await api.boxName()}".\n`);
         });
       case 'delete':
         if (rest.length !== 1) throw usage('usage: boxauth group delete <id|name>');
         return withBox(io, async (api) => {
           const group = await findGroup(api, rest[0]!);
           const deleted = await api.call<{ name: string }>('DELETE', `/groups/${group.id}`);
-          io.out(`Deleted group ${deleted.body.name}.\n`);
+          io.out(printed`Deleted group ${deleted.body.name}.\n`);
         });
       default:
         throw usage(`unknown subcommand "group ${sub}"; see boxauth group help`);

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { CliError } from '../../../api/cli/api.js';
 import type { Io } from '../../../api/cli/command.js';
-import { outputFormat, printable, table } from '../../../api/cli/output.js';
+import { outputFormat, printable, printed, table } from '../../../api/cli/output.js';
 
 const io = (terminal: boolean): Io => ({
   out: () => undefined,
@@ -54,5 +54,17 @@ describe('boxauth --output', function () {
   it('shows control characters escaped: a description cannot rewrite the terminal', function () {
     expect(printable('red\u001b[31m\nnext\u0007\u009b')).to.equal('red\\u001b[31m\\nnext\\u0007\\u009b');
     expect(table([{ d: 'a\u001b]0;title\u0007' }], [{ header: 'D', cell: (r) => r.d }])).not.to.match(/[\u0000-\u0009\u000b-\u001f]/);
+  });
+
+  it('shows bidi controls escaped: a name cannot make its line read in another order', function () {
+    expect(printable('ann\u202Emoc.elpmaxe\u202C\u2066x\u2069\u200F\u061C')).to.equal(
+      'ann\\u202emoc.elpmaxe\\u202c\\u2066x\\u2069\\u200f\\u061c',
+    );
+    expect(printable('Élodie 東京 🚀')).to.equal('Élodie 東京 🚀');
+  });
+
+  it('printed escapes every value put in a line, and only those', function () {
+    const email = 'a\u001b[2J\u202E@example.com';
+    expect(printed`Deleted user ${email} (id ${7}).\n`).to.equal('Deleted user a\\u001b[2J\\u202e@example.com (id 7).\n');
   });
 });
