@@ -8,6 +8,7 @@
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { credentialFrom, type Decision, type GateRequest } from '../decision/engine.js';
 import { refusalOf } from '../decision/refusal.js';
+import { UNANSWERED } from '../http/errors.js';
 import { PAGE_HEADERS } from '../http/pages.js';
 
 /** The fields of a CheckRequest the decision reads (as protobufjs decodes it: proto names; unset strings are empty). */
@@ -167,14 +168,20 @@ export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean, se
   };
 }
 
-/** A CheckRequest no decision can be made about: refused as a bad request, recording nothing. */
-export function malformedResponse(why: string): CheckResponse {
+/** A refusal without a decision: `status` and its RFC 6749-style error, with `why` for the client. */
+function bareRefusal(code: number, status: number, error: string, why: string): CheckResponse {
   return {
-    status: { code: INVALID_ARGUMENT, message: why },
+    status: { code, message: why },
     denied_response: {
-      status: { code: 400 },
+      status: { code: status },
       headers: [option('Content-Type', 'application/json'), option('Cache-Control', 'no-store')],
-      body: JSON.stringify({ error: 'invalid_request', error_description: why }),
+      body: JSON.stringify({ error, error_description: why }),
     },
   };
 }
+
+/** A CheckRequest no decision can be made about: refused as a bad request, recording nothing. */
+export const malformedResponse = (why: string): CheckResponse => bareRefusal(INVALID_ARGUMENT, 400, 'invalid_request', why);
+
+/** A check the box could not answer (the error is logged): refused, 503, as a decision that failed is. */
+export const unansweredResponse = (): CheckResponse => bareRefusal(UNAVAILABLE, 503, 'temporarily_unavailable', UNANSWERED);

@@ -22,11 +22,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import { appCookieAttributes } from '../decision/app-sign-in.js';
-import { credentialFrom, decide, type Decision, type GateRequest } from '../decision/engine.js';
+import { credentialFrom, decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
 import { refusalOf } from '../decision/refusal.js';
 import type { Services } from '../services.js';
 import { requestLineProblem } from './edge.js';
-import { errorAnswer } from './errors.js';
+import { doorError, errorAnswer } from './errors.js';
 import { COMMON_HEADERS } from './headers.js';
 import { PAGE_HEADERS } from './pages.js';
 
@@ -186,37 +186,51 @@ export function withGateEndpoints(
     const started = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
     req.resume(); // the original body, when the gateway sends it, is not needed
+    // Whatever fails while this request is read or answered ends this request only, never the
+    // process: what the box meant to answer (an ApiError: 400) or else 503 — the gate could not
+    // answer, and a gateway fails closed on it. If even that cannot be written, the connection is cut.
     const fail = (err: unknown): void => {
-      const error = errorAnswer(err, svc, { method, path: door.route });
-      const json = JSON.stringify(error.body);
-      res
-        .writeHead(error.status, {
-          ...COMMON_HEADERS,
-          'Cache-Control': 'no-store',
-          ...error.headers,
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': Buffer.byteLength(json),
-        })
-        .end(json);
-      logRequest(method, url, door.route, error.status, seconds());
+      try {
+        const refusal = doorError(svc, err, { door: door.door, app: door.app });
+        if (res.headersSent) throw new Error('the answer was already under way', { cause: err });
+        const error = errorAnswer(refusal, svc, { method, path: door.route });
+        const json = JSON.stringify(error.body);
+        res
+          .writeHead(error.status, {
+            ...COMMON_HEADERS,
+            'Cache-Control': 'no-store',
+            ...error.headers,
+            'Content-Type': 'application/json; charset=utf-8',
+            'Content-Length': Buffer.byteLength(json),
+          })
+          .end(json);
+        logRequest(method, url, door.route, error.status, seconds());
+      } catch (failure) {
+        res.destroy();
+        svc.log.error({ err: failure, door: door.door }, 'a gate request could not be answered; its connection is closed');
+      }
     };
     let original: Original;
     let app: string | undefined;
+    let headers: Record<string, string | undefined>;
+    let credential: Credential;
     try {
       const problem = requestLineProblem(url); // after which the app's segment decodes
       if (problem) throw problem;
       original = door.original();
       app = door.app === undefined ? undefined : decodeURIComponent(door.app);
+      headers = headersOf(req);
+      credential = credentialFrom(headers.authorization, headers.cookie);
     } catch (err) {
       fail(err);
       return;
     }
-    const headers = headersOf(req);
-    const credential = credentialFrom(headers.authorization, headers.cookie);
-    decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop }).then((d) => {
-      svc.decisions.record(d, seconds());
-      const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
-      logRequest(method, url, door.route, status, seconds());
-    }, fail);
+    decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop })
+      .then((d) => {
+        svc.decisions.record(d, seconds());
+        const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
+        logRequest(method, url, door.route, status, seconds());
+      })
+      .catch(fail);
   };
 }
