@@ -301,13 +301,17 @@ export function headerValue(name: string): string {
   return out;
 }
 
-/** The caller, as headers the gateway sets upstream (empty ones for nobody, so a client cannot send its own). */
+/**
+ * The caller, as headers the gateway sets upstream (empty ones for nobody, so a client cannot
+ * send its own). The email only when the box vouches for it (email_verified): an app, or a
+ * gateway's email-domain rule, takes the header as the person's address.
+ */
 function upstreamHeaders(svc: DecisionServices, app: App, caller: Caller): Record<string, string> {
   const names = identityHeaders(app);
   const user = caller.user;
   const headers: Record<string, string> = {
     [names.user]: user?.id ?? '',
-    [names.email]: user ? headerValue(user.email) : '',
+    [names.email]: user?.emailVerified ? headerValue(user.email) : '',
     [names.groups]: user?.groups.map((g) => headerValue(g.name)).join(',') ?? '',
     [names.client]: headerValue(caller.client ?? ''),
   };

@@ -13,7 +13,7 @@ import {
   type ResourceServices,
 } from '../oauth/dpop/resource.js';
 import type { Actor } from '../audit.js';
-import type { PolicyRequest } from '../policy/engines.js';
+import { requestUser, type PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';
 import type { Services } from '../services.js';
 import type { Stored } from '../store/resources.js';
@@ -173,7 +173,7 @@ export function policyRequest(req: Request, principal: Principal): PolicyRequest
     params: { ...query, [ROUTE_TYPE]: type, ...(id !== undefined ? { [ROUTE_ID]: id } : {}) },
     'query-string': queryString,
     client: { ...client },
-    user: principal.user ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) } : null,
+    user: principal.user ? requestUser(principal.user) : null,
     scope: principal.session.scope,
   };
 }

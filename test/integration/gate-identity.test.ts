@@ -1,7 +1,8 @@
 // Who the decision point tells an app the caller is, at every door: names in any script,
 // and names stored before the box refused control characters in them, reach the app
 // percent-encoded in the identity headers (and as they are in the upstream JWT) without
-// ending the process (docs/guides/guard-your-apps.md).
+// ending the process; and an email is vouched for only when the box verified it
+// (docs/guides/guard-your-apps.md).
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { createLocalJWKSet, jwtVerify } from 'jose';
@@ -9,6 +10,7 @@ import pg from 'pg';
 import { authorizationService } from '../../api/grpc/ext-authz.js';
 import type { CheckRequest, CheckResponse } from '../../api/grpc/check.js';
 import { Box } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
 
 const APP = 'names';
@@ -74,7 +76,7 @@ describe('who the decision point says the caller is', function () {
     });
 
   before(async function () {
-    box = await Box.start();
+    box = await Box.start({ env: { BOXAUTH_REGISTRATION: 'true' } });
     root = await box.rootToken();
     const put = await box.json('PUT', `/App/${APP}`, { urls: [AUDIENCE], upstream: { token: { header: 'X-Jwt' } } }, root);
     expect(put.status, put.text).to.equal(201);
@@ -188,6 +190,89 @@ describe('who the decision point says the caller is', function () {
       expect(answers.map((a) => a.status)).to.deep.equal(answers.map(() => 200));
       expect(box.process!.exitCode).to.equal(null);
       expect((await box.request('GET', '/healthz')).status).to.equal(200);
+    });
+  });
+
+  describe("an email is the person's only when the box verified it", function () {
+    // docs/guides/guard-your-apps.md: oauth2-proxy's --email-domain, as a policy.
+    const CORP_PEOPLE = { user: { email: '#@corp\\.example$', email_verified: true } };
+    let stranger: { id: number; token: string };
+    let staff: { id: number; token: string };
+
+    const ask = (app: string, token: string) =>
+      box.request('GET', `/authz/http/${app}/reports`, { headers: { Authorization: `Bearer ${token}`, Host: `${app}.example` } });
+
+    before(async function () {
+      for (const app of ['corp', 'corp-open']) {
+        const put = await box.json(
+          'PUT',
+          `/App/${app}`,
+          { urls: [`https://${app}.example`], upstream: { token: { header: 'X-Jwt' } } },
+          root,
+        );
+        expect(put.status, put.text).to.equal(201);
+      }
+      await box.json('PUT', '/AccessPolicy/corp-people', { app: 'corp', engine: 'matcho', matcho: CORP_PEOPLE }, root);
+      await box.json('PUT', '/AccessPolicy/corp-open-anyone', { app: 'corp-open', engine: 'allow' }, root);
+      // A stranger signs themselves up with the company's domain: nobody vouched for the address.
+      const signUp = await new FormAgent(box).signUpPoster();
+      const signedUp = await signUp('ceo@corp.example', 'a-good-password-1');
+      expect(signedUp.status, signedUp.text).to.equal(303);
+      const found = await box.json('GET', `/users?email=${encodeURIComponent('ceo@corp.example')}`, undefined, root);
+      expect(found.body[0].email_verified).to.equal(false);
+      stranger = { id: found.body[0].id, token: '' };
+      // An administrator made this one: verified.
+      staff = { id: await newUser('cfo@corp.example', []), token: '' };
+      for (const p of [stranger, staff]) p.token = await userToken(box, p.id, 'root', 'https://corp.example');
+    });
+
+    it("the guide's email-domain policy refuses the self-registered address and allows the verified one", async function () {
+      const refused = await ask('corp', stranger.token);
+      expect(refused.status, refused.text).to.equal(403);
+      const allowed = await ask('corp', staff.token);
+      expect(allowed.status, allowed.text).to.equal(200);
+      expect(allowed.headers.get('x-auth-request-email')).to.equal('cfo@corp.example');
+      // AuthZEN evaluates the same request object.
+      const evaluate = async (id: number) =>
+        (
+          await box.json(
+            'POST',
+            '/apps/corp/access/v1/evaluation',
+            { subject: { type: 'user', id: String(id) }, action: { name: 'GET' }, resource: { type: 'reports', id: '1' } },
+            root,
+          )
+        ).body.decision;
+      expect(await evaluate(stranger.id)).to.equal(false);
+      expect(await evaluate(staff.id)).to.equal(true);
+    });
+
+    it('allowed anyway, an unverified address gets no email header; the JWT says email_verified', async function () {
+      const open = (id: number) => userToken(box, id, 'root', 'https://corp-open.example');
+      const res = await ask('corp-open', await open(stranger.id));
+      expect(res.status, res.text).to.equal(200);
+      expect(res.headers.get('x-auth-request-email')).to.equal('');
+      expect(res.headers.get('x-auth-request-user')).to.equal(String(stranger.id));
+      const jwks = createLocalJWKSet((await box.request('GET', '/.well-known/jwks.json')).body);
+      const { payload } = await jwtVerify(res.headers.get('x-jwt')!, jwks, { issuer: box.url, audience: 'https://corp-open.example' });
+      expect(payload).to.include({ email: 'ceo@corp.example', email_verified: false });
+      const verified = await ask('corp-open', await open(staff.id));
+      expect(verified.headers.get('x-auth-request-email')).to.equal('cfo@corp.example');
+    });
+
+    it("the box's own API: a policy on the address requires email_verified too", async function () {
+      await box.json(
+        'PUT',
+        '/AccessPolicy/corp-people-read-groups',
+        { engine: 'matcho', matcho: { 'request-method': 'get', uri: '/groups', ...CORP_PEOPLE } },
+        root,
+      );
+      try {
+        const groups = async (id: number) => (await box.json('GET', '/groups', undefined, await userToken(box, id))).status;
+        expect(await groups(stranger.id)).to.equal(403);
+        expect(await groups(staff.id)).to.equal(200);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/corp-people-read-groups', undefined, root);
+      }
     });
   });
 });
