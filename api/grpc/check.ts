@@ -93,11 +93,14 @@ export function gateRequestOf(check: CheckRequest): GateRequest | { refused: str
   const headers = headersOf(http);
   const target = http.path || headers[':path'];
   if (!target) return { refused: 'the CheckRequest names no path (attributes.request.http.path)' };
+  // As at forward-auth: deciding a request of no method as a GET would let a DELETE through a read-only policy.
+  const method = http.method || headers[':method'];
+  if (!method) return { refused: 'the CheckRequest names no method (attributes.request.http.method)' };
   const app = check.attributes?.context_extensions?.app;
   return {
     door: 'grpc',
     app: app || undefined,
-    method: (http.method || headers[':method'] || 'GET').toUpperCase(),
+    method: method.toUpperCase(),
     host: http.host || headers[':authority'] || headers.host || '',
     scheme: http.scheme || headers[':scheme'] || undefined,
     target,

@@ -67,6 +67,28 @@ function originalUrl(value: string): { scheme: string; host: string; target: str
   return { scheme, host, target: rest.startsWith('/') ? rest : `/${rest}` };
 }
 
+/** RFC 9110 §9.1: a method is a token. */
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
+
+/**
+ * The original request's method, from `header`, which the gateway that sends `uriHeader` sets
+ * (Traefik and Caddy always, NGINX as the guide configures it). Without it the box cannot know
+ * what is asked: deciding as if GET would let a DELETE through a read-only policy, so it is
+ * refused as a missing URI is.
+ */
+function methodIn(h: Record<string, string | undefined>, header: string, uriHeader: string): string {
+  const method = h[header.toLowerCase()];
+  if (method === undefined) {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `send the original request's method in ${header}, beside ${uriHeader} (Traefik and Caddy send X-Forwarded-Method; NGINX: proxy_set_header X-Original-Method $request_method)`,
+    );
+  }
+  if (!METHOD.test(method)) throw new ApiError(400, 'invalid_request', `${header} is not an HTTP method (a token, such as GET)`);
+  return method.toUpperCase();
+}
+
 /**
  * The original request as forward-auth gateways send it, each in headers of its own: Traefik and
  * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as docs/guides/guard-your-apps.md configures
@@ -87,17 +109,17 @@ function forwarded(h: Record<string, string | undefined>): Original {
   switch (named[0]) {
     case 'X-Forwarded-Uri':
       return {
-        method: (h['x-forwarded-method'] ?? 'GET').toUpperCase(),
+        method: methodIn(h, 'X-Forwarded-Method', named[0]),
         host: h['x-forwarded-host'] ?? h.host ?? '',
         scheme: h['x-forwarded-proto'],
         target: h['x-forwarded-uri']!,
       };
     case 'X-Original-URI':
-      return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), host: h.host ?? '', target: h['x-original-uri']! };
+      return { method: methodIn(h, 'X-Original-Method', named[0]), host: h.host ?? '', target: h['x-original-uri']! };
     case 'X-Original-URL': {
       const original = originalUrl(h['x-original-url']!);
       if (!original) throw new ApiError(400, 'invalid_request', 'X-Original-URL is not an http(s) URL: <scheme>://<host[:port]><path>');
-      return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), ...original };
+      return { method: methodIn(h, 'X-Original-Method', named[0]), ...original };
     }
     default:
       throw new ApiError(
