@@ -167,7 +167,14 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     ),
     users: new RecordCache(feed, 'users', async (id) => {
       const user = await getUser(pool, Number(id));
-      return user && { id: String(user.id), email: user.email, groups: user.groups.map((g) => ({ id: String(g.id), name: g.name })) };
+      return (
+        user && {
+          id: String(user.id),
+          email: user.email,
+          emailVerified: user.emailVerified,
+          groups: user.groups.map((g) => ({ id: String(g.id), name: g.name })),
+        }
+      );
     }),
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names

@@ -62,6 +62,8 @@ export interface Session {
 export interface PrincipalUser {
   id: string;
   email: string;
+  /** Whether the box vouches for the address (an administrator's, or confirmed): a self sign-up's is not. */
+  emailVerified: boolean;
   groups: { id: string; name: string }[];
 }
 

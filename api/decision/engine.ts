@@ -281,14 +281,39 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
   }
 }
 
-/** The caller, as headers the gateway sets upstream (empty ones for nobody, so a client cannot send its own). */
+/**
+ * A name as an identity header carries it (docs/guides/guard-your-apps.md): every character
+ * but visible ASCII (RFC 9110's VCHAR, %x21-7E), and `%` and `,` themselves, percent-encoded
+ * as UTF-8 — `łukasz@example.com` is `%C5%82ukasz@example.com`, `R&D, Sales` is
+ * `R&D%2C%20Sales`. Any header value then passes every gateway and HTTP library as sent (a
+ * character outside Latin-1 or a control character is one node:http refuses to write, and no
+ * two gateways agree on), a plain ASCII name reads as before, and one decoding (percent-decoding
+ * as UTF-8, after splitting the groups on commas) gives the name back exactly.
+ */
+export function headerValue(name: string): string {
+  let out = '';
+  for (const ch of name) {
+    const code = ch.codePointAt(0)!;
+    if (code >= 0x21 && code <= 0x7e && ch !== '%' && ch !== ',') out += ch;
+    // A lone surrogate (none is stored: input.ts refuses them) becomes U+FFFD's bytes, never a throw.
+    else for (const byte of Buffer.from(ch, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * The caller, as headers the gateway sets upstream (empty ones for nobody, so a client cannot
+ * send its own). The email only when the box vouches for it (email_verified): an app, or a
+ * gateway's email-domain rule, takes the header as the person's address.
+ */
 function upstreamHeaders(svc: DecisionServices, app: App, caller: Caller): Record<string, string> {
   const names = identityHeaders(app);
+  const user = caller.user;
   const headers: Record<string, string> = {
-    [names.user]: caller.user?.id ?? '',
-    [names.email]: caller.user?.email ?? '',
-    [names.groups]: caller.user?.groups.map((g) => g.name).join(',') ?? '',
-    [names.client]: caller.client ?? '',
+    [names.user]: user?.id ?? '',
+    [names.email]: user?.emailVerified ? headerValue(user.email) : '',
+    [names.groups]: user?.groups.map((g) => headerValue(g.name)).join(',') ?? '',
+    [names.client]: headerValue(caller.client ?? ''),
   };
   const token = app.upstream?.token;
   if (token && caller.session) {

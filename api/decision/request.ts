@@ -3,6 +3,7 @@
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience.
 import type { Act } from '../oauth/exchange/parties.js';
+import { requestUser, type RequestUser } from '../policy/engines.js';
 import type { App, PrincipalUser } from '../types.js';
 
 export interface AppRequest {
@@ -16,7 +17,7 @@ export interface AppRequest {
   query: Record<string, string | string[]>;
   /** The headers named in the App's policyHeaders, lower case; no others. */
   headers: Record<string, string>;
-  user: { id: string; email: string; groups: string[] } | null;
+  user: RequestUser | null;
   /** The client the token was issued to; null without a token. */
   client: string | null;
   scope: string | null;
@@ -63,7 +64,7 @@ export function appRequest(
     path: read.path,
     query: read.query,
     headers: shown,
-    user: caller.user && { id: caller.user.id, email: caller.user.email, groups: caller.user.groups.map((g) => g.name) },
+    user: caller.user && requestUser(caller.user),
     client: caller.client,
     scope: caller.scope,
     audience: caller.audience,

@@ -29,7 +29,9 @@ export function upstreamToken(svc: Pick<Services, 'config' | 'keyring'>, app: Ap
     aud: audienceOf(app),
     ...(caller.client ? { client_id: caller.client } : {}),
     ...(caller.scope ? { scope: caller.scope } : {}),
-    ...(caller.user ? { email: caller.user.email, groups: caller.user.groups.map((g) => g.name) } : {}),
+    ...(caller.user
+      ? { email: caller.user.email, email_verified: caller.user.emailVerified, groups: caller.user.groups.map((g) => g.name) }
+      : {}),
     jti: caller.session!,
   };
   // Reused only while it says what the box says now: a person's new email or groups, or the

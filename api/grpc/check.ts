@@ -8,6 +8,7 @@
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { credentialFrom, type Decision, type GateRequest } from '../decision/engine.js';
 import { refusalOf } from '../decision/refusal.js';
+import { UNANSWERED } from '../http/errors.js';
 import { PAGE_HEADERS } from '../http/pages.js';
 
 /** The fields of a CheckRequest the decision reads (as protobufjs decodes it: proto names; unset strings are empty). */
@@ -92,11 +93,14 @@ export function gateRequestOf(check: CheckRequest): GateRequest | { refused: str
   const headers = headersOf(http);
   const target = http.path || headers[':path'];
   if (!target) return { refused: 'the CheckRequest names no path (attributes.request.http.path)' };
+  // As at forward-auth: deciding a request of no method as a GET would let a DELETE through a read-only policy.
+  const method = http.method || headers[':method'];
+  if (!method) return { refused: 'the CheckRequest names no method (attributes.request.http.method)' };
   const app = check.attributes?.context_extensions?.app;
   return {
     door: 'grpc',
     app: app || undefined,
-    method: (http.method || headers[':method'] || 'GET').toUpperCase(),
+    method: method.toUpperCase(),
     host: http.host || headers[':authority'] || headers.host || '',
     scheme: http.scheme || headers[':scheme'] || undefined,
     target,
@@ -167,14 +171,20 @@ export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean, se
   };
 }
 
-/** A CheckRequest no decision can be made about: refused as a bad request, recording nothing. */
-export function malformedResponse(why: string): CheckResponse {
+/** A refusal without a decision: `status` and its RFC 6749-style error, with `why` for the client. */
+function bareRefusal(code: number, status: number, error: string, why: string): CheckResponse {
   return {
-    status: { code: INVALID_ARGUMENT, message: why },
+    status: { code, message: why },
     denied_response: {
-      status: { code: 400 },
+      status: { code: status },
       headers: [option('Content-Type', 'application/json'), option('Cache-Control', 'no-store')],
-      body: JSON.stringify({ error: 'invalid_request', error_description: why }),
+      body: JSON.stringify({ error, error_description: why }),
     },
   };
 }
+
+/** A CheckRequest no decision can be made about: refused as a bad request, recording nothing. */
+export const malformedResponse = (why: string): CheckResponse => bareRefusal(INVALID_ARGUMENT, 400, 'invalid_request', why);
+
+/** A check the box could not answer (the error is logged): refused, 503, as a decision that failed is. */
+export const unansweredResponse = (): CheckResponse => bareRefusal(UNAVAILABLE, 503, 'temporarily_unavailable', UNANSWERED);

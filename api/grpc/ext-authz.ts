@@ -19,7 +19,7 @@ import { errorMessage } from '../errors.js';
 import { portUnavailable } from '../http/listen.js';
 import type { Services } from '../services.js';
 import { projectPath } from '../paths.js';
-import { checkResponseOf, gateRequestOf, malformedResponse, type CheckRequest, type CheckResponse } from './check.js';
+import { checkResponseOf, gateRequestOf, malformedResponse, unansweredResponse, type CheckRequest, type CheckResponse } from './check.js';
 
 const PROTO = 'envoy/service/auth/v3/external_auth.proto';
 // Envoy's protos annotate their fields with options that extend descriptor.proto's messages.
@@ -66,6 +66,41 @@ export function authorizationService(): grpc.ServiceDefinition<grpc.UntypedServi
   };
 }
 
+/**
+ * Authorization/Check. decide() turns its own failures into a refusal; whatever else fails on
+ * the way to the answer (reading the request, writing the response, recording the decision)
+ * is logged and answered as a refusal (503) for that check alone: an error here never ends the
+ * process, and the gateway fails closed on it.
+ */
+export function checkHandler(
+  svc: ExtAuthzServices,
+): (call: Pick<grpc.ServerUnaryCall<CheckRequest, CheckResponse>, 'request'>, callback: grpc.sendUnaryData<CheckResponse>) => void {
+  return (call, callback) => {
+    let answered = false;
+    const answer = (response: CheckResponse): void => {
+      answered = true;
+      callback(null, response);
+    };
+    const fail = (err: unknown): void => {
+      svc.log.error({ err }, 'a gRPC check could not be answered; it is refused');
+      if (!answered) answer(unansweredResponse());
+    };
+    const started = process.hrtime.bigint();
+    new Promise<CheckResponse>((resolve) => {
+      const gate = gateRequestOf(call.request);
+      if ('refused' in gate) return resolve(malformedResponse(gate.refused));
+      resolve(
+        decide(svc, gate).then((d) => {
+          svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
+          return checkResponseOf(svc.config.box, d, (gate.headers.accept ?? '').includes('text/html'), Object.keys(gate.headers));
+        }),
+      );
+    })
+      .then(answer)
+      .catch(fail);
+  };
+}
+
 function credentials(config: Pick<Config, 'tls'>): grpc.ServerCredentials {
   if (!config.tls) return grpc.ServerCredentials.createInsecure();
   const identity = new grpc.experimental.FileWatcherCertificateProvider({
@@ -82,24 +117,7 @@ export async function serveExtAuthz(svc: ExtAuthzServices): Promise<ExtAuthzServ
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
-  server.addService(authorizationService(), {
-    Check: (call: grpc.ServerUnaryCall<CheckRequest, CheckResponse>, callback: grpc.sendUnaryData<CheckResponse>) => {
-      const started = process.hrtime.bigint();
-      const gate = gateRequestOf(call.request);
-      if ('refused' in gate) return callback(null, malformedResponse(gate.refused));
-      decide(svc, gate).then(
-        (d) => {
-          svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
-          callback(null, checkResponseOf(config.box, d, (gate.headers.accept ?? '').includes('text/html'), Object.keys(gate.headers)));
-        },
-        // decide() turns its own failures into a refusal; this is only a bug's way out, and it fails closed.
-        (err: unknown) => {
-          svc.log.error({ err }, 'a gRPC check failed; it is refused');
-          callback({ code: grpc.status.INTERNAL, details: 'the decision point could not decide' });
-        },
-      );
-    },
-  });
+  server.addService(authorizationService(), { Check: checkHandler(svc) });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(
       `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.grpcPort}`,

@@ -13,7 +13,7 @@ import {
   type ResourceServices,
 } from '../oauth/dpop/resource.js';
 import type { Actor } from '../audit.js';
-import type { PolicyRequest } from '../policy/engines.js';
+import { requestUser, type PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';
 import type { Writer } from '../policy/writers.js';
 import type { Services } from '../services.js';
@@ -169,7 +169,7 @@ function requestObject(principal: Principal, asked: Asked): PolicyRequest {
     params: asked.params,
     'query-string': asked.queryString,
     client: { ...client },
-    user: principal.user ? { id: principal.user.id, email: principal.user.email, groups: principal.user.groups.map((g) => g.name) } : null,
+    user: principal.user ? requestUser(principal.user) : null,
     scope: principal.session.scope,
     ...(asked.body !== undefined ? { body: withoutSecrets(asked.body) } : {}),
   };

@@ -16,19 +16,24 @@ import type { Services } from '../services.js';
 export type BrowserServices = Pick<Services, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
 
 /**
- * The cookies' names. Over https at the root of its host, they carry the
+ * The cookies' names and path. Over https at the root of its host, they carry the
  * `__Host-` prefix (RFC 6265bis §4.1.3.2): "If a cookie's name begins with a
  * case-sensitive match for the string `__Host-`, then the cookie will have been
  * set with a `Secure` attribute, a `Path` attribute with a value of `/`, and no
  * `Domain` attribute." So a page of a sibling subdomain or an answer over plain
- * HTTP cannot plant one ("cookie tossing"). A box under a path shares its host
- * with other applications and keeps the plain names, as over http, where a
- * browser refuses a prefixed cookie.
+ * HTTP cannot plant one ("cookie tossing"); the price is `Path=/`, every path of
+ * the host (and cookies ignore ports): docs/guides/guard-your-apps.md tells people
+ * not to put an app on the box's host name. A box under a path shares its host
+ * with other applications, and a box over http (a laptop's localhost) with every
+ * server on another port of it: without the prefix (a browser refuses it there),
+ * the cookies are scoped to the box's own pages, <base path>/auth, which every
+ * page that reads them is under, so the others' servers are not sent them.
  */
-function cookieNames(svc: BrowserServices): { session: string; csrf: string } {
+function cookieNames(svc: BrowserServices): { session: string; csrf: string; path: string } {
   const base = new URL(svc.config.baseUrl);
-  const prefix = base.protocol === 'https:' && base.pathname === '/' ? '__Host-' : '';
-  return { session: `${prefix}boxauth_session`, csrf: `${prefix}boxauth_csrf` };
+  if (base.protocol === 'https:' && base.pathname === '/')
+    return { session: '__Host-boxauth_session', csrf: '__Host-boxauth_csrf', path: '/' };
+  return { session: 'boxauth_session', csrf: 'boxauth_csrf', path: `${base.pathname.replace(/\/$/, '')}/auth` };
 }
 
 export function cookies(req: Request): Record<string, string> {
@@ -51,14 +56,23 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
-function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number): string {
+function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number, path = cookieNames(svc).path): string {
   const secure = svc.config.baseUrl.startsWith('https:') ? '; Secure' : '';
-  return `; Path=/; HttpOnly; SameSite=Lax${secure}${maxAgeSeconds !== undefined ? `; Max-Age=${maxAgeSeconds}` : ''}`;
+  return `; Path=${path}; HttpOnly; SameSite=Lax${secure}${maxAgeSeconds !== undefined ? `; Max-Age=${maxAgeSeconds}` : ''}`;
 }
 
 function appendCookie(res: Response, cookie: string): void {
   const prior = res.getHeader('Set-Cookie');
   res.setHeader('Set-Cookie', [...(Array.isArray(prior) ? prior : prior ? [String(prior)] : []), cookie]);
+}
+
+/**
+ * Ends the session cookie a browser may keep from before the cookies were scoped (`Path=/`):
+ * left, it would outlive a sign-out and sign the browser back in as that older session.
+ */
+function endUnscopedSession(svc: BrowserServices, res: Response): void {
+  const { session, path } = cookieNames(svc);
+  if (path !== '/') appendCookie(res, `${session}=${cookieOptions(svc, 0, '/')}`);
 }
 
 /** This browser's signed-in session, if any. */
@@ -72,6 +86,7 @@ export async function signIn(svc: BrowserServices, res: Response, userId: number
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   await createBrowserSession(svc.pool, tokenHash(token), userId, new Date(Date.now() + hours * 3600_000));
+  endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }
 
@@ -83,6 +98,7 @@ export async function signIn(svc: BrowserServices, res: Response, userId: number
 export async function endBrowserSession(svc: BrowserServices, req: Request, res: Response): Promise<void> {
   const name = cookieNames(svc).session;
   const token = cookies(req)[name];
+  endUnscopedSession(svc, res);
   appendCookie(res, `${name}=${cookieOptions(svc, 0)}`);
   if (!token) return;
   await withTransaction(svc.pool, async (tx) => {

@@ -58,6 +58,21 @@ export function errorAnswer(err: unknown, svc: Pick<Services, 'log' | 'metrics'>
   return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'internal error; see the server log' } };
 }
 
+/** What a decision point's door answers when answering failed: 503, so that its gateway or PEP fails closed. */
+export const UNANSWERED = 'the decision point could not answer this request; see the server log';
+
+/**
+ * What a decision point's door (forward-auth, Envoy's HTTP and gRPC, AuthZEN) answers `err` with:
+ * an ApiError as it is (a bad request), the database out of reach as errorAnswer() says; anything
+ * else ends this request only, logged here, as 503 temporarily_unavailable — never a crash,
+ * never an allow.
+ */
+export function doorError(svc: Pick<Services, 'log'>, err: unknown, where: Record<string, unknown>): unknown {
+  if (err instanceof ApiError || isDatabaseUnavailable(err)) return err;
+  svc.log.error({ err, ...where }, 'answering a decision point request failed; it is refused');
+  return new ApiError(503, 'temporarily_unavailable', UNANSWERED);
+}
+
 /** A browser navigating (it prefers HTML to JSON): errors are a page for a person, not a body for a program. */
 export function wantsPage(req: Request): boolean {
   return req.headers.accept !== undefined && req.accepts(['application/json', 'text/html']) === 'text/html';

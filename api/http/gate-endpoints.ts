@@ -22,11 +22,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import { appCookieAttributes } from '../decision/app-sign-in.js';
-import { credentialFrom, decide, type Decision, type GateRequest } from '../decision/engine.js';
+import { credentialFrom, decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
 import { refusalOf } from '../decision/refusal.js';
 import type { Services } from '../services.js';
 import { requestLineProblem } from './edge.js';
-import { errorAnswer } from './errors.js';
+import { doorError, errorAnswer } from './errors.js';
 import { COMMON_HEADERS } from './headers.js';
 import { PAGE_HEADERS } from './pages.js';
 
@@ -67,6 +67,28 @@ function originalUrl(value: string): { scheme: string; host: string; target: str
   return { scheme, host, target: rest.startsWith('/') ? rest : `/${rest}` };
 }
 
+/** RFC 9110 §9.1: a method is a token. */
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
+
+/**
+ * The original request's method, from `header`, which the gateway that sends `uriHeader` sets
+ * (Traefik and Caddy always, NGINX as the guide configures it). Without it the box cannot know
+ * what is asked: deciding as if GET would let a DELETE through a read-only policy, so it is
+ * refused as a missing URI is.
+ */
+function methodIn(h: Record<string, string | undefined>, header: string, uriHeader: string): string {
+  const method = h[header.toLowerCase()];
+  if (method === undefined) {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `send the original request's method in ${header}, beside ${uriHeader} (Traefik and Caddy send X-Forwarded-Method; NGINX: proxy_set_header X-Original-Method $request_method)`,
+    );
+  }
+  if (!METHOD.test(method)) throw new ApiError(400, 'invalid_request', `${header} is not an HTTP method (a token, such as GET)`);
+  return method.toUpperCase();
+}
+
 /**
  * The original request as forward-auth gateways send it, each in headers of its own: Traefik and
  * Caddy in X-Forwarded-Uri (with X-Forwarded-Method, -Host, -Proto); NGINX as docs/guides/guard-your-apps.md configures
@@ -87,17 +109,17 @@ function forwarded(h: Record<string, string | undefined>): Original {
   switch (named[0]) {
     case 'X-Forwarded-Uri':
       return {
-        method: (h['x-forwarded-method'] ?? 'GET').toUpperCase(),
+        method: methodIn(h, 'X-Forwarded-Method', named[0]),
         host: h['x-forwarded-host'] ?? h.host ?? '',
         scheme: h['x-forwarded-proto'],
         target: h['x-forwarded-uri']!,
       };
     case 'X-Original-URI':
-      return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), host: h.host ?? '', target: h['x-original-uri']! };
+      return { method: methodIn(h, 'X-Original-Method', named[0]), host: h.host ?? '', target: h['x-original-uri']! };
     case 'X-Original-URL': {
       const original = originalUrl(h['x-original-url']!);
       if (!original) throw new ApiError(400, 'invalid_request', 'X-Original-URL is not an http(s) URL: <scheme>://<host[:port]><path>');
-      return { method: (h['x-original-method'] ?? 'GET').toUpperCase(), ...original };
+      return { method: methodIn(h, 'X-Original-Method', named[0]), ...original };
     }
     default:
       throw new ApiError(
@@ -186,37 +208,51 @@ export function withGateEndpoints(
     const started = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
     req.resume(); // the original body, when the gateway sends it, is not needed
+    // Whatever fails while this request is read or answered ends this request only, never the
+    // process: what the box meant to answer (an ApiError: 400) or else 503 — the gate could not
+    // answer, and a gateway fails closed on it. If even that cannot be written, the connection is cut.
     const fail = (err: unknown): void => {
-      const error = errorAnswer(err, svc, { method, path: door.route });
-      const json = JSON.stringify(error.body);
-      res
-        .writeHead(error.status, {
-          ...COMMON_HEADERS,
-          'Cache-Control': 'no-store',
-          ...error.headers,
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': Buffer.byteLength(json),
-        })
-        .end(json);
-      logRequest(method, url, door.route, error.status, seconds());
+      try {
+        const refusal = doorError(svc, err, { door: door.door, app: door.app });
+        if (res.headersSent) throw new Error('the answer was already under way', { cause: err });
+        const error = errorAnswer(refusal, svc, { method, path: door.route });
+        const json = JSON.stringify(error.body);
+        res
+          .writeHead(error.status, {
+            ...COMMON_HEADERS,
+            'Cache-Control': 'no-store',
+            ...error.headers,
+            'Content-Type': 'application/json; charset=utf-8',
+            'Content-Length': Buffer.byteLength(json),
+          })
+          .end(json);
+        logRequest(method, url, door.route, error.status, seconds());
+      } catch (failure) {
+        res.destroy();
+        svc.log.error({ err: failure, door: door.door }, 'a gate request could not be answered; its connection is closed');
+      }
     };
     let original: Original;
     let app: string | undefined;
+    let headers: Record<string, string | undefined>;
+    let credential: Credential;
     try {
       const problem = requestLineProblem(url); // after which the app's segment decodes
       if (problem) throw problem;
       original = door.original();
       app = door.app === undefined ? undefined : decodeURIComponent(door.app);
+      headers = headersOf(req);
+      credential = credentialFrom(headers.authorization, headers.cookie);
     } catch (err) {
       fail(err);
       return;
     }
-    const headers = headersOf(req);
-    const credential = credentialFrom(headers.authorization, headers.cookie);
-    decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop }).then((d) => {
-      svc.decisions.record(d, seconds());
-      const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
-      logRequest(method, url, door.route, status, seconds());
-    }, fail);
+    decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop })
+      .then((d) => {
+        svc.decisions.record(d, seconds());
+        const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);
+        logRequest(method, url, door.route, status, seconds());
+      })
+      .catch(fail);
   };
 }

@@ -2,9 +2,26 @@
 import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
-import type { AccessPolicy } from '../types.js';
+import type { AccessPolicy, PrincipalUser } from '../types.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
+
+/** A person as every request object names them: the box's API's, an app's, a token exchange's. */
+export interface RequestUser {
+  id: string;
+  email: string;
+  /** Whether the box vouches for `email`: a rule on the address (an email domain) must require it. */
+  email_verified: boolean;
+  /** Their groups' names. */
+  groups: string[];
+}
+
+export const requestUser = (user: PrincipalUser): RequestUser => ({
+  id: user.id,
+  email: user.email,
+  email_verified: user.emailVerified,
+  groups: user.groups.map((g) => g.name),
+});
 
 /** What the engines see of a request (docs/concepts/access-control.md: the request object). */
 export interface PolicyRequest {
@@ -13,7 +30,7 @@ export interface PolicyRequest {
   params: Record<string, unknown>;
   'query-string': string;
   client: Record<string, unknown> | null;
-  user: { id: string; email: string; groups: string[] } | null;
+  user: RequestUser | null;
   scope: string | null;
   /** On writes: the record written, without its secrets (api/http/auth.ts). */
   body?: unknown;

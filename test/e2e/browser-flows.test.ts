@@ -271,10 +271,14 @@ describe('browser flows (Chromium)', function () {
     const res = await page.goto(`${box.url}/auth/sign-in`);
     expect(res!.headers()['content-security-policy']).to.include("frame-ancestors 'none'");
     await signInOnPage();
-    const cookies = await context.cookies(box.url);
+    const cookies = await context.cookies(`${box.url}/auth/`);
     const session = cookies.find((c) => c.name === 'boxauth_session')!;
-    expect(session).to.include({ httpOnly: true, sameSite: 'Lax' });
+    expect(session).to.include({ httpOnly: true, sameSite: 'Lax', path: '/auth' });
     for (const c of cookies) expect(c.httpOnly, c.name).to.equal(true);
+    // Over http the box's cookies are its pages' only: a server on another port of the host (an app) is not sent them.
+    const elsewhere = new URL(box.url);
+    elsewhere.port = String(Number(elsewhere.port) + 1);
+    expect((await context.cookies(`${elsewhere.origin}/`)).map((c) => c.name)).to.deep.equal([]);
   });
 
   it('a form without its CSRF token is refused', async function () {
@@ -284,7 +288,7 @@ describe('browser flows (Chromium)', function () {
     });
     await signInOnPage();
     expect(await page.getByRole('heading').textContent()).to.equal('This form has expired');
-    const cookies = await context.cookies(box.url);
+    const cookies = await context.cookies(`${box.url}/auth/`);
     expect(cookies.map((c) => c.name)).not.to.include('boxauth_session');
   });
 
@@ -309,7 +313,7 @@ describe('browser flows (Chromium)', function () {
     }
     await signInOnPage('target@example.com', 'target-password');
     expect(await page.getByRole('alert').textContent()).to.match(/Too many failed sign-ins/);
-    expect((await context.cookies(box.url)).map((c) => c.name)).not.to.include('boxauth_session');
+    expect((await context.cookies(`${box.url}/auth/`)).map((c) => c.name)).not.to.include('boxauth_session');
   });
 });
 

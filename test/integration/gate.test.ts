@@ -322,7 +322,9 @@ describe('the decision point', function () {
           const res = await forwardAuth(path);
           expect(res.status, res.text).to.equal(400);
           // ingress-nginx sends it in X-Original-URL, as the client sent it: read as it is, not as a URL parser resolves it.
-          const ingress = await box.request('GET', '/authz/forward-auth/wiki', { headers: { 'X-Original-URL': `${wiki}${path}` } });
+          const ingress = await box.request('GET', '/authz/forward-auth/wiki', {
+            headers: { 'X-Original-URL': `${wiki}${path}`, 'X-Original-Method': 'GET' },
+          });
           expect(ingress.status, `X-Original-URL: ${ingress.text}`).to.equal(400);
         } finally {
           await box.json('DELETE', '/AccessPolicy/wiki-open', undefined, root);
@@ -374,14 +376,42 @@ describe('the decision point', function () {
       expect(none.status).to.equal(400);
     });
 
+    it('forward-auth without the original method is refused (400), not decided as a GET', async function () {
+      // A DELETE the gateway forgot to name would pass a policy that allows reads.
+      await policy('wiki-reads', { app: 'wiki', engine: 'matcho', matcho: { 'request-method': 'get' } });
+      try {
+        for (const [headers, header] of [
+          [{ 'X-Original-URI': '/docs/c' }, 'X-Original-Method'],
+          [{ 'X-Original-URL': `${wiki}/docs/c` }, 'X-Original-Method'],
+          [{ 'X-Forwarded-Uri': '/docs/c', 'X-Forwarded-Host': new URL(wiki).host }, 'X-Forwarded-Method'],
+        ] as const) {
+          const res = await box.request('GET', '/authz/forward-auth/wiki', { headers });
+          expect(res.status, res.text).to.equal(400);
+          expect(res.body.error).to.equal('invalid_request');
+          expect(res.body.error_description).to.include(header);
+        }
+        const odd = await forwardAuth('/docs/c', {}, 'GET /docs/x');
+        expect(odd.status, odd.text).to.equal(400);
+        expect((await forwardAuth('/docs/c', {}, 'get')).status).to.equal(200);
+        expect((await forwardAuth('/docs/c', {}, 'DELETE')).status).to.equal(401);
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/wiki-reads', undefined, root);
+      }
+    });
+
     it('a gateway that does not name the app is matched by host; an unknown host is refused', async function () {
       const token = await indexerToken();
       const byHost = await box.request('GET', '/authz/forward-auth', {
-        headers: { 'X-Forwarded-Host': new URL(wiki).host, 'X-Forwarded-Uri': '/docs/d', Authorization: `Bearer ${token}` },
+        headers: {
+          'X-Forwarded-Method': 'GET',
+          'X-Forwarded-Host': new URL(wiki).host,
+          'X-Forwarded-Uri': '/docs/d',
+          Authorization: `Bearer ${token}`,
+        },
       });
       expect(byHost.status, byHost.text).to.equal(200);
       const unknown = await box.request('GET', '/authz/forward-auth', {
-        headers: { 'X-Forwarded-Host': 'nowhere.example', 'X-Forwarded-Uri': '/' },
+        headers: { 'X-Forwarded-Method': 'GET', 'X-Forwarded-Host': 'nowhere.example', 'X-Forwarded-Uri': '/' },
       });
       expect(unknown.status).to.equal(403);
     });
@@ -391,7 +421,9 @@ describe('the decision point', function () {
       await box.json('PUT', '/App/shop-copy', { urls: ['https://SHOP.example:443'] }, root);
       await policy('shop-copy-open', { app: 'shop-copy', engine: 'allow' });
       const byHost = () =>
-        box.request('GET', '/authz/forward-auth', { headers: { 'X-Forwarded-Host': 'shop.example', 'X-Forwarded-Uri': '/admin' } });
+        box.request('GET', '/authz/forward-auth', {
+          headers: { 'X-Forwarded-Method': 'GET', 'X-Forwarded-Host': 'shop.example', 'X-Forwarded-Uri': '/admin' },
+        });
       try {
         // Which of the two the database returns last changes as they are written: the answer must not.
         for (const rewritten of ['shop', 'shop-copy', 'shop']) {
@@ -401,10 +433,10 @@ describe('the decision point', function () {
           const res = await byHost();
           expect(res.status, `${rewritten} written last: ${res.text}`).to.equal(403);
         }
-        expect((await box.request('GET', '/authz/forward-auth/shop-copy', { headers: { 'X-Forwarded-Uri': '/admin' } })).status).to.equal(
-          200,
-        );
-        expect((await box.request('GET', '/authz/forward-auth/shop', { headers: { 'X-Forwarded-Uri': '/admin' } })).status).to.equal(401);
+        const named = (app: string) =>
+          box.request('GET', `/authz/forward-auth/${app}`, { headers: { 'X-Forwarded-Method': 'GET', 'X-Forwarded-Uri': '/admin' } });
+        expect((await named('shop-copy')).status).to.equal(200);
+        expect((await named('shop')).status).to.equal(401);
       } finally {
         await box.json('DELETE', '/AccessPolicy/shop-copy-open', undefined, root);
         for (const id of ['shop', 'shop-copy']) await box.json('DELETE', `/App/${id}`, undefined, root);
@@ -631,7 +663,7 @@ describe('the decision point', function () {
       await Promise.all(
         Array.from({ length: 32 }, async () => {
           while (Date.now() < until) {
-            await requestLine(box.port, '/authz/forward-auth/wiki', { 'X-Forwarded-Uri': `/secret?${query}` });
+            await requestLine(box.port, '/authz/forward-auth/wiki', { 'X-Forwarded-Method': 'GET', 'X-Forwarded-Uri': `/secret?${query}` });
             sent++;
           }
         }),

@@ -170,21 +170,43 @@ describe('cookie names and Strict-Transport-Security follow the base URL', funct
     return box.request('GET', '/auth/sign-in');
   };
 
-  it('https under a path (a proxy in front): Secure cookies without __Host-, and HSTS as configured', async function () {
+  it('https under a path (a proxy in front): Secure cookies without __Host-, scoped to its pages, and HSTS as configured', async function () {
     const page = await signInPage({
       BOXAUTH_BASE_URL: 'https://auth.example/box',
       BOXAUTH_HSTS_MAX_AGE: '600',
       BOXAUTH_HSTS_INCLUDE_SUBDOMAINS: 'true',
     });
     expect(page.headers.getSetCookie()).to.have.length(1);
-    expect(page.headers.getSetCookie()[0]).to.match(/^boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    expect(page.headers.getSetCookie()[0]).to.match(/^boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/box\/auth; HttpOnly; SameSite=Lax; Secure$/);
     expect(page.headers.get('strict-transport-security')).to.equal('max-age=600; includeSubDomains');
   });
 
-  it('plain http: the names of old, not Secure, and no HSTS', async function () {
+  it('plain http: the names of old, not Secure, scoped to /auth, and no HSTS', async function () {
     const page = await signInPage({});
     expect(page.headers.getSetCookie()).to.have.length(1);
-    expect(page.headers.getSetCookie()[0]).to.match(/^boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(page.headers.getSetCookie()[0]).to.match(/^boxauth_csrf=[A-Za-z0-9_-]{43}; Path=\/auth; HttpOnly; SameSite=Lax$/);
     expect(page.headers.get('strict-transport-security')).to.equal(null);
+  });
+
+  it('plain http: an app on another port of the host is not sent the session; sign-in and sign-out work, and end a cookie of before', async function () {
+    const box = await Box.start({ env: { BOXAUTH_ADMIN_EMAIL: 'ann@example.com', BOXAUTH_ADMIN_PASSWORD: 'ann-password-1' } });
+    boxes.push(box);
+    const browser = new FormAgent(box);
+    const signedIn = await browser.signIn('ann@example.com', 'ann-password-1');
+    expect(signedIn.status, signedIn.text).to.equal(303);
+    // The session cookie is the box's pages' only (cookies ignore ports: Path=/ would reach every server of 127.0.0.1).
+    const set = signedIn.headers.getSetCookie();
+    expect(set).to.include('boxauth_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
+    const session = set.find((c) => /^boxauth_session=[^;]/.test(c));
+    expect(session).to.match(/^boxauth_session=[A-Za-z0-9_-]+; Path=\/auth; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    expect((await browser.get('/auth/signed-in')).text).to.include('ann@example.com');
+    // A session cookie a browser kept from before (Path=/) is ended with the scoped one at sign-out.
+    const page = await browser.get('/auth/sign-out');
+    const out = await browser.post('/auth/sign-out', hiddenFields(page.text));
+    expect(out.headers.getSetCookie()).to.include.members([
+      'boxauth_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0',
+      'boxauth_session=; Path=/auth; HttpOnly; SameSite=Lax; Max-Age=0',
+    ]);
+    expect((await browser.get('/auth/signed-in')).text).not.to.include('ann@example.com');
   });
 });

@@ -180,6 +180,43 @@ describe('token exchange (RFC 8693)', function () {
       }
     });
 
+    it("the guide's act example pins iss: a trusted issuer's act naming orders does not pass it", async function () {
+      // docs/guides/guard-your-apps.md: only what orders, a client of this box, forwards on a person's behalf.
+      const actedForByOrders = { act: { client_id: 'orders', iss: 'nil?' } };
+      await box.json('PUT', '/App/payments', { urls: [PAYMENTS] }, root);
+      await box.json('PUT', '/AccessPolicy/payments-via-orders', { app: 'payments', engine: 'matcho', matcho: actedForByOrders }, root);
+      // A client that may exchange the trusted issuer's tokens for payments, acting for nobody.
+      await box.json('PUT', '/Client/ci-pay', { grant_types: [EXCHANGE], audience: [PAYMENTS] }, root);
+      await allowExchange('ci-pay-jobs', 'ci-pay', { exchange: { delegation: false, subject: { kind: 'jwt', iss: issuer.url } } });
+      try {
+        const ask = (token: string) =>
+          box.request('GET', '/authz/http/payments/charge', { headers: { Authorization: `Bearer ${token}`, Host: 'payments.example' } });
+        expect((await ask(t3.access_token)).status).to.equal(200);
+        // The issuer's token says orders acted before (with or without claiming this box's iss for it).
+        for (const act of [
+          { sub: 'orders', client_id: 'orders' },
+          { sub: 'orders', client_id: 'orders', iss: box.url },
+        ]) {
+          const foreign = await issuer.token(box.url, 'x', 'y', { sub: 'job-7', act, 'kubernetes.io': undefined });
+          const exchanged = await box.form('/auth/token', {
+            grant_type: EXCHANGE,
+            client_id: 'ci-pay',
+            subject_token: foreign,
+            subject_token_type: JWT,
+            audience: PAYMENTS,
+          });
+          expect(exchanged.status, exchanged.text).to.equal(200);
+          const res = await ask(exchanged.body.access_token);
+          expect(res.status, `${JSON.stringify(act)}: ${res.text}`).to.equal(403);
+        }
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/ci-pay-jobs', undefined, root);
+        await box.json('DELETE', '/Client/ci-pay', undefined, root);
+        await box.json('DELETE', '/AccessPolicy/payments-via-orders', undefined, root);
+        await box.json('DELETE', '/App/payments', undefined, root);
+      }
+    });
+
     it("closing alice's first token closes the whole chain", async function () {
       expect((await introspect(t3.access_token)).active).to.equal(true);
       const session = (await introspect(t1)).jti as string;

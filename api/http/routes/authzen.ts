@@ -41,13 +41,14 @@
 // (§10.1: requests "MUST include a Content-Type header with the value
 // application/json"; §10.1.2 has 400 for a bad request), one in another charset or
 // coding a 415. §9.1 wants an https identifier: it is one when BOXAUTH_BASE_URL is.
-import type { RequestHandler, Response, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
 import { hostOf } from '../../decision/apps.js';
 import { decide, type Credential, type Decision } from '../../decision/engine.js';
 import type { Services } from '../../services.js';
 import type { App } from '../../types.js';
 import { authzenBody } from '../body.js';
+import { doorError } from '../errors.js';
 import { strictRouter } from '../router.js';
 import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type Problem } from './authzen-request.js';
 
@@ -166,13 +167,21 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     res.json(answerOf(d));
   };
 
-  router.post('/apps/:app/access/v1/evaluation', echoRequestId, authenticate, guard, ...authzenBody, async (req, res) => {
-    const app = await appOf(req.params.app as string);
-    await evaluationOne(res, accessEvaluation(req.body), app);
-  });
+  /**
+   * A route of evaluations, behind the PEP's token and policy and the body's checks. An evaluation
+   * the box could not answer is that request's 503 (logged), as at the gateways' doors.
+   */
+  const evaluations = (path: string, answer: (req: Request, res: Response, app: App) => Promise<void>): void => {
+    router.post(path, echoRequestId, authenticate, guard, ...authzenBody, (req, res, next) => {
+      appOf(req.params.app as string)
+        .then((app) => answer(req, res, app))
+        .catch((err: unknown) => next(doorError(svc, err, { door: 'authzen', path: req.path })));
+    });
+  };
 
-  router.post('/apps/:app/access/v1/evaluations', echoRequestId, authenticate, guard, ...authzenBody, async (req, res) => {
-    const app = await appOf(req.params.app as string);
+  evaluations('/apps/:app/access/v1/evaluation', (req, res, app) => evaluationOne(res, accessEvaluation(req.body), app));
+
+  evaluations('/apps/:app/access/v1/evaluations', async (req, res, app) => {
     const read = accessEvaluations(req.body);
     if ('single' in read) return evaluationOne(res, read.single, app);
     const answers: Json[] = [];

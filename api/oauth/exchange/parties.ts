@@ -6,6 +6,7 @@
 // subject_token or actor_token are invalid for any reason, or are unacceptable
 // based on policy, ... the value of the error parameter MUST be the
 // invalid_request error code."
+import { requestUser, type RequestUser } from '../../policy/engines.js';
 import type { Services } from '../../services.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
@@ -42,7 +43,7 @@ export interface Party {
   /** A box token's client. */
   client_id?: string;
   /** A box token's person. */
-  user?: { id: string; email: string; groups: string[] };
+  user?: RequestUser;
   aud: string | string[] | null;
   scope: string | null;
   /** The delegation the token already records. */
@@ -172,7 +173,7 @@ async function boxParty(svc: PartyServices, session: SessionRow, tokenExpiresAt:
       iss: recorded?.iss ?? svc.config.baseUrl,
       sub,
       client_id: session.clientId,
-      ...(user ? { user: { id: user.id, email: user.email, groups: user.groups.map((g) => g.name) } } : {}),
+      ...(user ? { user: requestUser(user) } : {}),
       aud: session.audience,
       scope: session.scope,
       ...(act ? { act } : {}),

@@ -4,11 +4,13 @@
 // says (./configs.ts). One case list runs against each; the plain-HTTP
 // behaviour of the doors is in test/integration/gate.test.ts.
 import { expect } from 'chai';
+import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { Box, basic } from '../../support/box.js';
 import { launchBrowser, screenshot } from '../../support/browser.js';
 import { ath, newKey, proof } from '../../support/dpop.js';
 import { freePort } from '../../support/ports.js';
+import { userToken } from '../../support/user-token.js';
 import { startGateway, startUpstream, type Gateway, type GatewayName, type Received, type Upstream } from './launch.js';
 
 const GATEWAYS: GatewayName[] = ['nginx', 'caddy', 'traefik'];
@@ -22,6 +24,8 @@ describe('real gateways in front of an app', function () {
   let upstream: Upstream;
   let browser: Browser;
   let samId: string;
+  /** People whose names are outside ASCII, one stored before the box refused control characters. */
+  const strangeNames: { id: number; email: string; groups: string[] }[] = [];
   const gateways = new Map<GatewayName, Gateway>();
 
   /** An app guarded by one gateway: its sign-in client, and its policies (staff do anything, the indexer reads /docs/, /health is public). */
@@ -68,6 +72,24 @@ describe('real gateways in front of an app', function () {
       (await box.json('POST', '/users', { email: 'sam@example.com', password: 'sam-password-1', 'group-ids': [staff] }, root)).body.id,
     );
     await box.addClient('indexer', { audience: GATEWAYS.map(audienceOf) }, { secret: 'indexer-secret', policy: false });
+    const zespol = (await box.json('POST', '/groups', { name: 'Zespół, 100%' }, root)).body.id;
+    const lukasz = await box.json(
+      'POST',
+      '/users',
+      { email: 'łukasz@example.com', password: 'a-good-password-1', 'group-ids': [staff, zespol] },
+      root,
+    );
+    expect(lukasz.status, lukasz.text).to.equal(201);
+    strangeNames.push({ id: lukasz.body.id, email: 'łukasz@example.com', groups: ['staff', 'Zespół, 100%'] });
+    const old = await box.json('POST', '/users', { email: 'old@example.com', password: 'a-good-password-1', 'group-ids': [staff] }, root);
+    const db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+    try {
+      await db.query('UPDATE users SET email = $1 WHERE id = $2', ['ol\u0001d\r\n😀@example.com', old.body.id]);
+    } finally {
+      await db.end();
+    }
+    strangeNames.push({ id: old.body.id, email: 'ol\u0001d\r\n😀@example.com', groups: ['staff'] });
     await Promise.all(
       GATEWAYS.map(async (name) => {
         const port = await freePort();
@@ -128,6 +150,19 @@ describe('real gateways in front of an app', function () {
         expect(res.received!.headers['x-auth-request-client']).to.equal('indexer');
         // A client's token names no user: the header is empty or absent, never a user's.
         expect(res.received!.headers['x-auth-request-user'] ?? '').to.equal('');
+      });
+
+      it('names outside ASCII and control characters reach the upstream percent-encoded, as the box sent them', async function () {
+        for (const person of strangeNames) {
+          const token = await userToken(box, person.id, 'root', audienceOf(name));
+          const res = await reaching(() => through(name, '/docs/names', { headers: { Authorization: `Bearer ${token}` } }));
+          expect(res.status, person.email).to.equal(200);
+          const headers = res.received!.headers;
+          expect(headers['x-auth-request-email']).to.match(/^[\x21-\x7e]+$/);
+          expect(decodeURIComponent(headers['x-auth-request-email'] as string)).to.equal(person.email);
+          expect((headers['x-auth-request-groups'] as string).split(',').map(decodeURIComponent)).to.have.members(person.groups);
+        }
+        expect(box.process!.exitCode).to.equal(null);
       });
 
       it('refused: 403, and the upstream sees nothing', async function () {
