@@ -1,5 +1,6 @@
 // Background upkeep: delete sessions that stopped mattering, and keys no live
 // token needs. One process of a box does it at a time (advisory lock); the rest skip.
+import { withClient } from '../db/pool.js';
 import type { Services } from '../services.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
@@ -16,8 +17,7 @@ export type PurgeServices = Pick<Services, 'config' | 'keyring' | 'log' | 'pool'
 export function startPurgeJob(svc: PurgeServices): () => void {
   let lastKeyCheck = 0;
   const run = async (): Promise<void> => {
-    const client = await svc.pool.connect();
-    try {
+    await withClient(svc.pool, async (client) => {
       const { rows } = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok",
       );
@@ -46,9 +46,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
       } finally {
         await client.query("SELECT pg_advisory_unlock(hashtext('boxauth.purge.' || current_schema()))");
       }
-    } finally {
-      client.release();
-    }
+    });
   };
   const timer = setInterval(() => {
     run().catch((err: Error) => svc.log.warn({ err }, 'purge job failed; will retry'));
