@@ -225,4 +225,21 @@ describe('PostgreSQL crashing under load', function () {
     }
     expect(lost, `${lost.length} of ${acknowledged.length} acknowledged tokens lost`).to.deep.equal([]);
   });
+
+  it('SIGTERM under load with the database crashed still drains and exits 0', async function () {
+    const box = boxes[1]!;
+    const loaded = load(box, []);
+    try {
+      await eventually('load', async () => loaded.answered() >= 40, 30_000, 10);
+      await server.stop('immediate');
+      await eventually('a 503', async () => unavailable(await token(box)), 15_000);
+    } finally {
+      void loaded.stop(); // its requests meet the drain: answered, or refused a connection
+    }
+    const code = await box.kill('SIGTERM');
+    await loaded.stop();
+    await server.start();
+    expect(box.logs.filter((l) => l.includes('a fault nothing handled') || l.includes('stop failed'))).to.deep.equal([]);
+    expect(code).to.equal(0);
+  });
 });
