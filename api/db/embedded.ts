@@ -142,6 +142,7 @@ function urlFor(state: State): string {
 
 async function ensureDatabase(state: State): Promise<void> {
   const client = new pg.Client({ host: '127.0.0.1', port: state.port, user: USER, password: state.password, database: 'postgres' });
+  client.on('error', () => undefined); // a server dying now fails the query awaited below: start-up says so, rather than crash
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
@@ -227,7 +228,13 @@ async function startOrAdopt(
   state.port = await freePort();
   await fs.writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
   log(`starting embedded PostgreSQL on 127.0.0.1:${state.port}`);
-  await run(
+  await pgCtlStart(pgCtl, pgdata, state.port, ids);
+  await ensureDatabase(state);
+  return urlFor(state);
+}
+
+function pgCtlStart(pgCtl: string, pgdata: string, port: number, ids: { uid: number; gid: number } | undefined): Promise<unknown> {
+  return run(
     pgCtl,
     [
       'start',
@@ -239,10 +246,31 @@ async function startOrAdopt(
       '-l',
       path.join(pgdata, 'server.log'),
       '-o',
-      `-p ${state.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
     ],
     { ...(ids ?? {}), env: { ...process.env, LC_ALL: 'C' } },
   );
-  await ensureDatabase(state);
-  return urlFor(state);
+}
+
+/**
+ * The server of `dataDir` (started by startEmbeddedPostgres) stopped and started again on its port, as an
+ * outage would: for the tests of a database that goes away under load (`immediate` is a crash, as
+ * `pg_ctl stop -m immediate` is).
+ */
+export async function embeddedServerControl(
+  dataDir: string,
+): Promise<{ stop(mode: 'fast' | 'immediate'): Promise<void>; start(): Promise<void> }> {
+  const pgdata = path.join(dataDir, 'postgres');
+  const state = await readState(path.join(dataDir, 'postgres.json'));
+  if (!state) throw new Error(`no embedded PostgreSQL was started in ${dataDir}`);
+  const ids = await postgresUserIds();
+  const { pg_ctl: pgCtl } = await binaries();
+  return {
+    async stop(mode) {
+      await run(pgCtl, ['stop', '-w', '-m', mode, '-D', pgdata], { ...(ids ?? {}) });
+    },
+    async start() {
+      await pgCtlStart(pgCtl, pgdata, state.port, ids);
+    },
+  };
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import { projectPath } from '../paths.js';
+import { withClient } from './pool.js';
 
 const MIGRATIONS_DIR = projectPath('api', 'db', 'migrations');
 
@@ -17,8 +18,7 @@ async function migrationFiles(): Promise<{ dir: string; names: string[] }> {
 /** Applies pending migrations; returns the names applied. */
 export async function migrate(pool: pg.Pool): Promise<string[]> {
   const { dir, names } = await migrationFiles();
-  const client = await pool.connect();
-  try {
+  return withClient(pool, async (client) => {
     // The lock is per schema: boxes sharing one database migrate independently.
     await client.query("SELECT pg_advisory_lock(hashtext('boxauth.migrate.' || current_schema()))");
     try {
@@ -45,9 +45,7 @@ export async function migrate(pool: pg.Pool): Promise<string[]> {
     } finally {
       await client.query("SELECT pg_advisory_unlock(hashtext('boxauth.migrate.' || current_schema()))");
     }
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** True when every migration file has been applied (for /readyz). */

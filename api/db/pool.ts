@@ -1,4 +1,5 @@
-// The connection pool and the transaction helper every store module uses.
+// The connection pool and the two ways to hold one of its connections: withClient
+// (several statements on one connection) and withTransaction (BEGIN … COMMIT).
 import pg from 'pg';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -9,6 +10,9 @@ export type Transaction = pg.PoolClient;
 // bigint columns (user and group ids) fit in a JS number for any realistic box.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
+/** Errors a connection reports that nothing else hears: heard, and given no further thought. */
+const ignore = (): void => undefined;
+
 export function createPool(url: string, max: number, schema?: string): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
@@ -18,23 +22,38 @@ export function createPool(url: string, max: number, schema?: string): pg.Pool {
     // A box served from a shared database lives in its own schema.
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  // An idle client losing its connection must not crash the process; the pool
-  // replaces it and the next query reports any lasting problem.
-  pool.on('error', () => undefined);
+  // A connection that dies (PostgreSQL stopped, crashed, failed over) emits 'error' on its
+  // client, and an 'error' nobody listens to ends the process. The pool listens only while a
+  // client is idle (and re-emits it here); a client checked out (pool.connect(): transactions,
+  // migrations, the purge job) has no listener of the pool's. So every client gets one as soon
+  // as it is connected, for good: the error itself reaches whoever uses the client (its query in flight fails, a later
+  // one fails as "not queryable", and the pool drops it when it comes back), and the next query
+  // reports any lasting problem (503, api/db/unavailable.ts).
+  pool.on('connect', (client) => client.on('error', ignore));
+  pool.on('error', ignore);
   return pool;
 }
 
-export async function withTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<T>): Promise<T> {
+/** `work` on one connection of the pool, given back afterwards (the pool drops it if it broke meanwhile). */
+export async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+    return await work(client);
   } finally {
     client.release();
   }
+}
+
+export function withTransaction<T>(pool: pg.Pool, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(ignore);
+      throw err;
+    }
+  });
 }

@@ -3,7 +3,7 @@
 // The refused decisions kept for `boxauth explain` are bounded by age and by rows
 // (BOXAUTH_DECISION_MAX_ROWS), and every process measures them at each run, so that
 // whichever is scraped says how full the record is.
-import type { Queryable } from '../db/pool.js';
+import { withClient, type Queryable } from '../db/pool.js';
 import type { Services } from '../services.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
@@ -26,8 +26,7 @@ async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void
 export function startPurgeJob(svc: PurgeServices): () => void {
   let lastKeyCheck = 0;
   const run = async (): Promise<void> => {
-    const client = await svc.pool.connect();
-    try {
+    await withClient(svc.pool, async (client) => {
       const { rows } = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok",
       );
@@ -69,9 +68,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
       } finally {
         await client.query("SELECT pg_advisory_unlock(hashtext('boxauth.purge.' || current_schema()))");
       }
-    } finally {
-      client.release();
-    }
+    });
   };
   const timer = setInterval(() => {
     run().catch((err: Error) => svc.log.warn({ err }, 'purge job failed; will retry'));
