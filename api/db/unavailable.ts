@@ -4,6 +4,9 @@
 // it is back or the load has passed. A query cut short by the database's own
 // statement_timeout or lock_timeout (a managed PostgreSQL often sets them) is one
 // of those: under heavy load it answered 500.
+/** How long a client should wait before trying again while the database is unreachable (Retry-After). */
+export const UNAVAILABLE_RETRY_SECONDS = 5;
+
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

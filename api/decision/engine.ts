@@ -18,6 +18,7 @@
 // process of the box takes the replay cache they share, one (group-committed) round trip
 // to the database, paid by DPoP-bound requests only (api/oauth/dpop/check.ts).
 // Any error denies (503): a gate that cannot decide fails closed.
+import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { describable, errorMessage } from '../errors.js';
 import { parseCookies } from '../http/browser-session.js';
 import type { Services } from '../services.js';
@@ -97,6 +98,8 @@ export interface Decision {
   /** The error code of a refusal when it is not its status's usual one (invalid_dpop_proof, use_dpop_nonce). */
   error?: string;
   location?: string;
+  /** On 503 when the database cannot be reached: seconds to wait (Retry-After). */
+  retryAfter?: number;
   /** The app's sign-in cookie was stale (a closed session): the gate clears it. */
   clearCookie?: string;
   outcomes: PolicyOutcome[];
@@ -276,8 +279,16 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
     }
     return { ...decided, allowed: false, status: 403, reason: 'no-policy', description };
   } catch (err) {
+    // Fail closed, telling the caller only what it can act on: the error itself (a database's
+    // address, a query) is the log's, not the gateway's or the client's.
+    if (isDatabaseUnavailable(err)) {
+      svc.log.warn({ err: errorMessage(err), app: g.app, door: g.door }, 'the database is unreachable or overloaded; the request is refused');
+      return refuse(null, 503, 'error', 'the decision point cannot reach its database or it is overloaded right now; try again shortly', {
+        retryAfter: UNAVAILABLE_RETRY_SECONDS,
+      });
+    }
     svc.log.error({ err, app: g.app, door: g.door }, 'a decision failed; the request is refused');
-    return refuse(null, 503, 'error', `the decision point could not decide: ${errorMessage(err)}`);
+    return refuse(null, 503, 'error', 'the decision point could not decide; see its log');
   }
 }
 

@@ -159,6 +159,7 @@ export function checkResponseOf(box: string, d: Decision, wantsHtml: boolean, se
     ...clear,
     ...(d.challenge ? [option('WWW-Authenticate', d.challenge)] : []),
     ...(d.dpopNonce ? [option('DPoP-Nonce', d.dpopNonce)] : []),
+    ...(d.retryAfter ? [option('Retry-After', String(d.retryAfter))] : []),
     ...(d.location ? [option('Location', d.location), option('X-Boxauth-Sign-In', d.location)] : []),
     ...(refusal.kind === 'html'
       ? [option('Content-Type', 'text/html; charset=utf-8'), ...Object.entries(PAGE_HEADERS).map(([k, v]) => option(k, v))]

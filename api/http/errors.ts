@@ -2,7 +2,7 @@
 // headers and body; express's own 4xx errors are mapped to the same shape; anything
 // else is logged and answered with a bare 500 that leaks nothing.
 import type { ErrorRequestHandler, Request, Response } from 'express';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { ApiError, errorMessage } from '../errors.js';
 import type { Services } from '../services.js';
 import { messagePage } from '../ui/pages.js';
@@ -25,9 +25,6 @@ export interface ErrorAnswer {
   headers: Record<string, string>;
   body: unknown;
 }
-
-/** How long a client should wait before trying again while the database is unreachable. */
-const UNAVAILABLE_RETRY_SECONDS = 5;
 
 /**
  * The answer to an error: an ApiError's own; 503 temporarily_unavailable with Retry-After when the database

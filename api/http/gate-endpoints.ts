@@ -140,6 +140,7 @@ function writeDecision(box: string, res: ServerResponse, d: Decision, wantsHtml:
   }
   if (d.challenge) headers['WWW-Authenticate'] = d.challenge;
   if (d.dpopNonce) headers['DPoP-Nonce'] = d.dpopNonce;
+  if (d.retryAfter) headers['Retry-After'] = String(d.retryAfter);
   if (d.location) {
     headers['X-Boxauth-Sign-In'] = d.location;
     if (!signIn401) {

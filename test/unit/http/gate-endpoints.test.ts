@@ -12,7 +12,10 @@ function services(record: () => void, logged: string[]): GateEndpointServices {
   const svc = {
     config: { box: 'default', baseUrl: 'http://box.example' },
     apps: {
-      byId: (id: string) => Promise.resolve(id === 'open' ? { resourceType: 'App', id, urls: ['https://open.example'] } : undefined),
+      byId: (id: string) =>
+        id === 'unreachable'
+          ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' }))
+          : Promise.resolve(id === 'open' ? { resourceType: 'App', id, urls: ['https://open.example'] } : undefined),
     },
     policies: { decideApp: () => Promise.resolve({ allowed: true, outcomes: [{ id: 'anyone', verdict: 'allows' }] }) },
     decisions: { record },
@@ -58,5 +61,17 @@ describe("the gateways' HTTP doors when answering fails", function () {
     const next = await ask('/authz/forward-auth/open');
     expect(next.status).to.equal(200);
     expect(next.headers.get('x-auth-request-user')).to.equal('');
+  });
+
+  it("a decision the database's outage stopped is 503 with Retry-After, naming nothing of the database", async function () {
+    failing = false;
+    for (const path of ['/authz/forward-auth/unreachable', '/authz/http/unreachable/page']) {
+      const res = await ask(path);
+      const text = await res.text();
+      expect(res.status, path).to.equal(503);
+      expect(res.headers.get('retry-after'), path).to.equal('5');
+      expect((JSON.parse(text) as { error: string }).error).to.equal('temporarily_unavailable');
+      expect(text, 'the database address is the log\'s').not.to.match(/10\.1\.2\.3|ECONNREFUSED|5432/);
+    }
   });
 });
