@@ -282,7 +282,10 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
     // Fail closed, telling the caller only what it can act on: the error itself (a database's
     // address, a query) is the log's, not the gateway's or the client's.
     if (isDatabaseUnavailable(err)) {
-      svc.log.warn({ err: errorMessage(err), app: g.app, door: g.door }, 'the database is unreachable or overloaded; the request is refused');
+      svc.log.warn(
+        { err: errorMessage(err), app: g.app, door: g.door },
+        'the database is unreachable or overloaded; the request is refused',
+      );
       return refuse(null, 503, 'error', 'the decision point cannot reach its database or it is overloaded right now; try again shortly', {
         retryAfter: UNAVAILABLE_RETRY_SECONDS,
       });

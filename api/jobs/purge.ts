@@ -30,7 +30,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
       const { rows } = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok",
       );
-      if (!rows[0]!.ok) return await measureDecisions(client, svc);
+      if (!rows[0]!.ok) return measureDecisions(client, svc);
       try {
         let purged = 0;
         for (let n = -1; n !== 0;) {

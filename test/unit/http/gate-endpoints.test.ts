@@ -71,7 +71,7 @@ describe("the gateways' HTTP doors when answering fails", function () {
       expect(res.status, path).to.equal(503);
       expect(res.headers.get('retry-after'), path).to.equal('5');
       expect((JSON.parse(text) as { error: string }).error).to.equal('temporarily_unavailable');
-      expect(text, 'the database address is the log\'s').not.to.match(/10\.1\.2\.3|ECONNREFUSED|5432/);
+      expect(text, "the database address is the log's").not.to.match(/10\.1\.2\.3|ECONNREFUSED|5432/);
     }
   });
 });
