@@ -198,7 +198,7 @@ describe('delegated writes grant no more than the writer holds', function () {
 
   describe('App', function () {
     it("cannot claim another app's host, nor sign people in through a client it may not write", async function () {
-      const host = await box.json('PUT', '/App/wiki-evil', { urls: [PAYROLL], audience: 'wiki-evil' }, naive);
+      const host = await box.json('PUT', '/App/wiki-evil', { urls: [PAYROLL], audience: 'https://wiki-evil.example.test' }, naive);
       expect(host.status, host.text).to.equal(403);
       expect(host.body.error_description).to.include("App 'payroll'");
       const signIn = await box.json(
