@@ -611,16 +611,18 @@ describe('the decision point', function () {
     });
 
     it("an App's audience is what its sign-in asks for as a resource: an absolute URI without a fragment (RFC 8707 §2)", async function () {
-      for (const audience of ['wiki', 'https://mirror.example/#top', '//mirror.example']) {
+      for (const audience of ['wiki', 'https://mirror.example/#top', '//mirror.example', 'https://mirror.example/a b']) {
         const res = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience }, root);
         expect(res.status, `${audience}: ${res.text}`).to.equal(422);
         expect(res.body.errors, audience).to.have.property('audience');
       }
       const absent = await box.json('GET', '/App/mirror', undefined, root);
       expect(absent.status).to.equal(404);
-      const urn = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience: 'urn:example:mirror' }, root);
       try {
-        expect(urn.status, urn.text).to.be.oneOf([200, 201]);
+        for (const audience of ['urn:example:mirrors', 'https://mirrors.example/s?x=s']) {
+          const put = await box.json('PUT', '/App/mirror', { urls: ['https://mirror.example'], audience }, root);
+          expect(put.status, put.text).to.be.oneOf([200, 201]);
+        }
       } finally {
         await box.json('DELETE', '/App/mirror', undefined, root);
       }
