@@ -320,7 +320,7 @@ export interface AppSpec {
    */
   urls: string[];
   /**
-   * The audience a token must carry to be accepted at the app (its aud, RFC 8707), and the one the app's sign-in asks for. Unset - the first of urls. It must be the app's own, compared exactly: neither the box's base URL nor another App's audience (refused: AudienceTaken), or tokens for one would pass at the other.
+   * The audience a token must carry to be accepted at the app (its aud, RFC 8707), and the one the app's sign-in asks for as its resource: an absolute URI without a fragment (RFC 8707 §2). Unset - the first of urls. It must be the app's own, compared exactly: neither the box's base URL nor another App's audience (refused: AudienceTaken), or tokens for one would pass at the other.
    */
   audience?: string;
   /**
