@@ -28,7 +28,8 @@ import type { App, PrincipalUser } from '../types.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
 import { audienceOf, hostOf } from './apps.js';
 import { readTarget } from './path.js';
-import { appRequest, NOBODY, type AppRequest, type Caller } from './request.js';
+import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
+import { appRequest, NOBODY, type Caller } from './request.js';
 import { actOf, subjectOf } from '../oauth/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
 
@@ -103,7 +104,7 @@ export interface Decision {
   /** The app's sign-in cookie was stale (a closed session): the gate clears it. */
   clearCookie?: string;
   outcomes: PolicyOutcome[];
-  request: AppRequest | null;
+  request: AppRequest | AuthzenRequest | null;
   caller: Caller;
 }
 
@@ -242,9 +243,11 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
       caller = named;
     }
 
-    const request = appRequest(app, { method: g.method, host: g.host, ...read }, g.headers, caller);
-    if (g.resource) request.resource = g.resource;
-    if (g.context) request.context = g.context;
+    const asked = appRequest(app, { method: g.method, host: g.host, ...read }, g.headers, caller);
+    // An AuthZEN evaluation's request carries the resource and context it sent (api/http/routes/authzen.ts).
+    const request: AppRequest | AuthzenRequest = g.resource
+      ? { ...asked, resource: g.resource, ...(g.context ? { context: g.context } : {}) }
+      : asked;
     const subject = { clientId: caller.client, user: caller.user && { id: caller.user.id, groups: caller.user.groups } };
     const verdict = await svc.policies.decideApp(app.id, subject, request);
     const decided = { ...base, app: app.id, request, caller, outcomes: verdict.outcomes, ...(clearCookie ? { clearCookie } : {}) };

@@ -13,7 +13,8 @@ import {
   type ResourceServices,
 } from '../oauth/dpop/resource.js';
 import type { Actor } from '../audit.js';
-import { requestUser, type PolicyRequest } from '../policy/engines.js';
+import { requestUser } from '../policy/engines.js';
+import type { BoxApiRequest } from '../policy/requests.js';
 import type { Subject } from '../policy/evaluate.js';
 import type { Writer } from '../policy/writers.js';
 import type { Services } from '../services.js';
@@ -161,7 +162,7 @@ function withoutSecrets(body: unknown): unknown {
 }
 
 /** The request object of `asked`, made by `principal`. */
-function requestObject(principal: Principal, asked: Asked): PolicyRequest {
+function requestObject(principal: Principal, asked: Asked): BoxApiRequest {
   const client = principal.client.resource;
   return {
     'request-method': asked.method,
@@ -182,7 +183,7 @@ function requestObject(principal: Principal, asked: Asked): PolicyRequest {
  * that have one. Query parameters keep their names; credentials are left out.
  * `body` is the record a write sends: its route reads the body before the policy check.
  */
-export function policyRequest(req: Request, principal: Principal): PolicyRequest {
+export function policyRequest(req: Request, principal: Principal): BoxApiRequest {
   const query: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(req.query)) {
     if (name.includes('/')) {
