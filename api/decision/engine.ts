@@ -19,7 +19,7 @@
 // to the database, paid by DPoP-bound requests only (api/oauth/dpop/check.ts).
 // Any error denies (503): a gate that cannot decide fails closed.
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
-import { describable, errorMessage } from '../errors.js';
+import { challenge, errorMessage } from '../errors.js';
 import { parseCookies } from '../http/browser-session.js';
 import type { Services } from '../services.js';
 import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../oauth/dpop/resource.js';
@@ -230,7 +230,7 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
             });
           }
           return refuse(app, 401, found.refused, found.why, {
-            challenge: `Bearer realm="${app.id}", error="invalid_token", error_description="${describable(found.why)}"`,
+            challenge: challenge('Bearer', app.id, { error: 'invalid_token', description: found.why }),
           });
         }
         clearCookie = cookieName;

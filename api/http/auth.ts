@@ -1,7 +1,7 @@
 // Authentication (who is calling: the session behind the bearer token) and
 // authorization (does any AccessPolicy allow this request). Deny by default.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, describable } from '../errors.js';
+import { ApiError, challenge } from '../errors.js';
 import { percentDecode } from '../input.js';
 import { subjectOf } from '../oauth/exchange/parties.js';
 import {
@@ -51,10 +51,8 @@ export function unauthorized(description: string, presented: boolean, dpop?: Dpo
       ...(dpop.nonce ? { 'DPoP-Nonce': dpop.nonce } : {}),
     });
   }
-  const challenge = presented
-    ? `Bearer realm="boxauth", error="invalid_token", error_description="${describable(description)}"`
-    : 'Bearer realm="boxauth"';
-  return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': challenge });
+  const bearer = challenge('Bearer', 'boxauth', presented ? { error: 'invalid_token', description } : undefined);
+  return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': bearer });
 }
 
 /**

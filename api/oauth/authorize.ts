@@ -5,7 +5,7 @@
 // to the client in the redirect.
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../db/pool.js';
-import { describable } from '../errors.js';
+import { errorFields } from '../errors.js';
 import type { Services } from '../services.js';
 import { insertSessions } from '../store/sessions.js';
 import { whileSignedIn } from './closing.js';
@@ -240,7 +240,7 @@ export async function parseAuthorizeRequest(
     const { error, description } = checked;
     return {
       kind: 'redirect',
-      location: redirectTo(redirectUri, responseType, { error, error_description: describable(description), state: params.state }),
+      location: redirectTo(redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
       error,
       description,
     };
@@ -277,7 +277,7 @@ export async function parseAuthorizeRequest(
 
 /** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
 export function errorRedirect(req: AuthorizeRequest, error: string, description: string): string {
-  return redirectTo(req.redirectUri, req.responseType, { error, error_description: describable(description), state: req.state });
+  return redirectTo(req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
 }
 
 /**
