@@ -23,7 +23,8 @@ const TYPOGRAPHY: Record<string, string> = {
  * %x20-21 / %x23-5B / %x5D-7E, printable ASCII without `"` and `\`): typography
  * becomes its ASCII spelling, anything else — a client id in another script, a
  * line break — is percent-encoded, so nothing a message quotes is lost. Every
- * error_description the box sends passes through here.
+ * error_description the box sends passes through here, by way of errorFields or
+ * challenge below: no answer applies it by hand.
  */
 export function describable(text: string): string {
   let out = '';
@@ -37,6 +38,26 @@ export function describable(text: string): string {
   return out;
 }
 
+/** An error as every answer of the box carries it: a JSON body (any door's, gRPC's too), a redirect's parameters. */
+export const errorFields = (error: string, description: string): { error: string; error_description: string } => ({
+  error,
+  error_description: describable(description),
+});
+
+/**
+ * A WWW-Authenticate challenge (RFC 6750 §3, RFC 9449 §7.1) of `scheme` for `realm`: with the error
+ * and its description when there is one, then `params` (such as DPoP's algs).
+ */
+export function challenge(
+  scheme: 'Bearer' | 'DPoP',
+  realm: string,
+  refusal?: { error: string; description: string },
+  ...params: string[]
+): string {
+  const error = refusal ? [`error="${refusal.error}"`, `error_description="${describable(refusal.description)}"`] : [];
+  return [`${scheme} realm="${realm}"`, ...error, ...params].join(', ');
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -48,7 +69,7 @@ export class ApiError extends Error {
   }
 
   body(): unknown {
-    return { error: this.code, error_description: describable(this.message) };
+    return errorFields(this.code, this.message);
   }
 }
 

@@ -12,7 +12,7 @@
 // token derived from the app's cookie (signOutToken): another site can neither make
 // a browser sign out with a link nor forge the form. Open redirects: the way back is a path of
 // the app's own origin (`/…`, never `//…`).
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { App } from '../types.js';
 
 const STATE_SECONDS = 600;
@@ -36,7 +36,6 @@ const b64 = (b: Buffer): string => b.toString('base64url');
 
 /** The PKCE verifier of a flow, from its nonce (only the browser that started it holds the nonce). */
 export const verifierOf = (key: Buffer, nonce: string): string => b64(hmac(key, 'app-pkce', nonce));
-export const challengeOf = (verifier: string): string => b64(createHash('sha256').update(verifier).digest());
 
 export interface StartedFlow {
   nonce: string;

@@ -19,7 +19,7 @@
 // to the database, paid by DPoP-bound requests only (api/oauth/dpop/check.ts).
 // Any error denies (503): a gate that cannot decide fails closed.
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
-import { describable, errorMessage } from '../errors.js';
+import { challenge, errorMessage } from '../errors.js';
 import { parseCookies } from '../http/browser-session.js';
 import type { Services } from '../services.js';
 import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../oauth/dpop/resource.js';
@@ -28,7 +28,8 @@ import type { App, PrincipalUser } from '../types.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
 import { audienceOf, hostOf } from './apps.js';
 import { readTarget } from './path.js';
-import { appRequest, NOBODY, type AppRequest, type Caller } from './request.js';
+import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
+import { appRequest, NOBODY, type Caller } from './request.js';
 import { actOf, subjectOf } from '../oauth/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
 
@@ -103,7 +104,7 @@ export interface Decision {
   /** The app's sign-in cookie was stale (a closed session): the gate clears it. */
   clearCookie?: string;
   outcomes: PolicyOutcome[];
-  request: AppRequest | null;
+  request: AppRequest | AuthzenRequest | null;
   caller: Caller;
 }
 
@@ -229,7 +230,7 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
             });
           }
           return refuse(app, 401, found.refused, found.why, {
-            challenge: `Bearer realm="${app.id}", error="invalid_token", error_description="${describable(found.why)}"`,
+            challenge: challenge('Bearer', app.id, { error: 'invalid_token', description: found.why }),
           });
         }
         clearCookie = cookieName;
@@ -242,9 +243,11 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
       caller = named;
     }
 
-    const request = appRequest(app, { method: g.method, host: g.host, ...read }, g.headers, caller);
-    if (g.resource) request.resource = g.resource;
-    if (g.context) request.context = g.context;
+    const asked = appRequest(app, { method: g.method, host: g.host, ...read }, g.headers, caller);
+    // An AuthZEN evaluation's request carries the resource and context it sent (api/http/routes/authzen.ts).
+    const request: AppRequest | AuthzenRequest = g.resource
+      ? { ...asked, resource: g.resource, ...(g.context ? { context: g.context } : {}) }
+      : asked;
     const subject = { clientId: caller.client, user: caller.user && { id: caller.user.id, groups: caller.user.groups } };
     const verdict = await svc.policies.decideApp(app.id, subject, request);
     const decided = { ...base, app: app.id, request, caller, outcomes: verdict.outcomes, ...(clearCookie ? { clearCookie } : {}) };

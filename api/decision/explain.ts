@@ -4,6 +4,7 @@
 // request, or a refused decision the record kept (./record.ts). Never on the hot path.
 import type { Services } from '../services.js';
 import type { DecisionRow } from '../store/decisions.js';
+import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
 import type { Decision } from './engine.js';
 
 export interface PolicyExplanation {
@@ -31,10 +32,13 @@ export interface Explanation {
 export const NOT_REPLAYED =
   'not evaluated again: the record keeps an excerpt of the request (see cut), and a policy could say otherwise of the excerpt than of the request; the verdict is the one given at the time';
 
+/** A kept refusal's request: the app's request object the decision was made on (./record.ts keeps it whole when nothing is cut). */
+const keptRequest = (row: DecisionRow): AppRequest | AuthzenRequest | null => row.request as AppRequest | AuthzenRequest | null;
+
 async function explainPolicies(
   svc: Pick<Services, 'policies'>,
   outcomes: { id: string; verdict: string }[],
-  request: object | null,
+  request: AppRequest | AuthzenRequest | null,
 ): Promise<PolicyExplanation[]> {
   const out: PolicyExplanation[] = [];
   for (const o of outcomes) {
@@ -74,7 +78,9 @@ export async function explainRecorded(svc: Pick<Services, 'policies'>, row: Deci
     allowed: false,
     status: row.status,
     reason: row.reason,
-    policies: cut.length ? row.policies.map((o) => ({ ...o, why: NOT_REPLAYED })) : await explainPolicies(svc, row.policies, row.request),
+    policies: cut.length
+      ? row.policies.map((o) => ({ ...o, why: NOT_REPLAYED }))
+      : await explainPolicies(svc, row.policies, keptRequest(row)),
     request: row.request,
     at: new Date(row.at).toISOString(),
     ...(cut.length ? { cut } : {}),

@@ -1,7 +1,7 @@
 // What a refused request is told, whichever door it came through (api/http/gate-endpoints.ts
 // writes it as an HTTP response, api/grpc/ext-authz.ts as Envoy's denied_response): a
 // page for a person's browser, else RFC 6749-style JSON, both naming the decision.
-import { describable } from '../errors.js';
+import { errorFields } from '../errors.js';
 import { messagePage } from '../ui/pages.js';
 import type { Decision } from './engine.js';
 
@@ -25,5 +25,5 @@ export function refusalOf(box: string, d: Decision, wantsHtml: boolean, status: 
     return { status, kind: 'html', body: messagePage(box, title, `${d.description}. Reference: ${d.id}.`) };
   }
   const error = d.error ?? ERRORS[status] ?? 'temporarily_unavailable';
-  return { status, kind: 'json', body: JSON.stringify({ error, error_description: describable(d.description), decision: d.id }) };
+  return { status, kind: 'json', body: JSON.stringify({ ...errorFields(error, d.description), decision: d.id }) };
 }

@@ -4,7 +4,7 @@
 // the files in docs/reference/ are not what this writes today.
 import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES, type ConfigVariable } from '../config-reference.js';
 import { projectPath } from '../paths.js';
-import { readCrdSchema, type ResourceKind } from '../schema/resources.js';
+import { CRD_KINDS, fieldsOf, readCrdSchema, type SchemaNode } from '../schema/resources.js';
 
 export const REFERENCE_PAGES = {
   configuration: projectPath('docs', 'reference', 'configuration.md'),
@@ -56,28 +56,14 @@ export function configurationPage(): string {
   ].join('\n');
 }
 
-type Node = {
-  type?: string;
-  description?: string;
-  properties?: Record<string, Node>;
-  required?: string[];
-  items?: Node;
-  enum?: unknown[];
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  maxItems?: number;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-};
-
-function typeText(node: Node): string {
+function typeText(node: SchemaNode): string {
   if (node.enum) return node.enum.map((v) => `\`${String(v)}\``).join(', ');
   if (node.type === 'array') return `list of ${node.items ? typeText(node.items) : 'values'}`;
   if (node.type === 'object' && node['x-kubernetes-preserve-unknown-fields']) return 'object (any fields)';
   return node.type ?? 'any';
 }
 
-function limits(node: Node): string {
+function limits(node: SchemaNode): string {
   const out: string[] = [];
   if (node.default !== undefined) out.push(`default \`${JSON.stringify(node.default)}\``);
   if (node.minimum !== undefined || node.maximum !== undefined) out.push(`${node.minimum ?? ''}…${node.maximum ?? ''}`);
@@ -86,18 +72,15 @@ function limits(node: Node): string {
 }
 
 /** One row per field, depth first, with its path from spec. */
-function fieldRows(node: Node, at: string, rows: string[]): void {
-  const required = new Set(node.required ?? []);
-  for (const [name, child] of Object.entries(node.properties ?? {})) {
+function fieldRows(node: SchemaNode, at: string, rows: string[]): void {
+  for (const { name, node: child, required } of fieldsOf(node)) {
     const path = `${at}.${name}`;
-    const notes = [required.has(name) ? '**required**' : '', limits(child)].filter(Boolean).join('; ');
+    const notes = [required ? '**required**' : '', limits(child)].filter(Boolean).join('; ');
     rows.push(`| \`${path}\` | ${cell(typeText(child))} | ${cell(notes)} | ${cell(child.description ?? '')} |`);
     const inner = child.type === 'array' ? child.items : child;
     if (inner?.properties) fieldRows(inner, child.type === 'array' ? `${path}[]` : path, rows);
   }
 }
-
-const KINDS: (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App'];
 
 export function resourcesPage(): string {
   const parts = [
@@ -110,7 +93,7 @@ export function resourcesPage(): string {
     '[the REST API](rest-api.md)); a Box exists only in Kubernetes. Rules across fields (CEL) follow each table.',
     '',
   ];
-  for (const kind of KINDS) {
+  for (const kind of CRD_KINDS) {
     const { spec, rules } = readCrdSchema(kind);
     const rows: string[] = [];
     fieldRows(spec, 'spec', rows);

@@ -8,6 +8,7 @@
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { credentialFrom, type Decision, type GateRequest } from '../decision/engine.js';
 import { refusalOf } from '../decision/refusal.js';
+import { errorFields } from '../errors.js';
 import { UNANSWERED } from '../http/errors.js';
 import { PAGE_HEADERS } from '../http/pages.js';
 
@@ -179,7 +180,7 @@ function bareRefusal(code: number, status: number, error: string, why: string): 
     denied_response: {
       status: { code: status },
       headers: [option('Content-Type', 'application/json'), option('Cache-Control', 'no-store')],
-      body: JSON.stringify({ error, error_description: why }),
+      body: JSON.stringify(errorFields(error, why)),
     },
   };
 }

@@ -1,7 +1,7 @@
 // Authentication (who is calling: the session behind the bearer token) and
 // authorization (does any AccessPolicy allow this request). Deny by default.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError, describable } from '../errors.js';
+import { ApiError, challenge } from '../errors.js';
 import { percentDecode } from '../input.js';
 import { subjectOf } from '../oauth/exchange/parties.js';
 import {
@@ -13,7 +13,8 @@ import {
   type ResourceServices,
 } from '../oauth/dpop/resource.js';
 import type { Actor } from '../audit.js';
-import { requestUser, type PolicyRequest } from '../policy/engines.js';
+import { requestUser } from '../policy/engines.js';
+import type { BoxApiRequest } from '../policy/requests.js';
 import type { Subject } from '../policy/evaluate.js';
 import type { Writer } from '../policy/writers.js';
 import type { Services } from '../services.js';
@@ -50,10 +51,8 @@ export function unauthorized(description: string, presented: boolean, dpop?: Dpo
       ...(dpop.nonce ? { 'DPoP-Nonce': dpop.nonce } : {}),
     });
   }
-  const challenge = presented
-    ? `Bearer realm="boxauth", error="invalid_token", error_description="${describable(description)}"`
-    : 'Bearer realm="boxauth"';
-  return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': challenge });
+  const bearer = challenge('Bearer', 'boxauth', presented ? { error: 'invalid_token', description } : undefined);
+  return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': bearer });
 }
 
 /**
@@ -161,7 +160,7 @@ function withoutSecrets(body: unknown): unknown {
 }
 
 /** The request object of `asked`, made by `principal`. */
-function requestObject(principal: Principal, asked: Asked): PolicyRequest {
+function requestObject(principal: Principal, asked: Asked): BoxApiRequest {
   const client = principal.client.resource;
   return {
     'request-method': asked.method,
@@ -182,7 +181,7 @@ function requestObject(principal: Principal, asked: Asked): PolicyRequest {
  * that have one. Query parameters keep their names; credentials are left out.
  * `body` is the record a write sends: its route reads the body before the policy check.
  */
-export function policyRequest(req: Request, principal: Principal): PolicyRequest {
+export function policyRequest(req: Request, principal: Principal): BoxApiRequest {
   const query: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(req.query)) {
     if (name.includes('/')) {

@@ -9,6 +9,7 @@ import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
+import { asTheOnlyUpkeep } from '../store/upkeep.js';
 import { capDecisions, decisionsKept, purgeDecisions } from '../store/decisions.js';
 import { purgeProofs } from '../store/dpop-proofs.js';
 
@@ -25,51 +26,50 @@ async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void
 
 export function startPurgeJob(svc: PurgeServices): () => void {
   let lastKeyCheck = 0;
-  const run = async (): Promise<void> => {
-    await withClient(svc.pool, async (client) => {
-      const { rows } = await client.query<{ ok: boolean }>(
-        "SELECT pg_try_advisory_lock(hashtext('boxauth.purge.' || current_schema())) AS ok",
+  /** One run of the upkeep, by the one process holding its lock. */
+  const upkeep = async (client: Queryable): Promise<void> => {
+    let purged = 0;
+    for (let n = -1; n !== 0;) {
+      n = await purgeSessions(client, svc.config.sessionRetentionHours);
+      purged += n;
+    }
+    if (purged) svc.log.info({ purged }, 'purged old sessions');
+    // Throttling windows of sign-ins and sign-ups share a table: keep each for the longest window.
+    const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds } = svc.config;
+    await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
+    await purgeDeviceCodes(client);
+    await purgePushedRequests(client);
+    for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
+    let capped = 0;
+    for (let n = -1; n !== 0;) {
+      n = await capDecisions(client, svc.config.decisionMaxRows);
+      capped += n;
+    }
+    if (capped) {
+      svc.metrics.decisionsNotKept.inc({ why: 'cap' }, capped);
+      svc.log.warn(
+        { deleted: capped, maxRows: svc.config.decisionMaxRows },
+        'the record of refused decisions is full (BOXAUTH_DECISION_MAX_ROWS): deleted the oldest before their retention',
       );
-      if (!rows[0]!.ok) return measureDecisions(client, svc);
-      try {
-        let purged = 0;
-        for (let n = -1; n !== 0;) {
-          n = await purgeSessions(client, svc.config.sessionRetentionHours);
-          purged += n;
-        }
-        if (purged) svc.log.info({ purged }, 'purged old sessions');
-        // Throttling windows of sign-ins and sign-ups share a table: keep each for the longest window.
-        const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds } = svc.config;
-        await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
-        await purgeDeviceCodes(client);
-        await purgePushedRequests(client);
-        for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
-        let capped = 0;
-        for (let n = -1; n !== 0;) {
-          n = await capDecisions(client, svc.config.decisionMaxRows);
-          capped += n;
-        }
-        if (capped) {
-          svc.metrics.decisionsNotKept.inc({ why: 'cap' }, capped);
-          svc.log.warn(
-            { deleted: capped, maxRows: svc.config.decisionMaxRows },
-            'the record of refused decisions is full (BOXAUTH_DECISION_MAX_ROWS): deleted the oldest before their retention',
-          );
-        }
-        await measureDecisions(client, svc);
-        for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
+    }
+    await measureDecisions(client, svc);
+    for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
 
-        await svc.keyring.ensureActive(); // rotates the signing key when it is due
-        if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
-          lastKeyCheck = Date.now();
-          const dropped = await svc.keyring.dropUnusedRetiredKeys();
-          if (dropped.length) svc.log.info({ keys: dropped }, 'dropped retired signing keys no live token uses');
-        }
-      } finally {
-        await client.query("SELECT pg_advisory_unlock(hashtext('boxauth.purge.' || current_schema()))");
-      }
-    });
+    await svc.keyring.ensureActive(); // rotates the signing key when it is due
+    if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
+      lastKeyCheck = Date.now();
+      const dropped = await svc.keyring.dropUnusedRetiredKeys();
+      if (dropped.length) svc.log.info({ keys: dropped }, 'dropped retired signing keys no live token uses');
+    }
   };
+  const run = (): Promise<void> =>
+    withClient(svc.pool, (client) =>
+      asTheOnlyUpkeep(
+        client,
+        () => upkeep(client),
+        () => measureDecisions(client, svc),
+      ),
+    );
   const timer = setInterval(() => {
     run().catch((err: Error) => svc.log.warn({ err }, 'purge job failed; will retry'));
   }, svc.config.purgeIntervalSeconds * 1000);

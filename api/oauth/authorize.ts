@@ -5,7 +5,7 @@
 // to the client in the redirect.
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../db/pool.js';
-import { describable } from '../errors.js';
+import { errorFields } from '../errors.js';
 import type { Services } from '../services.js';
 import { insertSessions } from '../store/sessions.js';
 import { whileSignedIn } from './closing.js';
@@ -14,23 +14,14 @@ import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-r
 import type { Stored } from '../store/resources.js';
 import type { UserRow } from '../store/users.js';
 import type { Client } from '../types.js';
-import { grantedAudience, grantedScope } from './entitlements.js';
-import { OAuthError } from './errors.js';
-import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
-import { resourceParam, scopeParam } from './params.js';
-import { isThumbprint } from './dpop/proof.js';
-import { isChallenge } from './pkce.js';
+import { checkAuthorizeRequest, RESPONSE_TYPES, type AskedRequest, type Prompt, type ResponseType } from './authorize-checks.js';
+import { browserDetails, idTokenFor, type RequestedClaims } from './openid.js';
 import { mint, tokenHash } from './tokens.js';
 
 /** What the authorization endpoint needs to read a request and issue what it asks. */
 export type AuthorizeServices = Pick<Services, 'audit' | 'clients' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
 
-export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
-export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
-
-/** OpenID Connect's prompt values the box serves (Core §3.1.2.1); select_account is a sign-in again. */
-export type Prompt = 'none' | 'login' | 'consent' | 'select_account';
-const PROMPTS: readonly Prompt[] = ['none', 'login', 'consent', 'select_account'];
+export { RESPONSE_TYPES, type Prompt, type ResponseType } from './authorize-checks.js';
 
 export interface AuthorizeRequest {
   responseType: ResponseType;
@@ -139,17 +130,17 @@ export function redirectTo(redirectUri: string, responseType: ResponseType, valu
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
 
-/**
- * Whether a requested redirect URI is the registered one: to the letter, except
- * that for a loopback address over http the port may differ (RFC 8252 §7.3: a
- * native app such as kubectl's sign-in listens on whatever port is free).
- */
 /** The redirect URIs a grant's settings register: redirect_uri and redirect_uris, once each. */
 export function registeredRedirectUris(settings: { redirect_uri?: string; redirect_uris?: string[] } | undefined): string[] {
   if (!settings) return [];
   return [...new Set([...(settings.redirect_uri ? [settings.redirect_uri] : []), ...(settings.redirect_uris ?? [])])];
 }
 
+/**
+ * Whether a requested redirect URI is the registered one: to the letter, except
+ * that for a loopback address over http the port may differ (RFC 8252 §7.3: a
+ * native app such as kubectl's sign-in listens on whatever port is free).
+ */
 export function redirectMatches(registered: string, requested: string): boolean {
   if (registered === requested) return true;
   let a: URL;
@@ -172,15 +163,8 @@ export function redirectMatches(registered: string, requested: string): boolean 
   );
 }
 
-/**
- * The request in `raw`, or the problem with it. `pushed`: the parameters are those
- * of a pushed request (RFC 9126), being pushed now or claimed by this browser (./par.ts).
- */
-export async function parseAuthorizeRequest(
-  svc: AuthorizeServices,
-  raw: Record<string, unknown>,
-  pushed?: PushedRequestClaim | 'being-pushed',
-): Promise<AuthorizeRequest | PageProblem | RedirectProblem> {
+/** The parameters the endpoint reads, each given once (a parameter given twice is a page: the client is not yet known good). */
+function readParams(raw: Record<string, unknown>): { params: Record<string, string> } | PageProblem {
   const params: Record<string, string> = {};
   for (const name of AUTHORIZE_PARAMS) {
     const v = raw[name];
@@ -188,142 +172,94 @@ export async function parseAuthorizeRequest(
       return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
     if (typeof v === 'string' && v !== '') params[name] = v;
   }
-  const page = (message: string, title = 'This sign-in link is not valid'): PageProblem => ({ kind: 'page', status: 400, title, message });
-  if (!params.client_id) return page('The request names no client (client_id is missing).');
-  // An unknown client and a redirect URI it did not register get the same page, which
-  // names neither: the page must not tell a stranger which client ids exist. The log says which.
-  const unknown = (why: string): PageProblem => {
-    svc.log.info({ event: 'authorize_refused', client: params.client_id, reason: why }, 'authorization request refused');
-    return page(
-      'The application sent you here with a client or a redirect URI that this box does not know. ' +
-        'Go back to the application; if it keeps happening, tell its developers.',
-    );
-  };
-  const client = await svc.clients.get(params.client_id);
-  if (!client) return unknown('unknown client');
+  return { params };
+}
 
-  // The redirect URI must be one configured for the grant (redirectMatches). RFC 6749 §3.1.2.3: "If multiple
-  // redirection URIs have been registered, [...] the client MUST include a redirection URI with the
-  // authorization request"; with one registered, it may be left out.
-  const grant = grantOf(params.response_type);
-  const registered = grant ? registeredRedirectUris(client.resource.auth?.[grant]) : [];
+const linkNotValid = (message: string): PageProblem => ({ kind: 'page', status: 400, title: 'This sign-in link is not valid', message });
+
+/**
+ * An unknown client and a redirect URI it did not register get the same page, which names
+ * neither: the page must not tell a stranger which client ids exist. The log says which.
+ */
+function unknownClientOrRedirect(svc: Pick<AuthorizeServices, 'log'>, clientId: string, why: string): PageProblem {
+  svc.log.info({ event: 'authorize_refused', client: clientId, reason: why }, 'authorization request refused');
+  return linkNotValid(
+    'The application sent you here with a client or a redirect URI that this box does not know. ' +
+      'Go back to the application; if it keeps happening, tell its developers.',
+  );
+}
+
+/**
+ * The redirect URI, one configured for the grant (redirectMatches), or why there is none. RFC 6749
+ * §3.1.2.3: "If multiple redirection URIs have been registered, [...] the client MUST include a
+ * redirection URI with the authorization request"; with one registered, it may be left out. For a
+ * response_type the box does not serve, any URI the client registered may carry that error back.
+ */
+function trustedRedirectUri(
+  client: Client,
+  grant: AskedRequest['grant'],
+  requested: string | undefined,
+): { uri: string } | { why: string } {
+  const registered = grant ? registeredRedirectUris(client.auth?.[grant]) : [];
   const candidates = registered.length
     ? registered
-    : [...registeredRedirectUris(client.resource.auth?.authorization_code), ...registeredRedirectUris(client.resource.auth?.implicit)];
-  if (!candidates.length) return unknown(grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered');
-  const redirectUri =
-    params.redirect_uri === undefined
-      ? registered.length === 1
-        ? registered[0]
-        : undefined
-      : candidates.find((u) => redirectMatches(u, params.redirect_uri!)) && params.redirect_uri;
-  if (!redirectUri) {
-    return unknown(
-      params.redirect_uri === undefined
-        ? 'no redirect_uri, and the client registered several'
-        : 'redirect URI differs from the registered ones',
-    );
-  }
+    : [...registeredRedirectUris(client.auth?.authorization_code), ...registeredRedirectUris(client.auth?.implicit)];
+  if (!candidates.length) return { why: grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered' };
+  if (requested === undefined)
+    return registered.length === 1 ? { uri: registered[0]! } : { why: 'no redirect_uri, and the client registered several' };
+  return candidates.some((u) => redirectMatches(u, requested))
+    ? { uri: requested }
+    : { why: 'redirect URI differs from the registered ones' };
+}
+
+/**
+ * The request in `raw`, or the problem with it. `pushed`: the parameters are those
+ * of a pushed request (RFC 9126), being pushed now or claimed by this browser (./par.ts).
+ * Until the client and its redirect URI are known good, a problem is a page of the box
+ * (RFC 6749 §4.1.2.1); after, the rules of ./authorize-checks.ts send it back to the client.
+ */
+export async function parseAuthorizeRequest(
+  svc: AuthorizeServices,
+  raw: Record<string, unknown>,
+  pushed?: PushedRequestClaim | 'being-pushed',
+): Promise<AuthorizeRequest | PageProblem | RedirectProblem> {
+  const read = readParams(raw);
+  if ('kind' in read) return read;
+  const { params } = read;
+  if (!params.client_id) return linkNotValid('The request names no client (client_id is missing).');
+  const client = await svc.clients.get(params.client_id);
+  if (!client) return unknownClientOrRedirect(svc, params.client_id, 'unknown client');
+  const grant = grantOf(params.response_type);
+  const redirect = trustedRedirectUri(client.resource, grant, params.redirect_uri);
+  if ('why' in redirect) return unknownClientOrRedirect(svc, params.client_id, redirect.why);
+  const redirectUri = redirect.uri;
 
   const responseType = (grant ? params.response_type : 'code') as ResponseType;
-  const fail = (error: string, description: string): RedirectProblem => ({
-    kind: 'redirect',
-    location: redirectTo(redirectUri, responseType, { error, error_description: describable(description), state: params.state }),
-    error,
-    description,
-  });
-  if (!grant) return fail('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
-  // RFC 9126 §4: "Authorization server policy MAY dictate, either globally or on a per-client basis,
-  // that PAR be the only means for a client to pass authorization request data. In this case, the
-  // authorization server will refuse, using the invalid_request error code, to process any request to
-  // the authorization endpoint that does not have a request_uri parameter with a value obtained from
-  // the PAR endpoint."
-  if (client.resource.require_pushed_authorization_requests && !pushed) {
-    return fail('invalid_request', `client "${client.resource.id}" must push its authorization requests to /auth/par (RFC 9126)`);
-  }
-  // Core §6: an OP that does not take request objects answers these errors (discovery says so too).
-  if (params.request !== undefined) {
-    return fail('request_not_supported', 'request objects are not supported: send the parameters of the request themselves');
-  }
-  if (params.request_uri !== undefined && typeof pushed !== 'object') {
-    return fail('request_uri_not_supported', 'request_uri is not supported: send the parameters of the request themselves');
-  }
-  if (!client.resource.grant_types.includes(grant)) {
-    return fail('unauthorized_client', `client "${client.resource.id}" may not use the ${grant} grant`);
-  }
-  // DPoP (RFC 9449): a token from the authorization endpoint can be bound to no key, and this client's must all be.
-  if (grant === 'implicit' && params.response_type !== 'id_token' && client.resource.dpop_bound_access_tokens === true) {
-    return fail(
-      'unauthorized_client',
-      `client "${client.resource.id}" must bind its tokens with DPoP (dpop_bound_access_tokens): use the code flow`,
-    );
-  }
-  // RFC 9449 §10: dpop_jkt binds the authorization code to the client's DPoP key; tokens
-  // from the authorization endpoint itself are bound to nothing.
-  if (params.dpop_jkt !== undefined) {
-    if (grant !== 'authorization_code')
-      return fail('invalid_request', `dpop_jkt binds an authorization code; response_type=${responseType} issues none`);
-    if (!isThumbprint(params.dpop_jkt))
-      return fail('invalid_request', "dpop_jkt must be a key's JWK SHA-256 thumbprint (43 base64url characters)");
-  }
-  let codeChallenge: string | undefined;
-  if (grant === 'authorization_code') {
-    if (params.code_challenge_method !== undefined && params.code_challenge_method !== 'S256') {
-      return fail('invalid_request', 'code_challenge_method must be S256');
-    }
-    if (params.code_challenge !== undefined) {
-      if (!isChallenge(params.code_challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)');
-      codeChallenge = params.code_challenge;
-    } else if (!client.secretHash) {
-      return fail('invalid_request', 'a client without a secret must use PKCE: send code_challenge and code_challenge_method=S256');
-    }
-  }
-  let scope: string | null;
-  let audience: string | null;
-  try {
-    scope = grantedScope(client.resource, scopeParam(params.scope));
-    // RFC 8707: `resource` names where the token will be used; it becomes the token's audience.
-    audience = grantedAudience(client.resource, resourceParam(params.resource));
-  } catch (err) {
-    if (err instanceof OAuthError) return fail(err.code, err.message);
-    throw err;
-  }
-  if (responseType.startsWith('id_token')) {
-    if (!hasOpenid(scope)) return fail('invalid_request', `response_type=${responseType} needs scope openid`);
-    if (!params.nonce) return fail('invalid_request', `response_type=${responseType} needs a nonce (OpenID Connect Core §3.2.2.1)`);
-  }
-  const prompt = new Set((params.prompt ?? '').split(' ').filter(Boolean)) as Set<Prompt>;
-  const unknownPrompt = [...prompt].find((p) => !PROMPTS.includes(p));
-  if (unknownPrompt) return fail('invalid_request', `prompt "${unknownPrompt}" is not supported (${PROMPTS.join(', ')})`);
-  if (prompt.has('none') && prompt.size > 1) return fail('invalid_request', 'prompt=none cannot be combined with other values');
-  let maxAge: number | undefined;
-  if (params.max_age !== undefined) {
-    maxAge = /^\d{1,10}$/.test(params.max_age) ? Number(params.max_age) : NaN;
-    if (Number.isNaN(maxAge)) return fail('invalid_request', 'max_age must be a number of seconds');
-  }
-  const claims = params.claims === undefined ? null : parseClaimsParameter(params.claims);
-  if (typeof claims === 'string') return fail('invalid_request', claims);
-  let hintedUser: string | undefined;
-  if (params.id_token_hint !== undefined) {
-    const hint = idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
-    if (!hint) return fail('invalid_request', 'id_token_hint is not an ID token this box issued');
-    hintedUser = hint.sub as string;
+  const checked = checkAuthorizeRequest({ params, client, grant, responseType, pushed }, svc);
+  if ('error' in checked) {
+    const { error, description } = checked;
+    return {
+      kind: 'redirect',
+      location: redirectTo(redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
+      error,
+      description,
+    };
   }
   return {
     responseType,
     client,
     redirectUri,
     state: params.state,
-    scope: scope ?? undefined,
-    codeChallenge,
+    scope: checked.scope ?? undefined,
+    codeChallenge: checked.codeChallenge,
     nonce: params.nonce,
-    claims,
-    audience: audience ?? undefined,
+    claims: checked.claims,
+    audience: checked.audience ?? undefined,
     dpopJkt: params.dpop_jkt,
-    prompt,
-    maxAge,
+    prompt: checked.prompt,
+    maxAge: checked.maxAge,
     loginHint: params.login_hint,
-    hintedUser,
+    hintedUser: checked.hintedUser,
     ...(typeof pushed === 'object'
       ? {
           // The way back from sign-in and consent names the pushed request, never its parameters: what
@@ -341,7 +277,7 @@ export async function parseAuthorizeRequest(
 
 /** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
 export function errorRedirect(req: AuthorizeRequest, error: string, description: string): string {
-  return redirectTo(req.redirectUri, req.responseType, { error, error_description: describable(description), state: req.state });
+  return redirectTo(req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
 }
 
 /**

@@ -3,7 +3,7 @@
 // AccessPolicy allows it (a token is a credential: whoever learns that it is
 // active, and whose, learns something); anything else is {"active": false}.
 // Revocation only touches tokens issued to that client.
-import type { PolicyRequest } from '../policy/engines.js';
+import type { BoxApiRequest } from '../policy/requests.js';
 import type { Services } from '../services.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client } from '../types.js';
@@ -23,7 +23,7 @@ const refreshHolder = (svc: IntrospectionServices, token: string): Promise<Sessi
 const INACTIVE = { active: false };
 
 /** The request object a policy sees for introspecting a token of client `owner` (docs/concepts/access-control.md). */
-function introspectionRequest(caller: Client, owner: string): PolicyRequest {
+export function introspectionRequest(caller: Client, owner: string): BoxApiRequest {
   return {
     'request-method': 'post',
     uri: '/auth/introspect',

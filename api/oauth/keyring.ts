@@ -10,7 +10,7 @@ import { errorMessage } from '../errors.js';
 import crypto, { type JsonWebKey } from 'node:crypto';
 import { JWT_ALGS, type Config, type JwtAlg } from '../config.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { insertKey, listKeys, retireOthers, deleteKeys, type KeyRow } from '../store/keys.js';
+import { insertKey, listKeys, lockKeyRotation, retireOthers, deleteKeys, type KeyRow } from '../store/keys.js';
 import { kidsInUse } from '../store/sessions.js';
 import { algOf, generateKeyPair, signingKey, thumbprint, type SigningKey } from './jwt.js';
 
@@ -83,7 +83,7 @@ export class Keyring {
    */
   async ensureActive(now = new Date()): Promise<void> {
     await withTransaction(this.pool, async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.keys.' || current_schema()))");
+      await lockKeyRotation(tx);
       const rows = await listKeys(tx);
       const wanted = this.config.signingKeyPem ? externalKey(this.config.signingKeyPem) : undefined;
       const maxAgeMs = this.config.keyRotationDays * 86_400_000;

@@ -33,15 +33,36 @@ export const grants = new Map<string, Grant>(
   [clientCredentials, refreshToken, authorizationCode, deviceCode, tokenExchange].map((g) => [g.type, g]),
 );
 
-/**
- * Answers a token request: counts it (the token metrics) and records it (the
- * audit: who got which session, or who was refused and why; never the token).
- */
+/** What is known of a token request so far, for the audit of a refusal: its grant, and the client it names. */
+export interface TokenAttempt {
+  grant?: string;
+  client?: string;
+}
+
+/** What the token path counts and records with. */
+export type TokenPathServices = Pick<Services, 'audit' | 'metrics' | 'refreshHolders'>;
+
+/** Answers a token request through the token path. */
 export async function tokenRequest(svc: TokenEndpointServices, request: OAuthRequest, body: unknown): Promise<TokenResponse> {
+  const attempt: TokenAttempt = {};
+  return issuedThroughTokenPath(svc, attempt, request.address, () => issue(svc, request, body, attempt));
+}
+
+/**
+ * Issues a token the way every grant does, counted (the token metrics) and recorded (the audit:
+ * who got which session, or who was refused and why; never the token) once: for the token
+ * endpoint, and for the box's own code exchange at an app's sign-in (api/http/routes/app-sign-in.ts).
+ * `attempt` is filled by `issuing` as it learns the request (`grant` before anything is issued).
+ */
+export async function issuedThroughTokenPath(
+  svc: TokenPathServices,
+  attempt: TokenAttempt,
+  address: string,
+  issuing: () => Promise<Issued>,
+): Promise<TokenResponse> {
   const started = process.hrtime.bigint();
-  const attempt: { grant?: string; client?: string } = {};
   try {
-    const { session, response } = await issue(svc, request, body, attempt);
+    const { session, response } = await issuing();
     const grant = attempt.grant!;
     svc.metrics.tokens.inc({ grant });
     svc.metrics.tokenDuration.observe({ grant }, Number(process.hrtime.bigint() - started) / 1e9);
@@ -57,7 +78,7 @@ export async function tokenRequest(svc: TokenEndpointServices, request: OAuthReq
   } catch (err) {
     if (err instanceof ApiError) {
       svc.metrics.tokenErrors.inc({ error: err.code });
-      svc.audit.record({ event: 'token_refused', ...attempt, error: err.code, address: request.address });
+      svc.audit.record({ event: 'token_refused', ...attempt, error: err.code, address });
     }
     throw err;
   }
@@ -68,7 +89,7 @@ async function issue(
   svc: ClientAuthServices & GrantServices & Pick<Services, 'dpop'>,
   request: OAuthRequest,
   body: unknown,
-  attempt: { grant?: string; client?: string },
+  attempt: TokenAttempt,
 ): Promise<Issued> {
   const params = tokenParams(body);
   const grantType = params.grant_type;

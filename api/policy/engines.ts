@@ -5,6 +5,7 @@ import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy, PrincipalUser } from '../types.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
+import type { PolicyObject } from './requests.js';
 
 /** A person as every request object names them: the box's API's, an app's, a token exchange's. */
 export interface RequestUser {
@@ -23,27 +24,13 @@ export const requestUser = (user: PrincipalUser): RequestUser => ({
   groups: user.groups.map((g) => g.name),
 });
 
-/** What the engines see of a request (docs/concepts/access-control.md: the request object). */
-export interface PolicyRequest {
-  'request-method': string;
-  uri: string;
-  params: Record<string, unknown>;
-  'query-string': string;
-  client: Record<string, unknown> | null;
-  user: RequestUser | null;
-  scope: string | null;
-  /** On writes: the record written, without its secrets (api/http/auth.ts). */
-  body?: unknown;
-}
-
 /**
- * A policy as it runs: `test` on every request (the box's API's PolicyRequest, or
- * an app's request object, api/decision/request.ts), and `why` it did not allow
- * one, for explanations only (`boxauth explain`, dry-run logs).
+ * A policy as it runs: `test` on every request object (./requests.ts), and `why` it
+ * did not allow one, for explanations only (`boxauth explain`, dry-run logs).
  */
 export interface Rule {
-  test(request: object): boolean;
-  why(request: object): string | undefined;
+  test(request: PolicyObject): boolean;
+  why(request: PolicyObject): string | undefined;
 }
 
 /**

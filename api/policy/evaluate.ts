@@ -18,7 +18,8 @@ import type { Pool } from '../db/pool.js';
 import type { ChangeFeed } from '../db/notify.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
-import { compilePolicy, createPolicyAjv, type PolicyRequest, type Rule } from './engines.js';
+import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
+import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest, PolicyObject } from './requests.js';
 
 /** Whom a token speaks for. */
 export interface Subject {
@@ -128,7 +129,7 @@ class PolicyIndex {
   }
 
   /** The box's own API (see the top of this file). Dry-run policies of the box decide nothing here. */
-  decide(subject: Subject, request: PolicyRequest): Verdict {
+  decide(subject: Subject, request: BoxApiRequest): Verdict {
     return this.decideBy(subject, (p) => p.rule.test(request));
   }
 
@@ -164,7 +165,7 @@ class PolicyIndex {
    * policy that lets a group of people use the API must not let every client
    * holding one of their tokens turn it into another (ARCHITECTURE §10).
    */
-  decideExchange(clientId: string, request: object): Verdict {
+  decideExchange(clientId: string, request: ExchangeRequest): Verdict {
     const id = this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, (p) => p.rule.test(request));
     return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
   }
@@ -175,7 +176,7 @@ class PolicyIndex {
    * OR together; none allowing is a denial. Every applicable policy is tried, so
    * the record can say which matched and which did not; dry-run ones too.
    */
-  decideApp(app: string, subject: AppSubject, request: object): AppVerdict {
+  decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
     const target = this.target(app);
     if (!target) return { allowed: false, outcomes: [] };
     const outcomes: PolicyOutcome[] = target
@@ -189,7 +190,7 @@ class PolicyIndex {
   }
 
   /** Why policy `id` did not allow `request` (undefined: it does, or there is no such policy). */
-  why(id: string, request: object): string | undefined {
+  why(id: string, request: PolicyObject): string | undefined {
     return this.rules.get(id)?.rule.why(request);
   }
 }
@@ -226,7 +227,7 @@ export class Policies {
   }
 
   /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */
-  async decide(subject: Subject, request: PolicyRequest): Promise<Verdict> {
+  async decide(subject: Subject, request: BoxApiRequest): Promise<Verdict> {
     return (await this.current()).decide(subject, request);
   }
 
@@ -236,17 +237,17 @@ export class Policies {
   }
 
   /** Whether a client's policies allow a token exchange (api/oauth/grants/token-exchange.ts). */
-  async decideExchange(clientId: string, request: object): Promise<Verdict> {
+  async decideExchange(clientId: string, request: ExchangeRequest): Promise<Verdict> {
     return (await this.current()).decideExchange(clientId, request);
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */
-  async decideApp(app: string, subject: AppSubject, request: object): Promise<AppVerdict> {
+  async decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
     return (await this.current()).decideApp(app, subject, request);
   }
 
   /** Why a policy did not allow a request: for explanations, never on the hot path. */
-  async why(id: string, request: object): Promise<string | undefined> {
+  async why(id: string, request: PolicyObject): Promise<string | undefined> {
     return (await this.current()).why(id, request);
   }
 }

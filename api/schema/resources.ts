@@ -64,6 +64,40 @@ export interface CelRule {
   fieldPath?: string;
 }
 
+/** The kinds with a CRD, in the order the generated types and the reference page list them. */
+export const CRD_KINDS: readonly (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App'];
+
+/** A node of a CRD's structural schema: every node typed, objects nesting by properties, lists by items. */
+export type SchemaNode = Record<string, unknown> & {
+  type?: string;
+  description?: string;
+  properties?: Record<string, SchemaNode>;
+  required?: string[];
+  items?: SchemaNode;
+  enum?: unknown[];
+  additionalProperties?: SchemaNode | boolean;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  maxItems?: number;
+};
+
+/** One field of an object node. */
+export interface SchemaField {
+  name: string;
+  node: SchemaNode;
+  required: boolean;
+}
+
+/**
+ * The fields of an object node, in the CRD's order: the one walk of a structural schema, which
+ * the generated types (./typegen.ts) and the resource reference (api/docs/reference.ts) both take.
+ */
+export function fieldsOf(node: SchemaNode): SchemaField[] {
+  const required = new Set(node.required ?? []);
+  return Object.entries(node.properties ?? {}).map(([name, child]) => ({ name, node: child, required: required.has(name) }));
+}
+
 export interface CrdSchema {
   spec: Schema;
   rules: CelRule[];

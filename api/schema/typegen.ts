@@ -6,21 +6,9 @@
 // covers them.
 import prettier from 'prettier';
 import { projectPath } from '../paths.js';
-import { readCrdSchema, type ResourceKind } from './resources.js';
-
-type Node = Record<string, unknown> & {
-  type?: string;
-  description?: string;
-  properties?: Record<string, Node>;
-  required?: string[];
-  items?: Node;
-  enum?: unknown[];
-  additionalProperties?: Node | boolean;
-};
+import { CRD_KINDS, fieldsOf, readCrdSchema, type SchemaNode } from './resources.js';
 
 export const GENERATED_TYPES_FILE = projectPath('api', 'schema', 'crd-types.ts');
-
-const KINDS: (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App'];
 
 function doc(text: string | undefined, indent: string): string {
   if (!text) return '';
@@ -29,7 +17,7 @@ function doc(text: string | undefined, indent: string): string {
 }
 
 /** The TypeScript type of one schema node. */
-export function typeOf(node: Node, indent = ''): string {
+export function typeOf(node: SchemaNode, indent = ''): string {
   if (node['x-kubernetes-int-or-string'] === true) return 'number | string';
   if (node.enum) return node.enum.map((v) => JSON.stringify(v)).join(' | ');
   switch (node.type) {
@@ -51,17 +39,16 @@ export function typeOf(node: Node, indent = ''): string {
   }
 }
 
-function objectType(node: Node, indent: string): string {
+function objectType(node: SchemaNode, indent: string): string {
   const open = node['x-kubernetes-preserve-unknown-fields'] === true;
-  const properties = Object.entries(node.properties ?? {});
+  const properties = fieldsOf(node);
   if (!properties.length) {
     const values = typeof node.additionalProperties === 'object' ? typeOf(node.additionalProperties, indent) : 'unknown';
     return `Record<string, ${values}>`;
   }
   const inner = `${indent}  `;
-  const required = new Set(node.required ?? []);
   const fields = properties.map(
-    ([name, child]) => `${doc(child.description, inner)}${inner}${name}${required.has(name) ? '' : '?'}: ${typeOf(child, inner)};`,
+    ({ name, node: child, required }) => `${doc(child.description, inner)}${inner}${name}${required ? '' : '?'}: ${typeOf(child, inner)};`,
   );
   if (open) fields.push(`${inner}[field: string]: unknown;`);
   return `{\n${fields.join('\n')}\n${indent}}`;
@@ -74,7 +61,7 @@ export async function generateCrdTypes(): Promise<string> {
     '// resource as its CRD validates it; api/types.ts builds the records on these.',
     '',
   ];
-  for (const kind of KINDS) {
+  for (const kind of CRD_KINDS) {
     const { spec } = readCrdSchema(kind);
     parts.push(`${doc(spec.description as string | undefined, '')}export interface ${kind}Spec ${typeOf(spec)}`, '');
   }

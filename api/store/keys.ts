@@ -32,6 +32,14 @@ const fromDb = (r: DbRow): KeyRow => ({
   retiredAt: r.retired_at,
 });
 
+/**
+ * Serializes the rotation of the signing keys for the rest of `tx`: processes starting together
+ * each read the keys and would otherwise each create one (api/oauth/keyring.ts ensureActive).
+ */
+export async function lockKeyRotation(tx: Queryable): Promise<void> {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.keys.' || current_schema()))");
+}
+
 export async function listKeys(db: Queryable): Promise<KeyRow[]> {
   const { rows } = await db.query<DbRow>('SELECT * FROM signing_keys ORDER BY created_at DESC, id');
   return rows.map(fromDb);

@@ -305,29 +305,26 @@ export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Pr
   return new Set(inserted.map((r) => r.id));
 }
 
+/** The prepared statement of each column a session is found by: one query, named once per column. */
+const FOUND_BY = {
+  id: 'session-by-id',
+  access_token_hash: 'session-by-access-token',
+  refresh_token_hash: 'session-by-refresh-token',
+} as const;
+
+async function findOneBy(db: Queryable, column: keyof typeof FOUND_BY, value: string | Buffer): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<DbRow>({ name: FOUND_BY[column], text: `SELECT * FROM sessions WHERE ${column} = $1`, values: [value] });
+  return rows[0] && fromDb(rows[0]);
+}
+
 export async function findById(db: Queryable, id: string): Promise<SessionRow | undefined> {
-  if (!UUID.test(id)) return undefined;
-  const { rows } = await db.query<DbRow>({ name: 'session-by-id', text: 'SELECT * FROM sessions WHERE id = $1', values: [id] });
-  return rows[0] && fromDb(rows[0]);
+  return UUID.test(id) ? findOneBy(db, 'id', id) : undefined;
 }
 
-export async function findByAccessToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>({
-    name: 'session-by-access-token',
-    text: 'SELECT * FROM sessions WHERE access_token_hash = $1',
-    values: [hash],
-  });
-  return rows[0] && fromDb(rows[0]);
-}
+export const findByAccessToken = (db: Queryable, hash: Buffer): Promise<SessionRow | undefined> => findOneBy(db, 'access_token_hash', hash);
 
-export async function findByRefreshToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>({
-    name: 'session-by-refresh-token',
-    text: 'SELECT * FROM sessions WHERE refresh_token_hash = $1',
-    values: [hash],
-  });
-  return rows[0] && fromDb(rows[0]);
-}
+export const findByRefreshToken = (db: Queryable, hash: Buffer): Promise<SessionRow | undefined> =>
+  findOneBy(db, 'refresh_token_hash', hash);
 
 /**
  * The session holding a refresh token, locked for the rest of the transaction

@@ -3,7 +3,9 @@
 // authorize redirects, WWW-Authenticate), so holding it here holds it everywhere.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { ApiError, describable } from '../../api/errors.js';
+import { ApiError, challenge, describable, errorFields } from '../../api/errors.js';
+import { dpopChallenge } from '../../api/oauth/dpop/resource.js';
+import { malformedResponse } from '../../api/grpc/check.js';
 import { OAuthError } from '../../api/oauth/errors.js';
 
 const RFC6749_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
@@ -33,5 +35,24 @@ describe('error descriptions (RFC 6749 §5.2 character set)', function () {
     expect(
       (new ApiError(403, 'access_denied', 'client "app" may not GET /users').body() as Record<string, string>).error_description,
     ).to.equal("client 'app' may not GET /users");
+  });
+
+  it('errorFields and challenge are where every answer gets it: JSON bodies, gRPC refusals, redirects, challenges', function () {
+    expect(errorFields('invalid_request', 'client "x" — no')).to.deep.equal({
+      error: 'invalid_request',
+      error_description: "client 'x' - no",
+    });
+    expect(JSON.parse(malformedResponse('the path "/é" is refused').denied_response!.body)).to.deep.equal({
+      error: 'invalid_request',
+      error_description: `the path '/${encodeURIComponent('é')}' is refused`,
+    });
+    expect(challenge('Bearer', 'boxauth')).to.equal('Bearer realm="boxauth"');
+    expect(challenge('Bearer', 'app', { error: 'invalid_token', description: 'token "t" expired' })).to.equal(
+      `Bearer realm="app", error="invalid_token", error_description="token 't' expired"`,
+    );
+    expect(dpopChallenge('app')).to.match(/^DPoP realm="app", algs="[^"]+"$/);
+    expect(dpopChallenge('app', { error: 'use_dpop_nonce', problem: 'a "nonce"' })).to.match(
+      /^DPoP realm="app", error="use_dpop_nonce", error_description="a 'nonce'", algs="[^"]+"$/,
+    );
   });
 });

@@ -6,7 +6,6 @@ import { ApiError } from '../../errors.js';
 import {
   appCookieAttributes,
   CALLBACK_PATH,
-  challengeOf,
   finishFlow,
   isSignOutToken,
   safeReturnPath,
@@ -21,7 +20,9 @@ import { appCookieName, originOf } from '../../decision/engine.js';
 import { checkAccessToken } from '../../oauth/access-tokens.js';
 import { closeGrants } from '../../oauth/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
+import { s256Challenge } from '../../oauth/pkce.js';
 import type { GrantServices } from '../../oauth/grants/grant.js';
+import { issuedThroughTokenPath, type TokenPathServices } from '../../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
 import type { App } from '../../types.js';
 import { appSignOutPage, messagePage } from '../../ui/pages.js';
@@ -30,7 +31,10 @@ import { cookies } from '../browser-session.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
-export function appSignInRouter(svc: GrantServices & Pick<Services, 'apps' | 'clients' | 'csrfKey'>): Router {
+/** What the sign-in at apps uses: the code grant, the token path, and the apps and clients it serves. */
+export type AppSignInRouterServices = GrantServices & TokenPathServices & Pick<Services, 'addressOf' | 'apps' | 'clients' | 'csrfKey'>;
+
+export function appSignInRouter(svc: AppSignInRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
@@ -57,7 +61,7 @@ export function appSignInRouter(svc: GrantServices & Pick<Services, 'apps' | 'cl
       redirect_uri: `${origin}${CALLBACK_PATH}`,
       scope: 'openid',
       state: flow.state,
-      code_challenge: challengeOf(flow.verifier),
+      code_challenge: s256Challenge(flow.verifier),
       code_challenge_method: 'S256',
       resource: audienceOf(app),
     }).toString();
@@ -84,20 +88,20 @@ export function appSignInRouter(svc: GrantServices & Pick<Services, 'apps' | 'cl
     if (!client || typeof req.query.code !== 'string')
       return page(res, 400, 'This sign-in link is not valid', 'Go back to the app and try again.');
     // The box exchanges its own code: the code is bound to the client, the redirect and the PKCE verifier.
-    const issued = await authorizationCode.handle({
+    // It takes the token path every grant takes: counted and recorded there, once.
+    const code = req.query.code;
+    const issued = await issuedThroughTokenPath(
       svc,
-      params: { code: req.query.code, redirect_uri: `${origin}${CALLBACK_PATH}`, code_verifier: verifierOf(svc.csrfKey, nonce!) },
-      client,
-    });
-    svc.audit.record({
-      event: 'token_issued',
-      client: client.resource.id,
-      grant: 'authorization_code',
-      session: issued.session.id,
-      ...(issued.session.userId !== null ? { user: String(issued.session.userId) } : {}),
-    });
-    const maxAge = issued.response.expires_in;
-    res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.response.access_token}${appCookieAttributes(https, maxAge)}`);
+      { grant: authorizationCode.type, client: client.resource.id },
+      svc.addressOf(req),
+      () =>
+        authorizationCode.handle({
+          svc,
+          params: { code, redirect_uri: `${origin}${CALLBACK_PATH}`, code_verifier: verifierOf(svc.csrfKey, nonce!) },
+          client,
+        }),
+    );
+    res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.access_token}${appCookieAttributes(https, issued.expires_in)}`);
     res.set('Cache-Control', 'no-store').redirect(302, `${origin}${back.rd}`);
   });
 

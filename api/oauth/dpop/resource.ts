@@ -1,7 +1,7 @@
 // An access token presented to a resource of the box (its API, UserInfo, the decision
 // point's apps), with DPoP (RFC 9449 §7): a bound token is accepted only under the DPoP
 // scheme, with a proof of its key for this very request; an unbound one only as Bearer.
-import { describable } from '../../errors.js';
+import { challenge } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
@@ -83,6 +83,5 @@ const ALGS = `algs="${DPOP_ALGS.join(' ')}"`;
 
 /** A DPoP challenge (RFC 9449 §7.1) for `realm`: with the error, when there is one. */
 export function dpopChallenge(realm: string, refusal?: { error: string; problem: string }): string {
-  const error = refusal ? `, error="${refusal.error}", error_description="${describable(refusal.problem)}"` : '';
-  return `DPoP realm="${realm}"${error}, ${ALGS}`;
+  return challenge('DPoP', realm, refusal && { error: refusal.error, description: refusal.problem }, ALGS);
 }

@@ -8,6 +8,7 @@
 // narrows: no scope beyond the subject token's, no audience beyond the client's
 // list, no life beyond either token's. A token exchanged from a box token is a
 // child of that token's session: closing the parent closes the chain.
+import type { ExchangeRequest } from '../../policy/requests.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { grantedAudience, grantedScope } from '../entitlements.js';
 import { OAuthError, invalidRequest } from '../errors.js';
@@ -202,30 +203,8 @@ export function exchangedScope(client: Client, subject: Party, requested: string
   return kept.length ? kept.join(' ') : null;
 }
 
-/** What the client's policies see of an exchange (the request object, docs/guides/tokens-between-services.md). */
-export interface ExchangeRequest {
-  'request-method': 'post';
-  uri: '/auth/token';
-  params: { grant_type: string };
-  'query-string': '';
-  client: Record<string, unknown>;
-  /** Always null: the subject's person is exchange.subject.user, so that API policies about people never decide an exchange. */
-  user: null;
-  scope: string | null;
-  exchange: {
-    subject: Party;
-    actor: Party | null;
-    /** True with an actor token (delegation), false without (impersonation). */
-    delegation: boolean;
-    audience: string | null;
-    scope: string[];
-    requested_token_type: string;
-    /** The act the new token would carry. */
-    act?: Act;
-  };
-}
-
-function exchangeRequest(
+/** The request object the client's policies see of an exchange (docs/guides/tokens-between-services.md). */
+export function exchangeRequest(
   client: Client,
   e: { subject: Party; actor: Party | null; audience: string | null; scope: string | null; requestedType: string; act: Act | undefined },
 ): ExchangeRequest {

@@ -38,3 +38,82 @@ describe("Envoy's CheckRequest", function () {
     expect(JSON.parse(res.denied_response!.body).error).to.equal('temporarily_unavailable');
   });
 });
+
+describe('checkResponseOf: a decision as Envoy applies it', function () {
+  const decision = (change: Partial<Decision>): Decision => ({
+    id: 'd3',
+    app: 'orders',
+    door: 'grpc',
+    allowed: false,
+    status: 403,
+    reason: 'no-policy',
+    description: 'no policy of "orders" allows it',
+    upstream: {},
+    outcomes: [],
+    request: null,
+    caller: NOBODY,
+    ...change,
+  });
+  const headersOf = (list: { header: { key: string; value: string } }[] | undefined): [string, string][] =>
+    (list ?? []).map((h) => [h.header.key, h.header.value]);
+
+  it('allowed: OK, the caller headers set, an empty one removed, and a look-alike of either removed', function () {
+    const res = checkResponseOf(
+      'default',
+      decision({ allowed: true, status: 200, reason: 'allowed', upstream: { 'X-Auth-Request-User': '7', 'X-Auth-Request-Email': '' } }),
+      false,
+      ['x_auth_request_user', 'x.auth.request.email', 'x-auth-request-user', 'accept', 'x-auth-request-groups'],
+    );
+    expect(res.status).to.deep.equal({ code: 0 });
+    expect(res).to.not.have.property('denied_response');
+    expect(headersOf(res.ok_response!.headers)).to.deep.equal([
+      ['X-Boxauth-Decision', 'd3'],
+      ['X-Auth-Request-User', '7'],
+    ]);
+    expect(res.ok_response!.headers_to_remove).to.deep.equal(['x-auth-request-email', 'x_auth_request_user', 'x.auth.request.email']);
+    expect(headersOf(res.ok_response!.response_headers_to_add)).to.deep.equal([['X-Boxauth-Decision', 'd3']]);
+  });
+
+  it('allowed with a stale sign-in cookie: the client is told to drop it', function () {
+    const res = checkResponseOf(
+      'default',
+      decision({ allowed: true, status: 200, reason: 'allowed', clearCookie: '__Host-boxauth-app' }),
+      false,
+    );
+    expect(headersOf(res.ok_response!.response_headers_to_add)).to.deep.equal([
+      ['X-Boxauth-Decision', 'd3'],
+      ['Set-Cookie', '__Host-boxauth-app=; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=0'],
+    ]);
+  });
+
+  it('refused: PERMISSION_DENIED, 403 with an RFC 6749-style error naming the decision, never stored', function () {
+    const res = checkResponseOf('default', decision({}), false);
+    expect(res.status).to.deep.equal({ code: 7, message: 'no policy of "orders" allows it' });
+    expect(res.denied_response!.status.code).to.equal(403);
+    expect(headersOf(res.denied_response!.headers)).to.deep.equal([
+      ['X-Boxauth-Decision', 'd3'],
+      ['Cache-Control', 'no-store'],
+      ['Content-Type', 'application/json'],
+    ]);
+    expect(JSON.parse(res.denied_response!.body)).to.deep.equal({
+      error: 'access_denied',
+      error_description: "no policy of 'orders' allows it",
+      decision: 'd3',
+    });
+  });
+
+  it('to sign in: UNAUTHENTICATED, 302 to the sign-in address, a page for a browser', function () {
+    const res = checkResponseOf(
+      'default',
+      decision({ status: 302, reason: 'sign-in', description: 'sign in first', location: 'https://box.example/sign-in?rd=x' }),
+      true,
+    );
+    expect(res.status.code).to.equal(16);
+    expect(res.denied_response!.status.code).to.equal(302);
+    const headers = new Map(headersOf(res.denied_response!.headers));
+    expect(headers.get('Location')).to.equal('https://box.example/sign-in?rd=x');
+    expect(headers.get('X-Boxauth-Sign-In')).to.equal('https://box.example/sign-in?rd=x');
+    expect(headers.get('Content-Type')).to.equal('text/html; charset=utf-8');
+    expect(res.denied_response!.body).to.include('Reference: d3.');
+  });
+});

@@ -2,7 +2,8 @@
 // and a pattern RE2 cannot run is refused when the policy is written.
 import { expect } from 'chai';
 import { ValidationError } from '../../../api/errors.js';
-import { checkPolicyCompiles, compilePolicy, createPolicyAjv, type PolicyRequest } from '../../../api/policy/engines.js';
+import { checkPolicyCompiles, compilePolicy, createPolicyAjv } from '../../../api/policy/engines.js';
+import type { BoxApiRequest } from '../../../api/policy/requests.js';
 import { matcho, patternErrors } from '../../../api/policy/matcho.js';
 import type { AccessPolicy } from '../../../api/types.js';
 
@@ -11,7 +12,7 @@ import type { AccessPolicy } from '../../../api/types.js';
 const EVIL = '^(a+)+$';
 const ALMOST = `${'a'.repeat(5000)}!`;
 
-function request(params: Record<string, unknown>): PolicyRequest {
+function request(params: Record<string, unknown>): BoxApiRequest {
   return { 'request-method': 'get', uri: '/Client', params, 'query-string': '', client: null, user: null, scope: null };
 }
 

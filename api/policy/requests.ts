@@ -1,0 +1,87 @@
+// The request objects policies test, one type per kind of question (docs/concepts/access-control.md,
+// docs/guides/guard-your-apps.md, docs/guides/tokens-between-services.md). Their builders live where
+// the question is asked (api/http/auth.ts, api/oauth/introspection.ts, api/decision/request.ts,
+// api/oauth/grants/token-exchange.ts); the engines' entry (./evaluate.ts) takes each kind by its
+// type, so the compiler refuses a request of one kind handed to the question of another.
+//
+// `kind` is the compiler's only: it is never set, so the objects policies see are unchanged (a
+// json-schema policy with additionalProperties: false would refuse a field they did not expect).
+import type { Act, Party } from '../oauth/exchange/parties.js';
+import type { RequestUser } from './engines.js';
+
+declare const kind: unique symbol;
+
+/** A request on the box's own API, as its policies see it (the routes of api/http/, and introspection). */
+export interface BoxApiRequest {
+  readonly [kind]?: 'box-api';
+  'request-method': string;
+  uri: string;
+  params: Record<string, unknown>;
+  'query-string': string;
+  client: Record<string, unknown> | null;
+  user: RequestUser | null;
+  scope: string | null;
+  /** On writes: the record written, without its secrets (api/http/auth.ts). */
+  body?: unknown;
+}
+
+/** What a client's policies see of a token exchange (RFC 8693): the box API's shape, and the exchange. */
+export interface ExchangeRequest extends Omit<BoxApiRequest, typeof kind> {
+  readonly [kind]?: 'exchange';
+  'request-method': 'post';
+  uri: '/auth/token';
+  params: { grant_type: string };
+  'query-string': '';
+  client: Record<string, unknown>;
+  /** Always null: the subject's person is exchange.subject.user, so that API policies about people never decide an exchange. */
+  user: null;
+  scope: string | null;
+  exchange: {
+    subject: Party;
+    actor: Party | null;
+    /** True with an actor token (delegation), false without (impersonation). */
+    delegation: boolean;
+    audience: string | null;
+    scope: string[];
+    requested_token_type: string;
+    /** The act the new token would carry. */
+    act?: Act;
+  };
+}
+
+/**
+ * What an app's policies see of a request at its gate: the request as its gateway read it and
+ * who is calling, from the credential the box checked (api/decision/request.ts).
+ */
+export interface AppRequest {
+  readonly [kind]?: 'app';
+  app: string;
+  /** Lower case (get, post…); for an AuthZEN evaluation, its action's name. */
+  'request-method': string;
+  /** host[:port], lower case. */
+  host: string;
+  /** Decoded once; never ambiguous (api/decision/path.ts refuses what would be). */
+  path: string;
+  query: Record<string, string | string[]>;
+  /** The headers named in the App's policyHeaders, lower case; no others. */
+  headers: Record<string, string>;
+  user: RequestUser | null;
+  /** The client the token was issued to; null without a token. */
+  client: string | null;
+  scope: string | null;
+  audience: string | null;
+  /** Whom the token is about: its issuer (the box's URL, or the issuer of an exchanged token's subject) and `sub`; null without a token. */
+  subject: { iss: string; sub: string } | null;
+  /** A delegated token's actors (RFC 8693 `act`, the current one first); null when nobody acts for the subject. */
+  act: Act | null;
+}
+
+/** An AuthZEN evaluation at an app (api/http/routes/authzen.ts): an app's request, with the evaluation's resource and context as sent. */
+export interface AuthzenRequest extends Omit<AppRequest, typeof kind> {
+  readonly [kind]?: 'authzen';
+  resource: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+/** Any request object a policy may be asked about (`boxauth explain`'s why, the engines' test). */
+export type PolicyObject = BoxApiRequest | ExchangeRequest | AppRequest | AuthzenRequest;

@@ -1,0 +1,191 @@
+// The request objects policies test, one per kind of question (api/policy/requests.ts), as
+// their builders make them: what a policy author reads in the docs is what a policy sees.
+// The engines' entry takes each kind by its type: the @ts-expect-error lines below stop
+// compiling if a request of one kind could be handed to the question of another.
+import { expect } from 'chai';
+import type { Request } from 'express';
+import { appRequest, NOBODY, type Caller } from '../../../api/decision/request.js';
+import { policyRequest, type Principal } from '../../../api/http/auth.js';
+import { exchangeRequest } from '../../../api/oauth/grants/token-exchange.js';
+import { introspectionRequest } from '../../../api/oauth/introspection.js';
+import type { Policies } from '../../../api/policy/evaluate.js';
+import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest } from '../../../api/policy/requests.js';
+import type { App, Client } from '../../../api/types.js';
+
+const client = { resourceType: 'Client', id: 'ci', grant_types: ['client_credentials'], scope: ['read'] } as Client;
+const person = { id: '7', email: 'ada@example.com', emailVerified: true, groups: [{ id: 'g1', name: 'admins' }] };
+
+describe('request objects: the box API', function () {
+  const principal = { client: { resource: client }, user: person, session: { scope: 'read write' } } as unknown as Principal;
+  const request = (change: Record<string, unknown>): Request =>
+    ({
+      method: 'PUT',
+      path: '/users/7',
+      route: { path: '/users/:id' },
+      params: { id: '7' },
+      query: {},
+      body: undefined,
+      ...change,
+    }) as unknown as Request;
+
+  it("the route's type and id, the query without credentials, the client, the person and the token's scope", function () {
+    const r = policyRequest(request({ query: { q: 'x', tag: ['a', 'b'], access_token: 'secret' } }), principal);
+    expect(r).to.deep.equal({
+      'request-method': 'put',
+      uri: '/users/7',
+      params: { q: 'x', tag: ['a', 'b'], 'resource/type': 'users', 'resource/id': '7' },
+      'query-string': 'q=x&tag=a&tag=b',
+      client: { ...client },
+      user: { id: '7', email: 'ada@example.com', email_verified: true, groups: ['admins'] },
+      scope: 'read write',
+    });
+  });
+
+  it('a write carries its record without secrets; a route without :id names no id', function () {
+    const r = policyRequest(
+      request({
+        method: 'POST',
+        path: '/users',
+        route: { path: '/users' },
+        params: {},
+        body: { email: 'b@example.com', password: 'p', secret: 's' },
+      }),
+      principal,
+    );
+    expect(r.params).to.deep.equal({ 'resource/type': 'users' });
+    expect(r.body).to.deep.equal({ email: 'b@example.com' });
+  });
+
+  it("a query parameter named like the route's is refused", function () {
+    expect(() => policyRequest(request({ query: { 'resource/id': '8' } }), principal)).to.throw(/names with "\/"/);
+  });
+
+  it("introspecting another client's token: the owner as a parameter, nobody's person or scope", function () {
+    expect(introspectionRequest(client, 'web')).to.deep.equal({
+      'request-method': 'post',
+      uri: '/auth/introspect',
+      params: { 'token/client': 'web' },
+      'query-string': '',
+      client: { ...client },
+      user: null,
+      scope: null,
+    });
+  });
+});
+
+describe('request objects: an app', function () {
+  const app = { resourceType: 'App', id: 'orders', urls: ['https://orders.example'], policyHeaders: ['x-tenant', 'x-absent'] } as App;
+
+  it('the request as its gateway read it, lower case; only the headers the app names; nobody', function () {
+    const r = appRequest(
+      app,
+      { method: 'GET', host: 'Orders.Example', path: '/a', query: { x: '1' } },
+      { 'x-tenant': 't1', cookie: 'c' },
+      NOBODY,
+    );
+    expect(r).to.deep.equal({
+      app: 'orders',
+      'request-method': 'get',
+      host: 'orders.example',
+      path: '/a',
+      query: { x: '1' },
+      headers: { 'x-tenant': 't1' },
+      user: null,
+      client: null,
+      scope: null,
+      audience: null,
+      subject: null,
+      act: null,
+    });
+  });
+
+  it('the caller as the checked credential says, the session left out', function () {
+    const caller: Caller = {
+      user: person,
+      client: 'web',
+      scope: 'openid',
+      audience: 'https://orders.example',
+      session: 's1',
+      subject: { iss: 'https://box.example', sub: '7' },
+      act: { sub: 'svc' },
+    };
+    const r = appRequest(app, { method: 'post', host: 'orders.example', path: '/', query: {} }, {}, caller);
+    expect(r).to.deep.include({
+      user: { id: '7', email: 'ada@example.com', email_verified: true, groups: ['admins'] },
+      client: 'web',
+      scope: 'openid',
+      audience: 'https://orders.example',
+      subject: { iss: 'https://box.example', sub: '7' },
+      act: { sub: 'svc' },
+    });
+    expect(r).to.not.have.property('session');
+  });
+});
+
+describe('request objects: a token exchange', function () {
+  const subject = { kind: 'box' as const, iss: 'https://box.example', sub: '7', aud: null, scope: 'read' };
+
+  it('the token endpoint as the box API sees it, nobody as the person, and the exchange', function () {
+    const r = exchangeRequest(client, {
+      subject,
+      actor: null,
+      audience: 'https://api.example',
+      scope: 'read',
+      requestedType: 'urn:ietf:params:oauth:token-type:access_token',
+      act: undefined,
+    });
+    expect(r).to.deep.equal({
+      'request-method': 'post',
+      uri: '/auth/token',
+      params: { grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange' },
+      'query-string': '',
+      client: { ...client },
+      user: null,
+      scope: 'read',
+      exchange: {
+        subject,
+        actor: null,
+        delegation: false,
+        audience: 'https://api.example',
+        scope: ['read'],
+        requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      },
+    });
+  });
+
+  it('with an actor: a delegation, and the act the new token would carry', function () {
+    const actor = { ...subject, sub: 'svc' };
+    const r = exchangeRequest(client, { subject, actor, audience: null, scope: null, requestedType: 'jwt', act: { sub: 'svc' } });
+    expect(r.exchange).to.deep.include({ actor, delegation: true, scope: [], act: { sub: 'svc' } });
+  });
+});
+
+describe('request objects: each kind only where it is asked', function () {
+  it('the engines refuse, at compile time, a request of another kind', function () {
+    // Never run: what matters is that it compiles, with each @ts-expect-error needed.
+    const typeChecked = (
+      policies: Policies,
+      box: BoxApiRequest,
+      app: AppRequest,
+      authzen: AuthzenRequest,
+      exchange: ExchangeRequest,
+    ): void => {
+      const subject = { clientId: 'ci', user: null };
+      void policies.decide(subject, box);
+      void policies.decideApp('orders', subject, app);
+      void policies.decideApp('orders', subject, authzen);
+      void policies.decideExchange('ci', exchange);
+      // @ts-expect-error an exchange is not a request on the box's API
+      void policies.decide(subject, exchange);
+      // @ts-expect-error an app's request is not a request on the box's API
+      void policies.decide(subject, app);
+      // @ts-expect-error a request on the box's API is not an exchange
+      void policies.decideExchange('ci', box);
+      // @ts-expect-error a request on the box's API is not an app's
+      void policies.decideApp('orders', subject, box);
+      // @ts-expect-error an exchange is not an app's request
+      void policies.decideApp('orders', subject, exchange);
+    };
+    expect(typeChecked).to.be.a('function');
+  });
+});
