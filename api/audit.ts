@@ -7,7 +7,7 @@
 // (api/log.ts): so a field added here must never hold a secret. The others are
 // written at once, redacted like every log line.
 import type { Logger } from './log.js';
-import type { CloseReason } from './oauth/closing.js';
+import type { CloseReason } from './credentials/closing.js';
 
 /** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */
 export interface Actor {

@@ -16,20 +16,20 @@
 // session or a changed policy holds at every process within the feed's delay. The one
 // exception is a DPoP-bound token's proof (RFC 9449): refusing a replayed proof at every
 // process of the box takes the replay cache they share, one (group-committed) round trip
-// to the database, paid by DPoP-bound requests only (api/oauth/dpop/check.ts).
+// to the database, paid by DPoP-bound requests only (api/credentials/dpop/check.ts).
 // Any error denies (503): a gate that cannot decide fails closed.
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { describable, errorMessage } from '../errors.js';
 import { parseCookies } from '../http/browser-session.js';
 import type { Services } from '../services.js';
-import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../oauth/dpop/resource.js';
+import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
 import { audienceOf, hostOf } from './apps.js';
 import { readTarget } from './path.js';
 import { appRequest, NOBODY, type AppRequest, type Caller } from './request.js';
-import { actOf, subjectOf } from '../oauth/exchange/parties.js';
+import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';

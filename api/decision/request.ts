@@ -2,7 +2,7 @@
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience.
-import type { Act } from '../oauth/exchange/parties.js';
+import type { Act } from '../credentials/exchange/parties.js';
 import { requestUser, type RequestUser } from '../policy/engines.js';
 import type { App, PrincipalUser } from '../types.js';
 

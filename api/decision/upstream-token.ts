@@ -7,7 +7,7 @@
 // costly step of a decision, and the hot path should not pay it on every request;
 // it is never reused once the caller it names has changed.
 import type { Services } from '../services.js';
-import { signJwt } from '../oauth/jwt.js';
+import { signJwt } from '../credentials/jwt.js';
 import type { App } from '../types.js';
 import { audienceOf } from './apps.js';
 import type { Caller } from './request.js';

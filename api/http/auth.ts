@@ -3,7 +3,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, describable } from '../errors.js';
 import { percentDecode } from '../input.js';
-import { subjectOf } from '../oauth/exchange/parties.js';
+import { subjectOf } from '../credentials/exchange/parties.js';
 import {
   checkPresented,
   dpopChallenge,
@@ -11,7 +11,7 @@ import {
   type Presented,
   type ResourceRequest,
   type ResourceServices,
-} from '../oauth/dpop/resource.js';
+} from '../credentials/dpop/resource.js';
 import type { Actor } from '../audit.js';
 import { requestUser, type PolicyRequest } from '../policy/engines.js';
 import type { Subject } from '../policy/evaluate.js';

@@ -8,8 +8,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
 import { withTransaction } from '../db/pool.js';
-import { endBrowsersGrants } from '../oauth/closing.js';
-import { tokenHash } from '../oauth/tokens.js';
+import { endBrowsersGrants } from '../credentials/closing.js';
+import { tokenHash } from '../credentials/tokens.js';
 import type { Services } from '../services.js';
 
 /** What a browser's sign-in and CSRF tokens need. */

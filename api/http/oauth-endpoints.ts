@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
 import { deviceAuthorization, type DeviceServices } from '../oauth/device.js';
-import { invalidRequest } from '../oauth/errors.js';
+import { invalidRequest } from '../credentials/errors.js';
 import { introspect, revoke, type IntrospectionServices } from '../oauth/introspection.js';
 import { pushAuthorizationRequest, type ParServices } from '../oauth/par.js';
 import { LIMITS } from '../oauth/params.js';

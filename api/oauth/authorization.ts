@@ -10,7 +10,7 @@
 // this browser session has not given: its `acr`), and an upstream provider is
 // another way to produce a signed-in browser session; neither changes the rest.
 import type { AuthorizeRequest } from './authorize.js';
-import { scopesOf } from './openid.js';
+import { scopesOf } from '../credentials/scopes.js';
 
 /** The person this browser is signed in as. */
 export interface SignedIn {

@@ -8,19 +8,19 @@ import type { Transaction } from '../db/pool.js';
 import { describable } from '../errors.js';
 import type { Services } from '../services.js';
 import { insertSessions } from '../store/sessions.js';
-import { whileSignedIn } from './closing.js';
+import { whileSignedIn } from '../credentials/closing.js';
 import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
 import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Stored } from '../store/resources.js';
 import type { UserRow } from '../store/users.js';
 import type { Client } from '../types.js';
 import { grantedAudience, grantedScope } from './entitlements.js';
-import { OAuthError } from './errors.js';
+import { OAuthError } from '../credentials/errors.js';
 import { browserDetails, hasOpenid, idTokenFor, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { resourceParam, scopeParam } from './params.js';
-import { isThumbprint } from './dpop/proof.js';
-import { isChallenge } from './pkce.js';
-import { mint, tokenHash } from './tokens.js';
+import { isThumbprint } from '../credentials/dpop/proof.js';
+import { isChallenge } from '../credentials/pkce.js';
+import { mint, tokenHash } from '../credentials/tokens.js';
 
 /** What the authorization endpoint needs to read a request and issue what it asks. */
 export type AuthorizeServices = Pick<Services, 'audit' | 'clients' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;

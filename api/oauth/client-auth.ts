@@ -3,14 +3,14 @@
 // per request (RFC 6749 §2.3).
 import { percentDecode, textProblem } from '../input.js';
 import type { Services } from '../services.js';
-import { dummyHash } from './secrets.js';
+import { dummyHash } from '../credentials/secrets.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { LIMITS, type Params } from './params.js';
-import { addressKey, clientKey } from './throttle.js';
-import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from './workload/assertion.js';
-import { WorkloadError } from './workload/issuers.js';
+import { addressKey, clientKey } from '../credentials/throttle.js';
+import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
+import { WorkloadError } from '../credentials/workload/issuers.js';
 
 /** What client authentication needs. */
 export type ClientAuthServices = Pick<Services, 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;

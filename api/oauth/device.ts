@@ -8,11 +8,11 @@ import type { Services } from '../services.js';
 import { createDeviceCode } from '../store/device-codes.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
-import { OAuthError } from './errors.js';
+import { OAuthError } from '../credentials/errors.js';
 import { listedInGrantTypes } from './grants/grant.js';
 import { scopeParam, tokenParams } from './params.js';
-import { addressKey } from './throttle.js';
-import { tokenHash } from './tokens.js';
+import { addressKey } from '../credentials/throttle.js';
+import { tokenHash } from '../credentials/tokens.js';
 
 /** What the device authorization endpoint needs. */
 export type DeviceServices = Pick<Services, 'config' | 'deviceThrottle' | 'keyring' | 'pool'> & ClientAuthServices;

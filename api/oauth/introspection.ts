@@ -7,12 +7,12 @@ import type { PolicyRequest } from '../policy/engines.js';
 import type { Services } from '../services.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client } from '../types.js';
-import { checkAccessToken } from './access-tokens.js';
-import { closeGrants } from './closing.js';
+import { checkAccessToken } from '../credentials/access-tokens.js';
+import { closeGrants } from '../credentials/closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
-import { actOf, subjectOf } from './exchange/parties.js';
+import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { required, tokenParams } from './params.js';
-import { tokenHash } from './tokens.js';
+import { tokenHash } from '../credentials/tokens.js';
 
 /** What introspection and revocation need: the token checks, client authentication and closing. */
 export type IntrospectionServices = Pick<Services, 'config' | 'policies' | 'pool' | 'keyring' | 'sessions' | 'audit'> & ClientAuthServices;

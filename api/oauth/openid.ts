@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import type { UserRow } from '../store/users.js';
 import type { Services } from '../services.js';
 import type { Client, GrantSettings } from '../types.js';
-import { signJwt, verifyJwt, JwtError, type SigningKey } from './jwt.js';
+import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
+import { scopesOf } from '../credentials/scopes.js';
 
 export const OPENID = 'openid';
 /** Scopes with a meaning of their own in OpenID Connect, as the box serves them. */
@@ -66,7 +67,6 @@ export const CLAIMS_SUPPORTED = [
 /** An ID token lives this long unless the client's grant settings say otherwise. */
 export const DEFAULT_ID_TOKEN_SECONDS = 3600;
 
-export const scopesOf = (scope: string | null | undefined): string[] => (scope ?? '').split(' ').filter(Boolean);
 export const hasOpenid = (scope: string | null | undefined): boolean => scopesOf(scope).includes(OPENID);
 
 const ADDRESS_MEMBERS = ['formatted', 'street_address', 'locality', 'region', 'postal_code', 'country'];

@@ -21,7 +21,7 @@ import { ApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { claimPushedRequest, consumePushedRequest, createPushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
-import { keyOfProof } from './dpop/check.js';
+import { keyOfProof } from '../credentials/dpop/check.js';
 import {
   AUTHORIZE_PARAMS,
   parseAuthorizeRequest,
@@ -30,9 +30,9 @@ import {
   type AuthorizeServices,
   type PageProblem,
 } from './authorize.js';
-import { invalidRequest } from './errors.js';
+import { invalidRequest } from '../credentials/errors.js';
 import { tokenParams } from './params.js';
-import { newOpaqueToken, tokenHash } from './tokens.js';
+import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 
 /** What the PAR endpoint uses: client authentication, the authorization request's checks, the store. */
 export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Services, 'dpop' | 'pool'>;

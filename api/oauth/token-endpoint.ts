@@ -15,8 +15,8 @@ import {
   type ClientAuthServices,
   type OAuthRequest,
 } from './client-auth.js';
-import { keyOfProof } from './dpop/check.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { keyOfProof } from '../credentials/dpop/check.js';
+import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
@@ -24,7 +24,7 @@ import { notIssuedToClient, type DpopBinding, type Grant, type GrantServices, ty
 import { refreshToken } from './grants/refresh-token.js';
 import { tokenExchange } from './grants/token-exchange.js';
 import { required, tokenParams } from './params.js';
-import type { TokenResponse } from './tokens.js';
+import type { TokenResponse } from '../credentials/tokens.js';
 
 /** What the token endpoint uses: client authentication, the grants, and the token metrics. */
 export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Services, 'metrics' | 'dpop'>;

@@ -2,11 +2,11 @@
 // everything the old one obtained (OWASP ASVS 3.3.3: sessions end when credentials
 // change), and deleting a person ends their grants before the row goes: both in the
 // transaction of the change, so that nothing issued meanwhile outlives it
-// (api/oauth/closing.ts endPersonsGrants). Second factors, resets and email
+// (api/credentials/closing.ts endPersonsGrants). Second factors, resets and email
 // verification will change accounts through here too.
 import type { Actor } from '../audit.js';
 import { withTransaction } from '../db/pool.js';
-import { endPersonsGrants } from '../oauth/closing.js';
+import { endPersonsGrants } from '../credentials/closing.js';
 import type { Services } from '../services.js';
 import { deleteUser, getUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 

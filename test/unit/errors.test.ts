@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ApiError, describable } from '../../api/errors.js';
-import { OAuthError } from '../../api/oauth/errors.js';
+import { OAuthError } from '../../api/credentials/errors.js';
 
 const RFC6749_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
 

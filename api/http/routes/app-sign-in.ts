@@ -18,8 +18,8 @@ import {
 } from '../../decision/app-sign-in.js';
 import { audienceOf } from '../../decision/apps.js';
 import { appCookieName, originOf } from '../../decision/engine.js';
-import { checkAccessToken } from '../../oauth/access-tokens.js';
-import { closeGrants } from '../../oauth/closing.js';
+import { checkAccessToken } from '../../credentials/access-tokens.js';
+import { closeGrants } from '../../credentials/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
 import type { GrantServices } from '../../oauth/grants/grant.js';
 import type { Services } from '../../services.js';

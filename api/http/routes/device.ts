@@ -4,7 +4,7 @@
 // attempt of the person (the sign-in throttle), so that user codes cannot be
 // guessed by trying them all.
 import type { Request, Response, Router } from 'express';
-import { whileSignedIn } from '../../oauth/closing.js';
+import { whileSignedIn } from '../../credentials/closing.js';
 import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
 import type { Services } from '../../services.js';
 import { decideDeviceCode, findPendingByUserCode } from '../../store/device-codes.js';

@@ -3,7 +3,7 @@
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
-import { DPOP_ALGS } from '../../oauth/dpop/proof.js';
+import { DPOP_ALGS } from '../../credentials/dpop/proof.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import { projectPath } from '../../paths.js';
 import { openApiDocument } from '../../schema/openapi.js';

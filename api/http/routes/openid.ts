@@ -9,9 +9,9 @@ import {
   OPENID,
   OPENID_SCOPES,
   requestedClaimsOf,
-  scopesOf,
   userClaims,
 } from '../../oauth/openid.js';
+import { scopesOf } from '../../credentials/scopes.js';
 import type { Services } from '../../services.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';

@@ -2,7 +2,7 @@
 // as ?access_token= or a bearer header (authentication and policies run before).
 import { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { ApiError, notFound } from '../../errors.js';
-import { hashSecret } from '../../oauth/secrets.js';
+import { hashSecret } from '../../credentials/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
 import type { Services } from '../../services.js';

@@ -2,8 +2,8 @@
 // and the resource API (search, read, change, close) behind policies.
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { checkPresented, type ResourceServices } from '../../oauth/dpop/resource.js';
-import { closeGrants, forgetSession } from '../../oauth/closing.js';
+import { checkPresented, type ResourceServices } from '../../credentials/dpop/resource.js';
+import { closeGrants, forgetSession } from '../../credentials/closing.js';
 import { TOKEN_EXCHANGE } from '../../oauth/grants/token-exchange.js';
 import type { Services } from '../../services.js';
 import { parseSearch } from '../../store/search.js';

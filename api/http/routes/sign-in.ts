@@ -5,7 +5,7 @@
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { minutesUntil } from '../../people/attempts.js';
-import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
+import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { userInput } from '../../schema/people.js';
 import type { Services } from '../../services.js';
 import { ConstraintViolation } from '../../store/constraints.js';

@@ -7,10 +7,10 @@ import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
-import { OAuthError, invalidGrant } from '../errors.js';
+import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import type { Params } from '../params.js';
 import type { SessionRow } from '../../store/sessions.js';
-import type { TokenResponse } from '../tokens.js';
+import type { TokenResponse } from '../../credentials/tokens.js';
 
 /**
  * What grants may use: signing and storing tokens, the refresh token caches, and

@@ -10,11 +10,20 @@
 // child of that token's session: closing the parent closes the chain.
 import type { Client, GrantSettings } from '../../types.js';
 import { grantedAudience, grantedScope } from '../entitlements.js';
-import { OAuthError, invalidRequest } from '../errors.js';
-import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type Act, type CheckedToken, type Party } from '../exchange/parties.js';
-import { scopesOf } from '../openid.js';
+import { OAuthError, invalidRequest } from '../../credentials/errors.js';
+import {
+  chainFor,
+  chainLength,
+  checkToken,
+  MAX_CHAIN,
+  TOKEN_TYPE,
+  type Act,
+  type CheckedToken,
+  type Party,
+} from '../../credentials/exchange/parties.js';
+import { scopesOf } from '../../credentials/scopes.js';
 import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
-import { mint } from '../tokens.js';
+import { mint } from '../../credentials/tokens.js';
 import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
