@@ -38,7 +38,7 @@ import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { backfillEmailKeys, getUser } from './store/users.js';
-import { listenOn } from './http/listen.js';
+import { listenOn } from './listen.js';
 import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';

@@ -20,7 +20,7 @@
 // Any error denies (503): a gate that cannot decide fails closed.
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { describable, errorMessage } from '../errors.js';
-import { parseCookies } from '../http/browser-session.js';
+import { parseCookies } from '../cookies.js';
 import type { Services } from '../services.js';
 import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import { newSessionId } from '../store/sessions.js';

@@ -16,7 +16,7 @@ import descriptor from 'protobufjs/google/protobuf/descriptor.json' with { type:
 import type { Config } from '../config.js';
 import { decide, type DecisionServices } from '../decision/engine.js';
 import { errorMessage } from '../errors.js';
-import { portUnavailable } from '../http/listen.js';
+import { portUnavailable } from '../listen.js';
 import type { Services } from '../services.js';
 import { projectPath } from '../paths.js';
 import { checkResponseOf, gateRequestOf, malformedResponse, unansweredResponse, type CheckRequest, type CheckResponse } from './check.js';

@@ -6,6 +6,7 @@
 // site can neither read the cookie nor compute the HMAC.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { parseCookies } from '../cookies.js';
 import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
 import { withTransaction } from '../db/pool.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
@@ -38,22 +39,6 @@ function cookieNames(svc: BrowserServices): { session: string; csrf: string; pat
 
 export function cookies(req: Request): Record<string, string> {
   return parseCookies(req.headers.cookie);
-}
-
-/** A Cookie header's cookies (the first of a name wins; a malformed one is left out). */
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 1) continue;
-    const name = part.slice(0, eq).trim();
-    try {
-      out[name] ??= decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      // a malformed cookie is ignored
-    }
-  }
-  return out;
 }
 
 function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number, path = cookieNames(svc).path): string {

@@ -23,7 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { credentialFrom, decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
-import { refusalOf } from '../decision/refusal.js';
+import { refusalOf } from './refusal.js';
 import type { Services } from '../services.js';
 import { requestLineProblem } from './edge.js';
 import { doorError, errorAnswer } from './errors.js';
