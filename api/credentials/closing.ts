@@ -4,7 +4,7 @@
 // the database (api/store/sessions.ts closeGrants: serialized with refreshes, so
 // closing beats using), then this process's caches forget the sessions at once
 // (the others hear of it through the change feed) and the audit records who did it.
-import type { Actor } from '../audit.js';
+import type { Actor, CloseReason } from '../audit.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
 import type { Services } from '../services.js';
 import type { Client } from '../types.js';
@@ -13,10 +13,6 @@ import { clients } from '../store/clients.js';
 import { deletePendingDeviceCodes } from '../store/device-codes.js';
 import type { Stored } from '../store/resources.js';
 import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
-
-/** Why sessions are closed (the audit's `how`). */
-export type CloseReason =
-  'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay' | 'password-change' | 'user-deleted' | 'client-deleted';
 
 /** Why sessions are closed, and by whom: what the audit records of it. */
 export interface Closing {

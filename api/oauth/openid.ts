@@ -8,6 +8,9 @@ import type { Services } from '../services.js';
 import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
 import { scopesOf } from '../credentials/scopes.js';
+import type { RequestedClaims } from '../store/browser.js';
+
+export type { RequestedClaims };
 
 export const OPENID = 'openid';
 /** Scopes with a meaning of their own in OpenID Connect, as the box serves them. */
@@ -125,12 +128,6 @@ export function userClaims(user: UserRow, scopes: string[], requested: readonly 
   const available = availableClaims(user);
   const names = new Set([...scopes.flatMap((s) => (Object.hasOwn(SCOPE_CLAIMS, s) ? SCOPE_CLAIMS[s]! : [])), ...requested]);
   return { sub: String(user.id), ...Object.fromEntries(Object.entries(available).filter(([name]) => names.has(name))) };
-}
-
-/** Claims a relying party asked for by name (Core §5.5), per where it wants them. */
-export interface RequestedClaims {
-  userinfo: string[];
-  id_token: string[];
 }
 
 /**
