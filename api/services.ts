@@ -1,4 +1,6 @@
-// Everything a request handler may use, built once per process by api/server.ts.
+// Everything a request handler may use, built once per process by api/server.ts: the
+// composition root's type. Modules below the root do not import it: each declares
+// the narrow part it uses (its `Needs`), which this type satisfies.
 import type { Audit } from './audit.js';
 import type { Config } from './config.js';
 import type { ChangeFeed } from './db/notify.js';

@@ -21,16 +21,27 @@
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { describable, errorMessage } from '../errors.js';
 import { parseCookies } from '../cookies.js';
-import type { Services } from '../services.js';
+import type { Logger } from '../log.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Policies, PolicyOutcome } from '../policy/evaluate.js';
+import { type AppDirectory, audienceOf, hostOf } from './apps.js';
+import type { RecordCache } from '../cache/record-cache.js';
 import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
-import type { PolicyOutcome } from '../policy/evaluate.js';
-import { audienceOf, hostOf } from './apps.js';
 import { readTarget } from './path.js';
 import { appRequest, NOBODY, type AppRequest, type Caller } from './request.js';
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  log: Logger;
+  keyring: Keyring;
+  policies: Policies;
+  apps: AppDirectory;
+  users: RecordCache<PrincipalUser>;
+}
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
 
@@ -107,7 +118,7 @@ export interface Decision {
   caller: Caller;
 }
 
-export type DecisionServices = ResourceServices & Pick<Services, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
+export type DecisionServices = ResourceServices & Pick<Needs, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
 
 /** The headers an allowed request carries upstream, by the App's names or these defaults (oauth2-proxy's). */
 export function identityHeaders(app: App): { user: string; email: string; groups: string; client: string } {

@@ -2,9 +2,14 @@
 // said, and — for those that did not allow — the failing matcho path or JSON
 // Schema error (api/policy/engines.ts `why`). For `boxauth explain`: a replayed
 // request, or a refused decision the record kept (./record.ts). Never on the hot path.
-import type { Services } from '../services.js';
+import type { Policies } from '../policy/evaluate.js';
 import type { DecisionRow } from '../store/decisions.js';
 import type { Decision } from './engine.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  policies: Policies;
+}
 
 export interface PolicyExplanation {
   id: string;
@@ -32,7 +37,7 @@ export const NOT_REPLAYED =
   'not evaluated again: the record keeps an excerpt of the request (see cut), and a policy could say otherwise of the excerpt than of the request; the verdict is the one given at the time';
 
 async function explainPolicies(
-  svc: Pick<Services, 'policies'>,
+  svc: Pick<Needs, 'policies'>,
   outcomes: { id: string; verdict: string }[],
   request: object | null,
 ): Promise<PolicyExplanation[]> {
@@ -49,7 +54,7 @@ async function explainPolicies(
 }
 
 /** A decision just made (a replay), explained. */
-export async function explainDecision(svc: Pick<Services, 'policies'>, d: Decision): Promise<Explanation> {
+export async function explainDecision(svc: Pick<Needs, 'policies'>, d: Decision): Promise<Explanation> {
   return {
     id: d.id,
     app: d.app,
@@ -66,7 +71,7 @@ export async function explainDecision(svc: Pick<Services, 'policies'>, d: Decisi
  * when the record keeps only an excerpt of the request, with the verdicts given at the
  * time instead, marked: evaluating an excerpt would explain another request.
  */
-export async function explainRecorded(svc: Pick<Services, 'policies'>, row: DecisionRow): Promise<Explanation> {
+export async function explainRecorded(svc: Pick<Needs, 'policies'>, row: DecisionRow): Promise<Explanation> {
   const { cut } = row;
   return {
     id: row.id,

@@ -8,13 +8,25 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
 import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
-import { withTransaction } from '../db/pool.js';
+import { withTransaction, type Pool } from '../db/pool.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { SessionRow } from '../store/sessions.js';
+import type { Audit } from '../audit.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  pool: Pool;
+  sessions: RecordCache<SessionRow>;
+  csrfKey: Buffer;
+  audit: Audit;
+}
 
 /** What a browser's sign-in and CSRF tokens need. */
-export type BrowserServices = Pick<Services, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
+export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
 
 /**
  * The cookies' names and path. Over https at the root of its host, they carry the

@@ -4,11 +4,18 @@
 // scope releases which, lives here only.
 import { createHash } from 'node:crypto';
 import type { UserRow } from '../store/users.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Keyring } from '../credentials/keyring.js';
 import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
 import { scopesOf } from '../credentials/scopes.js';
 import type { RequestedClaims } from '../store/browser.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  keyring: Keyring;
+}
 
 export type { RequestedClaims };
 
@@ -192,7 +199,7 @@ export const DEFAULT_ID_TOKEN_ALG = 'RS256';
  * signed with the active key of the client's id_token_signed_response_alg.
  */
 export function idTokenFor(
-  svc: Pick<Services, 'config' | 'keyring'>,
+  svc: Pick<Needs, 'config' | 'keyring'>,
   settings: GrantSettings,
   req: Omit<IdTokenRequest, 'lifetimeSeconds'>,
 ): string {

@@ -7,13 +7,19 @@
 // based on policy, ... the value of the error parameter MUST be the
 // invalid_request error code."
 import { requestUser, type RequestUser } from '../../policy/engines.js';
-import type { Services } from '../../services.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { PrincipalUser } from '../../types.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
 import { invalidRequest, type OAuthError } from '../errors.js';
 import { looksLikeJwt } from '../jwt.js';
 import { serviceAccountOf, verifyTrustedJwt, type WorkloadServices } from '../workload/assertion.js';
 import { WorkloadError } from '../workload/issuers.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  users: RecordCache<PrincipalUser>;
+}
 
 /** RFC 8693 §3: the token type identifiers the box takes and issues. */
 export const TOKEN_TYPE = {
@@ -66,7 +72,7 @@ export interface CheckedToken {
   jkt?: string;
 }
 
-export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Services, 'users'>;
+export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Needs, 'users'>;
 
 /** The `act` a box session records (a token exchanged before), if any. */
 export function actOf(details: Record<string, unknown> | null): Act | undefined {

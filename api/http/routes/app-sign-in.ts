@@ -16,21 +16,29 @@ import {
   startFlow,
   verifierOf,
 } from '../../decision/app-sign-in.js';
-import { audienceOf } from '../../decision/apps.js';
+import { audienceOf, type AppDirectory } from '../../decision/apps.js';
 import { appCookieName, originOf } from '../../decision/engine.js';
 import { checkAccessToken } from '../../credentials/access-tokens.js';
 import { closeGrants } from '../../credentials/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
 import type { GrantServices } from '../../oauth/grants/grant.js';
-import type { Services } from '../../services.js';
-import type { App } from '../../types.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client, App } from '../../types.js';
 import { appSignOutPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { cookies } from '../browser-session.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
-export function appSignInRouter(svc: GrantServices & Pick<Services, 'apps' | 'clients' | 'csrfKey'>): Router {
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  clients: RecordCache<Stored<Client>>;
+  apps: AppDirectory;
+  csrfKey: Buffer;
+}
+
+export function appSignInRouter(svc: GrantServices & Pick<Needs, 'apps' | 'clients' | 'csrfKey'>): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
