@@ -17,7 +17,7 @@ function refused(file: string, from: string): boolean {
 describe('the floors of api/ (eslint.config.js)', function () {
   it('refuses a climb: the decision point into a door, the store into policy, the base into credentials', function () {
     expect(refused('api/decision/engine.ts', '../http/browser-session.js')).to.equal(true);
-    expect(refused('api/decision/refusal.ts', '../ui/pages.js')).to.equal(true);
+    expect(refused('api/decision/record.ts', '../ui/pages.js')).to.equal(true);
     expect(refused('api/store/decisions.ts', '../policy/evaluate.js')).to.equal(true);
     expect(refused('api/audit.ts', './credentials/closing.js')).to.equal(true);
     expect(refused('api/credentials/dpop/check.ts', '../../oauth/errors.js')).to.equal(true);
