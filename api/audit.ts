@@ -7,7 +7,6 @@
 // (api/log.ts): so a field added here must never hold a secret. The others are
 // written at once, redacted like every log line.
 import type { Logger } from './log.js';
-import type { CloseReason } from './oauth/closing.js';
 
 /** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */
 export interface Actor {
@@ -15,6 +14,10 @@ export interface Actor {
   user?: string;
   session?: string;
 }
+
+/** Why sessions are closed (the audit's `how`; api/credentials/closing.ts closes them). */
+export type CloseReason =
+  'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay' | 'password-change' | 'user-deleted' | 'client-deleted';
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
-import { generateSecret, hashSecret, verifyHash } from './oauth/secrets.js';
+import { generateSecret, hashSecret, verifyHash } from './credentials/secrets.js';
 import { OPENID_SCOPES } from './oauth/openid.js';
 import { ADMIN_CLIENT_ID, adminClientPolicyId, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
 import { claimSetting } from './store/browser.js';

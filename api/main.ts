@@ -5,7 +5,7 @@ import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
 import { CONFIG_VARIABLES, variablesHelp } from './config-reference.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { PortUnavailable } from './http/listen.js';
+import { PortUnavailable } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';

@@ -5,7 +5,7 @@ import cluster from 'node:cluster';
 import http, { type Server } from 'node:http';
 import promClient from 'prom-client';
 import { errorMessage } from './errors.js';
-import { listenOn } from './http/listen.js';
+import { listenOn } from './listen.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 

@@ -1,4 +1,6 @@
-// Everything a request handler may use, built once per process by api/server.ts.
+// Everything a request handler may use, built once per process by api/server.ts: the
+// composition root's type. Modules below the root do not import it: each declares
+// the narrow part it uses (its `Needs`), which this type satisfies.
 import type { Audit } from './audit.js';
 import type { Config } from './config.js';
 import type { ChangeFeed } from './db/notify.js';
@@ -8,23 +10,23 @@ import type { Metrics } from './metrics.js';
 import type { ReadFence } from './cache/read-fence.js';
 import type { RecordCache } from './cache/record-cache.js';
 import type { RefreshHolders } from './cache/refresh-holders.js';
-import type { Keyring } from './oauth/keyring.js';
-import type { SecretVerifier } from './oauth/secrets.js';
+import type { Keyring } from './credentials/keyring.js';
+import type { SecretVerifier } from './credentials/secrets.js';
 import type { Policies } from './policy/evaluate.js';
 import type { Stored } from './store/resources.js';
 import type { RefreshWriter } from './store/refresh-writer.js';
 import type { SessionWriter } from './store/session-writer.js';
 import type { SessionRow } from './store/sessions.js';
 import type { AccessPolicy, Client, PrincipalUser } from './types.js';
-import type { WorkloadBindings } from './oauth/workload/bindings.js';
-import type { TrustedIssuers } from './oauth/workload/issuers.js';
-import type { VerifiedAssertions } from './oauth/workload/assertion.js';
+import type { WorkloadBindings } from './credentials/workload/bindings.js';
+import type { TrustedIssuers } from './credentials/workload/issuers.js';
+import type { VerifiedAssertions } from './credentials/workload/assertion.js';
 import type { AddressOf } from './http/client-address.js';
-import type { FailureThrottle } from './oauth/throttle.js';
+import type { FailureThrottle } from './credentials/throttle.js';
 import type { Attempts } from './people/attempts.js';
 import type { AppDirectory } from './decision/apps.js';
 import type { Decisions } from './decision/record.js';
-import type { Dpop } from './oauth/dpop/check.js';
+import type { Dpop } from './credentials/dpop/check.js';
 
 export interface Services {
   config: Config;

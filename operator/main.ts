@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { ConfigError } from '../api/config.js';
 import { OPERATOR_CONFIG_VARIABLES, variablesHelp } from '../api/config-reference.js';
 import { errorMessage } from '../api/errors.js';
-import { PortUnavailable } from '../api/http/listen.js';
+import { PortUnavailable } from '../api/listen.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded.js';
 import { createLogger, redactUrl } from '../api/log.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';

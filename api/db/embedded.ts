@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from '../http/listen.js';
+import { freePort } from '../listen.js';
 
 const run = promisify(execFile);
 const DATABASE = 'boxauth';

@@ -16,22 +16,33 @@
 // session or a changed policy holds at every process within the feed's delay. The one
 // exception is a DPoP-bound token's proof (RFC 9449): refusing a replayed proof at every
 // process of the box takes the replay cache they share, one (group-committed) round trip
-// to the database, paid by DPoP-bound requests only (api/oauth/dpop/check.ts).
+// to the database, paid by DPoP-bound requests only (api/credentials/dpop/check.ts).
 // Any error denies (503): a gate that cannot decide fails closed.
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { challenge, errorMessage } from '../errors.js';
-import { parseCookies } from '../http/browser-session.js';
-import type { Services } from '../services.js';
-import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../oauth/dpop/resource.js';
+import { parseCookies } from '../cookies.js';
+import type { Logger } from '../log.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Policies, PolicyOutcome } from '../policy/evaluate.js';
+import { type AppDirectory, audienceOf, hostOf } from './apps.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
-import type { PolicyOutcome } from '../policy/evaluate.js';
-import { audienceOf, hostOf } from './apps.js';
 import { readTarget } from './path.js';
 import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
 import { appRequest, NOBODY, type Caller } from './request.js';
-import { actOf, subjectOf } from '../oauth/exchange/parties.js';
+import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  log: Logger;
+  keyring: Keyring;
+  policies: Policies;
+  apps: AppDirectory;
+  users: RecordCache<PrincipalUser>;
+}
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
 
@@ -108,7 +119,7 @@ export interface Decision {
   caller: Caller;
 }
 
-export type DecisionServices = ResourceServices & Pick<Services, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
+export type DecisionServices = ResourceServices & Pick<Needs, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
 
 /** The headers an allowed request carries upstream, by the App's names or these defaults (oauth2-proxy's). */
 export function identityHeaders(app: App): { user: string; email: string; groups: string; client: string } {

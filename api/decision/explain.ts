@@ -2,10 +2,15 @@
 // said, and — for those that did not allow — the failing matcho path or JSON
 // Schema error (api/policy/engines.ts `why`). For `boxauth explain`: a replayed
 // request, or a refused decision the record kept (./record.ts). Never on the hot path.
-import type { Services } from '../services.js';
+import type { Policies } from '../policy/evaluate.js';
 import type { DecisionRow } from '../store/decisions.js';
 import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
 import type { Decision } from './engine.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  policies: Policies;
+}
 
 export interface PolicyExplanation {
   id: string;
@@ -36,7 +41,7 @@ export const NOT_REPLAYED =
 const keptRequest = (row: DecisionRow): AppRequest | AuthzenRequest | null => row.request as AppRequest | AuthzenRequest | null;
 
 async function explainPolicies(
-  svc: Pick<Services, 'policies'>,
+  svc: Pick<Needs, 'policies'>,
   outcomes: { id: string; verdict: string }[],
   request: AppRequest | AuthzenRequest | null,
 ): Promise<PolicyExplanation[]> {
@@ -53,7 +58,7 @@ async function explainPolicies(
 }
 
 /** A decision just made (a replay), explained. */
-export async function explainDecision(svc: Pick<Services, 'policies'>, d: Decision): Promise<Explanation> {
+export async function explainDecision(svc: Pick<Needs, 'policies'>, d: Decision): Promise<Explanation> {
   return {
     id: d.id,
     app: d.app,
@@ -70,7 +75,7 @@ export async function explainDecision(svc: Pick<Services, 'policies'>, d: Decisi
  * when the record keeps only an excerpt of the request, with the verdicts given at the
  * time instead, marked: evaluating an excerpt would explain another request.
  */
-export async function explainRecorded(svc: Pick<Services, 'policies'>, row: DecisionRow): Promise<Explanation> {
+export async function explainRecorded(svc: Pick<Needs, 'policies'>, row: DecisionRow): Promise<Explanation> {
   const { cut } = row;
   return {
     id: row.id,

@@ -2,9 +2,8 @@
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience.
-import type { Act } from '../oauth/exchange/parties.js';
 import { requestUser } from '../policy/engines.js';
-import type { AppRequest } from '../policy/requests.js';
+import type { Act, AppRequest } from '../policy/requests.js';
 import type { App, PrincipalUser } from '../types.js';
 
 /** Who is calling, as the checked credential says (nobody: all null). */

@@ -6,11 +6,18 @@
 // session and app and reused until shortly before it expires: signing is the one
 // costly step of a decision, and the hot path should not pay it on every request;
 // it is never reused once the caller it names has changed.
-import type { Services } from '../services.js';
-import { signJwt } from '../oauth/jwt.js';
+import type { Config } from '../config.js';
+import type { Keyring } from '../credentials/keyring.js';
+import { signJwt } from '../credentials/jwt.js';
 import type { App } from '../types.js';
 import { audienceOf } from './apps.js';
 import type { Caller } from './request.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  keyring: Keyring;
+}
 
 const DEFAULT_LIFETIME_SECONDS = 60;
 /** A cached token is reused while it has at least this long to live. */
@@ -19,7 +26,7 @@ const MAX_CACHED = 10_000;
 
 const cache = new Map<string, { jwt: string; exp: number }>();
 
-export function upstreamToken(svc: Pick<Services, 'config' | 'keyring'>, app: App, caller: Caller, now = Date.now()): string {
+export function upstreamToken(svc: Pick<Needs, 'config' | 'keyring'>, app: App, caller: Caller, now = Date.now()): string {
   const claims = {
     iss: svc.config.baseUrl,
     sub: caller.subject?.sub ?? caller.user?.id ?? caller.client ?? '',

@@ -7,7 +7,7 @@
 // A client cannot name the app: context extensions are the gateway's own.
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { credentialFrom, type Decision, type GateRequest } from '../decision/engine.js';
-import { refusalOf } from '../decision/refusal.js';
+import { refusalOf } from '../http/refusal.js';
 import { errorFields } from '../errors.js';
 import { UNANSWERED } from '../http/errors.js';
 import { PAGE_HEADERS } from '../http/pages.js';

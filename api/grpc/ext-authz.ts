@@ -16,10 +16,16 @@ import descriptor from 'protobufjs/google/protobuf/descriptor.json' with { type:
 import type { Config } from '../config.js';
 import { decide, type DecisionServices } from '../decision/engine.js';
 import { errorMessage } from '../errors.js';
-import { portUnavailable } from '../http/listen.js';
-import type { Services } from '../services.js';
+import { portUnavailable } from '../listen.js';
+import type { Decisions } from '../decision/record.js';
 import { projectPath } from '../paths.js';
 import { checkResponseOf, gateRequestOf, malformedResponse, unansweredResponse, type CheckRequest, type CheckResponse } from './check.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  decisions: Decisions;
+}
 
 const PROTO = 'envoy/service/auth/v3/external_auth.proto';
 // Envoy's protos annotate their fields with options that extend descriptor.proto's messages.
@@ -32,7 +38,7 @@ protobuf.common(
 const MAX_MESSAGE_BYTES = 1 << 20;
 const TLS_RELOAD_MS = 1000;
 
-export type ExtAuthzServices = DecisionServices & Pick<Services, 'config' | 'decisions'>;
+export type ExtAuthzServices = DecisionServices & Pick<Needs, 'config' | 'decisions'>;
 
 export interface ExtAuthzServer {
   port: number;

@@ -3,7 +3,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, challenge } from '../errors.js';
 import { percentDecode } from '../input.js';
-import { subjectOf } from '../oauth/exchange/parties.js';
+import { subjectOf } from '../credentials/exchange/parties.js';
 import {
   checkPresented,
   dpopChallenge,
@@ -11,16 +11,25 @@ import {
   type Presented,
   type ResourceRequest,
   type ResourceServices,
-} from '../oauth/dpop/resource.js';
+} from '../credentials/dpop/resource.js';
 import type { Actor } from '../audit.js';
 import { requestUser } from '../policy/engines.js';
 import type { BoxApiRequest } from '../policy/requests.js';
-import type { Subject } from '../policy/evaluate.js';
+import type { Subject, Policies } from '../policy/evaluate.js';
 import type { Writer } from '../policy/writers.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { RecordCache } from '../cache/record-cache.js';
 import type { Stored } from '../store/resources.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { Client, PrincipalUser } from '../types.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  policies: Policies;
+  clients: RecordCache<Stored<Client>>;
+  users: RecordCache<PrincipalUser>;
+}
 
 export interface Principal {
   token: string;
@@ -30,7 +39,7 @@ export interface Principal {
 }
 
 /** What finding who presents a token needs: the token checks (DPoP's too), and the clients and users behind them. */
-export type PrincipalServices = ResourceServices & Pick<Services, 'clients' | 'users'>;
+export type PrincipalServices = ResourceServices & Pick<Needs, 'clients' | 'users'>;
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -78,7 +87,7 @@ export function presentedCredential(req: Request): Presented | undefined {
 }
 
 /** The request a DPoP proof must name (RFC 9449 §4.3): its method, and its URL at the box's base URL. */
-export function resourceRequest(svc: Pick<Services, 'config'>, req: Request): ResourceRequest {
+export function resourceRequest(svc: Pick<Needs, 'config'>, req: Request): ResourceRequest {
   const url = req.originalUrl;
   const query = url.indexOf('?');
   return { proofs: req.headersDistinct.dpop, method: req.method, url: `${svc.config.baseUrl}${query === -1 ? url : url.slice(0, query)}` };
@@ -223,7 +232,7 @@ function subjectFor(principal: Principal): Subject {
  * matched, so that what the policy sees is what the router decided; after the body
  * on writes, so that it sees the record written).
  */
-export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
+export function authorize(svc: Pick<Needs, 'policies'>): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;
     const subject = subjectFor(principal);
@@ -239,7 +248,7 @@ export function authorize(svc: Pick<Services, 'policies'>): RequestHandler {
  * everything on the box's API, and whether they let it `PUT /App/<app>` — the request
  * object of that request, as `principal` would send it with the App as stored.
  */
-export async function writerOf(svc: Pick<Services, 'policies'>, principal: Principal): Promise<Writer> {
+export async function writerOf(svc: Pick<Needs, 'policies'>, principal: Principal): Promise<Writer> {
   const subject = subjectFor(principal);
   return {
     unconditional: await svc.policies.unconditional(subject),

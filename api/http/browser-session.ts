@@ -6,14 +6,27 @@
 // site can neither read the cookie nor compute the HMAC.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { parseCookies } from '../cookies.js';
 import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
-import { withTransaction } from '../db/pool.js';
-import { endBrowsersGrants } from '../oauth/closing.js';
-import { tokenHash } from '../oauth/tokens.js';
-import type { Services } from '../services.js';
+import { withTransaction, type Pool } from '../db/pool.js';
+import { endBrowsersGrants } from '../credentials/closing.js';
+import { tokenHash } from '../credentials/tokens.js';
+import type { Config } from '../config.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { SessionRow } from '../store/sessions.js';
+import type { Audit } from '../audit.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  pool: Pool;
+  sessions: RecordCache<SessionRow>;
+  csrfKey: Buffer;
+  audit: Audit;
+}
 
 /** What a browser's sign-in and CSRF tokens need. */
-export type BrowserServices = Pick<Services, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
+export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
 
 /**
  * The cookies' names and path. Over https at the root of its host, they carry the
@@ -38,22 +51,6 @@ function cookieNames(svc: BrowserServices): { session: string; csrf: string; pat
 
 export function cookies(req: Request): Record<string, string> {
   return parseCookies(req.headers.cookie);
-}
-
-/** A Cookie header's cookies (the first of a name wins; a malformed one is left out). */
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 1) continue;
-    const name = part.slice(0, eq).trim();
-    try {
-      out[name] ??= decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      // a malformed cookie is ignored
-    }
-  }
-  return out;
 }
 
 function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number, path = cookieNames(svc).path): string {

@@ -4,10 +4,19 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { ApiError, errorMessage } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import { messagePage } from '../ui/pages.js';
 import { renderPage } from './pages.js';
 import { send } from './respond.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+}
 
 interface ExpressError extends Error {
   status?: number;
@@ -31,7 +40,7 @@ export interface ErrorAnswer {
  * cannot be reached or cannot keep up (RFC 6749 §4.1.2.1 names the error; the request will work once it is back); else (logged)
  * a bare 500. Counted by its code either way.
  */
-export function errorAnswer(err: unknown, svc: Pick<Services, 'log' | 'metrics'>, request: { method: string; path: string }): ErrorAnswer {
+export function errorAnswer(err: unknown, svc: Pick<Needs, 'log' | 'metrics'>, request: { method: string; path: string }): ErrorAnswer {
   const { log } = svc;
   if (err instanceof ApiError) {
     svc.metrics.refusals.inc({ error: err.code });
@@ -64,7 +73,7 @@ export const UNANSWERED = 'the decision point could not answer this request; see
  * else ends this request only, logged here, as 503 temporarily_unavailable — never a crash,
  * never an allow.
  */
-export function doorError(svc: Pick<Services, 'log'>, err: unknown, where: Record<string, unknown>): unknown {
+export function doorError(svc: Pick<Needs, 'log'>, err: unknown, where: Record<string, unknown>): unknown {
   if (err instanceof ApiError || isDatabaseUnavailable(err)) return err;
   svc.log.error({ err, ...where }, 'answering a decision point request failed; it is refused');
   return new ApiError(503, 'temporarily_unavailable', UNANSWERED);
@@ -97,7 +106,7 @@ const BARE_500 = '{"error":"server_error","error_description":"internal error; s
  * express would do then is its own HTML page, with a stack trace outside
  * production.
  */
-export function errorHandler(svc: Pick<Services, 'log' | 'metrics' | 'config'>): ErrorRequestHandler {
+export function errorHandler(svc: Pick<Needs, 'log' | 'metrics' | 'config'>): ErrorRequestHandler {
   const { log } = svc;
   return (err: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) return;

@@ -14,12 +14,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { AUTHORIZE_PARAMS, SIGN_IN_AFTER, type AuthorizeRequest } from '../oauth/authorize.js';
-import type { Services } from '../services.js';
 import type { BrowserSession } from '../store/browser.js';
-import { browserId, presentedBrowserId } from './browser-session.js';
+import { browserId, presentedBrowserId, type BrowserServices } from './browser-session.js';
 
 /** What the sign-in marker needs (the CSRF key, the browser id). */
-export type FreshSignInServices = Pick<Services, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
+export type FreshSignInServices = BrowserServices;
 
 /** A sign-in page left open longer than this asks again after the sign-in (the marker is too old to count). */
 const MARKER_SECONDS = 3600;

@@ -23,14 +23,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { credentialFrom, decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
-import { refusalOf } from '../decision/refusal.js';
-import type { Services } from '../services.js';
+import { refusalOf } from './refusal.js';
+import type { Config } from '../config.js';
+import type { Metrics } from '../metrics.js';
+import type { Decisions } from '../decision/record.js';
 import { requestLineProblem } from './edge.js';
 import { doorError, errorAnswer } from './errors.js';
 import { COMMON_HEADERS } from './headers.js';
 import { PAGE_HEADERS } from './pages.js';
 
-export type GateEndpointServices = Parameters<typeof decide>[0] & Pick<Services, 'config' | 'decisions' | 'metrics'>;
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  metrics: Metrics;
+  decisions: Decisions;
+}
+
+export type GateEndpointServices = Parameters<typeof decide>[0] & Pick<Needs, 'config' | 'decisions' | 'metrics'>;
 
 type LogRequest = (method: string, url: string, route: string, status: number, seconds: number) => void;
 

@@ -11,22 +11,31 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
 import { deviceAuthorization, type DeviceServices } from '../oauth/device.js';
-import { invalidRequest } from '../oauth/errors.js';
+import { invalidRequest } from '../credentials/errors.js';
 import { introspect, revoke, type IntrospectionServices } from '../oauth/introspection.js';
 import { pushAuthorizationRequest, type ParServices } from '../oauth/par.js';
 import { LIMITS } from '../oauth/params.js';
 import { tokenRequest, type TokenEndpointServices } from '../oauth/token-endpoint.js';
-import type { Services } from '../services.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { AddressOf } from './client-address.js';
 import { readBody, type BodyRules } from './request-body.js';
 import { errorAnswer } from './errors.js';
 import { COMMON_HEADERS, NO_STORE, PREFLIGHT_HEADERS } from './headers.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  log: Logger;
+  metrics: Metrics;
+  addressOf: AddressOf;
+}
 
 /** What the endpoints use, and the request's address and its errors (logged, counted). */
 export type OAuthEndpointServices = TokenEndpointServices &
   IntrospectionServices &
   DeviceServices &
   ParServices &
-  Pick<Services, 'addressOf' | 'log' | 'metrics'>;
+  Pick<Needs, 'addressOf' | 'log' | 'metrics'>;
 
 type Endpoint = (svc: OAuthEndpointServices, request: OAuthRequest, body: unknown) => Promise<unknown>;
 

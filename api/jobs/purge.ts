@@ -3,8 +3,11 @@
 // The refused decisions kept for `boxauth explain` are bounded by age and by rows
 // (BOXAUTH_DECISION_MAX_ROWS), and every process measures them at each run, so that
 // whichever is scraped says how full the record is.
-import { withClient, type Queryable } from '../db/pool.js';
-import type { Services } from '../services.js';
+import { withClient, type Queryable, type Pool } from '../db/pool.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Metrics } from '../metrics.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
@@ -13,10 +16,19 @@ import { asTheOnlyUpkeep } from '../store/upkeep.js';
 import { capDecisions, decisionsKept, purgeDecisions } from '../store/decisions.js';
 import { purgeProofs } from '../store/dpop-proofs.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  keyring: Keyring;
+  metrics: Metrics;
+}
+
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
 
 /** What the upkeep uses: the database, its retention settings, the signing keys it rotates and drops, and the metrics it sets. */
-export type PurgeServices = Pick<Services, 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+export type PurgeServices = Pick<Needs, 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
 
 async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void> {
   const kept = await decisionsKept(db);

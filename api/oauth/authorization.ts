@@ -5,19 +5,13 @@
 // form's answer. The HTTP layer (api/http/routes/authorize.ts) gathers those
 // facts and carries out the decision; it decides nothing itself.
 //
-// The seam for what comes: a second factor is one more thing a sign-in may lack
-// (a decision `next: 'second-factor'` when the person's account requires one that
-// this browser session has not given: its `acr`), and an upstream provider is
-// another way to produce a signed-in browser session; neither changes the rest.
+// What the person must still prove is people's to say (api/people/sign-in.ts): a
+// second factor will be one more decision (`next: 'second-factor'` when the
+// account requires one this browser session has not given: its `acr`), and an
+// upstream provider another way to a SignedIn; neither changes the rest.
 import type { AuthorizeRequest } from './authorize.js';
-import { scopesOf } from './openid.js';
-
-/** The person this browser is signed in as. */
-export interface SignedIn {
-  userId: string;
-  /** When they signed in (the ID token's auth_time). */
-  authTime: Date;
-}
+import { scopesOf } from '../credentials/scopes.js';
+import { asksForFreshSignIn, mustSignIn, type SignedIn } from '../people/sign-in.js';
 
 export interface AuthorizationFacts {
   request: AuthorizeRequest;
@@ -50,28 +44,6 @@ export type AuthorizationDecision =
   /** Back to the client with an error (RFC 6749 §4.1.2.1, OpenID Connect Core §3.1.2.6). */
   | { next: 'error'; error: 'login_required' | 'consent_required' | 'access_denied'; description: string };
 
-/** Whether the request asks for a sign-in made for it (then the way back from the sign-in page carries a marker). */
-function asksForFreshSignIn(request: AuthorizeRequest): boolean {
-  return request.prompt.has('login') || request.prompt.has('select_account') || request.maxAge !== undefined;
-}
-
-/**
- * Whether the person must sign in (again) before the request is answered (Core
- * §3.1.2.1): nobody is signed in; id_token_hint names someone else; or
- * prompt=login / select_account asks for it, or max_age has passed since the last
- * sign-in — unless this browser has signed in since the request came.
- */
-function mustSignIn(f: AuthorizationFacts): boolean {
-  if (!f.signedIn) return true;
-  const { request } = f;
-  if (request.hintedUser !== undefined && request.hintedUser !== f.signedIn.userId) return true;
-  const stale =
-    request.prompt.has('login') ||
-    request.prompt.has('select_account') ||
-    (request.maxAge !== undefined && f.now - f.signedIn.authTime.getTime() > request.maxAge * 1000);
-  return stale && !f.signedInSinceRequest;
-}
-
 export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecision {
   const { request } = f;
   if (f.answer !== undefined) {
@@ -79,7 +51,7 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
     if (f.answer === 'deny') return { next: 'error', error: 'access_denied', description: 'the user denied access' };
   }
   // The consent form carries the request: what it asks of the sign-in holds there too.
-  if (mustSignIn(f)) {
+  if (mustSignIn({ asked: request, signedIn: f.signedIn, signedInSinceRequest: f.signedInSinceRequest, now: f.now })) {
     // Core §3.1.2.1: prompt=none "MUST NOT display any authentication or consent user interface pages".
     if (request.prompt.has('none')) return { next: 'error', error: 'login_required', description: 'the user must sign in' };
     return { next: 'sign-in', fresh: asksForFreshSignIn(request) };

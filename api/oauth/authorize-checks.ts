@@ -8,11 +8,11 @@ import type { PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Client } from '../types.js';
 import type { AuthorizeServices } from './authorize.js';
 import { grantedAudience, grantedScope } from './entitlements.js';
-import { OAuthError } from './errors.js';
+import { OAuthError } from '../credentials/errors.js';
 import { hasOpenid, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { resourceParam, scopeParam } from './params.js';
-import { isThumbprint } from './dpop/proof.js';
-import { isChallenge } from './pkce.js';
+import { isThumbprint } from '../credentials/dpop/proof.js';
+import { isChallenge } from '../credentials/pkce.js';
 
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];

@@ -4,11 +4,16 @@
 // nothing is ever redirected (RFC 6749 §4.1.2.1); after that, errors travel back
 // to the client in the redirect.
 import { randomBytes } from 'node:crypto';
-import type { Transaction } from '../db/pool.js';
+import type { Transaction, Pool } from '../db/pool.js';
 import { errorFields } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Metrics } from '../metrics.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { Audit } from '../audit.js';
 import { insertSessions } from '../store/sessions.js';
-import { whileSignedIn } from './closing.js';
+import { whileSignedIn } from '../credentials/closing.js';
 import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
 import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Stored } from '../store/resources.js';
@@ -16,10 +21,21 @@ import type { UserRow } from '../store/users.js';
 import type { Client } from '../types.js';
 import { checkAuthorizeRequest, RESPONSE_TYPES, type AskedRequest, type Prompt, type ResponseType } from './authorize-checks.js';
 import { browserDetails, idTokenFor, type RequestedClaims } from './openid.js';
-import { mint, tokenHash } from './tokens.js';
+import { mint, tokenHash } from '../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  keyring: Keyring;
+  metrics: Metrics;
+  clients: RecordCache<Stored<Client>>;
+  audit: Audit;
+}
 
 /** What the authorization endpoint needs to read a request and issue what it asks. */
-export type AuthorizeServices = Pick<Services, 'audit' | 'clients' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+export type AuthorizeServices = Pick<Needs, 'audit' | 'clients' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
 
 export { RESPONSE_TYPES, type Prompt, type ResponseType } from './authorize-checks.js';
 

@@ -2,18 +2,27 @@
 // HTTP Basic, or client_id/client_secret in the (form or JSON) body. One method
 // per request (RFC 6749 §2.3).
 import { percentDecode, textProblem } from '../input.js';
-import type { Services } from '../services.js';
-import { dummyHash } from './secrets.js';
+import type { Logger } from '../log.js';
+import { type SecretVerifier, dummyHash } from '../credentials/secrets.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import { type FailureThrottle, addressKey, clientKey } from '../credentials/throttle.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { LIMITS, type Params } from './params.js';
-import { addressKey, clientKey } from './throttle.js';
-import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from './workload/assertion.js';
-import { WorkloadError } from './workload/issuers.js';
+import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
+import { WorkloadError } from '../credentials/workload/issuers.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  log: Logger;
+  secrets: SecretVerifier;
+  clients: RecordCache<Stored<Client>>;
+  clientThrottle: FailureThrottle;
+}
 
 /** What client authentication needs. */
-export type ClientAuthServices = Pick<Services, 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
+export type ClientAuthServices = Pick<Needs, 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
 
 /** What the OAuth endpoints know of a request besides its parameters. */
 export interface OAuthRequest {

@@ -4,18 +4,28 @@
 // (/auth/device/verify, behind sign-in and consent) while the device polls the
 // token endpoint with grant_type=urn:ietf:params:oauth:grant-type:device_code.
 import { randomBytes, randomInt } from 'node:crypto';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { Keyring } from '../credentials/keyring.js';
+import { type FailureThrottle, addressKey } from '../credentials/throttle.js';
 import { createDeviceCode } from '../store/device-codes.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
-import { OAuthError } from './errors.js';
+import { OAuthError } from '../credentials/errors.js';
 import { listedInGrantTypes } from './grants/grant.js';
 import { scopeParam, tokenParams } from './params.js';
-import { addressKey } from './throttle.js';
-import { tokenHash } from './tokens.js';
+import { tokenHash } from '../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  pool: Pool;
+  keyring: Keyring;
+  deviceThrottle: FailureThrottle;
+}
 
 /** What the device authorization endpoint needs. */
-export type DeviceServices = Pick<Services, 'config' | 'deviceThrottle' | 'keyring' | 'pool'> & ClientAuthServices;
+export type DeviceServices = Pick<Needs, 'config' | 'deviceThrottle' | 'keyring' | 'pool'> & ClientAuthServices;
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** How long a person has to enter the code, and how often the device may ask. */

@@ -3,8 +3,8 @@
 // as the spec's audience rule has it; one with a list gets nothing beyond it, so
 // policies that test `scope` and services that check `aud` can rely on them.
 import type { Client } from '../types.js';
-import { OAuthError } from './errors.js';
-import { scopesOf } from './openid.js';
+import { OAuthError } from '../credentials/errors.js';
+import { scopesOf } from '../credentials/scopes.js';
 
 /** The scope to grant (space-separated), or null; invalid_scope beyond the client's list. */
 export function grantedScope(client: Client, requested: string[] | null): string | null {

@@ -4,18 +4,33 @@
 // active, and whose, learns something); anything else is {"active": false}.
 // Revocation only touches tokens issued to that client.
 import type { BoxApiRequest } from '../policy/requests.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Policies } from '../policy/evaluate.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { Audit } from '../audit.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client } from '../types.js';
-import { checkAccessToken } from './access-tokens.js';
-import { closeGrants } from './closing.js';
+import { checkAccessToken } from '../credentials/access-tokens.js';
+import { closeGrants } from '../credentials/closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
-import { actOf, subjectOf } from './exchange/parties.js';
+import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { required, tokenParams } from './params.js';
-import { tokenHash } from './tokens.js';
+import { tokenHash } from '../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  pool: Pool;
+  keyring: Keyring;
+  policies: Policies;
+  sessions: RecordCache<SessionRow>;
+  audit: Audit;
+}
 
 /** What introspection and revocation need: the token checks, client authentication and closing. */
-export type IntrospectionServices = Pick<Services, 'config' | 'policies' | 'pool' | 'keyring' | 'sessions' | 'audit'> & ClientAuthServices;
+export type IntrospectionServices = Pick<Needs, 'config' | 'policies' | 'pool' | 'keyring' | 'sessions' | 'audit'> & ClientAuthServices;
 
 const refreshHolder = (svc: IntrospectionServices, token: string): Promise<SessionRow | undefined> =>
   findByRefreshToken(svc.pool, tokenHash(token));

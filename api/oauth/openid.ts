@@ -4,9 +4,20 @@
 // scope releases which, lives here only.
 import { createHash } from 'node:crypto';
 import type { UserRow } from '../store/users.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Keyring } from '../credentials/keyring.js';
 import type { Client, GrantSettings } from '../types.js';
-import { signJwt, verifyJwt, JwtError, type SigningKey } from './jwt.js';
+import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
+import { scopesOf } from '../credentials/scopes.js';
+import type { RequestedClaims } from '../store/browser.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  keyring: Keyring;
+}
+
+export type { RequestedClaims };
 
 export const OPENID = 'openid';
 /** Scopes with a meaning of their own in OpenID Connect, as the box serves them. */
@@ -66,7 +77,6 @@ export const CLAIMS_SUPPORTED = [
 /** An ID token lives this long unless the client's grant settings say otherwise. */
 export const DEFAULT_ID_TOKEN_SECONDS = 3600;
 
-export const scopesOf = (scope: string | null | undefined): string[] => (scope ?? '').split(' ').filter(Boolean);
 export const hasOpenid = (scope: string | null | undefined): boolean => scopesOf(scope).includes(OPENID);
 
 const ADDRESS_MEMBERS = ['formatted', 'street_address', 'locality', 'region', 'postal_code', 'country'];
@@ -125,12 +135,6 @@ export function userClaims(user: UserRow, scopes: string[], requested: readonly 
   const available = availableClaims(user);
   const names = new Set([...scopes.flatMap((s) => (Object.hasOwn(SCOPE_CLAIMS, s) ? SCOPE_CLAIMS[s]! : [])), ...requested]);
   return { sub: String(user.id), ...Object.fromEntries(Object.entries(available).filter(([name]) => names.has(name))) };
-}
-
-/** Claims a relying party asked for by name (Core §5.5), per where it wants them. */
-export interface RequestedClaims {
-  userinfo: string[];
-  id_token: string[];
 }
 
 /**
@@ -195,7 +199,7 @@ export const DEFAULT_ID_TOKEN_ALG = 'RS256';
  * signed with the active key of the client's id_token_signed_response_alg.
  */
 export function idTokenFor(
-  svc: Pick<Services, 'config' | 'keyring'>,
+  svc: Pick<Needs, 'config' | 'keyring'>,
   settings: GrantSettings,
   req: Omit<IdTokenRequest, 'lifetimeSeconds'>,
 ): string {

@@ -18,10 +18,11 @@
 // it answers the client; every other is shown the page of a used request_uri,
 // never a second redirect (pushedRequestGone in ./authorize.ts says why).
 import { ApiError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Logger } from '../log.js';
+import type { Pool } from '../db/pool.js';
+import { type Dpop, keyOfProof } from '../credentials/dpop/check.js';
 import { claimPushedRequest, consumePushedRequest, createPushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
-import { keyOfProof } from './dpop/check.js';
 import {
   AUTHORIZE_PARAMS,
   parseAuthorizeRequest,
@@ -30,12 +31,19 @@ import {
   type AuthorizeServices,
   type PageProblem,
 } from './authorize.js';
-import { invalidRequest } from './errors.js';
+import { invalidRequest } from '../credentials/errors.js';
 import { tokenParams } from './params.js';
-import { newOpaqueToken, tokenHash } from './tokens.js';
+import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  log: Logger;
+  pool: Pool;
+  dpop: Dpop;
+}
 
 /** What the PAR endpoint uses: client authentication, the authorization request's checks, the store. */
-export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Services, 'dpop' | 'pool'>;
+export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Needs, 'dpop' | 'pool'>;
 
 /** RFC 9126 §2.2: "The format of the request_uri value is at the discretion of the authorization server"; this is the one it shows. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -109,7 +117,7 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
  * only the box's own sign-in marker comes from the query.
  */
 export async function claimedPushedRequest(
-  svc: Pick<Services, 'log' | 'pool'>,
+  svc: Pick<Needs, 'log' | 'pool'>,
   raw: Record<string, unknown>,
   browserId: () => string,
   now: number,
@@ -132,7 +140,7 @@ export async function claimedPushedRequest(
  * request_uri ended it first (and answered the client).
  */
 export async function endPushedRequest(
-  svc: Pick<Services, 'log' | 'pool'>,
+  svc: Pick<Needs, 'log' | 'pool'>,
   pushed: PushedRequestClaim | undefined,
   now: number,
 ): Promise<PageProblem | undefined> {

@@ -2,7 +2,7 @@
 // once, as single strings, within limits. Every grant and endpoint takes its
 // parameters from here, so a limit holds everywhere or nowhere.
 import { isPrototypeKey, textProblem } from '../input.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { OAuthError, invalidRequest } from '../credentials/errors.js';
 
 export type Params = Record<string, string | undefined>;
 

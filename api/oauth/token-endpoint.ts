@@ -4,7 +4,10 @@
 // grant declares it, whether the client may use the grant; then the grant's own
 // handler. Metrics count issued tokens and refusals here, once for all grants.
 import { ApiError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Audit } from '../audit.js';
+import type { RefreshHolders } from '../cache/refresh-holders.js';
+import type { Metrics } from '../metrics.js';
+import { type Dpop, keyOfProof } from '../credentials/dpop/check.js';
 import {
   addressAttempt,
   authenticateClient,
@@ -15,8 +18,7 @@ import {
   type ClientAuthServices,
   type OAuthRequest,
 } from './client-auth.js';
-import { keyOfProof } from './dpop/check.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
@@ -24,10 +26,18 @@ import { notIssuedToClient, type DpopBinding, type Grant, type GrantServices, ty
 import { refreshToken } from './grants/refresh-token.js';
 import { tokenExchange } from './grants/token-exchange.js';
 import { required, tokenParams } from './params.js';
-import type { TokenResponse } from './tokens.js';
+import type { TokenResponse } from '../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  audit: Audit;
+  metrics: Metrics;
+  refreshHolders: RefreshHolders;
+  dpop: Dpop;
+}
 
 /** What the token endpoint uses: client authentication, the grants, and the token metrics. */
-export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Services, 'metrics' | 'dpop'>;
+export type TokenEndpointServices = ClientAuthServices & GrantServices & Pick<Needs, 'metrics' | 'dpop'>;
 
 export const grants = new Map<string, Grant>(
   [clientCredentials, refreshToken, authorizationCode, deviceCode, tokenExchange].map((g) => [g.type, g]),
@@ -40,7 +50,7 @@ export interface TokenAttempt {
 }
 
 /** What the token path counts and records with. */
-export type TokenPathServices = Pick<Services, 'audit' | 'metrics' | 'refreshHolders'>;
+export type TokenPathServices = Pick<Needs, 'audit' | 'metrics' | 'refreshHolders'>;
 
 /** Answers a token request through the token path. */
 export async function tokenRequest(svc: TokenEndpointServices, request: OAuthRequest, body: unknown): Promise<TokenResponse> {
@@ -86,7 +96,7 @@ export async function issuedThroughTokenPath(
 
 /** Issues what the request asks for; fills `attempt` with what it learnt of the request, for the audit of a refusal. */
 async function issue(
-  svc: ClientAuthServices & GrantServices & Pick<Services, 'dpop'>,
+  svc: ClientAuthServices & GrantServices & Pick<Needs, 'dpop'>,
   request: OAuthRequest,
   body: unknown,
   attempt: TokenAttempt,
@@ -132,7 +142,7 @@ async function issue(
  * this client that do not contain the DPoP header", §5.2). Checked after the client is
  * authenticated: a stranger's proof costs no write to the replay cache.
  */
-async function proofOf(svc: Pick<Services, 'dpop'>, request: OAuthRequest, client: AuthenticatedClient): Promise<DpopBinding | undefined> {
+async function proofOf(svc: Pick<Needs, 'dpop'>, request: OAuthRequest, client: AuthenticatedClient): Promise<DpopBinding | undefined> {
   const jkt = await keyOfProof(svc.dpop, request);
   if (jkt === undefined) {
     if (client.resource.dpop_bound_access_tokens !== true) return undefined;

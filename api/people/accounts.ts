@@ -2,15 +2,25 @@
 // everything the old one obtained (OWASP ASVS 3.3.3: sessions end when credentials
 // change), and deleting a person ends their grants before the row goes: both in the
 // transaction of the change, so that nothing issued meanwhile outlives it
-// (api/oauth/closing.ts endPersonsGrants). Second factors, resets and email
+// (api/credentials/closing.ts endPersonsGrants). Second factors, resets and email
 // verification will change accounts through here too.
-import type { Actor } from '../audit.js';
-import { withTransaction } from '../db/pool.js';
-import { endPersonsGrants } from '../oauth/closing.js';
-import type { Services } from '../services.js';
+import type { Actor, Audit } from '../audit.js';
+import { withTransaction, type Pool } from '../db/pool.js';
+import { endPersonsGrants } from '../credentials/closing.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { SessionRow } from '../store/sessions.js';
+import type { PrincipalUser } from '../types.js';
 import { deleteUser, getUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
-export type AccountServices = Pick<Services, 'pool' | 'sessions' | 'audit' | 'users'>;
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  pool: Pool;
+  sessions: RecordCache<SessionRow>;
+  audit: Audit;
+  users: RecordCache<PrincipalUser>;
+}
+
+export type AccountServices = Pick<Needs, 'pool' | 'sessions' | 'audit' | 'users'>;
 
 /** Changes the fields given; undefined when there is no such user. */
 export async function changeAccount(

@@ -8,7 +8,7 @@
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { emailKey } from '../input.js';
-import { ADDRESS_FACTOR } from '../oauth/throttle.js';
+import { ADDRESS_FACTOR } from '../credentials/throttle.js';
 import { clearFailures, countAttempt, uncountAttempt } from '../store/browser.js';
 
 export type AttemptKey =

@@ -16,10 +16,13 @@
 // app therefore never hands the app the person's rights on the box's own API.
 import type { Pool } from '../db/pool.js';
 import type { ChangeFeed } from '../db/notify.js';
+import type { PolicyOutcome } from '../store/decisions.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
 import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
 import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest, PolicyObject } from './requests.js';
+
+export type { PolicyOutcome };
 
 /** Whom a token speaks for. */
 export interface Subject {
@@ -51,13 +54,6 @@ interface CompiledPolicy {
 
 /** Which policies count: those that allow the request at hand, or (unconditional) those of engine allow. */
 type Allows = (policy: CompiledPolicy) => boolean;
-
-/** One policy's part in a decision at an app (api/decision/engine.ts), for the record and `boxauth explain`. */
-export interface PolicyOutcome {
-  id: string;
-  /** `would-…`: a dry-run policy, which decides nothing. */
-  verdict: 'allows' | 'does not allow' | 'would allow' | 'would not allow';
-}
 
 /** The verdict at an app: the policies that allowed it (none: denied), and every policy that applied. */
 export interface AppVerdict {

@@ -6,10 +6,38 @@
 //
 // `kind` is the compiler's only: it is never set, so the objects policies see are unchanged (a
 // json-schema policy with additionalProperties: false would refuse a field they did not expect).
-import type { Act, Party } from '../oauth/exchange/parties.js';
 import type { RequestUser } from './engines.js';
 
 declare const kind: unique symbol;
+
+/** RFC 8693 §4.1: "act" names the current actor; a prior actor is nested in it, least recent deepest. */
+export interface Act {
+  sub: string;
+  iss?: string;
+  client_id?: string;
+  act?: Act;
+}
+
+/** A checked subject or actor token, as policies see it. */
+export interface Party {
+  /** box: an access token of this box; serviceaccount: a Kubernetes ServiceAccount token; jwt: another trusted issuer's JWT. */
+  kind: 'box' | 'serviceaccount' | 'jwt';
+  iss: string;
+  sub: string;
+  /** A box token's client. */
+  client_id?: string;
+  /** A box token's person. */
+  user?: RequestUser;
+  aud: string | string[] | null;
+  scope: string | null;
+  /** The delegation the token already records. */
+  act?: Act;
+  /** A ServiceAccount token's. */
+  namespace?: string;
+  serviceAccount?: string;
+  /** A JWT's claims as its issuer signed them (a CI job's repository, branch…). */
+  claims?: Record<string, unknown>;
+}
 
 /** A request on the box's own API, as its policies see it (the routes of api/http/, and introspection). */
 export interface BoxApiRequest {

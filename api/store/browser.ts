@@ -1,7 +1,12 @@
 // Records behind the browser flows: signed-in browsers, consents, authorization
 // codes, sign-in throttling and box-wide settings.
 import type { Queryable, Transaction } from '../db/pool.js';
-import type { RequestedClaims } from '../oauth/openid.js';
+
+/** Claims a relying party asked for by name (Core §5.5), per where it wants them: kept with a code. */
+export interface RequestedClaims {
+  userinfo: string[];
+  id_token: string[];
+}
 
 export async function ensureSetting(db: Queryable, name: string, generate: () => string): Promise<string> {
   await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, generate()]);

@@ -1,6 +1,6 @@
 // Client records. Deleting a client closes its sessions in the same transaction:
 // a deleted client's tokens stop working at once. The box API deletes through
-// api/oauth/closing.ts removeClient (its caches and audit hear of the close); the
+// api/credentials/closing.ts removeClient (its caches and audit hear of the close); the
 // operator, another process, calls removeWithSessions and the box hears through
 // the change feed.
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';

@@ -1,6 +1,12 @@
 // Refused decisions of the decision point, kept for `boxauth explain` (migrations 011, 018).
 import type { Queryable } from '../db/pool.js';
-import type { PolicyOutcome } from '../policy/evaluate.js';
+
+/** One policy's part in a decision at an app (api/decision/engine.ts), for the record and `boxauth explain`. */
+export interface PolicyOutcome {
+  id: string;
+  /** `would-…`: a dry-run policy, which decides nothing. */
+  verdict: 'allows' | 'does not allow' | 'would allow' | 'would not allow';
+}
 
 export interface DecisionRow {
   id: string;

@@ -7,7 +7,7 @@ import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
 
 export interface SeenProof {
-  /** SHA-256 of the key's thumbprint and the proof's jti (api/oauth/dpop/replay.ts). */
+  /** SHA-256 of the key's thumbprint and the proof's jti (api/credentials/dpop/check.ts). */
   digest: Buffer;
   /** When no proof with this jti could be accepted any more: the row may go. */
   expiresAt: Date;
@@ -27,7 +27,7 @@ export async function recordProofs(db: Queryable, proofs: SeenProof[]): Promise<
 
 /**
  * Deletes the proofs whose window has passed, a batch at a time. The window is the
- * checking process's clock's (api/oauth/dpop/check.ts); a minute's slack keeps a proof
+ * checking process's clock's (api/credentials/dpop/check.ts); a minute's slack keeps a proof
  * remembered while a process whose clock runs behind the database's could still take it.
  */
 export async function purgeProofs(db: Queryable, batch = 5000): Promise<number> {

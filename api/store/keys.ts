@@ -34,7 +34,7 @@ const fromDb = (r: DbRow): KeyRow => ({
 
 /**
  * Serializes the rotation of the signing keys for the rest of `tx`: processes starting together
- * each read the keys and would otherwise each create one (api/oauth/keyring.ts ensureActive).
+ * each read the keys and would otherwise each create one (api/credentials/keyring.ts ensureActive).
  */
 export async function lockKeyRotation(tx: Queryable): Promise<void> {
   await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.keys.' || current_schema()))");

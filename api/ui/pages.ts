@@ -1,7 +1,7 @@
 // The server-rendered pages of the browser flows. Every field has a visible
 // label, buttons say what they do, and errors are text next to what they
 // concern, in role="alert".
-import { scopesOf } from '../oauth/openid.js';
+import { scopesOf } from '../credentials/scopes.js';
 import { html, type Html } from './html.js';
 
 export interface PageOptions {

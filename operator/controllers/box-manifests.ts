@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT } from '../../api/config.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
-import type { BoxResource } from './box.js';
+import type { BoxResource } from './box/types.js';
 
 export const API_COMMAND = ['node', 'dist/api/main.js'];
 export const ROOT_CLIENT_ID = 'root';

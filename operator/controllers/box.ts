@@ -11,7 +11,7 @@
 // objects go with the Box through their ownerReferences, except the
 // cluster-scoped ClusterRoleBinding for TokenReview, which the finalizer deletes.
 import type { Pool } from '../../api/db/pool.js';
-import { generateSecret } from '../../api/oauth/secrets.js';
+import { generateSecret } from '../../api/credentials/secrets.js';
 import { NotOwned, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';

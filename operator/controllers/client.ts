@@ -12,8 +12,8 @@
 // namespace, the record written before is removed and its tokens stop working.
 import { createHash } from 'node:crypto';
 import type { Pool } from '../../api/db/pool.js';
-import { generateSecret, hashSecret, SecretVerifier } from '../../api/oauth/secrets.js';
-import { workloadSettings } from '../../api/oauth/workload/assertion.js';
+import { generateSecret, hashSecret, SecretVerifier } from '../../api/credentials/secrets.js';
+import { workloadSettings } from '../../api/credentials/workload/assertion.js';
 import { clients } from '../../api/store/clients.js';
 import type { Stored } from '../../api/store/resources.js';
 import type { Client } from '../../api/types.js';

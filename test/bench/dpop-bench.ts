@@ -5,8 +5,8 @@
 // it runs, sent once each by one wrk thread (wrk's threads would otherwise walk the same
 // list), with no warm-up of its own (the rows before it warmed the box up).
 import crypto, { randomUUID } from 'node:crypto';
-import { Dpop } from '../../api/oauth/dpop/check.js';
-import { accessTokenHash, verifyProof } from '../../api/oauth/dpop/proof.js';
+import { Dpop } from '../../api/credentials/dpop/check.js';
+import { accessTokenHash, verifyProof } from '../../api/credentials/dpop/proof.js';
 import { basic, type Box } from '../support/box.js';
 import type { BenchRequest } from './load.js';
 import { drive } from './load.js';

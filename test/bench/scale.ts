@@ -2,7 +2,7 @@
 // 5,000,000 sessions (half opaque, half JWT; a quarter with refresh tokens),
 // written straight into the box's tables with generate_series, in batches.
 import pg from 'pg';
-import { hashSecret } from '../../api/oauth/secrets.js';
+import { hashSecret } from '../../api/credentials/secrets.js';
 
 export async function seedScale(databaseUrl: string, clients: number, sessions: number, log: (msg: string) => void): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });

@@ -3,11 +3,11 @@
 // answer (so a scenario never measures a stream of errors).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
-import { mint } from '../../api/oauth/tokens.js';
-import { TOKEN_TYPE } from '../../api/oauth/exchange/parties.js';
+import { generateKeyPair, signingKey } from '../../api/credentials/jwt.js';
+import { mint } from '../../api/credentials/tokens.js';
+import { TOKEN_TYPE } from '../../api/credentials/exchange/parties.js';
 import { TOKEN_EXCHANGE } from '../../api/oauth/grants/token-exchange.js';
-import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
+import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Client } from '../../api/types.js';
 import { basic, type Box, type JsonResponse } from '../support/box.js';

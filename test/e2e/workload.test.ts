@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as oauth from 'openid-client';
-import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
+import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
 import { assertionAuth, assertionRequest, claimsOf } from '../support/assertion.js';
 import { Box, eventually, sleep } from '../support/box.js';
 import { Cluster } from '../support/cluster.js';

@@ -8,8 +8,8 @@ import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import pg from 'pg';
 import type { Transaction } from '../../api/db/pool.js';
-import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
-import { mint } from '../../api/oauth/tokens.js';
+import { generateKeyPair, signingKey } from '../../api/credentials/jwt.js';
+import { mint } from '../../api/credentials/tokens.js';
 import { closeGrants, findById, insertChildSessions, type SessionRow } from '../../api/store/sessions.js';
 import { Box, basic } from '../support/box.js';
 import {

@@ -1,7 +1,7 @@
 // Workload tokens as client authentication (RFC 7523): what an app sends, through
 // openid-client or as a plain form.
 import * as oauth from 'openid-client';
-import { JWT_BEARER } from '../../api/oauth/workload/assertion.js';
+import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
 import type { Box, JsonResponse } from './box.js';
 
 /** openid-client client authentication that sends a ready-made assertion (the pod's token). */

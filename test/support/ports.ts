@@ -1,1 +1,1 @@
-export { freePort } from '../../api/http/listen.js';
+export { freePort } from '../../api/listen.js';

@@ -1,8 +1,8 @@
 // A token for a user, as the browser flows issue them, minted straight into the
 // box's database (tests of user and group policies need one before those flows run).
 import pg from 'pg';
-import { generateKeyPair, signingKey } from '../../api/oauth/jwt.js';
-import { mint } from '../../api/oauth/tokens.js';
+import { generateKeyPair, signingKey } from '../../api/credentials/jwt.js';
+import { mint } from '../../api/credentials/tokens.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Box } from './box.js';
 

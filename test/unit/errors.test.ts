@@ -4,9 +4,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ApiError, challenge, describable, errorFields } from '../../api/errors.js';
-import { dpopChallenge } from '../../api/oauth/dpop/resource.js';
+import { dpopChallenge } from '../../api/credentials/dpop/resource.js';
 import { malformedResponse } from '../../api/grpc/check.js';
-import { OAuthError } from '../../api/oauth/errors.js';
+import { OAuthError } from '../../api/credentials/errors.js';
 
 const RFC6749_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
 

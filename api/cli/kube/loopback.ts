@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../../errors.js';
-import { s256Challenge } from '../../oauth/pkce.js';
+import { s256Challenge } from '../../credentials/pkce.js';
 import { html } from '../../ui/html.js';
 import { CliError } from '../api.js';
 import type { BoxClient, SignedIn } from './box-client.js';

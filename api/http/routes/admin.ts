@@ -2,17 +2,22 @@
 import express, { type Router } from 'express';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../paths.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
 import { adminPage } from '../../ui/admin.js';
 import { homePage } from '../../ui/pages.js';
 import { wantsPage } from '../errors.js';
 import { contentSecurityPolicy, renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+}
+
 const ADMIN_SCRIPT = fileURLToPath(new URL('../../ui/browser/admin.js', import.meta.url));
 
 /** What the admin UI and the box's root page use. */
-export type AdminRouterServices = Pick<Services, 'config'>;
+export type AdminRouterServices = Pick<Needs, 'config'>;
 
 export function adminRouter(svc: AdminRouterServices): Router {
   const router = strictRouter();

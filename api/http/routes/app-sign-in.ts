@@ -15,24 +15,34 @@ import {
   startFlow,
   verifierOf,
 } from '../../decision/app-sign-in.js';
-import { audienceOf } from '../../decision/apps.js';
+import { audienceOf, type AppDirectory } from '../../decision/apps.js';
 import { appCookieName, originOf } from '../../decision/engine.js';
-import { checkAccessToken } from '../../oauth/access-tokens.js';
-import { closeGrants } from '../../oauth/closing.js';
+import { checkAccessToken } from '../../credentials/access-tokens.js';
+import { closeGrants } from '../../credentials/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
-import { s256Challenge } from '../../oauth/pkce.js';
+import { s256Challenge } from '../../credentials/pkce.js';
 import type { GrantServices } from '../../oauth/grants/grant.js';
 import { issuedThroughTokenPath, type TokenPathServices } from '../../oauth/token-endpoint.js';
-import type { Services } from '../../services.js';
-import type { App } from '../../types.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { AddressOf } from '../client-address.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client, App } from '../../types.js';
 import { appSignOutPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { cookies } from '../browser-session.js';
 import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  addressOf: AddressOf;
+  clients: RecordCache<Stored<Client>>;
+  apps: AppDirectory;
+  csrfKey: Buffer;
+}
+
 /** What the sign-in at apps uses: the code grant, the token path, and the apps and clients it serves. */
-export type AppSignInRouterServices = GrantServices & TokenPathServices & Pick<Services, 'addressOf' | 'apps' | 'clients' | 'csrfKey'>;
+export type AppSignInRouterServices = GrantServices & TokenPathServices & Pick<Needs, 'addressOf' | 'apps' | 'clients' | 'csrfKey'>;
 
 export function appSignInRouter(svc: AppSignInRouterServices): Router {
   const router = strictRouter();

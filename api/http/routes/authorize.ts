@@ -15,7 +15,7 @@ import {
   type AuthorizeServices,
   type PageProblem,
 } from '../../oauth/authorize.js';
-import { scopesOf } from '../../oauth/openid.js';
+import { scopesOf } from '../../credentials/scopes.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentedScopes, recordConsent } from '../../store/browser.js';
 import { consentPage, messagePage } from '../../ui/pages.js';

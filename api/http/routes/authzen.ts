@@ -44,8 +44,8 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
 import { hostOf } from '../../decision/apps.js';
-import { decide, type Credential, type Decision } from '../../decision/engine.js';
-import type { Services } from '../../services.js';
+import { decide, type Credential, type Decision, type DecisionServices } from '../../decision/engine.js';
+import type { Decisions } from '../../decision/record.js';
 import type { App } from '../../types.js';
 import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
@@ -54,10 +54,8 @@ import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type 
 
 type Json = Record<string, unknown>;
 
-export type AuthzenRouterServices = Pick<
-  Services,
-  'apps' | 'config' | 'dpop' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'
->;
+/** A decision at an app, and the record of refused ones. */
+export type AuthzenRouterServices = DecisionServices & { decisions: Decisions };
 
 const WELL_KNOWN = '/.well-known/authzen-configuration';
 

@@ -4,9 +4,13 @@
 // attempt of the person (the sign-in throttle), so that user codes cannot be
 // guessed by trying them all.
 import type { Request, Response, Router } from 'express';
-import { whileSignedIn } from '../../oauth/closing.js';
+import { whileSignedIn } from '../../credentials/closing.js';
 import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
-import type { Services } from '../../services.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client } from '../../types.js';
+import type { Attempts } from '../../people/attempts.js';
+import type { AddressOf } from '../client-address.js';
 import { decideDeviceCode, findPendingByUserCode } from '../../store/device-codes.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
@@ -14,8 +18,15 @@ import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.j
 import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  clients: RecordCache<Stored<Client>>;
+  attempts: Attempts;
+  addressOf: AddressOf;
+}
+
 /** What the device page uses: the signed-in person, the attempts of the throttle, the device code and its client. */
-export type DeviceRouterServices = BrowserServices & Pick<Services, 'addressOf' | 'attempts' | 'clients'>;
+export type DeviceRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'clients'>;
 
 export function deviceRouter(svc: DeviceRouterServices): Router {
   const router = strictRouter();

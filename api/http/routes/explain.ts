@@ -5,11 +5,10 @@
 // explains a refused decision the record kept. `boxauth explain` calls both.
 import type { RequestHandler, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
-import { decide, type Credential } from '../../decision/engine.js';
+import { decide, type Credential, type DecisionServices } from '../../decision/engine.js';
 import { explainDecision, explainRecorded } from '../../decision/explain.js';
 import { hostOf } from '../../decision/apps.js';
-import { KEPT_PER_CALLER_PER_SECOND, KEPT_PER_SECOND } from '../../decision/record.js';
-import type { Services } from '../../services.js';
+import { KEPT_PER_CALLER_PER_SECOND, KEPT_PER_SECOND, type Decisions } from '../../decision/record.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -21,10 +20,7 @@ const text = (body: Record<string, unknown>, name: string, required = false): st
   return v;
 };
 
-export function explainRouter(
-  svc: Pick<Services, 'apps' | 'config' | 'dpop' | 'decisions' | 'keyring' | 'log' | 'policies' | 'sessions' | 'users'>,
-  guard: RequestHandler,
-): Router {
+export function explainRouter(svc: DecisionServices & { decisions: Decisions }, guard: RequestHandler): Router {
   const router = strictRouter();
 
   router.post('/authz/explain', guard, ...resourceBody, async (req, res) => {

@@ -2,11 +2,20 @@
 import { errorMessage } from '../../errors.js';
 import type { Router } from 'express';
 import { migrationsDone } from '../../db/migrate.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../log.js';
+import type { Pool } from '../../db/pool.js';
 import { strictRouter } from '../router.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+}
+
 /** What liveness and readiness use. */
-export type HealthRouterServices = Pick<Services, 'config' | 'log' | 'pool'>;
+export type HealthRouterServices = Pick<Needs, 'config' | 'log' | 'pool'>;
 
 export function healthRouter(svc: HealthRouterServices, draining: () => boolean): Router {
   const router = strictRouter();

@@ -3,19 +3,26 @@
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorize.js';
-import { DPOP_ALGS } from '../../oauth/dpop/proof.js';
+import { DPOP_ALGS } from '../../credentials/dpop/proof.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import { projectPath } from '../../paths.js';
 import { openApiDocument } from '../../schema/openapi.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Keyring } from '../../credentials/keyring.js';
 import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  keyring: Keyring;
+}
 
 /**
  * The authorization server's metadata (RFC 8414 §2). The OpenID Connect discovery
  * document (./openid.ts) is this and OpenID's own fields, so that the two never
  * tell a client different things about the same endpoints.
  */
-export function authorizationServerMetadata(svc: Pick<Services, 'config'>): Record<string, unknown> {
+export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<string, unknown> {
   const base = svc.config.baseUrl;
   return {
     issuer: base,
@@ -46,7 +53,7 @@ function packageVersion(): string {
 }
 
 /** What the discovery and OpenAPI documents use. */
-export type OAuthRouterServices = Pick<Services, 'config' | 'keyring'>;
+export type OAuthRouterServices = Pick<Needs, 'config' | 'keyring'>;
 
 export function oauthRouter(svc: OAuthRouterServices): Router {
   const router = strictRouter();

@@ -9,10 +9,15 @@ import {
   OPENID,
   OPENID_SCOPES,
   requestedClaimsOf,
-  scopesOf,
   userClaims,
 } from '../../oauth/openid.js';
-import type { Services } from '../../services.js';
+import { scopesOf } from '../../credentials/scopes.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../log.js';
+import type { Keyring } from '../../credentials/keyring.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client } from '../../types.js';
 import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
 import { presentedCredential, principalOf, resourceRequest, type PrincipalServices } from '../auth.js';
@@ -23,10 +28,18 @@ import { renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
 import { authorizationServerMetadata } from './oauth.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  keyring: Keyring;
+  clients: RecordCache<Stored<Client>>;
+}
+
 const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
 
 /** The discovery document: what a relying party needs to know of the box (OpenID Connect Discovery 1.0 §3). */
-export function openidConfiguration(svc: Pick<Services, 'config' | 'keyring'>): Record<string, unknown> {
+export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Record<string, unknown> {
   const base = svc.config.baseUrl;
   return {
     ...authorizationServerMetadata(svc),
@@ -49,7 +62,7 @@ export function openidConfiguration(svc: Pick<Services, 'config' | 'keyring'>): 
 }
 
 /** What discovery, UserInfo (the token's principal) and logout (the browser session, the client asking) use. */
-export type OpenidRouterServices = PrincipalServices & BrowserServices & Pick<Services, 'clients' | 'keyring' | 'log'>;
+export type OpenidRouterServices = PrincipalServices & BrowserServices & Pick<Needs, 'clients' | 'keyring' | 'log'>;
 
 export function openidRouter(svc: OpenidRouterServices): Router {
   const router = strictRouter();

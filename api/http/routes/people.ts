@@ -2,10 +2,11 @@
 // as ?access_token= or a bearer header (authentication and policies run before).
 import { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { ApiError, notFound } from '../../errors.js';
-import { hashSecret } from '../../oauth/secrets.js';
+import { hashSecret } from '../../credentials/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Pool } from '../../db/pool.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
 import { parseSearch } from '../../store/search.js';
@@ -15,6 +16,12 @@ import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  pool: Pool;
+}
 
 /** The user as spec §4.5 shows it: one record with the password hash, or list entries without. */
 export function userJson(u: UserRow, withPassword: boolean): Record<string, unknown> {
@@ -51,13 +58,13 @@ async function writing<T>(body: unknown, work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function checkGroups(svc: Pick<Services, 'pool'>, body: unknown, ids: number[] | undefined): Promise<void> {
+async function checkGroups(svc: Pick<Needs, 'pool'>, body: unknown, ids: number[] | undefined): Promise<void> {
   const unknown = await unknownGroupIds(svc.pool, ids ?? []);
   if (unknown.length) throw rejected(body, 'group-ids', `no such group: ${unknown.join(', ')}`);
 }
 
 /** The box's own groups (api/reserved.ts) keep their names (policies link them by name) and are not deleted. */
-async function checkReservedGroup(svc: Pick<Services, 'config' | 'pool'>, id: number, newName: string | undefined): Promise<void> {
+async function checkReservedGroup(svc: Pick<Needs, 'config' | 'pool'>, id: number, newName: string | undefined): Promise<void> {
   const group = await getGroup(svc.pool, id);
   if (!group || !isReserved(reservedRecords(svc.config.rootClientId), 'Group', group.name)) return;
   if (newName === group.name) return;
@@ -74,7 +81,7 @@ function paged(res: Response, total: number): Response {
 }
 
 /** What /users and /groups use (AccountServices: changing and removing accounts closes their grants). */
-export type PeopleRouterServices = AccountServices & Pick<Services, 'config'>;
+export type PeopleRouterServices = AccountServices & Pick<Needs, 'config'>;
 
 export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();

@@ -2,16 +2,21 @@
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
 import { type Request, type RequestHandler, type Router } from 'express';
-import { withTransaction, type Transaction } from '../../db/pool.js';
+import { withTransaction, type Transaction, type Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { removeClient } from '../../oauth/closing.js';
-import { hashSecret } from '../../oauth/secrets.js';
-import { boxAudienceClash } from '../../decision/apps.js';
+import { removeClient } from '../../credentials/closing.js';
+import { hashSecret } from '../../credentials/secrets.js';
+import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { writeRefusal, type RecordWrite } from '../../policy/writers.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Policies } from '../../policy/evaluate.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { ReadFence } from '../../cache/read-fence.js';
+import type { SessionRow } from '../../store/sessions.js';
+import type { Audit } from '../../audit.js';
 import { accessPolicies } from '../../store/policies.js';
 import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
@@ -23,6 +28,19 @@ import { actorOf, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  pool: Pool;
+  policies: Policies;
+  clients: RecordCache<Stored<Client>>;
+  apps: AppDirectory;
+  policyRecords: RecordCache<Stored<AccessPolicy>>;
+  readFence: ReadFence;
+  sessions: RecordCache<SessionRow>;
+  audit: Audit;
+}
 
 type Resource = Client | AccessPolicy | App;
 
@@ -54,7 +72,7 @@ const reservedConflict = (kind: ResourceKind, id: string, why: string): ApiError
  * deleted; the admin UI's client and the reserved policies are not changed here;
  * the root client keeps its grant. `next` is the record to write, or undefined to delete.
  */
-function checkReserved(svc: Pick<Services, 'config'>, kind: ResourceKind, id: string, next: Resource | undefined): void {
+function checkReserved(svc: Pick<Needs, 'config'>, kind: ResourceKind, id: string, next: Resource | undefined): void {
   if (!isReserved(reservedRecords(svc.config.rootClientId), kind, id)) return;
   if (next === undefined) throw reservedConflict(kind, id, 'it cannot be deleted');
   if (kind === 'AccessPolicy') {
@@ -69,7 +87,7 @@ function checkReserved(svc: Pick<Services, 'config'>, kind: ResourceKind, id: st
 type Written = { resource: Resource; created: boolean };
 
 /** What writing a record uses. */
-type WriterServices = Pick<Services, 'config' | 'pool' | 'policies' | 'sessions' | 'audit'>;
+type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit'>;
 
 /**
  * Runs `work` in a transaction under the record-write lock, once the writer check
@@ -159,7 +177,7 @@ const WRITERS: {
 };
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
-export type ResourceRouterServices = WriterServices & Pick<Services, 'apps' | 'clients' | 'policyRecords' | 'readFence'>;
+export type ResourceRouterServices = WriterServices & Pick<Needs, 'apps' | 'clients' | 'policyRecords' | 'readFence'>;
 
 export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServices, kind: K, guard: RequestHandler): Router {
   const table = TABLES[kind];

@@ -2,10 +2,12 @@
 // and the resource API (search, read, change, close) behind policies.
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
-import { checkPresented, type ResourceServices } from '../../oauth/dpop/resource.js';
-import { closeGrants, forgetSession } from '../../oauth/closing.js';
+import { checkPresented, type ResourceServices } from '../../credentials/dpop/resource.js';
+import { closeGrants, forgetSession } from '../../credentials/closing.js';
 import { TOKEN_EXCHANGE } from '../../oauth/grants/token-exchange.js';
-import type { Services } from '../../services.js';
+import type { Pool } from '../../db/pool.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { Audit } from '../../audit.js';
 import { parseSearch } from '../../store/search.js';
 import { findById, searchSessions, setExpirations, toSessionResource, type CloseSelector, type SessionRow } from '../../store/sessions.js';
 import { actorOf, presentedCredential, resourceRequest, unauthorized } from '../auth.js';
@@ -14,8 +16,15 @@ import { send } from '../respond.js';
 import { bundle } from './resources.js';
 import { strictRouter } from '../router.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  pool: Pool;
+  sessions: RecordCache<SessionRow>;
+  audit: Audit;
+}
+
 /** Session `id` as it is now: among the rows a close returned, or read (it was closed before). */
-async function asClosed(svc: Pick<Services, 'pool'>, closed: SessionRow[], id: string): Promise<SessionRow> {
+async function asClosed(svc: Pick<Needs, 'pool'>, closed: SessionRow[], id: string): Promise<SessionRow> {
   return closed.find((s) => s.id === id) ?? (await findById(svc.pool, id))!;
 }
 
@@ -31,7 +40,7 @@ function signedOutGrant(session: SessionRow): CloseSelector {
 }
 
 /** What sign-out with a token uses: the token's session, and closing its grant. */
-export type SignOutServices = ResourceServices & Pick<Services, 'audit' | 'pool'>;
+export type SignOutServices = ResourceServices & Pick<Needs, 'audit' | 'pool'>;
 
 /**
  * DELETE /Session: sign-out. Closes the whole family of the bearer token's session, so the
@@ -71,7 +80,7 @@ function parseTime(body: Record<string, unknown>, field: string): Date | null | 
 const READ_ONLY = ['type', 'client', 'user', 'audience', 'scope', 'start', 'end', 'parent', 'details'];
 
 /** What the Session resource API uses: the rows, and closing grants (which the session cache forgets). */
-export type SessionRouterServices = Pick<Services, 'audit' | 'pool' | 'sessions'>;
+export type SessionRouterServices = Pick<Needs, 'audit' | 'pool' | 'sessions'>;
 
 export function sessionRouter(svc: SessionRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();

@@ -4,10 +4,11 @@
 // where a sign-in goes back to is only ever a page of this box.
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { minutesUntil } from '../../people/attempts.js';
-import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../oauth/secrets.js';
+import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { userInput } from '../../schema/people.js';
-import type { Services } from '../../services.js';
+import type { Metrics } from '../../metrics.js';
+import type { AddressOf } from '../client-address.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { ensureGroup } from '../../store/groups.js';
 import { createUser, findUserByEmail } from '../../store/users.js';
@@ -17,6 +18,13 @@ import { csrfToken, csrfValid, endBrowserSession, signIn, type BrowserServices }
 import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
 import { strictRouter } from '../router.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  metrics: Metrics;
+  attempts: Attempts;
+  addressOf: AddressOf;
+}
+
 // Only places of this box are valid targets after sign-in: never an open redirect.
 function safeReturnTo(value: unknown): string {
   return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?))/.test(value)
@@ -25,7 +33,7 @@ function safeReturnTo(value: unknown): string {
 }
 
 /** What the sign-in, sign-up and sign-out pages use. */
-export type SignInRouterServices = BrowserServices & Pick<Services, 'addressOf' | 'attempts' | 'metrics'>;
+export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics'>;
 
 export function signInRouter(svc: SignInRouterServices): Router {
   const router = strictRouter();

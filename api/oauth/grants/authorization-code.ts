@@ -6,12 +6,12 @@ import { authorizationCodeClient, findAuthorizationCodeForUpdate, markCodeUsed, 
 import { insertSessions } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { getUser } from '../../store/users.js';
-import { closeGrants } from '../closing.js';
-import { invalidGrant, type OAuthError } from '../errors.js';
+import { closeGrants } from '../../credentials/closing.js';
+import { invalidGrant, type OAuthError } from '../../credentials/errors.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
-import { verifierMatches } from '../pkce.js';
-import { mint, tokenHash } from '../tokens.js';
+import { verifierMatches } from '../../credentials/pkce.js';
+import { mint, tokenHash } from '../../credentials/tokens.js';
 import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
 
 const CODE = 'authorization code';

@@ -1,7 +1,7 @@
 // grant_type=client_credentials (RFC 6749 §4.4): a confidential client gets a token for itself.
 import { grantedAudience, grantedScope } from '../entitlements.js';
 import { audienceParam, scopeParam } from '../params.js';
-import { mint } from '../tokens.js';
+import { mint } from '../../credentials/tokens.js';
 import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
 export const clientCredentials: Grant = {

@@ -7,9 +7,9 @@ import { deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPo
 import { insertSessions } from '../../store/sessions.js';
 import { getUser } from '../../store/users.js';
 import { DEVICE_GRANT } from '../device.js';
-import { OAuthError, invalidGrant } from '../errors.js';
+import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
-import { mint, tokenHash } from '../tokens.js';
+import { mint, tokenHash } from '../../credentials/tokens.js';
 import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
 
 export const deviceCode: Grant = {

@@ -4,20 +4,47 @@
 // the client may use the grant. A handler then only decides what its own
 // parameters mean and what to issue.
 import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
-import type { Services } from '../../services.js';
-import type { Client } from '../../types.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../log.js';
+import type { Keyring } from '../../credentials/keyring.js';
+import type { Policies } from '../../policy/evaluate.js';
+import type { SessionWriter } from '../../store/session-writer.js';
+import type { RefreshWriter } from '../../store/refresh-writer.js';
+import type { RefreshHolders } from '../../cache/refresh-holders.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { TrustedIssuers } from '../../credentials/workload/issuers.js';
+import type { VerifiedAssertions } from '../../credentials/workload/assertion.js';
+import type { Audit } from '../../audit.js';
+import type { PrincipalUser, Client } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
-import { OAuthError, invalidGrant } from '../errors.js';
+import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import type { Params } from '../params.js';
 import type { SessionRow } from '../../store/sessions.js';
-import type { TokenResponse } from '../tokens.js';
+import type { TokenResponse } from '../../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  keyring: Keyring;
+  policies: Policies;
+  sessionWriter: SessionWriter;
+  refreshWriter: RefreshWriter;
+  refreshHolders: RefreshHolders;
+  sessions: RecordCache<SessionRow>;
+  issuers: TrustedIssuers;
+  verifiedAssertions: VerifiedAssertions;
+  audit: Audit;
+  users: RecordCache<PrincipalUser>;
+}
 
 /**
  * What grants may use: signing and storing tokens, the refresh token caches, and
  * closing sessions (a replayed code, a reused refresh token).
  */
 export type GrantServices = Pick<
-  Services,
+  Needs,
   | 'config'
   | 'keyring'
   | 'pool'

@@ -16,11 +16,11 @@ import {
   type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantName, GrantSettings } from '../../types.js';
-import { closeGrants } from '../closing.js';
+import { closeGrants } from '../../credentials/closing.js';
 import { getUser } from '../../store/users.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
-import { OAuthError, invalidGrant } from '../errors.js';
-import { mint, tokenHash, type TokenResponse } from '../tokens.js';
+import { OAuthError, invalidGrant } from '../../credentials/errors.js';
+import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
 import { commitThenRefuse, dpopBound, notIssuedToClient, type DpopBinding, type Grant, type GrantServices, type Issued } from './grant.js';

@@ -8,14 +8,14 @@
 // narrows: no scope beyond the subject token's, no audience beyond the client's
 // list, no life beyond either token's. A token exchanged from a box token is a
 // child of that token's session: closing the parent closes the chain.
-import type { ExchangeRequest } from '../../policy/requests.js';
+import type { Act, ExchangeRequest, Party } from '../../policy/requests.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { grantedAudience, grantedScope } from '../entitlements.js';
-import { OAuthError, invalidRequest } from '../errors.js';
-import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type Act, type CheckedToken, type Party } from '../exchange/parties.js';
-import { scopesOf } from '../openid.js';
+import { OAuthError, invalidRequest } from '../../credentials/errors.js';
+import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedToken } from '../../credentials/exchange/parties.js';
+import { scopesOf } from '../../credentials/scopes.js';
 import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
-import { mint } from '../tokens.js';
+import { mint } from '../../credentials/tokens.js';
 import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';

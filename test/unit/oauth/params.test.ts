@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { OAuthError } from '../../../api/oauth/errors.js';
+import { OAuthError } from '../../../api/credentials/errors.js';
 import { audienceParam, resourceParam } from '../../../api/oauth/params.js';
 
 /** The error code and description `f` throws, or undefined. */

@@ -3,7 +3,7 @@
 // a client's secret comes from, which clients are refused and why, and whose
 // record the operator may write.
 import { expect } from 'chai';
-import { verifyHash } from '../../../../api/oauth/secrets.js';
+import { verifyHash } from '../../../../api/credentials/secrets.js';
 import { clients } from '../../../../api/store/clients.js';
 import type { Client } from '../../../../api/types.js';
 import type { ClientResource, ClientSpec } from '../../../../operator/controllers/client.js';

@@ -2,8 +2,8 @@
 // only narrows — never beyond the subject token's scope, nor the client's list.
 import { expect } from 'chai';
 import { exchangedScope } from '../../../../api/oauth/grants/token-exchange.js';
-import { OAuthError } from '../../../../api/oauth/errors.js';
-import type { Party } from '../../../../api/oauth/exchange/parties.js';
+import { OAuthError } from '../../../../api/credentials/errors.js';
+import type { Party } from '../../../../api/policy/requests.js';
 import type { Client } from '../../../../api/types.js';
 
 const client = (scope?: string[]): Client => ({ resourceType: 'Client', id: 'web', grant_types: [], ...(scope ? { scope } : {}) });

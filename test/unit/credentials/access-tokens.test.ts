@@ -6,9 +6,9 @@ import { EventEmitter } from 'node:events';
 import { expect } from 'chai';
 import { RecordCache } from '../../../api/cache/record-cache.js';
 import type { ChangeFeed } from '../../../api/db/notify.js';
-import { checkAccessToken, type TokenCheckServices } from '../../../api/oauth/access-tokens.js';
-import { generateKeyPair, signingKey } from '../../../api/oauth/jwt.js';
-import { mint, tokenHash } from '../../../api/oauth/tokens.js';
+import { checkAccessToken, type TokenCheckServices } from '../../../api/credentials/access-tokens.js';
+import { generateKeyPair, signingKey } from '../../../api/credentials/jwt.js';
+import { mint, tokenHash } from '../../../api/credentials/tokens.js';
 import type { SessionRow } from '../../../api/store/sessions.js';
 
 class FakeFeed extends EventEmitter {

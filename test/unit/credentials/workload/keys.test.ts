@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import crypto, { type JsonWebKey } from 'node:crypto';
-import { RemoteKeySet } from '../../../../api/oauth/workload/keys.js';
+import { RemoteKeySet } from '../../../../api/credentials/workload/keys.js';
 
 function jwk(kid: string): JsonWebKey {
   const { publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -1,7 +1,7 @@
 // The memory of verified workload tokens: never past the token's exp, never
 // longer than a minute, bounded in size.
 import { expect } from 'chai';
-import { VerifiedAssertions } from '../../../../api/oauth/workload/assertion.js';
+import { VerifiedAssertions } from '../../../../api/credentials/workload/assertion.js';
 
 describe('VerifiedAssertions', function () {
   const now = Date.parse('2026-11-23T12:00:00Z');

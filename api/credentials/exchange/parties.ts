@@ -6,14 +6,21 @@
 // subject_token or actor_token are invalid for any reason, or are unacceptable
 // based on policy, ... the value of the error parameter MUST be the
 // invalid_request error code."
-import { requestUser, type RequestUser } from '../../policy/engines.js';
-import type { Services } from '../../services.js';
+import { requestUser } from '../../policy/engines.js';
+import type { Act, Party } from '../../policy/requests.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { PrincipalUser } from '../../types.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
 import { invalidRequest, type OAuthError } from '../errors.js';
 import { looksLikeJwt } from '../jwt.js';
 import { serviceAccountOf, verifyTrustedJwt, type WorkloadServices } from '../workload/assertion.js';
 import { WorkloadError } from '../workload/issuers.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  users: RecordCache<PrincipalUser>;
+}
 
 /** RFC 8693 §3: the token type identifiers the box takes and issues. */
 export const TOKEN_TYPE = {
@@ -23,37 +30,8 @@ export const TOKEN_TYPE = {
 } as const;
 const TAKEN: readonly string[] = Object.values(TOKEN_TYPE);
 
-/** RFC 8693 §4.1: "act" names the current actor; a prior actor is nested in it, least recent deepest. */
-export interface Act {
-  sub: string;
-  iss?: string;
-  client_id?: string;
-  act?: Act;
-}
-
 /** A delegation chain longer than this is refused: no honest chain of services is that deep. */
 export const MAX_CHAIN = 8;
-
-/** A checked subject or actor token, as policies see it. */
-export interface Party {
-  /** box: an access token of this box; serviceaccount: a Kubernetes ServiceAccount token; jwt: another trusted issuer's JWT. */
-  kind: 'box' | 'serviceaccount' | 'jwt';
-  iss: string;
-  sub: string;
-  /** A box token's client. */
-  client_id?: string;
-  /** A box token's person. */
-  user?: RequestUser;
-  aud: string | string[] | null;
-  scope: string | null;
-  /** The delegation the token already records. */
-  act?: Act;
-  /** A ServiceAccount token's. */
-  namespace?: string;
-  serviceAccount?: string;
-  /** A JWT's claims as its issuer signed them (a CI job's repository, branch…). */
-  claims?: Record<string, unknown>;
-}
 
 /** A Party and what the exchange needs of it beyond what policies see. */
 export interface CheckedToken {
@@ -66,7 +44,7 @@ export interface CheckedToken {
   jkt?: string;
 }
 
-export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Services, 'users'>;
+export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Needs, 'users'>;
 
 /** The `act` a box session records (a token exchanged before), if any. */
 export function actOf(details: Record<string, unknown> | null): Act | undefined {

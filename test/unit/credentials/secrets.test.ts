@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Argon2Busy, argon2Waiting, configureArgon2, hashSecret, SecretVerifier } from '../../../api/oauth/secrets.js';
+import { Argon2Busy, argon2Waiting, configureArgon2, hashSecret, SecretVerifier } from '../../../api/credentials/secrets.js';
 
 describe('client secret verifier', function () {
   it('remembers a secret verified against a hash, and only that secret with that hash', async function () {

@@ -2,11 +2,15 @@
 // point's apps), with DPoP (RFC 9449 §7): a bound token is accepted only under the DPoP
 // scheme, with a proof of its key for this very request; an unbound one only as Bearer.
 import { challenge } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { type Dpop, isDpopRefusal, type DpopErrorCode } from './check.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
-import { isDpopRefusal, type DpopErrorCode } from './check.js';
 import { DPOP_ALGS } from './proof.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  dpop: Dpop;
+}
 
 /** An access token as the Authorization header carries it. */
 export interface Presented {
@@ -22,7 +26,7 @@ export interface ResourceRequest {
   url: string;
 }
 
-export type ResourceServices = TokenCheckServices & Pick<Services, 'dpop'>;
+export type ResourceServices = TokenCheckServices & Pick<Needs, 'dpop'>;
 
 export type ResourceVerdict =
   | { session: SessionRow }

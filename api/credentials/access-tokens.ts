@@ -1,13 +1,22 @@
 // From a presented access token to its session. The session decides, for opaque
 // tokens and JWTs alike: a closed or expired session's token is refused at once,
 // however long the JWT's own `exp` would have let it live.
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Keyring } from './keyring.js';
+import type { RecordCache } from '../cache/record-cache.js';
 import { isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwtOnce } from './jwt.js';
 import { tokenHash } from './tokens.js';
 
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  keyring: Keyring;
+  sessions: RecordCache<SessionRow>;
+}
+
 /** What checking an access token needs. */
-export type TokenCheckServices = Pick<Services, 'config' | 'keyring' | 'sessions'>;
+export type TokenCheckServices = Pick<Needs, 'config' | 'keyring' | 'sessions'>;
 
 export type TokenCheck = { session: SessionRow } | { problem: string };
 

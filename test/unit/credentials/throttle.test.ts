@@ -1,6 +1,6 @@
-// The in-memory throttle of failed client authentication (api/oauth/throttle.ts).
+// The in-memory throttle of failed client authentication (api/credentials/throttle.ts).
 import { expect } from 'chai';
-import { FailureThrottle, TooManyAttempts, addressKey, clientKey } from '../../../api/oauth/throttle.js';
+import { FailureThrottle, TooManyAttempts, addressKey, clientKey } from '../../../api/credentials/throttle.js';
 
 describe('FailureThrottle', function () {
   let now = 1_000_000;

@@ -2,10 +2,10 @@
 // the proof that breaks it, and only that one; the nonces hold for two windows.
 import { expect } from 'chai';
 import crypto, { randomUUID } from 'node:crypto';
-import { Dpop } from '../../../../api/oauth/dpop/check.js';
-import { DpopNonces } from '../../../../api/oauth/dpop/nonce.js';
-import { accessTokenHash, htuOf, verifyProof, type ProofRequest } from '../../../../api/oauth/dpop/proof.js';
-import { thumbprint } from '../../../../api/oauth/jwt.js';
+import { Dpop } from '../../../../api/credentials/dpop/check.js';
+import { DpopNonces } from '../../../../api/credentials/dpop/nonce.js';
+import { accessTokenHash, htuOf, verifyProof, type ProofRequest } from '../../../../api/credentials/dpop/proof.js';
+import { thumbprint } from '../../../../api/credentials/jwt.js';
 import type { SeenProof } from '../../../../api/store/dpop-proofs.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');

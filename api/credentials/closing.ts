@@ -4,9 +4,9 @@
 // the database (api/store/sessions.ts closeGrants: serialized with refreshes, so
 // closing beats using), then this process's caches forget the sessions at once
 // (the others hear of it through the change feed) and the audit records who did it.
-import type { Actor } from '../audit.js';
-import { withTransaction, type Transaction } from '../db/pool.js';
-import type { Services } from '../services.js';
+import type { Actor, CloseReason, Audit } from '../audit.js';
+import { withTransaction, type Transaction, type Pool } from '../db/pool.js';
+import type { RecordCache } from '../cache/record-cache.js';
 import type { Client } from '../types.js';
 import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } from '../store/browser.js';
 import { clients } from '../store/clients.js';
@@ -14,9 +14,12 @@ import { deletePendingDeviceCodes } from '../store/device-codes.js';
 import type { Stored } from '../store/resources.js';
 import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
 
-/** Why sessions are closed (the audit's `how`). */
-export type CloseReason =
-  'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay' | 'password-change' | 'user-deleted' | 'client-deleted';
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  pool: Pool;
+  sessions: RecordCache<SessionRow>;
+  audit: Audit;
+}
 
 /** Why sessions are closed, and by whom: what the audit records of it. */
 export interface Closing {
@@ -25,7 +28,7 @@ export interface Closing {
 }
 
 /** Drops a session from this process's cache at once; other processes hear of it through the change feed. */
-export function forgetSession(svc: Pick<Services, 'sessions'>, s: SessionRow): void {
+export function forgetSession(svc: Pick<Needs, 'sessions'>, s: SessionRow): void {
   svc.sessions.invalidate(s.id, ...(s.accessTokenHash ? [s.accessTokenHash.toString('hex')] : []));
 }
 
@@ -35,7 +38,7 @@ export function forgetSession(svc: Pick<Services, 'sessions'>, s: SessionRow): v
  * change), else in a transaction of its own.
  */
 export async function closeGrants(
-  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  svc: Pick<Needs, 'pool' | 'sessions' | 'audit'>,
   selector: CloseSelector,
   closing: Closing,
   tx?: Transaction,
@@ -45,7 +48,7 @@ export async function closeGrants(
 }
 
 /** What follows a close in the database: this process forgets the sessions, the audit says who closed them. */
-function closed(svc: Pick<Services, 'sessions' | 'audit'>, rows: SessionRow[], closing: Closing): SessionRow[] {
+function closed(svc: Pick<Needs, 'sessions' | 'audit'>, rows: SessionRow[], closing: Closing): SessionRow[] {
   for (const s of rows) forgetSession(svc, s);
   if (rows.length) svc.audit.record({ event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
   return rows;
@@ -53,7 +56,7 @@ function closed(svc: Pick<Services, 'sessions' | 'audit'>, rows: SessionRow[], c
 
 /** Deletes a client through the box API: its sessions close in the same transaction (`tx`, or one of its own). */
 export async function removeClient(
-  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  svc: Pick<Needs, 'pool' | 'sessions' | 'audit'>,
   id: string,
   by: Actor,
   tx?: Transaction,
@@ -71,7 +74,7 @@ export async function removeClient(
  * commits, and the grants' close that follows then sees the session it made.
  */
 export async function endPersonsGrants(
-  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  svc: Pick<Needs, 'pool' | 'sessions' | 'audit'>,
   tx: Transaction,
   userId: number,
   closing: Closing,
@@ -84,7 +87,7 @@ export async function endPersonsGrants(
 
 /** A browser signed out (api/http/browser-session.ts): what was issued through it ends, as `endPersonsGrants` does for a person. */
 export async function endBrowsersGrants(
-  svc: Pick<Services, 'pool' | 'sessions' | 'audit'>,
+  svc: Pick<Needs, 'pool' | 'sessions' | 'audit'>,
   tx: Transaction,
   sid: string,
   closing: Closing,
@@ -102,7 +105,7 @@ export async function endBrowsersGrants(
  * endPersonsGrants): nothing a browser obtains outlives its sign-out.
  */
 export async function whileSignedIn<T>(
-  svc: Pick<Services, 'pool'>,
+  svc: Pick<Needs, 'pool'>,
   sid: string,
   issue: (tx: Transaction) => Promise<T>,
 ): Promise<T | undefined> {

@@ -2,13 +2,24 @@
 // assertion): a Kubernetes ServiceAccount token, checked against the issuers the
 // box trusts and the ServiceAccounts a Client is bound to (auth.workload).
 import { createHash } from 'node:crypto';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import { type TrustedIssuers, tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
+import type { WorkloadBindings } from './bindings.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
-import { tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  clients: RecordCache<Stored<Client>>;
+  issuers: TrustedIssuers;
+  verifiedAssertions: VerifiedAssertions;
+  workloadBindings: WorkloadBindings;
+}
 
 /** What verifying a workload token needs. */
-export type WorkloadServices = Pick<Services, 'clients' | 'config' | 'issuers' | 'verifiedAssertions' | 'workloadBindings'>;
+export type WorkloadServices = Pick<Needs, 'clients' | 'config' | 'issuers' | 'verifiedAssertions' | 'workloadBindings'>;
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** Clock skew allowed between the issuer and the box. */

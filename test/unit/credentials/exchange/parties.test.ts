@@ -1,8 +1,9 @@
 // The delegation chain (RFC 8693 §4.1) as the exchange builds it: the actor outermost,
 // the subject's chain nested inside; another issuer's chain is that issuer's word.
 import { expect } from 'chai';
-import { chainFor, chainLength, foreignAct, MAX_CHAIN, type Party } from '../../../../api/oauth/exchange/parties.js';
-import { WorkloadError } from '../../../../api/oauth/workload/issuers.js';
+import { chainFor, chainLength, foreignAct, MAX_CHAIN } from '../../../../api/credentials/exchange/parties.js';
+import type { Party } from '../../../../api/policy/requests.js';
+import { WorkloadError } from '../../../../api/credentials/workload/issuers.js';
 
 const BOX = 'https://auth.example';
 const party = (p: Partial<Party>): Party => ({ kind: 'box', iss: BOX, sub: 'x', aud: null, scope: null, ...p });

@@ -1,9 +1,9 @@
 // What a refused request is told, whichever door it came through (api/http/gate-endpoints.ts
-// writes it as an HTTP response, api/grpc/ext-authz.ts as Envoy's denied_response): a
+// writes it as an HTTP response, api/grpc/check.ts as Envoy's denied_response): a
 // page for a person's browser, else RFC 6749-style JSON, both naming the decision.
 import { errorFields } from '../errors.js';
 import { messagePage } from '../ui/pages.js';
-import type { Decision } from './engine.js';
+import type { Decision } from '../decision/engine.js';
 
 export interface Refusal {
   status: number;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, importJWK, jwtVerify } from 'jose';
-import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, verifyJwtOnce, JwtError } from '../../../api/oauth/jwt.js';
+import { generateKeyPair, signJwt, signingKey, thumbprint, verifyJwt, verifyJwtOnce, JwtError } from '../../../api/credentials/jwt.js';
 import type { JwtAlg } from '../../../api/config.js';
 
 describe('JWT signing', function () {

@@ -1,0 +1,40 @@
+// What a person must still prove before a request is answered, asked of people
+// alone: no authorization request, no browser, the clock given.
+import { expect } from 'chai';
+import { asksForFreshSignIn, mustSignIn, type SignInAsked, type SignInFacts } from '../../../api/people/sign-in.js';
+
+const now = Date.parse('2026-11-23T12:00:00Z');
+const asked = (change: Partial<SignInAsked> = {}): SignInAsked => ({
+  prompt: new Set(),
+  maxAge: undefined,
+  hintedUser: undefined,
+  ...change,
+});
+const facts = (change: Partial<SignInFacts> = {}): SignInFacts => ({
+  asked: asked(),
+  signedIn: { userId: '7', authTime: new Date(now - 30 * 60_000) },
+  signedInSinceRequest: false,
+  now,
+  ...change,
+});
+
+describe('people: what a sign-in must still prove', () => {
+  it('asks nobody signed in, or someone other than the hinted user, to sign in', () => {
+    expect(mustSignIn(facts({ signedIn: undefined }))).to.equal(true);
+    expect(mustSignIn(facts({ asked: asked({ hintedUser: '8' }) }))).to.equal(true);
+    expect(mustSignIn(facts({ asked: asked({ hintedUser: '7' }) }))).to.equal(false);
+  });
+
+  it('asks again for prompt=login and a max_age passed, unless the browser signed in since the request', () => {
+    expect(mustSignIn(facts({ asked: asked({ prompt: new Set(['login']) }) }))).to.equal(true);
+    expect(mustSignIn(facts({ asked: asked({ maxAge: 60 }) }))).to.equal(true);
+    expect(mustSignIn(facts({ asked: asked({ maxAge: 3600 }) }))).to.equal(false);
+    expect(mustSignIn(facts({ asked: asked({ prompt: new Set(['login']) }), signedInSinceRequest: true }))).to.equal(false);
+  });
+
+  it('marks a request that waits for a sign-in made for it', () => {
+    expect(asksForFreshSignIn(asked({ prompt: new Set(['select_account']) }))).to.equal(true);
+    expect(asksForFreshSignIn(asked({ maxAge: 0 }))).to.equal(true);
+    expect(asksForFreshSignIn(asked({ prompt: new Set(['consent']) }))).to.equal(false);
+  });
+});
