@@ -17,7 +17,18 @@ export interface Actor {
 
 /** Why sessions are closed (the audit's `how`; api/credentials/closing.ts closes them). */
 export type CloseReason =
-  'sign-out' | 'revoke' | 'logout' | 'api' | 'refresh-token-reuse' | 'code-replay' | 'password-change' | 'user-deleted' | 'client-deleted';
+  | 'sign-out'
+  | 'revoke'
+  | 'logout'
+  | 'api'
+  | 'refresh-token-reuse'
+  | 'code-replay'
+  | 'password-change'
+  | 'user-deleted'
+  | 'client-deleted'
+  /** A way back in (a recovery code, an administrator's reset of the factors): the person's other sessions end. */
+  | 'factors-reset'
+  | 'recovery-code';
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }
@@ -43,6 +54,17 @@ export type AuditEvent =
       client?: string;
       user?: string;
       session?: string;
+    }
+  | {
+      /** A person's second factors: enrolled, removed, reset by an administrator, a recovery code used, codes made anew. */
+      event: 'factor';
+      action: 'enrolled' | 'removed' | 'reset' | 'recovery-code-used' | 'recovery-codes-made';
+      user: string;
+      kind?: 'passkey' | 'totp' | 'recovery-codes';
+      /** The factor's id (a passkey's, a TOTP's), never its key or secret. */
+      factor?: string;
+      by: Actor;
+      address?: string;
     }
   | {
       event: 'record_changed';

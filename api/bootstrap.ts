@@ -9,15 +9,16 @@
 //
 // Generated credentials are written once to $BOXAUTH_DATA_DIR (root-client.json,
 // admin-user.json; mode 0600) so a person can find them.
+import { createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
 import { generateSecret, hashSecret, verifyHash } from './credentials/secrets.js';
 import { OPENID_SCOPES } from './oauth/openid.js';
 import { ADMIN_CLIENT_ID, adminClientPolicyId, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
-import { claimSetting } from './store/browser.js';
+import { claimSetting, ensureSetting } from './store/browser.js';
 import { clients } from './store/clients.js';
 import { ensureGroup } from './store/groups.js';
 import { accessPolicies } from './store/policies.js';
@@ -195,4 +196,40 @@ export async function bootstrapAdminClient(pool: Pool, config: Config, log: Logg
     description: 'The admin UI acts for the person signed in to it, within what their own policies allow.',
     link: [{ id: ADMIN_CLIENT_ID, resourceType: 'Client' }],
   });
+}
+
+/**
+ * The key TOTP secrets are sealed with (api/credentials/sealing.ts): BOXAUTH_FACTOR_KEY, else
+ * $BOXAUTH_DATA_DIR/factor-key, made once (mode 0600). The box records a fingerprint of the
+ * key it seals with and refuses to start with another: secrets sealed with one key are
+ * unreadable with the next, and a process that quietly sealed with its own would lock people
+ * out of their codes.
+ */
+export async function ensureFactorKey(pool: Pool, config: Config): Promise<Buffer> {
+  let key = config.factorKey;
+  const file = path.join(config.dataDir, 'factor-key');
+  if (!key) {
+    const saved = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (saved === undefined) {
+      await fs.mkdir(config.dataDir, { recursive: true });
+      // 'wx': of two processes making it at once, one writes; the other reads what it wrote.
+      await fs
+        .writeFile(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
+        .catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+    }
+    key = Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
+    if (key.length !== 32) throw new ConfigError(`${file} does not hold a factor key (32 bytes in base64)`);
+  }
+  const fingerprint = createHmac('sha256', key).update('boxauth factor key').digest('base64url').slice(0, 16);
+  if ((await ensureSetting(pool, 'factor_key_fingerprint', () => fingerprint)) !== fingerprint)
+    throw new ConfigError(
+      `the factor key (${config.factorKey ? 'BOXAUTH_FACTOR_KEY' : file}) is not the one this box sealed its TOTP secrets with; ` +
+        'set BOXAUTH_FACTOR_KEY to that key (docs/guides/second-factors.md)',
+    );
+  return key;
 }

@@ -160,6 +160,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'a PEM private key (EC P-256, RSA \u2265 2048, Ed25519) to sign with instead of generated keys (e.g. from a Kubernetes Secret)',
   },
   {
+    names: ['BOXAUTH_FACTOR_KEY'],
+    default: 'generated into `$BOXAUTH_DATA_DIR/factor-key`',
+    meaning:
+      '32 random bytes in base64 (`openssl rand -base64 32`): the key TOTP secrets are sealed with (AES-256-GCM). Every process of a box needs the same one; the box refuses to start with another key than the one it sealed with',
+  },
+  {
     names: ['BOXAUTH_KEY_ROTATION_DAYS'],
     default: '`30`',
     meaning: 'a generated signing key older than this is replaced; `0` never',

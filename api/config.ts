@@ -54,6 +54,8 @@ export interface Config {
   jwtAlg: JwtAlg;
   /** An externally managed signing key (PEM, PKCS#8), e.g. from a Kubernetes Secret. */
   signingKeyPem: string | undefined;
+  /** The key TOTP secrets are sealed with (api/credentials/sealing.ts); unset: $BOXAUTH_DATA_DIR/factor-key, made once. */
+  factorKey: Buffer | undefined;
   keyRotationDays: number;
   workers: number;
   logLevel: string;
@@ -174,6 +176,15 @@ export function oneOf<T extends string>(env: Env, name: string, allowed: readonl
 }
 
 /** A value that must match `pattern`, described by `what` when it does not. */
+/** BOXAUTH_FACTOR_KEY: 32 random bytes in base64 (`openssl rand -base64 32`). Never echoed: it is a secret. */
+function factorKeyOf(env: Env): Buffer | undefined {
+  const raw = str(env, 'BOXAUTH_FACTOR_KEY');
+  if (raw === undefined) return undefined;
+  const key = Buffer.from(raw.trim(), 'base64');
+  if (key.length !== 32) throw new ConfigError('BOXAUTH_FACTOR_KEY must be 32 bytes in base64 (make one with: openssl rand -base64 32)');
+  return key;
+}
+
 export function matching(env: Env, name: string, pattern: RegExp, what: string, fallback: string): string {
   const raw = str(env, name);
   if (raw === undefined) return fallback;
@@ -283,6 +294,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     jwtAlg,
     signingKeyPem: str(env, 'BOXAUTH_SIGNING_KEY'),
+    factorKey: factorKeyOf(env),
     keyRotationDays: int(env, 'BOXAUTH_KEY_ROTATION_DAYS', 30, 0, 3650),
     workers,
     logLevel: oneOf(env, 'BOXAUTH_LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Audit } from './audit.js';
-import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, type Credentials } from './bootstrap.js';
+import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, ensureFactorKey, type Credentials } from './bootstrap.js';
 import { ReadFence } from './cache/read-fence.js';
 import { RecordCache } from './cache/record-cache.js';
 import { RefreshHolders } from './cache/refresh-holders.js';
@@ -73,6 +73,7 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
       );
     }
     await new Keyring(pool, config).ensureActive();
+    await ensureFactorKey(pool, config);
     const root = await bootstrapRootClient(pool, config, log);
     const admin = await bootstrapAdmin(pool, config);
     await bootstrapAdminClient(pool, config, log);
@@ -111,6 +112,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
   // The key of DPoP nonces: shared, so that a nonce one process hands out holds at the others.
   const dpopNonceKey = Buffer.from(await ensureSetting(pool, 'dpop_nonce_key', () => randomBytes(32).toString('base64url')));
+  const factorKey = await ensureFactorKey(pool, config);
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
   metrics.watch(pool, argon2Waiting);
@@ -118,6 +120,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const svc: Services = {
     config,
     csrfKey,
+    factorKey,
     issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
     workloadBindings: new WorkloadBindings(pool, feed),
     verifiedAssertions: new VerifiedAssertions(),

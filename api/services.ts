@@ -57,6 +57,8 @@ export interface Services {
   sessions: RecordCache<SessionRow>;
   /** The key of the browser forms' CSRF tokens (shared by all processes of the box). */
   csrfKey: Buffer;
+  /** Seals TOTP secrets at rest (api/credentials/sealing.ts; BOXAUTH_FACTOR_KEY). */
+  factorKey: Buffer;
   /** Issuers of workload tokens this box trusts. */
   issuers: TrustedIssuers;
   /** Workload tokens whose signature was verified (JWKS issuers only). */

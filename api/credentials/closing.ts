@@ -11,6 +11,7 @@ import type { Client } from '../types.js';
 import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } from '../store/browser.js';
 import { clients } from '../store/clients.js';
 import { deletePendingDeviceCodes } from '../store/device-codes.js';
+import { deleteSignInStepsOfUser } from '../store/factors.js';
 import type { Stored } from '../store/resources.js';
 import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
 
@@ -69,6 +70,7 @@ export async function removeClient(
 /**
  * A person's credentials changed (a new password), or they are gone: everything
  * the old credentials obtained ends, in `tx` with the change — signed-in browsers,
+ * sign-ins half made,
  * codes not yet exchanged, device codes allowed but not yet picked up, and every
  * grant. Artefacts first: an exchange racing this holds its code's row until it
  * commits, and the grants' close that follows then sees the session it made.
@@ -80,6 +82,7 @@ export async function endPersonsGrants(
   closing: Closing,
 ): Promise<SessionRow[]> {
   await deleteBrowserSessionsOfUser(tx, userId);
+  await deleteSignInStepsOfUser(tx, userId);
   await deletePendingCodes(tx, { user: userId });
   await deletePendingDeviceCodes(tx, { user: userId });
   return closeGrants(svc, { user: userId }, closing, tx);

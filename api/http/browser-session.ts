@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
-import { createBrowserSession, deleteBrowserSession, findBrowserSession, type BrowserSession } from '../store/browser.js';
+import { createBrowserSession, deleteBrowserSession, endForStepUp, findBrowserSession, type BrowserSession } from '../store/browser.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
@@ -42,7 +42,7 @@ export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessi
  * the cookies are scoped to the box's own pages, <base path>/auth, which every
  * page that reads them is under, so the others' servers are not sent them.
  */
-function cookieNames(svc: BrowserServices): { session: string; csrf: string; path: string } {
+export function cookieNames(svc: BrowserServices): { session: string; csrf: string; path: string } {
   const base = new URL(svc.config.baseUrl);
   if (base.protocol === 'https:' && base.pathname === '/')
     return { session: '__Host-boxauth_session', csrf: '__Host-boxauth_csrf', path: '/' };
@@ -53,12 +53,12 @@ export function cookies(req: Request): Record<string, string> {
   return parseCookies(req.headers.cookie);
 }
 
-function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number, path = cookieNames(svc).path): string {
+export function cookieOptions(svc: BrowserServices, maxAgeSeconds?: number, path = cookieNames(svc).path): string {
   const secure = svc.config.baseUrl.startsWith('https:') ? '; Secure' : '';
   return `; Path=${path}; HttpOnly; SameSite=Lax${secure}${maxAgeSeconds !== undefined ? `; Max-Age=${maxAgeSeconds}` : ''}`;
 }
 
-function appendCookie(res: Response, cookie: string): void {
+export function appendCookie(res: Response, cookie: string): void {
   const prior = res.getHeader('Set-Cookie');
   res.setHeader('Set-Cookie', [...(Array.isArray(prior) ? prior : prior ? [String(prior)] : []), cookie]);
 }
@@ -79,10 +79,27 @@ export async function signedIn(svc: BrowserServices, req: Request): Promise<Brow
   return findBrowserSession(svc.pool, tokenHash(token));
 }
 
-export async function signIn(svc: BrowserServices, res: Response, userId: number): Promise<void> {
+/**
+ * Signs this browser in as `userId`, with what the sign-in proved (`amr`). A step-up
+ * (`replaces`: the browser session it strengthens) is a new sign-in: a new cookie, a new
+ * auth_time and amr, and the old session's sid, so that what was issued through it stays
+ * tied to it and one sign-out still ends everything. When that session ended meanwhile
+ * (a sign-out, a recovery), the new one gets a sid of its own.
+ */
+export async function signIn(
+  svc: BrowserServices,
+  res: Response,
+  userId: number,
+  amr: readonly string[],
+  replaces?: string,
+): Promise<void> {
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
-  await createBrowserSession(svc.pool, tokenHash(token), userId, new Date(Date.now() + hours * 3600_000));
+  const expiresAt = new Date(Date.now() + hours * 3600_000);
+  await withTransaction(svc.pool, async (tx) => {
+    const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
+    await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, sid);
+  });
   endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Metrics } from '../metrics.js';
 import { purgeBrowserRecords } from '../store/browser.js';
+import { purgeFactorRecords } from '../store/factors.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
@@ -51,6 +52,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
     await purgeDeviceCodes(client);
     await purgePushedRequests(client);
+    await purgeFactorRecords(client);
     for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
     let capped = 0;
     for (let n = -1; n !== 0;) {

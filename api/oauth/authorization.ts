@@ -6,12 +6,14 @@
 // facts and carries out the decision; it decides nothing itself.
 //
 // What the person must still prove is people's to say (api/people/sign-in.ts): a
-// second factor will be one more decision (`next: 'second-factor'` when the
-// account requires one this browser session has not given: its `acr`), and an
-// upstream provider another way to a SignedIn; neither changes the rest.
+// sign-in, or a stronger one (`next: 'step-up'` when the class of sign-in wanted —
+// the request's acr_values, its client's minimum_acr, the person's group — is more
+// than this browser's sign-in proved). An upstream provider will be another way to a
+// SignedIn; it changes none of the rest.
 import type { AuthorizeRequest } from './authorize.js';
 import { scopesOf } from '../credentials/scopes.js';
-import { asksForFreshSignIn, mustSignIn, type SignedIn } from '../people/sign-in.js';
+import type { Acr } from '../credentials/acr.js';
+import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../people/sign-in.js';
 
 export interface AuthorizationFacts {
   request: AuthorizeRequest;
@@ -29,12 +31,16 @@ export interface AuthorizationFacts {
   consented: readonly string[] | 'first-party' | undefined;
   /** The consent form's answer, when the request comes back from it. */
   answer?: 'allow' | 'deny';
+  /** The class of sign-in the request needs (api/people/sign-in.ts acrWanted); undefined: any. */
+  acrWanted?: Acr;
   now: number;
 }
 
 export type AuthorizationDecision =
   /** The sign-in page; `fresh`: the request waits for a sign-in made after it (prompt, max_age). */
   | { next: 'sign-in'; fresh: boolean }
+  /** A sign-in again, with the factor this browser's sign-in lacks for `acr` (api/http/sign-in-steps.ts). */
+  | { next: 'step-up'; acr: Acr }
   /** The consent form was sent by a browser that is no longer signed in: start again from the app. */
   | { next: 'signed-out' }
   /** The consent page. */
@@ -55,6 +61,13 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
     // Core §3.1.2.1: prompt=none "MUST NOT display any authentication or consent user interface pages".
     if (request.prompt.has('none')) return { next: 'error', error: 'login_required', description: 'the user must sign in' };
     return { next: 'sign-in', fresh: asksForFreshSignIn(request) };
+  }
+  // Step-up is a new sign-in with the missing factor, never a flag (ARCHITECTURE §12): no
+  // grant, not even an answer to the consent form, while the sign-in falls short.
+  if (f.acrWanted !== undefined && mustStepUp(f.signedIn!, f.acrWanted)) {
+    if (request.prompt.has('none'))
+      return { next: 'error', error: 'login_required', description: 'the user must sign in with a stronger factor' };
+    return { next: 'step-up', acr: f.acrWanted };
   }
   if (f.answer === 'allow') return { next: 'grant', remember: true };
   const allowed = f.consented;

@@ -342,6 +342,7 @@ async function issue(
       audience: req.audience ?? null,
       authTime: browser.authTime,
       sid: browser.sid,
+      amr: browser.amr,
       dpopJkt: req.dpopJkt ?? null,
     });
     return redirectTo(req.redirectUri, 'code', { code, state: req.state });
@@ -386,6 +387,7 @@ async function issue(
       nonce: req.nonce,
       claims: req.claims?.id_token ?? [],
       authTime: browser.authTime,
+      amr: browser.amr,
       sid: browser.sid,
       ...(accessToken ? { accessToken } : {}),
       now,

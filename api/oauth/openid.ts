@@ -9,6 +9,7 @@ import type { Keyring } from '../credentials/keyring.js';
 import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
 import { scopesOf } from '../credentials/scopes.js';
+import { acrOf } from '../credentials/acr.js';
 import type { RequestedClaims } from '../store/browser.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -30,12 +31,10 @@ export const OPENID_SCOPES = ['openid', 'email', 'profile', 'address', 'phone', 
  */
 const USERINFO_SCOPES = ['email', 'profile', 'address', 'phone'];
 /**
- * The authentication context of a sign-in with a password (`acr`), and its method
- * (`amr`, RFC 8176). One level until second factors exist; acr_values asks for
- * nothing the box cannot say.
+ * What a sign-in from before the box recorded it proved (`amr`, RFC 8176): a password. What
+ * later sign-ins proved travels with them (api/people/factors.ts says their `acr`).
  */
-export const ACR_PASSWORD = 'urn:boxauth:acr:password';
-export const AMR_PASSWORD = ['pwd'];
+export const AMR_PASSWORD: readonly string[] = ['pwd'];
 /** Claims the box can state (discovery's claims_supported). */
 export const PROFILE_CLAIMS = [
   'name',
@@ -183,6 +182,8 @@ export interface IdTokenRequest {
   nonce?: string | null;
   /** When the person signed in; null when unknown (a session from before the box recorded it). */
   authTime: Date | null;
+  /** What the sign-in proved (RFC 8176); null when unknown (a session from before the box recorded it: a password). */
+  amr?: readonly string[] | null;
   sid?: string | null;
   /** The access token issued with it (at_hash), and the code (c_hash), when there are. */
   accessToken?: string;
@@ -224,8 +225,8 @@ export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey
       iat,
       exp: iat + req.lifetimeSeconds,
       ...(req.authTime ? { auth_time: Math.floor(req.authTime.getTime() / 1000) } : {}),
-      acr: ACR_PASSWORD,
-      amr: AMR_PASSWORD,
+      acr: acrOf(req.amr ?? AMR_PASSWORD),
+      amr: req.amr ?? AMR_PASSWORD,
       ...(req.nonce ? { nonce: req.nonce } : {}),
       ...(req.sid ? { sid: req.sid } : {}),
       ...(req.accessToken ? { at_hash: halfHash(key, req.accessToken) } : {}),
@@ -239,15 +240,34 @@ export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey
  * What a token session records of the signed-in browser session it came from, and
  * of the claims its relying party asked for (its `details`; refreshes copy them).
  */
-export function browserDetails(browser: { sid: string; authTime: Date }, claims?: RequestedClaims | null): Record<string, unknown> {
-  return { sid: browser.sid, auth_time: Math.floor(browser.authTime.getTime() / 1000), ...(claims ? { claims } : {}) };
+export function browserDetails(
+  browser: { sid: string; authTime: Date; amr: readonly string[] | null },
+  claims?: RequestedClaims | null,
+): Record<string, unknown> {
+  return {
+    sid: browser.sid,
+    auth_time: Math.floor(browser.authTime.getTime() / 1000),
+    ...(browser.amr ? { amr: browser.amr, acr: acrOf(browser.amr) } : {}),
+    ...(claims ? { claims } : {}),
+  };
 }
 
 /** The browser session a token session came from, and the claims asked for, as browserDetails recorded them. */
-export function browserOf(details: Record<string, unknown> | null): { sid: string | null; authTime: Date | null; claims: string[] } {
+export function browserOf(details: Record<string, unknown> | null): {
+  sid: string | null;
+  authTime: Date | null;
+  amr: string[] | null;
+  claims: string[];
+} {
   const sid = typeof details?.sid === 'string' ? details.sid : null;
   const authTime = typeof details?.auth_time === 'number' ? new Date(details.auth_time * 1000) : null;
-  return { sid, authTime, claims: requestedClaimsOf(details).id_token };
+  return { sid, authTime, amr: amrOf(details), claims: requestedClaimsOf(details).id_token };
+}
+
+/** What the sign-in behind a token session proved, as browserDetails recorded it; null when it recorded none (before amr was kept, or no sign-in). */
+export function amrOf(details: Record<string, unknown> | null): string[] | null {
+  const amr = details?.amr;
+  return Array.isArray(amr) && amr.every((v) => typeof v === 'string') ? amr : null;
 }
 
 /** The claims recorded in a session's details (browserDetails), for UserInfo and refreshed ID tokens. */

@@ -1,15 +1,18 @@
-// What a person must still prove before a request made on their behalf is answered.
-// Today that is a sign-in: nobody is signed in, someone else is named, or the
-// request asks for a sign-in made for it. The seam for what comes: a second factor
-// is one more thing a sign-in may lack (its `acr`), and an upstream provider is
-// another way to produce a SignedIn; callers (oauth/authorization.ts) ask only
-// these questions.
+// What a person must still prove before a request made on their behalf is answered:
+// a sign-in (nobody is signed in, someone else is named, or the request asks for a
+// sign-in made for it), or a stronger one (its class, `acr`, is short of what is
+// wanted: ./factors.ts). An upstream provider will be another way to produce a
+// SignedIn; callers (oauth/authorization.ts) ask only these questions.
+import { acrAsked, acrOf, isAcr, meets, strongest, type Acr } from '../credentials/acr.js';
+import { acrRequiredOf, type PersonsFactors } from './factors.js';
 
 /** The person a browser is signed in as. */
 export interface SignedIn {
   userId: string;
   /** When they signed in (the ID token's auth_time). */
   authTime: Date;
+  /** What the sign-in proved (RFC 8176): the ID token's amr; its acr follows (./factors.ts acrOf). */
+  amr: readonly string[];
 }
 
 /**
@@ -51,4 +54,18 @@ export function mustSignIn(f: SignInFacts): boolean {
     asked.prompt.has('select_account') ||
     (asked.maxAge !== undefined && f.now - f.signedIn.authTime.getTime() > asked.maxAge * 1000);
   return stale && !f.signedInSinceRequest;
+}
+
+/**
+ * The class of sign-in a request needs: the strongest of what it asks (acr_values), what its
+ * client requires (minimum_acr) and what the person's own rules require (a group's second
+ * factor, an administrator's reset).
+ */
+export function acrWanted(acrValues: string | undefined, clientMinimum: unknown, person: PersonsFactors): Acr | undefined {
+  return strongest(acrAsked(acrValues), isAcr(clientMinimum) ? clientMinimum : undefined, acrRequiredOf(person));
+}
+
+/** Whether a browser's sign-in falls short of the class wanted: a step-up (a sign-in again, with what is missing) is due. */
+export function mustStepUp(signedIn: SignedIn, want: Acr | undefined): boolean {
+  return !meets(acrOf(signedIn.amr), want);
 }

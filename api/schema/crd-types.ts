@@ -102,6 +102,10 @@ export interface ClientSpec {
    */
   first_party?: boolean;
   /**
+   * The least sign-in a person must have made for this client to get a code or a token through them (docs/guides/second-factors.md) - urn:boxauth:acr:mfa (a second factor) or phr (a passkey). A request's acr_values may ask for more, never for less; a person whose sign-in is weaker is asked for the missing factor first (step-up). Unset - what the request and the person's groups ask.
+   */
+  minimum_acr?: 'urn:boxauth:acr:password' | 'urn:boxauth:acr:mfa' | 'phr';
+  /**
    * With true, this client's authorization requests must be pushed first (RFC 9126 - POST /auth/par, then /auth/authorize with client_id and request_uri); any other authorization request is refused with invalid_request. Unset - false.
    */
   require_pushed_authorization_requests?: boolean;

@@ -24,25 +24,47 @@ export async function claimSetting(db: Queryable, name: string, value: string): 
 
 // --- signed-in browsers
 
-/** A signed-in browser: who, since when (the ID token's auth_time), and its session id (`sid`). */
+/** A signed-in browser: who, since when (the ID token's auth_time), what the sign-in proved (amr), and its session id (`sid`). */
 export interface BrowserSession {
   userId: number;
   sid: string;
   authTime: Date;
+  amr: string[];
 }
 
-export async function createBrowserSession(db: Queryable, idHash: Buffer, userId: number, expiresAt: Date): Promise<void> {
-  await db.query('INSERT INTO browser_sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)', [idHash, userId, expiresAt]);
+/**
+ * Records a signed-in browser. `sid`: the session a step-up replaces keeps its sid (what was
+ * issued through it stays tied to it, and its sign-out still ends all of it); the old row is
+ * deleted in the same statement's transaction by the caller (replaceBrowserSession).
+ */
+export async function createBrowserSession(
+  db: Queryable,
+  idHash: Buffer,
+  userId: number,
+  expiresAt: Date,
+  amr: readonly string[],
+  sid?: string,
+): Promise<void> {
+  await db.query(
+    'INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid) VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()))',
+    [idHash, userId, expiresAt, amr, sid ?? null],
+  );
+}
+
+/** Ends the browser session `sid` of `userId` so that a step-up can take its sid over; false when it is gone (signed out meanwhile). */
+export async function endForStepUp(db: Queryable, sid: string, userId: number): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM browser_sessions WHERE sid = $1 AND user_id = $2 AND expires_at > now()', [sid, userId]);
+  return rowCount === 1;
 }
 
 /** The browser session of this cookie, if it is still valid. */
 export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise<BrowserSession | undefined> {
-  const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date }>(
-    'SELECT user_id, sid, created_at FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()',
+  const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date; amr: string[] }>(
+    'SELECT user_id, sid, created_at, amr FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()',
     [idHash],
   );
   const r = rows[0];
-  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at };
+  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at, amr: r.amr };
 }
 
 /** Ends a browser session; its sid and person, when it existed. */
@@ -115,6 +137,8 @@ export interface AuthorizationCode {
   audience: string | null;
   authTime: Date | null;
   sid: string | null;
+  /** What the sign-in behind it proved (RFC 8176); null for codes from before the box recorded it. */
+  amr: string[] | null;
   /** The DPoP key the code is bound to (RFC 9449 §10: its JWK SHA-256 thumbprint), or null. */
   dpopJkt: string | null;
 }
@@ -125,8 +149,8 @@ export async function createAuthorizationCode(
   code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims, audience, dpop_jkt)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    `INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, sid, claims, audience, dpop_jkt, amr)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [
       hash,
       code.clientId,
@@ -141,6 +165,7 @@ export async function createAuthorizationCode(
       code.claims,
       code.audience,
       code.dpopJkt,
+      code.amr,
     ],
   );
 }
@@ -168,6 +193,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
     claims: RequestedClaims | null;
     audience: string | null;
     dpop_jkt: string | null;
+    amr: string[] | null;
   }>('SELECT * FROM authorization_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
   const r = rows[0];
   return (
@@ -186,6 +212,7 @@ export async function findAuthorizationCodeForUpdate(db: Queryable, hash: Buffer
       claims: r.claims,
       audience: r.audience,
       dpopJkt: r.dpop_jkt,
+      amr: r.amr,
     }
   );
 }

@@ -13,6 +13,8 @@ export interface DeviceCode {
   userId: number | null;
   authTime: Date | null;
   sid: string | null;
+  /** What the sign-in that allowed it proved (RFC 8176). */
+  amr: string[] | null;
   usedAt: Date | null;
 }
 
@@ -27,6 +29,7 @@ interface DbRow {
   user_id: number | null;
   auth_time: Date | null;
   sid: string | null;
+  amr: string[] | null;
   used_at: Date | null;
 }
 
@@ -41,6 +44,7 @@ const fromDb = (r: DbRow): DeviceCode => ({
   userId: r.user_id,
   authTime: r.auth_time,
   sid: r.sid,
+  amr: r.amr,
   usedAt: r.used_at,
 });
 
@@ -82,12 +86,12 @@ export async function findPendingByUserCode(db: Queryable, userCode: string): Pr
 export async function decideDeviceCode(
   db: Queryable,
   userCode: string,
-  decision: { allowed: boolean; userId: number; authTime: Date; sid: string },
+  decision: { allowed: boolean; userId: number; authTime: Date; sid: string; amr: readonly string[] },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE device_codes SET decision = $2, user_id = $3, auth_time = $4, sid = $5
+    `UPDATE device_codes SET decision = $2, user_id = $3, auth_time = $4, sid = $5, amr = $6
      WHERE user_code = $1 AND decision IS NULL AND expires_at > now()`,
-    [userCode, decision.allowed ? 'allowed' : 'denied', decision.userId, decision.authTime, decision.sid],
+    [userCode, decision.allowed ? 'allowed' : 'denied', decision.userId, decision.authTime, decision.sid, decision.amr],
   );
   return rowCount === 1;
 }

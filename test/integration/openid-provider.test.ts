@@ -134,12 +134,14 @@ describe('the OpenID Provider, as the conformance suite tries it', function () {
     expect(malformed.get('error')).to.equal('invalid_request');
   });
 
-  it('acr and amr say how the person signed in; acr_values asks for nothing the box cannot say', async function () {
+  it('acr and amr say how the person signed in; discovery lists the classes, weakest first', async function () {
     const claims = decodeJwt((await codeTokens({ scope: 'openid', acr_values: 'urn:boxauth:acr:password' })).id_token!);
     expect(claims).to.include({ acr: 'urn:boxauth:acr:password' });
     expect(claims.amr).to.deep.equal(['pwd']);
     expect((await box.json('GET', '/.well-known/openid-configuration')).body.acr_values_supported).to.deep.equal([
       'urn:boxauth:acr:password',
+      'urn:boxauth:acr:mfa',
+      'phr',
     ]);
   });
 

@@ -16,6 +16,8 @@ import {
   type PageProblem,
 } from '../../oauth/authorize.js';
 import { scopesOf } from '../../credentials/scopes.js';
+import { acrWanted } from '../../people/sign-in.js';
+import { factorState } from '../../store/factors.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentedScopes, recordConsent } from '../../store/browser.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
@@ -23,6 +25,7 @@ import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { signedInAfterRequest, signInMarker, type FreshSignInServices } from '../fresh-sign-in.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
+import { proceed } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
 /** What the authorization endpoint and the consent form use: the request, the browser's sign-in, the code. */
@@ -58,7 +61,8 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
     const client = request.client.resource;
     return decideAuthorization({
       request,
-      signedIn: person && { userId: String(person.user.id), authTime: person.browser.authTime },
+      signedIn: person && { userId: String(person.user.id), authTime: person.browser.authTime, amr: person.browser.amr },
+      acrWanted: person && acrWanted(request.params.acr_values, client.minimum_acr, await factorState(svc.pool, person.user.id)),
       signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
       consented: client.first_party ? 'first-party' : person && (await consentedScopes(svc.pool, person.user.id, client.id)),
       ...(answer ? { answer } : {}),
@@ -97,6 +101,16 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           request.loginHint ? { email: request.loginHint } : {},
         );
       }
+      case 'step-up':
+        // A new sign-in with the missing factor, starting from what this browser's sign-in proved (api/http/sign-in-steps.ts).
+        return proceed(
+          svc,
+          res,
+          person!.user.id,
+          person!.browser.amr,
+          { returnTo: `/auth/authorize?${new URLSearchParams(request.params)}`, acr: decision.acr },
+          person!.browser.sid,
+        );
       case 'consent': {
         const client = request.client.resource;
         return renderPage(

@@ -96,6 +96,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
             userId: person.user.id,
             authTime: person.browser.authTime,
             sid: person.browser.sid,
+            amr: person.browser.amr,
           }),
         )) || undefined,
       'This code is not valid any more. Start again from your device.',

@@ -1,16 +1,9 @@
 // OpenID Connect's endpoints: the UserInfo endpoint (Core §5.3), discovery
 // (Discovery 1.0) and RP-initiated logout (RP-Initiated Logout 1.0).
+import { ACR_LADDER } from '../../credentials/acr.js';
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
-import {
-  ACR_PASSWORD,
-  CLAIMS_SUPPORTED,
-  idTokenHintClaims,
-  OPENID,
-  OPENID_SCOPES,
-  requestedClaimsOf,
-  userClaims,
-} from '../../oauth/openid.js';
+import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, requestedClaimsOf, userClaims } from '../../oauth/openid.js';
 import { scopesOf } from '../../credentials/scopes.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
@@ -52,7 +45,7 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
     userinfo_signing_alg_values_supported: ['none'],
     claims_supported: CLAIMS_SUPPORTED,
     claims_parameter_supported: true,
-    acr_values_supported: [ACR_PASSWORD],
+    acr_values_supported: [...ACR_LADDER],
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],

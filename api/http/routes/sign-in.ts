@@ -16,6 +16,7 @@ import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, signIn, type BrowserServices } from '../browser-session.js';
 import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
+import { acrParam, proceed } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -88,10 +89,10 @@ export function signInRouter(svc: SignInRouterServices): Router {
     }
     await svc.attempts.clear({ account: email });
     await svc.attempts.giveBack([{ address }]);
-    await signIn(svc, res, user.id);
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
-    res.redirect(303, returnTo);
+    // Signed in, or on to the second factor (api/http/sign-in-steps.ts).
+    await proceed(svc, res, user.id, ['pwd'], { returnTo, acr: acrParam(body.acr) });
   });
 
   const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));
@@ -152,7 +153,7 @@ export function signInRouter(svc: SignInRouterServices): Router {
       throw err;
     }
     svc.audit.record({ event: 'record_changed', kind: 'User', id: String(user.id), action: 'created', by: { user: String(user.id) } });
-    await signIn(svc, res, user.id);
+    await signIn(svc, res, user.id, ['pwd']);
     res.redirect(303, returnTo);
   });
 

@@ -69,7 +69,7 @@ export const authorizationCode: Grant = {
         if (verdict.spend) await markCodeUsed(tx, hash, null);
         return verdict.refuse;
       }
-      const { userId, scope, nonce, authTime, sid, claims, audience } = verdict.honour;
+      const { userId, scope, nonce, authTime, sid, claims, audience, amr } = verdict.honour;
       const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings: GrantSettings = client.auth?.authorization_code ?? {};
@@ -83,7 +83,7 @@ export const authorizationCode: Grant = {
           scope,
           audience,
           refresh: settings.refresh_token === true,
-          details: sid && authTime ? browserDetails({ sid, authTime }, claims) : null,
+          details: sid && authTime ? browserDetails({ sid, authTime, amr }, claims) : null,
           ...dpopBound(dpop),
         },
         svc.config.baseUrl,
@@ -101,6 +101,7 @@ export const authorizationCode: Grant = {
           nonce,
           claims: claims?.id_token ?? [],
           authTime,
+          amr,
           sid,
           accessToken: response.access_token,
           now,

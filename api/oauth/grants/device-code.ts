@@ -40,7 +40,7 @@ export const deviceCode: Grant = {
       const user = await getUser(tx, found.userId!);
       if (!user) return invalidGrant('the user who allowed the request no longer exists');
       const settings = client.auth?.device_code ?? {};
-      const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime } : undefined;
+      const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime, amr: found.amr } : undefined;
       const { session, response } = mint(
         {
           type: 'device_code',

@@ -27,7 +27,7 @@ function request(change: Partial<Omit<AuthorizeRequest, 'prompt'>> & { prompt?: 
   };
 }
 
-const signedIn = { userId: '7', authTime: minutesAgo(30) };
+const signedIn = { userId: '7', authTime: minutesAgo(30), amr: ['pwd'] };
 
 function decide(change: Partial<AuthorizationFacts> = {}): string {
   const d = decideAuthorization({

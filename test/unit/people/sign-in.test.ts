@@ -12,7 +12,7 @@ const asked = (change: Partial<SignInAsked> = {}): SignInAsked => ({
 });
 const facts = (change: Partial<SignInFacts> = {}): SignInFacts => ({
   asked: asked(),
-  signedIn: { userId: '7', authTime: new Date(now - 30 * 60_000) },
+  signedIn: { userId: '7', authTime: new Date(now - 30 * 60_000), amr: ['pwd'] },
   signedInSinceRequest: false,
   now,
   ...change,

@@ -24,6 +24,7 @@ const code = (change: Partial<AuthorizationCode> = {}): AuthorizationCode => ({
   audience: null,
   authTime: null,
   sid: null,
+  amr: null,
   dpopJkt: null,
   ...change,
 });

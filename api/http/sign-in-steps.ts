@@ -1,0 +1,103 @@
+// A sign-in in steps (docs/guides/second-factors.md). A first factor proven (a password, a
+// passkey) or a step-up begun gives the browser a step: a random token in a cookie, its
+// SHA-256 a row of sign_in_steps holding the person and what they proved so far. Until the
+// step completes the browser is NOT signed in: no browser session exists, so consent, the
+// callback, the device page and an app's /.boxauth/callback all see nobody. What comes next
+// is api/people/factors.ts nextStep's to say; this file only carries it out:
+// - done: the browser is signed in with what was proven (browser-session.ts signIn);
+// - second-factor / enrol: the step's page (/auth/sign-in/second-factor, /auth/sign-in/enrol).
+// A step is taken (deleted) by the request that completes it, so two requests finishing one
+// step cannot both sign in; a password change, a reset or a recovery ends the person's steps
+// (api/credentials/closing.ts endPersonsGrants).
+import { randomBytes } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { tokenHash } from '../credentials/tokens.js';
+import { isAcr, type Acr } from '../credentials/acr.js';
+import { nextStep } from '../people/factors.js';
+import { createSignInStep, factorState, findSignInStep, takeSignInStep, type SignInStep } from '../store/factors.js';
+import { cookieNames, cookieOptions, appendCookie, cookies, signIn, type BrowserServices } from './browser-session.js';
+
+/** A step lives this long: enough to find a phone, not long enough to be left open for someone else. */
+const STEP_MINUTES = 10;
+
+/** Where each step is answered. */
+export const STEP_PAGES = { 'second-factor': '/auth/sign-in/second-factor', enrol: '/auth/sign-in/enrol' } as const;
+
+/** The way on from a step's page: where the sign-in goes back to, and the class of sign-in it was asked to reach. */
+export interface StepTarget {
+  returnTo: string;
+  acr: Acr | undefined;
+}
+
+/** The class asked for, as a step's page carries it (`acr` in its query or form); anything else is nothing. */
+export function acrParam(value: unknown): Acr | undefined {
+  return isAcr(value) ? value : undefined;
+}
+
+const stepCookie = (svc: BrowserServices): string => cookieNames(svc).session.replace('session', 'step');
+
+function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
+  const query = new URLSearchParams({ return_to: target.returnTo, ...(target.acr ? { acr: target.acr } : {}) });
+  return `${STEP_PAGES[page]}?${query}`;
+}
+
+/**
+ * Goes on from what `userId` proved (`amr`): signs the browser in when that is enough,
+ * otherwise starts a step and sends the browser to its page. `replaces`: the browser session
+ * a step-up strengthens.
+ */
+export async function proceed(
+  svc: BrowserServices,
+  res: Response,
+  userId: number,
+  amr: readonly string[],
+  target: StepTarget,
+  replaces: string | null = null,
+): Promise<void> {
+  const next = nextStep(amr, await factorState(svc.pool, userId), target.acr);
+  if (next === 'done') {
+    await signIn(svc, res, userId, amr, replaces ?? undefined);
+    endStepCookie(svc, res);
+    return void res.redirect(303, target.returnTo);
+  }
+  const token = randomBytes(32).toString('base64url');
+  await createSignInStep(svc.pool, tokenHash(token), {
+    userId,
+    amr: [...amr],
+    replaces,
+    expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000),
+  });
+  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
+  res.redirect(303, pageOf(next, target));
+}
+
+/** This browser's step, when it has one still valid (a page shows it; only completeStep uses it up). */
+export async function currentStep(svc: BrowserServices, req: Request): Promise<SignInStep | undefined> {
+  const token = cookies(req)[stepCookie(svc)];
+  return token ? findSignInStep(svc.pool, tokenHash(token)) : undefined;
+}
+
+/**
+ * Completes this browser's step with what its page proved (`amr`: what the step held and
+ * the factor just given): the step is used up, and the sign-in goes on (signed in, or one
+ * more step). Undefined, doing nothing, when the step is gone (used by another request,
+ * expired, ended by a password change): the page then says to sign in again.
+ */
+export async function completeStep(
+  svc: BrowserServices,
+  req: Request,
+  res: Response,
+  amr: (step: SignInStep) => readonly string[],
+  target: StepTarget,
+): Promise<SignInStep | undefined> {
+  const token = cookies(req)[stepCookie(svc)];
+  const step = token ? await takeSignInStep(svc.pool, tokenHash(token)) : undefined;
+  if (!step) return undefined;
+  await proceed(svc, res, step.userId, amr(step), target, step.replaces);
+  return step;
+}
+
+/** Forgets the browser's step cookie (its row is gone or going). */
+export function endStepCookie(svc: BrowserServices, res: Response): void {
+  appendCookie(res, `${stepCookie(svc)}=${cookieOptions(svc, 0)}`);
+}

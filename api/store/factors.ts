@@ -1,0 +1,352 @@
+// A person's second factors and what their sign-ins hold half made (migration 019):
+// passkeys, a TOTP, recovery codes, sign-in steps and WebAuthn challenges.
+// What is decided about them is api/people/'s; this file only reads and writes.
+import type { Queryable, Transaction } from '../db/pool.js';
+import { uniqueViolation } from './constraints.js';
+
+export type FactorKind = 'passkey' | 'totp';
+
+/** A factor as a person and an administrator see it: never its key or secret. */
+export interface FactorSummary {
+  id: number;
+  kind: FactorKind;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  /** A passkey synced between devices (multiDevice) or bound to one (singleDevice). */
+  deviceType: 'singleDevice' | 'multiDevice' | null;
+}
+
+/** A passkey as a sign-in checks it. */
+export interface Passkey extends FactorSummary {
+  kind: 'passkey';
+  userId: number;
+  credentialId: Buffer;
+  publicKey: Buffer;
+  signCount: number;
+  transports: string[];
+  backedUp: boolean;
+}
+
+/** A TOTP as a sign-in checks it: its sealed secret and the last step a code was accepted for. */
+export interface Totp extends FactorSummary {
+  kind: 'totp';
+  userId: number;
+  sealedSecret: Buffer;
+  lastStep: number | null;
+  confirmed: boolean;
+}
+
+interface DbRow {
+  id: string;
+  user_id: string;
+  kind: FactorKind;
+  name: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  confirmed: boolean;
+  credential_id: Buffer | null;
+  public_key: Buffer | null;
+  sign_count: string | null;
+  transports: string[] | null;
+  device_type: 'singleDevice' | 'multiDevice' | null;
+  backed_up: boolean | null;
+  totp_secret: Buffer | null;
+  totp_last_step: string | null;
+}
+
+const summary = (r: DbRow): FactorSummary => ({
+  id: Number(r.id),
+  kind: r.kind,
+  name: r.name,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  deviceType: r.device_type,
+});
+
+const passkey = (r: DbRow): Passkey => ({
+  ...summary(r),
+  kind: 'passkey',
+  userId: Number(r.user_id),
+  credentialId: r.credential_id!,
+  publicKey: r.public_key!,
+  signCount: Number(r.sign_count),
+  transports: r.transports ?? [],
+  backedUp: r.backed_up ?? false,
+});
+
+const totp = (r: DbRow): Totp => ({
+  ...summary(r),
+  kind: 'totp',
+  userId: Number(r.user_id),
+  sealedSecret: r.totp_secret!,
+  lastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
+  confirmed: r.confirmed,
+});
+
+/** A person's confirmed factors, oldest first. */
+export async function listFactors(db: Queryable, userId: number): Promise<FactorSummary[]> {
+  const { rows } = await db.query<DbRow>('SELECT * FROM factors WHERE user_id = $1 AND confirmed ORDER BY id', [userId]);
+  return rows.map(summary);
+}
+
+/** A person's confirmed passkeys. */
+export async function listPasskeys(db: Queryable, userId: number): Promise<Passkey[]> {
+  const { rows } = await db.query<DbRow>("SELECT * FROM factors WHERE user_id = $1 AND kind = 'passkey' ORDER BY id", [userId]);
+  return rows.map(passkey);
+}
+
+/** The passkey of a credential id, whoever's it is (a discoverable credential names its person only through it). */
+export async function findPasskey(db: Queryable, credentialId: Buffer): Promise<Passkey | undefined> {
+  const { rows } = await db.query<DbRow>("SELECT * FROM factors WHERE credential_id = $1 AND kind = 'passkey'", [credentialId]);
+  return rows[0] && passkey(rows[0]);
+}
+
+export interface NewPasskey {
+  name: string;
+  credentialId: Buffer;
+  publicKey: Buffer;
+  signCount: number;
+  transports: string[];
+  deviceType: 'singleDevice' | 'multiDevice';
+  backedUp: boolean;
+}
+
+/** Adds a passkey; a name the person uses already, or a credential registered already, is a ConstraintViolation. */
+export async function addPasskey(db: Queryable, userId: number, key: NewPasskey): Promise<FactorSummary> {
+  const { rows } = await db
+    .query<DbRow>(
+      `INSERT INTO factors (user_id, kind, name, credential_id, public_key, sign_count, transports, device_type, backed_up)
+       VALUES ($1, 'passkey', $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [userId, key.name, key.credentialId, key.publicKey, key.signCount, key.transports, key.deviceType, key.backedUp],
+    )
+    .catch((err: unknown) => uniqueViolation(err, ['factors_user_name', 'factors_credential_id_key'], 'name'));
+  return summary(rows[0]!);
+}
+
+/**
+ * Records a passkey's use: its new signature counter, only if the counter still is what the
+ * check read (two sign-ins with one assertion cannot both pass). False when it moved meanwhile.
+ */
+export async function recordPasskeyUse(db: Queryable, id: number, readCount: number, newCount: number): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE factors SET sign_count = $3, last_used_at = now() WHERE id = $1 AND sign_count = $2', [
+    id,
+    readCount,
+    newCount,
+  ]);
+  return rowCount === 1;
+}
+
+/** A person's TOTP: the confirmed one, or (`pending`) the one being enrolled. */
+export async function findTotp(db: Queryable, userId: number, which: 'confirmed' | 'pending' = 'confirmed'): Promise<Totp | undefined> {
+  const { rows } = await db.query<DbRow>(
+    "SELECT * FROM factors WHERE user_id = $1 AND kind = 'totp' AND confirmed = $2 ORDER BY id DESC LIMIT 1",
+    [userId, which === 'confirmed'],
+  );
+  return rows[0] && totp(rows[0]);
+}
+
+/** Starts a TOTP enrolment: an unconfirmed factor holding the sealed secret (an earlier unconfirmed one is replaced). */
+export async function startTotp(db: Transaction, userId: number, name: string, sealedSecret: Buffer): Promise<number> {
+  await db.query("DELETE FROM factors WHERE user_id = $1 AND kind = 'totp' AND NOT confirmed", [userId]);
+  const { rows } = await db.query<{ id: string }>(
+    "INSERT INTO factors (user_id, kind, name, totp_secret, confirmed) VALUES ($1, 'totp', $2, $3, false) RETURNING id",
+    [userId, name, sealedSecret],
+  );
+  return Number(rows[0]!.id);
+}
+
+/**
+ * Accepts a TOTP code for time step `step`: only if no code of this or a later step was
+ * accepted before (RFC 6238 §5.2: "the verifier MUST NOT accept the second attempt of the
+ * same OTP after the successful validation has been issued for the first OTP"). One row, one
+ * UPDATE: of two processes accepting the same code at once, one wins. `confirm` also confirms
+ * an enrolment (failing if the person has a confirmed TOTP already).
+ */
+export async function acceptTotpStep(db: Queryable, id: number, step: number, confirm = false): Promise<boolean> {
+  const { rowCount } = await db
+    .query(
+      `UPDATE factors SET totp_last_step = $2, last_used_at = now()${confirm ? ', confirmed = true' : ''}
+       WHERE id = $1 AND kind = 'totp' AND (totp_last_step IS NULL OR totp_last_step < $2)`,
+      [id, step],
+    )
+    .catch((err: unknown) => uniqueViolation(err, ['factors_one_totp', 'factors_user_name'], 'name'));
+  return rowCount === 1;
+}
+
+/** Removes one of a person's factors; the removed factor, when it was theirs. */
+export async function removeFactor(db: Queryable, userId: number, id: number): Promise<FactorSummary | undefined> {
+  const { rows } = await db.query<DbRow>('DELETE FROM factors WHERE user_id = $1 AND id = $2 RETURNING *', [userId, id]);
+  return rows[0] && summary(rows[0]);
+}
+
+/** Removes every factor and recovery code of a person (an administrator's reset, a recovery). */
+export async function removeAllFactors(db: Queryable, userId: number): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM factors WHERE user_id = $1 AND confirmed', [userId]);
+  await db.query('DELETE FROM factors WHERE user_id = $1', [userId]);
+  await db.query('DELETE FROM recovery_codes WHERE user_id = $1', [userId]);
+  return rowCount ?? 0;
+}
+
+/** Whether the person must enrol a second factor at their next sign-in (an administrator's reset). */
+export async function setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<void> {
+  await db.query('UPDATE users SET must_enrol = $2 WHERE id = $1', [userId, must]);
+}
+
+// --- recovery codes
+
+/** Replaces a person's recovery codes with these (their SHA-256). */
+export async function replaceRecoveryCodes(db: Transaction, userId: number, hashes: Buffer[]): Promise<void> {
+  await db.query('DELETE FROM recovery_codes WHERE user_id = $1', [userId]);
+  await db.query('INSERT INTO recovery_codes (user_id, code_hash) SELECT $1, unnest($2::bytea[])', [userId, hashes]);
+}
+
+/** How many of a person's recovery codes are left unused. */
+export async function recoveryCodesLeft(db: Queryable, userId: number): Promise<number> {
+  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL', [
+    userId,
+  ]);
+  return Number(rows[0]!.n);
+}
+
+/** Uses a recovery code: true for the one caller that marked it used (a code is accepted once, even by requests at once). */
+export async function useRecoveryCode(db: Queryable, userId: number, hash: Buffer): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE recovery_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL',
+    [userId, hash],
+  );
+  return rowCount === 1;
+}
+
+// --- what people's sign-in needs to decide
+
+/** What a sign-in needs to know of a person's factors and the rules over them. */
+export interface FactorState {
+  passkeys: number;
+  totp: boolean;
+  recoveryCodes: number;
+  /** A group of theirs requires a second factor. */
+  groupRequires: boolean;
+  /** An administrator reset their factors: they enrol one at their next sign-in. */
+  mustEnrol: boolean;
+}
+
+export async function factorState(db: Queryable, userId: number): Promise<FactorState> {
+  const { rows } = await db.query<{ passkeys: string; totp: string; codes: string; group_requires: boolean; must_enrol: boolean }>(
+    `SELECT (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'passkey') AS passkeys,
+            (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'totp' AND confirmed) AS totp,
+            (SELECT count(*) FROM recovery_codes WHERE user_id = u.id AND used_at IS NULL) AS codes,
+            EXISTS (SELECT 1 FROM user_groups ug JOIN groups g ON g.id = ug.group_id
+                    WHERE ug.user_id = u.id AND g.require_second_factor) AS group_requires,
+            u.must_enrol
+     FROM users u WHERE u.id = $1`,
+    [userId],
+  );
+  const r = rows[0];
+  if (!r) return { passkeys: 0, totp: false, recoveryCodes: 0, groupRequires: false, mustEnrol: false };
+  return {
+    passkeys: Number(r.passkeys),
+    totp: Number(r.totp) > 0,
+    recoveryCodes: Number(r.codes),
+    groupRequires: r.group_requires,
+    mustEnrol: r.must_enrol,
+  };
+}
+
+// --- sign-in steps (a sign-in half made)
+
+export interface SignInStep {
+  userId: number;
+  amr: string[];
+  /** A step-up: the browser session (sid) it replaces once the missing factor is proven. */
+  replaces: string | null;
+  expiresAt: Date;
+}
+
+export async function createSignInStep(db: Queryable, idHash: Buffer, step: SignInStep): Promise<void> {
+  await db.query('INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+    idHash,
+    step.userId,
+    step.amr,
+    step.replaces,
+    step.expiresAt,
+  ]);
+}
+
+export async function findSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
+  const { rows } = await db.query<{ user_id: string; amr: string[]; replaces: string | null; expires_at: Date }>(
+    'SELECT user_id, amr, replaces, expires_at FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()',
+    [idHash],
+  );
+  const r = rows[0];
+  return r && { userId: Number(r.user_id), amr: r.amr, replaces: r.replaces, expiresAt: r.expires_at };
+}
+
+/** Ends a step, returning it when it was still there and valid: of two requests finishing one step, one gets it. */
+export async function takeSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
+  const { rows } = await db.query<{ user_id: string; amr: string[]; replaces: string | null; expires_at: Date }>(
+    'DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING user_id, amr, replaces, expires_at',
+    [idHash],
+  );
+  const r = rows[0];
+  return r && r.expires_at > new Date()
+    ? { userId: Number(r.user_id), amr: r.amr, replaces: r.replaces, expiresAt: r.expires_at }
+    : undefined;
+}
+
+export async function deleteSignInStepsOfUser(db: Queryable, userId: number): Promise<void> {
+  await db.query('DELETE FROM sign_in_steps WHERE user_id = $1', [userId]);
+}
+
+// --- WebAuthn challenges
+
+export interface Challenge {
+  challenge: string;
+  /** SHA-256 of the browser id it was handed to. */
+  browser: Buffer;
+  purpose: 'register' | 'authenticate';
+  userId: number | null;
+  expiresAt: Date;
+}
+
+export async function createChallenge(db: Queryable, c: Challenge): Promise<void> {
+  await db.query('INSERT INTO webauthn_challenges (challenge, browser, purpose, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+    c.challenge,
+    c.browser,
+    c.purpose,
+    c.userId,
+    c.expiresAt,
+  ]);
+}
+
+/** Uses a challenge: it is deleted, and returned only to the browser it was handed to, for its purpose, before it expired. */
+export async function takeChallenge(
+  db: Queryable,
+  challenge: string,
+  browser: Buffer,
+  purpose: Challenge['purpose'],
+): Promise<Challenge | undefined> {
+  const { rows } = await db.query<{
+    challenge: string;
+    browser: Buffer;
+    purpose: Challenge['purpose'];
+    user_id: string | null;
+    expires_at: Date;
+  }>('DELETE FROM webauthn_challenges WHERE challenge = $1 AND browser = $2 AND purpose = $3 RETURNING *', [challenge, browser, purpose]);
+  const r = rows[0];
+  return r && r.expires_at > new Date()
+    ? {
+        challenge: r.challenge,
+        browser: r.browser,
+        purpose: r.purpose,
+        userId: r.user_id === null ? null : Number(r.user_id),
+        expiresAt: r.expires_at,
+      }
+    : undefined;
+}
+
+/** Deletes expired sign-in steps and challenges (the purge job). */
+export async function purgeFactorRecords(db: Queryable): Promise<void> {
+  await db.query('DELETE FROM sign_in_steps WHERE expires_at < now()');
+  await db.query('DELETE FROM webauthn_challenges WHERE expires_at < now()');
+}
