@@ -15,7 +15,11 @@ import { decideDeviceCode, findPendingByUserCode } from '../../store/device-code
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
-import { renderPage, signedInPerson } from '../pages.js';
+import { renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
+import { proceed } from '../sign-in-steps.js';
+import type { Acr } from '../../credentials/acr.js';
+import { acrWanted, mustStepUp } from '../../people/sign-in.js';
+import { factorState } from '../../store/factors.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -27,6 +31,9 @@ interface Needs {
 
 /** What the device page uses: the signed-in person, the attempts of the throttle, the device code and its client. */
 export type DeviceRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'clients'>;
+
+/** The form's answer when the sign-in must be stronger first. */
+const STEP_UP = Symbol('step-up');
 
 export function deviceRouter(svc: DeviceRouterServices): Router {
   const router = strictRouter();
@@ -45,6 +52,20 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     return found;
   }
 
+  /**
+   * The class of sign-in the person's own rules and the device's client want, when this
+   * browser's sign-in falls short of it (a group that requires a second factor, the client's
+   * minimum_acr): the device is connected only after a step-up, as an app's code would be.
+   */
+  async function stepUpWanted(person: SignedInPerson, clientId: string | undefined): Promise<Acr | undefined> {
+    const client = clientId === undefined ? undefined : await svc.clients.get(clientId);
+    const want = acrWanted(undefined, client?.resource.minimum_acr, await factorState(svc.pool, person.user.id));
+    return want !== undefined && mustStepUp({ ...person.browser, userId: String(person.user.id) }, want) ? want : undefined;
+  }
+
+  const stepUp = (res: Response, person: SignedInPerson, acr: Acr, returnTo: string): Promise<void> =>
+    proceed(svc, res, person.user.id, person.browser.amr, { returnTo, acr }, person.browser.sid);
+
   router.get('/auth/device/verify', async (req: Request, res: Response) => {
     const person = await signedInPerson(svc, req);
     if (!person) {
@@ -52,7 +73,11 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       return;
     }
     const typed = typeof req.query.user_code === 'string' ? req.query.user_code : undefined;
-    if (!typed) return renderPage(res, 200, deviceCodePage({ box }));
+    if (!typed) {
+      const want = await stepUpWanted(person, undefined);
+      if (want) return stepUp(res, person, want, '/auth/device/verify');
+      return renderPage(res, 200, deviceCodePage({ box }));
+    }
     const code = await throttled(
       req,
       person.user.id,
@@ -60,6 +85,8 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       'This code is not valid, or it has expired. Check your device and try again.',
     );
     if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
+    const want = await stepUpWanted(person, code.clientId);
+    if (want) return stepUp(res, person, want, `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`);
     const client = await svc.clients.get(code.clientId);
     renderPage(
       res,
@@ -89,19 +116,27 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     const decided = await throttled(
       req,
       person.user.id,
-      async () =>
-        (await whileSignedIn(svc, person.browser.sid, (tx) =>
-          decideDeviceCode(tx, normalizeUserCode(typed), {
-            allowed,
-            userId: person.user.id,
-            authTime: person.browser.authTime,
-            sid: person.browser.sid,
-            amr: person.browser.amr,
-          }),
-        )) || undefined,
+      async () => {
+        // A form sent straight here is held to what the page holds the person to: no device
+        // is connected through a sign-in that falls short (the page then asks for the factor).
+        const pending = await findPendingByUserCode(svc.pool, normalizeUserCode(typed));
+        if (pending && allowed && (await stepUpWanted(person, pending.clientId))) return STEP_UP;
+        return (
+          (await whileSignedIn(svc, person.browser.sid, (tx) =>
+            decideDeviceCode(tx, normalizeUserCode(typed), {
+              allowed,
+              userId: person.user.id,
+              authTime: person.browser.authTime,
+              sid: person.browser.sid,
+              amr: person.browser.amr,
+            }),
+          )) || undefined
+        );
+      },
       'This code is not valid any more. Start again from your device.',
     );
     if (typeof decided === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided }));
+    if (decided === STEP_UP) return res.redirect(303, `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`);
     renderPage(
       res,
       200,
