@@ -41,6 +41,7 @@ function decide(change: Partial<AuthorizationFacts> = {}): string {
   if (d.next === 'error') return `error ${d.error}`;
   if (d.next === 'sign-in') return d.fresh ? 'sign in (fresh)' : 'sign in';
   if (d.next === 'grant') return d.remember ? 'grant, remembering the consent' : 'grant';
+  if (d.next === 'step-up') return `step up to ${d.acr}`;
   return d.next;
 }
 
@@ -94,5 +95,19 @@ describe('decideAuthorization', function () {
     expect(decide({ answer: 'allow', request: request({ prompt: ['login'] }), signedInSinceRequest: true })).to.equal(
       'grant, remembering the consent',
     );
+  });
+
+  it('a sign-in short of the class wanted: a step-up, never a grant, not even from the consent form', function () {
+    const mfa = 'urn:boxauth:acr:mfa' as const;
+    expect(decide({ acrWanted: mfa })).to.equal('step up to urn:boxauth:acr:mfa');
+    expect(decide({ acrWanted: mfa, answer: 'allow', consented: [] })).to.equal('step up to urn:boxauth:acr:mfa');
+    expect(decide({ acrWanted: 'phr', signedIn: { ...signedIn, amr: ['pwd', 'otp', 'mfa'] } })).to.equal('step up to phr');
+    expect(decide({ acrWanted: mfa, request: request({ prompt: ['none'] }) })).to.equal('error login_required');
+    // Met: as before.
+    expect(decide({ acrWanted: mfa, signedIn: { ...signedIn, amr: ['pwd', 'otp', 'mfa'] } })).to.equal('grant');
+    expect(decide({ acrWanted: mfa, signedIn: { ...signedIn, amr: ['hwk', 'user', 'mfa'] } })).to.equal('grant');
+    expect(decide({ acrWanted: 'urn:boxauth:acr:password' })).to.equal('grant');
+    // Nobody signed in: the sign-in first (the step follows from it).
+    expect(decide({ acrWanted: mfa, signedIn: undefined })).to.equal('sign in');
   });
 });

@@ -1,0 +1,53 @@
+// The classes of sign-in and what a sign-in proved (RFC 8176 amr): pure, no database.
+import { expect } from 'chai';
+import { acrAsked, acrOf, meets, strongest, withFactor } from '../../../api/credentials/acr.js';
+import { seal, unseal } from '../../../api/credentials/sealing.js';
+import { randomBytes } from 'node:crypto';
+
+describe('the classes of sign-in', function () {
+  it('follow from what was proven: a password; several factors; a passkey', function () {
+    expect(acrOf(['pwd'])).to.equal('urn:boxauth:acr:password');
+    expect(acrOf(['pwd', 'otp', 'mfa'])).to.equal('urn:boxauth:acr:mfa');
+    expect(acrOf(['hwk', 'user', 'mfa'])).to.equal('phr');
+    expect(acrOf(['pwd', 'swk', 'mfa'])).to.equal('phr');
+    // Two values without mfa were never said of one sign-in by the box: the ladder reads mfa.
+    expect(acrOf(['pwd', 'otp'])).to.equal('urn:boxauth:acr:password');
+  });
+
+  it('adding a factor says mfa once two kinds are proven, or a passkey verified its person', function () {
+    expect(withFactor(['pwd'], ['otp'])).to.deep.equal(['pwd', 'otp', 'mfa']);
+    expect(withFactor([], ['hwk', 'user'])).to.deep.equal(['hwk', 'user', 'mfa']);
+    expect(withFactor([], ['swk'])).to.deep.equal(['swk']);
+    expect(withFactor(['pwd', 'otp', 'mfa'], ['otp'])).to.deep.equal(['pwd', 'otp', 'mfa']);
+    expect(withFactor(['pwd', 'otp', 'mfa'], ['hwk', 'user'])).to.deep.equal(['pwd', 'otp', 'hwk', 'user', 'mfa']);
+  });
+
+  it('the ladder: a class meets itself and those below; the strongest of several asks wins', function () {
+    expect(meets('phr', 'urn:boxauth:acr:mfa')).to.equal(true);
+    expect(meets('urn:boxauth:acr:mfa', 'phr')).to.equal(false);
+    expect(meets('urn:boxauth:acr:password', undefined)).to.equal(true);
+    expect(strongest(undefined, 'urn:boxauth:acr:mfa', 'urn:boxauth:acr:password')).to.equal('urn:boxauth:acr:mfa');
+    expect(strongest()).to.equal(undefined);
+  });
+
+  it('acr_values: any listed value satisfies, so the weakest known one is asked; unknown values are left aside', function () {
+    expect(acrAsked('phr urn:boxauth:acr:mfa')).to.equal('urn:boxauth:acr:mfa');
+    expect(acrAsked('urn:example:gold phr')).to.equal('phr');
+    expect(acrAsked('urn:example:gold')).to.equal(undefined);
+    expect(acrAsked(undefined)).to.equal(undefined);
+  });
+});
+
+describe('sealing', function () {
+  it('reads back only with its key and for its purpose; a changed byte is refused', function () {
+    const key = randomBytes(32);
+    const sealed = seal(key, 'totp', Buffer.from('secret'));
+    expect(unseal(key, 'totp', sealed).toString()).to.equal('secret');
+    expect(() => unseal(randomBytes(32), 'totp', sealed)).to.throw();
+    expect(() => unseal(key, 'other', sealed)).to.throw();
+    const flipped = Buffer.from(sealed);
+    flipped[20] = flipped[20]! ^ 1;
+    expect(() => unseal(key, 'totp', flipped)).to.throw();
+    expect(seal(key, 'totp', Buffer.from('secret')).equals(sealed)).to.equal(false);
+  });
+});

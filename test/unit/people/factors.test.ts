@@ -1,0 +1,32 @@
+// What a sign-in needs next, from what it proved, the person's factors and rules, and what is asked.
+import { expect } from 'chai';
+import { nextStep, type PersonsFactors } from '../../../api/people/factors.js';
+
+const none: PersonsFactors = { passkeys: 0, totp: false, groupRequires: false, mustEnrol: false };
+
+describe('nextStep', function () {
+  it('a person without factors or rules: a password is enough, unless more is asked', function () {
+    expect(nextStep(['pwd'], none, undefined)).to.equal('done');
+    expect(nextStep(['pwd'], none, 'urn:boxauth:acr:mfa')).to.equal('enrol');
+    expect(nextStep(['pwd'], none, 'phr')).to.equal('enrol');
+  });
+
+  it('a person with a factor gives it at every sign-in, whatever is asked', function () {
+    expect(nextStep(['pwd'], { ...none, totp: true }, undefined)).to.equal('second-factor');
+    expect(nextStep(['pwd'], { ...none, passkeys: 1 }, undefined)).to.equal('second-factor');
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true }, undefined)).to.equal('done');
+    // A passkey that verified its person is a whole sign-in.
+    expect(nextStep(['hwk', 'user', 'mfa'], { ...none, passkeys: 1, totp: true }, 'phr')).to.equal('done');
+  });
+
+  it("a group's rule or an administrator's reset: enrol now, before anything is issued", function () {
+    expect(nextStep(['pwd'], { ...none, groupRequires: true }, undefined)).to.equal('enrol');
+    expect(nextStep(['pwd'], { ...none, mustEnrol: true }, undefined)).to.equal('enrol');
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, groupRequires: true, totp: true }, undefined)).to.equal('done');
+  });
+
+  it('a code given and a passkey asked: the passkey if they have one, else they add one', function () {
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true, passkeys: 1 }, 'phr')).to.equal('second-factor');
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true }, 'phr')).to.equal('enrol');
+  });
+});
