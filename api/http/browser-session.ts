@@ -8,7 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
 import { createBrowserSession, deleteBrowserSession, endForStepUp, findBrowserSession, type BrowserSession } from '../store/browser.js';
-import { withTransaction, type Pool } from '../db/pool.js';
+import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
 import type { Config } from '../config.js';
@@ -84,10 +84,12 @@ export async function signedIn(svc: BrowserServices, req: Request): Promise<Brow
  * (`replaces`: the browser session it strengthens) is a new sign-in: a new cookie, a new
  * auth_time and amr, and the old session's sid, so that what was issued through it stays
  * tied to it and one sign-out still ends everything. When that session ended meanwhile
- * (a sign-out, a recovery), the new one gets a sid of its own.
+ * (a sign-out, a recovery), the new one gets a sid of its own. In `tx`, under the person's row
+ * (api/http/sign-in-steps.ts holds it): a change of their credentials racing it ends it too.
  */
 export async function signIn(
   svc: BrowserServices,
+  tx: Transaction,
   res: Response,
   userId: number,
   amr: readonly string[],
@@ -96,10 +98,8 @@ export async function signIn(
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   const expiresAt = new Date(Date.now() + hours * 3600_000);
-  await withTransaction(svc.pool, async (tx) => {
-    const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
-    await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, sid);
-  });
+  const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
+  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, sid);
   endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }

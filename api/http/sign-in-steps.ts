@@ -7,14 +7,20 @@
 // - done: the browser is signed in with what was proven (browser-session.ts signIn);
 // - second-factor / enrol: the step's page (/auth/sign-in/second-factor, /auth/sign-in/enrol).
 // A step is taken (deleted) by the request that completes it, so two requests finishing one
-// step cannot both sign in; a password change, a reset or a recovery ends the person's steps
-// (api/credentials/closing.ts endPersonsGrants).
+// step cannot both sign in. Closing beats using: what a sign-in records (a browser session, a
+// step) is written in a transaction holding the person's row (store/users.ts holdPerson), and
+// a password change, a reset or a recovery locks that row before it ends the person's steps
+// and sessions (api/credentials/closing.ts endPersonsGrants): one waits for the other, and
+// whichever comes second sees what the first did. A password checked before a change that
+// commits first no longer matches, and signs nobody in.
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { tokenHash } from '../credentials/tokens.js';
 import { isAcr, type Acr } from '../credentials/acr.js';
 import { nextStep } from '../people/factors.js';
+import { withTransaction, type Transaction } from '../db/pool.js';
 import { createSignInStep, factorState, findSignInStep, takeSignInStep, type SignInStep } from '../store/factors.js';
+import { holdPerson } from '../store/users.js';
 import { cookieNames, cookieOptions, appendCookie, cookies, signIn, type BrowserServices } from './browser-session.js';
 
 /** A step lives this long: enough to find a phone, not long enough to be left open for someone else. */
@@ -41,10 +47,42 @@ function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
   return `${STEP_PAGES[page]}?${query}`;
 }
 
+/** What a sign-in proved and where it goes on to, recorded in `tx`: the way on (a page of a step, or the target). */
+async function goOn(
+  svc: BrowserServices,
+  tx: Transaction,
+  res: Response,
+  userId: number,
+  amr: readonly string[],
+  target: StepTarget,
+  replaces: string | null,
+): Promise<string> {
+  const next = nextStep(amr, await factorState(tx, userId), target.acr);
+  if (next === 'done') {
+    await signIn(svc, tx, res, userId, amr, replaces ?? undefined);
+    endStepCookie(svc, res);
+    return target.returnTo;
+  }
+  const token = randomBytes(32).toString('base64url');
+  await createSignInStep(tx, tokenHash(token), {
+    userId,
+    amr: [...amr],
+    replaces,
+    expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000),
+  });
+  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
+  return pageOf(next, target);
+}
+
+/** Where a sign-in that found its person changed meanwhile goes: the sign-in page, again. */
+const signInAgain = (target: StepTarget): string => `/auth/sign-in?${new URLSearchParams({ return_to: target.returnTo })}`;
+
 /**
  * Goes on from what `userId` proved (`amr`): signs the browser in when that is enough,
- * otherwise starts a step and sends the browser to its page. `replaces`: the browser session
- * a step-up strengthens.
+ * otherwise starts a step; either way the browser is sent on (303). `replaces`: the browser
+ * session a step-up strengthens. `passwordHash`: the hash the password was checked against —
+ * when the person's is another by now (changed meanwhile), nobody is signed in and the browser
+ * is sent to sign in again.
  */
 export async function proceed(
   svc: BrowserServices,
@@ -53,22 +91,14 @@ export async function proceed(
   amr: readonly string[],
   target: StepTarget,
   replaces: string | null = null,
+  passwordHash?: string,
 ): Promise<void> {
-  const next = nextStep(amr, await factorState(svc.pool, userId), target.acr);
-  if (next === 'done') {
-    await signIn(svc, res, userId, amr, replaces ?? undefined);
-    endStepCookie(svc, res);
-    return void res.redirect(303, target.returnTo);
-  }
-  const token = randomBytes(32).toString('base64url');
-  await createSignInStep(svc.pool, tokenHash(token), {
-    userId,
-    amr: [...amr],
-    replaces,
-    expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000),
+  const location = await withTransaction(svc.pool, async (tx) => {
+    const person = await holdPerson(tx, userId);
+    if (!person || (passwordHash !== undefined && person.passwordHash !== passwordHash)) return signInAgain(target);
+    return goOn(svc, tx, res, userId, amr, target, replaces);
   });
-  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
-  res.redirect(303, pageOf(next, target));
+  res.redirect(303, location);
 }
 
 /** This browser's step, when it has one still valid (a page shows it; only completeStep uses it up). */
@@ -80,8 +110,9 @@ export async function currentStep(svc: BrowserServices, req: Request): Promise<S
 /**
  * Completes this browser's step with what its page proved (`amr`: what the step held and
  * the factor just given): the step is used up, and the sign-in goes on (signed in, or one
- * more step). Undefined, doing nothing, when the step is gone (used by another request,
- * expired, ended by a password change): the page then says to sign in again.
+ * more step), in one transaction under the person's row. Undefined, doing nothing, when the
+ * step is gone (used by another request, expired, ended by a password change or a reset):
+ * the page then says to sign in again.
  */
 export async function completeStep(
   svc: BrowserServices,
@@ -91,10 +122,20 @@ export async function completeStep(
   target: StepTarget,
 ): Promise<SignInStep | undefined> {
   const token = cookies(req)[stepCookie(svc)];
-  const step = token ? await takeSignInStep(svc.pool, tokenHash(token)) : undefined;
-  if (!step) return undefined;
-  await proceed(svc, res, step.userId, amr(step), target, step.replaces);
-  return step;
+  if (!token) return undefined;
+  const hash = tokenHash(token);
+  const seen = await findSignInStep(svc.pool, hash);
+  if (!seen) return undefined;
+  const done = await withTransaction(svc.pool, async (tx) => {
+    // The person first, then the step: the order a credentials change takes them in.
+    if (!(await holdPerson(tx, seen.userId))) return undefined;
+    const step = await takeSignInStep(tx, hash);
+    if (!step) return undefined;
+    return { step, location: await goOn(svc, tx, res, step.userId, amr(step), target, step.replaces) };
+  });
+  if (!done) return undefined;
+  res.redirect(303, done.location);
+  return done.step;
 }
 
 /** Forgets the browser's step cookie (its row is gone or going). */

@@ -131,6 +131,23 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
 }
 
 /** Deletes the user (memberships, consents, codes and browser sessions go with the row); false when there was none. */
+/**
+ * Holds the person as they are until `tx` ends (FOR SHARE): a sign-in records its browser
+ * session or step under it, so that a change of their credentials (which locks the row:
+ * lockPerson, or its UPDATE) either comes after and ends what the sign-in made, or came before
+ * and is seen here. Their password hash, to compare with the one the sign-in checked; undefined
+ * when they are gone.
+ */
+export async function holdPerson(tx: Transaction, id: number): Promise<{ passwordHash: string } | undefined> {
+  const { rows } = await tx.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1 FOR SHARE', [id]);
+  return rows[0] && { passwordHash: rows[0].password_hash };
+}
+
+/** Locks the person's row for a change of their credentials (FOR UPDATE): sign-ins under holdPerson wait for it. */
+export async function lockPerson(tx: Transaction, id: number): Promise<void> {
+  await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [id]);
+}
+
 export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
   const { rowCount } = await db.query('DELETE FROM users WHERE id = $1', [id]);
   return rowCount === 1;

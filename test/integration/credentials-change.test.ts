@@ -133,4 +133,27 @@ describe('a credentials change ends what the old credentials obtained', function
     // The audit shares the access log's buffered writer (flushed every 100 ms): wait for the line.
     await eventually('the close in the audit log', async () => box.logs.some((l) => l.includes('"how":"user-deleted"')));
   });
+
+  it('sign-ins racing a password change: none made with the old password outlives the change', async function () {
+    const email = 'racer@example.com';
+    const id = (await box.json('POST', '/users', { email, password: 'racer-password-1' }, root)).body.id;
+    // Many sign-ins with the old password, the change in their midst: a sign-in that checked the
+    // old password before the change committed must not record its session after it.
+    const browsers = Array.from({ length: 24 }, () => new FormAgent(box));
+    const pages = await Promise.all(browsers.map((b) => b.get('/auth/sign-in')));
+    const signIns = browsers.map((b, i) =>
+      b.post('/auth/sign-in', { ...hiddenFields(pages[i]!.text), email, password: 'racer-password-1' }),
+    );
+    const change = box.json('PUT', `/users/${id}`, { email, password: 'racer-password-2' }, root);
+    const answers = await Promise.all(signIns);
+    expect((await change).status).to.equal(200);
+    expect(
+      answers.every((a) => [303, 401, 429].includes(a.status)),
+      answers.map((a) => a.status).join(),
+    ).to.equal(true);
+    for (const browser of browsers) {
+      const page = await browser.get('/auth/signed-in');
+      expect(page.text, 'a browser is still signed in with the old password').not.to.include('You are signed in as');
+    }
+  });
 });

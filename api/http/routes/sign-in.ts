@@ -14,7 +14,7 @@ import { ensureGroup } from '../../store/groups.js';
 import { createUser, findUserByEmail } from '../../store/users.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, endBrowserSession, signIn, type BrowserServices } from '../browser-session.js';
+import { csrfToken, csrfValid, endBrowserSession, type BrowserServices } from '../browser-session.js';
 import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
 import { acrParam, proceed } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
@@ -92,7 +92,7 @@ export function signInRouter(svc: SignInRouterServices): Router {
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
     // Signed in, or on to the second factor (api/http/sign-in-steps.ts).
-    await proceed(svc, res, user.id, ['pwd'], { returnTo, acr: acrParam(body.acr) });
+    await proceed(svc, res, user.id, ['pwd'], { returnTo, acr: acrParam(body.acr) }, null, user.passwordHash);
   });
 
   const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));
@@ -153,8 +153,7 @@ export function signInRouter(svc: SignInRouterServices): Router {
       throw err;
     }
     svc.audit.record({ event: 'record_changed', kind: 'User', id: String(user.id), action: 'created', by: { user: String(user.id) } });
-    await signIn(svc, res, user.id, ['pwd']);
-    res.redirect(303, returnTo);
+    await proceed(svc, res, user.id, ['pwd'], { returnTo, acr: undefined });
   });
 
   router.get('/auth/sign-out', async (req, res) => {
