@@ -9,6 +9,7 @@ import pg from 'pg';
 import { decodeJwt } from 'jose';
 import { Box, basic } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
+import { grpcCheck } from '../support/grpc-check.js';
 import { setBrowserSessionsAmr } from '../../api/store/browser.js';
 
 const PASSKEY_AMR = ['pwd', 'hwk', 'user', 'mfa'];
@@ -154,6 +155,24 @@ describe('step-up at the decision point', function () {
     });
     expect(envoy.status).to.equal(401);
     expect(envoy.headers.get('www-authenticate')).to.include('acr_values="phr"');
+    // And its gRPC door: the denied response carries the same challenge.
+    const grpc = await grpcCheck(box.env.BOXAUTH_GRPC_PORT!, {
+      attributes: {
+        request: {
+          http: {
+            method: 'GET',
+            path: '/admin',
+            host: new URL(console_).host,
+            scheme: 'http',
+            headers: { authorization: `Bearer ${token}` },
+          },
+        },
+        context_extensions: { app: 'console' },
+      },
+    });
+    expect(grpc.denied_response?.status.code, JSON.stringify(grpc)).to.equal(401);
+    const challenge = grpc.denied_response!.headers.find((h) => h.header.key.toLowerCase() === 'www-authenticate')?.header.value;
+    expect(challenge).to.match(/error="insufficient_user_authentication".*acr_values="phr"$/);
   });
 
   it("introspection says a password sign-in's class; a client's own token says none, whatever it asked", async function () {
