@@ -70,8 +70,37 @@ export function withFactor(amr: readonly string[], added: readonly Amr[]): Amr[]
  * must at least meet; values it does not know are left aside (the claim is voluntary).
  */
 export function acrAsked(acrValues: string | undefined): Acr | undefined {
-  const known = (acrValues ?? '').split(' ').filter(isAcr);
-  let weakest: Acr | undefined;
-  for (const a of known) if (weakest === undefined || rank(a) < rank(weakest)) weakest = a;
-  return weakest;
+  return weakest((acrValues ?? '').split(' '));
+}
+
+/** What the sign-in behind a token session proved, as its details record it (api/oauth/openid.ts browserDetails); null when they record none. */
+export function amrOf(details: Record<string, unknown> | null): string[] | null {
+  const amr = details?.amr;
+  return Array.isArray(amr) && amr.every((v) => typeof v === 'string') ? amr : null;
+}
+
+/** What a token says of the sign-in behind it: what it proved, its class, and when (seconds). */
+export interface SignInClass {
+  amr: string[];
+  acr: Acr;
+  authTime: number | null;
+}
+
+/**
+ * The sign-in a token session speaks for (introspection, the decision point, a JWT access
+ * token): none without a person, or without a browser sign-in behind it (a `sid`); a session
+ * from before the box recorded `amr` proved a password.
+ */
+export function signInOf(session: { userId: number | null; details: Record<string, unknown> | null }): SignInClass | null {
+  if (session.userId === null || typeof session.details?.sid !== 'string') return null;
+  const amr = amrOf(session.details) ?? ['pwd'];
+  const authTime = typeof session.details.auth_time === 'number' ? session.details.auth_time : null;
+  return { amr, acr: acrOf(amr), authTime };
+}
+
+/** The weakest of the classes asked (any one of them would do); undefined when none is. */
+export function weakest(wanted: readonly string[]): Acr | undefined {
+  let best: Acr | undefined;
+  for (const w of wanted.filter(isAcr)) if (best === undefined || rank(w) < rank(best)) best = w;
+  return best;
 }

@@ -5,6 +5,7 @@ import { randomBytesPooled } from '../random.js';
 import type { Client, GrantSettings } from '../types.js';
 import { newSessionId, type SessionRow } from '../store/sessions.js';
 import { signJwt, type SigningKey } from './jwt.js';
+import { signInOf } from './acr.js';
 
 export const newOpaqueToken = (): string => randomBytesPooled(32).toString('base64url');
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token).digest();
@@ -59,6 +60,8 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
   const lifetime = exp ? Math.max(0, Math.floor((exp.getTime() - now) / 1000)) : undefined;
   const jwt = req.settings.token_format === 'jwt';
   const subject = req.subject ?? (req.userId != null ? String(req.userId) : req.client.id);
+  // RFC 9068 §2.2.1 / RFC 9470 §6.1: a person's token says how and when they signed in.
+  const signIn = jwt ? signInOf({ userId: req.userId ?? null, details: req.details ?? null }) : null;
   const accessToken = jwt
     ? signJwt(key, {
         ...req.claims, // first: they never replace the claims below
@@ -70,6 +73,7 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
         iat: Math.floor(now / 1000),
         ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
         jti: id,
+        ...(signIn ? { acr: signIn.acr, amr: signIn.amr, ...(signIn.authTime !== null ? { auth_time: signIn.authTime } : {}) } : {}),
         // RFC 9449 §6.1: "the JWK SHA-256 Thumbprint ... in the jkt member of the cnf claim".
         ...(req.jkt ? { cnf: { jkt: req.jkt } } : {}),
       })

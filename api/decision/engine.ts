@@ -34,6 +34,7 @@ import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
 import { appRequest, NOBODY, type Caller } from './request.js';
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
+import { isAcr, meets, signInOf, weakest } from '../credentials/acr.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -89,7 +90,7 @@ export interface GateRequest {
 }
 
 /** Why a request was refused (the deny-reason label of the metrics). */
-export type DenyReason = 'no-app' | 'bad-path' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'error';
+export type DenyReason = 'no-app' | 'bad-path' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'step-up' | 'error';
 
 export interface Decision {
   id: string;
@@ -103,8 +104,10 @@ export interface Decision {
   description: string;
   /** On allow: headers the gateway sets on the request it passes on (the caller; emptied when anonymous). */
   upstream: Record<string, string>;
-  /** On 401: the challenge (RFC 6750 §3, RFC 9449 §7.1); on 302: where to sign in. */
+  /** On 401: the challenge (RFC 6750 §3, RFC 9449 §7.1, RFC 9470 §3); on 302: where to sign in. */
   challenge?: string;
+  /** On a step-up: the class of sign-in a policy asks for (AccessPolicy.acr). */
+  acr?: string;
   /** On 401 for a DPoP proof without the box's nonce: the nonce to use (DPoP-Nonce, RFC 9449 §9). */
   dpopNonce?: string;
   /** The error code of a refusal when it is not its status's usual one (invalid_dpop_proof, use_dpop_nonce). */
@@ -180,6 +183,8 @@ async function tokenCaller(
     if (!user) return { refused: 'bad-token', why: 'the user of this token no longer exists' };
   }
   const subject = subjectOf(s);
+  // What the person's sign-in proved: the session's own record (cached with it), no round trip.
+  const signIn = signInOf(s);
   return {
     user,
     client: s.clientId,
@@ -188,6 +193,9 @@ async function tokenCaller(
     session: s.id,
     subject: { iss: subject.iss ?? svc.config.baseUrl, sub: subject.sub },
     act: actOf(s.details) ?? null,
+    amr: signIn?.amr ?? null,
+    acr: signIn?.acr ?? null,
+    authTime: signIn?.authTime ?? null,
   };
 }
 
@@ -259,7 +267,12 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
     const request: AppRequest | AuthzenRequest = g.resource
       ? { ...asked, resource: g.resource, ...(g.context ? { context: g.context } : {}) }
       : asked;
-    const subject = { clientId: caller.client, user: caller.user && { id: caller.user.id, groups: caller.user.groups } };
+    const have = caller.acr;
+    const subject = {
+      clientId: caller.client,
+      user: caller.user && { id: caller.user.id, groups: caller.user.groups },
+      signedInAtLeast: (want: string) => isAcr(have) && isAcr(want) && meets(have, want),
+    };
     const verdict = await svc.policies.decideApp(app.id, subject, request);
     const decided = { ...base, app: app.id, request, caller, outcomes: verdict.outcomes, ...(clearCookie ? { clearCookie } : {}) };
     if (verdict.allowed) {
@@ -276,20 +289,38 @@ export async function decide(svc: DecisionServices, g: GateRequest): Promise<Dec
     const description = verdict.outcomes.some((o) => o.verdict === 'does not allow' || o.verdict === 'allows')
       ? 'no policy of this app allows the request'
       : 'no policy of this app applies to the request';
+    // A policy would allow it after a stronger sign-in (AccessPolicy.acr): the weakest such class is enough.
+    const acr = weakest(verdict.outcomes.flatMap((o) => (o.verdict === 'needs a stronger sign-in' && o.acr ? [o.acr] : [])));
+    const rd = g.target.startsWith('/') && !g.target.startsWith('//') ? g.target : '/';
+    const signInAt = (more: Record<string, string>): string => `${origin}/.boxauth/start?${new URLSearchParams({ rd, ...more })}`;
     if (caller === NOBODY && g.door !== 'authzen') {
       // Nobody is signed in: a person is sent to sign in and back; anything else is told how to authenticate.
       if (app.signIn && isBrowser(g)) {
-        const rd = g.target.startsWith('/') && !g.target.startsWith('//') ? g.target : '/';
-        return {
-          ...decided,
-          allowed: false,
-          status: 302,
-          reason: 'sign-in',
-          description,
-          location: `${origin}/.boxauth/start?${new URLSearchParams({ rd })}`,
-        };
+        return { ...decided, allowed: false, status: 302, reason: 'sign-in', description, location: signInAt(acr ? { acr } : {}) };
       }
       return { ...decided, allowed: false, status: 401, reason: 'sign-in', description, challenge: `Bearer realm="${app.id}"` };
+    }
+    if (acr) {
+      const why = `a policy of this app allows the request only after a sign-in of class ${acr}`;
+      // A person at the app in a browser signs in again with what is missing (/.boxauth/start → the
+      // box's step-up) and comes back with a new cookie; any other caller is told what is wanted (RFC 9470 §3).
+      if (app.signIn && caller.user && cookie !== undefined && !fromHeader && isBrowser(g)) {
+        return { ...decided, allowed: false, status: 302, reason: 'step-up', description: why, acr, location: signInAt({ acr }) };
+      }
+      return {
+        ...decided,
+        allowed: false,
+        status: 401,
+        reason: 'step-up',
+        description: why,
+        acr,
+        challenge: challenge(
+          fromHeader?.scheme ?? 'Bearer',
+          app.id,
+          { error: 'insufficient_user_authentication', description: why },
+          `acr_values="${acr}"`,
+        ),
+      };
     }
     return { ...decided, allowed: false, status: 403, reason: 'no-policy', description };
   } catch (err) {

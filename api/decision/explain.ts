@@ -42,12 +42,17 @@ const keptRequest = (row: DecisionRow): AppRequest | AuthzenRequest | null => ro
 
 async function explainPolicies(
   svc: Pick<Needs, 'policies'>,
-  outcomes: { id: string; verdict: string }[],
+  outcomes: { id: string; verdict: string; acr?: string }[],
   request: AppRequest | AuthzenRequest | null,
 ): Promise<PolicyExplanation[]> {
   const out: PolicyExplanation[] = [];
   for (const o of outcomes) {
-    if (o.verdict === 'allows' || o.verdict === 'would allow' || request === null) {
+    if (o.verdict !== 'does not allow' && o.verdict !== 'would not allow') {
+      // Its rule allows: what is wanted, if anything, is a stronger sign-in (AccessPolicy.acr).
+      out.push(o.acr ? { ...o, why: `its rule allows the request, after a sign-in of class ${o.acr} (the caller's is weaker)` } : o);
+      continue;
+    }
+    if (request === null) {
       out.push(o);
       continue;
     }

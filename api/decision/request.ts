@@ -1,7 +1,8 @@
 // What an app's policies see of a request (docs/guides/guard-your-apps.md): the
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
-// from the token the box checked: user, client, scope, audience.
+// from the token the box checked: user, client, scope, audience, and what the
+// person's sign-in proved (amr, acr).
 import { requestUser } from '../policy/engines.js';
 import type { Act, AppRequest } from '../policy/requests.js';
 import type { App, PrincipalUser } from '../types.js';
@@ -16,9 +17,24 @@ export interface Caller {
   session: string | null;
   subject: { iss: string; sub: string } | null;
   act: Act | null;
+  /** What the person's sign-in behind the token proved (RFC 8176), its class and when (seconds); null without one. */
+  amr: string[] | null;
+  acr: string | null;
+  authTime: number | null;
 }
 
-export const NOBODY: Caller = { user: null, client: null, scope: null, audience: null, session: null, subject: null, act: null };
+export const NOBODY: Caller = {
+  user: null,
+  client: null,
+  scope: null,
+  audience: null,
+  session: null,
+  subject: null,
+  act: null,
+  amr: null,
+  acr: null,
+  authTime: null,
+};
 
 /** The request object of `app`'s policies. */
 export function appRequest(
@@ -45,5 +61,7 @@ export function appRequest(
     audience: caller.audience,
     subject: caller.subject,
     act: caller.act,
+    amr: caller.amr,
+    acr: caller.acr,
   };
 }

@@ -39,6 +39,10 @@ export function upstreamToken(svc: Pick<Needs, 'config' | 'keyring'>, app: App, 
     ...(caller.user
       ? { email: caller.user.email, email_verified: caller.user.emailVerified, groups: caller.user.groups.map((g) => g.name) }
       : {}),
+    // How the person signed in (RFC 9068 §2.2.1, RFC 9470 §6.1), for an app that asks more of some pages itself.
+    ...(caller.acr !== null
+      ? { acr: caller.acr, amr: caller.amr, ...(caller.authTime !== null ? { auth_time: caller.authTime } : {}) }
+      : {}),
     jti: caller.session!,
   };
   // Reused only while it says what the box says now: a person's new email or groups, or the

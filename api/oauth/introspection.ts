@@ -18,6 +18,7 @@ import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuth
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from '../credentials/tokens.js';
+import { signInOf } from '../credentials/acr.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -55,14 +56,20 @@ async function mayIntrospect(svc: IntrospectionServices, caller: Client, owner: 
   return (await svc.policies.decide({ clientId: caller.id, user: null }, introspectionRequest(caller, owner))).allowed;
 }
 
-/** `sub`, and for an exchanged token whose subject is another issuer's, its `sub_id` (RFC 9493) and `act` (RFC 8693 §4.1). */
+/**
+ * `sub`, and for an exchanged token whose subject is another issuer's, its `sub_id` (RFC 9493) and
+ * `act` (RFC 8693 §4.1); for a person's sign-in, what it proved (RFC 9470 §6.2: "acr", "auth_time";
+ * RFC 8176 "amr").
+ */
 function introspectedSubject(s: SessionRow): Record<string, unknown> {
   const subject = subjectOf(s);
   const act = actOf(s.details);
+  const signIn = signInOf(s);
   return {
     sub: subject.sub,
     ...(subject.iss ? { sub_id: { format: 'iss_sub', iss: subject.iss, sub: subject.sub } } : {}),
     ...(act ? { act } : {}),
+    ...(signIn ? { acr: signIn.acr, amr: signIn.amr, ...(signIn.authTime !== null ? { auth_time: signIn.authTime } : {}) } : {}),
   };
 }
 

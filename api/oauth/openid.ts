@@ -9,7 +9,7 @@ import type { Keyring } from '../credentials/keyring.js';
 import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
 import { scopesOf } from '../credentials/scopes.js';
-import { acrOf } from '../credentials/acr.js';
+import { acrOf, amrOf } from '../credentials/acr.js';
 import type { RequestedClaims } from '../store/browser.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -262,12 +262,6 @@ export function browserOf(details: Record<string, unknown> | null): {
   const sid = typeof details?.sid === 'string' ? details.sid : null;
   const authTime = typeof details?.auth_time === 'number' ? new Date(details.auth_time * 1000) : null;
   return { sid, authTime, amr: amrOf(details), claims: requestedClaimsOf(details).id_token };
-}
-
-/** What the sign-in behind a token session proved, as browserDetails recorded it; null when it recorded none (before amr was kept, or no sign-in). */
-export function amrOf(details: Record<string, unknown> | null): string[] | null {
-  const amr = details?.amr;
-  return Array.isArray(amr) && amr.every((v) => typeof v === 'string') ? amr : null;
 }
 
 /** The claims recorded in a session's details (browserDetails), for UserInfo and refreshed ID tokens. */

@@ -50,6 +50,8 @@ interface CompiledPolicy {
   /** Engine `allow`: it allows whatever request its subjects make. */
   unconditional: boolean;
   link: readonly { id: string; resourceType: string }[];
+  /** An App policy's least sign-in (AccessPolicy.acr). */
+  acr: string | undefined;
 }
 
 /** Which policies count: those that allow the request at hand, or (unconditional) those of engine allow. */
@@ -65,6 +67,8 @@ export interface AppVerdict {
 export interface AppSubject {
   clientId: string | null;
   user: { id: string; groups: { id: string; name: string }[] } | null;
+  /** Whether the caller's sign-in meets a policy's `acr` (api/credentials/acr.ts meets; false without a sign-in). */
+  signedInAtLeast: (acr: string) => boolean;
 }
 
 /** The policies of one target: the box's own API, or one app. A policy sits in its target's only. */
@@ -108,7 +112,13 @@ class PolicyIndex {
     for (const policy of policies) {
       let compiled: CompiledPolicy;
       try {
-        compiled = { id: policy.id, rule: compilePolicy(policy, ajv), unconditional: policy.engine === 'allow', link: policy.link ?? [] };
+        compiled = {
+          id: policy.id,
+          rule: compilePolicy(policy, ajv),
+          unconditional: policy.engine === 'allow',
+          link: policy.link ?? [],
+          acr: policy.acr,
+        };
       } catch (err) {
         onError(policy.id, err as Error); // a broken policy allows nothing
         continue;
@@ -175,12 +185,17 @@ class PolicyIndex {
   decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
     const target = this.target(app);
     if (!target) return { allowed: false, outcomes: [] };
-    const outcomes: PolicyOutcome[] = target
-      .linkedTo(keysOf(subject.clientId, subject.user), true)
-      .map((p) => ({ id: p.id, verdict: p.rule.test(request) ? 'allows' : 'does not allow' }));
+    // A policy whose rule allows, from a caller whose sign-in is short of its acr, asks for a step-up.
+    const outcome = (p: CompiledPolicy, dryRun: boolean): PolicyOutcome => {
+      if (!p.rule.test(request)) return { id: p.id, verdict: dryRun ? 'would not allow' : 'does not allow' };
+      if (p.acr !== undefined && !subject.signedInAtLeast(p.acr))
+        return { id: p.id, verdict: dryRun ? 'would need a stronger sign-in' : 'needs a stronger sign-in', acr: p.acr };
+      return { id: p.id, verdict: dryRun ? 'would allow' : 'allows' };
+    };
+    const outcomes = target.linkedTo(keysOf(subject.clientId, subject.user), true).map((p) => outcome(p, false));
     for (const p of target.dryRun) {
       const applies = !p.link.length || p.link.some((l) => keysOf(subject.clientId, subject.user).includes(`${l.resourceType}/${l.id}`));
-      if (applies) outcomes.push({ id: p.id, verdict: p.rule.test(request) ? 'would allow' : 'would not allow' });
+      if (applies) outcomes.push(outcome(p, true));
     }
     return { allowed: outcomes.some((o) => o.verdict === 'allows'), outcomes };
   }

@@ -102,6 +102,10 @@ export interface AppRequest {
   subject: { iss: string; sub: string } | null;
   /** A delegated token's actors (RFC 8693 `act`, the current one first); null when nobody acts for the subject. */
   act: Act | null;
+  /** What the person's sign-in behind the token proved (RFC 8176: pwd, otp, hwk, swk, user, mfa); null without one. */
+  amr: string[] | null;
+  /** Its class, on the box's ladder (urn:boxauth:acr:password, urn:boxauth:acr:mfa, phr); null without one. */
+  acr: string | null;
 }
 
 /** An AuthZEN evaluation at an app (api/http/routes/authzen.ts): an app's request, with the evaluation's resource and context as sent. */

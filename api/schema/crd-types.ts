@@ -292,6 +292,10 @@ export interface AccessPolicySpec {
    */
   app?: string;
   /**
+   * The least sign-in this policy allows (an App's policies only; docs/guides/guard-your-apps.md) - urn:boxauth:acr:mfa (a second factor) or phr (a passkey). A request the policy otherwise allows from a caller whose sign-in is weaker, or who made none (a client's own token), is refused with a step-up - a person in a browser is sent to sign in again with the missing factor; any other caller gets 401 insufficient_user_authentication (RFC 9470). Unset - any sign-in, or none.
+   */
+  acr?: 'urn:boxauth:acr:password' | 'urn:boxauth:acr:mfa' | 'phr';
+  /**
    * Evaluate the policy and log what it would decide (would allow, would deny), without effect.
    */
   dryRun?: boolean;

@@ -57,6 +57,15 @@ export async function endForStepUp(db: Queryable, sid: string, userId: number): 
   return rowCount === 1;
 }
 
+/**
+ * Says that the sign-ins of `userId`'s browsers proved `amr`: what a sign-in with a factor
+ * records, for tests of what follows from it (the decision point's step-up) without its pages.
+ */
+export async function setBrowserSessionsAmr(db: Queryable, userId: number, amr: readonly string[]): Promise<number> {
+  const { rowCount } = await db.query('UPDATE browser_sessions SET amr = $2 WHERE user_id = $1', [userId, amr]);
+  return rowCount ?? 0;
+}
+
 /** The browser session of this cookie, if it is still valid. */
 export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise<BrowserSession | undefined> {
   const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date; amr: string[] }>(

@@ -4,8 +4,13 @@ import type { Queryable } from '../db/pool.js';
 /** One policy's part in a decision at an app (api/decision/engine.ts), for the record and `boxauth explain`. */
 export interface PolicyOutcome {
   id: string;
-  /** `would-…`: a dry-run policy, which decides nothing. */
-  verdict: 'allows' | 'does not allow' | 'would allow' | 'would not allow';
+  /**
+   * `would-…`: a dry-run policy, which decides nothing. `needs a stronger sign-in`: the policy's
+   * rule allows the request, but the caller's sign-in falls short of the policy's `acr`.
+   */
+  verdict: 'allows' | 'does not allow' | 'needs a stronger sign-in' | 'would allow' | 'would not allow' | 'would need a stronger sign-in';
+  /** With `…stronger sign-in`: the class of sign-in the policy asks for. */
+  acr?: string;
 }
 
 export interface DecisionRow {

@@ -3,13 +3,11 @@
 // percent-encoded in the identity headers (and as they are in the upstream JWT) without
 // ending the process; and an email is vouched for only when the box verified it
 // (docs/guides/guard-your-apps.md).
-import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import pg from 'pg';
-import { authorizationService } from '../../api/grpc/ext-authz.js';
-import type { CheckRequest, CheckResponse } from '../../api/grpc/check.js';
 import { Box } from '../support/box.js';
+import { grpcCheck } from '../support/grpc-check.js';
 import { FormAgent } from '../support/form-agent.js';
 import { userToken } from '../support/user-token.js';
 
@@ -17,21 +15,6 @@ const APP = 'names';
 const AUDIENCE = 'https://names.example';
 /** What the box may put in a header value it writes: visible ASCII only (RFC 9110's VCHAR). */
 const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
-
-/** Envoy's Authorization/Check over gRPC, with the box's own service definition. */
-function grpcCheck(port: string, request: CheckRequest): Promise<CheckResponse> {
-  const check = authorizationService().Check!;
-  const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  return new Promise<CheckResponse>((resolve, reject) => {
-    client.makeUnaryRequest(
-      check.path,
-      check.requestSerialize as (m: CheckRequest) => Buffer,
-      check.responseDeserialize as (b: Buffer) => CheckResponse,
-      request,
-      (err, value) => (err ? reject(err) : resolve(value!)),
-    );
-  }).finally(() => client.close());
-}
 
 /** A group header as an app reads it: split on commas, each name percent-decoded. */
 const groupsIn = (header: string): string[] => header.split(',').map(decodeURIComponent);

@@ -21,6 +21,7 @@ import { checkAccessToken } from '../../credentials/access-tokens.js';
 import { closeGrants } from '../../credentials/closing.js';
 import { authorizationCode } from '../../oauth/grants/authorization-code.js';
 import { s256Challenge } from '../../credentials/pkce.js';
+import { isAcr } from '../../credentials/acr.js';
 import type { GrantServices } from '../../oauth/grants/grant.js';
 import { issuedThroughTokenPath, type TokenPathServices } from '../../oauth/token-endpoint.js';
 import type { RecordCache } from '../../cache/record-cache.js';
@@ -74,6 +75,8 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
       code_challenge: s256Challenge(flow.verifier),
       code_challenge_method: 'S256',
       resource: audienceOf(app),
+      // A step-up the gate asked for (AccessPolicy.acr): the box's authorization endpoint asks for the missing factor.
+      ...(isAcr(req.query.acr) ? { acr_values: req.query.acr } : {}),
     }).toString();
     res.append('Set-Cookie', `${stateCookie(app, https)}=${flow.nonce}${appCookieAttributes(https, 600)}`);
     res.set('Cache-Control', 'no-store').redirect(302, authorize.toString());

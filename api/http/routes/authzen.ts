@@ -125,7 +125,11 @@ export function errorOf(d: Decision): { status: 400 | 500; message: string } | u
 export function answerOf(d: Decision): Json {
   const error = errorOf(d);
   if (error) return { decision: false, context: { id: d.id, error } };
-  return { decision: d.allowed, context: { id: d.id, ...(d.allowed ? {} : { reason: d.description }) } };
+  // A step-up (AccessPolicy.acr) says the class of sign-in wanted, as RFC 9470 §3's challenge does.
+  return {
+    decision: d.allowed,
+    context: { id: d.id, ...(d.allowed ? {} : { reason: d.description }), ...(d.acr ? { acr_values: d.acr } : {}) },
+  };
 }
 
 /** §7.2.1: "Decisions default to closed (i.e. false), but the context field can include errors". */

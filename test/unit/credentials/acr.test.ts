@@ -1,6 +1,7 @@
-// The classes of sign-in and what a sign-in proved (RFC 8176 amr): pure, no database.
+// The classes of sign-in, what a sign-in proved (RFC 8176 amr) and what a token says of it
+// (signInOf); which of the classes several App policies ask for is enough (weakest). Pure.
 import { expect } from 'chai';
-import { acrAsked, acrOf, meets, strongest, withFactor } from '../../../api/credentials/acr.js';
+import { acrAsked, acrOf, meets, signInOf, strongest, weakest, withFactor } from '../../../api/credentials/acr.js';
 import { seal, unseal } from '../../../api/credentials/sealing.js';
 import { randomBytes } from 'node:crypto';
 
@@ -49,5 +50,37 @@ describe('sealing', function () {
     flipped[20] = flipped[20]! ^ 1;
     expect(() => unseal(key, 'totp', flipped)).to.throw();
     expect(seal(key, 'totp', Buffer.from('secret')).equals(sealed)).to.equal(false);
+  });
+});
+
+describe('acr: the sign-in a token speaks for', function () {
+  it('a browser sign-in: what it proved, its class and when', function () {
+    const details = { sid: 's', auth_time: 1_700_000_000, amr: ['pwd', 'hwk', 'user', 'mfa'], acr: 'phr' };
+    expect(signInOf({ userId: 7, details })).to.deep.equal({ amr: ['pwd', 'hwk', 'user', 'mfa'], acr: 'phr', authTime: 1_700_000_000 });
+  });
+
+  it('a sign-in from before amr was kept proved a password', function () {
+    expect(signInOf({ userId: 7, details: { sid: 's', auth_time: 5 } })).to.deep.equal({
+      amr: ['pwd'],
+      acr: 'urn:boxauth:acr:password',
+      authTime: 5,
+    });
+  });
+
+  it('the class follows from amr, never from an acr recorded beside it', function () {
+    expect(signInOf({ userId: 7, details: { sid: 's', amr: ['pwd'], acr: 'phr' } })?.acr).to.equal('urn:boxauth:acr:password');
+  });
+
+  it('none without a person, or without a browser sign-in behind the token', function () {
+    expect(signInOf({ userId: null, details: { sid: 's', amr: ['hwk'] } })).to.equal(null);
+    expect(signInOf({ userId: 7, details: null })).to.equal(null);
+    expect(signInOf({ userId: 7, details: { amr: ['hwk'] } })).to.equal(null);
+  });
+
+  it('of the classes asked, the weakest the ladder knows is enough', function () {
+    expect(weakest(['phr', 'urn:boxauth:acr:mfa'])).to.equal('urn:boxauth:acr:mfa');
+    expect(weakest(['gold', 'phr'])).to.equal('phr');
+    expect(weakest(['gold'])).to.equal(undefined);
+    expect(weakest([])).to.equal(undefined);
   });
 });

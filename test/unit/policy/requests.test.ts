@@ -96,10 +96,12 @@ describe('request objects: an app', function () {
       audience: null,
       subject: null,
       act: null,
+      amr: null,
+      acr: null,
     });
   });
 
-  it('the caller as the checked credential says, the session left out', function () {
+  it('the caller as the checked credential says, the session and sign-in time left out', function () {
     const caller: Caller = {
       user: person,
       client: 'web',
@@ -108,6 +110,9 @@ describe('request objects: an app', function () {
       session: 's1',
       subject: { iss: 'https://box.example', sub: '7' },
       act: { sub: 'svc' },
+      amr: ['pwd', 'hwk', 'user', 'mfa'],
+      acr: 'phr',
+      authTime: 1_700_000_000,
     };
     const r = appRequest(app, { method: 'post', host: 'orders.example', path: '/', query: {} }, {}, caller);
     expect(r).to.deep.include({
@@ -117,8 +122,11 @@ describe('request objects: an app', function () {
       audience: 'https://orders.example',
       subject: { iss: 'https://box.example', sub: '7' },
       act: { sub: 'svc' },
+      amr: ['pwd', 'hwk', 'user', 'mfa'],
+      acr: 'phr',
     });
     expect(r).to.not.have.property('session');
+    expect(r).to.not.have.property('authTime');
   });
 });
 
@@ -171,9 +179,10 @@ describe('request objects: each kind only where it is asked', function () {
       exchange: ExchangeRequest,
     ): void => {
       const subject = { clientId: 'ci', user: null };
+      const atApp = { ...subject, signedInAtLeast: () => false };
       void policies.decide(subject, box);
-      void policies.decideApp('orders', subject, app);
-      void policies.decideApp('orders', subject, authzen);
+      void policies.decideApp('orders', atApp, app);
+      void policies.decideApp('orders', atApp, authzen);
       void policies.decideExchange('ci', exchange);
       // @ts-expect-error an exchange is not a request on the box's API
       void policies.decide(subject, exchange);
