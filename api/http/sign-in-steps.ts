@@ -60,15 +60,33 @@ export async function proceed(
     endStepCookie(svc, res);
     return void res.redirect(303, target.returnTo);
   }
-  const token = randomBytes(32).toString('base64url');
-  await createSignInStep(svc.pool, tokenHash(token), {
-    userId,
-    amr: [...amr],
-    replaces,
-    expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000),
-  });
-  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
+  await startStep(svc, res, { userId, amr: [...amr], replaces });
   res.redirect(303, pageOf(next, target));
+}
+
+async function startStep(svc: BrowserServices, res: Response, step: Omit<SignInStep, 'expiresAt'>): Promise<void> {
+  const token = randomBytes(32).toString('base64url');
+  await createSignInStep(svc.pool, tokenHash(token), { ...step, expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000) });
+  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
+}
+
+/**
+ * Uses this browser's step up and starts another in its place holding `amr` (what it held
+ * and the factor just enrolled): a page between the factor's proof and the sign-in (the
+ * recovery codes shown once) goes on from what was proven, never from what a form says.
+ * Undefined, doing nothing, when the step is gone.
+ */
+export async function advanceStep(
+  svc: BrowserServices,
+  req: Request,
+  res: Response,
+  amr: (step: SignInStep) => readonly string[],
+): Promise<SignInStep | undefined> {
+  const token = cookies(req)[stepCookie(svc)];
+  const step = token ? await takeSignInStep(svc.pool, tokenHash(token)) : undefined;
+  if (!step) return undefined;
+  await startStep(svc, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces });
+  return step;
 }
 
 /** This browser's step, when it has one still valid (a page shows it; only completeStep uses it up). */
