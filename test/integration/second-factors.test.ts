@@ -141,6 +141,24 @@ describe('second factors: TOTP and recovery codes', function () {
     // come from one address here, so the limits are the throttling suite's business below.
     box = await Box.start({ movableClock: true, env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '200' } });
     scene = await Scene.on(box);
+    // An app whose people sign in at the box (its url the box's own origin, so /.boxauth/* reaches the box).
+    const root = await box.rootToken();
+    await box.addClient(
+      'wiki-sso',
+      {
+        grant_types: ['authorization_code'],
+        first_party: true,
+        auth: { authorization_code: { redirect_uri: `${box.url}/.boxauth/callback` } },
+      },
+      { secret: 'wiki-sso-secret', policy: false },
+    );
+    const app = await box.json(
+      'PUT',
+      '/App/wiki',
+      { urls: [box.url], audience: 'https://wiki.example', signIn: { client: 'wiki-sso' } },
+      root,
+    );
+    expect(app.status, app.text).to.equal(201);
   });
   after(async function () {
     await box?.stop();
@@ -206,6 +224,19 @@ describe('second factors: TOTP and recovery codes', function () {
     const account = await browser.get('/account');
     expect(account.status).to.equal(303);
     expect(location(account)).to.equal('/auth/sign-in?return_to=%2Faccount');
+    // An app's sign-in (its /.boxauth/callback): the authorization answers no code, the callback signs nobody in.
+    const start = await browser.get('/.boxauth/start?rd=/docs');
+    expect(start.status, start.text).to.equal(302);
+    const appAuthorize = new URL(location(start));
+    const atBox = await browser.get(`${appAuthorize.pathname}${appAuthorize.search}`);
+    expect(codeIn(atBox)).to.equal(null);
+    expect(isSignInPage(atBox)).to.equal(true);
+    const state = appAuthorize.searchParams.get('state')!;
+    const callback = await browser.get(`/.boxauth/callback?code=made-up&state=${encodeURIComponent(state)}`);
+    expect(callback.headers.getSetCookie().some((c) => c.startsWith('boxauth-app-wiki=') && !c.startsWith('boxauth-app-wiki=;'))).to.equal(
+      false,
+    );
+    expect(callback.status).not.to.equal(302);
     // The step's own pages: Continue does not complete a step whose factor was not given; enrolling over it is refused.
     const cont = await browser.post('/auth/sign-in/continue', { csrf, return_to: '/auth/signed-in' });
     expect(location(cont)).to.match(/^\/auth\/sign-in\/second-factor/);
