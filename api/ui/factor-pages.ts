@@ -91,7 +91,7 @@ ${ADD_PASSKEY}`
       : html`<h1>Set up an authenticator app</h1>
 ${alert(p.error)}
 <p>Scan this code with an authenticator app (any app that reads TOTP codes), or type the key below into it.</p>
-<figure class="qr">${new Html(p.qrSvg)}</figure>
+<figure class="qr" role="img" aria-label="QR code of the key below">${new Html(p.qrSvg)}</figure>
 <p>Key: <code id="totp-secret">${p.secret}</code></p>
 <form method="post" action="${p.action}">
 ${stepHidden(p)}

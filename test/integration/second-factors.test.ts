@@ -105,6 +105,8 @@ class Scene {
     expect(done.status, done.text).to.equal(200);
     const codes = codesOf(done);
     expect(codes).to.have.length(10);
+    // The code confirmed in this browser counts as its second factor: /account stays open to it.
+    expect((await browser.get('/account')).text).to.include('Authenticator app');
     return { secret, step, codes, browser };
   }
 

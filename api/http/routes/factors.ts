@@ -32,9 +32,9 @@ import { getUser, type UserRow } from '../../store/users.js';
 import { accountPage, enrolPage, recoveryCodesPage, secondFactorPage, type StepFields } from '../../ui/factor-pages.js';
 import { messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import { csrfToken, csrfValid, signIn, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { contentSecurityPolicy, invalidForm, renderPage, signedInPerson } from '../pages.js';
+import { contentSecurityPolicy, invalidForm, renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 import { acrParam, advanceStep, completeStep, currentStep, proceed, type StepTarget } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
@@ -129,6 +129,10 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const target = targetOf(req.query);
     const step = await currentStep(svc, req);
     if (!step) return signInAgain(res, target);
+    const state = await factorState(svc.pool, step.userId);
+    // Nothing to give (a recovery code used meanwhile, a reset): the way on is enrolment.
+    if (!state.totp && state.passkeys === 0 && state.recoveryCodes === 0)
+      return res.redirect(303, `/auth/sign-in/enrol?${new URLSearchParams(req.query as Record<string, string>)}`);
     await secondFactor(req, res, step, target);
   });
 
@@ -311,9 +315,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
    * The signed-in person who may change their factors: a browser signed in with what the
    * person's own rules ask (a person with a factor gave it). Otherwise the sign-in page, back here.
    */
-  async function accountHolder(req: Request, res: Response): Promise<UserRow | undefined> {
+  async function accountHolder(req: Request, res: Response): Promise<SignedInPerson | undefined> {
     const person = await signedInPerson(svc, req);
-    if (person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done') return person.user;
+    if (person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done') return person;
     res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/account')}`);
     return undefined;
   }
@@ -334,20 +338,20 @@ export function factorRouter(svc: FactorRouterServices): Router {
   }
 
   /** A change on /account: CSRF checked, the person as accountHolder says. */
-  async function change(req: Request, res: Response): Promise<UserRow | undefined> {
+  async function change(req: Request, res: Response): Promise<SignedInPerson | undefined> {
     if (!csrfValid(svc, req, (req.body as Body).csrf)) return void invalidForm(svc, res);
     return accountHolder(req, res);
   }
 
   router.get('/account', async (req, res) => {
-    const user = await accountHolder(req, res);
-    if (user) await account(req, res, user);
+    const person = await accountHolder(req, res);
+    if (person) await account(req, res, person.user);
   });
 
   const ACCOUNT: StepTarget = { returnTo: '/account', acr: undefined };
 
   router.post('/account/totp', ...pageForm, async (req, res) => {
-    const user = await change(req, res);
+    const user = (await change(req, res))?.user;
     if (!user) return;
     if ((await factorState(svc.pool, user.id)).totp)
       return account(req, res, user, 409, { error: 'You have an authenticator app already. Remove it first to set up another.' });
@@ -355,18 +359,22 @@ export function factorRouter(svc: FactorRouterServices): Router {
   });
 
   router.post('/account/totp/confirm', ...pageForm, async (req, res) => {
-    const user = await change(req, res);
-    if (!user) return;
+    const person = await change(req, res);
+    if (!person) return;
+    const { user, browser } = person;
     const refusal = await counted(req, user.email);
     if (refusal) return newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm', 429, refusal);
     if (!(await confirmTotp(req, user, text((req.body as Body).code))))
       return newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm', 401, 'That code is wrong. Scan this new code and try again.');
+    // The code just given is a second factor proven in this browser: its sign-in says so from now
+    // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
+    await signIn(svc, res, user.id, withFactor(browser.amr, ['otp']), browser.sid);
     const codes = await newCodes(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/account', post: false }));
   });
 
   router.post('/account/recovery-codes', ...pageForm, async (req, res) => {
-    const user = await change(req, res);
+    const user = (await change(req, res))?.user;
     if (!user) return;
     if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, user, 409, { error: 'Set up a second factor first.' });
     const codes = await newCodes(req, user);
@@ -374,7 +382,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   });
 
   router.post('/account/factors/remove', ...pageForm, async (req, res) => {
-    const user = await change(req, res);
+    const user = (await change(req, res))?.user;
     if (!user) return;
     const id = Number(text((req.body as Body).factor));
     const factors = await listFactors(svc.pool, user.id);
