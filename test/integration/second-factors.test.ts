@@ -251,6 +251,43 @@ describe('second factors: TOTP and recovery codes', function () {
     expect((await scene.give(again.browser, 'code', totpCode(secret, step + 1))).status).to.equal(303);
   });
 
+  it('the second step offers what the person has: a passkey too when they have one, only the passkey when acr=phr is asked', async function () {
+    const { secret, step } = await scene.enrolled('pia@example.com', true);
+    const db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO factors (user_id, kind, name, credential_id, public_key, sign_count)
+         SELECT id, 'passkey', 'Laptop', $1, $2, 0 FROM users WHERE email = 'pia@example.com'`,
+        [randomBytes(16), randomBytes(65)],
+      );
+    } finally {
+      await db.end();
+    }
+    const { browser } = await scene.afterPassword('pia@example.com');
+    const page = await browser.get('/auth/sign-in/second-factor');
+    expect(page.text).to.include(
+      '<button type="button" id="use-passkey" data-begin="/auth/passkeys/authenticate/options" data-finish="/auth/passkeys/authenticate">Use a passkey</button>',
+    );
+    expect(page.text).to.include('<script type="module" src="/assets/passkeys.js"></script>');
+    expect(page.headers.get('content-security-policy')).to.include("script-src 'self'");
+    expect(page.text).to.include('id="code"');
+
+    const phr = await browser.get('/auth/sign-in/second-factor?acr=phr');
+    expect(phr.text).to.include('id="use-passkey"').and.include('asks for a passkey');
+    expect(phr.text).not.to.include('id="code"');
+    expect(phr.text).not.to.include('id="recovery_code"');
+    const code = await browser.post('/auth/sign-in/second-factor', {
+      ...hiddenFields(page.text),
+      acr: 'phr',
+      code: totpCode(secret, step + 1),
+    });
+    expect(code.status).to.equal(400);
+    expect(await scene.signedInAs(browser)).to.equal(false);
+    // Without acr=phr, the same code is still good: it was not used.
+    expect((await scene.give(browser, 'code', totpCode(secret, step + 1))).status).to.equal(303);
+  });
+
   it('a step cookie tampered with, or missing from another browser, gets nothing for a right code', async function () {
     const { secret, step } = await scene.enrolled('wes@example.com', true);
     const { browser } = await scene.afterPassword('wes@example.com');
@@ -362,8 +399,14 @@ describe('second factors: TOTP and recovery codes', function () {
       expect(codeIn(await browser.get(authorizePath()))).to.equal(null);
       expect(await scene.signedInAs(browser)).to.equal(false);
 
+      const passkeyOnly = await browser.get(`${location(next)}&acr=phr`);
+      expect(passkeyOnly.text).to.include(
+        '<button type="button" id="add-passkey" data-begin="/auth/passkeys/register/options" data-finish="/auth/passkeys/register">Add a passkey</button>',
+      );
+      expect(passkeyOnly.text).not.to.include('totp-secret');
       const enrol = await browser.get(location(next));
       expect(enrol.text).to.include('<svg').and.include('id="code"');
+      expect(enrol.headers.get('content-security-policy')).to.include("script-src 'none'").and.include("img-src 'self'");
       const secret = secretOf(enrol);
       const step = scene.freshStep(true);
       const wrong = await browser.post('/auth/sign-in/enrol', { ...hiddenFields(enrol.text), code: totpCode(secret, step + 3) });
