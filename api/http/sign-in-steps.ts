@@ -36,7 +36,8 @@ export function acrParam(value: unknown): Acr | undefined {
 
 const stepCookie = (svc: BrowserServices): string => cookieNames(svc).session.replace('session', 'step');
 
-function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
+/** A step's page, carrying the way on. */
+export function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
   const query = new URLSearchParams({ return_to: target.returnTo, ...(target.acr ? { acr: target.acr } : {}) });
   return `${STEP_PAGES[page]}?${query}`;
 }

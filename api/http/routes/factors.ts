@@ -36,7 +36,7 @@ import { csrfToken, csrfValid, signIn, type BrowserServices } from '../browser-s
 import type { AddressOf } from '../client-address.js';
 import { contentSecurityPolicy, invalidForm, renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
-import { acrParam, advanceStep, completeStep, currentStep, proceed, type StepTarget } from '../sign-in-steps.js';
+import { acrParam, advanceStep, completeStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -131,8 +131,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!step) return signInAgain(res, target);
     const state = await factorState(svc.pool, step.userId);
     // Nothing to give (a recovery code used meanwhile, a reset): the way on is enrolment.
-    if (!state.totp && state.passkeys === 0 && state.recoveryCodes === 0)
-      return res.redirect(303, `/auth/sign-in/enrol?${new URLSearchParams(req.query as Record<string, string>)}`);
+    if (!state.totp && state.passkeys === 0 && state.recoveryCodes === 0) return res.redirect(303, pageOf('enrol', target));
     await secondFactor(req, res, step, target);
   });
 
