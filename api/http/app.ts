@@ -17,6 +17,7 @@ import { adminRouter } from './routes/admin.js';
 import { authorizeRouter } from './routes/authorize.js';
 import { authzenRouter } from './routes/authzen.js';
 import { appSignInRouter } from './routes/app-sign-in.js';
+import { factorRouter } from './routes/factors.js';
 import { explainRouter } from './routes/explain.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
@@ -93,7 +94,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
-  app.use(authorizeRouter(svc), signInRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
+  app.use(authorizeRouter(svc), signInRouter(svc), factorRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
   // People signing in at an app, and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
   app.use(appSignInRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
 

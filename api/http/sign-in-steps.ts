@@ -42,7 +42,8 @@ export function acrParam(value: unknown): Acr | undefined {
 
 const stepCookie = (svc: BrowserServices): string => cookieNames(svc).session.replace('session', 'step');
 
-function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
+/** A step's page, carrying the way on. */
+export function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
   const query = new URLSearchParams({ return_to: target.returnTo, ...(target.acr ? { acr: target.acr } : {}) });
   return `${STEP_PAGES[page]}?${query}`;
 }
@@ -63,14 +64,7 @@ async function goOn(
     endStepCookie(svc, res);
     return target.returnTo;
   }
-  const token = randomBytes(32).toString('base64url');
-  await createSignInStep(tx, tokenHash(token), {
-    userId,
-    amr: [...amr],
-    replaces,
-    expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000),
-  });
-  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
+  await startStep(svc, tx, res, { userId, amr: [...amr], replaces });
   return pageOf(next, target);
 }
 
@@ -99,6 +93,39 @@ export async function proceed(
     return goOn(svc, tx, res, userId, amr, target, replaces);
   });
   res.redirect(303, location);
+}
+
+async function startStep(svc: BrowserServices, tx: Transaction, res: Response, step: Omit<SignInStep, 'expiresAt'>): Promise<void> {
+  const token = randomBytes(32).toString('base64url');
+  await createSignInStep(tx, tokenHash(token), { ...step, expiresAt: new Date(Date.now() + STEP_MINUTES * 60_000) });
+  appendCookie(res, `${stepCookie(svc)}=${token}${cookieOptions(svc, STEP_MINUTES * 60)}`);
+}
+
+/**
+ * Uses this browser's step up and starts another in its place holding `amr` (what it held
+ * and the factor just enrolled): a page between the factor's proof and the sign-in (the
+ * recovery codes shown once) goes on from what was proven, never from what a form says.
+ * Undefined, doing nothing, when the step is gone.
+ */
+export async function advanceStep(
+  svc: BrowserServices,
+  req: Request,
+  res: Response,
+  amr: (step: SignInStep) => readonly string[],
+): Promise<SignInStep | undefined> {
+  const token = cookies(req)[stepCookie(svc)];
+  if (!token) return undefined;
+  const hash = tokenHash(token);
+  const seen = await findSignInStep(svc.pool, hash);
+  if (!seen) return undefined;
+  return withTransaction(svc.pool, async (tx) => {
+    // The person first, then the step, as completeStep takes them.
+    if (!(await holdPerson(tx, seen.userId))) return undefined;
+    const step = await takeSignInStep(tx, hash);
+    if (!step) return undefined;
+    await startStep(svc, tx, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces });
+    return step;
+  });
 }
 
 /** This browser's step, when it has one still valid (a page shows it; only completeStep uses it up). */

@@ -29,7 +29,7 @@ ${body}
   }`;
 }
 
-function hidden(fields: Record<string, string | undefined>): Html[] {
+export function hidden(fields: Record<string, string | undefined>): Html[] {
   return Object.entries(fields)
     .filter(([, v]) => v !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
@@ -39,7 +39,14 @@ function fieldError(id: string, messages: string[] | undefined): Html | false {
   return !!messages?.length && html`<p class="error" id="${id}-error" role="alert">${messages.join(' ')}</p>`;
 }
 
-function field(id: string, label: string, type: string, value: string, errors: Record<string, string[]>, autocomplete: string): Html {
+export function field(
+  id: string,
+  label: string,
+  type: string,
+  value: string,
+  errors: Record<string, string[]>,
+  autocomplete: string,
+): Html {
   const describedBy = errors[id]?.length ? `${id}-error` : undefined;
   return html`<div class="field">
 <label for="${id}">${label}</label>

@@ -18,6 +18,8 @@ import { csrfToken, csrfValid, endBrowserSession, type BrowserServices } from '.
 import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
 import { acrParam, proceed } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
+import { nextStep } from '../../people/factors.js';
+import { factorState } from '../../store/factors.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -27,8 +29,8 @@ interface Needs {
 }
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
-function safeReturnTo(value: unknown): string {
-  return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?))/.test(value)
+export function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?)|account$)/.test(value)
     ? value
     : '/auth/signed-in';
 }
@@ -87,12 +89,16 @@ export function signInRouter(svc: SignInRouterServices): Router {
       });
       return again(401, 'The email or the password is wrong.');
     }
-    await svc.attempts.clear({ account: email });
     await svc.attempts.giveBack([{ address }]);
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
-    // Signed in, or on to the second factor (api/http/sign-in-steps.ts).
-    await proceed(svc, res, user.id, ['pwd'], { returnTo, acr: acrParam(body.acr) }, null, user.passwordHash);
+    // Signed in, or on to the second factor (api/http/sign-in-steps.ts). The account's failures
+    // are wiped only by a sign-in that is done: wrong second-factor codes count there too, and a
+    // right password must not wipe them (the password again, then more guesses at the code).
+    const target = { returnTo, acr: acrParam(body.acr) };
+    const done = nextStep(['pwd'], await factorState(svc.pool, user.id), target.acr) === 'done';
+    await (done ? svc.attempts.clear({ account: email }) : svc.attempts.giveBack([{ account: email }]));
+    await proceed(svc, res, user.id, ['pwd'], target, null, user.passwordHash);
   });
 
   const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));

@@ -1,0 +1,418 @@
+// A person's second factors in the browser (docs/guides/second-factors.md): the sign-in's
+// second step (/auth/sign-in/second-factor), enrolment when a sign-in needs a factor the
+// person lacks (/auth/sign-in/enrol, then /auth/sign-in/continue), and the person's own page
+// (/account). A step's pages act only on the browser's step (api/http/sign-in-steps.ts): no
+// browser session exists until it completes. Codes are counted before they are checked, per
+// account and per address, as passwords are (api/people/attempts.ts).
+import type { Request, Response, Router } from 'express';
+import QRCode from 'qrcode';
+import { ACR_PASSKEY, withFactor } from '../../credentials/acr.js';
+import { endPersonsGrants } from '../../credentials/closing.js';
+import { seal, unseal } from '../../credentials/sealing.js';
+import { withTransaction } from '../../db/pool.js';
+import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { nextStep } from '../../people/factors.js';
+import { hashOf, newRecoveryCodes, normalize } from '../../people/recovery-codes.js';
+import { matchingStep, newTotpSecret, secretText, totpUri } from '../../people/totp.js';
+import {
+  acceptTotpStep,
+  factorState,
+  findTotp,
+  listFactors,
+  recoveryCodesLeft,
+  removeAllFactors,
+  removeFactor,
+  replaceRecoveryCodes,
+  setMustEnrol,
+  startTotp,
+  useRecoveryCode,
+  type SignInStep,
+} from '../../store/factors.js';
+import { getUser, holdPerson, type UserRow } from '../../store/users.js';
+import { accountPage, enrolPage, recoveryCodesPage, secondFactorPage, type StepFields } from '../../ui/factor-pages.js';
+import { messagePage } from '../../ui/pages.js';
+import { pageForm } from '../body.js';
+import { csrfToken, csrfValid, signIn, type BrowserServices } from '../browser-session.js';
+import type { AddressOf } from '../client-address.js';
+import { contentSecurityPolicy, invalidForm, renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
+import { strictRouter } from '../router.js';
+import { acrParam, advanceStep, completeStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
+import { safeReturnTo } from './sign-in.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  attempts: Attempts;
+  addressOf: AddressOf;
+  factorKey: Buffer;
+}
+
+export type FactorRouterServices = BrowserServices & Needs;
+
+const TOTP_NAME = 'Authenticator app';
+const TOTP_PURPOSE = 'totp';
+/** The pages that offer a passkey run its script (api/ui/browser/, the passkeys' part) and call the box. */
+const WITH_PASSKEY_SCRIPT = { 'Content-Security-Policy': contentSecurityPolicy({ 'script-src': "'self'", 'connect-src': "'self'" }) };
+
+type Body = Record<string, unknown>;
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+export function factorRouter(svc: FactorRouterServices): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+
+  const targetOf = (from: Body): StepTarget => ({ returnTo: safeReturnTo(from.return_to), acr: acrParam(from.acr) });
+  const fields = (req: Request, res: Response, target: StepTarget): StepFields => ({
+    csrf: csrfToken(svc, req, res),
+    returnTo: target.returnTo,
+    acr: target.acr,
+  });
+  const signInAgain = (res: Response, target: StepTarget): void =>
+    renderPage(
+      res,
+      403,
+      messagePage(
+        box,
+        'Sign in again',
+        `This sign-in has ended or was never begun. Sign in again: /auth/sign-in?return_to=${target.returnTo}`,
+      ),
+    );
+
+  /** Counts a code before it is checked; the page saying so when the person or the address is over the limit. */
+  async function counted(req: Request, email: string): Promise<string | undefined> {
+    const address = svc.addressOf(req);
+    const refused = await svc.attempts.begin([{ address }, { account: email }]);
+    if (!refused) return undefined;
+    svc.audit.record({ event: 'sign_in', outcome: 'locked', address, reason: 'second factor' });
+    const minutes = minutesUntil(refused.retryAt);
+    return `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+  }
+
+  /** A right code: the person's failures are wiped, the address's attempt given back (as the password form does). */
+  async function succeeded(req: Request, email: string): Promise<void> {
+    await svc.attempts.clear({ account: email });
+    await svc.attempts.giveBack([{ address: svc.addressOf(req) }]);
+  }
+
+  function failed(req: Request, user: UserRow, reason: string): void {
+    svc.audit.record({ event: 'sign_in', outcome: 'failure', address: svc.addressOf(req), user: String(user.id), reason });
+  }
+
+  /** The TOTP code of `totp` accepted for its step (one UPDATE: of two requests with one code, one wins). */
+  async function totpAccepted(totp: { id: number; sealedSecret: Buffer; lastStep: number | null }, code: string, confirm = false) {
+    const secret = unseal(svc.factorKey, TOTP_PURPOSE, totp.sealedSecret);
+    const step = matchingStep(secret, code, Date.now(), totp.lastStep);
+    return step !== undefined && (await acceptTotpStep(svc.pool, totp.id, step, confirm));
+  }
+
+  // --- the second factor of a sign-in
+
+  async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: string) {
+    const state = await factorState(svc.pool, step.userId);
+    const passkeyOnly = target.acr === ACR_PASSKEY;
+    renderPage(
+      res,
+      status,
+      secondFactorPage({
+        box,
+        ...fields(req, res, target),
+        totp: state.totp,
+        passkeys: state.passkeys > 0,
+        recoveryCodes: state.recoveryCodes > 0,
+        passkeyOnly,
+        ...(error ? { error } : {}),
+      }),
+      state.passkeys > 0 ? WITH_PASSKEY_SCRIPT : {},
+    );
+  }
+
+  router.get('/auth/sign-in/second-factor', async (req, res) => {
+    const target = targetOf(req.query);
+    const step = await currentStep(svc, req);
+    if (!step) return signInAgain(res, target);
+    const state = await factorState(svc.pool, step.userId);
+    // Nothing to give (a recovery code used meanwhile, a reset): the way on is enrolment.
+    if (!state.totp && state.passkeys === 0 && state.recoveryCodes === 0) return res.redirect(303, pageOf('enrol', target));
+    await secondFactor(req, res, step, target);
+  });
+
+  router.post('/auth/sign-in/second-factor', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    const target = targetOf(body);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const step = await currentStep(svc, req);
+    const user = step && (await getUser(svc.pool, step.userId));
+    if (!step || !user) return signInAgain(res, target);
+    const again = (status: number, error: string) => secondFactor(req, res, step, target, status, error);
+    const code = text(body.code);
+    const recovery = text(body.recovery_code);
+    if (target.acr === ACR_PASSKEY) return again(400, 'This sign-in asks for a passkey: a code is not enough.');
+    if (!code && !recovery) return again(400, 'Type the code your app shows, or one of your recovery codes.');
+
+    const refusal = await counted(req, user.email);
+    if (refusal) return again(429, refusal);
+
+    if (code) {
+      const totp = await findTotp(svc.pool, user.id);
+      if (!totp || !(await totpAccepted(totp, code))) {
+        failed(req, user, 'wrong code');
+        return again(401, 'That code is wrong or was used already. Wait for the next one and try again.');
+      }
+      await succeeded(req, user.email);
+      svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address: svc.addressOf(req), reason: 'totp' });
+      const done = await completeStep(svc, req, res, (s) => withFactor(s.amr, ['otp']), target);
+      if (!done) return signInAgain(res, target);
+      return;
+    }
+
+    // A recovery code: a way back in (ARCHITECTURE §12). The person's factors and codes go, so
+    // does every other sign-in of theirs; they enrol anew before the sign-in completes.
+    const normal = normalize(recovery);
+    const used =
+      normal !== undefined &&
+      (await withTransaction(svc.pool, async (tx) => {
+        if (!(await useRecoveryCode(tx, user.id, hashOf(normal)))) return false;
+        await removeAllFactors(tx, user.id);
+        await setMustEnrol(tx, user.id, true);
+        await endPersonsGrants(svc, tx, user.id, { how: 'recovery-code', by: { user: String(user.id) } });
+        return true;
+      }));
+    if (!used) {
+      failed(req, user, 'wrong recovery code');
+      return again(401, 'That recovery code is wrong or was used already.');
+    }
+    await succeeded(req, user.email);
+    svc.audit.record({
+      event: 'factor',
+      action: 'recovery-code-used',
+      user: String(user.id),
+      by: { user: String(user.id) },
+      address: svc.addressOf(req),
+    });
+    svc.audit.record({
+      event: 'factor',
+      action: 'reset',
+      user: String(user.id),
+      by: { user: String(user.id) },
+      address: svc.addressOf(req),
+    });
+    // Its step went with the person's others; what it proved before the code goes on, to
+    // enrolment (must_enrol): the code itself is no factor to sign in with.
+    await proceed(svc, res, user.id, step.amr, target);
+  });
+
+  // --- enrolment
+
+  /** A new TOTP, pending until a code confirms it: its page (QR code, key, a code field). */
+  async function newTotpPage(req: Request, res: Response, user: UserRow, target: StepTarget, action: string, status = 200, error?: string) {
+    const secret = newTotpSecret();
+    await withTransaction(svc.pool, (tx) => startTotp(tx, user.id, TOTP_NAME, seal(svc.factorKey, TOTP_PURPOSE, secret)));
+    const qrSvg = await QRCode.toString(totpUri(secret, box, user.email), { type: 'svg', margin: 2, width: 220 });
+    renderPage(
+      res,
+      status,
+      enrolPage({
+        box,
+        ...fields(req, res, target),
+        action,
+        qrSvg,
+        secret: secretText(secret),
+        passkeyOnly: false,
+        ...(error ? { error } : {}),
+      }),
+    );
+  }
+
+  /** A step may enrol only when it has to: its person has no factor to give (otherwise enrolling would skip it). */
+  async function enrollingStep(req: Request): Promise<{ step: SignInStep; user: UserRow } | undefined> {
+    const step = await currentStep(svc, req);
+    const user = step && (await getUser(svc.pool, step.userId));
+    if (!step || !user) return undefined;
+    const state = await factorState(svc.pool, user.id);
+    return nextStep(step.amr, state, undefined) !== 'second-factor' && !state.totp && state.passkeys === 0 ? { step, user } : undefined;
+  }
+
+  router.get('/auth/sign-in/enrol', async (req, res) => {
+    const target = targetOf(req.query);
+    const enrolling = await enrollingStep(req);
+    if (!enrolling) return signInAgain(res, target);
+    if (target.acr === ACR_PASSKEY) {
+      return renderPage(
+        res,
+        200,
+        enrolPage({ box, ...fields(req, res, target), action: '', qrSvg: '', secret: '', passkeyOnly: true }),
+        WITH_PASSKEY_SCRIPT,
+      );
+    }
+    await newTotpPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
+  });
+
+  /** A pending TOTP confirmed by `code` (the person's must_enrol cleared); false when the code is wrong. */
+  async function confirmTotp(req: Request, user: UserRow, code: string): Promise<boolean> {
+    const pending = await findTotp(svc.pool, user.id, 'pending');
+    if (!pending || !(await totpAccepted(pending, code, true))) {
+      failed(req, user, 'wrong enrolment code');
+      return false;
+    }
+    await succeeded(req, user.email);
+    await setMustEnrol(svc.pool, user.id, false);
+    svc.audit.record({
+      event: 'factor',
+      action: 'enrolled',
+      kind: 'totp',
+      factor: String(pending.id),
+      user: String(user.id),
+      by: { user: String(user.id) },
+      address: svc.addressOf(req),
+    });
+    return true;
+  }
+
+  /** Ten new recovery codes, their hashes stored, the plain ones returned to be shown once. */
+  async function newCodes(req: Request, user: UserRow): Promise<string[]> {
+    const codes = newRecoveryCodes();
+    await withTransaction(svc.pool, (tx) => replaceRecoveryCodes(tx, user.id, codes.map(hashOf)));
+    svc.audit.record({
+      event: 'factor',
+      action: 'recovery-codes-made',
+      kind: 'recovery-codes',
+      user: String(user.id),
+      by: { user: String(user.id) },
+      address: svc.addressOf(req),
+    });
+    return codes;
+  }
+
+  router.post('/auth/sign-in/enrol', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    const target = targetOf(body);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const enrolling = await enrollingStep(req);
+    if (!enrolling) return signInAgain(res, target);
+    const { user } = enrolling;
+    const refusal = await counted(req, user.email);
+    if (refusal) return newTotpPage(req, res, user, target, '/auth/sign-in/enrol', 429, refusal);
+    if (!(await confirmTotp(req, user, text(body.code))))
+      return newTotpPage(req, res, user, target, '/auth/sign-in/enrol', 401, 'That code is wrong. Scan this new code and try again.');
+    // The step is used up here, and a new one holds the factor just proven: Continue goes on from it.
+    const advanced = await advanceStep(svc, req, res, (s) => withFactor(s.amr, ['otp']));
+    if (!advanced) return signInAgain(res, target);
+    const codes = await newCodes(req, user);
+    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }));
+  });
+
+  router.post('/auth/sign-in/continue', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    const target = targetOf(body);
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const done = await completeStep(svc, req, res, (s) => s.amr, target);
+    if (!done) signInAgain(res, target);
+  });
+
+  // --- the person's own page
+
+  /**
+   * The signed-in person who may change their factors: a browser signed in with what the
+   * person's own rules ask (a person with a factor gave it). Otherwise the sign-in page, back here.
+   */
+  async function accountHolder(req: Request, res: Response): Promise<SignedInPerson | undefined> {
+    const person = await signedInPerson(svc, req);
+    if (person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done') return person;
+    res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/account')}`);
+    return undefined;
+  }
+
+  async function account(req: Request, res: Response, user: UserRow, status = 200, shown: { message?: string; error?: string } = {}) {
+    renderPage(
+      res,
+      status,
+      accountPage({
+        box,
+        csrf: csrfToken(svc, req, res),
+        email: user.email,
+        factors: await listFactors(svc.pool, user.id),
+        recoveryCodesLeft: await recoveryCodesLeft(svc.pool, user.id),
+        ...shown,
+      }),
+    );
+  }
+
+  /** A change on /account: CSRF checked, the person as accountHolder says. */
+  async function change(req: Request, res: Response): Promise<SignedInPerson | undefined> {
+    if (!csrfValid(svc, req, (req.body as Body).csrf)) return void invalidForm(svc, res);
+    return accountHolder(req, res);
+  }
+
+  router.get('/account', async (req, res) => {
+    const person = await accountHolder(req, res);
+    if (person) await account(req, res, person.user);
+  });
+
+  const ACCOUNT: StepTarget = { returnTo: '/account', acr: undefined };
+
+  router.post('/account/totp', ...pageForm, async (req, res) => {
+    const user = (await change(req, res))?.user;
+    if (!user) return;
+    if ((await factorState(svc.pool, user.id)).totp)
+      return account(req, res, user, 409, { error: 'You have an authenticator app already. Remove it first to set up another.' });
+    await newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm');
+  });
+
+  router.post('/account/totp/confirm', ...pageForm, async (req, res) => {
+    const person = await change(req, res);
+    if (!person) return;
+    const { user, browser } = person;
+    const refusal = await counted(req, user.email);
+    if (refusal) return newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm', 429, refusal);
+    if (!(await confirmTotp(req, user, text((req.body as Body).code))))
+      return newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm', 401, 'That code is wrong. Scan this new code and try again.');
+    // The code just given is a second factor proven in this browser: its sign-in says so from now
+    // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
+    await withTransaction(svc.pool, async (tx) => {
+      if (await holdPerson(tx, user.id)) await signIn(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid);
+    });
+    const codes = await newCodes(req, user);
+    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/account', post: false }));
+  });
+
+  router.post('/account/recovery-codes', ...pageForm, async (req, res) => {
+    const user = (await change(req, res))?.user;
+    if (!user) return;
+    if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, user, 409, { error: 'Set up a second factor first.' });
+    const codes = await newCodes(req, user);
+    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/account', post: false }));
+  });
+
+  router.post('/account/factors/remove', ...pageForm, async (req, res) => {
+    const user = (await change(req, res))?.user;
+    if (!user) return;
+    const id = Number(text((req.body as Body).factor));
+    const factors = await listFactors(svc.pool, user.id);
+    const factor = factors.find((f) => f.id === id);
+    if (!factor) return account(req, res, user, 404, { error: 'No such factor of yours.' });
+    const state = await factorState(svc.pool, user.id);
+    if (factors.length === 1 && state.groupRequires)
+      return account(req, res, user, 409, {
+        error:
+          'This is your last second factor, and a group of yours requires one. Add another (a passkey or an authenticator app) before removing this one.',
+      });
+    const removed = await withTransaction(svc.pool, async (tx) => {
+      const gone = await removeFactor(tx, user.id, id);
+      // The last factor gone, the recovery codes of it go too: they would sign in past nothing.
+      if (gone && factors.length === 1) await replaceRecoveryCodes(tx, user.id, []);
+      return gone;
+    });
+    if (!removed) return account(req, res, user, 404, { error: 'No such factor of yours.' });
+    svc.audit.record({
+      event: 'factor',
+      action: 'removed',
+      kind: removed.kind,
+      factor: String(removed.id),
+      user: String(user.id),
+      by: { user: String(user.id) },
+      address: svc.addressOf(req),
+    });
+    await account(req, res, user, 200, { message: `Removed ${removed.name}.` });
+  });
+
+  return router;
+}

@@ -1,0 +1,175 @@
+// The pages of a sign-in's second step and of a person's own account (docs/guides/second-factors.md):
+// the second factor asked for, a TOTP enrolled (its QR code and secret), recovery codes shown
+// once, and /account. The forms post back to api/http/routes/factors.ts.
+import type { FactorSummary } from '../store/factors.js';
+import { html, Html } from './html.js';
+import { field, hidden, page } from './pages.js';
+
+/** Where a step's page goes on to: carried by its forms. */
+export interface StepFields {
+  csrf: string;
+  returnTo: string;
+  acr: string | undefined;
+}
+
+const stepHidden = (s: StepFields): Html[] => hidden({ csrf: s.csrf, return_to: s.returnTo, acr: s.acr });
+const alert = (error: string | undefined): Html | false => !!error && html`<p class="error" role="alert">${error}</p>`;
+
+export const PASSKEY_SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
+
+export interface SecondFactorPage extends StepFields {
+  box: string;
+  totp: boolean;
+  passkeys: boolean;
+  recoveryCodes: boolean;
+  /** The sign-in asked for a passkey (acr phr): nothing else is offered. */
+  passkeyOnly: boolean;
+  error?: string;
+}
+
+export function secondFactorPage(p: SecondFactorPage): string {
+  const passkey =
+    p.passkeys &&
+    html`<p><button type="button" id="use-passkey" data-begin="/auth/passkeys/authenticate/options" data-finish="/auth/passkeys/authenticate">Use a passkey</button></p>
+${PASSKEY_SCRIPT}`;
+  const form = (
+    id: string,
+    label: string,
+    autocomplete: string,
+    hint: string,
+  ): Html => html`<form method="post" action="/auth/sign-in/second-factor">
+${stepHidden(p)}
+${field(id, label, 'text', '', {}, autocomplete)}
+<p class="hint">${hint}</p>
+<button type="submit">Continue</button>
+</form>`;
+  return page({
+    title: 'Second factor',
+    box: p.box,
+    body: html`<h1>One more step</h1>
+${alert(p.error)}
+${
+  p.passkeyOnly
+    ? html`<p>This sign-in asks for a passkey: a code from an app or a recovery code is not enough here.</p>
+${passkey || html`<p class="notice" role="alert">You have no passkey yet. Sign in without this requirement, add a passkey on your account page, then try again.</p>`}`
+    : html`${passkey}
+${p.totp && form('code', 'Code from your authenticator app', 'one-time-code', 'Six digits; a new one every 30 seconds.')}
+${
+  p.recoveryCodes &&
+  html`<details${p.totp || p.passkeys ? '' : html` open`}><summary>Lost your phone?</summary>
+${form('recovery_code', 'Recovery code', 'off', 'One of the ten codes you kept when you set up your second factor. Using one removes your second factors: you set up a new one next.')}
+</details>`
+}`
+}`,
+  });
+}
+
+export interface EnrolPage extends StepFields {
+  box: string;
+  /** Where the confirming code is posted. */
+  action: string;
+  /** The QR code of the otpauth:// URI, as inline SVG (no image source for the CSP to allow). */
+  qrSvg: string;
+  secret: string;
+  /** Only a passkey meets what the sign-in asked (acr phr). */
+  passkeyOnly: boolean;
+  error?: string;
+}
+
+const ADD_PASSKEY = html`<p><button type="button" id="add-passkey" data-begin="/auth/passkeys/register/options" data-finish="/auth/passkeys/register">Add a passkey</button></p>
+${PASSKEY_SCRIPT}`;
+
+export function enrolPage(p: EnrolPage): string {
+  return page({
+    title: 'Set up a second factor',
+    box: p.box,
+    body: p.passkeyOnly
+      ? html`<h1>Add a passkey</h1>
+${alert(p.error)}
+<p>This sign-in asks for a passkey. Add one now: your device or your password manager keeps it.</p>
+${ADD_PASSKEY}`
+      : html`<h1>Set up an authenticator app</h1>
+${alert(p.error)}
+<p>Scan this code with an authenticator app (any app that reads TOTP codes), or type the key below into it.</p>
+<figure class="qr" role="img" aria-label="QR code of the key below">${new Html(p.qrSvg)}</figure>
+<p>Key: <code id="totp-secret">${p.secret}</code></p>
+<form method="post" action="${p.action}">
+${stepHidden(p)}
+${field('code', 'The code the app shows now', 'text', '', {}, 'one-time-code')}
+<button type="submit">Confirm</button>
+</form>`,
+  });
+}
+
+export interface RecoveryCodesPage extends StepFields {
+  box: string;
+  codes: string[];
+  /** Where Continue goes: a form posted with the CSRF token (`post`), or a link. */
+  action: string;
+  post: boolean;
+}
+
+/** Ten recovery codes, shown this once. */
+export function recoveryCodesPage(p: RecoveryCodesPage): string {
+  return page({
+    title: 'Recovery codes',
+    box: p.box,
+    body: html`<h1>Keep these recovery codes</h1>
+<p role="status">Each code signs you in once if you lose your phone or your passkey. Write them down or store them in your password manager: this page is the only time they are shown.</p>
+<ul class="codes" id="recovery-codes">${p.codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
+${
+  p.post
+    ? html`<form method="post" action="${p.action}">
+${stepHidden(p)}
+<button type="submit">Continue</button>
+</form>`
+    : html`<p><a href="${p.action}">Continue</a></p>`
+}`,
+  });
+}
+
+export interface AccountPage {
+  box: string;
+  csrf: string;
+  email: string;
+  factors: FactorSummary[];
+  recoveryCodesLeft: number;
+  message?: string;
+  error?: string;
+}
+
+const when = (d: Date | null): string => (d ? d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : 'never');
+
+/** A person's own page: their second factors, and what they can do about them. */
+export function accountPage(p: AccountPage): string {
+  const totp = p.factors.some((f) => f.kind === 'totp');
+  return page({
+    title: 'Your account',
+    box: p.box,
+    body: html`<h1>Your account</h1>
+<p>Signed in as <strong>${p.email}</strong>.</p>
+${alert(p.error)}
+${p.message ? html`<p role="status">${p.message}</p>` : ''}
+<h2>Second factors</h2>
+${
+  p.factors.length
+    ? html`<table id="factors"><thead><tr><th>Name</th><th>Kind</th><th>Added</th><th>Last used</th><th></th></tr></thead><tbody>
+${p.factors.map(
+  (
+    f,
+  ) => html`<tr><td>${f.name}</td><td>${f.kind === 'totp' ? 'Authenticator app' : 'Passkey'}</td><td>${when(f.createdAt)}</td><td>${when(f.lastUsedAt)}</td>
+<td><form method="post" action="/account/factors/remove">${hidden({ csrf: p.csrf, factor: String(f.id) })}<button type="submit" class="danger">Remove</button></form></td></tr>`,
+)}
+</tbody></table>`
+    : html`<p>You have no second factor: your password alone signs you in.</p>`
+}
+${!totp && html`<form method="post" action="/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">Set up an authenticator app</button></form>`}
+<p><a href="/account/passkeys">Passkeys</a></p>
+<h2>Recovery codes</h2>
+<p id="codes-left">${p.recoveryCodesLeft} of 10 recovery codes left.</p>
+${
+  p.factors.length > 0 &&
+  html`<form method="post" action="/account/recovery-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">Make new recovery codes</button></form>`
+}`,
+  });
+}
