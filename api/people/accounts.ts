@@ -11,7 +11,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
 import { removeAllFactors, setMustEnrol } from '../store/factors.js';
-import { deleteUser, getUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
+import { deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -61,8 +61,10 @@ export async function removeAccount(svc: AccountServices, id: number, by: Actor)
  */
 export async function resetFactors(svc: AccountServices, id: number, by: Actor): Promise<boolean> {
   const found = await withTransaction(svc.pool, async (tx) => {
-    // First: the update holds the person's row, so two resets of one person take turns.
-    if (!(await setMustEnrol(tx, id, true))) return false;
+    // First, the person's row: a sign-in whose browser session is written but not committed yet is
+    // waited for, and ended below with the rest; a second reset of the same person takes its turn.
+    if (!(await lockUser(tx, id))) return false;
+    await setMustEnrol(tx, id, true);
     await removeAllFactors(tx, id);
     await endPersonsGrants(svc, tx, id, { how: 'factors-reset', by });
     return true;

@@ -4,6 +4,9 @@
 // through api/store/factors.ts (the enrolment pages are another part's).
 import { expect } from 'chai';
 import { createPool, withTransaction, type Pool } from '../../api/db/pool.js';
+import { randomBytes } from 'node:crypto';
+import { tokenHash } from '../../api/credentials/tokens.js';
+import { createBrowserSession } from '../../api/store/browser.js';
 import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startTotp } from '../../api/store/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
@@ -18,7 +21,7 @@ describe('administrators and second factors', function () {
   before(async function () {
     box = await Box.start();
     root = await box.rootToken();
-    pool = createPool(box.databaseUrl!, 2);
+    pool = createPool(box.databaseUrl!, 3);
     await box.addClient(
       'app',
       {
@@ -119,6 +122,45 @@ describe('administrators and second factors', function () {
       box.logs.some((l) => l.includes('"event":"factor"') && l.includes('"action":"reset"') && l.includes(`"user":"${id}"`)),
     );
     await eventually('the close in the audit log', async () => box.logs.some((l) => l.includes('"how":"factors-reset"')));
+  });
+
+  it('a sign-in committing while a reset runs: the reset waits for it, and its browser session ends too', async function () {
+    const { id } = await person();
+    await withFactors(id);
+    // A sign-in's last step, caught between its INSERT and its COMMIT: the browser session of a
+    // second factor the reset is about to remove.
+    const token = randomBytes(32).toString('base64url');
+    let commit!: () => void;
+    let inserted!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const written = new Promise<void>((resolve) => (inserted = resolve));
+    const signingIn = withTransaction(pool, async (tx) => {
+      await createBrowserSession(tx, tokenHash(token), id, new Date(Date.now() + 3600_000), ['pwd', 'otp', 'mfa']);
+      inserted();
+      await committed;
+    });
+    await written;
+    let answered = false;
+    const reset = box.json('POST', `/users/${id}/factors/reset`, undefined, root).finally(() => (answered = true));
+    const waiting = async (): Promise<boolean> =>
+      (
+        await pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM users%'",
+        )
+      ).rows[0]!.n > 0;
+    // The reset either waits for the sign-in to commit, or answers without having seen its session.
+    const first = await eventually(
+      'the reset waiting or answered',
+      async () => (answered ? 'answered' : (await waiting()) && 'waits'),
+      30_000,
+      20,
+    );
+    commit();
+    await signingIn;
+    expect((await reset).status).to.equal(200);
+    const browser = await box.request('GET', authorizePath, { headers: { Cookie: `boxauth_session=${token}` } });
+    expect(browser.status, 'the browser session outlived the reset').to.equal(200);
+    expect(first).to.equal('waits');
   });
 
   it('an unknown user is 404, and changes nothing', async function () {
