@@ -21,6 +21,8 @@ export interface GroupRecord {
   id: number;
   name: string;
   description: string | null;
+  /** Members enrol a second factor at their next sign-in. */
+  require_second_factor: boolean;
   created_at: string;
 }
 

@@ -10,7 +10,8 @@ import { endPersonsGrants } from '../credentials/closing.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
-import { deleteUser, getUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
+import { removeAllFactors, setMustEnrol } from '../store/factors.js';
+import { deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -49,4 +50,27 @@ export async function removeAccount(svc: AccountServices, id: number, by: Actor)
   });
   svc.users.invalidate(String(id));
   return user;
+}
+
+/**
+ * An administrator's reset of a person's second factors (a lost phone, a stolen passkey): in one
+ * transaction every factor and recovery code goes, the person must enrol a new factor at their
+ * next sign-in, and everything they obtained ends — signed-in browsers, sign-ins half made, codes
+ * and grants (ARCHITECTURE §12: every way back in ends the person's other sessions). False when
+ * there is no such person.
+ */
+export async function resetFactors(svc: AccountServices, id: number, by: Actor): Promise<boolean> {
+  const found = await withTransaction(svc.pool, async (tx) => {
+    // First, the person's row: a sign-in whose browser session is written but not committed yet is
+    // waited for, and ended below with the rest; a second reset of the same person takes its turn.
+    if (!(await lockUser(tx, id))) return false;
+    await setMustEnrol(tx, id, true);
+    await removeAllFactors(tx, id);
+    await endPersonsGrants(svc, tx, id, { how: 'factors-reset', by });
+    return true;
+  });
+  if (!found) return false;
+  svc.users.invalidate(String(id));
+  svc.audit.record({ event: 'factor', action: 'reset', user: String(id), by });
+  return true;
 }

@@ -344,6 +344,7 @@ const oauthPaths: Json = {
 
 function peopleSchemas(): Json {
   const groupIds = { type: 'array', items: { type: 'integer', minimum: 1 } };
+  const requireSecondFactor = { type: 'boolean', default: false, description: 'members enrol a second factor at their next sign-in' };
   return {
     UserBody: {
       type: 'object',
@@ -372,7 +373,11 @@ function peopleSchemas(): Json {
     GroupBody: {
       type: 'object',
       additionalProperties: false,
-      properties: { name: { type: 'string', maxLength: NAME_MAX }, description: { type: ['string', 'null'], maxLength: DESCRIPTION_MAX } },
+      properties: {
+        name: { type: 'string', maxLength: NAME_MAX },
+        description: { type: ['string', 'null'], maxLength: DESCRIPTION_MAX },
+        require_second_factor: requireSecondFactor,
+      },
     },
     Group: {
       type: 'object',
@@ -381,11 +386,62 @@ function peopleSchemas(): Json {
         id: { type: 'integer' },
         name: { type: 'string' },
         description: { type: ['string', 'null'] },
+        require_second_factor: requireSecondFactor,
         created_at: { type: 'string', format: 'date-time' },
+      },
+    },
+    Factors: {
+      type: 'object',
+      description: "A person's second factors as an administrator sees them: never a key or secret",
+      required: ['factors', 'recovery_codes_left', 'must_enrol', 'group_requires'],
+      properties: {
+        factors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'kind', 'name', 'created_at'],
+            properties: {
+              id: { type: 'integer' },
+              kind: { enum: ['passkey', 'totp'] },
+              name: { type: 'string' },
+              created_at: { type: 'string', format: 'date-time' },
+              last_used_at: { type: ['string', 'null'], format: 'date-time' },
+              device_type: {
+                enum: ['singleDevice', 'multiDevice', null],
+                description: 'a passkey synced between devices, or bound to one',
+              },
+            },
+          },
+        },
+        recovery_codes_left: { type: 'integer', minimum: 0 },
+        must_enrol: { type: 'boolean', description: 'their factors were reset: they enrol one at their next sign-in' },
+        group_requires: { type: 'boolean', description: 'a group of theirs requires a second factor' },
       },
     },
   };
 }
+
+/** A person's factors, and an administrator's reset of them. */
+const factorPaths: Json = {
+  '/users/{id}/factors': {
+    parameters: [idParam('user', 'integer')],
+    get: {
+      tags: ['people'],
+      summary: "A person's second factors (their summaries), recovery codes left, and whether they must enrol one",
+      responses: { '200': answer('found', ref('Factors')), ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/users/{id}/factors/reset': {
+    parameters: [idParam('user', 'integer')],
+    post: {
+      tags: ['people'],
+      summary:
+        'Reset the second factors: removes every factor and recovery code, makes the person enrol one at their next sign-in, ' +
+        'and ends their signed-in browsers, codes and tokens',
+      responses: { '200': answer('reset', ref('Factors')), ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+};
 
 function peoplePaths(kind: 'users' | 'groups', one: string): Json {
   const body = { required: true, content: json(ref(`${one}Body`)) };
@@ -581,6 +637,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
       ...Object.assign({}, ...KINDS.map(resourcePaths)),
       ...peoplePaths('users', 'User'),
       ...peoplePaths('groups', 'Group'),
+      ...factorPaths,
       '/Session': {
         get: {
           tags: ['sessions'],

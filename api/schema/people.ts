@@ -25,6 +25,7 @@ export interface UserInput {
 export interface GroupInput {
   name?: string;
   description?: string | null;
+  requireSecondFactor?: boolean;
 }
 
 function withoutPassword(body: Record<string, unknown>): Record<string, unknown> {
@@ -109,7 +110,7 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
 export function groupInput(raw: unknown, creating: boolean): GroupInput {
   const body = asObject(raw, 'group');
   const errors = noFieldErrors();
-  unknownFields(body, ['name', 'description', 'id', 'created_at'], errors);
+  unknownFields(body, ['name', 'description', 'require_second_factor', 'id', 'created_at'], errors);
   const input: GroupInput = {};
   if (body.name === undefined) {
     if (creating) add(errors, 'name', 'is required');
@@ -122,6 +123,10 @@ export function groupInput(raw: unknown, creating: boolean): GroupInput {
     else if (typeof body.description === 'string' && body.description.length > DESCRIPTION_MAX) {
       add(errors, 'description', `must be at most ${DESCRIPTION_MAX} characters`);
     } else input.description = body.description;
+  }
+  if (body.require_second_factor !== undefined) {
+    if (typeof body.require_second_factor !== 'boolean') add(errors, 'require_second_factor', 'must be true or false');
+    else input.requireSecondFactor = body.require_second_factor;
   }
   if (Object.keys(errors).length) throw new ValidationError(body, errors);
   return input;

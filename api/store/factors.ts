@@ -188,9 +188,14 @@ export async function removeAllFactors(db: Queryable, userId: number): Promise<n
   return rowCount ?? 0;
 }
 
-/** Whether the person must enrol a second factor at their next sign-in (an administrator's reset). */
-export async function setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<void> {
-  await db.query('UPDATE users SET must_enrol = $2 WHERE id = $1', [userId, must]);
+/**
+ * Whether the person must enrol a second factor at their next sign-in (an administrator's reset).
+ * False when there is no such person. In a transaction the update holds the person's row until
+ * it commits: a second reset of the same person waits for the first.
+ */
+export async function setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE users SET must_enrol = $2 WHERE id = $1', [userId, must]);
+  return rowCount === 1;
 }
 
 // --- recovery codes

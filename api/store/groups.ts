@@ -7,6 +7,8 @@ export interface GroupRow {
   id: number;
   name: string;
   description: string | null;
+  /** Members must have a second factor: they enrol one at their next sign-in (api/people/factors.ts). */
+  requireSecondFactor: boolean;
   createdAt: Date;
 }
 
@@ -14,10 +16,17 @@ interface DbRow {
   id: number;
   name: string;
   description: string | null;
+  require_second_factor: boolean;
   created_at: Date;
 }
 
-const fromDb = (r: DbRow): GroupRow => ({ id: r.id, name: r.name, description: r.description, createdAt: r.created_at });
+const fromDb = (r: DbRow): GroupRow => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  requireSecondFactor: r.require_second_factor,
+  createdAt: r.created_at,
+});
 
 export async function getGroup(db: Queryable, id: number): Promise<GroupRow | undefined> {
   const { rows } = await db.query<DbRow>('SELECT * FROM groups WHERE id = $1', [id]);
@@ -29,9 +38,13 @@ export async function findGroupByName(db: Queryable, name: string): Promise<Grou
   return rows[0] && fromDb(rows[0]);
 }
 
-export async function createGroup(db: Queryable, name: string, description: string | null): Promise<GroupRow> {
+export async function createGroup(db: Queryable, name: string, description: string | null, requireSecondFactor = false): Promise<GroupRow> {
   const { rows } = await db
-    .query<DbRow>('INSERT INTO groups (name, description) VALUES ($1, $2) RETURNING *', [name, description])
+    .query<DbRow>('INSERT INTO groups (name, description, require_second_factor) VALUES ($1, $2, $3) RETURNING *', [
+      name,
+      description,
+      requireSecondFactor,
+    ])
     .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
   return fromDb(rows[0]!);
 }
@@ -47,13 +60,14 @@ export async function ensureGroup(db: Queryable, name: string, description: stri
 export async function updateGroup(
   db: Queryable,
   id: number,
-  change: { name?: string; description?: string | null },
+  change: { name?: string; description?: string | null; requireSecondFactor?: boolean },
 ): Promise<GroupRow | undefined> {
   const { rows } = await db
     .query<DbRow>(
-      `UPDATE groups SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END
+      `UPDATE groups SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END,
+       require_second_factor = COALESCE($5, require_second_factor)
      WHERE id = $1 RETURNING *`,
-      [id, change.name ?? null, change.description !== undefined, change.description ?? null],
+      [id, change.name ?? null, change.description !== undefined, change.description ?? null, change.requireSecondFactor ?? null],
     )
     .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
   return rows[0] && fromDb(rows[0]);

@@ -130,6 +130,16 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
   return getUser(tx, id);
 }
 
+/**
+ * Holds the person's row (FOR UPDATE) until `tx` ends; false when there is no such person. A
+ * write that refers to the person (a browser session, a code: their foreign keys take the row FOR
+ * KEY SHARE) and is not committed yet is waited for, so that what `tx` does next sees it.
+ */
+export async function lockUser(tx: Transaction, id: number): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [id]);
+  return rowCount === 1;
+}
+
 /** Deletes the user (memberships, consents, codes and browser sessions go with the row); false when there was none. */
 /**
  * Holds the person as they are until `tx` ends (FOR SHARE): a sign-in records its browser

@@ -44,6 +44,12 @@ export function adminPage(box: string, baseUrl: string): string {
           <fieldset class="field" id="user-groups"><legend>Groups</legend><div id="user-groups-options"></div><p class="error" id="user-group-ids-error" role="alert"></p></fieldset>
           <p class="error" id="user-form-error" role="alert"></p>
           <div class="actions"><button type="submit">Save</button><button type="button" id="user-delete" class="danger" disabled>Delete</button></div>
+          <section id="user-factors" aria-labelledby="user-factors-title" hidden>
+            <h3 id="user-factors-title">Second factors</h3>
+            <ul id="user-factors-list" aria-label="Second factors"></ul>
+            <p class="hint" id="user-factors-state"></p>
+            <div class="actions"><button type="button" id="user-factors-reset" class="danger">Reset second factors</button></div>
+          </section>
         </form>
       </div>
     </section>
@@ -60,6 +66,7 @@ export function adminPage(box: string, baseUrl: string): string {
           <h2 id="group-form-title">New group</h2>
           <div class="field"><label for="group-name">Name</label><input id="group-name" name="name" type="text" autocomplete="off"><p class="error" id="group-name-error" role="alert"></p></div>
           <div class="field"><label for="group-description">Description</label><textarea id="group-description" name="description" rows="3"></textarea><p class="error" id="group-description-error" role="alert"></p></div>
+          <div class="field"><label class="check"><input id="group-require_second_factor" name="require_second_factor" type="checkbox" aria-describedby="group-require_second_factor-hint"> Require a second factor</label><p class="hint" id="group-require_second_factor-hint">Members without a passkey or an authenticator app enrol one at their next sign-in, before any app gets a token.</p><p class="error" id="group-require_second_factor-error" role="alert"></p></div>
           <p class="error" id="group-form-error" role="alert"></p>
           <div class="actions"><button type="submit">Save</button><button type="button" id="group-delete" class="danger" disabled>Delete</button></div>
         </form>

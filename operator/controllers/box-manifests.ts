@@ -20,6 +20,8 @@ import type { BoxResource } from './box/types.js';
 export const API_COMMAND = ['node', 'dist/api/main.js'];
 export const ROOT_CLIENT_ID = 'root';
 export const SIGNING_KEY_FILE = 'signing-key.pem';
+/** The key of the factor key Secret: 32 random bytes in base64, as BOXAUTH_FACTOR_KEY takes them. */
+export const FACTOR_KEY_FILE = 'factor-key';
 /** The keys of a kubernetes.io/tls Secret (what cert-manager writes), which spec.tls.secretName must have. */
 export const TLS_KEYS = { cert: 'tls.crt', key: 'tls.key' } as const;
 const TLS_DIR = '/etc/boxauth/tls';
@@ -35,7 +37,7 @@ export interface BoxNames {
   serviceAccount: string;
   /** The ClusterRoleBinding of system:auth-delegator for TokenReview (cluster-scoped: the namespace is in its name). */
   tokenReviewBinding: string;
-  secrets: { database: string; signingKey: string; rootClient: string; admin: string };
+  secrets: { database: string; signingKey: string; factorKey: string; rootClient: string; admin: string };
 }
 
 export const AUTH_DELEGATOR = 'system:auth-delegator';
@@ -52,6 +54,7 @@ export function boxNames(box: BoxResource): BoxNames {
     secrets: {
       database: `${name}-database`,
       signingKey: `${name}-signing-key`,
+      factorKey: `${name}-factor-key`,
       rootClient: `${name}-root-client`,
       admin: `${name}-admin`,
     },
@@ -133,6 +136,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_REGISTRATION', value: String(spec.registration ?? false) },
     { name: 'BOXAUTH_JWT_ALG', value: spec.jwtAlg ?? 'ES256' },
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
+    secretEnv('BOXAUTH_FACTOR_KEY', names.secrets.factorKey, FACTOR_KEY_FILE),
     { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
     { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
     ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),

@@ -10,6 +10,7 @@
 // without I/O), reclaim.ts (spec.reclaimPolicy on deletion). The Kubernetes
 // objects go with the Box through their ownerReferences, except the
 // cluster-scoped ClusterRoleBinding for TokenReview, which the finalizer deletes.
+import { randomBytes } from 'node:crypto';
 import type { Pool } from '../../api/db/pool.js';
 import { generateSecret } from '../../api/credentials/secrets.js';
 import { NotOwned, type BoxDatabases } from '../boxdb.js';
@@ -18,7 +19,7 @@ import type { ObjectCache } from '../informer.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
 import { BoxReason } from '../reasons.js';
 import { secretValue, type SecretObject } from '../secrets.js';
-import { apiDeployment, apiService, baseUrlOf, boxNames, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
+import { apiDeployment, apiService, baseUrlOf, boxNames, FACTOR_KEY_FILE, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
 import { adminUrlOf, ensureDatabaseSecret } from './box/database.js';
 import { ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
 import { reclaim } from './box/reclaim.js';
@@ -134,6 +135,9 @@ export class BoxController extends Controller<BoxResource> {
     const secrets = [
       database,
       await ensureSigningKeySecret(kube, this.deps.events, box),
+      // Seals the TOTP secrets in the database: made once and never replaced by the operator (a new key would
+      // make every enrolled TOTP unreadable, and the box refuses to start with another key than it sealed with).
+      await ensureBoxSecret(kube, box, names.secrets.factorKey, () => ({ [FACTOR_KEY_FILE]: randomBytes(32).toString('base64') })),
       await ensureBoxSecret(kube, box, names.secrets.rootClient, () => ({
         'client-id': ROOT_CLIENT_ID,
         'client-secret': generateSecret(),

@@ -3,6 +3,7 @@
 // through the REST API.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { addDummyPasskey } from '../support/factors.js';
 import { Box, eventually } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 
@@ -166,6 +167,45 @@ describe('admin UI (Chromium)', function () {
     await page.keyboard.press('Enter'); // submits the form
     await page.getByText('Saved kim@example.com.').waitFor();
     expect(await api('/users?email=kim@example.com')).to.have.length(1);
+  });
+
+  it("a group that requires a second factor; a person's factors shown, and reset after a confirmation", async function () {
+    await page.reload();
+    await page.getByRole('tab', { name: 'Groups' }).click();
+    await page.getByRole('button', { name: 'New group' }).click();
+    await page.getByLabel('Name').fill('operators');
+    await page.getByRole('checkbox', { name: 'Require a second factor' }).check();
+    await page.getByRole('button', { name: 'Save' }).last().click();
+    await page.getByText('Saved operators.').waitFor();
+    const [operators] = await api('/groups?name=operators');
+    expect(operators.require_second_factor).to.equal(true);
+    expect(await page.getByRole('list', { name: 'Groups' }).getByRole('button', { name: 'operators' }).textContent()).to.equal(
+      'operators second factor',
+    );
+
+    const lee = (await box.json('POST', '/users', { email: 'lee@example.com', password: 'lee-password' }, root)).body;
+    await addDummyPasskey(box.databaseUrl!, lee.id, 'work laptop');
+    await page.reload();
+    await page.getByRole('tab', { name: 'Users' }).waitFor();
+    await page.getByRole('list', { name: 'Users' }).getByRole('button', { name: 'lee@example.com' }).click();
+    const factors = page.getByRole('list', { name: 'Second factors' });
+    await factors.getByText('Passkey “work laptop” · never used').waitFor();
+    await screenshot(page, 'admin-user-factors');
+
+    // Dismissed: nothing changes.
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Reset second factors' }).click();
+    expect((await api(`/users/${lee.id}/factors`)).factors).to.have.length(1);
+
+    page.once('dialog', (dialog) => {
+      expect(dialog.message()).to.include('Reset the second factors of lee@example.com?');
+      void dialog.accept();
+    });
+    await page.getByRole('button', { name: 'Reset second factors' }).click();
+    await page.getByText('Reset the second factors of lee@example.com.').waitFor();
+    await factors.getByText('None.').waitFor();
+    await page.getByText('Enrols a second factor at the next sign-in.').waitFor();
+    expect(await api(`/users/${lee.id}/factors`)).to.include({ must_enrol: true, recovery_codes_left: 0 });
   });
 
   it('a user who is not an admin is told so', async function () {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { projectPath } from '../../api/paths.js';
+import { addDummyPasskey } from '../support/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { freePort } from '../support/ports.js';
@@ -444,7 +445,7 @@ describe('boxauth CLI', function () {
     const users = (await cli(['user', 'list', '-o', 'table'])).stdout.split('\n');
     expect(users[0]).to.match(/^ID +EMAIL +EMAIL_VERIFIED +GROUPS$/);
     expect(users.find((l) => l.includes('ed@example.com'))).to.match(/^\d+ +ed@example\.com +true +writers$/);
-    expect((await cli(['group', 'list', '-o', 'table'])).stdout).to.match(/^ID +NAME +DESCRIPTION\n/);
+    expect((await cli(['group', 'list', '-o', 'table'])).stdout).to.match(/^ID +NAME +REQUIRE_SECOND_FACTOR +DESCRIPTION\n/);
     expect((await cli(['client', 'list', '-o', 'table'])).stdout).to.match(/^ID +GRANT_TYPES +DESCRIPTION\n/);
     expect((await cli(['client', 'get', 'cli-a', '-o', 'table'])).stdout).to.match(/\ncli-a +client_credentials\n$/);
     expect(YAML.parse((await cli(['client', 'get', 'cli-b', '-o', 'yaml'])).stdout).scope).to.deep.equal(['profile']);
@@ -549,5 +550,33 @@ describe('boxauth CLI', function () {
     expect(runs['set-password'].stdout).to.include(`Password of ${shownEmail} (id ${userId})`);
     expect(runs['user delete'].stdout).to.include(`Deleted user ${shownEmail} from box`);
     expect(runs['group delete'].stdout).to.equal(`Deleted group ${shownGroup}.\n`);
+  });
+  it('group new / set --require-second-factor, user factors and user reset-factors', async function () {
+    const made = await cli(['group', 'new', 'ops', '--require-second-factor', 'true']);
+    expect(made.code, made.stderr).to.equal(0);
+    expect(JSON.parse((await cli(['group', 'get', 'ops'])).stdout).require_second_factor).to.equal(true);
+    const bad = await cli(['group', 'set', 'ops', '--require-second-factor', 'maybe']);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('--require-second-factor takes true or false, not "maybe"');
+    const set = await cli(['group', 'set', 'ops', '--require-second-factor', 'false']);
+    expect(set.code, set.stderr).to.equal(0);
+    expect(JSON.parse(set.stdout).require_second_factor).to.equal(false);
+
+    expect((await cli(['user', 'new', 'factors@example.com:factors-password'])).code).to.equal(0);
+    const user = JSON.parse((await cli(['user', 'get', 'factors@example.com'])).stdout);
+    await addDummyPasskey(box.databaseUrl!, user.id, 'yubikey');
+    const listed = await cli(['user', 'factors', 'factors@example.com', '-o', 'table']);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout).to.match(/^\d+ +passkey +yubikey /m);
+    expect(listed.stdout).to.include(`factors@example.com (id ${user.id}): 0 recovery codes left.`);
+
+    const reset = await cli(['user', 'reset-factors', 'factors@example.com']);
+    expect(reset.code, reset.stderr).to.equal(0);
+    expect(reset.stdout).to.include(`Second factors of factors@example.com (id ${user.id}) reset in box`);
+    const after = JSON.parse((await cli(['user', 'factors', String(user.id)])).stdout);
+    expect(after).to.deep.equal({ factors: [], recovery_codes_left: 0, must_enrol: true, group_requires: false });
+    const unknown = await cli(['user', 'reset-factors', 'nobody@example.com']);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.include('no user with email nobody@example.com');
   });
 });

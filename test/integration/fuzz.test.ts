@@ -156,9 +156,9 @@ describe('fuzz: hostile requests at every endpoint', function () {
     const { rows } = await db.query(`SELECT
       (SELECT md5(coalesce(string_agg(id || resource::text || coalesce(secret_hash, ''), ',' ORDER BY id), '')) FROM clients) AS clients,
       (SELECT md5(coalesce(string_agg(id || resource::text, ',' ORDER BY id), '')) FROM access_policies) AS policies,
-      (SELECT md5(coalesce(string_agg(id || email || password_hash || coalesce(data, '') || coalesce(status, '') || email_verified, ',' ORDER BY id), ''))
+      (SELECT md5(coalesce(string_agg(id || email || password_hash || coalesce(data, '') || coalesce(status, '') || email_verified || must_enrol, ',' ORDER BY id), ''))
         FROM users) AS users,
-      (SELECT md5(coalesce(string_agg(id || name || coalesce(description, ''), ',' ORDER BY id), '')) FROM groups) AS groups,
+      (SELECT md5(coalesce(string_agg(id || name || coalesce(description, '') || require_second_factor, ',' ORDER BY id), '')) FROM groups) AS groups,
       (SELECT md5(coalesce(string_agg(user_id || ':' || group_id, ',' ORDER BY user_id, group_id), '')) FROM user_groups) AS memberships,
       (SELECT count(*) || '/' || count(*) FILTER (WHERE active) FROM sessions) AS sessions,
       (SELECT count(*) FROM authorization_codes) AS codes,

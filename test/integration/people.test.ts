@@ -189,10 +189,10 @@ describe('users and groups', function () {
   });
 
   describe('/groups', function () {
-    it('CRUD with {id, name, description, created_at}; names are unique', async function () {
+    it('CRUD with {id, name, description, require_second_factor, created_at}; names are unique', async function () {
       const created = await post('/groups', { name: 'editors', description: 'They edit' });
       expect(created.status).to.equal(201);
-      expect(created.body).to.have.keys('id', 'name', 'description', 'created_at');
+      expect(created.body).to.have.keys('id', 'name', 'description', 'require_second_factor', 'created_at');
       expect(created.body).to.include({ name: 'editors', description: 'They edit' });
       expect((await get(`/groups/${created.body.id}`)).body.name).to.equal('editors');
       expect((await get('/groups')).body.map((g: any) => g.name)).to.include('editors');

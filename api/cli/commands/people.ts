@@ -22,6 +22,11 @@ Subcommands:
   user remove-from-group <id|email> <group>...  takes the user out of the groups
   user set-groups <id|email> <group>...         makes these the user's only groups
   user delete <id|email>             deletes a user and closes their sessions
+  user factors <id|email>            the user's second factors (passkeys, TOTP), recovery codes left,
+                                     and whether they must enrol one
+  user reset-factors <id|email>      removes every second factor and recovery code of the user (a lost
+                                     phone, a stolen passkey): they enrol a new one at their next
+                                     sign-in, and their signed-in browsers, codes and tokens end
 
 Options:
   --group <name|id>                  for new: a group to join (repeatable)
@@ -41,8 +46,43 @@ const USER_COLUMNS: Column<UserRecord>[] = [
 const GROUP_COLUMNS: Column<GroupRecord>[] = [
   { header: 'ID', cell: (g) => g.id },
   { header: 'NAME', cell: (g) => g.name },
+  { header: 'REQUIRE_SECOND_FACTOR', cell: (g) => g.require_second_factor },
   { header: 'DESCRIPTION', cell: (g) => g.description },
 ];
+
+/** A person's factors as GET /users/<id>/factors shows them. */
+interface FactorsRecord {
+  factors: { id: number; kind: string; name: string; created_at: string; last_used_at: string | null; device_type: string | null }[];
+  recovery_codes_left: number;
+  must_enrol: boolean;
+  group_requires: boolean;
+}
+
+const FACTOR_COLUMNS: Column<FactorsRecord['factors'][number]>[] = [
+  { header: 'ID', cell: (f) => f.id },
+  { header: 'KIND', cell: (f) => f.kind },
+  { header: 'NAME', cell: (f) => f.name },
+  { header: 'CREATED_AT', cell: (f) => f.created_at },
+  { header: 'LAST_USED_AT', cell: (f) => f.last_used_at },
+  { header: 'DEVICE_TYPE', cell: (f) => f.device_type },
+];
+
+/** What the factors' list does not say: the rules over them. */
+function factorRules(user: UserRecord, f: FactorsRecord): string {
+  const rules = [
+    `${f.recovery_codes_left} recovery code${f.recovery_codes_left === 1 ? '' : 's'} left`,
+    ...(f.must_enrol ? ['must enrol a second factor at the next sign-in'] : []),
+    ...(f.group_requires ? ['a group of theirs requires a second factor'] : []),
+  ];
+  return printed`${user.email} (id ${user.id}): ${rules.join('; ')}.\n`;
+}
+
+/** `--require-second-factor true|false`, when given. */
+function requireFlag(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw usage(`--require-second-factor takes true or false, not "${value}"`);
+}
 
 /** The new password: stdin as a whole, or typed twice without echo. */
 async function newPassword(io: Io, fromStdin: boolean): Promise<string> {
@@ -151,6 +191,25 @@ export const userCommand: Command = {
           return putGroups(io, api, user, wanted[sub]);
         });
       }
+      case 'factors':
+        if (rest.length !== 1) throw usage('usage: boxauth user factors <id|email>');
+        return withBox(io, async (api) => {
+          const user = await findUser(api, rest[0]!);
+          const found = (await api.call<FactorsRecord>('GET', `/users/${user.id}/factors`)).body;
+          if (format !== 'table') return printRecord(io, format, found, []);
+          printList(io, format, found.factors, FACTOR_COLUMNS);
+          io.out(factorRules(user, found));
+        });
+      case 'reset-factors':
+        if (rest.length !== 1) throw usage('usage: boxauth user reset-factors <id|email>');
+        return withBox(io, async (api) => {
+          const user = await findUser(api, rest[0]!);
+          await api.call('POST', `/users/${user.id}/factors/reset`);
+          io.out(
+            printed`Second factors of ${user.email} (id ${user.id}) reset in box "${await api.boxName()}": ` +
+              'their signed-in browsers, codes and tokens were ended, and they enrol a new factor at their next sign-in.\n',
+          );
+        });
       case 'delete':
         if (rest.length !== 1) throw usage('usage: boxauth user delete <id|email>');
         return withBox(io, async (api) => {
@@ -170,9 +229,13 @@ Subcommands:
   group list                              the groups of the current box
   group get <id|name>                     one group
   group new <name> [--description <text>] creates a group
+  group set <id|name> [--description <text>] [--require-second-factor true|false]
+                                          changes a group
   group delete <id|name>                  deletes a group (its members stay, without it)
 
 Options:
+  --require-second-factor true|false      for new and set: members must have a second factor
+                                          (they enrol one at their next sign-in)
 ${outputHelp(42, 'list and get')}
 `;
 
@@ -183,12 +246,14 @@ export const groupCommand: Command = {
   async run(args, io) {
     const { values, positionals } = parse(args, {
       description: { type: 'string' },
+      'require-second-factor': { type: 'string' },
       ...OUTPUT_OPTION,
       help: { type: 'boolean', short: 'h' },
     });
     const [sub, ...rest] = positionals;
     if (values.help || !sub || sub === 'help') return io.out(GROUP_HELP);
     const format = outputFormat(values.output, io);
+    const requireSecondFactor = requireFlag(values['require-second-factor']);
     switch (sub) {
       case 'list':
         return withBox(io, async (api) => printList(io, format, await allPages<GroupRecord>(api, '/groups'), GROUP_COLUMNS));
@@ -201,8 +266,23 @@ export const groupCommand: Command = {
           const created = await api.call<{ id: number; name: string }>('POST', '/groups', {
             name: rest[0],
             description: values.description ?? null,
+            ...(requireSecondFactor !== undefined ? { require_second_factor: requireSecondFactor } : {}),
           });
           io.out(printed`Created group ${created.body.name} (id ${created.body.id}) in box "${await api.boxName()}".\n`);
+        });
+      case 'set':
+        if (rest.length !== 1)
+          throw usage('usage: boxauth group set <id|name> [--description <text>] [--require-second-factor true|false]');
+        if (values.description === undefined && requireSecondFactor === undefined) {
+          throw usage('nothing to change: give --description or --require-second-factor');
+        }
+        return withBox(io, async (api) => {
+          const group = await findGroup(api, rest[0]!);
+          const changed = await api.call<GroupRecord>('PUT', `/groups/${group.id}`, {
+            ...(values.description !== undefined ? { description: values.description } : {}),
+            ...(requireSecondFactor !== undefined ? { require_second_factor: requireSecondFactor } : {}),
+          });
+          printRecord(io, format, changed.body, GROUP_COLUMNS);
         });
       case 'delete':
         if (rest.length !== 1) throw usage('usage: boxauth group delete <id|name>');

@@ -10,7 +10,9 @@ import type { Pool } from '../../db/pool.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
 import { parseSearch } from '../../store/search.js';
-import { changeAccount, removeAccount, type AccountServices } from '../../people/accounts.js';
+import { changeAccount, removeAccount, resetFactors, type AccountServices } from '../../people/accounts.js';
+import { factorState, listFactors, type FactorSummary } from '../../store/factors.js';
+import type { Queryable } from '../../db/pool.js';
 import { createUser, getUser, listUsers, type UserRow } from '../../store/users.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
@@ -38,7 +40,35 @@ export function userJson(u: UserRow, withPassword: boolean): Record<string, unkn
 }
 
 export function groupJson(g: GroupRow): Record<string, unknown> {
-  return { id: g.id, name: g.name, description: g.description, created_at: g.createdAt.toISOString() };
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    require_second_factor: g.requireSecondFactor,
+    created_at: g.createdAt.toISOString(),
+  };
+}
+
+function factorJson(f: FactorSummary): Record<string, unknown> {
+  return {
+    id: f.id,
+    kind: f.kind,
+    name: f.name,
+    created_at: f.createdAt.toISOString(),
+    last_used_at: f.lastUsedAt?.toISOString() ?? null,
+    device_type: f.deviceType,
+  };
+}
+
+/** A person's factors as an administrator sees them: their summaries and the rules over them, never a key or secret. */
+async function factorsJson(db: Queryable, userId: number): Promise<Record<string, unknown>> {
+  const [factors, state] = await Promise.all([listFactors(db, userId), factorState(db, userId)]);
+  return {
+    factors: factors.map(factorJson),
+    recovery_codes_left: state.recoveryCodes,
+    must_enrol: state.mustEnrol,
+    group_requires: state.groupRequires,
+  };
 }
 
 function idParam(req: Request, what: string): number {
@@ -156,6 +186,19 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     send(req, res, 200, userJson(user, true));
   });
 
+  router.get('/users/:id/factors', guard, async (req, res) => {
+    const id = idParam(req, 'user');
+    if (!(await getUser(svc.pool, id))) throw notFound(`user ${id}`);
+    send(req, res, 200, await factorsJson(svc.pool, id));
+  });
+
+  // A reset, not a DELETE of /factors: besides removing them it makes the person enrol anew and ends their sessions.
+  router.post('/users/:id/factors/reset', guard, async (req, res) => {
+    const id = idParam(req, 'user');
+    if (!(await resetFactors(svc, id, actorOf(req.principal!)))) throw notFound(`user ${id}`);
+    send(req, res, 200, await factorsJson(svc.pool, id));
+  });
+
   router.get('/groups', guard, async (req, res) => {
     const { total, groups } = await listGroups(svc.pool, parseSearch(req.query));
     send(req, paged(res, total), 200, groups.map(groupJson));
@@ -169,7 +212,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
 
   router.post('/groups', ...resourceBody, guard, async (req, res) => {
     const input = groupInput(req.body, true);
-    const group = await writing(req.body, () => createGroup(svc.pool, input.name!, input.description ?? null));
+    const group = await writing(req.body, () => createGroup(svc.pool, input.name!, input.description ?? null, input.requireSecondFactor));
     res.location(`/groups/${group.id}`);
     recorded(req, 'Group', group.id, 'created');
     send(req, res, 201, groupJson(group));

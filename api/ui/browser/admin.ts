@@ -20,6 +20,15 @@ interface Group {
   id: number;
   name: string;
   description?: string | null;
+  require_second_factor?: boolean;
+}
+
+/** A person's factors as GET /users/<id>/factors shows them (never a key or secret). */
+interface Factors {
+  factors: { id: number; kind: 'passkey' | 'totp'; name: string; created_at: string; last_used_at: string | null }[];
+  recovery_codes_left: number;
+  must_enrol: boolean;
+  group_requires: boolean;
 }
 
 /** An error body of the box: error_description, and for a 422 the fields' errors. */
@@ -181,6 +190,7 @@ function renderList<R extends { id: number }>(
   selected: R | null,
   filter: string,
   onSelect: (record: R) => void,
+  badge: (record: R) => string | undefined = () => undefined,
 ): void {
   const list = $(listId);
   const needle = filter.trim().toLowerCase();
@@ -191,6 +201,8 @@ function renderList<R extends { id: number }>(
       const button = document.createElement('button');
       button.type = 'button';
       button.textContent = label(record);
+      const note = badge(record);
+      if (note) button.append(' ', Object.assign(document.createElement('span'), { className: 'badge', textContent: note }));
       button.setAttribute('aria-pressed', String(selected?.id === record.id));
       button.addEventListener('click', () => onSelect(record));
       item.append(button);
@@ -206,14 +218,22 @@ function renderList<R extends { id: number }>(
 }
 
 const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids'];
-const GROUP_FIELDS = ['name', 'description'];
+const GROUP_FIELDS = ['name', 'description', 'require_second_factor'];
 
 function renderUsers(): void {
   renderList('users-list', state.users, (u) => u.email, state.selectedUser, field('users-filter').value, selectUser);
 }
 
 function renderGroups(): void {
-  renderList('groups-list', state.groups, (g) => g.name, state.selectedGroup, field('groups-filter').value, selectGroup);
+  renderList(
+    'groups-list',
+    state.groups,
+    (g) => g.name,
+    state.selectedGroup,
+    field('groups-filter').value,
+    selectGroup,
+    (g) => (g.require_second_factor ? 'second factor' : undefined),
+  );
 }
 
 function renderGroupOptions(checked: number[]): void {
@@ -254,6 +274,52 @@ function selectUser(user: User | null): void {
   renderGroupOptions(user?.['group-ids'] ?? []);
   showErrors('user', {}, USER_FIELDS);
   renderUsers();
+  $('user-factors').hidden = true;
+  if (user) void loadFactors(user);
+}
+
+const KIND_NAMES: Record<Factors['factors'][number]['kind'], string> = { passkey: 'Passkey', totp: 'Authenticator app' };
+
+/** The selected person's factors, under their form. */
+async function loadFactors(user: User): Promise<void> {
+  let found: Factors;
+  try {
+    found = await api<Factors>('GET', `/users/${user.id}/factors`);
+  } catch {
+    return; // a token that may not read factors: the section stays hidden
+  }
+  if (state.selectedUser?.id !== user.id) return;
+  const list = $('user-factors-list');
+  list.replaceChildren(
+    ...found.factors.map((f) => {
+      const used = f.last_used_at ? `last used ${new Date(f.last_used_at).toLocaleString()}` : 'never used';
+      return Object.assign(document.createElement('li'), { textContent: `${KIND_NAMES[f.kind]} “${f.name}” · ${used}` });
+    }),
+  );
+  if (!found.factors.length) list.append(Object.assign(document.createElement('li'), { className: 'empty', textContent: 'None.' }));
+  $('user-factors-state').textContent = [
+    `${found.recovery_codes_left} recovery code${found.recovery_codes_left === 1 ? '' : 's'} left.`,
+    ...(found.must_enrol ? ['Enrols a second factor at the next sign-in.'] : []),
+    ...(found.group_requires ? ['A group of theirs requires a second factor.'] : []),
+  ].join(' ');
+  $('user-factors').hidden = false;
+}
+
+async function resetFactors(): Promise<void> {
+  const user = state.selectedUser;
+  if (!user) return;
+  const sure = confirm(
+    `Reset the second factors of ${user.email}? Their passkeys, authenticator app and recovery codes are removed, ` +
+      'they are signed out everywhere, and they enrol a new factor at their next sign-in.',
+  );
+  if (!sure) return;
+  try {
+    await api('POST', `/users/${user.id}/factors/reset`);
+    await loadFactors(user);
+    say(`Reset the second factors of ${user.email}.`);
+  } catch (err) {
+    showErrors('user', { form: [errorText(err)] }, USER_FIELDS);
+  }
 }
 
 async function loadUsers(): Promise<void> {
@@ -317,6 +383,7 @@ function selectGroup(group: Group | null): void {
   $('group-form-title').textContent = group ? `Edit ${group.name}` : 'New group';
   field('group-name').value = group?.name ?? '';
   field('group-description').value = group?.description ?? '';
+  checkbox('group-require_second_factor').checked = group?.require_second_factor === true;
   button('group-delete').disabled = !group;
   showErrors('group', {}, GROUP_FIELDS);
   renderGroups();
@@ -332,7 +399,11 @@ async function loadGroups(): Promise<void> {
 
 async function saveGroup(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  const payload = { name: field('group-name').value.trim(), description: field('group-description').value.trim() || null };
+  const payload = {
+    name: field('group-name').value.trim(),
+    description: field('group-description').value.trim() || null,
+    require_second_factor: checkbox('group-require_second_factor').checked,
+  };
   try {
     const saved = state.selectedGroup
       ? await api<Group>('PUT', `/groups/${state.selectedGroup.id}`, payload)
@@ -431,6 +502,7 @@ async function start(): Promise<void> {
   $('user-form').addEventListener('submit', (e) => void saveUser(e));
   $('group-form').addEventListener('submit', (e) => void saveGroup(e));
   $('user-delete').addEventListener('click', () => void deleteUser());
+  $('user-factors-reset').addEventListener('click', () => void resetFactors());
   $('group-delete').addEventListener('click', () => void deleteGroup());
   selectUser(null);
   selectGroup(null);

@@ -91,6 +91,7 @@ export function describeExamples(): void {
         BOXAUTH_BOX: 'team-a/auth',
         DATABASE_URL: 'auth-database',
         BOXAUTH_SIGNING_KEY: 'auth-signing-key',
+        BOXAUTH_FACTOR_KEY: 'auth-factor-key',
         BOXAUTH_ROOT_CLIENT_SECRET: 'auth-root-client',
         BOXAUTH_ADMIN_PASSWORD: 'auth-admin',
         BOXAUTH_JWT_ALG: 'ES256',

@@ -33,7 +33,13 @@ describe('Box controller', function () {
     await h.reconcile(h.boxes, NS, 'auth');
     const auth = current();
     expect(auth.metadata.finalizers).to.deep.equal([BOX_FINALIZER]);
-    expect(names(h.kube.objects(SECRETS, NS))).to.deep.equal(['auth-admin', 'auth-database', 'auth-root-client', 'auth-signing-key']);
+    expect(names(h.kube.objects(SECRETS, NS))).to.deep.equal([
+      'auth-admin',
+      'auth-database',
+      'auth-factor-key',
+      'auth-root-client',
+      'auth-signing-key',
+    ]);
     for (const secret of h.kube.objects(SECRETS, NS)) {
       expect(secret.metadata.ownerReferences, secret.metadata.name).to.deep.equal([
         {
@@ -208,6 +214,29 @@ describe('Box controller', function () {
     expect(secretValue(key, 'signing-key.pem')).to.match(/^-----BEGIN PRIVATE KEY-----/);
     expect(secretValue(key, 'signing-key.pem')).to.not.equal(before);
     expect(h.kube.eventsAbout(NS, 'auth')).to.include('Normal SigningKeyReplaced');
+  });
+
+  it('generates the factor key once, hands it to the API pods, and never replaces it (an admin-made one is used as it is)', async function () {
+    h.kube.put(BOXES, box());
+    await h.reconcile(h.boxes, NS, 'auth');
+    const key = secretValue(h.kube.object(SECRETS, NS, 'auth-factor-key'), 'factor-key')!;
+    expect(Buffer.from(key, 'base64')).to.have.length(32);
+    const env: { name: string }[] = h.object<any>(DEPLOYMENTS, NS, 'auth')!.spec.template.spec.containers[0].env;
+    expect(env.find((e) => e.name === 'BOXAUTH_FACTOR_KEY')).to.deep.equal({
+      name: 'BOXAUTH_FACTOR_KEY',
+      valueFrom: { secretKeyRef: { name: 'auth-factor-key', key: 'factor-key' } },
+    });
+    // Neither a new signing key nor another reconcile touches it.
+    await h.kube.patch(BOXES, NS, 'auth', { spec: { jwtAlg: 'RS256' } });
+    await h.reconcile(h.boxes, NS, 'auth');
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(secretValue(h.kube.object(SECRETS, NS, 'auth-factor-key'), 'factor-key')).to.equal(key);
+
+    const mine = Buffer.alloc(32, 7).toString('base64');
+    h.kube.put(SECRETS, { metadata: { name: 'other-factor-key', namespace: NS }, stringData: { 'factor-key': mine } });
+    h.kube.put(BOXES, box({}, 'other'));
+    await h.reconcile(h.boxes, NS, 'other');
+    expect(secretValue(h.kube.object(SECRETS, NS, 'other-factor-key'), 'factor-key')).to.equal(mine);
   });
 
   describe('spec.tls', function () {
