@@ -12,7 +12,7 @@ import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } f
 import { clients } from '../store/clients.js';
 import { deletePendingDeviceCodes } from '../store/device-codes.js';
 import { deleteSignInStepsOfUser } from '../store/factors.js';
-import { lockPerson } from '../store/users.js';
+import { lockUser } from '../store/users.js';
 import type { Stored } from '../store/resources.js';
 import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
 
@@ -84,7 +84,7 @@ export async function endPersonsGrants(
 ): Promise<SessionRow[]> {
   // First the person's row: a sign-in recording a session or a step holds it (store/users.ts
   // holdPerson), so it finishes before this ends what it made, or waits and finds nothing.
-  await lockPerson(tx, userId);
+  await lockUser(tx, userId);
   await deleteSignInStepsOfUser(tx, userId);
   await deleteBrowserSessionsOfUser(tx, userId);
   await deletePendingCodes(tx, { user: userId });

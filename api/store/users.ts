@@ -131,33 +131,28 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
 }
 
 /**
- * Holds the person's row (FOR UPDATE) until `tx` ends; false when there is no such person. A
- * write that refers to the person (a browser session, a code: their foreign keys take the row FOR
- * KEY SHARE) and is not committed yet is waited for, so that what `tx` does next sees it.
+ * Holds the person's row (FOR UPDATE) until `tx` ends, for a change of their credentials; false
+ * when there is no such person. A sign-in recording its session under holdPerson, and a write
+ * that refers to the person and is not committed yet (a browser session, a code: their foreign
+ * keys take the row FOR KEY SHARE), are waited for, so that what `tx` does next sees them.
  */
 export async function lockUser(tx: Transaction, id: number): Promise<boolean> {
   const { rowCount } = await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [id]);
   return rowCount === 1;
 }
 
-/** Deletes the user (memberships, consents, codes and browser sessions go with the row); false when there was none. */
 /**
  * Holds the person as they are until `tx` ends (FOR SHARE): a sign-in records its browser
- * session or step under it, so that a change of their credentials (which locks the row:
- * lockPerson, or its UPDATE) either comes after and ends what the sign-in made, or came before
- * and is seen here. Their password hash, to compare with the one the sign-in checked; undefined
- * when they are gone.
+ * session or step under it, so that a change of their credentials (lockUser, or its UPDATE)
+ * either comes after and ends what the sign-in made, or came before and is seen here. Their
+ * password hash, to compare with the one the sign-in checked; undefined when they are gone.
  */
 export async function holdPerson(tx: Transaction, id: number): Promise<{ passwordHash: string } | undefined> {
   const { rows } = await tx.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1 FOR SHARE', [id]);
   return rows[0] && { passwordHash: rows[0].password_hash };
 }
 
-/** Locks the person's row for a change of their credentials (FOR UPDATE): sign-ins under holdPerson wait for it. */
-export async function lockPerson(tx: Transaction, id: number): Promise<void> {
-  await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [id]);
-}
-
+/** Deletes the user (memberships, consents, codes and browser sessions go with the row); false when there was none. */
 export async function deleteUser(db: Queryable, id: number): Promise<boolean> {
   const { rowCount } = await db.query('DELETE FROM users WHERE id = $1', [id]);
   return rowCount === 1;
