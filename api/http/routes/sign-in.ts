@@ -27,8 +27,8 @@ interface Needs {
 }
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
-function safeReturnTo(value: unknown): string {
-  return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?))/.test(value)
+export function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?)|account\/passkeys$)/.test(value)
     ? value
     : '/auth/signed-in';
 }
