@@ -4,15 +4,13 @@
 // a challenge used twice (also at once), an expired one, a passkey of one person used in
 // another's step, a credential presented with another person's user handle.
 import { expect } from 'chai';
-import { createHash, randomBytes } from 'node:crypto';
-import { decodeJwt } from 'jose';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Box, type JsonResponse } from '../support/box.js';
 import { SoftAuthenticator } from '../support/authenticator.js';
+import { codeClient, type CodeClient } from '../support/code-client.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
-const CALLBACK = 'https://rp.example/callback';
-const SECRET = 'rp-secret-123';
 const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
 const BOB = { email: 'bob@example.com', password: 'bob-password-1' };
 
@@ -20,8 +18,7 @@ describe('passkeys over HTTP', function () {
   this.timeout(60_000);
   let box: Box;
   let db: pg.Client;
-  const verifier = randomBytes(32).toString('base64url');
-  const pkce = createHash('sha256').update(verifier).digest('base64url');
+  let rp: CodeClient;
   let annKey: SoftAuthenticator;
   let bobKey: SoftAuthenticator;
 
@@ -30,13 +27,7 @@ describe('passkeys over HTTP', function () {
     box = await Box.start({ movableClock: true, env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '100' } });
     const root = await box.rootToken();
     for (const person of [ANN, BOB]) expect((await box.json('POST', '/users', person, root)).status).to.equal(201);
-    const client = {
-      grant_types: ['authorization_code'],
-      secret: SECRET,
-      first_party: true,
-      auth: { authorization_code: { redirect_uri: CALLBACK } },
-    };
-    expect((await box.json('PUT', '/Client/rp', client, root)).status).to.equal(201);
+    rp = await codeClient(box, root, 'https://rp.example/callback');
     db = new pg.Client({ connectionString: box.databaseUrl });
     await db.connect();
     annKey = new SoftAuthenticator(box.url);
@@ -50,29 +41,13 @@ describe('passkeys over HTTP', function () {
     await box?.stop();
   });
 
-  const authorizePath = (): string =>
-    `/auth/authorize?${new URLSearchParams({
-      response_type: 'code',
-      client_id: 'rp',
-      redirect_uri: CALLBACK,
-      scope: 'openid',
-      nonce: randomBytes(8).toString('hex'),
-      code_challenge: pkce,
-      code_challenge_method: 'S256',
-    })}`;
+  const authorizePath = (): string => rp.authorizePath();
 
   /** The claims of the ID token the client gets through the browser's session. */
   async function idTokenOf(agent: FormAgent): Promise<Record<string, unknown>> {
     const answer = await agent.get(authorizePath());
     expect(answer.status, answer.text.slice(0, 300)).to.equal(302);
-    const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
-    const res = await box.form(
-      '/auth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier },
-      { Authorization: `Basic ${Buffer.from(`rp:${SECRET}`).toString('base64')}` },
-    );
-    expect(res.status, res.text).to.equal(200);
-    return decodeJwt(res.body.id_token as string);
+    return rp.claimsOf(new URL(answer.headers.get('location')!).searchParams.get('code')!);
   }
 
   /** A browser signed in with a passkey alone. */
