@@ -78,6 +78,8 @@ const failed = (err: unknown): void =>
   );
 
 async function main(): Promise<void> {
+  // WebAuthn wants a domain for the relying party: a box on an address offers no passkey.
+  if (/^[0-9.]+$|^\[/.test(location.hostname)) return;
   const lib = await library();
   if (!lib.browserSupportsWebAuthn()) return;
   for (const id of ['sign-in-passkey', 'use-passkey', 'add-passkey']) {
