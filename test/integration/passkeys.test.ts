@@ -288,3 +288,41 @@ describe('passkeys over HTTP', function () {
     expect((await agent.get('/account/passkeys')).text).to.include('You have no passkey yet.');
   });
 });
+
+describe('passkey sign-ins are throttled like passwords', function () {
+  this.timeout(60_000);
+  let box: Box;
+
+  before(async function () {
+    // One failure per account: four per address (api/credentials/throttle.ts ADDRESS_FACTOR).
+    box = await Box.start({ env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '1' } });
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  it('twenty wrong assertions at once from one address: at most four are checked, the rest and the right one after are 429', async function () {
+    const root = await box.rootToken();
+    expect((await box.json('POST', '/users', ANN, root)).status).to.equal(201);
+    const agent = new FormAgent(box);
+    expect((await agent.signIn(ANN.email, ANN.password)).status).to.equal(303);
+    const key = new SoftAuthenticator(box.url);
+    const csrf = { 'x-csrf-token': hiddenFields((await agent.get('/account/passkeys')).text).csrf! };
+    const options = await agent.postJson('/auth/passkeys/register/options', {}, csrf);
+    expect((await agent.postJson('/auth/passkeys/register', { response: key.register(options.body) }, csrf)).status).to.equal(200);
+
+    const attacker = new FormAgent(box);
+    const attackerCsrf = { 'x-csrf-token': hiddenFields((await attacker.get('/auth/sign-in')).text).csrf! };
+    const wrong = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        attacker.postJson('/auth/passkeys/authenticate', { response: key.assert({ challenge: 'guessed' }) }, attackerCsrf),
+      ),
+    );
+    const statuses = wrong.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).to.be.at.most(4);
+    expect(statuses.filter((s) => s !== 401).every((s) => s === 429)).to.equal(true);
+    const begun = await attacker.postJson('/auth/passkeys/authenticate/options', {}, attackerCsrf);
+    const right = await attacker.postJson('/auth/passkeys/authenticate', { response: key.assert(begun.body) }, attackerCsrf);
+    expect(right.status).to.equal(429);
+  });
+});
