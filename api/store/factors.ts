@@ -180,6 +180,14 @@ export async function removeFactor(db: Queryable, userId: number, id: number): P
   return rows[0] && summary(rows[0]);
 }
 
+/**
+ * Locks a person for a change of their factors that depends on what they have (removing the last
+ * one their group requires): two such changes of one person run one after the other.
+ */
+export async function lockPersonsFactors(tx: Transaction, userId: number): Promise<void> {
+  await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [userId]);
+}
+
 /** Removes every factor and recovery code of a person (an administrator's reset, a recovery). */
 export async function removeAllFactors(db: Queryable, userId: number): Promise<number> {
   const { rowCount } = await db.query('DELETE FROM factors WHERE user_id = $1 AND confirmed', [userId]);

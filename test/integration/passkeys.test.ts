@@ -267,6 +267,35 @@ describe('passkeys over HTTP', function () {
     expect(person.rows[0].must_enrol).to.equal(false);
   });
 
+  it('two removals at once of a person’s last two factors, when the group requires one: one is removed, one refused', async function () {
+    const root = await box.rootToken();
+    const group = await box.json('POST', '/groups', { name: 'racers' }, root);
+    await db.query('UPDATE groups SET require_second_factor = true WHERE id = $1', [group.body.id]);
+    const rounds = await Promise.all(
+      [1, 2, 3, 4].map(async (n) => {
+        const person = { email: `racer${n}@example.com`, password: `racer-password-${n}` };
+        expect((await box.json('POST', '/users', { ...person, 'group-ids': [group.body.id] }, root)).status).to.equal(201);
+        // No factor yet: the password sign-in goes on to enrolment, where the first passkey is added.
+        const agent = new FormAgent(box);
+        await agent.signIn(person.email, person.password);
+        const csrf = await csrfOf(agent);
+        const options = await agent.postJson('/auth/passkeys/register/options', {}, csrf);
+        expect(
+          (await agent.postJson('/auth/passkeys/register', { response: new SoftAuthenticator(box.url).register(options.body) }, csrf))
+            .status,
+        ).to.equal(200);
+        await addPasskey(agent, new SoftAuthenticator(box.url));
+        const page = await agent.get('/account/passkeys');
+        const ids = [...page.text.matchAll(/name="id" value="(\d+)"/g)].map((m) => m[1]!);
+        expect(ids).to.have.length(2);
+        const csrfField = hiddenFields(page.text).csrf!;
+        const answers = await Promise.all(ids.map((id) => agent.post('/account/passkeys/remove', { csrf: csrfField, id })));
+        return answers.map((a) => a.status).sort();
+      }),
+    );
+    for (const statuses of rounds) expect(statuses).to.deep.equal([303, 409]);
+  });
+
   it('removing the last factor of a person whose group requires one is refused; otherwise it is removed', async function () {
     const root = await box.rootToken();
     const cy = { email: 'cy@example.com', password: 'cy-password-1' };

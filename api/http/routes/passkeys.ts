@@ -30,6 +30,7 @@ import {
   factorState,
   findPasskey,
   listPasskeys,
+  lockPersonsFactors,
   recordPasskeyUse,
   removeFactor,
   setMustEnrol,
@@ -37,6 +38,7 @@ import {
   type Challenge,
 } from '../../store/factors.js';
 import { getUser } from '../../store/users.js';
+import { withTransaction } from '../../db/pool.js';
 import { messagePage } from '../../ui/pages.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
 import { pageForm, pageJson } from '../body.js';
@@ -270,10 +272,15 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
         404,
         messagePage(svc.config.box, 'No such passkey', 'That passkey is not one of yours. Go back and reload the page.'),
       );
-    const state = await factorState(svc.pool, person.user.id);
-    if (state.groupRequires && state.passkeys + (state.totp ? 1 : 0) <= 1)
+    // Counted and removed under the person's lock: two removals at once cannot both leave one factor.
+    const removed = await withTransaction(svc.pool, async (tx) => {
+      await lockPersonsFactors(tx, person.user.id);
+      const state = await factorState(tx, person.user.id);
+      if (state.groupRequires && state.passkeys + (state.totp ? 1 : 0) <= 1) return 'last';
+      return removeFactor(tx, person.user.id, id);
+    });
+    if (removed === 'last')
       return showPage(req, res, 409, 'Your group requires a second factor: add another one before you remove this one.');
-    const removed = await removeFactor(svc.pool, person.user.id, id);
     if (removed)
       svc.audit.record({
         event: 'factor',
