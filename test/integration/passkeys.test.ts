@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { Box, type JsonResponse } from '../support/box.js';
+import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { SoftAuthenticator } from '../support/authenticator.js';
 import { codeClient, type CodeClient } from '../support/code-client.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
@@ -315,6 +315,16 @@ describe('passkeys over HTTP', function () {
     const removed = await agent.post('/account/passkeys/remove', { csrf: hiddenFields(page.text).csrf!, id });
     expect(removed.status).to.equal(303);
     expect((await agent.get('/account/passkeys')).text).to.include('You have no passkey yet.');
+    // Both are audit events, naming the factor, never its key.
+    const factorEvents = await eventually('the factor events', async () => {
+      const events = box.logs
+        .filter((l) => l.includes('"audit":true'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((e) => e.event === 'factor' && e.factor === id);
+      return events.length === 2 ? events : undefined;
+    });
+    expect(factorEvents.map((e) => e.action)).to.deep.equal(['enrolled', 'removed']);
+    expect(factorEvents.every((e) => e.kind === 'passkey' && !JSON.stringify(e).includes(key.id))).to.equal(true);
   });
 });
 
