@@ -23,6 +23,7 @@ import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
 import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
+import { passkeyRouter } from './routes/passkeys.js';
 import { peopleRouter } from './routes/people.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
@@ -94,7 +95,15 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
-  app.use(authorizeRouter(svc), signInRouter(svc), factorRouter(svc), openidRouter(svc), deviceRouter(svc), adminRouter(svc));
+  app.use(
+    authorizeRouter(svc),
+    signInRouter(svc),
+    factorRouter(svc),
+    passkeyRouter(svc),
+    openidRouter(svc),
+    deviceRouter(svc),
+    adminRouter(svc),
+  );
   // People signing in at an app, and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
   app.use(appSignInRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
 

@@ -78,3 +78,14 @@ const AUTHZEN: BodyRules = {
 };
 
 export const authzenBody: RequestHandler[] = [reading(AUTHZEN), checkedBody];
+
+/** The JSON the box's own page scripts send (the passkeys script: api/http/routes/passkeys.ts); anything else a 415. */
+const PAGE_JSON: BodyRules = {
+  accept: ['json'],
+  otherType: (media) => new ApiError(415, 'unsupported_media_type', `send application/json (got ${media ?? 'no Content-Type'})`),
+  formParameters: 0,
+  json: 'object',
+  unsupportedCode: 'unsupported_media_type',
+};
+
+export const pageJson: RequestHandler[] = [reading(PAGE_JSON), checkedBody];

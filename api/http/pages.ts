@@ -1,5 +1,6 @@
 // Sending the box's pages for people. Every page forbids framing, runs only the
-// box's own styles (no scripts at all: the admin UI's own is the one exception),
+// box's own styles (no scripts at all: the admin UI's own and the passkeys script of the
+// pages offering a passkey are the exceptions),
 // and is never cached: it may carry a CSRF token or say who is signed in.
 import type { Request, Response } from 'express';
 import type { UserRow } from '../store/users.js';
@@ -35,11 +36,25 @@ export const PAGE_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
+/**
+ * The headers of a page that runs the passkeys script (/assets/passkeys.js, docs/guides/passkeys.md):
+ * the box's own scripts, and their calls to the box. Only the pages that offer a passkey use them.
+ */
+export const SCRIPT_PAGE_HEADERS = {
+  ...PAGE_HEADERS,
+  'Content-Security-Policy': contentSecurityPolicy({ 'script-src': "'self'", 'connect-src': "'self'" }),
+};
+
+/** What a page needs beyond the others: `script`, the box's own scripts (a page offering a passkey). */
+export interface PageNeeds {
+  script?: boolean;
+}
+
 /** `headers`: what the status calls for besides (Retry-After with a 429 or a 503). */
-export function renderPage(res: Response, status: number, html: string, headers: Record<string, string> = {}): void {
+export function renderPage(res: Response, status: number, html: string, headers: Record<string, string> = {}, needs: PageNeeds = {}): void {
   res
     .status(status)
-    .set({ ...PAGE_HEADERS, ...headers })
+    .set({ ...(needs.script ? SCRIPT_PAGE_HEADERS : PAGE_HEADERS), ...headers })
     .type('html')
     .send(html);
 }
@@ -68,7 +83,9 @@ export function signInForm(
   headers: Record<string, string> = {},
 ): void {
   const csrf = csrfToken(svc, req, res);
-  renderPage(res, status, signInPage({ box: svc.config.box, csrf, returnTo, registration: svc.config.registration, ...shown }), headers);
+  const page = signInPage({ box: svc.config.box, csrf, returnTo, registration: svc.config.registration, ...shown });
+  // The passkeys script: the browser's autofill of passkeys on the email field, and the passkey button.
+  renderPage(res, status, page, headers, { script: true });
 }
 
 /** A form that did not come from this browser's page (its CSRF token), or is too old. */

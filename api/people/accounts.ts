@@ -10,7 +10,7 @@ import { endPersonsGrants } from '../credentials/closing.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
-import { removeAllFactors, setMustEnrol } from '../store/factors.js';
+import { factorState, removeAllFactors, removeFactor, replaceRecoveryCodes, setMustEnrol, type FactorSummary } from '../store/factors.js';
 import { deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -73,4 +73,26 @@ export async function resetFactors(svc: AccountServices, id: number, by: Actor):
   svc.users.invalidate(String(id));
   svc.audit.record({ event: 'factor', action: 'reset', user: String(id), by });
   return true;
+}
+
+/**
+ * A person removes one of their own factors: under their row's lock, so that two removals at
+ * once are counted one after the other. Refused (`last`) when it is their last factor and a group
+ * of theirs requires one; with the last factor, its recovery codes go too (they would sign in
+ * past nothing). The factor removed, or undefined when it is not theirs.
+ */
+export async function removeOwnFactor(
+  svc: Pick<AccountServices, 'pool'>,
+  userId: number,
+  factorId: number,
+): Promise<FactorSummary | 'last' | undefined> {
+  return withTransaction(svc.pool, async (tx) => {
+    await lockUser(tx, userId);
+    const state = await factorState(tx, userId);
+    const count = state.passkeys + (state.totp ? 1 : 0);
+    if (state.groupRequires && count <= 1) return 'last';
+    const removed = await removeFactor(tx, userId, factorId);
+    if (removed && count === 1) await replaceRecoveryCodes(tx, userId, []);
+    return removed;
+  });
 }

@@ -1,9 +1,9 @@
 // The pages of a sign-in's second step and of a person's own account (docs/guides/second-factors.md):
 // the second factor asked for, a TOTP enrolled (its QR code and secret), recovery codes shown
-// once, and /account. The forms post back to api/http/routes/factors.ts.
+// once, and /auth/account. The forms post back to api/http/routes/factors.ts.
 import type { FactorSummary } from '../store/factors.js';
 import { html, Html } from './html.js';
-import { field, hidden, page } from './pages.js';
+import { field, hidden, page, passkeyButton } from './pages.js';
 
 /** Where a step's page goes on to: carried by its forms. */
 export interface StepFields {
@@ -14,8 +14,6 @@ export interface StepFields {
 
 const stepHidden = (s: StepFields): Html[] => hidden({ csrf: s.csrf, return_to: s.returnTo, acr: s.acr });
 const alert = (error: string | undefined): Html | false => !!error && html`<p class="error" role="alert">${error}</p>`;
-
-export const PASSKEY_SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
 
 export interface SecondFactorPage extends StepFields {
   box: string;
@@ -28,10 +26,7 @@ export interface SecondFactorPage extends StepFields {
 }
 
 export function secondFactorPage(p: SecondFactorPage): string {
-  const passkey =
-    p.passkeys &&
-    html`<p><button type="button" id="use-passkey" data-begin="/auth/passkeys/authenticate/options" data-finish="/auth/passkeys/authenticate">Use a passkey</button></p>
-${PASSKEY_SCRIPT}`;
+  const passkey = p.passkeys && passkeyButton('use-passkey', 'Use a passkey', 'authenticate');
   const form = (
     id: string,
     label: string,
@@ -73,11 +68,12 @@ export interface EnrolPage extends StepFields {
   secret: string;
   /** Only a passkey meets what the sign-in asked (acr phr). */
   passkeyOnly: boolean;
+  /** A passkey may be added instead of the app (a sign-in's enrolment; the account has its passkeys page). */
+  offerPasskey?: boolean;
   error?: string;
 }
 
-const ADD_PASSKEY = html`<p><button type="button" id="add-passkey" data-begin="/auth/passkeys/register/options" data-finish="/auth/passkeys/register">Add a passkey</button></p>
-${PASSKEY_SCRIPT}`;
+const ADD_PASSKEY = passkeyButton('add-passkey', 'Add a passkey', 'register');
 
 export function enrolPage(p: EnrolPage): string {
   return page({
@@ -87,6 +83,7 @@ export function enrolPage(p: EnrolPage): string {
       ? html`<h1>Add a passkey</h1>
 ${alert(p.error)}
 <p>This sign-in asks for a passkey. Add one now: your device or your password manager keeps it.</p>
+${stepHidden(p)}
 ${ADD_PASSKEY}`
       : html`<h1>Set up an authenticator app</h1>
 ${alert(p.error)}
@@ -97,7 +94,13 @@ ${alert(p.error)}
 ${stepHidden(p)}
 ${field('code', 'The code the app shows now', 'text', '', {}, 'one-time-code')}
 <button type="submit">Confirm</button>
-</form>`,
+</form>
+${
+  p.offerPasskey
+    ? html`<p>Or use a passkey instead: your device or your password manager keeps it.</p>
+${ADD_PASSKEY}`
+    : ''
+}`,
   });
 }
 
@@ -158,18 +161,18 @@ ${p.factors.map(
   (
     f,
   ) => html`<tr><td>${f.name}</td><td>${f.kind === 'totp' ? 'Authenticator app' : 'Passkey'}</td><td>${when(f.createdAt)}</td><td>${when(f.lastUsedAt)}</td>
-<td><form method="post" action="/account/factors/remove">${hidden({ csrf: p.csrf, factor: String(f.id) })}<button type="submit" class="danger">Remove</button></form></td></tr>`,
+<td><form method="post" action="/auth/account/factors/remove">${hidden({ csrf: p.csrf, factor: String(f.id) })}<button type="submit" class="danger">Remove</button></form></td></tr>`,
 )}
 </tbody></table>`
     : html`<p>You have no second factor: your password alone signs you in.</p>`
 }
-${!totp && html`<form method="post" action="/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">Set up an authenticator app</button></form>`}
-<p><a href="/account/passkeys">Passkeys</a></p>
+${!totp && html`<form method="post" action="/auth/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">Set up an authenticator app</button></form>`}
+<p><a href="/auth/account/passkeys">Passkeys</a></p>
 <h2>Recovery codes</h2>
 <p id="codes-left">${p.recoveryCodesLeft} of 10 recovery codes left.</p>
 ${
   p.factors.length > 0 &&
-  html`<form method="post" action="/account/recovery-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">Make new recovery codes</button></form>`
+  html`<form method="post" action="/auth/account/recovery-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">Make new recovery codes</button></form>`
 }`,
   });
 }

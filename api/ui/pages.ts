@@ -56,6 +56,18 @@ ${fieldError(id, errors[id])}
 </div>`;
 }
 
+/**
+ * A button the passkeys script (api/ui/browser/passkeys.ts, /assets/passkeys.js) wires: it asks
+ * `data-begin` for options, lets the browser make (`register`) or use (`authenticate`) a passkey,
+ * and sends what it answered to `data-finish`. Hidden until the script shows it: without the
+ * script or WebAuthn, the page is what it was.
+ */
+export function passkeyButton(id: string, label: string, what: 'register' | 'authenticate'): Html {
+  return html`<p class="passkey"><button type="button" id="${id}" data-begin="/auth/passkeys/${what}/options" data-finish="/auth/passkeys/${what}" hidden>${label}</button></p>
+<p class="error" id="passkey-error" role="alert" hidden></p>
+<script type="module" src="/assets/passkeys.js"></script>`;
+}
+
 export interface SignInPage {
   box: string;
   csrf: string;
@@ -73,10 +85,11 @@ export function signInPage(p: SignInPage): string {
 ${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
 <form method="post" action="/auth/sign-in">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo })}
-${field('email', 'Email', 'email', p.email ?? '', {}, 'username')}
+${field('email', 'Email', 'email', p.email ?? '', {}, 'username webauthn')}
 ${field('password', 'Password', 'password', '', {}, 'current-password')}
 <button type="submit">Sign in</button>
 </form>
+${passkeyButton('sign-in-passkey', 'Sign in with a passkey', 'authenticate')}
 ${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">Sign up</a></p>` : ''}`,
   });
 }

@@ -32,7 +32,7 @@ describe('admin UI (Chromium)', function () {
     await page.goto(`${box.url}/admin`);
     await page.getByLabel('Email').fill('admin@example.com');
     await page.getByLabel('Password').fill('admin-password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('tab', { name: 'Users' }).waitFor();
     expect(page.url()).to.equal(`${box.url}/admin`); // the code is gone from the address bar
     expect(await page.getByRole('button', { name: 'admin@example.com' }).isVisible()).to.equal(true);
@@ -215,7 +215,7 @@ describe('admin UI (Chromium)', function () {
       await other.goto(`${box.url}/admin`);
       await other.getByLabel('Email').fill('plain@example.com');
       await other.getByLabel('Password').fill('plain-password');
-      await other.getByRole('button', { name: 'Sign in' }).click();
+      await other.getByRole('button', { name: 'Sign in', exact: true }).click();
       await other.getByText(/may not manage this box/).waitFor();
     } finally {
       await other.close();

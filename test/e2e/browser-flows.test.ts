@@ -70,7 +70,7 @@ describe('browser flows (Chromium)', function () {
   async function signInOnPage(email = 'ann@example.com', pass = password): Promise<void> {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(pass);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   }
 
   it('implicit flow: the example app gets a token in the fragment, with its state; the token works; sign-out ends it', async function () {

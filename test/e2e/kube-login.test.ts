@@ -352,7 +352,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
       await page.goto(verificationUri!);
       await page.getByLabel('Email').fill('ann@example.com');
       await page.getByLabel('Password').fill('ann-password-1');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByLabel('Code').fill(userCode!);
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.getByText(userCode!).waitFor();

@@ -2,7 +2,8 @@
 // consent, the authorization endpoint's errors, RP-initiated logout, the device
 // pages, error pages, an app's sign-out page and the gate's refusal, the admin UI.
 // Each names its scripts outright (script-src): none at all, but for the admin
-// UI's own file; and each page is checked to run none, inline or not.
+// UI's own file and the passkeys script of the pages offering a passkey (the
+// sign-in page, the passkeys page); and each page is checked to run no other, inline or not.
 import { expect } from 'chai';
 import { Box, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
@@ -59,23 +60,26 @@ describe('the headers of every page', function () {
     await box?.stop();
   });
 
-  /** A page of the box: HTML, no script of any kind, and a policy that allows none. */
-  function expectPage(name: string, res: JsonResponse, scripts: "'none'" | "'self'" = "'none'"): void {
+  /** A page of the box: HTML, no script of any kind but the box's own `script` file, and a policy that allows no other. */
+  function expectPage(name: string, res: JsonResponse, script?: 'admin' | 'passkeys'): void {
     expect(res.headers.get('content-type'), name).to.match(/^text\/html/);
     const csp = directives(res.headers.get('content-security-policy'));
+    const scripts = script ? "'self'" : "'none'";
     expect(csp, name).to.include({ 'default-src': "'none'", 'script-src': scripts, 'frame-ancestors': "'none'", 'base-uri': "'none'" });
-    if (scripts === "'none'") expect(res.text, name).not.to.match(/<script|\son[a-z]+\s*=|javascript:/i);
-    else
+    if (!script) expect(res.text, name).not.to.match(/<script|\son[a-z]+\s*=|javascript:/i);
+    else {
+      expect(res.text, name).not.to.match(/\son[a-z]+\s*=|javascript:/i);
       expect(
         [...res.text.matchAll(/<script[^>]*>/gi)].map((m) => m[0]),
         name,
-      ).to.deep.equal(['<script type="module" src="/assets/admin.js">']);
+      ).to.deep.equal([`<script type="module" src="/assets/${script}.js">`]);
+    }
   }
 
   it('the pages of signing in, up and out, and the box home page', async function () {
     const browser = new FormAgent(box);
     expectPage('home', await box.request('GET', '/', { headers: { Accept: BROWSER } }));
-    expectPage('sign-in', await browser.get('/auth/sign-in'));
+    expectPage('sign-in', await browser.get('/auth/sign-in'), 'passkeys');
     expectPage('sign-up', await browser.get('/auth/sign-up'));
     expectPage('a form from elsewhere', await browser.post('/auth/sign-in', { email: ANN.email, password: ANN.password }));
     const wrong = await browser.post('/auth/sign-in', {
@@ -83,9 +87,10 @@ describe('the headers of every page', function () {
       ...ANN,
       password: 'wrong',
     });
-    expectPage('a wrong password', wrong);
+    expectPage('a wrong password', wrong, 'passkeys');
     expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
     expectPage('signed in', await browser.get('/auth/signed-in'));
+    expectPage('passkeys', await browser.get('/account/passkeys'), 'passkeys');
     const signOut = await browser.get('/auth/sign-out');
     expectPage('sign-out', signOut);
     expectPage('signed out', await browser.post('/auth/sign-out', hiddenFields(signOut.text)));
@@ -94,7 +99,7 @@ describe('the headers of every page', function () {
   it('the authorization endpoint: sign-in, consent, its error pages', async function () {
     const request = new URLSearchParams({ response_type: 'code', client_id: 'asks', redirect_uri: CALLBACK, scope: 'email' });
     const browser = new FormAgent(box);
-    expectPage('authorize: sign-in', await browser.get(`/auth/authorize?${request}`));
+    expectPage('authorize: sign-in', await browser.get(`/auth/authorize?${request}`), 'passkeys');
     expectPage('authorize: unknown client', await browser.get('/auth/authorize?response_type=code&client_id=nobody'));
     expectPage(
       'authorize: unknown request_uri',
@@ -149,7 +154,7 @@ describe('the headers of every page', function () {
   it("the admin UI: its own script only, and the API's origin to call", async function () {
     for (const path of ['/admin', '/admin/callback']) {
       const res = await box.request('GET', path, { headers: { Accept: BROWSER } });
-      expectPage(path, res, "'self'");
+      expectPage(path, res, 'admin');
       expect(directives(res.headers.get('content-security-policy'))).to.include({
         'connect-src': `'self' ${new URL(box.url).origin}`,
         'form-action': "'self'",

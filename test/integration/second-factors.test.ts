@@ -89,24 +89,24 @@ class Scene {
     return { browser, next };
   }
 
-  /** Enrols a TOTP from /account (a person without factors signs in with the password alone); its secret, the step its code was for, the recovery codes. */
+  /** Enrols a TOTP from /auth/account (a person without factors signs in with the password alone); its secret, the step its code was for, the recovery codes. */
   async enrolled(email: string, movable: boolean): Promise<{ secret: Buffer; step: number; codes: string[]; browser: FormAgent }> {
     await this.person(email);
-    const { browser, next } = await this.afterPassword(email, '/account');
-    expect(location(next)).to.equal('/account');
-    const account = await browser.get('/account');
+    const { browser, next } = await this.afterPassword(email, '/auth/account');
+    expect(location(next)).to.equal('/auth/account');
+    const account = await browser.get('/auth/account');
     expect(account.status, account.text).to.equal(200);
-    const setup = await browser.post('/account/totp', hiddenFields(account.text));
+    const setup = await browser.post('/auth/account/totp', hiddenFields(account.text));
     expect(setup.status, setup.text).to.equal(200);
     expect(setup.text).to.include('<svg');
     const secret = secretOf(setup);
     const step = this.freshStep(movable);
-    const done = await browser.post('/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, step) });
+    const done = await browser.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, step) });
     expect(done.status, done.text).to.equal(200);
     const codes = codesOf(done);
     expect(codes).to.have.length(10);
-    // The code confirmed in this browser counts as its second factor: /account stays open to it.
-    expect((await browser.get('/account')).text).to.include('Authenticator app');
+    // The code confirmed in this browser counts as its second factor: /auth/account stays open to it.
+    expect((await browser.get('/auth/account')).text).to.include('Authenticator app');
     return { secret, step, codes, browser };
   }
 
@@ -223,7 +223,7 @@ describe('second factors: TOTP and recovery codes', function () {
     expect(device.text).not.to.include('Signed in as');
     expect(isSignInPage(device) || device.status === 303 || device.status === 302).to.equal(true);
     expect(await scene.signedInAs(browser)).to.equal(false);
-    const account = await browser.get('/account');
+    const account = await browser.get('/auth/account');
     expect(account.status).to.equal(303);
     expect(location(account)).to.equal('/auth/sign-in?return_to=%2Faccount');
     // An app's sign-in (its /.boxauth/callback): the authorization answers no code, the callback signs nobody in.
@@ -426,31 +426,31 @@ describe('second factors: TOTP and recovery codes', function () {
       expect((await browser.post('/auth/sign-in/continue', hiddenFields(codes.text))).status).to.equal(403);
 
       // Removing the last factor is refused: the group requires one.
-      const account = await browser.get('/account');
+      const account = await browser.get('/auth/account');
       expect(account.status, account.text).to.equal(200);
-      const removed = await browser.post('/account/factors/remove', hiddenFields(account.text));
+      const removed = await browser.post('/auth/account/factors/remove', hiddenFields(account.text));
       expect(removed.status).to.equal(409);
       expect(removed.text).to.include('a group of yours requires one');
-      expect((await browser.get('/account')).text).to.include('Authenticator app');
+      expect((await browser.get('/auth/account')).text).to.include('Authenticator app');
     });
   });
 
-  it('/account: removing a factor and making new codes need the CSRF token; the old codes stop working', async function () {
+  it('/auth/account: removing a factor and making new codes need the CSRF token; the old codes stop working', async function () {
     const { secret, step, codes } = await scene.enrolled('zed@example.com', true);
-    const { browser } = await scene.afterPassword('zed@example.com', '/account');
+    const { browser } = await scene.afterPassword('zed@example.com', '/auth/account');
     expect((await scene.give(browser, 'code', totpCode(secret, step + 1))).status).to.equal(303);
-    const account = await browser.get('/account');
+    const account = await browser.get('/auth/account');
     expect(account.text).to.include('10 of 10 recovery codes left');
-    expect((await browser.post('/account/recovery-codes', {})).status).to.equal(403);
-    const made = await browser.post('/account/recovery-codes', { csrf: hiddenFields(account.text).csrf! });
+    expect((await browser.post('/auth/account/recovery-codes', {})).status).to.equal(403);
+    const made = await browser.post('/auth/account/recovery-codes', { csrf: hiddenFields(account.text).csrf! });
     const fresh = codesOf(made);
     expect(fresh).to.have.length(10);
     expect(fresh).not.to.include(codes[0]);
     const { browser: other } = await scene.afterPassword('zed@example.com');
     expect((await scene.give(other, 'recovery_code', codes[0]!)).status).to.equal(401);
 
-    expect((await browser.post('/account/factors/remove', { factor: hiddenFields(account.text).factor! })).status).to.equal(403);
-    const removed = await browser.post('/account/factors/remove', hiddenFields(account.text));
+    expect((await browser.post('/auth/account/factors/remove', { factor: hiddenFields(account.text).factor! })).status).to.equal(403);
+    const removed = await browser.post('/auth/account/factors/remove', hiddenFields(account.text));
     expect(removed.status, removed.text).to.equal(200);
     expect(removed.text).to.include('You have no second factor');
     expect(location((await scene.afterPassword('zed@example.com')).next)).to.equal('/auth/signed-in');

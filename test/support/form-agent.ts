@@ -21,6 +21,21 @@ export class FormAgent {
     );
   }
 
+  /** Posts JSON as a page's script does (the passkeys script: its CSRF token in x-csrf-token). */
+  async postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+    return this.remember(
+      await this.box.request('POST', path, {
+        headers: { ...this.headers(), 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      }),
+    );
+  }
+
+  /** The cookies it holds, as a Cookie header (a test posting with another agent's browser). */
+  cookieHeader(): Record<string, string> {
+    return this.headers();
+  }
+
   /** Signs in through the sign-in page; the answer is the redirect (303) or the page again. */
   async signIn(email: string, password: string, returnTo = '/auth/signed-in'): Promise<JsonResponse> {
     const page = await this.get(`/auth/sign-in?return_to=${encodeURIComponent(returnTo)}`);

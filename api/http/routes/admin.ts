@@ -15,6 +15,10 @@ interface Needs {
 }
 
 const ADMIN_SCRIPT = fileURLToPath(new URL('../../ui/browser/admin.js', import.meta.url));
+/** The pages' passkeys script (api/ui/browser/passkeys.ts) and the library it loads, @simplewebauthn/browser's own bundle. */
+const PASSKEYS_SCRIPT = fileURLToPath(new URL('../../ui/browser/passkeys.js', import.meta.url));
+const WEBAUTHN_LIBRARY = projectPath('node_modules', '@simplewebauthn', 'browser', 'dist', 'bundle', 'index.umd.min.js');
+const SCRIPT_TYPE = { 'Content-Type': 'text/javascript; charset=utf-8' };
 
 /** What the admin UI and the box's root page use. */
 export type AdminRouterServices = Pick<Needs, 'config'>;
@@ -24,7 +28,13 @@ export function adminRouter(svc: AdminRouterServices): Router {
   const origin = new URL(svc.config.baseUrl).origin;
   // The admin UI's script is TypeScript (api/ui/browser/admin.ts), compiled beside this module's output.
   router.get('/assets/admin.js', (_req, res) => {
-    res.sendFile(ADMIN_SCRIPT, { maxAge: '1h', headers: { 'Content-Type': 'text/javascript; charset=utf-8' } });
+    res.sendFile(ADMIN_SCRIPT, { maxAge: '1h', headers: SCRIPT_TYPE });
+  });
+  router.get('/assets/passkeys.js', (_req, res) => {
+    res.sendFile(PASSKEYS_SCRIPT, { maxAge: '1h', headers: SCRIPT_TYPE });
+  });
+  router.get('/assets/simplewebauthn-browser.js', (_req, res) => {
+    res.sendFile(WEBAUTHN_LIBRARY, { maxAge: '1h', headers: SCRIPT_TYPE });
   });
   router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
   // The root: a page for people who open the box's address, the way on for programs.

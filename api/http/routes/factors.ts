@@ -1,7 +1,7 @@
 // A person's second factors in the browser (docs/guides/second-factors.md): the sign-in's
 // second step (/auth/sign-in/second-factor), enrolment when a sign-in needs a factor the
 // person lacks (/auth/sign-in/enrol, then /auth/sign-in/continue), and the person's own page
-// (/account). A step's pages act only on the browser's step (api/http/sign-in-steps.ts): no
+// (/auth/account). A step's pages act only on the browser's step (api/http/sign-in-steps.ts): no
 // browser session exists until it completes. Codes are counted before they are checked, per
 // account and per address, as passwords are (api/people/attempts.ts).
 import type { Request, Response, Router } from 'express';
@@ -11,6 +11,7 @@ import { endPersonsGrants } from '../../credentials/closing.js';
 import { seal, unseal } from '../../credentials/sealing.js';
 import { withTransaction } from '../../db/pool.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
 import { hashOf, newRecoveryCodes, normalize } from '../../people/recovery-codes.js';
 import { matchingStep, newTotpSecret, secretText, totpUri } from '../../people/totp.js';
@@ -21,7 +22,6 @@ import {
   listFactors,
   recoveryCodesLeft,
   removeAllFactors,
-  removeFactor,
   replaceRecoveryCodes,
   setMustEnrol,
   startTotp,
@@ -34,7 +34,7 @@ import { messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, signIn, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { contentSecurityPolicy, invalidForm, renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
+import { invalidForm, renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 import { acrParam, advanceStep, completeStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
@@ -50,9 +50,6 @@ export type FactorRouterServices = BrowserServices & Needs;
 
 const TOTP_NAME = 'Authenticator app';
 const TOTP_PURPOSE = 'totp';
-/** The pages that offer a passkey run its script (api/ui/browser/, the passkeys' part) and call the box. */
-const WITH_PASSKEY_SCRIPT = { 'Content-Security-Policy': contentSecurityPolicy({ 'script-src': "'self'", 'connect-src': "'self'" }) };
-
 type Body = Record<string, unknown>;
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
@@ -121,7 +118,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
         passkeyOnly,
         ...(error ? { error } : {}),
       }),
-      state.passkeys > 0 ? WITH_PASSKEY_SCRIPT : {},
+      {},
+      { script: state.passkeys > 0 },
     );
   }
 
@@ -217,8 +215,12 @@ export function factorRouter(svc: FactorRouterServices): Router {
         qrSvg,
         secret: secretText(secret),
         passkeyOnly: false,
+        // In a sign-in's enrolment a passkey may be added instead (the account has its passkeys page).
+        offerPasskey: target !== ACCOUNT,
         ...(error ? { error } : {}),
       }),
+      {},
+      { script: target !== ACCOUNT },
     );
   }
 
@@ -240,7 +242,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
         res,
         200,
         enrolPage({ box, ...fields(req, res, target), action: '', qrSvg: '', secret: '', passkeyOnly: true }),
-        WITH_PASSKEY_SCRIPT,
+        {},
+        { script: true },
       );
     }
     await newTotpPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
@@ -317,7 +320,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   async function accountHolder(req: Request, res: Response): Promise<SignedInPerson | undefined> {
     const person = await signedInPerson(svc, req);
     if (person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done') return person;
-    res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/account')}`);
+    res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
     return undefined;
   }
 
@@ -336,71 +339,74 @@ export function factorRouter(svc: FactorRouterServices): Router {
     );
   }
 
-  /** A change on /account: CSRF checked, the person as accountHolder says. */
+  /** A change on /auth/account: CSRF checked, the person as accountHolder says. */
   async function change(req: Request, res: Response): Promise<SignedInPerson | undefined> {
     if (!csrfValid(svc, req, (req.body as Body).csrf)) return void invalidForm(svc, res);
     return accountHolder(req, res);
   }
 
-  router.get('/account', async (req, res) => {
+  // The account's pages are under /auth because the box's cookies may be (a box over http, or under
+  // a path: api/http/browser-session.ts cookieNames); /account is the address people are told.
+  router.get('/account', (_req, res) => res.redirect(302, '/auth/account'));
+
+  router.get('/auth/account', async (req, res) => {
     const person = await accountHolder(req, res);
     if (person) await account(req, res, person.user);
   });
 
-  const ACCOUNT: StepTarget = { returnTo: '/account', acr: undefined };
+  const ACCOUNT: StepTarget = { returnTo: '/auth/account', acr: undefined };
 
-  router.post('/account/totp', ...pageForm, async (req, res) => {
+  router.post('/auth/account/totp', ...pageForm, async (req, res) => {
     const user = (await change(req, res))?.user;
     if (!user) return;
     if ((await factorState(svc.pool, user.id)).totp)
       return account(req, res, user, 409, { error: 'You have an authenticator app already. Remove it first to set up another.' });
-    await newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm');
+    await newTotpPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm');
   });
 
-  router.post('/account/totp/confirm', ...pageForm, async (req, res) => {
+  router.post('/auth/account/totp/confirm', ...pageForm, async (req, res) => {
     const person = await change(req, res);
     if (!person) return;
     const { user, browser } = person;
     const refusal = await counted(req, user.email);
-    if (refusal) return newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm', 429, refusal);
+    if (refusal) return newTotpPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm', 429, refusal);
     if (!(await confirmTotp(req, user, text((req.body as Body).code))))
-      return newTotpPage(req, res, user, ACCOUNT, '/account/totp/confirm', 401, 'That code is wrong. Scan this new code and try again.');
+      return newTotpPage(
+        req,
+        res,
+        user,
+        ACCOUNT,
+        '/auth/account/totp/confirm',
+        401,
+        'That code is wrong. Scan this new code and try again.',
+      );
     // The code just given is a second factor proven in this browser: its sign-in says so from now
     // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
     await withTransaction(svc.pool, async (tx) => {
       if (await holdPerson(tx, user.id)) await signIn(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid);
     });
     const codes = await newCodes(req, user);
-    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/account', post: false }));
+    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
-  router.post('/account/recovery-codes', ...pageForm, async (req, res) => {
+  router.post('/auth/account/recovery-codes', ...pageForm, async (req, res) => {
     const user = (await change(req, res))?.user;
     if (!user) return;
     if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, user, 409, { error: 'Set up a second factor first.' });
     const codes = await newCodes(req, user);
-    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/account', post: false }));
+    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
-  router.post('/account/factors/remove', ...pageForm, async (req, res) => {
+  router.post('/auth/account/factors/remove', ...pageForm, async (req, res) => {
     const user = (await change(req, res))?.user;
     if (!user) return;
     const id = Number(text((req.body as Body).factor));
-    const factors = await listFactors(svc.pool, user.id);
-    const factor = factors.find((f) => f.id === id);
-    if (!factor) return account(req, res, user, 404, { error: 'No such factor of yours.' });
-    const state = await factorState(svc.pool, user.id);
-    if (factors.length === 1 && state.groupRequires)
+    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user.id, id) : undefined;
+    if (removed === 'last')
       return account(req, res, user, 409, {
         error:
           'This is your last second factor, and a group of yours requires one. Add another (a passkey or an authenticator app) before removing this one.',
       });
-    const removed = await withTransaction(svc.pool, async (tx) => {
-      const gone = await removeFactor(tx, user.id, id);
-      // The last factor gone, the recovery codes of it go too: they would sign in past nothing.
-      if (gone && factors.length === 1) await replaceRecoveryCodes(tx, user.id, []);
-      return gone;
-    });
     if (!removed) return account(req, res, user, 404, { error: 'No such factor of yours.' });
     svc.audit.record({
       event: 'factor',

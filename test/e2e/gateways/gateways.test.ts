@@ -277,7 +277,7 @@ describe('real gateways in front of an app', function () {
           expect(new URL(page.url()).origin).to.equal(`http://localhost:${box.port}`);
           await page.getByLabel('Email').fill('sam@example.com');
           await page.getByLabel('Password').fill('sam-password-1');
-          await page.getByRole('button', { name: 'Sign in' }).click();
+          await page.getByRole('button', { name: 'Sign in', exact: true }).click();
           await page.waitForURL(`${gateway.url}/docs/page?x=1`);
           const seen = JSON.parse((await page.locator('body').textContent()) ?? '') as Received;
           await screenshot(page, `gateway-${name}-signed-in`);

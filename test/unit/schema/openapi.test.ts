@@ -20,6 +20,23 @@ const BROWSER_PAGES = new Set([
   '/admin/callback',
   '/assets/admin.js',
   '/favicon.ico',
+  // Second factors and passkeys: pages, their forms, and the JSON the pages' own script calls.
+  '/auth/sign-in/second-factor',
+  '/auth/sign-in/enrol',
+  '/auth/sign-in/continue',
+  '/account',
+  '/auth/account',
+  '/auth/account/totp',
+  '/auth/account/totp/confirm',
+  '/auth/account/recovery-codes',
+  '/auth/account/factors/remove',
+  '${ACCOUNT_PAGE}/remove',
+  '/auth/passkeys/authenticate/options',
+  '/auth/passkeys/authenticate',
+  '/auth/passkeys/register/options',
+  '/auth/passkeys/register',
+  '/assets/passkeys.js',
+  '/assets/simplewebauthn-browser.js',
 ]);
 
 /** Every path a route of api/http declares (express paths as OpenAPI's), and the node:http OAuth endpoints. */
