@@ -90,7 +90,7 @@ describe('the headers of every page', function () {
     expectPage('a wrong password', wrong, 'passkeys');
     expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
     expectPage('signed in', await browser.get('/auth/signed-in'));
-    expectPage('passkeys', await browser.get('/account/passkeys'), 'passkeys');
+    expectPage('passkeys', await browser.get('/auth/account/passkeys'), 'passkeys');
     const signOut = await browser.get('/auth/sign-out');
     expectPage('sign-out', signOut);
     expectPage('signed out', await browser.post('/auth/sign-out', hiddenFields(signOut.text)));
