@@ -26,7 +26,12 @@ export interface SecondFactorPage extends StepFields {
 }
 
 export function secondFactorPage(p: SecondFactorPage): string {
-  const passkey = p.passkeys && passkeyButton('use-passkey', 'Use a passkey', 'authenticate');
+  // The passkeys script reads the page's CSRF token, return_to and acr from its inputs: a page
+  // with no form (a person whose only factor is a passkey) carries them beside the button.
+  const passkey =
+    p.passkeys &&
+    html`${stepHidden(p)}
+${passkeyButton('use-passkey', 'Use a passkey', 'authenticate')}`;
   const form = (
     id: string,
     label: string,
