@@ -113,18 +113,31 @@ export async function advanceStep(
   res: Response,
   amr: (step: SignInStep) => readonly string[],
 ): Promise<SignInStep | undefined> {
+  return takingStep(svc, req, async (tx, step) => {
+    await startStep(svc, tx, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces });
+    return step;
+  });
+}
+
+/**
+ * Uses up this browser's step and runs `then` in the same transaction, under the person's row
+ * (taken first, then the step: the order a credentials change takes them in, so a password
+ * change or a reset and a step's completion never both win). Undefined when the step is gone.
+ */
+async function takingStep<T>(
+  svc: BrowserServices,
+  req: Request,
+  then: (tx: Transaction, step: SignInStep) => Promise<T>,
+): Promise<T | undefined> {
   const token = cookies(req)[stepCookie(svc)];
   if (!token) return undefined;
   const hash = tokenHash(token);
   const seen = await findSignInStep(svc.pool, hash);
   if (!seen) return undefined;
   return withTransaction(svc.pool, async (tx) => {
-    // The person first, then the step, as completeStep takes them.
     if (!(await holdPerson(tx, seen.userId))) return undefined;
     const step = await takeSignInStep(tx, hash);
-    if (!step) return undefined;
-    await startStep(svc, tx, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces });
-    return step;
+    return step && then(tx, step);
   });
 }
 
@@ -148,18 +161,10 @@ export async function completeStep(
   amr: (step: SignInStep) => readonly string[],
   target: StepTarget,
 ): Promise<SignInStep | undefined> {
-  const token = cookies(req)[stepCookie(svc)];
-  if (!token) return undefined;
-  const hash = tokenHash(token);
-  const seen = await findSignInStep(svc.pool, hash);
-  if (!seen) return undefined;
-  const done = await withTransaction(svc.pool, async (tx) => {
-    // The person first, then the step: the order a credentials change takes them in.
-    if (!(await holdPerson(tx, seen.userId))) return undefined;
-    const step = await takeSignInStep(tx, hash);
-    if (!step) return undefined;
-    return { step, location: await goOn(svc, tx, res, step.userId, amr(step), target, step.replaces) };
-  });
+  const done = await takingStep(svc, req, async (tx, step) => ({
+    step,
+    location: await goOn(svc, tx, res, step.userId, amr(step), target, step.replaces),
+  }));
   if (!done) return undefined;
   res.redirect(303, done.location);
   return done.step;

@@ -9,9 +9,9 @@
 // to accept (--ignore-certificate-errors).
 import { expect } from 'chai';
 import http from 'node:http';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { Box } from '../support/box.js';
-import { CHROMIUM, screenshot } from '../support/browser.js';
+import { addVirtualAuthenticator, CHROMIUM, screenshot, withoutPasskeyAutofill, type VirtualAuthenticator } from '../support/browser.js';
 import { codeClient, type CodeClient } from '../support/code-client.js';
 import { freePort } from '../support/ports.js';
 import { testCa } from '../support/tls.js';
@@ -25,8 +25,7 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  let cdp: CDPSession;
-  let authenticatorId: string;
+  let authenticator: VirtualAuthenticator;
   let client: http.Server;
   let rp: CodeClient;
 
@@ -51,18 +50,7 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
     // One browser, one authenticator, for the whole story: the passkey made is the one used after.
     context = await browser.newContext({ ignoreHTTPSErrors: true });
     page = await context.newPage();
-    cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    }));
+    authenticator = await addVirtualAuthenticator(context, page);
   });
   after(async function () {
     await browser?.close();
@@ -99,7 +87,7 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByRole('cell', { name: 'Laptop', exact: true }).waitFor();
     await screenshot(page, 'passkeys-page');
-    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    const credentials = await authenticator.credentials();
     expect(credentials).to.have.length(1);
     expect(credentials[0]!.isResidentCredential).to.equal(true);
     expect(credentials[0]!.rpId).to.equal('localhost');
@@ -117,9 +105,7 @@ describe('passkeys in Chromium (virtual authenticator)', function () {
 
   it('signs in with the passkey alone, by the button: amr hwk, user, mfa; acr phr', async function () {
     // From here on the browser offers no autofill (it would answer before the button is clicked).
-    await page.addInitScript(() => {
-      PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
-    });
+    await withoutPasskeyAutofill(context);
     await page.goto(authorizeUrl());
     const claims = await idToken(() => page.getByRole('button', { name: 'Sign in with a passkey' }).click());
     expect(claims.amr).to.deep.equal(['hwk', 'user', 'mfa']);

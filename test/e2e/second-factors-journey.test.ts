@@ -11,9 +11,15 @@
 // http://127.0.0.1:<port>, another origin, as in a cluster. The screenshots of the guides come
 // from here (test-artifacts/journey-*.png).
 import { expect } from 'chai';
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
-import { launchBrowser, screenshot } from '../support/browser.js';
+import {
+  addVirtualAuthenticator,
+  launchBrowser,
+  screenshot,
+  withoutPasskeyAutofill,
+  type VirtualAuthenticator,
+} from '../support/browser.js';
 import { freePort } from '../support/ports.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { startGateway, startUpstream, type Gateway, type Received, type Upstream } from './gateways/launch.js';
@@ -29,8 +35,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  let cdp: CDPSession;
-  let authenticatorId: string;
+  let authenticator: VirtualAuthenticator;
   let boxOrigin: string;
   /** The key of Ann's authenticator app, as she typed it from the enrolment page. */
   let appKey: Buffer;
@@ -82,18 +87,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
     // One browser and one authenticator for the whole story: the passkey made is the one used after.
     context = await browser.newContext();
     page = await context.newPage();
-    cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    }));
+    authenticator = await addVirtualAuthenticator(context, page);
   });
   after(async function () {
     await gateway?.stop();
@@ -159,13 +153,11 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByRole('cell', { name: 'Laptop', exact: true }).waitFor();
     await screenshot(page, 'journey-passkeys');
-    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    const credentials = await authenticator.credentials();
     expect(credentials).to.have.length(1);
     // From here on the browser offers no autofill (the virtual authenticator would answer the sign-in
     // page's conditional request at once, before a password is typed); the button signs in instead.
-    await page.addInitScript(() => {
-      PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
-    });
+    await withoutPasskeyAutofill(context);
   });
 
   it('/admin wants a passkey: her password sign-in is sent through step-up, and she is let in after it', async function () {

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { projectPath } from '../../api/paths.js';
 import { freePort } from './ports.js';
 
@@ -24,6 +24,43 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--disable-dev-shm-usage',
     ],
+  });
+}
+
+/** A device's passkey holder on one page: Chromium's DevTools WebAuthn virtual authenticator. */
+export interface VirtualAuthenticator {
+  /** The passkeys it holds now (their relying party ids, whether discoverable). */
+  credentials(): Promise<{ rpId?: string; isResidentCredential: boolean }[]>;
+}
+
+/**
+ * A platform authenticator on `page` (ctap2, internal, resident keys, user verification given
+ * at once: a person who unlocks the device every time), as a laptop's screen lock holds passkeys.
+ */
+export async function addVirtualAuthenticator(context: BrowserContext, page: Page): Promise<VirtualAuthenticator> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials };
+}
+
+/**
+ * From the next page on, the browser offers no passkey autofill: the virtual authenticator would
+ * answer the sign-in page's quiet (conditional) request at once, before a person types a password
+ * or clicks a button.
+ */
+export async function withoutPasskeyAutofill(context: BrowserContext): Promise<void> {
+  await context.addInitScript(() => {
+    PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
   });
 }
 
