@@ -228,7 +228,8 @@ export async function ensureFactorKey(pool: Pool, config: Config): Promise<Buffe
   const fingerprint = createHmac('sha256', key).update('boxauth factor key').digest('base64url').slice(0, 16);
   if ((await ensureSetting(pool, 'factor_key_fingerprint', () => fingerprint)) !== fingerprint)
     throw new ConfigError(
-      `the factor key (${config.factorKey ? 'BOXAUTH_FACTOR_KEY' : file}) is not the one this box sealed its TOTP secrets with; ` +
+      `the factor key (${config.factorKey ? 'BOXAUTH_FACTOR_KEY' : file}) is not the one this box's database was first used with ` +
+        '(every process of a box seals and opens TOTP secrets with the same key); ' +
         'set BOXAUTH_FACTOR_KEY to that key (docs/guides/second-factors.md)',
     );
   return key;

@@ -476,6 +476,24 @@ describe('second factors across processes, and guesses counted', function () {
     await a?.stop();
   });
 
+  it('a process given another factor key refuses to start, naming BOXAUTH_FACTOR_KEY, and the box goes on', async function () {
+    const other = randomBytes(32).toString('base64');
+    let failure = '';
+    await a.startAnother({ ...env, BOXAUTH_FACTOR_KEY: other }).then(
+      async (started) => {
+        await started.stop();
+      },
+      (err: Error) => {
+        failure = err.message;
+      },
+    );
+    expect(failure).to.include('the factor key (BOXAUTH_FACTOR_KEY) is not the one');
+    expect(failure).not.to.include(other);
+    const { secret, step } = await scene.enrolled('dee@example.com', false);
+    const { browser } = await scene.afterPassword('dee@example.com');
+    expect((await scene.give(browser, 'code', totpCode(secret, step + 1))).status).to.equal(303);
+  });
+
   it('a right password does not wipe the wrong codes counted: the password again buys no more guesses', async function () {
     const { secret, step } = await scene.enrolled('cy@example.com', false);
     const wrong = String((Number(totpCode(secret, step + 1)) + 1) % 1_000_000).padStart(6, '0');

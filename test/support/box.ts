@@ -125,11 +125,16 @@ export class Box {
     fs.writeFileSync(file, `+${this.clockOffset}`);
   }
 
-  /** Another process of this box, as a second replica is: its database, root credentials and issuer URL (and `env`). */
+  /**
+   * Another process of this box, as a second replica is: its database, root credentials, issuer
+   * URL and factor key (a cluster's replicas share the operator's Secret; a box refuses to start
+   * with another key than the one its TOTP secrets are sealed with), and `env`.
+   */
   startAnother(env: Record<string, string> = {}): Promise<Box> {
+    const factorKey = this.env.BOXAUTH_FACTOR_KEY ?? fs.readFileSync(path.join(this.dataDir, 'factor-key'), 'utf8').trim();
     return Box.start({
       ...(this.databaseUrl ? { databaseUrl: this.databaseUrl } : {}),
-      env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url, ...env },
+      env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url, BOXAUTH_FACTOR_KEY: factorKey, ...env },
     });
   }
 
