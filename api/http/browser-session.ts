@@ -8,6 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
 import { createBrowserSession, deleteBrowserSession, endForStepUp, findBrowserSession, type BrowserSession } from '../store/browser.js';
+import { deleteSignInStepsReplacing, takeSignInStep } from '../store/factors.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
@@ -42,11 +43,11 @@ export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessi
  * the cookies are scoped to the box's own pages, <base path>/auth, which every
  * page that reads them is under, so the others' servers are not sent them.
  */
-export function cookieNames(svc: BrowserServices): { session: string; csrf: string; path: string } {
+export function cookieNames(svc: BrowserServices): { session: string; csrf: string; step: string; path: string } {
   const base = new URL(svc.config.baseUrl);
   if (base.protocol === 'https:' && base.pathname === '/')
-    return { session: '__Host-boxauth_session', csrf: '__Host-boxauth_csrf', path: '/' };
-  return { session: 'boxauth_session', csrf: 'boxauth_csrf', path: `${base.pathname.replace(/\/$/, '')}/auth` };
+    return { session: '__Host-boxauth_session', csrf: '__Host-boxauth_csrf', step: '__Host-boxauth_step', path: '/' };
+  return { session: 'boxauth_session', csrf: 'boxauth_csrf', step: 'boxauth_step', path: `${base.pathname.replace(/\/$/, '')}/auth` };
 }
 
 export function cookies(req: Request): Record<string, string> {
@@ -95,10 +96,40 @@ export async function signIn(
   amr: readonly string[],
   replaces?: string,
 ): Promise<void> {
+  const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
+  await startBrowserSession(svc, tx, res, userId, amr, sid);
+}
+
+/**
+ * Strengthens this browser's session `sid` with what was just proven in it (`amr`): a new
+ * cookie, the same sid. False, and nobody signed in, when the session ended meanwhile (a
+ * sign-out, a password change or a reset that won the race): a change made from a session
+ * never outlives the session's end.
+ */
+export async function strengthen(
+  svc: BrowserServices,
+  tx: Transaction,
+  res: Response,
+  userId: number,
+  amr: readonly string[],
+  sid: string,
+): Promise<boolean> {
+  if (!(await endForStepUp(tx, sid, userId))) return false;
+  await startBrowserSession(svc, tx, res, userId, amr, sid);
+  return true;
+}
+
+async function startBrowserSession(
+  svc: BrowserServices,
+  tx: Transaction,
+  res: Response,
+  userId: number,
+  amr: readonly string[],
+  sid: string | undefined,
+): Promise<void> {
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   const expiresAt = new Date(Date.now() + hours * 3600_000);
-  const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
   await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, sid);
   endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
@@ -107,17 +138,25 @@ export async function signIn(
 /**
  * Signs this browser out: its session ends, and so do the token sessions issued
  * through it (they carry its sid) and its codes not yet exchanged, as a person
- * signing out expects of the apps they signed in to with it.
+ * signing out expects of the apps they signed in to with it. So does a sign-in step
+ * the browser is in the middle of, and any step-up of the session: left, the next
+ * person at this browser could finish it (enrol a factor of their own) and be signed
+ * in as the one who signed out.
  */
 export async function endBrowserSession(svc: BrowserServices, req: Request, res: Response): Promise<void> {
-  const name = cookieNames(svc).session;
-  const token = cookies(req)[name];
+  const names = cookieNames(svc);
+  const token = cookies(req)[names.session];
+  const step = cookies(req)[names.step];
   endUnscopedSession(svc, res);
-  appendCookie(res, `${name}=${cookieOptions(svc, 0)}`);
-  if (!token) return;
+  appendCookie(res, `${names.session}=${cookieOptions(svc, 0)}`);
+  if (step) appendCookie(res, `${names.step}=${cookieOptions(svc, 0)}`);
+  if (!token && !step) return;
   await withTransaction(svc.pool, async (tx) => {
-    const ended = await deleteBrowserSession(tx, tokenHash(token));
-    if (ended) await endBrowsersGrants(svc, tx, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
+    if (step) await takeSignInStep(tx, tokenHash(step));
+    const ended = token && (await deleteBrowserSession(tx, tokenHash(token)));
+    if (!ended) return;
+    await deleteSignInStepsReplacing(tx, ended.sid);
+    await endBrowsersGrants(svc, tx, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
   });
 }
 

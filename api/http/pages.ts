@@ -6,6 +6,8 @@ import type { Request, Response } from 'express';
 import type { UserRow } from '../store/users.js';
 import { getUser } from '../store/users.js';
 import type { BrowserSession } from '../store/browser.js';
+import { factorState } from '../store/factors.js';
+import { nextStep } from '../people/factors.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
 
@@ -70,6 +72,16 @@ export async function signedInPerson(svc: BrowserServices, req: Request): Promis
   const browser = await signedIn(svc, req);
   const user = browser && (await getUser(svc.pool, browser.userId));
   return user && browser && { user, browser };
+}
+
+/**
+ * The signed-in person who may see and change their own factors: this browser's sign-in meets
+ * what the person's own rules ask (a person with a factor gave one). A sign-in from before they
+ * enrolled, or from before an upgrade, proved a password only: it may not add or remove a passkey.
+ */
+export async function accountHolder(svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> {
+  const person = await signedInPerson(svc, req);
+  return person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done' ? person : undefined;
 }
 
 /** The sign-in page, coming back to `returnTo` (an email filled in, an error shown, when given). */

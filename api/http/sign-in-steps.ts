@@ -40,7 +40,7 @@ export function acrParam(value: unknown): Acr | undefined {
   return isAcr(value) ? value : undefined;
 }
 
-const stepCookie = (svc: BrowserServices): string => cookieNames(svc).session.replace('session', 'step');
+const stepCookie = (svc: BrowserServices): string => cookieNames(svc).step;
 
 /** A step's page, carrying the way on. */
 export function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): string {
@@ -64,7 +64,7 @@ async function goOn(
     endStepCookie(svc, res);
     return target.returnTo;
   }
-  await startStep(svc, tx, res, { userId, amr: [...amr], replaces });
+  await startStep(svc, tx, res, { userId, amr: [...amr], replaces, ready: false });
   return pageOf(next, target);
 }
 
@@ -114,7 +114,7 @@ export async function advanceStep(
   amr: (step: SignInStep) => readonly string[],
 ): Promise<SignInStep | undefined> {
   return takingStep(svc, req, async (tx, step) => {
-    await startStep(svc, tx, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces });
+    await startStep(svc, tx, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces, ready: true });
     return step;
   });
 }
@@ -154,17 +154,37 @@ export async function currentStep(svc: BrowserServices, req: Request): Promise<S
  * step is gone (used by another request, expired, ended by a password change or a reset):
  * the page then says to sign in again.
  */
-export async function completeStep(
+export function completeStep(
   svc: BrowserServices,
   req: Request,
   res: Response,
   amr: (step: SignInStep) => readonly string[],
   target: StepTarget,
 ): Promise<SignInStep | undefined> {
-  const done = await takingStep(svc, req, async (tx, step) => ({
-    step,
-    location: await goOn(svc, tx, res, step.userId, amr(step), target, step.replaces),
-  }));
+  return finishStep(svc, req, res, amr, target);
+}
+
+/**
+ * Goes on with a step whose factor is already proven (advanceStep's, after the recovery codes
+ * it showed), from what it holds. Any other step proved nothing here: it is used up and the
+ * browser gets nothing (else a step-up started at a signed-in browser and "continued" would
+ * give a fresh sign-in time for no proof).
+ */
+export function continueStep(svc: BrowserServices, req: Request, res: Response, target: StepTarget): Promise<SignInStep | undefined> {
+  return finishStep(svc, req, res, (step) => (step.ready ? step.amr : undefined), target);
+}
+
+async function finishStep(
+  svc: BrowserServices,
+  req: Request,
+  res: Response,
+  proven: (step: SignInStep) => readonly string[] | undefined,
+  target: StepTarget,
+): Promise<SignInStep | undefined> {
+  const done = await takingStep(svc, req, async (tx, step) => {
+    const amr = proven(step);
+    return amr && { step, location: await goOn(svc, tx, res, step.userId, amr, target, step.replaces) };
+  });
   if (!done) return undefined;
   res.redirect(303, done.location);
   return done.step;

@@ -12,9 +12,14 @@ export interface PersonsFactors {
   mustEnrol: boolean;
 }
 
-/** The class a person's own rules ask of their sign-ins: several factors when a group of theirs requires it. */
+/**
+ * The class a person's own rules ask of their sign-ins: several factors when a group of theirs
+ * requires it, when they must enrol, or when they have a factor (who enrolled one gives it at
+ * every sign-in: a browser signed in with a password before they enrolled, or before an upgrade,
+ * is asked for it again before an app gets a code).
+ */
 export function acrRequiredOf(person: PersonsFactors): Acr | undefined {
-  return person.groupRequires || person.mustEnrol ? ACR_MFA : undefined;
+  return person.groupRequires || person.mustEnrol || person.passkeys > 0 || person.totp ? ACR_MFA : undefined;
 }
 
 /**

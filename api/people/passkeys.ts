@@ -133,6 +133,13 @@ const expected = (rp: RelyingParty, challenge: string) => ({
   requireUserVerification: true,
 });
 
+/** WebAuthn's AuthenticatorTransport values: the browser's list is stored and handed back, so nothing else is kept. */
+const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
+
+export function knownTransports(given: unknown): string[] {
+  return Array.isArray(given) ? [...new Set(given.filter((t): t is string => typeof t === 'string' && TRANSPORTS.has(t)))] : [];
+}
+
 /** Checks a browser's new passkey against the challenge it was handed; undefined when it does not hold. */
 export async function checkRegistration(rp: RelyingParty, challenge: string, response: unknown): Promise<MadePasskey | undefined> {
   try {
@@ -146,7 +153,7 @@ export async function checkRegistration(rp: RelyingParty, challenge: string, res
       credentialId: Buffer.from(credential.id, 'base64url'),
       publicKey: Buffer.from(credential.publicKey),
       signCount: credential.counter,
-      transports: credential.transports ?? [],
+      transports: knownTransports(credential.transports),
       deviceType: registrationInfo.credentialDeviceType,
       backedUp: registrationInfo.credentialBackedUp,
       userVerified: registrationInfo.userVerified,

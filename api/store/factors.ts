@@ -265,42 +265,63 @@ export interface SignInStep {
   amr: string[];
   /** A step-up: the browser session (sid) it replaces once the missing factor is proven. */
   replaces: string | null;
+  /** Its factor is proven; only a page is left (the recovery codes of an enrolment): it may go on without another proof. */
+  ready: boolean;
   expiresAt: Date;
 }
 
+interface StepRow {
+  user_id: string;
+  amr: string[];
+  replaces: string | null;
+  ready: boolean;
+  expires_at: Date;
+}
+
+const stepOf = (r: StepRow): SignInStep => ({
+  userId: Number(r.user_id),
+  amr: r.amr,
+  replaces: r.replaces,
+  ready: r.ready,
+  expiresAt: r.expires_at,
+});
+
 export async function createSignInStep(db: Queryable, idHash: Buffer, step: SignInStep): Promise<void> {
-  await db.query('INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+  await db.query('INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, ready, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
     idHash,
     step.userId,
     step.amr,
     step.replaces,
+    step.ready,
     step.expiresAt,
   ]);
 }
 
 export async function findSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
-  const { rows } = await db.query<{ user_id: string; amr: string[]; replaces: string | null; expires_at: Date }>(
-    'SELECT user_id, amr, replaces, expires_at FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()',
+  const { rows } = await db.query<StepRow>(
+    'SELECT user_id, amr, replaces, ready, expires_at FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()',
     [idHash],
   );
-  const r = rows[0];
-  return r && { userId: Number(r.user_id), amr: r.amr, replaces: r.replaces, expiresAt: r.expires_at };
+  return rows[0] && stepOf(rows[0]);
 }
 
 /** Ends a step, returning it when it was still there and valid: of two requests finishing one step, one gets it. */
 export async function takeSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
-  const { rows } = await db.query<{ user_id: string; amr: string[]; replaces: string | null; expires_at: Date }>(
-    'DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING user_id, amr, replaces, expires_at',
+  const { rows } = await db.query<StepRow>(
+    'DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING user_id, amr, replaces, ready, expires_at',
     [idHash],
   );
   const r = rows[0];
-  return r && r.expires_at > new Date()
-    ? { userId: Number(r.user_id), amr: r.amr, replaces: r.replaces, expiresAt: r.expires_at }
-    : undefined;
+  return r && r.expires_at > new Date() ? stepOf(r) : undefined;
 }
 
 export async function deleteSignInStepsOfUser(db: Queryable, userId: number): Promise<void> {
   await db.query('DELETE FROM sign_in_steps WHERE user_id = $1', [userId]);
+}
+
+/** Ends the step-ups of browser session `sid` (it was signed out). */
+export async function deleteSignInStepsReplacing(db: Queryable, sid: string): Promise<void> {
+  await db.query('DELETE FROM sign_in_steps WHERE replaces = $1', [sid]);
 }
 
 // --- WebAuthn challenges

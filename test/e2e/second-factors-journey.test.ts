@@ -1,9 +1,10 @@
 // One person's whole story with second factors, in a real Chromium, at an app behind Debian's
 // NGINX whose policies send people to the box to sign in (docs/guides/second-factors.md,
-// docs/guides/passkeys.md): Ann signs in with her password, sets up an authenticator app and a
-// passkey on her account page, is sent through step-up when /admin wants a passkey, signs in with
-// the app's code and with the passkey alone, loses her phone, gets back in with a recovery code
-// and sets up the new phone. Each step is read from what the app behind the gateway received.
+// docs/guides/passkeys.md): Ann signs in with her password; /admin wants a passkey, so her
+// password-only sign-in is sent through step-up, where she adds her first passkey; she sets up an
+// authenticator app on her account page, signs in with the app's code (and is stepped up again at
+// /admin) and with the passkey alone, loses her phone, gets back in with a recovery code and sets
+// up the new phone. Each step is read from what the app behind the gateway received.
 //
 // The authenticator app is test/support/totp.ts (a second TOTP implementation, reading the key the
 // enrolment page shows); the passkey is held by the DevTools WebAuthn virtual authenticator. The box
@@ -131,46 +132,39 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
     expect(new Set(recoveryCodes).size).to.equal(10);
   }
 
-  it('signs in at the app with her password; sets up an authenticator app on her account page', async function () {
+  it('signs in at the app with her password; /admin wants a passkey: step-up, where she adds her first one', async function () {
     await page.goto(`${gateway.url}/docs/start`);
     expect(new URL(page.url()).origin).to.equal(boxOrigin);
     await screenshot(page, 'journey-sign-in');
     await typePassword();
     expect((await appPage('/docs/start')).headers['x-auth-request-email']).to.equal(ANN.email);
 
-    await page.goto(`${boxOrigin}/account`);
-    await page.getByRole('heading', { name: 'Your account' }).waitFor();
-    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
-    await setUpAuthenticatorApp(true);
-    await page.getByRole('link', { name: 'Continue' }).click();
-    await page.locator('#factors tbody tr').first().waitFor();
-    expect(await page.locator('#codes-left').textContent()).to.equal('10 of 10 recovery codes left.');
-  });
-
-  it('adds a passkey on her passkeys page', async function () {
-    await page.getByRole('link', { name: 'Passkeys' }).click();
-    await page.getByLabel('Name of the new passkey').fill('Laptop');
+    // Her password-only sign-in is not let in: at the box, asked for a passkey; she has none, so she adds one.
+    const before = upstream.received.length;
+    await page.goto(`${gateway.url}/admin/users`);
+    await page.getByRole('heading', { name: 'Add a passkey' }).waitFor();
+    expect(new URL(page.url()).origin).to.equal(boxOrigin);
+    expect(upstream.received.slice(before).map((r) => r.url)).to.deep.equal([]);
     await page.getByRole('button', { name: 'Add a passkey' }).click();
-    await page.getByRole('cell', { name: 'Laptop', exact: true }).waitFor();
-    await screenshot(page, 'journey-passkeys');
-    const credentials = await authenticator.credentials();
-    expect(credentials).to.have.length(1);
+    expect((await appPage('/admin/users')).headers['x-auth-request-email']).to.equal(ANN.email);
+    expect(await authenticator.credentials()).to.have.length(1);
     // From here on the browser offers no autofill (the virtual authenticator would answer the sign-in
     // page's conditional request at once, before a password is typed); the button signs in instead.
     await withoutPasskeyAutofill(context);
   });
 
-  it('/admin wants a passkey: her password sign-in is sent through step-up, and she is let in after it', async function () {
-    const before = upstream.received.length;
-    await page.goto(`${gateway.url}/admin/users`);
-    // Not let in on the old sign-in: at the box, asked for a passkey and nothing else.
-    await page.getByRole('heading', { name: 'One more step' }).waitFor();
-    expect(new URL(page.url()).origin).to.equal(boxOrigin);
-    expect(await page.getByLabel('Code from your authenticator app').count()).to.equal(0);
-    await screenshot(page, 'journey-step-up');
-    expect(upstream.received.slice(before).map((r) => r.url)).to.deep.equal([]);
-    await page.getByRole('button', { name: 'Use a passkey' }).click();
-    expect((await appPage('/admin/users')).headers['x-auth-request-email']).to.equal(ANN.email);
+  it('her passkeys page lists it; she sets up an authenticator app on her account page', async function () {
+    await page.goto(`${boxOrigin}/auth/account/passkeys`);
+    await page.getByRole('cell', { name: 'Passkey 1', exact: true }).waitFor();
+    await screenshot(page, 'journey-passkeys');
+
+    await page.goto(`${boxOrigin}/account`);
+    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    await setUpAuthenticatorApp(true);
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.locator('#factors tbody tr').nth(1).waitFor();
+    expect(await page.locator('#codes-left').textContent()).to.equal('10 of 10 recovery codes left.');
   });
 
   it('another day: password and the code of her authenticator app; /admin still asks for the passkey', async function () {
@@ -184,9 +178,14 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
     expect((await appPage('/docs/today')).headers['x-auth-request-email']).to.equal(ANN.email);
 
     // A code from an app is a second factor, not a passkey: /admin is one more step away.
+    const before = upstream.received.length;
     await page.goto(`${gateway.url}/admin/users`);
+    await page.getByRole('heading', { name: 'One more step' }).waitFor();
+    expect(await page.getByLabel('Code from your authenticator app').count()).to.equal(0);
+    await screenshot(page, 'journey-step-up');
+    expect(upstream.received.slice(before).map((r) => r.url)).to.deep.equal([]);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
-    await appPage('/admin/users');
+    expect((await appPage('/admin/users')).headers['x-auth-request-email']).to.equal(ANN.email);
   });
 
   it('another day: the passkey alone, and /admin lets her in without asking again', async function () {

@@ -326,6 +326,80 @@ describe('passkeys over HTTP', function () {
     expect(factorEvents.map((e) => e.action)).to.deep.equal(['enrolled', 'removed']);
     expect(factorEvents.every((e) => e.kind === 'passkey' && !JSON.stringify(e).includes(key.id))).to.equal(true);
   });
+
+  /** A new person with a password only, and a browser signed in as them. */
+  async function newcomer(name: string): Promise<FormAgent> {
+    const person = { email: `${name}@example.com`, password: `${name}-password-1` };
+    const made = await box.json('POST', '/users', person, await box.rootToken());
+    expect(made.status, made.text).to.equal(201);
+    return signedIn(person);
+  }
+  const locationOf = (res: JsonResponse): string => res.headers.get('location') ?? '';
+
+  it('attack: a browser signed in with a password before its person added a passkey may not add or remove one, nor get a code', async function () {
+    const old = await newcomer('cid');
+    const now = await signedIn({ email: 'cid@example.com', password: 'cid-password-1' });
+    await addPasskey(now, new SoftAuthenticator(box.url), 'Phone');
+    // The old sign-in proved a password only; the person's own rules now ask for their factor.
+    const csrf = await csrfOf(old);
+    const options = await old.postJson('/auth/passkeys/register/options', {}, csrf);
+    expect(options.status, options.text).to.equal(401);
+    expect((await old.get('/auth/account/passkeys')).status).to.equal(303);
+    const answer = await old.get(authorizePath());
+    expect(locationOf(answer)).not.to.include('code=');
+    expect(locationOf(answer)).to.match(/^\/auth\/sign-in\/second-factor\?/);
+  });
+
+  it('attack: a sign-out ends the step the browser was in; the next person at it, with its old cookies, cannot enrol into it', async function () {
+    const leaving = await newcomer('leaving-dee');
+    // The client asks for a passkey; Dee has none: she is in an enrolment step of her signed-in browser.
+    const step = await leaving.get(`${authorizePath()}&acr_values=phr`);
+    expect(locationOf(step)).to.match(/^\/auth\/sign-in\/enrol\?/);
+    const csrf = await csrfOf(leaving);
+    const cookiesBefore = leaving.cookieHeader();
+    const page = await leaving.get('/auth/sign-out');
+    expect((await leaving.post('/auth/sign-out', hiddenFields(page.text))).status).to.be.oneOf([200, 303]);
+    const next = await box.request('POST', '/auth/passkeys/register/options', {
+      headers: { ...cookiesBefore, ...csrf, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect(next.status, next.text).to.equal(401);
+  });
+
+  it('attack: a step-up "continued" without its proof gives nothing: no fresh sign-in for max_age', async function () {
+    const agent = await newcomer('idle-eve');
+    const step = await agent.get(`${authorizePath()}&acr_values=${encodeURIComponent('urn:boxauth:acr:mfa')}`);
+    expect(locationOf(step)).to.match(/^\/auth\/sign-in\/enrol\?/);
+    const { rows: before } = await db.query<{ created_at: Date }>(
+      "SELECT b.created_at FROM browser_sessions b JOIN users u ON u.id = b.user_id WHERE u.email = 'idle-eve@example.com'",
+    );
+    const csrf = hiddenFields((await agent.get(locationOf(step))).text).csrf!;
+    const res = await agent.post('/auth/sign-in/continue', { csrf, return_to: '/auth/signed-in' });
+    expect(res.status).to.equal(403);
+    expect(res.text).to.include('Sign in again');
+    const { rows: after } = await db.query<{ created_at: Date }>(
+      "SELECT b.created_at FROM browser_sessions b JOIN users u ON u.id = b.user_id WHERE u.email = 'idle-eve@example.com'",
+    );
+    expect(after).to.deep.equal(before);
+  });
+
+  it('a response naming a challenge that is no base64url (a NUL in it) is a 400, never a 500', async function () {
+    const agent = new FormAgent(box);
+    const csrf = await csrfOf(agent);
+    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: 'a\u0000b', origin: box.url })).toString(
+      'base64url',
+    );
+    const response = {
+      id: 'AAEC',
+      rawId: 'AAEC',
+      type: 'public-key',
+      response: { clientDataJSON, authenticatorData: 'AA', signature: 'AA' },
+    };
+    for (const path of ['/auth/passkeys/authenticate', '/auth/passkeys/register']) {
+      const res = await agent.postJson(path, { response }, csrf);
+      expect(res.status, `${path}: ${res.text}`).to.be.oneOf([400, 401]);
+    }
+  });
 });
 
 describe('passkey sign-ins are throttled like passwords', function () {

@@ -111,8 +111,19 @@ export class Box {
       projectPath('dist', 'api', 'main.js'),
     ]);
     box.dispatcher = options.tls?.dispatcher;
-    await box.launch();
-    return box;
+    const portsOurs = options.env?.BOXAUTH_METRICS_PORT === undefined && options.env?.BOXAUTH_GRPC_PORT === undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await box.launch();
+        return box;
+      } catch (err) {
+        // Another process took a metrics or gRPC port between freePort and the box's listen
+        // (the suite runs beside other work): the box said which; it starts again on new ones.
+        if (!portsOurs || attempt === 3 || !/\(BOXAUTH_(METRICS|GRPC)_PORT\) is in use/.test(String(err))) throw err;
+        env.BOXAUTH_METRICS_PORT = String(await freePort());
+        env.BOXAUTH_GRPC_PORT = String(await freePort());
+      }
+    }
   }
 
   private clockOffset = 0;

@@ -59,10 +59,14 @@ CREATE TABLE sign_in_steps (
   amr         text[] NOT NULL,
   -- set for a step-up: the browser session it replaces once the missing factor is proven
   replaces    uuid,
+  -- the step's factor is proven and only a page is left to show (the recovery codes of an
+  -- enrolment): the one kind of step that goes on without another proof
+  ready       boolean NOT NULL DEFAULT false,
   expires_at  timestamptz NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX sign_in_steps_user ON sign_in_steps (user_id);
+CREATE INDEX sign_in_steps_replaces ON sign_in_steps (replaces) WHERE replaces IS NOT NULL;
 CREATE INDEX sign_in_steps_expires ON sign_in_steps (expires_at);
 
 -- WebAuthn challenges handed to a browser: each is answered once, by the browser it was

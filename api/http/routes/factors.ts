@@ -32,11 +32,11 @@ import { getUser, holdPerson, type UserRow } from '../../store/users.js';
 import { accountPage, enrolPage, recoveryCodesPage, secondFactorPage, type StepFields } from '../../ui/factor-pages.js';
 import { messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, signIn, type BrowserServices } from '../browser-session.js';
+import { csrfToken, csrfValid, strengthen, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { invalidForm, renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
+import { accountHolder, invalidForm, renderPage, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
-import { acrParam, advanceStep, completeStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
+import { acrParam, advanceStep, completeStep, continueStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -307,21 +307,19 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const body = req.body as Body;
     const target = targetOf(body);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    const done = await completeStep(svc, req, res, (s) => s.amr, target);
+    const done = await continueStep(svc, req, res, target);
     if (!done) signInAgain(res, target);
   });
 
   // --- the person's own page
 
   /**
-   * The signed-in person who may change their factors: a browser signed in with what the
-   * person's own rules ask (a person with a factor gave it). Otherwise the sign-in page, back here.
+   * The person who may change their factors (pages.ts accountHolder); otherwise the sign-in page, back here.
    */
-  async function accountHolder(req: Request, res: Response): Promise<SignedInPerson | undefined> {
-    const person = await signedInPerson(svc, req);
-    if (person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done') return person;
-    res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
-    return undefined;
+  async function holderOrSignIn(req: Request, res: Response): Promise<SignedInPerson | undefined> {
+    const person = await accountHolder(svc, req);
+    if (!person) res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
+    return person;
   }
 
   async function account(req: Request, res: Response, user: UserRow, status = 200, shown: { message?: string; error?: string } = {}) {
@@ -342,7 +340,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   /** A change on /auth/account: CSRF checked, the person as accountHolder says. */
   async function change(req: Request, res: Response): Promise<SignedInPerson | undefined> {
     if (!csrfValid(svc, req, (req.body as Body).csrf)) return void invalidForm(svc, res);
-    return accountHolder(req, res);
+    return holderOrSignIn(req, res);
   }
 
   // The account's pages are under /auth because the box's cookies may be (a box over http, or under
@@ -350,7 +348,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   router.get('/account', (_req, res) => res.redirect(302, '/auth/account'));
 
   router.get('/auth/account', async (req, res) => {
-    const person = await accountHolder(req, res);
+    const person = await holderOrSignIn(req, res);
     if (person) await account(req, res, person.user);
   });
 
@@ -382,9 +380,12 @@ export function factorRouter(svc: FactorRouterServices): Router {
       );
     // The code just given is a second factor proven in this browser: its sign-in says so from now
     // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
-    await withTransaction(svc.pool, async (tx) => {
-      if (await holdPerson(tx, user.id)) await signIn(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid);
-    });
+    // A session that ended meanwhile (a password change, a reset, a sign-out) is not brought back.
+    const strengthened = await withTransaction(
+      svc.pool,
+      async (tx) => !!(await holdPerson(tx, user.id)) && strengthen(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid),
+    );
+    if (!strengthened) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
     const codes = await newCodes(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });

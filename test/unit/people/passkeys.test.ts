@@ -9,6 +9,7 @@ import {
   checkAssertion,
   checkRegistration,
   defaultPasskeyName,
+  knownTransports,
   mayEnrolInStep,
   passkeyAmr,
   passkeyName,
@@ -73,6 +74,12 @@ describe('passkeys (people)', function () {
     expect(assertedCredentialId(null)).to.equal(undefined);
     expect(assertedUserHandle({ response: { userHandle: 'AAEC' } })).to.deep.equal(Buffer.from([0, 1, 2]));
     expect(assertedUserHandle({ response: {} })).to.equal(undefined);
+  });
+
+  it("transports: only WebAuthn's values are kept, once each", function () {
+    expect(knownTransports(['usb', 'internal', 'usb', '\u0000', 'x'.repeat(10_000), 7])).to.deep.equal(['usb', 'internal']);
+    expect(knownTransports('usb')).to.deep.equal([]);
+    expect(knownTransports(undefined)).to.deep.equal([]);
   });
 
   describe('checks', function () {
