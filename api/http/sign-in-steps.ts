@@ -71,12 +71,22 @@ async function goOn(
 /** Where a sign-in that found its person changed meanwhile goes: the sign-in page, again. */
 const signInAgain = (target: StepTarget): string => `/auth/sign-in?${new URLSearchParams({ return_to: target.returnTo })}`;
 
+/** What must still hold when a sign-in goes on, checked under the person's row. */
+export interface StillHolds {
+  /** The step-up's browser session (what it strengthens). */
+  replaces?: string | null;
+  /** The hash the password was checked against: another by now (changed meanwhile), nobody is signed in. */
+  passwordHash?: string;
+  /** Anything else the proof stood on (the passkey used is still the person's): false, nobody is signed in. */
+  still?: (tx: Transaction) => Promise<boolean>;
+}
+
 /**
  * Goes on from what `userId` proved (`amr`): signs the browser in when that is enough,
- * otherwise starts a step; either way the browser is sent on (303). `replaces`: the browser
- * session a step-up strengthens. `passwordHash`: the hash the password was checked against —
- * when the person's is another by now (changed meanwhile), nobody is signed in and the browser
- * is sent to sign in again.
+ * otherwise starts a step; either way the browser is sent on (303). Under the person's row, so
+ * that a change of their credentials or factors either comes first (and what it asks is checked
+ * here: `holds`) or ends what this signs in: when something the proof stood on is gone, nobody
+ * is signed in and the browser is sent to sign in again.
  */
 export async function proceed(
   svc: BrowserServices,
@@ -84,13 +94,13 @@ export async function proceed(
   userId: number,
   amr: readonly string[],
   target: StepTarget,
-  replaces: string | null = null,
-  passwordHash?: string,
+  holds: StillHolds = {},
 ): Promise<void> {
   const location = await withTransaction(svc.pool, async (tx) => {
     const person = await holdPerson(tx, userId);
-    if (!person || (passwordHash !== undefined && person.passwordHash !== passwordHash)) return signInAgain(target);
-    return goOn(svc, tx, res, userId, amr, target, replaces);
+    if (!person || (holds.passwordHash !== undefined && person.passwordHash !== holds.passwordHash)) return signInAgain(target);
+    if (holds.still && !(await holds.still(tx))) return signInAgain(target);
+    return goOn(svc, tx, res, userId, amr, target, holds.replaces ?? null);
   });
   res.redirect(303, location);
 }
@@ -107,14 +117,11 @@ async function startStep(svc: BrowserServices, tx: Transaction, res: Response, s
  * recovery codes shown once) goes on from what was proven, never from what a form says.
  * Undefined, doing nothing, when the step is gone.
  */
-export async function advanceStep(
-  svc: BrowserServices,
-  req: Request,
-  res: Response,
-  amr: (step: SignInStep) => readonly string[],
-): Promise<SignInStep | undefined> {
+export async function advanceStep(svc: BrowserServices, req: Request, res: Response, amr: StepProof): Promise<SignInStep | undefined> {
   return takingStep(svc, req, async (tx, step) => {
-    await startStep(svc, tx, res, { userId: step.userId, amr: [...amr(step)], replaces: step.replaces, ready: true });
+    const proven = await amr(step, tx);
+    if (!proven) return undefined;
+    await startStep(svc, tx, res, { userId: step.userId, amr: [...proven], replaces: step.replaces, ready: true });
     return step;
   });
 }
@@ -158,11 +165,18 @@ export function completeStep(
   svc: BrowserServices,
   req: Request,
   res: Response,
-  amr: (step: SignInStep) => readonly string[],
+  amr: StepProof,
   target: StepTarget,
 ): Promise<SignInStep | undefined> {
   return finishStep(svc, req, res, amr, target);
 }
+
+/**
+ * What a step's page proved, given the step (and its transaction, for what is recorded with
+ * it: a factor enrolled in the step goes in with the step's completion or not at all);
+ * undefined: nothing, and the step is used up for nothing.
+ */
+export type StepProof = (step: SignInStep, tx: Transaction) => readonly string[] | undefined | Promise<readonly string[] | undefined>;
 
 /**
  * Goes on with a step whose factor is already proven (advanceStep's, after the recovery codes
@@ -178,11 +192,11 @@ async function finishStep(
   svc: BrowserServices,
   req: Request,
   res: Response,
-  proven: (step: SignInStep) => readonly string[] | undefined,
+  proven: StepProof,
   target: StepTarget,
 ): Promise<SignInStep | undefined> {
   const done = await takingStep(svc, req, async (tx, step) => {
-    const amr = proven(step);
+    const amr = await proven(step, tx);
     return amr && { step, location: await goOn(svc, tx, res, step.userId, amr, target, step.replaces) };
   });
   if (!done) return undefined;

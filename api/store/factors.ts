@@ -128,6 +128,12 @@ export async function addPasskey(db: Queryable, userId: number, key: NewPasskey)
  * Records a passkey's use: its new signature counter, only if the counter still is what the
  * check read (two sign-ins with one assertion cannot both pass). False when it moved meanwhile.
  */
+/** Whether factor `id` is still there (read under its person's row: a removal or reset then came first, or comes after). */
+export async function factorExists(db: Queryable, id: number): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM factors WHERE id = $1', [id]);
+  return rowCount === 1;
+}
+
 export async function recordPasskeyUse(db: Queryable, id: number, readCount: number, newCount: number): Promise<boolean> {
   const { rowCount } = await db.query('UPDATE factors SET sign_count = $3, last_used_at = now() WHERE id = $1 AND sign_count = $2', [
     id,

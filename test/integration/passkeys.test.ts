@@ -383,6 +383,47 @@ describe('passkeys over HTTP', function () {
     expect(after).to.deep.equal(before);
   });
 
+  it("attack: a passkey sign-in caught by a reset of its person's factors: the reset wins, nobody is signed in", async function () {
+    const person = { email: 'raced@example.com', password: 'raced-password-1' };
+    const made = await box.json('POST', '/users', person, await box.rootToken());
+    expect(made.status, made.text).to.equal(201);
+    const id = made.body.id as number;
+    const key = new SoftAuthenticator(box.url);
+    await addPasskey(await signedIn(person), key);
+    await db.query('DELETE FROM browser_sessions WHERE user_id = $1', [id]);
+    // A reset holds the person's row while it removes the factors: here the test holds it, so the
+    // sign-in (its assertion checked, its counter moved) waits for the row with the passkey still there.
+    const reset = new pg.Client({ connectionString: box.databaseUrl });
+    await reset.connect();
+    try {
+      await reset.query('BEGIN');
+      await reset.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [id]);
+      const agent = new FormAgent(box);
+      const { options, csrf } = await begin(agent);
+      const signIn = finish(agent, key.assert(options), csrf);
+      await eventually(
+        'the sign-in waiting for the person',
+        async () =>
+          (
+            await db.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM users WHERE id%FOR SHARE%'",
+            )
+          ).rows[0]!.n > 0,
+        30_000,
+        20,
+      );
+      await reset.query("DELETE FROM factors WHERE user_id = $1 AND kind = 'passkey'", [id]);
+      await reset.query('UPDATE users SET must_enrol = true WHERE id = $1', [id]);
+      await reset.query('COMMIT');
+      const answer = await signIn;
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM browser_sessions WHERE user_id = $1', [id]);
+      expect(rows[0]!.n, `the sign-in answered ${answer.status} ${answer.text}`).to.equal(0);
+      expect(await isSignedIn(agent, person.email)).to.equal(false);
+    } finally {
+      await reset.end();
+    }
+  });
+
   it('a response naming a challenge that is no base64url (a NUL in it) is a 400, never a 500', async function () {
     const agent = new FormAgent(box);
     const csrf = await csrfOf(agent);

@@ -109,7 +109,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           person!.user.id,
           person!.browser.amr,
           { returnTo: `/auth/authorize?${new URLSearchParams(request.params)}`, acr: decision.acr },
-          person!.browser.sid,
+          { replaces: person!.browser.sid },
         );
       case 'consent': {
         const client = request.client.resource;

@@ -64,7 +64,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
   }
 
   const stepUp = (res: Response, person: SignedInPerson, acr: Acr, returnTo: string): Promise<void> =>
-    proceed(svc, res, person.user.id, person.browser.amr, { returnTo, acr }, person.browser.sid);
+    proceed(svc, res, person.user.id, person.browser.amr, { returnTo, acr }, { replaces: person.browser.sid });
 
   router.get('/auth/device/verify', async (req: Request, res: Response) => {
     const person = await signedInPerson(svc, req);

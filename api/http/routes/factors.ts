@@ -257,7 +257,6 @@ export function factorRouter(svc: FactorRouterServices): Router {
       return false;
     }
     await succeeded(req, user.email);
-    await setMustEnrol(svc.pool, user.id, false);
     svc.audit.record({
       event: 'factor',
       action: 'enrolled',
@@ -297,7 +296,11 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!(await confirmTotp(req, user, text(body.code))))
       return newTotpPage(req, res, user, target, '/auth/sign-in/enrol', 401, 'That code is wrong. Scan this new code and try again.');
     // The step is used up here, and a new one holds the factor just proven: Continue goes on from it.
-    const advanced = await advanceStep(svc, req, res, (s) => withFactor(s.amr, ['otp']));
+    // must_enrol is cleared with it, under the person's row: a reset that came first took the step.
+    const advanced = await advanceStep(svc, req, res, async (s, tx) => {
+      await setMustEnrol(tx, user.id, false);
+      return withFactor(s.amr, ['otp']);
+    });
     if (!advanced) return signInAgain(res, target);
     const codes = await newCodes(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }));
@@ -381,10 +384,12 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // The code just given is a second factor proven in this browser: its sign-in says so from now
     // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
     // A session that ended meanwhile (a password change, a reset, a sign-out) is not brought back.
-    const strengthened = await withTransaction(
-      svc.pool,
-      async (tx) => !!(await holdPerson(tx, user.id)) && strengthen(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid),
-    );
+    const strengthened = await withTransaction(svc.pool, async (tx) => {
+      if (!(await holdPerson(tx, user.id)) || !(await strengthen(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid)))
+        return false;
+      await setMustEnrol(tx, user.id, false);
+      return true;
+    });
     if (!strengthened) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
     const codes = await newCodes(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));

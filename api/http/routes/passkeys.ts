@@ -28,6 +28,7 @@ import { ConstraintViolation } from '../../store/constraints.js';
 import {
   addPasskey,
   createChallenge,
+  factorExists,
   factorState,
   findPasskey,
   listPasskeys,
@@ -84,6 +85,9 @@ function answeredChallenge(response: unknown): string | undefined {
 }
 
 const refuse = (res: Response, status: number, error: string): void => void res.status(status).json({ error });
+
+/** Rolls back a passkey added for a session that ended meanwhile. */
+class EndedMeanwhile extends Error {}
 
 /**
  * Answers a step's or a sign-in's redirect as JSON (`{ location }`): the script called with
@@ -182,7 +186,8 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(key.userId), address });
     const proved = passkeyAmr(assertion.deviceType, assertion.userVerified);
     redirectAsJson(res);
-    if (!step) return proceed(svc, res, key.userId, withFactor([], proved), targetOf(body));
+    // Alone: signed in only while the passkey is still theirs (a reset or a removal that won the race came first).
+    if (!step) return proceed(svc, res, key.userId, withFactor([], proved), targetOf(body), { still: (tx) => factorExists(tx, key.id) });
     const done = await completeStep(svc, req, res, (s) => withFactor(s.amr, s.userId === key.userId ? proved : []), targetOf(body));
     if (!done) refuse(res, 409, 'This sign-in has expired. Sign in again.');
   });
@@ -224,13 +229,42 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     const given = body.name === undefined || body.name === '' ? undefined : passkeyName(body.name);
     if (body.name !== undefined && body.name !== '' && !given) return refuse(res, 422, 'A name has 1 to 64 characters.');
     const name = given ?? defaultPasskeyName((await listPasskeys(svc.pool, who.userId)).map((k) => k.name));
-    let added;
+    const proved = passkeyAmr(made.deviceType, made.userVerified);
+    // The passkey goes in with what it counts for, in one transaction under the person's row: a
+    // password change, a reset or a sign-out that ended the session or the step first leaves
+    // nothing added, and one that comes after ends what this signed in.
+    let added: { id: number } | undefined;
     try {
-      added = await addPasskey(svc.pool, who.userId, { ...made, name });
+      if (who.browser) {
+        const { browser } = who;
+        added = await withTransaction(svc.pool, async (tx) => {
+          if (!(await holdPerson(tx, who.userId))) return undefined;
+          const passkey = await addPasskey(tx, who.userId, { ...made, name });
+          // A factor proven in this browser, as a code confirmed on /auth/account is: its sign-in
+          // says so from now on (same sid). A session ended meanwhile takes the passkey with it.
+          if (!(await strengthen(svc, tx, res, who.userId, withFactor(browser.amr, proved), browser.sid))) throw new EndedMeanwhile();
+          return passkey;
+        });
+      } else {
+        redirectAsJson(res);
+        await completeStep(
+          svc,
+          req,
+          res,
+          async (step, tx) => {
+            if (step.userId !== who.userId) return undefined;
+            added = await addPasskey(tx, who.userId, { ...made, name });
+            await setMustEnrol(tx, who.userId, false);
+            return withFactor(step.amr, proved);
+          },
+          targetOf(body),
+        );
+      }
     } catch (err) {
       if (err instanceof ConstraintViolation) return refuse(res, 409, 'You have a passkey of that name, or this passkey already.');
-      throw err;
+      if (!(err instanceof EndedMeanwhile)) throw err;
     }
+    if (!added) return refuse(res, 409, 'This sign-in has ended meanwhile. Sign in again.');
     svc.audit.record({
       event: 'factor',
       action: 'enrolled',
@@ -240,22 +274,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
       by: { user: String(who.userId) },
       address: svc.addressOf(req),
     });
-    const proved = passkeyAmr(made.deviceType, made.userVerified);
-    if (who.browser) {
-      // The passkey just made is a factor proven in this browser, as a code confirmed on
-      // /auth/account is: its sign-in says so from now on (same sid), unless it ended meanwhile.
-      const { browser } = who;
-      const strengthened = await withTransaction(
-        svc.pool,
-        async (tx) =>
-          !!(await holdPerson(tx, who.userId)) && strengthen(svc, tx, res, who.userId, withFactor(browser.amr, proved), browser.sid),
-      );
-      return strengthened ? void res.json({ location: ACCOUNT_PAGE }) : refuse(res, 409, 'You were signed out meanwhile. Sign in again.');
-    }
-    await setMustEnrol(svc.pool, who.userId, false);
-    redirectAsJson(res);
-    const done = await completeStep(svc, req, res, (s) => withFactor(s.amr, s.userId === who.userId ? proved : []), targetOf(body));
-    if (!done) refuse(res, 409, 'This sign-in has expired. Sign in again.');
+    if (who.browser) res.json({ location: ACCOUNT_PAGE });
   });
 
   // --- the person's passkeys page

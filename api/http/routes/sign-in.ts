@@ -99,7 +99,7 @@ export function signInRouter(svc: SignInRouterServices): Router {
     const target = { returnTo, acr: acrParam(body.acr) };
     const done = nextStep(['pwd'], await factorState(svc.pool, user.id), target.acr) === 'done';
     await (done ? svc.attempts.clear({ account: email }) : svc.attempts.giveBack([{ account: email }]));
-    await proceed(svc, res, user.id, ['pwd'], target, null, user.passwordHash);
+    await proceed(svc, res, user.id, ['pwd'], target, { passwordHash: user.passwordHash });
   });
 
   const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));
