@@ -28,7 +28,11 @@ export type CloseReason =
   | 'client-deleted'
   /** A way back in (a recovery code, an administrator's reset of the factors): the person's other sessions end. */
   | 'factors-reset'
-  | 'recovery-code';
+  | 'recovery-code'
+  /** A password reset by a mailed link: every session, refresh token and pending code of the person ends. */
+  | 'password-reset'
+  /** The person withdrew their consent to a client: its grants of theirs end. */
+  | 'consent-withdrawn';
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }
@@ -63,6 +67,30 @@ export type AuditEvent =
       kind?: 'passkey' | 'totp' | 'recovery-codes';
       /** The factor's id (a passkey's, a TOTP's), never its key or secret. */
       factor?: string;
+      by: Actor;
+      address?: string;
+    }
+  | {
+      /**
+       * A person's account: a reset asked for (by address: it may have none) and done, a password
+       * changed on the account page, an address changed, verified by its link, vouched for (or
+       * no longer) by an administrator, a mail given up after its retries.
+       */
+      event: 'account';
+      action:
+        | 'password-reset-requested'
+        | 'password-reset'
+        | 'password-changed'
+        | 'email-changed'
+        | 'email-verified'
+        | 'email-vouched'
+        | 'email-unvouched'
+        | 'consent-withdrawn'
+        | 'mail-given-up';
+      user?: string;
+      /** The address concerned (never a link or its token). */
+      email?: string;
+      client?: string;
       by: Actor;
       address?: string;
     }
