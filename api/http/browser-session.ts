@@ -16,6 +16,7 @@ import type { Config } from '../config.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { Audit } from '../audit.js';
+import type { AddressOf } from './client-address.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -24,10 +25,11 @@ interface Needs {
   sessions: RecordCache<SessionRow>;
   csrfKey: Buffer;
   audit: Audit;
+  addressOf: AddressOf;
 }
 
-/** What a browser's sign-in and CSRF tokens need. */
-export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit'>;
+/** What a browser's sign-in and CSRF tokens need (the address: where a sign-in came from, as the person's account page shows it). */
+export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit' | 'addressOf'>;
 
 /**
  * The cookies' names and path. Over https at the root of its host, they carry the
@@ -130,7 +132,8 @@ async function startBrowserSession(
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   const expiresAt = new Date(Date.now() + hours * 3600_000);
-  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, sid);
+  const from = { address: svc.addressOf(res.req), userAgent: res.req.get('user-agent')?.slice(0, 300) ?? null };
+  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, from, sid);
   endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }

@@ -43,12 +43,80 @@ export async function createBrowserSession(
   userId: number,
   expiresAt: Date,
   amr: readonly string[],
+  from: { address: string; userAgent: string | null },
   sid?: string,
 ): Promise<void> {
   await db.query(
-    'INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid) VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()))',
-    [idHash, userId, expiresAt, amr, sid ?? null],
+    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent)
+     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7)`,
+    [idHash, userId, expiresAt, amr, sid ?? null, from.address, from.userAgent],
   );
+}
+
+/** A signed-in browser as its person and an administrator see it: when, from where, with what. */
+export interface BrowserSignIn {
+  sid: string;
+  userId: number;
+  email: string;
+  since: Date;
+  expiresAt: Date;
+  amr: string[];
+  address: string | null;
+  userAgent: string | null;
+}
+
+/** Which signed-in browsers to list: one person's, or the box's whose email holds `q`. */
+export interface SignInFilter {
+  user?: number;
+  /** Part of the person's email, as emailKey folds it. */
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+/** The signed-in browsers `filter` names, newest first, with how many there are in all. */
+export async function listBrowserSignIns(db: Queryable, filter: SignInFilter): Promise<{ total: number; rows: BrowserSignIn[] }> {
+  const where = `b.expires_at > now() AND ($1::bigint IS NULL OR b.user_id = $1)
+    AND ($2::text IS NULL OR strpos(COALESCE(u.email_key, lower(u.email)), $2) > 0)`;
+  const params = [filter.user ?? null, filter.q ?? null];
+  const from = 'FROM browser_sessions b JOIN users u ON u.id = b.user_id';
+  const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n ${from} WHERE ${where}`, params)).rows[0]!.n;
+  const { rows } = await db.query<{
+    sid: string;
+    user_id: number;
+    email: string;
+    created_at: Date;
+    expires_at: Date;
+    amr: string[];
+    address: string | null;
+    user_agent: string | null;
+  }>(
+    `SELECT b.sid, b.user_id, u.email, b.created_at, b.expires_at, b.amr, b.address, b.user_agent ${from}
+     WHERE ${where} ORDER BY b.created_at DESC, b.sid LIMIT $3 OFFSET $4`,
+    [...params, filter.limit, filter.offset],
+  );
+  return {
+    total,
+    rows: rows.map((r) => ({
+      sid: r.sid,
+      userId: Number(r.user_id),
+      email: r.email,
+      since: r.created_at,
+      expiresAt: r.expires_at,
+      amr: r.amr,
+      address: r.address,
+      userAgent: r.user_agent,
+    })),
+  };
+}
+
+/** Ends the signed-in browser `sid` (of `userId`, when given: a person ends only their own); its person, when there was one. */
+export async function deleteBrowserSignIn(db: Queryable, sid: string, userId?: number): Promise<{ userId: number } | undefined> {
+  const { rows } = await db.query<{ user_id: number }>(
+    'DELETE FROM browser_sessions WHERE sid = $1 AND ($2::bigint IS NULL OR user_id = $2) RETURNING user_id',
+    [sid, userId ?? null],
+  );
+  return rows[0] && { userId: Number(rows[0].user_id) };
 }
 
 /** Ends the browser session `sid` of `userId` so that a step-up can take its sid over; false when it is gone (signed out meanwhile). */
@@ -126,6 +194,27 @@ export async function recordConsent(db: Queryable, userId: number, clientId: str
        scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), granted_at = now()`,
     [userId, clientId, scopes],
   );
+}
+
+export interface Consent {
+  clientId: string;
+  scopes: string[];
+  grantedAt: Date;
+}
+
+/** What a person allowed, client by client. */
+export async function listConsents(db: Queryable, userId: number): Promise<Consent[]> {
+  const { rows } = await db.query<{ client_id: string; scopes: string[]; granted_at: Date }>(
+    'SELECT client_id, scopes, granted_at FROM consents WHERE user_id = $1 ORDER BY client_id',
+    [userId],
+  );
+  return rows.map((r) => ({ clientId: r.client_id, scopes: r.scopes, grantedAt: r.granted_at }));
+}
+
+/** Withdraws a person's consent to a client; false when there was none. */
+export async function deleteConsent(db: Queryable, userId: number, clientId: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM consents WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+  return rowCount === 1;
 }
 
 // --- authorization codes

@@ -361,12 +361,16 @@ export type CloseSelector =
   /** Every grant of a person. */
   | { user: number }
   /** Every grant of a client. */
-  | { client: string };
+  | { client: string }
+  /** Every grant of a person to one client (a consent withdrawn). */
+  | { user: number; client: string };
 
-function selecting(selector: CloseSelector): { where: string; value: string | number } {
+function selecting(selector: CloseSelector): { where: string; value: string | number | [number, string] } {
   if ('family' in selector) return { where: 'family = $1', value: selector.family };
   if ('tree' in selector) return { where: 'id = $1', value: selector.tree };
   if ('sid' in selector) return { where: "details ? 'sid' AND details->>'sid' = $1", value: selector.sid };
+  if ('user' in selector && 'client' in selector)
+    return { where: 'user_id = ($1::text[])[1]::bigint AND client_id = ($1::text[])[2]', value: [selector.user, selector.client] };
   if ('user' in selector) return { where: 'user_id = $1', value: selector.user };
   return { where: 'client_id = $1', value: selector.client };
 }
@@ -394,6 +398,85 @@ export async function closeGrants(tx: Transaction, selector: CloseSelector): Pro
       UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id WHERE s.active) SELECT id FROM tree)`;
   const { rows } = await tx.query<DbRow>(`UPDATE sessions SET ${CLOSE} WHERE ${closing} AND active RETURNING *`, [value]);
   return rows.map(fromDb);
+}
+
+/** A person's grant to an app, as they and an administrator see it: one per family (a refresh keeps it). */
+export interface PersonGrant {
+  /** The grant's family: closing it ends the grant (CloseSelector family). */
+  family: string;
+  clientId: string;
+  userId: number;
+  email: string;
+  /** When the grant was made, and when it was last refreshed. */
+  since: Date;
+  lastUsed: Date;
+  scope: string | null;
+  /** What the sign-in behind it proved (RFC 8176), when it came through a browser. */
+  amr: string[];
+  /** The signed-in browser it came through, and where that browser signed in from, while it is signed in. */
+  sid: string | null;
+  address: string | null;
+}
+
+/** Which grants to list: one person's, the box's of one client, or whose email holds `q`. */
+export interface GrantFilter {
+  user?: number;
+  client?: string;
+  /** Part of the person's email, as emailKey folds it. */
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The live grants of people that `filter` names, newest first: a grant is live while a session
+ * of it is open and its access or refresh token may still be used.
+ */
+export async function listPersonGrants(db: Queryable, filter: GrantFilter): Promise<{ total: number; rows: PersonGrant[] }> {
+  const live = `s.active AND s.user_id IS NOT NULL
+    AND ((s.exp IS NULL OR s.exp > now()) OR (s.refresh_token_hash IS NOT NULL AND (s.refresh_token_exp IS NULL OR s.refresh_token_exp > now())))
+    AND ($1::bigint IS NULL OR s.user_id = $1) AND ($2::text IS NULL OR s.client_id = $2)
+    AND ($3::text IS NULL OR strpos(COALESCE(u.email_key, lower(u.email)), $3) > 0)`;
+  const params = [filter.user ?? null, filter.client ?? null, filter.q ?? null];
+  const from = 'FROM sessions s JOIN users u ON u.id = s.user_id';
+  const total = (await db.query<{ n: number }>(`SELECT count(DISTINCT s.family)::int AS n ${from} WHERE ${live}`, params)).rows[0]!.n;
+  const { rows } = await db.query<{
+    family: string;
+    client_id: string;
+    user_id: number;
+    email: string;
+    since: Date;
+    last_used: Date;
+    scope: string | null;
+    amr: string[] | null;
+    sid: string | null;
+    address: string | null;
+  }>(
+    `SELECT g.*, b.address FROM (
+       SELECT DISTINCT ON (s.family) s.family, s.client_id, s.user_id, u.email, s.scope,
+              (SELECT min(f.start) FROM sessions f WHERE f.family = s.family) AS since, s.start AS last_used,
+              CASE WHEN jsonb_typeof(s.details->'amr') = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(s.details->'amr')) END AS amr,
+              s.details->>'sid' AS sid
+       ${from} WHERE ${live} ORDER BY s.family, s.start DESC) g
+     LEFT JOIN browser_sessions b ON b.sid::text = g.sid AND b.expires_at > now()
+     ORDER BY g.last_used DESC, g.family LIMIT $4 OFFSET $5`,
+    [...params, filter.limit, filter.offset],
+  );
+  return {
+    total,
+    rows: rows.map((r) => ({
+      family: r.family,
+      clientId: r.client_id,
+      userId: Number(r.user_id),
+      email: r.email,
+      since: r.since,
+      lastUsed: r.last_used,
+      scope: r.scope,
+      amr: r.amr ?? [],
+      sid: r.sid,
+      address: r.address,
+    })),
+  };
 }
 
 /** Sets the expirations PUT /Session may change. */
