@@ -87,6 +87,18 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'the group people who sign up join',
   },
   {
+    names: ['BOXAUTH_REGISTRATION_VERIFY'],
+    default: '`before-sign-in` with mail configured, else `after-sign-in`',
+    meaning:
+      'when a person who signed up proves their address: `before-sign-in` (the sign-up page answers alike whether or not the address has an account, and the account opens when the mailed link is followed) or `after-sign-in` (signed in at once, the link mailed when mail is configured; a taken address is said to be taken). `before-sign-in` needs `BOXAUTH_SMTP_URL`',
+  },
+  {
+    names: ['BOXAUTH_MAIL_MAX_PER_RECIPIENT', 'BOXAUTH_RESET_MAX_PER_ADDRESS', 'BOXAUTH_MAIL_WINDOW_SECONDS'],
+    default: '`5` / `20` / `3600`',
+    meaning:
+      'per window: the mails one email address may be sent on request (password resets, verification links asked again), and the password resets one network address may ask for; then the page answers `429`, alike for addresses with and without an account',
+  },
+  {
     names: ['BOXAUTH_SIGN_UP_MAX_PER_ADDRESS', 'BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS'],
     default: '`10` / `3600`',
     meaning:

@@ -88,6 +88,19 @@ export interface Config {
   signUpBoxWindowSeconds: number;
   /** Sign-up hashes that may wait per process, behind every other argon2 run, before 503. */
   signUpMaxWaiting: number;
+  /**
+   * When a person who signed up proves their address: `before-sign-in` (sign-up answers alike
+   * for a new and a taken address, and the account opens with the link) or `after-sign-in`
+   * (signed in at once, the link mailed). Before only with mail configured.
+   */
+  registrationVerify: 'before-sign-in' | 'after-sign-in';
+  /** Mail (docs/guides/email.md); undefined: the box sends none, and its pages say whom to ask instead. */
+  smtp?: { url: string; from: string };
+  /** Mails one address may be sent per window (resets asked for it, verification links sent again). */
+  mailMaxPerRecipient: number;
+  /** Password resets one network address may ask for per window, whatever the email addresses. */
+  resetMaxPerAddress: number;
+  mailWindowSeconds: number;
   /** HTTPS: the PEM certificate (chain) and key, reloaded when they change; undefined: plain HTTP. */
   tls: { certFile: string; keyFile: string } | undefined;
   /** Strict-Transport-Security, sent when the base URL is https: for how long, and whether subdomains too. */
@@ -183,6 +196,15 @@ function factorKeyOf(env: Env): Buffer | undefined {
   const key = Buffer.from(raw.trim(), 'base64');
   if (key.length !== 32) throw new ConfigError('BOXAUTH_FACTOR_KEY must be 32 bytes in base64 (make one with: openssl rand -base64 32)');
   return key;
+}
+
+/** BOXAUTH_REGISTRATION_VERIFY: a proven address before the first sign-in is the default where the box can mail one. */
+function registrationVerifyOf(env: Env): Config['registrationVerify'] {
+  const mail = str(env, 'BOXAUTH_SMTP_URL') !== undefined;
+  const verify = oneOf(env, 'BOXAUTH_REGISTRATION_VERIFY', ['before-sign-in', 'after-sign-in'] as const, mail ? 'before-sign-in' : 'after-sign-in');
+  if (verify === 'before-sign-in' && !mail)
+    throw new ConfigError('BOXAUTH_REGISTRATION_VERIFY=before-sign-in needs mail: set BOXAUTH_SMTP_URL (docs/guides/email.md)');
+  return verify;
 }
 
 export function matching(env: Env, name: string, pattern: RegExp, what: string, fallback: string): string {
@@ -317,6 +339,10 @@ export function loadConfig(env: Env = process.env): Config {
     signUpMaxPerBox: int(env, 'BOXAUTH_SIGN_UP_MAX_PER_BOX', 100, 1, 1_000_000),
     signUpBoxWindowSeconds: int(env, 'BOXAUTH_SIGN_UP_BOX_WINDOW_SECONDS', 600, 1, 7 * 86400),
     signUpMaxWaiting: int(env, 'BOXAUTH_SIGN_UP_MAX_WAITING', 4, 0, 10000),
+    registrationVerify: registrationVerifyOf(env),
+    mailMaxPerRecipient: int(env, 'BOXAUTH_MAIL_MAX_PER_RECIPIENT', 5, 1, 1_000_000),
+    resetMaxPerAddress: int(env, 'BOXAUTH_RESET_MAX_PER_ADDRESS', 20, 1, 1_000_000),
+    mailWindowSeconds: int(env, 'BOXAUTH_MAIL_WINDOW_SECONDS', 3600, 1, 7 * 86400),
     trustedProxies: trustedProxies(env),
     tls,
     hsts: {

@@ -18,6 +18,8 @@ import { authorizeRouter } from './routes/authorize.js';
 import { authzenRouter } from './routes/authzen.js';
 import { appSignInRouter } from './routes/app-sign-in.js';
 import { factorRouter } from './routes/factors.js';
+import { accountRouter } from './routes/account.js';
+import { accountLinkRouter } from './routes/account-links.js';
 import { explainRouter } from './routes/explain.js';
 import { healthRouter } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
@@ -99,6 +101,8 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     authorizeRouter(svc),
     signInRouter(svc),
     factorRouter(svc),
+    accountRouter(svc),
+    accountLinkRouter(svc),
     passkeyRouter(svc),
     openidRouter(svc),
     deviceRouter(svc),

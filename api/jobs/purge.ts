@@ -10,6 +10,7 @@ import type { Keyring } from '../credentials/keyring.js';
 import type { Metrics } from '../metrics.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeFactorRecords } from '../store/factors.js';
+import { purgeLinks } from '../store/account-links.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
@@ -48,8 +49,9 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     }
     if (purged) svc.log.info({ purged }, 'purged old sessions');
     // Throttling windows of sign-ins and sign-ups share a table: keep each for the longest window.
-    const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds } = svc.config;
-    await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds));
+    const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds } = svc.config;
+    await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds));
+    await purgeLinks(client);
     await purgeDeviceCodes(client);
     await purgePushedRequests(client);
     await purgeFactorRecords(client);

@@ -4,7 +4,7 @@
 // it is checked, so that attempts sent at once get no more checks than the limit;
 // an attempt that was refused or never checked is given back, so that a blocked
 // address cannot lock an account by trying it. Which limit applies follows from
-// the kind of key; second factors and password resets will count here too.
+// the kind of key. Mails asked for (a password reset, a link again) count here too.
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { emailKey } from '../input.js';
@@ -21,7 +21,11 @@ export type AttemptKey =
   /** Accounts made from one address. */
   | { signUpsFrom: string }
   /** Accounts made box-wide. */
-  | 'sign-ups';
+  | 'sign-ups'
+  /** Mails asked for one email address (resets, verification links again), as emailKey compares them. */
+  | { mailsTo: string }
+  /** Password resets asked for from one network address. */
+  | { resetsFrom: string };
 
 type AttemptConfig = Pick<
   Config,
@@ -31,6 +35,9 @@ type AttemptConfig = Pick<
   | 'signUpAddressWindowSeconds'
   | 'signUpMaxPerBox'
   | 'signUpBoxWindowSeconds'
+  | 'mailMaxPerRecipient'
+  | 'resetMaxPerAddress'
+  | 'mailWindowSeconds'
 >;
 
 /** The database key of each kind (the encodings are stable: rows outlive a restart). */
@@ -39,6 +46,8 @@ function stored(key: AttemptKey): string {
   if ('account' in key) return `email:${emailKey(key.account)}`;
   if ('deviceCodesOf' in key) return `device:${key.deviceCodesOf}`;
   if ('address' in key) return `addr:${key.address}`;
+  if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
+  if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
   return `sign-up:addr:${key.signUpsFrom}`;
 }
 
@@ -58,6 +67,8 @@ export class Attempts {
     const c = this.config;
     if (key === 'sign-ups') return { max: c.signUpMaxPerBox, windowSeconds: c.signUpBoxWindowSeconds };
     if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
+    if ('mailsTo' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
+    if ('resetsFrom' in key) return { max: c.resetMaxPerAddress, windowSeconds: c.mailWindowSeconds };
     if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
     return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
   }

@@ -479,6 +479,12 @@ export async function listPersonGrants(db: Queryable, filter: GrantFilter): Prom
   };
 }
 
+/** The person a grant (a session family) is of; undefined when there is no such grant or it is a client's own. */
+export async function grantHolder(db: Queryable, family: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ user_id: number | null }>('SELECT user_id FROM sessions WHERE family = $1 LIMIT 1', [family]);
+  return rows[0]?.user_id == null ? undefined : Number(rows[0].user_id);
+}
+
 /** Sets the expirations PUT /Session may change. */
 export async function setExpirations(
   db: Queryable,

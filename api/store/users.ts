@@ -17,6 +17,8 @@ export interface UserRow {
   status: string | null;
   /** An administrator entered the email (or confirmed it); one a person signed up with is not. */
   emailVerified: boolean;
+  /** Signed up where registration asks for a proven address first: no sign-in until its link is followed. */
+  mustVerifyEmail: boolean;
   groups: GroupRef[];
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +31,7 @@ interface DbRow {
   data: string | null;
   status: string | null;
   email_verified: boolean;
+  must_verify_email: boolean;
   groups: GroupRef[];
   created_at: Date;
   updated_at: Date;
@@ -41,6 +44,7 @@ const fromDb = (r: DbRow): UserRow => ({
   data: r.data,
   status: r.status,
   emailVerified: r.email_verified,
+  mustVerifyEmail: r.must_verify_email,
   groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -58,6 +62,8 @@ export interface UserFields {
   groupIds: number[];
   /** Whether the box vouches for the email (the ID token's email_verified): an administrator's entry is, unless told otherwise. */
   emailVerified?: boolean;
+  /** No sign-in until the address is proven (a sign-up where registration asks for it first); cleared with verification. */
+  mustVerifyEmail?: boolean;
 }
 
 async function setMemberships(db: Queryable, userId: number, groupIds: number[]): Promise<void> {
@@ -90,16 +96,27 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
 }
 
 export async function createUser(pool: Pool, fields: UserFields): Promise<UserRow> {
-  return withTransaction(pool, async (tx) => {
-    const { rows } = await tx
-      .query<{ id: number }>(
-        'INSERT INTO users (email, email_key, password_hash, data, email_verified) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-        [fields.email.normalize('NFC'), emailKey(fields.email), fields.passwordHash, fields.data, fields.emailVerified ?? true],
-      )
-      .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
-    await setMemberships(tx, rows[0]!.id, fields.groupIds);
-    return (await getUser(tx, rows[0]!.id))!;
-  });
+  return withTransaction(pool, (tx) => createUserIn(tx, fields));
+}
+
+/** createUser in `tx`, with what else the sign-up writes (its mail). */
+export async function createUserIn(tx: Transaction, fields: UserFields): Promise<UserRow> {
+  const { rows } = await tx
+    .query<{ id: number }>(
+      `INSERT INTO users (email, email_key, password_hash, data, email_verified, must_verify_email)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [
+        fields.email.normalize('NFC'),
+        emailKey(fields.email),
+        fields.passwordHash,
+        fields.data,
+        fields.emailVerified ?? true,
+        fields.mustVerifyEmail ?? false,
+      ],
+    )
+    .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
+  await setMemberships(tx, rows[0]!.id, fields.groupIds);
+  return (await getUser(tx, rows[0]!.id))!;
 }
 
 /**
@@ -112,7 +129,7 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
       // email_verified changes only when asked to: an edit that carries the email along
       // (or changes it) must not turn a self-made account into a verified identity.
       `UPDATE users SET email = COALESCE($2, email), email_key = COALESCE($7, email_key), password_hash = COALESCE($3, password_hash),
-       email_verified = COALESCE($6, email_verified),
+       email_verified = COALESCE($6, email_verified), must_verify_email = COALESCE($8, must_verify_email),
        data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
       [
         id,
@@ -122,6 +139,7 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
         change.data ?? null,
         change.emailVerified ?? null,
         change.email === undefined ? null : emailKey(change.email),
+        change.mustVerifyEmail ?? null,
       ],
     )
     .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));

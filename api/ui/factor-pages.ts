@@ -1,7 +1,6 @@
-// The pages of a sign-in's second step and of a person's own account (docs/guides/second-factors.md):
+// The pages of a sign-in's second step (docs/guides/second-factors.md):
 // the second factor asked for, a TOTP enrolled (its QR code and secret), recovery codes shown
-// once, and /auth/account. The forms post back to api/http/routes/factors.ts.
-import type { FactorSummary } from '../store/factors.js';
+// once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
 import { html, Html } from './html.js';
 import { field, hidden, page, passkeyButton } from './pages.js';
 
@@ -132,52 +131,6 @@ ${stepHidden(p)}
 <button type="submit">Continue</button>
 </form>`
     : html`<p><a href="${p.action}">Continue</a></p>`
-}`,
-  });
-}
-
-export interface AccountPage {
-  box: string;
-  csrf: string;
-  email: string;
-  factors: FactorSummary[];
-  recoveryCodesLeft: number;
-  message?: string;
-  error?: string;
-}
-
-const when = (d: Date | null): string => (d ? d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : 'never');
-
-/** A person's own page: their second factors, and what they can do about them. */
-export function accountPage(p: AccountPage): string {
-  const totp = p.factors.some((f) => f.kind === 'totp');
-  return page({
-    title: 'Your account',
-    box: p.box,
-    body: html`<h1>Your account</h1>
-<p>Signed in as <strong>${p.email}</strong>.</p>
-${alert(p.error)}
-${p.message ? html`<p role="status">${p.message}</p>` : ''}
-<h2>Second factors</h2>
-${
-  p.factors.length
-    ? html`<table id="factors"><thead><tr><th>Name</th><th>Kind</th><th>Added</th><th>Last used</th><th></th></tr></thead><tbody>
-${p.factors.map(
-  (
-    f,
-  ) => html`<tr><td>${f.name}</td><td>${f.kind === 'totp' ? 'Authenticator app' : 'Passkey'}</td><td>${when(f.createdAt)}</td><td>${when(f.lastUsedAt)}</td>
-<td><form method="post" action="/auth/account/factors/remove">${hidden({ csrf: p.csrf, factor: String(f.id) })}<button type="submit" class="danger">Remove</button></form></td></tr>`,
-)}
-</tbody></table>`
-    : html`<p>You have no second factor: your password alone signs you in.</p>`
-}
-${!totp && html`<form method="post" action="/auth/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">Set up an authenticator app</button></form>`}
-<p><a href="/auth/account/passkeys">Passkeys</a></p>
-<h2>Recovery codes</h2>
-<p id="codes-left">${p.recoveryCodesLeft} of 10 recovery codes left.</p>
-${
-  p.factors.length > 0 &&
-  html`<form method="post" action="/auth/account/recovery-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">Make new recovery codes</button></form>`
 }`,
   });
 }

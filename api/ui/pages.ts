@@ -90,6 +90,7 @@ ${field('password', 'Password', 'password', '', {}, 'current-password')}
 <button type="submit">Sign in</button>
 </form>
 ${passkeyButton('sign-in-passkey', 'Sign in with a passkey', 'authenticate')}
+<p><a href="/auth/reset">Forgot your password?</a></p>
 ${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">Sign up</a></p>` : ''}`,
   });
 }

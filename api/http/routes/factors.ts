@@ -20,7 +20,6 @@ import {
   factorState,
   findTotp,
   listFactors,
-  recoveryCodesLeft,
   removeAllFactors,
   replaceRecoveryCodes,
   setMustEnrol,
@@ -29,12 +28,13 @@ import {
   type SignInStep,
 } from '../../store/factors.js';
 import { getUser, holdPerson, type UserRow } from '../../store/users.js';
-import { accountPage, enrolPage, recoveryCodesPage, secondFactorPage, type StepFields } from '../../ui/factor-pages.js';
+import { enrolPage, recoveryCodesPage, secondFactorPage, type StepFields } from '../../ui/factor-pages.js';
 import { messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, strengthen, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { accountHolder, invalidForm, renderPage, type SignedInPerson } from '../pages.js';
+import { invalidForm, renderPage, type SignedInPerson } from '../pages.js';
+import { changeOnAccount, showAccount, type Shown } from '../account-page.js';
 import { strictRouter } from '../router.js';
 import { acrParam, advanceStep, completeStep, continueStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
@@ -314,54 +314,20 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!done) signInAgain(res, target);
   });
 
-  // --- the person's own page
+  // --- the person's own page (its address, password, sign-ins and apps: routes/account.ts)
 
-  /**
-   * The person who may change their factors (pages.ts accountHolder); otherwise the sign-in page, back here.
-   */
-  async function holderOrSignIn(req: Request, res: Response): Promise<SignedInPerson | undefined> {
-    const person = await accountHolder(svc, req);
-    if (!person) res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
-    return person;
-  }
-
-  async function account(req: Request, res: Response, user: UserRow, status = 200, shown: { message?: string; error?: string } = {}) {
-    renderPage(
-      res,
-      status,
-      accountPage({
-        box,
-        csrf: csrfToken(svc, req, res),
-        email: user.email,
-        factors: await listFactors(svc.pool, user.id),
-        recoveryCodesLeft: await recoveryCodesLeft(svc.pool, user.id),
-        ...shown,
-      }),
-    );
-  }
-
-  /** A change on /auth/account: CSRF checked, the person as accountHolder says. */
-  async function change(req: Request, res: Response): Promise<SignedInPerson | undefined> {
-    if (!csrfValid(svc, req, (req.body as Body).csrf)) return void invalidForm(svc, res);
-    return holderOrSignIn(req, res);
-  }
-
-  // The account's pages are under /auth because the box's cookies may be (a box over http, or under
-  // a path: api/http/browser-session.ts cookieNames); /account is the address people are told.
-  router.get('/account', (_req, res) => res.redirect(302, '/auth/account'));
-
-  router.get('/auth/account', async (req, res) => {
-    const person = await holderOrSignIn(req, res);
-    if (person) await account(req, res, person.user);
-  });
+  const account = (req: Request, res: Response, person: SignedInPerson, status = 200, shown: Shown = {}) =>
+    showAccount(svc, req, res, person, status, shown);
+  const change = (req: Request, res: Response) => changeOnAccount(svc, req, res);
 
   const ACCOUNT: StepTarget = { returnTo: '/auth/account', acr: undefined };
 
   router.post('/auth/account/totp', ...pageForm, async (req, res) => {
-    const user = (await change(req, res))?.user;
-    if (!user) return;
+    const person = await change(req, res);
+    if (!person) return;
+    const { user } = person;
     if ((await factorState(svc.pool, user.id)).totp)
-      return account(req, res, user, 409, { error: 'You have an authenticator app already. Remove it first to set up another.' });
+      return account(req, res, person, 409, { error: 'You have an authenticator app already. Remove it first to set up another.' });
     await newTotpPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm');
   });
 
@@ -396,24 +362,26 @@ export function factorRouter(svc: FactorRouterServices): Router {
   });
 
   router.post('/auth/account/recovery-codes', ...pageForm, async (req, res) => {
-    const user = (await change(req, res))?.user;
-    if (!user) return;
-    if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, user, 409, { error: 'Set up a second factor first.' });
+    const person = await change(req, res);
+    if (!person) return;
+    const { user } = person;
+    if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, person, 409, { error: 'Set up a second factor first.' });
     const codes = await newCodes(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
   router.post('/auth/account/factors/remove', ...pageForm, async (req, res) => {
-    const user = (await change(req, res))?.user;
-    if (!user) return;
+    const person = await change(req, res);
+    if (!person) return;
+    const { user } = person;
     const id = Number(text((req.body as Body).factor));
     const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user.id, id) : undefined;
     if (removed === 'last')
-      return account(req, res, user, 409, {
+      return account(req, res, person, 409, {
         error:
           'This is your last second factor, and a group of yours requires one. Add another (a passkey or an authenticator app) before removing this one.',
       });
-    if (!removed) return account(req, res, user, 404, { error: 'No such factor of yours.' });
+    if (!removed) return account(req, res, person, 404, { error: 'No such factor of yours.' });
     svc.audit.record({
       event: 'factor',
       action: 'removed',
@@ -423,7 +391,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
       by: { user: String(user.id) },
       address: svc.addressOf(req),
     });
-    await account(req, res, user, 200, { message: `Removed ${removed.name}.` });
+    await account(req, res, person, 200, { message: `Removed ${removed.name}.` });
   });
 
   return router;

@@ -4,15 +4,18 @@
 // where a sign-in goes back to is only ever a page of this box.
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { minutesUntil, type AttemptKey, type Attempts } from '../../people/attempts.js';
 import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { userInput } from '../../schema/people.js';
 import type { Metrics } from '../../metrics.js';
 import type { AddressOf } from '../client-address.js';
-import { ConstraintViolation } from '../../store/constraints.js';
 import { ensureGroup } from '../../store/groups.js';
-import { createUser, findUserByEmail } from '../../store/users.js';
+import { findUserByEmail, type UserRow } from '../../store/users.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
+import { signUpSentPage, verifyFirstPage } from '../../ui/link-pages.js';
+import { proofOf, signUp } from '../../people/registration.js';
+import { resendVerification } from '../../people/links.js';
+import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, type BrowserServices } from '../browser-session.js';
 import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
@@ -91,6 +94,7 @@ export function signInRouter(svc: SignInRouterServices): Router {
       return again(401, 'The email or the password is wrong.');
     }
     await svc.attempts.giveBack([{ address }]);
+    if (user.mustVerifyEmail) return verifyFirst(req, res, user);
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
     // Signed in, or on to the second factor (api/http/sign-in-steps.ts). The account's failures
@@ -101,6 +105,24 @@ export function signInRouter(svc: SignInRouterServices): Router {
     await (done ? svc.attempts.clear({ account: email }) : svc.attempts.giveBack([{ account: email }]));
     await proceed(svc, res, user.id, ['pwd'], target, { passwordHash: user.passwordHash });
   });
+
+  /**
+   * A right password of an account that opens with its mailed link: no sign-in; a new link is
+   * mailed, as many as the address may be sent (a stranger who typed the address at sign-up has
+   * this password too, and must not flood its holder).
+   */
+  async function verifyFirst(req: Request, res: Response, user: UserRow): Promise<void> {
+    svc.audit.record({
+      event: 'sign_in',
+      outcome: 'failure',
+      address: svc.addressOf(req),
+      user: String(user.id),
+      reason: 'email not verified',
+    });
+    const sent = svc.config.smtp !== undefined && !(await svc.attempts.begin([{ mailsTo: user.email }]));
+    if (sent) await resendVerification(svc, user, pageLanguage(req));
+    renderPage(res, 403, verifyFirstPage(box, user.email, sent));
+  }
 
   const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));
 
@@ -125,9 +147,14 @@ export function signInRouter(svc: SignInRouterServices): Router {
       if (err instanceof ValidationError) return page(422, { errors: err.errors });
       throw err;
     }
-    // Counted before the password is hashed, per address and box-wide, across the box's processes.
+    // Counted before the password is hashed, per address and box-wide, across the box's processes
+    // (and per email address where a mail goes out for any of them: registration.ts).
     const address = svc.addressOf(req);
-    const keys = [{ signUpsFrom: address }, 'sign-ups' as const];
+    const keys: AttemptKey[] = [
+      { signUpsFrom: address },
+      'sign-ups',
+      ...(proofOf(svc.config) === 'before-sign-in' ? [{ mailsTo: input.email! }] : []),
+    ];
     const refused = await svc.attempts.begin(keys);
     if (refused) {
       const retryAfter = Math.max(1, Math.ceil((refused.retryAt.getTime() - Date.now()) / 1000));
@@ -136,7 +163,9 @@ export function signInRouter(svc: SignInRouterServices): Router {
       const why =
         refused.key === 'sign-ups'
           ? 'Too many people are signing up right now.'
-          : 'Too many accounts were created from your network recently.';
+          : typeof refused.key === 'object' && 'mailsTo' in refused.key
+            ? 'Too many mails went to this address recently.'
+            : 'Too many accounts were created from your network recently.';
       return page(429, { error: `${why} ${when}` }, { 'Retry-After': String(retryAfter) });
     }
     let passwordHash: string;
@@ -150,17 +179,15 @@ export function signInRouter(svc: SignInRouterServices): Router {
       throw err;
     }
     const group = await ensureGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.');
-    let user;
-    try {
-      user = await createUser(svc.pool, { email: input.email!, passwordHash, data: null, groupIds: [group.id], emailVerified: false });
-    } catch (err) {
-      if (err instanceof ConstraintViolation && err.field === 'email') {
-        return page(422, { errors: { email: ['This email already has an account. Sign in instead.'] } });
-      }
-      throw err;
+    const result = await signUp(svc, { email: input.email!, passwordHash, groupId: group.id, language: pageLanguage(req) });
+    if ('made' in result) {
+      const id = String(result.made.id);
+      svc.audit.record({ event: 'record_changed', kind: 'User', id, action: 'created', by: { user: id } });
     }
-    svc.audit.record({ event: 'record_changed', kind: 'User', id: String(user.id), action: 'created', by: { user: String(user.id) } });
-    await proceed(svc, res, user.id, ['pwd'], { returnTo, acr: undefined });
+    // The address proven first: a new address and a taken one get this same page (registration.ts).
+    if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
+    if (!('made' in result)) return page(422, { errors: { email: ['This email already has an account. Sign in instead.'] } });
+    await proceed(svc, res, result.made.id, ['pwd'], { returnTo, acr: undefined });
   });
 
   router.get('/auth/sign-out', async (req, res) => {

@@ -1,0 +1,72 @@
+// The person's own page, /auth/account, as both its routers show it (api/http/routes/account.ts:
+// address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
+import type { Request, Response } from 'express';
+import { freshSecondFactor } from '../people/own-account.js';
+import { listBrowserSignIns, listConsents } from '../store/browser.js';
+import { listFactors, recoveryCodesLeft } from '../store/factors.js';
+import { listPersonGrants } from '../store/sessions.js';
+import { accountPage } from '../ui/account-page.js';
+import { csrfToken, csrfValid, type BrowserServices } from './browser-session.js';
+import { accountHolder, invalidForm, renderPage, type SignedInPerson } from './pages.js';
+
+export const ACCOUNT_PATH = '/auth/account';
+
+/** What a page of the account shows besides its records: a message, an error, errors by field. */
+export interface Shown {
+  message?: string;
+  error?: string;
+  errors?: Record<string, string[]>;
+}
+
+/** The person who may change their account (pages.ts accountHolder); otherwise the sign-in page, back here. */
+export async function holderOrSignIn(svc: BrowserServices, req: Request, res: Response): Promise<SignedInPerson | undefined> {
+  const person = await accountHolder(svc, req);
+  if (!person) res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PATH)}`);
+  return person;
+}
+
+/** A change posted from the account page: its CSRF token checked, the person as accountHolder says. */
+export async function changeOnAccount(svc: BrowserServices, req: Request, res: Response): Promise<SignedInPerson | undefined> {
+  if (!csrfValid(svc, req, (req.body as Record<string, unknown>).csrf)) return void invalidForm(svc, res);
+  return holderOrSignIn(svc, req, res);
+}
+
+/** At most this many sign-ins and grants are listed: a person with more ends them all at once (a password change). */
+const LISTED = 100;
+
+export async function showAccount(
+  svc: BrowserServices,
+  req: Request,
+  res: Response,
+  person: SignedInPerson,
+  status = 200,
+  shown: Shown = {},
+): Promise<void> {
+  const { user, browser } = person;
+  const [factors, codesLeft, signIns, grants, consents] = await Promise.all([
+    listFactors(svc.pool, user.id),
+    recoveryCodesLeft(svc.pool, user.id),
+    listBrowserSignIns(svc.pool, { user: user.id, limit: LISTED, offset: 0 }),
+    listPersonGrants(svc.pool, { user: user.id, limit: LISTED, offset: 0 }),
+    listConsents(svc.pool, user.id),
+  ]);
+  renderPage(
+    res,
+    status,
+    accountPage({
+      box: svc.config.box,
+      csrf: csrfToken(svc, req, res),
+      email: user.email,
+      emailVerified: user.emailVerified,
+      mail: svc.config.smtp !== undefined,
+      factors,
+      recoveryCodesLeft: codesLeft,
+      sid: browser.sid,
+      fresh: freshSecondFactor(browser, Date.now()),
+      signIns: signIns.rows,
+      grants: grants.rows,
+      consents,
+      ...shown,
+    }),
+  );
+}

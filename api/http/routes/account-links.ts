@@ -1,0 +1,139 @@
+// The pages of the ways back in through a person's mailbox (api/people/links.ts): /auth/reset
+// asks for a link, /auth/reset/confirm sets a new password with it, /auth/verify-email proves an
+// address. Requests for mail are counted per email address and per network address before
+// anything else; a link that does not work counts as a failed sign-in of its network address
+// (api/people/attempts.ts), so links are not guessed faster than passwords.
+import type { Request, Response, Router } from 'express';
+import { ValidationError } from '../../errors.js';
+import { Argon2Busy, hashSecret } from '../../credentials/secrets.js';
+import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { LINK_MINUTES, linkHolder, requestReset, resetPassword, verifyEmail } from '../../people/links.js';
+import type { AccountServices } from '../../people/accounts.js';
+import { userInput } from '../../schema/people.js';
+import {
+  emailVerifiedPage,
+  linkInvalidPage,
+  newPasswordPage,
+  passwordResetPage,
+  resetRequestPage,
+  resetSentPage,
+  verifyEmailPage,
+} from '../../ui/link-pages.js';
+import { messagePage } from '../../ui/pages.js';
+import { pageForm } from '../body.js';
+import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import { pageLanguage } from '../language.js';
+import { invalidForm, renderPage } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  attempts: Attempts;
+}
+
+export type LinkRouterServices = BrowserServices & AccountServices & Needs;
+
+type Body = Record<string, unknown>;
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+export function accountLinkRouter(svc: LinkRouterServices): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+  const mail = svc.config.smtp !== undefined;
+
+  const tooMany = (res: Response, retryAt: Date): void =>
+    renderPage(res, 429, messagePage(box, 'Too many attempts', `Too many attempts. Try again in ${minutesUntil(retryAt)} minutes.`), {
+      'Retry-After': String(Math.max(1, Math.ceil((retryAt.getTime() - Date.now()) / 1000))),
+    });
+
+  /**
+   * The person of the link in `token`, counting a link that does not work as a failure of the
+   * network address; the page saying why when there is none.
+   */
+  async function holderOf(req: Request, res: Response, token: string, purpose: 'reset' | 'verify') {
+    const keys = [{ address: svc.addressOf(req) }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) return void tooMany(res, refused.retryAt);
+    const user = await linkHolder(svc, token, purpose);
+    if (!user) return void renderPage(res, 400, linkInvalidPage(box, purpose));
+    await svc.attempts.giveBack(keys);
+    return user;
+  }
+
+  // --- a password reset
+
+  router.get('/auth/reset', (req, res) => {
+    renderPage(res, 200, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail }));
+  });
+
+  router.post('/auth/reset', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    if (!mail) return renderPage(res, 200, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail }));
+    const email = text(body.email);
+    const again = (status: number, error: string) =>
+      renderPage(res, status, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail, email, error }));
+    if (!email || email.length > 320 || !email.includes('@')) return again(400, 'Type the email address of your account.');
+    // Counted whether or not the address has an account: the answer cannot tell them apart.
+    const address = svc.addressOf(req);
+    const refused = await svc.attempts.begin([{ resetsFrom: address }, { mailsTo: email }]);
+    if (refused) return tooMany(res, refused.retryAt);
+    await requestReset(svc, email, pageLanguage(req), { address });
+    renderPage(res, 200, resetSentPage(box, email, LINK_MINUTES.reset));
+  });
+
+  router.get('/auth/reset/confirm', async (req, res) => {
+    const token = text(req.query.token);
+    const user = await holderOf(req, res, token, 'reset');
+    if (user) renderPage(res, 200, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email }));
+  });
+
+  router.post('/auth/reset/confirm', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const token = text(body.token);
+    const user = await holderOf(req, res, token, 'reset');
+    if (!user) return;
+    const again = (status: number, errors: Record<string, string[]>) =>
+      renderPage(res, status, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, errors }));
+    let password: string;
+    try {
+      password = userInput({ password: body.password }, false).password ?? '';
+      if (!password) return again(422, { password: ['is required'] });
+    } catch (err) {
+      if (err instanceof ValidationError) return again(422, err.errors);
+      throw err;
+    }
+    let hash: string;
+    try {
+      hash = await hashSecret(password, 'sign-up');
+    } catch (err) {
+      if (err instanceof Argon2Busy) return again(503, { password: ['The box is busy. Try again in a moment.'] });
+      throw err;
+    }
+    // The link is used here, once: of two requests with it, one sets the password.
+    const done = await resetPassword(svc, token, hash, svc.addressOf(req));
+    if (!done) return renderPage(res, 400, linkInvalidPage(box, 'reset'));
+    renderPage(res, 200, passwordResetPage(box));
+  });
+
+  // --- an address proven
+
+  router.get('/auth/verify-email', async (req, res) => {
+    const token = text(req.query.token);
+    const user = await holderOf(req, res, token, 'verify');
+    if (user) renderPage(res, 200, verifyEmailPage(box, csrfToken(svc, req, res), token, user.email));
+  });
+
+  router.post('/auth/verify-email', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const token = text(body.token);
+    if (!(await holderOf(req, res, token, 'verify'))) return;
+    const user = await verifyEmail(svc, token, svc.addressOf(req));
+    if (!user) return renderPage(res, 400, linkInvalidPage(box, 'verify'));
+    renderPage(res, 200, emailVerifiedPage(box, user.email));
+  });
+
+  return router;
+}

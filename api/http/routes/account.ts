@@ -1,0 +1,184 @@
+// The person's own page, /account (docs/guides/account-page.md): their address and password,
+// where they are signed in and the apps they allowed, and an end to any of them. Second factors
+// are routes/factors.ts's and routes/passkeys.ts's. A change of address or password asks for the
+// current password, or a second factor given minutes ago (api/people/own-account.ts); passwords
+// are counted before they are checked, as at sign-in (api/people/attempts.ts).
+import type { Request, Response, Router } from 'express';
+import { ValidationError } from '../../errors.js';
+import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
+import { changeAccount } from '../../people/accounts.js';
+import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { changeOwnPassword, endOwnGrant, endOwnSignIn, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
+import type { AccountServices } from '../../people/accounts.js';
+import { userInput } from '../../schema/people.js';
+import { ConstraintViolation } from '../../store/constraints.js';
+import { pageForm } from '../body.js';
+import { endBrowserSession, signIn, type BrowserServices } from '../browser-session.js';
+import { ACCOUNT_PATH, changeOnAccount, holderOrSignIn, showAccount } from '../account-page.js';
+import type { SignedInPerson } from '../pages.js';
+import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  attempts: Attempts;
+}
+
+export type AccountRouterServices = BrowserServices & AccountServices & Needs;
+
+type Body = Record<string, unknown>;
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function accountRouter(svc: AccountRouterServices): Router {
+  const router = strictRouter();
+
+  /**
+   * The current password in `field`, or a fresh second factor, stands for the person: an error
+   * (by field, or for the page) when neither does.
+   */
+  async function proven(
+    req: Request,
+    person: SignedInPerson,
+    field: string,
+  ): Promise<{ errors?: Record<string, string[]>; error?: string } | undefined> {
+    if (freshSecondFactor(person.browser, Date.now())) return undefined;
+    const email = person.user.email;
+    const keys = [{ address: svc.addressOf(req) }, { account: email }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) return { error: `Too many wrong passwords. Try again in ${minutesUntil(refused.retryAt)} minutes.` };
+    let ok: boolean;
+    try {
+      ok = await verifyHash(person.user.passwordHash, String((req.body as Body)[field] ?? ''), 'sign-in');
+    } catch (err) {
+      await svc.attempts.giveBack(keys);
+      if (err instanceof Argon2Busy) return { error: 'The box is busy. Try again in a moment.' };
+      throw err;
+    }
+    if (!ok) {
+      svc.audit.record({
+        event: 'sign_in',
+        outcome: 'failure',
+        address: svc.addressOf(req),
+        user: String(person.user.id),
+        reason: 'wrong password on the account page',
+      });
+      return { errors: { [field]: ['is wrong'] } };
+    }
+    await svc.attempts.giveBack(keys);
+    return undefined;
+  }
+
+  const page = (req: Request, res: Response, person: SignedInPerson, status = 200, shown = {}) =>
+    showAccount(svc, req, res, person, status, shown);
+
+  // The account's pages are under /auth because the box's cookies may be (a box over http, or under
+  // a path: api/http/browser-session.ts cookieNames); /account is the address people are told.
+  router.get('/account', (_req, res) => res.redirect(302, ACCOUNT_PATH));
+
+  /** What a change posted here says once the browser is back on the page (post, redirect, get). */
+  const CHANGED: Record<string, string> = {
+    password: 'Your password is changed. Everywhere else you were signed in is signed out.',
+    email: svc.config.smtp
+      ? 'Your email is changed. Follow the link mailed to the new address to confirm it.'
+      : 'Your email is changed. This box sends no mail: ask its administrator to confirm the new address.',
+    'sign-in': 'Signed out there.',
+    grant: "The app's access ended.",
+    consent: 'Consent withdrawn: the app asks again next time.',
+  };
+
+  router.get(ACCOUNT_PATH, async (req, res) => {
+    const person = await holderOrSignIn(svc, req, res);
+    const changed =
+      typeof req.query.changed === 'string' && Object.hasOwn(CHANGED, req.query.changed) ? CHANGED[req.query.changed] : undefined;
+    if (person) await page(req, res, person, 200, changed ? { message: changed } : {});
+  });
+
+  router.post('/auth/account/password', ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const body = req.body as Body;
+    let password: string | undefined;
+    try {
+      password = userInput({ password: body.new_password }, false).password;
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return page(req, res, person, 422, { errors: { new_password: err.errors.password ?? ['is not a password'] } });
+    }
+    if (!password) return page(req, res, person, 422, { errors: { new_password: ['is required'] } });
+    const refusal = await proven(req, person, 'current_password');
+    if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
+    let hash: string;
+    try {
+      hash = await hashSecret(password);
+    } catch (err) {
+      if (err instanceof Argon2Busy) return page(req, res, person, 503, { error: 'The box is busy. Try again in a moment.' });
+      throw err;
+    }
+    // Everything the old password obtained ends; this browser is signed in again, as what it proved.
+    await changeOwnPassword(
+      svc,
+      person.user.id,
+      hash,
+      (tx) => signIn(svc, tx, res, person.user.id, person.browser.amr),
+      svc.addressOf(req),
+    );
+    res.redirect(303, `${ACCOUNT_PATH}?changed=password`);
+  });
+
+  router.post('/auth/account/email', ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const body = req.body as Body;
+    let email: string | undefined;
+    try {
+      email = userInput({ email: text(body.new_email) }, false, person.user.id).email;
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return page(req, res, person, 422, { errors: { new_email: err.errors.email ?? ['is not an email address'] } });
+    }
+    if (!email) return page(req, res, person, 422, { errors: { new_email: ['is required'] } });
+    const refusal = await proven(req, person, 'email_password');
+    if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
+    try {
+      await changeAccount(svc, person.user.id, { email }, { user: String(person.user.id) });
+    } catch (err) {
+      if (err instanceof ConstraintViolation && err.field === 'email')
+        return page(req, res, person, 422, { errors: { new_email: ['That address has an account already.'] } });
+      throw err;
+    }
+    res.redirect(303, `${ACCOUNT_PATH}?changed=email`);
+  });
+
+  router.post('/auth/account/sign-ins/end', ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const sid = text((req.body as Body).sid);
+    if (!UUID.test(sid) || !(await endOwnSignIn(svc, person.user.id, sid)))
+      return page(req, res, person, 404, { error: 'No such sign-in of yours: it ended already.' });
+    if (sid === person.browser.sid) {
+      await endBrowserSession(svc, req, res);
+      return res.redirect(303, '/auth/signed-in');
+    }
+    res.redirect(303, `${ACCOUNT_PATH}?changed=sign-in`);
+  });
+
+  router.post('/auth/account/grants/end', ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const family = text((req.body as Body).grant);
+    if (!UUID.test(family) || !(await endOwnGrant(svc, person.user.id, family)))
+      return page(req, res, person, 404, { error: 'No such grant of yours: it ended already.' });
+    res.redirect(303, `${ACCOUNT_PATH}?changed=grant`);
+  });
+
+  router.post('/auth/account/consents/withdraw', ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const client = text((req.body as Body).client);
+    if (!client || !(await withdrawConsent(svc, person.user.id, client, svc.addressOf(req))))
+      return page(req, res, person, 404, { error: 'You had not allowed that app anything.' });
+    res.redirect(303, `${ACCOUNT_PATH}?changed=consent`);
+  });
+
+  return router;
+}

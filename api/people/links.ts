@@ -1,0 +1,108 @@
+// The ways back in that go through a person's mailbox (docs/guides/email-and-reset.md): a
+// password reset and an address proven by a mailed link. The mail is written to the outbox in
+// the transaction of the request and sent after the page has answered (api/mail/outbox.ts), so
+// asking for a reset does the same work — count, one INSERT — whether or not the address has an
+// account, and a mail server that is down or slow holds no request. A link is used by deleting
+// it (one DELETE wins a race), is void once the person's address is another, and a reset, like
+// every way back in, ends everything the person had obtained (ARCHITECTURE §12).
+import type { Actor } from '../audit.js';
+import { endPersonsGrants } from '../credentials/closing.js';
+import { tokenHash } from '../credentials/tokens.js';
+import { withTransaction } from '../db/pool.js';
+import { emailKey } from '../input.js';
+import { deleteLinksOfUser, findLink, takeLink, type LinkPurpose } from '../store/account-links.js';
+import { enqueueMail } from '../store/mail-outbox.js';
+import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
+import type { AccountServices } from './accounts.js';
+
+/** How long each link may be used (issue 37: a reset link, 30 minutes). */
+export const LINK_MINUTES: Record<LinkPurpose, number> = { reset: 30, verify: 24 * 60 };
+
+/** A link still means its person when their address is still the one it was sent to. */
+const stillTheirs = (user: UserRow | undefined, sentTo: string): user is UserRow => !!user && emailKey(user.email) === emailKey(sentTo);
+
+/**
+ * Asks for a reset link to `email`: the outbox resolves the person when it sends (nobody: no
+ * mail), so this does the same for every address. The caller has counted it (attempts.ts).
+ */
+export async function requestReset(
+  svc: Pick<AccountServices, 'pool' | 'audit'>,
+  email: string,
+  language: string | undefined,
+  by: Actor & { address: string },
+): Promise<void> {
+  await enqueueMail(svc.pool, { kind: 'password-reset', address: email, ...(language ? { language } : {}) });
+  svc.audit.record({
+    event: 'account',
+    action: 'password-reset-requested',
+    email,
+    by: { ...(by.user ? { user: by.user } : {}) },
+    address: by.address,
+  });
+}
+
+/** The person a link in a page's URL is for, while it may be used; it is left as it is (the page's form uses it). */
+export async function linkHolder(svc: Pick<AccountServices, 'pool'>, token: string, purpose: LinkPurpose): Promise<UserRow | undefined> {
+  const link = token ? await findLink(svc.pool, tokenHash(token), purpose) : undefined;
+  const user = link && (await getUser(svc.pool, link.userId));
+  return link && stillTheirs(user, link.email) ? user : undefined;
+}
+
+/**
+ * Sets a new password through a reset link, in one transaction: the link is used up, the
+ * person's other reset links go, and every browser, sign-in step, code and grant of theirs ends
+ * (a sign-in racing it either committed first and is ended here, or finds the password changed:
+ * api/http/sign-in-steps.ts). Their second factors stay: the next sign-in asks for them. The
+ * person, or undefined when the link is unknown, used, expired or for an address no longer theirs.
+ */
+export async function resetPassword(
+  svc: AccountServices,
+  token: string,
+  passwordHash: string,
+  address: string,
+): Promise<UserRow | undefined> {
+  const user = await withTransaction(svc.pool, async (tx) => {
+    const link = await takeLink(tx, tokenHash(token), 'reset');
+    if (!link || !(await lockUser(tx, link.userId))) return undefined;
+    const person = await getUser(tx, link.userId);
+    if (!stillTheirs(person, link.email)) return undefined;
+    const by = { user: String(person.id) };
+    await updateUser(tx, person.id, { passwordHash });
+    await deleteLinksOfUser(tx, person.id, 'reset');
+    await endPersonsGrants(svc, tx, person.id, { how: 'password-reset', by });
+    return person;
+  });
+  if (!user) return undefined;
+  svc.users.invalidate(String(user.id));
+  svc.audit.record({ event: 'account', action: 'password-reset', user: String(user.id), by: { user: String(user.id) }, address });
+  return user;
+}
+
+/** Proves the person's address through a verify link; the person, or undefined as resetPassword says. */
+export async function verifyEmail(svc: AccountServices, token: string, address: string): Promise<UserRow | undefined> {
+  const user = await withTransaction(svc.pool, async (tx) => {
+    const link = await takeLink(tx, tokenHash(token), 'verify');
+    if (!link || !(await lockUser(tx, link.userId))) return undefined;
+    const person = await getUser(tx, link.userId);
+    if (!stillTheirs(person, link.email)) return undefined;
+    await updateUser(tx, person.id, { emailVerified: true, mustVerifyEmail: false });
+    await deleteLinksOfUser(tx, person.id, 'verify');
+    return person;
+  });
+  if (!user) return undefined;
+  svc.users.invalidate(String(user.id));
+  svc.audit.record({
+    event: 'account',
+    action: 'email-verified',
+    user: String(user.id),
+    email: user.email,
+    by: { user: String(user.id) },
+    address,
+  });
+  return user;
+}
+
+/** Mails the person a new verify link for their current address (the caller has counted it). */
+export async function resendVerification(svc: Pick<AccountServices, 'pool'>, user: UserRow, language: string | undefined): Promise<void> {
+  await enqueueMail(svc.pool, { kind: 'verify-email', address: user.email, userId: user.id, ...(language ? { language } : {}) });
+}
