@@ -6,7 +6,11 @@ import type { Box, JsonResponse } from './box.js';
 export class FormAgent {
   private readonly jar = new Map<string, string>();
 
-  constructor(private readonly box: Box) {}
+  /** `sent`: headers every request of this browser carries (its User-Agent, its Accept-Language). */
+  constructor(
+    private readonly box: Box,
+    private readonly sent: Record<string, string> = {},
+  ) {}
 
   async get(path: string): Promise<JsonResponse> {
     return this.remember(await this.box.request('GET', path, { headers: this.headers() }));
@@ -75,7 +79,7 @@ export class FormAgent {
   }
 
   private headers(): Record<string, string> {
-    return this.jar.size ? { Cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+    return { ...this.sent, ...(this.jar.size ? { Cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}) };
   }
 
   private remember(res: JsonResponse): JsonResponse {
