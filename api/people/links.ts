@@ -1,11 +1,10 @@
-// The ways back in that go through a person's mailbox (docs/guides/email-and-reset.md): a
+// The ways back in that go through a person's mailbox (docs/guides/password-reset.md): a
 // password reset and an address proven by a mailed link. The mail is written to the outbox in
 // the transaction of the request and sent after the page has answered (api/mail/outbox.ts), so
 // asking for a reset does the same work — count, one INSERT — whether or not the address has an
 // account, and a mail server that is down or slow holds no request. A link is used by deleting
 // it (one DELETE wins a race), is void once the person's address is another, and a reset, like
 // every way back in, ends everything the person had obtained (ARCHITECTURE §12).
-import type { Actor } from '../audit.js';
 import { endPersonsGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction } from '../db/pool.js';
@@ -29,16 +28,10 @@ export async function requestReset(
   svc: Pick<AccountServices, 'pool' | 'audit'>,
   email: string,
   language: string | undefined,
-  by: Actor & { address: string },
+  address: string,
 ): Promise<void> {
   await enqueueMail(svc.pool, { kind: 'password-reset', address: email, ...(language ? { language } : {}) });
-  svc.audit.record({
-    event: 'account',
-    action: 'password-reset-requested',
-    email,
-    by: { ...(by.user ? { user: by.user } : {}) },
-    address: by.address,
-  });
+  svc.audit.record({ event: 'account', action: 'password-reset-requested', email, by: {}, address });
 }
 
 /** The person a link in a page's URL is for, while it may be used; it is left as it is (the page's form uses it). */

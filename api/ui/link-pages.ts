@@ -1,4 +1,4 @@
-// The pages of the ways back in through a person's mailbox (docs/guides/email-and-reset.md):
+// The pages of the ways back in through a person's mailbox (docs/guides/password-reset.md):
 // asking for a reset link, setting a new password with it, proving an address, and what a
 // sign-up that must prove its address says. Their words are the same whether or not an address
 // has an account: a page must not tell a stranger who is a person of this box.

@@ -1,4 +1,4 @@
--- A way back in (docs/guides/email-and-reset.md, docs/guides/account-page.md).
+-- A way back in (docs/guides/password-reset.md, docs/guides/account-page.md).
 --
 -- One-time links mailed to a person: a password reset, an address to verify. Only the SHA-256
 -- of a link's token is kept (a copy of the database opens no account), with the address it was

@@ -78,7 +78,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     const address = svc.addressOf(req);
     const refused = await svc.attempts.begin([{ resetsFrom: address }, { mailsTo: email }]);
     if (refused) return tooMany(res, refused.retryAt);
-    await requestReset(svc, email, pageLanguage(req), { address });
+    await requestReset(svc, email, pageLanguage(req), address);
     renderPage(res, 200, resetSentPage(box, email, LINK_MINUTES.reset));
   });
 
