@@ -77,7 +77,8 @@ describe('the account page', function () {
 
   const refresh = (token: string, client = 'rp'): Promise<JsonResponse> =>
     box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: token }, { Authorization: basic(client, SECRET) });
-  const signedIn = async (browser: FormAgent): Promise<boolean> => (await browser.get('/auth/signed-in')).text.includes('You are signed in as');
+  const signedIn = async (browser: FormAgent): Promise<boolean> =>
+    (await browser.get('/auth/signed-in')).text.includes('You are signed in as');
   /** The hidden fields of the form posting to `action` on `page` whose fields include `match`. */
   function formOf(page: string, action: string, match?: string): Record<string, string> {
     const forms = [...page.matchAll(/<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)].filter((m) => m[1] === action);
@@ -108,7 +109,9 @@ describe('the account page', function () {
     expect(await signedIn(here)).to.equal(true);
     // What was issued through that browser ended with it.
     expect((await refresh(thereToken)).status).to.equal(400);
-    expect((await here.get('/auth/account?changed=sign-in')).text).to.include('Signed out there.').and.not.include('There/2.0');
+    expect((await here.get('/auth/account?changed=sign-in')).text)
+      .to.include('Signed out there.')
+      .and.not.include('There/2.0');
   });
 
   it("lists the apps' grants and ends one; another person's grant or sign-in cannot be ended from here", async function () {
@@ -167,7 +170,9 @@ describe('the account page', function () {
     const browser = await signedInBrowser(email);
     const token = await grant(browser, 'asks-consent');
     const page = await browser.get('/auth/account');
-    expect(page.text).to.include('What you allowed').and.match(/<td>asks-consent<\/td>/);
+    expect(page.text)
+      .to.include('What you allowed')
+      .and.match(/<td>asks-consent<\/td>/);
     const withdrawn = await browser.post('/auth/account/consents/withdraw', formOf(page.text, '/auth/account/consents/withdraw'));
     expect(withdrawn.status, withdrawn.text).to.equal(303);
     expect((await refresh(token, 'asks-consent')).status).to.equal(400);
@@ -217,7 +222,11 @@ describe('the account page', function () {
     const taken = await browser.post('/auth/account/email', { ...form, new_email: other.toUpperCase(), email_password: PASSWORD });
     expect(taken.status).to.equal(422);
     expect(taken.text).to.include('has an account already');
-    const noPassword = await browser.post('/auth/account/email', { ...form, new_email: `new-${email}`, email_password: 'wrong-password-9' });
+    const noPassword = await browser.post('/auth/account/email', {
+      ...form,
+      new_email: `new-${email}`,
+      email_password: 'wrong-password-9',
+    });
     expect(noPassword.status).to.equal(422);
     const changed = await browser.post('/auth/account/email', { ...form, new_email: `new-${email}`, email_password: PASSWORD });
     expect(changed.status, changed.text).to.equal(303);

@@ -24,6 +24,10 @@ describe('configuration', function () {
   it('refuses bad values, naming the variable', function () {
     expect(() => loadConfig({ BOXAUTH_PORT: 'eighty' })).to.throw(ConfigError, /BOXAUTH_PORT/);
     expect(() => loadConfig({ BOXAUTH_REGISTRATION: 'maybe' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION/);
+    // A proven address before the first sign-in needs mail to prove it with.
+    expect(() => loadConfig({ BOXAUTH_REGISTRATION_VERIFY: 'before-sign-in' })).to.throw(ConfigError, /BOXAUTH_SMTP_URL/);
+    expect(() => loadConfig({ BOXAUTH_REGISTRATION_VERIFY: 'sometimes' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION_VERIFY/);
+    expect(loadConfig({}).registrationVerify).to.equal('after-sign-in');
     expect(() => loadConfig({ BOXAUTH_BASE_URL: 'ftp://x' })).to.throw(ConfigError, /BOXAUTH_BASE_URL/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).to.throw(ConfigError, /DATABASE_URL/);
     expect(() => loadConfig({ BOXAUTH_HSTS_MAX_AGE: '-1' })).to.throw(ConfigError, /BOXAUTH_HSTS_MAX_AGE/);
