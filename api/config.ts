@@ -100,6 +100,8 @@ export interface Config {
   /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
   dpopNonce: 'required' | 'off';
   kube: KubeAccess;
+  /** Where the box's mail goes (BOXAUTH_SMTP_URL, BOXAUTH_SMTP_FROM); undefined: the box sends none. */
+  smtp?: { url: string; from: string } | undefined;
 }
 
 export class ConfigError extends Error {}

@@ -479,6 +479,12 @@ export async function listPersonGrants(db: Queryable, filter: GrantFilter): Prom
   };
 }
 
+/** Whether the grant `family` is `userId`'s and still open: an administrator ends a person's grant by its family only when it is. */
+export async function isPersonsOpenGrant(db: Queryable, family: string, userId: number): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM sessions WHERE family = $1 AND user_id = $2 AND active LIMIT 1', [family, userId]);
+  return rowCount === 1;
+}
+
 /** Sets the expirations PUT /Session may change. */
 export async function setExpirations(
   db: Queryable,

@@ -17,6 +17,8 @@ export interface UserRow {
   status: string | null;
   /** An administrator entered the email (or confirmed it); one a person signed up with is not. */
   emailVerified: boolean;
+  /** Signed up where registration asks for a proven address first: no sign-in until its link is followed. */
+  mustVerifyEmail: boolean;
   groups: GroupRef[];
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +31,7 @@ interface DbRow {
   data: string | null;
   status: string | null;
   email_verified: boolean;
+  must_verify_email: boolean;
   groups: GroupRef[];
   created_at: Date;
   updated_at: Date;
@@ -41,6 +44,7 @@ const fromDb = (r: DbRow): UserRow => ({
   data: r.data,
   status: r.status,
   emailVerified: r.email_verified,
+  mustVerifyEmail: r.must_verify_email,
   groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -113,6 +117,8 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
       // (or changes it) must not turn a self-made account into a verified identity.
       `UPDATE users SET email = COALESCE($2, email), email_key = COALESCE($7, email_key), password_hash = COALESCE($3, password_hash),
        email_verified = COALESCE($6, email_verified),
+       -- vouched for: nothing is left to verify before a sign-in
+       must_verify_email = CASE WHEN $6 THEN false ELSE must_verify_email END,
        data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
       [
         id,
