@@ -94,8 +94,6 @@ export interface Config {
    * (signed in at once, the link mailed). Before only with mail configured.
    */
   registrationVerify: 'before-sign-in' | 'after-sign-in';
-  /** Mail (docs/guides/email.md); undefined: the box sends none, and its pages say whom to ask instead. */
-  smtp?: { url: string; from: string };
   /** Mails one address may be sent per window (resets asked for it, verification links sent again). */
   mailMaxPerRecipient: number;
   /** Password resets one network address may ask for per window, whatever the email addresses. */
@@ -113,6 +111,8 @@ export interface Config {
   /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
   dpopNonce: 'required' | 'off';
   kube: KubeAccess;
+  /** Where the box's mail goes (BOXAUTH_SMTP_URL, BOXAUTH_SMTP_FROM); undefined: the box sends none. */
+  smtp?: { url: string; from: string } | undefined;
 }
 
 export class ConfigError extends Error {}

@@ -9,6 +9,8 @@ export interface UserRecord {
   id: number;
   email: string;
   email_verified: boolean;
+  /** Signed up where a proven address comes first, and not proven yet. */
+  must_verify_email?: boolean;
   /** The argon2id hash: only in a single user's record (GET /users/<id>). */
   password?: string;
   data: string | null;

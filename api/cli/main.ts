@@ -7,6 +7,7 @@ import { printed } from './output.js';
 import { boxCommand } from './commands/box.js';
 import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
+import { sessionsCommand } from './commands/people-sessions.js';
 import { explainCommand } from './commands/explain.js';
 import { appCommand, clientCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
@@ -19,6 +20,7 @@ const COMMANDS: Command[] = [
   appCommand,
   explainCommand,
   sessionCommand,
+  sessionsCommand,
   boxCommand,
   kubeLoginCommand,
 ];

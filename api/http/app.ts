@@ -27,6 +27,7 @@ import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
 import { passkeyRouter } from './routes/passkeys.js';
 import { peopleRouter } from './routes/people.js';
+import { peopleSessionsRouter } from './routes/people-sessions.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
 import { signInRouter } from './routes/sign-in.js';
@@ -123,6 +124,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     explainRouter(svc, guard),
     sessionRouter(svc, guard),
     peopleRouter(svc, guard),
+    peopleSessionsRouter(svc, guard),
   );
   app.use(guarded);
 

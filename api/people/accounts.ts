@@ -2,40 +2,103 @@
 // everything the old one obtained (OWASP ASVS 3.3.3: sessions end when credentials
 // change), and deleting a person ends their grants before the row goes: both in the
 // transaction of the change, so that nothing issued meanwhile outlives it
-// (api/credentials/closing.ts endPersonsGrants). Second factors, resets and email
-// verification will change accounts through here too.
+// (api/credentials/closing.ts endPersonsGrants). A new address is unverified until its
+// link is followed or an administrator vouches for it. Ending a person's sessions, all or
+// one browser's or one grant, goes through the same closing path.
 import type { Actor, Audit } from '../audit.js';
-import { withTransaction, type Pool } from '../db/pool.js';
-import { endPersonsGrants } from '../credentials/closing.js';
+import type { Config } from '../config.js';
+import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
+import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '../credentials/closing.js';
 import type { RecordCache } from '../cache/record-cache.js';
-import type { SessionRow } from '../store/sessions.js';
+import { emailKey } from '../input.js';
+import { deleteLinksOfUser } from '../store/account-links.js';
+import { deleteBrowserSignIn } from '../store/browser.js';
+import { enqueueMail } from '../store/mail-outbox.js';
+import { isPersonsOpenGrant, type SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
-import { factorState, removeAllFactors, removeFactor, replaceRecoveryCodes, setMustEnrol, type FactorSummary } from '../store/factors.js';
-import { deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
+import {
+  deleteSignInStepsReplacing,
+  factorState,
+  removeAllFactors,
+  removeFactor,
+  replaceRecoveryCodes,
+  setMustEnrol,
+  type FactorSummary,
+} from '../store/factors.js';
+import { createUser, deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
+  config: Pick<Config, 'smtp'>;
   pool: Pool;
   sessions: RecordCache<SessionRow>;
   audit: Audit;
   users: RecordCache<PrincipalUser>;
 }
 
-export type AccountServices = Pick<Needs, 'pool' | 'sessions' | 'audit' | 'users'>;
+export type AccountServices = Pick<Needs, 'config' | 'pool' | 'sessions' | 'audit' | 'users'>;
 
-/** Changes the fields given; undefined when there is no such user. */
+/** What a change did to the person's address, for the audit: in the order it records them. */
+type EmailEvent = 'email-changed' | 'email-vouched' | 'email-unvouched';
+
+/**
+ * The address rule. A new address (another emailKey: not a change of case) is unverified
+ * unless this very change vouches for it (`emailVerified: true`, an administrator's word);
+ * the person's outstanding links go (a link mailed to the old address proves nothing of the
+ * new one), and with mail configured a verification link is on its way to the new address.
+ * The events say what the audit records.
+ */
+async function applyEmailRule(
+  svc: Pick<Needs, 'config'>,
+  tx: Transaction,
+  before: UserRow,
+  change: Partial<UserFields>,
+): Promise<{ change: Partial<UserFields>; events: EmailEvent[]; newAddress: boolean }> {
+  const newAddress = change.email !== undefined && emailKey(change.email) !== emailKey(before.email);
+  const events: EmailEvent[] = [];
+  if (change.email !== undefined && change.email.normalize('NFC') !== before.email) events.push('email-changed');
+  if (newAddress) {
+    change = { ...change, emailVerified: change.emailVerified === true };
+    await deleteLinksOfUser(tx, before.id);
+    if (!change.emailVerified && svc.config.smtp)
+      await enqueueMail(tx, { kind: 'verify-email', address: change.email!, userId: before.id });
+  }
+  const vouched = change.emailVerified === true && (newAddress || !before.emailVerified || before.mustVerifyEmail);
+  if (vouched) events.push('email-vouched');
+  if (change.emailVerified === false && before.emailVerified && !newAddress) events.push('email-unvouched');
+  return { change, events, newAddress };
+}
+
+/**
+ * Changes the fields given; undefined when there is no such user. `by` is who changes them: an
+ * administrator may vouch for an address (`emailVerified`), a person changing their own
+ * (`by: {user}`) passes none and gets a link to follow.
+ */
 export async function changeAccount(
   svc: AccountServices,
   id: number,
   change: Partial<UserFields>,
   by: Actor,
 ): Promise<UserRow | undefined> {
-  const user = await withTransaction(svc.pool, async (tx) => {
-    const changed = await updateUser(tx, id, change);
+  const done = await withTransaction(svc.pool, async (tx) => {
+    // The row held: two changes of one person's address are ruled on one after the other.
+    if (!(await lockUser(tx, id))) return undefined;
+    const before = (await getUser(tx, id))!;
+    const ruled = await applyEmailRule(svc, tx, before, change);
+    const changed = await updateUser(tx, id, ruled.change);
     if (changed && change.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
-    return changed;
+    return changed && { user: changed, events: ruled.events };
   });
   svc.users.invalidate(String(id));
+  if (!done) return undefined;
+  for (const action of done.events) svc.audit.record({ event: 'account', action, user: String(id), email: done.user.email, by });
+  return done.user;
+}
+
+/** Creates a person; an address the administrator enters is vouched for unless they say otherwise, and the audit says so. */
+export async function createAccount(svc: Pick<Needs, 'pool' | 'audit'>, fields: UserFields, by: Actor): Promise<UserRow> {
+  const user = await createUser(svc.pool, fields);
+  if (user.emailVerified) svc.audit.record({ event: 'account', action: 'email-vouched', user: String(user.id), email: user.email, by });
   return user;
 }
 
@@ -94,5 +157,37 @@ export async function removeOwnFactor(
     const removed = await removeFactor(tx, userId, factorId);
     if (removed && count === 1) await replaceRecoveryCodes(tx, userId, []);
     return removed;
+  });
+}
+
+/** Ends everything a person obtained (an administrator's "end all sessions"); false when there is no such person. */
+export async function endPersonsSessions(svc: AccountServices, id: number, by: Actor): Promise<boolean> {
+  return withTransaction(svc.pool, async (tx) => {
+    if (!(await lockUser(tx, id))) return false;
+    await endPersonsGrants(svc, tx, id, { how: 'api', by });
+    return true;
+  });
+}
+
+/**
+ * Ends one signed-in browser of a person and what was issued through it, as its sign-out
+ * would (an administrator's end, or the person's own from their account page); false when `sid` is not a signed-in browser of theirs (one person's id never ends
+ * another's browser).
+ */
+export async function endSignIn(svc: AccountServices, userId: number, sid: string, closing: Closing): Promise<boolean> {
+  return withTransaction(svc.pool, async (tx) => {
+    if (!(await deleteBrowserSignIn(tx, sid, userId))) return false;
+    await deleteSignInStepsReplacing(tx, sid);
+    await endBrowsersGrants(svc, tx, sid, closing);
+    return true;
+  });
+}
+
+/** Ends a person's grant to an app (its whole family: the refresh token too); false when it is not an open grant of theirs. */
+export async function endGrant(svc: AccountServices, userId: number, family: string, closing: Closing): Promise<boolean> {
+  return withTransaction(svc.pool, async (tx) => {
+    if (!(await isPersonsOpenGrant(tx, family, userId))) return false;
+    await closeGrants(svc, { family }, closing, tx);
+    return true;
   });
 }

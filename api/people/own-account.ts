@@ -1,14 +1,12 @@
 // What a person changes on their own account page (api/http/routes/account.ts): their password
-// (the current one, or a second factor given minutes ago, stands for them), and what they end —
-// a browser signed in, an app's grant, a consent. Each in one transaction with what it closes
+// (the current one, or a second factor given minutes ago, stands for them), and a consent they
+// withdraw (a browser or a grant they end is accounts.ts endSignIn, endGrant). Each in one transaction with what it closes
 // (api/credentials/closing.ts), so that nothing issued meanwhile outlives it.
 import type { Actor } from '../audit.js';
 import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
-import { closeGrants, endBrowsersGrants, endPersonsGrants } from '../credentials/closing.js';
+import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
-import { deleteBrowserSignIn, deleteConsent } from '../store/browser.js';
-import { deleteSignInStepsReplacing } from '../store/factors.js';
-import { grantHolder } from '../store/sessions.js';
+import { deleteConsent } from '../store/browser.js';
 import { updateUser } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
 
@@ -43,24 +41,6 @@ export async function changeOwnPassword(
   });
   svc.users.invalidate(String(userId));
   svc.audit.record({ event: 'account', action: 'password-changed', user: String(userId), by, address });
-}
-
-/** Ends one of the person's signed-in browsers and what was issued through it; false when it is not theirs. */
-export async function endOwnSignIn(svc: AccountServices, userId: number, sid: string): Promise<boolean> {
-  const by: Actor = { user: String(userId) };
-  return withTransaction(svc.pool, async (tx) => {
-    if (!(await deleteBrowserSignIn(tx, sid, userId))) return false;
-    await deleteSignInStepsReplacing(tx, sid);
-    await endBrowsersGrants(svc, tx, sid, { how: 'sign-out', by });
-    return true;
-  });
-}
-
-/** Ends one of the person's grants (a session family); false when it is not theirs. */
-export async function endOwnGrant(svc: AccountServices, userId: number, family: string): Promise<boolean> {
-  if ((await grantHolder(svc.pool, family)) !== userId) return false;
-  await closeGrants(svc, { family }, { how: 'revoke', by: { user: String(userId) } });
-  return true;
 }
 
 /** Withdraws the person's consent to `clientId`: the app asks again, and its grants of theirs end. False when there was none. */

@@ -363,7 +363,14 @@ function peopleSchemas(): Json {
       properties: {
         id: { type: 'integer' },
         email: { type: 'string' },
-        email_verified: { type: 'boolean' },
+        email_verified: {
+          type: 'boolean',
+          description: 'the address is proven: by its link, or an administrator vouching (true on a write)',
+        },
+        must_verify_email: {
+          type: 'boolean',
+          description: 'they signed up where a verified address comes first: no sign-in until it is (vouching clears it)',
+        },
         data: { type: ['string', 'null'] },
         'group-ids': groupIds,
         created_at: { type: 'string', format: 'date-time' },
@@ -439,6 +446,118 @@ const factorPaths: Json = {
         'Reset the second factors: removes every factor and recovery code, makes the person enrol one at their next sign-in, ' +
         'and ends their signed-in browsers, codes and tokens',
       responses: { '200': answer('reset', ref('Factors')), ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+};
+
+/** A signed-in browser and a grant to an app, as an administrator sees them (`user`, `email`: in the box-wide lists). */
+function sessionSchemas(): Json {
+  const person = { user: { type: 'integer' }, email: { type: 'string' } };
+  const amr = { type: 'array', items: { type: 'string' }, description: 'what the sign-in proved (RFC 8176): pwd, otp, hwk, mfa…' };
+  const address = { type: ['string', 'null'], description: 'where the browser signed in from' };
+  return {
+    SignIn: {
+      type: 'object',
+      required: ['sid', 'since', 'expires_at', 'amr', 'address', 'user_agent'],
+      properties: {
+        sid: { type: 'string', format: 'uuid', description: "the browser session's id (the ID tokens' sid)" },
+        ...person,
+        since: { type: 'string', format: 'date-time' },
+        expires_at: { type: 'string', format: 'date-time' },
+        amr,
+        address,
+        user_agent: { type: ['string', 'null'] },
+      },
+    },
+    Grant: {
+      type: 'object',
+      required: ['id', 'client', 'since', 'last_used', 'scope', 'amr', 'sid', 'address'],
+      properties: {
+        id: { type: 'string', format: 'uuid', description: "the grant's family: its first session and those refreshed from it" },
+        ...person,
+        client: { type: 'string' },
+        since: { type: 'string', format: 'date-time' },
+        last_used: { type: 'string', format: 'date-time', description: 'when it was last refreshed' },
+        scope: { type: ['string', 'null'] },
+        amr,
+        sid: { type: ['string', 'null'], description: 'the signed-in browser it came through, while that is signed in' },
+        address,
+      },
+    },
+    PersonSessions: {
+      type: 'object',
+      required: ['browsers', 'grants'],
+      properties: { browsers: { type: 'array', items: ref('SignIn') }, grants: { type: 'array', items: ref('Grant') } },
+    },
+  };
+}
+
+const uuidPath = (name: string, description: string): Json => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string', format: 'uuid' },
+});
+const ENDED = { description: 'ended' };
+const PAGING = SEARCH.filter((p) => p.name !== '_sort');
+const EMAIL_PART = {
+  name: 'q',
+  in: 'query',
+  description: "part of the person's email (case-insensitive)",
+  schema: { type: 'string', maxLength: EMAIL_MAX },
+};
+const TOTAL = { headers: { 'X-Total-Count': { description: 'how many match, on every page', schema: { type: 'integer' } } } };
+
+/** People's sessions: one person's, ended all at once, by browser or by grant; the box's lists. */
+const personSessionPaths: Json = {
+  '/users/{id}/sessions': {
+    parameters: [idParam('user', 'integer')],
+    get: {
+      tags: ['people'],
+      summary: "A person's signed-in browsers and grants to apps: since when, from where, which factors, which client",
+      responses: { '200': answer('found', ref('PersonSessions')), ...ERRORS, '404': NOT_FOUND },
+    },
+    delete: {
+      tags: ['people'],
+      summary: 'End everything the person obtained: signed-in browsers, sign-ins half made, pending codes and every grant',
+      responses: { '204': ENDED, ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/users/{id}/sessions/{sid}': {
+    parameters: [idParam('user', 'integer'), uuidPath('sid', 'the signed-in browser')],
+    delete: {
+      tags: ['people'],
+      summary: 'Sign one browser of the person out, ending what was issued through it (404 unless it is theirs)',
+      responses: { '204': ENDED, ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/users/{id}/grants/{family}': {
+    parameters: [idParam('user', 'integer'), uuidPath('family', "the grant's id (its family)")],
+    delete: {
+      tags: ['people'],
+      summary: 'End one grant of the person to an app: its access and refresh tokens (404 unless it is theirs and open)',
+      responses: { '204': ENDED, ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/grants': {
+    get: {
+      tags: ['people'],
+      summary: "The box's live grants to people, newest first: who, which client, since when, which factors, from where",
+      parameters: [
+        ...PAGING,
+        EMAIL_PART,
+        { name: 'client', in: 'query', description: 'only grants to this client', schema: { type: 'string' } },
+      ],
+      responses: { '200': { ...answer('the grants', { type: 'array', items: ref('Grant') }), ...TOTAL }, ...ERRORS },
+    },
+  },
+  '/sign-ins': {
+    get: {
+      tags: ['people'],
+      summary: "The box's signed-in browsers, newest first",
+      parameters: [...PAGING, EMAIL_PART],
+      responses: { '200': { ...answer('the signed-in browsers', { type: 'array', items: ref('SignIn') }), ...TOTAL }, ...ERRORS },
     },
   },
 };
@@ -638,6 +757,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
       ...peoplePaths('users', 'User'),
       ...peoplePaths('groups', 'Group'),
       ...factorPaths,
+      ...personSessionPaths,
       '/Session': {
         get: {
           tags: ['sessions'],
@@ -706,6 +826,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
       schemas: {
         ...resourceSchemas,
         ...peopleSchemas(),
+        ...sessionSchemas(),
         Session: sessionSchema,
         Reference: {
           type: 'object',

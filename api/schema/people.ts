@@ -48,7 +48,7 @@ function unknownFields(body: Record<string, unknown>, known: string[], errors: F
   for (const field of Object.keys(body)) if (!known.includes(field)) add(errors, field, 'is not a known field');
 }
 
-const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids', 'id', 'status', 'groups', 'created_at', 'updated_at'];
+const USER_FIELDS = ['email', 'email_verified', 'must_verify_email', 'password', 'data', 'group-ids', 'id', 'status', 'groups', 'created_at', 'updated_at'];
 
 /** The user fields of a POST (`creating`) or PUT body. */
 export function userInput(raw: unknown, creating: boolean, urlId?: number): UserInput {
@@ -102,6 +102,9 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
     add(errors, 'id', urlId === undefined ? 'is assigned by the service' : `must equal the id in the URL (${urlId})`);
   }
   if (body.status !== undefined && body.status !== null) add(errors, 'status', 'must be null');
+  // Read back as it is shown; the box sets it (sign-up), and vouching (email_verified: true) clears it.
+  if (body.must_verify_email !== undefined && typeof body.must_verify_email !== 'boolean')
+    add(errors, 'must_verify_email', 'must be true or false (it is cleared by email_verified: true)');
 
   if (Object.keys(errors).length) throw new ValidationError(withoutPassword(body), errors);
   return input;

@@ -479,10 +479,10 @@ export async function listPersonGrants(db: Queryable, filter: GrantFilter): Prom
   };
 }
 
-/** The person a grant (a session family) is of; undefined when there is no such grant or it is a client's own. */
-export async function grantHolder(db: Queryable, family: string): Promise<number | undefined> {
-  const { rows } = await db.query<{ user_id: number | null }>('SELECT user_id FROM sessions WHERE family = $1 LIMIT 1', [family]);
-  return rows[0]?.user_id == null ? undefined : Number(rows[0].user_id);
+/** Whether the grant `family` is `userId`'s and still open: an administrator ends a person's grant by its family only when it is. */
+export async function isPersonsOpenGrant(db: Queryable, family: string, userId: number): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM sessions WHERE family = $1 AND user_id = $2 AND active LIMIT 1', [family, userId]);
+  return rowCount === 1;
 }
 
 /** Sets the expirations PUT /Session may change. */

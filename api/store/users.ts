@@ -129,7 +129,9 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
       // email_verified changes only when asked to: an edit that carries the email along
       // (or changes it) must not turn a self-made account into a verified identity.
       `UPDATE users SET email = COALESCE($2, email), email_key = COALESCE($7, email_key), password_hash = COALESCE($3, password_hash),
-       email_verified = COALESCE($6, email_verified), must_verify_email = COALESCE($8, must_verify_email),
+       email_verified = COALESCE($6, email_verified),
+       -- vouched for or verified: nothing is left to prove before a sign-in
+       must_verify_email = CASE WHEN $6 THEN false ELSE COALESCE($8, must_verify_email) END,
        data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
       [
         id,

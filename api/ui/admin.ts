@@ -25,6 +25,7 @@ export function adminPage(box: string, baseUrl: string): string {
     <div role="tablist" aria-label="Records">
       <button type="button" role="tab" id="tab-users" aria-controls="panel-users" aria-selected="true">Users</button>
       <button type="button" role="tab" id="tab-groups" aria-controls="panel-groups" aria-selected="false" tabindex="-1">Groups</button>
+      <button type="button" role="tab" id="tab-sessions" aria-controls="panel-sessions" aria-selected="false" tabindex="-1">Sessions</button>
     </div>
 
     <section role="tabpanel" id="panel-users" aria-labelledby="tab-users">
@@ -38,7 +39,7 @@ export function adminPage(box: string, baseUrl: string): string {
         <form id="user-form" class="editor" novalidate>
           <h2 id="user-form-title">New user</h2>
           <div class="field"><label for="user-email">Email</label><input id="user-email" name="email" type="email" autocomplete="off"><p class="error" id="user-email-error" role="alert"></p></div>
-          <div class="field"><label class="check"><input id="user-email_verified" name="email_verified" type="checkbox" aria-describedby="user-email_verified-hint"> Email verified</label><p class="hint" id="user-email_verified-hint">Apps and Kubernetes trust a verified email as who the person is: tick it only for an address you know is theirs.</p><p class="error" id="user-email_verified-error" role="alert"></p></div>
+          <div class="field"><label class="check"><input id="user-email_verified" name="email_verified" type="checkbox" aria-describedby="user-email_verified-hint"> Email verified</label><p class="hint" id="user-email_verified-hint">Ticking it is vouching for the address, without a link, in your name (the box records it). Apps and Kubernetes trust a verified email as who the person is: tick it only for an address you know is theirs. A new address is unverified until its link is followed, unless you tick this.</p><p class="hint" id="user-verification-state" aria-live="polite"></p><p class="error" id="user-email_verified-error" role="alert"></p></div>
           <div class="field"><label for="user-password">Password</label><input id="user-password" name="password" type="password" autocomplete="new-password"><p class="hint" id="user-password-hint"></p><p class="error" id="user-password-error" role="alert"></p></div>
           <div class="field"><label for="user-data">Data</label><textarea id="user-data" name="data" rows="4" spellcheck="false" placeholder='{"any": "JSON"}'></textarea><p class="error" id="user-data-error" role="alert"></p></div>
           <fieldset class="field" id="user-groups"><legend>Groups</legend><div id="user-groups-options"></div><p class="error" id="user-group-ids-error" role="alert"></p></fieldset>
@@ -49,6 +50,15 @@ export function adminPage(box: string, baseUrl: string): string {
             <ul id="user-factors-list" aria-label="Second factors"></ul>
             <p class="hint" id="user-factors-state"></p>
             <div class="actions"><button type="button" id="user-factors-reset" class="danger">Reset second factors</button></div>
+          </section>
+          <section id="user-sessions" aria-labelledby="user-sessions-title" hidden>
+            <h3 id="user-sessions-title">Sessions</h3>
+            <h4 id="user-browsers-title">Signed-in browsers</h4>
+            <ul id="user-browsers-list" class="sessions" aria-labelledby="user-browsers-title"></ul>
+            <h4 id="user-grants-title">Apps</h4>
+            <ul id="user-grants-list" class="sessions" aria-labelledby="user-grants-title"></ul>
+            <p class="error" id="user-sessions-error" role="alert"></p>
+            <div class="actions"><button type="button" id="user-sessions-end-all" class="danger">End all sessions</button></div>
           </section>
         </form>
       </div>
@@ -71,6 +81,23 @@ export function adminPage(box: string, baseUrl: string): string {
           <div class="actions"><button type="submit">Save</button><button type="button" id="group-delete" class="danger" disabled>Delete</button></div>
         </form>
       </div>
+    </section>
+
+    <section role="tabpanel" id="panel-sessions" aria-labelledby="tab-sessions" hidden>
+      <div class="toolbar">
+        <label for="sessions-filter">Filter</label>
+        <input type="search" id="sessions-filter" autocomplete="off" placeholder="part of an email">
+        <label for="sessions-client">Client</label>
+        <input type="search" id="sessions-client" autocomplete="off" placeholder="any client" list="sessions-clients">
+        <datalist id="sessions-clients"></datalist>
+      </div>
+      <p class="hint" id="sessions-count" aria-live="polite"></p>
+      <p class="error" id="sessions-error" role="alert"></p>
+      <table id="sessions-table" class="sessions">
+        <caption>People's live grants to apps, newest first</caption>
+        <thead><tr><th scope="col">Who</th><th scope="col">Client</th><th scope="col">Since</th><th scope="col">Last used</th><th scope="col">Factors</th><th scope="col">From</th><th scope="col"><span class="visually-hidden">End</span></th></tr></thead>
+        <tbody id="sessions-rows"></tbody>
+      </table>
     </section>
   </div>
 </main>

@@ -4,7 +4,8 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { addDummyPasskey } from '../support/factors.js';
-import { Box, eventually } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 
 describe('admin UI (Chromium)', function () {
@@ -220,5 +221,107 @@ describe('admin UI (Chromium)', function () {
     } finally {
       await other.close();
     }
+  });
+
+  describe("people's sessions", function () {
+    const REDIRECT = 'https://app.example/cb';
+    const authorize = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'app', redirect_uri: REDIRECT })}`;
+
+    before(async function () {
+      await box.addClient(
+        'app',
+        {
+          grant_types: ['authorization_code'],
+          first_party: true,
+          auth: { authorization_code: { redirect_uri: REDIRECT, refresh_token: true } },
+        },
+        { secret: 'app-secret-123', policy: false },
+      );
+    });
+
+    /** A person's browser signed in, and the refresh token of a grant to `app` it obtained. */
+    async function signedIn(email: string): Promise<{ browser: FormAgent; refreshToken: string }> {
+      await box.json('POST', '/users', { email, password: 'session-password' }, root);
+      const agent = new FormAgent(box);
+      expect((await agent.signIn(email, 'session-password')).status).to.equal(303);
+      const code = new URL((await agent.get(authorize)).headers.get('location')!).searchParams.get('code')!;
+      const granted = await box.form(
+        '/auth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+        { Authorization: basic('app', 'app-secret-123') },
+      );
+      expect(granted.status, granted.text).to.equal(200);
+      return { browser: agent, refreshToken: granted.body.refresh_token };
+    }
+    const refreshes = async (refreshToken: string): Promise<boolean> =>
+      (
+        await box.form(
+          '/auth/token',
+          { grant_type: 'refresh_token', refresh_token: refreshToken },
+          { Authorization: basic('app', 'app-secret-123') },
+        )
+      ).status === 200;
+
+    it("an admin sees a person's sessions and ends them: the person's browser is signed out and their refresh token refused", async function () {
+      const sam = await signedIn('sam@example.com');
+      await page.reload();
+      await page.getByRole('tab', { name: 'Users' }).waitFor();
+      await page.getByRole('list', { name: 'Users' }).getByRole('button', { name: 'sam@example.com' }).click();
+      const browsers = page.getByRole('list', { name: 'Signed-in browsers' });
+      const apps = page.getByRole('list', { name: 'Apps' });
+      await browsers.getByText(/^Since .* · password/).waitFor();
+      await apps.getByText(/^app · since .* · password$/).waitFor();
+      expect(await page.getByText('Verified: by its link, or vouched for by an administrator.').isVisible()).to.equal(true);
+
+      await browsers.getByRole('button', { name: /^End the browser session since / }).click();
+      await page.getByText('Signed out a browser of sam@example.com.').waitFor();
+      await browsers.getByText('None.').waitFor();
+      await apps.getByText('None.').waitFor(); // the grant came through that browser: it ended too
+      expect((await sam.browser.get(authorize)).status, 'the browser is shown the sign-in page again').to.equal(200);
+      expect(await refreshes(sam.refreshToken)).to.equal(false);
+
+      // End all sessions, after a confirmation.
+      const again = await signedIn('sam2@example.com');
+      await page.reload();
+      await page.getByRole('tab', { name: 'Users' }).waitFor();
+      await page.getByRole('list', { name: 'Users' }).getByRole('button', { name: 'sam2@example.com' }).click();
+      await apps.getByText(/^app · since/).waitFor();
+      page.once('dialog', (dialog) => {
+        expect(dialog.message()).to.include('End every session of sam2@example.com?');
+        void dialog.accept();
+      });
+      await page.getByRole('button', { name: 'End all sessions' }).click();
+      await page.getByText('Ended every session of sam2@example.com.').waitFor();
+      expect(await refreshes(again.refreshToken)).to.equal(false);
+      expect((await again.browser.get(authorize)).status).to.equal(200);
+    });
+
+    it('the Sessions tab lists the live grants, the filter narrows them, and End ends one', async function () {
+      const ann = await signedIn('ann.sessions@example.com');
+      await signedIn('bob.sessions@example.com');
+      await page.getByRole('tab', { name: 'Sessions' }).click();
+      const table = page.getByRole('table', { name: /live grants/ });
+      await table.getByRole('cell', { name: 'bob.sessions@example.com', exact: true }).waitFor();
+      const filter = page.locator('#panel-sessions').getByRole('searchbox', { name: 'Filter' });
+      await filter.fill('ANN.');
+      await eventually('the list narrowed', async () => (await table.getByRole('row').count()) === 2); // the header and ann's grant
+      expect(await table.getByRole('cell', { name: 'ann.sessions@example.com', exact: true }).isVisible()).to.equal(true);
+      expect(await table.getByRole('cell', { name: 'bob.sessions@example.com', exact: true }).count()).to.equal(0);
+      await page.getByText('1 live grant.').waitFor();
+      await page.locator('#panel-sessions').getByRole('combobox', { name: 'Client' }).fill('boxauth-admin');
+      await table.getByText('Nothing matches the filter.').waitFor();
+      await page.locator('#panel-sessions').getByRole('combobox', { name: 'Client' }).fill('');
+      await filter.fill('.sessions@');
+      await table.getByRole('cell', { name: 'bob.sessions@example.com', exact: true }).waitFor();
+      await screenshot(page, 'admin-sessions');
+
+      await filter.fill('ann.');
+      await page.getByText('1 live grant.').waitFor();
+      await table.getByRole('button', { name: 'End the grant of ann.sessions@example.com to app' }).click();
+      await page.getByText('Ended a grant of ann.sessions@example.com to app.').waitFor();
+      await table.getByText('Nothing matches the filter.').waitFor();
+      expect(await refreshes(ann.refreshToken)).to.equal(false);
+      expect((await ann.browser.get(authorize)).status, 'a grant ended, the browser stays signed in').to.equal(302);
+    });
   });
 });

@@ -579,4 +579,108 @@ describe('boxauth CLI', function () {
     expect(unknown.code).to.equal(1);
     expect(unknown.stderr).to.include('no user with email nobody@example.com');
   });
+
+  it('user sessions / end-sessions (all, --sid, --grant), sessions --filter --client, user vouch / unvouch', async function () {
+    const redirect = 'https://app.example/cb';
+    await box.addClient(
+      'cli-app',
+      {
+        grant_types: ['authorization_code'],
+        first_party: true,
+        auth: { authorization_code: { redirect_uri: redirect, refresh_token: true } },
+      },
+      { secret: 'cli-app-secret-123', policy: false },
+    );
+    for (const who of ['sessions-a@example.com', 'sessions-b@example.com'])
+      expect((await cli(['user', 'new', `${who}:sessions-password`])).code).to.equal(0);
+    const authorize = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'cli-app', redirect_uri: redirect })}`;
+    /** A signed-in browser of `email` and the refresh token of a grant it obtained. */
+    const signedIn = async (email: string): Promise<{ browser: FormAgent; refreshToken: string }> => {
+      const browser = new FormAgent(box);
+      expect((await browser.signIn(email, 'sessions-password')).status).to.equal(303);
+      const code = new URL((await browser.get(authorize)).headers.get('location')!).searchParams.get('code')!;
+      const granted = await box.form(
+        '/auth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: redirect },
+        { Authorization: basic('cli-app', 'cli-app-secret-123') },
+      );
+      return { browser, refreshToken: granted.body.refresh_token };
+    };
+    const refreshes = async (refreshToken: string): Promise<boolean> =>
+      (
+        await box.form(
+          '/auth/token',
+          { grant_type: 'refresh_token', refresh_token: refreshToken },
+          { Authorization: basic('cli-app', 'cli-app-secret-123') },
+        )
+      ).status === 200;
+    const signedInStill = async (browser: FormAgent): Promise<boolean> => (await browser.get(authorize)).status === 302;
+
+    const a1 = await signedIn('sessions-a@example.com');
+    const a2 = await signedIn('sessions-a@example.com');
+    const b = await signedIn('sessions-b@example.com');
+
+    const table = await cli(['user', 'sessions', 'sessions-a@example.com', '-o', 'table']);
+    expect(table.code, table.stderr).to.equal(0);
+    expect(table.stdout).to.match(/^Signed-in browsers of sessions-a@example\.com \(id \d+\):\nSID +SINCE +FACTORS +FROM +BROWSER\n/);
+    expect(table.stdout).to.match(/\nGRANT +CLIENT +SINCE +LAST_USED +FACTORS +FROM\n/);
+    expect(table.stdout).to.match(/ cli-app +\d{4}-.* pwd /);
+    const listed = JSON.parse((await cli(['user', 'sessions', 'sessions-a@example.com'])).stdout);
+    expect(listed.browsers).to.have.length(2);
+    expect(listed.grants).to.have.length(2);
+
+    const all = await cli(['sessions', '--filter', 'SESSIONS-', '--client', 'cli-app', '-o', 'table']);
+    expect(all.code, all.stderr).to.equal(0);
+    expect(all.stdout.split('\n')[0]).to.match(/^EMAIL +GRANT +CLIENT +SINCE +LAST_USED +FACTORS +FROM$/);
+    expect(all.stdout.split('\n').filter((l) => l.includes('cli-app'))).to.have.length(3);
+    expect(JSON.parse((await cli(['sessions', '--filter', 'sessions-b'])).stdout).map((g: any) => g.email)).to.deep.equal([
+      'sessions-b@example.com',
+    ]);
+    expect(JSON.parse((await cli(['sessions', '--client', 'no-such-client'])).stdout)).to.deep.equal([]);
+    const browsers = JSON.parse((await cli(['sessions', '--browsers', '--filter', 'sessions-a'])).stdout);
+    expect(browsers).to.have.length(2);
+    expect((await cli(['sessions', '--browsers', '--client', 'cli-app'])).code).to.equal(2);
+
+    // One browser: that one is signed out and its grant refused; the other stays.
+    const sid = listed.browsers.find((x: any) => x.sid === listed.grants.find((g: any) => g.sid)!.sid)!.sid;
+    const oneBrowser = await cli(['user', 'end-sessions', 'sessions-a@example.com', '--sid', sid]);
+    expect(oneBrowser.code, oneBrowser.stderr).to.equal(0);
+    expect(oneBrowser.stdout).to.include(`Signed sessions-a@example.com out of browser ${sid}`);
+    expect([await signedInStill(a1.browser), await signedInStill(a2.browser)].sort()).to.deep.equal([false, true]);
+    expect([await refreshes(a1.refreshToken), await refreshes(a2.refreshToken)].sort()).to.deep.equal([false, true]);
+    // Someone else's browser through this person: refused, and it stays signed in.
+    const theirs = JSON.parse((await cli(['user', 'sessions', 'sessions-b@example.com'])).stdout);
+    const crossed = await cli(['user', 'end-sessions', 'sessions-a@example.com', '--sid', theirs.browsers[0].sid]);
+    expect(crossed.code).to.equal(1);
+    expect(crossed.stderr.trim().split('\n')).to.have.length(1);
+    expect(await signedInStill(b.browser)).to.equal(true);
+    // One grant, then everything.
+    const grantEnded = await cli(['user', 'end-sessions', 'sessions-b@example.com', '--grant', theirs.grants[0].id]);
+    expect(grantEnded.code, grantEnded.stderr).to.equal(0);
+    expect(await refreshes(b.refreshToken)).to.equal(false);
+    expect(await signedInStill(b.browser)).to.equal(true);
+    const everything = await cli(['user', 'end-sessions', 'sessions-a@example.com']);
+    expect(everything.code, everything.stderr).to.equal(0);
+    expect(everything.stdout).to.include('Ended every session of sessions-a@example.com');
+    expect(JSON.parse((await cli(['user', 'sessions', 'sessions-a@example.com'])).stdout)).to.deep.equal({ browsers: [], grants: [] });
+    expect((await cli(['user', 'end-sessions', 'sessions-a@example.com', '--sid', 'x', '--grant', 'y'])).code).to.equal(2);
+
+    const unvouched = await cli(['user', 'unvouch', 'sessions-a@example.com']);
+    expect(unvouched.code, unvouched.stderr).to.equal(0);
+    expect(unvouched.stdout).to.include('The box no longer vouches for sessions-a@example.com');
+    expect(JSON.parse((await cli(['user', 'get', 'sessions-a@example.com'])).stdout)).to.include({
+      email_verified: false,
+      must_verify_email: false,
+    });
+    expect((await cli(['user', 'vouch', 'sessions-a@example.com'])).stdout).to.include('The box now vouches for sessions-a@example.com');
+    expect(JSON.parse((await cli(['user', 'get', 'sessions-a@example.com'])).stdout).email_verified).to.equal(true);
+    await eventually('the vouching audited', async () => box.logs.some((l) => l.includes('"action":"email-unvouched"')));
+
+    const help = (await cli(['user', 'help'])).stdout;
+    for (const sub of ['user sessions <id|email>', 'user end-sessions <id|email>', '--sid <sid>', 'user vouch', 'user unvouch'])
+      expect(help).to.include(sub);
+    const sessionsHelp = await cli(['sessions', '--help']);
+    expect(sessionsHelp.stdout).to.match(/^Usage: boxauth sessions/);
+    expect(sessionsHelp.stdout).to.include('--output table|json|yaml');
+  });
 });

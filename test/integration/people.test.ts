@@ -29,7 +29,7 @@ describe('users and groups', function () {
     it('POST → 201 {id, email, email_verified, password (argon2id hash), data, status}', async function () {
       const res = await post('/users', { email: 'ann@example.com', password: 'ann-password', data: '{"team":"blue"}' });
       expect(res.status).to.equal(201);
-      expect(res.body).to.have.keys('id', 'email', 'email_verified', 'password', 'data', 'status');
+      expect(res.body).to.have.keys('id', 'email', 'email_verified', 'must_verify_email', 'password', 'data', 'status');
       expect(res.body.id).to.be.a('number');
       expect(res.body).to.include({ email: 'ann@example.com', data: '{"team":"blue"}', status: null });
       expect(res.body.password).to.match(/^\$argon2id\$/);
@@ -41,7 +41,7 @@ describe('users and groups', function () {
       expect(res.status).to.equal(200);
       expect(res.body).to.be.an('array');
       for (const user of res.body) {
-        expect(user).to.have.keys('id', 'email', 'email_verified', 'data', 'status', 'group-ids', 'groups');
+        expect(user).to.have.keys('id', 'email', 'email_verified', 'must_verify_email', 'data', 'status', 'group-ids', 'groups');
       }
       expect(res.headers.get('x-total-count')).to.equal(String(res.body.length));
     });
@@ -103,7 +103,7 @@ describe('users and groups', function () {
         expect((await get('/users?email=vouched@example.com')).body[0].email_verified).to.equal(true);
       });
 
-      it('changes only when a request names it: an unrelated edit, the same email or a new one keep it', async function () {
+      it('never turns true unasked: an unrelated edit, the same email or a new one leave an unverified address so', async function () {
         const group = (await post('/groups', { name: 'verifiers' })).body;
         const { body: user } = await post('/users', { email: 'vera@example.com', password: 'vera-password', email_verified: false });
         const edits = [
@@ -119,7 +119,10 @@ describe('users and groups', function () {
         }
         expect((await get(`/users/${user.id}`)).body.email_verified).to.equal(false);
         expect((await put(`/users/${user.id}`, { email_verified: true })).body.email_verified).to.equal(true);
-        expect((await put(`/users/${user.id}`, { email: 'vera.other@example.com', 'group-ids': [] })).body.email_verified).to.equal(true);
+        // The same address in another case is not a new one; a new one is unverified until its link or a vouching.
+        expect((await put(`/users/${user.id}`, { email: 'VERA.new@example.com', 'group-ids': [] })).body.email_verified).to.equal(true);
+        expect((await put(`/users/${user.id}`, { email: 'vera.other@example.com', 'group-ids': [] })).body.email_verified).to.equal(false);
+        expect((await put(`/users/${user.id}`, { email: 'vera.third@example.com', email_verified: true })).body.email_verified).to.equal(true);
         expect((await put(`/users/${user.id}`, { email_verified: false })).body.email_verified).to.equal(false);
         expect((await get(`/users/${user.id}`)).body.email_verified).to.equal(false);
       });

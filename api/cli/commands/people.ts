@@ -2,6 +2,7 @@
 import type { BoxApi } from '../api.js';
 import { allPages, asking, parse, usage, withBox, type Command, type Io } from '../command.js';
 import { findGroup, findUser, groupIds, type GroupRecord, type UserRecord } from '../lookup.js';
+import { endSessions, showSessions, vouch } from './people-sessions.js';
 import { outputHelp, OUTPUT_OPTION, outputFormat, printed, printList, printRecord, type Column } from '../output.js';
 
 const USER_HELP = `Usage: boxauth user <subcommand>
@@ -27,12 +28,21 @@ Subcommands:
   user reset-factors <id|email>      removes every second factor and recovery code of the user (a lost
                                      phone, a stolen passkey): they enrol a new one at their next
                                      sign-in, and their signed-in browsers, codes and tokens end
+  user sessions <id|email>           the user's signed-in browsers and grants to apps: since when,
+                                     from where, which factors, which client
+  user end-sessions <id|email>       signs the user out everywhere: browsers, codes and tokens end;
+                                     --sid <sid>: one signed-in browser and what was issued through
+                                     it; --grant <id>: one grant to an app (access and refresh token)
+  user vouch <id|email>              the box vouches for the user's address (email_verified true,
+                                     audited as the administrator's word; no link is needed)
+  user unvouch <id|email>            the box no longer vouches for it (email_verified false)
 
 Options:
   --group <name|id>                  for new: a group to join (repeatable)
   --data '<json>'                    for new: the user's data (profile claims), as JSON text
   --password-stdin                   for set-password: the password is stdin (one trailing newline dropped)
   --show-password-hash               for get: print the argon2id hash too
+  --sid <sid>, --grant <id>          for end-sessions: end only this browser, or only this grant
 ${outputHelp(37, 'list and get')}
 `;
 
@@ -130,6 +140,8 @@ export const userCommand: Command = {
       group: { type: 'string', multiple: true },
       'password-stdin': { type: 'boolean' },
       'show-password-hash': { type: 'boolean' },
+      sid: { type: 'string' },
+      grant: { type: 'string' },
       ...OUTPUT_OPTION,
       help: { type: 'boolean', short: 'h' },
     });
@@ -210,6 +222,19 @@ export const userCommand: Command = {
               'their signed-in browsers, codes and tokens were ended, and they enrol a new factor at their next sign-in.\n',
           );
         });
+      case 'sessions':
+        if (rest.length !== 1) throw usage('usage: boxauth user sessions <id|email>');
+        return showSessions(io, format, rest[0]!);
+      case 'end-sessions':
+        if (rest.length !== 1) throw usage('usage: boxauth user end-sessions <id|email> [--sid <sid> | --grant <id>]');
+        return endSessions(io, rest[0]!, {
+          ...(values.sid !== undefined ? { sid: values.sid } : {}),
+          ...(values.grant !== undefined ? { grant: values.grant } : {}),
+        });
+      case 'vouch':
+      case 'unvouch':
+        if (rest.length !== 1) throw usage(`usage: boxauth user ${sub} <id|email>`);
+        return vouch(io, rest[0]!, sub === 'vouch');
       case 'delete':
         if (rest.length !== 1) throw usage('usage: boxauth user delete <id|email>');
         return withBox(io, async (api) => {

@@ -6,9 +6,9 @@
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
-import { changeAccount } from '../../people/accounts.js';
+import { changeAccount, endGrant, endSignIn } from '../../people/accounts.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
-import { changeOwnPassword, endOwnGrant, endOwnSignIn, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
+import { changeOwnPassword, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { ConstraintViolation } from '../../store/constraints.js';
@@ -153,7 +153,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const sid = text((req.body as Body).sid);
-    if (!UUID.test(sid) || !(await endOwnSignIn(svc, person.user.id, sid)))
+    if (!UUID.test(sid) || !(await endSignIn(svc, person.user.id, sid, { how: 'sign-out', by: { user: String(person.user.id) } })))
       return page(req, res, person, 404, { error: 'No such sign-in of yours: it ended already.' });
     if (sid === person.browser.sid) {
       await endBrowserSession(svc, req, res);
@@ -166,7 +166,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const family = text((req.body as Body).grant);
-    if (!UUID.test(family) || !(await endOwnGrant(svc, person.user.id, family)))
+    if (!UUID.test(family) || !(await endGrant(svc, person.user.id, family, { how: 'revoke', by: { user: String(person.user.id) } })))
       return page(req, res, person, 404, { error: 'No such grant of yours: it ended already.' });
     res.redirect(303, `${ACCOUNT_PATH}?changed=grant`);
   });

@@ -10,10 +10,10 @@ import type { Pool } from '../../db/pool.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { createGroup, deleteGroup, getGroup, listGroups, unknownGroupIds, updateGroup, type GroupRow } from '../../store/groups.js';
 import { parseSearch } from '../../store/search.js';
-import { changeAccount, removeAccount, resetFactors, type AccountServices } from '../../people/accounts.js';
+import { changeAccount, createAccount, removeAccount, resetFactors, type AccountServices } from '../../people/accounts.js';
 import { factorState, listFactors, type FactorSummary } from '../../store/factors.js';
 import type { Queryable } from '../../db/pool.js';
-import { createUser, getUser, listUsers, type UserRow } from '../../store/users.js';
+import { getUser, listUsers, type UserRow } from '../../store/users.js';
 import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -31,6 +31,7 @@ export function userJson(u: UserRow, withPassword: boolean): Record<string, unkn
     id: u.id,
     email: u.email,
     email_verified: u.emailVerified,
+    must_verify_email: u.mustVerifyEmail,
     ...(withPassword ? { password: u.passwordHash } : {}),
     data: u.data,
     status: u.status,
@@ -71,7 +72,7 @@ async function factorsJson(db: Queryable, userId: number): Promise<Record<string
   };
 }
 
-function idParam(req: Request, what: string): number {
+export function idParam(req: Request, what: string): number {
   const raw = req.params.id as string;
   const id = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id) || id < 1) throw notFound(`${what} ${JSON.stringify(raw)}`);
@@ -138,23 +139,28 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     const input = userInput(req.body, true);
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () =>
-      createUser(svc.pool, {
-        email: input.email!,
-        passwordHash: await hashSecret(input.password!),
-        data: input.data ?? null,
-        groupIds: input.groupIds ?? [],
-        // An address an administrator enters is one the box vouches for, unless the request says otherwise.
-        emailVerified: input.emailVerified ?? true,
-      }),
+      createAccount(
+        svc,
+        {
+          email: input.email!,
+          passwordHash: await hashSecret(input.password!),
+          data: input.data ?? null,
+          groupIds: input.groupIds ?? [],
+          // An address an administrator enters is one the box vouches for, unless the request says otherwise.
+          emailVerified: input.emailVerified ?? true,
+        },
+        actorOf(req.principal!),
+      ),
     );
-    const { id, email, email_verified, password, data, status } = userJson(user, true);
+    const { id, email, email_verified, must_verify_email, password, data, status } = userJson(user, true);
     res.location(`/users/${user.id}`);
     recorded(req, 'User', user.id, 'created');
-    send(req, res, 201, { id, email, email_verified, password, data, status });
+    send(req, res, 201, { id, email, email_verified, must_verify_email, password, data, status });
   });
 
   // PUT changes the fields it carries; a new password ends what the old one obtained (api/people/accounts.ts).
-  // email_verified is one of them: a new or unchanged email leaves it as it was.
+  // email_verified is one of them: true is the administrator vouching for the address; a new
+  // address without it is unverified (and gets a link, with mail configured).
   router.put('/users/:id', ...resourceBody, guard, async (req, res) => {
     const id = idParam(req, 'user');
     const input = userInput(req.body, false, id);

@@ -12,6 +12,7 @@ interface User {
   id: number;
   email: string;
   email_verified?: boolean;
+  must_verify_email?: boolean;
   data?: string | null;
   'group-ids'?: number[];
 }
@@ -29,6 +30,25 @@ interface Factors {
   recovery_codes_left: number;
   must_enrol: boolean;
   group_requires: boolean;
+}
+
+/** A signed-in browser and a grant to an app, as /users/<id>/sessions and /grants show them. */
+interface SignIn {
+  sid: string;
+  since: string;
+  amr: string[];
+  address: string | null;
+  user_agent: string | null;
+}
+interface Grant {
+  id: string;
+  user?: number;
+  email?: string;
+  client: string;
+  since: string;
+  last_used: string;
+  amr: string[];
+  address: string | null;
 }
 
 /** An error body of the box: error_description, and for a 422 the fields' errors. */
@@ -275,7 +295,16 @@ function selectUser(user: User | null): void {
   showErrors('user', {}, USER_FIELDS);
   renderUsers();
   $('user-factors').hidden = true;
-  if (user) void loadFactors(user);
+  $('user-sessions').hidden = true;
+  $('user-verification-state').textContent = user ? verificationState(user) : '';
+  if (user) void Promise.all([loadFactors(user), loadSessions(user)]);
+}
+
+/** What the box says of the address, beside the checkbox that vouches for it. */
+function verificationState(user: User): string {
+  if (user.email_verified) return 'Verified: by its link, or vouched for by an administrator.';
+  if (user.must_verify_email) return 'Not verified yet: they cannot sign in until they follow the link mailed to them.';
+  return 'Not verified: apps are told the address is unproven.';
 }
 
 const KIND_NAMES: Record<Factors['factors'][number]['kind'], string> = { passkey: 'Passkey', totp: 'Authenticator app' };
@@ -320,6 +349,160 @@ async function resetFactors(): Promise<void> {
   } catch (err) {
     showErrors('user', { form: [errorText(err)] }, USER_FIELDS);
   }
+}
+
+// ---------------------------------------------------------------- sessions
+
+const FACTOR_NAMES: Record<string, string> = {
+  pwd: 'password',
+  otp: 'one-time code',
+  hwk: 'passkey',
+  swk: 'passkey',
+  user: 'user presence',
+};
+
+/** What a sign-in proved, in words (RFC 8176 amr values; mfa says only that there were two). */
+const factorsText = (amr: string[]): string =>
+  [...new Set(amr.filter((a) => a !== 'mfa').map((a) => FACTOR_NAMES[a] ?? a))].join(' + ') || 'unknown';
+const when = (iso: string): string => new Date(iso).toLocaleString();
+
+function endButton(label: string, end: () => Promise<void>): HTMLButtonElement {
+  const b = Object.assign(document.createElement('button'), { type: 'button', className: 'danger', textContent: 'End' });
+  b.setAttribute('aria-label', label);
+  b.addEventListener('click', () => void end());
+  return b;
+}
+
+function sessionItem(text: string, label: string, end: () => Promise<void>): HTMLLIElement {
+  const item = document.createElement('li');
+  item.append(Object.assign(document.createElement('span'), { textContent: text }), endButton(label, end));
+  return item;
+}
+
+const emptyItem = (): HTMLLIElement => Object.assign(document.createElement('li'), { className: 'empty', textContent: 'None.' });
+
+/** The selected person's signed-in browsers and grants, under their form, each with an End button. */
+async function loadSessions(user: User): Promise<void> {
+  let found: { browsers: SignIn[]; grants: Grant[] };
+  try {
+    found = await api<{ browsers: SignIn[]; grants: Grant[] }>('GET', `/users/${user.id}/sessions`);
+  } catch {
+    return; // a token that may not read sessions: the section stays hidden
+  }
+  if (state.selectedUser?.id !== user.id) return;
+  const from = (address: string | null): string => (address ? ` from ${address}` : '');
+  $('user-browsers-list').replaceChildren(
+    ...found.browsers.map((b) =>
+      sessionItem(
+        `Since ${when(b.since)}${from(b.address)} · ${factorsText(b.amr)}${b.user_agent ? ` · ${b.user_agent}` : ''}`,
+        `End the browser session since ${when(b.since)}${from(b.address)}`,
+        () => endSession(user, `/users/${user.id}/sessions/${b.sid}`, 'Signed out a browser of'),
+      ),
+    ),
+  );
+  if (!found.browsers.length) $('user-browsers-list').append(emptyItem());
+  $('user-grants-list').replaceChildren(
+    ...found.grants.map((g) =>
+      sessionItem(
+        `${g.client} · since ${when(g.since)}, last used ${when(g.last_used)}${from(g.address)} · ${factorsText(g.amr)}`,
+        `End the grant to ${g.client} since ${when(g.since)}`,
+        () => endSession(user, `/users/${user.id}/grants/${g.id}`, 'Ended a grant of'),
+      ),
+    ),
+  );
+  if (!found.grants.length) $('user-grants-list').append(emptyItem());
+  $('user-sessions-error').textContent = '';
+  $('user-sessions').hidden = false;
+}
+
+async function endSession(user: User, path: string, done: string): Promise<void> {
+  try {
+    await api('DELETE', path);
+    say(`${done} ${user.email}.`);
+  } catch (err) {
+    $('user-sessions-error').textContent = errorText(err);
+  }
+  await loadSessions(user);
+}
+
+async function endAllSessions(): Promise<void> {
+  const user = state.selectedUser;
+  if (!user) return;
+  if (!confirm(`End every session of ${user.email}? They are signed out of every browser and every app's tokens stop working.`)) return;
+  await endSession(user, `/users/${user.id}/sessions`, 'Ended every session of');
+}
+
+/** The Sessions tab: the box's live grants, filtered by part of an email and by client. */
+async function loadBoxSessions(): Promise<void> {
+  const query = new URLSearchParams({ _count: '200' });
+  const q = field('sessions-filter').value.trim();
+  const client = field('sessions-client').value.trim();
+  if (q) query.set('q', q);
+  if (client) query.set('client', client);
+  let grants: Grant[];
+  try {
+    grants = await api<Grant[]>('GET', `/grants?${query}`);
+  } catch (err) {
+    $('sessions-error').textContent = errorText(err);
+    return;
+  }
+  // An answer to an older filter than the one now typed is dropped.
+  if (q !== field('sessions-filter').value.trim() || client !== field('sessions-client').value.trim()) return;
+  $('sessions-error').textContent = '';
+  const cell = (text: string): HTMLTableCellElement => Object.assign(document.createElement('td'), { textContent: text });
+  const rows = grants.map((g) => {
+    const row = document.createElement('tr');
+    const end = document.createElement('td');
+    end.append(
+      endButton(`End the grant of ${g.email ?? ''} to ${g.client}`, async () => {
+        try {
+          await api('DELETE', `/users/${g.user}/grants/${g.id}`);
+          say(`Ended a grant of ${g.email ?? ''} to ${g.client}.`);
+        } catch (err) {
+          $('sessions-error').textContent = errorText(err);
+        }
+        await loadBoxSessions();
+      }),
+    );
+    row.append(
+      cell(g.email ?? ''),
+      cell(g.client),
+      cell(when(g.since)),
+      cell(when(g.last_used)),
+      cell(factorsText(g.amr)),
+      cell(g.address ?? ''),
+      end,
+    );
+    return row;
+  });
+  if (!rows.length) {
+    const row = document.createElement('tr');
+    row.append(Object.assign(cell(q || client ? 'Nothing matches the filter.' : 'No live grants.'), { colSpan: 7, className: 'empty' }));
+    rows.push(row);
+  }
+  $('sessions-rows').replaceChildren(...rows);
+  $('sessions-count').textContent =
+    grants.length === 200
+      ? 'The newest 200 grants: narrow the filter to see others.'
+      : `${grants.length} live grant${grants.length === 1 ? '' : 's'}.`;
+}
+
+/** Clients to pick from in the Sessions tab's filter, when the token may list them. */
+async function loadClientChoices(): Promise<void> {
+  try {
+    const found = await api<{ entry: { resource: { id: string } }[] }>('GET', '/Client?_count=1000');
+    $('sessions-clients').replaceChildren(
+      ...found.entry.map((e) => Object.assign(document.createElement('option'), { value: e.resource.id })),
+    );
+  } catch {
+    // typed by hand then
+  }
+}
+
+let filterTimer: ReturnType<typeof setTimeout> | undefined;
+function filterSessions(): void {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => void loadBoxSessions(), 200);
 }
 
 async function loadUsers(): Promise<void> {
@@ -431,8 +614,11 @@ async function deleteGroup(): Promise<void> {
 
 // ---------------------------------------------------------------- tabs
 
+const TABS = ['users', 'groups', 'sessions'];
+
 function showTab(name: string): void {
-  for (const tab of ['users', 'groups']) {
+  if (name === 'sessions') void loadBoxSessions();
+  for (const tab of TABS) {
     const active = tab === name;
     $(`tab-${tab}`).setAttribute('aria-selected', String(active));
     $(`tab-${tab}`).tabIndex = active ? 0 : -1;
@@ -441,7 +627,7 @@ function showTab(name: string): void {
 }
 
 function wireTabs(): void {
-  const tabs = ['users', 'groups'];
+  const tabs = TABS;
   for (const [i, name] of tabs.entries()) {
     const tab = $(`tab-${name}`);
     tab.addEventListener('click', () => showTab(name));
@@ -491,6 +677,10 @@ async function start(): Promise<void> {
   wireTabs();
   $('users-filter').addEventListener('input', renderUsers);
   $('groups-filter').addEventListener('input', renderGroups);
+  $('sessions-filter').addEventListener('input', filterSessions);
+  $('sessions-client').addEventListener('input', filterSessions);
+  $('user-sessions-end-all').addEventListener('click', () => void endAllSessions());
+  void loadClientChoices();
   $('users-new').addEventListener('click', () => {
     selectUser(null);
     $('user-email').focus();
