@@ -25,7 +25,7 @@ import {
   setMustEnrol,
   type FactorSummary,
 } from '../store/factors.js';
-import { createUser, deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
+import { createUserIn, deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -95,9 +95,16 @@ export async function changeAccount(
   return done.user;
 }
 
-/** Creates a person; an address the administrator enters is vouched for unless they say otherwise, and the audit says so. */
-export async function createAccount(svc: Pick<Needs, 'pool' | 'audit'>, fields: UserFields, by: Actor): Promise<UserRow> {
-  const user = await createUser(svc.pool, fields);
+/**
+ * Creates a person; an address the administrator enters is vouched for unless they say otherwise,
+ * and the audit says so. One they do not vouch for is mailed a link, where the box mails.
+ */
+export async function createAccount(svc: Pick<Needs, 'config' | 'pool' | 'audit'>, fields: UserFields, by: Actor): Promise<UserRow> {
+  const user = await withTransaction(svc.pool, async (tx) => {
+    const made = await createUserIn(tx, fields);
+    if (!made.emailVerified && svc.config.smtp) await enqueueMail(tx, { kind: 'verify-email', address: made.email, userId: made.id });
+    return made;
+  });
   if (user.emailVerified) svc.audit.record({ event: 'account', action: 'email-vouched', user: String(user.id), email: user.email, by });
   return user;
 }
