@@ -14,17 +14,25 @@ import type { Message } from './transport.js';
 export const RESET_LINK_MINUTES = 30;
 export const VERIFY_LINK_HOURS = 24;
 
+/** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
+export interface Composed extends Message {
+  linkHash?: Buffer;
+}
+
 /** The mail `mail` stands for, its link (if any) stored; undefined: there is no one to send it to. */
-export async function compose(db: Queryable, mail: ClaimedMail, templates: Templates, baseUrl: string): Promise<Message | undefined> {
+export async function compose(db: Queryable, mail: ClaimedMail, templates: Templates, baseUrl: string): Promise<Composed | undefined> {
   const box = new URL(baseUrl).host;
-  const to = (user: UserRow, values: Record<string, string>): Message => ({
+  let linkHash: Buffer | undefined;
+  const to = (user: UserRow, values: Record<string, string>): Composed => ({
     to: user.email,
     ...render(templates.pick(mail.kind, mail.language), { box, email: user.email, ...values }),
+    ...(linkHash ? { linkHash } : {}),
   });
   const link = async (user: UserRow, purpose: LinkPurpose, lifetimeMs: number, page: string): Promise<string> => {
     const token = newOpaqueToken();
+    linkHash = tokenHash(token);
     await insertLink(db, {
-      tokenHash: tokenHash(token),
+      tokenHash: linkHash,
       purpose,
       userId: user.id,
       email: user.email,

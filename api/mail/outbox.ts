@@ -14,7 +14,8 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { claimMail, countMail, MAIL_CHANNEL, retryMail, sentMail, type ClaimedMail } from '../store/mail-outbox.js';
-import { compose } from './messages.js';
+import { deleteLink } from '../store/account-links.js';
+import { compose, type Composed } from './messages.js';
 import { Templates } from './templates.js';
 import { MailRefused, smtpTransport, withoutSecret, type Transport } from './transport.js';
 
@@ -109,8 +110,9 @@ export class Outbox {
 
   private async deliver(mail: ClaimedMail): Promise<void> {
     const { pool, log, metrics } = this.svc;
+    let message: Composed | undefined;
     try {
-      const message = await compose(pool, mail, this.templates, this.svc.config.baseUrl);
+      message = await compose(pool, mail, this.templates, this.svc.config.baseUrl);
       if (message) await this.transport.send(message);
       await sentMail(pool, mail);
       metrics.mails.inc({ kind: mail.kind, result: message ? 'sent' : 'no-recipient' });
@@ -119,6 +121,8 @@ export class Outbox {
         message ? 'mail sent' : 'mail has no one to go to',
       );
     } catch (err) {
+      // A link no mail carries opens nothing, but need not wait for its expiry; a retry makes another.
+      if (message?.linkHash) await deleteLink(pool, message.linkHash).catch(() => undefined);
       const why = withoutSecret(errorMessage(err), this.smtp);
       if (err instanceof MailRefused || Date.now() - mail.createdAt.getTime() >= GIVE_UP_AFTER_MS) {
         await this.giveUp(mail, why).catch((e: unknown) => log.error({ mail: mail.id, err: errorMessage(e) }, 'giving up a mail failed'));

@@ -149,6 +149,12 @@ describe('mail through a real SMTP server', function () {
     await eventually('the outbox empty', async () => (await outboxSize(pool)) === 0);
     await sleep(1000);
     expect(smtp.mailsTo('eve.retry@example.com')).to.have.length(1);
+    // The links of the failed attempts went with them: the one that works is the one mailed.
+    const links = await pool.query('SELECT token_hash FROM account_links WHERE email = $1', ['eve.retry@example.com']);
+    const mailed = createHash('sha256')
+      .update(linkIn(smtp.mailsTo('eve.retry@example.com')[0]!, '/auth/reset/confirm'))
+      .digest();
+    expect(links.rows.map((r) => r.token_hash.toString('hex'))).to.deep.equal([mailed.toString('hex')]);
   });
 
   it('a server refusing with 451: tried again, and sent once it takes mail', async function () {
@@ -278,6 +284,105 @@ describe('an SMTP server that cannot be reached', function () {
     } finally {
       await box.stop();
       await pool.end();
+    }
+  });
+});
+
+describe('a mail server that offers no STARTTLS', function () {
+  this.timeout(60_000);
+  // An address of this machine that is not loopback: what the box must not send to in the clear.
+  const outside = Object.values(os.networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
+  async function sendThrough(host: string): Promise<{ smtp: TestSmtp; box: Box; pool: Pool }> {
+    const smtp = await TestSmtp.start(ca, { host, plaintext: true });
+    const box = await Box.start({ env: smtp.boxEnv() });
+    const pool = createPool(box.databaseUrl!, 2);
+    await person(pool, 'ivy@example.com', true);
+    await enqueueMail(pool, { kind: 'password-reset', address: 'ivy@example.com' });
+    return { smtp, box, pool };
+  }
+
+  it('gets no mail from an smtp:// URL to a host that is not loopback: the box refuses to send in the clear', async function () {
+    if (!outside) this.skip();
+    const { smtp, box, pool } = await sendThrough(outside);
+    try {
+      const failed = await eventually(
+        'a failed attempt',
+        async () => (await pool.query('SELECT last_error FROM mail_outbox')).rows[0]?.last_error || undefined,
+      );
+      expect(failed).to.match(/STARTTLS/i);
+      expect(smtp.received).to.deep.equal([]);
+      expect(smtp.attempts, 'not even a MAIL FROM').to.equal(0);
+    } finally {
+      await box.stop();
+      await pool.end();
+      await smtp.stop();
+    }
+  });
+
+  it('to a loopback host, sends in the clear (nothing crosses a network)', async function () {
+    const { smtp, box, pool } = await sendThrough('127.0.0.1');
+    try {
+      const mail = await smtp.waitForMail((m) => m.to.includes('ivy@example.com'));
+      expect(mail.secure).to.equal(false);
+    } finally {
+      await box.stop();
+      await pool.end();
+      await smtp.stop();
+    }
+  });
+});
+
+describe('a template that names an unknown placeholder', function () {
+  it('stops the box at start, naming the file and the placeholder', async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-mail-templates-'));
+    fs.writeFileSync(path.join(dir, 'verify-email.fr.txt'), 'Subject: Vérifiez\n\n{{lien}}\n');
+    const started = Box.start({
+      env: { BOXAUTH_SMTP_URL: 'smtp://127.0.0.1:2525', BOXAUTH_SMTP_FROM: 'a@box.test', BOXAUTH_MAIL_TEMPLATES: dir },
+    });
+    const err = await started.then(
+      async (box) => {
+        await box.stop();
+        return undefined;
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).to.include('box exited with 2').and.include('BOXAUTH_MAIL_TEMPLATES: verify-email.fr (text) names {{lien}}');
+  });
+});
+
+describe('a mail that fails for two days', function () {
+  this.timeout(60_000);
+
+  it('is given up: the row goes, with an audit event naming the address, and the metric counts it', async function () {
+    const smtp = await TestSmtp.start(ca);
+    await smtp.setMode({ kind: 'failing' });
+    const box = await Box.start({ env: smtp.boxEnv(), movableClock: true });
+    const pool = createPool(box.databaseUrl!, 2);
+    try {
+      const id = await person(pool, 'jan@example.com');
+      await enqueueMail(pool, { kind: 'verify-email', address: 'jan@example.com', userId: id });
+      await eventually(
+        'a failed attempt',
+        async () => (await pool.query('SELECT last_error FROM mail_outbox')).rows[0]?.last_error || undefined,
+      );
+      expect(await outboxSize(pool), 'one failure is not the end').to.equal(1);
+      box.advanceClock(2 * 24 * 3600 + 60);
+      await eventually('the row gone', async () => (await outboxSize(pool)) === 0, 30_000);
+      const audit = box.logs
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.action === 'mail-given-up');
+      expect(audit).to.have.length(1);
+      expect(audit[0]).to.deep.include({ audit: true, event: 'account', user: String(id), email: 'jan@example.com' });
+      expect(await box.metrics()).to.match(/boxauth_mails_total\{kind="verify-email",result="given-up",box="default"\} 1/);
+      expect(smtp.received).to.deep.equal([]);
+    } finally {
+      await box.stop();
+      await pool.end();
+      await smtp.stop();
     }
   });
 });

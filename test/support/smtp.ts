@@ -2,7 +2,8 @@
 // test CA (test/support/tls.ts), AUTH with a user and password it checks (only once the
 // connection is TLS: smtp-server refuses AUTH in the clear), and every mail parsed (mailparser)
 // and kept. A test switches its mode: `stopped` (its port refuses connections), `slow` (each
-// answer waits), `failing` (451 to every MAIL FROM).
+// answer waits), `failing` (451 to every MAIL FROM). A server started `plaintext` offers no
+// STARTTLS and takes AUTH in the clear: what a box must refuse to send to, but on a loopback host.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { simpleParser, type ParsedMail } from 'mailparser';
@@ -37,10 +38,21 @@ export class TestSmtp {
     readonly password: string,
     readonly ca: TestCa,
     private readonly cert: { certFile: string; keyFile: string },
+    readonly host: string,
+    private readonly plaintext: boolean,
   ) {}
 
-  static async start(ca: TestCa = testCa()): Promise<TestSmtp> {
-    const smtp = new TestSmtp(await freePort(), 'boxauth', `pw-${randomBytes(9).toString('hex')}`, ca, ca.issue('smtp'));
+  static async start(ca: TestCa = testCa(), options: { host?: string; plaintext?: boolean } = {}): Promise<TestSmtp> {
+    const password = `pw-${randomBytes(9).toString('hex')}`;
+    const smtp = new TestSmtp(
+      await freePort(),
+      'boxauth',
+      password,
+      ca,
+      ca.issue('smtp'),
+      options.host ?? '127.0.0.1',
+      options.plaintext ?? false,
+    );
     await smtp.listen();
     return smtp;
   }
@@ -49,7 +61,7 @@ export class TestSmtp {
   boxEnv(extra: { password?: 'url' | 'env' } = {}): Record<string, string> {
     const inUrl = extra.password !== 'env';
     return {
-      BOXAUTH_SMTP_URL: `smtp://${this.user}${inUrl ? `:${encodeURIComponent(this.password)}` : ''}@127.0.0.1:${this.port}`,
+      BOXAUTH_SMTP_URL: `smtp://${this.user}${inUrl ? `:${encodeURIComponent(this.password)}` : ''}@${this.host}:${this.port}`,
       ...(inUrl ? {} : { BOXAUTH_SMTP_PASSWORD: this.password }),
       BOXAUTH_SMTP_FROM: 'boxauth <no-reply@box.test>',
       NODE_EXTRA_CA_CERTS: this.ca.caFile,
@@ -108,6 +120,8 @@ export class TestSmtp {
       authMethods: ['PLAIN', 'LOGIN'],
       logger: false,
       disableReverseLookup: true,
+      ...(this.plaintext ? { disabledCommands: ['STARTTLS'] } : {}),
+      allowInsecureAuth: this.plaintext,
       closeTimeout: 1000,
       onConnect: (_session, callback) => {
         this.connections++;
@@ -143,7 +157,7 @@ export class TestSmtp {
     this.server = server;
     return new Promise((resolve, reject) => {
       server.server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
+      server.listen(this.port, this.host, () => resolve());
     });
   }
 
