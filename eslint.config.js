@@ -30,7 +30,7 @@ const forbid = (folders, files = ROOT) => [
   { regex: '^(\\.\\./)+operator/', message: 'api/ never imports operator/' },
 ];
 const floor = (files, patterns, ignores = []) => ({ files, ignores, rules: { 'no-restricted-imports': ['error', { patterns }] } });
-const BELOW_STORE = ['store', 'cache', 'policy', 'credentials', ...PEERS, ...DOORS];
+const BELOW_STORE = ['store', 'cache', 'policy', 'credentials', 'mail', ...PEERS, ...DOORS];
 export const floors = [
   // the base: config, errors, input, log, types… (types.ts re-exports schema/'s generated types)
   floor(['api/*.ts'], forbid(['db', 'kube', 'docs', ...BELOW_STORE]), [
@@ -41,9 +41,11 @@ export const floors = [
   ]),
   floor(['api/db/**/*.ts', 'api/kube/**/*.ts', 'api/schema/**/*.ts', 'api/docs/**/*.ts'], forbid(BELOW_STORE)),
   floor(['api/store/**/*.ts'], forbid(BELOW_STORE.filter((f) => f !== 'store'))),
-  floor(['api/cache/**/*.ts'], forbid(['policy', 'credentials', ...PEERS, ...DOORS])),
-  floor(['api/policy/**/*.ts'], forbid(['credentials', ...PEERS, ...DOORS])),
-  floor(['api/credentials/**/*.ts'], forbid([...PEERS, ...DOORS])),
+  floor(['api/cache/**/*.ts'], forbid(['policy', 'credentials', 'mail', ...PEERS, ...DOORS])),
+  floor(['api/policy/**/*.ts'], forbid(['credentials', 'mail', ...PEERS, ...DOORS])),
+  floor(['api/credentials/**/*.ts'], forbid(['mail', ...PEERS, ...DOORS])),
+  // mail: the outbox's sender, between what makes a link and the people who ask for one
+  floor(['api/mail/**/*.ts'], forbid(['cache', 'policy', ...PEERS, ...DOORS])),
   // peers: none imports another; people/sign-in.ts is what people tell the authorization server
   floor(['api/oauth/**/*.ts'], forbid(['decision', 'jobs', 'people/(?!sign-in\\.js$)', ...DOORS])),
   floor(['api/decision/**/*.ts'], forbid(['oauth', 'people', 'jobs', ...DOORS])),

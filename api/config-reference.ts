@@ -116,6 +116,35 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'sign-up password hashes that may wait per process, behind every other argon2 run; beyond, the sign-up page answers `503` with `Retry-After: 1`',
   },
   {
+    names: ['BOXAUTH_SMTP_URL'],
+    default: 'none: no mail',
+    meaning:
+      "the SMTP server the box sends its mail through ([email](../guides/email.md)): `smtp://user:password@host:587` upgrades with STARTTLS and refuses to send in the clear, except to a loopback host (`localhost`, `127.0.0.1`, `::1`); `smtps://user:password@host:465` speaks TLS from the start. The server's certificate is checked against the system's CAs and `NODE_EXTRA_CA_CERTS` (a PEM file of more, e.g. a private CA). Unset: the box sends no mail, and its reset page tells people to ask an administrator",
+  },
+  {
+    names: ['BOXAUTH_SMTP_FROM'],
+    default: '\u2014 (needed with `BOXAUTH_SMTP_URL`)',
+    meaning: 'the mailbox the mail comes from, e.g. `boxauth <no-reply@example.com>`: one address, on one line',
+  },
+  {
+    names: ['BOXAUTH_SMTP_PASSWORD'],
+    default: "the URL's password",
+    meaning:
+      "the SMTP password, instead of one in the URL (e.g. from a Kubernetes Secret: the operator sets it from `Box.spec.smtp.passwordSecretRef`). Never logged; the URL's user name is the user",
+  },
+  {
+    names: ['BOXAUTH_MAIL_TEMPLATES'],
+    default: 'built-in English templates',
+    meaning:
+      'a directory of templates that override the built-in ones, per kind and language (`password-reset.txt`, `password-reset.de.html`, \u2026; [the format](../guides/email.md#templates-and-languages)). A template that names an unknown placeholder stops the start',
+  },
+  {
+    names: ['BOXAUTH_MAIL_LEASE_SECONDS'],
+    default: '`300`',
+    meaning:
+      'how long a process that took a mail from the outbox has to send it before another process (or itself, restarted) may take it over: a process killed while sending loses no mail, and sends it late by at most this. A send is given up after half of it (its connection, greeting and idle timeouts within it) and retried later',
+  },
+  {
     names: ['BOXAUTH_BROWSER_SESSION_HOURS'],
     default: '`12`',
     meaning: 'how long a signed-in browser stays signed in',

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import addressparser from 'nodemailer/lib/addressparser';
 import { invisibleProblem } from './input.js';
 
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
@@ -111,8 +112,22 @@ export interface Config {
   /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
   dpopNonce: 'required' | 'off';
   kube: KubeAccess;
-  /** Where the box's mail goes (BOXAUTH_SMTP_URL, BOXAUTH_SMTP_FROM); undefined: the box sends none. */
-  smtp?: { url: string; from: string } | undefined;
+  /** Where the box's mail goes (api/mail/); undefined: no mail is configured, and the pages say to ask an administrator. */
+  smtp: SmtpConfig | undefined;
+}
+
+/** BOXAUTH_SMTP_*, BOXAUTH_MAIL_*: the SMTP server the box sends its mail through. */
+export interface SmtpConfig {
+  /** smtp:// (STARTTLS, required except to a loopback host) or smtps:// (TLS from the start), without its password. */
+  url: string;
+  /** The From mailbox, as `name <address>` or `address`. */
+  from: string;
+  /** The SMTP password (BOXAUTH_SMTP_PASSWORD, else the URL's): never logged. */
+  password?: string;
+  /** Per-box templates overriding the built-in ones (api/mail/templates.ts). */
+  templatesDir?: string;
+  /** How long a claimed mail stays another process's before a process that died sending it is taken over. */
+  leaseSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -258,6 +273,63 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
   });
 }
 
+/**
+ * BOXAUTH_SMTP_URL and its companions. A URL that does not parse is not echoed: it may hold a
+ * password. A parsed one is named without it.
+ */
+function smtpOf(env: Env): SmtpConfig | undefined {
+  const raw = str(env, 'BOXAUTH_SMTP_URL');
+  const fromRaw = str(env, 'BOXAUTH_SMTP_FROM');
+  if (raw === undefined) {
+    if (fromRaw !== undefined || str(env, 'BOXAUTH_SMTP_PASSWORD') !== undefined || str(env, 'BOXAUTH_MAIL_TEMPLATES') !== undefined)
+      throw new ConfigError('BOXAUTH_SMTP_FROM, BOXAUTH_SMTP_PASSWORD and BOXAUTH_MAIL_TEMPLATES need BOXAUTH_SMTP_URL');
+    return undefined;
+  }
+  const shape = 'smtp://[user[:password]@]host[:port] (STARTTLS) or smtps://[user[:password]@]host[:port] (TLS)';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`BOXAUTH_SMTP_URL must be ${shape}`);
+  }
+  const urlPassword = decodeURIComponent(url.password);
+  url.password = '';
+  const shown = url.href.replace(/\/$/, '');
+  if (
+    (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') ||
+    !url.hostname ||
+    (url.pathname !== '' && url.pathname !== '/') ||
+    url.search ||
+    url.hash
+  )
+    throw new ConfigError(`BOXAUTH_SMTP_URL must be ${shape}, got "${shown}"`);
+  const password = str(env, 'BOXAUTH_SMTP_PASSWORD') ?? (urlPassword || undefined);
+  if (password !== undefined && !url.username) throw new ConfigError(`BOXAUTH_SMTP_URL names no user for its password: ${shape}`);
+  if (fromRaw === undefined)
+    throw new ConfigError(
+      'BOXAUTH_SMTP_FROM is needed with BOXAUTH_SMTP_URL: the mailbox the box sends from, e.g. boxauth <no-reply@example.com>',
+    );
+  const templatesDir = str(env, 'BOXAUTH_MAIL_TEMPLATES');
+  if (templatesDir !== undefined && !fs.statSync(templatesDir, { throwIfNoEntry: false })?.isDirectory())
+    throw new ConfigError(`BOXAUTH_MAIL_TEMPLATES: ${templatesDir} is not a directory`);
+  return {
+    url: shown,
+    from: mailbox('BOXAUTH_SMTP_FROM', fromRaw),
+    ...(password !== undefined ? { password } : {}),
+    ...(templatesDir !== undefined ? { templatesDir: path.resolve(templatesDir) } : {}),
+    leaseSeconds: int(env, 'BOXAUTH_MAIL_LEASE_SECONDS', 300, 4, 86400),
+  };
+}
+
+/** One mailbox (`name <address>` or `address`) and nothing a header could be split at. */
+function mailbox(name: string, value: string): string {
+  if (/[\r\n]/.test(value)) throw new ConfigError(`${name} must be one line`);
+  const parsed = addressparser(value, { flatten: true });
+  if (parsed.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(parsed[0]!.address))
+    throw new ConfigError(`${name} must be one mailbox, e.g. boxauth <no-reply@example.com>, got "${value}"`);
+  return visibleName(name, value);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'BOXAUTH_PORT', 8080, 0, 65535);
   const tls = tlsFiles(env);
@@ -361,5 +433,6 @@ export function loadConfig(env: Env = process.env): Config {
       tokenFile: str(env, 'BOXAUTH_KUBE_TOKEN_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/token',
       caFile: str(env, 'BOXAUTH_KUBE_CA_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt',
     },
+    smtp: smtpOf(env),
   };
 }

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { PortUnavailable } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
+import { Templates } from './mail/templates.js';
 import { prepareBox, startServer, type PreparedBox } from './server.js';
 import { Shutdown } from './shutdown.js';
 
@@ -134,6 +135,8 @@ async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
+    // Read now, so that a template naming an unknown placeholder stops the start with the config's message.
+    if (config.smtp) Templates.load(config.smtp.templatesDir);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`boxauth: ${err.message}\n`);

@@ -110,6 +110,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly mails = new Counter({
+    name: 'boxauth_mails_total',
+    help: 'Mails of the outbox by kind and result: sent, no-recipient (no one holds the address: nothing sent), failed (an attempt, tried again later), given-up (after two days of failures, or refused)',
+    labelNames: ['kind', 'result'],
+    registers: [this.registry],
+  });
+  // Every process counts the one table of its box.
+  readonly mailOutbox = new Gauge({
+    name: 'boxauth_mail_outbox',
+    help: 'Mails waiting in the outbox (rows, due or retried later), as this process last counted them',
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+
   /** Gauges read when scraped: the database pool's connections and waiters, the argon2 queues. */
   watch(pool: { totalCount: number; idleCount: number; waitingCount: number }, argon2: () => Record<string, number>): void {
     new Gauge({

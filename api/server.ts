@@ -17,6 +17,7 @@ import { createRequestListener } from './http/app.js';
 import { addressResolver } from './http/client-address.js';
 import { httpsServer } from './http/tls.js';
 import { startPurgeJob } from './jobs/purge.js';
+import { startOutbox } from './mail/outbox.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './credentials/keyring.js';
@@ -196,6 +197,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
           throw err;
         });
   const stopPurge = startPurgeJob(svc);
+  // Every process sends mail: a process killed mid-send leaves its mails to the others (api/mail/outbox.ts).
+  const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
 
   return {
     port: (server.address() as AddressInfo).port,
@@ -209,7 +212,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs)]);
+      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs), outbox?.stop()]);
       clearTimeout(timer);
       await feed.stop();
       await pool.end();

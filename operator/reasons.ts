@@ -80,6 +80,12 @@ const box = {
    */
   TLSSecretNotReady: WAITING,
   /**
+   * Ready=False, Reconciling=True: spec.smtp.passwordSecretRef names a Secret that does not exist, or that has no such key. The
+   * Service and Deployment are left as they are. Create or fix the Secret, or the reference; the Box is looked at again when
+   * the Secret appears or changes.
+   */
+  SMTPSecretNotReady: WAITING,
+  /**
    * Ready=False, Stalled=True: the operator pins the box image (BOXAUTH_OPERATOR_PIN_BOX_IMAGE, the chart's boxImage.pinned) and spec.image
    * names another; nothing is made or changed (a running box keeps its Deployment as it was). Remove spec.image, or ask a cluster admin.
    */

@@ -18,6 +18,8 @@ export class ChangeFeed extends EventEmitter {
   private stopped = false;
   private currentSchema = '';
   private retryMs = 100;
+  /** Channels listened on beside the change feed's own (onNotice). */
+  private readonly channels = new Set<string>();
 
   constructor(
     private readonly url: string,
@@ -40,6 +42,18 @@ export class ChangeFeed extends EventEmitter {
     this.on('reset', handler);
   }
 
+  /**
+   * Notifications on `channel` whose payload is this box's schema (a mail enqueued,
+   * api/store/mail-outbox.ts). Lost while the connection is down, as changes are: a listener
+   * that must not miss one also listens for 'reset', and looks for itself.
+   */
+  onNotice(channel: string, handler: () => void): void {
+    this.on(`notice:${channel}`, handler);
+    if (this.channels.has(channel)) return;
+    this.channels.add(channel);
+    this.client?.query(`LISTEN ${this.client.escapeIdentifier(channel)}`).catch(() => undefined); // a lost connection listens again on reconnect
+  }
+
   /** A read fence came back (api/cache/read-fence.ts). */
   onFence(handler: (token: string) => void): void {
     this.on('fence', handler);
@@ -50,12 +64,16 @@ export class ChangeFeed extends EventEmitter {
       connectionString: this.url,
       ...(this.searchPath ? { options: `-c search_path=${this.searchPath}` } : {}),
     });
-    client.on('notification', (msg) => this.dispatch(msg.payload));
+    client.on('notification', (msg) => {
+      if (msg.channel === 'boxauth') this.dispatch(msg.payload);
+      else if (msg.payload === this.currentSchema) this.emit(`notice:${msg.channel}`);
+    });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
     this.currentSchema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
     await client.query('LISTEN boxauth');
+    for (const channel of this.channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
     this.client = client;
     this.retryMs = 100;
   }

@@ -21,6 +21,34 @@ export interface BoxSpec {
     secretName: string;
   };
   /**
+   * Send the box's mail (password resets, address verification) through this SMTP server (docs/guides/email.md). Unset: the box sends no mail, and its reset page tells people to ask an administrator.
+   */
+  smtp?: {
+    /**
+     * smtp://[user@]host[:port] (587 by default; STARTTLS required, except to a loopback host) or smtps://[user@]host[:port] (465 by default; TLS from the start), without a password: that comes from passwordSecretRef (BOXAUTH_SMTP_URL).
+     */
+    url: string;
+    /**
+     * The mailbox the mail comes from, e.g. "boxauth <no-reply@example.com>" (BOXAUTH_SMTP_FROM).
+     */
+    from: string;
+    /**
+     * The Secret in this namespace holding the SMTP password under key (BOXAUTH_SMTP_PASSWORD, never in the Deployment itself). Until it exists with that key, the Box is Ready=False SMTPSecretNotReady and its Deployment is left as it is; a new password rolls the API pods.
+     */
+    passwordSecretRef?: {
+      name: string;
+      key: string;
+    };
+    /**
+     * Templates overriding the built-in English mails, per kind and language (BOXAUTH_MAIL_TEMPLATES): the ConfigMap's keys are file names such as password-reset.txt or password-reset.de.html. The API pods mount it and read it at start: restart them (kubectl rollout restart) after changing it.
+     */
+    templates?: {
+      configMapRef: {
+        name: string;
+      };
+    };
+  };
+  /**
    * Self sign-up on the sign-in page.
    */
   registration?: boolean;

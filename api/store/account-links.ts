@@ -43,6 +43,11 @@ export async function takeLink(tx: Transaction, tokenHash: Buffer, purpose: Link
   return r?.valid ? { userId: Number(r.user_id), email: r.email } : undefined;
 }
 
+/** Voids one link: made for a mail that was not sent after all (api/mail/outbox.ts). */
+export async function deleteLink(db: Queryable, tokenHash: Buffer): Promise<void> {
+  await db.query('DELETE FROM account_links WHERE token_hash = $1', [tokenHash]);
+}
+
 /** Voids the person's links (of one purpose, or all): a reset used, an address changed. */
 export async function deleteLinksOfUser(db: Queryable, userId: number, purpose?: LinkPurpose): Promise<void> {
   await db.query('DELETE FROM account_links WHERE user_id = $1 AND ($2::text IS NULL OR purpose = $2)', [userId, purpose ?? null]);

@@ -1,5 +1,10 @@
 // Mail waiting to be sent (migration 020). A row is written in the transaction of what it
 // tells and holds no secret; api/mail/outbox.ts sends it after the page has answered.
+//
+// A process takes rows by moving their next_attempt_at a lease ahead (claimMail): the rows are
+// its own until then, and a process that dies while sending leaves them to whoever claims them
+// after the lease. `attempts`, counted up by each claim, says whose lease a row is under: a
+// process whose lease ran out and was taken over changes the row no more (sentMail, retryMail).
 import type { Queryable } from '../db/pool.js';
 
 /**
@@ -9,6 +14,15 @@ import type { Queryable } from '../db/pool.js';
  * tells the holder of an address that someone tried to sign up with it.
  */
 export type MailKind = 'password-reset' | 'verify-email' | 'already-registered';
+
+export const MAIL_KINDS: readonly MailKind[] = ['password-reset', 'verify-email', 'already-registered'];
+
+/**
+ * The channel the outboxes of every box sharing the database listen on; the payload is the
+ * schema of the box the mail is for. Not one channel per schema: a channel name is at most 63
+ * bytes, and a box's schema may be 63 characters (operator/boxdb.ts).
+ */
+export const MAIL_CHANNEL = 'boxauth_mail';
 
 export interface MailRequest {
   kind: MailKind;
@@ -26,5 +40,61 @@ export async function enqueueMail(db: Queryable, mail: MailRequest): Promise<voi
     mail.language ?? null,
   ]);
   // The outboxes of the box's processes hear of it at once (api/mail/outbox.ts listens).
-  await db.query("SELECT pg_notify('boxauth_mail_' || current_schema(), '')");
+  await db.query(`SELECT pg_notify('${MAIL_CHANNEL}', current_schema())`);
+}
+
+/** A mail taken from the outbox, its lease running. */
+export interface ClaimedMail extends MailRequest {
+  id: string;
+  createdAt: Date;
+  /** Attempts so far, this one counted: the lease's mark. */
+  attempts: number;
+}
+
+interface OutboxRow {
+  id: string;
+  kind: MailKind;
+  address: string;
+  user_id: string | null;
+  language: string | null;
+  created_at: Date;
+  attempts: number;
+}
+
+/** Up to `limit` mails that are due, leased to the caller for `leaseSeconds`; rows other processes hold are skipped. */
+export async function claimMail(db: Queryable, limit: number, leaseSeconds: number): Promise<ClaimedMail[]> {
+  const { rows } = await db.query<OutboxRow>(
+    `UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => $2), attempts = attempts + 1
+     WHERE id IN (SELECT id FROM mail_outbox WHERE next_attempt_at <= now() ORDER BY id FOR UPDATE SKIP LOCKED LIMIT $1)
+     RETURNING id, kind, address, user_id, language, created_at, attempts`,
+    [limit, leaseSeconds],
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    kind: r.kind,
+    address: r.address,
+    ...(r.user_id !== null ? { userId: Number(r.user_id) } : {}),
+    ...(r.language !== null ? { language: r.language } : {}),
+    createdAt: r.created_at,
+    attempts: r.attempts,
+  }));
+}
+
+/** The mail is done with (sent, or nothing to send): gone, unless another process took it over. */
+export async function sentMail(db: Queryable, mail: ClaimedMail): Promise<void> {
+  await db.query('DELETE FROM mail_outbox WHERE id = $1 AND attempts = $2', [mail.id, mail.attempts]);
+}
+
+/** The attempt failed: tried again in `delaySeconds`, with why it failed (no secret in it). */
+export async function retryMail(db: Queryable, mail: ClaimedMail, delaySeconds: number, error: string): Promise<void> {
+  await db.query(
+    'UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4 WHERE id = $1 AND attempts = $2',
+    [mail.id, mail.attempts, delaySeconds, error.slice(0, 1000)],
+  );
+}
+
+/** Mails waiting, due or not (the outbox size metric). */
+export async function countMail(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM mail_outbox');
+  return Number(rows[0]!.n);
 }

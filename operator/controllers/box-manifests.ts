@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT } from '../../api/config.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
-import type { BoxResource } from './box/types.js';
+import type { BoxResource, BoxSpec } from './box/types.js';
 
 export const API_COMMAND = ['node', 'dist/api/main.js'];
 export const ROOT_CLIENT_ID = 'root';
@@ -25,6 +25,7 @@ export const FACTOR_KEY_FILE = 'factor-key';
 /** The keys of a kubernetes.io/tls Secret (what cert-manager writes), which spec.tls.secretName must have. */
 export const TLS_KEYS = { cert: 'tls.crt', key: 'tls.key' } as const;
 const TLS_DIR = '/etc/boxauth/tls';
+const MAIL_TEMPLATES_DIR = '/etc/boxauth/mail-templates';
 /** The Service answers on the scheme's own port, so the default base URL needs none. */
 const SERVICE_PORTS = { http: 80, https: 443 } as const;
 /** The name of the pods' and the Service's gRPC decision port: Istio reads a protocol from a `grpc-` prefix. */
@@ -106,6 +107,16 @@ export function allowsWorkloadNamespace(box: BoxResource, namespace: string): bo
 
 const secretEnv = (name: string, secret: string, key: string): unknown => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
 
+/** spec.smtp as the box reads it (api/config.ts): the URL and From as values, the password from its Secret, the templates mounted. */
+function smtpEnv(smtp: NonNullable<BoxSpec['smtp']>): unknown[] {
+  return [
+    { name: 'BOXAUTH_SMTP_URL', value: smtp.url },
+    { name: 'BOXAUTH_SMTP_FROM', value: smtp.from },
+    ...(smtp.passwordSecretRef ? [secretEnv('BOXAUTH_SMTP_PASSWORD', smtp.passwordSecretRef.name, smtp.passwordSecretRef.key)] : []),
+    ...(smtp.templates ? [{ name: 'BOXAUTH_MAIL_TEMPLATES', value: MAIL_TEMPLATES_DIR }] : []),
+  ];
+}
+
 export interface DeploymentSettings {
   image: string;
   imagePullPolicy: string;
@@ -146,7 +157,9 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
           { name: 'BOXAUTH_TLS_KEY_FILE', value: `${TLS_DIR}/${TLS_KEYS.key}` },
         ]
       : []),
+    ...(spec.smtp ? smtpEnv(spec.smtp) : []),
   ];
+  const templates = spec.smtp?.templates?.configMapRef.name;
   const probeScheme = scheme.toUpperCase();
   const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
   return {
@@ -186,12 +199,17 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
               volumeMounts: [
                 { name: 'tmp', mountPath: '/tmp' },
                 ...(spec.tls ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : []),
+                ...(templates ? [{ name: 'mail-templates', mountPath: MAIL_TEMPLATES_DIR, readOnly: true }] : []),
               ],
             },
           ],
           // The kubelet updates a Secret volume in place (no subPath here, which would freeze it): a renewed certificate
           // reaches the running pods, which re-read it (api/http/tls.ts).
-          volumes: [{ name: 'tmp', emptyDir: {} }, ...(spec.tls ? [{ name: 'tls', secret: { secretName: spec.tls.secretName } }] : [])],
+          volumes: [
+            { name: 'tmp', emptyDir: {} },
+            ...(spec.tls ? [{ name: 'tls', secret: { secretName: spec.tls.secretName } }] : []),
+            ...(templates ? [{ name: 'mail-templates', configMap: { name: templates } }] : []),
+          ],
         },
       },
     },

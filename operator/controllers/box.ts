@@ -5,7 +5,7 @@
 //
 // This file is the reconcile as a short list of steps; each concern is a file
 // of box/ (as CloudNativePG splits its cluster controller): database.ts,
-// signing-key.ts and secrets.ts (the Secrets), tls.ts (spec.tls), identity.ts
+// signing-key.ts and secrets.ts (the Secrets), tls.ts (spec.tls), smtp.ts (spec.smtp), identity.ts
 // (ServiceAccount and TokenReview rights), status.ts (conditions, decided
 // without I/O), reclaim.ts (spec.reclaimPolicy on deletion). The Kubernetes
 // objects go with the Box through their ownerReferences, except the
@@ -26,6 +26,7 @@ import { reclaim } from './box/reclaim.js';
 import { ensureBoxSecret, secretsNamedBy } from './box/secrets.js';
 import { ensureSigningKeySecret } from './box/signing-key.js';
 import { availability, problemOf } from './box/status.js';
+import { smtpProblem } from './box/smtp.js';
 import { tlsProblem } from './box/tls.js';
 import { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxWork, type DeploymentObject } from './box/types.js';
 
@@ -63,7 +64,7 @@ export class BoxController extends Controller<BoxResource> {
       : undefined;
   }
 
-  /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database or spec.tls refers to it. */
+  /** Boxes to reconcile when a Secret or Deployment changes: the owner, and Boxes whose spec.database, spec.tls or spec.smtp refers to it. */
   boxesUsing(obj: KObject): string[] {
     const ns = obj.metadata.namespace!;
     const names = new Set<string>();
@@ -150,11 +151,14 @@ export class BoxController extends Controller<BoxResource> {
     // The pods read these through their environment, once, at start: a new version must roll them. Not so the TLS
     // Secret: it is mounted, the kubelet updates its files in place and the box re-reads them (api/http/tls.ts), so a
     // renewed certificate reaches the running pods; rolling them at every renewal would only drop connections.
-    const secretVersions = secrets.map((x) => x.metadata.resourceVersion ?? '');
+    // The SMTP password is read through the environment too: a new one rolls them.
+    const smtpRef = box.spec?.smtp?.passwordSecretRef;
+    const smtpSecret = smtpRef ? await kube.find<SecretObject>(SECRETS, ns, smtpRef.name) : undefined;
+    const secretVersions = [...secrets, ...(smtpSecret ? [smtpSecret] : [])].map((x) => x.metadata.resourceVersion ?? '');
     const serviceAccount = await ensureServiceAccount(kube, box);
     const binding = await ensureTokenReviewRights(kube, this.log, box);
     const tlsSecret = box.spec?.tls ? await kube.find<SecretObject>(SECRETS, ns, box.spec.tls.secretName) : undefined;
-    const notReady = tlsProblem(box, tlsSecret);
+    const notReady = tlsProblem(box, tlsSecret) ?? smtpProblem(box, smtpSecret);
     if (notReady) {
       // No backoff loop: the Secret informer brings the Box back when that Secret appears or changes (boxesUsing).
       await this.markNotReady(box, notReady);

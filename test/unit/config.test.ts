@@ -125,3 +125,54 @@ describe('log redaction', function () {
     expect(redactUrl('/cb?code=abc&state=s')).to.equal('/cb?code=[redacted]&state=[redacted]');
   });
 });
+
+describe('SMTP configuration', function () {
+  it('SMTP: no URL, no mail; a URL needs a From; the password is kept apart from the URL and never echoed', function () {
+    expect(loadConfig({}).smtp).to.equal(undefined);
+    expect(
+      loadConfig({ BOXAUTH_SMTP_URL: 'smtp://mailer:pa%2Fss@mail.example.com:587', BOXAUTH_SMTP_FROM: 'boxauth <no-reply@example.com>' })
+        .smtp,
+    ).to.deep.equal({
+      url: 'smtp://mailer@mail.example.com:587',
+      from: 'boxauth <no-reply@example.com>',
+      password: 'pa/ss',
+      leaseSeconds: 300,
+    });
+    expect(
+      loadConfig({
+        BOXAUTH_SMTP_URL: 'smtps://mailer:old@mail.example.com',
+        BOXAUTH_SMTP_FROM: 'a@example.com',
+        BOXAUTH_SMTP_PASSWORD: 'new',
+      }).smtp,
+    ).to.include({ url: 'smtps://mailer@mail.example.com', password: 'new' });
+    const refused = (env: Record<string, string>, message: RegExp): void => {
+      let error: unknown;
+      try {
+        loadConfig(env);
+      } catch (err) {
+        error = err;
+      }
+      expect(error, JSON.stringify(env)).to.be.instanceOf(ConfigError);
+      expect((error as Error).message)
+        .to.match(message)
+        .and.not.to.include('hunter2');
+    };
+    const from = { BOXAUTH_SMTP_FROM: 'a@example.com' };
+    refused({ BOXAUTH_SMTP_URL: 'smtp://u:hunter2@mail.example.com' }, /^BOXAUTH_SMTP_FROM is needed with BOXAUTH_SMTP_URL/);
+    refused(
+      { BOXAUTH_SMTP_URL: 'http://u:hunter2@mail.example.com', ...from },
+      /^BOXAUTH_SMTP_URL must be smtp:\/\/.*got "http:\/\/u@mail\.example\.com"$/,
+    );
+    refused({ BOXAUTH_SMTP_URL: 'smtp://u:hunter2@mail.example.com:99999', ...from }, /^BOXAUTH_SMTP_URL must be smtp:\/\//);
+    refused({ BOXAUTH_SMTP_URL: 'smtp://u:hunter2@mail.example.com/x?y', ...from }, /^BOXAUTH_SMTP_URL must be/);
+    refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', BOXAUTH_SMTP_PASSWORD: 'hunter2', ...from }, /names no user for its password/);
+    refused({ BOXAUTH_SMTP_FROM: 'a@example.com' }, /need BOXAUTH_SMTP_URL/);
+    for (const bad of ['a@example.com\r\nBcc: evil@x', 'a@example.com, b@example.com', 'no address', 'boxauth <>'])
+      refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', BOXAUTH_SMTP_FROM: bad }, /^BOXAUTH_SMTP_FROM must be/);
+    refused(
+      { BOXAUTH_SMTP_URL: 'smtp://mail.example.com', ...from, BOXAUTH_MAIL_TEMPLATES: '/no/such/dir' },
+      /BOXAUTH_MAIL_TEMPLATES: \/no\/such\/dir is not a directory/,
+    );
+    refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', ...from, BOXAUTH_MAIL_LEASE_SECONDS: '1' }, /BOXAUTH_MAIL_LEASE_SECONDS/);
+  });
+});

@@ -38,6 +38,17 @@ describe('the floors of api/ (eslint.config.js)', function () {
     expect(refused('api/store/users.ts', '../../operator/kube.js')).to.equal(true);
   });
 
+  it('puts mail between credentials and the peers: people and jobs send it, credentials and the store do not', function () {
+    expect(refused('api/credentials/tokens.ts', '../mail/outbox.js')).to.equal(true);
+    expect(refused('api/store/mail-outbox.ts', '../mail/templates.js')).to.equal(true);
+    expect(refused('api/mail/outbox.ts', '../people/links.js')).to.equal(true);
+    expect(refused('api/mail/outbox.ts', '../http/app.js')).to.equal(true);
+    expect(refused('api/mail/messages.ts', '../credentials/tokens.js')).to.equal(false);
+    expect(refused('api/mail/messages.ts', '../store/users.js')).to.equal(false);
+    expect(refused('api/people/links.ts', '../mail/outbox.js')).to.equal(false);
+    expect(refused('api/jobs/purge.ts', '../mail/outbox.js')).to.equal(false);
+  });
+
   it('lets each floor stand on the ones below it', function () {
     expect(refused('api/http/routes/authorize.ts', '../../oauth/authorization.js')).to.equal(false);
     expect(refused('api/grpc/check.ts', '../http/refusal.js')).to.equal(false);

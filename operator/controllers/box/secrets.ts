@@ -29,5 +29,7 @@ export function ensureBoxSecret(
 
 /** The Secrets the Box's spec names, which others write and the operator only reads: a change to one is news for the Box. */
 export function secretsNamedBy(box: BoxResource): string[] {
-  return [box.spec?.database?.secretRef?.name, box.spec?.tls?.secretName].filter((n): n is string => n !== undefined);
+  return [box.spec?.database?.secretRef?.name, box.spec?.tls?.secretName, box.spec?.smtp?.passwordSecretRef?.name].filter(
+    (n): n is string => n !== undefined,
+  );
 }

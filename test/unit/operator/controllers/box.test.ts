@@ -12,6 +12,7 @@ import type { Condition } from '../../../../operator/conditions.js';
 import { Problem } from '../../../../operator/controller.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
+import { readCrdSchema } from '../../../../api/schema/resources.js';
 import { OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
 import { testCa } from '../../../support/tls.js';
 
@@ -350,6 +351,91 @@ describe('Box controller', function () {
       await h.kube.patch(SECRETS, NS, 'auth-admin', { stringData: { password: 'a-new-admin-password' } });
       await h.reconcile(h.boxes, NS, 'auth');
       expect(configHash()).to.not.equal(hash); // read through the environment, at start: the pods roll
+    });
+  });
+
+  describe('spec.smtp', function () {
+    const SMTP = {
+      smtp: {
+        url: 'smtp://mailer@mail.example.com:587',
+        from: 'boxauth <no-reply@example.com>',
+        passwordSecretRef: { name: 'smtp', key: 'password' },
+        templates: { configMapRef: { name: 'mail-templates' } },
+      },
+    };
+    const template = (): any => h.object<any>(DEPLOYMENTS, NS, 'auth')!.spec.template;
+    const env = (): any[] => template().spec.containers[0].env;
+    const smtpSecret = (data: Record<string, string>): Promise<KObject> =>
+      h.kube.create(SECRETS, NS, { metadata: { name: 'smtp' }, type: 'Opaque', stringData: data });
+
+    it('gives the pods the URL and From as values, the password from its Secret, the templates mounted', async function () {
+      await smtpSecret({ password: 'hunter2' });
+      await h.readyBox(NS, SMTP);
+      expect(env().filter((e) => /^BOXAUTH_(SMTP|MAIL)_/.test(e.name))).to.deep.equal([
+        { name: 'BOXAUTH_SMTP_URL', value: 'smtp://mailer@mail.example.com:587' },
+        { name: 'BOXAUTH_SMTP_FROM', value: 'boxauth <no-reply@example.com>' },
+        { name: 'BOXAUTH_SMTP_PASSWORD', valueFrom: { secretKeyRef: { name: 'smtp', key: 'password' } } },
+        { name: 'BOXAUTH_MAIL_TEMPLATES', value: '/etc/boxauth/mail-templates' },
+      ]);
+      expect(JSON.stringify(h.object(DEPLOYMENTS, NS, 'auth'))).not.to.include('hunter2');
+      expect(template().spec.volumes).to.deep.include({ name: 'mail-templates', configMap: { name: 'mail-templates' } });
+      expect(template().spec.containers[0].volumeMounts).to.deep.include({
+        name: 'mail-templates',
+        mountPath: '/etc/boxauth/mail-templates',
+        readOnly: true,
+      });
+
+      const configHash = (): string => template().metadata.annotations['boxauth.io/config-hash'];
+      const hash = configHash();
+      const secret = h.kube.object<SecretObject>(SECRETS, NS, 'smtp')!;
+      expect(h.boxes.boxesUsing(secret)).to.deep.equal(['auth']); // the Secret informer enqueues the Box
+      await h.kube.patch(SECRETS, NS, 'smtp', { stringData: { password: 'a-new-password' } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(configHash(), 'a new password rolls the pods').to.not.equal(hash);
+    });
+
+    it('the CRD refuses a url with a password in it (it belongs in the Secret), and a From of two lines', function () {
+      const smtp = (readCrdSchema('Box').spec as any).properties.smtp.properties;
+      const url = new RegExp(smtp.url.pattern);
+      for (const ok of [
+        'smtp://mail.example.com',
+        'smtp://mailer@mail.example.com:587',
+        'smtps://no-reply%40example.com@mail.example.com:465/',
+      ])
+        expect(url.test(ok), ok).to.equal(true);
+      for (const bad of [
+        'smtp://mailer:hunter2@mail.example.com',
+        'http://mail.example.com',
+        'smtp://a@b@mail.example.com',
+        'smtp://mail.example.com/x?y',
+      ])
+        expect(url.test(bad), bad).to.equal(false);
+      expect(new RegExp(smtp.from.pattern).test('a@example.com\nBcc: evil@x')).to.equal(false);
+    });
+
+    it('without spec.smtp, no mail variable at all', async function () {
+      await h.readyBox(NS);
+      expect(env().filter((e) => /^BOXAUTH_(SMTP|MAIL)_/.test(e.name))).to.deep.equal([]);
+    });
+
+    it('waits for the password Secret and its key (SMTPSecretNotReady), leaving the Deployment as it is, and recovers', async function () {
+      await h.readyBox(NS);
+      const before = h.object(DEPLOYMENTS, NS, 'auth');
+      await h.kube.patch(BOXES, NS, 'auth', { spec: SMTP });
+      expect(await h.reconcile(h.boxes, NS, 'auth')).to.equal(undefined);
+      const why = (): string => ready(current())!.message;
+      expect(ready(current())).to.deep.include({ status: 'False', reason: 'SMTPSecretNotReady' });
+      expect(why()).to.equal(
+        "Secret team-a/smtp (spec.smtp.passwordSecretRef) does not exist; the box's Deployment is not made or changed until it holds the SMTP password",
+      );
+      await smtpSecret({ pass: 'x' });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(why()).to.match(/^Secret team-a\/smtp \(spec\.smtp\.passwordSecretRef\) has no key password; /);
+      expect(h.object(DEPLOYMENTS, NS, 'auth')).to.deep.equal(before);
+      await h.kube.patch(SECRETS, NS, 'smtp', { stringData: { password: 'hunter2' } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(ready(current())).to.deep.include({ status: 'True', reason: 'Provisioned' });
+      expect(env().map((e) => e.name)).to.include('BOXAUTH_SMTP_PASSWORD');
     });
   });
 

@@ -1,0 +1,64 @@
+// What each kind of mail says, and to whom, decided when it is sent (not when it was asked
+// for): the recipient is always the email a person's record holds at that moment, never an
+// address someone typed, and a link's token is made here, so that the outbox row holds no
+// secret. Only the token's SHA-256 is stored (account_links); the token is in the mail alone.
+import type { Queryable } from '../db/pool.js';
+import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
+import { emailKey } from '../input.js';
+import { insertLink, type LinkPurpose } from '../store/account-links.js';
+import type { ClaimedMail } from '../store/mail-outbox.js';
+import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
+import { render, type Templates } from './templates.js';
+import type { Message } from './transport.js';
+
+export const RESET_LINK_MINUTES = 30;
+export const VERIFY_LINK_HOURS = 24;
+
+/** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
+export interface Composed extends Message {
+  linkHash?: Buffer;
+}
+
+/** The mail `mail` stands for, its link (if any) stored; undefined: there is no one to send it to. */
+export async function compose(db: Queryable, mail: ClaimedMail, templates: Templates, baseUrl: string): Promise<Composed | undefined> {
+  const box = new URL(baseUrl).host;
+  let linkHash: Buffer | undefined;
+  const to = (user: UserRow, values: Record<string, string>): Composed => ({
+    to: user.email,
+    ...render(templates.pick(mail.kind, mail.language), { box, email: user.email, ...values }),
+    ...(linkHash ? { linkHash } : {}),
+  });
+  const link = async (user: UserRow, purpose: LinkPurpose, lifetimeMs: number, page: string): Promise<string> => {
+    const token = newOpaqueToken();
+    linkHash = tokenHash(token);
+    await insertLink(db, {
+      tokenHash: linkHash,
+      purpose,
+      userId: user.id,
+      email: user.email,
+      expiresAt: new Date(Date.now() + lifetimeMs),
+    });
+    return `${baseUrl}${page}?token=${token}`;
+  };
+  switch (mail.kind) {
+    case 'password-reset': {
+      // Whoever holds the address now: nobody, and no mail (asking did the same work either way).
+      const user = await findUserByEmail(db, mail.address);
+      if (!user) return undefined;
+      const url = await link(user, 'reset', RESET_LINK_MINUTES * 60_000, '/auth/reset/confirm');
+      return to(user, { link: url, minutes: String(RESET_LINK_MINUTES) });
+    }
+    case 'verify-email': {
+      // Only while the address is still the person's and not yet verified: a changed address voids the mail.
+      const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
+      if (!user || user.emailVerified || emailKey(user.email) !== emailKey(mail.address)) return undefined;
+      const url = await link(user, 'verify', VERIFY_LINK_HOURS * 3_600_000, '/auth/verify-email');
+      return to(user, { link: url, hours: String(VERIFY_LINK_HOURS) });
+    }
+    case 'already-registered': {
+      const user = await findUserByEmail(db, mail.address);
+      if (!user) return undefined;
+      return to(user, { signInLink: `${baseUrl}/auth/sign-in`, resetLink: `${baseUrl}/auth/reset` });
+    }
+  }
+}
