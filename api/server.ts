@@ -212,7 +212,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs), outbox?.stop()]);
+      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs), outbox?.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
       await feed.stop();
       await pool.end();

@@ -69,11 +69,16 @@ export class Outbox {
     this.wake();
   }
 
-  /** Sends in flight finish (each within its deadline); nothing new is claimed. */
-  async stop(): Promise<void> {
+  /**
+   * Nothing new is claimed; sends in flight may finish within `waitMs` (the shutdown's drain). One
+   * that takes longer is left to its lease: another process, or this one restarted, sends it.
+   */
+  async stop(waitMs: number): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await Promise.all([...this.sending]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.sending]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
   }
 
   private wake(): void {

@@ -264,6 +264,32 @@ describe('mail from two processes of one box', function () {
   });
 });
 
+describe('a box stopped while a send is stuck', function () {
+  this.timeout(60_000);
+
+  it('stops within its drain (BOXAUTH_SHUTDOWN_TIMEOUT_MS), leaving the mail in the outbox for its lease', async function () {
+    const smtp = await TestSmtp.start(ca);
+    const box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_SHUTDOWN_TIMEOUT_MS: '2000' } });
+    const pool = createPool(box.databaseUrl!, 2);
+    try {
+      await person(pool, 'kim@example.com', true);
+      await smtp.setMode({ kind: 'slow', seconds: 30 });
+      const connected = smtp.connections;
+      await enqueueMail(pool, { kind: 'password-reset', address: 'kim@example.com' });
+      await eventually('the send under way', async () => smtp.connections > connected);
+      const stopping = Date.now();
+      expect(await box.kill('SIGTERM')).to.equal(0);
+      expect(Date.now() - stopping).to.be.lessThan(6000);
+      const { rows } = await pool.query("SELECT next_attempt_at > now() + interval '1 minute' AS leased FROM mail_outbox");
+      expect(rows).to.deep.equal([{ leased: true }]);
+    } finally {
+      await box.stop();
+      await pool.end();
+      await smtp.stop();
+    }
+  });
+});
+
 describe('an SMTP server that cannot be reached', function () {
   this.timeout(60_000);
 
