@@ -40,6 +40,20 @@ export function factorWords(amr: readonly string[]): string {
   return words.length ? words.join(' + ') : 'unknown';
 }
 
+/**
+ * A browser as a person tells theirs apart: its name and system from its User-Agent (the whole of
+ * it in the cell's title), or the start of it when it names neither.
+ */
+export function browserName(userAgent: string | null): string {
+  if (!userAgent) return 'unknown';
+  // In this order: Edge and Opera say Chrome too, Chrome says Safari, Android says Linux.
+  const name = ['Edg', 'OPR', 'Firefox', 'HeadlessChrome', 'Chrome', 'Safari'].find((n) => userAgent.includes(`${n}/`));
+  const system = ['Windows', 'Android', 'iPhone', 'iPad', 'Mac OS X', 'CrOS', 'Linux'].find((n) => userAgent.includes(n));
+  const names: Record<string, string> = { Edg: 'Edge', OPR: 'Opera', HeadlessChrome: 'Chrome', 'Mac OS X': 'macOS', CrOS: 'ChromeOS' };
+  if (!name) return userAgent.length > 40 ? `${userAgent.slice(0, 40)}…` : userAgent;
+  return `${names[name] ?? name}${system ? ` on ${names[system] ?? system}` : ''}`;
+}
+
 const endForm = (action: string, fields: Record<string, string>, label: string): Html =>
   html`<form method="post" action="${action}" class="inline">${hidden(fields)}<button type="submit" class="danger">${label}</button></form>`;
 
@@ -81,7 +95,7 @@ function signInsSection(p: AccountPage): Html {
 ${p.signIns.map(
   (
     s,
-  ) => html`<tr><td>${when(s.since)}</td><td>${s.address ?? 'unknown'}</td><td>${s.userAgent ?? 'unknown'}</td><td>${factorWords(s.amr)}</td>
+  ) => html`<tr><td>${when(s.since)}</td><td>${s.address ?? 'unknown'}</td><td title="${s.userAgent ?? ''}">${browserName(s.userAgent)}</td><td>${factorWords(s.amr)}</td>
 <td>${s.sid === p.sid ? html`<strong>This browser</strong> ` : ''}${endForm('/auth/account/sign-ins/end', { csrf: p.csrf, sid: s.sid }, 'Sign out')}</td></tr>`,
 )}
 </tbody></table>`;
@@ -120,6 +134,7 @@ export function accountPage(p: AccountPage): string {
   return page({
     title: 'Your account',
     box: p.box,
+    wide: true,
     body: html`<h1>Your account</h1>
 ${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
 ${p.message ? html`<p role="status">${p.message}</p>` : ''}

@@ -8,9 +8,11 @@ export interface PageOptions {
   title: string;
   box: string;
   body: Html;
+  /** A page of tables (the account page): the card takes the width they need. */
+  wide?: boolean;
 }
 
-export function page({ title, box, body }: PageOptions): string {
+export function page({ title, box, body, wide }: PageOptions): string {
   return `<!doctype html>${
     html`<html lang="en">
 <head>
@@ -20,7 +22,7 @@ export function page({ title, box, body }: PageOptions): string {
 <link rel="stylesheet" href="/assets/boxauth.css">
 </head>
 <body>
-<main class="card">
+<main class="card${wide ? ' wide' : ''}">
 <p class="brand">boxauth · <span>${box}</span></p>
 ${body}
 </main>

@@ -122,7 +122,9 @@ describe('users and groups', function () {
         // The same address in another case is not a new one; a new one is unverified until its link or a vouching.
         expect((await put(`/users/${user.id}`, { email: 'VERA.new@example.com', 'group-ids': [] })).body.email_verified).to.equal(true);
         expect((await put(`/users/${user.id}`, { email: 'vera.other@example.com', 'group-ids': [] })).body.email_verified).to.equal(false);
-        expect((await put(`/users/${user.id}`, { email: 'vera.third@example.com', email_verified: true })).body.email_verified).to.equal(true);
+        expect((await put(`/users/${user.id}`, { email: 'vera.third@example.com', email_verified: true })).body.email_verified).to.equal(
+          true,
+        );
         expect((await put(`/users/${user.id}`, { email_verified: false })).body.email_verified).to.equal(false);
         expect((await get(`/users/${user.id}`)).body.email_verified).to.equal(false);
       });

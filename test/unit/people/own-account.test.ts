@@ -30,3 +30,19 @@ describe('proofOf', function () {
     expect(proofOf({ smtp, registrationVerify: 'after-sign-in' } as never)).to.equal('after-sign-in');
   });
 });
+
+describe('browserName', function () {
+  it('names the browser and the system a person would recognise', async function () {
+    const { browserName } = await import('../../../api/ui/account-page.js');
+    const edge = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Edg/120.0';
+    expect(browserName(edge)).to.equal('Edge on Windows');
+    expect(
+      browserName('Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36'),
+    ).to.equal('Chrome on Android');
+    expect(
+      browserName('Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1'),
+    ).to.equal('Safari on iPhone');
+    expect(browserName('curl/8.5.0')).to.equal('curl/8.5.0');
+    expect(browserName(null)).to.equal('unknown');
+  });
+});
