@@ -216,7 +216,12 @@ function factorKeyOf(env: Env): Buffer | undefined {
 /** BOXAUTH_REGISTRATION_VERIFY: a proven address before the first sign-in is the default where the box can mail one. */
 function registrationVerifyOf(env: Env): Config['registrationVerify'] {
   const mail = str(env, 'BOXAUTH_SMTP_URL') !== undefined;
-  const verify = oneOf(env, 'BOXAUTH_REGISTRATION_VERIFY', ['before-sign-in', 'after-sign-in'] as const, mail ? 'before-sign-in' : 'after-sign-in');
+  const verify = oneOf(
+    env,
+    'BOXAUTH_REGISTRATION_VERIFY',
+    ['before-sign-in', 'after-sign-in'] as const,
+    mail ? 'before-sign-in' : 'after-sign-in',
+  );
   if (verify === 'before-sign-in' && !mail)
     throw new ConfigError('BOXAUTH_REGISTRATION_VERIFY=before-sign-in needs mail: set BOXAUTH_SMTP_URL (docs/guides/email.md)');
   return verify;

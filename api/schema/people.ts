@@ -48,7 +48,19 @@ function unknownFields(body: Record<string, unknown>, known: string[], errors: F
   for (const field of Object.keys(body)) if (!known.includes(field)) add(errors, field, 'is not a known field');
 }
 
-const USER_FIELDS = ['email', 'email_verified', 'must_verify_email', 'password', 'data', 'group-ids', 'id', 'status', 'groups', 'created_at', 'updated_at'];
+const USER_FIELDS = [
+  'email',
+  'email_verified',
+  'must_verify_email',
+  'password',
+  'data',
+  'group-ids',
+  'id',
+  'status',
+  'groups',
+  'created_at',
+  'updated_at',
+];
 
 /** The user fields of a POST (`creating`) or PUT body. */
 export function userInput(raw: unknown, creating: boolean, urlId?: number): UserInput {

@@ -271,7 +271,7 @@ describe('password reset by mailed link', function () {
       resetter.post('/auth/reset/confirm', { ...hiddenFields(page.text), password: NEW_PASSWORD }),
       ...browsers.map((b, i) => b.post('/auth/sign-in', { ...hiddenFields(signInPages[i]!.text), email, password: PASSWORD })),
     ]);
-    expect(reset!.status, reset!.text).to.equal(200);
+    expect(reset.status, reset.text).to.equal(200);
     for (const [i, b] of browsers.entries()) expect(await signedIn(b), `browser ${i} (${signIns[i]!.status})`).to.equal(false);
   });
 
