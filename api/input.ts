@@ -133,3 +133,13 @@ const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 export function emailKey(email: string): string {
   return email.replace(DEFAULT_IGNORABLE, '').normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
 }
+
+/**
+ * Whether two addresses are one mailbox, for what is proven about it (a verified address, a
+ * link still its holder's): the same characters (NFC), letters in any case. Stricter than
+ * emailKey, which folds characters that name other domains (`gıthub.com`, `faß.de`) together to
+ * keep look-alike accounts apart, and must never carry a proof from one to the other.
+ */
+export function sameAddress(a: string, b: string): boolean {
+  return a.normalize('NFC').toLowerCase() === b.normalize('NFC').toLowerCase();
+}

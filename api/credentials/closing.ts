@@ -12,6 +12,7 @@ import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } f
 import { clients } from '../store/clients.js';
 import { deletePendingDeviceCodes } from '../store/device-codes.js';
 import { deleteSignInStepsOfUser } from '../store/factors.js';
+import { deleteLinksOfUser } from '../store/account-links.js';
 import { lockUser } from '../store/users.js';
 import type { Stored } from '../store/resources.js';
 import { closeGrants as closeInDatabase, type CloseSelector, type SessionRow } from '../store/sessions.js';
@@ -71,7 +72,7 @@ export async function removeClient(
 /**
  * A person's credentials changed (a new password), or they are gone: everything
  * the old credentials obtained ends, in `tx` with the change — signed-in browsers,
- * sign-ins half made,
+ * sign-ins half made, reset links mailed,
  * codes not yet exchanged, device codes allowed but not yet picked up, and every
  * grant. Artefacts first: an exchange racing this holds its code's row until it
  * commits, and the grants' close that follows then sees the session it made.
@@ -85,6 +86,8 @@ export async function endPersonsGrants(
   // First the person's row: a sign-in recording a session or a step holds it (store/users.ts
   // holdPerson), so it finishes before this ends what it made, or waits and finds nothing.
   await lockUser(tx, userId);
+  // A reset link asked for before (by a thief of the mailbox, say) must not undo what ends here.
+  await deleteLinksOfUser(tx, userId, 'reset');
   await deleteSignInStepsOfUser(tx, userId);
   await deleteBrowserSessionsOfUser(tx, userId);
   await deletePendingCodes(tx, { user: userId });

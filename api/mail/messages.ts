@@ -4,15 +4,13 @@
 // secret. Only the token's SHA-256 is stored (account_links); the token is in the mail alone.
 import type { Queryable } from '../db/pool.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
-import { emailKey } from '../input.js';
-import { insertLink, type LinkPurpose } from '../store/account-links.js';
+import { sameAddress } from '../input.js';
+import { insertLink, LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import type { ClaimedMail } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
 import { render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 
-export const RESET_LINK_MINUTES = 30;
-export const VERIFY_LINK_HOURS = 24;
 
 /** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
 export interface Composed extends Message {
@@ -28,7 +26,7 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
     ...render(templates.pick(mail.kind, mail.language), { box, email: user.email, ...values }),
     ...(linkHash ? { linkHash } : {}),
   });
-  const link = async (user: UserRow, purpose: LinkPurpose, lifetimeMs: number, page: string): Promise<string> => {
+  const link = async (user: UserRow, purpose: LinkPurpose, page: string): Promise<string> => {
     const token = newOpaqueToken();
     linkHash = tokenHash(token);
     await insertLink(db, {
@@ -36,7 +34,6 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       purpose,
       userId: user.id,
       email: user.email,
-      expiresAt: new Date(Date.now() + lifetimeMs),
     });
     return `${baseUrl}${page}?token=${token}`;
   };
@@ -45,15 +42,15 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       // Whoever holds the address now: nobody, and no mail (asking did the same work either way).
       const user = await findUserByEmail(db, mail.address);
       if (!user) return undefined;
-      const url = await link(user, 'reset', RESET_LINK_MINUTES * 60_000, '/auth/reset/confirm');
-      return to(user, { link: url, minutes: String(RESET_LINK_MINUTES) });
+      const url = await link(user, 'reset', '/auth/reset/confirm');
+      return to(user, { link: url, minutes: String(LINK_MINUTES.reset) });
     }
     case 'verify-email': {
       // Only while the address is still the person's and not yet verified: a changed address voids the mail.
       const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
-      if (!user || user.emailVerified || emailKey(user.email) !== emailKey(mail.address)) return undefined;
-      const url = await link(user, 'verify', VERIFY_LINK_HOURS * 3_600_000, '/auth/verify-email');
-      return to(user, { link: url, hours: String(VERIFY_LINK_HOURS) });
+      if (!user || user.emailVerified || !sameAddress(user.email, mail.address)) return undefined;
+      const url = await link(user, 'verify', '/auth/verify-email');
+      return to(user, { link: url, hours: String(LINK_MINUTES.verify / 60) });
     }
     case 'already-registered': {
       const user = await findUserByEmail(db, mail.address);

@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '../credentials/closing.js';
 import type { RecordCache } from '../cache/record-cache.js';
-import { emailKey } from '../input.js';
+import { sameAddress } from '../input.js';
 import { deleteLinksOfUser } from '../store/account-links.js';
 import { deleteBrowserSignIn } from '../store/browser.js';
 import { enqueueMail } from '../store/mail-outbox.js';
@@ -42,7 +42,7 @@ export type AccountServices = Pick<Needs, 'config' | 'pool' | 'sessions' | 'audi
 type EmailEvent = 'email-changed' | 'email-vouched' | 'email-unvouched';
 
 /**
- * The address rule. A new address (another emailKey: not a change of case) is unverified
+ * The address rule. A new address (another mailbox: input.ts sameAddress, not a change of case) is unverified
  * unless this very change vouches for it (`emailVerified: true`, an administrator's word);
  * the person's outstanding links go (a link mailed to the old address proves nothing of the
  * new one), and with mail configured a verification link is on its way to the new address.
@@ -54,7 +54,8 @@ async function applyEmailRule(
   before: UserRow,
   change: Partial<UserFields>,
 ): Promise<{ change: Partial<UserFields>; events: EmailEvent[]; newAddress: boolean }> {
-  const newAddress = change.email !== undefined && emailKey(change.email) !== emailKey(before.email);
+  // Another mailbox, not a change of case: a look-alike emailKey folds together is another (input.ts sameAddress).
+  const newAddress = change.email !== undefined && !sameAddress(change.email, before.email);
   const events: EmailEvent[] = [];
   if (change.email !== undefined && change.email.normalize('NFC') !== before.email) events.push('email-changed');
   if (newAddress) {

@@ -8,17 +8,15 @@
 import { endPersonsGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction } from '../db/pool.js';
-import { emailKey } from '../input.js';
+import { sameAddress } from '../input.js';
 import { deleteLinksOfUser, findLink, takeLink, type LinkPurpose } from '../store/account-links.js';
+export { LINK_MINUTES } from '../store/account-links.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
 
-/** How long each link may be used (issue 37: a reset link, 30 minutes). */
-export const LINK_MINUTES: Record<LinkPurpose, number> = { reset: 30, verify: 24 * 60 };
-
 /** A link still means its person when their address is still the one it was sent to. */
-const stillTheirs = (user: UserRow | undefined, sentTo: string): user is UserRow => !!user && emailKey(user.email) === emailKey(sentTo);
+const stillTheirs = (user: UserRow | undefined, sentTo: string): user is UserRow => !!user && sameAddress(user.email, sentTo);
 
 /**
  * Asks for a reset link to `email`: the outbox resolves the person when it sends (nobody: no
@@ -46,6 +44,7 @@ export async function linkHolder(svc: Pick<AccountServices, 'pool'>, token: stri
  * person's other reset links go, and every browser, sign-in step, code and grant of theirs ends
  * (a sign-in racing it either committed first and is ended here, or finds the password changed:
  * api/http/sign-in-steps.ts). Their second factors stay: the next sign-in asks for them. The
+ * link proved the mailbox, so the address is verified too. The
  * person, or undefined when the link is unknown, used, expired or for an address no longer theirs.
  */
 export async function resetPassword(
@@ -60,7 +59,8 @@ export async function resetPassword(
     const person = await getUser(tx, link.userId);
     if (!stillTheirs(person, link.email)) return undefined;
     const by = { user: String(person.id) };
-    await updateUser(tx, person.id, { passwordHash });
+    // The link proved the mailbox as a verify link does: the address is verified, the account open.
+    await updateUser(tx, person.id, { passwordHash, emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'reset');
     await endPersonsGrants(svc, tx, person.id, { how: 'password-reset', by });
     return person;

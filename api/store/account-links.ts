@@ -5,6 +5,9 @@ import type { Queryable, Transaction } from '../db/pool.js';
 
 export type LinkPurpose = 'reset' | 'verify';
 
+/** How long each link may be used (issue 37: a reset link, 30 minutes), from the database's clock, which judges it. */
+export const LINK_MINUTES: Record<LinkPurpose, number> = { reset: 30, verify: 24 * 60 };
+
 export interface AccountLink {
   userId: number;
   /** The address the link was sent to. */
@@ -13,15 +16,12 @@ export interface AccountLink {
 
 export async function insertLink(
   db: Queryable,
-  link: { tokenHash: Buffer; purpose: LinkPurpose; userId: number; email: string; expiresAt: Date },
+  link: { tokenHash: Buffer; purpose: LinkPurpose; userId: number; email: string },
 ): Promise<void> {
-  await db.query('INSERT INTO account_links (token_hash, purpose, user_id, email, expires_at) VALUES ($1, $2, $3, $4, $5)', [
-    link.tokenHash,
-    link.purpose,
-    link.userId,
-    link.email,
-    link.expiresAt,
-  ]);
+  await db.query(
+    'INSERT INTO account_links (token_hash, purpose, user_id, email, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(mins => $5))',
+    [link.tokenHash, link.purpose, link.userId, link.email, LINK_MINUTES[link.purpose]],
+  );
 }
 
 /** The link of `tokenHash` for `purpose`, if it is there and not expired; it is left as it is. */
