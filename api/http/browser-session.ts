@@ -99,7 +99,22 @@ export async function signIn(
   replaces?: string,
 ): Promise<void> {
   const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
-  await startBrowserSession(svc, tx, res, userId, amr, sid);
+  await startBrowserSession(svc, tx, res, userId, amr, sid, true);
+}
+
+/**
+ * Signs this browser in again as what its ended session had proven (a person who changed their
+ * password stays signed in where they did it): a new session and sid, not itself a sign-in, so
+ * not `proven` (what stands for a password is a sign-in, never its continuation).
+ */
+export async function continueSignIn(
+  svc: BrowserServices,
+  tx: Transaction,
+  res: Response,
+  userId: number,
+  amr: readonly string[],
+): Promise<void> {
+  await startBrowserSession(svc, tx, res, userId, amr, undefined, false);
 }
 
 /**
@@ -117,7 +132,8 @@ export async function strengthen(
   sid: string,
 ): Promise<boolean> {
   if (!(await endForStepUp(tx, sid, userId))) return false;
-  await startBrowserSession(svc, tx, res, userId, amr, sid);
+  // What was added here was enrolled, not given at a sign-in: the session is no longer `proven`.
+  await startBrowserSession(svc, tx, res, userId, amr, sid, false);
   return true;
 }
 
@@ -128,12 +144,13 @@ async function startBrowserSession(
   userId: number,
   amr: readonly string[],
   sid: string | undefined,
+  proven: boolean,
 ): Promise<void> {
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   const expiresAt = new Date(Date.now() + hours * 3600_000);
   const from = { address: svc.addressOf(res.req), userAgent: res.req.get('user-agent')?.slice(0, 300) ?? null };
-  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, from, sid);
+  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, from, sid, proven);
   endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }

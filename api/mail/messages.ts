@@ -11,7 +11,6 @@ import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
 import { render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 
-
 /** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
 export interface Composed extends Message {
   linkHash?: Buffer;
@@ -51,6 +50,16 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       if (!user || user.emailVerified || !sameAddress(user.email, mail.address)) return undefined;
       const url = await link(user, 'verify', '/auth/verify-email');
       return to(user, { link: url, hours: String(LINK_MINUTES.verify / 60) });
+    }
+    case 'email-changed': {
+      // To the address the record held before the change (from the record, in the change's
+      // transaction), while the person has another one: a change undone meanwhile tells nobody.
+      const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
+      if (!user || sameAddress(user.email, mail.address)) return undefined;
+      return {
+        to: mail.address,
+        ...render(templates.pick(mail.kind, mail.language), { box, email: mail.address, newEmail: user.email }),
+      };
     }
     case 'already-registered': {
       const user = await findUserByEmail(db, mail.address);

@@ -24,6 +24,7 @@ export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
   'password-reset': ['box', 'email', 'link', 'minutes'],
   'verify-email': ['box', 'email', 'link', 'hours'],
   'already-registered': ['box', 'email', 'signInLink', 'resetLink'],
+  'email-changed': ['box', 'email', 'newEmail'],
 };
 
 const BUILT_IN: Record<MailKind, Template> = {
@@ -67,6 +68,17 @@ If it was not you, ignore this mail: nothing changed.
     html: `<p>Someone tried to sign up on {{box}} with {{email}}, which already has an account.</p>
 <p>If it was you, <a href="{{signInLink}}">sign in</a>. Forgot your password? <a href="{{resetLink}}">Reset it</a>.</p>
 <p>If it was not you, ignore this mail: nothing changed.</p>
+`,
+  },
+  'email-changed': {
+    subject: 'Your address on {{box}} was changed',
+    text: `The address of your account on {{box}} was changed from {{email}} to {{newEmail}}.
+
+If you changed it, there is nothing to do. If you did not, someone else may be using your
+account: tell the administrator of {{box}} at once.
+`,
+    html: `<p>The address of your account on {{box}} was changed from {{email}} to {{newEmail}}.</p>
+<p>If you changed it, there is nothing to do. If you did not, someone else may be using your account: tell the administrator of {{box}} at once.</p>
 `,
   },
 };

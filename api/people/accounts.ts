@@ -12,7 +12,7 @@ import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '
 import type { RecordCache } from '../cache/record-cache.js';
 import { sameAddress } from '../input.js';
 import { deleteLinksOfUser } from '../store/account-links.js';
-import { deleteBrowserSignIn } from '../store/browser.js';
+import { deleteBrowserSignIn, holdBrowserSession } from '../store/browser.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { isPersonsOpenGrant, type SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
@@ -63,6 +63,8 @@ async function applyEmailRule(
     await deleteLinksOfUser(tx, before.id);
     if (!change.emailVerified && svc.config.smtp)
       await enqueueMail(tx, { kind: 'verify-email', address: change.email!, userId: before.id });
+    // The old address hears of it: a change it did not make is a sign of someone else in the account.
+    if (svc.config.smtp) await enqueueMail(tx, { kind: 'email-changed', address: before.email, userId: before.id });
   }
   const vouched = change.emailVerified === true && (newAddress || !before.emailVerified || before.mustVerifyEmail);
   if (vouched) events.push('email-vouched');
@@ -80,10 +82,13 @@ export async function changeAccount(
   id: number,
   change: Partial<UserFields>,
   by: Actor,
+  /** The person's own change, from this signed-in browser: nothing changes when it ended meanwhile. */
+  fromSignIn?: string,
 ): Promise<UserRow | undefined> {
   const done = await withTransaction(svc.pool, async (tx) => {
     // The row held: two changes of one person's address are ruled on one after the other.
     if (!(await lockUser(tx, id))) return undefined;
+    if (fromSignIn !== undefined && !(await holdBrowserSession(tx, fromSignIn))) return undefined;
     const before = (await getUser(tx, id))!;
     const ruled = await applyEmailRule(svc, tx, before, change);
     const changed = await updateUser(tx, id, ruled.change);

@@ -71,13 +71,22 @@ export async function resetPassword(
   return user;
 }
 
-/** Proves the person's address through a verify link; the person, or undefined as resetPassword says. */
-export async function verifyEmail(svc: AccountServices, token: string, address: string): Promise<UserRow | undefined> {
+/**
+ * Proves the person's address through a verify link, their password checked against
+ * `passwordHash` (still theirs: a reset or change meanwhile voids the check); the person, or
+ * undefined as resetPassword says.
+ */
+export async function verifyEmail(
+  svc: AccountServices,
+  token: string,
+  passwordHash: string,
+  address: string,
+): Promise<UserRow | undefined> {
   const user = await withTransaction(svc.pool, async (tx) => {
     const link = await takeLink(tx, tokenHash(token), 'verify');
     if (!link || !(await lockUser(tx, link.userId))) return undefined;
     const person = await getUser(tx, link.userId);
-    if (!stillTheirs(person, link.email)) return undefined;
+    if (!stillTheirs(person, link.email) || person.passwordHash !== passwordHash) return undefined;
     await updateUser(tx, person.id, { emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'verify');
     return person;

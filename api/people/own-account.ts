@@ -6,19 +6,20 @@ import type { Actor } from '../audit.js';
 import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
-import { deleteConsent } from '../store/browser.js';
-import { updateUser } from '../store/users.js';
+import { deleteConsent, holdBrowserSession } from '../store/browser.js';
+import { getUser, lockUser, updateUser } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
 
 /** How long a sign-in with a second factor stands for the person's current password. */
 export const FRESH_MINUTES = 10;
 
 /**
- * Whether this browser's sign-in is a fresh second factor: it proved more than a password, and
- * minutes ago. A pure decision: the clock is the caller's.
+ * Whether this browser's sign-in is a fresh second factor: it proved more than a password, at
+ * the sign-in itself (`proven`: a factor enrolled in the session since — by whoever holds it —
+ * proves nothing of the person), and minutes ago. A pure decision: the clock is the caller's.
  */
-export function freshSecondFactor(browser: { amr: readonly string[]; authTime: Date }, now: number): boolean {
-  return meets(acrOf(browser.amr), ACR_MFA) && now - browser.authTime.getTime() <= FRESH_MINUTES * 60_000;
+export function freshSecondFactor(browser: { amr: readonly string[]; authTime: Date; proven: boolean }, now: number): boolean {
+  return browser.proven && meets(acrOf(browser.amr), ACR_MFA) && now - browser.authTime.getTime() <= FRESH_MINUTES * 60_000;
 }
 
 /**
@@ -28,19 +29,27 @@ export function freshSecondFactor(browser: { amr: readonly string[]; authTime: D
  */
 export async function changeOwnPassword(
   svc: AccountServices,
-  userId: number,
-  passwordHash: string,
+  change: { userId: number; sid: string; checkedHash: string; passwordHash: string },
   signInAgain: (tx: Transaction) => Promise<void>,
   address: string,
-): Promise<void> {
+): Promise<boolean> {
+  const { userId } = change;
   const by = { user: String(userId) };
-  await withTransaction(svc.pool, async (tx) => {
-    await updateUser(tx, userId, { passwordHash });
+  const done = await withTransaction(svc.pool, async (tx) => {
+    // Under the person's row, what the request stood on must still hold: this browser still
+    // signed in (not signed out, reset or ended by an administrator while the passwords were
+    // hashed), and the password it checked still theirs. Else the change would undo a reset.
+    if (!(await lockUser(tx, userId)) || !(await holdBrowserSession(tx, change.sid))) return false;
+    if ((await getUser(tx, userId))?.passwordHash !== change.checkedHash) return false;
+    await updateUser(tx, userId, { passwordHash: change.passwordHash });
     await endPersonsGrants(svc, tx, userId, { how: 'password-change', by });
     await signInAgain(tx);
+    return true;
   });
+  if (!done) return false;
   svc.users.invalidate(String(userId));
   svc.audit.record({ event: 'account', action: 'password-changed', user: String(userId), by, address });
+  return true;
 }
 
 /** Withdraws the person's consent to `clientId`: the app asks again, and its grants of theirs end. False when there was none. */

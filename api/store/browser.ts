@@ -30,6 +30,8 @@ export interface BrowserSession {
   sid: string;
   authTime: Date;
   amr: string[];
+  /** Its amr was all proven by the sign-in that made it, at authTime (not grown since by a factor enrolled in it). */
+  proven: boolean;
 }
 
 /**
@@ -45,11 +47,12 @@ export async function createBrowserSession(
   amr: readonly string[],
   from: { address: string; userAgent: string | null },
   sid?: string,
+  proven = false,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent)
-     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7)`,
-    [idHash, userId, expiresAt, amr, sid ?? null, from.address, from.userAgent],
+    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent, proven)
+     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7, $8)`,
+    [idHash, userId, expiresAt, amr, sid ?? null, from.address, from.userAgent, proven],
   );
 }
 
@@ -136,12 +139,12 @@ export async function setBrowserSessionsAmr(db: Queryable, userId: number, amr: 
 
 /** The browser session of this cookie, if it is still valid. */
 export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise<BrowserSession | undefined> {
-  const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date; amr: string[] }>(
-    'SELECT user_id, sid, created_at, amr FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()',
+  const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date; amr: string[]; proven: boolean }>(
+    'SELECT user_id, sid, created_at, amr, proven FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()',
     [idHash],
   );
   const r = rows[0];
-  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at, amr: r.amr };
+  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at, amr: r.amr, proven: r.proven };
 }
 
 /** Ends a browser session; its sid and person, when it existed. */

@@ -11,11 +11,13 @@ import type { Queryable } from '../db/pool.js';
  * What a mail says. `password-reset` goes to whoever holds `address` when it is sent (nobody: no
  * mail), so that asking for one does the same work whether or not the address has an account;
  * `verify-email` to `user` while `address` is still theirs and unverified; `already-registered`
- * tells the holder of an address that someone tried to sign up with it.
+ * tells the holder of an address that someone tried to sign up with it; `email-changed` tells
+ * the address `user` had (written in the change's transaction, from their record) that it is
+ * theirs no more.
  */
-export type MailKind = 'password-reset' | 'verify-email' | 'already-registered';
+export type MailKind = 'password-reset' | 'verify-email' | 'already-registered' | 'email-changed';
 
-export const MAIL_KINDS: readonly MailKind[] = ['password-reset', 'verify-email', 'already-registered'];
+export const MAIL_KINDS: readonly MailKind[] = ['password-reset', 'verify-email', 'already-registered', 'email-changed'];
 
 /**
  * The channel the outboxes of every box sharing the database listen on; the payload is the

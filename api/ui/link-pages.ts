@@ -95,16 +95,24 @@ export function passwordResetPage(box: string): string {
   });
 }
 
-/** A verify link's page: following a link changes nothing (mail scanners follow links); the button does. */
-export function verifyEmailPage(box: string, csrf: string, token: string, email: string): string {
+/**
+ * A verify link's page: following a link changes nothing (mail scanners follow links), and the
+ * account's password confirms it, so that the holder of an address cannot be made to confirm an
+ * account someone else made with it (a "pre-account takeover").
+ */
+export function verifyEmailPage(box: string, csrf: string, token: string, email: string, error?: string): string {
   return page({
     title: 'Confirm your address',
     box,
     body: html`<h1>Confirm your address</h1>
-<p>Is <strong>${email}</strong> your address?</p>
+${alert(error)}
+<p>Type the password of the account of <strong>${email}</strong> to confirm the address is yours.</p>
+<p class="hint">You did not make an account here? Then do not confirm: close this page.</p>
 <form method="post" action="/auth/verify-email">
 ${hidden({ csrf, token })}
-<button type="submit">Yes, confirm it</button>
+<input type="hidden" name="username" value="${email}" autocomplete="username">
+${field('password', 'Password', 'password', '', {}, 'current-password')}
+<button type="submit">Confirm my address</button>
 </form>`,
   });
 }
@@ -127,16 +135,5 @@ export function signUpSentPage(box: string, email: string): string {
     body: html`<h1>Check your mail</h1>
 <p role="status">We sent a mail to <strong>${email}</strong>. Follow its link to open your account; then sign in.</p>
 <p>No mail after a few minutes? Look in your spam folder, or <a href="/auth/sign-up">sign up again</a>.</p>`,
-  });
-}
-
-/** A correct password of an account whose address is not proven yet (it signed up where that comes first). */
-export function verifyFirstPage(box: string, email: string, sent: boolean): string {
-  return page({
-    title: 'Confirm your address first',
-    box,
-    body: html`<h1>Confirm your address first</h1>
-<p class="notice" role="alert">Your account opens when you follow the link mailed to <strong>${email}</strong>.</p>
-<p>${sent ? 'A new link is on its way.' : 'Links were sent to it recently: look for them, or try again later.'}</p>`,
   });
 }

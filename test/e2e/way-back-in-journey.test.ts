@@ -105,8 +105,9 @@ describe('a way back in, one person in Chromium, mail from a real SMTP server', 
     await page.getByRole('button', { name: 'Sign up' }).click();
     await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
     await page.goto(await linkFromMail(CARA.email, '/auth/verify-email', 1));
+    await page.getByLabel('Password').fill(CARA.password);
     await screenshot(page, 'way-back-verify');
-    await page.getByRole('button', { name: 'Yes, confirm it' }).click();
+    await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
     await signIn(page, CARA.email, CARA.password);
     await page.getByRole('heading', { name: 'Your account' }).waitFor();
@@ -121,7 +122,8 @@ describe('a way back in, one person in Chromium, mail from a real SMTP server', 
     await page.getByText('Follow the link mailed to the new address').waitFor();
     expect(await page.locator('#email-state').textContent()).to.equal('(not confirmed)');
     await page.goto(await linkFromMail(CARA.newEmail, '/auth/verify-email', 1));
-    await page.getByRole('button', { name: 'Yes, confirm it' }).click();
+    await page.getByLabel('Password').fill(CARA.password);
+    await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
     await page.goto(`${box.url}/account`);
     expect(await page.locator('#account-email').textContent()).to.equal(CARA.newEmail);

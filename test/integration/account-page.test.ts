@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Box, basic, boxForSuite, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
 const CALLBACK = 'https://rp.example/callback';
 const SECRET = 'rp-secret-123';
@@ -211,6 +212,75 @@ describe('the account page', function () {
     expect((await new FormAgent(box).signIn(email, PASSWORD)).status).to.equal(401);
     expect((await new FormAgent(box).signIn(email, NEW_PASSWORD)).status).to.equal(303);
     expect((await here.get(changed.headers.get('location')!)).text).to.include('Your password is changed');
+  });
+
+  /** Sets up an authenticator app on the account page of `browser`: its key (the session is strengthened, not signed in anew). */
+  async function enrolTotp(browser: FormAgent): Promise<Buffer> {
+    const account = await browser.get('/auth/account');
+    const setup = await browser.post('/auth/account/totp', formOf(account.text, '/auth/account/totp'));
+    expect(setup.status, setup.text).to.equal(200);
+    const secret = base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(setup.text)![1]!);
+    const done = await browser.post('/auth/account/totp/confirm', {
+      ...hiddenFields(setup.text),
+      code: totpCode(secret, stepAt(Date.now())),
+    });
+    expect(done.status, done.text).to.equal(200);
+    return secret;
+  }
+
+  it('a factor enrolled in a session does not stand for the current password; one given at a sign-in minutes ago does', async function () {
+    const email = await person();
+    // Whoever holds this session (a stolen cookie) enrols an app of their own in it…
+    const held = await signedInBrowser(email);
+    const secret = await enrolTotp(held);
+    const page = await held.get('/auth/account');
+    expect(page.text).to.include('id="current_password"');
+    const skipped = await held.post('/auth/account/password', {
+      ...formOf(page.text, '/auth/account/password'),
+      new_password: NEW_PASSWORD,
+    });
+    expect(skipped.status, 'no current password, only a factor enrolled since the sign-in').to.equal(422);
+    const moved = await held.post('/auth/account/email', { ...formOf(page.text, '/auth/account/email'), new_email: `thief-${email}` });
+    expect(moved.status).to.equal(422);
+    expect((await new FormAgent(box).signIn(email, PASSWORD)).status, 'the password is as it was').to.equal(303);
+
+    // …while a sign-in that gives the code is a fresh second factor: no password asked for minutes.
+    const browser = new FormAgent(box);
+    expect((await browser.signIn(email, PASSWORD)).status).to.equal(303);
+    const second = await browser.get('/auth/sign-in/second-factor');
+    const step = stepAt(Date.now()) + 1; // a code is taken once: the next step's, which the window allows
+    const signedInWithCode = await browser.post('/auth/sign-in/second-factor', {
+      ...hiddenFields(second.text),
+      code: totpCode(secret, step),
+    });
+    expect(signedInWithCode.status, signedInWithCode.text).to.equal(303);
+    const fresh = await browser.get('/auth/account');
+    expect(fresh.text).to.include('no password needed').and.not.include('id="current_password"');
+    const changed = await browser.post('/auth/account/password', {
+      ...formOf(fresh.text, '/auth/account/password'),
+      new_password: NEW_PASSWORD,
+    });
+    expect(changed.status, changed.text).to.equal(303);
+    expect((await new FormAgent(box).signIn(email, NEW_PASSWORD)).status).to.equal(303);
+  });
+
+  it('a password change racing an administrator ending the sessions: the browser never stays signed in', async function () {
+    const root = await box.rootToken();
+    for (let round = 0; round < 8; round++) {
+      const email = await person();
+      const id = (await box.json('GET', `/users?email=${encodeURIComponent(email)}`, undefined, root)).body[0].id;
+      const browser = await signedInBrowser(email);
+      const page = await browser.get('/auth/account');
+      const form = { ...formOf(page.text, '/auth/account/password'), current_password: PASSWORD, new_password: NEW_PASSWORD };
+      const [changed, ended] = await Promise.all([
+        browser.post('/auth/account/password', form),
+        box.request('DELETE', `/users/${id}/sessions`, { headers: { Authorization: `Bearer ${root}` } }),
+      ]);
+      expect(ended.status, ended.text).to.be.oneOf([200, 204]);
+      expect(changed.status).to.equal(303);
+      // Whichever came first, the end of the sessions is the last word for this browser.
+      expect(await signedIn(browser), `round ${round}: ${changed.headers.get('location')}`).to.equal(false);
+    }
   });
 
   it("a new email needs the current password and cannot take another person's address", async function () {

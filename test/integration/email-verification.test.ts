@@ -21,10 +21,10 @@ async function signUp(box: Box, email: string, browser = new FormAgent(box)): Pr
   return browser.post('/auth/sign-up', { ...hiddenFields(page.text), email, password: PASSWORD });
 }
 
-async function confirm(box: Box, link: string, browser = new FormAgent(box)): Promise<JsonResponse> {
+async function confirm(box: Box, link: string, password = PASSWORD, browser = new FormAgent(box)): Promise<JsonResponse> {
   const page = await browser.get(link);
   if (page.status !== 200) return page;
-  return browser.post('/auth/verify-email', hiddenFields(page.text));
+  return browser.post('/auth/verify-email', { ...hiddenFields(page.text), password });
 }
 
 async function userOf(box: Box, email: string): Promise<Record<string, unknown>> {
@@ -70,13 +70,20 @@ describe('email verification', function () {
       const mail = await smtp.waitForMail((m) => m.to.includes(email));
       const link = linkIn(mail, '/auth/verify-email');
 
+      // A sign-in before it answers as a wrong password does (a taken address at sign-up would), and mails the link again.
+      const nobody = fresh('nobody');
       const early = await new FormAgent(box).signIn(email, PASSWORD);
-      expect(early.status).to.equal(403);
-      expect(early.text).to.include('Confirm your address first');
+      const wrong = await new FormAgent(box).signIn(nobody, PASSWORD);
+      const shown = (res: JsonResponse, address: string): string =>
+        res.text.replaceAll(address, 'X').replace(/name="csrf" value="[^"]*"/, '');
+      expect(early.status).to.equal(401);
+      expect(wrong.status).to.equal(401);
+      expect(shown(early, email)).to.equal(shown(wrong, nobody));
+      expect(early.text).to.include('Just signed up? Follow the link in the mail we sent you first.');
       await smtp.waitForMail(() => smtp.mailsTo(email).length >= 2);
 
-      // A mail scanner following the link changes nothing: the page asks.
-      expect((await new FormAgent(box).get(link)).text).to.include('Yes, confirm it');
+      // A mail scanner following the link changes nothing: the page asks for the account's password.
+      expect((await new FormAgent(box).get(link)).text).to.include('Confirm my address');
       expect((await userOf(box, email)).email_verified).to.equal(false);
       const done = await confirm(box, link);
       expect(done.status, done.text).to.equal(200);
@@ -114,6 +121,19 @@ describe('email verification', function () {
       expect(gap, JSON.stringify(times)).to.be.below(median(times.new) * 0.5);
     });
 
+    it('the holder of an address cannot be made to confirm an account someone else made with it', async function () {
+      // A stranger signs up with the victim's address and a password of their own.
+      const victim = fresh('victim');
+      await signUp(box, victim);
+      const link = linkIn(await smtp.waitForMail((m) => m.to.includes(victim)), '/auth/verify-email');
+      // The victim follows the link and, not knowing that password, cannot confirm; nor can a guess.
+      const refused = await confirm(box, link, 'the-victims-own-password');
+      expect(refused.status).to.equal(401);
+      expect(refused.text).to.include('not the password of this account');
+      expect((await userOf(box, victim)).email_verified).to.equal(false);
+      expect((await new FormAgent(box).signIn(victim, PASSWORD)).status, 'the account stays closed').to.equal(401);
+    });
+
     it('an address with a header in it is refused at sign-up, and nobody is mailed', async function () {
       const evil = fresh('evil');
       const res = await signUp(box, `${fresh('x')}\r\nBcc: ${evil}`);
@@ -135,7 +155,7 @@ describe('email verification', function () {
 
       expect((await confirm(box, oldLink)).status).to.equal(400);
       expect((await userOf(box, email)).email_verified).to.equal(false);
-      expect((await new FormAgent(box).signIn(email, PASSWORD)).status, 'the account is still closed').to.equal(403);
+      expect((await new FormAgent(box).signIn(email, PASSWORD)).status, 'the account is still closed').to.equal(401);
       expect((await confirm(box, newLink)).status).to.equal(200);
       expect((await userOf(box, email)).email_verified).to.equal(true);
       expect((await new FormAgent(box).signIn(email, PASSWORD)).status).to.equal(303);

@@ -389,7 +389,11 @@ describe("administrators and people's sessions", function () {
         'SELECT kind, address, user_id::int AS user_id FROM mail_outbox WHERE user_id = $1',
         [id],
       );
-      expect(rows).to.deep.equal([{ kind: 'verify-email', address: newAddress, user_id: id }]);
+      // A link to the new address, and word of the change to the old one.
+      expect(rows).to.have.deep.members([
+        { kind: 'verify-email', address: newAddress, user_id: id },
+        { kind: 'email-changed', address: created.body.email, user_id: id },
+      ]);
       expect(events).to.deep.equal([
         { event: 'account', action: 'email-changed', user: String(id), email: newAddress, by: { user: String(id) } },
       ]);
@@ -397,11 +401,11 @@ describe("administrators and people's sessions", function () {
       // An administrator's change that vouches: no link to send.
       const vouched = await changeAccount(svc, id, { email: address(), emailVerified: true }, { client: 'root' });
       expect(vouched!.emailVerified).to.equal(true);
-      expect(await outbox(id)).to.equal(1);
+      expect(await outbox(id), 'no link for a vouched address; the old one told').to.equal(3);
       expect(events.slice(1).map((e) => 'action' in e && e.action)).to.deep.equal(['email-changed', 'email-vouched']);
       // A change that leaves the address as it is sends nothing.
       await changeAccount(svc, id, { data: '{}' }, { client: 'root' });
-      expect(await outbox(id)).to.equal(1);
+      expect(await outbox(id)).to.equal(3);
     });
   });
 });

@@ -35,5 +35,8 @@ CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at);
 -- until the link in their mail is followed.
 ALTER TABLE users ADD COLUMN must_verify_email boolean NOT NULL DEFAULT false;
 
--- Where a browser signed in from, for the person's account page and the admin's view.
-ALTER TABLE browser_sessions ADD COLUMN address text, ADD COLUMN user_agent text;
+-- Where a browser signed in from, for the person's account page and the admin's view; and whether
+-- its amr was all proven by the sign-in that made it (not added since by enrolling a factor in it:
+-- only a proven second factor stands for the current password, api/people/own-account.ts).
+ALTER TABLE browser_sessions ADD COLUMN address text, ADD COLUMN user_agent text,
+  ADD COLUMN proven boolean NOT NULL DEFAULT false;

@@ -5,7 +5,7 @@
 // (api/people/attempts.ts), so links are not guessed faster than passwords.
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { Argon2Busy, hashSecret } from '../../credentials/secrets.js';
+import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
 import { LINK_MINUTES, linkHolder, requestReset, resetPassword, verifyEmail } from '../../people/links.js';
 import type { AccountServices } from '../../people/accounts.js';
@@ -129,8 +129,25 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const token = text(body.token);
-    if (!(await holderOf(req, res, token, 'verify'))) return;
-    const user = await verifyEmail(svc, token, svc.addressOf(req));
+    const holder = await holderOf(req, res, token, 'verify');
+    if (!holder) return;
+    const again = (status: number, error: string) =>
+      renderPage(res, status, verifyEmailPage(box, csrfToken(svc, req, res), token, holder.email, error));
+    // The account's password, counted as at sign-in: the link alone proves the mailbox, not the account.
+    const keys = [{ address: svc.addressOf(req) }, { account: holder.email }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) return again(429, `Too many wrong passwords. Try again in ${minutesUntil(refused.retryAt)} minutes.`);
+    let ok: boolean;
+    try {
+      ok = await verifyHash(holder.passwordHash, typeof body.password === 'string' ? body.password : '', 'sign-in');
+    } catch (err) {
+      await svc.attempts.giveBack(keys);
+      if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
+      throw err;
+    }
+    if (!ok) return again(401, 'That is not the password of this account.');
+    await svc.attempts.giveBack(keys);
+    const user = await verifyEmail(svc, token, holder.passwordHash, svc.addressOf(req));
     if (!user) return renderPage(res, 400, linkInvalidPage(box, 'verify'));
     renderPage(res, 200, emailVerifiedPage(box, user.email));
   });

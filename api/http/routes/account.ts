@@ -13,7 +13,7 @@ import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { pageForm } from '../body.js';
-import { endBrowserSession, signIn, type BrowserServices } from '../browser-session.js';
+import { continueSignIn, endBrowserSession, type BrowserServices } from '../browser-session.js';
 import { ACCOUNT_PATH, changeOnAccount, holderOrSignIn, showAccount } from '../account-page.js';
 import type { SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -115,13 +115,14 @@ export function accountRouter(svc: AccountRouterServices): Router {
       throw err;
     }
     // Everything the old password obtained ends; this browser is signed in again, as what it proved.
-    await changeOwnPassword(
+    const { user, browser } = person;
+    const changed = await changeOwnPassword(
       svc,
-      person.user.id,
-      hash,
-      (tx) => signIn(svc, tx, res, person.user.id, person.browser.amr),
+      { userId: user.id, sid: browser.sid, checkedHash: user.passwordHash, passwordHash: hash },
+      (tx) => continueSignIn(svc, tx, res, user.id, browser.amr),
       svc.addressOf(req),
     );
+    if (!changed) return res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PATH)}`);
     res.redirect(303, `${ACCOUNT_PATH}?changed=password`);
   });
 
@@ -139,8 +140,15 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (!email) return page(req, res, person, 422, { errors: { new_email: ['is required'] } });
     const refusal = await proven(req, person, 'email_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
+    // A link goes to the new address: counted per address, as every mail asked for is.
+    const throttled = svc.config.smtp && (await svc.attempts.begin([{ mailsTo: email }]));
+    if (throttled)
+      return page(req, res, person, 429, {
+        error: `Too many mails went to that address. Try again in ${minutesUntil(throttled.retryAt)} minutes.`,
+      });
     try {
-      await changeAccount(svc, person.user.id, { email }, { user: String(person.user.id) });
+      const changed = await changeAccount(svc, person.user.id, { email }, { user: String(person.user.id) }, person.browser.sid);
+      if (!changed) return res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PATH)}`);
     } catch (err) {
       if (err instanceof ConstraintViolation && err.field === 'email')
         return page(req, res, person, 422, { errors: { new_email: ['That address has an account already.'] } });

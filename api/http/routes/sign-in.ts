@@ -12,7 +12,7 @@ import type { AddressOf } from '../client-address.js';
 import { ensureGroup } from '../../store/groups.js';
 import { findUserByEmail, type UserRow } from '../../store/users.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
-import { signUpSentPage, verifyFirstPage } from '../../ui/link-pages.js';
+import { signUpSentPage } from '../../ui/link-pages.js';
 import { proofOf, signUp } from '../../people/registration.js';
 import { resendVerification } from '../../people/links.js';
 import { pageLanguage } from '../language.js';
@@ -82,19 +82,23 @@ export function signInRouter(svc: SignInRouterServices): Router {
       if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
       throw err;
     }
-    if (!user || !ok) {
+    // An account whose address is not proven yet answers as a wrong password does (a sign-up that
+    // answered alike for a new address and a taken one must not be told apart here), and its
+    // person is mailed the link again (registration.ts).
+    const closed = !!user && ok && user.mustVerifyEmail;
+    if (!user || !ok || closed) {
       svc.metrics.signIns.inc({ result: 'failure' });
       svc.audit.record({
         event: 'sign_in',
         outcome: 'failure',
         address,
-        reason: user ? 'wrong password' : 'unknown email',
+        reason: closed ? 'email not verified' : user ? 'wrong password' : 'unknown email',
         ...(user ? { user: String(user.id) } : {}),
       });
-      return again(401, 'The email or the password is wrong.');
+      if (closed) await mailLinkAgain(req, user);
+      return again(401, wrongPassword);
     }
     await svc.attempts.giveBack([{ address }]);
-    if (user.mustVerifyEmail) return verifyFirst(req, res, user);
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address });
     // Signed in, or on to the second factor (api/http/sign-in-steps.ts). The account's failures
@@ -106,22 +110,16 @@ export function signInRouter(svc: SignInRouterServices): Router {
     await proceed(svc, res, user.id, ['pwd'], target, { passwordHash: user.passwordHash });
   });
 
-  /**
-   * A right password of an account that opens with its mailed link: no sign-in; a new link is
-   * mailed, as many as the address may be sent (a stranger who typed the address at sign-up has
-   * this password too, and must not flood its holder).
-   */
-  async function verifyFirst(req: Request, res: Response, user: UserRow): Promise<void> {
-    svc.audit.record({
-      event: 'sign_in',
-      outcome: 'failure',
-      address: svc.addressOf(req),
-      user: String(user.id),
-      reason: 'email not verified',
-    });
-    const sent = svc.config.smtp !== undefined && !(await svc.attempts.begin([{ mailsTo: user.email }]));
-    if (sent) await resendVerification(svc, user, pageLanguage(req));
-    renderPage(res, 403, verifyFirstPage(box, user.email, sent));
+  /** Where sign-up proves the address first, a failed sign-in may be an account not open yet: the page says so to everyone. */
+  const wrongPassword =
+    svc.config.registration && proofOf(svc.config) === 'before-sign-in'
+      ? 'The email or the password is wrong. Just signed up? Follow the link in the mail we sent you first.'
+      : 'The email or the password is wrong.';
+
+  /** A new link for an account not open yet, as many as its address may be sent (a stranger who made it knows its password too). */
+  async function mailLinkAgain(req: Request, user: UserRow): Promise<void> {
+    if (svc.config.smtp === undefined || (await svc.attempts.begin([{ mailsTo: user.email }]))) return;
+    await resendVerification(svc, user, pageLanguage(req));
   }
 
   const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));

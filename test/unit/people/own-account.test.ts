@@ -8,13 +8,17 @@ describe('freshSecondFactor', function () {
   const ago = (minutes: number): Date => new Date(now - minutes * 60_000);
 
   it('a sign-in with a second factor minutes ago stands for the current password', function () {
-    expect(freshSecondFactor({ amr: ['pwd', 'otp', 'mfa'], authTime: ago(1) }, now)).to.equal(true);
-    expect(freshSecondFactor({ amr: ['hwk', 'user', 'mfa'], authTime: ago(FRESH_MINUTES) }, now)).to.equal(true);
+    expect(freshSecondFactor({ amr: ['pwd', 'otp', 'mfa'], authTime: ago(1), proven: true }, now)).to.equal(true);
+    expect(freshSecondFactor({ amr: ['hwk', 'user', 'mfa'], authTime: ago(FRESH_MINUTES), proven: true }, now)).to.equal(true);
+  });
+
+  it('nor does a factor enrolled in the session since its sign-in: whoever holds a session can enrol one', function () {
+    expect(freshSecondFactor({ amr: ['pwd', 'hwk', 'user', 'mfa'], authTime: ago(0), proven: false }, now)).to.equal(false);
   });
 
   it('a password alone, or a second factor given longer ago, does not', function () {
-    expect(freshSecondFactor({ amr: ['pwd'], authTime: ago(0) }, now)).to.equal(false);
-    expect(freshSecondFactor({ amr: ['pwd', 'otp', 'mfa'], authTime: ago(FRESH_MINUTES + 1) }, now)).to.equal(false);
+    expect(freshSecondFactor({ amr: ['pwd'], authTime: ago(0), proven: true }, now)).to.equal(false);
+    expect(freshSecondFactor({ amr: ['pwd', 'otp', 'mfa'], authTime: ago(FRESH_MINUTES + 1), proven: true }, now)).to.equal(false);
   });
 });
 
