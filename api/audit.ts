@@ -81,6 +81,7 @@ export type AuditEvent =
         | 'password-reset-requested'
         | 'password-reset'
         | 'password-changed'
+        | 'email-change-requested'
         | 'email-changed'
         | 'email-verified'
         | 'email-vouched'

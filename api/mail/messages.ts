@@ -25,14 +25,14 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
     ...render(templates.pick(mail.kind, mail.language), { box, email: user.email, ...values }),
     ...(linkHash ? { linkHash } : {}),
   });
-  const link = async (user: UserRow, purpose: LinkPurpose, page: string): Promise<string> => {
+  const link = async (user: UserRow, purpose: LinkPurpose, page: string, sentTo = user.email): Promise<string> => {
     const token = newOpaqueToken();
     linkHash = tokenHash(token);
     await insertLink(db, {
       tokenHash: linkHash,
       purpose,
       userId: user.id,
-      email: user.email,
+      email: sentTo,
     });
     return `${baseUrl}${page}?token=${token}`;
   };
@@ -50,6 +50,24 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       if (!user || user.emailVerified || !sameAddress(user.email, mail.address)) return undefined;
       const url = await link(user, 'verify', '/auth/verify-email');
       return to(user, { link: url, hours: String(LINK_MINUTES.verify / 60) });
+    }
+    case 'confirm-email-change': {
+      // To the new address, typed by the person (checked as an address); not if it is theirs
+      // already, or another account's by now: that holder is not asked to confirm anything.
+      const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
+      if (!user || sameAddress(user.email, mail.address) || (await findUserByEmail(db, mail.address))) return undefined;
+      const url = await link(user, 'change', '/auth/confirm-email', mail.address);
+      return {
+        to: mail.address,
+        ...render(templates.pick(mail.kind, mail.language), {
+          box,
+          email: mail.address,
+          oldEmail: user.email,
+          link: url,
+          hours: String(LINK_MINUTES.change / 60),
+        }),
+        ...(linkHash ? { linkHash } : {}),
+      };
     }
     case 'email-changed': {
       // To the address the record held before the change (from the record, in the change's

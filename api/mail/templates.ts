@@ -25,6 +25,7 @@ export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
   'verify-email': ['box', 'email', 'link', 'hours'],
   'already-registered': ['box', 'email', 'signInLink', 'resetLink'],
   'email-changed': ['box', 'email', 'newEmail'],
+  'confirm-email-change': ['box', 'email', 'oldEmail', 'link', 'hours'],
 };
 
 const BUILT_IN: Record<MailKind, Template> = {
@@ -68,6 +69,21 @@ If it was not you, ignore this mail: nothing changed.
     html: `<p>Someone tried to sign up on {{box}} with {{email}}, which already has an account.</p>
 <p>If it was you, <a href="{{signInLink}}">sign in</a>. Forgot your password? <a href="{{resetLink}}">Reset it</a>.</p>
 <p>If it was not you, ignore this mail: nothing changed.</p>
+`,
+  },
+  'confirm-email-change': {
+    subject: 'Confirm your new email address on {{box}}',
+    text: `The account of {{oldEmail}} on {{box}} asks to use {{email}} from now on.
+
+If it is you, confirm it here (the link works for {{hours}} hours); the account's password is asked:
+
+{{link}}
+
+If you did not ask for it, ignore this mail: nothing changes.
+`,
+    html: `<p>The account of {{oldEmail}} on {{box}} asks to use {{email}} from now on.</p>
+<p>If it is you, <a href="{{link}}">confirm it</a> (the link works for {{hours}} hours); the account's password is asked.</p>
+<p>If you did not ask for it, ignore this mail: nothing changes.</p>
 `,
   },
   'email-changed': {

@@ -82,14 +82,18 @@ export async function changeAccount(
   id: number,
   change: Partial<UserFields>,
   by: Actor,
-  /** The person's own change, from this signed-in browser: nothing changes when it ended meanwhile. */
-  fromSignIn?: string,
+  /**
+   * What a person's own change stands on, checked under their row: the password they gave, the
+   * browser they asked from still signed in; nothing changes when either is gone.
+   */
+  stillHolds?: { passwordHash?: string; sid?: string },
 ): Promise<UserRow | undefined> {
   const done = await withTransaction(svc.pool, async (tx) => {
     // The row held: two changes of one person's address are ruled on one after the other.
     if (!(await lockUser(tx, id))) return undefined;
-    if (fromSignIn !== undefined && !(await holdBrowserSession(tx, fromSignIn))) return undefined;
     const before = (await getUser(tx, id))!;
+    if (stillHolds?.passwordHash !== undefined && before.passwordHash !== stillHolds.passwordHash) return undefined;
+    if (stillHolds?.sid !== undefined && !(await holdBrowserSession(tx, stillHolds.sid))) return undefined;
     const ruled = await applyEmailRule(svc, tx, before, change);
     const changed = await updateUser(tx, id, ruled.change);
     if (changed && change.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });

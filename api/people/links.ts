@@ -13,7 +13,9 @@ import { deleteLinksOfUser, findLink, takeLink, type LinkPurpose } from '../stor
 export { LINK_MINUTES } from '../store/account-links.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
-import type { AccountServices } from './accounts.js';
+import { holdBrowserSession } from '../store/browser.js';
+import { ConstraintViolation } from '../store/constraints.js';
+import { changeAccount, type AccountServices } from './accounts.js';
 
 /** A link still means its person when their address is still the one it was sent to. */
 const stillTheirs = (user: UserRow | undefined, sentTo: string): user is UserRow => !!user && sameAddress(user.email, sentTo);
@@ -33,10 +35,16 @@ export async function requestReset(
 }
 
 /** The person a link in a page's URL is for, while it may be used; it is left as it is (the page's form uses it). */
-export async function linkHolder(svc: Pick<AccountServices, 'pool'>, token: string, purpose: LinkPurpose): Promise<UserRow | undefined> {
+export async function linkHolder(
+  svc: Pick<AccountServices, 'pool'>,
+  token: string,
+  purpose: LinkPurpose,
+): Promise<{ user: UserRow; sentTo: string } | undefined> {
   const link = token ? await findLink(svc.pool, tokenHash(token), purpose) : undefined;
   const user = link && (await getUser(svc.pool, link.userId));
-  return link && stillTheirs(user, link.email) ? user : undefined;
+  // A change link went to the address that is to become theirs; the others, to the one that is.
+  const holds = purpose === 'change' ? !!user : stillTheirs(user, link?.email ?? '');
+  return link && user && holds ? { user, sentTo: link.email } : undefined;
 }
 
 /**
@@ -107,4 +115,62 @@ export async function verifyEmail(
 /** Mails the person a new verify link for their current address (the caller has counted it). */
 export async function resendVerification(svc: Pick<AccountServices, 'pool'>, user: UserRow, language: string | undefined): Promise<void> {
   await enqueueMail(svc.pool, { kind: 'verify-email', address: user.email, userId: user.id, ...(language ? { language } : {}) });
+}
+
+/**
+ * A person asks for a new address (their account page): a link goes to it, and their address
+ * changes only when the link is followed with their password (confirmEmailChange). Until then
+ * nothing is theirs that they have not proven — no address squatted, no account's address told
+ * apart from a free one (a taken address just gets no mail). A newer request voids older links.
+ * False when `sid`, the browser asking, is signed in no more.
+ */
+export async function requestEmailChange(
+  svc: Pick<AccountServices, 'pool' | 'audit'>,
+  user: UserRow,
+  newEmail: string,
+  ask: { sid: string; language: string | undefined; address: string },
+): Promise<boolean> {
+  const asked = await withTransaction(svc.pool, async (tx) => {
+    if (!(await lockUser(tx, user.id)) || !(await holdBrowserSession(tx, ask.sid))) return false;
+    await deleteLinksOfUser(tx, user.id, 'change');
+    await enqueueMail(tx, {
+      kind: 'confirm-email-change',
+      address: newEmail,
+      userId: user.id,
+      ...(ask.language ? { language: ask.language } : {}),
+    });
+    return true;
+  });
+  if (asked)
+    svc.audit.record({
+      event: 'account',
+      action: 'email-change-requested',
+      user: String(user.id),
+      email: newEmail,
+      by: { user: String(user.id) },
+      address: ask.address,
+    });
+  return asked;
+}
+
+/**
+ * Makes the address a change link was sent to the person's, verified (the link proved the
+ * mailbox, `passwordHash` the account), through accounts.ts changeAccount: the old address is
+ * told, the person's other links go. 'taken' when another account took the address meanwhile;
+ * undefined when the link does not work.
+ */
+export async function confirmEmailChange(
+  svc: AccountServices,
+  token: string,
+  passwordHash: string,
+): Promise<UserRow | 'taken' | undefined> {
+  const link = await withTransaction(svc.pool, (tx) => takeLink(tx, tokenHash(token), 'change'));
+  if (!link) return undefined;
+  const by = { user: String(link.userId) };
+  try {
+    return await changeAccount(svc, link.userId, { email: link.email, emailVerified: true }, by, { passwordHash });
+  } catch (err) {
+    if (err instanceof ConstraintViolation && err.field === 'email') return 'taken';
+    throw err;
+  }
 }

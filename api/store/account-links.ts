@@ -3,10 +3,11 @@
 // with one link, one gets the row); what using it means is api/people/links.ts's business.
 import type { Queryable, Transaction } from '../db/pool.js';
 
-export type LinkPurpose = 'reset' | 'verify';
+/** A reset; an address to verify; a new address a person asked for, which becomes theirs when its link is followed. */
+export type LinkPurpose = 'reset' | 'verify' | 'change';
 
 /** How long each link may be used (issue 37: a reset link, 30 minutes), from the database's clock, which judges it. */
-export const LINK_MINUTES: Record<LinkPurpose, number> = { reset: 30, verify: 24 * 60 };
+export const LINK_MINUTES: Record<LinkPurpose, number> = { reset: 30, verify: 24 * 60, change: 24 * 60 };
 
 export interface AccountLink {
   userId: number;

@@ -13,11 +13,18 @@ import type { Queryable } from '../db/pool.js';
  * `verify-email` to `user` while `address` is still theirs and unverified; `already-registered`
  * tells the holder of an address that someone tried to sign up with it; `email-changed` tells
  * the address `user` had (written in the change's transaction, from their record) that it is
- * theirs no more.
+ * theirs no more; `confirm-email-change` asks the holder of `address`, which `user` would like as
+ * theirs, to confirm it (nobody, if it has an account by then).
  */
-export type MailKind = 'password-reset' | 'verify-email' | 'already-registered' | 'email-changed';
+export type MailKind = 'password-reset' | 'verify-email' | 'already-registered' | 'email-changed' | 'confirm-email-change';
 
-export const MAIL_KINDS: readonly MailKind[] = ['password-reset', 'verify-email', 'already-registered', 'email-changed'];
+export const MAIL_KINDS: readonly MailKind[] = [
+  'password-reset',
+  'verify-email',
+  'already-registered',
+  'email-changed',
+  'confirm-email-change',
+];
 
 /**
  * The channel the outboxes of every box sharing the database listen on; the payload is the

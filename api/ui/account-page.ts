@@ -146,7 +146,7 @@ ${!p.emailVerified && !p.mail ? html`<p class="hint">This box sends no mail: ask
 ${hidden({ csrf: p.csrf })}
 ${field('new_email', 'New email', 'email', '', errors, 'email')}
 ${proof(p, 'email_password')}
-${p.mail ? html`<p class="hint">A link to confirm it is mailed to the new address.</p>` : ''}
+${p.mail ? html`<p class="hint">Your email changes when you follow the link mailed to the new address.</p>` : ''}
 <button type="submit">Change email</button>
 </form></details>
 <h2>Password</h2>

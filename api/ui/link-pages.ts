@@ -100,17 +100,16 @@ export function passwordResetPage(box: string): string {
  * account's password confirms it, so that the holder of an address cannot be made to confirm an
  * account someone else made with it (a "pre-account takeover").
  */
-export function verifyEmailPage(box: string, csrf: string, token: string, email: string, error?: string): string {
+export function verifyEmailPage(box: string, action: string, csrf: string, token: string, email: string, error?: string): string {
   return page({
     title: 'Confirm your address',
     box,
     body: html`<h1>Confirm your address</h1>
 ${alert(error)}
-<p>Type the password of the account of <strong>${email}</strong> to confirm the address is yours.</p>
+<p>Type your account's password to confirm <strong>${email}</strong> is your address.</p>
 <p class="hint">You did not make an account here? Then do not confirm: close this page.</p>
-<form method="post" action="/auth/verify-email">
+<form method="post" action="${action}">
 ${hidden({ csrf, token })}
-<input type="hidden" name="username" value="${email}" autocomplete="username">
 ${field('password', 'Password', 'password', '', {}, 'current-password')}
 <button type="submit">Confirm my address</button>
 </form>`,

@@ -24,7 +24,7 @@ async function signUp(box: Box, email: string, browser = new FormAgent(box)): Pr
 async function confirm(box: Box, link: string, password = PASSWORD, browser = new FormAgent(box)): Promise<JsonResponse> {
   const page = await browser.get(link);
   if (page.status !== 200) return page;
-  return browser.post('/auth/verify-email', { ...hiddenFields(page.text), password });
+  return browser.post(link.split('?')[0]!, { ...hiddenFields(page.text), password });
 }
 
 async function userOf(box: Box, email: string): Promise<Record<string, unknown>> {
@@ -161,24 +161,58 @@ describe('email verification', function () {
       expect((await new FormAgent(box).signIn(email, PASSWORD)).status).to.equal(303);
     });
 
-    it('a confirmed address changed on the account page is unconfirmed until its own link is followed', async function () {
+    it("an address asked for on the account page becomes the person's when its link is followed with their password", async function () {
       const first = fresh('first');
       await signUp(box, first);
       expect((await confirm(box, linkIn(await smtp.waitForMail((m) => m.to.includes(first)), '/auth/verify-email'))).status).to.equal(200);
       const browser = new FormAgent(box);
       expect((await browser.signIn(first, PASSWORD, '/auth/account')).status).to.equal(303);
+      const ask = async (email: string): Promise<JsonResponse> => {
+        const page = await browser.get('/auth/account');
+        const form = /<form method="post" action="\/auth\/account\/email">([\s\S]*?)<\/form>/.exec(page.text)![1]!;
+        return browser.post('/auth/account/email', { ...hiddenFields(form), new_email: email, email_password: PASSWORD });
+      };
+      const email = fresh('second');
+      const asked = await ask(email);
+      expect(asked.status, asked.text).to.equal(303);
+      const after = await browser.get(asked.headers.get('location')!);
+      expect(after.text).to.include('A link went to the new address');
+      // Nothing is theirs yet: the address is as it was, and still confirmed.
+      expect((await userOf(box, first)).email_verified).to.equal(true);
+      const link = linkIn(await smtp.waitForMail((m) => m.to.includes(email)), '/auth/confirm-email');
+      expect((await confirm(box, link, 'not-the-password-1')).status, 'the link alone does not do it').to.equal(401);
+      expect((await confirm(box, link)).status).to.equal(200);
+      expect((await userOf(box, email)).email_verified).to.equal(true);
+      expect((await browser.get('/auth/account')).text)
+        .to.include(email)
+        .and.include('(confirmed)');
+      // The old address is told.
+      const told = await smtp.waitForMail((m) => m.to.includes(first) && (m.parsed.subject ?? '').includes('was changed'));
+      expect(told.parsed.text).to.include(email);
+      expect((await confirm(box, link)).status, 'once').to.equal(400);
+    });
+
+    it("another person's address asked for gets the same answer, changes nothing, and mails its holder nothing", async function () {
+      const holder = fresh('holder');
+      await signUp(box, holder);
+      await smtp.waitForMail((m) => m.to.includes(holder));
+      const mailsBefore = smtp.mailsTo(holder).length;
+      const squatter = fresh('squatter');
+      await signUp(box, squatter);
+      expect((await confirm(box, linkIn(await smtp.waitForMail((m) => m.to.includes(squatter)), '/auth/verify-email'))).status).to.equal(
+        200,
+      );
+      const browser = new FormAgent(box);
+      expect((await browser.signIn(squatter, PASSWORD, '/auth/account')).status).to.equal(303);
       const page = await browser.get('/auth/account');
       const form = /<form method="post" action="\/auth\/account\/email">([\s\S]*?)<\/form>/.exec(page.text)![1]!;
-      const email = fresh('second');
-      const changed = await browser.post('/auth/account/email', { ...hiddenFields(form), new_email: email, email_password: PASSWORD });
-      expect(changed.status, changed.text).to.equal(303);
-      expect((await browser.get(changed.headers.get('location')!)).text)
-        .to.include('(not confirmed)')
-        .and.include('Follow the link mailed');
-      expect((await userOf(box, email)).email_verified).to.equal(false);
-      const link = linkIn(await smtp.waitForMail((m) => m.to.includes(email)), '/auth/verify-email');
-      expect((await confirm(box, link)).status).to.equal(200);
-      expect((await browser.get('/auth/account')).text).to.include('(confirmed)');
+      const asked = await browser.post('/auth/account/email', { ...hiddenFields(form), new_email: holder, email_password: PASSWORD });
+      const free = await browser.post('/auth/account/email', { ...hiddenFields(form), new_email: fresh('free'), email_password: PASSWORD });
+      expect(asked.status).to.equal(free.status);
+      expect(asked.headers.get('location')).to.equal(free.headers.get('location'));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(smtp.mailsTo(holder).length, 'nothing for the holder to click').to.equal(mailsBefore);
+      expect((await userOf(box, squatter)).email).to.equal(squatter);
     });
   });
 

@@ -29,7 +29,7 @@ const authorizePath = `/auth/authorize?${new URLSearchParams({
 })}`;
 
 /** The link of `purpose` in a received mail's text, as a path of the box. */
-export function linkIn(mail: ReceivedMail, path: '/auth/reset/confirm' | '/auth/verify-email'): string {
+export function linkIn(mail: ReceivedMail, path: '/auth/reset/confirm' | '/auth/verify-email' | '/auth/confirm-email'): string {
   const found = new RegExp(`https?://[^\\s"<>]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_-]+`).exec(mail.parsed.text ?? '');
   expect(found, `a ${path} link in: ${mail.parsed.text}`).to.not.equal(null);
   const url = new URL(found![0]);

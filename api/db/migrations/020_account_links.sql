@@ -1,11 +1,12 @@
 -- A way back in (docs/guides/password-reset.md, docs/guides/account-page.md).
 --
--- One-time links mailed to a person: a password reset, an address to verify. Only the SHA-256
--- of a link's token is kept (a copy of the database opens no account), with the address it was
--- sent to: a link is void once the person's address is another (a link to the old address).
+-- One-time links mailed to a person: a password reset, an address to verify, a new address a
+-- person asked for (their address changes when its link is followed). Only the SHA-256 of a
+-- link's token is kept (a copy of the database opens no account), with the address it was sent
+-- to: a reset or verify link is void once the person's address is another.
 CREATE TABLE account_links (
   token_hash bytea PRIMARY KEY,
-  purpose    text NOT NULL CHECK (purpose IN ('reset', 'verify')),
+  purpose    text NOT NULL CHECK (purpose IN ('reset', 'verify', 'change')),
   user_id    bigint NOT NULL REFERENCES users ON DELETE CASCADE,
   email      text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),

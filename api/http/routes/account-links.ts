@@ -1,13 +1,14 @@
 // The pages of the ways back in through a person's mailbox (api/people/links.ts): /auth/reset
 // asks for a link, /auth/reset/confirm sets a new password with it, /auth/verify-email proves an
-// address. Requests for mail are counted per email address and per network address before
+// address, /auth/confirm-email makes a new address a person asked for theirs. Requests for mail are counted per email address and per network address before
 // anything else; a link that does not work counts as a failed sign-in of its network address
 // (api/people/attempts.ts), so links are not guessed faster than passwords.
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
-import { LINK_MINUTES, linkHolder, requestReset, resetPassword, verifyEmail } from '../../people/links.js';
+import { confirmEmailChange, LINK_MINUTES, linkHolder, requestReset, resetPassword, verifyEmail } from '../../people/links.js';
+import type { LinkPurpose } from '../../store/account-links.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import {
@@ -50,14 +51,14 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
    * The person of the link in `token`, counting a link that does not work as a failure of the
    * network address; the page saying why when there is none.
    */
-  async function holderOf(req: Request, res: Response, token: string, purpose: 'reset' | 'verify') {
+  async function holderOf(req: Request, res: Response, token: string, purpose: LinkPurpose) {
     const keys = [{ address: svc.addressOf(req) }];
     const refused = await svc.attempts.begin(keys);
     if (refused) return void tooMany(res, refused.retryAt);
-    const user = await linkHolder(svc, token, purpose);
-    if (!user) return void renderPage(res, 400, linkInvalidPage(box, purpose));
+    const holder = await linkHolder(svc, token, purpose);
+    if (!holder) return void renderPage(res, 400, linkInvalidPage(box, purpose === 'reset' ? 'reset' : 'verify'));
     await svc.attempts.giveBack(keys);
-    return user;
+    return holder;
   }
 
   // --- a password reset
@@ -84,7 +85,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
 
   router.get('/auth/reset/confirm', async (req, res) => {
     const token = text(req.query.token);
-    const user = await holderOf(req, res, token, 'reset');
+    const user = (await holderOf(req, res, token, 'reset'))?.user;
     if (user) renderPage(res, 200, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email }));
   });
 
@@ -92,7 +93,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const token = text(body.token);
-    const user = await holderOf(req, res, token, 'reset');
+    const user = (await holderOf(req, res, token, 'reset'))?.user;
     if (!user) return;
     const again = (status: number, errors: Record<string, string[]>) =>
       renderPage(res, status, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, errors }));
@@ -117,40 +118,50 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     renderPage(res, 200, passwordResetPage(box));
   });
 
-  // --- an address proven
+  // --- an address proven: the person's own (verify), or a new one they asked for (change)
 
-  router.get('/auth/verify-email', async (req, res) => {
-    const token = text(req.query.token);
-    const user = await holderOf(req, res, token, 'verify');
-    if (user) renderPage(res, 200, verifyEmailPage(box, csrfToken(svc, req, res), token, user.email));
-  });
+  for (const [path, purpose] of [
+    ['/auth/verify-email', 'verify'],
+    ['/auth/confirm-email', 'change'],
+  ] as const) {
+    router.get(path, async (req, res) => {
+      const token = text(req.query.token);
+      const holder = await holderOf(req, res, token, purpose);
+      if (holder) renderPage(res, 200, verifyEmailPage(box, path, csrfToken(svc, req, res), token, holder.sentTo));
+    });
 
-  router.post('/auth/verify-email', ...pageForm, async (req, res) => {
-    const body = req.body as Body;
-    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    const token = text(body.token);
-    const holder = await holderOf(req, res, token, 'verify');
-    if (!holder) return;
-    const again = (status: number, error: string) =>
-      renderPage(res, status, verifyEmailPage(box, csrfToken(svc, req, res), token, holder.email, error));
-    // The account's password, counted as at sign-in: the link alone proves the mailbox, not the account.
-    const keys = [{ address: svc.addressOf(req) }, { account: holder.email }];
-    const refused = await svc.attempts.begin(keys);
-    if (refused) return again(429, `Too many wrong passwords. Try again in ${minutesUntil(refused.retryAt)} minutes.`);
-    let ok: boolean;
-    try {
-      ok = await verifyHash(holder.passwordHash, typeof body.password === 'string' ? body.password : '', 'sign-in');
-    } catch (err) {
+    router.post(path, ...pageForm, async (req, res) => {
+      const body = req.body as Body;
+      if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+      const token = text(body.token);
+      const holder = await holderOf(req, res, token, purpose);
+      if (!holder) return;
+      const { user, sentTo } = holder;
+      const again = (status: number, error: string) =>
+        renderPage(res, status, verifyEmailPage(box, path, csrfToken(svc, req, res), token, sentTo, error));
+      // The account's password, counted as at sign-in: the link alone proves the mailbox, not the account.
+      const keys = [{ address: svc.addressOf(req) }, { account: user.email }];
+      const refused = await svc.attempts.begin(keys);
+      if (refused) return again(429, `Too many wrong passwords. Try again in ${minutesUntil(refused.retryAt)} minutes.`);
+      let ok: boolean;
+      try {
+        ok = await verifyHash(user.passwordHash, typeof body.password === 'string' ? body.password : '', 'sign-in');
+      } catch (err) {
+        await svc.attempts.giveBack(keys);
+        if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
+        throw err;
+      }
+      if (!ok) return again(401, 'That is not the password of this account.');
       await svc.attempts.giveBack(keys);
-      if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
-      throw err;
-    }
-    if (!ok) return again(401, 'That is not the password of this account.');
-    await svc.attempts.giveBack(keys);
-    const user = await verifyEmail(svc, token, holder.passwordHash, svc.addressOf(req));
-    if (!user) return renderPage(res, 400, linkInvalidPage(box, 'verify'));
-    renderPage(res, 200, emailVerifiedPage(box, user.email));
-  });
+      const done =
+        purpose === 'verify'
+          ? await verifyEmail(svc, token, user.passwordHash, svc.addressOf(req))
+          : await confirmEmailChange(svc, token, user.passwordHash);
+      if (done === 'taken') return again(409, 'Another account has this address now: it cannot be yours too.');
+      if (!done) return renderPage(res, 400, linkInvalidPage(box, 'verify'));
+      renderPage(res, 200, emailVerifiedPage(box, done.email));
+    });
+  }
 
   return router;
 }
