@@ -97,7 +97,7 @@ export type AuditEvent =
     }
   | {
       event: 'record_changed';
-      kind: 'Client' | 'AccessPolicy' | 'App' | 'User' | 'Group';
+      kind: 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'User' | 'Group';
       id: string;
       action: 'created' | 'changed' | 'deleted';
       by: Actor;

@@ -11,6 +11,7 @@ export interface ReservedRecords {
   Client: readonly string[];
   AccessPolicy: readonly string[];
   App: readonly string[];
+  IdentityProvider: readonly string[];
   Group: readonly string[];
 }
 
@@ -20,6 +21,7 @@ export function reservedRecords(rootClientId: string): ReservedRecords {
     Client: [rootClientId, ADMIN_CLIENT_ID],
     AccessPolicy: [rootPolicyId(rootClientId), adminsPolicyId(), adminClientPolicyId()],
     App: [],
+    IdentityProvider: [],
     Group: [ADMINS_GROUP],
   };
 }

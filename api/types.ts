@@ -1,5 +1,5 @@
 // The resources of a box as the API shows them.
-import type { AccessPolicySpec, AppSpec, ClientSpec } from './schema/crd-types.js';
+import type { AccessPolicySpec, AppSpec, ClientSpec, IdentityProviderSpec } from './schema/crd-types.js';
 
 export interface Reference {
   id: string;
@@ -34,11 +34,15 @@ export type AccessPolicy = { resourceType: 'AccessPolicy'; id: string; meta?: Me
 /** An app of the cluster that the box guards (crds/app.yaml). */
 export type App = { resourceType: 'App'; id: string; meta?: Meta } & AppSpec;
 
+/** Somewhere people already have an account (crds/identityprovider.yaml); its secret is the REST API's own (never shown). */
+export type IdentityProvider = { resourceType: 'IdentityProvider'; id: string; meta?: Meta } & Omit<IdentityProviderSpec, 'secretRef'>;
+
 /** The records of the resource API, by kind. */
 export interface Resources {
   Client: Client;
   AccessPolicy: AccessPolicy;
   App: App;
+  IdentityProvider: IdentityProvider;
 }
 
 export interface Session {

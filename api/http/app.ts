@@ -121,6 +121,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     resourceRouter(svc, 'Client', guard),
     resourceRouter(svc, 'AccessPolicy', guard),
     resourceRouter(svc, 'App', guard),
+    resourceRouter(svc, 'IdentityProvider', guard),
     explainRouter(svc, guard),
     sessionRouter(svc, guard),
     peopleRouter(svc, guard),

@@ -28,7 +28,8 @@ export interface Writer {
 export type RecordWrite =
   | { kind: 'AccessPolicy'; id: string; stored: AccessPolicy | undefined; next: AccessPolicy | undefined }
   | { kind: 'Client'; id: string; stored: Client | undefined; next: Client | undefined }
-  | { kind: 'App'; id: string; stored: App | undefined; next: App | undefined };
+  | { kind: 'App'; id: string; stored: App | undefined; next: App | undefined }
+  | { kind: 'IdentityProvider'; id: string; stored: unknown; next: unknown };
 
 /** What the check reads, once per write. */
 class Holdings {
@@ -69,6 +70,10 @@ export async function writeRefusal(writer: Writer, db: Queryable, write: RecordW
       return clientRefusal(writer, held, write.id, [write.stored, write.next]);
     case 'App':
       return write.next && appRefusal(writer, held, write.next);
+    case 'IdentityProvider':
+      // A provider says who people are (one trusted for email signs in as whoever has it, an
+      // administrator too): only a writer the box's API lets do everything may write one.
+      return `IdentityProvider "${write.id}" decides who people are: only a writer that allow policies let do everything on the box's API may write one`;
   }
 }
 

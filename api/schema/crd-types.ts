@@ -412,3 +412,239 @@ export interface AppSpec {
    */
   policyHeaders?: string[];
 }
+
+export interface IdentityProviderSpec {
+  /**
+   * oidc - an OpenID Connect provider, found by its issuer (Google, Entra ID, GitLab, Okta, another box); oauth2 - an OAuth 2.0 service with a userinfo URL; github - GitHub or GitHub Enterprise Server (its emails and its organization and team memberships); ldap - an LDAP directory or Active Directory (the person's own bind after a user search).
+   */
+  type: 'oidc' | 'oauth2' | 'github' | 'ldap';
+  /**
+   * What the sign-in page's button says ("Sign in with <displayName>"). Unset - the resource's name.
+   */
+  displayName?: string;
+  /**
+   * Not offered and not accepted; people linked to it keep their links.
+   */
+  disabled?: boolean;
+  /**
+   * Settings of an oidc provider.
+   */
+  oidc?: {
+    /**
+     * The provider's issuer, exactly as its ID tokens' iss says it; its metadata is read from <issuer>/.well-known/openid-configuration (https, or http to a loopback host).
+     */
+    issuer: string;
+    clientId: string;
+    /**
+     * Scopes asked for (default openid, email, profile). openid is always asked.
+     */
+    scopes?: string[];
+    /**
+     * Which claims say what (defaults in parentheses).
+     */
+    claims?: {
+      /**
+       * the person's stable id (sub; oauth2 - id)
+       */
+      subject?: string;
+      /**
+       * (email)
+       */
+      email?: string;
+      /**
+       * A boolean claim saying the provider verified the email (email_verified). Without it no email is verified.
+       */
+      emailVerified?: string;
+      /**
+       * (name)
+       */
+      name?: string;
+      /**
+       * A list of the person's group names (groups).
+       */
+      groups?: string;
+    };
+    /**
+     * Read the claims from the userinfo endpoint too (providers that leave groups out of ID tokens).
+     */
+    useUserinfo?: boolean;
+  };
+  /**
+   * Settings of an oauth2 provider (authorization code with PKCE, then its userinfo URL).
+   */
+  oauth2?: {
+    authorizationUrl: string;
+    tokenUrl: string;
+    userinfoUrl: string;
+    clientId: string;
+    scopes?: string[];
+    /**
+     * Which claims say what (defaults in parentheses).
+     */
+    claims?: {
+      /**
+       * the person's stable id (sub; oauth2 - id)
+       */
+      subject?: string;
+      /**
+       * (email)
+       */
+      email?: string;
+      /**
+       * A boolean claim saying the provider verified the email (email_verified). Without it no email is verified.
+       */
+      emailVerified?: string;
+      /**
+       * (name)
+       */
+      name?: string;
+      /**
+       * A list of the person's group names (groups).
+       */
+      groups?: string;
+    };
+  };
+  /**
+   * Settings of a github provider.
+   */
+  github?: {
+    clientId: string;
+    /**
+     * Where people sign in (default https://github.com; GitHub Enterprise Server - its address).
+     */
+    url?: string;
+    /**
+     * Its REST API (default https://api.github.com; GitHub Enterprise Server - <url>/api/v3).
+     */
+    apiUrl?: string;
+    /**
+     * Only members of these organizations may sign in (unset - anyone with a GitHub account). Groups are "<org>" and "<org>/<team slug>" of these organizations.
+     */
+    organizations?: string[];
+  };
+  /**
+   * Settings of an ldap provider. The person's password is checked by a bind as them; the box never stores it.
+   */
+  ldap?: {
+    /**
+     * ldap://host[:389] (with startTLS unless the host is a loopback) or ldaps://host[:636].
+     */
+    url: string;
+    /**
+     * Upgrade an ldap:// connection with StartTLS before any bind (default true).
+     */
+    startTLS?: boolean;
+    /**
+     * PEM certificates to trust for the directory's TLS (default - the system's).
+     */
+    ca?: string;
+    /**
+     * The service account that searches for people (its password from secretRef). Unset - the searches run anonymously, where the directory allows it.
+     */
+    bindDN?: string;
+    /**
+     * For connecting and for each operation (default 5).
+     */
+    timeoutSeconds?: number;
+    userSearch: {
+      baseDN: string;
+      /**
+       * Added to the search, e.g. (objectClass=inetOrgPerson) (default (objectClass=*)).
+       */
+      filter?: string;
+      /**
+       * What people type as their username, e.g. uid, mail, sAMAccountName, userPrincipalName.
+       */
+      usernameAttribute: string;
+      /**
+       * The person's stable id (default entryUUID; Active Directory - objectGUID; dn - the DN).
+       */
+      idAttribute?: string;
+      /**
+       * default mail
+       */
+      emailAttribute?: string;
+      /**
+       * default cn
+       */
+      nameAttribute?: string;
+    };
+    /**
+     * The person's groups. Unset - none.
+     */
+    groupSearch?: {
+      baseDN: string;
+      /**
+       * Added to the search (default (|(objectClass=groupOfNames)(objectClass=group))).
+       */
+      filter?: string;
+      /**
+       * The group's attribute naming its members by DN (default member; uniqueMember for groupOfUniqueNames).
+       */
+      memberAttribute?: string;
+      /**
+       * default cn
+       */
+      nameAttribute?: string;
+      /**
+       * Groups of groups count too, up to 10 levels (default true).
+       */
+      nested?: boolean;
+    };
+    /**
+     * The directory's email addresses are the company's own, checked by it (default false).
+     */
+    emailVerified?: boolean;
+    /**
+     * The sign-in page's own password form checks this directory too, for usernames and for emails without a password of the box (at most one provider).
+     */
+    passwordForm?: boolean;
+  };
+  /**
+   * The Secret holding the client secret (oidc, oauth2, github) or the bind password (ldap) (Kubernetes only).
+   */
+  secretRef?: {
+    name: string;
+    /**
+     * default client-secret (ldap - bind-password)
+     */
+    key?: string;
+  };
+  /**
+   * How people who sign in through it become people of the box.
+   */
+  linking?: {
+    /**
+     * Create a person on a first sign-in (default true); false - only people linked before get in.
+     */
+    create?: boolean;
+    /**
+     * Link a first sign-in to the person of the box who has its email, when the provider says it verified it (default false - the person links it from the account page). Only for a provider that checks its addresses and whose accounts an outsider cannot make for someone else's.
+     */
+    trustEmail?: boolean;
+    /**
+     * The provider's second factor counts (its ID token's amr says mfa, otp, hwk, swk, or sc): the box does not ask its own (default false - people with a factor of the box give it).
+     */
+    trustMFA?: boolean;
+  };
+  /**
+   * Box groups that follow the provider: at every sign-in a person is added to a rule's group when it matches and removed from it when none does. Upstream groups that no rule names are not carried (a person in 500 directory groups gets only the mapped ones into tokens).
+   */
+  groups?: {
+    /**
+     * The box group.
+     */
+    group: string;
+    /**
+     * An upstream group, exactly (LDAP - its name; GitHub - org or org/team).
+     */
+    upstream?: string;
+    /**
+     * A claim of the ID token or userinfo equal to value (or holding it, for a list).
+     */
+    claim?: {
+      name: string;
+      value: string;
+    };
+  }[];
+}

@@ -11,7 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { projectPath } from '../paths.js';
-import type { AccessPolicy, App, Client } from '../types.js';
+import type { AccessPolicy, App, Client, IdentityProvider } from '../types.js';
 
 type Schema = Record<string, unknown>;
 type Spec = Record<string, unknown> & {
@@ -21,11 +21,18 @@ type Spec = Record<string, unknown> & {
   secretRef?: unknown;
   generateSecret?: boolean;
   policyHeaders?: string[];
+  type?: string;
+  groups?: { upstream?: string; claim?: unknown }[];
 };
 
-export type ResourceKind = 'Client' | 'AccessPolicy' | 'App';
+export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
 
-const CRD_FILES: Record<ResourceKind, string> = { Client: 'client.yaml', AccessPolicy: 'accesspolicy.yaml', App: 'app.yaml' };
+const CRD_FILES: Record<ResourceKind, string> = {
+  Client: 'client.yaml',
+  AccessPolicy: 'accesspolicy.yaml',
+  App: 'app.yaml',
+  IdentityProvider: 'identityprovider.yaml',
+};
 
 /** A grant's settings, when present, register a redirect URI one way or the other. */
 const hasRedirect = (grant: unknown): boolean =>
@@ -57,6 +64,11 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   '!has(self.acr) || has(self.app)': (s) => s.acr === undefined || s.app !== undefined,
   "!has(self.policyHeaders) || !self.policyHeaders.exists(h, h in ['authorization', 'proxy-authorization', 'cookie'])": (s) =>
     !s.policyHeaders?.some((h) => ['authorization', 'proxy-authorization', 'cookie'].includes(h)),
+  // IdentityProvider: a group rule names one source; a provider carries the settings of its type only.
+  '!has(self.groups) || self.groups.all(r, has(r.upstream) != has(r.claim))': (s) =>
+    (s.groups ?? []).every((rule) => (rule.upstream === undefined) !== (rule.claim === undefined)),
+  "(self.type == 'oidc') == has(self.oidc) && (self.type == 'oauth2') == has(self.oauth2) && (self.type == 'github') == has(self.github) && (self.type == 'ldap') == has(self.ldap)":
+    (s) => (['oidc', 'oauth2', 'github', 'ldap'] as const).every((type) => (s.type === type) === (s[type] !== undefined)),
 };
 
 export interface CelRule {
@@ -66,7 +78,7 @@ export interface CelRule {
 }
 
 /** The kinds with a CRD, in the order the generated types and the reference page list them. */
-export const CRD_KINDS: readonly (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App'];
+export const CRD_KINDS: readonly (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider'];
 
 /** A node of a CRD's structural schema: every node typed, objects nesting by properties, lists by items. */
 export type SchemaNode = Record<string, unknown> & {
@@ -142,6 +154,11 @@ export function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule
     delete properties.secretRef;
     delete properties.generateSecret;
     properties.secret = { type: 'string', minLength: 8, maxLength: 512 };
+  }
+  if (kind === 'IdentityProvider') {
+    // The client secret or the bind password: the REST API takes it itself, write-only.
+    delete properties.secretRef;
+    properties.secret = { type: 'string', minLength: 1, maxLength: 4096 };
   }
   return { schema: { ...body, properties }, rules };
 }
@@ -221,6 +238,7 @@ export interface ResourceBodies {
   Client: Client & { secret?: string };
   AccessPolicy: AccessPolicy;
   App: App;
+  IdentityProvider: IdentityProvider & { secret?: string };
 }
 
 /** Throws ValidationError (422) listing every problem; afterwards the body is a resource of `kind`. */
@@ -231,6 +249,7 @@ export function validateResource<K extends ResourceKind>(kind: K, body: unknown)
       Client: new ResourceValidator(ajv, 'Client'),
       AccessPolicy: new ResourceValidator(ajv, 'AccessPolicy'),
       App: new ResourceValidator(ajv, 'App'),
+      IdentityProvider: new ResourceValidator(ajv, 'IdentityProvider'),
     };
   }
   validators[kind].check(body);

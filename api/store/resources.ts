@@ -6,12 +6,13 @@ import type { Queryable } from '../db/pool.js';
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
 
-export type ResourceTableName = 'clients' | 'access_policies' | 'apps';
+export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers';
 
 interface Row {
   id: string;
   resource: Record<string, unknown>;
   secret_hash?: string | null;
+  secret_sealed?: Buffer | null;
   managed_by: string | null;
   version: number;
   created_at: Date;
@@ -22,6 +23,8 @@ export interface Stored<T> {
   resource: T;
   managedBy: string | null;
   secretHash: string | null;
+  /** An identity provider's client secret or bind password, sealed (api/credentials/sealing.ts). */
+  secretSealed?: Buffer | null;
 }
 
 export interface WriteOptions {
@@ -29,7 +32,15 @@ export interface WriteOptions {
   managedBy: string | null;
   /** A new secret hash (clients only); undefined keeps the current one. */
   secretHash?: string | null;
+  /** A new sealed secret (identity providers only); undefined keeps the current one. */
+  secretSealed?: Buffer | null;
 }
+
+/** The column a table keeps a resource's secret in, if any. */
+const SECRET_COLUMNS: Partial<Record<ResourceTableName, 'secret_hash' | 'secret_sealed'>> = {
+  clients: 'secret_hash',
+  identity_providers: 'secret_sealed',
+};
 
 function toStored<T>(row: Row): Stored<T> {
   const meta: Meta = {
@@ -38,7 +49,12 @@ function toStored<T>(row: Row): Stored<T> {
     lastUpdated: row.updated_at.toISOString(),
     ...(row.managed_by ? { managedBy: row.managed_by } : {}),
   };
-  return { resource: { ...row.resource, id: row.id, meta } as T, managedBy: row.managed_by, secretHash: row.secret_hash ?? null };
+  return {
+    resource: { ...row.resource, id: row.id, meta } as T,
+    managedBy: row.managed_by,
+    secretHash: row.secret_hash ?? null,
+    secretSealed: row.secret_sealed ?? null,
+  };
 }
 
 export function managedConflict(kind: string, id: string, owner: string): ApiError {
@@ -77,22 +93,23 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
   /** Creates or replaces the record. A no-op write (nothing changed) keeps the version. */
   async write(db: Queryable, resource: T, opts: WriteOptions): Promise<{ stored: Stored<T>; created: boolean }> {
     const { meta: _meta, id, ...body } = resource as T & { meta?: unknown };
-    const hasSecret = this.table === 'clients';
-    const setSecret = hasSecret && opts.secretHash !== undefined;
+    const column = SECRET_COLUMNS[this.table];
+    const hasSecret = column !== undefined;
+    const secret = column === 'secret_sealed' ? opts.secretSealed : opts.secretHash;
     const params: unknown[] = [id, body, opts.managedBy];
-    if (hasSecret) params.push(opts.secretHash ?? null, setSecret);
+    if (hasSecret) params.push(secret ?? null, secret !== undefined);
     const extra = Object.entries(this.columns(resource)).map(([name, value]) => ({ name, param: `$${params.push(value)}` }));
     const { rows } = await db.query<Row & { created: boolean }>(
       `
-      INSERT INTO ${this.table} AS t (id, resource, managed_by${hasSecret ? ', secret_hash' : ''}${extra.map((c) => `, ${c.name}`).join('')})
+      INSERT INTO ${this.table} AS t (id, resource, managed_by${hasSecret ? `, ${column}` : ''}${extra.map((c) => `, ${c.name}`).join('')})
       VALUES ($1, $2, $3${hasSecret ? ', $4' : ''}${extra.map((c) => `, ${c.param}`).join('')})
       ON CONFLICT (id) DO UPDATE SET
         resource = EXCLUDED.resource,
-        ${hasSecret ? 'secret_hash = CASE WHEN $5 THEN EXCLUDED.secret_hash ELSE t.secret_hash END,' : ''}
+        ${hasSecret ? `${column} = CASE WHEN $5 THEN EXCLUDED.${column} ELSE t.${column} END,` : ''}
         ${extra.map((c) => `${c.name} = EXCLUDED.${c.name},`).join(' ')}
         version = t.version + 1, updated_at = now()
       WHERE t.managed_by IS NOT DISTINCT FROM $3
-        AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ' OR ($5 AND t.secret_hash IS DISTINCT FROM EXCLUDED.secret_hash)' : ''}${extra.map((c) => ` OR t.${c.name} IS DISTINCT FROM EXCLUDED.${c.name}`).join('')})
+        AND (t.resource IS DISTINCT FROM EXCLUDED.resource${hasSecret ? ` OR ($5 AND t.${column} IS DISTINCT FROM EXCLUDED.${column})` : ''}${extra.map((c) => ` OR t.${c.name} IS DISTINCT FROM EXCLUDED.${c.name}`).join('')})
       RETURNING *, (xmax = 0) AS created`,
       params,
     );

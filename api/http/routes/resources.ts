@@ -23,7 +23,9 @@ import { clients } from '../../store/clients.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { lockRecordWrites, type ResourceTable, type Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
-import type { AccessPolicy, App, Bundle, Client, Resources } from '../../types.js';
+import { identityProviders } from '../../store/identity-providers.js';
+import { sealProviderSecret } from '../../people/upstream/secret.js';
+import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources } from '../../types.js';
 import { actorOf, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -40,9 +42,10 @@ interface Needs {
   readFence: ReadFence;
   sessions: RecordCache<SessionRow>;
   audit: Audit;
+  factorKey: Buffer;
 }
 
-type Resource = Client | AccessPolicy | App;
+type Resource = Client | AccessPolicy | App | IdentityProvider;
 
 export function bundle<T>(total: number, resources: T[]): Bundle<T> {
   return { resourceType: 'Bundle', type: 'searchset', total, entry: resources.map((resource) => ({ resource })) };
@@ -87,7 +90,7 @@ function checkReserved(svc: Pick<Needs, 'config'>, kind: ResourceKind, id: strin
 type Written = { resource: Resource; created: boolean };
 
 /** What writing a record uses. */
-type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit'>;
+type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey'>;
 
 /**
  * Runs `work` in a transaction under the record-write lock, once the writer check
@@ -166,14 +169,40 @@ async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean, locke
   });
 }
 
+async function writeIdentityProvider(
+  svc: WriterServices,
+  body: ResourceBodies['IdentityProvider'],
+  mustBeNew: boolean,
+  locked: Locked,
+): Promise<Written> {
+  const { secret, ...provider } = body;
+  const secretSealed = secret === undefined ? undefined : sealProviderSecret(svc.factorKey, provider.id, secret);
+  return locked(provider, async (tx, existing) => {
+    if (mustBeNew && existing)
+      throw new ApiError(
+        409,
+        'conflict',
+        `IdentityProvider "${provider.id}" already exists; PUT /IdentityProvider/${provider.id} replaces it`,
+      );
+    const { stored, created } = await identityProviders.write(tx, provider, { managedBy: null, secretSealed });
+    return { resource: stored.resource as Resource, created };
+  });
+}
+
 // One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).
-const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = { Client: clients, AccessPolicy: accessPolicies, App: apps };
+const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = {
+  Client: clients,
+  AccessPolicy: accessPolicies,
+  App: apps,
+  IdentityProvider: identityProviders,
+};
 const WRITERS: {
   [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies[K], mustBeNew: boolean, locked: Locked) => Promise<Written>;
 } = {
   Client: writeClient,
   AccessPolicy: writePolicy,
   App: writeApp,
+  IdentityProvider: writeIdentityProvider,
 };
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
@@ -193,9 +222,10 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
     } else if (kind === 'AccessPolicy') {
       svc.policies.forget();
       svc.policyRecords.invalidate(resourceId);
-    } else {
+    } else if (kind === 'App') {
       svc.apps.forget();
     }
+    // IdentityProviders are read where they are used (the sign-in pages), not cached.
   };
 
   router.get(`/${kind}`, guard, async (req, res) => {

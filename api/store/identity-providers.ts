@@ -1,0 +1,132 @@
+// Upstream identity providers (migration 021): the provider records (a resource table, its secret
+// sealed), which person each upstream identity is, and the sign-ins sent to a provider until they
+// come back. What a link may be and when is api/people/upstream/'s business; here it is kept.
+import type { Queryable, Transaction } from '../db/pool.js';
+import type { IdentityProvider } from '../types.js';
+import { ResourceTable } from './resources.js';
+
+export const identityProviders = new ResourceTable<IdentityProvider>('identity_providers', 'IdentityProvider');
+
+/** Which person an identity at a provider is. */
+export interface UpstreamIdentity {
+  provider: string;
+  subject: string;
+  userId: number;
+  email: string | null;
+  linkedAt: Date;
+  lastUsedAt: Date;
+}
+
+interface IdentityRow {
+  provider: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  linked_at: Date;
+  last_used_at: Date;
+}
+
+const identityOf = (r: IdentityRow): UpstreamIdentity => ({
+  provider: r.provider,
+  subject: r.subject,
+  userId: Number(r.user_id),
+  email: r.email,
+  linkedAt: r.linked_at,
+  lastUsedAt: r.last_used_at,
+});
+
+/** The person `subject` at `provider` is linked to, if any. */
+export async function findUpstreamIdentity(db: Queryable, provider: string, subject: string): Promise<UpstreamIdentity | undefined> {
+  const { rows } = await db.query<IdentityRow>('SELECT * FROM upstream_identities WHERE provider = $1 AND subject = $2', [
+    provider,
+    subject,
+  ]);
+  return rows[0] && identityOf(rows[0]);
+}
+
+/** The identities linked to a person, by provider. */
+export async function identitiesOf(db: Queryable, userId: number): Promise<UpstreamIdentity[]> {
+  const { rows } = await db.query<IdentityRow>('SELECT * FROM upstream_identities WHERE user_id = $1 ORDER BY provider', [userId]);
+  return rows.map(identityOf);
+}
+
+/**
+ * Links `subject` at `provider` to the person. Refused (false, nothing written) when the identity
+ * is another person's already, or the person has another identity at the provider: the primary
+ * key and the unique pair decide between two links that race.
+ */
+export async function linkUpstreamIdentity(
+  tx: Transaction,
+  link: { provider: string; subject: string; userId: number; email: string | undefined },
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `INSERT INTO upstream_identities (provider, subject, user_id, email) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING`,
+    [link.provider, link.subject, link.userId, link.email ?? null],
+  );
+  return rowCount === 1;
+}
+
+/** Records a sign-in through the identity (and the email it came with). */
+export async function touchUpstreamIdentity(tx: Transaction, provider: string, subject: string, email: string | undefined): Promise<void> {
+  await tx.query('UPDATE upstream_identities SET last_used_at = now(), email = $3 WHERE provider = $1 AND subject = $2', [
+    provider,
+    subject,
+    email ?? null,
+  ]);
+}
+
+/** Unlinks the person's identity at `provider`; what was unlinked, if there was one. */
+export async function unlinkUpstreamIdentity(tx: Transaction, userId: number, provider: string): Promise<UpstreamIdentity | undefined> {
+  const { rows } = await tx.query<IdentityRow>('DELETE FROM upstream_identities WHERE user_id = $1 AND provider = $2 RETURNING *', [
+    userId,
+    provider,
+  ]);
+  return rows[0] && identityOf(rows[0]);
+}
+
+/** A sign-in (or a link) sent to a provider, until it comes back. */
+export interface UpstreamSignIn {
+  provider: string;
+  /** SHA-256 of the cookie of the browser that began it. */
+  browserHash: Buffer;
+  nonce: string;
+  returnTo: string;
+  acr: string | null;
+  /** A link begun on the account page: the person it is for. */
+  linkUser: number | null;
+}
+
+/** How long a sign-in at a provider may take: a password and a second factor there, not a coffee break. */
+export const UPSTREAM_SIGN_IN_MINUTES = 10;
+
+export async function insertUpstreamSignIn(db: Queryable, stateHash: Buffer, s: UpstreamSignIn): Promise<void> {
+  await db.query(
+    `INSERT INTO upstream_sign_ins (state_hash, provider, browser_hash, nonce, return_to, acr, link_user, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(mins => $8))`,
+    [stateHash, s.provider, s.browserHash, s.nonce, s.returnTo, s.acr, s.linkUser, UPSTREAM_SIGN_IN_MINUTES],
+  );
+}
+
+/** Uses the sign-in of `stateHash` up (deleted, valid or not): what it was, when it was still valid. */
+export async function takeUpstreamSignIn(db: Queryable, stateHash: Buffer): Promise<UpstreamSignIn | undefined> {
+  const { rows } = await db.query<{
+    provider: string;
+    browser_hash: Buffer;
+    nonce: string;
+    return_to: string;
+    acr: string | null;
+    link_user: string | null;
+    valid: boolean;
+  }>('DELETE FROM upstream_sign_ins WHERE state_hash = $1 RETURNING *, expires_at > now() AS valid', [stateHash]);
+  const r = rows[0];
+  if (!r?.valid) return undefined;
+  return {
+    provider: r.provider,
+    browserHash: r.browser_hash,
+    nonce: r.nonce,
+    returnTo: r.return_to,
+    acr: r.acr,
+    linkUser: r.link_user === null ? null : Number(r.link_user),
+  };
+}
