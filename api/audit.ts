@@ -72,6 +72,22 @@ export type AuditEvent =
     }
   | {
       /**
+       * A sign-in through an IdentityProvider (api/people/upstream/): a person made, an identity
+       * linked (on a trusted email, or from the account page), unlinked, or a sign-in refused
+       * (which rule: api/people/upstream/linking.ts; or what the provider answered).
+       */
+      event: 'upstream';
+      action: 'created' | 'linked' | 'unlinked' | 'refused';
+      provider: string;
+      /** The identity at the provider (its subject), never a token or a code. */
+      subject?: string;
+      user?: string;
+      reason?: string;
+      by?: Actor;
+      address?: string;
+    }
+  | {
+      /**
        * A person's account: a reset asked for (by address: it may have none) and done, a password
        * changed on the account page, an address changed, verified by its link, vouched for (or
        * no longer) by an administrator, a mail given up after its retries.

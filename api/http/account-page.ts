@@ -5,6 +5,8 @@ import { freshSecondFactor } from '../people/own-account.js';
 import { listBrowserSignIns, listConsents } from '../store/browser.js';
 import { listFactors, recoveryCodesLeft } from '../store/factors.js';
 import { listPersonGrants } from '../store/sessions.js';
+import { allIdentityProviders, identitiesOf } from '../store/identity-providers.js';
+import { labelOf } from '../people/upstream/flow.js';
 import { accountPage } from '../ui/account-page.js';
 import { csrfToken, csrfValid, type BrowserServices } from './browser-session.js';
 import { accountHolder, invalidForm, renderPage, type SignedInPerson } from './pages.js';
@@ -43,13 +45,23 @@ export async function showAccount(
   shown: Shown = {},
 ): Promise<void> {
   const { user, browser } = person;
-  const [factors, codesLeft, signIns, grants, consents] = await Promise.all([
+  const [factors, codesLeft, signIns, grants, consents, providers, identities] = await Promise.all([
     listFactors(svc.pool, user.id),
     recoveryCodesLeft(svc.pool, user.id),
     listBrowserSignIns(svc.pool, { user: user.id, limit: LISTED, offset: 0 }),
     listPersonGrants(svc.pool, { user: user.id, limit: LISTED, offset: 0 }),
     listConsents(svc.pool, user.id),
+    allIdentityProviders(svc.pool),
+    identitiesOf(svc.pool, user.id),
   ]);
+  // Linked providers are listed even when disabled (they may be unlinked); others only while enabled.
+  const links = providers
+    .map(({ provider }) => ({ provider, identity: identities.find((i) => i.provider === provider.id) }))
+    .filter(({ provider, identity }) => identity || !provider.disabled)
+    .map(({ provider, identity }) => ({
+      provider: { id: provider.id, label: labelOf(provider), directory: provider.type === 'ldap' },
+      ...(identity ? { linked: { since: identity.linkedAt, email: identity.email } } : {}),
+    }));
   renderPage(
     res,
     status,
@@ -66,6 +78,7 @@ export async function showAccount(
       signIns: signIns.rows,
       grants: grants.rows,
       consents,
+      providers: links,
       ...shown,
     }),
   );

@@ -31,6 +31,7 @@ import { peopleSessionsRouter } from './routes/people-sessions.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
 import { signInRouter } from './routes/sign-in.js';
+import { upstreamRouter } from './routes/upstream.js';
 
 type LogRequest = (method: string, url: string, route: string, status: number, seconds: number) => void;
 
@@ -98,9 +99,11 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(healthRouter(svc, options.draining));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
+  const upstream = upstreamRouter(svc);
   app.use(
     authorizeRouter(svc),
-    signInRouter(svc),
+    signInRouter(svc, upstream.signInThroughDirectory),
+    upstream.router,
     factorRouter(svc),
     accountRouter(svc),
     accountLinkRouter(svc),

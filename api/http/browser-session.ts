@@ -96,10 +96,11 @@ export async function signIn(
   res: Response,
   userId: number,
   amr: readonly string[],
-  replaces?: string,
+  replaces: string | undefined,
+  provider: string | null,
 ): Promise<void> {
   const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
-  await startBrowserSession(svc, tx, res, userId, amr, sid, true);
+  await startBrowserSession(svc, tx, res, userId, amr, sid, true, provider);
 }
 
 /**
@@ -111,10 +112,9 @@ export async function continueSignIn(
   svc: BrowserServices,
   tx: Transaction,
   res: Response,
-  userId: number,
-  amr: readonly string[],
+  ended: Pick<BrowserSession, 'userId' | 'amr' | 'provider'>,
 ): Promise<void> {
-  await startBrowserSession(svc, tx, res, userId, amr, undefined, false);
+  await startBrowserSession(svc, tx, res, ended.userId, ended.amr, undefined, false, ended.provider);
 }
 
 /**
@@ -127,13 +127,12 @@ export async function strengthen(
   svc: BrowserServices,
   tx: Transaction,
   res: Response,
-  userId: number,
   amr: readonly string[],
-  sid: string,
+  session: Pick<BrowserSession, 'userId' | 'sid' | 'provider'>,
 ): Promise<boolean> {
-  if (!(await endForStepUp(tx, sid, userId))) return false;
+  if (!(await endForStepUp(tx, session.sid, session.userId))) return false;
   // What was added here was enrolled, not given at a sign-in: the session is no longer `proven`.
-  await startBrowserSession(svc, tx, res, userId, amr, sid, false);
+  await startBrowserSession(svc, tx, res, session.userId, amr, session.sid, false, session.provider);
   return true;
 }
 
@@ -145,12 +144,13 @@ async function startBrowserSession(
   amr: readonly string[],
   sid: string | undefined,
   proven: boolean,
+  provider: string | null,
 ): Promise<void> {
   const token = randomBytes(32).toString('base64url');
   const hours = svc.config.browserSessionHours;
   const expiresAt = new Date(Date.now() + hours * 3600_000);
   const from = { address: svc.addressOf(res.req), userAgent: res.req.get('user-agent')?.slice(0, 300) ?? null };
-  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, from, sid, proven);
+  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, from, sid, proven, provider);
   endUnscopedSession(svc, res);
   appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
 }

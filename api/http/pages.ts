@@ -8,6 +8,8 @@ import { getUser } from '../store/users.js';
 import type { BrowserSession } from '../store/browser.js';
 import { factorState } from '../store/factors.js';
 import { nextStep } from '../people/factors.js';
+import { wayAccepted } from '../people/sign-in.js';
+import { labelOf, offeredProviders } from '../people/upstream/flow.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
 
@@ -84,20 +86,45 @@ export async function accountHolder(svc: BrowserServices, req: Request): Promise
   return person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done' ? person : undefined;
 }
 
-/** The sign-in page, coming back to `returnTo` (an email filled in, an error shown, when given). */
-export function signInForm(
+/** What the sign-in page shows besides its form: an email filled in, an error. */
+export interface SignInShown {
+  email?: string;
+  error?: string;
+}
+
+/** The ways of signing in the client accepts (Client.identityProviders; unset: every way), and the class asked for. */
+export interface SignInWays {
+  accepted?: readonly string[] | undefined;
+  acr?: string | undefined;
+}
+
+/**
+ * The sign-in page, coming back to `returnTo`: the box's own form where the client accepts it,
+ * and a button per IdentityProvider it accepts.
+ */
+export async function signInForm(
   svc: BrowserServices,
   req: Request,
   res: Response,
   status: number,
   returnTo: string,
-  shown: { email?: string; error?: string } = {},
-  headers: Record<string, string> = {},
-): void {
-  const csrf = csrfToken(svc, req, res);
-  const page = signInPage({ box: svc.config.box, csrf, returnTo, registration: svc.config.registration, ...shown });
+  shown: SignInShown = {},
+  ways: SignInWays = {},
+): Promise<void> {
+  const providers = await offeredProviders(svc.pool, ways.accepted);
+  const page = signInPage({
+    box: svc.config.box,
+    csrf: csrfToken(svc, req, res),
+    returnTo,
+    registration: svc.config.registration,
+    providers: providers.map((p) => ({ id: p.id, label: labelOf(p), directory: p.type === 'ldap' })),
+    own: wayAccepted(ways.accepted, null),
+    usernames: providers.some((p) => p.ldap?.passwordForm === true),
+    ...(ways.acr ? { acr: ways.acr } : {}),
+    ...shown,
+  });
   // The passkeys script: the browser's autofill of passkeys on the email field, and the passkey button.
-  renderPage(res, status, page, headers, { script: true });
+  renderPage(res, status, page, {}, { script: true });
 }
 
 /** A form that did not come from this browser's page (its CSRF token), or is too old. */

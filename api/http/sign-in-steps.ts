@@ -57,14 +57,15 @@ async function goOn(
   amr: readonly string[],
   target: StepTarget,
   replaces: string | null,
+  provider: string | null,
 ): Promise<string> {
   const next = nextStep(amr, await factorState(tx, userId), target.acr);
   if (next === 'done') {
-    await signIn(svc, tx, res, userId, amr, replaces ?? undefined);
+    await signIn(svc, tx, res, userId, amr, replaces ?? undefined, provider);
     endStepCookie(svc, res);
     return target.returnTo;
   }
-  await startStep(svc, tx, res, { userId, amr: [...amr], replaces, ready: false });
+  await startStep(svc, tx, res, { userId, amr: [...amr], replaces, ready: false, provider });
   return pageOf(next, target);
 }
 
@@ -79,6 +80,8 @@ export interface StillHolds {
   passwordHash?: string;
   /** Anything else the proof stood on (the passkey used is still the person's): false, nobody is signed in. */
   still?: (tx: Transaction) => Promise<boolean>;
+  /** The IdentityProvider that proved it (the browser session remembers it); unset: the box's own sign-in. */
+  provider?: string;
 }
 
 /**
@@ -100,7 +103,7 @@ export async function proceed(
     const person = await holdPerson(tx, userId);
     if (!person || (holds.passwordHash !== undefined && person.passwordHash !== holds.passwordHash)) return signInAgain(target);
     if (holds.still && !(await holds.still(tx))) return signInAgain(target);
-    return goOn(svc, tx, res, userId, amr, target, holds.replaces ?? null);
+    return goOn(svc, tx, res, userId, amr, target, holds.replaces ?? null, holds.provider ?? null);
   });
   res.redirect(303, location);
 }
@@ -121,7 +124,7 @@ export async function advanceStep(svc: BrowserServices, req: Request, res: Respo
   return takingStep(svc, req, async (tx, step) => {
     const proven = await amr(step, tx);
     if (!proven) return undefined;
-    await startStep(svc, tx, res, { userId: step.userId, amr: [...proven], replaces: step.replaces, ready: true });
+    await startStep(svc, tx, res, { userId: step.userId, amr: [...proven], replaces: step.replaces, ready: true, provider: step.provider });
     return step;
   });
 }
@@ -197,7 +200,7 @@ async function finishStep(
 ): Promise<SignInStep | undefined> {
   const done = await takingStep(svc, req, async (tx, step) => {
     const amr = await proven(step, tx);
-    return amr && { step, location: await goOn(svc, tx, res, step.userId, amr, target, step.replaces) };
+    return amr && { step, location: await goOn(svc, tx, res, step.userId, amr, target, step.replaces, step.provider) };
   });
   if (!done) return undefined;
   res.redirect(303, done.location);

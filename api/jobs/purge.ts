@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics.js';
 import { purgeBrowserRecords } from '../store/browser.js';
 import { purgeFactorRecords } from '../store/factors.js';
 import { purgeLinks } from '../store/account-links.js';
+import { purgeUpstreamSignIns } from '../store/identity-providers.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
@@ -52,6 +53,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     const { signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds } = svc.config;
     await purgeBrowserRecords(client, Math.max(signInWindowSeconds, signUpAddressWindowSeconds, signUpBoxWindowSeconds, mailWindowSeconds));
     await purgeLinks(client);
+    await purgeUpstreamSignIns(client);
     await purgeDeviceCodes(client);
     await purgePushedRequests(client);
     await purgeFactorRecords(client);

@@ -38,9 +38,11 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
   };
   switch (mail.kind) {
     case 'password-reset': {
-      // Whoever holds the address now: nobody, and no mail (asking did the same work either way).
+      // Whoever holds the address now: nobody, and no mail (asking did the same work either way). A
+      // person an IdentityProvider made signs in there: a password of the box would be a way in that
+      // outlives the provider's (a person removed from the directory), so none is mailed.
       const user = await findUserByEmail(db, mail.address);
-      if (!user) return undefined;
+      if (!user?.passwordSet) return undefined;
       const url = await link(user, 'reset', '/auth/reset/confirm');
       return to(user, { link: url, minutes: String(LINK_MINUTES.reset) });
     }

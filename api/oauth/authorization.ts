@@ -8,8 +8,8 @@
 // What the person must still prove is people's to say (api/people/sign-in.ts): a
 // sign-in, or a stronger one (`next: 'step-up'` when the class of sign-in wanted —
 // the request's acr_values, its client's minimum_acr, the person's group — is more
-// than this browser's sign-in proved). An upstream provider will be another way to a
-// SignedIn; it changes none of the rest.
+// than this browser's sign-in proved), or a sign-in another way (the client accepts only
+// some: Client.identityProviders).
 import type { AuthorizeRequest } from './authorize.js';
 import { scopesOf } from '../credentials/scopes.js';
 import type { Acr } from '../credentials/acr.js';
@@ -57,7 +57,8 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
     if (f.answer === 'deny') return { next: 'error', error: 'access_denied', description: 'the user denied access' };
   }
   // The consent form carries the request: what it asks of the sign-in holds there too.
-  if (mustSignIn({ asked: request, signedIn: f.signedIn, signedInSinceRequest: f.signedInSinceRequest, now: f.now })) {
+  const accepted = request.client.resource.identityProviders;
+  if (mustSignIn({ asked: request, signedIn: f.signedIn, signedInSinceRequest: f.signedInSinceRequest, accepted, now: f.now })) {
     // Core §3.1.2.1: prompt=none "MUST NOT display any authentication or consent user interface pages".
     if (request.prompt.has('none')) return { next: 'error', error: 'login_required', description: 'the user must sign in' };
     return { next: 'sign-in', fresh: asksForFreshSignIn(request) };

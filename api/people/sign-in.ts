@@ -1,8 +1,8 @@
 // What a person must still prove before a request made on their behalf is answered:
 // a sign-in (nobody is signed in, someone else is named, or the request asks for a
 // sign-in made for it), or a stronger one (its class, `acr`, is short of what is
-// wanted: ./factors.ts). An upstream provider will be another way to produce a
-// SignedIn; callers (oauth/authorization.ts) ask only these questions.
+// wanted: ./factors.ts), or one made a way the client accepts (an upstream provider is
+// another way to a SignedIn: ./upstream/); callers (oauth/authorization.ts) ask only these questions.
 import { acrAsked, acrOf, isAcr, meets, strongest, type Acr } from '../credentials/acr.js';
 import { acrRequiredOf, type PersonsFactors } from './factors.js';
 
@@ -13,6 +13,16 @@ export interface SignedIn {
   authTime: Date;
   /** What the sign-in proved (RFC 8176): the ID token's amr; its acr follows (./factors.ts acrOf). */
   amr: readonly string[];
+  /** The IdentityProvider it went through; null: the box's own sign-in. */
+  provider: string | null;
+}
+
+/** The name a Client's identityProviders gives the box's own sign-in (password, passkey). */
+export const BOX_SIGN_IN = 'box';
+
+/** Whether a sign-in through `provider` (null: the box's own) is one of the ways `accepted` names (unset: every way). */
+export function wayAccepted(accepted: readonly string[] | undefined, provider: string | null): boolean {
+  return accepted === undefined || accepted.includes(provider ?? BOX_SIGN_IN);
 }
 
 /**
@@ -31,6 +41,8 @@ export interface SignInFacts {
   signedIn: SignedIn | undefined;
   /** This browser signed in after the request was first seen (api/http/fresh-sign-in.ts). */
   signedInSinceRequest: boolean;
+  /** The ways of signing in the request's client accepts (Client.identityProviders); unset: every way. */
+  accepted?: readonly string[];
   now: number;
 }
 
@@ -41,12 +53,14 @@ export function asksForFreshSignIn(asked: SignInAsked): boolean {
 
 /**
  * Whether the person must sign in (again) before the request is answered (Core
- * §3.1.2.1): nobody is signed in; id_token_hint names someone else; or
- * prompt=login / select_account asks for it, or max_age has passed since the last
- * sign-in — unless this browser has signed in since the request came.
+ * §3.1.2.1): nobody is signed in; id_token_hint names someone else; the browser
+ * signed in a way the client does not accept; or prompt=login / select_account asks
+ * for it, or max_age has passed since the last sign-in — unless this browser has
+ * signed in since the request came.
  */
 export function mustSignIn(f: SignInFacts): boolean {
   if (!f.signedIn) return true;
+  if (!wayAccepted(f.accepted, f.signedIn.provider)) return true;
   const { asked } = f;
   if (asked.hintedUser !== undefined && asked.hintedUser !== f.signedIn.userId) return true;
   const stale =

@@ -134,6 +134,10 @@ export interface ClientSpec {
    */
   minimum_acr?: 'urn:boxauth:acr:password' | 'urn:boxauth:acr:mfa' | 'phr';
   /**
+   * The ways people may sign in for this client (docs/guides/upstream-providers.md): the names of IdentityProviders, and "box" for the box's own sign-in (password, passkey). A browser signed in another way is asked to sign in again, and the sign-in page offers only these. An App's people sign in through its signIn.client: name them there. Unset - every way.
+   */
+  identityProviders?: string[];
+  /**
    * With true, this client's authorization requests must be pushed first (RFC 9126 - POST /auth/par, then /auth/authorize with client_id and request_uri); any other authorization request is refused with invalid_request. Unset - false.
    */
   require_pushed_authorization_requests?: boolean;

@@ -32,6 +32,8 @@ export interface BrowserSession {
   amr: string[];
   /** Its amr was all proven by the sign-in that made it, at authTime (not grown since by a factor enrolled in it). */
   proven: boolean;
+  /** The IdentityProvider it signed in through; null: the box's own sign-in. */
+  provider: string | null;
 }
 
 /**
@@ -48,11 +50,12 @@ export async function createBrowserSession(
   from: { address: string; userAgent: string | null },
   sid?: string,
   proven = false,
+  provider: string | null = null,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent, proven)
-     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7, $8)`,
-    [idHash, userId, expiresAt, amr, sid ?? null, from.address, from.userAgent, proven],
+    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent, proven, provider)
+     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7, $8, $9)`,
+    [idHash, userId, expiresAt, amr, sid ?? null, from.address, from.userAgent, proven, provider],
   );
 }
 
@@ -139,12 +142,16 @@ export async function setBrowserSessionsAmr(db: Queryable, userId: number, amr: 
 
 /** The browser session of this cookie, if it is still valid. */
 export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise<BrowserSession | undefined> {
-  const { rows } = await db.query<{ user_id: number; sid: string; created_at: Date; amr: string[]; proven: boolean }>(
-    'SELECT user_id, sid, created_at, amr, proven FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()',
-    [idHash],
-  );
+  const { rows } = await db.query<{
+    user_id: number;
+    sid: string;
+    created_at: Date;
+    amr: string[];
+    proven: boolean;
+    provider: string | null;
+  }>('SELECT user_id, sid, created_at, amr, proven, provider FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()', [idHash]);
   const r = rows[0];
-  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at, amr: r.amr, proven: r.proven };
+  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at, amr: r.amr, proven: r.proven, provider: r.provider };
 }
 
 /** Ends a browser session; its sid and person, when it existed. */

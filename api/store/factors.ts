@@ -273,6 +273,8 @@ export interface SignInStep {
   replaces: string | null;
   /** Its factor is proven; only a page is left (the recovery codes of an enrolment): it may go on without another proof. */
   ready: boolean;
+  /** The IdentityProvider the first factor was proven at; null: the box's own. */
+  provider: string | null;
   expiresAt: Date;
 }
 
@@ -281,6 +283,7 @@ interface StepRow {
   amr: string[];
   replaces: string | null;
   ready: boolean;
+  provider: string | null;
   expires_at: Date;
 }
 
@@ -289,23 +292,20 @@ const stepOf = (r: StepRow): SignInStep => ({
   amr: r.amr,
   replaces: r.replaces,
   ready: r.ready,
+  provider: r.provider,
   expiresAt: r.expires_at,
 });
 
 export async function createSignInStep(db: Queryable, idHash: Buffer, step: SignInStep): Promise<void> {
-  await db.query('INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, ready, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-    idHash,
-    step.userId,
-    step.amr,
-    step.replaces,
-    step.ready,
-    step.expiresAt,
-  ]);
+  await db.query(
+    'INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, ready, expires_at, provider) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [idHash, step.userId, step.amr, step.replaces, step.ready, step.expiresAt, step.provider],
+  );
 }
 
 export async function findSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
   const { rows } = await db.query<StepRow>(
-    'SELECT user_id, amr, replaces, ready, expires_at FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()',
+    'SELECT user_id, amr, replaces, ready, expires_at, provider FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()',
     [idHash],
   );
   return rows[0] && stepOf(rows[0]);
@@ -314,7 +314,7 @@ export async function findSignInStep(db: Queryable, idHash: Buffer): Promise<Sig
 /** Ends a step, returning it when it was still there and valid: of two requests finishing one step, one gets it. */
 export async function takeSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
   const { rows } = await db.query<StepRow>(
-    'DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING user_id, amr, replaces, ready, expires_at',
+    'DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING user_id, amr, replaces, ready, expires_at, provider',
     [idHash],
   );
   const r = rows[0];

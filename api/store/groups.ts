@@ -106,3 +106,30 @@ export async function unknownGroupIds(db: Queryable, ids: number[]): Promise<num
   const known = new Set(rows.map((r) => r.id));
   return ids.filter((id) => !known.has(id));
 }
+
+/**
+ * Puts the person in the groups named `member` (made, with `description`, where missing) and takes
+ * them out of those named `notMember` (names in any case): the groups an IdentityProvider's rules
+ * keep following the provider (api/people/upstream/groups.ts).
+ */
+export async function followGroups(
+  db: Queryable,
+  userId: number,
+  member: string[],
+  notMember: string[],
+  description: string,
+): Promise<void> {
+  if (member.length) {
+    await db.query('INSERT INTO groups (name, description) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING', [member, description]);
+    await db.query(
+      `INSERT INTO user_groups (user_id, group_id) SELECT $1, id FROM groups WHERE lower(name) = ANY(SELECT lower(unnest($2::text[])))
+       ON CONFLICT DO NOTHING`,
+      [userId, member],
+    );
+  }
+  if (notMember.length)
+    await db.query(
+      'DELETE FROM user_groups WHERE user_id = $1 AND group_id IN (SELECT id FROM groups WHERE lower(name) = ANY(SELECT lower(unnest($2::text[]))))',
+      [userId, notMember],
+    );
+}

@@ -130,3 +130,28 @@ export async function takeUpstreamSignIn(db: Queryable, stateHash: Buffer): Prom
     linkUser: r.link_user === null ? null : Number(r.link_user),
   };
 }
+
+/**
+ * Serializes, for the rest of `tx`, the sign-ins of one identity at one provider: two first
+ * sign-ins racing would both find it unlinked, and both make a person.
+ */
+export async function lockUpstreamIdentity(tx: Transaction, provider: string, subject: string): Promise<void> {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.upstream.' || current_schema() || '/' || $1 || '/' || $2))", [
+    provider,
+    subject,
+  ]);
+}
+
+/** Every provider, as the sign-in pages list them (secrets left sealed). */
+export async function allIdentityProviders(db: Queryable): Promise<{ provider: IdentityProvider; secretSealed: Buffer | null }[]> {
+  const { rows } = await db.query<{ id: string; resource: Omit<IdentityProvider, 'id'>; secret_sealed: Buffer | null }>(
+    'SELECT id, resource, secret_sealed FROM identity_providers ORDER BY id',
+  );
+  return rows.map((r) => ({ provider: { ...r.resource, id: r.id }, secretSealed: r.secret_sealed }));
+}
+
+/** Sign-ins at a provider that never came back, once expired (the purge job). */
+export async function purgeUpstreamSignIns(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM upstream_sign_ins WHERE expires_at <= now()');
+  return rowCount ?? 0;
+}

@@ -19,6 +19,8 @@ export interface UserRow {
   emailVerified: boolean;
   /** Signed up where registration asks for a proven address first: no sign-in until its link is followed. */
   mustVerifyEmail: boolean;
+  /** Has a password of the box; a person an IdentityProvider made has none (its hash stands for a secret nobody knows). */
+  passwordSet: boolean;
   groups: GroupRef[];
   createdAt: Date;
   updatedAt: Date;
@@ -32,6 +34,7 @@ interface DbRow {
   status: string | null;
   email_verified: boolean;
   must_verify_email: boolean;
+  password_set: boolean;
   groups: GroupRef[];
   created_at: Date;
   updated_at: Date;
@@ -45,6 +48,7 @@ const fromDb = (r: DbRow): UserRow => ({
   status: r.status,
   emailVerified: r.email_verified,
   mustVerifyEmail: r.must_verify_email,
+  passwordSet: r.password_set,
   groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -64,6 +68,8 @@ export interface UserFields {
   emailVerified?: boolean;
   /** No sign-in until the address is proven (a sign-up where registration asks for it first); cleared with verification. */
   mustVerifyEmail?: boolean;
+  /** False: `passwordHash` stands for no password (a person an IdentityProvider made); a new password sets it. */
+  passwordSet?: boolean;
 }
 
 async function setMemberships(db: Queryable, userId: number, groupIds: number[]): Promise<void> {
@@ -103,8 +109,8 @@ export async function createUser(pool: Pool, fields: UserFields): Promise<UserRo
 export async function createUserIn(tx: Transaction, fields: UserFields): Promise<UserRow> {
   const { rows } = await tx
     .query<{ id: number }>(
-      `INSERT INTO users (email, email_key, password_hash, data, email_verified, must_verify_email)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      `INSERT INTO users (email, email_key, password_hash, data, email_verified, must_verify_email, password_set)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
       [
         fields.email.normalize('NFC'),
         emailKey(fields.email),
@@ -112,6 +118,7 @@ export async function createUserIn(tx: Transaction, fields: UserFields): Promise
         fields.data,
         fields.emailVerified ?? true,
         fields.mustVerifyEmail ?? false,
+        fields.passwordSet ?? true,
       ],
     )
     .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
@@ -129,6 +136,7 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
       // email_verified changes only when asked to: an edit that carries the email along
       // (or changes it) must not turn a self-made account into a verified identity.
       `UPDATE users SET email = COALESCE($2, email), email_key = COALESCE($7, email_key), password_hash = COALESCE($3, password_hash),
+       password_set = password_set OR $3 IS NOT NULL,
        email_verified = COALESCE($6, email_verified),
        -- vouched for or verified: nothing is left to prove before a sign-in
        must_verify_email = CASE WHEN $6 THEN false ELSE COALESCE($8, must_verify_email) END,

@@ -1,6 +1,7 @@
 // A person's own page, /account (docs/guides/account-page.md): their address and password,
 // their second factors, where they are signed in, and the apps they allowed. Every change is a
 // form posted with the page's CSRF token to api/http/routes/account.ts or factors.ts.
+import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
 import type { BrowserSignIn, Consent } from '../store/browser.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
@@ -23,6 +24,8 @@ export interface AccountPage {
   signIns: BrowserSignIn[];
   grants: PersonGrant[];
   consents: Consent[];
+  /** The providers people may sign in through, linked to this person or not. */
+  providers: ProviderLink[];
   message?: string;
   error?: string;
   errors?: Record<string, string[]>;
@@ -160,6 +163,7 @@ ${field('new_password', 'New password', 'password', '', errors, 'new-password')}
 <button type="submit">Change password</button>
 </form></details>
 ${factorsSection(p)}
+${linkedProvidersSection(p.providers, p.csrf)}
 ${signInsSection(p)}
 ${appsSection(p)}`,
   });

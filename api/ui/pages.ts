@@ -2,6 +2,7 @@
 // label, buttons say what they do, and errors are text next to what they
 // concern, in role="alert".
 import { scopesOf } from '../credentials/scopes.js';
+import { upstreamButtons, type OfferedProvider } from './upstream-pages.js';
 import { html, type Html } from './html.js';
 
 export interface PageOptions {
@@ -77,23 +78,32 @@ export interface SignInPage {
   email?: string;
   error?: string;
   registration: boolean;
+  /** The IdentityProviders offered, a button each (api/ui/upstream-pages.ts). */
+  providers: readonly OfferedProvider[];
+  /** The box's own sign-in (a password, a passkey) is offered: the client accepts it. */
+  own: boolean;
+  /** The password form checks a directory too (ldap.passwordForm): it takes a username as well as an email. */
+  usernames: boolean;
+  acr?: string;
 }
 
 export function signInPage(p: SignInPage): string {
-  return page({
-    title: 'Sign in',
-    box: p.box,
-    body: html`<h1>Sign in</h1>
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
-<form method="post" action="/auth/sign-in">
+  const own = html`<form method="post" action="/auth/sign-in">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo })}
-${field('email', 'Email', 'email', p.email ?? '', {}, 'username webauthn')}
+${p.usernames ? field('email', 'Email or username', 'text', p.email ?? '', {}, 'username webauthn') : field('email', 'Email', 'email', p.email ?? '', {}, 'username webauthn')}
 ${field('password', 'Password', 'password', '', {}, 'current-password')}
 <button type="submit">Sign in</button>
 </form>
 ${passkeyButton('sign-in-passkey', 'Sign in with a passkey', 'authenticate')}
 <p><a href="/auth/reset">Forgot your password?</a></p>
-${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">Sign up</a></p>` : ''}`,
+${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">Sign up</a></p>` : ''}`;
+  return page({
+    title: 'Sign in',
+    box: p.box,
+    body: html`<h1>Sign in</h1>
+${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${p.own ? own : ''}
+${upstreamButtons(p.providers, p.csrf, p.returnTo, p.acr)}`,
   });
 }
 

@@ -22,6 +22,8 @@ export interface BoxOptions {
   tls?: { certFile: string; keyFile: string; dispatcher: Dispatcher };
   /** A clock the test moves forward (`advanceClock`) instead of sleeping: see `faketimeEnv`. */
   movableClock?: boolean;
+  /** The host name of its URL (default 127.0.0.1): two boxes a browser visits need two hosts, or their cookies meet. */
+  hostname?: string;
 }
 
 /** Debian's libfaketime (make test installs it), wherever the architecture puts it. */
@@ -90,7 +92,7 @@ export class Box {
     const port = options.port ?? (await freePort());
     const databaseUrl = options.databaseUrl === 'embedded' ? undefined : (options.databaseUrl ?? (await createDatabase()));
     const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-test-'));
-    const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+    const url = `${options.tls ? 'https' : 'http'}://${options.hostname ?? '127.0.0.1'}:${port}`;
     const env: Record<string, string> = {
       BOXAUTH_PORT: String(port),
       BOXAUTH_METRICS_PORT: String(await freePort()),

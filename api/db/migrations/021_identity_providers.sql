@@ -49,5 +49,6 @@ CREATE INDEX upstream_sign_ins_expires ON upstream_sign_ins (expires_at);
 ALTER TABLE users ADD COLUMN password_set boolean NOT NULL DEFAULT true;
 
 -- The provider a browser signed in through (null: the box's own sign-in), which a Client that
--- accepts only some providers checks.
+-- accepts only some providers checks; a sign-in in steps carries it until it is done.
 ALTER TABLE browser_sessions ADD COLUMN provider text;
+ALTER TABLE sign_in_steps ADD COLUMN provider text;

@@ -88,6 +88,8 @@ export function accountRouter(svc: AccountRouterServices): Router {
     'sign-in': 'Signed out there.',
     grant: "The app's access ended.",
     consent: 'Consent withdrawn: the app asks again next time.',
+    'provider-linked': 'Linked: you can sign in through it from now on.',
+    'provider-unlinked': 'Unlinked: you can no longer sign in through it.',
   };
 
   router.get(ACCOUNT_PATH, async (req, res) => {
@@ -123,7 +125,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const changed = await changeOwnPassword(
       svc,
       { userId: user.id, sid: browser.sid, checkedHash: user.passwordHash, passwordHash: hash },
-      (tx) => continueSignIn(svc, tx, res, user.id, browser.amr),
+      (tx) => continueSignIn(svc, tx, res, browser),
       svc.addressOf(req),
     );
     if (!changed) return signInAgain(res);

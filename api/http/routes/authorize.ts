@@ -61,7 +61,12 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
     const client = request.client.resource;
     return decideAuthorization({
       request,
-      signedIn: person && { userId: String(person.user.id), authTime: person.browser.authTime, amr: person.browser.amr },
+      signedIn: person && {
+        userId: String(person.user.id),
+        authTime: person.browser.authTime,
+        amr: person.browser.amr,
+        provider: person.browser.provider,
+      },
       acrWanted: person && acrWanted(request.params.acr_values, client.minimum_acr, await factorState(svc.pool, person.user.id)),
       signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
       consented: client.first_party ? 'first-party' : person && (await consentedScopes(svc.pool, person.user.id, client.id)),
@@ -99,6 +104,10 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           200,
           `/auth/authorize?${new URLSearchParams(params)}`,
           request.loginHint ? { email: request.loginHint } : {},
+          {
+            accepted: request.client.resource.identityProviders,
+            acr: request.params.acr_values,
+          },
         );
       }
       case 'step-up':

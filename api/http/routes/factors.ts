@@ -351,8 +351,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
     // A session that ended meanwhile (a password change, a reset, a sign-out) is not brought back.
     const strengthened = await withTransaction(svc.pool, async (tx) => {
-      if (!(await holdPerson(tx, user.id)) || !(await strengthen(svc, tx, res, user.id, withFactor(browser.amr, ['otp']), browser.sid)))
-        return false;
+      if (!(await holdPerson(tx, user.id)) || !(await strengthen(svc, tx, res, withFactor(browser.amr, ['otp']), browser))) return false;
       await setMustEnrol(tx, user.id, false);
       return true;
     });

@@ -242,7 +242,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
           const passkey = await addPasskey(tx, who.userId, { ...made, name });
           // A factor proven in this browser, as a code confirmed on /auth/account is: its sign-in
           // says so from now on (same sid). A session ended meanwhile takes the passkey with it.
-          if (!(await strengthen(svc, tx, res, who.userId, withFactor(browser.amr, proved), browser.sid))) throw new EndedMeanwhile();
+          if (!(await strengthen(svc, tx, res, withFactor(browser.amr, proved), browser))) throw new EndedMeanwhile();
           return passkey;
         });
       } else {

@@ -18,7 +18,22 @@ import { resendVerification } from '../../people/links.js';
 import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, type BrowserServices } from '../browser-session.js';
-import { invalidForm, renderPage, signedInPerson, signInForm } from '../pages.js';
+import { invalidForm, renderPage, signedInPerson, signInForm, type SignInWays } from '../pages.js';
+import { passwordFormDirectory, type Begun } from '../../people/upstream/flow.js';
+import type { IdentityProvider } from '../../types.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client } from '../../types.js';
+
+/** The directory's sign-in (routes/upstream.ts), for a password form that falls through to it. */
+export type DirectorySignIn = (
+  req: Request,
+  res: Response,
+  directory: IdentityProvider,
+  username: string,
+  password: string,
+  begun: Begun,
+) => Promise<void>;
 import { acrParam, proceed } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 import { nextStep } from '../../people/factors.js';
@@ -29,6 +44,7 @@ interface Needs {
   metrics: Metrics;
   attempts: Attempts;
   addressOf: AddressOf;
+  clients: RecordCache<Stored<Client>>;
 }
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
@@ -40,14 +56,24 @@ export function safeReturnTo(value: unknown): string {
 }
 
 /** What the sign-in, sign-up and sign-out pages use. */
-export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics'>;
+export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients'>;
 
-export function signInRouter(svc: SignInRouterServices): Router {
+export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: DirectorySignIn): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
-  router.get('/auth/sign-in', (req, res) => {
-    signInForm(svc, req, res, 200, safeReturnTo(req.query.return_to));
+  /** The ways the client a sign-in goes back to accepts (its authorization request names it). */
+  async function waysOf(returnTo: string): Promise<SignInWays> {
+    if (!returnTo.startsWith('/auth/authorize?')) return {};
+    const query = new URLSearchParams(returnTo.slice('/auth/authorize?'.length));
+    const clientId = query.get('client_id');
+    const client = clientId ? await svc.clients.get(clientId) : undefined;
+    return { accepted: client?.resource.identityProviders, acr: query.get('acr_values') ?? undefined };
+  }
+
+  router.get('/auth/sign-in', async (req, res) => {
+    const returnTo = safeReturnTo(req.query.return_to);
+    await signInForm(svc, req, res, 200, returnTo, {}, await waysOf(returnTo));
   });
 
   router.post('/auth/sign-in', ...pageForm, async (req, res) => {
@@ -56,7 +82,8 @@ export function signInRouter(svc: SignInRouterServices): Router {
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const email = typeof body.email === 'string' ? body.email.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    const again = (status: number, error: string): void => signInForm(svc, req, res, status, returnTo, { email, error });
+    const again = async (status: number, error: string): Promise<void> =>
+      signInForm(svc, req, res, status, returnTo, { email, error }, await waysOf(returnTo));
 
     const address = svc.addressOf(req);
     const keys = [{ address }, { account: email }];
@@ -72,7 +99,16 @@ export function signInRouter(svc: SignInRouterServices): Router {
       });
       return again(429, `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
-    const user = email ? await findUserByEmail(svc.pool, email) : undefined;
+    const found = email ? await findUserByEmail(svc.pool, email) : undefined;
+    // A person an IdentityProvider made has no password of the box: the form may ask the directory (ldap.passwordForm).
+    const user = found?.passwordSet ? found : undefined;
+    if (!user) {
+      const directory = await passwordFormDirectory(svc.pool);
+      if (directory) {
+        await svc.attempts.giveBack(keys);
+        return signInThroughDirectory(req, res, directory, email, password, { returnTo, acr: acrParam(body.acr) ?? null, linkUser: null });
+      }
+    }
     let ok: boolean;
     try {
       // Verify against a real hash even for unknown emails, so timing does not tell which emails exist.

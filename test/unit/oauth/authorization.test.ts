@@ -27,7 +27,7 @@ function request(change: Partial<Omit<AuthorizeRequest, 'prompt'>> & { prompt?: 
   };
 }
 
-const signedIn = { userId: '7', authTime: minutesAgo(30), amr: ['pwd'] };
+const signedIn = { userId: '7', authTime: minutesAgo(30), amr: ['pwd'], provider: null };
 
 function decide(change: Partial<AuthorizationFacts> = {}): string {
   const d = decideAuthorization({

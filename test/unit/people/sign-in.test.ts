@@ -12,7 +12,7 @@ const asked = (change: Partial<SignInAsked> = {}): SignInAsked => ({
 });
 const facts = (change: Partial<SignInFacts> = {}): SignInFacts => ({
   asked: asked(),
-  signedIn: { userId: '7', authTime: new Date(now - 30 * 60_000), amr: ['pwd'] },
+  signedIn: { userId: '7', authTime: new Date(now - 30 * 60_000), amr: ['pwd'], provider: null },
   signedInSinceRequest: false,
   now,
   ...change,
@@ -30,6 +30,16 @@ describe('people: what a sign-in must still prove', () => {
     expect(mustSignIn(facts({ asked: asked({ maxAge: 60 }) }))).to.equal(true);
     expect(mustSignIn(facts({ asked: asked({ maxAge: 3600 }) }))).to.equal(false);
     expect(mustSignIn(facts({ asked: asked({ prompt: new Set(['login']) }), signedInSinceRequest: true }))).to.equal(false);
+  });
+
+  it('asks a browser signed in a way the client does not accept to sign in again, fresh or not', () => {
+    const viaCorp = { userId: '7', authTime: new Date(now - 60_000), amr: ['pwd'], provider: 'corp' };
+    expect(mustSignIn(facts({ accepted: ['corp'] }))).to.equal(true); // the box's own sign-in
+    expect(mustSignIn(facts({ accepted: ['corp'], signedInSinceRequest: true }))).to.equal(true);
+    expect(mustSignIn(facts({ accepted: ['box'] }))).to.equal(false);
+    expect(mustSignIn(facts({ accepted: ['box'], signedIn: viaCorp }))).to.equal(true);
+    expect(mustSignIn(facts({ accepted: ['corp', 'box'], signedIn: viaCorp }))).to.equal(false);
+    expect(mustSignIn(facts({ signedIn: viaCorp }))).to.equal(false); // unset: every way
   });
 
   it('marks a request that waits for a sign-in made for it', () => {

@@ -46,6 +46,11 @@ const BROWSER_PAGES = new Set([
   '/auth/passkeys/register',
   '/assets/passkeys.js',
   '/assets/simplewebauthn-browser.js',
+  // Upstream providers: a sign-in's start, its callback, a directory's form; the account page's unlink.
+  '/auth/upstream/{id}/start',
+  '/auth/upstream/{id}/callback',
+  '/auth/upstream/{id}',
+  '/auth/account/providers/unlink',
 ]);
 
 /** Every path a route of api/http declares (express paths as OpenAPI's), and the node:http OAuth endpoints. */

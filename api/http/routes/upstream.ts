@@ -1,0 +1,245 @@
+// Signing in through an IdentityProvider (docs/guides/upstream-providers.md): its button on the
+// sign-in page starts a sign-in there (oidc, oauth2, github) or opens the directory's password
+// form (ldap); the provider's answer comes back to the callback; the person it names is made or
+// linked (api/people/upstream/admit.ts) and signed in like any other, second factor and all
+// (api/http/sign-in-steps.ts proceed). From the account page the same way links a provider to
+// the signed-in person, and unlinks it. This file only translates: the rules are in
+// api/people/upstream/.
+import type { Request, Response, Router } from 'express';
+import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { admit, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
+import {
+  beginUpstream,
+  directorySignIn,
+  enabledProvider,
+  finishUpstream,
+  labelOf,
+  type Begun,
+  type FlowServices,
+} from '../../people/upstream/flow.js';
+import type { LinkRefusal } from '../../people/upstream/linking.js';
+import { UpstreamError, type UpstreamProfile } from '../../people/upstream/profile.js';
+import type { Metrics } from '../../metrics.js';
+import type { IdentityProvider } from '../../types.js';
+import { directorySignInPage, type OfferedProvider } from '../../ui/upstream-pages.js';
+import { messagePage } from '../../ui/pages.js';
+import { ACCOUNT_PATH, changeOnAccount, holderOrSignIn } from '../account-page.js';
+import { pageForm } from '../body.js';
+import { appendCookie, cookieNames, cookieOptions, cookies, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import { invalidForm, renderPage } from '../pages.js';
+import { acrParam, proceed } from '../sign-in-steps.js';
+import { strictRouter } from '../router.js';
+import { safeReturnTo, type DirectorySignIn } from './sign-in.js';
+import type { Logger } from '../../log.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  attempts: Attempts;
+  metrics: Metrics;
+  log: Logger;
+}
+
+export type UpstreamRouterServices = BrowserServices & FlowServices & AdmitServices & Needs;
+
+type Body = Record<string, unknown>;
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The cookie binding a sign-in at a provider to the browser that began it: as long as the sign-in may take. */
+const BINDING_SECONDS = 10 * 60;
+const bindingCookie = (svc: BrowserServices): string => `${cookieNames(svc).step.replace(/_step$/, '')}_upstream`;
+
+const offered = (p: IdentityProvider): OfferedProvider => ({ id: p.id, label: labelOf(p), directory: p.type === 'ldap' });
+
+/** Why nobody was signed in, in words a person can act on. */
+function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamProfile): string {
+  const label = labelOf(p);
+  switch (why) {
+    case 'linked-to-another':
+      return `This ${label} account is linked to another person of this box.`;
+    case 'linked-here-already':
+      return `A ${label} account is linked to this person of the box already. Unlink it on the account page first.`;
+    case 'email-taken':
+      return `This box has an account for ${profile.email ?? 'this email'} already. Sign in the way you usually do, then link ${label} on your account page.`;
+    case 'no-email':
+      return `${label} did not give an email address, and an account of this box needs one. Ask your administrator.`;
+    case 'not-created':
+      return `${label} accounts get in here only once an administrator has made them an account. Ask your administrator.`;
+  }
+}
+
+/** The routes, and the directory's sign-in for the sign-in page's own password form (ldap.passwordForm). */
+export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; signInThroughDirectory: DirectorySignIn } {
+  const router = strictRouter();
+  const box = svc.config.box;
+  const problem = (res: Response, status: number, title: string, message: string): void =>
+    renderPage(res, status, messagePage(box, title, message));
+  const unknown = (res: Response): void => problem(res, 404, 'No such sign-in', 'This box offers no such way to sign in.');
+
+  /** What a provider's failure shows; the reason is logged, never shown (it may name the provider's internals). */
+  function failed(res: Response, p: IdentityProvider, err: unknown, address: string): void {
+    if (!(err instanceof UpstreamError)) throw err;
+    svc.log.warn({ provider: p.id, failure: err.failure, reason: err.message }, 'upstream sign-in failed');
+    svc.audit.record({ event: 'upstream', action: 'refused', provider: p.id, reason: `${err.failure}: ${err.message}`, address });
+    const label = labelOf(p);
+    if (err.failure === 'unavailable')
+      return problem(res, 503, `${label} is not answering`, `${label} did not answer in time. Try again in a moment.`);
+    if (err.failure === 'refused') return problem(res, 403, 'Not signed in', `${label} did not let you in.`);
+    problem(res, 400, 'Not signed in', 'This sign-in could not be completed. Start again from the sign-in page.');
+  }
+
+  /** The person the provider named: made or linked, then signed in (or the link done, from the account page). */
+  async function arrive(req: Request, res: Response, p: IdentityProvider, profile: UpstreamProfile, begun: Begun): Promise<void> {
+    const address = svc.addressOf(req);
+    let linkFor: number | undefined;
+    if (begun.linkUser !== null) {
+      // A link is for the person who began it, in this browser, still signed in as them.
+      const holder = await holderOrSignIn(svc, req, res);
+      if (!holder) return;
+      if (holder.user.id !== begun.linkUser) return problem(res, 403, 'Not linked', 'You are signed in as someone else now. Start again.');
+      linkFor = holder.user.id;
+    }
+    const admission = await admit(svc, p, profile, linkFor, address);
+    if ('refused' in admission) {
+      svc.metrics.signIns.inc({ result: 'failure' });
+      return problem(res, 403, linkFor ? 'Not linked' : 'Not signed in', refusalWords(admission.refused, p, profile));
+    }
+    if (linkFor !== undefined) return void res.redirect(303, `${ACCOUNT_PATH}?changed=provider-linked`);
+    svc.metrics.signIns.inc({ result: 'success' });
+    svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(admission.userId), address, reason: `through ${p.id}` });
+    const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
+    await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id });
+  }
+
+  /** The sign-in's way back, from a form or a query; a link from the account page: the person it is for. */
+  async function begunFrom(req: Request, res: Response, fields: Body): Promise<Begun | undefined> {
+    if (text(fields.link) !== '1') return { returnTo: safeReturnTo(fields.return_to), acr: acrParam(fields.acr) ?? null, linkUser: null };
+    const holder = await holderOrSignIn(svc, req, res);
+    return holder && { returnTo: ACCOUNT_PATH, acr: null, linkUser: holder.user.id };
+  }
+
+  // The sign-in page's button (a form: its CSRF token is checked, so another site cannot start sign-ins in a browser).
+  router.post('/auth/upstream/:id/start', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const p = await enabledProvider(svc, req.params.id as string);
+    if (!p) return unknown(res);
+    const begun = await begunFrom(req, res, body);
+    if (!begun) return;
+    if (p.type === 'ldap') {
+      const query = new URLSearchParams({
+        return_to: begun.returnTo,
+        ...(begun.acr ? { acr: begun.acr } : {}),
+        ...(begun.linkUser !== null ? { link: '1' } : {}),
+      });
+      return res.redirect(303, `/auth/upstream/${encodeURIComponent(p.id)}?${query}`);
+    }
+    try {
+      const { binding, url } = await beginUpstream(svc, p, begun);
+      appendCookie(res, `${bindingCookie(svc)}=${binding}${cookieOptions(svc, BINDING_SECONDS)}`);
+      res.redirect(303, url.href);
+    } catch (err) {
+      failed(res, p, err, svc.addressOf(req));
+    }
+  });
+
+  router.get('/auth/upstream/:id/callback', async (req, res) => {
+    const id = req.params.id;
+    const callback = new URL(req.originalUrl, svc.config.baseUrl);
+    const binding = cookies(req)[bindingCookie(svc)];
+    // The binding is used once, whatever comes of it.
+    appendCookie(res, `${bindingCookie(svc)}=${cookieOptions(svc, 0)}`);
+    const p = await enabledProvider(svc, id);
+    if (!p || p.type === 'ldap') return unknown(res);
+    let finished;
+    try {
+      finished = await finishUpstream(svc, id, callback, binding);
+    } catch (err) {
+      return failed(res, p, err, svc.addressOf(req));
+    }
+    await arrive(req, res, finished.provider, finished.profile, finished.begun);
+  });
+
+  const directoryPage = (
+    req: Request,
+    res: Response,
+    p: IdentityProvider,
+    status: number,
+    shown: { returnTo: string; acr?: string; link: boolean; username?: string; error?: string },
+  ): void => renderPage(res, status, directorySignInPage({ box, csrf: csrfToken(svc, req, res), provider: offered(p), ...shown }));
+
+  router.get('/auth/upstream/:id', async (req, res) => {
+    const p = await enabledProvider(svc, req.params.id);
+    if (!p || p.type !== 'ldap') return unknown(res);
+    const acr = acrParam(req.query.acr);
+    directoryPage(req, res, p, 200, { returnTo: safeReturnTo(req.query.return_to), ...(acr ? { acr } : {}), link: req.query.link === '1' });
+  });
+
+  // A directory's password form: counted before it is checked, as the box's own (api/people/attempts.ts).
+  router.post('/auth/upstream/:id', ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const p = await enabledProvider(svc, req.params.id as string);
+    if (!p || p.type !== 'ldap') return unknown(res);
+    const begun = await begunFrom(req, res, body);
+    if (!begun) return;
+    await signInThroughDirectory(req, res, p, text(body.username), text(body.password), begun);
+  });
+
+  /** A directory's check of a username and password (its own form, or the sign-in page's: ldap.passwordForm). */
+  async function signInThroughDirectory(
+    req: Request,
+    res: Response,
+    p: IdentityProvider,
+    typed: string,
+    password: string,
+    begun: Begun,
+  ): Promise<void> {
+    const username = typed.trim();
+    const shown = { returnTo: begun.returnTo, ...(begun.acr ? { acr: begun.acr } : {}), link: begun.linkUser !== null, username };
+    const address = svc.addressOf(req);
+    const keys = [{ address }, { account: `${p.id}:${username.toLowerCase()}` }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) {
+      const minutes = minutesUntil(refused.retryAt);
+      svc.metrics.signIns.inc({ result: 'throttled' });
+      return directoryPage(req, res, p, 429, {
+        ...shown,
+        error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      });
+    }
+    let profile: UpstreamProfile;
+    try {
+      profile = await directorySignIn(svc, p, username, password);
+    } catch (err) {
+      if (err instanceof UpstreamError && err.failure === 'refused') {
+        svc.metrics.signIns.inc({ result: 'failure' });
+        svc.audit.record({ event: 'sign_in', outcome: 'failure', address, reason: `wrong username or password at ${p.id}` });
+        return directoryPage(req, res, p, 401, { ...shown, error: 'The username or the password is wrong.' });
+      }
+      // Not the person's doing (the directory is down or misconfigured): not counted against them.
+      await svc.attempts.giveBack(keys);
+      return failed(res, p, err, address);
+    }
+    await svc.attempts.clear({ account: `${p.id}:${username.toLowerCase()}` });
+    await svc.attempts.giveBack([{ address }]);
+    await arrive(req, res, p, profile, begun);
+  }
+
+  router.post('/auth/account/providers/unlink', ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const provider = text((req.body as Body).provider);
+    const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) });
+    if (why === 'only-way-in')
+      return problem(
+        res,
+        409,
+        'Not unlinked',
+        'This provider is your only way in: add a passkey or ask for a password first, then unlink it.',
+      );
+    if (why === 'not-linked') return problem(res, 404, 'Not unlinked', 'This provider is not linked to your account.');
+    res.redirect(303, `${ACCOUNT_PATH}?changed=provider-unlinked`);
+  });
+
+  return { router, signInThroughDirectory };
+}

@@ -1,0 +1,153 @@
+// A person signed in at a provider becomes a person of the box: the facts gathered under a lock
+// of the identity (two first sign-ins racing would both make a person), the decision taken by
+// ./linking.ts, and carried out in the same transaction — the link, the person made, the groups
+// the provider's rules keep (./groups.ts). What signs the browser in is the door's (it goes on
+// like every sign-in: api/http/sign-in-steps.ts proceed, with the amr this returns).
+import type { Actor, Audit } from '../../audit.js';
+import type { Pool, Transaction } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import { dummyHash } from '../../credentials/secrets.js';
+import { ValidationError } from '../../errors.js';
+import type { IdentityProvider } from '../../types.js';
+import { factorState } from '../../store/factors.js';
+import { followGroups } from '../../store/groups.js';
+import {
+  findUpstreamIdentity,
+  identitiesOf,
+  linkUpstreamIdentity,
+  lockUpstreamIdentity,
+  touchUpstreamIdentity,
+  unlinkUpstreamIdentity,
+} from '../../store/identity-providers.js';
+import { createUserIn, findUserByEmail, getUser, lockUser } from '../../store/users.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import { groupChanges } from './groups.js';
+import { decideLink, type LinkDecision, type LinkRefusal } from './linking.js';
+import type { UpstreamProfile } from './profile.js';
+
+export interface AdmitServices {
+  pool: Pool;
+  audit: Audit;
+  users: RecordCache<unknown>;
+}
+
+/** Second factors a provider may vouch for (RFC 8176): its sign-in counts as several factors when it names one. */
+const UPSTREAM_MFA = ['mfa', 'otp', 'hwk', 'swk', 'sc', 'sms', 'tel', 'fpt', 'face', 'iris', 'retina', 'vbm'];
+
+/**
+ * What a sign-in at the provider proved, as the box counts it: one factor, unless the provider
+ * is trusted for its second factors (linking.trustMFA) and its amr names one. Never a passkey's
+ * class: the box cannot tell how phishing-resistant the provider's factor was.
+ */
+export function upstreamAmr(provider: Pick<IdentityProvider, 'linking'>, profile: UpstreamProfile): string[] {
+  const severalFactors = provider.linking?.trustMFA === true && profile.amr.some((v) => UPSTREAM_MFA.includes(v));
+  return severalFactors ? ['pwd', 'mfa'] : ['pwd'];
+}
+
+export type Admission = { userId: number; decision: LinkDecision } | { refused: LinkRefusal };
+
+/**
+ * The person `profile` is at the box (made or linked as ./linking.ts decides), with their
+ * groups following the provider's rules; or why nobody is. `linkFor`: a link begun on the
+ * account page by that person.
+ */
+export async function admit(
+  svc: AdmitServices,
+  provider: IdentityProvider,
+  profile: UpstreamProfile,
+  linkFor: number | undefined,
+  address: string,
+): Promise<Admission> {
+  // A hash for a person without a password: of a secret nobody knows (credentials/secrets.ts), made before the locks.
+  const noPassword = await dummyHash();
+  const admission = await withTransaction(svc.pool, async (tx): Promise<Admission> => {
+    await lockUpstreamIdentity(tx, provider.id, profile.subject);
+    const linkedTo = (await findUpstreamIdentity(tx, provider.id, profile.subject))?.userId;
+    const holder = linkedTo === undefined && profile.email !== undefined ? await findUserByEmail(tx, profile.email) : undefined;
+    const linkedHere = async (userId: number): Promise<boolean> => (await identitiesOf(tx, userId)).some((i) => i.provider === provider.id);
+    const decision = decideLink({
+      provider,
+      profile,
+      linkedTo,
+      sameEmail: holder && { userId: holder.id, linkedHere: await linkedHere(holder.id) },
+      linkFor,
+      linkForLinkedHere: linkFor !== undefined && (await linkedHere(linkFor)),
+    });
+    if (decision.kind === 'refuse') return { refused: decision.why };
+    const userId = await carryOut(tx, provider, profile, decision, noPassword);
+    if (userId === undefined) return { refused: 'email-taken' };
+    const groups = groupChanges(provider.groups, profile);
+    await followGroups(tx, userId, groups.member, groups.notMember, `Follows the identity provider ${provider.id}.`);
+    return { userId, decision };
+  }).catch((err: unknown) => {
+    // A person made with this email meanwhile by another way in (the unique index decided).
+    if (err instanceof ValidationError) return { refused: 'email-taken' as const };
+    throw err;
+  });
+  record(svc, provider, profile, admission, address);
+  if ('userId' in admission) svc.users.invalidate(String(admission.userId));
+  return admission;
+}
+
+async function carryOut(
+  tx: Transaction,
+  provider: IdentityProvider,
+  profile: UpstreamProfile,
+  decision: Exclude<LinkDecision, { kind: 'refuse' }>,
+  noPassword: string,
+): Promise<number | undefined> {
+  const identity = { provider: provider.id, subject: profile.subject, email: profile.email };
+  switch (decision.kind) {
+    case 'sign-in':
+      await touchUpstreamIdentity(tx, provider.id, profile.subject, profile.email);
+      return decision.userId;
+    case 'link':
+      // Under the person's row: a deletion racing the link either comes first (nothing to link) or waits.
+      if (!(await lockUser(tx, decision.userId))) return undefined;
+      return (await linkUpstreamIdentity(tx, { ...identity, userId: decision.userId })) ? decision.userId : undefined;
+    case 'create': {
+      const made = await createUserIn(tx, {
+        email: profile.email!,
+        passwordHash: noPassword,
+        passwordSet: false,
+        // The box keeps no profile of its own: the name the provider gave is the `name` claim's (api/oauth/openid.ts).
+        data: profile.name ? JSON.stringify({ name: profile.name }) : null,
+        groupIds: [],
+        emailVerified: decision.emailVerified,
+      });
+      await linkUpstreamIdentity(tx, { ...identity, userId: made.id });
+      return made.id;
+    }
+  }
+}
+
+function record(svc: AdmitServices, provider: IdentityProvider, profile: UpstreamProfile, admission: Admission, address: string): void {
+  const base = { event: 'upstream' as const, provider: provider.id, subject: profile.subject, address };
+  if ('refused' in admission) return svc.audit.record({ ...base, action: 'refused', reason: admission.refused });
+  const { decision, userId } = admission;
+  const user = String(userId);
+  if (decision.kind === 'create') svc.audit.record({ ...base, action: 'created', user });
+  if (decision.kind === 'link') svc.audit.record({ ...base, action: 'linked', user, reason: decision.why, by: { user } });
+}
+
+/** Why a person may not unlink a provider: it is their only way in. */
+export type UnlinkRefusal = 'not-linked' | 'only-way-in';
+
+/**
+ * Unlinks the person's identity at `provider` (audited), unless it is their only way in: no
+ * password of the box, no passkey, no other provider.
+ */
+export async function unlink(svc: AdmitServices, userId: number, provider: string, by: Actor): Promise<UnlinkRefusal | undefined> {
+  const result = await withTransaction(svc.pool, async (tx) => {
+    if (!(await lockUser(tx, userId))) return 'not-linked' as const;
+    const identities = await identitiesOf(tx, userId);
+    if (!identities.some((i) => i.provider === provider)) return 'not-linked' as const;
+    const passwordSet = (await getUser(tx, userId))?.passwordSet ?? false;
+    const passkeys = (await factorState(tx, userId)).passkeys;
+    if (!passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
+    return unlinkUpstreamIdentity(tx, userId, provider);
+  });
+  if (typeof result === 'string') return result;
+  svc.audit.record({ event: 'upstream', action: 'unlinked', provider, subject: result?.subject, user: String(userId), by });
+  return undefined;
+}

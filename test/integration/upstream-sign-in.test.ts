@@ -1,0 +1,269 @@
+// People from where they already are (issue 38): box B is the upstream OpenID Provider of box A,
+// real on both sides. A person of B signs in to A through B: made just in time, linked, their
+// groups following B's by A's rules; a Client that accepts only B gets only B's sign-ins. And
+// what others try: an email asserted by a provider not trusted for it, a callback carried to
+// another browser or to another provider, a callback replayed, one provider's identity aimed at
+// the person another provider linked, an upstream that never answers.
+import { expect } from 'chai';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { Box, basic } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
+
+const PASSWORD = 'a-good-password-1';
+const RP = 'https://rp.example/callback';
+const RP_SECRET = 'rp-secret-123';
+
+describe('signing in through an upstream OpenID Provider', function () {
+  this.timeout(180_000);
+  let a: Box;
+  let b: Box;
+
+  before(async function () {
+    [a, b] = await Promise.all([Box.start(), Box.start({ hostname: 'localhost' })]);
+    await connectUpstream(a, b, 'corp', {
+      displayName: 'Corp',
+      linking: { trustEmail: true },
+      groups: [
+        { group: 'engineers', upstream: 'eng' },
+        { group: 'admins-upstream', upstream: 'ops' },
+      ],
+    });
+    // The same B, registered a second time, not trusted for emails.
+    await connectUpstream(a, b, 'other', { displayName: 'Other' });
+    const root = await a.rootToken();
+    for (const [id, more] of [
+      ['rp', {}],
+      ['only-corp', { identityProviders: ['corp'] }],
+    ] as const) {
+      const res = await a.json(
+        'PUT',
+        `/Client/${id}`,
+        {
+          grant_types: ['authorization_code'],
+          secret: RP_SECRET,
+          first_party: true,
+          auth: { authorization_code: { redirect_uri: RP } },
+          ...more,
+        },
+        root,
+      );
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+    }
+  });
+  after(async () => Promise.all([a?.stop(), b?.stop()]));
+
+  /** A person of B (in B's `groups`), with a verified email unless told. */
+  async function upstreamPerson(groups: string[] = [], emailVerified = true): Promise<string> {
+    const email = `p-${randomBytes(4).toString('hex')}@example.com`;
+    const root = await b.rootToken();
+    const ids: number[] = [];
+    for (const name of groups) {
+      let res = await b.json('POST', '/groups', { name }, root);
+      if (res.status === 201) ids.push(Number(res.body.id));
+      else {
+        res = await b.json('GET', `/groups?name=${name}`, undefined, root);
+        ids.push(Number(res.body.entry?.[0]?.resource?.id ?? res.body[0]?.id));
+      }
+    }
+    const res = await b.json('POST', '/users', { email, password: PASSWORD, email_verified: emailVerified, 'group-ids': ids }, root);
+    expect(res.status, res.text).to.equal(201);
+    return email;
+  }
+
+  async function personAtA(email: string): Promise<Record<string, any> | undefined> {
+    const res = await a.json('GET', `/users?email=${encodeURIComponent(email)}`, undefined, await a.rootToken());
+    expect(res.status, res.text).to.equal(200);
+    const list = (res.body.entry?.map((e: any) => e.resource) ?? res.body) as Record<string, any>[];
+    return list.find((u) => u.email === email);
+  }
+
+  /** An ID token for client `client` through the browser signed in at A. */
+  async function idToken(browser: FormAgent, client = 'rp'): Promise<Record<string, any>> {
+    const verifier = randomBytes(32).toString('base64url');
+    const { createHash } = await import('node:crypto');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const res = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: RP, scope: 'openid email groups', state: 's', code_challenge: challenge, code_challenge_method: 'S256' })}`,
+    );
+    expect(res.status, res.text.slice(0, 300)).to.equal(302);
+    const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+    const tokens = await a.form(
+      '/auth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: RP, code_verifier: verifier },
+      { Authorization: basic(client, RP_SECRET) },
+    );
+    expect(tokens.status, tokens.text).to.equal(200);
+    return JSON.parse(Buffer.from((tokens.body.id_token as string).split('.')[1]!, 'base64url').toString());
+  }
+
+  it('makes a person of B a person of A on their first sign-in, with the groups A maps, and only those', async () => {
+    const email = await upstreamPerson(['eng', 'unmapped-1', 'unmapped-2']);
+    const browser = new TwoHostBrowser(a, b);
+    const res = await browser.signIn('corp', email, PASSWORD);
+    expect(res.status, res.text).to.equal(303);
+    expect(res.headers.get('location')).to.equal('/auth/signed-in');
+    const person = await personAtA(email);
+    expect(person, 'made at A').to.not.equal(undefined);
+    const claims = await idToken(browser.atA);
+    expect(claims.email).to.equal(email);
+    expect(claims.email_verified).to.equal(true); // B verified it, and corp is trusted for emails
+    expect(claims.groups).to.deep.equal(['engineers']);
+  });
+
+  it('signs the same person in next time, their groups following B (added and removed)', async () => {
+    const email = await upstreamPerson(['eng']);
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.signIn('corp', email, PASSWORD)).status).to.equal(303);
+    const first = await personAtA(email);
+    // At B, eng is left and ops joined.
+    const root = await b.rootToken();
+    const atB = (await b.json('GET', `/users?email=${encodeURIComponent(email)}`, undefined, root)).body;
+    const bUser = (atB.entry?.map((e: any) => e.resource) ?? atB)[0];
+    let ops = await b.json('POST', '/groups', { name: 'ops' }, root);
+    if (ops.status !== 201) ops = { ...ops, body: (await b.json('GET', '/groups?name=ops', undefined, root)).body.entry[0].resource };
+    const put = await b.json('PUT', `/users/${bUser.id}`, { email, 'group-ids': [Number(ops.body.id)] }, root);
+    expect(put.status, put.text).to.equal(200);
+    const again = new TwoHostBrowser(a, b);
+    expect((await again.signIn('corp', email, PASSWORD)).status).to.equal(303);
+    expect((await personAtA(email))!.id).to.equal(first!.id);
+    expect((await idToken(again.atA)).groups).to.deep.equal(['admins-upstream']);
+  });
+
+  it("does not reach A's person with the same email through a provider not trusted for emails", async () => {
+    const email = await upstreamPerson();
+    const made = await a.json('POST', '/users', { email, password: PASSWORD }, await a.rootToken());
+    expect(made.status).to.equal(201);
+    const browser = new TwoHostBrowser(a, b);
+    const res = await browser.signIn('other', email, PASSWORD);
+    expect(res.status).to.equal(403);
+    expect(res.text).to.include('Sign in the way you usually do');
+    expect((await browser.atA.get('/auth/account')).status, 'not signed in').to.equal(303);
+  });
+
+  it("does not reach A's person with the same email on an email the upstream did not verify, even where trusted", async () => {
+    const email = await upstreamPerson([], false);
+    const made = await a.json('POST', '/users', { email, password: PASSWORD }, await a.rootToken());
+    expect(made.status).to.equal(201);
+    const res = await new TwoHostBrowser(a, b).signIn('corp', email, PASSWORD);
+    expect(res.status).to.equal(403);
+  });
+
+  it("links to A's person with the same email on a verified email from a provider trusted for it", async () => {
+    const email = await upstreamPerson();
+    const made = await a.json('POST', '/users', { email, password: PASSWORD }, await a.rootToken());
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.signIn('corp', email, PASSWORD)).status).to.equal(303);
+    expect((await idToken(browser.atA)).sub).to.equal(String(made.body.id));
+  });
+
+  it("never signs one provider's identity in as the person another provider linked (same subject)", async () => {
+    // B's person signs in through corp (trusted): made at A and linked to corp. The very same B
+    // identity (same `sub`) through `other`: not corp's person, whatever the subject says.
+    const email = await upstreamPerson();
+    expect((await new TwoHostBrowser(a, b).signIn('corp', email, PASSWORD)).status).to.equal(303);
+    const res = await new TwoHostBrowser(a, b).signIn('other', email, PASSWORD);
+    expect(res.status).to.equal(403);
+  });
+
+  it("refuses a callback carried to another browser, replayed, or delivered at another provider's path", async () => {
+    const email = await upstreamPerson();
+    const victim = new TwoHostBrowser(a, b);
+    const location = await victim.atUpstream(await victim.start('corp'), email, PASSWORD);
+    // Another browser with the victim's callback (a login CSRF, a leaked URL): nobody is signed in.
+    const attacker = new TwoHostBrowser(a, b);
+    const stolen = await attacker.callback(location);
+    expect(stolen.status).to.equal(400);
+    expect((await attacker.atA.get('/auth/account')).status).to.equal(303);
+    // The state was used by that attempt: the victim's own delivery finds nothing either (replay).
+    expect((await victim.callback(location)).status).to.equal(400);
+    // Begun at corp, delivered at other's callback: refused (a mix-up).
+    const second = new TwoHostBrowser(a, b);
+    const there = new URL(await second.atUpstream(await second.start('corp'), email, PASSWORD));
+    const mixed = await second.atA.get(there.pathname.replace('/corp/', '/other/') + there.search);
+    expect(mixed.status).to.equal(400);
+    // The honest way still works.
+    expect((await new TwoHostBrowser(a, b).signIn('corp', email, PASSWORD)).status).to.equal(303);
+  });
+
+  it('gives a client that accepts only corp only sign-ins through corp', async () => {
+    const email = await upstreamPerson();
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.signIn('corp', email, PASSWORD)).status).to.equal(303);
+    expect((await idToken(browser.atA, 'only-corp')).email).to.equal(email);
+    // A password sign-in at A: only-corp asks for a sign-in again, offering corp alone.
+    const local = `local-${randomBytes(3).toString('hex')}@example.com`;
+    await a.json('POST', '/users', { email: local, password: PASSWORD }, await a.rootToken());
+    const agent = new FormAgent(a);
+    expect((await agent.signIn(local, PASSWORD)).status).to.equal(303);
+    const res = await agent.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'only-corp', redirect_uri: RP, scope: 'openid', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+    );
+    expect(res.status).to.equal(200);
+    expect(res.text).to.include('Sign in with Corp');
+    expect(res.text).to.not.include('Sign in with Other');
+    expect(res.text).to.not.include('name="password"');
+  });
+
+  it('links a provider from the account page, and unlinks it (audited), never the only way in', async () => {
+    const email = await upstreamPerson();
+    const otherEmail = `mine-${randomBytes(3).toString('hex')}@example.com`;
+    await a.json('POST', '/users', { email: otherEmail, password: PASSWORD }, await a.rootToken());
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.atA.signIn(otherEmail, PASSWORD)).status).to.equal(303);
+    const linked = await browser.callback(await browser.atUpstream(await browser.start('other', '/auth/account', true), email, PASSWORD));
+    expect(linked.status, linked.text).to.equal(303);
+    expect(linked.headers.get('location')).to.equal('/auth/account?changed=provider-linked');
+    // Now B's person signs in through `other` as the A person who linked it.
+    const next = new TwoHostBrowser(a, b);
+    expect((await next.signIn('other', email, PASSWORD)).status).to.equal(303);
+    expect((await idToken(next.atA)).email).to.equal(otherEmail);
+    // Unlinked: the next sign-in through `other` reaches nobody (the email is A's person's, and `other` is not trusted).
+    const page = await browser.atA.get('/auth/account');
+    const unlinked = await browser.atA.post('/auth/account/providers/unlink', { csrf: hiddenFields(page.text).csrf!, provider: 'other' });
+    expect(unlinked.status).to.equal(303);
+    expect(a.logs.join('\n')).to.match(/"event":"upstream".*"action":"unlinked"/);
+    expect((await new TwoHostBrowser(a, b).signIn('other', email, PASSWORD)).status).to.equal(403);
+    // A person made by corp has no other way in: corp cannot be unlinked.
+    const made = await upstreamPerson();
+    const own = new TwoHostBrowser(a, b);
+    expect((await own.signIn('corp', made, PASSWORD)).status).to.equal(303);
+    const ownPage = await own.atA.get('/auth/account');
+    const refused = await own.atA.post('/auth/account/providers/unlink', { csrf: hiddenFields(ownPage.text).csrf!, provider: 'corp' });
+    expect(refused.status).to.equal(409);
+  });
+
+  it('answers the sign-in page while an upstream never answers, and says the upstream is down', async () => {
+    // A TCP server that accepts and never says a word: the upstream that hangs.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const res = await a.json(
+        'PUT',
+        '/IdentityProvider/silent',
+        { type: 'oidc', oidc: { issuer: `http://127.0.0.1:${port}`, clientId: 'x' } },
+        await a.rootToken(),
+      );
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+      const browser = new FormAgent(a);
+      const page = await browser.get('/auth/sign-in');
+      let hanging = true;
+      const answered = browser.post('/auth/upstream/silent/start', { csrf: hiddenFields(page.text).csrf!, return_to: '/auth/signed-in' });
+      void answered.finally(() => (hanging = false));
+      // Meanwhile other people's pages answer: no worker waits on the upstream.
+      const pages = await Promise.all(Array.from({ length: 20 }, () => new FormAgent(a).get('/auth/sign-in')));
+      expect(pages.every((p) => p.status === 200)).to.equal(true);
+      expect(hanging, 'the sign-in pages answered while the upstream still hung').to.equal(true);
+      const answer = await answered;
+      expect(answer.status).to.equal(503);
+      expect(answer.text).to.include('did not answer in time');
+    } finally {
+      await a.json('DELETE', '/IdentityProvider/silent', undefined, await a.rootToken());
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+});
