@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import type { Dispatcher } from 'undici';
 import { projectPath } from '../../api/paths.js';
 import { createDatabase } from './postgres.js';
@@ -181,6 +182,22 @@ export class Box {
     }
     child.kill('SIGKILL');
     throw new Error(`box did not become ready:\n${this.logs.slice(-20).join('\n')}`);
+  }
+
+  /**
+   * Its `alg` signing key grows old (BOXAUTH_KEY_ROTATION_DAYS, 30) and the box starts again: it
+   * signs with a new key of that algorithm from then on, and still publishes the old one.
+   */
+  async rotateSigningKey(alg: string): Promise<void> {
+    const db = new pg.Client({ connectionString: this.databaseUrl });
+    await db.connect();
+    try {
+      await db.query("UPDATE signing_keys SET created_at = now() - interval '40 days' WHERE alg = $1", [alg]);
+    } finally {
+      await db.end();
+    }
+    await this.stop();
+    await this.launch();
   }
 
   /** Sends a signal and waits for the process to exit. */

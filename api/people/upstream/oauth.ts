@@ -1,24 +1,155 @@
-// STUB until helper OAUTH's module lands (branch idp-oauth): the declared contract only.
+// The box as a client of an OpenID Connect provider (type oidc) or an OAuth 2.0 service (type
+// oauth2), and the entry to GitHub's (./github.ts): where to send the browser, and what its return
+// proves of the person. An OpenID provider is found by its issuer (Discovery 1.0) and proves the
+// person with its signed ID token (./id-token.ts); an OAuth 2.0 service with its userinfo URL, which
+// the access token opens.
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
+import * as oauth from 'oauth4webapi';
 import type { IdentityProvider } from '../../types.js';
-import { UpstreamError, type UpstreamProfile } from './profile.js';
+import { oauth2ClaimNames, oidcClaimNames, profileOf } from './claims.js';
+import { clientOf, codeAuthorizationUrl, exchangeCode, type CodeFlowServer, type UpstreamRequest } from './code-flow.js';
+import { githubFlow, githubProfile } from './github.js';
+import { fetchJson, providerUrl, requestOptions, upstreamError, upstreamFetch } from './http.js';
+import { verifyIdToken } from './id-token.js';
+import { UPSTREAM_TIMEOUT_MS, UpstreamError, type OAuth2Settings, type OidcSettings, type UpstreamProfile } from './profile.js';
 
-export interface UpstreamRequest {
-  state: string;
-  nonce: string;
-  codeVerifier: string;
-  redirectUri: string;
+export type { UpstreamRequest } from './code-flow.js';
+
+/** Where to send the browser (code + PKCE S256 + state + nonce for oidc). */
+export async function authorizationUrl(provider: IdentityProvider, request: UpstreamRequest): Promise<URL> {
+  return codeAuthorizationUrl(await codeFlowOf(provider), request);
 }
 
-export async function authorizationUrl(_provider: IdentityProvider, _request: UpstreamRequest): Promise<URL> {
-  throw new UpstreamError('unavailable', 'not built yet');
-}
-
+/** The callback's URL (code, state, iss or error) → the profile; the code is exchanged with `secret` (client_secret_basic; none when undefined). */
 export async function finishAuthorization(
-  _provider: IdentityProvider,
-  _secret: string | undefined,
-  _request: UpstreamRequest,
-  _callback: URL,
-  _now?: () => number,
+  provider: IdentityProvider,
+  secret: string | undefined,
+  request: UpstreamRequest,
+  callback: URL,
+  now: () => number = Date.now,
 ): Promise<UpstreamProfile> {
-  throw new UpstreamError('unavailable', 'not built yet');
+  const flow = await codeFlowOf(provider);
+  const tokens = await exchangeCode(flow, secret, request, callback, now);
+  if (provider.type === 'oidc') return oidcProfile(settingsOf(provider.oidc), flow, tokens, request, now);
+  if (provider.type === 'github') return githubProfile(provider.github!, tokens.access_token);
+  return oauth2Profile(settingsOf(provider.oauth2), tokens.access_token);
+}
+
+function settingsOf<T>(settings: T | undefined): T {
+  if (!settings) throw new UpstreamError('invalid', 'the provider has no settings of its type');
+  return settings;
+}
+
+async function codeFlowOf(provider: IdentityProvider): Promise<CodeFlowServer> {
+  switch (provider.type) {
+    case 'oidc': {
+      const oidc = settingsOf(provider.oidc);
+      const { server } = await discover(oidc.issuer);
+      const scopes = oidc.scopes ?? ['openid', 'email', 'profile'];
+      return { server, clientId: oidc.clientId, scopes: scopes.includes('openid') ? scopes : ['openid', ...scopes], openid: true };
+    }
+    case 'oauth2': {
+      const settings = settingsOf(provider.oauth2);
+      const server: oauth.AuthorizationServer = {
+        // oauth4webapi needs an issuer; an OAuth 2.0 service has none, and sends no iss to compare with it.
+        issuer: providerUrl(settings.authorizationUrl, 'authorizationUrl').origin,
+        authorization_endpoint: providerUrl(settings.authorizationUrl, 'authorizationUrl').href,
+        token_endpoint: providerUrl(settings.tokenUrl, 'tokenUrl').href,
+      };
+      return { server, clientId: settings.clientId, scopes: settings.scopes ?? [], openid: false };
+    }
+    case 'github':
+      return githubFlow(settingsOf(provider.github));
+    default:
+      throw new UpstreamError('invalid', `a provider of type ${provider.type} has no authorization code flow`);
+  }
+}
+
+interface Discovered {
+  server: oauth.AuthorizationServer;
+  keys: JWTVerifyGetKey;
+  until: number;
+}
+
+/** How long a provider's metadata is kept: a provider changes its endpoints rarely, its keys through jwks_uri. */
+const METADATA_TTL_MS = 3_600_000;
+const discovered = new Map<string, Discovered>();
+const keySets = new Map<string, JWTVerifyGetKey>();
+
+/** The provider's metadata (its issuer exactly the one configured) and its keys; a failure is not kept. */
+async function discover(issuer: string): Promise<Discovered> {
+  const cached = discovered.get(issuer);
+  if (cached && cached.until > Date.now()) return cached;
+  const issuerUrl = providerUrl(issuer, 'the issuer');
+  let server: oauth.AuthorizationServer;
+  try {
+    const response = await oauth.discoveryRequest(issuerUrl, { algorithm: 'oidc', ...requestOptions(issuerUrl) });
+    server = await oauth.processDiscoveryResponse(issuerUrl, response);
+  } catch (err) {
+    throw upstreamError(err, 'discovery');
+  }
+  // processDiscoveryResponse compares the issuer as a URL; its ID tokens' iss is compared as a string.
+  if (server.issuer !== issuer) throw new UpstreamError('invalid', 'discovery: the metadata names another issuer');
+  for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
+    if (typeof server[endpoint] !== 'string') throw new UpstreamError('invalid', `discovery: no ${endpoint}`);
+    providerUrl(server[endpoint], endpoint);
+  }
+  if (server.userinfo_endpoint !== undefined) providerUrl(server.userinfo_endpoint, 'userinfo_endpoint');
+  const entry = { server, keys: keySet(server.jwks_uri!), until: Date.now() + METADATA_TTL_MS };
+  discovered.set(issuer, entry);
+  return entry;
+}
+
+/**
+ * The provider's published keys, fetched again when a token names a key not among them (the
+ * provider rotated its key). No cooldown between those fetches: an ID token reaches the box only
+ * from the provider's own token endpoint, so no stranger can make the box fetch again and again.
+ */
+function keySet(jwksUri: string): JWTVerifyGetKey {
+  let keys = keySets.get(jwksUri);
+  if (!keys) {
+    keys = createRemoteJWKSet(providerUrl(jwksUri, 'jwks_uri'), {
+      timeoutDuration: UPSTREAM_TIMEOUT_MS,
+      cooldownDuration: 0,
+      [customFetch]: upstreamFetch,
+    });
+    keySets.set(jwksUri, keys);
+  }
+  return keys;
+}
+
+async function oidcProfile(
+  settings: OidcSettings,
+  flow: CodeFlowServer,
+  tokens: oauth.TokenEndpointResponse,
+  request: UpstreamRequest,
+  now: () => number,
+): Promise<UpstreamProfile> {
+  const { server, keys } = await discover(settings.issuer);
+  const idToken = await verifyIdToken(tokens.id_token!, keys, {
+    issuer: settings.issuer,
+    clientId: settings.clientId,
+    nonce: request.nonce,
+    algorithms: server.id_token_signing_alg_values_supported,
+    now,
+  });
+  let claims: Record<string, unknown> = idToken;
+  if (settings.useUserinfo) {
+    const endpoint = providerUrl(server.userinfo_endpoint ?? '', 'userinfo_endpoint');
+    try {
+      const client = clientOf(flow.clientId, now);
+      const response = await oauth.userInfoRequest(server, client, tokens.access_token, requestOptions(endpoint));
+      // Its sub must be the ID token's (Core §5.3.2): the ID token's claims win, userinfo adds what it lacks.
+      claims = { ...(await oauth.processUserInfoResponse(server, client, idToken.sub!, response)), ...idToken };
+    } catch (err) {
+      throw upstreamError(err, 'userinfo');
+    }
+  }
+  return profileOf(claims, oidcClaimNames(settings.claims), idToken.amr);
+}
+
+async function oauth2Profile(settings: OAuth2Settings, accessToken: string): Promise<UpstreamProfile> {
+  const { body } = await fetchJson(providerUrl(settings.userinfoUrl, 'userinfoUrl'), accessToken, 'userinfo');
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new UpstreamError('invalid', 'userinfo: not a JSON object');
+  return profileOf(body as Record<string, unknown>, oauth2ClaimNames(settings.claims));
 }

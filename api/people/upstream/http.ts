@@ -1,0 +1,90 @@
+// How the box talks to an OAuth provider over HTTP: https only (http to a loopback host: a provider
+// on the same machine), every request cut off at UPSTREAM_TIMEOUT_MS, and whatever goes wrong said
+// as an UpstreamError whose message carries no code, token or secret — the libraries' errors keep
+// the request and response bodies in their `cause`, so only their fixed messages are kept.
+import { errors } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { isLoopback } from '../../mail/transport.js';
+import { UPSTREAM_TIMEOUT_MS, UpstreamError } from './profile.js';
+
+/** `raw` as a URL the box may call: https, or http to a loopback host. */
+export function providerUrl(raw: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UpstreamError('invalid', `${what} is not a URL`);
+  }
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname))) return url;
+  throw new UpstreamError('invalid', `${what} must be https (or http to a loopback host): ${url.origin}`);
+}
+
+/**
+ * fetch with the provider's time limit (the body's reading included), no redirects followed, and a
+ * provider that answers 5xx taken as down. Given to oauth4webapi and jose as their fetch.
+ */
+export async function upstreamFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const timeout = AbortSignal.timeout(UPSTREAM_TIMEOUT_MS);
+  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+  const where = new URL(url).origin;
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal, redirect: 'manual' });
+  } catch (err) {
+    throw new UpstreamError(
+      'unavailable',
+      timedOut(err) ? `${where} gave no answer within ${UPSTREAM_TIMEOUT_MS} ms` : `${where} is unreachable`,
+    );
+  }
+  if (response.status >= 500) {
+    await response.body?.cancel();
+    throw new UpstreamError('unavailable', `${where} answered ${response.status}`);
+  }
+  return response;
+}
+
+/** The options of an oauth4webapi request to `url` (one providerUrl allowed). */
+export function requestOptions(url: URL): { [oauth.customFetch]: typeof upstreamFetch; [oauth.allowInsecureRequests]: boolean } {
+  return { [oauth.customFetch]: upstreamFetch, [oauth.allowInsecureRequests]: url.protocol === 'http:' };
+}
+
+/** GET `url` with the access token as a bearer token: a JSON object, or an UpstreamError. */
+export async function fetchJson(
+  url: URL,
+  accessToken: string,
+  what: string,
+  accept = 'application/json',
+): Promise<{ body: unknown; response: Response }> {
+  const response = await upstreamFetch(url, { headers: { Authorization: `Bearer ${accessToken}`, Accept: accept } });
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    throw new UpstreamError('invalid', `${what} answered ${response.status}`);
+  }
+  try {
+    return { body: await response.json(), response };
+  } catch (err) {
+    throw upstreamError(err, what);
+  }
+}
+
+/** Whether `err` (or what caused it) is a request cut off by its time limit. */
+function timedOut(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.name === 'TimeoutError' || e.name === 'AbortError' || e instanceof errors.JWKSTimeout) return true;
+  }
+  return false;
+}
+
+/** `err`, thrown while doing `what`, as an UpstreamError with a message safe to log. */
+export function upstreamError(err: unknown, what: string): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  if (timedOut(err)) return new UpstreamError('unavailable', `${what}: no answer within ${UPSTREAM_TIMEOUT_MS} ms`);
+  // The provider's OAuth error code (invalid_grant: a code used twice, expired, not its client's).
+  if (err instanceof oauth.ResponseBodyError) return new UpstreamError('invalid', `${what}: the provider answered ${err.error}`);
+  if (err instanceof oauth.WWWAuthenticateChallengeError)
+    return new UpstreamError('invalid', `${what}: the provider answered ${err.status}`);
+  if (err instanceof oauth.OperationProcessingError || err instanceof oauth.UnsupportedOperationError || err instanceof errors.JOSEError) {
+    return new UpstreamError('invalid', `${what}: ${err.message}`);
+  }
+  return new UpstreamError('invalid', `${what}: ${err instanceof Error ? err.name : 'failed'}`);
+}
