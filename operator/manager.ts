@@ -17,9 +17,21 @@ import { AccessPolicyController, type AccessPolicyResource } from './controllers
 import { AppController, type AppResource } from './controllers/app.js';
 import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
 import { ClientController, type ClientResource } from './controllers/client.js';
+import { IdentityProviderController, type IdentityProviderResource } from './controllers/identityprovider.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
-import { ACCESS_POLICIES, APPS, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type HttpKube, type KObject, type ResourceType } from './kube.js';
+import {
+  ACCESS_POLICIES,
+  APPS,
+  BOXES,
+  CLIENTS,
+  DEPLOYMENTS,
+  IDENTITY_PROVIDERS,
+  SECRETS,
+  type HttpKube,
+  type KObject,
+  type ResourceType,
+} from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 import { MANAGED_LABELS } from './owned.js';
 
@@ -30,6 +42,7 @@ export class Manager {
   readonly clients: ClientController;
   readonly policies: AccessPolicyController;
   readonly apps: AppController;
+  readonly identityProviders: IdentityProviderController;
   private resyncTimer: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
@@ -59,6 +72,7 @@ export class Manager {
     const clients = informer<ClientResource>('clients', CLIENTS);
     const policies = informer<AccessPolicyResource>('accesspolicies', ACCESS_POLICIES);
     const apps = informer<AppResource>('apps', APPS);
+    const identityProviders = informer<IdentityProviderResource>('identityproviders', IDENTITY_PROVIDERS);
     const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
     const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
       labelSelector: Object.entries(MANAGED_LABELS)
@@ -72,11 +86,13 @@ export class Manager {
     this.clients = new ClientController(clients, secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(policies, deps, this.boxes);
     this.apps = new AppController(apps, deps, this.boxes);
+    this.identityProviders = new IdentityProviderController(identityProviders, secrets, deps, this.boxes);
 
     const records = (namespace: string): void => {
       this.clients.enqueueNamespace(namespace);
       this.policies.enqueueNamespace(namespace);
       this.apps.enqueueNamespace(namespace);
+      this.identityProviders.enqueueNamespace(namespace);
     };
     boxes.on((_e, box) => records(box.metadata.namespace!));
     this.boxes.onReady(records);
@@ -84,6 +100,7 @@ export class Manager {
       const ns = secret.metadata.namespace!;
       for (const name of this.clients.clientsUsingSecret(ns, secret.metadata.name)) this.clients.enqueue(ns, name);
       for (const owner of secret.metadata.ownerReferences ?? []) if (owner.kind === 'Client') this.clients.enqueue(ns, owner.name);
+      for (const name of this.identityProviders.usingSecret(ns, secret.metadata.name)) this.identityProviders.enqueue(ns, name);
       for (const name of this.boxes.boxesUsing(secret)) this.boxes.enqueue(ns, name);
     });
     deployments.on((_e, deployment) => {
@@ -106,11 +123,13 @@ export class Manager {
     this.clients.start(workers);
     this.policies.start(workers);
     this.apps.start(workers);
+    this.identityProviders.start(workers);
     this.resyncTimer = setInterval(() => {
       this.boxes.resync();
       this.clients.resync();
       this.policies.resync();
       this.apps.resync();
+      this.identityProviders.resync();
     }, this.config.resyncMs);
     this.started = true;
   }
@@ -120,7 +139,13 @@ export class Manager {
     this.stopping = true;
     this.markStopped();
     clearInterval(this.resyncTimer);
-    const drained = Promise.all([this.boxes.stop(), this.clients.stop(), this.policies.stop(), this.apps.stop()]);
+    const drained = Promise.all([
+      this.boxes.stop(),
+      this.clients.stop(),
+      this.policies.stop(),
+      this.apps.stop(),
+      this.identityProviders.stop(),
+    ]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     for (const i of this.informers) i.stop();
     await this.databases.close();

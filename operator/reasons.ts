@@ -116,7 +116,7 @@ const box = {
   SigningKeyReplaced: NORMAL_EVENT,
 } as const satisfies Record<string, ReasonUse>;
 
-/** Client, AccessPolicy and App resources alike: they become records in their box's database (controllers/records.ts). */
+/** Client, AccessPolicy, App and IdentityProvider resources alike: they become records in their box's database (controllers/records.ts). */
 const record = {
   ...progressing,
   /** Ready=True: the record in the box's database is as the spec says. */
@@ -186,8 +186,22 @@ const app = {
   AudienceTaken: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
+const identityProvider = {
+  ...record,
+  /**
+   * Ready=False, Reconciling=True: the Secret spec.secretRef names does not exist. Create it; the IdentityProvider is looked at again
+   * when the Secret appears.
+   */
+  SecretNotFound: WAITING,
+  /**
+   * Ready=False, Stalled=True: the provider's Secret has no such key (the message lists those it has; the default is client-secret, for
+   * ldap bind-password). Set spec.secretRef.key or add the key; the IdentityProvider is looked at again when the Secret changes.
+   */
+  SecretKeyNotFound: STALLED,
+} as const satisfies Record<string, ReasonUse>;
+
 /** Every reason of every kind, with where it appears: what docs/kubernetes/conditions.md's tables are checked against. */
-export const REASONS = { Box: box, Client: client, AccessPolicy: accessPolicy, App: app } as const;
+export const REASONS = { Box: box, Client: client, AccessPolicy: accessPolicy, App: app, IdentityProvider: identityProvider } as const;
 export type ReasonKind = keyof typeof REASONS;
 
 type Names<T> = { readonly [K in keyof T]: K };
@@ -197,14 +211,15 @@ const namesOf = <T extends Record<string, ReasonUse>>(uses: T): Names<T> =>
 /** The reason every kind's Reconciling condition has while a new generation is worked on. */
 export const ReconcilingReason = namesOf(progressing);
 export const BoxReason = namesOf(box);
-/** The reasons Client, AccessPolicy and App resources all report. */
+/** The reasons Client, AccessPolicy, App and IdentityProvider resources all report. */
 export const RecordReason = namesOf(record);
 export const ClientReason = namesOf(client);
 export const AccessPolicyReason = namesOf(accessPolicy);
 export const AppReason = namesOf(app);
+export const IdentityProviderReason = namesOf(identityProvider);
 
 /** Any reason of any kind: a condition's reason is one of these, never a string made up on the spot. */
-export type Reason = keyof typeof box | keyof typeof client | keyof typeof accessPolicy | keyof typeof app;
+export type Reason = keyof typeof box | keyof typeof client | keyof typeof accessPolicy | keyof typeof app | keyof typeof identityProvider;
 
 /** Reconciling or Stalled: what a Ready=False reason of the kind says to kstatus (a reason of no Ready=False use is a bug). */
 export function progressOf(kind: string, reason: Reason): Progress {

@@ -15,3 +15,9 @@ export function secretValue(secret: SecretObject | undefined, key: string): stri
 export function secretData(secret: SecretObject): Record<string, string> {
   return Object.fromEntries(Object.keys(secret.data ?? {}).map((key) => [key, secretValue(secret, key)!]));
 }
+
+/** What to tell the author of a reference to a key the Secret does not have: the keys it has instead. */
+export function missingKeyMessage(secret: SecretObject, key: string): string {
+  const keys = Object.keys(secret.data ?? {});
+  return `Secret ${secret.metadata.namespace}/${secret.metadata.name} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}`;
+}

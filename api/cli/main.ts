@@ -9,7 +9,7 @@ import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
 import { sessionsCommand } from './commands/people-sessions.js';
 import { explainCommand } from './commands/explain.js';
-import { appCommand, clientCommand, policyCommand, sessionCommand } from './commands/resources.js';
+import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
 
 const COMMANDS: Command[] = [
@@ -18,6 +18,7 @@ const COMMANDS: Command[] = [
   clientCommand,
   policyCommand,
   appCommand,
+  idpCommand,
   explainCommand,
   sessionCommand,
   sessionsCommand,

@@ -730,7 +730,7 @@ const decisionPaths: Json = {
   },
 };
 
-const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App'];
+const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider'];
 
 export function openApiDocument(baseUrl: string, version: string): Json {
   const resourceSchemas: Json = {};

@@ -1,6 +1,6 @@
 // The admin UI's page: a shell for /assets/admin.js (api/ui/browser/admin.ts), which signs in through the
 // box's own authorization code flow (client boxauth-admin, PKCE) and manages
-// users and groups through the REST API.
+// users and groups through the REST API, and lists the identity providers.
 import { ADMIN_CLIENT_ID } from '../reserved.js';
 import { html } from './html.js';
 
@@ -26,6 +26,7 @@ export function adminPage(box: string, baseUrl: string): string {
       <button type="button" role="tab" id="tab-users" aria-controls="panel-users" aria-selected="true">Users</button>
       <button type="button" role="tab" id="tab-groups" aria-controls="panel-groups" aria-selected="false" tabindex="-1">Groups</button>
       <button type="button" role="tab" id="tab-sessions" aria-controls="panel-sessions" aria-selected="false" tabindex="-1">Sessions</button>
+      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>
     </div>
 
     <section role="tabpanel" id="panel-users" aria-labelledby="tab-users">
@@ -97,6 +98,16 @@ export function adminPage(box: string, baseUrl: string): string {
         <caption>People's live grants to apps, newest first</caption>
         <thead><tr><th scope="col">Who</th><th scope="col">Client</th><th scope="col">Since</th><th scope="col">Last used</th><th scope="col">Factors</th><th scope="col">From</th><th scope="col"><span class="visually-hidden">End</span></th></tr></thead>
         <tbody id="sessions-rows"></tbody>
+      </table>
+    </section>
+
+    <section role="tabpanel" id="panel-providers" aria-labelledby="tab-providers" hidden>
+      <p class="hint">Where people sign in with an account they already have. Change them with <code>boxauth idp</code>, the REST API or their Kubernetes resource; their secrets are never shown.</p>
+      <p class="error" id="providers-error" role="alert"></p>
+      <table id="providers-table" class="sessions">
+        <caption>Identity providers</caption>
+        <thead><tr><th scope="col">ID</th><th scope="col">Type</th><th scope="col">Display name</th><th scope="col">Disabled</th><th scope="col">Managed by</th></tr></thead>
+        <tbody id="providers-rows"></tbody>
       </table>
     </section>
   </div>

@@ -22,7 +22,7 @@ import type { ObjectCache } from '../informer.js';
 import { CLIENTS, SECRETS, type KObject } from '../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { ClientReason } from '../reasons.js';
-import { secretValue, type SecretObject } from '../secrets.js';
+import { missingKeyMessage, secretValue, type SecretObject } from '../secrets.js';
 import type { ClientSpec } from '../../api/schema/crd-types.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
@@ -55,13 +55,7 @@ export function secretSource(client: ClientResource): { name: string; key: strin
 function clientSecretIn(secret: SecretObject, key: string, fix: string): string {
   const where = `Secret ${secret.metadata.namespace}/${secret.metadata.name}`;
   const value = secretValue(secret, key);
-  if (value === undefined) {
-    const keys = Object.keys(secret.data ?? {});
-    throw new Problem(
-      ClientReason.SecretKeyNotFound,
-      `${where} has no key "${key}"${keys.length ? ` (it has: ${keys.join(', ')})` : ''}; ${fix}`,
-    );
-  }
+  if (value === undefined) throw new Problem(ClientReason.SecretKeyNotFound, `${missingKeyMessage(secret, key)}; ${fix}`);
   if (value.length < MIN_SECRET)
     throw new Problem(ClientReason.SecretTooShort, `the client secret in ${where} key "${key}" must be at least ${MIN_SECRET} characters`);
   return value;

@@ -1,7 +1,8 @@
-// Client and AccessPolicy resources become records in their box's database,
-// written through api/store with managed_by naming the resource ("Client
-// team-a/orders"), which makes the REST API refuse to change them (409). The
-// reconcile of both kinds is the same; the kinds differ in what the record holds.
+// Client, AccessPolicy, App and IdentityProvider resources become records in
+// their box's database, written through api/store with managed_by naming the
+// resource ("Client team-a/orders"), which makes the REST API refuse to change
+// them (409). The reconcile of every kind is the same; the kinds differ in what
+// the record holds.
 //
 // Finalizer rule: deleting the resource removes its record (a Client's sessions
 // are closed with it), unless the namespace's Box is gone or going: then the
@@ -40,6 +41,8 @@ export interface Desired<R extends Record_> {
   record: R;
   /** A new secret hash (Clients); null: no secret; undefined keeps the current one. */
   secretHash?: string | null;
+  /** A new sealed secret (IdentityProviders); null: no secret; undefined keeps the current one. */
+  secretSealed?: Buffer | null;
   /** Extra status fields (e.g. the Client's secretName). */
   status?: Record<string, unknown>;
 }
@@ -52,7 +55,9 @@ export interface Desired<R extends Record_> {
 export class RecordRefused extends Problem {}
 
 /** A controller of the resources of kind K: S is their spec, Resources[K] the record each becomes. */
-export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy' | 'App'> extends Controller<Resource<S>> {
+export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider'> extends Controller<
+  Resource<S>
+> {
   constructor(
     name: string,
     type: ResourceType,
@@ -234,12 +239,15 @@ export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy' | 
     const { stored: after, created } = await this.table.write(pool, desired.record, {
       managedBy,
       ...(desired.secretHash !== undefined ? { secretHash: desired.secretHash } : {}),
+      ...(desired.secretSealed !== undefined ? { secretSealed: desired.secretSealed } : {}),
     });
     const versionOf = (r: unknown): string | undefined => (r as { meta?: { versionId?: string } }).meta?.versionId;
     const changed = created || versionOf(after.resource) !== versionOf(stored?.resource);
     if (!changed) return;
     const ref = `${obj.metadata.namespace}/${id}`;
-    const wasInPlace = isReady(obj) && obj.status?.observedGeneration === obj.metadata.generation && typeof desired.secretHash !== 'string';
+    // A new secret from the Secret changes the record while the resource stays as it was: that is no drift.
+    const newSecret = typeof desired.secretHash === 'string' || desired.secretSealed instanceof Buffer;
+    const wasInPlace = isReady(obj) && obj.status?.observedGeneration === obj.metadata.generation && !newSecret;
     if (wasInPlace) {
       // Nothing in Kubernetes changed, yet the record differed: someone changed or deleted it in the database.
       this.log.warn({ [this.kind]: ref }, 'record differed from the resource; restored');

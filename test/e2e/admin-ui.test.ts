@@ -170,6 +170,38 @@ describe('admin UI (Chromium)', function () {
     expect(await api('/users?email=kim@example.com')).to.have.length(1);
   });
 
+  it('the Identity providers tab lists the providers, read-only and without their secrets', async function () {
+    await page.getByRole('tab', { name: 'Identity providers' }).click();
+    const table = page.getByRole('table', { name: 'Identity providers' });
+    await table.getByText(/^No identity providers/).waitFor();
+    const put = async (id: string, body: object): Promise<void> => {
+      const res = await box.json('PUT', `/IdentityProvider/${id}`, body, root);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    };
+    await put('corp-sso', {
+      type: 'oidc',
+      displayName: 'Corp SSO',
+      oidc: { issuer: 'https://sso.corp.example', clientId: 'boxauth' },
+      secret: 'the-corp-client-secret',
+    });
+    await put('old-ldap', {
+      type: 'ldap',
+      disabled: true,
+      ldap: { url: 'ldaps://ldap.corp.example', userSearch: { baseDN: 'dc=corp', usernameAttribute: 'uid' } },
+    });
+    await page.getByRole('tab', { name: 'Users' }).click();
+    await page.getByRole('tab', { name: 'Identity providers' }).click();
+    await table.getByRole('cell', { name: 'corp-sso', exact: true }).waitFor();
+    const rows = await table.getByRole('row').allInnerTexts();
+    expect(rows.map((r) => r.split('\t').map((c) => c.trim()))).to.deep.equal([
+      ['ID', 'Type', 'Display name', 'Disabled', 'Managed by'],
+      ['corp-sso', 'oidc', 'Corp SSO', 'no', ''],
+      ['old-ldap', 'ldap', 'old-ldap', 'yes', ''],
+    ]);
+    expect(await page.content()).to.not.include('the-corp-client-secret');
+    await screenshot(page, 'admin-identity-providers');
+  });
+
   it("a group that requires a second factor; a person's factors shown, and reset after a confirmation", async function () {
     await page.reload();
     await page.getByRole('tab', { name: 'Groups' }).click();

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { projectPath } from '../../api/paths.js';
+import { providerSecret } from '../../api/people/upstream/secret.js';
 import { addDummyPasskey } from '../support/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
@@ -170,7 +171,7 @@ describe('boxauth CLI', function () {
       '--show-password-hash',
     ])
       expect(help.stdout).to.include(sub);
-    for (const command of ['user', 'group', 'client', 'policy', 'session', 'box']) {
+    for (const command of ['user', 'group', 'client', 'policy', 'idp', 'session', 'box']) {
       const res = await cli([command, '--help']);
       expect(res.code, command).to.equal(0);
       expect(res.stdout).to.match(/^Usage: boxauth/);
@@ -404,6 +405,50 @@ describe('boxauth CLI', function () {
     const box_ = await cli(['client', 'apply', '-f', example('box.yaml')]);
     expect(box_.code).to.equal(1);
     expect(box_.stderr).to.include('skipped Box auth (not a Client)').and.include('no Client in it');
+  });
+
+  it('idp applies examples/identityprovider.yaml with the secrets of its Secrets; get, list and set-secret never print one', async function () {
+    const applied = await cli(['idp', 'apply', '-f', projectPath('examples', 'identityprovider.yaml')]);
+    expect(applied.code, applied.stderr).to.equal(0);
+    expect(applied.stdout).to.equal('idp/corp-sso created\nidp/corp-ldap created\n');
+    expect(applied.stderr).to.include('skipped Secret corp-sso-credentials (read for the providers that name it)');
+    const factorKey = Buffer.from(fs.readFileSync(path.join(box.dataDir, 'factor-key'), 'utf8').trim(), 'base64');
+    const stored = async (id: string): Promise<string | undefined> => {
+      const db = new pg.Client({ connectionString: box.databaseUrl });
+      await db.connect();
+      try {
+        const { rows } = await db.query('SELECT secret_sealed FROM identity_providers WHERE id = $1', [id]);
+        return providerSecret(factorKey, id, rows[0].secret_sealed);
+      } finally {
+        await db.end();
+      }
+    };
+    expect(await stored('corp-sso')).to.equal('change-me-corp-sso-secret');
+    expect(await stored('corp-ldap')).to.equal('change-me-ldap-bind-password'); // ldap: key bind-password
+    const list = await cli(['idp', 'list']);
+    expect(JSON.parse(list.stdout).map((p: { id: string }) => p.id)).to.deep.equal(['corp-ldap', 'corp-sso']);
+    const table = await cli(['idp', 'list', '-o', 'table']);
+    expect(table.stdout).to.match(/^ID +TYPE +DISPLAY_NAME +DISABLED +MANAGED_BY\ncorp-ldap +ldap +Corp directory +false *\n/);
+    const got = await cli(['idp', 'get', 'corp-sso', '-o', 'yaml']);
+    expect(YAML.parse(got.stdout)).to.include({ id: 'corp-sso', type: 'oidc' }).and.not.have.property('secret');
+    for (const out of [list.stdout, table.stdout, got.stdout]) expect(out).to.not.include('change-me');
+
+    const set = await cli(['idp', 'set-secret', 'corp-sso', '--secret-stdin'], {}, 'the-rotated-secret\n');
+    expect(set.code, set.stderr).to.equal(0);
+    expect(set.stdout).to.equal('idp/corp-sso secret set\n');
+    expect(await stored('corp-sso')).to.equal('the-rotated-secret');
+    expect(JSON.parse((await cli(['idp', 'get', 'corp-sso'])).stdout)).to.include({ displayName: 'Corp SSO' }); // the rest as it was
+    const empty = await cli(['idp', 'set-secret', 'corp-sso', '--secret-stdin'], {}, '');
+    expect(empty.code).to.equal(2);
+    expect(empty.stderr).to.include('read no secret; nothing changed');
+    expect(await stored('corp-sso')).to.equal('the-rotated-secret');
+    // A Kubernetes manifest whose Secret is elsewhere: refused before anything is sent, as the operator would wait for it.
+    const manifest =
+      'kind: IdentityProvider\nmetadata: {name: lone}\nspec: {type: github, github: {clientId: x}, secretRef: {name: elsewhere}}\n';
+    const lone = await cli(['idp', 'apply', '-f', '-'], {}, manifest);
+    expect(lone.code).to.equal(1);
+    expect(lone.stderr).to.include('IdentityProvider lone reads its secret from Secret elsewhere, which is not in this file');
+    for (const id of ['corp-sso', 'corp-ldap']) expect((await cli(['idp', 'delete', id])).stdout).to.equal(`idp/${id} deleted\n`);
   });
 
   it('groups by name or id: user new --group, add-to-group, remove-from-group, set-groups; an unknown name changes nothing', async function () {

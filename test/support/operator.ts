@@ -13,8 +13,19 @@ import { AccessPolicyController, type AccessPolicyResource } from '../../operato
 import { AppController, type AppResource } from '../../operator/controllers/app.js';
 import { BoxController, type BoxResource, type BoxSettings } from '../../operator/controllers/box.js';
 import { ClientController, type ClientResource } from '../../operator/controllers/client.js';
+import { IdentityProviderController, type IdentityProviderResource } from '../../operator/controllers/identityprovider.js';
 import { EventRecorder } from '../../operator/events.js';
-import { ACCESS_POLICIES, APPS, BOXES, CLIENTS, DEPLOYMENTS, SECRETS, type KObject, type ResourceType } from '../../operator/kube.js';
+import {
+  ACCESS_POLICIES,
+  APPS,
+  BOXES,
+  CLIENTS,
+  DEPLOYMENTS,
+  IDENTITY_PROVIDERS,
+  SECRETS,
+  type KObject,
+  type ResourceType,
+} from '../../operator/kube.js';
 import { OperatorMetrics } from '../../operator/metrics.js';
 import { ManualClock, settle } from './clock.js';
 import { FakeKube } from './fake-kube.js';
@@ -84,6 +95,7 @@ export class OperatorHarness {
   readonly clients: ClientController;
   readonly policies: AccessPolicyController;
   readonly apps: AppController;
+  readonly identityProviders: IdentityProviderController;
 
   /** `records`: the pool every box's records go to (unit tests that write no records need none). */
   constructor(records?: Pool, settings: BoxSettings = SETTINGS) {
@@ -96,6 +108,12 @@ export class OperatorHarness {
     this.clients = new ClientController(this.kube.cache<ClientResource>(CLIENTS), secrets, deps, this.boxes);
     this.policies = new AccessPolicyController(this.kube.cache<AccessPolicyResource>(ACCESS_POLICIES), deps, this.boxes);
     this.apps = new AppController(this.kube.cache<AppResource>(APPS), deps, this.boxes);
+    this.identityProviders = new IdentityProviderController(
+      this.kube.cache<IdentityProviderResource>(IDENTITY_PROVIDERS),
+      secrets,
+      deps,
+      this.boxes,
+    );
   }
 
   /** One pass of the controller over the object, as a queue worker runs it; then the Events it recorded land. */
@@ -142,7 +160,7 @@ export function recordsDatabase(): { readonly pool: Pool } {
     db.pool = createPool(await createDatabase('records'), 3);
     await migrate(db.pool);
   });
-  beforeEach(() => db.pool.query('TRUNCATE clients, access_policies CASCADE'));
+  beforeEach(() => db.pool.query('TRUNCATE clients, access_policies, identity_providers CASCADE'));
   after(() => db.pool.end());
   return db;
 }

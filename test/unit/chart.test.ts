@@ -37,15 +37,15 @@ describe('charts/boxauth', function () {
   it('has one Argo CD health check per kind, each made from the one template (make chart-health), none stale', function () {
     const template = fs.readFileSync(path.join(CHART, 'argocd', 'health.lua.template'), 'utf8');
     const dir = path.join(CHART, 'argocd', 'resource_customizations', 'boxauth.io');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'App', 'Box', 'Client']);
-    for (const kind of ['Box', 'Client', 'AccessPolicy', 'App']) {
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'App', 'Box', 'Client', 'IdentityProvider']);
+    for (const kind of ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider']) {
       const expected = `-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file.\n${template.replaceAll('{{KIND}}', kind)}`;
       const file = path.join(dir, kind, 'health.lua');
       expect(fs.readFileSync(file, 'utf8') === expected, `${file} is stale: run make chart-health`).to.equal(true);
     }
   });
 
-  it("lets Kubernetes' view and edit roles read and write Clients, AccessPolicies and Apps, but Boxes only through a role of their own", function () {
+  it("lets Kubernetes' view and edit roles read and write Clients, AccessPolicies and Apps, but Boxes and IdentityProviders only through a role of their own", function () {
     // The template without Helm: its conditionals and labels' include dropped, the name given.
     const text = fs
       .readFileSync(path.join(CHART, 'templates', 'rbac-users.yaml'), 'utf8')
@@ -58,7 +58,9 @@ describe('charts/boxauth', function () {
     const kinds = fs
       .readdirSync(projectPath('crds'))
       .map((f) => (readYamlFile(projectPath('crds', f)).spec as { names: { plural: string } }).names.plural);
-    const records = kinds.filter((k) => k !== 'boxes');
+    // Whoever writes a Box picks the code run with its Secrets; whoever writes an IdentityProvider says who people are.
+    const held = ['boxes', 'identityproviders'];
+    const records = kinds.filter((k) => !held.includes(k));
     expect(records.sort()).to.deep.equal(['accesspolicies', 'apps', 'clients']);
     const granted = (role: Role, verb: string): string[] =>
       role.rules
@@ -84,7 +86,7 @@ describe('charts/boxauth', function () {
 
     const boxes = byName['boxauth-box-admin']!;
     expect(aggregatedTo(boxes)).to.deep.equal([]); // bound on purpose, never by being an editor
-    for (const verb of ['create', 'update', 'patch', 'delete']) expect(granted(boxes, verb), verb).to.deep.equal(['boxes']);
+    for (const verb of ['create', 'update', 'patch', 'delete']) expect(granted(boxes, verb), verb).to.deep.equal(held);
   });
 
   describe('values.schema.json', function () {

@@ -1,13 +1,13 @@
-// boxauth client …, policy …, app … and session …: the resource API from the shell.
+// boxauth client …, policy …, app …, idp … and session …: the resource API from the shell.
 import { errorMessage } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
 import { CliError } from '../api.js';
-import { parse, usage, withBox, type Command, type Io } from '../command.js';
+import { asking, parse, usage, withBox, type Command, type Io } from '../command.js';
 import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type Column } from '../output.js';
 
-type Kind = 'Client' | 'AccessPolicy' | 'App';
+type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
 
 /** What an apply file holds for one kind: its records, and what was done with the rest. */
 export interface Manifests {
@@ -29,27 +29,29 @@ function secretValues(doc: KubeDocument): Record<string, string> {
   return { ...data, ...(doc.stringData ?? {}) };
 }
 
+type SecretRef = { name: string; key?: string };
+type Secrets = Map<string, Record<string, string>>;
+
+/** The value of the Secret a resource's secretRef names, as the operator would read it; the Secret must be in the same file. */
+function referencedSecret(ref: SecretRef, defaultKey: string, secrets: Secrets, file: string, what: string): string {
+  const values = secrets.get(ref.name);
+  const key = ref.key ?? defaultKey;
+  if (!values)
+    throw new CliError(
+      `${file}: ${what} reads its secret from Secret ${ref.name}, which is not in this file: add it, or put the secret in the REST form`,
+    );
+  if (values[key] === undefined) throw new CliError(`${file}: Secret ${ref.name} has no key "${key}" (${what}'s secretRef.key)`);
+  return values[key];
+}
+
 /**
  * A Kubernetes Client's spec as a REST body. The secret comes as the operator would get it: from the Secret
  * its secretRef names (which must be in the same file), or generated when the operator would generate one
  * (client_credentials, no auth.workload, generateSecret not false).
  */
-function clientBody(spec: Record<string, unknown>, name: string, secrets: Map<string, Record<string, string>>, file: string) {
-  const { secretRef, generateSecret, ...body } = spec as Record<string, unknown> & {
-    secretRef?: { name: string; key?: string };
-    generateSecret?: boolean;
-  };
-  if (secretRef) {
-    const values = secrets.get(secretRef.name);
-    const key = secretRef.key ?? 'client-secret';
-    if (!values)
-      throw new CliError(
-        `${file}: Client ${name} reads its secret from Secret ${secretRef.name}, which is not in this file: add it, or put the secret in a REST-form client`,
-      );
-    if (values[key] === undefined)
-      throw new CliError(`${file}: Secret ${secretRef.name} has no key "${key}" (Client ${name}'s secretRef.key)`);
-    return { body: { ...body, secret: values[key] } };
-  }
+function clientBody(spec: Record<string, unknown>, name: string, secrets: Secrets, file: string) {
+  const { secretRef, generateSecret, ...body } = spec as Record<string, unknown> & { secretRef?: SecretRef; generateSecret?: boolean };
+  if (secretRef) return { body: { ...body, secret: referencedSecret(secretRef, 'client-secret', secrets, file, `Client ${name}`) } };
   const grants = (body.grant_types as string[] | undefined) ?? [];
   const workload = (body.auth as { workload?: unknown } | undefined)?.workload !== undefined;
   if (grants.includes('client_credentials') && !workload && generateSecret !== false) {
@@ -58,6 +60,16 @@ function clientBody(spec: Record<string, unknown>, name: string, secrets: Map<st
   }
   return { body };
 }
+
+/** A Kubernetes IdentityProvider's spec as a REST body: its client secret or bind password from the Secret its secretRef names. */
+function providerBody(spec: Record<string, unknown>, name: string, secrets: Secrets, file: string) {
+  const { secretRef, ...body } = spec as Record<string, unknown> & { secretRef?: SecretRef };
+  if (!secretRef) return { body };
+  const key = body.type === 'ldap' ? 'bind-password' : 'client-secret';
+  return { body: { ...body, secret: referencedSecret(secretRef, key, secrets, file, `IdentityProvider ${name}`) } };
+}
+
+const KUBE_BODIES: Partial<Record<Kind, typeof clientBody>> = { Client: clientBody, IdentityProvider: providerBody };
 
 /**
  * The resources of `kind` in a YAML or JSON file (one or many documents, or JSON arrays), in REST form
@@ -84,14 +96,15 @@ export function readManifests(text: string, kind: Kind, file: string): Manifests
   for (const r of docs) {
     if (r.apiVersion !== undefined || r.kind !== undefined) {
       if (r.kind !== kind) {
-        const why = r.kind === 'Secret' ? 'read for the clients that name it' : `not a ${kind}`;
+        const why = r.kind === 'Secret' ? `read for the ${kind === 'Client' ? 'clients' : 'providers'} that name it` : `not a ${kind}`;
         out.skipped.push(`${String(r.kind)} ${r.metadata?.name ?? ''} (${why})`.replace('  ', ' '));
         continue;
       }
       const name = r.metadata?.name;
       if (!name) throw new CliError(`${file}: a ${kind} without metadata.name`);
       const spec = r.spec ?? {};
-      out.items.push(kind === 'Client' ? { id: name, ...clientBody(spec, name, secrets, file) } : { id: name, body: spec });
+      const toBody = KUBE_BODIES[kind];
+      out.items.push(toBody ? { id: name, ...toBody(spec, name, secrets, file) } : { id: name, body: spec });
     } else {
       if (r.resourceType !== undefined && r.resourceType !== kind)
         throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
@@ -133,9 +146,26 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
     { header: 'SIGN_IN', cell: (a) => (a.signIn as { client?: string } | undefined)?.client },
     { header: 'DESCRIPTION', cell: (a) => a.description },
   ],
+  IdentityProvider: [
+    { header: 'ID', cell: (p) => p.id },
+    { header: 'TYPE', cell: (p) => p.type },
+    { header: 'DISPLAY_NAME', cell: (p) => p.displayName },
+    { header: 'DISABLED', cell: (p) => p.disabled ?? false },
+    { header: 'MANAGED_BY', cell: (p) => (p.meta as { managedBy?: string } | undefined)?.managedBy },
+  ],
 };
 
-function resourceCommand(name: 'client' | 'policy' | 'app', kind: Kind): Command {
+/** What a kind adds to the subcommands every kind has: more help, and subcommands of its own. */
+interface KindExtras {
+  summary: string;
+  subcommands: string;
+  about: string;
+  options: string;
+  /** Runs a subcommand of its own; false: not one of them. */
+  run(sub: string, id: string | undefined, values: { 'secret-stdin'?: boolean }, io: Io): Promise<boolean>;
+}
+
+function resourceCommand(name: 'client' | 'policy' | 'app' | 'idp', kind: Kind, extras?: KindExtras): Command {
   const help = `Usage: boxauth ${name} <subcommand>
 
 Subcommands:
@@ -143,23 +173,25 @@ Subcommands:
   ${name} get <id>          one ${kind}
   ${name} apply -f <file>   create or replace the ${kind}s in a YAML or JSON file (several documents
                       allowed; "-" reads stdin). Kubernetes manifests (kind: ${kind}) work too.
-  ${name} delete <id>       delete a ${kind}
-
+  ${name} delete <id>       delete ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}
+${extras?.subcommands ?? ''}
 Options:
 ${outputHelp(33, 'list and get')}
-`;
+${extras?.options ?? ''}${extras?.about ?? ''}`;
   return {
     name,
-    summary: `list and apply ${kind} resources`,
+    summary: extras?.summary ?? `list and apply ${kind} resources`,
     help,
     async run(args: string[], io: Io) {
       const { values, positionals } = parse(args, {
         filename: { type: 'string', short: 'f' },
+        ...(extras ? { 'secret-stdin': { type: 'boolean' } } : {}),
         ...OUTPUT_OPTION,
         help: { type: 'boolean', short: 'h' },
       });
       const [sub, id] = positionals;
       if (values.help || !sub || sub === 'help') return io.out(help);
+      if (extras && (await extras.run(sub, id, values as { 'secret-stdin'?: boolean }, io))) return;
       const format = outputFormat(values.output, io);
       switch (sub) {
         case 'list':
@@ -212,6 +244,52 @@ ${outputHelp(33, 'list and get')}
 export const clientCommand = resourceCommand('client', 'Client');
 export const policyCommand = resourceCommand('policy', 'AccessPolicy');
 export const appCommand = resourceCommand('app', 'App');
+
+/** The secret to give a provider: stdin as a whole, or typed without echo; never an argument (shell history, ps). */
+async function providerSecretInput(io: Io, fromStdin: boolean): Promise<string> {
+  const secret = fromStdin
+    ? (await asking(io, (p) => p.readAll())).replace(/\r?\n$/, '')
+    : await asking(io, (p) => p.askHidden('Client secret or bind password: '));
+  if (!secret) throw usage(fromStdin ? '--secret-stdin read no secret; nothing changed' : 'no secret typed; nothing changed');
+  return secret;
+}
+
+export const idpCommand = resourceCommand('idp', 'IdentityProvider', {
+  summary: 'list and apply identity providers (where people sign in with an account they have)',
+  subcommands: `  idp set-secret <id>   give the provider a new client secret (oidc, oauth2, github) or bind
+                      password (ldap): typed without echo, or --secret-stdin
+`,
+  options: `  --secret-stdin                 set-secret reads the secret from stdin (a pipe or a file)
+`,
+  about: `
+An IdentityProvider is somewhere people already have an account: an OpenID Connect provider
+(type oidc), an OAuth 2.0 service (oauth2), GitHub (github) or an LDAP directory (ldap). The
+sign-in page offers each; only a writer the box lets do everything may write one.
+
+Its secret is write-only: get and list never show it, and it is never an argument. Give it in
+the file (REST form: "secret"; Kubernetes form: the Secret its secretRef names, in the same
+file, key client-secret, for ldap bind-password), or afterwards with set-secret. Applying a
+provider without one keeps the secret it has.
+
+Examples:
+  boxauth idp apply -f examples/identityprovider.yaml
+  boxauth idp list -o table
+  boxauth idp set-secret corp-sso                       # asks for it
+  pass show corp-sso | boxauth idp set-secret corp-sso --secret-stdin
+`,
+  async run(sub, id, values, io) {
+    if (sub !== 'set-secret') return false;
+    if (!id) throw usage('usage: boxauth idp set-secret <id> [--secret-stdin]');
+    const secret = await providerSecretInput(io, values['secret-stdin'] === true);
+    await withBox(io, async (api) => {
+      const path = `/IdentityProvider/${encodeURIComponent(id)}`;
+      const { meta: _meta, ...provider } = (await api.call<Resource>('GET', path)).body;
+      await api.call('PUT', path, { ...provider, secret });
+    });
+    io.out(`idp/${id} secret set\n`);
+    return true;
+  },
+});
 
 const SESSION_HELP = `Usage: boxauth session <subcommand>
 

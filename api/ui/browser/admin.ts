@@ -52,6 +52,15 @@ interface Grant {
 }
 
 /** An error body of the box: error_description, and for a 422 the fields' errors. */
+/** An identity provider as /IdentityProvider shows it (never its secret). */
+interface Provider {
+  id: string;
+  type: string;
+  displayName?: string;
+  disabled?: boolean;
+  meta?: { managedBy?: string };
+}
+
 interface ErrorBody {
   error?: string;
   error_description?: string;
@@ -499,6 +508,36 @@ async function loadClientChoices(): Promise<void> {
   }
 }
 
+/** The Identity providers tab: read-only; they are written with `boxauth idp`, the REST API or Kubernetes. */
+async function loadProviders(): Promise<void> {
+  let providers: Provider[];
+  try {
+    const found = await api<{ entry: { resource: Provider }[] }>('GET', '/IdentityProvider?_count=1000&_sort=id');
+    providers = found.entry.map((e) => e.resource);
+  } catch (err) {
+    $('providers-error').textContent = errorText(err);
+    return;
+  }
+  $('providers-error').textContent = '';
+  const cell = (text: string): HTMLTableCellElement => Object.assign(document.createElement('td'), { textContent: text });
+  const rows = providers.map((p) => {
+    const row = document.createElement('tr');
+    row.append(cell(p.id), cell(p.type), cell(p.displayName ?? p.id), cell(p.disabled ? 'yes' : 'no'), cell(p.meta?.managedBy ?? ''));
+    return row;
+  });
+  if (!rows.length) {
+    const row = document.createElement('tr');
+    row.append(
+      Object.assign(cell("No identity providers: people sign in with the box's own passwords and passkeys."), {
+        colSpan: 5,
+        className: 'empty',
+      }),
+    );
+    rows.push(row);
+  }
+  $('providers-rows').replaceChildren(...rows);
+}
+
 let filterTimer: ReturnType<typeof setTimeout> | undefined;
 function filterSessions(): void {
   clearTimeout(filterTimer);
@@ -614,10 +653,11 @@ async function deleteGroup(): Promise<void> {
 
 // ---------------------------------------------------------------- tabs
 
-const TABS = ['users', 'groups', 'sessions'];
+const TABS = ['users', 'groups', 'sessions', 'providers'];
 
 function showTab(name: string): void {
   if (name === 'sessions') void loadBoxSessions();
+  if (name === 'providers') void loadProviders();
   for (const tab of TABS) {
     const active = tab === name;
     $(`tab-${tab}`).setAttribute('aria-selected', String(active));

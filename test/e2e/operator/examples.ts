@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'openid-client';
+import { providerSecret } from '../../../api/people/upstream/secret.js';
 import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
@@ -28,7 +29,13 @@ export function describeExamples(): void {
       await cluster.k(['create', 'namespace', NS]);
       const applied = await cluster.k(['apply', '-n', NS, '-f', 'examples/']);
       expect(applied).to.include('box.boxauth.io/auth created').and.include('client.boxauth.io/orders created');
-      for (const what of [['box/auth'], ['clients', '--all'], ['accesspolicies', '--all'], ['apps', '--all']]) {
+      for (const what of [
+        ['box/auth'],
+        ['clients', '--all'],
+        ['accesspolicies', '--all'],
+        ['apps', '--all'],
+        ['identityproviders', '--all'],
+      ]) {
         await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
       }
       // Reachable from this machine: the API's port and public URL, as an Ingress would give it.
@@ -178,6 +185,24 @@ export function describeExamples(): void {
       expect(billing.status).to.equal(200);
       expect((await api.json('GET', '/Client/billing', undefined, billing.token)).status).to.equal(200);
       expect((await api.json('GET', '/AccessPolicy', undefined, billing.token)).status).to.equal(403);
+    });
+
+    it('serves the IdentityProviders of examples/identityprovider.yaml, their secrets sealed and never shown', async function () {
+      expect(await suite.cluster.k(['get', 'identityproviders', '-n', NS])).to.match(/corp-sso\s+oidc\s+True\s+Reconciled/);
+      const got = await api.json('GET', '/IdentityProvider/corp-sso', undefined, rootToken);
+      expect(got.status).to.equal(200);
+      expect(got.body).to.deep.include({ resourceType: 'IdentityProvider', id: 'corp-sso', type: 'oidc', displayName: 'Corp SSO' });
+      expect(got.body.meta.managedBy).to.equal('IdentityProvider team-a/corp-sso');
+      expect(got.body).to.not.have.property('secretRef');
+      expect(got.body).to.not.have.property('secret');
+      const all = await api.json('GET', '/IdentityProvider', undefined, rootToken);
+      expect(all.body.entry.map((e: { resource: { id: string } }) => e.resource.id).sort()).to.deep.equal(['corp-ldap', 'corp-sso']);
+      expect(JSON.stringify(all.body)).to.not.include('change-me-corp-sso-secret').and.not.include('change-me-ldap-bind-password');
+      // Sealed under the box's own factor key, the one its pods open it with.
+      const [row] = await sql<{ secret_sealed: Buffer }>(`SELECT secret_sealed FROM ${schema}.identity_providers WHERE id = 'corp-sso'`);
+      expect(row!.secret_sealed.toString('latin1')).to.not.include('change-me');
+      const factorKey = Buffer.from(await suite.cluster.secretValue(NS, 'auth-factor-key', 'factor-key'), 'base64');
+      expect(providerSecret(factorKey, 'corp-sso', row!.secret_sealed)).to.equal('change-me-corp-sso-secret');
     });
 
     it('makes the REST API refuse changes to a record a resource manages, naming the resource', async function () {

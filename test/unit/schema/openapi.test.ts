@@ -66,7 +66,9 @@ function declaredPaths(): string[] {
     for (const m of source.matchAll(/\[\s*'(\/auth\/[a-z]+)'/g)) found.add(m[1]!); // the OAuth endpoints table
   }
   return [...found]
-    .flatMap((p) => (p.includes('${kind}') ? ['Client', 'AccessPolicy', 'App'].map((k) => p.replace('${kind}', k)) : [p]))
+    .flatMap((p) =>
+      p.includes('${kind}') ? ['Client', 'AccessPolicy', 'App', 'IdentityProvider'].map((k) => p.replace('${kind}', k)) : [p],
+    )
     .map((p) => p.replace(/:([a-z]+)/g, '{$1}'))
     .filter((p) => !BROWSER_PAGES.has(p));
 }
@@ -96,5 +98,9 @@ describe('the OpenAPI document', function () {
     expect(schemas.ClientBody!.properties).to.include.keys('grant_types', 'auth', 'secret', 'post_logout_redirect_uris');
     expect(schemas.Client!.properties).not.to.have.property('secret'); // write-only: never shown
     expect(schemas.AccessPolicyBody!.properties).to.include.keys('engine', 'matcho', 'schema', 'app', 'dryRun');
+    // An identity provider's secret is the REST API's own (secretRef is Kubernetes'), written and never read.
+    expect(schemas.IdentityProviderBody!.properties).to.include.keys('type', 'oidc', 'ldap', 'linking', 'groups', 'secret');
+    expect(schemas.IdentityProviderBody!.properties).not.to.have.property('secretRef');
+    expect(schemas.IdentityProvider!.properties).not.to.have.property('secret');
   });
 });
