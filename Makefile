@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools gateways kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools gateways slapd kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -94,9 +94,25 @@ $(LIBFAKETIME):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfaketime
 
+# The LDAP tests (test/support/slapd.ts) run Debian's slapd as their own process on loopback ports,
+# with slapadd and slappasswd. Debian's package starts a daemon of its own on :389 when installed:
+# stopped here, by its pid file, so nothing but the tests' own runs.
+SLAPD := /usr/sbin/slapd
+
+$(SLAPD):
+	@echo "installing Debian's slapd for the LDAP tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq slapd
+	@pidfile=/var/run/slapd/slapd.pid; if [ -s $$pidfile ] && kill -0 "$$(cat $$pidfile)" 2>/dev/null; then \
+	  echo "stopping the slapd daemon the package started (pid $$(cat $$pidfile))"; \
+	  $(SUDO) kill "$$(cat $$pidfile)"; \
+	fi
+
+slapd: $(SLAPD) ## install Debian's slapd (for the LDAP tests) when missing
+
 gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
 
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
@@ -105,7 +121,7 @@ test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
-test-integration: dist/.built $(LIBFAKETIME) ## the API over HTTP against a real PostgreSQL
+test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) ## the API over HTTP against a real PostgreSQL
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
 test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it

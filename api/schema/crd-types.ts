@@ -591,6 +591,10 @@ export interface IdentityProviderSpec {
        */
       nameAttribute?: string;
       /**
+       * Read the person's groups off their own entry instead of searching for the groups naming them (memberOf - Active Directory, OpenLDAP's memberof overlay); each group under baseDN is then read for its name and, nested, its own groups. Unset - the groups whose memberAttribute names the person.
+       */
+      memberOfAttribute?: string;
+      /**
        * Groups of groups count too, up to 10 levels (default true).
        */
       nested?: boolean;

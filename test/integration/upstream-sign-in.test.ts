@@ -44,6 +44,7 @@ describe('signing in through an upstream OpenID Provider', function () {
           grant_types: ['authorization_code'],
           secret: RP_SECRET,
           first_party: true,
+          claims_in_id_token: true,
           auth: { authorization_code: { redirect_uri: RP } },
           ...more,
         },
@@ -219,12 +220,14 @@ describe('signing in through an upstream OpenID Provider', function () {
     const next = new TwoHostBrowser(a, b);
     expect((await next.signIn('other', email, PASSWORD)).status).to.equal(303);
     expect((await idToken(next.atA)).email).to.equal(otherEmail);
-    // Unlinked: the next sign-in through `other` reaches nobody (the email is A's person's, and `other` is not trusted).
+    // Unlinked: the next sign-in through `other` no longer reaches the person who linked it (it makes B's person one of A's).
     const page = await browser.atA.get('/auth/account');
     const unlinked = await browser.atA.post('/auth/account/providers/unlink', { csrf: hiddenFields(page.text).csrf!, provider: 'other' });
     expect(unlinked.status).to.equal(303);
     expect(a.logs.join('\n')).to.match(/"event":"upstream".*"action":"unlinked"/);
-    expect((await new TwoHostBrowser(a, b).signIn('other', email, PASSWORD)).status).to.equal(403);
+    const after = new TwoHostBrowser(a, b);
+    expect((await after.signIn('other', email, PASSWORD)).status).to.equal(303);
+    expect((await idToken(after.atA)).email).to.equal(email);
     // A person made by corp has no other way in: corp cannot be unlinked.
     const made = await upstreamPerson();
     const own = new TwoHostBrowser(a, b);

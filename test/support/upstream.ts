@@ -32,7 +32,8 @@ export async function connectUpstream(
     `/IdentityProvider/${id}`,
     {
       type: 'oidc',
-      oidc: { issuer: b.url, clientId: client, scopes: ['openid', 'email', 'profile', 'groups'] },
+      // A box puts the claims of the scopes in its userinfo, not its ID tokens (Client.claims_in_id_token).
+      oidc: { issuer: b.url, clientId: client, scopes: ['openid', 'email', 'profile', 'groups'], useUserinfo: true },
       secret,
       ...spec,
     },

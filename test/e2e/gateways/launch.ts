@@ -2,13 +2,14 @@
 // built by scripts/test-tools-build.sh (make test-tools), each with the
 // configuration of ./configs.ts on a free loopback port; and the app behind them, a
 // node:http server that answers with the request it received.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { eventually } from '../../support/box.js';
+import { stopChild } from '../../support/child.js';
 import { TOOLS_BIN } from '../../support/kube.js';
 import { caddyfile, nginxConf, traefikDynamic, traefikFlags, type Wiring } from './configs.js';
 
@@ -79,19 +80,6 @@ function commandOf(name: GatewayName, w: Wiring): string[] {
       fs.writeFileSync(path.join(w.dir, 'dynamic.yaml'), traefikDynamic(w));
       return [TRAEFIK, ...traefikFlags(w, path.join(w.dir, 'dynamic.yaml'))];
   }
-}
-
-/** Sends SIGTERM and waits for the exit; SIGKILL after 5 s. */
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 /**
