@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import net from 'node:net';
 import { ldapSignIn } from '../../api/people/upstream/ldap.js';
 import { UpstreamError, type LdapSettings, type UpstreamProfile } from '../../api/people/upstream/profile.js';
-import { GROUPS_DN, PEOPLE, PEOPLE_DN, SERVICE, startSlapd, type Slapd } from '../support/slapd.js';
+import { directorySettings, GROUPS_DN, PEOPLE, SERVICE, startSlapd, type Slapd } from '../support/slapd.js';
 import { testCa } from '../support/tls.js';
 import { freePort } from '../support/ports.js';
 import { eventually } from '../support/box.js';
@@ -31,16 +31,7 @@ describe('LDAP directory sign-in (Debian slapd)', function () {
   after(async () => slapd?.stop());
 
   /** StartTLS with the directory's CA, the service account searching, groups by member. */
-  const settings = (over: Partial<LdapSettings> = {}): LdapSettings => ({
-    url: slapd.ldapUrl,
-    startTLS: true,
-    ca: slapd.ca,
-    bindDN: SERVICE.dn,
-    timeoutSeconds: 2,
-    userSearch: { baseDN: PEOPLE_DN, filter: '(objectClass=inetOrgPerson)', usernameAttribute: 'uid' },
-    groupSearch: { baseDN: GROUPS_DN },
-    ...over,
-  });
+  const settings = (over: Partial<LdapSettings> = {}): LdapSettings => directorySettings(slapd, over);
   const signIn = (s: LdapSettings, username: string, password: string): Promise<UpstreamProfile> =>
     ldapSignIn(s, SERVICE.password, username, password);
 

@@ -7,13 +7,11 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { Box, basic } from '../support/box.js';
+import { Box } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
-import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
+import { connectUpstream, idTokenOf, relyingParty, RP, TwoHostBrowser } from '../support/upstream.js';
 
 const PASSWORD = 'a-good-password-1';
-const RP = 'https://rp.example/callback';
-const RP_SECRET = 'rp-secret-123';
 
 describe('signing in through an upstream OpenID Provider', function () {
   this.timeout(180_000);
@@ -32,26 +30,8 @@ describe('signing in through an upstream OpenID Provider', function () {
     });
     // The same B, registered a second time, not trusted for emails.
     await connectUpstream(a, b, 'other', { displayName: 'Other' });
-    const root = await a.rootToken();
-    for (const [id, more] of [
-      ['rp', {}],
-      ['only-corp', { identityProviders: ['corp'] }],
-    ] as const) {
-      const res = await a.json(
-        'PUT',
-        `/Client/${id}`,
-        {
-          grant_types: ['authorization_code'],
-          secret: RP_SECRET,
-          first_party: true,
-          claims_in_id_token: true,
-          auth: { authorization_code: { redirect_uri: RP } },
-          ...more,
-        },
-        root,
-      );
-      expect(res.status, res.text).to.be.oneOf([200, 201]);
-    }
+    await relyingParty(a, 'rp');
+    await relyingParty(a, 'only-corp', { identityProviders: ['corp'] });
   });
   after(async () => Promise.all([a?.stop(), b?.stop()]));
 
@@ -80,24 +60,8 @@ describe('signing in through an upstream OpenID Provider', function () {
     return list.find((u) => u.email === email);
   }
 
-  /** An ID token for client `client` through the browser signed in at A. */
-  async function idToken(browser: FormAgent, client = 'rp'): Promise<Record<string, any>> {
-    const verifier = randomBytes(32).toString('base64url');
-    const { createHash } = await import('node:crypto');
-    const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const res = await browser.get(
-      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: RP, scope: 'openid email groups', state: 's', code_challenge: challenge, code_challenge_method: 'S256' })}`,
-    );
-    expect(res.status, res.text.slice(0, 300)).to.equal(302);
-    const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await a.form(
-      '/auth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: RP, code_verifier: verifier },
-      { Authorization: basic(client, RP_SECRET) },
-    );
-    expect(tokens.status, tokens.text).to.equal(200);
-    return JSON.parse(Buffer.from((tokens.body.id_token as string).split('.')[1]!, 'base64url').toString());
-  }
+  /** The claims of an ID token for `client` through the browser signed in at A. */
+  const idToken = async (browser: FormAgent, client = 'rp'): Promise<Record<string, any>> => (await idTokenOf(a, browser, client)).claims;
 
   it('makes a person of B a person of A on their first sign-in, with the groups A maps, and only those', async () => {
     const email = await upstreamPerson(['eng', 'unmapped-1', 'unmapped-2']);
@@ -130,6 +94,18 @@ describe('signing in through an upstream OpenID Provider', function () {
     expect((await again.signIn('corp', email, PASSWORD)).status).to.equal(303);
     expect((await personAtA(email))!.id).to.equal(first!.id);
     expect((await idToken(again.atA)).groups).to.deep.equal(['admins-upstream']);
+  });
+
+  it('makes one person of one identity, however many first sign-ins race', async () => {
+    const email = await upstreamPerson();
+    const browsers = Array.from({ length: 8 }, () => new TwoHostBrowser(a, b));
+    // Signed in at B one after the other (B's own throttle counts passwords before it checks them); A's callbacks race.
+    const callbacks: string[] = [];
+    for (const browser of browsers) callbacks.push(await browser.atUpstream(await browser.start('corp'), email, PASSWORD));
+    const answers = await Promise.all(browsers.map((browser, i) => browser.callback(callbacks[i]!)));
+    expect(answers.map((r) => r.status)).to.deep.equal(Array(8).fill(303));
+    const subjects = new Set(await Promise.all(browsers.map(async (browser) => (await idToken(browser.atA)).sub as string)));
+    expect(subjects.size, 'one person').to.equal(1);
   });
 
   it("does not reach A's person with the same email through a provider not trusted for emails", async () => {
@@ -199,7 +175,7 @@ describe('signing in through an upstream OpenID Provider', function () {
     const agent = new FormAgent(a);
     expect((await agent.signIn(local, PASSWORD)).status).to.equal(303);
     const res = await agent.get(
-      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'only-corp', redirect_uri: RP, scope: 'openid', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'only-corp', redirect_uri: RP.redirect, scope: 'openid', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
     );
     expect(res.status).to.equal(200);
     expect(res.text).to.include('Sign in with Corp');

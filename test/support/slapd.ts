@@ -14,6 +14,7 @@ import { eventually } from './box.js';
 import { freePort } from './ports.js';
 import { testCa, type TestCa } from './tls.js';
 import { stopChild } from './child.js';
+import type { LdapSettings } from '../../api/people/upstream/profile.js';
 
 const SLAPD = '/usr/sbin/slapd';
 const SLAPPASSWD = '/usr/sbin/slappasswd';
@@ -204,4 +205,18 @@ export async function startSlapd(): Promise<Slapd> {
     throw new Error(`${(err as Error).message}\n${logs.slice(-20).join('\n')}`);
   }
   return { ldapUrl, ldapsUrl, ca: ca.pem, stop };
+}
+
+/** A provider's settings for this directory: StartTLS with its CA, the service account searching, groups by member. */
+export function directorySettings(slapd: Slapd, over: Partial<LdapSettings> = {}): LdapSettings {
+  return {
+    url: slapd.ldapUrl,
+    startTLS: true,
+    ca: slapd.ca,
+    bindDN: SERVICE.dn,
+    timeoutSeconds: 2,
+    userSearch: { baseDN: PEOPLE_DN, filter: '(objectClass=inetOrgPerson)', usernameAttribute: 'uid' },
+    groupSearch: { baseDN: GROUPS_DN },
+    ...over,
+  };
 }

@@ -2,7 +2,8 @@
 // sign in to box A through B. A browser without JavaScript per box (test/support/form-agent.ts):
 // the two are two hosts, whose cookies a browser keeps apart.
 import { expect } from 'chai';
-import type { Box, JsonResponse } from './box.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { basic, type Box, type JsonResponse } from './box.js';
 import { FormAgent, hiddenFields } from './form-agent.js';
 
 /** Registers box A at box B as a first-party OpenID client, and B at A as IdentityProvider `id`. */
@@ -87,4 +88,40 @@ export class TwoHostBrowser {
   async signIn(id: string, email: string, password: string, returnTo = '/auth/signed-in'): Promise<JsonResponse> {
     return this.callback(await this.atUpstream(await this.start(id, returnTo), email, password));
   }
+}
+
+/** A first-party client of `box` whose ID tokens carry the claims (email, groups) a test reads. */
+export const RP = { redirect: 'https://rp.example/callback', secret: 'rp-secret-123' };
+
+export async function relyingParty(box: Box, id: string, more: Record<string, unknown> = {}): Promise<void> {
+  const body = {
+    grant_types: ['authorization_code'],
+    secret: RP.secret,
+    first_party: true,
+    claims_in_id_token: true,
+    auth: { authorization_code: { redirect_uri: RP.redirect } },
+    ...more,
+  };
+  const res = await box.json('PUT', `/Client/${id}`, body, await box.rootToken());
+  expect(res.status, res.text).to.be.oneOf([200, 201]);
+}
+
+/** The claims of an ID token `client` gets through the browser signed in at `box`, and its size. */
+export async function idTokenOf(box: Box, browser: FormAgent, client: string): Promise<{ claims: Record<string, any>; bytes: number }> {
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const query = { response_type: 'code', client_id: client, redirect_uri: RP.redirect, scope: 'openid email groups', state: 's' };
+  const res = await browser.get(
+    `/auth/authorize?${new URLSearchParams({ ...query, code_challenge: challenge, code_challenge_method: 'S256' })}`,
+  );
+  expect(res.status, res.text.slice(0, 300)).to.equal(302);
+  const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+  const tokens = await box.form(
+    '/auth/token',
+    { grant_type: 'authorization_code', code, redirect_uri: RP.redirect, code_verifier: verifier },
+    { Authorization: basic(client, RP.secret) },
+  );
+  expect(tokens.status, tokens.text).to.equal(200);
+  const token = tokens.body.id_token as string;
+  return { claims: JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()), bytes: token.length };
 }
