@@ -9,7 +9,7 @@ import type { BrowserSession } from '../store/browser.js';
 import { factorState } from '../store/factors.js';
 import { nextStep } from '../people/factors.js';
 import { wayAccepted } from '../people/sign-in.js';
-import { labelOf, offeredProviders } from '../people/upstream/flow.js';
+import { labelOf, offeredProviders, providerStands } from '../people/upstream/flow.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
 
@@ -69,11 +69,12 @@ export interface SignedInPerson {
   browser: BrowserSession;
 }
 
-/** The signed-in person of this browser, if any (and if they still exist). */
+/** The signed-in person of this browser, if any (and if they still exist, and the provider they signed in through is still enabled). */
 export async function signedInPerson(svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> {
   const browser = await signedIn(svc, req);
-  const user = browser && (await getUser(svc.pool, browser.userId));
-  return user && browser && { user, browser };
+  if (!browser || !(await providerStands(svc.pool, browser.provider))) return undefined;
+  const user = await getUser(svc.pool, browser.userId);
+  return user && { user, browser };
 }
 
 /**

@@ -80,8 +80,12 @@ export interface StillHolds {
   passwordHash?: string;
   /** Anything else the proof stood on (the passkey used is still the person's): false, nobody is signed in. */
   still?: (tx: Transaction) => Promise<boolean>;
-  /** The IdentityProvider that proved it (the browser session remembers it); unset: the box's own sign-in. */
-  provider?: string;
+  /**
+   * The IdentityProvider the first factor was proven at (the browser session remembers it, and a
+   * Client that accepts only some ways in reads it); null: the box's own sign-in. A step-up keeps
+   * the provider of the sign-in it strengthens. Required, so that no way on forgets it.
+   */
+  provider: string | null;
 }
 
 /**
@@ -97,13 +101,13 @@ export async function proceed(
   userId: number,
   amr: readonly string[],
   target: StepTarget,
-  holds: StillHolds = {},
+  holds: StillHolds,
 ): Promise<void> {
   const location = await withTransaction(svc.pool, async (tx) => {
     const person = await holdPerson(tx, userId);
     if (!person || (holds.passwordHash !== undefined && person.passwordHash !== holds.passwordHash)) return signInAgain(target);
     if (holds.still && !(await holds.still(tx))) return signInAgain(target);
-    return goOn(svc, tx, res, userId, amr, target, holds.replaces ?? null, holds.provider ?? null);
+    return goOn(svc, tx, res, userId, amr, target, holds.replaces ?? null, holds.provider);
   });
   res.redirect(303, location);
 }

@@ -3,9 +3,46 @@
 // come back. What a link may be and when is api/people/upstream/'s business; here it is kept.
 import type { Queryable, Transaction } from '../db/pool.js';
 import type { IdentityProvider } from '../types.js';
-import { ResourceTable } from './resources.js';
+import { ResourceTable, type Stored, type WriteOptions } from './resources.js';
 
-export const identityProviders = new ResourceTable<IdentityProvider>('identity_providers', 'IdentityProvider');
+/**
+ * Where a provider's identities come from: its type and what names its issuer (the OpenID issuer,
+ * the OAuth 2.0 service's addresses, GitHub's, the directory and where its people are). A subject
+ * is unique only there: `123` at another issuer is someone else.
+ */
+function issuerOf(p: IdentityProvider): string {
+  const where = {
+    oidc: [p.oidc?.issuer],
+    oauth2: [p.oauth2?.authorizationUrl, p.oauth2?.userinfoUrl],
+    github: [p.github?.url, p.github?.apiUrl],
+    ldap: [p.ldap?.url, p.ldap?.userSearch.baseDN, p.ldap?.userSearch.idAttribute],
+  }[p.type];
+  return JSON.stringify([p.type, ...where]);
+}
+
+class IdentityProviderTable extends ResourceTable<IdentityProvider> {
+  /**
+   * As every table writes; a provider whose issuer changed (issuerOf) loses its links, in the
+   * same transaction: the identities linked were the old issuer's, and a subject of the new one
+   * must not sign in as whoever had that subject at the old. People link again as on a first
+   * sign-in.
+   */
+  override async write(
+    db: Queryable,
+    provider: IdentityProvider,
+    opts: WriteOptions,
+  ): Promise<{ stored: Stored<IdentityProvider>; created: boolean }> {
+    const before = await this.read(db, provider.id);
+    const written = await super.write(db, provider, opts);
+    if (before && issuerOf(before.resource) !== issuerOf(provider)) {
+      await db.query('DELETE FROM upstream_identities WHERE provider = $1', [provider.id]);
+      await db.query('DELETE FROM upstream_unlinks WHERE provider = $1', [provider.id]);
+    }
+    return written;
+  }
+}
+
+export const identityProviders = new IdentityProviderTable('identity_providers', 'IdentityProvider');
 
 /** Which person an identity at a provider is. */
 export interface UpstreamIdentity {
@@ -64,6 +101,15 @@ export async function linkUpstreamIdentity(
      ON CONFLICT DO NOTHING`,
     [link.provider, link.subject, link.userId, link.email ?? null],
   );
+  if (rowCount !== 1) return false;
+  // Linked again: an unlink before no longer holds.
+  await tx.query('DELETE FROM upstream_unlinks WHERE provider = $1 AND user_id = $2', [link.provider, link.userId]);
+  return true;
+}
+
+/** Whether the person unlinked the provider (and has not linked it again since). */
+export async function unlinkedBefore(db: Queryable, provider: string, userId: number): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM upstream_unlinks WHERE provider = $1 AND user_id = $2', [provider, userId]);
   return rowCount === 1;
 }
 
@@ -82,7 +128,9 @@ export async function unlinkUpstreamIdentity(tx: Transaction, userId: number, pr
     userId,
     provider,
   ]);
-  return rows[0] && identityOf(rows[0]);
+  if (!rows[0]) return undefined;
+  await tx.query('INSERT INTO upstream_unlinks (provider, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [provider, userId]);
+  return identityOf(rows[0]);
 }
 
 /** A sign-in (or a link) sent to a provider, until it comes back. */

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { Box } from '../support/box.js';
+import { Box, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { connectUpstream, idTokenOf, relyingParty, RP, TwoHostBrowser } from '../support/upstream.js';
 
@@ -200,7 +200,7 @@ describe('signing in through an upstream OpenID Provider', function () {
     const page = await browser.atA.get('/auth/account');
     const unlinked = await browser.atA.post('/auth/account/providers/unlink', { csrf: hiddenFields(page.text).csrf!, provider: 'other' });
     expect(unlinked.status).to.equal(303);
-    expect(a.logs.join('\n')).to.match(/"event":"upstream".*"action":"unlinked"/);
+    await eventually('the unlink audited', async () => /"event":"upstream".*"action":"unlinked"/.test(a.logs.join('\n')));
     const after = new TwoHostBrowser(a, b);
     expect((await after.signIn('other', email, PASSWORD)).status).to.equal(303);
     expect((await idToken(after.atA)).email).to.equal(email);
@@ -211,6 +211,46 @@ describe('signing in through an upstream OpenID Provider', function () {
     const ownPage = await own.atA.get('/auth/account');
     const refused = await own.atA.post('/auth/account/providers/unlink', { csrf: hiddenFields(ownPage.text).csrf!, provider: 'corp' });
     expect(refused.status).to.equal(409);
+  });
+
+  it('signs out the browsers of a provider that is disabled, and forgets the links of one whose issuer changed', async () => {
+    await connectUpstream(a, b, 'temp', { displayName: 'Temp' });
+    const email = await upstreamPerson();
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.signIn('temp', email, PASSWORD)).status).to.equal(303);
+    expect((await browser.atA.get('/auth/account')).status).to.equal(200);
+    const root = await a.rootToken();
+    const stored = (await a.json('GET', '/IdentityProvider/temp', undefined, root)).body;
+    const { meta: _meta, ...spec } = stored;
+    expect((await a.json('PUT', '/IdentityProvider/temp', { ...spec, disabled: true }, root)).status).to.equal(200);
+    expect((await browser.atA.get('/auth/account')).status, 'signed out with its provider').to.equal(303);
+    // Another issuer, then B again: the identities linked before are forgotten (a subject is unique only at its issuer).
+    expect((await a.json('PUT', '/IdentityProvider/temp', { ...spec, oidc: { ...spec.oidc, issuer: a.url } }, root)).status).to.equal(200);
+    expect((await a.json('PUT', '/IdentityProvider/temp', spec, root)).status).to.equal(200);
+    // Not linked any more, and temp is not trusted for emails: B's person no longer reaches the person temp made.
+    expect((await new TwoHostBrowser(a, b).signIn('temp', email, PASSWORD)).status).to.equal(403);
+  });
+
+  it('refuses an upstream answer larger than a megabyte', async () => {
+    const http = await import('node:http');
+    const huge = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ issuer: 'x', padding: 'x'.repeat(2 * 1024 * 1024) }));
+    });
+    await new Promise<void>((r) => huge.listen(0, '127.0.0.1', r));
+    const issuer = `http://127.0.0.1:${(huge.address() as net.AddressInfo).port}`;
+    try {
+      const res = await a.json('PUT', '/IdentityProvider/huge', { type: 'oidc', oidc: { issuer, clientId: 'x' } }, await a.rootToken());
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+      const browser = new FormAgent(a);
+      const page = await browser.get('/auth/sign-in');
+      const answer = await browser.post('/auth/upstream/huge/start', { csrf: hiddenFields(page.text).csrf!, return_to: '/auth/signed-in' });
+      expect(answer.status).to.equal(400);
+      expect(a.logs.join('\n')).to.include('answered more than 1048576 bytes');
+    } finally {
+      await a.json('DELETE', '/IdentityProvider/huge', undefined, await a.rootToken());
+      huge.close();
+    }
   });
 
   it('answers the sign-in page while an upstream never answers, and says the upstream is down', async () => {

@@ -28,6 +28,15 @@ CREATE TABLE upstream_identities (
 );
 CREATE INDEX upstream_identities_user ON upstream_identities (user_id);
 
+-- A person who unlinked a provider: it no longer reaches them by their email (a trusted email
+-- would link it straight back), until they link it again from their account page.
+CREATE TABLE upstream_unlinks (
+  provider    text NOT NULL REFERENCES identity_providers ON DELETE CASCADE,
+  user_id     bigint NOT NULL REFERENCES users ON DELETE CASCADE,
+  unlinked_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (provider, user_id)
+);
+
 -- A sign-in (or a link, from the account page) sent to a provider, until it comes back. Keyed
 -- by the SHA-256 of its `state`; bound to the browser that began it by the SHA-256 of a cookie
 -- (whose value also derives the PKCE verifier, so nothing here lets a copy of the database

@@ -118,7 +118,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           person!.user.id,
           person!.browser.amr,
           { returnTo: `/auth/authorize?${new URLSearchParams(request.params)}`, acr: decision.acr },
-          { replaces: person!.browser.sid },
+          { replaces: person!.browser.sid, provider: person!.browser.provider },
         );
       case 'consent': {
         const client = request.client.resource;

@@ -15,10 +15,10 @@ import { decideDeviceCode, findPendingByUserCode } from '../../store/device-code
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
-import { renderPage, signedInPerson, type SignedInPerson } from '../pages.js';
+import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { proceed } from '../sign-in-steps.js';
 import type { Acr } from '../../credentials/acr.js';
-import { acrWanted, mustStepUp } from '../../people/sign-in.js';
+import { acrWanted, mustStepUp, wayAccepted } from '../../people/sign-in.js';
 import { factorState } from '../../store/factors.js';
 import { strictRouter } from '../router.js';
 
@@ -33,6 +33,7 @@ interface Needs {
 export type DeviceRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'clients'>;
 
 /** The form's answer when the sign-in must be stronger first. */
+// The page again: it asks for what is missing (a step-up, or a sign-in one of the client's ways).
 const STEP_UP = Symbol('step-up');
 
 export function deviceRouter(svc: DeviceRouterServices): Router {
@@ -64,7 +65,20 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
   }
 
   const stepUp = (res: Response, person: SignedInPerson, acr: Acr, returnTo: string): Promise<void> =>
-    proceed(svc, res, person.user.id, person.browser.amr, { returnTo, acr }, { replaces: person.browser.sid });
+    proceed(
+      svc,
+      res,
+      person.user.id,
+      person.browser.amr,
+      { returnTo, acr },
+      { replaces: person.browser.sid, provider: person.browser.provider },
+    );
+
+  /** Whether the device's client accepts the way this browser signed in (Client.identityProviders), and the ways it does. */
+  async function wayOf(person: SignedInPerson, clientId: string): Promise<{ ok: boolean; accepted: readonly string[] | undefined }> {
+    const accepted = (await svc.clients.get(clientId))?.resource.identityProviders;
+    return { ok: wayAccepted(accepted, person.browser.provider), accepted };
+  }
 
   router.get('/auth/device/verify', async (req: Request, res: Response) => {
     const person = await signedInPerson(svc, req);
@@ -85,8 +99,12 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       'This code is not valid, or it has expired. Check your device and try again.',
     );
     if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
+    const here = `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`;
+    // Signed in a way the device's client does not accept: a sign-in again, one of its ways.
+    const way = await wayOf(person, code.clientId);
+    if (!way.ok) return signInForm(svc, req, res, 200, here, {}, { accepted: way.accepted });
     const want = await stepUpWanted(person, code.clientId);
-    if (want) return stepUp(res, person, want, `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`);
+    if (want) return stepUp(res, person, want, here);
     const client = await svc.clients.get(code.clientId);
     renderPage(
       res,
@@ -120,7 +138,8 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
         // A form sent straight here is held to what the page holds the person to: no device
         // is connected through a sign-in that falls short (the page then asks for the factor).
         const pending = await findPendingByUserCode(svc.pool, normalizeUserCode(typed));
-        if (pending && allowed && (await stepUpWanted(person, pending.clientId))) return STEP_UP;
+        if (pending && allowed && (!(await wayOf(person, pending.clientId)).ok || (await stepUpWanted(person, pending.clientId))))
+          return STEP_UP;
         return (
           (await whileSignedIn(svc, person.browser.sid, (tx) =>
             decideDeviceCode(tx, normalizeUserCode(typed), {

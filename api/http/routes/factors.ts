@@ -195,7 +195,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     });
     // Its step went with the person's others; what it proved before the code goes on, to
     // enrolment (must_enrol): the code itself is no factor to sign in with.
-    await proceed(svc, res, user.id, step.amr, target);
+    await proceed(svc, res, user.id, step.amr, target, { provider: step.provider });
   });
 
   // --- enrolment

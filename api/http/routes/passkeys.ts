@@ -187,7 +187,11 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     const proved = passkeyAmr(assertion.deviceType, assertion.userVerified);
     redirectAsJson(res);
     // Alone: signed in only while the passkey is still theirs (a reset or a removal that won the race came first).
-    if (!step) return proceed(svc, res, key.userId, withFactor([], proved), targetOf(body), { still: (tx) => factorExists(tx, key.id) });
+    if (!step)
+      return proceed(svc, res, key.userId, withFactor([], proved), targetOf(body), {
+        still: (tx) => factorExists(tx, key.id),
+        provider: null,
+      });
     const done = await completeStep(svc, req, res, (s) => withFactor(s.amr, s.userId === key.userId ? proved : []), targetOf(body));
     if (!done) refuse(res, 409, 'This sign-in has expired. Sign in again.');
   });

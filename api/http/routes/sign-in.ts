@@ -143,7 +143,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     const target = { returnTo, acr: acrParam(body.acr) };
     const done = nextStep(['pwd'], await factorState(svc.pool, user.id), target.acr) === 'done';
     await (done ? svc.attempts.clear({ account: email }) : svc.attempts.giveBack([{ account: email }]));
-    await proceed(svc, res, user.id, ['pwd'], target, { passwordHash: user.passwordHash });
+    await proceed(svc, res, user.id, ['pwd'], target, { passwordHash: user.passwordHash, provider: null });
   });
 
   /** Where sign-up proves the address first, a failed sign-in may be an account not open yet: the page says so to everyone. */
@@ -221,7 +221,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     // The address proven first: a new address and a taken one get this same page (registration.ts).
     if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
     if (!('made' in result)) return page(422, { errors: { email: ['This email already has an account. Sign in instead.'] } });
-    await proceed(svc, res, result.made.id, ['pwd'], { returnTo, acr: undefined });
+    await proceed(svc, res, result.made.id, ['pwd'], { returnTo, acr: undefined }, { provider: null });
   });
 
   router.get('/auth/sign-out', async (req, res) => {

@@ -16,10 +16,12 @@ import {
   identitiesOf,
   linkUpstreamIdentity,
   lockUpstreamIdentity,
+  unlinkedBefore,
   touchUpstreamIdentity,
   unlinkUpstreamIdentity,
 } from '../../store/identity-providers.js';
 import { createUserIn, findUserByEmail, getUser, lockUser } from '../../store/users.js';
+import { sameAddress } from '../../input.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import { groupChanges } from './groups.js';
 import { decideLink, type LinkDecision, type LinkRefusal } from './linking.js';
@@ -31,16 +33,18 @@ export interface AdmitServices {
   users: RecordCache<unknown>;
 }
 
-/** Second factors a provider may vouch for (RFC 8176): its sign-in counts as several factors when it names one. */
-const UPSTREAM_MFA = ['mfa', 'otp', 'hwk', 'swk', 'sc', 'sms', 'tel', 'fpt', 'face', 'iris', 'retina', 'vbm'];
+/** Factors a provider's amr names (RFC 8176 §2), each a kind of proof of its own. */
+const FACTORS = ['pwd', 'pin', 'otp', 'sms', 'tel', 'hwk', 'swk', 'sc', 'fpt', 'face', 'iris', 'retina', 'vbm', 'kba', 'user'];
 
 /**
  * What a sign-in at the provider proved, as the box counts it: one factor, unless the provider
- * is trusted for its second factors (linking.trustMFA) and its amr names one. Never a passkey's
- * class: the box cannot tell how phishing-resistant the provider's factor was.
+ * is trusted for its second factors (linking.trustMFA) and its amr says several were used —
+ * `mfa`, or two kinds of factor (`otp` alone may be a passwordless one-time code: one factor).
+ * Never a passkey's class: the box cannot tell how phishing-resistant the provider's factor was.
  */
 export function upstreamAmr(provider: Pick<IdentityProvider, 'linking'>, profile: UpstreamProfile): string[] {
-  const severalFactors = provider.linking?.trustMFA === true && profile.amr.some((v) => UPSTREAM_MFA.includes(v));
+  const kinds = new Set(profile.amr.filter((v) => FACTORS.includes(v))).size;
+  const severalFactors = provider.linking?.trustMFA === true && (profile.amr.includes('mfa') || kinds >= 2);
   return severalFactors ? ['pwd', 'mfa'] : ['pwd'];
 }
 
@@ -69,7 +73,13 @@ export async function admit(
       provider,
       profile,
       linkedTo,
-      sameEmail: holder && { userId: holder.id, linkedHere: await linkedHere(holder.id) },
+      sameEmail: holder && {
+        userId: holder.id,
+        linkedHere: await linkedHere(holder.id),
+        proven: holder.emailVerified && !holder.mustVerifyEmail,
+        exact: sameAddress(holder.email, profile.email!),
+        unlinkedHere: await unlinkedBefore(tx, provider.id, holder.id),
+      },
       linkFor,
       linkForLinkedHere: linkFor !== undefined && (await linkedHere(linkFor)),
     });

@@ -42,9 +42,17 @@ export const callbackUrl = (baseUrl: string, provider: string): string =>
 export const labelOf = (provider: IdentityProvider): string => provider.displayName ?? provider.id;
 
 /** A provider people may use now (one that is disabled is neither offered nor accepted). */
-export async function enabledProvider(svc: FlowServices, id: string): Promise<IdentityProvider | undefined> {
+export async function enabledProvider(svc: Pick<FlowServices, 'pool'>, id: string): Promise<IdentityProvider | undefined> {
   const stored = await identityProviders.read(svc.pool, id);
   return stored && !stored.resource.disabled ? stored.resource : undefined;
+}
+
+/**
+ * Whether a browser's sign-in through `provider` (null: the box's own) still counts: a provider
+ * disabled or removed (its people cut off, an incident) takes its sign-ins with it.
+ */
+export async function providerStands(pool: Pool, provider: string | null): Promise<boolean> {
+  return provider === null || (await enabledProvider({ pool }, provider)) !== undefined;
 }
 
 /** The providers a sign-in page offers, of those the client accepts (Client.identityProviders; unset: all). */

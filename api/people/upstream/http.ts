@@ -40,7 +40,40 @@ export async function upstreamFetch(url: string | URL, init: RequestInit = {}): 
     await response.body?.cancel();
     throw new UpstreamError('unavailable', `${where} answered ${response.status}`);
   }
-  return response;
+  return capped(response, where);
+}
+
+/** The most a provider's answer may hold (metadata, keys, tokens, a person's claims): more is a provider gone wrong. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** The answer, read whole (within the time limit) and at most MAX_ANSWER_BYTES: no provider fills the box's memory. */
+async function capped(response: Response, where: string): Promise<Response> {
+  if (!response.body || [101, 204, 205, 304].includes(response.status)) return response;
+  const tooLarge = (): UpstreamError => new UpstreamError('invalid', `${where} answered more than ${MAX_ANSWER_BYTES} bytes`);
+  if (Number(response.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+    await response.body.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      size += read.value.byteLength;
+      if (size > MAX_ANSWER_BYTES) {
+        await reader.cancel();
+        throw tooLarge();
+      }
+      chunks.push(read.value);
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw new UpstreamError(
+      'unavailable',
+      timedOut(err) ? `${where} gave no whole answer within ${UPSTREAM_TIMEOUT_MS} ms` : `${where} broke off`,
+    );
+  }
+  return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 /** The options of an oauth4webapi request to `url` (one providerUrl allowed). */

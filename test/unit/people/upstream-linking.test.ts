@@ -31,15 +31,26 @@ describe('upstream linking', () => {
     expect(decideLink(facts({ linkedTo: 4 }))).to.deep.equal({ kind: 'sign-in', userId: 4 });
   });
 
+  const holder = { userId: 9, linkedHere: false, proven: true, exact: true, unlinkedHere: false };
+
   it('reaches a person by email only on a verified email from a provider trusted for it', () => {
-    const sameEmail = { userId: 9, linkedHere: false };
+    const sameEmail = holder;
     expect(decideLink(facts({ sameEmail }))).to.deep.equal({ kind: 'link', userId: 9, why: 'trusted-email' });
     const unverified = facts({ sameEmail, profile: profile({ emailVerified: false }) });
     expect(decideLink(unverified)).to.deep.equal({ kind: 'refuse', why: 'email-taken' });
     const untrusted = facts({ sameEmail, provider: { id: 'corp', linking: {} } });
     expect(decideLink(untrusted)).to.deep.equal({ kind: 'refuse', why: 'email-taken' });
     // A person who has another identity at this provider is not given a second one by email.
-    expect(decideLink(facts({ sameEmail: { userId: 9, linkedHere: true } }))).to.deep.equal({ kind: 'refuse', why: 'linked-here-already' });
+    expect(decideLink(facts({ sameEmail: { ...holder, linkedHere: true } }))).to.deep.equal({ kind: 'refuse', why: 'linked-here-already' });
+  });
+
+  it("never hands a trusted provider's identity to an account whose address was never proven, folded, or unlinked", () => {
+    // Made first by someone else (a sign-up, another provider) with the owner's address, never proven: not theirs to get.
+    expect(decideLink(facts({ sameEmail: { ...holder, proven: false } }))).to.deep.equal({ kind: 'refuse', why: 'email-taken' });
+    // ops@gıthub.example is not ops@github.example, though the box's lookup folds them together.
+    expect(decideLink(facts({ sameEmail: { ...holder, exact: false } }))).to.deep.equal({ kind: 'refuse', why: 'email-taken' });
+    // The person unlinked this provider: their email does not link it back.
+    expect(decideLink(facts({ sameEmail: { ...holder, unlinkedHere: true } }))).to.deep.equal({ kind: 'refuse', why: 'email-taken' });
   });
 
   it('makes a person, vouching for the email only where the provider is trusted for it', () => {
@@ -58,7 +69,7 @@ describe('upstream linking', () => {
     expect(decideLink(facts({ linkFor: 3, linkedTo: 3 }))).to.deep.equal({ kind: 'sign-in', userId: 3 });
     expect(decideLink(facts({ linkFor: 3, linkForLinkedHere: true }))).to.deep.equal({ kind: 'refuse', why: 'linked-here-already' });
     // Another person holding the email does not matter: the link is the signed-in person's.
-    expect(decideLink(facts({ linkFor: 3, sameEmail: { userId: 9, linkedHere: false } }))).to.deep.equal({
+    expect(decideLink(facts({ linkFor: 3, sameEmail: holder }))).to.deep.equal({
       kind: 'link',
       userId: 3,
       why: 'account-page',
@@ -96,7 +107,10 @@ describe('upstream groups', () => {
 describe('upstream amr', () => {
   it("counts the provider's second factor only where it is trusted for it, and never as a passkey", () => {
     expect(upstreamAmr({ linking: { trustMFA: true } }, profile({ amr: ['pwd', 'otp', 'mfa'] }))).to.deep.equal(['pwd', 'mfa']);
-    expect(upstreamAmr({ linking: { trustMFA: true } }, profile({ amr: ['hwk'] }))).to.deep.equal(['pwd', 'mfa']);
+    expect(upstreamAmr({ linking: { trustMFA: true } }, profile({ amr: ['pwd', 'hwk'] }))).to.deep.equal(['pwd', 'mfa']);
+    // One factor, whatever its kind (a passwordless code, a passkey alone): not two.
+    expect(upstreamAmr({ linking: { trustMFA: true } }, profile({ amr: ['otp'] }))).to.deep.equal(['pwd']);
+    expect(upstreamAmr({ linking: { trustMFA: true } }, profile({ amr: ['hwk'] }))).to.deep.equal(['pwd']);
     expect(upstreamAmr({ linking: {} }, profile({ amr: ['pwd', 'otp', 'mfa'] }))).to.deep.equal(['pwd']);
     expect(upstreamAmr({ linking: { trustMFA: true } }, profile({ amr: ['pwd'] }))).to.deep.equal(['pwd']);
   });
