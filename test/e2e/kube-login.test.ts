@@ -13,11 +13,13 @@ import path from 'node:path';
 import { decodeJwt } from 'jose';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { projectPath } from '../../api/paths.js';
-import { Box } from '../support/box.js';
+import { Box, type JsonResponse } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { KUBE_BIN, TestCluster } from '../support/kube.js';
+import { GROUPS_DN, PEOPLE, PEOPLE_DN, SERVICE, startSlapd, type Slapd } from '../support/slapd.js';
 import { testCa, type TestCa } from '../support/tls.js';
+import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 
 const CLI = projectPath('bin', 'boxauth.js');
 const KUBECTL = path.join(KUBE_BIN, 'kubectl');
@@ -109,24 +111,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     fs.writeFileSync(authConfig, stringify(setupDocs[1]));
     cluster = await TestCluster.start({ authConfig });
 
-    // Ann's kubeconfig: the cluster as the admin's names it, the user as setup printed it,
-    // its `boxauth` being this checkout's (and tokens cached in the test's own directory).
-    const admin = parse(fs.readFileSync(cluster.kubeconfig, 'utf8'));
-    const user = setupDocs[0].users[0];
-    user.user.exec.command = process.execPath;
-    user.user.exec.args = [CLI, ...user.user.exec.args, `--cache-dir=${cacheDir}`, '--no-browser', '--timeout=60'];
-    kubeconfig = path.join(dir, 'ann.kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: admin.clusters,
-        users: [user],
-        contexts: [{ name: 'ann', context: { cluster: admin.clusters[0].name, user: 'ann' } }],
-        'current-context': 'ann',
-      }),
-    );
+    kubeconfig = kubeconfigFor('ann', cacheDir);
     // A role of its own: `view` is an aggregated ClusterRole, filled in by kube-controller-manager, which this cluster lacks.
     await cluster.k(['create', 'clusterrole', 'namespace-reader', '--verb=get,list,watch', '--resource=namespaces']);
     await cluster.k(['create', 'clusterrolebinding', 'devs-read-namespaces', '--clusterrole=namespace-reader', '--group=devs']);
@@ -139,6 +124,31 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     for (const d of [dir, ca?.dir]) if (d) fs.rmSync(d, { recursive: true, force: true });
   });
 
+  /**
+   * `name`'s kubeconfig: the cluster as the admin's names it, the user as setup printed it, its
+   * `boxauth` being this checkout's (and tokens cached in `cache`, in the test's own directory).
+   */
+  function kubeconfigFor(name: string, cache: string): string {
+    const admin = parse(fs.readFileSync(cluster.kubeconfig, 'utf8'));
+    const user = structuredClone(setupDocs[0].users[0]);
+    user.name = name;
+    user.user.exec.command = process.execPath;
+    user.user.exec.args = [CLI, ...user.user.exec.args, `--cache-dir=${cache}`, '--no-browser', '--timeout=60'];
+    const file = path.join(dir, `${name}.kubeconfig`);
+    fs.writeFileSync(
+      file,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: admin.clusters,
+        users: [user],
+        contexts: [{ name, context: { cluster: admin.clusters[0].name, user: name } }],
+        'current-context': name,
+      }),
+    );
+    return file;
+  }
+
   function run(file: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
     const child = new Child(file, args, { ...env, ...extraEnv });
     return child.exited;
@@ -147,11 +157,11 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
   /** kubectl as Ann runs it from a script: no terminal, so the plugin may not ask anyone to sign in. */
   const kubectl = (...args: string[]): Promise<Run> => run(KUBECTL, [`--kubeconfig=${kubeconfig}`, ...args]);
 
-  /** kubectl as Ann runs it in a terminal; its stdout goes to a file, the terminal shows the rest. */
-  function kubectlInTerminal(...args: string[]): { child: Child; out: string } {
+  /** kubectl as Ann (or whose `config` it is) runs it in a terminal; its stdout goes to a file, the terminal shows the rest. */
+  function kubectlInTerminal(args: string[], config = kubeconfig): { child: Child; out: string } {
     const out = path.join(dir, `out-${Date.now()}.txt`);
     const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-    const command = [KUBECTL, `--kubeconfig=${kubeconfig}`, ...args].map(quote).join(' ');
+    const command = [KUBECTL, `--kubeconfig=${config}`, ...args].map(quote).join(' ');
     return { child: new Child('script', ['-qfec', `${command} > ${quote(out)}`, '/dev/null'], env), out };
   }
 
@@ -232,7 +242,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
   });
 
   it('the first kubectl in a terminal has Ann sign in through the printed address; whoami shows her email and groups', async function () {
-    const { child, out } = kubectlInTerminal('auth', 'whoami', '-o', 'json');
+    const { child, out } = kubectlInTerminal(['auth', 'whoami', '-o', 'json']);
     const [address] = await child.waitFor(/https:\/\/\S+\/auth\/authorize\?\S+/);
     const url = new URL(address);
     expect(url.searchParams.get('code_challenge_method')).to.equal('S256');
@@ -322,7 +332,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     expect(res.code).to.not.equal(0);
     expect(res.stderr).to.match(/boxauth kube-login: sign-in needed \(the box refused the refresh token: .*\): run kubectl in a terminal/);
 
-    const plugin = await run(process.execPath, [CLI, ...setupDocs[0].users[0].user.exec.args.slice(1)], {
+    const plugin = await run(process.execPath, parse(fs.readFileSync(kubeconfig, 'utf8')).users[0].user.exec.args, {
       KUBERNETES_EXEC_INFO: JSON.stringify({
         apiVersion: 'client.authentication.k8s.io/v1',
         kind: 'ExecCredential',
@@ -379,5 +389,102 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     } finally {
       await browser.close();
     }
+  });
+
+  describe('through an upstream: another box, a directory', function () {
+    let upstream: Box;
+    let slapd: Slapd;
+
+    before(async function () {
+      [upstream, slapd] = await Promise.all([Box.start({ hostname: 'localhost' }), startSlapd()]);
+      // B's and the directory's eng are the box's devs, which may read namespaces. Both are
+      // trusted for emails: the API server takes an email as the username only when verified.
+      const linking = { trustEmail: true };
+      await connectUpstream(box, upstream, 'corp', { displayName: 'Corp', linking, groups: [{ group: 'devs', upstream: 'eng' }] });
+      const directory = await box.json(
+        'PUT',
+        '/IdentityProvider/directory',
+        {
+          type: 'ldap',
+          displayName: 'Directory',
+          ldap: {
+            url: slapd.ldapUrl,
+            startTLS: true,
+            ca: slapd.ca,
+            bindDN: SERVICE.dn,
+            userSearch: { baseDN: PEOPLE_DN, filter: '(objectClass=inetOrgPerson)', usernameAttribute: 'uid' },
+            groupSearch: { baseDN: GROUPS_DN },
+            emailVerified: true,
+          },
+          secret: SERVICE.password,
+          linking,
+          groups: [{ group: 'devs', upstream: 'eng' }],
+        },
+        root,
+      );
+      expect(directory.status, directory.text).to.equal(201);
+    });
+    after(async function () {
+      await Promise.all([upstream?.stop(), slapd?.stop()]);
+    });
+
+    /**
+     * kubectl in a terminal for a person with a kubeconfig of their own; `signIn` takes the
+     * browser from the printed address to the box's consent page. Then whoami, as kubectl shows it.
+     */
+    async function whoamiAfter(name: string, signIn: (browser: FormAgent, authorize: string) => Promise<JsonResponse>): Promise<any> {
+      const config = kubeconfigFor(name, path.join(dir, `cache-${name}`));
+      const { child, out } = kubectlInTerminal(['auth', 'whoami', '-o', 'json'], config);
+      const [address] = await child.waitFor(/https:\/\/\S+\/auth\/authorize\?\S+/);
+      const url = new URL(address);
+      const browser = new FormAgent(box);
+      const consentPage = await signIn(browser, url.pathname + url.search);
+      expect(consentPage.status, consentPage.text).to.equal(200);
+      const redirect = await browser.consent(consentPage, 'allow');
+      expect(redirect.status).to.equal(302);
+      expect((await fetch(redirect.headers.get('location')!)).status).to.equal(200);
+      const done = await child.exited;
+      expect(done.code, done.stdout).to.equal(0);
+      const user = JSON.parse(fs.readFileSync(out, 'utf8')).status.userInfo;
+      const get = await run(KUBECTL, [`--kubeconfig=${config}`, 'get', 'namespaces', '-o', 'name']);
+      expect(get.stdout, get.stderr).to.include('namespace/default');
+      return user;
+    }
+
+    it("a person of another box signs in through it (Corp); kubectl acts as them, in the box's devs", async function () {
+      const rootB = await upstream.rootToken();
+      const eng = (await upstream.json('POST', '/groups', { name: 'eng' }, rootB)).body.id;
+      const pat = { email: 'pat@corp.example', password: 'pat-password-1', email_verified: true, 'group-ids': [eng] };
+      expect((await upstream.json('POST', '/users', pat, rootB)).status).to.equal(201);
+      const user = await whoamiAfter('pat', async (atBox, authorize) => {
+        const twoHosts = new TwoHostBrowser(box, upstream, atBox);
+        const back = await twoHosts.signIn('corp', pat.email, pat.password, authorize);
+        expect(back.status, back.text).to.equal(303);
+        return atBox.get(back.headers.get('location')!);
+      });
+      expect(user.username).to.equal(pat.email);
+      expect(user.groups).to.include.members(['devs', 'system:authenticated']);
+    });
+
+    it('a person of the LDAP directory signs in through its form (Directory); kubectl acts as them, in devs', async function () {
+      const alice = PEOPLE.alice;
+      const user = await whoamiAfter('alice', async (atBox, authorize) => {
+        const signInPage = await atBox.get(authorize);
+        const link = /href="(\/auth\/upstream\/directory\?[^"]+)"/.exec(signInPage.text);
+        expect(link, 'the sign-in page offers the directory').to.not.equal(null);
+        const form = await atBox.get(link![1]!.replace(/&amp;/g, '&'));
+        const back = await atBox.post('/auth/upstream/directory', {
+          ...hiddenFields(form.text),
+          username: alice.uid,
+          password: alice.password,
+        });
+        expect(back.status, back.text).to.equal(303);
+        return atBox.get(back.headers.get('location')!);
+      });
+      expect(user.username).to.equal(alice.mail);
+      expect(user.groups).to.include.members(['devs', 'system:authenticated']);
+      // Groups the rules do not name stay in the directory.
+      expect(user.groups.filter((g: string) => ['eng', 'staff', 'everyone'].includes(g))).to.deep.equal([]);
+    });
   });
 });

@@ -12,13 +12,17 @@ export interface CodeClient {
   claimsOf(code: string): Promise<Record<string, unknown>>;
 }
 
-/** Registers client `id` (first party, redirecting to `callback`) with `root`'s token. */
-export async function codeClient(box: Box, root: string, callback: string, id = 'rp'): Promise<CodeClient> {
+/**
+ * Registers client `id` (first party, redirecting to `callback`) with `root`'s token. `scope`
+ * beyond openid (email, groups): their claims in the ID token too, as an app reads them there.
+ */
+export async function codeClient(box: Box, root: string, callback: string, id = 'rp', scope = 'openid'): Promise<CodeClient> {
   const secret = randomBytes(12).toString('hex');
   const client = {
     grant_types: ['authorization_code'],
     secret,
     first_party: true,
+    ...(scope === 'openid' ? {} : { claims_in_id_token: true }),
     auth: { authorization_code: { redirect_uri: callback } },
   };
   expect((await box.json('PUT', `/Client/${id}`, client, root)).status).to.equal(201);
@@ -30,7 +34,7 @@ export async function codeClient(box: Box, root: string, callback: string, id = 
         response_type: 'code',
         client_id: id,
         redirect_uri: callback,
-        scope: 'openid',
+        scope,
         nonce: randomBytes(8).toString('hex'),
         code_challenge: challenge,
         code_challenge_method: 'S256',

@@ -43,15 +43,14 @@ export async function connectUpstream(
   expect(res.status, res.text).to.be.oneOf([200, 201]);
 }
 
-/** A browser visiting both boxes: one cookie jar per host. */
+/** A browser visiting both boxes: one cookie jar per host (at A: `atA`'s, one a test holds already). */
 export class TwoHostBrowser {
-  readonly atA: FormAgent;
   readonly atB: FormAgent;
   constructor(
     readonly a: Box,
     readonly b: Box,
+    readonly atA = new FormAgent(a),
   ) {
-    this.atA = new FormAgent(a);
     this.atB = new FormAgent(b);
   }
 
