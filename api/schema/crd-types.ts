@@ -631,7 +631,7 @@ export interface IdentityProviderSpec {
      */
     trustEmail?: boolean;
     /**
-     * The provider's second factor counts (its ID token's amr says mfa, otp, hwk, swk, or sc): the box does not ask its own (default false - people with a factor of the box give it).
+     * The provider's second factor counts (its ID token's amr says mfa, or names two kinds of factor): the box does not ask its own (default false - people with a factor of the box give it).
      */
     trustMFA?: boolean;
   };

@@ -235,7 +235,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
         res,
         409,
         'Not unlinked',
-        'This provider is your only way in: add a passkey or ask for a password first, then unlink it.',
+        'This provider is your only way in: add a passkey first (above), then unlink it.',
       );
     if (why === 'not-linked') return problem(res, 404, 'Not unlinked', 'This provider is not linked to your account.');
     res.redirect(303, `${ACCOUNT_PATH}?changed=provider-unlinked`);
