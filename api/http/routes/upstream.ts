@@ -231,12 +231,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const provider = text((req.body as Body).provider);
     const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) });
     if (why === 'only-way-in')
-      return problem(
-        res,
-        409,
-        'Not unlinked',
-        'This provider is your only way in: add a passkey first (above), then unlink it.',
-      );
+      return problem(res, 409, 'Not unlinked', 'This provider is your only way in: add a passkey first (above), then unlink it.');
     if (why === 'not-linked') return problem(res, 404, 'Not unlinked', 'This provider is not linked to your account.');
     res.redirect(303, `${ACCOUNT_PATH}?changed=provider-unlinked`);
   });
