@@ -484,6 +484,18 @@ function sessionSchemas(): Json {
         address,
       },
     },
+    Identity: {
+      type: 'object',
+      description: 'An identity at an IdentityProvider linked to the person',
+      required: ['provider', 'subject', 'linked_at', 'last_used_at'],
+      properties: {
+        provider: { type: 'string', description: 'the IdentityProvider' },
+        subject: { type: 'string', description: "the person's id there (sub, GitHub's id, the directory's entryUUID)" },
+        email: { type: ['string', 'null'], description: 'the address it gave at its last sign-in' },
+        linked_at: { type: 'string', format: 'date-time' },
+        last_used_at: { type: 'string', format: 'date-time' },
+      },
+    },
     PersonSessions: {
       type: 'object',
       required: ['browsers', 'grants'],
@@ -529,6 +541,26 @@ const personSessionPaths: Json = {
     delete: {
       tags: ['people'],
       summary: 'Sign one browser of the person out, ending what was issued through it (404 unless it is theirs)',
+      responses: { '204': ENDED, ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/users/{id}/identities': {
+    parameters: [idParam('user', 'integer')],
+    get: {
+      tags: ['people'],
+      summary: "The person's identities at IdentityProviders: which provider, their subject there, since when",
+      responses: { '200': answer('found', { type: 'array', items: ref('Identity') }), ...ERRORS, '404': NOT_FOUND },
+    },
+  },
+  '/users/{id}/identities/{provider}': {
+    parameters: [
+      idParam('user', 'integer'),
+      { name: 'provider', in: 'path', required: true, description: 'the IdentityProvider', schema: { type: 'string' } },
+    ],
+    delete: {
+      tags: ['people'],
+      summary:
+        "Unlink the person's identity at the provider (audited; it no longer reaches them by email). Unlike the person's own unlink, even their only way in",
       responses: { '204': ENDED, ...ERRORS, '404': NOT_FOUND },
     },
   },

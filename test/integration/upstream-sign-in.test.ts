@@ -213,6 +213,23 @@ describe('signing in through an upstream OpenID Provider', function () {
     expect(refused.status).to.equal(409);
   });
 
+  it("lets an administrator see a person's identities and unlink one, even the only way in", async () => {
+    const email = await upstreamPerson();
+    expect((await new TwoHostBrowser(a, b).signIn('corp', email, PASSWORD)).status).to.equal(303);
+    const person = await personAtA(email);
+    const root = await a.rootToken();
+    const listed = await a.json('GET', `/users/${person!.id}/identities`, undefined, root);
+    expect(listed.status, listed.text).to.equal(200);
+    expect(listed.body).to.have.length(1);
+    expect(listed.body[0]).to.include({ provider: 'corp', email });
+    // A stranger's token is refused like any /users request.
+    expect((await a.json('GET', `/users/${person!.id}/identities`)).status).to.equal(401);
+    expect((await a.json('DELETE', `/users/${person!.id}/identities/corp`, undefined, root)).status).to.equal(204);
+    expect((await a.json('DELETE', `/users/${person!.id}/identities/corp`, undefined, root)).status).to.equal(404);
+    expect((await a.json('GET', `/users/${person!.id}/identities`, undefined, root)).body).to.deep.equal([]);
+    await eventually('the unlink audited', async () => /"action":"unlinked".*"by":\{"client"/.test(a.logs.join('\n')));
+  });
+
   it('signs out the browsers of a provider that is disabled, and forgets the links of one whose issuer changed', async () => {
     await connectUpstream(a, b, 'temp', { displayName: 'Temp' });
     const email = await upstreamPerson();

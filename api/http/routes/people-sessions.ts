@@ -11,6 +11,8 @@ import { listBrowserSignIns, type BrowserSignIn } from '../../store/browser.js';
 import { MAX_COUNT } from '../../store/search.js';
 import { listPersonGrants, type PersonGrant } from '../../store/sessions.js';
 import { getUser } from '../../store/users.js';
+import { identitiesOf } from '../../store/identity-providers.js';
+import { unlink } from '../../people/upstream/admit.js';
 import { actorOf } from '../auth.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -126,6 +128,31 @@ export function peopleSessionsRouter(svc: AccountServices, guard: RequestHandler
     const sid = uuidParam(req, 'sid');
     if (!(await endSignIn(svc, id, sid, { how: 'api', by: actorOf(req.principal!) })))
       throw notFound(`signed-in browser ${sid} of user ${id}`);
+    res.status(204).end();
+  });
+
+  router.get('/users/:id/identities', guard, async (req, res) => {
+    const identities = await identitiesOf(svc.pool, await existing(req));
+    send(
+      req,
+      res,
+      200,
+      identities.map((i) => ({
+        provider: i.provider,
+        subject: i.subject,
+        email: i.email,
+        linked_at: i.linkedAt.toISOString(),
+        last_used_at: i.lastUsedAt.toISOString(),
+      })),
+    );
+  });
+
+  // An administrator may cut even the only way in (an account taken over at its provider); the person may not.
+  router.delete('/users/:id/identities/:provider', guard, async (req, res) => {
+    const id = idParam(req, 'user');
+    const provider = req.params.provider as string;
+    if ((await unlink(svc, id, provider, actorOf(req.principal!), { evenTheOnlyWayIn: true })) !== undefined)
+      throw notFound(`identity of user ${id} at ${JSON.stringify(provider.slice(0, 64))}`);
     res.status(204).end();
   });
 

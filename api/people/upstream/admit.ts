@@ -145,16 +145,22 @@ export type UnlinkRefusal = 'not-linked' | 'only-way-in';
 
 /**
  * Unlinks the person's identity at `provider` (audited), unless it is their only way in: no
- * password of the box, no passkey, no other provider.
+ * password of the box, no passkey, no other provider (an administrator may: `evenTheOnlyWayIn`).
  */
-export async function unlink(svc: AdmitServices, userId: number, provider: string, by: Actor): Promise<UnlinkRefusal | undefined> {
+export async function unlink(
+  svc: AdmitServices,
+  userId: number,
+  provider: string,
+  by: Actor,
+  opts: { evenTheOnlyWayIn?: boolean } = {},
+): Promise<UnlinkRefusal | undefined> {
   const result = await withTransaction(svc.pool, async (tx) => {
     if (!(await lockUser(tx, userId))) return 'not-linked' as const;
     const identities = await identitiesOf(tx, userId);
     if (!identities.some((i) => i.provider === provider)) return 'not-linked' as const;
     const passwordSet = (await getUser(tx, userId))?.passwordSet ?? false;
     const passkeys = (await factorState(tx, userId)).passkeys;
-    if (!passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
+    if (!opts.evenTheOnlyWayIn && !passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
     return unlinkUpstreamIdentity(tx, userId, provider);
   });
   if (typeof result === 'string') return result;
