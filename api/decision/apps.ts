@@ -84,6 +84,12 @@ export class AppDirectory {
     return (await this.current()).byId.get(id);
   }
 
+  /** The app whose audience tokens for `audience` carry (RFC 8707 resource), if any. */
+  async byAudience(audience: string): Promise<App | undefined> {
+    for (const app of (await this.current()).byId.values()) if (audienceOf(app) === audience) return app;
+    return undefined;
+  }
+
   async byHost(host: string): Promise<App | undefined> {
     return (await this.current()).byHost.get(host.toLowerCase());
   }

@@ -33,6 +33,8 @@ export interface AuthorizationFacts {
   answer?: 'allow' | 'deny';
   /** The class of sign-in the request needs (api/people/sign-in.ts acrWanted); undefined: any. */
   acrWanted?: Acr;
+  /** The ways of signing in the client and the app asked for accept (api/people/sign-in.ts acceptedWays); undefined: every way. */
+  accepted?: readonly string[] | undefined;
   now: number;
 }
 
@@ -57,7 +59,7 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
     if (f.answer === 'deny') return { next: 'error', error: 'access_denied', description: 'the user denied access' };
   }
   // The consent form carries the request: what it asks of the sign-in holds there too.
-  const accepted = request.client.resource.identityProviders;
+  const accepted = f.accepted;
   if (mustSignIn({ asked: request, signedIn: f.signedIn, signedInSinceRequest: f.signedInSinceRequest, accepted, now: f.now })) {
     // Core §3.1.2.1: prompt=none "MUST NOT display any authentication or consent user interface pages".
     if (request.prompt.has('none')) return { next: 'error', error: 'login_required', description: 'the user must sign in' };

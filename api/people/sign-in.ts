@@ -20,6 +20,13 @@ export interface SignedIn {
 /** The name a Client's identityProviders gives the box's own sign-in (password, passkey). */
 export const BOX_SIGN_IN = 'box';
 
+/** The ways both a client and the app it signs people in to accept (each unset: every way). */
+export function acceptedWays(client: readonly string[] | undefined, app: readonly string[] | undefined): readonly string[] | undefined {
+  if (client === undefined) return app;
+  if (app === undefined) return client;
+  return client.filter((way) => app.includes(way));
+}
+
 /** Whether a sign-in through `provider` (null: the box's own) is one of the ways `accepted` names (unset: every way). */
 export function wayAccepted(accepted: readonly string[] | undefined, provider: string | null): boolean {
   return accepted === undefined || accepted.includes(provider ?? BOX_SIGN_IN);

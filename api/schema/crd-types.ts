@@ -134,7 +134,7 @@ export interface ClientSpec {
    */
   minimum_acr?: 'urn:boxauth:acr:password' | 'urn:boxauth:acr:mfa' | 'phr';
   /**
-   * The ways people may sign in for this client (docs/guides/upstream-providers.md): the names of IdentityProviders, and "box" for the box's own sign-in (password, passkey). A browser signed in another way is asked to sign in again, and the sign-in page offers only these. An App's people sign in through its signIn.client: name them there. Unset - every way.
+   * The ways people may sign in for this client (docs/guides/upstream-providers.md): the names of IdentityProviders, and "box" for the box's own sign-in (password, passkey). A browser signed in another way is asked to sign in again, and the sign-in page offers only these. An App may name its own (App.signIn.identityProviders): both must accept a way. Unset - every way.
    */
   identityProviders?: string[];
   /**
@@ -371,6 +371,10 @@ export interface AppSpec {
      * The box Client the sign-in goes through (authorization code). Its auth.authorization_code.redirect_uris must hold <url>/.boxauth/callback for each of urls.
      */
     client: string;
+    /**
+     * The ways people may sign in to the app (docs/guides/upstream-providers.md): the names of IdentityProviders, and "box" for the box's own sign-in. Held at every authorization request for the app's audience, whichever client makes it, together with that client's own identityProviders (both must accept a way). Unset - what the client accepts.
+     */
+    identityProviders?: string[];
   };
   /**
    * What the app is told of an allowed request.

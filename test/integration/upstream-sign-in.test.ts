@@ -183,6 +183,32 @@ describe('signing in through an upstream OpenID Provider', function () {
     expect(res.text).to.not.include('name="password"');
   });
 
+  it('holds a request for an app to the ways the app accepts, whichever client asks', async () => {
+    const root = await a.rootToken();
+    const app = await a.json(
+      'PUT',
+      '/App/wiki',
+      { urls: ['https://wiki.example'], signIn: { client: 'rp', identityProviders: ['corp'] } },
+      root,
+    );
+    expect(app.status, app.text).to.be.oneOf([200, 201]);
+    const local = `local-${randomBytes(3).toString('hex')}@example.com`;
+    await a.json('POST', '/users', { email: local, password: PASSWORD }, root);
+    const agent = new FormAgent(a);
+    expect((await agent.signIn(local, PASSWORD)).status).to.equal(303);
+    const ask = (resource?: string) =>
+      agent.get(
+        `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'rp', redirect_uri: RP.redirect, scope: 'openid', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', ...(resource ? { resource } : {}) })}`,
+      );
+    // For the wiki: a sign-in again, through corp only. For rp itself: the password sign-in will do.
+    const forWiki = await ask('https://wiki.example');
+    expect(forWiki.status).to.equal(200);
+    expect(forWiki.text).to.include('Sign in with Corp');
+    expect(forWiki.text).to.not.include('name="password"');
+    expect((await ask()).status).to.equal(302);
+    await a.json('DELETE', '/App/wiki', undefined, root);
+  });
+
   it('links a provider from the account page, and unlinks it (audited), never the only way in', async () => {
     const email = await upstreamPerson();
     const otherEmail = `mine-${randomBytes(3).toString('hex')}@example.com`;

@@ -3,6 +3,7 @@
 // browser is signed in as, what the person allowed before, the form's answer —
 // asks api/oauth/authorization.ts what happens next, and carries it out: a page,
 // or a redirect back to the client.
+import { waysAccepted, type AcceptedWaysServices } from '../accepted-ways.js';
 import type { Request, Response, Router } from 'express';
 import { decideAuthorization, type AuthorizationDecision } from '../../oauth/authorization.js';
 import {
@@ -29,7 +30,7 @@ import { proceed } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
 /** What the authorization endpoint and the consent form use: the request, the browser's sign-in, the code. */
-export type AuthorizeRouterServices = AuthorizeServices & BrowserServices & FreshSignInServices;
+export type AuthorizeRouterServices = AuthorizeServices & BrowserServices & FreshSignInServices & AcceptedWaysServices;
 
 export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   const router = strictRouter();
@@ -70,6 +71,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
       acrWanted: person && acrWanted(request.params.acr_values, client.minimum_acr, await factorState(svc.pool, person.user.id)),
       signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
       consented: client.first_party ? 'first-party' : person && (await consentedScopes(svc.pool, person.user.id, client.id)),
+      accepted: await waysAccepted(svc, client, request.audience),
       ...(answer ? { answer } : {}),
       now: Date.now(),
     });
@@ -105,7 +107,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           `/auth/authorize?${new URLSearchParams(params)}`,
           request.loginHint ? { email: request.loginHint } : {},
           {
-            accepted: request.client.resource.identityProviders,
+            accepted: await waysAccepted(svc, request.client.resource, request.audience),
             acr: request.params.acr_values,
           },
         );

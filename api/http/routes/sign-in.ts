@@ -2,6 +2,8 @@
 // BOXAUTH_REGISTRATION), the box's own sign-out page, and "you are signed in".
 // Passwords and sign-ups are counted before they are checked (api/people/attempts.ts);
 // where a sign-in goes back to is only ever a page of this box.
+import { waysAccepted } from '../accepted-ways.js';
+import type { AppDirectory } from '../../decision/apps.js';
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { minutesUntil, type AttemptKey, type Attempts } from '../../people/attempts.js';
@@ -45,6 +47,7 @@ interface Needs {
   attempts: Attempts;
   addressOf: AddressOf;
   clients: RecordCache<Stored<Client>>;
+  apps: AppDirectory;
 }
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
@@ -56,7 +59,7 @@ export function safeReturnTo(value: unknown): string {
 }
 
 /** What the sign-in, sign-up and sign-out pages use. */
-export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients'>;
+export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps'>;
 
 export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: DirectorySignIn): Router {
   const router = strictRouter();
@@ -66,9 +69,8 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
   async function waysOf(returnTo: string): Promise<SignInWays> {
     if (!returnTo.startsWith('/auth/authorize?')) return {};
     const query = new URLSearchParams(returnTo.slice('/auth/authorize?'.length));
-    const clientId = query.get('client_id');
-    const client = clientId ? await svc.clients.get(clientId) : undefined;
-    return { accepted: client?.resource.identityProviders, acr: query.get('acr_values') ?? undefined };
+    const accepted = await waysAccepted(svc, query.get('client_id') ?? undefined, query.get('resource') ?? undefined);
+    return { accepted, acr: query.get('acr_values') ?? undefined };
   }
 
   router.get('/auth/sign-in', async (req, res) => {

@@ -1,7 +1,7 @@
 // What a person must still prove before a request is answered, asked of people
 // alone: no authorization request, no browser, the clock given.
 import { expect } from 'chai';
-import { asksForFreshSignIn, mustSignIn, type SignInAsked, type SignInFacts } from '../../../api/people/sign-in.js';
+import { acceptedWays, asksForFreshSignIn, mustSignIn, type SignInAsked, type SignInFacts } from '../../../api/people/sign-in.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');
 const asked = (change: Partial<SignInAsked> = {}): SignInAsked => ({
@@ -40,6 +40,14 @@ describe('people: what a sign-in must still prove', () => {
     expect(mustSignIn(facts({ accepted: ['box'], signedIn: viaCorp }))).to.equal(true);
     expect(mustSignIn(facts({ accepted: ['corp', 'box'], signedIn: viaCorp }))).to.equal(false);
     expect(mustSignIn(facts({ signedIn: viaCorp }))).to.equal(false); // unset: every way
+  });
+
+  it('accepts the ways both the client and the app accept', () => {
+    expect(acceptedWays(undefined, undefined)).to.equal(undefined);
+    expect(acceptedWays(['corp', 'box'], undefined)).to.deep.equal(['corp', 'box']);
+    expect(acceptedWays(undefined, ['corp'])).to.deep.equal(['corp']);
+    expect(acceptedWays(['corp', 'box'], ['corp', 'ldap'])).to.deep.equal(['corp']);
+    expect(acceptedWays(['box'], ['corp'])).to.deep.equal([]); // none: nobody gets in
   });
 
   it('marks a request that waits for a sign-in made for it', () => {
