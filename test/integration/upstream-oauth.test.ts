@@ -234,29 +234,30 @@ describe('a provider that is down or slow', function () {
   });
 
   it('a closed port: unavailable, at once', async function () {
-    const started = Date.now();
     const said = await failure(
       authorizationUrl(oidcProvider({ issuer: `http://127.0.0.1:${await freePort()}`, clientId: 'box-a' }), newRequest()),
     );
     expect(said.failure).to.equal('unavailable');
-    expect(Date.now() - started).to.be.below(UPSTREAM_TIMEOUT_MS);
+    // Refused at once, not waited out: the message says so.
+    expect(said.message)
+      .to.match(/is unreachable/)
+      .and.not.match(/no answer within/);
   });
 
   it('a provider that never answers: unavailable within the time limit (discovery, then the token endpoint)', async function () {
     const slow = await silent();
-    let started = Date.now();
-    expect((await failure(authorizationUrl(oidcProvider({ issuer: slow, clientId: 'box-a' }), newRequest()))).failure).to.equal(
-      'unavailable',
-    );
-    expect(Date.now() - started).to.be.within(UPSTREAM_TIMEOUT_MS - 100, UPSTREAM_TIMEOUT_MS + 2000);
+    const atDiscovery = await failure(authorizationUrl(oidcProvider({ issuer: slow, clientId: 'box-a' }), newRequest()));
+    expect(atDiscovery.failure).to.equal('unavailable');
+    expect(atDiscovery.message).to.include(`no answer within ${UPSTREAM_TIMEOUT_MS} ms`);
+    // Asked again at once: the failure is remembered a while, nobody waits on the dead issuer again.
+    const again = await failure(authorizationUrl(oidcProvider({ issuer: slow, clientId: 'box-a' }), newRequest()));
+    expect(again.message).to.equal(atDiscovery.message);
 
     const request = newRequest();
     const callback = new URL(`${CALLBACK}?code=c0de&state=${request.state}`);
-    started = Date.now();
-    expect((await failure(finishAuthorization(oauth2('https://service.example', slow), 'secret', request, callback))).failure).to.equal(
-      'unavailable',
-    );
-    expect(Date.now() - started).to.be.within(UPSTREAM_TIMEOUT_MS - 100, UPSTREAM_TIMEOUT_MS + 2000);
+    const atToken = await failure(finishAuthorization(oauth2('https://service.example', slow), 'secret', request, callback));
+    expect(atToken.failure).to.equal('unavailable');
+    expect(atToken.message).to.include(`no answer within ${UPSTREAM_TIMEOUT_MS} ms`);
   });
 
   it('a provider answering 503: unavailable; answering 400 or 200 without a token: invalid', async function () {

@@ -73,13 +73,42 @@ interface Discovered {
 
 /** How long a provider's metadata is kept: a provider changes its endpoints rarely, its keys through jwks_uri. */
 const METADATA_TTL_MS = 3_600_000;
+/**
+ * How long a provider that did not answer is not asked again: every sign-in started meanwhile is
+ * told at once, rather than each waiting out the time limit on a dead issuer (a stranger pressing
+ * the button in a loop would hold as many requests open).
+ */
+const UNAVAILABLE_TTL_MS = 30_000;
 const discovered = new Map<string, Discovered>();
+const unavailable = new Map<string, { error: UpstreamError; until: number }>();
+const discovering = new Map<string, Promise<Discovered>>();
 const keySets = new Map<string, JWTVerifyGetKey>();
 
-/** The provider's metadata (its issuer exactly the one configured) and its keys; a failure is not kept. */
+/**
+ * The provider's metadata (its issuer exactly the one configured) and its keys: fetched once at a
+ * time per issuer (sign-ins starting together wait for the one fetch), kept an hour; a provider
+ * that did not answer is remembered so for UNAVAILABLE_TTL_MS, any other failure not at all.
+ */
 async function discover(issuer: string): Promise<Discovered> {
   const cached = discovered.get(issuer);
   if (cached && cached.until > Date.now()) return cached;
+  const down = unavailable.get(issuer);
+  if (down && down.until > Date.now()) throw down.error;
+  let pending = discovering.get(issuer);
+  if (!pending) {
+    pending = fetchMetadata(issuer)
+      .catch((err: unknown) => {
+        if (err instanceof UpstreamError && err.failure === 'unavailable')
+          unavailable.set(issuer, { error: err, until: Date.now() + UNAVAILABLE_TTL_MS });
+        throw err;
+      })
+      .finally(() => discovering.delete(issuer));
+    discovering.set(issuer, pending);
+  }
+  return pending;
+}
+
+async function fetchMetadata(issuer: string): Promise<Discovered> {
   const issuerUrl = providerUrl(issuer, 'the issuer');
   let server: oauth.AuthorizationServer;
   try {
@@ -97,6 +126,7 @@ async function discover(issuer: string): Promise<Discovered> {
   if (server.userinfo_endpoint !== undefined) providerUrl(server.userinfo_endpoint, 'userinfo_endpoint');
   const entry = { server, keys: keySet(server.jwks_uri!), until: Date.now() + METADATA_TTL_MS };
   discovered.set(issuer, entry);
+  unavailable.delete(issuer);
   return entry;
 }
 
