@@ -433,6 +433,66 @@ function peopleSchemas(): Json {
   };
 }
 
+/**
+ * SCIM 2.0 (RFC 7644, docs/guides/scim.md): the same people and groups for a directory. Its
+ * resources are described by the door's own discovery documents (/scim/v2/Schemas); here, its paths.
+ */
+function scimPaths(): Json {
+  const scimJson = (description: string): Json => ({
+    description,
+    content: { 'application/scim+json': { schema: { type: 'object', description: 'RFC 7643/7644 JSON' } } },
+  });
+  const refused = {
+    '400': scimJson('an RFC 7644 §3.12 error (scimType)'),
+    '401': scimJson('no token'),
+    '403': scimJson('no policy allows it'),
+  };
+  const body = { required: true, content: { 'application/scim+json': { schema: { type: 'object' } } } };
+  const read = (summary: string): Json => ({ tags: ['scim'], summary, responses: { '200': scimJson('found'), ...refused } });
+  const paths: Json = {
+    '/scim/v2/ServiceProviderConfig': { get: read('What the SCIM door supports (RFC 7643 §5)') },
+    '/scim/v2/ResourceTypes': { get: read('User and Group (RFC 7643 §6)') },
+    '/scim/v2/ResourceTypes/{id}': { parameters: [idParam('resource type')], get: read('One resource type') },
+    '/scim/v2/Schemas': { get: read('The schemas: User, the enterprise extension, Group (RFC 7643 §7)') },
+    '/scim/v2/Schemas/{id}': { parameters: [idParam('schema')], get: read('One schema, by its URN') },
+  };
+  for (const [plural, one] of [
+    ['Users', 'person'],
+    ['Groups', 'group'],
+  ] as const) {
+    paths[`/scim/v2/${plural}`] = {
+      get: read(`Search ${plural} (filter, startIndex, count, attributes, excludedAttributes)`),
+      post: { tags: ['scim'], summary: `Create a ${one}`, requestBody: body, responses: { '201': scimJson('created'), ...refused } },
+    };
+    paths[`/scim/v2/${plural}/.search`] = {
+      post: {
+        tags: ['scim'],
+        summary: `Search ${plural} with a SearchRequest body`,
+        requestBody: body,
+        responses: { '200': scimJson('found'), ...refused },
+      },
+    };
+    paths[`/scim/v2/${plural}/{id}`] = {
+      parameters: [idParam(one)],
+      get: read(`Read a ${one}`),
+      put: {
+        tags: ['scim'],
+        summary: `Replace a ${one} (If-Match: its version)`,
+        requestBody: body,
+        responses: { '200': scimJson('replaced'), ...refused },
+      },
+      patch: {
+        tags: ['scim'],
+        summary: `Change a ${one} with PatchOp operations`,
+        requestBody: body,
+        responses: { '200': scimJson('changed'), ...refused },
+      },
+      delete: { tags: ['scim'], summary: `Delete a ${one}`, responses: { '204': { description: 'deleted' }, ...refused } },
+    };
+  }
+  return paths;
+}
+
 /** A person's factors, and an administrator's reset of them. */
 const factorPaths: Json = {
   '/users/{id}/factors': {
@@ -787,7 +847,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
-    tags: ['oauth', 'openid', 'resources', 'people', 'sessions', 'decisions', 'operations'].map((name) => ({ name })),
+    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'operations'].map((name) => ({ name })),
     paths: {
       ...oauthPaths,
       ...Object.assign({}, ...KINDS.map(resourcePaths)),
@@ -795,6 +855,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
       ...peoplePaths('groups', 'Group'),
       ...factorPaths,
       ...personSessionPaths,
+      ...scimPaths(),
       '/Session': {
         get: {
           tags: ['sessions'],

@@ -36,12 +36,12 @@ describe('users and groups', function () {
       expect(await argon2.verify(res.body.password, 'ann-password')).to.equal(true);
     });
 
-    it('GET /users → array with group-ids, groups, data, email, email_verified, status, id, and no password', async function () {
+    it('GET /users → array with group-ids, groups, data, email, email_verified, active, status, id, and no password', async function () {
       const res = await get('/users');
       expect(res.status).to.equal(200);
       expect(res.body).to.be.an('array');
       for (const user of res.body) {
-        expect(user).to.have.keys('id', 'email', 'email_verified', 'must_verify_email', 'data', 'status', 'group-ids', 'groups');
+        expect(user).to.have.keys('id', 'email', 'email_verified', 'must_verify_email', 'active', 'data', 'status', 'group-ids', 'groups');
       }
       expect(res.headers.get('x-total-count')).to.equal(String(res.body.length));
     });

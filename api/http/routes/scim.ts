@@ -31,6 +31,7 @@ import type { Policies } from '../../policy/evaluate.js';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../../metrics.js';
 
+/** The door's paths are spelt out in full below: a policy and the OpenAPI document see them as they are. */
 export const SCIM_PATH = '/scim/v2';
 /** The most resources one page holds (ServiceProviderConfig filter.maxResults). */
 export const MAX_RESULTS = 200;
@@ -98,21 +99,21 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     svc.audit.record({ event: 'record_changed', kind, id, action, by: actorOf(req.principal!) });
   const pre = (req: Request): scim.Precondition => ({ ifMatch: req.headers['if-match'] });
 
-  router.get(`${SCIM_PATH}/ServiceProviderConfig`, ...guard, (_req, res) => answer(res, 200, serviceProviderConfig(base, MAX_RESULTS)));
-  router.get(`${SCIM_PATH}/ResourceTypes`, ...guard, (_req, res) => {
+  router.get('/scim/v2/ServiceProviderConfig', ...guard, (_req, res) => answer(res, 200, serviceProviderConfig(base, MAX_RESULTS)));
+  router.get('/scim/v2/ResourceTypes', ...guard, (_req, res) => {
     const types = Object.values(RESOURCE_TYPES).map((t) => resourceTypeDoc(base, t));
     answer(res, 200, { schemas: [LIST_RESPONSE], totalResults: types.length, startIndex: 1, itemsPerPage: types.length, Resources: types });
   });
-  router.get(`${SCIM_PATH}/ResourceTypes/:id`, ...guard, (req, res) => {
+  router.get('/scim/v2/ResourceTypes/:id', ...guard, (req, res) => {
     const type = Object.values(RESOURCE_TYPES).find((t) => t.kind === req.params.id);
     if (!type) throw new ScimError(404, undefined, `no resource type ${String(req.params.id)}`);
     answer(res, 200, resourceTypeDoc(base, type));
   });
-  router.get(`${SCIM_PATH}/Schemas`, ...guard, (_req, res) => {
+  router.get('/scim/v2/Schemas', ...guard, (_req, res) => {
     const docs = SCHEMAS.map((s) => schemaDoc(base, s));
     answer(res, 200, { schemas: [LIST_RESPONSE], totalResults: docs.length, startIndex: 1, itemsPerPage: docs.length, Resources: docs });
   });
-  router.get(`${SCIM_PATH}/Schemas/:id`, ...guard, (req, res) => {
+  router.get('/scim/v2/Schemas/:id', ...guard, (req, res) => {
     const schema = SCHEMAS.find((s) => s.id === req.params.id);
     if (!schema) throw new ScimError(404, undefined, `no schema ${String(req.params.id)}`);
     answer(res, 200, schemaDoc(base, schema));
@@ -143,59 +144,59 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     return project(RESOURCE_TYPES[kind], resource, names(req.query.attributes), names(req.query.excludedAttributes));
   }
 
-  router.get(`${SCIM_PATH}/Users`, ...guard, async (req, res) => list('User', req.query as Query, res));
-  router.post(`${SCIM_PATH}/Users/.search`, ...scimBody, ...guard, async (req, res) => list('User', searchRequest(req.body), res));
-  router.post(`${SCIM_PATH}/Users`, ...scimBody, ...guard, async (req, res) => {
+  router.get('/scim/v2/Users', ...guard, async (req, res) => list('User', req.query as Query, res));
+  router.post('/scim/v2/Users/.search', ...scimBody, ...guard, async (req, res) => list('User', searchRequest(req.body), res));
+  router.post('/scim/v2/Users', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.createUser(svc, req.body, actorOf(req.principal!), base);
     recorded(req, 'User', String(user.id), 'created');
     res.location(`${base}/Users/${String(user.id)}`);
     answer(res, 201, shown('User', req, user));
   });
-  router.get(`${SCIM_PATH}/Users/:id`, ...guard, async (req, res) => {
+  router.get('/scim/v2/Users/:id', ...guard, async (req, res) => {
     answer(res, 200, shown('User', req, await scim.readUserResource(svc, idOf(req, 'User'), base)));
   });
-  router.put(`${SCIM_PATH}/Users/:id`, ...scimBody, ...guard, async (req, res) => {
+  router.put('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.replaceUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
     recorded(req, 'User', String(user.id), 'changed');
     answer(res, 200, shown('User', req, user));
   });
-  router.patch(`${SCIM_PATH}/Users/:id`, ...scimBody, ...guard, async (req, res) => {
+  router.patch('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.patchUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
     recorded(req, 'User', String(user.id), 'changed');
     answer(res, 200, shown('User', req, user));
   });
-  router.delete(`${SCIM_PATH}/Users/:id`, ...guard, async (req, res) => {
+  router.delete('/scim/v2/Users/:id', ...guard, async (req, res) => {
     const id = idOf(req, 'User');
     await scim.deleteUser(svc, id, pre(req), actorOf(req.principal!), base);
     recorded(req, 'User', String(id), 'deleted');
     res.status(204).end();
   });
 
-  router.get(`${SCIM_PATH}/Groups`, ...guard, async (req, res) => list('Group', req.query as Query, res));
-  router.post(`${SCIM_PATH}/Groups/.search`, ...scimBody, ...guard, async (req, res) => list('Group', searchRequest(req.body), res));
-  router.post(`${SCIM_PATH}/Groups`, ...scimBody, ...guard, async (req, res) => {
+  router.get('/scim/v2/Groups', ...guard, async (req, res) => list('Group', req.query as Query, res));
+  router.post('/scim/v2/Groups/.search', ...scimBody, ...guard, async (req, res) => list('Group', searchRequest(req.body), res));
+  router.post('/scim/v2/Groups', ...scimBody, ...guard, async (req, res) => {
     const group = await scim.createScimGroup(svc, req.body, base);
     recorded(req, 'Group', String(group.id), 'created');
     res.location(`${base}/Groups/${String(group.id)}`);
     answer(res, 201, shown('Group', req, group));
   });
-  router.get(`${SCIM_PATH}/Groups/:id`, ...guard, async (req, res) => {
+  router.get('/scim/v2/Groups/:id', ...guard, async (req, res) => {
     const attributes = names(req.query.attributes);
     const excluded = names(req.query.excludedAttributes);
     const group = await scim.readGroupResource(svc, idOf(req, 'Group'), wantsMembers(attributes, excluded), base);
     answer(res, 200, project(RESOURCE_TYPES.Group, group, attributes, excluded));
   });
-  router.put(`${SCIM_PATH}/Groups/:id`, ...scimBody, ...guard, async (req, res) => {
+  router.put('/scim/v2/Groups/:id', ...scimBody, ...guard, async (req, res) => {
     const group = await scim.replaceGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);
     recorded(req, 'Group', String(group.id), 'changed');
     answer(res, 200, shown('Group', req, group));
   });
-  router.patch(`${SCIM_PATH}/Groups/:id`, ...scimBody, ...guard, async (req, res) => {
+  router.patch('/scim/v2/Groups/:id', ...scimBody, ...guard, async (req, res) => {
     const group = await scim.patchGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);
     recorded(req, 'Group', String(group.id), 'changed');
     answer(res, 200, shown('Group', req, group));
   });
-  router.delete(`${SCIM_PATH}/Groups/:id`, ...guard, async (req, res) => {
+  router.delete('/scim/v2/Groups/:id', ...guard, async (req, res) => {
     const id = idOf(req, 'Group');
     await scim.deleteScimGroup(svc, id, pre(req), base);
     recorded(req, 'Group', String(id), 'deleted');
