@@ -75,7 +75,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
   const stillSignedIn = async (browser: FormAgent): Promise<boolean> => (await browser.get(authorizePath())).status === 302;
 
   /** Everything a deprovisioned person held is refused, and their password no longer signs them in. */
-  async function expectDeprovisioned(session: SignedIn, email: string, password: string) {
+  async function expectDeprovisioned(session: SignedIn, email: string, password: string): Promise<void> {
     const refreshed = await refresh(session.refreshToken);
     expect(refreshed.status, refreshed.text).to.equal(400);
     expect(refreshed.body.error).to.equal('invalid_grant');
@@ -420,7 +420,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
   // https://developer.okta.com/docs/api/openapi/okta-scim/guides/scim-20 (the SCIM 2.0 Protocol
   //   Reference: create, retrieve, update with PUT, deactivate with PATCH, Group Push, membership, delete)
   // The headers: "User-Agent: Okta SCIM Client 1.0.0" (that reference); Content-Type and Accept as
-  //   Okta's SCIM 2.0 Runscope spec test sends them (developer.okta.com/standards/SCIM/, "Okta SCIM 2.0 Tests").
+  //   Okta's SCIM 2.0 Runscope test sends them (https://github.com/oktadev/okta-scim-beta, SCIM_tests_for_Runscope.json).
   describe('Okta', function () {
     let scim: Scim;
     const userName = `test.user.${randomUUID()}@okta.local`;
@@ -505,17 +505,20 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expectError(await scim('GET', '/Users/23a35c27-23d3-4c03-b4c5-6443c09e7173'), 404);
     });
 
+    /** The whole User as Okta PUTs it: what it read, with its changes (id, groups and meta included). */
+    const wholeUser = (name: string, active: boolean): unknown => ({
+      schemas: [USER],
+      id,
+      userName: name,
+      name: { givenName: 'Another', middleName: 'Excited', familyName: 'User' },
+      emails: [{ primary: true, value: name, type: 'work', display: name }],
+      active,
+      groups: [],
+      meta: { resourceType: 'User' },
+    });
+
     it('Update a specific User (PUT) with the whole object: id, groups and meta in it; the password stays', async function () {
-      const res = await scim('PUT', `/Users/${id}`, {
-        schemas: [USER],
-        id,
-        userName,
-        name: { givenName: 'Another', middleName: 'Excited', familyName: 'User' },
-        emails: [{ primary: true, value: userName, type: 'work', display: userName }],
-        active: true,
-        groups: [],
-        meta: { resourceType: 'User' },
-      });
+      const res = await scim('PUT', `/Users/${id}`, wholeUser(userName, true));
       expect(res.status, res.text).to.equal(200);
       expect(res.body.name).to.include({ givenName: 'Another', middleName: 'Excited', familyName: 'User' });
       expect(res.body).to.include({ id, userName, active: true });
@@ -525,16 +528,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
     });
 
     it('a PUT with a new userName renames the person: the box and sign-in use the new address', async function () {
-      const res = await scim('PUT', `/Users/${id}`, {
-        schemas: [USER],
-        id,
-        userName: renamed,
-        name: { givenName: 'Another', middleName: 'Excited', familyName: 'User' },
-        emails: [{ primary: true, value: renamed, type: 'work', display: renamed }],
-        active: true,
-        groups: [],
-        meta: { resourceType: 'User' },
-      });
+      const res = await scim('PUT', `/Users/${id}`, wholeUser(renamed, true));
       expect(res.status, res.text).to.equal(200);
       expect(res.body.userName).to.equal(renamed);
       expect((await rest(`/users/${id}`)).body.email).to.equal(renamed);
@@ -560,6 +554,19 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect((await refresh(session.refreshToken)).status).to.equal(400);
       session = await signIn(renamed, password);
       expect(await introspect(session.accessToken)).to.equal(true);
+    });
+
+    // Integrations made with the App Integration Wizard deactivate and reactivate with a PUT instead.
+    it('deactivate and reactivate as an App Integration Wizard integration: PUT of the whole User with active false, then true', async function () {
+      const off = await scim('PUT', `/Users/${id}`, wholeUser(renamed, false));
+      expect(off.status, off.text).to.equal(200);
+      expect(off.body.active).to.equal(false);
+      expect((await rest(`/users/${id}`)).body.active).to.equal(false);
+      await expectDeprovisioned(session, renamed, password);
+      const on = await scim('PUT', `/Users/${id}`, wholeUser(renamed, true));
+      expect(on.status, on.text).to.equal(200);
+      expect(on.body.active).to.equal(true);
+      session = await signIn(renamed, password);
     });
 
     it('Group Push: POST /Groups with no members; it is listed with startIndex=1&count=100', async function () {
