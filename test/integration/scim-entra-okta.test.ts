@@ -144,7 +144,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expectList(await scim('GET', `/Users?${filter(`externalId eq "${externalId}"`)}`), 0);
     });
 
-    it('Create User with the documented body as it stands: its userName is no email address, 400 invalidValue', async function () {
+    it('Create User with the documented body as it stands (a userName that is no address): 201, the sign-in name', async function () {
       const res = await scim('POST', '/Users', {
         schemas: [USER, ENTERPRISE],
         externalId: randomUUID(),
@@ -155,7 +155,13 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
         name: { formatted: 'givenName familyName', familyName: 'familyName', givenName: 'givenName' },
         roles: [],
       });
-      expectError(res, 400, 'invalidValue');
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body.userName).to.equal('Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee');
+      expect((await rest(`/users/${res.body.id}`)).body.email).to.equal('Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee');
+      // "Get User by query", the documented request word for word.
+      const found = await scim('GET', `/Users?${filter('userName eq "Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee"')}`);
+      expectList(found, 1);
+      expect(listed(found)[0].id).to.equal(res.body.id);
     });
 
     it('Create User: 201 with the id, and the box has the person under that id', async function () {
@@ -191,17 +197,26 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect(res.body.emails).to.deep.equal([{ primary: true, type: 'work', value: workEmail }]);
     });
 
-    it('Get User by query: by userName, by emails[type eq "work"].value, by externalId', async function () {
+    it('Get User by query: by userName, by externalId, by emails[type eq "work" and value eq ...]', async function () {
       for (const expression of [
         `userName eq "${userName}"`,
-        `emails[type eq "work"].value eq "${workEmail}"`,
         `externalId eq "${externalId}"`,
+        `emails[type eq "work" and value eq "${workEmail}"]`,
       ]) {
         const res = await scim('GET', `/Users?${filter(expression)}`);
         expectList(res, 1);
         expect(res.body.startIndex, expression).to.equal(1);
         expect(listed(res)[0]).to.include({ id, userName, externalId, active: true });
       }
+    });
+
+    // The tutorial: "if user uniqueness is evaluated for both userName and emails[type eq "work"], a GET
+    // to /Users with a filter must allow for both userName eq ... and emails[type eq "work"].value eq ... queries".
+    it('Get User by query: emails[type eq "work"].value eq ..., the form Entra sends for a matching on the work address', async function () {
+      const res = await scim('GET', `/Users?${filter(`emails[type eq "work"].value eq "${workEmail}"`)}`);
+      expectList(res, 1);
+      expect(listed(res)[0]).to.include({ id, userName });
+      expectList(await scim('GET', `/Users?${filter('emails[type eq "work"].value eq "nobody@testuser.com"')}`), 0);
     });
 
     it('Update User [Multi-valued properties]: Replace emails[type eq "work"].value and name.familyName', async function () {
