@@ -190,6 +190,32 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect(person.body).to.include({ id: Number(id), email: userName, active: true });
     });
 
+    it('"Provision a user" as the tutorial\'s example 2 sends it: nulls for what the directory has no value of', async function () {
+      const jyoung = `jyoung-${randomUUID()}@testuser.com`;
+      const res = await scim('POST', '/Users', {
+        schemas: [USER, 'urn:ietf:params:scim:schemas:extension:enterprise:2.0User'],
+        externalId: 'jyoung',
+        userName: jyoung,
+        active: true,
+        addresses: null,
+        displayName: 'Joy Young',
+        emails: [{ type: 'work', value: 'jyoung@Contoso.com', primary: true }],
+        meta: { resourceType: 'User' },
+        name: { familyName: 'Young', givenName: 'Joy' },
+        phoneNumbers: null,
+        preferredLanguage: null,
+        title: null,
+        department: null,
+        manager: null,
+      });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body).to.include({ userName: jyoung, displayName: 'Joy Young', externalId: 'jyoung' });
+      expect(res.body).not.to.have.any.keys('addresses', 'phoneNumbers', 'title');
+      // "Values sent should be stored in the same format they were sent": the address's case too.
+      expect(res.body.emails).to.deep.equal([{ type: 'work', value: 'jyoung@Contoso.com', primary: true }]);
+      expectList(await scim('GET', `/Users?${filter('externalId eq "jyoung"')}`), 1);
+    });
+
     it('Get User: 200, the same user', async function () {
       const res = await scim('GET', `/Users/${id}`);
       expect(res.status, res.text).to.equal(200);
