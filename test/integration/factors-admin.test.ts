@@ -10,6 +10,7 @@ import { createBrowserSession } from '../../api/store/browser.js';
 import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startTotp } from '../../api/store/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
+import { signedInAt, type SignedIn } from '../support/signed-in.js';
 
 const REDIRECT = 'https://app.example/cb';
 
@@ -64,20 +65,7 @@ describe('administrators and second factors', function () {
   const authorizePath = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'app', redirect_uri: REDIRECT })}`;
 
   /** A signed-in browser and a grant it obtained. */
-  async function signedInWithGrant(email: string): Promise<{ browser: FormAgent; accessToken: string; refreshToken: string }> {
-    const browser = new FormAgent(box);
-    expect((await browser.signIn(email, 'a-good-password')).status).to.equal(303);
-    const authorized = await browser.get(authorizePath);
-    expect(authorized.status, authorized.text).to.equal(302);
-    const code = new URL(authorized.headers.get('location')!).searchParams.get('code')!;
-    const granted = await box.form(
-      '/auth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
-      { Authorization: basic('app', 'app-secret-123') },
-    );
-    expect(granted.status, granted.text).to.equal(200);
-    return { browser, accessToken: granted.body.access_token, refreshToken: granted.body.refresh_token };
-  }
+  const signedInWithGrant = (email: string): Promise<SignedIn> => signedInAt(box, email, 'a-good-password');
 
   const introspect = async (token: string): Promise<boolean> =>
     (await box.form('/auth/introspect', { token }, { Authorization: basic('app', 'app-secret-123') })).body.active as boolean;
