@@ -32,7 +32,9 @@ export type CloseReason =
   /** A password reset by a mailed link: every session, refresh token and pending code of the person ends. */
   | 'password-reset'
   /** The person withdrew their consent to a client: its grants of theirs end. */
-  | 'consent-withdrawn';
+  | 'consent-withdrawn'
+  /** The person was turned off (SCIM active=false, or the REST API's active: false). */
+  | 'deactivated';
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }
@@ -103,7 +105,10 @@ export type AuditEvent =
         | 'email-vouched'
         | 'email-unvouched'
         | 'consent-withdrawn'
-        | 'mail-given-up';
+        | 'mail-given-up'
+        /** Turned off and on again (SCIM active, the REST API's active). */
+        | 'deactivated'
+        | 'activated';
       user?: string;
       /** The address concerned (never a link or its token). */
       email?: string;

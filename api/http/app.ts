@@ -27,6 +27,7 @@ import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
 import { passkeyRouter } from './routes/passkeys.js';
 import { peopleRouter } from './routes/people.js';
+import { scimRouter } from './routes/scim.js';
 import { peopleSessionsRouter } from './routes/people-sessions.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
@@ -114,6 +115,10 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   );
   // People signing in at an app, and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
   app.use(appSignInRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
+
+  // SCIM (RFC 7644): its own door, so that every answer under /scim/v2, refusals too, is SCIM's.
+  const scim = scimRouter(svc);
+  app.use(scim.router, scim.errors);
 
   // Authentication for everything below; each route then checks policies itself,
   // once it has matched, so that the policy sees what the router decided.

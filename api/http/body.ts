@@ -89,3 +89,15 @@ const PAGE_JSON: BodyRules = {
 };
 
 export const pageJson: RequestHandler[] = [reading(PAGE_JSON), checkedBody];
+
+/** SCIM's JSON (application/scim+json, RFC 7644 §3.1, or application/json); anything else a 415 the SCIM door words as SCIM does. */
+const SCIM: BodyRules = {
+  accept: ['json'],
+  otherType: (media, body) =>
+    body ? new ApiError(415, 'unsupported_media_type', `send application/scim+json (got ${media ?? 'no Content-Type'})`) : 'none',
+  formParameters: 0,
+  json: 'object',
+  unsupportedCode: 'unsupported_media_type',
+};
+
+export const scimBody: RequestHandler[] = [reading(SCIM), checkedBody];

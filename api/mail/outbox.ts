@@ -6,6 +6,7 @@
 // while sending holds its rows until their lease ends; then any process sends them: a mail the
 // box accepted is sent at least once, and a second time only if a process died after the server
 // took it and before the row was deleted.
+import { isEmailAddress } from '../schema/people.js';
 import type { Audit } from '../audit.js';
 import type { SmtpConfig } from '../config.js';
 import type { ChangeFeed } from '../db/notify.js';
@@ -118,6 +119,8 @@ export class Outbox {
     let message: Composed | undefined;
     try {
       message = await compose(pool, mail, this.templates, this.svc.config.baseUrl);
+      // A person whose sign-in name is no address (SCIM) has nobody to mail: as a person gone.
+      if (message && !isEmailAddress(message.to)) message = undefined;
       if (message) await this.transport.send(message);
       await sentMail(pool, mail);
       metrics.mails.inc({ kind: mail.kind, result: message ? 'sent' : 'no-recipient' });

@@ -2,6 +2,7 @@
 // in is told to the client in a standard way, an ID token signed with the box's
 // keys, and the same claims at /auth/userinfo. What the claims are, and which
 // scope releases which, lives here only.
+import { isEmailAddress } from '../schema/people.js';
 import { createHash } from 'node:crypto';
 import type { UserRow } from '../store/users.js';
 import type { Config } from '../config.js';
@@ -98,11 +99,31 @@ const own = (data: Record<string, unknown>, name: string): unknown => (Object.ha
  * put in the user's `data` — a string member of that name (`address`: an object of
  * the standard string members; `phone_number_verified`: a boolean).
  */
+/** The profile claims a directory's SCIM attributes give (Core §5.1 from RFC 7643 §4.1); `data` has the last word. */
+function scimProfile(user: UserRow): Record<string, unknown> {
+  const kept = user.scim ?? {};
+  const name = (kept.name ?? {}) as Record<string, unknown>;
+  return {
+    name: kept.displayName ?? name.formatted,
+    given_name: name.givenName,
+    family_name: name.familyName,
+    middle_name: name.middleName,
+    nickname: kept.nickName,
+    locale: kept.locale,
+    zoneinfo: kept.timezone,
+  };
+}
+
 function availableClaims(user: UserRow): Record<string, unknown> {
   const data = dataOf(user);
-  const claims: Record<string, unknown> = { email: user.email, email_verified: user.emailVerified, groups: user.groups.map((g) => g.name) };
+  const claims: Record<string, unknown> = {
+    // A sign-in name a directory gave that is not an address (SCIM userName) is no email claim.
+    ...(isEmailAddress(user.email) ? { email: user.email, email_verified: user.emailVerified } : {}),
+    groups: user.groups.map((g) => g.name),
+  };
+  const scim = scimProfile(user);
   for (const name of [...PROFILE_CLAIMS, 'phone_number']) {
-    const value = own(data, name);
+    const value = own(data, name) ?? scim[name];
     if (typeof value === 'string') claims[name] = value;
   }
   if (typeof own(data, 'phone_number_verified') === 'boolean') claims.phone_number_verified = own(data, 'phone_number_verified');

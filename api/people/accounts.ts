@@ -11,6 +11,7 @@ import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '../credentials/closing.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { sameAddress } from '../input.js';
+import { isEmailAddress } from '../schema/people.js';
 import { deleteLinksOfUser } from '../store/account-links.js';
 import { deleteBrowserSignIn, holdBrowserSession } from '../store/browser.js';
 import { enqueueMail } from '../store/mail-outbox.js';
@@ -40,6 +41,8 @@ export type AccountServices = Pick<Needs, 'config' | 'pool' | 'sessions' | 'audi
 
 /** What a change did to the person's address, for the audit: in the order it records them. */
 type EmailEvent = 'email-changed' | 'email-vouched' | 'email-unvouched';
+/** And what a change did to the person's being on (SCIM active). */
+type AccountEvent = EmailEvent | 'activated' | 'deactivated';
 
 /**
  * The address rule. A new address (another mailbox: input.ts sameAddress, not a change of case) is unverified
@@ -80,7 +83,8 @@ async function applyEmailRule(
 export async function changeAccount(
   svc: AccountServices,
   id: number,
-  change: Partial<UserFields>,
+  /** The fields, or what makes them from the person as they are under the lock (a SCIM PATCH); what it throws changes nothing. */
+  change: Partial<UserFields> | ((before: UserRow, tx: Transaction) => Promise<Partial<UserFields>>),
   by: Actor,
   /**
    * What a person's own change stands on, checked under their row: the password they gave, the
@@ -94,10 +98,14 @@ export async function changeAccount(
     const before = (await getUser(tx, id))!;
     if (stillHolds?.passwordHash !== undefined && before.passwordHash !== stillHolds.passwordHash) return undefined;
     if (stillHolds?.sid !== undefined && !(await holdBrowserSession(tx, stillHolds.sid))) return undefined;
-    const ruled = await applyEmailRule(svc, tx, before, change);
+    const fields = typeof change === 'function' ? await change(before, tx) : change;
+    const ruled = await applyEmailRule(svc, tx, before, fields);
     const changed = await updateUser(tx, id, ruled.change);
-    if (changed && change.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
-    return changed && { user: changed, events: ruled.events };
+    if (changed && fields.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
+    // Turned off (SCIM active=false): everything they obtained ends with it, as a deletion's does.
+    else if (changed && fields.active === false && before.active) await endPersonsGrants(svc, tx, id, { how: 'deactivated', by });
+    const turned = fields.active === undefined || fields.active === before.active ? [] : [fields.active ? 'activated' : 'deactivated'];
+    return changed && { user: changed, events: [...ruled.events, ...turned] as AccountEvent[] };
   });
   svc.users.invalidate(String(id));
   if (!done) return undefined;
@@ -112,7 +120,9 @@ export async function changeAccount(
 export async function createAccount(svc: Pick<Needs, 'config' | 'pool' | 'audit'>, fields: UserFields, by: Actor): Promise<UserRow> {
   const user = await withTransaction(svc.pool, async (tx) => {
     const made = await createUserIn(tx, fields);
-    if (!made.emailVerified && svc.config.smtp) await enqueueMail(tx, { kind: 'verify-email', address: made.email, userId: made.id });
+    // A sign-in name that is not an address (SCIM) is mailed nothing.
+    if (!made.emailVerified && svc.config.smtp && isEmailAddress(made.email))
+      await enqueueMail(tx, { kind: 'verify-email', address: made.email, userId: made.id });
     return made;
   });
   if (user.emailVerified) svc.audit.record({ event: 'account', action: 'email-vouched', user: String(user.id), email: user.email, by });

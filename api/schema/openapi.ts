@@ -352,6 +352,7 @@ function peopleSchemas(): Json {
       properties: {
         email: { type: 'string', maxLength: EMAIL_MAX, format: 'email' },
         email_verified: { type: 'boolean' },
+        active: { type: 'boolean', description: 'false turns the person off: what they obtained ends, no sign-in until true again' },
         password: { type: 'string', minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, writeOnly: true },
         data: { type: ['string', 'null'], maxLength: DATA_MAX, description: 'any JSON, as a string' },
         'group-ids': groupIds,
@@ -370,6 +371,10 @@ function peopleSchemas(): Json {
         must_verify_email: {
           type: 'boolean',
           description: 'they signed up where a verified address comes first: no sign-in until it is (vouching clears it)',
+        },
+        active: {
+          type: 'boolean',
+          description: 'false: turned off (SCIM active=false, or a write of false): what they obtained ended, no sign-in until true again',
         },
         data: { type: ['string', 'null'] },
         'group-ids': groupIds,

@@ -13,6 +13,9 @@ export const DESCRIPTION_MAX = 2000;
 // A practical check: one @, something on each side, no spaces (domains like `localhost` are fine).
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+/** Whether a sign-in name is an email address (a name SCIM gave the person may not be: they then have no address). */
+export const isEmailAddress = (value: string): boolean => EMAIL.test(value);
+
 export interface UserInput {
   email?: string;
   password?: string;
@@ -20,6 +23,8 @@ export interface UserInput {
   groupIds?: number[];
   /** Set only when the request names it: the box vouches for an address only when told to. */
   emailVerified?: boolean;
+  /** False turns the person off (as SCIM's active=false): what they obtained ends, no sign-in until true again. */
+  active?: boolean;
 }
 
 export interface GroupInput {
@@ -52,6 +57,7 @@ const USER_FIELDS = [
   'email',
   'email_verified',
   'must_verify_email',
+  'active',
   'password',
   'data',
   'group-ids',
@@ -114,6 +120,10 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
     add(errors, 'id', urlId === undefined ? 'is assigned by the service' : `must equal the id in the URL (${urlId})`);
   }
   if (body.status !== undefined && body.status !== null) add(errors, 'status', 'must be null');
+  if (body.active !== undefined) {
+    if (typeof body.active !== 'boolean') add(errors, 'active', 'must be true or false');
+    else input.active = body.active;
+  }
   // Read back as it is shown; the box sets it (sign-up), and vouching (email_verified: true) clears it.
   if (body.must_verify_email !== undefined && typeof body.must_verify_email !== 'boolean')
     add(errors, 'must_verify_email', 'must be true or false (it is cleared by email_verified: true)');

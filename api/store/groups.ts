@@ -9,7 +9,11 @@ export interface GroupRow {
   description: string | null;
   /** Members must have a second factor: they enrol one at their next sign-in (api/people/factors.ts). */
   requireSecondFactor: boolean;
+  /** The directory's own id of the group (SCIM externalId). */
+  externalId: string | null;
   createdAt: Date;
+  /** Its name, description or members last changed. */
+  updatedAt: Date;
 }
 
 interface DbRow {
@@ -17,7 +21,9 @@ interface DbRow {
   name: string;
   description: string | null;
   require_second_factor: boolean;
+  external_id: string | null;
   created_at: Date;
+  updated_at: Date;
 }
 
 const fromDb = (r: DbRow): GroupRow => ({
@@ -25,7 +31,9 @@ const fromDb = (r: DbRow): GroupRow => ({
   name: r.name,
   description: r.description,
   requireSecondFactor: r.require_second_factor,
+  externalId: r.external_id,
   createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 export async function getGroup(db: Queryable, id: number): Promise<GroupRow | undefined> {
@@ -33,17 +41,31 @@ export async function getGroup(db: Queryable, id: number): Promise<GroupRow | un
   return rows[0] && fromDb(rows[0]);
 }
 
+/** The groups `ids` names, in id order. */
+export async function getGroups(db: Queryable, ids: number[]): Promise<GroupRow[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<DbRow>('SELECT * FROM groups WHERE id = ANY($1) ORDER BY id', [ids]);
+  return rows.map(fromDb);
+}
+
 export async function findGroupByName(db: Queryable, name: string): Promise<GroupRow | undefined> {
   const { rows } = await db.query<DbRow>('SELECT * FROM groups WHERE lower(name) = lower($1)', [name]);
   return rows[0] && fromDb(rows[0]);
 }
 
-export async function createGroup(db: Queryable, name: string, description: string | null, requireSecondFactor = false): Promise<GroupRow> {
+export async function createGroup(
+  db: Queryable,
+  name: string,
+  description: string | null,
+  requireSecondFactor = false,
+  externalId: string | null = null,
+): Promise<GroupRow> {
   const { rows } = await db
-    .query<DbRow>('INSERT INTO groups (name, description, require_second_factor) VALUES ($1, $2, $3) RETURNING *', [
+    .query<DbRow>('INSERT INTO groups (name, description, require_second_factor, external_id) VALUES ($1, $2, $3, $4) RETURNING *', [
       name,
       description,
       requireSecondFactor,
+      externalId,
     ])
     .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
   return fromDb(rows[0]!);
@@ -60,14 +82,23 @@ export async function ensureGroup(db: Queryable, name: string, description: stri
 export async function updateGroup(
   db: Queryable,
   id: number,
-  change: { name?: string; description?: string | null; requireSecondFactor?: boolean },
+  change: { name?: string; description?: string | null; requireSecondFactor?: boolean; externalId?: string | null },
 ): Promise<GroupRow | undefined> {
   const { rows } = await db
     .query<DbRow>(
       `UPDATE groups SET name = COALESCE($2, name), description = CASE WHEN $3 THEN $4 ELSE description END,
-       require_second_factor = COALESCE($5, require_second_factor)
+       require_second_factor = COALESCE($5, require_second_factor),
+       external_id = CASE WHEN $6 THEN $7 ELSE external_id END, updated_at = now()
      WHERE id = $1 RETURNING *`,
-      [id, change.name ?? null, change.description !== undefined, change.description ?? null, change.requireSecondFactor ?? null],
+      [
+        id,
+        change.name ?? null,
+        change.description !== undefined,
+        change.description ?? null,
+        change.requireSecondFactor ?? null,
+        change.externalId !== undefined,
+        change.externalId ?? null,
+      ],
     )
     .catch((err: unknown) => uniqueViolation(err, 'groups_name', 'name'));
   return rows[0] && fromDb(rows[0]);
@@ -132,4 +163,50 @@ export async function followGroups(
       'DELETE FROM user_groups WHERE user_id = $1 AND group_id IN (SELECT id FROM groups WHERE lower(name) = ANY(SELECT lower(unnest($2::text[]))))',
       [userId, notMember],
     );
+}
+
+/** A group's member as SCIM shows it: the person's id and sign-in name. */
+export interface MemberRef {
+  id: number;
+  email: string;
+}
+
+/** The members of each of `groupIds`, in id order (groups without members are absent). */
+export async function membersOf(db: Queryable, groupIds: number[]): Promise<Map<number, MemberRef[]>> {
+  const { rows } = await db.query<{ group_id: number; id: number; email: string }>(
+    `SELECT ug.group_id, u.id, u.email FROM user_groups ug JOIN users u ON u.id = ug.user_id
+     WHERE ug.group_id = ANY($1) ORDER BY ug.group_id, u.id`,
+    [groupIds],
+  );
+  const members = new Map<number, MemberRef[]>();
+  for (const r of rows) {
+    const list = members.get(Number(r.group_id)) ?? [];
+    list.push({ id: Number(r.id), email: r.email });
+    members.set(Number(r.group_id), list);
+  }
+  return members;
+}
+
+/**
+ * Changes a group's members: `set` makes them exactly those people, `add` and `remove` add and take
+ * out. Every id must name a person of this box (unknownUserIds first); the group's updated_at moves.
+ * The membership trigger (migration 002) tells every process the people changed.
+ */
+export async function changeMembers(
+  db: Queryable,
+  groupId: number,
+  change: { set?: number[]; add?: number[]; remove?: number[] },
+): Promise<void> {
+  if (change.set) await db.query('DELETE FROM user_groups WHERE group_id = $1 AND NOT (user_id = ANY($2))', [groupId, change.set]);
+  const add = change.set ?? change.add ?? [];
+  if (add.length)
+    await db.query('INSERT INTO user_groups (user_id, group_id) SELECT unnest($2::bigint[]), $1 ON CONFLICT DO NOTHING', [groupId, add]);
+  if (change.remove?.length) await db.query('DELETE FROM user_groups WHERE group_id = $1 AND user_id = ANY($2)', [groupId, change.remove]);
+  await db.query('UPDATE groups SET updated_at = now() WHERE id = $1', [groupId]);
+}
+
+/** Holds the group's row until `tx` ends, so that two changes of its members are made one after the other; false when it is gone. */
+export async function lockGroup(db: Queryable, id: number): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM groups WHERE id = $1 FOR UPDATE', [id]);
+  return rowCount === 1;
 }

@@ -21,6 +21,12 @@ export interface UserRow {
   mustVerifyEmail: boolean;
   /** Has a password of the box; a person an IdentityProvider made has none (its hash stands for a secret nobody knows). */
   passwordSet: boolean;
+  /** False: turned off by their directory (SCIM active=false); no sign-in holds them (holdPerson). */
+  active: boolean;
+  /** The directory's own id of the person (SCIM externalId), as it sent it. */
+  externalId: string | null;
+  /** The SCIM attributes the box has no column for, as the directory sent them (api/people/scim/users.ts). */
+  scim: Record<string, unknown> | null;
   groups: GroupRef[];
   createdAt: Date;
   updatedAt: Date;
@@ -35,6 +41,9 @@ interface DbRow {
   email_verified: boolean;
   must_verify_email: boolean;
   password_set: boolean;
+  active: boolean;
+  external_id: string | null;
+  scim: Record<string, unknown> | null;
   groups: GroupRef[];
   created_at: Date;
   updated_at: Date;
@@ -49,6 +58,9 @@ const fromDb = (r: DbRow): UserRow => ({
   emailVerified: r.email_verified,
   mustVerifyEmail: r.must_verify_email,
   passwordSet: r.password_set,
+  active: r.active,
+  externalId: r.external_id,
+  scim: r.scim,
   groups: r.groups.map((g) => ({ id: Number(g.id), name: g.name })),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -70,6 +82,10 @@ export interface UserFields {
   mustVerifyEmail?: boolean;
   /** False: `passwordHash` stands for no password (a person an IdentityProvider made); a new password sets it. */
   passwordSet?: boolean;
+  /** False turns the person off; only api/people/accounts.ts setActive changes it (its close goes with it). */
+  active?: boolean;
+  externalId?: string | null;
+  scim?: Record<string, unknown> | null;
 }
 
 async function setMemberships(db: Queryable, userId: number, groupIds: number[]): Promise<void> {
@@ -109,8 +125,8 @@ export async function createUser(pool: Pool, fields: UserFields): Promise<UserRo
 export async function createUserIn(tx: Transaction, fields: UserFields): Promise<UserRow> {
   const { rows } = await tx
     .query<{ id: number }>(
-      `INSERT INTO users (email, email_key, password_hash, data, email_verified, must_verify_email, password_set)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+      `INSERT INTO users (email, email_key, password_hash, data, email_verified, must_verify_email, password_set, active, external_id, scim)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
       [
         fields.email.normalize('NFC'),
         emailKey(fields.email),
@@ -119,6 +135,9 @@ export async function createUserIn(tx: Transaction, fields: UserFields): Promise
         fields.emailVerified ?? true,
         fields.mustVerifyEmail ?? false,
         fields.passwordSet ?? true,
+        fields.active ?? true,
+        fields.externalId ?? null,
+        fields.scim ?? null,
       ],
     )
     .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
@@ -140,7 +159,9 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
        email_verified = COALESCE($6, email_verified),
        -- vouched for or verified: nothing is left to prove before a sign-in
        must_verify_email = CASE WHEN $6 THEN false ELSE COALESCE($8, must_verify_email) END,
-       data = CASE WHEN $4 THEN $5 ELSE data END, updated_at = now() WHERE id = $1`,
+       data = CASE WHEN $4 THEN $5 ELSE data END, active = COALESCE($9, active),
+       external_id = CASE WHEN $10 THEN $11 ELSE external_id END, scim = CASE WHEN $12 THEN $13::jsonb ELSE scim END,
+       updated_at = now() WHERE id = $1`,
       [
         id,
         change.email?.normalize('NFC') ?? null,
@@ -150,6 +171,11 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
         change.emailVerified ?? null,
         change.email === undefined ? null : emailKey(change.email),
         change.mustVerifyEmail ?? null,
+        change.active ?? null,
+        change.externalId !== undefined,
+        change.externalId ?? null,
+        change.scim !== undefined,
+        change.scim === undefined || change.scim === null ? null : JSON.stringify(change.scim),
       ],
     )
     .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
@@ -176,7 +202,7 @@ export async function lockUser(tx: Transaction, id: number): Promise<boolean> {
  * password hash, to compare with the one the sign-in checked; undefined when they are gone.
  */
 export async function holdPerson(tx: Transaction, id: number): Promise<{ passwordHash: string } | undefined> {
-  const { rows } = await tx.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1 FOR SHARE', [id]);
+  const { rows } = await tx.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1 AND active FOR SHARE', [id]);
   return rows[0] && { passwordHash: rows[0].password_hash };
 }
 
@@ -245,4 +271,19 @@ export async function backfillEmailKeys(pool: Pool): Promise<number[]> {
       throw err;
     }
   }
+}
+
+/** The people `ids` names, in id order (ids that name nobody are left out). */
+export async function getUsers(db: Queryable, ids: number[]): Promise<UserRow[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<DbRow>(`${SELECT} WHERE u.id = ANY($1) GROUP BY u.id ORDER BY u.id`, [ids]);
+  return rows.map(fromDb);
+}
+
+/** The ids among `ids` that name no person of this box. */
+export async function unknownUserIds(db: Queryable, ids: number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1)', [ids]);
+  const known = new Set(rows.map((r) => Number(r.id)));
+  return ids.filter((id) => !known.has(id));
 }

@@ -124,6 +124,14 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     // answered alike for a new address and a taken one must not be told apart here), and its
     // person is mailed the link again (registration.ts).
     const closed = !!user && ok && user.mustVerifyEmail;
+    // Turned off by their directory (SCIM active=false) or an administrator: told so, once the password
+    // proved it is them (a stranger learns nothing a wrong password would not tell).
+    if (user && ok && !user.active) {
+      await svc.attempts.giveBack(keys);
+      svc.metrics.signIns.inc({ result: 'failure' });
+      svc.audit.record({ event: 'sign_in', outcome: 'failure', address, reason: 'deactivated', user: String(user.id) });
+      return again(403, 'This account is turned off. Ask the administrator of this box.');
+    }
     if (!user || !ok || closed) {
       svc.metrics.signIns.inc({ result: 'failure' });
       svc.audit.record({

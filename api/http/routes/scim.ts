@@ -1,0 +1,242 @@
+// The SCIM 2.0 door (RFC 7644) at <base>/scim/v2: it only translates HTTP to
+// api/people/scim/ and back. A client's bearer token and an AccessPolicy let a directory in,
+// as for the rest of the box API (the request object's resource/type is "scim"); every
+// refusal, from a missing token to a bad filter, is the RFC's error body (§3.12).
+import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
+import type { Audit } from '../../audit.js';
+import type { Config } from '../../config.js';
+import { ApiError } from '../../errors.js';
+import { ScimError } from '../../people/scim/errors.js';
+import { parseFilter } from '../../people/scim/filter.js';
+import { project } from '../../people/scim/attributes.js';
+import type { Json } from '../../people/scim/patch.js';
+import * as scim from '../../people/scim/provisioning.js';
+import {
+  ERROR,
+  LIST_RESPONSE,
+  RESOURCE_TYPES,
+  SCHEMAS,
+  SEARCH_REQUEST,
+  resourceTypeDoc,
+  schemaDoc,
+  serviceProviderConfig,
+  type ResourceKind,
+} from '../../people/scim/schemas.js';
+import type { ScimPage } from '../../store/scim-search.js';
+import { actorOf, authenticate, authorize, type PrincipalServices } from '../auth.js';
+import { scimBody } from '../body.js';
+import { errorAnswer } from '../errors.js';
+import { strictRouter } from '../router.js';
+import type { Policies } from '../../policy/evaluate.js';
+import type { Logger } from '../../log.js';
+import type { Metrics } from '../../metrics.js';
+
+export const SCIM_PATH = '/scim/v2';
+/** The most resources one page holds (ServiceProviderConfig filter.maxResults). */
+export const MAX_RESULTS = 200;
+const MEDIA = 'application/scim+json; charset=utf-8';
+
+type Needs = scim.ScimServices & PrincipalServices & { config: Config; policies: Policies; audit: Audit; log: Logger; metrics: Metrics };
+
+function answer(res: Response, status: number, body: unknown): void {
+  const etag = (body as { meta?: { version?: unknown } } | undefined)?.meta?.version;
+  if (typeof etag === 'string') res.set('ETag', etag);
+  res.status(status).type(MEDIA).send(JSON.stringify(body));
+}
+
+function idOf(req: Request, kind: ResourceKind): number {
+  const raw = String(req.params.id);
+  if (!/^\d{1,15}$/.test(raw)) throw new ScimError(404, undefined, `${kind} ${raw} not found`);
+  return Number(raw);
+}
+
+/** A comma-separated attribute list (attributes, excludedAttributes), from the query or a SearchRequest. */
+function names(raw: unknown): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = Array.isArray(raw) ? raw : [raw];
+  if (!list.every((v) => typeof v === 'string')) throw new ScimError(400, 'invalidValue', 'attribute lists are comma-separated names');
+  return list
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/** RFC 7644 §3.4.2.4: startIndex below 1 is 1; count below 0 is 0; at most MAX_RESULTS. */
+function pageOf(startIndex: unknown, count: unknown): ScimPage {
+  const int = (raw: unknown, name: string, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if ((typeof raw !== 'string' && typeof raw !== 'number') || !Number.isInteger(n))
+      throw new ScimError(400, 'invalidValue', `${name} must be an integer`);
+    return n;
+  };
+  return {
+    startIndex: Math.min(Math.max(int(startIndex, 'startIndex', 1), 1), 1_000_000_000),
+    count: Math.min(Math.max(int(count, 'count', 100), 0), MAX_RESULTS),
+  };
+}
+
+interface Query {
+  filter?: unknown;
+  startIndex?: unknown;
+  count?: unknown;
+  attributes?: unknown;
+  excludedAttributes?: unknown;
+}
+
+/** Whether a group's members are to be read at all (Entra ID asks for groups with excludedAttributes=members). */
+function wantsMembers(attributes: string[] | undefined, excluded: string[] | undefined): boolean {
+  const named = (list: string[] | undefined): boolean => !!list?.some((a) => /^(urn:.*:)?members(\..*)?$/i.test(a));
+  return attributes?.length ? named(attributes) : !named(excluded);
+}
+
+export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHandler } {
+  const router = strictRouter();
+  const base = `${svc.config.baseUrl}${SCIM_PATH}`;
+  const guard: RequestHandler[] = [authenticate(svc), authorize(svc)];
+  const recorded = (req: Request, kind: ResourceKind, id: string, action: 'created' | 'changed' | 'deleted'): void =>
+    svc.audit.record({ event: 'record_changed', kind, id, action, by: actorOf(req.principal!) });
+  const pre = (req: Request): scim.Precondition => ({ ifMatch: req.headers['if-match'] });
+
+  router.get(`${SCIM_PATH}/ServiceProviderConfig`, ...guard, (_req, res) => answer(res, 200, serviceProviderConfig(base, MAX_RESULTS)));
+  router.get(`${SCIM_PATH}/ResourceTypes`, ...guard, (_req, res) => {
+    const types = Object.values(RESOURCE_TYPES).map((t) => resourceTypeDoc(base, t));
+    answer(res, 200, { schemas: [LIST_RESPONSE], totalResults: types.length, startIndex: 1, itemsPerPage: types.length, Resources: types });
+  });
+  router.get(`${SCIM_PATH}/ResourceTypes/:id`, ...guard, (req, res) => {
+    const type = Object.values(RESOURCE_TYPES).find((t) => t.kind === req.params.id);
+    if (!type) throw new ScimError(404, undefined, `no resource type ${String(req.params.id)}`);
+    answer(res, 200, resourceTypeDoc(base, type));
+  });
+  router.get(`${SCIM_PATH}/Schemas`, ...guard, (_req, res) => {
+    const docs = SCHEMAS.map((s) => schemaDoc(base, s));
+    answer(res, 200, { schemas: [LIST_RESPONSE], totalResults: docs.length, startIndex: 1, itemsPerPage: docs.length, Resources: docs });
+  });
+  router.get(`${SCIM_PATH}/Schemas/:id`, ...guard, (req, res) => {
+    const schema = SCHEMAS.find((s) => s.id === req.params.id);
+    if (!schema) throw new ScimError(404, undefined, `no schema ${String(req.params.id)}`);
+    answer(res, 200, schemaDoc(base, schema));
+  });
+
+  /** A list or a search (GET with query parameters, or POST /.search with a SearchRequest: RFC 7644 §3.4.3). */
+  async function list(kind: ResourceKind, q: Query, res: Response): Promise<void> {
+    const type = RESOURCE_TYPES[kind];
+    if (q.filter !== undefined && typeof q.filter !== 'string') throw new ScimError(400, 'invalidFilter', 'give one filter');
+    const filter = q.filter ? parseFilter(type, q.filter) : undefined;
+    const page = pageOf(q.startIndex, q.count);
+    const attributes = names(q.attributes);
+    const excluded = names(q.excludedAttributes);
+    const found =
+      kind === 'User'
+        ? await scim.searchUsers(svc, filter, page, base)
+        : await scim.searchGroups(svc, filter, page, wantsMembers(attributes, excluded), base);
+    answer(res, 200, {
+      schemas: [LIST_RESPONSE],
+      totalResults: found.total,
+      startIndex: page.startIndex,
+      itemsPerPage: found.resources.length,
+      Resources: found.resources.map((r) => project(type, r, attributes, excluded)),
+    });
+  }
+
+  function shown(kind: ResourceKind, req: Request, resource: Json): Json {
+    return project(RESOURCE_TYPES[kind], resource, names(req.query.attributes), names(req.query.excludedAttributes));
+  }
+
+  router.get(`${SCIM_PATH}/Users`, ...guard, async (req, res) => list('User', req.query as Query, res));
+  router.post(`${SCIM_PATH}/Users/.search`, ...scimBody, ...guard, async (req, res) => list('User', searchRequest(req.body), res));
+  router.post(`${SCIM_PATH}/Users`, ...scimBody, ...guard, async (req, res) => {
+    const user = await scim.createUser(svc, req.body, actorOf(req.principal!), base);
+    recorded(req, 'User', String(user.id), 'created');
+    res.location(`${base}/Users/${String(user.id)}`);
+    answer(res, 201, shown('User', req, user));
+  });
+  router.get(`${SCIM_PATH}/Users/:id`, ...guard, async (req, res) => {
+    answer(res, 200, shown('User', req, await scim.readUserResource(svc, idOf(req, 'User'), base)));
+  });
+  router.put(`${SCIM_PATH}/Users/:id`, ...scimBody, ...guard, async (req, res) => {
+    const user = await scim.replaceUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
+    recorded(req, 'User', String(user.id), 'changed');
+    answer(res, 200, shown('User', req, user));
+  });
+  router.patch(`${SCIM_PATH}/Users/:id`, ...scimBody, ...guard, async (req, res) => {
+    const user = await scim.patchUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
+    recorded(req, 'User', String(user.id), 'changed');
+    answer(res, 200, shown('User', req, user));
+  });
+  router.delete(`${SCIM_PATH}/Users/:id`, ...guard, async (req, res) => {
+    const id = idOf(req, 'User');
+    await scim.deleteUser(svc, id, pre(req), actorOf(req.principal!), base);
+    recorded(req, 'User', String(id), 'deleted');
+    res.status(204).end();
+  });
+
+  router.get(`${SCIM_PATH}/Groups`, ...guard, async (req, res) => list('Group', req.query as Query, res));
+  router.post(`${SCIM_PATH}/Groups/.search`, ...scimBody, ...guard, async (req, res) => list('Group', searchRequest(req.body), res));
+  router.post(`${SCIM_PATH}/Groups`, ...scimBody, ...guard, async (req, res) => {
+    const group = await scim.createScimGroup(svc, req.body, base);
+    recorded(req, 'Group', String(group.id), 'created');
+    res.location(`${base}/Groups/${String(group.id)}`);
+    answer(res, 201, shown('Group', req, group));
+  });
+  router.get(`${SCIM_PATH}/Groups/:id`, ...guard, async (req, res) => {
+    const attributes = names(req.query.attributes);
+    const excluded = names(req.query.excludedAttributes);
+    const group = await scim.readGroupResource(svc, idOf(req, 'Group'), wantsMembers(attributes, excluded), base);
+    answer(res, 200, project(RESOURCE_TYPES.Group, group, attributes, excluded));
+  });
+  router.put(`${SCIM_PATH}/Groups/:id`, ...scimBody, ...guard, async (req, res) => {
+    const group = await scim.replaceGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);
+    recorded(req, 'Group', String(group.id), 'changed');
+    answer(res, 200, shown('Group', req, group));
+  });
+  router.patch(`${SCIM_PATH}/Groups/:id`, ...scimBody, ...guard, async (req, res) => {
+    const group = await scim.patchGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);
+    recorded(req, 'Group', String(group.id), 'changed');
+    answer(res, 200, shown('Group', req, group));
+  });
+  router.delete(`${SCIM_PATH}/Groups/:id`, ...guard, async (req, res) => {
+    const id = idOf(req, 'Group');
+    await scim.deleteScimGroup(svc, id, pre(req), base);
+    recorded(req, 'Group', String(id), 'deleted');
+    res.status(204).end();
+  });
+
+  // Anything else under the door is SCIM's 404, not the box API's.
+  router.use(SCIM_PATH, () => {
+    throw new ScimError(404, undefined, 'no such SCIM endpoint');
+  });
+
+  /** Every error under /scim/v2 as RFC 7644 §3.12 words it. */
+  const errors: ErrorRequestHandler = (err: unknown, req, res, next) => {
+    if (!req.path.startsWith(`${SCIM_PATH}/`) && req.path !== SCIM_PATH) return next(err);
+    if (res.headersSent) return;
+    if (err instanceof ScimError) return answer(res, err.status, scimError(err.status, err.scimType, err.message));
+    const { status, headers, body } = errorAnswer(err, svc, req);
+    const detail = (body as { error_description?: string }).error_description ?? 'the request failed';
+    const scimType = status === 400 && err instanceof ApiError ? 'invalidSyntax' : undefined;
+    res.set(headers);
+    answer(res, status, scimError(status, scimType, detail));
+  };
+  return { router, errors };
+}
+
+function scimError(status: number, scimType: string | undefined, detail: string): Json {
+  return { schemas: [ERROR], status: String(status), ...(scimType ? { scimType } : {}), detail };
+}
+
+/** A SearchRequest (RFC 7644 §3.4.3) as the query a GET would have carried. */
+function searchRequest(body: unknown): Query {
+  const b = (body ?? {}) as Record<string, unknown>;
+  const schemas = b.schemas;
+  if (!Array.isArray(schemas) || !schemas.includes(SEARCH_REQUEST))
+    throw new ScimError(400, 'invalidSyntax', `a search's body is a SearchRequest: "schemas": ["${SEARCH_REQUEST}"]`);
+  const joined = (v: unknown): unknown => (Array.isArray(v) ? v.join(',') : v);
+  return {
+    filter: b.filter,
+    startIndex: b.startIndex,
+    count: b.count,
+    attributes: joined(b.attributes),
+    excludedAttributes: joined(b.excludedAttributes),
+  };
+}

@@ -1,0 +1,238 @@
+// The SCIM operations carried out on the box's people and groups (ARCHITECTURE §12: a door onto
+// the same records, not a second store). People change through api/people/accounts.ts, as the
+// REST API's do: a new password or active=false ends what the person obtained, in the
+// transaction of the change. A PUT or PATCH is read, checked against If-Match and written under
+// the record's lock, so that two directories' writes (or Entra ID's parallel member adds) are
+// ruled on one after the other and none is lost.
+import type { Actor } from '../../audit.js';
+import { dummyHash, hashSecret } from '../../credentials/secrets.js';
+import { withTransaction, type Transaction } from '../../db/pool.js';
+import { isReserved, reservedRecords } from '../../reserved.js';
+import { isEmailAddress } from '../../schema/people.js';
+import { ConstraintViolation } from '../../store/constraints.js';
+import {
+  changeMembers,
+  createGroup,
+  deleteGroup,
+  getGroup,
+  getGroups,
+  lockGroup,
+  membersOf,
+  updateGroup,
+  type GroupRow,
+} from '../../store/groups.js';
+import { searchScim, SearchTooCostly, type ScimFilter, type ScimPage } from '../../store/scim-search.js';
+import { getUser, getUsers, unknownUserIds, type UserFields, type UserRow } from '../../store/users.js';
+import { changeAccount, createAccount, removeAccount, type AccountServices } from '../accounts.js';
+import { ScimError, invalidValue, notFound } from './errors.js';
+import { applyPatch, type Json } from './patch.js';
+import { groupResource, readGroup, readUser, userResource, type UserWrite } from './resources.js';
+import { RESOURCE_TYPES } from './schemas.js';
+
+export type ScimServices = AccountServices & { config: AccountServices['config'] & { rootClientId: string } };
+
+/** A write's preconditions: the ETag it was made against (If-Match, RFC 7644 §3.14). */
+export interface Precondition {
+  ifMatch?: string | undefined;
+}
+
+function checkVersion(current: Json, pre: Precondition): void {
+  if (pre.ifMatch === undefined || pre.ifMatch.trim() === '*') return;
+  const version = (current.meta as { version: string }).version;
+  const asked = pre.ifMatch.split(',').map((v) => v.trim());
+  // Weak comparison (RFC 9110 §8.8.3.2): W/"x" and "x" name the same version.
+  const bare = (v: string): string => v.replace(/^W\//, '');
+  if (!asked.some((v) => bare(v) === bare(version)))
+    throw new ScimError(412, undefined, `the resource changed since version ${asked.join(', ')}: it is ${version} now`);
+}
+
+/** Turns the store's refusals into SCIM's: a taken name is 409 uniqueness (RFC 7644 §3.3). */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ConstraintViolation) {
+      const what = err.field === 'email' ? 'userName' : err.field === 'name' ? 'displayName' : err.field;
+      throw new ScimError(409, 'uniqueness', `${what} is taken by another ${err.field === 'name' ? 'group' : 'person'}`);
+    }
+    if (err instanceof SearchTooCostly) throw new ScimError(400, 'tooMany', err.message);
+    throw err;
+  }
+}
+
+/** What the box's fields become from a SCIM write; a password is hashed here, never kept as sent. */
+async function fieldsOf(write: UserWrite): Promise<Partial<UserFields>> {
+  return {
+    email: write.userName,
+    // The directory's word on an address is an administrator's: the box vouches for it. A name is no address.
+    emailVerified: isEmailAddress(write.userName),
+    active: write.active,
+    externalId: write.externalId,
+    scim: Object.keys(write.kept).length ? write.kept : null,
+    ...(write.password !== undefined ? { passwordHash: await hashSecret(write.password) } : {}),
+  };
+}
+
+export async function createUser(svc: ScimServices, body: unknown, by: Actor, base: string): Promise<Json> {
+  const write = readUser(body);
+  const fields = await fieldsOf(write);
+  const noPassword = fields.passwordHash ?? (await dummyHash());
+  const user = await refusing(() =>
+    createAccount(
+      svc,
+      {
+        ...fields,
+        email: write.userName,
+        passwordHash: noPassword,
+        // Without a password from the directory the person signs in some other way (a provider, a reset link).
+        passwordSet: fields.passwordHash !== undefined,
+        data: null,
+        groupIds: [],
+      },
+      by,
+    ),
+  );
+  return userResource(user, base);
+}
+
+export async function readUserResource(svc: ScimServices, id: number, base: string): Promise<Json> {
+  const user = await getUser(svc.pool, id);
+  if (!user) throw notFound(`User ${id}`);
+  return userResource(user, base);
+}
+
+/** PUT (the whole person) or PATCH (operations on them): `make` gives the new representation from the current one. */
+async function changeUser(
+  svc: ScimServices,
+  id: number,
+  make: (current: Json) => unknown,
+  pre: Precondition,
+  by: Actor,
+  base: string,
+): Promise<Json> {
+  const user = await refusing(() =>
+    changeAccount(
+      svc,
+      id,
+      async (before: UserRow) => {
+        const current = userResource(before, base);
+        checkVersion(current, pre);
+        const write = readUser(make(current));
+        const fields = await fieldsOf(write);
+        // The address is vouched for when the directory names a new one, not again at every change.
+        if (write.userName === before.email) delete fields.emailVerified;
+        return fields;
+      },
+      by,
+    ),
+  );
+  if (!user) throw notFound(`User ${id}`);
+  return userResource(user, base);
+}
+
+export const replaceUser = (svc: ScimServices, id: number, body: unknown, pre: Precondition, by: Actor, base: string): Promise<Json> =>
+  // RFC 7644 §3.5.1: a PUT replaces; the id it carries, if any, must be this one.
+  changeUser(svc, id, (current) => sameId(body, current), pre, by, base);
+
+export const patchUser = (svc: ScimServices, id: number, body: unknown, pre: Precondition, by: Actor, base: string): Promise<Json> =>
+  changeUser(svc, id, (current) => applyPatch(RESOURCE_TYPES.User, current, body), pre, by, base);
+
+function sameId(body: unknown, current: Json): unknown {
+  if (body !== null && typeof body === 'object' && 'id' in body && String((body as Json).id) !== current.id)
+    throw new ScimError(400, 'mutability', `id is the box's: this resource's is ${String(current.id)}`);
+  return body;
+}
+
+export async function deleteUser(svc: ScimServices, id: number, pre: Precondition, by: Actor, base: string): Promise<void> {
+  if (pre.ifMatch !== undefined) checkVersion(await readUserResource(svc, id, base), pre);
+  if (!(await removeAccount(svc, id, by))) throw notFound(`User ${id}`);
+}
+
+export async function searchUsers(svc: ScimServices, filter: ScimFilter | undefined, page: ScimPage, base: string) {
+  const found = await refusing(() => searchScim(svc.pool, 'User', filter, page));
+  const users = await getUsers(svc.pool, found.ids);
+  return { total: found.total, resources: users.map((u) => userResource(u, base)) };
+}
+
+/** The members named exist in this box (a person of another box, or an id of nobody, is refused). */
+async function checkMembers(tx: Transaction, members: number[]): Promise<void> {
+  const unknown = await unknownUserIds(tx, members);
+  if (unknown.length) throw invalidValue(`members: no person of this box has the id ${unknown.join(', ')}`);
+}
+
+/** The box's own groups (api/reserved.ts) keep their names: policies link them by name. */
+function checkReserved(svc: ScimServices, group: GroupRow, newName: string | undefined): void {
+  if (!isReserved(reservedRecords(svc.config.rootClientId), 'Group', group.name) || newName === group.name) return;
+  throw new ScimError(400, 'mutability', `group "${group.name}" is one of the box's own: it cannot be ${newName ? 'renamed' : 'deleted'}`);
+}
+
+async function groupJson(db: Transaction | ScimServices['pool'], group: GroupRow, base: string): Promise<Json> {
+  return groupResource(group, (await membersOf(db, [group.id])).get(group.id) ?? [], base);
+}
+
+export async function createScimGroup(svc: ScimServices, body: unknown, base: string): Promise<Json> {
+  const write = readGroup(body);
+  const made = await refusing(() =>
+    withTransaction(svc.pool, async (tx) => {
+      await checkMembers(tx, write.members);
+      const group = await createGroup(tx, write.displayName, null, false, write.externalId);
+      if (write.members.length) await changeMembers(tx, group.id, { set: write.members });
+      return groupJson(tx, (await getGroup(tx, group.id))!, base);
+    }),
+  );
+  svc.users.clear(); // cached people carry their groups' names
+  return made;
+}
+
+export async function readGroupResource(svc: ScimServices, id: number, withMembers: boolean, base: string): Promise<Json> {
+  const group = await getGroup(svc.pool, id);
+  if (!group) throw notFound(`Group ${id}`);
+  return withMembers ? groupJson(svc.pool, group, base) : groupResource(group, undefined, base);
+}
+
+async function changeGroup(
+  svc: ScimServices,
+  id: number,
+  make: (current: Json) => unknown,
+  pre: Precondition,
+  base: string,
+): Promise<Json> {
+  const changed = await refusing(() =>
+    withTransaction(svc.pool, async (tx) => {
+      if (!(await lockGroup(tx, id))) throw notFound(`Group ${id}`);
+      const before = (await getGroup(tx, id))!;
+      const current = await groupJson(tx, before, base);
+      checkVersion(current, pre);
+      const write = readGroup(make(current));
+      checkReserved(svc, before, write.displayName);
+      await checkMembers(tx, write.members);
+      await updateGroup(tx, id, { name: write.displayName, externalId: write.externalId });
+      await changeMembers(tx, id, { set: write.members });
+      return groupJson(tx, (await getGroup(tx, id))!, base);
+    }),
+  );
+  svc.users.clear();
+  return changed;
+}
+
+export const replaceGroup = (svc: ScimServices, id: number, body: unknown, pre: Precondition, base: string): Promise<Json> =>
+  changeGroup(svc, id, (current) => sameId(body, current), pre, base);
+
+export const patchGroup = (svc: ScimServices, id: number, body: unknown, pre: Precondition, base: string): Promise<Json> =>
+  changeGroup(svc, id, (current) => applyPatch(RESOURCE_TYPES.Group, current, body), pre, base);
+
+export async function deleteScimGroup(svc: ScimServices, id: number, pre: Precondition, base: string): Promise<void> {
+  const group = await getGroup(svc.pool, id);
+  if (!group) throw notFound(`Group ${id}`);
+  checkReserved(svc, group, undefined);
+  if (pre.ifMatch !== undefined) checkVersion(await groupJson(svc.pool, group, base), pre);
+  if (!(await deleteGroup(svc.pool, id))) throw notFound(`Group ${id}`);
+  svc.users.clear();
+}
+
+export async function searchGroups(svc: ScimServices, filter: ScimFilter | undefined, page: ScimPage, withMembers: boolean, base: string) {
+  const found = await refusing(() => searchScim(svc.pool, 'Group', filter, page));
+  const groups = await getGroups(svc.pool, found.ids);
+  const members = withMembers ? await membersOf(svc.pool, found.ids) : undefined;
+  return { total: found.total, resources: groups.map((g) => groupResource(g, members ? (members.get(g.id) ?? []) : undefined, base)) };
+}

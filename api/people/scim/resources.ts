@@ -1,0 +1,148 @@
+// The box's people and groups as SCIM resources (RFC 7643 §4), and what a directory writes read
+// back into the box's fields. A person: userName is their sign-in name — their email address, or a
+// name that is not one (then they have no address: no mail, no email claim); externalId, active
+// and the attributes without a column are kept as sent; password is write-only; groups are
+// read-only (a Group's members change them). A group: displayName is its name; members are
+// people of this box, by id (the box has no nested groups).
+import type { GroupRow, MemberRef } from '../../store/groups.js';
+import type { UserRow } from '../../store/users.js';
+import { EMAIL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, isEmailAddress } from '../../schema/people.js';
+import { invisibleProblem } from '../../input.js';
+import { invalidValue } from './errors.js';
+import { readResource, versionOf } from './attributes.js';
+import { keyOf, type Json } from './patch.js';
+import { CORE_GROUP, CORE_USER, ENTERPRISE_USER, RESOURCE_TYPES } from './schemas.js';
+
+const EXTERNAL_ID_MAX = 256;
+
+/** What a write of a person sets. */
+export interface UserWrite {
+  userName: string;
+  externalId: string | null;
+  active: boolean;
+  /** A new password, when the write carries one (to be hashed). */
+  password?: string;
+  /** The attributes kept as sent (users.scim). */
+  kept: Json;
+}
+
+export interface GroupWrite {
+  displayName: string;
+  externalId: string | null;
+  /** The members, when the write names them (a PUT without `members` leaves none, RFC 7644 §3.5.1). */
+  members: number[];
+}
+
+const field = (body: Json, name: string): unknown => body[keyOf(body, name) ?? name];
+
+function text(body: Json, name: string, max: number, required: boolean): string | undefined {
+  const value = field(body, name);
+  if (value === undefined || value === null) {
+    if (required) throw invalidValue(`${name} is required`);
+    return undefined;
+  }
+  if (typeof value !== 'string' || !value.trim()) throw invalidValue(`${name} must be a non-empty string`);
+  if (value.length > max) throw invalidValue(`${name} must be at most ${max} characters`);
+  const invisible = invisibleProblem(value);
+  if (invisible) throw invalidValue(`${name} ${invisible}`);
+  return value.trim();
+}
+
+function bodyObject(body: unknown, what: string): Json {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidValue(`the body must be a ${what} object`);
+  return body as Json;
+}
+
+/** A person as a directory writes them (POST, PUT, or the result of a PATCH). */
+export function readUser(raw: unknown): UserWrite {
+  const body = bodyObject(raw, 'User');
+  const userName = text(body, 'userName', EMAIL_MAX, true)!;
+  // One "@" makes it meant as an address: it must be one (a name is anything without an "@").
+  if (userName.includes('@') && !isEmailAddress(userName)) throw invalidValue(`userName "${userName}" is not a valid email address`);
+  if (/\s/.test(userName)) throw invalidValue('userName must not hold spaces');
+  const password = field(body, 'password');
+  if (password !== undefined && password !== null) {
+    if (typeof password !== 'string' || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+      throw invalidValue(`password must be a string of ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  }
+  const activeRaw = field(body, 'active');
+  const read = readResource(RESOURCE_TYPES.User, body);
+  const { userName: _u, active, password: _p, ...kept } = read;
+  if (activeRaw !== undefined && activeRaw !== null && typeof active !== 'boolean') throw invalidValue('active must be true or false');
+  return {
+    userName,
+    externalId: text(body, 'externalId', EXTERNAL_ID_MAX, false) ?? null,
+    active: active === undefined ? true : (active as boolean),
+    ...(typeof password === 'string' ? { password } : {}),
+    kept,
+  };
+}
+
+/** A group as a directory writes it. */
+export function readGroup(raw: unknown): GroupWrite {
+  const body = bodyObject(raw, 'Group');
+  const displayName = text(body, 'displayName', NAME_MAX, true)!;
+  const members = field(body, 'members');
+  const ids: number[] = [];
+  if (members !== undefined && members !== null) {
+    if (!Array.isArray(members)) throw invalidValue('members must be a list of {"value": "<person id>"}');
+    for (const [i, m] of members.entries()) {
+      const member = m !== null && typeof m === 'object' && !Array.isArray(m) ? (m as Json) : undefined;
+      const value = member && field(member, 'value');
+      const type = member && field(member, 'type');
+      if (typeof type === 'string' && type.toLowerCase() !== 'user')
+        throw invalidValue(`members[${i}] is a ${type}: a group's members are people (the box has no nested groups)`);
+      if (typeof value !== 'string' || !/^\d{1,15}$/.test(value))
+        throw invalidValue(`members[${i}].value must be the id of a person of this box`);
+      ids.push(Number(value));
+    }
+  }
+  return { displayName, externalId: text(body, 'externalId', EXTERNAL_ID_MAX, false) ?? null, members: [...new Set(ids)] };
+}
+
+/** A resource's meta (RFC 7643 §3.1), its version made from everything else it shows. */
+function withMeta(resource: Json, kind: 'User' | 'Group', location: string, created: Date, modified: Date): Json {
+  const meta = { resourceType: kind, created: created.toISOString(), lastModified: modified.toISOString(), location };
+  return { ...resource, meta: { ...meta, version: versionOf({ ...resource, meta }) } };
+}
+
+/** The person as SCIM shows them. `base` is the SCIM door's URL (<box>/scim/v2). */
+export function userResource(user: UserRow, base: string): Json {
+  const kept = user.scim ?? {};
+  const emails = kept.emails ?? (isEmailAddress(user.email) ? [{ value: user.email, type: 'work', primary: true }] : undefined);
+  const resource: Json = {
+    schemas: kept[ENTERPRISE_USER] ? [CORE_USER, ENTERPRISE_USER] : [CORE_USER],
+    id: String(user.id),
+    ...(user.externalId !== null ? { externalId: user.externalId } : {}),
+    userName: user.email,
+    ...kept,
+    ...(emails ? { emails } : {}),
+    active: user.active,
+    ...(user.groups.length
+      ? { groups: user.groups.map((g) => ({ value: String(g.id), $ref: `${base}/Groups/${g.id}`, display: g.name, type: 'direct' })) }
+      : {}),
+  };
+  return withMeta(resource, 'User', `${base}/Users/${user.id}`, user.createdAt, user.updatedAt);
+}
+
+/**
+ * The group as SCIM shows it; `members` undefined leaves them out (excludedAttributes=members: not
+ * even read). Its version does not hang on them being shown: a change of members moves the
+ * group's updated_at (store/groups.ts changeMembers), which the version is made from.
+ */
+export function groupResource(group: GroupRow, members: MemberRef[] | undefined, base: string): Json {
+  const resource: Json = {
+    schemas: [CORE_GROUP],
+    id: String(group.id),
+    ...(group.externalId !== null ? { externalId: group.externalId } : {}),
+    displayName: group.name,
+  };
+  const { meta, ...shown } = withMeta(resource, 'Group', `${base}/Groups/${group.id}`, group.createdAt, group.updatedAt);
+  return {
+    ...shown,
+    ...(members?.length
+      ? { members: members.map((m) => ({ value: String(m.id), $ref: `${base}/Users/${m.id}`, display: m.email, type: 'User' })) }
+      : {}),
+    meta,
+  };
+}
