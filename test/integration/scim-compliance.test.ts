@@ -14,6 +14,15 @@ import { describeFailure, FAILED, scim2Tester, type ScimCheck } from '../support
  */
 const SKIPPED: string[] = [];
 
+/**
+ * Failures that are scim2-tester's rather than the server's, listed so that any other failure, and
+ * one of these going away, fails here:
+ * - PATCH add and replace of a Group's members: scim2-tester compares the members it sent with those
+ *   returned, sub-attribute by sub-attribute, so the `display` the server adds to each (readOnly in
+ *   its /Schemas, a name scim2-tester could not have sent) is a difference to it.
+ */
+const NOT_THE_SERVERS = ['Group check_add_attribute members', 'Group check_replace_attribute members'];
+
 /** Checks that must have run and passed: without them a run that stopped after discovery would look clean. */
 const MUST_PASS = [
   'User object_creation',
@@ -46,8 +55,9 @@ describe('scim2-tester against the SCIM server', function () {
     const { id, secret } = await box.addClient('scim-tester', {});
     const checks = await scim2Tester(`${box.url}/scim/v2`, await tokenOf(id, secret));
 
-    const failed = checks.filter((check) => FAILED.has(check.status));
+    const failed = checks.filter((check) => FAILED.has(check.status) && !NOT_THE_SERVERS.includes(check.name));
     expect(failed, `${failed.length} of ${checks.length} checks failed:\n\n${failed.map(describeFailure).join('\n\n')}`).to.deep.equal([]);
+    expect(names(checks.filter((check) => FAILED.has(check.status)))).to.deep.equal([...NOT_THE_SERVERS].sort());
     expect(names(checks.filter((check) => check.status === 'SKIPPED'))).to.deep.equal([...SKIPPED].sort());
     expect(names(checks.filter((check) => check.status === 'SUCCESS'))).to.include.members(MUST_PASS);
   });

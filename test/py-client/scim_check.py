@@ -15,7 +15,8 @@ Output, standard output: one JSON object per line and per result of a check:
 "name" is the title, prefixed by the resource type and suffixed by the attribute a
 PATCH check tried, when there are. "exchanges" (only on ERROR and CRITICAL) are the
 HTTP requests the check sent and what the server answered; for a PATCH check, those
-from the PATCH of the attribute that failed. No header is recorded: the token stays out.
+from the PATCH of the attribute that failed; not the deletions scim2-tester cleans up
+with after each check. No header is recorded: the token stays out.
 Exit status 0 whatever the checks found; 1 when the driver itself fails.
 """
 
@@ -36,11 +37,13 @@ import scim2_tester.filling
 from pydantic import BaseModel
 from scim2_client.engines.httpx2 import SyncSCIMClient
 from scim2_tester import CheckResult, Status, check_server
+from scim2_tester.utils import ResourceManager
 
 FAILED = {Status.ERROR, Status.CRITICAL}
 
-# Every HTTP exchange, in order.
+# Every HTTP exchange, in order; those of scim2-tester's clean-up between checks are marked.
 exchanges: list[dict[str, Any]] = []
+cleaning = False
 # id(result) -> the exchanges of the check that made it.
 result_exchanges: dict[int, list[dict[str, Any]]] = {}
 
@@ -50,6 +53,8 @@ class RecordingClient(SyncSCIMClient):
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx2.Response:
         entry: dict[str, Any] = {"method": method, "url": url}
+        if cleaning:
+            entry["cleanup"] = True
         if kwargs.get("params"):
             entry["params"] = kwargs["params"]
         if kwargs.get("json") is not None:
@@ -62,6 +67,22 @@ class RecordingClient(SyncSCIMClient):
         except ValueError:
             entry["response"] = response.text
         return response
+
+
+def marking_cleanup(cleanup: Any) -> Any:
+    """Wraps ResourceManager.cleanup, which deletes after each check what it created (and, as it
+    never forgets them, everything created before: 404s), so that a report leaves those out."""
+
+    @functools.wraps(cleanup)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        global cleaning
+        cleaning = True
+        try:
+            return cleanup(*args, **kwargs)
+        finally:
+            cleaning = False
+
+    return wrapped
 
 
 def email_user_names(generate: Any) -> Any:
@@ -102,6 +123,7 @@ def exchange_recording(check: Any) -> Any:
 
 
 def instrument() -> None:
+    ResourceManager.cleanup = marking_cleanup(ResourceManager.cleanup)
     generate = email_user_names(scim2_tester.filling.generate_random_value)
     scim2_tester.filling.generate_random_value = generate
     # The PATCH checks imported it by name.
@@ -149,7 +171,7 @@ def report(result: CheckResult) -> dict[str, Any]:
         "data": plain(result.data),
     }
     if result.status in FAILED:
-        made = result_exchanges.get(id(result), [])
+        made = [entry for entry in result_exchanges.get(id(result), []) if not entry.get("cleanup")]
         if attribute:
             made = of_attribute(made, attribute)
         elif (method := (result.reason or "").split(" ")[0]) in {"POST", "PUT", "PATCH", "DELETE"}:

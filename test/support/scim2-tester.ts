@@ -58,18 +58,21 @@ export function scim2Tester(baseUrl: string, token: string, tags: string[] = [])
   });
 }
 
-/** A failed check as a reader needs it: the check, why, and every exchange it made. */
+/** A failed check as a reader needs it: the check, why, and every exchange it made (long bodies cut). */
 export function describeFailure(check: ScimCheck): string {
   const exchanges = (check.exchanges ?? []).map(
     (e) =>
       `  ${e.method} ${e.url}${e.params ? ` ${JSON.stringify(e.params)}` : ''}` +
-      `${e.request !== undefined ? `\n    request: ${JSON.stringify(e.request)}` : ''}` +
-      `\n    -> ${e.status ?? 'no response'} ${JSON.stringify(e.response)}`,
+      `${e.request !== undefined ? `\n    request: ${cut(e.request)}` : ''}` +
+      `\n    -> ${e.status ?? 'no response'} ${cut(e.response)}`,
   );
-  return [
-    `${check.status} ${check.name}: ${check.reason}`,
-    `  (${check.description})`,
-    `  data: ${JSON.stringify(check.data)}`,
-    ...exchanges,
-  ].join('\n');
+  return [`${check.status} ${check.name}: ${check.reason}`, `  (${check.description})`, `  data: ${cut(check.data)}`, ...exchanges].join(
+    '\n',
+  );
+}
+
+/** JSON, cut after `max` characters: a failure's message stays readable with a whole User in it. */
+function cut(value: unknown, max = 1500): string {
+  const json = JSON.stringify(value) ?? 'undefined';
+  return json.length > max ? `${json.slice(0, max)}… (${json.length} characters)` : json;
 }
