@@ -121,7 +121,7 @@ test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
-test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) ## the API over HTTP against a real PostgreSQL
+test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
 test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it

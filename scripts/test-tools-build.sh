@@ -12,8 +12,8 @@
 #   extauthz  test/extauthz, Envoy's ext_authz gRPC client;
 #   traefik   the gateway tests' Traefik, from its Go module at $TRAEFIK_VERSION;
 # and the Python virtual environment of test/py-client (requests-oauth2client, for
-# test/e2e/python-client.test.ts) at $CACHE/py-<digest of its requirements.txt>,
-# with $CACHE/py a link to the current one.
+# test/e2e/python-client.test.ts; scim2-tester, for test/integration/scim-compliance.test.ts)
+# at $CACHE/py-<digest of its requirements.txt>, with $CACHE/py a link to the current one.
 # Needs `go` with the Go module proxy, and `python3` with PyPI; a cold build takes
 # a few minutes (promtool is most of it). As scripts/kube-build.sh does: each
 # binary has a stamp file <bin>/.<name>.version and is rebuilt only when it is
@@ -122,7 +122,7 @@ fi
 # The venv is built where it stays (a venv records its own path) and stamped last:
 # one without the stamp, or whose Python no longer runs the library (python3 was
 # upgraded under it), is half-built or stale and is built again.
-if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c 'import requests_oauth2client' 2>/dev/null; then
+if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' 2>/dev/null; then
   log "python venv $PY_VERSION: cached"
 else
   log "building the python venv of test/py-client ($PY_VERSION)"
@@ -132,7 +132,8 @@ else
   # Every package pinned with its hashes: pip refuses anything else, dependencies included.
   "$PY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
     --require-hashes -r "$PY_REQUIREMENTS" >&2
-  "$PY_VENV/bin/python" -c 'import requests_oauth2client' || die "requests_oauth2client does not import in $PY_VENV"
+  "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' ||
+    die "requests_oauth2client or scim2_tester does not import in $PY_VENV"
   touch "$PY_VENV/.complete"
   log "built the python venv in $((SECONDS - start)) s"
 fi
