@@ -44,11 +44,6 @@ interface Place {
   kept?: string;
 }
 
-/** Where `emails` comes from when the directory sent none: the sign-in name, when it is an address (api/people/scim/users.ts shows the same). */
-export const DEFAULT_EMAILS_SQL = `CASE WHEN u.scim ? 'emails' THEN u.scim->'emails'
-  WHEN u.email ~ '^[^\\s@]+@[^\\s@]+$' THEN jsonb_build_array(jsonb_build_object('value', u.email, 'type', 'work', 'primary', true))
-  ELSE '[]'::jsonb END`;
-
 const USERS: Place = {
   table: 'users',
   alias: 'u',
@@ -61,7 +56,6 @@ const USERS: Place = {
     'meta.lastModified': { sql: 'u.updated_at', kind: 'time' },
   },
   arrays: {
-    emails: DEFAULT_EMAILS_SQL,
     groups: `COALESCE((SELECT jsonb_agg(jsonb_build_object('value', ug.group_id::text, 'display', g.name))
       FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id), '[]'::jsonb)`,
   },
@@ -79,8 +73,8 @@ const GROUPS: Place = {
     'meta.lastModified': { sql: 'g.updated_at', kind: 'time' },
   },
   arrays: {
-    members: `COALESCE((SELECT jsonb_agg(jsonb_build_object('value', ug.user_id::text, 'display', m.email, 'type', 'User'))
-      FROM user_groups ug JOIN users m ON m.id = ug.user_id WHERE ug.group_id = g.id), '[]'::jsonb)`,
+    members: `COALESCE((SELECT jsonb_agg(jsonb_build_object('value', ug.user_id::text, 'type', 'User'))
+      FROM user_groups ug WHERE ug.group_id = g.id), '[]'::jsonb)`,
   },
 };
 

@@ -36,6 +36,22 @@ export const SCIM_PATH = '/scim/v2';
 /** The most resources one page holds (ServiceProviderConfig filter.maxResults). */
 export const MAX_RESULTS = 200;
 const MEDIA = 'application/scim+json; charset=utf-8';
+const ROOT_SEARCH = '/scim/v2/.search';
+
+/** The methods each path of the door takes. */
+const METHODS: Record<string, string> = {
+  '/scim/v2/ServiceProviderConfig': 'GET',
+  '/scim/v2/ResourceTypes': 'GET',
+  '/scim/v2/ResourceTypes/:id': 'GET',
+  '/scim/v2/Schemas': 'GET',
+  '/scim/v2/Schemas/:id': 'GET',
+  '/scim/v2/Users': 'GET, POST',
+  '/scim/v2/Users/.search': 'POST',
+  '/scim/v2/Users/:id': 'GET, PUT, PATCH, DELETE',
+  '/scim/v2/Groups': 'GET, POST',
+  '/scim/v2/Groups/.search': 'POST',
+  '/scim/v2/Groups/:id': 'GET, PUT, PATCH, DELETE',
+};
 
 type Needs = scim.ScimServices & PrincipalServices & { config: Config; policies: Policies; audit: Audit; log: Logger; metrics: Metrics };
 
@@ -201,6 +217,18 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     await scim.deleteScimGroup(svc, id, pre(req), base);
     recorded(req, 'Group', String(id), 'deleted');
     res.status(204).end();
+  });
+
+  // RFC 9110 §15.5.6: a path the door serves, asked with a method it does not take, is 405 with Allow.
+  for (const [path, methods] of Object.entries(METHODS)) {
+    router.all(path, (_req, res) => {
+      res.set('Allow', methods);
+      throw new ScimError(405, undefined, `${path} takes ${methods}`);
+    });
+  }
+  // RFC 7644 §3.4.3: a search of every resource type at the root is optional; §3.12: 501 when not offered.
+  router.all(ROOT_SEARCH, () => {
+    throw new ScimError(501, undefined, 'searching Users and Groups at once is not offered: POST /Users/.search or /Groups/.search');
   });
 
   // Anything else under the door is SCIM's 404, not the box API's.

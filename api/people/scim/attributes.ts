@@ -93,11 +93,13 @@ export function project(type: ResourceType, resource: Json, attributes: string[]
       const holder = path.topPath.length === 2 ? out[path.topPath[0]!] : out;
       if (!isObject(holder)) continue;
       const value = holder[path.top.name];
-      if (path.sub && isObject(value)) delete value[path.sub.name];
-      else if (path.sub && Array.isArray(value))
-        for (const e of value)
-          if (isObject(e)) delete e[path.sub.name];
-          else if (!path.sub) delete holder[path.top.name];
+      if (!path.sub) {
+        delete holder[path.top.name];
+      } else if (isObject(value)) {
+        delete value[path.sub.name];
+      } else if (Array.isArray(value)) {
+        for (const e of value) if (isObject(e)) delete e[path.sub.name];
+      }
     }
     return out;
   }

@@ -160,16 +160,30 @@ class Parser {
       this.at++;
       const filter = this.or(depth + 1, resolved);
       this.expect(']');
-      return { op: 'has', multi: resolved.topPath, filter };
+      const after = this.peek();
+      if (after?.kind !== 'word' || !after.text.startsWith('.')) return { op: 'has', multi: resolved.topPath, filter };
+      // Entra ID's `emails[type eq "work"].value eq "x"` (outside RFC 7644's grammar, in its tutorial):
+      // read as the RFC's `emails[type eq "work" and value eq "x"]`.
+      this.at++;
+      return {
+        op: 'has',
+        multi: resolved.topPath,
+        filter: { op: 'and', left: filter, right: this.comparison(after.text.slice(1), resolved) },
+      };
     }
-    const attr = this.attribute(t.text, within);
+    return this.comparison(t.text, within);
+  }
+
+  /** `<attribute> pr`, or `<attribute> <op> <value>`. */
+  private comparison(raw: string, within: Resolved | undefined): ScimFilter {
+    const attr = this.attribute(raw, within);
     const opToken = this.next('an operator');
     const op = opToken.text.toLowerCase();
     if (opToken.kind !== 'word' || (op !== 'pr' && !COMPARE.has(op))) throw invalidFilter(`"${opToken.text}" is not a filter operator`);
     if (++this.comparisons > FILTER_LIMITS.comparisons)
       throw invalidFilter(`the filter has more than ${FILTER_LIMITS.comparisons} comparisons`);
     if (op === 'pr') return { op: 'pr', attr };
-    return { op: op as CompareOp, attr, value: this.value(t.text, attr, op as CompareOp) };
+    return { op: op as CompareOp, attr, value: this.value(raw, attr, op as CompareOp) };
   }
 
   /** The attribute `raw` names (inside brackets: a sub-attribute of the bracketed one) as the store reads it. */

@@ -95,6 +95,9 @@ function applyAt(resource: Json, op: Op, raw: string, path: PatchPath, value: un
   if (filter) throw invalidValue(`"${raw}": only multi-valued attributes take a filter`);
   if (op === 'remove') {
     if (top.required) throw mutability(`"${top.name}" is required: it can be replaced, not removed`);
+    // Unassigned, a person would be neither on nor off: the directory says which.
+    if (top.name === 'active' && path.topPath.length === 1)
+      throw invalidValue('"active" can be replaced with true or false, not removed: a removal would turn the person on or off unasked');
     return deleteKey(obj, top.name);
   }
   // A complex attribute takes the sub-attributes given and keeps the others (RFC 7644 §3.5.2.1, §3.5.2.3).
@@ -167,7 +170,22 @@ function applyValueObject(type: ResourceType, resource: Json, op: Op, value: unk
 }
 
 function applyPath(type: ResourceType, resource: Json, op: Op, raw: string, value: unknown): void {
+  const extension = type.extensions.find((e) => e.id.toLowerCase() === raw.toLowerCase());
+  if (extension) return applyToExtension(type, resource, op, extension.id, value);
   applyAt(resource, op, raw, parsePatchPath(type, raw), value);
+}
+
+/**
+ * A path that is an extension's URN names its container (RFC 7643 §3.3): remove drops it, replace
+ * puts the value in its place, add adds the value's attributes to it (a `schemas` inside is no attribute).
+ */
+function applyToExtension(type: ResourceType, resource: Json, op: Op, urn: string, value: unknown): void {
+  if (op === 'remove') return deleteKey(resource, urn);
+  if (!isObject(value)) throw invalidValue(`"${urn}" takes an object of its attributes`);
+  if (op === 'replace') deleteKey(resource, urn);
+  for (const [name, inner] of Object.entries(value)) {
+    if (name.toLowerCase() !== 'schemas') applyPath(type, resource, op, `${urn}:${name}`, inner);
+  }
 }
 
 /** Reads a PatchOp message (RFC 7644 §3.5.2) and applies it to a copy of `resource`; a ScimError 400 when it is not one. */

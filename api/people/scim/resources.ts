@@ -109,14 +109,12 @@ function withMeta(resource: Json, kind: 'User' | 'Group', location: string, crea
 /** The person as SCIM shows them. `base` is the SCIM door's URL (<box>/scim/v2). */
 export function userResource(user: UserRow, base: string): Json {
   const kept = user.scim ?? {};
-  const emails = kept.emails ?? (isEmailAddress(user.email) ? [{ value: user.email, type: 'work', primary: true }] : undefined);
   const resource: Json = {
     schemas: kept[ENTERPRISE_USER] ? [CORE_USER, ENTERPRISE_USER] : [CORE_USER],
     id: String(user.id),
     ...(user.externalId !== null ? { externalId: user.externalId } : {}),
     userName: user.email,
     ...kept,
-    ...(emails ? { emails } : {}),
     active: user.active,
     ...(user.groups.length
       ? { groups: user.groups.map((g) => ({ value: String(g.id), $ref: `${base}/Groups/${g.id}`, display: g.name, type: 'direct' })) }
@@ -140,9 +138,7 @@ export function groupResource(group: GroupRow, members: MemberRef[] | undefined,
   const { meta, ...shown } = withMeta(resource, 'Group', `${base}/Groups/${group.id}`, group.createdAt, group.updatedAt);
   return {
     ...shown,
-    ...(members?.length
-      ? { members: members.map((m) => ({ value: String(m.id), $ref: `${base}/Users/${m.id}`, display: m.email, type: 'User' })) }
-      : {}),
+    ...(members?.length ? { members: members.map((m) => ({ value: String(m.id), $ref: `${base}/Users/${m.id}`, type: 'User' })) } : {}),
     meta,
   };
 }

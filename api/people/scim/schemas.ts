@@ -127,7 +127,6 @@ const GROUP_ATTRIBUTES: Attribute[] = [
     subAttributes: [
       attr('value', "The person's id.", { mutability: 'immutable' }),
       attr('$ref', "The person's URI.", { type: 'reference', referenceTypes: ['User'], mutability: 'immutable' }),
-      attr('display', "The person's sign-in name.", { mutability: 'readOnly' }),
       attr('type', 'User: the box has no nested groups.', { mutability: 'immutable', canonicalValues: ['User'] }),
     ],
   }),
