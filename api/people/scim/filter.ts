@@ -28,11 +28,15 @@ function tokenize(input: string): Token[] {
       let j = i + 1;
       while (j < input.length && input[j] !== '"') j += input[j] === '\\' ? 2 : 1;
       if (j >= input.length) throw invalidFilter(`a string in the filter is not closed: ${input.slice(i, i + 40)}`);
+      let text: string;
       try {
-        tokens.push({ kind: 'string', text: JSON.parse(input.slice(i, j + 1)) as string });
+        text = JSON.parse(input.slice(i, j + 1)) as string;
       } catch {
         throw invalidFilter(`a string in the filter is not a JSON string: ${input.slice(i, j + 1).slice(0, 60)}`);
       }
+      // "\u0000" spelt out in a query: PostgreSQL takes no NUL in text, and no value the box keeps holds one.
+      if (text.includes('\u0000')) throw invalidFilter('a string in the filter holds a NUL character');
+      tokens.push({ kind: 'string', text });
       i = j + 1;
     } else {
       let j = i;
@@ -223,7 +227,11 @@ class Parser {
     if (attr.type === 'dateTime') {
       const time = Date.parse(t.text);
       if (Number.isNaN(time)) throw invalidFilter(`"${raw}" is a time: "${t.text}" is not one (RFC 3339)`);
-      return new Date(time).toISOString();
+      // JavaScript's times reach years PostgreSQL's timestamptz does not ("+275760-…", year 0): RFC 3339's 0001–9999 only.
+      const iso = new Date(time).toISOString();
+      if (!/^\d{4}-/.test(iso) || iso.startsWith('0000'))
+        throw invalidFilter(`"${raw}" is a time of the years 0001 to 9999, not "${t.text}"`);
+      return iso;
     }
     return t.text;
   }

@@ -1,0 +1,107 @@
+// Attacks on the SCIM door (RFC 7644) beyond test/integration/scim.test.ts: callers it must
+// refuse (a client whose policy is for other paths, a person's own token), filter values that
+// PostgreSQL refuses (which must be the filter's 400, never a 500), and a person turned off by
+// their directory who asks for a password reset (no link: a password set while turned off would
+// be a way in waiting for the day the directory turns them on again).
+import { expect } from 'chai';
+import { Box, basic } from '../support/box.js';
+import { TestSmtp } from '../support/smtp.js';
+import { userToken } from '../support/user-token.js';
+
+const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+const PASSWORD = 'a-good-password-1';
+
+describe('SCIM: attacks on the door', function () {
+  this.timeout(180_000);
+  let smtp: TestSmtp;
+  let box: Box;
+  let root: string;
+
+  before(async function () {
+    smtp = await TestSmtp.start();
+    box = await Box.start({ env: smtp.boxEnv() });
+    root = await box.rootToken();
+  });
+  after(async function () {
+    await box?.stop();
+    await smtp?.stop();
+  });
+
+  function scim(method: string, path: string, body?: unknown, bearer = root) {
+    return box.request(method, `/scim/v2${path}`, {
+      headers: { Authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'Content-Type': 'application/scim+json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  }
+  const expectScimError = (res: { status: number; text: string }, status: number, scimType?: string): void => {
+    expect(res.status, res.text).to.equal(status);
+    const error = JSON.parse(res.text);
+    expect(error.schemas).to.deep.equal([ERROR]);
+    expect(error.status).to.equal(String(status));
+    if (scimType) expect(error.scimType).to.equal(scimType);
+  };
+  const newUser = async (userName: string): Promise<string> => {
+    const res = await scim('POST', '/Users', { schemas: [USER], userName, password: PASSWORD });
+    expect(res.status, res.text).to.equal(201);
+    return JSON.parse(res.text).id;
+  };
+
+  it('lets in only a caller a policy allows the SCIM paths: not a person’s own token, not a client allowed only GET /users', async function () {
+    const plain = await newUser('plain@example.com');
+    await box.addClient('actor', {
+      grant_types: ['authorization_code'],
+      auth: { authorization_code: { redirect_uri: 'https://app.example/cb' } },
+    });
+    // The client may do everything; the person's side has no policy: their token may not provision.
+    const personsToken = await userToken(box, Number(plain), 'actor');
+    expectScimError(await scim('GET', '/Users', undefined, personsToken), 403);
+    expectScimError(
+      await scim('PATCH', `/Users/1`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] }, personsToken),
+      403,
+    );
+    // The box's administrators (its admins group) may, through a client that may act for its users.
+    expect((await scim('GET', '/Users', undefined, await userToken(box, 1, 'actor'))).status).to.equal(200);
+
+    const reader = await box.addClient('reader', {}, { policy: false });
+    const policy = await box.json(
+      'PUT',
+      '/AccessPolicy/reader',
+      { engine: 'matcho', link: [{ id: 'reader', resourceType: 'Client' }], matcho: { 'request-method': 'get', uri: '#^/users' } },
+      root,
+    );
+    expect(policy.status, policy.text).to.be.oneOf([200, 201]);
+    const token = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(reader.id, reader.secret) }))
+      .body.access_token;
+    expect((await box.json('GET', '/users', undefined, token)).status).to.equal(200);
+    expectScimError(await scim('GET', '/Users', undefined, token), 403);
+    expectScimError(await scim('GET', `/Users/${plain}`, undefined, token), 403);
+    expect(JSON.parse((await scim('GET', `/Users/${plain}`)).text).active).to.equal(true);
+  });
+
+  it('answers a filter value PostgreSQL would refuse (a NUL, a year past 9999 or before 1) with 400 invalidFilter, not 500', async function () {
+    for (const filter of [
+      'userName eq "\\u0000"',
+      'externalId eq "a\\u0000b"',
+      'name.givenName co "\\u0000"',
+      'emails[value eq "x\\u0000"]',
+      'meta.created gt "+275760-09-13T00:00:00Z"',
+      'meta.lastModified lt "-000001-01-01T00:00:00Z"',
+      'meta.created gt "0000-06-01T00:00:00Z"',
+      'meta.created gt 275760',
+    ]) {
+      expectScimError(await scim('GET', `/Users?filter=${encodeURIComponent(filter)}`), 400, 'invalidFilter');
+    }
+    expectScimError(await scim('GET', `/Groups?filter=${encodeURIComponent('displayName sw "\\u0000"')}`), 400, 'invalidFilter');
+    expectScimError(await scim('POST', '/Groups/.search', { schemas: [SEARCH], filter: 'externalId eq "\\u0000"' }), 400, 'invalidFilter');
+    // The years RFC 3339 has still search.
+    const edge = await scim(
+      'GET',
+      `/Users?filter=${encodeURIComponent('meta.created gt "0001-01-01T00:00:00Z" and meta.created lt "9999-12-31T23:59:59Z"')}`,
+    );
+    expect(edge.status, edge.text).to.equal(200);
+    expect(JSON.parse(edge.text).totalResults).to.be.greaterThan(0);
+  });
+});
