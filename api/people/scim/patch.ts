@@ -66,12 +66,24 @@ function checkWritable(path: PatchPath, raw: string): void {
 /** The elements of a multi-valued attribute that `value` (one or a list) names. */
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
 
-/** Adds elements to a multi-valued attribute, leaving out those whose `value` it already holds (a member added twice is once). */
+/** An element's `value` as text, when it has one. */
+const valueKey = (e: unknown): string | undefined => {
+  const v = isObject(e) ? e[keyOf(e, 'value') ?? 'value'] : undefined;
+  return v === undefined ? undefined : String(v);
+};
+
+/**
+ * Adds elements to a multi-valued attribute, leaving out those whose `value` it already holds (a
+ * member added twice is once). The values held are a set: a scan of the list for each element
+ * added made one PATCH of some 15,000 members hold the process for seconds.
+ */
 function appendElements(list: unknown[], value: unknown): unknown[] {
   const out = [...list];
+  const held = new Set(out.map(valueKey).filter((v) => v !== undefined));
   for (const element of asList(value)) {
-    const v = isObject(element) ? element[keyOf(element, 'value') ?? 'value'] : undefined;
-    if (v !== undefined && out.some((e) => isObject(e) && String(e[keyOf(e, 'value') ?? 'value']) === String(v))) continue;
+    const v = valueKey(element);
+    if (v !== undefined && held.has(v)) continue;
+    if (v !== undefined) held.add(v);
     out.push(element);
   }
   return out;
