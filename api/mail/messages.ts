@@ -40,9 +40,10 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
     case 'password-reset': {
       // Whoever holds the address now: nobody, and no mail (asking did the same work either way). A
       // person an IdentityProvider made signs in there: a password of the box would be a way in that
-      // outlives the provider's (a person removed from the directory), so none is mailed.
+      // outlives the provider's (a person removed from the directory), so none is mailed. Nor to a
+      // person turned off (SCIM active=false): a password set while off would wait for them.
       const user = await findUserByEmail(db, mail.address);
-      if (!user?.passwordSet) return undefined;
+      if (!user?.passwordSet || !user.active) return undefined;
       const url = await link(user, 'reset', '/auth/reset/confirm');
       return to(user, { link: url, minutes: String(LINK_MINUTES.reset) });
     }

@@ -65,7 +65,8 @@ export async function resetPassword(
     const link = await takeLink(tx, tokenHash(token), 'reset');
     if (!link || !(await lockUser(tx, link.userId))) return undefined;
     const person = await getUser(tx, link.userId);
-    if (!stillTheirs(person, link.email)) return undefined;
+    // Turned off after the link was made (a send racing the deactivation, which deletes links): void too.
+    if (!stillTheirs(person, link.email) || !person.active) return undefined;
     const by = { user: String(person.id) };
     // The link proved the mailbox as a verify link does: the address is verified, the account open.
     await updateUser(tx, person.id, { passwordHash, emailVerified: true, mustVerifyEmail: false });

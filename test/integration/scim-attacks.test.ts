@@ -4,7 +4,9 @@
 // their directory who asks for a password reset (no link: a password set while turned off would
 // be a way in waiting for the day the directory turns them on again).
 import { expect } from 'chai';
-import { Box, basic } from '../support/box.js';
+import pg from 'pg';
+import { Box, basic, eventually } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { TestSmtp } from '../support/smtp.js';
 import { userToken } from '../support/user-token.js';
 
@@ -103,5 +105,49 @@ describe('SCIM: attacks on the door', function () {
     );
     expect(edge.status, edge.text).to.equal(200);
     expect(JSON.parse(edge.text).totalResults).to.be.greaterThan(0);
+  });
+
+  it('a person turned off is mailed no reset link, and one mailed before is void: no password set while off waits for them', async function () {
+    const db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+    try {
+      const off = 'turned-off@example.com';
+      const id = await newUser(off);
+      const askReset = async (email: string): Promise<void> => {
+        const browser = new FormAgent(box);
+        const page = await browser.get('/auth/reset');
+        expect((await browser.post('/auth/reset', { ...hiddenFields(page.text), email })).text).to.include('Check your mail');
+      };
+      const outboxEmpty = async (): Promise<boolean> => (await db.query('SELECT 1 FROM mail_outbox')).rowCount === 0;
+
+      // A link mailed while they were on, followed once they are off: void.
+      await askReset(off);
+      const mail = await smtp.waitForMail((m) => m.to.includes(off));
+      const link = /https?:\/\/\S+(\/auth\/reset\/confirm\?token=[\w-]+)/.exec(mail.parsed.text ?? '')![1]!;
+      const turnedOff = await scim('PATCH', `/Users/${id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: 'replace', path: 'active', value: false }],
+      });
+      expect(turnedOff.status, turnedOff.text).to.equal(200);
+      const browser = new FormAgent(box);
+      const page = await browser.get(link);
+      if (page.status === 200) {
+        const set = await browser.post('/auth/reset/confirm', { ...hiddenFields(page.text), password: 'a-password-set-while-off' });
+        expect(set.status, 'the link set a password while the person was turned off').to.equal(400);
+      }
+
+      // Asked while off: the outbox sends nothing, and no link waits in the database.
+      await askReset(off);
+      await eventually('the outbox has sent what it would', outboxEmpty);
+      expect(smtp.mailsTo(off)).to.have.length(1);
+      expect((await db.query("SELECT 1 FROM account_links WHERE user_id = $1 AND purpose = 'reset'", [id])).rowCount).to.equal(0);
+
+      // Turned on again, they sign in with the password they had, not one set while off.
+      await scim('PATCH', `/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: true }] });
+      expect((await new FormAgent(box).signIn(off, 'a-password-set-while-off')).status).to.not.equal(303);
+      expect((await new FormAgent(box).signIn(off, PASSWORD)).status).to.equal(303);
+    } finally {
+      await db.end();
+    }
   });
 });
