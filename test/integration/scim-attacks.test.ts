@@ -150,4 +150,52 @@ describe('SCIM: attacks on the door', function () {
       await db.end();
     }
   });
+
+  it('deactivation racing 12 code exchanges and a PUT without active: no token obtained outlives it, and a PUT turns the person on', async function () {
+    const REDIRECT = 'https://app.example/cb';
+    await box.addClient(
+      'racing-app',
+      {
+        grant_types: ['authorization_code'],
+        first_party: true,
+        auth: { authorization_code: { redirect_uri: REDIRECT, refresh_token: true } },
+      },
+      { secret: 'racing-secret-1', policy: false },
+    );
+    const authorize = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'racing-app', redirect_uri: REDIRECT })}`;
+    const exchange = (code: string) =>
+      box.form(
+        '/auth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+        { Authorization: basic('racing-app', 'racing-secret-1') },
+      );
+    const introspect = async (token: string): Promise<boolean> =>
+      (await box.form('/auth/introspect', { token }, { Authorization: basic('racing-app', 'racing-secret-1') })).body.active;
+    const email = 'code-racer@example.com';
+    const id = await newUser(email);
+    const codes: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const browser = new FormAgent(box);
+      expect((await browser.signIn(email, PASSWORD)).status).to.equal(303);
+      codes.push(new URL((await browser.get(authorize)).headers.get('location')!).searchParams.get('code')!);
+    }
+    // The turning off goes once one exchange has won: the others race it.
+    const racing = codes.map(exchange);
+    await Promise.race(racing);
+    const off = await scim('PATCH', `/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
+    expect(off.status, off.text).to.equal(200);
+    const exchanged = await Promise.all(racing);
+    for (const r of exchanged.filter((x) => x.status === 200)) {
+      expect(await introspect(r.body.access_token)).to.equal(false);
+      const refreshed = await box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: r.body.refresh_token },
+        { Authorization: basic('racing-app', 'racing-secret-1') },
+      );
+      expect(refreshed.body.error).to.equal('invalid_grant');
+    }
+    // RFC 7644 §3.5.1: a PUT replaces the whole person; one without "active" leaves it unassigned, read as on.
+    const put = await scim('PUT', `/Users/${id}`, { schemas: [USER], userName: email });
+    expect(JSON.parse(put.text).active).to.equal(true);
+  });
 });
