@@ -198,4 +198,36 @@ describe('SCIM: attacks on the door', function () {
     const put = await scim('PUT', `/Users/${id}`, { schemas: [USER], userName: email });
     expect(JSON.parse(put.text).active).to.equal(true);
   });
+
+  it('bounds what is kept of one person: PATCHes that would grow it past 64 KiB are 400 and change nothing, so a page of 200 stays small', async function () {
+    const id = await newUser('hoarder@example.com');
+    // Each PATCH within the body's limits adds addresses of long strings; a person's kept attributes
+    // were bounded per string and per list only: some 3 MB each, 600 MB in one page of 200.
+    const address = (n: number) =>
+      Object.fromEntries(
+        ['formatted', 'streetAddress', 'locality', 'region', 'postalCode', 'country'].map((k) => [k, `${n}${k}`.padEnd(2048, 'x')]),
+      );
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await scim('PATCH', `/Users/${id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: 'add', path: 'addresses', value: Array.from({ length: 12 }, (_, j) => address(i * 12 + j)) }],
+      });
+      statuses.push(res.status);
+      if (res.status !== 200) expectScimError(res, 400, 'invalidValue');
+    }
+    expect(statuses).to.include(400);
+    const kept = await scim('GET', `/Users/${id}`);
+    expect(kept.status).to.equal(200);
+    expect(kept.text.length).to.be.below(70 * 1024);
+    // A person's ordinary attributes still fit many times over.
+    const ordinary = await scim('PUT', `/Users/${id}`, {
+      schemas: [USER],
+      userName: 'hoarder@example.com',
+      name: { givenName: 'Hoa', familyName: 'Rder' },
+      emails: [{ value: 'hoarder@example.com', type: 'work', primary: true }],
+      addresses: [address(1)],
+    });
+    expect(ordinary.status, ordinary.text).to.equal(200);
+  });
 });

@@ -14,6 +14,12 @@ import { keyOf, type Json } from './patch.js';
 import { CORE_GROUP, CORE_USER, ENTERPRISE_USER, RESOURCE_TYPES } from './schemas.js';
 
 const EXTERNAL_ID_MAX = 256;
+/**
+ * The most the attributes kept of one person (users.scim) may hold, as JSON. Bounds per string
+ * and per list alone let PATCHes pile some 3 MB onto each person, and a page of 200 of them onto
+ * one answer; a directory's person is a few kilobytes.
+ */
+const KEPT_MAX_BYTES = 64 * 1024;
 
 /** What a write of a person sets. */
 export interface UserWrite {
@@ -68,6 +74,8 @@ export function readUser(raw: unknown): UserWrite {
   const activeRaw = field(body, 'active');
   const read = readResource(RESOURCE_TYPES.User, body);
   const { userName: _u, active, password: _p, ...kept } = read;
+  if (Buffer.byteLength(JSON.stringify(kept)) > KEPT_MAX_BYTES)
+    throw invalidValue(`the person's attributes would be larger than ${KEPT_MAX_BYTES / 1024} KiB`);
   if (activeRaw !== undefined && activeRaw !== null && typeof active !== 'boolean') throw invalidValue('active must be true or false');
   return {
     userName,
