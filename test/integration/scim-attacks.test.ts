@@ -8,6 +8,7 @@ import pg from 'pg';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { TestSmtp } from '../support/smtp.js';
+import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { userToken } from '../support/user-token.js';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -229,5 +230,53 @@ describe('SCIM: attacks on the door', function () {
       addresses: [address(1)],
     });
     expect(ordinary.status, ordinary.text).to.equal(200);
+  });
+
+  it('a sign-in caught between its steps when the person is turned off goes no further: neither the factor nor Continue signs in', async function () {
+    const group = await box.json('POST', '/groups', { name: 'needs-factor', require_second_factor: true }, root);
+    expect(group.status, group.text).to.equal(201);
+    const secretOf = (text: string): Buffer => base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(text)![1]!);
+    const location = (res: { headers: Headers }): string => res.headers.get('location')!;
+    const turn = (id: string, active: boolean) =>
+      scim('PATCH', `/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: active }] });
+    const signedIn = async (browser: FormAgent): Promise<boolean> =>
+      (await browser.get('/auth/signed-in')).text.includes('You are signed in as');
+
+    // Turned off on the enrolment page: the code is refused.
+    const a = await newUser('stepper-a@example.com');
+    const b = await newUser('stepper-b@example.com');
+    const members = await scim('PATCH', `/Groups/${group.body.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: 'add', path: 'members', value: [{ value: a }, { value: b }] }],
+    });
+    expect(members.status, members.text).to.equal(200);
+    const first = new FormAgent(box);
+    const afterPassword = await first.signIn('stepper-a@example.com', PASSWORD);
+    expect(location(afterPassword)).to.match(/^\/auth\/sign-in\/enrol/);
+    const enrol = await first.get(location(afterPassword));
+    expect((await turn(a, false)).status).to.equal(200);
+    const code = await first.post('/auth/sign-in/enrol', {
+      ...hiddenFields(enrol.text),
+      code: totpCode(secretOf(enrol.text), stepAt(Date.now())),
+    });
+    expect(code.status, code.text).to.not.equal(200);
+    expect(await signedIn(first)).to.equal(false);
+
+    // Turned off on the recovery codes' page, the factor proven: Continue is refused.
+    const second = new FormAgent(box);
+    const enrolB = await second.get(location(await second.signIn('stepper-b@example.com', PASSWORD)));
+    const codes = await second.post('/auth/sign-in/enrol', {
+      ...hiddenFields(enrolB.text),
+      code: totpCode(secretOf(enrolB.text), stepAt(Date.now())),
+    });
+    expect(codes.status, codes.text).to.equal(200);
+    expect((await turn(b, false)).status).to.equal(200);
+    const onward = await second.post('/auth/sign-in/continue', hiddenFields(codes.text));
+    expect(onward.status).to.not.equal(303);
+    expect(await signedIn(second)).to.equal(false);
+    // Turned on again, the step is still gone: a new sign-in, not the old step, is the way in.
+    expect((await turn(b, true)).status).to.equal(200);
+    expect((await second.post('/auth/sign-in/continue', hiddenFields(codes.text))).status).to.not.equal(303);
+    expect(await signedIn(second)).to.equal(false);
   });
 });
