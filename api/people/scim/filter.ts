@@ -10,6 +10,8 @@ import { COMMON, lookup, schemaOf, type Attribute, type ResourceType } from './s
 /** Limits on one filter: enough for any directory's query, too little to make a search costly. */
 export const FILTER_LIMITS = { length: 2000, comparisons: 20, depth: 8 };
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
 const COMPARE = new Set<string>(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le']);
 
 type Token = { kind: 'word'; text: string } | { kind: 'string'; text: string } | { kind: 'punct'; text: '(' | ')' | '[' | ']' };
@@ -221,7 +223,8 @@ class Parser {
     if (t.kind === 'word' && !/^-?\d+(\.\d+)?$/.test(t.text) && literal !== 'true' && literal !== 'false')
       throw invalidFilter(`a value expected after ${raw} ${op}, not "${t.text}" (strings are in double quotes)`);
     if (attr.type === 'dateTime') {
-      const time = Date.parse(t.text);
+      // Date.parse alone guesses at anything ("1" is 2001-01-01): only an RFC 3339 date-time is one.
+      const time = RFC3339.test(t.text) ? Date.parse(t.text) : NaN;
       if (Number.isNaN(time)) throw invalidFilter(`"${raw}" is a time: "${t.text}" is not one (RFC 3339)`);
       return new Date(time).toISOString();
     }
