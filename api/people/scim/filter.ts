@@ -291,13 +291,19 @@ export function evaluate(f: ScimFilter, element: unknown): boolean {
       const list = at(element, f.multi);
       return Array.isArray(list) && list.some((e) => evaluate(f.filter, e));
     }
-    case 'pr': {
-      const v = at(element, f.attr.path);
-      return v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && !v.length);
-    }
     default:
-      return compare(f.op, at(element, f.attr.path), f.value, f.attr);
+      // `emails co "x"` outside brackets: any element's value (RFC 7644 §3.4.2.2), as the store reads it.
+      if (f.attr.multi) {
+        const list = at(element, f.attr.multi);
+        return Array.isArray(list) && list.some((e) => holds(f, at(e, f.attr.path)));
+      }
+      return holds(f, at(element, f.attr.path));
   }
+}
+
+function holds(f: Extract<ScimFilter, { attr: AttrRef }>, actual: unknown): boolean {
+  if (f.op === 'pr') return actual !== undefined && actual !== null && actual !== '' && !(Array.isArray(actual) && !actual.length);
+  return compare(f.op, actual, f.value, f.attr);
 }
 
 function at(value: unknown, path: string[]): unknown {
