@@ -82,12 +82,18 @@ export function versionOf(resource: Json): string {
 export function project(type: ResourceType, resource: Json, attributes: string[] | undefined, excluded: string[] | undefined): Json {
   if (attributes?.length) {
     const out: Json = { schemas: resource.schemas, id: resource.id };
-    for (const raw of attributes) copyPath(type, resource, out, raw);
+    for (const raw of attributes) {
+      const urn = extensionNamed(type, raw);
+      if (urn === undefined) copyPath(type, resource, out, raw);
+      else if (resource[urn] !== undefined) out[urn] = structuredClone(resource[urn]);
+    }
     return out;
   }
   if (excluded?.length) {
     const out = structuredClone(resource);
     for (const raw of excluded) {
+      const urn = extensionNamed(type, raw);
+      if (urn !== undefined) delete out[urn];
       const path = resolvePath(type, raw);
       if (!path || path.top.returned === 'always') continue;
       const holder = path.topPath.length === 2 ? out[path.topPath[0]!] : out;
@@ -105,6 +111,10 @@ export function project(type: ResourceType, resource: Json, attributes: string[]
   }
   return resource;
 }
+
+/** An extension's URN names its whole object (RFC 7643 §3.3), as a PATCH path does. */
+const extensionNamed = (type: ResourceType, raw: string): string | undefined =>
+  type.extensions.find((e) => e.id.toLowerCase() === raw.toLowerCase())?.id;
 
 function copyPath(type: ResourceType, from: Json, to: Json, raw: string): void {
   const path = resolvePath(type, raw);
