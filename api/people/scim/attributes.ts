@@ -18,6 +18,8 @@ const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' 
 function single(attribute: Attribute, value: unknown, where: string): unknown {
   if (value === null || value === undefined) return undefined;
   if (attribute.type === 'complex') {
+    // Entra ID sends `manager` as the manager's id alone: the `value` of the complex attribute.
+    if (typeof value === 'string' && attribute.subAttributes?.some((s) => s.name === 'value')) value = { value };
     if (!isObject(value)) throw invalidValue(`${where} is an object of ${attribute.subAttributes!.map((s) => s.name).join(', ')}`);
     const out = normalize(attribute.subAttributes!, value, where);
     return Object.keys(out).length ? out : undefined;

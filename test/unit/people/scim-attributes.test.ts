@@ -100,6 +100,11 @@ describe('SCIM: a User as a directory writes it', () => {
     invalidValue(() => readUser({ userName: 'a', externalId: 'x'.repeat(257) }), /externalId must be at most 256/);
   });
 
+  it("reads Entra ID's manager given as an id alone as the manager's value", () => {
+    const user = readUser({ userName: 'ann@example.com', [ENTERPRISE_USER]: { manager: '42' } });
+    expect(user.kept[ENTERPRISE_USER]).to.deep.equal({ manager: { value: '42' } });
+  });
+
   it('reads one element given for a multi-valued attribute as a list of one', () => {
     expect(readResource(User, { emails: { value: 'a@b.c' } })).to.deep.equal({ emails: [{ value: 'a@b.c' }] });
   });
