@@ -109,9 +109,18 @@ export function project(type: ResourceType, resource: Json, attributes: string[]
         for (const e of value) if (isObject(e)) delete e[path.sub.name];
       }
     }
-    return out;
+    return withoutEmptyExtensions(type, out);
   }
   return resource;
+}
+
+/** An extension whose attributes were all left out is no longer one the resource has (its `schemas` say so). */
+function withoutEmptyExtensions(type: ResourceType, out: Json): Json {
+  for (const { id } of type.extensions) {
+    if (isObject(out[id]) && Object.keys(out[id]).length === 0) delete out[id];
+    if (out[id] === undefined && Array.isArray(out.schemas)) out.schemas = out.schemas.filter((s) => s !== id);
+  }
+  return out;
 }
 
 /** An extension's URN names its whole object (RFC 7643 §3.3), as a PATCH path does. */

@@ -298,7 +298,9 @@ describe('SCIM: attributes and excludedAttributes (RFC 7644 §3.4.2.5)', () => {
       id: '7',
       [ENTERPRISE_USER]: ann()[ENTERPRISE_USER],
     });
-    expect(project(User, ann(), undefined, [ENTERPRISE_USER])).not.to.have.property(ENTERPRISE_USER);
+    const without = project(User, ann(), undefined, [ENTERPRISE_USER]);
+    expect(without).not.to.have.property(ENTERPRISE_USER);
+    expect(without.schemas).to.deep.equal([CORE_USER]);
   });
 
   it('leaves out the excluded attributes and sub-attributes, never id', () => {
