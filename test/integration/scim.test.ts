@@ -121,6 +121,21 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     expect(listed.body).to.deep.equal([]);
   });
 
+  it('a policy on resource/type "scim", as the guide writes it, opens the SCIM door and nothing else', async function () {
+    const scoped = await box.addClient('scim-only', {}, { policy: false });
+    const policy = await box.json(
+      'PUT',
+      '/AccessPolicy/scim-only',
+      { engine: 'matcho', link: [{ id: 'scim-only', resourceType: 'Client' }], matcho: { params: { 'resource/type': 'scim' } } },
+      root,
+    );
+    expect(policy.status, policy.text).to.be.oneOf([200, 201]);
+    const bearer = await token(box, scoped.id, scoped.secret);
+    expect((await scim('GET', '/Users?count=1', undefined, bearer)).status).to.equal(200);
+    expect((await box.json('GET', '/users', undefined, bearer)).status).to.equal(403);
+    expect((await box.json('GET', '/Client', undefined, bearer)).status).to.equal(403);
+  });
+
   it('serves the discovery documents as application/scim+json', async function () {
     const config = await scim('GET', '/ServiceProviderConfig');
     expect(config.status).to.equal(200);

@@ -18,6 +18,8 @@ const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' 
 function single(attribute: Attribute, value: unknown, where: string): unknown {
   if (value === null || value === undefined) return undefined;
   if (attribute.type === 'complex') {
+    // Entra ID sends `manager` as the manager's id alone: the `value` of the complex attribute.
+    if (typeof value === 'string' && attribute.subAttributes?.some((s) => s.name === 'value')) value = { value };
     if (!isObject(value)) throw invalidValue(`${where} is an object of ${attribute.subAttributes!.map((s) => s.name).join(', ')}`);
     const out = normalize(attribute.subAttributes!, value, where);
     return Object.keys(out).length ? out : undefined;
@@ -82,12 +84,18 @@ export function versionOf(resource: Json): string {
 export function project(type: ResourceType, resource: Json, attributes: string[] | undefined, excluded: string[] | undefined): Json {
   if (attributes?.length) {
     const out: Json = { schemas: resource.schemas, id: resource.id };
-    for (const raw of attributes) copyPath(type, resource, out, raw);
+    for (const raw of attributes) {
+      const urn = extensionNamed(type, raw);
+      if (urn === undefined) copyPath(type, resource, out, raw);
+      else if (resource[urn] !== undefined) out[urn] = structuredClone(resource[urn]);
+    }
     return out;
   }
   if (excluded?.length) {
     const out = structuredClone(resource);
     for (const raw of excluded) {
+      const urn = extensionNamed(type, raw);
+      if (urn !== undefined) delete out[urn];
       const path = resolvePath(type, raw);
       if (!path || path.top.returned === 'always') continue;
       const holder = path.topPath.length === 2 ? out[path.topPath[0]!] : out;
@@ -101,10 +109,23 @@ export function project(type: ResourceType, resource: Json, attributes: string[]
         for (const e of value) if (isObject(e)) delete e[path.sub.name];
       }
     }
-    return out;
+    return withoutEmptyExtensions(type, out);
   }
   return resource;
 }
+
+/** An extension whose attributes were all left out is no longer one the resource has (its `schemas` say so). */
+function withoutEmptyExtensions(type: ResourceType, out: Json): Json {
+  for (const { id } of type.extensions) {
+    if (isObject(out[id]) && Object.keys(out[id]).length === 0) delete out[id];
+    if (out[id] === undefined && Array.isArray(out.schemas)) out.schemas = out.schemas.filter((s) => s !== id);
+  }
+  return out;
+}
+
+/** An extension's URN names its whole object (RFC 7643 §3.3), as a PATCH path does. */
+const extensionNamed = (type: ResourceType, raw: string): string | undefined =>
+  type.extensions.find((e) => e.id.toLowerCase() === raw.toLowerCase())?.id;
 
 function copyPath(type: ResourceType, from: Json, to: Json, raw: string): void {
   const path = resolvePath(type, raw);

@@ -10,6 +10,8 @@ import { COMMON, lookup, schemaOf, type Attribute, type ResourceType } from './s
 /** Limits on one filter: enough for any directory's query, too little to make a search costly. */
 export const FILTER_LIMITS = { length: 2000, comparisons: 20, depth: 8 };
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
 const COMPARE = new Set<string>(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le']);
 
 type Token = { kind: 'word'; text: string } | { kind: 'string'; text: string } | { kind: 'punct'; text: '(' | ')' | '[' | ']' };
@@ -225,7 +227,8 @@ class Parser {
     if (t.kind === 'word' && !/^-?\d+(\.\d+)?$/.test(t.text) && literal !== 'true' && literal !== 'false')
       throw invalidFilter(`a value expected after ${raw} ${op}, not "${t.text}" (strings are in double quotes)`);
     if (attr.type === 'dateTime') {
-      const time = Date.parse(t.text);
+      // Date.parse alone guesses at anything ("1" is 2001-01-01): only an RFC 3339 date-time is one.
+      const time = RFC3339.test(t.text) ? Date.parse(t.text) : NaN;
       if (Number.isNaN(time)) throw invalidFilter(`"${raw}" is a time: "${t.text}" is not one (RFC 3339)`);
       // JavaScript's times reach years PostgreSQL's timestamptz does not ("+275760-…", year 0): RFC 3339's 0001–9999 only.
       const iso = new Date(time).toISOString();
@@ -296,13 +299,19 @@ export function evaluate(f: ScimFilter, element: unknown): boolean {
       const list = at(element, f.multi);
       return Array.isArray(list) && list.some((e) => evaluate(f.filter, e));
     }
-    case 'pr': {
-      const v = at(element, f.attr.path);
-      return v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && !v.length);
-    }
     default:
-      return compare(f.op, at(element, f.attr.path), f.value, f.attr);
+      // `emails co "x"` outside brackets: any element's value (RFC 7644 §3.4.2.2), as the store reads it.
+      if (f.attr.multi) {
+        const list = at(element, f.attr.multi);
+        return Array.isArray(list) && list.some((e) => holds(f, at(e, f.attr.path)));
+      }
+      return holds(f, at(element, f.attr.path));
   }
+}
+
+function holds(f: Extract<ScimFilter, { attr: AttrRef }>, actual: unknown): boolean {
+  if (f.op === 'pr') return actual !== undefined && actual !== null && actual !== '' && !(Array.isArray(actual) && !actual.length);
+  return compare(f.op, actual, f.value, f.attr);
 }
 
 function at(value: unknown, path: string[]): unknown {

@@ -13,6 +13,7 @@ interface User {
   email: string;
   email_verified?: boolean;
   must_verify_email?: boolean;
+  active?: boolean;
   data?: string | null;
   'group-ids'?: number[];
 }
@@ -250,7 +251,16 @@ const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids']
 const GROUP_FIELDS = ['name', 'description', 'require_second_factor'];
 
 function renderUsers(): void {
-  renderList('users-list', state.users, (u) => u.email, state.selectedUser, field('users-filter').value, selectUser);
+  renderList(
+    'users-list',
+    state.users,
+    (u) => u.email,
+    state.selectedUser,
+    field('users-filter').value,
+    selectUser,
+    // Turned off by their directory (SCIM) or through the API: they cannot sign in.
+    (u) => (u.active === false ? 'turned off' : undefined),
+  );
 }
 
 function renderGroups(): void {
@@ -311,6 +321,7 @@ function selectUser(user: User | null): void {
 
 /** What the box says of the address, beside the checkbox that vouches for it. */
 function verificationState(user: User): string {
+  if (user.active === false) return 'Turned off (by their directory, or through the API): they cannot sign in until turned on again.';
   if (user.email_verified) return 'Verified: by its link, or vouched for by an administrator.';
   if (user.must_verify_email) return 'Not verified yet: they cannot sign in until they follow the link mailed to them.';
   return 'Not verified: apps are told the address is unproven.';
