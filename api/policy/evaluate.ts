@@ -98,9 +98,15 @@ class Target {
 }
 
 const BOX = '';
+/**
+ * The link keys that reach a subject. A Group link names a group by id or by name; a link of digits
+ * is an id, never a name: else a group someone names "2" would take the policies of group 2.
+ */
 const keysOf = (clientId: string | null, user: AppSubject['user']): string[] => [
   ...(clientId !== null ? [`Client/${clientId}`] : []),
-  ...(user ? [`User/${user.id}`, ...user.groups.flatMap((g) => [`Group/${g.id}`, `Group/${g.name}`])] : []),
+  ...(user
+    ? [`User/${user.id}`, ...user.groups.flatMap((g) => [`Group/${g.id}`, ...(/^\d+$/.test(g.name) ? [] : [`Group/${g.name}`])])]
+    : []),
 ];
 
 class PolicyIndex {

@@ -12,6 +12,7 @@ import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { userToken } from '../support/user-token.js';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -82,6 +83,30 @@ describe('SCIM: attacks on the door', function () {
     expectScimError(await scim('GET', '/Users', undefined, token), 403);
     expectScimError(await scim('GET', `/Users/${plain}`, undefined, token), 403);
     expect(JSON.parse((await scim('GET', `/Users/${plain}`)).text).active).to.equal(true);
+  });
+
+  it('a group named like another group’s id does not take that group’s policies', async function () {
+    const ops = await box.json('POST', '/groups', { name: 'ops' }, root);
+    const linked = await box.json(
+      'PUT',
+      '/AccessPolicy/ops-by-id',
+      { engine: 'allow', link: [{ id: String(ops.body.id), resourceType: 'Group' }] },
+      root,
+    );
+    expect(linked.status, linked.text).to.be.oneOf([200, 201]);
+    const person = await newUser('impostor@example.com');
+    await box.addClient('impostor-app', {
+      grant_types: ['authorization_code'],
+      auth: { authorization_code: { redirect_uri: 'https://app.example/cb' } },
+    });
+    const token = async (): Promise<string> => userToken(box, Number(person), 'impostor-app');
+    expect((await box.json('GET', '/Client', undefined, await token())).status).to.equal(403);
+    const named = await scim('POST', '/Groups', { schemas: [GROUP], displayName: String(ops.body.id), members: [{ value: person }] });
+    expect(named.status, named.text).to.equal(201);
+    expect((await box.json('GET', '/Client', undefined, await token())).status).to.equal(403);
+    // A member of the group itself is let in: the link still names group ${ops.body.id}.
+    await box.json('PUT', `/users/${person}`, { 'group-ids': [ops.body.id] }, root);
+    expect((await box.json('GET', '/Client', undefined, await token())).status).to.equal(200);
   });
 
   it('answers a filter value PostgreSQL would refuse (a NUL, a year past 9999 or before 1) with 400 invalidFilter, not 500', async function () {
