@@ -53,7 +53,32 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['DATABASE_URL'],
     default: 'embedded PostgreSQL',
-    meaning: "a `postgres://` URL. The box's tables go to the connection's default schema",
+    meaning:
+      "a `postgres://` URL. The box's tables go to the connection's default schema. Several hosts in libpq's form (`postgres://u:p@db-1:5432,db-2:5432/boxauth`): the box writes to the one that accepts writes and follows a failover by itself; `target_session_attrs` is `read-write` (the default), `primary` or `any`; `load_balance_hosts=random` tries them in random order (docs/operations/high-availability.md)",
+  },
+  {
+    names: ['BOXAUTH_DATABASE_DIRECT_URL'],
+    default: '`DATABASE_URL`',
+    meaning:
+      'the same database reached directly, when `DATABASE_URL` goes through a transaction-mode pooler (PgBouncer): the change feed (`LISTEN`) and migrations (a session advisory lock) connect here. Several hosts as in `DATABASE_URL`',
+  },
+  {
+    names: ['BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS'],
+    default: '`3000`',
+    meaning:
+      'the deadline of a database connection and of the check, every second, that the host in use still accepts writes; a host silent for two checks is given up and its connections cut',
+  },
+  {
+    names: ['BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS'],
+    default: '`5000`',
+    meaning:
+      "the longest one statement of a request may run (a `COMMIT` waiting for a synchronous standby included) before it is canceled and the request answered `503`; `0`: no deadline. A commit whose standby's confirmation was canceled is a `503`, never a success",
+  },
+  {
+    names: ['BOXAUTH_OUTAGE_MEMORY_SECONDS'],
+    default: '`60`',
+    meaning:
+      'while the database is unreachable, the tokens, sessions, clients, users, policies and apps this process knew when it lost the database answer from memory for this long (introspection, the decision point, token checks); `0`: everything that needs the database answers `503`',
   },
   {
     names: ['BOXAUTH_DATA_DIR'],

@@ -1,6 +1,7 @@
 // Every environment variable the API reads, parsed and defaulted in one place.
 // A bad value stops start-up with a message naming the variable: a typo in a
 // deployment should fail loudly, not fall back to a default silently.
+import { DatabaseUrlError, parseDatabaseUrl, type DatabaseUrl } from './database-url.js';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -45,6 +46,14 @@ export interface Config {
   baseUrl: string;
   box: string;
   databaseUrl: string | undefined;
+  /** Where the change feed (LISTEN) and migrations (a session's advisory lock) connect: PostgreSQL itself, never a transaction pooler. */
+  databaseDirectUrl: string | undefined;
+  /** The deadline of a database connection, and of each check of the host in use (api/db/locator.ts). */
+  dbConnectTimeoutMs: number;
+  /** The longest one statement of a request may run before it is canceled and the request answered 503. */
+  dbStatementTimeoutMs: number;
+  /** While the database is unreachable, what the caches held when it was lost may answer for this long. */
+  outageMemorySeconds: number;
   dataDir: string;
   rootClientId: string;
   rootClientSecret: string | undefined;
@@ -335,6 +344,28 @@ function mailbox(name: string, value: string): string {
   return visibleName(name, value);
 }
 
+/**
+ * A database URL boxauth can write through: a postgres:// URL, several hosts in libpq's form allowed
+ * (api/database-url.ts), whose target_session_attrs does not ask for a server that refuses writes.
+ */
+function writableDatabaseUrl(env: Env, name: string): string | undefined {
+  const url = str(env, name);
+  if (url === undefined) return undefined;
+  let parsed: DatabaseUrl;
+  try {
+    parsed = parseDatabaseUrl(url, name);
+  } catch (err) {
+    if (err instanceof DatabaseUrlError) throw new ConfigError(err.message);
+    throw err;
+  }
+  if (!['read-write', 'primary', 'any'].includes(parsed.targetSessionAttrs)) {
+    throw new ConfigError(
+      `${name}: boxauth writes to its database, so target_session_attrs must be read-write (the default), primary or any, got "${parsed.targetSessionAttrs}"`,
+    );
+  }
+  return url;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'BOXAUTH_PORT', 8080, 0, 65535);
   const tls = tlsFiles(env);
@@ -352,9 +383,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!JWT_ALGS.includes(jwtAlg)) {
     throw new ConfigError(`BOXAUTH_JWT_ALG must be one of ${JWT_ALGS.join(', ')}, got "${jwtAlg}"`);
   }
-  const databaseUrl = str(env, 'DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  const databaseUrl = writableDatabaseUrl(env, 'DATABASE_URL');
+  const databaseDirectUrl = writableDatabaseUrl(env, 'BOXAUTH_DATABASE_DIRECT_URL');
+  if (databaseDirectUrl !== undefined && databaseUrl === undefined) {
+    throw new ConfigError('BOXAUTH_DATABASE_DIRECT_URL needs DATABASE_URL: it is the direct way to the same database');
   }
   const workersRaw = str(env, 'BOXAUTH_WORKERS');
   const workers = workersRaw === 'auto' ? os.availableParallelism() : int(env, 'BOXAUTH_WORKERS', 1, 1, 256);
@@ -372,6 +404,10 @@ export function loadConfig(env: Env = process.env): Config {
       'default',
     ),
     databaseUrl,
+    databaseDirectUrl,
+    dbConnectTimeoutMs: int(env, 'BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS', 3000, 100, 60_000),
+    dbStatementTimeoutMs: int(env, 'BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 600_000),
+    outageMemorySeconds: int(env, 'BOXAUTH_OUTAGE_MEMORY_SECONDS', 60, 0, 86400),
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
     rootClientId: str(env, 'BOXAUTH_ROOT_CLIENT_ID') ?? 'root',
     rootClientSecret: str(env, 'BOXAUTH_ROOT_CLIENT_SECRET'),

@@ -124,8 +124,28 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Gauges read when scraped: the database pool's connections and waiters, the argon2 queues. */
-  watch(pool: { totalCount: number; idleCount: number; waitingCount: number }, argon2: () => Record<string, number>): void {
+  /** Gauges read when scraped: the database pool's connections and waiters, the argon2 queues, the database host in use. */
+  watch(
+    pool: { totalCount: number; idleCount: number; waitingCount: number },
+    argon2: () => Record<string, number>,
+    database: { current: unknown; moves: number },
+  ): void {
+    new Gauge({
+      name: 'boxauth_database_up',
+      help: 'Whether a host of DATABASE_URL that accepts writes is in use (0: every request that needs the database answers 503)',
+      registers: [this.registry],
+      collect() {
+        this.set(database.current === undefined ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: 'boxauth_database_failovers',
+      help: 'Times this process found the database on another host than the one it used before (a failover followed)',
+      registers: [this.registry],
+      collect() {
+        this.set(database.moves);
+      },
+    });
     new Gauge({
       name: 'boxauth_db_pool_waiting',
       help: 'Requests waiting for a database connection (the pool is exhausted while above 0)',

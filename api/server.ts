@@ -12,7 +12,9 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { ChangeFeed } from './db/notify.js';
+import { HostLocator } from './db/locator.js';
 import { createPool } from './db/pool.js';
+import { parseDatabaseUrl } from './database-url.js';
 import { createRequestListener } from './http/app.js';
 import { addressResolver } from './http/client-address.js';
 import { httpsServer } from './http/tls.js';
@@ -61,7 +63,8 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     databaseUrl = embedded.url;
     stopDatabase = embedded.stop;
   }
-  const pool = createPool(databaseUrl, 2);
+  // Migrations hold a session's advisory lock: through PostgreSQL itself, never a transaction pooler.
+  const pool = createPool(config.databaseDirectUrl ?? databaseUrl, 2);
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'database migrated');
@@ -95,10 +98,39 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** A locator of the database URL's hosts that watches the one in use and says in the log when it changes. */
+function watchedLocator(url: string, config: Config, log: Logger, which: string): HostLocator {
+  const locator = new HostLocator(parseDatabaseUrl(url), {
+    timeoutMs: config.dbConnectTimeoutMs,
+    onChange: (change) => {
+      if (change.kind === 'lost')
+        log.warn({ host: change.host, why: change.why, url: which }, 'database host given up; looking for one that fits');
+      else
+        log.info(
+          { host: change.host, url: which, moved: change.moved },
+          change.moved ? 'database failed over: now using this host' : 'database host found',
+        );
+    },
+  });
+  locator.watch();
+  return locator;
+}
+
 export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
-  const pool = createPool(databaseUrl, config.dbPoolSize);
-  const feed = new ChangeFeed(databaseUrl, log);
-  await feed.start();
+  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL');
+  // The change feed LISTENs: through PostgreSQL itself (BOXAUTH_DATABASE_DIRECT_URL), where DATABASE_URL is a pooler.
+  const direct = config.databaseDirectUrl ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL') : locator;
+  const stopLocators = (): void => {
+    locator.stop();
+    direct.stop();
+  };
+  const pool = createPool(locator, config.dbPoolSize, { statementTimeoutMs: config.dbStatementTimeoutMs });
+  const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000);
+  await feed.start().catch(async (err: unknown) => {
+    stopLocators();
+    await pool.end();
+    throw err;
+  });
   const keyring = new Keyring(pool, config);
   await keyring.load();
   feed.onChange('signing_keys', () => {
@@ -116,7 +148,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const factorKey = await ensureFactorKey(pool, config);
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
-  metrics.watch(pool, argon2Waiting);
+  metrics.watch(pool, argon2Waiting, locator);
   const audit = new Audit(log, requestLog);
   const svc: Services = {
     config,
@@ -215,6 +247,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs), outbox?.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
       await feed.stop();
+      stopLocators();
       await pool.end();
     },
   };

@@ -167,7 +167,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
       if (err instanceof NotOwned) await this.forget(namespace); // no more records written into what is not the box's
       throw err;
     }
-    entry ??= { url, pool: createPool(url, 3, names.schema), names, mark: ownerMark(namespace) };
+    entry ??= { url, pool: createPool(url, 3, { schema: names.schema }), names, mark: ownerMark(namespace) };
     this.boxes.set(namespace, entry);
     const applied = await migrate(entry.pool);
     if (applied.length) this.log.info({ namespace, schema: names.schema, applied }, 'box database migrated');

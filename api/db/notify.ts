@@ -2,9 +2,21 @@
 // change (see 001_core.sql); this turns them into events the caches subscribe to.
 // While the connection is down, announcements are lost, so on reconnect every
 // subscriber is told to forget everything ('reset') rather than trust its cache.
+//
+// Notifications exist on the primary only, so the connection goes where the locator
+// says writes go (./locator.ts), never through a transaction-mode pooler (PgBouncer
+// hands a LISTEN's server connection to others between transactions: nothing is
+// heard), and follows a failover: when the host is given up, its connection is cut,
+// and the feed listens again on the new primary as soon as there is one.
+//
+// While it is lost, what a cache held when the feed went may stand in for a read the
+// database cannot answer, for outageMemoryMs (mayAnswerFromMemory): changes committed
+// before the loss were heard (but for those whose notification was in flight at that
+// instant), and none are made while the database is unreachable.
 import { EventEmitter } from 'node:events';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from '../log.js';
+import { CHECK_INTERVAL_MS, type HostLocator } from './locator.js';
 
 export interface Change {
   table: string;
@@ -18,15 +30,27 @@ export class ChangeFeed extends EventEmitter {
   private stopped = false;
   private currentSchema = '';
   private retryMs = 100;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** When the connection was lost (ms since the epoch); undefined while listening, or before the first connection. */
+  private lostAt: number | undefined;
   /** Channels listened on beside the change feed's own (onNotice). */
   private readonly channels = new Set<string>();
 
   constructor(
-    private readonly url: string,
+    private readonly locator: HostLocator,
     private readonly log: Logger,
-    private readonly searchPath?: string,
+    /** How long after its loss what the caches knew may answer for an unreachable database (0: never). */
+    private readonly outageMemoryMs = 0,
   ) {
     super();
+    // A new primary: listen there now rather than at the next retry.
+    locator.on('found', () => {
+      if (!this.client && this.retryTimer && !this.stopped) {
+        clearTimeout(this.retryTimer);
+        this.retryTimer = undefined;
+        this.retry();
+      }
+    });
   }
 
   /** Resolves once listening; later connection losses are retried in the background. */
@@ -60,21 +84,18 @@ export class ChangeFeed extends EventEmitter {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.url,
-      ...(this.searchPath ? { options: `-c search_path=${this.searchPath}` } : {}),
-    });
+    const { client } = await this.locator.connected();
     client.on('notification', (msg) => {
       if (msg.channel === 'boxauth') this.dispatch(msg.payload);
       else if (msg.payload === this.currentSchema) this.emit(`notice:${msg.channel}`);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
-    await client.connect();
     this.currentSchema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
     await client.query('LISTEN boxauth');
     for (const channel of this.channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
     this.client = client;
+    this.lostAt = undefined;
     this.retryMs = 100;
   }
 
@@ -94,23 +115,35 @@ export class ChangeFeed extends EventEmitter {
   private lost(client: pg.Client, err?: Error): void {
     if (this.client !== client || this.stopped) return;
     this.client = undefined;
-    this.log.warn({ err: err?.message }, 'change feed connection lost; caches cleared until it is back');
+    this.lostAt = Date.now();
+    this.log.warn({ err: err?.message }, 'change feed connection lost; caches are read through until it is back');
     this.emit('reset');
     client.end().catch(() => undefined);
-    const retry = (): void => {
-      if (this.stopped) return;
-      this.connect().then(
-        () => {
-          this.log.info('change feed reconnected');
-          this.emit('reset'); // changes made while we were away were never announced
-        },
-        () => {
-          this.retryMs = Math.min(this.retryMs * 2, 5000);
-          setTimeout(retry, this.retryMs).unref();
-        },
-      );
-    };
-    setTimeout(retry, this.retryMs).unref();
+    this.retryTimer = setTimeout(() => this.retry(), this.retryMs).unref();
+  }
+
+  private retry(): void {
+    this.retryTimer = undefined;
+    if (this.stopped) return;
+    this.connect().then(
+      () => {
+        this.log.info('change feed reconnected');
+        this.emit('reset'); // changes made while we were away were never announced
+      },
+      () => {
+        // No longer than the locator's watch: a failover's new primary is listened on within a second of being found.
+        this.retryMs = Math.min(this.retryMs * 2, CHECK_INTERVAL_MS);
+        if (!this.stopped) this.retryTimer = setTimeout(() => this.retry(), this.retryMs).unref();
+      },
+    );
+  }
+
+  /**
+   * Whether a value a cache held when the feed was lost may answer now for a database that
+   * cannot be read: the feed is lost, and was lost less than outageMemoryMs ago.
+   */
+  mayAnswerFromMemory(now = Date.now()): boolean {
+    return this.client === undefined && this.lostAt !== undefined && now - this.lostAt <= this.outageMemoryMs;
   }
 
   /** The box's schema: announcements name it, since boxes may share a database. */
@@ -125,6 +158,7 @@ export class ChangeFeed extends EventEmitter {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.retryTimer);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);

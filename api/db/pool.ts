@@ -1,6 +1,11 @@
 // The connection pool and the two ways to hold one of its connections: withClient
 // (several statements on one connection) and withTransaction (BEGIN … COMMIT).
+// Connections go to the host of the database URL that fits its target_session_attrs
+// (./locator.ts), and keep a deadline per statement (./located-client.ts).
 import pg from 'pg';
+import { locatedClientClass } from './located-client.js';
+import { HostLocator } from './locator.js';
+import { parseDatabaseUrl } from '../database-url.js';
 
 export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 export type Pool = pg.Pool;
@@ -13,14 +18,31 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 /** Errors a connection reports that nothing else hears: heard, and given no further thought. */
 const ignore = (): void => undefined;
 
-export function createPool(url: string, max: number, schema?: string): pg.Pool {
+/** How long a connection may take, by default: a database that takes longer is answered 503. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
+export interface PoolOptions {
+  /** A box served from a shared database lives in its own schema (the operator's pools). */
+  schema?: string;
+  /** The longest one statement may run before it is canceled (0: no deadline, as for migrations). */
+  statementTimeoutMs?: number;
+}
+
+/** A locator of its own for a URL (no watch: whoever needs one watches its own locator). */
+export function locatorFor(url: string, timeoutMs = CONNECT_TIMEOUT_MS): HostLocator {
+  return new HostLocator(parseDatabaseUrl(url), { timeoutMs });
+}
+
+export function createPool(database: string | HostLocator, max: number, options: PoolOptions = {}): pg.Pool {
+  const locator = typeof database === 'string' ? locatorFor(database) : database;
   const pool = new pg.Pool({
-    connectionString: url,
+    // The first host's URL gives every connection its user, database and parameters; its host is the locator's choice.
+    connectionString: locator.url.forHost(locator.url.hosts[0]!),
+    Client: locatedClientClass(locator, { statementTimeoutMs: options.statementTimeoutMs ?? 0 }),
     max,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: 10_000,
-    // A box served from a shared database lives in its own schema.
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // A connection that dies (PostgreSQL stopped, crashed, failed over) emits 'error' on its
   // client, and an 'error' nobody listens to ends the process. The pool listens only while a

@@ -1,0 +1,125 @@
+// A DATABASE_URL read once: libpq's multi-host form, which node-postgres does not
+// take, turned into the hosts to try and one single-host URL per host that it does.
+//
+//   postgres://u:p@db-1:5432,db-2:5432/boxauth?target_session_attrs=read-write
+//
+// libpq (34.1.1.2): "it is possible to specify multiple hosts … the hosts are tried in
+// order until a connection is successful"; target_session_attrs says which kind of
+// server is acceptable. boxauth writes, so its default is read-write where libpq's is
+// any. What libpq would read and we would not (host lists in the query string) is
+// refused rather than half understood.
+
+/** libpq's target_session_attrs (PostgreSQL 14+). */
+export const TARGET_SESSION_ATTRS = ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'] as const;
+export type TargetSessionAttrs = (typeof TARGET_SESSION_ATTRS)[number];
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export interface DatabaseUrl {
+  /** The hosts in the URL's order; one entry with host '' when the URL names none (node-postgres' defaults apply). */
+  hosts: HostPort[];
+  targetSessionAttrs: TargetSessionAttrs;
+  /** load_balance_hosts=random: try the hosts in a random order each time, as libpq 16 does. */
+  loadBalance: boolean;
+  /** The URL node-postgres takes for one of the hosts: the same user, database and parameters. */
+  forHost(host: HostPort): string;
+  /** The hosts as people write them, for logs and status (no user, no password). */
+  where: string;
+}
+
+export class DatabaseUrlError extends Error {}
+
+const DEFAULT_PORT = 5432;
+/** Parameters read here and not passed on (node-postgres would ignore them, but a reader of its config should not see them). */
+const OURS = ['target_session_attrs', 'load_balance_hosts'];
+
+export function parseDatabaseUrl(url: string, name = 'DATABASE_URL'): DatabaseUrl {
+  const m = /^(postgres(?:ql)?):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?$/.exec(url);
+  if (!m) throw new DatabaseUrlError(`${name} must be a postgres:// URL`);
+  const [, scheme, authority, path, query] = m as unknown as [string, string, string, string, string | undefined];
+  const at = authority.lastIndexOf('@');
+  const userinfo = at >= 0 ? authority.slice(0, at + 1) : '';
+  const hostspec = at >= 0 ? authority.slice(at + 1) : authority;
+
+  const params = new URLSearchParams(query?.slice(1) ?? '');
+  for (const key of ['host', 'hostaddr', 'port']) {
+    if (params.get(key)?.includes(',')) {
+      throw new DatabaseUrlError(`${name}: list several hosts in the URL itself (postgres://user@db-1:5432,db-2:5432/db), not in ?${key}=`);
+    }
+  }
+  const attrs = params.get('target_session_attrs') ?? 'read-write';
+  if (!(TARGET_SESSION_ATTRS as readonly string[]).includes(attrs)) {
+    throw new DatabaseUrlError(`${name}: target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`);
+  }
+  const balance = params.get('load_balance_hosts') ?? 'disable';
+  if (balance !== 'disable' && balance !== 'random') {
+    throw new DatabaseUrlError(`${name}: load_balance_hosts must be disable or random, got "${balance}"`);
+  }
+  for (const key of OURS) params.delete(key);
+  const rest = params.toString();
+
+  const hosts = hostspec === '' ? [{ host: '', port: DEFAULT_PORT }] : hostspec.split(',').map((h) => hostPort(h, name));
+  const seen = new Set<string>();
+  for (const h of hosts) {
+    const key = `${h.host.toLowerCase()}:${h.port}`;
+    if (seen.has(key)) throw new DatabaseUrlError(`${name} names ${h.host}:${h.port} twice`);
+    seen.add(key);
+  }
+  return {
+    hosts,
+    targetSessionAttrs: attrs as TargetSessionAttrs,
+    loadBalance: balance === 'random',
+    forHost: (h) => `${scheme}://${userinfo}${h.host === '' ? '' : `${bracket(h.host)}:${h.port}`}${path}${rest ? `?${rest}` : ''}`,
+    where: hostspec === '' ? '(the default host)' : hosts.map((h) => `${bracket(h.host)}:${h.port}`).join(', '),
+  };
+}
+
+function hostPort(spec: string, name: string): HostPort {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^[\]:]+)(?::(\d{1,5}))?$/.exec(spec);
+  const port = m?.[2] === undefined ? DEFAULT_PORT : Number(m[2]);
+  if (!m || port < 1 || port > 65535) throw new DatabaseUrlError(`${name}: "${spec}" is not host, host:port or [v6-address]:port`);
+  const host = decodeURIComponent(m[1]!.replace(/^\[(.*)\]$/, '$1'));
+  return { host, port };
+}
+
+function bracket(host: string): string {
+  if (host.includes(':')) return `[${host}]`;
+  return host.startsWith('/') ? encodeURIComponent(host) : host;
+}
+
+/** What one server said of itself when asked, on a fresh connection. */
+export interface ServerState {
+  inRecovery: boolean;
+  /** SHOW transaction_read_only (default_transaction_read_only, or a standby). */
+  readOnly: boolean;
+}
+
+/** Whether a server in `state` is one `attrs` accepts; prefer-standby accepts anything (see pickHost). */
+export function fits(attrs: TargetSessionAttrs, state: ServerState): boolean {
+  switch (attrs) {
+    case 'any':
+    case 'prefer-standby':
+      return true;
+    case 'read-write':
+      return !state.readOnly;
+    case 'read-only':
+      return state.readOnly;
+    case 'primary':
+      return !state.inRecovery;
+    case 'standby':
+      return state.inRecovery;
+  }
+}
+
+/**
+ * The host to use, from what each host answered (in the order tried): the first that fits;
+ * for prefer-standby the first standby, else the first that answered at all.
+ */
+export function pickHost<H>(attrs: TargetSessionAttrs, answers: { host: H; state?: ServerState }[]): H | undefined {
+  const reached = answers.filter((a): a is { host: H; state: ServerState } => a.state !== undefined);
+  if (attrs === 'prefer-standby') return (reached.find((a) => a.state.inRecovery) ?? reached[0])?.host;
+  return reached.find((a) => fits(attrs, a.state))?.host;
+}

@@ -1,0 +1,171 @@
+// The pool's connections: node-postgres' Client, connected to the host the locator
+// names (./locator.ts), and held to two promises a request relies on.
+//
+// No statement waits more than a few seconds. A statement still running after
+// statementTimeoutMs is canceled (PostgreSQL's CancelRequest, on a connection of its own,
+// as libpq's PQcancel sends it); one still running a second later has its connection cut.
+// Either way the request gets an error, answered 503, instead of a hang: a server that
+// went silent, a lock held by a stuck transaction, a COMMIT waiting for a synchronous
+// standby that is gone.
+//
+// A commit that is not known to be durable is never a success. PostgreSQL answers a COMMIT
+// whose wait for the synchronous standby was canceled (by us, by statement_timeout, by an
+// administrator) with success and a WARNING: "canceling wait for synchronous replication
+// … The transaction has already committed locally, but might not have been replicated to
+// the standby." A failover would lose it. So a statement during which that warning came
+// fails with CommitUnconfirmed (503), though PostgreSQL said it succeeded.
+import net from 'node:net';
+import pg from 'pg';
+import { cut, unreachable, type HostLocator, type Located } from './locator.js';
+
+/** A COMMIT returned without its synchronous standby's confirmation: it may be lost by a failover. */
+export class CommitUnconfirmed extends Error {}
+
+/** How long after its cancel a statement that still runs has its connection cut. */
+const CUT_AFTER_CANCEL_MS = 1000;
+
+/** PostgreSQL's warning for a synchronous replication wait cut short (src/backend/replication/syncrep.c). */
+export function isUnconfirmedCommit(notice: { message?: string; detail?: string }): boolean {
+  return (
+    /^canceling (the )?wait for synchronous replication/.test(notice.message ?? '') ||
+    /might not have been replicated to the standby/.test(notice.detail ?? '')
+  );
+}
+
+/** PostgreSQL's CancelRequest (protocol 3.0, 53.2.7): the statement running on connection `pid` stops. */
+function sendCancel(located: Located, pid: number, secretKey: number, timeoutMs: number): void {
+  const { host, port } = located.host;
+  const socket = host.startsWith('/') ? net.connect(`${host}/.s.PGSQL.${port}`) : net.connect(port, host || 'localhost');
+  socket.setTimeout(timeoutMs, () => socket.destroy());
+  socket.on('error', () => undefined); // a server that cannot be reached to cancel is cut instead
+  socket.on('connect', () => {
+    const request = Buffer.alloc(16);
+    request.writeInt32BE(16, 0);
+    request.writeInt32BE(80877102, 4);
+    request.writeInt32BE(pid, 8);
+    request.writeInt32BE(secretKey, 12);
+    socket.end(request);
+  });
+}
+
+export interface LocatedClientOptions {
+  /** 0: no deadline (migrations, the operator's provisioning). */
+  statementTimeoutMs: number;
+}
+
+type QueryCallback = (err: Error | undefined, result?: unknown) => void;
+
+/** The Client class a pg.Pool makes its connections with (pg.PoolConfig's `Client`). */
+export function locatedClientClass(locator: HostLocator, options: LocatedClientOptions): typeof pg.Client {
+  return class LocatedClient extends pg.Client {
+    private located: Located | undefined;
+    /** Warnings of unconfirmed commits so far on this connection. */
+    private unconfirmed = 0;
+
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      this.on('notice', (notice) => {
+        if (isUnconfirmedCommit(notice)) this.unconfirmed++;
+      });
+    }
+
+    // pg-pool calls connect(callback); our own code awaits connect().
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
+    override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | undefined {
+      const connecting = this.connectToLocated();
+      if (!callback) return connecting;
+      const done = callback as (err: Error | null, c?: pg.Client) => void;
+      connecting.then(
+        (client) => done(null, client),
+        (err: Error) => done(err),
+      );
+      return undefined;
+    }
+
+    private async connectToLocated(): Promise<pg.Client> {
+      const located = await locator.find();
+      if (located.host.host !== '') {
+        this.host = located.host.host;
+        this.port = located.host.port;
+      }
+      try {
+        await super.connect();
+      } catch (err) {
+        locator.suspect(located);
+        throw unreachable(located, err);
+      }
+      try {
+        await locator.verify(this, located);
+      } catch (err) {
+        this.end().catch(() => undefined);
+        throw err;
+      }
+      this.located = located;
+      locator.hold(this, located);
+      this.on('error', () => locator.suspect(located));
+      return this;
+    }
+
+    // One wrapper for node-postgres' every form of query() (promise, callback, submittable): the
+    // deadline, and the check for an unconfirmed commit once the statement is over (any: pg.Client.query is a
+    // dozen overloads, passed through as they are).
+    override query(...args: any[]): any {
+      const settle = this.watchStatement();
+      const last: unknown = args[args.length - 1];
+      if (typeof last === 'function') {
+        const callback = last as QueryCallback;
+        args[args.length - 1] = (err: Error | undefined, result: unknown) => {
+          const failure = settle(err);
+          if (failure) callback(failure);
+          else callback(undefined, result);
+        };
+        return super.query(...(args as Parameters<pg.Client['query']>));
+      }
+      const result: unknown = super.query(...(args as Parameters<pg.Client['query']>));
+      if (!(result instanceof Promise)) {
+        settle(undefined); // a submittable (a cursor) keeps its own time
+        return result;
+      }
+      return result.then(
+        (value: unknown) => {
+          const failure = settle(undefined);
+          if (failure) throw failure;
+          return value;
+        },
+        (err: Error) => {
+          throw settle(err) ?? err;
+        },
+      );
+    }
+
+    /**
+     * Starts the statement's deadline; the function returned ends it and says how the statement
+     * ended: its own error, CommitUnconfirmed, or undefined for a success.
+     */
+    private watchStatement(): (err: Error | undefined) => Error | undefined {
+      const before = this.unconfirmed;
+      const located = this.located;
+      let cutTimer: NodeJS.Timeout | undefined;
+      const deadline =
+        located && options.statementTimeoutMs > 0
+          ? setTimeout(() => {
+              // Set by node-postgres from BackendKeyData; not in its typings.
+              const { processID, secretKey } = this as unknown as { processID: number | null; secretKey: number | null };
+              if (processID !== null && secretKey !== null) sendCancel(located, processID, secretKey, CUT_AFTER_CANCEL_MS);
+              cutTimer = setTimeout(() => cut(this), CUT_AFTER_CANCEL_MS).unref();
+            }, options.statementTimeoutMs).unref()
+          : undefined;
+      return (err) => {
+        clearTimeout(deadline);
+        clearTimeout(cutTimer);
+        // A write refused as read-only: the server is no longer what we want (a standby, or fenced).
+        if (located && (err as { code?: unknown } | undefined)?.code === '25006') locator.suspect(located);
+        if (err || this.unconfirmed === before) return err;
+        return new CommitUnconfirmed(
+          'PostgreSQL committed without the confirmation of its synchronous standby (the wait was canceled): the write may not survive a failover',
+        );
+      };
+    }
+  };
+}
