@@ -1,12 +1,17 @@
 // A read-through cache of database records, kept honest by the change feed: an
 // entry is dropped when its row changes anywhere, and the whole cache is
 // bypassed while the feed is disconnected (a missed announcement would otherwise
-// serve a stale record).
+// serve a stale record). What it held when the feed was lost may answer while the
+// database cannot (./memory.ts): a token known a moment before an outage is still
+// known during it.
 import type { ChangeFeed } from '../db/notify.js';
+import { loadOrRemember } from './memory.js';
 
 export class RecordCache<V> {
   private entries = new Map<string, V>();
   private loading = new Map<string, Promise<V | undefined>>();
+  /** The entries at the moment the feed was lost. */
+  private remembered = new Map<string, V>();
   /** Bumped on every invalidation: a load that raced with one is not cached. */
   private epoch = 0;
 
@@ -18,11 +23,16 @@ export class RecordCache<V> {
   ) {
     // A row is cached under its id, or under its other key (see Change.key).
     feed.onChange(table, (change) => this.invalidate(change.key ?? change.id, change.id));
-    feed.onReset(() => this.clear());
+    feed.onReset(() => {
+      // Lost: remember what was current. Back: changes made meanwhile were never announced.
+      const current = this.entries;
+      this.clear();
+      if (!feed.connected) this.remembered = current;
+    });
   }
 
   async get(key: string): Promise<V | undefined> {
-    if (!this.feed.connected) return this.load(key);
+    if (!this.feed.connected) return loadOrRemember(this.feed, () => this.load(key), this.remembered.get(key));
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;
     let pending = this.loading.get(key);
@@ -57,12 +67,14 @@ export class RecordCache<V> {
     for (const key of keys) {
       this.entries.delete(key);
       this.loading.delete(key);
+      this.remembered.delete(key);
     }
   }
 
   clear(): void {
     this.epoch++;
-    this.entries.clear();
+    this.entries = new Map();
     this.loading.clear();
+    this.remembered = new Map();
   }
 }

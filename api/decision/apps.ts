@@ -6,9 +6,10 @@
 // in, which changes as they are written. Likewise an App's audience is its own: an
 // App whose audience is the box's, or one the database does not hold as its own (two
 // Apps shared it before 012_app_audience.sql), is no app at all, by id or by host.
+import { Snapshot } from '../cache/snapshot.js';
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
-import { apps, audienceOf, hostOf } from '../store/apps.js';
+import { apps, audienceOf, hostOf, type HeldApp } from '../store/apps.js';
 import type { App } from '../types.js';
 
 export { audienceOf, hostOf };
@@ -30,54 +31,47 @@ export function boxAudienceClash(app: Pick<App, 'audience' | 'urls'>, boxUrl: st
 }
 
 export class AppDirectory {
-  private loaded: Promise<Directory> | undefined;
+  private readonly directory: Snapshot<Directory>;
 
   constructor(
-    private readonly pool: Pool,
-    private readonly feed: ChangeFeed,
+    pool: Pool,
+    feed: ChangeFeed,
     private readonly onClash: (host: string, apps: string[]) => void = () => undefined,
     /** The box's own audience (its base URL), which no app may have. */
     private readonly boxUrl?: string,
     private readonly onAudience: (app: string, why: string) => void = () => undefined,
   ) {
-    feed.onChange('apps', () => this.forget());
-    feed.onReset(() => this.forget());
+    this.directory = new Snapshot(feed, ['apps'], async () => this.build(await apps.all(pool)));
   }
 
   forget(): void {
-    this.loaded = undefined;
+    this.directory.forget();
   }
 
-  private load(): Promise<Directory> {
-    const loading = apps.all(this.pool).then((held) => {
-      const all = held.map((h) => h.app);
-      const byId = new Map<string, App>();
-      for (const { app, holdsAudience } of held) {
-        const why =
-          (this.boxUrl !== undefined && boxAudienceClash(app, this.boxUrl)) ||
-          (!holdsAudience && `its audience "${audienceOf(app)}" is another App's too: change either`);
-        if (why) this.onAudience(app.id, why);
-        else byId.set(app.id, app);
-      }
-      const claims = new Map<string, Set<string>>();
-      for (const app of all) for (const url of app.urls) claims.set(hostOf(url), (claims.get(hostOf(url)) ?? new Set()).add(app.id));
-      const byHost = new Map<string, App>();
-      for (const [host, ids] of claims) {
-        const app = ids.size === 1 ? byId.get([...ids][0]!) : undefined;
-        if (app) byHost.set(host, app);
-        else if (ids.size > 1) this.onClash(host, [...ids].sort());
-      }
-      return { byId, byHost };
-    });
-    loading.catch(() => {
-      if (this.loaded === loading) this.loaded = undefined;
-    });
-    return loading;
+  /** Which apps decide, by id and by host: an App whose audience is not its own decides nothing, a host two Apps claim finds none. */
+  private build(held: HeldApp[]): Directory {
+    const all = held.map((h) => h.app);
+    const byId = new Map<string, App>();
+    for (const { app, holdsAudience } of held) {
+      const why =
+        (this.boxUrl !== undefined && boxAudienceClash(app, this.boxUrl)) ||
+        (!holdsAudience && `its audience "${audienceOf(app)}" is another App's too: change either`);
+      if (why) this.onAudience(app.id, why);
+      else byId.set(app.id, app);
+    }
+    const claims = new Map<string, Set<string>>();
+    for (const app of all) for (const url of app.urls) claims.set(hostOf(url), (claims.get(hostOf(url)) ?? new Set()).add(app.id));
+    const byHost = new Map<string, App>();
+    for (const [host, ids] of claims) {
+      const app = ids.size === 1 ? byId.get([...ids][0]!) : undefined;
+      if (app) byHost.set(host, app);
+      else if (ids.size > 1) this.onClash(host, [...ids].sort());
+    }
+    return { byId, byHost };
   }
 
   private current(): Promise<Directory> {
-    if (!this.feed.connected) return this.load(); // without the feed, changes cannot be heard of
-    return (this.loaded ??= this.load());
+    return this.directory.get();
   }
 
   async byId(id: string): Promise<App | undefined> {

@@ -14,6 +14,7 @@
 // that client, never global ones — a global policy that tests the user's groups
 // must not let every app those people sign in to act as them). Signing in to an
 // app therefore never hands the app the person's rights on the box's own API.
+import { Snapshot } from '../cache/snapshot.js';
 import type { Pool } from '../db/pool.js';
 import type { ChangeFeed } from '../db/notify.js';
 import type { PolicyOutcome } from '../store/decisions.js';
@@ -213,34 +214,19 @@ class PolicyIndex {
 }
 
 export class Policies {
-  private index: Promise<PolicyIndex> | undefined;
+  private readonly index: Snapshot<PolicyIndex>;
 
-  constructor(
-    private readonly pool: Pool,
-    private readonly feed: ChangeFeed,
-    private readonly onError: (id: string, err: Error) => void,
-  ) {
-    feed.onChange('access_policies', () => this.forget());
-    feed.onReset(() => this.forget());
+  constructor(pool: Pool, feed: ChangeFeed, onError: (id: string, err: Error) => void) {
+    this.index = new Snapshot(feed, ['access_policies'], async () => new PolicyIndex(await accessPolicies.all(pool), onError));
   }
 
   /** Drops the loaded set; the next question reads the policies afresh. */
   forget(): void {
-    this.index = undefined;
-  }
-
-  private load(): Promise<PolicyIndex> {
-    const loading = accessPolicies.all(this.pool).then((all) => new PolicyIndex(all, this.onError));
-    loading.catch(() => {
-      if (this.index === loading) this.index = undefined;
-    });
-    return loading;
+    this.index.forget();
   }
 
   private current(): Promise<PolicyIndex> {
-    // Without the feed, changes cannot be heard of: read afresh every time.
-    if (!this.feed.connected) return this.load();
-    return (this.index ??= this.load());
+    return this.index.get();
   }
 
   /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */

@@ -1,11 +1,14 @@
 // A TCP proxy in front of PostgreSQL that a test can cut and restore: the
 // database becomes unreachable for a box as it would when its server goes away
-// (connections reset, new ones refused), without touching the shared server.
+// (connections reset, new ones refused), without touching the shared server; or
+// silent, as a machine that is gone is (its packets dropped: connections stay
+// open and nothing comes back, new ones are never answered).
 import net from 'node:net';
 
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  private silent = false;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -35,9 +38,29 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** Accepts connections again, on the same port. */
+  /** Nothing goes through any more, either way, and nothing is closed: a peer that waits for an answer waits. */
+  silence(): void {
+    this.silent = true;
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  }
+
+  /** Accepts connections again, on the same port (after silence(): the connections held open are reset, as their server would have). */
   async restore(): Promise<void> {
+    if (this.silent) {
+      this.silent = false;
+      await this.cut();
+    }
     const server = net.createServer((client) => {
+      if (this.silent) {
+        this.sockets.add(client);
+        client.on('close', () => this.sockets.delete(client));
+        client.on('error', () => undefined);
+        client.pause();
+        return;
+      }
       const upstream = net.connect(this.target.port, this.target.host);
       for (const s of [client, upstream]) {
         this.sockets.add(s);

@@ -1,0 +1,138 @@
+// A box on a DATABASE_URL of several hosts, and what it answers while its database
+// is out of reach: a host that is down is passed over; a database that falls silent
+// (a machine gone, its packets dropped) is a 503 within seconds, never a hang; and
+// what the box knew when it lost the database still answers from memory for
+// BOXAUTH_OUTAGE_MEMORY_SECONDS (tokens at introspection and at the decision point,
+// the signing keys, discovery), while everything that needs the database is a 503.
+// Failover between two real PostgreSQL servers is test/integration/failover.test.ts.
+import { expect } from 'chai';
+import net from 'node:net';
+import { Box, basic, eventually } from '../support/box.js';
+import { createDatabase } from '../support/postgres.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const WIKI = 'https://wiki.example';
+
+describe('a database of several hosts, and its outages', function () {
+  this.timeout(120_000);
+  let box: Box;
+  let proxy: TcpProxy;
+  let root: string;
+
+  before(async function () {
+    const url = new URL(await createDatabase());
+    proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
+    // The first host is down: the box goes on to the second, as libpq would.
+    const hosts = `127.0.0.1:${await closedPort()},127.0.0.1:${proxy.port}`;
+    const databaseUrl = `postgres://${url.username}:${url.password}@${hosts}${url.pathname}`;
+    box = await Box.start({ databaseUrl, movableClock: true, env: { BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS: '1000' } });
+    root = await box.rootToken();
+    await box.addClient('indexer', { audience: [WIKI] }, { secret: 'indexer-secret', policy: false });
+    expect((await box.json('PUT', '/App/wiki', { urls: [WIKI], audience: WIKI }, root)).status).to.equal(201);
+    const policy = { app: 'wiki', engine: 'allow', link: [{ id: 'indexer', resourceType: 'Client' }] };
+    expect((await box.json('PUT', '/AccessPolicy/wiki-indexer', policy, root)).status).to.equal(201);
+  });
+
+  after(async function () {
+    await box?.stop();
+    await proxy?.cut();
+  });
+
+  const token = (client = 'root', secret = box.rootSecret, extra: Record<string, string> = {}) =>
+    box.form('/auth/token', { grant_type: 'client_credentials', ...extra }, { Authorization: basic(client, secret) });
+  const introspect = (t: string) => box.form('/auth/introspect', { token: t }, { Authorization: basic('indexer', 'indexer-secret') });
+  const forwardAuth = (t: string) =>
+    box.request('GET', '/authz/forward-auth/wiki', {
+      headers: {
+        Authorization: `Bearer ${t}`,
+        'X-Forwarded-Method': 'GET',
+        'X-Forwarded-Proto': 'https',
+        'X-Forwarded-Host': 'wiki.example',
+        'X-Forwarded-Uri': '/docs/a',
+      },
+    });
+  const unavailable = (res: { status: number; body: { error?: unknown }; headers: Headers }) =>
+    res.status === 503 && res.body?.error === 'temporarily_unavailable' && res.headers.get('retry-after') === '5';
+
+  it('a host of DATABASE_URL that is down is passed over: the box serves from the next', async function () {
+    expect((await token()).status).to.equal(200);
+    expect((await box.request('GET', '/readyz')).status).to.equal(200);
+  });
+
+  it('a database that falls silent is a 503 within seconds, never a hang; the box serves again once it answers', async function () {
+    const before = (await token('indexer', 'indexer-secret', { audience: WIKI })).body.access_token as string;
+    const used = await forwardAuth(before);
+    expect(used.status, used.text).to.equal(200);
+    proxy.silence();
+    try {
+      // Each request ends, with the documented 503, well before a client would give up: no statement
+      // waits on a server that does not answer (the watch gives it up; its connections are cut).
+      const answers = await Promise.all(Array.from({ length: 6 }, () => token().then((res) => `${res.status} ${res.body?.error}`)));
+      expect(answers).to.deep.equal(Array(6).fill('503 temporarily_unavailable'));
+      const ready = await box.request('GET', '/readyz');
+      expect([ready.status, ready.body.problems]).to.deep.equal([503, ['database unreachable']]);
+      expect(box.logs.join('\n')).to.include('database host given up');
+      // What the box knew answers from memory meanwhile.
+      expect((await forwardAuth(before)).status).to.equal(200);
+    } finally {
+      await proxy.restore();
+    }
+    await eventually('tokens again', async () => (await token()).status === 200, 15_000);
+    await eventually('ready again', async () => (await box.request('GET', '/readyz')).status === 200, 15_000);
+  });
+
+  it('while the database is unreachable, what the box knew answers from memory, for BOXAUTH_OUTAGE_MEMORY_SECONDS; the rest is 503', async function () {
+    const known = (await token('indexer', 'indexer-secret', { audience: WIKI })).body.access_token as string;
+    const revoked = (await token('indexer', 'indexer-secret', { audience: WIKI })).body.access_token as string;
+    // Both used before the outage (so the box knows them), one then revoked: a close heard before the outage holds through it.
+    for (const t of [known, revoked]) {
+      const res = await forwardAuth(t);
+      expect(res.status, res.text).to.equal(200);
+    }
+    expect((await box.form('/auth/revoke', { token: revoked }, { Authorization: basic('indexer', 'indexer-secret') })).status).to.equal(
+      200,
+    );
+    await eventually('the revocation heard', async () => (await forwardAuth(revoked)).status === 401, 5_000, 20);
+    const unused = (await token('indexer', 'indexer-secret', { audience: WIKI })).body.access_token as string; // never seen since
+    await proxy.cut();
+    try {
+      await eventually('the outage seen', async () => unavailable(await token()), 10_000);
+      // Known: introspection and the decision point answer from memory; keys and discovery are in memory anyway.
+      const introspected = await introspect(known);
+      expect([introspected.status, introspected.body.active, introspected.body.client_id]).to.deep.equal([200, true, 'indexer']);
+      const allowed = await forwardAuth(known);
+      expect([allowed.status, allowed.headers.get('x-auth-request-client')]).to.deep.equal([200, 'indexer']);
+      // Revoked before the outage: known closed (401), or forgotten (503); never active, never allowed.
+      const introspectedRevoked = await introspect(revoked);
+      const said = introspectedRevoked.status === 200 ? JSON.stringify(introspectedRevoked.body) : String(introspectedRevoked.status);
+      expect(said).to.be.oneOf(['503', '{"active":false}']);
+      expect((await forwardAuth(revoked)).status).to.be.oneOf([401, 503]);
+      expect((await box.json('GET', '/.well-known/jwks.json')).body.keys.length).to.be.greaterThan(0);
+      expect((await box.json('GET', '/.well-known/openid-configuration')).status).to.equal(200);
+      // Not known, or needing the database: 503, never a guess.
+      expect(unavailable(await introspect(unused)), 'a token the box never saw').to.equal(true);
+      expect(unavailable(await forwardAuth(unused))).to.equal(true);
+      expect(unavailable(await box.json('GET', '/users', undefined, root))).to.equal(true);
+      expect(unavailable(await box.form('/auth/revoke', { token: known }, { Authorization: basic('indexer', 'indexer-secret') }))).to.equal(
+        true,
+      );
+      // The memory is only as long as it is allowed to be (60 s by default).
+      box.advanceClock(61);
+      expect(unavailable(await introspect(known)), 'after BOXAUTH_OUTAGE_MEMORY_SECONDS').to.equal(true);
+      expect(unavailable(await forwardAuth(known))).to.equal(true);
+    } finally {
+      await proxy.restore();
+    }
+    // Back: read afresh, and the token still good.
+    await eventually('introspection from the database again', async () => (await introspect(known)).body.active === true, 15_000);
+  });
+});
