@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools gateways slapd kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools previous-release gateways slapd kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -145,6 +145,11 @@ kube-binaries:
 # into ~/.cache/boxauth/tools/py-<digest of its requirements.txt>; afterwards this builds nothing.
 test-tools:
 	@scripts/test-tools-build.sh
+
+# The previous release's API (scripts/previous-release), for test/integration/rolling-upgrade.test.ts
+# (which builds it too when missing): once (about a minute) into ~/.cache/boxauth/releases/<commit>.
+previous-release: node_modules/.installed ## build the previous release's API for the rolling-upgrade test (cached)
+	@scripts/release-build.sh >/dev/null
 
 kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (ports: BOXAUTH_KUBE_PORT=6443, BOXAUTH_ETCD_PORT=2379, BOXAUTH_ETCD_PEER_PORT; BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, docs/guides/kubectl-sign-in.md)
 	@scripts/kube-up.sh

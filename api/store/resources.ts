@@ -81,7 +81,16 @@ export class ResourceTable<T extends { id: string; resourceType: string }> {
   ) {}
 
   async read(db: Queryable, id: string): Promise<Stored<T> | undefined> {
-    const { rows } = await db.query<Row>({ name: `read-${this.table}`, text: `SELECT * FROM ${this.table} WHERE id = $1`, values: [id] });
+    const secret = SECRET_COLUMNS[this.table];
+    // A prepared statement names its columns: `SELECT *` would fail on every connection that
+    // prepared it ("cached plan must not change result type") once the next release adds a column
+    // while this one still serves (docs/operations/upgrades.md).
+    const columns = `id, resource, managed_by, version, created_at, updated_at${secret ? `, ${secret}` : ''}`;
+    const { rows } = await db.query<Row>({
+      name: `read-${this.table}`,
+      text: `SELECT ${columns} FROM ${this.table} WHERE id = $1`,
+      values: [id],
+    });
     return rows[0] && toStored<T>(rows[0]);
   }
 

@@ -305,6 +305,12 @@ export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Pr
   return new Set(inserted.map((r) => r.id));
 }
 
+// What a session is read as (DbRow). Named, not `*`: a prepared `SELECT *` fails on every connection
+// that prepared it ("cached plan must not change result type") once the next release adds a column
+// while this one still serves (docs/operations/upgrades.md).
+const READ_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash, refresh_token_hash,
+  refresh_token_exp, refresh_used_at, active, "end", parent, family, kid, details, jkt, refresh_jkt`;
+
 /** The prepared statement of each column a session is found by: one query, named once per column. */
 const FOUND_BY = {
   id: 'session-by-id',
@@ -313,7 +319,11 @@ const FOUND_BY = {
 } as const;
 
 async function findOneBy(db: Queryable, column: keyof typeof FOUND_BY, value: string | Buffer): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<DbRow>({ name: FOUND_BY[column], text: `SELECT * FROM sessions WHERE ${column} = $1`, values: [value] });
+  const { rows } = await db.query<DbRow>({
+    name: FOUND_BY[column],
+    text: `SELECT ${READ_COLUMNS} FROM sessions WHERE ${column} = $1`,
+    values: [value],
+  });
   return rows[0] && fromDb(rows[0]);
 }
 

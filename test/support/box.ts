@@ -25,6 +25,8 @@ export interface BoxOptions {
   movableClock?: boolean;
   /** The host name of its URL (default 127.0.0.1): two boxes a browser visits need two hosts, or their cookies meet. */
   hostname?: string;
+  /** The project directory whose `dist/api/main.js` runs, from there: another release's build (scripts/release-build.sh); default this checkout. */
+  root?: string;
 }
 
 /** Debian's libfaketime (make test installs it), wherever the architecture puts it. */
@@ -69,8 +71,9 @@ export class Box {
     readonly databaseUrl: string | undefined,
     readonly dataDir: string,
     readonly env: Record<string, string>,
-    /** The command, run from the project root; the default is what `make run` runs. */
+    /** The command, run from `root`; the default is what `make run` runs. */
     private readonly command: string[] = [process.execPath, projectPath('dist', 'api', 'main.js')],
+    private readonly root: string = projectPath(),
   ) {
     this.rootSecret = env.BOXAUTH_ROOT_CLIENT_SECRET ?? '';
   }
@@ -108,11 +111,16 @@ export class Box {
       ...(options.movableClock ? faketimeEnv(path.join(dataDir, 'clock')) : {}),
       ...options.env,
     };
-    const box = new Box(url, port, databaseUrl, dataDir, env, [
-      process.execPath,
-      ...(options.nodeArgs ?? []),
-      projectPath('dist', 'api', 'main.js'),
-    ]);
+    const root = options.root ?? projectPath();
+    const box = new Box(
+      url,
+      port,
+      databaseUrl,
+      dataDir,
+      env,
+      [process.execPath, ...(options.nodeArgs ?? []), path.join(root, 'dist', 'api', 'main.js')],
+      root,
+    );
     box.dispatcher = options.tls?.dispatcher;
     const portsOurs = options.env?.BOXAUTH_METRICS_PORT === undefined && options.env?.BOXAUTH_GRPC_PORT === undefined;
     for (let attempt = 1; ; attempt++) {
@@ -142,13 +150,14 @@ export class Box {
   /**
    * Another process of this box, as a second replica is: its database, root credentials, issuer
    * URL and factor key (a cluster's replicas share the operator's Secret; a box refuses to start
-   * with another key than the one its TOTP secrets are sealed with), and `env`.
+   * with another key than the one its TOTP secrets are sealed with), and `env`; `root`: another release's (a rolling update).
    */
-  startAnother(env: Record<string, string> = {}): Promise<Box> {
+  startAnother(env: Record<string, string> = {}, options: Pick<BoxOptions, 'root'> = {}): Promise<Box> {
     const factorKey = this.env.BOXAUTH_FACTOR_KEY ?? fs.readFileSync(path.join(this.dataDir, 'factor-key'), 'utf8').trim();
     return Box.start({
       ...(this.databaseUrl ? { databaseUrl: this.databaseUrl } : {}),
       env: { BOXAUTH_ROOT_CLIENT_SECRET: this.rootSecret, BOXAUTH_BASE_URL: this.url, BOXAUTH_FACTOR_KEY: factorKey, ...env },
+      ...options,
     });
   }
 
@@ -156,7 +165,7 @@ export class Box {
   async launch(extraEnv: Record<string, string> = {}): Promise<void> {
     const [file, ...args] = this.command;
     const child = spawn(file!, args, {
-      cwd: projectPath(),
+      cwd: this.root,
       // MALLOC_MMAP_THRESHOLD_ as `make run` and the image set it
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MALLOC_MMAP_THRESHOLD_: '131072', ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],

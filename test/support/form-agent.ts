@@ -4,13 +4,17 @@
 import type { Box, JsonResponse } from './box.js';
 
 export class FormAgent {
-  private readonly jar = new Map<string, string>();
-
   /** `sent`: headers every request of this browser carries (its User-Agent, its Accept-Language). */
   constructor(
     private readonly box: Box,
     private readonly sent: Record<string, string> = {},
+    private readonly jar = new Map<string, string>(),
   ) {}
+
+  /** This browser, its cookies shared, sending its requests to `box`: another process of the box (a Service's other pod). */
+  at(box: Box): FormAgent {
+    return new FormAgent(box, this.sent, this.jar);
+  }
 
   async get(path: string): Promise<JsonResponse> {
     return this.remember(await this.box.request('GET', path, { headers: this.headers() }));
