@@ -63,6 +63,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'the same database reached directly, when `DATABASE_URL` goes through a transaction-mode pooler (PgBouncer): the change feed (`LISTEN`) and migrations (a session advisory lock) connect here. Several hosts as in `DATABASE_URL`',
   },
   {
+    names: ['BOXAUTH_DATABASE_PREPARED_STATEMENTS'],
+    default: '`true`; `false` with `BOXAUTH_DATABASE_DIRECT_URL`',
+    meaning:
+      'whether the statements of the hot paths are prepared once per connection. Through a transaction-mode PgBouncer they must not be (a statement prepared on one server connection is unknown on the next), unless it is 1.21 or later with `max_prepared_statements` above 0: then `true` saves a parse per query',
+  },
+  {
     names: ['BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS'],
     default: '`3000`',
     meaning:

@@ -52,6 +52,8 @@ export interface Config {
   dbConnectTimeoutMs: number;
   /** The longest one statement of a request may run before it is canceled and the request answered 503. */
   dbStatementTimeoutMs: number;
+  /** Whether statements are prepared once per connection (named); not through a transaction pooler by default. */
+  dbNamedStatements: boolean;
   /** While the database is unreachable, what the caches held when it was lost may answer for this long. */
   outageMemorySeconds: number;
   dataDir: string;
@@ -407,6 +409,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseDirectUrl,
     dbConnectTimeoutMs: int(env, 'BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS', 3000, 100, 60_000),
     dbStatementTimeoutMs: int(env, 'BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 600_000),
+    dbNamedStatements: bool(env, 'BOXAUTH_DATABASE_PREPARED_STATEMENTS', databaseDirectUrl === undefined),
     outageMemorySeconds: int(env, 'BOXAUTH_OUTAGE_MEMORY_SECONDS', 60, 0, 86400),
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
     rootClientId: str(env, 'BOXAUTH_ROOT_CLIENT_ID') ?? 'root',

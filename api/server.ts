@@ -124,11 +124,17 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     locator.stop();
     direct.stop();
   };
-  const pool = createPool(locator, config.dbPoolSize, { statementTimeoutMs: config.dbStatementTimeoutMs });
+  const pool = createPool(locator, config.dbPoolSize, {
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    namedStatements: config.dbNamedStatements,
+  });
+  // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
+  const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });
   const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000);
   await feed.start().catch(async (err: unknown) => {
     stopLocators();
     await pool.end();
+    if (upkeepPool !== pool) await upkeepPool.end();
     throw err;
   });
   const keyring = new Keyring(pool, config);
@@ -228,7 +234,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
           server.close();
           throw err;
         });
-  const stopPurge = startPurgeJob(svc);
+  const stopPurge = startPurgeJob({ ...svc, pool: upkeepPool });
   // Every process sends mail: a process killed mid-send leaves its mails to the others (api/mail/outbox.ts).
   const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
 
@@ -249,6 +255,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       await feed.stop();
       stopLocators();
       await pool.end();
+      if (upkeepPool !== pool) await upkeepPool.end();
     },
   };
 }

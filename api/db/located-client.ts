@@ -51,6 +51,12 @@ function sendCancel(located: Located, pid: number, secretKey: number, timeoutMs:
 export interface LocatedClientOptions {
   /** 0: no deadline (migrations, the operator's provisioning). */
   statementTimeoutMs: number;
+  /**
+   * Whether statements the store names (`{ name, text }`: parsed once per connection) keep their names.
+   * Not through a transaction pooler: PgBouncer before 1.21 (and later ones without max_prepared_statements)
+   * sends each transaction to any server connection, where a statement prepared on another is unknown.
+   */
+  namedStatements: boolean;
 }
 
 type QueryCallback = (err: Error | undefined, result?: unknown) => void;
@@ -111,6 +117,10 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
     // deadline, and the check for an unconfirmed commit once the statement is over (any: pg.Client.query is a
     // dozen overloads, passed through as they are).
     override query(...args: any[]): any {
+      if (!options.namedStatements && typeof args[0] === 'object' && args[0] !== null && 'name' in args[0]) {
+        const { name: _parsedOnce, ...unnamed } = args[0] as { name?: string };
+        args[0] = unnamed;
+      }
       const settle = this.watchStatement();
       const last: unknown = args[args.length - 1];
       if (typeof last === 'function') {

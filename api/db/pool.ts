@@ -26,6 +26,8 @@ export interface PoolOptions {
   schema?: string;
   /** The longest one statement may run before it is canceled (0: no deadline, as for migrations). */
   statementTimeoutMs?: number;
+  /** false through a transaction pooler: statements are parsed at each use (./located-client.ts). */
+  namedStatements?: boolean;
 }
 
 /** A locator of its own for a URL (no watch: whoever needs one watches its own locator). */
@@ -38,7 +40,10 @@ export function createPool(database: string | HostLocator, max: number, options:
   const pool = new pg.Pool({
     // The first host's URL gives every connection its user, database and parameters; its host is the locator's choice.
     connectionString: locator.url.forHost(locator.url.hosts[0]!),
-    Client: locatedClientClass(locator, { statementTimeoutMs: options.statementTimeoutMs ?? 0 }),
+    Client: locatedClientClass(locator, {
+      statementTimeoutMs: options.statementTimeoutMs ?? 0,
+      namedStatements: options.namedStatements ?? true,
+    }),
     max,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
