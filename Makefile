@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools previous-release gateways slapd kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools previous-release gateways slapd postgres-ha kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -94,25 +94,52 @@ $(LIBFAKETIME):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfaketime
 
+# A daemon a Debian package started when installed, stopped by its pid file (the first line: PostgreSQL's
+# holds more), so nothing but the tests' own runs: $(call stop-daemon,<what>,<pid file>).
+define stop-daemon
+@pid=$$(head -n 1 $(2) 2>/dev/null); if [ -n "$$pid" ] && kill -0 "$$pid" 2>/dev/null; then \
+  echo "stopping the $(1) the package started (pid $$pid)"; \
+  $(SUDO) kill "$$pid"; \
+fi
+endef
+
 # The LDAP tests (test/support/slapd.ts) run Debian's slapd as their own process on loopback ports,
-# with slapadd and slappasswd. Debian's package starts a daemon of its own on :389 when installed:
-# stopped here, by its pid file, so nothing but the tests' own runs.
+# with slapadd and slappasswd. Debian's package starts a daemon of its own on :389 when installed.
 SLAPD := /usr/sbin/slapd
 
 $(SLAPD):
 	@echo "installing Debian's slapd for the LDAP tests"
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq slapd
-	@pidfile=/var/run/slapd/slapd.pid; if [ -s $$pidfile ] && kill -0 "$$(cat $$pidfile)" 2>/dev/null; then \
-	  echo "stopping the slapd daemon the package started (pid $$(cat $$pidfile))"; \
-	  $(SUDO) kill "$$(cat $$pidfile)"; \
-	fi
+	$(call stop-daemon,slapd daemon,/var/run/slapd/slapd.pid)
 
 slapd: $(SLAPD) ## install Debian's slapd (for the LDAP tests) when missing
 
+# The failover tests and benchmarks (test/support/replicated-postgres.ts, pgbouncer.ts) build a primary
+# and a standby with Debian's PostgreSQL 15 (initdb, pg_ctl, pg_basebackup: the embedded binaries have
+# no pg_basebackup) and put Debian's PgBouncer in front, each as processes of their own on loopback
+# ports. The packages start daemons of their own when installed (a cluster "main" on :5432, PgBouncer
+# on :6432).
+PG_BASEBACKUP := /usr/lib/postgresql/15/bin/pg_basebackup
+PGBOUNCER := /usr/sbin/pgbouncer
+
+$(PG_BASEBACKUP):
+	@echo "installing Debian's postgresql-15 for the failover tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql-15
+	$(call stop-daemon,PostgreSQL cluster,/var/run/postgresql/15-main.pid)
+
+$(PGBOUNCER):
+	@echo "installing Debian's pgbouncer for the failover tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq pgbouncer
+	$(call stop-daemon,pgbouncer daemon,/var/run/postgresql/pgbouncer.pid)
+
+postgres-ha: $(PG_BASEBACKUP) $(PGBOUNCER) ## install Debian's postgresql-15 and pgbouncer (for the failover tests) when missing
+
 gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
 
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
@@ -121,7 +148,7 @@ test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
-test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
+test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
 test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
@@ -172,7 +199,7 @@ box: dist/.built ## run a box's pod here, in the foreground, from its Deployment
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk
 
-bench: dist/.built /usr/bin/wrk test-tools ## load test (wrk, and test/extauthz for gRPC; 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare ceiling; token and decision rows; writes bench-results.json
+bench: dist/.built /usr/bin/wrk $(PG_BASEBACKUP) $(PGBOUNCER) test-tools ## load test (wrk, and test/extauthz for gRPC; 32 connections): req/s, p50/p90/p99, peak RSS, ratio to a bare ceiling; token and decision rows; writes bench-results.json
 	node dist/test/bench/run.js
 
 # Ory Hydra, OPA and oauth2-proxy (built with Go) and Keycloak (from Maven Central, run on a JDK 25,

@@ -108,7 +108,7 @@ async function othersUsing(usersDir: string): Promise<number[]> {
 }
 
 /** PostgreSQL refuses to run as root: as root, it runs as the `postgres` user (created if missing). */
-async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
+export async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   await run('id', ['-u', 'postgres']).catch(() => run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']));
   const uid = Number((await run('id', ['-u', 'postgres'])).stdout);
