@@ -94,6 +94,15 @@ $(LIBFAKETIME):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfaketime
 
+# The operator's tests of a box in a CloudNativePG Cluster's database (test/support/pgbouncer.ts) run Debian's
+# PgBouncer in transaction mode, as a CloudNativePG Pooler does.
+PGBOUNCER := /usr/sbin/pgbouncer
+
+$(PGBOUNCER):
+	@echo "installing Debian's pgbouncer for the connection pooler tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq pgbouncer
+
 # The LDAP tests (test/support/slapd.ts) run Debian's slapd as their own process on loopback ports,
 # with slapadd and slappasswd. Debian's package starts a daemon of its own on :389 when installed:
 # stopped here, by its pid file, so nothing but the tests' own runs.
@@ -112,13 +121,13 @@ slapd: $(SLAPD) ## install Debian's slapd (for the LDAP tests) when missing
 
 gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
 
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) $(PGBOUNCER) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 	$(MOCHA_UNIT) 'dist/test/unit/**/*.test.js'
 
-test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
+test-component: dist/.built $(PGBOUNCER) ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
 test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
