@@ -152,8 +152,9 @@ export class BoxController extends Controller<BoxResource> {
     }
     seen.database = databaseStatus(database.description);
     const secrets = [
+      // With a Cluster, what the pods take from its application Secret is copied into this one: a new password
+      // rewrites it (and rolls them), a change the pods do not read (a label) does not.
       database.secret,
-      ...database.sources,
       await ensureSigningKeySecret(kube, this.deps.events, box),
       // Seals the TOTP secrets in the database: made once and never replaced by the operator (a new key would
       // make every enrolled TOTP unreadable, and the box refuses to start with another key than it sealed with).

@@ -23,8 +23,6 @@ export interface BoxDatabase {
   access: BoxAccess;
   /** <box>-database: the URLs the API pods read. */
   secret: SecretObject;
-  /** Other Secrets what the pods are given comes from (a Cluster's application Secret): a new version rolls them too. */
-  sources: SecretObject[];
   description: DatabaseDescription;
 }
 
@@ -74,7 +72,6 @@ export async function ensureBoxDatabase(kube: Kube, box: BoxResource, settings: 
   return {
     access: { kind: 'role', adminUrl, password: secretValue(secret, 'password')! },
     secret,
-    sources: [],
     description: {
       source: ref ? 'Secret' : 'Operator',
       ...(ref ? { secret: ref.name } : {}),
@@ -99,7 +96,6 @@ async function ensureClusterDatabase(kube: Kube, box: BoxResource): Promise<BoxD
   return {
     access: { kind: 'owner', url: cluster.directUrl },
     secret,
-    sources: [cluster.appSecret],
     description: {
       source: 'Cluster',
       cluster: ref.name,

@@ -109,6 +109,9 @@ describe('Box controller, with a CloudNativePG Cluster', function () {
     const hash = configHash();
     const secret = h.object<SecretObject>(SECRETS, NS, 'pg-app')!;
     expect(h.boxes.boxesUsing(secret), 'the Secret informer enqueues the Box').to.deep.equal(['auth']);
+    await h.kube.patch(SECRETS, NS, 'pg-app', { metadata: { labels: { 'cnpg.io/reload': 'true' } } });
+    await h.reconcile(h.boxes, NS, 'auth');
+    expect(configHash(), 'what the pods do not read does not roll them').to.equal(hash);
     await h.kube.patch(SECRETS, NS, 'pg-app', { stringData: { password: 'rotated' } });
     await h.reconcile(h.boxes, NS, 'auth');
     expect(database('DATABASE_URL')).to.equal('postgres://app:rotated@pg-pooler.team-a.svc:5432/app');
