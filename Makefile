@@ -145,7 +145,7 @@ test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 	$(MOCHA_UNIT) 'dist/test/unit/**/*.test.js'
 
-test-component: dist/.built ## one module with its real database (the operator's controllers on a fake API server)
+test-component: dist/.built $(PGBOUNCER) ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
 test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)

@@ -328,6 +328,12 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: '`host[:port]` the box API pods reach that database at',
   },
   {
+    names: ['BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST'],
+    default: 'none',
+    meaning:
+      "`host[:port]` of a PgBouncer in transaction mode in front of that database (a CloudNativePG Pooler's Service): the box API pods send their queries there (`DATABASE_URL`), and reach the database itself only for the change feed and migrations (`BOXAUTH_DATABASE_DIRECT_URL`). Boxes with `spec.database` are not concerned",
+  },
+  {
     names: ['BOXAUTH_OPERATOR_BOX_IMAGE'],
     default: '`boxauth:dev`',
     meaning: "the image of the box API Deployments (the chart sets it: its `boxImage`, else the operator's own image)",

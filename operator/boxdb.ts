@@ -15,6 +15,16 @@
 // the name with another mark or none (made by a person, or by another
 // operator) keeps its password, owner and contents. reclaimPolicy Delete drops
 // only what carries the mark.
+//
+// A database that is the box's own (a CloudNativePG Cluster of the box's
+// namespace: its application database and the role that owns it) is reached
+// as that owner instead: no role is made, changed or marked (it is the
+// Cluster's, and not a superuser: it could make none), the schema is made,
+// owned and marked by it, and its search_path in that database becomes the
+// schema. A role-level setting, not a connection option, because the API
+// pods may connect through PgBouncer in transaction mode, which refuses
+// `-c search_path` in the startup packet; a server connection PgBouncer opens
+// as the role gets the setting, as a direct one does.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../api/log.js';
@@ -61,13 +71,13 @@ interface Found {
   mark: string | null;
 }
 
-/** The box's schema and role where they exist, with their comments. */
-async function existing(db: Queryable, names: BoxDbNames): Promise<Found[]> {
+/** The box's schema and (unless only the schema is the box's to look at) its role where they exist, with their comments. */
+async function existing(db: Queryable, names: BoxDbNames, role = true): Promise<Found[]> {
   const { rows } = await db.query<Found>(
     `SELECT 'schema' AS kind, nspname AS name, obj_description(oid, 'pg_namespace') AS mark FROM pg_namespace WHERE nspname = $1
      UNION ALL
-     SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $2`,
-    [names.schema, names.role],
+     SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $2 AND $3`,
+    [names.schema, names.role, role],
   );
   return rows;
 }
@@ -85,9 +95,12 @@ function notOwned(foreign: Found[], namespace: string): NotOwned {
   );
 }
 
-/** Serialises work on one box's names across operator replicas (a new leader may overlap an old one briefly). */
+/**
+ * Serialises work on one box's names across operator replicas (a new leader may overlap an old one briefly);
+ * keyed by the schema's name, which is also its own role's.
+ */
 async function lockNames(tx: Queryable, names: BoxDbNames): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`boxauth.provision.${names.role}`]);
+  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`boxauth.provision.${names.schema}`]);
 }
 
 export function databaseOf(url: string): string {
@@ -109,20 +122,41 @@ export function urlAs(url: string, user: string, password: string, host?: string
   return u.toString();
 }
 
+/** The user of a postgres:// URL. */
+export function userOf(url: string): string {
+  return decodeURIComponent(new URL(url).username);
+}
+
+/** How the operator gets into a box's database. */
+export type BoxAccess =
+  /** Through an administrative URL, with which it makes the box a role of its own (with this password) and a schema. */
+  | { kind: 'role'; adminUrl: string; password: string }
+  /** As the owner of a database that is the box's own (a CloudNativePG Cluster's application role): a schema, no role. */
+  | { kind: 'owner'; url: string };
+
+/** The schema, and the role the box connects as, of the box of `namespace` reached through `access`. */
+export function boxDbNamesFor(namespace: string, access: BoxAccess): BoxDbNames {
+  if (access.kind === 'role') return boxDbNames(namespace, databaseOf(access.adminUrl));
+  return { schema: boxDbNames(namespace, databaseOf(access.url)).schema, role: userOf(access.url) };
+}
+
 /** What the Box controller asks of box databases: PostgresBoxDatabases does it; the unit tests fake it. */
 export interface BoxDatabases {
   /** The pool of a provisioned box (as its role, in its schema), or undefined before ensure() succeeded. */
   pool(namespace: string): Pool | undefined;
   /**
-   * Makes sure the box's role (with this password) and schema exist, marked as
-   * the namespace's, and its tables are migrated; afterwards pool(namespace)
-   * works. Throws NotOwned, having changed nothing, when either is not the namespace's.
+   * Makes sure the box's schema and (kind role) its role with that password exist, marked as the
+   * namespace's, and its tables are migrated; afterwards pool(namespace) works. Throws NotOwned,
+   * having changed nothing, when either is not the namespace's.
    */
-  ensure(namespace: string, adminUrl: string, password: string): Promise<BoxDbNames>;
+  ensure(namespace: string, access: BoxAccess): Promise<BoxDbNames>;
   /** reclaimPolicy Retain: the box's records, managed by resources until now, are managed through its REST API from now on. */
-  releaseRecords(namespace: string, adminUrl: string, password: string): Promise<void>;
-  /** reclaimPolicy Delete: the schema with every record, and the role, those marked as the namespace's. */
-  drop(namespace: string, adminUrl: string): Promise<void>;
+  releaseRecords(namespace: string, access: BoxAccess): Promise<void>;
+  /**
+   * reclaimPolicy Delete: the schema with every record, and (kind role) the role, those marked as the namespace's;
+   * never a database owner's role (kind owner), whose search_path in the database is reset instead.
+   */
+  drop(namespace: string, access: BoxAccess): Promise<void>;
   /** Closes the box's pool (the Box is gone or moved). */
   forget(namespace: string): Promise<void>;
   close(): Promise<void>;
@@ -133,6 +167,26 @@ interface Entry {
   pool: Pool;
   names: BoxDbNames;
   mark: string;
+  /** The role is the box's own, and carries the mark too (kind role). */
+  ownRole: boolean;
+}
+
+/** The URL the box's pool connects with: as its own role, or as the database's owner. */
+function boxUrl(access: BoxAccess, names: BoxDbNames): string {
+  return access.kind === 'role' ? urlAs(access.adminUrl, names.role, access.password) : access.url;
+}
+
+/**
+ * `work` in a transaction on a connection of its own, closed afterwards: an owner's URL changes with its
+ * password, so no pool is kept for it besides the box's.
+ */
+async function inTransactionAs<T>(url: string, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  const pool = createPool(url, 1);
+  try {
+    return await withTransaction(pool, work);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
 }
 
 export class PostgresBoxDatabases implements BoxDatabases {
@@ -154,20 +208,22 @@ export class PostgresBoxDatabases implements BoxDatabases {
     return this.boxes.get(namespace)?.pool;
   }
 
-  /** Cheap when all is in place: one query as the box's role. */
-  async ensure(namespace: string, adminUrl: string, password: string): Promise<BoxDbNames> {
-    const names = boxDbNames(namespace, databaseOf(adminUrl));
-    const url = urlAs(adminUrl, names.role, password);
+  /** Cheap when all is in place: one query as the box's role. A new URL (a rotated password) makes a new pool. */
+  async ensure(namespace: string, access: BoxAccess): Promise<BoxDbNames> {
+    const names = boxDbNamesFor(namespace, access);
+    const url = boxUrl(access, names);
     if (this.boxes.get(namespace)?.url !== url) await this.forget(namespace);
     let entry = this.boxes.get(namespace);
     if (entry && (await this.inSchema(entry))) return names;
     try {
-      await this.provision(adminUrl, names, namespace, password);
+      if (access.kind === 'role') await this.provision(access.adminUrl, names, namespace, access.password);
+      else await this.provisionAsOwner(access.url, names, namespace);
     } catch (err) {
       if (err instanceof NotOwned) await this.forget(namespace); // no more records written into what is not the box's
       throw err;
     }
-    entry ??= { url, pool: createPool(url, 3, { schema: names.schema }), names, mark: ownerMark(namespace) };
+    // The direct connection (not a pooler's): the startup option sets the schema before the role's setting exists.
+    entry ??= { url, pool: createPool(url, 3, { schema: names.schema }), names, mark: ownerMark(namespace), ownRole: access.kind === 'role' };
     this.boxes.set(namespace, entry);
     const applied = await migrate(entry.pool);
     if (applied.length) this.log.info({ namespace, schema: names.schema, applied }, 'box database migrated');
@@ -183,7 +239,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
            shobj_description((SELECT oid FROM pg_roles WHERE rolname = current_user), 'pg_authid') AS role`,
       );
       const row = rows[0];
-      return row?.s === entry.names.schema && row.t !== null && row.schema === entry.mark && row.role === entry.mark;
+      return row?.s === entry.names.schema && row.t !== null && row.schema === entry.mark && (!entry.ownRole || row.role === entry.mark);
     } catch {
       return false; // wrong password, role or schema dropped: provision again
     }
@@ -208,25 +264,43 @@ export class PostgresBoxDatabases implements BoxDatabases {
     this.log.info({ schema: names.schema, role: names.role }, 'box schema and role in place');
   }
 
-  async releaseRecords(namespace: string, adminUrl: string, password: string): Promise<void> {
-    await this.ensure(namespace, adminUrl, password);
+  /** As the database's owner: its schema, marked, and its search_path in the database; no role is touched. */
+  private async provisionAsOwner(url: string, names: BoxDbNames, namespace: string): Promise<void> {
+    const mark = ownerMark(namespace);
+    await inTransactionAs(url, async (tx) => {
+      await lockNames(tx, names);
+      const foreign = (await existing(tx, names, false)).filter((f) => f.mark !== mark);
+      if (foreign.length) throw notOwned(foreign, namespace);
+      const schema = pg.escapeIdentifier(names.schema);
+      await tx.query(`CREATE SCHEMA IF NOT EXISTS ${schema} AUTHORIZATION CURRENT_USER`);
+      await tx.query(`COMMENT ON SCHEMA ${schema} IS ${pg.escapeLiteral(mark)}`);
+      await tx.query(`ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(databaseOf(url))} SET search_path = ${schema}`);
+    });
+    this.log.info({ schema: names.schema, role: names.role }, "box schema in place, the database owner's search_path set to it");
+  }
+
+  async releaseRecords(namespace: string, access: BoxAccess): Promise<void> {
+    await this.ensure(namespace, access);
     const pool = this.pool(namespace)!;
     for (const id of await clients.ids(pool)) await clients.setOwner(pool, id, null);
     for (const id of await accessPolicies.ids(pool)) await accessPolicies.setOwner(pool, id, null);
   }
 
-  /** The role goes only when it owns nothing left behind (it owns the schema). */
-  async drop(namespace: string, adminUrl: string): Promise<void> {
+  /** The role goes only when it owns nothing left behind (it owns the schema); a database owner's role never goes. */
+  async drop(namespace: string, access: BoxAccess): Promise<void> {
     await this.forget(namespace);
-    const names = boxDbNames(namespace, databaseOf(adminUrl));
+    const names = boxDbNamesFor(namespace, access);
     const mark = ownerMark(namespace);
-    const { dropped, left } = await withTransaction(this.admin(adminUrl), async (tx) => {
+    const inTransaction = <T>(work: (tx: Queryable) => Promise<T>): Promise<T> =>
+      access.kind === 'role' ? withTransaction(this.admin(access.adminUrl), work) : inTransactionAs(access.url, work);
+    const { dropped, left } = await inTransaction(async (tx) => {
       await lockNames(tx, names);
-      const found = await existing(tx, names);
+      const found = await existing(tx, names, access.kind === 'role');
       const left = found.filter((f) => f.mark !== mark);
       const schema = found.find((f) => f.kind === 'schema' && f.mark === mark);
       const role = found.find((f) => f.kind === 'role' && f.mark === mark);
       if (schema) await tx.query(`DROP SCHEMA ${pg.escapeIdentifier(schema.name)} CASCADE`);
+      if (schema && access.kind === 'owner') await resetSearchPath(tx, names.schema, databaseOf(access.url));
       const roleDropped = role !== undefined && !left.length && (await dropRole(tx, role.name));
       if (role && !roleDropped) left.push(role);
       return { dropped: [schema, roleDropped ? role : undefined].filter((f) => f !== undefined), left };
@@ -271,6 +345,17 @@ async function claimSchema(tx: Queryable, names: BoxDbNames, database: string, m
   await tx.query(`ALTER SCHEMA ${schema} OWNER TO ${role}`);
   await tx.query(`COMMENT ON SCHEMA ${schema} IS ${pg.escapeLiteral(mark)}`);
   await tx.query(`ALTER ROLE ${role} IN DATABASE ${pg.escapeIdentifier(database)} SET search_path = ${schema}`);
+}
+
+/** The current user's search_path in `database` back to the server's default, while it is still the dropped `schema`. */
+async function resetSearchPath(tx: Queryable, schema: string, database: string): Promise<void> {
+  const { rows } = await tx.query<{ set: boolean }>(
+    `SELECT EXISTS (SELECT FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+       WHERE s.setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND d.datname = $1
+         AND $2 = ANY (s.setconfig)) AS set`,
+    [database, `search_path=${schema}`],
+  );
+  if (rows[0]?.set) await tx.query(`ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(database)} RESET search_path`);
 }
 
 /** Drops the role unless it still owns something (then false): what it owns elsewhere is not the box's to drop. */

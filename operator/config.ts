@@ -10,6 +10,8 @@ export interface OperatorConfig {
   dataDir: string;
   /** host[:port] the box API pods reach PostgreSQL at; unset: the host of databaseUrl. */
   boxDatabaseHost: string | undefined;
+  /** host[:port] of a transaction pooler in front of it, where the box API pods send their queries; unset: none. */
+  boxDatabasePoolerHost: string | undefined;
   boxImage: string;
   boxImagePullPolicy: string;
   /** Boxes run boxImage only: a Box with another spec.image is refused. */
@@ -37,19 +39,24 @@ export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
+/** A host or host:port, or undefined when unset. */
+function hostPort(env: Env, name: string): string | undefined {
+  const value = str(env, name);
+  if (value !== undefined && !/^[A-Za-z0-9.\-[\]:]+$/.test(value))
+    throw new ConfigError(`${name} must be host or host:port, got "${value}"`);
+  return value;
+}
+
 export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
   const databaseUrl = str(env, 'DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl))
     throw new ConfigError('DATABASE_URL must be a postgres:// URL');
-  const boxDatabaseHost = str(env, 'BOXAUTH_OPERATOR_BOX_DATABASE_HOST');
-  if (boxDatabaseHost !== undefined && !/^[A-Za-z0-9.\-[\]:]+$/.test(boxDatabaseHost)) {
-    throw new ConfigError(`BOXAUTH_OPERATOR_BOX_DATABASE_HOST must be host or host:port, got "${boxDatabaseHost}"`);
-  }
   const leaseSeconds = int(env, 'BOXAUTH_OPERATOR_LEASE_SECONDS', 15, 2, 600);
   return {
     databaseUrl,
     dataDir: path.resolve(str(env, 'BOXAUTH_DATA_DIR') ?? '.boxauth'),
-    boxDatabaseHost,
+    boxDatabaseHost: hostPort(env, 'BOXAUTH_OPERATOR_BOX_DATABASE_HOST'),
+    boxDatabasePoolerHost: hostPort(env, 'BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST'),
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
     boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
     pinBoxImage: bool(env, 'BOXAUTH_OPERATOR_PIN_BOX_IMAGE', false),

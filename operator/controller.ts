@@ -245,10 +245,9 @@ export abstract class Controller<T extends Resource> {
     const observedGeneration = done ? obj.metadata.generation : previous.observedGeneration;
     const next: Status = { ...fields, ...(observedGeneration !== undefined ? { observedGeneration } : {}), conditions };
     if (sameJson(previous, next)) return undefined;
-    const patch: Record<string, unknown> = { ...next };
-    for (const k of Object.keys(previous)) if (!(k in next)) patch[k] = null; // a merge patch removes a field set to null
     try {
-      return await this.kube.patch<T>(this.type, obj.metadata.namespace, obj.metadata.name, { status: patch }, PATCH.merge, 'status');
+      const status = mergePatchOf(previous, next);
+      return await this.kube.patch<T>(this.type, obj.metadata.namespace, obj.metadata.name, { status }, PATCH.merge, 'status');
     } catch (err) {
       if (!isNotFound(err)) throw err; // deleted meanwhile: nothing to report on
       return undefined;
@@ -307,6 +306,22 @@ function canonical(value: unknown): unknown {
     );
   }
   return value;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The merge patch (RFC 7386) that turns `from` into `to`: a field `to` lacks is set to null, which removes it,
+ * at every depth (a field of status.database as well as status.database itself); arrays are replaced whole.
+ */
+export function mergePatchOf(from: Record<string, unknown>, to: Record<string, unknown>): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(to)) {
+    if (v === undefined) continue;
+    patch[k] = isPlainObject(v) && isPlainObject(from[k]) ? mergePatchOf(from[k], v) : v;
+  }
+  for (const k of Object.keys(from)) if (to[k] === undefined) patch[k] = null;
+  return patch;
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {

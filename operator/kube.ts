@@ -68,6 +68,9 @@ export const CLUSTER_ROLE_BINDINGS: ResourceType = {
 };
 export const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
 export const LEASES: ResourceType = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
+/** CloudNativePG's PostgreSQL clusters and PgBouncer poolers, which a Box may name (spec.database.cluster): read only. */
+export const CNPG_CLUSTERS: ResourceType = { group: 'postgresql.cnpg.io', version: 'v1', plural: 'clusters', kind: 'Cluster' };
+export const CNPG_POOLERS: ResourceType = { group: 'postgresql.cnpg.io', version: 'v1', plural: 'poolers', kind: 'Pooler' };
 
 export function apiVersionOf(type: ResourceType): string {
   return type.group ? `${type.group}/${type.version}` : type.version;

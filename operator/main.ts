@@ -131,6 +131,7 @@ async function main(): Promise<void> {
       {
         adminUrl,
         boxDatabaseHost: config.boxDatabaseHost,
+        boxDatabasePoolerHost: config.boxDatabasePoolerHost,
         image: config.boxImage,
         imagePullPolicy: config.boxImagePullPolicy,
         pinImage: config.pinBoxImage,

@@ -73,6 +73,26 @@ const box = {
   /** Ready=False, Stalled=True: the Secret of spec.database.secretRef holds no postgres:// URL under its key. Fix it, or spec.database.secretRef.key. */
   DatabaseSecretInvalid: STALLED,
   /**
+   * Ready=False, Reconciling=True: spec.database.cluster names a CloudNativePG Cluster that does not exist in the Box's namespace (or
+   * CloudNativePG's CRDs are not installed). Create it, or fix the name; retried with backoff.
+   */
+  DatabaseClusterNotFound: WAITING,
+  /**
+   * Ready=False, Reconciling=True: the Cluster exists, but not yet its application Secret (with username and password) or its -rw
+   * Service, which CloudNativePG makes as it creates the Cluster. Wait for it (`kubectl get cluster`); the Secret brings the Box back.
+   */
+  DatabaseClusterNotReady: WAITING,
+  /**
+   * Ready=False, Reconciling=True: spec.database.cluster.pooler names a Pooler that does not exist, or whose Service CloudNativePG has
+   * not made yet. Create it, fix the name, or remove it to connect to the -rw Service; retried with backoff.
+   */
+  DatabasePoolerNotFound: WAITING,
+  /**
+   * Ready=False, Stalled=True: the Pooler of spec.database.cluster.pooler serves another Cluster, or is not of type rw (it would send the
+   * box's writes to standbys). Name a Pooler of type rw of that Cluster.
+   */
+  DatabasePoolerInvalid: STALLED,
+  /**
    * Ready=False, Reconciling=True: spec.tls.secretName names a Secret that does not exist (yet: cert-manager writes it once the Certificate is
    * issued), or that has no tls.crt and tls.key making a pair. The Service and Deployment are left as they are (running pods
    * keep serving what they have). Create or fix the Secret, or the name; the Box is looked at again when the Secret appears

@@ -11,6 +11,9 @@
 #             discovery plugins (the remove_all_sd tag: `check rules` needs none);
 #   extauthz  test/extauthz, Envoy's ext_authz gRPC client;
 #   traefik   the gateway tests' Traefik, from its Go module at $TRAEFIK_VERSION;
+# CloudNativePG's CRDs (config/crd/bases of its Go module at $CNPG_VERSION, for
+# test/e2e/operator/cnpg.ts) into $CACHE/cnpg-$CNPG_VERSION, with $CACHE/cnpg a
+# link to the current one;
 # and the Python virtual environment of test/py-client (requests-oauth2client, for
 # test/e2e/python-client.test.ts; scim2-tester, for test/integration/scim-compliance.test.ts)
 # at $CACHE/py-<digest of its requirements.txt>, with $CACHE/py a link to the current one.
@@ -29,6 +32,10 @@ CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
 BIN=$CACHE/bin
 PROMETHEUS_VERSION=v0.316.0
 TRAEFIK_VERSION=v3.6.12
+# The newest CloudNativePG release, supported on the Kubernetes the tests run (1.35; 1.30 supports 1.34 to 1.36), whose
+# Cluster has spec.postgresql.synchronous.failoverQuorum as a field (1.28 on; before, an alpha annotation).
+CNPG_VERSION=v1.30.0
+CNPG_DIR=$CACHE/cnpg-$CNPG_VERSION
 
 log() { printf 'test-tools-build: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -119,6 +126,22 @@ else
   log "built traefik in $((SECONDS - start)) s"
 fi
 
+if [[ -f $CNPG_DIR/.complete ]]; then
+  log "cloudnative-pg CRDs $CNPG_VERSION: cached"
+else
+  log "fetching the CRDs of cloudnative-pg $CNPG_VERSION (its Go module)"
+  src=$(cd "$TMP" && GOFLAGS=-mod=mod go mod download -json "github.com/cloudnative-pg/cloudnative-pg@$CNPG_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d $src/config/crd/bases ]] || die "go mod download of cloudnative-pg $CNPG_VERSION gave no config/crd/bases"
+  mkdir -p "$TMP/cnpg"
+  cp "$src"/config/crd/bases/postgresql.cnpg.io_*.yaml "$TMP/cnpg/"
+  chmod 644 "$TMP"/cnpg/*.yaml # the module cache's files are read-only
+  touch "$TMP/cnpg/.complete"
+  rm -rf "$CNPG_DIR"
+  mv "$TMP/cnpg" "$CNPG_DIR"
+fi
+ln -sfn "cnpg-$CNPG_VERSION" "$CACHE/cnpg.new" && mv -fT "$CACHE/cnpg.new" "$CACHE/cnpg"
+
 # The venv is built where it stays (a venv records its own path) and stamped last:
 # one without the stamp, or whose Python no longer runs the library (python3 was
 # upgraded under it), is half-built or stale and is built again.
@@ -139,4 +162,4 @@ else
 fi
 ln -sfn "py-$PY_VERSION" "$CACHE/py.new" && mv -fT "$CACHE/py.new" "$CACHE/py"
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION; python venv $PY_VENV"
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"

@@ -71,6 +71,9 @@ export interface BoxSpec {
    * Compute resources of the API container (requests, limits), as in a Pod.
    */
   resources?: Record<string, unknown>;
+  /**
+   * Where the box's records live: the operator's own database (unset), a PostgreSQL named by a Secret (secretRef), or a CloudNativePG Cluster of this namespace (cluster). Changing it moves the box to another database; its records are not copied (docs/kubernetes/cloudnative-pg.md).
+   */
   database?: {
     /**
      * A Secret in this namespace holding an administrative postgres:// URL for this box's schema and role. Unset: the operator's own database (the chart's DATABASE_URL).
@@ -78,6 +81,19 @@ export interface BoxSpec {
     secretRef?: {
       name: string;
       key?: string;
+    };
+    /**
+     * A CloudNativePG Cluster (postgresql.cnpg.io/v1) in this namespace, the box's own: the box connects as its application role (the Secret <name>-app, or the Cluster's bootstrap secret) to its primary (the Service <name>-rw), in a schema of its own that becomes that role's search_path in the application database. The operator changes no role: the Cluster's stays CloudNativePG's, and reclaimPolicy Delete drops only the box's schema. A new password in the application Secret rolls the API pods.
+     */
+    cluster?: {
+      /**
+       * The Cluster's name (CloudNativePG allows at most 50 characters).
+       */
+      name: string;
+      /**
+       * A CloudNativePG Pooler (PgBouncer) of type rw in this namespace for that Cluster: the API pods send their queries through its Service (DATABASE_URL), and reach the primary directly (the -rw Service, BOXAUTH_DATABASE_DIRECT_URL) only for what a transaction pooler cannot carry: the change feed (LISTEN/NOTIFY) and migrations (a session lock). Unset: every connection goes to the -rw Service.
+       */
+      pooler?: string;
     };
   };
   /**

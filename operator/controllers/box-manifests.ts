@@ -22,6 +22,9 @@ export const ROOT_CLIENT_ID = 'root';
 export const SIGNING_KEY_FILE = 'signing-key.pem';
 /** The key of the factor key Secret: 32 random bytes in base64, as BOXAUTH_FACTOR_KEY takes them. */
 export const FACTOR_KEY_FILE = 'factor-key';
+/** The keys of the Secret <box>-database: where the API pods send their queries, and (through a pooler) where the primary itself is. */
+export const DATABASE_URL_KEY = 'DATABASE_URL';
+export const DATABASE_DIRECT_KEY = 'DATABASE_DIRECT_URL';
 /** The keys of a kubernetes.io/tls Secret (what cert-manager writes), which spec.tls.secretName must have. */
 export const TLS_KEYS = { cert: 'tls.crt', key: 'tls.key' } as const;
 const TLS_DIR = '/etc/boxauth/tls';
@@ -122,6 +125,8 @@ export interface DeploymentSettings {
   imagePullPolicy: string;
   /** resourceVersions of the Secrets the pods read through their environment, once, at start: a change rolls the pods. */
   secretVersions: string[];
+  /** Their queries go through a transaction pooler: <box>-database has the direct URL too (DATABASE_DIRECT_KEY). */
+  pooled?: boolean;
 }
 
 export function apiDeployment(box: BoxResource, settings: DeploymentSettings): KObject {
@@ -139,7 +144,10 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_HOST', value: '0.0.0.0' },
     { name: 'BOXAUTH_BASE_URL', value: baseUrlOf(box) },
     { name: 'BOXAUTH_DATA_DIR', value: '/tmp/boxauth' },
-    secretEnv('DATABASE_URL', names.secrets.database, 'DATABASE_URL'),
+    secretEnv('DATABASE_URL', names.secrets.database, DATABASE_URL_KEY),
+    // Through a transaction pooler, what needs a session of its own (the change feed's LISTEN, the migrations' lock)
+    // goes to the primary directly; without one, the API takes DATABASE_URL for both.
+    ...(settings.pooled ? [secretEnv('BOXAUTH_DATABASE_DIRECT_URL', names.secrets.database, DATABASE_DIRECT_KEY)] : []),
     { name: 'BOXAUTH_ROOT_CLIENT_ID', value: ROOT_CLIENT_ID },
     secretEnv('BOXAUTH_ROOT_CLIENT_SECRET', names.secrets.rootClient, 'client-secret'),
     { name: 'BOXAUTH_ADMIN_EMAIL', value: spec.admin?.email ?? 'admin@localhost' },

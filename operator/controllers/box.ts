@@ -4,8 +4,8 @@
 // second is refused.
 //
 // This file is the reconcile as a short list of steps; each concern is a file
-// of box/ (as CloudNativePG splits its cluster controller): database.ts,
-// signing-key.ts and secrets.ts (the Secrets), tls.ts (spec.tls), smtp.ts (spec.smtp), identity.ts
+// of box/ (as CloudNativePG splits its cluster controller): database.ts (and
+// cnpg.ts, for a CloudNativePG Cluster), signing-key.ts and secrets.ts (the Secrets), tls.ts (spec.tls), smtp.ts (spec.smtp), identity.ts
 // (ServiceAccount and TokenReview rights), status.ts (conditions, decided
 // without I/O), reclaim.ts (spec.reclaimPolicy on deletion). The Kubernetes
 // objects go with the Box through their ownerReferences, except the
@@ -18,19 +18,24 @@ import { Controller, Problem, type ControllerDeps, type Outcome } from '../contr
 import type { ObjectCache } from '../informer.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
 import { BoxReason } from '../reasons.js';
-import { secretValue, type SecretObject } from '../secrets.js';
+import type { SecretObject } from '../secrets.js';
 import { apiDeployment, apiService, baseUrlOf, boxNames, FACTOR_KEY_FILE, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
-import { adminUrlOf, ensureDatabaseSecret } from './box/database.js';
+import { ensureBoxDatabase } from './box/database.js';
 import { ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
 import { reclaim } from './box/reclaim.js';
 import { ensureBoxSecret, secretsNamedBy } from './box/secrets.js';
 import { ensureSigningKeySecret } from './box/signing-key.js';
-import { availability, problemOf } from './box/status.js';
+import { availability, databaseStatus, declaredDatabase, problemOf, unreached, type DatabaseStatus } from './box/status.js';
 import { smtpProblem } from './box/smtp.js';
 import { tlsProblem } from './box/tls.js';
 import { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxWork, type DeploymentObject } from './box/types.js';
 
 export { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxSpec } from './box/types.js';
+
+/** What a reconcile has learnt of the box's database so far: status.database, should a later step fail. */
+interface Seen {
+  database: DatabaseStatus;
+}
 
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
@@ -115,26 +120,41 @@ export class BoxController extends Controller<BoxResource> {
       return { ready: false };
     }
     await this.setFinalizer(box, BOX_FINALIZER, true);
+    const seen: Seen = { database: unreached(declaredDatabase(box)) };
     try {
-      return await this.provision(box);
+      return await this.provision(box, seen);
     } catch (err) {
-      await this.markNotReady(box, problemOf(err)).catch(() => undefined);
+      await this.markNotReady(box, problemOf(err), { fields: this.failedFields(box, seen) }).catch(() => undefined);
       // Names held by someone else do not come back by themselves: the periodic resync looks again, without a backoff loop.
       if (err instanceof NotOwned) return { ready: false };
       throw err; // retried with backoff: a database or API server may come back by itself
     }
   }
 
+  /** The status fields of a Box that is not ready: those in place stay, status.database says what was seen. */
+  private failedFields(box: BoxResource, seen: Seen): Record<string, unknown> {
+    return { ...this.statusFields(box), database: seen.database };
+  }
+
   /** The steps, in order: database, Secrets, identity, TLS, Service and Deployment; then the status. */
-  private async provision(box: BoxResource): Promise<Outcome> {
+  private async provision(box: BoxResource, seen: Seen): Promise<Outcome> {
     const { kube, settings, databases } = this.work;
     const ns = box.metadata.namespace!;
     const names = boxNames(box);
-    const adminUrl = await adminUrlOf(kube, box, settings);
-    const database = await ensureDatabaseSecret(kube, box, adminUrl, settings);
-    const db = await databases.ensure(ns, adminUrl, secretValue(database, 'password')!);
+    const database = await ensureBoxDatabase(kube, box, settings);
+    seen.database = unreached(database.description);
+    let db;
+    try {
+      db = await databases.ensure(ns, database.access);
+    } catch (err) {
+      seen.database = databaseStatus(database.description, err);
+      throw err;
+    }
+    seen.database = databaseStatus(database.description);
     const secrets = [
-      database,
+      // With a Cluster, what the pods take from its application Secret is copied into this one: a new password
+      // rewrites it (and rolls them), a change the pods do not read (a label) does not.
+      database.secret,
       await ensureSigningKeySecret(kube, this.deps.events, box),
       // Seals the TOTP secrets in the database: made once and never replaced by the operator (a new key would
       // make every enrolled TOTP unreadable, and the box refuses to start with another key than it sealed with).
@@ -161,14 +181,19 @@ export class BoxController extends Controller<BoxResource> {
     const notReady = tlsProblem(box, tlsSecret) ?? smtpProblem(box, smtpSecret);
     if (notReady) {
       // No backoff loop: the Secret informer brings the Box back when that Secret appears or changes (boxesUsing).
-      await this.markNotReady(box, notReady);
+      await this.markNotReady(box, notReady, { fields: this.failedFields(box, seen) });
       return { ready: false };
     }
     await kube.apply(SERVICES, ns, apiService(box));
     const deployment = await kube.apply<DeploymentObject>(
       DEPLOYMENTS,
       ns,
-      apiDeployment(box, { image: settings.image, imagePullPolicy: settings.imagePullPolicy, secretVersions }),
+      apiDeployment(box, {
+        image: settings.image,
+        imagePullPolicy: settings.imagePullPolicy,
+        secretVersions,
+        pooled: database.description.directHost !== undefined,
+      }),
     );
     const url = baseUrlOf(box);
     await this.markReady(box, {
@@ -178,6 +203,7 @@ export class BoxController extends Controller<BoxResource> {
         url,
         grpcAuthz: grpcAuthzAddress(box),
         schema: db.schema,
+        database: seen.database,
         deployment: names.deployment,
         service: names.service,
         secrets: names.secrets,

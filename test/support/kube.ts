@@ -23,6 +23,14 @@ export const KUBE_BIN = path.join(CACHE, 'bin');
 /** kstatus and promtool, built by scripts/test-tools-build.sh (make test-tools). */
 export const TOOLS_BIN = path.join(process.env.BOXAUTH_TOOLS_CACHE ?? path.join(os.homedir(), '.cache', 'boxauth', 'tools'), 'bin');
 
+/**
+ * The environment that gives a node process (the operator, a box pod) cluster DNS on this machine: every
+ * Service name resolves to 127.0.0.1 (test/support/cluster-dns.ts, preloaded).
+ */
+export function clusterDnsEnv(): Record<string, string> {
+  return { NODE_OPTIONS: `--import=${projectPath('dist', 'test', 'support', 'cluster-dns.js')}` };
+}
+
 export interface RunResult {
   code: number;
   stdout: string;
@@ -164,12 +172,12 @@ export class TestCluster {
    * ServiceAccount's token, the CA and the API server's URL, its Secret
    * volumes (kept up to date while it runs). Answers at 127.0.0.1 on the
    * container port, over HTTPS when its probes use it (through `dispatcher`,
-   * which trusts its CA). (Tests end long before the token.)
+   * which trusts its CA), with `env` besides what the pod has (e.g. clusterDnsEnv()). (Tests end long before the token.)
    */
   async runDeployment(
     namespace: string,
     name: string,
-    { dispatcher }: { dispatcher?: Dispatcher } = {},
+    { dispatcher, env: extraEnv = {} }: { dispatcher?: Dispatcher; env?: Record<string, string> } = {},
   ): Promise<{ box: Box; env: Record<string, string> }> {
     const kube = this.adminKube();
     let pod: Pod;
@@ -179,7 +187,12 @@ export class TestCluster {
       const { container, env } = pod;
       const command = [...(container.command ?? []), ...(container.args ?? [])];
       const scheme = container.readinessProbe?.httpGet?.scheme === 'HTTPS' ? 'https' : 'http';
-      box = await Box.runContainer(command, env, `${scheme}://127.0.0.1:${container.ports![0]!.containerPort}`, dispatcher);
+      box = await Box.runContainer(
+        command,
+        { ...env, ...extraEnv },
+        `${scheme}://127.0.0.1:${container.ports![0]!.containerPort}`,
+        dispatcher,
+      );
     } catch (err) {
       kube.close();
       throw err;

@@ -6,7 +6,7 @@
 import { migrate } from '../../api/db/migrate.js';
 import { createPool, type Pool } from '../../api/db/pool.js';
 import { createLogger } from '../../api/log.js';
-import { boxDbNames, databaseOf, type BoxDatabases, type BoxDbNames } from '../../operator/boxdb.js';
+import { boxDbNamesFor, type BoxAccess, type BoxDatabases, type BoxDbNames } from '../../operator/boxdb.js';
 import type { Condition } from '../../operator/conditions.js';
 import type { Controller, ControllerDeps, Resource } from '../../operator/controller.js';
 import { AccessPolicyController, type AccessPolicyResource } from '../../operator/controllers/accesspolicy.js';
@@ -34,6 +34,7 @@ import { createDatabase } from './postgres.js';
 export const SETTINGS: BoxSettings = {
   adminUrl: 'postgres://operator:operator-password@db.example:5432/boxauth',
   boxDatabaseHost: undefined,
+  boxDatabasePoolerHost: undefined,
   image: 'boxauth:test',
   imagePullPolicy: 'Never',
   pinImage: false,
@@ -47,8 +48,10 @@ export const SETTINGS: BoxSettings = {
 export class FakeBoxDatabases implements BoxDatabases {
   /** "<call> <namespace>" for every call, in order. */
   readonly calls: string[] = [];
-  /** The password each namespace's last ensure() was given. */
+  /** The password each namespace's last ensure() was given for the box's own role. */
   readonly passwords = new Map<string, string>();
+  /** How each namespace's last ensure() was to get in. */
+  readonly accesses = new Map<string, BoxAccess>();
   /** Thrown by ensure() while set: a database that fails, or a schema that is someone else's (NotOwned). */
   failure: Error | undefined;
   private readonly connected = new Set<string>();
@@ -59,23 +62,25 @@ export class FakeBoxDatabases implements BoxDatabases {
     return this.connected.has(namespace) ? this.records : undefined;
   }
 
-  async ensure(namespace: string, adminUrl: string, password: string): Promise<BoxDbNames> {
+  async ensure(namespace: string, access: BoxAccess): Promise<BoxDbNames> {
     this.calls.push(`ensure ${namespace}`);
     if (this.failure) {
       this.connected.delete(namespace);
       throw this.failure;
     }
-    this.passwords.set(namespace, password);
+    this.accesses.set(namespace, access);
+    if (access.kind === 'role') this.passwords.set(namespace, access.password);
     this.connected.add(namespace);
-    return boxDbNames(namespace, databaseOf(adminUrl));
+    return boxDbNamesFor(namespace, access);
   }
 
   async releaseRecords(namespace: string): Promise<void> {
     this.calls.push(`releaseRecords ${namespace}`);
   }
 
-  async drop(namespace: string): Promise<void> {
+  async drop(namespace: string, access: BoxAccess): Promise<void> {
     this.calls.push(`drop ${namespace}`);
+    this.accesses.set(namespace, access);
     this.connected.delete(namespace);
   }
 

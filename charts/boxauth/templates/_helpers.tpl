@@ -52,11 +52,28 @@ app.kubernetes.io/managed-by: boxauth-operator
 {{- printf "%s-postgresql" (include "boxauth.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* The CloudNativePG Cluster of cloudnativePg.enabled (CloudNativePG allows 50 characters), and its Pooler. */}}
+{{- define "boxauth.cnpgName" -}}
+{{- printf "%s-db" (include "boxauth.fullname" .) | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "boxauth.cnpgPoolerName" -}}
+{{- printf "%s-pooler" (include "boxauth.cnpgName" .) -}}
+{{- end -}}
+
 {{/* The Secret and key holding the operator's DATABASE_URL. */}}
 {{- define "boxauth.databaseSecret" -}}
-{{- if .Values.postgresql.enabled -}}
+{{- if and .Values.postgresql.enabled .Values.cloudnativePg.enabled -}}
+{{- fail "postgresql.enabled and cloudnativePg.enabled both ask for the operator's database: set postgresql.enabled=false" -}}
+{{- else if .Values.postgresql.enabled -}}
 {{- include "boxauth.postgresqlName" . -}}
+{{- else if .Values.cloudnativePg.enabled -}}
+{{- printf "%s-app" (include "boxauth.cnpgName" .) -}}
 {{- else -}}
-{{- required "database.existingSecret is required when postgresql.enabled is false" .Values.database.existingSecret -}}
+{{- required "database.existingSecret is required when postgresql.enabled and cloudnativePg.enabled are false" .Values.database.existingSecret -}}
 {{- end -}}
+{{- end -}}
+
+{{- define "boxauth.databaseKey" -}}
+{{- if .Values.postgresql.enabled -}}DATABASE_URL{{- else if .Values.cloudnativePg.enabled -}}uri{{- else -}}{{ .Values.database.key }}{{- end -}}
 {{- end -}}

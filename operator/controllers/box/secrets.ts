@@ -4,6 +4,7 @@
 import { SECRETS, type Kube } from '../../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../../owned.js';
 import type { SecretObject } from '../../secrets.js';
+import { clusterSecretsNamedBy } from './cnpg.js';
 import type { BoxResource } from './types.js';
 
 /** The Secret's values: created with make() and owned by the Box when absent; used as it is when present. */
@@ -27,9 +28,19 @@ export function ensureBoxSecret(
   }));
 }
 
-/** The Secrets the Box's spec names, which others write and the operator only reads: a change to one is news for the Box. */
+/**
+ * The Secrets the Box's spec names, which others write and the operator only reads: a change to one is news for the
+ * Box. With a CloudNativePG Cluster, its application Secret: <cluster>-app, or the one the status says the Cluster's
+ * bootstrap gave it.
+ */
 export function secretsNamedBy(box: BoxResource): string[] {
-  return [box.spec?.database?.secretRef?.name, box.spec?.tls?.secretName, box.spec?.smtp?.passwordSecretRef?.name].filter(
-    (n): n is string => n !== undefined,
-  );
+  const used = (box.status?.database as { secret?: unknown } | undefined)?.secret;
+  const names = [
+    box.spec?.database?.secretRef?.name,
+    ...clusterSecretsNamedBy(box),
+    typeof used === 'string' ? used : undefined,
+    box.spec?.tls?.secretName,
+    box.spec?.smtp?.passwordSecretRef?.name,
+  ];
+  return [...new Set(names.filter((n): n is string => n !== undefined))];
 }

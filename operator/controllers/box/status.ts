@@ -1,11 +1,53 @@
 // The Box's status, decided from what was read, without I/O: the Available
-// condition from its Deployment, and the Ready=False reason of a failure.
+// condition from its Deployment, status.database from its spec and what its
+// database turned out to be, and the Ready=False reason of a failure.
 import { errorMessage } from '../../../api/errors.js';
 import { NotOwned } from '../../boxdb.js';
 import type { NewCondition } from '../../conditions.js';
 import { Problem } from '../../controller.js';
 import { BoxReason, ConditionType } from '../../reasons.js';
 import type { BoxResource, DeploymentObject } from './types.js';
+
+/** status.database but `reachable`: which database the box uses, and where its API pods reach it. */
+export interface DatabaseDescription {
+  source: 'Operator' | 'Secret' | 'Cluster';
+  secret?: string;
+  cluster?: string;
+  pooler?: string;
+  host?: string;
+  directHost?: string;
+  database?: string;
+  role?: string;
+}
+
+export type DatabaseStatus = DatabaseDescription & { reachable: boolean };
+
+/** What the spec alone says of the box's database: all status.database can say before what it names is read. */
+export function declaredDatabase(box: BoxResource): DatabaseDescription {
+  const { secretRef, cluster } = box.spec?.database ?? {};
+  if (cluster) return { source: 'Cluster', cluster: cluster.name, ...(cluster.pooler ? { pooler: cluster.pooler } : {}) };
+  if (secretRef) return { source: 'Secret', secret: secretRef.name };
+  return { source: 'Operator' };
+}
+
+/** status.database before the operator has looked at the database: not (yet) reached. */
+export function unreached(description: DatabaseDescription): DatabaseStatus {
+  return { ...description, reachable: false };
+}
+
+/** SQLSTATE classes of a server that could not be reached as the box: connection, authorization, database, shutdown. */
+const UNREACHED = /^(08|28|3D|57P0)/;
+
+/**
+ * status.database: the database as described, and whether the operator reached it, from how its look at the
+ * box's schema failed (`failure`; none: it succeeded). A server that answered and refused (a schema that is
+ * not the namespace's, a statement it did not allow) was reached; one that did not let it in was not.
+ */
+export function databaseStatus(description: DatabaseDescription, failure?: unknown): DatabaseStatus {
+  const code = (failure as { code?: unknown } | undefined)?.code;
+  const answered = failure instanceof NotOwned || (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !UNREACHED.test(code));
+  return { ...description, reachable: failure === undefined || answered };
+}
 
 /** The Available condition, from the Deployment's status. */
 export function availability(box: BoxResource, deployment: DeploymentObject): NewCondition {

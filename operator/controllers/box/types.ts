@@ -21,6 +21,11 @@ export interface BoxSettings {
   adminUrl: string;
   /** host[:port] the API pods use for that database, when not the host of adminUrl. */
   boxDatabaseHost: string | undefined;
+  /**
+   * host[:port] of a transaction pooler (PgBouncer) in front of that database: the API pods' queries go there, and
+   * to boxDatabaseHost (or adminUrl's host) only for the change feed and migrations. Unset: no pooler.
+   */
+  boxDatabasePoolerHost: string | undefined;
   image: string;
   imagePullPolicy: string;
   /**

@@ -11,7 +11,7 @@ import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
 import { freePort } from '../../support/ports.js';
-import { basic, readyOf, sql, suite, token, waitReady } from './suite.js';
+import { basic, readyOf, servedHere, sql, suite, token, waitReady } from './suite.js';
 
 const NS = 'team-a';
 const schemaOf = (namespace: string): string => boxDbNames(namespace, databaseOf(suite.databaseUrl)).schema;
@@ -38,19 +38,7 @@ export function describeExamples(): void {
       ]) {
         await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
       }
-      // Reachable from this machine: the API's port and public URL, as an Ingress would give it.
-      const port = await freePort();
-      await cluster.k([
-        'patch',
-        'box',
-        'auth',
-        '-n',
-        NS,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { port, baseUrl: `http://127.0.0.1:${port}` } }),
-      ]);
-      await waitReady('box', NS, 'auth');
+      const port = await servedHere(NS);
       const started = await cluster.runDeployment(NS, 'auth');
       api = started.box;
       suite.pods.push(api);
@@ -70,8 +58,8 @@ export function describeExamples(): void {
       expect(await suite.cluster.k(['get', 'box', '-n', NS])).to.match(/auth\s+True\s+Provisioned\s+False\s+http:\/\/127\.0\.0\.1:\d+/);
       // Where gateways call the gRPC decision point: in the wide table only.
       const [wideHeader, wideRow] = (await suite.cluster.k(['get', 'box', '-n', NS, '-o', 'wide'])).trim().split('\n');
-      expect(wideHeader).to.match(/^NAME\s+READY\s+REASON\s+AVAILABLE\s+URL\s+GRPC-AUTHZ\s+AGE$/);
-      expect(wideRow).to.match(/\shttp:\/\/127\.0\.0\.1:\d+\s+auth\.team-a\.svc:9001\s+\S+$/);
+      expect(wideHeader).to.match(/^NAME\s+READY\s+REASON\s+AVAILABLE\s+URL\s+GRPC-AUTHZ\s+DATABASE\s+DB-REACHABLE\s+AGE$/);
+      expect(wideRow).to.match(/\shttp:\/\/127\.0\.0\.1:\d+\s+auth\.team-a\.svc:9001\s+127\.0\.0\.1:\d+\s+true\s+\S+$/);
     });
 
     it('writes the box API Deployment and Service, owned by the Box, with all configuration in env', async function () {

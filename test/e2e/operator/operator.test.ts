@@ -7,8 +7,9 @@
 // because they replace the operator.
 import pg from 'pg';
 import { createDatabase } from '../../support/postgres.js';
-import { TestCluster } from '../../support/kube.js';
+import { clusterDnsEnv, TestCluster } from '../../support/kube.js';
 import { describeChart } from './chart.js';
+import { describeCloudNativePg } from './cnpg.js';
 import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
@@ -49,6 +50,8 @@ describe('the operator on a real kube-apiserver', function () {
       BOXAUTH_OPERATOR_RESYNC_SECONDS: '2',
       BOXAUTH_OPERATOR_LEASE_SECONDS: '4',
       BOXAUTH_OPERATOR_BOX_IMAGE: 'boxauth:test',
+      // Service names (a CloudNativePG Cluster's -rw Service) resolve as in a pod: cnpg.ts.
+      ...clusterDnsEnv(),
     };
     suite.operator = await startOperator('operator-1');
   });
@@ -93,5 +96,6 @@ describe('the operator on a real kube-apiserver', function () {
   describeReserved();
   describeTenancy();
   describeTls();
+  describeCloudNativePg();
   describeFaults();
 });

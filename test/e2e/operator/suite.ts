@@ -63,6 +63,26 @@ export async function waitReady(kind: string, namespace: string, name: string, t
   );
 }
 
+/**
+ * Box `auth` of `namespace` made reachable from this machine, as an Ingress would make it reachable: its API
+ * on a free port, which its public URL names. Waits until it is Ready again; the port.
+ */
+export async function servedHere(namespace: string, timeoutMs?: number): Promise<number> {
+  const port = await freePort();
+  await suite.cluster.k([
+    'patch',
+    'box',
+    'auth',
+    '-n',
+    namespace,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { port, baseUrl: `http://127.0.0.1:${port}` } }),
+  ]);
+  await waitReady('box', namespace, 'auth', timeoutMs);
+  return port;
+}
+
 /** The API of Box `auth` in `namespace`, run from its Deployment as a kubelet would (stopped with the suite). */
 export async function runBoxApi(namespace: string): Promise<Box> {
   const api = (await suite.cluster.runDeployment(namespace, 'auth')).box;

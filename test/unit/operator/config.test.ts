@@ -34,6 +34,10 @@ describe('operator configuration', function () {
     refused({ BOXAUTH_OPERATOR_WORKERS: '0' }, /^BOXAUTH_OPERATOR_WORKERS must be an integer between 1 and 64/);
     refused({ BOXAUTH_OPERATOR_PIN_BOX_IMAGE: 'yes please' }, /BOXAUTH_OPERATOR_PIN_BOX_IMAGE/);
     refused({ DATABASE_URL: 'mysql://db' }, /^DATABASE_URL must be a postgres:\/\/ URL$/);
+    refused(
+      { BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST: 'postgres://pooler:5432' },
+      /^BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST must be host or host:port, got "postgres:\/\/pooler:5432"$/,
+    );
   });
 
   it('takes good values as they are', function () {
@@ -45,9 +49,13 @@ describe('operator configuration', function () {
         BOXAUTH_OPERATOR_LEASE_NAME: 'boxauth.operator-2',
         BOXAUTH_OPERATOR_NAMESPACE: 'team-a',
         BOXAUTH_OPERATOR_PIN_BOX_IMAGE: 'true',
+        BOXAUTH_OPERATOR_BOX_DATABASE_HOST: 'db-rw.boxauth-system.svc:5432',
+        BOXAUTH_OPERATOR_BOX_DATABASE_POOLER_HOST: 'db-pooler.boxauth-system.svc',
         POD_NAMESPACE: 'ignored',
       }),
     ).to.include({
+      boxDatabaseHost: 'db-rw.boxauth-system.svc:5432',
+      boxDatabasePoolerHost: 'db-pooler.boxauth-system.svc',
       logLevel: 'debug',
       boxImagePullPolicy: 'Never',
       healthHost: '::1',
