@@ -223,7 +223,13 @@ export class PostgresBoxDatabases implements BoxDatabases {
       throw err;
     }
     // The direct connection (not a pooler's): the startup option sets the schema before the role's setting exists.
-    entry ??= { url, pool: createPool(url, 3, { schema: names.schema }), names, mark: ownerMark(namespace), ownRole: access.kind === 'role' };
+    entry ??= {
+      url,
+      pool: createPool(url, 3, { schema: names.schema }),
+      names,
+      mark: ownerMark(namespace),
+      ownRole: access.kind === 'role',
+    };
     this.boxes.set(namespace, entry);
     const applied = await migrate(entry.pool);
     if (applied.length) this.log.info({ namespace, schema: names.schema, applied }, 'box database migrated');
