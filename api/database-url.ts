@@ -28,6 +28,9 @@ export interface DatabaseUrl {
   forHost(host: HostPort): string;
   /** The hosts as people write them, for logs and status (no user, no password). */
   where: string;
+  /** The user and the database the URL names ('' where it names none). */
+  user: string;
+  database: string;
 }
 
 export class DatabaseUrlError extends Error {}
@@ -36,13 +39,38 @@ const DEFAULT_PORT = 5432;
 /** Parameters read here and not passed on (node-postgres would ignore them, but a reader of its config should not see them). */
 const OURS = ['target_session_attrs', 'load_balance_hosts'];
 
-export function parseDatabaseUrl(url: string, name = 'DATABASE_URL'): DatabaseUrl {
+interface Parts {
+  scheme: string;
+  /** user[:password]@, as written ('' when absent). */
+  userinfo: string;
+  hostspec: string;
+  path: string;
+  query: string | undefined;
+}
+
+function partsOf(url: string, name: string): Parts {
   const m = /^(postgres(?:ql)?):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?$/.exec(url);
   if (!m) throw new DatabaseUrlError(`${name} must be a postgres:// URL`);
   const [, scheme, authority, path, query] = m as unknown as [string, string, string, string, string | undefined];
   const at = authority.lastIndexOf('@');
-  const userinfo = at >= 0 ? authority.slice(0, at + 1) : '';
-  const hostspec = at >= 0 ? authority.slice(at + 1) : authority;
+  return {
+    scheme,
+    userinfo: at >= 0 ? authority.slice(0, at + 1) : '',
+    hostspec: at >= 0 ? authority.slice(at + 1) : authority,
+    path,
+    query,
+  };
+}
+
+/** `url` with another user and password, and (when given) other hosts (`db-1:5432,db-2:5432`): one or several hosts alike. */
+export function rewriteDatabaseUrl(url: string, change: { user: string; password: string; hosts?: string }): string {
+  const { scheme, hostspec, path, query } = partsOf(url, 'the database URL');
+  const userinfo = `${encodeURIComponent(change.user)}:${encodeURIComponent(change.password)}@`;
+  return `${scheme}://${userinfo}${change.hosts ?? hostspec}${path}${query ?? ''}`;
+}
+
+export function parseDatabaseUrl(url: string, name = 'DATABASE_URL'): DatabaseUrl {
+  const { scheme, userinfo, hostspec, path, query } = partsOf(url, name);
 
   const params = new URLSearchParams(query?.slice(1) ?? '');
   for (const key of ['host', 'hostaddr', 'port']) {
@@ -74,6 +102,8 @@ export function parseDatabaseUrl(url: string, name = 'DATABASE_URL'): DatabaseUr
     loadBalance: balance === 'random',
     forHost: (h) => `${scheme}://${userinfo}${h.host === '' ? '' : `${bracket(h.host)}:${h.port}`}${path}${rest ? `?${rest}` : ''}`,
     where: hostspec === '' ? '(the default host)' : hosts.map((h) => `${bracket(h.host)}:${h.port}`).join(', '),
+    user: decodeURIComponent(userinfo.replace(/(:[^]*)?@$/, '')),
+    database: decodeURIComponent(path.replace(/^\//, '')),
   };
 }
 

@@ -27,6 +27,7 @@
 // as the role gets the setting, as a direct one does.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { parseDatabaseUrl, rewriteDatabaseUrl } from '../api/database-url.js';
 import type { Logger } from '../api/log.js';
 import { migrate } from '../api/db/migrate.js';
 import { createPool, withTransaction, type Pool, type Queryable } from '../api/db/pool.js';
@@ -103,28 +104,19 @@ async function lockNames(tx: Queryable, names: BoxDbNames): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`boxauth.provision.${names.schema}`]);
 }
 
+// Administrative URLs may name several hosts (libpq's form, api/database-url.ts): read and rewritten as such.
 export function databaseOf(url: string): string {
-  return decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
+  return parseDatabaseUrl(url, 'the database URL').database || 'postgres';
 }
 
-/** `url` with another user, password and (optionally) host[:port]. */
+/** `url` with another user, password and (optionally) host[:port], or hosts `a:1,b:2`. */
 export function urlAs(url: string, user: string, password: string, host?: string): string {
-  const u = new URL(url);
-  u.username = encodeURIComponent(user);
-  u.password = encodeURIComponent(password);
-  if (host) {
-    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(host);
-    if (m) {
-      u.hostname = m[1]!;
-      if (m[2]) u.port = m[2];
-    }
-  }
-  return u.toString();
+  return rewriteDatabaseUrl(url, { user, password, ...(host ? { hosts: host } : {}) });
 }
 
 /** The user of a postgres:// URL. */
 export function userOf(url: string): string {
-  return decodeURIComponent(new URL(url).username);
+  return parseDatabaseUrl(url, 'the database URL').user;
 }
 
 /** How the operator gets into a box's database. */

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { ConfigError, loadConfig } from '../../api/config.js';
-import { fits, parseDatabaseUrl, pickHost, TARGET_SESSION_ATTRS, type ServerState } from '../../api/database-url.js';
+import { fits, parseDatabaseUrl, pickHost, rewriteDatabaseUrl, TARGET_SESSION_ATTRS, type ServerState } from '../../api/database-url.js';
 
 const primary: ServerState = { inRecovery: false, readOnly: false };
 const standby: ServerState = { inRecovery: true, readOnly: true };
@@ -45,6 +45,19 @@ describe('database URLs', function () {
     const url = parseDatabaseUrl('postgres:///boxauth?host=/var/run/postgresql');
     expect(url.hosts).to.deep.equal([{ host: '', port: 5432 }]);
     expect(url.forHost(url.hosts[0]!)).to.equal('postgres:///boxauth?host=%2Fvar%2Frun%2Fpostgresql');
+  });
+
+  it('rewrites the credentials, and the hosts, of one host or several alike (the operator writes box URLs from an administrative one)', function () {
+    const admin = 'postgres://admin:a%2Fb@db-1:5432,db-2:5433/boxauth?sslmode=verify-full';
+    expect(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p@ss:w/rd' })).to.equal(
+      'postgres://box_x:p%40ss%3Aw%2Frd@db-1:5432,db-2:5433/boxauth?sslmode=verify-full',
+    );
+    expect(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p', hosts: 'pooler.ns.svc:5432' })).to.equal(
+      'postgres://box_x:p@pooler.ns.svc:5432/boxauth?sslmode=verify-full',
+    );
+    const parsed = parseDatabaseUrl(rewriteDatabaseUrl(admin, { user: 'box_x', password: 'p@ss' }));
+    expect([parsed.user, parsed.database, parsed.where]).to.deep.equal(['box_x', 'boxauth', 'db-1:5432, db-2:5433']);
+    expect(new pg.Client({ connectionString: parsed.forHost(parsed.hosts[0]!) }).password).to.equal('p@ss');
   });
 
   it('refuses rather than half understands', function () {

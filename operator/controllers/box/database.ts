@@ -6,6 +6,7 @@
 // role's password is made once and kept there; with a Cluster, the URLs carry
 // the Cluster's application credentials, so a new password there rewrites the
 // Secret, which rolls the pods.
+import { parseDatabaseUrl } from '../../../api/database-url.js';
 import { randomBytes } from 'node:crypto';
 import { boxDbNames, databaseOf, urlAs, type BoxAccess } from '../../boxdb.js';
 import { Problem } from '../../controller.js';
@@ -75,8 +76,8 @@ export async function ensureBoxDatabase(kube: Kube, box: BoxResource, settings: 
     description: {
       source: ref ? 'Secret' : 'Operator',
       ...(ref ? { secret: ref.name } : {}),
-      host: new URL(url).host,
-      ...(direct ? { directHost: new URL(direct).host } : {}),
+      host: parseDatabaseUrl(url).where,
+      ...(direct ? { directHost: parseDatabaseUrl(direct).where } : {}),
       database: databaseOf(adminUrl),
       role,
     },
@@ -100,8 +101,8 @@ async function ensureClusterDatabase(kube: Kube, box: BoxResource): Promise<BoxD
       source: 'Cluster',
       cluster: ref.name,
       secret: cluster.appSecret.metadata.name,
-      ...(pooled ? { pooler: ref.pooler, directHost: new URL(cluster.directUrl).host } : {}),
-      host: new URL(cluster.podUrl).host,
+      ...(pooled ? { pooler: ref.pooler, directHost: parseDatabaseUrl(cluster.directUrl).where } : {}),
+      host: parseDatabaseUrl(cluster.podUrl).where,
       database: cluster.database,
       role: cluster.role,
     },
