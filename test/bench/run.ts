@@ -16,6 +16,7 @@ import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-
 import { benchDpop, DPOP_KEYS, proofCheckCpu } from './dpop-bench.js';
 import { appTokens, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
+import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
 import { wrkAvailable } from './load.js';
 import { LOAD, measure as measureLoad, type Row } from './measure.js';
 import { seedScale } from './scale.js';
@@ -142,6 +143,18 @@ function decisionDbLine(db: DecisionResults['db']): string {
   );
 }
 
+/** What the HA rows say to each other: the price of a synchronous standby, PgBouncer against direct, the failovers. */
+function haLines(ha: HaResults): string {
+  const rps = (key: string): number | undefined => ha.rows.find((r) => r.key === key)?.rps;
+  const [none, sync, bouncer] = [rps('ha_async'), rps('ha_sync'), rps('ha_pgbouncer')];
+  const lines: string[] = [];
+  if (none && sync) lines.push(`A synchronous standby: ${(sync / none).toFixed(2)} × the token rate with none (the price of durability)`);
+  if (sync && bouncer)
+    lines.push(`Through PgBouncer: ${(bouncer / sync).toFixed(2)} × the token rate direct (both with the synchronous standby)`);
+  if (ha.failover.length) lines.push(failoverLine(ha.failover));
+  return lines.join('\n');
+}
+
 async function main(): Promise<void> {
   if (!(await wrkAvailable())) throw new Error('wrk is not installed (make bench installs it: apt-get install wrk)');
   if (!extauthzAvailable()) throw new Error('test/extauthz is not built (make bench builds it: make test-tools)');
@@ -170,11 +183,12 @@ async function main(): Promise<void> {
     for (const s of list) s.check(await sample(box, s.requests[0]!));
     const decisionKeys = DECISION_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('decisions'));
     const dpopKeys = DPOP_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('dpop'));
+    const haKeys = HA_KEYS.filter((k) => !ONLY || ONLY.includes(k) || ONLY.includes('ha'));
     await seedApp(box);
     const tokens = await appTokens(box, seeded);
 
     const rows: Row[] = [];
-    if (list.length > 0 || dpopKeys.length > 0) {
+    if (list.length > 0 || dpopKeys.length > 0 || haKeys.some((k) => k !== 'ha_failover')) {
       // The ceiling runs alone: the box is idle meanwhile (its database too).
       const started = await startCeiling(seeded.jwt);
       ceiling = started.process;
@@ -215,6 +229,15 @@ async function main(): Promise<void> {
       rows.push(...decisions.rows);
     }
 
+    let ha: HaResults | undefined;
+    if (haKeys.length > 0) {
+      ha = await benchHa(haKeys, log);
+      for (const row of ha.rows) {
+        judge(row, undefined, ceilingRow!.rps);
+        rows.push(row);
+      }
+    }
+
     let scale: { clients: number; sessions: number; ratio: number } | undefined;
     if (SCALE_SESSIONS > 0 && (!ONLY || ONLY.includes('cc_jwt'))) {
       await box.stop();
@@ -248,6 +271,7 @@ async function main(): Promise<void> {
           `${proofCpu.checkUs.toFixed(1)} µs the whole check (goal ≤ 100 µs: ${met})\n`,
       );
     }
+    if (ha) process.stdout.write(`\n${haLines(ha)}\n`);
     if (scale)
       process.stdout.write(
         `\nwith ${scale.clients.toLocaleString('en')} clients and ${scale.sessions.toLocaleString('en')} sessions: ${scale.ratio.toFixed(2)} × the empty-database JWT throughput\n`,
@@ -268,6 +292,7 @@ async function main(): Promise<void> {
           scale,
           decisionDatabase: decisions?.db,
           dpopProofCheckCpuUs: proofCpu,
+          failover: ha?.failover,
         },
         null,
         2,
