@@ -218,16 +218,12 @@ export class HostLocator extends EventEmitter {
     if (!located || this.stopped) return;
     let timedOut = false;
     try {
-      if (this.watcher?.located.url !== located.url) {
-        this.watcher?.client.end().catch(ignore);
-        this.watcher = undefined;
-        const client = await this.connect(located);
-        this.watcher = { client, located };
-      }
-      const { client } = this.watcher;
-      const state = await withDeadline(serverState(client), this.options.timeoutMs, () => {
-        timedOut = true;
-      });
+      // Watching: on a connection kept for it. Not watching (a pool of the operator's, a migration): once, on one of its own.
+      const state = this.watchTimer
+        ? await this.askWatcher(located, () => {
+            timedOut = true;
+          })
+        : await this.ask(located.host);
       this.silent = 0;
       if (!pickHost(this.url.targetSessionAttrs, [{ host: located, state }])) this.lose(located, `it is ${kindOf(state)} now`);
     } catch (err) {
@@ -238,6 +234,16 @@ export class HostLocator extends EventEmitter {
       this.silent = 0;
       this.lose(located, errorMessage(err));
     }
+  }
+
+  /** What the host in use says of itself, asked on the watch's own connection (made again when it broke or the host changed). */
+  private async askWatcher(located: Located, onTimeout: () => void): Promise<ServerState> {
+    if (this.watcher?.located.url !== located.url) {
+      this.watcher?.client.end().catch(ignore);
+      this.watcher = undefined;
+      this.watcher = { client: await this.connect(located), located };
+    }
+    return withDeadline(serverState(this.watcher.client), this.options.timeoutMs, onTimeout);
   }
 
   /** Gives up `located`: no new connection goes there, and every one that is there is cut. */

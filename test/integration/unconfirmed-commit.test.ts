@@ -4,48 +4,37 @@
 // answers the COMMIT with success and a WARNING that the transaction "might not have
 // been replicated to the standby" — a failover then loses it. The box answers 503
 // instead, and no request waits on a standby that is gone for more than its deadline.
-// The database is this suite's own: its synchronous_standby_names names a standby that
-// never comes, so every commit waits.
+// A primary and its synchronous standby (test/support/replicated-postgres.ts): the standby's
+// connection cut, every commit waits, as it does when the standby's machine is gone.
 import { expect } from 'chai';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../api/db/embedded.js';
 import { Box, basic } from '../support/box.js';
+import { ReplicatedPostgres } from '../support/replicated-postgres.js';
 
 describe('commits a synchronous standby never confirmed', function () {
   this.timeout(120_000);
-  let dataDir: string;
-  let database: EmbeddedDatabase | undefined;
-  let admin: pg.Client;
+  let db: ReplicatedPostgres;
   const boxes: Box[] = [];
 
   before(async function () {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-syncrep-'));
-    database = await startEmbeddedPostgres(dataDir, () => undefined);
-    admin = new pg.Client({ connectionString: database.url });
-    await admin.connect();
+    db = await ReplicatedPostgres.start({ synchronous: true });
   });
 
   after(async function () {
     for (const box of boxes) await box.stop();
-    await admin?.end();
-    await database?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await db?.stop();
   });
 
-  /** From now on every commit waits for a standby named "nobody" (none is). */
+  /** From now on every commit waits for the standby, which receives nothing. */
   const standbyGone = async (gone: boolean): Promise<void> => {
-    await admin.query(gone ? "ALTER SYSTEM SET synchronous_standby_names = 'nobody'" : 'ALTER SYSTEM RESET synchronous_standby_names');
-    await admin.query('SELECT pg_reload_conf()');
+    await (gone ? db.holdBackStandby() : db.releaseStandby());
   };
-  const sessions = async (): Promise<number> => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions')).rows[0]!.n;
+  const sessions = async (): Promise<number> =>
+    (await db.primary.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions')).rows[0]!.n;
   const token = (box: Box) =>
     box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', box.rootSecret) });
 
   it("at the box's statement deadline the wait is canceled, and the commit PostgreSQL then calls a success is a 503", async function () {
-    const box = await Box.start({ databaseUrl: database!.url, env: { BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS: '1500' } });
+    const box = await Box.start({ databaseUrl: db.url(), env: { BOXAUTH_DATABASE_STATEMENT_TIMEOUT_MS: '1500' } });
     boxes.push(box);
     expect((await token(box)).status).to.equal(200);
     const before = await sessions();
@@ -73,7 +62,7 @@ describe('commits a synchronous standby never confirmed', function () {
       const answer = token(box);
       let canceled = 0;
       while (canceled === 0) {
-        const { rows } = await admin.query<{ n: number }>(
+        const { rows } = await db.primary.query<{ n: number }>(
           "SELECT count(pg_cancel_backend(pid))::int AS n FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
         );
         canceled = rows[0]!.n;
