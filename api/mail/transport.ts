@@ -5,8 +5,7 @@
 // (nodemailer's requireTLS), except to a loopback host; `smtps://` is TLS from its first byte.
 // The server's certificate is checked against Node's CAs, NODE_EXTRA_CA_CERTS included.
 import addressparser from 'nodemailer/lib/addressparser';
-import MailComposer from 'nodemailer/lib/mail-composer';
-import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
+import type { SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { SmtpConfig } from '../config.js';
 import { errorMessage } from '../errors.js';
 
@@ -97,6 +96,11 @@ export function smtpTransport(smtp: SmtpConfig): Transport {
     async send(message) {
       const to = singleRecipient(message.to);
       const subject = singleLine(message.subject);
+      // Loaded at the first mail: a box without BOXAUTH_SMTP_URL never needs them (nor does its start).
+      const [{ default: MailComposer }, { default: SMTPConnection }] = await Promise.all([
+        import('nodemailer/lib/mail-composer'),
+        import('nodemailer/lib/smtp-connection'),
+      ]);
       const raw = await new MailComposer({
         from: smtp.from,
         to,

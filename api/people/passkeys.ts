@@ -8,19 +8,21 @@
 // (https://example.com/auth-box) shares its passkeys' scope with every other application on
 // example.com, and a box moved to another host name loses its passkeys (people add new ones).
 import { createHmac } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { ACR_PASSKEY, type Amr } from '../credentials/acr.js';
 import type { NewPasskey } from '../store/factors.js';
 import { nextStep, type PersonsFactors } from './factors.js';
+
+/**
+ * The library, loaded at the first passkey a box sees: it brings a tree of ASN.1 and X.509 modules
+ * that would add about a third of a second to every start of a box that never sees one.
+ */
+const webauthn = (): Promise<typeof import('@simplewebauthn/server')> => import('@simplewebauthn/server');
 
 export interface RelyingParty {
   /** The host name of the box's base URL (no port, no path). */
@@ -91,11 +93,12 @@ const described = (c: KnownCredential) => ({
  * verification required (a passkey alone is a sign-in), no attestation, and none of the person's
  * passkeys made again on the same authenticator.
  */
-export function registrationOptions(
+export async function registrationOptions(
   rp: RelyingParty,
   person: { handle: Buffer; email: string },
   existing: readonly KnownCredential[],
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const { generateRegistrationOptions } = await webauthn();
   return generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -113,10 +116,11 @@ export function registrationOptions(
  * browser offers the person's discoverable ones, in its autofill too); for a second factor,
  * only that person's.
  */
-export function authenticationOptions(
+export async function authenticationOptions(
   rp: RelyingParty,
   allowed: readonly KnownCredential[],
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { generateAuthenticationOptions } = await webauthn();
   return generateAuthenticationOptions({ rpID: rp.id, allowCredentials: allowed.map(described), userVerification: 'required' });
 }
 
@@ -142,6 +146,7 @@ export function knownTransports(given: unknown): string[] {
 
 /** Checks a browser's new passkey against the challenge it was handed; undefined when it does not hold. */
 export async function checkRegistration(rp: RelyingParty, challenge: string, response: unknown): Promise<MadePasskey | undefined> {
+  const { verifyRegistrationResponse } = await webauthn();
   try {
     const { verified, registrationInfo } = await verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
@@ -199,6 +204,7 @@ export async function checkAssertion(
   key: StoredPasskey,
   response: unknown,
 ): Promise<Assertion | undefined> {
+  const { verifyAuthenticationResponse } = await webauthn();
   try {
     const { verified, authenticationInfo } = await verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,

@@ -5,7 +5,6 @@
 // browser session exists until it completes. Codes are counted before they are checked, per
 // account and per address, as passwords are (api/people/attempts.ts).
 import type { Request, Response, Router } from 'express';
-import QRCode from 'qrcode';
 import { ACR_PASSKEY, withFactor } from '../../credentials/acr.js';
 import { endPersonsGrants } from '../../credentials/closing.js';
 import { seal, unseal } from '../../credentials/sealing.js';
@@ -204,6 +203,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   async function newTotpPage(req: Request, res: Response, user: UserRow, target: StepTarget, action: string, status = 200, error?: string) {
     const secret = newTotpSecret();
     await withTransaction(svc.pool, (tx) => startTotp(tx, user.id, TOTP_NAME, seal(svc.factorKey, TOTP_PURPOSE, secret)));
+    const QRCode = (await import('qrcode')).default; // at the first enrolment: not every box's start pays for it
     const qrSvg = await QRCode.toString(totpUri(secret, box, user.email), { type: 'svg', margin: 2, width: 220 });
     renderPage(
       res,
