@@ -16,7 +16,7 @@
 // fails with CommitUnconfirmed (503), though PostgreSQL said it succeeded.
 import net from 'node:net';
 import pg from 'pg';
-import { cut, unreachable, type HostLocator, type Located } from './locator.js';
+import { cut, DatabaseUnreachable, unreachable, type HostLocator, type Located } from './locator.js';
 
 /** A COMMIT returned without its synchronous standby's confirmation: it may be lost by a failover. */
 export class CommitUnconfirmed extends Error {}
@@ -73,6 +73,12 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
       this.on('notice', (notice) => {
         if (isUnconfirmedCommit(notice)) this.unconfirmed++;
       });
+      // From the first moment: a connection that breaks before the pool listens (while it is checked,
+      // below) emits 'error', and an 'error' nobody hears ends the process. It is heard by the
+      // statement it breaks; here it only makes the locator look at the host.
+      this.on('error', () => {
+        if (this.located) locator.suspect(this.located);
+      });
     }
 
     // pg-pool calls connect(callback); our own code awaits connect().
@@ -101,15 +107,15 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
         locator.suspect(located);
         throw unreachable(located, err);
       }
+      // Held (cut if the host is given up) and under the statement deadline from here, the check included.
+      this.located = located;
+      locator.hold(this, located);
       try {
         await locator.verify(this, located);
       } catch (err) {
         this.end().catch(() => undefined);
-        throw err;
+        throw err instanceof DatabaseUnreachable ? err : unreachable(located, err);
       }
-      this.located = located;
-      locator.hold(this, located);
-      this.on('error', () => locator.suspect(located));
       return this;
     }
 
