@@ -51,7 +51,7 @@ describe('PostgreSQL failing over under load', function () {
         await db.standby.promote();
         promotedAt = Date.now();
         await eventually('both serving again', async () => loads.every((l) => l.lastSuccess() > promotedAt), 20_000, 20);
-        await sleep(1500); // and under load on the new primary for a while
+        await sleep(500); // and under load on the new primary for a moment
       } finally {
         await Promise.all(loads.map((l) => l.stop()));
       }

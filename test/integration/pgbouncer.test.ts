@@ -96,7 +96,7 @@ describe('through PgBouncer in transaction mode', function () {
       await bouncer.pointTo(db.standby.url());
       promotedAt = Date.now();
       await eventually('serving again', async () => loads.every((l) => l.lastSuccess() > promotedAt), 20_000, 20);
-      await sleep(1000);
+      await sleep(500);
     } finally {
       await Promise.all(loads.map((l) => l.stop()));
     }
