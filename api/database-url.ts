@@ -50,9 +50,14 @@ interface Parts {
 
 function partsOf(url: string, name: string): Parts {
   const m = /^(postgres(?:ql)?):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?$/.exec(url);
-  if (!m) throw new DatabaseUrlError(`${name} must be a postgres:// URL`);
+  if (!m) throw new DatabaseUrlError(`${name} must be a postgres:// URL (a # in the user or the password must be percent-encoded)`);
   const [, scheme, authority, path, query] = m as unknown as [string, string, string, string, string | undefined];
   const at = authority.lastIndexOf('@');
+  // A / ? or # in a password ends the authority early: what follows would be read as hosts or a
+  // database, and echoed in errors. An @ after the authority says so; the URL is refused unread.
+  if (path.includes('@') || (at < 0 && (query ?? '').includes('@'))) {
+    throw new DatabaseUrlError(`${name}: a / ? # or @ in the user or the password must be percent-encoded (encodeURIComponent)`);
+  }
   return {
     scheme,
     userinfo: at >= 0 ? authority.slice(0, at + 1) : '',
@@ -96,22 +101,43 @@ export function parseDatabaseUrl(url: string, name = 'DATABASE_URL'): DatabaseUr
     if (seen.has(key)) throw new DatabaseUrlError(`${name} names ${h.host}:${h.port} twice`);
     seen.add(key);
   }
+  const forHost = (h: HostPort): string =>
+    `${scheme}://${userinfo}${h.host === '' ? '' : `${bracket(h.host)}:${h.port}`}${path}${rest ? `?${rest}` : ''}`;
+  // What node-postgres will parse (WHATWG URL rules), refused now rather than at the first connection.
+  // The URL is never in the message: it may hold a password. (A URL without a host, node-postgres
+  // reads with a stand-in host.)
+  for (const h of hosts) {
+    if (!URL.canParse(forHost(h.host === '' ? { host: 'localhost', port: h.port } : h))) {
+      throw new DatabaseUrlError(
+        `${name} is not a valid URL: characters such as @ : / ? # % [ ] { } ^ or a space in the user or the password must be percent-encoded`,
+      );
+    }
+  }
   return {
     hosts,
     targetSessionAttrs: attrs as TargetSessionAttrs,
     loadBalance: balance === 'random',
-    forHost: (h) => `${scheme}://${userinfo}${h.host === '' ? '' : `${bracket(h.host)}:${h.port}`}${path}${rest ? `?${rest}` : ''}`,
+    forHost,
     where: hostspec === '' ? '(the default host)' : hosts.map((h) => `${bracket(h.host)}:${h.port}`).join(', '),
-    user: decodeURIComponent(userinfo.replace(/(:[^]*)?@$/, '')),
-    database: decodeURIComponent(path.replace(/^\//, '')),
+    user: decoded(userinfo.replace(/(:[^]*)?@$/, ''), `${name}: the user`),
+    database: decoded(path.replace(/^\//, ''), `${name}: the database name`),
   };
+}
+
+/** decodeURIComponent, refusing a stray % with a DatabaseUrlError that names the part (not its text). */
+function decoded(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new DatabaseUrlError(`${what} is not valid percent-encoding (write % as %25)`);
+  }
 }
 
 function hostPort(spec: string, name: string): HostPort {
   const m = /^(\[[0-9A-Fa-f:.]+\]|[^[\]:]+)(?::(\d{1,5}))?$/.exec(spec);
   const port = m?.[2] === undefined ? DEFAULT_PORT : Number(m[2]);
   if (!m || port < 1 || port > 65535) throw new DatabaseUrlError(`${name}: "${spec}" is not host, host:port or [v6-address]:port`);
-  const host = decodeURIComponent(m[1]!.replace(/^\[(.*)\]$/, '$1'));
+  const host = decoded(m[1]!.replace(/^\[(.*)\]$/, '$1'), `${name}: the host "${spec}"`);
   return { host, port };
 }
 
@@ -125,6 +151,8 @@ export interface ServerState {
   inRecovery: boolean;
   /** SHOW transaction_read_only (default_transaction_read_only, or a standby). */
   readOnly: boolean;
+  /** The timeline a primary writes on (a promotion starts a new one); undefined for a standby, or not asked. */
+  timeline?: number;
 }
 
 /** Whether a server in `state` is one `attrs` accepts; prefer-standby accepts anything (see pickHost). */
@@ -147,9 +175,18 @@ export function fits(attrs: TargetSessionAttrs, state: ServerState): boolean {
 /**
  * The host to use, from what each host answered (in the order tried): the first that fits;
  * for prefer-standby the first standby, else the first that answered at all.
+ *
+ * Two primaries at once is a split brain: an old primary back from a crash or a partition,
+ * never turned into a standby of the one promoted meanwhile. Writes belong on the promoted
+ * one, whose timeline is the higher (each promotion starts the next), so among primaries
+ * that fit read-write or primary, the highest timeline wins; the URL's order decides ties.
  */
 export function pickHost<H>(attrs: TargetSessionAttrs, answers: { host: H; state?: ServerState }[]): H | undefined {
   const reached = answers.filter((a): a is { host: H; state: ServerState } => a.state !== undefined);
   if (attrs === 'prefer-standby') return (reached.find((a) => a.state.inRecovery) ?? reached[0])?.host;
-  return reached.find((a) => fits(attrs, a.state))?.host;
+  const fitting = reached.filter((a) => fits(attrs, a.state));
+  if (attrs !== 'read-write' && attrs !== 'primary') return fitting[0]?.host;
+  const timeline = (a: { state: ServerState }): number => a.state.timeline ?? 0;
+  return fitting.reduce<(typeof fitting)[number] | undefined>((best, a) => (best && timeline(best) >= timeline(a) ? best : a), undefined)
+    ?.host;
 }

@@ -130,7 +130,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   });
   // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
   const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });
-  const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000);
+  const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000, direct === locator ? [] : [locator]);
   await feed.start().catch(async (err: unknown) => {
     stopLocators();
     await pool.end();

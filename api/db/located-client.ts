@@ -177,6 +177,7 @@ export function locatedClientClass(locator: HostLocator, options: LocatedClientO
         clearTimeout(cutTimer);
         // A write refused as read-only: the server is no longer what we want (a standby, or fenced).
         if (located && (err as { code?: unknown } | undefined)?.code === '25006') locator.suspect(located);
+        if (!err) locator.answered();
         if (err || this.unconfirmed === before) return err;
         return new CommitUnconfirmed(
           'PostgreSQL committed without the confirmation of its synchronous standby (the wait was canceled): the write may not survive a failover',

@@ -10,7 +10,7 @@
 // answering (a machine gone, its packets dropped) is given up after two checks without
 // an answer, and every connection to it is cut so that nothing waits on it for the
 // kernel's minutes of TCP retries. Until another host fits, find() fails at once with
-// DatabaseUnreachable (answered 503), retried at most every RETRY_MS.
+// DatabaseUnreachable (answered 503), while the hosts are asked again in the background.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { errorMessage } from '../errors.js';
@@ -44,12 +44,16 @@ export interface LocatorOptions {
   onChange?: (change: HostChange) => void;
 }
 
-const STATE_QUERY = "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') = 'on' AS read_only";
+// A primary's timeline is the first 8 hex digits of the name of the WAL file it writes
+// (pg_walfile_name uses the insertion timeline: the new one from the instant of a promotion,
+// where pg_control_checkpoint() waits for the next checkpoint). A standby cannot be asked.
+const STATE_QUERY = `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') = 'on' AS read_only,
+  CASE WHEN pg_is_in_recovery() THEN NULL ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline`;
 
 /** Asks a connected client what its server is. */
 export async function serverState(client: Pick<pg.Client, 'query'>): Promise<ServerState> {
-  const row = (await client.query<{ recovery: boolean; read_only: boolean }>(STATE_QUERY)).rows[0]!;
-  return { inRecovery: row.recovery, readOnly: row.read_only };
+  const row = (await client.query<{ recovery: boolean; read_only: boolean; timeline: number | null }>(STATE_QUERY)).rows[0]!;
+  return { inRecovery: row.recovery, readOnly: row.read_only, timeline: row.timeline ?? undefined };
 }
 
 function hostName(host: HostPort): string {
@@ -70,6 +74,11 @@ export class HostLocator extends EventEmitter {
   private lastUsed: Located | undefined;
   /** Hosts found after another was used (failovers), for the metrics. */
   moves = 0;
+  /**
+   * Answers from a host that fits, so far: found, checked, or a statement of a connection to it
+   * that succeeded (answered()). Any, since a moment, means the database could be written since.
+   */
+  answers = 0;
   private searching: Promise<Located> | undefined;
   private failed: { at: number; err: DatabaseUnreachable } | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
@@ -92,10 +101,21 @@ export class HostLocator extends EventEmitter {
     return this.located;
   }
 
-  /** The host to connect to: the one in use, or found now (one search at a time, shared by every caller). */
+  /**
+   * The host to connect to: the one in use, or found now (one search at a time, shared by every
+   * caller). Once a search has found nothing, no caller waits for the next: each is refused at
+   * once while it runs in the background (started here at most every RETRY_MS, and by the
+   * watch), so that during an outage a request never waits out the connect timeout of hosts
+   * known to be down, and what may answer from memory answers at once.
+   */
   find(): Promise<Located> {
     if (this.located) return Promise.resolve(this.located);
-    if (this.failed && Date.now() - this.failed.at < RETRY_MS) return Promise.reject(this.failed.err);
+    if (!this.failed) return this.startSearch();
+    if (Date.now() - this.failed.at >= RETRY_MS) this.startSearch().catch(ignore);
+    return Promise.reject(this.failed.err);
+  }
+
+  private startSearch(): Promise<Located> {
     this.searching ??= this.search().finally(() => {
       this.searching = undefined;
     });
@@ -123,6 +143,7 @@ export class HostLocator extends EventEmitter {
       throw err;
     }
     this.failed = undefined;
+    this.answers++;
     const found = { host, url: this.url.forHost(host) };
     const was = this.lastUsed;
     this.located = this.lastUsed = found;
@@ -176,9 +197,14 @@ export class HostLocator extends EventEmitter {
   async verify(client: Pick<pg.Client, 'query'>, located: Located): Promise<void> {
     if (this.url.targetSessionAttrs === 'any') return;
     const state = await serverState(client);
-    if (pickHost(this.url.targetSessionAttrs, [{ host: located, state }])) return;
+    if (pickHost(this.url.targetSessionAttrs, [{ host: located, state }])) return this.answered();
     this.suspect(located);
     throw new DatabaseUnreachable(`${hostName(located.host)} is ${kindOf(state)} now`);
+  }
+
+  /** A statement on a connection to the host in use succeeded. */
+  answered(): void {
+    this.answers++;
   }
 
   /** Keeps `client` to be cut if its host is given up; forgotten when it ends. */
@@ -225,7 +251,8 @@ export class HostLocator extends EventEmitter {
           })
         : await this.ask(located.host);
       this.silent = 0;
-      if (!pickHost(this.url.targetSessionAttrs, [{ host: located, state }])) this.lose(located, `it is ${kindOf(state)} now`);
+      if (pickHost(this.url.targetSessionAttrs, [{ host: located, state }])) this.answered();
+      else this.lose(located, `it is ${kindOf(state)} now`);
     } catch (err) {
       this.watcher?.client.end().catch(ignore);
       this.watcher = undefined;

@@ -9,14 +9,27 @@
 // heard), and follows a failover: when the host is given up, its connection is cut,
 // and the feed listens again on the new primary as soon as there is one.
 //
+// A connection that only listens hears nothing when it dies without a word (a firewall or
+// a NAT that forgot it, a server process stuck): the caches would trust a feed that is
+// gone. So it is pinged every CHECK_INTERVAL_MS, and cut (then lost, and made again) when
+// UNANSWERED_PINGS in a row get no answer.
+//
 // While it is lost, what a cache held when the feed went may stand in for a read the
 // database cannot answer, for outageMemoryMs (mayAnswerFromMemory): changes committed
 // before the loss were heard (but for those whose notification was in flight at that
-// instant), and none are made while the database is unreachable.
+// instant), and none are made while the database is unreachable — provided the database
+// has not answered since the loss: a feed lost while the database still answers (its
+// connection alone broke) hears nothing of the writes that follow, so once anything
+// answered after the loss, memory answers for nothing.
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../log.js';
-import { CHECK_INTERVAL_MS, type HostLocator } from './locator.js';
+import { CHECK_INTERVAL_MS, cut, type HostLocator } from './locator.js';
+
+/** Pings in a row without an answer after which the feed's connection is taken for dead. */
+const UNANSWERED_PINGS = 2;
+/** How the feed's connection is named in pg_stat_activity. */
+export const CHANGE_FEED_APPLICATION_NAME = 'boxauth change feed';
 
 export interface Change {
   table: string;
@@ -33,6 +46,9 @@ export class ChangeFeed extends EventEmitter {
   private retryTimer: NodeJS.Timeout | undefined;
   /** When the connection was lost (ms since the epoch); undefined while listening, or before the first connection. */
   private lostAt: number | undefined;
+  /** The database's answers (HostLocator.answers) when the connection was lost. */
+  private answersAtLoss = 0;
+  private pinger: NodeJS.Timeout | undefined;
   /** Channels listened on beside the change feed's own (onNotice). */
   private readonly channels = new Set<string>();
 
@@ -41,6 +57,8 @@ export class ChangeFeed extends EventEmitter {
     private readonly log: Logger,
     /** How long after its loss what the caches knew may answer for an unreachable database (0: never). */
     private readonly outageMemoryMs = 0,
+    /** The locators of pools that do not go where the feed goes (a pooler's): their answers count too. */
+    private readonly otherLocators: HostLocator[] = [],
   ) {
     super();
     // A new primary: listen there now rather than at the next retry.
@@ -84,19 +102,53 @@ export class ChangeFeed extends EventEmitter {
   }
 
   private async connect(): Promise<void> {
-    const { client } = await this.locator.connected();
+    const { client } = await this.locator.connected({ application_name: CHANGE_FEED_APPLICATION_NAME });
     client.on('notification', (msg) => {
       if (msg.channel === 'boxauth') this.dispatch(msg.payload);
       else if (msg.payload === this.currentSchema) this.emit(`notice:${msg.channel}`);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
-    this.currentSchema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
-    await client.query('LISTEN boxauth');
-    for (const channel of this.channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    try {
+      this.currentSchema = (await client.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
+      await client.query('LISTEN boxauth');
+      for (const channel of this.channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    } catch (err) {
+      // Refused (a server that became a standby since it was found: "cannot execute LISTEN during recovery"), or
+      // broken: a connection that does not listen is not kept, else each retry would leave one more behind.
+      client.end().catch(() => undefined);
+      throw err;
+    }
     this.client = client;
     this.lostAt = undefined;
     this.retryMs = 100;
+    this.ping(client);
+  }
+
+  /** Pings `client` while it is the feed's; cuts it when UNANSWERED_PINGS in a row go unanswered. */
+  private ping(client: pg.Client): void {
+    let unanswered = 0;
+    clearInterval(this.pinger);
+    this.pinger = setInterval(() => {
+      if (this.client !== client) return;
+      if (unanswered >= UNANSWERED_PINGS) {
+        this.log.warn({ unanswered }, 'change feed connection does not answer; cutting it');
+        cut(client); // 'end' follows: lost(), and a new connection
+        return;
+      }
+      unanswered++;
+      client.query('SELECT 1').then(
+        () => {
+          unanswered = 0;
+        },
+        () => undefined, // a broken connection is lost() by its 'error'
+      );
+    }, CHECK_INTERVAL_MS).unref();
+  }
+
+  /** Every answer the database gave so far, through the feed's locator and the others. */
+  private answers(): number {
+    return this.otherLocators.reduce((sum, l) => sum + l.answers, this.locator.answers);
   }
 
   private dispatch(payload: string | undefined): void {
@@ -115,7 +167,9 @@ export class ChangeFeed extends EventEmitter {
   private lost(client: pg.Client, err?: Error): void {
     if (this.client !== client || this.stopped) return;
     this.client = undefined;
+    clearInterval(this.pinger);
     this.lostAt = Date.now();
+    this.answersAtLoss = this.answers();
     this.log.warn({ err: err?.message }, 'change feed connection lost; caches are read through until it is back');
     this.emit('reset');
     client.end().catch(() => undefined);
@@ -140,10 +194,16 @@ export class ChangeFeed extends EventEmitter {
 
   /**
    * Whether a value a cache held when the feed was lost may answer now for a database that
-   * cannot be read: the feed is lost, and was lost less than outageMemoryMs ago.
+   * cannot be read: the feed is lost, less than outageMemoryMs ago, and the database has not
+   * answered since (nothing can have been written that the feed did not hear).
    */
   mayAnswerFromMemory(now = Date.now()): boolean {
-    return this.client === undefined && this.lostAt !== undefined && now - this.lostAt <= this.outageMemoryMs;
+    return (
+      this.client === undefined &&
+      this.lostAt !== undefined &&
+      now - this.lostAt <= this.outageMemoryMs &&
+      this.answers() === this.answersAtLoss
+    );
   }
 
   /** The box's schema: announcements name it, since boxes may share a database. */
@@ -159,6 +219,7 @@ export class ChangeFeed extends EventEmitter {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.pinger);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);

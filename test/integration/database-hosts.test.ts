@@ -7,7 +7,8 @@
 // Failover between two real PostgreSQL servers is test/integration/failover.test.ts.
 import { expect } from 'chai';
 import net from 'node:net';
-import { Box, basic, eventually } from '../support/box.js';
+import pg from 'pg';
+import { Box, basic, eventually, sleep } from '../support/box.js';
 import { createDatabase } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -21,6 +22,33 @@ async function closedPort(): Promise<number> {
 }
 
 const WIKI = 'https://wiki.example';
+
+/** An app behind the decision point, and a client allowed to it (introspection included). */
+async function prepareWiki(box: Box, root: string): Promise<void> {
+  await box.addClient('indexer', { audience: [WIKI] }, { secret: 'indexer-secret', policy: false });
+  expect((await box.json('PUT', '/App/wiki', { urls: [WIKI], audience: WIKI }, root)).status).to.equal(201);
+  const policy = { app: 'wiki', engine: 'allow', link: [{ id: 'indexer', resourceType: 'Client' }] };
+  expect((await box.json('PUT', '/AccessPolicy/wiki-indexer', policy, root)).status).to.equal(201);
+}
+
+const tokenAt = (box: Box, client = 'root', secret = box.rootSecret, extra: Record<string, string> = {}) =>
+  box.form('/auth/token', { grant_type: 'client_credentials', ...extra }, { Authorization: basic(client, secret) });
+const wikiTokenAt = async (box: Box) => (await tokenAt(box, 'indexer', 'indexer-secret', { audience: WIKI })).body.access_token as string;
+const introspectAt = (box: Box, t: string) =>
+  box.form('/auth/introspect', { token: t }, { Authorization: basic('indexer', 'indexer-secret') });
+const revokeAt = (box: Box, t: string) => box.form('/auth/revoke', { token: t }, { Authorization: basic('indexer', 'indexer-secret') });
+const forwardAuthAt = (box: Box, t: string) =>
+  box.request('GET', '/authz/forward-auth/wiki', {
+    headers: {
+      Authorization: `Bearer ${t}`,
+      'X-Forwarded-Method': 'GET',
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'wiki.example',
+      'X-Forwarded-Uri': '/docs/a',
+    },
+  });
+const unavailable = (res: { status: number; body: { error?: unknown }; headers: Headers }) =>
+  res.status === 503 && res.body?.error === 'temporarily_unavailable' && res.headers.get('retry-after') === '5';
 
 describe('a database of several hosts, and its outages', function () {
   this.timeout(120_000);
@@ -36,10 +64,7 @@ describe('a database of several hosts, and its outages', function () {
     const databaseUrl = `postgres://${url.username}:${url.password}@${hosts}${url.pathname}`;
     box = await Box.start({ databaseUrl, movableClock: true, env: { BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS: '1000' } });
     root = await box.rootToken();
-    await box.addClient('indexer', { audience: [WIKI] }, { secret: 'indexer-secret', policy: false });
-    expect((await box.json('PUT', '/App/wiki', { urls: [WIKI], audience: WIKI }, root)).status).to.equal(201);
-    const policy = { app: 'wiki', engine: 'allow', link: [{ id: 'indexer', resourceType: 'Client' }] };
-    expect((await box.json('PUT', '/AccessPolicy/wiki-indexer', policy, root)).status).to.equal(201);
+    await prepareWiki(box, root);
   });
 
   after(async function () {
@@ -47,21 +72,9 @@ describe('a database of several hosts, and its outages', function () {
     await proxy?.cut();
   });
 
-  const token = (client = 'root', secret = box.rootSecret, extra: Record<string, string> = {}) =>
-    box.form('/auth/token', { grant_type: 'client_credentials', ...extra }, { Authorization: basic(client, secret) });
-  const introspect = (t: string) => box.form('/auth/introspect', { token: t }, { Authorization: basic('indexer', 'indexer-secret') });
-  const forwardAuth = (t: string) =>
-    box.request('GET', '/authz/forward-auth/wiki', {
-      headers: {
-        Authorization: `Bearer ${t}`,
-        'X-Forwarded-Method': 'GET',
-        'X-Forwarded-Proto': 'https',
-        'X-Forwarded-Host': 'wiki.example',
-        'X-Forwarded-Uri': '/docs/a',
-      },
-    });
-  const unavailable = (res: { status: number; body: { error?: unknown }; headers: Headers }) =>
-    res.status === 503 && res.body?.error === 'temporarily_unavailable' && res.headers.get('retry-after') === '5';
+  const token = (client = 'root', secret = box.rootSecret, extra: Record<string, string> = {}) => tokenAt(box, client, secret, extra);
+  const introspect = (t: string) => introspectAt(box, t);
+  const forwardAuth = (t: string) => forwardAuthAt(box, t);
 
   it('a host of DATABASE_URL that is down is passed over: the box serves from the next', async function () {
     expect((await token()).status).to.equal(200);
@@ -83,6 +96,15 @@ describe('a database of several hosts, and its outages', function () {
       expect(box.logs.join('\n')).to.include('database host given up');
       // What the box knew answers from memory meanwhile.
       expect((await forwardAuth(before)).status).to.equal(200);
+      // And at once: once the hosts failed to answer a search, no request waits for the next one (each
+      // takes the connect timeout, 1 s here, as long as the hosts stay silent); they run in the background.
+      for (let i = 0; i < 6; i++) {
+        await sleep(300);
+        const started = Date.now();
+        const [remembered, needsDatabase] = await Promise.all([forwardAuth(before), token()]);
+        expect([remembered.status, needsDatabase.status]).to.deep.equal([200, 503]);
+        expect(Date.now() - started, 'waited for a search of silent hosts').to.be.lessThan(800);
+      }
     } finally {
       await proxy.restore();
     }
@@ -134,5 +156,93 @@ describe('a database of several hosts, and its outages', function () {
     }
     // Back: read afresh, and the token still good.
     await eventually('introspection from the database again', async () => (await introspect(known)).body.active === true, 15_000);
+  });
+});
+
+describe('the change feed, on a connection of its own', function () {
+  this.timeout(120_000);
+  let box: Box; // DATABASE_URL through one proxy, the change feed (BOXAUTH_DATABASE_DIRECT_URL) through another
+  let other: Box; // another process, whose writes the first hears of only through its feed
+  let database: string;
+  let poolProxy: TcpProxy;
+  let feedProxy: TcpProxy;
+
+  before(async function () {
+    database = await createDatabase();
+    const url = new URL(database);
+    poolProxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
+    feedProxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
+    box = await Box.start({
+      databaseUrl: poolProxy.through(database),
+      env: { BOXAUTH_DATABASE_DIRECT_URL: feedProxy.through(database), BOXAUTH_DATABASE_CONNECT_TIMEOUT_MS: '1000' },
+    });
+    await prepareWiki(box, await box.rootToken());
+    other = await box.startAnother();
+  });
+
+  after(async function () {
+    await other?.stop();
+    await box?.stop();
+    await poolProxy?.cut();
+    await feedProxy?.cut();
+  });
+
+  /** The server processes of the change feeds on this database (pg_stat_activity). */
+  async function feedBackends(): Promise<number[]> {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'boxauth change feed'",
+      );
+      return rows.map((r) => r.pid);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('one that stops answering without a word is taken for dead within seconds: a revocation elsewhere still holds', async function () {
+    const t = await wikiTokenAt(box);
+    expect((await forwardAuthAt(box, t)).status).to.equal(200); // known to the box now
+    // The server processes behind the feeds stop (SIGSTOP): their connections stay open and say nothing,
+    // as one a firewall forgot does. The database itself answers everything else.
+    const stopped = await feedBackends();
+    expect(stopped.length).to.be.greaterThan(0);
+    for (const pid of stopped) process.kill(pid, 'SIGSTOP');
+    try {
+      expect((await revokeAt(other, t)).status).to.equal(200);
+      await eventually('the revocation holds at the first process', async () => (await forwardAuthAt(box, t)).status === 401, 10_000, 50);
+      expect(box.logs.join('\n')).to.include('change feed connection does not answer');
+    } finally {
+      for (const pid of stopped) process.kill(pid, 'SIGCONT');
+    }
+  });
+
+  it('lost while the database still answers, it lets nothing answer from memory in the outage that follows', async function () {
+    const t = await wikiTokenAt(box);
+    expect((await forwardAuthAt(box, t)).status).to.equal(200); // known to the box when its feed goes
+    // Listening (after the first test it listens again), then lost: its own connection cut, the database still there.
+    const said = (what: string) => box.logs.filter((l) => l.includes(what)).length;
+    await eventually('the feed listening', async () => said('change feed reconnected') >= said('change feed connection lost'));
+    const lostBefore = said('change feed connection lost');
+    await feedProxy.cut();
+    try {
+      await eventually('the feed lost', async () => said('change feed connection lost') > lostBefore);
+      // The database answers, the feed does not hear: the token is revoked by another process meanwhile.
+      expect((await revokeAt(other, t)).status).to.equal(200);
+      expect((await forwardAuthAt(box, t)).status, 'read through while the feed is lost').to.equal(401);
+      await poolProxy.cut();
+      try {
+        await eventually('the outage seen', async () => unavailable(await tokenAt(box)), 10_000);
+        // What the box held when its feed went says the token is good: it must not say so now.
+        expect(unavailable(await forwardAuthAt(box, t)), 'the decision point').to.equal(true);
+        expect(unavailable(await introspectAt(box, t)), 'introspection').to.equal(true);
+      } finally {
+        await poolProxy.restore();
+      }
+    } finally {
+      await feedProxy.restore();
+    }
+    await eventually('serving again', async () => (await tokenAt(box)).status === 200, 15_000);
   });
 });

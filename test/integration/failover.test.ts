@@ -128,5 +128,29 @@ describe('PostgreSQL failing over under load', function () {
       expect(missing.length, 'acknowledged and lost').to.be.greaterThan(ledger.tokens.length / 2);
       expect(missing.filter((m) => m.startsWith('token'))).to.have.length(ledger.tokens.length);
     });
+
+    it('an old primary back as a primary (a split brain) gets no writes: a process starting now uses the promoted one', async function () {
+      // After the failover above: the old primary restarts as it was, never made a standby of the promoted one.
+      await db.primary.start();
+      expect([await db.primary.inRecovery(), await db.standby.inRecovery()]).to.deep.equal([false, false]);
+      // It is first in DATABASE_URL and takes writes, but the promoted one is on a later timeline.
+      const other = await box!.startAnother();
+      try {
+        const res = await other.form(
+          '/auth/token',
+          { grant_type: 'client_credentials' },
+          { Authorization: basic(WORKER.id, WORKER.secret) },
+        );
+        expect(res.status, res.text).to.equal(200);
+        const introspected = await box!.form(
+          '/auth/introspect',
+          { token: res.body.access_token as string },
+          { Authorization: basic(WORKER.id, WORKER.secret) },
+        );
+        expect([introspected.status, introspected.body.active], 'issued by the new process, known to the first').to.deep.equal([200, true]);
+      } finally {
+        await other.stop();
+      }
+    });
   });
 });

@@ -91,6 +91,26 @@ describe('database URLs', function () {
     const c = loadConfig({});
     expect([c.dbConnectTimeoutMs, c.dbStatementTimeoutMs, c.outageMemorySeconds]).to.deep.equal([3000, 5000, 60]);
   });
+
+  it('a password that breaks the URL is a configuration error that says how to write it, and never shows it', function () {
+    const secret = 's3cr';
+    const urls = ['/t', '?t', '#t', '@t/x'].map((end) => `postgres://u:${secret}${end}@db:5432/x`);
+    urls.push(`postgres://u%zz:${secret}@db/x`, `postgres://u:${secret}@db/x%zz`, `postgres://u:${secret}@db^:5432/x`);
+    for (const url of urls) {
+      let said = '';
+      try {
+        loadConfig({ DATABASE_URL: url });
+      } catch (err) {
+        expect(err).to.be.instanceOf(ConfigError);
+        said = (err as Error).message;
+      }
+      expect(said, url).to.match(/^DATABASE_URL.*(percent-encoded|percent-encoding)/);
+      expect(said, url).not.to.include(secret);
+    }
+    // Percent-encoded, it is taken.
+    const encoded = encodeURIComponent('s3cr/?#@ t');
+    expect(loadConfig({ DATABASE_URL: `postgres://u:${encoded}@db/x` }).databaseUrl).to.include(encoded);
+  });
 });
 
 describe('target_session_attrs', function () {
@@ -118,5 +138,17 @@ describe('target_session_attrs', function () {
     expect(pickHost('prefer-standby', [answers[0]!, answers[2]!])).to.equal('main');
     expect(pickHost('read-write', answers.slice(0, 2))).to.equal(undefined);
     expect(pickHost('any', [answers[0]!])).to.equal(undefined);
+  });
+
+  it('with two primaries (a split brain), writes go to the promoted one: the highest timeline, whatever the order', function () {
+    const old = { host: 'old', state: { ...primary, timeline: 1 } };
+    const promoted = { host: 'promoted', state: { ...primary, timeline: 2 } };
+    for (const attrs of ['read-write', 'primary'] as const) {
+      expect(pickHost(attrs, [old, promoted])).to.equal('promoted');
+      expect(pickHost(attrs, [promoted, old])).to.equal('promoted');
+    }
+    // Ties, and any: the order tried.
+    expect(pickHost('read-write', [old, { host: 'twin', state: { ...primary, timeline: 1 } }])).to.equal('old');
+    expect(pickHost('any', [old, promoted])).to.equal('old');
   });
 });
