@@ -22,6 +22,8 @@ export const CHECK_INTERVAL_MS = 1000;
 const RETRY_MS = 250;
 /** Checks in a row without an answer before a host that does not answer is given up. */
 const SILENT_CHECKS = 2;
+/** How the watch's connection is named in pg_stat_activity. */
+export const WATCH_APPLICATION_NAME = 'boxauth host check';
 
 /** No host of the URL can be used now: connections refused, timed out, or every server the wrong kind. */
 export class DatabaseUnreachable extends Error {}
@@ -82,7 +84,7 @@ export class HostLocator extends EventEmitter {
   private searching: Promise<Located> | undefined;
   private failed: { at: number; err: DatabaseUnreachable } | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
-  private watcher: { client: pg.Client; located: Located } | undefined;
+  private watcher: { client: pg.Client; located: Located; broken: boolean } | undefined;
   private checking: Promise<void> | undefined;
   private silent = 0;
   private stopped = false;
@@ -263,12 +265,21 @@ export class HostLocator extends EventEmitter {
     }
   }
 
-  /** What the host in use says of itself, asked on the watch's own connection (made again when it broke or the host changed). */
+  /**
+   * What the host in use says of itself, asked on the watch's own connection, made again when the
+   * host changed or it broke between two checks: one connection closed (an administrator's
+   * pg_terminate_backend, a firewall's idle timeout) says nothing of the host, and giving the host
+   * up for it would cut every connection of the pool. A host that refuses a new one is given up.
+   */
   private async askWatcher(located: Located, onTimeout: () => void): Promise<ServerState> {
-    if (this.watcher?.located.url !== located.url) {
+    if (this.watcher?.located.url !== located.url || this.watcher.broken) {
       this.watcher?.client.end().catch(ignore);
       this.watcher = undefined;
-      this.watcher = { client: await this.connect(located), located };
+      const watcher = { client: await this.connect(located, { application_name: WATCH_APPLICATION_NAME }), located, broken: false };
+      watcher.client.on('error', () => {
+        watcher.broken = true;
+      });
+      this.watcher = watcher;
     }
     return withDeadline(serverState(this.watcher.client), this.options.timeoutMs, onTimeout);
   }

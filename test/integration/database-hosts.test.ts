@@ -187,18 +187,21 @@ describe('the change feed, on a connection of its own', function () {
     await feedProxy?.cut();
   });
 
-  /** The server processes of the change feeds on this database (pg_stat_activity). */
-  async function feedBackends(): Promise<number[]> {
+  /** One query on this database, on a connection of the test's own. */
+  async function query<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
     const client = new pg.Client({ connectionString: database });
     await client.connect();
     try {
-      const { rows } = await client.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'boxauth change feed'",
-      );
-      return rows.map((r) => r.pid);
+      return (await client.query<R>(text, params)).rows;
     } finally {
       await client.end();
     }
+  }
+
+  /** The server processes of the boxes' connections of one kind on this database (pg_stat_activity). */
+  async function backends(applicationName: string): Promise<number[]> {
+    const sql = 'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1';
+    return (await query<{ pid: number }>(sql, [applicationName])).map((r) => r.pid);
   }
 
   it('one that stops answering without a word is taken for dead within seconds: a revocation elsewhere still holds', async function () {
@@ -206,7 +209,7 @@ describe('the change feed, on a connection of its own', function () {
     expect((await forwardAuthAt(box, t)).status).to.equal(200); // known to the box now
     // The server processes behind the feeds stop (SIGSTOP): their connections stay open and say nothing,
     // as one a firewall forgot does. The database itself answers everything else.
-    const stopped = await feedBackends();
+    const stopped = await backends('boxauth change feed');
     expect(stopped.length).to.be.greaterThan(0);
     for (const pid of stopped) process.kill(pid, 'SIGSTOP');
     try {
@@ -244,5 +247,22 @@ describe('the change feed, on a connection of its own', function () {
       await feedProxy.restore();
     }
     await eventually('serving again', async () => (await tokenAt(box)).status === 200, 15_000);
+  });
+
+  it('one connection an administrator terminates is made again: the database host is not given up for it', async function () {
+    const said = (what: string) => box.logs.filter((l) => l.includes(what)).length;
+    const givenUp = said('database host given up');
+    // The watch's connection (every process has one per database URL), closed under it.
+    const checks = await backends('boxauth host check');
+    expect(checks.length).to.be.greaterThan(0);
+    await query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [checks]);
+    // A few checks later: still the same host, every request served.
+    for (let i = 0; i < 5; i++) {
+      expect((await tokenAt(box)).status).to.equal(200);
+      await sleep(500);
+    }
+    expect(said('database host given up'), 'given up for one closed connection').to.equal(givenUp);
+    const again = await backends('boxauth host check');
+    expect(again.filter((pid) => !checks.includes(pid))).to.not.deep.equal([]);
   });
 });
