@@ -251,10 +251,11 @@ describe('the change feed, on a connection of its own', function () {
 
   it('one connection an administrator terminates is made again: the database host is not given up for it', async function () {
     const said = (what: string) => box.logs.filter((l) => l.includes(what)).length;
+    // The watch's connections (one per database URL of each process: three here; after an outage, made at
+    // the first check once the host is found again), closed under them.
+    let checks: number[] = [];
+    await eventually('every watch connected', async () => (checks = await backends('boxauth host check')).length >= 3, 10_000, 50);
     const givenUp = said('database host given up');
-    // The watch's connection (every process has one per database URL), closed under it.
-    const checks = await backends('boxauth host check');
-    expect(checks.length).to.be.greaterThan(0);
     await query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [checks]);
     // A few checks later: still the same host, every request served.
     for (let i = 0; i < 5; i++) {
