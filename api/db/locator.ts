@@ -46,16 +46,27 @@ export interface LocatorOptions {
   onChange?: (change: HostChange) => void;
 }
 
+const STATE_QUERY = "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') = 'on' AS read_only";
 // A primary's timeline is the first 8 hex digits of the name of the WAL file it writes
 // (pg_walfile_name uses the insertion timeline: the new one from the instant of a promotion,
 // where pg_control_checkpoint() waits for the next checkpoint). A standby cannot be asked.
-const STATE_QUERY = `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') = 'on' AS read_only,
-  CASE WHEN pg_is_in_recovery() THEN NULL ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline`;
+const TIMELINE_QUERY = "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS timeline";
 
-/** Asks a connected client what its server is. */
-export async function serverState(client: Pick<pg.Client, 'query'>): Promise<ServerState> {
-  const row = (await client.query<{ recovery: boolean; read_only: boolean; timeline: number | null }>(STATE_QUERY)).rows[0]!;
-  return { inRecovery: row.recovery, readOnly: row.read_only, timeline: row.timeline ?? undefined };
+/**
+ * Asks a connected client what its server is; with `timeline`, a primary's timeline too, where the
+ * server tells it (PostgreSQL-compatible services without WAL functions, Aurora's, do not: then
+ * none, and the URL's order decides between two primaries as libpq's does).
+ */
+export async function serverState(client: Pick<pg.Client, 'query'>, timeline = false): Promise<ServerState> {
+  const row = (await client.query<{ recovery: boolean; read_only: boolean }>(STATE_QUERY)).rows[0]!;
+  const state: ServerState = { inRecovery: row.recovery, readOnly: row.read_only };
+  if (timeline && !state.inRecovery) {
+    state.timeline = await client.query<{ timeline: number }>(TIMELINE_QUERY).then(
+      (r) => r.rows[0]!.timeline,
+      () => undefined,
+    );
+  }
+  return state;
 }
 
 function hostName(host: HostPort): string {
@@ -160,7 +171,9 @@ export class HostLocator extends EventEmitter {
   private async ask(host: HostPort): Promise<ServerState> {
     const client = await this.connect({ host, url: this.url.forHost(host) });
     try {
-      return await withDeadline(serverState(client), this.options.timeoutMs, () => client.end().catch(ignore));
+      // Timelines matter only to choose between hosts (pickHost): asked where there are several.
+      const timeline = this.url.hosts.length > 1;
+      return await withDeadline(serverState(client, timeline), this.options.timeoutMs, () => client.end().catch(ignore));
     } finally {
       client.end().catch(ignore);
     }

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { ConfigError, loadConfig } from '../../api/config.js';
+import { serverState } from '../../api/db/locator.js';
 import { fits, parseDatabaseUrl, pickHost, rewriteDatabaseUrl, TARGET_SESSION_ATTRS, type ServerState } from '../../api/database-url.js';
 
 const primary: ServerState = { inRecovery: false, readOnly: false };
@@ -150,5 +151,27 @@ describe('target_session_attrs', function () {
     // Ties, and any: the order tried.
     expect(pickHost('read-write', [old, { host: 'twin', state: { ...primary, timeline: 1 } }])).to.equal('old');
     expect(pickHost('any', [old, promoted])).to.equal('old');
+  });
+
+  it('asks a primary its timeline only to choose between hosts, and does without where the server cannot tell', async function () {
+    const asked: string[] = [];
+    const server = (walFunctions: boolean, recovery = false) => ({
+      query: async (text: string) => {
+        asked.push(text.includes('pg_walfile_name') ? 'timeline' : 'state');
+        if (text.includes('pg_walfile_name')) {
+          if (!walFunctions) throw new Error('Function pg_current_wal_lsn() is currently not supported');
+          return { rows: [{ timeline: 3 }] };
+        }
+        return { rows: [{ recovery, read_only: recovery }] };
+      },
+    });
+    const ask = (client: ReturnType<typeof server>, timeline: boolean) => serverState(client as unknown as pg.Client, timeline);
+    expect(await ask(server(true), false)).to.deep.equal({ inRecovery: false, readOnly: false });
+    expect(asked).to.deep.equal(['state']);
+    expect(await ask(server(true), true)).to.deep.equal({ inRecovery: false, readOnly: false, timeline: 3 });
+    expect(await ask(server(false), true)).to.deep.equal({ inRecovery: false, readOnly: false, timeline: undefined });
+    asked.length = 0;
+    expect(await ask(server(true, true), true)).to.deep.equal({ inRecovery: true, readOnly: true });
+    expect(asked, 'a standby is not asked').to.deep.equal(['state']);
   });
 });
