@@ -1,6 +1,7 @@
 // The person's own page, /auth/account, as both its routers show it (api/http/routes/account.ts:
 // address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
 import type { Request, Response } from 'express';
+import { recentProof } from '../people/factors.js';
 import { freshSecondFactor } from '../people/own-account.js';
 import { listBrowserSignIns, listConsents } from '../store/browser.js';
 import { listFactors, recoveryCodesLeft } from '../store/factors.js';
@@ -31,6 +32,35 @@ export async function holderOrSignIn(svc: BrowserServices, req: Request, res: Re
 export async function changeOnAccount(svc: BrowserServices, req: Request, res: Response): Promise<SignedInPerson | undefined> {
   if (!csrfValid(svc, req, (req.body as Record<string, unknown>).csrf)) return void invalidForm(svc, res);
   return holderOrSignIn(svc, req, res);
+}
+
+/** Where a person confirms it is them (routes/account.ts): their password again, or a sign-in again. */
+export const CONFIRM_PATH = '/auth/account/confirm';
+
+/** The pages a confirmation goes back to. */
+export const CONFIRMED_PAGES = [ACCOUNT_PATH, '/auth/account/passkeys'] as const;
+
+/** The confirmation page, coming back to `page`. */
+export const confirmPath = (page: (typeof CONFIRMED_PAGES)[number]): string =>
+  `${CONFIRM_PATH}?${new URLSearchParams({ return_to: page })}`;
+
+/** Whether this browser's person gave a proof minutes ago (api/people/factors.ts recentProof): what a change of their factors asks. */
+export const provenRecently = (person: SignedInPerson): boolean => recentProof(person.browser.proofAt, Date.now());
+
+/**
+ * A change of the person's factors posted from `page` (adding, removing, new recovery codes): as
+ * changeOnAccount, and only after a recent proof — whoever holds a signed-in browser is not yet its
+ * person (docs/security.md#what-a-sign-in-proves). Without one, the confirmation page, back to `page`.
+ */
+export async function factorChange(
+  svc: BrowserServices,
+  req: Request,
+  res: Response,
+  page: (typeof CONFIRMED_PAGES)[number] = ACCOUNT_PATH,
+): Promise<SignedInPerson | undefined> {
+  const person = await changeOnAccount(svc, req, res);
+  if (person && !provenRecently(person)) return void res.redirect(303, confirmPath(page));
+  return person;
 }
 
 /** At most this many sign-ins and grants are listed: a person with more ends them all at once (a password change). */
@@ -75,6 +105,7 @@ export async function showAccount(
       recoveryCodesLeft: codesLeft,
       sid: browser.sid,
       fresh: freshSecondFactor(browser, Date.now()),
+      recent: provenRecently(person),
       signIns: signIns.rows,
       grants: grants.rows,
       consents,

@@ -7,7 +7,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
-import { createBrowserSession, deleteBrowserSession, endForStepUp, findBrowserSession, type BrowserSession } from '../store/browser.js';
+import {
+  createBrowserSession,
+  deleteBrowserSession,
+  endForStepUp,
+  findBrowserSession,
+  type BrowserSession,
+  type NewBrowserSession,
+} from '../store/browser.js';
 import { deleteSignInStepsReplacing, takeSignInStep } from '../store/factors.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
@@ -83,12 +90,9 @@ export async function signedIn(svc: BrowserServices, req: Request): Promise<Brow
 }
 
 /**
- * Signs this browser in as `userId`, with what the sign-in proved (`amr`). A step-up
- * (`replaces`: the browser session it strengthens) is a new sign-in: a new cookie, a new
- * auth_time and amr, and the old session's sid, so that what was issued through it stays
- * tied to it and one sign-out still ends everything. When that session ended meanwhile
- * (a sign-out, a recovery), the new one gets a sid of its own. In `tx`, under the person's row
- * (api/http/sign-in-steps.ts holds it): a change of their credentials racing it ends it too.
+ * Signs this browser in as `userId`, with what the sign-in proved (`amr`): a new session, its
+ * sign-in time and its last proof now. In `tx`, under the person's row (api/http/sign-in-steps.ts
+ * holds it): a change of their credentials racing it ends it too.
  */
 export async function signIn(
   svc: BrowserServices,
@@ -96,32 +100,32 @@ export async function signIn(
   res: Response,
   userId: number,
   amr: readonly string[],
-  replaces: string | undefined,
   provider: string | null,
 ): Promise<void> {
-  const sid = replaces !== undefined && (await endForStepUp(tx, replaces, userId)) ? replaces : undefined;
-  await startBrowserSession(svc, tx, res, userId, amr, sid, true, provider);
+  // The process's clock, as every time the box compares with it (an expiry, a proof's age).
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + svc.config.browserSessionHours * 3600_000);
+  await startBrowserSession(svc, tx, res, { userId, amr, provider, proven: true, authTime: now, proofAt: now, expiresAt });
 }
 
 /**
- * Signs this browser in again as what its ended session had proven (a person who changed their
- * password stays signed in where they did it): a new session and sid, not itself a sign-in, so
- * not `proven` (what stands for a password is a sign-in, never its continuation).
+ * What a session continued in another proved since: its last proof (a factor given in a step-up
+ * renews it; `kept`: the session's own), and whether a factor was enrolled in it (on the person's
+ * own page, or by a step-up that enrols) rather than given: an enrolment proves nothing of who
+ * holds the browser, so the session is no longer `proven`. Neither is a sign-in: the session's
+ * sign-in time and its end stay (docs/security.md#what-a-sign-in-proves).
  */
-export async function continueSignIn(
-  svc: BrowserServices,
-  tx: Transaction,
-  res: Response,
-  ended: Pick<BrowserSession, 'userId' | 'amr' | 'provider'>,
-): Promise<void> {
-  await startBrowserSession(svc, tx, res, ended.userId, ended.amr, undefined, false, ended.provider);
+export interface ProvenSince {
+  proofAt: Date | 'kept';
+  enrolled: boolean;
 }
 
 /**
- * Strengthens this browser's session `sid` with what was just proven in it (`amr`): a new
- * cookie, the same sid. False, and nobody signed in, when the session ended meanwhile (a
- * sign-out, a password change or a reset that won the race): a change made from a session
- * never outlives the session's end.
+ * Strengthens this browser's session `sid` with what was just proven or enrolled in it (`amr`):
+ * a new cookie, the same sid, so that what was issued through it stays tied to it and one
+ * sign-out still ends everything. False, and nobody signed in, when the session ended meanwhile
+ * (a sign-out, a password change or a reset that won the race, its end come): a change made from
+ * a session never outlives the session's end.
  */
 export async function strengthen(
   svc: BrowserServices,
@@ -129,30 +133,51 @@ export async function strengthen(
   res: Response,
   amr: readonly string[],
   session: Pick<BrowserSession, 'userId' | 'sid' | 'provider'>,
+  since: ProvenSince,
 ): Promise<boolean> {
-  if (!(await endForStepUp(tx, session.sid, session.userId))) return false;
-  // What was added here was enrolled, not given at a sign-in: the session is no longer `proven`.
-  await startBrowserSession(svc, tx, res, session.userId, amr, session.sid, false, session.provider);
+  const kept = await endForStepUp(tx, session.sid, session.userId);
+  if (!kept) return false;
+  await startBrowserSession(svc, tx, res, {
+    userId: session.userId,
+    amr,
+    provider: session.provider,
+    sid: session.sid,
+    authTime: kept.authTime,
+    expiresAt: kept.expiresAt,
+    proofAt: since.proofAt === 'kept' ? kept.proofAt : since.proofAt,
+    proven: kept.proven && !since.enrolled,
+  });
   return true;
+}
+
+/**
+ * Signs this browser in again as what its ended session had proven (a person who changed their
+ * password stays signed in where they did it): a new session and sid, with the ended one's
+ * sign-in time, last proof and end; not itself a sign-in, so not `proven` (what stands for a
+ * password is a sign-in, never its continuation).
+ */
+export async function continueSignIn(
+  svc: BrowserServices,
+  tx: Transaction,
+  res: Response,
+  ended: Pick<BrowserSession, 'userId' | 'amr' | 'provider' | 'authTime' | 'proofAt' | 'expiresAt'>,
+): Promise<void> {
+  const { userId, amr, provider, authTime, proofAt, expiresAt } = ended;
+  await startBrowserSession(svc, tx, res, { userId, amr, provider, authTime, proofAt, expiresAt, proven: false });
 }
 
 async function startBrowserSession(
   svc: BrowserServices,
   tx: Transaction,
   res: Response,
-  userId: number,
-  amr: readonly string[],
-  sid: string | undefined,
-  proven: boolean,
-  provider: string | null,
+  session: Omit<NewBrowserSession, 'from'>,
 ): Promise<void> {
   const token = randomBytes(32).toString('base64url');
-  const hours = svc.config.browserSessionHours;
-  const expiresAt = new Date(Date.now() + hours * 3600_000);
   const from = { address: svc.addressOf(res.req), userAgent: res.req.get('user-agent')?.slice(0, 300) ?? null };
-  await createBrowserSession(tx, tokenHash(token), userId, expiresAt, amr, from, sid, proven, provider);
+  await createBrowserSession(tx, tokenHash(token), { ...session, from });
   endUnscopedSession(svc, res);
-  appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, hours * 3600)}`);
+  const seconds = Math.max(0, Math.floor((session.expiresAt.getTime() - Date.now()) / 1000));
+  appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, seconds)}`);
 }
 
 /**

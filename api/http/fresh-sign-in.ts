@@ -2,14 +2,17 @@
 // Core §3.1.2.1: prompt=login means "the Authorization Server SHOULD prompt the
 // End-User for reauthentication"; max_age, that "the End-User [be] actively
 // re-authenticated" when the last sign-in is older). The sign-in page's way back to
-// /auth/authorize keeps them, with a marker, `sign_in_after`: which browser session
-// was signed in when the request was first seen here (or none), bound by an HMAC under
-// the box's CSRF key to the request's parameters and to this browser's CSRF cookie. A
-// request carrying it is satisfied by any other session of this browser: one that a
-// sign-in after the request began. Opening the way back without signing in, or in
-// another browser, or with the marker of another request, proves nothing.
+// /auth/authorize keeps them, with a marker, `sign_in_after`: which sign-in this browser
+// held when the request was first seen here (or none), bound by an HMAC under the box's
+// CSRF key to the request's parameters and to this browser's CSRF cookie. A request
+// carrying it is satisfied by any other sign-in of this browser: one made after the
+// request began. A sign-in is its person and its auth_time, not its session: a step-up, a
+// factor enrolled or a password changed continues a session (even under a new sid) and
+// keeps its auth_time, so it is no sign-in made for the request. Opening the way back
+// without signing in, or in another browser, or with the marker of another request,
+// proves nothing.
 //
-// No clocks are compared: a browser session's auth_time is the database's, and a
+// No clocks are compared: a sign-in's auth_time is only compared with itself, and a
 // marker's age (it lives an hour) is the process's.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -30,14 +33,15 @@ function hmac(svc: FreshSignInServices, parts: unknown[]): string {
 }
 
 const sessionTag = (svc: FreshSignInServices, browser: BrowserSession | undefined): string =>
-  hmac(svc, ['sid', browser?.sid ?? '']).slice(0, 22);
+  hmac(svc, ['sign-in', browser ? [browser.userId, browser.authTime.toISOString()] : '']).slice(0, 22);
 
 /** The request's own parameters, in one order, without the marker. */
 const signedParams = (params: Record<string, string>): (string | null)[] =>
   AUTHORIZE_PARAMS.filter((p) => p !== SIGN_IN_AFTER).map((p) => params[p] ?? null);
 
 const mac = (svc: FreshSignInServices, id: string, issuedAt: string, tag: string, params: Record<string, string>): string =>
-  hmac(svc, ['request', id, issuedAt, tag, signedParams(params)]);
+  // 'sign-in-2': markers of the release that tagged sessions by sid do not verify (they would name "another" sign-in).
+  hmac(svc, ['sign-in-2', id, issuedAt, tag, signedParams(params)]);
 
 /** The marker for the way back from the sign-in page: the request, this browser, and its session now (`browser`, if signed in). */
 export function signInMarker(
@@ -52,7 +56,7 @@ export function signInMarker(
   return `${issuedAt}.${tag}.${mac(svc, browserId(svc, req, res), issuedAt, tag, request.params)}`;
 }
 
-/** Whether `browser` signed in after the request was first seen in this browser: its marker is valid and names another session. */
+/** Whether `browser` signed in after the request was first seen in this browser: its marker is valid and names another sign-in. */
 export function signedInAfterRequest(svc: FreshSignInServices, req: Request, request: AuthorizeRequest, browser: BrowserSession): boolean {
   const [, issuedAt, tag, presented] = /^(\d{1,12})\.([\w-]{22})\.([\w-]{43})$/.exec(request.params[SIGN_IN_AFTER] ?? '') ?? [];
   const id = presentedBrowserId(svc, req);

@@ -91,6 +91,7 @@ export async function accountHolder(svc: BrowserServices, req: Request): Promise
 export interface SignInShown {
   email?: string;
   error?: string;
+  notice?: string;
 }
 
 /** The ways of signing in the client accepts (Client.identityProviders; unset: every way), and the class asked for. */

@@ -5,7 +5,11 @@
 // callback, the device page and an app's /.boxauth/callback all see nobody. What comes next
 // is api/people/factors.ts nextStep's to say; this file only carries it out:
 // - done: the browser is signed in with what was proven (browser-session.ts signIn);
-// - second-factor / enrol: the step's page (/auth/sign-in/second-factor, /auth/sign-in/enrol).
+// - second-factor / enrol: the step's page (/auth/sign-in/second-factor, /auth/sign-in/enrol);
+// - sign-in: a step-up would enrol a factor without a recent proof: the sign-in page, again.
+// A step-up (a signed-in browser asked for more) is no sign-in: what it adds goes into the
+// session it strengthens, which keeps its sign-in time; a factor enrolled in it is enrolled, not
+// given (browser-session.ts strengthen).
 // A step is taken (deleted) by the request that completes it, so two requests finishing one
 // step cannot both sign in. Closing beats using: what a sign-in records (a browser session, a
 // step) is written in a transaction holding the person's row (store/users.ts holdPerson), and
@@ -19,9 +23,10 @@ import { tokenHash } from '../credentials/tokens.js';
 import { isAcr, type Acr } from '../credentials/acr.js';
 import { nextStep } from '../people/factors.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
+import type { BrowserSession } from '../store/browser.js';
 import { createSignInStep, factorState, findSignInStep, takeSignInStep, type SignInStep } from '../store/factors.js';
 import { holdPerson } from '../store/users.js';
-import { cookieNames, cookieOptions, appendCookie, cookies, signIn, type BrowserServices } from './browser-session.js';
+import { cookieNames, cookieOptions, appendCookie, cookies, signIn, strengthen, type BrowserServices } from './browser-session.js';
 
 /** A step lives this long: enough to find a phone, not long enough to be left open for someone else. */
 const STEP_MINUTES = 10;
@@ -48,34 +53,48 @@ export function pageOf(page: keyof typeof STEP_PAGES, target: StepTarget): strin
   return `${STEP_PAGES[page]}?${query}`;
 }
 
+/** Why the sign-in page is shown again: `enrol`, a step-up that would enrol needs a recent sign-in first. */
+export type SignInAgainReason = 'enrol';
+
+/** Where a sign-in that cannot go on goes: the sign-in page, again (saying why, when there is something to say). */
+export function signInAgain(target: StepTarget, reason?: SignInAgainReason): string {
+  return `/auth/sign-in?${new URLSearchParams({ return_to: target.returnTo, ...(reason ? { reason } : {}) })}`;
+}
+
+/** Where a sign-in stands: who, what they proved so far, and when they last proved something. */
+interface Progress {
+  userId: number;
+  amr: readonly string[];
+  /** A step-up: the browser session it strengthens. */
+  replaces: string | null;
+  provider: string | null;
+  /** When the last proof was given: a step-up's begins as its session's. */
+  proofAt: Date;
+  /** A factor was enrolled on the way rather than given. */
+  enrolled: boolean;
+}
+
 /** What a sign-in proved and where it goes on to, recorded in `tx`: the way on (a page of a step, or the target). */
-async function goOn(
-  svc: BrowserServices,
-  tx: Transaction,
-  res: Response,
-  userId: number,
-  amr: readonly string[],
-  target: StepTarget,
-  replaces: string | null,
-  provider: string | null,
-): Promise<string> {
-  const next = nextStep(amr, await factorState(tx, userId), target.acr);
+async function goOn(svc: BrowserServices, tx: Transaction, res: Response, progress: Progress, target: StepTarget): Promise<string> {
+  const { userId, amr, replaces, provider } = progress;
+  const stepUp = replaces === null ? undefined : { proofAt: progress.proofAt, now: Date.now() };
+  const next = nextStep(amr, await factorState(tx, userId), target.acr, stepUp);
+  if (next === 'done' || next === 'sign-in') endStepCookie(svc, res);
+  if (next === 'sign-in') return signInAgain(target, 'enrol');
   if (next === 'done') {
-    await signIn(svc, tx, res, userId, amr, replaces ?? undefined, provider);
-    endStepCookie(svc, res);
+    if (replaces === null) await signIn(svc, tx, res, userId, amr, provider);
+    // A step-up ended meanwhile (a sign-out, an end from the account page, its end come) brings nothing back.
+    else if (!(await strengthen(svc, tx, res, amr, { userId, sid: replaces, provider }, progress))) return signInAgain(target);
     return target.returnTo;
   }
-  await startStep(svc, tx, res, { userId, amr: [...amr], replaces, ready: false, provider });
+  await startStep(svc, tx, res, { ...progress, amr: [...amr], ready: false });
   return pageOf(next, target);
 }
 
-/** Where a sign-in that found its person changed meanwhile goes: the sign-in page, again. */
-const signInAgain = (target: StepTarget): string => `/auth/sign-in?${new URLSearchParams({ return_to: target.returnTo })}`;
-
 /** What must still hold when a sign-in goes on, checked under the person's row. */
 export interface StillHolds {
-  /** The step-up's browser session (what it strengthens). */
-  replaces?: string | null;
+  /** A step-up: the browser session it strengthens, and when its person last proved something in it. */
+  stepUpOf?: Pick<BrowserSession, 'sid' | 'proofAt'>;
   /** The hash the password was checked against: another by now (changed meanwhile), nobody is signed in. */
   passwordHash?: string;
   /** Anything else the proof stood on (the passkey used is still the person's): false, nobody is signed in. */
@@ -93,7 +112,8 @@ export interface StillHolds {
  * otherwise starts a step; either way the browser is sent on (303). Under the person's row, so
  * that a change of their credentials or factors either comes first (and what it asks is checked
  * here: `holds`) or ends what this signs in: when something the proof stood on is gone, nobody
- * is signed in and the browser is sent to sign in again.
+ * is signed in and the browser is sent to sign in again. A sign-in's proof is given now; a
+ * step-up starts from its session's last one.
  */
 export async function proceed(
   svc: BrowserServices,
@@ -107,7 +127,9 @@ export async function proceed(
     const person = await holdPerson(tx, userId);
     if (!person || (holds.passwordHash !== undefined && person.passwordHash !== holds.passwordHash)) return signInAgain(target);
     if (holds.still && !(await holds.still(tx))) return signInAgain(target);
-    return goOn(svc, tx, res, userId, amr, target, holds.replaces ?? null, holds.provider);
+    const { stepUpOf, provider } = holds;
+    const progress = { userId, amr, provider, enrolled: false, replaces: stepUpOf?.sid ?? null, proofAt: stepUpOf?.proofAt ?? new Date() };
+    return goOn(svc, tx, res, progress, target);
   });
   res.redirect(303, location);
 }
@@ -119,16 +141,39 @@ async function startStep(svc: BrowserServices, tx: Transaction, res: Response, s
 }
 
 /**
- * Uses this browser's step up and starts another in its place holding `amr` (what it held
- * and the factor just enrolled): a page between the factor's proof and the sign-in (the
- * recovery codes shown once) goes on from what was proven, never from what a form says.
- * Undefined, doing nothing, when the step is gone.
+ * What a step's page proved, given the step (and its transaction, for what is recorded with it: a
+ * factor enrolled in the step goes in with the step's completion or not at all): the step's amr
+ * with the factor added, and whether that factor was `given` (a code, a passkey: a proof now) or
+ * `enrolled` (a factor the sign-in adds, which proves nothing of who holds the browser); undefined:
+ * nothing, and the step is used up for nothing.
  */
-export async function advanceStep(svc: BrowserServices, req: Request, res: Response, amr: StepProof): Promise<SignInStep | undefined> {
+export interface StepProven {
+  amr: readonly string[];
+  factor: 'given' | 'enrolled';
+}
+export type StepProof = (step: SignInStep, tx: Transaction) => StepProven | undefined | Promise<StepProven | undefined>;
+
+/** Where the step stands once its page proved `proven`. */
+const progressOf = (step: SignInStep, proven: StepProven): Progress => ({
+  userId: step.userId,
+  amr: proven.amr,
+  replaces: step.replaces,
+  provider: step.provider,
+  proofAt: proven.factor === 'given' ? new Date() : step.proofAt,
+  enrolled: step.enrolled || proven.factor === 'enrolled',
+});
+
+/**
+ * Uses this browser's step up and starts another in its place holding what its page proved (the
+ * factor just enrolled): a page between the factor's proof and the sign-in (the recovery codes
+ * shown once) goes on from what was proven, never from what a form says. Undefined, doing
+ * nothing, when the step is gone.
+ */
+export async function advanceStep(svc: BrowserServices, req: Request, res: Response, proof: StepProof): Promise<SignInStep | undefined> {
   return takingStep(svc, req, async (tx, step) => {
-    const proven = await amr(step, tx);
+    const proven = await proof(step, tx);
     if (!proven) return undefined;
-    await startStep(svc, tx, res, { userId: step.userId, amr: [...proven], replaces: step.replaces, ready: true, provider: step.provider });
+    await startStep(svc, tx, res, { ...progressOf(step, proven), amr: [...proven.amr], ready: true });
     return step;
   });
 }
@@ -162,53 +207,35 @@ export async function currentStep(svc: BrowserServices, req: Request): Promise<S
 }
 
 /**
- * Completes this browser's step with what its page proved (`amr`: what the step held and
- * the factor just given): the step is used up, and the sign-in goes on (signed in, or one
- * more step), in one transaction under the person's row. Undefined, doing nothing, when the
- * step is gone (used by another request, expired, ended by a password change or a reset):
- * the page then says to sign in again.
+ * Completes this browser's step with what its page proved: the step is used up, and the sign-in
+ * goes on (signed in, or one more step), in one transaction under the person's row. Undefined,
+ * doing nothing, when the step is gone (used by another request, expired, ended by a password
+ * change or a reset): the page then says to sign in again.
  */
-export function completeStep(
+export async function completeStep(
   svc: BrowserServices,
   req: Request,
   res: Response,
-  amr: StepProof,
+  proof: StepProof,
   target: StepTarget,
 ): Promise<SignInStep | undefined> {
-  return finishStep(svc, req, res, amr, target);
+  const done = await takingStep(svc, req, async (tx, step) => {
+    const proven = await proof(step, tx);
+    return proven && { step, location: await goOn(svc, tx, res, progressOf(step, proven), target) };
+  });
+  if (!done) return undefined;
+  res.redirect(303, done.location);
+  return done.step;
 }
-
-/**
- * What a step's page proved, given the step (and its transaction, for what is recorded with
- * it: a factor enrolled in the step goes in with the step's completion or not at all);
- * undefined: nothing, and the step is used up for nothing.
- */
-export type StepProof = (step: SignInStep, tx: Transaction) => readonly string[] | undefined | Promise<readonly string[] | undefined>;
 
 /**
  * Goes on with a step whose factor is already proven (advanceStep's, after the recovery codes
  * it showed), from what it holds. Any other step proved nothing here: it is used up and the
  * browser gets nothing (else a step-up started at a signed-in browser and "continued" would
- * give a fresh sign-in time for no proof).
+ * count as a proof for no proof).
  */
 export function continueStep(svc: BrowserServices, req: Request, res: Response, target: StepTarget): Promise<SignInStep | undefined> {
-  return finishStep(svc, req, res, (step) => (step.ready ? step.amr : undefined), target);
-}
-
-async function finishStep(
-  svc: BrowserServices,
-  req: Request,
-  res: Response,
-  proven: StepProof,
-  target: StepTarget,
-): Promise<SignInStep | undefined> {
-  const done = await takingStep(svc, req, async (tx, step) => {
-    const amr = await proven(step, tx);
-    return amr && { step, location: await goOn(svc, tx, res, step.userId, amr, target, step.replaces, step.provider) };
-  });
-  if (!done) return undefined;
-  res.redirect(303, done.location);
-  return done.step;
+  return completeStep(svc, req, res, (step) => (step.ready ? { amr: step.amr, factor: 'enrolled' } : undefined), target);
 }
 
 /** Forgets the browser's step cookie (its row is gone or going). */

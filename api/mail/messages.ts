@@ -6,7 +6,7 @@ import type { Queryable } from '../db/pool.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 import { sameAddress } from '../input.js';
 import { insertLink, LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
-import type { ClaimedMail } from '../store/mail-outbox.js';
+import type { ClaimedMail, FactorDetail } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
 import { render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
@@ -82,10 +82,40 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
         ...render(templates.pick(mail.kind, mail.language), { box, email: mail.address, newEmail: user.email }),
       };
     }
+    case 'factor-added':
+    case 'factor-removed': {
+      // To the person's address as their record holds it now: who changes how they sign in is told
+      // where they read their mail, whatever address the change was made under.
+      const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
+      if (!user) return undefined;
+      return to(user, { factor: factorWords(mail.detail), accountLink: `${baseUrl}/auth/account` });
+    }
     case 'already-registered': {
       const user = await findUserByEmail(db, mail.address);
       if (!user) return undefined;
       return to(user, { signInLink: `${baseUrl}/auth/sign-in`, resetLink: `${baseUrl}/auth/reset` });
     }
+  }
+}
+
+/** The words of a factor mail's `detail` ("a passkey named “Laptop”"); a detail it cannot read is said plainly. */
+export function factorWords(detail: string | undefined): string {
+  let parsed: Partial<FactorDetail> = {};
+  try {
+    parsed = JSON.parse(detail ?? '{}') as Partial<FactorDetail>;
+  } catch {
+    // said plainly below
+  }
+  switch (parsed.factor) {
+    case 'passkey':
+      return typeof parsed.name === 'string' ? `a passkey named “${parsed.name}”` : 'a passkey';
+    case 'totp':
+      return 'an authenticator app';
+    case 'recovery-codes':
+      return 'a new set of recovery codes';
+    case 'every-factor':
+      return 'every second factor and recovery code';
+    default:
+      return 'a way to sign in';
   }
 }

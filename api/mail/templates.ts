@@ -26,6 +26,8 @@ export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
   'already-registered': ['box', 'email', 'signInLink', 'resetLink'],
   'email-changed': ['box', 'email', 'newEmail'],
   'confirm-email-change': ['box', 'email', 'oldEmail', 'link', 'hours'],
+  'factor-added': ['box', 'email', 'factor', 'accountLink'],
+  'factor-removed': ['box', 'email', 'factor', 'accountLink'],
 };
 
 const BUILT_IN: Record<MailKind, Template> = {
@@ -95,6 +97,30 @@ account: tell the administrator of {{box}} at once.
 `,
     html: `<p>The address of your account on {{box}} was changed from {{email}} to {{newEmail}}.</p>
 <p>If you changed it, there is nothing to do. If you did not, someone else may be using your account: tell the administrator of {{box}} at once.</p>
+`,
+  },
+  'factor-added': {
+    subject: 'A way to sign in was added to your account on {{box}}',
+    text: `On {{box}}, {{factor}} was added to the account of {{email}}.
+
+If you added it, there is nothing to do. If you did not, someone else may be using your account:
+remove it on your account page ({{accountLink}}), change your password there, and tell the
+administrator of {{box}}.
+`,
+    html: `<p>On {{box}}, {{factor}} was added to the account of {{email}}.</p>
+<p>If you added it, there is nothing to do. If you did not, someone else may be using your account: remove it on <a href="{{accountLink}}">your account page</a>, change your password there, and tell the administrator of {{box}}.</p>
+`,
+  },
+
+  'factor-removed': {
+    subject: 'A way to sign in was removed from your account on {{box}}',
+    text: `On {{box}}, {{factor}} was removed from the account of {{email}}.
+
+If you removed it, there is nothing to do. If you did not, someone else may be using your account:
+check your account page ({{accountLink}}) and tell the administrator of {{box}}.
+`,
+    html: `<p>On {{box}}, {{factor}} was removed from the account of {{email}}.</p>
+<p>If you removed it, there is nothing to do. If you did not, someone else may be using your account: check <a href="{{accountLink}}">your account page</a> and tell the administrator of {{box}}.</p>
 `,
   },
 };

@@ -26,6 +26,7 @@ import {
   setMustEnrol,
   type FactorSummary,
 } from '../store/factors.js';
+import { tellOfFactorChange } from './notices.js';
 import { createUserIn, deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -157,6 +158,7 @@ export async function resetFactors(svc: AccountServices, id: number, by: Actor):
     await setMustEnrol(tx, id, true);
     await removeAllFactors(tx, id);
     await endPersonsGrants(svc, tx, id, { how: 'factors-reset', by });
+    await tellOfFactorChange(svc, tx, (await getUser(tx, id))!, { change: 'removed', factor: 'every-factor' });
     return true;
   });
   if (!found) return false;
@@ -169,20 +171,23 @@ export async function resetFactors(svc: AccountServices, id: number, by: Actor):
  * A person removes one of their own factors: under their row's lock, so that two removals at
  * once are counted one after the other. Refused (`last`) when it is their last factor and a group
  * of theirs requires one; with the last factor, its recovery codes go too (they would sign in
- * past nothing). The factor removed, or undefined when it is not theirs.
+ * past nothing). The person is told by mail, in the removal's transaction. The factor removed, or
+ * undefined when it is not theirs.
  */
 export async function removeOwnFactor(
-  svc: Pick<AccountServices, 'pool'>,
-  userId: number,
+  svc: Pick<AccountServices, 'pool' | 'config'>,
+  user: { id: number; email: string },
   factorId: number,
 ): Promise<FactorSummary | 'last' | undefined> {
   return withTransaction(svc.pool, async (tx) => {
-    await lockUser(tx, userId);
-    const state = await factorState(tx, userId);
+    await lockUser(tx, user.id);
+    const state = await factorState(tx, user.id);
     const count = state.passkeys + (state.totp ? 1 : 0);
     if (state.groupRequires && count <= 1) return 'last';
-    const removed = await removeFactor(tx, userId, factorId);
-    if (removed && count === 1) await replaceRecoveryCodes(tx, userId, []);
+    const removed = await removeFactor(tx, user.id, factorId);
+    if (!removed) return undefined;
+    if (count === 1) await replaceRecoveryCodes(tx, user.id, []);
+    await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: removed.kind, name: removed.name });
     return removed;
   });
 }

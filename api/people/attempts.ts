@@ -25,7 +25,12 @@ export type AttemptKey =
   /** Mails asked for one email address (resets, verification links again), as emailKey compares them. */
   | { mailsTo: string }
   /** Password resets asked for from one network address. */
-  | { resetsFrom: string };
+  | { resetsFrom: string }
+  /** Passkey challenges handed out to one network address and not answered (each is a row until it expires). */
+  | { challengesFrom: string };
+
+/** Passkey challenges one address may hold unanswered for each sign-in it may fail. */
+const CHALLENGES_PER_FAILURE = 10;
 
 type AttemptConfig = Pick<
   Config,
@@ -48,6 +53,7 @@ function stored(key: AttemptKey): string {
   if ('address' in key) return `addr:${key.address}`;
   if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
+  if ('challengesFrom' in key) return `challenge:addr:${key.challengesFrom}`;
   return `sign-up:addr:${key.signUpsFrom}`;
 }
 
@@ -69,6 +75,9 @@ export class Attempts {
     if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
     if ('mailsTo' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
     if ('resetsFrom' in key) return { max: c.resetMaxPerAddress, windowSeconds: c.mailWindowSeconds };
+    // The sign-in page asks for one at every load (the browser's passkey autofill): many more than failures.
+    if ('challengesFrom' in key)
+      return { max: c.signInMaxFailures * ADDRESS_FACTOR * CHALLENGES_PER_FAILURE, windowSeconds: c.signInWindowSeconds };
     if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
     return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
   }

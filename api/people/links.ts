@@ -14,6 +14,8 @@ export { LINK_MINUTES } from '../store/account-links.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
 import { holdBrowserSession } from '../store/browser.js';
+import { listFactors, removeFactor } from '../store/factors.js';
+import { tellOfFactorChange } from './notices.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { changeAccount, type AccountServices } from './accounts.js';
 
@@ -51,8 +53,10 @@ export async function linkHolder(
  * Sets a new password through a reset link, in one transaction: the link is used up, the
  * person's other reset links go, and every browser, sign-in step, code and grant of theirs ends
  * (a sign-in racing it either committed first and is ended here, or finds the password changed:
- * api/http/sign-in-steps.ts). Their second factors stay: the next sign-in asks for them. The
- * link proved the mailbox, so the address is verified too. The
+ * api/http/sign-in-steps.ts). The factors the person chose (`remove`) go with it — one they do not
+ * know may have been added by whoever held their browser —, but never every one of them
+ * (`keep-one`, and nothing changes): a reset proves a mailbox, not a second factor, so what is left
+ * is asked at the next sign-in. The link proved the mailbox, so the address is verified too. The
  * person, or undefined when the link is unknown, used, expired or for an address no longer theirs.
  */
 export async function resetPassword(
@@ -60,25 +64,45 @@ export async function resetPassword(
   token: string,
   passwordHash: string,
   address: string,
-): Promise<UserRow | undefined> {
-  const user = await withTransaction(svc.pool, async (tx) => {
+  remove: readonly number[] = [],
+): Promise<UserRow | 'keep-one' | undefined> {
+  const reset = await withTransaction(svc.pool, async (tx) => {
     const link = await takeLink(tx, tokenHash(token), 'reset');
     if (!link || !(await lockUser(tx, link.userId))) return undefined;
     const person = await getUser(tx, link.userId);
     // Turned off after the link was made (a send racing the deactivation, which deletes links): void too.
     if (!stillTheirs(person, link.email) || !person.active) return undefined;
+    // Read under the person's row: a factor added meanwhile counts among those that stay.
+    const factors = await listFactors(tx, person.id);
+    const removing = factors.filter((f) => remove.includes(f.id));
+    // Thrown, so that the link's use rolls back with the rest: the page is shown again with it.
+    if (removing.length && removing.length === factors.length) throw new KeepOne();
     const by = { user: String(person.id) };
     // The link proved the mailbox as a verify link does: the address is verified, the account open.
     await updateUser(tx, person.id, { passwordHash, emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'reset');
     await endPersonsGrants(svc, tx, person.id, { how: 'password-reset', by });
-    return person;
+    for (const factor of removing) {
+      await removeFactor(tx, person.id, factor.id);
+      await tellOfFactorChange(svc, tx, person, { change: 'removed', factor: factor.kind, name: factor.name });
+    }
+    return { person, removed: removing };
+  }).catch((err: unknown) => {
+    if (err instanceof KeepOne) return 'keep-one' as const;
+    throw err;
   });
-  if (!user) return undefined;
-  svc.users.invalidate(String(user.id));
-  svc.audit.record({ event: 'account', action: 'password-reset', user: String(user.id), by: { user: String(user.id) }, address });
-  return user;
+  if (reset === undefined || reset === 'keep-one') return reset;
+  const { person, removed } = reset;
+  svc.users.invalidate(String(person.id));
+  const by = { user: String(person.id) };
+  svc.audit.record({ event: 'account', action: 'password-reset', user: String(person.id), by, address });
+  for (const f of removed)
+    svc.audit.record({ event: 'factor', action: 'removed', kind: f.kind, factor: String(f.id), user: String(person.id), by, address });
+  return person;
 }
+
+/** A reset that would remove every factor of its person: refused, nothing done. */
+class KeepOne extends Error {}
 
 /**
  * Proves the person's address through a verify link, their password checked against

@@ -4,22 +4,22 @@
 // (api/credentials/closing.ts), so that nothing issued meanwhile outlives it.
 import type { Actor } from '../audit.js';
 import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
+import { RECENT_PROOF_MINUTES } from './factors.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
-import { deleteConsent, holdBrowserSession } from '../store/browser.js';
-import { getUser, lockUser, updateUser } from '../store/users.js';
+import { deleteConsent, holdBrowserSession, recordProof } from '../store/browser.js';
+import { getUser, holdPerson, lockUser, updateUser } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
 
-/** How long a sign-in with a second factor stands for the person's current password. */
-export const FRESH_MINUTES = 10;
-
 /**
- * Whether this browser's sign-in is a fresh second factor: it proved more than a password, at
- * the sign-in itself (`proven`: a factor enrolled in the session since — by whoever holds it —
- * proves nothing of the person), and minutes ago. A pure decision: the clock is the caller's.
+ * Whether this browser's sign-in is a fresh second factor, which stands for the person's current
+ * password: it proved more than a password, all of it given (`proven`: a factor enrolled in the
+ * session since — by whoever holds it — proves nothing of the person), at a sign-in (`authTime`,
+ * which a step-up, an enrolment or a password change never renews) minutes ago. A pure decision:
+ * the clock is the caller's.
  */
 export function freshSecondFactor(browser: { amr: readonly string[]; authTime: Date; proven: boolean }, now: number): boolean {
-  return browser.proven && meets(acrOf(browser.amr), ACR_MFA) && now - browser.authTime.getTime() <= FRESH_MINUTES * 60_000;
+  return browser.proven && meets(acrOf(browser.amr), ACR_MFA) && now - browser.authTime.getTime() <= RECENT_PROOF_MINUTES * 60_000;
 }
 
 /**
@@ -50,6 +50,32 @@ export async function changeOwnPassword(
   svc.users.invalidate(String(userId));
   svc.audit.record({ event: 'account', action: 'password-changed', user: String(userId), by, address });
   return true;
+}
+
+/**
+ * Records that the person proved who they are in this browser just now (their password, on the
+ * account page's "confirm it is you"): its session's last proof is now, so that a change of their
+ * factors may follow for a few minutes. Under their row, what the proof stood on must still hold:
+ * the browser still signed in, the password checked still theirs. False otherwise.
+ */
+export async function confirmProof(
+  svc: Pick<AccountServices, 'pool' | 'audit'>,
+  proof: { userId: number; sid: string; checkedHash: string },
+  address: string,
+): Promise<boolean> {
+  const done = await withTransaction(svc.pool, async (tx) => {
+    if ((await holdPerson(tx, proof.userId))?.passwordHash !== proof.checkedHash) return false;
+    return recordProof(tx, proof.sid, proof.userId, new Date());
+  });
+  if (done)
+    svc.audit.record({
+      event: 'sign_in',
+      outcome: 'success',
+      user: String(proof.userId),
+      address,
+      reason: 'confirmed on the account page',
+    });
+  return done;
 }
 
 /** Withdraws the person's consent to `clientId`: the app asks again, and its grants of theirs end. False when there was none. */

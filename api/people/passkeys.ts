@@ -16,7 +16,7 @@ import type {
 } from '@simplewebauthn/server';
 import { ACR_PASSKEY, type Amr } from '../credentials/acr.js';
 import type { NewPasskey } from '../store/factors.js';
-import { nextStep, type PersonsFactors } from './factors.js';
+import { nextStep, type PersonsFactors, type StepUpProof } from './factors.js';
 
 /**
  * The library, loaded at the first passkey a box sees: it brings a tree of ASN.1 and X.509 modules
@@ -58,10 +58,10 @@ export function passkeyAmr(deviceType: 'singleDevice' | 'multiDevice', userVerif
  * Whether a sign-in step may be completed by adding a passkey: only when what the step holds
  * leaves the person nothing to give but a new factor (an enrolment: api/people/factors.ts). A
  * person who has a factor and proved only a password gives that factor first: adding a passkey
- * of their own making would skip it.
+ * of their own making would skip it; a step-up whose last proof is not recent signs in again first.
  */
-export function mayEnrolInStep(amr: readonly string[], person: PersonsFactors): boolean {
-  return nextStep(amr, person, ACR_PASSKEY) === 'enrol';
+export function mayEnrolInStep(amr: readonly string[], person: PersonsFactors, stepUp?: StepUpProof): boolean {
+  return nextStep(amr, person, ACR_PASSKEY, stepUp) === 'enrol';
 }
 
 /** A passkey name for the person's next one, when they give none: "Passkey 1", "Passkey 2"… not taken yet. */

@@ -24,38 +24,51 @@ export async function claimSetting(db: Queryable, name: string, value: string): 
 
 // --- signed-in browsers
 
-/** A signed-in browser: who, since when (the ID token's auth_time), what the sign-in proved (amr), and its session id (`sid`). */
+/**
+ * A signed-in browser: who, since when (the ID token's auth_time), what the sign-in proved (amr),
+ * and its session id (`sid`). A session's proof is what it proved at its own time: a step-up, a
+ * factor enrolled in it, or the session a password change continues keep its sign-in's time, its
+ * end and its last proof (api/http/browser-session.ts says which way each is made).
+ */
 export interface BrowserSession {
   userId: number;
   sid: string;
+  /** When its person signed in: a sign-in page's proof, never a step-up or an enrolment since. */
   authTime: Date;
   amr: string[];
-  /** Its amr was all proven by the sign-in that made it, at authTime (not grown since by a factor enrolled in it). */
+  /** Its amr was all given (at its sign-in, or a factor in a step-up), none of it enrolled in the session since. */
   proven: boolean;
   /** The IdentityProvider it signed in through; null: the box's own sign-in. */
   provider: string | null;
+  /** When its person last gave a proof in it (a password or a factor): what a credential change asks to be recent. */
+  proofAt: Date;
+  expiresAt: Date;
+}
+
+/** What a new browser session holds besides its cookie's hash; `sid` (a step-up's, an enrolment's) keeps the session it replaces. */
+export interface NewBrowserSession {
+  userId: number;
+  amr: readonly string[];
+  provider: string | null;
+  proven: boolean;
+  /** A sign-in's are its own time; a continued session keeps those of the one it continues. */
+  authTime: Date;
+  proofAt: Date;
+  expiresAt: Date;
+  sid?: string;
+  from: { address: string; userAgent: string | null };
 }
 
 /**
  * Records a signed-in browser. `sid`: the session a step-up replaces keeps its sid (what was
- * issued through it stays tied to it, and its sign-out still ends all of it); the old row is
- * deleted in the same statement's transaction by the caller (replaceBrowserSession).
+ * issued through it stays tied to it, and its sign-out still ends all of it); the old row was
+ * deleted before, in the same transaction (endForStepUp).
  */
-export async function createBrowserSession(
-  db: Queryable,
-  idHash: Buffer,
-  userId: number,
-  expiresAt: Date,
-  amr: readonly string[],
-  from: { address: string; userAgent: string | null },
-  sid?: string,
-  proven = false,
-  provider: string | null = null,
-): Promise<void> {
+export async function createBrowserSession(db: Queryable, idHash: Buffer, s: NewBrowserSession): Promise<void> {
   await db.query(
-    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent, proven, provider)
-     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7, $8, $9)`,
-    [idHash, userId, expiresAt, amr, sid ?? null, from.address, from.userAgent, proven, provider],
+    `INSERT INTO browser_sessions (id_hash, user_id, expires_at, amr, sid, address, user_agent, proven, provider, auth_time, proof_at)
+     VALUES ($1, $2, $3, $4, COALESCE($5, gen_random_uuid()), $6, $7, $8, $9, $10, $11)`,
+    [idHash, s.userId, s.expiresAt, s.amr, s.sid ?? null, s.from.address, s.from.userAgent, s.proven, s.provider, s.authTime, s.proofAt],
   );
 }
 
@@ -97,7 +110,7 @@ export async function listBrowserSignIns(db: Queryable, filter: SignInFilter): P
     address: string | null;
     user_agent: string | null;
   }>(
-    `SELECT b.sid, b.user_id, u.email, b.created_at, b.expires_at, b.amr, b.address, b.user_agent ${from}
+    `SELECT b.sid, b.user_id, u.email, COALESCE(b.auth_time, b.created_at) AS created_at, b.expires_at, b.amr, b.address, b.user_agent ${from}
      WHERE ${where} ORDER BY b.created_at DESC, b.sid LIMIT $3 OFFSET $4`,
     [...params, filter.limit, filter.offset],
   );
@@ -125,9 +138,30 @@ export async function deleteBrowserSignIn(db: Queryable, sid: string, userId?: n
   return rows[0] && { userId: Number(rows[0].user_id) };
 }
 
-/** Ends the browser session `sid` of `userId` so that a step-up can take its sid over; false when it is gone (signed out meanwhile). */
-export async function endForStepUp(db: Queryable, sid: string, userId: number): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM browser_sessions WHERE sid = $1 AND user_id = $2 AND expires_at > now()', [sid, userId]);
+/** What a session continued in another (a step-up, an enrolment, a new password) keeps of the one it replaces. */
+export type Kept = Pick<BrowserSession, 'authTime' | 'proofAt' | 'proven' | 'expiresAt'>;
+
+/**
+ * Ends the browser session `sid` of `userId` so that a step-up or an enrolment can take its sid
+ * over; what the new one keeps of it, or undefined when it is gone (signed out, ended, expired meanwhile).
+ */
+export async function endForStepUp(db: Queryable, sid: string, userId: number): Promise<Kept | undefined> {
+  const { rows } = await db.query<{ auth_time: Date; proof_at: Date; proven: boolean; expires_at: Date }>(
+    `DELETE FROM browser_sessions WHERE sid = $1 AND user_id = $2 AND expires_at > now()
+     RETURNING COALESCE(auth_time, created_at) AS auth_time, COALESCE(proof_at, created_at) AS proof_at, proven, expires_at`,
+    [sid, userId],
+  );
+  const r = rows[0];
+  return r && { authTime: r.auth_time, proofAt: r.proof_at, proven: r.proven, expiresAt: r.expires_at };
+}
+
+/** Records a proof given `at` in the browser session `sid` (the account page's "confirm it is you"); false when it is gone. */
+export async function recordProof(db: Queryable, sid: string, userId: number, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE browser_sessions SET proof_at = $3 WHERE sid = $1 AND user_id = $2 AND expires_at > now()', [
+    sid,
+    userId,
+    at,
+  ]);
   return rowCount === 1;
 }
 
@@ -145,13 +179,31 @@ export async function findBrowserSession(db: Queryable, idHash: Buffer): Promise
   const { rows } = await db.query<{
     user_id: number;
     sid: string;
-    created_at: Date;
+    auth_time: Date;
     amr: string[];
     proven: boolean;
     provider: string | null;
-  }>('SELECT user_id, sid, created_at, amr, proven, provider FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()', [idHash]);
+    proof_at: Date;
+    expires_at: Date;
+  }>(
+    `SELECT user_id, sid, COALESCE(auth_time, created_at) AS auth_time, amr, proven, provider,
+            COALESCE(proof_at, created_at) AS proof_at, expires_at
+     FROM browser_sessions WHERE id_hash = $1 AND expires_at > now()`,
+    [idHash],
+  );
   const r = rows[0];
-  return r && { userId: r.user_id, sid: r.sid, authTime: r.created_at, amr: r.amr, proven: r.proven, provider: r.provider };
+  return (
+    r && {
+      userId: r.user_id,
+      sid: r.sid,
+      authTime: r.auth_time,
+      amr: r.amr,
+      proven: r.proven,
+      provider: r.provider,
+      proofAt: r.proof_at,
+      expiresAt: r.expires_at,
+    }
+  );
 }
 
 /** Ends a browser session; its sid and person, when it existed. */

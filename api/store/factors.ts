@@ -275,6 +275,10 @@ export interface SignInStep {
   ready: boolean;
   /** The IdentityProvider the first factor was proven at; null: the box's own. */
   provider: string | null;
+  /** When its last proof was given (a step-up's begins as its session's): enrolling in a step-up needs it recent. */
+  proofAt: Date;
+  /** A factor was enrolled in it rather than given: what it signs in did not prove it. */
+  enrolled: boolean;
   expiresAt: Date;
 }
 
@@ -284,8 +288,13 @@ interface StepRow {
   replaces: string | null;
   ready: boolean;
   provider: string | null;
+  proof_at: Date;
+  enrolled: boolean;
   expires_at: Date;
 }
+
+// A step of the release before has no proof_at: its creation stands for it.
+const STEP_COLUMNS = 'user_id, amr, replaces, ready, provider, COALESCE(proof_at, created_at) AS proof_at, enrolled, expires_at';
 
 const stepOf = (r: StepRow): SignInStep => ({
   userId: Number(r.user_id),
@@ -293,30 +302,27 @@ const stepOf = (r: StepRow): SignInStep => ({
   replaces: r.replaces,
   ready: r.ready,
   provider: r.provider,
+  proofAt: r.proof_at,
+  enrolled: r.enrolled,
   expiresAt: r.expires_at,
 });
 
 export async function createSignInStep(db: Queryable, idHash: Buffer, step: SignInStep): Promise<void> {
   await db.query(
-    'INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, ready, expires_at, provider) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [idHash, step.userId, step.amr, step.replaces, step.ready, step.expiresAt, step.provider],
+    `INSERT INTO sign_in_steps (id_hash, user_id, amr, replaces, ready, expires_at, provider, proof_at, enrolled)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [idHash, step.userId, step.amr, step.replaces, step.ready, step.expiresAt, step.provider, step.proofAt, step.enrolled],
   );
 }
 
 export async function findSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
-  const { rows } = await db.query<StepRow>(
-    'SELECT user_id, amr, replaces, ready, expires_at, provider FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()',
-    [idHash],
-  );
+  const { rows } = await db.query<StepRow>(`SELECT ${STEP_COLUMNS} FROM sign_in_steps WHERE id_hash = $1 AND expires_at > now()`, [idHash]);
   return rows[0] && stepOf(rows[0]);
 }
 
 /** Ends a step, returning it when it was still there and valid: of two requests finishing one step, one gets it. */
 export async function takeSignInStep(db: Queryable, idHash: Buffer): Promise<SignInStep | undefined> {
-  const { rows } = await db.query<StepRow>(
-    'DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING user_id, amr, replaces, ready, expires_at, provider',
-    [idHash],
-  );
+  const { rows } = await db.query<StepRow>(`DELETE FROM sign_in_steps WHERE id_hash = $1 RETURNING ${STEP_COLUMNS}`, [idHash]);
   const r = rows[0];
   return r && r.expires_at > new Date() ? stepOf(r) : undefined;
 }

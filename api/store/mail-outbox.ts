@@ -14,9 +14,12 @@ import type { Queryable } from '../db/pool.js';
  * tells the holder of an address that someone tried to sign up with it; `email-changed` tells
  * the address `user` had (written in the change's transaction, from their record) that it is
  * theirs no more; `confirm-email-change` asks the holder of `address`, which `user` would like as
- * theirs, to confirm it (nobody, if it has an account by then).
+ * theirs, to confirm it (nobody, if it has an account by then); `factor-added` and
+ * `factor-removed` tell `user` that a way of theirs to sign in was added or removed (`detail`
+ * names which: api/people/notices.ts).
  */
-export type MailKind = 'password-reset' | 'verify-email' | 'already-registered' | 'email-changed' | 'confirm-email-change';
+export type MailKind =
+  'password-reset' | 'verify-email' | 'already-registered' | 'email-changed' | 'confirm-email-change' | 'factor-added' | 'factor-removed';
 
 export const MAIL_KINDS: readonly MailKind[] = [
   'password-reset',
@@ -24,7 +27,16 @@ export const MAIL_KINDS: readonly MailKind[] = [
   'already-registered',
   'email-changed',
   'confirm-email-change',
+  'factor-added',
+  'factor-removed',
 ];
+
+/** What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the authenticator app, recovery codes, or every factor at once. */
+export interface FactorDetail {
+  factor: 'passkey' | 'totp' | 'recovery-codes' | 'every-factor';
+  /** The factor's own name (a passkey's, as its person gave it). */
+  name?: string;
+}
 
 /**
  * The channel the outboxes of every box sharing the database listen on; the payload is the
@@ -39,14 +51,17 @@ export interface MailRequest {
   userId?: number;
   /** The language of the page it was asked from (a BCP 47 tag), for the mail's template. */
   language?: string;
+  /** What the mail is about beyond its kind (which factor), as JSON; never a secret. */
+  detail?: string;
 }
 
 export async function enqueueMail(db: Queryable, mail: MailRequest): Promise<void> {
-  await db.query('INSERT INTO mail_outbox (kind, address, user_id, language) VALUES ($1, $2, $3, $4)', [
+  await db.query('INSERT INTO mail_outbox (kind, address, user_id, language, detail) VALUES ($1, $2, $3, $4, $5)', [
     mail.kind,
     mail.address,
     mail.userId ?? null,
     mail.language ?? null,
+    mail.detail ?? null,
   ]);
   // The outboxes of the box's processes hear of it at once (api/mail/outbox.ts listens).
   await db.query(`SELECT pg_notify('${MAIL_CHANNEL}', current_schema())`);
@@ -66,6 +81,7 @@ interface OutboxRow {
   address: string;
   user_id: string | null;
   language: string | null;
+  detail: string | null;
   created_at: Date;
   attempts: number;
 }
@@ -75,7 +91,7 @@ export async function claimMail(db: Queryable, limit: number, leaseSeconds: numb
   const { rows } = await db.query<OutboxRow>(
     `UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => $2), attempts = attempts + 1
      WHERE id IN (SELECT id FROM mail_outbox WHERE next_attempt_at <= now() ORDER BY id FOR UPDATE SKIP LOCKED LIMIT $1)
-     RETURNING id, kind, address, user_id, language, created_at, attempts`,
+     RETURNING id, kind, address, user_id, language, detail, created_at, attempts`,
     [limit, leaseSeconds],
   );
   return rows.map((r) => ({
@@ -84,6 +100,7 @@ export async function claimMail(db: Queryable, limit: number, leaseSeconds: numb
     address: r.address,
     ...(r.user_id !== null ? { userId: Number(r.user_id) } : {}),
     ...(r.language !== null ? { language: r.language } : {}),
+    ...(r.detail !== null ? { detail: r.detail } : {}),
     createdAt: r.created_at,
     attempts: r.attempts,
   }));

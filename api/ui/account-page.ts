@@ -21,6 +21,8 @@ export interface AccountPage {
   sid: string;
   /** A sign-in with a second factor minutes ago: no current password asked for a change. */
   fresh: boolean;
+  /** A proof given minutes ago (a sign-in, a confirmation): factors may be added and removed. */
+  recent: boolean;
   signIns: BrowserSignIn[];
   grants: PersonGrant[];
   consents: Consent[];
@@ -67,9 +69,15 @@ function proof(p: AccountPage, id: string): Html {
     : field(id, 'Current password', 'password', '', p.errors ?? {}, 'current-password');
 }
 
+/** What a change of factors asks first, when this browser's last proof is not recent. */
+export function confirmNotice(returnTo: string): Html {
+  return html`<p class="notice" role="status" id="confirm-first">To add or remove a way to sign in, or make new recovery codes, <a href="/auth/account/confirm?${new URLSearchParams({ return_to: returnTo }).toString()}">confirm it is you</a> first.</p>`;
+}
+
 function factorsSection(p: AccountPage): Html {
   const totp = p.factors.some((f) => f.kind === 'totp');
   return html`<h2>Second factors</h2>
+${!p.recent && confirmNotice('/auth/account')}
 ${
   p.factors.length
     ? html`<table id="factors"><thead><tr><th>Name</th><th>Kind</th><th>Added</th><th>Last used</th><th></th></tr></thead><tbody>
@@ -77,16 +85,17 @@ ${p.factors.map(
   (
     f,
   ) => html`<tr><td>${f.name}</td><td>${f.kind === 'totp' ? 'Authenticator app' : 'Passkey'}</td><td>${when(f.createdAt)}</td><td>${when(f.lastUsedAt)}</td>
-<td>${endForm('/auth/account/factors/remove', { csrf: p.csrf, factor: String(f.id) }, 'Remove')}</td></tr>`,
+<td>${p.recent && endForm('/auth/account/factors/remove', { csrf: p.csrf, factor: String(f.id) }, 'Remove')}</td></tr>`,
 )}
 </tbody></table>`
     : html`<p>You have no second factor: your password alone signs you in.</p>`
 }
-${!totp && html`<form method="post" action="/auth/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">Set up an authenticator app</button></form>`}
+${p.recent && !totp && html`<form method="post" action="/auth/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">Set up an authenticator app</button></form>`}
 <p><a href="/auth/account/passkeys">Passkeys</a></p>
 <h3>Recovery codes</h3>
 <p id="codes-left">${p.recoveryCodesLeft} of 10 recovery codes left.</p>
 ${
+  p.recent &&
   p.factors.length > 0 &&
   html`<form method="post" action="/auth/account/recovery-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">Make new recovery codes</button></form>`
 }`;
@@ -166,5 +175,43 @@ ${factorsSection(p)}
 ${linkedProvidersSection(p.providers, p.csrf)}
 ${signInsSection(p)}
 ${appsSection(p)}`,
+  });
+}
+
+export interface ConfirmPage {
+  box: string;
+  csrf: string;
+  email: string;
+  /** Where the confirmation goes back to. */
+  returnTo: string;
+  /** The person has a password of the box (one an IdentityProvider made signs in again instead). */
+  password: boolean;
+  errors?: Record<string, string[]>;
+  error?: string;
+}
+
+/**
+ * "Confirm it is you": the password again (or a sign-in again) before a way to sign in is added
+ * or removed, as GitHub's sudo mode asks — whoever holds a signed-in browser is not yet its person.
+ */
+export function confirmPage(p: ConfirmPage): string {
+  const signInAgain = `/auth/sign-in?${new URLSearchParams({ return_to: p.returnTo }).toString()}`;
+  return page({
+    title: 'Confirm it is you',
+    box: p.box,
+    body: html`<h1>Confirm it is you</h1>
+<p>Adding or removing a way to sign in to ${p.email} asks for a proof that it is you, given in the last few minutes.</p>
+${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${
+  p.password
+    ? html`<form method="post" action="/auth/account/confirm">
+${hidden({ csrf: p.csrf, return_to: p.returnTo })}
+<input type="hidden" name="username" value="${p.email}" autocomplete="username">
+${field('password', 'Password', 'password', '', p.errors ?? {}, 'current-password')}
+<button type="submit">Confirm</button>
+</form>
+<p>Or <a href="${signInAgain}">sign in again</a>.</p>`
+    : html`<p><a href="${signInAgain}">Sign in again</a> to confirm.</p>`
+}`,
   });
 }

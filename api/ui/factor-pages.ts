@@ -14,13 +14,26 @@ export interface StepFields {
 const stepHidden = (s: StepFields): Html[] => hidden({ csrf: s.csrf, return_to: s.returnTo, acr: s.acr });
 const alert = (error: string | undefined): Html | false => !!error && html`<p class="error" role="alert">${error}</p>`;
 
+/** A step's page asked for without its step (used, expired, ended, never begun): a link to sign in again. */
+export function signInAgainPage(box: string, returnTo: string): string {
+  return page({
+    title: 'Sign in again',
+    box,
+    body: html`<h1>Sign in again</h1>
+<p class="notice" role="alert">This sign-in has ended or was never begun.</p>
+<p><a href="/auth/sign-in?${new URLSearchParams({ return_to: returnTo }).toString()}">Sign in</a></p>`,
+  });
+}
+
 export interface SecondFactorPage extends StepFields {
   box: string;
   totp: boolean;
   passkeys: boolean;
   recoveryCodes: boolean;
-  /** The sign-in asked for a passkey (acr phr): nothing else is offered. */
+  /** The sign-in asked for a passkey (acr phr) and the person has one: nothing else is offered. */
   passkeyOnly: boolean;
+  /** The sign-in asked for a passkey and the person has none yet: their code first, then they add one. */
+  passkeyNext: boolean;
   error?: string;
 }
 
@@ -50,8 +63,9 @@ ${alert(p.error)}
 ${
   p.passkeyOnly
     ? html`<p>This sign-in asks for a passkey: a code from an app or a recovery code is not enough here.</p>
-${passkey || html`<p class="notice" role="alert">You have no passkey yet. Sign in without this requirement, add a passkey on your account page, then try again.</p>`}`
-    : html`${passkey}
+${passkey}`
+    : html`${p.passkeyNext ? html`<p class="notice" role="status">This sign-in asks for a passkey, and you have none yet. Give your code first: you add a passkey next.</p>` : ''}
+${passkey}
 ${p.totp && form('code', 'Code from your authenticator app', 'one-time-code', 'Six digits; a new one every 30 seconds.')}
 ${
   p.recoveryCodes &&

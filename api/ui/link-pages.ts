@@ -2,8 +2,9 @@
 // asking for a reset link, setting a new password with it, proving an address, and what a
 // sign-up that must prove its address says. Their words are the same whether or not an address
 // has an account: a page must not tell a stranger who is a person of this box.
-import { html } from './html.js';
-import { field, hidden, page } from './pages.js';
+import type { FactorSummary } from '../store/factors.js';
+import { html, type Html } from './html.js';
+import { field, fieldError, hidden, page } from './pages.js';
 
 const alert = (error: string | undefined) => !!error && html`<p class="error" role="alert">${error}</p>`;
 
@@ -52,7 +53,32 @@ export interface NewPasswordPage {
   csrf: string;
   token: string;
   email: string;
+  /** The person's second factors, each of which they may remove here (but not every one). */
+  factors: FactorSummary[];
+  /** The factors ticked for removal when the page is shown again. */
+  removing?: number[];
   errors?: Record<string, string[]>;
+}
+
+const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : 'never');
+
+/**
+ * The person's factors with their dates, each with a box to tick to remove it: one they do not
+ * know (added by someone who held their signed-in browser) goes with the reset. Not every one: a
+ * reset proves a mailbox, not a second factor, so one stays to be given at the next sign-in.
+ */
+function factorsToRemove(p: NewPasswordPage): Html | false {
+  if (!p.factors.length) return false;
+  const kind = (f: FactorSummary): string => (f.kind === 'totp' ? 'Authenticator app' : 'Passkey');
+  return html`<fieldset id="reset-factors">
+<legend>Your second factors</legend>
+<p class="hint">They stay, and your next sign-in asks for one. Tick any you do not recognise to remove it; at least one stays.</p>
+${fieldError('remove', p.errors?.remove)}
+${p.factors.map(
+  (f) =>
+    html`<p><label class="check"><input type="checkbox" name="remove" value="${String(f.id)}"${p.removing?.includes(f.id) ? html` checked` : ''}> Remove ${kind(f)} “${f.name}”, added ${day(f.createdAt)}, last used ${day(f.lastUsedAt)}</label></p>`,
+)}
+</fieldset>`;
 }
 
 export function newPasswordPage(p: NewPasswordPage): string {
@@ -60,11 +86,12 @@ export function newPasswordPage(p: NewPasswordPage): string {
     title: 'Set a new password',
     box: p.box,
     body: html`<h1>Set a new password</h1>
-<p>For <strong>${p.email}</strong>. Once it is set, every place you are signed in is signed out; your second factors stay.</p>
+<p>For <strong>${p.email}</strong>. Once it is set, every place you are signed in is signed out.</p>
 <form method="post" action="/auth/reset/confirm">
 ${hidden({ csrf: p.csrf, token: p.token })}
 <input type="hidden" name="username" value="${p.email}" autocomplete="username">
 ${field('password', 'New password', 'password', '', p.errors ?? {}, 'new-password')}
+${factorsToRemove(p)}
 <button type="submit">Set password</button>
 </form>`,
   });

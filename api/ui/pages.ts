@@ -38,7 +38,7 @@ export function hidden(fields: Record<string, string | undefined>): Html[] {
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 }
 
-function fieldError(id: string, messages: string[] | undefined): Html | false {
+export function fieldError(id: string, messages: string[] | undefined): Html | false {
   return !!messages?.length && html`<p class="error" id="${id}-error" role="alert">${messages.join(' ')}</p>`;
 }
 
@@ -77,6 +77,8 @@ export interface SignInPage {
   returnTo: string;
   email?: string;
   error?: string;
+  /** Why the person is asked to sign in (again), when there is something to say. */
+  notice?: string;
   registration: boolean;
   /** The IdentityProviders offered, a button each (api/ui/upstream-pages.ts). */
   providers: readonly OfferedProvider[];
@@ -88,8 +90,9 @@ export interface SignInPage {
 }
 
 export function signInPage(p: SignInPage): string {
+  // The class asked for travels with the password, so that its steps ask for it at once (a passkey, say).
   const own = html`<form method="post" action="/auth/sign-in">
-${hidden({ csrf: p.csrf, return_to: p.returnTo })}
+${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr })}
 ${p.usernames ? field('email', 'Email or username', 'text', p.email ?? '', {}, 'username webauthn') : field('email', 'Email', 'email', p.email ?? '', {}, 'username webauthn')}
 ${field('password', 'Password', 'password', '', {}, 'current-password')}
 <button type="submit">Sign in</button>
@@ -101,6 +104,7 @@ ${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeUR
     title: 'Sign in',
     box: p.box,
     body: html`<h1>Sign in</h1>
+${p.notice ? html`<p class="notice" role="status">${p.notice}</p>` : ''}
 ${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
 ${p.own ? own : ''}
 ${upstreamButtons(p.providers, p.csrf, p.returnTo, p.acr)}`,

@@ -2,6 +2,7 @@
 // named, with a button to add one and a form to remove each.
 import type { FactorSummary } from '../store/factors.js';
 import { html } from './html.js';
+import { confirmNotice } from './account-page.js';
 import { page, passkeyButton } from './pages.js';
 
 export interface PasskeysPage {
@@ -9,6 +10,8 @@ export interface PasskeysPage {
   csrf: string;
   email: string;
   passkeys: FactorSummary[];
+  /** A proof given minutes ago: passkeys may be added and removed (else the page asks to confirm it is you first). */
+  recent: boolean;
   /** Why the last change was refused, when it was. */
   error?: string;
 }
@@ -22,6 +25,7 @@ export function passkeysPage(p: PasskeysPage): string {
     body: html`<h1>Passkeys</h1>
 <p>Signed in as ${p.email}. A passkey signs you in without a password, with your device's screen lock.</p>
 ${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${!p.recent && confirmNotice('/auth/account/passkeys')}
 ${
   p.passkeys.length
     ? html`<table class="passkeys">
@@ -30,18 +34,21 @@ ${
         (
           k,
         ) => html`<tr><td>${k.name}</td><td>${k.deviceType === 'multiDevice' ? 'synced' : 'this device only'}</td><td>${day(k.createdAt)}</td><td>${day(k.lastUsedAt)}</td>
-<td><form method="post" action="/auth/account/passkeys/remove"><input type="hidden" name="csrf" value="${p.csrf}"><input type="hidden" name="id" value="${String(k.id)}"><button type="submit" aria-label="Remove ${k.name}">Remove</button></form></td></tr>`,
+<td>${p.recent && html`<form method="post" action="/auth/account/passkeys/remove"><input type="hidden" name="csrf" value="${p.csrf}"><input type="hidden" name="id" value="${String(k.id)}"><button type="submit" aria-label="Remove ${k.name}">Remove</button></form>`}</td></tr>`,
       )}</tbody>
 </table>`
     : html`<p>You have no passkey yet.</p>`
 }
-<form id="passkey-form">
+${
+  p.recent &&
+  html`<form id="passkey-form">
 <input type="hidden" name="csrf" value="${p.csrf}">
 <div class="field">
 <label for="passkey-name">Name of the new passkey</label>
 <input id="passkey-name" name="name" type="text" maxlength="64" placeholder="Passkey ${String(p.passkeys.length + 1)}">
 </div>
 </form>
-${passkeyButton('add-passkey', 'Add a passkey', 'register')}`,
+${passkeyButton('add-passkey', 'Add a passkey', 'register')}`
+}`,
   });
 }

@@ -123,9 +123,15 @@ describe('administrators and second factors', function () {
     const committed = new Promise<void>((resolve) => (commit = resolve));
     const written = new Promise<void>((resolve) => (inserted = resolve));
     const signingIn = withTransaction(pool, async (tx) => {
-      await createBrowserSession(tx, tokenHash(token), id, new Date(Date.now() + 3600_000), ['pwd', 'otp', 'mfa'], {
-        address: '127.0.0.1',
-        userAgent: null,
+      await createBrowserSession(tx, tokenHash(token), {
+        userId: id,
+        expiresAt: new Date(Date.now() + 3600_000),
+        amr: ['pwd', 'otp', 'mfa'],
+        provider: null,
+        proven: true,
+        authTime: new Date(),
+        proofAt: new Date(),
+        from: { address: '127.0.0.1', userAgent: null },
       });
       inserted();
       await committed;

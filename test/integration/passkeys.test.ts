@@ -479,4 +479,24 @@ describe('passkey sign-ins are throttled like passwords', function () {
     const right = await attacker.postJson('/auth/passkeys/authenticate', { response: key.assert(begun.body) }, attackerCsrf);
     expect(right.status).to.equal(429);
   });
+
+  it('a flood of passkey options from one address: each writes a challenge, so past the limit they are 429 and write nothing', async function () {
+    // One failure per account: 4 per address, and 40 challenges per address unanswered (api/people/attempts.ts).
+    const agent = new FormAgent(box);
+    const csrf = { 'x-csrf-token': hiddenFields((await agent.get('/auth/sign-in')).text).csrf! };
+    const db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+    try {
+      const before = Number((await db.query('SELECT count(*) AS n FROM webauthn_challenges')).rows[0].n);
+      const answers = await Promise.all(Array.from({ length: 60 }, () => agent.postJson('/auth/passkeys/authenticate/options', {}, csrf)));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.filter((s) => s === 200).length).to.be.at.most(40);
+      expect(statuses.filter((s) => s !== 200).every((s) => s === 429)).to.equal(true);
+      expect(answers.find((r) => r.status === 429)!.headers.get('retry-after')).to.match(/^\d+$/);
+      const after = Number((await db.query('SELECT count(*) AS n FROM webauthn_challenges')).rows[0].n);
+      expect(after - before).to.be.at.most(40);
+    } finally {
+      await db.end();
+    }
+  });
 });

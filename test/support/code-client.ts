@@ -6,8 +6,8 @@ import { decodeJwt } from 'jose';
 import type { Box } from './box.js';
 
 export interface CodeClient {
-  /** The authorization request's path and query (a fresh nonce each time). */
-  authorizePath(): string;
+  /** The authorization request's path and query (a fresh nonce each time), with `extra` parameters (acr_values, max_age…). */
+  authorizePath(extra?: Record<string, string>): string;
   /** The ID token's claims for a code the browser brought back. */
   claimsOf(code: string): Promise<Record<string, unknown>>;
 }
@@ -29,7 +29,7 @@ export async function codeClient(box: Box, root: string, callback: string, id = 
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   return {
-    authorizePath: () =>
+    authorizePath: (extra = {}) =>
       `/auth/authorize?${new URLSearchParams({
         response_type: 'code',
         client_id: id,
@@ -38,6 +38,7 @@ export async function codeClient(box: Box, root: string, callback: string, id = 
         nonce: randomBytes(8).toString('hex'),
         code_challenge: challenge,
         code_challenge_method: 'S256',
+        ...extra,
       })}`,
     async claimsOf(code) {
       const res = await box.form(

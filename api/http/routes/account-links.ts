@@ -11,6 +11,7 @@ import { confirmEmailChange, LINK_MINUTES, linkHolder, requestReset, resetPasswo
 import type { LinkPurpose } from '../../store/account-links.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
+import { listFactors } from '../../store/factors.js';
 import {
   emailVerifiedPage,
   linkInvalidPage,
@@ -83,10 +84,16 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     renderPage(res, 200, resetSentPage(box, email, LINK_MINUTES.reset));
   });
 
+  /** The factors ticked for removal on the new password's page (`remove`, once or more), as numbers. */
+  const ticked = (value: unknown): number[] =>
+    (Array.isArray(value) ? value : [value]).flatMap((v) => (typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? [Number(v)] : []));
+
   router.get('/auth/reset/confirm', async (req, res) => {
     const token = text(req.query.token);
     const user = (await holderOf(req, res, token, 'reset'))?.user;
-    if (user) renderPage(res, 200, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email }));
+    if (!user) return;
+    const factors = await listFactors(svc.pool, user.id);
+    renderPage(res, 200, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, factors }));
   });
 
   router.post('/auth/reset/confirm', ...pageForm, async (req, res) => {
@@ -95,12 +102,25 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     const token = text(body.token);
     const user = (await holderOf(req, res, token, 'reset'))?.user;
     if (!user) return;
-    const again = (status: number, errors: Record<string, string[]>) =>
-      renderPage(res, status, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, errors }));
+    const remove = ticked(body.remove);
+    const again = async (status: number, errors: Record<string, string[]>) =>
+      renderPage(
+        res,
+        status,
+        newPasswordPage({
+          box,
+          csrf: csrfToken(svc, req, res),
+          token,
+          email: user.email,
+          factors: await listFactors(svc.pool, user.id),
+          removing: remove,
+          errors,
+        }),
+      );
     let password: string;
     try {
       password = userInput({ password: body.password }, false).password ?? '';
-      if (!password) return again(422, { password: ['is required'] });
+      if (!password) return await again(422, { password: ['is required'] });
     } catch (err) {
       if (err instanceof ValidationError) return again(422, err.errors);
       throw err;
@@ -113,7 +133,11 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       throw err;
     }
     // The link is used here, once: of two requests with it, one sets the password.
-    const done = await resetPassword(svc, token, hash, svc.addressOf(req));
+    const done = await resetPassword(svc, token, hash, svc.addressOf(req), remove);
+    if (done === 'keep-one')
+      return again(422, {
+        remove: ['Keep at least one second factor: your next sign-in asks for it. Lost them all? Use a recovery code.'],
+      });
     if (!done) return renderPage(res, 400, linkInvalidPage(box, 'reset'));
     renderPage(res, 200, passwordResetPage(box));
   });

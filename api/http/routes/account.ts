@@ -8,16 +8,17 @@ import { ValidationError } from '../../errors.js';
 import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { changeAccount, endGrant, endSignIn } from '../../people/accounts.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
-import { changeOwnPassword, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
+import { changeOwnPassword, confirmProof, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
 import { requestEmailChange } from '../../people/links.js';
 import { pageLanguage } from '../language.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { pageForm } from '../body.js';
-import { continueSignIn, endBrowserSession, type BrowserServices } from '../browser-session.js';
-import { ACCOUNT_PATH, changeOnAccount, holderOrSignIn, showAccount } from '../account-page.js';
-import type { SignedInPerson } from '../pages.js';
+import { continueSignIn, csrfToken, endBrowserSession, type BrowserServices } from '../browser-session.js';
+import { ACCOUNT_PATH, CONFIRM_PATH, CONFIRMED_PAGES, changeOnAccount, holderOrSignIn, showAccount, type Shown } from '../account-page.js';
+import { confirmPage } from '../../ui/account-page.js';
+import { renderPage, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -35,15 +36,14 @@ export function accountRouter(svc: AccountRouterServices): Router {
   const router = strictRouter();
 
   /**
-   * The current password in `field`, or a fresh second factor, stands for the person: an error
-   * (by field, or for the page) when neither does.
+   * The person's current password in `field` of the form, counted before it is checked as at
+   * sign-in: an error (by field, or for the page) when it is not theirs.
    */
-  async function proven(
+  async function passwordGiven(
     req: Request,
     person: SignedInPerson,
     field: string,
   ): Promise<{ errors?: Record<string, string[]>; error?: string } | undefined> {
-    if (freshSecondFactor(person.browser, Date.now())) return undefined;
     const email = person.user.email;
     const keys = [{ address: svc.addressOf(req) }, { account: email }];
     const refused = await svc.attempts.begin(keys);
@@ -69,6 +69,10 @@ export function accountRouter(svc: AccountRouterServices): Router {
     await svc.attempts.giveBack(keys);
     return undefined;
   }
+
+  /** The current password in `field`, or a fresh second factor, stands for the person (ASVS V2.1.6). */
+  const proven = (req: Request, person: SignedInPerson, field: string) =>
+    freshSecondFactor(person.browser, Date.now()) ? Promise.resolve(undefined) : passwordGiven(req, person, field);
 
   /** What a change from a browser that is signed in no more gets: the sign-in page, back here. */
   const signInAgain = (res: Response): void => res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PATH)}`);
@@ -99,6 +103,43 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (person) await page(req, res, person, 200, changed ? { message: changed } : {});
   });
 
+  // --- "confirm it is you": a proof given now, before a change of the person's factors (account-page.ts factorChange)
+
+  const confirmedPage = (value: unknown): (typeof CONFIRMED_PAGES)[number] => CONFIRMED_PAGES.find((p) => p === value) ?? ACCOUNT_PATH;
+
+  const confirmation = (req: Request, res: Response, person: SignedInPerson, returnTo: string, status = 200, shown: Shown = {}) =>
+    renderPage(
+      res,
+      status,
+      confirmPage({
+        box: svc.config.box,
+        csrf: csrfToken(svc, req, res),
+        email: person.user.email,
+        returnTo,
+        password: person.user.passwordSet,
+        ...shown,
+      }),
+    );
+
+  router.get(CONFIRM_PATH, async (req, res) => {
+    const person = await holderOrSignIn(svc, req, res);
+    if (person) confirmation(req, res, person, confirmedPage(req.query.return_to));
+  });
+
+  router.post(CONFIRM_PATH, ...pageForm, async (req, res) => {
+    const person = await changeOnAccount(svc, req, res);
+    if (!person) return;
+    const returnTo = confirmedPage((req.body as Body).return_to);
+    if (!person.user.passwordSet)
+      return confirmation(req, res, person, returnTo, 409, { error: 'You have no password here: sign in again instead.' });
+    const refusal = await passwordGiven(req, person, 'password');
+    if (refusal) return confirmation(req, res, person, returnTo, refusal.errors ? 422 : 429, refusal);
+    const { user, browser } = person;
+    if (!(await confirmProof(svc, { userId: user.id, sid: browser.sid, checkedHash: user.passwordHash }, svc.addressOf(req))))
+      return signInAgain(res);
+    res.redirect(303, returnTo);
+  });
+
   router.post('/auth/account/password', ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
@@ -111,6 +152,8 @@ export function accountRouter(svc: AccountRouterServices): Router {
       return page(req, res, person, 422, { errors: { new_password: err.errors.password ?? ['is not a password'] } });
     }
     if (!password) return page(req, res, person, 422, { errors: { new_password: ['is required'] } });
+    // The current password typed is a proof given now: the session it continues may change factors for a while.
+    const typed = !freshSecondFactor(person.browser, Date.now());
     const refusal = await proven(req, person, 'current_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
     let hash: string;
@@ -125,7 +168,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const changed = await changeOwnPassword(
       svc,
       { userId: user.id, sid: browser.sid, checkedHash: user.passwordHash, passwordHash: hash },
-      (tx) => continueSignIn(svc, tx, res, browser),
+      (tx) => continueSignIn(svc, tx, res, typed ? { ...browser, proofAt: new Date() } : browser),
       svc.addressOf(req),
     );
     if (!changed) return signInAgain(res);

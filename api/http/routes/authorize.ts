@@ -120,7 +120,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
           person!.user.id,
           person!.browser.amr,
           { returnTo: `/auth/authorize?${new URLSearchParams(request.params)}`, acr: decision.acr },
-          { replaces: person!.browser.sid, provider: person!.browser.provider },
+          { stepUpOf: person!.browser, provider: person!.browser.provider },
         );
       case 'consent': {
         const client = request.client.resource;

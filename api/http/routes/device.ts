@@ -71,7 +71,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       person.user.id,
       person.browser.amr,
       { returnTo, acr },
-      { replaces: person.browser.sid, provider: person.browser.provider },
+      { stepUpOf: person.browser, provider: person.browser.provider },
     );
 
   /** Whether the device's client accepts the way this browser signed in (Client.identityProviders), and the ways it does. */

@@ -12,6 +12,7 @@ import { withTransaction } from '../../db/pool.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
+import { tellOfFactorChange } from '../../people/notices.js';
 import { hashOf, newRecoveryCodes, normalize } from '../../people/recovery-codes.js';
 import { matchingStep, newTotpSecret, secretText, totpUri } from '../../people/totp.js';
 import {
@@ -27,15 +28,24 @@ import {
   type SignInStep,
 } from '../../store/factors.js';
 import { getUser, holdPerson, type UserRow } from '../../store/users.js';
-import { enrolPage, recoveryCodesPage, secondFactorPage, type StepFields } from '../../ui/factor-pages.js';
-import { messagePage } from '../../ui/pages.js';
+import { enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, strengthen, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
 import { invalidForm, renderPage, type SignedInPerson } from '../pages.js';
-import { changeOnAccount, showAccount, type Shown } from '../account-page.js';
+import { factorChange, showAccount, type Shown } from '../account-page.js';
 import { strictRouter } from '../router.js';
-import { acrParam, advanceStep, completeStep, continueStep, currentStep, pageOf, proceed, type StepTarget } from '../sign-in-steps.js';
+import {
+  acrParam,
+  advanceStep,
+  completeStep,
+  continueStep,
+  currentStep,
+  pageOf,
+  proceed,
+  signInAgain as signInAgainPath,
+  type StepTarget,
+} from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -62,16 +72,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     returnTo: target.returnTo,
     acr: target.acr,
   });
-  const signInAgain = (res: Response, target: StepTarget): void =>
-    renderPage(
-      res,
-      403,
-      messagePage(
-        box,
-        'Sign in again',
-        `This sign-in has ended or was never begun. Sign in again: /auth/sign-in?return_to=${target.returnTo}`,
-      ),
-    );
+  const signInAgain = (res: Response, target: StepTarget): void => renderPage(res, 403, signInAgainPage(box, target.returnTo));
 
   /** Counts a code before it is checked; the page saying so when the person or the address is over the limit. */
   async function counted(req: Request, email: string): Promise<string | undefined> {
@@ -104,7 +105,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
 
   async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: string) {
     const state = await factorState(svc.pool, step.userId);
-    const passkeyOnly = target.acr === ACR_PASSKEY;
+    const askedPasskey = target.acr === ACR_PASSKEY;
     renderPage(
       res,
       status,
@@ -114,7 +115,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
         totp: state.totp,
         passkeys: state.passkeys > 0,
         recoveryCodes: state.recoveryCodes > 0,
-        passkeyOnly,
+        passkeyOnly: askedPasskey && state.passkeys > 0,
+        passkeyNext: askedPasskey && state.passkeys === 0,
         ...(error ? { error } : {}),
       }),
       {},
@@ -142,7 +144,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const again = (status: number, error: string) => secondFactor(req, res, step, target, status, error);
     const code = text(body.code);
     const recovery = text(body.recovery_code);
-    if (target.acr === ACR_PASSKEY) return again(400, 'This sign-in asks for a passkey: a code is not enough.');
+    // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
+    if (target.acr === ACR_PASSKEY && (await factorState(svc.pool, user.id)).passkeys > 0)
+      return again(400, 'This sign-in asks for a passkey: a code is not enough.');
     if (!code && !recovery) return again(400, 'Type the code your app shows, or one of your recovery codes.');
 
     const refusal = await counted(req, user.email);
@@ -156,7 +160,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
       }
       await succeeded(req, user.email);
       svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(user.id), address: svc.addressOf(req), reason: 'totp' });
-      const done = await completeStep(svc, req, res, (s) => withFactor(s.amr, ['otp']), target);
+      const done = await completeStep(svc, req, res, (s) => ({ amr: withFactor(s.amr, ['otp']), factor: 'given' }), target);
       if (!done) return signInAgain(res, target);
       return;
     }
@@ -171,6 +175,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
         await removeAllFactors(tx, user.id);
         await setMustEnrol(tx, user.id, true);
         await endPersonsGrants(svc, tx, user.id, { how: 'recovery-code', by: { user: String(user.id) } });
+        await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: 'every-factor' });
         return true;
       }));
     if (!used) {
@@ -192,8 +197,11 @@ export function factorRouter(svc: FactorRouterServices): Router {
       by: { user: String(user.id) },
       address: svc.addressOf(req),
     });
-    // Its step went with the person's others; what it proved before the code goes on, to
-    // enrolment (must_enrol): the code itself is no factor to sign in with.
+    // Its step went with the person's others. A sign-in's step goes on from what it proved before
+    // the code (its password, minutes ago), to enrolment (must_enrol): the code itself is no factor
+    // to sign in with. A step-up's proved nothing here (its session ended with the others): the
+    // person signs in again, and enrols after that sign-in.
+    if (step.replaces !== null) return void res.redirect(303, signInAgainPath(target, 'enrol'));
     await proceed(svc, res, user.id, step.amr, target, { provider: step.provider });
   });
 
@@ -224,28 +232,35 @@ export function factorRouter(svc: FactorRouterServices): Router {
     );
   }
 
-  /** A step may enrol only when it has to: its person has no factor to give (otherwise enrolling would skip it). */
-  async function enrollingStep(req: Request): Promise<{ step: SignInStep; user: UserRow } | undefined> {
+  /**
+   * A step may enrol only when it has to: what it holds leaves its person nothing to give but a new
+   * factor of the class asked (one who has a factor gives it first: enrolling would skip it; one
+   * asked for a passkey who has only an app gives the app's code, then adds a passkey), and a
+   * step-up only after a recent proof (api/people/factors.ts nextStep).
+   */
+  async function enrollingStep(req: Request, target: StepTarget): Promise<{ step: SignInStep; user: UserRow } | undefined> {
     const step = await currentStep(svc, req);
     const user = step && (await getUser(svc.pool, step.userId));
     if (!step || !user) return undefined;
-    const state = await factorState(svc.pool, user.id);
-    return nextStep(step.amr, state, undefined) !== 'second-factor' && !state.totp && state.passkeys === 0 ? { step, user } : undefined;
+    const stepUp = step.replaces === null ? undefined : { proofAt: step.proofAt, now: Date.now() };
+    return nextStep(step.amr, await factorState(svc.pool, user.id), target.acr, stepUp) === 'enrol' ? { step, user } : undefined;
   }
+
+  /** The enrolment of a sign-in asked for a passkey: only a passkey meets it (the passkeys script adds it). */
+  const passkeyEnrolPage = (req: Request, res: Response, target: StepTarget, status = 200, error?: string): void =>
+    renderPage(
+      res,
+      status,
+      enrolPage({ box, ...fields(req, res, target), action: '', qrSvg: '', secret: '', passkeyOnly: true, ...(error ? { error } : {}) }),
+      {},
+      { script: true },
+    );
 
   router.get('/auth/sign-in/enrol', async (req, res) => {
     const target = targetOf(req.query);
-    const enrolling = await enrollingStep(req);
+    const enrolling = await enrollingStep(req, target);
     if (!enrolling) return signInAgain(res, target);
-    if (target.acr === ACR_PASSKEY) {
-      return renderPage(
-        res,
-        200,
-        enrolPage({ box, ...fields(req, res, target), action: '', qrSvg: '', secret: '', passkeyOnly: true }),
-        {},
-        { script: true },
-      );
-    }
+    if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target);
     await newTotpPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
   });
 
@@ -269,10 +284,17 @@ export function factorRouter(svc: FactorRouterServices): Router {
     return true;
   }
 
-  /** Ten new recovery codes, their hashes stored, the plain ones returned to be shown once. */
-  async function newCodes(req: Request, user: UserRow): Promise<string[]> {
+  /**
+   * Ten new recovery codes, their hashes stored, the plain ones returned to be shown once. Made on
+   * their own (`tell`: the account page), the person is told by mail; made with a factor just
+   * enrolled, the factor's mail says enough.
+   */
+  async function newCodes(req: Request, user: UserRow, tell: boolean): Promise<string[]> {
     const codes = newRecoveryCodes();
-    await withTransaction(svc.pool, (tx) => replaceRecoveryCodes(tx, user.id, codes.map(hashOf)));
+    await withTransaction(svc.pool, async (tx) => {
+      await replaceRecoveryCodes(tx, user.id, codes.map(hashOf));
+      if (tell) await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
+    });
     svc.audit.record({
       event: 'factor',
       action: 'recovery-codes-made',
@@ -288,9 +310,11 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const body = req.body as Body;
     const target = targetOf(body);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    const enrolling = await enrollingStep(req);
+    const enrolling = await enrollingStep(req, target);
     if (!enrolling) return signInAgain(res, target);
     const { user } = enrolling;
+    // An app's code does not meet a sign-in asked for a passkey: enrolling one here would be a factor for nothing.
+    if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target, 400, 'This sign-in asks for a passkey: add one.');
     const refusal = await counted(req, user.email);
     if (refusal) return newTotpPage(req, res, user, target, '/auth/sign-in/enrol', 429, refusal);
     if (!(await confirmTotp(req, user, text(body.code))))
@@ -299,10 +323,11 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // must_enrol is cleared with it, under the person's row: a reset that came first took the step.
     const advanced = await advanceStep(svc, req, res, async (s, tx) => {
       await setMustEnrol(tx, user.id, false);
-      return withFactor(s.amr, ['otp']);
+      await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'totp' });
+      return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled' };
     });
     if (!advanced) return signInAgain(res, target);
-    const codes = await newCodes(req, user);
+    const codes = await newCodes(req, user, false);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }));
   });
 
@@ -314,11 +339,12 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!done) signInAgain(res, target);
   });
 
-  // --- the person's own page (its address, password, sign-ins and apps: routes/account.ts)
+  // --- the person's own page (its address, password, sign-ins and apps: routes/account.ts). Every
+  // change of a factor asks for a recent proof (account-page.ts factorChange) and is mailed.
 
   const account = (req: Request, res: Response, person: SignedInPerson, status = 200, shown: Shown = {}) =>
     showAccount(svc, req, res, person, status, shown);
-  const change = (req: Request, res: Response) => changeOnAccount(svc, req, res);
+  const change = (req: Request, res: Response) => factorChange(svc, req, res);
 
   const ACCOUNT: StepTarget = { returnTo: '/auth/account', acr: undefined };
 
@@ -347,16 +373,20 @@ export function factorRouter(svc: FactorRouterServices): Router {
         401,
         'That code is wrong. Scan this new code and try again.',
       );
-    // The code just given is a second factor proven in this browser: its sign-in says so from now
-    // on (a step-up: new cookie, same sid), so the person's own rules, now asking for it, are met.
-    // A session that ended meanwhile (a password change, a reset, a sign-out) is not brought back.
+    // This browser's session counts the app from now on (new cookie, same sid), so the person's
+    // own rules, now asking for it, are met; it was enrolled, not given at a sign-in, so the
+    // session's sign-in time and last proof stay (browser-session.ts strengthen). A session that
+    // ended meanwhile (a password change, a reset, a sign-out) is not brought back.
     const strengthened = await withTransaction(svc.pool, async (tx) => {
-      if (!(await holdPerson(tx, user.id)) || !(await strengthen(svc, tx, res, withFactor(browser.amr, ['otp']), browser))) return false;
+      if (!(await holdPerson(tx, user.id))) return false;
+      const since = { proofAt: 'kept', enrolled: true } as const;
+      if (!(await strengthen(svc, tx, res, withFactor(browser.amr, ['otp']), browser, since))) return false;
       await setMustEnrol(tx, user.id, false);
+      await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'totp' });
       return true;
     });
     if (!strengthened) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
-    const codes = await newCodes(req, user);
+    const codes = await newCodes(req, user, false);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
@@ -365,7 +395,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!person) return;
     const { user } = person;
     if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, person, 409, { error: 'Set up a second factor first.' });
-    const codes = await newCodes(req, user);
+    const codes = await newCodes(req, user, true);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
@@ -374,7 +404,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!person) return;
     const { user } = person;
     const id = Number(text((req.body as Body).factor));
-    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user.id, id) : undefined;
+    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user, id) : undefined;
     if (removed === 'last')
       return account(req, res, person, 409, {
         error:

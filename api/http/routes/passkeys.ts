@@ -41,11 +41,13 @@ import { getUser, holdPerson } from '../../store/users.js';
 import type { BrowserSession } from '../../store/browser.js';
 import { withTransaction } from '../../db/pool.js';
 import { messagePage } from '../../ui/pages.js';
+import { tellOfFactorChange } from '../../people/notices.js';
+import { confirmPath, factorChange, provenRecently } from '../account-page.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
 import { pageForm, pageJson } from '../body.js';
 import { csrfToken, csrfValid, presentedBrowserId, strengthen, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
-import { accountHolder, invalidForm, renderPage } from '../pages.js';
+import { accountHolder, renderPage } from '../pages.js';
 import { acrParam, completeStep, currentStep, proceed, type StepTarget } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 import { safeReturnTo } from './sign-in.js';
@@ -130,17 +132,40 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     res.json(options);
   };
 
-  /** The challenge a response answers, used up: only this browser's, for this purpose, once, before it expired. */
-  const answered = (browser: Buffer, purpose: Challenge['purpose'], response: unknown): Promise<Challenge | undefined> => {
+  /**
+   * The challenge a response answers, used up: only this browser's, for this purpose, once, before
+   * it expired. Its row is gone, so its count is given back (challengeAllowed).
+   */
+  const answered = async (
+    req: Request,
+    browser: Buffer,
+    purpose: Challenge['purpose'],
+    response: unknown,
+  ): Promise<Challenge | undefined> => {
     const challenge = answeredChallenge(response);
-    return challenge ? takeChallenge(svc.pool, challenge, browser, purpose) : Promise.resolve(undefined);
+    const taken = challenge && (await takeChallenge(svc.pool, challenge, browser, purpose));
+    if (taken) await svc.attempts.giveBack([{ challengesFrom: svc.addressOf(req) }]);
+    return taken || undefined;
   };
 
   // --- signing in with a passkey: alone (no step), or as the second factor of a step
 
+  /**
+   * Options hand out a challenge, a row each: counted per address as a password is (a flood of
+   * options is refused, 429, before any is written), and given back once the answer is checked.
+   */
+  const challengeAllowed = async (req: Request, res: Response): Promise<boolean> => {
+    const refused = await svc.attempts.begin([{ challengesFrom: svc.addressOf(req) }]);
+    if (refused) {
+      res.set('Retry-After', String(Math.max(1, Math.ceil((refused.retryAt.getTime() - Date.now()) / 1000))));
+      refuse(res, 429, 'Too many passkey prompts from your network. Try again later.');
+    }
+    return !refused;
+  };
+
   router.post('/auth/passkeys/authenticate/options', ...pageJson, async (req, res) => {
     const browser = callingBrowser(req, res);
-    if (!browser) return;
+    if (!browser || !(await challengeAllowed(req, res))) return;
     const step = await currentStep(svc, req);
     // Alone: no credentials named, the browser offers the discoverable ones (and its autofill).
     const allowed = step ? await listPasskeys(svc.pool, step.userId) : [];
@@ -164,7 +189,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
       svc.audit.record({ event: 'sign_in', outcome: 'failure', address, reason, ...(user ? { user: String(user) } : {}) });
       refuse(res, 401, 'That passkey was not accepted. Try again, or sign in another way.');
     };
-    const challenge = await answered(browser, 'authenticate', body.response);
+    const challenge = await answered(req, browser, 'authenticate', body.response);
     if (!challenge) return failed('passkey: no such challenge');
     const step = await currentStep(svc, req);
     // A challenge handed out for one sign-in (alone, or a step's person) answers only that one.
@@ -192,29 +217,48 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
         still: (tx) => factorExists(tx, key.id),
         provider: null,
       });
-    const done = await completeStep(svc, req, res, (s) => withFactor(s.amr, s.userId === key.userId ? proved : []), targetOf(body));
+    const done = await completeStep(
+      svc,
+      req,
+      res,
+      (s) => (s.userId === key.userId ? { amr: withFactor(s.amr, proved), factor: 'given' } : undefined),
+      targetOf(body),
+    );
     if (!done) refuse(res, 409, 'This sign-in has expired. Sign in again.');
   });
 
   // --- adding a passkey: a signed-in person on their passkeys page, or a step's person enrolling
 
   /**
-   * Who is adding a passkey: the step's person when the step is an enrolment, else the
-   * signed-in person. A step that still wants a factor the person has is no way to add one.
+   * Who is adding a passkey: the step's person when the step is an enrolment (a step-up's only
+   * after a recent proof), else the signed-in person whose last proof is recent: adding a way to
+   * sign in is a credential change, and whoever holds a signed-in browser is not yet its person. A
+   * step that still wants a factor the person has is no way to add one. `confirm`: the person is
+   * signed in but must confirm it is them first.
    */
-  const adder = async (req: Request): Promise<{ userId: number; inStep: boolean; browser?: BrowserSession } | undefined> => {
+  const adder = async (req: Request): Promise<{ userId: number; inStep: boolean; browser?: BrowserSession } | 'confirm' | undefined> => {
     const step = await currentStep(svc, req);
-    if (step) return mayEnrolInStep(step.amr, await factorState(svc.pool, step.userId)) ? { userId: step.userId, inStep: true } : undefined;
+    if (step) {
+      const stepUp = step.replaces === null ? undefined : { proofAt: step.proofAt, now: Date.now() };
+      return mayEnrolInStep(step.amr, await factorState(svc.pool, step.userId), stepUp) ? { userId: step.userId, inStep: true } : undefined;
+    }
     const person = await accountHolder(svc, req);
-    return person && { userId: person.user.id, inStep: false, browser: person.browser };
+    if (!person) return undefined;
+    return provenRecently(person) ? { userId: person.user.id, inStep: false, browser: person.browser } : 'confirm';
   };
+
+  /** A signed-in person without a recent proof is sent to confirm it is them (the script follows `location`). */
+  const confirmFirst = (res: Response): void =>
+    void res.status(403).json({ error: 'Confirm it is you first.', location: confirmPath(ACCOUNT_PAGE) });
 
   router.post('/auth/passkeys/register/options', ...pageJson, async (req, res) => {
     const browser = callingBrowser(req, res);
     if (!browser) return;
     const who = await adder(req);
+    if (who === 'confirm') return confirmFirst(res);
     const user = who && (await getUser(svc.pool, who.userId));
     if (!who || !user) return refuse(res, 401, 'Sign in first.');
+    if (!(await challengeAllowed(req, res))) return;
     const existing = await listPasskeys(svc.pool, user.id);
     const options = await registrationOptions(rp, { handle: userHandle(svc.factorKey, user.id), email: user.email }, existing);
     await handOut(res, browser, 'register', user.id, options);
@@ -225,8 +269,9 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     if (!browser) return;
     const body = req.body as Record<string, unknown>;
     const who = await adder(req);
+    if (who === 'confirm') return confirmFirst(res);
     if (!who) return refuse(res, 401, 'Sign in first.');
-    const challenge = await answered(browser, 'register', body.response);
+    const challenge = await answered(req, browser, 'register', body.response);
     if (!challenge || challenge.userId !== who.userId) return refuse(res, 400, 'The passkey was not made for this page. Try again.');
     const made = await checkRegistration(rp, challenge.challenge, body.response);
     if (!made) return refuse(res, 400, 'The passkey could not be checked. Try again.');
@@ -244,9 +289,13 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
         added = await withTransaction(svc.pool, async (tx) => {
           if (!(await holdPerson(tx, who.userId))) return undefined;
           const passkey = await addPasskey(tx, who.userId, { ...made, name });
-          // A factor proven in this browser, as a code confirmed on /auth/account is: its sign-in
-          // says so from now on (same sid). A session ended meanwhile takes the passkey with it.
-          if (!(await strengthen(svc, tx, res, withFactor(browser.amr, proved), browser))) throw new EndedMeanwhile();
+          // Enrolled in this browser, as an app confirmed on /auth/account is: its session counts it
+          // from now on (same sid), and keeps its sign-in time and last proof. A session ended
+          // meanwhile takes the passkey with it.
+          const since = { proofAt: 'kept', enrolled: true } as const;
+          if (!(await strengthen(svc, tx, res, withFactor(browser.amr, proved), browser, since))) throw new EndedMeanwhile();
+          const email = (await getUser(tx, who.userId))!.email;
+          await tellOfFactorChange(svc, tx, { id: who.userId, email }, { change: 'added', factor: 'passkey', name });
           return passkey;
         });
       } else {
@@ -259,7 +308,9 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
             if (step.userId !== who.userId) return undefined;
             added = await addPasskey(tx, who.userId, { ...made, name });
             await setMustEnrol(tx, who.userId, false);
-            return withFactor(step.amr, proved);
+            const email = (await getUser(tx, who.userId))!.email;
+            await tellOfFactorChange(svc, tx, { id: who.userId, email }, { change: 'added', factor: 'passkey', name });
+            return { amr: withFactor(step.amr, proved), factor: 'enrolled' };
           },
           targetOf(body),
         );
@@ -288,16 +339,16 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     if (!person) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);
     const passkeys = await listPasskeys(svc.pool, person.user.id);
     const csrf = csrfToken(svc, req, res);
-    renderPage(res, status, passkeysPage({ box: svc.config.box, csrf, email: person.user.email, passkeys, error }), {}, { script: true });
+    const page = passkeysPage({ box: svc.config.box, csrf, email: person.user.email, passkeys, recent: provenRecently(person), error });
+    renderPage(res, status, page, {}, { script: true });
   };
 
   router.get(ACCOUNT_PAGE, (req, res) => showPage(req, res));
 
   router.post(`${ACCOUNT_PAGE}/remove`, ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
-    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    const person = await accountHolder(svc, req);
-    if (!person) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);
+    const person = await factorChange(svc, req, res, ACCOUNT_PAGE);
+    if (!person) return;
     const id = typeof body.id === 'string' && /^[1-9][0-9]{0,15}$/.test(body.id) ? Number(body.id) : undefined;
     const keys = await listPasskeys(svc.pool, person.user.id);
     if (id === undefined || !keys.some((k) => k.id === id))
@@ -306,7 +357,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
         404,
         messagePage(svc.config.box, 'No such passkey', 'That passkey is not one of yours. Go back and reload the page.'),
       );
-    const removed = await removeOwnFactor(svc, person.user.id, id);
+    const removed = await removeOwnFactor(svc, person.user, id);
     if (removed === 'last')
       return showPage(req, res, 409, 'Your group requires a second factor: add another one before you remove this one.');
     if (removed)

@@ -58,6 +58,10 @@ export function safeReturnTo(value: unknown): string {
     : '/auth/signed-in';
 }
 
+/** Why a person already signed in is asked to sign in before a step-up enrols a factor. */
+const ENROL_NOTICE =
+  'This app asks for a second factor you have not set up yet. Adding one changes how your account is protected, so sign in again first: then you set it up.';
+
 /** What the sign-in, sign-up and sign-out pages use. */
 export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps'>;
 
@@ -75,7 +79,10 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
 
   router.get('/auth/sign-in', async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
-    await signInForm(svc, req, res, 200, returnTo, {}, await waysOf(returnTo));
+    // A step-up that would enrol a factor with no recent proof (api/http/sign-in-steps.ts): this browser's person, in again first.
+    const enrol = req.query.reason === 'enrol' ? await signedInPerson(svc, req) : undefined;
+    const shown = enrol ? { email: enrol.user.email, notice: ENROL_NOTICE } : {};
+    await signInForm(svc, req, res, 200, returnTo, shown, await waysOf(returnTo));
   });
 
   router.post('/auth/sign-in', ...pageForm, async (req, res) => {

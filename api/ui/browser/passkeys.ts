@@ -44,6 +44,8 @@ async function call(url: string, body: Record<string, unknown>): Promise<Record<
     body: JSON.stringify(body),
   });
   const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  // A refusal that says where to go (confirm it is you first) takes the browser there.
+  if (!res.ok && typeof answer.location === 'string') location.assign(answer.location);
   if (!res.ok) throw new Error(typeof answer.error === 'string' ? answer.error : `The box answered ${res.status}.`);
   return answer;
 }

@@ -29,4 +29,17 @@ describe('nextStep', function () {
     expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true, passkeys: 1 }, 'phr')).to.equal('second-factor');
     expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true }, 'phr')).to.equal('enrol');
   });
+
+  it('a step-up (a signed-in browser asked for more) enrols only after a recent proof: else a sign-in again', function () {
+    const now = Date.parse('2026-11-26T10:00:00Z');
+    const recent = { proofAt: new Date(now - 2 * 60_000), now };
+    const stale = { proofAt: new Date(now - 11 * 60_000), now };
+    expect(nextStep(['pwd'], none, 'urn:boxauth:acr:mfa', recent)).to.equal('enrol');
+    expect(nextStep(['pwd'], none, 'urn:boxauth:acr:mfa', stale)).to.equal('sign-in');
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true }, 'phr', stale)).to.equal('sign-in');
+    // Giving a factor the person has is no enrolment: a stale step-up gives it as any step-up does.
+    expect(nextStep(['pwd'], { ...none, totp: true }, 'urn:boxauth:acr:mfa', stale)).to.equal('second-factor');
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true, passkeys: 1 }, 'phr', stale)).to.equal('second-factor');
+    expect(nextStep(['pwd', 'otp', 'mfa'], { ...none, totp: true }, 'urn:boxauth:acr:mfa', stale)).to.equal('done');
+  });
 });

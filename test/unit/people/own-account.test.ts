@@ -1,6 +1,7 @@
 // What stands for a person's current password on their account page, and how a sign-up proves its address.
 import { expect } from 'chai';
-import { FRESH_MINUTES, freshSecondFactor } from '../../../api/people/own-account.js';
+import { RECENT_PROOF_MINUTES as FRESH_MINUTES, recentProof } from '../../../api/people/factors.js';
+import { freshSecondFactor } from '../../../api/people/own-account.js';
 import { proofOf } from '../../../api/people/registration.js';
 
 describe('freshSecondFactor', function () {
@@ -19,6 +20,17 @@ describe('freshSecondFactor', function () {
   it('a password alone, or a second factor given longer ago, does not', function () {
     expect(freshSecondFactor({ amr: ['pwd'], authTime: ago(0), proven: true }, now)).to.equal(false);
     expect(freshSecondFactor({ amr: ['pwd', 'otp', 'mfa'], authTime: ago(FRESH_MINUTES + 1), proven: true }, now)).to.equal(false);
+  });
+});
+
+describe('recentProof', function () {
+  const now = Date.parse('2026-11-25T10:00:00Z');
+  const ago = (minutes: number): Date => new Date(now - minutes * 60_000);
+
+  it('a proof given minutes ago stands for a credential change; one given longer ago does not', function () {
+    expect(recentProof(ago(0), now)).to.equal(true);
+    expect(recentProof(ago(FRESH_MINUTES), now)).to.equal(true);
+    expect(recentProof(ago(FRESH_MINUTES + 1), now)).to.equal(false);
   });
 });
 
