@@ -11,6 +11,7 @@ import { confirmEmailChange, LINK_MINUTES, linkHolder, requestReset, resetPasswo
 import type { LinkPurpose } from '../../store/account-links.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
+import { passwordCheck } from '../../schema/password-policy.js';
 import {
   emailVerifiedPage,
   linkInvalidPage,
@@ -99,7 +100,8 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       renderPage(res, status, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, errors }));
     let password: string;
     try {
-      password = userInput({ password: body.password }, false).password ?? '';
+      const check = await passwordCheck(svc.config);
+      password = userInput({ password: body.password }, false, undefined, { check, email: user.email }).password ?? '';
       if (!password) return again(422, { password: ['is required'] });
     } catch (err) {
       if (err instanceof ValidationError) return again(422, err.errors);
