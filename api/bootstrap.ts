@@ -15,7 +15,8 @@ import path from 'node:path';
 import { ConfigError, type Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
-import { generateSecret, hashSecret, verifyHash } from './credentials/secrets.js';
+import { generatePassword, generateSecret, hashSecret, verifyHash } from './credentials/secrets.js';
+import { passwordCheck } from './schema/password-policy.js';
 import { OPENID_SCOPES } from './oauth/openid.js';
 import { ADMIN_CLIENT_ID, adminClientPolicyId, ADMINS_GROUP, adminsPolicyId, rootPolicyId } from './reserved.js';
 import { claimSetting, ensureSetting } from './store/browser.js';
@@ -137,7 +138,7 @@ export async function bootstrapRootClient(pool: Pool, config: Config, log: Logge
  * user is created once per box and email (recorded in box_settings): deleted or
  * changed later, it stays as people left it.
  */
-export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Credentials> {
+export async function bootstrapAdmin(pool: Pool, config: Config, log: Logger): Promise<Credentials> {
   const file = path.join(config.dataDir, 'admin-user.json');
   const group = await ensureGroup(pool, ADMINS_GROUP, 'Box administrators: allowed everything by the admins-allow policy.');
   await createPolicyIfMissing(pool, {
@@ -152,9 +153,10 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
   if (!existing && (await claimSetting(pool, mark, new Date().toISOString()))) {
     const password =
       config.adminPassword ??
-      (await savedOrNew(file, ['email', config.adminEmail], 'password', () => generateSecret().slice(0, 24), {
+      (await savedOrNew(file, ['email', config.adminEmail], 'password', () => generatePassword(config.passwordMinLength), {
         admin_ui: `${config.baseUrl}/admin`,
       }));
+    await warnOfWeakAdminPassword(config, log);
     await createUser(pool, { email: config.adminEmail, passwordHash: await hashSecret(password), data: null, groupIds: [group.id] });
     return config.adminPassword ? { where: 'from BOXAUTH_ADMIN_PASSWORD' } : { where: `in ${file}` };
   }
@@ -165,6 +167,23 @@ export async function bootstrapAdmin(pool: Pool, config: Config): Promise<Creden
     return { where: `in ${file}` };
   }
   return { where: 'as last changed (BOXAUTH_ADMIN_PASSWORD applies only when the user is first created)' };
+}
+
+/**
+ * BOXAUTH_ADMIN_PASSWORD is not refused when it breaks the box's password rule (a box that started
+ * yesterday must start after an upgrade), but when the first admin is made with it the log says
+ * which rule it breaks, never the password. Only then: at later starts it is not the admin's
+ * password by this start's doing, and every box the operator runs sets it: their starts need not read the list.
+ */
+async function warnOfWeakAdminPassword(config: Config, log: Logger): Promise<void> {
+  if (config.adminPassword === undefined) return;
+  const problem = (await passwordCheck(config))(config.adminPassword, config.adminEmail);
+  if (problem)
+    log.warn(
+      { user: config.adminEmail, rule: `the password ${problem}` },
+      "BOXAUTH_ADMIN_PASSWORD breaks the box's password rule (docs/security.md): the first admin should choose another " +
+        '(on their account page, or with boxauth user set-password)',
+    );
 }
 
 /**

@@ -108,6 +108,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'the first admin user, created once (a password changed later stays changed; a deleted admin is not created again)',
   },
   {
+    names: ['BOXAUTH_PASSWORD_MIN_LENGTH'],
+    default: '`8`',
+    meaning:
+      "the fewest characters of a new password, `8` to `64` (12 or more is suggested). Whatever it is, a new password is also refused when it is one of the most used passwords, too much like the email address or the box's name, or repeated or sequential characters; no rule of composition, no expiry (NIST SP 800-63B §5.1.1.2, docs/security.md). Passwords already set are not affected, and the first admin's `BOXAUTH_ADMIN_PASSWORD` is only warned about in the log",
+  },
+  {
     names: ['BOXAUTH_REGISTRATION'],
     default: '`false`',
     meaning: 'self sign-up on the sign-in page',

@@ -18,6 +18,12 @@ export const DEFAULT_METRICS_PORT = 9464;
 /** Where the decision point serves Envoy's gRPC ext_authz unless BOXAUTH_GRPC_PORT says otherwise (the box pods name it `grpc-authz`). */
 export const DEFAULT_GRPC_PORT = 9001;
 
+/**
+ * The fewest characters a new password may have (BOXAUTH_PASSWORD_MIN_LENGTH, Box.spec.passwordMinLength):
+ * never below NIST SP 800-63B §5.1.1.2's 8, and at most 64, the length NIST says a box must accept.
+ */
+export const PASSWORD_MIN_LENGTH = { default: 8, least: 8, most: 64 } as const;
+
 /** An issuer of workload tokens the box trusts (Box.spec.trustedIssuers). */
 export interface TrustedIssuer {
   issuer: string;
@@ -61,6 +67,8 @@ export interface Config {
   rootClientSecret: string | undefined;
   adminEmail: string;
   adminPassword: string | undefined;
+  /** The fewest characters of a new password (api/schema/password-policy.ts). */
+  passwordMinLength: number;
   registration: boolean;
   registrationGroup: string;
   jwtAlg: JwtAlg;
@@ -419,6 +427,13 @@ export function loadConfig(env: Env = process.env): Config {
       matching(env, 'BOXAUTH_ADMIN_EMAIL', /^[^\s@]+@[^\s@]+$/, 'an email address', 'admin@localhost'),
     ),
     adminPassword: str(env, 'BOXAUTH_ADMIN_PASSWORD'),
+    passwordMinLength: int(
+      env,
+      'BOXAUTH_PASSWORD_MIN_LENGTH',
+      PASSWORD_MIN_LENGTH.default,
+      PASSWORD_MIN_LENGTH.least,
+      PASSWORD_MIN_LENGTH.most,
+    ),
     registration: bool(env, 'BOXAUTH_REGISTRATION', false),
     registrationGroup: visibleName(
       'BOXAUTH_REGISTRATION_GROUP',

@@ -79,7 +79,7 @@ export async function prepareBox(config: Config, log: Logger): Promise<PreparedB
     await new Keyring(pool, config).ensureActive();
     await ensureFactorKey(pool, config);
     const root = await bootstrapRootClient(pool, config, log);
-    const admin = await bootstrapAdmin(pool, config);
+    const admin = await bootstrapAdmin(pool, config, log);
     await bootstrapAdminClient(pool, config, log);
     return { databaseUrl, rootCredentials: root, adminCredentials: admin, embedded: !config.databaseUrl, stopDatabase };
   } catch (err) {

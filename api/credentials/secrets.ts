@@ -96,6 +96,14 @@ export function generateSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/**
+ * A password the box makes for a person (the first admin's): 24 random characters, or as many as
+ * the box's minimum when that is more (48 bytes give 64, BOXAUTH_PASSWORD_MIN_LENGTH's most).
+ */
+export function generatePassword(minLength: number): string {
+  return randomBytes(48).toString('base64url').slice(0, Math.max(24, minLength));
+}
+
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 /** Counts a check of a presented secret before it runs, and gives the count back when it was right (throttle.ts). */

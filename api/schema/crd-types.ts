@@ -53,6 +53,10 @@ export interface BoxSpec {
    */
   registration?: boolean;
   /**
+   * The fewest characters of a new password (BOXAUTH_PASSWORD_MIN_LENGTH); 12 or more is suggested. Whatever it is, a new password is refused when it is one of the most used passwords, too much like the email address or the box's name, or repeated or sequential characters (NIST SP 800-63B §5.1.1.2). Passwords already set stay as they are.
+   */
+  passwordMinLength?: number;
+  /**
    * Algorithm of the signing key the operator generates (changing it generates a new key; tokens signed by the old one stay verifiable until they expire).
    */
   jwtAlg?: 'ES256' | 'RS256' | 'EdDSA';

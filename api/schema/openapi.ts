@@ -4,7 +4,9 @@
 // checks; the OAuth and OpenID Connect endpoints as their RFCs define them.
 // test/unit/schema/openapi.test.ts checks it with an OpenAPI validator no one
 // here wrote, and that every path the box serves is in it.
-import { DATA_MAX, DESCRIPTION_MAX, EMAIL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN } from './people.js';
+import { DATA_MAX, DESCRIPTION_MAX, EMAIL_MAX, NAME_MAX } from './people.js';
+import { PASSWORD_MAX } from './password-policy.js';
+import { PASSWORD_MIN_LENGTH } from '../config.js';
 import { restSchema, type ResourceKind } from './resources.js';
 
 type Json = Record<string, unknown>;
@@ -353,7 +355,15 @@ function peopleSchemas(): Json {
         email: { type: 'string', maxLength: EMAIL_MAX, format: 'email' },
         email_verified: { type: 'boolean' },
         active: { type: 'boolean', description: 'false turns the person off: what they obtained ends, no sign-in until true again' },
-        password: { type: 'string', minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, writeOnly: true },
+        password: {
+          type: 'string',
+          minLength: PASSWORD_MIN_LENGTH.least,
+          maxLength: PASSWORD_MAX,
+          writeOnly: true,
+          description:
+            "at least the box's BOXAUTH_PASSWORD_MIN_LENGTH characters (8 by default), not one of the most used passwords, " +
+            "not too much like the email address or the box's name, not repeated or sequential characters; a 422 says which",
+        },
         data: { type: ['string', 'null'], maxLength: DATA_MAX, description: 'any JSON, as a string' },
         'group-ids': groupIds,
       },

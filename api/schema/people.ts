@@ -3,9 +3,8 @@
 // password: it never travels back, not even in an error.
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { invisibleProblem } from '../input.js';
+import type { PasswordCheck } from './password-policy.js';
 
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 1024;
 export const EMAIL_MAX = 254;
 export const DATA_MAX = 64 * 1024;
 export const NAME_MAX = 200;
@@ -68,8 +67,18 @@ const USER_FIELDS = [
   'updated_at',
 ];
 
-/** The user fields of a POST (`creating`) or PUT body. */
-export function userInput(raw: unknown, creating: boolean, urlId?: number): UserInput {
+/** How a new password in a user body is checked: the box's rule (schema/password-policy.ts), against an address. */
+export interface NewPassword {
+  check?: PasswordCheck;
+  /** The person's address as it is, which the password must not be like when the body names no new one. */
+  email?: string | undefined;
+}
+
+/**
+ * The user fields of a POST (`creating`) or PUT body. A body that may carry a password is read
+ * with the box's password rule (`newPassword.check`); one read without it must carry none.
+ */
+export function userInput(raw: unknown, creating: boolean, urlId?: number, newPassword: NewPassword = {}): UserInput {
   const body = asObject(raw, 'user');
   const errors = noFieldErrors();
   unknownFields(body, USER_FIELDS, errors);
@@ -91,9 +100,12 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number): User
   if (body.password === undefined) {
     if (creating) add(errors, 'password', 'is required');
   } else if (typeof body.password !== 'string') add(errors, 'password', 'must be a string');
-  else if (body.password.length < PASSWORD_MIN) add(errors, 'password', `must be at least ${PASSWORD_MIN} characters`);
-  else if (body.password.length > PASSWORD_MAX) add(errors, 'password', `must be at most ${PASSWORD_MAX} characters`);
-  else input.password = body.password;
+  else if (!newPassword.check) throw new Error("a password in a user body is checked against the box's rule: give newPassword.check");
+  else {
+    const problem = newPassword.check(body.password, input.email ?? newPassword.email);
+    if (problem) add(errors, 'password', problem);
+    else input.password = body.password;
+  }
 
   if (body.data !== undefined) {
     if (body.data === null) input.data = null;

@@ -12,7 +12,7 @@
 // Gateway call it) is on a port of its own, `grpc-authz`, which the Service
 // does carry: gateways reach it there.
 import { createHash } from 'node:crypto';
-import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT } from '../../api/config.js';
+import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, PASSWORD_MIN_LENGTH } from '../../api/config.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
 import type { BoxResource, BoxSpec } from './box/types.js';
@@ -153,6 +153,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_ADMIN_EMAIL', value: spec.admin?.email ?? 'admin@localhost' },
     secretEnv('BOXAUTH_ADMIN_PASSWORD', names.secrets.admin, 'password'),
     { name: 'BOXAUTH_REGISTRATION', value: String(spec.registration ?? false) },
+    { name: 'BOXAUTH_PASSWORD_MIN_LENGTH', value: String(spec.passwordMinLength ?? PASSWORD_MIN_LENGTH.default) },
     { name: 'BOXAUTH_JWT_ALG', value: spec.jwtAlg ?? 'ES256' },
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
     secretEnv('BOXAUTH_FACTOR_KEY', names.secrets.factorKey, FACTOR_KEY_FILE),

@@ -12,7 +12,8 @@
 // cluster-scoped ClusterRoleBinding for TokenReview, which the finalizer deletes.
 import { randomBytes } from 'node:crypto';
 import type { Pool } from '../../api/db/pool.js';
-import { generateSecret } from '../../api/credentials/secrets.js';
+import { PASSWORD_MIN_LENGTH } from '../../api/config.js';
+import { generatePassword, generateSecret } from '../../api/credentials/secrets.js';
 import { NotOwned, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
@@ -165,7 +166,7 @@ export class BoxController extends Controller<BoxResource> {
       })),
       await ensureBoxSecret(kube, box, names.secrets.admin, () => ({
         email: box.spec?.admin?.email ?? 'admin@localhost',
-        password: generateSecret().slice(0, 24),
+        password: generatePassword(box.spec?.passwordMinLength ?? PASSWORD_MIN_LENGTH.default),
       })),
     ];
     // The pods read these through their environment, once, at start: a new version must roll them. Not so the TLS

@@ -68,7 +68,7 @@ describe('admin UI (Chromium)', function () {
     await page.getByLabel('Data').fill('{"team": "blue"}');
     await page.getByLabel('Password').fill('short');
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.locator('#user-password-error').getByText('must be at least 8 characters').waitFor();
+    await page.locator('#user-password-error').getByText('is too short: at least 8 characters').waitFor();
     expect(await page.locator('#user-password-error').getAttribute('role')).to.equal('alert');
 
     await page.getByLabel('Password').fill('zoe-password');

@@ -181,14 +181,14 @@ describe('boxauth CLI', function () {
   });
 
   it('user new <email>:<password> creates inline (the password may contain ":") and names the user and the box', async function () {
-    const res = await cli(['user', 'new', 'inline@example.com:pa:ss:word']);
+    const res = await cli(['user', 'new', 'inline@example.com:tr:ou:ba:dor-7']);
     expect(res.code, res.stderr).to.equal(0);
     expect(res.stdout).to.match(/Created user inline@example\.com \(id \d+, email verified\) in box "default"/);
     const token = await box.rootToken();
     const { id } = (await box.json('GET', `/users?email=inline@example.com&access_token=${token}`)).body[0];
     const { password } = (await box.json('GET', `/users/${id}`, undefined, token)).body;
     // The password is everything after the first colon.
-    expect(await argon2.verify(password, 'pa:ss:word')).to.equal(true);
+    expect(await argon2.verify(password, 'tr:ou:ba:dor-7')).to.equal(true);
   });
 
   it('user new without arguments is a wizard: Email and Password prompts, the password not echoed', async function () {
@@ -223,7 +223,7 @@ describe('boxauth CLI', function () {
   it('user set-password asks twice without echo, or reads --password-stdin, and says the sessions ended', async function () {
     const email = 'inline@example.com';
     const signIn = async (password: string) => (await new FormAgent(box).signIn(email, password)).status;
-    expect(await signIn('pa:ss:word')).to.equal(303);
+    expect(await signIn('tr:ou:ba:dor-7')).to.equal(303);
     const typed = await onTerminal(
       ['user', 'set-password', email],
       [
@@ -235,7 +235,7 @@ describe('boxauth CLI', function () {
     expect(typed.out).not.to.include('second-password-1');
     expect(typed.out).to.match(/Password of inline@example\.com \(id \d+\) changed in box "default"/);
     expect(typed.out).to.match(/their signed-in browsers, codes and tokens were ended/);
-    expect(await signIn('pa:ss:word')).not.to.equal(303);
+    expect(await signIn('tr:ou:ba:dor-7')).not.to.equal(303);
     expect(await signIn('second-password-1')).to.equal(303);
 
     const differ = await onTerminal(
@@ -255,8 +255,24 @@ describe('boxauth CLI', function () {
     expect(await signIn('third-password-1')).to.equal(303);
     const short = await cli(['user', 'set-password', email, '--password-stdin'], {}, 'short\n');
     expect(short.code).to.equal(1);
-    expect(short.stderr).to.include('password: must be at least 8 characters');
+    expect(short.stderr).to.include('password: is too short: at least 8 characters');
     expect((await cli(['user', 'set-password'])).code).to.equal(2);
+  });
+
+  it("a password the box's rule refuses: one line with the box's reason, exit 1, and nothing changes", async function () {
+    const made = await cli(['user', 'new', 'weak@example.com:Password1']);
+    expect(made.code).to.equal(1);
+    expect(made.stderr).to.equal('boxauth user: password: is one of the most used passwords: choose another\n');
+    const token = await box.rootToken();
+    expect((await box.json('GET', `/users?email=weak@example.com&access_token=${token}`)).body).to.deep.equal([]);
+
+    const email = 'inline@example.com';
+    const set = await cli(['user', 'set-password', email, '--password-stdin'], {}, '12345678\n');
+    expect(set.code).to.equal(1);
+    expect(set.stderr).to.equal('boxauth user: password: is one of the most used passwords: choose another\n');
+    const like = await cli(['user', 'set-password', email, '--password-stdin'], {}, 'inline-2024\n');
+    expect(like.stderr).to.include('password: is too much like the email address: choose another');
+    expect((await new FormAgent(box).signIn(email, 'third-password-1')).status, 'the old password still signs in').to.equal(303);
   });
 
   it('user list, piped, prints the users as JSON', async function () {
@@ -276,7 +292,7 @@ describe('boxauth CLI', function () {
     expect(taken.stderr).to.include('email: email is already taken');
     const bad = await cli(['user', 'new', 'nobody:short']);
     expect(bad.stderr).to.include('is not a valid email address');
-    expect(bad.stderr).to.include('password: must be at least 8 characters');
+    expect(bad.stderr).to.include('password: is too short: at least 8 characters');
     const usage = await cli(['user', 'new', 'no-colon-here']);
     expect(usage.code).to.equal(2);
     const unknown = await cli(['user', 'frobnicate']);

@@ -158,7 +158,7 @@ describe('hostile input', function () {
         refused(
           await box.request('POST', '/users', {
             headers: { Authorization: `Bearer ${root}`, 'Content-Type': 'application/json' },
-            body: `{"email": "p@example.com", "password": "password-1", "${key}": 1}`,
+            body: `{"email": "p@example.com", "password": "a-good-password-1", "${key}": 1}`,
           }),
           400,
           key,

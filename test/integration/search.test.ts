@@ -193,7 +193,7 @@ describe('search', function () {
       const refreshed = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'ss-b', refresh_token: b1.refresh_token! });
       expect(refreshed.status, refreshed.text).to.equal(200);
       s.b2 = decodeJwt(refreshed.body.access_token).jti!;
-      const user = await box.json('POST', '/users', { email: 'session-user@example.com', password: 'password-1' }, root);
+      const user = await box.json('POST', '/users', { email: 'session-user@example.com', password: 'a-good-password-1' }, root);
       userId = user.body.id;
       await userToken(box, userId, 'ss-a');
       s.u1 = (await found(`/Session?user=${userId}`))[0]!;
@@ -268,7 +268,7 @@ describe('search', function () {
         ['cy', 'Search-Cy@Example.com'],
         ['lit', 'lit_eral@example.com'],
       ] as const) {
-        const res = await box.json('POST', '/users', { email, password: 'password-1' }, root);
+        const res = await box.json('POST', '/users', { email, password: 'a-good-password-1' }, root);
         expect(res.status, res.text).to.equal(201);
         ids[name] = String(res.body.id);
       }

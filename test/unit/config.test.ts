@@ -38,6 +38,14 @@ describe('configuration', function () {
     );
     expect(() => loadConfig({ BOXAUTH_HOST: 'not a host' })).to.throw(ConfigError, /BOXAUTH_HOST/);
     expect(() => loadConfig({ BOXAUTH_BOX: 'My Box' })).to.throw(ConfigError, /BOXAUTH_BOX/);
+    // NIST SP 800-63B §5.1.1.2: never fewer than 8 characters; 64 is the most a box may ask.
+    for (const bad of ['7', '65', 'twelve', '12.5'])
+      expect(() => loadConfig({ BOXAUTH_PASSWORD_MIN_LENGTH: bad }), bad).to.throw(
+        ConfigError,
+        /BOXAUTH_PASSWORD_MIN_LENGTH must be an integer between 8 and 64/,
+      );
+    expect(loadConfig({}).passwordMinLength).to.equal(8);
+    expect(loadConfig({ BOXAUTH_PASSWORD_MIN_LENGTH: '12' }).passwordMinLength).to.equal(12);
     expect(() => loadConfig({ BOXAUTH_ADMIN_EMAIL: 'admin' })).to.throw(ConfigError, /BOXAUTH_ADMIN_EMAIL must be an email address/);
     expect(() => loadConfig({ BOXAUTH_REGISTRATION_GROUP: ' users' })).to.throw(ConfigError, /BOXAUTH_REGISTRATION_GROUP/);
     for (const rows of ['0', 'lots', '1.5'])

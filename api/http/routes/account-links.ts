@@ -12,6 +12,7 @@ import type { LinkPurpose } from '../../store/account-links.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { listFactors } from '../../store/factors.js';
+import { passwordCheck } from '../../schema/password-policy.js';
 import {
   emailVerifiedPage,
   linkInvalidPage,
@@ -119,7 +120,8 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       );
     let password: string;
     try {
-      password = userInput({ password: body.password }, false).password ?? '';
+      const check = await passwordCheck(svc.config);
+      password = userInput({ password: body.password }, false, undefined, { check, email: user.email }).password ?? '';
       if (!password) return await again(422, { password: ['is required'] });
     } catch (err) {
       if (err instanceof ValidationError) return again(422, err.errors);

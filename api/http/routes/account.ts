@@ -13,6 +13,7 @@ import { requestEmailChange } from '../../people/links.js';
 import { pageLanguage } from '../language.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
+import { passwordCheck } from '../../schema/password-policy.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { pageForm } from '../body.js';
 import { continueSignIn, csrfToken, endBrowserSession, type BrowserServices } from '../browser-session.js';
@@ -146,7 +147,8 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const body = req.body as Body;
     let password: string | undefined;
     try {
-      password = userInput({ password: body.new_password }, false).password;
+      const check = await passwordCheck(svc.config);
+      password = userInput({ password: body.new_password }, false, undefined, { check, email: person.user.email }).password;
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return page(req, res, person, 422, { errors: { new_password: err.errors.password ?? ['is not a password'] } });

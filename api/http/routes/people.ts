@@ -4,6 +4,7 @@ import { type Request, type RequestHandler, type Response, type Router } from 'e
 import { ApiError, notFound } from '../../errors.js';
 import { hashSecret } from '../../credentials/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
+import { passwordCheck } from '../../schema/password-policy.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
 import type { Config } from '../../config.js';
 import type { Pool } from '../../db/pool.js';
@@ -137,7 +138,7 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
   });
 
   router.post('/users', ...resourceBody, guard, async (req, res) => {
-    const input = userInput(req.body, true);
+    const input = userInput(req.body, true, undefined, { check: await passwordCheck(svc.config) });
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () =>
       createAccount(
@@ -164,7 +165,10 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
   // address without it is unverified (and gets a link, with mail configured).
   router.put('/users/:id', ...resourceBody, guard, async (req, res) => {
     const id = idParam(req, 'user');
-    const input = userInput(req.body, false, id);
+    // A new password must not be like the person's address: the one the body gives, else the one they have.
+    const carriesPassword = typeof req.body === 'object' && req.body !== null && 'password' in req.body;
+    const email = carriesPassword ? (await getUser(svc.pool, id))?.email : undefined;
+    const input = userInput(req.body, false, id, { check: await passwordCheck(svc.config), email });
     await checkGroups(svc, req.body, input.groupIds);
     const user = await writing(req.body, async () =>
       changeAccount(

@@ -9,6 +9,7 @@ import { ValidationError } from '../../errors.js';
 import { minutesUntil, type AttemptKey, type Attempts } from '../../people/attempts.js';
 import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { userInput } from '../../schema/people.js';
+import { passwordCheck } from '../../schema/password-policy.js';
 import type { Metrics } from '../../metrics.js';
 import type { AddressOf } from '../client-address.js';
 import { ensureGroup } from '../../store/groups.js';
@@ -193,7 +194,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       renderPage(res, status, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, ...shown }), headers);
     let input;
     try {
-      input = userInput({ email, password: body.password }, true);
+      input = userInput({ email, password: body.password }, true, undefined, { check: await passwordCheck(svc.config) });
     } catch (err) {
       if (err instanceof ValidationError) return page(422, { errors: err.errors });
       throw err;

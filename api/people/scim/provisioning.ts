@@ -9,6 +9,8 @@ import { dummyHash, hashSecret } from '../../credentials/secrets.js';
 import { withTransaction, type Transaction } from '../../db/pool.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
 import { isEmailAddress } from '../../schema/people.js';
+import { passwordCheck, type PasswordCheck } from '../../schema/password-policy.js';
+import type { Config } from '../../config.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import {
   changeMembers,
@@ -29,7 +31,9 @@ import { applyPatch, type Json } from './patch.js';
 import { groupResource, readGroup, readUser, userResource, type UserWrite } from './resources.js';
 import { RESOURCE_TYPES } from './schemas.js';
 
-export type ScimServices = AccountServices & { config: AccountServices['config'] & { rootClientId: string } };
+export type ScimServices = AccountServices & {
+  config: AccountServices['config'] & Pick<Config, 'rootClientId' | 'passwordMinLength' | 'box'>;
+};
 
 /** A write's preconditions: the ETag it was made against (If-Match, RFC 7644 §3.14). */
 export interface Precondition {
@@ -60,8 +64,15 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** What the box's fields become from a SCIM write; a password is hashed here, never kept as sent. */
-async function fieldsOf(write: UserWrite): Promise<Partial<UserFields>> {
+/**
+ * What the box's fields become from a SCIM write; a password is checked against the box's rule and
+ * hashed here, never kept as sent. RFC 7643 §4.1.1 asks a service provider to "validate the value
+ * against server password policy"; one it refuses is "not compatible with the operation or
+ * attribute type", RFC 7644 §3.12's invalidValue, with the reason as the detail.
+ */
+async function fieldsOf(check: PasswordCheck, write: UserWrite): Promise<Partial<UserFields>> {
+  const problem = write.password !== undefined ? check(write.password, write.userName) : undefined;
+  if (problem) throw invalidValue(`password ${problem}`);
   return {
     email: write.userName,
     // The directory's word on an address is an administrator's: the box vouches for it. A name is no address.
@@ -75,7 +86,7 @@ async function fieldsOf(write: UserWrite): Promise<Partial<UserFields>> {
 
 export async function createUser(svc: ScimServices, body: unknown, by: Actor, base: string): Promise<Json> {
   const write = readUser(body);
-  const fields = await fieldsOf(write);
+  const fields = await fieldsOf(await passwordCheck(svc.config), write);
   const noPassword = fields.passwordHash ?? (await dummyHash());
   const user = await refusing(() =>
     createAccount(
@@ -110,6 +121,7 @@ async function changeUser(
   by: Actor,
   base: string,
 ): Promise<Json> {
+  const check = await passwordCheck(svc.config); // loaded before the person's row is locked
   const user = await refusing(() =>
     changeAccount(
       svc,
@@ -118,7 +130,7 @@ async function changeUser(
         const current = userResource(before, base);
         checkVersion(current, pre);
         const write = readUser(make(current));
-        const fields = await fieldsOf(write);
+        const fields = await fieldsOf(check, write);
         // The address is vouched for when the directory names a new one, not again at every change.
         if (write.userName === before.email) delete fields.emailVerified;
         return fields;

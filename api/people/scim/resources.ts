@@ -6,7 +6,7 @@
 // people of this box, by id (the box has no nested groups).
 import type { GroupRow, MemberRef } from '../../store/groups.js';
 import type { UserRow } from '../../store/users.js';
-import { EMAIL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, isEmailAddress } from '../../schema/people.js';
+import { EMAIL_MAX, NAME_MAX, isEmailAddress } from '../../schema/people.js';
 import { invisibleProblem } from '../../input.js';
 import { invalidValue } from './errors.js';
 import { readResource, versionOf } from './attributes.js';
@@ -68,8 +68,8 @@ export function readUser(raw: unknown): UserWrite {
   if (/\s/.test(userName)) throw invalidValue('userName must not hold spaces');
   const password = field(body, 'password');
   if (password !== undefined && password !== null) {
-    if (typeof password !== 'string' || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-      throw invalidValue(`password must be a string of ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+    // Its length and the rest of the box's rule are checked where the box's settings are (provisioning.ts).
+    if (typeof password !== 'string') throw invalidValue('password must be a string');
   }
   const activeRaw = field(body, 'active');
   const read = readResource(RESOURCE_TYPES.User, body);

@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { Argon2Busy, argon2Waiting, configureArgon2, hashSecret, SecretVerifier } from '../../../api/credentials/secrets.js';
+import {
+  Argon2Busy,
+  argon2Waiting,
+  configureArgon2,
+  generatePassword,
+  hashSecret,
+  SecretVerifier,
+} from '../../../api/credentials/secrets.js';
 
 describe('client secret verifier', function () {
   it('remembers a secret verified against a hash, and only that secret with that hash', async function () {
@@ -44,5 +51,14 @@ describe('argon2 lanes', function () {
     expect(await Promise.all(signUps)).to.deep.equal(['hashed', 'hashed', 'hashed', 'busy', 'busy']);
     expect(await Promise.all(writes)).to.deep.equal(['hashed', 'hashed']);
     expect(argon2Waiting()).to.deep.equal({ 'sign-in': 0, write: 0, client: 0, 'sign-up': 0 });
+  });
+});
+
+describe('generated passwords', function () {
+  it('are 24 random characters, or as many as the box asks when that is more (up to 64)', function () {
+    expect(generatePassword(8)).to.match(/^[A-Za-z0-9_-]{24}$/);
+    expect(generatePassword(30)).to.have.length(30);
+    expect(generatePassword(64)).to.have.length(64);
+    expect(generatePassword(8)).to.not.equal(generatePassword(8));
   });
 });

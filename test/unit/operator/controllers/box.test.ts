@@ -13,6 +13,8 @@ import { Problem } from '../../../../operator/controller.js';
 import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
 import { readCrdSchema } from '../../../../api/schema/resources.js';
+import { passwordCheck } from '../../../../api/schema/password-policy.js';
+import { PASSWORD_MIN_LENGTH } from '../../../../api/config.js';
 import { OperatorHarness, ready, SETTINGS } from '../../../support/operator.js';
 import { testCa } from '../../../support/tls.js';
 
@@ -351,6 +353,37 @@ describe('Box controller', function () {
       await h.kube.patch(SECRETS, NS, 'auth-admin', { stringData: { password: 'a-new-admin-password' } });
       await h.reconcile(h.boxes, NS, 'auth');
       expect(configHash()).to.not.equal(hash); // read through the environment, at start: the pods roll
+    });
+  });
+
+  describe('spec.passwordMinLength', function () {
+    const env = (): Record<string, string> =>
+      Object.fromEntries(
+        (h.object<any>(DEPLOYMENTS, NS, 'auth')!.spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [
+          e.name,
+          e.value ?? '',
+        ]),
+      );
+    const adminPassword = (): string => secretValue(h.kube.object<SecretObject>(SECRETS, NS, 'auth-admin'), 'password')!;
+
+    it("is the pods' BOXAUTH_PASSWORD_MIN_LENGTH, 8 when unset, and the first admin's generated password keeps it", async function () {
+      await h.readyBox(NS);
+      expect(env().BOXAUTH_PASSWORD_MIN_LENGTH).to.equal('8');
+      expect(adminPassword()).to.have.length(24);
+      await h.readyBox('team-b', { passwordMinLength: 40 });
+      const teamB = h.object<any>(DEPLOYMENTS, 'team-b', 'auth')!.spec.template.spec.containers[0].env as {
+        name: string;
+        value?: string;
+      }[];
+      expect(teamB).to.deep.include({ name: 'BOXAUTH_PASSWORD_MIN_LENGTH', value: '40' });
+      const generated = secretValue(h.kube.object<SecretObject>(SECRETS, 'team-b', 'auth-admin'), 'password')!;
+      expect(generated).to.have.length(40);
+      expect((await passwordCheck({ passwordMinLength: 40, box: 'team-b/auth' }))(generated, 'admin@localhost')).to.equal(undefined);
+    });
+
+    it('the CRD takes 8 to 64, as the box does (BOXAUTH_PASSWORD_MIN_LENGTH)', function () {
+      const field = (readCrdSchema('Box').spec as any).properties.passwordMinLength;
+      expect(field).to.include({ type: 'integer', minimum: PASSWORD_MIN_LENGTH.least, maximum: PASSWORD_MIN_LENGTH.most, default: 8 });
     });
   });
 
