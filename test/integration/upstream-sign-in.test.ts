@@ -256,6 +256,70 @@ describe('signing in through an upstream OpenID Provider', function () {
     await eventually('the unlink audited', async () => /"action":"unlinked".*"by":\{"client"/.test(a.logs.join('\n')));
   });
 
+  it("takes a provider's email only as an address: CR LF and a header, two addresses, 5,000 characters, a NUL are none", async () => {
+    // A provider whose email claim is B's nickname, which B's people set to anything.
+    await connectUpstream(
+      a,
+      b,
+      'nicks',
+      {
+        displayName: 'Nicks',
+        linking: { trustEmail: true },
+        oidc: {
+          issuer: b.url,
+          clientId: 'nicks-client',
+          scopes: ['openid', 'email', 'profile'],
+          useUserinfo: true,
+          claims: { email: 'nickname', emailVerified: 'email_verified' },
+        },
+      },
+      'nicks-client',
+    );
+    const root = await b.rootToken();
+    const withNickname = async (nickname: string): Promise<{ email: string; id: number }> => {
+      const email = `n-${randomBytes(4).toString('hex')}@example.com`;
+      const res = await b.json(
+        'POST',
+        '/users',
+        { email, password: PASSWORD, email_verified: true, data: JSON.stringify({ nickname }) },
+        root,
+      );
+      expect(res.status, res.text).to.equal(201);
+      return { email, id: res.body.id };
+    };
+    const peopleAtA = async (): Promise<number> =>
+      Number((await a.json('GET', '/users', undefined, await a.rootToken())).headers.get('x-total-count'));
+
+    const before = await peopleAtA();
+    const bad = {
+      'a header': 'victim@example.com\r\nBcc: everyone@example.com',
+      'two addresses': 'one@example.com, two@example.com',
+      '5,000 characters': `${'a'.repeat(4988)}@example.com`,
+      'a NUL': 'nul\u0000@example.com',
+    };
+    for (const [what, nickname] of Object.entries(bad)) {
+      const { email } = await withNickname(nickname);
+      const res = await new TwoHostBrowser(a, b).signIn('nicks', email, PASSWORD);
+      expect(res.status, `${what}: ${res.text}`).to.equal(403);
+      expect(res.text, what).to.include('Nicks gave an email address this box cannot use');
+      expect(res.text, what).not.to.include('Bcc');
+    }
+    expect(await peopleAtA(), 'nobody made of an address that is none').to.equal(before);
+
+    // An address is taken; a person linked by it still signs in once their provider sends a bad one.
+    const good = `nick-${randomBytes(4).toString('hex')}@example.com`;
+    const { email, id } = await withNickname(good);
+    expect((await new TwoHostBrowser(a, b).signIn('nicks', email, PASSWORD)).status).to.equal(303);
+    const person = await personAtA(good);
+    expect(person, 'made at A with the address').to.not.equal(undefined);
+    const changed = await b.json('PUT', `/users/${id}`, { data: JSON.stringify({ nickname: bad['a header'] }) }, root);
+    expect(changed.status, changed.text).to.equal(200);
+    expect((await new TwoHostBrowser(a, b).signIn('nicks', email, PASSWORD)).status).to.equal(303);
+    const identities = await a.json('GET', `/users/${person!.id}/identities`, undefined, await a.rootToken());
+    expect(identities.body[0]).to.include({ provider: 'nicks', email: null });
+    expect(identities.text).not.to.include('Bcc');
+  });
+
   it('signs out the browsers of a provider that is disabled, and forgets the links of one whose issuer changed', async () => {
     await connectUpstream(a, b, 'temp', { displayName: 'Temp' });
     const email = await upstreamPerson();

@@ -61,7 +61,9 @@ function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamPr
     case 'email-taken':
       return `This box has an account for ${profile.email ?? 'this email'} already. Sign in the way you usually do, then link ${label} on your account page.`;
     case 'no-email':
-      return `${label} did not give an email address, and an account of this box needs one. Ask your administrator.`;
+      return profile.unusableEmail
+        ? `${label} gave an email address this box cannot use (the address ${profile.unusableEmail}), and an account of this box needs one. Ask your administrator.`
+        : `${label} did not give an email address, and an account of this box needs one. Ask your administrator.`;
     case 'not-created':
       return `${label} accounts get in here only once an administrator has made them an account. Ask your administrator.`;
   }
