@@ -4,12 +4,14 @@
 // it is checked, so that attempts sent at once get no more checks than the limit;
 // an attempt that was refused or never checked is given back, so that a blocked
 // address cannot lock an account by trying it. Which limit applies follows from
-// the kind of key. Mails asked for (a password reset, a link again) count here too.
+// the kind of key. Mails asked for (a password reset, a link again) count here too, and so do
+// sign-ins begun at upstream providers (each writes a row until its provider answers).
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { emailKey } from '../input.js';
 import { ADDRESS_FACTOR } from '../credentials/throttle.js';
 import { clearFailures, countAttempt, uncountAttempt } from '../store/browser.js';
+import { UPSTREAM_SIGN_IN_MINUTES } from '../store/identity-providers.js';
 
 export type AttemptKey =
   /** Failed sign-ins of one account (by email, as emailKey compares them). */
@@ -25,7 +27,9 @@ export type AttemptKey =
   /** Mails asked for one email address (resets, verification links again), as emailKey compares them. */
   | { mailsTo: string }
   /** Password resets asked for from one network address. */
-  | { resetsFrom: string };
+  | { resetsFrom: string }
+  /** Sign-ins begun at upstream providers from one network address (each writes a row until it ends). */
+  | { upstreamStartsFrom: string };
 
 type AttemptConfig = Pick<
   Config,
@@ -38,6 +42,7 @@ type AttemptConfig = Pick<
   | 'mailMaxPerRecipient'
   | 'resetMaxPerAddress'
   | 'mailWindowSeconds'
+  | 'upstreamStartsPerAddress'
 >;
 
 /** The database key of each kind (the encodings are stable: rows outlive a restart). */
@@ -48,6 +53,7 @@ function stored(key: AttemptKey): string {
   if ('address' in key) return `addr:${key.address}`;
   if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
+  if ('upstreamStartsFrom' in key) return `upstream:addr:${key.upstreamStartsFrom}`;
   return `sign-up:addr:${key.signUpsFrom}`;
 }
 
@@ -69,6 +75,8 @@ export class Attempts {
     if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
     if ('mailsTo' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
     if ('resetsFrom' in key) return { max: c.resetMaxPerAddress, windowSeconds: c.mailWindowSeconds };
+    // As long as a begun sign-in waits for its provider: at most the limit of them wait at once.
+    if ('upstreamStartsFrom' in key) return { max: c.upstreamStartsPerAddress, windowSeconds: UPSTREAM_SIGN_IN_MINUTES * 60 };
     if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
     return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
   }
@@ -109,4 +117,9 @@ export class Attempts {
 /** Whole minutes until `at` (at least one), as pages say it. */
 export function minutesUntil(at: Date, now = Date.now()): number {
   return Math.max(1, Math.ceil((at.getTime() - now) / 60_000));
+}
+
+/** Whole seconds until `at` (at least one), as Retry-After says it (RFC 9110 §10.2.3). */
+export function secondsUntil(at: Date, now = Date.now()): number {
+  return Math.max(1, Math.ceil((at.getTime() - now) / 1000));
 }

@@ -6,7 +6,7 @@
 // the signed-in person, and unlinks it. This file only translates: the rules are in
 // api/people/upstream/.
 import type { Request, Response, Router } from 'express';
-import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
 import { admit, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
 import {
   beginUpstream,
@@ -135,12 +135,23 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       });
       return res.redirect(303, `/auth/upstream/${encodeURIComponent(p.id)}?${query}`);
     }
+    // Each sign-in begun writes a row until its provider answers: counted per address before it is written.
+    const address = svc.addressOf(req);
+    const keys = [{ upstreamStartsFrom: address }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) {
+      const minutes = minutesUntil(refused.retryAt);
+      const words = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+      return renderPage(res, 429, messagePage(box, 'Too many sign-ins', words), { 'Retry-After': String(secondsUntil(refused.retryAt)) });
+    }
     try {
       const { binding, url } = await beginUpstream(svc, p, begun);
       appendCookie(res, `${bindingCookie(svc)}=${binding}${cookieOptions(svc, BINDING_SECONDS)}`);
       res.redirect(303, url.href);
     } catch (err) {
-      failed(res, p, err, svc.addressOf(req));
+      // A provider that did not answer left no row behind: the start is given back.
+      await svc.attempts.giveBack(keys);
+      failed(res, p, err, address);
     }
   });
 
