@@ -242,7 +242,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const provider = text((req.body as Body).provider);
-    const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) });
+    // The person's other browsers signed in through it end; the one they unlink it at stays theirs.
+    const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) }, { keep: person.browser.sid });
     if (why === 'only-way-in')
       return problem(res, 409, 'Not unlinked', 'This provider is your only way in: add a passkey first (above), then unlink it.');
     if (why === 'not-linked') return problem(res, 404, 'Not unlinked', 'This provider is not linked to your account.');
