@@ -10,7 +10,7 @@ import { createBrowserSession } from '../../api/store/browser.js';
 import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startTotp } from '../../api/store/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
-import { signedInAt, type SignedIn } from '../support/signed-in.js';
+import { authorizePath, grantThrough, signedInAt, type SignedIn } from '../support/signed-in.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
 const REDIRECT = 'https://app.example/cb';
@@ -63,8 +63,6 @@ describe('administrators and second factors', function () {
     await withTransaction(pool, (tx) => replaceRecoveryCodes(tx, userId, [Buffer.alloc(32, 1), Buffer.alloc(32, 2)]));
   }
 
-  const authorizePath = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'app', redirect_uri: REDIRECT })}`;
-
   /** A signed-in browser and a grant it obtained. */
   const signedInWithGrant = (email: string): Promise<SignedIn> => signedInAt(box, email, 'a-good-password');
 
@@ -101,7 +99,7 @@ describe('administrators and second factors', function () {
     const refreshed = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'app', refresh_token: refreshToken });
     expect(refreshed.body.error).to.equal('invalid_grant');
     // The browser is signed out: the authorization endpoint shows the sign-in page again.
-    expect((await browser.get(authorizePath)).status).to.equal(200);
+    expect((await browser.get(authorizePath())).status).to.equal(200);
     // The password alone no longer signs in: the person enrols a factor first.
     const again = await new FormAgent(box).signIn(email, 'a-good-password');
     expect(again.status).to.equal(303);
@@ -150,7 +148,7 @@ describe('administrators and second factors', function () {
     commit();
     await signingIn;
     expect((await reset).status).to.equal(200);
-    const browser = await box.request('GET', authorizePath, { headers: { Cookie: `boxauth_session=${token}` } });
+    const browser = await box.request('GET', authorizePath(), { headers: { Cookie: `boxauth_session=${token}` } });
     expect(browser.status, 'the browser session outlived the reset').to.equal(200);
     expect(first).to.equal('waits');
   });
@@ -265,22 +263,12 @@ describe('administrators and second factors', function () {
       expect(confirmed.status, confirmed.text).to.equal(200);
 
       const browser = new FormAgent(box);
-      const authorize = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: REDIRECT })}`;
-      const password = await browser.signIn(email, 'a-good-password', authorize);
+      const password = await browser.signIn(email, 'a-good-password', authorizePath(client));
       const asked = await browser.get(password.headers.get('location')!);
       expect(asked.text).to.include('id="code"');
       const given = await browser.post('/auth/sign-in/second-factor', { ...hiddenFields(asked.text), code: totpCode(secret, step + 1) });
       expect(given.status, given.text).to.equal(303);
-      const authorized = await browser.get(authorize);
-      expect(authorized.status, authorized.text).to.equal(302);
-      const code = new URL(authorized.headers.get('location')!).searchParams.get('code')!;
-      const granted = await box.form(
-        '/auth/token',
-        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
-        { Authorization: basic(client, `${client}-secret-123`) },
-      );
-      expect(granted.status, granted.text).to.equal(200);
-      return { browser, accessToken: granted.body.access_token, refreshToken: granted.body.refresh_token };
+      return { browser, ...(await grantThrough(box, browser, client)) };
     }
 
     it("a group's second factor turned on: a password's grant is refused at its refresh, a code's is not", async function () {
