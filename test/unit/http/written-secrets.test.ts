@@ -27,6 +27,8 @@ describe('bodyAsPoliciesSee', function () {
   it('never holds the value anywhere', function () {
     const bodies: [string, unknown][] = [
       ['users', { password: 'VALUE-1' }],
+      ['users', { Password: 'VALUE-1' }],
+      ['Client', { SECRET: 'VALUE-1' }],
       ['Client', { secret: 'VALUE-1' }],
       ['scim', { schemas: [USER], userName: 'a@b.example', PassWord: 'VALUE-1' }],
       ['scim', { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'PASSWORD', value: 'VALUE-1' }] }],
