@@ -34,7 +34,9 @@ export type CloseReason =
   /** The person withdrew their consent to a client: its grants of theirs end. */
   | 'consent-withdrawn'
   /** The person was turned off (SCIM active=false, or the REST API's active: false). */
-  | 'deactivated';
+  | 'deactivated'
+  /** An upstream identity was unlinked: the browsers it signed in end, with what was issued through them. */
+  | 'unlinked';
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }

@@ -208,6 +208,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'device codes (`POST /auth/device`) one address may ask for in 10 minutes, per process; then `429` with `Retry-After`',
   },
   {
+    names: ['BOXAUTH_UPSTREAM_STARTS_PER_ADDRESS'],
+    default: '`100`',
+    meaning:
+      "sign-ins at upstream providers (`POST /auth/upstream/<id>/start`, each a row waiting for the provider's answer) one address may begin in 10 minutes, counted in the database (all processes of the box); then `429` with `Retry-After`",
+  },
+  {
     names: ['BOXAUTH_ARGON2_MAX_WAITING'],
     default: '`32`',
     meaning:

@@ -96,6 +96,8 @@ export interface Config {
   clientAuthWindowSeconds: number;
   /** Device codes (POST /auth/device) one address may ask for in a device code's lifetime, per process, before 429. */
   deviceCodesPerAddress: number;
+  /** Sign-ins at an upstream provider one address may begin while a begun one waits (10 minutes), box-wide, before 429. */
+  upstreamStartsPerAddress: number;
   /** argon2 runs that may wait per process and kind (sign-in, write, client secret) before 503. */
   argon2MaxWaiting: number;
   /**
@@ -464,6 +466,7 @@ export function loadConfig(env: Env = process.env): Config {
     clientAuthMaxFailures: int(env, 'BOXAUTH_CLIENT_AUTH_MAX_FAILURES', 10, 1, 100000),
     clientAuthWindowSeconds: int(env, 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS', 60, 1, 86400),
     deviceCodesPerAddress: int(env, 'BOXAUTH_DEVICE_CODES_PER_ADDRESS', 30, 1, 100000),
+    upstreamStartsPerAddress: int(env, 'BOXAUTH_UPSTREAM_STARTS_PER_ADDRESS', 100, 1, 100000),
     argon2MaxWaiting: int(env, 'BOXAUTH_ARGON2_MAX_WAITING', 32, 0, 10000),
     signUpMaxPerAddress: int(env, 'BOXAUTH_SIGN_UP_MAX_PER_ADDRESS', 10, 1, 1_000_000),
     signUpAddressWindowSeconds: int(env, 'BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS', 3600, 1, 7 * 86400),

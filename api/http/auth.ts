@@ -22,6 +22,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import type { Stored } from '../store/resources.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { Client, PrincipalUser } from '../types.js';
+import { bodyAsPoliciesSee } from './written-secrets.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -160,14 +161,6 @@ interface Asked {
   body: unknown;
 }
 
-/** Fields of a written record that a policy never sees: they are secrets (a client's, a person's password). */
-const SECRET_BODY_FIELDS = ['secret', 'password'];
-
-function withoutSecrets(body: unknown): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-  return Object.fromEntries(Object.entries(body).filter(([field]) => !SECRET_BODY_FIELDS.includes(field)));
-}
-
 /** The request object of `asked`, made by `principal`. */
 function requestObject(principal: Principal, asked: Asked): BoxApiRequest {
   const client = principal.client.resource;
@@ -179,7 +172,7 @@ function requestObject(principal: Principal, asked: Asked): BoxApiRequest {
     client: { ...client },
     user: principal.user ? requestUser(principal.user) : null,
     scope: principal.session.scope,
-    ...(asked.body !== undefined ? { body: withoutSecrets(asked.body) } : {}),
+    ...(asked.body !== undefined ? { body: bodyAsPoliciesSee(String(asked.params[ROUTE_TYPE]), asked.body) } : {}),
   };
 }
 
@@ -188,7 +181,8 @@ function requestObject(principal: Principal, asked: Asked): BoxApiRequest {
  * the path that was routed; `resource/type` is the first segment of the matched
  * route's pattern and `resource/id` its `:id` parameter, present only on routes
  * that have one. Query parameters keep their names; credentials are left out.
- * `body` is the record a write sends: its route reads the body before the policy check.
+ * `body` is the record a write sends, each secret it writes read as `true` (./written-secrets.ts):
+ * its route reads the body before the policy check.
  */
 export function policyRequest(req: Request, principal: Principal): BoxApiRequest {
   const query: Record<string, unknown> = {};

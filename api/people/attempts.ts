@@ -4,12 +4,14 @@
 // it is checked, so that attempts sent at once get no more checks than the limit;
 // an attempt that was refused or never checked is given back, so that a blocked
 // address cannot lock an account by trying it. Which limit applies follows from
-// the kind of key. Mails asked for (a password reset, a link again) count here too.
+// the kind of key. Mails asked for (a password reset, a link again) count here too, and so do
+// sign-ins begun at upstream providers (each writes a row until its provider answers).
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { emailKey } from '../input.js';
 import { ADDRESS_FACTOR } from '../credentials/throttle.js';
 import { clearFailures, countAttempt, uncountAttempt } from '../store/browser.js';
+import { UPSTREAM_SIGN_IN_MINUTES } from '../store/identity-providers.js';
 
 export type AttemptKey =
   /** Failed sign-ins of one account (by email, as emailKey compares them). */
@@ -27,7 +29,9 @@ export type AttemptKey =
   /** Password resets asked for from one network address. */
   | { resetsFrom: string }
   /** Passkey challenges handed out to one network address and not answered (each is a row until it expires). */
-  | { challengesFrom: string };
+  | { challengesFrom: string }
+  /** Sign-ins begun at upstream providers from one network address (each writes a row until it ends). */
+  | { upstreamStartsFrom: string };
 
 /** Passkey challenges one address may hold unanswered for each sign-in it may fail. */
 const CHALLENGES_PER_FAILURE = 10;
@@ -43,6 +47,7 @@ type AttemptConfig = Pick<
   | 'mailMaxPerRecipient'
   | 'resetMaxPerAddress'
   | 'mailWindowSeconds'
+  | 'upstreamStartsPerAddress'
 >;
 
 /** The database key of each kind (the encodings are stable: rows outlive a restart). */
@@ -54,6 +59,7 @@ function stored(key: AttemptKey): string {
   if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
   if ('challengesFrom' in key) return `challenge:addr:${key.challengesFrom}`;
+  if ('upstreamStartsFrom' in key) return `upstream:addr:${key.upstreamStartsFrom}`;
   return `sign-up:addr:${key.signUpsFrom}`;
 }
 
@@ -78,6 +84,8 @@ export class Attempts {
     // The sign-in page asks for one at every load (the browser's passkey autofill): many more than failures.
     if ('challengesFrom' in key)
       return { max: c.signInMaxFailures * ADDRESS_FACTOR * CHALLENGES_PER_FAILURE, windowSeconds: c.signInWindowSeconds };
+    // As long as a begun sign-in waits for its provider: at most the limit of them wait at once.
+    if ('upstreamStartsFrom' in key) return { max: c.upstreamStartsPerAddress, windowSeconds: UPSTREAM_SIGN_IN_MINUTES * 60 };
     if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
     return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
   }
@@ -118,4 +126,9 @@ export class Attempts {
 /** Whole minutes until `at` (at least one), as pages say it. */
 export function minutesUntil(at: Date, now = Date.now()): number {
   return Math.max(1, Math.ceil((at.getTime() - now) / 60_000));
+}
+
+/** Whole seconds until `at` (at least one), as Retry-After says it (RFC 9110 §10.2.3). */
+export function secondsUntil(at: Date, now = Date.now()): number {
+  return Math.max(1, Math.ceil((at.getTime() - now) / 1000));
 }

@@ -3,7 +3,7 @@
 // sign-in made for it), or a stronger one (its class, `acr`, is short of what is
 // wanted: ./factors.ts), or one made a way the client accepts (an upstream provider is
 // another way to a SignedIn: ./upstream/); callers (oauth/authorization.ts) ask only these questions.
-import { acrAsked, acrOf, isAcr, meets, strongest, type Acr } from '../credentials/acr.js';
+import { ACR_MFA, acrAsked, acrOf, isAcr, meets, strongest, type Acr } from '../credentials/acr.js';
 import { acrRequiredOf, type PersonsFactors } from './factors.js';
 
 /** The person a browser is signed in as. */
@@ -89,4 +89,21 @@ export function acrWanted(acrValues: string | undefined, clientMinimum: unknown,
 /** Whether a browser's sign-in falls short of the class wanted: a step-up (a sign-in again, with what is missing) is due. */
 export function mustStepUp(signedIn: SignedIn, want: Acr | undefined): boolean {
   return !meets(acrOf(signedIn.amr), want);
+}
+
+/** Which rule the sign-in behind a grant no longer meets: its client's minimum_acr, or a group's second factor. */
+export type Unmet = { rule: 'client'; wants: Acr } | { rule: 'group'; wants: Acr };
+
+/**
+ * What a grant's refresh asks of the sign-in behind it, by the rules as they are now
+ * (ARCHITECTURE §12: "Rules that change what a person must prove (a group's second-factor
+ * rule, a client's minimum_acr) hold for grants already issued, at their next refresh"): the
+ * client's minimum_acr, and several factors when a group of the person's requires a second
+ * factor. Undefined when the sign-in (of class `proved`) meets both. The person's own factors
+ * are not among them: enrolling one is the person's choice, and ends none of their grants.
+ */
+export function unmetAtRefresh(proved: Acr, clientMinimum: unknown, groupRequires: boolean): Unmet | undefined {
+  if (isAcr(clientMinimum) && !meets(proved, clientMinimum)) return { rule: 'client', wants: clientMinimum };
+  if (groupRequires && !meets(proved, ACR_MFA)) return { rule: 'group', wants: ACR_MFA };
+  return undefined;
 }

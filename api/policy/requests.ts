@@ -49,7 +49,7 @@ export interface BoxApiRequest {
   client: Record<string, unknown> | null;
   user: RequestUser | null;
   scope: string | null;
-  /** On writes: the record written, without its secrets (api/http/auth.ts). */
+  /** On writes: the record written, each secret it writes as `true`, never its value (api/http/written-secrets.ts). */
   body?: unknown;
 }
 

@@ -15,6 +15,20 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** Whether a sign-in name is an email address (a name SCIM gave the person may not be: they then have no address). */
 export const isEmailAddress = (value: string): boolean => EMAIL.test(value);
 
+/**
+ * What keeps `value` from being a person's email address, the check every address that enters
+ * goes through (typed, sent to /users, given by an upstream provider): at most EMAIL_MAX
+ * characters, no control or invisible character (a CR LF would start a mail header), one "@"
+ * with something on each side and no space (two addresses are not one). Undefined: it is one.
+ */
+export function emailProblem(value: string): string | undefined {
+  if (value.length > EMAIL_MAX) return `must be at most ${EMAIL_MAX} characters`;
+  const invisible = invisibleProblem(value);
+  if (invisible) return invisible;
+  if (!EMAIL.test(value.trim())) return 'is not a valid email address';
+  return undefined;
+}
+
 export interface UserInput {
   email?: string;
   password?: string;
@@ -87,9 +101,7 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number, newPa
   if (body.email === undefined) {
     if (creating) add(errors, 'email', 'is required');
   } else if (typeof body.email !== 'string' || !body.email.trim()) add(errors, 'email', 'is required');
-  else if (body.email.length > EMAIL_MAX) add(errors, 'email', `must be at most ${EMAIL_MAX} characters`);
-  else if (invisibleProblem(body.email)) add(errors, 'email', invisibleProblem(body.email)!);
-  else if (!EMAIL.test(body.email.trim())) add(errors, 'email', 'is not a valid email address');
+  else if (emailProblem(body.email)) add(errors, 'email', emailProblem(body.email)!);
   else input.email = body.email.trim();
 
   if (body.email_verified !== undefined) {

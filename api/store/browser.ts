@@ -216,6 +216,15 @@ export async function deleteBrowserSession(db: Queryable, idHash: Buffer): Promi
   return r && { sid: r.sid, userId: r.user_id };
 }
 
+/** Ends the browsers of `userId` that signed in through `provider`, but `keep` (a sid); their sids. */
+export async function deleteBrowserSessionsThrough(db: Queryable, userId: number, provider: string, keep?: string): Promise<string[]> {
+  const { rows } = await db.query<{ sid: string }>(
+    'DELETE FROM browser_sessions WHERE user_id = $1 AND provider = $2 AND sid IS DISTINCT FROM $3 RETURNING sid',
+    [userId, provider, keep ?? null],
+  );
+  return rows.map((r) => r.sid);
+}
+
 export async function deleteBrowserSessionsOfUser(db: Queryable, userId: number): Promise<void> {
   await db.query('DELETE FROM browser_sessions WHERE user_id = $1', [userId]);
 }

@@ -265,14 +265,14 @@ describe('delegated writes grant no more than the writer holds', function () {
       expect((await box.json('POST', '/AccessPolicy', { engine: 'allow', app: 'payroll' }, token)).status).to.equal(403);
     });
 
-    it('never holds a secret', async function () {
+    it('never holds the value of a secret', async function () {
       const token = await delegate('secret-peeker', {
         'secret-peeker-writes': {
           engine: 'matcho',
           matcho: {
             'request-method': 'put',
             params: { 'resource/type': 'Client', 'resource/id': '#^wiki-' },
-            body: { secret: 'present?' },
+            body: { secret: 'a-secret-1' },
           },
         },
         'secret-peeker-app': {
@@ -288,6 +288,32 @@ describe('delegated writes grant no more than the writer holds', function () {
       );
       expect(res.status, res.text).to.equal(403);
       expect(res.body.error_description).to.include('no AccessPolicy allows');
+    });
+
+    it('sees a secret written as true, so a policy can allow (or refuse) setting one', async function () {
+      const token = await delegate('secret-setter', {
+        'secret-setter-writes': {
+          engine: 'json-schema',
+          schema: {
+            required: ['request-method', 'params', 'body'],
+            properties: {
+              'request-method': { const: 'put' },
+              params: { properties: { 'resource/type': { const: 'Client' }, 'resource/id': { pattern: '^wiki-' } } },
+              body: { required: ['secret'], properties: { secret: { const: true } } },
+            },
+          },
+        },
+        'secret-setter-app': {
+          engine: 'matcho',
+          matcho: { 'request-method': 'put', params: { 'resource/type': 'App', 'resource/id': 'wiki' } },
+        },
+      });
+      const client = { grant_types: ['client_credentials'], audience: [WIKI] };
+      const set = await box.json('PUT', '/Client/wiki-set', { ...client, secret: 'a-secret-1' }, token);
+      expect(set.status, set.text).to.equal(201);
+      const unset = await box.json('PUT', '/Client/wiki-set', client, token);
+      expect(unset.status, unset.text).to.equal(403);
+      expect(unset.body.error_description).to.include('no AccessPolicy allows');
     });
   });
 

@@ -9,8 +9,9 @@ import { tokenHash } from '../../api/credentials/tokens.js';
 import { createBrowserSession } from '../../api/store/browser.js';
 import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startTotp } from '../../api/store/factors.js';
 import { Box, basic, eventually } from '../support/box.js';
-import { FormAgent } from '../support/form-agent.js';
-import { signedInAt, type SignedIn } from '../support/signed-in.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { authorizePath, grantThrough, signedInAt, type SignedIn } from '../support/signed-in.js';
+import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
 const REDIRECT = 'https://app.example/cb';
 
@@ -62,8 +63,6 @@ describe('administrators and second factors', function () {
     await withTransaction(pool, (tx) => replaceRecoveryCodes(tx, userId, [Buffer.alloc(32, 1), Buffer.alloc(32, 2)]));
   }
 
-  const authorizePath = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'app', redirect_uri: REDIRECT })}`;
-
   /** A signed-in browser and a grant it obtained. */
   const signedInWithGrant = (email: string): Promise<SignedIn> => signedInAt(box, email, 'a-good-password');
 
@@ -100,7 +99,7 @@ describe('administrators and second factors', function () {
     const refreshed = await box.form('/auth/token', { grant_type: 'refresh_token', client_id: 'app', refresh_token: refreshToken });
     expect(refreshed.body.error).to.equal('invalid_grant');
     // The browser is signed out: the authorization endpoint shows the sign-in page again.
-    expect((await browser.get(authorizePath)).status).to.equal(200);
+    expect((await browser.get(authorizePath())).status).to.equal(200);
     // The password alone no longer signs in: the person enrols a factor first.
     const again = await new FormAgent(box).signIn(email, 'a-good-password');
     expect(again.status).to.equal(303);
@@ -155,7 +154,7 @@ describe('administrators and second factors', function () {
     commit();
     await signingIn;
     expect((await reset).status).to.equal(200);
-    const browser = await box.request('GET', authorizePath, { headers: { Cookie: `boxauth_session=${token}` } });
+    const browser = await box.request('GET', authorizePath(), { headers: { Cookie: `boxauth_session=${token}` } });
     expect(browser.status, 'the browser session outlived the reset').to.equal(200);
     expect(first).to.equal('waits');
   });
@@ -228,5 +227,96 @@ describe('administrators and second factors', function () {
     expect((await box.json('GET', `/groups/${created.body.id}`, undefined, root)).body.require_second_factor).to.equal(false);
     const after = await new FormAgent(box).signIn(email, 'a-good-password');
     expect(new URL(after.headers.get('location')!, box.url).pathname).to.equal('/auth/signed-in');
+  });
+
+  describe('a rule turned on holds for the grants already issued, at their next refresh', function () {
+    const refresh = (refreshToken: string, client = 'app') =>
+      box.form(
+        '/auth/token',
+        { grant_type: 'refresh_token', refresh_token: refreshToken },
+        { Authorization: basic(client, `${client}-secret-123`) },
+      );
+    const expectRefused = (res: { status: number; body: Record<string, string> }, what: RegExp): void => {
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
+      expect(res.body.error).to.equal('invalid_grant');
+      expect(res.body.error_description).to.match(/the sign-in behind this grant \(urn:boxauth:acr:[a-z]+\) no longer meets what/);
+      expect(res.body.error_description, res.body.error_description).to.match(what);
+      expect(res.body.error_description).to.match(/sign in again$/);
+    };
+
+    before(async function () {
+      await box.addClient(
+        'kube',
+        {
+          grant_types: ['authorization_code'],
+          first_party: true,
+          auth: { authorization_code: { redirect_uri: REDIRECT, refresh_token: true } },
+        },
+        { secret: 'kube-secret-123', policy: false },
+      );
+    });
+
+    /** A person with an authenticator app, enrolled on their account page; then signed in with the password and a code, and a grant of `client`. */
+    async function signedInWithCode(email: string, client: string): Promise<SignedIn> {
+      const enrolling = new FormAgent(box);
+      expect((await enrolling.signIn(email, 'a-good-password', '/auth/account')).status).to.equal(303);
+      const account = await enrolling.get('/auth/account');
+      const setup = await enrolling.post('/auth/account/totp', hiddenFields(account.text));
+      expect(setup.status, setup.text).to.equal(200);
+      const secret = base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(setup.text)![1]!);
+      const step = stepAt(Date.now());
+      const confirmed = await enrolling.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, step) });
+      expect(confirmed.status, confirmed.text).to.equal(200);
+
+      const browser = new FormAgent(box);
+      const password = await browser.signIn(email, 'a-good-password', authorizePath(client));
+      const asked = await browser.get(password.headers.get('location')!);
+      expect(asked.text).to.include('id="code"');
+      const given = await browser.post('/auth/sign-in/second-factor', { ...hiddenFields(asked.text), code: totpCode(secret, step + 1) });
+      expect(given.status, given.text).to.equal(303);
+      return { browser, ...(await grantThrough(box, browser, client)) };
+    }
+
+    it("a group's second factor turned on: a password's grant is refused at its refresh, a code's is not", async function () {
+      const group = await box.json('POST', '/groups', { name: 'cluster-admins' }, root);
+      expect(group.status, group.text).to.equal(201);
+      const withPassword = await person();
+      const withCode = await person();
+      for (const { id } of [withPassword, withCode])
+        expect((await box.json('PUT', `/users/${id}`, { 'group-ids': [group.body.id] }, root)).status).to.equal(200);
+      const passwordGrant = await signedInWithGrant(withPassword.email);
+      const codeGrant = await signedInWithCode(withCode.email, 'app');
+      expect((await refresh(passwordGrant.refreshToken)).status).to.equal(200);
+      expect((await refresh(codeGrant.refreshToken)).status).to.equal(200);
+
+      const on = await box.json('PUT', `/groups/${group.body.id}`, { require_second_factor: true }, root);
+      expect(on.status, on.text).to.equal(200);
+      expectRefused(await refresh(passwordGrant.refreshToken), /a group of this person requires \(a second factor: urn:boxauth:acr:mfa\)/);
+      expectRefused(await refresh(passwordGrant.refreshToken), /a group of this person requires/);
+      expect((await refresh(codeGrant.refreshToken)).status).to.equal(200);
+
+      // Refused, not closed: the rule turned off again finds the grant as it was.
+      expect((await box.json('PUT', `/groups/${group.body.id}`, { require_second_factor: false }, root)).status).to.equal(200);
+      expect((await refresh(passwordGrant.refreshToken)).status).to.equal(200);
+    });
+
+    it("a client's minimum_acr raised: the grants whose sign-in proved less are refused at their refresh", async function () {
+      const withPassword = await person();
+      const withCode = await person();
+      const passwordGrant = await signedInAt(box, withPassword.email, 'a-good-password', 'kube');
+      const codeGrant = await signedInWithCode(withCode.email, 'kube');
+      const kube = (await box.json('GET', '/Client/kube', undefined, root)).body;
+      const { meta: _meta, ...spec } = kube;
+      const raise = async (minimum: string): Promise<void> => {
+        const res = await box.json('PUT', '/Client/kube', { ...spec, minimum_acr: minimum }, root);
+        expect(res.status, res.text).to.equal(200);
+      };
+
+      await raise('urn:boxauth:acr:mfa');
+      expectRefused(await refresh(passwordGrant.refreshToken, 'kube'), /client 'kube' requires \(minimum_acr urn:boxauth:acr:mfa\)/);
+      expect((await refresh(codeGrant.refreshToken, 'kube')).status).to.equal(200);
+      await raise('phr');
+      expectRefused(await refresh(codeGrant.refreshToken, 'kube'), /client 'kube' requires \(minimum_acr phr\)/);
+    });
   });
 });

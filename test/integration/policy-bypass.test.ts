@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { Box, basic, boxForSuite } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 
 describe('access policies cannot be bypassed', function () {
   let box: Box;
@@ -291,6 +292,182 @@ describe('access policies cannot be bypassed', function () {
       const loc = new URL(res.headers.get('location')!);
       expect(loc.searchParams.get('error')).to.equal('invalid_scope');
       expect(loc.searchParams.get('state')).to.equal('s');
+    });
+  });
+
+  describe('a secret written is visible to policies as written (true), never as its value', function () {
+    const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+    const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+    let admin: { id: number };
+    let helpdesk: string;
+
+    /** A json-schema policy of the box's API allowing `method` on routes of `type` whose body `body` accepts. */
+    const bodyPolicy = (method: string, type: string, body: Record<string, unknown>) => ({
+      engine: 'json-schema',
+      schema: {
+        required: ['request-method', 'params', 'body'],
+        properties: {
+          'request-method': { const: method },
+          params: { required: ['resource/type'], properties: { 'resource/type': { const: type } } },
+          body,
+        },
+      },
+    });
+    const signsIn = async (email: string, password: string): Promise<number> => (await new FormAgent(box).signIn(email, password)).status;
+
+    before(async function () {
+      const admins = (await box.json('GET', '/groups', undefined, root)).body.find((g: { name: string }) => g.name === 'admins');
+      const made = await box.json(
+        'POST',
+        '/users',
+        { email: 'chief@corp.example', password: 'chief-password-1', 'group-ids': [admins.id] },
+        root,
+      );
+      expect(made.status, made.text).to.equal(201);
+      admin = made.body;
+      // The issue's helpdesk: it may turn people on and off, and nothing else.
+      ({ token: helpdesk } = await restricted(
+        'helpdesk',
+        bodyPolicy('put', 'users', {
+          type: 'object',
+          additionalProperties: false,
+          required: ['active'],
+          properties: { active: { type: 'boolean' } },
+        }),
+      ));
+    });
+
+    it("a helpdesk allowed {active} is refused {active, password}: the administrator's password stays", async function () {
+      expect((await box.json('PUT', `/users/${admin.id}`, { active: true }, helpdesk)).status).to.equal(200);
+      for (const password of ['helpdesk-owns-you', null, '']) {
+        const res = await box.json('PUT', `/users/${admin.id}`, { active: false, password }, helpdesk);
+        expect(res.status, res.text).to.equal(403);
+        expect(res.body.error).to.equal('access_denied');
+      }
+      expect((await box.json('PUT', `/users/${admin.id}`, { active: false, 'group-ids': [] }, helpdesk)).status).to.equal(403);
+      expect(await signsIn('chief@corp.example', 'helpdesk-owns-you')).not.to.equal(303);
+      expect(await signsIn('chief@corp.example', 'chief-password-1')).to.equal(303);
+      const other = await box.json('POST', '/users', { email: 'temp@corp.example', password: 'temp-password-1' }, root);
+      const off = await box.json('PUT', `/users/${other.body.id}`, { active: false }, helpdesk);
+      expect(off.status, off.text).to.equal(200);
+      expect(off.body.status).not.to.equal('active');
+    });
+
+    it('a policy allows a password write by saying so ("password": {"const": true}), and never sees the value', async function () {
+      const { token: resetter } = await restricted(
+        'password-desk',
+        bodyPolicy('put', 'users', {
+          type: 'object',
+          additionalProperties: false,
+          required: ['password'],
+          properties: { password: { const: true } },
+        }),
+      );
+      const person = await box.json('POST', '/users', { email: 'forgetful@corp.example', password: 'forgetful-password-1' }, root);
+      const res = await box.json('PUT', `/users/${person.body.id}`, { password: 'remembered-password-1' }, resetter);
+      expect(res.status, res.text).to.equal(200);
+      expect(await signsIn('forgetful@corp.example', 'remembered-password-1')).to.equal(303);
+      // A policy testing the value never matches: it is not there to test.
+      const { token: peeker } = await restricted(
+        'password-peeker',
+        bodyPolicy('put', 'users', { required: ['password'], properties: { password: { const: 'remembered-password-2' } } }),
+      );
+      const peeked = await box.json('PUT', `/users/${person.body.id}`, { password: 'remembered-password-2' }, peeker);
+      expect(peeked.status, peeked.text).to.equal(403);
+    });
+
+    describe('on the SCIM door, however SCIM names the password', function () {
+      let person: string;
+      let directory: string;
+      const scim = (method: string, path: string, body: unknown, token: string) =>
+        box.request(method, `/scim/v2${path}`, {
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/scim+json' },
+          body: JSON.stringify(body),
+        });
+      const patch = (token: string, ...Operations: unknown[]) =>
+        scim('PATCH', `/Users/${person}`, { schemas: [PATCH_OP], Operations }, token);
+
+      before(async function () {
+        // A directory that may only turn people on and off, by PATCH.
+        const op = {
+          type: 'object',
+          additionalProperties: false,
+          required: ['op'],
+          properties: {
+            op: { enum: ['replace', 'Replace'] },
+            path: { enum: ['active'] },
+            value: {
+              oneOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: false, properties: { active: { type: 'boolean' } } }],
+            },
+          },
+        };
+        ({ token: directory } = await restricted(
+          'active-directory',
+          bodyPolicy('patch', 'scim', { type: 'object', properties: { Operations: { type: 'array', items: op } } }),
+        ));
+        const made = await scim(
+          'POST',
+          '/Users',
+          { schemas: [USER], userName: 'scimmed@corp.example', password: 'scimmed-password-1' },
+          root,
+        );
+        expect(made.status, made.text).to.equal(201);
+        person = JSON.parse(made.text).id;
+      });
+
+      it('a PATCH of active passes; a password by path, by value object or by URN is refused', async function () {
+        const on = await patch(directory, { op: 'replace', path: 'active', value: true });
+        expect(on.status, on.text).to.equal(200);
+        const attempts = [
+          { op: 'replace', path: 'PassWord', value: 'directory-owns-you' },
+          { op: 'replace', path: `${USER}:password`, value: 'directory-owns-you' },
+          { op: 'replace', value: { active: true, Password: 'directory-owns-you' } },
+          { op: 'replace', value: { active: true, [`${USER}:password`]: 'directory-owns-you' } },
+        ];
+        for (const attempt of attempts) {
+          const res = await patch(directory, attempt);
+          expect(res.status, `${JSON.stringify(attempt)}: ${res.text}`).to.equal(403);
+        }
+        expect(await signsIn('scimmed@corp.example', 'scimmed-password-1')).to.equal(303);
+      });
+
+      it('a PUT or POST with Password in any case reads "password": true', async function () {
+        const { token: provisioner } = await restricted(
+          'password-directory',
+          bodyPolicy('put', 'scim', { required: ['password'], properties: { password: { const: true } } }),
+        );
+        const res = await scim(
+          'PUT',
+          `/Users/${person}`,
+          { schemas: [USER], userName: 'scimmed@corp.example', PASSWORD: 'scimmed-password-2' },
+          provisioner,
+        );
+        expect(res.status, res.text).to.equal(200);
+        expect(await signsIn('scimmed@corp.example', 'scimmed-password-2')).to.equal(303);
+        const { token: patcher } = await restricted(
+          'password-patcher',
+          bodyPolicy('patch', 'scim', {
+            properties: {
+              Operations: { items: { required: ['path', 'value'], properties: { path: { const: 'password' }, value: { const: true } } } },
+            },
+          }),
+        );
+        const patched = await patch(patcher, { op: 'replace', path: `${USER}:Password`, value: 'scimmed-password-3' });
+        expect(patched.status, patched.text).to.equal(200);
+        expect(await signsIn('scimmed@corp.example', 'scimmed-password-3')).to.equal(303);
+      });
+
+      it('a policy testing the value never matches: it is not there to test', async function () {
+        const { token: peeker } = await restricted(
+          'password-peeking-directory',
+          bodyPolicy('patch', 'scim', {
+            properties: { Operations: { items: { required: ['value'], properties: { value: { const: 'scimmed-password-4' } } } } },
+          }),
+        );
+        const peeked = await patch(peeker, { op: 'replace', path: 'password', value: 'scimmed-password-4' });
+        expect(peeked.status, peeked.text).to.equal(403);
+        expect(await signsIn('scimmed@corp.example', 'scimmed-password-3')).to.equal(303);
+      });
     });
   });
 });

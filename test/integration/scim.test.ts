@@ -381,6 +381,35 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     expect(ok.status, ok.text).to.equal(200);
   });
 
+  it('If-None-Match: the current version (weakly, in a list, or *) is 304 with the ETag and no body; another is 200', async function () {
+    const user = await newUser('cached@example.com');
+    const group = body(await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'cached-group', members: [{ value: user.id }] }));
+    for (const path of [`/Users/${user.id}`, `/Groups/${group.id}`]) {
+      const read = await scim('GET', path);
+      const version = read.headers.get('etag')!;
+      expect(version).to.match(/^W\/"/);
+      const strong = version.replace(/^W\//, '');
+      for (const asked of [version, strong, `"other", ${version}`, '*']) {
+        const res = await scim('GET', path, undefined, directory, { 'If-None-Match': asked });
+        expect(res.status, `${path} ${asked}: ${res.text}`).to.equal(304);
+        expect(res.headers.get('etag')).to.equal(version);
+        expect(res.text).to.equal('');
+      }
+      const other = await scim('GET', path, undefined, directory, { 'If-None-Match': 'W/"not-this-one"' });
+      expect(other.status).to.equal(200);
+      expect(body(other).id).to.equal(body(read).id);
+    }
+    // A change makes the version held a past one: the new representation, 200.
+    const held = (await scim('GET', `/Users/${user.id}`)).headers.get('etag')!;
+    expect((await patch(`/Users/${user.id}`, { op: 'replace', path: 'displayName', value: 'Changed' })).status).to.equal(200);
+    const changed = await scim('GET', `/Users/${user.id}`, undefined, directory, { 'If-None-Match': held });
+    expect(changed.status).to.equal(200);
+    expect(body(changed).displayName).to.equal('Changed');
+    // Who may not read it learns nothing from it either; a resource that is not there is 404.
+    expect((await scim('GET', `/Users/${user.id}`, undefined, '', { 'If-None-Match': '*' })).status).to.equal(401);
+    expectScimError(await scim('GET', '/Users/999999999', undefined, directory, { 'If-None-Match': '*' }), 404);
+  });
+
   it('answers bad bodies with 4xx and the RFC’s body: a huge one 413, broken JSON 400, another media type 415', async function () {
     expectScimError(
       await scim('POST', '/Users', JSON.stringify({ schemas: [USER], userName: 'big@example.com', displayName: 'x'.repeat(300_000) })),

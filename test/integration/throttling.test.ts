@@ -1,10 +1,12 @@
 // Throttles that hold under parallel attack: sign-in guesses counted before the
 // check, X-Forwarded-For believed only from trusted proxies, failed client
-// authentication limited per client id and per address, a bounded argon2 queue
-// in which people signing in go ahead of a flood of client secrets.
+// authentication limited per client id and per address, sign-ins begun at upstream
+// providers bounded per address, a bounded argon2 queue in which people signing in
+// go ahead of a flood of client secrets.
 import { expect } from 'chai';
-import { Box, basic, boxForSuite } from '../support/box.js';
-import { FormAgent } from '../support/form-agent.js';
+import pg from 'pg';
+import { Box, basic, boxForSuite, type JsonResponse } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
 
@@ -76,6 +78,70 @@ describe('throttling', function () {
       // Another address behind the same proxy is not affected; a spoofed hop before it is ignored.
       expect(await attempt('b@example.com', '203.0.113.8')).to.equal(401);
       expect(await attempt('c@example.com', '198.51.100.1, 203.0.113.7')).to.equal(429);
+    });
+  });
+
+  describe('sign-ins begun at upstream providers', function () {
+    let box: Box;
+    let root: string;
+    boxForSuite((b, r) => ([box, root] = [b, r]), {
+      env: { BOXAUTH_UPSTREAM_STARTS_PER_ADDRESS: '5', BOXAUTH_TRUSTED_PROXIES: '127.0.0.1/32, ::1' },
+    });
+
+    before(async function () {
+      const provider = {
+        type: 'oauth2',
+        displayName: 'Elsewhere',
+        oauth2: {
+          authorizationUrl: 'https://idp.example/authorize',
+          tokenUrl: 'https://idp.example/token',
+          userinfoUrl: 'https://idp.example/userinfo',
+          clientId: 'box',
+        },
+        secret: 'elsewhere-secret-1',
+      };
+      const res = await box.json('PUT', '/IdentityProvider/elsewhere', provider, root);
+      expect(res.status, res.text).to.equal(201);
+    });
+
+    /** The sign-in page's button for the provider, pressed `n` times at once from `address` (one page load: its cookie and CSRF token). */
+    async function starts(n: number, address: string): Promise<JsonResponse[]> {
+      const browser = new FormAgent(box);
+      const page = await browser.get('/auth/sign-in');
+      const form = new URLSearchParams({ ...hiddenFields(page.text), return_to: '/auth/signed-in' }).toString();
+      return Promise.all(
+        times(n, () =>
+          box.request('POST', '/auth/upstream/elsewhere/start', {
+            headers: { ...browser.cookieHeader(), 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': address },
+            body: form,
+          }),
+        ),
+      );
+    }
+
+    const waiting = async (): Promise<number> => {
+      const db = new pg.Client({ connectionString: box.databaseUrl });
+      await db.connect();
+      try {
+        return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM upstream_sign_ins')).rows[0]!.n;
+      } finally {
+        await db.end();
+      }
+    };
+
+    it('40 at once from one address: 5 go to the provider, the rest 429 with Retry-After and why; 5 rows wait', async function () {
+      const answers = await starts(40, '203.0.113.20');
+      const begun = answers.filter((r) => r.status === 303);
+      expect(begun.length, answers.map((r) => r.status).join()).to.equal(5);
+      expect(new URL(begun[0]!.headers.get('location')!).origin).to.equal('https://idp.example');
+      const refused = answers.filter((r) => r.status === 429);
+      expect(refused.length).to.equal(35);
+      expect(Number(refused[0]!.headers.get('retry-after'))).to.be.within(1, 600);
+      expect(refused[0]!.text).to.include('Too many sign-ins were begun from your network address. Try again in 10 minutes.');
+      expect(await waiting()).to.equal(5);
+      // Another address is its own: it begins.
+      expect((await starts(1, '203.0.113.21')).map((r) => r.status)).to.deep.equal([303]);
+      expect(await waiting()).to.equal(6);
     });
   });
 

@@ -355,6 +355,15 @@ describe('GitHub (against a stand-in for GitHub)', function () {
     expect(profile).not.to.have.property('email');
   });
 
+  it('a verified primary email that is no address (a CR LF and a header) is no email either, and says why', async function () {
+    const injected = { ...octo, id: 4, emails: [{ email: 'octo@github.example\r\nBcc: all@x.example', primary: true, verified: true }] };
+    const profile = await finish(injected);
+    expect(profile).not.to.have.property('email');
+    expect(profile.emailVerified).to.equal(false);
+    expect(profile.unusableEmail).to.include('control or invisible character');
+    expect(JSON.stringify(profile.claims)).not.to.include('Bcc');
+  });
+
   it('with organizations set, only their members get in, with only their groups', async function () {
     const profile = await finish(octo, provider(['ACME']));
     expect(profile.groups).to.have.members(['acme', 'acme/platform', 'acme/sre']);

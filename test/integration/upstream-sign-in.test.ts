@@ -6,8 +6,8 @@
 // the person another provider linked, an upstream that never answers.
 import { expect } from 'chai';
 import net from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { Box, eventually } from '../support/box.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { connectUpstream, idTokenOf, relyingParty, RP, TwoHostBrowser } from '../support/upstream.js';
 
@@ -254,6 +254,143 @@ describe('signing in through an upstream OpenID Provider', function () {
     expect((await a.json('DELETE', `/users/${person!.id}/identities/corp`, undefined, root)).status).to.equal(404);
     expect((await a.json('GET', `/users/${person!.id}/identities`, undefined, root)).body).to.deep.equal([]);
     await eventually('the unlink audited', async () => /"action":"unlinked".*"by":\{"client"/.test(a.logs.join('\n')));
+  });
+
+  it("takes a provider's email only as an address: CR LF and a header, two addresses, 5,000 characters, a NUL are none", async () => {
+    // A provider whose email claim is B's nickname, which B's people set to anything.
+    await connectUpstream(
+      a,
+      b,
+      'nicks',
+      {
+        displayName: 'Nicks',
+        linking: { trustEmail: true },
+        oidc: {
+          issuer: b.url,
+          clientId: 'nicks-client',
+          scopes: ['openid', 'email', 'profile'],
+          useUserinfo: true,
+          claims: { email: 'nickname', emailVerified: 'email_verified' },
+        },
+      },
+      'nicks-client',
+    );
+    const root = await b.rootToken();
+    const withNickname = async (nickname: string): Promise<{ email: string; id: number }> => {
+      const email = `n-${randomBytes(4).toString('hex')}@example.com`;
+      const res = await b.json(
+        'POST',
+        '/users',
+        { email, password: PASSWORD, email_verified: true, data: JSON.stringify({ nickname }) },
+        root,
+      );
+      expect(res.status, res.text).to.equal(201);
+      return { email, id: res.body.id };
+    };
+    const peopleAtA = async (): Promise<number> =>
+      Number((await a.json('GET', '/users', undefined, await a.rootToken())).headers.get('x-total-count'));
+
+    const before = await peopleAtA();
+    const bad = {
+      'a header': 'victim@example.com\r\nBcc: everyone@example.com',
+      'two addresses': 'one@example.com, two@example.com',
+      '5,000 characters': `${'a'.repeat(4988)}@example.com`,
+      'a NUL': 'nul\u0000@example.com',
+    };
+    for (const [what, nickname] of Object.entries(bad)) {
+      const { email } = await withNickname(nickname);
+      const res = await new TwoHostBrowser(a, b).signIn('nicks', email, PASSWORD);
+      expect(res.status, `${what}: ${res.text}`).to.equal(403);
+      expect(res.text, what).to.include('Nicks gave an email address this box cannot use');
+      expect(res.text, what).not.to.include('Bcc');
+    }
+    expect(await peopleAtA(), 'nobody made of an address that is none').to.equal(before);
+
+    // An address is taken; a person linked by it still signs in once their provider sends a bad one.
+    const good = `nick-${randomBytes(4).toString('hex')}@example.com`;
+    const { email, id } = await withNickname(good);
+    expect((await new TwoHostBrowser(a, b).signIn('nicks', email, PASSWORD)).status).to.equal(303);
+    const person = await personAtA(good);
+    expect(person, 'made at A with the address').to.not.equal(undefined);
+    const changed = await b.json('PUT', `/users/${id}`, { data: JSON.stringify({ nickname: bad['a header'] }) }, root);
+    expect(changed.status, changed.text).to.equal(200);
+    expect((await new TwoHostBrowser(a, b).signIn('nicks', email, PASSWORD)).status).to.equal(303);
+    const identities = await a.json('GET', `/users/${person!.id}/identities`, undefined, await a.rootToken());
+    expect(identities.body[0]).to.include({ provider: 'nicks', email: null });
+    expect(identities.text).not.to.include('Bcc');
+  });
+
+  it("an unlink signs out the browsers that identity signed in, and ends their grants; the person's other ways stay", async () => {
+    await relyingParty(a, 'rp-refresh', { auth: { authorization_code: { redirect_uri: RP.redirect, refresh_token: true } } });
+    /** A refresh token rp-refresh gets through `browser` (signed in at A). */
+    const refreshTokenOf = async (browser: FormAgent): Promise<string> => {
+      const verifier = randomBytes(32).toString('base64url');
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: 'rp-refresh',
+        redirect_uri: RP.redirect,
+        scope: 'openid email',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      });
+      const authorized = await browser.get(`/auth/authorize?${query}`);
+      expect(authorized.status, authorized.text).to.equal(302);
+      const code = new URL(authorized.headers.get('location')!).searchParams.get('code')!;
+      const tokens = await a.form(
+        '/auth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: RP.redirect, code_verifier: verifier },
+        { Authorization: basic('rp-refresh', RP.secret) },
+      );
+      expect(tokens.status, tokens.text).to.equal(200);
+      return tokens.body.refresh_token as string;
+    };
+    const refresh = async (token: string): Promise<number> =>
+      (
+        await a.form(
+          '/auth/token',
+          { grant_type: 'refresh_token', refresh_token: token },
+          { Authorization: basic('rp-refresh', RP.secret) },
+        )
+      ).status;
+    const signedInAtA = async (browser: FormAgent): Promise<boolean> => (await browser.get('/auth/account')).status === 200;
+    const throughCorp = async (email: string): Promise<FormAgent> => {
+      const browser = new TwoHostBrowser(a, b);
+      expect((await browser.signIn('corp', email, PASSWORD)).status).to.equal(303);
+      return browser.atA;
+    };
+
+    // A person corp made, who has a password of A too (set before they sign in anywhere: it ends what came before).
+    const email = await upstreamPerson();
+    await throughCorp(email);
+    const person = await personAtA(email);
+    const root = await a.rootToken();
+    expect((await a.json('PUT', `/users/${person!.id}`, { password: 'a-password-of-a-1' }, root)).status).to.equal(200);
+    const [first, second] = [await throughCorp(email), await throughCorp(email)];
+    const withPassword = new FormAgent(a);
+    expect((await withPassword.signIn(email, 'a-password-of-a-1')).status).to.equal(303);
+    const [corpGrant, passwordGrant] = [await refreshTokenOf(first), await refreshTokenOf(withPassword)];
+    expect(await refresh(corpGrant)).to.equal(200);
+
+    // The account taken over at corp: the administrator unlinks it.
+    expect((await a.json('DELETE', `/users/${person!.id}/identities/corp`, undefined, root)).status).to.equal(204);
+    expect(await signedInAtA(first), 'the first browser through corp').to.equal(false);
+    expect(await signedInAtA(second), 'the second browser through corp').to.equal(false);
+    expect(await refresh(corpGrant), 'the grant of a browser through corp').to.equal(400);
+    expect(await signedInAtA(withPassword), 'the browser signed in with the password').to.equal(true);
+    expect(await refresh(passwordGrant)).to.equal(200);
+    await eventually('the grants closed, audited', async () => a.logs.some((l) => l.includes('"how":"unlinked"')));
+
+    // Linked again from the account page, then unlinked there by the person: their other browsers through corp end, this one stays.
+    const relink = new TwoHostBrowser(a, b, withPassword);
+    const linked = await relink.callback(await relink.atUpstream(await relink.start('corp', '/auth/account', true), email, PASSWORD));
+    expect(linked.headers.get('location')).to.equal('/auth/account?changed=provider-linked');
+    const [here, elsewhere] = [await throughCorp(email), await throughCorp(email)];
+    const page = await here.get('/auth/account');
+    const unlinked = await here.post('/auth/account/providers/unlink', { csrf: hiddenFields(page.text).csrf!, provider: 'corp' });
+    expect(unlinked.status, unlinked.text).to.equal(303);
+    expect(await signedInAtA(elsewhere), 'another browser through corp').to.equal(false);
+    expect(await signedInAtA(here), 'the browser the person unlinked at').to.equal(true);
+    expect(await signedInAtA(withPassword)).to.equal(true);
   });
 
   it('signs out the browsers of a provider that is disabled, and forgets the links of one whose issuer changed', async () => {

@@ -20,6 +20,11 @@ export const authorizePath = (client = 'app'): string =>
 export async function signedInAt(box: Box, email: string, password: string, client = 'app'): Promise<SignedIn> {
   const browser = new FormAgent(box);
   expect((await browser.signIn(email, password)).status, `sign-in of ${email}`).to.equal(303);
+  return { browser, ...(await grantThrough(box, browser, client)) };
+}
+
+/** The access and refresh tokens `client` (secret `${client}-secret-123`) obtains through `browser`, signed in already. */
+export async function grantThrough(box: Box, browser: FormAgent, client = 'app'): Promise<Omit<SignedIn, 'browser'>> {
   const authorized = await browser.get(authorizePath(client));
   expect(authorized.status, authorized.text).to.equal(302);
   const code = new URL(authorized.headers.get('location')!).searchParams.get('code')!;
@@ -29,5 +34,5 @@ export async function signedInAt(box: Box, email: string, password: string, clie
     { Authorization: basic(client, `${client}-secret-123`) },
   );
   expect(granted.status, granted.text).to.equal(200);
-  return { browser, accessToken: granted.body.access_token, refreshToken: granted.body.refresh_token };
+  return { accessToken: granted.body.access_token, refreshToken: granted.body.refresh_token };
 }

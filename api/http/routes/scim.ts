@@ -61,6 +61,32 @@ function answer(res: Response, status: number, body: unknown): void {
   res.status(status).type(MEDIA).send(JSON.stringify(body));
 }
 
+/**
+ * Whether the client holds the current version already (RFC 7644 §3.14; RFC 9110 §13.1.2,
+ * If-None-Match): "*" (the resource exists), or a listed entity tag that matches `version` by
+ * weak comparison (§8.8.3.2: W/"x" and "x" are the same version).
+ */
+function holdsCurrent(ifNoneMatch: string | undefined, version: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = (tag: string): string => tag.replace(/^W\//, '');
+  return (ifNoneMatch.match(/(?:W\/)?"[^"]*"/g) ?? []).some((tag) => opaque(tag) === opaque(version));
+}
+
+/**
+ * A resource read: 304 Not Modified with its ETag and no body when the client holds its current
+ * version ("the service provider SHALL return an HTTP 304 (Not Modified) status", RFC 7644 §3.14);
+ * else the resource.
+ */
+function answerRead(req: Request, res: Response, resource: Json): void {
+  const version = (resource.meta as { version?: unknown } | undefined)?.version;
+  if (typeof version === 'string' && holdsCurrent(req.headers['if-none-match'], version)) {
+    res.set('ETag', version).status(304).end();
+    return;
+  }
+  answer(res, 200, resource);
+}
+
 function idOf(req: Request, kind: ResourceKind): number {
   const raw = String(req.params.id);
   if (!/^\d{1,15}$/.test(raw)) throw new ScimError(404, undefined, `${kind} ${raw} not found`);
@@ -169,7 +195,7 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     answer(res, 201, shown('User', req, user));
   });
   router.get('/scim/v2/Users/:id', ...guard, async (req, res) => {
-    answer(res, 200, shown('User', req, await scim.readUserResource(svc, idOf(req, 'User'), base)));
+    answerRead(req, res, shown('User', req, await scim.readUserResource(svc, idOf(req, 'User'), base)));
   });
   router.put('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.replaceUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
@@ -200,7 +226,7 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     const attributes = names(req.query.attributes);
     const excluded = names(req.query.excludedAttributes);
     const group = await scim.readGroupResource(svc, idOf(req, 'Group'), wantsMembers(attributes, excluded), base);
-    answer(res, 200, project(RESOURCE_TYPES.Group, group, attributes, excluded));
+    answerRead(req, res, project(RESOURCE_TYPES.Group, group, attributes, excluded));
   });
   router.put('/scim/v2/Groups/:id', ...scimBody, ...guard, async (req, res) => {
     const group = await scim.replaceGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);

@@ -6,7 +6,7 @@
 // the signed-in person, and unlinks it. This file only translates: the rules are in
 // api/people/upstream/.
 import type { Request, Response, Router } from 'express';
-import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
 import { admit, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
 import {
   beginUpstream,
@@ -61,7 +61,9 @@ function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamPr
     case 'email-taken':
       return `This box has an account for ${profile.email ?? 'this email'} already. Sign in the way you usually do, then link ${label} on your account page.`;
     case 'no-email':
-      return `${label} did not give an email address, and an account of this box needs one. Ask your administrator.`;
+      return profile.unusableEmail
+        ? `${label} gave an email address this box cannot use (the address ${profile.unusableEmail}), and an account of this box needs one. Ask your administrator.`
+        : `${label} did not give an email address, and an account of this box needs one. Ask your administrator.`;
     case 'not-created':
       return `${label} accounts get in here only once an administrator has made them an account. Ask your administrator.`;
   }
@@ -133,12 +135,23 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       });
       return res.redirect(303, `/auth/upstream/${encodeURIComponent(p.id)}?${query}`);
     }
+    // Each sign-in begun writes a row until its provider answers: counted per address before it is written.
+    const address = svc.addressOf(req);
+    const keys = [{ upstreamStartsFrom: address }];
+    const refused = await svc.attempts.begin(keys);
+    if (refused) {
+      const minutes = minutesUntil(refused.retryAt);
+      const words = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+      return renderPage(res, 429, messagePage(box, 'Too many sign-ins', words), { 'Retry-After': String(secondsUntil(refused.retryAt)) });
+    }
     try {
       const { binding, url } = await beginUpstream(svc, p, begun);
       appendCookie(res, `${bindingCookie(svc)}=${binding}${cookieOptions(svc, BINDING_SECONDS)}`);
       res.redirect(303, url.href);
     } catch (err) {
-      failed(res, p, err, svc.addressOf(req));
+      // A provider that did not answer left no row behind: the start is given back.
+      await svc.attempts.giveBack(keys);
+      failed(res, p, err, address);
     }
   });
 
@@ -229,7 +242,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const provider = text((req.body as Body).provider);
-    const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) });
+    // The person's other browsers signed in through it end; the one they unlink it at stays theirs.
+    const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) }, { keep: person.browser.sid });
     if (why === 'only-way-in')
       return problem(res, 409, 'Not unlinked', 'This provider is your only way in: add a passkey first (above), then unlink it.');
     if (why === 'not-linked') return problem(res, 404, 'Not unlinked', 'This provider is not linked to your account.');

@@ -18,6 +18,9 @@ import {
 import type { Client, GrantName, GrantSettings } from '../../types.js';
 import { closeGrants } from '../../credentials/closing.js';
 import { getUser } from '../../store/users.js';
+import { factorState } from '../../store/factors.js';
+import { ACR_MFA, meets, signInOf } from '../../credentials/acr.js';
+import { unmetAtRefresh } from '../../people/sign-in.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js';
@@ -147,6 +150,30 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
 }
 
 /**
+ * Refuses the refresh of a grant whose browser sign-in proved less than its client's
+ * minimum_acr or the person's groups ask now (people/sign-in.ts unmetAtRefresh): a rule
+ * turned on holds for the grants already issued, at their next refresh. The groups are
+ * read only for a sign-in short of several factors, the most a group asks.
+ *
+ * The grant is refused, not closed: nothing is written on the way to the refusal, a rule
+ * turned off again (a mistake undone) finds the grant as it was, and while the rule holds
+ * the grant mints nothing; its access tokens end at their own expiry, as a group removed
+ * shows in the next token, not in those already issued.
+ */
+async function checkSignInStillEnough(svc: GrantServices, client: Client, holder: SessionRow): Promise<void> {
+  const signIn = signInOf(holder);
+  if (!signIn) return; // no browser sign-in behind it: nothing a person proved to fall short
+  const groupRequires = !meets(signIn.acr, ACR_MFA) && (await factorState(svc.pool, holder.userId!)).groupRequires;
+  const unmet = unmetAtRefresh(signIn.acr, client.minimum_acr, groupRequires);
+  if (!unmet) return;
+  const what =
+    unmet.rule === 'client'
+      ? `client "${client.id}" requires (minimum_acr ${unmet.wants})`
+      : `a group of this person requires (a second factor: ${unmet.wants})`;
+  throw invalidGrant(`the sign-in behind this grant (${signIn.acr}) no longer meets what ${what}: sign in again`);
+}
+
+/**
  * The new session and answer of a use, and what becomes of the holder's token.
  * The new token carries the holder's grants, or fewer: none beyond the client's
  * allow-lists as they are now. With scope openid, a new ID token states who the
@@ -161,6 +188,7 @@ async function prepare(
   now: number,
   dpop: DpopBinding | undefined,
 ): Promise<{ refresh: Refresh; response: TokenResponse }> {
+  await checkSignInStillEnough(svc, client, holder);
   const rotate = settings.refresh_token_rotation === true;
   const scope = refreshedScope(client, holder.scope, narrowed);
   const user = hasOpenid(scope) && holder.userId !== null ? await getUser(svc.pool, holder.userId) : undefined;

@@ -9,7 +9,10 @@ import { withTransaction } from '../../db/pool.js';
 import { dummyHash } from '../../credentials/secrets.js';
 import { ValidationError } from '../../errors.js';
 import type { IdentityProvider } from '../../types.js';
-import { factorState } from '../../store/factors.js';
+import { deleteBrowserSessionsThrough } from '../../store/browser.js';
+import { endBrowsersGrants } from '../../credentials/closing.js';
+import { deleteSignInStepsReplacing, factorState } from '../../store/factors.js';
+import type { SessionRow } from '../../store/sessions.js';
 import { followGroups } from '../../store/groups.js';
 import {
   findUpstreamIdentity,
@@ -31,6 +34,7 @@ export interface AdmitServices {
   pool: Pool;
   audit: Audit;
   users: RecordCache<unknown>;
+  sessions: RecordCache<SessionRow>;
 }
 
 /** Factors a provider's amr names (RFC 8176 §2), each a kind of proof of its own. */
@@ -146,13 +150,19 @@ export type UnlinkRefusal = 'not-linked' | 'only-way-in';
 /**
  * Unlinks the person's identity at `provider` (audited), unless it is their only way in: no
  * password of the box, no passkey, no other provider (an administrator may: `evenTheOnlyWayIn`).
+ *
+ * The browsers that identity signed in are signed out in the same transaction, with what was
+ * issued through them (codes, device codes, grants) and the sign-in steps replacing them: an
+ * unlink is the answer to an account taken over at its provider, and what the thief signed in
+ * must not outlive it (as disabling the provider does not let it). `keep`: the browser of a person
+ * unlinking on their own account page, which stays theirs (their others are signed out).
  */
 export async function unlink(
   svc: AdmitServices,
   userId: number,
   provider: string,
   by: Actor,
-  opts: { evenTheOnlyWayIn?: boolean } = {},
+  opts: { evenTheOnlyWayIn?: boolean; keep?: string } = {},
 ): Promise<UnlinkRefusal | undefined> {
   const result = await withTransaction(svc.pool, async (tx) => {
     if (!(await lockUser(tx, userId))) return 'not-linked' as const;
@@ -161,7 +171,12 @@ export async function unlink(
     const passwordSet = (await getUser(tx, userId))?.passwordSet ?? false;
     const passkeys = (await factorState(tx, userId)).passkeys;
     if (!opts.evenTheOnlyWayIn && !passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
-    return unlinkUpstreamIdentity(tx, userId, provider);
+    const unlinked = await unlinkUpstreamIdentity(tx, userId, provider);
+    for (const sid of await deleteBrowserSessionsThrough(tx, userId, provider, opts.keep)) {
+      await deleteSignInStepsReplacing(tx, sid);
+      await endBrowsersGrants(svc, tx, sid, { how: 'unlinked', by });
+    }
+    return unlinked;
   });
   if (typeof result === 'string') return result;
   svc.audit.record({ event: 'upstream', action: 'unlinked', provider, subject: result?.subject, user: String(userId), by });

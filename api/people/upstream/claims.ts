@@ -1,7 +1,8 @@
 // What an OpenID or OAuth 2.0 provider's claims say of a person, by the claim names its settings
-// give: only a string or number is a subject, only a boolean true verifies an email, only strings
-// are groups. A claim of another shape is as if absent.
-import { UpstreamError, type UpstreamProfile } from './profile.js';
+// give: only a string or number is a subject, only an address the box takes of anyone is an email
+// (./profile.ts emailFrom), only a boolean true verifies it, only strings are groups. A claim of
+// another shape is as if absent.
+import { UpstreamError, emailFrom, type UpstreamProfile } from './profile.js';
 
 export interface ClaimNames {
   subject: string;
@@ -38,13 +39,12 @@ export function profileOf(claims: Record<string, unknown>, names: ClaimNames, am
   if (!(typeof subject === 'string' && subject !== '') && !(typeof subject === 'number' && Number.isSafeInteger(subject))) {
     throw new UpstreamError('invalid', `no subject (claim ${names.subject})`);
   }
-  const email = own(claims, names.email);
+  const email = emailFrom(own(claims, names.email));
   const name = own(claims, names.name);
-  const hasEmail = typeof email === 'string' && email !== '';
   return {
     subject: String(subject),
-    ...(hasEmail ? { email } : {}),
-    emailVerified: hasEmail && names.emailVerified !== undefined && own(claims, names.emailVerified) === true,
+    ...email,
+    emailVerified: email.email !== undefined && names.emailVerified !== undefined && own(claims, names.emailVerified) === true,
     ...(typeof name === 'string' && name !== '' ? { name } : {}),
     groups: strings(own(claims, names.groups)),
     claims,

@@ -4,7 +4,7 @@
 // (groups "org" and "org/team"). With `organizations` set, only their members get in.
 import type { CodeFlowServer } from './code-flow.js';
 import { fetchJson, providerUrl } from './http.js';
-import { UpstreamError, type GitHubSettings, type UpstreamProfile } from './profile.js';
+import { UpstreamError, emailFrom, type GitHubSettings, type UpstreamProfile } from './profile.js';
 
 const SCOPES = ['read:user', 'user:email', 'read:org'];
 const ACCEPT = 'application/vnd.github+json';
@@ -49,11 +49,12 @@ export async function githubProfile(settings: GitHubSettings, accessToken: strin
     .map(([org, slug]) => `${org}/${slug}`);
   const emails = await list(at('/user/emails'), accessToken);
   const primary = emails.find((e) => member(e, 'primary') === true && member(e, 'verified') === true && isString(member(e, 'email')));
-  const email = primary === undefined ? undefined : (member(primary, 'email') as string);
+  const { email, unusableEmail } = emailFrom(primary === undefined ? undefined : member(primary, 'email'));
   const name = isString(user.name) && user.name !== '' ? user.name : user.login;
   return {
     subject: String(user.id),
     ...(email ? { email } : {}),
+    ...(unusableEmail ? { unusableEmail } : {}),
     emailVerified: email !== undefined,
     name,
     groups: [...orgs, ...teams].filter((group) => inAllowed(group.split('/')[0]!)),

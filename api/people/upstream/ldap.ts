@@ -12,7 +12,7 @@ import {
   type Filter,
 } from 'ldapts';
 import { failure, LdapConnection } from './ldap-connection.js';
-import { UPSTREAM_TIMEOUT_MS, UpstreamError, type LdapSettings, type UpstreamProfile } from './profile.js';
+import { UPSTREAM_TIMEOUT_MS, UpstreamError, emailFrom, type LdapSettings, type UpstreamProfile } from './profile.js';
 
 const MAX_USERNAME = 256;
 const MAX_GROUP_LEVELS = 10;
@@ -238,7 +238,7 @@ function subjectOf(entry: Entry, idAttribute: string): string {
 function profileOf(settings: LdapSettings, entry: Entry, groups: string[]): UpstreamProfile {
   const a = attrs(settings);
   const subject = subjectOf(entry, a.id);
-  const email = values(entry, a.email)[0];
+  const { email, unusableEmail } = emailFrom(values(entry, a.email)[0]);
   const name = values(entry, a.name)[0];
   const claims: Record<string, unknown> = { dn: entry.dn };
   for (const attribute of new Set([a.id, a.email, a.name])) {
@@ -249,6 +249,7 @@ function profileOf(settings: LdapSettings, entry: Entry, groups: string[]): Upst
   return {
     subject,
     ...(email ? { email } : {}),
+    ...(unusableEmail ? { unusableEmail } : {}),
     emailVerified: settings.emailVerified === true && email !== undefined,
     ...(name ? { name } : {}),
     groups,

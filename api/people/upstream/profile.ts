@@ -3,12 +3,16 @@
 // GitHub (./oauth.ts, ./github.ts) and LDAP (./ldap.ts) produce it; what becomes of it (a person
 // linked, made, refused; their groups) is ./linking.ts's and ./groups.ts's to decide.
 import type { IdentityProviderSpec } from '../../schema/crd-types.js';
+import { emailProblem } from '../../schema/people.js';
 
 /** What a provider says of the person who signed in there, read once and checked. */
 export interface UpstreamProfile {
   /** Their stable id at the provider (OpenID Connect `sub`, GitHub's numeric id, LDAP entryUUID or DN). */
   subject: string;
+  /** The address the provider gave, when it is one the box takes of anyone (emailFrom). */
   email?: string;
+  /** Why the address the provider gave is not used (never the address itself): then there is no `email`. */
+  unusableEmail?: string;
   /** The provider says it verified `email` (email_verified true; GitHub's verified primary; LDAP where configured). */
   emailVerified: boolean;
   name?: string;
@@ -18,6 +22,20 @@ export interface UpstreamProfile {
   claims: Record<string, unknown>;
   /** What the provider says the sign-in proved (its ID token's amr, RFC 8176); empty when it says nothing. */
   amr: string[];
+}
+
+/**
+ * The address a provider gave, as a profile holds it. Any address that enters goes through one
+ * check (api/schema/people.ts emailProblem): a provider's that fails it — a CR LF and a header,
+ * two addresses, thousands of characters, a NUL — is as if the provider gave none, and the
+ * profile says why. A person linked before still signs in (their link is by subject); nobody is
+ * made or linked by it (a new person needs an address: ./linking.ts 'no-email'), and it is never
+ * stored. A value that is no string, or empty, is absent as before.
+ */
+export function emailFrom(value: unknown): Pick<UpstreamProfile, 'email' | 'unusableEmail'> {
+  if (typeof value !== 'string' || value === '') return {};
+  const problem = emailProblem(value);
+  return problem ? { unusableEmail: problem } : { email: value.trim() };
 }
 
 /**

@@ -1,7 +1,14 @@
 // What a person must still prove before a request is answered, asked of people
 // alone: no authorization request, no browser, the clock given.
 import { expect } from 'chai';
-import { acceptedWays, asksForFreshSignIn, mustSignIn, type SignInAsked, type SignInFacts } from '../../../api/people/sign-in.js';
+import {
+  acceptedWays,
+  asksForFreshSignIn,
+  mustSignIn,
+  unmetAtRefresh,
+  type SignInAsked,
+  type SignInFacts,
+} from '../../../api/people/sign-in.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');
 const asked = (change: Partial<SignInAsked> = {}): SignInAsked => ({
@@ -54,5 +61,26 @@ describe('people: what a sign-in must still prove', () => {
     expect(asksForFreshSignIn(asked({ prompt: new Set(['select_account']) }))).to.equal(true);
     expect(asksForFreshSignIn(asked({ maxAge: 0 }))).to.equal(true);
     expect(asksForFreshSignIn(asked({ prompt: new Set(['consent']) }))).to.equal(false);
+  });
+});
+
+describe('people: what a grant’s refresh asks of the sign-in behind it now', () => {
+  const [password, mfa, passkey] = ['urn:boxauth:acr:password', 'urn:boxauth:acr:mfa', 'phr'] as const;
+
+  it('nothing, when no rule asks more than was proved', () => {
+    expect(unmetAtRefresh(password, undefined, false)).to.equal(undefined);
+    expect(unmetAtRefresh(mfa, mfa, true)).to.equal(undefined);
+    expect(unmetAtRefresh(passkey, mfa, true)).to.equal(undefined);
+    expect(unmetAtRefresh(password, 'not-an-acr', false)).to.equal(undefined);
+  });
+
+  it("a client's minimum_acr above the sign-in, first", () => {
+    expect(unmetAtRefresh(password, mfa, true)).to.deep.equal({ rule: 'client', wants: mfa });
+    expect(unmetAtRefresh(mfa, passkey, false)).to.deep.equal({ rule: 'client', wants: passkey });
+  });
+
+  it("a group's second factor, for a sign-in that proved a password alone", () => {
+    expect(unmetAtRefresh(password, undefined, true)).to.deep.equal({ rule: 'group', wants: mfa });
+    expect(unmetAtRefresh(password, password, true)).to.deep.equal({ rule: 'group', wants: mfa });
   });
 });

@@ -41,7 +41,7 @@ describe('request objects: the box API', function () {
     });
   });
 
-  it('a write carries its record without secrets; a route without :id names no id', function () {
+  it('a write carries its record, each secret written as true (never its value); a route without :id names no id', function () {
     const r = policyRequest(
       request({
         method: 'POST',
@@ -53,7 +53,7 @@ describe('request objects: the box API', function () {
       principal,
     );
     expect(r.params).to.deep.equal({ 'resource/type': 'users' });
-    expect(r.body).to.deep.equal({ email: 'b@example.com' });
+    expect(r.body).to.deep.equal({ email: 'b@example.com', password: true, secret: true });
   });
 
   it("a query parameter named like the route's is refused", function () {

@@ -42,6 +42,26 @@ describe('upstream claims', function () {
     expect(profileOf(body, oauth2ClaimNames({ emailVerified: 'email_verified' })).emailVerified).to.equal(true);
   });
 
+  it('takes an email only as an address the box takes of anyone: else none (never verified), and why', function () {
+    const bad = [
+      'victim@example.com\r\nBcc: everyone@example.com',
+      'one@example.com, two@example.com',
+      'one@example.com,two@example.com',
+      `${'a'.repeat(4988)}@example.com`,
+      'nul\u0000@example.com',
+      'no-at-sign',
+    ];
+    for (const email of bad) {
+      const profile = profileOf({ sub: 'a', email, email_verified: true }, oidcClaimNames());
+      expect(profile, JSON.stringify(email).slice(0, 60)).not.to.have.property('email');
+      expect(profile.emailVerified).to.equal(false);
+      expect(profile.unusableEmail).to.be.a('string');
+      expect(profile.unusableEmail).not.to.include('example.com');
+    }
+    expect(profileOf({ sub: 'a', email: '  a@x.example ' }, oidcClaimNames())).to.include({ email: 'a@x.example' });
+    expect(profileOf({ sub: 'a', email: '' }, oidcClaimNames())).not.to.have.property('unusableEmail');
+  });
+
   it('refuses a profile without a subject', function () {
     for (const claims of [{}, { sub: '' }, { sub: { id: 1 } }, { sub: 1.5 }]) {
       expect(() => profileOf(claims, oidcClaimNames()), JSON.stringify(claims)).to.throw(UpstreamError, /no subject/);
