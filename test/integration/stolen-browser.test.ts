@@ -15,6 +15,7 @@ import { codeClient, type CodeClient } from '../support/code-client.js';
 import { addDummyPasskey } from '../support/factors.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
+import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
 const PASSWORD = 'a-good-password-1';
@@ -405,5 +406,83 @@ describe('max_age waits for a sign-in made for it, on the real clock', function 
     expect(changed.status, changed.text).to.equal(303);
     const after = await browser.get(wayBack);
     expect(isSignInPage(after), `${after.status} ${where(after)}`).to.equal(true);
+  });
+});
+
+describe('a stolen browser links no provider of its own, and an unlink beats a sign-in through it', function () {
+  this.timeout(180_000);
+  let a: Box;
+  let b: Box;
+
+  before(async function () {
+    // Ten sign-ins of one person at once at B: more than its throttle lets through by default.
+    [a, b] = await Promise.all([
+      Box.start({ movableClock: true }),
+      Box.start({ hostname: 'localhost', env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '100' } }),
+    ]);
+    await connectUpstream(a, b, 'corp', { displayName: 'Corp', linking: { trustEmail: true } });
+  });
+  after(async () => Promise.all([a?.stop(), b?.stop()]));
+
+  async function personAt(box: Box, name: string): Promise<{ id: number; email: string }> {
+    const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
+    const res = await box.json('POST', '/users', { email, password: PASSWORD }, await box.rootToken());
+    expect(res.status, res.text).to.equal(201);
+    return { id: res.body.id as number, email };
+  }
+  const identities = async (id: number): Promise<string[]> =>
+    ((await a.json('GET', `/users/${id}/identities`, undefined, await a.rootToken())).body as { provider: string }[]).map(
+      (i) => i.provider,
+    );
+
+  it('linking or unlinking a provider from a browser signed in long ago asks to confirm it is you first', async function () {
+    const ann = await personAt(a, 'ann');
+    const thief = await personAt(b, 'thief');
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.atA.signIn(ann.email, PASSWORD)).status).to.equal(303);
+    a.advanceClock(11 * 60);
+    // The thief's own identity at the provider, linked from Ann's browser: refused until it is Ann who confirms.
+    const start = await browser.start('corp', '/auth/account', true);
+    expect(start.status).to.equal(303);
+    expect(start.headers.get('location')).to.equal('/auth/account/confirm?return_to=%2Fauth%2Faccount');
+    expect(await identities(ann.id)).to.deep.equal([]);
+    const confirm = await browser.atA.get('/auth/account/confirm?return_to=%2Fauth%2Faccount');
+    expect((await browser.atA.post('/auth/account/confirm', { ...hiddenFields(confirm.text), password: PASSWORD })).status).to.equal(303);
+    const linked = await browser.callback(
+      await browser.atUpstream(await browser.start('corp', '/auth/account', true), thief.email, PASSWORD),
+    );
+    expect(linked.headers.get('location')).to.equal('/auth/account?changed=provider-linked');
+    expect(await identities(ann.id)).to.deep.equal(['corp']);
+    a.advanceClock(11 * 60);
+    const page = await browser.atA.get('/auth/account');
+    const unlink = await browser.atA.post('/auth/account/providers/unlink', { csrf: hiddenFields(page.text).csrf!, provider: 'corp' });
+    expect(unlink.status).to.equal(303);
+    expect(unlink.headers.get('location')).to.match(/^\/auth\/account\/confirm\?/);
+    expect(await identities(ann.id)).to.deep.equal(['corp']);
+  });
+
+  it("an administrator's unlink racing ten sign-ins through the provider: none of them stays signed in", async function () {
+    const bea = await personAt(b, 'bea');
+    // Her first sign-in through corp makes her a person of A.
+    expect((await new TwoHostBrowser(a, b).signIn('corp', bea.email, PASSWORD)).status).to.equal(303);
+    const atA = (await a.json('GET', `/users?email=${encodeURIComponent(bea.email)}`, undefined, await a.rootToken())).body;
+    const id = Number((atA.entry?.[0]?.resource ?? atA[0]).id);
+    // Ten browsers at the provider's redirect back, then every callback and the unlink at once.
+    const browsers = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const browser = new TwoHostBrowser(a, b);
+        return { browser, back: await browser.atUpstream(await browser.start('corp'), bea.email, PASSWORD) };
+      }),
+    );
+    const root = await a.rootToken();
+    const [unlinked] = await Promise.all([
+      new Promise((resolve) => setTimeout(resolve, 15)).then(() => a.json('DELETE', `/users/${id}/identities/corp`, undefined, root)),
+      ...browsers.map(({ browser, back }) => browser.callback(back)),
+    ]);
+    expect(unlinked.status, unlinked.text).to.equal(204);
+    for (const { browser } of browsers)
+      expect((await browser.atA.get('/auth/signed-in')).text, 'a browser through corp after the unlink').to.not.include(
+        'You are signed in as',
+      );
   });
 });

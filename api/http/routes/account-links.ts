@@ -6,7 +6,7 @@
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
 import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
-import { minutesUntil, type Attempts } from '../../people/attempts.js';
+import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
 import { confirmEmailChange, LINK_MINUTES, linkHolder, requestReset, resetPassword, verifyEmail } from '../../people/links.js';
 import type { LinkPurpose } from '../../store/account-links.js';
 import type { AccountServices } from '../../people/accounts.js';
@@ -46,7 +46,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
 
   const tooMany = (res: Response, retryAt: Date): void =>
     renderPage(res, 429, messagePage(box, 'Too many attempts', `Too many attempts. Try again in ${minutesUntil(retryAt)} minutes.`), {
-      'Retry-After': String(Math.max(1, Math.ceil((retryAt.getTime() - Date.now()) / 1000))),
+      'Retry-After': String(secondsUntil(retryAt)),
     });
 
   /**

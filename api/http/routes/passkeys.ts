@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { withFactor } from '../../credentials/acr.js';
 import type { Metrics } from '../../metrics.js';
-import type { Attempts } from '../../people/attempts.js';
+import { secondsUntil, type Attempts } from '../../people/attempts.js';
 import {
   assertedCredentialId,
   assertedUserHandle,
@@ -157,7 +157,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
   const challengeAllowed = async (req: Request, res: Response): Promise<boolean> => {
     const refused = await svc.attempts.begin([{ challengesFrom: svc.addressOf(req) }]);
     if (refused) {
-      res.set('Retry-After', String(Math.max(1, Math.ceil((refused.retryAt.getTime() - Date.now()) / 1000))));
+      res.set('Retry-After', String(secondsUntil(refused.retryAt)));
       refuse(res, 429, 'Too many passkey prompts from your network. Try again later.');
     }
     return !refused;

@@ -6,7 +6,7 @@ import { waysAccepted } from '../accepted-ways.js';
 import type { AppDirectory } from '../../decision/apps.js';
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { minutesUntil, type AttemptKey, type Attempts } from '../../people/attempts.js';
+import { minutesUntil, secondsUntil, type AttemptKey, type Attempts } from '../../people/attempts.js';
 import { Argon2Busy, dummyHash, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
@@ -209,7 +209,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     ];
     const refused = await svc.attempts.begin(keys);
     if (refused) {
-      const retryAfter = Math.max(1, Math.ceil((refused.retryAt.getTime() - Date.now()) / 1000));
+      const retryAfter = secondsUntil(refused.retryAt);
       const minutes = Math.ceil(retryAfter / 60);
       const when = `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
       const why =

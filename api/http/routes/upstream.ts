@@ -7,7 +7,8 @@
 // api/people/upstream/.
 import type { Request, Response, Router } from 'express';
 import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
-import { admit, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
+import { admit, stillLinked, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
+import type { Transaction } from '../../db/pool.js';
 import {
   beginUpstream,
   directorySignIn,
@@ -23,7 +24,7 @@ import type { Metrics } from '../../metrics.js';
 import type { IdentityProvider } from '../../types.js';
 import { directorySignInPage, type OfferedProvider } from '../../ui/upstream-pages.js';
 import { messagePage } from '../../ui/pages.js';
-import { ACCOUNT_PATH, changeOnAccount, holderOrSignIn } from '../account-page.js';
+import { ACCOUNT_PATH, confirmPath, factorChange, holderOrSignIn, provenRecently } from '../account-page.js';
 import { pageForm } from '../body.js';
 import { appendCookie, cookieNames, cookieOptions, cookies, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { invalidForm, renderPage } from '../pages.js';
@@ -109,14 +110,20 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(admission.userId), address, reason: `through ${p.id}` });
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
-    await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id });
+    // Signed in only while the identity is still this person's: an unlink that commits first
+    // (an administrator's, after a takeover at the provider) signs nobody in; one that comes after ends it.
+    const still = (tx: Transaction): Promise<boolean> => stillLinked(tx, p.id, profile.subject, admission.userId);
+    await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id, still });
   }
 
   /** The sign-in's way back, from a form or a query; a link from the account page: the person it is for. */
   async function begunFrom(req: Request, res: Response, fields: Body): Promise<Begun | undefined> {
     if (text(fields.link) !== '1') return { returnTo: safeReturnTo(fields.return_to), acr: acrParam(fields.acr) ?? null, linkUser: null };
     const holder = await holderOrSignIn(svc, req, res);
-    return holder && { returnTo: ACCOUNT_PATH, acr: null, linkUser: holder.user.id };
+    if (!holder) return undefined;
+    // A linked provider is one more way in: adding it is a credential change, after a recent proof.
+    if (!provenRecently(holder)) return void res.redirect(303, confirmPath(ACCOUNT_PATH));
+    return { returnTo: ACCOUNT_PATH, acr: null, linkUser: holder.user.id };
   }
 
   // The sign-in page's button (a form: its CSRF token is checked, so another site cannot start sign-ins in a browser).
@@ -239,7 +246,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   }
 
   router.post('/auth/account/providers/unlink', ...pageForm, async (req, res) => {
-    const person = await changeOnAccount(svc, req, res);
+    const person = await factorChange(svc, req, res);
     if (!person) return;
     const provider = text((req.body as Body).provider);
     // The person's other browsers signed in through it end; the one they unlink it at stays theirs.

@@ -144,6 +144,15 @@ function record(svc: AdmitServices, provider: IdentityProvider, profile: Upstrea
   if (decision.kind === 'link') svc.audit.record({ ...base, action: 'linked', user, reason: decision.why, by: { user } });
 }
 
+/**
+ * Whether the identity `subject` at `provider` is still `userId`'s, read in `tx` under the person's
+ * row (api/http/sign-in-steps.ts holds it): a sign-in through it goes on only then, so that an
+ * unlink racing it either comes first and signs nobody in, or comes after and ends what it signed in.
+ */
+export async function stillLinked(tx: Transaction, provider: string, subject: string, userId: number): Promise<boolean> {
+  return (await findUpstreamIdentity(tx, provider, subject))?.userId === userId;
+}
+
 /** Why a person may not unlink a provider: it is their only way in. */
 export type UnlinkRefusal = 'not-linked' | 'only-way-in';
 
