@@ -76,6 +76,9 @@ async function runAs(ids: Ids, program: string, args: string[], env: Record<stri
       cwd: os.tmpdir(), // root's home, the default, is not the servers' user's to enter
       env: { ...process.env, LC_ALL: 'C', ...env },
     });
+    // A program that exits before reading its input (pg_ctl reads none) closes the pipe: EPIPE on
+    // it is no failure (its exit status says how it went), and unhandled it would end the run.
+    running.child.stdin?.on('error', () => undefined);
     running.child.stdin?.end(input);
     const { stdout } = await running;
     return stdout;
