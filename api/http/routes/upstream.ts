@@ -7,7 +7,7 @@
 // api/people/upstream/.
 import type { Request, Response, Router } from 'express';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
-import { admit, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
+import { admit, stillLinked, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
 import {
   beginUpstream,
   directorySignIn,
@@ -107,7 +107,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(admission.userId), address, reason: `through ${p.id}` });
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
-    await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id });
+    const still = stillLinked(p.id, profile.subject, admission.userId);
+    await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id, still });
   }
 
   /** The sign-in's way back, from a form or a query; a link from the account page: the person it is for. */

@@ -99,6 +99,17 @@ export async function admit(
   return admission;
 }
 
+/**
+ * What an upstream sign-in stands on when it is recorded (api/http/sign-in-steps.ts proceed, under
+ * the person's row): the identity still leads to the person. An adoption of the account (its
+ * maker's links end: api/people/accounts.ts) or an unlink that came between the admission and
+ * the record leaves nobody signed in.
+ */
+export const stillLinked =
+  (provider: string, subject: string, userId: number) =>
+  async (tx: Transaction): Promise<boolean> =>
+    (await findUpstreamIdentity(tx, provider, subject))?.userId === userId;
+
 async function carryOut(
   tx: Transaction,
   provider: IdentityProvider,
