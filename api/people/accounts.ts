@@ -104,9 +104,9 @@ export async function changeAccount(
   by: Actor,
   /**
    * What a person's own change stands on, checked under their row: the password they gave, the
-   * browser they asked from still signed in; nothing changes when either is gone.
+   * browser they asked from still signed in, their being on; nothing changes when one is gone.
    */
-  stillHolds?: { passwordHash?: string; sid?: string },
+  stillHolds?: { passwordHash?: string; sid?: string; active?: true },
 ): Promise<UserRow | undefined> {
   // The hash of a password nobody knows, for an account adopted: made before the row is held.
   const noPassword = await dummyHash();
@@ -116,6 +116,8 @@ export async function changeAccount(
     const before = (await getUser(tx, id))!;
     if (stillHolds?.passwordHash !== undefined && before.passwordHash !== stillHolds.passwordHash) return undefined;
     if (stillHolds?.sid !== undefined && !(await holdBrowserSession(tx, stillHolds.sid))) return undefined;
+    // A link followed by a person turned off meanwhile (the mail sent as they were turned off) does nothing.
+    if (stillHolds?.active && !before.active) return undefined;
     const fields = typeof change === 'function' ? await change(before, tx) : change;
     const ruled = await applyEmailRule(svc, tx, before, fields);
     const adopted = ruled.events.includes('adopted');
@@ -127,6 +129,8 @@ export async function changeAccount(
     else if (changed && fields.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
     // Turned off (SCIM active=false): everything they obtained ends with it, as a deletion's does.
     else if (changed && fields.active === false && before.active) await endPersonsGrants(svc, tx, id, { how: 'deactivated', by });
+    // And every link mailed to them goes (a reset link, endPersonsGrants's, is not the only way back in a mailbox holds).
+    if (changed && fields.active === false && before.active) await deleteLinksOfUser(tx, id);
     const turned = fields.active === undefined || fields.active === before.active ? [] : [fields.active ? 'activated' : 'deactivated'];
     return changed && { user: changed, events: [...ruled.events, ...turned] as AccountEvent[] };
   });
