@@ -36,7 +36,9 @@ export type CloseReason =
   /** The person was turned off (SCIM active=false, or the REST API's active: false). */
   | 'deactivated'
   /** An upstream identity was unlinked: the browsers it signed in end, with what was issued through them. */
-  | 'unlinked';
+  | 'unlinked'
+  /** An administrator vouched for the address the account held and never proved: its maker's sessions end. */
+  | 'adopted';
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }
@@ -110,7 +112,9 @@ export type AuditEvent =
         | 'mail-given-up'
         /** Turned off and on again (SCIM active, the REST API's active). */
         | 'deactivated'
-        | 'activated';
+        | 'activated'
+        /** Vouched for an address the account held and never proved: its maker's password, factors and sign-ins ended. */
+        | 'adopted';
       user?: string;
       /** The address concerned (never a link or its token). */
       email?: string;

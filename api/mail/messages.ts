@@ -48,17 +48,19 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       return to(user, { link: url, minutes: String(LINK_MINUTES.reset) });
     }
     case 'verify-email': {
-      // Only while the address is still the person's and not yet verified: a changed address voids the mail.
+      // Only while the address is still the person's and not yet verified: a changed address voids the
+      // mail. Nor to a person turned off: turning them off voided their links, and makes none after.
       const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
-      if (!user || user.emailVerified || !sameAddress(user.email, mail.address)) return undefined;
+      if (!user?.active || user.emailVerified || !sameAddress(user.email, mail.address)) return undefined;
       const url = await link(user, 'verify', '/auth/verify-email');
       return to(user, { link: url, hours: String(LINK_MINUTES.verify / 60) });
     }
     case 'confirm-email-change': {
       // To the new address, typed by the person (checked as an address); not if it is theirs
-      // already, or another account's by now: that holder is not asked to confirm anything.
+      // already, or another account's by now: that holder is not asked to confirm anything. Nor for a
+      // person turned off.
       const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
-      if (!user || sameAddress(user.email, mail.address) || (await findUserByEmail(db, mail.address))) return undefined;
+      if (!user?.active || sameAddress(user.email, mail.address) || (await findUserByEmail(db, mail.address))) return undefined;
       const url = await link(user, 'change', '/auth/confirm-email', mail.address);
       return {
         to: mail.address,

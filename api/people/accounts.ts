@@ -3,17 +3,20 @@
 // change), and deleting a person ends their grants before the row goes: both in the
 // transaction of the change, so that nothing issued meanwhile outlives it
 // (api/credentials/closing.ts endPersonsGrants). A new address is unverified until its
-// link is followed or an administrator vouches for it. Ending a person's sessions, all or
-// one browser's or one grant, goes through the same closing path.
+// link is followed or an administrator vouches for it; vouching for an address an account holds
+// and never proved is adopting the account, and ends first what its maker set (ARCHITECTURE §12).
+// Ending a person's sessions, all or one browser's or one grant, goes through the same closing path.
 import type { Actor, Audit } from '../audit.js';
 import type { Config } from '../config.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '../credentials/closing.js';
+import { dummyHash } from '../credentials/secrets.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { sameAddress } from '../input.js';
 import { isEmailAddress } from '../schema/people.js';
 import { deleteLinksOfUser } from '../store/account-links.js';
-import { deleteBrowserSignIn, holdBrowserSession } from '../store/browser.js';
+import { deleteBrowserSignIn, deleteConsentsOf, holdBrowserSession } from '../store/browser.js';
+import { deleteIdentitiesOf } from '../store/identity-providers.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { isPersonsOpenGrant, type SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
@@ -27,7 +30,16 @@ import {
   type FactorSummary,
 } from '../store/factors.js';
 import { tellOfFactorChange } from './notices.js';
-import { createUserIn, deleteUser, getUser, lockUser, updateUser, type UserFields, type UserRow } from '../store/users.js';
+import {
+  addressNeverProven,
+  createUserIn,
+  deleteUser,
+  getUser,
+  lockUser,
+  updateUser,
+  type UserFields,
+  type UserRow,
+} from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -41,7 +53,7 @@ interface Needs {
 export type AccountServices = Pick<Needs, 'config' | 'pool' | 'sessions' | 'audit' | 'users'>;
 
 /** What a change did to the person's address, for the audit: in the order it records them. */
-type EmailEvent = 'email-changed' | 'email-vouched' | 'email-unvouched';
+type EmailEvent = 'email-changed' | 'email-vouched' | 'email-unvouched' | 'adopted';
 /** And what a change did to the person's being on (SCIM active). */
 type AccountEvent = EmailEvent | 'activated' | 'deactivated';
 
@@ -50,7 +62,10 @@ type AccountEvent = EmailEvent | 'activated' | 'deactivated';
  * unless this very change vouches for it (`emailVerified: true`, an administrator's word);
  * the person's outstanding links go (a link mailed to the old address proves nothing of the
  * new one), and with mail configured a verification link is on its way to the new address.
- * The events say what the audit records.
+ * Vouching for the address the account holds and never proved (store/users.ts addressNeverProven)
+ * is an adoption (`adopted`): whoever made the account — a stranger who signed up with the address,
+ * say — is not the person vouched for. A new address vouched for is the administrator's act on an
+ * account they chose by its id, not an adoption. The events say what the audit records.
  */
 async function applyEmailRule(
   svc: Pick<Needs, 'config'>,
@@ -72,6 +87,7 @@ async function applyEmailRule(
   }
   const vouched = change.emailVerified === true && (newAddress || !before.emailVerified || before.mustVerifyEmail);
   if (vouched) events.push('email-vouched');
+  if (vouched && !newAddress && addressNeverProven(before)) events.push('adopted');
   if (change.emailVerified === false && before.emailVerified && !newAddress) events.push('email-unvouched');
   return { change, events, newAddress };
 }
@@ -89,22 +105,35 @@ export async function changeAccount(
   by: Actor,
   /**
    * What a person's own change stands on, checked under their row: the password they gave, the
-   * browser they asked from still signed in; nothing changes when either is gone.
+   * browser they asked from still signed in, their being on; nothing changes when one is gone.
    */
-  stillHolds?: { passwordHash?: string; sid?: string },
+  stillHolds?: { passwordHash?: string; sid?: string; active?: true },
 ): Promise<UserRow | undefined> {
+  // The hash of a password nobody knows, for an account adopted: made before the row is held.
+  const noPassword = await dummyHash();
   const done = await withTransaction(svc.pool, async (tx) => {
     // The row held: two changes of one person's address are ruled on one after the other.
     if (!(await lockUser(tx, id))) return undefined;
     const before = (await getUser(tx, id))!;
     if (stillHolds?.passwordHash !== undefined && before.passwordHash !== stillHolds.passwordHash) return undefined;
     if (stillHolds?.sid !== undefined && !(await holdBrowserSession(tx, stillHolds.sid))) return undefined;
+    // A link followed by a person turned off meanwhile (the mail sent as they were turned off) does nothing.
+    if (stillHolds?.active && !before.active) return undefined;
     const fields = typeof change === 'function' ? await change(before, tx) : change;
     const ruled = await applyEmailRule(svc, tx, before, fields);
-    const changed = await updateUser(tx, id, ruled.change);
-    if (changed && fields.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
+    const adopted = ruled.events.includes('adopted');
+    if (adopted) await endWhatItsMakerSet(tx, id);
+    // Adopted: the maker's password goes too, unless this change gives the account one of its own. The
+    // account keeps a password of the box (one nobody knows): the address's owner sets theirs through
+    // a reset link, which the now vouched-for mailbox receives, and links their provider again after.
+    const write = adopted && !fields.passwordHash ? { ...ruled.change, passwordHash: noPassword, passwordSet: true } : ruled.change;
+    const changed = await updateUser(tx, id, write);
+    if (changed && adopted) await endPersonsGrants(svc, tx, id, { how: 'adopted', by });
+    else if (changed && fields.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
     // Turned off (SCIM active=false): everything they obtained ends with it, as a deletion's does.
     else if (changed && fields.active === false && before.active) await endPersonsGrants(svc, tx, id, { how: 'deactivated', by });
+    // And every link mailed to them goes (a reset link, endPersonsGrants's, is not the only way back in a mailbox holds).
+    if (changed && fields.active === false && before.active) await deleteLinksOfUser(tx, id);
     const turned = fields.active === undefined || fields.active === before.active ? [] : [fields.active ? 'activated' : 'deactivated'];
     return changed && { user: changed, events: [...ruled.events, ...turned] as AccountEvent[] };
   });
@@ -112,6 +141,20 @@ export async function changeAccount(
   if (!done) return undefined;
   for (const action of done.events) svc.audit.record({ event: 'account', action, user: String(id), email: done.user.email, by });
   return done.user;
+}
+
+/**
+ * What the maker of an account set beside its password and its sign-ins (endPersonsGrants ends
+ * those), ended as the account is adopted: its factors and recovery codes, its links to upstream
+ * identities, what it consented to, and every link mailed to it. In `tx`, under the person's row.
+ * A change link that a mail still in the outbox makes later asks for the account's password, which
+ * is not the maker's any more.
+ */
+async function endWhatItsMakerSet(tx: Transaction, id: number): Promise<void> {
+  await removeAllFactors(tx, id);
+  await deleteIdentitiesOf(tx, id);
+  await deleteConsentsOf(tx, id);
+  await deleteLinksOfUser(tx, id);
 }
 
 /**

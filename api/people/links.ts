@@ -45,7 +45,8 @@ export async function linkHolder(
   const link = token ? await findLink(svc.pool, tokenHash(token), purpose) : undefined;
   const user = link && (await getUser(svc.pool, link.userId));
   // A change link went to the address that is to become theirs; the others, to the one that is.
-  const holds = purpose === 'change' ? !!user : stillTheirs(user, link?.email ?? '');
+  // A person turned off has no link that works (one made as they were turned off, say).
+  const holds = (purpose === 'change' ? !!user : stillTheirs(user, link?.email ?? '')) && user?.active === true;
   return link && user && holds ? { user, sentTo: link.email } : undefined;
 }
 
@@ -119,7 +120,8 @@ export async function verifyEmail(
     const link = await takeLink(tx, tokenHash(token), 'verify');
     if (!link || !(await lockUser(tx, link.userId))) return undefined;
     const person = await getUser(tx, link.userId);
-    if (!stillTheirs(person, link.email) || person.passwordHash !== passwordHash) return undefined;
+    // Turned off after the link was made (a send racing the deactivation, which deletes links): void too.
+    if (!stillTheirs(person, link.email) || !person.active || person.passwordHash !== passwordHash) return undefined;
     await updateUser(tx, person.id, { emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'verify');
     return person;
@@ -193,7 +195,7 @@ export async function confirmEmailChange(
   if (!link) return undefined;
   const by = { user: String(link.userId) };
   try {
-    return await changeAccount(svc, link.userId, { email: link.email, emailVerified: true }, by, { passwordHash });
+    return await changeAccount(svc, link.userId, { email: link.email, emailVerified: true }, by, { passwordHash, active: true });
   } catch (err) {
     if (err instanceof ConstraintViolation && err.field === 'email') return 'taken';
     throw err;

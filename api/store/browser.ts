@@ -288,6 +288,11 @@ export async function deleteConsent(db: Queryable, userId: number, clientId: str
   return rowCount === 1;
 }
 
+/** Withdraws every consent of the person (an account adopted: what its maker allowed is not the new holder's). */
+export async function deleteConsentsOf(db: Queryable, userId: number): Promise<void> {
+  await db.query('DELETE FROM consents WHERE user_id = $1', [userId]);
+}
+
 // --- authorization codes
 
 export interface AuthorizationCode {

@@ -1,6 +1,7 @@
 // Groups of a box. Deleting a group removes its memberships (ON DELETE CASCADE).
 import type { Queryable } from '../db/pool.js';
 import { uniqueViolation } from './constraints.js';
+import { neverProvenSql } from './users.js';
 import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
 
 export interface GroupRow {
@@ -171,11 +172,14 @@ export interface MemberRef {
   email: string;
 }
 
-/** The members of each of `groupIds`, in id order (groups without members are absent). */
+/**
+ * The members of each of `groupIds` a directory sees, in id order (groups without such members are
+ * absent): a person whose address was never proven is nobody to it (users.ts addressNeverProven).
+ */
 export async function membersOf(db: Queryable, groupIds: number[]): Promise<Map<number, MemberRef[]>> {
   const { rows } = await db.query<{ group_id: number; id: number; email: string }>(
     `SELECT ug.group_id, u.id, u.email FROM user_groups ug JOIN users u ON u.id = ug.user_id
-     WHERE ug.group_id = ANY($1) ORDER BY ug.group_id, u.id`,
+     WHERE ug.group_id = ANY($1) AND NOT ${neverProvenSql('u')} ORDER BY ug.group_id, u.id`,
     [groupIds],
   );
   const members = new Map<number, MemberRef[]>();
@@ -188,16 +192,22 @@ export async function membersOf(db: Queryable, groupIds: number[]): Promise<Map<
 }
 
 /**
- * Changes a group's members: `set` makes them exactly those people, `add` and `remove` add and take
- * out. Every id must name a person of this box (unknownUserIds first); the group's updated_at moves.
- * The membership trigger (migration 002) tells every process the people changed.
+ * Changes a group's members as a directory does: `set` makes those it sees exactly those people (a
+ * member it does not see, membersOf, is not its to take out), `add` and `remove` add and take out.
+ * Every id must name a person it sees (users.ts unknownToDirectory first); the group's updated_at
+ * moves. The membership trigger (migration 002) tells every process the people changed.
  */
 export async function changeMembers(
   db: Queryable,
   groupId: number,
   change: { set?: number[]; add?: number[]; remove?: number[] },
 ): Promise<void> {
-  if (change.set) await db.query('DELETE FROM user_groups WHERE group_id = $1 AND NOT (user_id = ANY($2))', [groupId, change.set]);
+  if (change.set)
+    await db.query(
+      `DELETE FROM user_groups ug USING users u
+       WHERE ug.group_id = $1 AND NOT (ug.user_id = ANY($2)) AND u.id = ug.user_id AND NOT ${neverProvenSql('u')}`,
+      [groupId, change.set],
+    );
   const add = change.set ?? change.add ?? [];
   if (add.length)
     await db.query('INSERT INTO user_groups (user_id, group_id) SELECT unnest($2::bigint[]), $1 ON CONFLICT DO NOTHING', [groupId, add]);

@@ -133,6 +133,14 @@ export async function unlinkUpstreamIdentity(tx: Transaction, userId: number, pr
   return identityOf(rows[0]);
 }
 
+/**
+ * Removes every identity linked to the person, without recording an unlink (an account adopted:
+ * what its maker linked is not the new holder's, who may link the provider again by its email).
+ */
+export async function deleteIdentitiesOf(tx: Transaction, userId: number): Promise<void> {
+  await tx.query('DELETE FROM upstream_identities WHERE user_id = $1', [userId]);
+}
+
 /** A sign-in (or a link) sent to a provider, until it comes back. */
 export interface UpstreamSignIn {
   provider: string;

@@ -5,6 +5,7 @@
 // as bound jsonb paths. A search runs under a statement time limit: a filter that would take
 // longer is refused (SearchTooCostly), never left to hold a connection.
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
+import { neverProvenSql } from './users.js';
 
 export type CompareOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
 export type AttrType = 'string' | 'boolean' | 'dateTime' | 'reference' | 'complex' | 'integer' | 'decimal' | 'binary';
@@ -42,6 +43,8 @@ interface Place {
   arrays: Record<string, string>;
   /** The jsonb of attributes without a column (users.scim); none for groups. */
   kept?: string;
+  /** Which rows a directory sees at all (none of the others matches any filter, nor is counted). */
+  seen?: string;
 }
 
 const USERS: Place = {
@@ -60,6 +63,8 @@ const USERS: Place = {
       FROM user_groups ug JOIN groups g ON g.id = ug.group_id WHERE ug.user_id = u.id), '[]'::jsonb)`,
   },
   kept: 'u.scim',
+  // A person whose address was never proven is nobody to a directory: not its to adopt (users.ts addressNeverProven).
+  seen: `NOT ${neverProvenSql('u')}`,
 };
 
 const GROUPS: Place = {
@@ -74,7 +79,7 @@ const GROUPS: Place = {
   },
   arrays: {
     members: `COALESCE((SELECT jsonb_agg(jsonb_build_object('value', ug.user_id::text, 'type', 'User'))
-      FROM user_groups ug WHERE ug.group_id = g.id), '[]'::jsonb)`,
+      FROM user_groups ug JOIN users u ON u.id = ug.user_id WHERE ug.group_id = g.id AND NOT ${neverProvenSql('u')}), '[]'::jsonb)`,
   },
 };
 
@@ -172,7 +177,8 @@ export async function searchScim(
 ): Promise<{ total: number; ids: number[] }> {
   const place = kind === 'User' ? USERS : GROUPS;
   const params: unknown[] = [];
-  const where = filter ? `WHERE ${new Compiler(place, params).compile(filter)}` : '';
+  const conditions = [...(place.seen ? [place.seen] : []), ...(filter ? [`(${new Compiler(place, params).compile(filter)})`] : [])];
+  const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
   const from = `FROM ${place.table} ${place.alias} ${where}`;
   return withTransaction(pool, async (tx: Transaction) => {
     await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIME_LIMIT_MS}`);

@@ -1,6 +1,7 @@
 // Users of a box and their group memberships.
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
 import { emailKey } from '../input.js';
+import { isEmailAddress } from '../schema/people.js';
 import { foreignKeyViolation, uniqueViolation } from './constraints.js';
 import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
 
@@ -66,6 +67,25 @@ const fromDb = (r: DbRow): UserRow => ({
   updatedAt: r.updated_at,
 });
 
+/**
+ * Whether the person's address was never proven: it is an address (a SCIM-made person named by
+ * what is none is the directory's own) that no link proved and no administrator vouched for — a
+ * sign-up, a person made at a provider not trusted for emails, an address taken on the account
+ * page of a box without mail. ARCHITECTURE §12: nobody adopts such an account (a directory does
+ * not see it: neverProvenSql) unless what its maker set ends first (api/people/accounts.ts).
+ */
+export const addressNeverProven = (user: Pick<UserRow, 'email' | 'emailVerified' | 'mustVerifyEmail'>): boolean =>
+  isEmailAddress(user.email) && (!user.emailVerified || user.mustVerifyEmail);
+
+// isEmailAddress's pattern for PostgreSQL: JavaScript's \s (ECMAScript's WhiteSpace and
+// LineTerminator) spelled out, which PostgreSQL's \s is not, so that both read one class.
+const SPACES = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+export const EMAIL_ADDRESS_PATTERN = `^[^${SPACES}@]+@[^${SPACES}@]+$`;
+
+/** addressNeverProven of the users row `alias`, in SQL. */
+export const neverProvenSql = (alias: string): string =>
+  `(${alias}.email ~ '${EMAIL_ADDRESS_PATTERN}' AND (NOT ${alias}.email_verified OR ${alias}.must_verify_email))`;
+
 const SELECT = `
   SELECT u.*, COALESCE(json_agg(json_build_object('id', g.id, 'name', g.name) ORDER BY g.id)
                        FILTER (WHERE g.id IS NOT NULL), '[]') AS groups
@@ -80,7 +100,7 @@ export interface UserFields {
   emailVerified?: boolean;
   /** No sign-in until the address is proven (a sign-up where registration asks for it first); cleared with verification. */
   mustVerifyEmail?: boolean;
-  /** False: `passwordHash` stands for no password (a person an IdentityProvider made); a new password sets it. */
+  /** False: `passwordHash` stands for no password (a person an IdentityProvider made, an account adopted); a new password sets it. */
   passwordSet?: boolean;
   /** False turns the person off; only api/people/accounts.ts setActive changes it (its close goes with it). */
   active?: boolean;
@@ -155,7 +175,7 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
       // email_verified changes only when asked to: an edit that carries the email along
       // (or changes it) must not turn a self-made account into a verified identity.
       `UPDATE users SET email = COALESCE($2, email), email_key = COALESCE($7, email_key), password_hash = COALESCE($3, password_hash),
-       password_set = password_set OR $3 IS NOT NULL,
+       password_set = COALESCE($14, password_set OR $3 IS NOT NULL),
        email_verified = COALESCE($6, email_verified),
        -- vouched for or verified: nothing is left to prove before a sign-in
        must_verify_email = CASE WHEN $6 THEN false ELSE COALESCE($8, must_verify_email) END,
@@ -176,6 +196,7 @@ export async function updateUser(tx: Transaction, id: number, change: Partial<Us
         change.externalId ?? null,
         change.scim !== undefined,
         change.scim === undefined || change.scim === null ? null : JSON.stringify(change.scim),
+        change.passwordSet ?? null,
       ],
     )
     .catch((err: unknown) => uniqueViolation(err, EMAIL_INDEXES, 'email'));
@@ -280,10 +301,13 @@ export async function getUsers(db: Queryable, ids: number[]): Promise<UserRow[]>
   return rows.map(fromDb);
 }
 
-/** The ids among `ids` that name no person of this box. */
-export async function unknownUserIds(db: Queryable, ids: number[]): Promise<number[]> {
+/**
+ * The ids among `ids` that name nobody a directory sees: no person of this box, or one whose
+ * address was never proven (addressNeverProven: not the directory's to put in its groups).
+ */
+export async function unknownToDirectory(db: Queryable, ids: number[]): Promise<number[]> {
   if (!ids.length) return [];
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM users WHERE id = ANY($1)', [ids]);
+  const { rows } = await db.query<{ id: string }>(`SELECT u.id FROM users u WHERE u.id = ANY($1) AND NOT ${neverProvenSql('u')}`, [ids]);
   const known = new Set(rows.map((r) => Number(r.id)));
   return ids.filter((id) => !known.has(id));
 }

@@ -149,9 +149,16 @@ describe('admin UI (Chromium)', function () {
     expect(await verified.isChecked()).to.equal(false);
     await screenshot(page, 'admin-user-unverified');
 
+    // Vouching for an address nobody proved adopts the account: the page asks first, and says what ends.
     await verified.check();
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
     await page.getByRole('button', { name: 'Save' }).click();
     await eventually('the address verified', async () => (await api(`/users/${self.id}`)).email_verified === true);
+    expect(asked).to.include('Vouch for self@example.com?').and.include('password, second factors, linked providers and every sign-in end');
   });
 
   it('works from the keyboard: tabs with arrow keys, forms with Tab and Enter', async function () {

@@ -8,24 +8,23 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
+import {
+  ENTERPRISE,
+  expectError,
+  expectList,
+  filter,
+  GROUP,
+  LIST,
+  listed,
+  patch,
+  PATCH_OP,
+  provisioner,
+  USER,
+  type Scim,
+} from '../support/scim.js';
 import { APP_REDIRECT, authorizePath, signedInAt, type SignedIn } from '../support/signed-in.js';
 
-const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
-const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
-const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
-
 const APP_SECRET = 'app-secret-123';
-
-type Scim = (method: string, path: string, body?: unknown) => Promise<JsonResponse>;
-
-/** A filter as a query string value: spaces %20, quotes %22, @ %40, as Okta's documented requests show. */
-const filter = (expression: string): string => `filter=${encodeURIComponent(expression)}`;
-
-/** A PatchOp body with these operations. */
-const patch = (...Operations: unknown[]): unknown => ({ schemas: [PATCH_OP], Operations });
 
 describe('SCIM provisioning as Microsoft Entra ID and Okta document it', function () {
   let box: Box;
@@ -49,19 +48,6 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
     await box?.stop();
   });
 
-  /** A directory's connection: one bearer token, and the headers its requests carry. */
-  async function provisioner(id: string, headers: Record<string, string>): Promise<Scim> {
-    const { secret } = await box.addClient(id, {});
-    const granted = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
-    expect(granted.status, granted.text).to.equal(200);
-    const token = granted.body.access_token as string;
-    return (method, path, body) =>
-      box.request(method, `/scim/v2${path}`, {
-        headers: { ...headers, Authorization: `Bearer ${token}` },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-  }
-
   /** What an administrator of the box sees through its REST API. */
   const rest = (path: string): Promise<JsonResponse> => box.json('GET', path, undefined, root);
 
@@ -82,24 +68,6 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
     expect(await introspect(session.accessToken)).to.equal(false);
     expect(await stillSignedIn(session.browser)).to.equal(false);
     expect((await new FormAgent(box).signIn(email, password)).status).not.to.equal(303);
-  }
-
-  const listed = (res: JsonResponse): any[] => (res.body.Resources ?? []) as any[];
-
-  /** A ListResponse of this many resources, as both directories read one. */
-  function expectList(res: JsonResponse, total: number): void {
-    expect(res.status, res.text).to.equal(200);
-    expect(res.headers.get('content-type')).to.match(/^application\/scim\+json/);
-    expect(res.body.schemas).to.deep.equal([LIST]);
-    expect(res.body.totalResults).to.equal(total);
-    expect(listed(res)).to.have.length(total);
-  }
-
-  function expectError(res: JsonResponse, status: number, scimType?: string): void {
-    expect(res.status, res.text).to.equal(status);
-    expect(res.body.schemas).to.deep.equal([ERROR]);
-    expect(res.body.status).to.equal(String(status));
-    if (scimType) expect(res.body.scimType).to.equal(scimType);
   }
 
   /** The box's group ids a person is in, by the REST API. */
@@ -126,7 +94,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
     const groupName = `displayName-${randomUUID()}`;
 
     before(async function () {
-      scim = await provisioner('entra-provisioning', { 'Content-Type': 'application/scim+json' });
+      scim = await provisioner(box, 'entra-provisioning', { 'Content-Type': 'application/scim+json' });
     });
 
     it('Test Connection: a userName nobody has is 200 with an empty ListResponse', async function () {
@@ -474,7 +442,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
     let groupId: string;
 
     before(async function () {
-      scim = await provisioner('okta-provisioning', {
+      scim = await provisioner(box, 'okta-provisioning', {
         'User-Agent': 'Okta SCIM Client 1.0.0',
         'Content-Type': 'application/scim+json; charset=utf-8',
         Accept: 'application/scim+json',

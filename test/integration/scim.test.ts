@@ -154,7 +154,8 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     const rest = await box.json('GET', `/users/${made.id}`, undefined, root);
     expect(rest.body).to.include({ email: 'rita@example.com', email_verified: true, active: true });
     const group = await box.json('POST', '/groups', { name: 'rest-made' }, root);
-    await box.json('PUT', `/users/${made.id}`, { email: 'rita.ng@example.com', 'group-ids': [group.body.id] }, root);
+    // A new address the administrator vouches for: one nobody proved would hide the person from the directory.
+    await box.json('PUT', `/users/${made.id}`, { email: 'rita.ng@example.com', email_verified: true, 'group-ids': [group.body.id] }, root);
     const read = await scim('GET', `/Users/${made.id}`);
     const user = body(read);
     expect(user).to.include({ userName: 'rita.ng@example.com', externalId: 'entra-1', active: true });

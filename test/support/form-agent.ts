@@ -113,3 +113,10 @@ export function hiddenFields(html: string): Record<string, string> {
   for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields[unescape(m[1]!)] = unescape(m[2]!);
   return fields;
 }
+
+/** The hidden inputs of the page's form that posts to `action` (a page of several forms: the account page). */
+export function formFields(html: string, action: string): Record<string, string> {
+  const form = new RegExp(`<form method="post" action="${action.replace(/[/.]/g, '\\$&')}">([\\s\\S]*?)</form>`).exec(html);
+  if (!form) throw new Error(`no form posting to ${action} in:\n${html}`);
+  return hiddenFields(form[1]!);
+}

@@ -8,7 +8,6 @@
 import type { Request, Response, Router } from 'express';
 import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
 import { admit, stillLinked, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
-import type { Transaction } from '../../db/pool.js';
 import {
   beginUpstream,
   directorySignIn,
@@ -110,9 +109,9 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     svc.metrics.signIns.inc({ result: 'success' });
     svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(admission.userId), address, reason: `through ${p.id}` });
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
-    // Signed in only while the identity is still this person's: an unlink that commits first
-    // (an administrator's, after a takeover at the provider) signs nobody in; one that comes after ends it.
-    const still = (tx: Transaction): Promise<boolean> => stillLinked(tx, p.id, profile.subject, admission.userId);
+    // Signed in only while the identity is still this person's: an unlink (an administrator's, after
+    // a takeover at the provider) or an adoption that commits first signs nobody in; one that comes after ends it.
+    const still = stillLinked(p.id, profile.subject, admission.userId);
     await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id, still });
   }
 

@@ -4,6 +4,13 @@
 // transaction of the change. A PUT or PATCH is read, checked against If-Match and written under
 // the record's lock, so that two directories' writes (or Entra ID's parallel member adds) are
 // ruled on one after the other and none is lost.
+//
+// A person whose address was never proven (store/users.ts addressNeverProven: a sign-up, a person
+// made at a provider not trusted for emails, an address taken on the account page of a box
+// without mail) is nobody to a directory (ARCHITECTURE §12: nobody adopts such an account). A
+// filter never matches them, their id is 404 and no member of a group, and a userName of theirs
+// is 409 uniqueness: else the directory's search for a new hire finds the stranger who signed up
+// with the hire's address first, and its writes vouch for the stranger's password.
 import type { Actor } from '../../audit.js';
 import { dummyHash, hashSecret } from '../../credentials/secrets.js';
 import { withTransaction, type Transaction } from '../../db/pool.js';
@@ -24,7 +31,15 @@ import {
   type GroupRow,
 } from '../../store/groups.js';
 import { searchScim, SearchTooCostly, type ScimFilter, type ScimPage } from '../../store/scim-search.js';
-import { getUser, getUsers, unknownUserIds, type UserFields, type UserRow } from '../../store/users.js';
+import {
+  addressNeverProven,
+  findUserByEmail,
+  getUser,
+  getUsers,
+  unknownToDirectory,
+  type UserFields,
+  type UserRow,
+} from '../../store/users.js';
 import { changeAccount, createAccount, removeAccount, type AccountServices } from '../accounts.js';
 import { ScimError, invalidValue, notFound } from './errors.js';
 import { applyPatch, type Json } from './patch.js';
@@ -64,6 +79,38 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+const UNPROVEN_HOLDER =
+  'userName is taken by an account of the box whose address was never proven (someone signed up with it, came ' +
+  'from an identity provider not trusted for emails, or typed it where the box mails no link): it is not the ' +
+  "directory's to adopt. An administrator of the box may vouch for the address (PUT /users/<id> with " +
+  'email_verified: true, which ends the password, factors and sign-ins its maker set) or delete the account; ' +
+  'then provision the person again.';
+
+/**
+ * refusing, for a write of a person that asks for the userName `asked()` gives: when its holder is
+ * a person the directory does not see, the 409 says so, and what the box's administrator can do.
+ */
+async function refusingUserName<T>(svc: ScimServices, asked: () => string | undefined, work: () => Promise<T>): Promise<T> {
+  return refusing(async () => {
+    try {
+      return await work();
+    } catch (err) {
+      const userName = asked();
+      if (err instanceof ConstraintViolation && err.field === 'email' && userName !== undefined) {
+        const holder = await findUserByEmail(svc.pool, userName);
+        if (holder && addressNeverProven(holder)) throw new ScimError(409, 'uniqueness', UNPROVEN_HOLDER);
+      }
+      throw err;
+    }
+  });
+}
+
+/** The person as the directory sees them: nobody when their address was never proven (addressNeverProven). */
+function seenByDirectory(user: UserRow | undefined, id: number): UserRow {
+  if (!user || addressNeverProven(user)) throw notFound(`User ${id}`);
+  return user;
+}
+
 /**
  * What the box's fields become from a SCIM write; a password is checked against the box's rule and
  * hashed here, never kept as sent. RFC 7643 §4.1.1 asks a service provider to "validate the value
@@ -88,28 +135,29 @@ export async function createUser(svc: ScimServices, body: unknown, by: Actor, ba
   const write = readUser(body);
   const fields = await fieldsOf(await passwordCheck(svc.config), write);
   const noPassword = fields.passwordHash ?? (await dummyHash());
-  const user = await refusing(() =>
-    createAccount(
-      svc,
-      {
-        ...fields,
-        email: write.userName,
-        passwordHash: noPassword,
-        // Without a password from the directory the person signs in some other way (a provider, a reset link).
-        passwordSet: fields.passwordHash !== undefined,
-        data: null,
-        groupIds: [],
-      },
-      by,
-    ),
+  const user = await refusingUserName(
+    svc,
+    () => write.userName,
+    () =>
+      createAccount(
+        svc,
+        {
+          ...fields,
+          email: write.userName,
+          passwordHash: noPassword,
+          // Without a password from the directory the person signs in some other way (a provider, a reset link).
+          passwordSet: fields.passwordHash !== undefined,
+          data: null,
+          groupIds: [],
+        },
+        by,
+      ),
   );
   return userResource(user, base);
 }
 
 export async function readUserResource(svc: ScimServices, id: number, base: string): Promise<Json> {
-  const user = await getUser(svc.pool, id);
-  if (!user) throw notFound(`User ${id}`);
-  return userResource(user, base);
+  return userResource(seenByDirectory(await getUser(svc.pool, id), id), base);
 }
 
 /** PUT (the whole person) or PATCH (operations on them): `make` gives the new representation from the current one. */
@@ -122,21 +170,26 @@ async function changeUser(
   base: string,
 ): Promise<Json> {
   const check = await passwordCheck(svc.config); // loaded before the person's row is locked
-  const user = await refusing(() =>
-    changeAccount(
-      svc,
-      id,
-      async (before: UserRow) => {
-        const current = userResource(before, base);
-        checkVersion(current, pre);
-        const write = readUser(make(current));
-        const fields = await fieldsOf(check, write);
-        // The address is vouched for when the directory names a new one, not again at every change.
-        if (write.userName === before.email) delete fields.emailVerified;
-        return fields;
-      },
-      by,
-    ),
+  let asked: string | undefined;
+  const user = await refusingUserName(
+    svc,
+    () => asked,
+    () =>
+      changeAccount(
+        svc,
+        id,
+        async (before: UserRow) => {
+          const current = userResource(seenByDirectory(before, id), base);
+          checkVersion(current, pre);
+          const write = readUser(make(current));
+          asked = write.userName;
+          const fields = await fieldsOf(check, write);
+          // The address is vouched for when the directory names a new one, not again at every change.
+          if (write.userName === before.email) delete fields.emailVerified;
+          return fields;
+        },
+        by,
+      ),
   );
   if (!user) throw notFound(`User ${id}`);
   return userResource(user, base);
@@ -156,7 +209,9 @@ function sameId(body: unknown, current: Json): unknown {
 }
 
 export async function deleteUser(svc: ScimServices, id: number, pre: Precondition, by: Actor, base: string): Promise<void> {
-  if (pre.ifMatch !== undefined) checkVersion(await readUserResource(svc, id, base), pre);
+  // Seen first: a person the directory does not see is not its to delete either.
+  const current = await readUserResource(svc, id, base);
+  if (pre.ifMatch !== undefined) checkVersion(current, pre);
   if (!(await removeAccount(svc, id, by))) throw notFound(`User ${id}`);
 }
 
@@ -166,9 +221,9 @@ export async function searchUsers(svc: ScimServices, filter: ScimFilter | undefi
   return { total: found.total, resources: users.map((u) => userResource(u, base)) };
 }
 
-/** The members named exist in this box (a person of another box, or an id of nobody, is refused). */
+/** The members named are people the directory sees (a person of another box, an id of nobody, or a person it does not see is refused alike). */
 async function checkMembers(tx: Transaction, members: number[]): Promise<void> {
-  const unknown = await unknownUserIds(tx, members);
+  const unknown = await unknownToDirectory(tx, members);
   if (unknown.length) throw invalidValue(`members: no person of this box has the id ${unknown.join(', ')}`);
 }
 

@@ -103,6 +103,17 @@ export async function admit(
   return admission;
 }
 
+/**
+ * What an upstream sign-in stands on when it is recorded (api/http/sign-in-steps.ts proceed, under
+ * the person's row): the identity still leads to the person. An adoption of the account (its
+ * maker's links end: api/people/accounts.ts) or an unlink that came between the admission and
+ * the record leaves nobody signed in.
+ */
+export const stillLinked =
+  (provider: string, subject: string, userId: number) =>
+  async (tx: Transaction): Promise<boolean> =>
+    (await findUpstreamIdentity(tx, provider, subject))?.userId === userId;
+
 async function carryOut(
   tx: Transaction,
   provider: IdentityProvider,
@@ -142,15 +153,6 @@ function record(svc: AdmitServices, provider: IdentityProvider, profile: Upstrea
   const user = String(userId);
   if (decision.kind === 'create') svc.audit.record({ ...base, action: 'created', user });
   if (decision.kind === 'link') svc.audit.record({ ...base, action: 'linked', user, reason: decision.why, by: { user } });
-}
-
-/**
- * Whether the identity `subject` at `provider` is still `userId`'s, read in `tx` under the person's
- * row (api/http/sign-in-steps.ts holds it): a sign-in through it goes on only then, so that an
- * unlink racing it either comes first and signs nobody in, or comes after and ends what it signed in.
- */
-export async function stillLinked(tx: Transaction, provider: string, subject: string, userId: number): Promise<boolean> {
-  return (await findUpstreamIdentity(tx, provider, subject))?.userId === userId;
 }
 
 /** Why a person may not unlink a provider: it is their only way in. */

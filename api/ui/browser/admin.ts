@@ -323,8 +323,9 @@ function selectUser(user: User | null): void {
 function verificationState(user: User): string {
   if (user.active === false) return 'Turned off (by their directory, or through the API): they cannot sign in until turned on again.';
   if (user.email_verified) return 'Verified: by its link, or vouched for by an administrator.';
-  if (user.must_verify_email) return 'Not verified yet: they cannot sign in until they follow the link mailed to them.';
-  return 'Not verified: apps are told the address is unproven.';
+  if (user.must_verify_email)
+    return 'Not verified yet: they cannot sign in until they follow the link mailed to them. Vouching for it ends the password, factors and sign-ins of whoever made the account.';
+  return 'Not verified: apps are told the address is unproven. Vouching for it ends the password, factors and sign-ins of whoever made the account.';
 }
 
 const KIND_NAMES: Record<Factors['factors'][number]['kind'], string> = { passkey: 'Passkey', totp: 'Authenticator app' };
@@ -584,6 +585,7 @@ async function saveUser(event: SubmitEvent): Promise<void> {
   // Sent only when it changes: saving another field never vouches for an address (nor withdraws it).
   const verified = checkbox('user-email_verified').checked;
   if (!state.selectedUser || verified !== state.selectedUser.email_verified) payload.email_verified = verified;
+  if (state.selectedUser && verified && !confirmAdoption(state.selectedUser, String(payload.email), Boolean(password))) return;
   try {
     const saved = state.selectedUser
       ? await api<User>('PUT', `/users/${state.selectedUser.id}`, payload)
@@ -594,6 +596,20 @@ async function saveUser(event: SubmitEvent): Promise<void> {
   } catch (err) {
     showErrors('user', formErrors(err), USER_FIELDS);
   }
+}
+
+/**
+ * Vouching for the address an account holds and never proved adopts the account (docs/concepts/
+ * users-and-groups.md): whoever made it loses it, so the administrator is asked first. A new
+ * address vouched for is not an adoption; a change of case is no new address.
+ */
+function confirmAdoption(user: User, email: string, newPassword: boolean): boolean {
+  const unproven = user.email_verified !== true || user.must_verify_email === true;
+  if (!unproven || email.toLowerCase() !== user.email.toLowerCase()) return true;
+  return confirm(
+    `Vouch for ${user.email}? Nobody proved this address: whoever made the account (someone who signed up with it, say) ` +
+      `loses it. Its ${newPassword ? '' : 'password, '}second factors, linked providers and every sign-in end.`,
+  );
 }
 
 async function deleteUser(): Promise<void> {
