@@ -116,3 +116,48 @@ describe('turning a person off voids their mailed links', function () {
     expect(smtp.mailsTo(given)).to.have.length(0);
   });
 });
+
+describe('an account adopted by vouching: the address is its owner’s way in', function () {
+  this.timeout(120_000);
+  let smtp: TestSmtp;
+  let box: Box;
+
+  before(async function () {
+    smtp = await TestSmtp.start();
+    box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_REGISTRATION: 'true' } });
+  });
+  after(async function () {
+    await box?.stop();
+    await smtp?.stop();
+  });
+
+  it("the maker's password ends, and a reset link to the vouched-for address lets its owner set one", async function () {
+    const email = `hire-${randomBytes(4).toString('hex')}@example.com`;
+    // A stranger signs up with the address and never proves it.
+    const stranger = new FormAgent(box);
+    const form = await stranger.get('/auth/sign-up');
+    const signedUp = await stranger.post('/auth/sign-up', {
+      ...formFields(form.text, '/auth/sign-up'),
+      email,
+      password: 'the-strangers-pw-1',
+    });
+    expect(signedUp.status, signedUp.text).to.be.oneOf([200, 303]);
+    const root = await box.rootToken();
+    const found = await box.json('GET', `/users?email=${encodeURIComponent(email)}`, undefined, root);
+    const id = Number((found.body.entry?.[0]?.resource ?? found.body[0]).id);
+    expect((await box.json('PUT', `/users/${id}`, { email_verified: true }, root)).status).to.equal(200);
+    expect((await new FormAgent(box).signIn(email, 'the-strangers-pw-1')).status, "the maker's password").to.equal(401);
+    // The owner of the mailbox asks for a reset, gets the link, and sets their own password.
+    const owner = new FormAgent(box);
+    const ask = await owner.get('/auth/reset');
+    expect((await owner.post('/auth/reset', { ...formFields(ask.text, '/auth/reset'), email })).status).to.equal(200);
+    const link = linkIn(await smtp.waitForMail((m) => m.to.includes(email) && /Reset/.test(m.parsed.subject ?? '')), '/auth/reset/confirm');
+    const page = await owner.get(link);
+    const reset = await owner.post('/auth/reset/confirm', {
+      ...formFields(page.text, '/auth/reset/confirm'),
+      password: 'the-owners-pw-22',
+    });
+    expect(reset.status, reset.text).to.equal(200);
+    expect((await new FormAgent(box).signIn(email, 'the-owners-pw-22')).status).to.equal(303);
+  });
+});
