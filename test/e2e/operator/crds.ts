@@ -73,6 +73,7 @@ export function describeCrds(): void {
         database: {},
         reclaimPolicy: 'Retain',
         clusterIssuer: 'auto',
+        passwordMinLength: 8,
       });
     });
 
