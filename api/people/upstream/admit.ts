@@ -11,7 +11,7 @@ import { ValidationError } from '../../errors.js';
 import type { IdentityProvider } from '../../types.js';
 import { deleteBrowserSessionsThrough } from '../../store/browser.js';
 import { endBrowsersGrants } from '../../credentials/closing.js';
-import { deleteSignInStepsReplacing, factorState } from '../../store/factors.js';
+import { deleteSignInStepsThrough, factorState } from '../../store/factors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { followGroups } from '../../store/groups.js';
 import {
@@ -163,10 +163,12 @@ export type UnlinkRefusal = 'not-linked' | 'only-way-in';
  * password of the box, no passkey, no other provider (an administrator may: `evenTheOnlyWayIn`).
  *
  * The browsers that identity signed in are signed out in the same transaction, with what was
- * issued through them (codes, device codes, grants) and the sign-in steps replacing them: an
- * unlink is the answer to an account taken over at its provider, and what the thief signed in
- * must not outlive it (as disabling the provider does not let it). `keep`: the browser of a person
- * unlinking on their own account page, which stays theirs (their others are signed out).
+ * issued through them (codes, device codes, grants), and so are the sign-ins through it half done
+ * (a step whose second factor or enrolment is still to come, which would sign the thief in once
+ * answered) and the step-ups of those browsers: an unlink is the answer to an account taken over
+ * at its provider, and what the thief signed in must not outlive it (as disabling the provider
+ * does not let it). `keep`: the browser of a person unlinking on their own account page, which
+ * stays theirs (their others are signed out).
  */
 export async function unlink(
   svc: AdmitServices,
@@ -183,10 +185,10 @@ export async function unlink(
     const passkeys = (await factorState(tx, userId)).passkeys;
     if (!opts.evenTheOnlyWayIn && !passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
     const unlinked = await unlinkUpstreamIdentity(tx, userId, provider);
-    for (const sid of await deleteBrowserSessionsThrough(tx, userId, provider, opts.keep)) {
-      await deleteSignInStepsReplacing(tx, sid);
+    for (const sid of await deleteBrowserSessionsThrough(tx, userId, provider, opts.keep))
       await endBrowsersGrants(svc, tx, sid, { how: 'unlinked', by });
-    }
+    // A sign-in half done has no browser session yet: its step is ended by its provider.
+    await deleteSignInStepsThrough(tx, userId, provider, opts.keep);
     return unlinked;
   });
   if (typeof result === 'string') return result;
