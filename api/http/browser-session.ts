@@ -151,6 +151,12 @@ export async function strengthen(
 }
 
 /**
+ * Thrown in the transaction of a change made for a browser session when strengthen finds that
+ * session ended meanwhile: the change (a factor enrolled in it) rolls back with it.
+ */
+export class EndedMeanwhile extends Error {}
+
+/**
  * Signs this browser in again as what its ended session had proven (a person who changed their
  * password stays signed in where they did it): a new session and sid, with the ended one's
  * sign-in time, last proof and end; not itself a sign-in, so not `proven` (what stands for a

@@ -3,8 +3,9 @@
 // under way when it came. Closing beats using: nothing begun before a close completes after it.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { Box, type JsonResponse } from '../support/box.js';
-import { hiddenFields } from '../support/form-agent.js';
+import pg from 'pg';
+import { Box, eventually, type JsonResponse } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
@@ -61,5 +62,148 @@ describe('an unlink ends the sign-ins through the provider that are half done', 
     const factors = await a.json('GET', `/users/${id}/factors`, undefined, await a.rootToken());
     expect(factors.body.factors, 'a factor the thief enrolled after the unlink').to.deep.equal([]);
     expect(enrol.status, 'the enrolment page after the unlink').to.equal(403);
+  });
+});
+
+describe('a credential change posted from a browser lands only while that browser is signed in', function () {
+  this.timeout(120_000);
+  let box: Box;
+  let db: pg.Client;
+
+  before(async function () {
+    box = await Box.start({ movableClock: true });
+    db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+  });
+  after(async function () {
+    await db?.end();
+    await box?.stop();
+  });
+
+  async function person(name: string): Promise<{ id: number; email: string }> {
+    const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
+    const res = await box.json('POST', '/users', { email, password: PASSWORD }, await box.rootToken());
+    expect(res.status, res.text).to.equal(201);
+    return { id: res.body.id as number, email };
+  }
+
+  async function signedIn(email: string, returnTo = '/auth/account'): Promise<{ browser: FormAgent; next: JsonResponse }> {
+    const browser = new FormAgent(box);
+    const next = await browser.signIn(email, PASSWORD, returnTo);
+    expect(next.status, next.text).to.equal(303);
+    return { browser, next };
+  }
+
+  /** How far the box's clock is ahead of the test's. */
+  let skew = 0;
+  /** A code of `secret` the box takes now and has not taken yet: of the step its clock is moved one second into. */
+  function codeFor(secret: Buffer): string {
+    const into = ((Date.now() + skew * 1000) / 1000) % 30;
+    const seconds = Math.ceil(30 - into + 1);
+    box.advanceClock(seconds);
+    skew += seconds;
+    return totpCode(secret, stepAt(Date.now() + skew * 1000));
+  }
+
+  /** The authenticator app's page from the account page of `browser` (its secret not confirmed yet). */
+  async function appSetup(browser: FormAgent): Promise<JsonResponse> {
+    const setup = await browser.post('/auth/account/totp', hiddenFields((await browser.get('/auth/account')).text));
+    expect(setup.status, setup.text).to.equal(200);
+    return setup;
+  }
+
+  const factorsOf = async (id: number): Promise<{ factors: { id: string; kind: string }[]; recovery_codes_left: number }> =>
+    (await box.json('GET', `/users/${id}/factors`, undefined, await box.rootToken())).body;
+
+  /**
+   * What `change` answers when the person's sign-ins end while it waits for their row: a reset (or a
+   * password change, or an end from the account page) holds the row while it ends them. Here the
+   * test holds it, so the change is caught between its own checks and its write, every time.
+   */
+  async function endedWhileWaiting(id: number, change: () => Promise<JsonResponse>): Promise<JsonResponse> {
+    const reset = new pg.Client({ connectionString: box.databaseUrl });
+    await reset.connect();
+    try {
+      await reset.query('BEGIN');
+      await reset.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [id]);
+      const answer = change();
+      await eventually(
+        'the change waiting for the person',
+        async () =>
+          (
+            await db.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rows[0]!.n > 0,
+        30_000,
+        20,
+      );
+      await reset.query('DELETE FROM browser_sessions WHERE user_id = $1', [id]);
+      await reset.query('DELETE FROM sign_in_steps WHERE user_id = $1', [id]);
+      await reset.query('COMMIT');
+      return await answer;
+    } finally {
+      await reset.end();
+    }
+  }
+
+  it('ATTACK: an authenticator app confirmed on the account page as a reset signs that browser out is not added', async function () {
+    const ann = await person('ann');
+    const { browser } = await signedIn(ann.email);
+    const setup = await appSetup(browser);
+    const code = codeFor(secretOf(setup));
+    const answer = await endedWhileWaiting(ann.id, () => browser.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code }));
+    expect(answer.status, answer.text).to.equal(303);
+    expect(where(answer)).to.match(/^\/auth\/sign-in\?/);
+    expect((await factorsOf(ann.id)).factors, 'an app confirmed from a browser signed out first').to.deep.equal([]);
+  });
+
+  it('ATTACK: an authenticator app enrolled in a sign-in as a reset ends that sign-in is not added', async function () {
+    const bob = await person('bob');
+    // Asked for a second factor that Bob has not: the sign-in enrols one.
+    const browser = new FormAgent(box);
+    const page = await browser.get('/auth/sign-in?return_to=%2Fauth%2Fsigned-in');
+    const step = await browser.post('/auth/sign-in', { ...hiddenFields(page.text), email: bob.email, password: PASSWORD, acr: MFA });
+    expect(where(step)).to.match(/^\/auth\/sign-in\/enrol\?/);
+    const enrol = await browser.get(where(step));
+    expect(enrol.status, enrol.text).to.equal(200);
+    const code = codeFor(secretOf(enrol));
+    const answer = await endedWhileWaiting(bob.id, () => browser.post('/auth/sign-in/enrol', { ...hiddenFields(enrol.text), code }));
+    expect(answer.status, answer.text).to.equal(403);
+    expect((await factorsOf(bob.id)).factors, 'an app confirmed in a sign-in ended first').to.deep.equal([]);
+  });
+
+  it('ATTACK: recovery codes made, or a factor removed, as a reset signs that browser out: neither happens', async function () {
+    const cy = await person('cy');
+    const { browser } = await signedIn(cy.email);
+    const setup = await appSetup(browser);
+    const confirmed = await browser.post('/auth/account/totp/confirm', {
+      ...hiddenFields(setup.text),
+      code: codeFor(secretOf(setup)),
+    });
+    expect(confirmed.status, confirmed.text).to.equal(200);
+    const [app] = (await factorsOf(cy.id)).factors;
+
+    // A browser signed in with the app's code (a sign-in minutes ago: a recent proof).
+    const withApp = async (): Promise<FormAgent> => {
+      const { browser: again, next } = await signedIn(cy.email);
+      const second = await again.get(where(next));
+      const code = codeFor(secretOf(setup));
+      const done = await again.post('/auth/sign-in/second-factor', { ...hiddenFields(second.text), code });
+      expect(done.status, done.text).to.equal(303);
+      return again;
+    };
+    const codesAt = await withApp();
+    const codesForm = hiddenFields((await codesAt.get('/auth/account')).text);
+    const codes = await endedWhileWaiting(cy.id, () => codesAt.post('/auth/account/recovery-codes', codesForm));
+    expect(codes.status, 'new recovery codes shown to a browser signed out first').to.equal(303);
+    expect(where(codes)).to.match(/^\/auth\/sign-in\?/);
+
+    const removeAt = await withApp();
+    const removeForm = { ...hiddenFields((await removeAt.get('/auth/account')).text), factor: app!.id };
+    const removed = await endedWhileWaiting(cy.id, () => removeAt.post('/auth/account/factors/remove', removeForm));
+    expect(removed.status, 'a factor removed from a browser signed out first').to.equal(303);
+    expect(where(removed)).to.match(/^\/auth\/sign-in\?/);
+    expect((await factorsOf(cy.id)).factors.map((f) => f.kind)).to.deep.equal(['totp']);
   });
 });
