@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { addDummyPasskey } from '../support/factors.js';
+import { TestSmtp } from '../support/smtp.js';
 import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 
@@ -205,5 +207,68 @@ describe('a credential change posted from a browser lands only while that browse
     expect(removed.status, 'a factor removed from a browser signed out first').to.equal(303);
     expect(where(removed)).to.match(/^\/auth\/sign-in\?/);
     expect((await factorsOf(cy.id)).factors.map((f) => f.kind)).to.deep.equal(['totp']);
+  });
+});
+
+describe('resets racing each other, each with its own link, at two replicas', function () {
+  this.timeout(180_000);
+  let smtp: TestSmtp;
+  let box: Box;
+  let replica: Box;
+
+  before(async function () {
+    smtp = await TestSmtp.start();
+    box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_MAIL_MAX_PER_RECIPIENT: '100' } });
+    replica = await box.startAnother(smtp.boxEnv());
+  });
+  after(async function () {
+    await replica?.stop();
+    await box?.stop();
+    await smtp?.stop();
+  });
+
+  it('ATTACK: links used at once, each removing another factor: one reset wins, never a 5xx, a factor stays', async function () {
+    const statuses: number[] = [];
+    // A replica hashes one new password at a time: two replicas, two at once, and so on for several people.
+    for (let round = 0; round < 5; round++) {
+      const email = `dee-${round}-${randomBytes(3).toString('hex')}@example.com`;
+      const made = await box.json('POST', '/users', { email, password: PASSWORD }, await box.rootToken());
+      expect(made.status, made.text).to.equal(201);
+      const id = made.body.id as number;
+      await addDummyPasskey(box.databaseUrl!, id, 'Phone');
+      await addDummyPasskey(box.databaseUrl!, id, 'Laptop');
+      const links = 4;
+      for (let i = 0; i < links; i++) {
+        const asker = new FormAgent(box);
+        const ask = await asker.get('/auth/reset');
+        expect((await asker.post('/auth/reset', { ...hiddenFields(ask.text), email })).status).to.equal(200);
+      }
+      await smtp.waitForMail(() => smtp.mailsTo(email).length >= links);
+      // Each link's page loaded in a browser of its own (at one replica or the other), then every
+      // new password sent at once: half remove the phone's passkey, half the laptop's.
+      const forms = await Promise.all(
+        smtp.mailsTo(email).map(async (mail, i) => {
+          const browser = new FormAgent(i % 2 ? box : replica);
+          const link = new URL(/(http\S+\/auth\/reset\/confirm\?token=[\w-]+)/.exec(mail.parsed.text ?? '')![1]!);
+          const page = await browser.get(`${link.pathname}${link.search}`);
+          expect(page.status, page.text).to.equal(200);
+          const name = Math.floor(i / 2) % 2 ? 'Phone' : 'Laptop';
+          const remove = new RegExp(`name="remove" value="(\\d+)"> Remove Passkey “${name}”`).exec(page.text)![1]!;
+          return { browser, fields: { ...hiddenFields(page.text), password: `a-new-good-password-${i}x`, remove } };
+        }),
+      );
+      const answers = await Promise.all(forms.map(({ browser, fields }) => browser.post('/auth/reset/confirm', fields)));
+      statuses.push(...answers.map((a) => a.status));
+      expect(
+        answers.filter((a) => a.status === 200),
+        `answers ${statuses.join(' ')}`,
+      ).to.have.length(1);
+      const factors = (await box.json('GET', `/users/${id}/factors`, undefined, await box.rootToken())).body.factors as unknown[];
+      expect(factors).to.have.length(1);
+    }
+    expect(
+      statuses.filter((s) => s >= 500),
+      `answers ${statuses.join(' ')}`,
+    ).to.deep.equal([]);
   });
 });
