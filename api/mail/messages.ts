@@ -117,6 +117,8 @@ export function factorWords(detail: string | undefined): string {
       return 'a new set of recovery codes';
     case 'every-factor':
       return 'every second factor and recovery code';
+    case 'provider':
+      return typeof parsed.name === 'string' ? `signing in through “${parsed.name}”` : 'signing in through a provider';
     default:
       return 'a way to sign in';
   }

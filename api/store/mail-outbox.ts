@@ -31,10 +31,14 @@ export const MAIL_KINDS: readonly MailKind[] = [
   'factor-removed',
 ];
 
-/** What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the authenticator app, recovery codes, or every factor at once. */
+/**
+ * What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the
+ * authenticator app, recovery codes, every factor at once, or an identity at a sign-in provider
+ * linked or unlinked (by the provider's label).
+ */
 export interface FactorDetail {
-  factor: 'passkey' | 'totp' | 'recovery-codes' | 'every-factor';
-  /** The factor's own name (a passkey's, as its person gave it). */
+  factor: 'passkey' | 'totp' | 'recovery-codes' | 'every-factor' | 'provider';
+  /** The factor's own name (a passkey's, as its person gave it; a provider's label). */
   name?: string;
 }
 

@@ -67,6 +67,59 @@ describe('an unlink ends the sign-ins through the provider that are half done', 
   });
 });
 
+describe('a provider linked or unlinked is told by mail, as a factor is', function () {
+  this.timeout(120_000);
+  let smtp: TestSmtp;
+  let a: Box;
+  let b: Box;
+
+  before(async function () {
+    smtp = await TestSmtp.start();
+    [a, b] = await Promise.all([Box.start({ env: smtp.boxEnv() }), Box.start({ hostname: 'localhost' })]);
+    await connectUpstream(a, b, 'corp', { displayName: 'Corp', linking: { trustEmail: true } });
+  });
+  after(async function () {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await smtp?.stop();
+  });
+
+  const person = async (box: Box, name: string): Promise<{ id: number; email: string }> => {
+    const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
+    const res = await box.json('POST', '/users', { email, password: PASSWORD }, await box.rootToken());
+    expect(res.status, res.text).to.equal(201);
+    return { id: res.body.id as number, email };
+  };
+  const mailAbout = (email: string, subject: RegExp) =>
+    smtp.waitForMail((m) => m.to.includes(email) && subject.test(m.parsed.subject ?? ''));
+
+  it('ATTACK: a provider identity of the thief linked minutes after a sign-in is mailed, and so is its unlink', async function () {
+    // Ann signed in minutes ago; whoever holds her browser links their own identity at corp, a way in that needs no password of hers.
+    const ann = await person(a, 'ann');
+    const thief = await person(b, 'thief');
+    const browser = new TwoHostBrowser(a, b);
+    expect((await browser.atA.signIn(ann.email, PASSWORD)).status).to.equal(303);
+    const linked = await browser.callback(
+      await browser.atUpstream(await browser.start('corp', '/auth/account', true), thief.email, PASSWORD),
+    );
+    expect(linked.headers.get('location')).to.equal('/auth/account?changed=provider-linked');
+    const added = await mailAbout(ann.email, /was added/);
+    expect(added.parsed.text).to.include('Corp');
+
+    const root = await a.rootToken();
+    expect((await a.json('DELETE', `/users/${ann.id}/identities/corp`, undefined, root)).status).to.equal(204);
+    const removed = await mailAbout(ann.email, /was removed/);
+    expect(removed.parsed.text).to.include('Corp');
+  });
+
+  it('a provider linked by its verified email at a first sign-in there is mailed too', async function () {
+    const bea = await person(a, 'bea');
+    expect((await b.json('POST', '/users', { email: bea.email, password: PASSWORD }, await b.rootToken())).status).to.equal(201);
+    expect((await new TwoHostBrowser(a, b).signIn('corp', bea.email, PASSWORD)).status).to.equal(303);
+    const added = await mailAbout(bea.email, /was added/);
+    expect(added.parsed.text).to.include('Corp');
+  });
+});
+
 describe('a credential change posted from a browser lands only while that browser is signed in', function () {
   this.timeout(120_000);
   let box: Box;
