@@ -17,7 +17,7 @@ const MFA = 'urn:boxauth:acr:mfa';
 const secretOf = (page: JsonResponse): Buffer => base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(page.text)![1]!);
 const where = (res: JsonResponse): string => res.headers.get('location') ?? '';
 
-describe('an unlink ends the sign-ins through the provider that are half done', function () {
+describe('an identity at a provider taken over', function () {
   this.timeout(120_000);
   let a: Box;
   let b: Box;
@@ -64,6 +64,40 @@ describe('an unlink ends the sign-ins through the provider that are half done', 
     const factors = await a.json('GET', `/users/${id}/factors`, undefined, await a.rootToken());
     expect(factors.body.factors, 'a factor the thief enrolled after the unlink').to.deep.equal([]);
     expect(enrol.status, 'the enrolment page after the unlink').to.equal(403);
+  });
+
+  it("ATTACK: a sign-in through it that enrols an app of the thief's does not stand for the password of the box", async function () {
+    // Bea has a password of the box (an administrator made her account) and an identity at corp, linked
+    // by its verified email at her first sign-in there. She has no second factor.
+    const email = `bea-${randomBytes(3).toString('hex')}@example.com`;
+    expect((await a.json('POST', '/users', { email, password: PASSWORD }, await a.rootToken())).status).to.equal(201);
+    expect((await b.json('POST', '/users', { email, password: 'her-corp-password-1' }, await b.rootToken())).status).to.equal(201);
+    expect((await new TwoHostBrowser(a, b).signIn('corp', email, 'her-corp-password-1')).status).to.equal(303);
+
+    // The thief at corp signs in to A through it asking for mfa, and enrols an app of their own.
+    const thief = new TwoHostBrowser(a, b);
+    const page = await thief.atA.get('/auth/sign-in?return_to=%2Fauth%2Faccount');
+    const start = await thief.atA.post('/auth/upstream/corp/start', {
+      csrf: hiddenFields(page.text).csrf!,
+      return_to: '/auth/account',
+      acr: MFA,
+    });
+    const back = await thief.callback(await thief.atUpstream(start, email, 'her-corp-password-1'));
+    expect(where(back)).to.match(/^\/auth\/sign-in\/enrol\?/);
+    const enrol = await thief.atA.get(where(back));
+    const code = totpCode(secretOf(enrol), stepAt(Date.now()));
+    const codes = await thief.atA.post('/auth/sign-in/enrol', { ...hiddenFields(enrol.text), code });
+    expect(codes.status, codes.text).to.equal(200);
+    const signedIn = await thief.atA.post('/auth/sign-in/continue', hiddenFields(codes.text));
+    expect(signedIn.status, signedIn.text).to.equal(303);
+
+    // An app enrolled, not given: the account page still asks for the password of the box it does not know.
+    const account = await thief.atA.get('/auth/account');
+    expect(account.status, account.text).to.equal(200);
+    const form = /<form method="post" action="\/auth\/account\/password">([\s\S]*?)<\/form>/.exec(account.text)![1]!;
+    const changed = await thief.atA.post('/auth/account/password', { ...hiddenFields(form), new_password: 'a-thief-s-password-9' });
+    expect(changed.status, 'a new password without the current one').to.equal(422);
+    expect((await new TwoHostBrowser(a, b).atA.signIn(email, PASSWORD)).status, 'her password still signs in').to.equal(303);
   });
 });
 
