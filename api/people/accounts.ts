@@ -29,7 +29,7 @@ import {
   setMustEnrol,
   type FactorSummary,
 } from '../store/factors.js';
-import { tellOfFactorChange } from './notices.js';
+import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import {
   addressNeverProven,
   createUserIn,
@@ -132,6 +132,8 @@ export async function changeAccount(
     else if (changed && fields.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
     // Turned off (SCIM active=false): everything they obtained ends with it, as a deletion's does.
     else if (changed && fields.active === false && before.active) await endPersonsGrants(svc, tx, id, { how: 'deactivated', by });
+    // A new password is told to the person, at the address the change leaves them.
+    if (changed && fields.passwordHash) await tellOfPasswordChange(svc, tx, changed);
     // And every link mailed to them goes (a reset link, endPersonsGrants's, is not the only way back in a mailbox holds).
     if (changed && fields.active === false && before.active) await deleteLinksOfUser(tx, id);
     const turned = fields.active === undefined || fields.active === before.active ? [] : [fields.active ? 'activated' : 'deactivated'];

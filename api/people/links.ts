@@ -15,7 +15,7 @@ import { enqueueMail } from '../store/mail-outbox.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
 import { holdBrowserSession } from '../store/browser.js';
 import { listFactors, removeFactor } from '../store/factors.js';
-import { tellOfFactorChange } from './notices.js';
+import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { changeAccount, type AccountServices } from './accounts.js';
 
@@ -96,6 +96,7 @@ export async function resetPassword(
     await updateUser(tx, person.id, { passwordHash, emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'reset');
     await endPersonsGrants(svc, tx, person.id, { how: 'password-reset', by });
+    await tellOfPasswordChange(svc, tx, person);
     for (const factor of removing) {
       await removeFactor(tx, person.id, factor.id);
       await tellOfFactorChange(svc, tx, person, { change: 'removed', factor: factor.kind, name: factor.name });

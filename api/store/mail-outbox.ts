@@ -16,10 +16,18 @@ import type { Queryable } from '../db/pool.js';
  * theirs no more; `confirm-email-change` asks the holder of `address`, which `user` would like as
  * theirs, to confirm it (nobody, if it has an account by then); `factor-added` and
  * `factor-removed` tell `user` that a way of theirs to sign in was added or removed (`detail`
- * names which: api/people/notices.ts).
+ * names which: api/people/notices.ts); `password-changed` tells `user` that their password was
+ * changed (by them, a reset, an administrator or their directory).
  */
 export type MailKind =
-  'password-reset' | 'verify-email' | 'already-registered' | 'email-changed' | 'confirm-email-change' | 'factor-added' | 'factor-removed';
+  | 'password-reset'
+  | 'verify-email'
+  | 'already-registered'
+  | 'email-changed'
+  | 'confirm-email-change'
+  | 'factor-added'
+  | 'factor-removed'
+  | 'password-changed';
 
 export const MAIL_KINDS: readonly MailKind[] = [
   'password-reset',
@@ -29,6 +37,7 @@ export const MAIL_KINDS: readonly MailKind[] = [
   'confirm-email-change',
   'factor-added',
   'factor-removed',
+  'password-changed',
 ];
 
 /**

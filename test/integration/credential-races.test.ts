@@ -145,6 +145,47 @@ describe('a provider linked or unlinked is told by mail, as a factor is', functi
     expect(removed.parsed.text).to.include('Corp');
   });
 
+  it('ATTACK: a password changed minutes after a sign-in with a second factor, without the current one, is mailed', async function () {
+    // Cy signed in with her app minutes ago; whoever holds her browser sets a password of their own.
+    const cy = await person(a, 'cy');
+    const browser = new FormAgent(a);
+    expect((await browser.signIn(cy.email, PASSWORD, '/auth/account')).status).to.equal(303);
+    const setup = await browser.post('/auth/account/totp', hiddenFields((await browser.get('/auth/account')).text));
+    const secret = secretOf(setup);
+    const first = stepAt(Date.now());
+    const confirmed = await browser.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, first) });
+    expect(confirmed.status, confirmed.text).to.equal(200);
+    const thief = new FormAgent(a);
+    const next = await thief.signIn(cy.email, PASSWORD);
+    const second = await thief.get(where(next));
+    const given = await thief.post('/auth/sign-in/second-factor', { ...hiddenFields(second.text), code: totpCode(secret, first + 1) });
+    expect(given.status, given.text).to.equal(303);
+    const account = await thief.get('/auth/account');
+    const form = /<form method="post" action="\/auth\/account\/password">([\s\S]*?)<\/form>/.exec(account.text)![1]!;
+    const changed = await thief.post('/auth/account/password', { ...hiddenFields(form), new_password: 'a-thief-s-password-9' });
+    expect(changed.status, changed.text).to.equal(303);
+    const told = await mailAbout(cy.email, /password .*was changed/i);
+    expect(told.parsed.text).to.include('/auth/reset');
+  });
+
+  it('a password an administrator sets, or a reset sets, is mailed too', async function () {
+    const dee = await person(a, 'dee');
+    const root = await a.rootToken();
+    expect((await a.json('PUT', `/users/${dee.id}`, { password: 'an-admin-s-password-7' }, root)).status).to.equal(200);
+    await mailAbout(dee.email, /password .*was changed/i);
+    const browser = new FormAgent(a);
+    const ask = await browser.get('/auth/reset');
+    expect((await browser.post('/auth/reset', { ...hiddenFields(ask.text), email: dee.email })).status).to.equal(200);
+    const mail = await mailAbout(dee.email, /Reset your password/);
+    const link = new URL(/(http\S+\/auth\/reset\/confirm\?token=[\w-]+)/.exec(mail.parsed.text ?? '')![1]!);
+    const page = await browser.get(`${link.pathname}${link.search}`);
+    const reset = await browser.post('/auth/reset/confirm', { ...hiddenFields(page.text), password: 'her-own-new-password-3' });
+    expect(reset.status, reset.text).to.equal(200);
+    await smtp.waitForMail(
+      () => smtp.mailsTo(dee.email).filter((m) => /password .*was changed/i.test(m.parsed.subject ?? '')).length === 2,
+    );
+  });
+
   it('a provider linked by its verified email at a first sign-in there is mailed too', async function () {
     const bea = await person(a, 'bea');
     expect((await b.json('POST', '/users', { email: bea.email, password: PASSWORD }, await b.rootToken())).status).to.equal(201);
