@@ -200,6 +200,15 @@ async function takingStep<T>(
   });
 }
 
+/**
+ * Whether this browser's step is still there, read in `tx` (under the person's row, held by the
+ * caller): a reset, a password change or a recovery that came first ended it.
+ */
+export async function stepStillThere(svc: BrowserServices, req: Request, tx: Transaction): Promise<boolean> {
+  const token = cookies(req)[stepCookie(svc)];
+  return token !== undefined && (await findSignInStep(tx, tokenHash(token))) !== undefined;
+}
+
 /** This browser's step, when it has one still valid (a page shows it; only completeStep uses it up). */
 export async function currentStep(svc: BrowserServices, req: Request): Promise<SignInStep | undefined> {
   const token = cookies(req)[stepCookie(svc)];

@@ -251,8 +251,9 @@ describe('a credential change posted from a browser lands only while that browse
    * What `change` answers when the person's sign-ins end while it waits for their row: a reset (or a
    * password change, or an end from the account page) holds the row while it ends them. Here the
    * test holds it, so the change is caught between its own checks and its write, every time.
+   * `newPassword`: the reset sets one too (the person's PASSWORD is hers no more).
    */
-  async function endedWhileWaiting(id: number, change: () => Promise<JsonResponse>): Promise<JsonResponse> {
+  async function endedWhileWaiting(id: number, change: () => Promise<JsonResponse>, newPassword = false): Promise<JsonResponse> {
     const reset = new pg.Client({ connectionString: box.databaseUrl });
     await reset.connect();
     try {
@@ -272,6 +273,7 @@ describe('a credential change posted from a browser lands only while that browse
       );
       await reset.query('DELETE FROM browser_sessions WHERE user_id = $1', [id]);
       await reset.query('DELETE FROM sign_in_steps WHERE user_id = $1', [id]);
+      if (newPassword) await reset.query("UPDATE users SET password_hash = password_hash || 'reset' WHERE id = $1", [id]);
       await reset.query('COMMIT');
       return await answer;
     } finally {
@@ -303,6 +305,37 @@ describe('a credential change posted from a browser lands only while that browse
     const answer = await endedWhileWaiting(bob.id, () => browser.post('/auth/sign-in/enrol', { ...hiddenFields(enrol.text), code }));
     expect(answer.status, answer.text).to.equal(403);
     expect((await factorsOf(bob.id)).factors, 'an app confirmed in a sign-in ended first').to.deep.equal([]);
+  });
+
+  it('ATTACK: a recovery code given after the old password, as a reset ends that sign-in, signs nobody in', async function () {
+    const fay = await person('fay');
+    const { browser } = await signedIn(fay.email);
+    const setup = await appSetup(browser);
+    const done = await browser.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: codeFor(secretOf(setup)) });
+    const codes = [...done.text.matchAll(/<li><code>([0-9a-z-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+    expect(codes).to.have.length(10);
+
+    // The thief knows Fay's old password and holds one of her recovery codes (printed, left in a drawer).
+    const thief = new FormAgent(box);
+    const next = await thief.signIn(fay.email, PASSWORD);
+    const page = await thief.get(where(next));
+    expect(page.text).to.include('id="recovery_code"');
+    // Fay resets her password as the code is given: the reset holds her row while it ends her sign-ins.
+    const given = await endedWhileWaiting(
+      fay.id,
+      () => thief.post('/auth/sign-in/second-factor', { ...hiddenFields(page.text), recovery_code: codes[0]! }),
+      true,
+    );
+    if (given.status === 303 && /^\/auth\/sign-in\/enrol\?/.test(where(given))) {
+      const enrol = await thief.get(where(given));
+      const enrolled = await thief.post('/auth/sign-in/enrol', { ...hiddenFields(enrol.text), code: codeFor(secretOf(enrol)) });
+      if (enrolled.status === 200) await thief.post('/auth/sign-in/continue', hiddenFields(enrolled.text));
+    }
+    expect((await thief.get('/auth/signed-in')).text, 'the thief, after the reset').to.not.include('You are signed in as');
+    expect(
+      (await factorsOf(fay.id)).factors.map((f) => f.kind),
+      'her app',
+    ).to.deep.equal(['totp']);
   });
 
   it('ATTACK: recovery codes made, or a factor removed, as a reset signs that browser out: neither happens', async function () {

@@ -28,7 +28,7 @@ import {
   type SignInStep,
 } from '../../store/factors.js';
 import { holdBrowserSession } from '../../store/browser.js';
-import { getUser, holdPerson, type UserRow } from '../../store/users.js';
+import { getUser, holdPerson, lockUser, type UserRow } from '../../store/users.js';
 import { enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, EndedMeanwhile, strengthen, type BrowserServices } from '../browser-session.js';
@@ -45,6 +45,7 @@ import {
   pageOf,
   proceed,
   signInAgain as signInAgainPath,
+  stepStillThere,
   type StepTarget,
 } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
@@ -172,16 +173,22 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // A recovery code: a way back in (ARCHITECTURE §12). The person's factors and codes go, so
     // does every other sign-in of theirs; they enrol anew before the sign-in completes.
     const normal = normalize(recovery);
+    // Under the person's row and while this sign-in's step is still there: a reset or a password
+    // change that came first ended it (the password it proved is not theirs any more), and the code
+    // is not used. The password the sign-in goes on with is the one this found.
     const used =
-      normal !== undefined &&
-      (await withTransaction(svc.pool, async (tx) => {
-        if (!(await useRecoveryCode(tx, user.id, hashOf(normal)))) return false;
-        await removeAllFactors(tx, user.id);
-        await setMustEnrol(tx, user.id, true);
-        await endPersonsGrants(svc, tx, user.id, { how: 'recovery-code', by: { user: String(user.id) } });
-        await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: 'every-factor' });
-        return true;
-      }));
+      normal === undefined
+        ? undefined
+        : await withTransaction(svc.pool, async (tx) => {
+            if (!(await lockUser(tx, user.id)) || !(await stepStillThere(svc, req, tx))) return 'ended' as const;
+            if (!(await useRecoveryCode(tx, user.id, hashOf(normal)))) return undefined;
+            await removeAllFactors(tx, user.id);
+            await setMustEnrol(tx, user.id, true);
+            await endPersonsGrants(svc, tx, user.id, { how: 'recovery-code', by: { user: String(user.id) } });
+            await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: 'every-factor' });
+            return { passwordHash: (await getUser(tx, user.id))!.passwordHash };
+          });
+    if (used === 'ended') return signInAgain(res, target);
     if (!used) {
       failed(req, user, 'wrong recovery code');
       return again(401, 'That recovery code is wrong or was used already.');
@@ -206,7 +213,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // to sign in with. A step-up's proved nothing here (its session ended with the others): the
     // person signs in again, and enrols after that sign-in.
     if (step.replaces !== null) return void res.redirect(303, signInAgainPath(target, 'enrol'));
-    await proceed(svc, res, user.id, step.amr, target, { provider: step.provider });
+    await proceed(svc, res, user.id, step.amr, target, { provider: step.provider, passwordHash: used.passwordHash });
   });
 
   // --- enrolment
