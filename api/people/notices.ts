@@ -1,7 +1,8 @@
 // What a person is told by mail when a way of theirs to sign in changes (docs/security.md: every
 // credential change tells the person): a factor added or removed, new recovery codes, every factor
-// reset, a sign-in provider linked or unlinked, their password changed. Written to the outbox in the transaction of the change, so that the mail goes out if and
-// only if the change commits; the words are made when it is sent (api/mail/messages.ts).
+// reset, a sign-in provider linked or unlinked, their password changed. Written to the outbox in
+// the transaction of the change, so that the mail goes out if and only if the change commits; the
+// words are made when it is sent (api/mail/messages.ts).
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/pool.js';
 import { enqueueMail, type FactorDetail } from '../store/mail-outbox.js';
