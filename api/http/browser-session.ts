@@ -92,7 +92,10 @@ export async function signedIn(svc: BrowserServices, req: Request): Promise<Brow
 /**
  * Signs this browser in as `userId`, with what the sign-in proved (`amr`): a new session, its
  * sign-in time and its last proof now. In `tx`, under the person's row (api/http/sign-in-steps.ts
- * holds it): a change of their credentials racing it ends it too.
+ * holds it): a change of their credentials racing it ends it too. `enrolled`: a factor of `amr`
+ * was enrolled in the sign-in rather than given, so the session is not `proven` (it stands for no
+ * password: one signed in at an upstream provider, its second factor an app it just added, knows
+ * none of the box's).
  */
 export async function signIn(
   svc: BrowserServices,
@@ -101,11 +104,12 @@ export async function signIn(
   userId: number,
   amr: readonly string[],
   provider: string | null,
+  enrolled: boolean,
 ): Promise<void> {
   // The process's clock, as every time the box compares with it (an expiry, a proof's age).
   const now = new Date();
   const expiresAt = new Date(now.getTime() + svc.config.browserSessionHours * 3600_000);
-  await startBrowserSession(svc, tx, res, { userId, amr, provider, proven: true, authTime: now, proofAt: now, expiresAt });
+  await startBrowserSession(svc, tx, res, { userId, amr, provider, proven: !enrolled, authTime: now, proofAt: now, expiresAt });
 }
 
 /**
@@ -149,6 +153,12 @@ export async function strengthen(
   });
   return true;
 }
+
+/**
+ * Thrown in the transaction of a change made for a browser session when strengthen finds that
+ * session ended meanwhile: the change (a factor enrolled in it) rolls back with it.
+ */
+export class EndedMeanwhile extends Error {}
 
 /**
  * Signs this browser in again as what its ended session had proven (a person who changed their

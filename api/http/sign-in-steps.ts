@@ -76,13 +76,13 @@ interface Progress {
 
 /** What a sign-in proved and where it goes on to, recorded in `tx`: the way on (a page of a step, or the target). */
 async function goOn(svc: BrowserServices, tx: Transaction, res: Response, progress: Progress, target: StepTarget): Promise<string> {
-  const { userId, amr, replaces, provider } = progress;
+  const { userId, amr, replaces, provider, enrolled } = progress;
   const stepUp = replaces === null ? undefined : { proofAt: progress.proofAt, now: Date.now() };
   const next = nextStep(amr, await factorState(tx, userId), target.acr, stepUp);
   if (next === 'done' || next === 'sign-in') endStepCookie(svc, res);
   if (next === 'sign-in') return signInAgain(target, 'enrol');
   if (next === 'done') {
-    if (replaces === null) await signIn(svc, tx, res, userId, amr, provider);
+    if (replaces === null) await signIn(svc, tx, res, userId, amr, provider, enrolled);
     // A step-up ended meanwhile (a sign-out, an end from the account page, its end come) brings nothing back.
     else if (!(await strengthen(svc, tx, res, amr, { userId, sid: replaces, provider }, progress))) return signInAgain(target);
     return target.returnTo;
@@ -198,6 +198,15 @@ async function takingStep<T>(
     const step = await takeSignInStep(tx, hash);
     return step && then(tx, step);
   });
+}
+
+/**
+ * Whether this browser's step is still there, read in `tx` (under the person's row, held by the
+ * caller): a reset, a password change or a recovery that came first ended it.
+ */
+export async function stepStillThere(svc: BrowserServices, req: Request, tx: Transaction): Promise<boolean> {
+  const token = cookies(req)[stepCookie(svc)];
+  return token !== undefined && (await findSignInStep(tx, tokenHash(token))) !== undefined;
 }
 
 /** This browser's step, when it has one still valid (a page shows it; only completeStep uses it up). */

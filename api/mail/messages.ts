@@ -92,6 +92,13 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       if (!user) return undefined;
       return to(user, { factor: factorWords(mail.detail), accountLink: `${baseUrl}/auth/account` });
     }
+    case 'password-changed': {
+      // To the address the record holds now, with the way to a reset: one who did not change it is
+      // signed out everywhere, and the reset link goes to that same mailbox.
+      const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
+      if (!user) return undefined;
+      return to(user, { resetLink: `${baseUrl}/auth/reset` });
+    }
     case 'already-registered': {
       const user = await findUserByEmail(db, mail.address);
       if (!user) return undefined;
@@ -117,6 +124,8 @@ export function factorWords(detail: string | undefined): string {
       return 'a new set of recovery codes';
     case 'every-factor':
       return 'every second factor and recovery code';
+    case 'provider':
+      return typeof parsed.name === 'string' ? `signing in through “${parsed.name}”` : 'signing in through a provider';
     default:
       return 'a way to sign in';
   }

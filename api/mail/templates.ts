@@ -28,6 +28,7 @@ export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
   'confirm-email-change': ['box', 'email', 'oldEmail', 'link', 'hours'],
   'factor-added': ['box', 'email', 'factor', 'accountLink'],
   'factor-removed': ['box', 'email', 'factor', 'accountLink'],
+  'password-changed': ['box', 'email', 'resetLink'],
 };
 
 const BUILT_IN: Record<MailKind, Template> = {
@@ -121,6 +122,19 @@ check your account page ({{accountLink}}) and tell the administrator of {{box}}.
 `,
     html: `<p>On {{box}}, {{factor}} was removed from the account of {{email}}.</p>
 <p>If you removed it, there is nothing to do. If you did not, someone else may be using your account: check <a href="{{accountLink}}">your account page</a> and tell the administrator of {{box}}.</p>
+`,
+  },
+
+  'password-changed': {
+    subject: 'The password of your account on {{box}} was changed',
+    text: `On {{box}}, the password of the account of {{email}} was changed, and everywhere it was
+signed in was signed out.
+
+If you changed it, there is nothing to do. If you did not, someone else may be using your account:
+set a new password with a reset link ({{resetLink}}) and tell the administrator of {{box}}.
+`,
+    html: `<p>On {{box}}, the password of the account of {{email}} was changed, and everywhere it was signed in was signed out.</p>
+<p>If you changed it, there is nothing to do. If you did not, someone else may be using your account: set a new password with <a href="{{resetLink}}">a reset link</a> and tell the administrator of {{box}}.</p>
 `,
   },
 };

@@ -29,7 +29,7 @@ import {
   setMustEnrol,
   type FactorSummary,
 } from '../store/factors.js';
-import { tellOfFactorChange } from './notices.js';
+import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import {
   addressNeverProven,
   createUserIn,
@@ -132,6 +132,8 @@ export async function changeAccount(
     else if (changed && fields.passwordHash) await endPersonsGrants(svc, tx, id, { how: 'password-change', by });
     // Turned off (SCIM active=false): everything they obtained ends with it, as a deletion's does.
     else if (changed && fields.active === false && before.active) await endPersonsGrants(svc, tx, id, { how: 'deactivated', by });
+    // A new password is told to the person, at the address the change leaves them.
+    if (changed && fields.passwordHash) await tellOfPasswordChange(svc, tx, changed);
     // And every link mailed to them goes (a reset link, endPersonsGrants's, is not the only way back in a mailbox holds).
     if (changed && fields.active === false && before.active) await deleteLinksOfUser(tx, id);
     const turned = fields.active === undefined || fields.active === before.active ? [] : [fields.active ? 'activated' : 'deactivated'];
@@ -214,16 +216,19 @@ export async function resetFactors(svc: AccountServices, id: number, by: Actor):
  * A person removes one of their own factors: under their row's lock, so that two removals at
  * once are counted one after the other. Refused (`last`) when it is their last factor and a group
  * of theirs requires one; with the last factor, its recovery codes go too (they would sign in
- * past nothing). The person is told by mail, in the removal's transaction. The factor removed, or
- * undefined when it is not theirs.
+ * past nothing). The person is told by mail, in the removal's transaction. Only while the browser
+ * asking (`sid`) is still signed in (`signed-out` otherwise): a reset, a password change or a
+ * sign-out that ended it first leaves the factor where it was. The factor removed, or undefined
+ * when it is not theirs.
  */
 export async function removeOwnFactor(
   svc: Pick<AccountServices, 'pool' | 'config'>,
   user: { id: number; email: string },
   factorId: number,
-): Promise<FactorSummary | 'last' | undefined> {
+  sid: string,
+): Promise<FactorSummary | 'last' | 'signed-out' | undefined> {
   return withTransaction(svc.pool, async (tx) => {
-    await lockUser(tx, user.id);
+    if (!(await lockUser(tx, user.id)) || !(await holdBrowserSession(tx, sid))) return 'signed-out';
     const state = await factorState(tx, user.id);
     const count = state.passkeys + (state.totp ? 1 : 0);
     if (state.groupRequires && count <= 1) return 'last';

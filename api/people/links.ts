@@ -7,15 +7,15 @@
 // every way back in, ends everything the person had obtained (ARCHITECTURE §12).
 import { endPersonsGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
-import { withTransaction } from '../db/pool.js';
+import { withTransaction, type Transaction } from '../db/pool.js';
 import { sameAddress } from '../input.js';
-import { deleteLinksOfUser, findLink, takeLink, type LinkPurpose } from '../store/account-links.js';
+import { deleteLinksOfUser, findLink, takeLink, type AccountLink, type LinkPurpose } from '../store/account-links.js';
 export { LINK_MINUTES } from '../store/account-links.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
 import { holdBrowserSession } from '../store/browser.js';
 import { listFactors, removeFactor } from '../store/factors.js';
-import { tellOfFactorChange } from './notices.js';
+import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { changeAccount, type AccountServices } from './accounts.js';
 
@@ -51,6 +51,19 @@ export async function linkHolder(
 }
 
 /**
+ * Uses up the link `token` of `purpose` in `tx`, under its person's row: the row first, then the
+ * link, the order every change of theirs takes them in (a reset deletes their other reset links
+ * under it, a turn-off all of them). Taken the other way round, two resets with two links of one
+ * person at once (at two replicas), or a reset and a turn-off, each held what the other waited
+ * for, and PostgreSQL ended one with a deadlock error: a 500. The link, when it was still valid.
+ */
+async function takeLinkOfPerson(tx: Transaction, token: string, purpose: LinkPurpose): Promise<AccountLink | undefined> {
+  const seen = await findLink(tx, tokenHash(token), purpose);
+  if (!seen || !(await lockUser(tx, seen.userId))) return undefined;
+  return takeLink(tx, tokenHash(token), purpose);
+}
+
+/**
  * Sets a new password through a reset link, in one transaction: the link is used up, the
  * person's other reset links go, and every browser, sign-in step, code and grant of theirs ends
  * (a sign-in racing it either committed first and is ended here, or finds the password changed:
@@ -68,8 +81,8 @@ export async function resetPassword(
   remove: readonly number[] = [],
 ): Promise<UserRow | 'keep-one' | undefined> {
   const reset = await withTransaction(svc.pool, async (tx) => {
-    const link = await takeLink(tx, tokenHash(token), 'reset');
-    if (!link || !(await lockUser(tx, link.userId))) return undefined;
+    const link = await takeLinkOfPerson(tx, token, 'reset');
+    if (!link) return undefined;
     const person = await getUser(tx, link.userId);
     // Turned off after the link was made (a send racing the deactivation, which deletes links): void too.
     if (!stillTheirs(person, link.email) || !person.active) return undefined;
@@ -83,6 +96,7 @@ export async function resetPassword(
     await updateUser(tx, person.id, { passwordHash, emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'reset');
     await endPersonsGrants(svc, tx, person.id, { how: 'password-reset', by });
+    await tellOfPasswordChange(svc, tx, person);
     for (const factor of removing) {
       await removeFactor(tx, person.id, factor.id);
       await tellOfFactorChange(svc, tx, person, { change: 'removed', factor: factor.kind, name: factor.name });
@@ -117,8 +131,8 @@ export async function verifyEmail(
   address: string,
 ): Promise<UserRow | undefined> {
   const user = await withTransaction(svc.pool, async (tx) => {
-    const link = await takeLink(tx, tokenHash(token), 'verify');
-    if (!link || !(await lockUser(tx, link.userId))) return undefined;
+    const link = await takeLinkOfPerson(tx, token, 'verify');
+    if (!link) return undefined;
     const person = await getUser(tx, link.userId);
     // Turned off after the link was made (a send racing the deactivation, which deletes links): void too.
     if (!stillTheirs(person, link.email) || !person.active || person.passwordHash !== passwordHash) return undefined;

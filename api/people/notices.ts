@@ -1,7 +1,8 @@
 // What a person is told by mail when a way of theirs to sign in changes (docs/security.md: every
 // credential change tells the person): a factor added or removed, new recovery codes, every factor
-// reset. Written to the outbox in the transaction of the change, so that the mail goes out if and
-// only if the change commits; the words are made when it is sent (api/mail/messages.ts).
+// reset, a sign-in provider linked or unlinked, their password changed. Written to the outbox in
+// the transaction of the change, so that the mail goes out if and only if the change commits; the
+// words are made when it is sent (api/mail/messages.ts).
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/pool.js';
 import { enqueueMail, type FactorDetail } from '../store/mail-outbox.js';
@@ -25,4 +26,18 @@ export async function tellOfFactorChange(
     userId: user.id,
     detail: JSON.stringify({ factor: notice.factor, ...(notice.name !== undefined ? { name: notice.name } : {}) } satisfies FactorDetail),
   });
+}
+
+/**
+ * Mails `user` that their password was changed (by them, a reset, an administrator or their
+ * directory), in `tx`; nothing where the box sends no mail. OWASP ASVS V2.2.3: notifications "after
+ * updates to authentication details": one who did not change it learns of it, and where to reset it.
+ */
+export async function tellOfPasswordChange(
+  svc: { config: Pick<Config, 'smtp'> },
+  tx: Queryable,
+  user: { id: number; email: string },
+): Promise<void> {
+  if (svc.config.smtp === undefined) return;
+  await enqueueMail(tx, { kind: 'password-changed', address: user.email, userId: user.id });
 }

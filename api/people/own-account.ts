@@ -10,6 +10,7 @@ import { withTransaction, type Transaction } from '../db/pool.js';
 import { deleteConsent, holdBrowserSession, recordProof } from '../store/browser.js';
 import { getUser, holdPerson, lockUser, updateUser } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
+import { tellOfPasswordChange } from './notices.js';
 
 /**
  * Whether this browser's sign-in is a fresh second factor, which stands for the person's current
@@ -40,9 +41,11 @@ export async function changeOwnPassword(
     // signed in (not signed out, reset or ended by an administrator while the passwords were
     // hashed), and the password it checked still theirs. Else the change would undo a reset.
     if (!(await lockUser(tx, userId)) || !(await holdBrowserSession(tx, change.sid))) return false;
-    if ((await getUser(tx, userId))?.passwordHash !== change.checkedHash) return false;
+    const person = await getUser(tx, userId);
+    if (person?.passwordHash !== change.checkedHash) return false;
     await updateUser(tx, userId, { passwordHash: change.passwordHash });
     await endPersonsGrants(svc, tx, userId, { how: 'password-change', by });
+    await tellOfPasswordChange(svc, tx, person);
     await signInAgain(tx);
     return true;
   });

@@ -336,6 +336,18 @@ export async function deleteSignInStepsReplacing(db: Queryable, sid: string): Pr
   await db.query('DELETE FROM sign_in_steps WHERE replaces = $1', [sid]);
 }
 
+/**
+ * Ends the steps of `userId` through `provider`: sign-ins there half done, and step-ups of browsers
+ * signed in there, but those of `keep` (a sid). A sign-in's step replaces nothing (NULL).
+ */
+export async function deleteSignInStepsThrough(db: Queryable, userId: number, provider: string, keep?: string): Promise<void> {
+  await db.query('DELETE FROM sign_in_steps WHERE user_id = $1 AND provider = $2 AND (replaces IS NULL OR replaces IS DISTINCT FROM $3)', [
+    userId,
+    provider,
+    keep ?? null,
+  ]);
+}
+
 // --- WebAuthn challenges
 
 export interface Challenge {

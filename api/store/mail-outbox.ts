@@ -16,10 +16,18 @@ import type { Queryable } from '../db/pool.js';
  * theirs no more; `confirm-email-change` asks the holder of `address`, which `user` would like as
  * theirs, to confirm it (nobody, if it has an account by then); `factor-added` and
  * `factor-removed` tell `user` that a way of theirs to sign in was added or removed (`detail`
- * names which: api/people/notices.ts).
+ * names which: api/people/notices.ts); `password-changed` tells `user` that their password was
+ * changed (by them, a reset, an administrator or their directory).
  */
 export type MailKind =
-  'password-reset' | 'verify-email' | 'already-registered' | 'email-changed' | 'confirm-email-change' | 'factor-added' | 'factor-removed';
+  | 'password-reset'
+  | 'verify-email'
+  | 'already-registered'
+  | 'email-changed'
+  | 'confirm-email-change'
+  | 'factor-added'
+  | 'factor-removed'
+  | 'password-changed';
 
 export const MAIL_KINDS: readonly MailKind[] = [
   'password-reset',
@@ -29,12 +37,17 @@ export const MAIL_KINDS: readonly MailKind[] = [
   'confirm-email-change',
   'factor-added',
   'factor-removed',
+  'password-changed',
 ];
 
-/** What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the authenticator app, recovery codes, or every factor at once. */
+/**
+ * What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the
+ * authenticator app, recovery codes, every factor at once, or an identity at a sign-in provider
+ * linked or unlinked (by the provider's label).
+ */
 export interface FactorDetail {
-  factor: 'passkey' | 'totp' | 'recovery-codes' | 'every-factor';
-  /** The factor's own name (a passkey's, as its person gave it). */
+  factor: 'passkey' | 'totp' | 'recovery-codes' | 'every-factor' | 'provider';
+  /** The factor's own name (a passkey's, as its person gave it; a provider's label). */
   name?: string;
 }
 

@@ -8,7 +8,7 @@ import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY, withFactor } from '../../credentials/acr.js';
 import { endPersonsGrants } from '../../credentials/closing.js';
 import { seal, unseal } from '../../credentials/sealing.js';
-import { withTransaction } from '../../db/pool.js';
+import { withTransaction, type Transaction } from '../../db/pool.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
@@ -27,10 +27,11 @@ import {
   useRecoveryCode,
   type SignInStep,
 } from '../../store/factors.js';
-import { getUser, holdPerson, type UserRow } from '../../store/users.js';
+import { holdBrowserSession } from '../../store/browser.js';
+import { getUser, holdPerson, lockUser, type UserRow } from '../../store/users.js';
 import { enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, strengthen, type BrowserServices } from '../browser-session.js';
+import { csrfToken, csrfValid, EndedMeanwhile, strengthen, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
 import { invalidForm, renderPage, type SignedInPerson } from '../pages.js';
 import { factorChange, showAccount, type Shown } from '../account-page.js';
@@ -44,6 +45,7 @@ import {
   pageOf,
   proceed,
   signInAgain as signInAgainPath,
+  stepStillThere,
   type StepTarget,
 } from '../sign-in-steps.js';
 import { safeReturnTo } from './sign-in.js';
@@ -94,11 +96,14 @@ export function factorRouter(svc: FactorRouterServices): Router {
     svc.audit.record({ event: 'sign_in', outcome: 'failure', address: svc.addressOf(req), user: String(user.id), reason });
   }
 
+  /** The time step `code` is a right code of for `totp` and was not taken at yet; undefined when it is wrong. */
+  const codeStep = (totp: { sealedSecret: Buffer; lastStep: number | null }, code: string): number | undefined =>
+    matchingStep(unseal(svc.factorKey, TOTP_PURPOSE, totp.sealedSecret), code, Date.now(), totp.lastStep);
+
   /** The TOTP code of `totp` accepted for its step (one UPDATE: of two requests with one code, one wins). */
-  async function totpAccepted(totp: { id: number; sealedSecret: Buffer; lastStep: number | null }, code: string, confirm = false) {
-    const secret = unseal(svc.factorKey, TOTP_PURPOSE, totp.sealedSecret);
-    const step = matchingStep(secret, code, Date.now(), totp.lastStep);
-    return step !== undefined && (await acceptTotpStep(svc.pool, totp.id, step, confirm));
+  async function totpAccepted(totp: { id: number; sealedSecret: Buffer; lastStep: number | null }, code: string) {
+    const step = codeStep(totp, code);
+    return step !== undefined && (await acceptTotpStep(svc.pool, totp.id, step));
   }
 
   // --- the second factor of a sign-in
@@ -168,16 +173,22 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // A recovery code: a way back in (ARCHITECTURE §12). The person's factors and codes go, so
     // does every other sign-in of theirs; they enrol anew before the sign-in completes.
     const normal = normalize(recovery);
+    // Under the person's row and while this sign-in's step is still there: a reset or a password
+    // change that came first ended it (the password it proved is not theirs any more), and the code
+    // is not used. The password the sign-in goes on with is the one this found.
     const used =
-      normal !== undefined &&
-      (await withTransaction(svc.pool, async (tx) => {
-        if (!(await useRecoveryCode(tx, user.id, hashOf(normal)))) return false;
-        await removeAllFactors(tx, user.id);
-        await setMustEnrol(tx, user.id, true);
-        await endPersonsGrants(svc, tx, user.id, { how: 'recovery-code', by: { user: String(user.id) } });
-        await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: 'every-factor' });
-        return true;
-      }));
+      normal === undefined
+        ? undefined
+        : await withTransaction(svc.pool, async (tx) => {
+            if (!(await lockUser(tx, user.id)) || !(await stepStillThere(svc, req, tx))) return 'ended' as const;
+            if (!(await useRecoveryCode(tx, user.id, hashOf(normal)))) return undefined;
+            await removeAllFactors(tx, user.id);
+            await setMustEnrol(tx, user.id, true);
+            await endPersonsGrants(svc, tx, user.id, { how: 'recovery-code', by: { user: String(user.id) } });
+            await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: 'every-factor' });
+            return { passwordHash: (await getUser(tx, user.id))!.passwordHash };
+          });
+    if (used === 'ended') return signInAgain(res, target);
     if (!used) {
       failed(req, user, 'wrong recovery code');
       return again(401, 'That recovery code is wrong or was used already.');
@@ -202,7 +213,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // to sign in with. A step-up's proved nothing here (its session ended with the others): the
     // person signs in again, and enrols after that sign-in.
     if (step.replaces !== null) return void res.redirect(303, signInAgainPath(target, 'enrol'));
-    await proceed(svc, res, user.id, step.amr, target, { provider: step.provider });
+    await proceed(svc, res, user.id, step.amr, target, { provider: step.provider, passwordHash: used.passwordHash });
   });
 
   // --- enrolment
@@ -264,37 +275,58 @@ export function factorRouter(svc: FactorRouterServices): Router {
     await newTotpPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
   });
 
-  /** A pending TOTP confirmed by `code` (the person's must_enrol cleared); false when the code is wrong. */
-  async function confirmTotp(req: Request, user: UserRow, code: string): Promise<boolean> {
+  /** A code of the person's pending TOTP: which factor, and the time step the code is of. */
+  interface PendingCode {
+    id: number;
+    step: number;
+  }
+
+  /**
+   * The pending TOTP `code` is a right code of, checked and not yet written (undefined, recorded as
+   * a failure, when it is wrong): confirmed only with what it is enrolled for (`confirmedIn`).
+   */
+  async function pendingCode(req: Request, user: UserRow, code: string): Promise<PendingCode | undefined> {
     const pending = await findTotp(svc.pool, user.id, 'pending');
-    if (!pending || !(await totpAccepted(pending, code, true))) {
+    const step = pending && codeStep(pending, code);
+    if (!pending || step === undefined) {
       failed(req, user, 'wrong enrolment code');
-      return false;
+      return undefined;
     }
+    return { id: pending.id, step };
+  }
+
+  /**
+   * The pending TOTP confirmed by its code, in `tx`: in the transaction of what it is enrolled for
+   * (the step it completes, the browser session it strengthens), so that a reset, a password change
+   * or a sign-out that ended that first leaves no app added. False when the code was taken meanwhile.
+   */
+  const confirmedIn = (tx: Transaction, code: PendingCode): Promise<boolean> => acceptTotpStep(tx, code.id, code.step, true);
+
+  /** What an app confirmed is told (the code was right) and recorded as, once its transaction committed. */
+  async function enrolled(req: Request, user: UserRow, code: PendingCode): Promise<void> {
     await succeeded(req, user.email);
     svc.audit.record({
       event: 'factor',
       action: 'enrolled',
       kind: 'totp',
-      factor: String(pending.id),
+      factor: String(code.id),
       user: String(user.id),
       by: { user: String(user.id) },
       address: svc.addressOf(req),
     });
-    return true;
   }
 
   /**
-   * Ten new recovery codes, their hashes stored, the plain ones returned to be shown once. Made on
-   * their own (`tell`: the account page), the person is told by mail; made with a factor just
-   * enrolled, the factor's mail says enough.
+   * Ten new recovery codes for the person, their hashes stored in `tx` (with the factor they come
+   * with, or while the browser asking is signed in), the plain ones returned to be shown once.
    */
-  async function newCodes(req: Request, user: UserRow, tell: boolean): Promise<string[]> {
+  async function newCodes(tx: Transaction, userId: number): Promise<string[]> {
     const codes = newRecoveryCodes();
-    await withTransaction(svc.pool, async (tx) => {
-      await replaceRecoveryCodes(tx, user.id, codes.map(hashOf));
-      if (tell) await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
-    });
+    await replaceRecoveryCodes(tx, userId, codes.map(hashOf));
+    return codes;
+  }
+
+  function codesMade(req: Request, user: UserRow): void {
     svc.audit.record({
       event: 'factor',
       action: 'recovery-codes-made',
@@ -303,7 +335,6 @@ export function factorRouter(svc: FactorRouterServices): Router {
       by: { user: String(user.id) },
       address: svc.addressOf(req),
     });
-    return codes;
   }
 
   router.post('/auth/sign-in/enrol', ...pageForm, async (req, res) => {
@@ -317,17 +348,23 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target, 400, 'This sign-in asks for a passkey: add one.');
     const refusal = await counted(req, user.email);
     if (refusal) return newTotpPage(req, res, user, target, '/auth/sign-in/enrol', 429, refusal);
-    if (!(await confirmTotp(req, user, text(body.code))))
+    const code = await pendingCode(req, user, text(body.code));
+    if (!code)
       return newTotpPage(req, res, user, target, '/auth/sign-in/enrol', 401, 'That code is wrong. Scan this new code and try again.');
     // The step is used up here, and a new one holds the factor just proven: Continue goes on from it.
-    // must_enrol is cleared with it, under the person's row: a reset that came first took the step.
+    // The app is confirmed and must_enrol cleared with it, under the person's row: a reset that came
+    // first took the step, and leaves no app added.
+    let codes: string[] = [];
     const advanced = await advanceStep(svc, req, res, async (s, tx) => {
+      if (s.userId !== user.id || !(await confirmedIn(tx, code))) return undefined;
       await setMustEnrol(tx, user.id, false);
       await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'totp' });
+      codes = await newCodes(tx, user.id);
       return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled' };
     });
     if (!advanced) return signInAgain(res, target);
-    const codes = await newCodes(req, user, false);
+    await enrolled(req, user, code);
+    codesMade(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }));
   });
 
@@ -347,6 +384,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
   const change = (req: Request, res: Response) => factorChange(svc, req, res);
 
   const ACCOUNT: StepTarget = { returnTo: '/auth/account', acr: undefined };
+  /** What a change posted from a browser signed out meanwhile gets: the sign-in page, back to the account. */
+  const toSignIn = (res: Response): void => res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT.returnTo)}`);
 
   router.post('/auth/account/totp', ...pageForm, async (req, res) => {
     const person = await change(req, res);
@@ -363,30 +402,33 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const { user, browser } = person;
     const refusal = await counted(req, user.email);
     if (refusal) return newTotpPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm', 429, refusal);
-    if (!(await confirmTotp(req, user, text((req.body as Body).code))))
-      return newTotpPage(
-        req,
-        res,
-        user,
-        ACCOUNT,
-        '/auth/account/totp/confirm',
-        401,
-        'That code is wrong. Scan this new code and try again.',
-      );
-    // This browser's session counts the app from now on (new cookie, same sid), so the person's
-    // own rules, now asking for it, are met; it was enrolled, not given at a sign-in, so the
-    // session's sign-in time and last proof stay (browser-session.ts strengthen). A session that
-    // ended meanwhile (a password change, a reset, a sign-out) is not brought back.
-    const strengthened = await withTransaction(svc.pool, async (tx) => {
-      if (!(await holdPerson(tx, user.id))) return false;
-      const since = { proofAt: 'kept', enrolled: true } as const;
-      if (!(await strengthen(svc, tx, res, withFactor(browser.amr, ['otp']), browser, since))) return false;
-      await setMustEnrol(tx, user.id, false);
-      await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'totp' });
-      return true;
-    });
-    if (!strengthened) return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent('/auth/account')}`);
-    const codes = await newCodes(req, user, false);
+    const wrong = () =>
+      newTotpPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm', 401, 'That code is wrong. Scan this new code and try again.');
+    const code = await pendingCode(req, user, text((req.body as Body).code));
+    if (!code) return wrong();
+    // The app goes in with what it counts for, in one transaction under the person's row: this
+    // browser's session counts the app from now on (new cookie, same sid), so the person's own
+    // rules, now asking for it, are met; it was enrolled, not given at a sign-in, so the session's
+    // sign-in time and last proof stay (browser-session.ts strengthen). A session that ended
+    // meanwhile (a password change, a reset, a sign-out) is not brought back, and takes the app with it.
+    let codes: string[] | 'taken' | undefined;
+    try {
+      codes = await withTransaction(svc.pool, async (tx) => {
+        if (!(await holdPerson(tx, user.id))) return undefined;
+        if (!(await confirmedIn(tx, code))) return 'taken' as const;
+        const since = { proofAt: 'kept', enrolled: true } as const;
+        if (!(await strengthen(svc, tx, res, withFactor(browser.amr, ['otp']), browser, since))) throw new EndedMeanwhile();
+        await setMustEnrol(tx, user.id, false);
+        await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'totp' });
+        return newCodes(tx, user.id);
+      });
+    } catch (err) {
+      if (!(err instanceof EndedMeanwhile)) throw err;
+    }
+    if (codes === 'taken') return wrong();
+    if (!codes) return toSignIn(res);
+    await enrolled(req, user, code);
+    codesMade(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
@@ -394,8 +436,17 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const person = await change(req, res);
     if (!person) return;
     const { user } = person;
-    if (!(await listFactors(svc.pool, user.id)).length) return account(req, res, person, 409, { error: 'Set up a second factor first.' });
-    const codes = await newCodes(req, user, true);
+    // Made while this browser is signed in, under the person's row: a reset or a sign-out that
+    // ended it first leaves the person's codes as they were.
+    const codes = await withTransaction(svc.pool, async (tx) => {
+      if (!(await holdPerson(tx, user.id)) || !(await holdBrowserSession(tx, person.browser.sid))) return 'signed-out' as const;
+      if (!(await listFactors(tx, user.id)).length) return 'no-factor' as const;
+      await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
+      return newCodes(tx, user.id);
+    });
+    if (codes === 'signed-out') return toSignIn(res);
+    if (codes === 'no-factor') return account(req, res, person, 409, { error: 'Set up a second factor first.' });
+    codesMade(req, user);
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
@@ -404,7 +455,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!person) return;
     const { user } = person;
     const id = Number(text((req.body as Body).factor));
-    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user, id) : undefined;
+    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user, id, person.browser.sid) : undefined;
+    if (removed === 'signed-out') return toSignIn(res);
     if (removed === 'last')
       return account(req, res, person, 409, {
         error:

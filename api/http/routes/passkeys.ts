@@ -45,7 +45,7 @@ import { tellOfFactorChange } from '../../people/notices.js';
 import { confirmPath, factorChange, provenRecently } from '../account-page.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
 import { pageForm, pageJson } from '../body.js';
-import { csrfToken, csrfValid, presentedBrowserId, strengthen, type BrowserServices } from '../browser-session.js';
+import { csrfToken, csrfValid, EndedMeanwhile, presentedBrowserId, strengthen, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
 import { accountHolder, renderPage } from '../pages.js';
 import { acrParam, completeStep, currentStep, proceed, type StepTarget } from '../sign-in-steps.js';
@@ -87,9 +87,6 @@ function answeredChallenge(response: unknown): string | undefined {
 }
 
 const refuse = (res: Response, status: number, error: string): void => void res.status(status).json({ error });
-
-/** Rolls back a passkey added for a session that ended meanwhile. */
-class EndedMeanwhile extends Error {}
 
 /**
  * Answers a step's or a sign-in's redirect as JSON (`{ location }`): the script called with
@@ -357,7 +354,8 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
         404,
         messagePage(svc.config.box, 'No such passkey', 'That passkey is not one of yours. Go back and reload the page.'),
       );
-    const removed = await removeOwnFactor(svc, person.user, id);
+    const removed = await removeOwnFactor(svc, person.user, id, person.browser.sid);
+    if (removed === 'signed-out') return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);
     if (removed === 'last')
       return showPage(req, res, 409, 'Your group requires a second factor: add another one before you remove this one.');
     if (removed)

@@ -4,6 +4,7 @@
 // the provider's rules keep (./groups.ts). What signs the browser in is the door's (it goes on
 // like every sign-in: api/http/sign-in-steps.ts proceed, with the amr this returns).
 import type { Actor, Audit } from '../../audit.js';
+import type { Config } from '../../config.js';
 import type { Pool, Transaction } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { dummyHash } from '../../credentials/secrets.js';
@@ -11,7 +12,7 @@ import { ValidationError } from '../../errors.js';
 import type { IdentityProvider } from '../../types.js';
 import { deleteBrowserSessionsThrough } from '../../store/browser.js';
 import { endBrowsersGrants } from '../../credentials/closing.js';
-import { deleteSignInStepsReplacing, factorState } from '../../store/factors.js';
+import { deleteSignInStepsThrough, factorState } from '../../store/factors.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { followGroups } from '../../store/groups.js';
 import {
@@ -22,10 +23,13 @@ import {
   unlinkedBefore,
   touchUpstreamIdentity,
   unlinkUpstreamIdentity,
+  identityProviders,
 } from '../../store/identity-providers.js';
 import { createUserIn, findUserByEmail, getUser, lockUser } from '../../store/users.js';
 import { sameAddress } from '../../input.js';
 import type { RecordCache } from '../../cache/record-cache.js';
+import { tellOfFactorChange } from '../notices.js';
+import { labelOf } from './flow.js';
 import { groupChanges } from './groups.js';
 import { decideLink, type LinkDecision, type LinkRefusal } from './linking.js';
 import type { UpstreamProfile } from './profile.js';
@@ -35,6 +39,7 @@ export interface AdmitServices {
   audit: Audit;
   users: RecordCache<unknown>;
   sessions: RecordCache<SessionRow>;
+  config: Pick<Config, 'smtp'>;
 }
 
 /** Factors a provider's amr names (RFC 8176 §2), each a kind of proof of its own. */
@@ -88,7 +93,7 @@ export async function admit(
       linkForLinkedHere: linkFor !== undefined && (await linkedHere(linkFor)),
     });
     if (decision.kind === 'refuse') return { refused: decision.why };
-    const userId = await carryOut(tx, provider, profile, decision, noPassword);
+    const userId = await carryOut(svc, tx, provider, profile, decision, noPassword);
     if (userId === undefined) return { refused: 'email-taken' };
     const groups = groupChanges(provider.groups, profile);
     await followGroups(tx, userId, groups.member, groups.notMember, `Follows the identity provider ${provider.id}.`);
@@ -115,6 +120,7 @@ export const stillLinked =
     (await findUpstreamIdentity(tx, provider, subject))?.userId === userId;
 
 async function carryOut(
+  svc: Pick<AdmitServices, 'config'>,
   tx: Transaction,
   provider: IdentityProvider,
   profile: UpstreamProfile,
@@ -126,10 +132,16 @@ async function carryOut(
     case 'sign-in':
       await touchUpstreamIdentity(tx, provider.id, profile.subject, profile.email);
       return decision.userId;
-    case 'link':
+    case 'link': {
       // Under the person's row: a deletion racing the link either comes first (nothing to link) or waits.
       if (!(await lockUser(tx, decision.userId))) return undefined;
-      return (await linkUpstreamIdentity(tx, { ...identity, userId: decision.userId })) ? decision.userId : undefined;
+      if (!(await linkUpstreamIdentity(tx, { ...identity, userId: decision.userId }))) return undefined;
+      // A way in that needs no password of theirs: told as a factor added is (whoever held their
+      // browser may have linked an identity of their own), in the link's transaction.
+      const person = (await getUser(tx, decision.userId))!;
+      await tellOfFactorChange(svc, tx, person, { change: 'added', factor: 'provider', name: labelOf(provider) });
+      return decision.userId;
+    }
     case 'create': {
       const made = await createUserIn(tx, {
         email: profile.email!,
@@ -163,10 +175,12 @@ export type UnlinkRefusal = 'not-linked' | 'only-way-in';
  * password of the box, no passkey, no other provider (an administrator may: `evenTheOnlyWayIn`).
  *
  * The browsers that identity signed in are signed out in the same transaction, with what was
- * issued through them (codes, device codes, grants) and the sign-in steps replacing them: an
- * unlink is the answer to an account taken over at its provider, and what the thief signed in
- * must not outlive it (as disabling the provider does not let it). `keep`: the browser of a person
- * unlinking on their own account page, which stays theirs (their others are signed out).
+ * issued through them (codes, device codes, grants), and so are the sign-ins through it half done
+ * (a step whose second factor or enrolment is still to come, which would sign the thief in once
+ * answered) and the step-ups of those browsers: an unlink is the answer to an account taken over
+ * at its provider, and what the thief signed in must not outlive it (as disabling the provider
+ * does not let it). `keep`: the browser of a person unlinking on their own account page, which
+ * stays theirs (their others are signed out).
  */
 export async function unlink(
   svc: AdmitServices,
@@ -179,14 +193,16 @@ export async function unlink(
     if (!(await lockUser(tx, userId))) return 'not-linked' as const;
     const identities = await identitiesOf(tx, userId);
     if (!identities.some((i) => i.provider === provider)) return 'not-linked' as const;
-    const passwordSet = (await getUser(tx, userId))?.passwordSet ?? false;
+    const person = (await getUser(tx, userId))!;
     const passkeys = (await factorState(tx, userId)).passkeys;
-    if (!opts.evenTheOnlyWayIn && !passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
+    if (!opts.evenTheOnlyWayIn && !person.passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
     const unlinked = await unlinkUpstreamIdentity(tx, userId, provider);
-    for (const sid of await deleteBrowserSessionsThrough(tx, userId, provider, opts.keep)) {
-      await deleteSignInStepsReplacing(tx, sid);
+    const stored = (await identityProviders.read(tx, provider))?.resource;
+    await tellOfFactorChange(svc, tx, person, { change: 'removed', factor: 'provider', name: stored ? labelOf(stored) : provider });
+    for (const sid of await deleteBrowserSessionsThrough(tx, userId, provider, opts.keep))
       await endBrowsersGrants(svc, tx, sid, { how: 'unlinked', by });
-    }
+    // A sign-in half done has no browser session yet: its step is ended by its provider.
+    await deleteSignInStepsThrough(tx, userId, provider, opts.keep);
     return unlinked;
   });
   if (typeof result === 'string') return result;
