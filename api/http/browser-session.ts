@@ -1,5 +1,6 @@
-// The browser's side of the flows: the signed-in cookie (a random token whose
-// SHA-256 is the browser_sessions key) and CSRF tokens bound to the browser.
+// The browser's side of the flows: the cookies that hold a signed-in session's token and a
+// sign-in step's (what they stand for is api/people/browsers.ts's and steps.ts's), and CSRF
+// tokens bound to the browser.
 //
 // CSRF: each browser gets a random, HttpOnly `boxauth_csrf` cookie; a form's
 // token is an HMAC of it under the box's CSRF key. A forged form from another
@@ -7,18 +8,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { parseCookies } from '../cookies.js';
-import {
-  createBrowserSession,
-  deleteBrowserSession,
-  endForStepUp,
-  findBrowserSession,
-  type BrowserSession,
-  type NewBrowserSession,
-} from '../store/browser.js';
-import { deleteSignInStepsReplacing, takeSignInStep } from '../store/factors.js';
-import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
-import { endBrowsersGrants } from '../credentials/closing.js';
-import { tokenHash } from '../credentials/tokens.js';
+import type { BrowserSession } from '../store/browser.js';
+import type { Pool } from '../db/pool.js';
+import { browserSession, signOut, type BrowserFacts, type BrowserToken } from '../people/browsers.js';
 import type { Config } from '../config.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -82,137 +74,53 @@ function endUnscopedSession(svc: BrowserServices, res: Response): void {
   if (path !== '/') appendCookie(res, `${session}=${cookieOptions(svc, 0, '/')}`);
 }
 
+/** Where this request came from, as a sign-in records it (the person's account page shows it). */
+export function browserFacts(svc: BrowserServices, req: Request): BrowserFacts {
+  return { address: svc.addressOf(req), userAgent: req.get('user-agent')?.slice(0, 300) ?? null };
+}
+
+/** The token of this browser's session, and of the sign-in step it is in, as its cookies hold them. */
+export function browserTokens(svc: BrowserServices, req: Request): { session: string | undefined; step: string | undefined } {
+  const names = cookieNames(svc);
+  const jar = cookies(req);
+  return { session: jar[names.session], step: jar[names.step] };
+}
+
 /** This browser's signed-in session, if any. */
-export async function signedIn(svc: BrowserServices, req: Request): Promise<BrowserSession | undefined> {
-  const token = cookies(req)[cookieNames(svc).session];
-  if (!token) return undefined;
-  return findBrowserSession(svc.pool, tokenHash(token));
+export function signedIn(svc: BrowserServices, req: Request): Promise<BrowserSession | undefined> {
+  return browserSession(svc, browserTokens(svc, req).session);
 }
 
 /**
- * Signs this browser in as `userId`, with what the sign-in proved (`amr`): a new session, its
- * sign-in time and its last proof now. In `tx`, under the person's row (api/http/sign-in-steps.ts
- * holds it): a change of their credentials racing it ends it too. `enrolled`: a factor of `amr`
- * was enrolled in the sign-in rather than given, so the session is not `proven` (it stands for no
- * password: one signed in at an upstream provider, its second factor an app it just added, knows
- * none of the box's).
+ * Hands the browser what the people floor made for it (api/people/steps.ts WentOn): a session's
+ * token (signed in: a cookie until the session ends), a step's, or the end of its step.
  */
-export async function signIn(
+export function handOver(
   svc: BrowserServices,
-  tx: Transaction,
   res: Response,
-  userId: number,
-  amr: readonly string[],
-  provider: string | null,
-  enrolled: boolean,
-): Promise<void> {
-  // The process's clock, as every time the box compares with it (an expiry, a proof's age).
-  const now = new Date();
-  const expiresAt = new Date(now.getTime() + svc.config.browserSessionHours * 3600_000);
-  await startBrowserSession(svc, tx, res, { userId, amr, provider, proven: !enrolled, authTime: now, proofAt: now, expiresAt });
+  tokens: { session?: BrowserToken | undefined; step?: BrowserToken | 'end' | undefined },
+): void {
+  const names = cookieNames(svc);
+  const maxAge = (t: BrowserToken): number => Math.max(0, Math.floor((t.expiresAt.getTime() - Date.now()) / 1000));
+  if (tokens.session) {
+    endUnscopedSession(svc, res);
+    appendCookie(res, `${names.session}=${tokens.session.token}${cookieOptions(svc, maxAge(tokens.session))}`);
+  }
+  if (tokens.step === 'end') appendCookie(res, `${names.step}=${cookieOptions(svc, 0)}`);
+  else if (tokens.step) appendCookie(res, `${names.step}=${tokens.step.token}${cookieOptions(svc, maxAge(tokens.step))}`);
 }
 
 /**
- * What a session continued in another proved since: its last proof (a factor given in a step-up
- * renews it; `kept`: the session's own), and whether a factor was enrolled in it (on the person's
- * own page, or by a step-up that enrols) rather than given: an enrolment proves nothing of who
- * holds the browser, so the session is no longer `proven`. Neither is a sign-in: the session's
- * sign-in time and its end stay (docs/security.md#what-a-sign-in-proves).
- */
-export interface ProvenSince {
-  proofAt: Date | 'kept';
-  enrolled: boolean;
-}
-
-/**
- * Strengthens this browser's session `sid` with what was just proven or enrolled in it (`amr`):
- * a new cookie, the same sid, so that what was issued through it stays tied to it and one
- * sign-out still ends everything. False, and nobody signed in, when the session ended meanwhile
- * (a sign-out, a password change or a reset that won the race, its end come): a change made from
- * a session never outlives the session's end.
- */
-export async function strengthen(
-  svc: BrowserServices,
-  tx: Transaction,
-  res: Response,
-  amr: readonly string[],
-  session: Pick<BrowserSession, 'userId' | 'sid' | 'provider'>,
-  since: ProvenSince,
-): Promise<boolean> {
-  const kept = await endForStepUp(tx, session.sid, session.userId);
-  if (!kept) return false;
-  await startBrowserSession(svc, tx, res, {
-    userId: session.userId,
-    amr,
-    provider: session.provider,
-    sid: session.sid,
-    authTime: kept.authTime,
-    expiresAt: kept.expiresAt,
-    proofAt: since.proofAt === 'kept' ? kept.proofAt : since.proofAt,
-    proven: kept.proven && !since.enrolled,
-  });
-  return true;
-}
-
-/**
- * Thrown in the transaction of a change made for a browser session when strengthen finds that
- * session ended meanwhile: the change (a factor enrolled in it) rolls back with it.
- */
-export class EndedMeanwhile extends Error {}
-
-/**
- * Signs this browser in again as what its ended session had proven (a person who changed their
- * password stays signed in where they did it): a new session and sid, with the ended one's
- * sign-in time, last proof and end; not itself a sign-in, so not `proven` (what stands for a
- * password is a sign-in, never its continuation).
- */
-export async function continueSignIn(
-  svc: BrowserServices,
-  tx: Transaction,
-  res: Response,
-  ended: Pick<BrowserSession, 'userId' | 'amr' | 'provider' | 'authTime' | 'proofAt' | 'expiresAt'>,
-): Promise<void> {
-  const { userId, amr, provider, authTime, proofAt, expiresAt } = ended;
-  await startBrowserSession(svc, tx, res, { userId, amr, provider, authTime, proofAt, expiresAt, proven: false });
-}
-
-async function startBrowserSession(
-  svc: BrowserServices,
-  tx: Transaction,
-  res: Response,
-  session: Omit<NewBrowserSession, 'from'>,
-): Promise<void> {
-  const token = randomBytes(32).toString('base64url');
-  const from = { address: svc.addressOf(res.req), userAgent: res.req.get('user-agent')?.slice(0, 300) ?? null };
-  await createBrowserSession(tx, tokenHash(token), { ...session, from });
-  endUnscopedSession(svc, res);
-  const seconds = Math.max(0, Math.floor((session.expiresAt.getTime() - Date.now()) / 1000));
-  appendCookie(res, `${cookieNames(svc).session}=${token}${cookieOptions(svc, seconds)}`);
-}
-
-/**
- * Signs this browser out: its session ends, and so do the token sessions issued
- * through it (they carry its sid) and its codes not yet exchanged, as a person
- * signing out expects of the apps they signed in to with it. So does a sign-in step
- * the browser is in the middle of, and any step-up of the session: left, the next
- * person at this browser could finish it (enrol a factor of their own) and be signed
- * in as the one who signed out.
+ * Signs this browser out (api/people/browsers.ts signOut: its session, what was issued through it,
+ * its step, any step-up of the session), and forgets its cookies.
  */
 export async function endBrowserSession(svc: BrowserServices, req: Request, res: Response): Promise<void> {
   const names = cookieNames(svc);
-  const token = cookies(req)[names.session];
-  const step = cookies(req)[names.step];
+  const tokens = browserTokens(svc, req);
   endUnscopedSession(svc, res);
   appendCookie(res, `${names.session}=${cookieOptions(svc, 0)}`);
-  if (step) appendCookie(res, `${names.step}=${cookieOptions(svc, 0)}`);
-  if (!token && !step) return;
-  await withTransaction(svc.pool, async (tx) => {
-    if (step) await takeSignInStep(tx, tokenHash(step));
-    const ended = token && (await deleteBrowserSession(tx, tokenHash(token)));
-    if (!ended) return;
-    await deleteSignInStepsReplacing(tx, ended.sid);
-    await endBrowsersGrants(svc, tx, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
-  });
+  if (tokens.step) appendCookie(res, `${names.step}=${cookieOptions(svc, 0)}`);
+  await signOut(svc, tokens);
 }
 
 function csrfFor(svc: BrowserServices, browserId: string): string {

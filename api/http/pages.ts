@@ -3,15 +3,11 @@
 // pages offering a passkey are the exceptions),
 // and is never cached: it may carry a CSRF token or say who is signed in.
 import type { Request, Response } from 'express';
-import type { UserRow } from '../store/users.js';
-import { getUser } from '../store/users.js';
-import type { BrowserSession } from '../store/browser.js';
-import { factorState } from '../store/factors.js';
-import { nextStep } from '../people/factors.js';
+import { accountHolder as holderOf, signedInPerson as personOf, type SignedInPerson } from '../people/browsers.js';
 import { wayAccepted } from '../people/sign-in.js';
-import { labelOf, offeredProviders, providerStands } from '../people/upstream/flow.js';
+import { labelOf, offeredProviders } from '../people/upstream/flow.js';
 import { messagePage, signInPage } from '../ui/pages.js';
-import { csrfToken, signedIn, type BrowserServices } from './browser-session.js';
+import { browserTokens, csrfToken, type BrowserServices } from './browser-session.js';
 
 /**
  * The Content-Security-Policy of the box's pages, with what a page needs beyond it (the admin UI:
@@ -63,29 +59,15 @@ export function renderPage(res: Response, status: number, html: string, headers:
     .send(html);
 }
 
-/** Who this browser is signed in as, and its browser session. */
-export interface SignedInPerson {
-  user: UserRow;
-  browser: BrowserSession;
-}
+export type { SignedInPerson } from '../people/browsers.js';
 
-/** The signed-in person of this browser, if any (and if they still exist, and the provider they signed in through is still enabled). */
-export async function signedInPerson(svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> {
-  const browser = await signedIn(svc, req);
-  if (!browser || !(await providerStands(svc.pool, browser.provider))) return undefined;
-  const user = await getUser(svc.pool, browser.userId);
-  return user && { user, browser };
-}
+/** The signed-in person of this browser, if any (api/people/browsers.ts signedInPerson). */
+export const signedInPerson = (svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> =>
+  personOf(svc, browserTokens(svc, req).session);
 
-/**
- * The signed-in person who may see and change their own factors: this browser's sign-in meets
- * what the person's own rules ask (a person with a factor gave one). A sign-in from before they
- * enrolled, or from before an upgrade, proved a password only: it may not add or remove a passkey.
- */
-export async function accountHolder(svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> {
-  const person = await signedInPerson(svc, req);
-  return person && nextStep(person.browser.amr, await factorState(svc.pool, person.user.id), undefined) === 'done' ? person : undefined;
-}
+/** The signed-in person of this browser who may see and change their own account (api/people/browsers.ts accountHolder). */
+export const accountHolder = (svc: BrowserServices, req: Request): Promise<SignedInPerson | undefined> =>
+  holderOf(svc, browserTokens(svc, req).session);
 
 /** What the sign-in page shows besides its form: an email filled in, an error. */
 export interface SignInShown {

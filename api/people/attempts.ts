@@ -114,7 +114,7 @@ export class Attempts {
 
   /** Gives an attempt back: it was not a failure (the password was right), or was never checked. */
   async giveBack(keys: AttemptKey[]): Promise<void> {
-    await uncountAttempt(this.pool, keys.map(stored));
+    if (keys.length) await uncountAttempt(this.pool, keys.map(stored));
   }
 
   /** A success wipes the key's failures (an account signed in to). */

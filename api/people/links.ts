@@ -6,6 +6,7 @@
 // it (one DELETE wins a race), is void once the person's address is another, and a reset, like
 // every way back in, ends everything the person had obtained (ARCHITECTURE §12).
 import { endPersonsGrants } from '../credentials/closing.js';
+import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
 import { sameAddress } from '../input.js';
@@ -14,7 +15,7 @@ export { LINK_MINUTES } from '../store/account-links.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
 import { holdBrowserSession } from '../store/browser.js';
-import { listFactors, removeFactor } from '../store/factors.js';
+import { listFactors, removeFactor, type FactorSummary } from '../store/factors.js';
 import { tellOfFactorChange, tellOfPasswordChange } from './notices.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { changeAccount, type AccountServices } from './accounts.js';
@@ -76,10 +77,18 @@ async function takeLinkOfPerson(tx: Transaction, token: string, purpose: LinkPur
 export async function resetPassword(
   svc: AccountServices,
   token: string,
-  passwordHash: string,
+  password: string,
   address: string,
   remove: readonly number[] = [],
-): Promise<UserRow | 'keep-one' | undefined> {
+): Promise<UserRow | 'keep-one' | 'busy' | undefined> {
+  let passwordHash: string;
+  try {
+    // In sign-ups' lane: a flood of resets waits behind sign-ins, admins and clients (api/credentials/secrets.ts).
+    passwordHash = await hashSecret(password, 'sign-up');
+  } catch (err) {
+    if (err instanceof Argon2Busy) return 'busy';
+    throw err;
+  }
   const reset = await withTransaction(svc.pool, async (tx) => {
     const link = await takeLinkOfPerson(tx, token, 'reset');
     if (!link) return undefined;
@@ -215,3 +224,7 @@ export async function confirmEmailChange(
     throw err;
   }
 }
+
+/** The person's second factors, as a reset's page lists them (each may be removed with the reset, not every one). */
+export const factorsToList = (svc: Pick<AccountServices, 'pool'>, userId: number): Promise<FactorSummary[]> =>
+  listFactors(svc.pool, userId);

@@ -4,11 +4,25 @@
 // (api/credentials/closing.ts), so that nothing issued meanwhile outlives it.
 import type { Actor } from '../audit.js';
 import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
-import { RECENT_PROOF_MINUTES } from './factors.js';
+import { recentProof, RECENT_PROOF_MINUTES } from './factors.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
-import { withTransaction, type Transaction } from '../db/pool.js';
-import { deleteConsent, holdBrowserSession, recordProof } from '../store/browser.js';
-import { getUser, holdPerson, lockUser, updateUser } from '../store/users.js';
+import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
+import { withTransaction } from '../db/pool.js';
+import {
+  deleteConsent,
+  holdBrowserSession,
+  listBrowserSignIns,
+  listConsents,
+  recordProof,
+  type BrowserSignIn,
+  type Consent,
+} from '../store/browser.js';
+import { factorState, listFactors, recoveryCodesLeft, type FactorState, type FactorSummary } from '../store/factors.js';
+import { allIdentityProviders, identitiesOf, type UpstreamIdentity } from '../store/identity-providers.js';
+import { listPersonGrants, type PersonGrant } from '../store/sessions.js';
+import type { IdentityProvider } from '../types.js';
+import { continueSignIn, type BrowserFacts, type BrowserToken, type SignedInPerson } from './browsers.js';
+import { getUser, holdPerson, lockUser, updateUser, type UserRow } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
 import { tellOfPasswordChange } from './notices.js';
 
@@ -24,35 +38,44 @@ export function freshSecondFactor(browser: { amr: readonly string[]; authTime: D
 }
 
 /**
- * A new password, set by its person: everything the old one obtained ends (OWASP ASVS 3.3.3),
- * and `signInAgain` signs this browser back in, in the same transaction, so that only the
- * browser the person is at stays signed in.
+ * A new password, set by its person from the browser of `person`: everything the old one obtained
+ * ends (OWASP ASVS 3.3.3), and this browser goes on in a session that continues its own, in the
+ * same transaction, so that only the browser the person is at stays signed in. `typed`: the
+ * current password was typed for it, a proof given now (the session may change factors for a
+ * while). The session's token; `busy` (argon2's queue is full) or `ended` (the browser was signed
+ * out meanwhile, or the password checked is not theirs any more: the change would undo a reset).
  */
 export async function changeOwnPassword(
   svc: AccountServices,
-  change: { userId: number; sid: string; checkedHash: string; passwordHash: string },
-  signInAgain: (tx: Transaction) => Promise<void>,
-  address: string,
-): Promise<boolean> {
-  const { userId } = change;
-  const by = { user: String(userId) };
+  person: SignedInPerson,
+  change: { password: string; typed: boolean },
+  from: BrowserFacts,
+): Promise<BrowserToken | 'busy' | 'ended'> {
+  let passwordHash: string;
+  try {
+    passwordHash = await hashSecret(change.password);
+  } catch (err) {
+    if (err instanceof Argon2Busy) return 'busy';
+    throw err;
+  }
+  const { user, browser } = person;
+  const by = { user: String(user.id) };
   const done = await withTransaction(svc.pool, async (tx) => {
     // Under the person's row, what the request stood on must still hold: this browser still
     // signed in (not signed out, reset or ended by an administrator while the passwords were
-    // hashed), and the password it checked still theirs. Else the change would undo a reset.
-    if (!(await lockUser(tx, userId)) || !(await holdBrowserSession(tx, change.sid))) return false;
-    const person = await getUser(tx, userId);
-    if (person?.passwordHash !== change.checkedHash) return false;
-    await updateUser(tx, userId, { passwordHash: change.passwordHash });
-    await endPersonsGrants(svc, tx, userId, { how: 'password-change', by });
-    await tellOfPasswordChange(svc, tx, person);
-    await signInAgain(tx);
-    return true;
+    // hashed), and the password it checked still theirs.
+    if (!(await lockUser(tx, user.id)) || !(await holdBrowserSession(tx, browser.sid))) return 'ended' as const;
+    const now = await getUser(tx, user.id);
+    if (now?.passwordHash !== user.passwordHash) return 'ended' as const;
+    await updateUser(tx, user.id, { passwordHash });
+    await endPersonsGrants(svc, tx, user.id, { how: 'password-change', by });
+    await tellOfPasswordChange(svc, tx, now);
+    return continueSignIn(tx, from, change.typed ? { ...browser, proofAt: new Date() } : browser);
   });
-  if (!done) return false;
-  svc.users.invalidate(String(userId));
-  svc.audit.record({ event: 'account', action: 'password-changed', user: String(userId), by, address });
-  return true;
+  if (done === 'ended') return done;
+  svc.users.invalidate(String(user.id));
+  svc.audit.record({ event: 'account', action: 'password-changed', user: String(user.id), by, address: from.address });
+  return done;
 }
 
 /**
@@ -91,4 +114,53 @@ export async function withdrawConsent(svc: AccountServices, userId: number, clie
   });
   if (withdrawn) svc.audit.record({ event: 'account', action: 'consent-withdrawn', user: String(userId), client: clientId, by, address });
   return withdrawn;
+}
+
+/** Whether this browser's person gave a proof minutes ago (./factors.ts recentProof): what a change of their factors asks. */
+export const provenRecently = (person: SignedInPerson, now = Date.now()): boolean => recentProof(person.browser.proofAt, now);
+
+/** At most this many sign-ins and grants are listed: a person with more ends them all at once (a password change). */
+const LISTED = 100;
+
+/** What the person's own page shows of their account besides their address: factors, sign-ins, apps, providers. */
+export interface AccountView {
+  factors: FactorSummary[];
+  recoveryCodesLeft: number;
+  signIns: BrowserSignIn[];
+  grants: PersonGrant[];
+  consents: Consent[];
+  /** The providers people may sign in through: linked ones even when disabled (they may be unlinked), others while enabled. */
+  providers: { provider: IdentityProvider; identity?: UpstreamIdentity }[];
+}
+
+export async function accountView(svc: Pick<AccountServices, 'pool'>, userId: number): Promise<AccountView> {
+  const [factors, codesLeft, signIns, grants, consents, providers, identities] = await Promise.all([
+    listFactors(svc.pool, userId),
+    recoveryCodesLeft(svc.pool, userId),
+    listBrowserSignIns(svc.pool, { user: userId, limit: LISTED, offset: 0 }),
+    listPersonGrants(svc.pool, { user: userId, limit: LISTED, offset: 0 }),
+    listConsents(svc.pool, userId),
+    allIdentityProviders(svc.pool),
+    identitiesOf(svc.pool, userId),
+  ]);
+  return {
+    factors,
+    recoveryCodesLeft: codesLeft,
+    signIns: signIns.rows,
+    grants: grants.rows,
+    consents,
+    providers: providers
+      .map(({ provider }) => ({ provider, identity: identities.find((i) => i.provider === provider.id) }))
+      .filter(({ provider, identity }) => identity || !provider.disabled)
+      .map(({ provider, identity }) => ({ provider, ...(identity ? { identity } : {}) })),
+  };
+}
+
+/** A person and what their factors and the rules over them are, as the pages of a sign-in's steps read them. */
+export async function factorsOf(
+  svc: Pick<AccountServices, 'pool'>,
+  userId: number,
+): Promise<{ user: UserRow | undefined; factors: FactorState }> {
+  const [user, factors] = await Promise.all([getUser(svc.pool, userId), factorState(svc.pool, userId)]);
+  return { user, factors };
 }

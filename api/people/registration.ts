@@ -3,9 +3,13 @@
 // default), or after it. Before it, a sign-up answers alike for a new address and a taken one —
 // the holder of a taken one is told by mail that someone tried — so that the page tells nobody
 // who has an account here (OWASP ASVS 2.x: no account enumeration at registration).
+import type { Audit } from '../audit.js';
 import type { Config } from '../config.js';
+import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { ConstraintViolation } from '../store/constraints.js';
+import { ensureGroup } from '../store/groups.js';
+import type { AttemptKey, Attempts, Refusal } from './attempts.js';
 import { enqueueMail } from '../store/mail-outbox.js';
 import { createUserIn, findUserByEmail, type UserRow } from '../store/users.js';
 
@@ -51,4 +55,50 @@ export async function signUp(
     }
     return { taken: true };
   }
+}
+
+/** What a sign-up uses of the process's services. */
+export interface RegistrationServices {
+  pool: Pool;
+  attempts: Attempts;
+  audit: Audit;
+  config: Pick<Config, 'smtp' | 'registrationVerify' | 'registrationGroup'>;
+}
+
+/** What a sign-up came to: made or taken (signUp), refused before anything was done, or the box too busy to hash. */
+export type Registered = SignUpResult | { throttled: Refusal } | { busy: string };
+
+/**
+ * A person signs up with a checked email and password (the door checked them: api/schema/people.ts).
+ * Counted before the password is hashed, per address and box-wide, across the box's processes
+ * (and per email address where a mail goes out for any of them); hashed in argon2's last lane (a
+ * flood of sign-ups waits behind sign-ins, admins and clients: api/credentials/secrets.ts); made
+ * in the registration group.
+ */
+export async function register(
+  svc: RegistrationServices,
+  asked: { email: string; password: string; address: string; language: string | undefined },
+): Promise<Registered> {
+  const keys: AttemptKey[] = [
+    { signUpsFrom: asked.address },
+    'sign-ups',
+    ...(proofOf(svc.config) === 'before-sign-in' ? [{ mailsTo: asked.email }] : []),
+  ];
+  const throttled = await svc.attempts.begin(keys);
+  if (throttled) return { throttled };
+  let passwordHash: string;
+  try {
+    passwordHash = await hashSecret(asked.password, 'sign-up');
+  } catch (err) {
+    await svc.attempts.giveBack(keys);
+    if (err instanceof Argon2Busy) return { busy: err.headers['Retry-After'] ?? '1' };
+    throw err;
+  }
+  const group = await ensureGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.');
+  const result = await signUp(svc, { email: asked.email, passwordHash, groupId: group.id, language: asked.language });
+  if ('made' in result) {
+    const id = String(result.made.id);
+    svc.audit.record({ event: 'record_changed', kind: 'User', id, action: 'created', by: { user: id } });
+  }
+  return result;
 }

@@ -22,7 +22,7 @@ export interface UserRow {
   mustVerifyEmail: boolean;
   /** Has a password of the box; a person an IdentityProvider made has none (its hash stands for a secret nobody knows). */
   passwordSet: boolean;
-  /** False: turned off by their directory (SCIM active=false); no sign-in holds them (holdPerson). */
+  /** False: turned off by their directory (SCIM active=false); no sign-in holds them (api/people/steps.ts mayBeSignedIn). */
   active: boolean;
   /** The directory's own id of the person (SCIM externalId), as it sent it. */
   externalId: string | null;
@@ -220,11 +220,15 @@ export async function lockUser(tx: Transaction, id: number): Promise<boolean> {
  * Holds the person as they are until `tx` ends (FOR SHARE): a sign-in records its browser
  * session or step under it, so that a change of their credentials (lockUser, or its UPDATE)
  * either comes after and ends what the sign-in made, or came before and is seen here. Their
- * password hash, to compare with the one the sign-in checked; undefined when they are gone.
+ * password hash, to compare with the one the sign-in checked, and whether they are on (who may
+ * be signed in is api/people/steps.ts mayBeSignedIn's to say); undefined when they are gone.
  */
-export async function holdPerson(tx: Transaction, id: number): Promise<{ passwordHash: string } | undefined> {
-  const { rows } = await tx.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1 AND active FOR SHARE', [id]);
-  return rows[0] && { passwordHash: rows[0].password_hash };
+export async function holdPerson(tx: Transaction, id: number): Promise<{ passwordHash: string; active: boolean } | undefined> {
+  const { rows } = await tx.query<{ password_hash: string; active: boolean }>(
+    'SELECT password_hash, active FROM users WHERE id = $1 FOR SHARE',
+    [id],
+  );
+  return rows[0] && { passwordHash: rows[0].password_hash, active: rows[0].active };
 }
 
 /** Deletes the user (memberships, consents, codes and browser sessions go with the row); false when there was none. */

@@ -5,13 +5,21 @@
 // (api/people/attempts.ts), so links are not guessed faster than passwords.
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
+import { passwordAgain } from '../../people/ways/password.js';
+import type { Metrics } from '../../metrics.js';
 import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
-import { confirmEmailChange, LINK_MINUTES, linkHolder, requestReset, resetPassword, verifyEmail } from '../../people/links.js';
+import {
+  confirmEmailChange,
+  factorsToList,
+  LINK_MINUTES,
+  linkHolder,
+  requestReset,
+  resetPassword,
+  verifyEmail,
+} from '../../people/links.js';
 import type { LinkPurpose } from '../../store/account-links.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
-import { listFactors } from '../../store/factors.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import {
   emailVerifiedPage,
@@ -32,6 +40,7 @@ import { strictRouter } from '../router.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   attempts: Attempts;
+  metrics: Metrics;
 }
 
 export type LinkRouterServices = BrowserServices & AccountServices & Needs;
@@ -93,7 +102,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     const token = text(req.query.token);
     const user = (await holderOf(req, res, token, 'reset'))?.user;
     if (!user) return;
-    const factors = await listFactors(svc.pool, user.id);
+    const factors = await factorsToList(svc, user.id);
     renderPage(res, 200, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, factors }));
   });
 
@@ -113,7 +122,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
           csrf: csrfToken(svc, req, res),
           token,
           email: user.email,
-          factors: await listFactors(svc.pool, user.id),
+          factors: await factorsToList(svc, user.id),
           removing: remove,
           errors,
         }),
@@ -127,15 +136,9 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       if (err instanceof ValidationError) return again(422, err.errors);
       throw err;
     }
-    let hash: string;
-    try {
-      hash = await hashSecret(password, 'sign-up');
-    } catch (err) {
-      if (err instanceof Argon2Busy) return again(503, { password: ['The box is busy. Try again in a moment.'] });
-      throw err;
-    }
     // The link is used here, once: of two requests with it, one sets the password.
-    const done = await resetPassword(svc, token, hash, svc.addressOf(req), remove);
+    const done = await resetPassword(svc, token, password, svc.addressOf(req), remove);
+    if (done === 'busy') return again(503, { password: ['The box is busy. Try again in a moment.'] });
     if (done === 'keep-one')
       return again(422, {
         remove: ['Keep at least one second factor: your next sign-in asks for it. Lost them all? Use a recovery code.'],
@@ -166,19 +169,12 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
       const again = (status: number, error: string) =>
         renderPage(res, status, verifyEmailPage(box, path, csrfToken(svc, req, res), token, sentTo, error));
       // The account's password, counted as at sign-in: the link alone proves the mailbox, not the account.
-      const keys = [{ address: svc.addressOf(req) }, { account: user.email }];
-      const refused = await svc.attempts.begin(keys);
-      if (refused) return again(429, `Too many wrong passwords. Try again in ${minutesUntil(refused.retryAt)} minutes.`);
-      let ok: boolean;
-      try {
-        ok = await verifyHash(user.passwordHash, typeof body.password === 'string' ? body.password : '', 'sign-in');
-      } catch (err) {
-        await svc.attempts.giveBack(keys);
-        if (err instanceof Argon2Busy) return again(503, 'The box is busy. Try again in a moment.');
-        throw err;
-      }
-      if (!ok) return again(401, 'That is not the password of this account.');
-      await svc.attempts.giveBack(keys);
+      const of = { user, address: svc.addressOf(req), where: "a mailed link's page" };
+      const answer = await passwordAgain(svc, of, typeof body.password === 'string' ? body.password : '');
+      if ('throttled' in answer)
+        return again(429, `Too many wrong passwords. Try again in ${minutesUntil(answer.throttled.retryAt)} minutes.`);
+      if ('unchecked' in answer) return again(503, 'The box is busy. Try again in a moment.');
+      if ('refused' in answer) return again(401, 'That is not the password of this account.');
       const done =
         purpose === 'verify'
           ? await verifyEmail(svc, token, user.passwordHash, svc.addressOf(req))

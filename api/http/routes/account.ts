@@ -5,18 +5,19 @@
 // are counted before they are checked, as at sign-in (api/people/attempts.ts).
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { Argon2Busy, hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { changeAccount, endGrant, endSignIn } from '../../people/accounts.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
 import { changeOwnPassword, confirmProof, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
 import { requestEmailChange } from '../../people/links.js';
+import { passwordAgain } from '../../people/ways/password.js';
+import type { Metrics } from '../../metrics.js';
 import { pageLanguage } from '../language.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import { pageForm } from '../body.js';
-import { continueSignIn, csrfToken, endBrowserSession, type BrowserServices } from '../browser-session.js';
+import { browserFacts, csrfToken, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
 import { ACCOUNT_PATH, CONFIRM_PATH, CONFIRMED_PAGES, changeOnAccount, holderOrSignIn, showAccount, type Shown } from '../account-page.js';
 import { confirmPage } from '../../ui/account-page.js';
 import { renderPage, type SignedInPerson } from '../pages.js';
@@ -25,6 +26,7 @@ import { strictRouter } from '../router.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   attempts: Attempts;
+  metrics: Metrics;
 }
 
 export type AccountRouterServices = BrowserServices & AccountServices & Needs;
@@ -38,36 +40,20 @@ export function accountRouter(svc: AccountRouterServices): Router {
 
   /**
    * The person's current password in `field` of the form, counted before it is checked as at
-   * sign-in: an error (by field, or for the page) when it is not theirs.
+   * sign-in (api/people/ways/password.ts passwordAgain): an error (by field, or for the page)
+   * when it is not theirs.
    */
   async function passwordGiven(
     req: Request,
     person: SignedInPerson,
     field: string,
   ): Promise<{ errors?: Record<string, string[]>; error?: string } | undefined> {
-    const email = person.user.email;
-    const keys = [{ address: svc.addressOf(req) }, { account: email }];
-    const refused = await svc.attempts.begin(keys);
-    if (refused) return { error: `Too many wrong passwords. Try again in ${minutesUntil(refused.retryAt)} minutes.` };
-    let ok: boolean;
-    try {
-      ok = await verifyHash(person.user.passwordHash, String((req.body as Body)[field] ?? ''), 'sign-in');
-    } catch (err) {
-      await svc.attempts.giveBack(keys);
-      if (err instanceof Argon2Busy) return { error: 'The box is busy. Try again in a moment.' };
-      throw err;
-    }
-    if (!ok) {
-      svc.audit.record({
-        event: 'sign_in',
-        outcome: 'failure',
-        address: svc.addressOf(req),
-        user: String(person.user.id),
-        reason: 'wrong password on the account page',
-      });
-      return { errors: { [field]: ['is wrong'] } };
-    }
-    await svc.attempts.giveBack(keys);
+    const of = { user: person.user, address: svc.addressOf(req), where: 'the account page' };
+    const answer = await passwordAgain(svc, of, String((req.body as Body)[field] ?? ''));
+    if ('throttled' in answer)
+      return { error: `Too many wrong passwords. Try again in ${minutesUntil(answer.throttled.retryAt)} minutes.` };
+    if ('unchecked' in answer) return { error: 'The box is busy. Try again in a moment.' };
+    if ('refused' in answer) return { errors: { [field]: ['is wrong'] } };
     return undefined;
   }
 
@@ -158,22 +144,11 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const typed = !freshSecondFactor(person.browser, Date.now());
     const refusal = await proven(req, person, 'current_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
-    let hash: string;
-    try {
-      hash = await hashSecret(password);
-    } catch (err) {
-      if (err instanceof Argon2Busy) return page(req, res, person, 503, { error: 'The box is busy. Try again in a moment.' });
-      throw err;
-    }
-    // Everything the old password obtained ends; this browser is signed in again, as what it proved.
-    const { user, browser } = person;
-    const changed = await changeOwnPassword(
-      svc,
-      { userId: user.id, sid: browser.sid, checkedHash: user.passwordHash, passwordHash: hash },
-      (tx) => continueSignIn(svc, tx, res, typed ? { ...browser, proofAt: new Date() } : browser),
-      svc.addressOf(req),
-    );
-    if (!changed) return signInAgain(res);
+    const changed = await changeOwnPassword(svc, person, { password, typed }, browserFacts(svc, req));
+    if (changed === 'busy') return page(req, res, person, 503, { error: 'The box is busy. Try again in a moment.' });
+    if (changed === 'ended') return signInAgain(res);
+    // Everything the old password obtained ended; this browser goes on, as what it proved.
+    handOver(svc, res, { session: changed });
     res.redirect(303, `${ACCOUNT_PATH}?changed=password`);
   });
 

@@ -26,7 +26,7 @@ import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { signedInAfterRequest, signInMarker, type FreshSignInServices } from '../fresh-sign-in.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
-import { proceed } from '../sign-in-steps.js';
+import { stepUp } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
 /** What the authorization endpoint and the consent form use: the request, the browser's sign-in, the code. */
@@ -114,14 +114,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
       }
       case 'step-up':
         // A new sign-in with the missing factor, starting from what this browser's sign-in proved (api/http/sign-in-steps.ts).
-        return proceed(
-          svc,
-          res,
-          person!.user.id,
-          person!.browser.amr,
-          { returnTo: `/auth/authorize?${new URLSearchParams(request.params)}`, acr: decision.acr },
-          { stepUpOf: person!.browser, provider: person!.browser.provider },
-        );
+        return stepUp(svc, req, res, person!, { returnTo: `/auth/authorize?${new URLSearchParams(request.params)}`, acr: decision.acr });
       case 'consent': {
         const client = request.client.resource;
         return renderPage(

@@ -16,7 +16,7 @@ import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.j
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
-import { proceed } from '../sign-in-steps.js';
+import { stepUp } from '../sign-in-steps.js';
 import type { Acr } from '../../credentials/acr.js';
 import { acrWanted, mustStepUp, wayAccepted } from '../../people/sign-in.js';
 import { factorState } from '../../store/factors.js';
@@ -64,15 +64,8 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     return want !== undefined && mustStepUp({ ...person.browser, userId: String(person.user.id) }, want) ? want : undefined;
   }
 
-  const stepUp = (res: Response, person: SignedInPerson, acr: Acr, returnTo: string): Promise<void> =>
-    proceed(
-      svc,
-      res,
-      person.user.id,
-      person.browser.amr,
-      { returnTo, acr },
-      { stepUpOf: person.browser, provider: person.browser.provider },
-    );
+  const stepUpTo = (req: Request, res: Response, person: SignedInPerson, acr: Acr, returnTo: string): Promise<void> =>
+    stepUp(svc, req, res, person, { returnTo, acr });
 
   /** Whether the device's client accepts the way this browser signed in (Client.identityProviders), and the ways it does. */
   async function wayOf(person: SignedInPerson, clientId: string): Promise<{ ok: boolean; accepted: readonly string[] | undefined }> {
@@ -89,7 +82,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     const typed = typeof req.query.user_code === 'string' ? req.query.user_code : undefined;
     if (!typed) {
       const want = await stepUpWanted(person, undefined);
-      if (want) return stepUp(res, person, want, '/auth/device/verify');
+      if (want) return stepUpTo(req, res, person, want, '/auth/device/verify');
       return renderPage(res, 200, deviceCodePage({ box }));
     }
     const code = await throttled(
@@ -104,7 +97,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     const way = await wayOf(person, code.clientId);
     if (!way.ok) return signInForm(svc, req, res, 200, here, {}, { accepted: way.accepted });
     const want = await stepUpWanted(person, code.clientId);
-    if (want) return stepUp(res, person, want, here);
+    if (want) return stepUpTo(req, res, person, want, here);
     const client = await svc.clients.get(code.clientId);
     renderPage(
       res,

@@ -7,16 +7,11 @@
 // api/people/upstream/.
 import type { Request, Response, Router } from 'express';
 import { minutesUntil, secondsUntil, type Attempts } from '../../people/attempts.js';
-import { admit, stillLinked, unlink, upstreamAmr, type AdmitServices } from '../../people/upstream/admit.js';
-import {
-  beginUpstream,
-  directorySignIn,
-  enabledProvider,
-  finishUpstream,
-  labelOf,
-  type Begun,
-  type FlowServices,
-} from '../../people/upstream/flow.js';
+import { unlink, type AdmitServices } from '../../people/upstream/admit.js';
+import { proceed } from '../../people/steps.js';
+import { signInAtDirectory } from '../../people/ways/password.js';
+import { throughProvider } from '../../people/ways/upstream.js';
+import { beginUpstream, enabledProvider, finishUpstream, labelOf, type Begun, type FlowServices } from '../../people/upstream/flow.js';
 import type { LinkRefusal } from '../../people/upstream/linking.js';
 import { UpstreamError, type UpstreamProfile } from '../../people/upstream/profile.js';
 import type { Metrics } from '../../metrics.js';
@@ -25,9 +20,18 @@ import { directorySignInPage, type OfferedProvider } from '../../ui/upstream-pag
 import { messagePage } from '../../ui/pages.js';
 import { ACCOUNT_PATH, confirmPath, factorChange, holderOrSignIn, provenRecently } from '../account-page.js';
 import { pageForm } from '../body.js';
-import { appendCookie, cookieNames, cookieOptions, cookies, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import {
+  appendCookie,
+  browserFacts,
+  cookieNames,
+  cookieOptions,
+  cookies,
+  csrfToken,
+  csrfValid,
+  type BrowserServices,
+} from '../browser-session.js';
 import { invalidForm, renderPage } from '../pages.js';
-import { acrParam, proceed } from '../sign-in-steps.js';
+import { acrParam, goOn } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 import { safeReturnTo, type DirectorySignIn } from './sign-in.js';
 import type { Logger } from '../../log.js';
@@ -91,7 +95,6 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
 
   /** The person the provider named: made or linked, then signed in (or the link done, from the account page). */
   async function arrive(req: Request, res: Response, p: IdentityProvider, profile: UpstreamProfile, begun: Begun): Promise<void> {
-    const address = svc.addressOf(req);
     let linkFor: number | undefined;
     if (begun.linkUser !== null) {
       // A link is for the person who began it, in this browser, still signed in as them.
@@ -100,19 +103,11 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       if (holder.user.id !== begun.linkUser) return problem(res, 403, 'Not linked', 'You are signed in as someone else now. Start again.');
       linkFor = holder.user.id;
     }
-    const admission = await admit(svc, p, profile, linkFor, address);
-    if ('refused' in admission) {
-      svc.metrics.signIns.inc({ result: 'failure' });
-      return problem(res, 403, linkFor ? 'Not linked' : 'Not signed in', refusalWords(admission.refused, p, profile));
-    }
-    if (linkFor !== undefined) return void res.redirect(303, `${ACCOUNT_PATH}?changed=provider-linked`);
-    svc.metrics.signIns.inc({ result: 'success' });
-    svc.audit.record({ event: 'sign_in', outcome: 'success', user: String(admission.userId), address, reason: `through ${p.id}` });
+    const answer = await throughProvider(svc, p, profile, linkFor, svc.addressOf(req));
+    if ('refused' in answer) return problem(res, 403, linkFor ? 'Not linked' : 'Not signed in', refusalWords(answer.refused, p, profile));
+    if ('linked' in answer) return void res.redirect(303, `${ACCOUNT_PATH}?changed=provider-linked`);
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
-    // Signed in only while the identity is still this person's: an unlink (an administrator's, after
-    // a takeover at the provider) or an adoption that commits first signs nobody in; one that comes after ends it.
-    const still = stillLinked(p.id, profile.subject, admission.userId);
-    await proceed(svc, res, admission.userId, upstreamAmr(p, profile), target, { provider: p.id, still });
+    goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
   }
 
   /** The sign-in's way back, from a form or a query; a link from the account page: the person it is for. */
@@ -141,22 +136,18 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       });
       return res.redirect(303, `/auth/upstream/${encodeURIComponent(p.id)}?${query}`);
     }
-    // Each sign-in begun writes a row until its provider answers: counted per address before it is written.
     const address = svc.addressOf(req);
-    const keys = [{ upstreamStartsFrom: address }];
-    const refused = await svc.attempts.begin(keys);
-    if (refused) {
-      const minutes = minutesUntil(refused.retryAt);
-      const words = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
-      return renderPage(res, 429, messagePage(box, 'Too many sign-ins', words), { 'Retry-After': String(secondsUntil(refused.retryAt)) });
-    }
     try {
-      const { binding, url } = await beginUpstream(svc, p, begun);
-      appendCookie(res, `${bindingCookie(svc)}=${binding}${cookieOptions(svc, BINDING_SECONDS)}`);
-      res.redirect(303, url.href);
+      const begin = await beginUpstream(svc, p, begun, address);
+      if ('throttled' in begin) {
+        const { retryAt } = begin.throttled;
+        const minutes = minutesUntil(retryAt);
+        const words = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+        return renderPage(res, 429, messagePage(box, 'Too many sign-ins', words), { 'Retry-After': String(secondsUntil(retryAt)) });
+      }
+      appendCookie(res, `${bindingCookie(svc)}=${begin.binding}${cookieOptions(svc, BINDING_SECONDS)}`);
+      res.redirect(303, begin.url.href);
     } catch (err) {
-      // A provider that did not answer left no row behind: the start is given back.
-      await svc.attempts.giveBack(keys);
       failed(res, p, err, address);
     }
   });
@@ -216,32 +207,18 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const username = typed.trim();
     const shown = { returnTo: begun.returnTo, ...(begun.acr ? { acr: begun.acr } : {}), link: begun.linkUser !== null, username };
     const address = svc.addressOf(req);
-    const keys = [{ address }, { account: `${p.id}:${username.toLowerCase()}` }];
-    const refused = await svc.attempts.begin(keys);
-    if (refused) {
-      const minutes = minutesUntil(refused.retryAt);
-      svc.metrics.signIns.inc({ result: 'throttled' });
+    const answer = await signInAtDirectory(svc, p, { username, password, address });
+    if ('failed' in answer) return failed(res, p, answer.failed, address);
+    if ('throttled' in answer) {
+      const minutes = minutesUntil(answer.throttled.retryAt);
       return directoryPage(req, res, p, 429, {
         ...shown,
         error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
       });
     }
-    let profile: UpstreamProfile;
-    try {
-      profile = await directorySignIn(svc, p, username, password);
-    } catch (err) {
-      if (err instanceof UpstreamError && err.failure === 'refused') {
-        svc.metrics.signIns.inc({ result: 'failure' });
-        svc.audit.record({ event: 'sign_in', outcome: 'failure', address, reason: `wrong username or password at ${p.id}` });
-        return directoryPage(req, res, p, 401, { ...shown, error: 'The username or the password is wrong.' });
-      }
-      // Not the person's doing (the directory is down or misconfigured): not counted against them.
-      await svc.attempts.giveBack(keys);
-      return failed(res, p, err, address);
-    }
-    await svc.attempts.clear({ account: `${p.id}:${username.toLowerCase()}` });
-    await svc.attempts.giveBack([{ address }]);
-    await arrive(req, res, p, profile, begun);
+    if ('refused' in answer) return directoryPage(req, res, p, 401, { ...shown, error: 'The username or the password is wrong.' });
+    if ('unchecked' in answer) return failed(res, p, new Error(answer.unchecked), address);
+    await arrive(req, res, p, answer.proven, begun);
   }
 
   router.post('/auth/account/providers/unlink', ...pageForm, async (req, res) => {

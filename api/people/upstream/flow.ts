@@ -8,6 +8,7 @@
 // callback's path names must be the one the sign-in was begun at, and ./oauth.ts checks the
 // issuer of what comes back. The PKCE verifier is derived from the browser's cookie, never
 // stored: a copy of the database cannot finish a sign-in (RFC 7636).
+import type { Attempts, Refusal } from '../attempts.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
 import { tokenHash } from '../../credentials/tokens.js';
@@ -68,8 +69,30 @@ export interface Begun {
   linkUser: number | null;
 }
 
-/** Begins a sign-in at `provider` (oidc, oauth2, github): the browser's cookie value, and where to send it. */
-export async function beginUpstream(svc: FlowServices, provider: IdentityProvider, begun: Begun): Promise<{ binding: string; url: URL }> {
+/**
+ * Begins a sign-in at `provider` (oidc, oauth2, github) for a browser at `address`: the browser's
+ * cookie value, and where to send it. Each sign-in begun writes a row until its provider answers,
+ * so it is counted per address before it is written (`throttled`), and given back when the
+ * provider did not answer (nothing was written); that failure is thrown.
+ */
+export async function beginUpstream(
+  svc: FlowServices & { attempts: Attempts },
+  provider: IdentityProvider,
+  begun: Begun,
+  address: string,
+): Promise<{ binding: string; url: URL } | { throttled: Refusal }> {
+  const keys = [{ upstreamStartsFrom: address }];
+  const throttled = await svc.attempts.begin(keys);
+  if (throttled) return { throttled };
+  try {
+    return await begin(svc, provider, begun);
+  } catch (err) {
+    await svc.attempts.giveBack(keys);
+    throw err;
+  }
+}
+
+async function begin(svc: FlowServices, provider: IdentityProvider, begun: Begun): Promise<{ binding: string; url: URL }> {
   const binding = random();
   const request: UpstreamRequest = {
     state: random(),

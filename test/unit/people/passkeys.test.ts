@@ -16,7 +16,7 @@ import {
   registrationOptions,
   relyingParty,
   userHandle,
-} from '../../../api/people/passkeys.js';
+} from '../../../api/people/ways/webauthn.js';
 import type { PersonsFactors } from '../../../api/people/factors.js';
 import { SoftAuthenticator } from '../../support/authenticator.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { tokenHash } from '../../../api/credentials/tokens.js';
-import { hashOf, newRecoveryCodes, normalize } from '../../../api/people/recovery-codes.js';
+import { hashOf, newRecoveryCodes, normalize } from '../../../api/people/ways/recovery-codes.js';
 
 describe('recovery codes', function () {
   it('are ten codes of 80 random bits, xxxx-xxxx-xxxx-xxxx, without look-alike letters', function () {

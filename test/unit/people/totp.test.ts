@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { matchingStep, newTotpSecret, secretText, stepOf, totpUri } from '../../../api/people/totp.js';
+import { matchingStep, newTotpSecret, secretText, stepOf, totpUri } from '../../../api/people/ways/totp-codes.js';
 
 // RFC 6238 Appendix B: the SHA-1 seed, and the last six digits of its 8-digit codes.
 const SEED = Buffer.from('12345678901234567890');

@@ -4,7 +4,7 @@
 // xxxx-xxxx-xxxx-xxxx; the box keeps only their SHA-256 (enough for 80 random bits: nothing
 // to guess from a hash of them).
 import { randomBytes } from 'node:crypto';
-import { tokenHash } from '../credentials/tokens.js';
+import { tokenHash } from '../../credentials/tokens.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 export const RECOVERY_CODE_COUNT = 10;

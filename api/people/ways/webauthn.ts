@@ -14,9 +14,9 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { ACR_PASSKEY, type Amr } from '../credentials/acr.js';
-import type { NewPasskey } from '../store/factors.js';
-import { nextStep, type PersonsFactors, type StepUpProof } from './factors.js';
+import { ACR_PASSKEY, type Amr } from '../../credentials/acr.js';
+import type { NewPasskey } from '../../store/factors.js';
+import { nextStep, type PersonsFactors, type StepUpProof } from '../factors.js';
 
 /**
  * The library, loaded at the first passkey a box sees: it brings a tree of ASN.1 and X.509 modules

@@ -1,0 +1,99 @@
+// A recovery code (its making and reading: ./recovery-codes.ts): a way back in when the phone or
+// the passkey is lost (docs/guides/second-factors.md), so it does more than sign in. It works
+// once, even sent twice at once; the person's factors and codes go, so does every other sign-in
+// of theirs (ARCHITECTURE: every way back in ends the person's other sessions, through the one
+// closing path), and they set up a new factor before the sign-in completes. Counted as a code is.
+import { endPersonsGrants } from '../../credentials/closing.js';
+import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
+import type { Config } from '../../config.js';
+import { holdBrowserSession } from '../../store/browser.js';
+import {
+  listFactors,
+  removeAllFactors,
+  replaceRecoveryCodes,
+  setMustEnrol,
+  useRecoveryCode,
+  type SignInStep,
+} from '../../store/factors.js';
+import type { SessionRow } from '../../store/sessions.js';
+import { getUser, holdPerson, lockUser } from '../../store/users.js';
+import type { Audit } from '../../audit.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import type { SignedInPerson } from '../browsers.js';
+import { tellOfFactorChange } from '../notices.js';
+import { stepStillThere, type FirstFactor } from '../steps.js';
+import { hashOf, newRecoveryCodes, normalize } from './recovery-codes.js';
+import { signInThrough, type Answer, type WayServices } from './way.js';
+import type { CodeOf } from './totp.js';
+
+/** What a recovery code uses of the process's services (its use ends the person's sessions). */
+export type RecoveryServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'>; sessions: RecordCache<SessionRow>; audit: Audit };
+
+/** Ten new recovery codes for the person, their hashes stored in `tx`, the plain ones returned to be shown once. */
+export async function newCodesIn(tx: Transaction, userId: number): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await replaceRecoveryCodes(tx, userId, codes.map(hashOf));
+  return codes;
+}
+
+/**
+ * A recovery code given in the step of `stepToken` (`step`, as its page read it). Used under the
+ * person's row and only while that step is still there: a reset or a password change that came
+ * first ended it (the password it proved is not theirs any more), and the code is not used. What
+ * the sign-in goes on from: a sign-in's step, from what it proved before the code (its password,
+ * minutes ago, as it is now) to enrolment (must_enrol: the code itself is no factor to sign in
+ * with); a step-up's, nothing (`sign-in-again`: its session ended with the others, and the person
+ * signs in again, then enrols).
+ */
+export async function giveRecoveryCode(
+  svc: RecoveryServices,
+  of: CodeOf,
+  stepToken: string | undefined,
+  step: SignInStep,
+  code: string,
+): Promise<Answer<FirstFactor | 'sign-in-again'>> {
+  const attempt = { address: of.address, account: of.user.email, counts: false, locked: 'second factor', success: 'recovery code' };
+  return signInThrough<FirstFactor | 'sign-in-again'>(svc, attempt, async () => {
+    const normal = normalize(code);
+    const used =
+      normal === undefined
+        ? undefined
+        : await withTransaction(svc.pool, async (tx) => {
+            if (!(await lockUser(tx, of.user.id)) || !(await stepStillThere(tx, stepToken))) return 'ended' as const;
+            if (!(await useRecoveryCode(tx, of.user.id, hashOf(normal)))) return undefined;
+            await removeAllFactors(tx, of.user.id);
+            await setMustEnrol(tx, of.user.id, true);
+            await endPersonsGrants(svc, tx, of.user.id, { how: 'recovery-code', by: { user: String(of.user.id) } });
+            await tellOfFactorChange(svc, tx, of.user, { change: 'removed', factor: 'every-factor' });
+            return { passwordHash: (await getUser(tx, of.user.id))!.passwordHash };
+          });
+    if (used === 'ended') return { unchecked: 'the sign-in ended' };
+    if (!used) return { refused: 'wrong recovery code', said: 'wrong recovery code', user: of.user.id };
+    const by = { user: String(of.user.id) };
+    svc.audit.record({ event: 'factor', action: 'recovery-code-used', user: String(of.user.id), by, address: of.address });
+    svc.audit.record({ event: 'factor', action: 'reset', user: String(of.user.id), by, address: of.address });
+    if (step.replaces !== null) return { proven: 'sign-in-again', user: of.user.id };
+    return {
+      proven: { userId: of.user.id, amr: step.amr, holds: { provider: step.provider, passwordHash: used.passwordHash } },
+      user: of.user.id,
+    };
+  });
+}
+
+/**
+ * New recovery codes made on the person's own page (the old ones stop working), while this browser
+ * is signed in, under the person's row: a reset or a sign-out that ended it first leaves the codes as
+ * they were. Mailed. `no-factor`: codes sign in past nothing without a factor.
+ */
+export async function newCodesOnAccount(
+  svc: Pick<RecoveryServices, 'pool' | 'config'>,
+  person: SignedInPerson,
+): Promise<string[] | 'signed-out' | 'no-factor'> {
+  const { user } = person;
+  return withTransaction(svc.pool, async (tx) => {
+    if (!(await holdPerson(tx, user.id)) || !(await holdBrowserSession(tx, person.browser.sid))) return 'signed-out' as const;
+    if (!(await listFactors(tx, user.id)).length) return 'no-factor' as const;
+    await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
+    return newCodesIn(tx, user.id);
+  });
+}
