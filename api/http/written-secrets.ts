@@ -1,5 +1,5 @@
 // The body of a write as the policies see it: as sent, but with every secret it writes read as
-// `true` (ARCHITECTURE §12: "Secrets written are visible to policies as written (`true`), never as
+// `true` (docs/architecture.md §12: "Secrets written are visible to policies as written (`true`), never as
 // values"). Cutting a secret out instead hid it: a policy that allowed `{"active": …}` alone on
 // PUT /users/<id> also allowed `{"active": …, "password": …}`, which it never saw.
 //

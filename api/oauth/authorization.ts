@@ -65,7 +65,7 @@ export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecisio
     if (request.prompt.has('none')) return { next: 'error', error: 'login_required', description: 'the user must sign in' };
     return { next: 'sign-in', fresh: asksForFreshSignIn(request) };
   }
-  // Step-up is a new sign-in with the missing factor, never a flag (ARCHITECTURE §12): no
+  // Step-up is a new sign-in with the missing factor, never a flag (docs/architecture.md §12): no
   // grant, not even an answer to the consent form, while the sign-in falls short.
   if (f.acrWanted !== undefined && mustStepUp(f.signedIn!, f.acrWanted)) {
     if (request.prompt.has('none'))

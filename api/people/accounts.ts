@@ -4,7 +4,7 @@
 // transaction of the change, so that nothing issued meanwhile outlives it
 // (api/credentials/closing.ts endPersonsGrants). A new address is unverified until its
 // link is followed or an administrator vouches for it; vouching for an address an account holds
-// and never proved is adopting the account, and ends first what its maker set (ARCHITECTURE §12).
+// and never proved is adopting the account, and ends first what its maker set (docs/architecture.md §12).
 // Ending a person's sessions, all or one browser's or one grant, goes through the same closing path.
 import type { Actor, Audit } from '../audit.js';
 import type { Config } from '../config.js';
@@ -192,7 +192,7 @@ export async function removeAccount(svc: AccountServices, id: number, by: Actor)
  * An administrator's reset of a person's second factors (a lost phone, a stolen passkey): in one
  * transaction every factor and recovery code goes, the person must enrol a new factor at their
  * next sign-in, and everything they obtained ends — signed-in browsers, sign-ins half made, codes
- * and grants (ARCHITECTURE §12: every way back in ends the person's other sessions). False when
+ * and grants (docs/architecture.md §12: every way back in ends the person's other sessions). False when
  * there is no such person.
  */
 export async function resetFactors(svc: AccountServices, id: number, by: Actor): Promise<boolean> {

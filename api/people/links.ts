@@ -4,7 +4,7 @@
 // asking for a reset does the same work — count, one INSERT — whether or not the address has an
 // account, and a mail server that is down or slow holds no request. A link is used by deleting
 // it (one DELETE wins a race), is void once the person's address is another, and a reset, like
-// every way back in, ends everything the person had obtained (ARCHITECTURE §12).
+// every way back in, ends everything the person had obtained (docs/architecture.md §12).
 import { endPersonsGrants } from '../credentials/closing.js';
 import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
 import { tokenHash } from '../credentials/tokens.js';

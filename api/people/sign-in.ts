@@ -96,7 +96,7 @@ export type Unmet = { rule: 'client'; wants: Acr } | { rule: 'group'; wants: Acr
 
 /**
  * What a grant's refresh asks of the sign-in behind it, by the rules as they are now
- * (ARCHITECTURE §12: "Rules that change what a person must prove (a group's second-factor
+ * (docs/architecture.md §12: "Rules that change what a person must prove (a group's second-factor
  * rule, a client's minimum_acr) hold for grants already issued, at their next refresh"): the
  * client's minimum_acr, and several factors when a group of the person's requires a second
  * factor. Undefined when the sign-in (of class `proved`) meets both. The person's own factors

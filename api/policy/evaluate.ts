@@ -3,13 +3,13 @@
 // asked of them: may this token make this request on the box's API, and does this
 // app's policy allow this request (api/decision/). A policy sits in its own
 // target's index only, so a policy for app A can never decide for app B or for the
-// box's API: which target it guards is part of its identity (ARCHITECTURE §7).
+// box's API: which target it guards is part of its identity (docs/architecture.md §7).
 // Policies OR together; with none that applies, the answer is no.
 //
 // A token speaks for its client alone (client_credentials, workload identity), or
 // for a person through a client (a browser or device sign-in, and its refreshes).
 // The second kind acts within what BOTH were granted (RFC 9700 §2.3, privilege
-// restriction; ARCHITECTURE §7): the person's side (policies linked to the user,
+// restriction; docs/architecture.md §7): the person's side (policies linked to the user,
 // to one of their groups, or global) and the client's side (policies linked to
 // that client, never global ones — a global policy that tests the user's groups
 // must not let every app those people sign in to act as them). Signing in to an
@@ -176,7 +176,7 @@ class PolicyIndex {
    * Whether `clientId` may make the token exchange `request` (RFC 8693): only the
    * box's policies linked to that client decide, never global ones. A global
    * policy that lets a group of people use the API must not let every client
-   * holding one of their tokens turn it into another (ARCHITECTURE §10).
+   * holding one of their tokens turn it into another (docs/architecture.md §10).
    */
   decideExchange(clientId: string, request: ExchangeRequest): Verdict {
     const id = this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, (p) => p.rule.test(request));

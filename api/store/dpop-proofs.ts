@@ -1,5 +1,5 @@
 // The DPoP replay cache of a box (RFC 9449 §11.1), in PostgreSQL so that every process of
-// the box shares it (ARCHITECTURE §10): a proof's digest is inserted if absent; present
+// the box shares it (docs/architecture.md §10): a proof's digest is inserted if absent; present
 // means the proof was seen, wherever it was. Concurrent checks share one statement and
 // its commit (group commit): under load one round trip answers many proofs.
 import type { Pool, Queryable } from '../db/pool.js';

@@ -387,7 +387,7 @@ function selecting(selector: CloseSelector): { where: string; value: string | nu
 
 /**
  * Closes sessions in the transaction `tx`; returns the rows it closed. Closing
- * beats using (ARCHITECTURE §7): a refresh racing this close either commits
+ * beats using (docs/architecture.md §7): a refresh racing this close either commits
  * first, and its new session is closed here too, or waits and finds its holder
  * closed. One UPDATE cannot promise that — its snapshot predates a refresh that
  * commits while it runs — so the grants' locks are taken first, exclusively

@@ -71,7 +71,7 @@ const fromDb = (r: DbRow): UserRow => ({
  * Whether the person's address was never proven: it is an address (a SCIM-made person named by
  * what is none is the directory's own) that no link proved and no administrator vouched for — a
  * sign-up, a person made at a provider not trusted for emails, an address taken on the account
- * page of a box without mail. ARCHITECTURE §12: nobody adopts such an account (a directory does
+ * page of a box without mail. docs/architecture.md §12: nobody adopts such an account (a directory does
  * not see it: neverProvenSql) unless what its maker set ends first (api/people/accounts.ts).
  */
 export const addressNeverProven = (user: Pick<UserRow, 'email' | 'emailVerified' | 'mustVerifyEmail'>): boolean =>

@@ -33,7 +33,7 @@ export class AccessPolicyController extends RecordController<AccessPolicySpec, '
       if (err instanceof ApiError) throw new Problem(AccessPolicyReason.InvalidPolicy, err.message, { cause: err });
       throw err;
     }
-    // A policy guards one thing (ARCHITECTURE §7), as the REST API holds it: the CRD's rules see
+    // A policy guards one thing (docs/architecture.md §7), as the REST API holds it: the CRD's rules see
     // an edit, not a record adopted from the REST API nor one the API server did not check.
     if (stored && stored.resource.app !== record.app) {
       const was = stored.resource.app ? `app "${stored.resource.app}"` : "the box's own API";

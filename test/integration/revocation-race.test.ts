@@ -1,4 +1,4 @@
-// Closing a grant while it is being refreshed (ARCHITECTURE §7, "closing beats
+// Closing a grant while it is being refreshed (docs/architecture.md §7, "closing beats
 // using"): a thief refreshes a stolen refresh token in a loop, from several
 // connections, while its owner signs out, revokes it, changes the password or an
 // administrator closes the session. Whichever commits second must see the other:

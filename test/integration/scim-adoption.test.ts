@@ -1,4 +1,4 @@
-// Nobody adopts an account whose address was never proven (issue 49 item 2, ARCHITECTURE §12).
+// Nobody adopts an account whose address was never proven (issue 49 item 2, docs/architecture.md §12).
 // The attack as Microsoft Entra ID makes it possible: a stranger signs up with a new hire's address
 // in another case (`nEw.HiRe@corp.example`, their own password, never proven); the directory then
 // provisions the hire: `userName eq "New.Hire@corp.example"` matched the stranger, the directory

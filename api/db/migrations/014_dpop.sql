@@ -5,7 +5,7 @@
 ALTER TABLE sessions ADD COLUMN jkt text, ADD COLUMN refresh_jkt text;
 
 -- The proofs seen, so that a proof is accepted once in the whole box, whichever of its
--- processes it reaches (ARCHITECTURE §10): the SHA-256 of the key's thumbprint and the
+-- processes it reaches (docs/architecture.md §10): the SHA-256 of the key's thumbprint and the
 -- proof's jti, kept until no proof with that jti could be accepted anyway (its iat
 -- window has passed); the purge job deletes the rest.
 CREATE TABLE dpop_proofs (

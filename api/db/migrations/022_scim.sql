@@ -1,4 +1,4 @@
--- SCIM 2.0 (RFC 7643/7644) is a door onto the same people and groups (ARCHITECTURE §12): what it
+-- SCIM 2.0 (RFC 7643/7644) is a door onto the same people and groups (docs/architecture.md §12): what it
 -- adds is kept beside them. `active` false is a person turned off by their directory: the
 -- turning off closes what they obtained (api/people/accounts.ts setActive), and no sign-in holds
 -- them while it stays false (store/users.ts holdPerson). `external_id` is the directory's own id

@@ -142,7 +142,7 @@ async function writePolicy(svc: WriterServices, policy: AccessPolicy, mustBeNew:
     if (mustBeNew && existing) {
       throw new ApiError(409, 'conflict', `AccessPolicy "${policy.id}" already exists; PUT /AccessPolicy/${policy.id} replaces it`);
     }
-    // A policy guards one thing (ARCHITECTURE §7): its target is part of its identity.
+    // A policy guards one thing (docs/architecture.md §7): its target is part of its identity.
     const was = (existing?.resource as AccessPolicy | undefined)?.app;
     if (existing && was !== policy.app) {
       const target = was ? `app "${was}"` : "the box's own API";

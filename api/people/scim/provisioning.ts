@@ -1,4 +1,4 @@
-// The SCIM operations carried out on the box's people and groups (ARCHITECTURE §12: a door onto
+// The SCIM operations carried out on the box's people and groups (docs/architecture.md §12: a door onto
 // the same records, not a second store). People change through api/people/accounts.ts, as the
 // REST API's do: a new password or active=false ends what the person obtained, in the
 // transaction of the change. A PUT or PATCH is read, checked against If-Match and written under
@@ -7,7 +7,7 @@
 //
 // A person whose address was never proven (store/users.ts addressNeverProven: a sign-up, a person
 // made at a provider not trusted for emails, an address taken on the account page of a box
-// without mail) is nobody to a directory (ARCHITECTURE §12: nobody adopts such an account). A
+// without mail) is nobody to a directory (docs/architecture.md §12: nobody adopts such an account). A
 // filter never matches them, their id is 404 and no member of a group, and a userName of theirs
 // is 409 uniqueness: else the directory's search for a new hire finds the stranger who signed up
 // with the hire's address first, and its writes vouch for the stranger's password.

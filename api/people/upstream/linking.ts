@@ -1,4 +1,4 @@
-// Which person of the box an upstream sign-in is (ARCHITECTURE §12: "an upstream identity links
+// Which person of the box an upstream sign-in is (docs/architecture.md §12: "an upstream identity links
 // automatically only on a verified email from a provider trusted for it"). Facts in, a decision
 // out; ./sign-in.ts gathers the facts under the database's locks and carries the decision out.
 //

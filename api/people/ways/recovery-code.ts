@@ -1,7 +1,7 @@
 // A recovery code (its making and reading: ./recovery-codes.ts): a way back in when the phone or
 // the passkey is lost (docs/guides/second-factors.md), so it does more than sign in. It works
 // once, even sent twice at once; the person's factors and codes go, so does every other sign-in
-// of theirs (ARCHITECTURE: every way back in ends the person's other sessions, through the one
+// of theirs (docs/architecture.md §12: every way back in ends the person's other sessions, through the one
 // closing path), and they set up a new factor before the sign-in completes. Counted as a code is.
 import { endPersonsGrants } from '../../credentials/closing.js';
 import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';

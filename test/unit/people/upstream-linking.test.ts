@@ -1,5 +1,5 @@
 // Which person an upstream sign-in is (api/people/upstream/linking.ts) and which groups follow
-// the provider (groups.ts): the rules of ARCHITECTURE §12, one by one.
+// the provider (groups.ts): the rules of docs/architecture.md §12, one by one.
 import { expect } from 'chai';
 import { decideLink, type LinkFacts } from '../../../api/people/upstream/linking.js';
 import { groupChanges } from '../../../api/people/upstream/groups.js';
