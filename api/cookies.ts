@@ -1,6 +1,6 @@
 // A Cookie header read as its cookies (RFC 6265 §5.4's name=value pairs), for
-// every door and for the decision point, which reads a guarded app's request
-// without a browser session of its own.
+// every door: the box's own pages, and the gates, which hand a guarded app's
+// request's cookies to the decision point (api/http/gate-credential.ts).
 
 /** A Cookie header's cookies (the first of a name wins; a malformed one is left out). */
 export function parseCookies(header: string | undefined): Record<string, string> {

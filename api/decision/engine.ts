@@ -1,15 +1,11 @@
 // The decision point: one decision for every front door — AuthZEN, HTTP external
 // authorization, forward-auth (api/http/gate-endpoints.ts) and Envoy's gRPC ext_authz
-// (api/grpc/ext-authz.ts). Each door only reads its protocol into a GateRequest
-// and writes the Decision back. The steps, in order:
-//
-//   the app (named by the door, else found by the request's host) →
-//   the target, read once (./path.ts: an ambiguous path is refused) →
-//   who is calling (a bearer token, the app's sign-in cookie, or AuthZEN's subject;
-//   a token must be a live session's, for the app's audience) →
-//   the app's own policies (api/policy/evaluate.ts decideApp: deny by default) →
-//   allow (200, the caller named in headers), or refuse (401 and the way to sign in,
-//   or 403), each with a decision id the record keeps (./record.ts).
+// (api/grpc/ext-authz.ts). Each door reads its protocol, the request's Authorization and
+// Cookie headers included (api/http/gate-credential.ts), into a GateRequest, and writes the
+// Decision back. decide() is the list of the steps, in order, each a small function below
+// quoting the rule it keeps; the first step that answers decides, and what it answers is
+// the Decision's status, reason and description, with a decision id the record keeps
+// (./record.ts).
 //
 // Nothing here reads the database on the hot path: apps, policies, sessions, users
 // and verified JWTs come from caches the change feed keeps coherent, so a closed
@@ -20,13 +16,13 @@
 // Any error denies (503): a gate that cannot decide fails closed.
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
 import { challenge, errorMessage } from '../errors.js';
-import { parseCookies } from '../cookies.js';
 import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
-import type { Policies, PolicyOutcome } from '../policy/evaluate.js';
+import type { AppVerdict, Policies, PolicyOutcome } from '../policy/evaluate.js';
 import { type AppDirectory, audienceOf, hostOf } from './apps.js';
+import { START_PATH } from './app-sign-in.js';
 import type { RecordCache } from '../cache/record-cache.js';
-import { checkPresented, dpopChallenge, presentedIn, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
+import { checkPresented, dpopChallenge, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
@@ -53,19 +49,12 @@ export type Credential =
   | { bearer: string }
   /** A DPoP-bound token in Authorization (RFC 9449 §7.1), its proof in the DPoP header. */
   | { dpop: string }
-  /** The request's cookies: the app's sign-in cookie among them, when a browser signed in (./app-sign-in.ts). */
+  /** The request's cookies, as its door read them: the app's sign-in cookie among them, when a browser signed in (./app-sign-in.ts). */
   | { cookies: Record<string, string> }
   /** AuthZEN: a subject the PEP names. */
   | { user: string }
   | { client: string }
   | 'none';
-
-/** The credential of a request at a gate: a bearer or DPoP token (RFC 6750 §2.1, RFC 9449 §7.1), else its cookies. */
-export function credentialFrom(authorization: string | undefined, cookieHeader: string | undefined): Credential {
-  const presented = authorization === undefined ? undefined : presentedIn(authorization);
-  if (presented) return presented.scheme === 'DPoP' ? { dpop: presented.token } : { bearer: presented.token };
-  return { cookies: parseCookies(cookieHeader) };
-}
 
 /** A request at a gate, as its front door read it. */
 export interface GateRequest {
@@ -147,40 +136,123 @@ export function originOf(app: App, host: string, scheme?: string): string {
   return scheme ? `${scheme}://${host}` : app.urls[0]!;
 }
 
-const isBrowser = (g: GateRequest): boolean =>
-  (g.method === 'GET' || g.method === 'HEAD') && (g.headers.accept ?? '').includes('text/html');
+/** What a step answers, when it answers: the Decision's verdict, status and words, and what goes with them. */
+type Answer = Pick<Decision, 'allowed' | 'status' | 'reason' | 'description'> &
+  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'dpopNonce' | 'error' | 'location' | 'retryAfter'>>;
 
-/** A refusal of a token; with `dpop`, one the DPoP scheme answers (its error, and the nonce to use). */
-type TokenRefusal = { refused: DenyReason; why: string; dpop?: { error: string; nonce?: string | undefined } };
+/** A refusal: its status, its reason (the deny-reason label of the metrics), and words for people and logs. */
+const refusal = (status: Decision['status'], reason: DenyReason, description: string, more?: Partial<Answer>): Answer => ({
+  allowed: false,
+  status,
+  reason,
+  description,
+  ...more,
+});
+
+/** A token as the request presents it: in Authorization, or in the app's sign-in cookie (`cookie`, its name). */
+type TokenCredential = Presented & { cookie?: string };
+
+/** A subject an AuthZEN PEP names. */
+type NamedSubject = { user: string } | { client: string };
+
+/** A request whose App, target and caller the steps have read. */
+interface Asked {
+  g: GateRequest;
+  app: App;
+  /** The app's origin the client addressed (originOf). */
+  origin: string;
+  credential: TokenCredential | NamedSubject | undefined;
+  caller: Caller;
+}
 
 /**
- * Who presents the token at `app` with request `g` (whose client addressed `origin`): a
- * live session's, for the app's audience, with its DPoP proof when it is bound; or why not.
+ * The Decision on a request at a gate. Its steps, in order, the first that answers deciding: find
+ * the App (a request to none is refused whatever its path), read the target, read the credential,
+ * check the session, evaluate; then allow, or refuse with what the caller can do about it (sign
+ * in, step up), else deny by default. Whatever throws fails closed.
+ */
+export async function decide(svc: DecisionServices, g: GateRequest): Promise<Decision> {
+  const id = newSessionId();
+  try {
+    const app = await findApp(svc, g);
+    if (!app) return refused(id, g, null, noApp(g));
+    const target = readTarget(g.target);
+    if ('refused' in target) return refused(id, g, app, refusal(400, 'bad-path', target.refused));
+    const origin = originOf(app, g.host, g.scheme);
+    const credential = readCredential(app, g.credential, origin);
+    const caller = credential === undefined ? NOBODY : await checkSession(svc, app, g, credential, origin);
+    if ('status' in caller) return refused(id, g, app, caller); // a credential that proves no caller
+    const asked: Asked = { g, app, origin, credential, caller };
+    const request = policyRequest(asked, target);
+    const verdict = await evaluate(svc, asked, request);
+    if (verdict.allowed) return decided(id, asked, request, verdict, allow(svc, asked, verdict));
+    return decided(id, asked, request, verdict, signIn(asked, verdict) ?? stepUp(asked, verdict) ?? noPolicy(verdict));
+  } catch (err) {
+    return failClosed(svc, id, g, err);
+  }
+}
+
+/** Find the App: the one the gateway names, else the one at the request's host. */
+const findApp = (svc: DecisionServices, g: GateRequest): Promise<App | undefined> =>
+  g.app !== undefined ? svc.apps.byId(g.app) : svc.apps.byHost(g.host);
+
+/** Deny by default: a request to no App of the box is refused (403). */
+const noApp = (g: GateRequest): Answer => refusal(403, 'no-app', g.app !== undefined ? `no app "${g.app}"` : `no app at host "${g.host}"`);
+
+/**
+ * Read the credential: the token the door found in Authorization (RFC 6750 §2.1; RFC 9449 §7.1
+ * for a DPoP-bound one), else the app's own sign-in cookie among the request's cookies (it holds a
+ * bearer token: a DPoP-bound one there is refused like any other without its proof), else the
+ * subject an AuthZEN PEP names; or none.
+ */
+function readCredential(app: App, credential: Credential, origin: string): TokenCredential | NamedSubject | undefined {
+  if (typeof credential !== 'object') return undefined;
+  if ('bearer' in credential) return { scheme: 'Bearer', token: credential.bearer };
+  if ('dpop' in credential) return { scheme: 'DPoP', token: credential.dpop };
+  if ('cookies' in credential) {
+    const name = appCookieName(app, origin.startsWith('https:'));
+    const token = credential.cookies[name];
+    return token === undefined ? undefined : { scheme: 'Bearer', token, cookie: name };
+  }
+  return credential;
+}
+
+/** Check the session: whose the token is (tokenCaller), or who the subject an AuthZEN PEP names is now (namedCaller). */
+const checkSession = (
+  svc: DecisionServices,
+  app: App,
+  g: GateRequest,
+  credential: TokenCredential | NamedSubject,
+  origin: string,
+): Promise<Caller | Answer> => ('scheme' in credential ? tokenCaller(svc, app, credential, g, origin) : namedCaller(svc, credential));
+
+/**
+ * Who presents the token at `app` with request `g` (whose client addressed `origin`): a live
+ * session's, used with its key's proof when it is DPoP-bound (RFC 9449 §7), for the app's
+ * audience, of a user who still exists; or why not (tokenRefused).
  */
 async function tokenCaller(
   svc: DecisionServices,
   app: App,
-  presented: Presented,
+  token: TokenCredential,
   g: GateRequest,
   origin: string,
-): Promise<Caller | TokenRefusal> {
+): Promise<Caller | Answer> {
   // The URI the client addressed, as a DPoP proof's htu names it (RFC 9449 §4.3): the app's
   // origin as its gateway describes the request, and the path as sent (query and fragment aside).
   const path = /^[^?#]*/.exec(g.target)![0];
-  const check = await checkPresented(svc, presented, { proofs: g.proofs, method: g.method, url: `${origin}${path}` });
-  if ('problem' in check) return { refused: 'bad-token', why: check.problem, ...(check.dpop ? { dpop: check } : {}) };
+  const check = await checkPresented(svc, token, { proofs: g.proofs, method: g.method, url: `${origin}${path}` });
+  if ('problem' in check) return tokenRefused(app, token, 'bad-token', check.problem, check.dpop ? check : undefined);
   const s = check.session;
   // RFC 9068 §4 / RFC 8707: a token is for the audience it names, and only there.
   if (s.audience !== audienceOf(app)) {
-    return {
-      refused: 'wrong-audience',
-      why: `the token is for ${s.audience === null ? "the box's own API" : `"${s.audience}"`}, not this app`,
-    };
+    const why = `the token is for ${s.audience === null ? "the box's own API" : `"${s.audience}"`}, not this app`;
+    return tokenRefused(app, token, 'wrong-audience', why);
   }
   let user: PrincipalUser | null = null;
   if (s.userId !== null) {
     user = (await svc.users.get(String(s.userId))) ?? null;
-    if (!user) return { refused: 'bad-token', why: 'the user of this token no longer exists' };
+    if (!user) return tokenRefused(app, token, 'bad-token', 'the user of this token no longer exists');
   }
   const subject = subjectOf(s);
   // What the person's sign-in proved: the session's own record (cached with it), no round trip.
@@ -199,145 +271,174 @@ async function tokenCaller(
   };
 }
 
-/** AuthZEN's named subjects: a user by id is who they are now; a client is only itself. */
-async function namedCaller(svc: DecisionServices, credential: { user: string } | { client: string }): Promise<Caller | undefined> {
-  if ('client' in credential) return { ...NOBODY, client: credential.client };
-  const user = /^\d{1,15}$/.test(credential.user) ? await svc.users.get(credential.user) : undefined;
-  return user && { ...NOBODY, user };
+/**
+ * A token that proves no caller. In Authorization: 401 with its scheme's challenge (RFC 6750 §3.1
+ * invalid_token; RFC 9449 §7.1 DPoP's, with its error and the nonce to use). In the app's sign-in
+ * cookie it is a stale one (the person signed out): no credential, the caller is nobody, sent to
+ * sign in again, and the gate clears the cookie (decided).
+ */
+function tokenRefused(
+  app: App,
+  token: TokenCredential,
+  reason: DenyReason,
+  why: string,
+  dpop?: { error: string; nonce?: string | undefined },
+): Caller | Answer {
+  if (token.cookie !== undefined) return NOBODY;
+  if (!dpop) return refusal(401, reason, why, { challenge: challenge('Bearer', app.id, { error: 'invalid_token', description: why }) });
+  return refusal(401, reason, why, {
+    challenge: dpopChallenge(app.id, { error: dpop.error, problem: why }),
+    error: dpop.error,
+    ...(dpop.nonce ? { dpopNonce: dpop.nonce } : {}),
+  });
 }
 
-export async function decide(svc: DecisionServices, g: GateRequest): Promise<Decision> {
-  const id = newSessionId();
-  const base = { id, door: g.door, upstream: {}, outcomes: [], caller: NOBODY, request: null };
-  const refuse = (
-    app: App | null,
-    status: Decision['status'],
-    reason: DenyReason,
-    description: string,
-    more: Partial<Decision> = {},
-  ): Decision => ({ ...base, app: app?.id ?? null, allowed: false, status, reason, description, ...more });
-  try {
-    const app = g.app !== undefined ? await svc.apps.byId(g.app) : await svc.apps.byHost(g.host);
-    if (!app) return refuse(null, 403, 'no-app', g.app !== undefined ? `no app "${g.app}"` : `no app at host "${g.host}"`);
-    const read = readTarget(g.target);
-    if ('refused' in read) return refuse(app, 400, 'bad-path', read.refused);
+/** AuthZEN's named subjects: a user by id is who they are now (none: 401); a client is only itself. */
+async function namedCaller(svc: DecisionServices, named: NamedSubject): Promise<Caller | Answer> {
+  if ('client' in named) return { ...NOBODY, client: named.client };
+  const user = /^\d{1,15}$/.test(named.user) ? await svc.users.get(named.user) : undefined;
+  return user ? { ...NOBODY, user } : refusal(401, 'bad-token', 'no such user');
+}
 
-    let caller: Caller = NOBODY;
-    let clearCookie: string | undefined;
-    const origin = originOf(app, g.host, g.scheme);
-    const cookieName = appCookieName(app, origin.startsWith('https:'));
-    const cookie = typeof g.credential === 'object' && 'cookies' in g.credential ? g.credential.cookies[cookieName] : undefined;
-    const fromHeader: Presented | undefined =
-      typeof g.credential !== 'object'
-        ? undefined
-        : 'bearer' in g.credential
-          ? { scheme: 'Bearer', token: g.credential.bearer }
-          : 'dpop' in g.credential
-            ? { scheme: 'DPoP', token: g.credential.dpop }
-            : undefined;
-    if (fromHeader || cookie !== undefined) {
-      // A sign-in cookie holds a bearer token: a DPoP-bound one there is refused like any other without its proof.
-      const found = await tokenCaller(svc, app, fromHeader ?? { scheme: 'Bearer', token: cookie! }, g, origin);
-      if ('refused' in found) {
-        // A stale sign-in cookie (the person signed out) is no credential: sign in again.
-        if (fromHeader) {
-          if (found.dpop) {
-            return refuse(app, 401, found.refused, found.why, {
-              challenge: dpopChallenge(app.id, { error: found.dpop.error, problem: found.why }),
-              error: found.dpop.error,
-              ...(found.dpop.nonce ? { dpopNonce: found.dpop.nonce } : {}),
-            });
-          }
-          return refuse(app, 401, found.refused, found.why, {
-            challenge: challenge('Bearer', app.id, { error: 'invalid_token', description: found.why }),
-          });
-        }
-        clearCookie = cookieName;
-      } else {
-        caller = found;
-      }
-    } else if (typeof g.credential === 'object' && ('user' in g.credential || 'client' in g.credential)) {
-      const named = await namedCaller(svc, g.credential);
-      if (!named) return refuse(app, 401, 'bad-token', 'no such user');
-      caller = named;
-    }
+/** What the App's policies see (./request.ts); an AuthZEN evaluation's request carries the resource and context it sent. */
+function policyRequest(asked: Asked, target: { path: string; query: Record<string, string | string[]> }): AppRequest | AuthzenRequest {
+  const { g } = asked;
+  const request = appRequest(asked.app, { method: g.method, host: g.host, ...target }, g.headers, asked.caller);
+  return g.resource ? { ...request, resource: g.resource, ...(g.context ? { context: g.context } : {}) } : request;
+}
 
-    const asked = appRequest(app, { method: g.method, host: g.host, ...read }, g.headers, caller);
-    // An AuthZEN evaluation's request carries the resource and context it sent (api/http/routes/authzen.ts).
-    const request: AppRequest | AuthzenRequest = g.resource
-      ? { ...asked, resource: g.resource, ...(g.context ? { context: g.context } : {}) }
-      : asked;
-    const have = caller.acr;
-    const subject = {
-      clientId: caller.client,
-      user: caller.user && { id: caller.user.id, groups: caller.user.groups },
-      signedInAtLeast: (want: string) => isAcr(have) && isAcr(want) && meets(have, want),
-    };
-    const verdict = await svc.policies.decideApp(app.id, subject, request);
-    const decided = { ...base, app: app.id, request, caller, outcomes: verdict.outcomes, ...(clearCookie ? { clearCookie } : {}) };
-    if (verdict.allowed) {
-      const allowing = verdict.outcomes.filter((o) => o.verdict === 'allows').map((o) => o.id);
-      return {
-        ...decided,
-        allowed: true,
-        status: 200,
-        reason: 'allowed',
-        description: `allowed by ${allowing.map((p) => `"${p}"`).join(', ')}`,
-        upstream: upstreamHeaders(svc, app, caller),
-      };
-    }
-    const description = verdict.outcomes.some((o) => o.verdict === 'does not allow' || o.verdict === 'allows')
-      ? 'no policy of this app allows the request'
-      : 'no policy of this app applies to the request';
-    // A policy would allow it after a stronger sign-in (AccessPolicy.acr): the weakest such class is enough.
-    const acr = weakest(verdict.outcomes.flatMap((o) => (o.verdict === 'needs a stronger sign-in' && o.acr ? [o.acr] : [])));
-    const rd = g.target.startsWith('/') && !g.target.startsWith('//') ? g.target : '/';
-    const signInAt = (more: Record<string, string>): string => `${origin}/.boxauth/start?${new URLSearchParams({ rd, ...more })}`;
-    if (caller === NOBODY && g.door !== 'authzen') {
-      // Nobody is signed in: a person is sent to sign in and back; anything else is told how to authenticate.
-      if (app.signIn && isBrowser(g)) {
-        return { ...decided, allowed: false, status: 302, reason: 'sign-in', description, location: signInAt(acr ? { acr } : {}) };
-      }
-      return { ...decided, allowed: false, status: 401, reason: 'sign-in', description, challenge: `Bearer realm="${app.id}"` };
-    }
-    if (acr) {
-      const why = `a policy of this app allows the request only after a sign-in of class ${acr}`;
-      // A person at the app in a browser signs in again with what is missing (/.boxauth/start → the
-      // box's step-up) and comes back with a new cookie; any other caller is told what is wanted (RFC 9470 §3).
-      if (app.signIn && caller.user && cookie !== undefined && !fromHeader && isBrowser(g)) {
-        return { ...decided, allowed: false, status: 302, reason: 'step-up', description: why, acr, location: signInAt({ acr }) };
-      }
-      return {
-        ...decided,
-        allowed: false,
-        status: 401,
-        reason: 'step-up',
-        description: why,
-        acr,
-        challenge: challenge(
-          fromHeader?.scheme ?? 'Bearer',
-          app.id,
-          { error: 'insufficient_user_authentication', description: why },
-          `acr_values="${acr}"`,
-        ),
-      };
-    }
-    return { ...decided, allowed: false, status: 403, reason: 'no-policy', description };
-  } catch (err) {
-    // Fail closed, telling the caller only what it can act on: the error itself (a database's
-    // address, a query) is the log's, not the gateway's or the client's.
-    if (isDatabaseUnavailable(err)) {
-      svc.log.warn(
-        { err: errorMessage(err), app: g.app, door: g.door },
-        'the database is unreachable or overloaded; the request is refused',
-      );
-      return refuse(null, 503, 'error', 'the decision point cannot reach its database or it is overloaded right now; try again shortly', {
-        retryAfter: UNAVAILABLE_RETRY_SECONDS,
-      });
-    }
-    svc.log.error({ err, app: g.app, door: g.door }, 'a decision failed; the request is refused');
-    return refuse(null, 503, 'error', 'the decision point could not decide; see its log');
+/**
+ * Evaluate: the App's policies on the request (api/policy/evaluate.ts decideApp: deny by
+ * default); a policy with an acr (AccessPolicy.acr) allows only a sign-in at least that strong.
+ */
+function evaluate(svc: DecisionServices, { app, caller }: Asked, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
+  const have = caller.acr;
+  const subject = {
+    clientId: caller.client,
+    user: caller.user && { id: caller.user.id, groups: caller.user.groups },
+    signedInAtLeast: (want: string) => isAcr(have) && isAcr(want) && meets(have, want),
+  };
+  return svc.policies.decideApp(app.id, subject, request);
+}
+
+/** Allow (200): the policies that allow it named, the caller in the headers the gateway sets upstream. */
+function allow(svc: DecisionServices, { app, caller }: Asked, verdict: AppVerdict): Answer {
+  const allowing = verdict.outcomes.filter((o) => o.verdict === 'allows').map((o) => o.id);
+  return {
+    allowed: true,
+    status: 200,
+    reason: 'allowed',
+    description: `allowed by ${allowing.map((p) => `"${p}"`).join(', ')}`,
+    upstream: upstreamHeaders(svc, app, caller),
+  };
+}
+
+/** Why no policy allows the request: none that applies, or none that applies allows it. */
+const notAllowed = (verdict: AppVerdict): string =>
+  verdict.outcomes.some((o) => o.verdict === 'does not allow' || o.verdict === 'allows')
+    ? 'no policy of this app allows the request'
+    : 'no policy of this app applies to the request';
+
+/** A policy would allow the request after a stronger sign-in (AccessPolicy.acr): the weakest such class is enough. */
+const acrWanted = (verdict: AppVerdict): string | undefined =>
+  weakest(verdict.outcomes.flatMap((o) => (o.verdict === 'needs a stronger sign-in' && o.acr ? [o.acr] : [])));
+
+/** A person's browser asking for a page: sent to sign in (302), where anything else is told (401). */
+const isBrowser = (g: GateRequest): boolean =>
+  (g.method === 'GET' || g.method === 'HEAD') && (g.headers.accept ?? '').includes('text/html');
+
+/** Where a person signs in to the app (./app-sign-in.ts), to come back to the path they asked for (never `//…`). */
+function signInAt({ g, origin }: Asked, more: Record<string, string>): string {
+  const rd = g.target.startsWith('/') && !g.target.startsWith('//') ? g.target : '/';
+  return `${origin}${START_PATH}?${new URLSearchParams({ rd, ...more })}`;
+}
+
+/**
+ * Nobody is signed in (no credential, or a stale sign-in cookie): a person in a browser is sent
+ * to sign in and back (302, with the class of sign-in a policy wants); anything else is told how
+ * to authenticate (401, RFC 6750 §3.1: "If the request lacks any authentication information
+ * [...], the resource server SHOULD NOT include an error code or other error information"). An
+ * AuthZEN PEP, which names its subject itself, is answered by the steps after this one.
+ */
+function signIn(asked: Asked, verdict: AppVerdict): Answer | undefined {
+  const { g, app } = asked;
+  if (asked.caller !== NOBODY || g.door === 'authzen') return undefined;
+  if (app.signIn && isBrowser(g)) {
+    const acr = acrWanted(verdict);
+    return refusal(302, 'sign-in', notAllowed(verdict), { location: signInAt(asked, acr ? { acr } : {}) });
   }
+  return refusal(401, 'sign-in', notAllowed(verdict), { challenge: challenge('Bearer', app.id) });
+}
+
+/**
+ * Step up: a policy allows the request only after a stronger sign-in. A person at the app in a
+ * browser, with the app's sign-in cookie, signs in again with what is missing (/.boxauth/start →
+ * the box's step-up) and comes back with a new cookie; any other caller is told what is wanted
+ * (RFC 9470 §3: 401, error="insufficient_user_authentication" and acr_values).
+ */
+function stepUp(asked: Asked, verdict: AppVerdict): Answer | undefined {
+  const acr = acrWanted(verdict);
+  if (!acr) return undefined;
+  const { g, app, caller, credential } = asked;
+  const why = `a policy of this app allows the request only after a sign-in of class ${acr}`;
+  const token = credential !== undefined && 'scheme' in credential ? credential : undefined;
+  if (app.signIn && caller.user && token?.cookie !== undefined && isBrowser(g)) {
+    return refusal(302, 'step-up', why, { acr, location: signInAt(asked, { acr }) });
+  }
+  const wanted = challenge(
+    token?.scheme ?? 'Bearer',
+    app.id,
+    { error: 'insufficient_user_authentication', description: why },
+    `acr_values="${acr}"`,
+  );
+  return refusal(401, 'step-up', why, { acr, challenge: wanted });
+}
+
+/** Deny by default: no policy of the app allows the request (403). */
+const noPolicy = (verdict: AppVerdict): Answer => refusal(403, 'no-policy', notAllowed(verdict));
+
+/** The Decision of a step before the policies were asked: no request, no caller, no outcomes. */
+const refused = (id: string, g: GateRequest, app: App | null, answer: Answer): Decision => ({
+  id,
+  app: app?.id ?? null,
+  door: g.door,
+  upstream: {},
+  outcomes: [],
+  caller: NOBODY,
+  request: null,
+  ...answer,
+});
+
+/** The Decision on a request the App's policies were asked about. */
+function decided(id: string, asked: Asked, request: AppRequest | AuthzenRequest, verdict: AppVerdict, answer: Answer): Decision {
+  const { g, app, caller, credential } = asked;
+  // A sign-in cookie that proved nobody is stale (tokenRefused): the gate clears it.
+  const stale = caller === NOBODY && credential !== undefined && 'cookie' in credential ? credential.cookie : undefined;
+  return {
+    id,
+    app: app.id,
+    door: g.door,
+    upstream: {},
+    outcomes: verdict.outcomes,
+    caller,
+    request,
+    ...(stale ? { clearCookie: stale } : {}),
+    ...answer,
+  };
+}
+
+/**
+ * Fail closed: a gate that cannot decide refuses (503), telling the caller only what it can act
+ * on; the error itself (a database's address, a query) is the log's, not the gateway's or the client's.
+ */
+function failClosed(svc: DecisionServices, id: string, g: GateRequest, err: unknown): Decision {
+  if (isDatabaseUnavailable(err)) {
+    svc.log.warn({ err: errorMessage(err), app: g.app, door: g.door }, 'the database is unreachable or overloaded; the request is refused');
+    const why = 'the decision point cannot reach its database or it is overloaded right now; try again shortly';
+    return refused(id, g, null, refusal(503, 'error', why, { retryAfter: UNAVAILABLE_RETRY_SECONDS }));
+  }
+  svc.log.error({ err, app: g.app, door: g.door }, 'a decision failed; the request is refused');
+  return refused(id, g, null, refusal(503, 'error', 'the decision point could not decide; see its log'));
 }
 
 /**

@@ -6,7 +6,8 @@
 // check_settings.context_extensions), else the request's host, as the HTTP doors do.
 // A client cannot name the app: context extensions are the gateway's own.
 import { appCookieAttributes } from '../decision/app-sign-in.js';
-import { credentialFrom, type Decision, type GateRequest } from '../decision/engine.js';
+import type { Decision, GateRequest } from '../decision/engine.js';
+import { credentialFrom } from '../http/gate-credential.js';
 import { refusalOf } from '../http/refusal.js';
 import { errorFields } from '../errors.js';
 import { UNANSWERED } from '../http/errors.js';

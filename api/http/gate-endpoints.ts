@@ -22,7 +22,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import { appCookieAttributes } from '../decision/app-sign-in.js';
-import { credentialFrom, decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
+import { decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
+import { credentialFrom } from './gate-credential.js';
 import { refusalOf } from './refusal.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';

@@ -1,0 +1,138 @@
+// The decision point's steps (api/decision/engine.ts decide()), each on the input that makes it
+// answer: no App, an ambiguous path, nobody signed in, a subject AuthZEN names that is no one, a
+// step-up, deny by default, a failure. The steps that check a token's session (a live one, DPoP,
+// the audience, a stale sign-in cookie) are in test/integration/gate.test.ts and dpop.test.ts,
+// against a real box.
+import { expect } from 'chai';
+import { decide, type DecisionServices, type GateRequest } from '../../../api/decision/engine.js';
+import { UNAVAILABLE_RETRY_SECONDS } from '../../../api/db/unavailable.js';
+import type { AppVerdict } from '../../../api/policy/evaluate.js';
+import type { App, PrincipalUser } from '../../../api/types.js';
+
+const MFA = 'urn:boxauth:acr:mfa';
+
+const app: App = { resourceType: 'App', id: 'reports', urls: ['https://reports.example'], signIn: { client: 'reports-sign-in' } };
+const ada: PrincipalUser = { id: '7', email: 'ada@example.com', emailVerified: true, groups: [{ id: '1', name: 'R&D, Sales' }] };
+
+/** Just enough of a box for decide(): one App, one user, and the policies' verdict `verdict`. */
+function services(verdict: AppVerdict | Error, logged: string[] = []): DecisionServices {
+  const svc = {
+    config: { baseUrl: 'https://box.example' },
+    apps: {
+      byId: (id: string) => (verdict instanceof Error ? Promise.reject(verdict) : Promise.resolve(id === app.id ? app : undefined)),
+      byHost: (host: string) => Promise.resolve(host === 'reports.example' ? app : undefined),
+    },
+    users: { get: (id: string) => Promise.resolve(id === ada.id ? ada : undefined) },
+    policies: { decideApp: () => Promise.resolve(verdict) },
+    log: {
+      error: (_fields: unknown, message: string) => void logged.push(message),
+      warn: (_fields: unknown, message: string) => void logged.push(message),
+    },
+  };
+  // A test double: decide() reaches only the members above for requests without a token.
+  return svc as unknown as DecisionServices;
+}
+
+const ask = (change: Partial<GateRequest> = {}): GateRequest => ({
+  door: 'forward-auth',
+  app: 'reports',
+  method: 'GET',
+  host: 'reports.example',
+  target: '/reports/7?year=2024',
+  headers: {},
+  credential: { cookies: {} },
+  ...change,
+});
+
+const browser = { accept: 'text/html,application/xhtml+xml' };
+const allows: AppVerdict = { allowed: true, outcomes: [{ id: 'staff', verdict: 'allows' }] };
+const allowsNone: AppVerdict = { allowed: false, outcomes: [{ id: 'staff', verdict: 'does not allow' }] };
+const needsMfa: AppVerdict = { allowed: false, outcomes: [{ id: 'staff', verdict: 'needs a stronger sign-in', acr: MFA }] };
+
+describe('the decision point, step by step', function () {
+  it('find the App: a request to no App is refused (403 no-app), by name or by host', async function () {
+    expect(await decide(services(allows), ask({ app: 'payroll' }))).to.deep.include({
+      allowed: false,
+      status: 403,
+      reason: 'no-app',
+      description: 'no app "payroll"',
+      app: null,
+    });
+    expect(await decide(services(allows), ask({ app: undefined, host: 'payroll.example' }))).to.deep.include({
+      status: 403,
+      description: 'no app at host "payroll.example"',
+    });
+    expect(await decide(services(allows), ask({ app: undefined }))).to.deep.include({ status: 200, app: 'reports' });
+  });
+
+  it('read the target: a path with two meanings is refused (400 bad-path), before any policy', async function () {
+    expect(await decide(services(allows), ask({ target: '/public/../admin' }))).to.deep.include({
+      allowed: false,
+      status: 400,
+      reason: 'bad-path',
+      request: null,
+      outcomes: [],
+    });
+  });
+
+  it('nobody signed in: a browser is sent to sign in and back (302), anything else gets 401 with a Bearer challenge', async function () {
+    const page = await decide(services(needsMfa), ask({ headers: browser }));
+    expect(page).to.deep.include({ status: 302, reason: 'sign-in', description: 'no policy of this app applies to the request' });
+    expect(page.location).to.equal(
+      `https://reports.example/.boxauth/start?${new URLSearchParams({ rd: '/reports/7?year=2024', acr: MFA })}`,
+    );
+    expect(await decide(services(allowsNone), ask())).to.deep.include({
+      status: 401,
+      reason: 'sign-in',
+      description: 'no policy of this app allows the request',
+      challenge: 'Bearer realm="reports"',
+    });
+    // A browser's POST is not sent away from what it was sending: it is told how to authenticate.
+    expect(await decide(services(allowsNone), ask({ method: 'POST', headers: browser }))).to.deep.include({ status: 401 });
+  });
+
+  it('check the session: a subject AuthZEN names is who it is now; no one is 401 bad-token', async function () {
+    expect(await decide(services(allows), ask({ door: 'authzen', credential: { user: '8' } }))).to.deep.include({
+      status: 401,
+      reason: 'bad-token',
+      description: 'no such user',
+    });
+    const allowed = await decide(services(allows), ask({ door: 'authzen', credential: { user: '7' } }));
+    expect(allowed).to.deep.include({ allowed: true, status: 200, reason: 'allowed', description: 'allowed by "staff"' });
+    expect(allowed.caller.user).to.equal(ada);
+    expect(allowed.upstream).to.deep.include({ 'X-Auth-Request-User': '7', 'X-Auth-Request-Groups': 'R&D%2C%20Sales' });
+  });
+
+  it('step up: a caller short of the sign-in a policy wants gets 401 insufficient_user_authentication (RFC 9470 §3)', async function () {
+    const d = await decide(services(needsMfa), ask({ door: 'authzen', credential: { user: '7' }, headers: browser }));
+    const why = `a policy of this app allows the request only after a sign-in of class ${MFA}`;
+    expect(d).to.deep.include({ status: 401, reason: 'step-up', acr: MFA, description: why });
+    expect(d.challenge).to.equal(
+      `Bearer realm="reports", error="insufficient_user_authentication", error_description="${why}", acr_values="${MFA}"`,
+    );
+  });
+
+  it('deny by default: no policy allows it (403 no-policy)', async function () {
+    expect(await decide(services(allowsNone), ask({ door: 'authzen', credential: { client: 'robot' } }))).to.deep.include({
+      allowed: false,
+      status: 403,
+      reason: 'no-policy',
+      description: 'no policy of this app allows the request',
+    });
+  });
+
+  it('fail closed: a decision that fails is 503, the database being out says when to try again', async function () {
+    const logged: string[] = [];
+    const down = Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' });
+    const out = await decide(services(down, logged), ask());
+    expect(out).to.deep.include({ allowed: false, status: 503, reason: 'error', app: null, retryAfter: UNAVAILABLE_RETRY_SECONDS });
+    expect(out.description).not.to.include('10.1.2.3');
+    const broken = await decide(services(new Error('a bug'), logged), ask());
+    expect(broken).to.deep.include({ status: 503, description: 'the decision point could not decide; see its log' });
+    expect(broken).not.to.have.property('retryAfter');
+    expect(logged).to.deep.equal([
+      'the database is unreachable or overloaded; the request is refused',
+      'a decision failed; the request is refused',
+    ]);
+  });
+});
