@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool } from '../../api/db/pool.js';
 import { generateSecret, hashSecret, SecretVerifier } from '../../api/credentials/secrets.js';
-import { workloadSettings } from '../../api/credentials/workload/assertion.js';
+import { workloadSettings } from '../../api/credentials/workload/bindings.js';
 import { clients } from '../../api/store/clients.js';
 import type { Stored } from '../../api/store/resources.js';
 import type { Client } from '../../api/types.js';
