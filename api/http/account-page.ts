@@ -2,12 +2,7 @@
 // address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
 import type { Request, Response } from 'express';
 import { recentProof } from '../people/factors.js';
-import { freshSecondFactor } from '../people/own-account.js';
-import { listBrowserSignIns, listConsents } from '../store/browser.js';
-import { listFactors, recoveryCodesLeft } from '../store/factors.js';
-import { listPersonGrants } from '../store/sessions.js';
-import { allIdentityProviders, identitiesOf } from '../store/identity-providers.js';
-import { labelOf } from '../people/upstream/flow.js';
+import { accountRecords, freshSecondFactor } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
 import { csrfToken, csrfValid, type BrowserServices } from './browser-session.js';
 import { accountHolder, invalidForm, renderPage, type SignedInPerson } from './pages.js';
@@ -63,9 +58,6 @@ export async function factorChange(
   return person;
 }
 
-/** At most this many sign-ins and grants are listed: a person with more ends them all at once (a password change). */
-const LISTED = 100;
-
 export async function showAccount(
   svc: BrowserServices,
   req: Request,
@@ -75,23 +67,7 @@ export async function showAccount(
   shown: Shown = {},
 ): Promise<void> {
   const { user, browser } = person;
-  const [factors, codesLeft, signIns, grants, consents, providers, identities] = await Promise.all([
-    listFactors(svc.pool, user.id),
-    recoveryCodesLeft(svc.pool, user.id),
-    listBrowserSignIns(svc.pool, { user: user.id, limit: LISTED, offset: 0 }),
-    listPersonGrants(svc.pool, { user: user.id, limit: LISTED, offset: 0 }),
-    listConsents(svc.pool, user.id),
-    allIdentityProviders(svc.pool),
-    identitiesOf(svc.pool, user.id),
-  ]);
-  // Linked providers are listed even when disabled (they may be unlinked); others only while enabled.
-  const links = providers
-    .map(({ provider }) => ({ provider, identity: identities.find((i) => i.provider === provider.id) }))
-    .filter(({ provider, identity }) => identity || !provider.disabled)
-    .map(({ provider, identity }) => ({
-      provider: { id: provider.id, label: labelOf(provider), directory: provider.type === 'ldap' },
-      ...(identity ? { linked: { since: identity.linkedAt, email: identity.email } } : {}),
-    }));
+  const records = await accountRecords(svc, user.id);
   renderPage(
     res,
     status,
@@ -101,15 +77,10 @@ export async function showAccount(
       email: user.email,
       emailVerified: user.emailVerified,
       mail: svc.config.smtp !== undefined,
-      factors,
-      recoveryCodesLeft: codesLeft,
+      ...records,
       sid: browser.sid,
       fresh: freshSecondFactor(browser, Date.now()),
       recent: provenRecently(person),
-      signIns: signIns.rows,
-      grants: grants.rows,
-      consents,
-      providers: links,
       ...shown,
     }),
   );

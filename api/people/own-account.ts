@@ -1,4 +1,5 @@
-// What a person changes on their own account page (api/http/routes/account.ts): their password
+// What a person's own account page shows of their records (accountRecords), and what they change
+// on it (api/http/routes/account.ts): their password
 // (the current one, or a second factor given minutes ago, stands for them), and a consent they
 // withdraw (a browser or a grant they end is accounts.ts endSignIn, endGrant). Each in one transaction with what it closes
 // (api/credentials/closing.ts), so that nothing issued meanwhile outlives it.
@@ -7,10 +8,22 @@ import { acrOf, ACR_MFA, meets } from '../credentials/acr.js';
 import { RECENT_PROOF_MINUTES } from './factors.js';
 import { closeGrants, endPersonsGrants } from '../credentials/closing.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
-import { deleteConsent, holdBrowserSession, recordProof } from '../store/browser.js';
+import {
+  deleteConsent,
+  holdBrowserSession,
+  listBrowserSignIns,
+  listConsents,
+  recordProof,
+  type BrowserSignIn,
+  type Consent,
+} from '../store/browser.js';
+import { listFactors, recoveryCodesLeft, type FactorSummary } from '../store/factors.js';
+import { allIdentityProviders, identitiesOf } from '../store/identity-providers.js';
+import { listPersonGrants, type PersonGrant } from '../store/sessions.js';
 import { getUser, holdPerson, lockUser, updateUser } from '../store/users.js';
 import type { AccountServices } from './accounts.js';
 import { tellOfPasswordChange } from './notices.js';
+import { labelOf } from './upstream/flow.js';
 
 /**
  * Whether this browser's sign-in is a fresh second factor, which stands for the person's current
@@ -91,4 +104,45 @@ export async function withdrawConsent(svc: AccountServices, userId: number, clie
   });
   if (withdrawn) svc.audit.record({ event: 'account', action: 'consent-withdrawn', user: String(userId), client: clientId, by, address });
   return withdrawn;
+}
+
+/** At most this many sign-ins and grants are listed: a person with more ends them all at once (a password change). */
+const LISTED = 100;
+
+/** An IdentityProvider as the account page lists it: linked to the person (since when, the address it gave) or not. */
+export interface ProviderOnAccount {
+  provider: { id: string; label: string; directory: boolean };
+  linked?: { since: Date; email: string | null };
+}
+
+/** What a person's account page lists of their own records. */
+export interface AccountRecords {
+  factors: FactorSummary[];
+  recoveryCodesLeft: number;
+  signIns: BrowserSignIn[];
+  grants: PersonGrant[];
+  consents: Consent[];
+  providers: ProviderOnAccount[];
+}
+
+/** The person's records their account page lists: factors, browsers signed in, grants, consents, and providers to link. */
+export async function accountRecords(svc: Pick<AccountServices, 'pool'>, userId: number): Promise<AccountRecords> {
+  const [factors, codesLeft, signIns, grants, consents, providers, identities] = await Promise.all([
+    listFactors(svc.pool, userId),
+    recoveryCodesLeft(svc.pool, userId),
+    listBrowserSignIns(svc.pool, { user: userId, limit: LISTED, offset: 0 }),
+    listPersonGrants(svc.pool, { user: userId, limit: LISTED, offset: 0 }),
+    listConsents(svc.pool, userId),
+    allIdentityProviders(svc.pool),
+    identitiesOf(svc.pool, userId),
+  ]);
+  // Linked providers are listed even when disabled (they may be unlinked); others only while enabled.
+  const links = providers
+    .map(({ provider }) => ({ provider, identity: identities.find((i) => i.provider === provider.id) }))
+    .filter(({ provider, identity }) => identity || !provider.disabled)
+    .map(({ provider, identity }) => ({
+      provider: { id: provider.id, label: labelOf(provider), directory: provider.type === 'ldap' },
+      ...(identity ? { linked: { since: identity.linkedAt, email: identity.email } } : {}),
+    }));
+  return { factors, recoveryCodesLeft: codesLeft, signIns: signIns.rows, grants: grants.rows, consents, providers: links };
 }
