@@ -10,7 +10,7 @@ import { RecordCache } from './cache/record-cache.js';
 import { RefreshHolders } from './cache/refresh-holders.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
-import { migrate } from './db/migrate.js';
+import { migrate, migrationsDone } from './db/migrate.js';
 import { ChangeFeed } from './db/notify.js';
 import { HostLocator } from './db/locator.js';
 import { createPool } from './db/pool.js';
@@ -222,7 +222,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 
   let draining = false;
-  const listener = createRequestListener(svc, { draining: () => draining });
+  const listener = createRequestListener(svc, { draining: () => draining, migrationsDone: () => migrationsDone(svc.pool) });
   const secure = config.tls ? httpsServer(config.tls, listener, log) : undefined;
   const server = secure?.server ?? http.createServer(listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts

@@ -27,12 +27,18 @@
 // as the role gets the setting, as a direct one does.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { parseDatabaseUrl, rewriteDatabaseUrl } from '../api/database-url.js';
-import type { Logger } from '../api/log.js';
-import { migrate } from '../api/db/migrate.js';
-import { createPool, withTransaction, type Pool, type Queryable } from '../api/db/pool.js';
-import { clients } from '../api/store/clients.js';
-import { accessPolicies } from '../api/store/policies.js';
+import {
+  accessPolicies,
+  clients,
+  createPool,
+  type Logger,
+  migrate,
+  parseDatabaseUrl,
+  type Pool,
+  type Queryable,
+  rewriteDatabaseUrl,
+  withTransaction,
+} from '../api/public.js';
 
 export interface BoxDbNames {
   schema: string;

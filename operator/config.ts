@@ -2,7 +2,7 @@
 // start-up with a message naming the variable.
 import os from 'node:os';
 import path from 'node:path';
-import { bool, ConfigError, int, listenHost, LOG_LEVELS, matching, oneOf, str, type Env } from '../api/config.js';
+import { bool, ConfigError, type Env, int, listenHost, LOG_LEVELS, matching, oneOf, str } from '../api/public.js';
 
 export interface OperatorConfig {
   /** Where box schemas and roles are created; unset: the embedded PostgreSQL of `make run`. */

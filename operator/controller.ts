@@ -5,7 +5,7 @@
 // the same dependencies (Secrets' resourceVersions, the Box's state: see
 // fingerprint()), is not worked on again, unless the periodic resync forces a
 // full pass to repair drift in the database.
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../api/public.js';
 import type { Clock } from './clock.js';
 import { findCondition, setCondition, type Condition, type NewCondition } from './conditions.js';
 import type { EventRecorder } from './events.js';

@@ -4,8 +4,7 @@
 // as client-go's recorder does, so a failing resource retried with backoff does
 // not flood the namespace.
 import { randomBytes } from 'node:crypto';
-import { errorMessage } from '../api/errors.js';
-import type { Logger } from '../api/log.js';
+import { errorMessage, type Logger } from '../api/public.js';
 import { kubeTime, systemClock, type Clock } from './clock.js';
 import { EVENTS, isNotFound, type KObject, type Kube } from './kube.js';
 

@@ -3,7 +3,7 @@
 // leader whose informers have synced; not while shutting down), GET /metrics.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listenOn } from '../api/listen.js';
+import { listenOn } from '../api/public.js';
 import type { OperatorMetrics } from './metrics.js';
 
 export interface HealthState {

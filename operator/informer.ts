@@ -13,8 +13,7 @@
 //   (timeoutSeconds) and for bookmarks, so a healthy watch is never silent for
 //   long; the watchdog cuts a watch that has been silent for `idleMs`;
 // - retries with exponential backoff (200 ms .. 30 s) and never gives up.
-import { errorMessage } from '../api/errors.js';
-import type { Logger } from '../api/log.js';
+import { errorMessage, type Logger } from '../api/public.js';
 import { sleep, systemClock, type Clock } from './clock.js';
 import { isGone, KubeError, resourcePath, type HttpKube, type KObject, type ResourceType } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';

@@ -6,8 +6,7 @@
 // renewDeadline. Updates carry the resourceVersion, so two replicas can never
 // both win. On a graceful stop the leader releases the Lease, so a standby takes
 // over at once instead of after leaseDuration.
-import { errorMessage } from '../api/errors.js';
-import type { Logger } from '../api/log.js';
+import { errorMessage, type Logger } from '../api/public.js';
 import { kubeMicroTime, sleep, systemClock, type Clock } from './clock.js';
 import { isConflict, isNotFound, LEASES, type KObject, type Kube } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';

@@ -3,12 +3,17 @@
 // the leader starts the informers and controllers. SIGTERM: stop handing out
 // work, let reconciles in progress finish, release the Lease, exit 0.
 import fs from 'node:fs';
-import { ConfigError } from '../api/config.js';
-import { OPERATOR_CONFIG_VARIABLES, variablesHelp } from '../api/config-reference.js';
-import { errorMessage } from '../api/errors.js';
-import { PortUnavailable } from '../api/listen.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../api/db/embedded.js';
-import { createLogger, redactUrl } from '../api/log.js';
+import {
+  ConfigError,
+  createLogger,
+  type EmbeddedDatabase,
+  errorMessage,
+  OPERATOR_CONFIG_VARIABLES,
+  PortUnavailable,
+  redactUrl,
+  startEmbeddedPostgres,
+  variablesHelp,
+} from '../api/public.js';
 import { loadOperatorConfig, type OperatorConfig } from './config.js';
 import { startHealthServer } from './health.js';
 import { HttpKube } from './kube.js';

@@ -8,7 +8,7 @@
 //   or repair of an edit).
 // Every resyncMs, every object is enqueued with force, so drift in a box's
 // database is repaired even though no Kubernetes event announces it.
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../api/public.js';
 import { PostgresBoxDatabases, type BoxDatabases } from './boxdb.js';
 import { systemClock, type Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';

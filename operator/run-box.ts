@@ -15,9 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { errorMessage } from '../api/errors.js';
-import { freePort } from '../api/listen.js';
-import { projectPath } from '../api/paths.js';
+import { errorMessage, freePort, projectPath } from '../api/public.js';
 import { DEPLOYMENTS, HttpKube, isNotFound, resourcePath, SERVICE_ACCOUNTS, type KObject } from './kube.js';
 import { secretValue, type SecretObject } from './secrets.js';
 

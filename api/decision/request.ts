@@ -3,8 +3,7 @@
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience, and what the
 // person's sign-in proved (amr, acr).
-import { requestUser } from '../policy/engines.js';
-import type { Act, AppRequest } from '../policy/requests.js';
+import { requestUser, type Act, type AppRequest } from '../policy/requests.js';
 import type { App, PrincipalUser } from '../types.js';
 
 /** Who is calling, as the checked credential says (nobody: all null). */

@@ -1,8 +1,7 @@
 // The person's own page, /auth/account, as both its routers show it (api/http/routes/account.ts:
 // address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
 import type { Request, Response } from 'express';
-import { accountView, freshSecondFactor, provenRecently } from '../people/own-account.js';
-import { labelOf } from '../people/upstream/flow.js';
+import { accountRecords, freshSecondFactor, provenRecently } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
 import { csrfToken, csrfValid, type BrowserServices } from './browser-session.js';
 import { accountHolder, invalidForm, renderPage, type SignedInPerson } from './pages.js';
@@ -66,7 +65,7 @@ export async function showAccount(
   shown: Shown = {},
 ): Promise<void> {
   const { user, browser } = person;
-  const view = await accountView(svc, user.id);
+  const records = await accountRecords(svc, user.id);
   renderPage(
     res,
     status,
@@ -76,18 +75,10 @@ export async function showAccount(
       email: user.email,
       emailVerified: user.emailVerified,
       mail: svc.config.smtp !== undefined,
-      factors: view.factors,
-      recoveryCodesLeft: view.recoveryCodesLeft,
+      ...records,
       sid: browser.sid,
       fresh: freshSecondFactor(browser, Date.now()),
       recent: provenRecently(person),
-      signIns: view.signIns,
-      grants: view.grants,
-      consents: view.consents,
-      providers: view.providers.map(({ provider, identity }) => ({
-        provider: { id: provider.id, label: labelOf(provider), directory: provider.type === 'ldap' },
-        ...(identity ? { linked: { since: identity.linkedAt, email: identity.email } } : {}),
-      })),
       ...shown,
     }),
   );

@@ -21,7 +21,7 @@ import { factorRouter } from './routes/factors.js';
 import { accountRouter } from './routes/account.js';
 import { accountLinkRouter } from './routes/account-links.js';
 import { explainRouter } from './routes/explain.js';
-import { healthRouter } from './routes/health.js';
+import { healthRouter, type Readiness } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
 import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
@@ -69,9 +69,8 @@ const cors: RequestHandler = (req, res, next) => {
   next();
 };
 
-export interface AppOptions {
-  draining: () => boolean;
-}
+/** What the composition root tells the app of the process (readiness). */
+export type AppOptions = Readiness;
 
 /** The box's request listener: the gateways' doors and the OAuth endpoints on node:http, and express for everything else. */
 export function createRequestListener(svc: Services, options: AppOptions): (req: IncomingMessage, res: ServerResponse) => void {
@@ -97,7 +96,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.set('strict routing', true);
   app.use(requestLog(logRequest), commonHeaders, cors, checkedRequestLine);
 
-  app.use(healthRouter(svc, options.draining));
+  app.use(healthRouter(svc, options));
   app.use(oauthRouter(svc));
   app.delete('/Session', signOut(svc));
   const upstream = upstreamRouter(svc);

@@ -13,8 +13,7 @@ import {
   type ResourceServices,
 } from '../credentials/dpop/resource.js';
 import type { Actor } from '../audit.js';
-import { requestUser } from '../policy/engines.js';
-import type { BoxApiRequest } from '../policy/requests.js';
+import { requestUser, type BoxApiRequest } from '../policy/requests.js';
 import type { Subject, Policies } from '../policy/evaluate.js';
 import type { Writer } from '../policy/writers.js';
 import type { Config } from '../config.js';

@@ -8,7 +8,8 @@ import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Keyring } from '../credentials/keyring.js';
 import { type FailureThrottle, addressKey } from '../credentials/throttle.js';
-import { createDeviceCode } from '../store/device-codes.js';
+import { createDeviceCode, decideDeviceCode, findPendingByUserCode, type DeviceCode } from '../store/device-codes.js';
+import { whileSignedIn } from '../credentials/closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
 import { OAuthError } from '../credentials/errors.js';
@@ -43,6 +44,24 @@ function newUserCode(): string {
 /** A user code as people write it (XXXX-XXXX), and back (case, spaces and dashes do not matter). */
 export const formatUserCode = (code: string): string => `${code.slice(0, 4)}-${code.slice(4)}`;
 export const normalizeUserCode = (typed: string): string => typed.toUpperCase().replace(/[^A-Z]/g, '');
+
+/** The pending, unexpired code whose user code a person typed on the verification page (RFC 8628 §3.3). */
+export function pendingDeviceCode(svc: Pick<Needs, 'pool'>, typed: string): Promise<DeviceCode | undefined> {
+  return findPendingByUserCode(svc.pool, normalizeUserCode(typed));
+}
+
+/**
+ * Records a person's answer to the code they typed (RFC 8628 §3.3), with the sign-in that gave
+ * it, while the browser that gave it stays signed in (whileSignedIn): a sign-out racing it ends
+ * what it allowed. False when the code is no longer pending, or the browser was signed out.
+ */
+export async function answerDeviceCode(
+  svc: Pick<Needs, 'pool'>,
+  typed: string,
+  answer: Parameters<typeof decideDeviceCode>[2],
+): Promise<boolean> {
+  return (await whileSignedIn(svc, answer.sid, (tx) => decideDeviceCode(tx, normalizeUserCode(typed), answer))) ?? false;
+}
 
 /** POST /auth/device (RFC 8628 §3.1–3.2). */
 export async function deviceAuthorization(svc: DeviceServices, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {

@@ -1,4 +1,5 @@
-// What a person changes on their own account page (api/http/routes/account.ts): their password
+// What a person's own account page shows of their records (accountRecords), and what they change
+// on it (api/http/routes/account.ts): their password
 // (the current one, or a second factor given minutes ago, stands for them), and a consent they
 // withdraw (a browser or a grant they end is accounts.ts endSignIn, endGrant). Each in one transaction with what it closes
 // (api/credentials/closing.ts), so that nothing issued meanwhile outlives it.
@@ -18,13 +19,14 @@ import {
   type Consent,
 } from '../store/browser.js';
 import { factorState, listFactors, recoveryCodesLeft, type FactorState, type FactorSummary } from '../store/factors.js';
-import { allIdentityProviders, identitiesOf, type UpstreamIdentity } from '../store/identity-providers.js';
+import { allIdentityProviders, identitiesOf } from '../store/identity-providers.js';
 import { listPersonGrants, type PersonGrant } from '../store/sessions.js';
-import type { IdentityProvider } from '../types.js';
 import { continueSignIn, type BrowserFacts, type BrowserToken, type SignedInPerson } from './browsers.js';
 import { getUser, holdPerson, lockUser, updateUser, type UserRow } from '../store/users.js';
-import type { AccountServices } from './accounts.js';
+import { changeAccount, type AccountServices } from './accounts.js';
+import { ConstraintViolation } from '../store/constraints.js';
 import { tellOfPasswordChange } from './notices.js';
+import { labelOf } from './upstream/flow.js';
 
 /**
  * Whether this browser's sign-in is a fresh second factor, which stands for the person's current
@@ -79,6 +81,25 @@ export async function changeOwnPassword(
 }
 
 /**
+ * A new address the person gives themselves where the box sends no mail (none can prove it): it
+ * changes now, unverified, for an administrator to vouch for (./accounts.ts changeAccount), while
+ * the browser asking is still signed in. `taken`: another account has it; `ended`: signed out meanwhile.
+ */
+export async function changeOwnAddress(
+  svc: AccountServices,
+  person: SignedInPerson,
+  email: string,
+): Promise<'changed' | 'taken' | 'ended'> {
+  try {
+    const by = { user: String(person.user.id) };
+    return (await changeAccount(svc, person.user.id, { email }, by, { sid: person.browser.sid })) ? 'changed' : 'ended';
+  } catch (err) {
+    if (err instanceof ConstraintViolation && err.field === 'email') return 'taken';
+    throw err;
+  }
+}
+
+/**
  * Records that the person proved who they are in this browser just now (their password, on the
  * account page's "confirm it is you"): its session's last proof is now, so that a change of their
  * factors may follow for a few minutes. Under their row, what the proof stood on must still hold:
@@ -122,18 +143,24 @@ export const provenRecently = (person: SignedInPerson, now = Date.now()): boolea
 /** At most this many sign-ins and grants are listed: a person with more ends them all at once (a password change). */
 const LISTED = 100;
 
-/** What the person's own page shows of their account besides their address: factors, sign-ins, apps, providers. */
-export interface AccountView {
+/** An IdentityProvider as the account page lists it: linked to the person (since when, the address it gave) or not. */
+export interface ProviderOnAccount {
+  provider: { id: string; label: string; directory: boolean };
+  linked?: { since: Date; email: string | null };
+}
+
+/** What a person's account page lists of their own records. */
+export interface AccountRecords {
   factors: FactorSummary[];
   recoveryCodesLeft: number;
   signIns: BrowserSignIn[];
   grants: PersonGrant[];
   consents: Consent[];
-  /** The providers people may sign in through: linked ones even when disabled (they may be unlinked), others while enabled. */
-  providers: { provider: IdentityProvider; identity?: UpstreamIdentity }[];
+  providers: ProviderOnAccount[];
 }
 
-export async function accountView(svc: Pick<AccountServices, 'pool'>, userId: number): Promise<AccountView> {
+/** The person's records their account page lists: factors, browsers signed in, grants, consents, and providers to link. */
+export async function accountRecords(svc: Pick<AccountServices, 'pool'>, userId: number): Promise<AccountRecords> {
   const [factors, codesLeft, signIns, grants, consents, providers, identities] = await Promise.all([
     listFactors(svc.pool, userId),
     recoveryCodesLeft(svc.pool, userId),
@@ -143,17 +170,15 @@ export async function accountView(svc: Pick<AccountServices, 'pool'>, userId: nu
     allIdentityProviders(svc.pool),
     identitiesOf(svc.pool, userId),
   ]);
-  return {
-    factors,
-    recoveryCodesLeft: codesLeft,
-    signIns: signIns.rows,
-    grants: grants.rows,
-    consents,
-    providers: providers
-      .map(({ provider }) => ({ provider, identity: identities.find((i) => i.provider === provider.id) }))
-      .filter(({ provider, identity }) => identity || !provider.disabled)
-      .map(({ provider, identity }) => ({ provider, ...(identity ? { identity } : {}) })),
-  };
+  // Linked providers are listed even when disabled (they may be unlinked); others only while enabled.
+  const links = providers
+    .map(({ provider }) => ({ provider, identity: identities.find((i) => i.provider === provider.id) }))
+    .filter(({ provider, identity }) => identity || !provider.disabled)
+    .map(({ provider, identity }) => ({
+      provider: { id: provider.id, label: labelOf(provider), directory: provider.type === 'ldap' },
+      ...(identity ? { linked: { since: identity.linkedAt, email: identity.email } } : {}),
+    }));
+  return { factors, recoveryCodesLeft: codesLeft, signIns: signIns.rows, grants: grants.rows, consents, providers: links };
 }
 
 /** A person and what their factors and the rules over them are, as the pages of a sign-in's steps read them. */

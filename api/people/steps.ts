@@ -27,6 +27,7 @@ import { createSignInStep, factorState, findSignInStep, takeSignInStep, type Sig
 import { holdPerson } from '../store/users.js';
 import { recordSignIn, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from './browsers.js';
 import { nextStep } from './factors.js';
+import { acrWanted } from './sign-in.js';
 import type { Config } from '../config.js';
 
 /** What the step machine uses of the process's services. */
@@ -128,6 +129,16 @@ export interface FirstFactor {
   userId: number;
   amr: readonly string[];
   holds: StillHolds;
+}
+
+/** The class of sign-in a request needs of `userId` (./sign-in.ts acrWanted), with their factors and rules as they are now. */
+export async function acrWantedOf(
+  svc: Pick<StepServices, 'pool'>,
+  userId: number,
+  acrValues: string | undefined,
+  clientMinimum: unknown,
+): Promise<Acr | undefined> {
+  return acrWanted(acrValues, clientMinimum, await factorState(svc.pool, userId));
 }
 
 /** A step-up of a signed-in person's sign-in (a class it lacks is asked): what it proved, and the session it strengthens. */

@@ -2,27 +2,10 @@
 import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
-import type { AccessPolicy, PrincipalUser } from '../types.js';
+import type { AccessPolicy } from '../types.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import type { PolicyObject } from './requests.js';
-
-/** A person as every request object names them: the box's API's, an app's, a token exchange's. */
-export interface RequestUser {
-  id: string;
-  email: string;
-  /** Whether the box vouches for `email`: a rule on the address (an email domain) must require it. */
-  email_verified: boolean;
-  /** Their groups' names. */
-  groups: string[];
-}
-
-export const requestUser = (user: PrincipalUser): RequestUser => ({
-  id: user.id,
-  email: user.email,
-  email_verified: user.emailVerified,
-  groups: user.groups.map((g) => g.name),
-});
 
 /**
  * A policy as it runs: `test` on every request object (./requests.ts), and `why` it

@@ -6,9 +6,27 @@
 //
 // `kind` is the compiler's only: it is never set, so the objects policies see are unchanged (a
 // json-schema policy with additionalProperties: false would refuse a field they did not expect).
-import type { RequestUser } from './engines.js';
+import type { PrincipalUser } from '../types.js';
 
 declare const kind: unique symbol;
+
+/** A person as every request object names them: the box's API's, an app's, a token exchange's. */
+export interface RequestUser {
+  id: string;
+  email: string;
+  /** Whether the box vouches for `email`: a rule on the address (an email domain) must require it. */
+  email_verified: boolean;
+  /** Their groups' names. */
+  groups: string[];
+}
+
+/** The person of a request object, as every builder of one writes it. */
+export const requestUser = (user: PrincipalUser): RequestUser => ({
+  id: user.id,
+  email: user.email,
+  email_verified: user.emailVerified,
+  groups: user.groups.map((g) => g.name),
+});
 
 /** RFC 8693 §4.1: "act" names the current actor; a prior actor is nested in it, least recent deepest. */
 export interface Act {

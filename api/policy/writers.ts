@@ -6,7 +6,7 @@
 // box's API (unconditional) may write what reaches the box's API; any other writer
 // only what reaches apps it may write. This check comes on top of the policy check
 // of the request itself, and runs under the record-write lock
-// (api/store/resources.ts lockRecordWrites), so that what it reads stays as read
+// (api/store/resources.ts withRecordWrites), so that what it reads stays as read
 // until the write commits.
 import type { Queryable } from '../db/pool.js';
 import { apps, audienceOf, hostOf } from '../store/apps.js';

@@ -2,7 +2,7 @@
 // delete and search, with the rule that a record owned by a Kubernetes resource
 // (managed_by) is changed only by its owner.
 import { ApiError } from '../errors.js';
-import type { Queryable } from '../db/pool.js';
+import { withTransaction, type Pool, type Queryable, type Transaction } from '../db/pool.js';
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
 
@@ -66,12 +66,16 @@ export function managedConflict(kind: string, id: string, owner: string): ApiErr
 }
 
 /**
- * Serializes the writes of Client, AccessPolicy and App records through the box's API, for
- * the rest of `tx`: the check of what a writer may grant (api/policy/writers.ts) reads other
- * records, which no write racing it may change between the check and the write.
+ * Runs `work` in a transaction that first takes the lock of the writes of Client, AccessPolicy
+ * and App records through the box's API, so that they run one at a time: the check of what a
+ * writer may grant (api/policy/writers.ts) reads other records, which no write racing it may
+ * change between the check and the write.
  */
-export async function lockRecordWrites(tx: Queryable): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.records.' || current_schema()))");
+export function withRecordWrites<T>(pool: Pool, work: (tx: Transaction) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.records.' || current_schema()))");
+    return work(tx);
+  });
 }
 
 export class ResourceTable<T extends { id: string; resourceType: string }> {

@@ -6,7 +6,7 @@ import type { BrowserSignIn, Consent } from '../store/browser.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { html, type Html } from './html.js';
-import { field, hidden, page } from './pages.js';
+import { field, hidden, page } from './frame.js';
 
 export interface AccountPage {
   box: string;

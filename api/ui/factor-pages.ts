@@ -2,7 +2,7 @@
 // the second factor asked for, a TOTP enrolled (its QR code and secret), recovery codes shown
 // once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
 import { html, Html } from './html.js';
-import { field, hidden, page, passkeyButton } from './pages.js';
+import { field, hidden, page, passkeyButton } from './frame.js';
 
 /** Where a step's page goes on to: carried by its forms. */
 export interface StepFields {

@@ -4,7 +4,7 @@
 // has an account: a page must not tell a stranger who is a person of this box.
 import type { FactorSummary } from '../store/factors.js';
 import { html, type Html } from './html.js';
-import { field, fieldError, hidden, page } from './pages.js';
+import { field, fieldError, hidden, page } from './frame.js';
 
 const alert = (error: string | undefined) => !!error && html`<p class="error" role="alert">${error}</p>`;
 

@@ -3,7 +3,7 @@
 import type { FactorSummary } from '../store/factors.js';
 import { html } from './html.js';
 import { confirmNotice } from './account-page.js';
-import { page, passkeyButton } from './pages.js';
+import { page, passkeyButton } from './frame.js';
 
 export interface PasskeysPage {
   box: string;

@@ -1,7 +1,7 @@
 // The pages of signing in through an IdentityProvider: its button on the sign-in page, the
 // password form of a directory (LDAP), and the account page's list of linked providers.
 import { html, type Html } from './html.js';
-import { field, hidden, page } from './pages.js';
+import { field, hidden, page } from './frame.js';
 
 /** A provider as a page offers it. */
 export interface OfferedProvider {

@@ -1,16 +1,11 @@
 // AccessPolicy resources → access policy records. A policy that does not
 // compile (a bad JSON Schema or matcho pattern) is not written: it would allow
 // nothing in the box, and the author should hear why.
-import { ApiError } from '../../api/errors.js';
-import { checkPolicyCompiles } from '../../api/policy/engines.js';
-import { accessPolicies } from '../../api/store/policies.js';
-import type { AccessPolicySpec } from '../../api/schema/crd-types.js';
-import type { AccessPolicy } from '../../api/types.js';
+import { accessPolicies, type AccessPolicy, type AccessPolicySpec, ApiError, checkPolicyCompiles, type Stored } from '../../api/public.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { ACCESS_POLICIES } from '../kube.js';
 import { AccessPolicyReason } from '../reasons.js';
-import type { Stored } from '../../api/store/resources.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordController, type Desired } from './records.js';
 

@@ -2,11 +2,7 @@
 // AccessPolicies that name an App (spec.app) decide about its requests; the
 // gateway in front of the app asks the box (api/decision/). Validation is the
 // REST API's (the CRD's schema), so an App is the same whichever way it comes.
-import { boxAudienceClash } from '../../api/decision/apps.js';
-import type { AppSpec } from '../../api/schema/crd-types.js';
-import { apps } from '../../api/store/apps.js';
-import { ConstraintViolation } from '../../api/store/constraints.js';
-import type { App } from '../../api/types.js';
+import { type App, apps, type AppSpec, boxAudienceClash, ConstraintViolation } from '../../api/public.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { APPS } from '../kube.js';

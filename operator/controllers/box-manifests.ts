@@ -12,7 +12,7 @@
 // Gateway call it) is on a port of its own, `grpc-authz`, which the Service
 // does carry: gateways reach it there.
 import { createHash } from 'node:crypto';
-import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, PASSWORD_MIN_LENGTH } from '../../api/config.js';
+import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, PASSWORD_MIN_LENGTH } from '../../api/public.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
 import type { BoxResource, BoxSpec } from './box/types.js';

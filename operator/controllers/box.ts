@@ -11,9 +11,7 @@
 // objects go with the Box through their ownerReferences, except the
 // cluster-scoped ClusterRoleBinding for TokenReview, which the finalizer deletes.
 import { randomBytes } from 'node:crypto';
-import type { Pool } from '../../api/db/pool.js';
-import { PASSWORD_MIN_LENGTH } from '../../api/config.js';
-import { generatePassword, generateSecret } from '../../api/credentials/secrets.js';
+import { generatePassword, generateSecret, PASSWORD_MIN_LENGTH, type Pool } from '../../api/public.js';
 import { NotOwned, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';

@@ -11,19 +11,23 @@
 // refused for that has no record in the box; when the Box stops allowing a
 // namespace, the record written before is removed and its tokens stop working.
 import { createHash } from 'node:crypto';
-import type { Pool } from '../../api/db/pool.js';
-import { generateSecret, hashSecret, SecretVerifier } from '../../api/credentials/secrets.js';
-import { workloadSettings } from '../../api/credentials/workload/assertion.js';
-import { clients } from '../../api/store/clients.js';
-import type { Stored } from '../../api/store/resources.js';
-import type { Client } from '../../api/types.js';
+import {
+  type Client,
+  clients,
+  type ClientSpec,
+  generateSecret,
+  hashSecret,
+  type Pool,
+  SecretVerifier,
+  type Stored,
+  workloadSettings,
+} from '../../api/public.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { CLIENTS, SECRETS, type KObject } from '../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
 import { ClientReason } from '../reasons.js';
 import { missingKeyMessage, secretValue, type SecretObject } from '../secrets.js';
-import type { ClientSpec } from '../../api/schema/crd-types.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordController, RecordRefused, type Desired } from './records.js';

@@ -7,11 +7,14 @@
 // REST API seals the `secret` it is given. Sealing is random, so a pass that finds the stored
 // value opens to the same secret keeps it: a resync writes nothing and bumps no version. The
 // Secret informer enqueues the IdentityProvider when its Secret appears or changes.
-import { providerSecret, sealProviderSecret } from '../../api/people/upstream/secret.js';
-import type { IdentityProviderSpec } from '../../api/schema/crd-types.js';
-import { identityProviders } from '../../api/store/identity-providers.js';
-import type { Stored } from '../../api/store/resources.js';
-import type { IdentityProvider } from '../../api/types.js';
+import {
+  type IdentityProvider,
+  identityProviders,
+  type IdentityProviderSpec,
+  providerSecret,
+  sealProviderSecret,
+  type Stored,
+} from '../../api/public.js';
 import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { IDENTITY_PROVIDERS, SECRETS, type KObject } from '../kube.js';

@@ -17,12 +17,17 @@
 // (and the admin UI's client, adopted, would send admins' codes wherever the
 // resource says). One an earlier operator adopted is handed back to the box, on
 // refusal and on deletion alike: removing it would break the box just the same.
-import { errorMessage, ValidationError } from '../../api/errors.js';
-import type { Pool } from '../../api/db/pool.js';
-import { isReserved, reservedRecords } from '../../api/reserved.js';
-import type { ResourceTable, Stored } from '../../api/store/resources.js';
-import { validateResource } from '../../api/schema/resources.js';
-import type { Resources } from '../../api/types.js';
+import {
+  errorMessage,
+  isReserved,
+  type Pool,
+  reservedRecords,
+  type Resources,
+  type ResourceTable,
+  type Stored,
+  validateResource,
+  ValidationError,
+} from '../../api/public.js';
 import { findCondition, isReady } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';

@@ -1,20 +1,43 @@
-// The floors of api/ as eslint.config.js keeps them (api/README.md): a climb, a
-// peer's internals or the composition root imported from below is a lint error;
-// what the floors allow is not. Only the floor rules run here, over source text
-// given a path, so the test needs no type information and no file on disk.
+// The floors as `make lint` keeps them (eslint-floors.js, from the READMEs' "May import:"
+// sentences; api/README.md): an import a README does not name is a lint error, and so is a
+// folder no README places. Only the floor rule runs here, over source text given a path, so the
+// test needs no type information and no file on disk; a repository made in a temporary folder
+// shows a new folder refused, then placed by its README.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
-import { Linter } from 'eslint';
+import { Linter, type Rule } from 'eslint';
+import tseslint from 'typescript-eslint';
 
+interface ReadmeRule {
+  readme: string;
+  tree: string;
+  files?: string[];
+  targets: { name: string; typesOnly: boolean }[];
+}
 const { floors } = (await import(pathToFileURL(path.resolve('eslint.config.js')).href)) as { floors: Linter.Config[] };
+const { floorsRule, readmeRules } = (await import(pathToFileURL(path.resolve('eslint-floors.js')).href)) as {
+  floorsRule: (root: string) => Rule.RuleModule;
+  readmeRules: (root: string) => ReadmeRule[];
+};
 
-function refused(file: string, from: string): boolean {
-  const messages = new Linter({ cwd: process.cwd() }).verify(`import { x } from '${from}';\nexport { x };\n`, floors, path.resolve(file));
-  return messages.some((m) => m.ruleId === 'no-restricted-imports');
+const TYPESCRIPT: Linter.Config = { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } };
+
+/** The floor rule's messages for `code` as the file `file` (relative to `root`); `imports`: those about an import only. */
+function floorMessages(file: string, code: string, { root = process.cwd(), config = floors, imports = false } = {}): string[] {
+  const messages = new Linter({ cwd: root }).verify(code, [TYPESCRIPT, ...config], path.join(root, file));
+  return messages.filter((m) => m.ruleId === 'floors/readme' && (!imports || m.nodeType !== 'Program')).map((m) => m.message);
 }
 
-describe('the floors of api/ (eslint.config.js)', function () {
+/** Whether `file` may not import `from` (its types only, with `types`). */
+function refused(file: string, from: string, { types = false } = {}): boolean {
+  const code = types ? `import type { X } from '${from}';\nexport type { X };\n` : `import { x } from '${from}';\nexport { x };\n`;
+  return floorMessages(file, code, { imports: true }).length > 0;
+}
+
+describe('the floors (eslint-floors.js, from the READMEs)', function () {
   it('refuses a climb: the decision point into a door, the store into policy, the base into credentials', function () {
     expect(refused('api/decision/engine.ts', '../http/browser-session.js')).to.equal(true);
     expect(refused('api/decision/record.ts', '../ui/pages.js')).to.equal(true);
@@ -22,6 +45,8 @@ describe('the floors of api/ (eslint.config.js)', function () {
     expect(refused('api/audit.ts', './credentials/closing.js')).to.equal(true);
     expect(refused('api/credentials/dpop/check.ts', '../../oauth/errors.js')).to.equal(true);
     expect(refused('api/db/embedded.ts', '../http/listen.js')).to.equal(true);
+    // a climb of types is a climb
+    expect(refused('api/store/sessions.ts', '../credentials/tokens.js', { types: true })).to.equal(true);
   });
 
   it('refuses a peer: oauth, decision and people import none of each other (but people/sign-in.ts)', function () {
@@ -31,11 +56,13 @@ describe('the floors of api/ (eslint.config.js)', function () {
     expect(refused('api/oauth/authorization.ts', '../people/sign-in.js')).to.equal(false);
   });
 
-  it('refuses the composition root below it, and operator/ anywhere in api/', function () {
+  it('refuses the composition root below it, and operator/ and test/ anywhere in api/', function () {
     expect(refused('api/oauth/token-endpoint.ts', '../services.js')).to.equal(true);
     expect(refused('api/http/routes/sign-in.ts', '../../server.js')).to.equal(true);
-    expect(refused('api/http/app.ts', '../services.js')).to.equal(false);
+    expect(refused('api/http/app.ts', '../services.js', { types: true })).to.equal(false);
+    expect(refused('api/http/app.ts', '../services.js')).to.equal(true);
     expect(refused('api/store/users.ts', '../../operator/kube.js')).to.equal(true);
+    expect(refused('api/server.ts', '../test/support/box.js')).to.equal(true);
   });
 
   it('puts mail between credentials and the peers: people and jobs send it, credentials and the store do not', function () {
@@ -49,6 +76,87 @@ describe('the floors of api/ (eslint.config.js)', function () {
     expect(refused('api/jobs/purge.ts', '../mail/outbox.js')).to.equal(false);
   });
 
+  it('keeps the doors off the database: db/ types only, and store/ values only in the REST API of the resources', function () {
+    // the pool, a transaction: never in a door (the readiness probe asks the root)
+    expect(refused('api/http/routes/admin.ts', '../../db/pool.js')).to.equal(true);
+    expect(refused('api/http/routes/health.ts', '../../db/migrate.js')).to.equal(true);
+    expect(refused('api/grpc/ext-authz.ts', '../db/pool.js', { types: true })).to.equal(true);
+    expect(refused('api/http/routes/admin.ts', '../../db/pool.js', { types: true })).to.equal(false);
+    expect(refused('api/http/errors.ts', '../db/unavailable.js')).to.equal(false);
+    // records: read and written by the floor that decides, but in the REST API of a resource
+    expect(refused('api/http/routes/app-sign-in.ts', '../../store/users.js')).to.equal(true);
+    expect(refused('api/ui/pages.ts', '../store/factors.js')).to.equal(true);
+    expect(refused('api/http/routes/app-sign-in.ts', '../../store/users.js', { types: true })).to.equal(false);
+    expect(refused('api/ui/account-page.ts', '../store/factors.js', { types: true })).to.equal(false);
+    expect(refused('api/http/routes/resources.ts', '../../store/clients.js')).to.equal(false);
+    expect(refused('api/http/routes/people.ts', '../../store/users.js')).to.equal(false);
+    const [message] = floorMessages(
+      'api/http/routes/app-sign-in.ts',
+      "import { getUser } from '../../store/users.js';\nexport { getUser };\n",
+    );
+    expect(message).to.equal(
+      'api/http/routes/app-sign-in.ts may import only the types of api/store/users.ts (import type): api/http/README.md says so',
+    );
+  });
+
+  it('refuses a new folder until a README places it: its files, and every import of them', function () {
+    const [own] = floorMessages('api/reports/weekly.ts', "import { errorMessage } from '../errors.js';\nexport { errorMessage };\n");
+    expect(own).to.match(/^api\/reports\/ has no place among the floors: say what it may import in api\/reports\/README\.md/);
+    expect(refused('api/http/routes/admin.ts', '../../reports/weekly.js')).to.equal(true);
+    expect(refused('api/main.ts', './reports/weekly.js')).to.equal(true);
+    // a new top folder of the repository's TypeScript, and a file at its root
+    expect(floorMessages('tools/gen.ts', 'export const x = 1;\n')).to.have.length(1);
+    expect(floorMessages('gen.ts', 'export const x = 1;\n')).to.have.length(1);
+  });
+
+  it('places a new folder by its README: then it may import what it names, and who names it may import it', function () {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'floors-'));
+    const write = (file: string, text: string): void => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), text);
+    };
+    write(
+      'api/README.md',
+      'The root, `main.ts`, may import: every folder (`*/`) and the base (`*.ts`).\n\nThe base, every other `*.ts`, may import: nothing more.\n',
+    );
+    write('api/store/README.md', 'The only SQL.\n\nMay import: the base (`*.ts`).\n');
+    // The lint reads the READMEs as it starts: each run below is a new one.
+    const lint = (file: string, code: string): string[] => {
+      const rule = floorsRule(root);
+      const config: Linter.Config[] = [
+        { files: ['**/*.ts'], plugins: { floors: { rules: { readme: rule } } }, rules: { 'floors/readme': 'error' } },
+      ];
+      return floorMessages(file, code, { root, config });
+    };
+    const report =
+      "import { errorMessage } from '../errors.js';\nimport { users } from '../store/users.js';\nexport { errorMessage, users };\n";
+    const refusals = (): string[] => lint('api/reports/weekly.ts', report);
+    try {
+      expect(refusals()).to.have.length(1); // the folder, once
+      write('api/reports/README.md', 'Weekly reports.\n\nMay import: `store/` and the base (`*.ts`). Never a door.\n');
+      expect(refusals()).to.deep.equal([]);
+      write('api/reports/README.md', 'Weekly reports.\n\nMay import: the base (`*.ts`).\n');
+      expect(refusals()).to.deep.equal([
+        'api/reports/weekly.ts may not import api/store/users.ts: api/reports/README.md does not name it (api/README.md says how)',
+      ]);
+      // The root names every placed folder (`*/`); the store names none.
+      expect(lint('api/main.ts', "import { x } from './reports/weekly.js';\nexport { x };\n")).to.deep.equal([]);
+      expect(lint('api/store/users.ts', "import { x } from '../reports/weekly.js';\nexport { x };\n")).to.have.length(1);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('lets the operator take of api/ only its public module, and the tests anything', function () {
+    expect(refused('operator/controllers/box/tls.ts', '../../../api/http/tls.js')).to.equal(true);
+    expect(refused('operator/controllers/identityprovider.ts', '../../api/people/upstream/secret.js')).to.equal(true);
+    expect(refused('operator/events.ts', '../api/errors.js')).to.equal(true);
+    expect(refused('operator/controllers/box/tls.ts', '../../../api/public.js')).to.equal(false);
+    expect(refused('api/http/app.ts', '../public.js')).to.equal(true);
+    expect(refused('test/unit/operator/boxdb.test.ts', '../../../api/db/pool.js')).to.equal(false);
+    expect(refused('test/unit/operator/boxdb.test.ts', '../../../operator/boxdb.js')).to.equal(false);
+  });
+
   it('lets each floor stand on the ones below it', function () {
     expect(refused('api/http/routes/authorize.ts', '../../oauth/authorization.js')).to.equal(false);
     expect(refused('api/grpc/check.ts', '../http/refusal.js')).to.equal(false);
@@ -56,5 +164,23 @@ describe('the floors of api/ (eslint.config.js)', function () {
     expect(refused('api/credentials/closing.ts', '../store/sessions.js')).to.equal(false);
     expect(refused('api/store/sessions.ts', '../db/pool.js')).to.equal(false);
     expect(refused('api/cli/kube/loopback.ts', '../../credentials/pkce.js')).to.equal(false);
+    expect(refused('api/types.ts', './schema/crd-types.js', { types: true })).to.equal(false);
+    expect(refused('api/types.ts', './schema/crd-types.js')).to.equal(true);
+  });
+
+  it('asks for a temporary exception to be removed once nothing uses it', function () {
+    expect(floorMessages('api/http/routes/openid.ts', 'export const x = 1;\n')).to.deep.equal([
+      'api/http/routes/openid.ts no longer imports api/store/users.ts: remove its exception (TEMPORARY, eslint.config.js)',
+    ]);
+  });
+
+  it('reads READMEs that name what exists: every folder and file a "May import:" sentence names', function () {
+    const missing = readmeRules(process.cwd()).flatMap((rule) =>
+      [...(rule.files ?? []), ...rule.targets.map((t) => t.name)]
+        .filter((name) => name !== '*/' && name !== '*.ts')
+        .filter((name) => !fs.existsSync(path.join(rule.tree, name)))
+        .map((name) => `${rule.readme}: ${name}`),
+    );
+    expect(missing).to.deep.equal([]);
   });
 });

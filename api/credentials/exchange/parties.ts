@@ -6,8 +6,7 @@
 // subject_token or actor_token are invalid for any reason, or are unacceptable
 // based on policy, ... the value of the error parameter MUST be the
 // invalid_request error code."
-import { requestUser } from '../../policy/engines.js';
-import type { Act, Party } from '../../policy/requests.js';
+import { requestUser, type Act, type Party } from '../../policy/requests.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { PrincipalUser } from '../../types.js';
 import type { SessionRow } from '../../store/sessions.js';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import { type TrustedIssuers, tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
-import type { WorkloadBindings } from './bindings.js';
+import { workloadSettings, type WorkloadBindings } from './bindings.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 
@@ -31,21 +31,6 @@ export interface WorkloadIdentity {
   serviceAccount: string;
   serviceAccountUid?: string;
   pod?: { name: string; uid?: string };
-}
-
-export interface ServiceAccountBinding {
-  namespace: string;
-  name: string;
-  uid?: string;
-}
-
-export interface WorkloadSettings {
-  issuer?: string;
-  serviceAccounts: ServiceAccountBinding[];
-}
-
-export function workloadSettings(client: Client): WorkloadSettings | undefined {
-  return client.auth?.workload;
 }
 
 function parts(token: string): JwtParts {

@@ -5,9 +5,9 @@
 // are counted before they are checked, as at sign-in (api/people/attempts.ts).
 import type { Request, Response, Router } from 'express';
 import { ValidationError } from '../../errors.js';
-import { changeAccount, endGrant, endSignIn } from '../../people/accounts.js';
+import { endGrant, endSignIn } from '../../people/accounts.js';
 import { minutesUntil, type Attempts } from '../../people/attempts.js';
-import { changeOwnPassword, confirmProof, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
+import { changeOwnAddress, changeOwnPassword, confirmProof, freshSecondFactor, withdrawConsent } from '../../people/own-account.js';
 import { requestEmailChange } from '../../people/links.js';
 import { passwordAgain } from '../../people/ways/password.js';
 import type { Metrics } from '../../metrics.js';
@@ -15,7 +15,6 @@ import { pageLanguage } from '../language.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
-import { ConstraintViolation } from '../../store/constraints.js';
 import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
 import { ACCOUNT_PATH, CONFIRM_PATH, CONFIRMED_PAGES, changeOnAccount, holderOrSignIn, showAccount, type Shown } from '../account-page.js';
@@ -180,14 +179,9 @@ export function accountRouter(svc: AccountRouterServices): Router {
       return res.redirect(303, `${ACCOUNT_PATH}?changed=email-asked`);
     }
     // Without mail nothing can prove it: the address changes now, unverified, for an administrator to vouch for.
-    try {
-      const changed = await changeAccount(svc, person.user.id, { email }, { user: String(person.user.id) }, { sid: person.browser.sid });
-      if (!changed) return signInAgain(res);
-    } catch (err) {
-      if (err instanceof ConstraintViolation && err.field === 'email')
-        return page(req, res, person, 422, { errors: { new_email: ['That address has an account already.'] } });
-      throw err;
-    }
+    const changed = await changeOwnAddress(svc, person, email);
+    if (changed === 'taken') return page(req, res, person, 422, { errors: { new_email: ['That address has an account already.'] } });
+    if (changed === 'ended') return signInAgain(res);
     res.redirect(303, `${ACCOUNT_PATH}?changed=email`);
   });
 

@@ -17,8 +17,7 @@ import {
   type PageProblem,
 } from '../../oauth/authorize.js';
 import { scopesOf } from '../../credentials/scopes.js';
-import { acrWanted } from '../../people/sign-in.js';
-import { factorState } from '../../store/factors.js';
+import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentedScopes, recordConsent } from '../../store/browser.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
@@ -68,7 +67,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
         amr: person.browser.amr,
         provider: person.browser.provider,
       },
-      acrWanted: person && acrWanted(request.params.acr_values, client.minimum_acr, await factorState(svc.pool, person.user.id)),
+      acrWanted: person && (await acrWantedOf(svc, person.user.id, request.params.acr_values, client.minimum_acr)),
       signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
       consented: client.first_party ? 'first-party' : person && (await consentedScopes(svc.pool, person.user.id, client.id)),
       accepted: await waysAccepted(svc, client, request.audience),

@@ -4,22 +4,20 @@
 // attempt of the person (the sign-in throttle), so that user codes cannot be
 // guessed by trying them all.
 import type { Request, Response, Router } from 'express';
-import { whileSignedIn } from '../../credentials/closing.js';
-import { formatUserCode, normalizeUserCode } from '../../oauth/device.js';
+import { answerDeviceCode, formatUserCode, pendingDeviceCode } from '../../oauth/device.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import type { Attempts } from '../../people/attempts.js';
 import type { AddressOf } from '../client-address.js';
-import { decideDeviceCode, findPendingByUserCode } from '../../store/device-codes.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
 import type { Acr } from '../../credentials/acr.js';
-import { acrWanted, mustStepUp, wayAccepted } from '../../people/sign-in.js';
-import { factorState } from '../../store/factors.js';
+import { mustStepUp, wayAccepted } from '../../people/sign-in.js';
+import { acrWantedOf } from '../../people/steps.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -60,7 +58,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
    */
   async function stepUpWanted(person: SignedInPerson, clientId: string | undefined): Promise<Acr | undefined> {
     const client = clientId === undefined ? undefined : await svc.clients.get(clientId);
-    const want = acrWanted(undefined, client?.resource.minimum_acr, await factorState(svc.pool, person.user.id));
+    const want = await acrWantedOf(svc, person.user.id, undefined, client?.resource.minimum_acr);
     return want !== undefined && mustStepUp({ ...person.browser, userId: String(person.user.id) }, want) ? want : undefined;
   }
 
@@ -88,7 +86,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     const code = await throttled(
       req,
       person.user.id,
-      () => findPendingByUserCode(svc.pool, normalizeUserCode(typed)),
+      () => pendingDeviceCode(svc, typed),
       'This code is not valid, or it has expired. Check your device and try again.',
     );
     if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
@@ -130,20 +128,11 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       async () => {
         // A form sent straight here is held to what the page holds the person to: no device
         // is connected through a sign-in that falls short (the page then asks for the factor).
-        const pending = await findPendingByUserCode(svc.pool, normalizeUserCode(typed));
+        const pending = await pendingDeviceCode(svc, typed);
         if (pending && allowed && (!(await wayOf(person, pending.clientId)).ok || (await stepUpWanted(person, pending.clientId))))
           return STEP_UP;
-        return (
-          (await whileSignedIn(svc, person.browser.sid, (tx) =>
-            decideDeviceCode(tx, normalizeUserCode(typed), {
-              allowed,
-              userId: person.user.id,
-              authTime: person.browser.authTime,
-              sid: person.browser.sid,
-              amr: person.browser.amr,
-            }),
-          )) || undefined
-        );
+        const { authTime, sid, amr } = person.browser;
+        return (await answerDeviceCode(svc, typed, { allowed, userId: person.user.id, authTime, sid, amr })) || undefined;
       },
       'This code is not valid any more. Start again from your device.',
     );

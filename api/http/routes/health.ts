@@ -1,23 +1,29 @@
 // Liveness and readiness. (Metrics are served on a port of their own: api/metrics.ts.)
 import { errorMessage } from '../../errors.js';
 import type { Router } from 'express';
-import { migrationsDone } from '../../db/migrate.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
-import type { Pool } from '../../db/pool.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
   log: Logger;
-  pool: Pool;
 }
 
 /** What liveness and readiness use. */
-export type HealthRouterServices = Pick<Needs, 'config' | 'log' | 'pool'>;
+export type HealthRouterServices = Pick<Needs, 'config' | 'log'>;
 
-export function healthRouter(svc: HealthRouterServices, draining: () => boolean): Router {
+/**
+ * What readiness asks the process: whether it is shutting down, and whether the database has
+ * every migration this release needs (the composition root asks it: a door holds no connection).
+ */
+export interface Readiness {
+  draining: () => boolean;
+  migrationsDone: () => Promise<boolean>;
+}
+
+export function healthRouter(svc: HealthRouterServices, { draining, migrationsDone }: Readiness): Router {
   const router = strictRouter();
 
   router.get('/healthz', (_req, res) => {
@@ -28,7 +34,7 @@ export function healthRouter(svc: HealthRouterServices, draining: () => boolean)
     const problems: string[] = [];
     if (draining()) problems.push('shutting down');
     try {
-      if (!(await migrationsDone(svc.pool))) problems.push('migrations pending');
+      if (!(await migrationsDone())) problems.push('migrations pending');
     } catch (err) {
       // The public port says only what an orchestrator needs; the error (host, port, role, database) goes to the log.
       svc.log.warn({ err: errorMessage(err) }, 'readiness: database unreachable');

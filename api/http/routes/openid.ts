@@ -17,7 +17,7 @@ import { presentedCredential, principalOf, resourceRequest, type PrincipalServic
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, endBrowserSession, signedIn, type BrowserServices } from '../browser-session.js';
 import { NO_STORE } from '../headers.js';
-import { renderPage } from '../pages.js';
+import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 import { authorizationServerMetadata } from './oauth.js';
 
@@ -158,7 +158,7 @@ export function openidRouter(svc: OpenidRouterServices): Router {
       browser !== undefined &&
       (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === String(browser.userId)));
     if (!confirmed && !hintIsThisBrowser) {
-      const user = browser && (await getUser(svc.pool, browser.userId));
+      const user = browser && (await signedInPerson(svc, req))?.user;
       return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email, params }));
     }
     if (browser) await endBrowserSession(svc, req, res);

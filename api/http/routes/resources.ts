@@ -2,7 +2,7 @@
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
 import { type Request, type RequestHandler, type Router } from 'express';
-import { withTransaction, type Transaction, type Pool } from '../../db/pool.js';
+import type { Transaction, Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
 import { hashSecret } from '../../credentials/secrets.js';
@@ -21,7 +21,7 @@ import { accessPolicies } from '../../store/policies.js';
 import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
 import { ConstraintViolation } from '../../store/constraints.js';
-import { lockRecordWrites, type ResourceTable, type Stored } from '../../store/resources.js';
+import { withRecordWrites, type ResourceTable, type Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
 import { identityProviders } from '../../store/identity-providers.js';
 import { sealProviderSecret } from '../../people/upstream/secret.js';
@@ -104,8 +104,7 @@ function lockedWrite(svc: WriterServices, req: Request, kind: ResourceKind, id: 
   return async (next, work) => {
     // Who writes is known before the lock: the lock is held for what the check reads of the records.
     const writer = await writerOf(svc, req.principal!);
-    return withTransaction(svc.pool, async (tx) => {
-      await lockRecordWrites(tx);
+    return withRecordWrites(svc.pool, async (tx) => {
       const stored = await TABLES[kind].read(tx, id);
       const why = await writeRefusal(writer, tx, { kind, id, stored: stored?.resource, next } as RecordWrite);
       if (why) throw new ApiError(403, 'access_denied', why);

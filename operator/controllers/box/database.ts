@@ -6,7 +6,7 @@
 // role's password is made once and kept there; with a Cluster, the URLs carry
 // the Cluster's application credentials, so a new password there rewrites the
 // Secret, which rolls the pods.
-import { parseDatabaseUrl } from '../../../api/database-url.js';
+import { parseDatabaseUrl } from '../../../api/public.js';
 import { randomBytes } from 'node:crypto';
 import { boxDbNames, databaseOf, urlAs, type BoxAccess } from '../../boxdb.js';
 import { Problem } from '../../controller.js';

@@ -1,7 +1,7 @@
 // Who the API pods are in the cluster: the ServiceAccount they run as, and,
 // while the box has workload tokens reviewed by the API server (TokenReview),
 // the ClusterRoleBinding of system:auth-delegator to it.
-import type { Logger } from '../../../api/log.js';
+import type { Logger } from '../../../api/public.js';
 import { Problem } from '../../controller.js';
 import { CLUSTER_ROLE_BINDINGS, SERVICE_ACCOUNTS, type Kube } from '../../kube.js';
 import { ensureOwned } from '../../owned.js';

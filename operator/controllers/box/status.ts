@@ -1,7 +1,7 @@
 // The Box's status, decided from what was read, without I/O: the Available
 // condition from its Deployment, status.database from its spec and what its
 // database turned out to be, and the Ready=False reason of a failure.
-import { errorMessage } from '../../../api/errors.js';
+import { errorMessage } from '../../../api/public.js';
 import { NotOwned } from '../../boxdb.js';
 import type { NewCondition } from '../../conditions.js';
 import { Problem } from '../../controller.js';

@@ -2,8 +2,7 @@
 // admin's): the pods get it only once it holds a certificate and key that make
 // a pair. Until then the Service and Deployment stay as they are, and pods that
 // run keep serving what they have.
-import { errorMessage } from '../../../api/errors.js';
-import { checkPair } from '../../../api/http/tls.js';
+import { checkPair, errorMessage } from '../../../api/public.js';
 import { Problem } from '../../controller.js';
 import { BoxReason } from '../../reasons.js';
 import { secretData, type SecretObject } from '../../secrets.js';

@@ -1,7 +1,6 @@
 // What the Box controller's files share: the resource, the operator's settings
 // for boxes, and what each step needs to do its I/O.
-import type { BoxSpec } from '../../../api/schema/crd-types.js';
-import type { Logger } from '../../../api/log.js';
+import type { BoxSpec, Logger } from '../../../api/public.js';
 import type { BoxDatabases } from '../../boxdb.js';
 import type { Resource } from '../../controller.js';
 import type { EventRecorder } from '../../events.js';

@@ -1,0 +1,59 @@
+// What operator/ may take of api/: the one module it imports (operator/README.md), so that the
+// operator's whole contract with the box's code is this page. Nothing in api/ imports it. A new
+// need of the operator is a line here, under what it is for.
+
+// The base: the operator's configuration is read with the box's parsers, and logs and errors
+// the box's way.
+export {
+  bool,
+  ConfigError,
+  DEFAULT_GRPC_PORT,
+  DEFAULT_METRICS_PORT,
+  int,
+  listenHost,
+  LOG_LEVELS,
+  matching,
+  oneOf,
+  PASSWORD_MIN_LENGTH,
+  str,
+} from './config.js';
+export type { Env } from './config.js';
+export { OPERATOR_CONFIG_VARIABLES, variablesHelp } from './config-reference.js';
+export { ApiError, errorMessage, ValidationError } from './errors.js';
+export { createLogger, redactUrl, type Logger } from './log.js';
+export { freePort, listenOn, PortUnavailable } from './listen.js';
+export { projectPath } from './paths.js';
+export { parseDatabaseUrl, rewriteDatabaseUrl } from './database-url.js';
+
+// A box's database: the operator makes its schema and role, migrates it, and runs an embedded
+// PostgreSQL where no database is given.
+export { createPool, withTransaction, type Pool, type Queryable } from './db/pool.js';
+export { migrate } from './db/migrate.js';
+export { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+
+// The records a resource becomes, written as the box's REST API writes them, and the names the
+// box keeps for itself.
+export type { ResourceTable, Stored } from './store/resources.js';
+export { clients } from './store/clients.js';
+export { accessPolicies } from './store/policies.js';
+export { apps } from './store/apps.js';
+export { identityProviders } from './store/identity-providers.js';
+export { ConstraintViolation } from './store/constraints.js';
+export { isReserved, reservedRecords } from './reserved.js';
+
+// The resources' schemas and types (crds/), and the checks a record must pass before it is
+// written: a policy that compiles, an App whose audience is not the box's.
+export { validateResource } from './schema/resources.js';
+export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSpec } from './schema/crd-types.js';
+export type { AccessPolicy, App, Client, IdentityProvider, Resources } from './types.js';
+export { checkPolicyCompiles } from './policy/engines.js';
+export { boxAudienceClash } from './decision/apps.js';
+
+// Secrets the operator makes, hashes or seals as the box would read them: a client's secret,
+// a box's generated passwords (of the box's minimum length) and signing key, an IdentityProvider's secret under the factor
+// key; the ServiceAccounts a Client binds; a TLS pair the box will serve.
+export { generatePassword, generateSecret, hashSecret, SecretVerifier } from './credentials/secrets.js';
+export { generateKeyPair } from './credentials/jwt.js';
+export { workloadSettings } from './credentials/workload/bindings.js';
+export { providerSecret, sealProviderSecret } from './people/upstream/secret.js';
+export { checkPair } from './http/tls.js';
