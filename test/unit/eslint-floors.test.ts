@@ -26,9 +26,9 @@ describe('the floors of api/ (eslint.config.js)', function () {
 
   it('refuses a peer: oauth, decision and people import none of each other (but people/sign-in.ts)', function () {
     expect(refused('api/decision/engine.ts', '../oauth/openid.js')).to.equal(true);
-    expect(refused('api/people/accounts.ts', '../oauth/authorize.js')).to.equal(true);
+    expect(refused('api/people/accounts.ts', '../oauth/authorization-request.js')).to.equal(true);
     expect(refused('api/oauth/grants/grant.ts', '../../people/attempts.js')).to.equal(true);
-    expect(refused('api/oauth/authorization.ts', '../people/sign-in.js')).to.equal(false);
+    expect(refused('api/oauth/interaction.ts', '../people/sign-in.js')).to.equal(false);
   });
 
   it('refuses the composition root below it, and operator/ anywhere in api/', function () {
@@ -50,7 +50,7 @@ describe('the floors of api/ (eslint.config.js)', function () {
   });
 
   it('lets each floor stand on the ones below it', function () {
-    expect(refused('api/http/routes/authorize.ts', '../../oauth/authorization.js')).to.equal(false);
+    expect(refused('api/http/routes/authorization-endpoint.ts', '../../oauth/interaction.js')).to.equal(false);
     expect(refused('api/grpc/check.ts', '../http/refusal.js')).to.equal(false);
     expect(refused('api/decision/engine.ts', '../credentials/dpop/resource.js')).to.equal(false);
     expect(refused('api/credentials/closing.ts', '../store/sessions.js')).to.equal(false);

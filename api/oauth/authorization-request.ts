@@ -1,18 +1,36 @@
-// The rules of an authorization request whose client and redirect URI are known good (./authorize.ts
-// reads those first): from here on, a problem travels back to the client in the redirect. One named
-// check per rule, run in the order of AUTHORIZATION_REQUEST_CHECKS; the first refusal wins. That order
-// is what clients (and the OpenID Foundation's conformance suite) see when two rules are broken at
-// once: a new rule (FAPI, step-up) is a check added to the list, at the place its error should win.
+// The authorization request (GET and POST /auth/authorize, and a request pushed to /auth/par): the
+// authorization code (response_type=code) and implicit (token, id_token, "id_token token") requests,
+// with OpenID Connect's parameters, read and checked. The client and the redirect URI are checked
+// first: until both are known good, nothing is ever redirected (RFC 6749 §4.1.2.1) and a problem is a
+// page of the box; after that, a problem travels back to the client in the redirect. One named check
+// per rule, run in the order of AUTHORIZATION_REQUEST_CHECKS; the first refusal wins. That order is
+// what clients (and the OpenID Foundation's conformance suite) see when two rules are broken at once:
+// a new rule (FAPI, step-up) is a check added to the list, at the place its error should win.
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { errorFields } from '../errors.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { RecordCache } from '../cache/record-cache.js';
 import type { Stored } from '../store/resources.js';
 import type { PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Client } from '../types.js';
-import type { AuthorizeServices } from './authorize.js';
 import { grantedAudience, grantedScope } from './entitlements.js';
 import { OAuthError } from '../credentials/errors.js';
 import { hasOpenid, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { resourceParam, scopeParam } from './params.js';
 import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  keyring: Keyring;
+  clients: RecordCache<Stored<Client>>;
+}
+
+/** What reading an authorization request needs: its client, the box's address and keys (id_token_hint), the log of refusals. */
+export type AuthorizationRequestServices = Pick<Needs, 'clients' | 'config' | 'keyring' | 'log'>;
 
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
@@ -53,7 +71,7 @@ export interface Refusal {
   description: string;
 }
 
-type CheckServices = Pick<AuthorizeServices, 'config' | 'keyring'>;
+type CheckServices = Pick<Needs, 'config' | 'keyring'>;
 
 /** One rule: a refusal, what it read, or nothing (a rule kept). `read` holds what the checks before it read. */
 type Check = (asked: AskedRequest, read: Partial<Readings>, svc: CheckServices) => Refusal | Partial<Readings> | undefined;
@@ -227,7 +245,7 @@ export const AUTHORIZATION_REQUEST_CHECKS: readonly Check[] = [
 ];
 
 /** The first rule the request breaks, or what the checks read from it. */
-export function checkAuthorizeRequest(asked: AskedRequest, svc: CheckServices): Refusal | Readings {
+export function checkAuthorizationRequest(asked: AskedRequest, svc: CheckServices): Refusal | Readings {
   const read: Partial<Readings> = {};
   for (const check of AUTHORIZATION_REQUEST_CHECKS) {
     const found = check(asked, read, svc);
@@ -244,4 +262,242 @@ export function checkAuthorizeRequest(asked: AskedRequest, svc: CheckServices): 
     hintedUser: undefined,
     ...read,
   };
+}
+
+export interface AuthorizationRequest {
+  responseType: ResponseType;
+  client: Stored<Client>;
+  redirectUri: string;
+  state: string | undefined;
+  scope: string | undefined;
+  codeChallenge: string | undefined;
+  nonce: string | undefined;
+  /** Claims asked for by name (the claims parameter, Core §5.5), or null. */
+  claims: RequestedClaims | null;
+  /** The audience the tokens will carry (RFC 8707 resource), when asked for. */
+  audience?: string | undefined;
+  /** The DPoP key the code is bound to (RFC 9449 §10: dpop_jkt), when named. */
+  dpopJkt?: string | undefined;
+  prompt: ReadonlySet<Prompt>;
+  /** Seconds since sign-in beyond which the person signs in again. */
+  maxAge: number | undefined;
+  /** An email to offer on the sign-in page. */
+  loginHint: string | undefined;
+  /** The user an id_token_hint names (its sub). */
+  hintedUser: string | undefined;
+  /** The request's parameters, to carry through sign-in and consent (of a pushed request: client_id and request_uri). */
+  params: Record<string, string>;
+  /** The pushed request (RFC 9126) the parameters came from, claimed by this browser (./par.ts). */
+  pushed?: PushedRequestClaim;
+}
+
+/** A problem shown on a page of the box: the redirect URI is not trusted. */
+export interface PageProblem {
+  kind: 'page';
+  status: number;
+  title: string;
+  message: string;
+}
+
+/** A problem sent back to the client in the redirect. */
+export interface RedirectProblem {
+  kind: 'redirect';
+  location: string;
+  /** What the redirect says, for an answer that is not a redirect (a pushed request's: ./par.ts). */
+  error: string;
+  description: string;
+}
+
+/** The way back from the sign-in page proves a sign-in made for the request with this (api/http/fresh-sign-in.ts). */
+export const SIGN_IN_AFTER = 'sign_in_after';
+
+export const AUTHORIZE_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'id_token_hint',
+  'claims',
+  'acr_values',
+  'resource',
+  'dpop_jkt',
+  'request',
+  'request_uri',
+  SIGN_IN_AFTER,
+];
+
+function grantOf(responseType: string | undefined): 'implicit' | 'authorization_code' | undefined {
+  if (responseType === 'code') return 'authorization_code';
+  return RESPONSE_TYPES.includes(responseType as ResponseType) ? 'implicit' : undefined;
+}
+
+/** The redirect URI with the response in the query (code) or the fragment (the implicit kinds). */
+export function redirectTo(redirectUri: string, responseType: ResponseType, values: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  const pairs = Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined);
+  if (responseType === 'code') {
+    for (const [k, v] of pairs) url.searchParams.set(k, v);
+  } else {
+    url.hash = new URLSearchParams(pairs).toString();
+  }
+  return url.toString();
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
+
+/** The redirect URIs a grant's settings register: redirect_uri and redirect_uris, once each. */
+export function registeredRedirectUris(settings: { redirect_uri?: string; redirect_uris?: string[] } | undefined): string[] {
+  if (!settings) return [];
+  return [...new Set([...(settings.redirect_uri ? [settings.redirect_uri] : []), ...(settings.redirect_uris ?? [])])];
+}
+
+/**
+ * Whether a requested redirect URI is the registered one: to the letter, except
+ * that for a loopback address over http the port may differ (RFC 8252 §7.3: a
+ * native app such as kubectl's sign-in listens on whatever port is free).
+ */
+export function redirectMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  let a: URL;
+  let b: URL;
+  try {
+    a = new URL(registered);
+    b = new URL(requested);
+  } catch {
+    return false;
+  }
+  return (
+    a.protocol === 'http:' &&
+    b.protocol === 'http:' &&
+    LOOPBACK.has(a.hostname) &&
+    b.hostname === a.hostname &&
+    b.pathname === a.pathname &&
+    b.search === a.search &&
+    // nothing else in the request may differ, however it is spelled (user info, fragment, encodings)
+    requested === `http://${b.host}${b.pathname}${b.search}`
+  );
+}
+
+/** The parameters the endpoint reads, each given once (a parameter given twice is a page: the client is not yet known good). */
+function readParams(raw: Record<string, unknown>): { params: Record<string, string> } | PageProblem {
+  const params: Record<string, string> = {};
+  for (const name of AUTHORIZE_PARAMS) {
+    const v = raw[name];
+    if (Array.isArray(v))
+      return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
+    if (typeof v === 'string' && v !== '') params[name] = v;
+  }
+  return { params };
+}
+
+const linkNotValid = (message: string): PageProblem => ({ kind: 'page', status: 400, title: 'This sign-in link is not valid', message });
+
+/**
+ * An unknown client and a redirect URI it did not register get the same page, which names
+ * neither: the page must not tell a stranger which client ids exist. The log says which.
+ */
+function unknownClientOrRedirect(svc: Pick<Needs, 'log'>, clientId: string, why: string): PageProblem {
+  svc.log.info({ event: 'authorize_refused', client: clientId, reason: why }, 'authorization request refused');
+  return linkNotValid(
+    'The application sent you here with a client or a redirect URI that this box does not know. ' +
+      'Go back to the application; if it keeps happening, tell its developers.',
+  );
+}
+
+/**
+ * The redirect URI, one configured for the grant (redirectMatches), or why there is none. RFC 6749
+ * §3.1.2.3: "If multiple redirection URIs have been registered, [...] the client MUST include a
+ * redirection URI with the authorization request"; with one registered, it may be left out. For a
+ * response_type the box does not serve, any URI the client registered may carry that error back.
+ */
+function trustedRedirectUri(
+  client: Client,
+  grant: AskedRequest['grant'],
+  requested: string | undefined,
+): { uri: string } | { why: string } {
+  const registered = grant ? registeredRedirectUris(client.auth?.[grant]) : [];
+  const candidates = registered.length
+    ? registered
+    : [...registeredRedirectUris(client.auth?.authorization_code), ...registeredRedirectUris(client.auth?.implicit)];
+  if (!candidates.length) return { why: grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered' };
+  if (requested === undefined)
+    return registered.length === 1 ? { uri: registered[0]! } : { why: 'no redirect_uri, and the client registered several' };
+  return candidates.some((u) => redirectMatches(u, requested))
+    ? { uri: requested }
+    : { why: 'redirect URI differs from the registered ones' };
+}
+
+/**
+ * The request in `raw`, or the problem with it. `pushed`: the parameters are those
+ * of a pushed request (RFC 9126), being pushed now or claimed by this browser (./par.ts).
+ * Until the client and its redirect URI are known good, a problem is a page of the box
+ * (RFC 6749 §4.1.2.1); after, the rules of AUTHORIZATION_REQUEST_CHECKS send it back to the client.
+ */
+export async function parseAuthorizationRequest(
+  svc: AuthorizationRequestServices,
+  raw: Record<string, unknown>,
+  pushed?: PushedRequestClaim | 'being-pushed',
+): Promise<AuthorizationRequest | PageProblem | RedirectProblem> {
+  const read = readParams(raw);
+  if ('kind' in read) return read;
+  const { params } = read;
+  if (!params.client_id) return linkNotValid('The request names no client (client_id is missing).');
+  const client = await svc.clients.get(params.client_id);
+  if (!client) return unknownClientOrRedirect(svc, params.client_id, 'unknown client');
+  const grant = grantOf(params.response_type);
+  const redirect = trustedRedirectUri(client.resource, grant, params.redirect_uri);
+  if ('why' in redirect) return unknownClientOrRedirect(svc, params.client_id, redirect.why);
+  const redirectUri = redirect.uri;
+
+  const responseType = (grant ? params.response_type : 'code') as ResponseType;
+  const checked = checkAuthorizationRequest({ params, client, grant, responseType, pushed }, svc);
+  if ('error' in checked) {
+    const { error, description } = checked;
+    return {
+      kind: 'redirect',
+      location: redirectTo(redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
+      error,
+      description,
+    };
+  }
+  return {
+    responseType,
+    client,
+    redirectUri,
+    state: params.state,
+    scope: checked.scope ?? undefined,
+    codeChallenge: checked.codeChallenge,
+    nonce: params.nonce,
+    claims: checked.claims,
+    audience: checked.audience ?? undefined,
+    dpopJkt: params.dpop_jkt,
+    prompt: checked.prompt,
+    maxAge: checked.maxAge,
+    loginHint: params.login_hint,
+    hintedUser: checked.hintedUser,
+    ...(typeof pushed === 'object'
+      ? {
+          // The way back from sign-in and consent names the pushed request, never its parameters: what
+          // the client pushed cannot be changed on the way, nor a client that must push be bypassed.
+          params: {
+            client_id: params.client_id,
+            request_uri: params.request_uri!,
+            ...(params[SIGN_IN_AFTER] ? { [SIGN_IN_AFTER]: params[SIGN_IN_AFTER] } : {}),
+          },
+          pushed,
+        }
+      : { params }),
+  };
+}
+
+/** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
+export function errorRedirect(req: AuthorizationRequest, error: string, description: string): string {
+  return redirectTo(req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
 }
