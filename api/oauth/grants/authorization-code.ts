@@ -12,7 +12,8 @@ import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../../credentials/pkce.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
 
 const CODE = 'authorization code';
 

@@ -2,7 +2,8 @@
 import { grantedAudience, grantedScope } from '../entitlements.js';
 import { audienceParam, scopeParam } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
-import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
+import { dpopBound, type Grant } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
 
 export const clientCredentials: Grant = {
   type: 'client_credentials',

@@ -10,7 +10,8 @@ import { DEVICE_GRANT } from '../device.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
 
 export const deviceCode: Grant = {
   type: DEVICE_GRANT,

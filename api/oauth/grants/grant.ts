@@ -15,7 +15,7 @@ import type { RecordCache } from '../../cache/record-cache.js';
 import type { TrustedIssuers } from '../../credentials/workload/issuers.js';
 import type { VerifiedAssertions } from '../../credentials/workload/assertion.js';
 import type { Audit } from '../../audit.js';
-import type { PrincipalUser, Client } from '../../types.js';
+import type { PrincipalUser, Client, GrantType } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import type { Params } from '../params.js';
@@ -89,11 +89,11 @@ export const dpopBound = (dpop: DpopBinding | undefined): { jkt?: string; refres
 
 export interface Grant {
   /** The grant_type value. */
-  type: string;
+  type: GrantType;
   clientAuthentication: ClientAuthentication;
   /** Parameters without which the request is invalid_request, checked before the client is. */
   requiredParameters: readonly string[];
-  /** Whether this client may use the grant at all; otherwise unauthorized_client. */
+  /** Whether this client may use the grant at all (../grant-types.ts, as a rule); otherwise unauthorized_client. */
   permits(client: Client): boolean;
   /**
    * For a grant a client may use with client_id alone: the code or token it is
@@ -113,12 +113,6 @@ export interface Issued {
   response: TokenResponse;
   session: SessionRow;
 }
-
-/** The usual rule of permits(): the client lists the grant in its grant_types. */
-export const listedInGrantTypes =
-  (type: string) =>
-  (client: Client): boolean =>
-    (client.grant_types as string[]).includes(type);
 
 /**
  * Runs `work` in a transaction that commits even when the request is refused,

@@ -16,7 +16,8 @@ import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedT
 import { scopesOf } from '../../credentials/scopes.js';
 import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
-import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
+import { dpopBound, type Grant } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 

@@ -3,7 +3,12 @@
 // client. The OpenID Foundation's conformance suite drives this endpoint: the order of the
 // checks and every error code are part of what clients see, so these tests pin them.
 import { expect } from 'chai';
-import { parseAuthorizationRequest, redirectMatches, type AuthorizationRequestServices } from '../../../api/oauth/authorization-request.js';
+import {
+  AUTHORIZATION_REQUEST_CHECKS,
+  parseAuthorizationRequest,
+  redirectMatches,
+  type AuthorizationRequestServices,
+} from '../../../api/oauth/authorization-request.js';
 import type { Stored } from '../../../api/store/resources.js';
 import type { Client } from '../../../api/types.js';
 
@@ -50,6 +55,36 @@ async function outcome(
 const UNKNOWN =
   'page: The application sent you here with a client or a redirect URI that this box does not know. ' +
   'Go back to the application; if it keeps happening, tell its developers.';
+
+describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order its error wins', function () {
+  it('the client and its redirect URI are checks of the list, first, and answered on a page; the rest in the redirect', function () {
+    expect(AUTHORIZATION_REQUEST_CHECKS.onAPage.map((check) => check.name)).to.deep.equal([
+      'eachParameterOnce',
+      'clientIsNamed',
+      'clientIsKnown',
+      'redirectUriIsRegistered',
+    ]);
+    expect(AUTHORIZATION_REQUEST_CHECKS.inTheRedirect.map((check) => check.name)).to.deep.equal([
+      'responseTypeIsServed',
+      'pushedWhenRequired',
+      'noRequestObject',
+      'requestUriIsPushed',
+      'grantIsListed',
+      'boundTokensComeFromCode',
+      'dpopJktBindsACode',
+      'challengeMethodIsS256',
+      'challengeIsSha256',
+      'publicClientUsesPkce',
+      'scopeIsGranted',
+      'resourceIsGranted',
+      'idTokenIsOpenid',
+      'promptIsServed',
+      'maxAgeIsSeconds',
+      'claimsAreReadable',
+      'idTokenHintIsOurs',
+    ]);
+  });
+});
 
 describe('parseAuthorizationRequest: pages before the redirect URI is known good', function () {
   it('a parameter given twice, then a missing client_id, then an unknown client', async function () {
@@ -136,7 +171,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       'invalid_request: client "app" must push its authorization requests to /auth/par (RFC 9126)',
       'request_not_supported: request objects are not supported: send the parameters of the request themselves',
       'request_uri_not_supported: request_uri is not supported: send the parameters of the request themselves',
-      'unauthorized_client: client "app" may not use the authorization_code grant',
+      'unauthorized_client: client "app" may not use the authorization_code grant (add authorization_code to its grant_types)',
       "invalid_request: dpop_jkt must be a key's JWK SHA-256 thumbprint (43 base64url characters)",
       'invalid_request: code_challenge_method must be S256',
       'invalid_request: code_challenge must be a base64url SHA-256 (43 characters)',
@@ -164,7 +199,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       ],
     );
     expect(seen).to.deep.equal([
-      'unauthorized_client: client "app" may not use the implicit grant',
+      'unauthorized_client: client "app" may not use the implicit grant (add implicit to its grant_types)',
       'unauthorized_client: client "app" must bind its tokens with DPoP (dpop_bound_access_tokens): use the code flow',
       'invalid_request: dpop_jkt binds an authorization code; response_type=id_token token issues none',
       'invalid_request: response_type=id_token token needs scope openid',
@@ -203,7 +238,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
     });
     expect(code).to.include({ kind: 'redirect' });
     expect((code as { location: string }).location).to.equal(
-      `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant&state=s+t`,
+      `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant+%28add+authorization_code+to+its+grant_types%29&state=s+t`,
     );
     const implicit = await parseAuthorizationRequest(services(client({ grant_types: [] })), {
       client_id: 'app',
@@ -211,7 +246,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       state: 's',
     });
     expect((implicit as { location: string }).location).to.equal(
-      `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant&state=s`,
+      `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant+%28add+implicit+to+its+grant_types%29&state=s`,
     );
     // An unsupported response_type is answered as a code request would be: in the query.
     const bogus = await parseAuthorizationRequest(services(client()), { client_id: 'app', response_type: 'bogus', redirect_uri: CB });
