@@ -16,7 +16,7 @@ import type { Stored } from '../store/resources.js';
 import type { PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Client } from '../types.js';
 import { grantedAudience, grantedScope } from './entitlements.js';
-import { OAuthError } from '../credentials/errors.js';
+import { isRedirectErrorCode, OAuthError, type EndpointErrorCode, type RedirectErrorCode } from '../credentials/errors.js';
 import { listedInGrantTypes, notListedInGrantTypes } from './grant-types.js';
 import { hasOpenid, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
 import { resourceParam, scopeParam } from './params.js';
@@ -76,12 +76,15 @@ export interface PageProblem {
   message: string;
 }
 
+/** The codes the request's checks answer: in the redirect, or at PAR (../credentials/errors.ts). */
+export type RequestErrorCode = RedirectErrorCode & EndpointErrorCode;
+
 /** A problem sent back to the client in the redirect. */
 export interface RedirectProblem {
   kind: 'redirect';
   location: string;
   /** What the redirect says, for an answer that is not a redirect (a pushed request's: ./par.ts). */
-  error: string;
+  error: RequestErrorCode;
   description: string;
 }
 
@@ -174,7 +177,7 @@ export interface Readings {
 
 /** A rule broken after the redirect URI is known good: the error and description sent back to the client. */
 export interface Refusal {
-  error: string;
+  error: RequestErrorCode;
   description: string;
 }
 
@@ -187,10 +190,13 @@ type PageCheck = (
 /** One rule after: a refusal, what it read, or nothing (a rule kept). `read` holds what the checks before it read. */
 type Check = (asked: AskedRequest, read: Partial<Readings>, svc: AuthorizationRequestServices) => Refusal | Partial<Readings> | undefined;
 
-const refuse = (error: string, description: string): Refusal => ({ error, description });
+const refuse = (error: RequestErrorCode, description: string): Refusal => ({ error, description });
 
-/** An OAuthError of ./params.ts, ./entitlements.ts or ./grant-types.ts as the refusal sent back. */
-const refusalOf = (err: OAuthError): Refusal => refuse(err.code, err.message);
+/** An OAuthError of ./params.ts, ./entitlements.ts or ./grant-types.ts as the refusal sent back; one the redirect cannot carry is a bug. */
+function refusalOf(err: OAuthError): Refusal {
+  if (!isRedirectErrorCode(err.code)) throw err;
+  return refuse(err.code, err.message);
+}
 
 /** RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." */
 const eachParameterOnce: PageCheck = ({ raw }) => {
@@ -547,6 +553,6 @@ export function redirectTo(redirectUri: string, responseType: ResponseType, valu
 }
 
 /** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
-export function errorRedirect(req: AuthorizationRequest, error: string, description: string): string {
+export function errorRedirect(req: AuthorizationRequest, error: RedirectErrorCode, description: string): string {
   return redirectTo(req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
 }

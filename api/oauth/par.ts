@@ -17,7 +17,6 @@
 // reloading/refreshing their user agent"). Of uses at once, the one that deletes
 // it answers the client; every other is shown the page of a used request_uri,
 // never a second redirect (pushedRequestGone below says why).
-import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Pool } from '../db/pool.js';
 import { type Dpop, keyOfProof } from '../credentials/dpop/check.js';
@@ -30,7 +29,7 @@ import {
   type AuthorizationRequestServices,
   type PageProblem,
 } from './authorization-request.js';
-import { invalidRequest } from '../credentials/errors.js';
+import { invalidRequest, OAuthError } from '../credentials/errors.js';
 import { tokenParams } from './params.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 
@@ -95,7 +94,7 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
     if (checked.kind === 'page') {
       throw invalidRequest('redirect_uri is missing or is not one registered for this client (it must match to the letter)');
     }
-    throw new ApiError(400, checked.error, checked.description);
+    throw new OAuthError(checked.error, checked.description);
   }
   const requestUri = `${REQUEST_URI_PREFIX}${newOpaqueToken()}`;
   await createPushedRequest(

@@ -5,6 +5,7 @@ import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
 import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, requestedClaimsOf, userClaims } from '../../oauth/openid.js';
 import { scopesOf } from '../../credentials/scopes.js';
+import { resourceError } from '../../credentials/errors.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
 import type { Keyring } from '../../credentials/keyring.js';
@@ -79,7 +80,7 @@ export function openidRouter(svc: OpenidRouterServices): Router {
     const user =
       principal.session.userId !== null && scopes.includes(OPENID) ? await getUser(svc.pool, principal.session.userId) : undefined;
     if (!user) {
-      throw new ApiError(403, 'insufficient_scope', "the token must be a person's, issued with scope openid", {
+      throw resourceError('insufficient_scope', "the token must be a person's, issued with scope openid", {
         'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
       });
     }
