@@ -9,10 +9,10 @@ import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Metrics } from '../metrics.js';
 import type { Audit } from '../audit.js';
-import { insertSessions } from '../store/sessions.js';
+import { insertSessions, type SessionRow } from '../store/sessions.js';
 import { whileSignedIn } from '../credentials/closing.js';
-import { createAuthorizationCode, type BrowserSession } from '../store/browser.js';
-import { consumePushedRequest } from '../store/pushed-requests.js';
+import { createAuthorizationCode, type AuthorizationCode, type BrowserSession } from '../store/browser.js';
+import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import type { UserRow } from '../store/users.js';
 import { errorRedirect, redirectTo, type AuthorizationRequest, type PageProblem } from './authorization-request.js';
 import { browserDetails, idTokenFor } from './openid.js';
@@ -33,6 +33,26 @@ interface Needs {
 export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
 
 /**
+ * Everything issuing the response does to the database (fosite's storage interfaces: a flow states
+ * the methods it needs): all of it in one transaction, `tx`, that holds the browser's sign-in.
+ */
+export interface AuthorizationResponseStore {
+  /**
+   * Runs `issue` in a transaction holding the browser session `sid` signed in until it commits
+   * (credentials/closing.ts); undefined, nothing issued, when the sign-in has ended.
+   */
+  whileSignedIn<T>(svc: Pick<Needs, 'pool'>, sid: string, issue: (tx: Transaction) => Promise<T>): Promise<T | undefined>;
+  /** Deletes the pushed request this answer ends; false when it is gone (another use of its request_uri ended it, or it expired). */
+  consumePushedRequest(tx: Transaction, claim: PushedRequestClaim, now: Date): Promise<boolean>;
+  /** The code of the code flow, stored by its hash. */
+  createAuthorizationCode(tx: Transaction, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void>;
+  /** The session of an implicit access token. */
+  insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+}
+
+const store: AuthorizationResponseStore = { whileSignedIn, consumePushedRequest, createAuthorizationCode, insertSessions };
+
+/**
  * Issues what the request asked for to the signed-in person; returns where to
  * send the browser (or, for a pushed request another use answered first, the
  * page of pushedRequestGone). What is issued here carries the browser session's
@@ -46,7 +66,7 @@ export async function grantAuthorization(
   user: UserRow,
   browser: BrowserSession,
 ): Promise<string | PageProblem> {
-  const issued = await whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
+  const issued = await store.whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
   return issued ?? errorRedirect(req, 'access_denied', 'the sign-in ended before the request was granted');
 }
 
@@ -61,12 +81,12 @@ async function issue(
   // A pushed request is answered once: it is deleted in the transaction that issues, and of requests
   // racing with one request_uri only the one that deleted it answers the client; the others are shown
   // what any used request_uri shows.
-  if (req.pushed && !(await consumePushedRequest(tx, req.pushed, new Date()))) {
+  if (req.pushed && !(await store.consumePushedRequest(tx, req.pushed, new Date()))) {
     return pushedRequestGone(svc, client.id, 'request_uri answered by another use');
   }
   if (req.responseType === 'code') {
     const code = randomBytes(32).toString('base64url');
-    await createAuthorizationCode(tx, tokenHash(code), {
+    await store.createAuthorizationCode(tx, tokenHash(code), {
       clientId: client.id,
       userId: user.id,
       redirectUri: req.redirectUri,
@@ -105,7 +125,7 @@ async function issue(
       svc.keyring.active,
       now,
     );
-    await insertSessions(tx, [session]);
+    await store.insertSessions(tx, [session]);
     svc.metrics.tokens.inc({ grant: 'implicit' });
     svc.audit.record({ event: 'token_issued', client: client.id, grant: 'implicit', session: session.id, user: String(user.id) });
     accessToken = response.access_token;

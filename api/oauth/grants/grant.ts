@@ -2,7 +2,10 @@
 // for all of them, in this order, what a grant declares here: its required
 // parameters are present, the client authenticates as the grant requires, and
 // the client may use the grant. A handler then only decides what its own
-// parameters mean and what to issue.
+// parameters mean and what to issue. Each grant declares beside it everything it
+// does to the database, as one interface (`AuthorizationCodeStore`,
+// `RefreshTokenStore`…, wired once to api/store/), so that its contract with the
+// database reads in one type (fosite's handler/oauth2/storage.go does the same).
 import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
