@@ -68,7 +68,7 @@ export interface AuthorizationRequest {
   pushed?: PushedRequestClaim;
 }
 
-/** A problem shown on a page of the box: the redirect URI is not trusted. */
+/** A problem shown on a page of the box: until the client and its redirect URI are known good, nothing is redirected. */
 export interface PageProblem {
   kind: 'page';
   status: number;
@@ -149,7 +149,7 @@ interface Presented {
 }
 
 /** A request whose client and redirect URI are known good. */
-export interface AskedRequest {
+interface AskedRequest {
   /** Its parameters, each given once and not empty. */
   params: Record<string, string>;
   client: Stored<Client>;
@@ -163,7 +163,7 @@ export interface AskedRequest {
 }
 
 /** What the checks read from a request's parameters, for the rules after them and for the request read. */
-export interface Readings {
+interface Readings {
   scope: string | null;
   /** The audience the tokens will carry (RFC 8707 resource), or null. */
   audience: string | null;
@@ -176,7 +176,7 @@ export interface Readings {
 }
 
 /** A rule broken after the redirect URI is known good: the error and description sent back to the client. */
-export interface Refusal {
+interface Refusal {
   error: RequestErrorCode;
   description: string;
 }
