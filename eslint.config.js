@@ -14,23 +14,11 @@ import { floorsRule } from './eslint-floors.js';
 // so the rule and the READMEs cannot disagree. A folder without that sentence is refused until
 // it is placed.
 //
-// TEMPORARY: the imports allowed for now although their folder's README does not name them, each
-// a file and a module it imports, with why it waits. The lead removes them as the code moves; none
-// may be added.
-const TEMPORARY = [
-  // What a person still owes (factorState for nextStep, acrWanted) and the person of a browser
-  // session (getUser) are read by the doors that ask; they come from people/ with the step machine
-  // (issue 50, item 1).
-  ['api/http/routes/openid.ts', 'api/store/users.ts'],
-  // Consent (consentedScopes, recordConsent) is read and written by the authorization endpoint's
-  // door: it goes to the decision of what to ask the person, in oauth/ (issue 50, item 3).
-  ['api/http/routes/authorize.ts', 'api/store/browser.ts'],
-];
 export const floors = [
   {
     files: ['**/*.ts'],
     plugins: { floors: { rules: { readme: floorsRule(import.meta.dirname) } } },
-    rules: { 'floors/readme': ['error', { exceptions: TEMPORARY }] },
+    rules: { 'floors/readme': 'error' },
   },
 ];
 

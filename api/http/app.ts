@@ -14,7 +14,7 @@ import { withGateEndpoints } from './gate-endpoints.js';
 import { withOAuthEndpoints } from './oauth-endpoints.js';
 import { strictRouter } from './router.js';
 import { adminRouter } from './routes/admin.js';
-import { authorizeRouter } from './routes/authorize.js';
+import { authorizationEndpointRouter } from './routes/authorization-endpoint.js';
 import { authzenRouter } from './routes/authzen.js';
 import { appSignInRouter } from './routes/app-sign-in.js';
 import { factorRouter } from './routes/factors.js';
@@ -101,7 +101,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.delete('/Session', signOut(svc));
   const upstream = upstreamRouter(svc);
   app.use(
-    authorizeRouter(svc),
+    authorizationEndpointRouter(svc),
     signInRouter(svc, upstream.signInThroughDirectory),
     upstream.router,
     factorRouter(svc),

@@ -4,6 +4,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, challenge } from '../errors.js';
 import { percentDecode } from '../input.js';
 import { subjectOf } from '../credentials/exchange/parties.js';
+import { resourceError } from '../credentials/errors.js';
+import type { DpopErrorCode } from '../credentials/dpop/check.js';
 import {
   checkPresented,
   dpopChallenge,
@@ -49,19 +51,19 @@ declare module 'express-serve-static-core' {
 
 /** A refusal of the DPoP scheme (RFC 9449 §7.1): its error, and with use_dpop_nonce the nonce to use. */
 interface DpopProblem {
-  error: string;
+  error: DpopErrorCode | 'invalid_token';
   nonce?: string | undefined;
 }
 
 export function unauthorized(description: string, presented: boolean, dpop?: DpopProblem): ApiError {
   if (dpop) {
-    return new ApiError(401, dpop.error, description, {
+    return resourceError(dpop.error, description, {
       'WWW-Authenticate': dpopChallenge('boxauth', { error: dpop.error, problem: description }),
       ...(dpop.nonce ? { 'DPoP-Nonce': dpop.nonce } : {}),
     });
   }
   const bearer = challenge('Bearer', 'boxauth', presented ? { error: 'invalid_token', description } : undefined);
-  return new ApiError(401, 'invalid_token', description, { 'WWW-Authenticate': bearer });
+  return resourceError('invalid_token', description, { 'WWW-Authenticate': bearer });
 }
 
 /**
@@ -231,7 +233,7 @@ export function authorize(svc: Pick<Needs, 'policies'>): RequestHandler {
     const subject = subjectFor(principal);
     svc.policies.decide(subject, policyRequest(req, principal)).then((verdict) => {
       if (verdict.allowed) return next();
-      next(new ApiError(403, 'access_denied', refusal(req, subject, verdict.refusedBy)));
+      next(resourceError('access_denied', refusal(req, subject, verdict.refusedBy)));
     }, next);
   };
 }

@@ -16,7 +16,7 @@
 // marker's age (it lives an hour) is the process's.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { AUTHORIZE_PARAMS, SIGN_IN_AFTER, type AuthorizeRequest } from '../oauth/authorize.js';
+import { AUTHORIZE_PARAMS, SIGN_IN_AFTER, type AuthorizationRequest } from '../oauth/authorization-request.js';
 import type { BrowserSession } from '../store/browser.js';
 import { browserId, presentedBrowserId, type BrowserServices } from './browser-session.js';
 
@@ -48,7 +48,7 @@ export function signInMarker(
   svc: FreshSignInServices,
   req: Request,
   res: Response,
-  request: AuthorizeRequest,
+  request: AuthorizationRequest,
   browser: BrowserSession | undefined,
 ): string {
   const issuedAt = String(Math.floor(Date.now() / 1000));
@@ -57,7 +57,12 @@ export function signInMarker(
 }
 
 /** Whether `browser` signed in after the request was first seen in this browser: its marker is valid and names another sign-in. */
-export function signedInAfterRequest(svc: FreshSignInServices, req: Request, request: AuthorizeRequest, browser: BrowserSession): boolean {
+export function signedInAfterRequest(
+  svc: FreshSignInServices,
+  req: Request,
+  request: AuthorizationRequest,
+  browser: BrowserSession,
+): boolean {
   const [, issuedAt, tag, presented] = /^(\d{1,12})\.([\w-]{22})\.([\w-]{43})$/.exec(request.params[SIGN_IN_AFTER] ?? '') ?? [];
   const id = presentedBrowserId(svc, req);
   if (!id || !issuedAt || !tag || !presented || Date.now() / 1000 - Number(issuedAt) > MARKER_SECONDS) return false;

@@ -12,8 +12,7 @@ import { createDeviceCode, decideDeviceCode, findPendingByUserCode, type DeviceC
 import { whileSignedIn } from '../credentials/closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { grantedScope } from './entitlements.js';
-import { OAuthError } from '../credentials/errors.js';
-import { listedInGrantTypes } from './grants/grant.js';
+import { listedInGrantTypes, notListedInGrantTypes } from './grant-types.js';
 import { scopeParam, tokenParams } from './params.js';
 import { tokenHash } from '../credentials/tokens.js';
 
@@ -69,12 +68,7 @@ export async function deviceAuthorization(svc: DeviceServices, request: OAuthReq
   const permitted = listedInGrantTypes(DEVICE_GRANT);
   // A client named by client_id alone and not permitted is refused as an unknown one (client-auth.ts).
   const { resource: client } = await authenticateClient(svc, presentedClient(request, params), 'if-confidential', permitted);
-  if (!permitted(client)) {
-    throw new OAuthError(
-      'unauthorized_client',
-      `client "${client.id}" may not use the device authorization grant (add ${DEVICE_GRANT} to its grant_types)`,
-    );
-  }
+  if (!permitted(client)) throw notListedInGrantTypes(client, DEVICE_GRANT);
   const scope = grantedScope(client, scopeParam(params.scope));
   // A public client's device codes need no secret: each is a row, so an address gets a bounded number.
   svc.deviceThrottle.reserve([addressKey(request.address)]);

@@ -4,7 +4,8 @@
 // scope releases which, lives here only.
 import { isEmailAddress } from '../schema/people.js';
 import { createHash } from 'node:crypto';
-import type { UserRow } from '../store/users.js';
+import { getUser, type UserRow } from '../store/users.js';
+import type { Pool } from '../db/pool.js';
 import type { Config } from '../config.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Client, GrantSettings } from '../types.js';
@@ -310,3 +311,7 @@ export function idTokenHintClaims(
     throw err;
   }
 }
+
+/** The person a token's session speaks for, as UserInfo answers of them (OpenID Connect Core §5.3); undefined without one. */
+export const personOfSession = (svc: { pool: Pool }, session: { userId: number | null }): Promise<UserRow | undefined> =>
+  session.userId === null ? Promise.resolve(undefined) : getUser(svc.pool, session.userId);

@@ -9,15 +9,14 @@
 // /auth/authorize claims it (the request is then this browser's, for the time a
 // person takes to sign in and consent), and it is deleted when the answer goes
 // back to the client: in the transaction that issues the code or token
-// (./authorize.ts), or with the error that ends the request. Between the two,
+// (./authorization-response.ts), or with the error that ends the request. Between the two,
 // the way back from the sign-in page and the consent form carry client_id and
 // request_uri, never the parameters, so they cannot be changed on the way. One
 // request_uri thus yields one answer, in one browser; a reload before the
 // answer works (RFC 9126 §4: "MAY allow for duplicate requests due to a user
 // reloading/refreshing their user agent"). Of uses at once, the one that deletes
 // it answers the client; every other is shown the page of a used request_uri,
-// never a second redirect (pushedRequestGone in ./authorize.ts says why).
-import { ApiError } from '../errors.js';
+// never a second redirect (pushedRequestGone below says why).
 import type { Logger } from '../log.js';
 import type { Pool } from '../db/pool.js';
 import { type Dpop, keyOfProof } from '../credentials/dpop/check.js';
@@ -25,13 +24,12 @@ import { claimPushedRequest, consumePushedRequest, createPushedRequest, type Pus
 import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
 import {
   AUTHORIZE_PARAMS,
-  parseAuthorizeRequest,
-  pushedRequestGone,
+  parseAuthorizationRequest,
   SIGN_IN_AFTER,
-  type AuthorizeServices,
+  type AuthorizationRequestServices,
   type PageProblem,
-} from './authorize.js';
-import { invalidRequest } from '../credentials/errors.js';
+} from './authorization-request.js';
+import { invalidRequest, OAuthError } from '../credentials/errors.js';
 import { tokenParams } from './params.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 
@@ -43,7 +41,7 @@ interface Needs {
 }
 
 /** What the PAR endpoint uses: client authentication, the authorization request's checks, the store. */
-export type ParServices = ClientAuthServices & AuthorizeServices & Pick<Needs, 'dpop' | 'pool'>;
+export type ParServices = ClientAuthServices & AuthorizationRequestServices & Pick<Needs, 'dpop' | 'pool'>;
 
 /** RFC 9126 §2.2: "The format of the request_uri value is at the discretion of the authorization server"; this is the one it shows. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -89,14 +87,14 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
   }
   // client_id is required of an authorization request; authenticated by Basic, the client has named itself.
   pushed.client_id = client.resource.id;
-  const checked = await parseAuthorizeRequest(svc, pushed, 'being-pushed');
+  const checked = await parseAuthorizationRequest(svc, pushed, 'being-pushed');
   if ('kind' in checked) {
     // RFC 9126 §2.3: errors as at the token endpoint, "using the appropriate error code from therein
     // or from Section 4.1.2.1 of [RFC6749]". A page problem here is the redirect URI's.
     if (checked.kind === 'page') {
       throw invalidRequest('redirect_uri is missing or is not one registered for this client (it must match to the letter)');
     }
-    throw new ApiError(400, checked.error, checked.description);
+    throw new OAuthError(checked.error, checked.description);
   }
   const requestUri = `${REQUEST_URI_PREFIX}${newOpaqueToken()}`;
   await createPushedRequest(
@@ -109,9 +107,28 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
 }
 
 /**
+ * What a browser is shown for a pushed request's request_uri that is unknown, expired, used up,
+ * another client's or claimed by another browser — and by every loser of many uses at once.
+ * RFC 9126 §4: "Authorization servers SHOULD treat request_uri values as one-time use", and "An
+ * expired request_uri MUST be rejected as invalid". Nothing is redirected: the request is gone, and
+ * its one answer went (or goes) back to the client once, from the use that ended it; a
+ * second answer with the same state could make the client drop the flow the first one completed.
+ */
+export function pushedRequestGone(svc: Pick<Needs, 'log'>, clientId: string | undefined, reason: string): PageProblem {
+  svc.log.info({ event: 'authorize_refused', client: clientId, reason }, 'authorization request refused');
+  return {
+    kind: 'page',
+    status: 400,
+    title: 'This sign-in link is not valid',
+    message:
+      'The sign-in link has expired, was used already, or was opened in another browser. Go back to the application and start again.',
+  };
+}
+
+/**
  * The parameters of the pushed request an authorization request names, claimed
  * for the browser `browserId()` names; undefined when it names none (a request_uri
- * of another kind is not ours: ./authorize.ts refuses it as before). RFC 9101 §5,
+ * of another kind is not ours: ./authorization-request.ts refuses it as before). RFC 9101 §5,
  * which RFC 9126 §4 builds on: the server "MUST only use the parameters in the
  * Request Object even if the same parameter is provided in the query parameter";
  * only the box's own sign-in marker comes from the query.

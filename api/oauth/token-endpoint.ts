@@ -19,6 +19,7 @@ import {
   type OAuthRequest,
 } from './client-auth.js';
 import { OAuthError, invalidRequest } from '../credentials/errors.js';
+import { notListedInGrantTypes } from './grant-types.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
@@ -127,9 +128,7 @@ async function issue(
     if (!own) throw notIssuedToClient(name);
   }
   const client = await authenticateClient(svc, presented, grant.clientAuthentication);
-  if (!grant.permits(client.resource)) {
-    throw new OAuthError('unauthorized_client', `client "${client.resource.id}" may not use the ${grant.type} grant (see its grant_types)`);
-  }
+  if (!grant.permits(client.resource)) throw notListedInGrantTypes(client.resource, grant.type);
   const dpop = await proofOf(svc, request, client);
   const unproven = namedOnly(presented) && confidential(client);
   return grant.handle({ svc, params, client, ...(dpop ? { dpop } : {}), ...(unproven ? { unproven } : {}) });

@@ -2,7 +2,7 @@
 // a sign-in (nobody is signed in, someone else is named, or the request asks for a
 // sign-in made for it), or a stronger one (its class, `acr`, is short of what is
 // wanted: ./factors.ts), or one made a way the client accepts (an upstream provider is
-// another way to a SignedIn: ./upstream/); callers (oauth/authorization.ts) ask only these questions.
+// another way to a SignedIn: ./upstream/); callers (oauth/interaction.ts) ask only these questions.
 import { ACR_MFA, acrAsked, acrOf, isAcr, meets, strongest, type Acr } from '../credentials/acr.js';
 import { acrRequiredOf, type PersonsFactors } from './factors.js';
 

@@ -39,6 +39,7 @@ describe('pushed authorization requests (RFC 9126)', function () {
       strict: { first_party: true, secret: SECRET, auth: code, require_pushed_authorization_requests: true },
       spa: { first_party: true, auth: code },
       throttled: { first_party: true, secret: SECRET, auth: code },
+      unlisted: { first_party: true, secret: SECRET, auth: code, grant_types: ['client_credentials'] },
     })) {
       const res = await box.json('PUT', `/Client/${id}`, { grant_types: ['authorization_code'], ...client }, root);
       expect(res.status, res.text).to.equal(201);
@@ -243,6 +244,30 @@ describe('pushed authorization requests (RFC 9126)', function () {
       expect([scope.status, scope.body.error]).to.deep.equal([400, 'invalid_scope']);
       const noPkce = await box.form('/auth/par', { client_id: 'spa', response_type: 'code', redirect_uri: CALLBACK });
       expect([noPkce.status, noPkce.body.error]).to.deep.equal([400, 'invalid_request']);
+    });
+
+    it('a grant its grant_types does not list: one answer at PAR, /auth/authorize, /auth/token and /auth/device', async function () {
+      const unlisted = { Authorization: basic('unlisted', SECRET) };
+      const answer = (grant: string) => [
+        'unauthorized_client',
+        `client 'unlisted' may not use the ${grant} grant (add ${grant} to its grant_types)`,
+      ];
+      const pushed = await pushRaw({ client_id: 'unlisted' }, unlisted);
+      expect(pushed.status).to.equal(400);
+      expect([pushed.body.error, pushed.body.error_description]).to.deep.equal(answer('authorization_code'));
+      const query = { client_id: 'unlisted', response_type: 'code', redirect_uri: CALLBACK, code_challenge: challenge() };
+      const redirected = location(
+        await box.request('GET', `/auth/authorize?${new URLSearchParams({ ...query, code_challenge_method: 'S256' })}`),
+      );
+      expect([redirected.searchParams.get('error'), redirected.searchParams.get('error_description')]).to.deep.equal(
+        answer('authorization_code'),
+      );
+      const token = await box.form('/auth/token', { grant_type: 'authorization_code', code: 'any', redirect_uri: CALLBACK }, unlisted);
+      expect(token.status).to.equal(400);
+      expect([token.body.error, token.body.error_description]).to.deep.equal(answer('authorization_code'));
+      const device = await box.form('/auth/device', {}, unlisted);
+      expect(device.status).to.equal(400);
+      expect([device.body.error, device.body.error_description]).to.deep.equal(answer('urn:ietf:params:oauth:grant-type:device_code'));
     });
 
     it('a resource that is not an absolute URI, or has a fragment: 400 invalid_target, nothing pushed (RFC 8707 §2)', async function () {

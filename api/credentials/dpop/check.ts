@@ -5,12 +5,12 @@
 // forged or stale proof costs the database nothing.
 import { createHash } from 'node:crypto';
 import type { ProofLedger } from '../../store/dpop-proofs.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, type EndpointErrorCode, type ResourceErrorCode } from '../errors.js';
 import type { DpopNonces } from './nonce.js';
 import { PROOF_MAX_AGE_SECONDS, singleProof, verifyProof, type ProofRequest, type VerifiedProof } from './proof.js';
 
-/** RFC 9449's error codes: at the token endpoint (§5) and in a resource's DPoP challenge (§7.1). */
-export type DpopErrorCode = 'invalid_dpop_proof' | 'use_dpop_nonce';
+/** RFC 9449's error codes: at the token endpoint (§5) and in a resource's DPoP challenge (§7.1); statuses in ../errors.ts. */
+export type DpopErrorCode = Extract<ResourceErrorCode & EndpointErrorCode, 'invalid_dpop_proof' | 'use_dpop_nonce'>;
 
 export interface DpopRefusal {
   error: DpopErrorCode;

@@ -2,7 +2,7 @@
 // introspection, revocation, PAR…) never reach express: see ../oauth-endpoints.ts.
 import type { Router } from 'express';
 import fs from 'node:fs';
-import { RESPONSE_TYPES } from '../../oauth/authorize.js';
+import { RESPONSE_TYPES } from '../../oauth/authorization-request.js';
 import { DPOP_ALGS } from '../../credentials/dpop/proof.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import { projectPath } from '../../paths.js';

@@ -3,15 +3,23 @@
 import { ACR_LADDER } from '../../credentials/acr.js';
 import type { Request, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
-import { CLAIMS_SUPPORTED, idTokenHintClaims, OPENID, OPENID_SCOPES, requestedClaimsOf, userClaims } from '../../oauth/openid.js';
+import {
+  CLAIMS_SUPPORTED,
+  idTokenHintClaims,
+  OPENID,
+  OPENID_SCOPES,
+  requestedClaimsOf,
+  personOfSession,
+  userClaims,
+} from '../../oauth/openid.js';
 import { scopesOf } from '../../credentials/scopes.js';
+import { resourceError } from '../../credentials/errors.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
 import type { Keyring } from '../../credentials/keyring.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
-import { getUser } from '../../store/users.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
 import { presentedCredential, principalOf, resourceRequest, type PrincipalServices } from '../auth.js';
 import { pageForm } from '../body.js';
@@ -76,10 +84,9 @@ export function openidRouter(svc: OpenidRouterServices): Router {
     const presented = fromBody !== undefined ? { scheme: 'Bearer' as const, token: fromBody } : presentedCredential(req);
     const principal = await principalOf(svc, presented, resourceRequest(svc, req));
     const scopes = scopesOf(principal.session.scope);
-    const user =
-      principal.session.userId !== null && scopes.includes(OPENID) ? await getUser(svc.pool, principal.session.userId) : undefined;
+    const user = scopes.includes(OPENID) ? await personOfSession(svc, principal.session) : undefined;
     if (!user) {
-      throw new ApiError(403, 'insufficient_scope', "the token must be a person's, issued with scope openid", {
+      throw resourceError('insufficient_scope', "the token must be a person's, issued with scope openid", {
         'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
       });
     }

@@ -5,6 +5,7 @@ import { type Request, type RequestHandler, type Router } from 'express';
 import type { Transaction, Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
+import { resourceError } from '../../credentials/errors.js';
 import { hashSecret } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
@@ -107,7 +108,7 @@ function lockedWrite(svc: WriterServices, req: Request, kind: ResourceKind, id: 
     return withRecordWrites(svc.pool, async (tx) => {
       const stored = await TABLES[kind].read(tx, id);
       const why = await writeRefusal(writer, tx, { kind, id, stored: stored?.resource, next } as RecordWrite);
-      if (why) throw new ApiError(403, 'access_denied', why);
+      if (why) throw resourceError('access_denied', why);
       return work(tx, stored);
     });
   };

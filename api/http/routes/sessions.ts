@@ -3,6 +3,7 @@
 import { type Router, type Request, type RequestHandler } from 'express';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { checkPresented, type ResourceServices } from '../../credentials/dpop/resource.js';
+import { resourceError } from '../../credentials/errors.js';
 import { closeGrants, forgetSession } from '../../credentials/closing.js';
 import { TOKEN_EXCHANGE } from '../../oauth/grants/token-exchange.js';
 import type { Pool } from '../../db/pool.js';
@@ -52,7 +53,7 @@ export function signOut(svc: SignOutServices): RequestHandler {
   return async (req, res) => {
     const presented = presentedCredential(req);
     if (!presented) {
-      throw new ApiError(401, 'invalid_token', 'send the token to revoke as Authorization: Bearer <token>', {
+      throw resourceError('invalid_token', 'send the token to revoke as Authorization: Bearer <token>', {
         'WWW-Authenticate': 'Bearer realm="boxauth"',
       });
     }

@@ -2,17 +2,48 @@
 // used once: a second exchange is refused and closes the session the first one
 // obtained (RFC 6749 §4.1.2: the code was probably stolen). A confidential client
 // proves itself with its secret, a public one with PKCE alone.
+import type { Queryable, Transaction } from '../../db/pool.js';
 import { authorizationCodeClient, findAuthorizationCodeForUpdate, markCodeUsed, type AuthorizationCode } from '../../store/browser.js';
-import { insertSessions } from '../../store/sessions.js';
+import { insertSessions, type CloseSelector, type SessionRow } from '../../store/sessions.js';
 import type { Client, GrantSettings } from '../../types.js';
-import { getUser } from '../../store/users.js';
-import { closeGrants } from '../../credentials/closing.js';
+import { getUser, type UserRow } from '../../store/users.js';
+import { closeGrants, type Closing } from '../../credentials/closing.js';
 import { invalidGrant, type OAuthError } from '../../credentials/errors.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../../credentials/pkce.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type GrantServices, type Issued } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
+
+/**
+ * Everything this grant does to the database (fosite's storage interfaces: a flow states the
+ * methods it needs). An exchange runs in one transaction that commits even when it refuses
+ * (commitThenRefuse): `tx` holds the code's lock from the read to the commit.
+ */
+export interface AuthorizationCodeStore {
+  /** Whom a code was issued to, whatever became of it since (used, expired): for a client named by client_id alone. */
+  authorizationCodeClient(db: Queryable, hash: Buffer): Promise<string | undefined>;
+  /** The code, locked until `tx` ends; undefined when there is none. */
+  findAuthorizationCodeForUpdate(tx: Transaction, hash: Buffer): Promise<AuthorizationCode | undefined>;
+  /** Spends the code, naming the session it obtained (null: it was refused). */
+  markCodeUsed(tx: Transaction, hash: Buffer, sessionId: string | null): Promise<void>;
+  /** The person the code was issued to, for the ID token. */
+  getUser(tx: Transaction, id: number): Promise<UserRow | undefined>;
+  /** The session the exchange issues. */
+  insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+  /** Closes what a replayed code obtained (the sessions, this process's cache of them, the audit: credentials/closing.ts). */
+  closeGrants(svc: GrantServices, selector: CloseSelector, closing: Closing, tx: Transaction): Promise<SessionRow[]>;
+}
+
+const store: AuthorizationCodeStore = {
+  authorizationCodeClient,
+  findAuthorizationCodeForUpdate,
+  markCodeUsed,
+  getUser,
+  insertSessions,
+  closeGrants,
+};
 
 const CODE = 'authorization code';
 
@@ -52,25 +83,25 @@ export const authorizationCode: Grant = {
   clientAuthentication: 'if-confidential',
   requiredParameters: ['code'],
   permits: listedInGrantTypes('authorization_code'),
-  credential: { name: CODE, issuedTo: (svc, params) => authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
+  credential: { name: CODE, issuedTo: (svc, params) => store.authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
 
   async handle({ svc, params, client: { resource: client }, dpop }) {
     const hash = tokenHash(params.code!);
     const now = Date.now();
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
-      const verdict = judgeCode(client, await findAuthorizationCodeForUpdate(tx, hash), params, now, dpop?.jkt);
+      const verdict = judgeCode(client, await store.findAuthorizationCodeForUpdate(tx, hash), params, now, dpop?.jkt);
       if ('replayed' in verdict) {
         const { sessionId } = verdict.replayed;
-        if (sessionId) await closeGrants(svc, { tree: sessionId }, { how: 'code-replay', by: { client: client.id } }, tx);
+        if (sessionId) await store.closeGrants(svc, { tree: sessionId }, { how: 'code-replay', by: { client: client.id } }, tx);
         return invalidGrant('authorization code was already used; the tokens obtained with it have been revoked');
       }
       if ('refuse' in verdict) {
         // Used once, whatever the outcome: a code that was refused cannot be tried again.
-        if (verdict.spend) await markCodeUsed(tx, hash, null);
+        if (verdict.spend) await store.markCodeUsed(tx, hash, null);
         return verdict.refuse;
       }
       const { userId, scope, nonce, authTime, sid, claims, audience, amr } = verdict.honour;
-      const user = hasOpenid(scope) ? await getUser(tx, userId) : undefined;
+      const user = hasOpenid(scope) ? await store.getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings: GrantSettings = client.auth?.authorization_code ?? {};
       const { session, response } = mint(
@@ -90,8 +121,8 @@ export const authorizationCode: Grant = {
         svc.keyring.active,
         now,
       );
-      await insertSessions(tx, [session]);
-      await markCodeUsed(tx, hash, session.id);
+      await store.insertSessions(tx, [session]);
+      await store.markCodeUsed(tx, hash, session.id);
       const idToken =
         user &&
         idTokenFor(svc, settings, {

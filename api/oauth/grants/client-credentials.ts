@@ -2,7 +2,17 @@
 import { grantedAudience, grantedScope } from '../entitlements.js';
 import { audienceParam, scopeParam } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
-import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
+import type { SessionRow } from '../../store/sessions.js';
+import { dpopBound, type Grant, type GrantServices } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
+
+/** Everything this grant does to the database (fosite's storage interfaces: a flow states the methods it needs). */
+export interface ClientCredentialsStore {
+  /** The session of the new token, group-committed with others (store/session-writer.ts): resolves once committed. */
+  insertSession(svc: Pick<GrantServices, 'sessionWriter'>, session: SessionRow): Promise<void>;
+}
+
+const store: ClientCredentialsStore = { insertSession: (svc, session) => svc.sessionWriter.insert(session) };
 
 export const clientCredentials: Grant = {
   type: 'client_credentials',
@@ -29,7 +39,7 @@ export const clientCredentials: Grant = {
       svc.keyring.active,
     );
     // The answer leaves only once the session is committed: a token we sent always works.
-    await svc.sessionWriter.insert(session);
+    await store.insertSession(svc, session);
     return { response, session };
   },
 };

@@ -3,41 +3,65 @@
 // until its person allows or denies it on /auth/device/verify. Each poll is
 // recorded, refused or not (it sets the pace of the next: slow_down); an allowed
 // code is used once.
-import { deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll } from '../../store/device-codes.js';
-import { insertSessions } from '../../store/sessions.js';
-import { getUser } from '../../store/users.js';
+import type { Queryable, Transaction } from '../../db/pool.js';
+import { deviceCodeClient, findDeviceCodeForUpdate, markDeviceCodeUsed, recordPoll, type DeviceCode } from '../../store/device-codes.js';
+import { insertSessions, type SessionRow } from '../../store/sessions.js';
+import { getUser, type UserRow } from '../../store/users.js';
 import { DEVICE_GRANT } from '../device.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, dpopBound, listedInGrantTypes, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
+
+/**
+ * Everything this grant does to the database (fosite's storage interfaces: a flow states the
+ * methods it needs). A poll runs in one transaction that commits even when it refuses
+ * (commitThenRefuse): `tx` holds the device code's lock from the read to the commit.
+ */
+export interface DeviceCodeStore {
+  /** Whom a device code was issued to, whatever became of it since: for a client named by client_id alone. */
+  deviceCodeClient(db: Queryable, hash: Buffer): Promise<string | undefined>;
+  /** The device code, locked until `tx` ends; undefined when there is none. */
+  findDeviceCodeForUpdate(tx: Transaction, hash: Buffer): Promise<DeviceCode | undefined>;
+  /** Records a poll refused for want of a decision, and the interval the next must keep. */
+  recordPoll(tx: Transaction, hash: Buffer, intervalSeconds: number): Promise<void>;
+  /** Spends the device code: it answers once, allowed or denied. */
+  markDeviceCodeUsed(tx: Transaction, hash: Buffer): Promise<void>;
+  /** The person who allowed it. */
+  getUser(tx: Transaction, id: number): Promise<UserRow | undefined>;
+  /** The session the poll issues. */
+  insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+}
+
+const store: DeviceCodeStore = { deviceCodeClient, findDeviceCodeForUpdate, recordPoll, markDeviceCodeUsed, getUser, insertSessions };
 
 export const deviceCode: Grant = {
   type: DEVICE_GRANT,
   clientAuthentication: 'if-confidential',
   requiredParameters: ['device_code'],
   permits: listedInGrantTypes(DEVICE_GRANT),
-  credential: { name: 'device_code', issuedTo: (svc, params) => deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
+  credential: { name: 'device_code', issuedTo: (svc, params) => store.deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
   async handle({ svc, params, client: { resource: client }, dpop }) {
     const hash = tokenHash(params.device_code!);
     const now = Date.now();
     // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
-      const found = await findDeviceCodeForUpdate(tx, hash);
+      const found = await store.findDeviceCodeForUpdate(tx, hash);
       if (!found || found.clientId !== client.id) return notIssuedToClient('device_code');
       if (found.usedAt) return invalidGrant('device_code was already used');
       if (found.expiresAt.getTime() <= now) return new OAuthError('expired_token', 'the device code has expired: start again');
       if (found.decision === null) {
         const early = found.polledAt !== null && now - found.polledAt.getTime() < found.intervalSeconds * 1000;
-        await recordPoll(tx, hash, found.intervalSeconds + (early ? 5 : 0));
+        await store.recordPoll(tx, hash, found.intervalSeconds + (early ? 5 : 0));
         return early
           ? new OAuthError('slow_down', `poll at most every ${found.intervalSeconds + 5} seconds`)
           : new OAuthError('authorization_pending', 'the person has not entered the code yet');
       }
-      await markDeviceCodeUsed(tx, hash);
+      await store.markDeviceCodeUsed(tx, hash);
       if (found.decision === 'denied') return new OAuthError('access_denied', 'the person denied the request');
-      const user = await getUser(tx, found.userId!);
+      const user = await store.getUser(tx, found.userId!);
       if (!user) return invalidGrant('the user who allowed the request no longer exists');
       const settings = client.auth?.device_code ?? {};
       const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime, amr: found.amr } : undefined;
@@ -57,7 +81,7 @@ export const deviceCode: Grant = {
         svc.keyring.active,
         now,
       );
-      await insertSessions(tx, [session]);
+      await store.insertSessions(tx, [session]);
       const idToken =
         hasOpenid(found.scope) &&
         idTokenFor(svc, settings, {

@@ -2,7 +2,10 @@
 // for all of them, in this order, what a grant declares here: its required
 // parameters are present, the client authenticates as the grant requires, and
 // the client may use the grant. A handler then only decides what its own
-// parameters mean and what to issue.
+// parameters mean and what to issue. Each grant declares beside it everything it
+// does to the database, as one interface (`AuthorizationCodeStore`,
+// `RefreshTokenStore`…, wired once to api/store/), so that its contract with the
+// database reads in one type (fosite's handler/oauth2/storage.go does the same).
 import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
@@ -15,7 +18,7 @@ import type { RecordCache } from '../../cache/record-cache.js';
 import type { TrustedIssuers } from '../../credentials/workload/issuers.js';
 import type { VerifiedAssertions } from '../../credentials/workload/assertion.js';
 import type { Audit } from '../../audit.js';
-import type { PrincipalUser, Client } from '../../types.js';
+import type { PrincipalUser, Client, GrantType } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import type { Params } from '../params.js';
@@ -89,11 +92,11 @@ export const dpopBound = (dpop: DpopBinding | undefined): { jkt?: string; refres
 
 export interface Grant {
   /** The grant_type value. */
-  type: string;
+  type: GrantType;
   clientAuthentication: ClientAuthentication;
   /** Parameters without which the request is invalid_request, checked before the client is. */
   requiredParameters: readonly string[];
-  /** Whether this client may use the grant at all; otherwise unauthorized_client. */
+  /** Whether this client may use the grant at all (../grant-types.ts, as a rule); otherwise unauthorized_client. */
   permits(client: Client): boolean;
   /**
    * For a grant a client may use with client_id alone: the code or token it is
@@ -113,12 +116,6 @@ export interface Issued {
   response: TokenResponse;
   session: SessionRow;
 }
-
-/** The usual rule of permits(): the client lists the grant in its grant_types. */
-export const listedInGrantTypes =
-  (type: string) =>
-  (client: Client): boolean =>
-    (client.grant_types as string[]).includes(type);
 
 /**
  * Runs `work` in a transaction that commits even when the request is refused,

@@ -7,18 +7,20 @@
 // group-committed (RefreshWriter), applied only if the holder is still usable at
 // commit. Anything else (a reused token, a holder that changed since it was read)
 // is decided again in a transaction holding the holder's lock.
+import type { Queryable, Transaction } from '../../db/pool.js';
 import {
   findByRefreshToken,
   insertSessions,
   lockRefreshHolder,
   touchRefreshToken,
+  type CloseSelector,
   type Refresh,
   type SessionRow,
 } from '../../store/sessions.js';
 import type { Client, GrantName, GrantSettings } from '../../types.js';
-import { closeGrants } from '../../credentials/closing.js';
-import { getUser } from '../../store/users.js';
-import { factorState } from '../../store/factors.js';
+import { closeGrants, type Closing } from '../../credentials/closing.js';
+import { getUser, type UserRow } from '../../store/users.js';
+import { factorState, type FactorState } from '../../store/factors.js';
 import { ACR_MFA, meets, signInOf } from '../../credentials/acr.js';
 import { unmetAtRefresh } from '../../people/sign-in.js';
 import { grantedAudience, refreshedScope } from '../entitlements.js';
@@ -27,6 +29,45 @@ import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { scopeParam } from '../params.js';
 import { commitThenRefuse, dpopBound, notIssuedToClient, type DpopBinding, type Grant, type GrantServices, type Issued } from './grant.js';
+
+/**
+ * Everything this grant does to the database (fosite's RefreshTokenStorage: a flow states the
+ * methods it needs). The fast path reads without a lock and writes through the group commit
+ * (applyRefresh); anything else is decided again in one transaction that commits even when it
+ * refuses (commitThenRefuse), `tx` holding the holder's lock from the read to the commit.
+ */
+export interface RefreshTokenStore {
+  /** The session holding the refresh token, read without a lock: whom it was issued to, and the fast path's holder. */
+  findByRefreshToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined>;
+  /**
+   * The fast path's use, group-committed with others (store/refresh-writer.ts): the holder's token slid
+   * or spent and the new session stored, if the holder is still usable as read; false, nothing written, if not.
+   */
+  applyRefresh(svc: Pick<GrantServices, 'refreshWriter'>, refresh: Refresh): Promise<boolean>;
+  /** The holder, locked until `tx` ends: a use racing a close or another use waits here. */
+  lockRefreshHolder(tx: Transaction, hash: Buffer): Promise<SessionRow | undefined>;
+  /** Slides the holder's refresh token expiration, or spends it (rotation). */
+  touchRefreshToken(tx: Transaction, holder: SessionRow, refreshTokenExp: Date | null, used: boolean): Promise<void>;
+  /** The session the use issues. */
+  insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+  /** The person, for a new ID token (their groups today). */
+  getUser(db: Queryable, id: number): Promise<UserRow | undefined>;
+  /** Whether a group of the person requires a second factor now (checkSignInStillEnough). */
+  factorState(db: Queryable, userId: number): Promise<FactorState>;
+  /** Closes the family of a reused token (the sessions, this process's cache of them, the audit: credentials/closing.ts). */
+  closeGrants(svc: GrantServices, selector: CloseSelector, closing: Closing, tx: Transaction): Promise<SessionRow[]>;
+}
+
+const store: RefreshTokenStore = {
+  findByRefreshToken,
+  applyRefresh: (svc, refresh) => svc.refreshWriter.apply(refresh),
+  lockRefreshHolder,
+  touchRefreshToken,
+  insertSessions,
+  getUser,
+  factorState,
+  closeGrants,
+};
 
 const REFRESH_TOKEN = 'refresh token';
 
@@ -41,7 +82,7 @@ export const refreshToken: Grant = {
     name: REFRESH_TOKEN,
     async issuedTo(svc, params) {
       const hash = tokenHash(params.refresh_token!);
-      const holder = svc.refreshHolders.get(hash) ?? (await findByRefreshToken(svc.pool, hash));
+      const holder = svc.refreshHolders.get(hash) ?? (await store.findByRefreshToken(svc.pool, hash));
       if (holder) svc.refreshHolders.remember(holder); // the handler reads it next
       return holder?.clientId;
     },
@@ -56,7 +97,7 @@ export const refreshToken: Grant = {
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
       const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop);
-      if (await svc.refreshWriter.apply(refresh)) {
+      if (await store.applyRefresh(svc, refresh)) {
         // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
         if (refresh.rotate) svc.refreshHolders.forget(verdict.holder.id);
         else svc.refreshHolders.remember({ ...verdict.holder, refreshTokenExp: refresh.refreshTokenExp });
@@ -67,19 +108,19 @@ export const refreshToken: Grant = {
 
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
       const now = Date.now();
-      const locked = judgeRefresh(client, await lockRefreshHolder(tx, hash), now, presented);
+      const locked = judgeRefresh(client, await store.lockRefreshHolder(tx, hash), now, presented);
       if ('reused' in locked) {
         // Someone replayed a rotated token: either the client or a thief holds a copy. Closing the family cuts both off.
         const closed = (
-          await closeGrants(svc, { family: locked.reused.family }, { how: 'refresh-token-reuse', by: { client: client.id } }, tx)
+          await store.closeGrants(svc, { family: locked.reused.family }, { how: 'refresh-token-reuse', by: { client: client.id } }, tx)
         ).length;
         svc.log.warn({ client: client.id, family: locked.reused.family, closed }, 'refresh token reuse detected; session family closed');
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
       if ('error' in locked) return locked.error;
       const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop);
-      await touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
-      await insertSessions(tx, [refresh.session]);
+      await store.touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
+      await store.insertSessions(tx, [refresh.session]);
       return { response, session: refresh.session };
     });
   },
@@ -96,7 +137,7 @@ async function readHolder(svc: GrantServices, client: Client, hash: Buffer, pres
     if ('settings' in verdict) return verdict;
     svc.refreshHolders.forget(remembered.id);
   }
-  const holder = await findByRefreshToken(svc.pool, hash);
+  const holder = await store.findByRefreshToken(svc.pool, hash);
   if (holder) svc.refreshHolders.remember(holder);
   return judgeRefresh(client, holder, Date.now(), presented);
 }
@@ -163,7 +204,7 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
 async function checkSignInStillEnough(svc: GrantServices, client: Client, holder: SessionRow): Promise<void> {
   const signIn = signInOf(holder);
   if (!signIn) return; // no browser sign-in behind it: nothing a person proved to fall short
-  const groupRequires = !meets(signIn.acr, ACR_MFA) && (await factorState(svc.pool, holder.userId!)).groupRequires;
+  const groupRequires = !meets(signIn.acr, ACR_MFA) && (await store.factorState(svc.pool, holder.userId!)).groupRequires;
   const unmet = unmetAtRefresh(signIn.acr, client.minimum_acr, groupRequires);
   if (!unmet) return;
   const what =
@@ -191,7 +232,7 @@ async function prepare(
   await checkSignInStillEnough(svc, client, holder);
   const rotate = settings.refresh_token_rotation === true;
   const scope = refreshedScope(client, holder.scope, narrowed);
-  const user = hasOpenid(scope) && holder.userId !== null ? await getUser(svc.pool, holder.userId) : undefined;
+  const user = hasOpenid(scope) && holder.userId !== null ? await store.getUser(svc.pool, holder.userId) : undefined;
   if (hasOpenid(scope) && holder.userId !== null && !user) throw invalidGrant('the user of this refresh token no longer exists');
   const { session, response } = mint(
     {

@@ -16,7 +16,29 @@ import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedT
 import { scopesOf } from '../../credentials/scopes.js';
 import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
-import { dpopBound, listedInGrantTypes, type Grant } from './grant.js';
+import type { SessionRow } from '../../store/sessions.js';
+import { dpopBound, type Grant, type GrantServices } from './grant.js';
+import { listedInGrantTypes } from '../grant-types.js';
+
+/**
+ * Everything this grant does to the database (fosite's storage interfaces: a flow states the methods
+ * it needs): it writes the new session, nothing else. It reads the subject and actor tokens as any
+ * resource reads a token (credentials/exchange/parties.ts checkToken: the caches of sessions and people).
+ */
+export interface TokenExchangeStore {
+  /** The session of a token exchanged from another issuer's, group-committed with others (store/session-writer.ts). */
+  insertSession(svc: Pick<GrantServices, 'sessionWriter'>, session: SessionRow): Promise<void>;
+  /**
+   * The session of a token exchanged from a box token, as a child of that token's session, under its
+   * grant lock (store/sessions.ts insertChildSessions): false, nothing written, when the parent is closed.
+   */
+  insertChildSession(svc: Pick<GrantServices, 'sessionWriter'>, session: SessionRow): Promise<boolean>;
+}
+
+const store: TokenExchangeStore = {
+  insertSession: (svc, session) => svc.sessionWriter.insert(session),
+  insertChildSession: (svc, session) => svc.sessionWriter.insertChild(session),
+};
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
@@ -123,10 +145,10 @@ export const tokenExchange: Grant = {
     );
     // Under the parent's grant lock: an exchange racing the parent's close either
     // commits first and is closed with it, or finds it closed (insertChildSessions).
-    if (parent && !(await svc.sessionWriter.insertChild(session))) {
+    if (parent && !(await store.insertChildSession(svc, session))) {
       throw invalidRequest('subject_token is not usable: access token belongs to a closed session');
     }
-    if (!parent) await svc.sessionWriter.insert(session);
+    if (!parent) await store.insertSession(svc, session);
     return {
       response: {
         ...response,

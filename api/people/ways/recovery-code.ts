@@ -23,8 +23,7 @@ import type { SignedInPerson } from '../browsers.js';
 import { tellOfFactorChange } from '../notices.js';
 import { stepStillThere, type FirstFactor } from '../steps.js';
 import { hashOf, newRecoveryCodes, normalize } from './recovery-codes.js';
-import { signInThrough, type Answer, type WayServices } from './way.js';
-import type { CodeOf } from './totp.js';
+import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
 /** What a recovery code uses of the process's services (its use ends the person's sessions). */
 export type RecoveryServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'>; sessions: RecordCache<SessionRow>; audit: Audit };

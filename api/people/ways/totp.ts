@@ -16,16 +16,10 @@ import { tellOfFactorChange } from '../notices.js';
 import { advanceStep, completeStep, mayBeSignedIn, type StepServices, type StepTarget, type WentOn } from '../steps.js';
 import { newCodesIn } from './recovery-code.js';
 import { matchingStep, newTotpSecret, secretText, totpUri } from './totp-codes.js';
-import { signInThrough, type Answer, type WayServices } from './way.js';
+import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
 /** What the app's code uses of the process's services. */
 export type TotpServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
-
-/** Whose code, from where. */
-export interface CodeOf {
-  user: { id: number; email: string };
-  address: string;
-}
 
 const NAME = 'Authenticator app';
 const PURPOSE = 'totp';

@@ -35,6 +35,12 @@ export interface Attempt {
   locked?: string;
 }
 
+/** Whose code (an app's, a recovery code), from where: what a step's second factor is counted by. */
+export interface CodeOf {
+  user: { id: number; email: string };
+  address: string;
+}
+
 /** What a way's check answered. */
 export type Checked<T> =
   /** Proven: `user` is whose proof it is (for the audit). `keepAccountCount`: the sign-in still wants a factor, so the account's failures stay. */

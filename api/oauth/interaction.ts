@@ -1,22 +1,23 @@
-// What happens to an authorization request — at the authorization endpoint, and
-// again when the consent form answers — decided in one pure function from what
-// the box knows: the request (parsed by ./authorize.ts), who this browser is
-// signed in as and since when, what the person allowed the client before, and the
-// form's answer. The HTTP layer (api/http/routes/authorize.ts) gathers those
-// facts and carries out the decision; it decides nothing itself.
+// What to ask the person for an authorization request — at the authorization endpoint, and
+// again when the consent form answers: a sign-in, a stronger one, their consent, or nothing more
+// (grant), or an error back to the client. Decided in one pure function from what the box knows:
+// the request (read and checked by ./authorization-request.ts), who this browser is signed in as
+// and since when, what the person allowed the client before, and the form's answer. The door
+// (api/http/routes/authorization-endpoint.ts) gathers those facts and carries out the decision
+// (a grant by ./authorization-response.ts); it decides nothing itself.
 //
 // What the person must still prove is people's to say (api/people/sign-in.ts): a
 // sign-in, or a stronger one (`next: 'step-up'` when the class of sign-in wanted —
 // the request's acr_values, its client's minimum_acr, the person's group — is more
 // than this browser's sign-in proved), or a sign-in another way (the client accepts only
 // some: Client.identityProviders).
-import type { AuthorizeRequest } from './authorize.js';
+import type { AuthorizationRequest } from './authorization-request.js';
 import { scopesOf } from '../credentials/scopes.js';
 import type { Acr } from '../credentials/acr.js';
 import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../people/sign-in.js';
 
-export interface AuthorizationFacts {
-  request: AuthorizeRequest;
+export interface InteractionFacts {
+  request: AuthorizationRequest;
   signedIn: SignedIn | undefined;
   /**
    * This browser signed in after the request was first seen (the `sign_in_after`
@@ -38,7 +39,7 @@ export interface AuthorizationFacts {
   now: number;
 }
 
-export type AuthorizationDecision =
+export type Interaction =
   /** The sign-in page; `fresh`: the request waits for a sign-in made after it (prompt, max_age). */
   | { next: 'sign-in'; fresh: boolean }
   /** A sign-in again, with the factor this browser's sign-in lacks for `acr` (api/http/sign-in-steps.ts). */
@@ -52,7 +53,7 @@ export type AuthorizationDecision =
   /** Back to the client with an error (RFC 6749 §4.1.2.1, OpenID Connect Core §3.1.2.6). */
   | { next: 'error'; error: 'login_required' | 'consent_required' | 'access_denied'; description: string };
 
-export function decideAuthorization(f: AuthorizationFacts): AuthorizationDecision {
+export function decideInteraction(f: InteractionFacts): Interaction {
   const { request } = f;
   if (f.answer !== undefined) {
     if (!f.signedIn) return { next: 'signed-out' };

@@ -1,13 +1,13 @@
-// The decisions of an authorization request, without a database or a browser:
+// What to ask the person for an authorization request, without a database or a browser:
 // sign in, consent, grant or an error back to the client, from what the box knows.
 import { expect } from 'chai';
-import { decideAuthorization, type AuthorizationFacts } from '../../../api/oauth/authorization.js';
-import type { AuthorizeRequest, Prompt } from '../../../api/oauth/authorize.js';
+import { decideInteraction, type InteractionFacts } from '../../../api/oauth/interaction.js';
+import type { AuthorizationRequest, Prompt } from '../../../api/oauth/authorization-request.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');
 const minutesAgo = (m: number): Date => new Date(now - m * 60_000);
 
-function request(change: Partial<Omit<AuthorizeRequest, 'prompt'>> & { prompt?: Prompt[] } = {}): AuthorizeRequest {
+function request(change: Partial<Omit<AuthorizationRequest, 'prompt'>> & { prompt?: Prompt[] } = {}): AuthorizationRequest {
   const { prompt, ...rest } = change;
   return {
     responseType: 'code',
@@ -29,8 +29,8 @@ function request(change: Partial<Omit<AuthorizeRequest, 'prompt'>> & { prompt?: 
 
 const signedIn = { userId: '7', authTime: minutesAgo(30), amr: ['pwd'], provider: null };
 
-function decide(change: Partial<AuthorizationFacts> = {}): string {
-  const d = decideAuthorization({
+function decide(change: Partial<InteractionFacts> = {}): string {
+  const d = decideInteraction({
     request: request(),
     signedIn,
     signedInSinceRequest: false,
@@ -45,7 +45,7 @@ function decide(change: Partial<AuthorizationFacts> = {}): string {
   return d.next;
 }
 
-describe('decideAuthorization', function () {
+describe('decideInteraction', function () {
   it('nobody signed in: the sign-in page, or login_required with prompt=none', function () {
     expect(decide({ signedIn: undefined })).to.equal('sign in');
     expect(decide({ signedIn: undefined, request: request({ prompt: ['none'] }) })).to.equal('error login_required');

@@ -3,7 +3,12 @@
 // client. The OpenID Foundation's conformance suite drives this endpoint: the order of the
 // checks and every error code are part of what clients see, so these tests pin them.
 import { expect } from 'chai';
-import { parseAuthorizeRequest, type AuthorizeServices } from '../../../api/oauth/authorize.js';
+import {
+  AUTHORIZATION_REQUEST_CHECKS,
+  parseAuthorizationRequest,
+  redirectMatches,
+  type AuthorizationRequestServices,
+} from '../../../api/oauth/authorization-request.js';
 import type { Stored } from '../../../api/store/resources.js';
 import type { Client } from '../../../api/types.js';
 
@@ -27,22 +32,22 @@ function client(change: Partial<Client> = {}, secretHash: string | null = 'hash'
   };
 }
 
-function services(known: Stored<Client> | undefined): AuthorizeServices {
+function services(known: Stored<Client> | undefined): AuthorizationRequestServices {
   return {
     clients: { get: async () => known },
     config: { baseUrl: 'https://box.example' },
     keyring: { find: () => undefined },
     log: { info: () => undefined },
-  } as unknown as AuthorizeServices;
+  } as unknown as AuthorizationRequestServices;
 }
 
 /** What the browser sees: a page, a redirect with an error, or a request read. */
 async function outcome(
   raw: Record<string, unknown>,
   known: Stored<Client> | null = client(),
-  pushed?: Parameters<typeof parseAuthorizeRequest>[2],
+  pushed?: Parameters<typeof parseAuthorizationRequest>[2],
 ): Promise<string> {
-  const r = await parseAuthorizeRequest(services(known ?? undefined), { client_id: 'app', ...raw }, pushed);
+  const r = await parseAuthorizationRequest(services(known ?? undefined), { client_id: 'app', ...raw }, pushed);
   if ('kind' in r) return r.kind === 'page' ? `page: ${r.message}` : `${r.error}: ${r.description}`;
   return 'read';
 }
@@ -51,7 +56,37 @@ const UNKNOWN =
   'page: The application sent you here with a client or a redirect URI that this box does not know. ' +
   'Go back to the application; if it keeps happening, tell its developers.';
 
-describe('parseAuthorizeRequest: pages before the redirect URI is known good', function () {
+describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order its error wins', function () {
+  it('the client and its redirect URI are checks of the list, first, and answered on a page; the rest in the redirect', function () {
+    expect(AUTHORIZATION_REQUEST_CHECKS.onAPage.map((check) => check.name)).to.deep.equal([
+      'eachParameterOnce',
+      'clientIsNamed',
+      'clientIsKnown',
+      'redirectUriIsRegistered',
+    ]);
+    expect(AUTHORIZATION_REQUEST_CHECKS.inTheRedirect.map((check) => check.name)).to.deep.equal([
+      'responseTypeIsServed',
+      'pushedWhenRequired',
+      'noRequestObject',
+      'requestUriIsPushed',
+      'grantIsListed',
+      'boundTokensComeFromCode',
+      'dpopJktBindsACode',
+      'challengeMethodIsS256',
+      'challengeIsSha256',
+      'publicClientUsesPkce',
+      'scopeIsGranted',
+      'resourceIsGranted',
+      'idTokenIsOpenid',
+      'promptIsServed',
+      'maxAgeIsSeconds',
+      'claimsAreReadable',
+      'idTokenHintIsOurs',
+    ]);
+  });
+});
+
+describe('parseAuthorizationRequest: pages before the redirect URI is known good', function () {
   it('a parameter given twice, then a missing client_id, then an unknown client', async function () {
     expect(await outcome({ client_id: undefined, state: ['a', 'b'] })).to.equal('page: The parameter state was given more than once.');
     expect(await outcome({ client_id: undefined })).to.equal('page: The request names no client (client_id is missing).');
@@ -75,7 +110,7 @@ describe('parseAuthorizeRequest: pages before the redirect URI is known good', f
   });
 });
 
-describe('parseAuthorizeRequest: errors redirected to the client, in their order', function () {
+describe('parseAuthorizationRequest: errors redirected to the client, in their order', function () {
   /** Fixes the problems of a request one at a time, and answers the error each step shows. */
   async function errorsInOrder(
     start: Record<string, unknown>,
@@ -136,7 +171,7 @@ describe('parseAuthorizeRequest: errors redirected to the client, in their order
       'invalid_request: client "app" must push its authorization requests to /auth/par (RFC 9126)',
       'request_not_supported: request objects are not supported: send the parameters of the request themselves',
       'request_uri_not_supported: request_uri is not supported: send the parameters of the request themselves',
-      'unauthorized_client: client "app" may not use the authorization_code grant',
+      'unauthorized_client: client "app" may not use the authorization_code grant (add authorization_code to its grant_types)',
       "invalid_request: dpop_jkt must be a key's JWK SHA-256 thumbprint (43 base64url characters)",
       'invalid_request: code_challenge_method must be S256',
       'invalid_request: code_challenge must be a base64url SHA-256 (43 characters)',
@@ -164,7 +199,7 @@ describe('parseAuthorizeRequest: errors redirected to the client, in their order
       ],
     );
     expect(seen).to.deep.equal([
-      'unauthorized_client: client "app" may not use the implicit grant',
+      'unauthorized_client: client "app" may not use the implicit grant (add implicit to its grant_types)',
       'unauthorized_client: client "app" must bind its tokens with DPoP (dpop_bound_access_tokens): use the code flow',
       'invalid_request: dpop_jkt binds an authorization code; response_type=id_token token issues none',
       'invalid_request: response_type=id_token token needs scope openid',
@@ -196,30 +231,30 @@ describe('parseAuthorizeRequest: errors redirected to the client, in their order
   });
 
   it('the error travels in the query for code, in the fragment otherwise, with the state and a describable description', async function () {
-    const code = await parseAuthorizeRequest(services(client({ grant_types: [] })), {
+    const code = await parseAuthorizationRequest(services(client({ grant_types: [] })), {
       client_id: 'app',
       response_type: 'code',
       state: 's t',
     });
     expect(code).to.include({ kind: 'redirect' });
     expect((code as { location: string }).location).to.equal(
-      `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant&state=s+t`,
+      `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant+%28add+authorization_code+to+its+grant_types%29&state=s+t`,
     );
-    const implicit = await parseAuthorizeRequest(services(client({ grant_types: [] })), {
+    const implicit = await parseAuthorizationRequest(services(client({ grant_types: [] })), {
       client_id: 'app',
       response_type: 'token',
       state: 's',
     });
     expect((implicit as { location: string }).location).to.equal(
-      `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant&state=s`,
+      `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant+%28add+implicit+to+its+grant_types%29&state=s`,
     );
     // An unsupported response_type is answered as a code request would be: in the query.
-    const bogus = await parseAuthorizeRequest(services(client()), { client_id: 'app', response_type: 'bogus', redirect_uri: CB });
+    const bogus = await parseAuthorizationRequest(services(client()), { client_id: 'app', response_type: 'bogus', redirect_uri: CB });
     expect((bogus as { location: string }).location).to.match(/^https:\/\/app\.example\/cb\?error=unsupported_response_type/);
   });
 });
 
-describe('parseAuthorizeRequest: the request read', function () {
+describe('parseAuthorizationRequest: the request read', function () {
   it('carries what was asked, and of a pushed request only its client_id and request_uri', async function () {
     const asked = {
       client_id: 'app',
@@ -236,8 +271,8 @@ describe('parseAuthorizeRequest: the request read', function () {
       sign_in_after: '5',
     };
     const raw = { ...asked, request_uri: 'urn:ietf:params:oauth:request_uri:abc', unknown: 'dropped' };
-    const pushed = { id: 'abc', browser: 'b' } as unknown as Parameters<typeof parseAuthorizeRequest>[2];
-    const r = await parseAuthorizeRequest(services(client()), raw, pushed);
+    const pushed = { id: 'abc', browser: 'b' } as unknown as Parameters<typeof parseAuthorizationRequest>[2];
+    const r = await parseAuthorizationRequest(services(client()), raw, pushed);
     expect(r).to.not.have.property('kind');
     const read = r as Exclude<typeof r, { kind: unknown }>;
     expect(read).to.deep.include({
@@ -257,7 +292,50 @@ describe('parseAuthorizeRequest: the request read', function () {
       pushed,
     });
     expect([...read.prompt]).to.deep.equal(['login', 'consent']);
-    const plain = await parseAuthorizeRequest(services(client()), { ...raw, request_uri: undefined });
+    const plain = await parseAuthorizationRequest(services(client()), { ...raw, request_uri: undefined });
     expect((plain as typeof read).params).to.deep.equal(asked);
+  });
+});
+
+// Which redirect URIs an authorization request may name: the registered one to the letter, and for
+// a native app's loopback listener (RFC 8252 §7.3) any port, but nothing else that differs, however it is spelled.
+describe('redirectMatches: the redirect URIs a request may name', function () {
+  it('the registered URI itself, and a loopback one on another port', function () {
+    expect(redirectMatches('https://app.example/cb', 'https://app.example/cb')).to.equal(true);
+    expect(redirectMatches('http://127.0.0.1:8000/cb', 'http://127.0.0.1:51234/cb')).to.equal(true);
+    expect(redirectMatches('http://127.0.0.1/cb', 'http://127.0.0.1:51234/cb')).to.equal(true);
+    expect(redirectMatches('http://[::1]:8000/cb?x=1', 'http://[::1]:9/cb?x=1')).to.equal(true);
+  });
+
+  it('no other port than a loopback one over http may change', function () {
+    expect(redirectMatches('https://app.example/cb', 'https://app.example:444/cb')).to.equal(false);
+    expect(redirectMatches('http://localhost:8000/cb', 'http://localhost:9/cb')).to.equal(false);
+    expect(redirectMatches('https://127.0.0.1:8000/cb', 'https://127.0.0.1:9/cb')).to.equal(false);
+    expect(redirectMatches('http://10.0.0.1:8000/cb', 'http://10.0.0.1:9/cb')).to.equal(false);
+  });
+
+  it('on a loopback URI, nothing else may differ: host, scheme, path, query, user info, fragment, or their spelling', function () {
+    const registered = 'http://127.0.0.1:8000/cb';
+    for (const requested of [
+      'http://127.0.0.2:9/cb',
+      'http://[::1]:9/cb',
+      'https://127.0.0.1:9/cb',
+      'http://127.0.0.1:9/cb/',
+      'http://127.0.0.1:9/other',
+      'http://127.0.0.1:9/cb?next=https://evil.example',
+      'http://127.0.0.1:9/cb?',
+      'http://127.0.0.1:9/cb#x',
+      'http://evil.example@127.0.0.1:9/cb',
+      'http://127.0.0.1:9/x/../cb',
+      'http://127.0.0.1:9/%63b',
+      'http://127.1:9/cb',
+      'http://0x7f.0.0.1:9/cb',
+      'HTTP://127.0.0.1:9/cb',
+      'http://127.0.0.1.evil.example:9/cb',
+      'http://127.0.0.1:9\\cb',
+      'not a URL',
+    ]) {
+      expect(redirectMatches(registered, requested), requested).to.equal(false);
+    }
   });
 });

@@ -1,25 +1,25 @@
 // The authorization endpoint (GET and POST /auth/authorize) and the consent form
 // (POST /auth/consent). Each gathers what the box knows — the request, who this
 // browser is signed in as, what the person allowed before, the form's answer —
-// asks api/oauth/authorization.ts what happens next, and carries it out: a page,
-// or a redirect back to the client.
+// asks api/oauth/interaction.ts what to ask the person, and carries it out: a page,
+// or a redirect back to the client (a grant through api/oauth/authorization-response.ts).
 import { waysAccepted, type AcceptedWaysServices } from '../accepted-ways.js';
 import type { Request, Response, Router } from 'express';
-import { decideAuthorization, type AuthorizationDecision } from '../../oauth/authorization.js';
+import { decideInteraction, type Interaction } from '../../oauth/interaction.js';
 import {
   AUTHORIZE_PARAMS,
   errorRedirect,
-  grantAuthorization,
-  parseAuthorizeRequest,
+  parseAuthorizationRequest,
   SIGN_IN_AFTER,
-  type AuthorizeRequest,
-  type AuthorizeServices,
+  type AuthorizationRequest,
+  type AuthorizationRequestServices,
   type PageProblem,
-} from '../../oauth/authorize.js';
+} from '../../oauth/authorization-request.js';
+import { grantAuthorization, type AuthorizationResponseServices } from '../../oauth/authorization-response.js';
 import { scopesOf } from '../../credentials/scopes.js';
 import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
-import { consentedScopes, recordConsent } from '../../store/browser.js';
+import { consentOf, rememberConsent } from '../../oauth/consents.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -29,9 +29,13 @@ import { stepUp } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
 /** What the authorization endpoint and the consent form use: the request, the browser's sign-in, the code. */
-export type AuthorizeRouterServices = AuthorizeServices & BrowserServices & FreshSignInServices & AcceptedWaysServices;
+export type AuthorizationEndpointRouterServices = AuthorizationRequestServices &
+  AuthorizationResponseServices &
+  BrowserServices &
+  FreshSignInServices &
+  AcceptedWaysServices;
 
-export function authorizeRouter(svc: AuthorizeRouterServices): Router {
+export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
 
@@ -39,14 +43,14 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
     renderPage(res, problem.status, messagePage(box, problem.title, problem.message));
 
   /** The request, or undefined when it was answered already (an error page, or an error back to the client). */
-  async function parsed(req: Request, res: Response, raw: Record<string, unknown>): Promise<AuthorizeRequest | undefined> {
+  async function parsed(req: Request, res: Response, raw: Record<string, unknown>): Promise<AuthorizationRequest | undefined> {
     // A pushed request (RFC 9126): its parameters, claimed for this browser (api/oauth/par.ts).
     const claimed = await claimedPushedRequest(svc, raw, () => browserId(svc, req, res), Date.now());
     if (claimed && 'kind' in claimed) {
       problemPage(res, claimed);
       return undefined;
     }
-    const request = claimed ? await parseAuthorizeRequest(svc, claimed.raw, claimed.pushed) : await parseAuthorizeRequest(svc, raw);
+    const request = claimed ? await parseAuthorizationRequest(svc, claimed.raw, claimed.pushed) : await parseAuthorizationRequest(svc, raw);
     if (!('kind' in request)) return request;
     if (request.kind === 'page') problemPage(res, request);
     else res.redirect(302, request.location);
@@ -56,10 +60,10 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   const signedOut = (res: Response): void =>
     renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Go back to the application and start again.'));
 
-  /** What api/oauth/authorization.ts decides for this browser and request. */
-  async function decide(req: Request, request: AuthorizeRequest, person: SignedInPerson | undefined, answer?: 'allow' | 'deny') {
+  /** What api/oauth/interaction.ts decides for this browser and request. */
+  async function decide(req: Request, request: AuthorizationRequest, person: SignedInPerson | undefined, answer?: 'allow' | 'deny') {
     const client = request.client.resource;
-    return decideAuthorization({
+    return decideInteraction({
       request,
       signedIn: person && {
         userId: String(person.user.id),
@@ -69,7 +73,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
       },
       acrWanted: person && (await acrWantedOf(svc, person.user.id, request.params.acr_values, client.minimum_acr)),
       signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
-      consented: client.first_party ? 'first-party' : person && (await consentedScopes(svc.pool, person.user.id, client.id)),
+      consented: client.first_party ? 'first-party' : person && (await consentOf(svc, person.user.id, client.id)),
       accepted: await waysAccepted(svc, client, request.audience),
       ...(answer ? { answer } : {}),
       now: Date.now(),
@@ -80,9 +84,9 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
   async function act(
     req: Request,
     res: Response,
-    request: AuthorizeRequest,
+    request: AuthorizationRequest,
     person: SignedInPerson | undefined,
-    decision: AuthorizationDecision,
+    decision: Interaction,
   ): Promise<void> {
     switch (decision.next) {
       case 'error': {
@@ -131,7 +135,7 @@ export function authorizeRouter(svc: AuthorizeRouterServices): Router {
         );
       }
       case 'grant': {
-        if (decision.remember) await recordConsent(svc.pool, person!.user.id, request.client.resource.id, scopesOf(request.scope));
+        if (decision.remember) await rememberConsent(svc, person!.user.id, request.client.resource.id, scopesOf(request.scope));
         const answer = await grantAuthorization(svc, request, person!.user, person!.browser);
         return typeof answer === 'string' ? res.redirect(302, answer) : problemPage(res, answer);
       }

@@ -1,0 +1,558 @@
+// The authorization request (GET and POST /auth/authorize, and a request pushed to /auth/par): the
+// authorization code (response_type=code) and implicit (token, id_token, "id_token token") requests,
+// with OpenID Connect's parameters, read and checked. One named check per rule, run in the order of
+// AUTHORIZATION_REQUEST_CHECKS; the first refusal wins. The client and its redirect URI come first:
+// until both are known good a refusal is a page of the box and nothing is ever redirected; after, a
+// refusal travels back to the client in the redirect. That order is what clients (and the OpenID
+// Foundation's conformance suite) see when two rules are broken at once: a new rule (FAPI, step-up)
+// is a check added to the list, at the place its error should win (node-oidc-provider's
+// lib/actions/authorization/ keeps its checks so, client and redirect URI in the same list).
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { errorFields } from '../errors.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { Stored } from '../store/resources.js';
+import type { PushedRequestClaim } from '../store/pushed-requests.js';
+import type { Client } from '../types.js';
+import { grantedAudience, grantedScope } from './entitlements.js';
+import { isRedirectErrorCode, OAuthError, type EndpointErrorCode, type RedirectErrorCode } from '../credentials/errors.js';
+import { listedInGrantTypes, notListedInGrantTypes } from './grant-types.js';
+import { hasOpenid, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
+import { resourceParam, scopeParam } from './params.js';
+import { isThumbprint } from '../credentials/dpop/proof.js';
+import { isChallenge } from '../credentials/pkce.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  keyring: Keyring;
+  clients: RecordCache<Stored<Client>>;
+}
+
+/** What reading an authorization request needs: its client, the box's address and keys (id_token_hint), the log of refusals. */
+export type AuthorizationRequestServices = Pick<Needs, 'clients' | 'config' | 'keyring' | 'log'>;
+
+export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
+export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
+
+/** OpenID Connect's prompt values the box serves (Core §3.1.2.1); select_account is a sign-in again. */
+export type Prompt = 'none' | 'login' | 'consent' | 'select_account';
+const PROMPTS: readonly Prompt[] = ['none', 'login', 'consent', 'select_account'];
+
+export interface AuthorizationRequest {
+  responseType: ResponseType;
+  client: Stored<Client>;
+  redirectUri: string;
+  state: string | undefined;
+  scope: string | undefined;
+  codeChallenge: string | undefined;
+  nonce: string | undefined;
+  /** Claims asked for by name (the claims parameter, Core §5.5), or null. */
+  claims: RequestedClaims | null;
+  /** The audience the tokens will carry (RFC 8707 resource), when asked for. */
+  audience?: string | undefined;
+  /** The DPoP key the code is bound to (RFC 9449 §10: dpop_jkt), when named. */
+  dpopJkt?: string | undefined;
+  prompt: ReadonlySet<Prompt>;
+  /** Seconds since sign-in beyond which the person signs in again. */
+  maxAge: number | undefined;
+  /** An email to offer on the sign-in page. */
+  loginHint: string | undefined;
+  /** The user an id_token_hint names (its sub). */
+  hintedUser: string | undefined;
+  /** The request's parameters, to carry through sign-in and consent (of a pushed request: client_id and request_uri). */
+  params: Record<string, string>;
+  /** The pushed request (RFC 9126) the parameters came from, claimed by this browser (./par.ts). */
+  pushed?: PushedRequestClaim;
+}
+
+/** A problem shown on a page of the box: until the client and its redirect URI are known good, nothing is redirected. */
+export interface PageProblem {
+  kind: 'page';
+  status: number;
+  title: string;
+  message: string;
+}
+
+/** The codes the request's checks answer: in the redirect, or at PAR (../credentials/errors.ts). */
+export type RequestErrorCode = RedirectErrorCode & EndpointErrorCode;
+
+/** A problem sent back to the client in the redirect. */
+export interface RedirectProblem {
+  kind: 'redirect';
+  location: string;
+  /** What the redirect says, for an answer that is not a redirect (a pushed request's: ./par.ts). */
+  error: RequestErrorCode;
+  description: string;
+}
+
+/** The way back from the sign-in page proves a sign-in made for the request with this (api/http/fresh-sign-in.ts). */
+export const SIGN_IN_AFTER = 'sign_in_after';
+
+export const AUTHORIZE_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'id_token_hint',
+  'claims',
+  'acr_values',
+  'resource',
+  'dpop_jkt',
+  'request',
+  'request_uri',
+  SIGN_IN_AFTER,
+];
+
+/**
+ * The request in `raw`, or the problem with it. `pushed`: the parameters are those
+ * of a pushed request (RFC 9126), being pushed now or claimed by this browser (./par.ts).
+ */
+export async function parseAuthorizationRequest(
+  svc: AuthorizationRequestServices,
+  raw: Record<string, unknown>,
+  pushed?: PushedRequestClaim | 'being-pushed',
+): Promise<AuthorizationRequest | PageProblem | RedirectProblem> {
+  const presented: Presented = { raw, pushed, params: {} };
+  for (const check of AUTHORIZATION_REQUEST_CHECKS.onAPage) {
+    const found = await check(presented, svc);
+    if (found && 'kind' in found) return found;
+    Object.assign(presented, found);
+  }
+  const asked = knownGood(presented);
+  const read: Partial<Readings> = {};
+  for (const check of AUTHORIZATION_REQUEST_CHECKS.inTheRedirect) {
+    const found = check(asked, read, svc);
+    if (found && 'error' in found) return inTheRedirect(asked, found);
+    Object.assign(read, found);
+  }
+  return requestOf(asked, read);
+}
+
+/** A request as presented, before its client and redirect URI are known good: what the checks on a page found so far. */
+interface Presented {
+  raw: Record<string, unknown>;
+  pushed: PushedRequestClaim | 'being-pushed' | undefined;
+  /** Its parameters, each given once and not empty (eachParameterOnce reads them). */
+  params: Record<string, string>;
+  client?: Stored<Client>;
+  redirectUri?: string;
+}
+
+/** A request whose client and redirect URI are known good. */
+interface AskedRequest {
+  /** Its parameters, each given once and not empty. */
+  params: Record<string, string>;
+  client: Stored<Client>;
+  redirectUri: string;
+  /** The grant its response_type asks for; undefined for a response_type the box does not serve. */
+  grant: 'authorization_code' | 'implicit' | undefined;
+  /** Its response_type, or `code` for one the box does not serve (how an error is sent back). */
+  responseType: ResponseType;
+  /** The pushed request (RFC 9126) its parameters come from: being pushed now, or claimed by this browser. */
+  pushed: PushedRequestClaim | 'being-pushed' | undefined;
+}
+
+/** What the checks read from a request's parameters, for the rules after them and for the request read. */
+interface Readings {
+  scope: string | null;
+  /** The audience the tokens will carry (RFC 8707 resource), or null. */
+  audience: string | null;
+  codeChallenge: string | undefined;
+  prompt: Set<Prompt>;
+  maxAge: number | undefined;
+  claims: RequestedClaims | null;
+  /** The user an id_token_hint names (its sub). */
+  hintedUser: string | undefined;
+}
+
+/** A rule broken after the redirect URI is known good: the error and description sent back to the client. */
+interface Refusal {
+  error: RequestErrorCode;
+  description: string;
+}
+
+/** One rule before the redirect URI is known good: a page, what it found, or nothing (a rule kept). */
+type PageCheck = (
+  presented: Presented,
+  svc: AuthorizationRequestServices,
+) => PageProblem | Partial<Presented> | undefined | Promise<PageProblem | Partial<Presented> | undefined>;
+
+/** One rule after: a refusal, what it read, or nothing (a rule kept). `read` holds what the checks before it read. */
+type Check = (asked: AskedRequest, read: Partial<Readings>, svc: AuthorizationRequestServices) => Refusal | Partial<Readings> | undefined;
+
+const refuse = (error: RequestErrorCode, description: string): Refusal => ({ error, description });
+
+/** An OAuthError of ./params.ts, ./entitlements.ts or ./grant-types.ts as the refusal sent back; one the redirect cannot carry is a bug. */
+function refusalOf(err: OAuthError): Refusal {
+  if (!isRedirectErrorCode(err.code)) throw err;
+  return refuse(err.code, err.message);
+}
+
+/** RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." */
+const eachParameterOnce: PageCheck = ({ raw }) => {
+  const params: Record<string, string> = {};
+  for (const name of AUTHORIZE_PARAMS) {
+    const v = raw[name];
+    if (Array.isArray(v))
+      return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
+    if (typeof v === 'string' && v !== '') params[name] = v;
+  }
+  return { params };
+};
+
+/** RFC 6749 §4.1.1: "client_id REQUIRED." */
+const clientIsNamed: PageCheck = ({ params }) =>
+  params.client_id ? undefined : linkNotValid('The request names no client (client_id is missing).');
+
+/** RFC 6749 §4.1.2.1: "if the client identifier is missing or invalid", the person is told, and nothing is redirected. */
+const clientIsKnown: PageCheck = async ({ params }, svc) => {
+  const client = params.client_id ? await svc.clients.get(params.client_id) : undefined;
+  return client ? { client } : unknownClientOrRedirect(svc, params.client_id, 'unknown client');
+};
+
+/**
+ * RFC 6749 §4.1.2.1: "If the request fails due to a missing, invalid, or mismatching redirection URI
+ * [...] the authorization server SHOULD inform the resource owner of the error and MUST NOT
+ * automatically redirect the user-agent to the invalid redirection URI."
+ */
+const redirectUriIsRegistered: PageCheck = ({ client, params }, svc) => {
+  if (!client) return unknownClientOrRedirect(svc, params.client_id, 'unknown client');
+  const trusted = trustedRedirectUri(client.resource, grantOf(params.response_type), params.redirect_uri);
+  return 'why' in trusted ? unknownClientOrRedirect(svc, params.client_id, trusted.why) : { redirectUri: trusted.uri };
+};
+
+/** RFC 6749 §4.1.2.1: "unsupported_response_type: The authorization server does not support obtaining an authorization code using this method." */
+const responseTypeIsServed: Check = ({ grant }) =>
+  grant ? undefined : refuse('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
+
+/**
+ * RFC 9126 §4: "Authorization server policy MAY dictate, either globally or on a per-client basis,
+ * that PAR be the only means for a client to pass authorization request data. In this case, the
+ * authorization server will refuse, using the invalid_request error code, to process any request to
+ * the authorization endpoint that does not have a request_uri parameter with a value obtained from
+ * the PAR endpoint."
+ */
+const pushedWhenRequired: Check = ({ client, pushed }) =>
+  client.resource.require_pushed_authorization_requests && !pushed
+    ? refuse('invalid_request', `client "${client.resource.id}" must push its authorization requests to /auth/par (RFC 9126)`)
+    : undefined;
+
+/** Core §6: an OP that does not take request objects answers request_not_supported (discovery says so too). */
+const noRequestObject: Check = ({ params }) =>
+  params.request === undefined
+    ? undefined
+    : refuse('request_not_supported', 'request objects are not supported: send the parameters of the request themselves');
+
+/** Core §6: request_uri_not_supported — but the request_uri of a request pushed to the box (RFC 9126) is the box's own. */
+const requestUriIsPushed: Check = ({ params, pushed }) =>
+  params.request_uri === undefined || typeof pushed === 'object'
+    ? undefined
+    : refuse('request_uri_not_supported', 'request_uri is not supported: send the parameters of the request themselves');
+
+/** RFC 6749 §4.1.2.1: "unauthorized_client: The client is not authorized to request an authorization code using this method." */
+const grantIsListed: Check = ({ client, grant }) =>
+  listedInGrantTypes(grant!)(client.resource) ? undefined : refusalOf(notListedInGrantTypes(client.resource, grant!));
+
+/** DPoP (RFC 9449): a token from the authorization endpoint can be bound to no key, and this client's must all be. */
+const boundTokensComeFromCode: Check = ({ client, grant, params }) =>
+  grant === 'implicit' && params.response_type !== 'id_token' && client.resource.dpop_bound_access_tokens === true
+    ? refuse(
+        'unauthorized_client',
+        `client "${client.resource.id}" must bind its tokens with DPoP (dpop_bound_access_tokens): use the code flow`,
+      )
+    : undefined;
+
+/**
+ * RFC 9449 §10: dpop_jkt binds the authorization code to the client's DPoP key ("the JWK SHA-256
+ * Thumbprint [RFC7638] of the proof-of-possession public key"); tokens from the authorization
+ * endpoint itself are bound to nothing.
+ */
+const dpopJktBindsACode: Check = ({ grant, params, responseType }) => {
+  if (params.dpop_jkt === undefined) return undefined;
+  if (grant !== 'authorization_code')
+    return refuse('invalid_request', `dpop_jkt binds an authorization code; response_type=${responseType} issues none`);
+  if (!isThumbprint(params.dpop_jkt))
+    return refuse('invalid_request', "dpop_jkt must be a key's JWK SHA-256 thumbprint (43 base64url characters)");
+  return undefined;
+};
+
+/**
+ * RFC 7636 §4.4.1: "If the server supporting PKCE does not support the requested transformation, the
+ * authorization endpoint MUST return the authorization error response with "error" value set to
+ * "invalid_request"." The box supports S256 only (§4.2: "If the client is capable of using "S256", it
+ * MUST use "S256"").
+ */
+const challengeMethodIsS256: Check = ({ grant, params }) =>
+  grant === 'authorization_code' && params.code_challenge_method !== undefined && params.code_challenge_method !== 'S256'
+    ? refuse('invalid_request', 'code_challenge_method must be S256')
+    : undefined;
+
+/** RFC 7636 §4.2: "code_challenge = BASE64URL-ENCODE(SHA256(ASCII(code_verifier)))". */
+const challengeIsSha256: Check = ({ grant, params }) => {
+  if (grant !== 'authorization_code' || params.code_challenge === undefined) return undefined;
+  if (!isChallenge(params.code_challenge)) return refuse('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)');
+  return { codeChallenge: params.code_challenge };
+};
+
+/**
+ * RFC 7636 §4.4.1: "If the server requires Proof Key for Code Exchange (PKCE) by OAuth public clients
+ * and the client does not send the "code_challenge" in the request, the authorization endpoint MUST
+ * return the authorization error response with the "error" value set to "invalid_request"."
+ */
+const publicClientUsesPkce: Check = ({ client, grant, params }) =>
+  grant === 'authorization_code' && params.code_challenge === undefined && !client.secretHash
+    ? refuse('invalid_request', 'a client without a secret must use PKCE: send code_challenge and code_challenge_method=S256')
+    : undefined;
+
+/** A reading of ./params.ts or ./entitlements.ts, whose OAuthError is the refusal. */
+function readOrRefuse(read: () => Partial<Readings>): Partial<Readings> | Refusal {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof OAuthError) return refusalOf(err);
+    throw err;
+  }
+}
+
+/** RFC 6749 §4.1.2.1: "invalid_scope: The requested scope is invalid, unknown, or malformed" — or beyond the client's list. */
+const scopeIsGranted: Check = ({ client, params }) =>
+  readOrRefuse(() => ({ scope: grantedScope(client.resource, scopeParam(params.scope)) }));
+
+/** RFC 8707 §2: `resource` names where the token will be used; it becomes the token's audience, or invalid_target. */
+const resourceIsGranted: Check = ({ client, params }) =>
+  readOrRefuse(() => ({ audience: grantedAudience(client.resource, resourceParam(params.resource)) }));
+
+/**
+ * An ID token is asked for in an OpenID request (Core §3.1.2.1: "If the openid scope value is not
+ * present, the behavior is entirely unspecified"), and with a nonce (Core §3.2.2.1: "nonce
+ * REQUIRED").
+ */
+const idTokenIsOpenid: Check = ({ params, responseType }, { scope }) => {
+  if (!responseType.startsWith('id_token')) return undefined;
+  if (!hasOpenid(scope)) return refuse('invalid_request', `response_type=${responseType} needs scope openid`);
+  if (!params.nonce) return refuse('invalid_request', `response_type=${responseType} needs a nonce (OpenID Connect Core §3.2.2.1)`);
+  return undefined;
+};
+
+/** Core §3.1.2.1: prompt's values; "If this parameter contains none with any other value, an error is returned." */
+const promptIsServed: Check = ({ params }) => {
+  const prompt = new Set((params.prompt ?? '').split(' ').filter(Boolean)) as Set<Prompt>;
+  const unknownPrompt = [...prompt].find((p) => !PROMPTS.includes(p));
+  if (unknownPrompt) return refuse('invalid_request', `prompt "${unknownPrompt}" is not supported (${PROMPTS.join(', ')})`);
+  if (prompt.has('none') && prompt.size > 1) return refuse('invalid_request', 'prompt=none cannot be combined with other values');
+  return { prompt };
+};
+
+/** Core §3.1.2.1: "max_age: Maximum Authentication Age. Specifies the allowable elapsed time in seconds". */
+const maxAgeIsSeconds: Check = ({ params }) => {
+  if (params.max_age === undefined) return undefined;
+  if (!/^\d{1,10}$/.test(params.max_age)) return refuse('invalid_request', 'max_age must be a number of seconds');
+  return { maxAge: Number(params.max_age) };
+};
+
+/** Core §5.5: the claims parameter, a JSON object naming claims of the userinfo answer and the ID token. */
+const claimsAreReadable: Check = ({ params }) => {
+  if (params.claims === undefined) return undefined;
+  const claims = parseClaimsParameter(params.claims);
+  return typeof claims === 'string' ? refuse('invalid_request', claims) : { claims };
+};
+
+/** Core §3.1.2.1: "id_token_hint: ID Token previously issued by the Authorization Server". */
+const idTokenHintIsOurs: Check = ({ params }, _read, svc) => {
+  if (params.id_token_hint === undefined) return undefined;
+  const hint = idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
+  return hint ? { hintedUser: hint.sub as string } : refuse('invalid_request', 'id_token_hint is not an ID token this box issued');
+};
+
+/**
+ * The rules, in the order their errors win. Until the client and its redirect URI are known good, a
+ * refusal is a page of the box (`onAPage`; RFC 6749 §4.1.2.1 above); after, "the authorization server
+ * informs the client by adding the following parameters to the query component of the redirection
+ * URI" (`inTheRedirect`; the fragment for the implicit kinds).
+ */
+export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageCheck[]; readonly inTheRedirect: readonly Check[] } = {
+  onAPage: [eachParameterOnce, clientIsNamed, clientIsKnown, redirectUriIsRegistered],
+  inTheRedirect: [
+    responseTypeIsServed,
+    pushedWhenRequired,
+    noRequestObject,
+    requestUriIsPushed,
+    grantIsListed,
+    boundTokensComeFromCode,
+    dpopJktBindsACode,
+    challengeMethodIsS256,
+    challengeIsSha256,
+    publicClientUsesPkce,
+    scopeIsGranted,
+    resourceIsGranted,
+    idTokenIsOpenid,
+    promptIsServed,
+    maxAgeIsSeconds,
+    claimsAreReadable,
+    idTokenHintIsOurs,
+  ],
+};
+
+/** The request the checks on a page let through: its client and redirect URI, and what its response_type asks. */
+function knownGood({ params, pushed, client, redirectUri }: Presented): AskedRequest {
+  // The checks on a page end with redirectUriIsRegistered, which finds both or refuses.
+  if (!client || redirectUri === undefined) throw new Error('an authorization request passed the checks without a client or redirect URI');
+  const grant = grantOf(params.response_type);
+  return { params, pushed, client, redirectUri, grant, responseType: (grant ? params.response_type : 'code') as ResponseType };
+}
+
+function grantOf(responseType: string | undefined): 'implicit' | 'authorization_code' | undefined {
+  if (responseType === 'code') return 'authorization_code';
+  return RESPONSE_TYPES.includes(responseType as ResponseType) ? 'implicit' : undefined;
+}
+
+/** A refusal on its way back to the client. */
+function inTheRedirect({ redirectUri, responseType, params }: AskedRequest, { error, description }: Refusal): RedirectProblem {
+  return {
+    kind: 'redirect',
+    location: redirectTo(redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
+    error,
+    description,
+  };
+}
+
+/** The request read: what was asked, and what the checks read of it. */
+function requestOf({ params, client, redirectUri, responseType, pushed }: AskedRequest, read: Partial<Readings>): AuthorizationRequest {
+  const checked: Readings = {
+    scope: null,
+    audience: null,
+    codeChallenge: undefined,
+    prompt: new Set(),
+    maxAge: undefined,
+    claims: null,
+    hintedUser: undefined,
+    ...read,
+  };
+  return {
+    responseType,
+    client,
+    redirectUri,
+    state: params.state,
+    scope: checked.scope ?? undefined,
+    codeChallenge: checked.codeChallenge,
+    nonce: params.nonce,
+    claims: checked.claims,
+    audience: checked.audience ?? undefined,
+    dpopJkt: params.dpop_jkt,
+    prompt: checked.prompt,
+    maxAge: checked.maxAge,
+    loginHint: params.login_hint,
+    hintedUser: checked.hintedUser,
+    ...(typeof pushed === 'object'
+      ? {
+          // The way back from sign-in and consent names the pushed request, never its parameters: what
+          // the client pushed cannot be changed on the way, nor a client that must push be bypassed.
+          params: {
+            client_id: params.client_id!,
+            request_uri: params.request_uri!,
+            ...(params[SIGN_IN_AFTER] ? { [SIGN_IN_AFTER]: params[SIGN_IN_AFTER] } : {}),
+          },
+          pushed,
+        }
+      : { params }),
+  };
+}
+
+const linkNotValid = (message: string): PageProblem => ({ kind: 'page', status: 400, title: 'This sign-in link is not valid', message });
+
+/**
+ * An unknown client and a redirect URI it did not register get the same page, which names
+ * neither: the page must not tell a stranger which client ids exist. The log says which.
+ */
+function unknownClientOrRedirect(svc: Pick<Needs, 'log'>, clientId: string | undefined, why: string): PageProblem {
+  svc.log.info({ event: 'authorize_refused', client: clientId, reason: why }, 'authorization request refused');
+  return linkNotValid(
+    'The application sent you here with a client or a redirect URI that this box does not know. ' +
+      'Go back to the application; if it keeps happening, tell its developers.',
+  );
+}
+
+/**
+ * The redirect URI, one configured for the grant (redirectMatches), or why there is none. RFC 6749
+ * §3.1.2.3: "If multiple redirection URIs have been registered, [...] the client MUST include a
+ * redirection URI with the authorization request"; with one registered, it may be left out. For a
+ * response_type the box does not serve, any URI the client registered may carry that error back.
+ */
+function trustedRedirectUri(
+  client: Client,
+  grant: AskedRequest['grant'],
+  requested: string | undefined,
+): { uri: string } | { why: string } {
+  const registered = grant ? registeredRedirectUris(client.auth?.[grant]) : [];
+  const candidates = registered.length
+    ? registered
+    : [...registeredRedirectUris(client.auth?.authorization_code), ...registeredRedirectUris(client.auth?.implicit)];
+  if (!candidates.length) return { why: grant ? `no auth.${grant}.redirect_uri` : 'redirect URI not registered' };
+  if (requested === undefined)
+    return registered.length === 1 ? { uri: registered[0]! } : { why: 'no redirect_uri, and the client registered several' };
+  return candidates.some((u) => redirectMatches(u, requested))
+    ? { uri: requested }
+    : { why: 'redirect URI differs from the registered ones' };
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
+
+/** The redirect URIs a grant's settings register: redirect_uri and redirect_uris, once each. */
+export function registeredRedirectUris(settings: { redirect_uri?: string; redirect_uris?: string[] } | undefined): string[] {
+  if (!settings) return [];
+  return [...new Set([...(settings.redirect_uri ? [settings.redirect_uri] : []), ...(settings.redirect_uris ?? [])])];
+}
+
+/**
+ * Whether a requested redirect URI is the registered one: to the letter, except
+ * that for a loopback address over http the port may differ (RFC 8252 §7.3: a
+ * native app such as kubectl's sign-in listens on whatever port is free).
+ */
+export function redirectMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  let a: URL;
+  let b: URL;
+  try {
+    a = new URL(registered);
+    b = new URL(requested);
+  } catch {
+    return false;
+  }
+  return (
+    a.protocol === 'http:' &&
+    b.protocol === 'http:' &&
+    LOOPBACK.has(a.hostname) &&
+    b.hostname === a.hostname &&
+    b.pathname === a.pathname &&
+    b.search === a.search &&
+    // nothing else in the request may differ, however it is spelled (user info, fragment, encodings)
+    requested === `http://${b.host}${b.pathname}${b.search}`
+  );
+}
+
+/** The redirect URI with the response in the query (code) or the fragment (the implicit kinds). */
+export function redirectTo(redirectUri: string, responseType: ResponseType, values: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  const pairs = Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined);
+  if (responseType === 'code') {
+    for (const [k, v] of pairs) url.searchParams.set(k, v);
+  } else {
+    url.hash = new URLSearchParams(pairs).toString();
+  }
+  return url.toString();
+}
+
+/** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
+export function errorRedirect(req: AuthorizationRequest, error: RedirectErrorCode, description: string): string {
+  return redirectTo(req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
+}

@@ -1,0 +1,153 @@
+// The authorization response (RFC 6749 §4.1.2, §4.2.2; OpenID Connect Core §3.1.2.5, §3.2.2.5): what
+// an authorization request that was read and checked (./authorization-request.ts) and granted by its
+// person (./interaction.ts) issues. A code, in the query; or, for the implicit kinds, an access token
+// and an ID token in the fragment, never a refresh token.
+import { randomBytes } from 'node:crypto';
+import type { Transaction, Pool } from '../db/pool.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Metrics } from '../metrics.js';
+import type { Audit } from '../audit.js';
+import { insertSessions, type SessionRow } from '../store/sessions.js';
+import { whileSignedIn } from '../credentials/closing.js';
+import { createAuthorizationCode, type AuthorizationCode, type BrowserSession } from '../store/browser.js';
+import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
+import type { UserRow } from '../store/users.js';
+import { errorRedirect, redirectTo, type AuthorizationRequest, type PageProblem } from './authorization-request.js';
+import { browserDetails, idTokenFor } from './openid.js';
+import { pushedRequestGone } from './par.js';
+import { mint, tokenHash } from '../credentials/tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  keyring: Keyring;
+  metrics: Metrics;
+  audit: Audit;
+}
+
+/** What issuing the response needs: the store, the keys that sign, the metrics and the audit of what it issues. */
+export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+
+/**
+ * Everything issuing the response does to the database (fosite's storage interfaces: a flow states
+ * the methods it needs): all of it in one transaction, `tx`, that holds the browser's sign-in.
+ */
+export interface AuthorizationResponseStore {
+  /**
+   * Runs `issue` in a transaction holding the browser session `sid` signed in until it commits
+   * (credentials/closing.ts); undefined, nothing issued, when the sign-in has ended.
+   */
+  whileSignedIn<T>(svc: Pick<Needs, 'pool'>, sid: string, issue: (tx: Transaction) => Promise<T>): Promise<T | undefined>;
+  /** Deletes the pushed request this answer ends; false when it is gone (another use of its request_uri ended it, or it expired). */
+  consumePushedRequest(tx: Transaction, claim: PushedRequestClaim, now: Date): Promise<boolean>;
+  /** The code of the code flow, stored by its hash. */
+  createAuthorizationCode(tx: Transaction, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void>;
+  /** The session of an implicit access token. */
+  insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+}
+
+const store: AuthorizationResponseStore = { whileSignedIn, consumePushedRequest, createAuthorizationCode, insertSessions };
+
+/**
+ * Issues what the request asked for to the signed-in person; returns where to
+ * send the browser (or, for a pushed request another use answered first, the
+ * page of pushedRequestGone). What is issued here carries the browser session's
+ * sid, so that logging that browser out (RP-initiated logout) ends it, and is
+ * issued only while that session lasts (whileSignedIn): a sign-out or password
+ * change racing it ends it too.
+ */
+export async function grantAuthorization(
+  svc: AuthorizationResponseServices,
+  req: AuthorizationRequest,
+  user: UserRow,
+  browser: BrowserSession,
+): Promise<string | PageProblem> {
+  const issued = await store.whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
+  return issued ?? errorRedirect(req, 'access_denied', 'the sign-in ended before the request was granted');
+}
+
+async function issue(
+  svc: AuthorizationResponseServices,
+  tx: Transaction,
+  req: AuthorizationRequest,
+  user: UserRow,
+  browser: BrowserSession,
+): Promise<string | PageProblem> {
+  const client = req.client.resource;
+  // A pushed request is answered once: it is deleted in the transaction that issues, and of requests
+  // racing with one request_uri only the one that deleted it answers the client; the others are shown
+  // what any used request_uri shows.
+  if (req.pushed && !(await store.consumePushedRequest(tx, req.pushed, new Date()))) {
+    return pushedRequestGone(svc, client.id, 'request_uri answered by another use');
+  }
+  if (req.responseType === 'code') {
+    const code = randomBytes(32).toString('base64url');
+    await store.createAuthorizationCode(tx, tokenHash(code), {
+      clientId: client.id,
+      userId: user.id,
+      redirectUri: req.redirectUri,
+      scope: req.scope ?? null,
+      codeChallenge: req.codeChallenge ?? null,
+      expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
+      nonce: req.nonce ?? null,
+      claims: req.claims,
+      audience: req.audience ?? null,
+      authTime: browser.authTime,
+      sid: browser.sid,
+      amr: browser.amr,
+      dpopJkt: req.dpopJkt ?? null,
+    });
+    return redirectTo(req.redirectUri, 'code', { code, state: req.state });
+  }
+  // The implicit kinds: what was asked for travels in the fragment; never a refresh token.
+  const settings = client.auth?.implicit ?? {};
+  const now = Date.now();
+  const values: Record<string, string | undefined> = { state: req.state, ...(req.scope ? { scope: req.scope } : {}) };
+  let accessToken: string | undefined;
+  if (req.responseType !== 'id_token') {
+    const { session, response } = mint(
+      {
+        type: 'implicit',
+        origin: 'implicit',
+        client,
+        settings: { ...settings, refresh_token: false },
+        userId: user.id,
+        scope: req.scope ?? null,
+        audience: req.audience ?? null,
+        refresh: false,
+        details: browserDetails(browser, req.claims),
+      },
+      svc.config.baseUrl,
+      svc.keyring.active,
+      now,
+    );
+    await store.insertSessions(tx, [session]);
+    svc.metrics.tokens.inc({ grant: 'implicit' });
+    svc.audit.record({ event: 'token_issued', client: client.id, grant: 'implicit', session: session.id, user: String(user.id) });
+    accessToken = response.access_token;
+    Object.assign(values, {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      ...(response.expires_in ? { expires_in: String(response.expires_in) } : {}),
+    });
+  }
+  if (req.responseType.startsWith('id_token')) {
+    values.id_token = idTokenFor(svc, settings, {
+      client,
+      user,
+      scope: req.scope ?? null,
+      nonce: req.nonce,
+      claims: req.claims?.id_token ?? [],
+      authTime: browser.authTime,
+      amr: browser.amr,
+      sid: browser.sid,
+      ...(accessToken ? { accessToken } : {}),
+      now,
+    });
+  }
+  return redirectTo(req.redirectUri, req.responseType, values);
+}
