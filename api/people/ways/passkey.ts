@@ -7,7 +7,7 @@
 // counted per address (a flood is refused before any is written) and given back when answered.
 import { withFactor } from '../../credentials/acr.js';
 import type { Config } from '../../config.js';
-import { withTransaction, type Pool } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import { ConstraintViolation } from '../../store/constraints.js';
 import {
   addPasskey,
@@ -20,9 +20,12 @@ import {
   setMustEnrol,
   takeChallenge,
   type Challenge,
+  type FactorState,
   type FactorSummary,
+  type NewPasskey,
+  type Passkey,
 } from '../../store/factors.js';
-import { getUser, holdPerson } from '../../store/users.js';
+import { getUser, holdPerson, type UserRow } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
 import { accountHolder, EndedMeanwhile, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from '../browsers.js';
 import { recentProof } from '../factors.js';
@@ -43,6 +46,52 @@ import {
   relyingParty,
   userHandle,
 } from './webauthn.js';
+
+/**
+ * Everything a passkey does to the database itself (what it completes or strengthens is ../steps.ts's
+ * and ../browsers.ts's): its challenges, the person's passkeys, their counters.
+ */
+export interface PasskeyStore {
+  /** A challenge handed out: bound to the browser, the purpose and the sign-in's person, until it expires. */
+  createChallenge(db: Queryable, challenge: Challenge): Promise<void>;
+  /** A challenge used: deleted, and returned only to its browser, for its purpose, before it expired. */
+  takeChallenge(db: Queryable, challenge: string, browser: Buffer, purpose: Challenge['purpose']): Promise<Challenge | undefined>;
+  /** The passkey a credential id names, whoever's it is. */
+  findPasskey(db: Queryable, credentialId: Buffer): Promise<Passkey | undefined>;
+  /** The person's passkeys (the ones a step allows, the ones registration excludes). */
+  listPasskeys(db: Queryable, userId: number): Promise<Passkey[]>;
+  /** The counter moved from what was read to the assertion's (one UPDATE: of two uses of one assertion, one moves it). */
+  recordPasskeyUse(db: Queryable, id: number, readCount: number, newCount: number): Promise<boolean>;
+  /** Whether the passkey is still there (a sign-in alone holds while it is). */
+  factorExists(db: Queryable, id: number): Promise<boolean>;
+  /** A passkey added; a credential id taken already is a ConstraintViolation. */
+  addPasskey(db: Queryable, userId: number, key: NewPasskey): Promise<FactorSummary>;
+  /** The person's factors and rules (whether a step may enrol one). */
+  factorState(db: Queryable, userId: number): Promise<FactorState>;
+  /** The person owes no enrolment any more. */
+  setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean>;
+  /** The person, as a step names them. */
+  getUser(db: Queryable, id: number): Promise<UserRow | undefined>;
+  /** The person's row held until the transaction ends, as every change of their factors holds it. */
+  holdPerson(tx: Transaction, id: number): ReturnType<typeof holdPerson>;
+  /** A transaction of its own (a passkey added on the person's page, with the session it strengthens). */
+  withTransaction: typeof withTransaction;
+}
+
+const store: PasskeyStore = {
+  createChallenge,
+  takeChallenge,
+  findPasskey,
+  listPasskeys,
+  recordPasskeyUse,
+  factorExists,
+  addPasskey,
+  factorState,
+  setMustEnrol,
+  getUser,
+  holdPerson,
+  withTransaction,
+};
 
 /** What a passkey uses of the process's services. */
 export type PasskeyServices = WayServices &
@@ -74,7 +123,7 @@ async function handOut(
   if (throttled) return { throttled };
   const made = await options();
   const expiresAt = new Date(Date.now() + CHALLENGE_MINUTES * 60_000);
-  await createChallenge(svc.pool, { challenge: made.challenge, browser: caller.browser, purpose, userId, expiresAt });
+  await store.createChallenge(svc.pool, { challenge: made.challenge, browser: caller.browser, purpose, userId, expiresAt });
   return { options: made };
 }
 
@@ -99,7 +148,7 @@ async function answered(
   response: unknown,
 ): Promise<Challenge | undefined> {
   const challenge = answeredChallenge(response);
-  const taken = challenge && (await takeChallenge(svc.pool, challenge, caller.browser, purpose));
+  const taken = challenge && (await store.takeChallenge(svc.pool, challenge, caller.browser, purpose));
   if (taken) await svc.attempts.giveBack([{ challengesFrom: caller.address }]);
   return taken || undefined;
 }
@@ -109,7 +158,7 @@ async function answered(
 /** Options to sign in with: alone, no credentials named (the browser offers the discoverable ones, and its autofill); in a step, the person's. */
 export async function signInOptions(svc: PasskeyServices, caller: Caller, stepToken: string | undefined): Promise<Options> {
   const step = await currentStep(svc, stepToken);
-  const allowed = step ? await listPasskeys(svc.pool, step.userId) : [];
+  const allowed = step ? await store.listPasskeys(svc.pool, step.userId) : [];
   if (step && !allowed.length) return { none: 'no passkey' };
   return handOut(svc, caller, 'authenticate', step?.userId ?? null, () => authenticationOptions(rpOf(svc), allowed));
 }
@@ -131,7 +180,7 @@ export async function signInWithPasskey(
     // A challenge handed out for one sign-in (alone, or a step's person) answers only that one.
     if (challenge.userId !== (step?.userId ?? null)) return refused('challenge of another sign-in');
     const credentialId = assertedCredentialId(response);
-    const key = credentialId && (await findPasskey(svc.pool, credentialId));
+    const key = credentialId && (await store.findPasskey(svc.pool, credentialId));
     if (!key) return refused('unknown credential');
     // A second factor is the step's person's own passkey, whatever its signature.
     if (step && key.userId !== step.userId) return refused('another person', step.userId);
@@ -140,11 +189,11 @@ export async function signInWithPasskey(
     const assertion = await checkAssertion(rpOf(svc), challenge.challenge, key, response);
     if (!assertion) return refused('assertion', key.userId);
     // The counter as read: of two sign-ins with one assertion, one moves it.
-    if (!(await recordPasskeyUse(svc.pool, key.id, key.signCount, assertion.newCount))) return refused('counter', key.userId);
+    if (!(await store.recordPasskeyUse(svc.pool, key.id, key.signCount, assertion.newCount))) return refused('counter', key.userId);
     const proved = passkeyAmr(assertion.deviceType, assertion.userVerified);
     if (!step) {
       // Alone: signed in only while the passkey is still theirs (a reset or a removal that won the race came first).
-      const holds = { still: (tx: Parameters<typeof factorExists>[0]) => factorExists(tx, key.id), provider: null };
+      const holds = { still: (tx: Queryable) => store.factorExists(tx, key.id), provider: null };
       return { proven: await proceed(svc, from, { userId: key.userId, amr: withFactor([], proved), holds }, target), user: key.userId };
     }
     const given = (s: { userId: number; amr: readonly string[] }) =>
@@ -173,8 +222,8 @@ export async function passkeyAdder(
   const step = await currentStep(svc, tokens.step);
   if (step) {
     const stepUp = step.replaces === null ? undefined : { proofAt: step.proofAt, now: Date.now() };
-    const user = await getUser(svc.pool, step.userId);
-    return user && mayEnrolInStep(step.amr, await factorState(svc.pool, step.userId), stepUp)
+    const user = await store.getUser(svc.pool, step.userId);
+    return user && mayEnrolInStep(step.amr, await store.factorState(svc.pool, step.userId), stepUp)
       ? { userId: user.id, email: user.email, inStep: true }
       : undefined;
   }
@@ -187,7 +236,7 @@ export async function passkeyAdder(
 
 /** Options to make a passkey for `adder` with, excluding the ones they have (and naming them by an opaque handle). */
 export async function registrationChallenge(svc: PasskeyServices, caller: Caller, adder: Adder): Promise<Options> {
-  const existing = await listPasskeys(svc.pool, adder.userId);
+  const existing = await store.listPasskeys(svc.pool, adder.userId);
   const handle = userHandle(svc.factorKey, adder.userId);
   return handOut(svc, caller, 'register', adder.userId, () => registrationOptions(rpOf(svc), { handle, email: adder.email }, existing));
 }
@@ -220,7 +269,7 @@ export async function addPasskeyFor(
   if (!registration) return { refused: 'not checked' };
   const given = made.name === undefined || made.name === '' ? undefined : passkeyName(made.name);
   if (made.name !== undefined && made.name !== '' && !given) return { refused: 'bad name' };
-  const name = given ?? defaultPasskeyName((await listPasskeys(svc.pool, adder.userId)).map((k) => k.name));
+  const name = given ?? defaultPasskeyName((await store.listPasskeys(svc.pool, adder.userId)).map((k) => k.name));
   const proved = passkeyAmr(registration.deviceType, registration.userVerified);
   const user = { id: adder.userId, email: adder.email };
   try {
@@ -232,8 +281,8 @@ export async function addPasskeyFor(
         stepToken,
         async (step, tx) => {
           if (step.userId !== adder.userId) return undefined;
-          added = await addPasskey(tx, adder.userId, { ...registration, name });
-          await setMustEnrol(tx, adder.userId, false);
+          added = await store.addPasskey(tx, adder.userId, { ...registration, name });
+          await store.setMustEnrol(tx, adder.userId, false);
           await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'passkey', name });
           return { amr: withFactor(step.amr, proved), factor: 'enrolled' };
         },
@@ -242,10 +291,10 @@ export async function addPasskeyFor(
       return went && added ? { passkey: added.id, went } : { refused: 'ended' };
     }
     const { browser } = adder.person;
-    return await withTransaction(svc.pool, async (tx) => {
-      const held = await holdPerson(tx, adder.userId);
+    return await store.withTransaction(svc.pool, async (tx) => {
+      const held = await store.holdPerson(tx, adder.userId);
       if (!held || !mayBeSignedIn(held)) throw new EndedMeanwhile();
-      const passkey = await addPasskey(tx, adder.userId, { ...registration, name });
+      const passkey = await store.addPasskey(tx, adder.userId, { ...registration, name });
       const session = await strengthen(tx, from, withFactor(browser.amr, proved), browser, { proofAt: 'kept', enrolled: true });
       if (!session) throw new EndedMeanwhile();
       await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'passkey', name });
@@ -259,4 +308,5 @@ export async function addPasskeyFor(
 }
 
 /** The person's passkeys, as their page lists them. */
-export const passkeysOf = (svc: Pick<PasskeyServices, 'pool'>, userId: number): Promise<FactorSummary[]> => listPasskeys(svc.pool, userId);
+export const passkeysOf = (svc: Pick<PasskeyServices, 'pool'>, userId: number): Promise<FactorSummary[]> =>
+  store.listPasskeys(svc.pool, userId);

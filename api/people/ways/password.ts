@@ -7,10 +7,10 @@
 // wrong password would not tell).
 import { Argon2Busy, dummyHash, verifyHash } from '../../credentials/secrets.js';
 import type { Config } from '../../config.js';
-import type { Pool } from '../../db/pool.js';
+import type { Pool, Queryable } from '../../db/pool.js';
 import type { IdentityProvider } from '../../types.js';
-import { factorState } from '../../store/factors.js';
-import { findUserByEmail } from '../../store/users.js';
+import { factorState, type FactorState } from '../../store/factors.js';
+import { findUserByEmail, type UserRow } from '../../store/users.js';
 import type { Acr } from '../../credentials/acr.js';
 import { nextStep } from '../factors.js';
 import { resendVerification } from '../links.js';
@@ -18,6 +18,16 @@ import { mayBeSignedIn, type FirstFactor } from '../steps.js';
 import { UpstreamError, type UpstreamProfile } from '../upstream/profile.js';
 import { directorySignIn, passwordFormDirectory, type FlowServices } from '../upstream/flow.js';
 import { signInThrough, type Answer, type WayServices } from './way.js';
+
+/** Everything the password way does to the database: it reads, and writes nothing itself (../steps.ts records the sign-in). */
+export interface PasswordStore {
+  /** The person an email names, as the box compares emails. */
+  findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined>;
+  /** Their factors and rules: whether the sign-in is done with the password, for the count of their failures. */
+  factorState(db: Queryable, userId: number): Promise<FactorState>;
+}
+
+const store: PasswordStore = { findUserByEmail, factorState };
 
 /** What the password way uses of the process's services (and, for a directory behind it, what asking one takes). */
 export type PasswordServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'> };
@@ -43,7 +53,7 @@ export const PASSWORD_REFUSALS = { wrong: 'wrong', turnedOff: 'turned off', busy
 export async function signInWithPassword(svc: PasswordServices, typed: TypedPassword): Promise<PasswordAnswer> {
   let directory: IdentityProvider | undefined;
   const answer = await signInThrough<FirstFactor>(svc, { address: typed.address, account: typed.email, counts: true }, async () => {
-    const found = typed.email ? await findUserByEmail(svc.pool, typed.email) : undefined;
+    const found = typed.email ? await store.findUserByEmail(svc.pool, typed.email) : undefined;
     // A person an IdentityProvider made has no password of the box: the form may ask the directory.
     const user = found?.passwordSet ? found : undefined;
     if (!user) directory = await passwordFormDirectory(svc.pool);
@@ -66,7 +76,7 @@ export async function signInWithPassword(svc: PasswordServices, typed: TypedPass
     }
     // The account's failures are wiped only by a sign-in that is done: wrong second-factor codes
     // count there too, and a right password must not wipe them (the password again, then more guesses at the code).
-    const done = nextStep(['pwd'], await factorState(svc.pool, user.id), typed.acr) === 'done';
+    const done = nextStep(['pwd'], await store.factorState(svc.pool, user.id), typed.acr) === 'done';
     const proven = { userId: user.id, amr: ['pwd'], holds: { passwordHash: user.passwordHash, provider: null } };
     return { proven, user: user.id, keepAccountCount: !done };
   });

@@ -4,7 +4,7 @@
 // of theirs (docs/architecture.md §12: every way back in ends the person's other sessions, through the one
 // closing path), and they set up a new factor before the sign-in completes. Counted as a code is.
 import { endPersonsGrants } from '../../credentials/closing.js';
-import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import type { Config } from '../../config.js';
 import { holdBrowserSession } from '../../store/browser.js';
 import {
@@ -13,10 +13,11 @@ import {
   replaceRecoveryCodes,
   setMustEnrol,
   useRecoveryCode,
+  type FactorSummary,
   type SignInStep,
 } from '../../store/factors.js';
 import type { SessionRow } from '../../store/sessions.js';
-import { getUser, holdPerson, lockUser } from '../../store/users.js';
+import { getUser, holdPerson, lockUser, type UserRow } from '../../store/users.js';
 import type { Audit } from '../../audit.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { SignedInPerson } from '../browsers.js';
@@ -25,13 +26,53 @@ import { stepStillThere, type FirstFactor } from '../steps.js';
 import { hashOf, newRecoveryCodes, normalize } from './recovery-codes.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
+/** Everything a recovery code does to the database: the codes, and, when one is used, the person's factors and grants. */
+export interface RecoveryCodeStore {
+  /** The person's codes replaced by these hashes (the old ones stop working). */
+  replaceRecoveryCodes(tx: Transaction, userId: number, hashes: Buffer[]): Promise<void>;
+  /** A code used: its row deleted, once (of two requests with one code, one wins). */
+  useRecoveryCode(db: Queryable, userId: number, hash: Buffer): Promise<boolean>;
+  /** Every factor of the person removed (their codes too). */
+  removeAllFactors(db: Queryable, userId: number): Promise<number>;
+  /** The person owes an enrolment (a factor set up before the sign-in completes). */
+  setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean>;
+  /** The person's factors: codes are made only for someone with one. */
+  listFactors(db: Queryable, userId: number): Promise<FactorSummary[]>;
+  /** The person, for the password hash the sign-in holds. */
+  getUser(db: Queryable, id: number): Promise<UserRow | undefined>;
+  /** The person's row locked until `tx` ends, whether or not they may sign in (false: gone). */
+  lockUser(tx: Transaction, id: number): Promise<boolean>;
+  /** The person's row held until the transaction ends, as every change of their factors holds it. */
+  holdPerson(tx: Transaction, id: number): ReturnType<typeof holdPerson>;
+  /** The browser's session held until `tx` ends (false: it was ended). */
+  holdBrowserSession(tx: Transaction, sid: string): Promise<boolean>;
+  /** Every grant and session of the person closed (credentials/closing.ts: the one closing path). */
+  endPersonsGrants: typeof endPersonsGrants;
+  /** The transaction a code is used in, and new codes made on the account page. */
+  withTransaction: typeof withTransaction;
+}
+
+const store: RecoveryCodeStore = {
+  replaceRecoveryCodes,
+  useRecoveryCode,
+  removeAllFactors,
+  setMustEnrol,
+  listFactors,
+  getUser,
+  lockUser,
+  holdPerson,
+  holdBrowserSession,
+  endPersonsGrants,
+  withTransaction,
+};
+
 /** What a recovery code uses of the process's services (its use ends the person's sessions). */
 export type RecoveryServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'>; sessions: RecordCache<SessionRow>; audit: Audit };
 
 /** Ten new recovery codes for the person, their hashes stored in `tx`, the plain ones returned to be shown once. */
 export async function newCodesIn(tx: Transaction, userId: number): Promise<string[]> {
   const codes = newRecoveryCodes();
-  await replaceRecoveryCodes(tx, userId, codes.map(hashOf));
+  await store.replaceRecoveryCodes(tx, userId, codes.map(hashOf));
   return codes;
 }
 
@@ -57,14 +98,14 @@ export async function giveRecoveryCode(
     const used =
       normal === undefined
         ? undefined
-        : await withTransaction(svc.pool, async (tx) => {
-            if (!(await lockUser(tx, of.user.id)) || !(await stepStillThere(tx, stepToken))) return 'ended' as const;
-            if (!(await useRecoveryCode(tx, of.user.id, hashOf(normal)))) return undefined;
-            await removeAllFactors(tx, of.user.id);
-            await setMustEnrol(tx, of.user.id, true);
-            await endPersonsGrants(svc, tx, of.user.id, { how: 'recovery-code', by: { user: String(of.user.id) } });
+        : await store.withTransaction(svc.pool, async (tx) => {
+            if (!(await store.lockUser(tx, of.user.id)) || !(await stepStillThere(tx, stepToken))) return 'ended' as const;
+            if (!(await store.useRecoveryCode(tx, of.user.id, hashOf(normal)))) return undefined;
+            await store.removeAllFactors(tx, of.user.id);
+            await store.setMustEnrol(tx, of.user.id, true);
+            await store.endPersonsGrants(svc, tx, of.user.id, { how: 'recovery-code', by: { user: String(of.user.id) } });
             await tellOfFactorChange(svc, tx, of.user, { change: 'removed', factor: 'every-factor' });
-            return { passwordHash: (await getUser(tx, of.user.id))!.passwordHash };
+            return { passwordHash: (await store.getUser(tx, of.user.id))!.passwordHash };
           });
     if (used === 'ended') return { unchecked: 'the sign-in ended' };
     if (!used) return { refused: 'wrong recovery code', said: 'wrong recovery code', user: of.user.id };
@@ -89,9 +130,9 @@ export async function newCodesOnAccount(
   person: SignedInPerson,
 ): Promise<string[] | 'signed-out' | 'no-factor'> {
   const { user } = person;
-  return withTransaction(svc.pool, async (tx) => {
-    if (!(await holdPerson(tx, user.id)) || !(await holdBrowserSession(tx, person.browser.sid))) return 'signed-out' as const;
-    if (!(await listFactors(tx, user.id)).length) return 'no-factor' as const;
+  return store.withTransaction(svc.pool, async (tx) => {
+    if (!(await store.holdPerson(tx, user.id)) || !(await store.holdBrowserSession(tx, person.browser.sid))) return 'signed-out' as const;
+    if (!(await store.listFactors(tx, user.id)).length) return 'no-factor' as const;
     await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
     return newCodesIn(tx, user.id);
   });

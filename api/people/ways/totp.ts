@@ -8,7 +8,7 @@
 import { withFactor } from '../../credentials/acr.js';
 import { seal, unseal } from '../../credentials/sealing.js';
 import type { Config } from '../../config.js';
-import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import { acceptTotpStep, findTotp, setMustEnrol, startTotp, type Totp } from '../../store/factors.js';
 import { holdPerson } from '../../store/users.js';
 import { EndedMeanwhile, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from '../browsers.js';
@@ -17,6 +17,27 @@ import { advanceStep, completeStep, mayBeSignedIn, type StepServices, type StepT
 import { newCodesIn } from './recovery-code.js';
 import { matchingStep, newTotpSecret, secretText, totpUri } from './totp-codes.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
+
+/**
+ * Everything an app's code does to the database itself (what it completes or strengthens is
+ * ../steps.ts's and ../browsers.ts's, the recovery codes made with an app ./recovery-code.ts's).
+ */
+export interface TotpStore {
+  /** The person's app: the confirmed one, or (`pending`) the one being set up. */
+  findTotp(db: Queryable, userId: number, which?: 'confirmed' | 'pending'): Promise<Totp | undefined>;
+  /** A code taken for its time step, once (one UPDATE); `confirm` confirms an app being set up with it. */
+  acceptTotpStep(db: Queryable, id: number, step: number, confirm?: boolean): Promise<boolean>;
+  /** An app being set up: pending, its secret sealed; an earlier pending one is replaced. */
+  startTotp(tx: Transaction, userId: number, name: string, sealedSecret: Buffer): Promise<number>;
+  /** The person owes no enrolment any more (an administrator's reset made them owe one). */
+  setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean>;
+  /** The person's row held until the transaction ends, as every change of their factors holds it. */
+  holdPerson(tx: Transaction, id: number): ReturnType<typeof holdPerson>;
+  /** A transaction of its own (an app set up on the account page: confirmed with the session it strengthens). */
+  withTransaction: typeof withTransaction;
+}
+
+const store: TotpStore = { findTotp, acceptTotpStep, startTotp, setMustEnrol, holdPerson, withTransaction };
 
 /** What the app's code uses of the process's services. */
 export type TotpServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
@@ -42,10 +63,10 @@ export async function giveCode(
   target: StepTarget,
 ): Promise<Answer<WentOn | 'ended'>> {
   return signInThrough<WentOn | 'ended'>(svc, { ...asSecondFactor(of), success: 'totp' }, async () => {
-    const totp = await findTotp(svc.pool, of.user.id);
+    const totp = await store.findTotp(svc.pool, of.user.id);
     const step = totp && codeStep(svc, totp, code);
     // One UPDATE: of two requests with one code, one wins.
-    if (!totp || step === undefined || !(await acceptTotpStep(svc.pool, totp.id, step)))
+    if (!totp || step === undefined || !(await store.acceptTotpStep(svc.pool, totp.id, step)))
       return { refused: 'wrong code', said: 'wrong code', user: of.user.id };
     const went = await completeStep(svc, from, stepToken, (s) => ({ amr: withFactor(s.amr, ['otp']), factor: 'given' }), target);
     return { proven: went ?? 'ended', user: of.user.id };
@@ -64,7 +85,7 @@ export async function startApp(
   user: { id: number; email: string },
 ): Promise<NewApp> {
   const secret = newTotpSecret();
-  await withTransaction(svc.pool, (tx) => startTotp(tx, user.id, NAME, seal(svc.factorKey, PURPOSE, secret)));
+  await store.withTransaction(svc.pool, (tx) => store.startTotp(tx, user.id, NAME, seal(svc.factorKey, PURPOSE, secret)));
   return { secret: secretText(secret), uri: totpUri(secret, svc.config.box, user.email) };
 }
 
@@ -75,13 +96,13 @@ interface PendingCode {
 }
 
 async function pendingCode(svc: TotpServices, userId: number, code: string): Promise<PendingCode | undefined> {
-  const pending = await findTotp(svc.pool, userId, 'pending');
+  const pending = await store.findTotp(svc.pool, userId, 'pending');
   const step = pending && codeStep(svc, pending, code);
   return pending && step !== undefined ? { id: pending.id, step } : undefined;
 }
 
 /** The pending app confirmed by its code, in `tx`; false when the code was taken meanwhile. */
-const confirmedIn = (tx: Transaction, code: PendingCode): Promise<boolean> => acceptTotpStep(tx, code.id, code.step, true);
+const confirmedIn = (tx: Transaction, code: PendingCode): Promise<boolean> => store.acceptTotpStep(tx, code.id, code.step, true);
 
 /** How a code of an app being set up is counted and recorded: no sign-in line (the `factor` line is the door's). */
 const asEnrolment = (of: CodeOf) => ({ ...asSecondFactor(of), success: false as const });
@@ -110,7 +131,7 @@ export async function enrolAppInStep(
     if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: of.user.id };
     const advanced = await advanceStep(svc, stepToken, async (s, tx) => {
       if (s.userId !== of.user.id || !(await confirmedIn(tx, pending))) return undefined;
-      await setMustEnrol(tx, of.user.id, false);
+      await store.setMustEnrol(tx, of.user.id, false);
       await tellOfFactorChange(svc, tx, of.user, { change: 'added', factor: 'totp' });
       const codes = await newCodesIn(tx, of.user.id);
       return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled', also: codes };
@@ -138,20 +159,22 @@ export async function addAppOnAccount(
   return signInThrough<AppAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
     const pending = await pendingCode(svc, person.user.id, code);
     if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: person.user.id };
-    const added = await withTransaction(svc.pool, async (tx) => {
-      const held = await holdPerson(tx, person.user.id);
-      if (!held || !mayBeSignedIn(held)) return 'ended' as const;
-      if (!(await confirmedIn(tx, pending))) return 'taken' as const;
-      const since = { proofAt: 'kept', enrolled: true } as const;
-      const token = await strengthen(tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
-      if (!token) throw new EndedMeanwhile();
-      await setMustEnrol(tx, person.user.id, false);
-      await tellOfFactorChange(svc, tx, person.user, { change: 'added', factor: 'totp' });
-      return { app: pending.id, codes: await newCodesIn(tx, person.user.id), token };
-    }).catch((err: unknown) => {
-      if (err instanceof EndedMeanwhile) return 'ended' as const;
-      throw err;
-    });
+    const added = await store
+      .withTransaction(svc.pool, async (tx) => {
+        const held = await store.holdPerson(tx, person.user.id);
+        if (!held || !mayBeSignedIn(held)) return 'ended' as const;
+        if (!(await confirmedIn(tx, pending))) return 'taken' as const;
+        const since = { proofAt: 'kept', enrolled: true } as const;
+        const token = await strengthen(tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
+        if (!token) throw new EndedMeanwhile();
+        await store.setMustEnrol(tx, person.user.id, false);
+        await tellOfFactorChange(svc, tx, person.user, { change: 'added', factor: 'totp' });
+        return { app: pending.id, codes: await newCodesIn(tx, person.user.id), token };
+      })
+      .catch((err: unknown) => {
+        if (err instanceof EndedMeanwhile) return 'ended' as const;
+        throw err;
+      });
     return { proven: added, user: person.user.id };
   });
 }
