@@ -1,5 +1,7 @@
 // The admin UI (/admin), the box's root (/) and the static assets of the pages.
 import express, { type Router } from 'express';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../paths.js';
 import type { Config } from '../../config.js';
@@ -14,9 +16,14 @@ interface Needs {
   config: Config;
 }
 
-const ADMIN_SCRIPT = fileURLToPath(new URL('../../ui/browser/admin.js', import.meta.url));
-/** The pages' passkeys script (api/ui/browser/passkeys.ts) and the library it loads, @simplewebauthn/browser's own bundle. */
-const PASSKEYS_SCRIPT = fileURLToPath(new URL('../../ui/browser/passkeys.js', import.meta.url));
+/**
+ * The pages' scripts: each module of api/ui/browser/ (the admin console's admin.js and the modules
+ * it imports, the pages' passkeys.js), compiled beside this module's output. Their names are read
+ * once, so a request names one of them or nothing.
+ */
+const SCRIPTS_DIR = fileURLToPath(new URL('../../ui/browser/', import.meta.url));
+const SCRIPTS = readdirSync(SCRIPTS_DIR).filter((name) => name.endsWith('.js'));
+/** The library passkeys.js loads, @simplewebauthn/browser's own bundle. */
 const WEBAUTHN_LIBRARY = projectPath('node_modules', '@simplewebauthn', 'browser', 'dist', 'bundle', 'index.umd.min.js');
 const SCRIPT_TYPE = { 'Content-Type': 'text/javascript; charset=utf-8' };
 
@@ -26,13 +33,11 @@ export type AdminRouterServices = Pick<Needs, 'config'>;
 export function adminRouter(svc: AdminRouterServices): Router {
   const router = strictRouter();
   const origin = new URL(svc.config.baseUrl).origin;
-  // The admin UI's script is TypeScript (api/ui/browser/admin.ts), compiled beside this module's output.
-  router.get('/assets/admin.js', (_req, res) => {
-    res.sendFile(ADMIN_SCRIPT, { maxAge: '1h', headers: SCRIPT_TYPE });
-  });
-  router.get('/assets/passkeys.js', (_req, res) => {
-    res.sendFile(PASSKEYS_SCRIPT, { maxAge: '1h', headers: SCRIPT_TYPE });
-  });
+  for (const name of SCRIPTS) {
+    router.get(`/assets/${name}`, (_req, res) => {
+      res.sendFile(join(SCRIPTS_DIR, name), { maxAge: '1h', headers: SCRIPT_TYPE });
+    });
+  }
   router.get('/assets/simplewebauthn-browser.js', (_req, res) => {
     res.sendFile(WEBAUTHN_LIBRARY, { maxAge: '1h', headers: SCRIPT_TYPE });
   });

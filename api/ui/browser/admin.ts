@@ -1,12 +1,32 @@
-// The boxauth admin UI. It is an OAuth client of its own box: it signs in with
-// the authorization code flow and PKCE (client boxauth-admin, first party), keeps
-// the access token in sessionStorage (gone with the tab), and manages users and
-// groups through the REST API with it.
+// The boxauth admin console (docs/concepts/users-and-groups.md). It is an OAuth client of its own
+// box (./console.ts signs in and calls the REST API); this module holds the Users, Groups, Sessions
+// and Identity providers tabs and starts the console, and each other tab is a module of its own,
+// listed in TABS below.
 //
-// It runs in the browser: tsc compiles it to dist/api/ui/browser/admin.js, which
-// the box serves as /assets/admin.js (api/http/routes/admin.ts). Type-only
-// imports are all it may have; they vanish in the output.
-import type { FieldErrors } from '../../errors.js';
+// It runs in the browser: tsc compiles it to dist/api/ui/browser/admin.js, which the box serves as
+// /assets/admin.js (api/http/routes/admin.ts), and ./console.js beside it.
+import {
+  $,
+  ApiError,
+  all,
+  api,
+  BASE,
+  button,
+  cell,
+  checkbox,
+  endButton,
+  errorText,
+  factorsText,
+  field,
+  finishSignIn,
+  formErrors,
+  renderList,
+  say,
+  showErrors,
+  startSignIn,
+  when,
+  type Tab,
+} from './console.js';
 
 interface User {
   id: number;
@@ -62,123 +82,6 @@ interface Provider {
   meta?: { managedBy?: string };
 }
 
-interface ErrorBody {
-  error?: string;
-  error_description?: string;
-  errors?: FieldErrors;
-}
-
-const body = document.body;
-const BASE = body.dataset.baseUrl ?? '';
-const CLIENT_ID = body.dataset.clientId ?? '';
-const REDIRECT_URI = `${BASE}/admin/callback`;
-
-/** The page's element with this id (api/ui/admin.ts writes every one the script uses). */
-function $<E extends HTMLElement = HTMLElement>(id: string): E {
-  const element = document.getElementById(id);
-  if (!element) throw new Error(`the admin page has no element #${id}`);
-  return element as E;
-}
-const field = (id: string): HTMLInputElement | HTMLTextAreaElement => $<HTMLInputElement | HTMLTextAreaElement>(id);
-const checkbox = (id: string): HTMLInputElement => $<HTMLInputElement>(id);
-const button = (id: string): HTMLButtonElement => $<HTMLButtonElement>(id);
-
-// ---------------------------------------------------------------- sign-in
-
-const b64url = (bytes: ArrayBuffer | Uint8Array): string =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
-const randomString = (): string => b64url(crypto.getRandomValues(new Uint8Array(32)));
-
-async function startSignIn(): Promise<void> {
-  const verifier = randomString();
-  const state = randomString();
-  sessionStorage.setItem('boxauth.pkce', JSON.stringify({ verifier, state }));
-  const challenge = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
-  const url = new URL(`${BASE}/auth/authorize`);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: CLIENT_ID,
-    redirect_uri: REDIRECT_URI,
-    state,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }).toString();
-  location.assign(url.toString());
-}
-
-async function finishSignIn(): Promise<void> {
-  const params = new URLSearchParams(location.search);
-  const saved = JSON.parse(sessionStorage.getItem('boxauth.pkce') ?? 'null') as { verifier: string; state: string } | null;
-  sessionStorage.removeItem('boxauth.pkce');
-  history.replaceState(null, '', '/admin');
-  if (params.get('error')) throw new Error(`Sign-in failed: ${params.get('error_description') ?? params.get('error')}`);
-  if (!saved || params.get('state') !== saved.state)
-    throw new Error('Sign-in failed: the answer does not belong to this tab. Reload to try again.');
-  const res = await fetch(`${BASE}/auth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: params.get('code') ?? '',
-      redirect_uri: REDIRECT_URI,
-      client_id: CLIENT_ID,
-      code_verifier: saved.verifier,
-    }),
-  });
-  const answer = (await res.json()) as ErrorBody & { access_token?: string };
-  if (!res.ok) throw new Error(`Sign-in failed: ${answer.error_description ?? answer.error}`);
-  if (!answer.access_token) throw new Error('Sign-in failed: the box answered no access token');
-  sessionStorage.setItem('boxauth.token', answer.access_token);
-}
-
-// ---------------------------------------------------------------- API
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: ErrorBody | undefined,
-  ) {
-    super(body?.error_description ?? `the box answered ${status}`);
-  }
-}
-
-async function api<T>(method: string, path: string, payload?: unknown): Promise<T> {
-  const token = sessionStorage.getItem('boxauth.token');
-  const res = await fetch(`${BASE}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(payload ? { 'Content-Type': 'application/json' } : {}) },
-    ...(payload ? { body: JSON.stringify(payload) } : {}),
-  });
-  const text = await res.text();
-  const data: unknown = text ? JSON.parse(text) : undefined;
-  if (res.status === 401) {
-    // The token expired or was closed: sign in again.
-    sessionStorage.removeItem('boxauth.token');
-    await startSignIn();
-    throw new ApiError(401, data as ErrorBody);
-  }
-  if (!res.ok) throw new ApiError(res.status, data as ErrorBody);
-  return data as T;
-}
-
-async function all<T>(path: string): Promise<T[]> {
-  const items: T[] = [];
-  for (let page = 1; ; page++) {
-    const batch = await api<T[]>('GET', `${path}?_count=1000&_page=${page}`);
-    items.push(...batch);
-    if (batch.length < 1000) return items;
-  }
-}
-
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
-/** A 422's field errors, or the error as the form's. */
-const formErrors = (err: unknown): FieldErrors =>
-  err instanceof ApiError && err.status === 422 && err.body?.errors ? err.body.errors : { form: [errorText(err)] };
-
 // ---------------------------------------------------------------- state
 
 const state: { users: User[]; groups: Group[]; selectedUser: User | null; selectedGroup: Group | null } = {
@@ -187,65 +90,6 @@ const state: { users: User[]; groups: Group[]; selectedUser: User | null; select
   selectedUser: null,
   selectedGroup: null,
 };
-
-function say(text: string): void {
-  $('app-status').textContent = text;
-}
-
-/** The errors under their fields (and the rest above the form); any error clears the status line's last news. */
-function showErrors(prefix: string, errors: FieldErrors | undefined, fields: string[]): void {
-  if (Object.keys(errors ?? {}).length) say('');
-  for (const field of fields) {
-    const el = document.getElementById(`${prefix}-${field}-error`);
-    if (el) el.textContent = (errors?.[field] ?? []).join(' ');
-    const input = document.getElementById(`${prefix}-${field}`);
-    if (input) {
-      if (errors?.[field]) input.setAttribute('aria-invalid', 'true');
-      else input.removeAttribute('aria-invalid');
-    }
-  }
-  const known = new Set(fields);
-  const other = Object.entries(errors ?? {})
-    .filter(([f]) => !known.has(f))
-    .flatMap(([, m]) => m);
-  $(`${prefix}-form-error`).textContent = other.join(' ');
-}
-
-// ---------------------------------------------------------------- lists
-
-function renderList<R extends { id: number }>(
-  listId: string,
-  records: R[],
-  label: (record: R) => string,
-  selected: R | null,
-  filter: string,
-  onSelect: (record: R) => void,
-  badge: (record: R) => string | undefined = () => undefined,
-): void {
-  const list = $(listId);
-  const needle = filter.trim().toLowerCase();
-  const shown = records.filter((r) => label(r).toLowerCase().includes(needle));
-  list.replaceChildren(
-    ...shown.map((record) => {
-      const item = document.createElement('li');
-      const button = document.createElement('button');
-      button.type = 'button';
-      button.textContent = label(record);
-      const note = badge(record);
-      if (note) button.append(' ', Object.assign(document.createElement('span'), { className: 'badge', textContent: note }));
-      button.setAttribute('aria-pressed', String(selected?.id === record.id));
-      button.addEventListener('click', () => onSelect(record));
-      item.append(button);
-      return item;
-    }),
-  );
-  if (!shown.length) {
-    const empty = document.createElement('li');
-    empty.className = 'empty';
-    empty.textContent = records.length ? 'Nothing matches the filter.' : 'None yet.';
-    list.append(empty);
-  }
-}
 
 const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids'];
 const GROUP_FIELDS = ['name', 'description', 'require_second_factor'];
@@ -374,26 +218,6 @@ async function resetFactors(): Promise<void> {
 
 // ---------------------------------------------------------------- sessions
 
-const FACTOR_NAMES: Record<string, string> = {
-  pwd: 'password',
-  otp: 'one-time code',
-  hwk: 'passkey',
-  swk: 'passkey',
-  user: 'user presence',
-};
-
-/** What a sign-in proved, in words (RFC 8176 amr values; mfa says only that there were two). */
-const factorsText = (amr: string[]): string =>
-  [...new Set(amr.filter((a) => a !== 'mfa').map((a) => FACTOR_NAMES[a] ?? a))].join(' + ') || 'unknown';
-const when = (iso: string): string => new Date(iso).toLocaleString();
-
-function endButton(label: string, end: () => Promise<void>): HTMLButtonElement {
-  const b = Object.assign(document.createElement('button'), { type: 'button', className: 'danger', textContent: 'End' });
-  b.setAttribute('aria-label', label);
-  b.addEventListener('click', () => void end());
-  return b;
-}
-
 function sessionItem(text: string, label: string, end: () => Promise<void>): HTMLLIElement {
   const item = document.createElement('li');
   item.append(Object.assign(document.createElement('span'), { textContent: text }), endButton(label, end));
@@ -470,7 +294,6 @@ async function loadBoxSessions(): Promise<void> {
   // An answer to an older filter than the one now typed is dropped.
   if (q !== field('sessions-filter').value.trim() || client !== field('sessions-client').value.trim()) return;
   $('sessions-error').textContent = '';
-  const cell = (text: string): HTMLTableCellElement => Object.assign(document.createElement('td'), { textContent: text });
   const rows = grants.map((g) => {
     const row = document.createElement('tr');
     const end = document.createElement('td');
@@ -531,7 +354,6 @@ async function loadProviders(): Promise<void> {
     return;
   }
   $('providers-error').textContent = '';
-  const cell = (text: string): HTMLTableCellElement => Object.assign(document.createElement('td'), { textContent: text });
   const rows = providers.map((p) => {
     const row = document.createElement('tr');
     row.append(cell(p.id), cell(p.type), cell(p.displayName ?? p.id), cell(p.disabled ? 'yes' : 'no'), cell(p.meta?.managedBy ?? ''));
@@ -680,32 +502,37 @@ async function deleteGroup(): Promise<void> {
 
 // ---------------------------------------------------------------- tabs
 
-const TABS = ['users', 'groups', 'sessions', 'providers'];
+/** The tabs, in the order of the tablist (api/ui/admin.ts). */
+const TABS: Tab[] = [
+  { name: 'users' },
+  { name: 'groups' },
+  { name: 'sessions', show: loadBoxSessions },
+  { name: 'providers', show: loadProviders },
+];
 
 function showTab(name: string): void {
-  if (name === 'sessions') void loadBoxSessions();
-  if (name === 'providers') void loadProviders();
   for (const tab of TABS) {
-    const active = tab === name;
-    $(`tab-${tab}`).setAttribute('aria-selected', String(active));
-    $(`tab-${tab}`).tabIndex = active ? 0 : -1;
-    $(`panel-${tab}`).hidden = !active;
+    const active = tab.name === name;
+    $(`tab-${tab.name}`).setAttribute('aria-selected', String(active));
+    $(`tab-${tab.name}`).tabIndex = active ? 0 : -1;
+    $(`panel-${tab.name}`).hidden = !active;
+    if (active) void tab.show?.();
   }
 }
 
 function wireTabs(): void {
-  const tabs = TABS;
-  for (const [i, name] of tabs.entries()) {
+  for (const [i, { name }] of TABS.entries()) {
     const tab = $(`tab-${name}`);
     tab.addEventListener('click', () => showTab(name));
     // Arrow keys move between tabs, as a tablist should.
     tab.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
-      const next = tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length]!;
+      const next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length]!.name;
       showTab(next);
       $(`tab-${next}`).focus();
     });
   }
+  for (const tab of TABS) void tab.start?.();
 }
 
 // ---------------------------------------------------------------- start
