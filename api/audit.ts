@@ -1,5 +1,6 @@
 // Audit events: one JSON line per security-relevant event, with `"audit": true`
-// so that a log pipeline can route them apart from the rest (docs/operations/audit.md).
+// so that a log pipeline can route them apart from the rest (docs/operations/audit.md),
+// and a row of the audit trail in the database that GET /AuditEvent searches.
 // They say who did what to which record, never a secret: no token, code, password
 // or secret is a field of any event (the AuditEvent type below is the whole list).
 // Token events (one per token issued or refused) go to the buffered access log
@@ -128,15 +129,150 @@ export type AuditEvent =
       id: string;
       action: 'created' | 'changed' | 'deleted';
       by: Actor;
+      /** The fields whose value changed, before → after (./record-changes.ts); a secret only as `"(changed)"`. */
+      changes?: Record<string, FieldChange>;
     };
+
+/** A field of a record before and after a write (absent: the field was not there). */
+export interface FieldChange {
+  from?: unknown;
+  to?: unknown;
+}
+
+/** An audit event as the trail keeps it: the event whole, and the columns it is searched by. */
+export interface AuditRow {
+  event: AuditEvent['event'];
+  action: string | null;
+  outcome: 'success' | 'failure';
+  actorClient: string | null;
+  actorUser: string | null;
+  actorSession: string | null;
+  subjectUser: string | null;
+  client: string | null;
+  resourceType: string | null;
+  resourceId: string | null;
+  detail: AuditEvent;
+}
+
+/**
+ * Where audit rows are written (api/store/audit-events.ts): `within` a transaction, as part of the
+ * change the event reports; `soon`, on its own, in a batch shortly after (for events that report
+ * no change of the database, or one made without a transaction of the box's).
+ */
+export interface AuditTrail {
+  within(tx: InTransaction, row: AuditRow): Promise<void>;
+  soon(row: AuditRow): void;
+}
+
+/** An open transaction of api/db/pool.ts (the base does not import db/: the trail's writer knows it). */
+export type InTransaction = object;
+
+/**
+ * The row the trail keeps of an event, or undefined for those it leaves to the log stream: the
+ * token endpoint's own (one per token: `make bench` measures the token path without a write
+ * more) and the decisions the gate allowed (one per request at every app). Refused decisions are
+ * kept, with their id for `boxauth explain`.
+ */
+export function auditRow(event: AuditEvent): AuditRow | undefined {
+  if (event.event === 'token_issued' || event.event === 'token_refused') return undefined;
+  if (event.event === 'decision' && event.allowed) return undefined;
+  const by: Actor = 'by' in event && event.by ? event.by : {};
+  const failed =
+    (event.event === 'sign_in' && event.outcome !== 'success') ||
+    event.event === 'decision' ||
+    (event.event === 'upstream' && event.action === 'refused');
+  const user = 'user' in event && event.user !== undefined ? String(event.user) : null;
+  const client = 'client' in event && event.client !== undefined ? event.client : null;
+  const resource =
+    event.event === 'record_changed'
+      ? { type: event.kind, id: event.id }
+      : event.event === 'decision'
+        ? { type: 'Decision', id: event.id }
+        : event.event === 'session_closed' && event.sessions.length === 1
+          ? { type: 'Session', id: event.sessions[0]! }
+          : undefined;
+  return {
+    event: event.event,
+    action:
+      'action' in event
+        ? event.action
+        : event.event === 'sign_in'
+          ? event.outcome
+          : event.event === 'session_closed'
+            ? event.how
+            : event.event === 'decision'
+              ? 'refused'
+              : null,
+    outcome: failed ? 'failure' : 'success',
+    // A sign-in's actor is the person signing in; a decision's, the caller the gate refused.
+    actorClient: by.client ?? (event.event === 'decision' ? client : null),
+    actorUser: by.user ?? (event.event === 'sign_in' || event.event === 'decision' ? user : null),
+    actorSession: by.session ?? (event.event === 'decision' ? (event.session ?? null) : null),
+    subjectUser: event.event === 'record_changed' && event.kind === 'User' ? event.id : user,
+    client: event.event === 'record_changed' && event.kind === 'Client' ? event.id : client,
+    resourceType: resource?.type ?? null,
+    resourceId: resource?.id ?? null,
+    detail: event,
+  };
+}
+
+/** Kinds of the REST API's records and the path segment that reads one (`GET /<segment>/<id>`). */
+const READ_AT: Record<string, string> = {
+  Client: 'Client',
+  AccessPolicy: 'AccessPolicy',
+  App: 'App',
+  IdentityProvider: 'IdentityProvider',
+  User: 'users',
+  Group: 'groups',
+};
+
+/**
+ * The records an event names, each as the API reads it (`[segment, id]`: `GET /<segment>/<id>`):
+ * the record it is about, the person it concerns, the client, a refused decision's App. Whoever may
+ * read each of them may see the event (GET /AuditEvent); an event that names none (a sign-in with
+ * an unknown address), only an administrator of the whole box.
+ */
+export function recordsNamedBy(
+  row: Pick<AuditRow, 'resourceType' | 'resourceId' | 'subjectUser' | 'client' | 'detail'>,
+): [string, string][] {
+  const named = new Map<string, [string, string]>();
+  const add = (segment: string, id: string | null | undefined): void => {
+    if (id) named.set(`${segment}/${id}`, [segment, id]);
+  };
+  if (row.resourceType && READ_AT[row.resourceType]) add(READ_AT[row.resourceType]!, row.resourceId);
+  if (row.detail.event === 'decision') add('App', row.detail.app);
+  add('users', row.subjectUser);
+  add('Client', row.client);
+  return [...named.values()];
+}
 
 export class Audit {
   constructor(
     private readonly now: Logger,
     private readonly buffered: Logger,
+    private readonly trail?: AuditTrail,
   ) {}
 
+  /** An event that reports no change of the box's database made in a transaction: logged, and kept shortly after. */
   record(event: AuditEvent): void {
+    this.log(event);
+    const row = this.trail && auditRow(event);
+    if (row) this.trail.soon(row);
+  }
+
+  /**
+   * An event about a change made in `tx`: kept in that transaction, so that a change never
+   * commits without its record, nor a record without its change. Logged once written (a
+   * transaction that then fails leaves a log line of a change that did not happen, as an
+   * error in the log says).
+   */
+  async recordIn(tx: InTransaction, event: AuditEvent): Promise<void> {
+    const row = this.trail && auditRow(event);
+    if (row) await this.trail.within(tx, row);
+    this.log(event);
+  }
+
+  private log(event: AuditEvent): void {
     const log = event.event === 'token_issued' || event.event === 'token_refused' || event.event === 'decision' ? this.buffered : this.now;
     log.info({ audit: true, ...event }, event.event);
   }

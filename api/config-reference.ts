@@ -282,6 +282,18 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'at most this many refused decisions are kept: each purge run deletes the oldest beyond (counted as `boxauth_decisions_not_kept_total{why="cap"}`, alert `BoxauthDecisionRecordsFull`). With excerpts of at most about 10 kB a row, 100,000 rows stay under about 1 GB',
   },
   {
+    names: ['BOXAUTH_AUDIT_RETENTION_DAYS'],
+    default: '`90`',
+    meaning:
+      "how long the audit trail keeps its events (`GET /AuditEvent`, `boxauth events`, the admin console's Events tab); `0` keeps none past the next purge. The log lines of the same events are not concerned ([Audit](../operations/audit.md))",
+  },
+  {
+    names: ['BOXAUTH_AUDIT_MAX_ROWS'],
+    default: '`1000000`',
+    meaning:
+      'at most this many audit events are kept: each purge run deletes the oldest beyond, so a flood keeps the newest (counted as `boxauth_audit_events_not_kept_total{why="cap"}`, alert `BoxauthAuditTrailFull`). An event is about 0.5 kB with its indexes: 1,000,000 rows are about 500 MB',
+  },
+  {
     names: ['BOXAUTH_DPOP_NONCE'],
     default: '`off`',
     meaning:

@@ -85,6 +85,10 @@ export interface Config {
   decisionRetentionHours: number;
   /** …and at most this many of them: the purge job deletes the oldest beyond. */
   decisionMaxRows: number;
+  /** The audit trail (GET /AuditEvent) keeps events this many days… */
+  auditRetentionDays: number;
+  /** …and at most this many of them: the purge job deletes the oldest beyond. */
+  auditMaxRows: number;
   purgeIntervalSeconds: number;
   shutdownTimeoutMs: number;
   authCodeTtlSeconds: number;
@@ -457,6 +461,8 @@ export function loadConfig(env: Env = process.env): Config {
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     decisionRetentionHours: int(env, 'BOXAUTH_DECISION_RETENTION_HOURS', 24, 0, 24 * 365),
     decisionMaxRows: int(env, 'BOXAUTH_DECISION_MAX_ROWS', 100_000, 1, 100_000_000),
+    auditRetentionDays: int(env, 'BOXAUTH_AUDIT_RETENTION_DAYS', 90, 0, 3650),
+    auditMaxRows: int(env, 'BOXAUTH_AUDIT_MAX_ROWS', 1_000_000, 1, 1_000_000_000),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     authCodeTtlSeconds: int(env, 'BOXAUTH_AUTH_CODE_TTL_SECONDS', 60, 1, 600),

@@ -95,6 +95,24 @@ export class Metrics {
     aggregator: 'max',
     registers: [this.registry],
   });
+  readonly auditEventsNotKept = new Counter({
+    name: 'boxauth_audit_events_not_kept_total',
+    help: 'Audit events left out of the audit trail (they are still logged), by why: queue (the writer fell behind), error (the database refused the batch), cap (deleted before their retention: BOXAUTH_AUDIT_MAX_ROWS)',
+    labelNames: ['why'],
+    registers: [this.registry],
+  });
+  readonly auditEvents = new Gauge({
+    name: 'boxauth_audit_events',
+    help: 'Events kept in the audit trail (rows), as the last purge run counted them; at most BOXAUTH_AUDIT_MAX_ROWS after each run',
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+  readonly auditEventBytes = new Gauge({
+    name: 'boxauth_audit_events_bytes',
+    help: 'Size on disk of the audit trail (the table, its indexes and TOAST), as the last purge run measured it',
+    aggregator: 'max',
+    registers: [this.registry],
+  });
   readonly decisionDuration = new Histogram({
     name: 'boxauth_decision_duration_seconds',
     help: 'Time to decide, by front door',

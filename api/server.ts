@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Audit } from './audit.js';
+import { AuditEventWriter } from './store/audit-events.js';
 import { bootstrapAdmin, bootstrapAdminClient, bootstrapRootClient, ensureFactorKey, type Credentials } from './bootstrap.js';
 import { ReadFence } from './cache/read-fence.js';
 import { RecordCache } from './cache/record-cache.js';
@@ -155,7 +156,14 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
   metrics.watch(pool, argon2Waiting, locator);
-  const audit = new Audit(log, requestLog);
+  const audit = new Audit(
+    log,
+    requestLog,
+    new AuditEventWriter(pool, (why, err) => {
+      metrics.auditEventsNotKept.inc({ why });
+      if (err) log.warn({ err: err.message }, 'an audit event could not be kept in the audit trail (it is in the log)');
+    }),
+  );
   const svc: Services = {
     config,
     csrfKey,

@@ -46,14 +46,20 @@ export async function closeGrants(
   closing: Closing,
   tx?: Transaction,
 ): Promise<SessionRow[]> {
-  const rows = tx ? await closeInDatabase(tx, selector) : await withTransaction(svc.pool, (t) => closeInDatabase(t, selector));
-  return closed(svc, rows, closing);
+  const close = async (t: Transaction): Promise<SessionRow[]> => recordClose(svc, t, await closeInDatabase(t, selector), closing);
+  const rows = tx ? await close(tx) : await withTransaction(svc.pool, close);
+  return closed(svc, rows);
 }
 
-/** What follows a close in the database: this process forgets the sessions, the audit says who closed them. */
-function closed(svc: Pick<Needs, 'sessions' | 'audit'>, rows: SessionRow[], closing: Closing): SessionRow[] {
+/** The audit event of a close, in the transaction that closes (api/audit.ts recordIn): who closed which sessions, and why. */
+async function recordClose(svc: Pick<Needs, 'audit'>, tx: Transaction, rows: SessionRow[], closing: Closing): Promise<SessionRow[]> {
+  if (rows.length) await svc.audit.recordIn(tx, { event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
+  return rows;
+}
+
+/** What follows a close in the database: this process forgets the sessions. */
+function closed(svc: Pick<Needs, 'sessions'>, rows: SessionRow[]): SessionRow[] {
   for (const s of rows) forgetSession(svc, s);
-  if (rows.length) svc.audit.record({ event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
   return rows;
 }
 
@@ -64,8 +70,13 @@ export async function removeClient(
   by: Actor,
   tx?: Transaction,
 ): Promise<Stored<Client> | undefined> {
-  const result = tx ? await clients.removeWithSessionsIn(tx, id, null) : await clients.removeWithSessions(svc.pool, id, null);
-  if (result) closed(svc, result.closed, { how: 'client-deleted', by });
+  const remove = async (t: Transaction): Promise<Awaited<ReturnType<typeof clients.removeWithSessionsIn>>> => {
+    const result = await clients.removeWithSessionsIn(t, id, null);
+    if (result) await recordClose(svc, t, result.closed, { how: 'client-deleted', by });
+    return result;
+  };
+  const result = tx ? await remove(tx) : await withTransaction(svc.pool, remove);
+  if (result) closed(svc, result.closed);
   return result?.removed;
 }
 

@@ -20,6 +20,7 @@ import { appSignInRouter } from './routes/app-sign-in.js';
 import { factorRouter } from './routes/factors.js';
 import { accountRouter } from './routes/account.js';
 import { accountLinkRouter } from './routes/account-links.js';
+import { auditEventRouter } from './routes/audit-events.js';
 import { explainRouter } from './routes/explain.js';
 import { healthRouter, type Readiness } from './routes/health.js';
 import { oauthRouter } from './routes/oauth.js';
@@ -130,6 +131,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     resourceRouter(svc, 'App', guard),
     resourceRouter(svc, 'IdentityProvider', guard),
     explainRouter(svc, guard),
+    auditEventRouter(svc, guard),
     sessionRouter(svc, guard),
     peopleRouter(svc, guard),
     peopleSessionsRouter(svc, guard),

@@ -256,6 +256,28 @@ export async function writerOf(svc: Pick<Needs, 'policies'>, principal: Principa
   };
 }
 
+/**
+ * Whether `principal` may read what `GET <uri>` reads (a record of the box's API: `/Client/<id>`,
+ * `/users/<id>`…), as the policies would decide that request: for answers that name records, such
+ * as the audit trail's events, shown only to whom may read each record they name.
+ */
+export async function mayGet(svc: Pick<Needs, 'policies'>, principal: Principal, type: string, id: string): Promise<boolean> {
+  const uri = `/${type}/${encodeURIComponent(id)}`;
+  const request = requestObject(principal, {
+    method: 'get',
+    uri,
+    queryString: '',
+    body: undefined,
+    params: { [ROUTE_TYPE]: type, [ROUTE_ID]: id },
+  });
+  return (await svc.policies.decide(subjectFor(principal), request)).allowed;
+}
+
+/** Whether allow policies alone let `principal` do everything on the box's API (an administrator of the whole box). */
+export function mayDoEverything(svc: Pick<Needs, 'policies'>, principal: Principal): Promise<boolean> {
+  return svc.policies.unconditional(subjectFor(principal));
+}
+
 /** The box client a token exchanged from a client's token (no person's) speaks for; undefined for any other token. */
 function exchangedFromClient(session: SessionRow): string | undefined {
   if (session.userId !== null) return undefined;

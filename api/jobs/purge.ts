@@ -18,6 +18,7 @@ import { purgeSessions } from '../store/sessions.js';
 import { asTheOnlyUpkeep } from '../store/upkeep.js';
 import { capDecisions, decisionsKept, purgeDecisions } from '../store/decisions.js';
 import { purgeProofs } from '../store/dpop-proofs.js';
+import { auditEventsKept, capAuditEvents, purgeAuditEvents } from '../store/audit-events.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -37,6 +38,26 @@ async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void
   const kept = await decisionsKept(db);
   svc.metrics.decisionRecords.set(kept.rows);
   svc.metrics.decisionRecordBytes.set(kept.bytes);
+}
+
+/** The audit trail: its retention, then its row cap (the oldest go first: a flood keeps the newest), then its size. */
+async function boundAuditTrail(db: Queryable, svc: PurgeServices): Promise<void> {
+  for (let n = -1; n !== 0;) n = await purgeAuditEvents(db, svc.config.auditRetentionDays);
+  let capped = 0;
+  for (let n = -1; n !== 0;) {
+    n = await capAuditEvents(db, svc.config.auditMaxRows);
+    capped += n;
+  }
+  if (capped) {
+    svc.metrics.auditEventsNotKept.inc({ why: 'cap' }, capped);
+    svc.log.warn(
+      { deleted: capped, maxRows: svc.config.auditMaxRows },
+      'the audit trail is full (BOXAUTH_AUDIT_MAX_ROWS): deleted the oldest events before their retention',
+    );
+  }
+  const kept = await auditEventsKept(db);
+  svc.metrics.auditEvents.set(kept.rows);
+  svc.metrics.auditEventBytes.set(kept.bytes);
 }
 
 export function startPurgeJob(svc: PurgeServices): () => void {
@@ -71,6 +92,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
       );
     }
     await measureDecisions(client, svc);
+    await boundAuditTrail(client, svc);
     for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
 
     await svc.keyring.ensureActive(); // rotates the signing key when it is due

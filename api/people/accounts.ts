@@ -7,6 +7,7 @@
 // and never proved is adopting the account, and ends first what its maker set (docs/architecture.md §12).
 // Ending a person's sessions, all or one browser's or one grant, goes through the same closing path.
 import type { Actor, Audit } from '../audit.js';
+import { recordChanges } from '../record-changes.js';
 import type { Config } from '../config.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '../credentials/closing.js';
@@ -137,12 +138,41 @@ export async function changeAccount(
     // And every link mailed to them goes (a reset link, endPersonsGrants's, is not the only way back in a mailbox holds).
     if (changed && fields.active === false && before.active) await deleteLinksOfUser(tx, id);
     const turned = fields.active === undefined || fields.active === before.active ? [] : [fields.active ? 'activated' : 'deactivated'];
-    return changed && { user: changed, events: [...ruled.events, ...turned] as AccountEvent[] };
+    if (!changed) return undefined;
+    // Recorded with the change: a change never commits without its record, nor a record without its change.
+    await recordUserChange(svc, tx, before, changed, by, fields.passwordHash ? ['password'] : []);
+    for (const action of [...ruled.events, ...turned] as AccountEvent[])
+      await svc.audit.recordIn(tx, { event: 'account', action, user: String(id), email: changed.email, by });
+    return changed;
   });
   svc.users.invalidate(String(id));
-  if (!done) return undefined;
-  for (const action of done.events) svc.audit.record({ event: 'account', action, user: String(id), email: done.user.email, by });
-  return done.user;
+  return done;
+}
+
+/** A person's record as its audit events show it, before and after a change: never their password, which is only said to change. */
+const auditedFields = (u: UserRow): Record<string, unknown> => ({
+  email: u.email,
+  email_verified: u.emailVerified,
+  active: u.active,
+  data: u.data,
+  externalId: u.externalId,
+  scim: u.scim,
+  groups: u.groups,
+});
+
+/** The `record_changed` event of a person's record (none when nothing of it changed), in `tx`. */
+async function recordUserChange(
+  svc: Pick<Needs, 'audit'>,
+  tx: Transaction,
+  before: UserRow | undefined,
+  after: UserRow | undefined,
+  by: Actor,
+  secretsWritten: readonly string[] = [],
+): Promise<void> {
+  const changes = recordChanges(before && auditedFields(before), after && auditedFields(after), secretsWritten);
+  const action = !before ? 'created' : !after ? 'deleted' : 'changed';
+  if (action === 'changed' && !Object.keys(changes).length) return;
+  await svc.audit.recordIn(tx, { event: 'record_changed', kind: 'User', id: String((after ?? before)!.id), action, by, changes });
 }
 
 /**
@@ -164,15 +194,16 @@ async function endWhatItsMakerSet(tx: Transaction, id: number): Promise<void> {
  * and the audit says so. One they do not vouch for is mailed a link, where the box mails.
  */
 export async function createAccount(svc: Pick<Needs, 'config' | 'pool' | 'audit'>, fields: UserFields, by: Actor): Promise<UserRow> {
-  const user = await withTransaction(svc.pool, async (tx) => {
+  return withTransaction(svc.pool, async (tx) => {
     const made = await createUserIn(tx, fields);
     // A sign-in name that is not an address (SCIM) is mailed nothing.
     if (!made.emailVerified && svc.config.smtp && isEmailAddress(made.email))
       await enqueueMail(tx, { kind: 'verify-email', address: made.email, userId: made.id });
+    await recordUserChange(svc, tx, undefined, made, by, fields.passwordHash ? ['password'] : []);
+    if (made.emailVerified)
+      await svc.audit.recordIn(tx, { event: 'account', action: 'email-vouched', user: String(made.id), email: made.email, by });
     return made;
   });
-  if (user.emailVerified) svc.audit.record({ event: 'account', action: 'email-vouched', user: String(user.id), email: user.email, by });
-  return user;
 }
 
 /** Deletes the user and ends all they obtained; the user as they were, or undefined when there was none. */
@@ -182,6 +213,7 @@ export async function removeAccount(svc: AccountServices, id: number, by: Actor)
     if (!found) return undefined;
     await endPersonsGrants(svc, tx, id, { how: 'user-deleted', by });
     await deleteUser(tx, id);
+    await recordUserChange(svc, tx, found, undefined, by);
     return found;
   });
   svc.users.invalidate(String(id));
@@ -204,11 +236,11 @@ export async function resetFactors(svc: AccountServices, id: number, by: Actor):
     await removeAllFactors(tx, id);
     await endPersonsGrants(svc, tx, id, { how: 'factors-reset', by });
     await tellOfFactorChange(svc, tx, (await getUser(tx, id))!, { change: 'removed', factor: 'every-factor' });
+    await svc.audit.recordIn(tx, { event: 'factor', action: 'reset', user: String(id), by });
     return true;
   });
   if (!found) return false;
   svc.users.invalidate(String(id));
-  svc.audit.record({ event: 'factor', action: 'reset', user: String(id), by });
   return true;
 }
 

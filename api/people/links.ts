@@ -106,23 +106,28 @@ export async function resetPassword(
     await deleteLinksOfUser(tx, person.id, 'reset');
     await endPersonsGrants(svc, tx, person.id, { how: 'password-reset', by });
     await tellOfPasswordChange(svc, tx, person);
+    await svc.audit.recordIn(tx, { event: 'account', action: 'password-reset', user: String(person.id), by, address });
     for (const factor of removing) {
       await removeFactor(tx, person.id, factor.id);
       await tellOfFactorChange(svc, tx, person, { change: 'removed', factor: factor.kind, name: factor.name });
+      await svc.audit.recordIn(tx, {
+        event: 'factor',
+        action: 'removed',
+        kind: factor.kind,
+        factor: String(factor.id),
+        user: String(person.id),
+        by,
+        address,
+      });
     }
-    return { person, removed: removing };
+    return person;
   }).catch((err: unknown) => {
     if (err instanceof KeepOne) return 'keep-one' as const;
     throw err;
   });
   if (reset === undefined || reset === 'keep-one') return reset;
-  const { person, removed } = reset;
-  svc.users.invalidate(String(person.id));
-  const by = { user: String(person.id) };
-  svc.audit.record({ event: 'account', action: 'password-reset', user: String(person.id), by, address });
-  for (const f of removed)
-    svc.audit.record({ event: 'factor', action: 'removed', kind: f.kind, factor: String(f.id), user: String(person.id), by, address });
-  return person;
+  svc.users.invalidate(String(reset.id));
+  return reset;
 }
 
 /** A reset that would remove every factor of its person: refused, nothing done. */
@@ -147,18 +152,12 @@ export async function verifyEmail(
     if (!stillTheirs(person, link.email) || !person.active || person.passwordHash !== passwordHash) return undefined;
     await updateUser(tx, person.id, { emailVerified: true, mustVerifyEmail: false });
     await deleteLinksOfUser(tx, person.id, 'verify');
+    const by = { user: String(person.id) };
+    await svc.audit.recordIn(tx, { event: 'account', action: 'email-verified', user: String(person.id), email: person.email, by, address });
     return person;
   });
   if (!user) return undefined;
   svc.users.invalidate(String(user.id));
-  svc.audit.record({
-    event: 'account',
-    action: 'email-verified',
-    user: String(user.id),
-    email: user.email,
-    by: { user: String(user.id) },
-    address,
-  });
   return user;
 }
 
@@ -189,17 +188,17 @@ export async function requestEmailChange(
       userId: user.id,
       ...(ask.language ? { language: ask.language } : {}),
     });
-    return true;
-  });
-  if (asked)
-    svc.audit.record({
+    const by = { user: String(user.id) };
+    await svc.audit.recordIn(tx, {
       event: 'account',
       action: 'email-change-requested',
       user: String(user.id),
       email: newEmail,
-      by: { user: String(user.id) },
+      by,
       address: ask.address,
     });
+    return true;
+  });
   return asked;
 }
 

@@ -72,11 +72,11 @@ export async function changeOwnPassword(
     await updateUser(tx, user.id, { passwordHash });
     await endPersonsGrants(svc, tx, user.id, { how: 'password-change', by });
     await tellOfPasswordChange(svc, tx, now);
+    await svc.audit.recordIn(tx, { event: 'account', action: 'password-changed', user: String(user.id), by, address: from.address });
     return continueSignIn(tx, from, change.typed ? { ...browser, proofAt: new Date() } : browser);
   });
   if (done === 'ended') return done;
   svc.users.invalidate(String(user.id));
-  svc.audit.record({ event: 'account', action: 'password-changed', user: String(user.id), by, address: from.address });
   return done;
 }
 
@@ -131,9 +131,9 @@ export async function withdrawConsent(svc: AccountServices, userId: number, clie
   const withdrawn = await withTransaction(svc.pool, async (tx) => {
     if (!(await deleteConsent(tx, userId, clientId))) return false;
     await closeGrants(svc, { user: userId, client: clientId }, { how: 'consent-withdrawn', by }, tx);
+    await svc.audit.recordIn(tx, { event: 'account', action: 'consent-withdrawn', user: String(userId), client: clientId, by, address });
     return true;
   });
-  if (withdrawn) svc.audit.record({ event: 'account', action: 'consent-withdrawn', user: String(userId), client: clientId, by, address });
   return withdrawn;
 }
 

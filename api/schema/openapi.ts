@@ -531,6 +531,41 @@ function sessionSchemas(): Json {
   const amr = { type: 'array', items: { type: 'string' }, description: 'what the sign-in proved (RFC 8176): pwd, otp, hwk, mfa…' };
   const address = { type: ['string', 'null'], description: 'where the browser signed in from' };
   return {
+    AuditEvent: {
+      type: 'object',
+      required: ['resourceType', 'id', 'at', 'event', 'outcome', 'actor', 'detail'],
+      properties: {
+        resourceType: { const: 'AuditEvent' },
+        id: { type: 'string', description: 'its place in the trail (newer events have greater ids)' },
+        at: { type: 'string', format: 'date-time' },
+        event: { type: 'string' },
+        action: { type: ['string', 'null'] },
+        outcome: { type: 'string', enum: ['success', 'failure'] },
+        actor: {
+          type: 'object',
+          properties: { client: { type: ['string', 'null'] }, user: { type: ['string', 'null'] }, session: { type: ['string', 'null'] } },
+        },
+        user: { type: ['string', 'null'], description: 'the person the event concerns' },
+        client: { type: ['string', 'null'] },
+        resource: { type: ['object', 'null'], properties: { type: { type: 'string' }, id: { type: 'string' } } },
+        detail: { type: 'object', description: 'the event as its log line has it (docs/operations/audit.md); never a secret' },
+      },
+    },
+    AuditEventBundle: {
+      type: 'object',
+      required: ['resourceType', 'type', 'entry', 'link'],
+      properties: {
+        resourceType: { const: 'Bundle' },
+        type: { const: 'searchset' },
+        entry: { type: 'array', items: { type: 'object', properties: { resource: ref('AuditEvent') } } },
+        link: {
+          type: 'array',
+          items: { type: 'object', properties: { relation: { type: 'string' }, url: { type: 'string' } } },
+          description: 'relation next: the next page, while there may be one',
+        },
+        last: { type: 'string', description: 'with _after: the id to follow on from' },
+      },
+    },
     SignIn: {
       type: 'object',
       required: ['sid', 'since', 'expires_at', 'amr', 'address', 'user_agent'],
@@ -657,6 +692,47 @@ const personSessionPaths: Json = {
         { name: 'client', in: 'query', description: 'only grants to this client', schema: { type: 'string' } },
       ],
       responses: { '200': { ...answer('the grants', { type: 'array', items: ref('Grant') }), ...TOTAL }, ...ERRORS },
+    },
+  },
+  '/AuditEvent': {
+    get: {
+      tags: ['audit'],
+      summary:
+        'The audit trail, newest first: who did what to which record, sign-ins, closes, refused decisions. Only the events whose every named record the token may read',
+      parameters: [
+        ...(
+          [
+            ['actor', "who acted: a person's id or a client's id"],
+            ['user', 'the person the event concerns (their id)'],
+            ['client', 'the client the event concerns'],
+            ['resource_type', 'the kind of record: Client, AccessPolicy, App, IdentityProvider, User, Group, Session, Decision'],
+            ['resource_id', "the record's id"],
+            ['event', 'sign_in, session_closed, decision, factor, upstream, account, record_changed'],
+          ] as const
+        ).map(([name, description]) => ({ name, in: 'query', description, schema: { type: 'string' } })),
+        { name: 'outcome', in: 'query', description: 'success or failure', schema: { type: 'string', enum: ['success', 'failure'] } },
+        { name: 'since', in: 'query', description: 'events at or after this time (ISO 8601)', schema: { type: 'string' } },
+        { name: 'until', in: 'query', description: 'events before this time (ISO 8601)', schema: { type: 'string' } },
+        {
+          name: '_count',
+          in: 'query',
+          description: 'events per page (1–1000, default 100)',
+          schema: { type: 'integer', minimum: 1, maximum: 1000 },
+        },
+        {
+          name: '_cursor',
+          in: 'query',
+          description: 'the next page: events older than this id (the link `next` gives it)',
+          schema: { type: 'string' },
+        },
+        {
+          name: '_after',
+          in: 'query',
+          description: 'following the trail: events newer than this id, oldest first',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: { '200': answer('the events', ref('AuditEventBundle')), ...ERRORS },
     },
   },
   '/sign-ins': {
@@ -857,7 +933,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
-    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'operations'].map((name) => ({ name })),
+    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'operations'].map((name) => ({ name })),
     paths: {
       ...oauthPaths,
       ...Object.assign({}, ...KINDS.map(resourcePaths)),

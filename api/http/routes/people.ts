@@ -118,7 +118,7 @@ export type PeopleRouterServices = AccountServices & Pick<Needs, 'config'>;
 
 export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();
-  const recorded = (req: Request, kind: 'User' | 'Group', id: number, action: 'created' | 'changed' | 'deleted'): void =>
+  const recorded = (req: Request, kind: 'Group', id: number, action: 'created' | 'changed' | 'deleted'): void =>
     svc.audit.record({ event: 'record_changed', kind, id: String(id), action, by: actorOf(req.principal!) });
 
   router.get('/users', guard, async (req, res) => {
@@ -156,7 +156,6 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     );
     const { id, email, email_verified, must_verify_email, password, data, status } = userJson(user, true);
     res.location(`/users/${user.id}`);
-    recorded(req, 'User', user.id, 'created');
     send(req, res, 201, { id, email, email_verified, must_verify_email, password, data, status });
   });
 
@@ -186,7 +185,6 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
       ),
     );
     if (!user) throw notFound(`user ${id}`);
-    recorded(req, 'User', id, 'changed');
     send(req, res, 200, userJson(user, true));
   });
 
@@ -194,7 +192,6 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     const id = idParam(req, 'user');
     const user = await removeAccount(svc, id, actorOf(req.principal!));
     if (!user) throw notFound(`user ${id}`);
-    recorded(req, 'User', id, 'deleted');
     send(req, res, 200, userJson(user, true));
   });
 

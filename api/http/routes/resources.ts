@@ -17,7 +17,8 @@ import type { Policies } from '../../policy/evaluate.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { ReadFence } from '../../cache/read-fence.js';
 import type { SessionRow } from '../../store/sessions.js';
-import type { Audit } from '../../audit.js';
+import type { Audit, AuditEvent } from '../../audit.js';
+import { recordChanges } from '../../record-changes.js';
 import { accessPolicies } from '../../store/policies.js';
 import { apps } from '../../store/apps.js';
 import { clients } from '../../store/clients.js';
@@ -109,9 +110,33 @@ function lockedWrite(svc: WriterServices, req: Request, kind: ResourceKind, id: 
       const stored = await TABLES[kind].read(tx, id);
       const why = await writeRefusal(writer, tx, { kind, id, stored: stored?.resource, next } as RecordWrite);
       if (why) throw resourceError('access_denied', why);
-      return work(tx, stored);
+      const result = await work(tx, stored);
+      const changed = recordChangedBy(req, kind, stored, result);
+      if (changed) await svc.audit.recordIn(tx, changed);
+      return result;
     });
   };
+}
+
+/**
+ * The audit event of a write under the lock (in its transaction: api/audit.ts recordIn), from the
+ * record before and what the write gave back — a Written, or for a deletion the record removed
+ * (undefined: there was none). A write that changed nothing is no event.
+ */
+function recordChangedBy(req: Request, kind: ResourceKind, before: Stored<Resource> | undefined, result: unknown): AuditEvent | undefined {
+  if (result === undefined) return undefined;
+  const written = typeof result === 'object' && result !== null && 'created' in result ? (result as Written) : undefined;
+  const after = written?.resource;
+  const body = req.body as Record<string, unknown> | undefined;
+  const secretWritten = written !== undefined && typeof body === 'object' && body !== null && body.secret !== undefined;
+  const changes = recordChanges(
+    before?.resource as Record<string, unknown> | undefined,
+    after as Record<string, unknown> | undefined,
+    secretWritten ? ['secret'] : [],
+  );
+  const action = !written ? 'deleted' : written.created ? 'created' : 'changed';
+  if (action === 'changed' && !Object.keys(changes).length) return undefined;
+  return { event: 'record_changed', kind, id: before?.resource.id ?? after!.id, action, by: actorOf(req.principal!), changes };
 }
 
 async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], mustBeNew: boolean, locked: Locked): Promise<Written> {
@@ -214,8 +239,6 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
   const router = strictRouter();
   const id = (req: Request): string => req.params.id as string;
   // This process's caches forget a changed record at once; other processes hear of it through the change feed.
-  const recorded = (req: Request, recordId: string, action: 'created' | 'changed' | 'deleted'): void =>
-    svc.audit.record({ event: 'record_changed', kind, id: recordId, action, by: actorOf(req.principal!) });
   const forget = (resourceId: string): void => {
     if (kind === 'Client') {
       svc.clients.invalidate(resourceId);
@@ -255,7 +278,6 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
     const record = incoming(kind, body, undefined);
     const { resource } = await write(svc, record, true, lockedWrite(svc, req, kind, record.id));
     forget(resource.id);
-    recorded(req, resource.id, 'created');
     res.location(`/${kind}/${encodeURIComponent(resource.id)}`);
     send(req, res, 201, resource);
   });
@@ -263,7 +285,6 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
   router.put(`/${kind}/:id`, ...resourceBody, guard, async (req, res) => {
     const { resource, created } = await write(svc, incoming(kind, req.body, id(req)), false, lockedWrite(svc, req, kind, id(req)));
     forget(resource.id);
-    recorded(req, resource.id, created ? 'created' : 'changed');
     send(req, res, created ? 201 : 200, resource);
   });
 
@@ -279,7 +300,6 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
     );
     if (!removed) throw notFound(`${kind} "${id(req)}"`);
     forget(removed.resource.id);
-    recorded(req, removed.resource.id, 'deleted');
     send(req, res, 200, removed.resource);
   });
 

@@ -137,7 +137,7 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
   const router = strictRouter();
   const base = `${svc.config.baseUrl}${SCIM_PATH}`;
   const guard: RequestHandler[] = [authenticate(svc), authorize(svc)];
-  const recorded = (req: Request, kind: ResourceKind, id: string, action: 'created' | 'changed' | 'deleted'): void =>
+  const recorded = (req: Request, kind: 'Group', id: string, action: 'created' | 'changed' | 'deleted'): void =>
     svc.audit.record({ event: 'record_changed', kind, id, action, by: actorOf(req.principal!) });
   const pre = (req: Request): scim.Precondition => ({ ifMatch: req.headers['if-match'] });
 
@@ -190,7 +190,6 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
   router.post('/scim/v2/Users/.search', ...scimBody, ...guard, async (req, res) => list('User', searchRequest(req.body), res));
   router.post('/scim/v2/Users', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.createUser(svc, req.body, actorOf(req.principal!), base);
-    recorded(req, 'User', String(user.id), 'created');
     res.location(`${base}/Users/${String(user.id)}`);
     answer(res, 201, shown('User', req, user));
   });
@@ -199,18 +198,15 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
   });
   router.put('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.replaceUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
-    recorded(req, 'User', String(user.id), 'changed');
     answer(res, 200, shown('User', req, user));
   });
   router.patch('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
     const user = await scim.patchUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
-    recorded(req, 'User', String(user.id), 'changed');
     answer(res, 200, shown('User', req, user));
   });
   router.delete('/scim/v2/Users/:id', ...guard, async (req, res) => {
     const id = idOf(req, 'User');
     await scim.deleteUser(svc, id, pre(req), actorOf(req.principal!), base);
-    recorded(req, 'User', String(id), 'deleted');
     res.status(204).end();
   });
 

@@ -18,7 +18,7 @@ const BROWSER_PAGES = new Set([
   '/auth/device/verify',
   '/admin',
   '/admin/callback',
-  '/assets/admin.js',
+  '/assets/${name}', // each module of api/ui/browser/
   '/favicon.ico',
   // Second factors and passkeys: pages, their forms, and the JSON the pages' own script calls.
   '/auth/sign-in/second-factor',
@@ -44,7 +44,6 @@ const BROWSER_PAGES = new Set([
   '/auth/passkeys/authenticate',
   '/auth/passkeys/register/options',
   '/auth/passkeys/register',
-  '/assets/passkeys.js',
   '/assets/simplewebauthn-browser.js',
   // Upstream providers: a sign-in's start, its callback, a directory's form; the account page's unlink.
   '/auth/upstream/{id}/start',

@@ -1,0 +1,146 @@
+// The audit trail on the box's API (docs/operations/audit.md): GET /AuditEvent searches it,
+// newest first, a page at a time by cursor, behind the policies like every resource; an event is
+// shown only to whom may read every record it names (api/audit.ts recordsNamedBy), so that an
+// administrator of one App sees what happened there and nothing of the rest of the box.
+// `boxauth events` and the admin console's Events tab read it.
+import type { Request, RequestHandler, Router } from 'express';
+import { recordsNamedBy } from '../../audit.js';
+import { badRequest } from '../../errors.js';
+import type { Pool } from '../../db/pool.js';
+import type { Policies } from '../../policy/evaluate.js';
+import { searchAuditEvents, type AuditSearch, type StoredAuditEvent } from '../../store/audit-events.js';
+import { mayDoEverything, mayGet, type Principal } from '../auth.js';
+import { send } from '../respond.js';
+import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  pool: Pool;
+  policies: Policies;
+}
+
+/** The query parameters GET /AuditEvent takes, and the search field each sets. */
+const FILTERS = {
+  actor: 'actor',
+  user: 'user',
+  client: 'client',
+  resource_type: 'resourceType',
+  resource_id: 'resourceId',
+  event: 'event',
+} as const;
+const PARAMETERS = [...Object.keys(FILTERS), 'outcome', 'since', 'until', '_count', '_cursor', '_after'];
+const MAX_COUNT = 1000;
+
+function one(query: Request['query'], name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw badRequest(`${name} must be given once, with a value`);
+  return value;
+}
+
+function time(query: Request['query'], name: string): Date | undefined {
+  const value = one(query, name);
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(at.getTime()))
+    throw badRequest(`${name} must be a time in ISO 8601 (2026-11-26 or 2026-11-26T10:02:00Z), not "${value}"`);
+  return at;
+}
+
+function cursor(query: Request['query'], name: string): string | undefined {
+  const value = one(query, name);
+  if (value !== undefined && !/^[1-9]\d{0,18}$/.test(value)) throw badRequest(`${name} must be an event's id (a positive integer)`);
+  return value;
+}
+
+/** The search a query asks for; 400 for a parameter it does not know or a value it cannot read. */
+export function auditSearchOf(query: Request['query']): AuditSearch {
+  const unknown = Object.keys(query).filter((name) => !PARAMETERS.includes(name));
+  if (unknown.length) throw badRequest(`unknown parameter ${unknown.join(', ')}: GET /AuditEvent takes ${PARAMETERS.join(', ')}`);
+  const search: AuditSearch = { count: 100 };
+  for (const [param, field] of Object.entries(FILTERS)) {
+    const value = one(query, param);
+    if (value !== undefined) search[field] = value;
+  }
+  const outcome = one(query, 'outcome');
+  if (outcome !== undefined && outcome !== 'success' && outcome !== 'failure') throw badRequest('outcome must be success or failure');
+  if (outcome) search.outcome = outcome;
+  const since = time(query, 'since');
+  const until = time(query, 'until');
+  if (since) search.since = since;
+  if (until) search.until = until;
+  const count = one(query, '_count');
+  if (count !== undefined) {
+    if (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > MAX_COUNT) throw badRequest(`_count must be 1 to ${MAX_COUNT}`);
+    search.count = Number(count);
+  }
+  const before = cursor(query, '_cursor');
+  const after = cursor(query, '_after');
+  if (before && after) throw badRequest('_cursor (older events) and _after (newer events) go one at a time');
+  if (before) search.before = before;
+  if (after) search.after = after;
+  return search;
+}
+
+/** An event as the API shows it. */
+function eventResource(e: StoredAuditEvent): Record<string, unknown> {
+  return {
+    resourceType: 'AuditEvent',
+    id: e.id,
+    at: e.at.toISOString(),
+    event: e.event,
+    action: e.action,
+    outcome: e.outcome,
+    actor: { client: e.actorClient, user: e.actorUser, session: e.actorSession },
+    user: e.subjectUser,
+    client: e.client,
+    resource: e.resourceType ? { type: e.resourceType, id: e.resourceId } : null,
+    detail: e.detail,
+  };
+}
+
+/** The events `principal` may see: all of them for an administrator of the whole box; else those whose every named record it may read. */
+async function visibleTo(svc: Pick<Needs, 'policies'>, principal: Principal, events: StoredAuditEvent[]): Promise<StoredAuditEvent[]> {
+  if (await mayDoEverything(svc, principal)) return events;
+  const seen = new Map<string, boolean>();
+  const mayRead = async ([segment, id]: [string, string]): Promise<boolean> => {
+    const key = `${segment}/${id}`;
+    if (!seen.has(key)) seen.set(key, await mayGet(svc, principal, segment, id));
+    return seen.get(key)!;
+  };
+  const shown: StoredAuditEvent[] = [];
+  for (const event of events) {
+    const named = recordsNamedBy(event);
+    if (!named.length) continue;
+    let readable = true;
+    for (const record of named) if (!(await mayRead(record))) readable = false;
+    if (readable) shown.push(event);
+  }
+  return shown;
+}
+
+export function auditEventRouter(svc: Needs, guard: RequestHandler): Router {
+  const router = strictRouter();
+
+  router.get('/AuditEvent', guard, async (req, res) => {
+    const search = auditSearchOf(req.query);
+    const found = await searchAuditEvents(svc.pool, search);
+    const shown = await visibleTo(svc, req.principal!, found);
+    // The next page goes on from the last event read, shown or not: a page of events the viewer
+    // may not see is an empty page with a way on, never a stop.
+    const last = found.at(-1);
+    const more = search.after === undefined && found.length === search.count && last;
+    const next = new URLSearchParams(Object.entries(req.query).filter(([name]) => name !== '_cursor') as [string, string][]);
+    if (more) next.set('_cursor', last.id);
+    send(req, res, 200, {
+      resourceType: 'Bundle',
+      type: 'searchset',
+      entry: shown.map((e) => ({ resource: eventResource(e) })),
+      link: more ? [{ relation: 'next', url: `/AuditEvent?${next}` }] : [],
+      // With _after (following the trail): the newest event read, where the next call goes on.
+      ...(search.after !== undefined ? { last: last?.id ?? search.after } : {}),
+    });
+  });
+
+  return router;
+}
