@@ -57,10 +57,8 @@ export class BoxApi {
     return this.token;
   }
 
-  /** Calls the API; a non-2xx answer becomes a CliError. */
-  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; headers: Headers }> {
-    const token = await this.signIn();
-    const res = await this.fetch(path, {
+  private send(token: string, method: string, path: string, body: unknown): Promise<Response> {
+    return this.fetch(path, {
       method,
       headers: {
         Authorization: `Bearer ${token}`,
@@ -69,6 +67,16 @@ export class BoxApi {
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
+  }
+
+  /** Calls the API; a non-2xx answer becomes a CliError. */
+  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; headers: Headers }> {
+    let res = await this.send(await this.signIn(), method, path, body);
+    // A token that expired meanwhile (a long `boxauth events --follow`): sign in again, once.
+    if (res.status === 401) {
+      this.token = undefined;
+      res = await this.send(await this.signIn(), method, path, body);
+    }
     const text = await res.text();
     let parsed: unknown = text;
     try {

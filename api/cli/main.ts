@@ -9,6 +9,7 @@ import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
 import { sessionsCommand } from './commands/people-sessions.js';
 import { explainCommand } from './commands/explain.js';
+import { eventsCommand } from './commands/events.js';
 import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
 
@@ -20,6 +21,7 @@ const COMMANDS: Command[] = [
   appCommand,
   idpCommand,
   explainCommand,
+  eventsCommand,
   sessionCommand,
   sessionsCommand,
   boxCommand,

@@ -1,0 +1,167 @@
+// boxauth events: the box's audit trail (GET /AuditEvent, docs/operations/audit.md), newest
+// first, with the API's filters; --follow then prints each new event as it comes, as
+// `kubectl get -w` does. Everything the box said goes through printable (./output.ts): an
+// event holds names people chose.
+import type { BoxApi } from '../api.js';
+import { parse, usage, withBox, type Command, type Io } from '../command.js';
+import { findUser } from '../lookup.js';
+import { outputFormat, outputHelp, OUTPUT_OPTION, printList, printable, type Column, type OutputFormat } from '../output.js';
+
+const HELP = `Usage: boxauth events [filters] [--limit N] [--follow]
+
+The box's audit trail, newest first: who changed which record and how, sign-ins,
+sessions ended, second factors, accounts turned off or on, decisions refused at a
+gate. You see the events about what your policies let you read.
+
+Filters:
+  --actor <id>           who acted: a user id or a client id
+  --user <id|email>      the person the event concerns
+  --client <id>          the client the event concerns
+  --type <kind>          the record's kind: Client, AccessPolicy, App,
+                         IdentityProvider, User, Group, Session, Decision
+  --id <id>              the record's id (with --type)
+  --event <name>         sign_in, session_closed, decision, factor, upstream,
+                         account, record_changed
+  --outcome <o>          success or failure
+  --since <time>         from this time: ISO 8601 (2026-11-26T10:00:00Z), or a
+                         while ago (30s, 10m, 2h, 7d)
+  --until <time>         before this time, the same way
+
+Options:
+  --limit <n>            at most this many events (1-1000; default 50)
+  -f, --follow           then print each new event as it is recorded, until
+                         interrupted (Ctrl-C); with -o json, one JSON object a line
+${outputHelp(25, 'the events')}
+`;
+
+/** An event as GET /AuditEvent shows it. */
+interface AuditEvent {
+  id: string;
+  at: string;
+  event: string;
+  action: string | null;
+  outcome: 'success' | 'failure';
+  actor: { client: string | null; user: string | null; session: string | null };
+  user: string | null;
+  client: string | null;
+  resource: { type: string; id: string } | null;
+  detail: Record<string, unknown>;
+}
+
+interface Page {
+  entry: { resource: AuditEvent }[];
+  link: { relation: string; url: string }[];
+  last?: string;
+}
+
+const COLUMNS: Column<AuditEvent>[] = [
+  { header: 'TIME', cell: (e) => e.at },
+  { header: 'EVENT', cell: (e) => e.event },
+  { header: 'ACTION', cell: (e) => e.action },
+  { header: 'OUTCOME', cell: (e) => e.outcome },
+  { header: 'ACTOR', cell: (e) => (e.actor.user ? `user ${e.actor.user}` : e.actor.client ? `client ${e.actor.client}` : '') },
+  { header: 'USER', cell: (e) => e.user },
+  { header: 'RECORD', cell: (e) => (e.resource ? `${e.resource.type}/${e.resource.id}` : e.client ? `Client/${e.client}` : '') },
+  { header: 'ID', cell: (e) => e.id },
+];
+
+const AGO = /^(\d+)(s|m|h|d)$/;
+const SECONDS = { s: 1, m: 60, h: 3600, d: 86400 } as const;
+
+/** A time as the API takes it: ISO 8601 as given, or `10m` as the time ten minutes ago. */
+export function timeArgument(name: string, value: string, now = Date.now()): string {
+  const ago = AGO.exec(value);
+  if (ago) return new Date(now - Number(ago[1]) * SECONDS[ago[2] as keyof typeof SECONDS] * 1000).toISOString();
+  if (/^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(new Date(value).getTime())) return value;
+  throw usage(`--${name} must be a time (2026-11-26T10:00:00Z) or a while ago (30s, 10m, 2h, 7d), not "${printable(value)}"`);
+}
+
+/** One line per event, for --follow: the table's columns, or the event as JSON or YAML. */
+function printEach(io: Io, format: OutputFormat, events: AuditEvent[]): void {
+  if (format === 'json') for (const e of events) io.out(`${JSON.stringify(e)}\n`);
+  else if (format === 'yaml') for (const e of events) printList(io, 'yaml', [e], COLUMNS);
+  else for (const e of events) io.out(`${COLUMNS.map((c) => printable(String(c.cell(e) ?? ''))).join('  ')}\n`);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Prints each event newer than `after` as it is recorded, oldest first, until the process is stopped. */
+async function follow(api: BoxApi, io: Io, format: OutputFormat, filters: URLSearchParams, after: string, everyMs: number): Promise<never> {
+  for (;;) {
+    const query = new URLSearchParams(filters);
+    query.set('_after', after);
+    query.set('_count', '1000');
+    const page = (await api.call<Page>('GET', `/AuditEvent?${query}`)).body;
+    printEach(
+      io,
+      format,
+      page.entry.map((e) => e.resource),
+    );
+    after = page.last ?? after;
+    if (page.entry.length < 1000) await sleep(everyMs);
+  }
+}
+
+export const eventsCommand: Command = {
+  name: 'events',
+  summary: "the box's audit trail: who did what, and when (--follow for what comes)",
+  help: HELP,
+  async run(args, io) {
+    const { values, positionals } = parse(args, {
+      actor: { type: 'string' },
+      user: { type: 'string' },
+      client: { type: 'string' },
+      type: { type: 'string' },
+      id: { type: 'string' },
+      event: { type: 'string' },
+      outcome: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      limit: { type: 'string' },
+      follow: { type: 'boolean', short: 'f' },
+      ...OUTPUT_OPTION,
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (values.help || positionals[0] === 'help') return io.out(HELP);
+    if (positionals.length) throw usage(`events takes no arguments (got "${printable(positionals[0]!)}"): filter with --user, --type…`);
+    const limit = values.limit ?? '50';
+    if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 1000) throw usage('--limit must be 1 to 1000');
+    if (values.outcome !== undefined && values.outcome !== 'success' && values.outcome !== 'failure')
+      throw usage('--outcome must be success or failure');
+    if (values.id !== undefined && values.type === undefined) throw usage('--id needs --type (the kind of record: App, Client…)');
+    const format = outputFormat(values.output, io);
+    const filters = new URLSearchParams();
+    for (const [option, param] of [
+      ['actor', 'actor'],
+      ['client', 'client'],
+      ['type', 'resource_type'],
+      ['id', 'resource_id'],
+      ['event', 'event'],
+      ['outcome', 'outcome'],
+    ] as const) {
+      const value = values[option];
+      if (value !== undefined) filters.set(param, value);
+    }
+    if (values.since !== undefined) filters.set('since', timeArgument('since', values.since));
+    if (values.until !== undefined) filters.set('until', timeArgument('until', values.until));
+    return withBox(io, async (api) => {
+      if (values.user !== undefined) filters.set('user', String((await findUser(api, values.user)).id));
+      const query = new URLSearchParams(filters);
+      query.set('_count', limit);
+      const events = (await api.call<Page>('GET', `/AuditEvent?${query}`)).body.entry.map((e) => e.resource);
+      if (!values.follow) return printList(io, format, events, COLUMNS);
+      // As kubectl get -w: what there is, oldest first, then what comes.
+      const shown = [...events].reverse();
+      if (format === 'table') io.out(`${COLUMNS.map((c) => c.header).join('  ')}\n`);
+      printEach(io, format, shown);
+      const newest = events[0]?.id ?? (await newestId(api));
+      await follow(api, io, format, filters, newest, 1000);
+    });
+  },
+};
+
+/** The id the trail has reached, for a --follow that found no event to start from: what comes next is newer. */
+async function newestId(api: BoxApi): Promise<string> {
+  const [newest] = (await api.call<Page>('GET', '/AuditEvent?_count=1')).body.entry;
+  return newest?.resource.id ?? '0';
+}
