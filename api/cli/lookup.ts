@@ -11,6 +11,8 @@ export interface UserRecord {
   email_verified: boolean;
   /** Signed up where a proven address comes first, and not proven yet. */
   must_verify_email?: boolean;
+  /** False: turned off (by an administrator or their directory); they cannot sign in. */
+  active: boolean;
   /** The argon2id hash: only in a single user's record (GET /users/<id>). */
   password?: string;
   data: string | null;

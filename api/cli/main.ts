@@ -1,6 +1,8 @@
 // `boxauth`: the command line of boxauth. Errors are one line on stderr and a
 // non-zero exit (1: the box or the network said no; 2: the command was wrong).
+import fs from 'node:fs';
 import { errorMessage } from '../errors.js';
+import { projectPath } from '../paths.js';
 import { CliError } from './api.js';
 import type { Command, Io } from './command.js';
 import { printed } from './output.js';
@@ -28,14 +30,24 @@ const COMMANDS: Command[] = [
   kubeLoginCommand,
 ];
 
+/** The version of the boxauth package this command is (package.json). */
+function version(): string {
+  return (JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version;
+}
+
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return `Usage: boxauth <command> <subcommand> [options]
+       boxauth --version
 
 Manage a boxauth box from the shell.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+
+Options:
+  -h, --help     this text
+  -V, --version  the version of boxauth this command is
 
 Run \`boxauth <command> help\` for a command's subcommands and options.
 Without a configured box, commands talk to the box \`make run\` serves from this directory.
@@ -48,6 +60,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     io.out(help());
+    return 0;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    io.out(`boxauth ${version()}\n`);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === name);

@@ -388,6 +388,13 @@ function peopleSchemas(): Json {
         },
         data: { type: ['string', 'null'] },
         'group-ids': groupIds,
+        scim: {
+          type: ['object', 'null'],
+          readOnly: true,
+          description:
+            "one person's record only: what their directory (SCIM) wrote that the box has no field for (externalId, name, " +
+            'displayName, …), null when no directory wrote them; written through SCIM alone (ignored in a write here)',
+        },
         created_at: { type: 'string', format: 'date-time' },
         updated_at: { type: 'string', format: 'date-time' },
       },

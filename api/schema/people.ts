@@ -79,6 +79,8 @@ const USER_FIELDS = [
   'groups',
   'created_at',
   'updated_at',
+  // Shown, never written here: what a directory wrote of the person is written through SCIM alone.
+  'scim',
 ];
 
 /** How a new password in a user body is checked: the box's rule (schema/password-policy.ts), against an address. */

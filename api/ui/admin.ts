@@ -42,10 +42,21 @@ export function adminPage(box: string, baseUrl: string): string {
           <div class="field"><label for="user-email">Email</label><input id="user-email" name="email" type="email" autocomplete="off"><p class="error" id="user-email-error" role="alert"></p></div>
           <div class="field"><label class="check"><input id="user-email_verified" name="email_verified" type="checkbox" aria-describedby="user-email_verified-hint"> Email verified</label><p class="hint" id="user-email_verified-hint">Ticking it is vouching for the address, without a link, in your name (the box records it). Apps and Kubernetes trust a verified email as who the person is: tick it only for an address you know is theirs. A new address is unverified until its link is followed, unless you tick this.</p><p class="hint" id="user-verification-state" aria-live="polite"></p><p class="error" id="user-email_verified-error" role="alert"></p></div>
           <div class="field"><label for="user-password">Password</label><input id="user-password" name="password" type="password" autocomplete="new-password"><p class="hint" id="user-password-hint"></p><p class="error" id="user-password-error" role="alert"></p></div>
+          <div class="field"><label class="check"><input id="user-active" name="active" type="checkbox" aria-describedby="user-active-hint"> Active</label><p class="hint" id="user-active-hint">A person turned off cannot sign in; saving it ends their signed-in browsers, codes and every app's tokens at once. Turned on again, they sign in anew.</p><p class="error" id="user-active-error" role="alert"></p></div>
           <div class="field"><label for="user-data">Data</label><textarea id="user-data" name="data" rows="4" spellcheck="false" placeholder='{"any": "JSON"}'></textarea><p class="error" id="user-data-error" role="alert"></p></div>
           <fieldset class="field" id="user-groups"><legend>Groups</legend><div id="user-groups-options"></div><p class="error" id="user-group-ids-error" role="alert"></p></fieldset>
           <p class="error" id="user-form-error" role="alert"></p>
           <div class="actions"><button type="submit">Save</button><button type="button" id="user-delete" class="danger" disabled>Delete</button></div>
+          <section id="user-scim" aria-labelledby="user-scim-title" hidden>
+            <h3 id="user-scim-title">From their directory (SCIM)</h3>
+            <p class="hint">Written by the directory that provisions this person; change them there.</p>
+            <dl id="user-scim-list" aria-labelledby="user-scim-title"></dl>
+          </section>
+          <section id="user-identities" aria-labelledby="user-identities-title" hidden>
+            <h3 id="user-identities-title">Linked identities</h3>
+            <ul id="user-identities-list" class="sessions" aria-labelledby="user-identities-title"></ul>
+            <p class="error" id="user-identities-error" role="alert"></p>
+          </section>
           <section id="user-factors" aria-labelledby="user-factors-title" hidden>
             <h3 id="user-factors-title">Second factors</h3>
             <ul id="user-factors-list" aria-label="Second factors"></ul>
@@ -80,6 +91,12 @@ export function adminPage(box: string, baseUrl: string): string {
           <div class="field"><label class="check"><input id="group-require_second_factor" name="require_second_factor" type="checkbox" aria-describedby="group-require_second_factor-hint"> Require a second factor</label><p class="hint" id="group-require_second_factor-hint">Members without a passkey or an authenticator app enrol one at their next sign-in, before any app gets a token.</p><p class="error" id="group-require_second_factor-error" role="alert"></p></div>
           <p class="error" id="group-form-error" role="alert"></p>
           <div class="actions"><button type="submit">Save</button><button type="button" id="group-delete" class="danger" disabled>Delete</button></div>
+          <section id="group-members" aria-labelledby="group-members-title" hidden>
+            <h3 id="group-members-title">Members</h3>
+            <ul id="group-members-list" class="sessions" aria-labelledby="group-members-title"></ul>
+            <div class="toolbar"><label for="group-member-email">Add a member</label><input type="email" id="group-member-email" autocomplete="off" placeholder="their email" list="group-member-choices"><datalist id="group-member-choices"></datalist><button type="button" id="group-member-add">Add</button></div>
+            <p class="error" id="group-members-error" role="alert"></p>
+          </section>
         </form>
       </div>
     </section>
@@ -98,6 +115,13 @@ export function adminPage(box: string, baseUrl: string): string {
         <caption>People's live grants to apps, newest first</caption>
         <thead><tr><th scope="col">Who</th><th scope="col">Client</th><th scope="col">Since</th><th scope="col">Last used</th><th scope="col">Factors</th><th scope="col">From</th><th scope="col"><span class="visually-hidden">End</span></th></tr></thead>
         <tbody id="sessions-rows"></tbody>
+      </table>
+      <p class="hint" id="browsers-count" aria-live="polite"></p>
+      <p class="error" id="browsers-error" role="alert"></p>
+      <table id="browsers-table" class="sessions">
+        <caption>Signed-in browsers, newest first</caption>
+        <thead><tr><th scope="col">Who</th><th scope="col">Since</th><th scope="col">Until</th><th scope="col">Factors</th><th scope="col">From</th><th scope="col">Browser</th><th scope="col"><span class="visually-hidden">End</span></th></tr></thead>
+        <tbody id="browsers-rows"></tbody>
       </table>
     </section>
 

@@ -1,6 +1,6 @@
 // The admin UI in Chromium: signed in through the box's own code flow, a group
 // and a user created, filtered, edited and deleted — each change checked
-// through the REST API.
+// through the REST API. (The screenshots of the docs come from test/e2e/admin-people.test.ts.)
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { addDummyPasskey } from '../support/factors.js';
@@ -48,7 +48,7 @@ describe('admin UI (Chromium)', function () {
     await page.getByLabel('Description').fill('People who edit');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved editors.').waitFor();
-    await screenshot(page, 'admin-groups');
+    await screenshot(page, 'admin-group-created');
     const groups = await api('/groups?name=editors');
     expect(groups).to.have.length(1);
     expect(groups[0].description).to.equal('People who edit');
@@ -75,7 +75,7 @@ describe('admin UI (Chromium)', function () {
     await page.getByRole('group', { name: 'Groups' }).getByLabel('editors').check();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved zoe@example.com.').waitFor();
-    await screenshot(page, 'admin-users');
+    await screenshot(page, 'admin-user-created');
     const [zoe] = await api('/users?email=zoe@example.com');
     expect(zoe.data).to.equal('{"team": "blue"}');
     expect(zoe.groups.map((g: any) => g.name)).to.deep.equal(['editors']);
@@ -352,7 +352,7 @@ describe('admin UI (Chromium)', function () {
       await page.locator('#panel-sessions').getByRole('combobox', { name: 'Client' }).fill('');
       await filter.fill('.sessions@');
       await table.getByRole('cell', { name: 'bob.sessions@example.com', exact: true }).waitFor();
-      await screenshot(page, 'admin-sessions');
+      await screenshot(page, 'admin-sessions-grants');
 
       await filter.fill('ann.');
       await page.getByText('1 live grant.').waitFor();

@@ -504,8 +504,8 @@ describe('boxauth CLI', function () {
     expect(yaml.code, yaml.stderr).to.equal(0);
     expect(YAML.parse(yaml.stdout).map((u: any) => u.email)).to.include('ed@example.com');
     const users = (await cli(['user', 'list', '-o', 'table'])).stdout.split('\n');
-    expect(users[0]).to.match(/^ID +EMAIL +EMAIL_VERIFIED +GROUPS$/);
-    expect(users.find((l) => l.includes('ed@example.com'))).to.match(/^\d+ +ed@example\.com +true +writers$/);
+    expect(users[0]).to.match(/^ID +EMAIL +EMAIL_VERIFIED +ACTIVE +GROUPS$/);
+    expect(users.find((l) => l.includes('ed@example.com'))).to.match(/^\d+ +ed@example\.com +true +true +writers$/);
     expect((await cli(['group', 'list', '-o', 'table'])).stdout).to.match(/^ID +NAME +REQUIRE_SECOND_FACTOR +DESCRIPTION\n/);
     expect((await cli(['client', 'list', '-o', 'table'])).stdout).to.match(/^ID +GRANT_TYPES +DESCRIPTION\n/);
     expect((await cli(['client', 'get', 'cli-a', '-o', 'table'])).stdout).to.match(/\ncli-a +client_credentials\n$/);
@@ -517,7 +517,7 @@ describe('boxauth CLI', function () {
     expect(sessions.some((l) => / root +client_credentials +(true|false) +\d{4}-/.test(l))).to.equal(true);
     const terminal = await onTerminal(['user', 'list']);
     expect(terminal.code, terminal.out).to.equal(0);
-    expect(terminal.out).to.match(/^ID +EMAIL +EMAIL_VERIFIED +GROUPS\r?$/m);
+    expect(terminal.out).to.match(/^ID +EMAIL +EMAIL_VERIFIED +ACTIVE +GROUPS\r?$/m);
     const wrong = await cli(['user', 'list', '--output', 'xml']);
     expect(wrong.code).to.equal(2);
     expect(wrong.stderr).to.include('--output must be table, json or yaml');

@@ -36,6 +36,13 @@ Subcommands:
   user vouch <id|email>              the box vouches for the user's address (email_verified true,
                                      audited as the administrator's word; no link is needed)
   user unvouch <id|email>            the box no longer vouches for it (email_verified false)
+  user disable <id|email>            turns the user off (active false): they cannot sign in, and their
+                                     signed-in browsers, codes and tokens end at once
+  user enable <id|email>             turns the user on again (active true): they may sign in
+  user identities <id|email>         the user's identities at upstream providers (which provider,
+                                     the subject there, since when, last used)
+  user unlink <id|email> <provider>  unlinks the user's identity at that provider: it no longer signs
+                                     them in (even when it was their only way in)
 
 Options:
   --group <name|id>                  for new: a group to join (repeatable)
@@ -50,7 +57,32 @@ const USER_COLUMNS: Column<UserRecord>[] = [
   { header: 'ID', cell: (u) => u.id },
   { header: 'EMAIL', cell: (u) => u.email },
   { header: 'EMAIL_VERIFIED', cell: (u) => u.email_verified },
+  { header: 'ACTIVE', cell: (u) => u.active },
   { header: 'GROUPS', cell: (u) => u.groups.map((g) => g.name) },
+];
+
+/** A group's members: who they are, and whether they may sign in. */
+const MEMBER_COLUMNS: Column<UserRecord>[] = [
+  { header: 'ID', cell: (u) => u.id },
+  { header: 'EMAIL', cell: (u) => u.email },
+  { header: 'ACTIVE', cell: (u) => u.active },
+];
+
+/** A person's identity at an upstream provider, as GET /users/<id>/identities shows it. */
+interface IdentityRecord {
+  provider: string;
+  subject: string;
+  email: string | null;
+  linked_at: string;
+  last_used_at: string;
+}
+
+const IDENTITY_COLUMNS: Column<IdentityRecord>[] = [
+  { header: 'PROVIDER', cell: (i) => i.provider },
+  { header: 'SUBJECT', cell: (i) => i.subject },
+  { header: 'EMAIL', cell: (i) => i.email },
+  { header: 'LINKED_AT', cell: (i) => i.linked_at },
+  { header: 'LAST_USED_AT', cell: (i) => i.last_used_at },
 ];
 
 const GROUP_COLUMNS: Column<GroupRecord>[] = [
@@ -112,6 +144,21 @@ async function putGroups(io: Io, api: BoxApi, user: UserRecord, ids: number[]): 
   const changed = (await api.call<UserRecord>('PUT', `/users/${user.id}`, { 'group-ids': ids })).body;
   const names = changed.groups.map((g) => g.name).sort();
   io.out(printed`${changed.email} is now in ${names.length ? names.join(', ') : 'no group'}.\n`);
+}
+
+/** Turns the user off or on (PUT active): off ends everything they obtained, as the box's API does. */
+async function setActive(io: Io, ref: string, active: boolean): Promise<void> {
+  await withBox(io, async (api) => {
+    const user = await findUser(api, ref);
+    const changed = (await api.call<UserRecord>('PUT', `/users/${user.id}`, { active })).body;
+    const box = await api.boxName();
+    io.out(
+      active
+        ? printed`Turned ${changed.email} (id ${changed.id}) on in box "${box}": they may sign in again.\n`
+        : printed`Turned ${changed.email} (id ${changed.id}) off in box "${box}": they cannot sign in, ` +
+            'and their signed-in browsers, codes and tokens were ended.\n',
+    );
+  });
 }
 
 async function createUser(io: Io, email: string, password: string, data: string | undefined, groups: string[]): Promise<void> {
@@ -235,6 +282,23 @@ export const userCommand: Command = {
       case 'unvouch':
         if (rest.length !== 1) throw usage(`usage: boxauth user ${sub} <id|email>`);
         return vouch(io, rest[0]!, sub === 'vouch');
+      case 'disable':
+      case 'enable':
+        if (rest.length !== 1) throw usage(`usage: boxauth user ${sub} <id|email>`);
+        return setActive(io, rest[0]!, sub === 'enable');
+      case 'identities':
+        if (rest.length !== 1) throw usage('usage: boxauth user identities <id|email>');
+        return withBox(io, async (api) => {
+          const user = await findUser(api, rest[0]!);
+          printList(io, format, (await api.call<IdentityRecord[]>('GET', `/users/${user.id}/identities`)).body, IDENTITY_COLUMNS);
+        });
+      case 'unlink':
+        if (rest.length !== 2) throw usage('usage: boxauth user unlink <id|email> <provider>');
+        return withBox(io, async (api) => {
+          const user = await findUser(api, rest[0]!);
+          await api.call('DELETE', `/users/${user.id}/identities/${encodeURIComponent(rest[1]!)}`);
+          io.out(printed`Unlinked ${user.email} (id ${user.id}) from ${rest[1]}: that identity no longer signs them in.\n`);
+        });
       case 'delete':
         if (rest.length !== 1) throw usage('usage: boxauth user delete <id|email>');
         return withBox(io, async (api) => {
@@ -257,6 +321,9 @@ Subcommands:
   group set <id|name> [--description <text>] [--require-second-factor true|false]
                                           changes a group
   group delete <id|name>                  deletes a group (its members stay, without it)
+  group members <id|name>                 the group's members (id, email, whether turned on)
+  group add-member <id|name> <id|email>...     adds the users to the group
+  group remove-member <id|name> <id|email>...  takes the users out of the group
 
 Options:
   --require-second-factor true|false      for new and set: members must have a second factor
@@ -266,7 +333,7 @@ ${outputHelp(42, 'list and get')}
 
 export const groupCommand: Command = {
   name: 'group',
-  summary: 'list and create groups',
+  summary: 'list and create groups, and change their members',
   help: GROUP_HELP,
   async run(args, io) {
     const { values, positionals } = parse(args, {
@@ -309,6 +376,30 @@ export const groupCommand: Command = {
           });
           printRecord(io, format, changed.body, GROUP_COLUMNS);
         });
+      case 'members':
+        if (rest.length !== 1) throw usage('usage: boxauth group members <id|name>');
+        return withBox(io, async (api) => {
+          const group = await findGroup(api, rest[0]!);
+          // The API keeps memberships on the person (group-ids): the members are the people whose list holds the group.
+          const members = (await allPages<UserRecord>(api, '/users')).filter((u) => u['group-ids'].includes(group.id));
+          printList(io, format, members, MEMBER_COLUMNS);
+        });
+      case 'add-member':
+      case 'remove-member': {
+        if (rest.length < 2) throw usage(`usage: boxauth group ${sub} <id|name> <id|email>...`);
+        const [ref, ...users] = rest as [string, ...string[]];
+        return withBox(io, async (api) => {
+          const group = await findGroup(api, ref);
+          // Every user is found before any changes: a name that names nobody changes nothing.
+          const found = [];
+          for (const user of users) found.push(await findUser(api, user));
+          // As user add-to-group: each person's list is read and written back whole.
+          for (const user of found) {
+            const now = user['group-ids'];
+            await putGroups(io, api, user, sub === 'add-member' ? [...new Set([...now, group.id])] : now.filter((id) => id !== group.id));
+          }
+        });
+      }
       case 'delete':
         if (rest.length !== 1) throw usage('usage: boxauth group delete <id|name>');
         return withBox(io, async (api) => {

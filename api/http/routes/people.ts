@@ -26,19 +26,31 @@ interface Needs {
   pool: Pool;
 }
 
-/** The user as spec §4.5 shows it: one record with the password hash, or list entries without. */
-export function userJson(u: UserRow, withPassword: boolean): Record<string, unknown> {
+/**
+ * What the person's directory (SCIM) wrote of them that the box has no field for: its id of them
+ * (externalId) and the attributes kept as sent (name, displayName, the enterprise extension…;
+ * never a password, which is hashed, not kept). Null for a person no directory wrote. Read-only
+ * here: a directory's attributes are the directory's, written through SCIM alone.
+ */
+function scimJson(u: UserRow): Record<string, unknown> | null {
+  if (u.externalId === null && u.scim === null) return null;
+  return { ...(u.externalId !== null ? { externalId: u.externalId } : {}), ...(u.scim ?? {}) };
+}
+
+/** The user as spec §4.5 shows it: one record with the password hash and its directory's attributes, or list entries without. */
+export function userJson(u: UserRow, oneRecord: boolean): Record<string, unknown> {
   return {
     id: u.id,
     email: u.email,
     email_verified: u.emailVerified,
     must_verify_email: u.mustVerifyEmail,
     active: u.active,
-    ...(withPassword ? { password: u.passwordHash } : {}),
+    ...(oneRecord ? { password: u.passwordHash } : {}),
     data: u.data,
     status: u.status,
     'group-ids': u.groups.map((g) => g.id),
     groups: u.groups,
+    ...(oneRecord ? { scim: scimJson(u) } : {}),
   };
 }
 

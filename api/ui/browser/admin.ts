@@ -27,6 +27,7 @@ import {
   when,
   type Tab,
 } from './console.js';
+import { loadBrowsers, showMembers, showPerson, startPeople } from './people.js';
 
 interface User {
   id: number;
@@ -91,7 +92,7 @@ const state: { users: User[]; groups: Group[]; selectedUser: User | null; select
   selectedGroup: null,
 };
 
-const USER_FIELDS = ['email', 'email_verified', 'password', 'data', 'group-ids'];
+const USER_FIELDS = ['email', 'email_verified', 'active', 'password', 'data', 'group-ids'];
 const GROUP_FIELDS = ['name', 'description', 'require_second_factor'];
 
 function renderUsers(): void {
@@ -150,6 +151,9 @@ function selectUser(user: User | null): void {
   field('user-email').value = user?.email ?? '';
   // A new user's address is one the administrator enters: verified unless they untick it.
   checkbox('user-email_verified').checked = user ? user.email_verified === true : true;
+  // A new person is on; turning them off is a change of someone who exists.
+  checkbox('user-active').checked = user?.active !== false;
+  checkbox('user-active').disabled = !user;
   field('user-password').value = '';
   $('user-password-hint').textContent = user ? 'Leave empty to keep the current password.' : '';
   field('user-data').value = user?.data ?? '';
@@ -160,6 +164,7 @@ function selectUser(user: User | null): void {
   $('user-factors').hidden = true;
   $('user-sessions').hidden = true;
   $('user-verification-state').textContent = user ? verificationState(user) : '';
+  showPerson(user);
   if (user) void Promise.all([loadFactors(user), loadSessions(user)]);
 }
 
@@ -372,10 +377,15 @@ async function loadProviders(): Promise<void> {
   $('providers-rows').replaceChildren(...rows);
 }
 
+/** The Sessions tab's two tables: the live grants, and the signed-in browsers (./people.ts). */
+async function loadEverySession(): Promise<void> {
+  await Promise.all([loadBoxSessions(), loadBrowsers()]);
+}
+
 let filterTimer: ReturnType<typeof setTimeout> | undefined;
 function filterSessions(): void {
   clearTimeout(filterTimer);
-  filterTimer = setTimeout(() => void loadBoxSessions(), 200);
+  filterTimer = setTimeout(() => void loadEverySession(), 200);
 }
 
 async function loadUsers(): Promise<void> {
@@ -407,6 +417,9 @@ async function saveUser(event: SubmitEvent): Promise<void> {
   // Sent only when it changes: saving another field never vouches for an address (nor withdraws it).
   const verified = checkbox('user-email_verified').checked;
   if (!state.selectedUser || verified !== state.selectedUser.email_verified) payload.email_verified = verified;
+  // Sent only when it changes too: off ends what the person obtained (the box does it in the same write).
+  const active = checkbox('user-active').checked;
+  if (state.selectedUser && active !== (state.selectedUser.active !== false)) payload.active = active;
   if (state.selectedUser && verified && !confirmAdoption(state.selectedUser, String(payload.email), Boolean(password))) return;
   try {
     const saved = state.selectedUser
@@ -458,6 +471,13 @@ function selectGroup(group: Group | null): void {
   button('group-delete').disabled = !group;
   showErrors('group', {}, GROUP_FIELDS);
   renderGroups();
+  showMembers(group, membersChanged);
+}
+
+/** A membership changed in the Groups tab: the people's records, and the groups ticked in the person's form, follow. */
+async function membersChanged(): Promise<void> {
+  await loadUsers();
+  if (state.selectedUser) renderGroupOptions(state.selectedUser['group-ids'] ?? []);
 }
 
 async function loadGroups(): Promise<void> {
@@ -506,7 +526,7 @@ async function deleteGroup(): Promise<void> {
 const TABS: Tab[] = [
   { name: 'users' },
   { name: 'groups' },
-  { name: 'sessions', show: loadBoxSessions },
+  { name: 'sessions', show: loadEverySession },
   { name: 'providers', show: loadProviders },
 ];
 
@@ -575,6 +595,7 @@ async function start(): Promise<void> {
   $('sessions-client').addEventListener('input', filterSessions);
   $('user-sessions-end-all').addEventListener('click', () => void endAllSessions());
   void loadClientChoices();
+  startPeople(loadBoxSessions);
   $('users-new').addEventListener('click', () => {
     selectUser(null);
     $('user-email').focus();
