@@ -63,11 +63,12 @@ export interface Explanation {
   status: number;
   reason: string;
   policies: { id: string; verdict: string; why?: string }[];
+  /** The App's request object (api/policy/requests.ts AppRequest): `client` is the client's id. */
   request: {
     'request-method'?: string;
     path?: string;
     user?: { id?: string; email?: string } | null;
-    client?: { id?: string } | null;
+    client?: string | null;
   } | null;
   at?: string;
   cut?: string[];
@@ -75,16 +76,15 @@ export interface Explanation {
 
 /** Who asked, as the request object names them. */
 export function callerText(request: Explanation['request']): string {
-  if (request?.user)
-    return `user ${request.user.email ?? request.user.id ?? ''}${request.client?.id ? ` through ${request.client.id}` : ''}`;
-  if (request?.client?.id) return `client ${request.client.id}`;
+  if (request?.user) return `user ${request.user.email ?? request.user.id ?? ''}${request.client ? ` through ${request.client}` : ''}`;
+  if (request?.client) return `client ${request.client}`;
   return 'nobody identified';
 }
 
 /** The verdict in a sentence, and each policy's verdict and reason as rows of `rows` (a tbody). */
 export function showExplanation(verdict: HTMLElement, rows: HTMLElement, e: Explanation): void {
   const asked = e.request?.['request-method'] ? ` ${e.request['request-method'].toUpperCase()} ${e.request.path ?? ''}` : '';
-  verdict.textContent = `${e.allowed ? 'Allowed' : 'Denied'} (${e.status}):${asked} by ${callerText(e.request)}. ${e.reason}`;
+  verdict.textContent = `${e.allowed ? 'Allowed' : 'Denied'} (${e.status}):${asked} by ${callerText(e.request)}: ${e.reason}`;
   verdict.dataset.allowed = String(e.allowed);
   const found = e.policies.map((p) => {
     const row = document.createElement('tr');
