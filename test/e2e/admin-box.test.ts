@@ -223,6 +223,13 @@ describe('admin console: Clients, Access policies, Apps (Chromium)', function ()
       await dry.getByLabel('Or a request (JSON)').fill('{"app": "wiki", "method": "GET", "path": "/x", "client": "reader"}');
       await dry.getByRole('button', { name: 'Try' }).click();
       await verdict.getByText(/^Allowed \(200\): GET \/x by client reader/).waitFor();
+
+      // A person, named by email: no policy of the wiki links them.
+      await dry.getByLabel('Or a request (JSON)').fill('');
+      await dry.getByLabel('As').selectOption('user');
+      await dry.getByLabel('Who').fill('admin@example.com');
+      await dry.getByRole('button', { name: 'Try' }).click();
+      await verdict.getByText(/^Denied \(403\): DELETE \/docs\/a by user admin@example.com/).waitFor();
     });
 
     it('edits and deletes a policy; a reserved one answers its 409', async function () {
@@ -447,7 +454,17 @@ describe('admin console: Clients, Access policies, Apps (Chromium)', function ()
       await other.getByLabel('Open the App').fill('payroll');
       await other.getByRole('button', { name: 'Open' }).click();
       await other.locator('#app-error').getByText('You may not see the App payroll: no AccessPolicy of yours allows it.').waitFor();
-      for (const path of ['/App/payroll', '/AccessPolicy?app=payroll', '/authz/decisions?app=payroll', '/AccessPolicy', '/Client'])
+      const elsewhere = [
+        '/App/payroll',
+        '/AccessPolicy?app=payroll',
+        '/AccessPolicy?app=wiki&app=payroll', // a parameter given twice is a list, which "wiki" does not match
+        '/authz/decisions?app=payroll',
+        '/authz/decisions?app=wiki&app=payroll',
+        '/AccessPolicy',
+        '/AccessPolicy/root-allow?app=wiki',
+        '/Client',
+      ];
+      for (const path of elsewhere)
         expect(
           await other.evaluate(
             async (p) => (await fetch(p, { headers: { Authorization: `Bearer ${sessionStorage.getItem('boxauth.token')}` } })).status,
