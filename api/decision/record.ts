@@ -21,7 +21,7 @@ import type { Audit } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
-import { findDecision, insertDecisions, type DecisionRow } from '../store/decisions.js';
+import { findDecision, insertDecisions, recentDecisions, type DecisionRow, type DecisionSummary } from '../store/decisions.js';
 import type { Decision } from './engine.js';
 import { excerpt } from './excerpt.js';
 
@@ -128,5 +128,10 @@ export class Decisions {
   /** A refused decision, as recorded (undefined when unknown or purged). */
   find(id: string): Promise<DecisionRow | undefined> {
     return findDecision(this.pool, id);
+  }
+
+  /** The newest refusals kept of `app`, newest first, at most `limit`. */
+  recent(app: string, limit: number): Promise<DecisionSummary[]> {
+    return recentDecisions(this.pool, app, limit);
   }
 }

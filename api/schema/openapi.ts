@@ -861,11 +861,28 @@ const decisionPaths: Json = {
       },
     },
   },
+  '/authz/decisions': {
+    get: {
+      tags: ['decisions'],
+      summary: "An App's newest kept refusals, newest first (a policy can grant one App's: params.app)",
+      parameters: [
+        { name: 'app', in: 'query', required: true, description: "the App's id", schema: { type: 'string' } },
+        {
+          name: '_count',
+          in: 'query',
+          description: 'how many (20 unless given, at most 100)',
+          schema: { type: 'integer', minimum: 1, maximum: 100 },
+        },
+      ],
+      responses: { '200': { description: '[{id, app, at, status, reason}], newest first' }, ...ERRORS },
+    },
+  },
   '/authz/decisions/{id}': {
     parameters: [idParam('decision')],
     get: {
       tags: ['decisions'],
-      summary: 'Explain a refused decision by its id',
+      summary: 'Explain a refused decision by its id (with app=<id>: only a decision of that App)',
+      parameters: [{ name: 'app', in: 'query', description: 'answer 404 unless the decision is of this App', schema: { type: 'string' } }],
       responses: { '200': { description: 'each policy and what it said' }, ...ERRORS, '404': NOT_FOUND },
     },
   },

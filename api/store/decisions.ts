@@ -56,6 +56,18 @@ export async function findDecision(db: Queryable, id: string): Promise<DecisionR
   return rows[0];
 }
 
+/** A kept refusal as a list shows it: what and when, without its request or its policies. */
+export type DecisionSummary = Pick<DecisionRow, 'id' | 'app' | 'at' | 'status' | 'reason'>;
+
+/** The newest refusals kept of `app`, newest first, at most `limit` (migration 026's index reads them in order). */
+export async function recentDecisions(db: Queryable, app: string, limit: number): Promise<DecisionSummary[]> {
+  const { rows } = await db.query<DecisionSummary>(
+    'SELECT id, app, at, status, reason FROM decisions WHERE app = $1 ORDER BY at DESC, id DESC LIMIT $2',
+    [app, limit],
+  );
+  return rows;
+}
+
 /** Deletes decisions older than `retentionHours`, a batch at a time. */
 export async function purgeDecisions(db: Queryable, retentionHours: number, batch = 5000): Promise<number> {
   const { rowCount } = await db.query(

@@ -2,6 +2,7 @@
 // box's own authorization code flow (client boxauth-admin, PKCE) and manages
 // users and groups through the REST API, and lists the identity providers.
 import { ADMIN_CLIENT_ID } from '../reserved.js';
+import { boxTabButtons, boxTabPanels } from './admin-box.js';
 import { html } from './html.js';
 
 export function adminPage(box: string, baseUrl: string): string {
@@ -26,7 +27,7 @@ export function adminPage(box: string, baseUrl: string): string {
       <button type="button" role="tab" id="tab-users" aria-controls="panel-users" aria-selected="true">Users</button>
       <button type="button" role="tab" id="tab-groups" aria-controls="panel-groups" aria-selected="false" tabindex="-1">Groups</button>
       <button type="button" role="tab" id="tab-sessions" aria-controls="panel-sessions" aria-selected="false" tabindex="-1">Sessions</button>
-      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>
+      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>${boxTabButtons}
     </div>
 
     <section role="tabpanel" id="panel-users" aria-labelledby="tab-users">
@@ -134,6 +135,7 @@ export function adminPage(box: string, baseUrl: string): string {
         <tbody id="providers-rows"></tbody>
       </table>
     </section>
+${boxTabPanels}
   </div>
 </main>
 </body>

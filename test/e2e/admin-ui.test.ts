@@ -44,8 +44,8 @@ describe('admin UI (Chromium)', function () {
 
   it('Groups tab: creates a group with Name and Description', async function () {
     await page.getByRole('tab', { name: 'Groups' }).click();
-    await page.getByLabel('Name').fill('editors');
-    await page.getByLabel('Description').fill('People who edit');
+    await page.locator('#panel-groups').getByLabel('Name').fill('editors');
+    await page.locator('#panel-groups').getByLabel('Description').fill('People who edit');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved editors.').waitFor();
     await screenshot(page, 'admin-group-created');
@@ -213,7 +213,7 @@ describe('admin UI (Chromium)', function () {
     await page.reload();
     await page.getByRole('tab', { name: 'Groups' }).click();
     await page.getByRole('button', { name: 'New group' }).click();
-    await page.getByLabel('Name').fill('operators');
+    await page.locator('#panel-groups').getByLabel('Name').fill('operators');
     await page.getByRole('checkbox', { name: 'Require a second factor' }).check();
     await page.getByRole('button', { name: 'Save' }).last().click();
     await page.getByText('Saved operators.').waitFor();

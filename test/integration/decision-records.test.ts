@@ -4,6 +4,7 @@
 // flood, and the table's cap (BOXAUTH_DECISION_MAX_ROWS) with its metrics. A stranger's
 // flood (nothing kept) is in ./gate.test.ts.
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Box, basic, eventually } from '../support/box.js';
 
@@ -203,6 +204,70 @@ describe('the record of refused decisions', function () {
       expect((await box.json('GET', `/authz/decisions/${ids[0]!}`, undefined, root)).status).to.equal(404);
       expect((await box.json('GET', `/authz/decisions/${ids.at(-1)!}`, undefined, root)).status).to.equal(200);
       expect(box.logs.some((l) => l.includes('BOXAUTH_DECISION_MAX_ROWS'))).to.equal(true);
+    });
+  });
+
+  describe("an App's refusals, listed (GET /authz/decisions?app=<id>, the admin console's Apps tab)", function () {
+    let box: Box;
+    let root: string;
+    const wiki: string[] = [];
+    let payroll: string;
+    before(async function () {
+      ({ box, root } = await boxWithWiki());
+      const token = await clientToken(box, 'reader');
+      for (const uri of ['/one', '/two', '/three']) wiki.push(await refused(box, token, uri));
+      await kept(box, root, wiki.at(-1)!);
+      // Another App's refusal, newer than wiki's: listed with payroll's, never with wiki's.
+      payroll = randomUUID();
+      await query(
+        box,
+        `INSERT INTO decisions (id, app, at, status, reason, request, policies) VALUES ($1, 'payroll', now() + interval '1 minute', 403, 'no policy allows', '{}', '[]')`,
+        [payroll],
+      );
+    });
+    after(async function () {
+      await box?.stop();
+    });
+    const get = (path: string, token = root) => box.json('GET', path, undefined, token);
+
+    it("lists one App's kept refusals, newest first, bounded by _count", async function () {
+      const all = await get('/authz/decisions?app=wiki');
+      expect(all.status, all.text).to.equal(200);
+      expect(all.body.map((d: { id: string }) => d.id)).to.deep.equal([...wiki].reverse());
+      expect(all.body[0]).to.have.keys('id', 'app', 'at', 'status', 'reason');
+      expect(all.body[0]).to.include({ app: 'wiki', status: 403 });
+      expect((await get('/authz/decisions?app=wiki&_count=1')).body.map((d: { id: string }) => d.id)).to.deep.equal([wiki[2]]);
+      expect((await get('/authz/decisions?app=payroll')).body.map((d: { id: string }) => d.id)).to.deep.equal([payroll]);
+      expect((await get('/authz/decisions?app=nobody')).body).to.deep.equal([]);
+      for (const bad of ['', '?_count=5', '?app=wiki&_count=0', '?app=wiki&_count=101', '?app=wiki&app=payroll', '?app=wiki&user=7']) {
+        const res = await get(`/authz/decisions${bad}`);
+        expect(res.status, `${bad}: ${res.text}`).to.equal(400);
+      }
+    });
+
+    it("with ?app=, a decision of another App is not found; a policy on params.app grants one App's refusals and their explanations only", async function () {
+      expect((await get(`/authz/decisions/${payroll}?app=wiki`)).status).to.equal(404);
+      expect((await get(`/authz/decisions/${payroll}?app=payroll`)).status).to.equal(200);
+      await box.addClient('wiki-owner', {}, { secret: 'wiki-owner-secret', policy: false });
+      const policy = await box.json(
+        'PUT',
+        '/AccessPolicy/wiki-owner-refusals',
+        {
+          engine: 'matcho',
+          link: [{ id: 'wiki-owner', resourceType: 'Client' }],
+          matcho: { 'request-method': 'get', uri: '#^/authz/decisions(/|$)', params: { app: 'wiki' } },
+        },
+        root,
+      );
+      expect(policy.status, policy.text).to.equal(201);
+      const owner = (
+        await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('wiki-owner', 'wiki-owner-secret') })
+      ).body.access_token as string;
+      expect((await get('/authz/decisions?app=wiki', owner)).body).to.have.length(3);
+      expect((await get(`/authz/decisions/${wiki[0]!}?app=wiki`, owner)).status).to.equal(200);
+      for (const path of ['/authz/decisions?app=payroll', `/authz/decisions/${payroll}`, `/authz/decisions/${payroll}?app=payroll`])
+        expect((await get(path, owner)).status, path).to.equal(403);
+      expect((await get(`/authz/decisions/${payroll}?app=wiki`, owner)).status).to.equal(404);
     });
   });
 });

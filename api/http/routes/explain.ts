@@ -2,7 +2,8 @@
 // policies, as any route is): POST /authz/explain replays a request — as a gateway
 // would send it, with a token or a named user or client — and says what each of
 // the app's policies made of it, without recording it; GET /authz/decisions/<id>
-// explains a refused decision the record kept. `boxauth explain` calls both.
+// explains a refused decision the record kept, and GET /authz/decisions?app=<id> lists an App's
+// newest kept refusals. `boxauth explain` calls the first two, the admin console all three.
 import type { RequestHandler, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
 import { decide, type Credential, type DecisionServices } from '../../decision/engine.js';
@@ -19,6 +20,17 @@ const text = (body: Record<string, unknown>, name: string, required = false): st
   if (typeof v !== 'string' || v === '') throw badRequest(`${name} must be a non-empty string`);
   return v;
 };
+
+/** How many of an App's refusals GET /authz/decisions lists unless told, and at most. */
+export const RECENT_DECISIONS = 20;
+export const MAX_RECENT_DECISIONS = 100;
+
+/** A query parameter given at most once, as a non-empty string (required: exactly once). */
+function onceGiven(value: unknown, name: string, required = false): string | undefined {
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'string' || value === '') throw badRequest(`${name} must be given once, not empty`);
+  return value;
+}
 
 export function explainRouter(svc: DecisionServices & { decisions: Decisions }, guard: RequestHandler): Router {
   const router = strictRouter();
@@ -47,8 +59,26 @@ export function explainRouter(svc: DecisionServices & { decisions: Decisions }, 
     send(req, res, 200, await explainDecision(svc, d));
   });
 
+  // One App's kept refusals, newest first (the admin console's Apps tab). The App is a query
+  // parameter, so the request object holds it (params.app) and a policy can grant one App's
+  // refusals without the others': {"uri": "/authz/decisions", "params": {"app": "wiki"}}.
+  router.get('/authz/decisions', guard, async (req, res) => {
+    const unknown = Object.keys(req.query).filter((name) => name !== 'app' && name !== '_count' && name !== 'access_token');
+    if (unknown.length) throw badRequest(`unknown parameter "${unknown[0]}": list an App's refusals with app=<id> and _count`);
+    const app = onceGiven(req.query.app, 'app', true)!;
+    const raw = onceGiven(req.query._count, '_count');
+    const count = raw === undefined ? RECENT_DECISIONS : Number(raw);
+    if (!Number.isInteger(count) || count < 1 || count > MAX_RECENT_DECISIONS)
+      throw badRequest(`_count must be an integer from 1 to ${MAX_RECENT_DECISIONS}`);
+    send(req, res, 200, await svc.decisions.recent(app, count));
+  });
+
+  // With ?app=<id>, only a decision of that App: a policy that grants one App's refusals
+  // (params.app) grants their explanations, not another App's by a decision id found elsewhere.
   router.get('/authz/decisions/:id', guard, async (req, res) => {
-    const row = await svc.decisions.find(req.params.id as string);
+    const app = onceGiven(req.query.app, 'app');
+    const found = await svc.decisions.find(req.params.id as string);
+    const row = found && (app === undefined || found.app === app) ? found : undefined;
     if (!row)
       throw notFound(
         `decision "${req.params.id as string}" (only refusals of an identified caller are kept, at most ${KEPT_PER_SECOND} a second per process and ${KEPT_PER_CALLER_PER_SECOND} of one caller, for BOXAUTH_DECISION_RETENTION_HOURS and within BOXAUTH_DECISION_MAX_ROWS; every decision is in the audit log)`,

@@ -28,6 +28,9 @@ import {
   type Tab,
 } from './console.js';
 import { loadBrowsers, showMembers, showPerson, startPeople } from './people.js';
+import { clientsTab } from './clients.js';
+import { policiesTab } from './policies.js';
+import { appsTab } from './apps.js';
 
 interface User {
   id: number;
@@ -528,6 +531,9 @@ const TABS: Tab[] = [
   { name: 'groups' },
   { name: 'sessions', show: loadEverySession },
   { name: 'providers', show: loadProviders },
+  clientsTab,
+  policiesTab,
+  appsTab,
 ];
 
 function showTab(name: string): void {
@@ -569,12 +575,20 @@ async function signOut(): Promise<void> {
 }
 
 async function start(): Promise<void> {
+  let peopleRefused = false;
   try {
     if (location.pathname.endsWith('/admin/callback')) await finishSignIn();
     if (!sessionStorage.getItem('boxauth.token')) return await startSignIn();
     $('sign-out').hidden = false;
     $('sign-out').addEventListener('click', () => void signOut());
-    await Promise.all([loadGroups(), loadUsers()]);
+    // An admin of some records only (one App's, say) may not read people: the other tabs still work.
+    peopleRefused = await Promise.all([loadGroups(), loadUsers()]).then(
+      () => false,
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 403) return true;
+        throw err;
+      },
+    );
   } catch (err) {
     const status = err instanceof ApiError ? err.status : undefined;
     if (status === 401) return;
@@ -611,6 +625,14 @@ async function start(): Promise<void> {
   $('group-delete').addEventListener('click', () => void deleteGroup());
   selectUser(null);
   selectGroup(null);
+  if (peopleRefused) {
+    say(
+      'Your account may not manage this box: ask an administrator to add you to a group an AccessPolicy allows. ' +
+        'Each tab shows what your policies let you see.',
+    );
+    for (const list of ['users-list', 'groups-list'])
+      $(list).replaceChildren(Object.assign(document.createElement('li'), { className: 'empty', textContent: 'You may not see these.' }));
+  }
 }
 
 void start();

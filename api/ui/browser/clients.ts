@@ -1,0 +1,176 @@
+// The Clients tab (docs/guides/admin-console.md): the box's clients, the filter that narrows as
+// you type, Save, Delete without confirmation, and a secret rotated in the browser and shown
+// once. A record a Kubernetes resource owns (meta.managedBy) is read-only here: its owner
+// writes it, and the box refuses the API's writes of it anyway.
+import { $, api, button, field, formErrors, renderList, say, showErrors, type Tab } from './console.js';
+import { FieldError, jsonObject, problemText, search, writable, type Stored } from './records.js';
+
+interface Client extends Stored {
+  grant_types: string[];
+  [key: string]: unknown;
+}
+
+const FIELDS = ['id', 'description', 'grant_types', 'settings', 'secret'];
+/** The fields the form shows of its own; the rest of the record is Settings' JSON. */
+const OWN_FIELDS = new Set(['id', 'description', 'grant_types', 'resourceType', 'meta']);
+
+const state: { clients: Client[]; selected: Client | null } = { clients: [], selected: null };
+
+const grantBoxes = (): HTMLInputElement[] => Array.from(document.querySelectorAll<HTMLInputElement>('#client-grant_types input'));
+
+/**
+ * A new secret: 32 random bytes from the browser's CSPRNG, base64url. It goes to the box once
+ * (PUT /Client/<id>, hashed there) and is shown once; nothing keeps it.
+ */
+function newSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
+
+function render(): void {
+  renderList(
+    'clients-list',
+    state.clients,
+    (c) => c.id,
+    state.selected,
+    field('clients-filter').value,
+    select,
+    (c) => (c.meta?.managedBy ? 'Kubernetes' : undefined),
+  );
+}
+
+function hideSecret(): void {
+  $('client-secret').hidden = true;
+  $('client-secret-value').textContent = '';
+}
+
+function select(client: Client | null): void {
+  state.selected = client;
+  hideSecret();
+  $('client-form-title').textContent = client ? `Edit ${client.id}` : 'New client';
+  field('client-id').value = client?.id ?? '';
+  field('client-id').readOnly = client !== null; // the id is the record's name: a new name is a new client
+  field('client-description').value = client?.description ?? '';
+  const grants = client?.grant_types ?? ['client_credentials'];
+  for (const box of grantBoxes()) box.checked = grants.includes(box.value);
+  const rest = client ? Object.fromEntries(Object.entries(client).filter(([k]) => !OWN_FIELDS.has(k))) : {};
+  field('client-settings').value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : '';
+  const owner = client?.meta?.managedBy;
+  $('client-managed').hidden = !owner;
+  $('client-managed').textContent = owner
+    ? `Managed by the Kubernetes resource ${owner}: read-only here. Change it there (kubectl edit); its secret is the resource's Secret.`
+    : '';
+  $<HTMLFieldSetElement>('client-fields').disabled = Boolean(owner);
+  button('client-delete').disabled = !client;
+  button('client-rotate').disabled = !client;
+  showErrors('client', {}, FIELDS);
+  render();
+}
+
+async function load(): Promise<void> {
+  try {
+    state.clients = await search<Client>('/Client?_sort=id');
+  } catch (err) {
+    state.clients = [];
+    $('clients-error').textContent = problemText(err, "see this box's clients");
+    render();
+    return;
+  }
+  $('clients-error').textContent = '';
+  const selected = state.selected;
+  if (selected) state.selected = state.clients.find((c) => c.id === selected.id) ?? null;
+  render();
+}
+
+/** The record the form describes (the stored one's other fields kept through Settings). */
+function fromForm(): Record<string, unknown> {
+  const settings = jsonObject(field('client-settings').value, 'settings') ?? {};
+  const description = field('client-description').value.trim();
+  return {
+    ...settings,
+    id: field('client-id').value.trim(),
+    ...(description ? { description } : {}),
+    grant_types: grantBoxes()
+      .filter((b) => b.checked)
+      .map((b) => b.value),
+  };
+}
+
+async function save(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  let record: Record<string, unknown>;
+  try {
+    record = fromForm();
+  } catch (err) {
+    if (!(err instanceof FieldError)) throw err;
+    return showErrors('client', { [err.field]: [err.message] }, FIELDS);
+  }
+  const editing = state.selected;
+  // A new client that gets tokens of its own needs a secret: made here, shown once below.
+  const secret = !editing && (record.grant_types as string[]).includes('client_credentials') ? newSecret() : undefined;
+  try {
+    const saved = editing
+      ? await api<Client>('PUT', `/Client/${encodeURIComponent(editing.id)}`, record)
+      : await api<Client>('POST', '/Client', { ...record, ...(secret ? { secret } : {}) });
+    await load();
+    select(state.clients.find((c) => c.id === saved.id) ?? saved);
+    if (secret) showSecret(secret);
+    say(`Saved ${saved.id}.`);
+  } catch (err) {
+    showErrors('client', formErrors(err), FIELDS);
+  }
+}
+
+function showSecret(secret: string): void {
+  $('client-secret-value').textContent = secret;
+  $('client-secret').hidden = false;
+}
+
+/** A new secret for the selected client: the stored record written back with it (PUT /Client/<id>). */
+async function rotate(): Promise<void> {
+  const client = state.selected;
+  if (!client) return;
+  const secret = newSecret();
+  try {
+    await api('PUT', `/Client/${encodeURIComponent(client.id)}`, { ...writable(client), secret });
+    showErrors('client', {}, FIELDS);
+    showSecret(secret);
+    say(`Rotated the secret of ${client.id}: the old one no longer works.`);
+  } catch (err) {
+    hideSecret();
+    showErrors('client', formErrors(err), FIELDS);
+  }
+}
+
+async function remove(): Promise<void> {
+  const client = state.selected;
+  if (!client) return;
+  try {
+    await api('DELETE', `/Client/${encodeURIComponent(client.id)}`);
+    select(null);
+    await load();
+    say(`Deleted ${client.id}.`);
+  } catch (err) {
+    // The box's own clients (409) and a Kubernetes resource's: the box says why.
+    showErrors('client', formErrors(err), FIELDS);
+  }
+}
+
+export const clientsTab: Tab = {
+  name: 'clients',
+  start() {
+    $('clients-filter').addEventListener('input', render);
+    $('clients-new').addEventListener('click', () => {
+      select(null);
+      $('client-id').focus();
+    });
+    $('client-form').addEventListener('submit', (e) => void save(e));
+    $('client-rotate').addEventListener('click', () => void rotate());
+    $('client-delete').addEventListener('click', () => void remove());
+    select(null);
+  },
+  show: load,
+};

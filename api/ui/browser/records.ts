@@ -1,0 +1,100 @@
+// What the Clients, Access policies and Apps tabs share (./clients.ts, ./policies.ts, ./apps.ts):
+// the resource API's searches, the words for a refusal, a JSON field read, and a decision
+// explained (POST /authz/explain, GET /authz/decisions/<id>) as a table.
+import { ApiError, api, cell, errorText } from './console.js';
+
+/** A record of the resource API: its id, and `meta.managedBy` when a Kubernetes resource owns it. */
+export interface Stored {
+  id: string;
+  description?: string;
+  meta?: { managedBy?: string; versionId?: string; createdAt?: string; lastUpdated?: string };
+}
+
+/** Every record a search of the resource API finds (`path` with its own query, if any), a thousand a page. */
+export async function search<T>(path: string): Promise<T[]> {
+  const found: T[] = [];
+  const join = path.includes('?') ? '&' : '?';
+  for (let page = 1; ; page++) {
+    const bundle = await api<{ entry: { resource: T }[] }>('GET', `${path}${join}_count=1000&_page=${page}`);
+    found.push(...bundle.entry.map((e) => e.resource));
+    if (bundle.entry.length < 1000) return found;
+  }
+}
+
+export const isForbidden = (err: unknown): boolean => err instanceof ApiError && err.status === 403;
+
+/** What a tab says of an error: a 403 in words (the admin's policies do not allow it), else the box's message. */
+export const problemText = (err: unknown, what: string): string =>
+  isForbidden(err) ? `You may not ${what}: no AccessPolicy of yours allows it.` : errorText(err);
+
+/** The record as written back: without `meta`, which the box owns. */
+export function writable<T extends Stored>(record: T): Omit<T, 'meta'> {
+  const { meta: _meta, ...rest } = record;
+  return rest;
+}
+
+/** A JSON object typed in a field; `undefined` for an empty field; an error naming the field otherwise. */
+export function jsonObject(text: string, name: string): Record<string, unknown> | undefined {
+  if (!text.trim()) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new FieldError(name, `${name[0]!.toUpperCase()}${name.slice(1)} must be valid JSON.`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(name, `${name} must be a JSON object.`);
+  return value as Record<string, unknown>;
+}
+
+export class FieldError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A decision explained, as POST /authz/explain and GET /authz/decisions/<id> answer. */
+export interface Explanation {
+  id: string;
+  app: string | null;
+  allowed: boolean;
+  status: number;
+  reason: string;
+  policies: { id: string; verdict: string; why?: string }[];
+  /** The App's request object (api/policy/requests.ts AppRequest): `client` is the client's id. */
+  request: {
+    'request-method'?: string;
+    path?: string;
+    user?: { id?: string; email?: string } | null;
+    client?: string | null;
+  } | null;
+  at?: string;
+  cut?: string[];
+}
+
+/** Who asked, as the request object names them. */
+export function callerText(request: Explanation['request']): string {
+  if (request?.user) return `user ${request.user.email ?? request.user.id ?? ''}${request.client ? ` through ${request.client}` : ''}`;
+  if (request?.client) return `client ${request.client}`;
+  return 'nobody identified';
+}
+
+/** The verdict in a sentence, and each policy's verdict and reason as rows of `rows` (a tbody). */
+export function showExplanation(verdict: HTMLElement, rows: HTMLElement, e: Explanation): void {
+  const asked = e.request?.['request-method'] ? ` ${e.request['request-method'].toUpperCase()} ${e.request.path ?? ''}` : '';
+  verdict.textContent = `${e.allowed ? 'Allowed' : 'Denied'} (${e.status}):${asked} by ${callerText(e.request)}: ${e.reason}`;
+  verdict.dataset.allowed = String(e.allowed);
+  const found = e.policies.map((p) => {
+    const row = document.createElement('tr');
+    row.append(cell(p.id), cell(p.verdict), cell(p.why ?? ''));
+    return row;
+  });
+  if (!found.length) {
+    const row = document.createElement('tr');
+    row.append(Object.assign(cell('No policy of the App applied: denied by default.'), { colSpan: 3, className: 'empty' }));
+    found.push(row);
+  }
+  rows.replaceChildren(...found);
+}
