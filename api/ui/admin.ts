@@ -3,6 +3,7 @@
 // users and groups through the REST API, and lists the identity providers.
 import { ADMIN_CLIENT_ID } from '../reserved.js';
 import { boxTabButtons, boxTabPanels } from './admin-box.js';
+import { eventsPanel, eventsTabButton } from './admin-events.js';
 import { html } from './html.js';
 
 export function adminPage(box: string, baseUrl: string): string {
@@ -27,7 +28,7 @@ export function adminPage(box: string, baseUrl: string): string {
       <button type="button" role="tab" id="tab-users" aria-controls="panel-users" aria-selected="true">Users</button>
       <button type="button" role="tab" id="tab-groups" aria-controls="panel-groups" aria-selected="false" tabindex="-1">Groups</button>
       <button type="button" role="tab" id="tab-sessions" aria-controls="panel-sessions" aria-selected="false" tabindex="-1">Sessions</button>
-      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>${boxTabButtons}
+      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>${boxTabButtons}${eventsTabButton}
     </div>
 
     <section role="tabpanel" id="panel-users" aria-labelledby="tab-users">
@@ -135,7 +136,7 @@ export function adminPage(box: string, baseUrl: string): string {
         <tbody id="providers-rows"></tbody>
       </table>
     </section>
-${boxTabPanels}
+${boxTabPanels}${eventsPanel}
   </div>
 </main>
 </body>

@@ -31,6 +31,7 @@ import { loadBrowsers, showMembers, showPerson, startPeople } from './people.js'
 import { clientsTab } from './clients.js';
 import { policiesTab } from './policies.js';
 import { appsTab } from './apps.js';
+import { eventsTab } from './events.js';
 
 interface User {
   id: number;
@@ -534,6 +535,7 @@ const TABS: Tab[] = [
   clientsTab,
   policiesTab,
   appsTab,
+  eventsTab,
 ];
 
 function showTab(name: string): void {

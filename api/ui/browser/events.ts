@@ -1,0 +1,181 @@
+// The Events tab (docs/operations/audit.md#the-events-tab): the audit trail, GET /AuditEvent, newest
+// first, narrowed by its filters as they change; "Older events" follows the trail's cursor. Each
+// record an event names is a button that shows the record as the API reads it — a person, a
+// client, a policy, a refused decision's explanation — with the admin's own token: what their
+// policies do not let them read, they are told, and the box shows them no event about it anyway.
+import { $, ApiError, api, cell, errorText, field, type Tab } from './console.js';
+
+/** An event as GET /AuditEvent shows it. */
+interface AuditEvent {
+  id: string;
+  at: string;
+  event: string;
+  action: string | null;
+  outcome: 'success' | 'failure';
+  actor: { client: string | null; user: string | null; session: string | null };
+  user: string | null;
+  client: string | null;
+  resource: { type: string; id: string } | null;
+  detail: Record<string, unknown>;
+}
+
+interface Page {
+  entry: { resource: AuditEvent }[];
+  link: { relation: string; url: string }[];
+}
+
+const EVENT_NAMES: Record<string, string> = {
+  record_changed: 'Record',
+  account: 'Account',
+  sign_in: 'Sign-in',
+  session_closed: 'Sessions ended',
+  factor: 'Second factor',
+  upstream: 'Identity provider',
+  decision: 'Decision refused',
+};
+
+/** Where the API reads a record of each kind an event names. */
+const READ_AT: Record<string, (id: string) => string> = {
+  User: (id) => `/users/${encodeURIComponent(id)}`,
+  Group: (id) => `/groups/${encodeURIComponent(id)}`,
+  Client: (id) => `/Client/${encodeURIComponent(id)}`,
+  AccessPolicy: (id) => `/AccessPolicy/${encodeURIComponent(id)}`,
+  App: (id) => `/App/${encodeURIComponent(id)}`,
+  IdentityProvider: (id) => `/IdentityProvider/${encodeURIComponent(id)}`,
+  Decision: (id) => `/authz/decisions/${encodeURIComponent(id)}`,
+};
+
+const FILTERS: [string, string][] = [
+  ['events-event', 'event'],
+  ['events-outcome', 'outcome'],
+  ['events-actor', 'actor'],
+  ['events-user', 'user'],
+  ['events-client', 'client'],
+  ['events-type', 'resource_type'],
+  ['events-id', 'resource_id'],
+];
+
+let next: string | undefined;
+/** The filters the rows shown answer: an answer to older ones is dropped. */
+let asked = '';
+
+function query(): string {
+  const q = new URLSearchParams({ _count: '50' });
+  for (const [id, param] of FILTERS) {
+    const value = field(id).value.trim();
+    if (value) q.set(param, value);
+  }
+  for (const [id, param] of [
+    ['events-since', 'since'],
+    ['events-until', 'until'],
+  ] as const) {
+    const value = field(id).value;
+    if (value) q.set(param, new Date(value).toISOString());
+  }
+  return q.toString();
+}
+
+/** What happened, in a few words: the action, and what changed or why. */
+function what(e: AuditEvent): string {
+  const changes = e.detail.changes as Record<string, unknown> | undefined;
+  const fields = changes && Object.keys(changes).length ? `: ${Object.keys(changes).join(', ')}` : '';
+  const reason = typeof e.detail.reason === 'string' ? ` (${e.detail.reason})` : '';
+  const kind = e.event === 'record_changed' && e.resource ? `${e.resource.type} ` : '';
+  return `${kind}${e.action ?? ''}${fields}${reason}`;
+}
+
+const who = (e: AuditEvent): string =>
+  [e.actor.user ? `user ${e.actor.user}` : '', e.actor.client ? `client ${e.actor.client}` : ''].filter(Boolean).join(' via ') ||
+  (typeof e.detail.address === 'string' ? `from ${e.detail.address}` : '');
+
+/** The records an event names, each a button that shows it. */
+function records(e: AuditEvent): HTMLTableCellElement {
+  const named: [string, string][] = [];
+  if (e.resource && READ_AT[e.resource.type]) named.push([e.resource.type, e.resource.id]);
+  if (e.user && !(e.resource?.type === 'User' && e.resource.id === e.user)) named.push(['User', e.user]);
+  if (e.client && !(e.resource?.type === 'Client' && e.resource.id === e.client)) named.push(['Client', e.client]);
+  const td = document.createElement('td');
+  for (const [kind, id] of named) {
+    const b = Object.assign(document.createElement('button'), { type: 'button', className: 'link', textContent: `${kind} ${id}` });
+    b.addEventListener('click', () => void showRecord(kind, id));
+    td.append(b, ' ');
+  }
+  return td;
+}
+
+async function showRecord(kind: string, id: string): Promise<void> {
+  $('event-record').hidden = false;
+  $('event-record-title').textContent = `${kind} ${id}`;
+  try {
+    const record = await api<unknown>('GET', READ_AT[kind]!(id));
+    $('event-record-body').textContent = JSON.stringify(record, null, 2);
+  } catch (err) {
+    $('event-record-body').textContent =
+      err instanceof ApiError && err.status === 404
+        ? 'It is gone: the event is all that is left of it.'
+        : err instanceof ApiError && err.status === 403
+          ? 'Your account may not read this record.'
+          : errorText(err);
+  }
+}
+
+function row(e: AuditEvent): HTMLTableRowElement {
+  const tr = document.createElement('tr');
+  tr.dataset.outcome = e.outcome;
+  tr.append(
+    cell(new Date(e.at).toLocaleString()),
+    cell(EVENT_NAMES[e.event] ?? e.event),
+    cell(what(e)),
+    cell(e.outcome === 'failure' ? 'Failure' : 'Success'),
+    cell(who(e)),
+    records(e),
+  );
+  return tr;
+}
+
+async function load(more = false): Promise<void> {
+  const q = more && next ? next : `/AuditEvent?${query()}`;
+  const filters = query();
+  if (!more) asked = filters;
+  let page: Page;
+  try {
+    page = await api<Page>('GET', q);
+  } catch (err) {
+    $('events-error').textContent =
+      err instanceof ApiError && err.status === 403 ? 'Your account may not see the audit trail.' : errorText(err);
+    return;
+  }
+  if (asked !== filters) return;
+  $('events-error').textContent = '';
+  next = page.link.find((l) => l.relation === 'next')?.url;
+  const rows = page.entry.map((e) => row(e.resource));
+  if (more) $('events-rows').append(...rows);
+  else $('events-rows').replaceChildren(...rows);
+  if (!$('events-rows').children.length) {
+    const empty = document.createElement('tr');
+    empty.append(
+      Object.assign(cell(next ? 'None on this page: look further back.' : 'No events match.'), { colSpan: 6, className: 'empty' }),
+    );
+    $('events-rows').append(empty);
+  }
+  $('events-more').hidden = !next;
+}
+
+let timer: ReturnType<typeof setTimeout> | undefined;
+function narrow(): void {
+  clearTimeout(timer);
+  timer = setTimeout(() => void load(), 200);
+}
+
+export const eventsTab: Tab = {
+  name: 'events',
+  start() {
+    $('events-filters').addEventListener('input', narrow);
+    $('events-filters').addEventListener('submit', (e) => {
+      e.preventDefault();
+      void load();
+    });
+    $('events-more').addEventListener('click', () => void load(true));
+  },
+  show: () => load(),
+};
