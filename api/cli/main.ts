@@ -9,6 +9,7 @@ import { kubeLoginCommand } from './commands/kube-login.js';
 import { groupCommand, userCommand } from './commands/people.js';
 import { sessionsCommand } from './commands/people-sessions.js';
 import { explainCommand } from './commands/explain.js';
+import { keysCommand, settingsCommand } from './commands/keys.js';
 import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
 
@@ -22,6 +23,8 @@ const COMMANDS: Command[] = [
   explainCommand,
   sessionCommand,
   sessionsCommand,
+  keysCommand,
+  settingsCommand,
   boxCommand,
   kubeLoginCommand,
 ];

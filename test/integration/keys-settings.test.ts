@@ -81,7 +81,9 @@ describe('signing keys and settings on the API', function () {
   });
 
   it('POST /keys/rotate: new tokens are signed by the new key, tokens signed before still work and verify at the JWKS', async function () {
-    const { secret } = await box.addClient('signed', { auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600 } } });
+    const { secret } = await box.addClient('signed', {
+      auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600 } },
+    });
     const token = async (): Promise<string> =>
       (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('signed', secret) })).body
         .access_token as string;
@@ -214,7 +216,13 @@ describe('GET /settings never holds a secret the box was started with', function
     expect(s.sessions.browser_session_hours).to.equal(9);
     expect(s.tokens).to.include({ authorization_code_seconds: 45, id_token_default_seconds: 3600, access_token_default_seconds: null });
     expect(s.registration).to.include({ enabled: true, group: 'users', verify: 'before-sign-in' });
-    expect(s.mail).to.include({ configured: true, host: '127.0.0.1', port: 2525, security: 'starttls', from: 'boxauth <no-reply@example.com>' });
+    expect(s.mail).to.include({
+      configured: true,
+      host: '127.0.0.1',
+      port: 2525,
+      security: 'starttls',
+      from: 'boxauth <no-reply@example.com>',
+    });
     expect(s.trust.trusted_proxies).to.deep.equal(['10.0.0.0/8', '192.0.2.7/32']);
     expect(s.signing).to.include({ access_token_alg: 'ES256', external_key: true });
     expect(s.database).to.include({ embedded: false });
