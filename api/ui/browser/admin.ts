@@ -27,6 +27,8 @@ import {
   when,
   type Tab,
 } from './console.js';
+import { keysTab } from './keys.js';
+import { settingsTab } from './settings.js';
 
 interface User {
   id: number;
@@ -508,6 +510,8 @@ const TABS: Tab[] = [
   { name: 'groups' },
   { name: 'sessions', show: loadBoxSessions },
   { name: 'providers', show: loadProviders },
+  keysTab,
+  settingsTab,
 ];
 
 function showTab(name: string): void {
