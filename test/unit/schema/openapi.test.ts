@@ -19,6 +19,7 @@ const BROWSER_PAGES = new Set([
   '/admin',
   '/admin/callback',
   '/assets/admin.js',
+  '/assets/${name}', // each module of the admin console (api/ui/browser/*.ts), served by name
   '/favicon.ico',
   // Second factors and passkeys: pages, their forms, and the JSON the pages' own script calls.
   '/auth/sign-in/second-factor',
