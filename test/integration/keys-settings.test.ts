@@ -4,21 +4,13 @@
 import { expect } from 'chai';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import pg from 'pg';
+import type { KeyJson } from '../../api/http/routes/keys.js';
 import { Box, basic, boxForSuite, eventually } from '../support/box.js';
 import { userToken } from '../support/user-token.js';
 
-interface Key {
-  kid: string;
-  alg: string;
-  use: string;
-  state: 'active' | 'retired';
-  signs: string[];
-  external: boolean;
-  created_at: string;
-  retired_at: string | null;
-  rotates_at: string | null;
-  published_until: string | null;
-}
+/** A key as GET /keys answers it. */
+type Key = KeyJson;
 
 /** Every member a JWK's private half has (RFC 7518 §6.2.2, §6.3.2, RFC 8037 §2). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'private_jwk', 'privateJwk'];
@@ -130,6 +122,10 @@ describe('signing keys and settings on the API', function () {
     expect(after.RS256).not.to.deep.equal(before.RS256);
     expect(after.ES256).to.deep.equal(before.ES256);
     expect(after.EdDSA).to.deep.equal(before.EdDSA);
+    // No body at all: the access tokens' algorithm.
+    const bare = await box.request('POST', '/keys/rotate', { headers: { Authorization: `Bearer ${root}` } });
+    expect(bare.status, bare.text).to.equal(200);
+    expect(bare.body.rotated.alg).to.equal('ES256');
     const bad = await box.json('POST', '/keys/rotate', { alg: 'HS256' }, root);
     expect(bad.status).to.equal(422);
     expect(bad.body.errors.alg).to.deep.equal(['must be one of ES256, RS256, EdDSA']);
@@ -253,5 +249,41 @@ describe('GET /settings never holds a secret the box was started with', function
     const listed = (await box.json('GET', '/keys', undefined, root)).body.keys as Key[];
     expect(listed.find((k) => k.alg === 'ES256' && k.state === 'active')).to.include({ external: true, rotates_at: null });
     expect((await box.json('POST', '/keys/rotate', { alg: 'EdDSA' }, root)).status).to.equal(200);
+  });
+});
+
+describe("the box's own rotations and drops of keys are audited", function () {
+  this.timeout(60_000);
+  let box: Box;
+  let root: string;
+  boxForSuite(
+    (b, r) => {
+      [box, root] = [b, r];
+    },
+    { env: { BOXAUTH_PURGE_INTERVAL_SECONDS: '5' } },
+  );
+
+  it('a key due after BOXAUTH_KEY_ROTATION_DAYS is rotated by the upkeep, without `by`; a retired key nothing needs is dropped', async function () {
+    // Before the first upkeep (5 s after the start): an EdDSA key retired two days ago, and an ES256 key 40 days old.
+    const retired = (await box.json('POST', '/keys/rotate', { alg: 'EdDSA' }, root)).body.rotated.retired as string[];
+    const db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+    try {
+      await db.query("UPDATE signing_keys SET retired_at = now() - interval '2 days' WHERE id = ANY($1)", [retired]);
+      await db.query("UPDATE signing_keys SET created_at = now() - interval '40 days' WHERE alg = 'ES256'");
+    } finally {
+      await db.end();
+    }
+    const events = await eventually('the upkeep to rotate and drop', async () => {
+      const lines = box.logs.filter((l) => l.includes('"event":"signing_key"')).map((l) => JSON.parse(l) as Record<string, any>);
+      const rotated = lines.find((e) => e.action === 'rotated' && e.alg === 'ES256');
+      const dropped = lines.find((e) => e.action === 'dropped');
+      return rotated && dropped && { rotated, dropped };
+    });
+    expect(events.rotated).not.to.have.property('by');
+    expect(events.dropped.kids).to.deep.equal(retired);
+    const listed = (await box.json('GET', '/keys', undefined, root)).body.keys as Key[];
+    expect(listed.map((k) => k.kid)).not.to.include.members(retired);
+    expect(listed.find((k) => k.alg === 'ES256' && k.state === 'active')!.kid).to.equal(events.rotated.kid);
   });
 });
