@@ -22,6 +22,13 @@ const TOPICS: Record<string, string> = {
   processes: 'Processes',
 };
 
+/** What a setting without a value means, where "—" would not say it. */
+const NONE_MEANS: Record<string, string> = {
+  access_token_default_seconds: "as each client sets it (its access_token_expiration); unset: they don't expire",
+  strict_transport_security: 'not sent: the base URL is http',
+  grpc_port: 'not served',
+};
+
 /** A setting's name as a person reads it: access_token_default_seconds → "access token default seconds". */
 const label = (name: string): string => name.replace(/_/g, ' ');
 
@@ -38,12 +45,14 @@ function valueText(value: Value): string {
 
 function topicTable(title: string, entries: [string, Value][]): HTMLTableElement {
   const table = Object.assign(document.createElement('table'), { className: 'sessions settings' });
+  table.style.tableLayout = 'fixed';
   table.append(Object.assign(document.createElement('caption'), { textContent: title }));
   const body = document.createElement('tbody');
   for (const [name, value] of entries) {
     const row = document.createElement('tr');
     const th = Object.assign(document.createElement('th'), { scope: 'row', textContent: label(name) });
-    row.append(th, cell(valueText(value)));
+    th.style.width = '40%'; // every topic's values in one column
+    row.append(th, cell(value === null ? (NONE_MEANS[name] ?? '—') : valueText(value)));
     body.append(row);
   }
   table.append(body);
