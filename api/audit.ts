@@ -7,6 +7,7 @@
 // stream, like the request lines they accompany, which skips pino's redaction
 // (api/log.ts): so a field added here must never hold a secret. The others are
 // written at once, redacted like every log line.
+import type { JwtAlg } from './config.js';
 import type { Logger } from './log.js';
 
 /** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */
@@ -122,6 +123,27 @@ export type AuditEvent =
       client?: string;
       by: Actor;
       address?: string;
+    }
+  | {
+      /**
+       * The keys that sign the box's JWTs (api/credentials/keyring.ts): a new key of `alg` signs
+       * from now on, and the keys it replaced are retired (still published, so that what they signed
+       * verifies). Asked by an administrator (`by`), or done by the box: a key due for replacement
+       * (BOXAUTH_KEY_ROTATION_DAYS), a first key, or BOXAUTH_SIGNING_KEY changed.
+       */
+      event: 'signing_key';
+      action: 'rotated';
+      alg: JwtAlg;
+      /** The new key's id (the JWK `kid`); never a key's private half. */
+      kid: string;
+      retired: string[];
+      by?: Actor;
+    }
+  | {
+      /** Retired keys no live token needs any more, no longer published. */
+      event: 'signing_key';
+      action: 'dropped';
+      kids: string[];
     }
   | {
       event: 'record_changed';

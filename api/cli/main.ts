@@ -12,6 +12,7 @@ import { groupCommand, userCommand } from './commands/people.js';
 import { sessionsCommand } from './commands/people-sessions.js';
 import { explainCommand } from './commands/explain.js';
 import { eventsCommand } from './commands/events.js';
+import { keysCommand, settingsCommand } from './commands/keys.js';
 import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand } from './commands/resources.js';
 import { Prompter } from './prompt.js';
 
@@ -26,6 +27,8 @@ const COMMANDS: Command[] = [
   eventsCommand,
   sessionCommand,
   sessionsCommand,
+  keysCommand,
+  settingsCommand,
   boxCommand,
   kubeLoginCommand,
 ];

@@ -23,6 +23,7 @@ import { accountLinkRouter } from './routes/account-links.js';
 import { auditEventRouter } from './routes/audit-events.js';
 import { explainRouter } from './routes/explain.js';
 import { healthRouter, type Readiness } from './routes/health.js';
+import { keyRouter } from './routes/keys.js';
 import { oauthRouter } from './routes/oauth.js';
 import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
@@ -32,6 +33,7 @@ import { scimRouter } from './routes/scim.js';
 import { peopleSessionsRouter } from './routes/people-sessions.js';
 import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
+import { settingsRouter } from './routes/settings.js';
 import { signInRouter } from './routes/sign-in.js';
 import { upstreamRouter } from './routes/upstream.js';
 
@@ -135,6 +137,8 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     sessionRouter(svc, guard),
     peopleRouter(svc, guard),
     peopleSessionsRouter(svc, guard),
+    keyRouter(svc, guard),
+    settingsRouter(svc, guard),
   );
   app.use(guarded);
 

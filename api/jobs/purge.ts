@@ -5,6 +5,7 @@
 // whichever is scraped says how full the record is.
 import { withClient, type Queryable, type Pool } from '../db/pool.js';
 import type { Config } from '../config.js';
+import type { Audit } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Metrics } from '../metrics.js';
@@ -27,12 +28,13 @@ interface Needs {
   pool: Pool;
   keyring: Keyring;
   metrics: Metrics;
+  audit: Audit;
 }
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
 
-/** What the upkeep uses: the database, its retention settings, the signing keys it rotates and drops, and the metrics it sets. */
-export type PurgeServices = Pick<Needs, 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+/** What the upkeep uses: the database, its retention settings, the signing keys it rotates and drops (audited), and the metrics it sets. */
+export type PurgeServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
 
 async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void> {
   const kept = await decisionsKept(db);
@@ -95,11 +97,12 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     await boundAuditTrail(client, svc);
     for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
 
-    await svc.keyring.ensureActive(); // rotates the signing key when it is due
+    // Rotates the signing key when it is due.
+    for (const rotation of await svc.keyring.ensureActive()) svc.audit.record({ event: 'signing_key', action: 'rotated', ...rotation });
     if (Date.now() - lastKeyCheck > KEY_CHECK_EVERY_MS) {
       lastKeyCheck = Date.now();
       const dropped = await svc.keyring.dropUnusedRetiredKeys();
-      if (dropped.length) svc.log.info({ keys: dropped }, 'dropped retired signing keys no live token uses');
+      if (dropped.length) svc.audit.record({ event: 'signing_key', action: 'dropped', kids: dropped });
     }
   };
   const run = (): Promise<void> =>

@@ -937,6 +937,80 @@ const decisionPaths: Json = {
   },
 };
 
+/** The box itself: its signing keys and its effective settings (api/http/routes/keys.ts, settings.ts). */
+const boxPaths: Json = {
+  '/keys': {
+    get: {
+      tags: ['box'],
+      summary: 'The signing keys: which signs, which are retired and until when they stay published (never a private key)',
+      responses: {
+        '200': answer('every stored key, newest first', {
+          type: 'object',
+          properties: { keys: { type: 'array', items: ref('SigningKey') } },
+        }),
+        ...ERRORS,
+      },
+    },
+  },
+  '/keys/rotate': {
+    post: {
+      tags: ['box'],
+      summary: 'A new key signs from now on; the key it replaces is retired and stays published while tokens it signed may live',
+      requestBody: {
+        required: false,
+        content: json({
+          type: 'object',
+          additionalProperties: false,
+          properties: { alg: { type: 'string', enum: ['ES256', 'RS256', 'EdDSA'], description: "default: the access tokens' algorithm" } },
+        }),
+      },
+      responses: {
+        '200': answer('the rotation and every key after it', {
+          type: 'object',
+          properties: {
+            rotated: {
+              type: 'object',
+              properties: { alg: { type: 'string' }, kid: { type: 'string' }, retired: { type: 'array', items: { type: 'string' } } },
+            },
+            keys: { type: 'array', items: ref('SigningKey') },
+          },
+        }),
+        '409': { description: "the algorithm's key is BOXAUTH_SIGNING_KEY's, which the box does not replace", content: json(ref('Error')) },
+        '422': { $ref: '#/components/responses/Invalid' },
+        ...ERRORS,
+      },
+    },
+  },
+  '/settings': {
+    get: {
+      tags: ['box'],
+      summary: "The box's effective configuration, as an administrator needs it (an allow-list: never a secret)",
+      responses: { '200': answer('the settings, by topic (docs/reference/rest-api.md#settings)', { type: 'object' }), ...ERRORS },
+    },
+  },
+};
+
+const signingKeySchema: Json = {
+  type: 'object',
+  required: ['kid', 'alg', 'use', 'state', 'signs', 'external', 'created_at', 'retired_at', 'rotates_at', 'published_until'],
+  properties: {
+    kid: { type: 'string', description: 'the JWK key id (its RFC 7638 thumbprint)' },
+    alg: { type: 'string', enum: ['ES256', 'RS256', 'EdDSA'] },
+    use: { type: 'string', const: 'sig' },
+    state: { type: 'string', enum: ['active', 'retired'], description: 'active: signs and is published; retired: only published' },
+    signs: { type: 'array', items: { type: 'string', enum: ['access_token', 'id_token'] } },
+    external: { type: 'boolean', description: 'given by BOXAUTH_SIGNING_KEY' },
+    created_at: { type: 'string', format: 'date-time' },
+    retired_at: { type: ['string', 'null'], format: 'date-time' },
+    rotates_at: { type: ['string', 'null'], format: 'date-time', description: 'when an active generated key is due for replacement' },
+    published_until: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'a retired key: the earliest it stops being published; null while it signs, or while a token without expiry needs it',
+    },
+  },
+};
+
 const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider'];
 
 export function openApiDocument(baseUrl: string, version: string): Json {
@@ -957,7 +1031,9 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
-    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'operations'].map((name) => ({ name })),
+    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'operations'].map((name) => ({
+      name,
+    })),
     paths: {
       ...oauthPaths,
       ...Object.assign({}, ...KINDS.map(resourcePaths)),
@@ -999,6 +1075,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
         },
       },
       ...decisionPaths,
+      ...boxPaths,
       '/healthz': {
         get: { tags: ['operations'], summary: 'The process is up', security: [], responses: { '200': { description: 'ok' } } },
       },
@@ -1036,6 +1113,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
         ...peopleSchemas(),
         ...sessionSchemas(),
         Session: sessionSchema,
+        SigningKey: signingKeySchema,
         Reference: {
           type: 'object',
           required: ['id', 'resourceType'],

@@ -53,9 +53,13 @@ export async function insertKey(db: Queryable, key: Omit<KeyRow, 'createdAt' | '
   );
 }
 
-/** Every key of `alg` but `keep` stops signing; they stay published until their tokens are gone. */
-export async function retireOthers(db: Queryable, keep: string, alg: string): Promise<void> {
-  await db.query('UPDATE signing_keys SET retired_at = now() WHERE id <> $1 AND alg = $2 AND retired_at IS NULL', [keep, alg]);
+/** Every key of `alg` but `keep` stops signing; they stay published until their tokens are gone. Answers the keys retired. */
+export async function retireOthers(db: Queryable, keep: string, alg: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'UPDATE signing_keys SET retired_at = now() WHERE id <> $1 AND alg = $2 AND retired_at IS NULL RETURNING id',
+    [keep, alg],
+  );
+  return rows.map((r) => r.id).sort();
 }
 
 export async function deleteKeys(db: Queryable, ids: string[]): Promise<void> {

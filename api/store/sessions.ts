@@ -557,6 +557,21 @@ export async function purgeSessions(db: Queryable, retentionHours: number, batch
 }
 
 /** Key ids still needed to verify a live JWT (key retirement waits for these). */
+/**
+ * Until when a token signed with each of `kids` lives, as far as the sessions say: the latest
+ * expiry of a live session holding one, or null when one of them never expires. A kid no live
+ * session holds is absent.
+ */
+export async function kidsLiveUntil(db: Queryable, kids: string[]): Promise<Map<string, Date | null>> {
+  if (!kids.length) return new Map();
+  const { rows } = await db.query<{ kid: string; until: Date | null }>(
+    `SELECT kid, CASE WHEN bool_or(exp IS NULL) THEN NULL ELSE max(exp) END AS until
+       FROM sessions WHERE kid = ANY($1) AND active AND (exp IS NULL OR exp > now()) GROUP BY kid`,
+    [kids],
+  );
+  return new Map(rows.map((r) => [r.kid, r.until]));
+}
+
 export async function kidsInUse(db: Queryable, kids: string[]): Promise<string[]> {
   if (!kids.length) return [];
   const { rows } = await db.query<{ kid: string }>(

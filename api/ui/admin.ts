@@ -28,7 +28,9 @@ export function adminPage(box: string, baseUrl: string): string {
       <button type="button" role="tab" id="tab-users" aria-controls="panel-users" aria-selected="true">Users</button>
       <button type="button" role="tab" id="tab-groups" aria-controls="panel-groups" aria-selected="false" tabindex="-1">Groups</button>
       <button type="button" role="tab" id="tab-sessions" aria-controls="panel-sessions" aria-selected="false" tabindex="-1">Sessions</button>
-      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>${boxTabButtons}${eventsTabButton}
+      <button type="button" role="tab" id="tab-providers" aria-controls="panel-providers" aria-selected="false" tabindex="-1">Identity providers</button>${boxTabButtons}
+      <button type="button" role="tab" id="tab-keys" aria-controls="panel-keys" aria-selected="false" tabindex="-1">Keys</button>
+      <button type="button" role="tab" id="tab-settings" aria-controls="panel-settings" aria-selected="false" tabindex="-1">Settings</button>${eventsTabButton}
     </div>
 
     <section role="tabpanel" id="panel-users" aria-labelledby="tab-users">
@@ -136,7 +138,29 @@ export function adminPage(box: string, baseUrl: string): string {
         <tbody id="providers-rows"></tbody>
       </table>
     </section>
-${boxTabPanels}${eventsPanel}
+${boxTabPanels}
+
+    <section role="tabpanel" id="panel-keys" aria-labelledby="tab-keys" hidden>
+      <p class="hint">The keys that sign the box's tokens. The active key of each algorithm signs; a retired key no longer signs and stays published at <code>/.well-known/jwks.json</code> while tokens it signed may live, so they keep working.</p>
+      <div id="keys-actions" hidden><div class="toolbar">
+        <label for="keys-alg">Algorithm</label>
+        <select id="keys-alg"></select>
+        <button type="button" id="keys-rotate" class="danger">Rotate</button>
+      </div></div>
+      <p class="error" id="keys-error" role="alert"></p>
+      <table id="keys-table" class="sessions">
+        <caption>Signing keys, newest first</caption>
+        <thead><tr><th scope="col">Key ID</th><th scope="col">Algorithm</th><th scope="col">State</th><th scope="col">Signs</th><th scope="col">Created</th><th scope="col">Rotates</th><th scope="col">Published</th></tr></thead>
+        <tbody id="keys-rows"></tbody>
+      </table>
+    </section>
+
+    <section role="tabpanel" id="panel-settings" aria-labelledby="tab-settings" hidden>
+      <p class="hint">How this box is configured, as it started (its environment: see the configuration reference). Read-only; no secret is shown.</p>
+      <p class="error" id="settings-error" role="alert"></p>
+      <div id="settings-body"></div>
+    </section>
+${eventsPanel}
   </div>
 </main>
 </body>

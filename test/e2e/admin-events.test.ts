@@ -87,7 +87,7 @@ describe('admin console: the Events tab (Chromium)', function () {
     await rows(page).filter({ hasText: 'unknown email' }).first().waitFor();
     // The answer to the filter replaces the rows of the unfiltered trail: only failures are left.
     await page.waitForFunction(() => {
-      const outcomes = [...document.querySelectorAll('#events-rows td:nth-child(4)')].map((td) => td.textContent);
+      const outcomes = Array.from(document.querySelectorAll('#events-rows td:nth-child(4)'), (td) => td.textContent);
       return outcomes.length > 0 && outcomes.every((o) => o === 'Failure');
     });
     await panel(page).getByLabel('Since').fill('2099-01-01T00:00');

@@ -32,6 +32,8 @@ import { clientsTab } from './clients.js';
 import { policiesTab } from './policies.js';
 import { appsTab } from './apps.js';
 import { eventsTab } from './events.js';
+import { keysTab } from './keys.js';
+import { settingsTab } from './settings.js';
 
 interface User {
   id: number;
@@ -535,6 +537,8 @@ const TABS: Tab[] = [
   clientsTab,
   policiesTab,
   appsTab,
+  keysTab,
+  settingsTab,
   eventsTab,
 ];
 
