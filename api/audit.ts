@@ -212,7 +212,9 @@ export function auditRow(event: AuditEvent): AuditRow | undefined {
         ? { type: 'Decision', id: event.id }
         : event.event === 'session_closed' && event.sessions.length === 1
           ? { type: 'Session', id: event.sessions[0]! }
-          : undefined;
+          : event.event === 'signing_key' && event.action === 'rotated'
+            ? { type: 'SigningKey', id: event.kid }
+            : undefined;
   return {
     event: event.event,
     action:

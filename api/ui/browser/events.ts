@@ -78,7 +78,8 @@ function query(): string {
 /** What happened, in a few words: the action, and what changed or why. */
 function what(e: AuditEvent): string {
   const changes = e.detail.changes as Record<string, unknown> | undefined;
-  const fields = changes && Object.keys(changes).length ? `: ${Object.keys(changes).join(', ')}` : '';
+  // A creation or a deletion changes every field: the fields are worth naming only for a change.
+  const fields = e.action === 'changed' && changes && Object.keys(changes).length ? `: ${Object.keys(changes).sort().join(', ')}` : '';
   const reason = typeof e.detail.reason === 'string' ? ` (${e.detail.reason})` : '';
   const kind = e.event === 'record_changed' && e.resource ? `${e.resource.type} ` : '';
   return `${kind}${e.action ?? ''}${fields}${reason}`;
@@ -107,8 +108,10 @@ async function showRecord(kind: string, id: string): Promise<void> {
   $('event-record').hidden = false;
   $('event-record-title').textContent = `${kind} ${id}`;
   try {
-    const record = await api<unknown>('GET', READ_AT[kind]!(id));
-    $('event-record-body').textContent = JSON.stringify(record, null, 2);
+    const record = await api<Record<string, unknown>>('GET', READ_AT[kind]!(id));
+    // A person's password hash is no one's business here.
+    const { password: _hash, ...shown } = record;
+    $('event-record-body').textContent = JSON.stringify(shown, null, 2);
   } catch (err) {
     $('event-record-body').textContent =
       err instanceof ApiError && err.status === 404

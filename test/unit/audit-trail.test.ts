@@ -1,0 +1,135 @@
+// The audit trail's pure parts: which events it keeps and the columns it searches them by
+// (api/audit.ts auditRow), which records an event names for whom may see it (recordsNamedBy),
+// what a write changed (api/record-changes.ts), the query GET /AuditEvent reads, and the times
+// `boxauth events` takes.
+import { expect } from 'chai';
+import { auditRow, recordsNamedBy, type AuditEvent } from '../../api/audit.js';
+import { recordChanges } from '../../api/record-changes.js';
+import { auditSearchOf } from '../../api/http/routes/audit-events.js';
+import { timeArgument } from '../../api/cli/commands/events.js';
+import { ApiError } from '../../api/errors.js';
+
+const by = { client: 'boxauth-admin', user: '7', session: 's-1' };
+
+describe('the audit trail: what it keeps, and how it is searched', function () {
+  it("leaves the token endpoint's own events and the decisions allowed to the log stream", function () {
+    expect(auditRow({ event: 'token_issued', client: 'c', grant: 'client_credentials', session: 's' })).to.equal(undefined);
+    expect(auditRow({ event: 'token_refused', error: 'invalid_client', address: '::1' })).to.equal(undefined);
+    const decision = {
+      event: 'decision' as const,
+      id: 'd-1',
+      app: 'wiki',
+      door: 'http',
+      status: 403,
+      reason: 'r',
+      policies: [],
+      user: '9',
+    };
+    expect(auditRow({ ...decision, allowed: true })).to.equal(undefined);
+    const refused = auditRow({ ...decision, allowed: false })!;
+    expect(refused).to.include({
+      outcome: 'failure',
+      action: 'refused',
+      actorUser: '9',
+      subjectUser: '9',
+      resourceType: 'Decision',
+      resourceId: 'd-1',
+    });
+  });
+
+  it('files a change under who did it, whom and what it concerns', function () {
+    const changed = auditRow({ event: 'record_changed', kind: 'User', id: '12', action: 'changed', by, changes: {} })!;
+    expect(changed).to.include({ outcome: 'success', action: 'changed', actorClient: 'boxauth-admin', actorUser: '7', subjectUser: '12' });
+    expect(changed).to.include({ resourceType: 'User', resourceId: '12' });
+    const client = auditRow({ event: 'record_changed', kind: 'Client', id: 'orders', action: 'deleted', by })!;
+    expect(client).to.include({ client: 'orders', subjectUser: null });
+    const failed = auditRow({ event: 'sign_in', outcome: 'failure', user: '3', address: '::1', reason: 'wrong password' })!;
+    expect(failed).to.include({ outcome: 'failure', action: 'failure', actorUser: '3', subjectUser: '3' });
+    const closed = auditRow({ event: 'session_closed', sessions: ['a', 'b'], how: 'deactivated', by })!;
+    expect(closed).to.include({ action: 'deactivated', resourceType: null });
+  });
+
+  it('names the records an event is about, as the API reads them', function () {
+    const row = (event: AuditEvent) => auditRow(event)!;
+    expect(recordsNamedBy(row({ event: 'record_changed', kind: 'App', id: 'wiki', action: 'created', by }))).to.deep.equal([
+      ['App', 'wiki'],
+    ]);
+    expect(recordsNamedBy(row({ event: 'record_changed', kind: 'User', id: '5', action: 'created', by }))).to.deep.equal([['users', '5']]);
+    expect(recordsNamedBy(row({ event: 'record_changed', kind: 'Group', id: '2', action: 'created', by }))).to.deep.equal([
+      ['groups', '2'],
+    ]);
+    const refused = row({
+      event: 'decision',
+      id: 'd',
+      app: 'wiki',
+      door: 'grpc',
+      allowed: false,
+      status: 403,
+      reason: 'r',
+      policies: [],
+      client: 'cli',
+    });
+    expect(recordsNamedBy(refused)).to.deep.equal([
+      ['App', 'wiki'],
+      ['Client', 'cli'],
+    ]);
+    // A sign-in with an address nobody has names no record: only an administrator of the whole box sees it.
+    expect(recordsNamedBy(row({ event: 'sign_in', outcome: 'failure', address: '::1', reason: 'unknown email' }))).to.deep.equal([]);
+  });
+});
+
+describe('what a write changed (recordChanges)', function () {
+  it('lists the fields that differ, before → after, and leaves bookkeeping out', function () {
+    const before = { id: 'p', description: 'old', link: [{ id: 'a' }], meta: { version: 1 } };
+    const after = { id: 'p', description: 'new', link: [{ id: 'a' }], engine: 'allow', meta: { version: 2 } };
+    expect(recordChanges(before, after)).to.deep.equal({ description: { from: 'old', to: 'new' }, engine: { to: 'allow' } });
+    expect(recordChanges(undefined, { id: 'x' })).to.deep.equal({ id: { to: 'x' } });
+    expect(recordChanges({ id: 'x' }, undefined)).to.deep.equal({ id: { from: 'x' } });
+  });
+
+  it('says a secret changed, never what it is', function () {
+    expect(recordChanges({ id: 'c' }, { id: 'c' }, ['secret'])).to.deep.equal({ secret: { to: '(changed)' } });
+  });
+});
+
+describe('GET /AuditEvent: the query', function () {
+  it('reads the filters, the page size and the cursors', function () {
+    const search = auditSearchOf({
+      actor: 'root',
+      user: '5',
+      resource_type: 'App',
+      outcome: 'failure',
+      _count: '10',
+      _cursor: '99',
+      since: '2026-11-26',
+    });
+    expect(search).to.deep.include({ actor: 'root', user: '5', resourceType: 'App', outcome: 'failure', count: 10, before: '99' });
+    expect(search.since?.toISOString()).to.equal('2026-11-26T00:00:00.000Z');
+    expect(auditSearchOf({})).to.deep.equal({ count: 100 });
+  });
+
+  it('refuses what it cannot read with a 400 that says why', function () {
+    for (const query of [
+      { nope: '1' },
+      { since: 'yesterday' },
+      { _count: '0' },
+      { _cursor: '-1' },
+      { _cursor: '1', _after: '2' },
+      { user: ['1', '2'] },
+    ]) {
+      expect(() => auditSearchOf(query), JSON.stringify(query))
+        .to.throw(ApiError)
+        .with.property('status', 400);
+    }
+  });
+});
+
+describe('boxauth events: --since and --until', function () {
+  const now = Date.parse('2026-11-26T10:00:00Z');
+  it('takes a while ago or a time', function () {
+    expect(timeArgument('since', '10m', now)).to.equal('2026-11-26T09:50:00.000Z');
+    expect(timeArgument('since', '2d', now)).to.equal('2026-11-24T10:00:00.000Z');
+    expect(timeArgument('until', '2026-11-26T08:00:00Z', now)).to.equal('2026-11-26T08:00:00Z');
+    expect(() => timeArgument('since', 'last week', now)).to.throw(/--since must be a time/);
+  });
+});
