@@ -273,9 +273,31 @@ export async function mayGet(svc: Pick<Needs, 'policies'>, principal: Principal,
   return (await svc.policies.decide(subjectFor(principal), request)).allowed;
 }
 
-/** Whether allow policies alone let `principal` do everything on the box's API (an administrator of the whole box). */
-export function mayDoEverything(svc: Pick<Needs, 'policies'>, principal: Principal): Promise<boolean> {
-  return svc.policies.unconditional(subjectFor(principal));
+/**
+ * Of `records`, those `principal` may read: every record each names (`[segment, id]`: `GET
+ * /<segment>/<id>`), as mayGet decides; a record that names none, only to an administrator of the
+ * whole box (allow policies alone let it do everything), who reads them all. What a search or the
+ * audit trail answers a reader whose policies allow only some records (one App's administrator).
+ */
+export async function readableBy<T>(
+  svc: Pick<Needs, 'policies'>,
+  principal: Principal,
+  records: T[],
+  named: (record: T) => [string, string][],
+): Promise<T[]> {
+  if (await svc.policies.unconditional(subjectFor(principal))) return records;
+  const decided = new Map<string, Promise<boolean>>();
+  const mayRead = ([segment, id]: [string, string]): Promise<boolean> => {
+    const key = `${segment}/${id}`;
+    if (!decided.has(key)) decided.set(key, mayGet(svc, principal, segment, id));
+    return decided.get(key)!;
+  };
+  const shown: T[] = [];
+  for (const record of records) {
+    const refs = named(record);
+    if (refs.length && (await Promise.all(refs.map(mayRead))).every(Boolean)) shown.push(record);
+  }
+  return shown;
 }
 
 /** The box client a token exchanged from a client's token (no person's) speaks for; undefined for any other token. */

@@ -9,7 +9,7 @@ import { badRequest } from '../../errors.js';
 import type { Pool } from '../../db/pool.js';
 import type { Policies } from '../../policy/evaluate.js';
 import { searchAuditEvents, type AuditSearch, type StoredAuditEvent } from '../../store/audit-events.js';
-import { mayDoEverything, mayGet, type Principal } from '../auth.js';
+import { readableBy } from '../auth.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
 
@@ -99,33 +99,13 @@ function eventResource(e: StoredAuditEvent): Record<string, unknown> {
   };
 }
 
-/** The events `principal` may see: all of them for an administrator of the whole box; else those whose every named record it may read. */
-async function visibleTo(svc: Pick<Needs, 'policies'>, principal: Principal, events: StoredAuditEvent[]): Promise<StoredAuditEvent[]> {
-  if (await mayDoEverything(svc, principal)) return events;
-  const seen = new Map<string, boolean>();
-  const mayRead = async ([segment, id]: [string, string]): Promise<boolean> => {
-    const key = `${segment}/${id}`;
-    if (!seen.has(key)) seen.set(key, await mayGet(svc, principal, segment, id));
-    return seen.get(key)!;
-  };
-  const shown: StoredAuditEvent[] = [];
-  for (const event of events) {
-    const named = recordsNamedBy(event);
-    if (!named.length) continue;
-    let readable = true;
-    for (const record of named) if (!(await mayRead(record))) readable = false;
-    if (readable) shown.push(event);
-  }
-  return shown;
-}
-
 export function auditEventRouter(svc: Needs, guard: RequestHandler): Router {
   const router = strictRouter();
 
   router.get('/AuditEvent', guard, async (req, res) => {
     const search = auditSearchOf(req.query);
     const found = await searchAuditEvents(svc.pool, search);
-    const shown = await visibleTo(svc, req.principal!, found);
+    const shown = await readableBy(svc, req.principal!, found, recordsNamedBy);
     // The next page goes on from the last event read, shown or not: a page of events the viewer
     // may not see is an empty page with a way on, never a stop.
     const last = found.at(-1);
