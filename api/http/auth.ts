@@ -276,8 +276,10 @@ export async function mayGet(svc: Pick<Needs, 'policies'>, principal: Principal,
 /**
  * Of `records`, those `principal` may read: every record each names (`[segment, id]`: `GET
  * /<segment>/<id>`), as mayGet decides; a record that names none, only to an administrator of the
- * whole box (allow policies alone let it do everything), who reads them all. What a search or the
- * audit trail answers a reader whose policies allow only some records (one App's administrator).
+ * whole box (allow policies alone let it do everything), who reads them all. What the audit trail
+ * shows a reader whose policies allow only some records (one App's administrator). The resource
+ * searches are not narrowed this way: a policy may grant a search by its parameters
+ * (`GET /AccessPolicy?app=wiki`), which the records' own GETs need not allow.
  */
 export async function readableBy<T>(
   svc: Pick<Needs, 'policies'>,
