@@ -176,6 +176,23 @@ export interface AuditRow {
   detail: AuditEvent;
 }
 
+/** An event of the trail as GET /AuditEvent shows it (api/http/routes/audit-events.ts; read by `boxauth events` and the console's Events tab). */
+export interface AuditEventResource {
+  resourceType: 'AuditEvent';
+  id: string;
+  at: string;
+  event: AuditEvent['event'];
+  action: string | null;
+  outcome: 'success' | 'failure';
+  actor: { client: string | null; user: string | null; session: string | null };
+  /** The person the event concerns. */
+  user: string | null;
+  client: string | null;
+  resource: { type: string; id: string } | null;
+  /** The event as its log line has it. */
+  detail: Record<string, unknown>;
+}
+
 /**
  * Where audit rows are written (api/store/audit-events.ts): `within` a transaction, as part of the
  * change the event reports; `soon`, on its own, in a batch shortly after (for events that report

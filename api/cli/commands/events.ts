@@ -2,6 +2,7 @@
 // first, with the API's filters; --follow then prints each new event as it comes, as
 // `kubectl get -w` does. Everything the box said goes through printable (./output.ts): an
 // event holds names people chose.
+import type { AuditEventResource as AuditEvent } from '../../audit.js';
 import type { BoxApi } from '../api.js';
 import { parse, usage, withBox, type Command, type Io } from '../command.js';
 import { findUser } from '../lookup.js';
@@ -33,20 +34,6 @@ Options:
                          interrupted (Ctrl-C); with -o json, one JSON object a line
 ${outputHelp(25, 'the events')}
 `;
-
-/** An event as GET /AuditEvent shows it. */
-interface AuditEvent {
-  id: string;
-  at: string;
-  event: string;
-  action: string | null;
-  outcome: 'success' | 'failure';
-  actor: { client: string | null; user: string | null; session: string | null };
-  user: string | null;
-  client: string | null;
-  resource: { type: string; id: string } | null;
-  detail: Record<string, unknown>;
-}
 
 interface Page {
   entry: { resource: AuditEvent }[];

@@ -4,7 +4,7 @@
 // administrator of one App sees what happened there and nothing of the rest of the box.
 // `boxauth events` and the admin console's Events tab read it.
 import type { Request, RequestHandler, Router } from 'express';
-import { recordsNamedBy } from '../../audit.js';
+import { recordsNamedBy, type AuditEventResource } from '../../audit.js';
 import { badRequest } from '../../errors.js';
 import type { Pool } from '../../db/pool.js';
 import type { Policies } from '../../policy/evaluate.js';
@@ -83,7 +83,7 @@ export function auditSearchOf(query: Request['query']): AuditSearch {
 }
 
 /** An event as the API shows it. */
-function eventResource(e: StoredAuditEvent): Record<string, unknown> {
+function eventResource(e: StoredAuditEvent): AuditEventResource {
   return {
     resourceType: 'AuditEvent',
     id: e.id,
@@ -94,7 +94,7 @@ function eventResource(e: StoredAuditEvent): Record<string, unknown> {
     actor: { client: e.actorClient, user: e.actorUser, session: e.actorSession },
     user: e.subjectUser,
     client: e.client,
-    resource: e.resourceType ? { type: e.resourceType, id: e.resourceId } : null,
+    resource: e.resourceType && e.resourceId ? { type: e.resourceType, id: e.resourceId } : null,
     detail: e.detail,
   };
 }

@@ -3,21 +3,8 @@
 // record an event names is a button that shows the record as the API reads it — a person, a
 // client, a policy, a refused decision's explanation — with the admin's own token: what their
 // policies do not let them read, they are told, and the box shows them no event about it anyway.
+import type { AuditEventResource as AuditEvent } from '../../audit.js';
 import { $, ApiError, api, cell, errorText, field, type Tab } from './console.js';
-
-/** An event as GET /AuditEvent shows it. */
-interface AuditEvent {
-  id: string;
-  at: string;
-  event: string;
-  action: string | null;
-  outcome: 'success' | 'failure';
-  actor: { client: string | null; user: string | null; session: string | null };
-  user: string | null;
-  client: string | null;
-  resource: { type: string; id: string } | null;
-  detail: Record<string, unknown>;
-}
 
 interface Page {
   entry: { resource: AuditEvent }[];
