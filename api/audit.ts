@@ -269,7 +269,7 @@ const READ_AT: Record<string, string> = {
 
 /**
  * The records an event names, each as the API reads it (`[segment, id]`: `GET /<segment>/<id>`):
- * the record it is about, the person it concerns, the client, a refused decision's App. Whoever may
+ * the record it is about, the person it concerns, the client, a refused decision's App, an upstream sign-in's IdentityProvider. Whoever may
  * read each of them may see the event (GET /AuditEvent); an event that names none (a sign-in with
  * an unknown address), only an administrator of the whole box.
  */
@@ -282,6 +282,8 @@ export function recordsNamedBy(
   };
   if (row.resourceType && READ_AT[row.resourceType]) add(READ_AT[row.resourceType]!, row.resourceId);
   if (row.detail.event === 'decision') add('App', row.detail.app);
+  // A sign-in through a provider names it, and the person's identity there.
+  if (row.detail.event === 'upstream') add('IdentityProvider', row.detail.provider);
   add('users', row.subjectUser);
   add('Client', row.client);
   return [...named.values()];
@@ -299,6 +301,11 @@ export class Audit {
     this.log(event);
     const row = this.trail && auditRow(event);
     if (row) this.trail.soon(row);
+  }
+
+  /** An event for the log stream only, not the trail (a refused decision not kept: api/decision/record.ts). */
+  logOnly(event: AuditEvent): void {
+    this.log(event);
   }
 
   /**

@@ -43,6 +43,29 @@ export function printed(strings: TemplateStringsArray, ...values: unknown[]): st
   return strings.reduce((line, text, i) => line + printable(String(values[i - 1])) + text);
 }
 
+/**
+ * Characters JSON and YAML leave as they are in a string and a terminal acts on: C1 controls (an
+ * 8-bit CSI rewrites the screen as ESC [ does) and bidi controls (they reorder the line). The C0
+ * controls both formats escape already.
+ */
+const RAW_CONTROLS = /[\u0080-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const escaped = (ch: string): string => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** `value` as JSON text with RAW_CONTROLS escaped (\uXXXX: the same JSON to a program, inert on a terminal). */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(RAW_CONTROLS, escaped);
+}
+
+/** `value` as YAML; with a RAW_CONTROLS character, every string double-quoted so that it is written escaped. */
+function yamlText(value: unknown): string {
+  const text = stringify(value);
+  if (text.search(RAW_CONTROLS) === -1) return text;
+  return stringify(value, { defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'QUOTE_DOUBLE', lineWidth: 0 }).replace(
+    RAW_CONTROLS,
+    escaped,
+  );
+}
+
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map(cellText).join(',');
@@ -69,13 +92,13 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
 /** A list: one row per record in a table, or the records as a JSON or YAML array. */
 export function printList<T>(io: Io, format: OutputFormat, records: T[], columns: Column<T>[]): void {
   if (format === 'table') io.out(table(records, columns));
-  else if (format === 'yaml') io.out(records.length ? stringify(records) : '[]\n');
-  else io.out(`${JSON.stringify(records, null, 2)}\n`);
+  else if (format === 'yaml') io.out(records.length ? yamlText(records) : '[]\n');
+  else io.out(`${jsonText(records, 2)}\n`);
 }
 
 /** One record: a table of one row (the list's columns), or the whole record in JSON or YAML. */
 export function printRecord<T>(io: Io, format: OutputFormat, record: T, columns: Column<T>[]): void {
   if (format === 'table') io.out(table([record], columns));
-  else if (format === 'yaml') io.out(stringify(record));
-  else io.out(`${JSON.stringify(record, null, 2)}\n`);
+  else if (format === 'yaml') io.out(yamlText(record));
+  else io.out(`${jsonText(record, 2)}\n`);
 }

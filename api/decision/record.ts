@@ -17,7 +17,7 @@
 // counted (boxauth_decisions_not_kept_total, by why). The purge job bounds the table
 // by age and by rows (BOXAUTH_DECISION_MAX_ROWS: api/jobs/purge.ts).
 import type { Pool } from '../db/pool.js';
-import type { Audit } from '../audit.js';
+import type { Audit, AuditEvent } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
@@ -77,7 +77,8 @@ export class Decisions {
     this.metrics.decisions.inc({ app: d.app ?? '', door: d.door, result: d.allowed ? 'allow' : 'deny' });
     this.metrics.decisionDuration.observe({ door: d.door }, seconds);
     if (!d.allowed) this.metrics.decisionDenials.inc({ app: d.app ?? '', reason: d.reason });
-    this.audit.record({
+    const kept = this.keep(d, now);
+    const event: AuditEvent = {
       event: 'decision',
       id: d.id,
       app: d.app,
@@ -89,11 +90,25 @@ export class Decisions {
       ...(d.caller.client ? { client: d.caller.client } : {}),
       ...(d.caller.user ? { user: d.caller.user.id } : {}),
       ...(d.caller.session ? { session: d.caller.session } : {}),
-    });
-    if (d.allowed || d.request === null) return;
-    if (!d.caller.user && !d.caller.client) return void this.metrics.decisionsNotKept.inc({ why: 'anonymous' });
-    const spent = this.budget.take(now, d.caller.user ? `user:${d.caller.user.id}` : `client:${d.caller.client}`);
-    if (spent !== 'ok') return void this.metrics.decisionsNotKept.inc({ why: spent });
+    };
+    // The audit trail keeps a refusal only when this record keeps it, by the same budget: a
+    // stranger refused in a loop would else push every other event out of the trail (its row cap
+    // keeps the newest), and the trail's decision id is there for `boxauth explain`.
+    if (kept) this.audit.record(event);
+    else this.audit.logOnly(event);
+  }
+
+  /** Whether a refusal is kept for explaining (queued for the table); counted when it is not. */
+  private keep(d: Decision, now: number): boolean {
+    if (d.allowed || d.request === null) return false;
+    const spent =
+      !d.caller.user && !d.caller.client
+        ? 'anonymous'
+        : this.budget.take(now, d.caller.user ? `user:${d.caller.user.id}` : `client:${d.caller.client}`);
+    if (spent !== 'ok') {
+      this.metrics.decisionsNotKept.inc({ why: spent });
+      return false;
+    }
     if (this.queue.length >= MAX_QUEUED) {
       this.queue.shift();
       this.metrics.decisionsNotKept.inc({ why: 'queue' });
@@ -111,6 +126,7 @@ export class Decisions {
       cut: [...request.cut, ...policies.cut],
     });
     this.flush();
+    return true;
   }
 
   private flush(): void {

@@ -73,6 +73,15 @@ describe('the audit trail: what it keeps, and how it is searched', function () {
       ['App', 'wiki'],
       ['Client', 'cli'],
     ]);
+    // A sign-in through a provider names the provider: its reader alone learns who is linked there, and as whom.
+    const linked = row({ event: 'upstream', action: 'linked', provider: 'corp', subject: 'cn=ann', user: '5', by: { user: '5' } });
+    expect(recordsNamedBy(linked)).to.deep.equal([
+      ['IdentityProvider', 'corp'],
+      ['users', '5'],
+    ]);
+    expect(recordsNamedBy(row({ event: 'upstream', action: 'refused', provider: 'corp', reason: 'r' }))).to.deep.equal([
+      ['IdentityProvider', 'corp'],
+    ]);
     // A sign-in with an address nobody has names no record: only an administrator of the whole box sees it.
     expect(recordsNamedBy(row({ event: 'sign_in', outcome: 'failure', address: '::1', reason: 'unknown email' }))).to.deep.equal([]);
   });

@@ -6,7 +6,7 @@ import type { AuditEventResource as AuditEvent } from '../../audit.js';
 import type { BoxApi } from '../api.js';
 import { parse, usage, withBox, type Command, type Io } from '../command.js';
 import { findUser } from '../lookup.js';
-import { outputFormat, outputHelp, OUTPUT_OPTION, printList, printable, type Column, type OutputFormat } from '../output.js';
+import { jsonText, outputFormat, outputHelp, OUTPUT_OPTION, printList, printable, type Column, type OutputFormat } from '../output.js';
 
 const HELP = `Usage: boxauth events [filters] [--limit N] [--follow]
 
@@ -65,7 +65,7 @@ export function timeArgument(name: string, value: string, now = Date.now()): str
 
 /** One line per event, for --follow: the table's columns, or the event as JSON or YAML. */
 function printEach(io: Io, format: OutputFormat, events: AuditEvent[]): void {
-  if (format === 'json') for (const e of events) io.out(`${JSON.stringify(e)}\n`);
+  if (format === 'json') for (const e of events) io.out(`${jsonText(e)}\n`);
   else if (format === 'yaml') for (const e of events) printList(io, 'yaml', [e], COLUMNS);
   else for (const e of events) io.out(`${COLUMNS.map((c) => printable(String(c.cell(e) ?? ''))).join('  ')}\n`);
 }

@@ -9,7 +9,7 @@ import { badRequest } from '../../errors.js';
 import type { Pool } from '../../db/pool.js';
 import type { Policies } from '../../policy/evaluate.js';
 import { searchAuditEvents, type AuditSearch, type StoredAuditEvent } from '../../store/audit-events.js';
-import { readableBy } from '../auth.js';
+import { readableBy, type Principal } from '../auth.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
 
@@ -30,6 +30,8 @@ const FILTERS = {
 } as const;
 const PARAMETERS = [...Object.keys(FILTERS), 'outcome', 'since', 'until', '_count', '_cursor', '_after'];
 const MAX_COUNT = 1000;
+/** The largest id an event may have (PostgreSQL's bigint). */
+const MAX_ID = 2n ** 63n - 1n;
 
 function one(query: Request['query'], name: string): string | undefined {
   const value = query[name];
@@ -49,7 +51,9 @@ function time(query: Request['query'], name: string): Date | undefined {
 
 function cursor(query: Request['query'], name: string): string | undefined {
   const value = one(query, name);
-  if (value !== undefined && !/^[1-9]\d{0,18}$/.test(value)) throw badRequest(`${name} must be an event's id (a positive integer)`);
+  // An id of the trail is a bigint; 0 is where an empty trail is followed from (boxauth events --follow).
+  if (value !== undefined && (!/^(0|[1-9]\d{0,18})$/.test(value) || BigInt(value) > MAX_ID))
+    throw badRequest(`${name} must be an event's id (an integer from 0 to ${MAX_ID})`);
   return value;
 }
 
@@ -99,26 +103,55 @@ function eventResource(e: StoredAuditEvent): AuditEventResource {
   };
 }
 
+/** Events read at most to fill one page for a reader who may not see every event (see readablePage). */
+const MOST_READ = 10_000;
+/** Events read at a time to fill a page. */
+const BATCH = 200;
+
+/**
+ * A page of the events `principal` may see, and the id the next page goes on from (undefined: the
+ * trail ends within this page). The page is filled with events the reader may see, read on past
+ * those it may not, so that where it ends and whether a next page follows tell nothing of the
+ * events hidden from it: else a filter naming another App's record, with `_count=1` and a time
+ * range, told by its cursor alone whether and when that record changed. Past MOST_READ events
+ * read, the page ends where reading stopped (which says only that that many events matched).
+ */
+async function readablePage(
+  svc: Needs,
+  principal: Principal,
+  search: AuditSearch,
+): Promise<{ shown: StoredAuditEvent[]; cursor?: string }> {
+  const shown: StoredAuditEvent[] = [];
+  const batch = Math.max(search.count, BATCH);
+  let from = search;
+  for (let read = 0; ;) {
+    const found = await searchAuditEvents(svc.pool, { ...from, count: batch });
+    read += found.length;
+    shown.push(...(await readableBy(svc, principal, found, recordsNamedBy)).slice(0, search.count - shown.length));
+    if (shown.length === search.count) return { shown, cursor: shown.at(-1)!.id };
+    if (found.length < batch) return { shown };
+    const last = found.at(-1)!.id;
+    if (read >= MOST_READ) return { shown, cursor: last };
+    from = search.after !== undefined ? { ...search, after: last } : { ...search, before: last };
+  }
+}
+
 export function auditEventRouter(svc: Needs, guard: RequestHandler): Router {
   const router = strictRouter();
 
   router.get('/AuditEvent', guard, async (req, res) => {
     const search = auditSearchOf(req.query);
-    const found = await searchAuditEvents(svc.pool, search);
-    const shown = await readableBy(svc, req.principal!, found, recordsNamedBy);
-    // The next page goes on from the last event read, shown or not: a page of events the viewer
-    // may not see is an empty page with a way on, never a stop.
-    const last = found.at(-1);
-    const more = search.after === undefined && found.length === search.count && last;
+    const { shown, cursor } = await readablePage(svc, req.principal!, search);
+    const more = search.after === undefined && cursor !== undefined;
     const next = new URLSearchParams(Object.entries(req.query).filter(([name]) => name !== '_cursor') as [string, string][]);
-    if (more) next.set('_cursor', last.id);
+    if (more) next.set('_cursor', cursor);
     send(req, res, 200, {
       resourceType: 'Bundle',
       type: 'searchset',
       entry: shown.map((e) => ({ resource: eventResource(e) })),
       link: more ? [{ relation: 'next', url: `/AuditEvent?${next}` }] : [],
-      // With _after (following the trail): the newest event read, where the next call goes on.
-      ...(search.after !== undefined ? { last: last?.id ?? search.after } : {}),
+      // With _after (following the trail): where the next call goes on.
+      ...(search.after !== undefined ? { last: cursor ?? shown.at(-1)?.id ?? search.after } : {}),
     });
   });
 

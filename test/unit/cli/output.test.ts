@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { CliError } from '../../../api/cli/api.js';
 import type { Io } from '../../../api/cli/command.js';
-import { outputFormat, printable, printed, table } from '../../../api/cli/output.js';
+import { parse } from 'yaml';
+import { outputFormat, printList, printable, printed, table } from '../../../api/cli/output.js';
 
 const io = (terminal: boolean): Io => ({
   out: () => undefined,
@@ -66,5 +67,16 @@ describe('boxauth --output', function () {
   it('printed escapes every value put in a line, and only those', function () {
     const email = 'a\u001b[2J\u202E@example.com';
     expect(printed`Deleted user ${email} (id ${7}).\n`).to.equal('Deleted user a\\u001b[2J\\u202e@example.com (id 7).\n');
+  });
+
+  it('JSON and YAML hold no raw C1 or bidi control (a terminal acts on them), and say the same to a program', function () {
+    // \u009b is an 8-bit CSI (ESC [); \u202e and \u2066 reorder the line. JSON.stringify and yaml leave them raw.
+    const records = [{ name: 'x\u009b2Jy\u202eevil\u2066z', 'key\u200f': 1, plain: 'abc' }];
+    for (const format of ['json', 'yaml'] as const) {
+      let text = '';
+      printList({ ...io(true), out: (t: string) => void (text += t) }, format, records, []);
+      expect(text, format).not.to.match(/[\u0080-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/);
+      expect(format === 'json' ? JSON.parse(text) : parse(text), format).to.deep.equal(records);
+    }
   });
 });
