@@ -9,6 +9,7 @@
 // written at once, redacted like every log line.
 import type { JwtAlg } from './config.js';
 import type { Logger } from './log.js';
+import { PerSecondBudget } from './per-second-budget.js';
 
 /** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */
 export interface Actor {
@@ -201,7 +202,13 @@ export interface AuditEventResource {
 export interface AuditTrail {
   within(tx: InTransaction, row: AuditRow): Promise<void>;
   soon(row: AuditRow): void;
+  /** An event left out of the trail (it is logged): counted, with why. */
+  leftOut(why: 'anonymous' | 'rate'): void;
 }
+
+/** Refused sign-ins kept a second, per process, and of one person (see Audit.record). */
+export const REFUSED_SIGN_INS_KEPT_PER_SECOND = 20;
+export const REFUSED_SIGN_INS_KEPT_PER_PERSON_PER_SECOND = 2;
 
 /** An open transaction of api/db/pool.ts (the base does not import db/: the trail's writer knows it). */
 export type InTransaction = object;
@@ -296,11 +303,24 @@ export class Audit {
     private readonly trail?: AuditTrail,
   ) {}
 
-  /** An event that reports no change of the box's database made in a transaction: logged, and kept shortly after. */
-  record(event: AuditEvent): void {
+  private readonly refusedSignIns = new PerSecondBudget(REFUSED_SIGN_INS_KEPT_PER_SECOND, REFUSED_SIGN_INS_KEPT_PER_PERSON_PER_SECOND);
+
+  /**
+   * An event that reports no change of the box's database made in a transaction: logged, and kept
+   * shortly after. A refused sign-in is kept only when it names a person, and at most so many a
+   * second (of one person, and in all): a stranger trying addresses in a loop, whom the sign-in
+   * throttle answers as fast as the box can, would otherwise push every other event out of the
+   * trail under its row cap. The rest are in the log.
+   */
+  record(event: AuditEvent, now = Date.now()): void {
     this.log(event);
     const row = this.trail && auditRow(event);
-    if (row) this.trail.soon(row);
+    if (!row) return;
+    if (event.event === 'sign_in' && event.outcome !== 'success') {
+      if (event.user === undefined) return this.trail.leftOut('anonymous');
+      if (this.refusedSignIns.take(now, event.user) !== 'ok') return this.trail.leftOut('rate');
+    }
+    this.trail.soon(row);
   }
 
   /** An event for the log stream only, not the trail (a refused decision not kept: api/decision/record.ts). */

@@ -137,8 +137,11 @@ export class AuditEventWriter implements AuditTrail {
 
   constructor(
     pool: Pool,
-    /** Told of each event not kept, and why: `queue` (too many waiting) or `error` (the database refused the batch). */
-    private readonly notKept: (why: 'queue' | 'error', err?: Error) => void,
+    /**
+     * Told of each event not kept, and why: `queue` (too many waiting), `error` (the database refused
+     * the batch), `anonymous` or `rate` (a refused sign-in the trail leaves to the log: api/audit.ts).
+     */
+    private readonly notKept: (why: 'queue' | 'error' | 'anonymous' | 'rate', err?: Error) => void,
   ) {
     this.commits = new GroupCommit<AuditRow, void>(
       async (rows) => {
@@ -151,6 +154,10 @@ export class AuditEventWriter implements AuditTrail {
 
   within(tx: InTransaction, row: AuditRow): Promise<void> {
     return insertAuditEvents(tx as Queryable, [row]);
+  }
+
+  leftOut(why: 'anonymous' | 'rate'): void {
+    this.notKept(why);
   }
 
   soon(row: AuditRow): void {

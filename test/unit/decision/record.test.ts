@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PerSecondBudget } from '../../../api/decision/record.js';
+import { PerSecondBudget } from '../../../api/per-second-budget.js';
 
 describe('the budget of kept refusals', function () {
   it('lets at most its number through in one second, and as many again in the next', function () {
