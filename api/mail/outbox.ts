@@ -9,7 +9,7 @@
 import type { Audit } from '../audit.js';
 import type { SmtpConfig } from '../config.js';
 import type { ChangeFeed } from '../db/notify.js';
-import type { Pool } from '../db/pool.js';
+import { withTransaction, type Pool } from '../db/pool.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -143,17 +143,20 @@ export class Outbox {
     }
   }
 
+  /** The mail taken out of the outbox with its audit event, in one transaction: neither without the other. */
   private async giveUp(mail: ClaimedMail, why: string): Promise<void> {
-    await sentMail(this.svc.pool, mail);
-    this.svc.metrics.mails.inc({ kind: mail.kind, result: 'given-up' });
     this.svc.log.error({ mail: mail.id, kind: mail.kind, attempts: mail.attempts, err: why }, 'a mail was given up');
-    this.svc.audit.record({
-      event: 'account',
-      action: 'mail-given-up',
-      ...(mail.userId !== undefined ? { user: String(mail.userId) } : {}),
-      email: mail.address,
-      by: {},
+    await withTransaction(this.svc.pool, async (tx) => {
+      await sentMail(tx, mail);
+      await this.svc.audit.recordIn(tx, {
+        event: 'account',
+        action: 'mail-given-up',
+        ...(mail.userId !== undefined ? { user: String(mail.userId) } : {}),
+        email: mail.address,
+        by: {},
+      });
     });
+    this.svc.metrics.mails.inc({ kind: mail.kind, result: 'given-up' });
   }
 }
 

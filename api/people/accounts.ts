@@ -248,16 +248,17 @@ export async function resetFactors(svc: AccountServices, id: number, by: Actor):
  * A person removes one of their own factors: under their row's lock, so that two removals at
  * once are counted one after the other. Refused (`last`) when it is their last factor and a group
  * of theirs requires one; with the last factor, its recovery codes go too (they would sign in
- * past nothing). The person is told by mail, in the removal's transaction. Only while the browser
- * asking (`sid`) is still signed in (`signed-out` otherwise): a reset, a password change or a
- * sign-out that ended it first leaves the factor where it was. The factor removed, or undefined
- * when it is not theirs.
+ * past nothing). The person is told by mail, and the removal audited (from `address`), in the
+ * removal's transaction. Only while the browser asking (`sid`) is still signed in (`signed-out`
+ * otherwise): a reset, a password change or a sign-out that ended it first leaves the factor where
+ * it was. The factor removed, or undefined when it is not theirs.
  */
 export async function removeOwnFactor(
-  svc: Pick<AccountServices, 'pool' | 'config'>,
+  svc: Pick<AccountServices, 'pool' | 'config' | 'audit'>,
   user: { id: number; email: string },
   factorId: number,
   sid: string,
+  address: string,
 ): Promise<FactorSummary | 'last' | 'signed-out' | undefined> {
   return withTransaction(svc.pool, async (tx) => {
     if (!(await lockUser(tx, user.id)) || !(await holdBrowserSession(tx, sid))) return 'signed-out';
@@ -268,6 +269,8 @@ export async function removeOwnFactor(
     if (!removed) return undefined;
     if (count === 1) await replaceRecoveryCodes(tx, user.id, []);
     await tellOfFactorChange(svc, tx, user, { change: 'removed', factor: removed.kind, name: removed.name });
+    const [id, by] = [String(removed.id), { user: String(user.id) }];
+    await svc.audit.recordIn(tx, { event: 'factor', action: 'removed', kind: removed.kind, factor: id, user: by.user, by, address });
     return removed;
   });
 }

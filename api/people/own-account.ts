@@ -110,19 +110,13 @@ export async function confirmProof(
   proof: { userId: number; sid: string; checkedHash: string },
   address: string,
 ): Promise<boolean> {
-  const done = await withTransaction(svc.pool, async (tx) => {
+  return withTransaction(svc.pool, async (tx) => {
     if ((await holdPerson(tx, proof.userId))?.passwordHash !== proof.checkedHash) return false;
-    return recordProof(tx, proof.sid, proof.userId, new Date());
+    if (!(await recordProof(tx, proof.sid, proof.userId, new Date()))) return false;
+    const reason = 'confirmed on the account page';
+    await svc.audit.recordIn(tx, { event: 'sign_in', outcome: 'success', user: String(proof.userId), address, reason });
+    return true;
   });
-  if (done)
-    svc.audit.record({
-      event: 'sign_in',
-      outcome: 'success',
-      user: String(proof.userId),
-      address,
-      reason: 'confirmed on the account page',
-    });
-  return done;
 }
 
 /** Withdraws the person's consent to `clientId`: the app asks again, and its grants of theirs end. False when there was none. */

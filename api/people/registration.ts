@@ -24,11 +24,11 @@ export function proofOf(config: Pick<Config, 'smtp' | 'registrationVerify'>): Pr
 export type SignUpResult = { made: UserRow } | { taken: true };
 
 /**
- * Makes the account of a sign-up, with its verify mail in the same transaction (nothing
- * acknowledged is lost), in group `groupId`.
+ * Makes the account of a sign-up, with its verify mail and its audit event in the same
+ * transaction (nothing acknowledged is lost, nothing made is unrecorded), in group `groupId`.
  */
 export async function signUp(
-  svc: { pool: Pool; config: Pick<Config, 'smtp' | 'registrationVerify'> },
+  svc: { pool: Pool; audit: Audit; config: Pick<Config, 'smtp' | 'registrationVerify'> },
   fields: { email: string; passwordHash: string; groupId: number; language: string | undefined },
 ): Promise<SignUpResult> {
   const proof = proofOf(svc.config);
@@ -44,6 +44,8 @@ export async function signUp(
         mustVerifyEmail: proof === 'before-sign-in',
       });
       if (proof !== 'none') await enqueueMail(tx, { kind: 'verify-email', address: user.email, userId: user.id, ...language });
+      const id = String(user.id);
+      await svc.audit.recordIn(tx, { event: 'record_changed', kind: 'User', id, action: 'created', by: { user: id } });
       return user;
     });
     return { made };
@@ -95,10 +97,5 @@ export async function register(
     throw err;
   }
   const group = await ensureGroup(svc.pool, svc.config.registrationGroup, 'People who signed up themselves.');
-  const result = await signUp(svc, { email: asked.email, passwordHash, groupId: group.id, language: asked.language });
-  if ('made' in result) {
-    const id = String(result.made.id);
-    svc.audit.record({ event: 'record_changed', kind: 'User', id, action: 'created', by: { user: id } });
-  }
-  return result;
+  return signUp(svc, { email: asked.email, passwordHash, groupId: group.id, language: asked.language });
 }

@@ -189,14 +189,6 @@ export function factorRouter(svc: FactorRouterServices): Router {
     await newAppPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
   });
 
-  /** The `factor` line of an app set up (the code was right). */
-  function enrolled(req: Request, user: UserRow, app: number): void {
-    const by = { user: String(user.id) };
-    const address = svc.addressOf(req);
-    svc.audit.record({ event: 'factor', action: 'enrolled', kind: 'totp', factor: String(app), user: String(user.id), by, address });
-    svc.audit.record({ event: 'factor', action: 'recovery-codes-made', kind: 'recovery-codes', user: String(user.id), by, address });
-  }
-
   router.post('/auth/sign-in/enrol', ...pageForm, async (req, res) => {
     const body = req.body as Body;
     const target = targetOf(body);
@@ -215,7 +207,6 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (added === 'ended') return signInAgain(res, target);
     // The step holds the app just set up: Continue goes on from it, after the codes.
     handOver(svc, res, { step: added.token });
-    enrolled(req, user, added.app);
     const codes = added.codes;
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }));
   });
@@ -263,7 +254,6 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (added === 'ended') return toSignIn(res);
     if (added === 'taken') return retry(401, wrong);
     handOver(svc, res, { session: added.token });
-    enrolled(req, user, added.app);
     const codes = added.codes;
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
@@ -271,19 +261,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
   router.post('/auth/account/recovery-codes', ...pageForm, async (req, res) => {
     const person = await change(req, res);
     if (!person) return;
-    const { user } = person;
-    const codes = await newCodesOnAccount(svc, person);
+    const codes = await newCodesOnAccount(svc, person, svc.addressOf(req));
     if (codes === 'signed-out') return toSignIn(res);
     if (codes === 'no-factor') return account(req, res, person, 409, { error: 'Set up a second factor first.' });
-    const by = { user: String(user.id) };
-    svc.audit.record({
-      event: 'factor',
-      action: 'recovery-codes-made',
-      kind: 'recovery-codes',
-      user: String(user.id),
-      by,
-      address: svc.addressOf(req),
-    });
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
@@ -292,7 +272,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!person) return;
     const { user } = person;
     const id = Number(text((req.body as Body).factor));
-    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user, id, person.browser.sid) : undefined;
+    const removed = Number.isSafeInteger(id) ? await removeOwnFactor(svc, user, id, person.browser.sid, svc.addressOf(req)) : undefined;
     if (removed === 'signed-out') return toSignIn(res);
     if (removed === 'last')
       return account(req, res, person, 409, {
@@ -300,15 +280,6 @@ export function factorRouter(svc: FactorRouterServices): Router {
           'This is your last second factor, and a group of yours requires one. Add another (a passkey or an authenticator app) before removing this one.',
       });
     if (!removed) return account(req, res, person, 404, { error: 'No such factor of yours.' });
-    svc.audit.record({
-      event: 'factor',
-      action: 'removed',
-      kind: removed.kind,
-      factor: String(removed.id),
-      user: String(user.id),
-      by: { user: String(user.id) },
-      address: svc.addressOf(req),
-    });
     await account(req, res, person, 200, { message: `Removed ${removed.name}.` });
   });
 

@@ -149,15 +149,6 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
       const [status, words] = NOT_ADDED[added.refused];
       return refuse(res, status, words);
     }
-    svc.audit.record({
-      event: 'factor',
-      action: 'enrolled',
-      user: String(adder.userId),
-      kind: 'passkey',
-      factor: String(added.passkey),
-      by: { user: String(adder.userId) },
-      address: caller.address,
-    });
     if ('went' in added) return goOnAsJson(res, added.went, target);
     handOver(svc, res, { session: added.session });
     res.json({ location: ACCOUNT_PAGE });
@@ -188,20 +179,10 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
         404,
         messagePage(svc.config.box, 'No such passkey', 'That passkey is not one of yours. Go back and reload the page.'),
       );
-    const removed = await removeOwnFactor(svc, person.user, id, person.browser.sid);
+    const removed = await removeOwnFactor(svc, person.user, id, person.browser.sid, svc.addressOf(req));
     if (removed === 'signed-out') return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);
     if (removed === 'last')
       return showPage(req, res, 409, 'Your group requires a second factor: add another one before you remove this one.');
-    if (removed)
-      svc.audit.record({
-        event: 'factor',
-        action: 'removed',
-        user: String(person.user.id),
-        kind: 'passkey',
-        factor: String(removed.id),
-        by: { user: String(person.user.id) },
-        address: svc.addressOf(req),
-      });
     res.redirect(303, ACCOUNT_PAGE);
   });
 

@@ -73,6 +73,7 @@ export async function admit(
 ): Promise<Admission> {
   // A hash for a person without a password: of a secret nobody knows (credentials/secrets.ts), made before the locks.
   const noPassword = await dummyHash();
+  const base = { event: 'upstream' as const, provider: provider.id, subject: profile.subject, address };
   const admission = await withTransaction(svc.pool, async (tx): Promise<Admission> => {
     await lockUpstreamIdentity(tx, provider.id, profile.subject);
     const linkedTo = (await findUpstreamIdentity(tx, provider.id, profile.subject))?.userId;
@@ -97,14 +98,16 @@ export async function admit(
     if (userId === undefined) return { refused: 'email-taken' };
     const groups = groupChanges(provider.groups, profile);
     await followGroups(tx, userId, groups.member, groups.notMember, `Follows the identity provider ${provider.id}.`);
+    await recordAdmission(svc, tx, base, userId, decision);
     return { userId, decision };
   }).catch((err: unknown) => {
     // A person made with this email meanwhile by another way in (the unique index decided).
     if (err instanceof ValidationError) return { refused: 'email-taken' as const };
     throw err;
   });
-  record(svc, provider, profile, admission, address);
-  if ('userId' in admission) svc.users.invalidate(String(admission.userId));
+  // A refusal changed nothing: its event is kept shortly after.
+  if ('refused' in admission) svc.audit.record({ ...base, action: 'refused', reason: admission.refused });
+  else svc.users.invalidate(String(admission.userId));
   return admission;
 }
 
@@ -158,21 +161,34 @@ async function carryOut(
   }
 }
 
-function record(svc: AdmitServices, provider: IdentityProvider, profile: UpstreamProfile, admission: Admission, address: string): void {
-  const base = { event: 'upstream' as const, provider: provider.id, subject: profile.subject, address };
-  if ('refused' in admission) return svc.audit.record({ ...base, action: 'refused', reason: admission.refused });
-  const { decision, userId } = admission;
+/** What every `upstream` event of an admission says: the identity, and where the sign-in came from. */
+interface AdmissionEvent {
+  event: 'upstream';
+  provider: string;
+  subject: string;
+  address: string;
+}
+
+/** A person made or an identity linked, audited in the transaction that does it (a sign-in of a linked identity changes nothing to audit). */
+async function recordAdmission(
+  svc: Pick<AdmitServices, 'audit'>,
+  tx: Transaction,
+  base: AdmissionEvent,
+  userId: number,
+  decision: LinkDecision,
+): Promise<void> {
   const user = String(userId);
-  if (decision.kind === 'create') svc.audit.record({ ...base, action: 'created', user });
-  if (decision.kind === 'link') svc.audit.record({ ...base, action: 'linked', user, reason: decision.why, by: { user } });
+  if (decision.kind === 'create') await svc.audit.recordIn(tx, { ...base, action: 'created', user });
+  if (decision.kind === 'link') await svc.audit.recordIn(tx, { ...base, action: 'linked', user, reason: decision.why, by: { user } });
 }
 
 /** Why a person may not unlink a provider: it is their only way in. */
 export type UnlinkRefusal = 'not-linked' | 'only-way-in';
 
 /**
- * Unlinks the person's identity at `provider` (audited), unless it is their only way in: no
- * password of the box, no passkey, no other provider (an administrator may: `evenTheOnlyWayIn`).
+ * Unlinks the person's identity at `provider`, audited in the same transaction, unless it is their
+ * only way in: no password of the box, no passkey, no other provider (an administrator may:
+ * `evenTheOnlyWayIn`).
  *
  * The browsers that identity signed in are signed out in the same transaction, with what was
  * issued through them (codes, device codes, grants), and so are the sign-ins through it half done
@@ -203,9 +219,8 @@ export async function unlink(
       await endBrowsersGrants(svc, tx, sid, { how: 'unlinked', by });
     // A sign-in half done has no browser session yet: its step is ended by its provider.
     await deleteSignInStepsThrough(tx, userId, provider, opts.keep);
-    return unlinked;
+    await svc.audit.recordIn(tx, { event: 'upstream', action: 'unlinked', provider, subject: unlinked?.subject, user: String(userId), by });
+    return undefined;
   });
-  if (typeof result === 'string') return result;
-  svc.audit.record({ event: 'upstream', action: 'unlinked', provider, subject: result?.subject, user: String(userId), by });
-  return undefined;
+  return result;
 }

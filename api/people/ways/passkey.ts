@@ -252,7 +252,8 @@ export type NotAdded = 'not for this page' | 'not checked' | 'bad name' | 'taken
  * under the person's row: in a step, the step completes with it (enrolled, must_enrol cleared);
  * on the passkeys page, this browser's session counts it from now on (same sid), keeping its
  * sign-in time and last proof. A password change, a reset or a sign-out that ended the session or
- * the step first leaves nothing added, and one that comes after ends what this signed in. Mailed.
+ * the step first leaves nothing added, and one that comes after ends what this signed in. Mailed,
+ * and audited in the same transaction.
  */
 export async function addPasskeyFor(
   svc: PasskeyServices,
@@ -272,6 +273,22 @@ export async function addPasskeyFor(
   const name = given ?? defaultPasskeyName((await store.listPasskeys(svc.pool, adder.userId)).map((k) => k.name));
   const proved = passkeyAmr(registration.deviceType, registration.userVerified);
   const user = { id: adder.userId, email: adder.email };
+  /** The passkey written in `tx`, the person told by mail, and its `factor` event (one commits with the other). */
+  const addIn = async (tx: Transaction): Promise<FactorSummary> => {
+    const passkey = await store.addPasskey(tx, adder.userId, { ...registration, name });
+    await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'passkey', name });
+    const [id, by] = [String(passkey.id), { user: String(adder.userId) }];
+    await svc.audit.recordIn(tx, {
+      event: 'factor',
+      action: 'enrolled',
+      user: by.user,
+      kind: 'passkey',
+      factor: id,
+      by,
+      address: caller.address,
+    });
+    return passkey;
+  };
   try {
     if (adder.inStep) {
       let added: FactorSummary | undefined;
@@ -281,9 +298,8 @@ export async function addPasskeyFor(
         stepToken,
         async (step, tx) => {
           if (step.userId !== adder.userId) return undefined;
-          added = await store.addPasskey(tx, adder.userId, { ...registration, name });
+          added = await addIn(tx);
           await store.setMustEnrol(tx, adder.userId, false);
-          await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'passkey', name });
           return { amr: withFactor(step.amr, proved), factor: 'enrolled' };
         },
         target,
@@ -294,11 +310,9 @@ export async function addPasskeyFor(
     return await store.withTransaction(svc.pool, async (tx) => {
       const held = await store.holdPerson(tx, adder.userId);
       if (!held || !mayBeSignedIn(held)) throw new EndedMeanwhile();
-      const passkey = await store.addPasskey(tx, adder.userId, { ...registration, name });
       const session = await strengthen(tx, from, withFactor(browser.amr, proved), browser, { proofAt: 'kept', enrolled: true });
       if (!session) throw new EndedMeanwhile();
-      await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'passkey', name });
-      return { passkey: passkey.id, session };
+      return { passkey: (await addIn(tx)).id, session };
     });
   } catch (err) {
     if (err instanceof ConstraintViolation) return { refused: 'taken' };

@@ -69,21 +69,33 @@ const store: RecoveryCodeStore = {
 /** What a recovery code uses of the process's services (its use ends the person's sessions). */
 export type RecoveryServices = WayServices & { pool: Pool; config: Pick<Config, 'smtp'>; sessions: RecordCache<SessionRow>; audit: Audit };
 
-/** Ten new recovery codes for the person, their hashes stored in `tx`, the plain ones returned to be shown once. */
-export async function newCodesIn(tx: Transaction, userId: number): Promise<string[]> {
+/**
+ * Ten new recovery codes for the person of `of`, their hashes stored in `tx` with the `factor`
+ * event that says so (one commits with the other), the plain ones returned to be shown once.
+ */
+export async function newCodesIn(svc: Pick<RecoveryServices, 'audit'>, tx: Transaction, of: CodeOf): Promise<string[]> {
   const codes = newRecoveryCodes();
-  await store.replaceRecoveryCodes(tx, userId, codes.map(hashOf));
+  await store.replaceRecoveryCodes(tx, of.user.id, codes.map(hashOf));
+  const user = String(of.user.id);
+  await svc.audit.recordIn(tx, {
+    event: 'factor',
+    action: 'recovery-codes-made',
+    kind: 'recovery-codes',
+    user,
+    by: { user },
+    address: of.address,
+  });
   return codes;
 }
 
 /**
  * A recovery code given in the step of `stepToken` (`step`, as its page read it). Used under the
  * person's row and only while that step is still there: a reset or a password change that came
- * first ended it (the password it proved is not theirs any more), and the code is not used. What
- * the sign-in goes on from: a sign-in's step, from what it proved before the code (its password,
- * minutes ago, as it is now) to enrolment (must_enrol: the code itself is no factor to sign in
- * with); a step-up's, nothing (`sign-in-again`: its session ended with the others, and the person
- * signs in again, then enrols).
+ * first ended it (the password it proved is not theirs any more), and the code is not used. Its
+ * use and the reset it causes are audited in its transaction. What the sign-in goes on from: a
+ * sign-in's step, from what it proved before the code (its password, minutes ago, as it is now) to
+ * enrolment (must_enrol: the code itself is no factor to sign in with); a step-up's, nothing
+ * (`sign-in-again`: its session ended with the others, and the person signs in again, then enrols).
  */
 export async function giveRecoveryCode(
   svc: RecoveryServices,
@@ -105,13 +117,13 @@ export async function giveRecoveryCode(
             await store.setMustEnrol(tx, of.user.id, true);
             await store.endPersonsGrants(svc, tx, of.user.id, { how: 'recovery-code', by: { user: String(of.user.id) } });
             await tellOfFactorChange(svc, tx, of.user, { change: 'removed', factor: 'every-factor' });
+            const [user, by, address] = [String(of.user.id), { user: String(of.user.id) }, of.address];
+            await svc.audit.recordIn(tx, { event: 'factor', action: 'recovery-code-used', user, by, address });
+            await svc.audit.recordIn(tx, { event: 'factor', action: 'reset', user, by, address });
             return { passwordHash: (await store.getUser(tx, of.user.id))!.passwordHash };
           });
     if (used === 'ended') return { unchecked: 'the sign-in ended' };
     if (!used) return { refused: 'wrong recovery code', said: 'wrong recovery code', user: of.user.id };
-    const by = { user: String(of.user.id) };
-    svc.audit.record({ event: 'factor', action: 'recovery-code-used', user: String(of.user.id), by, address: of.address });
-    svc.audit.record({ event: 'factor', action: 'reset', user: String(of.user.id), by, address: of.address });
     if (step.replaces !== null) return { proven: 'sign-in-again', user: of.user.id };
     return {
       proven: { userId: of.user.id, amr: step.amr, holds: { provider: step.provider, passwordHash: used.passwordHash } },
@@ -123,17 +135,18 @@ export async function giveRecoveryCode(
 /**
  * New recovery codes made on the person's own page (the old ones stop working), while this browser
  * is signed in, under the person's row: a reset or a sign-out that ended it first leaves the codes as
- * they were. Mailed. `no-factor`: codes sign in past nothing without a factor.
+ * they were. Mailed and audited, from `address`. `no-factor`: codes sign in past nothing without a factor.
  */
 export async function newCodesOnAccount(
-  svc: Pick<RecoveryServices, 'pool' | 'config'>,
+  svc: Pick<RecoveryServices, 'pool' | 'config' | 'audit'>,
   person: SignedInPerson,
+  address: string,
 ): Promise<string[] | 'signed-out' | 'no-factor'> {
   const { user } = person;
   return store.withTransaction(svc.pool, async (tx) => {
     if (!(await store.holdPerson(tx, user.id)) || !(await store.holdBrowserSession(tx, person.browser.sid))) return 'signed-out' as const;
     if (!(await store.listFactors(tx, user.id)).length) return 'no-factor' as const;
     await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
-    return newCodesIn(tx, user.id);
+    return newCodesIn(svc, tx, { user, address });
   });
 }

@@ -4,7 +4,8 @@
 // account and per address, as a password is (./way.ts), and accepted once for its time step, by
 // one UPDATE, across every process (RFC 6238 §5.2). An app is written in the transaction of what
 // it is set up for (the step it completes, the browser session it strengthens), under the
-// person's row: a reset, a password change or a sign-out that ended that first leaves no app added.
+// person's row, with its audit events: a reset, a password change or a sign-out that ended that
+// first leaves no app added, and no event of one.
 import { withFactor } from '../../credentials/acr.js';
 import { seal, unseal } from '../../credentials/sealing.js';
 import type { Config } from '../../config.js';
@@ -104,8 +105,29 @@ async function pendingCode(svc: TotpServices, userId: number, code: string): Pro
 /** The pending app confirmed by its code, in `tx`; false when the code was taken meanwhile. */
 const confirmedIn = (tx: Transaction, code: PendingCode): Promise<boolean> => store.acceptTotpStep(tx, code.id, code.step, true);
 
-/** How a code of an app being set up is counted and recorded: no sign-in line (the `factor` line is the door's). */
+/** How a code of an app being set up is counted and recorded: no sign-in line (the `factor` lines are appAdded's). */
 const asEnrolment = (of: CodeOf) => ({ ...asSecondFactor(of), success: false as const });
+
+/**
+ * What app `app`, confirmed in `tx`, does there: the person owes no enrolment, is mailed, and the
+ * `factor` event is written (one commits with the other); the recovery codes made with it, shown
+ * once, are returned (their event: ./recovery-code.ts newCodesIn).
+ */
+async function appAdded(svc: TotpServices, tx: Transaction, of: CodeOf, app: number): Promise<string[]> {
+  await store.setMustEnrol(tx, of.user.id, false);
+  await tellOfFactorChange(svc, tx, of.user, { change: 'added', factor: 'totp' });
+  const user = String(of.user.id);
+  await svc.audit.recordIn(tx, {
+    event: 'factor',
+    action: 'enrolled',
+    kind: 'totp',
+    factor: String(app),
+    user,
+    by: { user },
+    address: of.address,
+  });
+  return newCodesIn(svc, tx, of);
+}
 
 /** An app set up, and the recovery codes made with it (shown once), with the token to hand the browser. */
 export interface AppAdded<T> {
@@ -131,10 +153,7 @@ export async function enrolAppInStep(
     if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: of.user.id };
     const advanced = await advanceStep(svc, stepToken, async (s, tx) => {
       if (s.userId !== of.user.id || !(await confirmedIn(tx, pending))) return undefined;
-      await store.setMustEnrol(tx, of.user.id, false);
-      await tellOfFactorChange(svc, tx, of.user, { change: 'added', factor: 'totp' });
-      const codes = await newCodesIn(tx, of.user.id);
-      return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled', also: codes };
+      return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled', also: await appAdded(svc, tx, of, pending.id) };
     });
     return { proven: advanced ? { app: pending.id, codes: advanced.also, token: advanced.step } : 'ended', user: of.user.id };
   });
@@ -167,9 +186,7 @@ export async function addAppOnAccount(
         const since = { proofAt: 'kept', enrolled: true } as const;
         const token = await strengthen(tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
         if (!token) throw new EndedMeanwhile();
-        await store.setMustEnrol(tx, person.user.id, false);
-        await tellOfFactorChange(svc, tx, person.user, { change: 'added', factor: 'totp' });
-        return { app: pending.id, codes: await newCodesIn(tx, person.user.id), token };
+        return { app: pending.id, codes: await appAdded(svc, tx, of, pending.id), token };
       })
       .catch((err: unknown) => {
         if (err instanceof EndedMeanwhile) return 'ended' as const;
