@@ -22,14 +22,16 @@ const EVENT_NAMES: Record<string, string> = {
 };
 
 /** Where the API reads a record of each kind an event names. */
-const READ_AT: Record<string, (id: string) => string> = {
+const READ_AT: Record<string, (id: string, e: AuditEvent) => string> = {
   User: (id) => `/users/${encodeURIComponent(id)}`,
   Group: (id) => `/groups/${encodeURIComponent(id)}`,
   Client: (id) => `/Client/${encodeURIComponent(id)}`,
   AccessPolicy: (id) => `/AccessPolicy/${encodeURIComponent(id)}`,
   App: (id) => `/App/${encodeURIComponent(id)}`,
   IdentityProvider: (id) => `/IdentityProvider/${encodeURIComponent(id)}`,
-  Decision: (id) => `/authz/decisions/${encodeURIComponent(id)}`,
+  // With its App: a policy may grant one App's refusals by `params.app` (docs/guides/admin-console.md).
+  Decision: (id, e) =>
+    `/authz/decisions/${encodeURIComponent(id)}${typeof e.detail.app === 'string' ? `?app=${encodeURIComponent(e.detail.app)}` : ''}`,
 };
 
 const FILTERS: [string, string][] = [
@@ -85,17 +87,17 @@ function records(e: AuditEvent): HTMLTableCellElement {
   const td = document.createElement('td');
   for (const [kind, id] of named) {
     const b = Object.assign(document.createElement('button'), { type: 'button', className: 'link', textContent: `${kind} ${id}` });
-    b.addEventListener('click', () => void showRecord(kind, id));
+    b.addEventListener('click', () => void showRecord(kind, id, e));
     td.append(b, ' ');
   }
   return td;
 }
 
-async function showRecord(kind: string, id: string): Promise<void> {
+async function showRecord(kind: string, id: string, e: AuditEvent): Promise<void> {
   $('event-record').hidden = false;
   $('event-record-title').textContent = `${kind} ${id}`;
   try {
-    const record = await api<Record<string, unknown>>('GET', READ_AT[kind]!(id));
+    const record = await api<Record<string, unknown>>('GET', READ_AT[kind]!(id, e));
     // A person's password hash is no one's business here.
     const { password: _hash, ...shown } = record;
     $('event-record-body').textContent = JSON.stringify(shown, null, 2);
