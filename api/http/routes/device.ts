@@ -10,6 +10,7 @@ import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import type { Attempts } from '../../people/attempts.js';
 import type { AddressOf } from '../client-address.js';
+import { words } from '../../ui/language.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -115,10 +116,10 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
   router.post('/auth/device/verify', ...pageForm, async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) {
-      return renderPage(res, 403, messagePage(box, 'This form has expired', 'Go back, reload the page, and try again.'));
+      return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredShort')));
     }
     const person = await signedInPerson(svc, req);
-    if (!person) return renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Start again from your device.'));
+    if (!person) return renderPage(res, 401, messagePage(box, words('signedOut.title'), words('device.signedOut')));
     const typed = typeof body.user_code === 'string' ? body.user_code : '';
     const allowed = body.decision === 'allow';
     // Throttled as the page is: a form sent straight here must not make guessing codes free.
@@ -142,8 +143,8 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       res,
       200,
       allowed
-        ? messagePage(box, 'Device connected', 'You can go back to your device now.', false)
-        : messagePage(box, 'Device refused', 'The device was not connected. You can close this page.', false),
+        ? messagePage(box, words('device.connected'), words('device.connectedMessage'), false)
+        : messagePage(box, words('device.refused'), words('device.refusedMessage'), false),
     );
   });
 

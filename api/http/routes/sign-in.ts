@@ -11,6 +11,7 @@ import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import type { Metrics } from '../../metrics.js';
 import type { AddressOf } from '../client-address.js';
+import { words } from '../../ui/language.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { signUpSentPage } from '../../ui/link-pages.js';
 import { proofOf, register } from '../../people/registration.js';
@@ -189,7 +190,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       res,
       200,
       user
-        ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
+        ? messagePage(box, words('signedIn.title'), words('signedIn.message', { email: user.email }), false)
         : signOutPage(box, '', '/auth/signed-in', undefined),
     );
   });
