@@ -33,9 +33,7 @@ interface Violation {
 
 /** What axe finds wrong on the page as it is now, under WCAG 2 A and AA. */
 async function violations(page: Page): Promise<Violation[]> {
-  const result = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze();
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
   return result.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }
 
