@@ -78,12 +78,13 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
   });
 
   it('the check itself: axe finds what a page lacks (an image without alt, a field without label, grey on white)', async function () {
-    const page = await browser.newPage();
+    const context = await browser.newContext();
+    const page = await context.newPage();
     await page.setContent(
       '<!doctype html><html><head><title>t</title></head><body><main><img src="data:,"><input id="x"><p style="color:#bbb">faint</p></main></body></html>',
     );
     expect((await violations(page)).map((v) => v.id)).to.include.members(['image-alt', 'label', 'color-contrast', 'html-has-lang']);
-    await page.close();
+    await context.close();
   });
 
   for (const lang of ['en', 'de'] as const) {
@@ -156,6 +157,11 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
       it('a mailed reset link: the new password page', async function () {
         const mail = await smtp.waitForMail(() => smtp.mailsTo(email).length >= 1);
         const link = /https?:\/\/\S+\/auth\/reset\/confirm\?token=[A-Za-z0-9_-]+/.exec(mail.parsed.text ?? '')![0];
+        // The mail is the company's: its name as the sender and in the subject, signed with the support link.
+        expect(mail.parsed.from?.value[0]).to.deep.include({ name: 'ACME Corp', address: 'no-reply@box.test' });
+        expect(mail.parsed.subject).to.equal('Reset your password on ACME Corp');
+        expect(mail.parsed.text).to.match(/\n-- \nACME Corp\nhttps:\/\/help\.acme\.example\/sign-in\n$/);
+        expect(mail.parsed.html).to.include('<a href="https://help.acme.example/sign-in">');
         await page.goto(link);
         await check('new password');
       });
