@@ -1,6 +1,8 @@
 // A box's branding (api/branding.ts): every value checked where it is written, and what reaches
 // a page's CSS and Content-Security-Policy.
+import { Ajv } from 'ajv';
 import { expect } from 'chai';
+import { readCrdSchema, toJsonSchema } from '../../api/schema/resources.js';
 import { brandingProblems, brandStylesheet, contrastRatio, logoSource, NO_BRANDING, type Branding } from '../../api/branding.js';
 import { ConfigError, loadConfig } from '../../api/config.js';
 import { pageHeaders } from '../../api/http/pages.js';
@@ -75,5 +77,31 @@ describe('branding', function () {
     expect(page).to.include('<title>Sign in · A&amp;B &lt;Corp&gt;</title>');
     const plain = signInPage(shown)({ branding: NO_BRANDING, language: ENGLISH });
     expect(plain).to.include('boxauth · <span>default</span>').and.not.include('brand.css');
+  });
+
+  it('is refused by the Box schema where it is written: what the box would refuse at start, but for the contrast', function () {
+    const spec = readCrdSchema('Box').spec as { properties: Record<string, unknown> };
+    const valid = new Ajv({ strict: false }).compile(toJsonSchema(spec.properties.branding) as object);
+    expect(valid({ ...ACME, logoUrl: 'data:image/png;base64,iVBORw0KGgo=' }), JSON.stringify(valid.errors)).to.equal(true);
+    expect(valid(ACME), JSON.stringify(valid.errors)).to.equal(true);
+    for (const bad of [
+      { displayName: '' },
+      { displayName: ' ACME' },
+      { displayName: 'A'.repeat(65) },
+      { logoUrl: 'http://cdn.acme.example/logo.png' },
+      { logoUrl: 'javascript:alert(1)' },
+      { logoUrl: 'data:text/html;base64,PHNjcmlwdD4=' },
+      { logoUrl: 'https://user@cdn.acme.example/logo.png' },
+      { primaryColor: 'red' },
+      { primaryColor: '#8a1c1c;}' },
+      { backgroundColor: 'url(x)' },
+      { supportUrl: 'http://help.acme.example' },
+      { supportUrl: '"><script>' },
+      { favicon: 'https://acme.example/favicon.ico' },
+    ]) {
+      expect(valid(bad), JSON.stringify(bad)).to.equal(false);
+      const field = Object.keys(bad)[0]!;
+      if (field !== 'favicon') expect(brandingProblems({ ...NO_BRANDING, ...bad }), JSON.stringify(bad)).to.have.property(field);
+    }
   });
 });
