@@ -8,7 +8,7 @@ import { wayAccepted } from '../people/sign-in.js';
 import { labelOf, offeredProviders } from '../people/upstream/flow.js';
 import { logoSource, NO_BRANDING, type Branding } from '../branding.js';
 import { PLAIN_LOOK, type Look, type Page } from '../ui/frame.js';
-import { pickLanguage, words } from '../ui/language.js';
+import { pickLanguage, words, type Text } from '../ui/language.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { browserTokens, csrfToken, type BrowserServices } from './browser-session.js';
 
@@ -105,8 +105,8 @@ export const accountHolder = (svc: BrowserServices, req: Request): Promise<Signe
 /** What the sign-in page shows besides its form: an email filled in, an error. */
 export interface SignInShown {
   email?: string;
-  error?: string;
-  notice?: string;
+  error?: Text;
+  notice?: Text;
 }
 
 /** The ways of signing in the client accepts (Client.identityProviders; unset: every way), and the class asked for. */

@@ -7,7 +7,7 @@ import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { html, type Html } from './html.js';
 import { field, hidden, page, type Page } from './frame.js';
-import type { Say } from './language.js';
+import { textOf, type Say, type Text } from './language.js';
 
 export interface AccountPage {
   box: string;
@@ -29,8 +29,8 @@ export interface AccountPage {
   consents: Consent[];
   /** The providers people may sign in through, linked to this person or not. */
   providers: ProviderLink[];
-  message?: string;
-  error?: string;
+  message?: Text;
+  error?: Text;
   errors?: Record<string, string[]>;
 }
 
@@ -153,8 +153,8 @@ export function accountPage(p: AccountPage): Page {
     box: p.box,
     wide: true,
     body: html`<h1>${say('account.title')}</h1>
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
-${p.message ? html`<p role="status">${p.message}</p>` : ''}
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
+${p.message ? html`<p role="status">${textOf(say, p.message)}</p>` : ''}
 <h2>${say('field.email')}</h2>
 <p>${say('account.signedInAs', { email: html`<strong id="account-email">${p.email}</strong>`, state: html`<span id="email-state">${p.emailVerified ? say('account.confirmed') : say('account.notConfirmed')}</span>` })}</p>
 ${!p.emailVerified && !p.mail ? html`<p class="hint">${say('account.noMail')}</p>` : ''}
@@ -192,7 +192,7 @@ export interface ConfirmPage {
   /** The person has a password of the box (one an IdentityProvider made signs in again instead). */
   password: boolean;
   errors?: Record<string, string[]>;
-  error?: string;
+  error?: Text;
 }
 
 /**
@@ -206,7 +206,7 @@ export function confirmPage(p: ConfirmPage): Page {
     box: p.box,
     body: html`<h1>${say('confirm.title')}</h1>
 <p>${say('confirm.why', { email: p.email })}</p>
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 ${
   p.password
     ? html`<form method="post" action="/auth/account/confirm">

@@ -3,7 +3,7 @@
 // once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
 import { html, Html } from './html.js';
 import { field, hidden, page, passkeyButton, type Page } from './frame.js';
-import type { Say } from './language.js';
+import { textOf, type Say, type Text } from './language.js';
 
 /** Where a step's page goes on to: carried by its forms. */
 export interface StepFields {
@@ -13,7 +13,7 @@ export interface StepFields {
 }
 
 const stepHidden = (s: StepFields): Html[] => hidden({ csrf: s.csrf, return_to: s.returnTo, acr: s.acr });
-const alert = (error: string | undefined): Html | false => !!error && html`<p class="error" role="alert">${error}</p>`;
+const alert = (say: Say, error: Text | undefined): Html | false => !!error && html`<p class="error" role="alert">${textOf(say, error)}</p>`;
 
 /** A step's page asked for without its step (used, expired, ended, never begun): a link to sign in again. */
 export function signInAgainPage(box: string, returnTo: string): Page {
@@ -35,7 +35,7 @@ export interface SecondFactorPage extends StepFields {
   passkeyOnly: boolean;
   /** The sign-in asked for a passkey and the person has none yet: their code first, then they add one. */
   passkeyNext: boolean;
-  error?: string;
+  error?: Text;
 }
 
 export function secondFactorPage(p: SecondFactorPage): Page {
@@ -61,7 +61,7 @@ ${field(id, label, 'text', '', {}, autocomplete)}
     title: say('step.title'),
     box: p.box,
     body: html`<h1>${say('step.heading')}</h1>
-${alert(p.error)}
+${alert(say, p.error)}
 ${
   p.passkeyOnly
     ? html`<p>${say('step.passkeyOnly')}</p>
@@ -90,7 +90,7 @@ export interface EnrolPage extends StepFields {
   passkeyOnly: boolean;
   /** A passkey may be added instead of the app (a sign-in's enrolment; the account has its passkeys page). */
   offerPasskey?: boolean;
-  error?: string;
+  error?: Text;
 }
 
 const addPasskey = (say: Say): Html => passkeyButton(say, 'add-passkey', say('passkeys.add'), 'register');
@@ -101,12 +101,12 @@ export function enrolPage(p: EnrolPage): Page {
     box: p.box,
     body: p.passkeyOnly
       ? html`<h1>${say('passkeys.add')}</h1>
-${alert(p.error)}
+${alert(say, p.error)}
 <p>${say('enrol.passkeyOnly')}</p>
 ${stepHidden(p)}
 ${addPasskey(say)}`
       : html`<h1>${say('enrol.appHeading')}</h1>
-${alert(p.error)}
+${alert(say, p.error)}
 <p>${say('enrol.scan')}</p>
 <figure class="qr" role="img" aria-label="${say('enrol.qrLabel')}">${new Html(p.qrSvg)}</figure>
 <p>${say('enrol.key', { key: html`<code id="totp-secret">${p.secret}</code>` })}</p>

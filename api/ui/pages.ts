@@ -12,9 +12,9 @@ export interface SignInPage {
   csrf: string;
   returnTo: string;
   email?: string;
-  error?: string;
+  error?: Text;
   /** Why the person is asked to sign in (again), when there is something to say. */
-  notice?: string;
+  notice?: Text;
   registration: boolean;
   /** The IdentityProviders offered, a button each (api/ui/upstream-pages.ts). */
   providers: readonly OfferedProvider[];
@@ -40,8 +40,8 @@ ${p.registration ? html`<p>${say('signIn.newHere', { link: html`<a href="/auth/s
     title: say('signIn.title'),
     box: p.box,
     body: html`<h1>${say('signIn.title')}</h1>
-${p.notice ? html`<p class="notice" role="status">${p.notice}</p>` : ''}
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${p.notice ? html`<p class="notice" role="status">${textOf(say, p.notice)}</p>` : ''}
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 ${p.own ? own(say) : ''}
 ${upstreamButtons(say, p.providers, p.csrf, p.returnTo, p.acr)}`,
   }));
@@ -54,13 +54,13 @@ export interface SignUpPage {
   email?: string;
   errors?: Record<string, string[]>;
   /** Why the form was not taken at all (throttled, busy). */
-  error?: string;
+  error?: Text;
 }
 
 export function signUpPage(p: SignUpPage): Page {
   const errors = p.errors ?? {};
-  const other = [
-    ...(p.error ? [p.error] : []),
+  const other = (say: Say): (Html | string)[] => [
+    ...(p.error ? [textOf(say, p.error)] : []),
     ...Object.entries(errors)
       .filter(([f]) => f !== 'email' && f !== 'password')
       .flatMap(([, m]) => m),
@@ -69,7 +69,7 @@ export function signUpPage(p: SignUpPage): Page {
     title: say('signUp.title'),
     box: p.box,
     body: html`<h1>${say('signUp.title')}</h1>
-${other.length ? html`<p class="error" role="alert">${other.join(' ')}</p>` : ''}
+${other(say).length ? html`<p class="error" role="alert">${other(say).map((m, i) => html`${i ? ' ' : ''}${m}`)}</p>` : ''}
 <form method="post" action="/auth/sign-up">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo })}
 ${field('email', say('field.email'), 'email', p.email ?? '', errors, 'username')}
@@ -211,7 +211,7 @@ ${hidden({ csrf: p.csrf, ...p.params })}
 export interface DeviceCodePage {
   box: string;
   code?: string;
-  error?: string;
+  error?: Text;
 }
 
 /** Where a person types the code their device shows (a GET form: nothing changes until they allow). */
@@ -226,7 +226,7 @@ export function deviceCodePage(p: DeviceCodePage): Page {
 <label for="user_code">${say('device.code')}</label>
 <input id="user_code" name="user_code" type="text" value="${p.code ?? ''}" autocomplete="off" autocapitalize="characters" required
   ${p.error ? html`aria-invalid="true" aria-describedby="user_code-error"` : ''}>
-${fieldError('user_code', p.error ? [p.error] : undefined)}
+${fieldError('user_code', p.error ? [String(textOf(say, p.error))] : undefined)}
 </div>
 <button type="submit">${say('common.continue')}</button>
 </form>`,

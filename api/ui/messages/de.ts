@@ -277,4 +277,46 @@ export const de: Catalogue = {
     'Wir haben eine E-Mail an {email} geschickt. Folgen Sie ihrem Link, um Ihr Konto zu eröffnen; melden Sie sich dann an.',
   'signUpSent.noMail': 'Nach ein paar Minuten noch keine E-Mail? Sehen Sie im Spam-Ordner nach, oder {link}.',
   'signUpSent.again': 'registrieren Sie sich erneut',
+
+  // What the routes say on a page (a refusal, a change done).
+  'error.busy': 'Der Dienst ist gerade ausgelastet. Versuchen Sie es gleich noch einmal.',
+  'error.wrongPasswords': 'Zu viele falsche Passwörter. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'signIn.wrong': 'Die E-Mail-Adresse oder das Passwort ist falsch.',
+  'signIn.wrongJustSignedUp':
+    'Die E-Mail-Adresse oder das Passwort ist falsch. Gerade registriert? Folgen Sie zuerst dem Link in der E-Mail, die wir Ihnen geschickt haben.',
+  'signIn.turnedOff': 'Dieses Konto ist deaktiviert. Wenden Sie sich an den Administrator dieses Dienstes.',
+  'signIn.throttled': 'Zu viele fehlgeschlagene Anmeldungen. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'signIn.throttledOne': 'Zu viele fehlgeschlagene Anmeldungen. Versuchen Sie es in {minutes} Minute noch einmal.',
+  'signIn.enrolNotice':
+    'Diese Anwendung verlangt einen zweiten Faktor, den Sie noch nicht eingerichtet haben. Da das den Schutz Ihres Kontos ändert, melden Sie sich zuerst erneut an; danach richten Sie ihn ein.',
+  'signUp.off': 'Registrierung ist abgeschaltet',
+  'signUp.offMessage': 'Bei diesem Dienst kann man sich nicht selbst registrieren.',
+  'signUp.offAsk': 'Bei diesem Dienst kann man sich nicht selbst registrieren. Bitten Sie den Administrator um ein Konto.',
+  'changed.password': 'Ihr Passwort ist geändert. Überall sonst, wo Sie angemeldet waren, sind Sie abgemeldet.',
+  'changed.emailAsked':
+    'Ein Link ging an die neue Adresse. Ihre E-Mail-Adresse ändert sich, sobald Sie ihm folgen (innerhalb von 24 Stunden).',
+  'changed.email':
+    'Ihre E-Mail-Adresse ist geändert. Dieser Dienst versendet keine E-Mails: Bitten Sie den Administrator, die neue Adresse zu bestätigen.',
+  'changed.signIn': 'Dort abgemeldet.',
+  'changed.grant': 'Der Zugriff der Anwendung ist beendet.',
+  'changed.consent': 'Einwilligung widerrufen: Die Anwendung fragt beim nächsten Mal erneut.',
+  'changed.providerLinked': 'Verknüpft: Sie können sich ab jetzt darüber anmelden.',
+  'changed.providerUnlinked': 'Verknüpfung gelöst: Sie können sich nicht mehr darüber anmelden.',
+  'account.noPassword': 'Sie haben hier kein Passwort: Melden Sie sich stattdessen erneut an.',
+  'account.tooManyMails': 'Zu viele E-Mails gingen an diese Adresse. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'account.noSuchSignIn': 'Diese Anmeldung gibt es nicht mehr: Sie ist schon beendet.',
+  'account.noSuchGrant': 'Diesen Zugriff gibt es nicht mehr: Er ist schon beendet.',
+  'account.noSuchConsent': 'Sie hatten dieser Anwendung nichts erlaubt.',
+  'account.appAlready': 'Sie haben schon eine Authenticator-App. Entfernen Sie sie zuerst, um eine andere einzurichten.',
+  'account.factorFirst': 'Richten Sie zuerst einen zweiten Faktor ein.',
+  'account.noSuchFactor': 'Diesen Faktor haben Sie nicht.',
+  'account.removed': '{name} entfernt.',
+  'account.lastFactor':
+    'Dies ist Ihr letzter zweiter Faktor, und eine Ihrer Gruppen verlangt einen. Fügen Sie einen weiteren hinzu (einen Passkey oder eine Authenticator-App), bevor Sie diesen entfernen.',
+  'step.passkeyAsked': 'Diese Anmeldung verlangt einen Passkey: Ein Code genügt nicht.',
+  'step.typeCode': 'Geben Sie den Code ein, den Ihre App anzeigt, oder einen Ihrer Wiederherstellungscodes.',
+  'step.wrongCode': 'Dieser Code ist falsch oder wurde schon benutzt. Warten Sie auf den nächsten und versuchen Sie es noch einmal.',
+  'step.wrongRecoveryCode': 'Dieser Wiederherstellungscode ist falsch oder wurde schon benutzt.',
+  'enrol.addPasskey': 'Diese Anmeldung verlangt einen Passkey: Fügen Sie einen hinzu.',
+  'enrol.wrongCode': 'Dieser Code ist falsch. Scannen Sie diesen neuen Code und versuchen Sie es noch einmal.',
 };
