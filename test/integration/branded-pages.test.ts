@@ -19,23 +19,7 @@ describe('branded pages, in the language asked for, and error pages that lead so
         BOXAUTH_BRAND_SUPPORT_URL: 'https://help.acme.example/',
       },
     });
-    const root = await box.rootToken();
-    await box.addClient(
-      'wiki-sso',
-      {
-        grant_types: ['authorization_code'],
-        first_party: true,
-        auth: { authorization_code: { redirect_uri: `${box.url}/.boxauth/callback` } },
-      },
-      { secret: 'wiki-sso-secret', policy: false },
-    );
-    const app = await box.json(
-      'PUT',
-      '/App/wiki',
-      { urls: [box.url], audience: 'https://wiki.example', signIn: { client: 'wiki-sso' } },
-      root,
-    );
-    expect(app.status, app.text).to.equal(201);
+    await box.addAppAtBox();
   });
   after(async function () {
     await box?.stop();

@@ -10,7 +10,7 @@ import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import type { Attempts } from '../../people/attempts.js';
 import type { AddressOf } from '../client-address.js';
-import { words } from '../../ui/language.js';
+import { words, type Text } from '../../ui/language.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -35,6 +35,11 @@ export type DeviceRouterServices = BrowserServices & Pick<Needs, 'addressOf' | '
 // The page again: it asks for what is missing (a step-up, or a sign-in one of the client's ways).
 const STEP_UP = Symbol('step-up');
 
+/** Why a code typed on the page was not taken (a wrong or spent code, too many of them), said on the form. */
+class Miss {
+  constructor(readonly why: Text) {}
+}
+
 export function deviceRouter(svc: DeviceRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
@@ -43,11 +48,11 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
    * `attempt` (a look-up or a decision on the code a signed-in person typed), or
    * why not: every miss counts, so the form and the page alike stop a guesser.
    */
-  async function throttled<T>(req: Request, userId: number, attempt: () => Promise<T | undefined>, miss: string): Promise<T | string> {
+  async function throttled<T>(req: Request, userId: number, attempt: () => Promise<T | undefined>, miss: Text): Promise<T | Miss> {
     const keys = [{ deviceCodesOf: userId }, { address: svc.addressOf(req) }];
-    if (await svc.attempts.begin(keys)) return 'Too many wrong codes. Wait a few minutes, then try again.';
+    if (await svc.attempts.begin(keys)) return new Miss(words('device.tooManyCodes'));
     const found = await attempt();
-    if (found === undefined) return miss;
+    if (found === undefined) return new Miss(miss);
     await svc.attempts.giveBack(keys);
     return found;
   }
@@ -84,13 +89,8 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       if (want) return stepUpTo(req, res, person, want, '/auth/device/verify');
       return renderPage(res, 200, deviceCodePage({ box }));
     }
-    const code = await throttled(
-      req,
-      person.user.id,
-      () => pendingDeviceCode(svc, typed),
-      'This code is not valid, or it has expired. Check your device and try again.',
-    );
-    if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
+    const code = await throttled(req, person.user.id, () => pendingDeviceCode(svc, typed), words('device.invalidCode'));
+    if (code instanceof Miss) return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code.why }));
     const here = `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`;
     // Signed in a way the device's client does not accept: a sign-in again, one of its ways.
     const way = await wayOf(person, code.clientId);
@@ -135,9 +135,9 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
         const { authTime, sid, amr } = person.browser;
         return (await answerDeviceCode(svc, typed, { allowed, userId: person.user.id, authTime, sid, amr })) || undefined;
       },
-      'This code is not valid any more. Start again from your device.',
+      words('device.codeGone'),
     );
-    if (typeof decided === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided }));
+    if (decided instanceof Miss) return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided.why }));
     if (decided === STEP_UP) return res.redirect(303, `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`);
     renderPage(
       res,
