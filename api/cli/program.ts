@@ -97,7 +97,8 @@ const COMMANDS: Command[] = [
 /** Every command, for the tests of their help and completion. */
 export const commands = (): readonly Command[] => COMMANDS;
 
-function help(): string {
+/** The help of `boxauth` itself. */
+export function help(): string {
   return `Usage: boxauth <command> <subcommand> [options]
        boxauth --version
 

@@ -19,7 +19,8 @@ const SPEC: CommandSpec = {
   summary: "kubectl's credential plugin: sign in to a cluster as a box user (and its setup)",
   synopsis: [
     'kube-login --box <url> --client <id> [options]',
-    'kube-login setup --box <url> --client <id> [--ca-file <pem>] [--name <user>] [--only user|auth-config]',
+    'kube-login setup --box <url> --client <id> [--ca-file <pem>] [--name <user>]',
+    '                 [--only user|auth-config]',
   ],
   about: `kubectl's credential plugin for the users of a box: prints an ExecCredential
 (client.authentication.k8s.io/v1) whose token is an ID token of the box, for the

@@ -176,6 +176,14 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
 /** The options of the kinds' verbs. */
 const FILE: OptionSpec = { type: 'string', short: 'f', usage: '-f, --filename <file>', summary: 'a YAML or JSON file ("-": stdin)' };
 
+/** Each kind in the plural, as English makes it. */
+const PLURAL: Record<Kind, string> = {
+  Client: 'Clients',
+  AccessPolicy: 'AccessPolicies',
+  App: 'Apps',
+  IdentityProvider: 'IdentityProviders',
+};
+
 /** The verbs every kind of the resource API has. */
 function kindVerbs(kind: Kind): Record<string, VerbSpec> {
   const a = /^[AEIOU]/.test(kind) ? 'an' : 'a';
@@ -185,13 +193,13 @@ function kindVerbs(kind: Kind): Record<string, VerbSpec> {
     describe: { args: '<id>', count: [1, 1], summary: `${a} ${kind} in words, with what is related to it` },
     create: {
       args: '-f <file>',
-      summary: `create the ${kind}s in a file; one that exists already is refused (exit 1)`,
+      summary: `create the ${PLURAL[kind]} in a file; one that exists already is refused (exit 1)`,
       options: ['filename', 'output'],
     },
     apply: {
       args: '-f <file>',
       summary:
-        `create or replace the ${kind}s in a YAML or JSON file (several documents allowed; "-" reads stdin). ` +
+        `create or replace the ${PLURAL[kind]} in a YAML or JSON file (several documents allowed; "-" reads stdin). ` +
         `Kubernetes manifests (kind: ${kind}) work too`,
       options: ['filename', 'output'],
     },
