@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { BoxApi, CliError } from './api.js';
 import { resolveTarget } from './boxes.js';
 import type { Prompter } from './prompt.js';
-import { printable } from './output.js';
+import { printable } from './printable.js';
 
 export interface Io {
   out: (text: string) => void;

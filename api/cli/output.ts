@@ -3,6 +3,9 @@
 import { stringify } from 'yaml';
 import { CliError } from './api.js';
 import type { Io, Values } from './command.js';
+import { printable } from './printable.js';
+
+export { printable };
 
 export type OutputFormat = 'table' | 'json' | 'yaml';
 
@@ -37,20 +40,6 @@ export function printChange(io: Io, format: ChangeFormat, record: unknown, line:
 export interface Column<T> {
   header: string;
   cell: (row: T) => unknown;
-}
-
-/**
- * Text that is safe to show on a terminal: control characters (a description may hold an
- * escape sequence that rewrites the screen) and bidi controls (marks, embeddings, overrides
- * and isolates: they make a line read in another order than it is) are shown escaped, never sent.
- */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, (ch) => {
-    if (ch === '\n') return '\\n';
-    if (ch === '\t') return '\\t';
-    if (ch === '\r') return '\\r';
-    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
 }
 
 /** A line for a person that holds what the box said (emails, names): every value put in goes through printable. */

@@ -2,20 +2,12 @@
 // edit through $EDITOR (a script that rewrites the file), -o json on changes (the record as
 // written), delete; version -o json with the box's version; strict options against a real box.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { Box } from '../support/box.js';
-
-const CLI = projectPath('bin', 'boxauth.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { runCli, type CliRun } from '../support/cli.js';
 
 describe('boxauth verbs: create, describe, edit, -o json on changes, version', function () {
   this.timeout(60_000);
@@ -33,17 +25,7 @@ describe('boxauth verbs: create, describe, edit, -o json on changes, version', f
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}, input = ''): Promise<Run> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, cwd: dir });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(input);
-    });
-  }
+  const cli = (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRun> => runCli(args, { ...env, ...extraEnv });
 
   /** An $EDITOR that replaces `from` with `to` in the file it is given. */
   function editor(from: string, to: string): string {

@@ -1,7 +1,6 @@
 // boxauth user … and boxauth group …: the seed's verbs (user new, list, help) and kubectl's
 // (get, describe, create, apply -f, edit, delete), and what only people have (passwords, groups,
 // factors, sessions, identities).
-import fs from 'node:fs';
 import { errorMessage } from '../../errors.js';
 import { readYaml } from '../../yaml.js';
 import { CliError, type BoxApi } from '../api.js';
@@ -22,6 +21,7 @@ import {
 import { describeText } from '../describe.js';
 import { editedRecord } from '../edit.js';
 import { findGroup, findUser, groupIds, type GroupRecord, type UserRecord } from '../lookup.js';
+import { readInput } from './resources.js';
 import { BROWSER_COLUMNS, endSessions, GRANT_COLUMNS, showSessions, vouch, type SessionsRecord } from './people-sessions.js';
 import {
   changeFormat,
@@ -172,19 +172,11 @@ function editableUser(user: UserRecord): Record<string, unknown> {
   return { email: user.email, email_verified: user.email_verified, active: user.active, data: user.data, 'group-ids': user['group-ids'] };
 }
 
-function readFile(file: string): string {
-  try {
-    return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (err) {
-    throw new CliError(`cannot read ${file}: ${errorMessage(err)}`);
-  }
-}
-
 /** The records of a people file (YAML or JSON, one or many documents, or arrays), each an object. */
 function peopleRecords(file: string, what: string): Record<string, unknown>[] {
   let values: unknown[];
   try {
-    values = readYaml(readFile(file));
+    values = readYaml(readInput(file));
   } catch (err) {
     throw new CliError(`${file}: ${errorMessage(err)}`);
   }

@@ -133,7 +133,8 @@ export function readManifests(text: string, kind: Kind, file: string): Manifests
   return out;
 }
 
-function readInput(file: string): string {
+/** A file's text, or stdin's for "-". */
+export function readInput(file: string): string {
   try {
     return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (err) {
