@@ -346,8 +346,14 @@ describe('the release artifacts, installed as a user installs them', function ()
       expect(JSON.parse(listed.stdout)[0]).to.include({ name: 'boxauth', status: 'deployed', chart: `boxauth-${VERSION}` });
       // helm uninstall keeps the CRDs (a chart's crds/ are never removed); the next install starts without them.
       expect((await helm(['uninstall', 'boxauth', '-n', 'identity', '--wait'])).code).to.equal(0);
-      await cluster.k(['delete', 'crd', ...CRDS]);
+      await cluster.k(['delete', 'crd', ...CRDS, '--wait=false']);
       await cluster.k(['delete', 'namespace', 'identity', '--wait=false']);
+      // A CRD being deleted still answers, and an apply meanwhile changes nothing: wait until they are gone.
+      await eventually(
+        'the CRDs deleted',
+        async () => (await cluster.kubectl(['get', 'crd', ...CRDS, '--ignore-not-found', '-o', 'name'])).stdout.trim() === '',
+        4 * 60_000,
+      );
     });
 
     it("applies install.yaml with kubectl apply -f into its own namespace, and the operator's ServiceAccount may do what the operator does", async function () {
