@@ -81,7 +81,9 @@ describe('browser flows (Chromium)', function () {
     await signInOnPage();
     await page.getByRole('heading', { name: /Allow example-app/ }).waitFor();
     // The example asks for "openid profile email" (make example-app's defaults), each in words and by name.
-    expect(await page.getByRole('listitem').allTextContents()).to.have.length(3).and.to.include('Your name and profile profile');
+    expect(await page.getByRole('listitem').allTextContents())
+      .to.have.length(3)
+      .and.to.include('Your name and profile profile');
     await screenshot(page, 'consent');
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.getByText('Signed in: the app holds an access token and an ID token.').waitFor();
@@ -132,7 +134,10 @@ describe('browser flows (Chromium)', function () {
     await page.goto(`${app.url}/index.html?box=${encodeURIComponent(box.url)}&client_id=example-app`);
     await page.locator('#scope').fill('openid no-such-scope-here');
     await page.getByRole('button', { name: 'Sign in with the implicit flow' }).click();
-    await page.getByText('The box refused.').or(page.getByRole('heading', { name: 'Sign in' })).waitFor();
+    await page
+      .getByText('The box refused.')
+      .or(page.getByRole('heading', { name: 'Sign in' }))
+      .waitFor();
     if (await page.getByRole('heading', { name: 'Sign in' }).isVisible()) {
       // The box asks who signs in before it refuses a scope: deny at consent instead.
       await signInOnPage();
