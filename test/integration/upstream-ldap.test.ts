@@ -58,6 +58,38 @@ describe('signing in through an LDAP directory (Debian slapd)', function () {
     expect(claims.email_verified).to.equal(false); // the directory is not said to check addresses
   });
 
+  it('refuses a claim rule naming an attribute the box does not read (422 naming those it reads); a named one matches', async () => {
+    const root = await box.rootToken();
+    const withRule = (claim: { name: string; value: string }, over: Record<string, unknown> = {}) => ({
+      ...directory(over),
+      groups: [{ group: 'by-mail', claim }],
+    });
+    // `email` is the ID token's name of the claim; the directory's attribute is `mail`: this rule would never match.
+    const refused = await box.json('PUT', '/IdentityProvider/dir-claims', withRule({ name: 'email', value: PEOPLE.alice.mail }), root);
+    expect(refused.status, refused.text).to.equal(422);
+    expect(refused.body.errors.groups.join(' ')).to.include('dn').and.to.include('entryUUID, mail and cn');
+    expect((await box.json('GET', '/IdentityProvider/dir-claims', undefined, root)).status).to.equal(404);
+    // The attributes the settings name are the claims, exactly as they name them: `mail` no longer, once emailAttribute is another.
+    const userSearch = { ...directorySettings(slapd).userSearch, emailAttribute: 'description' };
+    const moved = await box.json('PUT', '/IdentityProvider/dir-claims', withRule({ name: 'mail', value: 'x' }, { userSearch }), root);
+    expect(moved.status, moved.text).to.equal(422);
+    const named = await box.json(
+      'PUT',
+      '/IdentityProvider/dir-claims',
+      withRule({ name: 'description', value: 'x' }, { userSearch }),
+      root,
+    );
+    expect(named.status, named.text).to.equal(201);
+
+    // alice's provider (she is linked to it) with a rule on her `mail`: she is in its group at her next sign-in.
+    await provider('dir', withRule({ name: 'mail', value: PEOPLE.alice.mail }));
+    const browser = new FormAgent(box);
+    const res = await throughForm(browser, 'dir', 'alice', PEOPLE.alice.password);
+    expect(res.status, res.text).to.equal(303);
+    expect((await idTokenOf(box, browser, 'rp')).claims.groups).to.include('by-mail');
+    await provider('dir', directory());
+  });
+
   it('keeps the ID token of a person in 500 directory groups small: the mapped group only', async () => {
     const browser = new FormAgent(box);
     expect((await throughForm(browser, 'dir', 'carol', PEOPLE.carol.password)).status).to.equal(303);

@@ -11,6 +11,7 @@ import {
   type Entry,
   type Filter,
 } from 'ldapts';
+import { ldapAttributes } from '../../schema/ldap-attributes.js';
 import { failure, LdapConnection } from './ldap-connection.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, emailFrom, type LdapSettings, type UpstreamProfile } from './profile.js';
 
@@ -65,10 +66,7 @@ export async function ldapSignIn(
   }
 }
 
-const attrs = (settings: LdapSettings) => {
-  const u = settings.userSearch;
-  return { id: u.idAttribute || 'entryUUID', email: u.emailAttribute || 'mail', name: u.nameAttribute || 'cn' };
-};
+const attrs = (settings: LdapSettings) => ldapAttributes(settings.userSearch);
 
 /** The one entry whose username attribute is exactly `username`, else refused. */
 async function findPerson(service: LdapConnection, settings: LdapSettings, username: string, timeoutMs: number): Promise<Entry> {
