@@ -62,7 +62,7 @@ describe('scripts/kube-up.sh with components slow to start (a loaded machine)', 
   this.timeout(300_000);
   const SLOW_SECONDS = 3;
   let fakeBin: string;
-  let dirs: string[] = [];
+  const dirs: string[] = [];
 
   before(function () {
     fakeBin = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-slow-setsid-'));
