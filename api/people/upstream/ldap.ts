@@ -38,7 +38,7 @@ export async function ldapSignIn(
   if (password.trim() === '' || password.includes('\0'))
     throw new UpstreamError('refused', 'an empty password (an unauthenticated bind) is refused');
   if (settings.bindDN && !bindPassword)
-    throw new UpstreamError('unavailable', 'the service account (bindDN) has no password in its secret: a configuration fault');
+    throw new UpstreamError('misconfigured', 'the service account (bindDN) has no password in its secret: a configuration fault');
   const timeoutMs = settings.timeoutSeconds ? settings.timeoutSeconds * 1000 : UPSTREAM_TIMEOUT_MS;
 
   const service = await LdapConnection.open(settings, timeoutMs);
@@ -49,7 +49,7 @@ export async function ldapSignIn(
       } catch (err) {
         if (err instanceof ResultCodeError)
           throw new UpstreamError(
-            'unavailable',
+            'misconfigured',
             `the directory refused the service account's bind (${settings.bindDN}): a configuration fault`,
           );
         throw failure('the service bind', err, timeoutMs);

@@ -108,15 +108,34 @@ async function discover(issuer: string): Promise<Discovered> {
   return pending;
 }
 
+/**
+ * A provider's metadata that does not hold is the admin's to fix (the issuer configured is not the
+ * one the metadata names, an endpoint is missing or one the box may not call): `misconfigured`.
+ * A provider that does not answer stays `unavailable`.
+ */
+function setUpFault(err: unknown, what: string): UpstreamError {
+  const said = upstreamError(err, what);
+  return said.failure === 'unavailable' ? said : new UpstreamError('misconfigured', said.message);
+}
+
 async function fetchMetadata(issuer: string): Promise<Discovered> {
-  const issuerUrl = providerUrl(issuer, 'the issuer');
   let server: oauth.AuthorizationServer;
   try {
+    const issuerUrl = providerUrl(issuer, 'the issuer');
     const response = await oauth.discoveryRequest(issuerUrl, { algorithm: 'oidc', ...requestOptions(issuerUrl) });
     server = await oauth.processDiscoveryResponse(issuerUrl, response);
+    checkMetadata(issuer, server);
   } catch (err) {
-    throw upstreamError(err, 'discovery');
+    throw setUpFault(err, 'discovery');
   }
+  const entry = { server, keys: keySet(server.jwks_uri!), until: Date.now() + METADATA_TTL_MS };
+  discovered.set(issuer, entry);
+  unavailable.delete(issuer);
+  return entry;
+}
+
+/** The metadata names exactly the issuer configured, and every endpoint the box calls, at an address it may call. */
+function checkMetadata(issuer: string, server: oauth.AuthorizationServer): void {
   // processDiscoveryResponse compares the issuer as a URL; its ID tokens' iss is compared as a string.
   if (server.issuer !== issuer) throw new UpstreamError('invalid', 'discovery: the metadata names another issuer');
   for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
@@ -124,10 +143,6 @@ async function fetchMetadata(issuer: string): Promise<Discovered> {
     providerUrl(server[endpoint], endpoint);
   }
   if (server.userinfo_endpoint !== undefined) providerUrl(server.userinfo_endpoint, 'userinfo_endpoint');
-  const entry = { server, keys: keySet(server.jwks_uri!), until: Date.now() + METADATA_TTL_MS };
-  discovered.set(issuer, entry);
-  unavailable.delete(issuer);
-  return entry;
 }
 
 /**
