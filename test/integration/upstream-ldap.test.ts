@@ -90,6 +90,48 @@ describe('signing in through an LDAP directory (Debian slapd)', function () {
     await provider('dir', directory());
   });
 
+  it('$check: connects, binds as the service account, finds the search bases; says which fails, never the password', async () => {
+    const root = await box.rootToken();
+    const check = async (id: string) => {
+      const res = await box.json('POST', `/IdentityProvider/${id}/$check`, undefined, root);
+      expect(res.status, res.text).to.equal(200);
+      return res;
+    };
+    await provider('dir-check', directory());
+    const good = await check('dir-check');
+    expect(good.body.ok, good.text).to.equal(true);
+    expect(good.body.checks.map((c: { check: string }) => c.check)).to.deep.equal([
+      'connect',
+      'bind',
+      'userSearch.baseDN',
+      'groupSearch.baseDN',
+    ]);
+
+    const wrong = 'not-the-service-password-9';
+    await provider('dir-check', { ...directory(), secret: wrong });
+    const badBind = await check('dir-check');
+    expect(badBind.body.ok).to.equal(false);
+    expect(badBind.body.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).to.deep.equal([
+      ['connect', true],
+      ['bind', false],
+    ]);
+    expect(badBind.text).not.to.include(wrong);
+
+    const ldap = directorySettings(slapd);
+    await provider('dir-check', {
+      ...directory(),
+      ldap: { ...ldap, userSearch: { ...ldap.userSearch, baseDN: 'ou=nobody,dc=example,dc=org' } },
+    });
+    const noBase = await check('dir-check');
+    const base = noBase.body.checks.find((c: { check: string }) => c.check === 'userSearch.baseDN');
+    expect(base).to.deep.include({ ok: false });
+    expect(base.detail).to.include('ou=nobody,dc=example,dc=org');
+
+    await provider('dir-check', { ...directory(), ldap: { ...ldap, url: `ldap://127.0.0.1:${await freePort()}` } });
+    const down = await check('dir-check');
+    expect(down.body.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).to.deep.equal([['connect', false]]);
+  });
+
   it('keeps the ID token of a person in 500 directory groups small: the mapped group only', async () => {
     const browser = new FormAgent(box);
     expect((await throughForm(browser, 'dir', 'carol', PEOPLE.carol.password)).status).to.equal(303);

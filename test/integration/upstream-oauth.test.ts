@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import * as oauth from 'oauth4webapi';
+import { checkProvider } from '../../api/people/upstream/check.js';
 import { authorizationUrl, finishAuthorization, type UpstreamRequest } from '../../api/people/upstream/oauth.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, type UpstreamFailure } from '../../api/people/upstream/profile.js';
 import type { IdentityProvider } from '../../api/types.js';
@@ -380,6 +381,16 @@ describe('GitHub (against a stand-in for GitHub)', function () {
     const replayed = await failure(finishAuthorization(provider(), github.clientSecret, request, callback));
     expect(replayed.failure).to.equal('invalid');
     expect(replayed.message).not.to.include(callback.searchParams.get('code')!);
+  });
+
+  it('$check: the client credentials GitHub accepts pass (bad_verification_code for a made-up code); a wrong secret fails', async function () {
+    const good = await checkProvider(provider(), github.clientSecret, CALLBACK);
+    expect(good.map((c) => [c.check, c.ok])).to.deep.equal([['client', true]]);
+    expect(good[0]!.detail).to.include('bad_verification_code');
+    const wrong = 'not-the-github-secret-2';
+    const bad = await checkProvider(provider(), wrong, CALLBACK);
+    expect(bad.map((c) => [c.check, c.ok])).to.deep.equal([['client', false]]);
+    expect(bad[0]!.detail).to.include('incorrect_client_credentials').and.not.include(wrong);
   });
 
   it('a wrong client secret (GitHub answers 200 with incorrect_client_credentials): misconfigured, the secret never said', async function () {

@@ -224,6 +224,69 @@ describe('signing in through an upstream OpenID Provider', function () {
     expect(replayed.text).not.to.include('set-up');
   });
 
+  describe('POST /IdentityProvider/<id>/$check: a provider tried before people use it', function () {
+    const check = async (id: string, token?: string): Promise<JsonResponse> =>
+      a.json('POST', `/IdentityProvider/${id}/$check`, undefined, token ?? (await a.rootToken()));
+    const byName = (res: JsonResponse): Record<string, { ok: boolean; detail: string }> =>
+      Object.fromEntries((res.body.checks as { check: string; ok: boolean; detail: string }[]).map((c) => [c.check, c]));
+
+    it('a provider set up right: discovery, issuer, keys and the client credentials all pass, no secret said', async () => {
+      const res = await check('corp');
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.ok, res.text).to.equal(true);
+      expect(res.body.checks.map((c: { check: string }) => c.check)).to.deep.equal(['discovery', 'issuer', 'keys', 'client']);
+      expect(byName(res).client!.detail).to.include('invalid_grant');
+      expect(res.text).not.to.include('upstream-secret-corp-123');
+    });
+
+    it('a wrong secret fails the client check; another issuer fails the issuer check; a dead issuer fails discovery', async () => {
+      const wrong = 'wrong-secret-for-check-1';
+      await connectUpstream(a, b, 'check-secret', { secret: wrong });
+      const secretCheck = await check('check-secret');
+      expect(secretCheck.status).to.equal(200);
+      expect(secretCheck.body.ok).to.equal(false);
+      expect(byName(secretCheck).client).to.include({ ok: false });
+      expect(byName(secretCheck).client!.detail).to.match(/^misconfigured: .*refused the box's client/);
+      expect(byName(secretCheck).issuer).to.include({ ok: true });
+      expect(secretCheck.text).not.to.include(wrong);
+
+      const root = await a.rootToken();
+      const put = async (id: string, issuer: string): Promise<void> => {
+        const res = await a.json('PUT', `/IdentityProvider/${id}`, { type: 'oidc', oidc: { issuer, clientId: 'x' }, disabled: true }, root);
+        expect(res.status, res.text).to.be.oneOf([200, 201]);
+      };
+      await put('check-issuer', `${b.url}/`);
+      const issuerCheck = await check('check-issuer'); // a disabled provider is checked too: tried before it is turned on
+      expect(issuerCheck.body.ok).to.equal(false);
+      expect(byName(issuerCheck).discovery).to.include({ ok: true });
+      expect(byName(issuerCheck).issuer).to.include({ ok: false });
+      expect(byName(issuerCheck).issuer!.detail).to.include(JSON.stringify(b.url));
+
+      const closed = net.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const port = (closed.address() as net.AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      await put('check-dead', `http://127.0.0.1:${port}`);
+      const deadCheck = await check('check-dead');
+      expect(deadCheck.body).to.deep.include({ ok: false });
+      expect(deadCheck.body.checks).to.have.length(1);
+      expect(byName(deadCheck).discovery!.detail).to.match(/^unavailable: .*unreachable/);
+    });
+
+    it('only for an administrator of the whole box; 404 for no such provider', async () => {
+      expect((await a.json('POST', '/IdentityProvider/corp/$check')).status).to.equal(401);
+      const limited = await a.addClient('checker', {}, { policy: false });
+      const policy = { engine: 'matcho', link: [{ id: 'checker', resourceType: 'Client' }], matcho: { 'request-method': 'post' } };
+      expect((await a.json('PUT', '/AccessPolicy/checker-posts', policy, await a.rootToken())).status).to.equal(201);
+      const token = (await a.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('checker', limited.secret) }))
+        .body.access_token as string;
+      const refused = await check('corp', token);
+      expect(refused.status, refused.text).to.equal(403);
+      expect(refused.text).to.include('only a writer that allow policies let do everything'); // its policy lets it post; the writer rule does not
+      expect((await check('no-such-provider')).status).to.equal(404);
+    });
+  });
+
   it('gives a client that accepts only corp only sign-ins through corp', async () => {
     const email = await upstreamPerson();
     const browser = new TwoHostBrowser(a, b);

@@ -40,7 +40,8 @@ function settingsOf<T>(settings: T | undefined): T {
   return settings;
 }
 
-async function codeFlowOf(provider: IdentityProvider): Promise<CodeFlowServer> {
+/** The provider as the code flow sees it (an OpenID provider's metadata fetched, or kept from a fetch within the hour). */
+export async function codeFlowOf(provider: IdentityProvider): Promise<CodeFlowServer> {
   switch (provider.type) {
     case 'oidc': {
       const oidc = settingsOf(provider.oidc);
@@ -118,7 +119,8 @@ function setUpFault(err: unknown, what: string): UpstreamError {
   return said.failure === 'unavailable' ? said : new UpstreamError('misconfigured', said.message);
 }
 
-async function fetchMetadata(issuer: string): Promise<Discovered> {
+/** The provider's metadata fetched now (and kept for the sign-ins that follow), checked as discover() checks it. */
+export async function fetchMetadata(issuer: string): Promise<Discovered> {
   let server: oauth.AuthorizationServer;
   try {
     const issuerUrl = providerUrl(issuer, 'the issuer');
