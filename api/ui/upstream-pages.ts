@@ -76,3 +76,20 @@ ${links.map((l) =>
 )}
 </ul></section>`;
 }
+
+/**
+ * A provider whose set-up at the box does not hold (a client secret it refuses, metadata naming
+ * another issuer): nothing the person did, and nothing starting again would mend. The cause is in
+ * the box's log and audit trail, never on the page; the person may still sign in another way.
+ */
+export function providerFaultPage(p: { box: string; provider: string; returnTo: string }): string {
+  const title = `Signing in through ${p.provider} is not working`;
+  return page({
+    title,
+    box: p.box,
+    body: html`<h1>${title}</h1>
+<p class="notice" role="alert">Signing in through ${p.provider} is not working right now; this is a problem with the box's set-up, not with you.</p>
+<p>The box's administrators can see what went wrong. You may sign in another way, if you have one.</p>
+<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">Other ways to sign in</a></p>`,
+  });
+}
