@@ -8,6 +8,7 @@ import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { Box } from '../support/box.js';
 import { runCli, type CliRun } from '../support/cli.js';
+import { connectUpstream } from '../support/upstream.js';
 
 describe('boxauth verbs: create, describe, edit, -o json on changes, version', function () {
   this.timeout(60_000);
@@ -106,5 +107,26 @@ describe('boxauth verbs: create, describe, edit, -o json on changes, version', f
     expect(wrong.code).to.equal(2);
     expect(wrong.stdout).to.equal('');
     expect(wrong.stderr).to.include('--group does not apply to user list');
+  });
+  it('idp check tries a provider: a table of checks, exit 0 when all pass, exit 1 naming the check that failed', async function () {
+    // The box is its own upstream provider here: a live issuer with a client whose secret it knows.
+    await connectUpstream(box, box, 'itself', { disabled: true });
+    const passed = await cli(['idp', 'check', 'itself', '-o', 'table']);
+    expect(passed.code, passed.stderr).to.equal(0);
+    expect(passed.stdout).to.match(/^CHECK\s+OK\s+DETAIL\n/);
+    expect(passed.stdout).to.match(/client\s+true/);
+    expect(passed.stdout).not.to.include('upstream-secret-itself');
+
+    await box.json(
+      'PUT',
+      '/IdentityProvider/dead',
+      { type: 'oidc', oidc: { issuer: 'http://127.0.0.1:9', clientId: 'x' }, disabled: true },
+      await box.rootToken(),
+    );
+    const failed = await cli(['idp', 'check', 'dead', '-o', 'json']);
+    expect(failed.code).to.equal(1);
+    expect(JSON.parse(failed.stdout)[0]).to.include({ check: 'discovery', ok: false });
+    expect(failed.stderr).to.include('dead: a check failed (discovery)');
+    expect((await cli(['idp', 'check'])).code).to.equal(2);
   });
 });

@@ -22,7 +22,7 @@ import {
 } from '../command.js';
 import { editedRecord } from '../edit.js';
 import { describeText } from '../describe.js';
-import { changeFormat, outputFormat, printChange, printed, printList, printRecord, type Column } from '../output.js';
+import { changeFormat, outputFormat, printChange, printed, printList, printRecord, type Column, type OutputFormat } from '../output.js';
 import { BROWSER_COLUMNS, GRANT_COLUMNS, WHO, type GrantRecord, type SignInRecord } from './people-sessions.js';
 
 type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
@@ -375,6 +375,12 @@ export const idpCommand = resourceCommand('idp', ['idps', 'identityprovider', 'i
         'give the provider a new client secret (oidc, oauth2, github) or bind password (ldap): typed without echo, or --secret-stdin',
       options: ['secret-stdin', 'output'],
     },
+    check: {
+      args: '<id>',
+      count: [1, 1],
+      summary: 'try the provider without signing anyone in (discovery, issuer, keys, client secret; LDAP bind, bases)',
+      options: ['output'],
+    },
   },
   notes: `An IdentityProvider is somewhere people already have an account: an OpenID Connect provider
 (type oidc), an OAuth 2.0 service (oauth2), GitHub (github) or an LDAP directory (ldap). The
@@ -390,8 +396,13 @@ Examples:
   boxauth idp list -o table
   boxauth idp set-secret corp-sso                       # asks for it
   pass show corp-sso | boxauth idp set-secret corp-sso --secret-stdin
+  boxauth idp check corp-sso                            # exit 1 when a check fails
 `,
   async run(given, io) {
+    if (given.verb === 'check') {
+      await checkProvider(given.args[0] ?? '', outputFormat(given.values, io), io);
+      return true;
+    }
     if (given.verb !== 'set-secret') return false;
     const [id = ''] = given.args;
     const format = changeFormat(given.values);
@@ -405,6 +416,35 @@ Examples:
     return true;
   },
 });
+
+interface ProviderCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * `idp check`: what POST /IdentityProvider/<id>/$check found, one row per check. A failed check is
+ * exit 1, so a script (or a GitOps job) can try a provider before people do.
+ */
+async function checkProvider(id: string, format: OutputFormat, io: Io): Promise<void> {
+  const found = await withBox(io, async (api) => {
+    const res = await api.call<{ ok: boolean; checks: ProviderCheck[] }>('POST', `/IdentityProvider/${encodeURIComponent(id)}/$check`);
+    printList(io, format, res.body.checks, [
+      { header: 'CHECK', cell: (c) => c.check },
+      { header: 'OK', cell: (c) => c.ok },
+      { header: 'DETAIL', cell: (c) => c.detail },
+    ]);
+    return res.body;
+  });
+  if (!found.ok)
+    throw new CliError(
+      `${id}: a check failed (${found.checks
+        .filter((c) => !c.ok)
+        .map((c) => c.check)
+        .join(', ')})`,
+    );
+}
 
 type Ref = { id: string };
 
