@@ -39,8 +39,10 @@ RUN groupadd --system --gid 10001 boxauth && useradd --system --uid 10001 --gid 
 COPY --from=deps /app/node_modules node_modules
 COPY --from=build /src/dist/api dist/api
 COPY --from=build /src/dist/operator dist/operator
-# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets, Envoy's protos.
+# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets, Envoy's protos,
+# and the documentation the box serves at /docs (SCIM's documentationUri points there).
 COPY package.json ./
+COPY docs docs
 COPY crds crds
 COPY api/db/migrations api/db/migrations
 COPY api/ui/assets api/ui/assets

@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools previous-release gateways slapd postgres-ha kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools release previous-release gateways slapd postgres-ha kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -177,6 +177,13 @@ test-tools:
 # (which builds it too when missing): once (about a minute) into ~/.cache/boxauth/releases/<commit>.
 previous-release: node_modules/.installed ## build the previous release's API for the rolling-upgrade test (cached)
 	@scripts/release-build.sh >/dev/null
+
+# The release artifacts (scripts/release.sh; docs/operations/versions.md): the npm package, its SBOM, the chart
+# (packaged, a chart repository index, an OCI layout), install.yaml and SHA256SUMS, into release/<version>/.
+# IMAGE: the image repository the chart and install.yaml name (the release workflow pushes the image there).
+IMAGE ?= ghcr.io/boxauth/boxauth
+release: ## the release artifacts of VERSION=x.y.z into release/x.y.z/: npm package, SBOM, chart (repository and OCI layout), install.yaml, SHA256SUMS [IMAGE=ghcr.io/boxauth/boxauth]
+	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) scripts/release.sh $(if $(VERSION),"$(VERSION)")
 
 kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (ports: BOXAUTH_KUBE_PORT=6443, BOXAUTH_ETCD_PORT=2379, BOXAUTH_ETCD_PEER_PORT; BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, docs/guides/kubectl-sign-in.md)
 	@scripts/kube-up.sh

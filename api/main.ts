@@ -16,7 +16,7 @@ import { Shutdown } from './shutdown.js';
 function help(): string {
   return `boxauth API server: one box, an OAuth 2.0 and OpenID Connect provider with sessions, users and policies.
 
-Usage: node dist/api/main.js            (or: make run)
+Usage: node dist/api/main.js            (or: make run; installed from the npm package: boxauth-api)
 
 Configuration is read from the environment (docs/reference/configuration.md):
 ${variablesHelp(CONFIG_VARIABLES)}

@@ -119,11 +119,11 @@ pid_of() {
   echo "$pid"
 }
 
-# stop NAME: SIGTERM the recorded pid, SIGKILL after 20 s.
+# stop NAME [PID]: SIGTERM the process (PID, else the recorded pid), SIGKILL after 20 s.
 stop() {
-  local name=$1 pid i
-  pid=$(pid_of "$name")
-  if [[ -n $pid ]]; then
+  local name=$1 pid=${2:-} i
+  [[ -n $pid ]] || pid=$(pid_of "$name")
+  if [[ -n $pid ]] && alive "$pid"; then
     log "stopping $name (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
     for ((i = 0; i < 200; i++)); do
@@ -139,14 +139,17 @@ stop() {
   rm -f "$DIR/$name.pid"
 }
 
-# Processes this run started: stopped again if the run does not succeed, so a
-# failed start leaves nothing behind.
+# Processes this run started, and their pids: stopped again if the run does not
+# succeed, so a failed start leaves nothing behind. Stopped by the pid $! gave, not
+# by pid_of: a child that has not reached exec yet (a loaded machine) does not look
+# like NAME, and pid_of would take it for gone and leave it running, unrecorded.
 STARTED=()
+declare -A STARTED_PID=()
 OK=0
 cleanup() {
   local i
   if [[ $OK != 1 ]]; then
-    for ((i = ${#STARTED[@]} - 1; i >= 0; i--)); do stop "${STARTED[i]}"; done
+    for ((i = ${#STARTED[@]} - 1; i >= 0; i--)); do stop "${STARTED[i]}" "${STARTED_PID[${STARTED[i]}]}"; done
   fi
 }
 trap cleanup EXIT
@@ -165,7 +168,19 @@ start() {
   pid=$!
   echo "$pid" >"$DIR/$name.pid"
   STARTED+=("$name")
+  STARTED_PID[$name]=$pid
   log "started $name (pid $pid), log $DIR/$name.log"
+}
+
+# running NAME: whether NAME still runs. One this run started is its child: it runs
+# while that pid is alive, whatever its command line says yet (until the child has
+# exec'd, /proc shows this script's). Otherwise, the recorded pid (pid_of).
+running() {
+  if [[ -n ${STARTED_PID[$1]:-} ]]; then
+    alive "${STARTED_PID[$1]}"
+  else
+    [[ -n $(pid_of "$1") ]]
+  fi
 }
 
 # wait_ready NAME URL PATTERN: poll URL until it answers 200 with a body that
@@ -180,7 +195,7 @@ wait_ready() {
       log "$name is ready"
       return 0
     fi
-    if [[ -z $(pid_of "$name") ]]; then
+    if ! running "$name"; then
       log "$name exited; last lines of $DIR/$name.log:"
       tail -n 40 "$DIR/$name.log" >&2
       die "$name did not start"

@@ -11,6 +11,8 @@
 #             discovery plugins (the remove_all_sd tag: `check rules` needs none);
 #   extauthz  test/extauthz, Envoy's ext_authz gRPC client;
 #   traefik   the gateway tests' Traefik, from its Go module at $TRAEFIK_VERSION;
+#   actionlint the checker of GitHub Actions workflows (test/e2e/release.test.ts runs it over
+#             .github/workflows/), `go install`ed from its module at $ACTIONLINT_VERSION;
 # CloudNativePG's CRDs (config/crd/bases of its Go module at $CNPG_VERSION, for
 # test/e2e/operator/cnpg.ts) into $CACHE/cnpg-$CNPG_VERSION, with $CACHE/cnpg a
 # link to the current one;
@@ -32,6 +34,7 @@ CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
 BIN=$CACHE/bin
 PROMETHEUS_VERSION=v0.316.0
 TRAEFIK_VERSION=v3.6.12
+ACTIONLINT_VERSION=v1.7.12
 # The newest CloudNativePG release, supported on the Kubernetes the tests run (1.35; 1.30 supports 1.34 to 1.36), whose
 # Cluster has spec.postgresql.synchronous.failoverQuorum as a field (1.28 on; before, an alpha annotation).
 CNPG_VERSION=v1.30.0
@@ -126,6 +129,21 @@ else
   log "built traefik in $((SECONDS - start)) s"
 fi
 
+if stamped actionlint "$ACTIONLINT_VERSION"; then
+  log "actionlint $ACTIONLINT_VERSION: cached"
+else
+  log "building actionlint $ACTIONLINT_VERSION"
+  start=$SECONDS
+  # Its release builds stamp the version the same way (.goreleaser.yaml); outside any module, as promtool.
+  (cd "$TMP" && GOBIN="$TMP" go install -trimpath \
+    -ldflags "-s -w -X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" \
+    "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION") >&2
+  [[ $("$TMP/actionlint" -version 2>/dev/null | head -n 1) == "$ACTIONLINT_VERSION" ]] || die "actionlint does not report version $ACTIONLINT_VERSION"
+  mv -f "$TMP/actionlint" "$BIN/actionlint"
+  printf '%s\n' "$ACTIONLINT_VERSION" >"$BIN/.actionlint.version"
+  log "built actionlint in $((SECONDS - start)) s"
+fi
+
 if [[ -f $CNPG_DIR/.complete ]]; then
   log "cloudnative-pg CRDs $CNPG_VERSION: cached"
 else
@@ -162,4 +180,4 @@ else
 fi
 ln -sfn "py-$PY_VERSION" "$CACHE/py.new" && mv -fT "$CACHE/py.new" "$CACHE/py"
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"

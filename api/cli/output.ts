@@ -1,41 +1,45 @@
 // How lists and records are printed (--output): a table for a person at a terminal,
 // JSON for a program reading a pipe, YAML on request.
 import { stringify } from 'yaml';
-import { usage, type Io } from './command.js';
+import { CliError } from './api.js';
+import type { Io, Values } from './command.js';
+import { printable } from './printable.js';
+
+export { printable };
 
 export type OutputFormat = 'table' | 'json' | 'yaml';
 
-/** The option every list and get takes (parseArgs form). */
-export const OUTPUT_OPTION = { output: { type: 'string', short: 'o' } } as const;
-
-/** The option's line in a command's help: `which` subcommands take it, said from column `column` on. */
-export function outputHelp(column: number, which: string): string {
-  return `  ${'-o, --output table|json|yaml'.padEnd(column - 3)} how ${which} print: a table on a terminal, else JSON`;
-}
-
-export function outputFormat(value: string | undefined, io: Io): OutputFormat {
+/** How a list or a get prints: --output, else a table on a terminal and JSON otherwise. */
+export function outputFormat(values: Values, io: Io): OutputFormat {
+  const value = values.output;
   if (value === undefined) return io.terminal ? 'table' : 'json';
   if (value === 'table' || value === 'json' || value === 'yaml') return value;
-  throw usage(`--output must be table, json or yaml, not "${printable(value)}"`);
+  throw new CliError(`--output must be table, json or yaml, not "${printable(String(value))}"`, 2);
+}
+
+/** How a change prints: a line for a person, or with -o json|yaml the record as written. */
+export type ChangeFormat = 'line' | 'json' | 'yaml';
+
+export function changeFormat(values: Values): ChangeFormat {
+  const value = values.output;
+  if (value === undefined) return 'line';
+  if (value === 'json' || value === 'yaml') return value;
+  throw new CliError(`--output of a change must be json or yaml (the record as written), not "${printable(String(value))}"`, 2);
+}
+
+/** A change done: its line, or the record as written (without `password`, the hash, which only get shows on request). */
+export function printChange(io: Io, format: ChangeFormat, record: unknown, line: string): void {
+  if (format === 'line') return io.out(line);
+  const shown =
+    record && typeof record === 'object' && !Array.isArray(record) && 'password' in record
+      ? Object.fromEntries(Object.entries(record).filter(([k]) => k !== 'password'))
+      : record;
+  io.out(format === 'yaml' ? yamlText(shown) : `${jsonText(shown, 2)}\n`);
 }
 
 export interface Column<T> {
   header: string;
   cell: (row: T) => unknown;
-}
-
-/**
- * Text that is safe to show on a terminal: control characters (a description may hold an
- * escape sequence that rewrites the screen) and bidi controls (marks, embeddings, overrides
- * and isolates: they make a line read in another order than it is) are shown escaped, never sent.
- */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, (ch) => {
-    if (ch === '\n') return '\\n';
-    if (ch === '\t') return '\\t';
-    if (ch === '\r') return '\\r';
-    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
 }
 
 /** A line for a person that holds what the box said (emails, names): every value put in goes through printable. */
@@ -57,7 +61,7 @@ export function jsonText(value: unknown, indent?: number): string {
 }
 
 /** `value` as YAML; with a RAW_CONTROLS character, every string double-quoted so that it is written escaped. */
-function yamlText(value: unknown): string {
+export function yamlText(value: unknown): string {
   const text = stringify(value);
   if (text.search(RAW_CONTROLS) === -1) return text;
   return stringify(value, { defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'QUOTE_DOUBLE', lineWidth: 0 }).replace(

@@ -21,7 +21,6 @@
 // has not answered since the loss: a feed lost while the database still answers (its
 // connection alone broke) hears nothing of the writes that follow, so once anything
 // answered after the loss, memory answers for nothing.
-import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../log.js';
 import { CHECK_INTERVAL_MS, cut, type HostLocator } from './locator.js';
@@ -38,7 +37,15 @@ export interface Change {
   key?: string;
 }
 
-export class ChangeFeed extends EventEmitter {
+/** What the feed tells its subscribers: a change of a table, a notice on a channel, a fence, or 'reset'. */
+type Topic = `change:${string}` | `notice:${string}` | 'fence' | 'reset';
+
+// The subscribers are kept in lists of the feed's own rather than as an EventEmitter's listeners:
+// every cache, the mail outbox and the composition root subscribe once each, at start-up, to
+// 'reset' (eleven of them with SMTP set), which is no leak; Node's warning past ten listeners
+// (MaxListenersExceededWarning) was a false alarm printed at every start.
+export class ChangeFeed {
+  private readonly subscribers = new Map<Topic, ((...args: never[]) => void)[]>();
   private client: pg.Client | undefined;
   private stopped = false;
   private currentSchema = '';
@@ -60,7 +67,6 @@ export class ChangeFeed extends EventEmitter {
     /** The locators of pools that do not go where the feed goes (a pooler's): their answers count too. */
     private readonly otherLocators: HostLocator[] = [],
   ) {
-    super();
     // A new primary: listen there now rather than at the next retry.
     locator.on('found', () => {
       if (!this.client && this.retryTimer && !this.stopped) {
@@ -76,12 +82,23 @@ export class ChangeFeed extends EventEmitter {
     await this.connect();
   }
 
+  private subscribe(topic: Topic, handler: (...args: never[]) => void): void {
+    const handlers = this.subscribers.get(topic);
+    if (handlers) handlers.push(handler);
+    else this.subscribers.set(topic, [handler]);
+  }
+
+  /** Calls each of the topic's subscribers in the order they subscribed. */
+  private publish(topic: Topic, ...args: unknown[]): void {
+    for (const handler of this.subscribers.get(topic) ?? []) (handler as (...a: unknown[]) => void)(...args);
+  }
+
   onChange(table: string, handler: (change: Change) => void): void {
-    this.on(`change:${table}`, handler);
+    this.subscribe(`change:${table}`, handler);
   }
 
   onReset(handler: () => void): void {
-    this.on('reset', handler);
+    this.subscribe('reset', handler);
   }
 
   /**
@@ -90,7 +107,7 @@ export class ChangeFeed extends EventEmitter {
    * that must not miss one also listens for 'reset', and looks for itself.
    */
   onNotice(channel: string, handler: () => void): void {
-    this.on(`notice:${channel}`, handler);
+    this.subscribe(`notice:${channel}`, handler);
     if (this.channels.has(channel)) return;
     this.channels.add(channel);
     this.client?.query(`LISTEN ${this.client.escapeIdentifier(channel)}`).catch(() => undefined); // a lost connection listens again on reconnect
@@ -98,14 +115,14 @@ export class ChangeFeed extends EventEmitter {
 
   /** A read fence came back (api/cache/read-fence.ts). */
   onFence(handler: (token: string) => void): void {
-    this.on('fence', handler);
+    this.subscribe('fence', handler);
   }
 
   private async connect(): Promise<void> {
     const { client } = await this.locator.connected({ application_name: CHANGE_FEED_APPLICATION_NAME });
     client.on('notification', (msg) => {
       if (msg.channel === 'boxauth') this.dispatch(msg.payload);
-      else if (msg.payload === this.currentSchema) this.emit(`notice:${msg.channel}`);
+      else if (msg.payload === this.currentSchema) this.publish(`notice:${msg.channel}`);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
@@ -160,8 +177,8 @@ export class ChangeFeed extends EventEmitter {
       return;
     }
     if (change.schema !== this.currentSchema) return; // another box sharing the database
-    if (change.fence !== undefined) this.emit('fence', change.fence);
-    else this.emit(`change:${change.table}`, change);
+    if (change.fence !== undefined) this.publish('fence', change.fence);
+    else this.publish(`change:${change.table}`, change);
   }
 
   private lost(client: pg.Client, err?: Error): void {
@@ -171,7 +188,7 @@ export class ChangeFeed extends EventEmitter {
     this.lostAt = Date.now();
     this.answersAtLoss = this.answers();
     this.log.warn({ err: err?.message }, 'change feed connection lost; caches are read through until it is back');
-    this.emit('reset');
+    this.publish('reset');
     client.end().catch(() => undefined);
     this.retryTimer = setTimeout(() => this.retry(), this.retryMs).unref();
   }
@@ -182,7 +199,7 @@ export class ChangeFeed extends EventEmitter {
     this.connect().then(
       () => {
         this.log.info('change feed reconnected');
-        this.emit('reset'); // changes made while we were away were never announced
+        this.publish('reset'); // changes made while we were away were never announced
       },
       () => {
         // No longer than the locator's watch: a failover's new primary is listened on within a second of being found.

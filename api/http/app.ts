@@ -30,6 +30,7 @@ import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
 import { passkeyRouter } from './routes/passkeys.js';
 import { peopleRouter } from './routes/people.js';
+import { providerCheckRouter } from './routes/provider-check.js';
 import { scimRouter } from './routes/scim.js';
 import { peopleSessionsRouter } from './routes/people-sessions.js';
 import { resourceRouter } from './routes/resources.js';
@@ -134,6 +135,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     resourceRouter(svc, 'AccessPolicy', guard),
     resourceRouter(svc, 'App', guard),
     resourceRouter(svc, 'IdentityProvider', guard),
+    providerCheckRouter(svc, guard),
     explainRouter(svc, guard),
     auditEventRouter(svc, guard),
     sessionRouter(svc, guard),

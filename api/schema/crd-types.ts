@@ -697,7 +697,7 @@ export interface IdentityProviderSpec {
      */
     upstream?: string;
     /**
-     * A claim of the ID token or userinfo equal to value (or holding it, for a list).
+     * A claim of the ID token or userinfo equal to value (or holding it, for a list). LDAP - dn or an attribute userSearch names (idAttribute, emailAttribute, nameAttribute; by default entryUUID, mail, cn); another name is refused.
      */
     claim?: {
       name: string;

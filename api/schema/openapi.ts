@@ -1013,6 +1013,38 @@ const signingKeySchema: Json = {
 
 const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider'];
 
+/** A provider tried before people use it (api/people/upstream/check.ts). */
+const providerCheckPaths: Json = {
+  '/IdentityProvider/{id}/$check': {
+    parameters: [idParam('IdentityProvider')],
+    post: {
+      tags: ['resources'],
+      summary:
+        'Try the provider without signing anyone in (OpenID: discovery, issuer, keys, client credentials; GitHub and OAuth 2.0: client ' +
+        'credentials; LDAP: connection, bind, search bases). Only for a writer that allow policies let do everything; never says a secret',
+      responses: {
+        '200': answer('what each check found', {
+          type: 'object',
+          required: ['ok', 'checks'],
+          properties: {
+            ok: { type: 'boolean', description: 'every check passed' },
+            checks: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['check', 'ok', 'detail'],
+                properties: { check: { type: 'string' }, ok: { type: 'boolean' }, detail: { type: 'string' } },
+              },
+            },
+          },
+        }),
+        ...ERRORS,
+        '404': NOT_FOUND,
+      },
+    },
+  },
+};
+
 export function openApiDocument(baseUrl: string, version: string): Json {
   const resourceSchemas: Json = {};
   for (const kind of KINDS) {
@@ -1037,6 +1069,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     paths: {
       ...oauthPaths,
       ...Object.assign({}, ...KINDS.map(resourcePaths)),
+      ...providerCheckPaths,
       ...peoplePaths('users', 'User'),
       ...peoplePaths('groups', 'Group'),
       ...factorPaths,

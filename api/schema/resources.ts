@@ -11,6 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { projectPath } from '../paths.js';
+import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
 import type { AccessPolicy, App, Client, IdentityProvider } from '../types.js';
 
 type Schema = Record<string, unknown>;
@@ -22,7 +23,8 @@ type Spec = Record<string, unknown> & {
   generateSecret?: boolean;
   policyHeaders?: string[];
   type?: string;
-  groups?: { upstream?: string; claim?: unknown }[];
+  groups?: { upstream?: string; claim?: { name: string } }[];
+  ldap?: { userSearch: LdapAttributeSettings };
 };
 
 export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
@@ -67,6 +69,12 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   // IdentityProvider: a group rule names one source; a provider carries the settings of its type only.
   '!has(self.groups) || self.groups.all(r, has(r.upstream) != has(r.claim))': (s) =>
     (s.groups ?? []).every((rule) => (rule.upstream === undefined) !== (rule.claim === undefined)),
+  // An LDAP provider's claims are dn and the attributes the box reads (api/people/upstream/ldap.ts profileOf): a rule naming another would never match.
+  "self.type != 'ldap' || !has(self.ldap) || !has(self.groups) || self.groups.all(r, !has(r.claim) || r.claim.name in ['dn', has(self.ldap.userSearch.idAttribute) ? self.ldap.userSearch.idAttribute : 'entryUUID', has(self.ldap.userSearch.emailAttribute) ? self.ldap.userSearch.emailAttribute : 'mail', has(self.ldap.userSearch.nameAttribute) ? self.ldap.userSearch.nameAttribute : 'cn'])":
+    (s) =>
+      s.type !== 'ldap' ||
+      s.ldap === undefined ||
+      (s.groups ?? []).every((rule) => rule.claim === undefined || ldapClaimNames(s.ldap!.userSearch).includes(rule.claim.name)),
   "(self.type == 'oidc') == has(self.oidc) && (self.type == 'oauth2') == has(self.oauth2) && (self.type == 'github') == has(self.github) && (self.type == 'ldap') == has(self.ldap)":
     (s) => (['oidc', 'oauth2', 'github', 'ldap'] as const).every((type) => (s.type === type) === (s[type] !== undefined)),
 };

@@ -91,3 +91,19 @@ ${links.map((l) =>
 )}
 </ul></section>`;
 }
+
+/**
+ * A provider whose set-up at the box does not hold (a client secret it refuses, metadata naming
+ * another issuer): nothing the person did, and nothing starting again would mend. The cause is in
+ * the box's log and audit trail, never on the page; the person may still sign in another way.
+ */
+export function providerFaultPage(p: { box: string; provider: string; returnTo: string }): Page {
+  return page((say) => ({
+    title: say('upstream.faultTitle', { provider: p.provider }),
+    box: p.box,
+    body: html`<h1>${say('upstream.faultTitle', { provider: p.provider })}</h1>
+<p class="notice" role="alert">${say('upstream.fault', { provider: p.provider })}</p>
+<p>${say('upstream.faultNext')}</p>
+<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">${say('upstream.otherWays')}</a></p>`,
+  }));
+}

@@ -1,6 +1,8 @@
-// An example browser app of a boxauth box: the implicit flow (token in the URL
+// An example browser app of a boxauth box: the implicit flow (tokens in the URL
 // fragment) and the authorization code flow with PKCE (code exchanged at the
-// box's token endpoint from the browser; the box answers CORS for it).
+// box's token endpoint from the browser; the box answers CORS for it). With the
+// scope openid it is an OpenID Connect relying party: it sends a nonce and shows
+// the ID token's claims (who signed in).
 const b64url = (bytes) =>
   btoa(String.fromCharCode(...new Uint8Array(bytes)))
     .replace(/\+/g, '-')
@@ -13,12 +15,17 @@ const $ = (id) => document.getElementById(id);
 async function signIn(flow) {
   const box = $('box').value.replace(/\/+$/, '');
   const client = $('client').value;
+  const scope = $('scope').value;
+  const openid = scope.split(/\s+/).includes('openid');
   const state = random();
   const verifier = random();
-  sessionStorage.setItem('example.request', JSON.stringify({ box, client, state, verifier, flow }));
-  const params = new URLSearchParams({ client_id: client, redirect_uri: callbackUrl(), state, scope: $('scope').value });
+  const nonce = random();
+  sessionStorage.setItem('example.request', JSON.stringify({ box, client, state, verifier, nonce, flow }));
+  const params = new URLSearchParams({ client_id: client, redirect_uri: callbackUrl(), state, scope });
+  // OpenID Connect Core 3.2.2.1: the implicit flow's nonce is required; the code flow's binds the ID token to this sign-in too.
+  if (openid) params.set('nonce', nonce);
   if (flow === 'implicit') {
-    params.set('response_type', 'token');
+    params.set('response_type', openid ? 'id_token token' : 'token');
   } else {
     params.set('response_type', 'code');
     params.set('code_challenge', b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
@@ -27,16 +34,50 @@ async function signIn(flow) {
   location.assign(`${box}/auth/authorize?${params}`);
 }
 
+/** The claims of a JWT, read without checking its signature (see showClaims). */
+function claimsOf(jwt) {
+  const payload = (jwt.split('.')[1] ?? '').replace(/-/g, '+').replace(/_/g, '/');
+  return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload), (c) => c.charCodeAt(0))));
+}
+
+function showError(outcome, error) {
+  $('error').textContent = error;
+  $('error-row').hidden = false;
+  $('outcome').textContent = outcome;
+}
+
+/**
+ * Shows who signed in. The ID token came straight from the box (the fragment of its redirect, or
+ * its token endpoint over TLS), so this page only checks that it is the answer to its own request
+ * (the nonce); a server that passes an ID token on must check its signature against the box's
+ * keys (jwks_uri), its iss, aud and exp (OpenID Connect Core 3.1.3.7), e.g. with the jose library.
+ */
+function showClaims(idToken, request) {
+  let claims;
+  try {
+    claims = claimsOf(idToken);
+  } catch {
+    showError('The ID token is unreadable.', 'not a JWT');
+    return false;
+  }
+  if (claims.nonce !== request.nonce) {
+    showError('The ID token is not the answer to this sign-in (nonce differs).', 'nonce mismatch');
+    return false;
+  }
+  $('claims').textContent = JSON.stringify(claims, null, 2);
+  $('claims-row').hidden = false;
+  return true;
+}
+
 async function callback() {
   const request = JSON.parse(sessionStorage.getItem('example.request') ?? 'null');
   const fromFragment = new URLSearchParams(location.hash.slice(1));
   const fromQuery = new URLSearchParams(location.search);
-  const answer = fromFragment.has('access_token') || fromFragment.has('error') ? fromFragment : fromQuery;
+  const answer = ['access_token', 'id_token', 'error'].some((k) => fromFragment.has(k)) ? fromFragment : fromQuery;
   $('flow').textContent = request?.flow ?? 'unknown';
   $('state').textContent = answer.get('state') ?? '';
   if (answer.get('error')) {
-    $('error').textContent = `${answer.get('error')}: ${answer.get('error_description') ?? ''}`;
-    $('outcome').textContent = 'The box refused.';
+    showError('The box refused.', `${answer.get('error')}: ${answer.get('error_description') ?? ''}`);
     return;
   }
   if (!request || answer.get('state') !== request.state) {
@@ -45,6 +86,7 @@ async function callback() {
   }
   let token = answer.get('access_token');
   let expires = answer.get('expires_in');
+  let idToken = answer.get('id_token');
   if (!token && answer.get('code')) {
     const res = await fetch(`${request.box}/auth/token`, {
       method: 'POST',
@@ -59,17 +101,20 @@ async function callback() {
     });
     const body = await res.json();
     if (!res.ok) {
-      $('error').textContent = `${body.error}: ${body.error_description}`;
-      $('outcome').textContent = 'The code exchange failed.';
+      showError('The code exchange failed.', `${body.error}: ${body.error_description}`);
       return;
     }
     token = body.access_token;
     expires = body.expires_in;
+    idToken = body.id_token ?? null;
   }
-  history.replaceState(null, '', location.pathname); // the token should not linger in the address bar
+  history.replaceState(null, '', location.pathname); // the tokens should not linger in the address bar
   $('token').textContent = token;
   $('expires').textContent = expires ? `${expires} s` : 'until signed out';
-  $('outcome').textContent = 'Signed in: the app holds an access token.';
+  if (idToken && !showClaims(idToken, request)) return;
+  $('outcome').textContent = idToken
+    ? 'Signed in: the app holds an access token and an ID token.'
+    : 'Signed in: the app holds an access token.';
 }
 
 if (location.pathname.endsWith('callback.html')) {

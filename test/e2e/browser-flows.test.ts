@@ -30,7 +30,7 @@ describe('browser flows (Chromium)', function () {
         description: 'The example browser app',
         auth: {
           implicit: { redirect_uri: callback, access_token_expiration: 600 },
-          authorization_code: { redirect_uri: `${app.url}/plain-callback` },
+          authorization_code: { redirect_uris: [`${app.url}/plain-callback`, callback] },
         },
       },
       root,
@@ -73,18 +73,22 @@ describe('browser flows (Chromium)', function () {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   }
 
-  it('implicit flow: the example app gets a token in the fragment, with its state; the token works; sign-out ends it', async function () {
+  it('implicit flow: the example app gets an access and an ID token in the fragment, with its state; shows who signed in; sign-out ends it', async function () {
     await page.goto(`${app.url}/index.html?box=${encodeURIComponent(box.url)}&client_id=example-app`);
     await page.getByRole('button', { name: 'Sign in with the implicit flow' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await screenshot(page, 'sign-in');
     await signInOnPage();
     await page.getByRole('heading', { name: /Allow example-app/ }).waitFor();
-    expect(await page.getByRole('listitem').allTextContents()).to.deep.equal(['Your name and profile profile']); // in words, and by name
+    // The example asks for "openid profile email" (make example-app's defaults), each in words and by name.
+    expect(await page.getByRole('listitem').allTextContents())
+      .to.have.length(3)
+      .and.to.include('Your name and profile profile');
     await screenshot(page, 'consent');
     await page.getByRole('button', { name: 'Allow' }).click();
-    await page.getByText('Signed in: the app holds an access token.').waitFor();
+    await page.getByText('Signed in: the app holds an access token and an ID token.').waitFor();
     await screenshot(page, 'example-app-callback');
+    await expectShownClaims();
     const stateSent = JSON.parse(await page.evaluate(() => sessionStorage.getItem('example.request') ?? '{}')).state;
     expect(await page.locator('#state').textContent()).to.equal(stateSent);
     expect(await page.locator('#expires').textContent()).to.equal('600 s');
@@ -99,6 +103,50 @@ describe('browser flows (Chromium)', function () {
     expect(session.user).to.deep.equal({ id: String(me.body[0].id), resourceType: 'User' });
     expect((await box.request('DELETE', '/Session', { headers: { Authorization: `Bearer ${token}` } })).status).to.equal(200);
     expect((await box.json('GET', `/users/${me.body[0].id}?access_token=${token}`)).status).to.equal(401);
+  });
+
+  /** The example app's callback page shows the ID token's claims (the person, this client, this sign-in's nonce) and no error. */
+  async function expectShownClaims(): Promise<void> {
+    const nonceSent = JSON.parse(await page.evaluate(() => sessionStorage.getItem('example.request') ?? '{}')).nonce;
+    expect(await page.locator('#claims-row').isVisible()).to.equal(true);
+    const claims = JSON.parse((await page.locator('#claims').textContent())!);
+    const me = (await box.json('GET', '/users?email=ann@example.com', undefined, root)).body[0];
+    expect(claims).to.include({ sub: String(me.id), aud: 'example-app', iss: box.url, nonce: nonceSent });
+    expect(await page.getByText('Error', { exact: true }).isVisible()).to.equal(false); // no empty "Error" label
+    expect(await page.locator('#error-row').isHidden()).to.equal(true);
+  }
+
+  it('code flow with PKCE: the example app exchanges the code itself and shows the ID token’s claims', async function () {
+    await page.goto(`${app.url}/index.html?box=${encodeURIComponent(box.url)}&client_id=example-app`);
+    await page.getByRole('button', { name: 'Sign in with the code flow (PKCE)' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await signInOnPage();
+    const allow = page.getByRole('button', { name: 'Allow' });
+    const done = page.getByText('Signed in: the app holds an access token and an ID token.');
+    await Promise.race([allow.waitFor(), done.waitFor()]);
+    if (await allow.isVisible()) await allow.click();
+    await done.waitFor();
+    await expectShownClaims();
+    expect(await page.locator('#flow').textContent()).to.equal('code');
+  });
+
+  it('the example app shows an error only when there is one', async function () {
+    await page.goto(`${app.url}/index.html?box=${encodeURIComponent(box.url)}&client_id=example-app`);
+    await page.locator('#scope').fill('openid no-such-scope-here');
+    await page.getByRole('button', { name: 'Sign in with the implicit flow' }).click();
+    await page
+      .getByText('The box refused.')
+      .or(page.getByRole('heading', { name: 'Sign in' }))
+      .waitFor();
+    if (await page.getByRole('heading', { name: 'Sign in' }).isVisible()) {
+      // The box asks who signs in before it refuses a scope: deny at consent instead.
+      await signInOnPage();
+      await page.getByRole('button', { name: 'Deny' }).click();
+    }
+    await page.getByText('The box refused.').waitFor();
+    expect(await page.locator('#error-row').isVisible()).to.equal(true);
+    expect(await page.locator('#error').textContent()).to.match(/^(access_denied|invalid_scope): /);
+    expect(await page.locator('#claims-row').isHidden()).to.equal(true);
   });
 
   it('a wrong redirect_uri or an unknown client gets an error page, never a redirect', async function () {

@@ -690,17 +690,17 @@ describe('boxauth CLI', function () {
     expect(listed.browsers).to.have.length(2);
     expect(listed.grants).to.have.length(2);
 
-    const all = await cli(['sessions', '--filter', 'SESSIONS-', '--client', 'cli-app', '-o', 'table']);
+    const all = await cli(['session', 'list', '--grants', '--filter', 'SESSIONS-', '--client', 'cli-app', '-o', 'table']);
     expect(all.code, all.stderr).to.equal(0);
     expect(all.stdout.split('\n')[0]).to.match(/^EMAIL +GRANT +CLIENT +SINCE +LAST_USED +FACTORS +FROM$/);
     expect(all.stdout.split('\n').filter((l) => l.includes('cli-app'))).to.have.length(3);
-    expect(JSON.parse((await cli(['sessions', '--filter', 'sessions-b'])).stdout).map((g: any) => g.email)).to.deep.equal([
-      'sessions-b@example.com',
-    ]);
-    expect(JSON.parse((await cli(['sessions', '--client', 'no-such-client'])).stdout)).to.deep.equal([]);
-    const browsers = JSON.parse((await cli(['sessions', '--browsers', '--filter', 'sessions-a'])).stdout);
+    expect(
+      JSON.parse((await cli(['session', 'list', '--grants', '--filter', 'sessions-b'])).stdout).map((g: any) => g.email),
+    ).to.deep.equal(['sessions-b@example.com']);
+    expect(JSON.parse((await cli(['session', 'list', '--grants', '--client', 'no-such-client'])).stdout)).to.deep.equal([]);
+    const browsers = JSON.parse((await cli(['session', 'list', '--browsers', '--filter', 'sessions-a'])).stdout);
     expect(browsers).to.have.length(2);
-    expect((await cli(['sessions', '--browsers', '--client', 'cli-app'])).code).to.equal(2);
+    expect((await cli(['session', 'list', '--browsers', '--client', 'cli-app'])).code).to.equal(2);
 
     // One browser: that one is signed out and its grant refused; the other stays.
     const sid = listed.browsers.find((x: any) => x.sid === listed.grants.find((g: any) => g.sid)!.sid)!.sid;
@@ -740,8 +740,10 @@ describe('boxauth CLI', function () {
     const help = (await cli(['user', 'help'])).stdout;
     for (const sub of ['user sessions <id|email>', 'user end-sessions <id|email>', '--sid <sid>', 'user vouch', 'user unvouch'])
       expect(help).to.include(sub);
+    // One command for sessions, under both names (kubectl's pod and pods).
     const sessionsHelp = await cli(['sessions', '--help']);
-    expect(sessionsHelp.stdout).to.match(/^Usage: boxauth sessions/);
+    expect(sessionsHelp.stdout).to.equal((await cli(['session', '--help'])).stdout);
+    expect(sessionsHelp.stdout).to.match(/^Usage: boxauth session /);
     expect(sessionsHelp.stdout).to.include('--output table|json|yaml');
   });
 });

@@ -7,7 +7,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
-import { docsScreenshot, launchBrowser, withoutPasskeyAutofill } from '../support/browser.js';
+import { launchBrowser, screenshot, withoutPasskeyAutofill } from '../support/browser.js';
 import { freePort } from '../support/ports.js';
 import { TestSmtp } from '../support/smtp.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
@@ -132,7 +132,9 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
       it('the pages before a sign-in: home, sign-in, sign-up, reset, device, logout, and the error pages', async function () {
         await visit('/', 'home');
         await visit('/auth/sign-in', 'sign-in');
-        await docsScreenshot(page, lang === 'en' ? 'sign-in-branded' : `sign-in-${lang}`);
+        // The docs' screenshots (docs/guides/branding-and-languages.md).
+        if (lang === 'en') await screenshot(page, 'sign-in-branded');
+        else await screenshot(page, 'sign-in-de');
         expect(await page.locator('h1').textContent()).to.equal(lang === 'en' ? 'Sign in' : 'Anmelden');
         await page.locator('form[action="/auth/sign-in"] button[type=submit]').waitFor();
         await page.locator('#email').fill(email);

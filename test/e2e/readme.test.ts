@@ -19,6 +19,28 @@ function walkthrough(): string {
   return block;
 }
 
+interface Session {
+  id: string;
+  type: string;
+  parent?: { id: string };
+}
+
+/** The JSON value that starts at `from` in `text`, where several answers are printed one after another. */
+function jsonAt(text: string, from: number): unknown {
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return JSON.parse(text.slice(from, i + 1));
+  }
+  throw new Error(`no JSON value at ${from}`);
+}
+
 describe("the README's walkthrough", function () {
   this.timeout(120_000);
   let box: Box;
@@ -45,6 +67,11 @@ describe("the README's walkthrough", function () {
     const out = run.stdout;
     expect(out).to.include('"id":"orders"'); // step 2's PUT, and step 6's read with the refreshed token
     expect(out).to.include('"resourceType":"Bundle"'); // step 6: the sessions
+    // Step 5's refresh made a child session, as its comment says: the refreshed token's session names the first as its parent.
+    const bundle = jsonAt(out, out.indexOf('{"resourceType":"Bundle"')) as { entry: { resource: Session }[] };
+    const [first, child] = bundle.entry.map((e) => e.resource);
+    expect([first?.type, child?.type]).to.deep.equal(['client_credentials', 'refresh_token']);
+    expect(child?.parent?.id).to.equal(first?.id);
     expect(out).to.match(/"error":"invalid_token"[^]*resourceType: Client/); // after the sign-out: 401; then step 7's YAML
   });
 });

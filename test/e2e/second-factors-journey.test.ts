@@ -10,7 +10,7 @@
 // enrolment page shows); the passkey is held by the DevTools WebAuthn virtual authenticator. The box
 // is http://localhost:<port> (a secure context for WebAuthn, rpID "localhost"); the app is
 // http://127.0.0.1:<port>, another origin, as in a cluster. The screenshots of the guides come
-// from here (test-artifacts/journey-*.png).
+// from here, named as docs/screenshots/ names them (test-artifacts/totp-enrol.png, …).
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
@@ -120,13 +120,13 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
   async function setUpAuthenticatorApp(shots: boolean): Promise<void> {
     await page.getByRole('heading', { name: 'Set up an authenticator app' }).waitFor();
     expect(await page.getByRole('img', { name: 'QR code of the key below' }).locator('svg').count()).to.equal(1);
-    if (shots) await screenshot(page, 'journey-totp-enrol');
+    if (shots) await screenshot(page, 'totp-enrol');
     appKey = base32Decode(((await page.locator('#totp-secret').textContent()) ?? '').replace(/\s+/g, ''));
     lastStep = 0;
     await page.getByLabel('The code the app shows now').fill(nextCode());
     await page.getByRole('button', { name: 'Confirm' }).click();
     await page.getByRole('heading', { name: 'Keep these recovery codes' }).waitFor();
-    if (shots) await screenshot(page, 'journey-recovery-codes');
+    if (shots) await screenshot(page, 'recovery-codes');
     recoveryCodes = await page.locator('#recovery-codes code').allTextContents();
     expect(recoveryCodes).to.have.length(10);
     expect(new Set(recoveryCodes).size).to.equal(10);
@@ -135,7 +135,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
   it('signs in at the app with her password; /admin wants a passkey: step-up, where she adds her first one', async function () {
     await page.goto(`${gateway.url}/docs/start`);
     expect(new URL(page.url()).origin).to.equal(boxOrigin);
-    await screenshot(page, 'journey-sign-in');
+    await screenshot(page, 'sign-in-passkey');
     await typePassword();
     expect((await appPage('/docs/start')).headers['x-auth-request-email']).to.equal(ANN.email);
 
@@ -156,7 +156,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
   it('her passkeys page lists it; she sets up an authenticator app on her account page', async function () {
     await page.goto(`${boxOrigin}/auth/account/passkeys`);
     await page.getByRole('cell', { name: 'Passkey 1', exact: true }).waitFor();
-    await screenshot(page, 'journey-passkeys');
+    await screenshot(page, 'passkeys');
 
     await page.goto(`${boxOrigin}/account`);
     await page.getByRole('heading', { name: 'Your account' }).waitFor();
@@ -172,7 +172,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
     await page.goto(`${gateway.url}/docs/today`);
     await typePassword();
     await page.getByRole('heading', { name: 'One more step' }).waitFor();
-    await screenshot(page, 'journey-second-factor');
+    await screenshot(page, 'second-factor');
     await page.getByLabel('Code from your authenticator app').fill(nextCode());
     await page.getByRole('button', { name: 'Continue' }).click();
     expect((await appPage('/docs/today')).headers['x-auth-request-email']).to.equal(ANN.email);
@@ -182,7 +182,7 @@ describe('second factors, one person in Chromium, an app behind NGINX', function
     await page.goto(`${gateway.url}/admin/users`);
     await page.getByRole('heading', { name: 'One more step' }).waitFor();
     expect(await page.getByLabel('Code from your authenticator app').count()).to.equal(0);
-    await screenshot(page, 'journey-step-up');
+    await screenshot(page, 'step-up');
     expect(upstream.received.slice(before).map((r) => r.url)).to.deep.equal([]);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     expect((await appPage('/admin/users')).headers['x-auth-request-email']).to.equal(ANN.email);

@@ -147,7 +147,7 @@ describe('LDAP directory sign-in (Debian slapd)', function () {
     it('a service account whose bind is refused: a configuration fault, its password never said', async function () {
       const wrong = 'not the service password 1';
       const err = await failureOf(ldapSignIn(settings(), wrong, 'alice', PEOPLE.alice.password));
-      expect(err.failure).to.equal('unavailable');
+      expect(err.failure).to.equal('misconfigured');
       expect(err.message)
         .to.match(/configuration/)
         .and.not.include(wrong)

@@ -142,6 +142,17 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     expect(config.headers.get('content-type')).to.match(/^application\/scim\+json/);
     expect(body(config)).to.include.keys('patch', 'filter', 'etag', 'bulk', 'sort', 'authenticationSchemes');
     expect(body(config).filter).to.deep.equal({ supported: true, maxResults: 200 });
+    // Its documentationUri is the box's own copy of the SCIM guide, served read-only as Markdown.
+    expect(body(config).documentationUri).to.equal(`${box.url}/docs/guides/scim.md`);
+    const guide = await fetch(body(config).documentationUri);
+    expect(guide.status).to.equal(200);
+    expect(guide.headers.get('content-type')).to.match(/^text\/markdown; charset=utf-8/i);
+    expect(guide.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(await guide.text()).to.match(/^# /);
+    // Nothing but docs/ is served there: no folder listing, no climbing out, no dotfiles.
+    expect((await fetch(`${box.url}/docs/guides/`)).status).to.equal(404);
+    expect((await fetch(`${box.url}/docs/..%2fpackage.json`)).status).to.be.oneOf([400, 403, 404]);
+    expect((await fetch(`${box.url}/docs/.hidden`)).status).to.equal(404);
     const types = body(await scim('GET', '/ResourceTypes'));
     expect(types.Resources.map((t: { id: string }) => t.id)).to.deep.equal(['User', 'Group']);
     const schemas = body(await scim('GET', '/Schemas'));

@@ -58,6 +58,80 @@ describe('signing in through an LDAP directory (Debian slapd)', function () {
     expect(claims.email_verified).to.equal(false); // the directory is not said to check addresses
   });
 
+  it('refuses a claim rule naming an attribute the box does not read (422 naming those it reads); a named one matches', async () => {
+    const root = await box.rootToken();
+    const withRule = (claim: { name: string; value: string }, over: Record<string, unknown> = {}) => ({
+      ...directory(over),
+      groups: [{ group: 'by-mail', claim }],
+    });
+    // `email` is the ID token's name of the claim; the directory's attribute is `mail`: this rule would never match.
+    const refused = await box.json('PUT', '/IdentityProvider/dir-claims', withRule({ name: 'email', value: PEOPLE.alice.mail }), root);
+    expect(refused.status, refused.text).to.equal(422);
+    expect(refused.body.errors.groups.join(' ')).to.include('dn').and.to.include('entryUUID, mail and cn');
+    expect((await box.json('GET', '/IdentityProvider/dir-claims', undefined, root)).status).to.equal(404);
+    // The attributes the settings name are the claims, exactly as they name them: `mail` no longer, once emailAttribute is another.
+    const userSearch = { ...directorySettings(slapd).userSearch, emailAttribute: 'description' };
+    const moved = await box.json('PUT', '/IdentityProvider/dir-claims', withRule({ name: 'mail', value: 'x' }, { userSearch }), root);
+    expect(moved.status, moved.text).to.equal(422);
+    const named = await box.json(
+      'PUT',
+      '/IdentityProvider/dir-claims',
+      withRule({ name: 'description', value: 'x' }, { userSearch }),
+      root,
+    );
+    expect(named.status, named.text).to.equal(201);
+
+    // alice's provider (she is linked to it) with a rule on her `mail`: she is in its group at her next sign-in.
+    await provider('dir', withRule({ name: 'mail', value: PEOPLE.alice.mail }));
+    const browser = new FormAgent(box);
+    const res = await throughForm(browser, 'dir', 'alice', PEOPLE.alice.password);
+    expect(res.status, res.text).to.equal(303);
+    expect((await idTokenOf(box, browser, 'rp')).claims.groups).to.include('by-mail');
+    await provider('dir', directory());
+  });
+
+  it('$check: connects, binds as the service account, finds the search bases; says which fails, never the password', async () => {
+    const root = await box.rootToken();
+    const check = async (id: string) => {
+      const res = await box.json('POST', `/IdentityProvider/${id}/$check`, undefined, root);
+      expect(res.status, res.text).to.equal(200);
+      return res;
+    };
+    await provider('dir-check', directory());
+    const good = await check('dir-check');
+    expect(good.body.ok, good.text).to.equal(true);
+    expect(good.body.checks.map((c: { check: string }) => c.check)).to.deep.equal([
+      'connect',
+      'bind',
+      'userSearch.baseDN',
+      'groupSearch.baseDN',
+    ]);
+
+    const wrong = 'not-the-service-password-9';
+    await provider('dir-check', { ...directory(), secret: wrong });
+    const badBind = await check('dir-check');
+    expect(badBind.body.ok).to.equal(false);
+    expect(badBind.body.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).to.deep.equal([
+      ['connect', true],
+      ['bind', false],
+    ]);
+    expect(badBind.text).not.to.include(wrong);
+
+    const ldap = directorySettings(slapd);
+    await provider('dir-check', {
+      ...directory(),
+      ldap: { ...ldap, userSearch: { ...ldap.userSearch, baseDN: 'ou=nobody,dc=example,dc=org' } },
+    });
+    const noBase = await check('dir-check');
+    const base = noBase.body.checks.find((c: { check: string }) => c.check === 'userSearch.baseDN');
+    expect(base).to.deep.include({ ok: false });
+    expect(base.detail).to.include('ou=nobody,dc=example,dc=org');
+
+    await provider('dir-check', { ...directory(), ldap: { ...ldap, url: `ldap://127.0.0.1:${await freePort()}` } });
+    const down = await check('dir-check');
+    expect(down.body.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).to.deep.equal([['connect', false]]);
+  });
+
   it('keeps the ID token of a person in 500 directory groups small: the mapped group only', async () => {
     const browser = new FormAgent(box);
     expect((await throughForm(browser, 'dir', 'carol', PEOPLE.carol.password)).status).to.equal(303);

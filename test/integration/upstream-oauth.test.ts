@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import * as oauth from 'oauth4webapi';
+import { checkProvider } from '../../api/people/upstream/check.js';
 import { authorizationUrl, finishAuthorization, type UpstreamRequest } from '../../api/people/upstream/oauth.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, type UpstreamFailure } from '../../api/people/upstream/profile.js';
 import type { IdentityProvider } from '../../api/types.js';
@@ -133,7 +134,7 @@ describe('the box as a client of another box (OpenID Connect)', function () {
     expect(profile.amr).to.deep.equal(['pwd']);
   });
 
-  it('a code used twice, a state or nonce not of this sign-in, a wrong secret: invalid, nothing secret said', async function () {
+  it('a code used twice, a state or nonce not of this sign-in: invalid; a wrong secret: misconfigured; nothing secret said', async function () {
     const request = newRequest();
     const callback = await callbackAt(ann, request);
     await finishAuthorization(provider, secret, request, callback);
@@ -156,7 +157,7 @@ describe('the box as a client of another box (OpenID Connect)', function () {
     const fourth = newRequest();
     const callback4 = await callbackAt(ann, fourth);
     const badSecret = await failure(finishAuthorization(provider, 'not-the-secret', fourth, callback4));
-    expect(badSecret.failure).to.equal('invalid');
+    expect(badSecret.failure, badSecret.message).to.equal('misconfigured'); // the box's set-up, not the person's doing
     for (const said of [replayed, wrongNonce, badSecret]) {
       for (const hidden of [secret, callback.searchParams.get('code')!, callback4.searchParams.get('code')!, fourth.codeVerifier]) {
         expect(said.message).not.to.include(hidden);
@@ -172,10 +173,10 @@ describe('the box as a client of another box (OpenID Connect)', function () {
     expect((await failure(finishAuthorization(provider, secret, request, odd))).failure).to.equal('invalid');
   });
 
-  it('an issuer not exactly the one its metadata names is not trusted (a trailing slash, another host name)', async function () {
+  it('an issuer not exactly the one its metadata names is not trusted (a trailing slash, another host name): misconfigured', async function () {
     for (const issuer of [`${b.url}/`, b.url.replace('127.0.0.1', 'localhost')]) {
       const said = await failure(authorizationUrl(oidcProvider({ ...provider.oidc!, issuer }), newRequest()));
-      expect(said.failure, issuer).to.equal('invalid');
+      expect(said.failure, issuer).to.equal('misconfigured');
     }
   });
 
@@ -380,5 +381,24 @@ describe('GitHub (against a stand-in for GitHub)', function () {
     const replayed = await failure(finishAuthorization(provider(), github.clientSecret, request, callback));
     expect(replayed.failure).to.equal('invalid');
     expect(replayed.message).not.to.include(callback.searchParams.get('code')!);
+  });
+
+  it('$check: the client credentials GitHub accepts pass (bad_verification_code for a made-up code); a wrong secret fails', async function () {
+    const good = await checkProvider(provider(), github.clientSecret, CALLBACK);
+    expect(good.map((c) => [c.check, c.ok])).to.deep.equal([['client', true]]);
+    expect(good[0]!.detail).to.include('bad_verification_code');
+    const wrong = 'not-the-github-secret-2';
+    const bad = await checkProvider(provider(), wrong, CALLBACK);
+    expect(bad.map((c) => [c.check, c.ok])).to.deep.equal([['client', false]]);
+    expect(bad[0]!.detail).to.include('incorrect_client_credentials').and.not.include(wrong);
+  });
+
+  it('a wrong client secret (GitHub answers 200 with incorrect_client_credentials): misconfigured, the secret never said', async function () {
+    const request = newRequest();
+    const callback = await signIn(octo, provider(), request);
+    const wrong = 'not-the-github-secret-1';
+    const said = await failure(finishAuthorization(provider(), wrong, request, callback));
+    expect(said.failure, said.message).to.equal('misconfigured');
+    expect(said.message).to.include('incorrect_client_credentials').and.not.include(wrong);
   });
 });

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
-import { Box, basic, eventually } from '../support/box.js';
+import { Box, basic, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { connectUpstream, idTokenOf, relyingParty, RP, TwoHostBrowser } from '../support/upstream.js';
 
@@ -164,6 +164,129 @@ describe('signing in through an upstream OpenID Provider', function () {
     expect(mixed.status).to.equal(400);
     // The honest way still works.
     expect((await new TwoHostBrowser(a, b).signIn('corp', email, PASSWORD)).status).to.equal(303);
+  });
+
+  /** The audit trail's failed upstream events through IdentityProvider `id`. */
+  const auditOf = async (id: string): Promise<Record<string, any>[]> => {
+    const res = await a.json('GET', '/AuditEvent?event=upstream&outcome=failure&_count=1000', undefined, await a.rootToken());
+    expect(res.status, res.text).to.equal(200);
+    return (res.body.entry as { resource: Record<string, any> }[])
+      .map((e) => e.resource)
+      .filter((e) => JSON.stringify(e).includes(`"${id}"`));
+  };
+  const SET_UP_FAULT = "Signing in through Broken is not working right now; this is a problem with the box's set-up, not with you.";
+  const expectSetUpFault = (answer: JsonResponse): void => {
+    expect(answer.status, answer.text).to.equal(502);
+    expect(answer.text).to.include(SET_UP_FAULT);
+    expect(answer.text).not.to.include('Start again');
+  };
+
+  it("a wrong client secret is the box's set-up, not the person's: its own page, the cause in the log and audit trail", async () => {
+    const wrong = 'not-the-secret-at-b-123';
+    await connectUpstream(a, b, 'broken-secret', { displayName: 'Broken', secret: wrong });
+    const email = await upstreamPerson();
+    const answer = await new TwoHostBrowser(a, b).signIn('broken-secret', email, PASSWORD);
+    expectSetUpFault(answer);
+    const events = await eventually('the refusal audited', async () => {
+      const found = (await auditOf('broken-secret')).filter((e) => JSON.stringify(e).includes('misconfigured'));
+      return found.length > 0 && found;
+    });
+    expect(JSON.stringify(events))
+      .to.include("misconfigured: the token endpoint: the provider refused the box's client")
+      .and.not.include(wrong);
+    const logged = a.logs.filter((l) => l.includes('upstream provider misconfigured') && l.includes('broken-secret'));
+    expect(logged.length).to.be.greaterThan(0);
+    expect(JSON.parse(logged[0]!).level).to.be.oneOf([50, 'error']);
+    expect(a.logs.join('\n')).not.to.include(wrong);
+  });
+
+  it("metadata naming another issuer is the box's set-up too: its own page at the button, audited", async () => {
+    // B's metadata says its issuer is b.url; the provider is configured with a trailing slash, which no ID token of B would carry.
+    await connectUpstream(a, b, 'broken-issuer', { displayName: 'Broken' });
+    const root = await a.rootToken();
+    const { meta: _meta, ...spec } = (await a.json('GET', '/IdentityProvider/broken-issuer', undefined, root)).body;
+    const put = await a.json('PUT', '/IdentityProvider/broken-issuer', { ...spec, oidc: { ...spec.oidc, issuer: `${b.url}/` } }, root);
+    expect(put.status, put.text).to.equal(200);
+    expectSetUpFault(await new TwoHostBrowser(a, b).start('broken-issuer'));
+    const events = await eventually('the refusal audited', async () => {
+      const found = (await auditOf('broken-issuer')).filter((e) => JSON.stringify(e).includes('misconfigured'));
+      return found.length > 0 && found;
+    });
+    expect(JSON.stringify(events)).to.include('issuer');
+  });
+
+  it('a replayed callback still says to start again: the person can mend that', async () => {
+    const email = await upstreamPerson();
+    const browser = new TwoHostBrowser(a, b);
+    const location = await browser.atUpstream(await browser.start('corp'), email, PASSWORD);
+    expect((await browser.callback(location)).status).to.equal(303);
+    const replayed = await browser.callback(location);
+    expect(replayed.status).to.equal(400);
+    expect(replayed.text).to.include('Start again from the sign-in page');
+    expect(replayed.text).not.to.include('set-up');
+  });
+
+  describe('POST /IdentityProvider/<id>/$check: a provider tried before people use it', function () {
+    const check = async (id: string, token?: string): Promise<JsonResponse> =>
+      a.json('POST', `/IdentityProvider/${id}/$check`, undefined, token ?? (await a.rootToken()));
+    const byName = (res: JsonResponse): Record<string, { ok: boolean; detail: string }> =>
+      Object.fromEntries((res.body.checks as { check: string; ok: boolean; detail: string }[]).map((c) => [c.check, c]));
+
+    it('a provider set up right: discovery, issuer, keys and the client credentials all pass, no secret said', async () => {
+      const res = await check('corp');
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.ok, res.text).to.equal(true);
+      expect(res.body.checks.map((c: { check: string }) => c.check)).to.deep.equal(['discovery', 'issuer', 'keys', 'client']);
+      expect(byName(res).client!.detail).to.include('invalid_grant');
+      expect(res.text).not.to.include('upstream-secret-corp-123');
+    });
+
+    it('a wrong secret fails the client check; another issuer fails the issuer check; a dead issuer fails discovery', async () => {
+      const wrong = 'wrong-secret-for-check-1';
+      await connectUpstream(a, b, 'check-secret', { secret: wrong });
+      const secretCheck = await check('check-secret');
+      expect(secretCheck.status).to.equal(200);
+      expect(secretCheck.body.ok).to.equal(false);
+      expect(byName(secretCheck).client).to.include({ ok: false });
+      expect(byName(secretCheck).client!.detail).to.match(/^misconfigured: .*refused the box's client/);
+      expect(byName(secretCheck).issuer).to.include({ ok: true });
+      expect(secretCheck.text).not.to.include(wrong);
+
+      const root = await a.rootToken();
+      const put = async (id: string, issuer: string): Promise<void> => {
+        const res = await a.json('PUT', `/IdentityProvider/${id}`, { type: 'oidc', oidc: { issuer, clientId: 'x' }, disabled: true }, root);
+        expect(res.status, res.text).to.be.oneOf([200, 201]);
+      };
+      await put('check-issuer', `${b.url}/`);
+      const issuerCheck = await check('check-issuer'); // a disabled provider is checked too: tried before it is turned on
+      expect(issuerCheck.body.ok).to.equal(false);
+      expect(byName(issuerCheck).discovery).to.include({ ok: true });
+      expect(byName(issuerCheck).issuer).to.include({ ok: false });
+      expect(byName(issuerCheck).issuer!.detail).to.include(JSON.stringify(b.url));
+
+      const closed = net.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const port = (closed.address() as net.AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      await put('check-dead', `http://127.0.0.1:${port}`);
+      const deadCheck = await check('check-dead');
+      expect(deadCheck.body).to.deep.include({ ok: false });
+      expect(deadCheck.body.checks).to.have.length(1);
+      expect(byName(deadCheck).discovery!.detail).to.match(/^unavailable: .*unreachable/);
+    });
+
+    it('only for an administrator of the whole box; 404 for no such provider', async () => {
+      expect((await a.json('POST', '/IdentityProvider/corp/$check')).status).to.equal(401);
+      const limited = await a.addClient('checker', {}, { policy: false });
+      const policy = { engine: 'matcho', link: [{ id: 'checker', resourceType: 'Client' }], matcho: { 'request-method': 'post' } };
+      expect((await a.json('PUT', '/AccessPolicy/checker-posts', policy, await a.rootToken())).status).to.equal(201);
+      const token = (await a.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('checker', limited.secret) }))
+        .body.access_token as string;
+      const refused = await check('corp', token);
+      expect(refused.status, refused.text).to.equal(403);
+      expect(refused.text).to.include('only a writer that allow policies let do everything'); // its policy lets it post; the writer rule does not
+      expect((await check('no-such-provider')).status).to.equal(404);
+    });
   });
 
   it('gives a client that accepts only corp only sign-ins through corp', async () => {
@@ -427,7 +550,7 @@ describe('signing in through an upstream OpenID Provider', function () {
       const browser = new FormAgent(a);
       const page = await browser.get('/auth/sign-in');
       const answer = await browser.post('/auth/upstream/huge/start', { csrf: hiddenFields(page.text).csrf!, return_to: '/auth/signed-in' });
-      expect(answer.status).to.equal(400);
+      expect(answer.status).to.equal(502); // metadata that cannot be read: the provider's set-up, not the person's doing
       await eventually('the refusal logged', async () => a.logs.join('\n').includes('answered more than 1048576 bytes'));
     } finally {
       await a.json('DELETE', '/IdentityProvider/huge', undefined, await a.rootToken());

@@ -66,11 +66,6 @@ export async function withoutPasskeyAutofill(context: BrowserContext): Promise<v
 
 const ARTIFACTS = projectPath('test-artifacts');
 
-/** Saves a screenshot the docs show under docs/screenshots/ (committed): the page as it is now, whole. */
-export async function docsScreenshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: projectPath('docs', 'screenshots', `${name}.png`), fullPage: true });
-}
-
 /** Saves a screenshot under test-artifacts/ (not committed). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(ARTIFACTS, { recursive: true });

@@ -1,30 +1,42 @@
 import { CliError } from '../api.js';
 import { checkBoxUrl } from '../box-check.js';
 import { configPath, currentBox, LOCAL_BOX, localBox, readBoxes, writeBoxes } from '../boxes.js';
-import { asking, parse, usage, type Command } from '../command.js';
-import { outputHelp, OUTPUT_OPTION, outputFormat, printList, type Column } from '../output.js';
+import { asking, OUTPUT, text, usage, flag, type Command, type CommandSpec } from '../command.js';
+import { changeFormat, outputFormat, printChange, printList, type Column } from '../output.js';
 
-const HELP = `Usage: boxauth box <subcommand>
-
-Remember boxes (URL and client credentials) in ${'$'}XDG_CONFIG_HOME/boxauth/config.json
+const SPEC: CommandSpec = {
+  name: 'box',
+  aliases: ['boxes'],
+  summary: 'remember boxes and choose the current one',
+  about: `Remember boxes (URL and client credentials) in ${'$'}XDG_CONFIG_HOME/boxauth/config.json
 (~/.config/boxauth/config.json, mode 0600); the current box is the one commands talk to.
 With none current, commands talk to the box \`make run\` serves from this directory
 (.boxauth/root-client.json), listed as "local (default)".
-BOXAUTH_URL, BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET override the current box's fields.
-
-Subcommands:
-  box add <name> <url> --client-id <id> [--client-secret <secret>] [--no-check]
-                       remember a box (asks for the secret when not given) and make it current.
-                       First <url>/.well-known/oauth-authorization-server must answer with
-                       issuer <url>: a URL that is not a box is refused, and nothing is saved
-  box use <name>       make <name> the current box (local: back to the box of \`make run\`)
-  box list             the boxes remembered and the local one, the current one marked with *
-  box remove <name>    forget a box
-
-Options:
-  --no-check                     for add: save without asking the URL (a box not reachable yet)
-${outputHelp(33, 'lists')}
-`;
+BOXAUTH_URL, BOXAUTH_CLIENT_ID and BOXAUTH_CLIENT_SECRET override the current box's fields.`,
+  options: {
+    'client-id': { type: 'string', usage: '--client-id <id>', summary: 'the client the CLI signs in as' },
+    'client-secret': { type: 'string', usage: '--client-secret <secret>', summary: "the client's secret (asked for when not given)" },
+    'no-check': { type: 'boolean', summary: 'save without asking the URL (a box not reachable yet)' },
+    output: OUTPUT,
+  },
+  verbs: {
+    add: {
+      args: '<name> <url> --client-id <id> [--client-secret <secret>] [--no-check]',
+      count: [2, 2],
+      summary:
+        'remember a box (asks for the secret when not given) and make it current. First <url>/.well-known/oauth-authorization-server must answer with issuer <url>: a URL that is not a box is refused, and nothing is saved',
+      options: ['client-id', 'client-secret', 'no-check', 'output'],
+    },
+    use: {
+      args: '<name>',
+      count: [1, 1],
+      summary: 'make <name> the current box (local: back to the box of `make run`)',
+      options: ['output'],
+    },
+    list: { summary: 'the boxes remembered and the local one, the current one marked with *', options: ['output'] },
+    remove: { args: '<name>', count: [1, 1], aliases: ['delete'], summary: 'forget a box', options: ['output'] },
+  },
+};
 
 interface Listed {
   name: string;
@@ -42,54 +54,52 @@ const COLUMNS: Column<Listed>[] = [
   { header: 'CLIENT', cell: (b) => b.client_id },
 ];
 
+/** What -o prints of a box changed: never its secret. */
+const shown = (name: string, url: string, client_id: string, current: boolean) => ({ name, url, client_id, current });
+
 export const boxCommand: Command = {
-  name: 'box',
-  summary: 'remember boxes and choose the current one',
-  help: HELP,
-  async run(args, io) {
-    const { values, positionals } = parse(args, {
-      'client-id': { type: 'string' },
-      'client-secret': { type: 'string' },
-      'no-check': { type: 'boolean' },
-      ...OUTPUT_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    });
-    const [sub, ...rest] = positionals;
-    if (values.help || !sub || sub === 'help') return io.out(HELP);
-    const format = outputFormat(values.output, io);
+  spec: SPEC,
+  async run({ verb: sub, args: rest, values }, io) {
     const file = configPath(io.env);
     const boxes = readBoxes(file);
     switch (sub) {
       case 'add': {
-        const [name, given] = rest;
-        if (!name || !given || rest.length > 2)
-          throw usage('usage: boxauth box add <name> <url> --client-id <id> [--client-secret <secret>] [--no-check]');
+        const format = changeFormat(values);
+        const [name = '', given = ''] = rest;
         if (!/^https?:\/\/[^\s]+$/.test(given)) throw usage(`not an http(s) URL: ${given}`);
-        if (!values['client-id']) throw usage('--client-id is required');
+        const clientId = text(values, 'client-id');
+        if (!clientId) throw usage('--client-id is required');
         const url = given.replace(/\/+$/, '');
-        if (!values['no-check']) await checkBoxUrl(url);
-        const secret = values['client-secret'] ?? (await asking(io, (p) => p.askHidden('Client secret: ')));
+        if (!flag(values, 'no-check')) await checkBoxUrl(url);
+        const secret = text(values, 'client-secret') ?? (await asking(io, (p) => p.askHidden('Client secret: ')));
         if (!secret) throw usage('a client secret is required');
-        boxes.boxes[name] = { url, client_id: values['client-id'], client_secret: secret };
+        boxes.boxes[name] = { url, client_id: clientId, client_secret: secret };
         boxes.current = name;
         writeBoxes(boxes, file);
-        return io.out(`Box "${name}" (${url}) added and now current.\n`);
+        return printChange(io, format, shown(name, url, clientId, true), `Box "${name}" (${url}) added and now current.\n`);
       }
       case 'use': {
-        const [name] = rest;
-        if (!name) throw usage('usage: boxauth box use <name>');
+        const format = changeFormat(values);
+        const [name = ''] = rest;
         const local = localBox(io.cwd);
         if (!boxes.boxes[name] && name === LOCAL_BOX && local) {
           delete boxes.current;
           writeBoxes(boxes, file);
-          return io.out(`Now using the box of \`make run\` here (${local.box.url}, ${local.file}).\n`);
+          return printChange(
+            io,
+            format,
+            shown(LOCAL_BOX, local.box.url, local.box.client_id, true),
+            `Now using the box of \`make run\` here (${local.box.url}, ${local.file}).\n`,
+          );
         }
-        if (!boxes.boxes[name]) throw new CliError(`no box named "${name}" (known: ${Object.keys(boxes.boxes).join(', ') || 'none'})`);
+        const chosen = boxes.boxes[name];
+        if (!chosen) throw new CliError(`no box named "${name}" (known: ${Object.keys(boxes.boxes).join(', ') || 'none'})`);
         boxes.current = name;
         writeBoxes(boxes, file);
-        return io.out(`Now using box "${name}" (${boxes.boxes[name].url}).\n`);
+        return printChange(io, format, shown(name, chosen.url, chosen.client_id, true), `Now using box "${name}" (${chosen.url}).\n`);
       }
       case 'list': {
+        const format = outputFormat(values, io);
         const current = currentBox(boxes);
         const listed: Listed[] = Object.keys(boxes.boxes)
           .sort()
@@ -106,12 +116,15 @@ export const boxCommand: Command = {
         return printList(io, format, listed, COLUMNS);
       }
       case 'remove': {
-        const [name] = rest;
-        if (!name || !boxes.boxes[name]) throw new CliError(`no box named "${name ?? ''}"`);
+        const format = changeFormat(values);
+        const [name = ''] = rest;
+        const forgotten = boxes.boxes[name];
+        if (!forgotten) throw new CliError(`no box named "${name}"`);
+        const wasCurrent = boxes.current === name;
         delete boxes.boxes[name];
-        if (boxes.current === name) delete boxes.current;
+        if (wasCurrent) delete boxes.current;
         writeBoxes(boxes, file);
-        return io.out(`Box "${name}" forgotten.\n`);
+        return printChange(io, format, shown(name, forgotten.url, forgotten.client_id, wasCurrent), `Box "${name}" forgotten.\n`);
       }
       default:
         throw usage(`unknown subcommand "box ${sub}"; see boxauth box help`);

@@ -4,36 +4,45 @@
 // event holds names people chose.
 import type { AuditEventResource as AuditEvent } from '../../audit.js';
 import type { BoxApi } from '../api.js';
-import { parse, usage, withBox, type Command, type Io } from '../command.js';
+import { flag, OUTPUT, text, usage, withBox, type Command, type CommandSpec, type Io, type OptionSpec } from '../command.js';
 import { findUser } from '../lookup.js';
-import { jsonText, outputFormat, outputHelp, OUTPUT_OPTION, printList, printable, type Column, type OutputFormat } from '../output.js';
+import { jsonText, outputFormat, printList, printable, type Column, type OutputFormat } from '../output.js';
 
-const HELP = `Usage: boxauth events [filters] [--limit N] [--follow]
+const filter = (usage: string, summary: string): OptionSpec => ({ type: 'string', usage, summary });
 
-The box's audit trail, newest first: who changed which record and how, sign-ins,
+const SPEC: CommandSpec = {
+  name: 'events',
+  aliases: ['event'],
+  summary: "the box's audit trail: who did what, and when (--follow for what comes)",
+  synopsis: ['events [filters] [--limit N] [--follow]'],
+  about: `The box's audit trail, newest first: who changed which record and how, sign-ins,
 sessions ended, second factors, accounts turned off or on, decisions refused at a
-gate. You see the events about what your policies let you read.
-
-Filters:
-  --actor <id>           who acted: a user id or a client id
-  --user <id|email>      the person the event concerns
-  --client <id>          the client the event concerns
-  --type <kind>          the record's kind: Client, AccessPolicy, App,
-                         IdentityProvider, User, Group, Session, Decision
-  --id <id>              the record's id (with --type)
-  --event <name>         sign_in, session_closed, decision, factor, upstream,
-                         account, record_changed
-  --outcome <o>          success or failure
-  --since <time>         from this time: ISO 8601 (2026-11-26T10:00:00Z), or a
-                         while ago (30s, 10m, 2h, 7d)
-  --until <time>         before this time, the same way
-
-Options:
-  --limit <n>            at most this many events (1-1000; default 50)
-  -f, --follow           then print each new event as it is recorded, until
-                         interrupted (Ctrl-C); with -o json, one JSON object a line
-${outputHelp(25, 'the events')}
-`;
+gate. You see the events about what your policies let you read.`,
+  options: {
+    actor: filter('--actor <id>', 'who acted: a user id or a client id'),
+    user: filter('--user <id|email>', 'the person the event concerns'),
+    client: filter('--client <id>', 'the client the event concerns'),
+    type: {
+      ...filter('--type <kind>', "the record's kind: Client, AccessPolicy, App, IdentityProvider, User, Group, Session, Decision"),
+      values: ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'User', 'Group', 'Session', 'Decision'],
+    },
+    id: filter('--id <id>', "the record's id (with --type)"),
+    event: {
+      ...filter('--event <name>', 'sign_in, session_closed, decision, factor, upstream, account, record_changed'),
+      values: ['sign_in', 'session_closed', 'decision', 'factor', 'upstream', 'account', 'record_changed'],
+    },
+    outcome: { ...filter('--outcome <o>', 'success or failure'), values: ['success', 'failure'] },
+    since: filter('--since <time>', 'from this time: ISO 8601 (2026-11-26T10:00:00Z), or a while ago (30s, 10m, 2h, 7d)'),
+    until: filter('--until <time>', 'before this time, the same way'),
+    limit: filter('--limit <n>', 'at most this many events (1-1000; default 50)'),
+    follow: {
+      type: 'boolean',
+      short: 'f',
+      summary: 'then print each new event as it is recorded, until interrupted (Ctrl-C); with -o json, one JSON object a line',
+    },
+    output: OUTPUT,
+  },
+};
 
 interface Page {
   entry: { resource: AuditEvent }[];
@@ -90,35 +99,26 @@ async function follow(api: BoxApi, io: Io, format: OutputFormat, filters: URLSea
 }
 
 export const eventsCommand: Command = {
-  name: 'events',
-  summary: "the box's audit trail: who did what, and when (--follow for what comes)",
-  help: HELP,
-  async run(args, io) {
-    const { values, positionals } = parse(args, {
-      actor: { type: 'string' },
-      user: { type: 'string' },
-      client: { type: 'string' },
-      type: { type: 'string' },
-      id: { type: 'string' },
-      event: { type: 'string' },
-      outcome: { type: 'string' },
-      since: { type: 'string' },
-      until: { type: 'string' },
-      limit: { type: 'string' },
-      follow: { type: 'boolean', short: 'f' },
-      ...OUTPUT_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    });
-    if (values.help || positionals[0] === 'help') return io.out(HELP);
-    if (positionals.length) throw usage(`events takes no arguments (got "${printable(positionals[0]!)}"): filter with --user, --type…`);
-    const limit = values.limit ?? '50';
+  spec: SPEC,
+  async run(given, io) {
+    const option = (name: string): string | undefined => text(given.values, name);
+    const values = {
+      outcome: option('outcome'),
+      id: option('id'),
+      type: option('type'),
+      since: option('since'),
+      until: option('until'),
+      user: option('user'),
+      follow: flag(given.values, 'follow'),
+    };
+    const limit = option('limit') ?? '50';
     if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 1000) throw usage('--limit must be 1 to 1000');
     if (values.outcome !== undefined && values.outcome !== 'success' && values.outcome !== 'failure')
       throw usage('--outcome must be success or failure');
     if (values.id !== undefined && values.type === undefined) throw usage('--id needs --type (the kind of record: App, Client…)');
-    const format = outputFormat(values.output, io);
+    const format = outputFormat(given.values, io);
     const filters = new URLSearchParams();
-    for (const [option, param] of [
+    for (const [name, param] of [
       ['actor', 'actor'],
       ['client', 'client'],
       ['type', 'resource_type'],
@@ -126,7 +126,7 @@ export const eventsCommand: Command = {
       ['event', 'event'],
       ['outcome', 'outcome'],
     ] as const) {
-      const value = values[option];
+      const value = option(name);
       if (value !== undefined) filters.set(param, value);
     }
     if (values.since !== undefined) filters.set('since', timeArgument('since', values.since));

@@ -3,20 +3,33 @@
 // explains a refused decision the box kept; with --app and the request it replays
 // one. Each policy of the app that applied is shown with what it said, and, when
 // it did not allow, the failing matcho path or JSON Schema error.
-import { parse, usage, withBox, type Command } from '../command.js';
-import { outputHelp, OUTPUT_OPTION, outputFormat, printed, printList, printRecord } from '../output.js';
+import { OUTPUT, text, texts, usage, withBox, type Command, type CommandSpec } from '../command.js';
+import { outputFormat, printed, printList, printRecord } from '../output.js';
 
-const HELP = `Usage: boxauth explain <decision-id>
-       boxauth explain --app <app> [--method GET] [--path /x] [--host h]
-                       [--token <access token> | --user <user id> | --client <client id>]
-                       [--header name=value]...
-
-Explains a decision of the decision point: a refused one the box kept (by the id
-a gateway answered with, X-Boxauth-Decision), or a request replayed now.
-
-Options:
-${outputHelp(33, 'the explanation')}
-`;
+const SPEC: CommandSpec = {
+  name: 'explain',
+  summary: 'why the decision point allowed or refused a request',
+  synopsis: [
+    'explain <decision-id>',
+    'explain --app <app> [--method GET] [--path /x] [--host h]',
+    '        [--token <access token> | --user <user id> | --client <client id>]',
+    '        [--header name=value]...',
+  ],
+  about: `Explains a decision of the decision point: a refused one the box kept (by the id
+a gateway answered with, X-Boxauth-Decision), or a request replayed now.`,
+  options: {
+    app: { type: 'string', usage: '--app <app>', summary: 'replay a request at this App' },
+    method: { type: 'string', usage: '--method <method>', summary: "the request's method (default GET)" },
+    path: { type: 'string', usage: '--path <path>', summary: "the request's path" },
+    host: { type: 'string', usage: '--host <host>', summary: "the request's host" },
+    token: { type: 'string', usage: '--token <access token>', summary: 'the request carries this access token' },
+    user: { type: 'string', usage: '--user <user id>', summary: 'the request is made as this user' },
+    client: { type: 'string', usage: '--client <client id>', summary: 'the request is made as this client' },
+    header: { type: 'string', multiple: true, usage: '--header <name=value>', summary: 'a header of the request (repeatable)' },
+    output: OUTPUT,
+  },
+  count: [0, 1],
+};
 
 interface Explanation {
   id: string;
@@ -30,28 +43,19 @@ interface Explanation {
 }
 
 export const explainCommand: Command = {
-  name: 'explain',
-  summary: 'why the decision point allowed or refused a request',
-  help: HELP,
-  async run(args, io) {
-    const { values, positionals } = parse(args, {
-      app: { type: 'string' },
-      method: { type: 'string' },
-      path: { type: 'string' },
-      host: { type: 'string' },
-      token: { type: 'string' },
-      user: { type: 'string' },
-      client: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      ...OUTPUT_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    });
-    const [id] = positionals;
-    if (values.help || (!id && !values.app) || id === 'help') return io.out(HELP);
+  spec: SPEC,
+  async run(given, io) {
+    const [id] = given.args;
+    const names = ['app', 'method', 'path', 'host', 'token', 'user', 'client'] as const;
+    const values = Object.fromEntries(names.map((name) => [name, text(given.values, name)])) as Record<
+      (typeof names)[number],
+      string | undefined
+    >;
+    if (!id && !values.app) throw usage('give a decision id, or --app and a request; see boxauth explain --help');
     if (id && values.app) throw usage('give a decision id, or --app and a request, not both');
-    const format = outputFormat(values.output, io);
+    const format = outputFormat(given.values, io);
     const headers: Record<string, string> = {};
-    for (const h of values.header ?? []) {
+    for (const h of texts(given.values, 'header')) {
       const eq = h.indexOf('=');
       if (eq < 1) throw usage(`--header must be name=value (got "${h}")`);
       headers[h.slice(0, eq)] = h.slice(eq + 1);

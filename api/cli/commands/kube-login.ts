@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../../errors.js';
 import { CliError } from '../api.js';
-import { parse, usage, type Command } from '../command.js';
+import { usage, type Command, type CommandSpec } from '../command.js';
 import { execCredential, execInfo } from '../kube/exec-credential.js';
 import { setupText, shellQuote } from '../kube/setup.js';
 import type { LoginOptions } from '../kube/fetch-tokens.js';
@@ -14,10 +14,15 @@ const DEFAULT_TIMEOUT_SECONDS = 300;
 /** Options of the plugin that setup writes into the kubeconfig's args when given. */
 const PASSED_ON = ['scope', 'listen-port', 'cache-dir', 'timeout'] as const;
 
-const HELP = `Usage: boxauth kube-login --box <url> --client <id> [options]
-       boxauth kube-login setup --box <url> --client <id> [--ca-file <pem>] [--name <user>] [--only user|auth-config]
-
-kubectl's credential plugin for the users of a box: prints an ExecCredential
+const SPEC: CommandSpec = {
+  name: 'kube-login',
+  summary: "kubectl's credential plugin: sign in to a cluster as a box user (and its setup)",
+  synopsis: [
+    'kube-login --box <url> --client <id> [options]',
+    'kube-login setup --box <url> --client <id> [--ca-file <pem>] [--name <user>]',
+    '                 [--only user|auth-config]',
+  ],
+  about: `kubectl's credential plugin for the users of a box: prints an ExecCredential
 (client.authentication.k8s.io/v1) whose token is an ID token of the box, for the
 API server to check against the box (its AuthenticationConfiguration; see setup).
 
@@ -26,28 +31,52 @@ than 10 s left, then the refresh token gets a new one without asking anything. O
 when there is none, or the box refuses it (the session was closed, the user removed),
 does a person sign in again: in a browser (a redirect back to 127.0.0.1), or with
 --device on any other device. When kubectl runs without a terminal (interactiveMode
-IfAvailable) the plugin does not wait for a sign-in: it fails with a message.
-
-Options:
-  --box <url>          the box's base URL, its issuer (required)
-  --client <id>        the box Client kubectl signs in as: no secret, the authorization_code
-                       grant (redirect http://127.0.0.1/callback, any port) and/or the device
-                       grant, refresh tokens on (required)
-  --ca-file <pem>      the CA that signed the box's certificate, when it is not a public one
-  --scope <scopes>     what to ask for (default "${DEFAULT_SCOPE}")
-  --device             sign in with a code on another device instead of a browser here
-  --listen-port <n>    the port for the browser's redirect back (default 0: any free port)
-  --no-browser         print the sign-in address only (default: open $BROWSER, or xdg-open
-                       on a desktop)
-  --cache-dir <dir>    where tokens are kept, 0700, files 0600 (default
-                       ${'$'}XDG_CACHE_HOME/boxauth/kube-login, else ~/.cache/boxauth/kube-login)
-  --timeout <seconds>  how long to wait for a person to sign in (default ${DEFAULT_TIMEOUT_SECONDS})
-
-Setup prints, for this box and client, the kubeconfig user (and the kubectl command
+IfAvailable) the plugin does not wait for a sign-in: it fails with a message.`,
+  options: {
+    box: { type: 'string', usage: '--box <url>', summary: "the box's base URL, its issuer (required)" },
+    client: {
+      type: 'string',
+      usage: '--client <id>',
+      summary:
+        'the box Client kubectl signs in as: no secret, the authorization_code grant (redirect http://127.0.0.1/callback, any port) and/or the device grant, refresh tokens on (required)',
+    },
+    'ca-file': {
+      type: 'string',
+      usage: '--ca-file <pem>',
+      summary: "the CA that signed the box's certificate, when it is not a public one",
+    },
+    scope: { type: 'string', usage: '--scope <scopes>', summary: `what to ask for (default "${DEFAULT_SCOPE}")` },
+    device: { type: 'boolean', summary: 'sign in with a code on another device instead of a browser here' },
+    'listen-port': {
+      type: 'string',
+      usage: '--listen-port <n>',
+      summary: "the port for the browser's redirect back (default 0: any free port)",
+    },
+    'no-browser': { type: 'boolean', summary: 'print the sign-in address only (default: open $BROWSER, or xdg-open on a desktop)' },
+    'cache-dir': {
+      type: 'string',
+      usage: '--cache-dir <dir>',
+      summary: `where tokens are kept, 0700, files 0600 (default ${'$'}XDG_CACHE_HOME/boxauth/kube-login, else ~/.cache/boxauth/kube-login)`,
+    },
+    timeout: {
+      type: 'string',
+      usage: '--timeout <seconds>',
+      summary: `how long to wait for a person to sign in (default ${DEFAULT_TIMEOUT_SECONDS})`,
+    },
+    name: { type: 'string', usage: '--name <user>', summary: 'setup: the kubeconfig user to write (default boxauth)' },
+    only: {
+      type: 'string',
+      usage: '--only user|auth-config',
+      summary: 'setup: print one of the two, alone, ready to save',
+      values: ['user', 'auth-config'],
+    },
+  },
+  count: [0, 1],
+  notes: `Setup prints, for this box and client, the kubeconfig user (and the kubectl command
 that writes it) and the kube-apiserver AuthenticationConfiguration; --only prints one
 of them alone, ready to save. The plugin's other options given to setup go into the
-kubeconfig's args.
-`;
+kubeconfig's args.`,
+};
 
 function boxUrl(value: string | undefined): string {
   if (!value) throw usage('--box <url> is required: the base URL of the box (its issuer)');
@@ -68,29 +97,27 @@ function number(flag: string, value: string | undefined, fallback: number, min: 
   return n;
 }
 
+/** The plugin's options, as parseArgs gave them (strings and booleans only: none repeats). */
+interface KubeLoginValues {
+  box?: string;
+  client?: string;
+  'ca-file'?: string;
+  scope?: string;
+  device?: boolean;
+  'listen-port'?: string;
+  'no-browser'?: boolean;
+  'cache-dir'?: string;
+  timeout?: string;
+  name?: string;
+  only?: string;
+}
+
 export const kubeLoginCommand: Command = {
-  name: 'kube-login',
-  summary: "kubectl's credential plugin: sign in to a cluster as a box user (and its setup)",
-  help: HELP,
-  async run(args, io) {
-    const { values, positionals } = parse(args, {
-      box: { type: 'string' },
-      client: { type: 'string' },
-      'ca-file': { type: 'string' },
-      scope: { type: 'string' },
-      device: { type: 'boolean' },
-      'listen-port': { type: 'string' },
-      'no-browser': { type: 'boolean' },
-      'cache-dir': { type: 'string' },
-      timeout: { type: 'string' },
-      name: { type: 'string' },
-      only: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    });
-    const [sub, ...rest] = positionals;
-    if (values.help || sub === 'help') return io.out(HELP);
-    if (rest.length || (sub !== undefined && sub !== 'setup'))
-      throw usage(`unexpected "${positionals.join(' ')}"; see boxauth kube-login --help`);
+  spec: SPEC,
+  async run(given, io) {
+    const values: KubeLoginValues = given.values;
+    const [sub] = given.args;
+    if (sub !== undefined && sub !== 'setup') throw usage(`unexpected "${sub}"; see boxauth kube-login --help`);
     const box = boxUrl(values.box);
     if (!values.client) throw usage('--client <id> is required: the box Client kubectl signs in as');
     const scope = values.scope ?? DEFAULT_SCOPE;
@@ -137,7 +164,7 @@ export const kubeLoginCommand: Command = {
       cacheDir,
       cacheFile: cacheFile(cacheDir, box, values.client),
       timeoutMs: timeoutSeconds * 1000,
-      byHand: ['boxauth', 'kube-login', ...args].map(shellQuote).join(' '),
+      byHand: ['boxauth', 'kube-login', ...given.raw].map(shellQuote).join(' '),
     };
     // Most runs end at the cache, without loading what a refresh or a sign-in needs.
     const token =

@@ -1,11 +1,29 @@
-// boxauth client …, policy …, app …, idp … and session …: the resource API from the shell.
+// boxauth client …, policy …, app …, idp … and session …: the resource API from the shell, one
+// noun per kind and kubectl's verbs (list, get, describe, create -f, apply -f, edit, delete).
 import { errorMessage } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
-import { CliError } from '../api.js';
-import { asking, parse, usage, withBox, type Command, type Io } from '../command.js';
-import { outputHelp, OUTPUT_OPTION, outputFormat, printList, printRecord, type Column } from '../output.js';
+import { CliError, type BoxApi } from '../api.js';
+import {
+  allPages,
+  asking,
+  flag,
+  OUTPUT,
+  text,
+  usage,
+  withBox,
+  type Command,
+  type CommandSpec,
+  type Given,
+  type Io,
+  type OptionSpec,
+  type VerbSpec,
+} from '../command.js';
+import { editedRecord } from '../edit.js';
+import { describeText } from '../describe.js';
+import { changeFormat, outputFormat, printChange, printed, printList, printRecord, type Column, type OutputFormat } from '../output.js';
+import { BROWSER_COLUMNS, GRANT_COLUMNS, WHO, type GrantRecord, type SignInRecord } from './people-sessions.js';
 
 type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
 
@@ -115,7 +133,8 @@ export function readManifests(text: string, kind: Kind, file: string): Manifests
   return out;
 }
 
-function readInput(file: string): string {
+/** A file's text, or stdin's for "-". */
+export function readInput(file: string): string {
   try {
     return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (err) {
@@ -155,46 +174,110 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
   ],
 };
 
-/** What a kind adds to the subcommands every kind has: more help, and subcommands of its own. */
-interface KindExtras {
-  summary: string;
-  subcommands: string;
-  about: string;
-  options: string;
-  /** Runs a subcommand of its own; false: not one of them. */
-  run(sub: string, id: string | undefined, values: { 'secret-stdin'?: boolean }, io: Io): Promise<boolean>;
+/** The options of the kinds' verbs. */
+const FILE: OptionSpec = { type: 'string', short: 'f', usage: '-f, --filename <file>', summary: 'a YAML or JSON file ("-": stdin)' };
+
+/** Each kind in the plural, as English makes it. */
+const PLURAL: Record<Kind, string> = {
+  Client: 'Clients',
+  AccessPolicy: 'AccessPolicies',
+  App: 'Apps',
+  IdentityProvider: 'IdentityProviders',
+};
+
+/** The verbs every kind of the resource API has. */
+function kindVerbs(kind: Kind): Record<string, VerbSpec> {
+  const a = /^[AEIOU]/.test(kind) ? 'an' : 'a';
+  return {
+    list: { summary: `the ${kind} resources of the current box`, options: ['output'] },
+    get: { args: '<id>', count: [1, 1], summary: `one ${kind}`, options: ['output'] },
+    describe: { args: '<id>', count: [1, 1], summary: `${a} ${kind} in words, with what is related to it` },
+    create: {
+      args: '-f <file>',
+      summary: `create the ${PLURAL[kind]} in a file; one that exists already is refused (exit 1)`,
+      options: ['filename', 'output'],
+    },
+    apply: {
+      args: '-f <file>',
+      summary:
+        `create or replace the ${PLURAL[kind]} in a YAML or JSON file (several documents allowed; "-" reads stdin). ` +
+        `Kubernetes manifests (kind: ${kind}) work too`,
+      options: ['filename', 'output'],
+    },
+    edit: { args: '<id>', count: [1, 1], summary: `open ${a} ${kind} as YAML in $EDITOR, then put it back as saved`, options: ['output'] },
+    delete: { args: '<id>', count: [1, 1], summary: `delete ${a} ${kind}`, options: ['output'] },
+  };
 }
 
-function resourceCommand(name: 'client' | 'policy' | 'app' | 'idp', kind: Kind, extras?: KindExtras): Command {
-  const help = `Usage: boxauth ${name} <subcommand>
+/** The link line of a resource, with nothing a person chose left unescaped. */
+const done = (noun: string, id: string, what: string): string => printed`${noun}/${id} ${what}\n`;
 
-Subcommands:
-  ${name} list              the ${kind} resources of the current box
-  ${name} get <id>          one ${kind}
-  ${name} apply -f <file>   create or replace the ${kind}s in a YAML or JSON file (several documents
-                      allowed; "-" reads stdin). Kubernetes manifests (kind: ${kind}) work too.
-  ${name} delete <id>       delete ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}
-${extras?.subcommands ?? ''}
-Options:
-${outputHelp(33, 'list and get')}
-${extras?.options ?? ''}${extras?.about ?? ''}`;
-  return {
+/** The records of `kind` as written, one line each, or (-o) as written: one record, or a list of them. */
+async function writeAll(api: BoxApi, io: Io, given: Given, noun: string, kind: Kind, method: 'POST' | 'PUT'): Promise<void> {
+  const file = text(given.values, 'filename');
+  if (!file) throw usage(`usage: boxauth ${noun} ${given.verb} -f <file>`);
+  const format = changeFormat(given.values);
+  const { items, skipped } = readManifests(readInput(file), kind, file);
+  for (const what of skipped) io.err(`skipped ${what}\n`);
+  if (!items.length) throw new CliError(`${file}: no ${kind} in it`);
+  const written: unknown[] = [];
+  for (const m of items) {
+    let res;
+    try {
+      res =
+        method === 'POST'
+          ? await api.call('POST', `/${kind}`, { ...m.body, id: m.id })
+          : await api.call('PUT', `/${kind}/${encodeURIComponent(m.id)}`, m.body);
+    } catch (err) {
+      throw new CliError(`${noun}/${m.id}: ${errorMessage(err)}`);
+    }
+    written.push(res.body);
+    if (format !== 'line') continue;
+    io.out(done(noun, m.id, res.status === 201 ? 'created' : 'configured'));
+    // Shown once, as the operator would have written it into a Secret: the box keeps only its hash.
+    if (m.generatedSecret) io.out(`  generated secret (shown once, keep it): ${m.generatedSecret}\n`);
+  }
+  if (format !== 'line') printChange(io, format, written.length === 1 ? written[0] : written, '');
+}
+
+/** What a kind adds to the verbs every kind has: more options and verbs, more help, and related records for describe. */
+interface KindExtras {
+  summary?: string;
+  about?: string;
+  notes?: string;
+  options?: Record<string, OptionSpec>;
+  verbs?: Record<string, VerbSpec>;
+  /** Runs a verb of its own; false: not one of them. */
+  run?(given: Given, io: Io): Promise<boolean>;
+  /** What describe adds: sections about related records. */
+  related?(api: BoxApi, record: Resource): Promise<[string, string][]>;
+}
+
+/** The resource's own fields, without the bookkeeping the box adds (meta) and resourceType. */
+function ownFields(record: Resource): Record<string, unknown> {
+  const { meta: _meta, resourceType: _type, ...fields } = record;
+  return fields;
+}
+
+function resourceCommand(name: string, aliases: string[], kind: Kind, extras: KindExtras = {}): Command {
+  const spec: CommandSpec = {
     name,
-    summary: extras?.summary ?? `list and apply ${kind} resources`,
-    help,
-    async run(args: string[], io: Io) {
-      const { values, positionals } = parse(args, {
-        filename: { type: 'string', short: 'f' },
-        ...(extras ? { 'secret-stdin': { type: 'boolean' } } : {}),
-        ...OUTPUT_OPTION,
-        help: { type: 'boolean', short: 'h' },
-      });
-      const [sub, id] = positionals;
-      if (values.help || !sub || sub === 'help') return io.out(help);
-      if (extras && (await extras.run(sub, id, values as { 'secret-stdin'?: boolean }, io))) return;
-      const format = outputFormat(values.output, io);
-      switch (sub) {
-        case 'list':
+    aliases,
+    summary: extras.summary ?? `${kind} resources: list, get, describe, create, apply, edit, delete`,
+    ...(extras.about ? { about: extras.about } : {}),
+    options: { filename: FILE, ...extras.options, output: OUTPUT },
+    verbs: { ...kindVerbs(kind), ...extras.verbs },
+    ...(extras.notes ? { notes: extras.notes } : {}),
+  };
+  const path = (id: string): string => `/${kind}/${encodeURIComponent(id)}`;
+  return {
+    spec,
+    async run(given, io) {
+      if (extras.run && (await extras.run(given, io))) return;
+      const [id = ''] = given.args;
+      switch (given.verb) {
+        case 'list': {
+          const format = outputFormat(given.values, io);
           return withBox(io, async (api) => {
             const res = await api.call<{ entry: { resource: Resource }[] }>('GET', `/${kind}?_count=1000`);
             printList(
@@ -204,46 +287,73 @@ ${extras?.options ?? ''}${extras?.about ?? ''}`;
               COLUMNS[kind],
             );
           });
-        case 'get':
-          if (!id) throw usage(`usage: boxauth ${name} get <id>`);
-          return withBox(io, async (api) =>
-            printRecord(io, format, (await api.call<Resource>('GET', `/${kind}/${encodeURIComponent(id)}`)).body, COLUMNS[kind]),
-          );
-        case 'delete':
-          if (!id) throw usage(`usage: boxauth ${name} delete <id>`);
+        }
+        case 'get': {
+          const format = outputFormat(given.values, io);
+          return withBox(io, async (api) => printRecord(io, format, (await api.call<Resource>('GET', path(id))).body, COLUMNS[kind]));
+        }
+        case 'describe':
           return withBox(io, async (api) => {
-            await api.call('DELETE', `/${kind}/${encodeURIComponent(id)}`);
-            io.out(`${name}/${id} deleted\n`);
+            const record = (await api.call<Resource>('GET', path(id))).body;
+            const meta = record.meta as { lastUpdated?: string; managedBy?: string } | undefined;
+            const related = extras.related ? await extras.related(api, record) : [];
+            io.out(
+              describeText(`${kind} ${id}`, ownFields(record), [
+                ...related,
+                ...(meta?.managedBy ? [['Managed by', meta.managedBy] as [string, string]] : []),
+                ...(meta?.lastUpdated ? [['Last updated', meta.lastUpdated] as [string, string]] : []),
+              ]),
+            );
           });
-        case 'apply': {
-          if (!values.filename) throw usage(`usage: boxauth ${name} apply -f <file>`);
-          const { items, skipped } = readManifests(readInput(values.filename), kind, values.filename);
-          for (const what of skipped) io.err(`skipped ${what}\n`);
-          if (!items.length) throw new CliError(`${values.filename}: no ${kind} in it`);
+        case 'create':
+        case 'apply':
+          return withBox(io, (api) => writeAll(api, io, given, name, kind, given.verb === 'create' ? 'POST' : 'PUT'));
+        case 'edit': {
+          const format = changeFormat(given.values);
           return withBox(io, async (api) => {
-            for (const m of items) {
-              let res;
-              try {
-                res = await api.call('PUT', `/${kind}/${encodeURIComponent(m.id)}`, m.body);
-              } catch (err) {
-                throw new CliError(`${name}/${m.id}: ${errorMessage(err)}`);
-              }
-              io.out(`${name}/${m.id} ${res.status === 201 ? 'created' : 'configured'}\n`);
-              // Shown once, as the operator would have written it into a Secret: the box keeps only its hash.
-              if (m.generatedSecret) io.out(`  generated secret (shown once, keep it): ${m.generatedSecret}\n`);
-            }
+            const record = (await api.call<Resource>('GET', path(id))).body;
+            const edited = editedRecord(io, ownFields(record), `${name}-${id}`);
+            if (edited === undefined) return io.out(done(name, id, 'unchanged (nothing edited)'));
+            const res = await api.call<Resource>('PUT', path(id), edited);
+            printChange(io, format, res.body, done(name, id, 'edited'));
+          });
+        }
+        case 'delete': {
+          const format = changeFormat(given.values);
+          return withBox(io, async (api) => {
+            const res = await api.call('DELETE', path(id));
+            printChange(io, format, res.body, done(name, id, 'deleted'));
           });
         }
         default:
-          throw usage(`unknown subcommand "${name} ${sub}"; see boxauth ${name} help`);
+          throw usage(`unknown subcommand "${name} ${given.verb}"; see boxauth ${name} help`);
       }
     },
   };
 }
 
-export const clientCommand = resourceCommand('client', 'Client');
-export const policyCommand = resourceCommand('policy', 'AccessPolicy');
-export const appCommand = resourceCommand('app', 'App');
+/** A policy's or an app's id in a sentence-list of ids, or "none". */
+const idList = (records: Resource[]): string => (records.length ? records.map((r) => r.id).join(', ') : 'none');
+
+async function allOf(api: BoxApi, kind: Kind | 'Session', query = ''): Promise<Resource[]> {
+  return (await api.call<{ entry: { resource: Resource }[] }>('GET', `/${kind}?_count=1000${query}`)).body.entry.map((e) => e.resource);
+}
+
+export const clientCommand = resourceCommand('client', ['clients'], 'Client', {
+  async related(api, client) {
+    const sessions = await allOf(api, 'Session', `&active=true&client=${encodeURIComponent(client.id)}`);
+    return [['Active sessions', String(sessions.length)]];
+  },
+});
+
+export const policyCommand = resourceCommand('policy', ['policies', 'accesspolicy', 'accesspolicies'], 'AccessPolicy');
+
+export const appCommand = resourceCommand('app', ['apps'], 'App', {
+  async related(api, app) {
+    const policies = (await allOf(api, 'AccessPolicy')).filter((p) => p.app === app.id);
+    return [['Policies', idList(policies)]];
+  },
+});
 
 /** The secret to give a provider: stdin as a whole, or typed without echo; never an argument (shell history, ps). */
 async function providerSecretInput(io: Io, fromStdin: boolean): Promise<string> {
@@ -254,15 +364,25 @@ async function providerSecretInput(io: Io, fromStdin: boolean): Promise<string> 
   return secret;
 }
 
-export const idpCommand = resourceCommand('idp', 'IdentityProvider', {
-  summary: 'list and apply identity providers (where people sign in with an account they have)',
-  subcommands: `  idp set-secret <id>   give the provider a new client secret (oidc, oauth2, github) or bind
-                      password (ldap): typed without echo, or --secret-stdin
-`,
-  options: `  --secret-stdin                 set-secret reads the secret from stdin (a pipe or a file)
-`,
-  about: `
-An IdentityProvider is somewhere people already have an account: an OpenID Connect provider
+export const idpCommand = resourceCommand('idp', ['idps', 'identityprovider', 'identityproviders'], 'IdentityProvider', {
+  summary: 'identity providers (where people sign in with an account they have)',
+  options: { 'secret-stdin': { type: 'boolean', summary: 'read the secret from stdin (a pipe or a file)' } },
+  verbs: {
+    'set-secret': {
+      args: '<id>',
+      count: [1, 1],
+      summary:
+        'give the provider a new client secret (oidc, oauth2, github) or bind password (ldap): typed without echo, or --secret-stdin',
+      options: ['secret-stdin', 'output'],
+    },
+    check: {
+      args: '<id>',
+      count: [1, 1],
+      summary: 'try the provider without signing anyone in (discovery, issuer, keys, client secret; LDAP bind, bases)',
+      options: ['output'],
+    },
+  },
+  notes: `An IdentityProvider is somewhere people already have an account: an OpenID Connect provider
 (type oidc), an OAuth 2.0 service (oauth2), GitHub (github) or an LDAP directory (ldap). The
 sign-in page offers each; only a writer the box lets do everything may write one.
 
@@ -276,30 +396,55 @@ Examples:
   boxauth idp list -o table
   boxauth idp set-secret corp-sso                       # asks for it
   pass show corp-sso | boxauth idp set-secret corp-sso --secret-stdin
+  boxauth idp check corp-sso                            # exit 1 when a check fails
 `,
-  async run(sub, id, values, io) {
-    if (sub !== 'set-secret') return false;
-    if (!id) throw usage('usage: boxauth idp set-secret <id> [--secret-stdin]');
-    const secret = await providerSecretInput(io, values['secret-stdin'] === true);
+  async run(given, io) {
+    if (given.verb === 'check') {
+      await checkProvider(given.args[0] ?? '', outputFormat(given.values, io), io);
+      return true;
+    }
+    if (given.verb !== 'set-secret') return false;
+    const [id = ''] = given.args;
+    const format = changeFormat(given.values);
+    const secret = await providerSecretInput(io, flag(given.values, 'secret-stdin'));
     await withBox(io, async (api) => {
       const path = `/IdentityProvider/${encodeURIComponent(id)}`;
       const { meta: _meta, ...provider } = (await api.call<Resource>('GET', path)).body;
-      await api.call('PUT', path, { ...provider, secret });
+      const res = await api.call('PUT', path, { ...provider, secret });
+      printChange(io, format, res.body, done('idp', id, 'secret set'));
     });
-    io.out(`idp/${id} secret set\n`);
     return true;
   },
 });
 
-const SESSION_HELP = `Usage: boxauth session <subcommand>
+interface ProviderCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
 
-Subcommands:
-  session list [--client <id>] [--active]   sessions of the current box, newest first
-  session close <id>                        closes a session: its token stops working at once
-
-Options:
-${outputHelp(44, 'lists')}
-`;
+/**
+ * `idp check`: what POST /IdentityProvider/<id>/$check found, one row per check. A failed check is
+ * exit 1, so a script (or a GitOps job) can try a provider before people do.
+ */
+async function checkProvider(id: string, format: OutputFormat, io: Io): Promise<void> {
+  const found = await withBox(io, async (api) => {
+    const res = await api.call<{ ok: boolean; checks: ProviderCheck[] }>('POST', `/IdentityProvider/${encodeURIComponent(id)}/$check`);
+    printList(io, format, res.body.checks, [
+      { header: 'CHECK', cell: (c) => c.check },
+      { header: 'OK', cell: (c) => c.ok },
+      { header: 'DETAIL', cell: (c) => c.detail },
+    ]);
+    return res.body;
+  });
+  if (!found.ok)
+    throw new CliError(
+      `${id}: a check failed (${found.checks
+        .filter((c) => !c.ok)
+        .map((c) => c.check)
+        .join(', ')})`,
+    );
+}
 
 type Ref = { id: string };
 
@@ -312,42 +457,104 @@ const SESSION_COLUMNS: Column<Resource>[] = [
   { header: 'START', cell: (s) => s.start },
 ];
 
-export const sessionCommand: Command = {
+const SESSION_SPEC: CommandSpec = {
   name: 'session',
-  summary: 'list and close sessions',
-  help: SESSION_HELP,
-  async run(args, io) {
-    const { values, positionals } = parse(args, {
-      client: { type: 'string' },
-      active: { type: 'boolean' },
-      ...OUTPUT_OPTION,
-      help: { type: 'boolean', short: 'h' },
-    });
-    const [sub, id] = positionals;
-    if (values.help || !sub || sub === 'help') return io.out(SESSION_HELP);
-    const format = outputFormat(values.output, io);
-    switch (sub) {
+  aliases: ['sessions'],
+  summary: "sessions: every Session record, or people's live grants and signed-in browsers",
+  about: `A Session is what a token was issued in: a client's own (client_credentials), or a person's
+grant to an app. Sessions are made by signing in, so there is no create, apply or edit.`,
+  options: {
+    client: { type: 'string', usage: '--client <id>', summary: 'only sessions (or grants) of this client' },
+    active: { type: 'boolean', summary: 'only sessions not closed or expired' },
+    grants: {
+      type: 'boolean',
+      summary: "people's live grants to apps instead: who, which client, since when, last used, factors, from where",
+    },
+    browsers: { type: 'boolean', summary: "people's signed-in browsers instead (--client does not apply)" },
+    filter: {
+      type: 'string',
+      usage: '--filter <text>',
+      summary: 'with --grants or --browsers: only people whose email holds this (any case)',
+    },
+    output: OUTPUT,
+  },
+  verbs: {
+    list: {
+      args: '[--grants | --browsers]',
+      summary: 'the sessions of the current box, newest first',
+      options: ['client', 'active', 'grants', 'browsers', 'filter', 'output'],
+    },
+    get: { args: '<id>', count: [1, 1], summary: 'one session', options: ['output'] },
+    describe: { args: '<id>', count: [1, 1], summary: 'a session in words' },
+    delete: {
+      args: '<id>',
+      count: [1, 1],
+      aliases: ['close'],
+      summary: "close a session: its token stops working at once (a person's grant: boxauth user end-sessions)",
+      options: ['output'],
+    },
+  },
+};
+
+/** boxauth session list: the Session records, or (--grants, --browsers) people's grants and signed-in browsers. */
+async function listSessions(given: Given, io: Io): Promise<void> {
+  const format = outputFormat(given.values, io);
+  const client = text(given.values, 'client');
+  const filter = text(given.values, 'filter');
+  const grants = flag(given.values, 'grants');
+  const browsers = flag(given.values, 'browsers');
+  if (grants && browsers) throw usage('give --grants or --browsers, not both');
+  if (browsers && client !== undefined) throw usage('--client lists grants; signed-in browsers belong to no client');
+  if (!grants && !browsers && filter !== undefined) throw usage("--filter goes with --grants or --browsers (people's sessions)");
+  if ((grants || browsers) && flag(given.values, 'active'))
+    throw usage('--active goes with the Session records: grants and browsers listed are live');
+  await withBox(io, async (api) => {
+    if (grants || browsers) {
+      const query = new URLSearchParams();
+      if (filter) query.set('q', filter);
+      if (client !== undefined) query.set('client', client);
+      const path = `${browsers ? '/sign-ins' : '/grants'}${query.size ? `?${query}` : ''}`;
+      if (browsers) return printList(io, format, await allPages<SignInRecord>(api, path), [WHO, ...BROWSER_COLUMNS]);
+      return printList(io, format, await allPages<GrantRecord>(api, path), [WHO, ...GRANT_COLUMNS]);
+    }
+    const query = new URLSearchParams({ _sort: '-start', _count: '1000' });
+    if (client) query.set('client', client);
+    if (flag(given.values, 'active')) query.set('active', 'true');
+    const res = await api.call<{ entry: { resource: Resource }[] }>('GET', `/Session?${query}`);
+    printList(
+      io,
+      format,
+      res.body.entry.map((e) => e.resource),
+      SESSION_COLUMNS,
+    );
+  });
+}
+
+export const sessionCommand: Command = {
+  spec: SESSION_SPEC,
+  async run(given, io) {
+    const [id = ''] = given.args;
+    const path = `/Session/${encodeURIComponent(id)}`;
+    switch (given.verb) {
       case 'list':
+        return listSessions(given, io);
+      case 'get': {
+        const format = outputFormat(given.values, io);
+        return withBox(io, async (api) => printRecord(io, format, (await api.call<Resource>('GET', path)).body, SESSION_COLUMNS));
+      }
+      case 'describe':
+        return withBox(io, async (api) =>
+          io.out(describeText(`Session ${id}`, ownFields((await api.call<Resource>('GET', path)).body), [])),
+        );
+      case 'delete': {
+        const format = changeFormat(given.values);
         return withBox(io, async (api) => {
-          const query = new URLSearchParams({ _sort: '-start', _count: '1000' });
-          if (values.client) query.set('client', values.client);
-          if (values.active) query.set('active', 'true');
-          const res = await api.call<{ entry: { resource: Resource }[] }>('GET', `/Session?${query}`);
-          printList(
-            io,
-            format,
-            res.body.entry.map((e) => e.resource),
-            SESSION_COLUMNS,
-          );
+          const res = await api.call('DELETE', path);
+          printChange(io, format, res.body, done('session', id, 'closed'));
         });
-      case 'close':
-        if (!id) throw usage('usage: boxauth session close <id>');
-        return withBox(io, async (api) => {
-          await api.call('DELETE', `/Session/${encodeURIComponent(id)}`);
-          io.out(`session/${id} closed\n`);
-        });
+      }
       default:
-        throw usage(`unknown subcommand "session ${sub}"; see boxauth session help`);
+        throw usage(`unknown subcommand "session ${given.verb}"; see boxauth session help`);
     }
   },
 };

@@ -1,8 +1,10 @@
-// The admin UI (/admin), the box's root (/) and the static assets of the pages.
+// The admin UI (/admin), the box's root (/), the static assets of the pages and the box's own
+// documentation (/docs: the Markdown pages of docs/, read-only).
 import express, { type Router } from 'express';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiError } from '../../errors.js';
 import { projectPath } from '../../paths.js';
 import { brandStylesheet, logoSource } from '../../branding.js';
 import type { Config } from '../../config.js';
@@ -50,6 +52,13 @@ export function adminRouter(svc: AdminRouterServices): Router {
     res.set('Cache-Control', 'public, max-age=3600').type('text/css').send(brandCss);
   });
   router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
+  // The documentation of this release, where the box's answers point (SCIM's documentationUri):
+  // the files as they are, Markdown as text/markdown (with nosniff, never rendered as a page), no
+  // listing of a folder; serve-static refuses a path that climbs out of docs/ and dotfiles.
+  router.use('/docs', express.static(projectPath('docs'), { maxAge: '1h', index: false, redirect: false, dotfiles: 'deny' }));
+  router.use('/docs', () => {
+    throw new ApiError(404, 'not_found', 'no such page of the documentation');
+  });
   // The root: a page for people who open the box's address, the way on for programs.
   router.get('/', (req, res) => {
     if (wantsPage(req)) return renderPage(res, 200, homePage(svc.config.box, svc.config.baseUrl));

@@ -141,7 +141,9 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     svc.audit.record({ event: 'record_changed', kind, id, action, by: actorOf(req.principal!) });
   const pre = (req: Request): scim.Precondition => ({ ifMatch: req.headers['if-match'] });
 
-  router.get('/scim/v2/ServiceProviderConfig', ...guard, (_req, res) => answer(res, 200, serviceProviderConfig(base, MAX_RESULTS)));
+  router.get('/scim/v2/ServiceProviderConfig', ...guard, (_req, res) =>
+    answer(res, 200, serviceProviderConfig(base, svc.config.baseUrl, MAX_RESULTS)),
+  );
   router.get('/scim/v2/ResourceTypes', ...guard, (_req, res) => {
     const types = Object.values(RESOURCE_TYPES).map((t) => resourceTypeDoc(base, t));
     answer(res, 200, { schemas: [LIST_RESPONSE], totalResults: types.length, startIndex: 1, itemsPerPage: types.length, Resources: types });

@@ -16,7 +16,7 @@ import type { LinkRefusal } from '../../people/upstream/linking.js';
 import { UpstreamError, type UpstreamProfile } from '../../people/upstream/profile.js';
 import type { Metrics } from '../../metrics.js';
 import type { IdentityProvider } from '../../types.js';
-import { directorySignInPage, type OfferedProvider } from '../../ui/upstream-pages.js';
+import { directorySignInPage, providerFaultPage, type OfferedProvider } from '../../ui/upstream-pages.js';
 import { words, type Text } from '../../ui/language.js';
 import { messagePage, signInAgain, type WayOn } from '../../ui/pages.js';
 import { ACCOUNT_PATH, confirmPath, factorChange, holderOrSignIn, provenRecently } from '../account-page.js';
@@ -84,12 +84,19 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     renderPage(res, status, messagePage(box, title, message, true, next));
   const unknown = (res: Response): void => problem(res, 404, words('upstream.noSuch'), words('upstream.noSuchMessage'));
 
-  /** What a provider's failure shows; the reason is logged, never shown (it may name the provider's internals). */
-  function failed(res: Response, p: IdentityProvider, err: unknown, address: string): void {
+  /**
+   * What a provider's failure shows; the reason is logged and audited, never shown (it may name the
+   * provider's internals). A fault of the provider's set-up is logged as an error: an admin must act.
+   */
+  function failed(res: Response, p: IdentityProvider, err: unknown, address: string, returnTo = '/auth/signed-in'): void {
     if (!(err instanceof UpstreamError)) throw err;
-    svc.log.warn({ provider: p.id, failure: err.failure, reason: err.message }, 'upstream sign-in failed');
+    const said = { provider: p.id, failure: err.failure, reason: err.message };
+    if (err.failure === 'misconfigured') svc.log.error(said, 'upstream provider misconfigured: nobody can sign in through it');
+    else svc.log.warn(said, 'upstream sign-in failed');
     svc.audit.record({ event: 'upstream', action: 'refused', provider: p.id, reason: `${err.failure}: ${err.message}`, address });
     const label = labelOf(p);
+    if (err.failure === 'misconfigured')
+      return renderPage(res, 502, providerFaultPage({ box, provider: label, returnTo: safeReturnTo(returnTo) }));
     if (err.failure === 'unavailable')
       return problem(
         res,
@@ -160,7 +167,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       appendCookie(res, `${bindingCookie(svc)}=${begin.binding}${cookieOptions(svc, BINDING_SECONDS)}`);
       res.redirect(303, begin.url.href);
     } catch (err) {
-      failed(res, p, err, address);
+      failed(res, p, err, address, begun.returnTo);
     }
   });
 
@@ -220,7 +227,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const shown = { returnTo: begun.returnTo, ...(begun.acr ? { acr: begun.acr } : {}), link: begun.linkUser !== null, username };
     const address = svc.addressOf(req);
     const answer = await signInAtDirectory(svc, p, { username, password, address });
-    if ('failed' in answer) return failed(res, p, answer.failed, address);
+    if ('failed' in answer) return failed(res, p, answer.failed, address, begun.returnTo);
     if ('throttled' in answer) {
       const minutes = minutesUntil(answer.throttled.retryAt);
       return directoryPage(req, res, p, 429, {

@@ -185,11 +185,14 @@ export function schemaOf(type: ResourceType, urn: string): SchemaDoc | undefined
   return [type.core, ...type.extensions].find((s) => s.id.toLowerCase() === urn.toLowerCase());
 }
 
-/** What the box offers (RFC 7643 §5): PATCH, filters, ETags and password changes; no bulk, no sorting. */
-export function serviceProviderConfig(base: string, maxResults: number): Record<string, unknown> {
+/**
+ * What the box offers (RFC 7643 §5): PATCH, filters, ETags and password changes; no bulk, no sorting.
+ * `base` is the SCIM door's address; `boxUrl` the box's, which serves its own guide (api/http/routes/admin.ts).
+ */
+export function serviceProviderConfig(base: string, boxUrl: string, maxResults: number): Record<string, unknown> {
   return {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
-    documentationUri: `${base}/docs/guides/scim.md`,
+    documentationUri: `${boxUrl.replace(/\/$/, '')}/docs/guides/scim.md`,
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults },

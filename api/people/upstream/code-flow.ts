@@ -3,7 +3,7 @@
 // carry, and the code exchanged for tokens — once, with the verifier only this sign-in holds.
 import * as oauth from 'oauth4webapi';
 import { CLOCK_SKEW_SECONDS } from './id-token.js';
-import { providerUrl, requestOptions, upstreamError } from './http.js';
+import { providerUrl, requestOptions, tokenEndpointError, upstreamError } from './http.js';
 import { UpstreamError } from './profile.js';
 
 export interface UpstreamRequest {
@@ -80,7 +80,7 @@ export async function exchangeCode(
       ...(flow.openid ? { expectedNonce: request.nonce, requireIdToken: true } : {}),
     });
   } catch (err) {
-    throw upstreamError(err, 'the token endpoint');
+    throw tokenEndpointError(err, 'the token endpoint');
   }
 }
 

@@ -108,6 +108,35 @@ function timedOut(err: unknown): boolean {
   return false;
 }
 
+/**
+ * The token endpoint's errors that say the box's client is not accepted (RFC 6749 §5.2:
+ * invalid_client "Client authentication failed", unauthorized_client), and GitHub's own names for
+ * them, which it answers with 200 (incorrect_client_credentials, redirect_uri_mismatch). A code
+ * used twice or expired is invalid_grant (GitHub: bad_verification_code): the person's, not these.
+ */
+const CLIENT_REFUSED = new Set(['invalid_client', 'unauthorized_client', 'incorrect_client_credentials', 'redirect_uri_mismatch']);
+
+/**
+ * `err`, thrown at the token endpoint, as an UpstreamError: `misconfigured` when the provider
+ * refused the box's client (its OAuth error, or 401 with a challenge), else as upstreamError says.
+ */
+export function tokenEndpointError(err: unknown, what: string): UpstreamError {
+  if (err instanceof oauth.WWWAuthenticateChallengeError && err.status === 401)
+    return new UpstreamError('misconfigured', `${what}: the provider refused the box's client (401)`);
+  const said = tokenEndpointErrorCode(err);
+  if (said !== undefined && CLIENT_REFUSED.has(said))
+    return new UpstreamError('misconfigured', `${what}: the provider refused the box's client (${said})`);
+  return upstreamError(err, what);
+}
+
+/** The OAuth error code a token endpoint answered (RFC 6749 §5.2), also in a 200 (GitHub's way), if `err` carries one. */
+export function tokenEndpointErrorCode(err: unknown): string | undefined {
+  if (err instanceof oauth.ResponseBodyError) return err.error;
+  // An answer of 200 with an error in it: oauth4webapi keeps the body as the cause.
+  const said = (err as { cause?: { body?: { error?: unknown } } } | undefined)?.cause?.body?.error;
+  return err instanceof oauth.OperationProcessingError && typeof said === 'string' && /^[\x20-\x7e]{1,64}$/.test(said) ? said : undefined;
+}
+
 /** `err`, thrown while doing `what`, as an UpstreamError with a message safe to log. */
 export function upstreamError(err: unknown, what: string): UpstreamError {
   if (err instanceof UpstreamError) return err;

@@ -11,6 +11,7 @@ import {
   type Entry,
   type Filter,
 } from 'ldapts';
+import { ldapAttributes } from '../../schema/ldap-attributes.js';
 import { failure, LdapConnection } from './ldap-connection.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, emailFrom, type LdapSettings, type UpstreamProfile } from './profile.js';
 
@@ -37,7 +38,7 @@ export async function ldapSignIn(
   if (password.trim() === '' || password.includes('\0'))
     throw new UpstreamError('refused', 'an empty password (an unauthenticated bind) is refused');
   if (settings.bindDN && !bindPassword)
-    throw new UpstreamError('unavailable', 'the service account (bindDN) has no password in its secret: a configuration fault');
+    throw new UpstreamError('misconfigured', 'the service account (bindDN) has no password in its secret: a configuration fault');
   const timeoutMs = settings.timeoutSeconds ? settings.timeoutSeconds * 1000 : UPSTREAM_TIMEOUT_MS;
 
   const service = await LdapConnection.open(settings, timeoutMs);
@@ -48,7 +49,7 @@ export async function ldapSignIn(
       } catch (err) {
         if (err instanceof ResultCodeError)
           throw new UpstreamError(
-            'unavailable',
+            'misconfigured',
             `the directory refused the service account's bind (${settings.bindDN}): a configuration fault`,
           );
         throw failure('the service bind', err, timeoutMs);
@@ -65,10 +66,7 @@ export async function ldapSignIn(
   }
 }
 
-const attrs = (settings: LdapSettings) => {
-  const u = settings.userSearch;
-  return { id: u.idAttribute || 'entryUUID', email: u.emailAttribute || 'mail', name: u.nameAttribute || 'cn' };
-};
+const attrs = (settings: LdapSettings) => ldapAttributes(settings.userSearch);
 
 /** The one entry whose username attribute is exactly `username`, else refused. */
 async function findPerson(service: LdapConnection, settings: LdapSettings, username: string, timeoutMs: number): Promise<Entry> {

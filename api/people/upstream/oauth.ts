@@ -40,7 +40,8 @@ function settingsOf<T>(settings: T | undefined): T {
   return settings;
 }
 
-async function codeFlowOf(provider: IdentityProvider): Promise<CodeFlowServer> {
+/** The provider as the code flow sees it (an OpenID provider's metadata fetched, or kept from a fetch within the hour). */
+export async function codeFlowOf(provider: IdentityProvider): Promise<CodeFlowServer> {
   switch (provider.type) {
     case 'oidc': {
       const oidc = settingsOf(provider.oidc);
@@ -108,15 +109,35 @@ async function discover(issuer: string): Promise<Discovered> {
   return pending;
 }
 
-async function fetchMetadata(issuer: string): Promise<Discovered> {
-  const issuerUrl = providerUrl(issuer, 'the issuer');
+/**
+ * A provider's metadata that does not hold is the admin's to fix (the issuer configured is not the
+ * one the metadata names, an endpoint is missing or one the box may not call): `misconfigured`.
+ * A provider that does not answer stays `unavailable`.
+ */
+function setUpFault(err: unknown, what: string): UpstreamError {
+  const said = upstreamError(err, what);
+  return said.failure === 'unavailable' ? said : new UpstreamError('misconfigured', said.message);
+}
+
+/** The provider's metadata fetched now (and kept for the sign-ins that follow), checked as discover() checks it. */
+export async function fetchMetadata(issuer: string): Promise<Discovered> {
   let server: oauth.AuthorizationServer;
   try {
+    const issuerUrl = providerUrl(issuer, 'the issuer');
     const response = await oauth.discoveryRequest(issuerUrl, { algorithm: 'oidc', ...requestOptions(issuerUrl) });
     server = await oauth.processDiscoveryResponse(issuerUrl, response);
+    checkMetadata(issuer, server);
   } catch (err) {
-    throw upstreamError(err, 'discovery');
+    throw setUpFault(err, 'discovery');
   }
+  const entry = { server, keys: keySet(server.jwks_uri!), until: Date.now() + METADATA_TTL_MS };
+  discovered.set(issuer, entry);
+  unavailable.delete(issuer);
+  return entry;
+}
+
+/** The metadata names exactly the issuer configured, and every endpoint the box calls, at an address it may call. */
+function checkMetadata(issuer: string, server: oauth.AuthorizationServer): void {
   // processDiscoveryResponse compares the issuer as a URL; its ID tokens' iss is compared as a string.
   if (server.issuer !== issuer) throw new UpstreamError('invalid', 'discovery: the metadata names another issuer');
   for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
@@ -124,10 +145,6 @@ async function fetchMetadata(issuer: string): Promise<Discovered> {
     providerUrl(server[endpoint], endpoint);
   }
   if (server.userinfo_endpoint !== undefined) providerUrl(server.userinfo_endpoint, 'userinfo_endpoint');
-  const entry = { server, keys: keySet(server.jwks_uri!), until: Date.now() + METADATA_TTL_MS };
-  discovered.set(issuer, entry);
-  unavailable.delete(issuer);
-  return entry;
 }
 
 /**

@@ -43,10 +43,13 @@ export function emailFrom(value: unknown): Pick<UpstreamProfile, 'email' | 'unus
  * - `unavailable`: it did not answer, or not in time (the person may try again later);
  * - `refused`: it said no (a wrong password, a denied consent, not in an allowed organization);
  * - `invalid`: what came back does not hold (a forged or replayed token, a state or issuer that
- *   does not match, a response without what it must carry).
+ *   does not match, a response without what it must carry): a callback replayed or expired;
+ * - `misconfigured`: the provider's set-up at the box does not hold (the provider refuses the
+ *   box's client credentials, its metadata names another issuer or lacks an endpoint, the
+ *   directory refuses the service account): nothing the person can change, an admin must.
  * The message is for the log and the audit, never with a secret in it; the page says less.
  */
-export type UpstreamFailure = 'unavailable' | 'refused' | 'invalid';
+export type UpstreamFailure = 'unavailable' | 'refused' | 'invalid' | 'misconfigured';
 
 export class UpstreamError extends Error {
   constructor(

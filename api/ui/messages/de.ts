@@ -110,6 +110,11 @@ export const de: Catalogue = {
   'upstream.notCompleted': 'Diese Anmeldung konnte nicht abgeschlossen werden. Beginnen Sie auf der Anmeldeseite von vorn.',
   'upstream.notLinkedTitle': 'Nicht verknüpft',
   'upstream.someoneElse': 'Sie sind inzwischen als jemand anderes angemeldet. Beginnen Sie von vorn.',
+  'upstream.faultTitle': 'Die Anmeldung über {provider} funktioniert nicht',
+  'upstream.fault':
+    'Die Anmeldung über {provider} funktioniert gerade nicht; das liegt an der Einrichtung dieses Dienstes, nicht an Ihnen.',
+  'upstream.faultNext':
+    'Die Administratoren des Dienstes können sehen, was schiefgegangen ist. Melden Sie sich auf anderem Weg an, falls Sie einen haben.',
   'upstream.tooMany': 'Zu viele Anmeldungen',
 
   'appSignIn.notSetUp': 'Die Anmeldung ist nicht eingerichtet',

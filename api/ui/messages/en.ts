@@ -107,6 +107,9 @@ export const en = {
   'upstream.notCompleted': 'This sign-in could not be completed. Start again from the sign-in page.',
   'upstream.notLinkedTitle': 'Not linked',
   'upstream.someoneElse': 'You are signed in as someone else now. Start again.',
+  'upstream.faultTitle': 'Signing in through {provider} is not working',
+  'upstream.fault': "Signing in through {provider} is not working right now; this is a problem with the box's set-up, not with you.",
+  'upstream.faultNext': "The box's administrators can see what went wrong. You may sign in another way, if you have one.",
   'upstream.tooMany': 'Too many sign-ins',
 
   'appSignIn.notSetUp': 'Sign-in is not set up',

@@ -18,12 +18,12 @@ const io = (terminal: boolean): Io => ({
 
 describe('boxauth --output', function () {
   it('is a table on a terminal and JSON on a pipe unless --output names one; anything else is a usage error', function () {
-    expect(outputFormat(undefined, io(true))).to.equal('table');
-    expect(outputFormat(undefined, io(false))).to.equal('json');
-    expect(outputFormat('yaml', io(true))).to.equal('yaml');
+    expect(outputFormat({}, io(true))).to.equal('table');
+    expect(outputFormat({}, io(false))).to.equal('json');
+    expect(outputFormat({ output: 'yaml' }, io(true))).to.equal('yaml');
     let refused: unknown;
     try {
-      outputFormat('xml', io(true));
+      outputFormat({ output: 'xml' }, io(true));
     } catch (err) {
       refused = err;
     }

@@ -40,3 +40,57 @@ describe('links in the documentation', function () {
     expect(broken).to.deep.equal([]);
   });
 });
+
+/** The pages people read to use boxauth: the README and docs/ (CONTRIBUTING.md is for those who change it). */
+const userPages = (): string[] => pages().filter((p) => p !== 'CONTRIBUTING.md');
+
+/**
+ * A test file named as evidence: a path under test/ (the bench's programs under test/bench/ aside:
+ * docs/performance.md says how to run them) or a `*.test.ts` file. What a page promises is backed
+ * by the documents it implements (RFCs, OpenID, OWASP, NIST) and said plainly; tests change names.
+ */
+const TEST_FILE = /(?<![\w.-])(?:dist\/)?test\/(?!bench\/)[\w*.-][\w*./-]*|[\w-]+\.test\.[jt]s\b/g;
+
+/** The names the tests give their screenshots: `screenshot(page, 'name')` in test/. */
+function screenshotNames(): Set<string> {
+  const files = fs.readdirSync(projectPath('test'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const names = files.flatMap((f) => [...fs.readFileSync(projectPath('test', f), 'utf8').matchAll(/screenshot\(\s*\w+,\s*'([\w-]+)'\)/g)]);
+  return new Set(names.map((m) => m[1]!));
+}
+
+describe('what the documentation cites and shows', function () {
+  it('names no test file: a page cites the RFC or the document, and says what holds', function () {
+    const cited = userPages().flatMap((page) =>
+      fs
+        .readFileSync(projectPath(page), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => [...line.matchAll(TEST_FILE)].map((m) => `${page}:${i + 1}: ${m[0]}`)),
+    );
+    expect(cited).to.deep.equal([]);
+  });
+
+  it('tells a test file apart from what is not one', function () {
+    const named = (text: string) => [...text.matchAll(TEST_FILE)].map((m) => m[0]);
+    expect(named('see [the test](../test/integration/scim.test.ts)')).to.deep.equal(['test/integration/scim.test.ts']);
+    expect(named('(`test/e2e/gateways/`)')).to.deep.equal(['test/e2e/gateways/']);
+    expect(named('`scim-adoption.test.ts`')).to.deep.equal(['scim-adoption.test.ts']);
+    expect(named('`node dist/test/bench/profile.js /tmp/prof`, `test/bench/scale.ts`')).to.deep.equal([]);
+    expect(named('a contest/e2e, latest/unit, test/       mocha')).to.deep.equal([]);
+  });
+
+  it('shows only screenshots a test takes, and every one it keeps is shown', function () {
+    const taken = screenshotNames();
+    const kept = fs.readdirSync(projectPath('docs', 'screenshots')).filter((f) => f.endsWith('.png'));
+    const shown = new Set(
+      pages().flatMap((page) => [...fs.readFileSync(projectPath(page), 'utf8').matchAll(/screenshots\/([\w-]+)\.png/g)].map((m) => m[1]!)),
+    );
+    expect(
+      kept.filter((f) => !taken.has(f.replace(/\.png$/, ''))),
+      'in docs/screenshots/, taken by no test',
+    ).to.deep.equal([]);
+    expect(
+      kept.filter((f) => !shown.has(f.replace(/\.png$/, ''))),
+      'in docs/screenshots/, shown by no page',
+    ).to.deep.equal([]);
+  });
+});

@@ -14,7 +14,7 @@ function errorsOf(kind: 'Client' | 'AccessPolicy', body: unknown): Record<string
 
 describe('resource schemas from crds/', function () {
   it('every CEL rule in a CRD has a JavaScript twin (the REST API enforces the same rules)', function () {
-    for (const kind of ['Client', 'AccessPolicy'] as const) {
+    for (const kind of ['Client', 'AccessPolicy', 'IdentityProvider'] as const) {
       const { rules } = readCrdSchema(kind);
       expect(rules.length).to.be.greaterThan(0);
       for (const rule of rules) expect(CEL_TWINS, `no twin for ${kind} rule ${rule.rule}`).to.have.property(rule.rule);

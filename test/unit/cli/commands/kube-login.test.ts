@@ -1,7 +1,7 @@
 // boxauth kube-login's options, as a person typing them sees them refused.
 import { expect } from 'chai';
 import { CliError } from '../../../../api/cli/api.js';
-import type { Io } from '../../../../api/cli/command.js';
+import { commandHelp, readCommand, type Io } from '../../../../api/cli/command.js';
 import { kubeLoginCommand } from '../../../../api/cli/commands/kube-login.js';
 
 async function run(args: string[]): Promise<{ out: string; err: string }> {
@@ -16,7 +16,9 @@ async function run(args: string[]): Promise<{ out: string; err: string }> {
     env: {},
     cwd: '/work',
   };
-  await kubeLoginCommand.run(args, io);
+  const given = readCommand(kubeLoginCommand.spec, args);
+  if (given === 'help') io.out(commandHelp(kubeLoginCommand.spec));
+  else await kubeLoginCommand.run(given, io);
   return { out, err };
 }
 

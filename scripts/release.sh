@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# release.sh — the release artifacts of one version (what `make release VERSION=x.y.z` runs).
+#
+# Usage: scripts/release.sh <version>        (a semantic version, x.y.z[-pre][+build], without a "v")
+#
+# Writes into ${BOXAUTH_RELEASE_DIR:-release/<version>} (release/ is ignored by git), from staging
+# copies: no tracked file is changed.
+#   boxauth-<version>.tgz           the npm package: the CLI `boxauth` and the API `boxauth-api`
+#                                   (npm install -g ./boxauth-<version>.tgz)
+#   boxauth-<version>.cdx.json      its SBOM, CycloneDX JSON (npm sbom, the dependencies it installs)
+#   charts/boxauth-<version>.tgz    the Helm chart (version and appVersion <version>, image
+#   charts/index.yaml                 ${BOXAUTH_IMAGE_REPOSITORY:-ghcr.io/boxauth/boxauth}:<version>), and
+#                                     the chart repository's index (helm repo add <url of charts/>)
+#   oci/                            the chart as an OCI image layout, tagged <version>
+#                                     (oras cp --from-oci-layout oci:<version> <registry>/boxauth:<version>)
+#   install.yaml                    one manifest for kubectl apply -f: the namespace boxauth-system, the
+#                                     CRDs, the operator and its RBAC, rendered from the chart (with
+#                                     the database of Secret boxauth-database: no bundled PostgreSQL)
+#   SHA256SUMS                      every file above (sha256sum -c SHA256SUMS)
+# Builds dist/ (make build) and helm (make kube-binaries, scripts/kube-build.sh) first when needed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HELM=${BOXAUTH_KUBE_CACHE:-$HOME/.cache/boxauth/kube}/bin/helm
+IMAGE_REPOSITORY=${BOXAUTH_IMAGE_REPOSITORY:-ghcr.io/boxauth/boxauth}
+NAMESPACE=boxauth-system
+
+usage() {
+  echo "usage: make release VERSION=<x.y.z> (a semantic version such as 1.2.3 or 1.2.3-rc.1, without a leading v)" >&2
+  exit 2
+}
+
+# Semantic Versioning 2.0.0, https://semver.org/#is-there-a-suggested-regular-expression-regex-to-check-a-semver-string
+SEMVER='^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-((0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?(\+([0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*))?$'
+[[ $# -eq 1 && $1 =~ $SEMVER ]] || usage
+VERSION=$1
+OUT=${BOXAUTH_RELEASE_DIR:-$ROOT/release/$VERSION}
+
+log() { printf 'release: %s\n' "$*" >&2; }
+trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
+
+make -C "$ROOT" --no-print-directory build kube-binaries >&2
+
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+rm -rf "$OUT"
+mkdir -p "$OUT/charts"
+
+log "npm package boxauth $VERSION"
+# What package.json's "files" names (and npm always packs), from this checkout; npm pack picks among them.
+mkdir -p "$STAGE/boxauth/dist" "$STAGE/boxauth/api/db" "$STAGE/boxauth/api/ui" "$STAGE/boxauth/api/grpc"
+cp -r "$ROOT"/{package.json,package-lock.json,README.md,LICENSE,CHANGELOG.md,bin,crds,docs} "$STAGE/boxauth/"
+cp -r "$ROOT"/dist/{api,operator} "$STAGE/boxauth/dist/"
+cp -r "$ROOT/api/db/migrations" "$STAGE/boxauth/api/db/"
+cp -r "$ROOT/api/ui/assets" "$STAGE/boxauth/api/ui/"
+cp -r "$ROOT/api/grpc/protos" "$STAGE/boxauth/api/grpc/"
+node "$ROOT/scripts/release-stage.mjs" package "$STAGE/boxauth" "$VERSION"
+(cd "$STAGE/boxauth" && npm pack --ignore-scripts --silent --pack-destination "$OUT" >/dev/null)
+[[ -f $OUT/boxauth-$VERSION.tgz ]] || { log "npm pack wrote no boxauth-$VERSION.tgz"; exit 1; }
+
+log "SBOM (CycloneDX) of the package's dependencies"
+# The dependencies of the lock file, as npm-shrinkwrap.json pins them: what `npm install -g boxauth@<version>`
+# installs from a registry. (From the tarball, npm resolves the ranges of package.json again: npm/cli#5325.)
+node "$ROOT/scripts/release-stage.mjs" sbom-input "$STAGE/boxauth" "$STAGE/sbom/boxauth"
+(cd "$STAGE/sbom/boxauth" && npm sbom --sbom-format cyclonedx --sbom-type application --omit dev --package-lock-only) >"$OUT/boxauth-$VERSION.cdx.json"
+
+log "Helm chart $VERSION (image $IMAGE_REPOSITORY:$VERSION)"
+mkdir "$STAGE/chart" && cp -r "$ROOT/charts/boxauth" "$STAGE/chart/"
+node "$ROOT/scripts/release-stage.mjs" chart "$STAGE/chart/boxauth" "$IMAGE_REPOSITORY" "$VERSION"
+"$HELM" package "$STAGE/chart/boxauth" --version "$VERSION" --app-version "$VERSION" --destination "$OUT/charts" >/dev/null
+"$HELM" lint --strict "$OUT/charts/boxauth-$VERSION.tgz" >/dev/null
+"$HELM" repo index "$OUT/charts"
+node "$ROOT/scripts/release-stage.mjs" oci-layout "$OUT/charts/boxauth-$VERSION.tgz" "$OUT/oci"
+
+log "install.yaml"
+# The chart's own objects, rendered from the packaged chart: one source for both ways to install. A static
+# file cannot hold a generated password, so the operator's database is named by a Secret the admin makes.
+{
+  cat <<EOF
+# boxauth $VERSION: the operator, its CRDs and RBAC in namespace $NAMESPACE, for kubectl apply -f.
+# Rendered from the Helm chart boxauth-$VERSION (helm template --include-crds); before the operator can start:
+#   kubectl -n $NAMESPACE create secret generic boxauth-database --from-literal=DATABASE_URL='postgres://…'
+# (docs/kubernetes/install.md). Objects are labelled as the chart labels them.
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $NAMESPACE
+  labels:
+    app.kubernetes.io/name: boxauth
+EOF
+  "$HELM" template boxauth "$OUT/charts/boxauth-$VERSION.tgz" --namespace "$NAMESPACE" --include-crds \
+    --set postgresql.enabled=false --set database.existingSecret=boxauth-database
+} >"$OUT/install.yaml"
+
+(cd "$OUT" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
+log "written to $OUT:"
+(cd "$OUT" && find . -maxdepth 2 ! -path './oci/*' -type f -printf '  %P\n' | LC_ALL=C sort) >&2

