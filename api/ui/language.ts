@@ -102,6 +102,12 @@ export function catalogueProblems(messages: Readonly<Record<string, unknown>>): 
   return [...missing, ...extra, ...mismatched];
 }
 
+/**
+ * A catalogue's own text, escaped for the pages: every page writes its attributes in double quotes,
+ * so an apostrophe (the box's, l'application) stays as written, as the pages wrote it before.
+ */
+const escapeText = (text: string): string => text.replace(/[&<>"]/g, (c) => escape(c));
+
 /** `say` for a language: its string, English's where it lacks one, the text escaped and each value put in. */
 export function sayer(language: Language): Say {
   return (key, values = {}) => {
@@ -111,7 +117,7 @@ export function sayer(language: Language): Say {
         .split(/(\{[a-zA-Z][a-zA-Z0-9]*\})/)
         .map((part) => {
           const name = /^\{([a-zA-Z][a-zA-Z0-9]*)\}$/.exec(part)?.[1];
-          if (name === undefined || !Object.hasOwn(values, name)) return escape(part);
+          if (name === undefined || !Object.hasOwn(values, name)) return escapeText(part);
           const value = values[name]!;
           return value instanceof Html ? value.text : escape(value);
         })
