@@ -114,6 +114,30 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       "the fewest characters of a new password, `8` to `64` (12 or more is suggested). Whatever it is, a new password is also refused when it is one of the most used passwords, too much like the email address or the box's name, or repeated or sequential characters; no rule of composition, no expiry (NIST SP 800-63B §5.1.1.2, docs/security.md). Passwords already set are not affected, and the first admin's `BOXAUTH_ADMIN_PASSWORD` is only warned about in the log",
   },
   {
+    names: ['BOXAUTH_BRAND_NAME'],
+    default: 'unset',
+    meaning:
+      'the name people see on the pages (in place of "boxauth · *box*"), in the mails\' sender and signature, and in the admin console\'s header; at most 64 characters, no control or invisible characters (Box `spec.branding.displayName`, docs/guides/branding-and-languages.md)',
+  },
+  {
+    names: ['BOXAUTH_BRAND_LOGO_URL'],
+    default: 'unset',
+    meaning:
+      "the logo beside the name: an `https` URL (`http` only on `localhost`), whose origin, and only it, the pages' Content-Security-Policy then allows in `img-src`; or a base64 `data:image/png|jpeg|gif|webp|svg+xml` URI of at most 32768 characters, which needs no other host",
+  },
+  {
+    names: ['BOXAUTH_BRAND_PRIMARY_COLOR', 'BOXAUTH_BRAND_BACKGROUND_COLOR'],
+    default: 'unset',
+    meaning:
+      'the colour of buttons and links, and of the page around the card, each `#rrggbb`; white text on the primary colour must keep a contrast of 4.5:1 (WCAG 1.4.3), or the box does not start',
+  },
+  {
+    names: ['BOXAUTH_BRAND_SUPPORT_URL'],
+    default: 'unset',
+    meaning:
+      'where a person finds help, linked from every page and mail: an `https` URL (`http` only on `localhost`) or a `mailto:` address',
+  },
+  {
     names: ['BOXAUTH_REGISTRATION'],
     default: '`false`',
     meaning: 'self sign-up on the sign-in page',

@@ -7,6 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import addressparser from 'nodemailer/lib/addressparser';
+import { brandingProblems, type Branding } from './branding.js';
 import { invisibleProblem } from './input.js';
 
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
@@ -69,6 +70,8 @@ export interface Config {
   adminPassword: string | undefined;
   /** The fewest characters of a new password (api/schema/password-policy.ts). */
   passwordMinLength: number;
+  /** What the pages and mails show of the company (api/branding.ts, BOXAUTH_BRAND_*). */
+  branding: Branding;
   registration: boolean;
   registrationGroup: string;
   jwtAlg: JwtAlg;
@@ -307,6 +310,32 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
  * BOXAUTH_SMTP_URL and its companions. A URL that does not parse is not echoed: it may hold a
  * password. A parsed one is named without it.
  */
+/** The environment variable of each field of the branding, in the order the reference lists them. */
+export const BRANDING_VARIABLES: Record<keyof Branding, string> = {
+  displayName: 'BOXAUTH_BRAND_NAME',
+  logoUrl: 'BOXAUTH_BRAND_LOGO_URL',
+  primaryColor: 'BOXAUTH_BRAND_PRIMARY_COLOR',
+  backgroundColor: 'BOXAUTH_BRAND_BACKGROUND_COLOR',
+  supportUrl: 'BOXAUTH_BRAND_SUPPORT_URL',
+};
+
+/** The branding, every value checked (api/branding.ts): the first bad one stops start-up, named. */
+function brandingOf(env: Env): Branding {
+  const value = (field: keyof Branding): string | undefined => env[BRANDING_VARIABLES[field]] || undefined;
+  const branding: Branding = {
+    displayName: value('displayName'),
+    logoUrl: value('logoUrl'),
+    primaryColor: value('primaryColor'),
+    backgroundColor: value('backgroundColor'),
+    supportUrl: value('supportUrl'),
+  };
+  const problems = brandingProblems(branding);
+  for (const field of Object.keys(BRANDING_VARIABLES) as (keyof Branding)[]) {
+    if (problems[field]) throw new ConfigError(`${BRANDING_VARIABLES[field]} ${problems[field]}`);
+  }
+  return branding;
+}
+
 function smtpOf(env: Env): SmtpConfig | undefined {
   const raw = str(env, 'BOXAUTH_SMTP_URL');
   const fromRaw = str(env, 'BOXAUTH_SMTP_FROM');
@@ -440,6 +469,7 @@ export function loadConfig(env: Env = process.env): Config {
       PASSWORD_MIN_LENGTH.least,
       PASSWORD_MIN_LENGTH.most,
     ),
+    branding: brandingOf(env),
     registration: bool(env, 'BOXAUTH_REGISTRATION', false),
     registrationGroup: visibleName(
       'BOXAUTH_REGISTRATION_GROUP',

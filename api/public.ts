@@ -6,6 +6,7 @@
 // the box's way.
 export {
   bool,
+  BRANDING_VARIABLES,
   ConfigError,
   DEFAULT_GRPC_PORT,
   DEFAULT_METRICS_PORT,

@@ -3,6 +3,7 @@
 import type { Request, Response } from 'express';
 import { accountRecords, freshSecondFactor, provenRecently } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
+import type { Text } from '../ui/language.js';
 import { csrfToken, csrfValid, type BrowserServices } from './browser-session.js';
 import { accountHolder, invalidForm, renderPage, type SignedInPerson } from './pages.js';
 
@@ -10,8 +11,8 @@ export const ACCOUNT_PATH = '/auth/account';
 
 /** What a page of the account shows besides its records: a message, an error, errors by field. */
 export interface Shown {
-  message?: string;
-  error?: string;
+  message?: Text;
+  error?: Text;
   errors?: Record<string, string[]>;
 }
 

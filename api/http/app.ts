@@ -8,6 +8,7 @@ import { redactUrl } from '../log.js';
 import type { Services } from '../services.js';
 import { authenticate, authorize } from './auth.js';
 import { checkedRequestLine } from './edge.js';
+import { setBranding } from './pages.js';
 import { errorHandler } from './errors.js';
 import { COMMON_HEADERS, PREFLIGHT_HEADERS, strictTransportSecurity } from './headers.js';
 import { withGateEndpoints } from './gate-endpoints.js';
@@ -98,6 +99,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   // One path, one meaning: see ./router.ts.
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
+  setBranding(app, svc.config.branding);
   app.use(requestLog(logRequest), commonHeaders, cors, checkedRequestLine);
 
   app.use(healthRouter(svc, options));

@@ -7,6 +7,8 @@ import { ApiError, errorMessage } from '../errors.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { Page } from '../ui/frame.js';
+import { words, type Text } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';
 import { renderPage } from './pages.js';
 import { send } from './respond.js';
@@ -84,19 +86,21 @@ export function wantsPage(req: Request): boolean {
   return req.headers.accept !== undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 
-const TITLES: Record<number, string> = {
-  401: 'Sign-in needed',
-  403: 'Not allowed',
-  404: 'Not found',
-  429: 'Too many requests',
-  503: 'Temporarily unavailable',
+const TITLES: Record<number, Text> = {
+  401: words('error.signInNeeded'),
+  403: words('error.notAllowed'),
+  404: words('error.notFound'),
+  429: words('error.tooMany'),
+  503: words('error.unavailable'),
 };
 
-function errorPage(box: string, answer: ErrorAnswer): string {
+function errorPage(box: string, answer: ErrorAnswer): Page {
   const { error_description: description, error } = answer.body as { error?: string; error_description?: string };
-  const title = TITLES[answer.status] ?? (answer.status >= 500 ? 'Something went wrong' : 'This request cannot be answered');
-  const retry = answer.headers['Retry-After'] ? ` Try again in ${answer.headers['Retry-After']} seconds.` : '';
-  return messagePage(box, title, `${description ?? error ?? 'error'}.${retry}`);
+  const title = TITLES[answer.status] ?? words(answer.status >= 500 ? 'error.wentWrong' : 'error.cannotAnswer');
+  // The description is the box's reason, in English as the API answers it; the words around it are the person's.
+  const message = `${description ?? error ?? 'error'}.`;
+  const retryAfter = answer.headers['Retry-After'];
+  return messagePage(box, title, retryAfter ? words('error.retry', { message, seconds: retryAfter }) : message);
 }
 
 const BARE_500 = '{"error":"server_error","error_description":"internal error; see the server log"}';

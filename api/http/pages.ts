@@ -6,6 +6,9 @@ import type { Request, Response } from 'express';
 import { accountHolder as holderOf, signedInPerson as personOf, type SignedInPerson } from '../people/browsers.js';
 import { wayAccepted } from '../people/sign-in.js';
 import { labelOf, offeredProviders } from '../people/upstream/flow.js';
+import { logoSource, NO_BRANDING, type Branding } from '../branding.js';
+import { PLAIN_LOOK, type Look, type Page } from '../ui/frame.js';
+import { pickLanguage, words, type Text } from '../ui/language.js';
 import { messagePage, signInPage } from '../ui/pages.js';
 import { browserTokens, csrfToken, type BrowserServices } from './browser-session.js';
 
@@ -50,13 +53,43 @@ export interface PageNeeds {
   script?: boolean;
 }
 
+/**
+ * The headers of a page of a box with this branding: its logo's origin, and only it, joins
+ * `img-src` (a data: logo adds `data:`), so that the page loads no other image from elsewhere.
+ */
+export function pageHeaders(branding: Branding, needs: PageNeeds = {}): Record<string, string> {
+  const headers = needs.script ? SCRIPT_PAGE_HEADERS : PAGE_HEADERS;
+  const logo = logoSource(branding);
+  if (!logo) return headers;
+  const script: Record<string, string> = needs.script ? { 'script-src': "'self'", 'connect-src': "'self'" } : {};
+  return { ...headers, 'Content-Security-Policy': contentSecurityPolicy({ ...script, 'img-src': `'self' ${logo}` }) };
+}
+
+/** The box's branding, set once on the app (api/http/app.ts), for every page it renders. */
+export function setBranding(app: { locals: Record<string, unknown> }, branding: Branding): void {
+  app.locals.branding = branding;
+}
+
+/** How a page looks for this request: the box's branding, and the language its Accept-Language picks. */
+export function lookOf(req: Pick<Request, 'headers'>, branding: Branding): Look {
+  return { branding, language: pickLanguage(req.headers['accept-language']) };
+}
+
+function brandingOf(res: Response): Branding {
+  const branding: unknown = (res.app as { locals?: Record<string, unknown> } | undefined)?.locals?.branding;
+  return branding && typeof branding === 'object' ? (branding as Branding) : NO_BRANDING;
+}
+
 /** `headers`: what the status calls for besides (Retry-After with a 429 or a 503). */
-export function renderPage(res: Response, status: number, html: string, headers: Record<string, string> = {}, needs: PageNeeds = {}): void {
+export function renderPage(res: Response, status: number, page: Page, headers: Record<string, string> = {}, needs: PageNeeds = {}): void {
+  const branding = brandingOf(res);
+  const look = res.req ? lookOf(res.req, branding) : { ...PLAIN_LOOK, branding };
+  res.vary('Accept-Language');
   res
     .status(status)
-    .set({ ...(needs.script ? SCRIPT_PAGE_HEADERS : PAGE_HEADERS), ...headers })
+    .set({ ...pageHeaders(branding, needs), ...headers, 'Content-Language': look.language.tag })
     .type('html')
-    .send(html);
+    .send(page(look));
 }
 
 export type { SignedInPerson } from '../people/browsers.js';
@@ -72,8 +105,8 @@ export const accountHolder = (svc: BrowserServices, req: Request): Promise<Signe
 /** What the sign-in page shows besides its form: an email filled in, an error. */
 export interface SignInShown {
   email?: string;
-  error?: string;
-  notice?: string;
+  error?: Text;
+  notice?: Text;
 }
 
 /** The ways of signing in the client accepts (Client.identityProviders; unset: every way), and the class asked for. */
@@ -113,13 +146,5 @@ export async function signInForm(
 
 /** A form that did not come from this browser's page (its CSRF token), or is too old. */
 export function invalidForm(svc: BrowserServices, res: Response): void {
-  renderPage(
-    res,
-    403,
-    messagePage(
-      svc.config.box,
-      'This form has expired',
-      'The form was not sent from this page, or it is too old. Go back, reload the page, and try again.',
-    ),
-  );
+  renderPage(res, 403, messagePage(svc.config.box, words('form.expired'), words('form.expiredMessage')));
 }

@@ -2,6 +2,7 @@
 // writes it as an HTTP response, api/grpc/check.ts as Envoy's denied_response): a
 // page for a person's browser, else RFC 6749-style JSON, both naming the decision.
 import { errorFields } from '../errors.js';
+import { PLAIN_LOOK } from '../ui/frame.js';
 import { messagePage } from '../ui/pages.js';
 import type { Decision } from '../decision/engine.js';
 
@@ -22,7 +23,8 @@ const ERRORS: Record<number, string> = {
 export function refusalOf(box: string, d: Decision, wantsHtml: boolean, status: number = d.status): Refusal {
   if (wantsHtml) {
     const title = status === 403 ? 'Not allowed' : status === 401 ? 'Sign in needed' : 'Request refused';
-    return { status, kind: 'html', body: messagePage(box, title, `${d.description}. Reference: ${d.id}.`) };
+    // A gateway's door renders it whole, as the box's plain English page: it answers for an app, not a page of the box.
+    return { status, kind: 'html', body: messagePage(box, title, `${d.description}. Reference: ${d.id}.`)(PLAIN_LOOK) };
   }
   const error = d.error ?? ERRORS[status] ?? 'temporarily_unavailable';
   return { status, kind: 'json', body: JSON.stringify({ ...errorFields(error, d.description), decision: d.id }) };

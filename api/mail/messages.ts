@@ -2,13 +2,14 @@
 // for): the recipient is always the email a person's record holds at that moment, never an
 // address someone typed, and a link's token is made here, so that the outbox row holds no
 // secret. Only the token's SHA-256 is stored (account_links); the token is in the mail alone.
+import { NO_BRANDING, type Branding } from '../branding.js';
 import type { Queryable } from '../db/pool.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 import { sameAddress } from '../input.js';
 import { insertLink, LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import type { ClaimedMail, FactorDetail } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
-import { render, type Templates } from './templates.js';
+import { escapeHtml, render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 
 /** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
@@ -17,12 +18,21 @@ export interface Composed extends Message {
 }
 
 /** The mail `mail` stands for, its link (if any) stored; undefined: there is no one to send it to. */
-export async function compose(db: Queryable, mail: ClaimedMail, templates: Templates, baseUrl: string): Promise<Composed | undefined> {
-  const box = new URL(baseUrl).host;
+export async function compose(
+  db: Queryable,
+  mail: ClaimedMail,
+  templates: Templates,
+  baseUrl: string,
+  branding: Pick<Branding, 'displayName' | 'supportUrl'> = NO_BRANDING,
+): Promise<Composed | undefined> {
+  // {{box}} is what people know the box as: the company's name where the box has one, else its host.
+  const box = branding.displayName ?? new URL(baseUrl).host;
+  const filled = (values: Record<string, string>): Omit<Message, 'to'> =>
+    signed(render(templates.pick(mail.kind, mail.language), { box, supportLink: branding.supportUrl ?? '', ...values }), branding);
   let linkHash: Buffer | undefined;
   const to = (user: UserRow, values: Record<string, string>): Composed => ({
     to: user.email,
-    ...render(templates.pick(mail.kind, mail.language), { box, email: user.email, ...values }),
+    ...filled({ email: user.email, ...values }),
     ...(linkHash ? { linkHash } : {}),
   });
   const link = async (user: UserRow, purpose: LinkPurpose, page: string, sentTo = user.email): Promise<string> => {
@@ -64,8 +74,7 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       const url = await link(user, 'change', '/auth/confirm-email', mail.address);
       return {
         to: mail.address,
-        ...render(templates.pick(mail.kind, mail.language), {
-          box,
+        ...filled({
           email: mail.address,
           oldEmail: user.email,
           link: url,
@@ -81,7 +90,7 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       if (!user || sameAddress(user.email, mail.address)) return undefined;
       return {
         to: mail.address,
-        ...render(templates.pick(mail.kind, mail.language), { box, email: mail.address, newEmail: user.email }),
+        ...filled({ email: mail.address, newEmail: user.email }),
       };
     }
     case 'factor-added':
@@ -105,6 +114,25 @@ export async function compose(db: Queryable, mail: ClaimedMail, templates: Templ
       return to(user, { signInLink: `${baseUrl}/auth/sign-in`, resetLink: `${baseUrl}/auth/reset` });
     }
   }
+}
+
+/**
+ * A branded box signs its mails, whatever the template: its name and, when it has one, where to
+ * find help — a signature of no words, so it fits every language.
+ */
+export function signed(message: Omit<Message, 'to'>, branding: Pick<Branding, 'displayName' | 'supportUrl'>): Omit<Message, 'to'> {
+  const { displayName: name, supportUrl: support } = branding;
+  if (!name && !support) return message;
+  const lines = [name, support].filter((l): l is string => !!l);
+  return {
+    ...message,
+    text: `${message.text.replace(/\n*$/, '\n')}\n-- \n${lines.join('\n')}\n`,
+    ...(message.html !== undefined
+      ? {
+          html: `${message.html}<p>— ${name ? escapeHtml(name) : ''}${support ? `${name ? '<br>' : ''}<a href="${escapeHtml(support)}">${escapeHtml(support)}</a>` : ''}</p>\n`,
+        }
+      : {}),
+  };
 }
 
 /** The words of a factor mail's `detail` ("a passkey named “Laptop”"); a detail it cannot read is said plainly. */

@@ -6,6 +6,7 @@
 // while sending holds its rows until their lease ends; then any process sends them: a mail the
 // box accepted is sent at least once, and a second time only if a process died after the server
 // took it and before the row was deleted.
+import type { Branding } from '../branding.js';
 import type { Audit } from '../audit.js';
 import type { SmtpConfig } from '../config.js';
 import type { ChangeFeed } from '../db/notify.js';
@@ -21,7 +22,7 @@ import { MailRefused, smtpTransport, withoutSecret, type Transport } from './tra
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
-  config: { baseUrl: string };
+  config: { baseUrl: string; branding: Branding };
   pool: Pool;
   feed: ChangeFeed;
   log: Logger;
@@ -117,7 +118,7 @@ export class Outbox {
     const { pool, log, metrics } = this.svc;
     let message: Composed | undefined;
     try {
-      message = await compose(pool, mail, this.templates, this.svc.config.baseUrl);
+      message = await compose(pool, mail, this.templates, this.svc.config.baseUrl, this.svc.config.branding);
       if (message) await this.transport.send(message);
       await sentMail(pool, mail);
       metrics.mails.inc({ kind: mail.kind, result: message ? 'sent' : 'no-recipient' });
@@ -162,7 +163,7 @@ export class Outbox {
 
 /** The outbox of this process, sending through `smtp`; a template that is wrong throws a ConfigError now. */
 export function startOutbox(svc: Needs, smtp: SmtpConfig): Outbox {
-  const outbox = new Outbox(svc, smtp, smtpTransport(smtp), Templates.load(smtp.templatesDir));
+  const outbox = new Outbox(svc, smtp, smtpTransport(smtp, svc.config.branding), Templates.load(smtp.templatesDir));
   outbox.start();
   return outbox;
 }

@@ -19,16 +19,16 @@ export interface Template {
   html?: string;
 }
 
-/** The values a kind's template may name, as {{name}}. */
+/** The values a kind's template may name, as {{name}} ({{supportLink}}: the branding's support link, or empty). */
 export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
-  'password-reset': ['box', 'email', 'link', 'minutes'],
-  'verify-email': ['box', 'email', 'link', 'hours'],
-  'already-registered': ['box', 'email', 'signInLink', 'resetLink'],
-  'email-changed': ['box', 'email', 'newEmail'],
-  'confirm-email-change': ['box', 'email', 'oldEmail', 'link', 'hours'],
-  'factor-added': ['box', 'email', 'factor', 'accountLink'],
-  'factor-removed': ['box', 'email', 'factor', 'accountLink'],
-  'password-changed': ['box', 'email', 'resetLink'],
+  'password-reset': ['box', 'email', 'link', 'minutes', 'supportLink'],
+  'verify-email': ['box', 'email', 'link', 'hours', 'supportLink'],
+  'already-registered': ['box', 'email', 'signInLink', 'resetLink', 'supportLink'],
+  'email-changed': ['box', 'email', 'newEmail', 'supportLink'],
+  'confirm-email-change': ['box', 'email', 'oldEmail', 'link', 'hours', 'supportLink'],
+  'factor-added': ['box', 'email', 'factor', 'accountLink', 'supportLink'],
+  'factor-removed': ['box', 'email', 'factor', 'accountLink', 'supportLink'],
+  'password-changed': ['box', 'email', 'resetLink', 'supportLink'],
 };
 
 const BUILT_IN: Record<MailKind, Template> = {

@@ -4,6 +4,7 @@
 // mail after it was given up for a retry (a duplicate). `smtp://` must be upgraded with STARTTLS
 // (nodemailer's requireTLS), except to a loopback host; `smtps://` is TLS from its first byte.
 // The server's certificate is checked against Node's CAs, NODE_EXTRA_CA_CERTS included.
+import { NO_BRANDING, type Branding } from '../branding.js';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { SmtpConfig } from '../config.js';
@@ -88,7 +89,11 @@ export function withoutSecret(message: string, smtp: SmtpConfig): string {
   return forms.reduce((m, form) => m.split(form).join('[redacted]'), message);
 }
 
-export function smtpTransport(smtp: SmtpConfig): Transport {
+/**
+ * `branding`: its display name, when it has one, is the name of the mails' sender (the address
+ * stays BOXAUTH_SMTP_FROM's), so that a mail is from the company people know.
+ */
+export function smtpTransport(smtp: SmtpConfig, branding: Pick<Branding, 'displayName'> = NO_BRANDING): Transport {
   const options = connectionOptions(smtp);
   const from = addressparser(smtp.from, { flatten: true })[0]!.address;
   const user = decodeURIComponent(new URL(smtp.url).username);
@@ -102,7 +107,8 @@ export function smtpTransport(smtp: SmtpConfig): Transport {
         import('nodemailer/lib/smtp-connection'),
       ]);
       const raw = await new MailComposer({
-        from: smtp.from,
+        // An address object: nodemailer encodes the name (RFC 2047), the branding checked it has no control character.
+        from: branding.displayName ? { name: branding.displayName, address: from } : smtp.from,
         to,
         subject,
         text: message.text,

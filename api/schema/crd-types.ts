@@ -57,6 +57,31 @@ export interface BoxSpec {
    */
   passwordMinLength?: number;
   /**
+   * What the box's pages and mails show of the company (BOXAUTH_BRAND_*, docs/guides/branding-and-languages.md): a display name, a logo, colours and a support link. Every field is checked here and again by the box at start; a value the schema refuses is never written.
+   */
+  branding?: {
+    /**
+     * The name people see on the pages (in place of "boxauth · <box>"), as the mails' sender and in their signature, and in the admin console's header (BOXAUTH_BRAND_NAME).
+     */
+    displayName?: string;
+    /**
+     * The logo beside the name (BOXAUTH_BRAND_LOGO_URL): an https URL, whose origin alone the pages' Content-Security-Policy then allows in img-src, or a base64 data: URI of a PNG, JPEG, GIF, WebP or SVG image of at most 32768 characters, which needs no other host.
+     */
+    logoUrl?: string;
+    /**
+     * The colour of buttons and links, #rrggbb (BOXAUTH_BRAND_PRIMARY_COLOR). White text on it must keep a contrast of 4.5:1 (WCAG 1.4.3): the box refuses to start with a lighter one.
+     */
+    primaryColor?: string;
+    /**
+     * The colour of the page around the card,
+     */
+    backgroundColor?: string;
+    /**
+     * Where a person finds help, linked from every page and mail (BOXAUTH_BRAND_SUPPORT_URL): an https URL or a mailto: address.
+     */
+    supportUrl?: string;
+  };
+  /**
    * Algorithm of the signing key the operator generates (changing it generates a new key; tokens signed by the old one stay verifiable until they expire).
    */
   jwtAlg?: 'ES256' | 'RS256' | 'EdDSA';

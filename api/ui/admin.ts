@@ -4,21 +4,28 @@
 import { ADMIN_CLIENT_ID } from '../reserved.js';
 import { boxTabButtons, boxTabPanels } from './admin-box.js';
 import { eventsPanel, eventsTabButton } from './admin-events.js';
+import type { Branding } from '../branding.js';
 import { html } from './html.js';
 
-export function adminPage(box: string, baseUrl: string): string {
+/** The admin console, in English (docs/guides/branding-and-languages.md), its header named as the box's pages are. */
+export function adminPage(box: string, baseUrl: string, branding: Branding): string {
   return `<!doctype html>${
     html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Admin · ${box}</title>
+<title>Admin · ${branding.displayName ?? box}</title>
 <link rel="stylesheet" href="/assets/boxauth.css">
+${branding.primaryColor || branding.backgroundColor ? html`<link rel="stylesheet" href="/assets/brand.css">` : ''}
 <script type="module" src="/assets/admin.js"></script>
 </head>
 <body class="admin" data-base-url="${baseUrl}" data-client-id="${ADMIN_CLIENT_ID}" data-box="${box}">
 <header class="topbar">
-  <p class="brand">boxauth · <span>${box}</span> · admin</p>
+  <p class="brand">${
+    branding.displayName
+      ? html`${branding.logoUrl ? html`<img class="logo" src="${branding.logoUrl}" alt="" height="24">` : ''}<span>${branding.displayName}</span> · admin`
+      : html`boxauth · <span>${box}</span> · admin`
+  }</p>
   <button type="button" id="sign-out" class="secondary" hidden>Sign out</button>
 </header>
 <main id="app">

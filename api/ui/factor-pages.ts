@@ -2,7 +2,8 @@
 // the second factor asked for, a TOTP enrolled (its QR code and secret), recovery codes shown
 // once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
 import { html, Html } from './html.js';
-import { field, hidden, page, passkeyButton } from './frame.js';
+import { field, hidden, page, passkeyButton, type Page } from './frame.js';
+import { textOf, type Say, type Text } from './language.js';
 
 /** Where a step's page goes on to: carried by its forms. */
 export interface StepFields {
@@ -12,17 +13,17 @@ export interface StepFields {
 }
 
 const stepHidden = (s: StepFields): Html[] => hidden({ csrf: s.csrf, return_to: s.returnTo, acr: s.acr });
-const alert = (error: string | undefined): Html | false => !!error && html`<p class="error" role="alert">${error}</p>`;
+const alert = (say: Say, error: Text | undefined): Html | false => !!error && html`<p class="error" role="alert">${textOf(say, error)}</p>`;
 
 /** A step's page asked for without its step (used, expired, ended, never begun): a link to sign in again. */
-export function signInAgainPage(box: string, returnTo: string): string {
-  return page({
-    title: 'Sign in again',
+export function signInAgainPage(box: string, returnTo: string): Page {
+  return page((say) => ({
+    title: say('wayOn.signIn'),
     box,
-    body: html`<h1>Sign in again</h1>
-<p class="notice" role="alert">This sign-in has ended or was never begun.</p>
-<p><a href="/auth/sign-in?${new URLSearchParams({ return_to: returnTo }).toString()}">Sign in</a></p>`,
-  });
+    body: html`<h1>${say('wayOn.signIn')}</h1>
+<p class="notice" role="alert">${say('step.ended')}</p>
+<p><a href="/auth/sign-in?${new URLSearchParams({ return_to: returnTo }).toString()}">${say('signIn.title')}</a></p>`,
+  }));
 }
 
 export interface SecondFactorPage extends StepFields {
@@ -34,47 +35,48 @@ export interface SecondFactorPage extends StepFields {
   passkeyOnly: boolean;
   /** The sign-in asked for a passkey and the person has none yet: their code first, then they add one. */
   passkeyNext: boolean;
-  error?: string;
+  error?: Text;
 }
 
-export function secondFactorPage(p: SecondFactorPage): string {
+export function secondFactorPage(p: SecondFactorPage): Page {
   // The passkeys script reads the page's CSRF token, return_to and acr from its inputs: a page
   // with no form (a person whose only factor is a passkey) carries them beside the button.
-  const passkey =
+  const passkey = (say: Say): Html | false =>
     p.passkeys &&
     html`${stepHidden(p)}
-${passkeyButton('use-passkey', 'Use a passkey', 'authenticate')}`;
+${passkeyButton(say, 'use-passkey', say('step.usePasskey'), 'authenticate')}`;
   const form = (
+    say: Say,
     id: string,
-    label: string,
+    label: Html,
     autocomplete: string,
-    hint: string,
+    hint: Html,
   ): Html => html`<form method="post" action="/auth/sign-in/second-factor">
 ${stepHidden(p)}
 ${field(id, label, 'text', '', {}, autocomplete)}
 <p class="hint">${hint}</p>
-<button type="submit">Continue</button>
+<button type="submit">${say('common.continue')}</button>
 </form>`;
-  return page({
-    title: 'Second factor',
+  return page((say) => ({
+    title: say('step.title'),
     box: p.box,
-    body: html`<h1>One more step</h1>
-${alert(p.error)}
+    body: html`<h1>${say('step.heading')}</h1>
+${alert(say, p.error)}
 ${
   p.passkeyOnly
-    ? html`<p>This sign-in asks for a passkey: a code from an app or a recovery code is not enough here.</p>
-${passkey}`
-    : html`${p.passkeyNext ? html`<p class="notice" role="status">This sign-in asks for a passkey, and you have none yet. Give your code first: you add a passkey next.</p>` : ''}
-${passkey}
-${p.totp && form('code', 'Code from your authenticator app', 'one-time-code', 'Six digits; a new one every 30 seconds.')}
+    ? html`<p>${say('step.passkeyOnly')}</p>
+${passkey(say)}`
+    : html`${p.passkeyNext ? html`<p class="notice" role="status">${say('step.passkeyNext')}</p>` : ''}
+${passkey(say)}
+${p.totp && form(say, 'code', say('step.appCode'), 'one-time-code', say('step.appCodeHint'))}
 ${
   p.recoveryCodes &&
-  html`<details${p.totp || p.passkeys ? '' : html` open`}><summary>Lost your phone?</summary>
-${form('recovery_code', 'Recovery code', 'off', 'One of the ten codes you kept when you set up your second factor. Using one removes your second factors: you set up a new one next.')}
+  html`<details${p.totp || p.passkeys ? '' : html` open`}><summary>${say('step.lostPhone')}</summary>
+${form(say, 'recovery_code', say('step.recoveryCode'), 'off', say('step.recoveryCodeHint'))}
 </details>`
 }`
 }`,
-  });
+  }));
 }
 
 export interface EnrolPage extends StepFields {
@@ -88,38 +90,38 @@ export interface EnrolPage extends StepFields {
   passkeyOnly: boolean;
   /** A passkey may be added instead of the app (a sign-in's enrolment; the account has its passkeys page). */
   offerPasskey?: boolean;
-  error?: string;
+  error?: Text;
 }
 
-const ADD_PASSKEY = passkeyButton('add-passkey', 'Add a passkey', 'register');
+const addPasskey = (say: Say): Html => passkeyButton(say, 'add-passkey', say('passkeys.add'), 'register');
 
-export function enrolPage(p: EnrolPage): string {
-  return page({
-    title: 'Set up a second factor',
+export function enrolPage(p: EnrolPage): Page {
+  return page((say) => ({
+    title: say('enrol.title'),
     box: p.box,
     body: p.passkeyOnly
-      ? html`<h1>Add a passkey</h1>
-${alert(p.error)}
-<p>This sign-in asks for a passkey. Add one now: your device or your password manager keeps it.</p>
+      ? html`<h1>${say('passkeys.add')}</h1>
+${alert(say, p.error)}
+<p>${say('enrol.passkeyOnly')}</p>
 ${stepHidden(p)}
-${ADD_PASSKEY}`
-      : html`<h1>Set up an authenticator app</h1>
-${alert(p.error)}
-<p>Scan this code with an authenticator app (any app that reads TOTP codes), or type the key below into it.</p>
-<figure class="qr" role="img" aria-label="QR code of the key below">${new Html(p.qrSvg)}</figure>
-<p>Key: <code id="totp-secret">${p.secret}</code></p>
+${addPasskey(say)}`
+      : html`<h1>${say('enrol.appHeading')}</h1>
+${alert(say, p.error)}
+<p>${say('enrol.scan')}</p>
+<figure class="qr" role="img" aria-label="${say('enrol.qrLabel')}">${new Html(p.qrSvg)}</figure>
+<p>${say('enrol.key', { key: html`<code id="totp-secret">${p.secret}</code>` })}</p>
 <form method="post" action="${p.action}">
 ${stepHidden(p)}
-${field('code', 'The code the app shows now', 'text', '', {}, 'one-time-code')}
-<button type="submit">Confirm</button>
+${field('code', say('enrol.code'), 'text', '', {}, 'one-time-code')}
+<button type="submit">${say('confirm.submit')}</button>
 </form>
 ${
   p.offerPasskey
-    ? html`<p>Or use a passkey instead: your device or your password manager keeps it.</p>
-${ADD_PASSKEY}`
+    ? html`<p>${say('enrol.orPasskey')}</p>
+${addPasskey(say)}`
     : ''
 }`,
-  });
+  }));
 }
 
 export interface RecoveryCodesPage extends StepFields {
@@ -131,20 +133,20 @@ export interface RecoveryCodesPage extends StepFields {
 }
 
 /** Ten recovery codes, shown this once. */
-export function recoveryCodesPage(p: RecoveryCodesPage): string {
-  return page({
-    title: 'Recovery codes',
+export function recoveryCodesPage(p: RecoveryCodesPage): Page {
+  return page((say) => ({
+    title: say('account.recoveryCodes'),
     box: p.box,
-    body: html`<h1>Keep these recovery codes</h1>
-<p role="status">Each code signs you in once if you lose your phone or your passkey. Write them down or store them in your password manager: this page is the only time they are shown.</p>
+    body: html`<h1>${say('codes.heading')}</h1>
+<p role="status">${say('codes.keep')}</p>
 <ul class="codes" id="recovery-codes">${p.codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
 ${
   p.post
     ? html`<form method="post" action="${p.action}">
 ${stepHidden(p)}
-<button type="submit">Continue</button>
+<button type="submit">${say('common.continue')}</button>
 </form>`
-    : html`<p><a href="${p.action}">Continue</a></p>`
+    : html`<p><a href="${p.action}">${say('common.continue')}</a></p>`
 }`,
-  });
+  }));
 }

@@ -2,8 +2,9 @@
 // label, buttons say what they do, and errors are text next to what they
 // concern, in role="alert".
 import { scopesOf } from '../credentials/scopes.js';
-import { field, fieldError, hidden, page, passkeyButton } from './frame.js';
+import { field, fieldError, hidden, page, passkeyButton, type Page } from './frame.js';
 import { html, type Html } from './html.js';
+import { textOf, type Say, type Text } from './language.js';
 import { upstreamButtons, type OfferedProvider } from './upstream-pages.js';
 
 export interface SignInPage {
@@ -11,9 +12,9 @@ export interface SignInPage {
   csrf: string;
   returnTo: string;
   email?: string;
-  error?: string;
+  error?: Text;
   /** Why the person is asked to sign in (again), when there is something to say. */
-  notice?: string;
+  notice?: Text;
   registration: boolean;
   /** The IdentityProviders offered, a button each (api/ui/upstream-pages.ts). */
   providers: readonly OfferedProvider[];
@@ -24,26 +25,26 @@ export interface SignInPage {
   acr?: string;
 }
 
-export function signInPage(p: SignInPage): string {
+export function signInPage(p: SignInPage): Page {
   // The class asked for travels with the password, so that its steps ask for it at once (a passkey, say).
-  const own = html`<form method="post" action="/auth/sign-in">
+  const own = (say: Say): Html => html`<form method="post" action="/auth/sign-in">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr })}
-${p.usernames ? field('email', 'Email or username', 'text', p.email ?? '', {}, 'username webauthn') : field('email', 'Email', 'email', p.email ?? '', {}, 'username webauthn')}
-${field('password', 'Password', 'password', '', {}, 'current-password')}
-<button type="submit">Sign in</button>
+${p.usernames ? field('email', say('signIn.emailOrUsername'), 'text', p.email ?? '', {}, 'username webauthn') : field('email', say('field.email'), 'email', p.email ?? '', {}, 'username webauthn')}
+${field('password', say('field.password'), 'password', '', {}, 'current-password')}
+<button type="submit">${say('signIn.submit')}</button>
 </form>
-${passkeyButton('sign-in-passkey', 'Sign in with a passkey', 'authenticate')}
-<p><a href="/auth/reset">Forgot your password?</a></p>
-${p.registration ? html`<p>New here? <a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">Sign up</a></p>` : ''}`;
-  return page({
-    title: 'Sign in',
+${passkeyButton(say, 'sign-in-passkey', say('signIn.passkey'), 'authenticate')}
+<p><a href="/auth/reset">${say('signIn.forgot')}</a></p>
+${p.registration ? html`<p>${say('signIn.newHere', { link: html`<a href="/auth/sign-up?return_to=${encodeURIComponent(p.returnTo)}">${say('signUp.title')}</a>` })}</p>` : ''}`;
+  return page((say) => ({
+    title: say('signIn.title'),
     box: p.box,
-    body: html`<h1>Sign in</h1>
-${p.notice ? html`<p class="notice" role="status">${p.notice}</p>` : ''}
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
-${p.own ? own : ''}
-${upstreamButtons(p.providers, p.csrf, p.returnTo, p.acr)}`,
-  });
+    body: html`<h1>${say('signIn.title')}</h1>
+${p.notice ? html`<p class="notice" role="status">${textOf(say, p.notice)}</p>` : ''}
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
+${p.own ? own(say) : ''}
+${upstreamButtons(say, p.providers, p.csrf, p.returnTo, p.acr)}`,
+  }));
 }
 
 export interface SignUpPage {
@@ -53,45 +54,46 @@ export interface SignUpPage {
   email?: string;
   errors?: Record<string, string[]>;
   /** Why the form was not taken at all (throttled, busy). */
-  error?: string;
+  error?: Text;
 }
 
-export function signUpPage(p: SignUpPage): string {
+export function signUpPage(p: SignUpPage): Page {
   const errors = p.errors ?? {};
-  const other = [
-    ...(p.error ? [p.error] : []),
+  const other = (say: Say): (Html | string)[] => [
+    ...(p.error ? [textOf(say, p.error)] : []),
     ...Object.entries(errors)
       .filter(([f]) => f !== 'email' && f !== 'password')
       .flatMap(([, m]) => m),
   ];
-  return page({
-    title: 'Sign up',
+  return page((say) => ({
+    title: say('signUp.title'),
     box: p.box,
-    body: html`<h1>Sign up</h1>
-${other.length ? html`<p class="error" role="alert">${other.join(' ')}</p>` : ''}
+    body: html`<h1>${say('signUp.title')}</h1>
+${other(say).length ? html`<p class="error" role="alert">${other(say).map((m, i) => html`${i ? ' ' : ''}${m}`)}</p>` : ''}
 <form method="post" action="/auth/sign-up">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo })}
-${field('email', 'Email', 'email', p.email ?? '', errors, 'username')}
-${field('password', 'Password', 'password', '', errors, 'new-password')}
-<button type="submit">Sign up</button>
+${field('email', say('field.email'), 'email', p.email ?? '', errors, 'username')}
+${field('password', say('field.password'), 'password', '', errors, 'new-password')}
+<button type="submit">${say('signUp.title')}</button>
 </form>
-<p>Already have an account? <a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">Sign in</a></p>`,
-  });
+<p>${say('signUp.haveAccount', { link: html`<a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">${say('signIn.title')}</a>` })}</p>`,
+  }));
 }
 
 /** What a person is asked to allow, in words; the scope's own name stays beside it. */
-const SCOPE_WORDS: Record<string, string> = {
-  openid: 'Know who you are on this box',
-  email: 'Your email address',
-  profile: 'Your name and profile',
-  address: 'Your postal address',
-  phone: 'Your phone number',
-  groups: 'The groups you belong to',
-};
+const SCOPE_WORDS = {
+  openid: 'scope.openid',
+  email: 'scope.email',
+  profile: 'scope.profile',
+  address: 'scope.address',
+  phone: 'scope.phone',
+  groups: 'scope.groups',
+} as const;
 
-function scopeList(scopes: string[]): Html {
+function scopeList(say: Say, scopes: string[]): Html {
   return html`<ul class="scopes">${scopes.map(
-    (s) => html`<li>${Object.hasOwn(SCOPE_WORDS, s) ? html`${SCOPE_WORDS[s]} <code>${s}</code>` : html`<code>${s}</code>`}</li>`,
+    (s) =>
+      html`<li>${Object.hasOwn(SCOPE_WORDS, s) ? html`${say(SCOPE_WORDS[s as keyof typeof SCOPE_WORDS])} <code>${s}</code>` : html`<code>${s}</code>`}</li>`,
   )}</ul>`;
 }
 
@@ -105,69 +107,81 @@ export interface ConsentPage {
   params: Record<string, string | undefined>;
 }
 
-export function consentPage(p: ConsentPage): string {
+export function consentPage(p: ConsentPage): Page {
   const scopes = scopesOf(p.scope);
-  return page({
-    title: 'Allow access?',
+  return page((say) => ({
+    title: say('consent.title'),
     box: p.box,
-    body: html`<h1>Allow <strong>${p.clientId}</strong> to access your account?</h1>
+    body: html`<h1>${say('consent.heading', { client: html`<strong>${p.clientId}</strong>` })}</h1>
 ${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
-<p>Signed in as <strong>${p.email}</strong>.</p>
-${
-  scopes.length ? html`<p>It asks for:</p>${scopeList(scopes)}` : html`<p>It asks for access to your account, with no particular scope.</p>`
-}
+<p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
+${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : html`<p>${say('consent.noScope')}</p>`}
 <form method="post" action="/auth/consent" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow">${say('consent.allow')}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${say('consent.deny')}</button>
 </form>`,
-  });
+  }));
 }
 
-export function messagePage(box: string, title: string, message: string, alert = true): string {
-  return page({
-    title,
+/** A way on from a page that ends something (an error, a refusal): where the person can go next. */
+export interface WayOn {
+  href: string;
+  label: Text;
+}
+
+/** Sign in again, coming back to `returnTo` when it is known. */
+export const signInAgain = (returnTo?: string): WayOn => ({
+  href: returnTo ? `/auth/sign-in?${new URLSearchParams({ return_to: returnTo }).toString()}` : '/auth/sign-in',
+  label: { key: 'wayOn.signIn' },
+});
+
+/** A page that says one thing: `title`, `message` (an alert unless `alert` is false) and the ways on from it. */
+export function messagePage(box: string, title: Text, message: Text, alert = true, next: readonly WayOn[] = []): Page {
+  return page((say) => ({
+    title: textOf(say, title),
     box,
-    body: html`<h1>${title}</h1><p ${alert ? html`class="notice" role="alert"` : ''}>${message}</p>`,
-  });
+    body: html`<h1>${textOf(say, title)}</h1><p ${alert ? html`class="notice" role="alert"` : ''}>${textOf(say, message)}</p>
+${next.length ? html`<ul class="way-on">${next.map((w) => html`<li><a href="${w.href}">${textOf(say, w.label)}</a></li>`)}</ul>` : ''}`,
+  }));
 }
 
 /** What a person finds at the box's root: where to go from here. */
-export function homePage(box: string, baseUrl: string): string {
-  return page({
+export function homePage(box: string, baseUrl: string): Page {
+  return page((say) => ({
     title: 'boxauth',
     box,
-    body: html`<h1>This is box ${box}</h1>
-<p>An OAuth 2.0 and OpenID Connect provider. Apps send people here to sign in; programs get their tokens at <code>${baseUrl}/auth/token</code>.</p>
+    body: html`<h1>${say('home.heading', { box })}</h1>
+<p>${say('home.what', { token: html`<code>${baseUrl}/auth/token</code>` })}</p>
 <ul>
-<li><a href="/admin">Admin UI</a>: users and groups</li>
-<li><a href="/auth/signed-in">Who am I signed in as?</a></li>
-<li><a href="/.well-known/openid-configuration">OpenID Connect discovery</a> and <a href="/openapi.json">the API (OpenAPI)</a></li>
+<li>${say('home.admin', { link: html`<a href="/admin">${say('home.adminLink')}</a>` })}</li>
+<li><a href="/auth/signed-in">${say('home.whoAmI')}</a></li>
+<li>${say('home.discovery', { discovery: html`<a href="/.well-known/openid-configuration">${say('home.discoveryLink')}</a>`, api: html`<a href="/openapi.json">${say('home.apiLink')}</a>` })}</li>
 </ul>`,
-  });
+  }));
 }
 
-export function signOutPage(box: string, csrf: string, returnTo: string, email: string | undefined): string {
-  return page({
-    title: 'Sign out',
+export function signOutPage(box: string, csrf: string, returnTo: string, email: string | undefined): Page {
+  return page((say) => ({
+    title: say('signOut.title'),
     box,
     body: email
-      ? html`<h1>Sign out</h1><p>Signed in as <strong>${email}</strong>.</p>
-<form method="post" action="/auth/sign-out">${hidden({ csrf, return_to: returnTo })}<button type="submit">Sign out</button></form>`
-      : html`<h1>Signed out</h1><p role="status">You are signed out.</p>`,
-  });
+      ? html`<h1>${say('signOut.title')}</h1><p>${say('common.signedInAs', { email: html`<strong>${email}</strong>` })}</p>
+<form method="post" action="/auth/sign-out">${hidden({ csrf, return_to: returnTo })}<button type="submit">${say('signOut.title')}</button></form>`
+      : html`<h1>${say('signedOut.title')}</h1><p role="status">${say('signedOut.message')}</p>`,
+  }));
 }
 
 /** Signing out of one app: a form, so that a link from elsewhere signs nobody out. */
-export function appSignOutPage(box: string, app: string, csrf: string | undefined): string {
-  return page({
-    title: 'Sign out',
+export function appSignOutPage(box: string, app: string, csrf: string | undefined): Page {
+  return page((say) => ({
+    title: say('signOut.title'),
     box,
     body: csrf
-      ? html`<h1>Sign out of ${app}?</h1>
-<form method="post" action="/.boxauth/sign-out">${hidden({ csrf })}<button type="submit">Sign out</button></form>`
-      : html`<h1>Signed out</h1><p role="status">You are not signed in to ${app}.</p>`,
-  });
+      ? html`<h1>${say('appSignOut.heading', { app })}</h1>
+<form method="post" action="/.boxauth/sign-out">${hidden({ csrf })}<button type="submit">${say('signOut.title')}</button></form>`
+      : html`<h1>${say('signedOut.title')}</h1><p role="status">${say('appSignOut.notSignedIn', { app })}</p>`,
+  }));
 }
 
 export interface LogoutPage {
@@ -180,43 +194,43 @@ export interface LogoutPage {
 }
 
 /** RP-initiated logout without proof that the application holds this browser's session: the person decides. */
-export function logoutPage(p: LogoutPage): string {
-  return page({
-    title: 'Sign out',
+export function logoutPage(p: LogoutPage): Page {
+  return page((say) => ({
+    title: say('signOut.title'),
     box: p.box,
-    body: html`<h1>Sign out?</h1>
-<p>An application asks to sign you out of this box.
-${p.email ? html`You are signed in as <strong>${p.email}</strong>.` : 'This browser is not signed in.'}</p>
+    body: html`<h1>${say('logout.heading')}</h1>
+<p>${say('logout.asks')}
+${p.email ? say('logout.signedInAs', { email: html`<strong>${p.email}</strong>` }) : say('logout.notSignedIn')}</p>
 <form method="post" action="/auth/logout" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
-<button type="submit">Sign out</button>
+<button type="submit">${say('signOut.title')}</button>
 </form>`,
-  });
+  }));
 }
 
 export interface DeviceCodePage {
   box: string;
   code?: string;
-  error?: string;
+  error?: Text;
 }
 
 /** Where a person types the code their device shows (a GET form: nothing changes until they allow). */
-export function deviceCodePage(p: DeviceCodePage): string {
-  return page({
-    title: 'Connect a device',
+export function deviceCodePage(p: DeviceCodePage): Page {
+  return page((say) => ({
+    title: say('device.title'),
     box: p.box,
-    body: html`<h1>Connect a device</h1>
-<p>Enter the code your device shows.</p>
+    body: html`<h1>${say('device.title')}</h1>
+<p>${say('device.enterCode')}</p>
 <form method="get" action="/auth/device/verify">
 <div class="field">
-<label for="user_code">Code</label>
+<label for="user_code">${say('device.code')}</label>
 <input id="user_code" name="user_code" type="text" value="${p.code ?? ''}" autocomplete="off" autocapitalize="characters" required
   ${p.error ? html`aria-invalid="true" aria-describedby="user_code-error"` : ''}>
-${fieldError('user_code', p.error ? [p.error] : undefined)}
+${fieldError('user_code', p.error ? [String(textOf(say, p.error))] : undefined)}
 </div>
-<button type="submit">Continue</button>
+<button type="submit">${say('common.continue')}</button>
 </form>`,
-  });
+  }));
 }
 
 export interface DeviceConsentPage {
@@ -230,20 +244,20 @@ export interface DeviceConsentPage {
 }
 
 /** The device's request, for the person to allow or deny: who asks, for what, and the code to compare. */
-export function deviceConsentPage(p: DeviceConsentPage): string {
+export function deviceConsentPage(p: DeviceConsentPage): Page {
   const scopes = scopesOf(p.scope);
-  return page({
-    title: 'Allow the device?',
+  return page((say) => ({
+    title: say('deviceConsent.title'),
     box: p.box,
-    body: html`<h1>Allow <strong>${p.clientId}</strong> on your device?</h1>
+    body: html`<h1>${say('deviceConsent.heading', { client: html`<strong>${p.clientId}</strong>` })}</h1>
 ${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
-<p>Check that your device shows the code <strong class="code">${p.code}</strong>. Only allow a device you are using yourself.</p>
-<p>Signed in as <strong>${p.email}</strong>.</p>
-${scopes.length ? html`<p>It asks for:</p>${scopeList(scopes)}` : ''}
+<p>${say('deviceConsent.check', { code: html`<strong class="code">${p.code}</strong>` })}</p>
+<p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
+${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : ''}
 <form method="post" action="/auth/device/verify" class="actions">
 ${hidden({ csrf: p.csrf, user_code: p.code })}
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow">${say('consent.allow')}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${say('consent.deny')}</button>
 </form>`,
-  });
+  }));
 }

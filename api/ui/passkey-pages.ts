@@ -1,9 +1,10 @@
 // The person's own passkeys page (/auth/account/passkeys, docs/guides/passkeys.md): their passkeys,
 // named, with a button to add one and a form to remove each.
 import type { FactorSummary } from '../store/factors.js';
-import { html } from './html.js';
+import { html, type Html } from './html.js';
 import { confirmNotice } from './account-page.js';
-import { page, passkeyButton } from './frame.js';
+import { page, passkeyButton, type Page } from './frame.js';
+import type { Say } from './language.js';
 
 export interface PasskeysPage {
   box: string;
@@ -16,39 +17,39 @@ export interface PasskeysPage {
   error?: string;
 }
 
-const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 10) : 'never');
+const day = (say: Say, d: Date | null): Html | string => (d ? d.toISOString().slice(0, 10) : say('common.never'));
 
-export function passkeysPage(p: PasskeysPage): string {
-  return page({
-    title: 'Passkeys',
+export function passkeysPage(p: PasskeysPage): Page {
+  return page((say) => ({
+    title: say('passkeys.title'),
     box: p.box,
-    body: html`<h1>Passkeys</h1>
-<p>Signed in as ${p.email}. A passkey signs you in without a password, with your device's screen lock.</p>
+    body: html`<h1>${say('passkeys.title')}</h1>
+<p>${say('passkeys.intro', { email: p.email })}</p>
 ${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
-${!p.recent && confirmNotice('/auth/account/passkeys')}
+${!p.recent && confirmNotice(say, '/auth/account/passkeys')}
 ${
   p.passkeys.length
     ? html`<table class="passkeys">
-<thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"></th></tr></thead>
+<thead><tr><th scope="col">${say('table.name')}</th><th scope="col">${say('table.kind')}</th><th scope="col">${say('table.added')}</th><th scope="col">${say('table.lastUsed')}</th><th scope="col"><span class="visually-hidden">${say('table.actions')}</span></th></tr></thead>
 <tbody>${p.passkeys.map(
         (
           k,
-        ) => html`<tr><td>${k.name}</td><td>${k.deviceType === 'multiDevice' ? 'synced' : 'this device only'}</td><td>${day(k.createdAt)}</td><td>${day(k.lastUsedAt)}</td>
-<td>${p.recent && html`<form method="post" action="/auth/account/passkeys/remove"><input type="hidden" name="csrf" value="${p.csrf}"><input type="hidden" name="id" value="${String(k.id)}"><button type="submit" aria-label="Remove ${k.name}">Remove</button></form>`}</td></tr>`,
+        ) => html`<tr><td>${k.name}</td><td>${k.deviceType === 'multiDevice' ? say('passkeys.synced') : say('passkeys.thisDevice')}</td><td>${day(say, k.createdAt)}</td><td>${day(say, k.lastUsedAt)}</td>
+<td>${p.recent && html`<form method="post" action="/auth/account/passkeys/remove"><input type="hidden" name="csrf" value="${p.csrf}"><input type="hidden" name="id" value="${String(k.id)}"><button type="submit" aria-label="${say('passkeys.removeNamed', { name: k.name })}">${say('common.remove')}</button></form>`}</td></tr>`,
       )}</tbody>
 </table>`
-    : html`<p>You have no passkey yet.</p>`
+    : html`<p>${say('passkeys.none')}</p>`
 }
 ${
   p.recent &&
   html`<form id="passkey-form">
 <input type="hidden" name="csrf" value="${p.csrf}">
 <div class="field">
-<label for="passkey-name">Name of the new passkey</label>
-<input id="passkey-name" name="name" type="text" maxlength="64" placeholder="Passkey ${String(p.passkeys.length + 1)}">
+<label for="passkey-name">${say('passkeys.name')}</label>
+<input id="passkey-name" name="name" type="text" maxlength="64" placeholder="${say('passkeys.placeholder', { n: p.passkeys.length + 1 })}">
 </div>
 </form>
-${passkeyButton('add-passkey', 'Add a passkey', 'register')}`
+${passkeyButton(say, 'add-passkey', say('passkeys.add'), 'register')}`
 }`,
-  });
+  }));
 }

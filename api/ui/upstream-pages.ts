@@ -1,7 +1,8 @@
 // The pages of signing in through an IdentityProvider: its button on the sign-in page, the
 // password form of a directory (LDAP), and the account page's list of linked providers.
 import { html, type Html } from './html.js';
-import { field, hidden, page } from './frame.js';
+import { field, hidden, page, type Page } from './frame.js';
+import type { Say } from './language.js';
 
 /** A provider as a page offers it. */
 export interface OfferedProvider {
@@ -12,16 +13,22 @@ export interface OfferedProvider {
 }
 
 /** A button per provider: a form posting to the provider's start (CSRF-protected), or a link to a directory's own form. */
-export function upstreamButtons(providers: readonly OfferedProvider[], csrf: string, returnTo: string, acr: string | undefined): Html {
+export function upstreamButtons(
+  say: Say,
+  providers: readonly OfferedProvider[],
+  csrf: string,
+  returnTo: string,
+  acr: string | undefined,
+): Html {
   if (!providers.length) return html``;
   const query = new URLSearchParams({ return_to: returnTo, ...(acr ? { acr } : {}) });
   return html`<div class="upstream">
 ${providers.map((p) =>
   p.directory
-    ? html`<p><a class="button" id="upstream-${p.id}" href="/auth/upstream/${encodeURIComponent(p.id)}?${query.toString()}">Sign in with ${p.label}</a></p>`
+    ? html`<p><a class="button" id="upstream-${p.id}" href="/auth/upstream/${encodeURIComponent(p.id)}?${query.toString()}">${say('upstream.signInWith', { provider: p.label })}</a></p>`
     : html`<form method="post" action="/auth/upstream/${encodeURIComponent(p.id)}/start">
 ${hidden({ csrf, return_to: returnTo, acr })}
-<button type="submit" id="upstream-${p.id}">Sign in with ${p.label}</button>
+<button type="submit" id="upstream-${p.id}">${say('upstream.signInWith', { provider: p.label })}</button>
 </form>`,
 )}
 </div>`;
@@ -40,20 +47,20 @@ export interface DirectoryPage {
 }
 
 /** A directory's (LDAP) sign-in form: its username and password, checked by the directory, never kept. */
-export function directorySignInPage(p: DirectoryPage): string {
-  return page({
-    title: `Sign in with ${p.provider.label}`,
+export function directorySignInPage(p: DirectoryPage): Page {
+  return page((say) => ({
+    title: say('upstream.signInWith', { provider: p.provider.label }),
     box: p.box,
-    body: html`<h1>Sign in with ${p.provider.label}</h1>
+    body: html`<h1>${say('upstream.signInWith', { provider: p.provider.label })}</h1>
 ${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
 <form method="post" action="/auth/upstream/${encodeURIComponent(p.provider.id)}">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr, link: p.link ? '1' : undefined })}
-${field('username', 'Username', 'text', p.username ?? '', {}, 'username')}
-${field('password', 'Password', 'password', '', {}, 'current-password')}
-<button type="submit">Sign in</button>
+${field('username', say('field.username'), 'text', p.username ?? '', {}, 'username')}
+${field('password', say('field.password'), 'password', '', {}, 'current-password')}
+<button type="submit">${say('signIn.submit')}</button>
 </form>
-<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">Other ways to sign in</a></p>`,
-  });
+<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">${say('upstream.otherWays')}</a></p>`,
+  }));
 }
 
 /** A provider on the account page: linked (since when, the address it gave) or not. */
@@ -63,16 +70,24 @@ export interface ProviderLink {
 }
 
 /** The account page's section: each provider, with a button to link or unlink it. */
-export function linkedProvidersSection(links: readonly ProviderLink[], csrf: string): Html {
+export function linkedProvidersSection(say: Say, links: readonly ProviderLink[], csrf: string): Html {
   if (!links.length) return html``;
-  return html`<section id="linked-providers"><h2>Sign-in providers</h2>
+  return html`<section id="linked-providers"><h2>${say('upstream.providers')}</h2>
 <ul>
 ${links.map((l) =>
   l.linked
-    ? html`<li>${l.provider.label}: linked${l.linked.email ? html` (${l.linked.email})` : ''} since ${l.linked.since.toISOString().slice(0, 10)}
-<form method="post" action="/auth/account/providers/unlink">${hidden({ csrf, provider: l.provider.id })}<button type="submit" id="unlink-${l.provider.id}">Unlink</button></form></li>`
-    : html`<li>${l.provider.label}: not linked
-<form method="post" action="/auth/upstream/${encodeURIComponent(l.provider.id)}/start">${hidden({ csrf, link: '1', return_to: '/auth/account' })}<button type="submit" id="link-${l.provider.id}">Link</button></form></li>`,
+    ? html`<li>${
+        l.linked.email
+          ? say('upstream.linkedAs', {
+              provider: l.provider.label,
+              email: l.linked.email,
+              since: l.linked.since.toISOString().slice(0, 10),
+            })
+          : say('upstream.linked', { provider: l.provider.label, since: l.linked.since.toISOString().slice(0, 10) })
+      }
+<form method="post" action="/auth/account/providers/unlink">${hidden({ csrf, provider: l.provider.id })}<button type="submit" id="unlink-${l.provider.id}">${say('upstream.unlink')}</button></form></li>`
+    : html`<li>${say('upstream.notLinked', { provider: l.provider.label })}
+<form method="post" action="/auth/upstream/${encodeURIComponent(l.provider.id)}/start">${hidden({ csrf, link: '1', return_to: '/auth/account' })}<button type="submit" id="link-${l.provider.id}">${say('upstream.link')}</button></form></li>`,
 )}
 </ul></section>`;
 }
@@ -82,14 +97,13 @@ ${links.map((l) =>
  * another issuer): nothing the person did, and nothing starting again would mend. The cause is in
  * the box's log and audit trail, never on the page; the person may still sign in another way.
  */
-export function providerFaultPage(p: { box: string; provider: string; returnTo: string }): string {
-  const title = `Signing in through ${p.provider} is not working`;
-  return page({
-    title,
+export function providerFaultPage(p: { box: string; provider: string; returnTo: string }): Page {
+  return page((say) => ({
+    title: say('upstream.faultTitle', { provider: p.provider }),
     box: p.box,
-    body: html`<h1>${title}</h1>
-<p class="notice" role="alert">Signing in through ${p.provider} is not working right now; this is a problem with the box's set-up, not with you.</p>
-<p>The box's administrators can see what went wrong. You may sign in another way, if you have one.</p>
-<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">Other ways to sign in</a></p>`,
-  });
+    body: html`<h1>${say('upstream.faultTitle', { provider: p.provider })}</h1>
+<p class="notice" role="alert">${say('upstream.fault', { provider: p.provider })}</p>
+<p>${say('upstream.faultNext')}</p>
+<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">${say('upstream.otherWays')}</a></p>`,
+  }));
 }

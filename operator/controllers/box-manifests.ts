@@ -12,7 +12,7 @@
 // Gateway call it) is on a port of its own, `grpc-authz`, which the Service
 // does carry: gateways reach it there.
 import { createHash } from 'node:crypto';
-import { DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, PASSWORD_MIN_LENGTH } from '../../api/public.js';
+import { BRANDING_VARIABLES, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, PASSWORD_MIN_LENGTH } from '../../api/public.js';
 import type { KObject } from '../kube.js';
 import { MANAGED_LABELS, ownerReference } from '../owned.js';
 import type { BoxResource, BoxSpec } from './box/types.js';
@@ -154,6 +154,11 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     secretEnv('BOXAUTH_ADMIN_PASSWORD', names.secrets.admin, 'password'),
     { name: 'BOXAUTH_REGISTRATION', value: String(spec.registration ?? false) },
     { name: 'BOXAUTH_PASSWORD_MIN_LENGTH', value: String(spec.passwordMinLength ?? PASSWORD_MIN_LENGTH.default) },
+    // The branding the CRD's schema checked; the box checks it again at start (api/branding.ts).
+    ...Object.entries(BRANDING_VARIABLES).flatMap(([field, name]) => {
+      const value = spec.branding?.[field as keyof typeof BRANDING_VARIABLES];
+      return value === undefined ? [] : [{ name, value }];
+    }),
     { name: 'BOXAUTH_JWT_ALG', value: spec.jwtAlg ?? 'ES256' },
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
     secretEnv('BOXAUTH_FACTOR_KEY', names.secrets.factorKey, FACTOR_KEY_FILE),

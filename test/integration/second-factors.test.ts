@@ -144,23 +144,7 @@ describe('second factors: TOTP and recovery codes', function () {
     box = await Box.start({ movableClock: true, env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '200' } });
     scene = await Scene.on(box);
     // An app whose people sign in at the box (its url the box's own origin, so /.boxauth/* reaches the box).
-    const root = await box.rootToken();
-    await box.addClient(
-      'wiki-sso',
-      {
-        grant_types: ['authorization_code'],
-        first_party: true,
-        auth: { authorization_code: { redirect_uri: `${box.url}/.boxauth/callback` } },
-      },
-      { secret: 'wiki-sso-secret', policy: false },
-    );
-    const app = await box.json(
-      'PUT',
-      '/App/wiki',
-      { urls: [box.url], audience: 'https://wiki.example', signIn: { client: 'wiki-sso' } },
-      root,
-    );
-    expect(app.status, app.text).to.equal(201);
+    await box.addAppAtBox();
   });
   after(async function () {
     await box?.stop();

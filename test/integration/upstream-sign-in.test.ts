@@ -116,6 +116,8 @@ describe('signing in through an upstream OpenID Provider', function () {
     const res = await browser.signIn('other', email, PASSWORD);
     expect(res.status).to.equal(403);
     expect(res.text).to.include('Sign in the way you usually do');
+    // The page leads on: a sign-in again (docs/guides/branding-and-languages.md).
+    expect(res.text).to.include('<h1>Not signed in</h1>').and.include('<a href="/auth/sign-in">Sign in again</a>');
     expect((await browser.atA.get('/auth/account')).status, 'not signed in').to.equal(303);
   });
 

@@ -292,6 +292,29 @@ export class Box {
     }
     return { id, secret };
   }
+
+  /**
+   * An App whose people sign in at the box itself (its url the box's own origin, so that /.boxauth/*
+   * reaches the box), with `wiki-sso` its first-party sign-in client.
+   */
+  async addAppAtBox(id = 'wiki'): Promise<void> {
+    await this.addClient(
+      'wiki-sso',
+      {
+        grant_types: ['authorization_code'],
+        first_party: true,
+        auth: { authorization_code: { redirect_uri: `${this.url}/.boxauth/callback` } },
+      },
+      { secret: 'wiki-sso-secret', policy: false },
+    );
+    const app = await this.json(
+      'PUT',
+      `/App/${id}`,
+      { urls: [this.url], audience: 'https://wiki.example', signIn: { client: 'wiki-sso' } },
+      await this.rootToken(),
+    );
+    if (app.status >= 300) throw new Error(`PUT /App/${id}: ${app.status} ${app.text}`);
+  }
 }
 
 /**

@@ -30,6 +30,7 @@ import {
   resetSentPage,
   verifyEmailPage,
 } from '../../ui/link-pages.js';
+import { words } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -54,7 +55,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
   const mail = svc.config.smtp !== undefined;
 
   const tooMany = (res: Response, retryAt: Date): void =>
-    renderPage(res, 429, messagePage(box, 'Too many attempts', `Too many attempts. Try again in ${minutesUntil(retryAt)} minutes.`), {
+    renderPage(res, 429, messagePage(box, words('error.tooManyAttempts'), words('error.tryAgainIn', { minutes: minutesUntil(retryAt) })), {
       'Retry-After': String(secondsUntil(retryAt)),
     });
 

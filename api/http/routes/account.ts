@@ -19,6 +19,7 @@ import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
 import { ACCOUNT_PATH, CONFIRM_PATH, CONFIRMED_PAGES, changeOnAccount, holderOrSignIn, showAccount, type Shown } from '../account-page.js';
 import { confirmPage } from '../../ui/account-page.js';
+import { words, type Text } from '../../ui/language.js';
 import { renderPage, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 
@@ -46,12 +47,11 @@ export function accountRouter(svc: AccountRouterServices): Router {
     req: Request,
     person: SignedInPerson,
     field: string,
-  ): Promise<{ errors?: Record<string, string[]>; error?: string } | undefined> {
+  ): Promise<{ errors?: Record<string, string[]>; error?: Text } | undefined> {
     const of = { user: person.user, address: svc.addressOf(req), where: 'the account page' };
     const answer = await passwordAgain(svc, of, String((req.body as Body)[field] ?? ''));
-    if ('throttled' in answer)
-      return { error: `Too many wrong passwords. Try again in ${minutesUntil(answer.throttled.retryAt)} minutes.` };
-    if ('unchecked' in answer) return { error: 'The box is busy. Try again in a moment.' };
+    if ('throttled' in answer) return { error: words('error.wrongPasswords', { minutes: minutesUntil(answer.throttled.retryAt) }) };
+    if ('unchecked' in answer) return { error: words('error.busy') };
     if ('refused' in answer) return { errors: { [field]: ['is wrong'] } };
     return undefined;
   }
@@ -71,15 +71,15 @@ export function accountRouter(svc: AccountRouterServices): Router {
   router.get('/account', (_req, res) => res.redirect(302, ACCOUNT_PATH));
 
   /** What a change posted here says once the browser is back on the page (post, redirect, get). */
-  const CHANGED: Record<string, string> = {
-    password: 'Your password is changed. Everywhere else you were signed in is signed out.',
-    'email-asked': 'A link went to the new address. Your email changes when you follow it (within 24 hours).',
-    email: 'Your email is changed. This box sends no mail: ask its administrator to confirm the new address.',
-    'sign-in': 'Signed out there.',
-    grant: "The app's access ended.",
-    consent: 'Consent withdrawn: the app asks again next time.',
-    'provider-linked': 'Linked: you can sign in through it from now on.',
-    'provider-unlinked': 'Unlinked: you can no longer sign in through it.',
+  const CHANGED: Record<string, Text> = {
+    password: words('changed.password'),
+    'email-asked': words('changed.emailAsked'),
+    email: words('changed.email'),
+    'sign-in': words('changed.signIn'),
+    grant: words('changed.grant'),
+    consent: words('changed.consent'),
+    'provider-linked': words('changed.providerLinked'),
+    'provider-unlinked': words('changed.providerUnlinked'),
   };
 
   router.get(ACCOUNT_PATH, async (req, res) => {
@@ -116,8 +116,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const returnTo = confirmedPage((req.body as Body).return_to);
-    if (!person.user.passwordSet)
-      return confirmation(req, res, person, returnTo, 409, { error: 'You have no password here: sign in again instead.' });
+    if (!person.user.passwordSet) return confirmation(req, res, person, returnTo, 409, { error: words('account.noPassword') });
     const refusal = await passwordGiven(req, person, 'password');
     if (refusal) return confirmation(req, res, person, returnTo, refusal.errors ? 422 : 429, refusal);
     const { user, browser } = person;
@@ -144,7 +143,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const refusal = await proven(req, person, 'current_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
     const changed = await changeOwnPassword(svc, person, { password, typed }, browserFacts(svc, req));
-    if (changed === 'busy') return page(req, res, person, 503, { error: 'The box is busy. Try again in a moment.' });
+    if (changed === 'busy') return page(req, res, person, 503, { error: words('error.busy') });
     if (changed === 'ended') return signInAgain(res);
     // Everything the old password obtained ended; this browser goes on, as what it proved.
     handOver(svc, res, { session: changed });
@@ -172,7 +171,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
       const throttled = await svc.attempts.begin([{ mailsTo: email }]);
       if (throttled)
         return page(req, res, person, 429, {
-          error: `Too many mails went to that address. Try again in ${minutesUntil(throttled.retryAt)} minutes.`,
+          error: words('account.tooManyMails', { minutes: minutesUntil(throttled.retryAt) }),
         });
       const ask = { sid: person.browser.sid, language: pageLanguage(req), address: svc.addressOf(req) };
       if (!(await requestEmailChange(svc, person.user, email, ask))) return signInAgain(res);
@@ -190,7 +189,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (!person) return;
     const sid = text((req.body as Body).sid);
     if (!UUID.test(sid) || !(await endSignIn(svc, person.user.id, sid, { how: 'sign-out', by: { user: String(person.user.id) } })))
-      return page(req, res, person, 404, { error: 'No such sign-in of yours: it ended already.' });
+      return page(req, res, person, 404, { error: words('account.noSuchSignIn') });
     if (sid === person.browser.sid) {
       await endBrowserSession(svc, req, res);
       return res.redirect(303, '/auth/signed-in');
@@ -203,7 +202,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (!person) return;
     const family = text((req.body as Body).grant);
     if (!UUID.test(family) || !(await endGrant(svc, person.user.id, family, { how: 'revoke', by: { user: String(person.user.id) } })))
-      return page(req, res, person, 404, { error: 'No such grant of yours: it ended already.' });
+      return page(req, res, person, 404, { error: words('account.noSuchGrant') });
     res.redirect(303, `${ACCOUNT_PATH}?changed=grant`);
   });
 
@@ -212,7 +211,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     if (!person) return;
     const client = text((req.body as Body).client);
     if (!client || !(await withdrawConsent(svc, person.user.id, client, svc.addressOf(req))))
-      return page(req, res, person, 404, { error: 'You had not allowed that app anything.' });
+      return page(req, res, person, 404, { error: words('account.noSuchConsent') });
     res.redirect(303, `${ACCOUNT_PATH}?changed=consent`);
   });
 

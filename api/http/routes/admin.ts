@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../../errors.js';
 import { projectPath } from '../../paths.js';
+import { brandStylesheet, logoSource } from '../../branding.js';
 import type { Config } from '../../config.js';
 import { adminPage } from '../../ui/admin.js';
 import { homePage } from '../../ui/pages.js';
@@ -35,6 +36,7 @@ export type AdminRouterServices = Pick<Needs, 'config'>;
 export function adminRouter(svc: AdminRouterServices): Router {
   const router = strictRouter();
   const origin = new URL(svc.config.baseUrl).origin;
+  const logo = logoSource(svc.config.branding);
   for (const name of SCRIPTS) {
     router.get(`/assets/${name}`, (_req, res) => {
       res.sendFile(join(SCRIPTS_DIR, name), { maxAge: '1h', headers: SCRIPT_TYPE });
@@ -42,6 +44,12 @@ export function adminRouter(svc: AdminRouterServices): Router {
   }
   router.get('/assets/simplewebauthn-browser.js', (_req, res) => {
     res.sendFile(WEBAUTHN_LIBRARY, { maxAge: '1h', headers: SCRIPT_TYPE });
+  });
+  // The box's colours, from its checked branding (api/branding.ts): a stylesheet of the box's own,
+  // since the pages' Content-Security-Policy runs no inline style.
+  const brandCss = brandStylesheet(svc.config.branding);
+  router.get('/assets/brand.css', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=3600').type('text/css').send(brandCss);
   });
   router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
   // The documentation of this release, where the box's answers point (SCIM's documentationUri):
@@ -73,11 +81,12 @@ export function adminRouter(svc: AdminRouterServices): Router {
           'script-src': "'self'",
           'connect-src': `'self' ${origin}`,
           'form-action': "'self'",
+          ...(logo ? { 'img-src': `'self' ${logo}` } : {}),
         }),
         'Cache-Control': 'no-store',
       })
       .type('html')
-      .send(adminPage(svc.config.box, svc.config.baseUrl));
+      .send(adminPage(svc.config.box, svc.config.baseUrl, svc.config.branding));
   });
   return router;
 }

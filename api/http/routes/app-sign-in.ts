@@ -28,6 +28,7 @@ import type { RecordCache } from '../../cache/record-cache.js';
 import type { AddressOf } from '../client-address.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client, App } from '../../types.js';
+import { words, type Text } from '../../ui/language.js';
 import { appSignOutPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { cookies } from '../browser-session.js';
@@ -54,8 +55,9 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     if (!app) throw new ApiError(404, 'not_found', `no app is reached at ${req.headers.host ?? 'this host'}`);
     return app;
   }
-  const page = (res: Response, status: number, title: string, message: string): void =>
-    renderPage(res, status, messagePage(box, title, message));
+  /** A sign-in at an app that ends here, with the way on: back to the app, to begin again. */
+  const page = (res: Response, status: number, title: Text, message: Text, app?: string): void =>
+    renderPage(res, status, messagePage(box, title, message, true, app ? [{ href: app, label: words('wayOn.backToApp') }] : []));
   const stateCookie = (app: App, https: boolean): string => `${appCookieName(app, https)}-state`;
 
   router.get(START_PATH, async (req, res) => {
@@ -63,7 +65,7 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     const origin = originOf(app, req.headers.host ?? '');
     const https = origin.startsWith('https:');
     const client = app.signIn && (await svc.clients.get(app.signIn.client));
-    if (!client) return page(res, 404, 'Sign-in is not set up', `The app ${app.id} has no sign-in client. Tell its administrator.`);
+    if (!client) return page(res, 404, words('appSignIn.notSetUp'), words('appSignIn.noClient', { app: app.id }));
     const flow = startFlow(svc.csrfKey, app, safeReturnPath(req.query.rd));
     const authorize = new URL(`${svc.config.baseUrl}/auth/authorize`);
     authorize.search = new URLSearchParams({
@@ -88,18 +90,13 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     const https = origin.startsWith('https:');
     const nonce = cookies(req)[stateCookie(app, https)];
     const back = finishFlow(svc.csrfKey, app, req.query.state, nonce);
-    if (!back)
-      return page(
-        res,
-        400,
-        'This sign-in link is not valid',
-        'It was not started in this browser, or it is too old. Go back to the app and try again.',
-      );
+    if (!back) return page(res, 400, words('appSignIn.linkInvalid'), words('appSignIn.linkInvalidMessage'), `${origin}/`);
     res.append('Set-Cookie', `${stateCookie(app, https)}=${appCookieAttributes(https, 0)}`);
-    if (typeof req.query.error === 'string') return page(res, 403, 'Not signed in', `The sign-in ended: ${req.query.error}.`);
+    if (typeof req.query.error === 'string')
+      return page(res, 403, words('upstream.notSignedIn'), words('appSignIn.ended', { error: req.query.error }), `${origin}${back.rd}`);
     const client = app.signIn && (await svc.clients.get(app.signIn.client));
     if (!client || typeof req.query.code !== 'string')
-      return page(res, 400, 'This sign-in link is not valid', 'Go back to the app and try again.');
+      return page(res, 400, words('appSignIn.linkInvalid'), words('appSignIn.goBack'), `${origin}/`);
     // The box exchanges its own code: the code is bound to the client, the redirect and the PKCE verifier.
     // It takes the token path every grant takes: counted and recorded there, once.
     const code = req.query.code;
@@ -131,7 +128,7 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     const https = originOf(app, req.headers.host ?? '').startsWith('https:');
     const token = cookies(req)[appCookieName(app, https)];
     if (!isSignOutToken(svc.csrfKey, app, token, (req.body as Record<string, unknown>).csrf))
-      return page(res, 403, 'Not signed out', 'This sign-out was not asked for from this app. Go back to the app and sign out there.');
+      return page(res, 403, words('appSignOut.notSignedOut'), words('appSignOut.notAsked'), `${originOf(app, req.headers.host ?? '')}/`);
     const check = await checkAccessToken(svc, token!);
     // Only the app's own session: a cookie of this name holding another token ends nothing.
     if ('session' in check && check.session.audience === audienceOf(app)) {
@@ -142,8 +139,8 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     page(
       res,
       200,
-      'Signed out',
-      `You are signed out of ${app.description ?? app.id}. To sign out of every app, sign out of the box at ${svc.config.baseUrl}/auth/sign-out.`,
+      words('signedOut.title'),
+      words('appSignOut.done', { app: app.description ?? app.id, url: `${svc.config.baseUrl}/auth/sign-out` }),
     );
   });
 

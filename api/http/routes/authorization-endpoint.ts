@@ -20,6 +20,7 @@ import { scopesOf } from '../../credentials/scopes.js';
 import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
+import { words } from '../../ui/language.js';
 import { consentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -58,7 +59,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
   }
 
   const signedOut = (res: Response): void =>
-    renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Go back to the application and start again.'));
+    renderPage(res, 401, messagePage(box, words('signedOut.title'), words('signedOut.startAgain')));
 
   /** What api/oauth/interaction.ts decides for this browser and request. */
   async function decide(req: Request, request: AuthorizationRequest, person: SignedInPerson | undefined, answer?: 'allow' | 'deny') {

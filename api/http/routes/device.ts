@@ -10,6 +10,7 @@ import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import type { Attempts } from '../../people/attempts.js';
 import type { AddressOf } from '../client-address.js';
+import { words, type Text } from '../../ui/language.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
@@ -34,6 +35,11 @@ export type DeviceRouterServices = BrowserServices & Pick<Needs, 'addressOf' | '
 // The page again: it asks for what is missing (a step-up, or a sign-in one of the client's ways).
 const STEP_UP = Symbol('step-up');
 
+/** Why a code typed on the page was not taken (a wrong or spent code, too many of them), said on the form. */
+class Miss {
+  constructor(readonly why: Text) {}
+}
+
 export function deviceRouter(svc: DeviceRouterServices): Router {
   const router = strictRouter();
   const box = svc.config.box;
@@ -42,11 +48,11 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
    * `attempt` (a look-up or a decision on the code a signed-in person typed), or
    * why not: every miss counts, so the form and the page alike stop a guesser.
    */
-  async function throttled<T>(req: Request, userId: number, attempt: () => Promise<T | undefined>, miss: string): Promise<T | string> {
+  async function throttled<T>(req: Request, userId: number, attempt: () => Promise<T | undefined>, miss: Text): Promise<T | Miss> {
     const keys = [{ deviceCodesOf: userId }, { address: svc.addressOf(req) }];
-    if (await svc.attempts.begin(keys)) return 'Too many wrong codes. Wait a few minutes, then try again.';
+    if (await svc.attempts.begin(keys)) return new Miss(words('device.tooManyCodes'));
     const found = await attempt();
-    if (found === undefined) return miss;
+    if (found === undefined) return new Miss(miss);
     await svc.attempts.giveBack(keys);
     return found;
   }
@@ -83,13 +89,8 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
       if (want) return stepUpTo(req, res, person, want, '/auth/device/verify');
       return renderPage(res, 200, deviceCodePage({ box }));
     }
-    const code = await throttled(
-      req,
-      person.user.id,
-      () => pendingDeviceCode(svc, typed),
-      'This code is not valid, or it has expired. Check your device and try again.',
-    );
-    if (typeof code === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code }));
+    const code = await throttled(req, person.user.id, () => pendingDeviceCode(svc, typed), words('device.invalidCode'));
+    if (code instanceof Miss) return renderPage(res, 400, deviceCodePage({ box, code: typed, error: code.why }));
     const here = `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`;
     // Signed in a way the device's client does not accept: a sign-in again, one of its ways.
     const way = await wayOf(person, code.clientId);
@@ -115,10 +116,10 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
   router.post('/auth/device/verify', ...pageForm, async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) {
-      return renderPage(res, 403, messagePage(box, 'This form has expired', 'Go back, reload the page, and try again.'));
+      return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredShort')));
     }
     const person = await signedInPerson(svc, req);
-    if (!person) return renderPage(res, 401, messagePage(box, 'Signed out', 'You are no longer signed in. Start again from your device.'));
+    if (!person) return renderPage(res, 401, messagePage(box, words('signedOut.title'), words('device.signedOut')));
     const typed = typeof body.user_code === 'string' ? body.user_code : '';
     const allowed = body.decision === 'allow';
     // Throttled as the page is: a form sent straight here must not make guessing codes free.
@@ -134,16 +135,16 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
         const { authTime, sid, amr } = person.browser;
         return (await answerDeviceCode(svc, typed, { allowed, userId: person.user.id, authTime, sid, amr })) || undefined;
       },
-      'This code is not valid any more. Start again from your device.',
+      words('device.codeGone'),
     );
-    if (typeof decided === 'string') return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided }));
+    if (decided instanceof Miss) return renderPage(res, 400, deviceCodePage({ box, code: typed, error: decided.why }));
     if (decided === STEP_UP) return res.redirect(303, `/auth/device/verify?${new URLSearchParams({ user_code: typed })}`);
     renderPage(
       res,
       200,
       allowed
-        ? messagePage(box, 'Device connected', 'You can go back to your device now.', false)
-        : messagePage(box, 'Device refused', 'The device was not connected. You can close this page.', false),
+        ? messagePage(box, words('device.connected'), words('device.connectedMessage'), false)
+        : messagePage(box, words('device.refused'), words('device.refusedMessage'), false),
     );
   });
 

@@ -17,6 +17,7 @@ import type { CodeOf } from '../../people/ways/way.js';
 import type { SignInStep } from '../../store/factors.js';
 import type { UserRow } from '../../store/users.js';
 import { enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
+import { words, type Text } from '../../ui/language.js';
 import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, csrfValid, handOver, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
@@ -60,7 +61,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
 
   // --- the second factor of a sign-in
 
-  async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: string) {
+  async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: Text) {
     const { factors } = await factorsOf(svc, step.userId);
     const askedPasskey = target.acr === ACR_PASSKEY;
     renderPage(
@@ -105,18 +106,17 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const found = await stepAndPerson(req);
     if (!found) return signInAgain(res, target);
     const { step, user } = found;
-    const again = (status: number, error: string) => secondFactor(req, res, step, target, status, error);
+    const again = (status: number, error: Text) => secondFactor(req, res, step, target, status, error);
     const code = text(body.code);
     const recovery = text(body.recovery_code);
     // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
-    if (target.acr === ACR_PASSKEY && (await factorsOf(svc, user.id)).factors.passkeys > 0)
-      return again(400, 'This sign-in asks for a passkey: a code is not enough.');
-    if (!code && !recovery) return again(400, 'Type the code your app shows, or one of your recovery codes.');
+    if (target.acr === ACR_PASSKEY && (await factorsOf(svc, user.id)).factors.passkeys > 0) return again(400, words('step.passkeyAsked'));
+    if (!code && !recovery) return again(400, words('step.typeCode'));
 
     if (code) {
       const answer = await giveCode(svc, browserFacts(svc, req), codeOf(req, user), stepToken(svc, req), code, target);
       if ('throttled' in answer) return again(429, tooManyCodes(answer.throttled));
-      if ('refused' in answer) return again(401, 'That code is wrong or was used already. Wait for the next one and try again.');
+      if ('refused' in answer) return again(401, words('step.wrongCode'));
       if ('unchecked' in answer) return signInAgain(res, target);
       const went = answer.proven;
       return went === 'ended' ? signInAgain(res, target) : goOn(svc, res, went, target);
@@ -125,7 +125,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     // A recovery code: a way back in (api/people/ways/recovery-code.ts).
     const answer = await giveRecoveryCode(svc, codeOf(req, user), stepToken(svc, req), step, recovery);
     if ('throttled' in answer) return again(429, tooManyCodes(answer.throttled));
-    if ('refused' in answer) return again(401, 'That recovery code is wrong or was used already.');
+    if ('refused' in answer) return again(401, words('step.wrongRecoveryCode'));
     if ('unchecked' in answer) return signInAgain(res, target);
     if (answer.proven === 'sign-in-again') return void res.redirect(303, signInAgainPath(target, 'enrol'));
     goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
@@ -134,7 +134,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   // --- enrolment
 
   /** A new app, pending until a code confirms it: its page (QR code, key, a code field). */
-  async function newAppPage(req: Request, res: Response, user: UserRow, target: StepTarget, action: string, status = 200, error?: string) {
+  async function newAppPage(req: Request, res: Response, user: UserRow, target: StepTarget, action: string, status = 200, error?: Text) {
     const app = await startApp(svc, user);
     const QRCode = (await import('qrcode')).default; // at the first enrolment: not every box's start pays for it
     const qrSvg = await QRCode.toString(app.uri, { type: 'svg', margin: 2, width: 220 });
@@ -172,7 +172,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   }
 
   /** The enrolment of a sign-in asked for a passkey: only a passkey meets it (the passkeys script adds it). */
-  const passkeyEnrolPage = (req: Request, res: Response, target: StepTarget, status = 200, error?: string): void =>
+  const passkeyEnrolPage = (req: Request, res: Response, target: StepTarget, status = 200, error?: Text): void =>
     renderPage(
       res,
       status,
@@ -197,11 +197,10 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!enrolling) return signInAgain(res, target);
     const { user } = enrolling;
     // An app's code does not meet a sign-in asked for a passkey: enrolling one here would be a factor for nothing.
-    if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target, 400, 'This sign-in asks for a passkey: add one.');
+    if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target, 400, words('enrol.addPasskey'));
     const answer = await enrolAppInStep(svc, codeOf(req, user), stepToken(svc, req), text(body.code));
     if ('throttled' in answer) return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 429, tooManyCodes(answer.throttled));
-    if ('refused' in answer)
-      return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 401, 'That code is wrong. Scan this new code and try again.');
+    if ('refused' in answer) return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 401, words('enrol.wrongCode'));
     if ('unchecked' in answer) return signInAgain(res, target);
     const added = answer.proven;
     if (added === 'ended') return signInAgain(res, target);
@@ -235,8 +234,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const person = await change(req, res);
     if (!person) return;
     const { user } = person;
-    if ((await factorsOf(svc, user.id)).factors.totp)
-      return account(req, res, person, 409, { error: 'You have an authenticator app already. Remove it first to set up another.' });
+    if ((await factorsOf(svc, user.id)).factors.totp) return account(req, res, person, 409, { error: words('account.appAlready') });
     await newAppPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm');
   });
 
@@ -244,9 +242,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const person = await change(req, res);
     if (!person) return;
     const { user } = person;
-    const retry = (status: number, error: string) => newAppPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm', status, error);
+    const retry = (status: number, error: Text) => newAppPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm', status, error);
     const answer = await addAppOnAccount(svc, browserFacts(svc, req), person, text((req.body as Body).code), svc.addressOf(req));
-    const wrong = 'That code is wrong. Scan this new code and try again.';
+    const wrong = words('enrol.wrongCode');
     if ('throttled' in answer) return retry(429, tooManyCodes(answer.throttled));
     if ('unchecked' in answer) return toSignIn(res);
     if ('refused' in answer) return retry(401, wrong);
@@ -263,7 +261,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!person) return;
     const codes = await newCodesOnAccount(svc, person, svc.addressOf(req));
     if (codes === 'signed-out') return toSignIn(res);
-    if (codes === 'no-factor') return account(req, res, person, 409, { error: 'Set up a second factor first.' });
+    if (codes === 'no-factor') return account(req, res, person, 409, { error: words('account.factorFirst') });
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
@@ -276,11 +274,10 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (removed === 'signed-out') return toSignIn(res);
     if (removed === 'last')
       return account(req, res, person, 409, {
-        error:
-          'This is your last second factor, and a group of yours requires one. Add another (a passkey or an authenticator app) before removing this one.',
+        error: words('account.lastFactor'),
       });
-    if (!removed) return account(req, res, person, 404, { error: 'No such factor of yours.' });
-    await account(req, res, person, 200, { message: `Removed ${removed.name}.` });
+    if (!removed) return account(req, res, person, 404, { error: words('account.noSuchFactor') });
+    await account(req, res, person, 200, { message: words('account.removed', { name: removed.name }) });
   });
 
   return router;

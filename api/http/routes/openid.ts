@@ -20,6 +20,7 @@ import type { Keyring } from '../../credentials/keyring.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
+import { words } from '../../ui/language.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
 import { presentedCredential, principalOf, resourceRequest, type PrincipalServices } from '../auth.js';
 import { pageForm } from '../body.js';
@@ -115,20 +116,20 @@ export function openidRouter(svc: OpenidRouterServices): Router {
     for (const name of LOGOUT_PARAMS) {
       const v = source[name];
       if (Array.isArray(v))
-        return render(res, 400, messagePage(box, 'Invalid sign-out request', `The parameter ${name} was given more than once.`));
+        return render(res, 400, messagePage(box, words('logout.invalid'), `The parameter ${name} was given more than once.`));
       if (typeof v === 'string' && v !== '') params[name] = v;
     }
     const hint =
       params.id_token_hint === undefined ? undefined : idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
     if (params.id_token_hint !== undefined && !hint) {
-      return render(res, 400, messagePage(box, 'Invalid sign-out request', 'The application sent an ID token this box did not issue.'));
+      return render(res, 400, messagePage(box, words('logout.invalid'), 'The application sent an ID token this box did not issue.'));
     }
     const hintClient = typeof hint?.aud === 'string' ? hint.aud : undefined;
     if (params.client_id && hintClient && params.client_id !== hintClient) {
       return render(
         res,
         400,
-        messagePage(box, 'Invalid sign-out request', 'The client and the ID token of this request do not belong together.'),
+        messagePage(box, words('logout.invalid'), 'The client and the ID token of this request do not belong together.'),
       );
     }
     const clientId = params.client_id ?? hintClient;
@@ -145,7 +146,7 @@ export function openidRouter(svc: OpenidRouterServices): Router {
           400,
           messagePage(
             box,
-            'Invalid sign-out request',
+            words('logout.invalid'),
             'The application asked to be sent back to an address it did not register. You have not been signed out.',
           ),
         );
@@ -173,7 +174,7 @@ export function openidRouter(svc: OpenidRouterServices): Router {
       res.set('Cache-Control', 'no-store').redirect(303, returnTo);
       return;
     }
-    render(res, 200, messagePage(box, 'Signed out', 'You are signed out. You can close this page.', false));
+    render(res, 200, messagePage(box, words('signedOut.title'), words('signedOut.closePage'), false));
   };
   router.get('/auth/logout', logout);
   router.post('/auth/logout', ...pageForm, logout);

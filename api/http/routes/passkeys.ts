@@ -22,6 +22,7 @@ import {
   type NotAdded,
   type Options,
 } from '../../people/ways/passkey.js';
+import { words } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
 import { confirmPath, factorChange } from '../account-page.js';
@@ -177,7 +178,9 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
       return renderPage(
         res,
         404,
-        messagePage(svc.config.box, 'No such passkey', 'That passkey is not one of yours. Go back and reload the page.'),
+        messagePage(svc.config.box, words('passkeys.noSuch'), words('passkeys.noSuchMessage'), true, [
+          { href: '/auth/account/passkeys', label: words('passkeys.title') },
+        ]),
       );
     const removed = await removeOwnFactor(svc, person.user, id, person.browser.sid, svc.addressOf(req));
     if (removed === 'signed-out') return void res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT_PAGE)}`);

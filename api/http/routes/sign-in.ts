@@ -11,6 +11,7 @@ import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import type { Metrics } from '../../metrics.js';
 import type { AddressOf } from '../client-address.js';
+import { words, type Text } from '../../ui/language.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { signUpSentPage } from '../../ui/link-pages.js';
 import { proofOf, register } from '../../people/registration.js';
@@ -56,8 +57,7 @@ export function safeReturnTo(value: unknown): string {
 }
 
 /** Why a person already signed in is asked to sign in before a step-up enrols a factor. */
-const ENROL_NOTICE =
-  'This app asks for a second factor you have not set up yet. Adding one changes how your account is protected, so sign in again first: then you set it up.';
+const ENROL_NOTICE = words('signIn.enrolNotice');
 
 /** What the sign-in, sign-up and sign-out pages use. */
 export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps'>;
@@ -88,7 +88,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const email = typeof body.email === 'string' ? body.email.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    const again = async (status: number, error: string): Promise<void> =>
+    const again = async (status: number, error: Text): Promise<void> =>
       signInForm(svc, req, res, status, returnTo, { email, error }, await waysOf(returnTo));
     const target = { returnTo, acr: acrParam(body.acr) };
     const typed = { email, password, address: svc.addressOf(req), acr: target.acr, language: pageLanguage(req) };
@@ -97,38 +97,33 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       return signInThroughDirectory(req, res, answer.directory, email, password, { returnTo, acr: target.acr ?? null, linkUser: null });
     if ('throttled' in answer) {
       const minutes = minutesUntil(answer.throttled.retryAt);
-      return again(429, `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
+      return again(429, words(minutes === 1 ? 'signIn.throttledOne' : 'signIn.throttled', { minutes }));
     }
-    if ('unchecked' in answer) return again(503, 'The box is busy. Try again in a moment.');
+    if ('unchecked' in answer) return again(503, words('error.busy'));
     if ('refused' in answer)
-      return answer.said === PASSWORD_REFUSALS.turnedOff
-        ? again(403, 'This account is turned off. Ask the administrator of this box.')
-        : again(401, wrongPassword);
+      return answer.said === PASSWORD_REFUSALS.turnedOff ? again(403, words('signIn.turnedOff')) : again(401, wrongPassword);
     // Signed in, or on to the second factor.
     goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
   });
 
   /** Where sign-up proves the address first, a failed sign-in may be an account not open yet: the page says so to everyone. */
   const wrongPassword =
-    svc.config.registration && proofOf(svc.config) === 'before-sign-in'
-      ? 'The email or the password is wrong. Just signed up? Follow the link in the mail we sent you first.'
-      : 'The email or the password is wrong.';
+    svc.config.registration && proofOf(svc.config) === 'before-sign-in' ? words('signIn.wrongJustSignedUp') : words('signIn.wrong');
 
-  const signUpOff = (res: Response, message: string): void => renderPage(res, 404, messagePage(box, 'Sign-up is off', message));
+  const signUpOff = (res: Response, message: Text): void => renderPage(res, 404, messagePage(box, words('signUp.off'), message));
 
   router.get('/auth/sign-up', (req, res) => {
-    if (!svc.config.registration)
-      return signUpOff(res, 'This box does not let people register themselves. Ask its administrator for an account.');
+    if (!svc.config.registration) return signUpOff(res, words('signUp.offAsk'));
     renderPage(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
   });
 
   router.post('/auth/sign-up', ...pageForm, async (req: Request, res: Response) => {
-    if (!svc.config.registration) return signUpOff(res, 'This box does not let people register themselves.');
+    if (!svc.config.registration) return signUpOff(res, words('signUp.offMessage'));
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const email = typeof body.email === 'string' ? body.email : '';
-    const page = (status: number, shown: { errors?: Record<string, string[]>; error?: string }, headers: Record<string, string> = {}) =>
+    const page = (status: number, shown: { errors?: Record<string, string[]>; error?: Text }, headers: Record<string, string> = {}) =>
       renderPage(res, status, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, ...shown }), headers);
     let input;
     try {
@@ -156,7 +151,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
             : 'Too many accounts were created from your network recently.';
       return page(429, { error: `${why} ${when}` }, { 'Retry-After': String(retryAfter) });
     }
-    if ('busy' in result) return page(503, { error: 'The box is busy. Try again in a moment.' }, { 'Retry-After': result.busy });
+    if ('busy' in result) return page(503, { error: words('error.busy') }, { 'Retry-After': result.busy });
     // The address proven first: a new address and a taken one get this same page (registration.ts).
     if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
     if (!('made' in result)) return page(422, { errors: { email: ['This email already has an account. Sign in instead.'] } });
@@ -189,7 +184,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       res,
       200,
       user
-        ? messagePage(box, 'Signed in', `You are signed in as ${user.email}. You can close this page.`, false)
+        ? messagePage(box, words('signedIn.title'), words('signedIn.message', { email: user.email }), false)
         : signOutPage(box, '', '/auth/signed-in', undefined),
     );
   });

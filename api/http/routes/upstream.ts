@@ -17,7 +17,8 @@ import { UpstreamError, type UpstreamProfile } from '../../people/upstream/profi
 import type { Metrics } from '../../metrics.js';
 import type { IdentityProvider } from '../../types.js';
 import { directorySignInPage, providerFaultPage, type OfferedProvider } from '../../ui/upstream-pages.js';
-import { messagePage } from '../../ui/pages.js';
+import { words, type Text } from '../../ui/language.js';
+import { messagePage, signInAgain, type WayOn } from '../../ui/pages.js';
 import { ACCOUNT_PATH, confirmPath, factorChange, holderOrSignIn, provenRecently } from '../account-page.js';
 import { pageForm } from '../body.js';
 import {
@@ -77,9 +78,11 @@ function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamPr
 export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; signInThroughDirectory: DirectorySignIn } {
   const router = strictRouter();
   const box = svc.config.box;
-  const problem = (res: Response, status: number, title: string, message: string): void =>
-    renderPage(res, status, messagePage(box, title, message));
-  const unknown = (res: Response): void => problem(res, 404, 'No such sign-in', 'This box offers no such way to sign in.');
+  const toAccount: WayOn = { href: ACCOUNT_PATH, label: words('wayOn.account') };
+  /** A sign-in that ends here, with a way on: sign in again, unless the page says where else. */
+  const problem = (res: Response, status: number, title: Text, message: Text, next: WayOn[] = [signInAgain()]): void =>
+    renderPage(res, status, messagePage(box, title, message, true, next));
+  const unknown = (res: Response): void => problem(res, 404, words('upstream.noSuch'), words('upstream.noSuchMessage'));
 
   /**
    * What a provider's failure shows; the reason is logged and audited, never shown (it may name the
@@ -95,9 +98,14 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     if (err.failure === 'misconfigured')
       return renderPage(res, 502, providerFaultPage({ box, provider: label, returnTo: safeReturnTo(returnTo) }));
     if (err.failure === 'unavailable')
-      return problem(res, 503, `${label} is not answering`, `${label} did not answer in time. Try again in a moment.`);
-    if (err.failure === 'refused') return problem(res, 403, 'Not signed in', `${label} did not let you in.`);
-    problem(res, 400, 'Not signed in', 'This sign-in could not be completed. Start again from the sign-in page.');
+      return problem(
+        res,
+        503,
+        words('upstream.notAnswering', { provider: label }),
+        words('upstream.notAnsweringMessage', { provider: label }),
+      );
+    if (err.failure === 'refused') return problem(res, 403, words('upstream.notSignedIn'), words('upstream.refused', { provider: label }));
+    problem(res, 400, words('upstream.notSignedIn'), words('upstream.notCompleted'));
   }
 
   /** The person the provider named: made or linked, then signed in (or the link done, from the account page). */
@@ -107,11 +115,15 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       // A link is for the person who began it, in this browser, still signed in as them.
       const holder = await holderOrSignIn(svc, req, res);
       if (!holder) return;
-      if (holder.user.id !== begun.linkUser) return problem(res, 403, 'Not linked', 'You are signed in as someone else now. Start again.');
+      if (holder.user.id !== begun.linkUser)
+        return problem(res, 403, words('upstream.notLinkedTitle'), words('upstream.someoneElse'), [toAccount]);
       linkFor = holder.user.id;
     }
     const answer = await throughProvider(svc, p, profile, linkFor, svc.addressOf(req));
-    if ('refused' in answer) return problem(res, 403, linkFor ? 'Not linked' : 'Not signed in', refusalWords(answer.refused, p, profile));
+    if ('refused' in answer)
+      return linkFor
+        ? problem(res, 403, words('upstream.notLinkedTitle'), refusalWords(answer.refused, p, profile), [toAccount])
+        : problem(res, 403, words('upstream.notSignedIn'), refusalWords(answer.refused, p, profile));
     if ('linked' in answer) return void res.redirect(303, `${ACCOUNT_PATH}?changed=provider-linked`);
     const target = { returnTo: safeReturnTo(begun.returnTo), acr: acrParam(begun.acr) };
     goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
@@ -149,8 +161,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       if ('throttled' in begin) {
         const { retryAt } = begin.throttled;
         const minutes = minutesUntil(retryAt);
-        const words = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
-        return renderPage(res, 429, messagePage(box, 'Too many sign-ins', words), { 'Retry-After': String(secondsUntil(retryAt)) });
+        const message = `Too many sign-ins were begun from your network address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+        return renderPage(res, 429, messagePage(box, words('upstream.tooMany'), message), { 'Retry-After': String(secondsUntil(retryAt)) });
       }
       appendCookie(res, `${bindingCookie(svc)}=${begin.binding}${cookieOptions(svc, BINDING_SECONDS)}`);
       res.redirect(303, begin.url.href);

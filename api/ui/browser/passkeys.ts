@@ -29,6 +29,14 @@ function pageValue(name: string): string | undefined {
   return input?.value || new URLSearchParams(location.search).get(name) || undefined;
 }
 
+/**
+ * The script's words in the page's language: the page writes them on its error line
+ * (api/ui/frame.ts passkeyButton, from the catalogue), English when a page has none.
+ */
+function said(name: 'closed' | 'failed' | 'answered', fallback: string): string {
+  return document.getElementById('passkey-error')?.dataset[name] || fallback;
+}
+
 function showError(message: string): void {
   const error = document.getElementById('passkey-error');
   if (!error) return;
@@ -46,7 +54,12 @@ async function call(url: string, body: Record<string, unknown>): Promise<Record<
   const answer = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   // A refusal that says where to go (confirm it is you first) takes the browser there.
   if (!res.ok && typeof answer.location === 'string') location.assign(answer.location);
-  if (!res.ok) throw new Error(typeof answer.error === 'string' ? answer.error : `The box answered ${res.status}.`);
+  if (!res.ok)
+    throw new Error(
+      typeof answer.error === 'string'
+        ? answer.error
+        : said('answered', 'The box answered {status}.').replace('{status}', String(res.status)),
+    );
   return answer;
 }
 
@@ -73,10 +86,10 @@ async function register(lib: Library, begin: string, finish: string): Promise<vo
 const failed = (err: unknown): void =>
   showError(
     err instanceof Error && err.name === 'NotAllowedError'
-      ? 'The passkey prompt was closed or timed out. Try again.'
+      ? said('closed', 'The passkey prompt was closed or timed out. Try again.')
       : err instanceof Error
         ? err.message
-        : 'Something went wrong. Try again.',
+        : said('failed', 'Something went wrong. Try again.'),
   );
 
 async function main(): Promise<void> {

@@ -19,6 +19,7 @@ const BROWSER_PAGES = new Set([
   '/admin',
   '/admin/callback',
   '/assets/${name}', // each module of api/ui/browser/
+  '/assets/brand.css', // the box's colours (api/branding.ts)
   '/favicon.ico',
   // Second factors and passkeys: pages, their forms, and the JSON the pages' own script calls.
   '/auth/sign-in/second-factor',

@@ -88,3 +88,20 @@ describe("box manifests: the decision point's gRPC port", function () {
     expect(grpcAuthzAddress(box({}, 'gate'))).to.equal('gate.team-a.svc:9001');
   });
 });
+
+describe('box manifests: branding', function () {
+  const container = (b: BoxResource): { env: { name: string; value?: string }[] } =>
+    (apiDeployment(b, { image: 'i', imagePullPolicy: 'Never', secretVersions: [] }).spec as any).template.spec.containers[0];
+  it("gives the pods the Box's branding as BOXAUTH_BRAND_*, and none of a field not set", function () {
+    const env = container(
+      box({ branding: { displayName: 'ACME Corp', primaryColor: '#8a1c1c', supportUrl: 'https://help.acme.example/' } }),
+    ).env;
+    const brand = env.filter((e) => e.name.startsWith('BOXAUTH_BRAND_'));
+    expect(brand).to.deep.equal([
+      { name: 'BOXAUTH_BRAND_NAME', value: 'ACME Corp' },
+      { name: 'BOXAUTH_BRAND_PRIMARY_COLOR', value: '#8a1c1c' },
+      { name: 'BOXAUTH_BRAND_SUPPORT_URL', value: 'https://help.acme.example/' },
+    ]);
+    expect(container(box()).env.filter((e) => e.name.startsWith('BOXAUTH_BRAND_'))).to.deep.equal([]);
+  });
+});

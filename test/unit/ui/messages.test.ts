@@ -1,0 +1,79 @@
+// The catalogues of the pages (api/ui/messages/): complete in every language the box ships, picked
+// by Accept-Language, and written right to left where a language is.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import { PLAIN_LOOK } from '../../../api/ui/frame.js';
+import { catalogueProblems, LANGUAGES, pickLanguage, sayer, type Language } from '../../../api/ui/language.js';
+import { en, type Catalogue } from '../../../api/ui/messages/en.js';
+import { messagePage, signInPage } from '../../../api/ui/pages.js';
+import { projectPath } from '../../../api/paths.js';
+
+/** A catalogue of the test only: Arabic-script placeholders for every string, to see a right-to-left page. */
+const rtlTest: Language = {
+  tag: 'ar',
+  name: 'test',
+  dir: 'rtl',
+  messages: Object.fromEntries(
+    Object.entries(en).map(([key, text]) => [key, `نص ${[...text.matchAll(/\{[a-zA-Z]+\}/g)].map((m) => m[0]).join(' ')}`.trim()]),
+  ) as Catalogue,
+};
+
+describe('the catalogues of the pages', function () {
+  it('ships English and at least one more language, each complete: every key of English, no other, the same placeholders', function () {
+    expect(LANGUAGES.map((l) => l.tag)).to.include.members(['en', 'de']);
+    for (const language of LANGUAGES) expect(catalogueProblems(language.messages), language.tag).to.deep.equal([]);
+  });
+
+  it('finds a missing key, an extra key, and a placeholder that is not English’s', function () {
+    const { 'signIn.title': _dropped, ...missing } = en;
+    expect(catalogueProblems(missing)).to.deep.equal(['missing key signIn.title']);
+    expect(catalogueProblems({ ...en, 'signIn.titel': 'Anmelden' })).to.deep.equal(['extra key signIn.titel']);
+    expect(catalogueProblems({ ...en, 'reset.sent': 'Ein Link ist an {mail} unterwegs, {minutes} Minuten lang.' })).to.deep.equal([
+      'reset.sent has the placeholders {mail, minutes}, English has {email, minutes}',
+    ]);
+    expect(catalogueProblems({ ...en, 'signIn.newHere': 'Neu hier?' })).to.have.length(1);
+    expect(catalogueProblems(rtlTest.messages)).to.deep.equal([]);
+  });
+
+  it('picks the language by Accept-Language: q-values, the order of equal ones, a region cut off, English otherwise', function () {
+    const tag = (header: string | undefined): string => pickLanguage(header).tag;
+    expect(tag(undefined)).to.equal('en');
+    expect(tag('')).to.equal('en');
+    expect(tag('de')).to.equal('de');
+    expect(tag('de-CH, en;q=0.5')).to.equal('de');
+    expect(tag('en;q=0.4, de;q=0.9')).to.equal('de');
+    expect(tag('fr-FR, fr;q=0.9, de;q=0.8, en;q=0.7')).to.equal('de');
+    expect(tag('fr, it')).to.equal('en');
+    expect(tag('de;q=0, fr')).to.equal('en');
+    expect(tag('*')).to.equal('en');
+    expect(tag('DE-at')).to.equal('de');
+    expect(tag('de;q=2, en')).to.equal('en', 'a weight that is no qvalue is not read');
+    expect(tag('<script>, de')).to.equal('de');
+    expect(tag('x'.repeat(5000))).to.equal('en');
+  });
+
+  it('fills placeholders with escaped text, and never reads HTML from a catalogue', function () {
+    const say = sayer({ ...rtlTest, dir: 'ltr', messages: { ...en, 'signIn.newHere': '<b>{link}</b> & more' } });
+    expect(say('signIn.newHere', { link: '<a href="x">' }).text).to.equal('&lt;b&gt;&lt;a href=&quot;x&quot;&gt;&lt;/b&gt; &amp; more');
+  });
+
+  it('says lang and dir on <html>: ltr for English and German, rtl for a right-to-left language', function () {
+    const shown = { box: 'default', csrf: 'c', returnTo: '/', registration: false, providers: [], own: true, usernames: false };
+    const de = LANGUAGES.find((l) => l.tag === 'de')!;
+    expect(signInPage(shown)(PLAIN_LOOK)).to.include('<html lang="en" dir="ltr">').and.include('>Sign in</h1>');
+    expect(signInPage(shown)({ ...PLAIN_LOOK, language: de }))
+      .to.include('<html lang="de" dir="ltr">')
+      .and.include('>Anmelden</h1>');
+    const rtl = messagePage(
+      'default',
+      { key: 'upstream.notSignedIn' },
+      { key: 'upstream.notCompleted' },
+    )({ ...PLAIN_LOOK, language: rtlTest });
+    expect(rtl).to.include('<html lang="ar" dir="rtl">').and.include('نص');
+  });
+
+  it('lays the pages out with logical properties only, so that a right-to-left page mirrors', function () {
+    const css = fs.readFileSync(projectPath('api', 'ui', 'assets', 'boxauth.css'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+    expect(css.match(/[^{}]*\{[^}]*\b(left|right)\b[^}]*\}/g) ?? []).to.deep.equal([]);
+  });
+});
