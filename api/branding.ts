@@ -33,6 +33,13 @@ export const LOGO_DATA_MAX = 32768;
 export const COLOR = /^#[0-9a-fA-F]{6}$/;
 const LOGO_DATA = /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/]+={0,2}$/;
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+/**
+ * A host as a URL parser leaves it: a DNS name (IDNs in punycode), an IPv4 address or a bracketed
+ * IPv6 one. WHATWG URL takes `*`, `;`, `'`, `"` and `,` in a host, and the logo's origin goes into
+ * the pages' Content-Security-Policy: `https://*` there allows images of every host, a `;` ends
+ * img-src and begins another directive.
+ */
+const PLAIN_HOST = /^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]*[a-z0-9])?\.?$|^\[[0-9a-f:.]+\]$/;
 
 /**
  * WCAG 2.x contrast ratio of two #rrggbb colours (relative luminance, §1.4.3's formula): the
@@ -60,6 +67,7 @@ function webUrlProblem(value: string): string | undefined {
     return 'is not an absolute URL';
   }
   if (url.username || url.password) return 'must not hold a user or password';
+  if (!PLAIN_HOST.test(url.hostname)) return 'must name its host with letters, digits, dots and hyphens only';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return undefined;
   return 'must be an https URL (http only for localhost)';

@@ -40,6 +40,13 @@ describe('branding', function () {
         'logo.png',
         'data:text/html;base64,PHNjcmlwdD4=',
         `data:image/png;base64,${'A'.repeat(40000)}`,
+        // Hosts WHATWG URL takes whose origin would widen img-src: every host, or a directive of its own.
+        'https://*/logo.png',
+        'https://*.acme.example/logo.png',
+        'https://cdn.acme.example;img-src/logo.png',
+        'https://cdn%3Bacme.example/logo.png',
+        "https://'unsafe-inline'/logo.png",
+        'https://a,b.example/logo.png',
       ],
       BOXAUTH_BRAND_PRIMARY_COLOR: ['red', '#fff', '#ffffff', 'red;}body{display:none', '#8a1c1c;x'],
       BOXAUTH_BRAND_BACKGROUND_COLOR: ['url(https://x)', '#12345g'],
@@ -54,6 +61,8 @@ describe('branding', function () {
     expect(ok({ logoUrl: 'http://localhost:8080/logo.png', supportUrl: 'http://127.0.0.1/help' })).to.deep.equal({});
     expect(ok({ logoUrl: 'data:image/png;base64,iVBORw0KGgo=', supportUrl: 'mailto:help@acme.example' })).to.deep.equal({});
     expect(ok({ primaryColor: '#0b5cad' })).to.deep.equal({});
+    expect(ok({ logoUrl: 'https://xn--bcher-kva.example:8443/logo.png', supportUrl: 'https://[2001:db8::1]/help' })).to.deep.equal({});
+    expect(ok({ logoUrl: 'https://bücher.example/logo.png', supportUrl: 'https://192.0.2.7/help' })).to.deep.equal({});
     expect(contrastRatio('#000000', '#ffffff')).to.be.closeTo(21, 0.01);
   });
 
@@ -92,6 +101,11 @@ describe('branding', function () {
       { logoUrl: 'javascript:alert(1)' },
       { logoUrl: 'data:text/html;base64,PHNjcmlwdD4=' },
       { logoUrl: 'https://user@cdn.acme.example/logo.png' },
+      { logoUrl: 'https://*/logo.png' },
+      { logoUrl: 'https://*.acme.example/logo.png' },
+      { logoUrl: 'https://cdn.acme.example;img-src/logo.png' },
+      { logoUrl: 'https://cdn%3Bacme.example/logo.png' },
+      { supportUrl: 'https://*.acme.example/help' },
       { primaryColor: 'red' },
       { primaryColor: '#8a1c1c;}' },
       { backgroundColor: 'url(x)' },
