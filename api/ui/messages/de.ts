@@ -115,6 +115,24 @@ export const de: Catalogue = {
     'Die Anmeldung über {provider} funktioniert gerade nicht; das liegt an der Einrichtung dieses Dienstes, nicht an Ihnen.',
   'upstream.faultNext':
     'Die Administratoren des Dienstes können sehen, was schiefgegangen ist. Melden Sie sich auf anderem Weg an, falls Sie einen haben.',
+  'upstream.linkedToAnother': 'Dieses {provider}-Konto ist mit einer anderen Person dieser Box verknüpft.',
+  'upstream.linkedHereAlready':
+    'Mit dieser Person der Box ist bereits ein {provider}-Konto verknüpft. Heben Sie die Verknüpfung zuerst auf der Kontoseite auf.',
+  'upstream.emailTaken':
+    'Diese Box hat bereits ein Konto für {email}. Melden Sie sich an wie gewohnt und verknüpfen Sie dann {provider} auf Ihrer Kontoseite.',
+  'upstream.emailTakenUnnamed':
+    'Diese Box hat bereits ein Konto für diese E-Mail-Adresse. Melden Sie sich an wie gewohnt und verknüpfen Sie dann {provider} auf Ihrer Kontoseite.',
+  'upstream.unusableEmail':
+    '{provider} hat eine E-Mail-Adresse übermittelt, die diese Box nicht verwenden kann (die Adresse {email}), und ein Konto dieser Box braucht eine. Wenden Sie sich an Ihre Administratoren.',
+  'upstream.noEmail':
+    '{provider} hat keine E-Mail-Adresse übermittelt, und ein Konto dieser Box braucht eine. Wenden Sie sich an Ihre Administratoren.',
+  'upstream.notCreated':
+    '{provider}-Konten kommen hier erst herein, wenn Administratoren ihnen ein Konto angelegt haben. Wenden Sie sich an Ihre Administratoren.',
+  'upstream.directoryWrong': 'Der Benutzername oder das Passwort ist falsch.',
+  'upstream.notUnlinked': 'Verknüpfung nicht gelöst',
+  'upstream.onlyWayIn':
+    'Dieser Anbieter ist Ihr einziger Weg hinein: Fügen Sie zuerst einen Passkey hinzu (oben) und lösen Sie dann die Verknüpfung.',
+  'upstream.notLinkedHere': 'Dieser Anbieter ist nicht mit Ihrem Konto verknüpft.',
   'upstream.tooMany': 'Zu viele Anmeldungen',
 
   'appSignIn.notSetUp': 'Die Anmeldung ist nicht eingerichtet',

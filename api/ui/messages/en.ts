@@ -110,6 +110,20 @@ export const en = {
   'upstream.faultTitle': 'Signing in through {provider} is not working',
   'upstream.fault': "Signing in through {provider} is not working right now; this is a problem with the box's set-up, not with you.",
   'upstream.faultNext': "The box's administrators can see what went wrong. You may sign in another way, if you have one.",
+  'upstream.linkedToAnother': 'This {provider} account is linked to another person of this box.',
+  'upstream.linkedHereAlready': 'A {provider} account is linked to this person of the box already. Unlink it on the account page first.',
+  'upstream.emailTaken':
+    'This box has an account for {email} already. Sign in the way you usually do, then link {provider} on your account page.',
+  'upstream.emailTakenUnnamed':
+    'This box has an account for this email already. Sign in the way you usually do, then link {provider} on your account page.',
+  'upstream.unusableEmail':
+    '{provider} gave an email address this box cannot use (the address {email}), and an account of this box needs one. Ask your administrator.',
+  'upstream.noEmail': '{provider} did not give an email address, and an account of this box needs one. Ask your administrator.',
+  'upstream.notCreated': '{provider} accounts get in here only once an administrator has made them an account. Ask your administrator.',
+  'upstream.directoryWrong': 'The username or the password is wrong.',
+  'upstream.notUnlinked': 'Not unlinked',
+  'upstream.onlyWayIn': 'This provider is your only way in: add a passkey first (above), then unlink it.',
+  'upstream.notLinkedHere': 'This provider is not linked to your account.',
   'upstream.tooMany': 'Too many sign-ins',
 
   'appSignIn.notSetUp': 'Sign-in is not set up',
