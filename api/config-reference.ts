@@ -195,7 +195,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   },
   {
     names: ['BOXAUTH_MAIL_TEMPLATES'],
-    default: 'built-in English templates',
+    default: 'built-in English and German templates',
     meaning:
       'a directory of templates that override the built-in ones, per kind and language (`password-reset.txt`, `password-reset.de.html`, \u2026; [the format](../guides/email.md#templates-and-languages)). A template that names an unknown placeholder stops the start',
   },

@@ -3,7 +3,7 @@
 import type { Request, Response } from 'express';
 import { accountRecords, freshSecondFactor, provenRecently } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
-import type { Text } from '../ui/language.js';
+import type { FieldErrors, Text } from '../ui/language.js';
 import { csrfToken, csrfValid, type BrowserServices } from './browser-session.js';
 import { accountHolder, invalidForm, renderPage, type SignedInPerson } from './pages.js';
 
@@ -13,7 +13,7 @@ export const ACCOUNT_PATH = '/auth/account';
 export interface Shown {
   message?: Text;
   error?: Text;
-  errors?: Record<string, string[]>;
+  errors?: FieldErrors;
 }
 
 /** The person who may change their account (pages.ts accountHolder); otherwise the sign-in page, back here. */

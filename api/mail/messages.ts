@@ -9,7 +9,7 @@ import { sameAddress } from '../input.js';
 import { insertLink, LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import type { ClaimedMail, FactorDetail } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
-import { escapeHtml, render, type Templates } from './templates.js';
+import { builtInMails, escapeHtml, render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 
 /** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
@@ -99,7 +99,7 @@ export async function compose(
       // where they read their mail, whatever address the change was made under.
       const user = mail.userId === undefined ? undefined : await getUser(db, mail.userId);
       if (!user) return undefined;
-      return to(user, { factor: factorWords(mail.detail), accountLink: `${baseUrl}/auth/account` });
+      return to(user, { factor: factorWords(mail.detail, mail.language), accountLink: `${baseUrl}/auth/account` });
     }
     case 'password-changed': {
       // To the address the record holds now, with the way to a reset: one who did not change it is
@@ -135,26 +135,31 @@ export function signed(message: Omit<Message, 'to'>, branding: Pick<Branding, 'd
   };
 }
 
-/** The words of a factor mail's `detail` ("a passkey named “Laptop”"); a detail it cannot read is said plainly. */
-export function factorWords(detail: string | undefined): string {
+/**
+ * The words of a factor mail's `detail` in the mail's language ("a passkey named “Laptop”", "ein
+ * Passkey namens „Laptop“"); a detail it cannot read is said plainly.
+ */
+export function factorWords(detail: string | undefined, language?: string): string {
   let parsed: Partial<FactorDetail> = {};
   try {
     parsed = JSON.parse(detail ?? '{}') as Partial<FactorDetail>;
   } catch {
     // said plainly below
   }
+  const words = builtInMails(language).factors;
+  const named = (phrase: string, name: unknown): string => phrase.replace('{{name}}', () => String(name));
   switch (parsed.factor) {
     case 'passkey':
-      return typeof parsed.name === 'string' ? `a passkey named “${parsed.name}”` : 'a passkey';
+      return typeof parsed.name === 'string' ? named(words.passkeyNamed, parsed.name) : words.passkey;
     case 'totp':
-      return 'an authenticator app';
+      return words.totp;
     case 'recovery-codes':
-      return 'a new set of recovery codes';
+      return words.recoveryCodes;
     case 'every-factor':
-      return 'every second factor and recovery code';
+      return words.everyFactor;
     case 'provider':
-      return typeof parsed.name === 'string' ? `signing in through “${parsed.name}”` : 'signing in through a provider';
+      return typeof parsed.name === 'string' ? named(words.providerNamed, parsed.name) : words.provider;
     default:
-      return 'a way to sign in';
+      return words.other;
   }
 }

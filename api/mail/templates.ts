@@ -1,5 +1,5 @@
-// The words of the box's mails: built-in English templates for each kind, which a directory
-// (BOXAUTH_MAIL_TEMPLATES) overrides per kind and language. A template is checked when it is
+// The words of the box's mails: built-in templates for each kind in English (./mails-en.ts) and
+// German (./mails-de.ts), which a directory (BOXAUTH_MAIL_TEMPLATES) overrides per kind and language. A template is checked when it is
 // loaded, at start: one that names a placeholder its kind does not have stops the box then, not
 // a mail later.
 //
@@ -7,16 +7,26 @@
 //   <kind>[.<language>].txt   the plain text: a first line `Subject: …`, a blank line, the body
 //   <kind>[.<language>].html  the HTML body (optional: without it the mail is plain text)
 // <language> is a primary subtag (`de`, `fr`); without one, the file overrides the built-in
-// English template for every language that has none of its own.
+// templates (German's too) for every language that has no file of its own.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
 import { MAIL_KINDS, type MailKind } from '../store/mail-outbox.js';
+import { GERMAN_MAILS } from './mails-de.js';
+import { ENGLISH_MAILS, type MailLanguage, type Template } from './mails-en.js';
 
-export interface Template {
-  subject: string;
-  text: string;
-  html?: string;
+export type { FactorWords, MailLanguage, Template } from './mails-en.js';
+
+/** The languages of the built-in mails by primary subtag, English first: what a mail in any other language gets. */
+export const MAIL_LANGUAGES: Readonly<Record<string, MailLanguage>> = { en: ENGLISH_MAILS, de: GERMAN_MAILS };
+
+/** The primary subtag of a mail's language (a BCP 47 tag), lower case: `de-CH` → `de`; '' for none. */
+export const primarySubtag = (language: string | undefined): string => (language ?? '').split('-')[0]!.toLowerCase();
+
+/** The built-in mails for a mail asked for in `language`: its primary subtag's, else English's. */
+export function builtInMails(language: string | undefined): MailLanguage {
+  const primary = primarySubtag(language);
+  return Object.hasOwn(MAIL_LANGUAGES, primary) ? MAIL_LANGUAGES[primary]! : ENGLISH_MAILS;
 }
 
 /** The values a kind's template may name, as {{name}} ({{supportLink}}: the branding's support link, or empty). */
@@ -31,137 +41,73 @@ export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
   'password-changed': ['box', 'email', 'resetLink', 'supportLink'],
 };
 
-const BUILT_IN: Record<MailKind, Template> = {
-  'password-reset': {
-    subject: 'Reset your password on {{box}}',
-    text: `Someone, hopefully you, asked to reset the password of {{email}} on {{box}}.
-
-Choose a new password here (the link works once, for {{minutes}} minutes):
-
-{{link}}
-
-If you did not ask for it, ignore this mail: your password stays as it is.
-`,
-    html: `<p>Someone, hopefully you, asked to reset the password of {{email}} on {{box}}.</p>
-<p><a href="{{link}}">Choose a new password</a> (the link works once, for {{minutes}} minutes).</p>
-<p>If you did not ask for it, ignore this mail: your password stays as it is.</p>
-`,
-  },
-  'verify-email': {
-    subject: 'Confirm your email address on {{box}}',
-    text: `Confirm that {{email}} is your address on {{box}} by opening this link (it works for {{hours}} hours):
-
-{{link}}
-
-If you did not sign up or change your address on {{box}}, ignore this mail.
-`,
-    html: `<p>Confirm that {{email}} is your address on {{box}}:</p>
-<p><a href="{{link}}">Confirm my address</a> (the link works for {{hours}} hours).</p>
-<p>If you did not sign up or change your address on {{box}}, ignore this mail.</p>
-`,
-  },
-  'already-registered': {
-    subject: 'Your account on {{box}}',
-    text: `Someone tried to sign up on {{box}} with {{email}}, which already has an account.
-
-If it was you, sign in: {{signInLink}}
-Forgot your password? Reset it: {{resetLink}}
-
-If it was not you, ignore this mail: nothing changed.
-`,
-    html: `<p>Someone tried to sign up on {{box}} with {{email}}, which already has an account.</p>
-<p>If it was you, <a href="{{signInLink}}">sign in</a>. Forgot your password? <a href="{{resetLink}}">Reset it</a>.</p>
-<p>If it was not you, ignore this mail: nothing changed.</p>
-`,
-  },
-  'confirm-email-change': {
-    subject: 'Confirm your new email address on {{box}}',
-    text: `The account of {{oldEmail}} on {{box}} asks to use {{email}} from now on.
-
-If it is you, confirm it here (the link works for {{hours}} hours); the account's password is asked:
-
-{{link}}
-
-If you did not ask for it, ignore this mail: nothing changes.
-`,
-    html: `<p>The account of {{oldEmail}} on {{box}} asks to use {{email}} from now on.</p>
-<p>If it is you, <a href="{{link}}">confirm it</a> (the link works for {{hours}} hours); the account's password is asked.</p>
-<p>If you did not ask for it, ignore this mail: nothing changes.</p>
-`,
-  },
-  'email-changed': {
-    subject: 'Your address on {{box}} was changed',
-    text: `The address of your account on {{box}} was changed from {{email}} to {{newEmail}}.
-
-If you changed it, there is nothing to do. If you did not, someone else may be using your
-account: tell the administrator of {{box}} at once.
-`,
-    html: `<p>The address of your account on {{box}} was changed from {{email}} to {{newEmail}}.</p>
-<p>If you changed it, there is nothing to do. If you did not, someone else may be using your account: tell the administrator of {{box}} at once.</p>
-`,
-  },
-  'factor-added': {
-    subject: 'A way to sign in was added to your account on {{box}}',
-    text: `On {{box}}, {{factor}} was added to the account of {{email}}.
-
-If you added it, there is nothing to do. If you did not, someone else may be using your account:
-remove it on your account page ({{accountLink}}), change your password there, and tell the
-administrator of {{box}}.
-`,
-    html: `<p>On {{box}}, {{factor}} was added to the account of {{email}}.</p>
-<p>If you added it, there is nothing to do. If you did not, someone else may be using your account: remove it on <a href="{{accountLink}}">your account page</a>, change your password there, and tell the administrator of {{box}}.</p>
-`,
-  },
-
-  'factor-removed': {
-    subject: 'A way to sign in was removed from your account on {{box}}',
-    text: `On {{box}}, {{factor}} was removed from the account of {{email}}.
-
-If you removed it, there is nothing to do. If you did not, someone else may be using your account:
-check your account page ({{accountLink}}) and tell the administrator of {{box}}.
-`,
-    html: `<p>On {{box}}, {{factor}} was removed from the account of {{email}}.</p>
-<p>If you removed it, there is nothing to do. If you did not, someone else may be using your account: check <a href="{{accountLink}}">your account page</a> and tell the administrator of {{box}}.</p>
-`,
-  },
-
-  'password-changed': {
-    subject: 'The password of your account on {{box}} was changed',
-    text: `On {{box}}, the password of the account of {{email}} was changed, and everywhere it was
-signed in was signed out.
-
-If you changed it, there is nothing to do. If you did not, someone else may be using your account:
-set a new password with a reset link ({{resetLink}}) and tell the administrator of {{box}}.
-`,
-    html: `<p>On {{box}}, the password of the account of {{email}} was changed, and everywhere it was signed in was signed out.</p>
-<p>If you changed it, there is nothing to do. If you did not, someone else may be using your account: set a new password with <a href="{{resetLink}}">a reset link</a> and tell the administrator of {{box}}.</p>
-`,
-  },
-};
-
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
-/** The templates of each kind by language ('' is the default). */
+/** The templates of a directory, of each kind by language ('' is the default), over the built-in ones. */
 export class Templates {
   private constructor(private readonly byKind: Record<MailKind, Map<string, Template>>) {}
 
   /** The built-in templates, overridden by the files of `dir`; a ConfigError names the file that is wrong. */
   static load(dir?: string): Templates {
-    const byKind = Object.fromEntries(MAIL_KINDS.map((kind) => [kind, new Map([['', BUILT_IN[kind]]])])) as Record<
+    const byKind = Object.fromEntries(MAIL_KINDS.map((kind) => [kind, new Map<string, Template>()])) as Record<
       MailKind,
       Map<string, Template>
     >;
     for (const [kind, language, template] of dir ? readDir(dir) : []) byKind[kind].set(language, template);
-    for (const kind of MAIL_KINDS) for (const [language, template] of byKind[kind]) check(kind, language, template, dir);
+    for (const kind of MAIL_KINDS) {
+      for (const [language, template] of byKind[kind])
+        check(kind, template, `BOXAUTH_MAIL_TEMPLATES: ${kind}${language ? `.${language}` : ''}`);
+      for (const [language, mails] of Object.entries(MAIL_LANGUAGES))
+        check(kind, mails.templates[kind], `the built-in ${kind} template (${language})`);
+    }
     return new Templates(byKind);
   }
 
-  /** The template for a mail asked for in `language` (a BCP 47 tag): its primary subtag's, else the default. */
+  /**
+   * The template for a mail asked for in `language` (a BCP 47 tag), by its primary subtag: the
+   * directory's file of that language, else its file of none (the admin's words win over the box's),
+   * else the built-in template of that language; for a language the box has no mails in, English:
+   * the directory's `.en` file, else the built-in English template.
+   */
   pick(kind: MailKind, language: string | undefined): Template {
-    const primary = (language ?? '').split('-')[0]!.toLowerCase();
-    const templates = this.byKind[kind];
-    return templates.get(primary) ?? templates.get('')!;
+    const files = this.byKind[kind];
+    const primary = primarySubtag(language);
+    const own = files.get(primary) ?? files.get('');
+    if (own) return own;
+    return Object.hasOwn(MAIL_LANGUAGES, primary)
+      ? MAIL_LANGUAGES[primary]!.templates[kind]
+      : (files.get('en') ?? ENGLISH_MAILS.templates[kind]);
   }
+}
+
+/**
+ * What is wrong with a language of the built-in mails against English's: a part missing, or a
+ * subject, text or HTML whose placeholders are not English's; the words of {{factor}} likewise.
+ * Empty: the language is complete (test/unit/mail/templates.test.ts runs it over every language).
+ */
+export function mailLanguageProblems(mails: MailLanguage): string[] {
+  const names = (source: string | undefined): string =>
+    [...new Set([...(source ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]!))].sort().join(', ');
+  const compare = (what: string, english: string | undefined, theirs: string | undefined): string[] => {
+    if (english === undefined) return theirs === undefined ? [] : [`${what} is not in English`];
+    if (typeof theirs !== 'string' || !theirs.trim()) return [`${what} is missing`];
+    const want = names(english);
+    const got = names(theirs);
+    return want === got ? [] : [`${what} has the placeholders {{${got}}}, English has {{${want}}}`];
+  };
+  const templates = MAIL_KINDS.flatMap((kind) => {
+    const theirs = (mails.templates as Partial<Record<MailKind, Template>>)[kind];
+    const english = ENGLISH_MAILS.templates[kind];
+    return (['subject', 'text', 'html'] as const).flatMap((part) => compare(`${kind} ${part}`, english[part], theirs?.[part]));
+  });
+  const factors = Object.keys(ENGLISH_MAILS.factors).flatMap((key) =>
+    compare(
+      `factor word ${key}`,
+      ENGLISH_MAILS.factors[key as keyof MailLanguage['factors']],
+      (mails.factors as Partial<MailLanguage['factors']> | undefined)?.[key as keyof MailLanguage['factors']],
+    ),
+  );
+  return [...templates, ...factors];
 }
 
 /** `template` with its placeholders filled: in the HTML, every value escaped. */
@@ -208,12 +154,12 @@ function readDir(dir: string): [MailKind, string, Template][] {
   });
 }
 
-function check(kind: MailKind, language: string, template: Template, dir: string | undefined): void {
+function check(kind: MailKind, template: Template, what: string): void {
   const allowed = PLACEHOLDERS[kind];
   for (const [part, source] of Object.entries(template)) {
     for (const [, name] of (source as string).matchAll(PLACEHOLDER)) {
       if (!allowed.includes(name!)) {
-        const where = dir ? `BOXAUTH_MAIL_TEMPLATES: ${kind}${language ? `.${language}` : ''} (${part})` : `the built-in ${kind} template`;
+        const where = `${what} (${part})`;
         throw new ConfigError(
           `${where} names {{${name}}}, which a ${kind} mail does not have: it may name ${allowed.map((p) => `{{${p}}}`).join(', ')}`,
         );

@@ -40,7 +40,7 @@ export interface BoxSpec {
       key: string;
     };
     /**
-     * Templates overriding the built-in English mails, per kind and language (BOXAUTH_MAIL_TEMPLATES): the ConfigMap's keys are file names such as password-reset.txt or password-reset.de.html. The API pods mount it and read it at start: restart them (kubectl rollout restart) after changing it.
+     * Templates overriding the built-in mails (English and German), per kind and language (BOXAUTH_MAIL_TEMPLATES): the ConfigMap's keys are file names such as password-reset.txt or password-reset.de.html. The API pods mount it and read it at start: restart them (kubectl rollout restart) after changing it.
      */
     templates?: {
       configMapRef: {

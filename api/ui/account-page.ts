@@ -7,7 +7,7 @@ import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { html, type Html } from './html.js';
 import { field, hidden, page, type Page } from './frame.js';
-import { textOf, type Say, type Text } from './language.js';
+import { saidErrors, textOf, type FieldErrors, type Say, type Text } from './language.js';
 
 export interface AccountPage {
   box: string;
@@ -31,7 +31,7 @@ export interface AccountPage {
   providers: ProviderLink[];
   message?: Text;
   error?: Text;
-  errors?: Record<string, string[]>;
+  errors?: FieldErrors;
 }
 
 export const when = (say: Say, d: Date | null): Html | string =>
@@ -70,7 +70,7 @@ const endForm = (action: string, fields: Record<string, string>, label: Html): H
 function proof(say: Say, p: AccountPage, id: string): Html {
   return p.fresh
     ? html`<p class="hint">${say('account.fresh')}</p>`
-    : field(id, say('account.currentPassword'), 'password', '', p.errors ?? {}, 'current-password');
+    : field(id, say('account.currentPassword'), 'password', '', saidErrors(say, p.errors), 'current-password');
 }
 
 /** What a change of factors asks first, when this browser's last proof is not recent. */
@@ -147,12 +147,13 @@ ${p.consents.map(
 }
 
 export function accountPage(p: AccountPage): Page {
-  const errors = p.errors ?? {};
-  return page((say) => ({
-    title: say('account.title'),
-    box: p.box,
-    wide: true,
-    body: html`<h1>${say('account.title')}</h1>
+  return page((say) => {
+    const errors = saidErrors(say, p.errors);
+    return {
+      title: say('account.title'),
+      box: p.box,
+      wide: true,
+      body: html`<h1>${say('account.title')}</h1>
 ${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 ${p.message ? html`<p role="status">${textOf(say, p.message)}</p>` : ''}
 <h2>${say('field.email')}</h2>
@@ -180,7 +181,8 @@ ${factorsSection(say, p)}
 ${linkedProvidersSection(say, p.providers, p.csrf)}
 ${signInsSection(say, p)}
 ${appsSection(say, p)}`,
-  }));
+    };
+  });
 }
 
 export interface ConfirmPage {
@@ -191,7 +193,7 @@ export interface ConfirmPage {
   returnTo: string;
   /** The person has a password of the box (one an IdentityProvider made signs in again instead). */
   password: boolean;
-  errors?: Record<string, string[]>;
+  errors?: FieldErrors;
   error?: Text;
 }
 
@@ -212,7 +214,7 @@ ${
     ? html`<form method="post" action="/auth/account/confirm">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo })}
 <input type="hidden" name="username" value="${p.email}" autocomplete="username">
-${field('password', say('field.password'), 'password', '', p.errors ?? {}, 'current-password')}
+${field('password', say('field.password'), 'password', '', saidErrors(say, p.errors), 'current-password')}
 <button type="submit">${say('confirm.submit')}</button>
 </form>
 <p>${say('confirm.orSignInAgain', { link: html`<a href="${signInAgain}">${say('confirm.signInAgainLink')}</a>` })}</p>`

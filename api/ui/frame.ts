@@ -67,8 +67,10 @@ export function hidden(fields: Record<string, string | undefined>): Html[] {
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 }
 
-export function fieldError(id: string, messages: string[] | undefined): Html | false {
-  return !!messages?.length && html`<p class="error" id="${id}-error" role="alert">${messages.join(' ')}</p>`;
+export function fieldError(id: string, messages: readonly (Html | string)[] | undefined): Html | false {
+  return (
+    !!messages?.length && html`<p class="error" id="${id}-error" role="alert">${messages.map((m, i) => html`${i ? ' ' : ''}${m}`)}</p>`
+  );
 }
 
 export function field(
@@ -76,7 +78,7 @@ export function field(
   label: Html | string,
   type: string,
   value: string,
-  errors: Record<string, string[]>,
+  errors: Record<string, readonly (Html | string)[]>,
   autocomplete: string,
 ): Html {
   const describedBy = errors[id]?.length ? `${id}-error` : undefined;

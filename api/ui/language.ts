@@ -133,3 +133,10 @@ export type Text = string | { key: MessageKey; values?: Values };
 export const words = (key: MessageKey, values?: Values): Text => ({ key, ...(values ? { values } : {}) });
 
 export const textOf = (say: Say, text: Text): Html | string => (typeof text === 'string' ? text : say(text.key, text.values));
+
+/** What is wrong with each field of a form, as a page is told it: words of the catalogue, or reasons shown as written. */
+export type FieldErrors = Record<string, readonly Text[]>;
+
+/** A form's errors said in the page's language. */
+export const saidErrors = (say: Say, errors: FieldErrors = {}): Record<string, (Html | string)[]> =>
+  Object.fromEntries(Object.entries(errors).map(([f, texts]) => [f, texts.map((t) => textOf(say, t))]));

@@ -5,7 +5,7 @@
 import type { FactorSummary } from '../store/factors.js';
 import { html, type Html } from './html.js';
 import { field, fieldError, hidden, page, type Page } from './frame.js';
-import type { Say } from './language.js';
+import { saidErrors, type FieldErrors, type Say } from './language.js';
 
 const alert = (error: string | undefined) => !!error && html`<p class="error" role="alert">${error}</p>`;
 
@@ -58,7 +58,7 @@ export interface NewPasswordPage {
   factors: FactorSummary[];
   /** The factors ticked for removal when the page is shown again. */
   removing?: number[];
-  errors?: Record<string, string[]>;
+  errors?: FieldErrors;
 }
 
 const day = (say: Say, d: Date | null): Html | string =>
@@ -75,7 +75,7 @@ function factorsToRemove(say: Say, p: NewPasswordPage): Html | false {
   return html`<fieldset id="reset-factors">
 <legend>${say('newPassword.factors')}</legend>
 <p class="hint">${say('newPassword.factorsHint')}</p>
-${fieldError('remove', p.errors?.remove)}
+${fieldError('remove', saidErrors(say, p.errors).remove)}
 ${p.factors.map(
   (f) =>
     html`<p><label class="check"><input type="checkbox" name="remove" value="${String(f.id)}"${p.removing?.includes(f.id) ? html` checked` : ''}> ${say('newPassword.remove', { kind: kind(f), name: f.name, added: day(say, f.createdAt), used: day(say, f.lastUsedAt) })}</label></p>`,
@@ -92,7 +92,7 @@ export function newPasswordPage(p: NewPasswordPage): Page {
 <form method="post" action="/auth/reset/confirm">
 ${hidden({ csrf: p.csrf, token: p.token })}
 <input type="hidden" name="username" value="${p.email}" autocomplete="username">
-${field('password', say('field.newPassword'), 'password', '', p.errors ?? {}, 'new-password')}
+${field('password', say('field.newPassword'), 'password', '', saidErrors(say, p.errors), 'new-password')}
 ${factorsToRemove(say, p)}
 <button type="submit">${say('newPassword.submit')}</button>
 </form>`,

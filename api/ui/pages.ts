@@ -4,7 +4,7 @@
 import { scopesOf } from '../credentials/scopes.js';
 import { field, fieldError, hidden, page, passkeyButton, type Page } from './frame.js';
 import { html, type Html } from './html.js';
-import { textOf, type Say, type Text } from './language.js';
+import { saidErrors, textOf, type FieldErrors, type Say, type Text } from './language.js';
 import { upstreamButtons, type OfferedProvider } from './upstream-pages.js';
 
 export interface SignInPage {
@@ -52,16 +52,15 @@ export interface SignUpPage {
   csrf: string;
   returnTo: string;
   email?: string;
-  errors?: Record<string, string[]>;
+  errors?: FieldErrors;
   /** Why the form was not taken at all (throttled, busy). */
   error?: Text;
 }
 
 export function signUpPage(p: SignUpPage): Page {
-  const errors = p.errors ?? {};
   const other = (say: Say): (Html | string)[] => [
     ...(p.error ? [textOf(say, p.error)] : []),
-    ...Object.entries(errors)
+    ...Object.entries(saidErrors(say, p.errors))
       .filter(([f]) => f !== 'email' && f !== 'password')
       .flatMap(([, m]) => m),
   ];
@@ -72,8 +71,8 @@ export function signUpPage(p: SignUpPage): Page {
 ${other(say).length ? html`<p class="error" role="alert">${other(say).map((m, i) => html`${i ? ' ' : ''}${m}`)}</p>` : ''}
 <form method="post" action="/auth/sign-up">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo })}
-${field('email', say('field.email'), 'email', p.email ?? '', errors, 'username')}
-${field('password', say('field.password'), 'password', '', errors, 'new-password')}
+${field('email', say('field.email'), 'email', p.email ?? '', saidErrors(say, p.errors), 'username')}
+${field('password', say('field.password'), 'password', '', saidErrors(say, p.errors), 'new-password')}
 <button type="submit">${say('signUp.title')}</button>
 </form>
 <p>${say('signUp.haveAccount', { link: html`<a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">${say('signIn.title')}</a>` })}</p>`,

@@ -2,7 +2,7 @@
 // password form of a directory (LDAP), and the account page's list of linked providers.
 import { html, type Html } from './html.js';
 import { field, hidden, page, type Page } from './frame.js';
-import type { Say } from './language.js';
+import { textOf, type Say, type Text } from './language.js';
 
 /** A provider as a page offers it. */
 export interface OfferedProvider {
@@ -41,7 +41,7 @@ export interface DirectoryPage {
   returnTo: string;
   acr?: string;
   username?: string;
-  error?: string;
+  error?: Text;
   /** A link from the account page, not a sign-in. */
   link?: boolean;
 }
@@ -52,7 +52,7 @@ export function directorySignInPage(p: DirectoryPage): Page {
     title: say('upstream.signInWith', { provider: p.provider.label }),
     box: p.box,
     body: html`<h1>${say('upstream.signInWith', { provider: p.provider.label })}</h1>
-${p.error ? html`<p class="error" role="alert">${p.error}</p>` : ''}
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 <form method="post" action="/auth/upstream/${encodeURIComponent(p.provider.id)}">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr, link: p.link ? '1' : undefined })}
 ${field('username', say('field.username'), 'text', p.username ?? '', {}, 'username')}

@@ -135,6 +135,23 @@ describe('the password rule at every door', function () {
     expect(await exists(email)).to.equal(true);
   });
 
+  it('says why in German on a German page (the API keeps English: it is for programs)', async function () {
+    const browser = new FormAgent(box, { 'Accept-Language': 'de-DE, de;q=0.9' });
+    const page = await browser.get('/auth/sign-up');
+    const email = newEmail('neu');
+    const common = await browser.post('/auth/sign-up', { ...hiddenFields(page.text), email, password: 'Password1' });
+    expect(common.status).to.equal(422);
+    expect(textOf(common)).to.include('gehört zu den meistverwendeten Passwörtern: Wählen Sie ein anderes').and.not.include(COMMON);
+    expect(common.text).to.include('aria-invalid="true" aria-describedby="password-error"');
+    const short = await browser.post('/auth/sign-up', { ...hiddenFields(common.text), email, password: 'kurz' });
+    expect(textOf(short)).to.include('ist zu kurz: mindestens 8 Zeichen');
+    const badEmail = await browser.post('/auth/sign-up', { ...hiddenFields(short.text), email: 'kein Name', password: GOOD });
+    expect(textOf(badEmail)).to.include('ist keine gültige E-Mail-Adresse');
+    const api = await box.json('POST', '/users', { email, password: 'Password1' }, await box.rootToken(), { 'Accept-Language': 'de' });
+    expect(api.status).to.equal(422);
+    expect(JSON.stringify(api.body)).to.include(COMMON);
+  });
+
   it('a reset by mailed link refuses a weak password, says why, and the link stays good', async function () {
     const { email } = await person();
     const ask = new FormAgent(box);

@@ -160,6 +160,26 @@ describe('password reset by mailed link', function () {
     expect((await new FormAgent(box).signIn(email, NEW_PASSWORD)).status).to.equal(303);
   });
 
+  it('a reset asked for from a German page is mailed in German (the built-in mail), and its link works', async function () {
+    const email = await person();
+    const german = new FormAgent(box, { 'Accept-Language': 'de-CH, de;q=0.9, en;q=0.5' });
+    expect((await askReset(email, german)).text).to.include('Sehen Sie in Ihr Postfach');
+    await smtp.waitForMail((m) => m.to.includes(email));
+    const mail = smtp.mailsTo(email)[0]!;
+    expect(mail.parsed.subject).to.equal(`Ihr Passwort bei ${new URL(box.url).host} zurücksetzen`);
+    expect(mail.parsed.text).to.include(`Jemand, hoffentlich Sie, möchte das Passwort von ${email}`).and.include('30 Minuten lang');
+    expect(mail.parsed.html).to.include('Neues Passwort wählen');
+    const link = linkIn(mail, '/auth/reset/confirm');
+    const done = await setPassword(link, 'a German reset works too', german);
+    expect(done.status, done.text).to.equal(200);
+    expect(done.text).to.include('<html lang="de"').and.include('Ihr Passwort ist geändert');
+    // The same ask from a page in a language the box has no mails for: English.
+    const other = await person();
+    await askReset(other, new FormAgent(box, { 'Accept-Language': 'fr-FR' }));
+    await smtp.waitForMail((m) => m.to.includes(other));
+    expect(smtp.mailsTo(other)[0]!.parsed.subject).to.match(/^Reset your password on /);
+  });
+
   it('a link works once: used again, or by 20 requests at once, it sets one password', async function () {
     const email = await person();
     await askReset(email);

@@ -30,10 +30,11 @@ import {
   resetSentPage,
   verifyEmailPage,
 } from '../../ui/link-pages.js';
-import { words } from '../../ui/language.js';
+import { words, type FieldErrors } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
+import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { invalidForm, renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -114,7 +115,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     const user = (await holderOf(req, res, token, 'reset'))?.user;
     if (!user) return;
     const remove = ticked(body.remove);
-    const again = async (status: number, errors: Record<string, string[]>) =>
+    const again = async (status: number, errors: FieldErrors) =>
       renderPage(
         res,
         status,
@@ -132,17 +133,17 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     try {
       const check = await passwordCheck(svc.config);
       password = userInput({ password: body.password }, false, undefined, { check, email: user.email }).password ?? '';
-      if (!password) return await again(422, { password: ['is required'] });
+      if (!password) return await again(422, { password: [words('reason.required')] });
     } catch (err) {
-      if (err instanceof ValidationError) return again(422, err.errors);
+      if (err instanceof ValidationError) return again(422, pageErrors(err.errors));
       throw err;
     }
     // The link is used here, once: of two requests with it, one sets the password.
     const done = await resetPassword(svc, token, password, svc.addressOf(req), remove);
-    if (done === 'busy') return again(503, { password: ['The box is busy. Try again in a moment.'] });
+    if (done === 'busy') return again(503, { password: [words('error.busy')] });
     if (done === 'keep-one')
       return again(422, {
-        remove: ['Keep at least one second factor: your next sign-in asks for it. Lost them all? Use a recovery code.'],
+        remove: [words('newPassword.keepOne')],
       });
     if (!done) return renderPage(res, 400, linkInvalidPage(box, 'reset'));
     renderPage(res, 200, passwordResetPage(box));

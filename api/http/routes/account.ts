@@ -11,6 +11,7 @@ import { changeOwnAddress, changeOwnPassword, confirmProof, freshSecondFactor, w
 import { requestEmailChange } from '../../people/links.js';
 import { passwordAgain } from '../../people/ways/password.js';
 import type { Metrics } from '../../metrics.js';
+import { fieldReason } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
@@ -19,7 +20,7 @@ import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
 import { ACCOUNT_PATH, CONFIRM_PATH, CONFIRMED_PAGES, changeOnAccount, holderOrSignIn, showAccount, type Shown } from '../account-page.js';
 import { confirmPage } from '../../ui/account-page.js';
-import { words, type Text } from '../../ui/language.js';
+import { words, type FieldErrors, type Text } from '../../ui/language.js';
 import { renderPage, type SignedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 
@@ -47,12 +48,12 @@ export function accountRouter(svc: AccountRouterServices): Router {
     req: Request,
     person: SignedInPerson,
     field: string,
-  ): Promise<{ errors?: Record<string, string[]>; error?: Text } | undefined> {
+  ): Promise<{ errors?: FieldErrors; error?: Text } | undefined> {
     const of = { user: person.user, address: svc.addressOf(req), where: 'the account page' };
     const answer = await passwordAgain(svc, of, String((req.body as Body)[field] ?? ''));
     if ('throttled' in answer) return { error: words('error.wrongPasswords', { minutes: minutesUntil(answer.throttled.retryAt) }) };
     if ('unchecked' in answer) return { error: words('error.busy') };
-    if ('refused' in answer) return { errors: { [field]: ['is wrong'] } };
+    if ('refused' in answer) return { errors: { [field]: [words('reason.wrong')] } };
     return undefined;
   }
 
@@ -135,9 +136,11 @@ export function accountRouter(svc: AccountRouterServices): Router {
       password = userInput({ password: body.new_password }, false, undefined, { check, email: person.user.email }).password;
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return page(req, res, person, 422, { errors: { new_password: err.errors.password ?? ['is not a password'] } });
+      return page(req, res, person, 422, {
+        errors: { new_password: err.errors.password?.map(fieldReason) ?? [words('reason.notPassword')] },
+      });
     }
-    if (!password) return page(req, res, person, 422, { errors: { new_password: ['is required'] } });
+    if (!password) return page(req, res, person, 422, { errors: { new_password: [words('reason.required')] } });
     // The current password typed is a proof given now: the session it continues may change factors for a while.
     const typed = !freshSecondFactor(person.browser, Date.now());
     const refusal = await proven(req, person, 'current_password');
@@ -159,9 +162,9 @@ export function accountRouter(svc: AccountRouterServices): Router {
       email = userInput({ email: text(body.new_email) }, false, person.user.id).email;
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return page(req, res, person, 422, { errors: { new_email: err.errors.email ?? ['is not an email address'] } });
+      return page(req, res, person, 422, { errors: { new_email: err.errors.email?.map(fieldReason) ?? [words('reason.notAnEmail')] } });
     }
-    if (!email) return page(req, res, person, 422, { errors: { new_email: ['is required'] } });
+    if (!email) return page(req, res, person, 422, { errors: { new_email: [words('reason.required')] } });
     const refusal = await proven(req, person, 'email_password');
     if (refusal) return page(req, res, person, refusal.errors ? 422 : 429, refusal);
     // Where the box mails, the address becomes theirs when its link is followed (people/links.ts
@@ -179,7 +182,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     }
     // Without mail nothing can prove it: the address changes now, unverified, for an administrator to vouch for.
     const changed = await changeOwnAddress(svc, person, email);
-    if (changed === 'taken') return page(req, res, person, 422, { errors: { new_email: ['That address has an account already.'] } });
+    if (changed === 'taken') return page(req, res, person, 422, { errors: { new_email: [words('account.emailTaken')] } });
     if (changed === 'ended') return signInAgain(res);
     res.redirect(303, `${ACCOUNT_PATH}?changed=email`);
   });

@@ -11,12 +11,13 @@ import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import type { Metrics } from '../../metrics.js';
 import type { AddressOf } from '../client-address.js';
-import { words, type Text } from '../../ui/language.js';
+import { words, type FieldErrors, type Text } from '../../ui/language.js';
 import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { signUpSentPage } from '../../ui/link-pages.js';
 import { proofOf, register } from '../../people/registration.js';
 import { PASSWORD_REFUSALS, signInWithPassword } from '../../people/ways/password.js';
 import { proceed } from '../../people/steps.js';
+import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, csrfValid, endBrowserSession, type BrowserServices } from '../browser-session.js';
@@ -123,13 +124,13 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     const returnTo = safeReturnTo(body.return_to);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const email = typeof body.email === 'string' ? body.email : '';
-    const page = (status: number, shown: { errors?: Record<string, string[]>; error?: Text }, headers: Record<string, string> = {}) =>
+    const page = (status: number, shown: { errors?: FieldErrors; error?: Text }, headers: Record<string, string> = {}) =>
       renderPage(res, status, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo, email, ...shown }), headers);
     let input;
     try {
       input = userInput({ email, password: body.password }, true, undefined, { check: await passwordCheck(svc.config) });
     } catch (err) {
-      if (err instanceof ValidationError) return page(422, { errors: err.errors });
+      if (err instanceof ValidationError) return page(422, { errors: pageErrors(err.errors) });
       throw err;
     }
     const result = await register(svc, {
@@ -142,19 +143,19 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
       const { key, retryAt } = result.throttled;
       const retryAfter = secondsUntil(retryAt);
       const minutes = Math.ceil(retryAfter / 60);
-      const when = `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
       const why =
         key === 'sign-ups'
-          ? 'Too many people are signing up right now.'
+          ? 'signUp.tooManyPeople'
           : typeof key === 'object' && 'mailsTo' in key
-            ? 'Too many mails went to this address recently.'
-            : 'Too many accounts were created from your network recently.';
-      return page(429, { error: `${why} ${when}` }, { 'Retry-After': String(retryAfter) });
+            ? 'signUp.tooManyMails'
+            : 'signUp.tooManyNetwork';
+      const error = words(minutes === 1 ? `${why}One` : why, { minutes });
+      return page(429, { error }, { 'Retry-After': String(retryAfter) });
     }
     if ('busy' in result) return page(503, { error: words('error.busy') }, { 'Retry-After': result.busy });
     // The address proven first: a new address and a taken one get this same page (registration.ts).
     if (proofOf(svc.config) === 'before-sign-in') return renderPage(res, 200, signUpSentPage(box, input.email!));
-    if (!('made' in result)) return page(422, { errors: { email: ['This email already has an account. Sign in instead.'] } });
+    if (!('made' in result)) return page(422, { errors: { email: [words('signUp.taken')] } });
     const target = { returnTo, acr: undefined };
     goOn(
       svc,

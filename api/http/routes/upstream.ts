@@ -56,21 +56,23 @@ const bindingCookie = (svc: BrowserServices): string => `${cookieNames(svc).step
 const offered = (p: IdentityProvider): OfferedProvider => ({ id: p.id, label: labelOf(p), directory: p.type === 'ldap' });
 
 /** Why nobody was signed in, in words a person can act on. */
-function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamProfile): string {
-  const label = labelOf(p);
+function refusalWords(why: LinkRefusal, p: IdentityProvider, profile: UpstreamProfile): Text {
+  const provider = labelOf(p);
   switch (why) {
     case 'linked-to-another':
-      return `This ${label} account is linked to another person of this box.`;
+      return words('upstream.linkedToAnother', { provider });
     case 'linked-here-already':
-      return `A ${label} account is linked to this person of the box already. Unlink it on the account page first.`;
+      return words('upstream.linkedHereAlready', { provider });
     case 'email-taken':
-      return `This box has an account for ${profile.email ?? 'this email'} already. Sign in the way you usually do, then link ${label} on your account page.`;
+      return profile.email
+        ? words('upstream.emailTaken', { provider, email: profile.email })
+        : words('upstream.emailTakenUnnamed', { provider });
     case 'no-email':
       return profile.unusableEmail
-        ? `${label} gave an email address this box cannot use (the address ${profile.unusableEmail}), and an account of this box needs one. Ask your administrator.`
-        : `${label} did not give an email address, and an account of this box needs one. Ask your administrator.`;
+        ? words('upstream.unusableEmail', { provider, email: profile.unusableEmail })
+        : words('upstream.noEmail', { provider });
     case 'not-created':
-      return `${label} accounts get in here only once an administrator has made them an account. Ask your administrator.`;
+      return words('upstream.notCreated', { provider });
   }
 }
 
@@ -193,7 +195,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     res: Response,
     p: IdentityProvider,
     status: number,
-    shown: { returnTo: string; acr?: string; link: boolean; username?: string; error?: string },
+    shown: { returnTo: string; acr?: string; link: boolean; username?: string; error?: Text },
   ): void => renderPage(res, status, directorySignInPage({ box, csrf: csrfToken(svc, req, res), provider: offered(p), ...shown }));
 
   router.get('/auth/upstream/:id', async (req, res) => {
@@ -232,10 +234,10 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
       const minutes = minutesUntil(answer.throttled.retryAt);
       return directoryPage(req, res, p, 429, {
         ...shown,
-        error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+        error: words(minutes === 1 ? 'signIn.throttledOne' : 'signIn.throttled', { minutes }),
       });
     }
-    if ('refused' in answer) return directoryPage(req, res, p, 401, { ...shown, error: 'The username or the password is wrong.' });
+    if ('refused' in answer) return directoryPage(req, res, p, 401, { ...shown, error: words('upstream.directoryWrong') });
     if ('unchecked' in answer) return failed(res, p, new Error(answer.unchecked), address);
     await arrive(req, res, p, answer.proven, begun);
   }
@@ -246,9 +248,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     const provider = text((req.body as Body).provider);
     // The person's other browsers signed in through it end; the one they unlink it at stays theirs.
     const why = await unlink(svc, person.user.id, provider, { user: String(person.user.id) }, { keep: person.browser.sid });
-    if (why === 'only-way-in')
-      return problem(res, 409, 'Not unlinked', 'This provider is your only way in: add a passkey first (above), then unlink it.');
-    if (why === 'not-linked') return problem(res, 404, 'Not unlinked', 'This provider is not linked to your account.');
+    if (why === 'only-way-in') return problem(res, 409, words('upstream.notUnlinked'), words('upstream.onlyWayIn'));
+    if (why === 'not-linked') return problem(res, 404, words('upstream.notUnlinked'), words('upstream.notLinkedHere'));
     res.redirect(303, `${ACCOUNT_PATH}?changed=provider-unlinked`);
   });
 

@@ -115,6 +115,24 @@ export const de: Catalogue = {
     'Die Anmeldung über {provider} funktioniert gerade nicht; das liegt an der Einrichtung dieses Dienstes, nicht an Ihnen.',
   'upstream.faultNext':
     'Die Administratoren des Dienstes können sehen, was schiefgegangen ist. Melden Sie sich auf anderem Weg an, falls Sie einen haben.',
+  'upstream.linkedToAnother': 'Dieses {provider}-Konto ist mit einer anderen Person dieser Box verknüpft.',
+  'upstream.linkedHereAlready':
+    'Mit dieser Person der Box ist bereits ein {provider}-Konto verknüpft. Heben Sie die Verknüpfung zuerst auf der Kontoseite auf.',
+  'upstream.emailTaken':
+    'Diese Box hat bereits ein Konto für {email}. Melden Sie sich an wie gewohnt und verknüpfen Sie dann {provider} auf Ihrer Kontoseite.',
+  'upstream.emailTakenUnnamed':
+    'Diese Box hat bereits ein Konto für diese E-Mail-Adresse. Melden Sie sich an wie gewohnt und verknüpfen Sie dann {provider} auf Ihrer Kontoseite.',
+  'upstream.unusableEmail':
+    '{provider} hat eine E-Mail-Adresse übermittelt, die diese Box nicht verwenden kann (die Adresse {email}), und ein Konto dieser Box braucht eine. Wenden Sie sich an Ihre Administratoren.',
+  'upstream.noEmail':
+    '{provider} hat keine E-Mail-Adresse übermittelt, und ein Konto dieser Box braucht eine. Wenden Sie sich an Ihre Administratoren.',
+  'upstream.notCreated':
+    '{provider}-Konten kommen hier erst herein, wenn Administratoren ihnen ein Konto angelegt haben. Wenden Sie sich an Ihre Administratoren.',
+  'upstream.directoryWrong': 'Der Benutzername oder das Passwort ist falsch.',
+  'upstream.notUnlinked': 'Verknüpfung nicht gelöst',
+  'upstream.onlyWayIn':
+    'Dieser Anbieter ist Ihr einziger Weg hinein: Fügen Sie zuerst einen Passkey hinzu (oben) und lösen Sie dann die Verknüpfung.',
+  'upstream.notLinkedHere': 'Dieser Anbieter ist nicht mit Ihrem Konto verknüpft.',
   'upstream.tooMany': 'Zu viele Anmeldungen',
 
   'appSignIn.notSetUp': 'Die Anmeldung ist nicht eingerichtet',
@@ -327,4 +345,34 @@ export const de: Catalogue = {
   'step.wrongRecoveryCode': 'Dieser Wiederherstellungscode ist falsch oder wurde schon benutzt.',
   'enrol.addPasskey': 'Diese Anmeldung verlangt einen Passkey: Fügen Sie einen hinzu.',
   'enrol.wrongCode': 'Dieser Code ist falsch. Scannen Sie diesen neuen Code und versuchen Sie es noch einmal.',
+  'reason.required': 'muss ausgefüllt werden',
+  'reason.wrong': 'ist falsch',
+  'reason.notEmail': 'ist keine gültige E-Mail-Adresse',
+  'reason.notAnEmail': 'ist keine E-Mail-Adresse',
+  'reason.notPassword': 'ist kein Passwort',
+  'reason.longerThan': 'ist länger als {max} Zeichen',
+  'reason.notUnicode': 'ist kein wohlgeformtes Unicode (ein einzelnes Surrogat)',
+  'reason.mustBeString': 'muss ein Text sein',
+  'reason.atMost': 'darf höchstens {max} Zeichen haben',
+  'reason.invisible': 'enthält ein Steuer- oder unsichtbares Zeichen ({code})',
+  'password.tooLong': 'ist zu lang: höchstens {max} Zeichen',
+  'password.tooShort': 'ist zu kurz: mindestens {min} Zeichen',
+  'password.common': 'gehört zu den meistverwendeten Passwörtern: Wählen Sie ein anderes',
+  'password.likeEmail': 'ähnelt zu sehr der E-Mail-Adresse: Wählen Sie ein anderes',
+  'password.likeUserName': 'ähnelt zu sehr dem Benutzernamen: Wählen Sie ein anderes',
+  'password.likeBox': 'ähnelt zu sehr dem Namen der Box: Wählen Sie ein anderes',
+  'password.likeService': 'ähnelt zu sehr dem Namen dieses Dienstes: Wählen Sie ein anderes',
+  'password.repetitive':
+    'besteht aus wiederholten oder aufeinanderfolgenden Zeichen (etwa aaaaaaaa, 12341234 oder abcd1234): Wählen Sie ein anderes',
+  'signUp.taken': 'Für diese E-Mail-Adresse gibt es schon ein Konto. Melden Sie sich stattdessen an.',
+  'signUp.tooManyPeople': 'Gerade registrieren sich zu viele Personen. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'signUp.tooManyPeopleOne': 'Gerade registrieren sich zu viele Personen. Versuchen Sie es in {minutes} Minute noch einmal.',
+  'signUp.tooManyMails': 'An diese Adresse gingen zuletzt zu viele E-Mails. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'signUp.tooManyMailsOne': 'An diese Adresse gingen zuletzt zu viele E-Mails. Versuchen Sie es in {minutes} Minute noch einmal.',
+  'signUp.tooManyNetwork': 'Aus Ihrem Netzwerk wurden zuletzt zu viele Konten angelegt. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'signUp.tooManyNetworkOne':
+    'Aus Ihrem Netzwerk wurden zuletzt zu viele Konten angelegt. Versuchen Sie es in {minutes} Minute noch einmal.',
+  'account.emailTaken': 'Für diese Adresse gibt es schon ein Konto.',
+  'newPassword.keepOne':
+    'Behalten Sie mindestens einen zweiten Faktor: Ihre nächste Anmeldung fragt danach. Alle verloren? Verwenden Sie einen Wiederherstellungscode.',
 };

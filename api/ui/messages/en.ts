@@ -110,6 +110,20 @@ export const en = {
   'upstream.faultTitle': 'Signing in through {provider} is not working',
   'upstream.fault': "Signing in through {provider} is not working right now; this is a problem with the box's set-up, not with you.",
   'upstream.faultNext': "The box's administrators can see what went wrong. You may sign in another way, if you have one.",
+  'upstream.linkedToAnother': 'This {provider} account is linked to another person of this box.',
+  'upstream.linkedHereAlready': 'A {provider} account is linked to this person of the box already. Unlink it on the account page first.',
+  'upstream.emailTaken':
+    'This box has an account for {email} already. Sign in the way you usually do, then link {provider} on your account page.',
+  'upstream.emailTakenUnnamed':
+    'This box has an account for this email already. Sign in the way you usually do, then link {provider} on your account page.',
+  'upstream.unusableEmail':
+    '{provider} gave an email address this box cannot use (the address {email}), and an account of this box needs one. Ask your administrator.',
+  'upstream.noEmail': '{provider} did not give an email address, and an account of this box needs one. Ask your administrator.',
+  'upstream.notCreated': '{provider} accounts get in here only once an administrator has made them an account. Ask your administrator.',
+  'upstream.directoryWrong': 'The username or the password is wrong.',
+  'upstream.notUnlinked': 'Not unlinked',
+  'upstream.onlyWayIn': 'This provider is your only way in: add a passkey first (above), then unlink it.',
+  'upstream.notLinkedHere': 'This provider is not linked to your account.',
   'upstream.tooMany': 'Too many sign-ins',
 
   'appSignIn.notSetUp': 'Sign-in is not set up',
@@ -309,6 +323,35 @@ export const en = {
   'step.wrongRecoveryCode': 'That recovery code is wrong or was used already.',
   'enrol.addPasskey': 'This sign-in asks for a passkey: add one.',
   'enrol.wrongCode': 'That code is wrong. Scan this new code and try again.',
+  // The reasons of a form field's check, said under the field (the API's 422 bodies keep English's:
+  // they are for programs). api/http/field-reasons.ts reads the schema's reasons into these.
+  'reason.required': 'is required',
+  'reason.wrong': 'is wrong',
+  'reason.notEmail': 'is not a valid email address',
+  'reason.notAnEmail': 'is not an email address',
+  'reason.notPassword': 'is not a password',
+  'reason.longerThan': 'is longer than {max} characters',
+  'reason.notUnicode': 'is not well-formed Unicode (a lone surrogate)',
+  'reason.mustBeString': 'must be a string',
+  'reason.atMost': 'must be at most {max} characters',
+  'reason.invisible': 'holds a control or invisible character ({code})',
+  'password.tooLong': 'is too long: at most {max} characters',
+  'password.tooShort': 'is too short: at least {min} characters',
+  'password.common': 'is one of the most used passwords: choose another',
+  'password.likeEmail': 'is too much like the email address: choose another',
+  'password.likeUserName': 'is too much like the user name: choose another',
+  'password.likeBox': "is too much like the box's name: choose another",
+  'password.likeService': 'is too much like the name of this service: choose another',
+  'password.repetitive': 'is repeated or sequential characters (such as aaaaaaaa, 12341234 or abcd1234): choose another',
+  'signUp.taken': 'This email already has an account. Sign in instead.',
+  'signUp.tooManyPeople': 'Too many people are signing up right now. Try again in {minutes} minutes.',
+  'signUp.tooManyPeopleOne': 'Too many people are signing up right now. Try again in {minutes} minute.',
+  'signUp.tooManyMails': 'Too many mails went to this address recently. Try again in {minutes} minutes.',
+  'signUp.tooManyMailsOne': 'Too many mails went to this address recently. Try again in {minutes} minute.',
+  'signUp.tooManyNetwork': 'Too many accounts were created from your network recently. Try again in {minutes} minutes.',
+  'signUp.tooManyNetworkOne': 'Too many accounts were created from your network recently. Try again in {minutes} minute.',
+  'account.emailTaken': 'That address has an account already.',
+  'newPassword.keepOne': 'Keep at least one second factor: your next sign-in asks for it. Lost them all? Use a recovery code.',
 } as const;
 
 export type MessageKey = keyof typeof en;

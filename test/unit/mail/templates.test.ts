@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../../../api/config.js';
-import { PLACEHOLDERS, render, Templates } from '../../../api/mail/templates.js';
+import { factorWords } from '../../../api/mail/messages.js';
+import { ENGLISH_MAILS } from '../../../api/mail/mails-en.js';
+import { MAIL_LANGUAGES, mailLanguageProblems, PLACEHOLDERS, render, Templates } from '../../../api/mail/templates.js';
 import { MAIL_KINDS } from '../../../api/store/mail-outbox.js';
 
 function dirWith(files: Record<string, string>): string {
@@ -25,6 +27,38 @@ describe('mail templates', function () {
     }
   });
 
+  it('ships the built-in mails in English and German, each complete: every kind and part, the same placeholders, the factor words', function () {
+    expect(Object.keys(MAIL_LANGUAGES)).to.include.members(['en', 'de']);
+    for (const [language, mails] of Object.entries(MAIL_LANGUAGES)) expect(mailLanguageProblems(mails), language).to.deep.equal([]);
+  });
+
+  it('finds a part missing, a placeholder that is not English’s, and a factor word missing', function () {
+    const de = MAIL_LANGUAGES.de!;
+    const { html: _dropped, ...textOnly } = de.templates['password-reset'];
+    expect(mailLanguageProblems({ ...de, templates: { ...de.templates, 'password-reset': textOnly } })).to.deep.equal([
+      'password-reset html is missing',
+    ]);
+    const noLink = { ...de.templates['verify-email'], text: 'Bestätigen Sie {{email}} bei {{box}} ({{hours}} Stunden).' };
+    expect(mailLanguageProblems({ ...de, templates: { ...de.templates, 'verify-email': noLink } })).to.deep.equal([
+      'verify-email text has the placeholders {{box, email, hours}}, English has {{box, email, hours, link}}',
+    ]);
+    const { totp: _gone, ...factors } = de.factors;
+    expect(mailLanguageProblems({ ...de, factors: factors as typeof de.factors })).to.deep.equal(['factor word totp is missing']);
+    expect(mailLanguageProblems(ENGLISH_MAILS)).to.deep.equal([]);
+  });
+
+  it('mails in German where the mail was asked for in German (de-CH too), in English for a language it does not have', function () {
+    const templates = Templates.load();
+    expect(templates.pick('password-reset', 'de-CH').subject).to.equal('Ihr Passwort bei {{box}} zurücksetzen');
+    expect(templates.pick('factor-added', 'DE').text).to.match(/^Bei \{\{box\}\} wurde dem Konto von/);
+    expect(templates.pick('password-reset', 'fr').subject).to.equal('Reset your password on {{box}}');
+    expect(templates.pick('password-reset', undefined).subject).to.equal('Reset your password on {{box}}');
+    expect(factorWords('{"factor":"passkey","name":"Laptop"}', 'de-AT')).to.equal('ein Passkey namens „Laptop“');
+    expect(factorWords('{"factor":"passkey","name":"$& {{name}}"}', 'en')).to.equal('a passkey named “$& {{name}}”');
+    expect(factorWords('not json', 'de')).to.equal('eine Anmeldemethode');
+    expect(factorWords('{"factor":"totp"}', 'fr')).to.equal('an authenticator app');
+  });
+
   it('picks the mail language by its primary subtag, else the default; a directory overrides per language', function () {
     const templates = Templates.load(
       dirWith({
@@ -37,7 +71,17 @@ describe('mail templates', function () {
     expect(templates.pick('verify-email', 'DE').text).to.equal('Deutsch {{link}}\n');
     expect(templates.pick('verify-email', 'fr').subject).to.equal('Check {{email}}');
     expect(templates.pick('verify-email', 'fr').html, 'a text-only override').to.equal(undefined);
-    expect(templates.pick('password-reset', 'de').subject, 'kinds not overridden stay built in').to.match(/^Reset your password/);
+    expect(templates.pick('password-reset', 'de').subject, 'kinds not overridden stay built in').to.match(/^Ihr Passwort/);
+    expect(templates.pick('password-reset', 'fr').subject, 'kinds not overridden stay built in').to.match(/^Reset your password/);
+    expect(templates.pick('verify-email', 'es').subject, "the admin's file of no language beats a built-in language").to.equal(
+      'Check {{email}}',
+    );
+    const defaultOnly = Templates.load(dirWith({ 'verify-email.txt': 'Subject: Check {{email}}\n\nDefault {{link}}\n' }));
+    expect(defaultOnly.pick('verify-email', 'de').subject, "the admin's words win over the built-in German").to.equal('Check {{email}}');
+    const englishOnly = Templates.load(dirWith({ 'verify-email.en.txt': 'Subject: Check {{email}}\n\nEnglish {{link}}\n' }));
+    expect(englishOnly.pick('verify-email', 'de').subject, 'an .en file leaves the built-in German').to.match(/^Bestätigen Sie/);
+    expect(englishOnly.pick('verify-email', 'fr').subject, 'English for a language the box has no mails in').to.equal('Check {{email}}');
+    expect(englishOnly.pick('verify-email', undefined).subject, 'and for a mail of no language').to.equal('Check {{email}}');
   });
 
   it('escapes values in HTML only, and keeps a subject on one line', function () {

@@ -2,6 +2,7 @@
 // by Accept-Language, and written right to left where a language is.
 import { expect } from 'chai';
 import fs from 'node:fs';
+import { MAIL_LANGUAGES, mailLanguageProblems } from '../../../api/mail/templates.js';
 import { PLAIN_LOOK } from '../../../api/ui/frame.js';
 import { catalogueProblems, LANGUAGES, pickLanguage, sayer, type Language } from '../../../api/ui/language.js';
 import { en, type Catalogue } from '../../../api/ui/messages/en.js';
@@ -22,6 +23,14 @@ describe('the catalogues of the pages', function () {
   it('ships English and at least one more language, each complete: every key of English, no other, the same placeholders', function () {
     expect(LANGUAGES.map((l) => l.tag)).to.include.members(['en', 'de']);
     for (const language of LANGUAGES) expect(catalogueProblems(language.messages), language.tag).to.deep.equal([]);
+  });
+
+  it('has the built-in mails of every language of the pages, complete: a page in a language leads to a mail in it', function () {
+    for (const language of LANGUAGES) {
+      const mails = MAIL_LANGUAGES[language.tag.split('-')[0]!.toLowerCase()];
+      expect(mails, `the built-in mails of ${language.tag} (api/mail/mails-${language.tag}.ts)`).not.to.equal(undefined);
+      expect(mailLanguageProblems(mails!), language.tag).to.deep.equal([]);
+    }
   });
 
   it('finds a missing key, an extra key, and a placeholder that is not English’s', function () {
