@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { projectPath } from '../../../api/paths.js';
 import { CEL_TWINS, readCrdSchema, toJsonSchema, validateResource } from '../../../api/schema/resources.js';
 import { ValidationError } from '../../../api/errors.js';
 
@@ -19,6 +22,22 @@ describe('resource schemas from crds/', function () {
       expect(rules.length).to.be.greaterThan(0);
       for (const rule of rules) expect(CEL_TWINS, `no twin for ${kind} rule ${rule.rule}`).to.have.property(rule.rule);
     }
+  });
+
+  it('every CRD schema is one the API server takes: no object with both properties and additionalProperties', function () {
+    // Kubernetes refuses such a CRD ("additionalProperties and properties are mutual exclusive"): the
+    // kind would not install. Closing objects is the REST API's work (toJsonSchema), not the CRD's.
+    const both: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      if ('properties' in n && 'additionalProperties' in n) both.push(at);
+      for (const [key, value] of Object.entries(n)) walk(value, `${at}.${key}`);
+    };
+    for (const file of fs.readdirSync(projectPath('crds')).filter((f) => f.endsWith('.yaml'))) {
+      for (const doc of parseAllDocuments(fs.readFileSync(projectPath('crds', file), 'utf8'))) walk(doc.toJS(), file);
+    }
+    expect(both).to.deep.equal([]);
   });
 
   it('turns structural schemas into closed JSON Schemas without Kubernetes keywords', function () {
