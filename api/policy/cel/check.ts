@@ -112,7 +112,12 @@ export interface Checked {
 }
 
 /** Checks `expr` in an environment whose variables are `roots`; returns its type and cost, or the problems found. */
-export function checkExpr(expr: Expr, roots: Record<string, CelShape>, env: CelEnv): Checked | { problems: string[] } {
+export function checkExpr(
+  expr: Expr,
+  roots: Record<string, CelShape>,
+  env: CelEnv,
+  yields: 'bool' | 'any',
+): Checked | { problems: string[] } {
   const problems: string[] = [];
   const scopes: Map<string, Typed>[] = [];
 
@@ -277,11 +282,14 @@ export function checkExpr(expr: Expr, roots: Record<string, CelShape>, env: CelE
     const t = results.length === 1 ? fromDeclared(results[0]!) : DYN;
     const sizes = [target, ...args].filter((a): a is Typed => a !== undefined).map((a) => a.size);
     const largest = Math.max(1, ...sizes);
-    return { t, cost: argCost + callCost(fn, target, args, argExprs), size: resultSize(fn, t, sizes, largest) };
+    const size = resultSize(fn, t, sizes, largest);
+    const making = MAKERS.has(fn) ? traversal(size) : 0;
+    return { t, cost: argCost + callCost(fn, target, args, argExprs) + making, size };
   };
 
   const result = walk(expr);
-  if (!fits(result.t, 'bool')) problems.push(`the expression is a ${name(result.t)}: a policy allows only when it is true`);
+  if (yields === 'bool' && !fits(result.t, 'bool'))
+    problems.push(`the expression is a ${name(result.t)}: a policy allows only when it is true`);
   if (result.cost > COST_LIMITS.estimated)
     problems.push(
       `its estimated cost, ${result.cost.toLocaleString('en')}, is over the limit of ${COST_LIMITS.estimated.toLocaleString('en')} ` +
@@ -327,8 +335,18 @@ function callCost(fn: string, target: Typed | undefined, args: Typed[], argExprs
   }
 }
 
+/** The strings extension's functions that make a string (or list) longer than their inputs: each costs what it makes. */
+const MAKERS = new Set(['replace', 'join', 'format', 'quote', 'split', 'lowerAscii', 'upperAscii']);
+
+/** The largest size of a call's result; `sizes` are its target's and arguments'. */
 function resultSize(fn: string, t: T, sizes: number[], largest: number): number {
+  const [first = 1, second = 1, third = 1] = sizes;
   if (fn === '_+_') return sizes.reduce((s, n) => s + n, 0);
+  // Every character replaced by the replacement; every item joined at its longest, with separators.
+  if (fn === 'replace') return first * Math.max(1, third);
+  if (fn === 'join') return first * (SIZES.declaredString + (sizes.length > 1 ? second : 0));
+  if (fn === 'format') return first + second * SIZES.declaredString;
+  if (fn === 'quote') return 2 * first + 2;
   if (t.k === 'string' || t.k === 'bytes' || t.k === 'list' || t.k === 'map') return largest;
   return 1;
 }

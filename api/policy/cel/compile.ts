@@ -18,6 +18,7 @@ import {
 } from '@bufbuild/cel';
 import { create } from '@bufbuild/protobuf';
 import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
+import { strings } from '@bufbuild/cel/ext';
 import { errorMessage } from '../../errors.js';
 import { checkExpr, COST_LIMITS } from './check.js';
 import { CEL_ENVIRONMENTS, isObjectShape, type CelEnvironmentName, type CelShape } from './shapes.js';
@@ -50,6 +51,8 @@ export interface CompiledCel {
 }
 
 export interface CelOptions {
+  /** What the expression must yield: a bool (a policy's, the default), or any value (a claim's). */
+  yields?: 'bool' | 'any';
   /** The run-time limit of one evaluation (default COST_LIMITS.perCall). */
   perCallLimit?: number;
 }
@@ -85,7 +88,11 @@ function envOf(variables: string[]): CelEnv {
   const key = variables.join('\n');
   let env = envs.get(key);
   if (!env) {
-    env = celEnv({ funcs: meterFuncs, variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])) });
+    // The standard library, and cel-go's strings extension (substring, split, join, lowerAscii…), as Kubernetes offers both.
+    env = celEnv({
+      funcs: [...strings, ...meterFuncs],
+      variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])),
+    });
     envs.set(key, env);
   }
   return env;
@@ -186,7 +193,7 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
   const roots = rootsOf(environment);
   const expr = parsed(source);
   const env = envOf(Object.keys(roots));
-  const checked = checkExpr(expr, roots, env);
+  const checked = checkExpr(expr, roots, env, options.yields ?? 'bool');
   if ('problems' in checked) throw new CelCompileError(checked.problems);
   const run = plan(env, metered(expr));
   const limit = options.perCallLimit ?? COST_LIMITS.perCall;
