@@ -10,7 +10,17 @@ import type { PrincipalUser } from '../types.js';
 
 declare const kind: unique symbol;
 
-/** A person as every request object names them: the box's API's, an app's, a token exchange's. */
+/** An identity of the person at an upstream provider: the provider's id and the person's subject there. */
+export interface RequestIdentity {
+  provider: string;
+  subject: string;
+}
+
+/**
+ * A person as every request object names them: the box's API's, an app's, a token exchange's.
+ * Who can write each field is in docs/concepts/access-control.md ("What a policy knows about a
+ * person"): a rule must read only what its subject cannot write.
+ */
 export interface RequestUser {
   id: string;
   email: string;
@@ -18,6 +28,12 @@ export interface RequestUser {
   email_verified: boolean;
   /** Their groups' names. */
   groups: string[];
+  /** The person's data (users.data: the JSON an administrator keeps for them); {} when none. */
+  data: Record<string, unknown>;
+  /** Their SCIM attributes as the SCIM door shows them (userName, externalId, name, displayName…); {} for a person no directory wrote. */
+  scim: Record<string, unknown>;
+  /** Their identities at upstream providers, linked by a sign-in there. */
+  identities: RequestIdentity[];
 }
 
 /** The person of a request object, as every builder of one writes it. */
@@ -26,7 +42,85 @@ export const requestUser = (user: PrincipalUser): RequestUser => ({
   email: user.email,
   email_verified: user.emailVerified,
   groups: user.groups.map((g) => g.name),
+  data: user.data,
+  scim: user.scim,
+  identities: user.identities,
 });
+
+/**
+ * What a request object of one target may hold, for references (matcho ".user.id") to be
+ * checked at write time: `value` holds no fields, `open` holds whatever was sent or stored (any
+ * field may be read under it), a list is `[item]`, an object its fields.
+ */
+export type Shape = 'value' | 'open' | readonly [Shape] | { readonly [field: string]: Shape };
+
+const USER_SHAPE: Shape = {
+  id: 'value',
+  email: 'value',
+  email_verified: 'value',
+  groups: ['value'],
+  data: 'open',
+  scim: 'open',
+  identities: [{ provider: 'value', subject: 'value' }],
+};
+
+const PARTY_SHAPE: Shape = {
+  kind: 'value',
+  iss: 'value',
+  sub: 'value',
+  client_id: 'value',
+  user: USER_SHAPE,
+  aud: 'open',
+  scope: 'value',
+  act: 'open',
+  namespace: 'value',
+  serviceAccount: 'value',
+  claims: 'open',
+};
+
+/**
+ * The fields of the request objects of each target: the box's own API (its requests and token
+ * exchanges, BoxApiRequest and ExchangeRequest) and an app (AppRequest and AuthzenRequest).
+ */
+export const REQUEST_SHAPES: Readonly<Record<'box' | 'app', Shape>> = {
+  box: {
+    'request-method': 'value',
+    uri: 'value',
+    params: 'open',
+    'query-string': 'value',
+    client: 'open',
+    user: USER_SHAPE,
+    scope: 'value',
+    body: 'open',
+    exchange: {
+      subject: PARTY_SHAPE,
+      actor: PARTY_SHAPE,
+      delegation: 'value',
+      audience: 'value',
+      scope: ['value'],
+      requested_token_type: 'value',
+      act: 'open',
+    },
+  },
+  app: {
+    app: 'value',
+    'request-method': 'value',
+    host: 'value',
+    path: 'value',
+    query: 'open',
+    headers: 'open',
+    user: USER_SHAPE,
+    client: 'value',
+    scope: 'value',
+    audience: 'value',
+    subject: { iss: 'value', sub: 'value' },
+    act: 'open',
+    amr: ['value'],
+    acr: 'value',
+    resource: 'open',
+    context: 'open',
+  },
+};
 
 /** RFC 8693 §4.1: "act" names the current actor; a prior actor is nested in it, least recent deepest. */
 export interface Act {
