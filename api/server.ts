@@ -31,6 +31,7 @@ import { VerifiedAssertions } from './credentials/workload/assertion.js';
 import { WorkloadBindings } from './credentials/workload/bindings.js';
 import { TrustedIssuers } from './credentials/workload/issuers.js';
 import { Attempts } from './people/attempts.js';
+import { principalUser } from './people/principal.js';
 import { AppDirectory } from './decision/apps.js';
 import { Decisions } from './decision/record.js';
 import { Policies } from './policy/evaluate.js';
@@ -41,7 +42,7 @@ import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
-import { backfillEmailKeys, getUser } from './store/users.js';
+import { backfillEmailKeys } from './store/users.js';
 import { listenOn } from './listen.js';
 import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
@@ -215,17 +216,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)),
       100_000,
     ),
-    users: new RecordCache(feed, 'users', async (id) => {
-      const user = await getUser(pool, Number(id));
-      return (
-        user && {
-          id: String(user.id),
-          email: user.email,
-          emailVerified: user.emailVerified,
-          groups: user.groups.map((g) => ({ id: String(g.id), name: g.name })),
-        }
-      );
-    }),
+    users: new RecordCache(feed, 'users', (id) => principalUser(pool, Number(id))),
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 

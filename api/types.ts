@@ -69,6 +69,12 @@ export interface PrincipalUser {
   /** Whether the box vouches for the address (an administrator's, or confirmed): a self sign-up's is not. */
   emailVerified: boolean;
   groups: { id: string; name: string }[];
+  /** Their data (users.data) as an object; {} when none, or when it holds JSON that is not an object. */
+  data: Record<string, unknown>;
+  /** Their SCIM attributes, as the SCIM door shows them; {} for a person no directory wrote. */
+  scim: Record<string, unknown>;
+  /** Their identities at upstream providers. */
+  identities: { provider: string; subject: string }[];
 }
 
 export interface Bundle<T> {

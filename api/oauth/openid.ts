@@ -4,7 +4,7 @@
 // scope releases which, lives here only.
 import { isEmailAddress } from '../schema/people.js';
 import { createHash } from 'node:crypto';
-import { getUser, type UserRow } from '../store/users.js';
+import { dataOf, getUser, type UserRow } from '../store/users.js';
 import type { Pool } from '../db/pool.js';
 import type { Config } from '../config.js';
 import type { Keyring } from '../credentials/keyring.js';
@@ -81,16 +81,6 @@ export const DEFAULT_ID_TOKEN_SECONDS = 3600;
 export const hasOpenid = (scope: string | null | undefined): boolean => scopesOf(scope).includes(OPENID);
 
 const ADDRESS_MEMBERS = ['formatted', 'street_address', 'locality', 'region', 'postal_code', 'country'];
-
-/** The user's `data` (a string of JSON) as an object, or an empty one. */
-function dataOf(user: UserRow): Record<string, unknown> {
-  try {
-    const data: unknown = user.data === null ? null : JSON.parse(user.data);
-    return data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
 
 const own = (data: Record<string, unknown>, name: string): unknown => (Object.hasOwn(data, name) ? data[name] : undefined);
 

@@ -3,7 +3,7 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
-import { CelCompileError, compileCel, explain, showCel, type CelEnvironmentName, type CompiledCel } from './cel/index.js';
+import { CEL_ENVIRONMENTS, CelCompileError, compileCel, explain, showCel, type CelEnvironmentName, type CompiledCel } from './cel/index.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import type { PolicyObject } from './requests.js';
@@ -29,8 +29,11 @@ export function createPolicyAjv(): Ajv {
 
 /**
  * Where `schema` uses `$data` (ajv's extension, which the engine does not turn on), as a JSON
- * pointer; undefined when it does not. Left on, `{"const": {"$data": …}}` would compare with
- * that object itself, and the policy would never match.
+ * pointer; undefined when it does not. Left off, `{"const": {"$data": …}}` would compare with
+ * that object itself, and the policy would never match. Turned on, it would be worse: ajv skips a
+ * keyword whose `$data` names a value the request does not have, so `{"const": {"$data":
+ * "/user/data/team"}}` would allow everyone without a team. A rule that compares two fields of the
+ * request is a matcho reference (".user.data.team"), which a missing value never matches.
  */
 function dataReference(schema: unknown, at = ''): string | undefined {
   if (schema === null || typeof schema !== 'object') return undefined;
@@ -115,7 +118,7 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
       const pattern = policy.matcho ?? {};
       // Found now, not at request time: a stored pattern that cannot run (written by an older
       // version, or straight into the database) makes its policy allow nothing, never a 500.
-      const errors = patternErrors(pattern);
+      const errors = patternErrors(pattern, CEL_ENVIRONMENTS[celEnvironmentOf(policy)]);
       if (errors.length) throw new Error(errors.join('; '));
       return { test: (request) => matcho(request, pattern), why: (request) => mismatch(request, pattern) };
     }
@@ -137,7 +140,7 @@ export function checkPolicyCompiles(policy: AccessPolicy): void {
     }
   }
   if (policy.engine === 'matcho') {
-    const errors = patternErrors(policy.matcho);
+    const errors = patternErrors(policy.matcho, CEL_ENVIRONMENTS[celEnvironmentOf(policy)]);
     if (errors.length) throw new ValidationError(policy, { matcho: errors });
   }
   if (policy.engine === 'cel') {

@@ -10,7 +10,17 @@ import type { PrincipalUser } from '../types.js';
 
 declare const kind: unique symbol;
 
-/** A person as every request object names them: the box's API's, an app's, a token exchange's. */
+/** An identity of the person at an upstream provider: the provider's id and the person's subject there. */
+export interface RequestIdentity {
+  provider: string;
+  subject: string;
+}
+
+/**
+ * A person as every request object names them: the box's API's, an app's, a token exchange's.
+ * Who can write each field is in docs/concepts/access-control.md ("What a policy knows about a
+ * person"): a rule must read only what its subject cannot write.
+ */
 export interface RequestUser {
   id: string;
   email: string;
@@ -18,6 +28,12 @@ export interface RequestUser {
   email_verified: boolean;
   /** Their groups' names. */
   groups: string[];
+  /** The person's data (users.data: the JSON an administrator keeps for them); {} when none. */
+  data: Record<string, unknown>;
+  /** Their SCIM attributes as the SCIM door shows them (userName, externalId, name, displayName…); {} for a person no directory wrote. */
+  scim: Record<string, unknown>;
+  /** Their identities at upstream providers, linked by a sign-in there. */
+  identities: RequestIdentity[];
 }
 
 /** The person of a request object, as every builder of one writes it. */
@@ -26,6 +42,9 @@ export const requestUser = (user: PrincipalUser): RequestUser => ({
   email: user.email,
   email_verified: user.emailVerified,
   groups: user.groups.map((g) => g.name),
+  data: user.data,
+  scim: user.scim,
+  identities: user.identities,
 });
 
 /** RFC 8693 §4.1: "act" names the current actor; a prior actor is nested in it, least recent deepest. */

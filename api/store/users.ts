@@ -67,6 +67,16 @@ const fromDb = (r: DbRow): UserRow => ({
   updatedAt: r.updated_at,
 });
 
+/** The user's `data` (a string of JSON) as an object, or an empty one. */
+export function dataOf(user: Pick<UserRow, 'data'>): Record<string, unknown> {
+  try {
+    const data: unknown = user.data === null ? null : JSON.parse(user.data);
+    return data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
  * Whether the person's address was never proven: it is an address (a SCIM-made person named by
  * what is none is the directory's own) that no link proved and no administrator vouched for — a

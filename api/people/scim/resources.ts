@@ -114,16 +114,28 @@ function withMeta(resource: Json, kind: 'User' | 'Group', location: string, crea
   return { ...resource, meta: { ...meta, version: versionOf({ ...resource, meta }) } };
 }
 
+/** The attributes of the person a directory wrote or reads (externalId, userName, those kept, active), as SCIM shows them. */
+const attributesOf = (user: UserRow): Json => ({
+  ...(user.externalId !== null ? { externalId: user.externalId } : {}),
+  userName: user.email,
+  ...(user.scim ?? {}),
+  active: user.active,
+});
+
+/**
+ * What policies see of the person through SCIM (request.user.scim): their attributes as the SCIM
+ * door shows them, without what it shows of the box's own (id, groups, meta); {} for a person no
+ * directory wrote (nothing kept, no externalId), whose attributes would only repeat the box's.
+ */
+export const scimAttributes = (user: UserRow): Json => (user.scim === null && user.externalId === null ? {} : attributesOf(user));
+
 /** The person as SCIM shows them. `base` is the SCIM door's URL (<box>/scim/v2). */
 export function userResource(user: UserRow, base: string): Json {
   const kept = user.scim ?? {};
   const resource: Json = {
     schemas: kept[ENTERPRISE_USER] ? [CORE_USER, ENTERPRISE_USER] : [CORE_USER],
     id: String(user.id),
-    ...(user.externalId !== null ? { externalId: user.externalId } : {}),
-    userName: user.email,
-    ...kept,
-    active: user.active,
+    ...attributesOf(user),
     ...(user.groups.length
       ? { groups: user.groups.map((g) => ({ value: String(g.id), $ref: `${base}/Groups/${g.id}`, display: g.name, type: 'direct' })) }
       : {}),

@@ -12,7 +12,15 @@ import type { App, PrincipalUser } from '../../../api/types.js';
 const MFA = 'urn:boxauth:acr:mfa';
 
 const app: App = { resourceType: 'App', id: 'reports', urls: ['https://reports.example'], signIn: { client: 'reports-sign-in' } };
-const ada: PrincipalUser = { id: '7', email: 'ada@example.com', emailVerified: true, groups: [{ id: '1', name: 'R&D, Sales' }] };
+const ada: PrincipalUser = {
+  id: '7',
+  email: 'ada@example.com',
+  emailVerified: true,
+  groups: [{ id: '1', name: 'R&D, Sales' }],
+  data: {},
+  scim: {},
+  identities: [],
+};
 
 /** Just enough of a box for decide(): one App, one user, and the policies' verdict `verdict`. */
 function services(verdict: AppVerdict | Error, logged: string[] = []): DecisionServices {

@@ -13,7 +13,26 @@ import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest } from 
 import type { App, Client } from '../../../api/types.js';
 
 const client = { resourceType: 'Client', id: 'ci', grant_types: ['client_credentials'], scope: ['read'] } as Client;
-const person = { id: '7', email: 'ada@example.com', emailVerified: true, groups: [{ id: 'g1', name: 'admins' }] };
+const person = {
+  id: '7',
+  email: 'ada@example.com',
+  emailVerified: true,
+  groups: [{ id: 'g1', name: 'admins' }],
+  data: { team: 'blue' },
+  scim: { userName: 'ada@example.com', externalId: 'E7', active: true },
+  identities: [{ provider: 'corp', subject: 'ada-1' }],
+};
+
+/** The person as every request object shows them: the box's fields, their data, SCIM attributes and upstream identities. */
+const ADA = {
+  id: '7',
+  email: 'ada@example.com',
+  email_verified: true,
+  groups: ['admins'],
+  data: { team: 'blue' },
+  scim: { userName: 'ada@example.com', externalId: 'E7', active: true },
+  identities: [{ provider: 'corp', subject: 'ada-1' }],
+};
 
 describe('request objects: the box API', function () {
   const principal = { client: { resource: client }, user: person, session: { scope: 'read write' } } as unknown as Principal;
@@ -36,7 +55,7 @@ describe('request objects: the box API', function () {
       params: { q: 'x', tag: ['a', 'b'], 'resource/type': 'users', 'resource/id': '7' },
       'query-string': 'q=x&tag=a&tag=b',
       client: { ...client },
-      user: { id: '7', email: 'ada@example.com', email_verified: true, groups: ['admins'] },
+      user: ADA,
       scope: 'read write',
     });
   });
@@ -116,7 +135,7 @@ describe('request objects: an app', function () {
     };
     const r = appRequest(app, { method: 'post', host: 'orders.example', path: '/', query: {} }, {}, caller);
     expect(r).to.deep.include({
-      user: { id: '7', email: 'ada@example.com', email_verified: true, groups: ['admins'] },
+      user: ADA,
       client: 'web',
       scope: 'openid',
       audience: 'https://orders.example',

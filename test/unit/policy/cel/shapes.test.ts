@@ -34,7 +34,15 @@ function misfits(value: unknown, shape: CelShape, at: string): string[] {
 }
 
 const client = { resourceType: 'Client', id: 'ci', grant_types: ['client_credentials'], scope: ['read'] } as Client;
-const person = { id: '7', email: 'ada@example.com', emailVerified: true, groups: [{ id: 'g1', name: 'admins' }] };
+const person = {
+  id: '7',
+  email: 'ada@example.com',
+  emailVerified: true,
+  groups: [{ id: 'g1', name: 'admins' }],
+  data: { team: 'blue' },
+  scim: { externalId: 'x1', name: { givenName: 'Ada' } },
+  identities: [{ provider: 'corp', subject: '42' }],
+};
 const caller: Caller = {
   user: person,
   client: 'web',
