@@ -17,6 +17,8 @@ import type { UserRow } from '../store/users.js';
 import { errorRedirect, redirectTo, type AuthorizationRequest, type PageProblem } from './authorization-request.js';
 import { browserDetails, idTokenFor } from './openid.js';
 import { pushedRequestGone } from './par.js';
+import { readClaimsPerson, shapedClaimsFor } from './shaped-claims.js';
+import type { ClaimsPerson } from '../policy/claims.js';
 import { mint, tokenHash } from '../credentials/tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -48,9 +50,17 @@ export interface AuthorizationResponseStore {
   createAuthorizationCode(tx: Transaction, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void>;
   /** The session of an implicit access token. */
   insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+  /** The person as the client's shaped claims see them (Client.claims): their upstream identities read beside the row held. */
+  claimsPerson(tx: Transaction, userId: number, known: UserRow): Promise<ClaimsPerson | undefined>;
 }
 
-const store: AuthorizationResponseStore = { whileSignedIn, consumePushedRequest, createAuthorizationCode, insertSessions };
+const store: AuthorizationResponseStore = {
+  whileSignedIn,
+  consumePushedRequest,
+  createAuthorizationCode,
+  insertSessions,
+  claimsPerson: readClaimsPerson,
+};
 
 /**
  * Issues what the request asked for to the signed-in person; returns where to
@@ -108,6 +118,9 @@ async function issue(
   const now = Date.now();
   const values: Record<string, string | undefined> = { state: req.state, ...(req.scope ? { scope: req.scope } : {}) };
   let accessToken: string | undefined;
+  const details = browserDetails(browser, req.claims);
+  const grant = { userId: user.id, scope: req.scope ?? null, audience: req.audience ?? null, details };
+  const shaped = await shapedClaimsFor(svc, client, grant, (id) => store.claimsPerson(tx, id, user));
   if (req.responseType !== 'id_token') {
     const { session, response } = mint(
       {
@@ -119,7 +132,8 @@ async function issue(
         scope: req.scope ?? null,
         audience: req.audience ?? null,
         refresh: false,
-        details: browserDetails(browser, req.claims),
+        details,
+        shaped,
       },
       svc.config.baseUrl,
       svc.keyring.active,
@@ -145,6 +159,7 @@ async function issue(
       authTime: browser.authTime,
       amr: browser.amr,
       sid: browser.sid,
+      shaped,
       ...(accessToken ? { accessToken } : {}),
       now,
     });

@@ -19,6 +19,7 @@ import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { signInOf } from '../credentials/acr.js';
+import { shapedClaimsOfSession } from './shaped-claims.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -82,6 +83,8 @@ export async function introspect(svc: IntrospectionServices, request: OAuthReque
     const s = check.session;
     if (!(await mayIntrospect(svc, caller, s.clientId))) return INACTIVE;
     return {
+      // First: the claims the token's client shapes (Client.claims) never replace those below.
+      ...(await shapedClaimsOfSession(svc, s)),
       active: true,
       // RFC 9449 §6.2: a bound token is introspected as DPoP, with the key it is bound to.
       token_type: s.jkt ? 'DPoP' : 'Bearer',

@@ -16,6 +16,9 @@ import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedT
 import { scopesOf } from '../../credentials/scopes.js';
 import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
+import type { Queryable } from '../../db/pool.js';
+import type { ClaimsPerson } from '../../policy/claims.js';
+import { readClaimsPerson, shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { dpopBound, type Grant, type GrantServices } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
@@ -33,11 +36,14 @@ export interface TokenExchangeStore {
    * grant lock (store/sessions.ts insertChildSessions): false, nothing written, when the parent is closed.
    */
   insertChildSession(svc: Pick<GrantServices, 'sessionWriter'>, session: SessionRow): Promise<boolean>;
+  /** The subject token's person as the client's shaped claims see them (Client.claims), read afresh. */
+  claimsPerson(db: Queryable, userId: number): Promise<ClaimsPerson | undefined>;
 }
 
 const store: TokenExchangeStore = {
   insertSession: (svc, session) => svc.sessionWriter.insert(session),
   insertChildSession: (svc, session) => svc.sessionWriter.insertChild(session),
+  claimsPerson: readClaimsPerson,
 };
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -113,13 +119,18 @@ export const tokenExchange: Grant = {
     const parent = subject.session;
     const recordedSubject =
       subject.party.iss !== svc.config.baseUrl ? { iss: subject.party.iss, sub: subject.party.sub } : { sub: subject.party.sub };
+    // The exchanging client's shaped claims, over the person the subject token speaks for and how they signed in.
+    const userId = parent?.userId ?? null;
+    const shaped = await shapedClaimsFor(svc, client, { userId, scope, audience, details: parent?.details ?? null }, (id) =>
+      store.claimsPerson(svc.pool, id),
+    );
     const { session, response } = mint(
       {
         type: TOKEN_EXCHANGE,
         origin: 'token_exchange',
         client,
         settings,
-        userId: parent?.userId ?? null,
+        userId,
         audience,
         scope,
         ...(parent ? { parent } : {}),
@@ -131,6 +142,7 @@ export const tokenExchange: Grant = {
           ...(typeof parent?.details?.sid === 'string' ? { sid: parent.details.sid } : {}),
         },
         subject: subject.party.sub,
+        shaped,
         claims: {
           ...(act ? { act } : {}),
           // RFC 9493 subject identifier: whose `sub` this is when not the box's own.
