@@ -112,7 +112,12 @@ export interface Checked {
 }
 
 /** Checks `expr` in an environment whose variables are `roots`; returns its type and cost, or the problems found. */
-export function checkExpr(expr: Expr, roots: Record<string, CelShape>, env: CelEnv): Checked | { problems: string[] } {
+export function checkExpr(
+  expr: Expr,
+  roots: Record<string, CelShape>,
+  env: CelEnv,
+  wants: 'bool' | 'any' = 'bool',
+): Checked | { problems: string[] } {
   const problems: string[] = [];
   const scopes: Map<string, Typed>[] = [];
 
@@ -281,7 +286,8 @@ export function checkExpr(expr: Expr, roots: Record<string, CelShape>, env: CelE
   };
 
   const result = walk(expr);
-  if (!fits(result.t, 'bool')) problems.push(`the expression is a ${name(result.t)}: a policy allows only when it is true`);
+  if (wants === 'bool' && !fits(result.t, 'bool'))
+    problems.push(`the expression is a ${name(result.t)}: a policy allows only when it is true`);
   if (result.cost > COST_LIMITS.estimated)
     problems.push(
       `its estimated cost, ${result.cost.toLocaleString('en')}, is over the limit of ${COST_LIMITS.estimated.toLocaleString('en')} ` +

@@ -19,6 +19,7 @@ import {
 import { create } from '@bufbuild/protobuf';
 import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { errorMessage } from '../../errors.js';
+import { strings } from '@bufbuild/cel/ext';
 import { checkExpr, COST_LIMITS } from './check.js';
 import { CEL_ENVIRONMENTS, isObjectShape, type CelEnvironmentName, type CelShape } from './shapes.js';
 
@@ -52,6 +53,8 @@ export interface CompiledCel {
 export interface CelOptions {
   /** The run-time limit of one evaluation (default COST_LIMITS.perCall). */
   perCallLimit?: number;
+  /** What the expression must give: a boolean (a policy, the default), or any value (a claim an admin shapes, ../claims.ts). */
+  result?: 'bool' | 'any';
 }
 
 /**
@@ -85,7 +88,10 @@ function envOf(variables: string[]): CelEnv {
   const key = variables.join('\n');
   let env = envs.get(key);
   if (!env) {
-    env = celEnv({ funcs: meterFuncs, variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])) });
+    env = celEnv({
+      funcs: [...meterFuncs, ...strings],
+      variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])),
+    });
     envs.set(key, env);
   }
   return env;
@@ -186,7 +192,7 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
   const roots = rootsOf(environment);
   const expr = parsed(source);
   const env = envOf(Object.keys(roots));
-  const checked = checkExpr(expr, roots, env);
+  const checked = checkExpr(expr, roots, env, options.result ?? 'bool');
   if ('problems' in checked) throw new CelCompileError(checked.problems);
   const run = plan(env, metered(expr));
   const limit = options.perCallLimit ?? COST_LIMITS.perCall;
