@@ -48,6 +48,7 @@ export { validateResource } from './schema/resources.js';
 export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSpec } from './schema/crd-types.js';
 export type { AccessPolicy, App, Client, IdentityProvider, Resources } from './types.js';
 export { checkPolicyCompiles } from './policy/engines.js';
+export { checkClaimsCompile } from './policy/claims.js';
 export { boxAudienceClash } from './decision/apps.js';
 
 // Secrets the operator makes, hashes or seals as the box would read them: a client's secret,

@@ -189,6 +189,11 @@ const client = {
    * use it, or delete it.
    */
   SecretConflict: STALLED,
+  /**
+   * Ready=False, Stalled=True: a claim of spec.claims cannot be (its expression does not parse, type-check or stay under the cost limit,
+   * or its name is one the box alone states, such as sub); nothing is written. Fix it (the message names the claim and the problem).
+   */
+  InvalidClaims: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
 const accessPolicy = {
@@ -204,6 +209,11 @@ const app = {
    * would pass at both; nothing is written. Give it an audience of its own; looked at again at each resync.
    */
   AudienceTaken: STALLED,
+  /**
+   * Ready=False, Stalled=True: a claim of spec.claims cannot be (its expression does not parse, type-check or stay under the cost limit,
+   * or its name is one the box alone states, such as sub); nothing is written. Fix it (the message names the claim and the problem).
+   */
+  InvalidClaims: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
 const identityProvider = {

@@ -40,6 +40,8 @@ export interface MintRequest {
   subject?: string;
   /** Claims of a JWT access token beyond the usual ones (a token exchange's `act`). */
   claims?: Record<string, unknown>;
+  /** The claims the client shapes for this grant (Client.claims): a JWT access token carries them. */
+  shaped?: Record<string, unknown>;
   /** The latest the access token may live (a token exchange: its subject token's expiry). */
   notAfter?: Date | null;
   /** DPoP (RFC 9449): the thumbprint of the proof's key the access token is bound to. */
@@ -64,6 +66,7 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
   const signIn = jwt ? signInOf({ userId: req.userId ?? null, details: req.details ?? null }) : null;
   const accessToken = jwt
     ? signJwt(key, {
+        ...req.shaped,
         ...req.claims, // first: they never replace the claims below
         iss: issuer,
         sub: subject,

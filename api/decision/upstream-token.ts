@@ -5,8 +5,13 @@
 // tokens; the app can also verify it offline with the box's JWKS. One is made per
 // session and app and reused until shortly before it expires: signing is the one
 // costly step of a decision, and the hot path should not pay it on every request;
-// it is never reused once the caller it names has changed.
+// it is never reused once the caller it names has changed. The claims the App shapes (App.claims,
+// api/policy/claims.ts) are evaluated only when a token is signed, never for a reused one.
 import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { scopesOf } from '../credentials/scopes.js';
+import { shapeClaims, shapesClaims, type ClaimBindings } from '../policy/claims.js';
+import { requestUser } from '../policy/requests.js';
 import type { Keyring } from '../credentials/keyring.js';
 import { signJwt } from '../credentials/jwt.js';
 import type { App } from '../types.js';
@@ -17,6 +22,7 @@ import type { Caller } from './request.js';
 interface Needs {
   config: Config;
   keyring: Keyring;
+  log: Logger;
 }
 
 const DEFAULT_LIFETIME_SECONDS = 60;
@@ -26,7 +32,32 @@ const MAX_CACHED = 10_000;
 
 const cache = new Map<string, { jwt: string; exp: number }>();
 
-export function upstreamToken(svc: Pick<Needs, 'config' | 'keyring'>, app: App, caller: Caller, now = Date.now()): string {
+/** What the App's claim expressions see: the person as the App's policies do (request.user), and the caller's grant. */
+function claimBindings(app: App, caller: Caller): ClaimBindings | undefined {
+  if (!caller.user || !shapesClaims(app)) return undefined;
+  return {
+    user: requestUser(caller.user),
+    grant: {
+      client: caller.client ?? '',
+      scope: scopesOf(caller.scope),
+      aud: caller.audience ? [caller.audience] : [],
+      amr: caller.amr ?? [],
+      acr: caller.acr ?? '',
+    },
+  };
+}
+
+/** The claims the App shapes for this caller; a claim whose expression fails is left out and logged. */
+function shapedFor(svc: Pick<Needs, 'log'>, app: App, bindings: ClaimBindings | undefined): Record<string, unknown> {
+  if (!bindings) return {};
+  const { claims, leftOut } = shapeClaims(app.claims, bindings);
+  for (const { claim, why } of leftOut) {
+    svc.log.warn({ app: app.id, claim, user: bindings.user.id }, `claim "${claim}" of app "${app.id}" left out: ${why}`);
+  }
+  return claims;
+}
+
+export function upstreamToken(svc: Pick<Needs, 'config' | 'keyring' | 'log'>, app: App, caller: Caller, now = Date.now()): string {
   const claims = {
     iss: svc.config.baseUrl,
     sub: caller.subject?.sub ?? caller.user?.id ?? caller.client ?? '',
@@ -47,12 +78,15 @@ export function upstreamToken(svc: Pick<Needs, 'config' | 'keyring'>, app: App, 
   };
   // Reused only while it says what the box says now: a person's new email or groups, or the
   // app's new audience, make a new one (the app reads them from the token, not from the box).
-  const key = `${app.id}\n${JSON.stringify(claims)}`;
+  // The App's expressions and what they read belong to the key: a new expression, or new data of the person, make a new one.
+  const bindings = claimBindings(app, caller);
+  const key = `${app.id}\n${JSON.stringify(claims)}${bindings ? `\n${JSON.stringify(app.claims)}\n${JSON.stringify(bindings.user)}` : ''}`;
   const nowSeconds = Math.floor(now / 1000);
   const cached = cache.get(key);
   if (cached && cached.exp - nowSeconds >= REUSE_MARGIN_SECONDS) return cached.jwt;
   const exp = nowSeconds + (app.upstream?.token?.lifetime ?? DEFAULT_LIFETIME_SECONDS);
-  const jwt = signJwt(svc.keyring.active, { ...claims, iat: nowSeconds, exp });
+  // The shaped claims first: they never replace the box's (their names are refused at write time too).
+  const jwt = signJwt(svc.keyring.active, { ...shapedFor(svc, app, bindings), ...claims, iat: nowSeconds, exp });
   if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
   cache.set(key, { jwt, exp });
   return jwt;

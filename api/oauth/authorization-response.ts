@@ -2,6 +2,8 @@
 // an authorization request that was read and checked (./authorization-request.ts) and granted by its
 // person (./interaction.ts) issues. A code, in the query; or, for the implicit kinds, an access token
 // and an ID token in the fragment, never a refresh token.
+import type { RecordCache } from '../cache/record-cache.js';
+import type { PrincipalUser } from '../types.js';
 import { randomBytes } from 'node:crypto';
 import type { Transaction, Pool } from '../db/pool.js';
 import type { Config } from '../config.js';
@@ -17,6 +19,7 @@ import type { UserRow } from '../store/users.js';
 import { errorRedirect, redirectTo, type AuthorizationRequest, type PageProblem } from './authorization-request.js';
 import { browserDetails, idTokenFor } from './openid.js';
 import { pushedRequestGone } from './par.js';
+import { shapedClaimsFor } from './shaped-claims.js';
 import { mint, tokenHash } from '../credentials/tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -27,10 +30,12 @@ interface Needs {
   keyring: Keyring;
   metrics: Metrics;
   audit: Audit;
+  /** The people as decisions see them: the person whose claims a client shapes. */
+  users: RecordCache<PrincipalUser>;
 }
 
 /** What issuing the response needs: the store, the keys that sign, the metrics and the audit of what it issues. */
-export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
+export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool' | 'users'>;
 
 /**
  * Everything issuing the response does to the database (fosite's storage interfaces: a flow states
@@ -48,9 +53,15 @@ export interface AuthorizationResponseStore {
   createAuthorizationCode(tx: Transaction, hash: Buffer, code: Omit<AuthorizationCode, 'usedAt' | 'sessionId'>): Promise<void>;
   /** The session of an implicit access token. */
   insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
+  /** The person as the client's shaped claims see them (Client.claims): their upstream identities read beside the row held. */
 }
 
-const store: AuthorizationResponseStore = { whileSignedIn, consumePushedRequest, createAuthorizationCode, insertSessions };
+const store: AuthorizationResponseStore = {
+  whileSignedIn,
+  consumePushedRequest,
+  createAuthorizationCode,
+  insertSessions,
+};
 
 /**
  * Issues what the request asked for to the signed-in person; returns where to
@@ -108,6 +119,9 @@ async function issue(
   const now = Date.now();
   const values: Record<string, string | undefined> = { state: req.state, ...(req.scope ? { scope: req.scope } : {}) };
   let accessToken: string | undefined;
+  const details = browserDetails(browser, req.claims);
+  const grant = { userId: user.id, scope: req.scope ?? null, audience: req.audience ?? null, details };
+  const shaped = await shapedClaimsFor(svc, client, grant);
   if (req.responseType !== 'id_token') {
     const { session, response } = mint(
       {
@@ -119,7 +133,8 @@ async function issue(
         scope: req.scope ?? null,
         audience: req.audience ?? null,
         refresh: false,
-        details: browserDetails(browser, req.claims),
+        details,
+        shaped,
       },
       svc.config.baseUrl,
       svc.keyring.active,
@@ -145,6 +160,7 @@ async function issue(
       authTime: browser.authTime,
       amr: browser.amr,
       sid: browser.sid,
+      shaped,
       ...(accessToken ? { accessToken } : {}),
       now,
     });

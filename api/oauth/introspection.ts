@@ -11,7 +11,7 @@ import type { Policies } from '../policy/evaluate.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { Audit } from '../audit.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
-import type { Client } from '../types.js';
+import type { Client, PrincipalUser } from '../types.js';
 import { checkAccessToken } from '../credentials/access-tokens.js';
 import { closeGrants } from '../credentials/closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
@@ -19,6 +19,7 @@ import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { required, tokenParams } from './params.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { signInOf } from '../credentials/acr.js';
+import { shapedClaimsOfSession } from './shaped-claims.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -28,10 +29,13 @@ interface Needs {
   policies: Policies;
   sessions: RecordCache<SessionRow>;
   audit: Audit;
+  /** The people as decisions see them: the person whose claims a client shapes. */
+  users: RecordCache<PrincipalUser>;
 }
 
 /** What introspection and revocation need: the token checks, client authentication and closing. */
-export type IntrospectionServices = Pick<Needs, 'config' | 'policies' | 'pool' | 'keyring' | 'sessions' | 'audit'> & ClientAuthServices;
+export type IntrospectionServices = Pick<Needs, 'config' | 'policies' | 'pool' | 'keyring' | 'sessions' | 'audit' | 'users'> &
+  ClientAuthServices;
 
 const refreshHolder = (svc: IntrospectionServices, token: string): Promise<SessionRow | undefined> =>
   findByRefreshToken(svc.pool, tokenHash(token));
@@ -82,6 +86,8 @@ export async function introspect(svc: IntrospectionServices, request: OAuthReque
     const s = check.session;
     if (!(await mayIntrospect(svc, caller, s.clientId))) return INACTIVE;
     return {
+      // First: the claims the token's client shapes (Client.claims) never replace those below.
+      ...(await shapedClaimsOfSession(svc, s)),
       active: true,
       // RFC 9449 §6.2: a bound token is introspected as DPoP, with the key it is bound to.
       token_type: s.jkt ? 'DPoP' : 'Bearer',

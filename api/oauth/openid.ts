@@ -69,6 +69,8 @@ export const CLAIMS_SUPPORTED = [
   'email',
   'email_verified',
   'groups',
+  // Client.claims (api/policy/claims.ts): the name its documentation gives the roles an admin shapes.
+  'roles',
   ...PROFILE_CLAIMS,
   'updated_at',
   'address',
@@ -197,6 +199,8 @@ export interface IdTokenRequest {
   /** What the sign-in proved (RFC 8176); null when unknown (a session from before the box recorded it: a password). */
   amr?: readonly string[] | null;
   sid?: string | null;
+  /** The claims the client shapes for this grant (oauth/shaped-claims.ts); never one the box states. */
+  shaped?: Record<string, unknown>;
   /** The access token issued with it (at_hash), and the code (c_hash), when there are. */
   accessToken?: string;
   code?: string;
@@ -233,6 +237,8 @@ export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey
     {
       iss: issuer,
       ...userClaims(req.user, inIdToken, req.claims),
+      // Shaped claims go in whatever the scope: the client's admin asked for them (docs/concepts/access-control.md).
+      ...req.shaped,
       aud: req.client.id,
       iat,
       exp: iat + req.lifetimeSeconds,

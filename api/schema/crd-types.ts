@@ -198,6 +198,10 @@ export interface ClientSpec {
    * With true, the claims of the scopes asked for (email, profile, address, phone) are in the ID token even when an access token comes with it; OpenID Connect Core 5.4 puts them at the UserInfo endpoint then. For relying parties that read only the ID token, such as kube-apiserver (its username claim is email).
    */
   claims_in_id_token?: boolean;
+  /**
+   * Claims an admin shapes (docs/concepts/access-control.md#claims-an-admin-shapes): a claim name and a CEL expression over the person (user - id, email, email_verified, groups, data, scim, identities) and the grant (grant - client, scope, aud, amr, acr), e.g. roles: user.groups.filter(g, g.startsWith("wiki-")).map(g, g.substring(5)). Each is put in this client's ID tokens, UserInfo answers, JWT access tokens and introspection answers of a person's grant; a value that is null, "" or [] leaves the claim out, as does an error at issue (logged). Compiled when written; refused then (InvalidClaims) when it does not type-check, costs too much, or names a claim the box alone states (sub, iss, aud, exp, acr, amr, cnf, and the others the page lists).
+   */
+  claims?: Record<string, string>;
   description?: string;
   /**
    * The audiences this client may ask tokens for (the audience parameter); a request for another is refused with invalid_target. Unset - any audience. The box's own API accepts only tokens without an audience or with the box's base URL as audience.
@@ -464,6 +468,10 @@ export interface AppSpec {
       lifetime?: number;
     };
   };
+  /**
+   * Claims an admin shapes in the JWT of upstream.token (docs/concepts/access-control.md#claims-an-admin-shapes): a claim name and a CEL expression over the person (user - id, email, email_verified, groups, data, scim, identities) and the grant (grant - client, scope, aud, amr, acr). A value that is null, "" or [] leaves the claim out, as does an error at issue (logged). Compiled when written; refused then (InvalidClaims) when it does not type-check, costs too much, or names a claim the box alone states (sub, iss, aud, exp, acr, amr, cnf, and the others the page lists).
+   */
+  claims?: Record<string, string>;
   /**
    * Request headers the app's policies may test (their request object's headers), lower case. Not authorization, proxy-authorization or cookie: they hold credentials, which a refused decision's record would keep; policies test the caller the box read from them (user, client, scope).
    */

@@ -12,6 +12,8 @@
 // namespace, the record written before is removed and its tokens stop working.
 import { createHash } from 'node:crypto';
 import {
+  ApiError,
+  checkClaimsCompile,
   type Client,
   clients,
   type ClientSpec,
@@ -111,6 +113,13 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
   protected async desired(obj: ClientResource, box: BoxResource, stored: Stored<Client> | undefined): Promise<Desired<Client>> {
     const record = this.baseRecord(obj, ['secretRef', 'generateSecret']);
     checkWorkloadNamespaces(record, box);
+    try {
+      checkClaimsCompile(record);
+    } catch (err) {
+      // A claim that cannot be (api/policy/claims.ts) is the author's to fix: nothing is written.
+      if (err instanceof ApiError) throw new Problem(ClientReason.InvalidClaims, err.message, { cause: err });
+      throw err;
+    }
     const source = secretSource(obj);
     if (!source) {
       if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {

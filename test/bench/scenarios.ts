@@ -40,6 +40,8 @@ export interface Seeded {
   workloadAssertion: string | undefined;
   /** A client that exchanges bench-opaque's tokens (RFC 8693), acting with its own. */
   exchange: { client: { id: string; secret: string }; actorToken: string };
+  /** A person's refresh tokens (JWT access tokens) at two clients alike but for three shaped claims (Client.claims) at one. */
+  person: Record<'plain' | 'claims', { client: { id: string; secret: string }; refreshTokens: string[] }>;
 }
 
 const expectStatus = (res: JsonResponse, status: number): void => {
@@ -69,16 +71,25 @@ async function token(box: Box, client: { id: string; secret: string }, extra: Re
  * so a busy box sees many tokens each used now and then, not a few used
  * continually (which would measure row-lock queues on a handful of rows).
  */
-async function refreshTokens(databaseUrl: string, client: Client, n: number): Promise<string[]> {
+async function refreshTokens(
+  databaseUrl: string,
+  client: Client,
+  n: number,
+  grant: { origin: 'client_credentials' | 'authorization_code'; userId?: number } = { origin: 'client_credentials' },
+): Promise<string[]> {
   const { privateKey, publicKey } = generateKeyPair('ES256');
   const key = signingKey('unused-for-opaque-tokens', 'ES256', privateKey, publicKey);
-  const settings = client.auth!.client_credentials!;
+  const settings = client.auth![grant.origin]!;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const tokens: string[] = [];
   try {
     for (let i = 0; i < n; i += 5000) {
       const minted = Array.from({ length: Math.min(5000, n - i) }, () =>
-        mint({ type: 'client_credentials', origin: 'client_credentials', client, settings, refresh: true }, 'http://bench', key),
+        mint(
+          { type: grant.origin, origin: grant.origin, client, settings, refresh: true, userId: grant.userId ?? null },
+          'http://bench',
+          key,
+        ),
       );
       await insertSessions(
         pool,
@@ -104,6 +115,54 @@ export async function tokenClients(box: Box): Promise<{ opaque: { id: string; se
     { policy: false, secret: secret() },
   );
   return { opaque, jwt };
+}
+
+/** Three claims an admin shapes, of the kinds docs/concepts/access-control.md shows: roles of groups, a tenant of data, a flag of the grant. */
+export const BENCH_CLAIMS = {
+  roles: 'user.groups.filter(g, g.startsWith("wiki-")).map(g, g.substring(5))',
+  tenant: 'user.data.tenant',
+  mfa: 'grant.amr.exists(a, a == "mfa")',
+};
+
+/**
+ * A person in groups, with data, and their refresh tokens at two clients (JWT access tokens) that
+ * differ only in the three claims one of them shapes: the rows refresh_person and refresh_claims.
+ */
+async function personTokens(box: Box, databaseUrl: string, n: number): Promise<Seeded['person']> {
+  const root = await box.rootToken();
+  const groups: number[] = [];
+  for (const name of ['wiki-editors', 'wiki-admins', 'payroll', 'staff']) {
+    const res = await box.json('POST', '/groups', { name }, root);
+    expectStatus(res, 201);
+    groups.push(res.body.id as number);
+  }
+  const person = await box.json(
+    'POST',
+    '/users',
+    { email: 'bench-person@users.example', password: 'correct horse battery staple', 'group-ids': groups, data: '{"tenant": "acme"}' },
+    root,
+  );
+  expectStatus(person, 201);
+  const spec = {
+    grant_types: ['authorization_code', 'refresh_token'],
+    auth: {
+      authorization_code: { ...hour, redirect_uri: 'https://app.bench.example/cb', token_format: 'jwt', refresh_token: true },
+    },
+  };
+  const out: Partial<Seeded['person']> = {};
+  for (const [which, claims] of [
+    ['plain', undefined],
+    ['claims', BENCH_CLAIMS],
+  ] as const) {
+    const body = { ...spec, ...(claims ? { claims } : {}) };
+    const client = await box.addClient(`bench-person-${which}`, body, { policy: false, secret: secret() });
+    const record = { id: client.id, resourceType: 'Client', ...body } as Client;
+    out[which] = {
+      client,
+      refreshTokens: await refreshTokens(databaseUrl, record, n, { origin: 'authorization_code', userId: person.body.id as number }),
+    };
+  }
+  return out as Seeded['person'];
 }
 
 /** Registers the bench's clients through the API and obtains the tokens its scenarios present. */
@@ -157,7 +216,8 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
   const workloadAssertion = issuer && (await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 }));
   const exchange = { client: exchanger, actorToken: (await token(box, exchanger)).body.access_token as string };
-  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion, exchange };
+  const person = await personTokens(box, databaseUrl, Math.min(refreshCount, 20_000));
+  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion, exchange, person };
 }
 
 /** A token request as a client sends it: HTTP Basic and a form (bench-peers sends it to the peers' endpoints too). */
@@ -209,6 +269,24 @@ export function scenarios(s: Seeded): Scenario[] {
         if (!res.body.access_token) throw new Error(res.text);
       },
     },
+    // A person's refresh, JWT access token, beside the same with three CEL claims (Client.claims): issue 53's goal is within 10 %.
+    ...(['plain', 'claims'] as const).map((which): Scenario => ({
+      key: which === 'plain' ? 'refresh_person' : 'refresh_claims',
+      title: which === 'plain' ? "refresh_token, a person's, JWT" : "refresh_token, a person's, JWT + 3 CEL claims",
+      minRatio: 0.4,
+      tokenScenario: true,
+      requests: s.person[which].refreshTokens.map((t) =>
+        tokenRequest(s.person[which].client, { grant_type: 'refresh_token', refresh_token: t }),
+      ),
+      check: (res) => {
+        isJwt(res);
+        const claims = JSON.parse(Buffer.from(String(res.body.access_token).split('.')[1]!, 'base64url').toString()) as Record<
+          string,
+          unknown
+        >;
+        if (which === 'claims' && JSON.stringify(claims.roles) !== '["editors","admins"]') throw new Error(`no roles: ${res.text}`);
+      },
+    })),
     {
       key: 'exchange',
       title: 'token exchange (RFC 8693), delegation → JWT',

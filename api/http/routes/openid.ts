@@ -28,6 +28,7 @@ import { csrfToken, csrfValid, endBrowserSession, signedIn, type BrowserServices
 import { NO_STORE } from '../headers.js';
 import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
+import { shapedClaimsOfSession } from '../../oauth/shaped-claims.js';
 import { authorizationServerMetadata } from './oauth.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -91,7 +92,9 @@ export function openidRouter(svc: OpenidRouterServices): Router {
         'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
       });
     }
-    res.set(NO_STORE).json(userClaims(user, scopes, requestedClaimsOf(principal.session.details).userinfo));
+    const claims = userClaims(user, scopes, requestedClaimsOf(principal.session.details).userinfo);
+    // The claims the token's client shapes (Client.claims) go in whatever the scope, as in its ID tokens.
+    res.set(NO_STORE).json({ ...claims, ...(await shapedClaimsOfSession(svc, principal.session)), sub: claims.sub });
   };
   router.get('/auth/userinfo', userinfo);
   router.post('/auth/userinfo', ...pageForm, userinfo);

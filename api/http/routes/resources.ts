@@ -9,6 +9,7 @@ import { resourceError } from '../../credentials/errors.js';
 import { hashSecret } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
+import { checkClaimsCompile } from '../../policy/claims.js';
 import { writeRefusal, type RecordWrite } from '../../policy/writers.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
@@ -142,6 +143,7 @@ function recordChangedBy(req: Request, kind: ResourceKind, before: Stored<Resour
 async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], mustBeNew: boolean, locked: Locked): Promise<Written> {
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
+  checkClaimsCompile(client);
   // Hashed before the lock: argon2 takes a while, and the lock holds every other write.
   const secretHash = secret === undefined ? undefined : await hashSecret(secret);
   return locked(client, async (tx, existing) => {
@@ -182,6 +184,7 @@ async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean, locke
   // An App's audience is its own: not the box's (here), nor another App's (the database's unique index).
   const clash = boxAudienceClash(app, svc.config.baseUrl);
   if (clash) throw ValidationError.field(app, 'audience', clash);
+  checkClaimsCompile(app);
   return locked(app, async (tx, existing) => {
     if (mustBeNew && existing) throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
     try {

@@ -10,6 +10,7 @@ import { getUser, type UserRow } from '../../store/users.js';
 import { closeGrants, type Closing } from '../../credentials/closing.js';
 import { invalidGrant, type OAuthError } from '../../credentials/errors.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
+import { shapedClaimsFor } from '../shaped-claims.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../../credentials/pkce.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
@@ -30,6 +31,7 @@ export interface AuthorizationCodeStore {
   markCodeUsed(tx: Transaction, hash: Buffer, sessionId: string | null): Promise<void>;
   /** The person the code was issued to, for the ID token. */
   getUser(tx: Transaction, id: number): Promise<UserRow | undefined>;
+  /** The person of a grant as the client's shaped claims see them (Client.claims), read afresh. */
   /** The session the exchange issues. */
   insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
   /** Closes what a replayed code obtained (the sessions, this process's cache of them, the audit: credentials/closing.ts). */
@@ -104,6 +106,8 @@ export const authorizationCode: Grant = {
       const user = hasOpenid(scope) ? await store.getUser(tx, userId) : undefined;
       if (hasOpenid(scope) && !user) return invalidGrant('the user the code was issued to no longer exists');
       const settings: GrantSettings = client.auth?.authorization_code ?? {};
+      const details = sid && authTime ? browserDetails({ sid, authTime, amr }, claims) : null;
+      const shaped = await shapedClaimsFor(svc, client, { userId, scope, audience, details });
       const { session, response } = mint(
         {
           type: 'authorization_code',
@@ -114,7 +118,8 @@ export const authorizationCode: Grant = {
           scope,
           audience,
           refresh: settings.refresh_token === true,
-          details: sid && authTime ? browserDetails({ sid, authTime, amr }, claims) : null,
+          details,
+          shaped,
           ...dpopBound(dpop),
         },
         svc.config.baseUrl,
@@ -134,6 +139,7 @@ export const authorizationCode: Grant = {
           authTime,
           amr,
           sid,
+          shaped,
           accessToken: response.access_token,
           now,
         });

@@ -10,6 +10,7 @@ import { getUser, type UserRow } from '../../store/users.js';
 import { DEVICE_GRANT } from '../device.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
+import { shapedClaimsFor } from '../shaped-claims.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
 import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
@@ -30,11 +31,19 @@ export interface DeviceCodeStore {
   markDeviceCodeUsed(tx: Transaction, hash: Buffer): Promise<void>;
   /** The person who allowed it. */
   getUser(tx: Transaction, id: number): Promise<UserRow | undefined>;
+  /** The person of a grant as the client's shaped claims see them (Client.claims), read afresh. */
   /** The session the poll issues. */
   insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
 }
 
-const store: DeviceCodeStore = { deviceCodeClient, findDeviceCodeForUpdate, recordPoll, markDeviceCodeUsed, getUser, insertSessions };
+const store: DeviceCodeStore = {
+  deviceCodeClient,
+  findDeviceCodeForUpdate,
+  recordPoll,
+  markDeviceCodeUsed,
+  getUser,
+  insertSessions,
+};
 
 export const deviceCode: Grant = {
   type: DEVICE_GRANT,
@@ -65,6 +74,8 @@ export const deviceCode: Grant = {
       if (!user) return invalidGrant('the user who allowed the request no longer exists');
       const settings = client.auth?.device_code ?? {};
       const browser = found.sid && found.authTime ? { sid: found.sid, authTime: found.authTime, amr: found.amr } : undefined;
+      const details = browser ? browserDetails(browser) : null;
+      const shaped = await shapedClaimsFor(svc, client, { userId: user.id, scope: found.scope, audience: null, details });
       const { session, response } = mint(
         {
           type: 'device_code',
@@ -74,7 +85,8 @@ export const deviceCode: Grant = {
           userId: user.id,
           scope: found.scope,
           refresh: settings.refresh_token === true,
-          details: browser ? browserDetails(browser) : null,
+          details,
+          shaped,
           ...dpopBound(dpop),
         },
         svc.config.baseUrl,
@@ -89,6 +101,7 @@ export const deviceCode: Grant = {
           user,
           scope: found.scope,
           ...browserOf(session.details),
+          shaped,
           accessToken: response.access_token,
           now,
         });

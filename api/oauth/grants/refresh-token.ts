@@ -27,6 +27,7 @@ import { grantedAudience, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
+import { shapedClaimsFor } from '../shaped-claims.js';
 import { scopeParam } from '../params.js';
 import { commitThenRefuse, dpopBound, notIssuedToClient, type DpopBinding, type Grant, type GrantServices, type Issued } from './grant.js';
 
@@ -52,6 +53,7 @@ export interface RefreshTokenStore {
   insertSessions(tx: Transaction, sessions: SessionRow[]): Promise<void>;
   /** The person, for a new ID token (their groups today). */
   getUser(db: Queryable, id: number): Promise<UserRow | undefined>;
+  /** The person of a grant as the client's shaped claims see them (Client.claims), read afresh. */
   /** Whether a group of the person requires a second factor now (checkSignInStillEnough). */
   factorState(db: Queryable, userId: number): Promise<FactorState>;
   /** Closes the family of a reused token (the sessions, this process's cache of them, the audit: credentials/closing.ts). */
@@ -234,6 +236,8 @@ async function prepare(
   const scope = refreshedScope(client, holder.scope, narrowed);
   const user = hasOpenid(scope) && holder.userId !== null ? await store.getUser(svc.pool, holder.userId) : undefined;
   if (hasOpenid(scope) && holder.userId !== null && !user) throw invalidGrant('the user of this refresh token no longer exists');
+  const audience = grantedAudience(client, holder.audience);
+  const shaped = await shapedClaimsFor(svc, client, { userId: holder.userId, scope, audience, details: holder.details });
   const { session, response } = mint(
     {
       type: 'refresh_token',
@@ -241,11 +245,12 @@ async function prepare(
       client,
       settings,
       userId: holder.userId,
-      audience: grantedAudience(client, holder.audience),
+      audience,
       scope,
       parent: holder,
       refresh: rotate,
       details: holder.details,
+      shaped,
       // A confidential client's new access token is bound to the proof's key, its refresh
       // token is not (§5: "refresh tokens issued to [confidential clients] are not bound").
       ...dpopBound(dpop),
@@ -260,6 +265,7 @@ async function prepare(
       user,
       scope,
       ...browserOf(holder.details),
+      shaped,
       accessToken: response.access_token,
       now,
     });

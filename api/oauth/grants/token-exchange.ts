@@ -16,6 +16,7 @@ import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedT
 import { scopesOf } from '../../credentials/scopes.js';
 import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
+import { shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { dpopBound, type Grant, type GrantServices } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
@@ -33,6 +34,7 @@ export interface TokenExchangeStore {
    * grant lock (store/sessions.ts insertChildSessions): false, nothing written, when the parent is closed.
    */
   insertChildSession(svc: Pick<GrantServices, 'sessionWriter'>, session: SessionRow): Promise<boolean>;
+  /** The subject token's person as the client's shaped claims see them (Client.claims), read afresh. */
 }
 
 const store: TokenExchangeStore = {
@@ -113,13 +115,16 @@ export const tokenExchange: Grant = {
     const parent = subject.session;
     const recordedSubject =
       subject.party.iss !== svc.config.baseUrl ? { iss: subject.party.iss, sub: subject.party.sub } : { sub: subject.party.sub };
+    // The exchanging client's shaped claims, over the person the subject token speaks for and how they signed in.
+    const userId = parent?.userId ?? null;
+    const shaped = await shapedClaimsFor(svc, client, { userId, scope, audience, details: parent?.details ?? null });
     const { session, response } = mint(
       {
         type: TOKEN_EXCHANGE,
         origin: 'token_exchange',
         client,
         settings,
-        userId: parent?.userId ?? null,
+        userId,
         audience,
         scope,
         ...(parent ? { parent } : {}),
@@ -131,6 +136,7 @@ export const tokenExchange: Grant = {
           ...(typeof parent?.details?.sid === 'string' ? { sid: parent.details.sid } : {}),
         },
         subject: subject.party.sub,
+        shaped,
         claims: {
           ...(act ? { act } : {}),
           // RFC 9493 subject identifier: whose `sub` this is when not the box's own.
