@@ -3,7 +3,7 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
-import { CEL_ENVIRONMENTS, CelCompileError, compileCel, explain, showCel, type CelEnvironmentName, type CompiledCel } from './cel/index.js';
+import { CEL_ENVIRONMENTS, CelCompileError, celValue, compileCel, explain, showCel, type CelEnvironmentName, type CompiledCel } from './cel/index.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import type { PolicyObject } from './requests.js';
@@ -75,11 +75,25 @@ function compileSchema(schema: object, ajv: Ajv): ValidateFunction {
 export const celEnvironmentOf = (policy: Pick<AccessPolicy, 'app'>): CelEnvironmentName => (policy.app === undefined ? 'box-api' : 'app');
 
 /**
+ * The bindings of a request object, converted to CEL values once per decision: every cel policy
+ * asked about the same request object reads the same conversion. Request objects are not changed
+ * once built (./requests.ts), and the entry goes with the object.
+ */
+const bindingsOf = (() => {
+  const converted = new WeakMap<PolicyObject, { request: unknown }>();
+  return (request: PolicyObject): { request: unknown } => {
+    let bindings = converted.get(request);
+    if (!bindings) converted.set(request, (bindings = { request: celValue(request) }));
+    return bindings;
+  };
+})();
+
+/**
  * Allows only on `true`. Why it did not: false (and the sub-expressions that made it so), another
  * value, or an error (a field the request lacks, the cost limit): said apart in the record.
  */
 function celRule(compiled: CompiledCel): Rule {
-  const outcome = (request: PolicyObject) => compiled.evaluate({ request });
+  const outcome = (request: PolicyObject) => compiled.evaluate(bindingsOf(request));
   return {
     test: (request) => {
       const o = outcome(request);
@@ -90,7 +104,7 @@ function celRule(compiled: CompiledCel): Rule {
       if (o.kind === 'error') return `the expression could not be evaluated (denied): ${o.message}`;
       if (o.value === true) return undefined;
       if (o.value !== false) return `the expression is ${showCel(o.value)}, not true (denied)`;
-      const { parts } = explain(compiled, { request });
+      const { parts } = explain(compiled, bindingsOf(request));
       return `the expression is false${parts.length ? `: ${parts.map((p) => `${p.expression} is ${p.value}`).join('; ')}` : ''}`;
     },
   };

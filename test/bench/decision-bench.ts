@@ -6,18 +6,27 @@
 // @grpc/grpc-js (ceiling-grpc.ts) for gRPC, both verifying the same JWT with jose.
 // Then the gRPC door at a fixed rate (BENCH_DECISION_RATE, 5,000/s), where the
 // p99 target is judged; and PostgreSQL's transactions over all the box's rows,
-// to show that no decision waits on the database.
+// to show that no decision waits on the database. The `_cel` rows ask the same of an App
+// whose 20 policies are the same rules in CEL (decisions.ts CEL_APP), with a JWT: beside
+// decide_*_jwt, they show what the cel engine costs (issue 53: within 10 %).
 import { spawn } from 'node:child_process';
 import { projectPath } from '../../api/paths.js';
 import { sleep, type Box } from '../support/box.js';
 import { freePort } from '../support/ports.js';
 import { settledCounters } from './db-stats.js';
-import { APP_POLICIES, checkRequest, forwardAuthRequest } from './decisions.js';
+import { APP_POLICIES, CEL_BENCH_APP, checkRequest, forwardAuthRequest, MATCHO_APP, type BenchApp } from './decisions.js';
 import { checkOnce } from './grpc-load.js';
 import { LOAD, measure, measureGrpc, type Measured, type Row } from './measure.js';
 import { AUDIENCE } from './scenarios.js';
 
-export const DECISION_KEYS = ['decide_http_jwt', 'decide_http_opaque', 'decide_grpc_jwt', 'decide_grpc_opaque'];
+export const DECISION_KEYS = [
+  'decide_http_jwt',
+  'decide_http_opaque',
+  'decide_http_jwt_cel',
+  'decide_grpc_jwt',
+  'decide_grpc_opaque',
+  'decide_grpc_jwt_cel',
+];
 /** Checks a second of the fixed-rate gRPC rows. */
 const RATE = Number(process.env.BENCH_DECISION_RATE ?? 5000);
 // The targets of issue 25: over gRPC ≥ 5,000 decisions/s at p99 ≤ 2 ms; ≥ 0.7 × the ceiling.
@@ -49,8 +58,8 @@ interface Door {
   /** Where a server on `port` is reached. */
   target(port: number): string;
   /** Whether one request with `token` at `target` is allowed, or why not. */
-  ask(target: string, token: string): Promise<true | string>;
-  load(target: string, pid: number, token: string, postgresPid: number | undefined, rate?: number): Promise<Measured>;
+  ask(target: string, token: string, app?: BenchApp): Promise<true | string>;
+  load(target: string, pid: number, token: string, postgresPid: number | undefined, rate?: number, app?: BenchApp): Promise<Measured>;
 }
 
 const DOORS: Door[] = [
@@ -60,12 +69,12 @@ const DOORS: Door[] = [
     ceilingScript: 'ceiling-decision.js',
     ceilingTitle: 'ceiling: bare node:http, jose ES256 verify',
     target: (port) => `http://127.0.0.1:${port}`,
-    ask: async (url, token) => {
-      const r = forwardAuthRequest(token);
+    ask: async (url, token, app) => {
+      const r = forwardAuthRequest(token, app);
       const res = await fetch(`${url}${r.path}`, { headers: r.headers });
       return res.status === 200 || `${res.status}: ${(await res.text()).slice(0, 300)}`;
     },
-    load: (url, pid, token, postgresPid) => measure(url, pid, [forwardAuthRequest(token)], postgresPid),
+    load: (url, pid, token, postgresPid, _rate, app) => measure(url, pid, [forwardAuthRequest(token, app)], postgresPid),
   },
   {
     key: 'grpc',
@@ -73,11 +82,11 @@ const DOORS: Door[] = [
     ceilingScript: 'ceiling-grpc.js',
     ceilingTitle: 'ceiling: bare grpc-js ext_authz, jose ES256 verify',
     target: (port) => `127.0.0.1:${port}`,
-    ask: async (addr, token) => {
-      const answer = await checkOnce(addr, checkRequest(token));
+    ask: async (addr, token, app) => {
+      const answer = await checkOnce(addr, checkRequest(token, app));
       return allowedCheck(answer) || JSON.stringify(answer).slice(0, 500);
     },
-    load: (addr, pid, token, postgresPid, rate) => measureGrpc(addr, pid, [checkRequest(token)], postgresPid, rate),
+    load: (addr, pid, token, postgresPid, rate, app) => measureGrpc(addr, pid, [checkRequest(token, app)], postgresPid, rate),
   },
 ];
 
@@ -115,7 +124,7 @@ async function measureCeiling(
 
 export async function benchDecisions(
   box: Box,
-  tokens: { jwt: string; opaque: string },
+  tokens: { jwt: string; opaque: string; celJwt: string },
   db: { url: string; postgresPid: number | undefined },
   keys: string[],
   log: Log,
@@ -125,8 +134,9 @@ export async function benchDecisions(
   const targets = { http: box.url, grpc: `127.0.0.1:${box.env.BOXAUTH_GRPC_PORT}` };
   const doors = DOORS.filter((d) => keys.some((k) => k.startsWith(`decide_${d.key}_`)));
   const kinds = [
-    ['jwt', 'JWT ES256', tokens.jwt],
-    ['opaque', 'opaque token', tokens.opaque],
+    ['jwt', 'JWT ES256', tokens.jwt, MATCHO_APP, 'policies'],
+    ['opaque', 'opaque token', tokens.opaque, MATCHO_APP, 'policies'],
+    ['jwt_cel', 'JWT ES256', tokens.celJwt, CEL_BENCH_APP, 'CEL policies'],
   ] as const;
 
   // The ceilings first, one at a time, while the box idles.
@@ -141,15 +151,15 @@ export async function benchDecisions(
   const before = await settledCounters(db.url);
   let decisions = 0;
   for (const door of doors) {
-    for (const [kind, name, token] of kinds) {
+    for (const [kind, name, token, app, policies] of kinds) {
       const key = `decide_${door.key}_${kind}`;
       if (!keys.includes(key)) continue;
-      const answer = await door.ask(targets[door.key], token);
-      if (answer !== true) throw new Error(`${door.title}, ${name}: not allowed: ${answer}`);
+      const answer = await door.ask(targets[door.key], token, app);
+      if (answer !== true) throw new Error(`${door.title}, ${name}, ${policies}: not allowed: ${answer}`);
       const r = row(
         key,
-        `decision, ${door.title}, ${name}, ${APP_POLICIES} policies`,
-        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid),
+        `decision, ${door.title}, ${name}, ${APP_POLICIES} ${policies}`,
+        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, undefined, app),
         log,
       );
       r.ratio = r.rps / ceilings.get(door.key)!;
@@ -162,7 +172,7 @@ export async function benchDecisions(
       const fixed = row(
         `${key}_rate`,
         `  the same at a fixed ${RATE.toLocaleString('en')}/s`,
-        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, RATE),
+        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, RATE, app),
         log,
       );
       if (fixed.p99Ms > GRPC_P99_MS) fixed.targets.push(`p99 > ${GRPC_P99_MS} ms`);

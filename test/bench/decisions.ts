@@ -8,6 +8,10 @@
 // to their clients) and are all evaluated, with RE2 regexes and JSON Schemas; only
 // the last two allow the request; two are linked to other clients, so the index
 // passes them by. test/bench/peers/opa-policy.rego says the same in Rego.
+//
+// A second App (CEL_APP, on its own host) says the same 20 rules as `cel` policies, so the
+// decision rows with CEL (decide_*_jwt_cel) stand beside the same rows with matcho and JSON
+// Schema, asked the same question with the same kind of token.
 import { basic, type Box } from '../support/box.js';
 import type { BenchRequest } from './load.js';
 import { AUDIENCE } from './scenarios.js';
@@ -18,6 +22,17 @@ export const APP_POLICIES = 20;
 export const CALLERS = ['bench-jwt', 'bench-opaque'];
 /** What is asked: a read of one report. */
 export const ASKED = { method: 'GET', path: '/reports/7', host: new URL(AUDIENCE).host };
+/** The App whose 20 policies are the same rules in CEL: its own host (two Apps may not share one), so its own tokens. */
+export const CEL_APP = 'bench-app-cel';
+export const CEL_AUDIENCE = 'https://cel.bench.example';
+
+/** An App the decision rows ask about: its name and its audience (tokens for it, and the host asked). */
+export interface BenchApp {
+  name: string;
+  audience: string;
+}
+export const MATCHO_APP: BenchApp = { name: APP, audience: AUDIENCE };
+export const CEL_BENCH_APP: BenchApp = { name: CEL_APP, audience: CEL_AUDIENCE };
 
 const callers = CALLERS.map((id) => ({ id, resourceType: 'Client' }));
 const READ_AREAS = ['billing', 'payroll', 'admin', 'audit', 'exports', 'imports', 'search', 'uploads'];
@@ -64,7 +79,38 @@ export function appPolicies(): Record<string, Record<string, unknown>> {
   return policies;
 }
 
-/** Creates the App and its policies through the API, as a cluster admin's resources would. */
+const cel = (link: object[] | undefined, expression: string): Record<string, unknown> => ({
+  engine: 'cel',
+  ...(link ? { link } : {}),
+  cel: expression,
+});
+const method = 'request["request-method"]';
+const names = (list: string[]): string => `[${list.map((x) => JSON.stringify(x)).join(', ')}]`;
+
+/** appPolicies' rules, one for one, as CEL expressions (ids `bench-app-cel-NN`, in the same order). */
+export function celAppPolicies(): Record<string, Record<string, unknown>> {
+  const policies: Record<string, Record<string, unknown>> = {};
+  let n = 0;
+  const id = (): string => `${CEL_APP}-${String(++n).padStart(2, '0')}`;
+  for (const area of READ_AREAS) policies[id()] = cel(undefined, `request.path.matches("^/${area}(/|$)") && ${method} in ["get", "head"]`);
+  for (const collection of WRITTEN) {
+    policies[id()] = cel(
+      undefined,
+      `type(request.client) == string && ${method} in ["post", "put", "delete"] && request.path.matches("^/${collection}/")`,
+    );
+  }
+  policies[id()] = cel(callers, `request.path.matches("^/metrics/") && ${method} == "get"`);
+  policies[id()] = cel(callers, 'request.path.matches("^/reports/[0-9]+/(edit|delete)$")');
+  policies[id()] = cel(callers, `${method} in ["post", "put", "patch", "delete"] && request.path.matches("^/reports/")`);
+  policies[id()] = cel(callers, 'request.scope.matches("\\breports:admin\\b")');
+  for (let i = 0; i < 2; i++)
+    policies[id()] = cel([{ id: `other-client-${i + 1}`, resourceType: 'Client' }], 'request.path.matches("^/reports/")');
+  policies[id()] = cel(callers, `${method} == "get" && request.path.matches("^/reports/[0-9]+$") && request.audience == "${CEL_AUDIENCE}"`);
+  policies[id()] = cel(undefined, `request.client in ${names(CALLERS)} && ${method} == "get" && request.path.matches("^/reports/")`);
+  return policies;
+}
+
+/** Creates the Apps and their policies through the API, as a cluster admin's resources would. */
 export async function seedApp(box: Box): Promise<void> {
   const root = await box.rootToken();
   const put = async (path: string, body: unknown): Promise<void> => {
@@ -73,38 +119,40 @@ export async function seedApp(box: Box): Promise<void> {
   };
   await put(`/App/${APP}`, { urls: [AUDIENCE] });
   for (const [id, policy] of Object.entries(appPolicies())) await put(`/AccessPolicy/${id}`, { app: APP, ...policy });
+  await put(`/App/${CEL_APP}`, { urls: [CEL_AUDIENCE] });
+  for (const [id, policy] of Object.entries(celAppPolicies())) await put(`/AccessPolicy/${id}`, { app: CEL_APP, ...policy });
 }
 
 /** An access token for the app (its audience), as each caller would obtain one: an ES256 JWT and an opaque token. */
 export async function appTokens(
   box: Box,
   clients: { jwt: { id: string; secret: string }; opaque: { id: string; secret: string } },
-): Promise<{ jwt: string; opaque: string }> {
-  const token = async (client: { id: string; secret: string }): Promise<string> => {
+): Promise<{ jwt: string; opaque: string; celJwt: string }> {
+  const token = async (client: { id: string; secret: string }, audience = AUDIENCE): Promise<string> => {
     const res = await box.form(
       '/auth/token',
-      { grant_type: 'client_credentials', audience: AUDIENCE },
+      { grant_type: 'client_credentials', audience },
       { Authorization: basic(client.id, client.secret) },
     );
     if (res.status !== 200) throw new Error(`a token for ${APP}: ${res.status} ${res.text}`);
     return res.body.access_token as string;
   };
-  return { jwt: await token(clients.jwt), opaque: await token(clients.opaque) };
+  return { jwt: await token(clients.jwt), opaque: await token(clients.opaque), celJwt: await token(clients.jwt, CEL_AUDIENCE) };
 }
 
 // Headers a gateway passes on from a typical API client, beside the token: the same on both doors.
 const CLIENT_HEADERS = { accept: 'application/json', 'user-agent': 'bench-client/1.0', 'x-request-id': 'bench' };
 
 /** The HTTP door: forward-auth as Traefik asks it (GET /authz/forward-auth/<app>, the original request in X-Forwarded-*). */
-export function forwardAuthRequest(bearer: string): BenchRequest {
+export function forwardAuthRequest(bearer: string, app: BenchApp = MATCHO_APP): BenchRequest {
   return {
     method: 'GET',
-    path: `/authz/forward-auth/${APP}`,
+    path: `/authz/forward-auth/${app.name}`,
     headers: {
       ...CLIENT_HEADERS,
       'X-Forwarded-Method': ASKED.method,
       'X-Forwarded-Proto': 'https',
-      'X-Forwarded-Host': ASKED.host,
+      'X-Forwarded-Host': new URL(app.audience).host,
       'X-Forwarded-Uri': ASKED.path,
       Authorization: `Bearer ${bearer}`,
     },
@@ -112,7 +160,8 @@ export function forwardAuthRequest(bearer: string): BenchRequest {
 }
 
 /** The gRPC door: the CheckRequest Envoy's ext_authz filter sends (protojson), the app named by the route. */
-export function checkRequest(bearer: string): Record<string, unknown> {
+export function checkRequest(bearer: string, app: BenchApp = MATCHO_APP): Record<string, unknown> {
+  const host = new URL(app.audience).host;
   return {
     attributes: {
       request: {
@@ -120,11 +169,11 @@ export function checkRequest(bearer: string): Record<string, unknown> {
           id: '1',
           method: ASKED.method,
           path: ASKED.path,
-          host: ASKED.host,
+          host,
           scheme: 'https',
           protocol: 'HTTP/1.1',
           headers: {
-            ':authority': ASKED.host,
+            ':authority': host,
             ':method': ASKED.method,
             ':path': ASKED.path,
             ':scheme': 'https',
@@ -133,7 +182,7 @@ export function checkRequest(bearer: string): Record<string, unknown> {
           },
         },
       },
-      contextExtensions: { app: APP },
+      contextExtensions: { app: app.name },
     },
   };
 }

@@ -232,6 +232,31 @@ describe('admin console: Clients, Access policies, Apps (Chromium)', function ()
       await verdict.getByText(/^Denied \(403\): DELETE \/docs\/a by user admin@example.com/).waitFor();
     });
 
+    it('writes a cel policy as an expression, and shows the problems of one the box refuses under Rule', async function () {
+      await page.getByRole('tab', { name: 'Access policies' }).click();
+      await page.getByRole('button', { name: 'New policy' }).click();
+      const form = page.locator('#policy-form');
+      await form.getByLabel('Name').fill('wiki-owners');
+      await form.getByLabel('App').fill('wiki');
+      await form.getByLabel('Engine').selectOption('cel');
+      await form.getByLabel('Rule').fill('request.user.emial == request.resource.properties.owner');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page
+        .locator('#policy-rule-error')
+        .getByText(/request\.user\.emial: no such field/)
+        .waitFor();
+      await form.getByLabel('Rule').fill('request.user.email == request.resource.properties.owner');
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved wiki-owners.').waitFor();
+      expect(await api('/AccessPolicy/wiki-owners')).to.deep.include({
+        app: 'wiki',
+        engine: 'cel',
+        cel: 'request.user.email == request.resource.properties.owner',
+      });
+      expect(await form.getByLabel('Rule').inputValue()).to.equal('request.user.email == request.resource.properties.owner');
+      await box.json('DELETE', '/AccessPolicy/wiki-owners', undefined, root);
+    });
+
     it('edits and deletes a policy; a reserved one answers its 409', async function () {
       await openTab('Access policies');
       const list = page.getByRole('list', { name: 'Access policies' });

@@ -4,6 +4,8 @@
 import {
   celEnv,
   celFunc,
+  celList,
+  celMap,
   CelScalar,
   mapType,
   type CelEnv,
@@ -20,6 +22,7 @@ import { create } from '@bufbuild/protobuf';
 import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { strings } from '@bufbuild/cel/ext';
 import { errorMessage } from '../../errors.js';
+import { policyRegex } from '../regex.js';
 import { checkExpr, COST_LIMITS } from './check.js';
 import { CEL_ENVIRONMENTS, isObjectShape, type CelEnvironmentName, type CelShape } from './shapes.js';
 
@@ -91,6 +94,9 @@ function envOf(variables: string[]): CelEnv {
     // The standard library, and cel-go's strings extension (substring, split, join, lowerAscii…), as Kubernetes offers both.
     env = celEnv({
       funcs: [...strings, ...meterFuncs],
+      // `matches` on the policies' one RE2 (../regex.ts), whose compiled patterns are cached:
+      // @bufbuild/cel's own compiles the pattern again on every call.
+      re2: { compile: policyRegex },
       variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])),
     });
     envs.set(key, env);
@@ -169,6 +175,20 @@ function parsed(source: string): Expr {
   } catch (err) {
     throw new CelCompileError([`does not parse: ${errorMessage(err)}`]);
   }
+}
+
+/**
+ * A JSON value (a request object) as CEL values, converted once: @bufbuild/cel converts a plain
+ * object to a map again on every reading of it, so a request object handed to twenty policies
+ * as it is would be converted at each of their `request.…`. A key whose value is undefined is left
+ * out (reading it is an error either way); an object without a prototype is a map as any other.
+ */
+export function celValue(v: unknown): unknown {
+  if (Array.isArray(v)) return celList(v.map(celValue) as never);
+  if (v === null || typeof v !== 'object' || v instanceof Uint8Array || isCelList(v) || isCelMap(v) || isCelUint(v)) return v;
+  const entries = new Map<string, unknown>();
+  for (const [key, value] of Object.entries(v)) if (value !== undefined) entries.set(key, celValue(value));
+  return celMap(entries as never);
 }
 
 /** A CEL value as a person reads it in a decision record. */

@@ -2,6 +2,7 @@
 // environment, evaluate it per request, explain a value.
 export {
   CelCompileError,
+  celValue,
   compileCel,
   explainCel as explain,
   showCel,

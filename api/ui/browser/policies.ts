@@ -8,15 +8,16 @@ import { FieldError, jsonObject, problemText, search, showExplanation, type Expl
 type LinkType = 'Client' | 'User' | 'Group';
 interface Policy extends Stored {
   app?: string;
-  engine: 'allow' | 'json-schema' | 'matcho';
+  engine: 'allow' | 'json-schema' | 'matcho' | 'cel';
   link?: { id: string; resourceType: LinkType }[];
   matcho?: Record<string, unknown>;
   schema?: Record<string, unknown>;
+  cel?: string;
   acr?: string;
   dryRun?: boolean;
 }
 
-const FIELDS = ['id', 'description', 'app', 'engine', 'link', 'rule', 'matcho', 'schema', 'acr', 'dryRun'];
+const FIELDS = ['id', 'description', 'app', 'engine', 'link', 'rule', 'matcho', 'schema', 'cel', 'acr', 'dryRun'];
 const LINK_TYPES: LinkType[] = ['Client', 'User', 'Group'];
 
 const state: { policies: Policy[]; selected: Policy | null } = { policies: [], selected: null };
@@ -46,7 +47,8 @@ function select(policy: Policy | null): void {
   $<HTMLSelectElement>('policy-engine').value = policy?.engine ?? 'matcho';
   field('policy-link').value = (policy?.link ?? []).map((l) => `${l.resourceType} ${l.id}`).join('\n');
   const rule = policy?.engine === 'json-schema' ? policy.schema : policy?.matcho;
-  field('policy-rule').value = rule ? JSON.stringify(rule, null, 2) : '';
+  // A cel policy's rule is its expression, as written; the others' are JSON.
+  field('policy-rule').value = policy?.engine === 'cel' ? (policy.cel ?? '') : rule ? JSON.stringify(rule, null, 2) : '';
   $<HTMLSelectElement>('policy-acr').value = policy?.acr ?? '';
   checkbox('policy-dryRun').checked = policy?.dryRun === true;
   $('policy-links-summary').textContent = policy ? `Applies to ${linksText(policy)}; guards ${guardsText(policy)}.` : '';
@@ -100,7 +102,8 @@ function parseLinks(text: string): Policy['link'] {
 
 function fromForm(): Policy {
   const engine = $<HTMLSelectElement>('policy-engine').value as Policy['engine'];
-  const rule = jsonObject(field('policy-rule').value, 'rule');
+  const expression = field('policy-rule').value.trim();
+  const rule = engine === 'cel' ? undefined : jsonObject(field('policy-rule').value, 'rule');
   const description = field('policy-description').value.trim();
   const app = field('policy-app').value.trim();
   const acr = $<HTMLSelectElement>('policy-acr').value;
@@ -113,6 +116,7 @@ function fromForm(): Policy {
     ...(link?.length ? { link } : {}),
     ...(rule && engine === 'matcho' ? { matcho: rule } : {}),
     ...(rule && engine === 'json-schema' ? { schema: rule } : {}),
+    ...(engine === 'cel' ? { cel: expression } : {}),
     ...(acr ? { acr } : {}),
     ...(checkbox('policy-dryRun').checked ? { dryRun: true } : {}),
   };
@@ -138,8 +142,8 @@ async function save(event: SubmitEvent): Promise<void> {
     say(`Saved ${saved.id}.`);
   } catch (err) {
     const errors = formErrors(err);
-    // The box names the rule's field by the engine's; the form shows both as Rule.
-    for (const name of ['matcho', 'schema']) if (errors[name]) errors.rule = [...(errors.rule ?? []), ...errors[name]];
+    // The box names the rule's field by the engine's (a cel expression's problems under `cel`); the form shows each as Rule.
+    for (const name of ['matcho', 'schema', 'cel']) if (errors[name]) errors.rule = [...(errors.rule ?? []), ...errors[name]];
     showErrors('policy', errors, FIELDS);
   }
 }
