@@ -69,10 +69,9 @@ function recordOf(doc: Json): { kind: Kind; record: Json } | { skipped: string }
   return { kind: kind as Kind, record: doc };
 }
 
-/** Checks a record as a write of it would be checked; throws an Error with the field that is wrong. */
+/** Checks a record as a write of it would be checked (a Client without what it says of its secret); throws an Error naming the field. */
 function check(kind: Kind, record: Json): void {
-  if (kind === 'Client') return; // what policies see of it; whether a Client is valid is the box's to say at its write
-  validateResource(kind, record);
+  validateResource(kind, kind === 'Client' ? clientRecord(record) : record);
   if (kind === 'AccessPolicy') checkPolicyCompiles(record as unknown as AccessPolicy);
 }
 
@@ -103,14 +102,18 @@ export function readManifestDir(dir: string, skipped: (what: string) => void): P
         if (doc === null || doc === undefined) return;
         const at = (p: (string | number)[]) => `${file}:${where(index, [...(Array.isArray(value) ? [item] : []), ...p])}`;
         if (typeof doc !== 'object' || Array.isArray(doc)) throw new CliError(`${at([])}: not a manifest (a mapping)`, 2);
-        const crd = (doc as Json).kind !== undefined || (doc as Json).apiVersion !== undefined;
+        const d = doc as Json;
+        const crd = d.kind !== undefined || d.apiVersion !== undefined;
+        const named = crd
+          ? `${String(d.kind)} ${String((d.metadata as Json | undefined)?.name ?? '')}`
+          : `${String(d.resourceType)} ${String(d.id ?? '')}`;
         let found;
         try {
           found = recordOf(doc as Json);
           if ('skipped' in found) return skipped(`${file}: ${found.skipped}`);
           check(found.kind, found.record);
         } catch (err) {
-          throw new CliError(`${at(fieldPath(err, crd))}: ${errorMessage(err)}`, 2);
+          throw new CliError(`${at(fieldPath(err, crd))}: ${named.trim()}: ${errorMessage(err)}`, 2);
         }
         const { kind, record } = found;
         const key = `${kind}/${String(record.id)}`;
