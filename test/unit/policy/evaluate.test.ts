@@ -3,8 +3,13 @@ import { PolicyIndex, type Subject } from '../../../api/policy/evaluate.js';
 import type { BoxApiRequest, ExchangeRequest } from '../../../api/policy/requests.js';
 import type { AccessPolicy } from '../../../api/types.js';
 
-const policy = (id: string, fields: Partial<AccessPolicy>): AccessPolicy =>
-  ({ resourceType: 'AccessPolicy', id, engine: 'matcho', matcho: {}, ...fields });
+const policy = (id: string, fields: Partial<AccessPolicy>): AccessPolicy => ({
+  resourceType: 'AccessPolicy',
+  id,
+  engine: 'matcho',
+  matcho: {},
+  ...fields,
+});
 
 const reads: BoxApiRequest = {
   'request-method': 'get',
