@@ -1,0 +1,86 @@
+// compileCel (api/policy/cel/): the write-time check against the request object's shape, the
+// cost estimate and the run-time limit, and explain.
+import { expect } from 'chai';
+import { CelCompileError, compileCel, COST_LIMITS, explain } from '../../../../api/policy/cel/index.js';
+
+const problemsOf = (source: string, env: 'box-api' | 'app' = 'box-api'): string[] => {
+  try {
+    compileCel(source, env);
+    return [];
+  } catch (err) {
+    if (err instanceof CelCompileError) return err.problems;
+    throw err;
+  }
+};
+
+describe('compileCel', function () {
+  it('refuses a field that cannot exist, naming it and what there is', function () {
+    expect(problemsOf('request.usr == null')[0]).to.match(/^request\.usr: no such field \(request has request-method, uri/);
+    expect(problemsOf('request.user.emial == "a"', 'app')[0]).to.match(/^request\.user\.emial: no such field/);
+    expect(problemsOf('request.user.identities.exists(i, i.provder == "github")')[0]).to.match(/identities\[\]\.provder: no such field/);
+  });
+
+  it('reads a field named by an index with a string as that field, and open maps take any key', function () {
+    expect(problemsOf('request["request-method"] == "get"')).to.deep.equal([]);
+    expect(problemsOf('request["request-methd"] == "get"')[0]).to.match(/request-methd: no such field/);
+    expect(problemsOf('request.params.anything == "x" && request.body.a.b.c == 1')).to.deep.equal([]);
+    expect(
+      problemsOf('request.headers["x-team"] == "a" && request.resource.properties.ownerID == request.user.email', 'app'),
+    ).to.deep.equal([]);
+  });
+
+  it('refuses an unknown function, a wrong overload, a result that is not a bool', function () {
+    expect(problemsOf('exec("x")')).to.deep.equal(['exec: no such function']);
+    expect(problemsOf('request.user.email + 1 == "a"')).to.deep.equal(['_+_(string, int): no such overload']);
+    expect(problemsOf('request.user.email')).to.deep.equal(['the expression is a string: a policy allows only when it is true']);
+  });
+
+  it('refuses, by its estimated cost, lists within lists and strings built in a loop', function () {
+    expect(problemsOf('request.user.groups.exists(a, request.user.groups.exists(b, a == b))')[0]).to.match(/estimated cost/);
+    expect(problemsOf('request.body.l.map(x, request.body.s + request.body.s).size() > 0')[0]).to.match(/estimated cost/);
+    expect(problemsOf('request.user.groups.exists(g, g.startsWith("wiki-"))')).to.deep.equal([]);
+  });
+
+  it('allows only what evaluates, and says what it did not: values and errors', function () {
+    const c = compileCel('request.user.email == request.params.owner && request.user.email_verified', 'box-api');
+    const request = { user: { email: 'a@b', email_verified: true }, params: { owner: 'c@d' } };
+    expect(c.evaluate({ request })).to.deep.equal({ kind: 'value', value: false });
+    expect(c.evaluate({ request: { ...request, params: { owner: 'a@b' } } })).to.deep.equal({ kind: 'value', value: true });
+    expect(c.evaluate({ request: { user: null, params: {} } }).kind).to.equal('error');
+    const { parts } = explain(c, { request });
+    expect(parts[0]).to.deep.equal({ expression: 'request.user.email == request.params.owner', value: 'false' });
+    expect(parts).to.deep.include({ expression: 'request.params.owner', value: '"c@d"' });
+  });
+
+  it('stops an evaluation past its run-time limit, even one whose value would be true', function () {
+    const groups = Array.from({ length: 2000 }, (_, i) => `g${i}`);
+    const c = compileCel('request.user.groups.all(g, g.size() > 0) || true', 'box-api', { perCallLimit: 1000 });
+    const o = c.evaluate({ request: { user: { groups } } });
+    expect(o).to.deep.equal({ kind: 'error', message: 'the evaluation was stopped: over the cost limit of 1,000' });
+    // The same under the default limit (Kubernetes' PerCallLimit) runs.
+    expect(compileCel('request.user.groups.all(g, g.size() > 0)', 'box-api').evaluate({ request: { user: { groups } } })).to.deep.equal({
+      kind: 'value',
+      value: true,
+    });
+    expect(COST_LIMITS.perCall).to.equal(1_000_000);
+  });
+
+  it('reaches no prototype through __proto__ or constructor keys', function () {
+    const request = JSON.parse('{"params":{"__proto__":{"admin":true}},"body":{}}');
+    expect(compileCel('request.params["__proto__"].admin == true', 'box-api').evaluate({ request })).to.deep.equal({
+      kind: 'value',
+      value: true,
+    });
+    expect(compileCel('request.body.constructor.name == "Object"', 'box-api').evaluate({ request }).kind).to.equal('error');
+    expect(compileCel('has(request.body.toString)', 'box-api').evaluate({ request })).to.deep.equal({ kind: 'value', value: false });
+  });
+
+  it('takes a shape whose fields are the variables, and a result of any type when asked', function () {
+    const c = compileCel(
+      'user.groups.filter(g, g.startsWith("wiki-")).map(g, g.substring(5))',
+      { fields: { user: { fields: { groups: { list: 'string' } } } } },
+      { yields: 'any' },
+    );
+    expect(c).to.be.an('object');
+  });
+});
