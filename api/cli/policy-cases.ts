@@ -19,6 +19,8 @@ export interface CasePerson {
   email_verified: boolean;
   /** Their groups: by name, or {id, name} when a policy links a group by its id. */
   groups: { id: string; name: string }[];
+  /** What else request.user holds of them (issue 53: their data, SCIM attributes, upstream identities), when the case says. */
+  more: { data?: Json; scim?: Json; identities?: { provider: string; subject: string }[] };
 }
 
 /** A request on the box's own API, as a client's token (and the person it speaks for) makes it. */
@@ -120,8 +122,19 @@ class Reader {
     return value.map((v, i) => this.string(v, [...path, i]));
   }
 
+  identities(value: unknown, path: Path): { provider: string; subject: string }[] {
+    if (!Array.isArray(value)) throw this.refuse(path, 'must be a list of {provider, subject}');
+    return value.map((v, i) => {
+      const identity = this.object(v, [...path, i], ['provider', 'subject']);
+      return {
+        provider: this.string(identity.provider, [...path, i, 'provider']),
+        subject: this.string(identity.subject, [...path, i, 'subject']),
+      };
+    });
+  }
+
   person(value: unknown, path: Path): CasePerson {
-    const p = this.object(value, path, ['id', 'email', 'email_verified', 'groups']);
+    const p = this.object(value, path, ['id', 'email', 'email_verified', 'groups', 'data', 'scim', 'identities']);
     if (p.email_verified !== undefined && typeof p.email_verified !== 'boolean')
       throw this.refuse([...path, 'email_verified'], 'must be true or false');
     const groups = p.groups === undefined ? [] : p.groups;
@@ -137,6 +150,11 @@ class Reader {
         const id = typeof group.id === 'number' ? String(group.id) : group.id;
         return { id: this.string(id, [...path, 'groups', i, 'id']), name: this.string(group.name, [...path, 'groups', i, 'name']) };
       }),
+      more: {
+        ...(p.data !== undefined ? { data: this.mapping(p.data, [...path, 'data']) } : {}),
+        ...(p.scim !== undefined ? { scim: this.mapping(p.scim, [...path, 'scim']) } : {}),
+        ...(p.identities !== undefined ? { identities: this.identities(p.identities, [...path, 'identities']) } : {}),
+      },
     };
   }
 }

@@ -12,7 +12,14 @@ import { explainPolicies } from '../decision/explain.js';
 import { readTarget } from '../decision/path.js';
 import { appRequest, NOBODY, type Caller } from '../decision/request.js';
 import type { PolicyIndex, Subject, Verdict } from '../policy/evaluate.js';
-import { requestUser, type AppRequest, type AuthzenRequest, type BoxApiRequest, type ExchangeRequest } from '../policy/requests.js';
+import {
+  requestUser,
+  type RequestUser,
+  type AppRequest,
+  type AuthzenRequest,
+  type BoxApiRequest,
+  type ExchangeRequest,
+} from '../policy/requests.js';
 import type { App, PrincipalUser } from '../types.js';
 import type { ApiCase, AppCase, AuthzenCase, Case, CasePerson, ExchangeCase } from './policy-cases.js';
 import type { PolicySources } from './policy-sources.js';
@@ -50,6 +57,13 @@ const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** The person of a case as the box holds a person who calls (api/types.ts PrincipalUser). */
 const principal = (p: CasePerson): PrincipalUser => ({ id: p.id, email: p.email, emailVerified: p.email_verified, groups: p.groups });
 
+/**
+ * The person as request objects name them (api/policy/requests.ts requestUser), with what else the
+ * case says of them (their data, SCIM attributes, upstream identities: what issue 53 adds to
+ * request.user), so that a case of a policy that reads them can say what the box would hold.
+ */
+const personOf = (p: CasePerson): RequestUser => ({ ...requestUser(principal(p)), ...p.more });
+
 /** The Client record a request object holds: the box's or the manifests', else only its id. */
 const clientOf = (sources: PolicySources, id: string): Record<string, unknown> => sources.clients.get(id) ?? { resourceType: 'Client', id };
 
@@ -85,7 +99,7 @@ function boxDecided(
 
 function decideApi(index: PolicyIndex, sources: PolicySources, q: ApiCase): Decided {
   const user = q.user && principal(q.user);
-  const request: BoxApiRequest = { ...q.request, client: clientOf(sources, q.client), user: user && requestUser(user), scope: q.scope };
+  const request: BoxApiRequest = { ...q.request, client: clientOf(sources, q.client), user: q.user && personOf(q.user), scope: q.scope };
   const subject: Subject = { clientId: q.client, user: user && { id: user.id, groups: user.groups } };
   return boxDecided(index, subject, request, index.decide(subject, request), false);
 }
@@ -157,7 +171,8 @@ async function decideApp(index: PolicyIndex, sources: PolicySources, q: AppCase)
     acr: q.acr,
   };
   const host = q.request.host ?? hostOf(app.urls[0]!);
-  return appDecided(index, app, caller, appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller));
+  const request = appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller);
+  return appDecided(index, app, caller, { ...request, user: q.user && personOf(q.user) });
 }
 
 /**
@@ -176,6 +191,7 @@ async function decideAuthzen(index: PolicyIndex, sources: PolicySources, q: Auth
   const host = typeof props.host === 'string' ? props.host : hostOf(app.urls[0]!);
   const request: AppRequest | AuthzenRequest = {
     ...appRequest(app, { method: q.action.name, host, ...read }, {}, caller),
+    user: q.user && personOf(q.user),
     resource: q.resource,
     ...(q.context ? { context: q.context } : {}),
   };

@@ -88,6 +88,34 @@ describe('boxauth policy test', function () {
     expect(report.cases.find((c) => !c.passed)).to.deep.include({ allowedBy: ['wiki-editors'] });
   });
 
+  it("prints a CEL policy's failing sub-expressions and errors, as boxauth explain does", async function () {
+    const copy = copyOf('wiki');
+    const cases = path.join(copy, 'cases.yaml');
+    const text = fs.readFileSync(cases, 'utf8');
+    // The PEP sends the owner under another name: the owners' policy cannot read it, and denies.
+    fs.writeFileSync(cases, text.replace('properties: { ownerID: bo@example.com }', 'properties: { owner: bo@example.com }'));
+    const run = await test(cases, path.join(copy, 'manifests'));
+    expect(run.code).to.equal(1);
+    expect(run.stdout).to.include('a person edits a page they own: expected allow by wiki-page-owners, got deny');
+    expect(run.stdout).to.match(
+      /^ {2}wiki-page-owners +does not allow +the expression could not be evaluated \(denied\): field not found: ownerID$/m,
+    );
+    // Another team's space: the policy is false, and says which part is.
+    fs.writeFileSync(
+      cases,
+      text.replace(
+        'data: { team: docs } }\n      request: { method: PUT, path: /spaces/docs/intro }',
+        'data: { team: sales } }\n      request: { method: PUT, path: /spaces/docs/intro }',
+      ),
+    );
+    const other = await test(cases, path.join(copy, 'manifests'));
+    expect(other.code).to.equal(1);
+    expect(other.stdout).to.include("a person writes in their team's space: expected allow by wiki-team-spaces, got deny");
+    expect(other.stdout).to.match(
+      /^ {2}wiki-team-spaces +does not allow +the expression is false: .*"data": \{"team": "sales"\}.*; request\.path\.startsWith\("\/spaces\/" \+ request\.user\.data\.team \+ "\/"\) is false/m,
+    );
+  });
+
   it('refuses (exit 2) a malformed case file and a manifest the box would refuse, naming the file and where', async function () {
     const copy = copyOf('wiki');
     const cases = path.join(copy, 'cases.yaml');

@@ -61,6 +61,7 @@ describe('policy test: the case file', function () {
           { id: '', name: 'admins' },
           { id: '3', name: 'ops' },
         ],
+        more: {},
       },
       scope: null,
       request: { 'request-method': 'get', uri: '/Client/x', params: {}, 'query-string': '' },
