@@ -35,10 +35,14 @@ export const COST_LIMITS = { estimated: 10_000_000, perCall: 1_000_000 } as cons
 type T =
   | { k: 'bool' | 'int' | 'uint' | 'double' | 'string' | 'bytes' | 'null' | 'dyn' | 'type' | 'timestamp' | 'duration' }
   | { k: 'list'; of: T; each?: number }
-  | { k: 'map'; of: T }
+  /** A map; `key` is its keys' type when they may be other than strings (a map literal's). */
+  | { k: 'map'; of: T; key?: T }
   | { k: 'object'; shape: CelObjectShape; path: string };
 
 const DYN: T = { k: 'dyn' };
+
+/** CEL's names of types, values of type `type` (`type(x) == string`); a variable of the same name would hide one. */
+const TYPE_DENOTATIONS = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
 const BOOL: T = { k: 'bool' };
 
 interface Typed {
@@ -176,6 +180,7 @@ export function checkExpr(
       case 'identExpr': {
         const found = lookup(kind.value.name);
         if (found) return { ...found, cost: 1 };
+        if (TYPE_DENOTATIONS.has(kind.value.name)) return { t: { k: 'type' }, cost: 1, size: 1 };
         problems.push(`${kind.value.name}: no such variable (the expression sees ${Object.keys(roots).join(', ')})`);
         return { t: DYN, cost: 1, size: 1 };
       }
@@ -198,7 +203,7 @@ export function checkExpr(
           ...(en.keyKind.case === 'mapKey' ? [walk(en.keyKind.value)] : []),
           ...(en.value ? [walk(en.value)] : []),
         ]);
-        return { t: { k: 'map', of: DYN }, cost: 1 + entries.reduce((s, i) => s + i.cost, 0), size: kind.value.entries.length };
+        return { t: { k: 'map', of: DYN, key: DYN }, cost: 1 + entries.reduce((s, i) => s + i.cost, 0), size: kind.value.entries.length };
       }
       case 'comprehensionExpr': {
         const c = kind.value;
@@ -210,7 +215,7 @@ export function checkExpr(
           r.k === 'list'
             ? { t: r.of, cost: 1, size: elementSize(r.of, r) }
             : r.k === 'map' || r.k === 'object'
-              ? { t: { k: 'string' }, cost: 1, size: SIZES.anyString }
+              ? { t: (r.k === 'map' && r.key) || { k: 'string' }, cost: 1, size: SIZES.anyString }
               : { t: DYN, cost: 1, size: SIZES.anyString };
         if (r.k !== 'list' && r.k !== 'map' && r.k !== 'object' && r.k !== 'dyn') problems.push(`cannot range over a ${name(r)}`);
         const scope = new Map<string, Typed>([[c.accuVar, { ...init, cost: 1, size: range.size }]]);

@@ -54,6 +54,34 @@ describe('AccessPolicy controller', function () {
     expect(await accessPolicies.ids(db.pool)).to.deep.equal([]);
   });
 
+  it('refuses a CEL expression the REST API would refuse (InvalidPolicy), naming the field, and writes nothing', async function () {
+    const good = await reconciled(
+      policy('wiki-owner', { app: 'wiki', engine: 'cel', cel: 'request.resource.properties.owner == request.user.email' }),
+    );
+    expect(ready(good)).to.deep.include({ status: 'True', reason: 'Reconciled' });
+    const bad = await reconciled(policy('wiki-typo', { app: 'wiki', engine: 'cel', cel: 'request.user.emial == "a@example.com"' }));
+    expect(ready(bad)).to.deep.include({ status: 'False', reason: 'InvalidPolicy' });
+    expect(ready(bad)!.message).to.match(/^cel: request\.user\.emial: no such field/);
+    expect(h.kube.eventsAbout(NS, 'wiki-typo')).to.deep.equal(['Warning InvalidPolicy']);
+    // A field of the other kind of request object: an app's policy cannot read the box API's `exchange`.
+    const other = await reconciled(policy('wiki-exchange', { app: 'wiki', engine: 'cel', cel: 'request.exchange.audience == "x"' }));
+    expect(ready(other)).to.deep.include({ status: 'False', reason: 'InvalidPolicy' });
+    expect(await accessPolicies.ids(db.pool)).to.deep.equal(['wiki-owner']);
+  });
+
+  it('shows a stored expression that no longer compiles (an upgrade made the checker stricter) as not Ready', async function () {
+    // What an older version wrote and this one refuses: the same spec, reconciled again after the upgrade.
+    const spec = { engine: 'cel', cel: 'request.body.size() > 0 && request.usr == null' } as const;
+    await accessPolicies.write(
+      db.pool,
+      { resourceType: 'AccessPolicy', id: 'old-rule', ...spec },
+      { managedBy: `AccessPolicy ${NS}/old-rule` },
+    );
+    const old = await reconciled(policy('old-rule', spec));
+    expect(ready(old)).to.deep.include({ status: 'False', reason: 'InvalidPolicy' });
+    expect(ready(old)!.message).to.match(/request\.usr: no such field/);
+  });
+
   it("refuses a spec the REST API would refuse (InvalidSpec), and a name of the box's own policies (ReservedName)", async function () {
     const odd = await reconciled(policy('odd', { engine: 'no-such-engine' }));
     expect(ready(odd)).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
