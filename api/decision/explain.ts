@@ -4,7 +4,7 @@
 // request, or a refused decision the record kept (./record.ts). Never on the hot path.
 import type { Policies } from '../policy/evaluate.js';
 import type { DecisionRow } from '../store/decisions.js';
-import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
+import type { AppRequest, AuthzenRequest, PolicyObject } from '../policy/requests.js';
 import type { Decision } from './engine.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -40,8 +40,12 @@ export const NOT_REPLAYED =
 /** A kept refusal's request: the app's request object the decision was made on (./record.ts keeps it whole when nothing is cut). */
 const keptRequest = (row: DecisionRow): AppRequest | AuthzenRequest | null => row.request as AppRequest | AuthzenRequest | null;
 
-async function explainPolicies(
-  svc: Pick<Needs, 'policies'>,
+/**
+ * Each outcome of an app's decision, with why a policy that did not allow it did not: `boxauth
+ * explain`'s, and `boxauth policy test`'s for a case that failed (its policies in a PolicyIndex).
+ */
+export async function explainPolicies(
+  svc: { policies: { why(id: string, request: PolicyObject): Promise<string | undefined> | string | undefined } },
   outcomes: { id: string; verdict: string; acr?: string }[],
   request: AppRequest | AuthzenRequest | null,
 ): Promise<PolicyExplanation[]> {

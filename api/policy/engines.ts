@@ -3,7 +3,16 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
-import { CEL_ENVIRONMENTS, CelCompileError, celValue, compileCel, explain, showCel, type CelEnvironmentName, type CompiledCel } from './cel/index.js';
+import {
+  CEL_ENVIRONMENTS,
+  CelCompileError,
+  celValue,
+  compileCel,
+  explain,
+  showCel,
+  type CelEnvironmentName,
+  type CompiledCel,
+} from './cel/index.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import type { PolicyObject } from './requests.js';

@@ -64,6 +64,13 @@ export interface AppVerdict {
   outcomes: PolicyOutcome[];
 }
 
+/** A policy of the box's API as `PolicyIndex.weigh` found it: which side it counts for, and whether it allows the request. */
+export interface Weighed {
+  side: 'person' | 'client';
+  id: string;
+  allows: boolean;
+}
+
 /** Who is calling at an app: the token's client and person, or nobody (no credential). */
 export interface AppSubject {
   clientId: string | null;
@@ -110,7 +117,12 @@ const keysOf = (clientId: string | null, user: AppSubject['user']): string[] => 
     : []),
 ];
 
-class PolicyIndex {
+/**
+ * The policies of one set, compiled: what `Policies` holds of the box's (and keeps current), and
+ * what `boxauth policy test` builds of a directory of manifests or of a box's AccessPolicies, so
+ * that a case is decided by the code that decides the box's requests.
+ */
+export class PolicyIndex {
   private readonly targets = new Map<string, Target>();
   private readonly rules = new Map<string, CompiledPolicy>();
 
@@ -170,6 +182,30 @@ class PolicyIndex {
     const forClient = box.firstAllowing(client, false, allows);
     if (forClient === undefined) return { allowed: false, refusedBy: 'client' };
     return { allowed: true, policies: [forPerson, forClient] };
+  }
+
+  /**
+   * Each policy of the box's API that `decide` (with `exchange`: `decideExchange`) tries for
+   * `subject`, the side it counts for and whether it allows `request`: what explains a refusal
+   * (`boxauth policy test`). Never on the hot path.
+   */
+  weigh(subject: Subject, request: BoxApiRequest | ExchangeRequest, exchange = false): Weighed[] {
+    const box = this.target(BOX) ?? new Target();
+    const client = [`Client/${subject.clientId}`];
+    const sides: [Weighed['side'], CompiledPolicy[]][] = exchange
+      ? [['client', box.linkedTo(client, false)]]
+      : subject.user
+        ? [
+            ['person', box.linkedTo(keysOf(null, subject.user), true)],
+            ['client', box.linkedTo(client, false)],
+          ]
+        : [
+            ['client', box.linkedTo(client, true)],
+            ...(subject.forClient === undefined || subject.forClient === subject.clientId
+              ? []
+              : [['person', box.linkedTo([`Client/${subject.forClient}`], true)] as [Weighed['side'], CompiledPolicy[]]]),
+          ];
+    return sides.flatMap(([side, policies]) => policies.map((p) => ({ side, id: p.id, allows: p.rule.test(request) })));
   }
 
   /**

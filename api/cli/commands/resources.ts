@@ -23,6 +23,7 @@ import {
 import { editedRecord } from '../edit.js';
 import { describeText } from '../describe.js';
 import { changeFormat, outputFormat, printChange, printed, printList, printRecord, type Column, type OutputFormat } from '../output.js';
+import { policyTest, POLICY_TEST_NOTES, POLICY_TEST_OPTIONS, POLICY_TEST_VERB } from './policy-test.js';
 import { BROWSER_COLUMNS, GRANT_COLUMNS, WHO, type GrantRecord, type SignInRecord } from './people-sessions.js';
 
 type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
@@ -346,7 +347,16 @@ export const clientCommand = resourceCommand('client', ['clients'], 'Client', {
   },
 });
 
-export const policyCommand = resourceCommand('policy', ['policies', 'accesspolicy', 'accesspolicies'], 'AccessPolicy');
+export const policyCommand = resourceCommand('policy', ['policies', 'accesspolicy', 'accesspolicies'], 'AccessPolicy', {
+  options: POLICY_TEST_OPTIONS,
+  verbs: { test: POLICY_TEST_VERB },
+  notes: POLICY_TEST_NOTES,
+  async run(given, io) {
+    if (given.verb !== 'test') return false;
+    await policyTest(given, io);
+    return true;
+  },
+});
 
 export const appCommand = resourceCommand('app', ['apps'], 'App', {
   async related(api, app) {
