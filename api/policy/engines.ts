@@ -3,6 +3,7 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import { errorMessage, ValidationError } from '../errors.js';
 import { createAjv } from '../schema/resources.js';
 import type { AccessPolicy } from '../types.js';
+import { CelCompileError, compileCel, explain, showCel, type CelEnvironmentName, type CompiledCel } from './cel/index.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import type { PolicyObject } from './requests.js';
@@ -61,6 +62,40 @@ function compileSchema(schema: object, ajv: Ajv): ValidateFunction {
   }
 }
 
+/**
+ * The CEL environment of a policy: an App's policies are asked about that app's requests (a
+ * gateway's, and AuthZEN evaluations: the `app` environment, whose `resource` and `context` exist
+ * only in an evaluation); the box's own, about requests on its API and, when linked to a client,
+ * that client's token exchanges (./evaluate.ts decideExchange): the `box-api` environment, whose
+ * `exchange` exists only in an exchange. A field of the other kind is refused when written.
+ */
+export const celEnvironmentOf = (policy: Pick<AccessPolicy, 'app'>): CelEnvironmentName => (policy.app === undefined ? 'box-api' : 'app');
+
+/**
+ * Allows only on `true`. Why it did not: false (and the sub-expressions that made it so), another
+ * value, or an error (a field the request lacks, the cost limit): said apart in the record.
+ */
+function celRule(compiled: CompiledCel): Rule {
+  const outcome = (request: PolicyObject) => compiled.evaluate({ request });
+  return {
+    test: (request) => {
+      const o = outcome(request);
+      return o.kind === 'value' && o.value === true;
+    },
+    why: (request) => {
+      const o = outcome(request);
+      if (o.kind === 'error') return `the expression could not be evaluated (denied): ${o.message}`;
+      if (o.value === true) return undefined;
+      if (o.value !== false) return `the expression is ${showCel(o.value)}, not true (denied)`;
+      const { parts } = explain(compiled, { request });
+      return `the expression is false${parts.length ? `: ${parts.map((p) => `${p.expression} is ${p.value}`).join('; ')}` : ''}`;
+    },
+  };
+}
+
+/** The policy's expression compiled for its environment; a CelCompileError names each problem. */
+const compiledCel = (policy: AccessPolicy): CompiledCel => compileCel(policy.cel ?? '', celEnvironmentOf(policy));
+
 /** `ajv` (from createPolicyAjv) holds the compiled schemas: one instance per loaded policy set, dropped with it. */
 export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
   switch (policy.engine) {
@@ -84,6 +119,10 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
       if (errors.length) throw new Error(errors.join('; '));
       return { test: (request) => matcho(request, pattern), why: (request) => mismatch(request, pattern) };
     }
+    case 'cel':
+      // Compiled here, once per loaded set: a stored expression that no longer compiles (written by
+      // an older version, or straight into the database) makes its policy allow nothing.
+      return celRule(compiledCel(policy));
   }
 }
 
@@ -100,5 +139,13 @@ export function checkPolicyCompiles(policy: AccessPolicy): void {
   if (policy.engine === 'matcho') {
     const errors = patternErrors(policy.matcho);
     if (errors.length) throw new ValidationError(policy, { matcho: errors });
+  }
+  if (policy.engine === 'cel') {
+    try {
+      compiledCel(policy);
+    } catch (err) {
+      if (!(err instanceof CelCompileError)) throw err;
+      throw new ValidationError(policy, { cel: err.problems });
+    }
   }
 }

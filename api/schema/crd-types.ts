@@ -377,9 +377,9 @@ export interface AccessPolicySpec {
    */
   dryRun?: boolean;
   /**
-   * allow: every request of the linked subjects; json-schema: requests matching `schema`; matcho: requests matching the `matcho` pattern.
+   * allow: every request of the linked subjects; json-schema: requests matching `schema`; matcho: requests matching the `matcho` pattern; cel: requests for which the CEL expression `cel` is true.
    */
-  engine: 'allow' | 'json-schema' | 'matcho';
+  engine: 'allow' | 'json-schema' | 'matcho' | 'cel';
   description?: string;
   /**
    * The subjects the policy applies to; none means every authenticated request.
@@ -396,6 +396,10 @@ export interface AccessPolicySpec {
    * A pattern the request object must match (engine matcho).
    */
   matcho?: Record<string, unknown>;
+  /**
+   * A CEL expression over the request object, `request` (engine cel). The policy allows a request only when it evaluates to true; false, another value, an error or a missing field deny. Checked when written - every field it names must be one the request object can have, and its estimated cost must be under the limit (docs/concepts/access-control.md).
+   */
+  cel?: string;
 }
 
 export interface AppSpec {

@@ -1,0 +1,236 @@
+// A CEL expression compiled once, when its policy (or claim) is written or loaded, never per
+// request: parsed, checked against the request object's shape (./check.ts), and planned with a
+// meter that stops an evaluation past its cost limit.
+import {
+  celEnv,
+  celFunc,
+  CelScalar,
+  mapType,
+  type CelEnv,
+  isCelError,
+  isCelList,
+  isCelMap,
+  isCelUint,
+  parse,
+  plan,
+  unparse,
+  type CelValue,
+} from '@bufbuild/cel';
+import { create } from '@bufbuild/protobuf';
+import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
+import { errorMessage } from '../../errors.js';
+import { checkExpr, COST_LIMITS } from './check.js';
+import { CEL_ENVIRONMENTS, isObjectShape, type CelEnvironmentName, type CelShape } from './shapes.js';
+
+/** An expression that cannot be used: it does not parse or type-check, names a field that cannot exist, or costs too much. */
+export class CelCompileError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+    this.name = 'CelCompileError';
+  }
+}
+
+export type CelOutcome = { kind: 'value'; value: unknown } | { kind: 'error'; message: string };
+
+/** A sub-expression and what it evaluated to (`boxauth explain`). */
+export interface CelPart {
+  expression: string;
+  value: string;
+}
+
+export interface CompiledCel {
+  readonly source: string;
+  /** bool, or dyn when only the evaluation can tell. */
+  readonly type: string;
+  /** The estimated worst-case cost (./check.ts). */
+  readonly estimatedCost: number;
+  evaluate(bindings: Record<string, unknown>): CelOutcome;
+  /** The environment it was planned in (for explain's sub-expressions). */
+  readonly env: CelEnv;
+}
+
+export interface CelOptions {
+  /** The run-time limit of one evaluation (default COST_LIMITS.perCall). */
+  perCallLimit?: number;
+}
+
+/**
+ * The run-time meter, as cel-go's: one unit per iteration of a comprehension, and per call one
+ * unit and a tenth of the length of what it made (a string, a list, a map). Evaluations are
+ * synchronous, so one meter serves every expression; `evaluate` sets it before each.
+ */
+const meter: { spent: number; limit: number } = { spent: 0, limit: COST_LIMITS.perCall };
+
+class OverLimit extends Error {}
+
+const charge = (units: number): void => {
+  meter.spent += units;
+  if (meter.spent > meter.limit) throw new OverLimit(`over the cost limit of ${meter.limit.toLocaleString('en')}`);
+};
+
+const lengthOf = (v: CelValue): number =>
+  typeof v === 'string' || v instanceof Uint8Array ? v.length : isCelList(v) ? v.size : isCelMap(v) ? v.size : 0;
+
+const TICK = 'boxauth.tick';
+const CHARGE = 'boxauth.charge';
+
+const meterFuncs = [
+  celFunc(TICK, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1), v)),
+  celFunc(CHARGE, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1 + Math.ceil(0.1 * lengthOf(v))), v)),
+];
+
+/** One environment per set of variables (each a map of JSON as the bindings are), made once: @bufbuild/cel plans against it. */
+const envs = new Map<string, CelEnv>();
+function envOf(variables: string[]): CelEnv {
+  const key = variables.join('\n');
+  let env = envs.get(key);
+  if (!env) {
+    env = celEnv({ funcs: meterFuncs, variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])) });
+    envs.set(key, env);
+  }
+  return env;
+}
+
+/** The meter's call around `e`, with an id of its own (the planner keys what it resolves by id): the parser's ids are small. */
+const wrap = (fn: string, e: Expr): Expr =>
+  create(ExprSchema, {
+    id: e.id + (fn === TICK ? 1n << 40n : 1n << 41n),
+    exprKind: { case: 'callExpr', value: { function: fn, args: [e] } },
+  });
+
+/** `e` with the meter around every call and every iteration; the expression means the same. */
+function metered(e: Expr): Expr {
+  const kind = e.exprKind;
+  switch (kind.case) {
+    case 'selectExpr':
+      return create(ExprSchema, {
+        id: e.id,
+        exprKind: { case: 'selectExpr', value: { ...kind.value, operand: kind.value.operand && metered(kind.value.operand) } },
+      });
+    case 'listExpr':
+      return create(ExprSchema, {
+        id: e.id,
+        exprKind: { case: 'listExpr', value: { ...kind.value, elements: kind.value.elements.map(metered) } },
+      });
+    case 'structExpr':
+      return create(ExprSchema, {
+        id: e.id,
+        exprKind: {
+          case: 'structExpr',
+          value: {
+            ...kind.value,
+            entries: kind.value.entries.map((en) => ({
+              ...en,
+              keyKind: en.keyKind.case === 'mapKey' ? { case: 'mapKey' as const, value: metered(en.keyKind.value) } : en.keyKind,
+              value: en.value && metered(en.value),
+            })),
+          },
+        },
+      });
+    case 'comprehensionExpr': {
+      const c = kind.value;
+      const value = {
+        ...c,
+        iterRange: c.iterRange && metered(c.iterRange),
+        accuInit: c.accuInit && metered(c.accuInit),
+        loopCondition: c.loopCondition && wrap(TICK, metered(c.loopCondition)),
+        loopStep: c.loopStep && metered(c.loopStep),
+        result: c.result && metered(c.result),
+      };
+      return create(ExprSchema, { id: e.id, exprKind: { case: 'comprehensionExpr', value } });
+    }
+    case 'callExpr': {
+      const value = { ...kind.value, target: kind.value.target && metered(kind.value.target), args: kind.value.args.map(metered) };
+      return wrap(CHARGE, create(ExprSchema, { id: e.id, exprKind: { case: 'callExpr', value } }));
+    }
+    default:
+      return e;
+  }
+}
+
+/** The variables an environment declares: `request` for the request objects, or a shape's fields. */
+function rootsOf(environment: CelEnvironmentName | CelShape): Record<string, CelShape> {
+  if (typeof environment === 'string' && Object.hasOwn(CEL_ENVIRONMENTS, environment))
+    return { request: CEL_ENVIRONMENTS[environment as CelEnvironmentName] };
+  if (typeof environment === 'object' && isObjectShape(environment)) return environment.fields;
+  throw new Error(`not a CEL environment: ${JSON.stringify(environment)}`);
+}
+
+function parsed(source: string): Expr {
+  try {
+    return parse(source).expr;
+  } catch (err) {
+    throw new CelCompileError([`does not parse: ${errorMessage(err)}`]);
+  }
+}
+
+/** A CEL value as a person reads it in a decision record. */
+export function showCel(v: unknown): string {
+  if (isCelError(v)) return `error (${v.message})`;
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'bigint') return v.toString();
+  if (isCelUint(v)) return `${v.value}u`;
+  if (isCelList(v)) return `[${[...v].map(showCel).join(', ')}]`;
+  if (isCelMap(v)) return `{${[...v].map(([k, x]) => `${showCel(k)}: ${showCel(x)}`).join(', ')}}`;
+  if (v instanceof Uint8Array) return `b"${Buffer.from(v).toString('base64')}"`;
+  if (v === null) return 'null';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/**
+ * Compiles `source` for `environment` (a request object's, or a shape whose fields are the
+ * variables). Throws a CelCompileError naming every problem found.
+ */
+export function compileCel(source: string, environment: CelEnvironmentName | CelShape, options: CelOptions = {}): CompiledCel {
+  const roots = rootsOf(environment);
+  const expr = parsed(source);
+  const env = envOf(Object.keys(roots));
+  const checked = checkExpr(expr, roots, env);
+  if ('problems' in checked) throw new CelCompileError(checked.problems);
+  const run = plan(env, metered(expr));
+  const limit = options.perCallLimit ?? COST_LIMITS.perCall;
+  return {
+    source,
+    type: checked.type,
+    estimatedCost: checked.cost,
+    env,
+    evaluate(bindings) {
+      meter.spent = 0;
+      meter.limit = limit;
+      // An evaluation over the limit may still end in a value (`stopped || true`): it is an error all the same.
+      const value = run(bindings as never);
+      if (meter.spent > limit)
+        return { kind: 'error', message: `the evaluation was stopped: over the cost limit of ${limit.toLocaleString('en')}` };
+      return isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
+    },
+  };
+}
+
+/**
+ * The sub-expressions behind a value, for explanations only (never on the hot path): under an
+ * `&&` or `||` the operands with their values, under a `!` or a comparison its operands, down to
+ * what it compares. Parts inside a comprehension (which need its variables) are not shown.
+ */
+export function explainCel(compiled: CompiledCel, bindings: Record<string, unknown>): { value: string; parts: CelPart[] } {
+  const expr = parse(compiled.source).expr;
+  const valueOf = (e: Expr): unknown => {
+    meter.spent = 0;
+    meter.limit = COST_LIMITS.perCall;
+    const value = plan(compiled.env, metered(e))(bindings as never);
+    return meter.spent > meter.limit ? new Error('over the cost limit') : value;
+  };
+  const parts: CelPart[] = [];
+  const visit = (e: Expr, depth: number): void => {
+    if (depth > 6 || e.exprKind.case !== 'callExpr') return;
+    const { function: fn, args } = e.exprKind.value;
+    const operands = ['_&&_', '_||_', '!_', '_==_', '_!=_', '_<_', '_<=_', '_>_', '_>=_', '@in'].includes(fn) ? args : [];
+    for (const a of operands) {
+      parts.push({ expression: unparse(a), value: showCel(valueOf(a)) });
+      visit(a, depth + 1);
+    }
+  };
+  visit(expr, 0);
+  const outcome = compiled.evaluate(bindings);
+  return { value: outcome.kind === 'value' ? showCel(outcome.value) : `error (${outcome.message})`, parts };
+}
