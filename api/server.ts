@@ -42,7 +42,7 @@ import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import { findByAccessToken, findById } from './store/sessions.js';
-import { backfillEmailKeys } from './store/users.js';
+import { backfillEmailKeys, peopleNamed } from './store/users.js';
 import { listenOn } from './listen.js';
 import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
@@ -216,6 +216,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       (key) => (key.length === 64 ? findByAccessToken(pool, Buffer.from(key, 'hex')) : findById(pool, key)),
       100_000,
     ),
+    peopleNamed: (name) => peopleNamed(pool, name),
     users: new RecordCache(feed, 'users', (id) => principalUser(pool, Number(id))),
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names

@@ -9,7 +9,8 @@
 //
 // Nothing here reads the database on the hot path: apps, policies, sessions, users
 // and verified JWTs come from caches the change feed keeps coherent, so a closed
-// session or a changed policy holds at every process within the feed's delay. The one
+// session or a changed policy holds at every process within the feed's delay. An AuthZEN
+// subject named by anything but a box id costs one indexed query (namedCaller). The other
 // exception is a DPoP-bound token's proof (RFC 9449): refusing a replayed proof at every
 // process of the box takes the replay cache they share, one (group-committed) round trip
 // to the database, paid by DPoP-bound requests only (api/credentials/dpop/check.ts).
@@ -39,6 +40,8 @@ interface Needs {
   policies: Policies;
   apps: AppDirectory;
   users: RecordCache<PrincipalUser>;
+  /** The ids of the people (at most two) a name other than a box id names (api/store/users.ts peopleNamed). */
+  peopleNamed: (name: string) => Promise<number[]>;
 }
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
@@ -111,7 +114,7 @@ export interface Decision {
   caller: Caller;
 }
 
-export type DecisionServices = ResourceServices & Pick<Needs, 'apps' | 'policies' | 'users' | 'keyring' | 'log'>;
+export type DecisionServices = ResourceServices & Pick<Needs, 'apps' | 'policies' | 'users' | 'peopleNamed' | 'keyring' | 'log'>;
 
 /** The headers an allowed request carries upstream, by the App's names or these defaults (oauth2-proxy's). */
 export function identityHeaders(app: App): { user: string; email: string; groups: string; client: string } {
@@ -293,11 +296,29 @@ function tokenRefused(
   });
 }
 
-/** AuthZEN's named subjects: a user by id is who they are now (none: 401); a client is only itself. */
+/**
+ * AuthZEN's named subjects: a client is only itself; a user is who the name names now, read as a
+ * PEP names people (docs/guides/guard-your-apps.md): digits are a box id and nothing else; any other
+ * name is looked up once among the sign-in names (SCIM userName), the directory's ids (SCIM
+ * externalId) and the subjects of upstream identities. A name of nobody is refused, and so is one
+ * that names two people: the box never picks one of them.
+ */
 async function namedCaller(svc: DecisionServices, named: NamedSubject): Promise<Caller | Answer> {
   if ('client' in named) return { ...NOBODY, client: named.client };
-  const user = /^\d{1,15}$/.test(named.user) ? await svc.users.get(named.user) : undefined;
+  const user = await personNamed(svc, named.user);
+  if (user === 'ambiguous') return refusal(401, 'bad-token', `"${named.user}" names more than one person: name them by their box id`);
   return user ? { ...NOBODY, user } : refusal(401, 'bad-token', 'no such user');
+}
+
+/** The person `name` names (namedCaller's reading), none, or 'ambiguous'. */
+export async function personNamed(
+  svc: Pick<DecisionServices, 'users' | 'peopleNamed'>,
+  name: string,
+): Promise<PrincipalUser | 'ambiguous' | undefined> {
+  if (/^\d+$/.test(name)) return /^\d{1,15}$/.test(name) ? svc.users.get(name) : undefined;
+  const ids = await svc.peopleNamed(name);
+  if (ids.length > 1) return 'ambiguous';
+  return ids.length === 1 ? svc.users.get(String(ids[0])) : undefined;
 }
 
 /** What the App's policies see (./request.ts); an AuthZEN evaluation's request carries the resource and context it sent. */

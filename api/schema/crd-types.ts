@@ -473,6 +473,27 @@ export interface AppSpec {
    */
   claims?: Record<string, string>;
   /**
+   * The resources the app's AuthZEN policy decision point knows (docs/guides/guard-your-apps.md): what its Resource Search answers among (the ones of the type asked, that the app's policies allow), and the properties an evaluation of one of them sees as `resource.properties` (over those the PEP sent, key by key: the box's word wins). Unset - Resource Search answers nothing.
+   */
+  resources?: {
+    /**
+     * The resource's type (AuthZEN resource.type), e.g. record.
+     */
+    type: string;
+    /**
+     * Its id (AuthZEN resource.id), unique within its type.
+     */
+    id: string;
+    /**
+     * What policies know of it (e.g. owner, department), as resource.properties.
+     */
+    properties?: Record<string, unknown>;
+  }[];
+  /**
+   * The action names of the app's AuthZEN policy decision point (AuthZEN action.name), what its Action Search answers among (the ones the app's policies allow). Unset - Action Search answers nothing.
+   */
+  actions?: string[];
+  /**
    * Request headers the app's policies may test (their request object's headers), lower case. Not authorization, proxy-authorization or cookie: they hold credentials, which a refused decision's record would keep; policies test the caller the box read from them (user, client, scope).
    */
   policyHeaders?: string[];

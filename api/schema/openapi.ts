@@ -900,7 +900,9 @@ const decisionPaths: Json = {
       summary: 'AuthZEN Authorization API 1.0: one evaluation (docs/guides/guard-your-apps.md)',
       security: [{ bearer: [] }],
       responses: {
-        '200': { description: '{"decision": true|false, "context": {"id": <decision id>, "reason": <why, when false>}}' },
+        '200': {
+          description: '{"decision": true} or {"decision": false, "context": {"reason": <why>}}; the decision id in X-Boxauth-Decision',
+        },
         ...ERRORS,
         '404': NOT_FOUND,
       },
@@ -915,13 +917,31 @@ const decisionPaths: Json = {
       responses: {
         '200': {
           description:
-            '{"evaluations": [<a decision, or {"decision": false, "context": {"error": {"status", "message"}}}>, ...]}; without evaluations, one decision',
+            '{"evaluations": [<a decision, or {"decision": false, "context": {"error": {"status", "message"}}}>, ...]}; without evaluations, one decision; the decision ids in X-Boxauth-Decision, in order',
         },
         ...ERRORS,
         '404': NOT_FOUND,
       },
     },
   },
+  ...Object.fromEntries(
+    (['subject', 'resource', 'action'] as const).map((kind) => [
+      `/apps/{app}/access/v1/search/${kind}`,
+      {
+        parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
+        post: {
+          tags: ['decisions'],
+          summary: `AuthZEN Authorization API 1.0: ${kind[0]!.toUpperCase()}${kind.slice(1)} Search (docs/guides/guard-your-apps.md)`,
+          security: [{ bearer: [] }],
+          responses: {
+            '200': { description: '{"page": {"next_token": <empty on the last page>}, "results": [...]}' },
+            ...ERRORS,
+            '404': NOT_FOUND,
+          },
+        },
+      },
+    ]),
+  ),
   '/.well-known/authzen-configuration/apps/{app}': {
     parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
     get: {
@@ -930,7 +950,10 @@ const decisionPaths: Json = {
         'AuthZEN metadata of the decision point <base url>/apps/{app}; with a base url that has a path, at <origin>/.well-known/authzen-configuration/<that path>/apps/{app}',
       security: [],
       responses: {
-        '200': { description: '{"policy_decision_point", "access_evaluation_endpoint", "access_evaluations_endpoint"}' },
+        '200': {
+          description:
+            '{"policy_decision_point", "access_evaluation_endpoint", "access_evaluations_endpoint", "search_subject_endpoint", "search_resource_endpoint", "search_action_endpoint"}',
+        },
         '404': NOT_FOUND,
       },
     },

@@ -147,6 +147,41 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
   return rows[0] && fromDb(rows[0]);
 }
 
+/**
+ * The people a name other than a box id names (at most two: one is the answer, two make it
+ * ambiguous): their sign-in name (SCIM's userName, compared as findUserByEmail compares it), their
+ * directory's id (SCIM externalId, exactly) or the subject of one of their upstream identities, at
+ * any provider (exactly). One query, every key read through an index: users_email_key (and
+ * users_email for a row without a key), users_external_id, and the key (provider, subject) of
+ * upstream_identities, probed once per provider.
+ */
+export async function peopleNamed(db: Queryable, name: string): Promise<number[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM users WHERE email_key = $1 OR (email_key IS NULL AND lower(email) = lower($2))
+     UNION SELECT id FROM users WHERE external_id = $2
+     UNION SELECT user_id FROM upstream_identities WHERE (provider, subject) IN (SELECT id, $2 FROM identity_providers)
+     LIMIT 2`,
+    [emailKey(name), name],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** A person as a search of people names them: the box id, the sign-in name and the directory's id. */
+export interface NamedPerson {
+  id: number;
+  email: string;
+  externalId: string | null;
+}
+
+/** Up to `n` people after the id `after` (0: from the first), in id order: a page of a search that reads them all (its key). */
+export async function peopleAfter(db: Queryable, after: number, n: number): Promise<NamedPerson[]> {
+  const { rows } = await db.query<{ id: string; email: string; external_id: string | null }>(
+    'SELECT id, email, external_id FROM users WHERE id > $1 ORDER BY id LIMIT $2',
+    [after, n],
+  );
+  return rows.map((r) => ({ id: Number(r.id), email: r.email, externalId: r.external_id }));
+}
+
 export async function createUser(pool: Pool, fields: UserFields): Promise<UserRow> {
   return withTransaction(pool, (tx) => createUserIn(tx, fields));
 }

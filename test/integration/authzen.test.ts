@@ -5,18 +5,23 @@
 // `library`, and the PEP is a client whose token a box policy allows.
 import { expect } from 'chai';
 import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
+import { linkDummyIdentity } from '../support/identities.js';
+import { provisioner, USER } from '../support/scim.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 type Json = Record<string, any>;
 
-/** A Decision (§5.5) as the box answers it: `decision`, and a context of its id and, on refusal, the reason. */
+/** A Decision (§5.5) as the box answers it: `decision`, and on a refusal a context with the reason. */
 function expectDecision(answer: Json, decision: boolean): void {
-  expect(Object.keys(answer).sort(), JSON.stringify(answer)).to.deep.equal(['context', 'decision']);
   expect(answer.decision, JSON.stringify(answer)).to.equal(decision);
-  expect(Object.keys(answer.context).sort()).to.deep.equal(decision ? ['id'] : ['id', 'reason']);
-  expect(answer.context.id).to.match(UUID);
-  if (!decision) expect(answer.context.reason).to.be.a('string').and.not.equal('');
+  if (decision) return void expect(answer, JSON.stringify(answer)).to.deep.equal({ decision: true });
+  expect(Object.keys(answer).sort(), JSON.stringify(answer)).to.deep.equal(['context', 'decision']);
+  expect(Object.keys(answer.context)).to.deep.equal(['reason']);
+  expect(answer.context.reason).to.be.a('string').and.not.equal('');
 }
+
+/** The decision ids of an answer: its X-Boxauth-Decision header, one per evaluation answered (`-`: none). */
+const decisionIds = (res: JsonResponse): string[] => (res.headers.get('x-boxauth-decision') ?? '').split(', ');
 
 /** §7.2.1: an evaluation of a batch that could not be evaluated: false, and the error in its context. */
 function expectEvaluationError(answer: Json, status: number, mentions: string): void {
@@ -93,7 +98,7 @@ describe('AuthZEN Authorization API 1.0', function () {
     await put('/AccessPolicy/library-pep-asks', {
       engine: 'matcho',
       link: [{ id: 'library-pep', resourceType: 'Client' }],
-      matcho: { 'request-method': 'post', uri: '#^/apps/library/access/v1/evaluations?$' },
+      matcho: { 'request-method': 'post', uri: '#^/apps/library/access/v1/(evaluations?|search/(subject|resource|action))$' },
     });
     pep = await token('library-pep', secret);
   });
@@ -122,11 +127,14 @@ describe('AuthZEN Authorization API 1.0', function () {
       // §9.2.2: "MUST use the HTTP status code 200 and a Content-Type of application/json".
       expect(res.headers.get('content-type')).to.match(/^application\/json(;|$)/);
       expect(res.headers.get('cache-control')).to.match(/max-age=\d+/);
-      // §9.1: no `issuer` and no search endpoints (§8 is not served): only what the box has.
+      // §9.1: no `issuer`: every endpoint the box has, at the spec's default paths.
       expect(res.body).to.deep.equal({
         policy_decision_point: pdp, // §9.2.3: identical to the identifier the well-known string went into
         access_evaluation_endpoint: `${pdp}/access/v1/evaluation`,
         access_evaluations_endpoint: `${pdp}/access/v1/evaluations`,
+        search_subject_endpoint: `${pdp}/access/v1/search/subject`,
+        search_resource_endpoint: `${pdp}/access/v1/search/resource`,
+        search_action_endpoint: `${pdp}/access/v1/search/action`,
       });
       // The endpoints are where the metadata says (§10.1: "The request URL MUST be the value").
       for (const endpoint of [res.body.access_evaluation_endpoint, res.body.access_evaluations_endpoint] as string[]) {
@@ -150,12 +158,14 @@ describe('AuthZEN Authorization API 1.0', function () {
       const no = await evaluation({ ...example(), subject: { type: 'user', id: bob } });
       expect(no.status, no.text).to.equal(200); // §10.1.2: a deny is 200 with "decision": false, never an error status
       expectDecision(no.body, false);
-      // The context's id is the decision's: a refusal is explained by it.
+      // The decision's id is in X-Boxauth-Decision, as at the gateways' doors: a refusal is explained by it.
+      const [id] = decisionIds(no);
+      expect(id).to.match(UUID);
       const explained = await eventually('the refused decision, kept', async () => {
-        const res = await box.json('GET', `/authz/decisions/${no.body.context.id as string}`, undefined, root);
+        const res = await box.json('GET', `/authz/decisions/${id}`, undefined, root);
         return res.status === 200 && res;
       });
-      expect(explained.body).to.deep.include({ id: no.body.context.id, app: 'library', allowed: false, reason: no.body.context.reason });
+      expect(explained.body).to.deep.include({ id, app: 'library', allowed: false, reason: no.body.context.reason });
       expect(explained.body.request).to.deep.include({ 'request-method': 'can_read', path: '/account/123' });
       expect(explained.body.request.user.id).to.equal(bob);
     });
@@ -307,6 +317,238 @@ describe('AuthZEN Authorization API 1.0', function () {
         expectDecision(res.body, true);
       }
       expectRequestError(await evaluations({ evaluations: [] }), 400, 'subject is required');
+    });
+  });
+
+  describe('subjects named as a PEP names them', function () {
+    let carol: string;
+    let dora: string;
+
+    before(async function () {
+      // carol comes from a directory (SCIM): her userName is her address, her externalId the directory's id.
+      const scim = await provisioner(box, 'directory', { 'Content-Type': 'application/scim+json' });
+      const made = await scim('POST', '/Users', { schemas: [USER], userName: 'carol@example.com', externalId: 'dir-carol' });
+      expect(made.status, made.text).to.equal(201);
+      carol = made.body.id as string;
+      // dora's directory id is bob's box id, and her upstream subject is carol's address: digits name box ids only,
+      // and a name two people answer to names nobody.
+      const dir = await scim('POST', '/Users', { schemas: [USER], userName: 'dora@example.com', externalId: bob });
+      expect(dir.status, dir.text).to.equal(201);
+      dora = dir.body.id as string;
+      await box.json('PUT', '/IdentityProvider/corp', { type: 'oidc', oidc: { issuer: 'https://sso.corp.example', clientId: 'b' } }, root);
+      await linkDummyIdentity(box.databaseUrl!, Number(dora), 'corp', 'carol@example.com');
+      await linkDummyIdentity(box.databaseUrl!, Number(alice), 'corp', 'CiRmZDA2MTRk-alice');
+    });
+
+    /** Who the box read the subject `id` as: the user of the refused decision's record, which explain keeps. */
+    const readAs = async (id: string): Promise<string> => {
+      // The record keeps at most 5 refusals of one caller a second (api/decision/record.ts): start
+      // a second of the box's clock (this machine's) afresh, so that earlier refusals cannot spend it.
+      await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+      const res = await evaluation({ subject: { type: 'user', id }, action: { name: 'nothing' }, resource: { type: 'x', id: 'y' } });
+      expect(res.status, res.text).to.equal(200);
+      const kept = await eventually('the refusal, kept', async () => {
+        const got = await box.json('GET', `/authz/decisions/${decisionIds(res)[0]!}`, undefined, root);
+        return got.status === 200 && got;
+      });
+      return String(kept.body.request.user.id);
+    };
+
+    it('reads a user id as the box id, the sign-in name, the SCIM externalId or an upstream subject', async function () {
+      expect(await readAs(alice)).to.equal(alice);
+      expect(await readAs('alice@example.com')).to.equal(alice);
+      expect(await readAs('ALICE@example.com')).to.equal(alice); // as sign-in compares addresses
+      expect(await readAs('dir-carol')).to.equal(carol);
+      expect(await readAs('CiRmZDA2MTRk-alice')).to.equal(alice);
+      // Named so, a person is decided by the app's policies as by their id: alice reads, carol does not.
+      const read = (id: string) => evaluation({ ...example(), subject: { type: 'user', id, properties: { role: 'admin' } } });
+      expectDecision((await read('alice@example.com')).body, true);
+      expectDecision((await read('CiRmZDA2MTRk-alice')).body, true);
+      expectDecision((await read('dir-carol')).body, false);
+    });
+
+    it('reads digits as a box id only, and refuses a name two people answer to, or nobody', async function () {
+      expect(await readAs(bob)).to.equal(bob); // dora's externalId is bob's id: digits are box ids
+      const ambiguous = await evaluation({ ...example(), subject: { type: 'user', id: 'carol@example.com' } });
+      expectDecision(ambiguous.body, false);
+      expect(ambiguous.body.context.reason).to.equal('"carol@example.com" names more than one person: name them by their box id');
+      const nobody = await evaluation({ ...example(), subject: { type: 'user', id: 'nobody@example.com' } });
+      expect(nobody.body.context.reason).to.equal('no such user');
+      expect((await evaluation({ ...example(), subject: { type: 'user', id: '9'.repeat(20) } })).body.context.reason).to.equal(
+        'no such user',
+      );
+      expect(dora).to.be.a('string');
+    });
+  });
+
+  describe('identical requests, identical answers (the certification profile, §2.6)', function () {
+    it('answers identical bodies; the decision ids travel in X-Boxauth-Decision, in the order of the answers', async function () {
+      const one = [await evaluation(example()), await evaluation(example())];
+      expect(one[0]!.text).to.equal(one[1]!.text);
+      expect(decisionIds(one[0]!)[0]).to.match(UUID).and.not.equal(decisionIds(one[1]!)[0]);
+
+      const batch = {
+        subject: { type: 'user', id: alice },
+        action: { name: 'read' },
+        evaluations: [{ resource: { type: 'document', id: '1' } }, { resource: { type: 'document', id: '2' } }, {}],
+      };
+      const many = [await evaluations(batch), await evaluations(batch)];
+      expect(many[0]!.text).to.equal(many[1]!.text);
+      expect(decisionsOf(many[0]!)).to.deep.equal([true, false, false]);
+      const ids = decisionIds(many[0]!);
+      expect(ids).to.have.length(3);
+      expect(ids[0]).to.match(UUID);
+      expect(ids[1]).to.match(UUID);
+      expect(ids[2]).to.equal('-'); // no resource: an evaluation the box could not read, no decision
+      // The refusal's id is the one explain knows.
+      const explained = await eventually('the refused decision, kept', async () => {
+        const res = await box.json('GET', `/authz/decisions/${ids[1]!}`, undefined, root);
+        return res.status === 200 && res;
+      });
+      expect(explained.body.request.path).to.equal('/document/2');
+    });
+  });
+
+  describe('search (§8)', function () {
+    const search = (kind: string, body: unknown, as = pep): Promise<JsonResponse> =>
+      box.json('POST', `/apps/library/access/v1/search/${kind}`, body, as);
+    /** Every result of a search, page after page (limit `limit`), checking each page's shape (§8.3). */
+    const everyPage = async (kind: string, body: Json, limit: number, as = pep): Promise<Json[]> => {
+      const all: Json[] = [];
+      let token: string | undefined;
+      for (let n = 0; n < 50; n++) {
+        const res = await search(kind, { ...body, page: { limit, ...(token ? { token } : {}) } }, as);
+        expect(res.status, res.text).to.equal(200);
+        expect(Object.keys(res.body)).to.deep.equal(['page', 'results']); // page first (§8.3: RECOMMENDED)
+        expect(res.body.page.next_token).to.be.a('string');
+        expect(res.body.results.length).to.be.at.most(limit);
+        all.push(...(res.body.results as Json[]));
+        token = res.body.page.next_token as string;
+        if (!token) return all;
+      }
+      throw new Error('no last page');
+    };
+
+    before(async function () {
+      // The App declares what its PDP knows: documents 1 to 5 (2 is the one readers may not read), a
+      // book whose record the box knows, and the actions.
+      const app = (await box.json('GET', '/App/library', undefined, root)).body as Json;
+      const res = await box.json(
+        'PUT',
+        '/App/library',
+        {
+          urls: app.urls,
+          resources: [
+            ...['1', '2', '3', '4', '5'].map((id) => ({ type: 'document', id })),
+            { type: 'book', id: 'catalogued', properties: { library_record: { isbn: '978-0593383322' } } },
+          ],
+          actions: ['can_read', 'read', 'can_edit', 'extend-loan'],
+        },
+        root,
+      );
+      expect(res.status, res.text).to.equal(200);
+      // The PEP may read people on the box's API: Subject Search answers with them.
+      await box.json(
+        'PUT',
+        '/AccessPolicy/library-pep-reads-people',
+        { engine: 'matcho', link: [{ id: 'library-pep', resourceType: 'Client' }], matcho: { 'request-method': 'get', uri: '#^/users/' } },
+        root,
+      );
+    });
+
+    it('Resource Search: the declared resources of the type the subject may act on, page by page', async function () {
+      const body = { subject: { type: 'user', id: alice }, action: { name: 'read' }, resource: { type: 'document' } };
+      const want = ['1', '3', '4', '5'].map((id) => ({ type: 'document', id }));
+      expect(await everyPage('resource', body, 100)).to.deep.equal(want);
+      expect(await everyPage('resource', body, 2)).to.deep.equal(want);
+      expect(await everyPage('resource', body, 1)).to.deep.equal(want);
+      // An id sent is ignored; bob reads nothing; a type nothing is declared of has no results.
+      expect(await everyPage('resource', { ...body, resource: { type: 'document', id: '2' } }, 10)).to.deep.equal(want);
+      expect(await everyPage('resource', { ...body, subject: { type: 'user', id: bob } }, 10)).to.deep.equal([]);
+      expect(await everyPage('resource', { ...body, resource: { type: 'spaceship' } }, 10)).to.deep.equal([]);
+      // A declared resource's properties are the box's: evaluated by type and id alone, over what the PEP sends.
+      const loan = { subject: { type: 'user', id: alice }, action: { name: 'extend-loan' }, resource: { type: 'book' } };
+      expect(await everyPage('resource', loan, 10)).to.deep.equal([{ type: 'book', id: 'catalogued' }]);
+      const sent = { library_record: { isbn: '000' } };
+      expectDecision((await evaluation({ ...loan, resource: { type: 'book', id: 'catalogued', properties: sent } })).body, true);
+    });
+
+    it('Action Search: the declared actions the subject may take on the resource', async function () {
+      const body = { subject: { type: 'user', id: alice }, resource: { type: 'document', id: '1' } };
+      expect(await everyPage('action', body, 10)).to.deep.equal([{ name: 'can_read' }, { name: 'read' }]);
+      expect(await everyPage('action', body, 1)).to.deep.equal([{ name: 'can_read' }, { name: 'read' }]);
+      expect(await everyPage('action', { ...body, resource: { type: 'document', id: '2' } }, 10)).to.deep.equal([]);
+      expect(await everyPage('action', { ...body, subject: { type: 'user', id: 'nonexistent-user' } }, 10)).to.deep.equal([]);
+    });
+
+    it('Subject Search: the people who may, named as the PEP names them back, page by page', async function () {
+      const body = { subject: { type: 'user' }, action: { name: 'read' }, resource: { type: 'document', id: '1' } };
+      // The readers: alice (named by her sign-in name) and the indexer is a client, not a user.
+      expect(await everyPage('subject', body, 10)).to.deep.equal([{ type: 'user', id: 'alice@example.com' }]);
+      expect(await everyPage('subject', body, 1)).to.deep.equal([{ type: 'user', id: 'alice@example.com' }]);
+      // Another subject type has no candidates; identical searches, identical bodies.
+      expect(await everyPage('subject', { ...body, subject: { type: 'spaceship' } }, 10)).to.deep.equal([]);
+      const twice = [await search('subject', body), await search('subject', body)];
+      expect(twice[0]!.text).to.equal(twice[1]!.text);
+    });
+
+    it('refuses malformed searches as a whole (400), and a token it never gave', async function () {
+      const cases: [string, Json, string][] = [
+        ['subject', { action: { name: 'read' }, resource: { type: 'document', id: '1' } }, 'subject is required'],
+        ['subject', { subject: {}, action: { name: 'read' }, resource: { type: 'document', id: '1' } }, 'subject.type is required'],
+        ['subject', { subject: { type: 'user' }, action: 'read', resource: { type: 'document', id: '1' } }, 'action is required'],
+        ['subject', { subject: { type: 'user' }, action: { name: 'read' }, resource: { type: 'document' } }, 'resource.id is required'],
+        ['resource', { subject: { type: 'user' }, action: { name: 'read' }, resource: { type: 'document' } }, 'subject.id is required'],
+        ['resource', { subject: { type: 'user', id: alice }, action: {}, resource: { type: 'document' } }, 'action.name is required'],
+        ['action', { subject: { type: 'user', id: alice }, resource: { type: 'document' } }, 'resource.id is required'],
+        ['action', { subject: { type: 'user', id: alice }, resource: { type: 'd', id: '1' }, page: { limit: 0 } }, 'page.limit'],
+        ['action', { subject: { type: 'user', id: alice }, resource: { type: 'd', id: '1' }, page: { token: 'bm9wZQ' } }, 'page.token'],
+      ];
+      for (const [kind, body, mentions] of cases) expectRequestError(await search(kind, body), 400, mentions);
+    });
+
+    it('never finds people the PEP may not read on the box API (enumeration)', async function () {
+      // nosy-pep may ask the library's PDP, search included, and evaluations answer it as they answer anyone …
+      const { secret } = await box.addClient('nosy-pep', {}, { policy: false });
+      await box.json(
+        'PUT',
+        '/AccessPolicy/nosy-pep-asks',
+        {
+          engine: 'matcho',
+          link: [{ id: 'nosy-pep', resourceType: 'Client' }],
+          matcho: { 'request-method': 'post', uri: '#^/apps/library/access/v1/' },
+        },
+        root,
+      );
+      const nosy = await token('nosy-pep', secret);
+      expectDecision((await box.json('POST', '/apps/library/access/v1/evaluation', example(), nosy)).body, true);
+      // … but it may not read people, so a Subject Search tells it nobody: who may read is not a way to list people.
+      const body = { subject: { type: 'user' }, action: { name: 'read' }, resource: { type: 'document', id: '1' } };
+      expect(await everyPage('subject', body, 10, nosy)).to.deep.equal([]);
+      // Allowed to read one person, it finds that person only, when the app's policies allow them.
+      const reader = String(
+        (await box.json('POST', '/users', { email: 'erin@example.com', password: 'erin-password-1', 'group-ids': [] }, root)).body.id,
+      );
+      const readers = (await box.json('GET', '/groups?name=readers', undefined, root)).body as Json;
+      const group = (Array.isArray(readers) ? readers : (readers.entry ?? readers.groups ?? [])) as Json[];
+      expect(group).to.have.length(1);
+      const g = group[0]!;
+      await box.json('PUT', `/users/${reader}`, { email: 'erin@example.com', 'group-ids': [g.id] }, root);
+      await box.json(
+        'PUT',
+        '/AccessPolicy/nosy-pep-reads-erin',
+        {
+          engine: 'matcho',
+          link: [{ id: 'nosy-pep', resourceType: 'Client' }],
+          matcho: { 'request-method': 'get', uri: `/users/${reader}` },
+        },
+        root,
+      );
+      expect(await everyPage('subject', body, 10, nosy)).to.deep.equal([{ type: 'user', id: 'erin@example.com' }]);
+      expect(await everyPage('subject', body, 10)).to.deep.equal([
+        { type: 'user', id: 'alice@example.com' },
+        { type: 'user', id: 'erin@example.com' },
+      ]);
     });
   });
 

@@ -69,7 +69,7 @@ describe('the cel engine', function () {
       expect(yes.body.decision).to.equal(true);
       const no = await evaluation(bob, doc);
       expect(no.body.decision).to.equal(false);
-      const why = await whyOf(no.body.context.id, 'docs-owner');
+      const why = await whyOf(no.headers.get('x-boxauth-decision')!, 'docs-owner');
       expect(why).to.include('the expression is false');
       expect(why).to.include('request.user.email == request.resource.properties.ownerID is false');
       expect(why).to.include('"bob@example.com"');
@@ -78,7 +78,7 @@ describe('the cel engine', function () {
     it('denies, and says so, when a field the expression reads is missing', async function () {
       const no = await evaluation(alice, { type: 'document', id: 'd2' });
       expect(no.body.decision).to.equal(false);
-      const why = await whyOf(no.body.context.id, 'docs-owner');
+      const why = await whyOf(no.headers.get('x-boxauth-decision')!, 'docs-owner');
       expect(why).to.match(/could not be evaluated \(denied\)/);
     });
 
@@ -87,7 +87,7 @@ describe('the cel engine', function () {
       try {
         const no = await evaluation(bob, { type: 'document', id: 'd3', properties: { flag: 'true' } });
         expect(no.body.decision).to.equal(false);
-        const why = await whyOf(no.body.context.id, 'docs-not-a-bool');
+        const why = await whyOf(no.headers.get('x-boxauth-decision')!, 'docs-not-a-bool');
         expect(why).to.equal('the expression is "true", not true (denied)');
         expect((await evaluation(bob, { type: 'document', id: 'd3', properties: { flag: true } })).body.decision).to.equal(true);
       } finally {
@@ -100,7 +100,7 @@ describe('the cel engine', function () {
       try {
         const no = await evaluation(bob, { type: 'document', id: 'd4', properties: { ownerID: 'alice@example.com' } });
         expect(no.body.decision).to.equal(false);
-        const record = await explained(no.body.context.id);
+        const record = await explained(no.headers.get('x-boxauth-decision')!);
         expect((record.policies as Json[]).find((p) => p.id === 'docs-dry')!.verdict).to.equal('would allow');
       } finally {
         await box.json('DELETE', '/AccessPolicy/docs-dry', undefined, root);

@@ -97,7 +97,7 @@ describe('policies that read a person, and matcho references', function () {
     expect(res.body.decision).to.equal(false);
     // Kept a moment after the answer (api/decision/record.ts).
     const explained = await eventually('the refusal is kept', async () => {
-      const found = await box.json('GET', `/authz/decisions/${res.body.context.id as string}`, undefined, root);
+      const found = await box.json('GET', `/authz/decisions/${res.headers.get('x-boxauth-decision')!}`, undefined, root);
       return found.status === 200 && found;
     });
     expect(explained.text).to.include(`resource.properties.ownerID: \\"${morty}\\" does not equal .user.id (\\"${rick}\\")`);

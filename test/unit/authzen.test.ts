@@ -39,11 +39,14 @@ describe('AuthZEN metadata and answers', function () {
     expect(await matches('https://example.com/a.b(c):d', '/.well-known/authzen-configuration/apps/wiki')).to.equal(undefined);
   });
 
-  it('publishes the PDP identifier and the endpoints at their default paths (§9.1, §10.1)', function () {
+  it('publishes the PDP identifier and every endpoint, search included, at their default paths (§9.1, §10.1)', function () {
     expect(metadataOf('https://example.com/auth/apps/wiki')).to.deep.equal({
       policy_decision_point: 'https://example.com/auth/apps/wiki',
       access_evaluation_endpoint: 'https://example.com/auth/apps/wiki/access/v1/evaluation',
       access_evaluations_endpoint: 'https://example.com/auth/apps/wiki/access/v1/evaluations',
+      search_subject_endpoint: 'https://example.com/auth/apps/wiki/access/v1/search/subject',
+      search_resource_endpoint: 'https://example.com/auth/apps/wiki/access/v1/search/resource',
+      search_action_endpoint: 'https://example.com/auth/apps/wiki/access/v1/search/action',
     });
   });
 
@@ -52,19 +55,19 @@ describe('AuthZEN metadata and answers', function () {
       ({ id: 'd-1', allowed: false, reason, description }) as Decision;
     expect(answerOf(refused('error', 'the decision point could not decide: boom'))).to.deep.equal({
       decision: false,
-      context: { id: 'd-1', error: { status: 500, message: 'the decision point could not decide: boom' } },
+      context: { error: { status: 500, message: 'the decision point could not decide: boom' } },
     });
     expect(answerOf(refused('bad-path', 'the path holds an empty segment (//)'))).to.deep.equal({
       decision: false,
-      context: { id: 'd-1', error: { status: 400, message: 'the path holds an empty segment (//)' } },
+      context: { error: { status: 400, message: 'the path holds an empty segment (//)' } },
     });
     expect(answerOf(refused('no-policy', 'no policy of this app allows the request'))).to.deep.equal({
       decision: false,
-      context: { id: 'd-1', reason: 'no policy of this app allows the request' },
+      context: { reason: 'no policy of this app allows the request' },
     });
+    // The decision's id is not in the body (X-Boxauth-Decision carries it): identical requests, identical bodies.
     expect(answerOf({ id: 'd-2', allowed: true, reason: 'allowed', description: 'allowed by "p"' } as Decision)).to.deep.equal({
       decision: true,
-      context: { id: 'd-2' },
     });
   });
 });

@@ -35,16 +35,19 @@ export const MAX_EVALUATIONS = 100;
 const ENTITIES = { subject: ['type', 'id'], action: ['name'], resource: ['type', 'id'] } as const;
 type EntityName = keyof typeof ENTITIES;
 
-/** What is wrong with the entity `name` of `raw` (a present one, for defaults), or undefined. */
-function entityProblem(raw: Json, name: EntityName, at: string): string | undefined {
+/**
+ * What is wrong with the entity `name` of `raw` (a present one, for defaults), or undefined.
+ * `keys` are those it must have (a search asks for the entity it searches by its type alone, §8).
+ */
+function entityProblem(raw: Json, name: EntityName, at: string, keys: readonly string[] = ENTITIES[name]): string | undefined {
   const value = raw[name];
   if (!isObject(value)) return `${at}${name} is required (an object)`;
   // §5: each of these keys is "REQUIRED. A string value"; an empty one names nothing, so it is refused too.
-  for (const key of ENTITIES[name]) {
+  for (const key of keys) {
     if (typeof value[key] !== 'string' || value[key] === '') return `${at}${name}.${key} is required (a non-empty string)`;
   }
   if (value.properties !== undefined && !isObject(value.properties)) return `${at}${name}.properties must be an object`;
-  if (name === 'subject' && !SUBJECT_TYPES.includes(value.type as SubjectType)) {
+  if (name === 'subject' && keys.includes('id') && !SUBJECT_TYPES.includes(value.type as SubjectType)) {
     return `${at}subject.type must be one of ${SUBJECT_TYPES.join(', ')} (got "${String(value.type)}")`;
   }
   return undefined;
@@ -133,4 +136,66 @@ function semanticOf(options: unknown): Semantic {
  */
 export function stopsAfter(semantic: Semantic, permitted: boolean): boolean {
   return semantic === 'deny_on_first_deny' ? !permitted : semantic === 'permit_on_first_permit' && permitted;
+}
+
+/** §8.2.2: the page a search asks for; the box's default and its most. */
+export const PAGE_LIMIT = { default: 100, max: 1000 } as const;
+
+/** A search's page (§8.2.2): how many results at most, and where the previous page said to go on. */
+export interface PageAsked {
+  limit: number;
+  token?: string;
+}
+
+/**
+ * A search request (§8.4–§8.6): the entity searched for has its type only (an id sent is
+ * ignored, §8: the PDP finds them), the others are whole, as in an evaluation; context and page
+ * OPTIONAL. Keys the spec does not define are ignored, in `page` too (§10.1.1).
+ */
+export interface SearchRequest {
+  subject: { type: string; id?: string; properties?: Json };
+  action?: Evaluation['action'];
+  resource: { type: string; id?: string; properties?: Json };
+  context?: Json;
+  page: PageAsked;
+}
+
+export type SearchKind = 'subject' | 'resource' | 'action';
+
+/** What each search must be sent: the keys of each entity (none: the entity is not asked for and is ignored). */
+const SEARCHED: Record<SearchKind, Record<EntityName, readonly string[] | undefined>> = {
+  subject: { subject: ['type'], action: ['name'], resource: ['type', 'id'] },
+  resource: { subject: ['type', 'id'], action: ['name'], resource: ['type'] },
+  action: { subject: ['type', 'id'], action: undefined, resource: ['type', 'id'] },
+};
+
+/** The search request of `kind` in `body`; a 400 (the whole payload's error) for a malformed one. */
+export function searchRequest(kind: SearchKind, body: unknown): SearchRequest {
+  if (!isObject(body)) throw badRequest(`the body must be a ${kind[0]!.toUpperCase()}${kind.slice(1)} Search Request (a JSON object)`);
+  for (const name of Object.keys(ENTITIES) as EntityName[]) {
+    const keys = SEARCHED[kind][name];
+    const problem = keys && entityProblem(body, name, '', keys);
+    if (problem) throw badRequest(problem);
+  }
+  const problem = contextProblem(body, '');
+  if (problem) throw badRequest(problem);
+  return {
+    subject: body.subject as SearchRequest['subject'],
+    ...(kind !== 'action' ? { action: body.action as Evaluation['action'] } : {}),
+    resource: body.resource as SearchRequest['resource'],
+    ...(body.context ? { context: body.context as Json } : {}),
+    page: pageOf(body.page),
+  };
+}
+
+/** §8.2.2: `page` is an object; `limit` a positive number (the box's most at most), `token` a string. */
+function pageOf(page: unknown): PageAsked {
+  if (page === undefined) return { limit: PAGE_LIMIT.default };
+  if (!isObject(page)) throw badRequest('page must be an object');
+  const { limit = PAGE_LIMIT.default, token } = page;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT.max) {
+    throw badRequest(`page.limit must be an integer from 1 to ${PAGE_LIMIT.max}`);
+  }
+  if (token !== undefined && typeof token !== 'string') throw badRequest('page.token must be a string');
+  return { limit, ...(token ? { token } : {}) };
 }

@@ -7,22 +7,26 @@
 //   <base path>/apps/<app>, and holds only parameters of the spec's registry
 //   (§12.1): policy_decision_point — "identical to the Policy Decision Point
 //   identifier value into which the well-known URI string was inserted" (§9.2.3) —
-//   and the evaluation endpoints, at the spec's default paths (§10.1). The search
-//   APIs (§8) are OPTIONAL and not served: "the absence of any of these parameters
-//   is sufficient for the PEP to determine that the PDP is not capable".
+//   and every endpoint, at the spec's default paths (§10.1, §10.2): the evaluations
+//   and the three search APIs (§8).
 // - The PEP is a client of the box with a token (§11.2 leaves how to the PDP;
 //   OAuth is RECOMMENDED), allowed by a policy of the box's own API like any other
 //   caller: no token 401 with WWW-Authenticate (§11.3), not allowed 403.
 // - Request to the app's policies (api/decision/request.ts): subject {type: user,
-//   id: <user id>} | {type: client, id: <client id>} | {type: token, id: <an access
-//   token for the app>} is who is calling; action.name is `request-method` (lower
-//   case); resource.properties.path (default /<type>/<id>) and .host (default the
-//   app's first url's) are `path` and `host`; `resource` and `context` are passed as
-//   sent. Subject and action properties are not (the spec lets the PDP choose what it
-//   evaluates).
-// - Answer: a Decision (§5.5), 200 {decision, context: {id, reason}}: `id` is the
-//   decision's (GET /authz/decisions/<id> explains a refusal), `reason` says why it
-//   was refused. Errors (§7.2.1): of the whole payload, 4xx/5xx with a JSON body
+//   id: <a name of a person: box id, sign-in name, SCIM externalId, upstream subject
+//   (api/decision/engine.ts namedCaller)>} | {type: client, id: <client id>} | {type:
+//   token, id: <an access token for the app>} is who is calling; action.name is
+//   `request-method` (lower case); resource.properties.path (default /<type>/<id>) and
+//   .host (default the app's first url's) are `path` and `host`; `resource` and
+//   `context` are passed as sent, the resource's properties under those the App
+//   declares for it (App.resources: the box's word wins). Subject and action
+//   properties are not (the spec lets the PDP choose what it evaluates).
+// - Answer: a Decision (§5.5), 200 {decision} and on a refusal {context: {reason}}
+//   saying why. Identical requests get identical bodies (the certification profile's
+//   idempotency), so the decision's id (GET /authz/decisions/<id> explains a refusal)
+//   travels in the X-Boxauth-Decision header, as at the gateways' doors: of a batch,
+//   the ids in the order of its answers, `-` for an evaluation that could not be
+//   read. Errors (§7.2.1): of the whole payload, 4xx/5xx with a JSON body
 //   whose error_description is the "error message string" of §10.1.2; of one
 //   evaluation of a batch, a false decision with context.error {status, message},
 //   as §7.2.1's example. For /evaluation the payload is its one evaluation, so an
@@ -30,6 +34,10 @@
 // - X-Request-ID: "If the PEP specified a request identifier in the request, the PDP
 //   MUST include the same identifier in the response" (§10.1.3) — every response,
 //   errors included.
+//
+// - Search (§8, ./authzen-search.ts): Subject Search among the people the PEP may read
+//   on the box's API, Resource and Action Search among what the App declares; each
+//   candidate decided as its evaluation would be.
 //
 // Where the spec leaves the choice to the PDP, the box's: evaluations of a batch run
 // one after another (§7.1: "sequentially or in parallel"); at most MAX_EVALUATIONS
@@ -51,11 +59,12 @@ import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
 import { strictRouter } from '../router.js';
 import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type Problem } from './authzen-request.js';
+import { search, type SearchServices } from './authzen-search.js';
 
 type Json = Record<string, unknown>;
 
 /** A decision at an app, and the record of refused ones. */
-export type AuthzenRouterServices = DecisionServices & { decisions: Decisions };
+export type AuthzenRouterServices = DecisionServices & SearchServices & { decisions: Decisions };
 
 const WELL_KNOWN = '/.well-known/authzen-configuration';
 
@@ -71,8 +80,14 @@ export function metadataOf(pdp: string): Json {
     policy_decision_point: pdp,
     access_evaluation_endpoint: `${pdp}/access/v1/evaluation`,
     access_evaluations_endpoint: `${pdp}/access/v1/evaluations`,
+    search_subject_endpoint: `${pdp}/access/v1/search/subject`,
+    search_resource_endpoint: `${pdp}/access/v1/search/resource`,
+    search_action_endpoint: `${pdp}/access/v1/search/action`,
   };
 }
+
+/** The header that carries the ids of the decisions an answer holds (the gateways' doors' own). */
+export const DECISION_HEADER = 'X-Boxauth-Decision';
 
 /** The route of metadataUrl(<base url>/apps/:app): the base url's path taken literally (path-to-regexp's escapes). */
 export function metadataRoute(baseUrl: string): string {
@@ -91,9 +106,23 @@ function credentialOf(subject: Evaluation['subject']): Credential {
   }
 }
 
-async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation): Promise<Decision> {
-  const props = e.resource.properties ?? {};
-  const path = typeof props.path === 'string' ? props.path : `/${encodeURIComponent(e.resource.type)}/${encodeURIComponent(e.resource.id)}`;
+/**
+ * The resource as the App's policies see it: what the PEP sent, its properties under those the
+ * App declares for the same type and id (App.resources), key by key — what the box knows of a
+ * resource is not the PEP's to change, and a PEP that names a resource by type and id alone
+ * (as Resource Search answers it) is decided as one that sent its properties.
+ */
+export function resourceOf(app: App, sent: Evaluation['resource']): Evaluation['resource'] {
+  const declared = app.resources?.find((r) => r.type === sent.type && r.id === sent.id);
+  if (!declared?.properties) return sent;
+  return { ...sent, properties: { ...sent.properties, ...declared.properties } };
+}
+
+/** The Decision on the evaluation `e` at `app`; `record` keeps it (a refusal, for explain) and counts it. */
+export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, record = true): Promise<Decision> {
+  const resource = resourceOf(app, e.resource);
+  const props = resource.properties ?? {};
+  const path = typeof props.path === 'string' ? props.path : `/${encodeURIComponent(resource.type)}/${encodeURIComponent(resource.id)}`;
   const started = process.hrtime.bigint();
   const d = await decide(svc, {
     door: 'authzen',
@@ -103,10 +132,10 @@ async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation): Pr
     target: path,
     headers: {},
     credential: credentialOf(e.subject),
-    resource: e.resource,
+    resource,
     ...(e.context ? { context: e.context } : {}),
   });
-  svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
+  if (record) svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
   return d;
 }
 
@@ -121,15 +150,16 @@ export function errorOf(d: Decision): { status: 400 | 500; message: string } | u
   return undefined;
 }
 
-/** §5.5: a Decision, `context` the box's own (§5.5.1 leaves its shape to the PDP). */
+/**
+ * §5.5: a Decision, `context` the box's own (§5.5.1 leaves its shape to the PDP): on a refusal,
+ * why. Nothing in it differs between identical requests: the decision's id is DECISION_HEADER's.
+ */
 export function answerOf(d: Decision): Json {
   const error = errorOf(d);
-  if (error) return { decision: false, context: { id: d.id, error } };
+  if (error) return { decision: false, context: { error } };
+  if (d.allowed) return { decision: true };
   // A step-up (AccessPolicy.acr) says the class of sign-in wanted, as RFC 9470 §3's challenge does.
-  return {
-    decision: d.allowed,
-    context: { id: d.id, ...(d.allowed ? {} : { reason: d.description }), ...(d.acr ? { acr_values: d.acr } : {}) },
-  };
+  return { decision: false, context: { reason: d.description, ...(d.acr ? { acr_values: d.acr } : {}) } };
 }
 
 /** §7.2.1: "Decisions default to closed (i.e. false), but the context field can include errors". */
@@ -162,10 +192,10 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
 
   const evaluationOne = async (res: Response, e: Evaluation, app: App): Promise<void> => {
     const d = await evaluate(svc, app, e);
+    res.set(DECISION_HEADER, d.id);
     const error = errorOf(d);
     // The one evaluation is the whole payload: its error is the request's (§7.2.1's first kind).
-    if (error)
-      throw new ApiError(error.status, error.status === 400 ? 'invalid_request' : 'server_error', `${error.message} (decision ${d.id})`);
+    if (error) throw new ApiError(error.status, error.status === 400 ? 'invalid_request' : 'server_error', error.message);
     res.json(answerOf(d));
   };
 
@@ -187,14 +217,24 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     const read = accessEvaluations(req.body);
     if ('single' in read) return evaluationOne(res, read.single, app);
     const answers: Json[] = [];
+    const ids: string[] = [];
     for (const item of read.items) {
-      const answer = 'problem' in item ? problemAnswer(item) : answerOf(await evaluate(svc, app, item));
+      const d = 'problem' in item ? undefined : await evaluate(svc, app, item);
+      const answer = d ? answerOf(d) : problemAnswer(item as Problem);
       answers.push(answer);
+      ids.push(d?.id ?? '-');
+      // The answers end with the one that stops the batch (§7.1.2.1): the PEP sees where it stopped.
       if (stopsAfter(read.semantic, answer.decision === true)) break;
     }
     // §7.2: "it is RECOMMENDED that the decision key of the response be omitted".
-    res.json({ evaluations: answers });
+    res.set(DECISION_HEADER, ids.join(', ')).json({ evaluations: answers });
   });
 
+  // §8: the search APIs, behind the same token, policy and body checks.
+  for (const kind of ['subject', 'resource', 'action'] as const) {
+    evaluations(`/apps/:app/access/v1/search/${kind}`, async (req, res, app) => {
+      res.json(await search(svc, kind, req.body, app, req.principal!, (e) => evaluate(svc, app, e, false)));
+    });
+  }
   return router;
 }
