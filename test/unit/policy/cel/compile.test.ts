@@ -65,6 +65,22 @@ describe('compileCel', function () {
     expect(COST_LIMITS.perCall).to.equal(1_000_000);
   });
 
+  it('refuses, before making it, a string past the longest a body may be: chained replaces cannot stall the box', function () {
+    // Each replace of "" triples the string: the seventh would make 2 million characters. The
+    // estimate cannot know (the uri is short when written), and the meter charges only after a call.
+    const chained = compileCel(`request.uri${'.replace("", "ab")'.repeat(7)} == ""`, 'box-api');
+    const outcome = chained.evaluate({ request: { uri: 'x'.repeat(1000) } });
+    expect(outcome.kind).to.equal('error');
+    expect(outcome).to.have.property('message').that.includes('over its limit of 262,144');
+    // What replace and join mean is cel-go's (Go's strings.Replace and strings.Join).
+    const meaning = compileCel(
+      '"abc".replace("", "x") == "xaxbxcx" && "abc".replace("", "x", 2) == "xaxbc" && "aaa".replace("a", "b", -1) == "bbb" && ' +
+        '"aaa".replace("a", "b", 1) == "baa" && "aXbXc".replace("X", "") == "abc" && ["a", "b"].join("-") == "a-b" && ["a"].join() == "a"',
+      'box-api',
+    );
+    expect(meaning.evaluate({ request: {} })).to.deep.equal({ kind: 'value', value: true });
+  });
+
   it('reaches no prototype through __proto__ or constructor keys', function () {
     const request = JSON.parse('{"params":{"__proto__":{"admin":true}},"body":{}}');
     expect(compileCel('request.params["__proto__"].admin == true', 'box-api').evaluate({ request })).to.deep.equal({
