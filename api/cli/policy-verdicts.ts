@@ -8,6 +8,7 @@
 // test.
 import { isAcr, meets } from '../credentials/acr.js';
 import { hostOf } from '../decision/apps.js';
+import { authzenTarget } from '../decision/authzen-target.js';
 import { explainPolicies } from '../decision/explain.js';
 import { readTarget } from '../decision/path.js';
 import { appRequest, NOBODY, type Caller } from '../decision/request.js';
@@ -179,24 +180,18 @@ async function decideApp(index: PolicyIndex, sources: PolicySources, q: AppCase)
   return appDecided(index, app, caller, { ...request, user: q.user && personOf(q.user) });
 }
 
-/**
- * An AuthZEN evaluation as the box's PDP reads it (api/http/routes/authzen.ts): the action's name is
- * the method, resource.properties.path (default /<type>/<id>) and .host (default the App's first
- * url's) the path and host, and the resource and context are passed as sent.
- */
+/** An AuthZEN evaluation as the box's PDP reads it (api/decision/authzen-target.ts), the context as sent. */
 async function decideAuthzen(index: PolicyIndex, sources: PolicySources, q: AuthzenCase): Promise<Decided> {
   const app = appIn(sources, q.app);
   if (typeof app === 'string') return { ...refusedBefore(app), undecided: true };
-  const props = q.resource.properties ?? {};
-  const path = typeof props.path === 'string' ? props.path : `/${encodeURIComponent(q.resource.type)}/${encodeURIComponent(q.resource.id)}`;
+  const { method, host, path, resource } = authzenTarget(app, q.action, q.resource);
   const read = readTarget(path);
   if ('refused' in read) return refusedBefore(`an error of the evaluation (400): ${read.refused}`);
   const caller: Caller = q.user ? { ...NOBODY, user: principal(q.user) } : { ...NOBODY, client: q.subject.id };
-  const host = typeof props.host === 'string' ? props.host : hostOf(app.urls[0]!);
   const request: AppRequest | AuthzenRequest = {
-    ...appRequest(app, { method: q.action.name, host, ...read }, {}, caller),
+    ...appRequest(app, { method, host, ...read }, {}, caller),
     user: q.user && personOf(q.user),
-    resource: q.resource,
+    resource,
     ...(q.context ? { context: q.context } : {}),
   };
   return appDecided(index, app, caller, request);

@@ -51,7 +51,7 @@
 // coding a 415. §9.1 wants an https identifier: it is one when BOXAUTH_BASE_URL is.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { ApiError } from '../../errors.js';
-import { hostOf } from '../../decision/apps.js';
+import { authzenTarget } from '../../decision/authzen-target.js';
 import { decide, type Credential, type Decision, type DecisionServices } from '../../decision/engine.js';
 import type { Decisions } from '../../decision/record.js';
 import type { App } from '../../types.js';
@@ -106,29 +106,15 @@ function credentialOf(subject: Evaluation['subject']): Credential {
   }
 }
 
-/**
- * The resource as the App's policies see it: what the PEP sent, its properties under those the
- * App declares for the same type and id (App.resources), key by key — what the box knows of a
- * resource is not the PEP's to change, and a PEP that names a resource by type and id alone
- * (as Resource Search answers it) is decided as one that sent its properties.
- */
-export function resourceOf(app: App, sent: Evaluation['resource']): Evaluation['resource'] {
-  const declared = app.resources?.find((r) => r.type === sent.type && r.id === sent.id);
-  if (!declared?.properties) return sent;
-  return { ...sent, properties: { ...sent.properties, ...declared.properties } };
-}
-
 /** The Decision on the evaluation `e` at `app`; `record` keeps it (a refusal, for explain) and counts it. */
 export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, record = true): Promise<Decision> {
-  const resource = resourceOf(app, e.resource);
-  const props = resource.properties ?? {};
-  const path = typeof props.path === 'string' ? props.path : `/${encodeURIComponent(resource.type)}/${encodeURIComponent(resource.id)}`;
+  const { method, host, path, resource } = authzenTarget(app, e.action, e.resource);
   const started = process.hrtime.bigint();
   const d = await decide(svc, {
     door: 'authzen',
     app: app.id,
-    method: e.action.name,
-    host: typeof props.host === 'string' ? props.host : hostOf(app.urls[0]!),
+    method,
+    host,
     target: path,
     headers: {},
     credential: credentialOf(e.subject),
