@@ -169,12 +169,56 @@ function rootsOf(environment: CelEnvironmentName | CelShape): Record<string, Cel
   throw new Error(`not a CEL environment: ${JSON.stringify(environment)}`);
 }
 
+/**
+ * cel-go's parser limits (its ExpressionSizeCodePointLimit and MaxRecursionDepth defaults, which
+ * Kubernetes keeps): the checker, the meter and @bufbuild/cel's planner each walk an expression
+ * by recursion, so a source nested thousands deep (`1 + 1 + … + 1`) would overflow the stack
+ * after the parser accepted it, a 500 when written and a policy that cannot load.
+ */
+export const SOURCE_LIMITS = { codePoints: 100_000, depth: 250 } as const;
+
+/** The depth of the deepest node of `e`, walked without recursion (the tree may be too deep to recurse over). */
+function depthOf(e: Expr): number {
+  let deepest = 0;
+  const pending: [Expr, number][] = [[e, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    deepest = Math.max(deepest, depth);
+    const kind = node.exprKind;
+    const children: (Expr | undefined)[] =
+      kind.case === 'selectExpr'
+        ? [kind.value.operand]
+        : kind.case === 'callExpr'
+          ? [kind.value.target, ...kind.value.args]
+          : kind.case === 'listExpr'
+            ? kind.value.elements
+            : kind.case === 'structExpr'
+              ? kind.value.entries.flatMap((en) => [en.keyKind.case === 'mapKey' ? en.keyKind.value : undefined, en.value])
+              : kind.case === 'comprehensionExpr'
+                ? [kind.value.iterRange, kind.value.accuInit, kind.value.loopCondition, kind.value.loopStep, kind.value.result]
+                : [];
+    for (const child of children) if (child) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 function parsed(source: string): Expr {
+  const codePoints = [...source].length;
+  if (codePoints > SOURCE_LIMITS.codePoints)
+    throw new CelCompileError([
+      `the expression is ${codePoints.toLocaleString('en')} characters long, over the limit of ${SOURCE_LIMITS.codePoints.toLocaleString('en')}`,
+    ]);
+  let expr: Expr;
   try {
-    return parse(source).expr;
+    expr = parse(source).expr;
   } catch (err) {
+    // The parser recurses too: an expression nested deeper than the stack is refused here.
     throw new CelCompileError([`does not parse: ${errorMessage(err)}`]);
   }
+  // Macros (`all`, `map` …) add a level or two of their own: the limit is on the parsed tree.
+  if (depthOf(expr) > SOURCE_LIMITS.depth)
+    throw new CelCompileError([`the expression is nested more than ${SOURCE_LIMITS.depth} deep (operators, calls, selections)`]);
+  return expr;
 }
 
 /**
