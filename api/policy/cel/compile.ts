@@ -18,6 +18,7 @@ import {
   unparse,
   type CelValue,
 } from '@bufbuild/cel';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { create } from '@bufbuild/protobuf';
 import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { strings } from '@bufbuild/cel/ext';
@@ -68,6 +69,20 @@ export interface CelOptions {
 const meter: { spent: number; limit: number } = { spent: 0, limit: COST_LIMITS.perCall };
 
 class OverLimit extends Error {}
+
+/**
+ * What is left of one request's budget for all the expressions it evaluates, as Kubernetes has one
+ * per request beside its per-call limit (apiextensions' RuntimeCELCostBudget, 10,000,000): a
+ * request that decides many times (an AuthZEN search, up to a thousand candidates each through
+ * every policy of the App) would otherwise cost a thousand times the per-call limit.
+ */
+const requestBudget = new AsyncLocalStorage<{ left: number }>();
+
+/** Runs `fn` with a budget of `limit` for every evaluation it makes, awaited ones included. */
+export const withCelBudget = <T>(fn: () => T, limit: number = COST_LIMITS.perRequest): T => requestBudget.run({ left: limit }, fn);
+
+/** Whether the budget of the request being served (if it has one) is spent. */
+export const celBudgetSpent = (): boolean => (requestBudget.getStore()?.left ?? 1) <= 0;
 
 const charge = (units: number): void => {
   meter.spent += units;
@@ -267,12 +282,21 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
     estimatedCost: checked.cost,
     env,
     evaluate(bindings) {
+      const budget = requestBudget.getStore();
+      const allowed = budget ? Math.min(limit, Math.max(0, budget.left)) : limit;
       meter.spent = 0;
-      meter.limit = limit;
+      meter.limit = allowed;
       // An evaluation over the limit may still end in a value (`stopped || true`): it is an error all the same.
       const value = run(bindings as never);
-      if (meter.spent > limit)
-        return { kind: 'error', message: `the evaluation was stopped: over the cost limit of ${limit.toLocaleString('en')}` };
+      if (budget) budget.left -= Math.min(meter.spent, allowed + 1);
+      if (meter.spent > allowed)
+        return {
+          kind: 'error',
+          message:
+            allowed < limit
+              ? `the evaluation was stopped: the request spent its cost budget of ${COST_LIMITS.perRequest.toLocaleString('en')}`
+              : `the evaluation was stopped: over the cost limit of ${limit.toLocaleString('en')}`,
+        };
       return isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
     },
   };
