@@ -100,6 +100,25 @@ const meterFuncs = [
   celFunc(CHARGE, [CelScalar.DYN], CelScalar.DYN, (v) => (charge(1 + Math.ceil(0.1 * lengthOf(v))), v)),
 ];
 
+/**
+ * The longest pattern `matches` takes, and the longest one kept compiled. A pattern may be a
+ * request's field (`request.resource.id.matches(request.context.allowed)`), which the write-time
+ * estimate cannot bound and the meter would charge one call for: compiling 200,000 characters
+ * takes most of a second and some 80 MB. So compiling is charged as cel-go charges a match (a
+ * quarter of the pattern's length), a pattern is at most as long as a declared string, and only
+ * short ones, as written in expressions, are cached.
+ */
+export const PATTERN_LIMITS = { length: 4096, cached: 512 } as const;
+
+function celRegex(source: string): ReturnType<typeof policyRegex> {
+  charge(1 + Math.ceil(0.25 * source.length));
+  if (source.length > PATTERN_LIMITS.length)
+    throw new Error(
+      `the pattern is ${source.length.toLocaleString('en')} characters long, over the limit of ${PATTERN_LIMITS.length.toLocaleString('en')}`,
+    );
+  return policyRegex(source, source.length <= PATTERN_LIMITS.cached);
+}
+
 /** One environment per set of variables (each a map of JSON as the bindings are), made once: @bufbuild/cel plans against it. */
 const envs = new Map<string, CelEnv>();
 function envOf(variables: string[]): CelEnv {
@@ -111,7 +130,7 @@ function envOf(variables: string[]): CelEnv {
       funcs: [...strings, ...meterFuncs],
       // `matches` on the policies' one RE2 (../regex.ts), whose compiled patterns are cached:
       // @bufbuild/cel's own compiles the pattern again on every call.
-      re2: { compile: policyRegex },
+      re2: { compile: celRegex },
       variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])),
     });
     envs.set(key, env);

@@ -52,6 +52,21 @@ describe('compileCel', function () {
     expect(parts).to.deep.include({ expression: 'request.params.owner', value: '"c@d"' });
   });
 
+  it("charges compiling a request's pattern by its length, and refuses one past 4,096 characters", function () {
+    // The estimate sees a one-character subject; the pattern is the request's to choose.
+    const c = compileCel('"a".matches(string(request.context.p))', 'app', { perCallLimit: 500 });
+    const evaluate = (p: string) => c.evaluate({ request: { context: { p } } });
+    expect(evaluate('a|b')).to.deep.equal({ kind: 'value', value: true });
+    expect(evaluate(`(a|b)${'c'.repeat(3000)}`)).to.deep.equal({
+      kind: 'error',
+      message: 'the evaluation was stopped: over the cost limit of 500',
+    });
+    const long = compileCel('"a".matches(string(request.context.p))', 'app');
+    const o = long.evaluate({ request: { context: { p: `(a|b)${'|c'.repeat(100_000)}` } } });
+    expect(o.kind).to.equal('error');
+    expect((o as { message: string }).message).to.include('over the limit of 4,096');
+  });
+
   it('stops an evaluation past its run-time limit, even one whose value would be true', function () {
     const groups = Array.from({ length: 2000 }, (_, i) => `g${i}`);
     const c = compileCel('request.user.groups.all(g, g.size() > 0) || true', 'box-api', { perCallLimit: 1000 });
