@@ -78,8 +78,12 @@ class OverLimit extends Error {}
  */
 const requestBudget = new AsyncLocalStorage<{ left: number }>();
 
-/** Runs `fn` with a budget of `limit` for every evaluation it makes, awaited ones included. */
-export const withCelBudget = <T>(fn: () => T, limit: number = COST_LIMITS.perRequest): T => requestBudget.run({ left: limit }, fn);
+/**
+ * Runs `fn` with a budget of `limit` for every evaluation it makes, awaited ones included; within
+ * a request that has one already (each evaluation of an AuthZEN search is a decision), that one.
+ */
+export const withCelBudget = <T>(fn: () => T, limit: number = COST_LIMITS.perRequest): T =>
+  requestBudget.getStore() ? fn() : requestBudget.run({ left: limit }, fn);
 
 /** Whether the budget of the request being served (if it has one) is spent. */
 export const celBudgetSpent = (): boolean => (requestBudget.getStore()?.left ?? 1) <= 0;

@@ -1,7 +1,7 @@
 // compileCel (api/policy/cel/): the write-time check against the request object's shape, the
 // cost estimate and the run-time limit, and explain.
 import { expect } from 'chai';
-import { CelCompileError, compileCel, COST_LIMITS, explain } from '../../../../api/policy/cel/index.js';
+import { CelCompileError, compileCel, COST_LIMITS, explain, withCelBudget } from '../../../../api/policy/cel/index.js';
 
 const problemsOf = (source: string, env: 'box-api' | 'app' = 'box-api'): string[] => {
   try {
@@ -65,6 +65,24 @@ describe('compileCel', function () {
     const o = long.evaluate({ request: { context: { p: `(a|b)${'|c'.repeat(100_000)}` } } });
     expect(o.kind).to.equal('error');
     expect((o as { message: string }).message).to.include('over the limit of 4,096');
+  });
+
+  it("shares one budget among a request's evaluations, awaited ones too, and a nested request keeps it", async function () {
+    const ints = `[${Array.from({ length: 200 }, (_, i) => i).join(',')}]`;
+    // About 150,000 units each: 70 of them would be 10.5 million.
+    const c = compileCel(`${ints}.all(x, ${ints}.all(y, x != -1))`, 'app');
+    const outcomes = await withCelBudget(async () => {
+      const seen: string[] = [];
+      for (let i = 0; i < 70; i++) {
+        await Promise.resolve();
+        seen.push(withCelBudget(() => c.evaluate({ request: {} })).kind);
+      }
+      return seen;
+    });
+    expect(outcomes.filter((k) => k === 'value').length).to.be.within(50, 69);
+    expect(outcomes.at(-1)).to.equal('error');
+    // Outside a request, each evaluation has its own limit only.
+    expect(c.evaluate({ request: {} }).kind).to.equal('value');
   });
 
   it('stops an evaluation past its run-time limit, even one whose value would be true', function () {
