@@ -49,10 +49,9 @@ export function celToJson(value: unknown, budget: JsonBudget = { left: Infinity 
   if (value === null || typeof value === 'boolean') return spend(budget, 5) ? value : undefined;
   // A string's JSON is at least its length and its quotes.
   if (typeof value === 'string') return spend(budget, value.length + 2) ? value : undefined;
-  if (!spend(budget, typeof value === 'object' ? 0 : 20)) return undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value === 'bigint') return exact(value);
-  if (isCelUint(value)) return exact(value.value);
+  if (typeof value === 'number') return Number.isFinite(value) && spend(budget, String(value).length) ? value : undefined;
+  if (typeof value === 'bigint') return spend(budget, String(value).length) ? exact(value) : undefined;
+  if (isCelUint(value)) return spend(budget, String(value.value).length) ? exact(value.value) : undefined;
   if (isCelList(value) || Array.isArray(value)) return listOf(value as Iterable<unknown>, budget);
   if (isCelMap(value)) return objectOf(value as Iterable<[unknown, unknown]>, budget);
   // A value of the bindings handed back as it was (an object of the person's data).
