@@ -20,6 +20,7 @@ import { challenge, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { AppVerdict, Policies, PolicyOutcome } from '../policy/evaluate.js';
+import { withCelBudget } from '../policy/cel/index.js';
 import { type AppDirectory, audienceOf, hostOf } from './apps.js';
 import { START_PATH } from './app-sign-in.js';
 import type { RecordCache } from '../cache/record-cache.js';
@@ -174,7 +175,10 @@ interface Asked {
  * check the session, evaluate; then allow, or refuse with what the caller can do about it (sign
  * in, step up), else deny by default. Whatever throws fails closed.
  */
-export async function decide(svc: DecisionServices, g: GateRequest): Promise<Decision> {
+/** The decision on `g`, its CEL expressions under one budget (a gateway's request, or the AuthZEN request it is part of). */
+export const decide = (svc: DecisionServices, g: GateRequest): Promise<Decision> => withCelBudget(() => decideNow(svc, g));
+
+async function decideNow(svc: DecisionServices, g: GateRequest): Promise<Decision> {
   const id = newSessionId();
   try {
     const app = await findApp(svc, g);

@@ -5,10 +5,12 @@
 // the decision point itself (./engine.ts decide), with the App's policies, as an evaluation would
 // be: a search is a list of evaluations the PDP makes, never a second logic.
 //
-// A page holds at most `limit` results and reads at most SCAN_LIMIT candidates: a search among
-// many people answers in bounded time, and its next_token says where the next page goes on (a
+// A page holds at most `limit` results, reads at most SCAN_LIMIT candidates and ends where the
+// request's budget for CEL expressions runs out (api/policy/cel withCelBudget): a search among
+// many people, or through costly policies, answers in bounded time, and its next_token says where the next page goes on (a
 // page may then hold fewer results than the limit, or none, and still have a next one).
 import type { Queryable } from '../db/pool.js';
+import { ApiError } from '../errors.js';
 import { peopleAfter, type NamedPerson } from '../store/users.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -43,6 +45,7 @@ export async function walk<T>(
   read: (after: number, n: number) => Promise<Keyed<T>[]>,
   keep: (item: T) => Promise<boolean>,
   page: { limit: number; after: number },
+  spent: () => boolean = () => false,
 ): Promise<Found<T>> {
   const results: T[] = [];
   let after = page.after;
@@ -50,9 +53,22 @@ export async function walk<T>(
   for (;;) {
     const batch = await read(after, Math.min(BATCH, SCAN_LIMIT - scanned));
     for (const { key, item } of batch) {
+      const kept = await keep(item);
+      // The request's budget for expressions ran out while this candidate was decided: its
+      // decision may be a denial for want of budget, so the page ends before it and the next
+      // page decides it again. A candidate that alone spends a whole budget can never be decided.
+      if (spent()) {
+        if (scanned === 0)
+          throw new ApiError(
+            503,
+            'temporarily_unavailable',
+            "one candidate spends the request's whole cost budget for expressions: the App's policies cost too much to search with",
+          );
+        return { results, next: after };
+      }
       scanned += 1;
       after = key;
-      if (await keep(item)) results.push(item);
+      if (kept) results.push(item);
       if (results.length === page.limit || scanned === SCAN_LIMIT) return { results, next: key };
     }
     if (batch.length < BATCH) return { results, next: undefined };

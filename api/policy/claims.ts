@@ -6,7 +6,7 @@
 // states, and evaluated at issue over this person and this grant only: the variables hold nothing
 // else, so no expression can read another person's data.
 import { ValidationError, type FieldErrors } from '../errors.js';
-import { CEL_PERSON, CelCompileError, celToJson, compileCel, type CelObjectShape, type CompiledCel } from './cel/index.js';
+import { CEL_PERSON, CelCompileError, celToJson, compileCel, type CelObjectShape, type CompiledCel, type JsonBudget } from './cel/index.js';
 import type { RequestUser } from './requests.js';
 
 /**
@@ -171,6 +171,15 @@ export interface ClaimLeftOut {
   why: string;
 }
 
+/**
+ * The longest JSON text one shaped claim, and all of a token's shaped claims together, may take.
+ * Tokens travel in headers (HTTP servers and proxies commonly refuse headers over 8 to 16 KiB),
+ * and a claim's value is built per token: a few references in a comprehension
+ * (`[0, …, 199].map(a, [0, …, 199].map(b, user.data))`) cost little to evaluate and make
+ * hundreds of megabytes of JSON. A claim over either limit is left out, as a failing one is.
+ */
+export const CLAIM_SIZE_LIMITS = { claim: 8 * 1024, claims: 16 * 1024 } as const;
+
 /** As Kubernetes' claim mappings read them: null, "" and [] say "no such claim". */
 const isNothing = (value: unknown): boolean => value === null || value === '' || (Array.isArray(value) && value.length === 0);
 
@@ -187,6 +196,7 @@ export function shapeClaims(
   const leftOut: ClaimLeftOut[] = [];
   if (!claims) return { claims: shaped, leftOut };
   const variables = { user: bindings.user, grant: bindings.grant };
+  let room: number = CLAIM_SIZE_LIMITS.claims;
   for (const { name, program, problem } of compiledOf(claims)) {
     if (!program) {
       leftOut.push({ claim: name, why: `does not compile: ${problem}` });
@@ -197,9 +207,19 @@ export function shapeClaims(
       leftOut.push({ claim: name, why: result.message });
       continue;
     }
-    const value = celToJson(result.value);
-    if (value === undefined) leftOut.push({ claim: name, why: 'its value is not one JSON can carry (bytes, a duration, a huge integer)' });
-    else if (!isNothing(value)) shaped[name] = value;
+    const budget: JsonBudget = { left: Math.min(CLAIM_SIZE_LIMITS.claim, room) };
+    const value = celToJson(result.value, budget);
+    if (budget.left < 0) {
+      leftOut.push({
+        claim: name,
+        why: `its value is longer than ${CLAIM_SIZE_LIMITS.claim.toLocaleString('en')} characters of JSON, or than what is left of the ${CLAIM_SIZE_LIMITS.claims.toLocaleString('en')} all shaped claims may take`,
+      });
+    } else if (value === undefined)
+      leftOut.push({ claim: name, why: 'its value is not one JSON can carry (bytes, a duration, a huge integer)' });
+    else if (!isNothing(value)) {
+      shaped[name] = value;
+      room -= Math.min(CLAIM_SIZE_LIMITS.claim, room) - budget.left;
+    }
   }
   return { claims: shaped, leftOut };
 }

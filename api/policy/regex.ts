@@ -11,11 +11,17 @@ import { RE2JS, RE2JSSyntaxException } from 're2js';
 const MAX_CACHED = 1000;
 const cache = new Map<string, RE2JS>();
 
-/** The compiled pattern; throws (RE2JSSyntaxException) when RE2 cannot run it. */
-export function policyRegex(source: string): RE2JS {
+/**
+ * The compiled pattern; throws (RE2JSSyntaxException) when RE2 cannot run it. A pattern that
+ * comes from a request (a CEL `matches` whose pattern is a request's field) is compiled and not
+ * kept (`keep` false): a compiled pattern of 200,000 characters takes some 80 MB, and a thousand
+ * distinct ones sent in turn would stay in the cache.
+ */
+export function policyRegex(source: string, keep = true): RE2JS {
   let re = cache.get(source);
   if (!re) {
     re = RE2JS.compile(source);
+    if (!keep) return re;
     if (cache.size >= MAX_CACHED) cache.clear();
     cache.set(source, re);
   }

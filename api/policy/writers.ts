@@ -111,6 +111,7 @@ async function clientRefusal(writer: Writer, held: Holdings, id: string, records
 async function clientRecordRefusal(writer: Writer, held: Holdings, client: Client): Promise<string | undefined> {
   if (client.first_party)
     return "is first_party (no consent page): only the box's own clients may be, written by a writer that allow policies let do everything";
+  if (client.claims && Object.keys(client.claims).length) return SHAPES_CLAIMS;
   if (writer.forPerson && client.grant_types.includes('client_credentials')) {
     return "has client_credentials: a person's token may not make a client whose own tokens meet the box API's global policies";
   }
@@ -125,7 +126,16 @@ async function clientRecordRefusal(writer: Writer, held: Holdings, client: Clien
   return undefined;
 }
 
+/**
+ * Shaped claims read everything the box holds of a person (their data, SCIM attributes, upstream
+ * identities: the administrator's records, not the client's) and put it in tokens whatever the
+ * scopes the person consented to: a delegate's client or app could carry off what no scope gives.
+ */
+const SHAPES_CLAIMS =
+  'shapes claims (they read all the box holds of a person, whatever the scopes): only a writer that allow policies let do everything may write them';
+
 async function appRefusal(writer: Writer, held: Holdings, app: App): Promise<string | undefined> {
+  if (app.claims && Object.keys(app.claims).length) return `App "${app.id}" ${SHAPES_CLAIMS}`;
   const hosts = new Set(app.urls.map(hostOf));
   for (const other of await held.apps()) {
     if (other.id === app.id) continue;

@@ -177,6 +177,21 @@ describe('delegated writes grant no more than the writer holds', function () {
       expect((await box.json('DELETE', '/Client/wiki-payroll-ui', undefined, naive)).status).to.equal(403);
     });
 
+    it("cannot shape claims, which would carry a person's data past the scopes they consented to", async function () {
+      const client = await box.json(
+        'PUT',
+        '/Client/wiki-roles',
+        signInClient([WIKI], { claims: { salary: 'user.data.salary', everything: 'user' } }),
+        naive,
+      );
+      expect(client.status, client.text).to.equal(403);
+      expect(client.body.error_description).to.include('shapes claims');
+      const app = await box.json('PUT', '/App/wiki', { urls: [WIKI], claims: { everything: 'user' } }, naive);
+      expect(app.status, app.text).to.equal(403);
+      expect(app.body.error_description).to.include('shapes claims');
+      expect((await box.json('GET', '/Client/wiki-roles', undefined, root)).status).to.equal(404);
+    });
+
     it("writes its own app's clients, whose tokens go to its app only", async function () {
       const created = await box.json(
         'PUT',

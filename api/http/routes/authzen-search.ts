@@ -16,12 +16,14 @@
 //   type and id, actions by name: no properties, so that a result is what the PEP sends back.
 // - §8.3's page: first in the answer (RECOMMENDED), always with `next_token` — empty on the last
 //   page — an opaque token of where the next page goes on, that the PEP sends as `page.token`.
-//   Pages are bounded (api/decision/search.ts SCAN_LIMIT), decided in a fixed order, and equal
-//   for identical requests. A search's evaluations are not kept for explain (one per candidate).
+//   Pages are bounded (api/decision/search.ts SCAN_LIMIT, and the request's budget for CEL
+//   expressions: a page ends before the candidate that spent it), decided in a fixed order, and
+//   equal for identical requests. A search's evaluations are not kept for explain (one per candidate).
 import { ApiError, badRequest } from '../../errors.js';
 import type { Decision } from '../../decision/engine.js';
 import { listed, nameOf, people, walk, type Found } from '../../decision/search.js';
 import type { Queryable } from '../../db/pool.js';
+import { celBudgetSpent } from '../../policy/cel/index.js';
 import type { Policies } from '../../policy/evaluate.js';
 import type { App } from '../../types.js';
 import { readableBy, type Principal } from '../auth.js';
@@ -49,6 +51,7 @@ export async function search(
 ): Promise<Json> {
   const asked = searchRequest(kind, body);
   const page = { limit: asked.page.limit, after: afterOf(asked.page.token) };
+  // Under the request's budget for expressions (./authzen.ts evaluations): the walk ends a page where it runs out.
   const found = await SEARCHES[kind](svc, asked, app, principal, (e) => allowed(evaluate, e), page);
   return { page: { next_token: found.next === undefined ? '' : tokenOf(found.next) }, results: found.results };
 }
@@ -71,18 +74,24 @@ const SEARCHES: Record<SearchKind, Search> = {
       people(svc),
       async (p) => (await mayRead(p.id)) && allows(evaluationOf(asked, { subject: { type: 'user', id: String(p.id) } })),
       page,
+      celBudgetSpent,
     );
     return { results: found.results.map((p) => ({ type: 'user', id: nameOf(p) })), next: found.next };
   },
 
   async resource(_svc, asked, app, _principal, allows, page) {
     const candidates = (app.resources ?? []).filter((r) => r.type === asked.resource.type);
-    const found = await walk(listed(candidates), (r) => allows(evaluationOf(asked, { resource: { type: r.type, id: r.id } })), page);
+    const found = await walk(
+      listed(candidates),
+      (r) => allows(evaluationOf(asked, { resource: { type: r.type, id: r.id } })),
+      page,
+      celBudgetSpent,
+    );
     return { results: found.results.map((r) => ({ type: r.type, id: r.id })), next: found.next };
   },
 
   async action(_svc, asked, app, _principal, allows, page) {
-    const found = await walk(listed(app.actions ?? []), (name) => allows(evaluationOf(asked, { action: { name } })), page);
+    const found = await walk(listed(app.actions ?? []), (name) => allows(evaluationOf(asked, { action: { name } })), page, celBudgetSpent);
     return { results: found.results.map((name) => ({ name })), next: found.next };
   },
 };

@@ -54,6 +54,7 @@ import { ApiError } from '../../errors.js';
 import { authzenTarget } from '../../decision/authzen-target.js';
 import { decide, type Credential, type Decision, type DecisionServices } from '../../decision/engine.js';
 import type { Decisions } from '../../decision/record.js';
+import { withCelBudget } from '../../policy/cel/index.js';
 import type { App } from '../../types.js';
 import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
@@ -187,12 +188,14 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
 
   /**
    * A route of evaluations, behind the PEP's token and policy and the body's checks. An evaluation
-   * the box could not answer is that request's 503 (logged), as at the gateways' doors.
+   * the box could not answer is that request's 503 (logged), as at the gateways' doors. A request
+   * has one budget for all the CEL expressions it evaluates (withCelBudget): a batch of a hundred
+   * evaluations or a search of a thousand candidates costs at most ten evaluations' limits.
    */
   const evaluations = (path: string, answer: (req: Request, res: Response, app: App) => Promise<void>): void => {
     router.post(path, echoRequestId, authenticate, guard, ...authzenBody, (req, res, next) => {
       appOf(req.params.app as string)
-        .then((app) => answer(req, res, app))
+        .then((app) => withCelBudget(() => answer(req, res, app)))
         .catch((err: unknown) => next(doorError(svc, err, { door: 'authzen', path: req.path })));
     });
   };

@@ -27,9 +27,10 @@ export const SIZES = { items: 2000, declaredString: 4096, anyString: 256 * 1024 
 /**
  * Kubernetes' limits: an expression whose estimated cost is over StaticEstimatedCostLimit
  * (10,000,000, apiextensions' validation rules) is refused when written; an evaluation that spends
- * more than PerCallLimit (1,000,000, k8s.io/apiserver/pkg/apis/cel/config.go) is stopped.
+ * more than PerCallLimit (1,000,000, k8s.io/apiserver/pkg/apis/cel/config.go) is stopped, and
+ * the evaluations of one request together stop at RuntimeCELCostBudget (10,000,000).
  */
-export const COST_LIMITS = { estimated: 10_000_000, perCall: 1_000_000 } as const;
+export const COST_LIMITS = { estimated: 10_000_000, perCall: 1_000_000, perRequest: 10_000_000 } as const;
 
 /** The type of a sub-expression, as far as it is known before evaluation. */
 type T =

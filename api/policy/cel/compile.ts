@@ -20,6 +20,7 @@ import {
   unparse,
   type CelValue,
 } from '@bufbuild/cel';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { create } from '@bufbuild/protobuf';
 import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { strings } from '@bufbuild/cel/ext';
@@ -70,6 +71,24 @@ export interface CelOptions {
 const meter: { spent: number; limit: number } = { spent: 0, limit: COST_LIMITS.perCall };
 
 class OverLimit extends Error {}
+
+/**
+ * What is left of one request's budget for all the expressions it evaluates, as Kubernetes has one
+ * per request beside its per-call limit (apiextensions' RuntimeCELCostBudget, 10,000,000): a
+ * request that decides many times (an AuthZEN search, up to a thousand candidates each through
+ * every policy of the App) would otherwise cost a thousand times the per-call limit.
+ */
+const requestBudget = new AsyncLocalStorage<{ left: number }>();
+
+/**
+ * Runs `fn` with a budget of `limit` for every evaluation it makes, awaited ones included; within
+ * a request that has one already (each evaluation of an AuthZEN search is a decision), that one.
+ */
+export const withCelBudget = <T>(fn: () => T, limit: number = COST_LIMITS.perRequest): T =>
+  requestBudget.getStore() ? fn() : requestBudget.run({ left: limit }, fn);
+
+/** Whether the budget of the request being served (if it has one) is spent. */
+export const celBudgetSpent = (): boolean => (requestBudget.getStore()?.left ?? 1) <= 0;
 
 const charge = (units: number): void => {
   meter.spent += units;
@@ -153,6 +172,25 @@ const madeStrings = [
   }),
 ];
 
+/**
+ * The longest pattern `matches` takes, and the longest one kept compiled. A pattern may be a
+ * request's field (`request.resource.id.matches(request.context.allowed)`), which the write-time
+ * estimate cannot bound and the meter would charge one call for: compiling 200,000 characters
+ * takes most of a second and some 80 MB. So compiling is charged as cel-go charges a match (a
+ * quarter of the pattern's length), a pattern is at most as long as a declared string, and only
+ * short ones, as written in expressions, are cached.
+ */
+export const PATTERN_LIMITS = { length: 4096, cached: 512 } as const;
+
+function celRegex(source: string): ReturnType<typeof policyRegex> {
+  charge(1 + Math.ceil(0.25 * source.length));
+  if (source.length > PATTERN_LIMITS.length)
+    throw new Error(
+      `the pattern is ${source.length.toLocaleString('en')} characters long, over the limit of ${PATTERN_LIMITS.length.toLocaleString('en')}`,
+    );
+  return policyRegex(source, source.length <= PATTERN_LIMITS.cached);
+}
+
 /** One environment per set of variables (each a map of JSON as the bindings are), made once: @bufbuild/cel plans against it. */
 const envs = new Map<string, CelEnv>();
 function envOf(variables: string[]): CelEnv {
@@ -164,7 +202,7 @@ function envOf(variables: string[]): CelEnv {
       funcs: [...strings.filter((f) => f.name !== 'replace' && f.name !== 'join'), ...madeStrings, ...meterFuncs],
       // `matches` on the policies' one RE2 (../regex.ts), whose compiled patterns are cached:
       // @bufbuild/cel's own compiles the pattern again on every call.
-      re2: { compile: policyRegex },
+      re2: { compile: celRegex },
       variables: Object.fromEntries(variables.map((v) => [v, mapType(CelScalar.STRING, CelScalar.DYN)])),
     });
     envs.set(key, env);
@@ -258,12 +296,56 @@ function rootsOf(environment: CelEnvironmentName | CelShape): Record<string, Cel
   throw new Error(`not a CEL environment: ${JSON.stringify(environment)}`);
 }
 
+/**
+ * cel-go's parser limits (its ExpressionSizeCodePointLimit and MaxRecursionDepth defaults, which
+ * Kubernetes keeps): the checker, the meter and @bufbuild/cel's planner each walk an expression
+ * by recursion, so a source nested thousands deep (`1 + 1 + … + 1`) would overflow the stack
+ * after the parser accepted it, a 500 when written and a policy that cannot load.
+ */
+export const SOURCE_LIMITS = { codePoints: 100_000, depth: 250 } as const;
+
+/** The depth of the deepest node of `e`, walked without recursion (the tree may be too deep to recurse over). */
+function depthOf(e: Expr): number {
+  let deepest = 0;
+  const pending: [Expr, number][] = [[e, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    deepest = Math.max(deepest, depth);
+    const kind = node.exprKind;
+    const children: (Expr | undefined)[] =
+      kind.case === 'selectExpr'
+        ? [kind.value.operand]
+        : kind.case === 'callExpr'
+          ? [kind.value.target, ...kind.value.args]
+          : kind.case === 'listExpr'
+            ? kind.value.elements
+            : kind.case === 'structExpr'
+              ? kind.value.entries.flatMap((en) => [en.keyKind.case === 'mapKey' ? en.keyKind.value : undefined, en.value])
+              : kind.case === 'comprehensionExpr'
+                ? [kind.value.iterRange, kind.value.accuInit, kind.value.loopCondition, kind.value.loopStep, kind.value.result]
+                : [];
+    for (const child of children) if (child) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 function parsed(source: string): Expr {
+  const codePoints = [...source].length;
+  if (codePoints > SOURCE_LIMITS.codePoints)
+    throw new CelCompileError([
+      `the expression is ${codePoints.toLocaleString('en')} characters long, over the limit of ${SOURCE_LIMITS.codePoints.toLocaleString('en')}`,
+    ]);
+  let expr: Expr;
   try {
-    return parse(source).expr;
+    expr = parse(source).expr;
   } catch (err) {
+    // The parser recurses too: an expression nested deeper than the stack is refused here.
     throw new CelCompileError([`does not parse: ${errorMessage(err)}`]);
   }
+  // Macros (`all`, `map` …) add a level or two of their own: the limit is on the parsed tree.
+  if (depthOf(expr) > SOURCE_LIMITS.depth)
+    throw new CelCompileError([`the expression is nested more than ${SOURCE_LIMITS.depth} deep (operators, calls, selections)`]);
+  return expr;
 }
 
 /**
@@ -305,9 +387,11 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
   const checked = checkExpr(expr, roots, env, options.yields ?? 'bool');
   if ('problems' in checked) throw new CelCompileError(checked.problems);
   // Without a comprehension an expression makes a fixed number of calls, each linear in what it
-  // reads, so it cannot run away: only one that loops pays for the meter (about a sixth of an
-  // evaluation's time). Such an expression's meter is never spent past its limit.
-  const run = plan(env, loops(expr) ? metered(expr) : expr);
+  // reads (strings are capped: checkMade), so it cannot run away: only one that loops pays for the
+  // meter (about a sixth of an evaluation's time). One that does not still pays for compiling a
+  // request's pattern (celRegex), and draws its estimate from the request's budget.
+  const loopFree = !loops(expr);
+  const run = plan(env, loopFree ? expr : metered(expr));
   const limit = options.perCallLimit ?? COST_LIMITS.perCall;
   return {
     source,
@@ -315,12 +399,22 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
     estimatedCost: checked.cost,
     env,
     evaluate(bindings) {
+      const budget = requestBudget.getStore();
+      const allowed = budget ? Math.min(limit, Math.max(0, budget.left)) : limit;
       meter.spent = 0;
-      meter.limit = limit;
+      meter.limit = allowed;
       // An evaluation over the limit may still end in a value (`stopped || true`): it is an error all the same.
       const value = run(bindings as never);
-      if (meter.spent > limit)
-        return { kind: 'error', message: `the evaluation was stopped: over the cost limit of ${limit.toLocaleString('en')}` };
+      // Unmetered, a loop-free expression draws its estimate (its most) from the request's budget.
+      if (budget) budget.left -= Math.min(loopFree ? Math.max(meter.spent, checked.cost) : meter.spent, allowed + 1);
+      if (meter.spent > allowed)
+        return {
+          kind: 'error',
+          message:
+            allowed < limit
+              ? `the evaluation was stopped: the request spent its cost budget of ${COST_LIMITS.perRequest.toLocaleString('en')}`
+              : `the evaluation was stopped: over the cost limit of ${limit.toLocaleString('en')}`,
+        };
       return isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
     },
   };

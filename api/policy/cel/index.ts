@@ -12,5 +12,6 @@ export {
   type CelOptions,
 } from './compile.js';
 export { COST_LIMITS, SIZES } from './check.js';
-export { celToJson } from './json.js';
+export { SOURCE_LIMITS, celBudgetSpent, withCelBudget } from './compile.js';
+export { celToJson, type JsonBudget } from './json.js';
 export { CEL_ENVIRONMENTS, CEL_PERSON, type CelEnvironmentName, type CelObjectShape, type CelShape } from './shapes.js';

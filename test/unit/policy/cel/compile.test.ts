@@ -1,7 +1,7 @@
 // compileCel (api/policy/cel/): the write-time check against the request object's shape, the
 // cost estimate and the run-time limit, and explain.
 import { expect } from 'chai';
-import { CelCompileError, compileCel, COST_LIMITS, explain } from '../../../../api/policy/cel/index.js';
+import { CelCompileError, compileCel, COST_LIMITS, explain, withCelBudget } from '../../../../api/policy/cel/index.js';
 
 const problemsOf = (source: string, env: 'box-api' | 'app' = 'box-api'): string[] => {
   try {
@@ -50,6 +50,39 @@ describe('compileCel', function () {
     const { parts } = explain(c, { request });
     expect(parts[0]).to.deep.equal({ expression: 'request.user.email == request.params.owner', value: 'false' });
     expect(parts).to.deep.include({ expression: 'request.params.owner', value: '"c@d"' });
+  });
+
+  it("charges compiling a request's pattern by its length, and refuses one past 4,096 characters", function () {
+    // The estimate sees a one-character subject; the pattern is the request's to choose.
+    const c = compileCel('"a".matches(string(request.context.p))', 'app', { perCallLimit: 500 });
+    const evaluate = (p: string) => c.evaluate({ request: { context: { p } } });
+    expect(evaluate('a|b')).to.deep.equal({ kind: 'value', value: true });
+    expect(evaluate(`(a|b)${'c'.repeat(3000)}`)).to.deep.equal({
+      kind: 'error',
+      message: 'the evaluation was stopped: over the cost limit of 500',
+    });
+    const long = compileCel('"a".matches(string(request.context.p))', 'app');
+    const o = long.evaluate({ request: { context: { p: `(a|b)${'|c'.repeat(100_000)}` } } });
+    expect(o.kind).to.equal('error');
+    expect((o as { message: string }).message).to.include('over the limit of 4,096');
+  });
+
+  it("shares one budget among a request's evaluations, awaited ones too, and a nested request keeps it", async function () {
+    const ints = `[${Array.from({ length: 200 }, (_, i) => i).join(',')}]`;
+    // About 150,000 units each: 70 of them would be 10.5 million.
+    const c = compileCel(`${ints}.all(x, ${ints}.all(y, x != -1))`, 'app');
+    const outcomes = await withCelBudget(async () => {
+      const seen: string[] = [];
+      for (let i = 0; i < 70; i++) {
+        await Promise.resolve();
+        seen.push(withCelBudget(() => c.evaluate({ request: {} })).kind);
+      }
+      return seen;
+    });
+    expect(outcomes.filter((k) => k === 'value').length).to.be.within(50, 69);
+    expect(outcomes.at(-1)).to.equal('error');
+    // Outside a request, each evaluation has its own limit only.
+    expect(c.evaluate({ request: {} }).kind).to.equal('value');
   });
 
   it('stops an evaluation past its run-time limit, even one whose value would be true', function () {
