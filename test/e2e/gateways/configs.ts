@@ -169,3 +169,55 @@ export function traefikFlags(w: Wiring, dynamicFile: string): string[] {
     '--global.sendAnonymousUsage=false',
   ];
 }
+
+/** Where Debian's nginx keeps its dynamic modules (`nginx -V`: --modules-path). */
+const NGINX_MODULES = '/usr/lib/nginx/modules';
+
+/** The guide's names of the box and of the MCP server, and its listener, as docs/guides/mcp-servers.md writes them. */
+const MCP_GUIDE_NAMES = {
+  box: 'auth.internal:8080',
+  upstream: 'mcp-backend:3000',
+  listen: 'listen 443 ssl;',
+  serverName: /^ *server_name mcp\.example\.com;\n/m,
+  certificate: /^ *# ssl_certificate …\n/m,
+};
+
+/**
+ * NGINX in front of an MCP server as docs/guides/mcp-servers.md gives it: the page's `nginx`
+ * block, as pasted, with the test's addresses for the guide's names and its loopback listener
+ * for the TLS one; around it, what a server block needs to run alone (the Lua module and its
+ * NDK loaded, as Debian's modules-enabled files load them, and temporary files in w.dir).
+ */
+export function mcpNginxConf(guide: string, w: Omit<Wiring, 'app'>): string {
+  const block = /```nginx\n([\s\S]*?)```/.exec(guide)?.[1];
+  if (!block) throw new Error('docs/guides/mcp-servers.md has no nginx block');
+  const replace = (text: string, name: string | RegExp, by: string): string => {
+    if (!(typeof name === 'string' ? text.includes(name) : name.test(text)))
+      throw new Error(`the guide's nginx block has no ${String(name)}`);
+    return text.replace(name, by);
+  };
+  let server = replace(block, MCP_GUIDE_NAMES.box, w.box);
+  server = replace(server, MCP_GUIDE_NAMES.upstream, w.upstream);
+  server = replace(server, MCP_GUIDE_NAMES.listen, `listen 127.0.0.1:${w.port};`);
+  server = replace(server, MCP_GUIDE_NAMES.serverName, '');
+  server = replace(server, MCP_GUIDE_NAMES.certificate, '');
+  return `
+daemon off;
+worker_processes 1;
+pid ${w.dir}/nginx.pid;
+error_log stderr warn;
+load_module ${NGINX_MODULES}/ndk_http_module.so;
+load_module ${NGINX_MODULES}/ngx_http_lua_module.so;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${w.dir}/client_body;
+  proxy_temp_path ${w.dir}/proxy;
+  fastcgi_temp_path ${w.dir}/fastcgi;
+  uwsgi_temp_path ${w.dir}/uwsgi;
+  scgi_temp_path ${w.dir}/scgi;
+
+${server}
+}
+`;
+}
