@@ -178,8 +178,11 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
     return { authorization: agent.authorizations[0]!, transport };
   }
 
-  /** Sam's browser at the authorization request `url`, through sign-in (when asked) and consent (when asked), to the agent's redirect URI. */
-  async function samAuthorizes(url: URL, expectConsent: boolean): Promise<URLSearchParams> {
+  /**
+   * Sam's browser at the authorization request `url`, through sign-in (when asked) and the consent
+   * page, which names the agent as `agent` says, the scope and the server, to the agent's redirect URI.
+   */
+  async function samAuthorizes(url: URL, agent: string): Promise<URLSearchParams> {
     const response = callback.next();
     await page.goto(url.href);
     if (await page.getByLabel('Password').count()) {
@@ -187,13 +190,13 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       await page.getByLabel('Password').fill(SAM.password);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     }
-    if (expectConsent) {
-      const allow = page.locator('button[name="decision"][value="allow"]');
-      await allow.waitFor();
-      await screenshot(page, 'mcp-consent');
-      expect(await page.locator('body').textContent()).to.include('Files Agent');
-      await allow.click();
-    }
+    const allow = page.locator('button[name="decision"][value="allow"]');
+    await allow.waitFor();
+    await screenshot(page, 'mcp-consent');
+    // Which agent, what it asks for, and for which server (the App the resource names).
+    const consent = (await page.locator('main').textContent()) ?? '';
+    expect(consent).to.include(agent).and.include('files:read').and.include(`mcp — Files ${serverUrl.origin}`);
+    await allow.click();
     const params = await response;
     expect(params.get('error'), params.toString()).to.equal(null);
     // RFC 9207: the response names the box.
@@ -238,7 +241,10 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       expect(authorization.searchParams.get('scope')).to.equal('files:read');
       expect(authorization.searchParams.get('code_challenge_method')).to.equal('S256');
 
-      const params = await samAuthorizes(authorization, true);
+      const params = await samAuthorizes(
+        authorization,
+        `An agent: Files Agent. It describes itself in a document at ${document.url}: only ${new URL(document.url).host} vouches for it.`,
+      );
       expect(document.fetches, 'the box fetched the agent document').to.be.greaterThan(0);
       await first.finishAuth(params.get('code')!);
       ({ client, transport } = await connected(agent()));
@@ -347,7 +353,10 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       expect(authorization.searchParams.get('client_id')).to.equal(clientId);
       expect(authorization.searchParams.get('resource')).to.equal(serverUrl.origin);
 
-      const params = await samAuthorizes(authorization, true);
+      const params = await samAuthorizes(
+        authorization,
+        'An agent: Test Agent. It registered itself with this box, and nobody vouches for it',
+      );
       await transport.finishAuth(params.get('code')!);
       ({ client } = await connected(registered));
       const result = await client.callTool({ name: 'search', arguments: { query: 'minutes' } });
