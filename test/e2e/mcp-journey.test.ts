@@ -275,7 +275,26 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       expect(explained.text).to.include('delete_file').and.not.include('/etc/passwd');
     });
 
-    it('publish wants a second factor: 401 insufficient_user_authentication; the agent steps up, Sam sets up her app, the call goes through', async function () {
+    it('publish wants a second factor: the SDK alone refreshes its token, is refused again, and stops', async function () {
+      // RFC 9470's challenge is a 401 like any other to the SDK's client: it refreshes (a token of
+      // the same sign-in) and gives up on the second 401. docs/guides/mcp-servers.md says so.
+      agent().honoursStepUp = false;
+      const challenges = agent().challenges.length;
+      let refused: unknown;
+      await client.callTool({ name: 'publish', arguments: { path: '/reports/q3.pdf' } }).catch((err: unknown) => (refused = err));
+      expect(String(refused)).to.include('Server returned 401 after successful authentication');
+      expect(
+        agent()
+          .challenges.slice(challenges)
+          .map((c) => c.error),
+      ).to.deep.equal(['insufficient_user_authentication', 'insufficient_user_authentication']);
+      expect(mcp.calls.map((c) => c.tool)).to.not.include('publish');
+      agent().honoursStepUp = true;
+      // A call that passes clears the SDK's memory of that failure.
+      await client.callTool({ name: 'search', arguments: { query: 'again' } });
+    });
+
+    it('publish wants a second factor: 401 insufficient_user_authentication; an agent that reads it steps up, Sam sets up her app, the call goes through', async function () {
       const before = agent().authorizations.length;
       let refused: unknown;
       await client.callTool({ name: 'publish', arguments: { path: '/reports/q3.pdf' } }).catch((err: unknown) => (refused = err));

@@ -210,6 +210,8 @@ export class AgentProvider implements OAuthClientProvider {
   readonly authorizations: URL[] = [];
   /** The 401 challenges the agent saw, in order. */
   readonly challenges: Challenge[] = [];
+  /** Whether the agent acts on a step-up's challenge; without, it is the SDK's client alone. */
+  honoursStepUp = true;
 
   constructor(
     private readonly redirect: string,
@@ -272,7 +274,7 @@ export class AgentProvider implements OAuthClientProvider {
     if (res.status === 401 && header) {
       const challenge = challengeOf(header);
       this.challenges.push(challenge);
-      if (challenge.error === 'insufficient_user_authentication' && challenge.acrValues) {
+      if (this.honoursStepUp && challenge.error === 'insufficient_user_authentication' && challenge.acrValues) {
         this.stepUpTo = challenge.acrValues;
         this.saved = undefined;
       }
