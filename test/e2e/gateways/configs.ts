@@ -31,20 +31,9 @@ const upstreamVariable = (header: string): string => `$upstream_http_${header.to
  * finds the app of /.boxauth/* by its Host as the app's url names it.
  */
 export function nginxConf(w: Wiring): string {
-  return `
-daemon off;
-worker_processes 1;
-pid ${w.dir}/nginx.pid;
-error_log stderr warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${w.dir}/client_body;
-  proxy_temp_path ${w.dir}/proxy;
-  fastcgi_temp_path ${w.dir}/fastcgi;
-  uwsgi_temp_path ${w.dir}/uwsgi;
-  scgi_temp_path ${w.dir}/scgi;
-
+  return nginxAround(
+    w.dir,
+    `
   upstream boxauth { server ${w.box}; }
   upstream app { server ${w.upstream}; }
 
@@ -85,7 +74,30 @@ ${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamV
       proxy_set_header Host $http_host;
     }
   }
+`,
+  );
 }
+
+/**
+ * What an nginx of the tests runs `http` in: in the foreground, its pid and temporary files in
+ * its own directory `dir`, errors to stderr, `modules` (file names in Debian's modules path)
+ * loaded first.
+ */
+function nginxAround(dir: string, http: string, modules: string[] = []): string {
+  return `
+daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log stderr warn;
+${modules.map((m) => `load_module ${NGINX_MODULES}/${m};\n`).join('')}events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${http}}
 `;
 }
 
@@ -185,8 +197,7 @@ const MCP_GUIDE_NAMES = {
 /**
  * NGINX in front of an MCP server as docs/guides/mcp-servers.md gives it: the page's `nginx`
  * block, as pasted, with the test's addresses for the guide's names and its loopback listener
- * for the TLS one; around it, what a server block needs to run alone (the Lua module and its
- * NDK loaded, as Debian's modules-enabled files load them, and temporary files in w.dir).
+ * for the TLS one; around it, what a server block needs to run alone.
  */
 export function mcpNginxConf(guide: string, w: Omit<Wiring, 'app'>): string {
   const block = /```nginx\n([\s\S]*?)```/.exec(guide)?.[1];
@@ -201,23 +212,6 @@ export function mcpNginxConf(guide: string, w: Omit<Wiring, 'app'>): string {
   server = replace(server, MCP_GUIDE_NAMES.listen, `listen 127.0.0.1:${w.port};`);
   server = replace(server, MCP_GUIDE_NAMES.serverName, '');
   server = replace(server, MCP_GUIDE_NAMES.certificate, '');
-  return `
-daemon off;
-worker_processes 1;
-pid ${w.dir}/nginx.pid;
-error_log stderr warn;
-load_module ${NGINX_MODULES}/ndk_http_module.so;
-load_module ${NGINX_MODULES}/ngx_http_lua_module.so;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${w.dir}/client_body;
-  proxy_temp_path ${w.dir}/proxy;
-  fastcgi_temp_path ${w.dir}/fastcgi;
-  uwsgi_temp_path ${w.dir}/uwsgi;
-  scgi_temp_path ${w.dir}/scgi;
-
-${server}
-}
-`;
+  // The Lua module and the NDK it needs, as Debian's modules-enabled files load them.
+  return nginxAround(w.dir, `\n${server}`, ['ndk_http_module.so', 'ngx_http_lua_module.so']);
 }
