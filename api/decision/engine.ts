@@ -86,7 +86,8 @@ export interface GateRequest {
 }
 
 /** Why a request was refused (the deny-reason label of the metrics). */
-export type DenyReason = 'no-app' | 'bad-path' | 'bad-body' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'step-up' | 'error';
+export type DenyReason =
+  'no-app' | 'bad-path' | 'bad-body' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'step-up' | 'error';
 
 /** How the refusal of a JSON-RPC request is told (api/http/refusal.ts): as a JSON-RPC error, to each of its calls. */
 export interface RpcAnswer {
