@@ -35,6 +35,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       "where the decision point serves Envoy's gRPC external authorization (`envoy.service.auth.v3.Authorization/Check`, as Istio `CUSTOM` and Envoy Gateway call it); `0`: not served. With TLS (below) it is served over TLS with the same certificate",
   },
   {
+    names: ['BOXAUTH_GATE_BODY_BYTES'],
+    default: '`65536`',
+    meaning:
+      "the most of a request's body the decision point reads when a gateway sends it (Envoy's `with_request_body`, the HTTP door, NGINX reading it first), for its JSON-RPC envelope only ([per-tool decisions](../guides/guard-your-apps.md#per-tool-decisions-for-mcp-servers)); from 1024 to 524288. A longer body, or one the gateway cut (`allow_partial_message`), is refused with 413: set the gateway's own limit (Envoy's `max_request_bytes`) to the same number",
+  },
+  {
     names: ['BOXAUTH_BASE_URL'],
     default: '`http://localhost:$BOXAUTH_PORT` (`https://\u2026` with TLS)',
     meaning: "the box's public URL: JWT `iss`, redirects, metadata. Every process of one box must share it",

@@ -50,6 +50,8 @@ export interface Config {
   metricsPort: number;
   /** Where Envoy's gRPC ext_authz (envoy.service.auth.v3.Authorization) is served; 0: not served. */
   grpcPort: number;
+  /** The most of a request's body the decision point reads, when a gateway sends it (api/decision/jsonrpc.ts); a longer one is refused. */
+  gateBodyBytes: number;
   baseUrl: string;
   box: string;
   databaseUrl: string | undefined;
@@ -440,6 +442,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: listenHost(env, 'BOXAUTH_HOST'),
     metricsPort: int(env, 'BOXAUTH_METRICS_PORT', DEFAULT_METRICS_PORT, 1, 65535),
     grpcPort: int(env, 'BOXAUTH_GRPC_PORT', DEFAULT_GRPC_PORT, 0, 65535),
+    gateBodyBytes: int(env, 'BOXAUTH_GATE_BODY_BYTES', 64 * 1024, 1024, 512 * 1024),
     baseUrl,
     box: matching(
       env,

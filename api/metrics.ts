@@ -72,7 +72,7 @@ export class Metrics {
   });
   readonly decisionDenials = new Counter({
     name: 'boxauth_decision_denials_total',
-    help: 'Refused decisions by reason: no-policy, no-app, bad-path, bad-token, wrong-audience, sign-in, step-up, error',
+    help: 'Refused decisions by reason: no-policy, no-app, bad-path, bad-body, bad-token, wrong-audience, sign-in, step-up, error',
     labelNames: ['app', 'reason'],
     registers: [this.registry],
   });

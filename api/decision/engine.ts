@@ -30,6 +30,7 @@ import type { App, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
 import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
 import { appRequest, NOBODY, type Caller } from './request.js';
+import { ACCESS_DENIED, coazCall, readJsonRpc, type GateBody, type JsonRpcBody, type JsonRpcCall } from './jsonrpc.js';
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
 import { isAcr, meets, signInOf, weakest } from '../credentials/acr.js';
@@ -77,21 +78,34 @@ export interface GateRequest {
   credential: Credential;
   /** The request's DPoP header(s), as many as were sent (RFC 9449 §4.3: one). */
   proofs?: readonly string[] | undefined;
+  /** What the gateway sent of the request's body, when it sends it (Envoy's with_request_body, NGINX reading it first): read for its JSON-RPC envelope only (./jsonrpc.ts). */
+  body?: GateBody | undefined;
   /** AuthZEN: the evaluation's resource and context. */
   resource?: Record<string, unknown>;
   context?: Record<string, unknown>;
 }
 
 /** Why a request was refused (the deny-reason label of the metrics). */
-export type DenyReason = 'no-app' | 'bad-path' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'step-up' | 'error';
+export type DenyReason =
+  'no-app' | 'bad-path' | 'bad-body' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'step-up' | 'error';
+
+/** How the refusal of a JSON-RPC request is told (api/http/refusal.ts): as a JSON-RPC error, to each of its calls. */
+export interface RpcAnswer {
+  /** JSON-RPC 2.0 §5.1's code: ACCESS_DENIED for a call a policy refused, else why the body was not read. */
+  code: number;
+  /** Each call's id as sent (its raw JSON), null for a notification; [null] when the body was not read. */
+  ids: (string | null)[];
+  /** Whether the body was a batch (answered with an array). */
+  batch: boolean;
+}
 
 export interface Decision {
   id: string;
   app: string | null;
   door: Door;
   allowed: boolean;
-  /** What an HTTP gate answers: 200 allow; 302 to sign in; 400 an ambiguous path; 401 no good credential; 403 refused; 503 undecided. */
-  status: 200 | 302 | 400 | 401 | 403 | 503;
+  /** What an HTTP gate answers: 200 allow; 302 to sign in; 400 an ambiguous path or an unreadable body; 401 no good credential; 403 refused; 413 a body larger than the gate reads; 503 undecided. */
+  status: 200 | 302 | 400 | 401 | 403 | 413 | 503;
   reason: DenyReason | 'allowed';
   /** For people and logs; never a token. */
   description: string;
@@ -113,6 +127,8 @@ export interface Decision {
   outcomes: PolicyOutcome[];
   request: AppRequest | AuthzenRequest | null;
   caller: Caller;
+  /** The request was JSON-RPC (its body, or the JSON its Content-Type names): how a refusal is told. */
+  rpc?: RpcAnswer;
 }
 
 export type DecisionServices = ResourceServices & Pick<Needs, 'apps' | 'policies' | 'users' | 'peopleNamed' | 'keyring' | 'log'>;
@@ -142,7 +158,7 @@ export function originOf(app: App, host: string, scheme?: string): string {
 
 /** What a step answers, when it answers: the Decision's verdict, status and words, and what goes with them. */
 type Answer = Pick<Decision, 'allowed' | 'status' | 'reason' | 'description'> &
-  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'dpopNonce' | 'error' | 'location' | 'retryAfter'>>;
+  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'dpopNonce' | 'error' | 'location' | 'retryAfter' | 'rpc'>>;
 
 /** A refusal: its status, its reason (the deny-reason label of the metrics), and words for people and logs. */
 const refusal = (status: Decision['status'], reason: DenyReason, description: string, more?: Partial<Answer>): Answer => ({
@@ -185,19 +201,48 @@ async function decideNow(svc: DecisionServices, g: GateRequest): Promise<Decisio
     if (!app) return refused(id, g, null, noApp(g));
     const target = readTarget(g.target);
     if ('refused' in target) return refused(id, g, app, refusal(400, 'bad-path', target.refused));
+    const body = readBody(g);
+    if ('refused' in body) return refused(id, g, app, body.refused);
     const origin = originOf(app, g.host, g.scheme);
     const credential = readCredential(app, g.credential, origin);
     const caller = credential === undefined ? NOBODY : await checkSession(svc, app, g, credential, origin);
     if ('status' in caller) return refused(id, g, app, caller); // a credential that proves no caller
     const asked: Asked = { g, app, origin, credential, caller };
-    const request = policyRequest(asked, target);
-    const verdict = await evaluate(svc, asked, request);
-    if (verdict.allowed) return decided(id, asked, request, verdict, allow(svc, asked, verdict));
-    return decided(id, asked, request, verdict, signIn(asked, verdict) ?? stepUp(asked, verdict) ?? noPolicy(verdict));
+    // A batch is decided call by call, each its own request object: any refused call refuses the request.
+    const allowing: PolicyOutcome[] = [];
+    let last: { request: AppRequest | AuthzenRequest; verdict: AppVerdict } | undefined;
+    for (const call of body.rpc?.calls ?? [null]) {
+      const request = policyRequest(asked, target, call);
+      const verdict = await evaluate(svc, asked, request);
+      if (!verdict.allowed) {
+        const answer = signIn(asked, verdict) ?? stepUp(asked, verdict) ?? noPolicy(verdict, call);
+        return decided(id, asked, request, verdict, { ...answer, ...rpcAnswer(body.rpc, ACCESS_DENIED) });
+      }
+      allowing.push(...verdict.outcomes.filter((o) => o.verdict === 'allows'));
+      last = { request, verdict };
+    }
+    return decided(id, asked, last!.request, last!.verdict, allow(svc, asked, allowing));
   } catch (err) {
     return failClosed(svc, id, g, err);
   }
 }
+
+/**
+ * Read the body's JSON-RPC envelope (./jsonrpc.ts), when the gateway sent the body: a body the
+ * gate cannot read whole, or JSON that is not JSON-RPC, is refused (400, 413) before anyone is
+ * asked; deciding it as a request without JSON-RPC would let a tool call through a rule that
+ * allows other POSTs.
+ */
+function readBody(g: GateRequest): { rpc: JsonRpcBody | null } | { refused: Answer } {
+  const read = readJsonRpc(g.body, g.headers);
+  if (read === null || 'calls' in read) return { rpc: read };
+  const answer = refusal(read.status, 'bad-body', read.refused);
+  return { refused: read.json ? { ...answer, rpc: { code: read.code, ids: [null], batch: false } } : answer };
+}
+
+/** How a refusal of the JSON-RPC body `rpc` is told: with `code`, to each of its calls. */
+const rpcAnswer = (rpc: JsonRpcBody | null, code: number): Pick<Answer, 'rpc'> =>
+  rpc ? { rpc: { code, ids: rpc.calls.map((c) => c.id), batch: rpc.batch } } : {};
 
 /** Find the App: the one the gateway names, else the one at the request's host. */
 const findApp = (svc: DecisionServices, g: GateRequest): Promise<App | undefined> =>
@@ -325,11 +370,23 @@ export async function personNamed(
   return ids.length === 1 ? svc.users.get(String(ids[0])) : undefined;
 }
 
-/** What the App's policies see (./request.ts); an AuthZEN evaluation's request carries the resource and context it sent. */
-function policyRequest(asked: Asked, target: { path: string; query: Record<string, string | string[]> }): AppRequest | AuthzenRequest {
+/**
+ * What the App's policies see (./request.ts), with the JSON-RPC `call` of the body when there is
+ * one; an AuthZEN evaluation's request carries the resource and context it sent, and the call
+ * its action and resource name as the AuthZEN MCP binding maps one (./jsonrpc.ts coazCall).
+ */
+function policyRequest(
+  asked: Asked,
+  target: { path: string; query: Record<string, string | string[]> },
+  call: JsonRpcCall | null,
+): AppRequest | AuthzenRequest {
   const { g } = asked;
-  const request = appRequest(asked.app, { method: g.method, host: g.host, ...target }, g.headers, asked.caller);
-  return g.resource ? { ...request, resource: g.resource, ...(g.context ? { context: g.context } : {}) } : request;
+  const read = { method: g.method, host: g.host, ...target };
+  if (!g.resource) return appRequest(asked.app, read, g.headers, asked.caller, call);
+  const { type, id } = g.resource;
+  const coaz = typeof type === 'string' && typeof id === 'string' ? coazCall(g.method, { type, id }) : null;
+  const request = appRequest(asked.app, read, g.headers, asked.caller, coaz);
+  return { ...request, resource: g.resource, ...(g.context ? { context: g.context } : {}) };
 }
 
 /**
@@ -346,14 +403,14 @@ function evaluate(svc: DecisionServices, { app, caller }: Asked, request: AppReq
   return svc.policies.decideApp(app.id, subject, request);
 }
 
-/** Allow (200): the policies that allow it named, the caller in the headers the gateway sets upstream. */
-function allow(svc: DecisionServices, { app, caller }: Asked, verdict: AppVerdict): Answer {
-  const allowing = verdict.outcomes.filter((o) => o.verdict === 'allows').map((o) => o.id);
+/** Allow (200): the policies that allow it named (each call's, for a batch), the caller in the headers the gateway sets upstream. */
+function allow(svc: DecisionServices, { app, caller }: Asked, allowing: PolicyOutcome[]): Answer {
+  const names = [...new Set(allowing.map((o) => o.id))];
   return {
     allowed: true,
     status: 200,
     reason: 'allowed',
-    description: `allowed by ${allowing.map((p) => `"${p}"`).join(', ')}`,
+    description: `allowed by ${names.map((p) => `"${p}"`).join(', ')}`,
     upstream: upstreamHeaders(svc, app, caller),
   };
 }
@@ -419,8 +476,15 @@ function stepUp(asked: Asked, verdict: AppVerdict): Answer | undefined {
   return refusal(401, 'step-up', why, { acr, challenge: wanted });
 }
 
-/** Deny by default: no policy of the app allows the request (403). */
-const noPolicy = (verdict: AppVerdict): Answer => refusal(403, 'no-policy', notAllowed(verdict));
+/** Deny by default: no policy of the app allows the request (403), or, of a JSON-RPC body, this call of it. */
+const noPolicy = (verdict: AppVerdict, call: JsonRpcCall | null): Answer =>
+  refusal(403, 'no-policy', call ? `${callName(call)}: ${notAllowed(verdict).replace('the request', 'this call')}` : notAllowed(verdict));
+
+/** A call as a refusal names it: its method, and its tool (`tools/call "delete_all"`). */
+const callName = (call: JsonRpcCall): string => {
+  const method = /^[\x21-\x7e]+$/.test(call.method) ? call.method : JSON.stringify(call.method);
+  return call.tool === null ? method : `${method} ${JSON.stringify(call.tool)}`;
+};
 
 /** The Decision of a step before the policies were asked: no request, no caller, no outcomes. */
 const refused = (id: string, g: GateRequest, app: App | null, answer: Answer): Decision => ({

@@ -2,8 +2,10 @@
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
 // from the token the box checked: user, client, scope, audience, and what the
-// person's sign-in proved (amr, acr).
+// person's sign-in proved (amr, acr); and, for a JSON-RPC body (an MCP client's), the call
+// (./jsonrpc.ts).
 import { requestUser, type Act, type AppRequest } from '../policy/requests.js';
+import type { JsonRpcEnvelope } from './jsonrpc.js';
 import type { App, PrincipalUser } from '../types.js';
 
 /** Who is calling, as the checked credential says (nobody: all null). */
@@ -35,12 +37,13 @@ export const NOBODY: Caller = {
   authTime: null,
 };
 
-/** The request object of `app`'s policies. */
+/** The request object of `app`'s policies; `jsonrpc`: the call of its body, when it is JSON-RPC. */
 export function appRequest(
   app: App,
   read: { method: string; host: string; path: string; query: Record<string, string | string[]> },
   headers: Record<string, string | undefined>,
   caller: Caller,
+  jsonrpc: JsonRpcEnvelope | null = null,
 ): AppRequest {
   const shown: Record<string, string> = {};
   for (const name of app.policyHeaders ?? []) {
@@ -62,5 +65,7 @@ export function appRequest(
     act: caller.act,
     amr: caller.amr,
     acr: caller.acr,
+    // Only the envelope: a batch's call's id stays with the door, for the answer.
+    jsonrpc: jsonrpc && { method: jsonrpc.method, tool: jsonrpc.tool },
   };
 }

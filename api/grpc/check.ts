@@ -7,6 +7,7 @@
 // A client cannot name the app: context extensions are the gateway's own.
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import type { Decision, GateRequest } from '../decision/engine.js';
+import type { GateBody } from '../decision/jsonrpc.js';
 import { credentialFrom } from '../http/gate-credential.js';
 import { refusalOf } from '../http/refusal.js';
 import { errorFields } from '../errors.js';
@@ -27,6 +28,12 @@ export interface CheckRequest {
         path?: string;
         host?: string;
         scheme?: string;
+        /** The original request's size in bytes, -1 when unknown (int64: a number or a Long). */
+        size?: number | { toString(): string } | null;
+        /** With Envoy's with_request_body: the body (or its first max_request_bytes), as a string… */
+        body?: string;
+        /** …or, with pack_as_bytes, as bytes. */
+        raw_body?: Buffer | Uint8Array;
       };
     };
     context_extensions?: Record<string, string>;
@@ -68,6 +75,7 @@ const RPC_CODES: Record<Decision['status'], number> = {
   400: INVALID_ARGUMENT,
   401: UNAUTHENTICATED,
   403: PERMISSION_DENIED,
+  413: INVALID_ARGUMENT,
   503: UNAVAILABLE,
 };
 
@@ -76,8 +84,10 @@ const option = (key: string, value: string): HeaderValueOption => ({
   append_action: OVERWRITE_IF_EXISTS_OR_ADD,
 });
 
+type HttpAttributes = NonNullable<NonNullable<NonNullable<CheckRequest['attributes']>['request']>['http']>;
+
 /** The request's headers, lower-case names, whichever way Envoy encoded them (the first of a name when raw). */
-function headersOf(http: NonNullable<NonNullable<NonNullable<CheckRequest['attributes']>['request']>['http']>): Record<string, string> {
+function headersOf(http: HttpAttributes): Record<string, string> {
   const headers: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(http.headers ?? {})) headers[name.toLowerCase()] = value;
   for (const h of http.header_map?.headers ?? []) {
@@ -88,8 +98,23 @@ function headersOf(http: NonNullable<NonNullable<NonNullable<CheckRequest['attri
   return headers;
 }
 
-/** The GateRequest a CheckRequest asks about, or why there is none. */
-export function gateRequestOf(check: CheckRequest): GateRequest | { refused: string } {
+/**
+ * The body Envoy sent with the check (with_request_body), or none. It is whole unless it is
+ * longer than `limit`, shorter than the request's size, or Envoy says it cut it: with
+ * allow_partial_message it sends the first max_request_bytes and the header
+ * x-envoy-auth-partial-body: true.
+ */
+function bodyOf(http: HttpAttributes, headers: Record<string, string>, limit: number): GateBody | undefined {
+  const raw = http.raw_body && http.raw_body.length > 0 ? http.raw_body : http.body ? Buffer.from(http.body, 'utf8') : undefined;
+  if (!raw) return undefined;
+  const size = typeof http.size === 'number' ? http.size : Number(http.size?.toString() ?? -1);
+  const cut = (headers['x-envoy-auth-partial-body'] ?? '').toLowerCase().includes('true');
+  const whole = !cut && raw.length <= limit && !(size > raw.length);
+  return { bytes: raw.subarray(0, limit), whole };
+}
+
+/** The GateRequest a CheckRequest asks about, or why there is none; `bodyLimit`: the most of a body the gate reads (BOXAUTH_GATE_BODY_BYTES). */
+export function gateRequestOf(check: CheckRequest, bodyLimit: number): GateRequest | { refused: string } {
   const http = check.attributes?.request?.http;
   if (!http) return { refused: 'the CheckRequest has no attributes.request.http: only HTTP requests are decided' };
   const headers = headersOf(http);
@@ -108,6 +133,7 @@ export function gateRequestOf(check: CheckRequest): GateRequest | { refused: str
     target,
     headers,
     credential: credentialFrom(headers.authorization, headers.cookie),
+    body: bodyOf(http, headers, bodyLimit),
     // Envoy joins the values of a repeated header with commas, which no JWT holds: each is a proof.
     ...(headers.dpop !== undefined ? { proofs: headers.dpop.split(',').map((p) => p.trim()) } : {}),
   };

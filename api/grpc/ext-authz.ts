@@ -34,8 +34,8 @@ protobuf.common(
   (descriptor as { nested: { google: { nested: { protobuf: { nested: protobuf.INamespace['nested'] } } } } }).nested.google.nested.protobuf
     .nested!,
 );
-/** A CheckRequest is headers and a path (bodies are not asked for); far more than that is not Envoy. */
-const MAX_MESSAGE_BYTES = 1 << 20;
+/** A CheckRequest is headers, a path and, with with_request_body, at most max_request_bytes of the body (BOXAUTH_GATE_BODY_BYTES, at most 512 KiB, is the most the gate reads); far more than that is not Envoy. */
+const MAX_MESSAGE_BYTES = 2 << 20;
 const TLS_RELOAD_MS = 1000;
 
 export type ExtAuthzServices = DecisionServices & Pick<Needs, 'config' | 'decisions'>;
@@ -93,7 +93,7 @@ export function checkHandler(
     };
     const started = process.hrtime.bigint();
     new Promise<CheckResponse>((resolve) => {
-      const gate = gateRequestOf(call.request);
+      const gate = gateRequestOf(call.request, svc.config.gateBodyBytes);
       if ('refused' in gate) return resolve(malformedResponse(gate.refused));
       resolve(
         decide(svc, gate).then((d) => {

@@ -15,6 +15,11 @@
 //   (NGINX, whose auth_request cannot pass a redirect on) 401 and the address in
 //   X-Boxauth-Sign-In.
 //
+// Both read the original request's body when the gateway sends it (Envoy's http_service
+// with_request_body; NGINX with its body read first, proxy_pass_request_body on), up to
+// BOXAUTH_GATE_BODY_BYTES, for its JSON-RPC envelope (api/decision/jsonrpc.ts): an MCP
+// client's tool calls are decided one by one.
+//
 // No CORS preflight is answered here: an OPTIONS request at an app is the app's, and
 // its policies decide it like any other. The people's side of an app (sign-in at
 // <app>/.boxauth/*) is in ./routes/app-sign-in.ts; AuthZEN in ./routes/authzen.ts;
@@ -23,6 +28,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import { appCookieAttributes } from '../decision/app-sign-in.js';
 import { decide, type Credential, type Decision, type GateRequest } from '../decision/engine.js';
+import type { GateBody } from '../decision/jsonrpc.js';
 import { credentialFrom } from './gate-credential.js';
 import { refusalOf } from './refusal.js';
 import type { Config } from '../config.js';
@@ -140,6 +146,40 @@ function forwarded(h: Record<string, string | undefined>): Original {
   }
 }
 
+/**
+ * The body the gateway sent with the check, read up to `limit` bytes (the rest is drained, not
+ * kept); none when the request has none. Not whole when it is longer than `limit`, or when Envoy
+ * says it sent only part of it (allow_partial_message: x-envoy-auth-partial-body: true).
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<GateBody | undefined> {
+  const length = req.headers['content-length'];
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
+  const cut = (first(req.headers['x-envoy-auth-partial-body']) ?? '').toLowerCase().includes('true');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let read = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      if (read + chunk.length > limit) {
+        over = true; // decided now: what follows is drained unread
+        chunks.push(chunk.subarray(0, limit - read));
+        resolve({ bytes: Buffer.concat(chunks), whole: false });
+        return;
+      }
+      chunks.push(chunk);
+      read += chunk.length;
+    });
+    req.on('end', () => {
+      if (!over) resolve({ bytes: Buffer.concat(chunks), whole: !cut });
+    });
+    req.on('error', reject);
+  });
+}
+
 /** A decision as an HTTP gate answers it: 200 and the caller's headers, or the refusal for the client. Returns the status. */
 function writeDecision(box: string, res: ServerResponse, d: Decision, wantsHtml: boolean, signIn401: boolean): number {
   const headers: Record<string, string | string[]> = { ...COMMON_HEADERS, 'X-Boxauth-Decision': d.id, 'Cache-Control': 'no-store' };
@@ -218,11 +258,11 @@ export function withGateEndpoints(
     const method = req.method ?? 'GET';
     const started = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
-    req.resume(); // the original body, when the gateway sends it, is not needed
     // Whatever fails while this request is read or answered ends this request only, never the
     // process: what the box meant to answer (an ApiError: 400) or else 503 — the gate could not
     // answer, and a gateway fails closed on it. If even that cannot be written, the connection is cut.
     const fail = (err: unknown): void => {
+      req.resume(); // a body not read yet is not needed
       try {
         const refusal = doorError(svc, err, { door: door.door, app: door.app });
         if (res.headersSent) throw new Error('the answer was already under way', { cause: err });
@@ -258,7 +298,8 @@ export function withGateEndpoints(
       fail(err);
       return;
     }
-    decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop })
+    readBody(req, svc.config.gateBodyBytes)
+      .then((body) => decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop, body }))
       .then((d) => {
         svc.decisions.record(d, seconds());
         const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);

@@ -143,6 +143,12 @@ export interface AppRequest {
   amr: string[] | null;
   /** Its class, on the box's ladder (urn:boxauth:acr:password, urn:boxauth:acr:mfa, phr); null without one. */
   acr: string | null;
+  /**
+   * The JSON-RPC call of the request's body (an MCP client's POST), read by api/decision/jsonrpc.ts:
+   * its method and, for `tools/call`, its tool; each call of a batch is its own request object.
+   * Null when the request carries no JSON-RPC (no body, or one the gateway did not send).
+   */
+  jsonrpc: { method: string; tool: string | null } | null;
 }
 
 /** An AuthZEN evaluation at an app (api/http/routes/authzen.ts): an app's request, with the evaluation's resource and context as sent. */

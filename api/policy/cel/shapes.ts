@@ -108,6 +108,7 @@ const app: CelObjectShape = {
     act,
     amr: strings,
     acr: 'string',
+    jsonrpc: { fields: { method: 'string', tool: 'string' } },
     // §5.3: type, id and properties; the resource is passed as sent, so other keys may be there.
     resource: { fields: { type: 'string', id: 'string', properties: openMap }, rest: 'dyn' },
     context: openMap,

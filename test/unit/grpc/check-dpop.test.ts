@@ -6,9 +6,12 @@ import { NOBODY } from '../../../api/decision/request.js';
 import { checkResponseOf, gateRequestOf } from '../../../api/grpc/check.js';
 
 const check = (headers: Record<string, string>) =>
-  gateRequestOf({
-    attributes: { request: { http: { method: 'GET', path: '/q3?x=1', host: 'reports.example', scheme: 'https', headers } } },
-  });
+  gateRequestOf(
+    {
+      attributes: { request: { http: { method: 'GET', path: '/q3?x=1', host: 'reports.example', scheme: 'https', headers } } },
+    },
+    65536,
+  );
 
 describe("Envoy's gRPC door with DPoP", function () {
   it('reads "DPoP <token>" and the proof; a repeated DPoP header (joined with commas) is several proofs', function () {

@@ -7,9 +7,12 @@ import { checkResponseOf, gateRequestOf } from '../../../api/grpc/check.js';
 describe("Envoy's CheckRequest", function () {
   it('names no method: refused, not decided as a GET', function () {
     const read = (method: string | undefined, headers: Record<string, string> = {}) =>
-      gateRequestOf({
-        attributes: { request: { http: { ...(method !== undefined ? { method } : {}), path: '/orders/1', host: 'a.example', headers } } },
-      });
+      gateRequestOf(
+        {
+          attributes: { request: { http: { ...(method !== undefined ? { method } : {}), path: '/orders/1', host: 'a.example', headers } } },
+        },
+        65536,
+      );
     expect(read(undefined)).to.deep.equal({ refused: 'the CheckRequest names no method (attributes.request.http.method)' });
     expect(read('')).to.have.property('refused');
     expect(read('delete')).to.include({ method: 'DELETE' });
