@@ -454,7 +454,11 @@ function grantOf(responseType: string | undefined): 'implicit' | 'authorization_
 }
 
 /** A refusal on its way back to the client, from the box whose address is `issuer`. */
-function inTheRedirect(issuer: string, { redirectUri, responseType, params }: AskedRequest, { error, description }: Refusal): RedirectProblem {
+function inTheRedirect(
+  issuer: string,
+  { redirectUri, responseType, params }: AskedRequest,
+  { error, description }: Refusal,
+): RedirectProblem {
   return {
     kind: 'redirect',
     location: redirectTo(issuer, redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
