@@ -15,11 +15,11 @@ import type { RecordCache } from '../cache/record-cache.js';
 import type { Stored } from '../store/resources.js';
 import type { PushedRequestClaim } from '../store/pushed-requests.js';
 import type { Client } from '../types.js';
-import { grantedAudience, grantedScope } from './entitlements.js';
+import { grantedScope, registeredResource, type RegisteredResources } from './entitlements.js';
 import { isRedirectErrorCode, OAuthError, type EndpointErrorCode, type RedirectErrorCode } from '../credentials/errors.js';
 import { listedInGrantTypes, notListedInGrantTypes } from './grant-types.js';
 import { hasOpenid, idTokenHintClaims, parseClaimsParameter, type RequestedClaims } from './openid.js';
-import { resourceParam, scopeParam } from './params.js';
+import { resourceParam, scopeParam, severalResources } from './params.js';
 import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
 
@@ -29,10 +29,12 @@ interface Needs {
   log: Logger;
   keyring: Keyring;
   clients: RecordCache<Stored<Client>>;
+  /** The Apps of the box by audience: the resources a `resource` may name (./entitlements.ts). */
+  apps: RegisteredResources;
 }
 
-/** What reading an authorization request needs: its client, the box's address and keys (id_token_hint), the log of refusals. */
-export type AuthorizationRequestServices = Pick<Needs, 'clients' | 'config' | 'keyring' | 'log'>;
+/** What reading an authorization request needs: its client, the box's address and keys (id_token_hint), the Apps (resource), the log of refusals. */
+export type AuthorizationRequestServices = Pick<Needs, 'apps' | 'clients' | 'config' | 'keyring' | 'log'>;
 
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
@@ -131,8 +133,8 @@ export async function parseAuthorizationRequest(
   const asked = knownGood(presented);
   const read: Partial<Readings> = {};
   for (const check of AUTHORIZATION_REQUEST_CHECKS.inTheRedirect) {
-    const found = check(asked, read, svc);
-    if (found && 'error' in found) return inTheRedirect(asked, found);
+    const found = await check(asked, read, svc);
+    if (found && 'error' in found) return inTheRedirect(svc.config.baseUrl, asked, found);
     Object.assign(read, found);
   }
   return requestOf(asked, read);
@@ -144,6 +146,8 @@ interface Presented {
   pushed: PushedRequestClaim | 'being-pushed' | undefined;
   /** Its parameters, each given once and not empty (eachParameterOnce reads them). */
   params: Record<string, string>;
+  /** It named several resources (RFC 8707), which resourceIsGranted refuses in the redirect. */
+  severalResources?: boolean;
   client?: Stored<Client>;
   redirectUri?: string;
 }
@@ -152,6 +156,8 @@ interface Presented {
 interface AskedRequest {
   /** Its parameters, each given once and not empty. */
   params: Record<string, string>;
+  /** It named several resources (RFC 8707). */
+  severalResources: boolean;
   client: Stored<Client>;
   redirectUri: string;
   /** The grant its response_type asks for; undefined for a response_type the box does not serve. */
@@ -188,7 +194,11 @@ type PageCheck = (
 ) => PageProblem | Partial<Presented> | undefined | Promise<PageProblem | Partial<Presented> | undefined>;
 
 /** One rule after: a refusal, what it read, or nothing (a rule kept). `read` holds what the checks before it read. */
-type Check = (asked: AskedRequest, read: Partial<Readings>, svc: AuthorizationRequestServices) => Refusal | Partial<Readings> | undefined;
+type Check = (
+  asked: AskedRequest,
+  read: Partial<Readings>,
+  svc: AuthorizationRequestServices,
+) => Refusal | Partial<Readings> | undefined | Promise<Refusal | Partial<Readings> | undefined>;
 
 const refuse = (error: RequestErrorCode, description: string): Refusal => ({ error, description });
 
@@ -198,16 +208,25 @@ function refusalOf(err: OAuthError): Refusal {
   return refuse(err.code, err.message);
 }
 
-/** RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." */
+/**
+ * RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." But
+ * `resource`, which RFC 8707 §2 lets a client repeat: the box takes one (./params.ts
+ * severalResources says why), and says so in the redirect, as invalid_target.
+ */
 const eachParameterOnce: PageCheck = ({ raw }) => {
   const params: Record<string, string> = {};
+  let severalResources = false;
   for (const name of AUTHORIZE_PARAMS) {
     const v = raw[name];
+    if (name === 'resource' && Array.isArray(v)) {
+      severalResources = true;
+      continue;
+    }
     if (Array.isArray(v))
       return { kind: 'page', status: 400, title: 'Invalid request', message: `The parameter ${name} was given more than once.` };
     if (typeof v === 'string' && v !== '') params[name] = v;
   }
-  return { params };
+  return { params, severalResources };
 };
 
 /** RFC 6749 §4.1.1: "client_id REQUIRED." */
@@ -315,9 +334,9 @@ const publicClientUsesPkce: Check = ({ client, grant, params }) =>
     : undefined;
 
 /** A reading of ./params.ts or ./entitlements.ts, whose OAuthError is the refusal. */
-function readOrRefuse(read: () => Partial<Readings>): Partial<Readings> | Refusal {
+async function readOrRefuse(read: () => Partial<Readings> | Promise<Partial<Readings>>): Promise<Partial<Readings> | Refusal> {
   try {
-    return read();
+    return await read();
   } catch (err) {
     if (err instanceof OAuthError) return refusalOf(err);
     throw err;
@@ -328,9 +347,19 @@ function readOrRefuse(read: () => Partial<Readings>): Partial<Readings> | Refusa
 const scopeIsGranted: Check = ({ client, params }) =>
   readOrRefuse(() => ({ scope: grantedScope(client.resource, scopeParam(params.scope)) }));
 
-/** RFC 8707 §2: `resource` names where the token will be used; it becomes the token's audience, or invalid_target. */
-const resourceIsGranted: Check = ({ client, params }) =>
-  readOrRefuse(() => ({ audience: grantedAudience(client.resource, resourceParam(params.resource)) }));
+/**
+ * RFC 8707 §2.1: `resource` "indicates the identity of the protected resource(s) to which access is
+ * being requested"; in the code flow "the requested resource is applicable to the full
+ * authorization grant". It must be a registered resource this client may ask for
+ * (./entitlements.ts registeredResource), one per request; it becomes the audience of every token
+ * of the grant, or invalid_target.
+ */
+const resourceIsGranted: Check = ({ client, params, severalResources: several }, _read, svc) =>
+  readOrRefuse(async () => {
+    if (several) throw severalResources();
+    const resource = resourceParam(params.resource);
+    return { audience: resource === null ? null : await registeredResource(svc, client.resource, resource) };
+  });
 
 /**
  * An ID token is asked for in an OpenID request (Core §3.1.2.1: "If the openid scope value is not
@@ -404,11 +433,19 @@ export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageChec
 };
 
 /** The request the checks on a page let through: its client and redirect URI, and what its response_type asks. */
-function knownGood({ params, pushed, client, redirectUri }: Presented): AskedRequest {
+function knownGood({ params, pushed, client, redirectUri, severalResources = false }: Presented): AskedRequest {
   // The checks on a page end with redirectUriIsRegistered, which finds both or refuses.
   if (!client || redirectUri === undefined) throw new Error('an authorization request passed the checks without a client or redirect URI');
   const grant = grantOf(params.response_type);
-  return { params, pushed, client, redirectUri, grant, responseType: (grant ? params.response_type : 'code') as ResponseType };
+  return {
+    params,
+    severalResources,
+    pushed,
+    client,
+    redirectUri,
+    grant,
+    responseType: (grant ? params.response_type : 'code') as ResponseType,
+  };
 }
 
 function grantOf(responseType: string | undefined): 'implicit' | 'authorization_code' | undefined {
@@ -416,11 +453,15 @@ function grantOf(responseType: string | undefined): 'implicit' | 'authorization_
   return RESPONSE_TYPES.includes(responseType as ResponseType) ? 'implicit' : undefined;
 }
 
-/** A refusal on its way back to the client. */
-function inTheRedirect({ redirectUri, responseType, params }: AskedRequest, { error, description }: Refusal): RedirectProblem {
+/** A refusal on its way back to the client, from the box whose address is `issuer`. */
+function inTheRedirect(
+  issuer: string,
+  { redirectUri, responseType, params }: AskedRequest,
+  { error, description }: Refusal,
+): RedirectProblem {
   return {
     kind: 'redirect',
-    location: redirectTo(redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
+    location: redirectTo(issuer, redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
     error,
     description,
   };
@@ -540,10 +581,23 @@ export function redirectMatches(registered: string, requested: string): boolean 
   );
 }
 
-/** The redirect URI with the response in the query (code) or the fragment (the implicit kinds). */
-export function redirectTo(redirectUri: string, responseType: ResponseType, values: Record<string, string | undefined>): string {
+/**
+ * The redirect URI with the response in the query (code) or the fragment (the implicit kinds), and
+ * the box's issuer identifier beside it. RFC 9207 §2: "Authorization servers supporting this
+ * specification MUST provide their issuer identifier to clients by adding the iss parameter to
+ * all authorization responses" — success and error alike — so that a client talking to several
+ * authorization servers can tell which one answered (a mix-up attack sends it the other's code).
+ * Every answer that goes back to the client is built here; an error shown on a page is not a
+ * response to the client and carries none.
+ */
+export function redirectTo(
+  issuer: string,
+  redirectUri: string,
+  responseType: ResponseType,
+  values: Record<string, string | undefined>,
+): string {
   const url = new URL(redirectUri);
-  const pairs = Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined);
+  const pairs = Object.entries({ ...values, iss: issuer }).filter((e): e is [string, string] => e[1] !== undefined);
   if (responseType === 'code') {
     for (const [k, v] of pairs) url.searchParams.set(k, v);
   } else {
@@ -552,7 +606,7 @@ export function redirectTo(redirectUri: string, responseType: ResponseType, valu
   return url.toString();
 }
 
-/** Where the request goes back to the client with an error (access_denied, login_required, consent_required…). */
-export function errorRedirect(req: AuthorizationRequest, error: RedirectErrorCode, description: string): string {
-  return redirectTo(req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
+/** Where the request goes back to the client of the box `issuer` with an error (access_denied, login_required, consent_required…). */
+export function errorRedirect(issuer: string, req: AuthorizationRequest, error: RedirectErrorCode, description: string): string {
+  return redirectTo(issuer, req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
 }

@@ -78,7 +78,7 @@ export async function grantAuthorization(
   browser: BrowserSession,
 ): Promise<string | PageProblem> {
   const issued = await store.whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
-  return issued ?? errorRedirect(req, 'access_denied', 'the sign-in ended before the request was granted');
+  return issued ?? errorRedirect(svc.config.baseUrl, req, 'access_denied', 'the sign-in ended before the request was granted');
 }
 
 async function issue(
@@ -112,7 +112,7 @@ async function issue(
       amr: browser.amr,
       dpopJkt: req.dpopJkt ?? null,
     });
-    return redirectTo(req.redirectUri, 'code', { code, state: req.state });
+    return redirectTo(svc.config.baseUrl, req.redirectUri, 'code', { code, state: req.state });
   }
   // The implicit kinds: what was asked for travels in the fragment; never a refresh token.
   const settings = client.auth?.implicit ?? {};
@@ -165,5 +165,5 @@ async function issue(
       now,
     });
   }
-  return redirectTo(req.redirectUri, req.responseType, values);
+  return redirectTo(svc.config.baseUrl, req.redirectUri, req.responseType, values);
 }

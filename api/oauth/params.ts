@@ -29,6 +29,7 @@ export function tokenParams(body: unknown): Params {
   for (const [name, value] of entries) {
     const nameProblem = textProblem(name, LIMITS.name);
     if (nameProblem || isPrototypeKey(name)) throw invalidRequest(`a parameter name ${nameProblem ?? 'is not allowed'}`);
+    if (Array.isArray(value) && name === 'resource') throw severalResources();
     if (Array.isArray(value)) throw invalidRequest(`parameter ${name} was sent more than once`);
     if (typeof value !== 'string') throw invalidRequest(`parameter ${name} must be a string`);
     const problem = textProblem(value, LIMITS.value);
@@ -100,3 +101,21 @@ export function resourceParam(value: string | undefined): string | null {
   }
   return resource;
 }
+
+/**
+ * Several `resource` parameters in one request. RFC 8707 §2: "Multiple resource parameters MAY be
+ * used to indicate that the requested token is intended to be used at multiple resources"; but
+ * §3: "using only a single resource parameter is encouraged. If a bearer token has multiple
+ * intended recipients (audiences), then the token is valid at more than one protected resource
+ * and can be used by any one of those resources to access any of the others. [...] Furthermore,
+ * an authorization server may be unwilling or unable to fulfill a token request with multiple
+ * resources." A box token has one audience (its session keeps one), and each App's gate must be
+ * able to trust that a token it accepts was meant for it alone: one resource per request, the
+ * same at the authorization endpoint, PAR and the token endpoint, so that a grant never holds
+ * resources a token request would then have to choose between.
+ */
+export const severalResources = (): OAuthError =>
+  new OAuthError(
+    'invalid_target',
+    'name one resource per request: each token is for one resource (RFC 8707 §3); ask for a token per resource',
+  );

@@ -96,12 +96,29 @@ function scopeList(say: Say, scopes: string[]): Html {
   )}</ul>`;
 }
 
+/** A resource (RFC 8707) a request asks for: its URI, and the App whose audience it is, when it is one. */
+export interface ConsentResource {
+  uri: string;
+  app?: { name: string; description?: string | undefined };
+}
+
+/** Where the tokens will be used: each App by its name and description, any other resource by its URI. */
+function resourceList(resources: readonly ConsentResource[]): Html {
+  return html`<ul class="resources">${resources.map((r) =>
+    r.app
+      ? html`<li><strong>${r.app.name}</strong>${r.app.description ? html` — ${r.app.description}` : ''} <code>${r.uri}</code></li>`
+      : html`<li><code>${r.uri}</code></li>`,
+  )}</ul>`;
+}
+
 export interface ConsentPage {
   box: string;
   csrf: string;
   clientId: string;
   clientDescription?: string;
   scope?: string;
+  /** The resources (RFC 8707) the tokens will be for; none: the request named none. */
+  resources?: readonly ConsentResource[];
   email: string;
   params: Record<string, string | undefined>;
 }
@@ -115,6 +132,7 @@ export function consentPage(p: ConsentPage): Page {
 ${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
 <p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
 ${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : html`<p>${say('consent.noScope')}</p>`}
+${p.resources?.length ? html`<p>${say('consent.forResources')}</p>${resourceList(p.resources)}` : ''}
 <form method="post" action="/auth/consent" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
 <button type="submit" name="decision" value="allow">${say('consent.allow')}</button>

@@ -32,6 +32,8 @@ describe('authorize endpoint', function () {
       { grant_types: ['authorization_code'], secret: 'web-secret-1', auth: { authorization_code: { redirect_uri: cb } } },
       root,
     );
+    // A registered resource (RFC 8707), with a query: the audience of an App.
+    await box.json('PUT', '/App/api', { urls: ['https://api.example'], audience: 'https://api.example/v1?tenant=7' }, root);
   });
   after(async function () {
     await box?.stop();
@@ -100,7 +102,7 @@ describe('authorize endpoint', function () {
       resource: 'api',
     });
     expect([untrusted.status, untrusted.headers.get('location')]).to.deep.equal([400, null]);
-    // An absolute URI, with a query too (RFC 8707: "SHOULD NOT", not "MUST NOT"): the sign-in page.
+    // An absolute URI, with a query too (RFC 8707: "SHOULD NOT", not "MUST NOT"), registered: the sign-in page.
     const fine = await authorize({
       response_type: 'code',
       client_id: 'web',

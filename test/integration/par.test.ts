@@ -31,6 +31,10 @@ describe('pushed authorization requests (RFC 9126)', function () {
     });
     root = await box.rootToken();
     expect((await box.json('POST', '/users', ANN, root)).status).to.equal(201);
+    // A registered resource (RFC 8707): the audience of an App.
+    expect(
+      (await box.json('PUT', '/App/api', { urls: ['https://api.example'], audience: 'https://api.example/v1' }, root)).status,
+    ).to.equal(201);
     const code = { authorization_code: { redirect_uris: [CALLBACK, OTHER_CALLBACK] } };
     for (const [id, client] of Object.entries({
       web: { first_party: true, secret: SECRET, auth: code },

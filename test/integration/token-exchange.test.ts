@@ -487,7 +487,25 @@ describe('token exchange (RFC 8693)', function () {
       });
     }
 
-    it('an absolute URI, with a query (RFC 8707: "SHOULD NOT", not "MUST NOT") or a URN: the audience of the new token', async function () {
+    it('an absolute URI that is no registered resource: 400 invalid_target, nothing issued', async function () {
+      const res = await raw('anywhere', {
+        subject_token: await ownToken('anywhere'),
+        subject_token_type: ACCESS_TOKEN,
+        resource: 'https://unregistered.example/api',
+      });
+      expect([res.status, res.body.error], res.text).to.deep.equal([400, 'invalid_target']);
+      expect(res.body.error_description).to.match(/not a registered resource/);
+    });
+
+    it('an absolute URI, with a query (RFC 8707: "SHOULD NOT", not "MUST NOT") or a URN, an App\'s audience: the audience of the new token', async function () {
+      const root = await box.rootToken();
+      for (const [app, audience] of [
+        ['orders-api', 'https://orders.example/api?tenant=7'],
+        ['orders-urn', 'urn:example:orders'],
+      ] as const) {
+        const put = await box.json('PUT', `/App/${app}`, { urls: [`https://${app}.example`], audience }, root);
+        expect(put.status, put.text).to.equal(201);
+      }
       for (const resource of ['https://orders.example/api?tenant=7', 'urn:example:orders']) {
         const res = await raw('anywhere', { subject_token: await ownToken('anywhere'), subject_token_type: ACCESS_TOKEN, resource });
         expect(res.status, res.text).to.equal(200);

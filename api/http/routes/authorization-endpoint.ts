@@ -21,7 +21,7 @@ import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
 import { words } from '../../ui/language.js';
-import { consentPage, messagePage } from '../../ui/pages.js';
+import { consentPage, messagePage, type ConsentResource } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
 import { browserId, csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { signedInAfterRequest, signInMarker, type FreshSignInServices } from '../fresh-sign-in.js';
@@ -81,6 +81,17 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
     });
   }
 
+  /**
+   * The resources (RFC 8707) the request's tokens will be for, as the consent page names them. RFC
+   * 8707 §2.1: "The authorization server might use this data to inform the user about the resources
+   * the client is going to access on their behalf". An App's audience is named by the App.
+   */
+  async function resourcesAskedFor(request: AuthorizationRequest): Promise<ConsentResource[]> {
+    if (request.audience === undefined) return [];
+    const app = await svc.apps.byAudience(request.audience);
+    return [{ uri: request.audience, ...(app ? { app: { name: app.id, description: app.description } } : {}) }];
+  }
+
   /** Carries the decision out. */
   async function act(
     req: Request,
@@ -94,7 +105,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
         // Another use of the same request_uri answered the client first: this one only sees the page.
         const gone = await endPushedRequest(svc, request.pushed, Date.now());
         if (gone) return problemPage(res, gone);
-        return res.redirect(302, errorRedirect(request, decision.error, decision.description));
+        return res.redirect(302, errorRedirect(svc.config.baseUrl, request, decision.error, decision.description));
       }
       case 'signed-out':
         return signedOut(res);
@@ -130,6 +141,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
             clientId: client.id,
             clientDescription: client.description,
             scope: request.scope,
+            resources: await resourcesAskedFor(request),
             email: person!.user.email,
             params: request.params,
           }),

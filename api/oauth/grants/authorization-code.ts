@@ -8,7 +8,8 @@ import { insertSessions, type CloseSelector, type SessionRow } from '../../store
 import type { Client, GrantSettings } from '../../types.js';
 import { getUser, type UserRow } from '../../store/users.js';
 import { closeGrants, type Closing } from '../../credentials/closing.js';
-import { invalidGrant, type OAuthError } from '../../credentials/errors.js';
+import { invalidGrant, OAuthError } from '../../credentials/errors.js';
+import { grantedResource } from '../entitlements.js';
 import { browserDetails, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import type { Params } from '../params.js';
@@ -76,6 +77,14 @@ export function judgeCode(client: Client, found: AuthorizationCode | undefined, 
     if (jkt === undefined)
       return refuse('the authorization request bound this code to a DPoP key (dpop_jkt): send a DPoP proof of that key');
     if (jkt !== found.dpopJkt) return refuse("the DPoP proof's key is not the one the authorization request bound this code to (dpop_jkt)");
+  }
+  // RFC 8707 §2.2: the token request's resource may only name what the authorization request was
+  // granted (./entitlements.ts grantedResource); the code is spent, as by every other refusal.
+  try {
+    grantedResource(found.audience, params.resource, CODE);
+  } catch (err) {
+    if (err instanceof OAuthError) return { refuse: err, spend: true };
+    throw err;
   }
   return { honour: found };
 }

@@ -1,6 +1,6 @@
 // grant_type=client_credentials (RFC 6749 §4.4): a confidential client gets a token for itself.
-import { grantedAudience, grantedScope } from '../entitlements.js';
-import { audienceParam, scopeParam } from '../params.js';
+import { grantedScope, requestedAudience } from '../entitlements.js';
+import { scopeParam } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { dpopBound, type Grant, type GrantServices } from './grant.js';
@@ -28,7 +28,8 @@ export const clientCredentials: Grant = {
         origin: 'client_credentials',
         client,
         settings,
-        audience: grantedAudience(client, audienceParam(params.audience)),
+        // `audience` (a name, held to the client's list) or `resource` (RFC 8707 §2.2: "for all grant types", a registered resource).
+        audience: await requestedAudience(svc, client, params),
         scope: grantedScope(client, scopeParam(params.scope)),
         refresh: settings.refresh_token === true,
         // The session records which ServiceAccount (and Pod) obtained a workload's token.

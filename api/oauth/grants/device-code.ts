@@ -11,6 +11,7 @@ import { DEVICE_GRANT } from '../device.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
+import { grantedResource } from '../entitlements.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
 import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
@@ -53,6 +54,10 @@ export const deviceCode: Grant = {
   credential: { name: 'device_code', issuedTo: (svc, params) => store.deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
   async handle({ svc, params, client: { resource: client }, dpop }) {
+    // RFC 8707 §2.2: a resource may only name what was granted. The device authorization request
+    // takes none (POST /auth/device reads no resource), so its tokens are for no resource, and a
+    // resource here is invalid_target before the poll is looked at: nothing is spent or recorded.
+    grantedResource(null, params.resource, 'device code');
     const hash = tokenHash(params.device_code!);
     const now = Date.now();
     // Polls are recorded even when refused (they set the pace of the next): commit, then refuse.

@@ -18,6 +18,7 @@ import type { RecordCache } from '../../cache/record-cache.js';
 import type { TrustedIssuers } from '../../credentials/workload/issuers.js';
 import type { VerifiedAssertions } from '../../credentials/workload/assertion.js';
 import type { Audit } from '../../audit.js';
+import type { RegisteredResources } from '../entitlements.js';
 import type { PrincipalUser, Client, GrantType } from '../../types.js';
 import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
@@ -40,6 +41,8 @@ interface Needs {
   verifiedAssertions: VerifiedAssertions;
   audit: Audit;
   users: RecordCache<PrincipalUser>;
+  /** The Apps of the box by audience: the resources a `resource` may name (../entitlements.ts). */
+  apps: RegisteredResources;
 }
 
 /**
@@ -61,6 +64,7 @@ export type GrantServices = Pick<
   | 'users'
   | 'issuers'
   | 'verifiedAssertions'
+  | 'apps'
 >;
 
 export interface GrantContext {

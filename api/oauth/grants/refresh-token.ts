@@ -23,7 +23,7 @@ import { getUser, type UserRow } from '../../store/users.js';
 import { factorState, type FactorState } from '../../store/factors.js';
 import { ACR_MFA, meets, signInOf } from '../../credentials/acr.js';
 import { unmetAtRefresh } from '../../people/sign-in.js';
-import { grantedAudience, refreshedScope } from '../entitlements.js';
+import { grantedAudience, grantedResource, refreshedScope } from '../entitlements.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
@@ -92,7 +92,7 @@ export const refreshToken: Grant = {
 
   async handle({ svc, params, client: { resource: client }, dpop, unproven = false }) {
     const hash = tokenHash(params.refresh_token!);
-    const narrowed = scopeParam(params.scope);
+    const narrowed: Narrowed = { scope: scopeParam(params.scope), resource: params.resource };
     const presented: Presented = { jkt: dpop?.jkt, unproven };
 
     const verdict = await readHolder(svc, client, hash, presented);
@@ -150,6 +150,12 @@ export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { 
 export interface Presented {
   jkt?: string | undefined;
   unproven?: boolean;
+}
+
+/** What a refresh asks to narrow: its scope (RFC 6749 §6) and its resource (RFC 8707 §2.2), as sent. */
+interface Narrowed {
+  scope: string[] | null;
+  resource: string | undefined;
 }
 
 /** What a use of the token held by `holder` (as read at `now`) comes to, with what the request `presented`. */
@@ -227,16 +233,17 @@ async function prepare(
   client: Client,
   holder: SessionRow,
   settings: GrantSettings,
-  narrowed: string[] | null,
+  narrowed: Narrowed,
   now: number,
   dpop: DpopBinding | undefined,
 ): Promise<{ refresh: Refresh; response: TokenResponse }> {
   await checkSignInStillEnough(svc, client, holder);
   const rotate = settings.refresh_token_rotation === true;
-  const scope = refreshedScope(client, holder.scope, narrowed);
+  const scope = refreshedScope(client, holder.scope, narrowed.scope);
   const user = hasOpenid(scope) && holder.userId !== null ? await store.getUser(svc.pool, holder.userId) : undefined;
   if (hasOpenid(scope) && holder.userId !== null && !user) throw invalidGrant('the user of this refresh token no longer exists');
-  const audience = grantedAudience(client, holder.audience);
+  // The holder's audience, or the one resource it names of it: never another (grantedResource).
+  const audience = grantedAudience(client, grantedResource(holder.audience, narrowed.resource, REFRESH_TOKEN));
   const shaped = await shapedClaimsFor(svc, client, { userId: holder.userId, scope, audience, details: holder.details });
   const { session, response } = mint(
     {

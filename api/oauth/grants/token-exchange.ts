@@ -10,11 +10,11 @@
 // child of that token's session: closing the parent closes the chain.
 import type { Act, ExchangeRequest, Party } from '../../policy/requests.js';
 import type { Client, GrantSettings } from '../../types.js';
-import { grantedAudience, grantedScope } from '../entitlements.js';
+import { grantedAudience, grantedScope, requestedAudience, type ResourceServices } from '../entitlements.js';
 import { OAuthError, invalidRequest } from '../../credentials/errors.js';
 import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedToken } from '../../credentials/exchange/parties.js';
 import { scopesOf } from '../../credentials/scopes.js';
-import { audienceParam, resourceParam, scopeParam, type Params } from '../params.js';
+import { scopeParam, type Params } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
@@ -100,7 +100,7 @@ export const tokenExchange: Grant = {
     const act = chainFor(subject.party, actor?.party, svc.config.baseUrl);
     if (chainLength(act) > MAX_CHAIN) throw invalidRequest(`the delegation chain would name more than ${MAX_CHAIN} actors`);
 
-    const audience = exchangedAudience(client, subject.party, params);
+    const audience = await exchangedAudience(svc, client, subject.party, params);
     const scope = exchangedScope(client, subject.party, scopeParam(params.scope));
     const request = exchangeRequest(client, { subject: subject.party, actor: actor?.party ?? null, audience, scope, requestedType, act });
     const verdict = await svc.policies.decideExchange(client.id, request);
@@ -193,19 +193,15 @@ function earliest(subject: CheckedToken, actor: CheckedToken | undefined): Date 
 }
 
 /**
- * The audience of the new token: the one asked for (`audience` or RFC 8707
- * `resource`, one of them), within the client's list; without one, the subject
- * token's own, so an exchange never turns a token for one service into one for
- * the box's API. invalid_target otherwise (RFC 8693 §2.2.2).
+ * The audience of the new token: the one asked for (`audience` within the client's
+ * list, or RFC 8707 `resource`, a registered resource: ../entitlements.ts
+ * requestedAudience); without one, the subject token's own, so an exchange never
+ * turns a token for one service into one for the box's API. invalid_target
+ * otherwise (RFC 8693 §2.2.2).
  */
-function exchangedAudience(client: Client, subject: Party, params: Params): string | null {
-  const audience = audienceParam(params.audience);
-  const resource = resourceParam(params.resource);
-  if (audience && resource && audience !== resource) {
-    throw new OAuthError('invalid_target', 'name one target: audience or resource, not two different ones');
-  }
-  const requested = audience ?? resource;
-  if (requested) return grantedAudience(client, requested);
+async function exchangedAudience(svc: ResourceServices, client: Client, subject: Party, params: Params): Promise<string | null> {
+  const requested = await requestedAudience(svc, client, params);
+  if (requested) return requested;
   if (subject.kind !== 'box' || subject.aud === null) return null;
   return grantedAudience(client, Array.isArray(subject.aud) ? subject.aud[0]! : subject.aud);
 }

@@ -36,6 +36,7 @@ export const de: Catalogue = {
   'consent.heading': 'Darf {client} auf Ihr Konto zugreifen?',
   'consent.asksFor': 'Die Anwendung möchte:',
   'consent.noScope': 'Die Anwendung möchte auf Ihr Konto zugreifen, ohne einen bestimmten Bereich zu nennen.',
+  'consent.forResources': 'Zur Verwendung bei:',
   'consent.allow': 'Erlauben',
   'consent.deny': 'Ablehnen',
 

@@ -36,6 +36,7 @@ export const en = {
   'consent.heading': 'Allow {client} to access your account?',
   'consent.asksFor': 'It asks for:',
   'consent.noScope': 'It asks for access to your account, with no particular scope.',
+  'consent.forResources': 'For use at:',
   'consent.allow': 'Allow',
   'consent.deny': 'Deny',
 

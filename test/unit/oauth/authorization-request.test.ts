@@ -36,6 +36,7 @@ function services(known: Stored<Client> | undefined): AuthorizationRequestServic
   return {
     clients: { get: async () => known },
     config: { baseUrl: 'https://box.example' },
+    apps: { byAudience: async () => undefined },
     keyring: { find: () => undefined },
     log: { info: () => undefined },
   } as unknown as AuthorizationRequestServices;
@@ -219,7 +220,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       'invalid_scope: scope must be scope tokens separated by single spaces, each of printable ASCII without " or \\',
     );
     expect(await outcome({ response_type: 'code', resource: 'https://other.example' })).to.equal(
-      'invalid_target: client "app" may not ask for audience "https://other.example" (see its audience list)',
+      'invalid_target: client "app" may not ask for resource "https://other.example" (see its audience list)',
     );
   });
 
@@ -230,7 +231,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
     expect(await outcome({ response_type: 'code', request_uri: 'urn:x' }, par, 'being-pushed')).to.match(/^request_uri_not_supported/);
   });
 
-  it('the error travels in the query for code, in the fragment otherwise, with the state and a describable description', async function () {
+  it('the error travels in the query for code, in the fragment otherwise, with the state, a describable description and the issuer (RFC 9207)', async function () {
     const code = await parseAuthorizationRequest(services(client({ grant_types: [] })), {
       client_id: 'app',
       response_type: 'code',
@@ -238,7 +239,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
     });
     expect(code).to.include({ kind: 'redirect' });
     expect((code as { location: string }).location).to.equal(
-      `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant+%28add+authorization_code+to+its+grant_types%29&state=s+t`,
+      `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant+%28add+authorization_code+to+its+grant_types%29&state=s+t&iss=https%3A%2F%2Fbox.example`,
     );
     const implicit = await parseAuthorizationRequest(services(client({ grant_types: [] })), {
       client_id: 'app',
@@ -246,7 +247,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       state: 's',
     });
     expect((implicit as { location: string }).location).to.equal(
-      `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant+%28add+implicit+to+its+grant_types%29&state=s`,
+      `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant+%28add+implicit+to+its+grant_types%29&state=s&iss=https%3A%2F%2Fbox.example`,
     );
     // An unsupported response_type is answered as a code request would be: in the query.
     const bogus = await parseAuthorizationRequest(services(client()), { client_id: 'app', response_type: 'bogus', redirect_uri: CB });
