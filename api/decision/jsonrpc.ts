@@ -91,8 +91,7 @@ const refused = (
 ): BodyRefused => ({ refused, status, code, json });
 
 /** A Content-Type of JSON: application/json, or any `+json` type (RFC 6839). */
-const isJsonType = (type: string | undefined): boolean =>
-  type !== undefined && /^\s*application\/(?:[^;\s]*\+)?json\s*(?:;|$)/i.test(type);
+const isJsonType = (type: string | undefined): boolean => type !== undefined && /^\s*application\/(?:[^;\s]*\+)?json\s*(?:;|$)/i.test(type);
 
 /**
  * The JSON-RPC calls of a request's body, null when the body is not JSON (nor sent as JSON),
@@ -108,7 +107,8 @@ export function readJsonRpc(body: GateBody | undefined, headers: Record<string, 
     return refused(why, INVALID_REQUEST, 400, json);
   }
   if (!body.whole) {
-    const why = 'the body is larger than the gate reads (BOXAUTH_GATE_BODY_BYTES), or the gateway sent only part of it: it cannot be decided';
+    const why =
+      'the body is larger than the gate reads (BOXAUTH_GATE_BODY_BYTES), or the gateway sent only part of it: it cannot be decided';
     return refused(why, INVALID_REQUEST, 413, json);
   }
   const bytes = body.bytes;
@@ -130,7 +130,10 @@ function looksLikeJson(bytes: Uint8Array): boolean {
 }
 
 /** What was kept of a value: a scalar as its raw JSON text, an object's kept members, or what kind of value it was. */
-type Kept = { raw: string; kind: 'string' | 'number' | 'literal' } | { kind: 'object'; members: Map<string, Kept> } | { kind: 'array'; items: Kept[] };
+type Kept =
+  | { raw: string; kind: 'string' | 'number' | 'literal' }
+  | { kind: 'object'; members: Map<string, Kept> }
+  | { kind: 'array'; items: Kept[] };
 
 /** Which members of an object are kept, and, for each, what of its value (null: the value's kind and raw text only). */
 type Keep = { readonly [member: string]: Keep | null };

@@ -86,20 +86,25 @@ describe('the JSON-RPC envelope at the gate', function () {
     // Escaped or not, it is the same name.
     expect(refusal('{"jsonrpc":"2.0","id":1,"method":"ping","\\u006dethod":"tools/call"}').refused).to.match(/appears twice/);
     // Deep in the arguments too: the app reads them with the same parser.
-    expect(refusal(call({ id: 1, method: 'tools/call', params: { name: 's' } }).replace('"s"}', '"s","arguments":{"a":1,"a":2}}')).code).to.equal(
-      PARSE_ERROR,
-    );
+    expect(
+      refusal(call({ id: 1, method: 'tools/call', params: { name: 's' } }).replace('"s"}', '"s","arguments":{"a":1,"a":2}}')).code,
+    ).to.equal(PARSE_ERROR);
   });
 
   it('nesting deeper than the bound is refused, without a stack overflow', function () {
-    const deep = (n: number) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s","arguments":${'['.repeat(n)}${']'.repeat(n)}}}`;
+    const deep = (n: number) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s","arguments":${'['.repeat(n)}${']'.repeat(n)}}}`;
     expect(calls(deep(MAX_DEPTH - 4)).calls[0]!.tool).to.equal('s');
     expect(refusal(deep(MAX_DEPTH)).refused).to.match(/deeper/);
     expect(refusal('['.repeat(60_000)).refused).to.match(/deeper/);
   });
 
   it('a huge body is read within the limit, strings and all; one the gate did not read whole is refused (413)', function () {
-    const big = call({ id: 1, method: 'tools/call', params: { name: 'search', arguments: { q: 'x'.repeat(60_000), e: '\\n'.repeat(2000) } } });
+    const big = call({
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'search', arguments: { q: 'x'.repeat(60_000), e: '\\n'.repeat(2000) } },
+    });
     expect(calls(big).calls[0]!.tool).to.equal('search');
     const cut = refusal(big.slice(0, 1000), JSON_TYPE, false);
     expect([cut.status, cut.code, cut.json]).to.deep.equal([413, INVALID_REQUEST, true]);

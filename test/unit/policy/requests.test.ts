@@ -117,7 +117,14 @@ describe('request objects: an app', function () {
       act: null,
       amr: null,
       acr: null,
+      jsonrpc: null,
     });
+  });
+
+  it("a JSON-RPC body's call: its envelope only, never its id", function () {
+    const call = { method: 'tools/call', tool: 'search', id: '7' };
+    const r = appRequest(app, { method: 'POST', host: 'orders.example', path: '/mcp', query: {} }, {}, NOBODY, call);
+    expect(r.jsonrpc).to.deep.equal({ method: 'tools/call', tool: 'search' });
   });
 
   it('the caller as the checked credential says, the session and sign-in time left out', function () {
