@@ -125,6 +125,8 @@ export interface Decision {
   challenge?: string;
   /** On a step-up: the class of sign-in a policy asks for (AccessPolicy.acr). */
   acr?: string;
+  /** On a refusal for want of scope: the scopes a policy asks for (AccessPolicy.scope), space-delimited. */
+  scope?: string;
   /** On 401 for a DPoP proof without the box's nonce: the nonce to use (DPoP-Nonce, RFC 9449 §9). */
   dpopNonce?: string;
   /** The error code of a refusal when it is not its status's usual one (invalid_dpop_proof, use_dpop_nonce, insufficient_scope). */
@@ -168,7 +170,7 @@ export function originOf(app: App, host: string, scheme?: string): string {
 
 /** What a step answers, when it answers: the Decision's verdict, status and words, and what goes with them. */
 type Answer = Pick<Decision, 'allowed' | 'status' | 'reason' | 'description'> &
-  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'dpopNonce' | 'error' | 'location' | 'retryAfter' | 'rpc'>>;
+  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'scope' | 'dpopNonce' | 'error' | 'location' | 'retryAfter' | 'rpc'>>;
 
 /** A refusal: its status, its reason (the deny-reason label of the metrics), and words for people and logs. */
 const refusal = (status: Decision['status'], reason: DenyReason, description: string, more?: Partial<Answer>): Answer => ({
@@ -528,7 +530,7 @@ function moreScope(asked: Asked, verdict: AppVerdict): Answer | undefined {
     { error: 'insufficient_scope', description: why },
     `scope="${scope.join(' ')}"`,
   );
-  return refusal(403, 'insufficient-scope', why, { challenge: challenged, error: 'insufficient_scope' });
+  return refusal(403, 'insufficient-scope', why, { challenge: challenged, error: 'insufficient_scope', scope: scope.join(' ') });
 }
 
 /**

@@ -141,7 +141,7 @@ export class PolicyIndex {
           unconditional: policy.engine === 'allow',
           link: policy.link ?? [],
           acr: policy.acr,
-          scope: policy.scope,
+          scope: policy.scope && [...new Set(policy.scope)],
         };
       } catch (err) {
         onError(policy.id, err as Error); // a broken policy allows nothing

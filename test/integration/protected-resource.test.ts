@@ -7,7 +7,7 @@
 // another App's scopes, a client's token in the app's sign-in cookie.
 import { expect } from 'chai';
 import http from 'node:http';
-import { Box, eventually } from '../support/box.js';
+import { Box, basic, eventually } from '../support/box.js';
 import { grpcCheck } from '../support/grpc-check.js';
 import { userToken } from '../support/user-token.js';
 
@@ -377,6 +377,32 @@ describe('protected resource metadata and the challenges that name it', function
       expect(write.scope).to.deep.equal(['notes:write', 'notes:read']);
       expect(write.why).to.include('notes:write notes:read');
       expect(explained.body.reason).to.include('notes:write notes:read');
+    });
+
+    it('an AuthZEN PEP asking about a token is told the scopes wanted; a person it names carries none', async function () {
+      await box.addClient('notes-pep', {}, { secret: 'notes-pep-secret', policy: false });
+      await put('/AccessPolicy/notes-pep-asks', {
+        engine: 'matcho',
+        link: [{ id: 'notes-pep', resourceType: 'Client' }],
+        matcho: { 'request-method': 'post', uri: '/apps/notes/access/v1/evaluation' },
+      });
+      const pep = (
+        await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('notes-pep', 'notes-pep-secret') })
+      ).body.access_token as string;
+      const ask = (subject: Record<string, string>) =>
+        box.json(
+          'POST',
+          '/apps/notes/access/v1/evaluation',
+          { subject, action: { name: 'post' }, resource: { type: 'mcp', id: 'x', properties: { path: '/mcp' } } },
+          pep,
+        );
+      const short = await ask({ type: 'token', id: await agentToken('notes:read') });
+      expect(short.status, short.text).to.equal(200);
+      expect(short.body).to.deep.include({ decision: false });
+      expect(short.body.context.scope).to.equal('notes:write notes:read');
+      expect((await ask({ type: 'token', id: await agentToken('notes:read notes:write') })).body.decision).to.equal(true);
+      // A subject named by id has no token, so no scope: a policy that wants one does not allow it.
+      expect((await ask({ type: 'user', id: String(userId) })).body.decision).to.equal(false);
     });
 
     it('scope is for App policies, and each is a scope token (RFC 6749 §3.3)', async function () {
