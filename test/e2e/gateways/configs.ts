@@ -4,6 +4,11 @@
 // the identity headers of the box's answer on the request it passes on, and routes
 // the app's /.boxauth/* (the way back from sign-in) and its metadata document
 // (/.well-known/oauth-protected-resource, RFC 9728) to the box with the app's Host.
+// NGINX in front of an MCP server is read from docs/guides/mcp-servers.md itself
+// (mcpNginxConf).
+
+import fs from 'node:fs';
+import path from 'node:path';
 
 /** Where one gateway listens, and what is behind it. */
 export interface Wiring {
@@ -235,5 +240,10 @@ export function mcpNginxConf(guide: string, w: Omit<Wiring, 'app'>): string {
   server = replace(server, MCP_GUIDE_NAMES.serverName, '');
   server = replace(server, MCP_GUIDE_NAMES.certificate, '');
   // The Lua module and the NDK it needs, as Debian's modules-enabled files load them.
-  return nginxAround(w.dir, `\n${server}`, ['ndk_http_module.so', 'ngx_http_lua_module.so']);
+  const modules = ['ndk_http_module.so', 'ngx_http_lua_module.so'];
+  for (const m of modules) {
+    const file = path.join(NGINX_MODULES, m);
+    if (!fs.existsSync(file)) throw new Error(`${file} not found: install Debian's libnginx-mod-http-lua (make test-e2e does)`);
+  }
+  return nginxAround(w.dir, `\n${server}`, modules);
 }

@@ -132,7 +132,14 @@ async function run(
   ready: (url: string) => Promise<boolean>,
 ): Promise<Gateway> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `boxauth-${name}-`));
-  const [file, ...args] = commandIn(dir);
+  let command: string[];
+  try {
+    command = commandIn(dir);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const [file, ...args] = command;
   const child = spawn(file!, args, {
     // Caddy keeps its state under XDG_DATA_HOME / XDG_CONFIG_HOME: this gateway's own directory.
     env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
