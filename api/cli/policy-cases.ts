@@ -45,8 +45,16 @@ export interface AppCase {
   act: Json | null;
   amr: string[] | null;
   acr: string | null;
-  request: { method: string; host: string | undefined; path: string; headers: Record<string, string> };
+  request: { method: string; host: string | undefined; path: string; headers: Record<string, string>; rpc: CaseRpc | null };
 }
+
+/**
+ * What a case says of a request's JSON-RPC body (docs/guides/guard-your-apps.md, "Per-tool decisions
+ * for MCP servers"): the calls as the gate reads them (`jsonrpc`: a call's method, and its tool for a
+ * `tools/call`; a list for a batch), or the body itself (`body`: JSON text, or YAML the case gives as
+ * a mapping or a list, sent as JSON), which is read as the gate reads it.
+ */
+export type CaseRpc = { calls: { method: string; tool: string | null }[] } | { body: string };
 
 /** An AuthZEN evaluation as a PEP sends it to an app's decision point, and the person its user subject names. */
 export interface AuthzenCase {
@@ -182,7 +190,7 @@ function apiCase(r: Reader, v: unknown, path: Path): ApiCase {
 function appCase(r: Reader, v: unknown, path: Path): AppCase {
   const c = r.object(v, path, ['app', 'client', 'user', 'scope', 'audience', 'subject', 'act', 'amr', 'acr', 'request']);
   const at = [...path, 'request'];
-  const q = r.object(c.request, at, ['method', 'host', 'path', 'headers']);
+  const q = r.object(c.request, at, ['method', 'host', 'path', 'headers', 'jsonrpc', 'body']);
   const headers = q.headers === undefined ? {} : r.mapping(q.headers, [...at, 'headers']);
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value !== 'string') throw r.refuse([...at, 'headers', name], 'must be a string');
@@ -207,7 +215,36 @@ function appCase(r: Reader, v: unknown, path: Path): AppCase {
       host: q.host === undefined ? undefined : r.string(q.host, [...at, 'host']),
       path: r.string(q.path, [...at, 'path']),
       headers: Object.fromEntries(Object.entries(headers).map(([k, h]) => [k.toLowerCase(), h as string])),
+      rpc: rpcOf(r, q, at),
     },
+  };
+}
+
+/** The JSON-RPC calls of an app case's request (CaseRpc): `jsonrpc` or `body`, not both; null for neither. */
+function rpcOf(r: Reader, q: Json, at: Path): CaseRpc | null {
+  if (q.jsonrpc !== undefined && q.body !== undefined) {
+    throw r.refuse([...at, 'body'], 'goes without jsonrpc: give the calls as the gate reads them, or the body it reads them from');
+  }
+  if (q.body !== undefined) {
+    if (typeof q.body === 'string') return { body: q.body };
+    if (typeof q.body !== 'object' || q.body === null) throw r.refuse([...at, 'body'], 'must be JSON text, a mapping or a list');
+    return { body: JSON.stringify(q.body) };
+  }
+  if (q.jsonrpc === undefined) return null;
+  const batch = Array.isArray(q.jsonrpc);
+  const calls: unknown[] = batch ? (q.jsonrpc as unknown[]) : [q.jsonrpc];
+  if (!calls.length) throw r.refuse([...at, 'jsonrpc'], 'must name one call or more');
+  return {
+    calls: calls.map((v, i) => {
+      const where = batch ? [...at, 'jsonrpc', i] : [...at, 'jsonrpc'];
+      const call = r.object(v, where, ['method', 'tool']);
+      const method = r.string(call.method, [...where, 'method']);
+      // As the gate reads a call: a tools/call names its tool, no other method has one.
+      if (method === 'tools/call') return { method, tool: r.string(call.tool, [...where, 'tool']) };
+      if (call.tool !== undefined && call.tool !== null)
+        throw r.refuse([...where, 'tool'], "is only a tools/call's (the gate reads null for other methods)");
+      return { method, tool: null };
+    }),
   };
 }
 

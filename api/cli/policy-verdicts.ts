@@ -9,6 +9,7 @@
 import { hostOf } from '../decision/apps.js';
 import { authzenTarget } from '../decision/authzen-target.js';
 import { explainPolicies } from '../decision/explain.js';
+import { readJsonRpc, type JsonRpcEnvelope } from '../decision/jsonrpc.js';
 import { readTarget } from '../decision/path.js';
 import { appRequest, appSubjectOf, NOBODY, type Caller } from '../decision/request.js';
 import type { PolicyIndex, Subject, Verdict } from '../policy/evaluate.js';
@@ -149,11 +150,28 @@ function appIn(sources: PolicySources, id: string): App | string {
   );
 }
 
+/**
+ * The JSON-RPC calls of an app case's request, each decided on its own (a request without one: [null]),
+ * or why the gate refuses its body before any policy. A body is read as the gate reads one it was sent
+ * whole (api/decision/jsonrpc.ts readJsonRpc), with the request's Content-Type (JSON unless it says).
+ */
+function callsOf(q: AppCase): (JsonRpcEnvelope | null)[] | string {
+  const rpc = q.request.rpc;
+  if (rpc === null) return [null];
+  if ('calls' in rpc) return rpc.calls;
+  const headers = { 'content-type': 'application/json', ...q.request.headers };
+  const read = readJsonRpc({ bytes: Buffer.from(rpc.body), whole: true }, headers);
+  if (read === null) return [null];
+  return 'calls' in read ? read.calls.map(({ method, tool }) => ({ method, tool })) : `${read.refused} (${read.status} at the gate)`;
+}
+
 async function decideApp(index: PolicyIndex, sources: PolicySources, q: AppCase): Promise<Decided> {
   const app = appIn(sources, q.app);
   if (typeof app === 'string') return { ...refusedBefore(app), undecided: true };
   const read = readTarget(q.request.path);
   if ('refused' in read) return refusedBefore(`refused before the policies (400 at the gate): ${read.refused}`);
+  const calls = callsOf(q);
+  if (typeof calls === 'string') return refusedBefore(`refused before the policies: ${calls}`);
   const caller: Caller = {
     ...NOBODY,
     user: q.user && principal(q.user),
@@ -166,8 +184,16 @@ async function decideApp(index: PolicyIndex, sources: PolicySources, q: AppCase)
     acr: q.acr,
   };
   const host = q.request.host ?? hostOf(app.urls[0]!);
-  const request = appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller);
-  return appDecided(index, app, caller, { ...request, user: q.user && personOf(q.user) });
+  // As the gate decides a batch (api/decision/engine.ts): call by call, and any refused call refuses the request.
+  const allowedBy: string[] = [];
+  let last: Decided | undefined;
+  for (const [i, call] of calls.entries()) {
+    const request = appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller, call);
+    last = await appDecided(index, app, caller, { ...request, user: q.user && personOf(q.user) });
+    if (!last.allowed) return calls.length > 1 ? { ...last, reason: `call ${i + 1} of the batch ${last.reason}` } : last;
+    allowedBy.push(...last.allowedBy.filter((id) => !allowedBy.includes(id)));
+  }
+  return calls.length > 1 ? { ...last!, allowedBy, reason: `every call of the batch allowed, by ${allowedBy.join(', ')}` } : last!;
 }
 
 /** An AuthZEN evaluation as the box's PDP reads it (api/decision/authzen-target.ts), the context as sent. */

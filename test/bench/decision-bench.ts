@@ -8,14 +8,30 @@
 // p99 target is judged; and PostgreSQL's transactions over all the box's rows,
 // to show that no decision waits on the database. The `_cel` rows ask the same of an App
 // whose 20 policies are the same rules in CEL (decisions.ts CEL_APP), with a JWT: beside
-// decide_*_jwt, they show what the cel engine costs (issue 53: within 10 %).
+// decide_*_jwt, they show what the cel engine costs (issue 53: within 10 %). The `_body` rows
+// ask the same App with the same JWT whether the caller may call an MCP tool, with the
+// JSON-RPC body as the gateway sends it with the check (decisions.ts TOOL_CALL): beside
+// decide_*_jwt, they show what reading the body costs the gate (issue 54).
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { projectPath } from '../../api/paths.js';
 import { sleep, type Box } from '../support/box.js';
 import { freePort } from '../support/ports.js';
 import { settledCounters } from './db-stats.js';
-import { APP_POLICIES, CEL_BENCH_APP, checkRequest, forwardAuthRequest, MATCHO_APP, type BenchApp } from './decisions.js';
+import {
+  APP_POLICIES,
+  ASKED,
+  CEL_BENCH_APP,
+  checkRequest,
+  forwardAuthRequest,
+  MATCHO_APP,
+  TOOL,
+  TOOL_CALL,
+  type Asked,
+  type BenchApp,
+} from './decisions.js';
 import { checkOnce } from './grpc-load.js';
+import type { BenchRequest } from './load.js';
 import { LOAD, measure, measureGrpc, type Measured, type Row } from './measure.js';
 import { AUDIENCE } from './scenarios.js';
 
@@ -23,9 +39,11 @@ export const DECISION_KEYS = [
   'decide_http_jwt',
   'decide_http_opaque',
   'decide_http_jwt_cel',
+  'decide_http_jwt_body',
   'decide_grpc_jwt',
   'decide_grpc_opaque',
   'decide_grpc_jwt_cel',
+  'decide_grpc_jwt_body',
 ];
 /** Checks a second of the fixed-rate gRPC rows. */
 const RATE = Number(process.env.BENCH_DECISION_RATE ?? 5000);
@@ -49,6 +67,21 @@ type Log = (msg: string) => void;
 const allowedCheck = (answer: Record<string, unknown>): boolean =>
   !('grpcError' in answer) && !(answer.status as { code?: number } | undefined)?.code;
 
+/** One request as wrk sends it (a GET may carry a body), and its answer. */
+function httpRequest(url: string, r: BenchRequest): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const length = r.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(r.body)) };
+    const req = http.request(url, { method: r.method, headers: { ...r.headers, ...length } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
 /** One door of the box and its ceiling: how each is asked, and how a load is driven through it. */
 interface Door {
   key: 'http' | 'grpc';
@@ -58,8 +91,16 @@ interface Door {
   /** Where a server on `port` is reached. */
   target(port: number): string;
   /** Whether one request with `token` at `target` is allowed, or why not. */
-  ask(target: string, token: string, app?: BenchApp): Promise<true | string>;
-  load(target: string, pid: number, token: string, postgresPid: number | undefined, rate?: number, app?: BenchApp): Promise<Measured>;
+  ask(target: string, token: string, app?: BenchApp, asked?: Asked): Promise<true | string>;
+  load(
+    target: string,
+    pid: number,
+    token: string,
+    postgresPid: number | undefined,
+    rate?: number,
+    app?: BenchApp,
+    asked?: Asked,
+  ): Promise<Measured>;
 }
 
 const DOORS: Door[] = [
@@ -69,12 +110,13 @@ const DOORS: Door[] = [
     ceilingScript: 'ceiling-decision.js',
     ceilingTitle: 'ceiling: bare node:http, jose ES256 verify',
     target: (port) => `http://127.0.0.1:${port}`,
-    ask: async (url, token, app) => {
-      const r = forwardAuthRequest(token, app);
-      const res = await fetch(`${url}${r.path}`, { headers: r.headers });
-      return res.status === 200 || `${res.status}: ${(await res.text()).slice(0, 300)}`;
+    ask: async (url, token, app, asked) => {
+      const r = forwardAuthRequest(token, app, asked);
+      // fetch sends no body with a GET: node:http does, as Traefik's forwardBody does.
+      const res = await httpRequest(`${url}${r.path}`, r);
+      return res.status === 200 || `${res.status}: ${res.text.slice(0, 300)}`;
     },
-    load: (url, pid, token, postgresPid, _rate, app) => measure(url, pid, [forwardAuthRequest(token, app)], postgresPid),
+    load: (url, pid, token, postgresPid, _rate, app, asked) => measure(url, pid, [forwardAuthRequest(token, app, asked)], postgresPid),
   },
   {
     key: 'grpc',
@@ -82,11 +124,11 @@ const DOORS: Door[] = [
     ceilingScript: 'ceiling-grpc.js',
     ceilingTitle: 'ceiling: bare grpc-js ext_authz, jose ES256 verify',
     target: (port) => `127.0.0.1:${port}`,
-    ask: async (addr, token, app) => {
-      const answer = await checkOnce(addr, checkRequest(token, app));
+    ask: async (addr, token, app, asked) => {
+      const answer = await checkOnce(addr, checkRequest(token, app, asked));
       return allowedCheck(answer) || JSON.stringify(answer).slice(0, 500);
     },
-    load: (addr, pid, token, postgresPid, rate, app) => measureGrpc(addr, pid, [checkRequest(token, app)], postgresPid, rate),
+    load: (addr, pid, token, postgresPid, rate, app, asked) => measureGrpc(addr, pid, [checkRequest(token, app, asked)], postgresPid, rate),
   },
 ];
 
@@ -133,11 +175,12 @@ export async function benchDecisions(
   const trust = { CEILING_JWKS_URL: discovery.jwks_uri, CEILING_ISSUER: discovery.issuer, CEILING_AUDIENCE: AUDIENCE };
   const targets = { http: box.url, grpc: `127.0.0.1:${box.env.BOXAUTH_GRPC_PORT}` };
   const doors = DOORS.filter((d) => keys.some((k) => k.startsWith(`decide_${d.key}_`)));
-  const kinds = [
-    ['jwt', 'JWT ES256', tokens.jwt, MATCHO_APP, 'policies'],
-    ['opaque', 'opaque token', tokens.opaque, MATCHO_APP, 'policies'],
-    ['jwt_cel', 'JWT ES256', tokens.celJwt, CEL_BENCH_APP, 'CEL policies'],
-  ] as const;
+  const kinds: [kind: string, name: string, token: string, app: BenchApp, policies: string, asked: Asked][] = [
+    ['jwt', 'JWT ES256', tokens.jwt, MATCHO_APP, 'policies', ASKED],
+    ['opaque', 'opaque token', tokens.opaque, MATCHO_APP, 'policies', ASKED],
+    ['jwt_cel', 'JWT ES256', tokens.celJwt, CEL_BENCH_APP, 'CEL policies', ASKED],
+    ['jwt_body', 'JWT ES256', tokens.jwt, MATCHO_APP, `policies, MCP tools/call "${TOOL}" in the body`, TOOL_CALL],
+  ];
 
   // The ceilings first, one at a time, while the box idles.
   const rows: Row[] = [];
@@ -151,15 +194,18 @@ export async function benchDecisions(
   const before = await settledCounters(db.url);
   let decisions = 0;
   for (const door of doors) {
-    for (const [kind, name, token, app, policies] of kinds) {
+    for (const [kind, name, token, app, policies, asked] of kinds) {
       const key = `decide_${door.key}_${kind}`;
       if (!keys.includes(key)) continue;
-      const answer = await door.ask(targets[door.key], token, app);
+      const answer = await door.ask(targets[door.key], token, app, asked);
       if (answer !== true) throw new Error(`${door.title}, ${name}, ${policies}: not allowed: ${answer}`);
+      // The body decides: without it no policy allows the call, so a run whose every request is allowed read every body.
+      if (asked.body !== undefined && (await door.ask(targets[door.key], token, app, { ...asked, body: undefined })) === true)
+        throw new Error(`${door.title}, ${name}, ${policies}: allowed without its body, so the row would not show the body read`);
       const r = row(
         key,
         `decision, ${door.title}, ${name}, ${APP_POLICIES} ${policies}`,
-        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, undefined, app),
+        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, undefined, app, asked),
         log,
       );
       r.ratio = r.rps / ceilings.get(door.key)!;
@@ -172,7 +218,7 @@ export async function benchDecisions(
       const fixed = row(
         `${key}_rate`,
         `  the same at a fixed ${RATE.toLocaleString('en')}/s`,
-        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, RATE, app),
+        await door.load(targets[door.key], box.process!.pid!, token, db.postgresPid, RATE, app, asked),
         log,
       );
       if (fixed.p99Ms > GRPC_P99_MS) fixed.targets.push(`p99 > ${GRPC_P99_MS} ms`);

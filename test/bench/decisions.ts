@@ -1,17 +1,24 @@
 // What the decision scenarios of `make bench` and `make bench-peers` ask: one App
-// guarded by 20 policies, the tokens its callers present, and the one question —
-// may this caller GET /reports/7 of the app — as each door carries it: Traefik's
-// forward-auth headers over HTTP, Envoy's CheckRequest over gRPC.
+// guarded by 20 policies, the tokens its callers present, and the question — may
+// this caller GET /reports/7 of the app (or, TOOL_CALL, call an MCP tool) — as each
+// door carries it: Traefik's forward-auth headers over HTTP, Envoy's CheckRequest
+// over gRPC.
 //
 // The policies are a mix a real app would have, chosen so that deciding is not
 // trivial: of the 20, 18 apply to the bench's callers (global ones, and ones linked
 // to their clients) and are all evaluated, with RE2 regexes and JSON Schemas; only
-// the last two allow the request; two are linked to other clients, so the index
+// the last two allow the read; two are linked to other clients, so the index
 // passes them by. test/bench/peers/opa-policy.rego says the same in Rego.
 //
 // A second App (CEL_APP, on its own host) says the same 20 rules as `cel` policies, so the
 // decision rows with CEL (decide_*_jwt_cel) stand beside the same rows with matcho and JSON
 // Schema, asked the same question with the same kind of token.
+//
+// A second question (TOOL_CALL, for decide_*_jwt_body) is an MCP client's: a POST to /mcp whose
+// JSON-RPC body calls the tool `search`. The gateway sends the body with the check, the box reads
+// its envelope (api/decision/jsonrpc.ts), and policy 15 (linked to the callers) allows that tool:
+// the same 18 policies are evaluated as for the read, one allows instead of two. Without the body
+// no policy allows a POST to /mcp, so a run whose every request is allowed has had every body read.
 import { basic, type Box } from '../support/box.js';
 import type { BenchRequest } from './load.js';
 import { AUDIENCE } from './scenarios.js';
@@ -20,8 +27,23 @@ export const APP = 'bench-app';
 export const APP_POLICIES = 20;
 /** The clients whose tokens the decision scenarios present (scenarios.ts, tokenClients). */
 export const CALLERS = ['bench-jwt', 'bench-opaque'];
+/** The original request a gateway asks about: its method and path, and the body it sends with the check, if any. */
+export interface Asked {
+  method: 'GET' | 'POST';
+  path: string;
+  /** JSON, one line (load.ts). */
+  body?: string;
+}
 /** What is asked: a read of one report. */
-export const ASKED = { method: 'GET', path: '/reports/7', host: new URL(AUDIENCE).host };
+export const ASKED = { method: 'GET', path: '/reports/7', host: new URL(AUDIENCE).host } as const;
+/** The tool TOOL_CALL calls, which policy 15 allows the callers. */
+export const TOOL = 'search';
+/** An MCP client's call of a tool (MCP 2025-11-25, "Calling Tools"): a small JSON-RPC request in a POST's body. */
+export const TOOL_CALL: Asked = {
+  method: 'POST',
+  path: '/mcp',
+  body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: TOOL, arguments: { query: 'reports 2026' } } }),
+};
 /** The App whose 20 policies are the same rules in CEL: its own host (two Apps may not share one), so its own tokens. */
 export const CEL_APP = 'bench-app-cel';
 export const CEL_AUDIENCE = 'https://cel.bench.example';
@@ -40,7 +62,8 @@ const WRITTEN = ['orders', 'invoices', 'tickets', 'notes'];
 const CALLER_RULES = [
   { path: '#^/metrics/', 'request-method': 'get' },
   { path: '#^/reports/[0-9]+/(edit|delete)$' },
-  { 'request-method': { $enum: ['post', 'put', 'patch', 'delete'] }, path: '#^/reports/' },
+  // An MCP server's tool (TOOL_CALL): the callers may call `search` and `read_file`.
+  { 'request-method': 'post', path: '#^/mcp$', jsonrpc: { method: 'tools/call', tool: '#^(search|read_file)$' } },
   { scope: '#\\breports:admin\\b' },
 ];
 
@@ -101,7 +124,10 @@ export function celAppPolicies(): Record<string, Record<string, unknown>> {
   }
   policies[id()] = cel(callers, `request.path.matches("^/metrics/") && ${method} == "get"`);
   policies[id()] = cel(callers, 'request.path.matches("^/reports/[0-9]+/(edit|delete)$")');
-  policies[id()] = cel(callers, `${method} in ["post", "put", "patch", "delete"] && request.path.matches("^/reports/")`);
+  policies[id()] = cel(
+    callers,
+    `${method} == "post" && request.path.matches("^/mcp$") && request.jsonrpc.method == "tools/call" && request.jsonrpc.tool.matches("^(search|read_file)$")`,
+  );
   policies[id()] = cel(callers, 'request.scope.matches("\\breports:admin\\b")');
   for (let i = 0; i < 2; i++)
     policies[id()] = cel([{ id: `other-client-${i + 1}`, resourceType: 'Client' }], 'request.path.matches("^/reports/")');
@@ -143,43 +169,60 @@ export async function appTokens(
 // Headers a gateway passes on from a typical API client, beside the token: the same on both doors.
 const CLIENT_HEADERS = { accept: 'application/json', 'user-agent': 'bench-client/1.0', 'x-request-id': 'bench' };
 
-/** The HTTP door: forward-auth as Traefik asks it (GET /authz/forward-auth/<app>, the original request in X-Forwarded-*). */
-export function forwardAuthRequest(bearer: string, app: BenchApp = MATCHO_APP): BenchRequest {
+/** The HTTP headers a gateway passes on of a request with a body: its type (the length is the door's own). */
+const bodyHeaders = (asked: Asked): Record<string, string> => (asked.body === undefined ? {} : { 'content-type': 'application/json' });
+
+/**
+ * The HTTP door: forward-auth as Traefik asks it (GET /authz/forward-auth/<app>, the original request in
+ * X-Forwarded-*). With a body, as Traefik's forwardAuth with `forwardBody: true` sends it: the same GET,
+ * with the original request's body and Content-Type (wrk adds its Content-Length).
+ */
+export function forwardAuthRequest(bearer: string, app: BenchApp = MATCHO_APP, asked: Asked = ASKED): BenchRequest {
   return {
     method: 'GET',
     path: `/authz/forward-auth/${app.name}`,
     headers: {
       ...CLIENT_HEADERS,
-      'X-Forwarded-Method': ASKED.method,
+      ...bodyHeaders(asked),
+      'X-Forwarded-Method': asked.method,
       'X-Forwarded-Proto': 'https',
       'X-Forwarded-Host': new URL(app.audience).host,
-      'X-Forwarded-Uri': ASKED.path,
+      'X-Forwarded-Uri': asked.path,
       Authorization: `Bearer ${bearer}`,
     },
+    ...(asked.body === undefined ? {} : { body: asked.body }),
   };
 }
 
-/** The gRPC door: the CheckRequest Envoy's ext_authz filter sends (protojson), the app named by the route. */
-export function checkRequest(bearer: string, app: BenchApp = MATCHO_APP): Record<string, unknown> {
+/**
+ * The gRPC door: the CheckRequest Envoy's ext_authz filter sends (protojson), the app named by the route.
+ * With a body, as Envoy sends it with `with_request_body: {pack_as_bytes: true}` (the guide's setting):
+ * the bytes in `raw_body` (base64 in protojson), the request's size, and its Content-Type and -Length.
+ */
+export function checkRequest(bearer: string, app: BenchApp = MATCHO_APP, asked: Asked = ASKED): Record<string, unknown> {
   const host = new URL(app.audience).host;
+  const body = asked.body === undefined ? undefined : Buffer.from(asked.body);
   return {
     attributes: {
       request: {
         http: {
           id: '1',
-          method: ASKED.method,
-          path: ASKED.path,
+          method: asked.method,
+          path: asked.path,
           host,
           scheme: 'https',
           protocol: 'HTTP/1.1',
           headers: {
             ':authority': host,
-            ':method': ASKED.method,
-            ':path': ASKED.path,
+            ':method': asked.method,
+            ':path': asked.path,
             ':scheme': 'https',
             ...CLIENT_HEADERS,
+            ...bodyHeaders(asked),
+            ...(body ? { 'content-length': String(body.length) } : {}),
             authorization: `Bearer ${bearer}`,
           },
+          ...(body ? { size: String(body.length), rawBody: body.toString('base64') } : {}),
         },
       },
       contextExtensions: { app: app.name },

@@ -142,6 +142,49 @@ describe('boxauth policy test', function () {
     expect(run.stderr).to.include('cannot read');
   });
 
+  it("decides an app case's JSON-RPC calls as the gate does: each call of a batch, a body read as the gate reads it", async function () {
+    const example = path.join(EXAMPLES, 'mcp');
+    const run = await test(path.join(example, 'cases.yaml'), path.join(example, 'manifests'), '-o', 'json');
+    expect(run.code, run.stdout + run.stderr).to.equal(0);
+    const results = JSON.parse(run.stdout) as { cases: { name: string; reason: string; request: { jsonrpc?: unknown } | null }[] };
+    const result = (name: string) => results.cases.find((c) => c.name === name)!;
+    expect(result("an analyst's agent searches").request?.jsonrpc).to.deep.equal({ method: 'tools/call', tool: 'search' });
+    expect(result('the same search, as the body the gateway sends').request?.jsonrpc).to.deep.equal({
+      method: 'tools/call',
+      tool: 'search',
+    });
+    expect(result('a forbidden call does not hide behind an allowed one in a batch').reason).to.equal(
+      'call 2 of the batch refused: no policy of the app allows it',
+    );
+    expect(result('a tool named twice in one call is refused before any policy').reason).to.match(
+      /^refused before the policies: .*"name" appears twice in one object \(400 at the gate\)$/,
+    );
+    expect(result('a POST whose body the gateway did not send is allowed by nothing').request?.jsonrpc).to.equal(null);
+
+    // What the case file cannot say: a tool of a method other than tools/call, a tools/call without one, both forms at once.
+    const copy = copyOf('mcp');
+    const cases = path.join(copy, 'cases.yaml');
+    const text = fs.readFileSync(cases, 'utf8');
+    for (const [from, to, error] of [
+      [
+        '{ method: initialize }',
+        '{ method: initialize, tool: search }',
+        /cases\[8\]\.app\.request\.jsonrpc\[0\]\.tool is only a tools\/call's/,
+      ],
+      ['tool: delete_all }', '}', /cases\[1\]\.app\.request\.jsonrpc\.tool must be a non-empty string/],
+      [
+        '{ method: POST, path: /mcp }',
+        '{ method: POST, path: /mcp, jsonrpc: { method: ping }, body: "{}" }',
+        /cases\[10\]\.app\.request\.body goes without jsonrpc/,
+      ],
+    ] as const) {
+      fs.writeFileSync(cases, text.replace(from, to));
+      const refused = await test(cases, path.join(copy, 'manifests'));
+      expect(refused.code, refused.stdout + refused.stderr).to.equal(2);
+      expect(refused.stderr).to.match(error);
+    }
+  });
+
   describe('against a running box', function () {
     let box: Box;
     let env: NodeJS.ProcessEnv;

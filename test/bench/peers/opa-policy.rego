@@ -57,10 +57,14 @@ permitted if {
 	regex.match(`^/reports/[0-9]+/(edit|delete)$`, path)
 }
 
+# An MCP server's tools: the JSON-RPC body Envoy sends with the check (with_request_body),
+# which OPA's Envoy plugin parses into input.parsed_body.
 permitted if {
 	client in callers
-	method in {"post", "put", "patch", "delete"}
-	regex.match(`^/reports/`, path)
+	method == "post"
+	regex.match(`^/mcp$`, path)
+	input.parsed_body.method == "tools/call"
+	regex.match(`^(search|read_file)$`, input.parsed_body.params.name)
 }
 
 permitted if {

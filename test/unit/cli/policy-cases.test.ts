@@ -72,6 +72,7 @@ describe('policy test: the case file', function () {
       host: undefined,
       path: '/a?b=1',
       headers: { 'x-space': 'team' },
+      rpc: null,
     });
     expect(authzen!.question).to.deep.include({ kind: 'authzen', user: null, context: undefined });
     expect((exchange!.question as { exchange: unknown }).exchange).to.deep.equal({
@@ -84,6 +85,32 @@ describe('policy test: the case file', function () {
     });
   });
 
+  it("reads an app case's JSON-RPC call: the calls as the gate reads them, or the body, as JSON text", function () {
+    const rpcOf = (request: string): unknown => {
+      const [c] = readCases(`cases:\n  - name: mcp\n    app: { app: mcp, request: ${request} }\n    expect: deny\n`, 'cases.yaml');
+      return (c!.question as { request: { rpc: unknown } }).request.rpc;
+    };
+    expect(rpcOf('{ method: POST, path: /mcp, jsonrpc: { method: tools/call, tool: search } }')).to.deep.equal({
+      calls: [{ method: 'tools/call', tool: 'search' }],
+    });
+    expect(rpcOf('{ method: POST, path: /mcp, jsonrpc: [{ method: initialize }, { method: ping, tool: null }] }')).to.deep.equal({
+      calls: [
+        { method: 'initialize', tool: null },
+        { method: 'ping', tool: null },
+      ],
+    });
+    expect(rpcOf('{ method: POST, path: /mcp, body: { jsonrpc: "2.0", id: 1, method: ping } }')).to.deep.equal({
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
+    expect(rpcOf(`{ method: POST, path: /mcp, body: '{"id":1}' }`)).to.deep.equal({ body: '{"id":1}' });
+    expect(refused('cases:\n  - name: mcp\n    app: { app: mcp, request: { path: /mcp, body: 7 } }\n    expect: deny\n')).to.equal(
+      'cases.yaml:3:51: cases[0].app.request.body must be JSON text, a mapping or a list',
+    );
+    expect(refused('cases:\n  - name: mcp\n    app: { app: mcp, request: { path: /mcp, jsonrpc: [] } }\n    expect: deny\n')).to.equal(
+      'cases.yaml:3:54: cases[0].app.request.jsonrpc must name one call or more',
+    );
+  });
+
   it('refuses a key the format does not have, naming the file, line, column and path', function () {
     const text = `cases:
   - name: a
@@ -92,7 +119,9 @@ describe('policy test: the case file', function () {
       request: { method: GET, pathh: /x }
     expect: allow
 `;
-    expect(refused(text)).to.equal('cases.yaml:5:38: cases[0].app.request.pathh is not a key here (the keys: method, host, path, headers)');
+    expect(refused(text)).to.equal(
+      'cases.yaml:5:38: cases[0].app.request.pathh is not a key here (the keys: method, host, path, headers, jsonrpc, body)',
+    );
   });
 
   it('refuses a missing or mistyped value where it is, or where it should be', function () {
