@@ -8,6 +8,7 @@ import { requestUser, type Act, type AppRequest } from '../policy/requests.js';
 import type { JsonRpcEnvelope } from './jsonrpc.js';
 import type { AppSubject } from '../policy/evaluate.js';
 import { isAcr, meets } from '../credentials/acr.js';
+import { scopesOf } from '../credentials/scopes.js';
 import type { App, PrincipalUser } from '../types.js';
 
 /** Who is calling, as the checked credential says (nobody: all null). */
@@ -72,9 +73,6 @@ export function appRequest(
   };
 }
 
-/** The scopes a token carries (RFC 6749 §3.3: "a list of space-delimited, case-sensitive strings"). */
-export const scopesOf = (scope: string | null): Set<string> => new Set((scope ?? '').split(' ').filter((s) => s !== ''));
-
 /**
  * Who calls, as an app's policies weigh them (api/policy/evaluate.ts decideApp): a policy's acr
  * (AccessPolicy.acr) wants a sign-in at least that strong, its scope (AccessPolicy.scope) a token
@@ -83,7 +81,7 @@ export const scopesOf = (scope: string | null): Set<string> => new Set((scope ??
  */
 export function appSubjectOf(caller: Caller, inPerson = false): AppSubject {
   const have = caller.acr;
-  const scopes = scopesOf(caller.scope);
+  const scopes = new Set(scopesOf(caller.scope));
   return {
     clientId: caller.client,
     user: caller.user && { id: caller.user.id, groups: caller.user.groups },

@@ -79,7 +79,7 @@ export interface AppSubject {
   user: { id: string; groups: { id: string; name: string }[] } | null;
   /** Whether the caller's sign-in meets a policy's `acr` (api/credentials/acr.ts meets; false without a sign-in). */
   signedInAtLeast: (acr: string) => boolean;
-  /** Whether the caller's token carries each of a policy's `scope` (api/decision/engine.ts scopesOf). */
+  /** Whether the caller's token carries each of a policy's `scope` (api/decision/request.ts appSubjectOf). */
   carries: (scope: readonly string[]) => boolean;
 }
 
