@@ -228,7 +228,9 @@ const clientIsNamed: PageCheck = ({ params }) =>
  */
 const clientIsKnown: PageCheck = async ({ params }, svc) => {
   const found = params.client_id ? await clientNamed(svc, params.client_id) : undefined;
-  return found && 'client' in found ? { client: found.client } : unknownClientOrRedirect(svc, params.client_id, found?.why ?? 'unknown client');
+  return found && 'client' in found
+    ? { client: found.client }
+    : unknownClientOrRedirect(svc, params.client_id, found?.why ?? 'unknown client');
 };
 
 /**
@@ -542,7 +544,6 @@ function trustedRedirectUri(
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
-
 
 /**
  * Whether a requested redirect URI is the registered one: to the letter, except
