@@ -338,13 +338,14 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['BOXAUTH_CLIENT_METADATA_TIMEOUT_MS'],
     default: '`3000`',
-    meaning: "the longest a fetch of a Client ID Metadata Document may take, connection to last byte; the document may hold at most 5 KiB and is never taken from a redirect",
+    meaning:
+      'the longest a fetch of a Client ID Metadata Document may take, connection to last byte; the document may hold at most 5 KiB and is never taken from a redirect',
   },
   {
     names: ['BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS', 'BOXAUTH_CLIENT_METADATA_MAX_CACHE_SECONDS'],
     default: '`60` / `86400`',
     meaning:
-      "the bounds of how long a fetched Client ID Metadata Document stands (its `Cache-Control: max-age` or `Expires`; `no-store`, `no-cache`: the least; nothing said: the most). The first authorization request after it fetches the document again and rewrites the client",
+      'the bounds of how long a fetched Client ID Metadata Document stands (its `Cache-Control: max-age` or `Expires`; `no-store`, `no-cache`: the least; nothing said: the most). The first authorization request after it fetches the document again and rewrites the client',
   },
   {
     names: ['BOXAUTH_DYNAMIC_REGISTRATION'],
@@ -360,7 +361,8 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['BOXAUTH_DYNAMIC_REGISTRATION_UNUSED_HOURS'],
     default: '`24`',
-    meaning: 'a dynamically registered client that has no session (no person let it in) this long after its registration is removed by the upkeep',
+    meaning:
+      'a dynamically registered client that has no session (no person let it in) this long after its registration is removed by the upkeep',
   },
   {
     names: ['BOXAUTH_PURGE_INTERVAL_SECONDS'],

@@ -80,7 +80,10 @@ const REGISTRATION: BodyRules = {
   ...PARAMETERS,
   accept: ['json'],
   otherType: (media) =>
-    new OAuthError('invalid_client_metadata', `send the client metadata as application/json (${media === undefined ? 'no Content-Type was sent' : `got ${media}`})`),
+    new OAuthError(
+      'invalid_client_metadata',
+      `send the client metadata as application/json (${media === undefined ? 'no Content-Type was sent' : `got ${media}`})`,
+    ),
 };
 
 /**

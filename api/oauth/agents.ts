@@ -66,7 +66,11 @@ async function fetchAndStore(svc: AgentServices, url: string): Promise<FoundClie
   const { clientMetadata } = svc.config;
   let fetched;
   try {
-    fetched = await fetchClientDocument(url, { allowed: clientMetadata.allowedAddresses, timeoutMs: clientMetadata.timeoutMs, boxUrl: svc.config.baseUrl });
+    fetched = await fetchClientDocument(url, {
+      allowed: clientMetadata.allowedAddresses,
+      timeoutMs: clientMetadata.timeoutMs,
+      boxUrl: svc.config.baseUrl,
+    });
   } catch (err) {
     if (!(err instanceof DocumentFetchError)) throw err;
     return { why: `client metadata document not fetched: ${err.message}` };
@@ -155,5 +159,7 @@ export async function agentRefusal(svc: Pick<Needs, 'policies'>, client: Client,
 /** What the consent page tells a person of an agent's client: how it came, the name it gave itself, and the host that vouches for it. */
 export function agentShown(client: Client): { kind: 'metadata-document' | 'dynamic'; name: string | undefined; host: string } | undefined {
   const request = registrationRequest(client, { scope: undefined, resource: [], uri: '/auth/authorize' });
-  return request && { kind: request.registration.kind, name: request.registration.client_name ?? undefined, host: request.registration.host };
+  return (
+    request && { kind: request.registration.kind, name: request.registration.client_name ?? undefined, host: request.registration.host }
+  );
 }

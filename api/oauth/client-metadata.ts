@@ -28,19 +28,25 @@ const AGENT_GRANTS = ['authorization_code', 'refresh_token'] as const;
 export function clientIdUrlProblem(clientId: string): string | undefined {
   if (clientId.length > MAX_CLIENT_ID_URL) return `a client_id URL is at most ${MAX_CLIENT_ID_URL} characters`;
   if (!/^https:\/\//i.test(clientId)) return 'a client_id URL must use https';
-  if (/[\s\\]/.test(clientId) || /[^\x21-\x7e]/.test(clientId)) return 'a client_id URL may hold no spaces, backslashes or non-ASCII characters';
+  if (/[\s\\]/.test(clientId) || /[^\x21-\x7e]/.test(clientId))
+    return 'a client_id URL may hold no spaces, backslashes or non-ASCII characters';
   let url: URL;
   try {
     url = new URL(clientId);
   } catch {
     return 'the client_id is not a URL';
   }
-  if (url.username || url.password || clientId.slice(8).split('/')[0]!.includes('@')) return 'a client_id URL must not carry user information';
+  if (url.username || url.password || clientId.slice(8).split('/')[0]!.includes('@'))
+    return 'a client_id URL must not carry user information';
   if (clientId.includes('#')) return 'a client_id URL must not have a fragment';
   if (clientId.includes('?')) return 'a client_id URL must not have a query';
   const path = clientId.slice(8).replace(/^[^/]*/, '');
   if (path === '' || path === '/') return 'a client_id URL must have a path (https://host/client.json, not the root)';
-  if (path.split('/').some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$/i.test(segment) || /^\.%2e$|^%2e\.$/i.test(segment)))
+  if (
+    path
+      .split('/')
+      .some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$/i.test(segment) || /^\.%2e$|^%2e\.$/i.test(segment))
+  )
     return 'a client_id URL must not have "." or ".." path segments';
   // Draft §3: "Client Identifier URLs MUST be compared using simple string comparison": the URL is
   // taken as written, and one the URL parser would rewrite (case, default port, encodings) is not one.
@@ -139,10 +145,12 @@ export function readClientMetadata(meta: Record<string, unknown>, from: 'documen
 function redirectUrisOf(value: unknown, from: 'document' | 'registration'): { uris: string[] } | MetadataProblem {
   if (!Array.isArray(value) || !value.length)
     return problem('invalid_redirect_uri', `redirect_uris must be a list of at least one address (the ${from}'s)`);
-  if (value.length > MAX_REDIRECT_URIS) return problem('invalid_redirect_uri', `redirect_uris may list at most ${MAX_REDIRECT_URIS} addresses`);
+  if (value.length > MAX_REDIRECT_URIS)
+    return problem('invalid_redirect_uri', `redirect_uris may list at most ${MAX_REDIRECT_URIS} addresses`);
   const uris: string[] = [];
   for (const raw of value) {
-    if (typeof raw !== 'string' || raw.length > 2048) return problem('invalid_redirect_uri', 'each of redirect_uris must be a URL of at most 2048 characters');
+    if (typeof raw !== 'string' || raw.length > 2048)
+      return problem('invalid_redirect_uri', 'each of redirect_uris must be a URL of at most 2048 characters');
     const why = redirectUriProblem(raw);
     if (why) return problem('invalid_redirect_uri', `${JSON.stringify(raw.slice(0, 100))}: ${why}`);
     uris.push(raw);
@@ -163,9 +171,13 @@ function redirectUriProblem(raw: string): string | undefined {
   if (url.username || url.password) return 'a redirect URI must not carry user information';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:')
-    return ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname) ? undefined : 'http is for a loopback address only (RFC 8252 §7.3): use https';
+    return ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)
+      ? undefined
+      : 'http is for a loopback address only (RFC 8252 §7.3): use https';
   // RFC 8252 §7.1: "a URI scheme based on a domain name under their control, expressed in reverse order".
-  return /^[a-z][a-z0-9+-]*\.[a-z0-9+.-]+:$/.test(url.protocol) ? undefined : `the scheme ${url.protocol} is not one a client may come back to`;
+  return /^[a-z][a-z0-9+-]*\.[a-z0-9+.-]+:$/.test(url.protocol)
+    ? undefined
+    : `the scheme ${url.protocol} is not one a client may come back to`;
 }
 
 function textOf(value: unknown, name: string, max: number): string | undefined | MetadataProblem {
@@ -176,7 +188,8 @@ function textOf(value: unknown, name: string, max: number): string | undefined |
 }
 
 function httpsUrlOf(value: unknown, name: string): string | MetadataProblem {
-  if (typeof value !== 'string' || value.length > 2048 || !/^https:\/\//.test(value)) return problem('invalid_client_metadata', `${name} must be an https URL`);
+  if (typeof value !== 'string' || value.length > 2048 || !/^https:\/\//.test(value))
+    return problem('invalid_client_metadata', `${name} must be an https URL`);
   try {
     return new URL(value).href;
   } catch {
@@ -191,7 +204,10 @@ function httpsUrlOf(value: unknown, name: string): string | MetadataProblem {
  * §5.2.2.1), else `Expires` less `Date` (§4.2.1); `no-store` and `no-cache` stand for the least the
  * box keeps a document; nothing said, the most.
  */
-export function documentLifetime(headers: { cacheControl?: string; expires?: string; date?: string }, bounds: { min: number; max: number }): number {
+export function documentLifetime(
+  headers: { cacheControl?: string; expires?: string; date?: string },
+  bounds: { min: number; max: number },
+): number {
   const clamp = (s: number): number => Math.min(bounds.max, Math.max(bounds.min, s));
   const directives = (headers.cacheControl ?? '')
     .toLowerCase()

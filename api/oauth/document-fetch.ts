@@ -80,8 +80,9 @@ export function addressProblem(address: string, rules: Pick<FetchRules, 'allowed
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped) return addressProblem(mapped, rules, own);
   if (own.has(address)) return `${address} is the box's own address`;
+  // One list per family: a BlockList holding ::ffff:0:0/96 would match every IPv4 address as mapped.
   const special = new net.BlockList();
-  for (const [a, prefix, f] of SPECIAL_USE) special.addSubnet(a, prefix, f);
+  for (const [a, prefix, f] of SPECIAL_USE) if (f === family) special.addSubnet(a, prefix, f);
   return special.check(address, family) ? `${address} is a special-use address (RFC 6890)` : undefined;
 }
 
@@ -104,7 +105,7 @@ function guardedLookup(rules: FetchRules): LookupFunction {
       const refused = list.map((a) => addressProblem(a.address, rules)).find(Boolean);
       // One address refused refuses the name: the connection could be made to any of them.
       if (refused || !list.length) return callback(new DocumentFetchError(refused ?? `${hostname} has no address`), '', 4);
-      if (options.all) return callback(null, list as unknown as string, 4);
+      if (options.all) return callback(null, list, 4);
       return callback(null, list[0]!.address, list[0]!.family);
     });
   };
@@ -135,7 +136,9 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
           response.resume();
           return reject(
             new DocumentFetchError(
-              status >= 300 && status < 400 ? `it answered a redirect (${status}), which the box does not follow` : `it answered ${status}, not 200`,
+              status >= 300 && status < 400
+                ? `it answered a redirect (${status}), which the box does not follow`
+                : `it answered ${status}, not 200`,
             ),
           );
         }
@@ -181,7 +184,11 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
     }, rules.timeoutMs);
     request.on('close', () => clearTimeout(timer));
     request.on('error', (err) =>
-      reject(err instanceof DocumentFetchError ? err : new DocumentFetchError(`it could not be reached (${(err as NodeJS.ErrnoException).code ?? err.name})`)),
+      reject(
+        err instanceof DocumentFetchError
+          ? err
+          : new DocumentFetchError(`it could not be reached (${(err as NodeJS.ErrnoException).code ?? err.name})`),
+      ),
     );
     request.end();
   });

@@ -54,9 +54,14 @@ export async function registerClient(svc: RegistrationServices, request: OAuthRe
   }
   const stored = await registerClientFrom(svc.pool, client, request.address, svc.config.dynamicRegistration.perAddressPerHour);
   if (!stored)
-    throw new ApiError(429, 'too_many_requests', `too many registrations from this address: at most ${svc.config.dynamicRegistration.perAddressPerHour} an hour`, {
-      'Retry-After': '3600',
-    });
+    throw new ApiError(
+      429,
+      'too_many_requests',
+      `too many registrations from this address: at most ${svc.config.dynamicRegistration.perAddressPerHour} an hour`,
+      {
+        'Retry-After': '3600',
+      },
+    );
   svc.log.info({ event: 'client_registered', client: client.id, address: request.address }, 'client registered dynamically');
   return answerOf(stored.resource);
 }

@@ -39,7 +39,12 @@ export const clients = new ClientTable('clients', 'Client');
  * that registrations sent at once from one address are counted one after the other (none slips
  * past the count while another is being written). Returns the client, or undefined when over.
  */
-export async function registerClientFrom(pool: Pool, client: Client, address: string, perHour: number): Promise<Stored<Client> | undefined> {
+export async function registerClientFrom(
+  pool: Pool,
+  client: Client,
+  address: string,
+  perHour: number,
+): Promise<Stored<Client> | undefined> {
   return withTransaction(pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.register.' || current_schema() || '.' || $1))", [address]);
     const { rows } = await tx.query<{ n: number }>(

@@ -43,7 +43,8 @@ const document = (clientId: string, more: Record<string, unknown> = {}): Record<
 });
 
 /** The box's log says why it refused (its lines arrive a moment after the answer). */
-const logged = (box: Box, why: RegExp): Promise<true> => eventually(`a log line matching ${why}`, () => Promise.resolve(why.test(box.logs.join('\n'))), 5000);
+const logged = (box: Box, why: RegExp): Promise<true> =>
+  eventually(`a log line matching ${why}`, () => Promise.resolve(why.test(box.logs.join('\n'))), 5000);
 
 const consentAsked = (res: { status: number; text: string }): boolean => res.status === 200 && res.text.includes('action="/auth/consent"');
 
@@ -62,7 +63,11 @@ describe('Client ID Metadata Documents', function () {
   before(async function () {
     ca = testCa();
     docs = await clientDocuments(ca);
-    const env = { NODE_EXTRA_CA_CERTS: ca.caFile, BOXAUTH_CLIENT_METADATA_TIMEOUT_MS: '1000', BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS: '0' };
+    const env = {
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      BOXAUTH_CLIENT_METADATA_TIMEOUT_MS: '1000',
+      BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS: '0',
+    };
     [box, strict] = await Promise.all([
       Box.start({ env: { ...env, BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128' } }),
       Box.start({ env }),
@@ -132,7 +137,9 @@ describe('Client ID Metadata Documents', function () {
 
     // The account page and the admin console's Sessions view (GET /grants) mark the grant as an agent's.
     const account = await browser.get('/auth/account');
-    expect(account.text).to.match(/<tr class="agent"><td><span class="tag">agent<\/span> Research Agent <code>https:\/\/127\.0\.0\.1:\d+\/agent\.json<\/code>/);
+    expect(account.text).to.match(
+      /<tr class="agent"><td><span class="tag">agent<\/span> Research Agent <code>https:\/\/127\.0\.0\.1:\d+\/agent\.json<\/code>/,
+    );
     const grants = await box.json('GET', `/grants?client=${encodeURIComponent(agentUrl)}`, undefined, root);
     expect(grants.status, grants.text).to.equal(200);
     expect(grants.body[0].agent).to.deep.equal({ kind: 'metadata-document', client_name: 'Research Agent' });
@@ -141,7 +148,11 @@ describe('Client ID Metadata Documents', function () {
     const grantId = grants.body[0].id as string;
     const ended = await browser.post('/auth/account/grants/end', { csrf: hiddenFields(account.text).csrf!, grant: grantId });
     expect(ended.status, ended.text).to.equal(303);
-    const refreshed = await box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: agentUrl });
+    const refreshed = await box.form('/auth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: agentUrl,
+    });
     expect(refreshed.status, refreshed.text).to.equal(400);
   });
 
@@ -160,13 +171,20 @@ describe('Client ID Metadata Documents', function () {
   it('refuses a redirect URI the document does not list, and a request without PKCE', async function () {
     await admitVendor();
     expect((await browser.get(authorizePath(agentUrl, 'https://evil.example/cb'))).status).to.equal(400);
-    const noPkce = await browser.get(`/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: agentUrl, redirect_uri: LISTENING })}`);
+    const noPkce = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: agentUrl, redirect_uri: LISTENING })}`,
+    );
     expect(noPkce.status).to.equal(302);
     expect(new URL(noPkce.headers.get('location')!).searchParams.get('error')).to.equal('invalid_request');
   });
 
   it('SSRF: a box not allowed loopback never fetches a document there, nor from itself', async function () {
-    await strict.json('PUT', '/AccessPolicy/any-agent', { engine: 'cel', cel: 'request.registration.kind == "metadata-document"' }, await strict.rootToken());
+    await strict.json(
+      'PUT',
+      '/AccessPolicy/any-agent',
+      { engine: 'cel', cel: 'request.registration.kind == "metadata-document"' },
+      await strict.rootToken(),
+    );
     docs.serve('/loopback.json', { body: document(`${docs.origin}/loopback.json`) });
     const res = await new FormAgent(strict).get(authorizePath(`${docs.origin}/loopback.json`));
     expect(res.status).to.equal(400);
@@ -234,7 +252,11 @@ describe('Client ID Metadata Documents', function () {
     expect((await browser.get(authorizePath(url))).status).to.equal(400);
     expect(docs.hits('/plain.json')).to.equal(0);
     // Nor a URL the draft's §3 refuses: a fragment, dot segments, user information.
-    for (const bad of [`${docs.origin}/agent.json#x`, `${docs.origin}/a/../agent.json`, `https://user@127.0.0.1:${new URL(docs.origin).port}/agent.json`]) {
+    for (const bad of [
+      `${docs.origin}/agent.json#x`,
+      `${docs.origin}/a/../agent.json`,
+      `https://user@127.0.0.1:${new URL(docs.origin).port}/agent.json`,
+    ]) {
       expect((await browser.get(authorizePath(bad))).status, bad).to.equal(400);
     }
   });

@@ -128,7 +128,11 @@ describe('dynamic client registration (RFC 7591)', function () {
       [metadata({ redirect_uris: ['https://agent.example/cb#x'] }), 'invalid_redirect_uri', /fragment/],
       [metadata({ redirect_uris: ['javascript:alert(1)'] }), 'invalid_redirect_uri', /scheme javascript: is not one/],
       [metadata({ token_endpoint_auth_method: 'client_secret_basic' }), 'invalid_client_metadata', /must be .none./],
-      [metadata({ token_endpoint_auth_method: undefined, client_secret: 'mine' }), 'invalid_client_metadata', /client_secret must not be sent/],
+      [
+        metadata({ token_endpoint_auth_method: undefined, client_secret: 'mine' }),
+        'invalid_client_metadata',
+        /client_secret must not be sent/,
+      ],
       [metadata({ grant_types: ['client_credentials'] }), 'invalid_client_metadata', /grant_types may hold only/],
       [metadata({ client_name: 'x'.repeat(300) }), 'invalid_client_metadata', /client_name must be a text/],
     ];
@@ -172,7 +176,10 @@ describe('dynamic client registration (RFC 7591)', function () {
     } finally {
       await db.end();
     }
-    await eventually('the unused registration removed', async () => (await box.json('GET', `/Client/${unused}`, undefined, root)).status === 404);
+    await eventually(
+      'the unused registration removed',
+      async () => (await box.json('GET', `/Client/${unused}`, undefined, root)).status === 404,
+    );
     const used = await box.json('GET', '/grants', undefined, root);
     const usedClient = (used.body as { client: string }[]).find((g) => g.client.startsWith('dyn-'))?.client;
     expect(usedClient, 'the client that signed a person in').to.be.a('string');

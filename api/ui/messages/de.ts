@@ -40,7 +40,8 @@ export const de: Catalogue = {
   'consent.allow': 'Erlauben',
   'consent.deny': 'Ablehnen',
   'consent.agentDocument': 'Ein Agent: {name}. Er beschreibt sich selbst in einem Dokument unter {url}: nur {host} bürgt für ihn.',
-  'consent.agentDynamic': 'Ein Agent: {name}. Er hat sich selbst bei dieser Box registriert, und niemand bürgt für ihn; er kehrt zu {host} zurück.',
+  'consent.agentDynamic':
+    'Ein Agent: {name}. Er hat sich selbst bei dieser Box registriert, und niemand bürgt für ihn; er kehrt zu {host} zurück.',
   'consent.unnamedAgent': 'ohne Namen',
 
   'wayOn.signIn': 'Erneut anmelden',
