@@ -124,7 +124,7 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       app: 'mcp',
       engine: 'cel',
       link: engineersOnly,
-      cel: 'request.jsonrpc == null || request.jsonrpc.method != "tools/call"',
+      cel: 'request.jsonrpc == null ? request["request-method"] in ["get", "delete"] : request.jsonrpc.method in ["initialize", "notifications/initialized", "tools/list", "ping"]',
     });
     await put('/AccessPolicy/mcp-search', {
       app: 'mcp',
