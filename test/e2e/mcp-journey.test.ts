@@ -390,5 +390,37 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       expect(mcp.calls.map((c) => c.tool)).to.not.include('delete_file');
       await client.close();
     });
+
+    it('through NGINX, a batch that hides delete_file behind search is refused whole, and so is a body longer than the gate reads', async function () {
+      const calls = mcp.calls.length;
+      const post = (body: string) =>
+        fetch(serverUrl, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${registered.tokens()!.access_token}`,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+          },
+          body,
+        });
+      const call = (id: number, name: string, query = 'x') => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name, arguments: { query } },
+      });
+      const batch = await post(JSON.stringify([call(1, 'search'), call(2, 'delete_file')]));
+      expect(batch.status).to.equal(403);
+      const answers = (await batch.json()) as { id: number; error: { code: number; data: { decision: string } } }[];
+      expect(answers.map((a) => [a.id, a.error.code])).to.deep.equal([
+        [1, -32001],
+        [2, -32001],
+      ]);
+      expect(batch.headers.get('x-boxauth-decision')).to.equal(answers[0]!.error.data.decision);
+      // The gate reads 64 KiB (BOXAUTH_GATE_BODY_BYTES): a longer body is not decided as if it held no call.
+      const long = await post(JSON.stringify(call(3, 'search', 'x'.repeat(70_000))));
+      expect(long.status).to.equal(413);
+      expect(mcp.calls.length).to.equal(calls);
+    });
   });
 });
