@@ -6,13 +6,12 @@
 // the case says is who the box found calling: the checks before the policies (a live token for
 // the app's audience, a DPoP proof, who an AuthZEN subject's id names) are not the policies' to
 // test.
-import { isAcr, meets } from '../credentials/acr.js';
 import { hostOf } from '../decision/apps.js';
 import { authzenTarget } from '../decision/authzen-target.js';
 import { explainPolicies } from '../decision/explain.js';
 import { readJsonRpc, type JsonRpcEnvelope } from '../decision/jsonrpc.js';
 import { readTarget } from '../decision/path.js';
-import { appRequest, NOBODY, type Caller } from '../decision/request.js';
+import { appRequest, appSubjectOf, NOBODY, type Caller } from '../decision/request.js';
 import type { PolicyIndex, Subject, Verdict } from '../policy/evaluate.js';
 import {
   requestUser,
@@ -130,16 +129,7 @@ const refusedBefore = (reason: string): Decided => ({ allowed: false, allowedBy:
 
 /** An app's policies on `request`, as the decision point asks them (api/decision/engine.ts evaluate). */
 async function appDecided(index: PolicyIndex, app: App, caller: Caller, request: AppRequest | AuthzenRequest): Promise<Decided> {
-  const have = caller.acr;
-  const verdict = index.decideApp(
-    app.id,
-    {
-      clientId: caller.client,
-      user: caller.user && { id: caller.user.id, groups: caller.user.groups },
-      signedInAtLeast: (want) => isAcr(have) && isAcr(want) && meets(have, want),
-    },
-    request,
-  );
+  const verdict = index.decideApp(app.id, appSubjectOf(caller), request);
   const allowedBy = verdict.outcomes.filter((o) => o.verdict === 'allows').map((o) => o.id);
   return {
     allowed: verdict.allowed,

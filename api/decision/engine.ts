@@ -29,11 +29,12 @@ import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
 import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
-import { appRequest, NOBODY, type Caller } from './request.js';
+import { appRequest, appSubjectOf, NOBODY, type Caller } from './request.js';
 import { ACCESS_DENIED, coazCall, readJsonRpc, type GateBody, type JsonRpcBody, type JsonRpcCall } from './jsonrpc.js';
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
 import { upstreamToken } from './upstream-token.js';
-import { isAcr, meets, signInOf, weakest } from '../credentials/acr.js';
+import { signInOf, weakest } from '../credentials/acr.js';
+import { metadataUrlOf, resourceMetadataParam } from './resource-metadata.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -87,7 +88,16 @@ export interface GateRequest {
 
 /** Why a request was refused (the deny-reason label of the metrics). */
 export type DenyReason =
-  'no-app' | 'bad-path' | 'bad-body' | 'bad-token' | 'wrong-audience' | 'no-policy' | 'sign-in' | 'step-up' | 'error';
+  | 'no-app'
+  | 'bad-path'
+  | 'bad-body'
+  | 'bad-token'
+  | 'wrong-audience'
+  | 'no-policy'
+  | 'sign-in'
+  | 'step-up'
+  | 'insufficient-scope'
+  | 'error';
 
 /** How the refusal of a JSON-RPC request is told (api/http/refusal.ts): as a JSON-RPC error, to each of its calls. */
 export interface RpcAnswer {
@@ -111,13 +121,15 @@ export interface Decision {
   description: string;
   /** On allow: headers the gateway sets on the request it passes on (the caller; emptied when anonymous). */
   upstream: Record<string, string>;
-  /** On 401: the challenge (RFC 6750 §3, RFC 9449 §7.1, RFC 9470 §3); on 302: where to sign in. */
+  /** On 401, and on 403 for want of scope: the challenge (RFC 6750 §3, RFC 9449 §7.1, RFC 9470 §3, RFC 9728 §5.1). */
   challenge?: string;
   /** On a step-up: the class of sign-in a policy asks for (AccessPolicy.acr). */
   acr?: string;
+  /** On a refusal for want of scope: the scopes a policy asks for (AccessPolicy.scope), space-delimited. */
+  scope?: string;
   /** On 401 for a DPoP proof without the box's nonce: the nonce to use (DPoP-Nonce, RFC 9449 §9). */
   dpopNonce?: string;
-  /** The error code of a refusal when it is not its status's usual one (invalid_dpop_proof, use_dpop_nonce). */
+  /** The error code of a refusal when it is not its status's usual one (invalid_dpop_proof, use_dpop_nonce, insufficient_scope). */
   error?: string;
   location?: string;
   /** On 503 when the database cannot be reached: seconds to wait (Retry-After). */
@@ -158,7 +170,7 @@ export function originOf(app: App, host: string, scheme?: string): string {
 
 /** What a step answers, when it answers: the Decision's verdict, status and words, and what goes with them. */
 type Answer = Pick<Decision, 'allowed' | 'status' | 'reason' | 'description'> &
-  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'dpopNonce' | 'error' | 'location' | 'retryAfter' | 'rpc'>>;
+  Partial<Pick<Decision, 'upstream' | 'challenge' | 'acr' | 'scope' | 'dpopNonce' | 'error' | 'location' | 'retryAfter' | 'rpc'>>;
 
 /** A refusal: its status, its reason (the deny-reason label of the metrics), and words for people and logs. */
 const refusal = (status: Decision['status'], reason: DenyReason, description: string, more?: Partial<Answer>): Answer => ({
@@ -215,7 +227,7 @@ async function decideNow(svc: DecisionServices, g: GateRequest): Promise<Decisio
       const request = policyRequest(asked, target, call);
       const verdict = await evaluate(svc, asked, request);
       if (!verdict.allowed) {
-        const answer = signIn(asked, verdict) ?? stepUp(asked, verdict) ?? noPolicy(verdict, call);
+        const answer = signIn(asked, verdict) ?? moreScope(asked, verdict) ?? stepUp(asked, verdict) ?? noPolicy(verdict, call);
         return decided(id, asked, request, verdict, { ...answer, ...rpcAnswer(body.rpc, ACCESS_DENIED) });
       }
       allowing.push(...verdict.outcomes.filter((o) => o.verdict === 'allows'));
@@ -294,17 +306,17 @@ async function tokenCaller(
   // origin as its gateway describes the request, and the path as sent (query and fragment aside).
   const path = /^[^?#]*/.exec(g.target)![0];
   const check = await checkPresented(svc, token, { proofs: g.proofs, method: g.method, url: `${origin}${path}` });
-  if ('problem' in check) return tokenRefused(app, token, 'bad-token', check.problem, check.dpop ? check : undefined);
+  if ('problem' in check) return tokenRefused(app, origin, token, 'bad-token', check.problem, check.dpop ? check : undefined);
   const s = check.session;
   // RFC 9068 §4 / RFC 8707: a token is for the audience it names, and only there.
   if (s.audience !== audienceOf(app)) {
     const why = `the token is for ${s.audience === null ? "the box's own API" : `"${s.audience}"`}, not this app`;
-    return tokenRefused(app, token, 'wrong-audience', why);
+    return tokenRefused(app, origin, token, 'wrong-audience', why);
   }
   let user: PrincipalUser | null = null;
   if (s.userId !== null) {
     user = (await svc.users.get(String(s.userId))) ?? null;
-    if (!user) return tokenRefused(app, token, 'bad-token', 'the user of this token no longer exists');
+    if (!user) return tokenRefused(app, origin, token, 'bad-token', 'the user of this token no longer exists');
   }
   const subject = subjectOf(s);
   // What the person's sign-in proved: the session's own record (cached with it), no round trip.
@@ -331,15 +343,17 @@ async function tokenCaller(
  */
 function tokenRefused(
   app: App,
+  origin: string,
   token: TokenCredential,
   reason: DenyReason,
   why: string,
   dpop?: { error: string; nonce?: string | undefined },
 ): Caller | Answer {
   if (token.cookie !== undefined) return NOBODY;
-  if (!dpop) return refusal(401, reason, why, { challenge: challenge('Bearer', app.id, { error: 'invalid_token', description: why }) });
+  if (!dpop)
+    return refusal(401, reason, why, { challenge: appChallenge('Bearer', app, origin, { error: 'invalid_token', description: why }) });
   return refusal(401, reason, why, {
-    challenge: dpopChallenge(app.id, { error: dpop.error, problem: why }),
+    challenge: appChallenge('DPoP', app, origin, { error: dpop.error, description: why }),
     error: dpop.error,
     ...(dpop.nonce ? { dpopNonce: dpop.nonce } : {}),
   });
@@ -391,16 +405,23 @@ function policyRequest(
 
 /**
  * Evaluate: the App's policies on the request (api/policy/evaluate.ts decideApp: deny by
- * default); a policy with an acr (AccessPolicy.acr) allows only a sign-in at least that strong.
+ * default); a policy with an acr (AccessPolicy.acr) allows only a sign-in at least that strong,
+ * one with a scope (AccessPolicy.scope) only a token that carries all of it.
  */
-function evaluate(svc: DecisionServices, { app, caller }: Asked, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
-  const have = caller.acr;
-  const subject = {
-    clientId: caller.client,
-    user: caller.user && { id: caller.user.id, groups: caller.user.groups },
-    signedInAtLeast: (want: string) => isAcr(have) && isAcr(want) && meets(have, want),
-  };
-  return svc.policies.decideApp(app.id, subject, request);
+function evaluate(svc: DecisionServices, asked: Asked, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
+  return svc.policies.decideApp(asked.app.id, appSubjectOf(asked.caller, atAppInPerson(asked)), request);
+}
+
+/**
+ * A person at the app in their own browser: the app's sign-in cookie, holding a token the box
+ * issued to the app's own sign-in client (./app-sign-in.ts). Scopes are what a person lets a
+ * client do for them; the person themselves is asked for none (AccessPolicy.scope), as their
+ * browser could not answer an insufficient_scope challenge. A token of another client in a
+ * cookie of that name is any client's token: its scopes count.
+ */
+function atAppInPerson({ app, caller, credential }: Asked): boolean {
+  const cookie = credential !== undefined && 'cookie' in credential && credential.cookie !== undefined;
+  return cookie && app.signIn !== undefined && caller.user !== null && caller.client === app.signIn.client;
 }
 
 /** Allow (200): the policies that allow it named (each call's, for a batch), the caller in the headers the gateway sets upstream. */
@@ -449,7 +470,7 @@ function signIn(asked: Asked, verdict: AppVerdict): Answer | undefined {
     const acr = acrWanted(verdict);
     return refusal(302, 'sign-in', notAllowed(verdict), { location: signInAt(asked, acr ? { acr } : {}) });
   }
-  return refusal(401, 'sign-in', notAllowed(verdict), { challenge: challenge('Bearer', app.id) });
+  return refusal(401, 'sign-in', notAllowed(verdict), { challenge: appChallenge('Bearer', app, asked.origin) });
 }
 
 /**
@@ -467,13 +488,68 @@ function stepUp(asked: Asked, verdict: AppVerdict): Answer | undefined {
   if (app.signIn && caller.user && token?.cookie !== undefined && isBrowser(g)) {
     return refusal(302, 'step-up', why, { acr, location: signInAt(asked, { acr }) });
   }
-  const wanted = challenge(
+  // The scopes the policy that wants this class wants too, when the token lacks them: one new authorization brings both.
+  const scope = fewest(verdict.outcomes.filter((o) => o.verdict === 'needs a stronger sign-in' && o.acr === acr));
+  const wanted = appChallenge(
     token?.scheme ?? 'Bearer',
-    app.id,
+    app,
+    asked.origin,
     { error: 'insufficient_user_authentication', description: why },
     `acr_values="${acr}"`,
+    ...(scope ? [`scope="${scope.join(' ')}"`] : []),
   );
   return refusal(401, 'step-up', why, { acr, challenge: wanted });
+}
+
+/** Of policies that would allow with more scope, the smallest set of scopes they want (the first policy's on a tie), if any wants one. */
+function fewest(outcomes: PolicyOutcome[]): string[] | undefined {
+  const wanting = outcomes.flatMap((o) => (o.scope ? [o.scope] : []));
+  return wanting.reduce<string[] | undefined>((least, s) => (least === undefined || s.length < least.length ? s : least), undefined);
+}
+
+/**
+ * More scope: a policy would allow the request from a token carrying its scopes
+ * (AccessPolicy.scope), and this one lacks some. RFC 6750 §3.1: "The request requires higher
+ * privileges than provided by the access token. The resource server SHOULD respond with the HTTP
+ * 403 (Forbidden) status code and MAY include the "scope" attribute with the scope necessary to
+ * access the protected resource." The scope named is all the policy wants, not only what is
+ * missing: the client asks for a new token with them (MCP 2025-11-25, "Scope Challenge
+ * Handling"). When another policy would allow after a stronger sign-in instead, this wins: a
+ * token with more scopes asks the person for their consent at most, a step-up for a new sign-in.
+ */
+function moreScope(asked: Asked, verdict: AppVerdict): Answer | undefined {
+  const scope = fewest(verdict.outcomes.filter((o) => o.verdict === 'needs more scope'));
+  if (!scope) return undefined;
+  const { app, credential } = asked;
+  const scheme = credential !== undefined && 'scheme' in credential ? credential.scheme : 'Bearer';
+  const why = `a policy of this app allows the request only with a token of scope "${scope.join(' ')}"`;
+  const challenged = appChallenge(
+    scheme,
+    app,
+    asked.origin,
+    { error: 'insufficient_scope', description: why },
+    `scope="${scope.join(' ')}"`,
+  );
+  return refusal(403, 'insufficient-scope', why, { challenge: challenged, error: 'insufficient_scope', scope: scope.join(' ') });
+}
+
+/**
+ * A challenge of the app (its id the realm, RFC 6750 §3), naming where its metadata is (RFC 9728
+ * §5.1: "resource_metadata: The URL of the protected resource metadata"), at the origin the client
+ * addressed, so that a client refused here finds the box and the scopes from this answer alone.
+ */
+function appChallenge(
+  scheme: 'Bearer' | 'DPoP',
+  app: App,
+  origin: string,
+  refused?: { error: string; description: string },
+  ...params: string[]
+): string {
+  const url = metadataUrlOf(app, origin);
+  const more = url === undefined ? params : [...params, resourceMetadataParam(url)];
+  return scheme === 'DPoP'
+    ? dpopChallenge(app.id, refused && { error: refused.error, problem: refused.description }, ...more)
+    : challenge('Bearer', app.id, refused, ...more);
 }
 
 /** Deny by default: no policy of the app allows the request (403), or, of a JSON-RPC body, this call of it. */

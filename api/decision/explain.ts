@@ -46,14 +46,18 @@ const keptRequest = (row: DecisionRow): AppRequest | AuthzenRequest | null => ro
  */
 export async function explainPolicies(
   svc: { policies: { why(id: string, request: PolicyObject): Promise<string | undefined> | string | undefined } },
-  outcomes: { id: string; verdict: string; acr?: string }[],
+  outcomes: { id: string; verdict: string; acr?: string; scope?: string[] }[],
   request: AppRequest | AuthzenRequest | null,
 ): Promise<PolicyExplanation[]> {
   const out: PolicyExplanation[] = [];
   for (const o of outcomes) {
     if (o.verdict !== 'does not allow' && o.verdict !== 'would not allow') {
-      // Its rule allows: what is wanted, if anything, is a stronger sign-in (AccessPolicy.acr).
-      out.push(o.acr ? { ...o, why: `its rule allows the request, after a sign-in of class ${o.acr} (the caller's is weaker)` } : o);
+      // Its rule allows: what is wanted, if anything, is a stronger sign-in (AccessPolicy.acr) or more scope (AccessPolicy.scope).
+      const wanted = [
+        ...(o.acr ? [`after a sign-in of class ${o.acr} (the caller's is weaker)`] : []),
+        ...(o.scope ? [`with a token of scope "${o.scope.join(' ')}" (the caller's lacks some)`] : []),
+      ];
+      out.push(wanted.length ? { ...o, why: `its rule allows the request, ${wanted.join(' and ')}` } : o);
       continue;
     }
     if (request === null) {

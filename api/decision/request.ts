@@ -6,6 +6,9 @@
 // (./jsonrpc.ts).
 import { requestUser, type Act, type AppRequest } from '../policy/requests.js';
 import type { JsonRpcEnvelope } from './jsonrpc.js';
+import type { AppSubject } from '../policy/evaluate.js';
+import { isAcr, meets } from '../credentials/acr.js';
+import { scopesOf } from '../credentials/scopes.js';
 import type { App, PrincipalUser } from '../types.js';
 
 /** Who is calling, as the checked credential says (nobody: all null). */
@@ -67,5 +70,22 @@ export function appRequest(
     acr: caller.acr,
     // Only the envelope: a batch's call's id stays with the door, for the answer.
     jsonrpc: jsonrpc && { method: jsonrpc.method, tool: jsonrpc.tool },
+  };
+}
+
+/**
+ * Who calls, as an app's policies weigh them (api/policy/evaluate.ts decideApp): a policy's acr
+ * (AccessPolicy.acr) wants a sign-in at least that strong, its scope (AccessPolicy.scope) a token
+ * carrying all of it — unless `inPerson`, a person at the app in their own browser, whom no policy
+ * asks for scopes (./engine.ts atAppInPerson).
+ */
+export function appSubjectOf(caller: Caller, inPerson = false): AppSubject {
+  const have = caller.acr;
+  const scopes = new Set(scopesOf(caller.scope));
+  return {
+    clientId: caller.client,
+    user: caller.user && { id: caller.user.id, groups: caller.user.groups },
+    signedInAtLeast: (want) => isAcr(have) && isAcr(want) && meets(have, want),
+    carries: (want) => inPerson || want.every((s) => scopes.has(s)),
   };
 }

@@ -26,6 +26,7 @@ import { explainRouter } from './routes/explain.js';
 import { healthRouter, type Readiness } from './routes/health.js';
 import { keyRouter } from './routes/keys.js';
 import { oauthRouter } from './routes/oauth.js';
+import { protectedResourceRouter } from './routes/protected-resource.js';
 import { deviceRouter } from './routes/device.js';
 import { openidRouter } from './routes/openid.js';
 import { passkeyRouter } from './routes/passkeys.js';
@@ -118,8 +119,8 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     deviceRouter(svc),
     adminRouter(svc),
   );
-  // People signing in at an app, and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
-  app.use(appSignInRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
+  // People signing in at an app, the apps' metadata (RFC 9728), and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
+  app.use(appSignInRouter(svc), protectedResourceRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));
 
   // SCIM (RFC 7644): its own door, so that every answer under /scim/v2, refusals too, is SCIM's.
   const scim = scimRouter(svc);

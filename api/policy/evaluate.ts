@@ -53,6 +53,8 @@ interface CompiledPolicy {
   link: readonly { id: string; resourceType: string }[];
   /** An App policy's least sign-in (AccessPolicy.acr). */
   acr: string | undefined;
+  /** The scopes an App policy wants the token to carry (AccessPolicy.scope). */
+  scope: readonly string[] | undefined;
 }
 
 /** Which policies count: those that allow the request at hand, or (unconditional) those of engine allow. */
@@ -77,6 +79,8 @@ export interface AppSubject {
   user: { id: string; groups: { id: string; name: string }[] } | null;
   /** Whether the caller's sign-in meets a policy's `acr` (api/credentials/acr.ts meets; false without a sign-in). */
   signedInAtLeast: (acr: string) => boolean;
+  /** Whether the caller's token carries each of a policy's `scope` (api/decision/request.ts appSubjectOf). */
+  carries: (scope: readonly string[]) => boolean;
 }
 
 /** The policies of one target: the box's own API, or one app. A policy sits in its target's only. */
@@ -137,6 +141,7 @@ export class PolicyIndex {
           unconditional: policy.engine === 'allow',
           link: policy.link ?? [],
           acr: policy.acr,
+          scope: policy.scope && [...new Set(policy.scope)],
         };
       } catch (err) {
         onError(policy.id, err as Error); // a broken policy allows nothing
@@ -228,11 +233,15 @@ export class PolicyIndex {
   decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
     const target = this.target(app);
     if (!target) return { allowed: false, outcomes: [] };
-    // A policy whose rule allows, from a caller whose sign-in is short of its acr, asks for a step-up.
+    // A policy whose rule allows, from a caller whose sign-in is short of its acr, asks for a step-up (and
+    // for its scopes too, when the token lacks them: one new authorization brings both); from a token
+    // short of its scopes alone, for those scopes.
     const outcome = (p: CompiledPolicy, dryRun: boolean): PolicyOutcome => {
       if (!p.rule.test(request)) return { id: p.id, verdict: dryRun ? 'would not allow' : 'does not allow' };
+      const scope = p.scope !== undefined && !subject.carries(p.scope) ? { scope: [...p.scope] } : {};
       if (p.acr !== undefined && !subject.signedInAtLeast(p.acr))
-        return { id: p.id, verdict: dryRun ? 'would need a stronger sign-in' : 'needs a stronger sign-in', acr: p.acr };
+        return { id: p.id, verdict: dryRun ? 'would need a stronger sign-in' : 'needs a stronger sign-in', acr: p.acr, ...scope };
+      if (scope.scope) return { id: p.id, verdict: dryRun ? 'would need more scope' : 'needs more scope', ...scope };
       return { id: p.id, verdict: dryRun ? 'would allow' : 'allows' };
     };
     const outcomes = target.linkedTo(keysOf(subject.clientId, subject.user), true).map((p) => outcome(p, false));
@@ -241,6 +250,17 @@ export class PolicyIndex {
       if (applies) outcomes.push(outcome(p, true));
     }
     return { allowed: outcomes.some((o) => o.verdict === 'allows'), outcomes };
+  }
+
+  /**
+   * The scopes `app`'s policies want (AccessPolicy.scope), sorted: what its metadata document
+   * lists (RFC 9728 scopes_supported). A dry-run policy decides nothing, and wants nothing.
+   */
+  scopesOf(app: string): string[] {
+    const target = this.target(app);
+    if (!target) return [];
+    const policies = [...target.global, ...[...target.linked.values()].flat()];
+    return [...new Set(policies.flatMap((p) => p.scope ?? []))].sort();
   }
 
   /** Why policy `id` did not allow `request` (undefined: it does, or there is no such policy). */
@@ -283,6 +303,11 @@ export class Policies {
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */
   async decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
     return (await this.current()).decideApp(app, subject, request);
+  }
+
+  /** The scopes an app's policies want (PolicyIndex.scopesOf). */
+  async scopesOf(app: string): Promise<string[]> {
+    return (await this.current()).scopesOf(app);
   }
 
   /** Why a policy did not allow a request: for explanations, never on the hot path. */

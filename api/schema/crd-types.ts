@@ -377,6 +377,10 @@ export interface AccessPolicySpec {
    */
   acr?: 'urn:boxauth:acr:password' | 'urn:boxauth:acr:mfa' | 'phr';
   /**
+   * The scopes a token must carry for this policy to allow (an App's policies only; docs/concepts/access-control.md) - all of them. A request the policy otherwise allows, with a token lacking one, is refused 403 with WWW-Authenticate error="insufficient_scope" and the scopes wanted (RFC 6750 section 3.1), so that the client asks for them; a person in a browser at the app (the app's own sign-in) is not asked for scopes. The App's metadata document (/.well-known/oauth-protected-resource, RFC 9728) lists the scopes of its policies. Unset - any scope, or none.
+   */
+  scope?: string[];
+  /**
    * Evaluate the policy and log what it would decide (would allow, would deny), without effect.
    */
   dryRun?: boolean;

@@ -942,6 +942,21 @@ const decisionPaths: Json = {
       },
     ]),
   ),
+  '/.well-known/oauth-protected-resource': {
+    get: {
+      tags: ['decisions'],
+      summary:
+        "Protected Resource Metadata (RFC 9728) of the App whose url the request's Host names, at its audience's path: <app origin>/.well-known/oauth-protected-resource<audience path>; on the box's own host, the box's",
+      security: [],
+      responses: {
+        '200': {
+          description:
+            '{"resource", "authorization_servers", "scopes_supported", "bearer_methods_supported", "resource_name", "dpop_signing_alg_values_supported"}',
+        },
+        '404': NOT_FOUND,
+      },
+    },
+  },
   '/.well-known/authzen-configuration/apps/{app}': {
     parameters: [{ name: 'app', in: 'path', required: true, schema: { type: 'string' } }],
     get: {

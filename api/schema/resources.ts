@@ -65,6 +65,7 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "self.engine != 'matcho' || has(self.matcho)": (s) => s.engine !== 'matcho' || s.matcho !== undefined,
   "self.engine != 'cel' || has(self.cel)": (s) => s.engine !== 'cel' || s.cel !== undefined,
   '!has(self.acr) || has(self.app)': (s) => s.acr === undefined || s.app !== undefined,
+  '!has(self.scope) || has(self.app)': (s) => s.scope === undefined || s.app !== undefined,
   "!has(self.policyHeaders) || !self.policyHeaders.exists(h, h in ['authorization', 'proxy-authorization', 'cookie'])": (s) =>
     !s.policyHeaders?.some((h) => ['authorization', 'proxy-authorization', 'cookie'].includes(h)),
   // IdentityProvider: a group rule names one source; a provider carries the settings of its type only.

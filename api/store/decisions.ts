@@ -6,11 +6,22 @@ export interface PolicyOutcome {
   id: string;
   /**
    * `would-…`: a dry-run policy, which decides nothing. `needs a stronger sign-in`: the policy's
-   * rule allows the request, but the caller's sign-in falls short of the policy's `acr`.
+   * rule allows the request, but the caller's sign-in falls short of the policy's `acr`; `needs
+   * more scope`: it allows, but the token lacks some of the policy's `scope`.
    */
-  verdict: 'allows' | 'does not allow' | 'needs a stronger sign-in' | 'would allow' | 'would not allow' | 'would need a stronger sign-in';
+  verdict:
+    | 'allows'
+    | 'does not allow'
+    | 'needs a stronger sign-in'
+    | 'needs more scope'
+    | 'would allow'
+    | 'would not allow'
+    | 'would need a stronger sign-in'
+    | 'would need more scope';
   /** With `…stronger sign-in`: the class of sign-in the policy asks for. */
   acr?: string;
+  /** With `…more scope` (and with `…stronger sign-in` when the token lacks them too): the scopes the policy wants, all of them. */
+  scope?: string[];
 }
 
 export interface DecisionRow {

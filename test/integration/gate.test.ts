@@ -108,7 +108,9 @@ describe('the decision point', function () {
     it('deny by default: anonymous callers get 401 with a challenge, except where a policy allows anyone', async function () {
       const res = await forwardAuth('/docs/a');
       expect(res.status).to.equal(401);
-      expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="wiki"');
+      expect(res.headers.get('www-authenticate')).to.equal(
+        `Bearer realm="wiki", resource_metadata="${wiki}/.well-known/oauth-protected-resource"`,
+      );
       expect((await forwardAuth('/health')).status).to.equal(200);
       // The identity headers are emptied for anonymous callers, so that a client cannot send its own.
       const spoofed = await forwardAuth('/health', { 'X-Auth-Request-Email': 'boss@example.com' });

@@ -144,7 +144,7 @@ describe('step-up at the decision point', function () {
       expect(res.status, res.text).to.equal(401);
       const challenge = res.headers.get('www-authenticate') ?? '';
       expect(challenge).to.match(
-        /^Bearer realm="console", error="insufficient_user_authentication", error_description="[^"]+", acr_values="phr"$/,
+        /^Bearer realm="console", error="insufficient_user_authentication", error_description="[^"]+", acr_values="phr", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/,
       );
       // With no policy that asks for more, the same caller is let in as before.
       expect((await forwardAuth('/docs/a', { Authorization: `Bearer ${bearer}` })).status).to.equal(200);
@@ -172,7 +172,7 @@ describe('step-up at the decision point', function () {
     });
     expect(grpc.denied_response?.status.code, JSON.stringify(grpc)).to.equal(401);
     const challenge = grpc.denied_response!.headers.find((h) => h.header.key.toLowerCase() === 'www-authenticate')?.header.value;
-    expect(challenge).to.match(/error="insufficient_user_authentication".*acr_values="phr"$/);
+    expect(challenge).to.match(/error="insufficient_user_authentication".*acr_values="phr", resource_metadata="[^"]+"$/);
   });
 
   it("introspection says a password sign-in's class; a client's own token says none, whatever it asked", async function () {

@@ -85,7 +85,7 @@ export async function checkPresented(
 /** The algorithms a DPoP challenge offers (§7.1 `algs`). */
 const ALGS = `algs="${DPOP_ALGS.join(' ')}"`;
 
-/** A DPoP challenge (RFC 9449 §7.1) for `realm`: with the error, when there is one. */
-export function dpopChallenge(realm: string, refusal?: { error: string; problem: string }): string {
-  return challenge('DPoP', realm, refusal && { error: refusal.error, description: refusal.problem }, ALGS);
+/** A DPoP challenge (RFC 9449 §7.1) for `realm`: with the error, when there is one, then `params` (a gate's resource_metadata). */
+export function dpopChallenge(realm: string, refusal?: { error: string; problem: string }, ...params: string[]): string {
+  return challenge('DPoP', realm, refusal && { error: refusal.error, description: refusal.problem }, ALGS, ...params);
 }

@@ -145,8 +145,12 @@ export function answerOf(d: Decision): Json {
   const error = errorOf(d);
   if (error) return { decision: false, context: { error } };
   if (d.allowed) return { decision: true };
-  // A step-up (AccessPolicy.acr) says the class of sign-in wanted, as RFC 9470 §3's challenge does.
-  return { decision: false, context: { reason: d.description, ...(d.acr ? { acr_values: d.acr } : {}) } };
+  // A step-up (AccessPolicy.acr) says the class of sign-in wanted, as RFC 9470 §3's challenge does; a
+  // refusal for want of scope (AccessPolicy.scope) the scopes wanted, as RFC 6750 §3.1's does.
+  return {
+    decision: false,
+    context: { reason: d.description, ...(d.acr ? { acr_values: d.acr } : {}), ...(d.scope ? { scope: d.scope } : {}) },
+  };
 }
 
 /** §7.2.1: "Decisions default to closed (i.e. false), but the context field can include errors". */

@@ -2,7 +2,8 @@
 // gives them (there cut down to one app, with names for addresses): each
 // gateway asks the box's forward-auth door about every request to the app, sets
 // the identity headers of the box's answer on the request it passes on, and routes
-// the app's /.boxauth/* (the way back from sign-in) to the box with the app's Host.
+// the app's /.boxauth/* (the way back from sign-in) and its metadata document
+// (/.well-known/oauth-protected-resource, RFC 9728) to the box with the app's Host.
 
 /** Where one gateway listens, and what is behind it. */
 export interface Wiring {
@@ -55,7 +56,9 @@ http {
       auth_request /.boxauth-authz;
 ${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamVariable(h)};\n      proxy_set_header ${h} ${variable(h)};`).join('\n')}
       auth_request_set $boxauth_sign_in $upstream_http_x_boxauth_sign_in;
+      auth_request_set $boxauth_challenge $upstream_http_www_authenticate;
       error_page 401 = @boxauth_401;
+      error_page 403 = @boxauth_403;
       proxy_pass http://app;
     }
 
@@ -80,7 +83,19 @@ ${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamV
       return 401;
     }
 
+    # 403 from the box: auth_request passes WWW-Authenticate on with a 401 only, so the
+    # insufficient_scope challenge of a token short of a policy's scope is set here.
+    location @boxauth_403 {
+      add_header WWW-Authenticate $boxauth_challenge always;
+      return 403;
+    }
+
     location /.boxauth/ {
+      proxy_pass http://boxauth;
+      proxy_set_header Host $http_host;
+    }
+
+    location /.well-known/oauth-protected-resource {
       proxy_pass http://boxauth;
       proxy_set_header Host $http_host;
     }
@@ -109,6 +124,9 @@ http://127.0.0.1:${w.port} {
   handle /.boxauth/* {
     reverse_proxy ${w.box}
   }
+  handle /.well-known/oauth-protected-resource* {
+    reverse_proxy ${w.box}
+  }
   handle {
     route {
 ${IDENTITY_HEADERS.map((h) => `      request_header -${h}`).join('\n')}
@@ -125,7 +143,7 @@ ${IDENTITY_HEADERS.map((h) => `      request_header -${h}`).join('\n')}
 `;
 }
 
-/** Traefik's dynamic configuration (the file provider): forwardAuth on the app's router, /.boxauth/ to the box. */
+/** Traefik's dynamic configuration (the file provider): forwardAuth on the app's router, /.boxauth/ and the metadata to the box. */
 export function traefikDynamic(w: Wiring): string {
   return `
 http:
@@ -137,6 +155,10 @@ http:
       service: ${w.app}
     ${w.app}-boxauth:
       rule: PathPrefix(\`/.boxauth/\`)
+      entryPoints: [web]
+      service: boxauth
+    ${w.app}-metadata:
+      rule: PathPrefix(\`/.well-known/oauth-protected-resource\`)
       entryPoints: [web]
       service: boxauth
   middlewares:

@@ -178,7 +178,9 @@ describe("the decision point's gRPC door (Envoy ext_authz v3)", function () {
     const answer = await one(request('/docs/a'));
     expect(answer.status?.code).to.equal(16);
     expect(answer.deniedResponse!.status.code).to.equal('Unauthorized');
-    expect(header(answer.deniedResponse!.headers, 'WWW-Authenticate')).to.equal('Bearer realm="wiki"');
+    expect(header(answer.deniedResponse!.headers, 'WWW-Authenticate')).to.equal(
+      'Bearer realm="wiki", resource_metadata="https://wiki.example/.well-known/oauth-protected-resource"',
+    );
     expect((await one(request('/health'))).status?.code ?? 0).to.equal(0);
   });
 

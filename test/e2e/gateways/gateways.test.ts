@@ -50,6 +50,8 @@ describe('real gateways in front of an app', function () {
         matcho: { 'request-method': 'get', path: '#^/docs/' },
       },
       health: { engine: 'matcho', matcho: { 'request-method': 'get', path: '/health' } },
+      // The indexer may read /scoped with a token of scope docs:scoped only (AccessPolicy.scope).
+      scoped: { engine: 'matcho', link: [{ id: 'indexer', resourceType: 'Client' }], matcho: { path: '/scoped' }, scope: ['docs:scoped'] },
     };
     for (const [id, policy] of Object.entries(policies)) {
       const res = await box.json('PUT', `/AccessPolicy/${app}-${id}`, { app, ...policy }, root);
@@ -175,7 +177,29 @@ describe('real gateways in front of an app', function () {
       it('an API call without a token: 401 with WWW-Authenticate', async function () {
         const res = await through(name, '/docs/a', { headers: { Accept: 'application/json' } });
         expect(res.status).to.equal(401);
-        expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="${app}"`);
+        const metadata = `${gateways.get(name)!.url}/.well-known/oauth-protected-resource`;
+        expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="${app}", resource_metadata="${metadata}"`);
+      });
+
+      it("the app's metadata document (RFC 9728) is served by the box at the app's own origin, outside the policies", async function () {
+        const res = await through(name, '/.well-known/oauth-protected-resource');
+        expect(res.status, res.text).to.equal(200);
+        const document = JSON.parse(res.text) as Record<string, unknown>;
+        expect(document.resource).to.equal(audienceOf(name));
+        const issuer = (await box.request('GET', '/.well-known/oauth-authorization-server')).body.issuer as string;
+        expect(document.authorization_servers).to.deep.equal([issuer]);
+        expect(document.scopes_supported).to.deep.equal(['docs:scoped']);
+      });
+
+      it("a token short of a policy's scope: 403 with the insufficient_scope challenge the box wrote", async function () {
+        const token = await indexerToken(name);
+        const res = await reaching(() => through(name, '/scoped', { headers: { Authorization: `Bearer ${token}` } }));
+        expect(res.status).to.equal(403);
+        expect(res.received).to.equal(undefined);
+        const full = await through(name, '/scoped', { headers: { Authorization: `Bearer ${token}` } });
+        expect(full.headers.get('www-authenticate')).to.match(
+          /^Bearer realm="[^"]+", error="insufficient_scope", error_description="[^"]+", scope="docs:scoped", resource_metadata="[^"]+"$/,
+        );
       });
 
       it('a revoked token is refused right after DELETE /Session', async function () {

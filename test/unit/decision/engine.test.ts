@@ -56,6 +56,8 @@ const browser = { accept: 'text/html,application/xhtml+xml' };
 const allows: AppVerdict = { allowed: true, outcomes: [{ id: 'staff', verdict: 'allows' }] };
 const allowsNone: AppVerdict = { allowed: false, outcomes: [{ id: 'staff', verdict: 'does not allow' }] };
 const needsMfa: AppVerdict = { allowed: false, outcomes: [{ id: 'staff', verdict: 'needs a stronger sign-in', acr: MFA }] };
+/** Where the App's metadata is (RFC 9728 §3.1), as every challenge of the App names it (§5.1). */
+const METADATA = 'resource_metadata="https://reports.example/.well-known/oauth-protected-resource"';
 
 describe('the decision point, step by step', function () {
   it('find the App: a request to no App is refused (403 no-app), by name or by host', async function () {
@@ -93,7 +95,7 @@ describe('the decision point, step by step', function () {
       status: 401,
       reason: 'sign-in',
       description: 'no policy of this app allows the request',
-      challenge: 'Bearer realm="reports"',
+      challenge: `Bearer realm="reports", ${METADATA}`,
     });
     // A browser's POST is not sent away from what it was sending: it is told how to authenticate.
     expect(await decide(services(allowsNone), ask({ method: 'POST', headers: browser }))).to.deep.include({ status: 401 });
@@ -116,8 +118,46 @@ describe('the decision point, step by step', function () {
     const why = `a policy of this app allows the request only after a sign-in of class ${MFA}`;
     expect(d).to.deep.include({ status: 401, reason: 'step-up', acr: MFA, description: why });
     expect(d.challenge).to.equal(
-      `Bearer realm="reports", error="insufficient_user_authentication", error_description="${why}", acr_values="${MFA}"`,
+      `Bearer realm="reports", error="insufficient_user_authentication", error_description="${why}", acr_values="${MFA}", ${METADATA}`,
     );
+  });
+
+  it('more scope: a token short of a policy scope gets 403 insufficient_scope naming all of it (RFC 6750 §3.1)', async function () {
+    const needsScope: AppVerdict = {
+      allowed: false,
+      outcomes: [
+        { id: 'writers', verdict: 'needs more scope', scope: ['reports:read', 'reports:write'] },
+        { id: 'readers', verdict: 'needs more scope', scope: ['reports:read'] },
+      ],
+    };
+    const d = await decide(services(needsScope), ask({ door: 'authzen', credential: { user: '7' } }));
+    const why = 'a policy of this app allows the request only with a token of scope "reports:read"';
+    expect(d).to.deep.include({ status: 403, reason: 'insufficient-scope', error: 'insufficient_scope', description: why });
+    // The fewest scopes that would do: the readers' policy.
+    expect(d.challenge).to.equal(
+      `Bearer realm="reports", error="insufficient_scope", error_description="${why.replace(/"/g, "'")}", scope="reports:read", ${METADATA}`,
+    );
+  });
+
+  it('one policy wants scope, another a stronger sign-in: the scope is asked for; acr and scope of one policy: a step-up naming both', async function () {
+    const either: AppVerdict = {
+      allowed: false,
+      outcomes: [
+        { id: 'strong', verdict: 'needs a stronger sign-in', acr: MFA },
+        { id: 'scoped', verdict: 'needs more scope', scope: ['reports:admin'] },
+      ],
+    };
+    expect(await decide(services(either), ask({ door: 'authzen', credential: { user: '7' } }))).to.deep.include({
+      status: 403,
+      reason: 'insufficient-scope',
+    });
+    const both: AppVerdict = {
+      allowed: false,
+      outcomes: [{ id: 'strong', verdict: 'needs a stronger sign-in', acr: MFA, scope: ['reports:admin'] }],
+    };
+    const d = await decide(services(both), ask({ door: 'authzen', credential: { user: '7' } }));
+    expect(d).to.deep.include({ status: 401, reason: 'step-up', acr: MFA });
+    expect(d.challenge).to.match(/, acr_values="urn:boxauth:acr:mfa", scope="reports:admin", resource_metadata="[^"]+"$/);
   });
 
   it('deny by default: no policy allows it (403 no-policy)', async function () {

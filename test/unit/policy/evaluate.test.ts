@@ -60,3 +60,69 @@ describe('PolicyIndex.weigh: the policies decide tries, by side', function () {
     expect(index.decideExchange('app', exchange)).to.deep.equal({ allowed: true, policies: ['app-posts'] });
   });
 });
+
+describe("PolicyIndex.decideApp: a policy's scope, and scopesOf", function () {
+  const index = new PolicyIndex(
+    [
+      policy('reads', { app: 'notes', matcho: { 'request-method': 'get' }, scope: ['notes:read'] }),
+      policy('strong', { app: 'notes', matcho: { 'request-method': 'delete' }, acr: 'phr', scope: ['notes:admin'] }),
+      policy('dry', { app: 'notes', engine: 'allow', dryRun: true, scope: ['notes:dry'] }),
+      policy('elsewhere', { app: 'other', engine: 'allow', scope: ['other:secret'] }),
+      policy('linked', { app: 'notes', engine: 'allow', scope: ['notes:linked'], link: [{ id: 'agent', resourceType: 'Client' }] }),
+    ],
+    (id, err) => {
+      throw new Error(`${id}: ${err.message}`);
+    },
+  );
+  const request = (method: string) =>
+    ({
+      app: 'notes',
+      'request-method': method,
+      host: 'notes.example',
+      path: '/',
+      query: {},
+      headers: {},
+      user: null,
+      client: 'robot',
+    }) as never;
+  const subject = (carried: string[], signedIn = false) => ({
+    clientId: 'robot',
+    user: null,
+    signedInAtLeast: () => signedIn,
+    carries: (want: readonly string[]) => want.every((s) => carried.includes(s)),
+  });
+
+  it('allows with all the scopes; without, says the policy needs more scope, and which', function () {
+    expect(index.decideApp('notes', subject(['notes:read']), request('get')).allowed).to.equal(true);
+    expect(index.decideApp('notes', subject([]), request('get')).outcomes).to.deep.include({
+      id: 'reads',
+      verdict: 'needs more scope',
+      scope: ['notes:read'],
+    });
+  });
+
+  it('a policy wanting acr and scope asks for a stronger sign-in, naming its scope when the token lacks it', function () {
+    expect(index.decideApp('notes', subject([]), request('delete')).outcomes).to.deep.include({
+      id: 'strong',
+      verdict: 'needs a stronger sign-in',
+      acr: 'phr',
+      scope: ['notes:admin'],
+    });
+    expect(index.decideApp('notes', subject(['notes:admin']), request('delete')).outcomes).to.deep.include({
+      id: 'strong',
+      verdict: 'needs a stronger sign-in',
+      acr: 'phr',
+    });
+    expect(index.decideApp('notes', subject([], true), request('delete')).outcomes).to.deep.include({
+      id: 'strong',
+      verdict: 'needs more scope',
+      scope: ['notes:admin'],
+    });
+  });
+
+  it("an App's scopes are its deciding policies', linked or not: never a dry run's, nor another App's", function () {
+    expect(index.scopesOf('notes')).to.deep.equal(['notes:admin', 'notes:linked', 'notes:read']);
+    expect(index.scopesOf('other')).to.deep.equal(['other:secret']);
+    expect(index.scopesOf('none')).to.deep.equal([]);
+  });
+});

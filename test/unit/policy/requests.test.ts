@@ -205,7 +205,7 @@ describe('request objects: each kind only where it is asked', function () {
       exchange: ExchangeRequest,
     ): void => {
       const subject = { clientId: 'ci', user: null };
-      const atApp = { ...subject, signedInAtLeast: () => false };
+      const atApp = { ...subject, signedInAtLeast: () => false, carries: () => true };
       void policies.decide(subject, box);
       void policies.decideApp('orders', atApp, app);
       void policies.decideApp('orders', atApp, authzen);
