@@ -330,6 +330,41 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       '`required`: every DPoP proof (RFC 9449), at the token endpoint and at the resources (the box API, UserInfo, the decision point), must carry a nonce the box handed out in a `DPoP-Nonce` header; a proof without one is answered `use_dpop_nonce` with a fresh nonce to retry with. Nonces are stateless (an HMAC of a 5-minute window under a key every process of the box shares) and good for up to two windows. `off`: proofs need no nonce; replayed proofs are refused either way (their `jti`, in a table every process shares)',
   },
   {
+    names: ['BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES'],
+    default: 'none',
+    meaning:
+      "addresses or CIDRs (`127.0.0.1/32`) the box may fetch a Client ID Metadata Document from although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; never in production (the draft's §8.6). Without it such an address is refused after the name is resolved, and the box's own URL always is (docs/guides/agents.md)",
+  },
+  {
+    names: ['BOXAUTH_CLIENT_METADATA_TIMEOUT_MS'],
+    default: '`3000`',
+    meaning:
+      'the longest a fetch of a Client ID Metadata Document may take, connection to last byte; the document may hold at most 5 KiB and is never taken from a redirect',
+  },
+  {
+    names: ['BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS', 'BOXAUTH_CLIENT_METADATA_MAX_CACHE_SECONDS'],
+    default: '`60` / `86400`',
+    meaning:
+      'the bounds of how long a fetched Client ID Metadata Document stands (its `Cache-Control: max-age` or `Expires`; `no-store`, `no-cache`: the least; nothing said: the most). The first authorization request after it fetches the document again and rewrites the client',
+  },
+  {
+    names: ['BOXAUTH_DYNAMIC_REGISTRATION'],
+    default: '`false`',
+    meaning:
+      'serve dynamic client registration (RFC 7591) at `POST /auth/register` and name it in the metadata (`registration_endpoint`); each registration is admitted by an AccessPolicy (`registration.kind: dynamic`), deny by default (docs/guides/agents.md)',
+  },
+  {
+    names: ['BOXAUTH_DYNAMIC_REGISTRATION_PER_ADDRESS'],
+    default: '`10`',
+    meaning: 'registrations one network address may make in an hour, counted in the database (every process of the box); beyond, `429`',
+  },
+  {
+    names: ['BOXAUTH_DYNAMIC_REGISTRATION_UNUSED_HOURS'],
+    default: '`24`',
+    meaning:
+      'a dynamically registered client that has no session (no person let it in) this long after its registration is removed by the upkeep',
+  },
+  {
     names: ['BOXAUTH_PURGE_INTERVAL_SECONDS'],
     default: '`300`',
     meaning: 'how often the purge job runs',

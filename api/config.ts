@@ -141,6 +141,22 @@ export interface Config {
   clusterIssuer: 'auto' | 'off' | 'tokenreview';
   /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
   dpopNonce: 'required' | 'off';
+  /** Client ID Metadata Documents (api/oauth/agents.ts): how they are fetched and how long one stands. */
+  clientMetadata: {
+    /** Special-use ranges (RFC 6890) or the box's own addresses the box may fetch a document from all the same, as [address, prefix]. */
+    allowedAddresses: [address: string, prefix: number][];
+    timeoutMs: number;
+    minCacheSeconds: number;
+    maxCacheSeconds: number;
+  };
+  /** Dynamic client registration (RFC 7591, POST /auth/register): off unless turned on. */
+  dynamicRegistration: {
+    enabled: boolean;
+    /** Registrations one network address may make per hour, counted in the database. */
+    perAddressPerHour: number;
+    /** A registered client that no person has used this long is removed by the upkeep (api/jobs/purge.ts). */
+    unusedHours: number;
+  };
   kube: KubeAccess;
   /** Where the box's mail goes (api/mail/); undefined: no mail is configured, and the pages say to ask an administrator. */
   smtp: SmtpConfig | undefined;
@@ -206,7 +222,12 @@ function tlsFiles(env: Env): Config['tls'] {
 
 /** BOXAUTH_TRUSTED_PROXIES: addresses or CIDRs, separated by commas or spaces. */
 function trustedProxies(env: Env): Config['trustedProxies'] {
-  const raw = str(env, 'BOXAUTH_TRUSTED_PROXIES');
+  return cidrList(env, 'BOXAUTH_TRUSTED_PROXIES');
+}
+
+/** A list of addresses or CIDRs, separated by commas or spaces, as [address, prefix]. */
+function cidrList(env: Env, name: string): [address: string, prefix: number][] {
+  const raw = str(env, name);
   if (!raw) return [];
   return raw
     .split(/[\s,]+/)
@@ -217,9 +238,9 @@ function trustedProxies(env: Env): Config['trustedProxies'] {
       const max = family === 6 ? 128 : 32;
       const prefix = prefixRaw === undefined ? max : Number(prefixRaw);
       if (!family || more.length || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
-        throw new ConfigError(`BOXAUTH_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+        throw new ConfigError(`${name}: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
       }
-      return [address, prefix];
+      return [address, prefix] as [string, number];
     });
 }
 
@@ -525,6 +546,17 @@ export function loadConfig(env: Env = process.env): Config {
     trustedIssuers: trustedIssuers(env),
     clusterIssuer: clusterIssuer(env),
     dpopNonce: oneOf(env, 'BOXAUTH_DPOP_NONCE', ['required', 'off'] as const, 'off'),
+    clientMetadata: {
+      allowedAddresses: cidrList(env, 'BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES'),
+      timeoutMs: int(env, 'BOXAUTH_CLIENT_METADATA_TIMEOUT_MS', 3000, 100, 30_000),
+      minCacheSeconds: int(env, 'BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS', 60, 0, 86400),
+      maxCacheSeconds: int(env, 'BOXAUTH_CLIENT_METADATA_MAX_CACHE_SECONDS', 86400, 0, 7 * 86400),
+    },
+    dynamicRegistration: {
+      enabled: bool(env, 'BOXAUTH_DYNAMIC_REGISTRATION', false),
+      perAddressPerHour: int(env, 'BOXAUTH_DYNAMIC_REGISTRATION_PER_ADDRESS', 10, 1, 100_000),
+      unusedHours: int(env, 'BOXAUTH_DYNAMIC_REGISTRATION_UNUSED_HOURS', 24, 1, 24 * 365),
+    },
     kube: {
       apiUrl:
         str(env, 'BOXAUTH_KUBE_API_URL') ??

@@ -53,6 +53,9 @@ export const OAUTH_ERRORS = {
   // Core §6: the box takes no request objects; a request_uri is only ever one of its own pushed requests.
   request_not_supported: { endpoint: 400, redirect: true, spec: 'OpenID Connect Core §3.1.2.6, §6' },
   request_uri_not_supported: { endpoint: 400, redirect: true, spec: 'OpenID Connect Core §3.1.2.6, §6' },
+  // RFC 7591 §3.2.2: dynamic client registration's (POST /auth/register), answered "with an HTTP 400 status code".
+  invalid_redirect_uri: { endpoint: 400, spec: 'RFC 7591 §3.2.2' },
+  invalid_client_metadata: { endpoint: 400, spec: 'RFC 7591 §3.2.2' },
 } as const satisfies Record<string, Answered>;
 
 type Errors = typeof OAUTH_ERRORS;

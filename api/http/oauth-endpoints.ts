@@ -11,9 +11,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
 import type { OAuthRequest } from '../oauth/client-auth.js';
 import { deviceAuthorization, type DeviceServices } from '../oauth/device.js';
-import { invalidRequest } from '../credentials/errors.js';
+import { invalidRequest, OAuthError } from '../credentials/errors.js';
 import { introspect, revoke, type IntrospectionServices } from '../oauth/introspection.js';
 import { pushAuthorizationRequest, type ParServices } from '../oauth/par.js';
+import { registerClient } from '../oauth/registration.js';
 import { LIMITS } from '../oauth/params.js';
 import { tokenRequest, type TokenEndpointServices } from '../oauth/token-endpoint.js';
 import type { Logger } from '../log.js';
@@ -52,10 +53,11 @@ const ENDPOINTS = new Map<string, Endpoint>([
   ],
   ['/auth/device', deviceAuthorization],
   ['/auth/par', pushAuthorizationRequest],
+  ['/auth/register', registerClient],
 ]);
 
 /** Endpoints that answer 201: RFC 9126 §2.2, "the authorization server [...] returns a JSON response with the [...] HTTP status code 201". */
-const CREATED = new Set(['/auth/par']);
+const CREATED = new Set(['/auth/par', '/auth/register']);
 
 const RESPONSE_HEADERS = { ...COMMON_HEADERS, ...NO_STORE, 'Content-Type': 'application/json; charset=utf-8' };
 
@@ -71,6 +73,17 @@ const PARAMETERS: BodyRules = {
   formParameters: LIMITS.parameters,
   json: 'object',
   unsupportedCode: 'invalid_request',
+};
+
+/** RFC 7591 §3.1: "the client sends an HTTP POST to the client registration endpoint with a content type of "application/json"". */
+const REGISTRATION: BodyRules = {
+  ...PARAMETERS,
+  accept: ['json'],
+  otherType: (media) =>
+    new OAuthError(
+      'invalid_client_metadata',
+      `send the client metadata as application/json (${media === undefined ? 'no Content-Type was sent' : `got ${media}`})`,
+    ),
 };
 
 /**
@@ -122,7 +135,7 @@ export function withOAuthEndpoints(
     };
     // RFC 9449 §8: with nonces required, an answer to a proof carries the nonce of the next.
     const nonce = request.dpop ? svc.dpop.freshNonce() : undefined;
-    readBody(req, PARAMETERS)
+    readBody(req, route === '/auth/register' ? REGISTRATION : PARAMETERS)
       .then((body = {}) => endpoint(svc, request, body))
       .then((body) => answer(CREATED.has(route) ? 201 : 200, body, nonce ? { 'DPoP-Nonce': nonce } : {}), fail);
   };

@@ -16,6 +16,7 @@ import { purgeUpstreamSignIns } from '../store/identity-providers.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
 import { purgeSessions } from '../store/sessions.js';
+import { removeUnusedRegistrations } from '../store/clients.js';
 import { asTheOnlyUpkeep } from '../store/upkeep.js';
 import { capDecisions, decisionsKept, purgeDecisions } from '../store/decisions.js';
 import { purgeProofs } from '../store/dpop-proofs.js';
@@ -80,6 +81,8 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     await purgeDeviceCodes(client);
     await purgePushedRequests(client);
     await purgeFactorRecords(client);
+    const unused = await removeUnusedRegistrations(client, svc.config.dynamicRegistration.unusedHours);
+    if (unused) svc.log.info({ removed: unused }, 'removed dynamically registered clients nobody used');
     for (let n = -1; n !== 0;) n = await purgeDecisions(client, svc.config.decisionRetentionHours);
     let capped = 0;
     for (let n = -1; n !== 0;) {

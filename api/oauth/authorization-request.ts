@@ -22,6 +22,10 @@ import { hasOpenid, idTokenHintClaims, parseClaimsParameter, type RequestedClaim
 import { resourceParam, scopeParam, severalResources } from './params.js';
 import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
+import { registeredRedirectUris } from './client-metadata.js';
+import { agentRefusal, agentShown, clientNamed, type AgentServices } from './agents.js';
+
+export { registeredRedirectUris };
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -33,8 +37,11 @@ interface Needs {
   apps: RegisteredResources;
 }
 
-/** What reading an authorization request needs: its client, the box's address and keys (id_token_hint), the Apps (resource), the log of refusals. */
-export type AuthorizationRequestServices = Pick<Needs, 'apps' | 'clients' | 'config' | 'keyring' | 'log'>;
+/**
+ * What reading an authorization request needs: its client (an agent's fetched and admitted:
+ * ./agents.ts), the box's address and keys (id_token_hint), the Apps (resource), the log of refusals.
+ */
+export type AuthorizationRequestServices = Pick<Needs, 'apps' | 'clients' | 'config' | 'keyring' | 'log'> & AgentServices;
 
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['code', 'token', 'id_token', 'id_token token'];
@@ -233,10 +240,16 @@ const eachParameterOnce: PageCheck = ({ raw }) => {
 const clientIsNamed: PageCheck = ({ params }) =>
   params.client_id ? undefined : linkNotValid('The request names no client (client_id is missing).');
 
-/** RFC 6749 §4.1.2.1: "if the client identifier is missing or invalid", the person is told, and nothing is redirected. */
+/**
+ * RFC 6749 §4.1.2.1: "if the client identifier is missing or invalid", the person is told, and
+ * nothing is redirected. A client_id that is a URL names a Client ID Metadata Document, fetched
+ * when the box has no fresh copy (./agents.ts).
+ */
 const clientIsKnown: PageCheck = async ({ params }, svc) => {
-  const client = params.client_id ? await svc.clients.get(params.client_id) : undefined;
-  return client ? { client } : unknownClientOrRedirect(svc, params.client_id, 'unknown client');
+  const found = params.client_id ? await clientNamed(svc, params.client_id) : undefined;
+  return found && 'client' in found
+    ? { client: found.client }
+    : unknownClientOrRedirect(svc, params.client_id, found?.why ?? 'unknown client');
 };
 
 /**
@@ -248,6 +261,28 @@ const redirectUriIsRegistered: PageCheck = ({ client, params }, svc) => {
   if (!client) return unknownClientOrRedirect(svc, params.client_id, 'unknown client');
   const trusted = trustedRedirectUri(client.resource, grantOf(params.response_type), params.redirect_uri);
   return 'why' in trusted ? unknownClientOrRedirect(svc, params.client_id, trusted.why) : { redirectUri: trusted.uri };
+};
+
+/**
+ * An agent's client (a metadata document's, a dynamic registration's) is admitted by the box's
+ * AccessPolicies for what it asks now, at each request: deny by default (./agents.ts). Until a
+ * policy admits it, its redirect URI is not one the box sends anyone to, so the refusal is a page.
+ */
+const agentIsAdmitted: PageCheck = async ({ client, params }, svc) => {
+  if (!client?.resource.registration) return undefined;
+  const refusal = await agentRefusal(svc, client.resource, {
+    scope: params.scope,
+    resource: params.resource === undefined ? [] : [params.resource],
+    uri: '/auth/authorize',
+  });
+  if (!refusal) return undefined;
+  svc.log.info({ event: 'authorize_refused', client: params.client_id, reason: refusal }, 'authorization request refused');
+  return {
+    kind: 'page',
+    status: 403,
+    title: 'This application is not admitted',
+    message: `This box does not let the application at ${hostOfClient(client.resource)} sign you in. If you expected it to, ask an administrator.`,
+  };
 };
 
 /** RFC 6749 §4.1.2.1: "unsupported_response_type: The authorization server does not support obtaining an authorization code using this method." */
@@ -410,7 +445,7 @@ const idTokenHintIsOurs: Check = ({ params }, _read, svc) => {
  * URI" (`inTheRedirect`; the fragment for the implicit kinds).
  */
 export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageCheck[]; readonly inTheRedirect: readonly Check[] } = {
-  onAPage: [eachParameterOnce, clientIsNamed, clientIsKnown, redirectUriIsRegistered],
+  onAPage: [eachParameterOnce, clientIsNamed, clientIsKnown, redirectUriIsRegistered, agentIsAdmitted],
   inTheRedirect: [
     responseTypeIsServed,
     pushedWhenRequired,
@@ -509,6 +544,9 @@ function requestOf({ params, client, redirectUri, responseType, pushed }: AskedR
   };
 }
 
+/** What a person is told of an agent: the host its client_id names (draft §8.5), or the host it comes back to. */
+const hostOfClient = (client: Client): string => agentShown(client)?.host || client.id;
+
 const linkNotValid = (message: string): PageProblem => ({ kind: 'page', status: 400, title: 'This sign-in link is not valid', message });
 
 /**
@@ -547,12 +585,6 @@ function trustedRedirectUri(
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]']);
-
-/** The redirect URIs a grant's settings register: redirect_uri and redirect_uris, once each. */
-export function registeredRedirectUris(settings: { redirect_uri?: string; redirect_uris?: string[] } | undefined): string[] {
-  if (!settings) return [];
-  return [...new Set([...(settings.redirect_uri ? [settings.redirect_uri] : []), ...(settings.redirect_uris ?? [])])];
-}
 
 /**
  * Whether a requested redirect URI is the registered one: to the letter, except

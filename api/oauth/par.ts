@@ -31,6 +31,8 @@ import {
 } from './authorization-request.js';
 import { invalidRequest, OAuthError } from '../credentials/errors.js';
 import { tokenParams } from './params.js';
+import { clientNamed } from './agents.js';
+import { isClientIdUrl } from './client-metadata.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -70,6 +72,9 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
   const params = tokenParams(body);
   // RFC 9126 §2.1: "The rules for client authentication as defined in [RFC6749] for token endpoint
   // requests [...] apply for the PAR endpoint as well"; a public client names itself (and uses PKCE).
+  // A client_id that is a URL names a Client ID Metadata Document: the client it describes is
+  // fetched (or found fresh) first, so that it is a client the authentication below knows.
+  if (params.client_id !== undefined && isClientIdUrl(params.client_id)) await clientNamed(svc, params.client_id);
   const client = await authenticateClient(svc, presentedClient(request, params), 'if-confidential');
   // RFC 9126 §2.1: "The request_uri authorization request parameter is one exception, and it MUST NOT be provided."
   if (params.request_uri !== undefined) throw invalidRequest('request_uri must not be sent in a pushed authorization request');
@@ -92,6 +97,9 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
     // RFC 9126 §2.3: errors as at the token endpoint, "using the appropriate error code from therein
     // or from Section 4.1.2.1 of [RFC6749]". A page problem here is the redirect URI's.
     if (checked.kind === 'page') {
+      // RFC 6749 §5.2: "unauthorized_client: The authenticated client is not authorized to use this
+      // authorization grant type" — an agent's client no policy admits (./agents.ts).
+      if (checked.status === 403) throw new OAuthError('unauthorized_client', checked.message);
       throw invalidRequest('redirect_uri is missing or is not one registered for this client (it must match to the letter)');
     }
     throw new OAuthError(checked.error, checked.description);

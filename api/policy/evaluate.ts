@@ -21,7 +21,7 @@ import type { PolicyOutcome } from '../store/decisions.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
 import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
-import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest, PolicyObject } from './requests.js';
+import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest, PolicyObject, RegistrationRequest } from './requests.js';
 
 export type { PolicyOutcome };
 
@@ -225,6 +225,19 @@ export class PolicyIndex {
   }
 
   /**
+   * Whether the box admits a client that named itself (a Client ID Metadata Document, a dynamic
+   * registration: RegistrationRequest). Deny by default: only the box's policies that are global
+   * or linked to that client id decide, and of those only the ones with a condition (json-schema,
+   * matcho, cel): engine `allow` says nothing about which hosts may be clients, so a global
+   * `allow` written for the box's API admits no agent.
+   */
+  decideRegistration(request: RegistrationRequest): Verdict {
+    const keys = [`Client/${request.registration.client_id}`];
+    const id = this.target(BOX)?.firstAllowing(keys, true, (p) => !p.unconditional && p.rule.test(request));
+    return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
+  }
+
+  /**
    * An app's own policies only: those that name it (global ones apply to every
    * caller of the app, linked ones to their client, user or groups). Policies
    * OR together; none allowing is a denial. Every applicable policy is tried, so
@@ -298,6 +311,11 @@ export class Policies {
   /** Whether a client's policies allow a token exchange (api/oauth/grants/token-exchange.ts). */
   async decideExchange(clientId: string, request: ExchangeRequest): Promise<Verdict> {
     return (await this.current()).decideExchange(clientId, request);
+  }
+
+  /** Whether the box admits a client that named itself (PolicyIndex.decideRegistration; api/oauth/agents.ts). */
+  async decideRegistration(request: RegistrationRequest): Promise<Verdict> {
+    return (await this.current()).decideRegistration(request);
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */

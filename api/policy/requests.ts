@@ -115,6 +115,39 @@ export interface ExchangeRequest extends Omit<BoxApiRequest, typeof kind> {
 }
 
 /**
+ * What the box's policies see of a client that named itself (docs/guides/agents.md): one that a
+ * Client ID Metadata Document describes (asked at each of its authorization requests, so that a
+ * policy changed takes effect at once), or one asking to be registered (RFC 7591, POST
+ * /auth/register) and then at each of its authorization requests. The box API's shape, with no
+ * client, person or scope of a token: only `registration` says anything.
+ */
+export interface RegistrationRequest extends Omit<BoxApiRequest, typeof kind> {
+  readonly [kind]?: 'registration';
+  'request-method': 'post';
+  /** /auth/authorize (an authorization request, or one pushed to /auth/par) or /auth/register. */
+  uri: '/auth/authorize' | '/auth/register';
+  params: Record<string, never>;
+  'query-string': '';
+  client: null;
+  user: null;
+  scope: null;
+  registration: {
+    /** metadata-document: its client_id is the URL of its document; dynamic: registered through /auth/register. */
+    kind: 'metadata-document' | 'dynamic';
+    /** The client_id: the document's URL, or the id the box gives a registration. */
+    client_id: string;
+    /** The client_id URL's host (host[:port], lower case); a dynamic client's, the host of its first redirect URI. */
+    host: string;
+    redirect_uris: string[];
+    client_name: string | null;
+    /** The scopes asked for now (an authorization request's scope; a registration's scope); [] when none. */
+    scope: string[];
+    /** The resources asked for now (RFC 8707 resource), [] when none. */
+    resource: string[];
+  };
+}
+
+/**
  * What an app's policies see of a request at its gate: the request as its gateway read it and
  * who is calling, from the credential the box checked (api/decision/request.ts).
  */
@@ -159,4 +192,4 @@ export interface AuthzenRequest extends Omit<AppRequest, typeof kind> {
 }
 
 /** Any request object a policy may be asked about (`boxauth explain`'s why, the engines' test). */
-export type PolicyObject = BoxApiRequest | ExchangeRequest | AppRequest | AuthzenRequest;
+export type PolicyObject = BoxApiRequest | ExchangeRequest | RegistrationRequest | AppRequest | AuthzenRequest;

@@ -362,6 +362,29 @@ export interface ClientSpec {
     key?: string;
   };
   /**
+   * Written by the box only (a write of a Client that carries it is refused) - how an agent's client came to be - a Client ID Metadata Document the box fetched at its client_id URL (draft-ietf-oauth-client-id-metadata-document), or a dynamic registration (RFC 7591, POST /auth/register). The consent page, the account page and the admin console show such a client as an agent; AccessPolicies decide at each authorization request whether it is admitted (docs/guides/agents.md).
+   */
+  registration?: {
+    kind: 'metadata-document' | 'dynamic';
+    /**
+     * The name the client gave itself (its document's or registration's client_name).
+     */
+    client_name?: string;
+    logo_uri?: string;
+    /**
+     * metadata-document - when the box last fetched the document.
+     */
+    fetched_at?: string;
+    /**
+     * metadata-document - until when the fetched document stands (its HTTP caching headers, within the box's bounds); the next authorization request after it fetches it again.
+     */
+    expires_at?: string;
+    /**
+     * dynamic - the network address the registration came from (counted per hour).
+     */
+    address?: string;
+  };
+  /**
    * Kubernetes only. Without secretRef, whether the operator generates a secret (default: true, unless auth.workload binds ServiceAccounts, which need none); false makes a client without a secret (a public client: implicit, or authorization_code with PKCE).
    */
   generateSecret?: boolean;

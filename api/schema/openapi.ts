@@ -223,6 +223,62 @@ const oauthPaths: Json = {
       },
     },
   },
+  '/auth/register': {
+    post: {
+      tags: ['oauth'],
+      summary:
+        "Dynamic client registration (RFC 7591), when BOXAUTH_DYNAMIC_REGISTRATION is on: a public agent's client that an AccessPolicy admits (docs/guides/agents.md)",
+      security: [{}],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['redirect_uris'],
+              properties: {
+                redirect_uris: { type: 'array', items: { type: 'string' } },
+                client_name: { type: 'string' },
+                logo_uri: { type: 'string' },
+                scope: { type: 'string' },
+                token_endpoint_auth_method: { type: 'string', enum: ['none'] },
+                grant_types: { type: 'array', items: { type: 'string', enum: ['authorization_code', 'refresh_token'] } },
+                response_types: { type: 'array', items: { type: 'string', enum: ['code'] } },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '201': {
+          description: 'the client registered: its client_id and the metadata the box keeps (RFC 7591 §3.2.1)',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['client_id', 'client_id_issued_at', 'redirect_uris', 'token_endpoint_auth_method'],
+                properties: {
+                  client_id: { type: 'string' },
+                  client_id_issued_at: { type: 'integer' },
+                  redirect_uris: { type: 'array', items: { type: 'string' } },
+                  token_endpoint_auth_method: { type: 'string' },
+                  grant_types: { type: 'array', items: { type: 'string' } },
+                  response_types: { type: 'array', items: { type: 'string' } },
+                  client_name: { type: 'string' },
+                  logo_uri: { type: 'string' },
+                  scope: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
+        '400': { $ref: '#/components/responses/OAuthError' },
+        '404': { $ref: '#/components/responses/OAuthError' },
+        '413': { $ref: '#/components/responses/OAuthError' },
+        '429': { $ref: '#/components/responses/OAuthError' },
+      },
+    },
+  },
   '/auth/par': {
     post: {
       tags: ['oauth'],

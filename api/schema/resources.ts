@@ -55,6 +55,9 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
       s.auth?.workload !== undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
+  // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): one written here
+  // would pass any client for an agent, and a rewritten one would be undone at its next fetch.
+  '!has(self.registration)': (s) => s.registration === undefined,
   '!has(self.auth) || !has(self.auth.implicit) || has(self.auth.implicit.redirect_uri) || has(self.auth.implicit.redirect_uris)': (s) =>
     hasRedirect(s.auth?.implicit),
   '!has(self.auth) || !has(self.auth.authorization_code) || has(self.auth.authorization_code.redirect_uri) || has(self.auth.authorization_code.redirect_uris)':

@@ -32,3 +32,46 @@ class ClientTable extends ResourceTable<Client> {
 }
 
 export const clients = new ClientTable('clients', 'Client');
+
+/**
+ * Writes a client registered through RFC 7591 (api/oauth/registration.ts) unless `address` made
+ * `perHour` registrations in the hour before: counted and written under a lock of that address, so
+ * that registrations sent at once from one address are counted one after the other (none slips
+ * past the count while another is being written). Returns the client, or undefined when over.
+ */
+export async function registerClientFrom(
+  pool: Pool,
+  client: Client,
+  address: string,
+  perHour: number,
+): Promise<Stored<Client> | undefined> {
+  return withTransaction(pool, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('boxauth.register.' || current_schema() || '.' || $1))", [address]);
+    const { rows } = await tx.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM clients
+       WHERE resource->'registration'->>'kind' = 'dynamic' AND resource->'registration'->>'address' = $1
+         AND created_at > now() - interval '1 hour'`,
+      [address],
+    );
+    if (rows[0]!.n >= perHour) return undefined;
+    return (await clients.write(tx, client, { managedBy: null, secretHash: null })).stored;
+  });
+}
+
+/**
+ * Removes the dynamically registered clients made more than `hours` ago that nobody used: no
+ * session, no consent, no code waiting. RFC 7591 leaves a registration's end to the server; one no
+ * person ever let in is only a row an anonymous caller made. Returns how many.
+ */
+export async function removeUnusedRegistrations(db: Queryable, hours: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM clients c
+     WHERE c.resource->'registration'->>'kind' = 'dynamic' AND c.managed_by IS NULL
+       AND c.created_at < now() - make_interval(hours => $1)
+       AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.client_id = c.id)
+       AND NOT EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id)
+       AND NOT EXISTS (SELECT 1 FROM authorization_codes a WHERE a.client_id = c.id)`,
+    [hours],
+  );
+  return rowCount ?? 0;
+}

@@ -426,6 +426,8 @@ export interface PersonGrant {
   /** The signed-in browser it came through, and where that browser signed in from, while it is signed in. */
   sid: string | null;
   address: string | null;
+  /** The client is an agent's (a Client ID Metadata Document's, a dynamic registration's: its Client's `registration`), or null. */
+  agent: { kind: 'metadata-document' | 'dynamic'; clientName: string | null } | null;
 }
 
 /** Which grants to list: one person's, the box's of one client, or whose email holds `q`. */
@@ -461,14 +463,19 @@ export async function listPersonGrants(db: Queryable, filter: GrantFilter): Prom
     amr: string[] | null;
     sid: string | null;
     address: string | null;
+    agent_kind: 'metadata-document' | 'dynamic' | null;
+    agent_name: string | null;
   }>(
-    `SELECT g.*, b.address FROM (
+    `SELECT g.*, b.address,
+            c.resource->'registration'->>'kind' AS agent_kind, c.resource->'registration'->>'client_name' AS agent_name
+     FROM (
        SELECT DISTINCT ON (s.family) s.family, s.client_id, s.user_id, u.email, s.scope,
               (SELECT min(f.start) FROM sessions f WHERE f.family = s.family) AS since, s.start AS last_used,
               CASE WHEN jsonb_typeof(s.details->'amr') = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(s.details->'amr')) END AS amr,
               s.details->>'sid' AS sid
        ${from} WHERE ${live} ORDER BY s.family, s.start DESC) g
      LEFT JOIN browser_sessions b ON b.sid::text = g.sid AND b.expires_at > now()
+     LEFT JOIN clients c ON c.id = g.client_id
      ORDER BY g.last_used DESC, g.family LIMIT $4 OFFSET $5`,
     [...params, filter.limit, filter.offset],
   );
@@ -485,6 +492,7 @@ export async function listPersonGrants(db: Queryable, filter: GrantFilter): Prom
       amr: r.amr ?? [],
       sid: r.sid,
       address: r.address,
+      agent: r.agent_kind ? { kind: r.agent_kind, clientName: r.agent_name } : null,
     })),
   };
 }

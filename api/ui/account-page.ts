@@ -118,6 +118,12 @@ ${p.signIns.map(
 </tbody></table>`;
 }
 
+/** The app of a grant: an agent's client (a metadata document's, a dynamic registration's) says so, with the name it gave itself. */
+function appName(say: Say, g: PersonGrant): Html {
+  if (!g.agent) return html`${g.clientId}`;
+  return html`<span class="tag">${say('account.agent')}</span> ${g.agent.clientName ? html`${g.agent.clientName} ` : ''}<code>${g.clientId}</code>`;
+}
+
 function appsSection(say: Say, p: AccountPage): Html {
   return html`<h2>${say('account.apps')}</h2>
 ${
@@ -126,7 +132,7 @@ ${
 ${p.grants.map(
   (
     g,
-  ) => html`<tr><td>${g.clientId}</td><td>${when(say, g.since)}</td><td>${when(say, g.lastUsed)}</td><td>${g.address ?? say('common.unknown')}</td><td>${factorWords(say, g.amr)}</td><td>${g.scope ?? ''}</td>
+  ) => html`<tr${g.agent ? html` class="agent"` : ''}><td>${appName(say, g)}</td><td>${when(say, g.since)}</td><td>${when(say, g.lastUsed)}</td><td>${g.address ?? say('common.unknown')}</td><td>${factorWords(say, g.amr)}</td><td>${g.scope ?? ''}</td>
 <td>${endForm('/auth/account/grants/end', { csrf: p.csrf, grant: g.family }, say('account.end'))}</td></tr>`,
 )}
 </tbody></table>`

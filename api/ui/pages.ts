@@ -116,6 +116,8 @@ export interface ConsentPage {
   csrf: string;
   clientId: string;
   clientDescription?: string;
+  /** An agent's client (a Client ID Metadata Document's, a dynamic registration's): what the person is told of it. */
+  agent?: { kind: 'metadata-document' | 'dynamic'; name: string | undefined; host: string };
   scope?: string;
   /** The resources (RFC 8707) the tokens will be for; none: the request named none. */
   resources?: readonly ConsentResource[];
@@ -129,7 +131,7 @@ export function consentPage(p: ConsentPage): Page {
     title: say('consent.title'),
     box: p.box,
     body: html`<h1>${say('consent.heading', { client: html`<strong>${p.clientId}</strong>` })}</h1>
-${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
+${p.agent ? agentLine(say, p.clientId, p.agent) : p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
 <p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
 ${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : html`<p>${say('consent.noScope')}</p>`}
 ${p.resources?.length ? html`<p>${say('consent.forResources')}</p>${resourceList(p.resources)}` : ''}
@@ -139,6 +141,22 @@ ${hidden({ csrf: p.csrf, ...p.params })}
 <button type="submit" name="decision" value="deny" class="secondary">${say('consent.deny')}</button>
 </form>`,
   }));
+}
+
+/**
+ * Who an agent is, as far as the box knows: the name it gave itself, and who vouches for it.
+ * Draft-ietf-oauth-client-id-metadata-document §8.5: "The authorization server SHOULD display the
+ * hostname of the client_id on the authorization interface, in addition to displaying the fetched
+ * client information if any."
+ */
+function agentLine(say: Say, clientId: string, agent: NonNullable<ConsentPage['agent']>): Html {
+  const name = html`<strong>${agent.name ?? say('consent.unnamedAgent')}</strong>`;
+  const host = html`<strong>${agent.host}</strong>`;
+  return html`<p id="agent">${
+    agent.kind === 'metadata-document'
+      ? say('consent.agentDocument', { name, url: html`<code>${clientId}</code>`, host })
+      : say('consent.agentDynamic', { name, host })
+  }</p>`;
 }
 
 /** A way on from a page that ends something (an error, a refusal): where the person can go next. */

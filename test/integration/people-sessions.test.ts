@@ -101,7 +101,8 @@ describe("administrators and people's sessions", function () {
     expect(browsers[0].address).to.match(/127\.0\.0\.1|::1/);
     expect(new Date(browsers[0].since).getTime()).to.be.closeTo(Date.now(), 60_000);
     expect(grants).to.have.length(1);
-    expect(grants[0]).to.have.all.keys('id', 'client', 'since', 'last_used', 'scope', 'amr', 'sid', 'address');
+    expect(grants[0]).to.have.all.keys('id', 'client', 'since', 'last_used', 'scope', 'amr', 'sid', 'address', 'agent');
+    expect(grants[0].agent, 'a client the administrator registered is no agent').to.equal(null);
     expect(grants[0]).to.include({ client: 'app', sid: browsers[0].sid, address: browsers[0].address });
     expect(grants[0].amr).to.deep.equal(['pwd']);
     expect(JSON.stringify({ browsers, grants })).not.to.match(/token|hash/i);

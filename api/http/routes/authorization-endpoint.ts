@@ -20,6 +20,7 @@ import { scopesOf } from '../../credentials/scopes.js';
 import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
+import { agentShown } from '../../oauth/agents.js';
 import { words } from '../../ui/language.js';
 import { consentPage, messagePage, type ConsentResource } from '../../ui/pages.js';
 import { pageForm } from '../body.js';
@@ -140,6 +141,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
             csrf: csrfToken(svc, req, res),
             clientId: client.id,
             clientDescription: client.description,
+            agent: agentShown(client),
             scope: request.scope,
             resources: await resourcesAskedFor(request),
             email: person!.user.email,

@@ -46,6 +46,11 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     require_pushed_authorization_requests: false,
     // RFC 9449 §5.1: the algorithms of DPoP proofs the token endpoint and the box's resources accept.
     dpop_signing_alg_values_supported: DPOP_ALGS,
+    // draft-ietf-oauth-client-id-metadata-document §6: a client_id may be the URL of the client's
+    // metadata document (api/oauth/agents.ts); AccessPolicies decide which ones are admitted.
+    client_id_metadata_document_supported: true,
+    // RFC 8414 §2: "registration_endpoint OPTIONAL": only while dynamic registration is on.
+    ...(svc.config.dynamicRegistration.enabled ? { registration_endpoint: `${base}/auth/register` } : {}),
   };
 }
 

@@ -50,6 +50,8 @@ export function grantJson(g: PersonGrant, withPerson: boolean): Record<string, u
     amr: g.amr,
     sid: g.sid,
     address: g.address,
+    // An agent's client (api/oauth/agents.ts): the console marks its grants as an agent's.
+    agent: g.agent && { kind: g.agent.kind, client_name: g.agent.clientName },
   };
 }
 

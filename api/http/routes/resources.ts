@@ -144,6 +144,14 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   checkClaimsCompile(client);
+  // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): a registration
+  // written here would make any client pass for one, and one rewritten would be undone at its next fetch.
+  if (client.registration !== undefined)
+    throw ValidationError.field(
+      body,
+      'registration',
+      'is written by the box only (a Client ID Metadata Document fetched, or a dynamic registration)',
+    );
   // Hashed before the lock: argon2 takes a while, and the lock holds every other write.
   const secretHash = secret === undefined ? undefined : await hashSecret(secret);
   return locked(client, async (tx, existing) => {

@@ -65,7 +65,10 @@ const party: CelObjectShape = {
   },
 };
 
-/** BoxApiRequest, and ExchangeRequest's `exchange` (absent on the API's requests: reading it there is an error, which denies). */
+/**
+ * BoxApiRequest, ExchangeRequest's `exchange` and RegistrationRequest's `registration` (each absent
+ * on the others' requests: reading it there is an error, which denies).
+ */
 const boxApi: CelObjectShape = {
   fields: {
     'request-method': 'string',
@@ -85,6 +88,17 @@ const boxApi: CelObjectShape = {
         scope: strings,
         requested_token_type: 'string',
         act,
+      },
+    },
+    registration: {
+      fields: {
+        kind: 'string',
+        client_id: 'string',
+        host: 'string',
+        redirect_uris: strings,
+        client_name: 'string',
+        scope: strings,
+        resource: strings,
       },
     },
   },

@@ -77,6 +77,15 @@ interface Grant {
   last_used: string;
   amr: string[];
   address: string | null;
+  /** An agent's client: a Client ID Metadata Document's, or a dynamic registration's (api/oauth/agents.ts). */
+  agent?: { kind: 'metadata-document' | 'dynamic'; client_name: string | null } | null;
+}
+
+/** The client of a grant as the console names it: an agent's says so, with the name it gave itself and how it came. */
+function clientLabel(g: Grant): string {
+  if (!g.agent) return g.client;
+  const how = g.agent.kind === 'dynamic' ? 'registered dynamically' : 'metadata document';
+  return `Agent${g.agent.client_name ? ` "${g.agent.client_name}"` : ''}: ${g.client} (${how})`;
 }
 
 /** An error body of the box: error_description, and for a 422 the fields' errors. */
@@ -260,8 +269,8 @@ async function loadSessions(user: User): Promise<void> {
   $('user-grants-list').replaceChildren(
     ...found.grants.map((g) =>
       sessionItem(
-        `${g.client} · since ${when(g.since)}, last used ${when(g.last_used)}${from(g.address)} · ${factorsText(g.amr)}`,
-        `End the grant to ${g.client} since ${when(g.since)}`,
+        `${clientLabel(g)} · since ${when(g.since)}, last used ${when(g.last_used)}${from(g.address)} · ${factorsText(g.amr)}`,
+        `End the grant to ${clientLabel(g)} since ${when(g.since)}`,
         () => endSession(user, `/users/${user.id}/grants/${g.id}`, 'Ended a grant of'),
       ),
     ),
@@ -319,9 +328,10 @@ async function loadBoxSessions(): Promise<void> {
         await loadBoxSessions();
       }),
     );
+    if (g.agent) row.className = 'agent';
     row.append(
       cell(g.email ?? ''),
-      cell(g.client),
+      cell(clientLabel(g)),
       cell(when(g.since)),
       cell(when(g.last_used)),
       cell(factorsText(g.amr)),

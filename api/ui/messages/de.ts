@@ -39,6 +39,10 @@ export const de: Catalogue = {
   'consent.forResources': 'Zur Verwendung bei:',
   'consent.allow': 'Erlauben',
   'consent.deny': 'Ablehnen',
+  'consent.agentDocument': 'Ein Agent: {name}. Er beschreibt sich selbst in einem Dokument unter {url}: nur {host} bürgt für ihn.',
+  'consent.agentDynamic':
+    'Ein Agent: {name}. Er hat sich selbst bei dieser Box registriert, und niemand bürgt für ihn; er kehrt zu {host} zurück.',
+  'consent.unnamedAgent': 'ohne Namen',
 
   'wayOn.signIn': 'Erneut anmelden',
   'wayOn.backToApp': 'Zurück zur Anwendung',
@@ -186,6 +190,7 @@ export const de: Catalogue = {
   'account.apps': 'Anwendungen',
   'account.noGrants': 'Keine Anwendung hat ein Token von Ihnen.',
   'account.end': 'Beenden',
+  'account.agent': 'Agent',
   'account.allowed': 'Was Sie erlaubt haben',
   'account.withdraw': 'Widerrufen',
   'account.withdrawHint': 'Ein Widerruf beendet die Tokens der Anwendung; beim nächsten Mal fragt sie Sie erneut.',

@@ -39,6 +39,9 @@ export const en = {
   'consent.forResources': 'For use at:',
   'consent.allow': 'Allow',
   'consent.deny': 'Deny',
+  'consent.agentDocument': 'An agent: {name}. It describes itself in a document at {url}: only {host} vouches for it.',
+  'consent.agentDynamic': 'An agent: {name}. It registered itself with this box, and nobody vouches for it; it comes back to {host}.',
+  'consent.unnamedAgent': 'unnamed',
 
   'wayOn.signIn': 'Sign in again',
   'wayOn.backToApp': 'Back to the app',
@@ -175,6 +178,7 @@ export const en = {
   'account.apps': 'Apps',
   'account.noGrants': 'No app holds a token of yours.',
   'account.end': 'End',
+  'account.agent': 'agent',
   'account.allowed': 'What you allowed',
   'account.withdraw': 'Withdraw',
   'account.withdrawHint': "Withdrawing ends the app's tokens of yours; it asks you again next time.",

@@ -64,6 +64,7 @@ describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order 
       'clientIsNamed',
       'clientIsKnown',
       'redirectUriIsRegistered',
+      'agentIsAdmitted',
     ]);
     expect(AUTHORIZATION_REQUEST_CHECKS.inTheRedirect.map((check) => check.name)).to.deep.equal([
       'responseTypeIsServed',

@@ -9,6 +9,7 @@ import { BODY_LIMIT_BYTES } from '../../../../api/http/request-body.js';
 import { INPUT_LIMITS } from '../../../../api/input.js';
 import { exchangeRequest } from '../../../../api/oauth/grants/token-exchange.js';
 import { introspectionRequest } from '../../../../api/oauth/introspection.js';
+import { registrationRequest } from '../../../../api/oauth/agents.js';
 import { CEL_ENVIRONMENTS, SIZES, type CelShape } from '../../../../api/policy/cel/index.js';
 import { isObjectShape } from '../../../../api/policy/cel/shapes.js';
 import type { App, Client } from '../../../../api/types.js';
@@ -70,6 +71,19 @@ describe('CEL environments: the shapes of the request objects', function () {
     } as unknown as Request;
     expect(misfits(policyRequest(req, principal), CEL_ENVIRONMENTS['box-api'], 'request')).to.deep.equal([]);
     expect(misfits(introspectionRequest(client, 'web'), CEL_ENVIRONMENTS['box-api'], 'request')).to.deep.equal([]);
+  });
+
+  it("an agent's client to admit (a metadata document's, a dynamic registration's), in the box API environment", function () {
+    const agent = {
+      resourceType: 'Client',
+      id: 'https://agent.example/client.json',
+      grant_types: ['authorization_code', 'refresh_token'],
+      auth: { authorization_code: { redirect_uris: ['http://127.0.0.1/callback'] } },
+      registration: { kind: 'metadata-document', client_name: 'Agent' },
+    } as Client;
+    const request = registrationRequest(agent, { scope: 'openid tools', resource: ['https://mcp.example/'], uri: '/auth/authorize' });
+    expect(request?.registration).to.deep.include({ host: 'agent.example', scope: ['openid', 'tools'], client_name: 'Agent' });
+    expect(misfits(request, CEL_ENVIRONMENTS['box-api'], 'request')).to.deep.equal([]);
   });
 
   it('a token exchange, in the box API environment', function () {
