@@ -107,6 +107,15 @@ describe('Client ID Metadata Documents', function () {
     expect(refused.status, refused.text).to.equal(403);
     expect(refused.text).to.include('not admitted');
     expect(refused.headers.get('location')).to.equal(null);
+    const pushed = await box.form('/auth/par', {
+      response_type: 'code',
+      client_id: agentUrl,
+      redirect_uri: LISTENING,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(pushed.status, pushed.text).to.equal(400);
+    expect(pushed.body.error).to.equal('unauthorized_client');
     await admitVendor();
     expect(consentAsked(await browser.get(authorizePath(agentUrl)))).to.equal(true);
     expect((await box.json('DELETE', '/AccessPolicy/agent-vendor', undefined, root)).status).to.be.oneOf([200, 204]);
@@ -277,6 +286,17 @@ describe('Client ID Metadata Documents', function () {
     expect(consentAsked(await browser.get(authorizePath(url, elsewhere)))).to.equal(true);
     expect((await browser.get(authorizePath(url))).status).to.equal(400);
     expect(docs.hits('/changing.json')).to.equal(2);
+  });
+
+  it("an administrator reads and removes an agent's client by its URL", async function () {
+    await admitVendor();
+    // Consented to before: a code at once.
+    expect((await browser.get(authorizePath(agentUrl))).status).to.equal(302);
+    const read = await box.json('GET', `/Client/${encodeURIComponent(agentUrl)}`, undefined, root);
+    expect(read.status, read.text).to.equal(200);
+    expect(read.body.registration).to.include({ kind: 'metadata-document', client_name: 'Research Agent' });
+    const removed = await box.json('DELETE', `/Client/${encodeURIComponent(agentUrl)}`, undefined, root);
+    expect(removed.status, removed.text).to.equal(200);
   });
 
   it('a Client written through the API cannot pass for an agent', async function () {

@@ -3,6 +3,10 @@
 // decideRegistration): the draft's rules on a Client Identifier URL, a document's metadata, the
 // cache lifetime from its headers, the addresses never fetched, and deny by default.
 import { expect } from 'chai';
+import fs from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { projectPath } from '../../../api/paths.js';
+import type { RegistrationRequest } from '../../../api/policy/requests.js';
 import { clientIdUrlProblem, documentLifetime, readClientMetadata } from '../../../api/oauth/client-metadata.js';
 import { addressProblem } from '../../../api/oauth/document-fetch.js';
 import { registrationRequest } from '../../../api/oauth/agents.js';
@@ -136,5 +140,46 @@ describe('the policies that admit an agent: deny by default', function () {
     expect(decide([{ id: 'j', engine: 'json-schema', schema }])).to.equal(true);
     expect(decide([{ id: 'c', engine: 'cel', cel: 'request.registration.host.endsWith(".example")' }])).to.equal(true);
     expect(decide([{ id: 'l', engine: 'cel', cel: 'true', link: [{ resourceType: 'Client', id: agent.id }] }])).to.equal(true);
+  });
+});
+
+describe('docs/examples/policies/agents/agent-vendor.yaml, as the guide shows it', function () {
+  const policies = parseAllDocuments(
+    fs.readFileSync(projectPath('docs', 'examples', 'policies', 'agents', 'agent-vendor.yaml'), 'utf8'),
+  ).map((d): AccessPolicy => {
+    const { metadata, spec } = d.toJS() as { metadata: { name: string }; spec: Omit<AccessPolicy, 'id' | 'resourceType'> };
+    return { resourceType: 'AccessPolicy', id: metadata.name, ...spec };
+  });
+  const errors: string[] = [];
+  const index = new PolicyIndex(policies, (id, err) => errors.push(`${id}: ${err.message}`));
+  const admitted = (registration: Partial<RegistrationRequest['registration']>): boolean =>
+    index.decideRegistration({
+      'request-method': 'post',
+      uri: '/auth/authorize',
+      params: {},
+      'query-string': '',
+      client: null,
+      user: null,
+      scope: null,
+      registration: {
+        kind: 'metadata-document',
+        client_id: 'https://agents.example.com/client.json',
+        host: 'agents.example.com',
+        redirect_uris: ['http://127.0.0.1/callback'],
+        client_name: 'Example Agent',
+        scope: ['openid', 'tools'],
+        resource: ['https://mcp.example.com/'],
+        ...registration,
+      },
+    }).allowed;
+
+  it('compiles, and admits the vendor for what it may ask, and nothing else', function () {
+    expect(errors).to.deep.equal([]);
+    expect(admitted({})).to.equal(true);
+    expect(admitted({ host: 'agents.example.org' })).to.equal(false);
+    expect(admitted({ redirect_uris: ['https://elsewhere.example/callback'] })).to.equal(false);
+    expect(admitted({ scope: ['openid', 'admin'] })).to.equal(false);
+    expect(admitted({ resource: ['https://other.example/'] })).to.equal(false);
+    expect(admitted({ kind: 'dynamic', host: '127.0.0.1' })).to.equal(true);
   });
 });
