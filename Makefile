@@ -81,6 +81,15 @@ $(NGINX):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nginx
 
+# The MCP journey (test/e2e/mcp-journey.test.ts) runs NGINX as docs/guides/mcp-servers.md configures
+# it: the Lua module reads the request's body and sends it to the box (auth_request sends none).
+NGINX_LUA := /usr/lib/nginx/modules/ngx_http_lua_module.so
+
+$(NGINX_LUA): $(NGINX)
+	@echo "installing Debian's NGINX Lua module for the MCP journey"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libnginx-mod-http-lua
+
 $(CADDY):
 	@echo "installing Debian's caddy for the gateway tests"
 	$(SUDO) apt-get update -qq
@@ -137,9 +146,9 @@ $(PGBOUNCER):
 
 postgres-ha: $(PG_BASEBACKUP) $(PGBOUNCER) ## install Debian's postgresql-15 and pgbouncer (for the failover tests) when missing
 
-gateways: $(NGINX) $(CADDY) test-tools ## install Debian's nginx and caddy, and build Traefik, when missing (for the gateway tests)
+gateways: $(NGINX) $(NGINX_LUA) $(CADDY) test-tools ## install Debian's nginx (and its Lua module) and caddy, and build Traefik, when missing (for the gateway tests)
 
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) kube-binaries test-tools $(NGINX) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
@@ -151,7 +160,7 @@ test-component: dist/.built $(PGBOUNCER) ## one module with its real database (t
 test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
-test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
+test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
 	$(MOCHA) 'dist/test/e2e/**/*.test.js'
 
 EXAMPLE_APP_PORT ?= 3000

@@ -4,6 +4,11 @@
 // the identity headers of the box's answer on the request it passes on, and routes
 // the app's /.boxauth/* (the way back from sign-in) and its metadata document
 // (/.well-known/oauth-protected-resource, RFC 9728) to the box with the app's Host.
+// NGINX in front of an MCP server is read from docs/guides/mcp-servers.md itself
+// (mcpNginxConf).
+
+import fs from 'node:fs';
+import path from 'node:path';
 
 /** Where one gateway listens, and what is behind it. */
 export interface Wiring {
@@ -32,20 +37,9 @@ const upstreamVariable = (header: string): string => `$upstream_http_${header.to
  * finds the app of /.boxauth/* by its Host as the app's url names it.
  */
 export function nginxConf(w: Wiring): string {
-  return `
-daemon off;
-worker_processes 1;
-pid ${w.dir}/nginx.pid;
-error_log stderr warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${w.dir}/client_body;
-  proxy_temp_path ${w.dir}/proxy;
-  fastcgi_temp_path ${w.dir}/fastcgi;
-  uwsgi_temp_path ${w.dir}/uwsgi;
-  scgi_temp_path ${w.dir}/scgi;
-
+  return nginxAround(
+    w.dir,
+    `
   upstream boxauth { server ${w.box}; }
   upstream app { server ${w.upstream}; }
 
@@ -100,7 +94,30 @@ ${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamV
       proxy_set_header Host $http_host;
     }
   }
+`,
+  );
 }
+
+/**
+ * What an nginx of the tests runs `http` in: in the foreground, its pid and temporary files in
+ * its own directory `dir`, errors to stderr, `modules` (file names in Debian's modules path)
+ * loaded first.
+ */
+function nginxAround(dir: string, http: string, modules: string[] = []): string {
+  return `
+daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log stderr warn;
+${modules.map((m) => `load_module ${NGINX_MODULES}/${m};\n`).join('')}events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${http}}
 `;
 }
 
@@ -190,4 +207,43 @@ export function traefikFlags(w: Wiring, dynamicFile: string): string[] {
     '--global.checkNewVersion=false',
     '--global.sendAnonymousUsage=false',
   ];
+}
+
+/** Where Debian's nginx keeps its dynamic modules (`nginx -V`: --modules-path). */
+const NGINX_MODULES = '/usr/lib/nginx/modules';
+
+/** The guide's names of the box and of the MCP server, and its listener, as docs/guides/mcp-servers.md writes them. */
+const MCP_GUIDE_NAMES = {
+  box: 'auth.internal:8080',
+  upstream: 'mcp-backend:3000',
+  listen: 'listen 443 ssl;',
+  serverName: /^ *server_name mcp\.example\.com;\n/m,
+  certificate: /^ *# ssl_certificate …\n/m,
+};
+
+/**
+ * NGINX in front of an MCP server as docs/guides/mcp-servers.md gives it: the page's `nginx`
+ * block, as pasted, with the test's addresses for the guide's names and its loopback listener
+ * for the TLS one; around it, what a server block needs to run alone.
+ */
+export function mcpNginxConf(guide: string, w: Omit<Wiring, 'app'>): string {
+  const block = /```nginx\n([\s\S]*?)```/.exec(guide)?.[1];
+  if (!block) throw new Error('docs/guides/mcp-servers.md has no nginx block');
+  const replace = (text: string, name: string | RegExp, by: string): string => {
+    if (!(typeof name === 'string' ? text.includes(name) : name.test(text)))
+      throw new Error(`the guide's nginx block has no ${String(name)}`);
+    return text.replace(name, by);
+  };
+  let server = replace(block, MCP_GUIDE_NAMES.box, w.box);
+  server = replace(server, MCP_GUIDE_NAMES.upstream, w.upstream);
+  server = replace(server, MCP_GUIDE_NAMES.listen, `listen 127.0.0.1:${w.port};`);
+  server = replace(server, MCP_GUIDE_NAMES.serverName, '');
+  server = replace(server, MCP_GUIDE_NAMES.certificate, '');
+  // The Lua module and the NDK it needs, as Debian's modules-enabled files load them.
+  const modules = ['ndk_http_module.so', 'ngx_http_lua_module.so'];
+  for (const m of modules) {
+    const file = path.join(NGINX_MODULES, m);
+    if (!fs.existsSync(file)) throw new Error(`${file} not found: install Debian's libnginx-mod-http-lua (make test-e2e does)`);
+  }
+  return nginxAround(w.dir, `\n${server}`, modules);
 }

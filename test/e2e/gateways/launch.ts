@@ -66,13 +66,15 @@ const BINARIES: Record<GatewayName, { file: string; missing: string }> = {
   traefik: { file: TRAEFIK, missing: 'build it with make test-tools (make test-e2e does)' },
 };
 
+/** nginx with the nginx.conf of `dir`; -e: the error log before the configuration is read (else /var/log/nginx/error.log). */
+const nginxCommand = (dir: string): string[] => [BINARIES.nginx.file, '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'];
+
 /** The command line of `name` with its configuration written into w.dir. */
 function commandOf(name: GatewayName, w: Wiring): string[] {
   switch (name) {
     case 'nginx':
       fs.writeFileSync(path.join(w.dir, 'nginx.conf'), nginxConf(w));
-      // -e: the error log before the configuration is read (else /var/log/nginx/error.log).
-      return [BINARIES.nginx.file, '-p', w.dir, '-c', path.join(w.dir, 'nginx.conf'), '-e', 'stderr'];
+      return nginxCommand(w.dir);
     case 'caddy':
       fs.writeFileSync(path.join(w.dir, 'Caddyfile'), caddyfile(w));
       return [BINARIES.caddy.file, 'run', '--config', path.join(w.dir, 'Caddyfile'), '--adapter', 'caddyfile'];
@@ -93,9 +95,51 @@ export async function startGateway(
 ): Promise<Gateway> {
   const binary = BINARIES[name];
   if (!fs.existsSync(binary.file)) throw new Error(`${binary.file} not found: ${binary.missing}`);
+  return run(
+    name,
+    opts.port,
+    (dir) => commandOf(name, { app: opts.app, port: opts.port, box: opts.box, upstream: opts.upstream, dir }),
+    async (url) => (await fetch(`${url}${opts.readyPath}`)).status === 200,
+  );
+}
+
+/**
+ * Starts Debian's nginx on `port` with the configuration `confOf` writes for its own directory,
+ * and waits until `ready` says a request through it is answered as it should be.
+ */
+export async function startNginx(
+  port: number,
+  confOf: (dir: string) => string,
+  ready: (url: string) => Promise<boolean>,
+): Promise<Gateway> {
+  if (!fs.existsSync(BINARIES.nginx.file)) throw new Error(`${BINARIES.nginx.file} not found: ${BINARIES.nginx.missing}`);
+  return run(
+    'nginx',
+    port,
+    (dir) => {
+      fs.writeFileSync(path.join(dir, 'nginx.conf'), confOf(dir));
+      return nginxCommand(dir);
+    },
+    ready,
+  );
+}
+
+/** Runs the gateway `commandIn` gives for its own new directory, until `ready` or 20 seconds. */
+async function run(
+  name: GatewayName,
+  port: number,
+  commandIn: (dir: string) => string[],
+  ready: (url: string) => Promise<boolean>,
+): Promise<Gateway> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `boxauth-${name}-`));
-  const wiring: Wiring = { app: opts.app, port: opts.port, box: opts.box, upstream: opts.upstream, dir };
-  const [file, ...args] = commandOf(name, wiring);
+  let command: string[];
+  try {
+    command = commandIn(dir);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const [file, ...args] = command;
   const child = spawn(file!, args, {
     // Caddy keeps its state under XDG_DATA_HOME / XDG_CONFIG_HOME: this gateway's own directory.
     env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
@@ -105,18 +149,18 @@ export async function startGateway(
   const collect = (chunk: Buffer): void => void logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
-  const url = `http://127.0.0.1:${wiring.port}`;
+  const url = `http://127.0.0.1:${port}`;
   const stop = async (): Promise<void> => {
     await stopChild(child);
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const ready = await eventually(
+    const answered = await eventually(
       `${name} in front of the app`,
-      async () => (child.exitCode !== null ? 'exited' : (await fetch(`${url}${opts.readyPath}`)).status === 200 && 'ready'),
+      async () => (child.exitCode !== null ? 'exited' : (await ready(url)) && 'ready'),
       20_000,
     );
-    if (ready === 'exited') throw new Error(`${name} exited with ${child.exitCode}`);
+    if (answered === 'exited') throw new Error(`${name} exited with ${child.exitCode}`);
   } catch (err) {
     await stop();
     throw new Error(`${(err as Error).message}\n${logs.slice(-20).join('\n')}`);
