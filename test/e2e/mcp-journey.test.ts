@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { projectPath } from '../../api/paths.js';
-import { Box } from '../support/box.js';
+import { Box, eventually } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import {
   AgentProvider,
@@ -270,8 +270,11 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       expect(body.error.data?.decision).to.match(UUID);
       expect(mcp.calls.length).to.equal(before);
       // The decision the agent was shown is the one the box kept: the tool, and nothing of the arguments.
-      const explained = await box.json('GET', `/authz/decisions/${body.error.data!.decision}`, undefined, root);
-      expect(explained.status, explained.text).to.equal(200);
+      // Refusals are kept in batches: the record is there a moment after the answer.
+      const explained = await eventually('the kept decision', async () => {
+        const res = await box.json('GET', `/authz/decisions/${body.error.data!.decision}`, undefined, root);
+        return res.status === 200 && res;
+      });
       expect(explained.text).to.include('delete_file').and.not.include('/etc/passwd');
     });
 
