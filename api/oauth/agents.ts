@@ -156,6 +156,25 @@ export async function agentRefusal(svc: Pick<Needs, 'policies'>, client: Client,
   return verdict.allowed ? undefined : `no AccessPolicy admits the ${request.registration.kind} client ${client.id}`;
 }
 
+/**
+ * Whether the box's policies still admit an agent's client to have a grant's tokens refreshed: asked
+ * again at each refresh (`uri` /auth/token), with the scopes and the resource the new token would
+ * carry, so that a policy removed stops the agent at its next refresh and not only at its next
+ * authorization request, which a client holding a refresh token need never make. The grant is
+ * refused, not closed: a policy put back lets it refresh again. Why not, when not: for the log.
+ */
+export function agentRefusalAtRefresh(
+  svc: Pick<Needs, 'policies'>,
+  client: Client,
+  granted: { scope: string | null; audience: string | null },
+): Promise<string | undefined> {
+  return agentRefusal(svc, client, {
+    scope: granted.scope ?? undefined,
+    resource: granted.audience === null ? [] : [granted.audience],
+    uri: '/auth/token',
+  });
+}
+
 /** What the consent page tells a person of an agent's client: how it came, the name it gave itself, and the host that vouches for it. */
 export function agentShown(client: Client): { kind: 'metadata-document' | 'dynamic'; name: string | undefined; host: string } | undefined {
   const request = registrationRequest(client, { scope: undefined, resource: [], uri: '/auth/authorize' });

@@ -124,8 +124,8 @@ export interface ExchangeRequest extends Omit<BoxApiRequest, typeof kind> {
 export interface RegistrationRequest extends Omit<BoxApiRequest, typeof kind> {
   readonly [kind]?: 'registration';
   'request-method': 'post';
-  /** /auth/authorize (an authorization request, or one pushed to /auth/par) or /auth/register. */
-  uri: '/auth/authorize' | '/auth/register';
+  /** /auth/authorize (an authorization request, or one pushed to /auth/par), /auth/register, or /auth/token (a refresh). */
+  uri: '/auth/authorize' | '/auth/register' | '/auth/token';
   params: Record<string, never>;
   'query-string': '';
   client: null;
