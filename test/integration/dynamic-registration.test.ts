@@ -165,6 +165,22 @@ describe('dynamic client registration (RFC 7591)', function () {
     expect((await register(metadata())).status).to.equal(201);
   });
 
+  it(`a flood from one IPv6 network, a new address of its /64 each time: ${PER_ADDRESS} made, the rest 429`, async function () {
+    await admitLoopbackAgents();
+    // A host picks the low 64 bits of its IPv6 address itself (RFC 7421): counted per address it had no limit.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => register(metadata(), { 'X-Forwarded-For': `2001:db8:54:1:${(i + 1).toString(16)}::${i + 1}` })),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 201),
+      statuses.join(' '),
+    ).to.have.length(PER_ADDRESS);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20 - PER_ADDRESS);
+    // Another /64 is another network.
+    expect((await register(metadata(), { 'X-Forwarded-For': '2001:db8:54:2::1' })).status).to.equal(201);
+  });
+
   it('an unused registration is removed by the upkeep after its lifetime; one a person used stays', async function () {
     await admitLoopbackAgents();
     const unused = (await register(metadata())).body.client_id as string;
