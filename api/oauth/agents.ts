@@ -127,13 +127,25 @@ export function registrationRequest(client: Client, asked: AskedNow): Registrati
     registration: {
       kind: registration.kind,
       client_id: client.id,
-      host: hostOf(registration.kind === 'metadata-document' ? client.id : redirectUris[0]),
+      host: registration.kind === 'metadata-document' ? hostOf(client.id) : sharedHost(redirectUris),
       redirect_uris: redirectUris,
       client_name: registration.client_name ?? null,
       scope: (asked.scope ?? '').split(' ').filter(Boolean),
       resource: asked.resource,
     },
   };
+}
+
+/**
+ * The host a dynamic client comes back to: the one host[:port] all its redirect URIs name, '' when
+ * they name several (or none). Nobody vouches for such a client but the redirect URIs it chose;
+ * the host of only the first of them would let one registered with a loopback address first and
+ * another site second pass a policy admitting loopback agents, its consent page saying it comes
+ * back to 127.0.0.1, and the code sent to the other site.
+ */
+export function sharedHost(redirectUris: readonly string[]): string {
+  const hosts = new Set(redirectUris.map(hostOf));
+  return hosts.size === 1 ? [...hosts][0]! : '';
 }
 
 /** host[:port] of a URL, lower case; '' for none. */

@@ -14,7 +14,7 @@ import { OAuthError } from '../credentials/errors.js';
 import { registerClientFrom } from '../store/clients.js';
 import type { Client } from '../types.js';
 import type { OAuthRequest } from './client-auth.js';
-import { agentRefusal, hostOf, type AgentServices } from './agents.js';
+import { agentRefusal, sharedHost, type AgentServices } from './agents.js';
 import { readClientMetadata, registeredRedirectUris } from './client-metadata.js';
 
 /** What registration uses. */
@@ -77,7 +77,7 @@ export async function registerClient(svc: RegistrationServices, request: OAuthRe
     svc.log.info({ event: 'registration_refused', address: request.address, reason: refusal }, 'dynamic registration refused');
     throw new OAuthError(
       'invalid_client_metadata',
-      `no AccessPolicy of this box admits a client coming back to ${hostOf(registeredRedirectUris(client.auth?.authorization_code)[0]) || 'these redirect URIs'}`,
+      `no AccessPolicy of this box admits a client coming back to ${sharedHost(registeredRedirectUris(client.auth?.authorization_code)) || 'these redirect URIs'}`,
     );
   }
   const stored = await registerClientFrom(

@@ -120,6 +120,15 @@ describe('dynamic client registration (RFC 7591)', function () {
     await admitLoopbackAgents();
   });
 
+  it('a policy admitting loopback agents admits none that could come back to another site as well', async function () {
+    await admitLoopbackAgents();
+    // Loopback first, then the attacker's site: the page would say "it comes back to 127.0.0.1", the code go elsewhere.
+    const both = await register(metadata({ redirect_uris: [CALLBACK, 'https://elsewhere.example/callback'] }));
+    expect(both.status, `admitted with a redirect URI on another host: ${both.text}`).to.equal(400);
+    expect(both.body.error).to.equal('invalid_client_metadata');
+    expect((await register(metadata({ redirect_uris: [CALLBACK, 'http://127.0.0.1/other'] }))).status).to.equal(201);
+  });
+
   it("answers RFC 7591's errors, each saying what is wrong", async function () {
     await admitLoopbackAgents();
     const cases: [Record<string, unknown>, string, RegExp][] = [
