@@ -34,6 +34,17 @@ function shorten(s: string, n: number): string {
   return /[\uD800-\uDBFF]$/.test(t) ? t.slice(0, -1) : t;
 }
 
+/**
+ * What PostgreSQL cannot keep in jsonb — the character NUL ("unsupported Unicode escape sequence")
+ * and half of a surrogate pair — which a caller can send in a JSON-RPC tool name ("\u0000"): one
+ * such string would fail the insert of the whole batch of refusals it is written with, others'
+ * refusals lost with the caller's own.
+ */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** `s` as PostgreSQL can keep it: each unstorable character replaced by U+FFFD, as a decoder replaces what it cannot read. */
+const storable = (s: string): string => s.replace(UNSTORABLE, '\uFFFD');
+
 /** How a key reads in a path: short, and quoted when it is not a plain name. */
 function keyInPath(key: string): string {
   const shown = key.length > 32 ? `${shorten(key, 32)}…` : key;
@@ -47,7 +58,7 @@ export function excerpt(value: unknown, name: string, limits: ExcerptLimits = EX
 
   const walk = (v: unknown, path: string, depth: number): unknown => {
     if (typeof v === 'string') {
-      let s = v.length > limits.stringChars ? shorten(v, limits.stringChars) : v;
+      let s = storable(v.length > limits.stringChars ? shorten(v, limits.stringChars) : v);
       const over = JSON.stringify(s).length - room;
       if (over > 0) s = shorten(s, s.length - over); // escapes make JSON longer than the string, never shorter
       if (s.length < v.length) cut.push(`${path}: ${s.length} of ${v.length} characters kept`);
@@ -79,7 +90,7 @@ export function excerpt(value: unknown, name: string, limits: ExcerptLimits = EX
         break;
       }
       room -= keyRoom;
-      kept.push([key, walk(item, child, depth + 1)]);
+      kept.push([storable(key), walk(item, child, depth + 1)]);
     }
     // fromEntries defines own properties: a key "__proto__" stays a key.
     return Array.isArray(v) ? kept.map(([, item]) => item) : Object.fromEntries(kept);

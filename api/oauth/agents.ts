@@ -127,13 +127,25 @@ export function registrationRequest(client: Client, asked: AskedNow): Registrati
     registration: {
       kind: registration.kind,
       client_id: client.id,
-      host: hostOf(registration.kind === 'metadata-document' ? client.id : redirectUris[0]),
+      host: registration.kind === 'metadata-document' ? hostOf(client.id) : sharedHost(redirectUris),
       redirect_uris: redirectUris,
       client_name: registration.client_name ?? null,
       scope: (asked.scope ?? '').split(' ').filter(Boolean),
       resource: asked.resource,
     },
   };
+}
+
+/**
+ * The host a dynamic client comes back to: the one host[:port] all its redirect URIs name, '' when
+ * they name several (or none). Nobody vouches for such a client but the redirect URIs it chose;
+ * the host of only the first of them would let one registered with a loopback address first and
+ * another site second pass a policy admitting loopback agents, its consent page saying it comes
+ * back to 127.0.0.1, and the code sent to the other site.
+ */
+export function sharedHost(redirectUris: readonly string[]): string {
+  const hosts = new Set(redirectUris.map(hostOf));
+  return hosts.size === 1 ? [...hosts][0]! : '';
 }
 
 /** host[:port] of a URL, lower case; '' for none. */
@@ -154,6 +166,25 @@ export async function agentRefusal(svc: Pick<Needs, 'policies'>, client: Client,
   if (!request) return undefined;
   const verdict = await svc.policies.decideRegistration(request);
   return verdict.allowed ? undefined : `no AccessPolicy admits the ${request.registration.kind} client ${client.id}`;
+}
+
+/**
+ * Whether the box's policies still admit an agent's client to have a grant's tokens refreshed: asked
+ * again at each refresh (`uri` /auth/token), with the scopes and the resource the new token would
+ * carry, so that a policy removed stops the agent at its next refresh and not only at its next
+ * authorization request, which a client holding a refresh token need never make. The grant is
+ * refused, not closed: a policy put back lets it refresh again. Why not, when not: for the log.
+ */
+export function agentRefusalAtRefresh(
+  svc: Pick<Needs, 'policies'>,
+  client: Client,
+  granted: { scope: string | null; audience: string | null },
+): Promise<string | undefined> {
+  return agentRefusal(svc, client, {
+    scope: granted.scope ?? undefined,
+    resource: granted.audience === null ? [] : [granted.audience],
+    uri: '/auth/token',
+  });
 }
 
 /** What the consent page tells a person of an agent's client: how it came, the name it gave itself, and the host that vouches for it. */

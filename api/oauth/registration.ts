@@ -7,13 +7,14 @@
 // AccessPolicies when registered (`uri: /auth/register`) and again at each authorization request,
 // counted per address per hour in the database, and removed by the upkeep when no person used it
 // (api/jobs/purge.ts).
+import net from 'node:net';
 import { ApiError } from '../errors.js';
 import { newOpaqueToken } from '../credentials/tokens.js';
 import { OAuthError } from '../credentials/errors.js';
 import { registerClientFrom } from '../store/clients.js';
 import type { Client } from '../types.js';
 import type { OAuthRequest } from './client-auth.js';
-import { agentRefusal, hostOf, type AgentServices } from './agents.js';
+import { agentRefusal, sharedHost, type AgentServices } from './agents.js';
 import { readClientMetadata, registeredRedirectUris } from './client-metadata.js';
 
 /** What registration uses. */
@@ -21,6 +22,33 @@ export type RegistrationServices = AgentServices;
 
 /** The prefix of the client ids the box gives: never `https://` (draft §7.1), so never taken for a document's URL. */
 const DYNAMIC_ID_PREFIX = 'dyn-';
+
+/**
+ * The network a registration is counted against: an IPv4 address itself, an IPv6 address its /64.
+ * RFC 6177 and RFC 7421 have a site, even a home, given at least a /64 and every host pick its own
+ * interface identifier within it: counted per IPv6 address, one machine registers without limit by
+ * changing the low 64 bits of its address at each registration.
+ */
+export function registrationNetwork(address: string): string {
+  if (!net.isIPv6(address)) return address;
+  const groups = expandIpv6(address).slice(0, 4);
+  return `${groups.map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/** The eight groups of an IPv6 address, four hex digits each (an IPv4 tail as two groups). */
+function expandIpv6(address: string): string[] {
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  let text = address;
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
+    text = `${address.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = rest ? rest.split(':') : [];
+  const middle = rest === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...middle, ...right].map((g) => g.toLowerCase().padStart(4, '0'));
+}
 
 /** POST /auth/register: RFC 7591 §3.1's request, §3.2.1's answer (201), §3.2.2's errors. */
 export async function registerClient(svc: RegistrationServices, request: OAuthRequest, body: unknown): Promise<Record<string, unknown>> {
@@ -41,7 +69,7 @@ export async function registerClient(svc: RegistrationServices, request: OAuthRe
       kind: 'dynamic',
       ...(read.clientName ? { client_name: read.clientName } : {}),
       ...(read.logoUri ? { logo_uri: read.logoUri } : {}),
-      address: request.address,
+      address: registrationNetwork(request.address),
     },
   };
   const refusal = await agentRefusal(svc, client, { scope: read.client.scope?.join(' '), resource: [], uri: '/auth/register' });
@@ -49,10 +77,15 @@ export async function registerClient(svc: RegistrationServices, request: OAuthRe
     svc.log.info({ event: 'registration_refused', address: request.address, reason: refusal }, 'dynamic registration refused');
     throw new OAuthError(
       'invalid_client_metadata',
-      `no AccessPolicy of this box admits a client coming back to ${hostOf(registeredRedirectUris(client.auth?.authorization_code)[0]) || 'these redirect URIs'}`,
+      `no AccessPolicy of this box admits a client coming back to ${sharedHost(registeredRedirectUris(client.auth?.authorization_code)) || 'these redirect URIs'}`,
     );
   }
-  const stored = await registerClientFrom(svc.pool, client, request.address, svc.config.dynamicRegistration.perAddressPerHour);
+  const stored = await registerClientFrom(
+    svc.pool,
+    client,
+    registrationNetwork(request.address),
+    svc.config.dynamicRegistration.perAddressPerHour,
+  );
   if (!stored)
     throw new ApiError(
       429,

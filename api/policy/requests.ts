@@ -124,8 +124,8 @@ export interface ExchangeRequest extends Omit<BoxApiRequest, typeof kind> {
 export interface RegistrationRequest extends Omit<BoxApiRequest, typeof kind> {
   readonly [kind]?: 'registration';
   'request-method': 'post';
-  /** /auth/authorize (an authorization request, or one pushed to /auth/par) or /auth/register. */
-  uri: '/auth/authorize' | '/auth/register';
+  /** /auth/authorize (an authorization request, or one pushed to /auth/par), /auth/register, or /auth/token (a refresh). */
+  uri: '/auth/authorize' | '/auth/register' | '/auth/token';
   params: Record<string, never>;
   'query-string': '';
   client: null;
@@ -136,7 +136,7 @@ export interface RegistrationRequest extends Omit<BoxApiRequest, typeof kind> {
     kind: 'metadata-document' | 'dynamic';
     /** The client_id: the document's URL, or the id the box gives a registration. */
     client_id: string;
-    /** The client_id URL's host (host[:port], lower case); a dynamic client's, the host of its first redirect URI. */
+    /** The client_id URL's host (host[:port], lower case); a dynamic client's, the one host all its redirect URIs name, '' when they name several. */
     host: string;
     redirect_uris: string[];
     client_name: string | null;

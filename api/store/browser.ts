@@ -250,20 +250,28 @@ export async function deletePendingCodes(db: Queryable, owner: CodeOwner): Promi
 
 // --- consents
 
-export async function consentedScopes(db: Queryable, userId: number, clientId: string): Promise<string[] | undefined> {
-  const { rows } = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND client_id = $2', [
-    userId,
-    clientId,
-  ]);
+/**
+ * The scopes `userId` allowed `clientId` for `resource` (an audience; '' for the box's own API),
+ * or undefined when they never allowed it anything there. A row from before consents named their
+ * resources (NULL) was given for the box's own API.
+ */
+export async function consentedScopes(db: Queryable, userId: number, clientId: string, resource: string): Promise<string[] | undefined> {
+  const { rows } = await db.query<{ scopes: string[] }>(
+    `SELECT scopes FROM consents WHERE user_id = $1 AND client_id = $2 AND $3 = ANY (COALESCE(resources, ARRAY['']))`,
+    [userId, clientId, resource],
+  );
   return rows[0]?.scopes;
 }
 
-export async function recordConsent(db: Queryable, userId: number, clientId: string, scopes: string[]): Promise<void> {
+/** Remembers that `userId` allowed `clientId` these scopes for `resource`, with what they allowed before. */
+export async function recordConsent(db: Queryable, userId: number, clientId: string, scopes: string[], resource = ''): Promise<void> {
   await db.query(
-    `INSERT INTO consents (user_id, client_id, scopes) VALUES ($1, $2, $3)
+    `INSERT INTO consents (user_id, client_id, scopes, resources) VALUES ($1, $2, $3, ARRAY[$4::text])
      ON CONFLICT (user_id, client_id) DO UPDATE SET
-       scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), granted_at = now()`,
-    [userId, clientId, scopes],
+       scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)),
+       resources = ARRAY(SELECT DISTINCT unnest(COALESCE(consents.resources, ARRAY['']) || EXCLUDED.resources)),
+       granted_at = now()`,
+    [userId, clientId, scopes, resource],
   );
 }
 

@@ -165,6 +165,35 @@ describe('Client ID Metadata Documents', function () {
     expect(refreshed.status, refreshed.text).to.equal(400);
   });
 
+  it('a policy removed stops an admitted agent at its next refresh, not only at its next authorization request; put back, it refreshes again', async function () {
+    await admitVendor();
+    let answer = await browser.get(authorizePath(agentUrl));
+    if (consentAsked(answer)) answer = await browser.consent(answer, 'allow');
+    expect(answer.status, answer.text).to.equal(302);
+    const tokens = await box.form('/auth/token', {
+      grant_type: 'authorization_code',
+      code: new URL(answer.headers.get('location')!).searchParams.get('code')!,
+      redirect_uri: LISTENING,
+      client_id: agentUrl,
+      code_verifier: verifier,
+    });
+    expect(tokens.status, tokens.text).to.equal(200);
+    const refresh = (token: string) => box.form('/auth/token', { grant_type: 'refresh_token', refresh_token: token, client_id: agentUrl });
+    const first = await refresh(tokens.body.refresh_token);
+    expect(first.status, first.text).to.equal(200);
+
+    expect((await box.json('DELETE', '/AccessPolicy/agent-vendor', undefined, root)).status).to.be.oneOf([200, 204]);
+    const refused = await refresh(first.body.refresh_token);
+    expect(refused.status, `a refresh after the admitting policy was removed: ${refused.text}`).to.equal(400);
+    expect(refused.body.error).to.equal('invalid_grant');
+    expect(refused.body.error_description).to.match(/AccessPolicy/);
+
+    // Refused, not closed: the same refresh token works once a policy admits the agent again.
+    await admitVendor();
+    const again = await refresh(first.body.refresh_token);
+    expect(again.status, again.text).to.equal(200);
+  });
+
   it('a pushed request (RFC 9126) of an agent fetches its document first, and is admitted by the same policy', async function () {
     await admitVendor();
     const pushed = await box.form('/auth/par', {

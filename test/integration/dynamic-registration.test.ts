@@ -120,6 +120,15 @@ describe('dynamic client registration (RFC 7591)', function () {
     await admitLoopbackAgents();
   });
 
+  it('a policy admitting loopback agents admits none that could come back to another site as well', async function () {
+    await admitLoopbackAgents();
+    // Loopback first, then the attacker's site: the page would say "it comes back to 127.0.0.1", the code go elsewhere.
+    const both = await register(metadata({ redirect_uris: [CALLBACK, 'https://elsewhere.example/callback'] }));
+    expect(both.status, `admitted with a redirect URI on another host: ${both.text}`).to.equal(400);
+    expect(both.body.error).to.equal('invalid_client_metadata');
+    expect((await register(metadata({ redirect_uris: [CALLBACK, 'http://127.0.0.1/other'] }))).status).to.equal(201);
+  });
+
   it("answers RFC 7591's errors, each saying what is wrong", async function () {
     await admitLoopbackAgents();
     const cases: [Record<string, unknown>, string, RegExp][] = [
@@ -163,6 +172,22 @@ describe('dynamic client registration (RFC 7591)', function () {
     expect(statuses.filter((s) => s === 429)).to.have.length(30 - PER_ADDRESS);
     // Another address is not held back by it.
     expect((await register(metadata())).status).to.equal(201);
+  });
+
+  it(`a flood from one IPv6 network, a new address of its /64 each time: ${PER_ADDRESS} made, the rest 429`, async function () {
+    await admitLoopbackAgents();
+    // A host picks the low 64 bits of its IPv6 address itself (RFC 7421): counted per address it had no limit.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => register(metadata(), { 'X-Forwarded-For': `2001:db8:54:1:${(i + 1).toString(16)}::${i + 1}` })),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 201),
+      statuses.join(' '),
+    ).to.have.length(PER_ADDRESS);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20 - PER_ADDRESS);
+    // Another /64 is another network.
+    expect((await register(metadata(), { 'X-Forwarded-For': '2001:db8:54:2::1' })).status).to.equal(201);
   });
 
   it('an unused registration is removed by the upkeep after its lifetime; one a person used stays', async function () {

@@ -260,6 +260,29 @@ describe('per-tool decisions at the gate', function () {
     expect(kept!.text).to.not.include('do-not-keep-me');
   });
 
+  it('a tool named with a NUL or half a surrogate pair is refused and kept, and so are the refusals written beside it', async function () {
+    // PostgreSQL's jsonb takes neither: one such name failed the insert of its whole batch of refusals.
+    const odd = ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete\\u0000all"}}'];
+    odd.push('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete\\ud800all"}}');
+    const plain = JSON.stringify(toolCall(3, 'delete_all'));
+    const answers = await Promise.all([
+      ...odd.map((body) => DOORS[0]!.ask('mcp-cel', people.ana.tokens['mcp-cel'], body)),
+      DOORS[0]!.ask('mcp-cel', people.bob.tokens['mcp-cel'], plain),
+    ]);
+    for (const res of answers) expect(res.status, res.text).to.equal(403);
+    const kept: JsonResponse[] = [];
+    for (const res of answers) {
+      let one: JsonResponse | undefined;
+      for (let i = 0; i < 30 && one?.status !== 200; i++) {
+        one = await box.json('GET', `/authz/decisions/${res.decision}`, undefined, root);
+        if (one.status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      kept.push(one!);
+    }
+    expect(kept.map((k) => k.status)).to.deep.equal([200, 200, 200]);
+    expect(kept.map((k) => k.body.request.jsonrpc.tool)).to.deep.equal(['delete\uFFFDall', 'delete\uFFFDall', 'delete_all']);
+  });
+
   it('an AuthZEN evaluation of a tool call, as the AuthZEN MCP binding maps it, is decided as the gate decides it', async function () {
     const { secret } = await box.addClient('mcp-pep', {}, { policy: false });
     await box.json(

@@ -263,6 +263,24 @@ describe('resource indicators (RFC 8707) and iss (RFC 9207)', function () {
       expect(res.status, res.text).to.equal(200);
       expect(audOf(res.body.access_token)).to.equal(WIKI);
     });
+
+    it('a consent for one resource is not one for another: the person is asked again, then each is remembered', async function () {
+      // The consent above was for the wiki: the same request again needs no page.
+      expect((await authorized('third-party', { resource: WIKI })).searchParams.get('code')).to.be.a('string');
+      // Another resource of the client's list, same scopes: the person was never asked about it.
+      const reports = await browser.get(authorizeQuery('third-party', { resource: REPORTS }));
+      expect(reports.status, `a code for a resource never consented to: ${reports.headers.get('location')}`).to.equal(200);
+      expect(reports.text).to.include(`<li><code>${REPORTS}</code></li>`);
+      const silent = await authorized('third-party', { resource: REPORTS, prompt: 'none' });
+      expect(silent.searchParams.get('error')).to.equal('consent_required');
+      // Nor does it cover the box's own API (no resource).
+      expect((await browser.get(authorizeQuery('third-party'))).status).to.equal(200);
+      // Allowed, it is remembered beside the first.
+      const allowed = await browser.post('/auth/consent', { ...hiddenFields(reports.text), decision: 'allow' });
+      expect(allowed.status, allowed.text.slice(0, 300)).to.equal(302);
+      expect((await authorized('third-party', { resource: REPORTS })).searchParams.get('code')).to.be.a('string');
+      expect((await authorized('third-party', { resource: WIKI })).searchParams.get('code')).to.be.a('string');
+    });
   });
 
   describe('iss in every authorization response (RFC 9207)', function () {

@@ -75,7 +75,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
       },
       acrWanted: person && (await acrWantedOf(svc, person.user.id, request.params.acr_values, client.minimum_acr)),
       signedInSinceRequest: person !== undefined && signedInAfterRequest(svc, req, request, person.browser),
-      consented: client.first_party ? 'first-party' : person && (await consentOf(svc, person.user.id, client.id)),
+      consented: client.first_party ? 'first-party' : person && (await consentOf(svc, person.user.id, client.id, request.audience)),
       accepted: await waysAccepted(svc, client, request.audience),
       ...(answer ? { answer } : {}),
       now: Date.now(),
@@ -150,7 +150,8 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
         );
       }
       case 'grant': {
-        if (decision.remember) await rememberConsent(svc, person!.user.id, request.client.resource.id, scopesOf(request.scope));
+        if (decision.remember)
+          await rememberConsent(svc, person!.user.id, request.client.resource.id, scopesOf(request.scope), request.audience);
         const answer = await grantAuthorization(svc, request, person!.user, person!.browser);
         return typeof answer === 'string' ? res.redirect(302, answer) : problemPage(res, answer);
       }

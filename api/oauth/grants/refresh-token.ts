@@ -24,6 +24,7 @@ import { factorState, type FactorState } from '../../store/factors.js';
 import { ACR_MFA, meets, signInOf } from '../../credentials/acr.js';
 import { unmetAtRefresh } from '../../people/sign-in.js';
 import { grantedAudience, grantedResource, refreshedScope } from '../entitlements.js';
+import { agentRefusalAtRefresh } from '../agents.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js';
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
@@ -244,6 +245,11 @@ async function prepare(
   if (hasOpenid(scope) && holder.userId !== null && !user) throw invalidGrant('the user of this refresh token no longer exists');
   // The holder's audience, or the one resource it names of it: never another (grantedResource).
   const audience = grantedAudience(client, grantedResource(holder.audience, narrowed.resource, REFRESH_TOKEN));
+  const refusal = await agentRefusalAtRefresh(svc, client, { scope, audience });
+  if (refusal) {
+    svc.log.info({ event: 'refresh_refused', client: client.id, reason: refusal }, 'agent no longer admitted');
+    throw invalidGrant(`no AccessPolicy of this box admits client "${client.id}" any longer: ask the person again`);
+  }
   const shaped = await shapedClaimsFor(svc, client, { userId: holder.userId, scope, audience, details: holder.details });
   const { session, response } = mint(
     {

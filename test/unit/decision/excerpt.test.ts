@@ -17,6 +17,11 @@ describe('the excerpt a kept refusal holds of its request', function () {
     expect(cut).to.deep.equal(['request.query.q: 256 of 12000 characters kept', 'request.path: 256 of 260 characters kept']);
   });
 
+  it('replaces what PostgreSQL cannot keep in jsonb (NUL, half a surrogate pair) by U+FFFD, in values and keys; a whole pair stays', function () {
+    const { value } = excerpt({ tool: 'a\u0000b\ud800c\udc00d😀', ['k\u0000']: 'v' }, 'request');
+    expect(value).to.deep.equal({ tool: 'a\uFFFDb\uFFFDc\uFFFDd😀', ['k\uFFFD']: 'v' });
+  });
+
   it('keeps the whole within 4,096 characters of JSON, however wide or deep the value, and says what it left out', function () {
     const context = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, 'v'.repeat(100)]));
     let deep: unknown = 'bottom';
