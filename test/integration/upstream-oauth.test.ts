@@ -167,10 +167,24 @@ describe('the box as a client of another box (OpenID Connect)', function () {
 
   it('the provider saying no at the callback: refused for access_denied, invalid for another error', async function () {
     const request = newRequest();
-    const denied = new URL(`${CALLBACK}?error=access_denied&state=${request.state}`);
+    // Box B names itself in every answer (RFC 9207 §2), errors too.
+    const iss = encodeURIComponent(b.url);
+    const denied = new URL(`${CALLBACK}?error=access_denied&state=${request.state}&iss=${iss}`);
     expect((await failure(finishAuthorization(provider, secret, request, denied))).failure).to.equal('refused');
-    const odd = new URL(`${CALLBACK}?error=invalid_scope&state=${request.state}`);
+    const odd = new URL(`${CALLBACK}?error=invalid_scope&state=${request.state}&iss=${iss}`);
     expect((await failure(finishAuthorization(provider, secret, request, odd))).failure).to.equal('invalid');
+  });
+
+  it('an answer naming another issuer, or none, from a provider that says it names itself: invalid (RFC 9207 mix-up)', async function () {
+    const request = newRequest();
+    const real = await callbackAt(ann, request);
+    expect(real.searchParams.get('iss')).to.equal(b.url);
+    for (const iss of ['https://attacker.example', null]) {
+      const mixed = new URL(real);
+      if (iss === null) mixed.searchParams.delete('iss');
+      else mixed.searchParams.set('iss', iss);
+      expect((await failure(finishAuthorization(provider, secret, request, mixed))).failure, String(iss)).to.equal('invalid');
+    }
   });
 
   it('an issuer not exactly the one its metadata names is not trusted (a trailing slash, another host name): misconfigured', async function () {
