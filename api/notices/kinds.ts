@@ -1,0 +1,79 @@
+// What the outbox of notices (api/notices/) asks of each kind of notice it carries out of the box:
+// back-channel logout tokens (oauth/), Shared Signals events (ssf/) and webhooks (webhooks/).
+//
+// A change of the box records its audit event in its own transaction (api/audit.ts recordIn); the
+// same call writes one outbox event (migration 030), with the facts the audit line leaves out. A
+// dispatcher takes outbox events one at a time per box, in order, and asks each kind, in one
+// transaction with the event's removal, which notices it makes (fanOut). A sender then sends each
+// notice with a deadline, one at a time per destination and in order, retrying with backoff until
+// it is acknowledged or given up. Neither a restart nor a failover loses one: every step is a row.
+import type { AuditEvent } from '../audit.js';
+import type { Transaction } from '../db/pool.js';
+
+/** A session a close ended, as the closing transaction knew it (api/credentials/closing.ts). */
+export interface ClosedSession {
+  /** sessions.id */
+  session: string;
+  client: string;
+  /** The person it was issued to (its `sub` is String(user)); null for a client's own session. */
+  user: number | null;
+  /** The signed-in browser session it came from (the `sid` of its ID tokens), when it came from one. */
+  sid: string | null;
+}
+
+/** What the recorder of an event adds for the outbox, beyond its audit line; never logged, never a secret. */
+export interface EventFacts {
+  /** The sessions a `session_closed` event closed. */
+  closed?: ClosedSession[];
+  /** The person as they were when the event was recorded, for events after which they may be gone. */
+  person?: { id: number; email: string | null };
+}
+
+/** An event of the outbox: an audit event recorded in the transaction of its change, with its facts. */
+export interface BoxEvent {
+  /** Increasing in commit order for events about one person (their changes hold their row). */
+  id: string;
+  at: Date;
+  event: AuditEvent;
+  facts: EventFacts;
+}
+
+export type NoticeKindName = 'backchannel' | 'ssf' | 'webhook';
+
+/** One notice for one destination, as a kind's fan-out makes it. */
+export interface NoticeDraft {
+  /** Within the kind: a client id (backchannel), a stream id (ssf), a Webhook's id (webhook). */
+  destination: string;
+  /** What `send` needs to build the message when it sends it; JSON, never a secret, never a token. */
+  payload: Record<string, unknown>;
+}
+
+/** A notice taken from the outbox to be sent, its lease running. */
+export interface Notice extends NoticeDraft {
+  id: string;
+  kind: NoticeKindName;
+  eventId: string;
+  createdAt: Date;
+  /** Attempts so far, this one counted. */
+  attempts: number;
+}
+
+/** Thrown by `send` when trying again cannot help (the destination is gone): the notice is given up at once. */
+export class NoticeRefused extends Error {}
+
+export interface NoticeKind {
+  name: NoticeKindName;
+  /**
+   * In the dispatch transaction: the notices of this kind `event` makes (for most events, none).
+   * It may read what it needs in `tx`; it must not send anything.
+   */
+  fanOut(tx: Transaction, event: BoxEvent): Promise<NoticeDraft[]>;
+  /**
+   * Sends one notice (building its token or body now: a retry builds it anew with the same `jti`
+   * or id, derived from `notice.id`); resolves once the receiver acknowledged it, throws to try
+   * again later. `signal` aborts at the deadline.
+   */
+  send(notice: Notice, signal: AbortSignal): Promise<void>;
+  /** How long after its event a notice is tried before it is given up. */
+  giveUpAfterMs: number;
+}
