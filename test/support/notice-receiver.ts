@@ -27,6 +27,8 @@ export class LogoutReceiver {
   /** Tokens that did not verify, with why: a test expects none. */
   readonly wrong: string[] = [];
   mode: ReceiverMode = 'up';
+  /** How long it takes to answer a token it accepts: sends are in flight that long. */
+  delayMs = 0;
   /** Requests that arrived, answered or not. */
   requests = 0;
   private readonly hanging = new Set<http.ServerResponse>();
@@ -63,8 +65,11 @@ export class LogoutReceiver {
         const token = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('logout_token') ?? '';
         jwtVerify(token, jwks, { issuer: this.box.url, audience: this.client, typ: 'logout+jwt' }).then(
           ({ payload }) => {
-            this.told.push({ sub: payload.sub, sid: payload.sid as string | undefined, jti: payload.jti!, at: Date.now() });
-            res.writeHead(200).end();
+            const at = Date.now();
+            setTimeout(() => {
+              this.told.push({ sub: payload.sub, sid: payload.sid as string | undefined, jti: payload.jti!, at });
+              res.writeHead(200).end();
+            }, this.delayMs);
           },
           (err: Error) => {
             this.wrong.push(err.message);
@@ -123,9 +128,16 @@ export async function addPerson(box: Box, root: string, email: string): Promise<
 
 /**
  * Sessions of `userId` at `client` as a browser sign-in leaves them (each with its own `sid`:
- * the `sid` of its ID tokens), minted straight into the box's database; their session ids.
+ * the `sid` of its ID tokens), minted straight into the box's database (or `databaseUrl`, one
+ * host of it); their session ids.
  */
-export async function mintSessions(box: Box, userId: number, client: string, sids: string[]): Promise<string[]> {
+export async function mintSessions(
+  box: Box,
+  userId: number,
+  client: string,
+  sids: string[],
+  databaseUrl = box.databaseUrl,
+): Promise<string[]> {
   const { privateKey, publicKey } = generateKeyPair('ES256');
   const key = signingKey('unused', 'ES256', privateKey, publicKey);
   const sessions = sids.map(
@@ -144,7 +156,7 @@ export async function mintSessions(box: Box, userId: number, client: string, sid
         key,
       ).session,
   );
-  const db = new pg.Client({ connectionString: box.databaseUrl });
+  const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
     await insertSessions(db, sessions);
