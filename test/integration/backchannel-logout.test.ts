@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { Box, basic, eventually, sleep } from '../support/box.js';
+import { Box, basic, eventually, sleep, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
 import { startExampleApp, type ExampleApp } from '../support/browser.js';
@@ -19,6 +19,8 @@ const CALLBACK = 'https://rp.example/callback';
 const SECRET = 'rp-secret-123';
 const PASSWORD = 'a-long-password-1';
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
+const CODE_FLOW = { authorization_code: { redirect_uri: CALLBACK, refresh_token: true } };
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
 /** The reset link of a received mail, as a path of the box. */
@@ -111,7 +113,18 @@ describe('back-channel logout: each close tells the relying parties that took pa
     box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_NOTICE_ALLOWED_ADDRESSES: '127.0.0.1/32' } });
     root = await box.rootToken();
     receiver = await LogoutReceiver.start(box);
-    const code = { authorization_code: { redirect_uri: CALLBACK, refresh_token: true } };
+    const everyflow = await box.json(
+      'PUT',
+      '/Client/everyflow',
+      {
+        grant_types: ['authorization_code', 'refresh_token', 'implicit', DEVICE],
+        secret: SECRET,
+        first_party: true,
+        auth: { ...CODE_FLOW, implicit: { redirect_uri: CALLBACK }, device_code: {} },
+      },
+      root,
+    );
+    expect(everyflow.status, everyflow.text).to.equal(201);
     const clients: Record<string, Record<string, unknown>> = {
       // Told of sessions and of the person alone.
       rp: { backchannel_logout_uri: `${receiver.url}/rp` },
@@ -130,7 +143,7 @@ describe('back-channel logout: each close tells the relying parties that took pa
       const res = await box.json(
         'PUT',
         `/Client/${id}`,
-        { grant_types: ['authorization_code', 'refresh_token'], secret: SECRET, first_party: true, auth: code, ...extra },
+        { grant_types: ['authorization_code', 'refresh_token'], secret: SECRET, first_party: true, auth: CODE_FLOW, ...extra },
         root,
       );
       expect(res.status, res.text).to.equal(201);
@@ -333,6 +346,61 @@ describe('back-channel logout: each close tells the relying parties that took pa
     expect(res.status).to.equal(200);
     await sleep(1500);
     expect(receiver.about(sub)).to.deep.equal([]);
+  });
+
+  it('a backchannel_logout_uri is checked when written: https, no fragment, never the box or a range it does not allow', async function () {
+    const write = (uri: string): Promise<JsonResponse> =>
+      box.json(
+        'PUT',
+        '/Client/checked',
+        { grant_types: ['authorization_code'], secret: SECRET, auth: CODE_FLOW, backchannel_logout_uri: uri },
+        root,
+      );
+    for (const [uri, problem] of [
+      ['https://127.0.0.1:8443/bcl#here', /backchannel_logout_uri/],
+      ['ftp://127.0.0.1/bcl', /backchannel_logout_uri/],
+      [`${box.url}/auth/logout`, /the box itself/],
+      ['http://10.1.2.3/bcl', /refused|https/],
+      ['https://169.254.169.254/latest', /refused/],
+      ['https://no-such-host.invalid/bcl', /resolve/],
+    ] as const) {
+      const res = await write(uri);
+      expect(res.status, `${uri}: ${res.text}`).to.equal(422);
+      expect(JSON.stringify(res.body.errors), uri).to.match(problem);
+    }
+    // Loopback over http, because this box's settings allow it (BOXAUTH_NOTICE_ALLOWED_ADDRESSES).
+    expect((await write(`${receiver.url}/checked`)).status).to.equal(201);
+  });
+
+  it('every ID token from a browser session carries its sid: the code flow, a refresh, the implicit flow, the device flow', async function () {
+    const { email } = await person();
+    const browser = new FormAgent(box);
+    expect((await browser.signIn(email, PASSWORD)).status).to.equal(303);
+    const first = await tokensOf(browser, 'everyflow');
+    const expected = decodeJwt(first.id_token).sid;
+    expect(expected, 'code').to.be.a('string');
+    const refreshed = await box.form(
+      '/auth/token',
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+      { Authorization: basic('everyflow', SECRET) },
+    );
+    expect(refreshed.status, refreshed.text).to.equal(200);
+    expect(decodeJwt(refreshed.body.id_token).sid, 'refresh').to.equal(expected);
+    const implicit = await browser.get(
+      `/auth/authorize?${new URLSearchParams({ response_type: 'id_token token', client_id: 'everyflow', redirect_uri: CALLBACK, scope: 'openid', state: 's', nonce: 'n' })}`,
+    );
+    const fragment = new URLSearchParams(new URL(implicit.headers.get('location')!).hash.slice(1));
+    expect(decodeJwt(fragment.get('id_token')!).sid, 'implicit').to.equal(expected);
+    const asked = (await box.form('/auth/device', { client_id: 'everyflow', client_secret: SECRET, scope: 'openid' })).body;
+    const page = await browser.get(`/auth/device/verify?user_code=${asked.user_code}`);
+    await browser.post('/auth/device/verify', { ...hiddenFields(page.text), decision: 'allow' });
+    const device = await box.form(
+      '/auth/token',
+      { grant_type: DEVICE, device_code: asked.device_code },
+      { Authorization: basic('everyflow', SECRET) },
+    );
+    expect(device.status, device.text).to.equal(200);
+    expect(decodeJwt(device.body.id_token).sid, 'device').to.equal(expected);
   });
 
   describe('the example app', function () {
