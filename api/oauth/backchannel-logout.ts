@@ -2,7 +2,8 @@
 // the box, each relying party that registered a backchannel_logout_uri and held a grant of it is
 // sent a logout token, so that it ends its own session too. The `backchannel` kind of the outbox
 // of notices (api/notices/kinds.ts): the fan-out decides who is told what (pure, below), the send
-// builds and signs the token and POSTs it.
+// builds and signs the token and POSTs it through api/notices/post.ts (no redirects, a deadline,
+// every address checked).
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Transaction } from '../db/pool.js';
@@ -13,6 +14,7 @@ import type { Stored } from '../store/resources.js';
 import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
 import { NoticeRefused, type BoxEvent, type ClosedSession, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
+import { postToReceiver, receiverUrlProblem } from '../notices/post.js';
 import { DEFAULT_ID_TOKEN_ALG } from './openid.js';
 
 /** The one event a logout token carries (§2.4: "http://schemas.openid.net/event/backchannel-logout"). */
@@ -104,11 +106,15 @@ export function logoutTokenId(issuer: string, noticeId: string): string {
 /** §2.8: "If the logout succeeded, the RP MUST respond with HTTP 200 OK"; 204 is what many frameworks answer for it. */
 export const acknowledged = (status: number): boolean => status === 200 || status === 204;
 
-/** How the outbox POSTs to a receiver (api/notices/post.ts postToReceiver): the status is all a logout needs. */
-export type PostToReceiver = (
-  url: string,
-  init: { headers: Record<string, string>; body: string; signal: AbortSignal },
-) => Promise<{ status: number }>;
+/**
+ * Why a client's backchannel_logout_uri cannot be written (a sentence after the field's name), or
+ * undefined: §2.2 "MUST NOT include a fragment component", https unless the box allows the address
+ * (api/notices/post.ts, the same check as at each send: never loopback, a private range or the box
+ * itself, unless the box's settings allow it).
+ */
+export async function backchannelLogoutUriProblem(client: Pick<Client, 'backchannel_logout_uri'>): Promise<string | undefined> {
+  return client.backchannel_logout_uri === undefined ? undefined : receiverUrlProblem(client.backchannel_logout_uri);
+}
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -118,7 +124,7 @@ interface Needs {
 }
 
 /** The `backchannel` kind of notice, for the outbox (api/server.ts hands it to startNotices). */
-export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'clients'>, post: PostToReceiver): NoticeKind {
+export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'clients'>): NoticeKind {
   return {
     name: 'backchannel',
     giveUpAfterMs: BACKCHANNEL_GIVE_UP_AFTER_MS,
@@ -141,7 +147,7 @@ export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'c
       const key = svc.keyring.activeFor(client.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_ALG);
       const token = signJwt(key, logoutTokenClaims(svc.config.baseUrl, client.id, notice, Date.now()), 'logout+jwt');
       // §2.5: "The OP sends [...] a POST request [...] using the application/x-www-form-urlencoded media type with [the] logout_token parameter".
-      const answer = await post(uri, {
+      const answer = await postToReceiver(uri, {
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ logout_token: token }).toString(),
         signal,

@@ -10,6 +10,7 @@ import { hashSecret } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { checkClaimsCompile } from '../../policy/claims.js';
+import { backchannelLogoutUriProblem } from '../../oauth/backchannel-logout.js';
 import { writeRefusal, type RecordWrite } from '../../policy/writers.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
@@ -144,6 +145,8 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   checkClaimsCompile(client);
+  const logoutUriProblem = await backchannelLogoutUriProblem(client);
+  if (logoutUriProblem) throw ValidationError.field(body, 'backchannel_logout_uri', logoutUriProblem);
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): a registration
   // written here would make any client pass for one, and one rewritten would be undone at its next fetch.
   if (client.registration !== undefined)

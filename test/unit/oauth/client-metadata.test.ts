@@ -45,6 +45,18 @@ describe("a document's or a registration's metadata", function () {
     expect(read.client.auth?.authorization_code).to.deep.include({ refresh_token: true, refresh_token_rotation: true });
     expect(read.clientName).to.equal('Agent');
   });
+  it('takes no back-channel logout URI: an agent keeps no session to end, and no stranger picks where the box POSTs', function () {
+    for (const from of ['document', 'registration'] as const) {
+      const meta = {
+        redirect_uris: ['http://127.0.0.1/cb'],
+        backchannel_logout_uri: 'https://a.example/bcl',
+        backchannel_logout_session_required: true,
+      };
+      const read = readClientMetadata(meta, from);
+      if ('error' in read) throw new Error(read.description);
+      expect(read.client).not.to.have.any.keys('backchannel_logout_uri', 'backchannel_logout_session_required');
+    }
+  });
   for (const [meta, error] of [
     [{ redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata'],
     [{ redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata'],
