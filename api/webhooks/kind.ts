@@ -15,16 +15,11 @@
 // more notices until it is changed (api/store/webhooks.ts markGone).
 import type { Config } from '../config.js';
 import type { Pool, Transaction } from '../db/pool.js';
+import { postToReceiver } from '../notices/post.js';
 import { NoticeRefused, type BoxEvent, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
 import { webhooks } from '../store/webhooks.js';
 import { eventSubject, eventType } from './event-types.js';
 import { signedHeaders, webhookSecret } from './signing.js';
-
-/** How a notice is POSTed: api/notices/post.ts postToReceiver (the SSRF guard, the deadline, no redirects). */
-export type PostToReceiver = (
-  url: string,
-  init: { headers: Record<string, string>; body: string; signal: AbortSignal },
-) => Promise<{ status: number }>;
 
 /** What the kind uses of the process's services (api/services.ts). */
 export interface Needs {
@@ -90,7 +85,7 @@ export function cloudEvent(notice: Pick<Notice, 'id' | 'payload'>, source: strin
   };
 }
 
-export function webhookKind(svc: Needs, post: PostToReceiver, now = (): Date => new Date()): NoticeKind {
+export function webhookKind(svc: Needs, now = (): Date => new Date()): NoticeKind {
   return {
     name: 'webhook',
     giveUpAfterMs: WEBHOOK_GIVE_UP_AFTER_MS,
@@ -120,7 +115,7 @@ export function webhookKind(svc: Needs, post: PostToReceiver, now = (): Date => 
         'content-type': 'application/cloudevents+json; charset=utf-8',
         ...signedHeaders(secret, event.id as string, body, now()),
       };
-      const { status } = await post(stored.resource.url, { headers, body, signal });
+      const { status } = await postToReceiver(stored.resource.url, { headers, body, signal });
       if (status >= 200 && status < 300) return;
       if (status === 410) {
         await webhooks.markGone(svc.pool, notice.destination);

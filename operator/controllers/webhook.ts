@@ -7,7 +7,7 @@
 // hashed. A secret that is no Standard Webhooks secret, or a URL the box would refuse, leaves the
 // resource with no record (RecordRefused): a Webhook that cannot be sent to sends nothing.
 import {
-  receiverUrlProblem,
+  receiverUrlShapeProblem,
   sealWebhookSecret,
   secretProblem,
   type Stored,
@@ -20,11 +20,17 @@ import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { WEBHOOKS, type KObject } from '../kube.js';
 import { WebhookReason } from '../reasons.js';
+import { baseUrlOf } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
 import { RecordRefused, type Desired } from './records.js';
 import { SealedSecretController } from './sealed-secret.js';
 
 export type WebhookResource = Resource<WebhookSpec>;
+
+const ANY_ADDRESS: [string, number][] = [
+  ['0.0.0.0', 0],
+  ['::', 0],
+];
 
 export class WebhookController extends SealedSecretController<WebhookSpec, 'Webhook'> {
   constructor(informer: ObjectCache<WebhookResource>, secrets: ObjectCache<KObject>, deps: ControllerDeps, boxes: BoxController) {
@@ -41,7 +47,14 @@ export class WebhookController extends SealedSecretController<WebhookSpec, 'Webh
 
   protected async desired(obj: WebhookResource, box: BoxResource, stored: Stored<Webhook> | undefined): Promise<Desired<Webhook>> {
     const record = this.baseRecord(obj, ['secretRef']);
-    const urlProblem = await receiverUrlProblem(record.url);
+    // The operator knows neither the addresses the box allows nor what a name resolves to from the
+    // box: it refuses what no box would send to (the scheme, credentials, the box itself), and the
+    // box checks every address when the REST API writes a URL and at each send.
+    const urlProblem = receiverUrlShapeProblem(record.url, {
+      allowed: ANY_ADDRESS,
+      boxUrl: baseUrlOf(box),
+      timeoutMs: 0,
+    });
     if (urlProblem) throw new RecordRefused(WebhookReason.UrlRefused, `spec.url ${urlProblem}`);
     const secretSealed = await this.sealedSecret(obj, box, stored, record.id, (secret) => {
       const problem = secretProblem(secret);

@@ -29,7 +29,7 @@ import { parseSearch } from '../../store/search.js';
 import { identityProviders } from '../../store/identity-providers.js';
 import { sealProviderSecret } from '../../people/upstream/secret.js';
 import { webhooks } from '../../store/webhooks.js';
-import { receiverUrlProblem } from '../../webhooks/receiver-url.js';
+import { receiverUrlProblem } from '../../notices/post.js';
 import { sealWebhookSecret, secretProblem } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, writerOf } from '../auth.js';
