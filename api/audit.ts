@@ -162,7 +162,7 @@ export type AuditEvent =
     }
   | {
       event: 'record_changed';
-      kind: 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'User' | 'Group';
+      kind: 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook' | 'User' | 'Group';
       id: string;
       action: 'created' | 'changed' | 'deleted';
       by: Actor;
@@ -289,6 +289,7 @@ const READ_AT: Record<string, string> = {
   AccessPolicy: 'AccessPolicy',
   App: 'App',
   IdentityProvider: 'IdentityProvider',
+  Webhook: 'Webhook',
   User: 'users',
   Group: 'groups',
 };

@@ -24,6 +24,7 @@ import { startOutbox } from './mail/outbox.js';
 import type { NoticeKind } from './notices/kinds.js';
 import { startNotices } from './notices/outbox.js';
 import { backchannelLogoutKind } from './oauth/backchannel-logout.js';
+import { webhookKind } from './webhooks/kind.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './credentials/keyring.js';
@@ -246,7 +247,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
   // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
   // killed mid-send leaves its notices to the others.
-  const kinds: NoticeKind[] = [backchannelLogoutKind(svc)];
+  const kinds: NoticeKind[] = [backchannelLogoutKind(svc), webhookKind(svc)];
   const notices = config.notices.enabled ? startNotices(svc, kinds) : undefined;
 
   return {

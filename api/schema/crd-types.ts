@@ -773,3 +773,72 @@ export interface IdentityProviderSpec {
     };
   }[];
 }
+
+export interface WebhookSpec {
+  /**
+   * Where each event is POSTed. https; http, a loopback or a private address only where the box's settings allow the address (BOXAUTH_NOTICE_ALLOWED_ADDRESSES). Checked when written and again at each send (a name may resolve elsewhere later).
+   */
+  url: string;
+  /**
+   * The CloudEvents types this Webhook receives (docs/guides/sign-out-everywhere.md lists what each carries).
+   */
+  events: (
+    | 'io.boxauth.session.closed'
+    | 'io.boxauth.sign_in.succeeded'
+    | 'io.boxauth.sign_in.failed'
+    | 'io.boxauth.sign_in.locked'
+    | 'io.boxauth.account.deactivated'
+    | 'io.boxauth.account.activated'
+    | 'io.boxauth.account.password_reset_requested'
+    | 'io.boxauth.account.password_reset'
+    | 'io.boxauth.account.password_changed'
+    | 'io.boxauth.account.email_change_requested'
+    | 'io.boxauth.account.email_changed'
+    | 'io.boxauth.account.email_verified'
+    | 'io.boxauth.account.email_vouched'
+    | 'io.boxauth.account.email_unvouched'
+    | 'io.boxauth.account.consent_withdrawn'
+    | 'io.boxauth.account.mail_given_up'
+    | 'io.boxauth.account.adopted'
+    | 'io.boxauth.factor.enrolled'
+    | 'io.boxauth.factor.removed'
+    | 'io.boxauth.factor.reset'
+    | 'io.boxauth.factor.recovery_code_used'
+    | 'io.boxauth.factor.recovery_codes_made'
+    | 'io.boxauth.upstream.created'
+    | 'io.boxauth.upstream.linked'
+    | 'io.boxauth.upstream.unlinked'
+    | 'io.boxauth.upstream.refused'
+    | 'io.boxauth.user.created'
+    | 'io.boxauth.user.changed'
+    | 'io.boxauth.user.deleted'
+    | 'io.boxauth.group.created'
+    | 'io.boxauth.group.changed'
+    | 'io.boxauth.group.deleted'
+    | 'io.boxauth.resource.created'
+    | 'io.boxauth.resource.changed'
+    | 'io.boxauth.resource.deleted'
+    | 'io.boxauth.decision.refused'
+    | 'io.boxauth.signing_key.rotated'
+    | 'io.boxauth.signing_key.dropped'
+    | 'io.boxauth.notice.given_up'
+  )[];
+  /**
+   * What the receiver is, for people reading the list.
+   */
+  description?: string;
+  /**
+   * Makes no notices while true; those already waiting are still sent.
+   */
+  disabled?: boolean;
+  /**
+   * The Secret holding the signing secret, "whsec_" and the base64 of 24 to 64 random bytes (Standard Webhooks) (Kubernetes only; the REST API takes it as `secret`, write-only).
+   */
+  secretRef?: {
+    name: string;
+    /**
+     * default signing-secret
+     */
+    key?: string;
+  };
+}

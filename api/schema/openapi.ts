@@ -1105,7 +1105,7 @@ const signingKeySchema: Json = {
   },
 };
 
-const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider'];
+const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
 
 /** A provider tried before people use it (api/people/upstream/check.ts). */
 const providerCheckPaths: Json = {
