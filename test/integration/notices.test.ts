@@ -5,7 +5,11 @@
 // is told is what the issue promises: exactly one notice per event across processes, everything
 // after an outage and in order per person, a slow receiver holding no request and no other
 // receiver, an address refused until an administrator allows it, a give-up audited.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { Webhook as Verifier } from 'standardwebhooks';
 import { Box, eventually, sleep } from '../support/box.js';
 import { ReplicatedPostgres } from '../support/replicated-postgres.js';
 import { addLogoutClient, addPerson, allowLoopbackReceivers, LogoutReceiver, mintSessions } from '../support/notice-receiver.js';
@@ -26,6 +30,18 @@ describe('notices: the outbox on real parts', function () {
     let b: Box;
     let root: string;
     let receiver: LogoutReceiver;
+    // A webhook receiver verifying each delivery with the standardwebhooks library.
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const webhooks: { id: string; event: any }[] = [];
+    const hooks = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const event = new Verifier(secret).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>);
+        webhooks.push({ id: String(req.headers['webhook-id']), event });
+        res.writeHead(204).end();
+      });
+    });
 
     before(async function () {
       a = await Box.start({ env: QUICK_RETRIES });
@@ -34,15 +50,24 @@ describe('notices: the outbox on real parts', function () {
       await allowLoopbackReceivers(a, root);
       receiver = await LogoutReceiver.start(a, 'app');
       await addLogoutClient(a, 'app', receiver.url);
+      await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+      const hook = await a.json(
+        'PUT',
+        '/Webhook/closes',
+        { url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/`, events: ['io.boxauth.session.closed'], secret },
+        root,
+      );
+      expect(hook.status, hook.text).to.equal(201);
     });
 
     after(async function () {
+      await new Promise((resolve) => hooks.close(resolve));
       await receiver?.down();
       await b?.stop();
       await a?.stop();
     });
 
-    it('tells the receiver of each close exactly once, whichever process closed it', async function () {
+    it('tells each receiver of each close exactly once (a logout token, a verified webhook), whichever process closed it', async function () {
       const user = await addPerson(a, root, 'once@example.com');
       const sids = Array.from({ length: 40 }, (_, i) => `once-${i}`);
       const sessions = await mintSessions(a, user, 'app', sids);
@@ -55,6 +80,11 @@ describe('notices: the outbox on real parts', function () {
       expect(receiver.told.map((t) => t.sid).sort()).to.deep.equal([...sids].sort());
       expect(new Set(receiver.told.map((t) => t.jti)).size).to.equal(sids.length);
       expect(receiver.told.every((t) => t.sub === String(user))).to.equal(true);
+      // And one webhook per close, each verified by standardwebhooks, each with its own id.
+      const closes = webhooks.filter((w) => sessions.some((s) => JSON.stringify(w.event.data).includes(s)));
+      expect(closes).to.have.length(sessions.length);
+      expect(new Set(closes.map((w) => w.id)).size).to.equal(sessions.length);
+      expect(closes.every((w) => w.event.type === 'io.boxauth.session.closed')).to.equal(true);
     });
 
     it('gives a receiver that was down everything when it comes back, in order per person', async function () {
