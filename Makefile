@@ -259,7 +259,7 @@ chart-crds: ## copy crds/*.yaml into charts/boxauth/crds/ (after editing a CRD)
 # Argo CD takes one health check per kind; they are the same rules, so one template makes them.
 HEALTH_DIR := charts/boxauth/argocd/resource_customizations/boxauth.io
 chart-health: ## write the chart's Argo CD health checks (one per kind) from charts/boxauth/argocd/health.lua.template
-	@for kind in Box Client AccessPolicy App IdentityProvider; do \
+	@for kind in Box Client AccessPolicy App IdentityProvider Webhook; do \
 	  { echo "-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file."; \
 	    sed "s/{{KIND}}/$$kind/g" charts/boxauth/argocd/health.lua.template; } > "$(HEALTH_DIR)/$$kind/health.lua"; \
 	done

@@ -39,23 +39,26 @@ export { clients } from './store/clients.js';
 export { accessPolicies } from './store/policies.js';
 export { apps } from './store/apps.js';
 export { identityProviders } from './store/identity-providers.js';
+export { webhooks } from './store/webhooks.js';
 export { ConstraintViolation } from './store/constraints.js';
 export { isReserved, reservedRecords } from './reserved.js';
 
 // The resources' schemas and types (crds/), and the checks a record must pass before it is
 // written: a policy that compiles, an App whose audience is not the box's.
 export { validateResource } from './schema/resources.js';
-export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSpec } from './schema/crd-types.js';
-export type { AccessPolicy, App, Client, IdentityProvider, Resources } from './types.js';
+export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSpec, WebhookSpec } from './schema/crd-types.js';
+export type { AccessPolicy, App, Client, IdentityProvider, Resources, Webhook } from './types.js';
 export { checkPolicyCompiles } from './policy/engines.js';
 export { checkClaimsCompile } from './policy/claims.js';
 export { boxAudienceClash } from './decision/apps.js';
 
 // Secrets the operator makes, hashes or seals as the box would read them: a client's secret,
-// a box's generated passwords (of the box's minimum length) and signing key, an IdentityProvider's secret under the factor
+// a box's generated passwords (of the box's minimum length) and signing key, an IdentityProvider's or a Webhook's secret under the factor
 // key; the ServiceAccounts a Client binds; a TLS pair the box will serve.
 export { generatePassword, generateSecret, hashSecret, SecretVerifier } from './credentials/secrets.js';
 export { generateKeyPair } from './credentials/jwt.js';
 export { workloadSettings } from './credentials/workload/bindings.js';
 export { providerSecret, sealProviderSecret } from './people/upstream/secret.js';
+export { sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
+export { receiverUrlShapeProblem } from './notices/post.js';
 export { checkPair } from './http/tls.js';

@@ -12,6 +12,7 @@ export interface ReservedRecords {
   AccessPolicy: readonly string[];
   App: readonly string[];
   IdentityProvider: readonly string[];
+  Webhook: readonly string[];
   Group: readonly string[];
 }
 
@@ -22,6 +23,7 @@ export function reservedRecords(rootClientId: string): ReservedRecords {
     AccessPolicy: [rootPolicyId(rootClientId), adminsPolicyId(), adminClientPolicyId()],
     App: [],
     IdentityProvider: [],
+    Webhook: [],
     Group: [ADMINS_GROUP],
   };
 }

@@ -1,5 +1,5 @@
 // The resources of a box as the API shows them.
-import type { AccessPolicySpec, AppSpec, ClientSpec, IdentityProviderSpec } from './schema/crd-types.js';
+import type { AccessPolicySpec, AppSpec, ClientSpec, IdentityProviderSpec, WebhookSpec } from './schema/crd-types.js';
 
 export interface Reference {
   id: string;
@@ -37,12 +37,16 @@ export type App = { resourceType: 'App'; id: string; meta?: Meta } & AppSpec;
 /** Somewhere people already have an account (crds/identityprovider.yaml); its secret is the REST API's own (never shown). */
 export type IdentityProvider = { resourceType: 'IdentityProvider'; id: string; meta?: Meta } & Omit<IdentityProviderSpec, 'secretRef'>;
 
+/** Where the box POSTs its events, signed (crds/webhook.yaml); its signing secret is the REST API's own (never shown). */
+export type Webhook = { resourceType: 'Webhook'; id: string; meta?: Meta } & Omit<WebhookSpec, 'secretRef'>;
+
 /** The records of the resource API, by kind. */
 export interface Resources {
   Client: Client;
   AccessPolicy: AccessPolicy;
   App: App;
   IdentityProvider: IdentityProvider;
+  Webhook: Webhook;
 }
 
 export interface Session {

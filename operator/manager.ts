@@ -18,6 +18,7 @@ import { AppController, type AppResource } from './controllers/app.js';
 import { BoxController, type BoxResource, type BoxSettings } from './controllers/box.js';
 import { ClientController, type ClientResource } from './controllers/client.js';
 import { IdentityProviderController, type IdentityProviderResource } from './controllers/identityprovider.js';
+import { WebhookController, type WebhookResource } from './controllers/webhook.js';
 import { EventRecorder } from './events.js';
 import { Informer } from './informer.js';
 import {
@@ -27,6 +28,7 @@ import {
   CLIENTS,
   DEPLOYMENTS,
   IDENTITY_PROVIDERS,
+  WEBHOOKS,
   SECRETS,
   type HttpKube,
   type KObject,
@@ -43,6 +45,7 @@ export class Manager {
   readonly policies: AccessPolicyController;
   readonly apps: AppController;
   readonly identityProviders: IdentityProviderController;
+  readonly webhooks: WebhookController;
   private resyncTimer: NodeJS.Timeout | undefined;
   private started = false;
   private stopping = false;
@@ -73,6 +76,7 @@ export class Manager {
     const policies = informer<AccessPolicyResource>('accesspolicies', ACCESS_POLICIES);
     const apps = informer<AppResource>('apps', APPS);
     const identityProviders = informer<IdentityProviderResource>('identityproviders', IDENTITY_PROVIDERS);
+    const webhooks = informer<WebhookResource>('webhooks', WEBHOOKS);
     const secrets = informer<KObject>('secrets', SECRETS, { metadataOnly: true });
     const deployments = informer<KObject>('deployments', DEPLOYMENTS, {
       labelSelector: Object.entries(MANAGED_LABELS)
@@ -87,12 +91,14 @@ export class Manager {
     this.policies = new AccessPolicyController(policies, deps, this.boxes);
     this.apps = new AppController(apps, deps, this.boxes);
     this.identityProviders = new IdentityProviderController(identityProviders, secrets, deps, this.boxes);
+    this.webhooks = new WebhookController(webhooks, secrets, deps, this.boxes);
 
     const records = (namespace: string): void => {
       this.clients.enqueueNamespace(namespace);
       this.policies.enqueueNamespace(namespace);
       this.apps.enqueueNamespace(namespace);
       this.identityProviders.enqueueNamespace(namespace);
+      this.webhooks.enqueueNamespace(namespace);
     };
     boxes.on((_e, box) => records(box.metadata.namespace!));
     this.boxes.onReady(records);
@@ -101,6 +107,7 @@ export class Manager {
       for (const name of this.clients.clientsUsingSecret(ns, secret.metadata.name)) this.clients.enqueue(ns, name);
       for (const owner of secret.metadata.ownerReferences ?? []) if (owner.kind === 'Client') this.clients.enqueue(ns, owner.name);
       for (const name of this.identityProviders.usingSecret(ns, secret.metadata.name)) this.identityProviders.enqueue(ns, name);
+      for (const name of this.webhooks.usingSecret(ns, secret.metadata.name)) this.webhooks.enqueue(ns, name);
       for (const name of this.boxes.boxesUsing(secret)) this.boxes.enqueue(ns, name);
     });
     deployments.on((_e, deployment) => {
@@ -124,12 +131,14 @@ export class Manager {
     this.policies.start(workers);
     this.apps.start(workers);
     this.identityProviders.start(workers);
+    this.webhooks.start(workers);
     this.resyncTimer = setInterval(() => {
       this.boxes.resync();
       this.clients.resync();
       this.policies.resync();
       this.apps.resync();
       this.identityProviders.resync();
+      this.webhooks.resync();
     }, this.config.resyncMs);
     this.started = true;
   }
@@ -145,6 +154,7 @@ export class Manager {
       this.policies.stop(),
       this.apps.stop(),
       this.identityProviders.stop(),
+      this.webhooks.stop(),
     ]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     for (const i of this.informers) i.stop();

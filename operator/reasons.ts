@@ -136,7 +136,7 @@ const box = {
   SigningKeyReplaced: NORMAL_EVENT,
 } as const satisfies Record<string, ReasonUse>;
 
-/** Client, AccessPolicy, App and IdentityProvider resources alike: they become records in their box's database (controllers/records.ts). */
+/** Client, AccessPolicy, App, IdentityProvider and Webhook resources alike: they become records in their box's database (controllers/records.ts). */
 const record = {
   ...progressing,
   /** Ready=True: the record in the box's database is as the spec says. */
@@ -230,8 +230,38 @@ const identityProvider = {
   SecretKeyNotFound: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
+const webhook = {
+  ...record,
+  /** Ready=False, Stalled=True: spec.secretRef is missing; a Webhook is signed, so it needs a signing secret. Set spec.secretRef. */
+  SecretRequired: STALLED,
+  /** Ready=False, Reconciling=True: the Secret spec.secretRef names does not exist. Create it; the Webhook is looked at again when it appears. */
+  SecretNotFound: WAITING,
+  /**
+   * Ready=False, Stalled=True: the Webhook's Secret has no such key (the message lists those it has; the default is signing-secret). Set
+   * spec.secretRef.key or add the key; the Webhook is looked at again when the Secret changes.
+   */
+  SecretKeyNotFound: STALLED,
+  /**
+   * Ready=False, Stalled=True: the signing secret is no Standard Webhooks secret ("whsec_" and the base64 of 24 to 64 random bytes); the
+   * Webhook has no record (one written before is removed). Put a good one in the Secret.
+   */
+  InvalidSecret: STALLED,
+  /**
+   * Ready=False, Stalled=True: the box would not send to spec.url (not https, or an address its settings do not allow); the Webhook has no
+   * record (one written before is removed). Fix the URL, or allow the address in the box's settings.
+   */
+  UrlRefused: STALLED,
+} as const satisfies Record<string, ReasonUse>;
+
 /** Every reason of every kind, with where it appears: what docs/kubernetes/conditions.md's tables are checked against. */
-export const REASONS = { Box: box, Client: client, AccessPolicy: accessPolicy, App: app, IdentityProvider: identityProvider } as const;
+export const REASONS = {
+  Box: box,
+  Client: client,
+  AccessPolicy: accessPolicy,
+  App: app,
+  IdentityProvider: identityProvider,
+  Webhook: webhook,
+} as const;
 export type ReasonKind = keyof typeof REASONS;
 
 type Names<T> = { readonly [K in keyof T]: K };
@@ -241,15 +271,22 @@ const namesOf = <T extends Record<string, ReasonUse>>(uses: T): Names<T> =>
 /** The reason every kind's Reconciling condition has while a new generation is worked on. */
 export const ReconcilingReason = namesOf(progressing);
 export const BoxReason = namesOf(box);
-/** The reasons Client, AccessPolicy, App and IdentityProvider resources all report. */
+/** The reasons Client, AccessPolicy, App, IdentityProvider and Webhook resources all report. */
 export const RecordReason = namesOf(record);
 export const ClientReason = namesOf(client);
 export const AccessPolicyReason = namesOf(accessPolicy);
 export const AppReason = namesOf(app);
 export const IdentityProviderReason = namesOf(identityProvider);
+export const WebhookReason = namesOf(webhook);
 
 /** Any reason of any kind: a condition's reason is one of these, never a string made up on the spot. */
-export type Reason = keyof typeof box | keyof typeof client | keyof typeof accessPolicy | keyof typeof app | keyof typeof identityProvider;
+export type Reason =
+  | keyof typeof box
+  | keyof typeof client
+  | keyof typeof accessPolicy
+  | keyof typeof app
+  | keyof typeof identityProvider
+  | keyof typeof webhook;
 
 /** Reconciling or Stalled: what a Ready=False reason of the kind says to kstatus (a reason of no Ready=False use is a bug). */
 export function progressOf(kind: string, reason: Reason): Progress {

@@ -15,9 +15,11 @@ export interface SigningKey {
 
 /**
  * The `typ` of the box's JWTs. An access token and an ID token are told apart by
- * it, so that an ID token is never taken for an access token (RFC 9068 §4).
+ * it, so that an ID token is never taken for an access token (RFC 9068 §4); a
+ * logout token is `logout+jwt` (OpenID Connect Back-Channel Logout 1.0 §2.4: "the
+ * explicit type logout+jwt"), so that it is taken for neither.
  */
-export type JwtType = 'at+jwt' | 'JWT';
+export type JwtType = 'at+jwt' | 'JWT' | 'logout+jwt';
 
 export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
 
@@ -75,7 +77,13 @@ export function thumbprint(jwk: JsonWebKey): string {
 
 export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publicKey: KeyObject): SigningKey {
   const header = (typ: JwtType): string => b64url(JSON.stringify({ alg, typ, kid }));
-  return { kid, alg, privateKey, publicKey, headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT') } };
+  return {
+    kid,
+    alg,
+    privateKey,
+    publicKey,
+    headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT'), 'logout+jwt': header('logout+jwt') },
+  };
 }
 
 export function signJwt(key: SigningKey, claims: Record<string, unknown>, typ: JwtType = 'at+jwt'): string {

@@ -136,6 +136,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     resourceRouter(svc, 'AccessPolicy', guard),
     resourceRouter(svc, 'App', guard),
     resourceRouter(svc, 'IdentityProvider', guard),
+    resourceRouter(svc, 'Webhook', guard),
     providerCheckRouter(svc, guard),
     explainRouter(svc, guard),
     auditEventRouter(svc, guard),

@@ -29,7 +29,8 @@ export type RecordWrite =
   | { kind: 'AccessPolicy'; id: string; stored: AccessPolicy | undefined; next: AccessPolicy | undefined }
   | { kind: 'Client'; id: string; stored: Client | undefined; next: Client | undefined }
   | { kind: 'App'; id: string; stored: App | undefined; next: App | undefined }
-  | { kind: 'IdentityProvider'; id: string; stored: unknown; next: unknown };
+  | { kind: 'IdentityProvider'; id: string; stored: unknown; next: unknown }
+  | { kind: 'Webhook'; id: string; stored: unknown; next: unknown };
 
 /** What the check reads, once per write. */
 class Holdings {
@@ -74,6 +75,10 @@ export async function writeRefusal(writer: Writer, db: Queryable, write: RecordW
       // A provider says who people are (one trusted for email signs in as whoever has it, an
       // administrator too): only a writer the box's API lets do everything may write one.
       return `IdentityProvider "${write.id}" decides who people are: only a writer that allow policies let do everything on the box's API may write one`;
+    case 'Webhook':
+      // A Webhook carries every person's events it subscribes to (who signs in, from where, their
+      // addresses) out of the box: what only an administrator of the whole box may read.
+      return `Webhook "${write.id}" sends every person's events out of the box: only a writer that allow policies let do everything on the box's API may write one`;
   }
 }
 

@@ -215,6 +215,14 @@ export interface ClientSpec {
    * OpenID Connect RP-initiated logout - the addresses a person may be sent back to after signing out (post_logout_redirect_uri must be one of them, to the letter).
    */
   post_logout_redirect_uris?: string[];
+  /**
+   * OpenID Connect Back-Channel Logout - where the box POSTs a logout token when a session this client took part in ends (a sign-out, a logout, an admin's close, a password or factors reset, the person turned off or deleted; docs/guides/sign-out-everywhere.md). https without a fragment; http, a loopback or a private address only where the box's settings allow it. Unset - no logout tokens.
+   */
+  backchannel_logout_uri?: string;
+  /**
+   * OpenID Connect Back-Channel Logout - with true, every logout token names the browser session (sid), and a grant that came from none (token exchange without one) is told of no logout. Unset - false (a logout token may name only the person, sub - all their sessions at the client).
+   */
+  backchannel_logout_session_required?: boolean;
   auth?: {
     client_credentials?: {
       /**
@@ -764,4 +772,73 @@ export interface IdentityProviderSpec {
       value: string;
     };
   }[];
+}
+
+export interface WebhookSpec {
+  /**
+   * Where each event is POSTed. https; http, a loopback or a private address only where the box's settings allow the address (BOXAUTH_NOTICE_ALLOWED_ADDRESSES). Checked when written and again at each send (a name may resolve elsewhere later).
+   */
+  url: string;
+  /**
+   * The CloudEvents types this Webhook receives (docs/guides/sign-out-everywhere.md lists what each carries).
+   */
+  events: (
+    | 'io.boxauth.session.closed'
+    | 'io.boxauth.sign_in.succeeded'
+    | 'io.boxauth.sign_in.failed'
+    | 'io.boxauth.sign_in.locked'
+    | 'io.boxauth.account.deactivated'
+    | 'io.boxauth.account.activated'
+    | 'io.boxauth.account.password_reset_requested'
+    | 'io.boxauth.account.password_reset'
+    | 'io.boxauth.account.password_changed'
+    | 'io.boxauth.account.email_change_requested'
+    | 'io.boxauth.account.email_changed'
+    | 'io.boxauth.account.email_verified'
+    | 'io.boxauth.account.email_vouched'
+    | 'io.boxauth.account.email_unvouched'
+    | 'io.boxauth.account.consent_withdrawn'
+    | 'io.boxauth.account.mail_given_up'
+    | 'io.boxauth.account.adopted'
+    | 'io.boxauth.factor.enrolled'
+    | 'io.boxauth.factor.removed'
+    | 'io.boxauth.factor.reset'
+    | 'io.boxauth.factor.recovery_code_used'
+    | 'io.boxauth.factor.recovery_codes_made'
+    | 'io.boxauth.upstream.created'
+    | 'io.boxauth.upstream.linked'
+    | 'io.boxauth.upstream.unlinked'
+    | 'io.boxauth.upstream.refused'
+    | 'io.boxauth.user.created'
+    | 'io.boxauth.user.changed'
+    | 'io.boxauth.user.deleted'
+    | 'io.boxauth.group.created'
+    | 'io.boxauth.group.changed'
+    | 'io.boxauth.group.deleted'
+    | 'io.boxauth.resource.created'
+    | 'io.boxauth.resource.changed'
+    | 'io.boxauth.resource.deleted'
+    | 'io.boxauth.decision.refused'
+    | 'io.boxauth.signing_key.rotated'
+    | 'io.boxauth.signing_key.dropped'
+    | 'io.boxauth.notice.given_up'
+  )[];
+  /**
+   * What the receiver is, for people reading the list.
+   */
+  description?: string;
+  /**
+   * Makes no notices while true; those already waiting are still sent.
+   */
+  disabled?: boolean;
+  /**
+   * The Secret holding the signing secret, "whsec_" and the base64 of 24 to 64 random bytes (Standard Webhooks) (Kubernetes only; the REST API takes it as `secret`, write-only).
+   */
+  secretRef?: {
+    name: string;
+    /**
+     * default signing-secret
+     */
+    key?: string;
+  };
 }

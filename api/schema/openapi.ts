@@ -1032,6 +1032,16 @@ const decisionPaths: Json = {
 };
 
 /** The box itself: its signing keys and its effective settings (api/http/routes/keys.ts, settings.ts). */
+/** GET and PUT /settings/notices (api/notices/allow-list.ts NoticeSettings). */
+const NOTICE_SETTINGS: Json = {
+  type: 'object',
+  required: ['allowed_addresses', 'allowed_addresses_from_environment'],
+  properties: {
+    allowed_addresses: { type: 'array', items: { type: 'string' }, description: 'CIDRs written at runtime' },
+    allowed_addresses_from_environment: { type: 'array', items: { type: 'string' }, description: 'BOXAUTH_NOTICE_ALLOWED_ADDRESSES' },
+  },
+};
+
 const boxPaths: Json = {
   '/keys': {
     get: {
@@ -1082,6 +1092,28 @@ const boxPaths: Json = {
       responses: { '200': answer('the settings, by topic (docs/reference/rest-api.md#settings)', { type: 'object' }), ...ERRORS },
     },
   },
+  '/settings/notices': {
+    get: {
+      tags: ['box'],
+      summary: "The ranges a receiver of notices may be at although special-use or the box's own (docs/operations/notices.md)",
+      responses: { '200': answer('the allow-list', NOTICE_SETTINGS), ...ERRORS },
+    },
+    put: {
+      tags: ['box'],
+      summary: 'Replaces the ranges written at runtime; every process of the box holds to them at its next send',
+      requestBody: {
+        required: true,
+        content: json({
+          type: 'object',
+          required: ['allowed_addresses'],
+          properties: {
+            allowed_addresses: { type: 'array', maxItems: 100, items: { type: 'string', description: 'an IP address or CIDR' } },
+          },
+        }),
+      },
+      responses: { '200': answer('the allow-list', NOTICE_SETTINGS), ...ERRORS },
+    },
+  },
 };
 
 const signingKeySchema: Json = {
@@ -1105,7 +1137,7 @@ const signingKeySchema: Json = {
   },
 };
 
-const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider'];
+const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
 
 /** A provider tried before people use it (api/people/upstream/check.ts). */
 const providerCheckPaths: Json = {

@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
-import type { AccessPolicy, App, Client, IdentityProvider } from '../types.js';
+import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
 
 type Schema = Record<string, unknown>;
 type Spec = Record<string, unknown> & {
@@ -27,13 +27,14 @@ type Spec = Record<string, unknown> & {
   ldap?: { userSearch: LdapAttributeSettings };
 };
 
-export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
+export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook';
 
 const CRD_FILES: Record<ResourceKind, string> = {
   Client: 'client.yaml',
   AccessPolicy: 'accesspolicy.yaml',
   App: 'app.yaml',
   IdentityProvider: 'identityprovider.yaml',
+  Webhook: 'webhook.yaml',
 };
 
 /** A grant's settings, when present, register a redirect URI one way or the other. */
@@ -91,7 +92,7 @@ export interface CelRule {
 }
 
 /** The kinds with a CRD, in the order the generated types and the reference page list them. */
-export const CRD_KINDS: readonly (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider'];
+export const CRD_KINDS: readonly (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
 
 /** A node of a CRD's structural schema: every node typed, objects nesting by properties, lists by items. */
 export type SchemaNode = Record<string, unknown> & {
@@ -173,6 +174,11 @@ export function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule
     delete properties.secretRef;
     properties.secret = { type: 'string', minLength: 1, maxLength: 4096 };
   }
+  if (kind === 'Webhook') {
+    // The signing secret: the REST API takes it itself, write-only (its form: api/webhooks/signing.ts).
+    delete properties.secretRef;
+    properties.secret = { type: 'string', minLength: 1, maxLength: 512 };
+  }
   return { schema: { ...body, properties }, rules };
 }
 
@@ -252,6 +258,7 @@ export interface ResourceBodies {
   AccessPolicy: AccessPolicy;
   App: App;
   IdentityProvider: IdentityProvider & { secret?: string };
+  Webhook: Webhook & { secret?: string };
 }
 
 /** Throws ValidationError (422) listing every problem; afterwards the body is a resource of `kind`. */
@@ -263,6 +270,7 @@ export function validateResource<K extends ResourceKind>(kind: K, body: unknown)
       AccessPolicy: new ResourceValidator(ajv, 'AccessPolicy'),
       App: new ResourceValidator(ajv, 'App'),
       IdentityProvider: new ResourceValidator(ajv, 'IdentityProvider'),
+      Webhook: new ResourceValidator(ajv, 'Webhook'),
     };
   }
   validators[kind].check(body);

@@ -6,7 +6,7 @@ import { withTransaction, type Pool, type Queryable, type Transaction } from '..
 import type { Meta } from '../types.js';
 import { jsonbColumn, jsonbWhere, orderAndPage, type SearchQuery } from './search.js';
 
-export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers';
+export type ResourceTableName = 'clients' | 'access_policies' | 'apps' | 'identity_providers' | 'webhooks';
 
 interface Row {
   id: string;
@@ -23,7 +23,7 @@ export interface Stored<T> {
   resource: T;
   managedBy: string | null;
   secretHash: string | null;
-  /** An identity provider's client secret or bind password, sealed (api/credentials/sealing.ts). */
+  /** An identity provider's client secret or bind password, a Webhook's signing secret, sealed (api/credentials/sealing.ts). */
   secretSealed?: Buffer | null;
 }
 
@@ -32,7 +32,7 @@ export interface WriteOptions {
   managedBy: string | null;
   /** A new secret hash (clients only); undefined keeps the current one. */
   secretHash?: string | null;
-  /** A new sealed secret (identity providers only); undefined keeps the current one. */
+  /** A new sealed secret (identity providers, Webhooks); undefined keeps the current one. */
   secretSealed?: Buffer | null;
 }
 
@@ -40,6 +40,7 @@ export interface WriteOptions {
 const SECRET_COLUMNS: Partial<Record<ResourceTableName, 'secret_hash' | 'secret_sealed'>> = {
   clients: 'secret_hash',
   identity_providers: 'secret_sealed',
+  webhooks: 'secret_sealed',
 };
 
 function toStored<T>(row: Row): Stored<T> {

@@ -115,6 +115,27 @@ async function callback() {
   $('outcome').textContent = idToken
     ? 'Signed in: the app holds an access token and an ID token.'
     : 'Signed in: the app holds an access token.';
+  if (idToken) await startSession(idToken);
+}
+
+/**
+ * The app's own session, at its server (serve.mjs): made from the ID token, which the server checks
+ * against the box's keys, and ended by the box's logout token when the person signs out there, or
+ * is signed out (back-channel logout). The page asks every few seconds whether it still lives.
+ */
+async function startSession(idToken) {
+  const res = await fetch('session', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ id_token: idToken }),
+  });
+  if (!res.ok) return;
+  $('session').textContent = 'open (this app signs you out when the box does)';
+  const watch = setInterval(async () => {
+    if ((await fetch('session')).status !== 401) return;
+    clearInterval(watch);
+    $('session').textContent = 'ended by the box (back-channel logout)';
+  }, 3000);
 }
 
 if (location.pathname.endsWith('callback.html')) {

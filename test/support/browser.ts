@@ -78,10 +78,11 @@ export interface ExampleApp {
 }
 
 /** examples/browser-app served on a free port, as `make example-app` serves it. */
-export async function startExampleApp(): Promise<ExampleApp> {
+export async function startExampleApp(env: { BOX_URL?: string; CLIENT_ID?: string } = {}): Promise<ExampleApp> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [projectPath('examples', 'browser-app', 'serve.mjs'), String(port)], {
     stdio: 'pipe',
+    env: { ...process.env, ...env },
   });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once('data', () => resolve());

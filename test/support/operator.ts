@@ -14,6 +14,7 @@ import { AppController, type AppResource } from '../../operator/controllers/app.
 import { BoxController, type BoxResource, type BoxSettings } from '../../operator/controllers/box.js';
 import { ClientController, type ClientResource } from '../../operator/controllers/client.js';
 import { IdentityProviderController, type IdentityProviderResource } from '../../operator/controllers/identityprovider.js';
+import { WebhookController, type WebhookResource } from '../../operator/controllers/webhook.js';
 import { EventRecorder } from '../../operator/events.js';
 import {
   ACCESS_POLICIES,
@@ -22,6 +23,7 @@ import {
   CLIENTS,
   DEPLOYMENTS,
   IDENTITY_PROVIDERS,
+  WEBHOOKS,
   SECRETS,
   type KObject,
   type ResourceType,
@@ -101,6 +103,7 @@ export class OperatorHarness {
   readonly policies: AccessPolicyController;
   readonly apps: AppController;
   readonly identityProviders: IdentityProviderController;
+  readonly webhooks: WebhookController;
 
   /** `records`: the pool every box's records go to (unit tests that write no records need none). */
   constructor(records?: Pool, settings: BoxSettings = SETTINGS) {
@@ -119,6 +122,7 @@ export class OperatorHarness {
       deps,
       this.boxes,
     );
+    this.webhooks = new WebhookController(this.kube.cache<WebhookResource>(WEBHOOKS), secrets, deps, this.boxes);
   }
 
   /** One pass of the controller over the object, as a queue worker runs it; then the Events it recorded land. */

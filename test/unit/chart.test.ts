@@ -37,15 +37,15 @@ describe('charts/boxauth', function () {
   it('has one Argo CD health check per kind, each made from the one template (make chart-health), none stale', function () {
     const template = fs.readFileSync(path.join(CHART, 'argocd', 'health.lua.template'), 'utf8');
     const dir = path.join(CHART, 'argocd', 'resource_customizations', 'boxauth.io');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'App', 'Box', 'Client', 'IdentityProvider']);
-    for (const kind of ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider']) {
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'App', 'Box', 'Client', 'IdentityProvider', 'Webhook']);
+    for (const kind of ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook']) {
       const expected = `-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file.\n${template.replaceAll('{{KIND}}', kind)}`;
       const file = path.join(dir, kind, 'health.lua');
       expect(fs.readFileSync(file, 'utf8') === expected, `${file} is stale: run make chart-health`).to.equal(true);
     }
   });
 
-  it("lets Kubernetes' view and edit roles read and write Clients, AccessPolicies and Apps, but Boxes and IdentityProviders only through a role of their own", function () {
+  it("lets Kubernetes' view and edit roles read and write Clients, AccessPolicies and Apps, but Boxes, IdentityProviders and Webhooks only through a role of their own", function () {
     // The template without Helm: its conditionals and labels' include dropped, the name given.
     const text = fs
       .readFileSync(path.join(CHART, 'templates', 'rbac-users.yaml'), 'utf8')
@@ -58,8 +58,9 @@ describe('charts/boxauth', function () {
     const kinds = fs
       .readdirSync(projectPath('crds'))
       .map((f) => (readYamlFile(projectPath('crds', f)).spec as { names: { plural: string } }).names.plural);
-    // Whoever writes a Box picks the code run with its Secrets; whoever writes an IdentityProvider says who people are.
-    const held = ['boxes', 'identityproviders'];
+    // Whoever writes a Box picks the code run with its Secrets; whoever writes an IdentityProvider says who people are;
+    // whoever writes a Webhook sends every person's events out of the box.
+    const held = ['boxes', 'identityproviders', 'webhooks'];
     const records = kinds.filter((k) => !held.includes(k));
     expect(records.sort()).to.deep.equal(['accesspolicies', 'apps', 'clients']);
     const granted = (role: Role, verb: string): string[] =>

@@ -1,4 +1,4 @@
-// The resource API of Client and AccessPolicy: search, read, create, replace,
+// The resource API of Client, AccessPolicy, App, IdentityProvider and Webhook: search, read, create, replace,
 // delete. JSON or YAML both ways; bodies validated against the CRD schemas.
 import { randomUUID } from 'node:crypto';
 import { type Request, type RequestHandler, type Router } from 'express';
@@ -10,6 +10,7 @@ import { hashSecret } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { checkClaimsCompile } from '../../policy/claims.js';
+import { backchannelLogoutUriProblem } from '../../oauth/backchannel-logout.js';
 import { writeRefusal, type RecordWrite } from '../../policy/writers.js';
 import { validateResource, type ResourceBodies, type ResourceKind } from '../../schema/resources.js';
 import { ADMIN_CLIENT_ID, isReserved, reservedRecords } from '../../reserved.js';
@@ -28,7 +29,10 @@ import { withRecordWrites, type ResourceTable, type Stored } from '../../store/r
 import { parseSearch } from '../../store/search.js';
 import { identityProviders } from '../../store/identity-providers.js';
 import { sealProviderSecret } from '../../people/upstream/secret.js';
-import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources } from '../../types.js';
+import { webhooks } from '../../store/webhooks.js';
+import { receiverUrlProblem } from '../../notices/post.js';
+import { sealWebhookSecret, secretProblem } from '../../webhooks/signing.js';
+import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
@@ -48,7 +52,7 @@ interface Needs {
   factorKey: Buffer;
 }
 
-type Resource = Client | AccessPolicy | App | IdentityProvider;
+type Resource = Client | AccessPolicy | App | IdentityProvider | Webhook;
 
 export function bundle<T>(total: number, resources: T[]): Bundle<T> {
   return { resourceType: 'Bundle', type: 'searchset', total, entry: resources.map((resource) => ({ resource })) };
@@ -144,6 +148,8 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   checkClaimsCompile(client);
+  const logoutUriProblem = await backchannelLogoutUriProblem(client);
+  if (logoutUriProblem) throw ValidationError.field(body, 'backchannel_logout_uri', logoutUriProblem);
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): a registration
   // written here would make any client pass for one, and one rewritten would be undone at its next fetch.
   if (client.registration !== undefined)
@@ -225,12 +231,42 @@ async function writeIdentityProvider(
   });
 }
 
+/**
+ * A Webhook's URL is checked when written, as it is again at each send (its name may resolve
+ * elsewhere later), and its signing secret must be a Standard Webhooks one; the secret is sealed
+ * (the box signs with it) and never shown, nor named in the audit's diff but as "(changed)".
+ */
+async function writeWebhook(svc: WriterServices, body: ResourceBodies['Webhook'], mustBeNew: boolean, locked: Locked): Promise<Written> {
+  const { secret, ...webhook } = body;
+  if (secret !== undefined) {
+    const problem = secretProblem(secret);
+    if (problem) throw ValidationError.field(body, 'secret', problem);
+  }
+  const urlProblem = await receiverUrlProblem(webhook.url);
+  if (urlProblem) throw ValidationError.field(body, 'url', urlProblem);
+  const secretSealed = secret === undefined ? undefined : sealWebhookSecret(svc.factorKey, webhook.id, secret);
+  return locked(webhook, async (tx, existing) => {
+    if (mustBeNew && existing)
+      throw new ApiError(409, 'conflict', `Webhook "${webhook.id}" already exists; PUT /Webhook/${webhook.id} replaces it`);
+    if (secret === undefined && !existing?.secretSealed) {
+      throw ValidationError.field(
+        body,
+        'secret',
+        'is required: the signing secret, "whsec_" followed by the base64 of 24 to 64 random bytes',
+      );
+    }
+    const { stored, created } = await webhooks.write(tx, webhook, { managedBy: null, secretSealed });
+    return { resource: stored.resource as Resource, created };
+  });
+}
+
 // One table and one writer per kind, typed together so that `kind` picks both (TypeScript's correlated unions).
 const TABLES: { [K in ResourceKind]: ResourceTable<Resources[K]> } = {
   Client: clients,
   AccessPolicy: accessPolicies,
   App: apps,
   IdentityProvider: identityProviders,
+  Webhook: webhooks,
 };
 const WRITERS: {
   [K in ResourceKind]: (svc: WriterServices, body: ResourceBodies[K], mustBeNew: boolean, locked: Locked) => Promise<Written>;
@@ -239,6 +275,7 @@ const WRITERS: {
   AccessPolicy: writePolicy,
   App: writeApp,
   IdentityProvider: writeIdentityProvider,
+  Webhook: writeWebhook,
 };
 
 /** What the resource API uses: the records, and the caches a write through this process forgets at once. */
@@ -259,7 +296,7 @@ export function resourceRouter<K extends ResourceKind>(svc: ResourceRouterServic
     } else if (kind === 'App') {
       svc.apps.forget();
     }
-    // IdentityProviders are read where they are used (the sign-in pages), not cached.
+    // IdentityProviders are read where they are used (the sign-in pages), not cached; Webhooks, at each event and send.
   };
 
   router.get(`/${kind}`, guard, async (req, res) => {

@@ -1,5 +1,5 @@
 // What decides about a client that names itself, as pure functions (api/oauth/client-metadata.ts,
-// document-fetch.ts addressProblem) and the policies that admit it (api/policy/evaluate.ts
+// outbound.ts addressProblem) and the policies that admit it (api/policy/evaluate.ts
 // decideRegistration): the draft's rules on a Client Identifier URL, a document's metadata, the
 // cache lifetime from its headers, the addresses never fetched, and deny by default.
 import { expect } from 'chai';
@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { projectPath } from '../../../api/paths.js';
 import type { RegistrationRequest } from '../../../api/policy/requests.js';
 import { clientIdUrlProblem, documentLifetime, readClientMetadata } from '../../../api/oauth/client-metadata.js';
-import { addressProblem } from '../../../api/oauth/document-fetch.js';
+import { addressProblem } from '../../../api/outbound.js';
 import { registrationRequest } from '../../../api/oauth/agents.js';
 import { PolicyIndex } from '../../../api/policy/evaluate.js';
 import type { AccessPolicy, Client } from '../../../api/types.js';
@@ -44,6 +44,18 @@ describe("a document's or a registration's metadata", function () {
     expect(read.client.grant_types).to.deep.equal(['authorization_code', 'refresh_token']);
     expect(read.client.auth?.authorization_code).to.deep.include({ refresh_token: true, refresh_token_rotation: true });
     expect(read.clientName).to.equal('Agent');
+  });
+  it('takes no back-channel logout URI: an agent keeps no session to end, and no stranger picks where the box POSTs', function () {
+    for (const from of ['document', 'registration'] as const) {
+      const meta = {
+        redirect_uris: ['http://127.0.0.1/cb'],
+        backchannel_logout_uri: 'https://a.example/bcl',
+        backchannel_logout_session_required: true,
+      };
+      const read = readClientMetadata(meta, from);
+      if ('error' in read) throw new Error(read.description);
+      expect(read.client).not.to.have.any.keys('backchannel_logout_uri', 'backchannel_logout_session_required');
+    }
   });
   for (const [meta, error] of [
     [{ redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata'],
