@@ -227,13 +227,23 @@ export class NoticeOutbox {
     const kind = this.kinds.get(notice.kind)!;
     const labels = { kind: notice.kind, destination: notice.destination };
     const deadline = AbortSignal.timeout(config.notices.timeoutMs);
+    const started = Date.now();
     try {
       await Promise.race([kind.send(notice, deadline), whenAborted(deadline)]);
       if (await sentNotice(pool, notice)) {
         metrics.notices.inc({ ...labels, result: 'sent' });
         metrics.noticeDelivery.observe({ kind: notice.kind }, (Date.now() - notice.createdAt.getTime()) / 1000);
       }
-      log.debug({ notice: notice.id, ...labels, attempts: notice.attempts }, 'notice sent');
+      log.debug(
+        {
+          notice: notice.id,
+          ...labels,
+          attempts: notice.attempts,
+          ms: Date.now() - started,
+          waitedMs: started - notice.createdAt.getTime(),
+        },
+        'notice sent',
+      );
     } catch (err) {
       const why = errorMessage(err);
       if (givesUp(err, notice, kind, Date.now())) {
