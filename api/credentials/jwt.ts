@@ -9,15 +9,16 @@ export interface SigningKey {
   alg: JwtAlg;
   privateKey: KeyObject;
   publicKey: KeyObject;
-  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`) and ID tokens (`JWT`). */
+  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`), ID tokens (`JWT`) and SETs (`secevent+jwt`). */
   headers: Record<JwtType, string>;
 }
 
 /**
  * The `typ` of the box's JWTs. An access token and an ID token are told apart by
- * it, so that an ID token is never taken for an access token (RFC 9068 §4).
+ * it, so that an ID token is never taken for an access token (RFC 9068 §4); a
+ * Security Event Token is `secevent+jwt` (RFC 8417 §2.3), so that it is taken for neither.
  */
-export type JwtType = 'at+jwt' | 'JWT';
+export type JwtType = 'at+jwt' | 'JWT' | 'secevent+jwt';
 
 export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
 
@@ -75,7 +76,13 @@ export function thumbprint(jwk: JsonWebKey): string {
 
 export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publicKey: KeyObject): SigningKey {
   const header = (typ: JwtType): string => b64url(JSON.stringify({ alg, typ, kid }));
-  return { kid, alg, privateKey, publicKey, headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT') } };
+  return {
+    kid,
+    alg,
+    privateKey,
+    publicKey,
+    headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT'), 'secevent+jwt': header('secevent+jwt') },
+  };
 }
 
 export function signJwt(key: SigningKey, claims: Record<string, unknown>, typ: JwtType = 'at+jwt'): string {
