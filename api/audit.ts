@@ -147,6 +147,20 @@ export type AuditEvent =
       kids: string[];
     }
   | {
+      /**
+       * A notice out of the box (api/notices/: a back-channel logout token, a Shared Signals event,
+       * a webhook) given up: refused by its receiver, or not acknowledged after its kind's retries.
+       * Never its payload.
+       */
+      event: 'notice';
+      action: 'given-up';
+      kind: string;
+      /** Within the kind: a client id (backchannel), a stream id (ssf), a Webhook's id (webhook). */
+      destination: string;
+      /** Why the last attempt failed (no secret: what the receiver answered, or the connection's error). */
+      reason?: string;
+    }
+  | {
       event: 'record_changed';
       kind: 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'User' | 'Group';
       id: string;
@@ -200,7 +214,11 @@ export interface AuditEventResource {
  * no change of the database, or one made without a transaction of the box's).
  */
 export interface AuditTrail {
-  within(tx: InTransaction, row: AuditRow): Promise<void>;
+  /**
+   * With the outbox of notices on (api/notices/), the event goes to it too, in `tx`, with `facts`
+   * (api/notices/kinds.ts EventFacts: the base does not import the floor that defines them).
+   */
+  within(tx: InTransaction, row: AuditRow, facts?: object): Promise<void>;
   soon(row: AuditRow): void;
   /** An event left out of the trail (it is logged): counted, with why. */
   leftOut(why: 'anonymous' | 'rate'): void;
@@ -226,7 +244,8 @@ export function auditRow(event: AuditEvent): AuditRow | undefined {
   const failed =
     (event.event === 'sign_in' && event.outcome !== 'success') ||
     event.event === 'decision' ||
-    (event.event === 'upstream' && event.action === 'refused');
+    (event.event === 'upstream' && event.action === 'refused') ||
+    event.event === 'notice';
   const user = 'user' in event && event.user !== undefined ? String(event.user) : null;
   const client = 'client' in event && event.client !== undefined ? event.client : null;
   const resource =
@@ -332,11 +351,12 @@ export class Audit {
    * An event about a change made in `tx`: kept in that transaction, so that a change never
    * commits without its record, nor a record without its change. Logged once written (a
    * transaction that then fails leaves a log line of a change that did not happen, as an
-   * error in the log says).
+   * error in the log says). With the outbox of notices on, it is an event of the outbox as well,
+   * in `tx`, with `facts` (api/notices/kinds.ts EventFacts: what the audit line leaves out).
    */
-  async recordIn(tx: InTransaction, event: AuditEvent): Promise<void> {
+  async recordIn(tx: InTransaction, event: AuditEvent, facts?: object): Promise<void> {
     const row = this.trail && auditRow(event);
-    if (row) await this.trail.within(tx, row);
+    if (row) await this.trail.within(tx, row, facts);
     this.log(event);
   }
 

@@ -336,6 +336,35 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       "addresses or CIDRs (`127.0.0.1/32`) the box may fetch a Client ID Metadata Document from although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; never in production (the draft's §8.6). Without it such an address is refused after the name is resolved, and the box's own URL always is (docs/guides/agents.md)",
   },
   {
+    names: ['BOXAUTH_NOTICES'],
+    default: '`true`',
+    meaning:
+      "`false`: no notice leaves the box (no back-channel logout token, Shared Signals event or webhook) and audit events are not written to the outbox of notices. Otherwise every process dispatches the outbox's events and sends its notices (docs/operations/notices.md)",
+  },
+  {
+    names: ['BOXAUTH_NOTICE_ALLOWED_ADDRESSES'],
+    default: 'none',
+    meaning:
+      "addresses or CIDRs (`10.0.0.0/8`, `127.0.0.1/32`) a receiver of notices (a back-channel logout URI, an SSF push URL, a Webhook's URL) may be at although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; plain `http` only to these. An administrator adds more at runtime (`PUT /settings/notices`); a URL is checked when it is registered and again, after its name is resolved, at each send (docs/operations/notices.md)",
+  },
+  {
+    names: ['BOXAUTH_NOTICE_TIMEOUT_MS'],
+    default: '`10000`',
+    meaning: 'the deadline of one attempt to send a notice, connection to answer; a receiver slower than this is tried again later',
+  },
+  {
+    names: ['BOXAUTH_NOTICE_SENDING_AT_ONCE'],
+    default: '`16`',
+    meaning:
+      'notices one process sends at once; each destination has at most one in flight across all processes, in the order they were made',
+  },
+  {
+    names: ['BOXAUTH_NOTICE_FIRST_RETRY_SECONDS', 'BOXAUTH_NOTICE_LONGEST_RETRY_SECONDS'],
+    default: '`5`, `900`',
+    meaning:
+      "the wait after a notice's first failed attempt, doubling after each failure up to the longest; its destination's later notices wait behind it. A notice is given up after its kind's time (an audit event `notice` `given-up`)",
+  },
+  {
     names: ['BOXAUTH_CLIENT_METADATA_TIMEOUT_MS'],
     default: '`3000`',
     meaning:

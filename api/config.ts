@@ -9,6 +9,7 @@ import path from 'node:path';
 import addressparser from 'nodemailer/lib/addressparser';
 import { brandingProblems, type Branding } from './branding.js';
 import { invisibleProblem } from './input.js';
+import { parseCidr } from './outbound.js';
 
 export type JwtAlg = 'ES256' | 'RS256' | 'EdDSA';
 export const JWT_ALGS: readonly JwtAlg[] = ['ES256', 'RS256', 'EdDSA'];
@@ -149,6 +150,8 @@ export interface Config {
     minCacheSeconds: number;
     maxCacheSeconds: number;
   };
+  /** The outbox of notices (api/notices/): back-channel logout tokens, Shared Signals events, webhooks. */
+  notices: NoticeConfig;
   /** Dynamic client registration (RFC 7591, POST /auth/register): off unless turned on. */
   dynamicRegistration: {
     enabled: boolean;
@@ -225,6 +228,21 @@ function trustedProxies(env: Env): Config['trustedProxies'] {
   return cidrList(env, 'BOXAUTH_TRUSTED_PROXIES');
 }
 
+/** The outbox of notices (api/notices/, docs/operations/notices.md). */
+export interface NoticeConfig {
+  /** Whether audit events become events of the outbox, and this process dispatches and sends notices. */
+  enabled: boolean;
+  /** Special-use ranges (RFC 6890) or the box's own addresses a receiver may be at all the same, as [address, prefix]; more at runtime (PUT /settings/notices). */
+  allowedAddresses: [address: string, prefix: number][];
+  /** The deadline of one attempt, connection to answer. */
+  timeoutMs: number;
+  /** Notices one process sends at once (each to another destination). */
+  sendingAtOnce: number;
+  /** The wait after a first failed attempt, doubling after each until `longestRetrySeconds`. */
+  firstRetrySeconds: number;
+  longestRetrySeconds: number;
+}
+
 /** A list of addresses or CIDRs, separated by commas or spaces, as [address, prefix]. */
 function cidrList(env: Env, name: string): [address: string, prefix: number][] {
   const raw = str(env, name);
@@ -233,14 +251,9 @@ function cidrList(env: Env, name: string): [address: string, prefix: number][] {
     .split(/[\s,]+/)
     .filter(Boolean)
     .map((entry) => {
-      const [address = '', prefixRaw, ...more] = entry.split('/');
-      const family = net.isIP(address);
-      const max = family === 6 ? 128 : 32;
-      const prefix = prefixRaw === undefined ? max : Number(prefixRaw);
-      if (!family || more.length || prefix > max || (prefixRaw !== undefined && !/^\d+$/.test(prefixRaw))) {
-        throw new ConfigError(`${name}: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
-      }
-      return [address, prefix] as [string, number];
+      const cidr = parseCidr(entry);
+      if (!cidr) throw new ConfigError(`${name}: "${entry}" is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+      return cidr;
     });
 }
 
@@ -551,6 +564,14 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: int(env, 'BOXAUTH_CLIENT_METADATA_TIMEOUT_MS', 3000, 100, 30_000),
       minCacheSeconds: int(env, 'BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS', 60, 0, 86400),
       maxCacheSeconds: int(env, 'BOXAUTH_CLIENT_METADATA_MAX_CACHE_SECONDS', 86400, 0, 7 * 86400),
+    },
+    notices: {
+      enabled: bool(env, 'BOXAUTH_NOTICES', true),
+      allowedAddresses: cidrList(env, 'BOXAUTH_NOTICE_ALLOWED_ADDRESSES'),
+      timeoutMs: int(env, 'BOXAUTH_NOTICE_TIMEOUT_MS', 10_000, 100, 120_000),
+      sendingAtOnce: int(env, 'BOXAUTH_NOTICE_SENDING_AT_ONCE', 16, 1, 1000),
+      firstRetrySeconds: int(env, 'BOXAUTH_NOTICE_FIRST_RETRY_SECONDS', 5, 1, 3600),
+      longestRetrySeconds: int(env, 'BOXAUTH_NOTICE_LONGEST_RETRY_SECONDS', 900, 1, 86400),
     },
     dynamicRegistration: {
       enabled: bool(env, 'BOXAUTH_DYNAMIC_REGISTRATION', false),

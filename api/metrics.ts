@@ -142,6 +142,40 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly notices = new Counter({
+    name: 'boxauth_notices_total',
+    help: "Notices out of the box (api/notices/) by kind, destination and result: sent (acknowledged), retrying (an attempt failed; tried again later), given_up (refused, or failing past the kind's time)",
+    labelNames: ['kind', 'destination', 'result'],
+    registers: [this.registry],
+  });
+  readonly noticesWaiting = new Gauge({
+    name: 'boxauth_notices_waiting',
+    help: 'Notices waiting to be sent, by kind and destination, as this process last counted them',
+    labelNames: ['kind', 'destination'],
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+  readonly noticeOldestSeconds = new Gauge({
+    name: 'boxauth_notice_oldest_seconds',
+    help: 'Age of the oldest notice waiting, by kind and destination, as this process last saw it',
+    labelNames: ['kind', 'destination'],
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+  readonly noticeEventsWaiting = new Gauge({
+    name: 'boxauth_notice_events_waiting',
+    help: 'Events of the outbox of notices not yet fanned out into notices, as this process last counted them',
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+  readonly noticeDelivery = new Histogram({
+    name: 'boxauth_notice_delivery_seconds',
+    help: 'From the fan-out of a notice to its acknowledgement by the receiver, by kind',
+    labelNames: ['kind'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
+    registers: [this.registry],
+  });
+
   /** Gauges read when scraped: the database pool's connections and waiters, the argon2 queues, the database host in use. */
   watch(
     pool: { totalCount: number; idleCount: number; waitingCount: number },

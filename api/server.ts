@@ -21,6 +21,9 @@ import { addressResolver } from './http/client-address.js';
 import { httpsServer } from './http/tls.js';
 import { startPurgeJob } from './jobs/purge.js';
 import { startOutbox } from './mail/outbox.js';
+import type { NoticeKind } from './notices/kinds.js';
+import { ssfKind } from './ssf/kind.js';
+import { startNotices } from './notices/outbox.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Keyring } from './credentials/keyring.js';
@@ -160,10 +163,14 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const audit = new Audit(
     log,
     requestLog,
-    new AuditEventWriter(pool, (why, err) => {
-      metrics.auditEventsNotKept.inc({ why });
-      if (err) log.warn({ err: err.message }, 'an audit event could not be kept in the audit trail (it is in the log)');
-    }),
+    new AuditEventWriter(
+      pool,
+      (why, err) => {
+        metrics.auditEventsNotKept.inc({ why });
+        if (err) log.warn({ err: err.message }, 'an audit event could not be kept in the audit trail (it is in the log)');
+      },
+      config.notices.enabled,
+    ),
   );
   const svc: Services = {
     config,
@@ -237,6 +244,10 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const stopPurge = startPurgeJob({ ...svc, pool: upkeepPool });
   // Every process sends mail: a process killed mid-send leaves its mails to the others (api/mail/outbox.ts).
   const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
+  // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
+  // killed mid-send leaves its notices to the others.
+  const kinds: NoticeKind[] = [ssfKind(svc)];
+  const notices = config.notices.enabled ? startNotices(svc, kinds) : undefined;
 
   return {
     port: (server.address() as AddressInfo).port,
@@ -250,7 +261,12 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs), outbox?.stop(config.shutdownTimeoutMs)]);
+      await Promise.all([
+        closed,
+        extAuthz?.stop(config.shutdownTimeoutMs),
+        outbox?.stop(config.shutdownTimeoutMs),
+        notices?.stop(config.shutdownTimeoutMs),
+      ]);
       clearTimeout(timer);
       await feed.stop();
       stopLocators();

@@ -7,6 +7,7 @@
 import type { Actor, CloseReason, Audit } from '../audit.js';
 import { withTransaction, type Transaction, type Pool } from '../db/pool.js';
 import type { RecordCache } from '../cache/record-cache.js';
+import type { ClosedSession, EventFacts } from '../notices/kinds.js';
 import type { Client } from '../types.js';
 import { deleteBrowserSessionsOfUser, deletePendingCodes, holdBrowserSession } from '../store/browser.js';
 import { clients } from '../store/clients.js';
@@ -51,10 +52,22 @@ export async function closeGrants(
   return closed(svc, rows);
 }
 
-/** The audit event of a close, in the transaction that closes (api/audit.ts recordIn): who closed which sessions, and why. */
+/**
+ * The audit event of a close, in the transaction that closes (api/audit.ts recordIn): who closed
+ * which sessions, and why; with, for the outbox of notices, each session's client, person and the
+ * browser session it came from (its ID tokens' `sid`).
+ */
 async function recordClose(svc: Pick<Needs, 'audit'>, tx: Transaction, rows: SessionRow[], closing: Closing): Promise<SessionRow[]> {
-  if (rows.length) await svc.audit.recordIn(tx, { event: 'session_closed', sessions: rows.map((s) => s.id), ...closing });
+  if (!rows.length) return rows;
+  const facts: EventFacts = { closed: rows.map(closedSession) };
+  await svc.audit.recordIn(tx, { event: 'session_closed', sessions: rows.map((s) => s.id), ...closing }, facts);
   return rows;
+}
+
+/** A closed session as the outbox's kinds see it (api/notices/kinds.ts). */
+function closedSession(s: SessionRow): ClosedSession {
+  const sid = s.details?.sid;
+  return { session: s.id, client: s.clientId, user: s.userId, sid: typeof sid === 'string' ? sid : null };
 }
 
 /** What follows a close in the database: this process forgets the sessions. */

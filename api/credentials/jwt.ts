@@ -16,9 +16,11 @@ export interface SigningKey {
 /**
  * The `typ` of the box's JWTs. An access token and an ID token are told apart by
  * it, so that an ID token is never taken for an access token (RFC 9068 §4); a
- * Security Event Token is `secevent+jwt` (RFC 8417 §2.3), so that it is taken for neither.
+ * logout token is `logout+jwt` (OpenID Connect Back-Channel Logout 1.0 §2.4: "the
+ * explicit type logout+jwt"), and a Security Event Token `secevent+jwt` (RFC 8417 §2.3), so that
+ * each is taken for none of the others.
  */
-export type JwtType = 'at+jwt' | 'JWT' | 'secevent+jwt';
+export type JwtType = 'at+jwt' | 'JWT' | 'logout+jwt' | 'secevent+jwt';
 
 export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
 
@@ -81,7 +83,12 @@ export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publ
     alg,
     privateKey,
     publicKey,
-    headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT'), 'secevent+jwt': header('secevent+jwt') },
+    headers: {
+      'at+jwt': header('at+jwt'),
+      JWT: header('JWT'),
+      'logout+jwt': header('logout+jwt'),
+      'secevent+jwt': header('secevent+jwt'),
+    },
   };
 }
 

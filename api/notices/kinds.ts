@@ -27,6 +27,11 @@ export interface EventFacts {
   closed?: ClosedSession[];
   /** The person as they were when the event was recorded, for events after which they may be gone. */
   person?: { id: number; email: string | null };
+  /**
+   * A notice given up (`event: 'notice'`) that itself told of a give-up: the outbox fans it out to
+   * no one, so that two dead receivers never tell each other of their give-ups in a loop.
+   */
+  quietGiveUp?: boolean;
 }
 
 /** An event of the outbox: an audit event recorded in the transaction of its change, with its facts. */

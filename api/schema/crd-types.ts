@@ -215,6 +215,14 @@ export interface ClientSpec {
    * OpenID Connect RP-initiated logout - the addresses a person may be sent back to after signing out (post_logout_redirect_uri must be one of them, to the letter).
    */
   post_logout_redirect_uris?: string[];
+  /**
+   * OpenID Connect Back-Channel Logout - where the box POSTs a logout token when a session this client took part in ends (a sign-out, a logout, an admin's close, a password or factors reset, the person turned off or deleted; docs/guides/sign-out-everywhere.md). https without a fragment; http, a loopback or a private address only where the box's settings allow it. Unset - no logout tokens.
+   */
+  backchannel_logout_uri?: string;
+  /**
+   * OpenID Connect Back-Channel Logout - with true, every logout token names the browser session (sid), and a grant that came from none (token exchange without one) is told of no logout. Unset - false (a logout token may name only the person, sub - all their sessions at the client).
+   */
+  backchannel_logout_session_required?: boolean;
   auth?: {
     client_credentials?: {
       /**

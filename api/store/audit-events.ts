@@ -6,6 +6,7 @@ import type { AuditRow, AuditTrail, InTransaction } from '../audit.js';
 import type { Pool, Queryable } from '../db/pool.js';
 import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
+import { insertNoticeEvent, noticeEventsWritten } from './notices.js';
 
 const COLUMNS = 'event, action, outcome, actor_client, actor_user, actor_session, subject_user, client, resource_type, resource_id, detail';
 
@@ -23,12 +24,19 @@ const values = (r: AuditRow): unknown[] => [
   JSON.stringify(r.detail),
 ];
 
-export async function insertAuditEvents(db: Queryable, rows: AuditRow[]): Promise<void> {
+/**
+ * Keeps `rows` in the trail; `toOutbox`, also as events of the outbox of notices (migration 030),
+ * in the same statement: neither is written without the other.
+ */
+export async function insertAuditEvents(db: Queryable, rows: AuditRow[], toOutbox = false): Promise<void> {
   if (!rows.length) return;
   const columns = rows.map(values);
+  const insert = `INSERT INTO audit_events (${COLUMNS})
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::jsonb[])`;
   await db.query(
-    `INSERT INTO audit_events (${COLUMNS})
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::jsonb[])`,
+    toOutbox
+      ? `WITH kept AS (${insert} RETURNING id, detail) INSERT INTO notice_events (event) SELECT detail FROM kept ORDER BY id`
+      : insert,
     COLUMNS.split(', ').map((_, i) => columns.map((c) => c[i])),
   );
 }
@@ -142,18 +150,22 @@ export class AuditEventWriter implements AuditTrail {
      * the batch), `anonymous` or `rate` (a refused sign-in the trail leaves to the log: api/audit.ts).
      */
     private readonly notKept: (why: 'queue' | 'error' | 'anonymous' | 'rate', err?: Error) => void,
+    /** Whether the events kept are events of the outbox of notices as well (api/notices/). */
+    private readonly toOutbox = false,
   ) {
     this.commits = new GroupCommit<AuditRow, void>(
       async (rows) => {
-        await insertAuditEvents(pool, rows);
+        await insertAuditEvents(pool, rows, toOutbox);
+        if (toOutbox) await noticeEventsWritten(pool).catch(() => undefined); // else the dispatchers' poll finds them
         return rows.map(() => undefined);
       },
       { maxInFlight: 1, maxBatch: 500, isolate: rowMayCause },
     );
   }
 
-  within(tx: InTransaction, row: AuditRow): Promise<void> {
-    return insertAuditEvents(tx as Queryable, [row]);
+  async within(tx: InTransaction, row: AuditRow, facts?: object): Promise<void> {
+    await insertAuditEvents(tx as Queryable, [row]);
+    if (this.toOutbox) await insertNoticeEvent(tx as Queryable, row.detail, facts ?? {});
   }
 
   leftOut(why: 'anonymous' | 'rate'): void {

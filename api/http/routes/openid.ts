@@ -60,7 +60,9 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     frontchannel_logout_supported: false,
-    backchannel_logout_supported: false,
+    // Back-Channel Logout 1.0 §2.1: the box sends logout tokens (api/oauth/backchannel-logout.ts), with sid.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   };
 }
 

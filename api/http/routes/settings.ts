@@ -13,6 +13,9 @@ import { RETIRED_KEY_GRACE_MS, type Keyring } from '../../credentials/keyring.js
 import { DEVICE_CODE_LIFETIME_SECONDS } from '../../oauth/device.js';
 import { DEFAULT_ID_TOKEN_SECONDS } from '../../oauth/openid.js';
 import { PUSHED_REQUEST_SECONDS } from '../../oauth/par.js';
+import { noticeSettings, writeNoticeSettings } from '../../notices/allow-list.js';
+import type { Pool } from '../../db/pool.js';
+import { resourceBody } from '../body.js';
 import { RECENT_PROOF_MINUTES } from '../../people/factors.js';
 import { RECOVERY_CODE_COUNT } from '../../people/ways/recovery-codes.js';
 import { strictTransportSecurity } from '../headers.js';
@@ -23,6 +26,7 @@ import { strictRouter } from '../router.js';
 interface Needs {
   config: Config;
   keyring: Keyring;
+  pool: Pool;
 }
 
 /** GET /settings: every field is documented in docs/reference/rest-api.md#settings. */
@@ -84,6 +88,15 @@ export interface BoxSettings {
   };
   gate: { grpc_port: number | null; decision_retention_hours: number; decision_max_rows: number };
   upkeep: { purge_interval_seconds: number };
+  /** The outbox of notices; the ranges allowed at runtime are GET /settings/notices. */
+  notices: {
+    enabled: boolean;
+    allowed_addresses_from_environment: string[];
+    timeout_ms: number;
+    sending_at_once: number;
+    first_retry_seconds: number;
+    longest_retry_seconds: number;
+  };
   database: { embedded: boolean; hosts: string | null; database: string | null; pool_size: number; statement_timeout_ms: number };
   processes: { workers: number; log_level: string };
 }
@@ -169,6 +182,14 @@ export function boxSettings(config: Config, idTokenAlgs: JwtAlg[], accessAlg: Jw
       decision_max_rows: config.decisionMaxRows,
     },
     upkeep: { purge_interval_seconds: config.purgeIntervalSeconds },
+    notices: {
+      enabled: config.notices.enabled,
+      allowed_addresses_from_environment: config.notices.allowedAddresses.map(([address, prefix]) => `${address}/${prefix}`),
+      timeout_ms: config.notices.timeoutMs,
+      sending_at_once: config.notices.sendingAtOnce,
+      first_retry_seconds: config.notices.firstRetrySeconds,
+      longest_retry_seconds: config.notices.longestRetrySeconds,
+    },
     database: {
       ...databasePlace(config.databaseUrl),
       pool_size: config.dbPoolSize,
@@ -179,12 +200,20 @@ export function boxSettings(config: Config, idTokenAlgs: JwtAlg[], accessAlg: Jw
 }
 
 /** What GET /settings uses: the configuration, and the keyring's algorithms. */
-export type SettingsRouterServices = Pick<Needs, 'config' | 'keyring'>;
+export type SettingsRouterServices = Pick<Needs, 'config' | 'keyring' | 'pool'>;
 
 export function settingsRouter(svc: SettingsRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();
   router.get('/settings', guard, (req: Request, res: Response) => {
     send(req, res, 200, boxSettings(svc.config, svc.keyring.algorithms, svc.keyring.active.alg));
+  });
+  // The ranges receivers of notices may be at although special-use (api/notices/allow-list.ts): the
+  // one setting an administrator changes at runtime, for every process of the box at once.
+  router.get('/settings/notices', guard, async (req: Request, res: Response) => {
+    send(req, res, 200, await noticeSettings(svc.pool, svc.config));
+  });
+  router.put('/settings/notices', ...resourceBody, guard, async (req: Request, res: Response) => {
+    send(req, res, 200, await writeNoticeSettings(svc.pool, svc.config, req.body));
   });
   return router;
 }

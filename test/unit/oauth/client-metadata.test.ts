@@ -1,5 +1,5 @@
 // What decides about a client that names itself, as pure functions (api/oauth/client-metadata.ts,
-// document-fetch.ts addressProblem) and the policies that admit it (api/policy/evaluate.ts
+// outbound.ts addressProblem) and the policies that admit it (api/policy/evaluate.ts
 // decideRegistration): the draft's rules on a Client Identifier URL, a document's metadata, the
 // cache lifetime from its headers, the addresses never fetched, and deny by default.
 import { expect } from 'chai';
@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { projectPath } from '../../../api/paths.js';
 import type { RegistrationRequest } from '../../../api/policy/requests.js';
 import { clientIdUrlProblem, documentLifetime, readClientMetadata } from '../../../api/oauth/client-metadata.js';
-import { addressProblem } from '../../../api/oauth/document-fetch.js';
+import { addressProblem } from '../../../api/outbound.js';
 import { registrationRequest } from '../../../api/oauth/agents.js';
 import { PolicyIndex } from '../../../api/policy/evaluate.js';
 import type { AccessPolicy, Client } from '../../../api/types.js';

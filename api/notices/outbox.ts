@@ -1,0 +1,315 @@
+// The outbox of notices (api/store/notices.ts), in every process of a box that runs it: a
+// dispatcher that fans each event out into notices, and a sender that sends them. Both wake when
+// told (NOTIFY at the commit of an event or a notice) and every POLL_MS anyway (a notification lost
+// with a connection, a retry come due).
+//
+// Dispatch: one transaction at a time per box (an advisory lock), taking the oldest events in
+// order, asking every kind for its notices, writing them and removing the events: an event is
+// fanned out once, whole, or not yet. A give-up is never fanned out to the destination it is about,
+// and the give-up of a notice that told of a give-up is fanned out to no one (no loops).
+//
+// Send: the head of each destination's queue only, leased longer than the deadline, at most
+// BOXAUTH_NOTICE_SENDING_AT_ONCE at once in this process. Acknowledged: the row goes. Failed: it
+// waits, doubling its wait, and its destination's later notices wait behind it; another destination
+// is not held. Refused (NoticeRefused) or failing past its kind's giveUpAfterMs: removed with an
+// audit event, in one transaction. A process killed while sending leaves the row to its lease:
+// then any process sends it. A notice is sent at least once, and twice only if a process died
+// between the receiver's answer and the row's removal.
+import type { Audit, AuditEvent } from '../audit.js';
+import type { NoticeConfig } from '../config.js';
+import type { ChangeFeed } from '../db/notify.js';
+import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { parseCidr } from '../outbound.js';
+import {
+  claimEvents,
+  claimNotices,
+  eventsWaiting,
+  insertNotices,
+  noticeQueues,
+  NOTICE_CHANNEL,
+  NOTICE_EVENT_CHANNEL,
+  readNoticeAllowedAddresses,
+  removeEvents,
+  retryNotice,
+  sentNotice,
+  type ClaimedNotice,
+} from '../store/notices.js';
+import { NoticeRefused, type BoxEvent, type EventFacts, type NoticeDraft, type NoticeKind, type NoticeKindName } from './kinds.js';
+import { useReceiverRules } from './post.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  config: { baseUrl: string; notices: NoticeConfig };
+  pool: Pool;
+  feed: ChangeFeed;
+  log: Logger;
+  audit: Audit;
+  metrics: Metrics;
+}
+
+const POLL_MS = 2000;
+/** Events fanned out in one transaction. */
+const EVENTS_AT_ONCE = 100;
+/** The metrics' counts of the queues, at most this often. */
+const COUNT_EVERY_MS = 10_000;
+
+/** Seconds to wait after the `attempts`th attempt failed: `first`, doubling, up to `longest`. */
+export function retryDelaySeconds(attempts: number, first: number, longest: number): number {
+  return Math.min(longest, first * 2 ** Math.min(30, Math.max(0, attempts - 1)));
+}
+
+/** A lease longer than the deadline by a margin: a send that ends at its deadline still removes its row. */
+export function leaseSeconds(timeoutMs: number): number {
+  return Math.ceil(timeoutMs / 1000) + 30;
+}
+
+/**
+ * The notices `drafts` may become for `event`: none for the give-up of a notice that told of a
+ * give-up, and never a give-up told to the destination it is about.
+ */
+export function draftsToKeep(kind: NoticeKindName, event: BoxEvent, drafts: NoticeDraft[]): NoticeDraft[] {
+  const e = event.event;
+  if (e.event !== 'notice') return drafts;
+  if (event.facts.quietGiveUp) return [];
+  return drafts.filter((d) => !(e.kind === kind && d.destination === e.destination));
+}
+
+/** Whether a failed notice is given up now: refused, or failing longer than its kind allows. */
+export function givesUp(
+  err: unknown,
+  notice: Pick<ClaimedNotice, 'createdAt'>,
+  kind: Pick<NoticeKind, 'giveUpAfterMs'>,
+  now: number,
+): boolean {
+  return err instanceof NoticeRefused || now - notice.createdAt.getTime() >= kind.giveUpAfterMs;
+}
+
+/** A promise that rejects once `signal` aborts: a send that ignores its signal frees its place all the same. */
+function whenAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const abort = (): void => reject(new Error('no acknowledgement before the deadline'));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
+}
+
+export class NoticeOutbox {
+  private readonly kinds: Map<NoticeKindName, NoticeKind>;
+  private readonly sending = new Set<Promise<void>>();
+  private dispatching: Promise<void> | undefined;
+  private dispatchAgain = false;
+  private claiming = false;
+  private claimAgain = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private countedAt = 0;
+
+  constructor(
+    private readonly svc: Needs,
+    kinds: readonly NoticeKind[],
+  ) {
+    this.kinds = new Map(kinds.map((k) => [k.name, k]));
+  }
+
+  start(): void {
+    this.svc.feed.onNotice(NOTICE_EVENT_CHANNEL, () => this.dispatch());
+    this.svc.feed.onNotice(NOTICE_CHANNEL, () => this.send());
+    this.svc.feed.onReset(() => this.wake()); // notifications were lost while the feed was away
+    this.timer = setInterval(() => {
+      this.wake();
+      this.count();
+    }, POLL_MS);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /**
+   * Nothing new is dispatched or claimed; what is under way may finish within `waitMs` (the
+   * shutdown's drain). A send that takes longer is left to its lease.
+   */
+  async stop(waitMs: number): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.sending, this.dispatching]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+  }
+
+  private wake(): void {
+    this.dispatch();
+    this.send();
+  }
+
+  // --- fan-out
+
+  private dispatch(): void {
+    if (this.stopped) return;
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatchAgain = false;
+    this.dispatching = this.fanOutBatch()
+      .then(
+        (taken) => {
+          if (taken === EVENTS_AT_ONCE) this.dispatchAgain = true; // more may wait
+        },
+        (err: unknown) => this.svc.log.warn({ err: errorMessage(err) }, 'the outbox of notices could not be dispatched; trying again'),
+      )
+      .finally(() => {
+        this.dispatching = undefined;
+        if (this.dispatchAgain) this.dispatch();
+      });
+  }
+
+  /** Fans out the oldest events (one transaction); the number taken, or undefined when another process holds the fan-out. */
+  private async fanOutBatch(): Promise<number | undefined> {
+    return withTransaction(this.svc.pool, async (tx) => {
+      const events = await claimEvents(tx, EVENTS_AT_ONCE);
+      if (!events) return undefined;
+      for (const event of events) await this.fanOut(tx, event);
+      await removeEvents(
+        tx,
+        events.map((e) => e.id),
+      );
+      return events.length;
+    });
+  }
+
+  /** One event through every kind, in `tx`. */
+  private async fanOut(tx: Transaction, event: BoxEvent): Promise<void> {
+    if (event.facts.quietGiveUp) return;
+    for (const kind of this.kinds.values()) {
+      const drafts = draftsToKeep(kind.name, event, await kind.fanOut(tx, event));
+      await insertNotices(tx, kind.name, event.id, drafts, event.event.event === 'notice');
+    }
+  }
+
+  // --- sending
+
+  private send(): void {
+    if (this.stopped || !this.kinds.size) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    const free = this.svc.config.notices.sendingAtOnce - this.sending.size;
+    if (free <= 0) return; // a send that ends wakes it again
+    this.claiming = true;
+    this.claimAgain = false;
+    claimNotices(this.svc.pool, [...this.kinds.keys()], free, leaseSeconds(this.svc.config.notices.timeoutMs))
+      .then(
+        (notices) => {
+          for (const notice of notices) this.track(this.deliver(notice));
+          if (notices.length === free) this.claimAgain = true; // more may be due
+        },
+        (err: unknown) => this.svc.log.warn({ err: errorMessage(err) }, 'the outbox of notices could not be read; trying again'),
+      )
+      .finally(() => {
+        this.claiming = false;
+        if (this.claimAgain) this.send();
+      });
+  }
+
+  private track(send: Promise<void>): void {
+    this.sending.add(send);
+    void send.finally(() => {
+      this.sending.delete(send);
+      this.send();
+    });
+  }
+
+  private async deliver(notice: ClaimedNotice): Promise<void> {
+    const { pool, log, metrics, config } = this.svc;
+    const kind = this.kinds.get(notice.kind)!;
+    const labels = { kind: notice.kind, destination: notice.destination };
+    const deadline = AbortSignal.timeout(config.notices.timeoutMs);
+    try {
+      await Promise.race([kind.send(notice, deadline), whenAborted(deadline)]);
+      if (await sentNotice(pool, notice)) {
+        metrics.notices.inc({ ...labels, result: 'sent' });
+        metrics.noticeDelivery.observe({ kind: notice.kind }, (Date.now() - notice.createdAt.getTime()) / 1000);
+      }
+      log.debug({ notice: notice.id, ...labels, attempts: notice.attempts }, 'notice sent');
+    } catch (err) {
+      const why = errorMessage(err);
+      if (givesUp(err, notice, kind, Date.now())) {
+        await this.giveUp(notice, why).catch((e: unknown) =>
+          log.error(
+            { notice: notice.id, ...labels, err: errorMessage(e) },
+            'giving up a notice failed; its lease ends and it is tried again',
+          ),
+        );
+        return;
+      }
+      metrics.notices.inc({ ...labels, result: 'retrying' });
+      const delay = retryDelaySeconds(notice.attempts, config.notices.firstRetrySeconds, config.notices.longestRetrySeconds);
+      log.warn(
+        { notice: notice.id, ...labels, attempts: notice.attempts, retryInSeconds: delay, err: why },
+        'sending a notice failed; it is tried again',
+      );
+      await retryNotice(pool, notice, delay, why).catch(() => undefined); // not recorded: the lease ends, and it is tried then
+    }
+  }
+
+  /** The notice taken out of the outbox with its audit event, in one transaction: neither without the other. */
+  private async giveUp(notice: ClaimedNotice, why: string): Promise<void> {
+    const labels = { kind: notice.kind, destination: notice.destination };
+    const event: AuditEvent = { event: 'notice', action: 'given-up', ...labels, reason: why.slice(0, 300) };
+    // A notice that told of a give-up: its own give-up is told to no one (the dispatcher reads this).
+    const facts: EventFacts | undefined = notice.quiet ? { quietGiveUp: true } : undefined;
+    const removed = await withTransaction(this.svc.pool, async (tx) => {
+      if (!(await sentNotice(tx, notice))) return false; // another process took it over
+      await this.svc.audit.recordIn(tx, event, facts);
+      return true;
+    });
+    if (!removed) return;
+    this.svc.log.error({ notice: notice.id, ...labels, attempts: notice.attempts, err: why }, 'a notice was given up');
+    this.svc.metrics.notices.inc({ ...labels, result: 'given_up' });
+  }
+
+  // --- metrics
+
+  /** The queues' sizes and ages for the metrics, now and then (every process counts the box's tables). */
+  private count(): void {
+    if (Date.now() - this.countedAt < COUNT_EVERY_MS) return;
+    this.countedAt = Date.now();
+    const { pool, metrics } = this.svc;
+    Promise.all([noticeQueues(pool), eventsWaiting(pool)]).then(
+      ([queues, events]) => {
+        metrics.noticesWaiting.reset();
+        metrics.noticeOldestSeconds.reset();
+        for (const q of queues) {
+          metrics.noticesWaiting.set({ kind: q.kind, destination: q.destination }, q.waiting);
+          metrics.noticeOldestSeconds.set({ kind: q.kind, destination: q.destination }, q.oldestSeconds);
+        }
+        metrics.noticeEventsWaiting.set(events.count);
+      },
+      () => undefined,
+    );
+  }
+}
+
+/**
+ * Starts the outbox of this process with the kinds of notice the box sends (api/server.ts builds
+ * the list), and the rules every POST to a receiver is held to: the allowed ranges of
+ * BOXAUTH_NOTICE_ALLOWED_ADDRESSES and of the runtime setting (PUT /settings/notices), read at
+ * each use so that a change on any process holds at once.
+ */
+export function startNotices(svc: Needs, kinds: readonly NoticeKind[]): NoticeOutbox {
+  const { notices, baseUrl } = svc.config;
+  useReceiverRules(async () => ({
+    allowed: [
+      ...notices.allowedAddresses,
+      ...(await readNoticeAllowedAddresses(svc.pool)).map(parseCidr).filter((c): c is [string, number] => c !== undefined),
+    ],
+    boxUrl: baseUrl,
+    timeoutMs: notices.timeoutMs,
+  }));
+  const outbox = new NoticeOutbox(svc, kinds);
+  outbox.start();
+  return outbox;
+}

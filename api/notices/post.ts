@@ -1,0 +1,203 @@
+// The one way the box sends an HTTP request to a receiver of its notices (a back-channel logout
+// URI, an SSF push endpoint, a Webhook's URL): the address is someone else's choice, so it is held
+// to the rules of api/outbound.ts, as the fetch of a Client ID Metadata Document is:
+// - https; plain http only to an address the box's settings allow (a receiver in the cluster,
+//   a test's);
+// - every address the name resolves to is checked in the lookup the connection itself uses
+//   (DNS rebinding cannot pass): no special-use or private range, loopback, or address of this
+//   machine, unless allowed (BOXAUTH_NOTICE_ALLOWED_ADDRESSES, or PUT /settings/notices at
+//   runtime); never the box itself by its own host and port;
+// - no redirect is followed (a 3xx is an answer like any other: the kind decides);
+// - a deadline on the whole exchange (the caller's signal, and the box's own timeout), and at
+//   most MAX_ANSWER_BYTES of the answer read: a slow or chatty receiver holds nothing long.
+// The same checks run when a URL is registered (receiverUrlProblem), so a URL refused is refused
+// when written and again when sent (its name may resolve elsewhere by then).
+import dns from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { addressAllowed, addressProblem, guardedLookup, literalAddress, type AddressRules } from '../outbound.js';
+
+/** The most of a receiver's answer that is read (the rest is dropped with the connection). */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** What a POST to a receiver is held to: the ranges allowed, the box's own URL, the longest it may take. */
+export interface ReceiverRules extends AddressRules {
+  boxUrl: string;
+  timeoutMs: number;
+}
+
+/** Without a box to ask (a unit test, a tool): nothing special-use allowed, a 10 s deadline. */
+const STRICT: ReceiverRules = { allowed: [], boxUrl: 'https://box.invalid', timeoutMs: 10_000 };
+
+let currentRules: () => Promise<ReceiverRules> = () => Promise.resolve(STRICT);
+
+/**
+ * Where this process reads the rules from, each time (the allow-list may change at runtime, on any
+ * process of the box): api/notices/outbox.ts startNotices installs the box's.
+ */
+export function useReceiverRules(read: () => Promise<ReceiverRules>): void {
+  currentRules = read;
+}
+
+/** The rules in force now. */
+export function receiverRules(): Promise<ReceiverRules> {
+  return currentRules();
+}
+
+/** Why a POST to a receiver failed before an answer: refused by the rules, unreachable, too slow. Never a secret. */
+export class ReceiverError extends Error {}
+
+/** A receiver's answer: its status, media type and at most MAX_ANSWER_BYTES of its body. */
+export interface ReceiverAnswer {
+  status: number;
+  contentType: string | undefined;
+  body: string;
+  /** The body was longer than what was read. */
+  cut: boolean;
+}
+
+export interface ReceiverRequest {
+  headers: Record<string, string>;
+  body: string | Buffer;
+  /** Aborts the request (the sender's deadline). */
+  signal: AbortSignal;
+}
+
+/** The box by its own host and port, whatever the scheme and whatever its address. */
+function isTheBox(target: URL, rules: ReceiverRules): boolean {
+  const box = new URL(rules.boxUrl);
+  if (target.host === box.host) return true;
+  const port = (u: URL): string => u.port || (u.protocol === 'https:' ? '443' : '80');
+  return port(target) === port(box) && ['localhost', '127.0.0.1', '[::1]'].includes(target.hostname);
+}
+
+/** Why `url` cannot be a receiver, judged without resolving it (scheme, credentials, the box itself, a literal address); undefined: it may be. */
+export function receiverUrlShapeProblem(url: string, rules: ReceiverRules): string | undefined {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return 'is not a URL';
+  }
+  if (target.protocol !== 'https:' && target.protocol !== 'http:') return 'must be an https URL';
+  if (target.username || target.password) return 'must not carry a user or password';
+  if (target.hash) return 'must not have a fragment';
+  if (isTheBox(target, rules)) return 'is the box itself';
+  const literal = literalAddress(target);
+  if (literal) {
+    const problem = addressProblem(literal, rules);
+    if (problem) return `is refused: ${problem}`;
+    if (target.protocol === 'http:' && !addressAllowed(literal, rules))
+      return 'must be an https URL (http only to an address the box allows)';
+  }
+  return undefined;
+}
+
+/**
+ * The registration-time check of a receiver's URL (a Webhook's URL, a stream's push endpoint, a
+ * client's backchannel_logout_uri): its shape, and every address its name resolves to now. A URL
+ * refused here is refused again at each send. Answers a sentence to follow the field's name
+ * ("backchannel_logout_uri is the box itself"), or undefined when it may be used.
+ */
+export async function receiverUrlProblem(url: string, rules?: ReceiverRules): Promise<string | undefined> {
+  const r = rules ?? (await receiverRules());
+  const shape = receiverUrlShapeProblem(url, r);
+  if (shape) return shape;
+  const target = new URL(url);
+  if (literalAddress(target)) return undefined;
+  let addresses: { address: string }[];
+  try {
+    addresses = await dns.lookup(target.hostname, { all: true });
+  } catch {
+    return `names a host that does not resolve (${target.hostname})`;
+  }
+  for (const { address } of addresses) {
+    const problem = addressProblem(address, r);
+    if (problem) return `is refused: ${problem}`;
+    if (target.protocol === 'http:' && !addressAllowed(address, r)) return 'must be an https URL (http only to an address the box allows)';
+  }
+  return addresses.length ? undefined : `names a host that has no address (${target.hostname})`;
+}
+
+/** The lookup a connection to a receiver uses: every address checked, http only to allowed ones. */
+function receiverLookup(rules: ReceiverRules, plain: boolean): ReturnType<typeof guardedLookup> {
+  const refuse = (why: string): Error => new ReceiverError(why);
+  if (!plain) return guardedLookup(rules, refuse);
+  // http: only ranges the box allows, which addressProblem passes, so the allowed list is the whole rule.
+  const onlyAllowed: AddressRules = { allowed: rules.allowed };
+  const guarded = guardedLookup(onlyAllowed, refuse);
+  return (hostname, options, callback) =>
+    guarded(hostname, { ...options, all: true }, (err, addresses, family) => {
+      if (err) return callback(err, '', 4);
+      const list = addresses as unknown as { address: string; family: number }[];
+      const outside = list.find((a) => !addressAllowed(a.address, onlyAllowed));
+      if (outside) return callback(refuse(`${outside.address} is not an address the box allows plain http to`), '', 4);
+      if (options.all) return callback(null, list, family);
+      return callback(null, list[0]!.address, list[0]!.family);
+    });
+}
+
+/**
+ * POSTs `body` to the receiver at `url` under the box's rules (see the top of this file), and
+ * answers what it said, whatever the status: the kind judges the answer. Throws a ReceiverError
+ * when the URL is refused, the receiver cannot be reached, or no whole answer came before the
+ * deadline (`signal`, or the box's BOXAUTH_NOTICE_TIMEOUT_MS, whichever is first).
+ */
+export async function postToReceiver(url: string, request: ReceiverRequest): Promise<ReceiverAnswer> {
+  const rules = await receiverRules();
+  const problem = receiverUrlShapeProblem(url, rules);
+  if (problem) throw new ReceiverError(`the receiver's URL ${problem}`);
+  const target = new URL(url);
+  const plain = target.protocol === 'http:';
+  const signal = AbortSignal.any([request.signal, AbortSignal.timeout(rules.timeoutMs)]);
+  if (signal.aborted) throw new ReceiverError('the deadline passed before the request was made');
+  return new Promise((resolve, reject) => {
+    const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
+    const req = (plain ? http : https).request(
+      target,
+      {
+        method: 'POST',
+        headers: { ...request.headers, 'Content-Length': String(body.length) },
+        lookup: receiverLookup(rules, plain),
+        // No connection is kept or shared: each request resolves and checks the name afresh.
+        agent: false,
+        signal,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let cut = false;
+        const answer = (): void =>
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: response.headers['content-type'],
+            body: Buffer.concat(chunks).toString('utf8'),
+            cut,
+          });
+        response.on('data', (chunk: Buffer) => {
+          if (cut) return;
+          const room = MAX_ANSWER_BYTES - size;
+          chunks.push(chunk.subarray(0, room));
+          size += Math.min(room, chunk.length);
+          if (chunk.length > room) {
+            cut = true;
+            answer();
+            req.destroy();
+          }
+        });
+        response.on('end', answer);
+        response.on('error', () => reject(new ReceiverError('the answer broke off')));
+      },
+    );
+    req.on('error', (err) =>
+      reject(
+        err instanceof ReceiverError
+          ? err
+          : signal.aborted
+            ? new ReceiverError(`no whole answer before the deadline`)
+            : new ReceiverError(`it could not be reached (${(err as NodeJS.ErrnoException).code ?? err.name})`),
+      ),
+    );
+    req.end(body);
+  });
+}

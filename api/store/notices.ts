@@ -1,0 +1,202 @@
+// The outbox of notices (migration 030, api/notices/): its events, written in the transaction of
+// the change they report, and the notices the dispatcher makes of them, one per destination.
+//
+// Events are fanned out one batch at a time per box, under an advisory lock of the box's schema,
+// so notices are made in the order of their events. A sender takes the head of each destination's
+// queue only, by moving its next_attempt_at a lease ahead (claimNotices): one notice in flight per
+// destination, the rest waiting behind it in order of creation. `attempts`, counted up by each
+// claim, says whose lease a row is under: a process whose lease ran out and was taken over changes
+// the row no more (sentNotice, retryNotice), as in ./mail-outbox.ts.
+import type { AuditEvent } from '../audit.js';
+import type { Queryable, Transaction } from '../db/pool.js';
+import type { BoxEvent, EventFacts, Notice, NoticeDraft, NoticeKindName } from '../notices/kinds.js';
+
+/**
+ * The channels the dispatchers (new events) and the senders (new notices) of every box sharing the
+ * database listen on; the payload is the schema of the box, as for ./mail-outbox.ts MAIL_CHANNEL.
+ */
+export const NOTICE_EVENT_CHANNEL = 'boxauth_notice_events';
+export const NOTICE_CHANNEL = 'boxauth_notices';
+
+/** Tells the box's processes that events or notices wait (at commit of `db`'s transaction). */
+async function wake(db: Queryable, what: 'event' | 'notice'): Promise<void> {
+  await db.query(`SELECT pg_notify('${what === 'event' ? NOTICE_EVENT_CHANNEL : NOTICE_CHANNEL}', current_schema())`);
+}
+
+/** An event for the outbox, in `tx` with the change it reports. */
+export async function insertNoticeEvent(tx: Queryable, event: AuditEvent, facts: EventFacts): Promise<void> {
+  await tx.query('INSERT INTO notice_events (event, facts) VALUES ($1, $2)', [JSON.stringify(event), JSON.stringify(facts)]);
+  await wake(tx, 'event');
+}
+
+/** Events kept in a batch of the audit trail (api/store/audit-events.ts), written: the box's processes hear of them. */
+export async function noticeEventsWritten(db: Queryable): Promise<void> {
+  await wake(db, 'event');
+}
+
+/** The lock of the box's fan-out: one transaction at a time per box (its schema), across its processes. */
+const FAN_OUT_LOCK = "hashtextextended(current_schema() || '.notice_events', 0)";
+
+/**
+ * The oldest `limit` events, in order, to be fanned out in `tx` and removed with removeEvents; or
+ * undefined when another transaction of the box holds the fan-out (it will take these too).
+ */
+export async function claimEvents(tx: Transaction, limit: number): Promise<BoxEvent[] | undefined> {
+  const { rows: lock } = await tx.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${FAN_OUT_LOCK}) AS ok`);
+  if (!lock[0]!.ok) return undefined;
+  const { rows } = await tx.query<{ id: string; at: Date; event: AuditEvent; facts: EventFacts }>(
+    'SELECT id::text, at, event, facts FROM notice_events ORDER BY id LIMIT $1',
+    [limit],
+  );
+  return rows.map((r) => ({ id: r.id, at: r.at, event: r.event, facts: r.facts }));
+}
+
+/** The events fanned out, gone (in the transaction that made their notices). */
+export async function removeEvents(tx: Transaction, ids: string[]): Promise<void> {
+  if (ids.length) await tx.query('DELETE FROM notice_events WHERE id = ANY($1::bigint[])', [ids]);
+}
+
+/** Events waiting for their fan-out, and the age of the oldest in seconds (0 when none). */
+export async function eventsWaiting(db: Queryable): Promise<{ count: number; oldestSeconds: number }> {
+  const { rows } = await db.query<{ n: string; oldest: number | null }>(
+    'SELECT count(*) AS n, extract(epoch FROM now() - min(at))::float8 AS oldest FROM notice_events',
+  );
+  return { count: Number(rows[0]!.n), oldestSeconds: rows[0]!.oldest ?? 0 };
+}
+
+/**
+ * The notices of `kind` an event made, in the dispatch transaction. `quiet`: they tell of a
+ * give-up; a give-up of one of them is not told again.
+ */
+export async function insertNotices(
+  tx: Transaction,
+  kind: NoticeKindName,
+  eventId: string | null,
+  drafts: NoticeDraft[],
+  quiet = false,
+): Promise<void> {
+  if (!drafts.length) return;
+  await tx.query(
+    `INSERT INTO notices (kind, destination, payload, event_id, quiet)
+     SELECT $1, d, p, $4::bigint, $5 FROM unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS t(d, p, i) ORDER BY i`,
+    [kind, drafts.map((d) => d.destination), drafts.map((d) => JSON.stringify(d.payload)), eventId, quiet],
+  );
+  await wake(tx, 'notice');
+}
+
+/** A notice that is not an event's fan-out (an SSF verification event), written in the caller's transaction `tx`. */
+export async function enqueueNotice(tx: Queryable, kind: NoticeKindName, draft: NoticeDraft): Promise<void> {
+  await tx.query('INSERT INTO notices (kind, destination, payload) VALUES ($1, $2, $3)', [
+    kind,
+    draft.destination,
+    JSON.stringify(draft.payload),
+  ]);
+  await wake(tx, 'notice');
+}
+
+/** A notice taken from the outbox, with what only the outbox needs of it. */
+export interface ClaimedNotice extends Notice {
+  /** It tells of a give-up: its own give-up is not told. */
+  quiet: boolean;
+}
+
+interface NoticeRow {
+  id: string;
+  kind: NoticeKindName;
+  destination: string;
+  payload: Record<string, unknown>;
+  event_id: string | null;
+  created_at: Date;
+  attempts: number;
+  quiet: boolean;
+}
+
+/**
+ * Up to `limit` due notices of `kinds`, each the head of its destination's queue (the oldest
+ * notice of that kind and destination), leased to the caller for `leaseSeconds`. A head that is
+ * leased or waiting for its retry holds its whole queue: one notice in flight per destination, in
+ * order. Two processes racing for one head: the second finds it leased when its row lock is
+ * granted (the UPDATE's condition is checked again on the row as committed) and skips it.
+ */
+export async function claimNotices(
+  db: Queryable,
+  kinds: readonly NoticeKindName[],
+  limit: number,
+  leaseSeconds: number,
+): Promise<ClaimedNotice[]> {
+  const { rows } = await db.query<NoticeRow>(
+    `UPDATE notices n SET next_attempt_at = now() + make_interval(secs => $2), attempts = n.attempts + 1
+     FROM (SELECT id FROM (SELECT DISTINCT ON (kind, destination) id, next_attempt_at FROM notices
+                           WHERE kind = ANY($3::text[]) ORDER BY kind, destination, id) AS head
+           WHERE next_attempt_at <= now() ORDER BY id LIMIT $1) AS due
+     WHERE n.id = due.id AND n.next_attempt_at <= now()
+     RETURNING n.id::text, n.kind, n.destination, n.payload, n.event_id::text, n.created_at, n.attempts, n.quiet`,
+    [limit, leaseSeconds, kinds],
+  );
+  return rows
+    .map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      destination: r.destination,
+      payload: r.payload,
+      // A notice no event made (enqueueNotice) has no event: '' (the contract's eventId is a string).
+      eventId: r.event_id ?? '',
+      createdAt: r.created_at,
+      attempts: r.attempts,
+      quiet: r.quiet,
+    }))
+    .sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+}
+
+/** The notice is acknowledged (or given up, in `db`'s transaction): gone, unless another process took it over. */
+export async function sentNotice(db: Queryable, notice: Pick<Notice, 'id' | 'attempts'>): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM notices WHERE id = $1 AND attempts = $2', [notice.id, notice.attempts]);
+  return rowCount === 1;
+}
+
+/** The attempt failed: the notice (and its queue behind it) waits `delaySeconds`, with why (no secret in it). */
+export async function retryNotice(
+  db: Queryable,
+  notice: Pick<Notice, 'id' | 'attempts'>,
+  delaySeconds: number,
+  error: string,
+): Promise<void> {
+  await db.query(
+    'UPDATE notices SET next_attempt_at = now() + make_interval(secs => $3), last_error = $4 WHERE id = $1 AND attempts = $2',
+    [notice.id, notice.attempts, delaySeconds, error.slice(0, 1000)],
+  );
+}
+
+/** A destination's queue, as the metrics show it. */
+export interface NoticeQueue {
+  kind: NoticeKindName;
+  destination: string;
+  waiting: number;
+  /** Seconds since the oldest waiting notice was made. */
+  oldestSeconds: number;
+}
+
+/** Every destination with notices waiting. */
+export async function noticeQueues(db: Queryable): Promise<NoticeQueue[]> {
+  const { rows } = await db.query<{ kind: NoticeKindName; destination: string; n: string; oldest: number }>(
+    `SELECT kind, destination, count(*) AS n, extract(epoch FROM now() - min(created_at))::float8 AS oldest
+     FROM notices GROUP BY kind, destination`,
+  );
+  return rows.map((r) => ({ kind: r.kind, destination: r.destination, waiting: Number(r.n), oldestSeconds: r.oldest }));
+}
+
+/** The box_settings row of the ranges an administrator allowed receivers at (PUT /settings/notices): a JSON array of CIDRs. */
+const ALLOWED_SETTING = 'notice_allowed_addresses';
+
+/** The ranges allowed at runtime (CIDR strings as written), none when never set. */
+export async function readNoticeAllowedAddresses(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ value: string }>('SELECT value FROM box_settings WHERE name = $1', [ALLOWED_SETTING]);
+  return rows.length ? (JSON.parse(rows[0]!.value) as string[]) : [];
+}
+
+export async function writeNoticeAllowedAddresses(db: Queryable, cidrs: string[]): Promise<void> {
+  await db.query('INSERT INTO box_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [
+    ALLOWED_SETTING,
+    JSON.stringify(cidrs),
+  ]);
+}
