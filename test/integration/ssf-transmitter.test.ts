@@ -81,7 +81,7 @@ describe('Shared Signals transmitter (SSF 1.0)', function () {
         {
           engine: 'matcho',
           link: [{ id, resourceType: 'Client' }],
-          matcho: { ssf: { subject: { email: opts.events, email_verified: true } } },
+          matcho: { ssf: { subject: { email: opts.events } } },
         },
         root,
       );
