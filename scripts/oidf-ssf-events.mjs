@@ -7,14 +7,15 @@
 // APIs every person and administrator uses.
 //
 // Usage: oidf-ssf-events.mjs <base url>; environment: OIDF_ROOT_TOKEN, OIDF_SSF_PERSON_PASSWORD,
-// OIDF_SSF_EVENTS_SECONDS (how long, default 240), NODE_EXTRA_CA_CERTS for HTTPS.
+// OIDF_SSF_EVENTS_SECONDS (how long, default 300), NODE_EXTRA_CA_CERTS for HTTPS.
+/* global process, console, fetch, URL, URLSearchParams, Buffer, setTimeout */
 import { randomBytes } from 'node:crypto';
 import { boxCaller, SIGNALS_APP, SIGNALS_APP_REDIRECT, SIGNALS_PERSON } from './oidf-ssf.mjs';
 
 const base = process.argv[2];
 const token = process.env.OIDF_ROOT_TOKEN;
 let password = process.env.OIDF_SSF_PERSON_PASSWORD;
-const seconds = Number(process.env.OIDF_SSF_EVENTS_SECONDS || 240);
+const seconds = Number(process.env.OIDF_SSF_EVENTS_SECONDS || 300);
 const pause = Number(process.env.OIDF_SSF_EVENTS_PAUSE || 8);
 if (!base || !token || !password) {
   console.error('usage: OIDF_ROOT_TOKEN=… OIDF_SSF_PERSON_PASSWORD=… oidf-ssf-events.mjs <base url>');
@@ -69,7 +70,6 @@ async function round(personId) {
     response_type: 'code',
     client_id: SIGNALS_APP,
     redirect_uri: SIGNALS_APP_REDIRECT,
-    scope: 'openid',
   });
   const authorized = await browser.fetch(`/auth/authorize?${authorize}`);
   const code = authorized.headers.get('location') && new URL(authorized.headers.get('location')).searchParams.get('code');

@@ -11,6 +11,7 @@
 // - ssf-tx-caep: the plan waits for real CAEP events about a person; a background job
 //   (scripts/oidf-ssf-events.mjs, a few minutes at most, it ends by itself) makes them happen the
 //   way they happen to anyone: the person signs in, is signed out, their password changes.
+/* global process, console, fetch, URL */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -86,8 +87,8 @@ async function preparePerson(call) {
   if (person) await call('PUT', `/users/${person.id}`, { password });
   else await call('POST', '/users', { email: SIGNALS_PERSON, email_verified: true, password, data: '{"name":"SSF Subject"}' });
   await call('PUT', `/Client/${SIGNALS_APP}`, {
-    grant_types: ['authorization_code', 'refresh_token'],
-    redirect_uris: [SIGNALS_APP_REDIRECT],
+    grant_types: ['authorization_code'],
+    auth: { authorization_code: { redirect_uri: SIGNALS_APP_REDIRECT } },
     secret: `${SIGNALS_APP}-secret-for-the-suite`,
     first_party: true,
     description: 'the app the SSF setup signs its person in to (scripts/oidf-ssf-events.mjs)',
