@@ -6,8 +6,14 @@
 // password (CAEP credential-change). No test mode of the box is involved: these are the pages and
 // APIs every person and administrator uses.
 //
+// The plan's other modules take every SET their stream gets for a verification event (the
+// verification modules check its subject, and fail on a CAEP event's), so the rounds run only while
+// the suite runs its CAEP module (asked of the suite's API, OIDF_SUITE_URL); when the suite cannot
+// be asked, they run the whole time. The job ends once that module is over, or at its deadline.
+//
 // Usage: oidf-ssf-events.mjs <base url>; environment: OIDF_ROOT_TOKEN, OIDF_SSF_PERSON_PASSWORD,
-// OIDF_SSF_EVENTS_SECONDS (how long, default 300), NODE_EXTRA_CA_CERTS for HTTPS.
+// OIDF_SSF_EVENTS_SECONDS (how long at most, default 420), OIDF_SUITE_URL (default
+// https://127.0.0.1:31443; "none" not to ask), NODE_EXTRA_CA_CERTS for HTTPS.
 /* global process, console, fetch, URL, URLSearchParams, Buffer, setTimeout */
 import { randomBytes } from 'node:crypto';
 import { boxCaller, SIGNALS_APP, SIGNALS_APP_REDIRECT, SIGNALS_PERSON } from './oidf-ssf.mjs';
@@ -15,7 +21,9 @@ import { boxCaller, SIGNALS_APP, SIGNALS_APP_REDIRECT, SIGNALS_PERSON } from './
 const base = process.argv[2];
 const token = process.env.OIDF_ROOT_TOKEN;
 let password = process.env.OIDF_SSF_PERSON_PASSWORD;
-const seconds = Number(process.env.OIDF_SSF_EVENTS_SECONDS || 300);
+const seconds = Number(process.env.OIDF_SSF_EVENTS_SECONDS || 420);
+const suite = process.env.OIDF_SUITE_URL || 'https://127.0.0.1:31443';
+const CAEP_MODULE = 'openid-ssf-transmitter-stream-caep-interop';
 const pause = Number(process.env.OIDF_SSF_EVENTS_PAUSE || 8);
 if (!base || !token || !password) {
   console.error('usage: OIDF_ROOT_TOKEN=… OIDF_SSF_PERSON_PASSWORD=… oidf-ssf-events.mjs <base url>');
@@ -98,12 +106,33 @@ if (!person) {
   process.exit(1);
 }
 log(`making events about ${SIGNALS_PERSON} (user ${person.id}) for ${seconds} s`);
-while (Date.now() < deadline) {
+/** Whether the suite runs its CAEP module now; undefined when the suite cannot be asked. */
+async function caepModuleRuns() {
+  if (suite === 'none') return undefined;
   try {
-    await round(person.id);
-  } catch (err) {
-    log(`a round failed: ${err instanceof Error ? err.message : String(err)}`);
+    const running = await (await fetch(`${suite}/api/runner/running`)).json();
+    for (const id of running) {
+      const info = await (await fetch(`${suite}/api/info/${encodeURIComponent(id)}`)).json();
+      if (info.testName === CAEP_MODULE) return true;
+    }
+    return false;
+  } catch {
+    return undefined;
   }
-  await new Promise((resolve) => setTimeout(resolve, pause * 1000));
+}
+
+let seen = false;
+while (Date.now() < deadline) {
+  const runs = await caepModuleRuns();
+  if (runs === false && seen) break; // the CAEP module is over
+  if (runs !== false) {
+    seen ||= runs === true;
+    try {
+      await round(person.id);
+    } catch (err) {
+      log(`a round failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, (runs === false ? 1 : pause) * 1000));
 }
 log('done');

@@ -57,6 +57,7 @@ describe('scripts/oidf-setup for the SSF plans', function () {
         OIDF_SSF_CLIENT_ID: 'oidf-ssf-receiver',
         OIDF_SSF_EVENTS_SECONDS: '25',
         OIDF_SSF_EVENTS_PAUSE: '2',
+        OIDF_SUITE_URL: 'none',
         OIDF_SSF_EVENTS_LOG: log,
       },
     });
