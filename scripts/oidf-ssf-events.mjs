@@ -131,6 +131,9 @@ while (Date.now() < deadline) {
       await round(person.id);
     } catch (err) {
       log(`a round failed: ${err instanceof Error ? err.message : String(err)}`);
+      // The box is gone (its run ended): so is the job's reason to be; a job left over from an
+      // earlier run must not try an old password on the next run's box.
+      if (err instanceof Error && err.cause?.code === 'ECONNREFUSED') break;
     }
   }
   await new Promise((resolve) => setTimeout(resolve, (runs === false ? 1 : pause) * 1000));
