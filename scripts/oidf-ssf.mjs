@@ -96,16 +96,19 @@ async function preparePerson(call) {
   return password;
 }
 
-/** Starts the bounded job, detached, so that the setup ends and the plan starts while it runs. */
+/**
+ * Starts the bounded job, detached, so that the setup ends and the plan starts while it runs. Its
+ * lines go where the setup's go (the harness's logs/oidf-setup-<plan>.log, a file), or to
+ * OIDF_SSF_EVENTS_LOG.
+ */
 function startEventsJob(base, token, password) {
-  const log = path.resolve(process.env.OIDF_SSF_EVENTS_LOG || 'logs/oidf-ssf-events.log');
-  fs.mkdirSync(path.dirname(log), { recursive: true });
-  const out = fs.openSync(log, 'a');
+  const file = process.env.OIDF_SSF_EVENTS_LOG;
+  const out = file ? fs.openSync(file, 'a') : 'inherit';
   const job = spawn(process.execPath, [path.join(import.meta.dirname, 'oidf-ssf-events.mjs'), base], {
     detached: true,
     stdio: ['ignore', out, out],
     env: { ...process.env, OIDF_ROOT_TOKEN: token, OIDF_SSF_PERSON_PASSWORD: password },
   });
   job.unref();
-  console.log(`started the events job (pid ${job.pid}, log ${log})`);
+  console.log(`started the events job (pid ${job.pid}${file ? `, log ${file}` : ''})`);
 }
