@@ -22,6 +22,7 @@ import { httpsServer } from './http/tls.js';
 import { startPurgeJob } from './jobs/purge.js';
 import { startOutbox } from './mail/outbox.js';
 import type { NoticeKind } from './notices/kinds.js';
+import { ssfKind } from './ssf/kind.js';
 import { startNotices } from './notices/outbox.js';
 import { backchannelLogoutKind } from './oauth/backchannel-logout.js';
 import { webhookKind } from './webhooks/kind.js';
@@ -247,7 +248,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
   // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
   // killed mid-send leaves its notices to the others.
-  const kinds: NoticeKind[] = [backchannelLogoutKind(svc), webhookKind(svc)];
+  const kinds: NoticeKind[] = [backchannelLogoutKind(svc), ssfKind(svc), webhookKind(svc)];
   const notices = config.notices.enabled ? startNotices(svc, kinds) : undefined;
 
   return {

@@ -9,7 +9,7 @@ export interface SigningKey {
   alg: JwtAlg;
   privateKey: KeyObject;
   publicKey: KeyObject;
-  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`) and ID tokens (`JWT`). */
+  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`), ID tokens (`JWT`) and SETs (`secevent+jwt`). */
   headers: Record<JwtType, string>;
 }
 
@@ -17,9 +17,10 @@ export interface SigningKey {
  * The `typ` of the box's JWTs. An access token and an ID token are told apart by
  * it, so that an ID token is never taken for an access token (RFC 9068 §4); a
  * logout token is `logout+jwt` (OpenID Connect Back-Channel Logout 1.0 §2.4: "the
- * explicit type logout+jwt"), so that it is taken for neither.
+ * explicit type logout+jwt"), and a Security Event Token `secevent+jwt` (RFC 8417 §2.3), so that
+ * each is taken for none of the others.
  */
-export type JwtType = 'at+jwt' | 'JWT' | 'logout+jwt';
+export type JwtType = 'at+jwt' | 'JWT' | 'logout+jwt' | 'secevent+jwt';
 
 export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
 
@@ -82,7 +83,12 @@ export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publ
     alg,
     privateKey,
     publicKey,
-    headers: { 'at+jwt': header('at+jwt'), JWT: header('JWT'), 'logout+jwt': header('logout+jwt') },
+    headers: {
+      'at+jwt': header('at+jwt'),
+      JWT: header('JWT'),
+      'logout+jwt': header('logout+jwt'),
+      'secevent+jwt': header('secevent+jwt'),
+    },
   };
 }
 

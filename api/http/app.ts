@@ -38,6 +38,7 @@ import { resourceRouter } from './routes/resources.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
 import { settingsRouter } from './routes/settings.js';
 import { signInRouter } from './routes/sign-in.js';
+import { ssfMetadataRouter, ssfRouter } from './routes/ssf.js';
 import { upstreamRouter } from './routes/upstream.js';
 
 type LogRequest = (method: string, url: string, route: string, status: number, seconds: number) => void;
@@ -104,7 +105,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   app.use(requestLog(logRequest), commonHeaders, cors, checkedRequestLine);
 
   app.use(healthRouter(svc, options));
-  app.use(oauthRouter(svc));
+  app.use(oauthRouter(svc), ssfMetadataRouter(svc));
   app.delete('/Session', signOut(svc));
   const upstream = upstreamRouter(svc);
   app.use(
@@ -145,6 +146,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     peopleSessionsRouter(svc, guard),
     keyRouter(svc, guard),
     settingsRouter(svc, guard),
+    ssfRouter(svc, guard),
   );
   app.use(guarded);
 

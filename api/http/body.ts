@@ -79,6 +79,20 @@ const AUTHZEN: BodyRules = {
 
 export const authzenBody: RequestHandler[] = [reading(AUTHZEN), checkedBody];
 
+/**
+ * The stream management API of Shared Signals (api/http/routes/ssf.ts): JSON only, anything else
+ * a 400, SSF 1.0 §8.1.1.1's status for a request that cannot be parsed. No body reads as none.
+ */
+const SSF: BodyRules = {
+  accept: ['json'],
+  otherType: (media, body) => (body ? badRequest(`send the request as application/json (got ${media ?? 'no Content-Type'})`) : 'none'),
+  formParameters: 0,
+  json: 'object',
+  unsupportedCode: 'invalid_request',
+};
+
+export const ssfBody: RequestHandler[] = [reading(SSF), checkedBody];
+
 /** The JSON the box's own page scripts send (the passkeys script: api/http/routes/passkeys.ts); anything else a 415. */
 const PAGE_JSON: BodyRules = {
   accept: ['json'],

@@ -67,6 +67,13 @@ function scimBody(body: Json): Json {
   return out;
 }
 
+/** A Shared Signals stream (api/ssf/): the push endpoint's `delivery.authorization_header` is the receiver's secret. */
+function ssfBody(body: Json): Json {
+  const delivery = body.delivery;
+  if (!isObject(delivery) || !('authorization_header' in delivery)) return body;
+  return { ...body, delivery: { ...delivery, authorization_header: true } };
+}
+
 /**
  * The body a policy sees of a write to `route` (the first segment of the matched route's pattern:
  * `users`, `Client`, `IdentityProvider`, `scim`…): every secret written read as `true`.
@@ -74,6 +81,7 @@ function scimBody(body: Json): Json {
 export function bodyAsPoliciesSee(route: string, body: unknown): unknown {
   if (!isObject(body)) return body;
   if (route === 'scim') return scimBody(body);
+  if (route === 'ssf') return ssfBody(body);
   // Another case of a REST field is no field (422 after the policy), yet its value is no more the policy's to see.
   return secretsAsTrue(
     body,

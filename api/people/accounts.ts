@@ -172,7 +172,9 @@ async function recordUserChange(
   const changes = recordChanges(before && auditedFields(before), after && auditedFields(after), secretsWritten);
   const action = !before ? 'created' : !after ? 'deleted' : 'changed';
   if (action === 'changed' && !Object.keys(changes).length) return;
-  await svc.audit.recordIn(tx, { event: 'record_changed', kind: 'User', id: String((after ?? before)!.id), action, by, changes });
+  // A person deleted is gone when the outbox fans the event out: it keeps who they were (a receiver's policies ask).
+  const facts = action === 'deleted' ? { person: { id: before!.id, email: before!.email } } : undefined;
+  await svc.audit.recordIn(tx, { event: 'record_changed', kind: 'User', id: String((after ?? before)!.id), action, by, changes }, facts);
 }
 
 /**

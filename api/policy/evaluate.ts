@@ -21,7 +21,15 @@ import type { PolicyOutcome } from '../store/decisions.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
 import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
-import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest, PolicyObject, RegistrationRequest } from './requests.js';
+import type {
+  AppRequest,
+  AuthzenRequest,
+  BoxApiRequest,
+  ExchangeRequest,
+  PolicyObject,
+  RegistrationRequest,
+  SsfRequest,
+} from './requests.js';
 
 export type { PolicyOutcome };
 
@@ -238,6 +246,19 @@ export class PolicyIndex {
   }
 
   /**
+   * Whether a Shared Signals receiver may have a person's events (SsfRequest). Deny by default: only
+   * the box's policies linked to the receiver's client decide, never global ones (a policy that lets
+   * everyone read the box's metadata must not hand every receiver everyone's events), and of those
+   * only the ones with a condition: an `allow` written to let the receiver manage its streams says
+   * nothing about whose events it may have.
+   */
+  decideSsf(request: SsfRequest): Verdict {
+    const keys = [`Client/${request.ssf.receiver}`];
+    const id = this.target(BOX)?.firstAllowing(keys, false, (p) => !p.unconditional && p.rule.test(request));
+    return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
+  }
+
+  /**
    * An app's own policies only: those that name it (global ones apply to every
    * caller of the app, linked ones to their client, user or groups). Policies
    * OR together; none allowing is a denial. Every applicable policy is tried, so
@@ -316,6 +337,11 @@ export class Policies {
   /** Whether the box admits a client that named itself (PolicyIndex.decideRegistration; api/oauth/agents.ts). */
   async decideRegistration(request: RegistrationRequest): Promise<Verdict> {
     return (await this.current()).decideRegistration(request);
+  }
+
+  /** Whether a receiver may have a person's events (PolicyIndex.decideSsf; api/ssf/). */
+  async decideSsf(request: SsfRequest): Promise<Verdict> {
+    return (await this.current()).decideSsf(request);
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */

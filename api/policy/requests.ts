@@ -148,6 +148,34 @@ export interface RegistrationRequest extends Omit<BoxApiRequest, typeof kind> {
 }
 
 /**
+ * Whether a Shared Signals receiver may have a person's events (api/ssf/): asked when the receiver
+ * adds the person to a stream, and again for each event about them (docs/guides/sign-out-everywhere.md).
+ * The box API's shape, with no person or scope of a token (`user` is the caller's, and the receiver
+ * calls as no person): `client` is the receiver's record, `ssf` says the rest.
+ */
+export interface SsfRequest extends Omit<BoxApiRequest, typeof kind> {
+  readonly [kind]?: 'ssf';
+  /**
+   * Neither an HTTP method nor a path: a policy written for the box's API (`{"uri": "#^/ssf/"}` for
+   * the stream management API, a method) never matches this question by accident.
+   */
+  'request-method': 'receive';
+  uri: 'ssf:events';
+  params: Record<string, never>;
+  'query-string': '';
+  client: Record<string, unknown>;
+  user: null;
+  scope: null;
+  ssf: {
+    /** The receiver: the client whose stream it is. */
+    receiver: string;
+    stream: string;
+    /** The person the events are about. */
+    subject: RequestUser;
+  };
+}
+
+/**
  * What an app's policies see of a request at its gate: the request as its gateway read it and
  * who is calling, from the credential the box checked (api/decision/request.ts).
  */
@@ -192,4 +220,4 @@ export interface AuthzenRequest extends Omit<AppRequest, typeof kind> {
 }
 
 /** Any request object a policy may be asked about (`boxauth explain`'s why, the engines' test). */
-export type PolicyObject = BoxApiRequest | ExchangeRequest | RegistrationRequest | AppRequest | AuthzenRequest;
+export type PolicyObject = BoxApiRequest | ExchangeRequest | RegistrationRequest | SsfRequest | AppRequest | AuthzenRequest;

@@ -1140,6 +1140,106 @@ const signingKeySchema: Json = {
 const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
 
 /** A provider tried before people use it (api/people/upstream/check.ts). */
+/** A stream_id in the query (SSF 1.0 §8.1). */
+const STREAM_ID = { name: 'stream_id', in: 'query', description: "the stream's id", schema: { type: 'string' } };
+const SSF_OBJECT = { type: 'object' };
+const SSF_ERRORS = { ...ERRORS, '404': { description: 'no such stream of this receiver' } };
+
+/** The Shared Signals transmitter (SSF 1.0, api/ssf/): its metadata, the stream management API of a receiver, its poll endpoint. */
+const ssfPaths: Json = {
+  '/.well-known/ssf-configuration': {
+    get: {
+      tags: ['ssf'],
+      summary: 'Transmitter metadata (SSF 1.0 §7.1)',
+      security: [],
+      responses: { '200': { description: 'the metadata' } },
+    },
+  },
+  '/ssf/streams': {
+    get: {
+      tags: ['ssf'],
+      summary: 'One stream of the receiver (stream_id), or all of them (SSF 1.0 §8.1.1.2)',
+      parameters: [STREAM_ID],
+      responses: { '200': answer('the stream, or a list of streams', SSF_OBJECT), ...SSF_ERRORS },
+    },
+    post: {
+      tags: ['ssf'],
+      summary: 'Create a stream (SSF 1.0 §8.1.1.1): description, events_requested, delivery (push or poll)',
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: { '201': answer('the stream', SSF_OBJECT), ...ERRORS, '409': { description: 'the receiver has the most streams it may' } },
+    },
+    patch: {
+      tags: ['ssf'],
+      summary: "Update a stream (SSF 1.0 §8.1.1.3): the properties sent replace the stream's",
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: { '200': answer('the stream', SSF_OBJECT), ...SSF_ERRORS },
+    },
+    put: {
+      tags: ['ssf'],
+      summary: 'Replace a stream (SSF 1.0 §8.1.1.4)',
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: { '200': answer('the stream', SSF_OBJECT), ...SSF_ERRORS },
+    },
+    delete: {
+      tags: ['ssf'],
+      summary: 'Delete a stream (SSF 1.0 §8.1.1.5)',
+      parameters: [STREAM_ID],
+      responses: { '204': { description: 'deleted' }, ...SSF_ERRORS },
+    },
+  },
+  '/ssf/status': {
+    get: {
+      tags: ['ssf'],
+      summary: "A stream's status (SSF 1.0 §8.1.2.1)",
+      parameters: [STREAM_ID],
+      responses: { '200': answer('the status', SSF_OBJECT), ...SSF_ERRORS },
+    },
+    post: {
+      tags: ['ssf'],
+      summary: "Change a stream's status: enabled, paused, disabled (SSF 1.0 §8.1.2.2)",
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: { '200': answer('the status', SSF_OBJECT), ...SSF_ERRORS },
+    },
+  },
+  '/ssf/subjects/add': {
+    post: {
+      tags: ['ssf'],
+      summary: 'Add a subject to a stream (SSF 1.0 §8.1.3.1)',
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: { '200': { description: 'added (or silently ignored)' }, ...SSF_ERRORS },
+    },
+  },
+  '/ssf/subjects/remove': {
+    post: {
+      tags: ['ssf'],
+      summary: 'Remove a subject from a stream (SSF 1.0 §8.1.3.2)',
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: { '204': { description: 'removed' }, ...SSF_ERRORS },
+    },
+  },
+  '/ssf/verify': {
+    post: {
+      tags: ['ssf'],
+      summary: 'Ask for a verification event echoing state (SSF 1.0 §8.1.4.2)',
+      requestBody: { required: true, content: json(SSF_OBJECT) },
+      responses: {
+        '204': { description: 'the event follows' },
+        ...SSF_ERRORS,
+        '429': { description: 'asked again within min_verification_interval' },
+      },
+    },
+  },
+  '/ssf/poll/{id}': {
+    post: {
+      tags: ['ssf'],
+      summary: "Poll a stream's SETs, acknowledging those received (RFC 8936 §2.4)",
+      parameters: [idParam('stream')],
+      requestBody: { required: false, content: json(SSF_OBJECT) },
+      responses: { '200': answer('{sets, moreAvailable}', SSF_OBJECT), ...SSF_ERRORS },
+    },
+  },
+};
+
 const providerCheckPaths: Json = {
   '/IdentityProvider/{id}/$check': {
     parameters: [idParam('IdentityProvider')],
@@ -1189,7 +1289,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
-    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'operations'].map((name) => ({
+    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'ssf', 'operations'].map((name) => ({
       name,
     })),
     paths: {
@@ -1235,6 +1335,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
       },
       ...decisionPaths,
       ...boxPaths,
+      ...ssfPaths,
       '/healthz': {
         get: { tags: ['operations'], summary: 'The process is up', security: [], responses: { '200': { description: 'ok' } } },
       },

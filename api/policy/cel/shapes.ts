@@ -66,7 +66,7 @@ const party: CelObjectShape = {
 };
 
 /**
- * BoxApiRequest, ExchangeRequest's `exchange` and RegistrationRequest's `registration` (each absent
+ * BoxApiRequest, ExchangeRequest's `exchange`, RegistrationRequest's `registration` and SsfRequest's `ssf` (each absent
  * on the others' requests: reading it there is an error, which denies).
  */
 const boxApi: CelObjectShape = {
@@ -101,6 +101,7 @@ const boxApi: CelObjectShape = {
         resource: strings,
       },
     },
+    ssf: { fields: { receiver: 'string', stream: 'string', subject: CEL_PERSON } },
   },
 };
 

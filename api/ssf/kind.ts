@@ -1,0 +1,146 @@
+// The `ssf` kind of notice (api/notices/kinds.ts): a box event fans out to one notice per Shared
+// Signals event and stream that asked for its type and whose receiver may have it; each is sent as
+// a Security Event Token, pushed (RFC 8935) or kept for the receiver to poll (RFC 8936).
+import type { Config } from '../config.js';
+import type { Keyring } from '../credentials/keyring.js';
+import type { Pool, Transaction } from '../db/pool.js';
+import { postToReceiver, type ReceiverAnswer } from '../notices/post.js';
+import { NoticeRefused, type BoxEvent, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
+import { keepPollSet, streamById, streamsExcluding, streamsWanting, type StreamRow } from '../store/ssf-streams.js';
+import { signalsOf, VERIFICATION, type SignalDraft } from './events.js';
+import { mayReceive, type ReceiverNeeds } from './receivers.js';
+import { eventsDelivered, POLL } from './streams.js';
+import { personSubject, streamSubject } from './subjects.js';
+import { securityEventToken } from './tokens.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+export interface SsfKindNeeds extends ReceiverNeeds {
+  config: Pick<Config, 'baseUrl'>;
+  pool: Pool;
+  keyring: Pick<Keyring, 'activeFor'>;
+}
+
+/** What a notice of this kind keeps until it is sent: an event about a person, or a verification event. */
+type SsfPayload =
+  | { type: typeof VERIFICATION; state?: string }
+  | { type: string; user: number; sid: string | null; claims: Record<string, unknown>; at: number };
+
+/** A day: a receiver down longer than that has lost the events (SSF has no replay), and is told so by no one but the metrics and the audit. */
+const GIVE_UP_AFTER_MS = 24 * 3600_000;
+
+/** The verification event a receiver asked for (SSF 1.0 §8.1.4.2), as enqueueNotice takes it: `state` echoed when given. */
+export const verificationNotice = (streamId: string, state: string | undefined): NoticeDraft => ({
+  destination: streamId,
+  payload: { type: VERIFICATION, ...(state !== undefined ? { state } : {}) },
+});
+
+/**
+ * The notices of one Shared Signals event: one per stream that asked for its type, unless the
+ * stream's receiver removed the person or its policies do not let it have their events.
+ */
+async function noticesOf(
+  svc: SsfKindNeeds,
+  tx: Transaction,
+  event: BoxEvent,
+  signal: SignalDraft,
+  streams: StreamRow[],
+): Promise<NoticeDraft[]> {
+  const wanting = streams.filter((s) => eventsDelivered(s.eventsRequested).includes(signal.type));
+  const removed = await streamsExcluding(
+    tx,
+    wanting.map((s) => s.id),
+    signal.user,
+  );
+  const drafts: NoticeDraft[] = [];
+  for (const stream of wanting) {
+    if (removed.has(stream.id)) continue;
+    if (!(await mayReceive(svc, stream.clientId, stream.id, signal.user, event.facts.person))) continue;
+    const payload: SsfPayload = {
+      type: signal.type,
+      user: signal.user,
+      sid: signal.sid,
+      claims: signal.claims,
+      at: Math.floor(event.at.getTime() / 1000),
+    };
+    drafts.push({ destination: stream.id, payload });
+  }
+  return drafts;
+}
+
+/** The SET of `notice` for `stream`: its `jti` is the notice's id, the same at every attempt. */
+function tokenOf(svc: SsfKindNeeds, stream: StreamRow, notice: Notice): string {
+  const payload = notice.payload as SsfPayload;
+  const common = { issuer: svc.config.baseUrl, audience: stream.clientId, jti: notice.id };
+  if (!('user' in payload)) {
+    return securityEventToken(svc.keyring, {
+      ...common,
+      subject: streamSubject(stream.id),
+      type: VERIFICATION,
+      event: payload.state !== undefined ? { state: payload.state } : {},
+    });
+  }
+  return securityEventToken(svc.keyring, {
+    ...common,
+    subject: personSubject(svc.config.baseUrl, payload.user, payload.sid),
+    type: payload.type,
+    // CAEP 1.0 §2: event_timestamp, when the event happened (the SET's iat is when it was made).
+    event: { ...payload.claims, event_timestamp: payload.at },
+  });
+}
+
+/**
+ * RFC 8935 §2.2: "the SET Recipient [...] MUST respond with a 202 Accepted"; §2.3: a SET it cannot
+ * accept is answered 400 with an `err` (invalid_request, invalid_key, invalid_issuer,
+ * invalid_audience, authentication_failed, access_denied): sent again it would be refused again,
+ * so it is given up. Any other answer (a 5xx, a 401 while the receiver fixes its credentials) is
+ * tried again later.
+ */
+function judgeAnswer(answer: ReceiverAnswer): void {
+  if (answer.status === 202) return;
+  if (answer.status === 400) {
+    let err = 'no err';
+    try {
+      const parsed = JSON.parse(answer.body) as { err?: unknown; description?: unknown };
+      if (typeof parsed.err === 'string') err = parsed.err.slice(0, 100);
+    } catch {
+      // A receiver that answers 400 without RFC 8935's JSON still refused the SET.
+    }
+    throw new NoticeRefused(`the receiver refused the SET (400, ${err})`);
+  }
+  throw new Error(`the receiver answered ${answer.status}, not 202`);
+}
+
+export function ssfKind(svc: SsfKindNeeds): NoticeKind {
+  return {
+    name: 'ssf',
+    giveUpAfterMs: GIVE_UP_AFTER_MS,
+    async fanOut(tx, event) {
+      const signals = signalsOf(event);
+      if (!signals.length) return [];
+      const streams = await streamsWanting(tx, [...new Set(signals.map((s) => s.type))]);
+      if (!streams.length) return [];
+      const drafts: NoticeDraft[] = [];
+      for (const signal of signals) drafts.push(...(await noticesOf(svc, tx, event, signal, streams)));
+      return drafts;
+    },
+    async send(notice, signal) {
+      const stream = await streamById(svc.pool, notice.destination);
+      if (!stream) throw new NoticeRefused('the stream was deleted');
+      // SSF 1.0 §8.1.2: a disabled stream's events are not kept; a paused one's wait (tried again later).
+      if (stream.status === 'disabled') throw new NoticeRefused('the stream is disabled');
+      if (stream.status === 'paused') throw new Error('the stream is paused');
+      const type = (notice.payload as SsfPayload).type;
+      // The receiver may have stopped asking for this type since (an update of events_requested).
+      if (type !== VERIFICATION && !eventsDelivered(stream.eventsRequested).includes(type)) return;
+      const token = tokenOf(svc, stream, notice);
+      if (stream.deliveryMethod === POLL) {
+        await keepPollSet(svc.pool, stream.id, notice.id, token);
+        return;
+      }
+      // RFC 8935 §2: the SET as the body, application/secevent+jwt; the stream's authorization_header exactly, none when none.
+      const headers: Record<string, string> = { 'Content-Type': 'application/secevent+jwt', Accept: 'application/json' };
+      if (stream.authorizationHeader !== null) headers.Authorization = stream.authorizationHeader;
+      judgeAnswer(await postToReceiver(stream.endpointUrl!, { headers, body: token, signal }));
+    },
+  };
+}
