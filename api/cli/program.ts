@@ -14,7 +14,7 @@ import { groupCommand, userCommand } from './commands/people.js';
 import { explainCommand } from './commands/explain.js';
 import { eventsCommand } from './commands/events.js';
 import { keysCommand, settingsCommand } from './commands/keys.js';
-import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand } from './commands/resources.js';
+import { appCommand, clientCommand, idpCommand, policyCommand, sessionCommand, webhookCommand } from './commands/resources.js';
 
 /** The version of the boxauth package this command is (package.json). */
 function version(): string {
@@ -83,6 +83,7 @@ const COMMANDS: Command[] = [
   policyCommand,
   appCommand,
   idpCommand,
+  webhookCommand,
   sessionCommand,
   explainCommand,
   eventsCommand,

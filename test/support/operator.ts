@@ -169,7 +169,7 @@ export function recordsDatabase(): { readonly pool: Pool } {
     db.pool = createPool(await createDatabase('records'), 3);
     await migrate(db.pool);
   });
-  beforeEach(() => db.pool.query('TRUNCATE clients, access_policies, identity_providers CASCADE'));
+  beforeEach(() => db.pool.query('TRUNCATE clients, access_policies, identity_providers, webhooks CASCADE'));
   after(() => db.pool.end());
   return db;
 }

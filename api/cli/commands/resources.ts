@@ -26,7 +26,7 @@ import { changeFormat, outputFormat, printChange, printed, printList, printRecor
 import { policyTest, POLICY_TEST_NOTES, POLICY_TEST_OPTIONS, POLICY_TEST_VERB } from './policy-test.js';
 import { BROWSER_COLUMNS, GRANT_COLUMNS, WHO, type GrantRecord, type SignInRecord } from './people-sessions.js';
 
-type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider';
+type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook';
 
 /** What an apply file holds for one kind: its records, and what was done with the rest. */
 export interface Manifests {
@@ -88,7 +88,14 @@ function providerBody(spec: Record<string, unknown>, name: string, secrets: Secr
   return { body: { ...body, secret: referencedSecret(secretRef, key, secrets, file, `IdentityProvider ${name}`) } };
 }
 
-const KUBE_BODIES: Partial<Record<Kind, typeof clientBody>> = { Client: clientBody, IdentityProvider: providerBody };
+/** A Kubernetes Webhook's spec as a REST body: its signing secret from the Secret its secretRef names. */
+function webhookBody(spec: Record<string, unknown>, name: string, secrets: Secrets, file: string) {
+  const { secretRef, ...body } = spec as Record<string, unknown> & { secretRef?: SecretRef };
+  if (!secretRef) return { body };
+  return { body: { ...body, secret: referencedSecret(secretRef, 'signing-secret', secrets, file, `Webhook ${name}`) } };
+}
+
+const KUBE_BODIES: Partial<Record<Kind, typeof clientBody>> = { Client: clientBody, IdentityProvider: providerBody, Webhook: webhookBody };
 
 /**
  * The resources of `kind` in a YAML or JSON file (one or many documents, or JSON arrays), in REST form
@@ -173,6 +180,13 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
     { header: 'DISABLED', cell: (p) => p.disabled ?? false },
     { header: 'MANAGED_BY', cell: (p) => (p.meta as { managedBy?: string } | undefined)?.managedBy },
   ],
+  Webhook: [
+    { header: 'ID', cell: (w) => w.id },
+    { header: 'URL', cell: (w) => w.url },
+    { header: 'EVENTS', cell: (w) => w.events },
+    { header: 'DISABLED', cell: (w) => w.disabled ?? false },
+    { header: 'MANAGED_BY', cell: (w) => (w.meta as { managedBy?: string } | undefined)?.managedBy },
+  ],
 };
 
 /** The options of the kinds' verbs. */
@@ -184,6 +198,7 @@ const PLURAL: Record<Kind, string> = {
   AccessPolicy: 'AccessPolicies',
   App: 'Apps',
   IdentityProvider: 'IdentityProviders',
+  Webhook: 'Webhooks',
 };
 
 /** The verbs every kind of the resource API has. */
@@ -425,6 +440,23 @@ Examples:
     });
     return true;
   },
+});
+
+export const webhookCommand = resourceCommand('webhook', ['webhooks'], 'Webhook', {
+  summary: 'Webhooks (where the box POSTs its events, signed)',
+  notes: `A Webhook names a URL, the CloudEvents types it wants (io.boxauth.session.closed,
+io.boxauth.account.deactivated, ...) and a signing secret: "whsec_" and the base64 of 24 to 64
+random bytes, as the Standard Webhooks libraries take it. Only a writer the box lets do
+everything may write one.
+
+Its secret is write-only: get and list never show it, and it is never an argument. Give it in
+the file (REST form: "secret"; Kubernetes form: the Secret its secretRef names, in the same
+file, key signing-secret). Applying a Webhook without one keeps the secret it has.
+
+Examples:
+  boxauth webhook apply -f examples/webhook.yaml
+  boxauth webhook list -o table
+`,
 });
 
 interface ProviderCheck {
