@@ -345,7 +345,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_NOTICE_ALLOWED_ADDRESSES'],
     default: 'none',
     meaning:
-      "addresses or CIDRs (`10.0.0.0/8`, `127.0.0.1/32`) a receiver of notices (a back-channel logout URI, an SSF push URL, a Webhook's URL) may be at although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; plain `http` only to these. An administrator adds more at runtime (`PUT /settings/notices`); a URL is checked when it is registered and again, after its name is resolved, at each send (docs/operations/notices.md)",
+      "addresses or CIDRs (`10.0.0.0/8`, `127.0.0.1/32`) a receiver of notices (a back-channel logout URI, an SSF push URL, a Webhook's URL) may be at although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; plain `http` only to these. An administrator adds more at runtime (`PUT /settings/notices`); every send checks the addresses a URL resolves to then, and a stream's push URL is also checked when written (docs/operations/notices.md)",
   },
   {
     names: ['BOXAUTH_NOTICE_TIMEOUT_MS'],

@@ -60,5 +60,5 @@ export { generateKeyPair } from './credentials/jwt.js';
 export { workloadSettings } from './credentials/workload/bindings.js';
 export { providerSecret, sealProviderSecret } from './people/upstream/secret.js';
 export { sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
-export { receiverUrlShapeProblem } from './notices/post.js';
+export { administeredUrlProblem } from './notices/post.js';
 export { checkPair } from './http/tls.js';

@@ -10,8 +10,10 @@
 // - no redirect is followed (a 3xx is an answer like any other: the kind decides);
 // - a deadline on the whole exchange (the caller's signal, and the box's own timeout), and at
 //   most MAX_ANSWER_BYTES of the answer read: a slow or chatty receiver holds nothing long.
-// The same checks run when a URL is registered (receiverUrlProblem), so a URL refused is refused
-// when written and again when sent (its name may resolve elsewhere by then).
+// The same checks run when a receiver registers its URL (receiverUrlProblem), so a URL refused is
+// refused when written and again when sent (its name may resolve elsewhere by then); a URL an
+// administrator writes is checked for its shape then, and for its addresses at each send
+// (administeredUrlProblem says why).
 import dns from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -91,6 +93,26 @@ export function receiverUrlShapeProblem(url: string, rules: ReceiverRules): stri
       return 'must be an https URL (http only to an address the box allows)';
   }
   return undefined;
+}
+
+/** Every address: what an administrator's URL is judged against when written (administeredUrlProblem). */
+const ANY_ADDRESS: [string, number][] = [
+  ['0.0.0.0', 0],
+  ['::', 0],
+];
+
+/**
+ * The check of a receiver's URL an administrator writes (a Client's backchannel_logout_uri, a
+ * Webhook's url, through the REST API or Kubernetes): its shape, and never the box itself. Its
+ * addresses are judged at each send, against the allow-list of that moment: a declarative record
+ * (GitOps, the operator) must not fail on what a name resolves to when it is applied, on the order
+ * records are applied in (a Client before its relying party's Service), or on an allow-list its
+ * writer cannot read. A send refused gives the notice up with an audit event, counted in
+ * boxauth_notices_total{result="given_up"} and alerted on. A URL a receiver writes itself (an SSF
+ * stream's push endpoint) is held to receiverUrlProblem, addresses and all.
+ */
+export function administeredUrlProblem(url: string, boxUrl: string): string | undefined {
+  return receiverUrlShapeProblem(url, { allowed: ANY_ADDRESS, boxUrl, timeoutMs: 0 });
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Stored } from '../store/resources.js';
 import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
 import { NoticeRefused, type BoxEvent, type ClosedSession, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
-import { postToReceiver, receiverUrlProblem } from '../notices/post.js';
+import { administeredUrlProblem, postToReceiver } from '../notices/post.js';
 import { DEFAULT_ID_TOKEN_ALG } from './openid.js';
 
 /** The one event a logout token carries (§2.4: "http://schemas.openid.net/event/backchannel-logout"). */
@@ -108,12 +108,11 @@ export const acknowledged = (status: number): boolean => status === 200 || statu
 
 /**
  * Why a client's backchannel_logout_uri cannot be written (a sentence after the field's name), or
- * undefined: §2.2 "MUST NOT include a fragment component", https unless the box allows the address
- * (api/notices/post.ts, the same check as at each send: never loopback, a private range or the box
- * itself, unless the box's settings allow it).
+ * undefined: §2.2 "MUST NOT include a fragment component", an http(s) URL, never the box itself.
+ * Its addresses are the send's to judge (api/notices/post.ts administeredUrlProblem says why).
  */
-export async function backchannelLogoutUriProblem(client: Pick<Client, 'backchannel_logout_uri'>): Promise<string | undefined> {
-  return client.backchannel_logout_uri === undefined ? undefined : receiverUrlProblem(client.backchannel_logout_uri);
+export function backchannelLogoutUriProblem(client: Pick<Client, 'backchannel_logout_uri'>, boxUrl: string): string | undefined {
+  return client.backchannel_logout_uri === undefined ? undefined : administeredUrlProblem(client.backchannel_logout_uri, boxUrl);
 }
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */

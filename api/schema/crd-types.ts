@@ -216,7 +216,7 @@ export interface ClientSpec {
    */
   post_logout_redirect_uris?: string[];
   /**
-   * OpenID Connect Back-Channel Logout - where the box POSTs a logout token when a session this client took part in ends (a sign-out, a logout, an admin's close, a password or factors reset, the person turned off or deleted; docs/guides/sign-out-everywhere.md). https without a fragment; http, a loopback or a private address only where the box's settings allow it. Unset - no logout tokens.
+   * OpenID Connect Back-Channel Logout - where the box POSTs a logout token when a session this client took part in ends (a sign-out, a logout, an admin's close, a password or factors reset, the person turned off or deleted; docs/guides/sign-out-everywhere.md). https without a fragment; http, a loopback or a private address only where the box's settings allow it, checked at each send. Unset - no logout tokens.
    */
   backchannel_logout_uri?: string;
   /**
@@ -776,7 +776,7 @@ export interface IdentityProviderSpec {
 
 export interface WebhookSpec {
   /**
-   * Where each event is POSTed. https; http, a loopback or a private address only where the box's settings allow the address (BOXAUTH_NOTICE_ALLOWED_ADDRESSES). Checked when written and again at each send (a name may resolve elsewhere later).
+   * Where each event is POSTed. https; http, a loopback or a private address only where the box's settings allow the address (BOXAUTH_NOTICE_ALLOWED_ADDRESSES). Its shape is checked when written, its addresses at each send.
    */
   url: string;
   /**

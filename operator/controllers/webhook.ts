@@ -7,7 +7,7 @@
 // hashed. A secret that is no Standard Webhooks secret, or a URL the box would refuse, leaves the
 // resource with no record (RecordRefused): a Webhook that cannot be sent to sends nothing.
 import {
-  receiverUrlShapeProblem,
+  administeredUrlProblem,
   sealWebhookSecret,
   secretProblem,
   type Stored,
@@ -27,11 +27,6 @@ import { SealedSecretController } from './sealed-secret.js';
 
 export type WebhookResource = Resource<WebhookSpec>;
 
-const ANY_ADDRESS: [string, number][] = [
-  ['0.0.0.0', 0],
-  ['::', 0],
-];
-
 export class WebhookController extends SealedSecretController<WebhookSpec, 'Webhook'> {
   constructor(informer: ObjectCache<WebhookResource>, secrets: ObjectCache<KObject>, deps: ControllerDeps, boxes: BoxController) {
     super('webhook', WEBHOOKS, informer, secrets, deps, boxes, webhooks, {
@@ -47,14 +42,8 @@ export class WebhookController extends SealedSecretController<WebhookSpec, 'Webh
 
   protected async desired(obj: WebhookResource, box: BoxResource, stored: Stored<Webhook> | undefined): Promise<Desired<Webhook>> {
     const record = this.baseRecord(obj, ['secretRef']);
-    // The operator knows neither the addresses the box allows nor what a name resolves to from the
-    // box: it refuses what no box would send to (the scheme, credentials, the box itself), and the
-    // box checks every address when the REST API writes a URL and at each send.
-    const urlProblem = receiverUrlShapeProblem(record.url, {
-      allowed: ANY_ADDRESS,
-      boxUrl: baseUrlOf(box),
-      timeoutMs: 0,
-    });
+    // As the REST API does: the URL's shape now, its addresses at each send (administeredUrlProblem).
+    const urlProblem = administeredUrlProblem(record.url, baseUrlOf(box));
     if (urlProblem) throw new RecordRefused(WebhookReason.UrlRefused, `spec.url ${urlProblem}`);
     const secretSealed = await this.sealedSecret(obj, box, stored, record.id, (secret) => {
       const problem = secretProblem(secret);

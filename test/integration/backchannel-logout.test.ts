@@ -348,7 +348,7 @@ describe('back-channel logout: each close tells the relying parties that took pa
     expect(receiver.about(sub)).to.deep.equal([]);
   });
 
-  it('a backchannel_logout_uri is checked when written: https, no fragment, never the box or a range it does not allow', async function () {
+  it('a backchannel_logout_uri is checked when written: an http(s) URL, no fragment, never the box', async function () {
     const write = (uri: string): Promise<JsonResponse> =>
       box.json(
         'PUT',
@@ -360,14 +360,17 @@ describe('back-channel logout: each close tells the relying parties that took pa
       ['https://127.0.0.1:8443/bcl#here', /backchannel_logout_uri/],
       ['ftp://127.0.0.1/bcl', /backchannel_logout_uri/],
       [`${box.url}/auth/logout`, /the box itself/],
-      ['http://10.1.2.3/bcl', /refused|https/],
-      ['https://169.254.169.254/latest', /refused/],
-      ['https://no-such-host.invalid/bcl', /resolve/],
     ] as const) {
       const res = await write(uri);
       expect(res.status, `${uri}: ${res.text}`).to.equal(422);
       expect(JSON.stringify(res.body.errors), uri).to.match(problem);
     }
+    // Its addresses are judged at each send (notices.test.ts: never posts to an address the box
+    // does not allow), so a Client applied before its relying party's Service exists is written.
+    for (const uri of ['https://169.254.169.254/latest', 'https://no-such-host.invalid/bcl']) {
+      expect((await write(uri)).status, uri).to.be.oneOf([200, 201]);
+    }
+    await box.json('DELETE', '/Client/checked', undefined, root);
     // Loopback over http, because this box's settings allow it (BOXAUTH_NOTICE_ALLOWED_ADDRESSES).
     expect((await write(`${receiver.url}/checked`)).status).to.equal(201);
   });

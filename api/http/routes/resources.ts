@@ -30,7 +30,7 @@ import { parseSearch } from '../../store/search.js';
 import { identityProviders } from '../../store/identity-providers.js';
 import { sealProviderSecret } from '../../people/upstream/secret.js';
 import { webhooks } from '../../store/webhooks.js';
-import { receiverUrlProblem } from '../../notices/post.js';
+import { administeredUrlProblem } from '../../notices/post.js';
 import { sealWebhookSecret, secretProblem } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, writerOf } from '../auth.js';
@@ -148,7 +148,7 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   checkClaimsCompile(client);
-  const logoutUriProblem = await backchannelLogoutUriProblem(client);
+  const logoutUriProblem = backchannelLogoutUriProblem(client, svc.config.baseUrl);
   if (logoutUriProblem) throw ValidationError.field(body, 'backchannel_logout_uri', logoutUriProblem);
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): a registration
   // written here would make any client pass for one, and one rewritten would be undone at its next fetch.
@@ -242,7 +242,7 @@ async function writeWebhook(svc: WriterServices, body: ResourceBodies['Webhook']
     const problem = secretProblem(secret);
     if (problem) throw ValidationError.field(body, 'secret', problem);
   }
-  const urlProblem = await receiverUrlProblem(webhook.url);
+  const urlProblem = administeredUrlProblem(webhook.url, svc.config.baseUrl);
   if (urlProblem) throw ValidationError.field(body, 'url', urlProblem);
   const secretSealed = secret === undefined ? undefined : sealWebhookSecret(svc.factorKey, webhook.id, secret);
   return locked(webhook, async (tx, existing) => {
