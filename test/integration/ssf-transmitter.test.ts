@@ -13,7 +13,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload }
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { signedInAt } from '../support/signed-in.js';
-import { base32Decode, stepAt, totpCode } from '../support/totp.js';
+import { appOnAccountPage, totpCode } from '../support/totp.js';
 
 const SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
@@ -489,13 +489,7 @@ describe('Shared Signals transmitter (SSF 1.0)', function () {
       expect((await weak.signIn(email, 'a-good-password-1')).status).to.equal(303);
       const enrolling = new FormAgent(box);
       expect((await enrolling.signIn(email, 'a-good-password-1', '/auth/account')).status).to.equal(303);
-      const account = await enrolling.get('/auth/account');
-      const setup = await enrolling.post('/auth/account/totp', hiddenFields(account.text));
-      expect(setup.status, setup.text).to.equal(200);
-      const secret = base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(setup.text)![1]!);
-      const step = stepAt(Date.now());
-      const confirmed = await enrolling.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, step) });
-      expect(confirmed.status, confirmed.text).to.equal(200);
+      const { secret, step } = await appOnAccountPage(enrolling);
       const browsers = (await box.json('GET', `/users/${id}/sessions`, undefined, root)).body.browsers as { sid: string; amr: string[] }[];
       const passwordOnly = browsers.filter((b) => JSON.stringify(b.amr) === '["pwd"]');
       expect(passwordOnly, JSON.stringify(browsers)).to.have.length(1);
