@@ -92,7 +92,7 @@ export interface ProvenSince {
 }
 
 /** What a strengthened session's audit event says of it: its class and amr before and after, and how it rose. */
-export function strengthened(
+function strengthened(
   before: readonly string[],
   after: readonly string[],
   since: ProvenSince,
