@@ -69,6 +69,24 @@ export type AuditEvent =
       session?: string;
     }
   | {
+      /**
+       * A signed-in browser's session strengthened (api/people/browsers.ts strengthen), under the
+       * same `sid`: a step-up gave a factor an app asked for (`factor-given`), or a factor enrolled
+       * in the session (on the account page, or by a step-up that enrols) counts from now on
+       * (`factor-enrolled`). What the session proved before and after: its class of sign-in (`acr`,
+       * api/credentials/acr.ts) and its RFC 8176 `amr` values.
+       */
+      event: 'session_strengthened';
+      action: 'factor-given' | 'factor-enrolled';
+      user: string;
+      /** The browser session's public id (the `sid` of its ID tokens). */
+      sid: string;
+      from: { acr: string; amr: string[] };
+      to: { acr: string; amr: string[] };
+      by: Actor;
+      address?: string;
+    }
+  | {
       /** A person's second factors: enrolled, removed, reset by an administrator, a recovery code used, codes made anew. */
       event: 'factor';
       action: 'enrolled' | 'removed' | 'reset' | 'recovery-code-used' | 'recovery-codes-made';

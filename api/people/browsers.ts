@@ -10,9 +10,10 @@
 // the browser: a session that enrolled a factor is no longer `proven`, and never stands for the
 // password (./own-account.ts freshSecondFactor).
 import { randomBytes } from 'node:crypto';
-import type { Audit } from '../audit.js';
+import type { Audit, AuditEvent } from '../audit.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { Config } from '../config.js';
+import { acrOf } from '../credentials/acr.js';
 import { endBrowsersGrants } from '../credentials/closing.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
@@ -90,13 +91,29 @@ export interface ProvenSince {
   enrolled: boolean;
 }
 
+/** What a strengthened session's audit event says of it: its class and amr before and after, and how it rose. */
+function strengthened(
+  before: readonly string[],
+  after: readonly string[],
+  since: ProvenSince,
+): Pick<Extract<AuditEvent, { event: 'session_strengthened' }>, 'action' | 'from' | 'to'> {
+  return {
+    action: since.enrolled ? 'factor-enrolled' : 'factor-given',
+    from: { acr: acrOf(before), amr: [...before] },
+    to: { acr: acrOf(after), amr: [...after] },
+  };
+}
+
 /**
  * Strengthens the session `sid` with what was just proven or enrolled in it (`amr`): a new token,
- * the same sid, so that one sign-out still ends everything issued through it. Undefined, and
- * nobody signed in, when the session ended meanwhile (a sign-out, a password change or a reset
- * that won the race, its end come): a change made from a session never outlives the session's end.
+ * the same sid, so that one sign-out still ends everything issued through it; its audit event
+ * (`session_strengthened`, which the Shared Signals transmitter reports as CAEP
+ * assurance-level-change when the class rose) in the same transaction. Undefined, and nobody
+ * signed in, when the session ended meanwhile (a sign-out, a password change or a reset that won
+ * the race, its end come): a change made from a session never outlives the session's end.
  */
 export async function strengthen(
+  svc: { audit: Pick<Audit, 'recordIn'> },
   tx: Transaction,
   from: BrowserFacts,
   amr: readonly string[],
@@ -105,7 +122,7 @@ export async function strengthen(
 ): Promise<BrowserToken | undefined> {
   const kept = await endForStepUp(tx, session.sid, session.userId);
   if (!kept) return undefined;
-  return record(tx, from, {
+  const token = await record(tx, from, {
     userId: session.userId,
     amr,
     provider: session.provider,
@@ -115,6 +132,16 @@ export async function strengthen(
     proofAt: since.proofAt === 'kept' ? kept.proofAt : since.proofAt,
     proven: kept.proven && !since.enrolled,
   });
+  const user = String(session.userId);
+  await svc.audit.recordIn(tx, {
+    event: 'session_strengthened',
+    ...strengthened(kept.amr, amr, since),
+    user,
+    sid: session.sid,
+    by: { user },
+    address: from.address,
+  });
+  return token;
 }
 
 /**

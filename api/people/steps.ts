@@ -19,6 +19,7 @@
 // second sees what the first did. A password checked before a change that commits first no
 // longer matches, and signs nobody in.
 import { randomBytes } from 'node:crypto';
+import type { Audit } from '../audit.js';
 import { isAcr, type Acr } from '../credentials/acr.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
@@ -34,6 +35,8 @@ import type { Config } from '../config.js';
 export interface StepServices {
   config: Pick<Config, 'browserSessionHours'>;
   pool: Pool;
+  /** A step-up's strengthened session is an audit event, in its transaction (./browsers.ts strengthen). */
+  audit: Pick<Audit, 'recordIn'>;
 }
 
 /** A step lives this long: enough to find a phone, not long enough to be left open for someone else. */
@@ -100,7 +103,7 @@ async function goOn(svc: StepServices, tx: Transaction, from: BrowserFacts, prog
     const session =
       replaces === null
         ? await recordSignIn(svc, tx, from, { userId, amr, provider, enrolled })
-        : await strengthen(tx, from, amr, { userId, sid: replaces, provider }, progress);
+        : await strengthen(svc, tx, from, amr, { userId, sid: replaces, provider }, progress);
     // A step-up ended meanwhile (a sign-out, an end from the account page, its end come) brings nothing back.
     return session ? { next: { to: 'target' }, session, step: 'end' } : { ...again(), step: 'end' };
   }

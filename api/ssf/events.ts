@@ -2,6 +2,7 @@
 // event, each quoting what it implements. The events are about people: a close of a client's own
 // session (client credentials) says nothing about anyone, and makes none.
 import type { Actor, AuditEvent, CloseReason } from '../audit.js';
+import { isAcr, meets } from '../credentials/acr.js';
 import type { BoxEvent, ClosedSession } from '../notices/kinds.js';
 
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type/';
@@ -9,6 +10,7 @@ const RISC = 'https://schemas.openid.net/secevent/risc/event-type/';
 
 export const SESSION_REVOKED = `${CAEP}session-revoked`;
 export const CREDENTIAL_CHANGE = `${CAEP}credential-change`;
+export const ASSURANCE_LEVEL_CHANGE = `${CAEP}assurance-level-change`;
 export const ACCOUNT_DISABLED = `${RISC}account-disabled`;
 export const ACCOUNT_ENABLED = `${RISC}account-enabled`;
 export const ACCOUNT_PURGED = `${RISC}account-purged`;
@@ -21,7 +23,14 @@ export const VERIFICATION = 'https://schemas.openid.net/secevent/ssf/event-type/
  * grant, and is a token, not a credential CAEP names); device-compliance-change neither: the box
  * knows no device's compliance (docs/guides/sign-out-everywhere.md).
  */
-export const EVENTS_SUPPORTED: readonly string[] = [SESSION_REVOKED, CREDENTIAL_CHANGE, ACCOUNT_DISABLED, ACCOUNT_ENABLED, ACCOUNT_PURGED];
+export const EVENTS_SUPPORTED: readonly string[] = [
+  SESSION_REVOKED,
+  CREDENTIAL_CHANGE,
+  ASSURANCE_LEVEL_CHANGE,
+  ACCOUNT_DISABLED,
+  ACCOUNT_ENABLED,
+  ACCOUNT_PURGED,
+];
 
 /** CAEP 1.0 §2: who or what caused the event. */
 type InitiatingEntity = 'admin' | 'user' | 'policy' | 'system';
@@ -140,6 +149,50 @@ function factorChange(event: Extract<AuditEvent, { event: 'factor' }>): SignalDr
   }
 }
 
+/**
+ * CAEP 1.0 §3.4 assurance-level-change `namespace`: "Any other value that is an alias for a custom
+ * namespace agreed between the Transmitter and the Receiver". The levels are the box's own `acr`
+ * values, weakest first `urn:boxauth:acr:password`, `urn:boxauth:acr:mfa`, `phr` (discovery's
+ * acr_values_supported, the `acr` of its ID tokens): a receiver compares them as it compares the
+ * `acr` of an ID token. Not `NIST-AAL`: the box checks no authenticator against SP 800-63B (a
+ * synced passkey is phishing-resistant, yet not AAL3), so it would claim what it does not know; not
+ * `RFC8176`: `amr` values name methods, not levels on a ladder.
+ */
+export const ACR_NAMESPACE = 'urn:boxauth:acr';
+
+/** CAEP 1.0 §2 reason_admin of an assurance-level-change, by how the session was strengthened. */
+const STRENGTHENED_REASON: Record<Extract<AuditEvent, { event: 'session_strengthened' }>['action'], string> = {
+  'factor-given': 'The person gave a further factor in this session.',
+  'factor-enrolled': 'The person enrolled a factor in this session, which counts from now on.',
+};
+
+/**
+ * CAEP 1.0 §3.4 assurance-level-change, about the browser session (`sid`) whose class of sign-in
+ * changed: "current_level [...] REQUIRED", "previous_level [...] OPTIONAL", and "If the
+ * Transmitter has specified the `previous_level`, then the Transmitter SHOULD provide a value for
+ * [change_direction]". A session strengthened without a change of class (a passkey added to one
+ * that proved a code already, a proof renewed) makes none: its level did not change.
+ */
+function assuranceLevelChange(event: Extract<AuditEvent, { event: 'session_strengthened' }>): SignalDraft[] {
+  const { from, to } = event;
+  if (from.acr === to.acr || !isAcr(from.acr) || !isAcr(to.acr)) return [];
+  return [
+    {
+      type: ASSURANCE_LEVEL_CHANGE,
+      user: Number(event.user),
+      sid: event.sid,
+      claims: {
+        namespace: ACR_NAMESPACE,
+        current_level: to.acr,
+        previous_level: from.acr,
+        change_direction: meets(to.acr, from.acr) ? 'increase' : 'decrease',
+        initiating_entity: initiator(event.by, event.user),
+        reason_admin: { en: STRENGTHENED_REASON[event.action] },
+      },
+    },
+  ];
+}
+
 /** RISC 1.0 §2.3 account-disabled, §2.4 account-enabled: the person turned off and on (SCIM active, the REST API's). */
 function accountTurned(event: Extract<AuditEvent, { event: 'account' }>): SignalDraft[] {
   if (event.user === undefined) return [];
@@ -171,6 +224,8 @@ export function signalsOf(event: BoxEvent): SignalDraft[] {
       return sessionsRevoked(event.facts.closed ?? [], e.how);
     case 'factor':
       return factorChange(e);
+    case 'session_strengthened':
+      return assuranceLevelChange(e);
     case 'account':
       return accountTurned(e);
     case 'record_changed':

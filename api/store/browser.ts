@@ -138,21 +138,24 @@ export async function deleteBrowserSignIn(db: Queryable, sid: string, userId?: n
   return rows[0] && { userId: Number(rows[0].user_id) };
 }
 
-/** What a session continued in another (a step-up, an enrolment, a new password) keeps of the one it replaces. */
-export type Kept = Pick<BrowserSession, 'authTime' | 'proofAt' | 'proven' | 'expiresAt'>;
+/**
+ * What a session continued in another (a step-up, an enrolment, a new password) keeps of the one it
+ * replaces, and what that one proved (`amr`: what the continuation's audit event says it rose from).
+ */
+export type Kept = Pick<BrowserSession, 'authTime' | 'proofAt' | 'proven' | 'expiresAt' | 'amr'>;
 
 /**
  * Ends the browser session `sid` of `userId` so that a step-up or an enrolment can take its sid
  * over; what the new one keeps of it, or undefined when it is gone (signed out, ended, expired meanwhile).
  */
 export async function endForStepUp(db: Queryable, sid: string, userId: number): Promise<Kept | undefined> {
-  const { rows } = await db.query<{ auth_time: Date; proof_at: Date; proven: boolean; expires_at: Date }>(
+  const { rows } = await db.query<{ auth_time: Date; proof_at: Date; proven: boolean; expires_at: Date; amr: string[] }>(
     `DELETE FROM browser_sessions WHERE sid = $1 AND user_id = $2 AND expires_at > now()
-     RETURNING COALESCE(auth_time, created_at) AS auth_time, COALESCE(proof_at, created_at) AS proof_at, proven, expires_at`,
+     RETURNING COALESCE(auth_time, created_at) AS auth_time, COALESCE(proof_at, created_at) AS proof_at, proven, expires_at, amr`,
     [sid, userId],
   );
   const r = rows[0];
-  return r && { authTime: r.auth_time, proofAt: r.proof_at, proven: r.proven, expiresAt: r.expires_at };
+  return r && { authTime: r.auth_time, proofAt: r.proof_at, proven: r.proven, expiresAt: r.expires_at, amr: r.amr };
 }
 
 /** Records a proof given `at` in the browser session `sid` (the account page's "confirm it is you"); false when it is gone. */

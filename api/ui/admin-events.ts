@@ -8,6 +8,7 @@ const EVENTS: [string, string][] = [
   ['account', 'An account'],
   ['sign_in', 'A sign-in'],
   ['session_closed', 'Sessions ended'],
+  ['session_strengthened', 'A sign-in strengthened'],
   ['factor', 'A second factor'],
   ['upstream', 'An identity provider'],
   ['decision', 'A decision refused'],

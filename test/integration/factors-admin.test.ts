@@ -11,7 +11,7 @@ import { addPasskey, acceptTotpStep, replaceRecoveryCodes, startTotp } from '../
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { authorizePath, grantThrough, signedInAt, type SignedIn } from '../support/signed-in.js';
-import { base32Decode, stepAt, totpCode } from '../support/totp.js';
+import { appOnAccountPage, totpCode } from '../support/totp.js';
 
 const REDIRECT = 'https://app.example/cb';
 
@@ -260,13 +260,7 @@ describe('administrators and second factors', function () {
     async function signedInWithCode(email: string, client: string): Promise<SignedIn> {
       const enrolling = new FormAgent(box);
       expect((await enrolling.signIn(email, 'a-good-password', '/auth/account')).status).to.equal(303);
-      const account = await enrolling.get('/auth/account');
-      const setup = await enrolling.post('/auth/account/totp', hiddenFields(account.text));
-      expect(setup.status, setup.text).to.equal(200);
-      const secret = base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(setup.text)![1]!);
-      const step = stepAt(Date.now());
-      const confirmed = await enrolling.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, step) });
-      expect(confirmed.status, confirmed.text).to.equal(200);
+      const { secret, step } = await appOnAccountPage(enrolling);
 
       const browser = new FormAgent(box);
       const password = await browser.signIn(email, 'a-good-password', authorizePath(client));

@@ -4,16 +4,20 @@
 // box's JWKS, each event caused by the real action (a sign-out, a new password, a person turned off
 // and on, deleted), whose events a receiver may have decided by policy (deny by default), another
 // receiver's stream and another box's token refused, push URLs the box must not reach refused, a
-// flood of stream creation, and a poll stream with its acknowledgements.
+// flood of stream creation, a poll stream with its acknowledgements, and a person's browser session
+// stepping up (assurance-level-change).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { Box, basic, eventually } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { signedInAt } from '../support/signed-in.js';
+import { appOnAccountPage, totpCode } from '../support/totp.js';
 
 const SESSION_REVOKED = 'https://schemas.openid.net/secevent/caep/event-type/session-revoked';
 const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/credential-change';
+const ASSURANCE_LEVEL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/assurance-level-change';
 const VERIFICATION = 'https://schemas.openid.net/secevent/ssf/event-type/verification';
 const ACCOUNT_DISABLED = 'https://schemas.openid.net/secevent/risc/event-type/account-disabled';
 const ACCOUNT_ENABLED = 'https://schemas.openid.net/secevent/risc/event-type/account-enabled';
@@ -453,6 +457,130 @@ describe('Shared Signals transmitter (SSF 1.0)', function () {
       expect(again.body).to.deep.equal({ sets: {}, moreAvailable: false });
       const other = await receiverToken('rx-poll-other');
       expect((await box.json('POST', `/ssf/poll/${id}`, {}, other)).status).to.equal(404);
+    });
+  });
+
+  describe('assurance-level-change (CAEP 1.0 §3.4): a browser session steps up', function () {
+    const MFA = 'urn:boxauth:acr:mfa';
+    const PASSWORD_ONLY = 'urn:boxauth:acr:password';
+    let asked: string; // a stream that asked for assurance-level-change
+    let notAsked: string; // one of the same receiver that asked for credential-change only
+
+    before(async function () {
+      const token = await receiverToken('rx-acr', { events: '#@allowed\\.example$' });
+      const delivery = (secret: string) => ({ method: PUSH, endpoint_url: pushUrl, authorization_header: `Bearer ${secret}` });
+      const one = await stream(token, { events_requested: [ASSURANCE_LEVEL_CHANGE], delivery: delivery('acr-asked') });
+      expect(one.status, one.text).to.equal(201);
+      expect(one.body.events_delivered).to.deep.equal([ASSURANCE_LEVEL_CHANGE]);
+      asked = `Bearer acr-asked`;
+      const other = await stream(token, { events_requested: [CREDENTIAL_CHANGE], delivery: delivery('acr-not-asked') });
+      expect(other.status, other.text).to.equal(201);
+      notAsked = `Bearer acr-not-asked`;
+    });
+
+    /**
+     * A person signed in with the password alone in one browser, who then sets up an authenticator
+     * app on the account page in another (which strengthens that other browser's session): the first
+     * browser, still password-only, its sid, and the app's key with the step its code was for.
+     */
+    async function passwordOnlyThenApp(email: string): Promise<{ id: number; weak: FormAgent; sid: string; secret: Buffer; step: number }> {
+      const id = await person(email);
+      const weak = new FormAgent(box);
+      expect((await weak.signIn(email, 'a-good-password-1')).status).to.equal(303);
+      const enrolling = new FormAgent(box);
+      expect((await enrolling.signIn(email, 'a-good-password-1', '/auth/account')).status).to.equal(303);
+      const { secret, step } = await appOnAccountPage(enrolling);
+      const browsers = (await box.json('GET', `/users/${id}/sessions`, undefined, root)).body.browsers as { sid: string; amr: string[] }[];
+      const passwordOnly = browsers.filter((b) => JSON.stringify(b.amr) === '["pwd"]');
+      expect(passwordOnly, JSON.stringify(browsers)).to.have.length(1);
+      return { id, weak, sid: passwordOnly[0]!.sid, secret, step };
+    }
+
+    /** An app asks the password-only browser for a second factor (acr_values); the person gives the app's next code; the app gets its code. */
+    async function stepUp(weak: FormAgent, secret: Buffer, step: number): Promise<void> {
+      const authorize = `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'app', redirect_uri: REDIRECT, acr_values: MFA })}`;
+      const sent = await weak.get(authorize);
+      expect(sent.status, sent.text).to.be.oneOf([302, 303]);
+      const stepPage = new URL(sent.headers.get('location')!, box.url);
+      expect(stepPage.pathname).to.equal('/auth/sign-in/second-factor');
+      const page = await weak.get(`${stepPage.pathname}${stepPage.search}`);
+      const given = await weak.post('/auth/sign-in/second-factor', { ...hiddenFields(page.text), code: totpCode(secret, step + 1) });
+      expect(given.status, given.text).to.equal(303);
+      const back = new URL(given.headers.get('location')!, box.url);
+      const authorized = await weak.get(`${back.pathname}${back.search}`);
+      expect(authorized.status, authorized.text).to.equal(302);
+      expect(new URL(authorized.headers.get('location')!).searchParams.get('code')).to.be.a('string');
+    }
+
+    /** The verified SETs pushed with `authorization` whose event is `type`, about person `user`. */
+    async function setsOf(authorization: string, type: string, user: number): Promise<JWTPayload[]> {
+      const found: JWTPayload[] = [];
+      for (const push of receiver.pushes.filter((p) => p.authorization === authorization)) {
+        const { payload } = await jwtVerify(push.token, jwks, { issuer: box.url, audience: 'rx-acr', typ: 'secevent+jwt' });
+        if (type in (payload.events as object) && JSON.stringify(payload.sub_id).includes(`"sub":"${user}"`)) found.push(payload);
+      }
+      return found;
+    }
+
+    it('pushes one SET per session whose class rose, with the levels before and after; none to a stream that did not ask, none about a person the policy does not allow', async function () {
+      // Someone the receiver's policies do not name steps up first: nothing about them is pushed.
+      const hidden = await passwordOnlyThenApp('steps-up@elsewhere.example');
+      await stepUp(hidden.weak, hidden.secret, hidden.step);
+
+      const ada = await passwordOnlyThenApp('steps-up@allowed.example');
+      await stepUp(ada.weak, ada.secret, ada.step);
+      // Two sessions of Ada's rose from a password to several factors: the one that enrolled the app, and the one that stepped up.
+      const sets = await eventually('two assurance-level-change SETs about Ada', async () => {
+        const found = await setsOf(asked, ASSURANCE_LEVEL_CHANGE, ada.id);
+        return found.length >= 2 ? found : undefined;
+      });
+      expect(sets).to.have.length(2);
+      const stepped = sets.find((c) => (c.sub_id as { session?: { id: string } }).session?.id === ada.sid);
+      expect(stepped, JSON.stringify(sets.map((c) => c.sub_id))).to.not.equal(undefined);
+      expect(stepped!.sub_id).to.deep.equal({
+        format: 'complex',
+        user: { format: 'iss_sub', iss: box.url, sub: String(ada.id) },
+        session: { format: 'opaque', id: ada.sid },
+      });
+      expect(Object.keys(stepped!.events as object)).to.deep.equal([ASSURANCE_LEVEL_CHANGE]);
+      const event = (stepped!.events as Record<string, Record<string, unknown>>)[ASSURANCE_LEVEL_CHANGE]!;
+      expect(event).to.include({
+        namespace: 'urn:boxauth:acr',
+        previous_level: PASSWORD_ONLY,
+        current_level: MFA,
+        change_direction: 'increase',
+        initiating_entity: 'user',
+      });
+      expect(event.event_timestamp).to.be.a('number');
+      const enrolled = sets.find((c) => c !== stepped)!;
+      expect((enrolled.events as Record<string, Record<string, unknown>>)[ASSURANCE_LEVEL_CHANGE]).to.include({
+        previous_level: PASSWORD_ONLY,
+        current_level: MFA,
+      });
+
+      // The audit trail has both, as the person's events.
+      const trail = await box.json('GET', `/AuditEvent?event=session_strengthened&user=${ada.id}`, undefined, root);
+      expect(trail.status, trail.text).to.equal(200);
+      const details = trail.body.entry.map((e: { resource: { action: string; detail: Record<string, unknown> } }) => e.resource);
+      expect(details.map((d: { action: string }) => d.action).sort()).to.deep.equal(['factor-enrolled', 'factor-given']);
+      expect(details.find((d: { action: string }) => d.action === 'factor-given').detail).to.deep.include({
+        user: String(ada.id),
+        sid: ada.sid,
+        from: { acr: PASSWORD_ONLY, amr: ['pwd'] },
+        to: { acr: MFA, amr: ['pwd', 'otp', 'mfa'] },
+      });
+
+      // A later event on the stream that asked for credential-change only arrives: no assurance-level-change went before it.
+      expect((await box.json('PUT', `/users/${ada.id}`, { password: 'ada-new-password-2' }, root)).status).to.equal(200);
+      await eventually('the credential-change after the step-up', async () => {
+        const found = await setsOf(notAsked, CREDENTIAL_CHANGE, ada.id);
+        return found.some((c) => JSON.stringify(c.events).includes('"credential_type":"password"')) || undefined;
+      });
+      expect(await setsOf(notAsked, ASSURANCE_LEVEL_CHANGE, ada.id)).to.deep.equal([]);
+      for (const authorization of [asked, notAsked])
+        expect(await setsOf(authorization, ASSURANCE_LEVEL_CHANGE, hidden.id), 'about the person the policy does not name').to.deep.equal(
+          [],
+        );
     });
   });
 });

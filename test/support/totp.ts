@@ -1,7 +1,9 @@
 // TOTP codes as an authenticator app computes them (RFC 6238 over RFC 4226's HOTP), written
 // here with node:crypto alone: a second implementation, so a test of the box's TOTP does not
-// check otpauth against itself.
+// check otpauth against itself. And an app set up on the account page, as a person does it.
 import { createHmac } from 'node:crypto';
+import { expect } from 'chai';
+import { hiddenFields, type FormAgent } from './form-agent.js';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -35,3 +37,19 @@ export function totpCode(secret: Buffer, step: number): string {
 
 /** The time step of `ms` (30 seconds). */
 export const stepAt = (ms: number): number => Math.floor(ms / 30_000);
+
+/**
+ * Sets up an authenticator app on the account page of `browser`, signed in already (its session is
+ * strengthened with the app): the app's key, and the time step of the code that confirmed it (a
+ * code is taken once: the next one to give is of `step + 1`).
+ */
+export async function appOnAccountPage(browser: FormAgent): Promise<{ secret: Buffer; step: number }> {
+  const account = await browser.get('/auth/account');
+  const setup = await browser.post('/auth/account/totp', hiddenFields(account.text));
+  expect(setup.status, setup.text).to.equal(200);
+  const secret = base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(setup.text)![1]!);
+  const step = stepAt(Date.now());
+  const confirmed = await browser.post('/auth/account/totp/confirm', { ...hiddenFields(setup.text), code: totpCode(secret, step) });
+  expect(confirmed.status, confirmed.text).to.equal(200);
+  return { secret, step };
+}

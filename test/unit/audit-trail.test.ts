@@ -82,6 +82,19 @@ describe('the audit trail: what it keeps, and how it is searched', function () {
     expect(recordsNamedBy(row({ event: 'upstream', action: 'refused', provider: 'corp', reason: 'r' }))).to.deep.equal([
       ['IdentityProvider', 'corp'],
     ]);
+    // A browser session strengthened is the person's: filed under them, seen by whoever may read them.
+    const strengthened = row({
+      event: 'session_strengthened',
+      action: 'factor-given',
+      user: '5',
+      sid: 'sid-1',
+      from: { acr: 'urn:boxauth:acr:password', amr: ['pwd'] },
+      to: { acr: 'urn:boxauth:acr:mfa', amr: ['pwd', 'otp', 'mfa'] },
+      by: { user: '5' },
+      address: '::1',
+    });
+    expect(strengthened).to.include({ action: 'factor-given', outcome: 'success', actorUser: '5', subjectUser: '5', client: null });
+    expect(recordsNamedBy(strengthened)).to.deep.equal([['users', '5']]);
     // A sign-in with an address nobody has names no record: only an administrator of the whole box sees it.
     expect(recordsNamedBy(row({ event: 'sign_in', outcome: 'failure', address: '::1', reason: 'unknown email' }))).to.deep.equal([]);
   });

@@ -310,7 +310,7 @@ export async function addPasskeyFor(
     return await store.withTransaction(svc.pool, async (tx) => {
       const held = await store.holdPerson(tx, adder.userId);
       if (!held || !mayBeSignedIn(held)) throw new EndedMeanwhile();
-      const session = await strengthen(tx, from, withFactor(browser.amr, proved), browser, { proofAt: 'kept', enrolled: true });
+      const session = await strengthen(svc, tx, from, withFactor(browser.amr, proved), browser, { proofAt: 'kept', enrolled: true });
       if (!session) throw new EndedMeanwhile();
       return { passkey: (await addIn(tx)).id, session };
     });

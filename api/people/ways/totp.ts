@@ -184,7 +184,7 @@ export async function addAppOnAccount(
         if (!held || !mayBeSignedIn(held)) return 'ended' as const;
         if (!(await confirmedIn(tx, pending))) return 'taken' as const;
         const since = { proofAt: 'kept', enrolled: true } as const;
-        const token = await strengthen(tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
+        const token = await strengthen(svc, tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
         if (!token) throw new EndedMeanwhile();
         return { app: pending.id, codes: await appAdded(svc, tx, of, pending.id), token };
       })

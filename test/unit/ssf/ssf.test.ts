@@ -4,7 +4,15 @@ import { expect } from 'chai';
 import type { AuditEvent } from '../../../api/audit.js';
 import type { BoxEvent, EventFacts } from '../../../api/notices/kinds.js';
 import { ApiError } from '../../../api/errors.js';
-import { signalsOf, SESSION_REVOKED, CREDENTIAL_CHANGE, ACCOUNT_DISABLED, ACCOUNT_PURGED } from '../../../api/ssf/events.js';
+import {
+  signalsOf,
+  ACR_NAMESPACE,
+  ASSURANCE_LEVEL_CHANGE,
+  SESSION_REVOKED,
+  CREDENTIAL_CHANGE,
+  ACCOUNT_DISABLED,
+  ACCOUNT_PURGED,
+} from '../../../api/ssf/events.js';
 import { eventsDelivered, patchedConfiguration, streamRequest, wholeConfiguration, POLL, PUSH } from '../../../api/ssf/streams.js';
 import { personNamed, personSubject } from '../../../api/ssf/subjects.js';
 import { transmitterMetadata } from '../../../api/ssf/metadata.js';
@@ -76,6 +84,55 @@ describe('ssf: the events of a box event (api/ssf/events.ts)', function () {
       ACCOUNT_PURGED,
     );
     expect(signalsOf(boxEvent({ event: 'sign_in', outcome: 'success', user: '7', address: '127.0.0.1' }))).to.deep.equal([]);
+  });
+});
+
+describe('ssf: assurance-level-change of a session strengthened (api/ssf/events.ts)', function () {
+  const strengthened = (from: [string, string[]], to: [string, string[]], action: 'factor-given' | 'factor-enrolled' = 'factor-given') =>
+    boxEvent({
+      event: 'session_strengthened',
+      action,
+      user: '7',
+      sid: 'sid-1',
+      from: { acr: from[0], amr: from[1] },
+      to: { acr: to[0], amr: to[1] },
+      by: { user: '7' },
+    });
+
+  it('says the class before and after in the box’s acr namespace, about the browser session', function () {
+    const [signal, ...more] = signalsOf(
+      strengthened(['urn:boxauth:acr:password', ['pwd']], ['urn:boxauth:acr:mfa', ['pwd', 'otp', 'mfa']]),
+    );
+    expect(more).to.deep.equal([]);
+    expect(signal).to.deep.include({ type: ASSURANCE_LEVEL_CHANGE, user: 7, sid: 'sid-1' });
+    expect(signal!.claims).to.deep.equal({
+      namespace: ACR_NAMESPACE,
+      current_level: 'urn:boxauth:acr:mfa',
+      previous_level: 'urn:boxauth:acr:password',
+      change_direction: 'increase',
+      initiating_entity: 'user',
+      reason_admin: { en: 'The person gave a further factor in this session.' },
+    });
+    const enrolled = signalsOf(
+      strengthened(['urn:boxauth:acr:mfa', ['pwd', 'otp', 'mfa']], ['phr', ['pwd', 'otp', 'hwk', 'mfa']], 'factor-enrolled'),
+    );
+    expect(enrolled[0]!.claims).to.deep.include({
+      current_level: 'phr',
+      previous_level: 'urn:boxauth:acr:mfa',
+      change_direction: 'increase',
+    });
+  });
+
+  it('makes none when the class did not change (a proof renewed, a factor added to a passkey sign-in)', function () {
+    expect(signalsOf(strengthened(['phr', ['pwd', 'hwk', 'mfa']], ['phr', ['pwd', 'otp', 'hwk', 'mfa']]))).to.deep.equal([]);
+    expect(
+      signalsOf(strengthened(['urn:boxauth:acr:mfa', ['pwd', 'otp', 'mfa']], ['urn:boxauth:acr:mfa', ['pwd', 'otp', 'mfa']])),
+    ).to.deep.equal([]);
+  });
+
+  it('would say decrease of a class that fell', function () {
+    const fell = signalsOf(strengthened(['phr', ['hwk']], ['urn:boxauth:acr:password', ['pwd']]));
+    expect(fell[0]!.claims.change_direction).to.equal('decrease');
   });
 });
 
