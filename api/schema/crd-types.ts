@@ -784,6 +784,7 @@ export interface WebhookSpec {
    */
   events: (
     | 'io.boxauth.session.closed'
+    | 'io.boxauth.session.strengthened'
     | 'io.boxauth.sign_in.succeeded'
     | 'io.boxauth.sign_in.failed'
     | 'io.boxauth.sign_in.locked'

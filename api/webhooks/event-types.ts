@@ -16,6 +16,7 @@ const RESOURCE_KINDS = new Set(['Client', 'AccessPolicy', 'App', 'IdentityProvid
 /** Every type a Webhook may subscribe to, in the order the reference lists them. */
 export const WEBHOOK_EVENT_TYPES = [
   'io.boxauth.session.closed',
+  'io.boxauth.session.strengthened',
   'io.boxauth.sign_in.succeeded',
   'io.boxauth.sign_in.failed',
   'io.boxauth.sign_in.locked',
@@ -70,6 +71,9 @@ export function eventType(event: AuditEvent): WebhookEventType | undefined {
   switch (e.event) {
     case 'session_closed':
       [what, action] = ['session', 'closed'];
+      break;
+    case 'session_strengthened':
+      [what, action] = ['session', 'strengthened'];
       break;
     case 'sign_in':
       [what, action] = ['sign_in', e.outcome === 'success' ? 'succeeded' : e.outcome === 'failure' ? 'failed' : e.outcome];

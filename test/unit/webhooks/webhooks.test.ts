@@ -47,6 +47,18 @@ describe('webhooks: signing per Standard Webhooks', function () {
 describe('webhooks: the CloudEvents types of the audit events', function () {
   it('names each event io.boxauth.<what>.<action>, of [a-z_] words, and none of the token endpoint or allowed decisions', function () {
     expect(eventType({ event: 'session_closed', sessions: ['s'], how: 'api', by })).to.equal('io.boxauth.session.closed');
+    const level = (acr: string, amr: string[]): { acr: string; amr: string[] } => ({ acr, amr });
+    expect(
+      eventType({
+        event: 'session_strengthened',
+        action: 'factor-given',
+        user: '4',
+        sid: 's',
+        from: level('urn:boxauth:acr:password', ['pwd']),
+        to: level('urn:boxauth:acr:mfa', ['pwd', 'otp', 'mfa']),
+        by,
+      }),
+    ).to.equal('io.boxauth.session.strengthened');
     expect(eventType({ event: 'account', action: 'deactivated', user: '4', by })).to.equal('io.boxauth.account.deactivated');
     expect(eventType({ event: 'account', action: 'password-reset', user: '4', by })).to.equal('io.boxauth.account.password_reset');
     expect(eventType({ event: 'sign_in', outcome: 'success', user: '4', address: '::1' })).to.equal('io.boxauth.sign_in.succeeded');
