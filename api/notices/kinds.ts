@@ -5,7 +5,7 @@
 // same call writes one outbox event (migration 030), with the facts the audit line leaves out. A
 // dispatcher takes outbox events one at a time per box, in order, and asks each kind, in one
 // transaction with the event's removal, which notices it makes (fanOut). A sender then sends each
-// notice with a deadline, one at a time per destination and in order, retrying with backoff until
+// notice with a deadline, one at a time per destination and subject, in order, retrying with backoff until
 // it is acknowledged or given up. Neither a restart nor a failover loses one: every step is a row.
 import type { AuditEvent } from '../audit.js';
 import type { Transaction } from '../db/pool.js';
@@ -51,6 +51,12 @@ export interface NoticeDraft {
   destination: string;
   /** What `send` needs to build the message when it sends it; JSON, never a secret, never a token. */
   payload: Record<string, unknown>;
+  /**
+   * Whom it is about (a person's `sub`, a record's kind and id): a destination's notices about one
+   * subject go one at a time, in the order they were made; about different subjects, several at once.
+   * None: ordered with the other notices that name none.
+   */
+  subject?: string;
 }
 
 /** A notice taken from the outbox to be sent, its lease running. */

@@ -8,10 +8,11 @@
 // fanned out once, whole, or not yet. A give-up is never fanned out to the destination it is about,
 // and the give-up of a notice that told of a give-up is fanned out to no one (no loops).
 //
-// Send: the head of each destination's queue only, leased longer than the deadline, at most
-// BOXAUTH_NOTICE_SENDING_AT_ONCE at once in this process. Acknowledged: the row goes. Failed: it
-// waits, doubling its wait, and its destination's later notices wait behind it; another destination
-// is not held. Refused (NoticeRefused) or failing past its kind's giveUpAfterMs: removed with an
+// Send: the head of each queue only (a destination's notices about one subject: a person's logout
+// tokens or events reach a receiver in order), leased longer than the deadline, at most
+// BOXAUTH_NOTICE_SENDING_AT_ONCE at once in this process and a quarter of that to one destination
+// (a slow receiver holds a few places, never all). Acknowledged: the row goes. Failed: it waits,
+// doubling its wait, and the later notices of its queue wait behind it; another queue is not held. Refused (NoticeRefused) or failing past its kind's giveUpAfterMs: removed with an
 // audit event, in one transaction. A process killed while sending leaves the row to its lease:
 // then any process sends it. A notice is sent at least once, and twice only if a process died
 // between the receiver's answer and the row's removal.
@@ -59,6 +60,11 @@ const COUNT_EVERY_MS = 10_000;
 /** Seconds to wait after the `attempts`th attempt failed: `first`, doubling, up to `longest`. */
 export function retryDelaySeconds(attempts: number, first: number, longest: number): number {
   return Math.min(longest, first * 2 ** Math.min(30, Math.max(0, attempts - 1)));
+}
+
+/** The heads of one destination's queues sent at once (or waiting for a retry): a quarter of the process's places, at least one. */
+export function perDestination(sendingAtOnce: number): number {
+  return Math.max(1, Math.floor(sendingAtOnce / 4));
 }
 
 /** A lease longer than the deadline by a margin: a send that ends at its deadline still removes its row. */
@@ -200,7 +206,13 @@ export class NoticeOutbox {
     if (free <= 0) return; // a send that ends wakes it again
     this.claiming = true;
     this.claimAgain = false;
-    claimNotices(this.svc.pool, [...this.kinds.keys()], free, leaseSeconds(this.svc.config.notices.timeoutMs))
+    claimNotices(
+      this.svc.pool,
+      [...this.kinds.keys()],
+      free,
+      leaseSeconds(this.svc.config.notices.timeoutMs),
+      perDestination(this.svc.config.notices.sendingAtOnce),
+    )
       .then(
         (notices) => {
           for (const notice of notices) this.track(this.deliver(notice));

@@ -135,7 +135,12 @@ export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'c
         const client = (await clients.read(tx, id))?.resource;
         if (client?.backchannel_logout_uri) receivers.set(id, client);
       }
-      return logoutNotices(event.event, closed, receivers).map((n) => ({ destination: n.destination, payload: { ...n.payload } }));
+      // A person's logout tokens reach each client in order; different people's, at once.
+      return logoutNotices(event.event, closed, receivers).map((n) => ({
+        destination: n.destination,
+        subject: n.payload.sub,
+        payload: { ...n.payload },
+      }));
     },
     async send(notice: Notice, signal: AbortSignal): Promise<void> {
       // The client as it is now: one deleted, or that no longer asks for logout tokens, is told nothing.

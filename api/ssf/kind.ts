@@ -62,7 +62,7 @@ async function noticesOf(
       claims: signal.claims,
       at: Math.floor(event.at.getTime() / 1000),
     };
-    drafts.push({ destination: stream.id, payload });
+    drafts.push({ destination: stream.id, subject: String(signal.user), payload });
   }
   return drafts;
 }

@@ -2,9 +2,10 @@
 // the change they report, and the notices the dispatcher makes of them, one per destination.
 //
 // Events are fanned out one batch at a time per box, under an advisory lock of the box's schema,
-// so notices are made in the order of their events. A sender takes the head of each destination's
-// queue only, by moving its next_attempt_at a lease ahead (claimNotices): one notice in flight per
-// destination, the rest waiting behind it in order of creation. `attempts`, counted up by each
+// so notices are made in the order of their events. A sender takes the head of each queue only (a
+// destination's notices about one subject), by moving its next_attempt_at a lease ahead
+// (claimNotices): one notice in flight per destination and subject, the rest waiting behind it in
+// order of creation, and a few queues of one destination at once. `attempts`, counted up by each
 // claim, says whose lease a row is under: a process whose lease ran out and was taken over changes
 // the row no more (sentNotice, retryNotice), as in ./mail-outbox.ts.
 import type { AuditEvent } from '../audit.js';
@@ -77,19 +78,27 @@ export async function insertNotices(
 ): Promise<void> {
   if (!drafts.length) return;
   await tx.query(
-    `INSERT INTO notices (kind, destination, payload, event_id, quiet)
-     SELECT $1, d, p, $4::bigint, $5 FROM unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS t(d, p, i) ORDER BY i`,
-    [kind, drafts.map((d) => d.destination), drafts.map((d) => JSON.stringify(d.payload)), eventId, quiet],
+    `INSERT INTO notices (kind, destination, payload, event_id, quiet, subject)
+     SELECT $1, d, p, $4::bigint, $5, s FROM unnest($2::text[], $3::jsonb[], $6::text[]) WITH ORDINALITY AS t(d, p, s, i) ORDER BY i`,
+    [
+      kind,
+      drafts.map((d) => d.destination),
+      drafts.map((d) => JSON.stringify(d.payload)),
+      eventId,
+      quiet,
+      drafts.map((d) => d.subject ?? ''),
+    ],
   );
   await wake(tx, 'notice');
 }
 
 /** A notice that is not an event's fan-out (an SSF verification event), written in the caller's transaction `tx`. */
 export async function enqueueNotice(tx: Queryable, kind: NoticeKindName, draft: NoticeDraft): Promise<void> {
-  await tx.query('INSERT INTO notices (kind, destination, payload) VALUES ($1, $2, $3)', [
+  await tx.query('INSERT INTO notices (kind, destination, payload, subject) VALUES ($1, $2, $3, $4)', [
     kind,
     draft.destination,
     JSON.stringify(draft.payload),
+    draft.subject ?? '',
   ]);
   await wake(tx, 'notice');
 }
@@ -104,6 +113,7 @@ interface NoticeRow {
   id: string;
   kind: NoticeKindName;
   destination: string;
+  subject: string;
   payload: Record<string, unknown>;
   event_id: string | null;
   created_at: Date;
@@ -112,32 +122,41 @@ interface NoticeRow {
 }
 
 /**
- * Up to `limit` due notices of `kinds`, each the head of its destination's queue (the oldest
- * notice of that kind and destination), leased to the caller for `leaseSeconds`. A head that is
- * leased or waiting for its retry holds its whole queue: one notice in flight per destination, in
- * order. Two processes racing for one head: the second finds it leased when its row lock is
- * granted (the UPDATE's condition is checked again on the row as committed) and skips it.
+ * Up to `limit` due notices of `kinds`, each the head of its queue (the oldest notice of that kind,
+ * destination and subject), leased to the caller for `leaseSeconds`. A head that is leased or
+ * waiting for its retry holds its whole queue: one notice in flight per destination and subject, in
+ * order. A destination has at most `perDestination` heads leased or waiting for a retry (as this
+ * claim sees them), so that a slow or dead receiver holds a few of the sender's places, never all.
+ * Two processes racing for one head: the second finds it leased when its row lock is granted (the
+ * UPDATE's condition is checked again on the row as committed) and skips it.
  */
 export async function claimNotices(
   db: Queryable,
   kinds: readonly NoticeKindName[],
   limit: number,
   leaseSeconds: number,
+  perDestination: number,
 ): Promise<ClaimedNotice[]> {
   const { rows } = await db.query<NoticeRow>(
-    `UPDATE notices n SET next_attempt_at = now() + make_interval(secs => $2), attempts = n.attempts + 1
-     FROM (SELECT id FROM (SELECT DISTINCT ON (kind, destination) id, next_attempt_at FROM notices
-                           WHERE kind = ANY($3::text[]) ORDER BY kind, destination, id) AS head
-           WHERE next_attempt_at <= now() ORDER BY id LIMIT $1) AS due
-     WHERE n.id = due.id AND n.next_attempt_at <= now()
-     RETURNING n.id::text, n.kind, n.destination, n.payload, n.event_id::text, n.created_at, n.attempts, n.quiet`,
-    [limit, leaseSeconds, kinds],
+    `WITH head AS (SELECT DISTINCT ON (kind, destination, subject) id, kind, destination, next_attempt_at, attempts
+                   FROM notices WHERE kind = ANY($3::text[]) ORDER BY kind, destination, subject, id),
+          busy AS (SELECT kind, destination, count(*) AS n FROM head
+                   WHERE next_attempt_at > now() AND attempts > 0 GROUP BY kind, destination),
+          due AS (SELECT head.id, coalesce(busy.n, 0)
+                           + row_number() OVER (PARTITION BY head.kind, head.destination ORDER BY head.id) AS place
+                  FROM head LEFT JOIN busy USING (kind, destination) WHERE head.next_attempt_at <= now())
+     UPDATE notices n SET next_attempt_at = now() + make_interval(secs => $2), attempts = n.attempts + 1
+     FROM (SELECT id FROM due WHERE place <= $4 ORDER BY id LIMIT $1) AS chosen
+     WHERE n.id = chosen.id AND n.next_attempt_at <= now()
+     RETURNING n.id::text, n.kind, n.destination, n.subject, n.payload, n.event_id::text, n.created_at, n.attempts, n.quiet`,
+    [limit, leaseSeconds, kinds, perDestination],
   );
   return rows
     .map((r) => ({
       id: r.id,
       kind: r.kind,
       destination: r.destination,
+      ...(r.subject ? { subject: r.subject } : {}),
       payload: r.payload,
       // A notice no event made (enqueueNotice) has no event: '' (the contract's eventId is a string).
       eventId: r.event_id ?? '',

@@ -101,7 +101,9 @@ export function webhookKind(svc: Needs, now = (): Date => new Date()): NoticeKin
         data: eventData(event),
       };
       const ids = await webhooks.subscribedTo(tx, type);
-      return ids.filter((id) => !isAbout(event, id)).map((destination) => ({ destination, payload: { ...payload } }));
+      return ids
+        .filter((id) => !isAbout(event, id))
+        .map((destination) => ({ destination, ...(subject !== undefined ? { subject } : {}), payload: { ...payload } }));
     },
 
     async send(notice: Notice, signal: AbortSignal): Promise<void> {

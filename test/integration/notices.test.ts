@@ -150,7 +150,7 @@ describe('notices: the outbox on real parts', function () {
       }
       await eventually('the slow receiver asked', async () => slow.requests >= 1, 10_000);
       // Of the two sends this process makes at once, the hanging receiver holds one, never both:
-      // one notice in flight per destination.
+      // a quarter of the places at most per destination, and one notice in flight per person there.
       const started = Date.now();
       for (const id of fastSessions) expect(await close(box, root, id)).to.equal(200);
       await eventually('the fast receiver told', async () => fast.told.length === 4, 10_000);
@@ -311,7 +311,8 @@ describe('notices: the outbox on real parts', function () {
 
     // NOTICE_LATENCY_CLOSES (300) closes by NOTICE_LATENCY_AT_ONCE (4) administrators at once, each
     // closing one session of their own person after another, all at one relying party: its notices
-    // go one at a time, in order, so a burst faster than it answers waits in its queue.
+    // about one person go one at a time, in order; about different people, a few at once. Printed,
+    // not asserted: speed is `make bench`'s to judge, and this is the figure of the guide.
     it('is measured over a few hundred closes (p50, p99 printed)', async function () {
       const root = await box.rootToken();
       await allowLoopbackReceivers(box, root);
@@ -344,7 +345,6 @@ describe('notices: the outbox on real parts', function () {
           `p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${latencies.at(-1)} ms`,
       );
       expect(receiver.wrong).to.deep.equal([]);
-      expect(at(0.99)).to.be.below(5000);
     });
   });
 });

@@ -13,13 +13,15 @@ CREATE TABLE notice_events (
 );
 
 -- One notice for one destination of one kind (a client's back-channel logout URI, an SSF stream,
--- a Webhook). Sent one at a time per destination, in order of id; `attempts`, counted up by each
+-- a Webhook), about a `subject` (a person's sub, a record; '' for none). Sent one at a time per
+-- destination and subject, in order of id; `attempts`, counted up by each
 -- claim, says whose lease a row is under. `quiet`: a notice of a give-up, whose own give-up is
 -- not told again (no loop between two dead receivers).
 CREATE TABLE notices (
   id              bigserial PRIMARY KEY,
   kind            text NOT NULL,
   destination     text NOT NULL,
+  subject         text NOT NULL DEFAULT '',
   payload         jsonb NOT NULL,
   event_id        bigint,
   created_at      timestamptz NOT NULL DEFAULT now(),
@@ -28,5 +30,5 @@ CREATE TABLE notices (
   last_error      text,
   quiet           boolean NOT NULL DEFAULT false
 );
--- The head of each destination's queue.
-CREATE INDEX notices_queue ON notices (kind, destination, id);
+-- The head of each queue: a destination's notices about one subject.
+CREATE INDEX notices_queue ON notices (kind, destination, subject, id);
