@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'openid-client';
 import { providerSecret } from '../../../api/people/upstream/secret.js';
+import { webhookSecret } from '../../../api/webhooks/signing.js';
 import { boxDbNames, databaseOf } from '../../../operator/boxdb.js';
 import type { Box } from '../../support/box.js';
 import { eventually } from '../../support/kube.js';
@@ -35,6 +36,7 @@ export function describeExamples(): void {
         ['accesspolicies', '--all'],
         ['apps', '--all'],
         ['identityproviders', '--all'],
+        ['webhooks', '--all'],
       ]) {
         await cluster.k(['wait', '--for=condition=Ready', ...what, '-n', NS, '--timeout=60s']);
       }
@@ -191,6 +193,27 @@ export function describeExamples(): void {
       expect(row!.secret_sealed.toString('latin1')).to.not.include('change-me');
       const factorKey = Buffer.from(await suite.cluster.secretValue(NS, 'auth-factor-key', 'factor-key'), 'base64');
       expect(providerSecret(factorKey, 'corp-sso', row!.secret_sealed)).to.equal('change-me-corp-sso-secret');
+    });
+
+    it('serves the Webhook of examples/webhook.yaml, its signing secret sealed and never shown', async function () {
+      expect(await suite.cluster.k(['get', 'webhooks', '-n', NS])).to.match(
+        /offboarding\s+https:\/\/offboarding\.example\.com\S*\s+True\s+Reconciled/,
+      );
+      const got = await api.json('GET', '/Webhook/offboarding', undefined, rootToken);
+      expect(got.status).to.equal(200);
+      expect(got.body).to.deep.include({
+        resourceType: 'Webhook',
+        id: 'offboarding',
+        url: 'https://offboarding.example.com/hooks/boxauth',
+      });
+      expect(got.body.meta.managedBy).to.equal('Webhook team-a/offboarding');
+      expect(JSON.stringify(got.body)).to.not.include('whsec_');
+      const [row] = await sql<{ secret_sealed: Buffer }>(`SELECT secret_sealed FROM ${schema}.webhooks WHERE id = 'offboarding'`);
+      expect(row!.secret_sealed.toString('latin1')).to.not.include('whsec_');
+      const factorKey = Buffer.from(await suite.cluster.secretValue(NS, 'auth-factor-key', 'factor-key'), 'base64');
+      expect(webhookSecret(factorKey, 'offboarding', row!.secret_sealed)).to.equal(
+        'whsec_Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtY2hhbmdlLW1l',
+      );
     });
 
     it('makes the REST API refuse changes to a record a resource manages, naming the resource', async function () {
