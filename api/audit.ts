@@ -179,6 +179,17 @@ export type AuditEvent =
       reason?: string;
     }
   | {
+      /**
+       * The ranges receivers of notices may be at although special-use (PUT /settings/notices,
+       * api/notices/allow-list.ts) changed: what the guard against requests into the box's own
+       * networks lets through, so who changed it, and from what to what, is kept.
+       */
+      event: 'settings_changed';
+      setting: 'notices';
+      changes: Record<string, FieldChange>;
+      by: Actor;
+    }
+  | {
       event: 'record_changed';
       kind: 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook' | 'User' | 'Group';
       id: string;

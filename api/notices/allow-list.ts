@@ -2,8 +2,9 @@
 // BOXAUTH_NOTICE_ALLOWED_ADDRESSES from the start, and what an administrator writes at runtime
 // (PUT /settings/notices), kept in the database for every process of the box. A development box,
 // a receiver inside the cluster, the OpenID Foundation's suite at https://127.0.0.1:31443.
+import type { Actor, Audit } from '../audit.js';
 import type { NoticeConfig } from '../config.js';
-import type { Queryable } from '../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
 import { ValidationError, noFieldErrors } from '../errors.js';
 import { parseCidr } from '../outbound.js';
 import { readNoticeAllowedAddresses, writeNoticeAllowedAddresses } from '../store/notices.js';
@@ -35,19 +36,41 @@ export function noticeSettingsProblems(body: unknown): Record<string, string[]> 
         `${wrong.map((w) => JSON.stringify(w)).join(', ')} is not an IP address or CIDR (e.g. 10.0.0.0/8, fd00::/8)`,
       ];
     else if (entries.length > 100) errors.allowed_addresses = ['must hold at most 100 entries'];
+    else {
+      // A range of every address switches the guard off for every receiver, an SSF receiver's push URL included.
+      const everything = entries.filter((e) => parseCidr(e as string)![1] === 0);
+      if (everything.length)
+        errors.allowed_addresses = [
+          `${everything.map((w) => JSON.stringify(w)).join(', ')} allows every address: name the ranges receivers are at (e.g. 10.96.0.0/12)`,
+        ];
+    }
   }
   return errors;
 }
 
-/** Replaces the ranges allowed at runtime with `body.allowed_addresses`; a 422 when one is not a range. */
-export async function writeNoticeSettings(db: Queryable, config: { notices: NoticeConfig }, body: unknown): Promise<NoticeSettings> {
+/**
+ * Replaces the ranges allowed at runtime with `body.allowed_addresses` (a 422 when one is not a
+ * range, or is every address), with an audit event `settings_changed` of `by` in the same transaction.
+ */
+export async function writeNoticeSettings(
+  svc: { pool: Pool; config: { notices: NoticeConfig }; audit: Pick<Audit, 'recordIn'> },
+  body: unknown,
+  by: Actor,
+): Promise<NoticeSettings> {
   const errors = noticeSettingsProblems(body);
   if (Object.keys(errors).length) throw new ValidationError(body, errors);
-  const entries = (body as { allowed_addresses: string[] }).allowed_addresses;
   // Kept as CIDRs, as read back: "127.0.0.1" becomes "127.0.0.1/32".
-  await writeNoticeAllowedAddresses(
-    db,
-    entries.map((e) => parseCidr(e)!).map(([a, p]) => `${a}/${p}`),
-  );
-  return noticeSettings(db, config);
+  const written = (body as { allowed_addresses: string[] }).allowed_addresses.map((e) => parseCidr(e)!).map(([a, p]) => `${a}/${p}`);
+  await withTransaction(svc.pool, async (tx) => {
+    const before = await readNoticeAllowedAddresses(tx);
+    await writeNoticeAllowedAddresses(tx, written);
+    if (JSON.stringify(before) !== JSON.stringify(written))
+      await svc.audit.recordIn(tx, {
+        event: 'settings_changed',
+        setting: 'notices',
+        changes: { allowed_addresses: { from: before, to: written } },
+        by,
+      });
+  });
+  return noticeSettings(svc.pool, svc.config);
 }

@@ -49,7 +49,13 @@ export type NoticeKindName = 'backchannel' | 'ssf' | 'webhook';
 export interface NoticeDraft {
   /** Within the kind: a client id (backchannel), a stream id (ssf), a Webhook's id (webhook). */
   destination: string;
-  /** What `send` needs to build the message when it sends it; JSON, never a secret, never a token. */
+  /**
+   * What `send` needs to build the message when it sends it; JSON, never a secret, never a token.
+   * Its member `receiver`, when a string, names the record an administrator wrote that the
+   * destination belongs to (an SSF stream's Client): the metrics name the destination by it
+   * (metricsDestination), because a destination a receiver makes as often as it likes would be a
+   * new label each time, and a metric keeps every label it was ever given.
+   */
   payload: Record<string, unknown>;
   /**
    * Whom it is about (a person's `sub`, a record's kind and id): a destination's notices about one
@@ -57,6 +63,12 @@ export interface NoticeDraft {
    * None: ordered with the other notices that name none.
    */
   subject?: string;
+}
+
+/** The `destination` label of a notice's metrics: its payload's `receiver` when it names one, else its destination. */
+export function metricsDestination(notice: Pick<NoticeDraft, 'destination' | 'payload'>): string {
+  const receiver = notice.payload.receiver;
+  return typeof receiver === 'string' ? receiver : notice.destination;
 }
 
 /** A notice taken from the outbox to be sent, its lease running. */

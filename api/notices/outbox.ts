@@ -38,7 +38,15 @@ import {
   sentNotice,
   type ClaimedNotice,
 } from '../store/notices.js';
-import { NoticeRefused, type BoxEvent, type EventFacts, type NoticeDraft, type NoticeKind, type NoticeKindName } from './kinds.js';
+import {
+  metricsDestination,
+  NoticeRefused,
+  type BoxEvent,
+  type EventFacts,
+  type NoticeDraft,
+  type NoticeKind,
+  type NoticeKindName,
+} from './kinds.js';
 import { useReceiverRules } from './post.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -238,12 +246,13 @@ export class NoticeOutbox {
     const { pool, log, metrics, config } = this.svc;
     const kind = this.kinds.get(notice.kind)!;
     const labels = { kind: notice.kind, destination: notice.destination };
+    const counted = { kind: notice.kind, destination: metricsDestination(notice) };
     const deadline = AbortSignal.timeout(config.notices.timeoutMs);
     const started = Date.now();
     try {
       await Promise.race([kind.send(notice, deadline), whenAborted(deadline)]);
       if (await sentNotice(pool, notice)) {
-        metrics.notices.inc({ ...labels, result: 'sent' });
+        metrics.notices.inc({ ...counted, result: 'sent' });
         metrics.noticeDelivery.observe({ kind: notice.kind }, (Date.now() - notice.createdAt.getTime()) / 1000);
       }
       log.debug(
@@ -267,7 +276,7 @@ export class NoticeOutbox {
         );
         return;
       }
-      metrics.notices.inc({ ...labels, result: 'retrying' });
+      metrics.notices.inc({ ...counted, result: 'retrying' });
       const delay = retryDelaySeconds(notice.attempts, config.notices.firstRetrySeconds, config.notices.longestRetrySeconds);
       log.warn(
         { notice: notice.id, ...labels, attempts: notice.attempts, retryInSeconds: delay, err: why },
@@ -290,7 +299,7 @@ export class NoticeOutbox {
     });
     if (!removed) return;
     this.svc.log.error({ notice: notice.id, ...labels, attempts: notice.attempts, err: why }, 'a notice was given up');
-    this.svc.metrics.notices.inc({ ...labels, result: 'given_up' });
+    this.svc.metrics.notices.inc({ kind: notice.kind, destination: metricsDestination(notice), result: 'given_up' });
   }
 
   // --- metrics
@@ -304,9 +313,20 @@ export class NoticeOutbox {
       ([queues, events]) => {
         metrics.noticesWaiting.reset();
         metrics.noticeOldestSeconds.reset();
+        // Queues named alike in the metrics (the streams of one receiver) add up, and the oldest is theirs.
+        const byLabel = new Map<string, { kind: NoticeKindName; destination: string; waiting: number; oldestSeconds: number }>();
         for (const q of queues) {
-          metrics.noticesWaiting.set({ kind: q.kind, destination: q.destination }, q.waiting);
-          metrics.noticeOldestSeconds.set({ kind: q.kind, destination: q.destination }, q.oldestSeconds);
+          const destination = q.receiver ?? q.destination;
+          const key = JSON.stringify([q.kind, destination]);
+          const seen = byLabel.get(key);
+          if (seen) {
+            seen.waiting += q.waiting;
+            seen.oldestSeconds = Math.max(seen.oldestSeconds, q.oldestSeconds);
+          } else byLabel.set(key, { kind: q.kind, destination, waiting: q.waiting, oldestSeconds: q.oldestSeconds });
+        }
+        for (const { kind, destination, waiting, oldestSeconds } of byLabel.values()) {
+          metrics.noticesWaiting.set({ kind, destination }, waiting);
+          metrics.noticeOldestSeconds.set({ kind, destination }, oldestSeconds);
         }
         metrics.noticeEventsWaiting.set(events.count);
       },

@@ -21,17 +21,22 @@ export interface SsfKindNeeds extends ReceiverNeeds {
 }
 
 /** What a notice of this kind keeps until it is sent: an event about a person, or a verification event. */
-type SsfPayload =
+type SsfPayload = { receiver: string } & (
   | { type: typeof VERIFICATION; state?: string }
-  | { type: string; user: number; sid: string | null; claims: Record<string, unknown>; at: number };
+  | { type: string; user: number; sid: string | null; claims: Record<string, unknown>; at: number }
+);
 
 /** A day: a receiver down longer than that has lost the events (SSF has no replay), and is told so by no one but the metrics and the audit. */
 const GIVE_UP_AFTER_MS = 24 * 3600_000;
 
-/** The verification event a receiver asked for (SSF 1.0 §8.1.4.2), as enqueueNotice takes it: `state` echoed when given. */
-export const verificationNotice = (streamId: string, state: string | undefined): NoticeDraft => ({
+/**
+ * The verification event `receiver` asked for on its stream (SSF 1.0 §8.1.4.2), as enqueueNotice
+ * takes it: `state` echoed when given; `receiver` names the stream's Client in the metrics
+ * (api/notices/kinds.ts metricsDestination), never the stream a receiver makes at will.
+ */
+export const verificationNotice = (receiver: string, streamId: string, state: string | undefined): NoticeDraft => ({
   destination: streamId,
-  payload: { type: VERIFICATION, ...(state !== undefined ? { state } : {}) },
+  payload: { receiver, type: VERIFICATION, ...(state !== undefined ? { state } : {}) },
 });
 
 /**
@@ -56,6 +61,7 @@ async function noticesOf(
     if (removed.has(stream.id)) continue;
     if (!(await mayReceive(svc, stream.clientId, stream.id, signal.user, event.facts.person))) continue;
     const payload: SsfPayload = {
+      receiver: stream.clientId,
       type: signal.type,
       user: signal.user,
       sid: signal.sid,

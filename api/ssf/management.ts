@@ -198,7 +198,7 @@ export async function requestVerification(svc: ManagementNeeds, receiver: string
           'Retry-After': String(MIN_VERIFICATION_INTERVAL),
         },
       );
-    await enqueueNotice(tx, 'ssf', verificationNotice(id, state));
+    await enqueueNotice(tx, 'ssf', verificationNotice(receiver, id, state));
   });
 }
 

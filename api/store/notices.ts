@@ -193,15 +193,24 @@ export interface NoticeQueue {
   waiting: number;
   /** Seconds since the oldest waiting notice was made. */
   oldestSeconds: number;
+  /** The record the destination belongs to, as its notices' payloads name it (api/notices/kinds.ts metricsDestination), or null. */
+  receiver: string | null;
 }
 
 /** Every destination with notices waiting. */
 export async function noticeQueues(db: Queryable): Promise<NoticeQueue[]> {
-  const { rows } = await db.query<{ kind: NoticeKindName; destination: string; n: string; oldest: number }>(
-    `SELECT kind, destination, count(*) AS n, extract(epoch FROM now() - min(created_at))::float8 AS oldest
+  const { rows } = await db.query<{ kind: NoticeKindName; destination: string; n: string; oldest: number; receiver: string | null }>(
+    `SELECT kind, destination, count(*) AS n, extract(epoch FROM now() - min(created_at))::float8 AS oldest,
+            min(payload->>'receiver') AS receiver
      FROM notices GROUP BY kind, destination`,
   );
-  return rows.map((r) => ({ kind: r.kind, destination: r.destination, waiting: Number(r.n), oldestSeconds: r.oldest }));
+  return rows.map((r) => ({
+    kind: r.kind,
+    destination: r.destination,
+    waiting: Number(r.n),
+    oldestSeconds: r.oldest,
+    receiver: r.receiver,
+  }));
 }
 
 /** The box_settings row of the ranges an administrator allowed receivers at (PUT /settings/notices): a JSON array of CIDRs. */

@@ -42,11 +42,20 @@ const cookieSession = (req) => /(?:^|;\s*)app_session=([\w-]+)/.exec(req.headers
 /**
  * POST /session {"id_token": …}: the page's ID token, checked as a server must (OpenID Connect Core
  * 3.1.3.7: the box's signature, iss, aud, exp), makes a session of the app. JSON only, so that no
- * other site's form can sign a browser in to someone else's session here.
+ * other site's form can sign a browser in to someone else's session here. The box signs other JWTs
+ * for this app with the same keys, iss and aud: its ID tokens are typ JWT, a logout token is
+ * logout+jwt, an access token at+jwt; so the typ is checked, and a logout token (which also carries
+ * `events`) never starts the session it was sent to end (Back-Channel Logout 1.0 §4.1, Cross-JWT
+ * Confusion).
  */
 async function startSession(req, res) {
   if (req.headers['content-type'] !== 'application/json') return answer(res, 415, { error: 'send application/json' });
-  const { payload } = await jwtVerify(JSON.parse(await bodyOf(req)).id_token ?? '', boxKeys, { issuer: box, audience: clientId });
+  const { payload } = await jwtVerify(JSON.parse(await bodyOf(req)).id_token ?? '', boxKeys, {
+    issuer: box,
+    audience: clientId,
+    typ: 'JWT',
+  });
+  if (payload.events !== undefined) throw new Error('not an ID token: it carries events');
   const id = randomBytes(24).toString('base64url');
   sessions.set(id, { sub: payload.sub, sid: payload.sid });
   answer(res, 201, { sub: payload.sub, sid: payload.sid }, { 'Set-Cookie': `app_session=${id}; Path=/; HttpOnly; SameSite=Lax` });

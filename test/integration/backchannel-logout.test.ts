@@ -466,17 +466,43 @@ describe('back-channel logout: each close tells the relying parties that took pa
       expect(await sessionStatus(kept)).to.equal(200);
     });
 
-    it('refuses a logout token of another client, and one that is no logout token', async function () {
+    /** A person signed in at rp (and others) and signed out: rp's ID token, and the logout token rp was sent. */
+    async function signedOutAtRp(): Promise<{ toRp: Received; idToken: string }> {
       const { email, sub } = await person();
       const { browser, idToken } = await takingPart(email);
       const page = await browser.get('/auth/sign-out');
       await browser.post('/auth/sign-out', hiddenFields(page.text));
       const [toRp] = await eventually('a token at rp', async () => receiver.about(sub, 'rp').length > 0 && receiver.about(sub, 'rp'));
+      return { toRp: toRp!, idToken };
+    }
+
+    it('refuses a logout token of another client, and one that is no logout token', async function () {
+      const { toRp, idToken } = await signedOutAtRp();
       const post = (token: string): Promise<Response> =>
         fetch(`${app.url}/backchannel-logout`, { method: 'POST', body: new URLSearchParams({ logout_token: token }) });
-      expect((await post(toRp!.token)).status, "rp's token at the example app").to.equal(400);
+      expect((await post(toRp.token)).status, "rp's token at the example app").to.equal(400);
       expect((await post(idToken)).status, 'an ID token').to.equal(400);
       expect((await post('')).status).to.equal(400);
+    });
+
+    it('starts no session of a logout token sent to it: its signature, iss and aud are those of an ID token, not its typ', async function () {
+      const { toRp, idToken } = await signedOutAtRp();
+      // The example app as rp's: the logout token rp was sent is for it (aud rp), signed by the box.
+      const rpApp = await startExampleApp({ BOX_URL: box.url, CLIENT_ID: 'rp' });
+      try {
+        const start = (token: string): Promise<Response> =>
+          fetch(`${rpApp.url}/session`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ id_token: token }),
+          });
+        const taken = await start(toRp.token);
+        expect(taken.status, await taken.text()).to.equal(400);
+        expect(taken.headers.get('set-cookie')).to.equal(null);
+        expect((await start(idToken)).status, "rp's ID token").to.equal(201);
+      } finally {
+        await rpApp.stop();
+      }
     });
   });
 });

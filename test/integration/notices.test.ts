@@ -204,6 +204,26 @@ describe('notices: the outbox on real parts', function () {
       expect((await box.json('PUT', '/settings/notices', { allowed: ['127.0.0.1'] }, root)).status).to.equal(422);
     });
 
+    it('refuses a range of every address, and keeps who changed the allow-list in the audit trail', async function () {
+      for (const everything of ['0.0.0.0/0', '::/0']) {
+        const res = await box.json('PUT', '/settings/notices', { allowed_addresses: ['127.0.0.1', everything] }, root);
+        expect(res.status, everything).to.equal(422);
+        expect(res.body.errors.allowed_addresses[0]).to.include('allows every address');
+      }
+      const before = (await box.json('GET', '/settings/notices', undefined, root)).body.allowed_addresses;
+      const put = await box.json('PUT', '/settings/notices', { allowed_addresses: [...before, '10.96.0.0/12'] }, root);
+      expect(put.status, put.text).to.equal(200);
+      const changed = await eventually(
+        'the change in the audit trail',
+        async () => (await box.json('GET', '/AuditEvent?event=settings_changed', undefined, root)).body.entry?.[0]?.resource,
+        15_000,
+      );
+      expect(changed.detail).to.deep.include({ event: 'settings_changed', setting: 'notices' });
+      expect(changed.detail.changes.allowed_addresses).to.deep.equal({ from: before, to: [...before, '10.96.0.0/12'] });
+      expect(changed.detail.by).to.have.property('client');
+      expect((await box.json('PUT', '/settings/notices', { allowed_addresses: before }, root)).status).to.equal(200);
+    });
+
     it('gives up a notice its destination refuses, with an audit event naming kind and destination only', async function () {
       const user = await addPerson(box, root, 'given-up@example.com');
       const [session] = await mintSessions(box, user, 'app', ['given-up-0']);

@@ -330,6 +330,42 @@ describe('Shared Signals transmitter (SSF 1.0)', function () {
       expect(refused[0]!.body.error_description).to.match(/10 streams/);
       expect((await box.json('GET', '/ssf/streams', undefined, flooder)).body).to.have.length(10);
     });
+
+    it('names no stream in the metrics: a receiver making and deleting streams makes no new series, its client is the destination', async function () {
+      const churner = await receiverToken('rx-churn');
+      // A push endpoint of its own: the other tests' receiver takes only their SETs.
+      const churnReceiver = new Receiver();
+      const churnUrl = await churnReceiver.start();
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const made = await stream(churner, { events_requested: ALL_EVENTS, delivery: { method: PUSH, endpoint_url: churnUrl } });
+          expect(made.status, made.text).to.equal(201);
+          const id = made.body.stream_id as string;
+          ids.push(id);
+          // Every other stream is disabled, so that its verification is given up; the others' are sent.
+          if (i % 2 === 0)
+            expect((await box.json('POST', '/ssf/status', { stream_id: id, status: 'disabled' }, churner)).status).to.equal(200);
+          expect((await box.json('POST', '/ssf/verify', { stream_id: id, state: `churn-${i}` }, churner)).status).to.equal(204);
+          if (i % 2 === 1)
+            await eventually(`verification churn-${i} pushed`, async () =>
+              churnReceiver.pushes.some((p) => JSON.stringify(decodePayload(p.token)).includes(`"churn-${i}"`)),
+            );
+          else await eventually(`verification churn-${i} given up`, async () => (await box.metrics()).includes('result="given_up"'));
+          expect((await box.json('DELETE', `/ssf/streams?stream_id=${id}`, undefined, churner)).status).to.equal(204);
+        }
+        const metrics = await eventually('the churner counted', async () => {
+          const text = await box.metrics();
+          return /boxauth_notices_total\{[^}]*kind="ssf"[^}]*destination="rx-churn"[^}]*result="given_up"/.test(text) &&
+            /boxauth_notices_total\{[^}]*kind="ssf"[^}]*destination="rx-churn"[^}]*result="sent"/.test(text)
+            ? text
+            : undefined;
+        });
+        for (const id of ids) expect(metrics, `stream ${id} in the metrics`).to.not.include(id);
+      } finally {
+        await churnReceiver.stop();
+      }
+    });
   });
 
   describe('events (Security Event Tokens, RFC 8417)', function () {

@@ -15,6 +15,8 @@ import { DEFAULT_ID_TOKEN_SECONDS } from '../../oauth/openid.js';
 import { PUSHED_REQUEST_SECONDS } from '../../oauth/par.js';
 import { noticeSettings, writeNoticeSettings } from '../../notices/allow-list.js';
 import type { Pool } from '../../db/pool.js';
+import type { Audit } from '../../audit.js';
+import { actorOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { RECENT_PROOF_MINUTES } from '../../people/factors.js';
 import { RECOVERY_CODE_COUNT } from '../../people/ways/recovery-codes.js';
@@ -27,6 +29,7 @@ interface Needs {
   config: Config;
   keyring: Keyring;
   pool: Pool;
+  audit: Audit;
 }
 
 /** GET /settings: every field is documented in docs/reference/rest-api.md#settings. */
@@ -200,7 +203,7 @@ export function boxSettings(config: Config, idTokenAlgs: JwtAlg[], accessAlg: Jw
 }
 
 /** What GET /settings uses: the configuration, and the keyring's algorithms. */
-export type SettingsRouterServices = Pick<Needs, 'config' | 'keyring' | 'pool'>;
+export type SettingsRouterServices = Pick<Needs, 'config' | 'keyring' | 'pool' | 'audit'>;
 
 export function settingsRouter(svc: SettingsRouterServices, guard: RequestHandler): Router {
   const router = strictRouter();
@@ -213,7 +216,7 @@ export function settingsRouter(svc: SettingsRouterServices, guard: RequestHandle
     send(req, res, 200, await noticeSettings(svc.pool, svc.config));
   });
   router.put('/settings/notices', ...resourceBody, guard, async (req: Request, res: Response) => {
-    send(req, res, 200, await writeNoticeSettings(svc.pool, svc.config, req.body));
+    send(req, res, 200, await writeNoticeSettings(svc, req.body, actorOf(req.principal!)));
   });
   return router;
 }
