@@ -20,6 +20,7 @@ import { removeUnusedRegistrations } from '../store/clients.js';
 import { asTheOnlyUpkeep } from '../store/upkeep.js';
 import { capDecisions, decisionsKept, purgeDecisions } from '../store/decisions.js';
 import { purgeProofs } from '../store/dpop-proofs.js';
+import { purgePollSets } from '../store/ssf-streams.js';
 import { auditEventsKept, capAuditEvents, purgeAuditEvents } from '../store/audit-events.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -33,6 +34,8 @@ interface Needs {
 }
 
 const KEY_CHECK_EVERY_MS = 24 * 3600 * 1000;
+/** How long a poll stream's SET waits to be acknowledged: a day, as a push is tried (api/ssf/kind.ts GIVE_UP_AFTER_MS). */
+const POLL_SET_HOURS = 24;
 
 /** What the upkeep uses: the database, its retention settings, the signing keys it rotates and drops (audited), and the metrics it sets. */
 export type PurgeServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool'>;
@@ -99,6 +102,8 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     await measureDecisions(client, svc);
     await boundAuditTrail(client, svc);
     for (let n = -1; n !== 0;) n = await purgeProofs(client); // DPoP proofs past their window
+    // SETs of poll streams nobody acknowledged, as long as a push is tried (api/ssf/kind.ts).
+    for (let n = -1; n !== 0;) n = await purgePollSets(client, POLL_SET_HOURS);
 
     // Rotates the signing key when it is due.
     for (const rotation of await svc.keyring.ensureActive()) svc.audit.record({ event: 'signing_key', action: 'rotated', ...rotation });

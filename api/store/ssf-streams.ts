@@ -168,6 +168,20 @@ export async function keepPollSet(db: Queryable, streamId: string, jti: string, 
   await db.query('INSERT INTO ssf_poll_sets (stream_id, jti, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [streamId, jti, token]);
 }
 
+/**
+ * Drops, a batch at a time, the SETs of poll streams no receiver fetched and acknowledged within
+ * `hours` (the upkeep, api/jobs/purge.ts): as a push is given up after that time, so is a poll
+ * SET, and a receiver that never polls does not grow the table without bound. Answers how many.
+ */
+export async function purgePollSets(db: Queryable, hours: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM ssf_poll_sets WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM ssf_poll_sets WHERE created_at < now() - make_interval(hours => $1) LIMIT 1000))`,
+    [hours],
+  );
+  return rowCount ?? 0;
+}
+
 /** Drops the SETs the receiver acknowledged (RFC 8936 §2.4 `ack`); unknown ones are ignored. */
 export async function acknowledgePollSets(db: Queryable, streamId: string, jtis: string[]): Promise<void> {
   if (jtis.length) await db.query('DELETE FROM ssf_poll_sets WHERE stream_id = $1 AND jti = ANY($2)', [streamId, jtis]);

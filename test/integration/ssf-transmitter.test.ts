@@ -275,6 +275,16 @@ describe('Shared Signals transmitter (SSF 1.0)', function () {
       await box.json('DELETE', `/ssf/streams?stream_id=${mine}`, undefined, token);
     });
 
+    it('ends the streams of a receiver deleted: a client made again with its id starts with none', async function () {
+      const first = await receiverToken('rx-again');
+      const made = await stream(first, pushStream());
+      expect(made.status, made.text).to.equal(201);
+      expect((await box.json('DELETE', '/Client/rx-again', undefined, root)).status).to.be.oneOf([200, 204]);
+      const again = await receiverToken('rx-again');
+      expect((await box.json('GET', '/ssf/streams', undefined, again)).body).to.deep.equal([]);
+      expect((await box.json('GET', `/ssf/streams?stream_id=${made.body.stream_id as string}`, undefined, again)).status).to.equal(404);
+    });
+
     it("refuses another box's token", async function () {
       const other = await Box.start();
       try {

@@ -4,7 +4,8 @@
 -- acknowledge them. A stream belongs to one receiver (a box Client): every query names it.
 CREATE TABLE ssf_streams (
   id text PRIMARY KEY,
-  client_id text NOT NULL,
+  -- A receiver deleted takes its streams with it: a client made again with its id starts with none.
+  client_id text NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
   description text,
   events_requested text[] NOT NULL DEFAULT '{}',
   -- urn:ietf:rfc:8935 (push) or urn:ietf:rfc:8936 (poll)
