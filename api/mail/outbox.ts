@@ -12,6 +12,7 @@ import type { SmtpConfig } from '../config.js';
 import type { ChangeFeed } from '../db/notify.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { errorMessage } from '../errors.js';
+import { LeasedSends } from '../leased-sends.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { claimMail, countMail, MAIL_CHANNEL, retryMail, sentMail, type ClaimedMail } from '../store/mail-outbox.js';
@@ -43,10 +44,7 @@ export function retryDelaySeconds(attempts: number): number {
 }
 
 export class Outbox {
-  private readonly sending = new Set<Promise<void>>();
-  private claiming = false;
-  private again = false;
-  private stopped = false;
+  private readonly sends: LeasedSends<ClaimedMail>;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -54,7 +52,14 @@ export class Outbox {
     private readonly smtp: SmtpConfig,
     private readonly transport: Transport,
     private readonly templates: Templates,
-  ) {}
+  ) {
+    this.sends = new LeasedSends(
+      SENDING_AT_ONCE,
+      (free) => claimMail(svc.pool, free, smtp.leaseSeconds),
+      (mail) => this.deliver(mail),
+      (err) => svc.log.warn({ err: errorMessage(err) }, 'the mail outbox could not be read; trying again'),
+    );
+  }
 
   start(): void {
     this.svc.feed.onNotice(MAIL_CHANNEL, () => this.wake());
@@ -70,48 +75,14 @@ export class Outbox {
     this.wake();
   }
 
-  /**
-   * Nothing new is claimed; sends in flight may finish within `waitMs` (the shutdown's drain). One
-   * that takes longer is left to its lease: another process, or this one restarted, sends it.
-   */
+  /** Nothing new is claimed; sends in flight may finish within `waitMs` (LeasedSends.stop). */
   async stop(waitMs: number): Promise<void> {
-    this.stopped = true;
     clearInterval(this.timer);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.sending]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await this.sends.stop(waitMs);
   }
 
   private wake(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    const free = SENDING_AT_ONCE - this.sending.size;
-    if (free <= 0) return; // a send that ends wakes it again
-    this.claiming = true;
-    this.again = false;
-    claimMail(this.svc.pool, free, this.smtp.leaseSeconds)
-      .then(
-        (mails) => {
-          for (const mail of mails) this.track(this.deliver(mail));
-          if (mails.length === free) this.again = true; // more may be due
-        },
-        (err: unknown) => this.svc.log.warn({ err: errorMessage(err) }, 'the mail outbox could not be read; trying again'),
-      )
-      .finally(() => {
-        this.claiming = false;
-        if (this.again) this.wake();
-      });
-  }
-
-  private track(send: Promise<void>): void {
-    this.sending.add(send);
-    void send.finally(() => {
-      this.sending.delete(send);
-      this.wake();
-    });
+    this.sends.wake();
   }
 
   private async deliver(mail: ClaimedMail): Promise<void> {

@@ -21,6 +21,7 @@ import type { NoticeConfig } from '../config.js';
 import type { ChangeFeed } from '../db/notify.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { errorMessage } from '../errors.js';
+import { LeasedSends } from '../leased-sends.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { parseCidr } from '../outbound.js';
@@ -112,11 +113,9 @@ function whenAborted(signal: AbortSignal): Promise<never> {
 
 export class NoticeOutbox {
   private readonly kinds: Map<NoticeKindName, NoticeKind>;
-  private readonly sending = new Set<Promise<void>>();
+  private readonly sends: LeasedSends<ClaimedNotice>;
   private dispatching: Promise<void> | undefined;
   private dispatchAgain = false;
-  private claiming = false;
-  private claimAgain = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private countedAt = 0;
@@ -126,6 +125,13 @@ export class NoticeOutbox {
     kinds: readonly NoticeKind[],
   ) {
     this.kinds = new Map(kinds.map((k) => [k.name, k]));
+    const { sendingAtOnce, timeoutMs } = svc.config.notices;
+    this.sends = new LeasedSends(
+      sendingAtOnce,
+      (free) => claimNotices(svc.pool, [...this.kinds.keys()], free, leaseSeconds(timeoutMs), perDestination(sendingAtOnce)),
+      (notice) => this.deliver(notice),
+      (err) => svc.log.warn({ err: errorMessage(err) }, 'the outbox of notices could not be read; trying again'),
+    );
   }
 
   start(): void {
@@ -147,9 +153,7 @@ export class NoticeOutbox {
   async stop(waitMs: number): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.sending, this.dispatching]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await this.sends.stop(waitMs, [this.dispatching]);
   }
 
   private wake(): void {
@@ -205,41 +209,7 @@ export class NoticeOutbox {
   // --- sending
 
   private send(): void {
-    if (this.stopped || !this.kinds.size) return;
-    if (this.claiming) {
-      this.claimAgain = true;
-      return;
-    }
-    const free = this.svc.config.notices.sendingAtOnce - this.sending.size;
-    if (free <= 0) return; // a send that ends wakes it again
-    this.claiming = true;
-    this.claimAgain = false;
-    claimNotices(
-      this.svc.pool,
-      [...this.kinds.keys()],
-      free,
-      leaseSeconds(this.svc.config.notices.timeoutMs),
-      perDestination(this.svc.config.notices.sendingAtOnce),
-    )
-      .then(
-        (notices) => {
-          for (const notice of notices) this.track(this.deliver(notice));
-          if (notices.length === free) this.claimAgain = true; // more may be due
-        },
-        (err: unknown) => this.svc.log.warn({ err: errorMessage(err) }, 'the outbox of notices could not be read; trying again'),
-      )
-      .finally(() => {
-        this.claiming = false;
-        if (this.claimAgain) this.send();
-      });
-  }
-
-  private track(send: Promise<void>): void {
-    this.sending.add(send);
-    void send.finally(() => {
-      this.sending.delete(send);
-      this.send();
-    });
+    if (this.kinds.size) this.sends.wake();
   }
 
   private async deliver(notice: ClaimedNotice): Promise<void> {
