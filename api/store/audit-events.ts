@@ -87,9 +87,11 @@ export async function searchAuditEvents(db: Queryable, search: AuditSearch): Pro
   if (search.before !== undefined) add((p) => `id < ${p}::bigint`, search.before);
   if (search.after !== undefined) add((p) => `id > ${p}::bigint`, search.after);
   params.push(search.count);
+  // The id goes out as text (a bigint may exceed what a JS number holds), and is sorted as the
+  // bigint it is: ORDER BY a bare `id` would name the output column, sorting "10" before "9".
   const { rows } = await db.query<Record<string, unknown>>(
-    `SELECT id::text, at, ${COLUMNS} FROM audit_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-     ORDER BY id ${search.after !== undefined ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
+    `SELECT a.id::text AS id, at, ${COLUMNS} FROM audit_events a ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY a.id ${search.after !== undefined ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
     params,
   );
   return rows.map((r) => ({

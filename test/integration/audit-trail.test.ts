@@ -120,6 +120,45 @@ describe('the audit trail (GET /AuditEvent)', function () {
     expect(paged.filter((id) => id.startsWith('paged-'))).to.deep.equal(['paged-4', 'paged-3', 'paged-2', 'paged-1', 'paged-0']);
   });
 
+  it('orders ids as numbers past 9 and 99: pages back by cursor and forward by _after, each event once', async function () {
+    for (let i = 0; i < 120; i += 10)
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          box.json('PUT', `/App/numbered-${i + j}`, { urls: [`https://numbered-${i + j}.example`] }, root),
+        ),
+      );
+    const stored = (await sql<{ id: string }>("SELECT a.id::text AS id FROM audit_events a WHERE resource_type = 'App' ORDER BY a.id")).map(
+      (r) => r.id,
+    );
+    expect(stored.length).to.be.at.least(120);
+    expect(Number(stored.at(-1))).to.be.above(100);
+
+    // Newest first: the first page of the default size starts with the newest event.
+    expect((await events('resource_type=App'))[0].id).to.equal(stored.at(-1));
+
+    // Back by cursor, a page of 7 at a time: every event once, newest first.
+    const back: string[] = [];
+    let url: string | undefined = '/AuditEvent?resource_type=App&_count=7';
+    while (url) {
+      const res: { status: number; body: any } = await box.json('GET', url, undefined, root);
+      expect(res.status).to.equal(200);
+      back.push(...res.body.entry.map((e: any) => e.resource.id as string));
+      url = res.body.link.find((l: any) => l.relation === 'next')?.url;
+    }
+    expect(back).to.deep.equal([...stored].reverse());
+
+    // Forward by _after (as `boxauth events --follow` goes on from `last`): every event once, oldest first.
+    const forward: string[] = [];
+    for (let after = '0'; ;) {
+      const res = await box.json('GET', `/AuditEvent?resource_type=App&_count=7&_after=${after}`, undefined, root);
+      expect(res.status).to.equal(200);
+      if (!res.body.entry.length) break;
+      forward.push(...res.body.entry.map((e: any) => e.resource.id as string));
+      after = res.body.last;
+    }
+    expect(forward).to.deep.equal(stored);
+  });
+
   it('refuses what it cannot read, clearly, and changes nothing', async function () {
     for (const query of [
       'nope=1',
