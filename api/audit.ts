@@ -64,9 +64,45 @@ export type AuditEvent =
       reason: string;
       /** The app's policies that applied, and what each said. */
       policies: { id: string; verdict: string }[];
+      /** Whom it was decided about: the caller of the request refused, or the subject an AuthZEN PEP named. */
       client?: string;
       user?: string;
       session?: string;
+      /**
+       * Who asked, when not the subject: the AuthZEN PEP's token. The actor of the event is who
+       * called, never the subject it named (a PEP naming `root` acts as itself, not as root).
+       */
+      by?: Actor;
+    }
+  | {
+      /**
+       * A request of an identified caller to the box's own API that it refused with 403 (the
+       * policies, or the writer check: api/policy/writers.ts): OWASP ASVS v4 V7.2.2, "all failed
+       * decisions are logged". A write (any method but GET and HEAD, bar the queries sent as POST) is
+       * kept in the trail, at most KEPT_PER_CALLER_PER_MINUTE of one caller; a read is logged only.
+       */
+      event: 'api_refused';
+      action: 'write' | 'read';
+      method: string;
+      /** The path as routed (no query: it may hold an access_token). */
+      path: string;
+      /** The record the route addresses (its kind as the trail names it, and id), when it names one. */
+      kind?: string;
+      id?: string;
+      /** Why, as the 403 said it. */
+      reason: string;
+      by: Actor;
+    }
+  | {
+      /**
+       * One caller's events over KEPT_PER_CALLER_PER_MINUTE in a minute, left out of the trail (they
+       * are in the log): how many of each, once for that caller and minute, when the minute ends.
+       */
+      event: 'left_out';
+      by: Actor;
+      events: Record<string, number>;
+      since: string;
+      until: string;
     }
   | {
       /**
@@ -232,6 +268,11 @@ export interface AuditEventResource {
   /** The person the event concerns. */
   user: string | null;
   client: string | null;
+  /**
+   * Whom a refused decision was about, apart from who asked (`actor`): the caller of the request at
+   * a gate (then the actor too), or the subject an AuthZEN PEP named; null for other events.
+   */
+  subject: { client: string | null; user: string | null } | null;
   resource: { type: string; id: string } | null;
   /** The event as its log line has it. */
   detail: Record<string, unknown>;
@@ -250,7 +291,44 @@ export interface AuditTrail {
   within(tx: InTransaction, row: AuditRow, facts?: object): Promise<void>;
   soon(row: AuditRow): void;
   /** An event left out of the trail (it is logged): counted, with why. */
-  leftOut(why: 'anonymous' | 'rate'): void;
+  leftOut(why: LeftOutWhy): void;
+}
+
+/** Why an event was left out of the trail by Audit.record: see REFUSED_SIGN_INS_KEPT_PER_SECOND and KEPT_PER_CALLER_PER_MINUTE. */
+export type LeftOutWhy = 'anonymous' | 'rate' | 'caller';
+
+/**
+ * Events of one caller the trail keeps a minute, per process, of those any identified caller can
+ * cause at will without changing anything (BOUNDED_EVENTS): a client allowed only to ask an App's
+ * PDP, refused in a loop about made-up subjects, would else fill the trail at the decision record's
+ * pace (50 a second). The rest are in the log, and counted: metric and a `left_out` event.
+ */
+export const KEPT_PER_CALLER_PER_MINUTE = 60;
+const BOUNDED_EVENTS: ReadonlySet<AuditEvent['event']> = new Set(['decision', 'api_refused']);
+/** Callers counted in one minute at most: past them, a new caller's bounded events are left out (a flood of identities). */
+const MOST_CALLERS_A_MINUTE = 10_000;
+
+/**
+ * The events that record a change of the box: what an administrator, a directory or a person did
+ * to its records, people, factors and keys. Under the trail's row cap (api/jobs/purge.ts) they go
+ * last: the rest (sign-ins, closes, refusals, notices) are deleted first, so that nothing anyone can
+ * cause at will pushes a change out before its retention; a change gives way only to newer changes.
+ */
+export const CHANGE_EVENTS: readonly AuditEvent['event'][] = [
+  'record_changed',
+  'account',
+  'factor',
+  'settings_changed',
+  'signing_key',
+  'session_strengthened',
+  'upstream',
+];
+/** …but not these actions of theirs, which report no change, and which a stranger can cause (a reset asked for by address). */
+export const NOT_CHANGES: readonly string[] = ['password-reset-requested', 'email-change-requested', 'mail-given-up'];
+
+/** Whether the trail keeps `row` as a change (CHANGE_EVENTS): a refusal never is. */
+export function isChange(row: Pick<AuditRow, 'event' | 'action' | 'outcome'>): boolean {
+  return row.outcome === 'success' && CHANGE_EVENTS.includes(row.event) && !NOT_CHANGES.includes(row.action ?? '');
 }
 
 /** Refused sign-ins kept a second, per process, and of one person (see Audit.record). */
@@ -269,12 +347,16 @@ export type InTransaction = object;
 export function auditRow(event: AuditEvent): AuditRow | undefined {
   if (event.event === 'token_issued' || event.event === 'token_refused') return undefined;
   if (event.event === 'decision' && event.allowed) return undefined;
+  if (event.event === 'api_refused' && event.action === 'read') return undefined;
   const by: Actor = 'by' in event && event.by ? event.by : {};
   const failed =
     (event.event === 'sign_in' && event.outcome !== 'success') ||
     event.event === 'decision' ||
+    event.event === 'api_refused' ||
+    event.event === 'left_out' ||
     (event.event === 'upstream' && event.action === 'refused') ||
     event.event === 'notice';
+  const callerActs = event.event === 'decision' && !event.by;
   const user = 'user' in event && event.user !== undefined ? String(event.user) : null;
   const client = 'client' in event && event.client !== undefined ? event.client : null;
   const resource =
@@ -282,11 +364,13 @@ export function auditRow(event: AuditEvent): AuditRow | undefined {
       ? { type: event.kind, id: event.id }
       : event.event === 'decision'
         ? { type: 'Decision', id: event.id }
-        : event.event === 'session_closed' && event.sessions.length === 1
-          ? { type: 'Session', id: event.sessions[0]! }
-          : event.event === 'signing_key' && event.action === 'rotated'
-            ? { type: 'SigningKey', id: event.kid }
-            : undefined;
+        : event.event === 'api_refused' && event.kind !== undefined && event.id !== undefined
+          ? { type: event.kind, id: event.id }
+          : event.event === 'session_closed' && event.sessions.length === 1
+            ? { type: 'Session', id: event.sessions[0]! }
+            : event.event === 'signing_key' && event.action === 'rotated'
+              ? { type: 'SigningKey', id: event.kid }
+              : undefined;
   return {
     event: event.event,
     action:
@@ -300,10 +384,11 @@ export function auditRow(event: AuditEvent): AuditRow | undefined {
               ? 'refused'
               : null,
     outcome: failed ? 'failure' : 'success',
-    // A sign-in's actor is the person signing in; a decision's, the caller the gate refused.
-    actorClient: by.client ?? (event.event === 'decision' ? client : null),
-    actorUser: by.user ?? (event.event === 'sign_in' || event.event === 'decision' ? user : null),
-    actorSession: by.session ?? (event.event === 'decision' ? (event.session ?? null) : null),
+    // A sign-in's actor is the person signing in; a decision's, who asked: the PEP (`by`) that named
+    // its subject, else the caller the gate refused. Never the subject a PEP named.
+    actorClient: by.client ?? (callerActs ? client : null),
+    actorUser: by.user ?? (event.event === 'sign_in' || callerActs ? user : null),
+    actorSession: by.session ?? (callerActs ? (event.session ?? null) : null),
     subjectUser: event.event === 'record_changed' && event.kind === 'User' ? event.id : user,
     client: event.event === 'record_changed' && event.kind === 'Client' ? event.id : client,
     resourceType: resource?.type ?? null,
@@ -345,6 +430,63 @@ export function recordsNamedBy(
   return [...named.values()];
 }
 
+const MINUTE = 60_000;
+
+/**
+ * What each caller (a person, else a client: the actor of a row) had kept of BOUNDED_EVENTS in
+ * the current minute, and what it had left out, by event. Fixed minutes of the clock: at most
+ * twice the bound across a minute's edge.
+ */
+class CallerMinutes {
+  private minute = -1;
+  private readonly kept = new Map<string, number>();
+  private readonly over = new Map<string, { by: Actor; events: Record<string, number> }>();
+
+  /** Whether `row` may be kept; counted as left out when not. */
+  take(now: number, row: AuditRow): boolean {
+    this.roll(now);
+    const key = row.actorUser !== null ? `user:${row.actorUser}` : `client:${row.actorClient ?? ''}`;
+    const kept = this.kept.get(key);
+    if (kept === undefined ? this.kept.size < MOST_CALLERS_A_MINUTE : kept < KEPT_PER_CALLER_PER_MINUTE) {
+      this.kept.set(key, (kept ?? 0) + 1);
+      return true;
+    }
+    // Past MOST_CALLERS_A_MINUTE, the callers not yet counted are summed up as one (no actor).
+    const overKey = kept === undefined ? '' : key;
+    const over = this.over.get(overKey) ?? {
+      by:
+        overKey === ''
+          ? {}
+          : {
+              ...(row.actorClient !== null ? { client: row.actorClient } : {}),
+              ...(row.actorUser !== null ? { user: row.actorUser } : {}),
+            },
+      events: {},
+    };
+    over.events[row.event] = (over.events[row.event] ?? 0) + 1;
+    this.over.set(overKey, over);
+    return false;
+  }
+
+  /** The summaries of the minute that ended by `now` (none while it goes on), each once. */
+  ended(now: number): AuditEvent[] {
+    if (Math.floor(now / MINUTE) === this.minute) return [];
+    const since = new Date(this.minute * MINUTE).toISOString();
+    const until = new Date((this.minute + 1) * MINUTE).toISOString();
+    const events = [...this.over.values()].map(({ by, events }): AuditEvent => ({ event: 'left_out', by, events, since, until }));
+    this.roll(now);
+    return events;
+  }
+
+  private roll(now: number): void {
+    const minute = Math.floor(now / MINUTE);
+    if (minute === this.minute) return;
+    this.minute = minute;
+    this.kept.clear();
+    this.over.clear();
+  }
+}
+
 export class Audit {
   constructor(
     private readonly now: Logger,
@@ -353,6 +495,8 @@ export class Audit {
   ) {}
 
   private readonly refusedSignIns = new PerSecondBudget(REFUSED_SIGN_INS_KEPT_PER_SECOND, REFUSED_SIGN_INS_KEPT_PER_PERSON_PER_SECOND);
+  private readonly callers = new CallerMinutes();
+  private summaries: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * An event that reports no change of the box's database made in a transaction: logged, and kept
@@ -365,11 +509,34 @@ export class Audit {
     this.log(event);
     const row = this.trail && auditRow(event);
     if (!row) return;
+    this.summarize(now);
     if (event.event === 'sign_in' && event.outcome !== 'success') {
       if (event.user === undefined) return this.trail.leftOut('anonymous');
       if (this.refusedSignIns.take(now, event.user) !== 'ok') return this.trail.leftOut('rate');
     }
+    // What one caller can cause at will is kept up to a bound a minute: the actor is who called (an
+    // AuthZEN PEP, not the subjects it names), so that naming made-up subjects is still one caller.
+    if (BOUNDED_EVENTS.has(row.event) && !this.callers.take(now, row)) {
+      this.trail.leftOut('caller');
+      // The summary of the minute is written when it ends: at the next event, or by then at the latest.
+      this.summaries ??= setTimeout(
+        () => {
+          this.summaries = undefined;
+          this.summarize(Date.now());
+        },
+        MINUTE - (now % MINUTE) + 1000,
+      ).unref();
+      return;
+    }
     this.trail.soon(row);
+  }
+
+  /** The `left_out` events of the minutes that ended by `now`: one per caller that went over its bound. */
+  private summarize(now: number): void {
+    for (const event of this.callers.ended(now)) {
+      this.log(event);
+      this.trail?.soon(auditRow(event)!);
+    }
   }
 
   /** An event for the log stream only, not the trail (a refused decision not kept: api/decision/record.ts). */

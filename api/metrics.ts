@@ -97,7 +97,7 @@ export class Metrics {
   });
   readonly auditEventsNotKept = new Counter({
     name: 'boxauth_audit_events_not_kept_total',
-    help: 'Audit events left out of the audit trail (they are still logged), by why: queue (the writer fell behind), error (the database refused the batch), cap (deleted before their retention: BOXAUTH_AUDIT_MAX_ROWS), anonymous (a refused sign-in that names no person), rate (refused sign-ins over 20 a second, or 2 of one person)',
+    help: 'Audit events left out of the audit trail (they are still logged), by why: queue (the writer fell behind), error (the database refused the batch), cap (deleted before their retention: BOXAUTH_AUDIT_MAX_ROWS), anonymous (a refused sign-in that names no person), rate (refused sign-ins over 20 a second, or 2 of one person), caller (refused decisions and refused writes of one caller over 60 a minute)',
     labelNames: ['why'],
     registers: [this.registry],
   });

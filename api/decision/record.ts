@@ -17,7 +17,7 @@
 // counted (boxauth_decisions_not_kept_total, by why). The purge job bounds the table
 // by age and by rows (BOXAUTH_DECISION_MAX_ROWS: api/jobs/purge.ts).
 import type { Pool } from '../db/pool.js';
-import type { Audit, AuditEvent } from '../audit.js';
+import type { Actor, Audit, AuditEvent } from '../audit.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { PolicyOutcome } from '../policy/evaluate.js';
@@ -43,7 +43,8 @@ export class Decisions {
     private readonly log: Logger,
   ) {}
 
-  record(d: Decision, seconds: number, now = Date.now()): void {
+  /** `by`: who asked, when not the caller decided about (an AuthZEN PEP's token): the actor of the audit event. */
+  record(d: Decision, seconds: number, by?: Actor, now = Date.now()): void {
     this.metrics.decisions.inc({ app: d.app ?? '', door: d.door, result: d.allowed ? 'allow' : 'deny' });
     this.metrics.decisionDuration.observe({ door: d.door }, seconds);
     if (!d.allowed) this.metrics.decisionDenials.inc({ app: d.app ?? '', reason: d.reason });
@@ -60,10 +61,12 @@ export class Decisions {
       ...(d.caller.client ? { client: d.caller.client } : {}),
       ...(d.caller.user ? { user: d.caller.user.id } : {}),
       ...(d.caller.session ? { session: d.caller.session } : {}),
+      ...(by ? { by } : {}),
     };
     // The audit trail keeps a refusal only when this record keeps it, by the same budget: a
     // stranger refused in a loop would else push every other event out of the trail (its row cap
-    // keeps the newest), and the trail's decision id is there for `boxauth explain`.
+    // keeps the newest), and the trail's decision id is there for `boxauth explain`. The trail then
+    // bounds what one actor adds a minute (api/audit.ts KEPT_PER_CALLER_PER_MINUTE).
     if (kept) this.audit.record(event);
     else this.audit.logOnly(event);
   }

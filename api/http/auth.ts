@@ -14,7 +14,7 @@ import {
   type ResourceRequest,
   type ResourceServices,
 } from '../credentials/dpop/resource.js';
-import type { Actor } from '../audit.js';
+import type { Actor, Audit, AuditEvent } from '../audit.js';
 import { requestUser, type BoxApiRequest } from '../policy/requests.js';
 import type { Subject, Policies } from '../policy/evaluate.js';
 import type { Writer } from '../policy/writers.js';
@@ -28,6 +28,7 @@ import { bodyAsPoliciesSee } from './written-secrets.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
+  audit: Audit;
   policies: Policies;
   clients: RecordCache<Stored<Client>>;
   users: RecordCache<PrincipalUser>;
@@ -227,14 +228,53 @@ function subjectFor(principal: Principal): Subject {
  * matched, so that what the policy sees is what the router decided; after the body
  * on writes, so that it sees the record written).
  */
-export function authorize(svc: Pick<Needs, 'policies'>): RequestHandler {
+export function authorize(svc: Pick<Needs, 'policies' | 'audit'>): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal!;
     const subject = subjectFor(principal);
     svc.policies.decide(subject, policyRequest(req, principal)).then((verdict) => {
       if (verdict.allowed) return next();
-      next(resourceError('access_denied', refusal(req, subject, verdict.refusedBy)));
+      const why = refusal(req, subject, verdict.refusedBy);
+      svc.audit.record(refusedRequest(req, principal, why));
+      next(resourceError('access_denied', why));
     }, next);
+  };
+}
+
+/** Routes asked with POST that change nothing (a search, an explanation, an AuthZEN question): a refusal of one is a read's. */
+const QUERIES_SENT_AS_POST = /(\/\.search|^\/authz\/explain|\/access\/v1\/.+)$/;
+
+/** The kind of record (as the audit trail names it) that a route's first segment reads and writes. */
+const KIND_AT: Record<string, string> = {
+  Client: 'Client',
+  AccessPolicy: 'AccessPolicy',
+  App: 'App',
+  IdentityProvider: 'IdentityProvider',
+  Webhook: 'Webhook',
+  Session: 'Session',
+  users: 'User',
+  groups: 'Group',
+};
+
+/**
+ * The audit event of a request to the box's API that `principal` made and the box refused with 403
+ * for `reason` (OWASP ASVS v4 V7.2.2: every failed access control decision is logged): a write, kept
+ * in the trail (bounded per caller: api/audit.ts), or a read, logged. Its path as routed, never its
+ * query (an access_token may be there).
+ */
+export function refusedRequest(req: Request, principal: Principal, reason: string): AuditEvent {
+  const pattern = String((req.route as { path: unknown } | undefined)?.path ?? req.path);
+  const read = req.method === 'GET' || req.method === 'HEAD' || (req.method === 'POST' && QUERIES_SENT_AS_POST.test(pattern));
+  const kind = KIND_AT[pattern.split('/')[1] ?? ''];
+  const id = pattern.includes('/:id') ? (req.params as Record<string, string | undefined>).id : undefined;
+  return {
+    event: 'api_refused',
+    action: read ? 'read' : 'write',
+    method: req.method,
+    path: routedPath(req.path),
+    ...(kind !== undefined && id !== undefined ? { kind, id } : {}),
+    reason,
+    by: actorOf(principal),
   };
 }
 

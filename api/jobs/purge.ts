@@ -46,7 +46,7 @@ async function measureDecisions(db: Queryable, svc: PurgeServices): Promise<void
   svc.metrics.decisionRecordBytes.set(kept.bytes);
 }
 
-/** The audit trail: its retention, then its row cap (the oldest go first: a flood keeps the newest), then its size. */
+/** The audit trail: its retention, then its row cap (the oldest go first, changes last: a flood keeps the newest, and every change), then its size. */
 async function boundAuditTrail(db: Queryable, svc: PurgeServices): Promise<void> {
   for (let n = -1; n !== 0;) n = await purgeAuditEvents(db, svc.config.auditRetentionDays);
   let capped = 0;

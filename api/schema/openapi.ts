@@ -606,10 +606,17 @@ function sessionSchemas(): Json {
         outcome: { type: 'string', enum: ['success', 'failure'] },
         actor: {
           type: 'object',
+          description: 'who called: the token behind the request (an AuthZEN PEP, never the subject it named), or a person signing in',
           properties: { client: { type: ['string', 'null'] }, user: { type: ['string', 'null'] }, session: { type: ['string', 'null'] } },
         },
         user: { type: ['string', 'null'], description: 'the person the event concerns' },
         client: { type: ['string', 'null'] },
+        subject: {
+          type: ['object', 'null'],
+          description:
+            'whom a refused decision was about: the caller at a gate (the actor too), or the subject an AuthZEN PEP named (the actor is the PEP); null for other events',
+          properties: { client: { type: ['string', 'null'] }, user: { type: ['string', 'null'] } },
+        },
         resource: { type: ['object', 'null'], properties: { type: { type: 'string' }, id: { type: 'string' } } },
         detail: { type: 'object', description: 'the event as its log line has it (docs/operations/audit.md); never a secret' },
       },
@@ -770,7 +777,7 @@ const personSessionPaths: Json = {
             ['client', 'the client the event concerns'],
             ['resource_type', 'the kind of record: Client, AccessPolicy, App, IdentityProvider, User, Group, Session, Decision'],
             ['resource_id', "the record's id"],
-            ['event', 'sign_in, session_closed, decision, factor, upstream, account, record_changed'],
+            ['event', 'sign_in, session_closed, decision, factor, upstream, account, record_changed, api_refused, left_out'],
           ] as const
         ).map(([name, description]) => ({ name, in: 'query', description, schema: { type: 'string' } })),
         { name: 'outcome', in: 'query', description: 'success or failure', schema: { type: 'string', enum: ['success', 'failure'] } },

@@ -2,7 +2,7 @@
 // change an event reports (`within`), or in batches shortly after (`soon`, through a group commit,
 // for events with no transaction of their own: a sign-in refused, a decision refused at the gate);
 // searched newest first, by cursor; bounded by age and by rows (api/jobs/purge.ts).
-import type { AuditRow, AuditTrail, InTransaction } from '../audit.js';
+import { CHANGE_EVENTS, NOT_CHANGES, type AuditRow, type AuditTrail, type InTransaction, type LeftOutWhy } from '../audit.js';
 import type { Pool, Queryable } from '../db/pool.js';
 import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
@@ -120,13 +120,29 @@ export async function purgeAuditEvents(db: Queryable, retentionDays: number, bat
   return rowCount ?? 0;
 }
 
-/** Deletes the oldest events beyond the newest `maxRows`, a batch at a time: a flood keeps the newest. */
+/** Whether a row is a change (api/audit.ts isChange, in SQL; $1 CHANGE_EVENTS, $2 NOT_CHANGES). */
+const IS_CHANGE = `(outcome = 'success' AND event = ANY($1::text[]) AND coalesce(action, '') <> ALL($2::text[]))`;
+
+/**
+ * Deletes, a batch at a time, the oldest events beyond the newest `maxRows`, changes last
+ * (api/audit.ts CHANGE_EVENTS): first the other events beyond what the changes leave of
+ * `maxRows`, then the changes beyond `maxRows`. So a flood of refusals, sign-ins or closes
+ * keeps the newest of them and never deletes a change; only newer changes do.
+ */
 export async function capAuditEvents(db: Queryable, maxRows: number, batch = 5000): Promise<number> {
-  const { rowCount } = await db.query(
-    'DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events ORDER BY id DESC OFFSET $1 LIMIT $2)',
-    [maxRows, batch],
+  const kinds = [CHANGE_EVENTS, NOT_CHANGES];
+  const others = await db.query(
+    `DELETE FROM audit_events WHERE id IN (
+       SELECT id FROM audit_events WHERE NOT ${IS_CHANGE} ORDER BY id DESC
+       OFFSET greatest($3 - (SELECT count(*) FROM audit_events WHERE ${IS_CHANGE}), 0) LIMIT $4)`,
+    [...kinds, maxRows, batch],
   );
-  return rowCount ?? 0;
+  if (others.rowCount) return others.rowCount;
+  const changes = await db.query(
+    `DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE ${IS_CHANGE} ORDER BY id DESC OFFSET $3 LIMIT $4)`,
+    [...kinds, maxRows, batch],
+  );
+  return changes.rowCount ?? 0;
 }
 
 /** How many events are kept, and the table's size on disk (indexes and TOAST included). */
@@ -149,9 +165,10 @@ export class AuditEventWriter implements AuditTrail {
     pool: Pool,
     /**
      * Told of each event not kept, and why: `queue` (too many waiting), `error` (the database refused
-     * the batch), `anonymous` or `rate` (a refused sign-in the trail leaves to the log: api/audit.ts).
+     * the batch), `anonymous` or `rate` (a refused sign-in the trail leaves to the log), `caller` (one
+     * caller's events over its bound a minute: api/audit.ts).
      */
-    private readonly notKept: (why: 'queue' | 'error' | 'anonymous' | 'rate', err?: Error) => void,
+    private readonly notKept: (why: 'queue' | 'error' | LeftOutWhy, err?: Error) => void,
     /** Whether the events kept are events of the outbox of notices as well (api/notices/). */
     private readonly toOutbox = false,
   ) {
@@ -170,7 +187,7 @@ export class AuditEventWriter implements AuditTrail {
     if (this.toOutbox) await insertNoticeEvent(tx as Queryable, row.detail, facts ?? {});
   }
 
-  leftOut(why: 'anonymous' | 'rate'): void {
+  leftOut(why: LeftOutWhy): void {
     this.notKept(why);
   }
 

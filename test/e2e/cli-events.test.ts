@@ -36,7 +36,7 @@ describe('boxauth events', function () {
     expect(events.map((e) => e.action)).to.deep.equal(['deactivated', 'email-vouched']);
     expect(events[0]!.actor.client).to.equal('root');
     const table = await cli(['events', '--user', String(user.id), '--type', 'User', '-o', 'table']);
-    expect(table.stdout.split('\n')[0]).to.match(/^TIME +EVENT +ACTION +OUTCOME +ACTOR +USER +RECORD +ID$/);
+    expect(table.stdout.split('\n')[0]).to.match(/^TIME +EVENT +ACTION +OUTCOME +ACTOR +SUBJECT +USER +RECORD +ID$/);
     expect(table.stdout).to.match(new RegExp(`record_changed +changed +success +client root +${user.id} +User/${user.id}`));
   });
 

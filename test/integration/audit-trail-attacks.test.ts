@@ -1,10 +1,50 @@
 // Attacks on the audit trail (GET /AuditEvent): a delegated administrator learning of another App's
-// events through the cursor a page ends with, a cursor the database cannot read, and a stranger
+// events through the cursor a page ends with, a cursor the database cannot read, a stranger
 // with curl refused at a gate in a loop, whose refusals would push every other event out of the
-// trail.
+// trail; an AuthZEN PEP naming root as its subject to write events in root's name, a client with no
+// policy trying to change the box unseen, and a PEP flooding the trail with refusals about made-up
+// subjects to push root's change out of it (issue 63).
 import { expect } from 'chai';
 import pg from 'pg';
 import { Box, basic, boxForSuite, eventually } from '../support/box.js';
+
+/** A client with a token for the box's API, and a policy (when `matcho` is given) allowing it just that. */
+async function clientWith(box: Box, root: string, id: string, matcho?: object): Promise<string> {
+  const { secret } = await box.addClient(id, {}, { policy: false });
+  if (matcho) {
+    const put = await box.json(
+      'PUT',
+      `/AccessPolicy/${id}-may`,
+      { engine: 'matcho', link: [{ id, resourceType: 'Client' }], matcho },
+      root,
+    );
+    expect(put.status, put.text).to.equal(201);
+  }
+  const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+  expect(res.status, res.text).to.equal(200);
+  return res.body.access_token as string;
+}
+
+/** A PEP of App `app`: a client allowed only to ask its PDP (AuthZEN evaluations). */
+const pepOf = (box: Box, root: string, id: string, app: string): Promise<string> =>
+  clientWith(box, root, id, { 'request-method': 'post', uri: `#^/apps/${app}/access/v1/evaluations?$` });
+
+/** A counter of the box's metrics with `labels` (0 when absent). */
+const counter = (exposition: string, name: string, labels: string): number =>
+  Number(
+    exposition
+      .split('\n')
+      .find((l) => l.startsWith(`${name}{`) && l.includes(labels))
+      ?.split(' ')
+      .at(-1) ?? 0,
+  );
+
+/** One page of the trail as `token` may see it. */
+async function pageOf(box: Box, query: string, token: string): Promise<any> {
+  const res = await box.json('GET', `/AuditEvent?${query}`, undefined, token);
+  expect(res.status, res.text).to.equal(200);
+  return res;
+}
 
 describe('the audit trail, attacked', function () {
   this.timeout(90_000);
@@ -81,6 +121,79 @@ describe('the audit trail, attacked', function () {
     expect((await box.json('GET', '/AuditEvent?_after=0&event=nothing-such', undefined, root)).body.last).to.equal('0');
   });
 
+  it('an AuthZEN PEP that names root or a person as its subject writes events in its own name, about them', async function () {
+    expect((await box.json('PUT', '/App/spoofed', { urls: ['https://spoofed.example'] }, root)).status).to.equal(201);
+    const pep = await pepOf(box, root, 'spoofer', 'spoofed');
+    const person = (await box.json('POST', '/users', { email: 'spoofed@example.com', password: 'spoofed-password-1' }, root)).body;
+    for (const subject of [
+      { type: 'client', id: 'root' },
+      { type: 'user', id: String(person.id) },
+    ]) {
+      const res = await box.json(
+        'POST',
+        '/apps/spoofed/access/v1/evaluation',
+        { subject, action: { name: 'delete' }, resource: { type: 'x', id: '1' } },
+        pep,
+      );
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.decision).to.equal(false);
+      const id = res.headers.get('x-boxauth-decision')!;
+      const [event] = await eventually(`the refusal about ${subject.type} ${subject.id} in the trail`, async () => {
+        const found = await page(`resource_type=Decision&resource_id=${id}`, root);
+        return found.body.entry.length > 0 && found.body.entry.map((e: any) => e.resource);
+      });
+      // Who called is the PEP, with its own token's session; whom it asked about is the subject, apart.
+      expect(event.actor.client).to.equal('spoofer');
+      expect(event.actor.user).to.equal(null);
+      expect(event.actor.session).to.be.a('string');
+      expect(event.subject).to.deep.equal(subject.type === 'client' ? { client: 'root', user: null } : { client: null, user: subject.id });
+      expect(event.detail.by.client).to.equal('spoofer');
+    }
+    // Nothing in the trail says root or the person did anything at the spoofed App.
+    const asRoot = (await page('actor=root&resource_type=Decision&_count=1000', root)).body.entry;
+    expect(asRoot.filter((e: any) => e.resource.detail.app === 'spoofed')).to.deep.equal([]);
+    const asPerson = (await page(`actor=${person.id}&_count=1000`, root)).body.entry;
+    expect(asPerson.filter((e: any) => e.resource.event === 'decision')).to.deep.equal([]);
+  });
+
+  it('a refused write to the box leaves an event naming the caller, the method and the path, and a log line', async function () {
+    const intruder = await clientWith(box, root, 'intruder');
+    const tries: [string, string, unknown][] = [
+      ['PUT', '/AccessPolicy/backdoor', { engine: 'allow', link: [{ id: 'intruder', resourceType: 'Client' }] }],
+      ['POST', '/users', { email: 'sneaked@example.com', password: 'sneaked-password-1' }],
+      ['DELETE', '/AccessPolicy/admins-allow', undefined],
+    ];
+    for (const [method, path, body] of tries)
+      expect((await box.json(method, path, body, intruder)).status, `${method} ${path}`).to.equal(403);
+    const refused = await eventually('the three refused writes in the trail', async () => {
+      const found = (await page('event=api_refused&actor=intruder&_count=100', root)).body.entry.map((e: any) => e.resource);
+      return found.length >= 3 && found;
+    });
+    expect(refused.map((e: any) => `${e.detail.method} ${e.detail.path}`).reverse()).to.deep.equal(tries.map(([m, p]) => `${m} ${p}`));
+    for (const e of refused) {
+      expect(e).to.deep.include({ outcome: 'failure', action: 'write' });
+      expect(e.actor.client).to.equal('intruder');
+      expect(e.detail.reason).to.match(/no AccessPolicy allows/);
+    }
+    expect(refused.find((e: any) => e.detail.path === '/AccessPolicy/backdoor').resource).to.deep.equal({
+      type: 'AccessPolicy',
+      id: 'backdoor',
+    });
+    // Nothing was changed, and the log stream names each attempt too.
+    expect((await box.json('GET', '/AccessPolicy/backdoor', undefined, root)).status).to.equal(404);
+    for (const [method, path] of tries)
+      expect(
+        box.logs.some(
+          (l) =>
+            l.includes('"audit":true') &&
+            l.includes('"api_refused"') &&
+            l.includes(`"method":"${method}"`) &&
+            l.includes(`"path":"${path}"`),
+        ),
+        `${method} ${path} logged`,
+      ).to.equal(true);
+  });
+
   it("a stranger refused at a gate in a loop writes nothing to the trail; a caller's refusals kept are", async function () {
     const audience = 'https://gated.example';
     expect((await box.json('PUT', '/App/gated', { urls: [box.url], audience }, root)).status).to.equal(201);
@@ -109,5 +222,70 @@ describe('the audit trail, attacked', function () {
     );
     const decisions = await sql("SELECT detail FROM audit_events WHERE event = 'decision' AND detail->>'app' = 'gated'");
     expect(decisions.map((d) => d.detail.id)).to.deep.equal([id]);
+  });
+});
+
+describe('the audit trail, flooded with refusals about made-up subjects', function () {
+  this.timeout(120_000);
+  let box: Box;
+  let root: string;
+
+  // A small cap, as the issue's 600, purged every second; a clock the test moves to end a minute.
+  boxForSuite((b, r) => ([box, root] = [b, r]), {
+    env: { BOXAUTH_AUDIT_MAX_ROWS: '40', BOXAUTH_PURGE_INTERVAL_SECONDS: '1' },
+    movableClock: true,
+  });
+  const page = (query: string, token: string): Promise<any> => pageOf(box, query, token);
+
+  it("keeps root's change, and at most a bound a minute of one caller's refusals, the rest counted once", async function () {
+    const policy = {
+      engine: 'matcho',
+      description: 'changed by root',
+      matcho: { 'request-method': 'get' },
+      link: [{ id: 'nobody', resourceType: 'Client' }],
+    };
+    expect((await box.json('PUT', '/AccessPolicy/roots-change', policy, root)).status).to.equal(201);
+    expect((await box.json('PUT', '/App/flooded', { urls: ['https://flooded.example'] }, root)).status).to.equal(201);
+    const pep = await pepOf(box, root, 'flooder', 'flooded');
+
+    // Batches of 100 refused evaluations, each about a client nobody registered.
+    let n = 0;
+    for (let batch = 0; batch < 12; batch++) {
+      const evaluations = Array.from({ length: 100 }, () => ({ subject: { type: 'client', id: `made-up-${n++}` } }));
+      const res = await box.json(
+        'POST',
+        '/apps/flooded/access/v1/evaluations',
+        { action: { name: 'get' }, resource: { type: 'x', id: '1' }, evaluations },
+        pep,
+      );
+      expect(res.status, res.text).to.equal(200);
+    }
+    // The purge ran over the flood: the trail is back under its cap…
+    await eventually('the trail capped', async () => {
+      const m = await box.metrics();
+      return (
+        counter(m, 'boxauth_audit_events_not_kept_total', 'why="cap"') > 0 && (await page('_count=1000', root)).body.entry.length <= 40
+      );
+    });
+    // … and root's change is still in it.
+    const changes = (await page('resource_type=AccessPolicy&resource_id=roots-change', root)).body.entry;
+    expect(changes.map((e: any) => e.resource.actor.client)).to.deep.equal(['root']);
+
+    // The flooder's refusals beyond its bound a minute were left out, counted; once the minute ends, one event says how many.
+    const leftOut = counter(await box.metrics(), 'boxauth_audit_events_not_kept_total', 'why="caller"');
+    expect(leftOut).to.be.above(0);
+    box.advanceClock(61);
+    await box.json(
+      'POST',
+      '/apps/flooded/access/v1/evaluation',
+      { subject: { type: 'client', id: 'made-up-last' }, action: { name: 'get' }, resource: { type: 'x', id: '1' } },
+      pep,
+    );
+    const summaries = await eventually('the left_out events', async () => {
+      const found = (await page('event=left_out&actor=flooder', root)).body.entry.map((e: any) => e.resource);
+      const counted = found.reduce((sum: number, e: any) => sum + (e.detail.events.decision as number), 0);
+      return counted === leftOut && found;
+    });
+    for (const e of summaries) expect(e.actor.client).to.equal('flooder');
   });
 });

@@ -3,7 +3,17 @@
 // what a write changed (api/record-changes.ts), the query GET /AuditEvent reads, and the times
 // `boxauth events` takes.
 import { expect } from 'chai';
-import { auditRow, recordsNamedBy, type AuditEvent } from '../../api/audit.js';
+import { pino } from 'pino';
+import {
+  Audit,
+  auditRow,
+  isChange,
+  KEPT_PER_CALLER_PER_MINUTE,
+  recordsNamedBy,
+  type AuditEvent,
+  type AuditRow,
+  type AuditTrail,
+} from '../../api/audit.js';
 import { recordChanges } from '../../api/record-changes.js';
 import { auditSearchOf } from '../../api/http/routes/audit-events.js';
 import { timeArgument } from '../../api/cli/commands/events.js';
@@ -97,6 +107,85 @@ describe('the audit trail: what it keeps, and how it is searched', function () {
     expect(recordsNamedBy(strengthened)).to.deep.equal([['users', '5']]);
     // A sign-in with an address nobody has names no record: only an administrator of the whole box sees it.
     expect(recordsNamedBy(row({ event: 'sign_in', outcome: 'failure', address: '::1', reason: 'unknown email' }))).to.deep.equal([]);
+  });
+});
+
+describe('the audit trail: who acted, and what one caller may add', function () {
+  const refusal = (n: number, by?: { client: string; session: string }): Extract<AuditEvent, { event: 'decision' }> => ({
+    event: 'decision',
+    id: `d-${n}`,
+    app: 'wiki',
+    door: 'authzen',
+    allowed: false,
+    status: 403,
+    reason: 'no-policy',
+    policies: [],
+    client: `made-up-${n}`,
+    ...(by ? { by } : {}),
+  });
+
+  it('files an AuthZEN refusal under the PEP that asked, never under the subject it named', function () {
+    const named = auditRow({ ...refusal(1), client: 'root', by: { client: 'pep', session: 's-pep' } })!;
+    expect(named).to.include({ actorClient: 'pep', actorUser: null, actorSession: 's-pep', client: 'root' });
+    const { client: _named, ...aboutNobody } = refusal(2);
+    const person = auditRow({ ...aboutNobody, user: '1', by: { client: 'pep', session: 's-pep' } })!;
+    expect(person).to.include({ actorClient: 'pep', actorUser: null, subjectUser: '1' });
+    // At a gate, who called is whom it was decided about.
+    expect(auditRow({ ...refusal(3), client: 'caller', session: 's-c' })!).to.include({ actorClient: 'caller', actorSession: 's-c' });
+  });
+
+  it('keeps a refused write, logs a refused read; both name the caller', function () {
+    const write = auditRow({
+      event: 'api_refused',
+      action: 'write',
+      method: 'DELETE',
+      path: '/AccessPolicy/admins-allow',
+      kind: 'AccessPolicy',
+      id: 'admins-allow',
+      reason: 'no AccessPolicy allows it',
+      by: { client: 'intruder', session: 's' },
+    })!;
+    expect(write).to.include({ outcome: 'failure', action: 'write', actorClient: 'intruder', resourceType: 'AccessPolicy' });
+    expect(auditRow({ event: 'api_refused', action: 'read', method: 'GET', path: '/users', reason: 'r', by: { client: 'x' } })).to.equal(
+      undefined,
+    );
+  });
+
+  it('tells changes from what anyone can cause at will', function () {
+    const change = (event: AuditEvent): boolean => isChange(auditRow(event)!);
+    expect(change({ event: 'record_changed', kind: 'AccessPolicy', id: 'p', action: 'changed', by })).to.equal(true);
+    expect(change({ event: 'account', action: 'deactivated', user: '3', by })).to.equal(true);
+    expect(change({ event: 'account', action: 'password-reset-requested', email: 'a@b', by: {} })).to.equal(false);
+    expect(change(refusal(1))).to.equal(false);
+    expect(change({ event: 'sign_in', outcome: 'success', user: '3', address: '::1' })).to.equal(false);
+    expect(change({ event: 'upstream', action: 'refused', provider: 'corp', reason: 'r' })).to.equal(false);
+  });
+
+  it('keeps KEPT_PER_CALLER_PER_MINUTE refusals of one caller a minute, counts the rest, and says so once the minute ends', function () {
+    const kept: AuditRow[] = [];
+    const leftOut: string[] = [];
+    const trail: AuditTrail = { within: async () => undefined, soon: (row) => kept.push(row), leftOut: (why) => leftOut.push(why) };
+    const silent = pino({ level: 'silent' });
+    const audit = new Audit(silent, silent, trail);
+    const minute = Date.parse('2026-11-26T10:00:00Z');
+    const pep = { client: 'pep', session: 's-pep' };
+    for (let n = 0; n < KEPT_PER_CALLER_PER_MINUTE + 40; n++) audit.record(refusal(n, pep), minute + n);
+    // Another caller has a bound of its own.
+    audit.record(refusal(1000, { client: 'other', session: 's-o' }), minute + 500);
+    expect(kept.filter((r) => r.actorClient === 'pep')).to.have.length(KEPT_PER_CALLER_PER_MINUTE);
+    expect(kept.filter((r) => r.actorClient === 'other')).to.have.length(1);
+    expect(leftOut).to.deep.equal(Array(40).fill('caller'));
+    // The next minute: one event says what was left out, and the caller starts afresh.
+    audit.record(refusal(2000, pep), minute + 60_000);
+    const summary = kept.find((r) => r.event === 'left_out')!;
+    expect(summary).to.include({ actorClient: 'pep', outcome: 'failure' });
+    expect(summary.detail).to.deep.include({
+      events: { decision: 40 },
+      since: '2026-11-26T10:00:00.000Z',
+      until: '2026-11-26T10:01:00.000Z',
+    });
+    expect(kept.at(-1)!.detail).to.include({ id: 'd-2000' });
+    expect(kept.filter((r) => r.event === 'left_out')).to.have.length(1);
   });
 });
 

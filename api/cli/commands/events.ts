@@ -28,8 +28,8 @@ gate. You see the events about what your policies let you read.`,
     },
     id: filter('--id <id>', "the record's id (with --type)"),
     event: {
-      ...filter('--event <name>', 'sign_in, session_closed, decision, factor, upstream, account, record_changed'),
-      values: ['sign_in', 'session_closed', 'decision', 'factor', 'upstream', 'account', 'record_changed'],
+      ...filter('--event <name>', 'sign_in, session_closed, decision, factor, upstream, account, record_changed, api_refused, left_out'),
+      values: ['sign_in', 'session_closed', 'decision', 'factor', 'upstream', 'account', 'record_changed', 'api_refused', 'left_out'],
     },
     outcome: { ...filter('--outcome <o>', 'success or failure'), values: ['success', 'failure'] },
     since: filter('--since <time>', 'from this time: ISO 8601 (2026-11-26T10:00:00Z), or a while ago (30s, 10m, 2h, 7d)'),
@@ -56,6 +56,11 @@ const COLUMNS: Column<AuditEvent>[] = [
   { header: 'ACTION', cell: (e) => e.action },
   { header: 'OUTCOME', cell: (e) => e.outcome },
   { header: 'ACTOR', cell: (e) => (e.actor.user ? `user ${e.actor.user}` : e.actor.client ? `client ${e.actor.client}` : '') },
+  // Whom a refused decision was about: who called (ACTOR) is not always whom it asked about (an AuthZEN PEP names a subject).
+  {
+    header: 'SUBJECT',
+    cell: (e) => (e.subject?.user ? `user ${e.subject.user}` : e.subject?.client ? `client ${e.subject.client}` : ''),
+  },
   { header: 'USER', cell: (e) => e.user },
   { header: 'RECORD', cell: (e) => (e.resource ? `${e.resource.type}/${e.resource.id}` : e.client ? `Client/${e.client}` : '') },
   { header: 'ID', cell: (e) => e.id },

@@ -86,6 +86,12 @@ export function auditSearchOf(query: Request['query']): AuditSearch {
   return search;
 }
 
+/** Whom a refused decision was about (the caller at a gate, the subject an AuthZEN PEP named), as its event says. */
+function subjectOf(detail: StoredAuditEvent['detail']): AuditEventResource['subject'] {
+  if (detail.event !== 'decision') return null;
+  return { client: detail.client ?? null, user: detail.user ?? null };
+}
+
 /** An event as the API shows it. */
 function eventResource(e: StoredAuditEvent): AuditEventResource {
   return {
@@ -98,6 +104,7 @@ function eventResource(e: StoredAuditEvent): AuditEventResource {
     actor: { client: e.actorClient, user: e.actorUser, session: e.actorSession },
     user: e.subjectUser,
     client: e.client,
+    subject: subjectOf(e.detail),
     resource: e.resourceType && e.resourceId ? { type: e.resourceType, id: e.resourceId } : null,
     detail: e.detail,
   };

@@ -55,7 +55,9 @@ import { authzenTarget } from '../../decision/authzen-target.js';
 import { decide, type Credential, type Decision, type DecisionServices } from '../../decision/engine.js';
 import type { Decisions } from '../../decision/record.js';
 import { withCelBudget } from '../../policy/cel/index.js';
+import type { Actor } from '../../audit.js';
 import type { App } from '../../types.js';
+import { actorOf } from '../auth.js';
 import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
 import { strictRouter } from '../router.js';
@@ -107,8 +109,12 @@ function credentialOf(subject: Evaluation['subject']): Credential {
   }
 }
 
-/** The Decision on the evaluation `e` at `app`; `record` keeps it (a refusal, for explain) and counts it. */
-export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, record = true): Promise<Decision> {
+/**
+ * The Decision on the evaluation `e` at `app`, asked by the PEP `asker`, which records it (a refusal
+ * kept for explain, and in the audit trail as the PEP's, about the subject) and counts it; a search's
+ * candidates (`asker` undefined) are not recorded.
+ */
+export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, asker?: Actor): Promise<Decision> {
   const { method, host, path, resource } = authzenTarget(app, e.action, e.resource);
   const started = process.hrtime.bigint();
   const d = await decide(svc, {
@@ -122,7 +128,7 @@ export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluati
     resource,
     ...(e.context ? { context: e.context } : {}),
   });
-  if (record) svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9);
+  if (asker) svc.decisions.record(d, Number(process.hrtime.bigint() - started) / 1e9, asker);
   return d;
 }
 
@@ -181,8 +187,8 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     res.set('Cache-Control', 'public, max-age=60').json(metadataOf(pdpOf(app.id)));
   });
 
-  const evaluationOne = async (res: Response, e: Evaluation, app: App): Promise<void> => {
-    const d = await evaluate(svc, app, e);
+  const evaluationOne = async (req: Request, res: Response, e: Evaluation, app: App): Promise<void> => {
+    const d = await evaluate(svc, app, e, actorOf(req.principal!));
     res.set(DECISION_HEADER, d.id);
     const error = errorOf(d);
     // The one evaluation is the whole payload: its error is the request's (§7.2.1's first kind).
@@ -204,15 +210,15 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     });
   };
 
-  evaluations('/apps/:app/access/v1/evaluation', (req, res, app) => evaluationOne(res, accessEvaluation(req.body), app));
+  evaluations('/apps/:app/access/v1/evaluation', (req, res, app) => evaluationOne(req, res, accessEvaluation(req.body), app));
 
   evaluations('/apps/:app/access/v1/evaluations', async (req, res, app) => {
     const read = accessEvaluations(req.body);
-    if ('single' in read) return evaluationOne(res, read.single, app);
+    if ('single' in read) return evaluationOne(req, res, read.single, app);
     const answers: Json[] = [];
     const ids: string[] = [];
     for (const item of read.items) {
-      const d = 'problem' in item ? undefined : await evaluate(svc, app, item);
+      const d = 'problem' in item ? undefined : await evaluate(svc, app, item, actorOf(req.principal!));
       const answer = d ? answerOf(d) : problemAnswer(item as Problem);
       answers.push(answer);
       ids.push(d?.id ?? '-');
@@ -226,7 +232,7 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
   // §8: the search APIs, behind the same token, policy and body checks.
   for (const kind of ['subject', 'resource', 'action'] as const) {
     evaluations(`/apps/:app/access/v1/search/${kind}`, async (req, res, app) => {
-      res.json(await search(svc, kind, req.body, app, req.principal!, (e) => evaluate(svc, app, e, false)));
+      res.json(await search(svc, kind, req.body, app, req.principal!, (e) => evaluate(svc, app, e)));
     });
   }
   return router;

@@ -33,7 +33,7 @@ import { webhooks } from '../../store/webhooks.js';
 import { administeredUrlProblem } from '../../notices/post.js';
 import { sealWebhookSecret, secretProblem } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
-import { actorOf, writerOf } from '../auth.js';
+import { actorOf, refusedRequest, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -114,7 +114,10 @@ function lockedWrite(svc: WriterServices, req: Request, kind: ResourceKind, id: 
     return withRecordWrites(svc.pool, async (tx) => {
       const stored = await TABLES[kind].read(tx, id);
       const why = await writeRefusal(writer, tx, { kind, id, stored: stored?.resource, next } as RecordWrite);
-      if (why) throw resourceError('access_denied', why);
+      if (why) {
+        svc.audit.record(refusedRequest(req, req.principal!, why));
+        throw resourceError('access_denied', why);
+      }
       const result = await work(tx, stored);
       const changed = recordChangedBy(req, kind, stored, result);
       if (changed) await svc.audit.recordIn(tx, changed);

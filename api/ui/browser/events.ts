@@ -19,6 +19,8 @@ const EVENT_NAMES: Record<string, string> = {
   factor: 'Second factor',
   upstream: 'Identity provider',
   decision: 'Decision refused',
+  api_refused: 'Request refused',
+  left_out: 'Left out',
 };
 
 /** Where the API reads a record of each kind an event names. */
@@ -74,9 +76,15 @@ function what(e: AuditEvent): string {
   return `${kind}${e.action ?? ''}${fields}${reason}`;
 }
 
-const who = (e: AuditEvent): string =>
-  [e.actor.user ? `user ${e.actor.user}` : '', e.actor.client ? `client ${e.actor.client}` : ''].filter(Boolean).join(' via ') ||
-  (typeof e.detail.address === 'string' ? `from ${e.detail.address}` : '');
+const named = (p: { user: string | null; client: string | null }): string =>
+  [p.user ? `user ${p.user}` : '', p.client ? `client ${p.client}` : ''].filter(Boolean).join(' via ');
+
+/** Who called, and whom a refused decision was about when that is someone else (an AuthZEN PEP's subject). */
+const who = (e: AuditEvent): string => {
+  const actor = named(e.actor) || (typeof e.detail.address === 'string' ? `from ${e.detail.address}` : '');
+  const subject = e.subject ? named(e.subject) : '';
+  return subject && subject !== named(e.actor) ? `${actor}, about ${subject}` : actor;
+};
 
 /** The records an event names, each a button that shows it. */
 function records(e: AuditEvent): HTMLTableCellElement {
