@@ -321,7 +321,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_AUDIT_MAX_ROWS'],
     default: '`1000000`',
     meaning:
-      'at most this many audit events are kept: each purge run deletes the oldest beyond, so a flood keeps the newest (counted as `boxauth_audit_events_not_kept_total{why="cap"}`, alert `BoxauthAuditTrailFull`). An event is about 0.5 kB with its indexes: 1,000,000 rows are about 500 MB',
+      'at most this many audit events are kept: each purge run deletes the oldest beyond, changes last: a flood of refusals or sign-ins keeps the newest of them and never pushes out a change ([Audit](../operations/audit.md#the-audit-trail); counted as `boxauth_audit_events_not_kept_total{why="cap"}`, alert `BoxauthAuditTrailFull`). An event is about 0.5 kB with its indexes: 1,000,000 rows are about 500 MB',
   },
   {
     names: ['BOXAUTH_DPOP_NONCE'],
