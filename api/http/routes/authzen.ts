@@ -13,8 +13,8 @@
 //   OAuth is RECOMMENDED), allowed by a policy of the box's own API like any other
 //   caller: no token 401 with WWW-Authenticate (§11.3), not allowed 403.
 // - Request to the app's policies (api/decision/request.ts): subject {type: user,
-//   id: <a name of a person: box id, sign-in name, SCIM externalId, upstream subject
-//   (api/decision/engine.ts namedCaller)>} | {type: client, id: <client id>} | {type:
+//   id: <a name of a person the PEP may read on the box's API: box id, sign-in name, SCIM
+//   externalId, upstream subject (api/decision/engine.ts namedCaller)>} | {type: client, id: <client id>} | {type:
 //   token, id: <an access token for the app>} is who is calling; action.name is
 //   `request-method` (lower case); resource.properties.path (default /<type>/<id>) and
 //   .host (default the app's first url's) are `path` and `host`; `resource` and
@@ -60,7 +60,8 @@ import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
 import { strictRouter } from '../router.js';
 import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type Problem } from './authzen-request.js';
-import { search, type SearchServices } from './authzen-search.js';
+import { search, type MayRead, type SearchServices } from './authzen-search.js';
+import { personReader } from '../auth.js';
 
 type Json = Record<string, unknown>;
 
@@ -96,10 +97,11 @@ export function metadataRoute(baseUrl: string): string {
   return `${prefix.replace(/[{}()[\]+?!:*\\]/g, '\\$&')}/apps/:app`;
 }
 
-function credentialOf(subject: Evaluation['subject']): Credential {
+/** The subject as the decision point reads it; a person only among those the PEP may read (`mayRead`, api/decision/engine.ts namedCaller). */
+function credentialOf(subject: Evaluation['subject'], mayRead: MayRead): Credential {
   switch (subject.type) {
     case 'user':
-      return { user: subject.id };
+      return { user: subject.id, mayRead };
     case 'client':
       return { client: subject.id };
     case 'token':
@@ -107,8 +109,11 @@ function credentialOf(subject: Evaluation['subject']): Credential {
   }
 }
 
-/** The Decision on the evaluation `e` at `app`; `record` keeps it (a refusal, for explain) and counts it. */
-export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, record = true): Promise<Decision> {
+/**
+ * The Decision on the evaluation `e` at `app`, asked by a PEP that may read the people `mayRead`
+ * says; `record` keeps it (a refusal, for explain) and counts it.
+ */
+export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, mayRead: MayRead, record = true): Promise<Decision> {
   const { method, host, path, resource } = authzenTarget(app, e.action, e.resource);
   const started = process.hrtime.bigint();
   const d = await decide(svc, {
@@ -118,7 +123,7 @@ export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluati
     host,
     target: path,
     headers: {},
-    credential: credentialOf(e.subject),
+    credential: credentialOf(e.subject, mayRead),
     resource,
     ...(e.context ? { context: e.context } : {}),
   });
@@ -181,8 +186,8 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     res.set('Cache-Control', 'public, max-age=60').json(metadataOf(pdpOf(app.id)));
   });
 
-  const evaluationOne = async (res: Response, e: Evaluation, app: App): Promise<void> => {
-    const d = await evaluate(svc, app, e);
+  const evaluationOne = async (req: Request, res: Response, e: Evaluation, app: App): Promise<void> => {
+    const d = await evaluate(svc, app, e, personReader(svc, req.principal!));
     res.set(DECISION_HEADER, d.id);
     const error = errorOf(d);
     // The one evaluation is the whole payload: its error is the request's (§7.2.1's first kind).
@@ -204,15 +209,16 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     });
   };
 
-  evaluations('/apps/:app/access/v1/evaluation', (req, res, app) => evaluationOne(res, accessEvaluation(req.body), app));
+  evaluations('/apps/:app/access/v1/evaluation', (req, res, app) => evaluationOne(req, res, accessEvaluation(req.body), app));
 
   evaluations('/apps/:app/access/v1/evaluations', async (req, res, app) => {
     const read = accessEvaluations(req.body);
-    if ('single' in read) return evaluationOne(res, read.single, app);
+    if ('single' in read) return evaluationOne(req, res, read.single, app);
     const answers: Json[] = [];
     const ids: string[] = [];
+    const mayRead = personReader(svc, req.principal!);
     for (const item of read.items) {
-      const d = 'problem' in item ? undefined : await evaluate(svc, app, item);
+      const d = 'problem' in item ? undefined : await evaluate(svc, app, item, mayRead);
       const answer = d ? answerOf(d) : problemAnswer(item as Problem);
       answers.push(answer);
       ids.push(d?.id ?? '-');
@@ -226,7 +232,8 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
   // §8: the search APIs, behind the same token, policy and body checks.
   for (const kind of ['subject', 'resource', 'action'] as const) {
     evaluations(`/apps/:app/access/v1/search/${kind}`, async (req, res, app) => {
-      res.json(await search(svc, kind, req.body, app, req.principal!, (e) => evaluate(svc, app, e, false)));
+      const mayRead = personReader(svc, req.principal!);
+      res.json(await search(svc, kind, req.body, app, mayRead, (e) => evaluate(svc, app, e, mayRead, false)));
     });
   }
   return router;
