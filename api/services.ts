@@ -79,6 +79,6 @@ export interface Services {
   dpop: Dpop;
   /** Users (with their groups) by id, for the policies of user tokens. */
   users: RecordCache<PrincipalUser>;
-  /** The ids of the people (at most two) an AuthZEN subject's name names (api/store/users.ts peopleNamed). */
+  /** The ids of the people an AuthZEN subject's name names (api/store/users.ts peopleNamed). */
   peopleNamed: (name: string) => Promise<number[]>;
 }

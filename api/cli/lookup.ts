@@ -13,8 +13,6 @@ export interface UserRecord {
   must_verify_email?: boolean;
   /** False: turned off (by an administrator or their directory); they cannot sign in. */
   active: boolean;
-  /** The argon2id hash: only in a single user's record (GET /users/<id>). */
-  password?: string;
   data: string | null;
   status: unknown;
   'group-ids': number[];
@@ -41,7 +39,9 @@ export async function findUser(api: BoxApi, ref: string): Promise<UserRecord> {
     if (!found) throw new CliError(`no user with email ${printable(ref)} (see boxauth user list)`);
     id = String(found.id);
   }
-  return (await api.call<UserRecord>('GET', `/users/${id}`)).body;
+  // A box of an older release still sent the password hash in one user's record: never shown.
+  const { password: _hash, ...user } = (await api.call<UserRecord & { password?: unknown }>('GET', `/users/${id}`)).body;
+  return user;
 }
 
 /** The group named by `ref`: an id, or a name (any case). */

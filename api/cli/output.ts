@@ -27,7 +27,7 @@ export function changeFormat(values: Values): ChangeFormat {
   throw new CliError(`--output of a change must be json or yaml (the record as written), not "${printable(String(value))}"`, 2);
 }
 
-/** A change done: its line, or the record as written (without `password`, the hash, which only get shows on request). */
+/** A change done: its line, or the record as written (without `password`: the hash a box of an older release still sent). */
 export function printChange(io: Io, format: ChangeFormat, record: unknown, line: string): void {
   if (format === 'line') return io.out(line);
   const shown =

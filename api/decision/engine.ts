@@ -43,7 +43,7 @@ interface Needs {
   policies: Policies;
   apps: AppDirectory;
   users: RecordCache<PrincipalUser>;
-  /** The ids of the people (at most two) a name other than a box id names (api/store/users.ts peopleNamed). */
+  /** The ids of the people a name other than a box id names (api/store/users.ts peopleNamed). */
   peopleNamed: (name: string) => Promise<number[]>;
 }
 
@@ -57,8 +57,11 @@ export type Credential =
   | { dpop: string }
   /** The request's cookies, as its door read them: the app's sign-in cookie among them, when a browser signed in (./app-sign-in.ts). */
   | { cookies: Record<string, string> }
-  /** AuthZEN: a subject the PEP names. */
-  | { user: string }
+  /**
+   * AuthZEN (and explain's dry run): a subject the PEP names. `mayRead`: whether the PEP may read
+   * the person of this box id on the box's API, which alone lets it name them (namedCaller).
+   */
+  | { user: string; mayRead: (id: string) => Promise<boolean> }
   | { client: string }
   | 'none';
 
@@ -185,7 +188,7 @@ const refusal = (status: Decision['status'], reason: DenyReason, description: st
 type TokenCredential = Presented & { cookie?: string };
 
 /** A subject an AuthZEN PEP names. */
-type NamedSubject = { user: string } | { client: string };
+type NamedSubject = { user: string; mayRead: (id: string) => Promise<boolean> } | { client: string };
 
 /** A request whose App, target and caller the steps have read. */
 interface Asked {
@@ -365,23 +368,38 @@ function tokenRefused(
  * name is looked up once among the sign-in names (SCIM userName), the directory's ids (SCIM
  * externalId) and the subjects of upstream identities. A name of nobody is refused, and so is one
  * that names two people: the box never picks one of them.
+ *
+ * Only people the PEP may read on the box's API (`GET /users/<id>`, `mayRead`) can be named: an
+ * App's policies see a person's address, groups and data, and a policy its team wrote could spell
+ * them out one guess at a time (`request.user.email.startsWith(request.resource.properties.p)`)
+ * to a PEP that may not read them. Anyone else is nobody to the policies, exactly as a name no one
+ * has: the same refusal, so the answer tells no existing person from a made-up one.
  */
 async function namedCaller(svc: DecisionServices, named: NamedSubject): Promise<Caller | Answer> {
   if ('client' in named) return { ...NOBODY, client: named.client };
-  const user = await personNamed(svc, named.user);
+  const user = await personNamed(svc, named.user, named.mayRead);
   if (user === 'ambiguous') return refusal(401, 'bad-token', `"${named.user}" names more than one person: name them by their box id`);
   return user ? { ...NOBODY, user } : refusal(401, 'bad-token', 'no such user');
 }
 
-/** The person `name` names (namedCaller's reading), none, or 'ambiguous'. */
+/** The person `name` names among those `mayRead` lets the PEP name (namedCaller's reading), none, or 'ambiguous'. */
 export async function personNamed(
   svc: Pick<DecisionServices, 'users' | 'peopleNamed'>,
   name: string,
+  mayRead: (id: string) => Promise<boolean>,
 ): Promise<PrincipalUser | 'ambiguous' | undefined> {
-  if (/^\d+$/.test(name)) return /^\d{1,15}$/.test(name) ? svc.users.get(name) : undefined;
-  const ids = await svc.peopleNamed(name);
-  if (ids.length > 1) return 'ambiguous';
-  return ids.length === 1 ? svc.users.get(String(ids[0])) : undefined;
+  let ids: string[];
+  if (/^\d+$/.test(name)) ids = /^\d{1,15}$/.test(name) ? [name] : [];
+  else ids = (await svc.peopleNamed(name)).map(String);
+  const readable: PrincipalUser[] = [];
+  for (const id of ids) {
+    const user = await svc.users.get(id);
+    if (user && (await mayRead(user.id))) readable.push(user);
+  }
+  // Two people the PEP may read answer to the name; one it may not read is nobody to it, and
+  // counting them would tell it that they exist.
+  if (readable.length > 1) return 'ambiguous';
+  return readable[0];
 }
 
 /**

@@ -342,6 +342,23 @@ export async function readableBy<T>(
   return shown;
 }
 
+/**
+ * Whether `principal` may read the person `id` on the box's API (`GET /users/<id>`), as a
+ * function of the id: who a PEP may name in an AuthZEN evaluation, an explain's dry run or a
+ * Subject Search (api/decision/engine.ts namedCaller). One answer per request for each person.
+ */
+export function personReader(svc: Pick<Needs, 'policies'>, principal: Principal): (id: string) => Promise<boolean> {
+  const read = new Map<string, Promise<boolean>>();
+  return (id) => {
+    if (!read.has(id))
+      read.set(
+        id,
+        readableBy(svc, principal, [id], (person) => [['users', person]]).then((shown) => shown.length === 1),
+      );
+    return read.get(id)!;
+  };
+}
+
 /** The box client a token exchanged from a client's token (no person's) speaks for; undefined for any other token. */
 function exchangedFromClient(session: SessionRow): string | undefined {
   if (session.userId !== null) return undefined;

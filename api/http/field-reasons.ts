@@ -19,6 +19,10 @@ const REASONS: readonly (readonly [RegExp, (m: RegExpExecArray) => Text])[] = [
   [/^must be at most (\d+) characters$/, (m) => words('reason.atMost', { max: Number(m[1]) })],
   [/^holds a control or invisible character \((U\+[0-9A-F]{4,6})\)$/, (m) => words('reason.invisible', { code: m[1]! })],
   [/^is longer than (\d+) characters$/, (m) => words('reason.longerThan', { max: Number(m[1]) })],
+  [
+    /^mixes scripts \((.+)\) in one part: write each part of an address \(before the @, and each label of the domain\) in one script$/,
+    (m) => words('reason.mixedScripts', { scripts: m[1]! }),
+  ],
   [/^is not well-formed Unicode \(a lone surrogate\)$/, () => words('reason.notUnicode')],
   [/^is too long: at most (\d+) characters$/, (m) => words('password.tooLong', { max: Number(m[1]) })],
   [/^is too short: at least (\d+) characters$/, (m) => words('password.tooShort', { min: Number(m[1]) })],

@@ -4,6 +4,7 @@
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { invisibleProblem } from '../input.js';
 import type { PasswordCheck } from './password-policy.js';
+import { mixedScriptProblem } from './scripts.js';
 
 export const EMAIL_MAX = 254;
 export const DATA_MAX = 64 * 1024;
@@ -19,14 +20,15 @@ export const isEmailAddress = (value: string): boolean => EMAIL.test(value);
  * What keeps `value` from being a person's email address, the check every address that enters
  * goes through (typed, sent to /users, given by an upstream provider): at most EMAIL_MAX
  * characters, no control or invisible character (a CR LF would start a mail header), one "@"
- * with something on each side and no space (two addresses are not one). Undefined: it is one.
+ * with something on each side and no space (two addresses are not one), and no part that mixes
+ * scripts (./scripts.ts: `аdmin@…` with a Cyrillic а is not the admin). Undefined: it is one.
  */
 export function emailProblem(value: string): string | undefined {
   if (value.length > EMAIL_MAX) return `must be at most ${EMAIL_MAX} characters`;
   const invisible = invisibleProblem(value);
   if (invisible) return invisible;
   if (!EMAIL.test(value.trim())) return 'is not a valid email address';
-  return undefined;
+  return mixedScriptProblem(value.trim());
 }
 
 export interface UserInput {

@@ -148,8 +148,10 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
 }
 
 /**
- * The people a name other than a box id names (at most two: one is the answer, two make it
- * ambiguous): their sign-in name (SCIM's userName, compared as findUserByEmail compares it), their
+ * The people a name other than a box id names, at most 100 (the decision point keeps those its
+ * PEP may read: one is the answer, two make it ambiguous; one person per sign-in name and per
+ * provider, so only a directory that gave a hundred people one externalId reaches the limit):
+ * their sign-in name (SCIM's userName, compared as findUserByEmail compares it), their
  * directory's id (SCIM externalId, exactly) or the subject of one of their upstream identities, at
  * any provider (exactly). One query, every key read through an index: users_email_key (and
  * users_email for a row without a key), users_external_id, and the key (provider, subject) of
@@ -160,7 +162,7 @@ export async function peopleNamed(db: Queryable, name: string): Promise<number[]
     `SELECT id FROM users WHERE email_key = $1 OR (email_key IS NULL AND lower(email) = lower($2))
      UNION SELECT id FROM users WHERE external_id = $2
      UNION SELECT user_id FROM upstream_identities WHERE (provider, subject) IN (SELECT id, $2 FROM identity_providers)
-     LIMIT 2`,
+     LIMIT 100`,
     [emailKey(name), name],
   );
   return rows.map((r) => Number(r.id));

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
 import { linkDummyIdentity } from '../support/identities.js';
 import { provisioner, USER } from '../support/scim.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 type Json = Record<string, any>;
@@ -100,6 +101,8 @@ describe('AuthZEN Authorization API 1.0', function () {
       link: [{ id: 'library-pep', resourceType: 'Client' }],
       matcho: { 'request-method': 'post', uri: '#^/apps/library/access/v1/(evaluations?|search/(subject|resource|action))$' },
     });
+    // It names people by their ids and addresses: it may read them on the box's API (the one rule of every named subject).
+    await pepReadsPeople(box, root, 'library-pep');
     pep = await token('library-pep', secret);
   });
 
@@ -508,7 +511,7 @@ describe('AuthZEN Authorization API 1.0', function () {
     });
 
     it('never finds people the PEP may not read on the box API (enumeration)', async function () {
-      // nosy-pep may ask the library's PDP, search included, and evaluations answer it as they answer anyone …
+      // nosy-pep may ask the library's PDP, search included, but may not read people: whom it names is nobody to the policies …
       const { secret } = await box.addClient('nosy-pep', {}, { policy: false });
       await box.json(
         'PUT',
@@ -521,8 +524,9 @@ describe('AuthZEN Authorization API 1.0', function () {
         root,
       );
       const nosy = await token('nosy-pep', secret);
-      expectDecision((await box.json('POST', '/apps/library/access/v1/evaluation', example(), nosy)).body, true);
-      // … but it may not read people, so a Subject Search tells it nobody: who may read is not a way to list people.
+      const named = await box.json('POST', '/apps/library/access/v1/evaluation', example(), nosy);
+      expect(named.body).to.deep.equal({ decision: false, context: { reason: 'no such user' } });
+      // … and a Subject Search tells it nobody: who may read is not a way to list people.
       const body = { subject: { type: 'user' }, action: { name: 'read' }, resource: { type: 'document', id: '1' } };
       expect(await everyPage('subject', body, 10, nosy)).to.deep.equal([]);
       // Allowed to read one person, it finds that person only, when the app's policies allow them.

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { Box, basic, boxForSuite } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 const CALLBACK = 'https://wiki.example/cb';
 /** A CEL list literal of `n` ints: small to write, `n` iterations to range over. */
@@ -69,6 +70,7 @@ describe('attacks on cel expressions and shaped claims', function () {
         { engine: 'cel', link: [{ id: 'heavy-pep', resourceType: 'Client' }], cel: 'request.uri.startsWith("/apps/heavy/access/v1/")' },
         root,
       );
+      await pepReadsPeople(box, root, 'heavy-pep');
       pep = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('heavy-pep', secret) })).body
         .access_token;
     });

@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 type Json = Record<string, any>;
 
@@ -50,6 +51,7 @@ describe('the cel engine', function () {
       link: [{ id: 'docs-pep', resourceType: 'Client' }],
       cel: 'request["request-method"] == "post" && request.uri.startsWith("/apps/docs/access/v1/evaluation")',
     });
+    await pepReadsPeople(box, root, 'docs-pep');
     pep = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('docs-pep', secret) })).body
       .access_token;
     // The owner rule: a person edits the documents they own.

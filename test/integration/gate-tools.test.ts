@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { grpcCheck } from '../support/grpc-check.js';
 import { userToken } from '../support/user-token.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 type Json = Record<string, unknown>;
 const rpc = (id: number | string | null, method: string, params?: Json): Json => ({
@@ -295,6 +296,7 @@ describe('per-tool decisions at the gate', function () {
       },
       root,
     );
+    await pepReadsPeople(box, root, 'mcp-pep');
     const pep = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('mcp-pep', secret) })).body
       .access_token as string;
     const evaluate = async (tool: string, client?: string) =>

@@ -7,6 +7,7 @@ import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../suppo
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { linkDummyIdentity } from '../support/identities.js';
 import { userToken } from '../support/user-token.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 type Json = Record<string, any>;
 
@@ -50,6 +51,7 @@ describe('policies that read a person, and matcho references', function () {
       link: [{ id: 'todo-pep', resourceType: 'Client' }],
       matcho: { 'request-method': 'post', uri: '/apps/todo/access/v1/evaluation' },
     });
+    await pepReadsPeople(box, root, 'todo-pep');
     pep = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('todo-pep', secret) })).body
       .access_token;
   });

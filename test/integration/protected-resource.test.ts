@@ -10,6 +10,7 @@ import http from 'node:http';
 import { Box, basic, eventually } from '../support/box.js';
 import { grpcCheck } from '../support/grpc-check.js';
 import { userToken } from '../support/user-token.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 interface Answer {
   status: number;
@@ -386,6 +387,7 @@ describe('protected resource metadata and the challenges that name it', function
         link: [{ id: 'notes-pep', resourceType: 'Client' }],
         matcho: { 'request-method': 'post', uri: '/apps/notes/access/v1/evaluation' },
       });
+      await pepReadsPeople(box, root, 'notes-pep');
       const pep = (
         await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('notes-pep', 'notes-pep-secret') })
       ).body.access_token as string;

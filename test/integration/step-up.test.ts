@@ -11,6 +11,7 @@ import { Box, basic } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { grpcCheck } from '../support/grpc-check.js';
 import { setBrowserSessionsAmr } from '../../api/store/browser.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 const PASSKEY_AMR = ['pwd', 'hwk', 'user', 'mfa'];
 
@@ -246,6 +247,7 @@ describe('step-up at the decision point', function () {
       link: [{ id: 'console-pep', resourceType: 'Client' }],
       matcho: { 'request-method': 'post', uri: '#^/apps/console/access/v1/evaluation$' },
     });
+    await pepReadsPeople(box, root, 'console-pep');
     const pep = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('console-pep', secret) })).body
       .access_token as string;
     const answer = await box.json(

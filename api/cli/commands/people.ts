@@ -227,7 +227,7 @@ async function applyUsers(io: Io, given: Given): Promise<void> {
 /** user describe: the person, their groups, factors, sessions and identities. */
 async function describeUser(io: Io, ref: string): Promise<void> {
   await withBox(io, async (api) => {
-    const { password: _hash, groups, 'group-ids': _ids, ...user } = await findUser(api, ref);
+    const { groups, 'group-ids': _ids, ...user } = await findUser(api, ref);
     const [factors, sessions, identities] = await Promise.all([
       api.call<FactorsRecord>('GET', `/users/${user.id}/factors`),
       api.call<SessionsRecord>('GET', `/users/${user.id}/sessions`),
@@ -258,7 +258,6 @@ const USER_SPEC: CommandSpec = {
     data: { type: 'string', usage: "--data '<json>'", summary: "the user's data (profile claims), as JSON text" },
     filename: { type: 'string', short: 'f', usage: '-f, --filename <file>', summary: 'a YAML or JSON file of users ("-": stdin)' },
     'password-stdin': { type: 'boolean', summary: 'the password is stdin (one trailing newline dropped)' },
-    'show-password-hash': { type: 'boolean', summary: 'print the argon2id hash too' },
     sid: { type: 'string', usage: '--sid <sid>', summary: 'end only this signed-in browser, and what was issued through it' },
     grant: { type: 'string', usage: '--grant <id>', summary: 'end only this grant to an app' },
     output: OUTPUT,
@@ -269,7 +268,7 @@ const USER_SPEC: CommandSpec = {
       summary: 'the users of the current box (email_verified: whether apps and Kubernetes are told the box vouches for the address)',
       options: ['output'],
     },
-    get: { args: '<id|email>', count: [1, 1], summary: 'one user, without its password hash', options: ['show-password-hash', 'output'] },
+    get: { args: '<id|email>', count: [1, 1], summary: 'one user (never its password hash)', options: ['output'] },
     describe: { args: '<id|email>', count: [1, 1], summary: 'one user in words: groups, factors, sessions and identities' },
     new: {
       count: [0, 1],
@@ -396,10 +395,7 @@ export const userCommand: Command = {
       case 'get': {
         const format = outputFormat(values, io);
         return withBox(io, async (api) => {
-          const { password, ...user } = await findUser(api, ref);
-          // The hash is the user's secret at rest: shown only to someone who asks for it.
-          if (!flag(values, 'show-password-hash')) return printRecord(io, format, user, USER_COLUMNS);
-          printRecord(io, format, { ...user, password }, [...USER_COLUMNS, { header: 'PASSWORD_HASH', cell: (u) => u.password }]);
+          printRecord(io, format, await findUser(api, ref), USER_COLUMNS);
         });
       }
       case 'describe':

@@ -10,7 +10,7 @@
 // - Who may be found: a Subject Search answers only people the PEP may read on the box's own
 //   API — each result is a person whose `GET /users/<id>` the box's policies allow the PEP's
 //   token (as the audit trail shows only the records its reader may read: ../auth.ts
-//   readableBy). A PEP allowed to ask but not to read people learns nothing of who they are; an
+//   personReader), the rule of every subject a PEP names (api/decision/engine.ts namedCaller). A PEP allowed to ask but not to read people learns nothing of who they are; an
 //   App's policies never widen what a PEP may see of the box.
 // - Results name people as a PEP names them back (api/decision/search.ts nameOf), resources by
 //   type and id, actions by name: no properties, so that a result is what the PEP sends back.
@@ -24,35 +24,35 @@ import type { Decision } from '../../decision/engine.js';
 import { listed, nameOf, people, walk, type Found } from '../../decision/search.js';
 import type { Queryable } from '../../db/pool.js';
 import { celBudgetSpent } from '../../policy/cel/index.js';
-import type { Policies } from '../../policy/evaluate.js';
 import type { App } from '../../types.js';
-import { readableBy, type Principal } from '../auth.js';
 import { searchRequest, type Evaluation, type SearchKind, type SearchRequest } from './authzen-request.js';
 
 type Json = Record<string, unknown>;
 
-/** What a search uses of the process's services: the people (the pool), and the box's policies for who may read them. */
+/** What a search uses of the process's services: the people (the pool). */
 export interface SearchServices {
   pool: Queryable;
-  policies: Policies;
 }
 
 /** The decision on one evaluation, unrecorded (./authzen.ts evaluate). */
 export type Evaluate = (e: Evaluation) => Promise<Decision>;
 
-/** The answer (§8.3) to the search of `kind` in `body` at `app`, asked by `principal`'s token. */
+/** Whether the PEP may read the person of this box id on the box's API (../auth.ts personReader). */
+export type MayRead = (id: string) => Promise<boolean>;
+
+/** The answer (§8.3) to the search of `kind` in `body` at `app`, asked by a PEP that may read the people `mayRead` says. */
 export async function search(
   svc: SearchServices,
   kind: SearchKind,
   body: unknown,
   app: App,
-  principal: Principal,
+  mayRead: MayRead,
   evaluate: Evaluate,
 ): Promise<Json> {
   const asked = searchRequest(kind, body);
   const page = { limit: asked.page.limit, after: afterOf(asked.page.token) };
   // Under the request's budget for expressions (./authzen.ts evaluations): the walk ends a page where it runs out.
-  const found = await SEARCHES[kind](svc, asked, app, principal, (e) => allowed(evaluate, e), page);
+  const found = await SEARCHES[kind](svc, asked, app, mayRead, (e) => allowed(evaluate, e), page);
   return { page: { next_token: found.next === undefined ? '' : tokenOf(found.next) }, results: found.results };
 }
 
@@ -60,26 +60,24 @@ type Search = (
   svc: SearchServices,
   asked: SearchRequest,
   app: App,
-  principal: Principal,
+  mayRead: MayRead,
   allows: (e: Evaluation) => Promise<boolean>,
   page: { limit: number; after: number },
 ) => Promise<Found<Json>>;
 
 const SEARCHES: Record<SearchKind, Search> = {
-  async subject(svc, asked, _app, principal, allows, page) {
+  async subject(svc, asked, _app, mayRead, allows, page) {
     if (asked.subject.type !== 'user') return { results: [], next: undefined };
-    const mayRead = async (id: number): Promise<boolean> =>
-      (await readableBy(svc, principal, [id], (person) => [['users', String(person)]])).length === 1;
     const found = await walk(
       people(svc),
-      async (p) => (await mayRead(p.id)) && allows(evaluationOf(asked, { subject: { type: 'user', id: String(p.id) } })),
+      async (p) => (await mayRead(String(p.id))) && allows(evaluationOf(asked, { subject: { type: 'user', id: String(p.id) } })),
       page,
       celBudgetSpent,
     );
     return { results: found.results.map((p) => ({ type: 'user', id: nameOf(p) })), next: found.next };
   },
 
-  async resource(_svc, asked, app, _principal, allows, page) {
+  async resource(_svc, asked, app, _mayRead, allows, page) {
     const candidates = (app.resources ?? []).filter((r) => r.type === asked.resource.type);
     const found = await walk(
       listed(candidates),
@@ -90,7 +88,7 @@ const SEARCHES: Record<SearchKind, Search> = {
     return { results: found.results.map((r) => ({ type: r.type, id: r.id })), next: found.next };
   },
 
-  async action(_svc, asked, app, _principal, allows, page) {
+  async action(_svc, asked, app, _mayRead, allows, page) {
     const found = await walk(listed(app.actions ?? []), (name) => allows(evaluationOf(asked, { action: { name } })), page, celBudgetSpent);
     return { results: found.results.map((name) => ({ name })), next: found.next };
   },

@@ -13,8 +13,8 @@
 //   OAuth is RECOMMENDED), allowed by a policy of the box's own API like any other
 //   caller: no token 401 with WWW-Authenticate (§11.3), not allowed 403.
 // - Request to the app's policies (api/decision/request.ts): subject {type: user,
-//   id: <a name of a person: box id, sign-in name, SCIM externalId, upstream subject
-//   (api/decision/engine.ts namedCaller)>} | {type: client, id: <client id>} | {type:
+//   id: <a name of a person the PEP may read on the box's API: box id, sign-in name, SCIM
+//   externalId, upstream subject (api/decision/engine.ts namedCaller)>} | {type: client, id: <client id>} | {type:
 //   token, id: <an access token for the app>} is who is calling; action.name is
 //   `request-method` (lower case); resource.properties.path (default /<type>/<id>) and
 //   .host (default the app's first url's) are `path` and `host`; `resource` and
@@ -57,12 +57,12 @@ import type { Decisions } from '../../decision/record.js';
 import { withCelBudget } from '../../policy/cel/index.js';
 import type { Actor } from '../../audit.js';
 import type { App } from '../../types.js';
-import { actorOf } from '../auth.js';
+import { actorOf, personReader } from '../auth.js';
 import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
 import { strictRouter } from '../router.js';
 import { accessEvaluation, accessEvaluations, stopsAfter, type Evaluation, type Problem } from './authzen-request.js';
-import { search, type SearchServices } from './authzen-search.js';
+import { search, type MayRead, type SearchServices } from './authzen-search.js';
 
 type Json = Record<string, unknown>;
 
@@ -98,10 +98,11 @@ export function metadataRoute(baseUrl: string): string {
   return `${prefix.replace(/[{}()[\]+?!:*\\]/g, '\\$&')}/apps/:app`;
 }
 
-function credentialOf(subject: Evaluation['subject']): Credential {
+/** The subject as the decision point reads it; a person only among those the PEP may read (`mayRead`, api/decision/engine.ts namedCaller). */
+function credentialOf(subject: Evaluation['subject'], mayRead: MayRead): Credential {
   switch (subject.type) {
     case 'user':
-      return { user: subject.id };
+      return { user: subject.id, mayRead };
     case 'client':
       return { client: subject.id };
     case 'token':
@@ -110,11 +111,12 @@ function credentialOf(subject: Evaluation['subject']): Credential {
 }
 
 /**
- * The Decision on the evaluation `e` at `app`, asked by the PEP `asker`, which records it (a refusal
- * kept for explain, and in the audit trail as the PEP's, about the subject) and counts it; a search's
- * candidates (`asker` undefined) are not recorded.
+/**
+ * The Decision on the evaluation `e` at `app`, asked by the PEP `asker`, which may read the people
+ * `mayRead` says; it records the decision (a refusal kept for explain, and in the audit trail as
+ * the PEP's, about the subject) and counts it. A search's candidates (`asker` undefined) are not recorded.
  */
-export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, asker?: Actor): Promise<Decision> {
+export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, mayRead: MayRead, asker?: Actor): Promise<Decision> {
   const { method, host, path, resource } = authzenTarget(app, e.action, e.resource);
   const started = process.hrtime.bigint();
   const d = await decide(svc, {
@@ -124,7 +126,7 @@ export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluati
     host,
     target: path,
     headers: {},
-    credential: credentialOf(e.subject),
+    credential: credentialOf(e.subject, mayRead),
     resource,
     ...(e.context ? { context: e.context } : {}),
   });
@@ -188,7 +190,7 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
   });
 
   const evaluationOne = async (req: Request, res: Response, e: Evaluation, app: App): Promise<void> => {
-    const d = await evaluate(svc, app, e, actorOf(req.principal!));
+    const d = await evaluate(svc, app, e, personReader(svc, req.principal!), actorOf(req.principal!));
     res.set(DECISION_HEADER, d.id);
     const error = errorOf(d);
     // The one evaluation is the whole payload: its error is the request's (§7.2.1's first kind).
@@ -217,8 +219,9 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     if ('single' in read) return evaluationOne(req, res, read.single, app);
     const answers: Json[] = [];
     const ids: string[] = [];
+    const mayRead = personReader(svc, req.principal!);
     for (const item of read.items) {
-      const d = 'problem' in item ? undefined : await evaluate(svc, app, item, actorOf(req.principal!));
+      const d = 'problem' in item ? undefined : await evaluate(svc, app, item, mayRead, actorOf(req.principal!));
       const answer = d ? answerOf(d) : problemAnswer(item as Problem);
       answers.push(answer);
       ids.push(d?.id ?? '-');
@@ -232,7 +235,8 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
   // §8: the search APIs, behind the same token, policy and body checks.
   for (const kind of ['subject', 'resource', 'action'] as const) {
     evaluations(`/apps/:app/access/v1/search/${kind}`, async (req, res, app) => {
-      res.json(await search(svc, kind, req.body, app, req.principal!, (e) => evaluate(svc, app, e)));
+      const mayRead = personReader(svc, req.principal!);
+      res.json(await search(svc, kind, req.body, app, mayRead, (e) => evaluate(svc, app, e, mayRead)));
     });
   }
   return router;

@@ -10,6 +10,7 @@ import { decide, type Credential, type DecisionServices } from '../../decision/e
 import { explainDecision, explainRecorded } from '../../decision/explain.js';
 import { hostOf } from '../../decision/apps.js';
 import { KEPT_PER_CALLER_PER_SECOND, KEPT_PER_SECOND, type Decisions } from '../../decision/record.js';
+import { personReader } from '../auth.js';
 import { resourceBody } from '../body.js';
 import { send } from '../respond.js';
 import { strictRouter } from '../router.js';
@@ -44,7 +45,10 @@ export function explainRouter(svc: DecisionServices & { decisions: Decisions }, 
     const token = text(body, 'token');
     const user = text(body, 'user');
     const client = text(body, 'client');
-    const credential: Credential = token ? { bearer: token } : user ? { user } : client ? { client } : 'none';
+    // A person named only among those the caller may read (api/decision/engine.ts namedCaller): a
+    // dry run shows what the policies saw of them.
+    const named: Credential | undefined = user ? { user, mayRead: personReader(svc, req.principal!) } : undefined;
+    const credential: Credential = token ? { bearer: token } : (named ?? (client ? { client } : 'none'));
     const headers = body.headers ?? {};
     if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw badRequest('headers must be an object of strings');
     const d = await decide(svc, {

@@ -37,7 +37,13 @@ function scimJson(u: UserRow): Record<string, unknown> | null {
   return { ...(u.externalId !== null ? { externalId: u.externalId } : {}), ...(u.scim ?? {}) };
 }
 
-/** The user as spec §4.5 shows it: one record with the password hash and its directory's attributes, or list entries without. */
+/**
+ * The user as the REST API shows them: one record with its directory's attributes, or list
+ * entries without. Never the password hash (docs/concepts/users-and-groups.md): nothing a caller
+ * does needs it — a password is checked by signing in and changed by writing a new one — while
+ * anyone holding it can guess the password offline at their own pace, the admin's included, and
+ * the right to read people (a PEP's Subject Search, a helpdesk) is one that is handed out.
+ */
 export function userJson(u: UserRow, oneRecord: boolean): Record<string, unknown> {
   return {
     id: u.id,
@@ -45,7 +51,6 @@ export function userJson(u: UserRow, oneRecord: boolean): Record<string, unknown
     email_verified: u.emailVerified,
     must_verify_email: u.mustVerifyEmail,
     active: u.active,
-    ...(oneRecord ? { password: u.passwordHash } : {}),
     data: u.data,
     status: u.status,
     'group-ids': u.groups.map((g) => g.id),
@@ -166,9 +171,9 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
         actorOf(req.principal!),
       ),
     );
-    const { id, email, email_verified, must_verify_email, password, data, status } = userJson(user, true);
+    const { id, email, email_verified, must_verify_email, data, status } = userJson(user, true);
     res.location(`/users/${user.id}`);
-    send(req, res, 201, { id, email, email_verified, must_verify_email, password, data, status });
+    send(req, res, 201, { id, email, email_verified, must_verify_email, data, status });
   });
 
   // PUT changes the fields it carries; a new password ends what the old one obtained (api/people/accounts.ts).

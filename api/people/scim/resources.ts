@@ -8,6 +8,7 @@ import type { GroupRow, MemberRef } from '../../store/groups.js';
 import type { UserRow } from '../../store/users.js';
 import { EMAIL_MAX, NAME_MAX, isEmailAddress } from '../../schema/people.js';
 import { invisibleProblem } from '../../input.js';
+import { mixedScriptProblem } from '../../schema/scripts.js';
 import { invalidValue } from './errors.js';
 import { readResource, versionOf } from './attributes.js';
 import { keyOf, type Json } from './patch.js';
@@ -66,6 +67,9 @@ export function readUser(raw: unknown): UserWrite {
   // One "@" makes it meant as an address: it must be one (a name is anything without an "@").
   if (userName.includes('@') && !isEmailAddress(userName)) throw invalidValue(`userName "${userName}" is not a valid email address`);
   if (/\s/.test(userName)) throw invalidValue('userName must not hold spaces');
+  // A look-alike of another person's name or address (api/schema/scripts.ts), with an "@" or without.
+  const mixed = mixedScriptProblem(userName);
+  if (mixed) throw invalidValue(`userName ${mixed}`);
   const password = field(body, 'password');
   if (password !== undefined && password !== null) {
     // Its length and the rest of the box's rule are checked where the box's settings are (provisioning.ts).

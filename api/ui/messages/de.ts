@@ -361,6 +361,8 @@ export const de: Catalogue = {
   'reason.mustBeString': 'muss ein Text sein',
   'reason.atMost': 'darf höchstens {max} Zeichen haben',
   'reason.invisible': 'enthält ein Steuer- oder unsichtbares Zeichen ({code})',
+  'reason.mixedScripts':
+    'mischt Schriften ({scripts}) in einem Teil: Schreiben Sie jeden Teil der Adresse (vor dem @ und jeden Teil der Domain) in einer Schrift',
   'password.tooLong': 'ist zu lang: höchstens {max} Zeichen',
   'password.tooShort': 'ist zu kurz: mindestens {min} Zeichen',
   'password.common': 'gehört zu den meistverwendeten Passwörtern: Wählen Sie ein anderes',

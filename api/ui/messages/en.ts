@@ -340,6 +340,8 @@ export const en = {
   'reason.mustBeString': 'must be a string',
   'reason.atMost': 'must be at most {max} characters',
   'reason.invisible': 'holds a control or invisible character ({code})',
+  'reason.mixedScripts':
+    'mixes scripts ({scripts}) in one part: write each part of an address (before the @, and each label of the domain) in one script',
   'password.tooLong': 'is too long: at most {max} characters',
   'password.tooShort': 'is too short: at least {min} characters',
   'password.common': 'is one of the most used passwords: choose another',

@@ -59,6 +59,9 @@ const needsMfa: AppVerdict = { allowed: false, outcomes: [{ id: 'staff', verdict
 /** Where the App's metadata is (RFC 9728 §3.1), as every challenge of the App names it (§5.1). */
 const METADATA = 'resource_metadata="https://reports.example/.well-known/oauth-protected-resource"';
 
+/** A person an AuthZEN PEP names, the PEP may read them (or, with `mayRead`, those it says). */
+const named = (user: string, mayRead: (id: string) => Promise<boolean> = () => Promise.resolve(true)) => ({ user, mayRead });
+
 describe('the decision point, step by step', function () {
   it('find the App: a request to no App is refused (403 no-app), by name or by host', async function () {
     expect(await decide(services(allows), ask({ app: 'payroll' }))).to.deep.include({
@@ -102,19 +105,34 @@ describe('the decision point, step by step', function () {
   });
 
   it('check the session: a subject AuthZEN names is who it is now; no one is 401 bad-token', async function () {
-    expect(await decide(services(allows), ask({ door: 'authzen', credential: { user: '8' } }))).to.deep.include({
+    expect(await decide(services(allows), ask({ door: 'authzen', credential: named('8') }))).to.deep.include({
       status: 401,
       reason: 'bad-token',
       description: 'no such user',
     });
-    const allowed = await decide(services(allows), ask({ door: 'authzen', credential: { user: '7' } }));
+    const allowed = await decide(services(allows), ask({ door: 'authzen', credential: named('7') }));
     expect(allowed).to.deep.include({ allowed: true, status: 200, reason: 'allowed', description: 'allowed by "staff"' });
     expect(allowed.caller.user).to.equal(ada);
     expect(allowed.upstream).to.deep.include({ 'X-Auth-Request-User': '7', 'X-Auth-Request-Groups': 'R&D%2C%20Sales' });
   });
 
+  it('check the session: a person the PEP may not read is nobody, answered as no one (no oracle on people)', async function () {
+    const unreadable = await decide(services(allows), ask({ door: 'authzen', credential: named('7', () => Promise.resolve(false)) }));
+    const madeUp = await decide(services(allows), ask({ door: 'authzen', credential: named('8', () => Promise.resolve(false)) }));
+    for (const d of [unreadable, madeUp]) {
+      expect(d).to.deep.include({
+        allowed: false,
+        status: 401,
+        reason: 'bad-token',
+        description: 'no such user',
+        request: null,
+        outcomes: [],
+      });
+    }
+  });
+
   it('step up: a caller short of the sign-in a policy wants gets 401 insufficient_user_authentication (RFC 9470 §3)', async function () {
-    const d = await decide(services(needsMfa), ask({ door: 'authzen', credential: { user: '7' }, headers: browser }));
+    const d = await decide(services(needsMfa), ask({ door: 'authzen', credential: named('7'), headers: browser }));
     const why = `a policy of this app allows the request only after a sign-in of class ${MFA}`;
     expect(d).to.deep.include({ status: 401, reason: 'step-up', acr: MFA, description: why });
     expect(d.challenge).to.equal(
@@ -130,7 +148,7 @@ describe('the decision point, step by step', function () {
         { id: 'readers', verdict: 'needs more scope', scope: ['reports:read'] },
       ],
     };
-    const d = await decide(services(needsScope), ask({ door: 'authzen', credential: { user: '7' } }));
+    const d = await decide(services(needsScope), ask({ door: 'authzen', credential: named('7') }));
     const why = 'a policy of this app allows the request only with a token of scope "reports:read"';
     expect(d).to.deep.include({ status: 403, reason: 'insufficient-scope', error: 'insufficient_scope', description: why });
     // The fewest scopes that would do: the readers' policy.
@@ -147,7 +165,7 @@ describe('the decision point, step by step', function () {
         { id: 'scoped', verdict: 'needs more scope', scope: ['reports:admin'] },
       ],
     };
-    expect(await decide(services(either), ask({ door: 'authzen', credential: { user: '7' } }))).to.deep.include({
+    expect(await decide(services(either), ask({ door: 'authzen', credential: named('7') }))).to.deep.include({
       status: 403,
       reason: 'insufficient-scope',
     });
@@ -155,7 +173,7 @@ describe('the decision point, step by step', function () {
       allowed: false,
       outcomes: [{ id: 'strong', verdict: 'needs a stronger sign-in', acr: MFA, scope: ['reports:admin'] }],
     };
-    const d = await decide(services(both), ask({ door: 'authzen', credential: { user: '7' } }));
+    const d = await decide(services(both), ask({ door: 'authzen', credential: named('7') }));
     expect(d).to.deep.include({ status: 401, reason: 'step-up', acr: MFA });
     expect(d.challenge).to.match(/, acr_values="urn:boxauth:acr:mfa", scope="reports:admin", resource_metadata="[^"]+"$/);
   });

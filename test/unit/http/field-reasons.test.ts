@@ -25,6 +25,7 @@ const REASONS: string[] = [
   emailProblem('not an address')!,
   emailProblem(`${'a'.repeat(400)}@example.com`)!,
   emailProblem('ann\u200b@example.com')!,
+  emailProblem('\u0430dmin@localhost')!,
   textProblem('x'.repeat(11), 10)!,
   textProblem('\ud800', 10)!,
   'is required',
