@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { Box, basic, boxForSuite, eventually } from '../support/box.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 /** A client with a token for the box's API, and a policy (when `matcho` is given) allowing it just that. */
 async function clientWith(box: Box, root: string, id: string, matcho?: object): Promise<string> {
@@ -124,6 +125,8 @@ describe('the audit trail, attacked', function () {
   it('an AuthZEN PEP that names root or a person as its subject writes events in its own name, about them', async function () {
     expect((await box.json('PUT', '/App/spoofed', { urls: ['https://spoofed.example'] }, root)).status).to.equal(201);
     const pep = await pepOf(box, root, 'spoofer', 'spoofed');
+    // It may name the person (it may read them: api/decision/engine.ts namedCaller), not act as them.
+    await pepReadsPeople(box, root, 'spoofer');
     const person = (await box.json('POST', '/users', { email: 'spoofed@example.com', password: 'spoofed-password-1' }, root)).body;
     for (const subject of [
       { type: 'client', id: 'root' },
