@@ -356,7 +356,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_NOTICE_SENDING_AT_ONCE'],
     default: '`16`',
     meaning:
-      'notices one process sends at once; each destination has at most one in flight across all processes, in the order they were made',
+      'notices one process sends at once, at most a quarter of them to one destination; of one destination and one subject (a person, or the record a Webhook event is about) one at a time across all processes, in the order they were made',
   },
   {
     names: ['BOXAUTH_NOTICE_FIRST_RETRY_SECONDS', 'BOXAUTH_NOTICE_LONGEST_RETRY_SECONDS'],
