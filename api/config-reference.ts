@@ -468,6 +468,12 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
       "`true`: every box runs `BOXAUTH_OPERATOR_BOX_IMAGE`, and a Box whose `spec.image` names another is refused (`Ready=False`, `Stalled=True`, reason `ImageNotAllowed`) with nothing made or changed (the chart's `boxImage.pinned`). `false`: whoever may write a Box chooses the code its pods run ([who may write what](../kubernetes/install.md#who-may-write-what))",
   },
   {
+    names: ['BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING'],
+    default: '`boxauth-operator-token-review`',
+    meaning:
+      'the ClusterRoleBinding of `system:auth-delegator` the chart makes (`<release>-operator-token-review`), whose subjects the operator keeps: the ServiceAccount of each box whose tokens the API server reviews (TokenReview). The operator may read and update that binding only, and create or delete none',
+  },
+  {
     names: ['BOXAUTH_OPERATOR_NAMESPACE'],
     default: "`$POD_NAMESPACE`, else the pod's or the kubeconfig context's",
     meaning: 'the namespace of the leader Lease',

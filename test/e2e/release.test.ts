@@ -395,6 +395,8 @@ describe('the release artifacts, installed as a user installs them', function ()
         ['create', 'boxes.boxauth.io', '-n', 'team-a'],
         ['update', 'leases.coordination.k8s.io/another', '-n', 'boxauth-system'],
         ['bind', 'clusterroles/cluster-admin'],
+        ['delete', 'clusterrolebindings/cluster-admin'],
+        ['create', 'clusterrolebindings'],
         ['create', 'pods', '-n', 'team-a'],
       ])
         expect(await can(args), args.join(' ')).to.equal(false);
