@@ -356,7 +356,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_NOTICE_SENDING_AT_ONCE'],
     default: '`16`',
     meaning:
-      'notices one process sends at once; each destination has at most one in flight across all processes, in the order they were made',
+      'notices one process sends at once, at most a quarter of them to one destination; of one destination and one subject (a person, or the record a Webhook event is about) one at a time across all processes, in the order they were made',
   },
   {
     names: ['BOXAUTH_NOTICE_FIRST_RETRY_SECONDS', 'BOXAUTH_NOTICE_LONGEST_RETRY_SECONDS'],
@@ -466,6 +466,12 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
     default: '`false`',
     meaning:
       "`true`: every box runs `BOXAUTH_OPERATOR_BOX_IMAGE`, and a Box whose `spec.image` names another is refused (`Ready=False`, `Stalled=True`, reason `ImageNotAllowed`) with nothing made or changed (the chart's `boxImage.pinned`). `false`: whoever may write a Box chooses the code its pods run ([who may write what](../kubernetes/install.md#who-may-write-what))",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING'],
+    default: '`boxauth-operator-token-review`',
+    meaning:
+      'the ClusterRoleBinding of `system:auth-delegator` the chart makes (`<release>-operator-token-review`), whose subjects the operator keeps: the ServiceAccount of each box whose tokens the API server reviews (TokenReview). The operator may read and update that binding only, and create or delete none',
   },
   {
     names: ['BOXAUTH_OPERATOR_NAMESPACE'],

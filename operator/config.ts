@@ -16,6 +16,11 @@ export interface OperatorConfig {
   boxImagePullPolicy: string;
   /** Boxes run boxImage only: a Box with another spec.image is refused. */
   pinBoxImage: boolean;
+  /**
+   * The one ClusterRoleBinding of system:auth-delegator the chart makes, whose subjects the operator keeps: the
+   * ServiceAccount of each box whose tokens the API server reviews. The operator may get and update it, and no other.
+   */
+  tokenReviewBinding: string;
   /** The namespace of the leader Lease; unset: the pod's (or the kubeconfig context's) namespace. */
   namespace: string | undefined;
   leaseName: string;
@@ -60,6 +65,13 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
     boxImage: str(env, 'BOXAUTH_OPERATOR_BOX_IMAGE') ?? DEFAULT_BOX_IMAGE,
     boxImagePullPolicy: oneOf(env, 'BOXAUTH_OPERATOR_BOX_IMAGE_PULL_POLICY', PULL_POLICIES, 'IfNotPresent'),
     pinBoxImage: bool(env, 'BOXAUTH_OPERATOR_PIN_BOX_IMAGE', false),
+    tokenReviewBinding: matching(
+      env,
+      'BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING',
+      DNS_SUBDOMAIN,
+      'a ClusterRoleBinding name (lower-case letters, digits, dashes and dots)',
+      'boxauth-operator-token-review',
+    ),
     namespace:
       str(env, 'BOXAUTH_OPERATOR_NAMESPACE') === undefined
         ? str(env, 'POD_NAMESPACE')

@@ -140,6 +140,7 @@ async function main(): Promise<void> {
         image: config.boxImage,
         imagePullPolicy: config.boxImagePullPolicy,
         pinImage: config.pinBoxImage,
+        tokenReviewBinding: config.tokenReviewBinding,
       },
       log,
       metrics,

@@ -116,6 +116,12 @@ const box = {
    */
   ServiceAccountConflict: STALLED,
   /**
+   * Ready=False, Stalled=True: the box has tokens reviewed by the API server (TokenReview), and the ClusterRoleBinding of
+   * system:auth-delegator the chart makes (BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING) does not exist. The operator may not
+   * create one: install or upgrade the chart (or apply install.yaml) again.
+   */
+  TokenReviewBindingMissing: STALLED,
+  /**
    * Ready=False, Stalled=True: a schema or role of the box's name is not marked as this namespace's, and the operator changed nothing. If it
    * holds this box's data, mark it (the message gives the statements); otherwise rename or drop it. Looked at again at each
    * resync, not retried in a loop.

@@ -11,6 +11,10 @@
 #   charts/boxauth-<version>.tgz    the Helm chart (version and appVersion <version>, image
 #   charts/index.yaml                 ${BOXAUTH_IMAGE_REPOSITORY:-ghcr.io/boxauth/boxauth}:<version>), and
 #                                     the chart repository's index (helm repo add <url of charts/>)
+#   charts/values-production.yaml   the chart's production values, served beside it
+#                                     (helm install … -f <url of charts/>/values-production.yaml)
+#   crds/                           the CRDs, for kubectl apply --server-side -f crds/ before a helm upgrade
+#                                     (Helm installs a chart's CRDs, never upgrades them)
 #   oci/                            the chart as an OCI image layout, tagged <version>
 #                                     (oras cp --from-oci-layout oci:<version> <registry>/boxauth:<version>)
 #   install.yaml                    one manifest for kubectl apply -f: the namespace boxauth-system, the
@@ -71,6 +75,11 @@ node "$ROOT/scripts/release-stage.mjs" chart "$STAGE/chart/boxauth" "$IMAGE_REPO
 "$HELM" lint --strict "$OUT/charts/boxauth-$VERSION.tgz" >/dev/null
 "$HELM" repo index "$OUT/charts"
 node "$ROOT/scripts/release-stage.mjs" oci-layout "$OUT/charts/boxauth-$VERSION.tgz" "$OUT/oci"
+
+# What install.md and versions.md tell an admin to apply from the release: the production values beside the chart,
+# and the CRDs of this version (crds/, of which the chart holds copies).
+cp "$ROOT/charts/boxauth/values-production.yaml" "$OUT/charts/values-production.yaml"
+cp -r "$ROOT/crds" "$OUT/crds"
 
 log "install.yaml"
 # The chart's own objects, rendered from the packaged chart: one source for both ways to install. A static

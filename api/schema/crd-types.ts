@@ -145,7 +145,7 @@ export interface BoxSpec {
     caBundle?: string;
   }[];
   /**
-   * The ServiceAccount of the API pods. Unset: a ServiceAccount named after the Box, which the operator creates and owns. Either way, while an issuer is checked by TokenReview the operator binds system:auth-delegator to it (ClusterRoleBinding boxauth:<namespace>:<box>:auth-delegator).
+   * The ServiceAccount of the API pods. Unset: a ServiceAccount named after the Box, which the operator creates and owns. Either way, while an issuer is checked by TokenReview the operator binds system:auth-delegator to it (a subject of the chart's ClusterRoleBinding <release>-operator-token-review).
    */
   serviceAccountName?: string;
   /**

@@ -39,22 +39,15 @@ export interface BoxNames {
   service: string;
   /** The ServiceAccount the operator creates for the API pods (unless spec.serviceAccountName names another). */
   serviceAccount: string;
-  /** The ClusterRoleBinding of system:auth-delegator for TokenReview (cluster-scoped: the namespace is in its name). */
-  tokenReviewBinding: string;
   secrets: { database: string; signingKey: string; factorKey: string; rootClient: string; admin: string };
 }
 
-export const AUTH_DELEGATOR = 'system:auth-delegator';
-
 export function boxNames(box: BoxResource): BoxNames {
   const name = box.metadata.name;
-  const binding = `boxauth:${box.metadata.namespace}:${name}:auth-delegator`;
   return {
     deployment: name,
     service: name,
     serviceAccount: name,
-    tokenReviewBinding:
-      binding.length <= 253 ? binding : `${binding.slice(0, 236)}-${createHash('sha256').update(binding).digest('hex').slice(0, 16)}`,
     secrets: {
       database: `${name}-database`,
       signingKey: `${name}-signing-key`,
@@ -267,17 +260,10 @@ export function apiServiceAccount(box: BoxResource): KObject {
 }
 
 /**
- * system:auth-delegator for the API pods' ServiceAccount: it may create
- * TokenReviews. Cluster-scoped, so no ownerReference can tie it to the Box: the
- * Box's finalizer deletes it, and its labels name the Box.
+ * The subject of system:auth-delegator for the API pods' ServiceAccount: it may create TokenReviews.
+ * It goes into the chart's one ClusterRoleBinding (./box/identity.ts), never into a binding of its own:
+ * the operator may create and delete no ClusterRoleBinding.
  */
-export function tokenReviewBinding(box: BoxResource): KObject {
-  return {
-    metadata: {
-      name: boxNames(box).tokenReviewBinding,
-      labels: { ...MANAGED_LABELS, 'boxauth.io/box-namespace': box.metadata.namespace!, 'boxauth.io/box': box.metadata.name },
-    },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: AUTH_DELEGATOR },
-    subjects: [{ kind: 'ServiceAccount', name: podServiceAccount(box), namespace: box.metadata.namespace }],
-  };
+export function tokenReviewSubject(box: BoxResource): { kind: 'ServiceAccount'; name: string; namespace: string } {
+  return { kind: 'ServiceAccount', name: podServiceAccount(box), namespace: box.metadata.namespace! };
 }

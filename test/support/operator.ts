@@ -40,6 +40,7 @@ export const SETTINGS: BoxSettings = {
   image: 'boxauth:test',
   imagePullPolicy: 'Never',
   pinImage: false,
+  tokenReviewBinding: 'boxauth-operator-token-review',
 };
 
 /**

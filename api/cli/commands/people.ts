@@ -174,15 +174,16 @@ function editableUser(user: UserRecord): Record<string, unknown> {
 
 /** The records of a people file (YAML or JSON, one or many documents, or arrays), each an object. */
 function peopleRecords(file: string, what: string): Record<string, unknown>[] {
+  const input = readInput(file);
   let values: unknown[];
   try {
-    values = readYaml(readInput(file));
+    values = readYaml(input);
   } catch (err) {
-    throw new CliError(`${file}: ${errorMessage(err)}`);
+    throw usage(`${file}: ${errorMessage(err)}`);
   }
   const records = values.flatMap((v) => (Array.isArray(v) ? v : [v])).filter((v) => v !== null && v !== undefined);
-  if (!records.length) throw new CliError(`${file}: no ${what} in it`);
-  for (const r of records) if (typeof r !== 'object' || Array.isArray(r)) throw new CliError(`${file}: expected ${what} objects`);
+  if (!records.length) throw usage(`${file}: no ${what} in it`);
+  for (const r of records) if (typeof r !== 'object' || Array.isArray(r)) throw usage(`${file}: expected ${what} objects`);
   return records as Record<string, unknown>[];
 }
 
@@ -205,7 +206,7 @@ async function applyUsers(io: Io, given: Given): Promise<void> {
     const lines: string[] = [];
     for (const { id, ...fields } of records) {
       const ref = id !== undefined ? String(id) : typeof fields.email === 'string' ? fields.email : undefined;
-      if (ref === undefined) throw new CliError(`${file}: every user needs an id or an email`);
+      if (ref === undefined) throw usage(`${file}: every user needs an id or an email`);
       const found =
         id !== undefined
           ? await findUser(api, ref)
@@ -584,7 +585,7 @@ async function applyGroups(io: Io, given: Given): Promise<void> {
     const lines: string[] = [];
     for (const { id, created_at: _created, ...fields } of records) {
       const ref = id !== undefined ? String(id) : typeof fields.name === 'string' ? fields.name : undefined;
-      if (ref === undefined) throw new CliError(`${file}: every group needs an id or a name`);
+      if (ref === undefined) throw usage(`${file}: every group needs an id or a name`);
       let found: GroupRecord | undefined;
       if (id !== undefined) found = await findGroup(api, ref);
       else

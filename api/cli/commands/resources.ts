@@ -22,7 +22,17 @@ import {
 } from '../command.js';
 import { editedRecord } from '../edit.js';
 import { describeText } from '../describe.js';
-import { changeFormat, outputFormat, printChange, printed, printList, printRecord, type Column, type OutputFormat } from '../output.js';
+import {
+  changeFormat,
+  outputFormat,
+  printChange,
+  printed,
+  printList,
+  printRecord,
+  type ChangeFormat,
+  type Column,
+  type OutputFormat,
+} from '../output.js';
 import { policyTest, POLICY_TEST_NOTES, POLICY_TEST_OPTIONS, POLICY_TEST_VERB } from './policy-test.js';
 import { BROWSER_COLUMNS, GRANT_COLUMNS, WHO, type GrantRecord, type SignInRecord } from './people-sessions.js';
 
@@ -56,10 +66,10 @@ function referencedSecret(ref: SecretRef, defaultKey: string, secrets: Secrets, 
   const values = secrets.get(ref.name);
   const key = ref.key ?? defaultKey;
   if (!values)
-    throw new CliError(
+    throw usage(
       `${file}: ${what} reads its secret from Secret ${ref.name}, which is not in this file: add it, or put the secret in the REST form`,
     );
-  if (values[key] === undefined) throw new CliError(`${file}: Secret ${ref.name} has no key "${key}" (${what}'s secretRef.key)`);
+  if (values[key] === undefined) throw usage(`${file}: Secret ${ref.name} has no key "${key}" (${what}'s secretRef.key)`);
   return values[key];
 }
 
@@ -107,13 +117,13 @@ export function readManifests(text: string, kind: Kind, file: string): Manifests
   try {
     values = readYaml(text);
   } catch (err) {
-    throw new CliError(`${file}: ${errorMessage(err)}`);
+    throw usage(`${file}: ${errorMessage(err)}`);
   }
   const docs: KubeDocument[] = [];
   for (const value of values) {
     for (const item of Array.isArray(value) ? value : [value]) {
       if (item === null || item === undefined) continue;
-      if (typeof item !== 'object') throw new CliError(`${file}: expected ${kind} objects`);
+      if (typeof item !== 'object') throw usage(`${file}: expected ${kind} objects`);
       docs.push(item as KubeDocument);
     }
   }
@@ -127,14 +137,13 @@ export function readManifests(text: string, kind: Kind, file: string): Manifests
         continue;
       }
       const name = r.metadata?.name;
-      if (!name) throw new CliError(`${file}: a ${kind} without metadata.name`);
+      if (!name) throw usage(`${file}: a ${kind} without metadata.name`);
       const spec = r.spec ?? {};
       const toBody = KUBE_BODIES[kind];
       out.items.push(toBody ? { id: name, ...toBody(spec, name, secrets, file) } : { id: name, body: spec });
     } else {
-      if (r.resourceType !== undefined && r.resourceType !== kind)
-        throw new CliError(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
-      if (typeof r.id !== 'string' || !r.id) throw new CliError(`${file}: every ${kind} needs an id`);
+      if (r.resourceType !== undefined && r.resourceType !== kind) throw usage(`${file}: a ${String(r.resourceType)} is not a ${kind}`);
+      if (typeof r.id !== 'string' || !r.id) throw usage(`${file}: every ${kind} needs an id`);
       out.items.push({ id: r.id, body: r });
     }
   }
@@ -146,7 +155,7 @@ export function readInput(file: string): string {
   try {
     return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read ${file}: ${errorMessage(err)}`);
+    throw usage(`cannot read ${file}: ${errorMessage(err)}`);
   }
 }
 
@@ -228,14 +237,29 @@ function kindVerbs(kind: Kind): Record<string, VerbSpec> {
 /** The link line of a resource, with nothing a person chose left unescaped. */
 const done = (noun: string, id: string, what: string): string => printed`${noun}/${id} ${what}\n`;
 
-/** The records of `kind` as written, one line each, or (-o) as written: one record, or a list of them. */
-async function writeAll(api: BoxApi, io: Io, given: Given, noun: string, kind: Kind, method: 'POST' | 'PUT'): Promise<void> {
+/**
+ * The records of `kind` as written, one line each, or (-o) as written: one record, or a list of them.
+ * The file is read before the box is asked: one missing or malformed is the user's input (exit 2), and no sign-in.
+ */
+async function writeAll(io: Io, given: Given, noun: string, kind: Kind, method: 'POST' | 'PUT'): Promise<void> {
   const file = text(given.values, 'filename');
   if (!file) throw usage(`usage: boxauth ${noun} ${given.verb} -f <file>`);
   const format = changeFormat(given.values);
   const { items, skipped } = readManifests(readInput(file), kind, file);
   for (const what of skipped) io.err(`skipped ${what}\n`);
-  if (!items.length) throw new CliError(`${file}: no ${kind} in it`);
+  if (!items.length) throw usage(`${file}: no ${kind} in it`);
+  return withBox(io, (api) => writeItems(api, io, noun, kind, method, format, items));
+}
+
+async function writeItems(
+  api: BoxApi,
+  io: Io,
+  noun: string,
+  kind: Kind,
+  method: 'POST' | 'PUT',
+  format: ChangeFormat,
+  items: Manifests['items'],
+): Promise<void> {
   const written: unknown[] = [];
   for (const m of items) {
     let res;
@@ -323,7 +347,7 @@ function resourceCommand(name: string, aliases: string[], kind: Kind, extras: Ki
           });
         case 'create':
         case 'apply':
-          return withBox(io, (api) => writeAll(api, io, given, name, kind, given.verb === 'create' ? 'POST' : 'PUT'));
+          return writeAll(io, given, name, kind, given.verb === 'create' ? 'POST' : 'PUT');
         case 'edit': {
           const format = changeFormat(given.values);
           return withBox(io, async (api) => {

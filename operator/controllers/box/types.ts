@@ -32,6 +32,8 @@ export interface BoxSettings {
    * whose spec.image names another is refused (ImageNotAllowed) rather than run as another image than it says.
    */
   pinImage: boolean;
+  /** The chart's ClusterRoleBinding of system:auth-delegator whose subjects the operator keeps (BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING). */
+  tokenReviewBinding: string;
 }
 
 /** The I/O a step of the Box's reconcile may do. */

@@ -105,6 +105,49 @@ export function describeChart(): void {
       expect(pod.containers[0].securityContext).to.deep.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
     });
 
+    it("gives the operator's ServiceAccount what the operator does, and no ClusterRoleBinding but the chart's own (kubectl auth can-i)", async function () {
+      const sa = `system:serviceaccount:${OPERATOR_NAMESPACE}:boxauth-operator`;
+      const can = async (args: string[]): Promise<string> =>
+        (await suite.cluster.kubectl(['auth', 'can-i', `--as=${sa}`, ...args])).stdout.trim();
+      // What operator/ does: its resources and their status, each box's objects in any namespace, events, its Lease,
+      // and its boxes' ServiceAccounts kept among the subjects of the chart's one binding of system:auth-delegator.
+      for (const args of [
+        ['watch', 'boxes.boxauth.io', '--all-namespaces'],
+        ['patch', 'clients.boxauth.io', '--subresource=status', '-n', 'team-a'],
+        ['update', 'boxes.boxauth.io', '--subresource=finalizers', '-n', 'team-a'],
+        ['create', 'deployments.apps', '-n', 'team-a'],
+        ['patch', 'deployments.apps', '-n', 'team-a'],
+        ['create', 'secrets', '-n', 'team-a'],
+        ['create', 'services', '-n', 'team-a'],
+        ['patch', 'serviceaccounts', '-n', 'team-a'],
+        ['create', 'events', '-n', 'team-a'],
+        ['update', 'leases.coordination.k8s.io/boxauth-operator', '-n', OPERATOR_NAMESPACE],
+        ['get', 'clusterrolebindings/boxauth-operator-token-review'],
+        ['update', 'clusterrolebindings/boxauth-operator-token-review'],
+        ['bind', 'clusterroles/system:auth-delegator'],
+      ])
+        expect(await can(args), args.join(' ')).to.equal('yes');
+      // A stolen operator token: it cannot delete or rewrite cluster-admin's binding, make a binding of its own, or
+      // point one at another role.
+      for (const args of [
+        ['delete', 'clusterrolebindings/cluster-admin'],
+        ['delete', 'clusterrolebindings/boxauth-operator-token-review'],
+        ['delete', 'clusterrolebindings'],
+        ['patch', 'clusterrolebindings/cluster-admin'],
+        ['update', 'clusterrolebindings/cluster-admin'],
+        ['create', 'clusterrolebindings'],
+        ['patch', 'clusterrolebindings/boxauth-operator-token-review'],
+        ['bind', 'clusterroles/cluster-admin'],
+        ['escalate', 'clusterroles'],
+        ['create', 'rolebindings', '-n', 'team-a'],
+        ['delete', 'secrets', '-n', 'team-a'],
+        ['create', 'pods', '-n', 'team-a'],
+      ])
+        expect(await can(args), args.join(' ')).to.equal('no');
+      const binding = await suite.cluster.json(['get', 'clusterrolebinding', 'boxauth-operator-token-review']);
+      expect(binding.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' });
+    });
+
     describe('monitoring', function () {
       let objects: any[];
       before(async function () {

@@ -7,10 +7,9 @@ import {
   allowsWorkloadNamespace,
   apiDeployment,
   apiService,
-  boxNames,
   grpcAuthzAddress,
   needsApiServer,
-  tokenReviewBinding,
+  tokenReviewSubject,
   usesTokenReview,
 } from '../../../../operator/controllers/box-manifests.js';
 import type { BoxResource, BoxSpec } from '../../../../operator/controllers/box.js';
@@ -49,15 +48,13 @@ describe('box manifests: workload identity', function () {
     });
   });
 
-  it("binds system:auth-delegator to the pods' ServiceAccount under a name that holds the namespace, valid at any length", function () {
-    const binding = tokenReviewBinding(box({ serviceAccountName: 'mine' })) as any;
-    expect(binding.metadata.name).to.equal('boxauth:team-a:auth:auth-delegator');
-    expect(binding.metadata).to.not.have.property('ownerReferences'); // cluster-scoped: the Box's finalizer deletes it
-    expect(binding.roleRef.name).to.equal('system:auth-delegator');
-    expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'mine', namespace: 'team-a' }]);
-    const long = boxNames(box({}, 'b'.repeat(253))).tokenReviewBinding;
-    expect(long.length).to.be.at.most(253);
-    expect(long).to.not.equal(boxNames(box({}, `${'b'.repeat(252)}c`)).tokenReviewBinding);
+  it("names the pods' ServiceAccount, its own or spec.serviceAccountName, as the subject of system:auth-delegator", function () {
+    expect(tokenReviewSubject(box())).to.deep.equal({ kind: 'ServiceAccount', name: 'auth', namespace: 'team-a' });
+    expect(tokenReviewSubject(box({ serviceAccountName: 'mine' }))).to.deep.equal({
+      kind: 'ServiceAccount',
+      name: 'mine',
+      namespace: 'team-a',
+    });
   });
 });
 

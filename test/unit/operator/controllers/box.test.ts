@@ -10,7 +10,16 @@ import { boxDbNames, NotOwned } from '../../../../operator/boxdb.js';
 import { BOX_FINALIZER, type BoxResource } from '../../../../operator/controllers/box.js';
 import type { Condition } from '../../../../operator/conditions.js';
 import { Problem } from '../../../../operator/controller.js';
-import { BOXES, CLUSTER_ROLE_BINDINGS, DEPLOYMENTS, SECRETS, SERVICE_ACCOUNTS, SERVICES, type KObject } from '../../../../operator/kube.js';
+import {
+  BOXES,
+  CLUSTER_ROLE_BINDINGS,
+  DEPLOYMENTS,
+  KubeError,
+  SECRETS,
+  SERVICE_ACCOUNTS,
+  SERVICES,
+  type KObject,
+} from '../../../../operator/kube.js';
 import { secretValue, type SecretObject } from '../../../../operator/secrets.js';
 import { readCrdSchema } from '../../../../api/schema/resources.js';
 import { passwordCheck } from '../../../../api/schema/password-policy.js';
@@ -21,6 +30,14 @@ import { testCa } from '../../../support/tls.js';
 const NS = 'team-a';
 const box = (spec: BoxResource['spec'] = {}, name = 'auth'): BoxResource => ({ metadata: { name, namespace: NS }, spec });
 const names = (objects: KObject[]): string[] => objects.map((o) => o.metadata.name).sort();
+/** A subject of another namespace's box, which no write of this box's may lose. */
+const OTHER_SUBJECT = { kind: 'ServiceAccount', name: 'auth', namespace: 'team-b' };
+const tokenReviewBinding = (subjects: object[]): KObject =>
+  ({
+    metadata: { name: SETTINGS.tokenReviewBinding },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+    subjects,
+  });
 const available = (obj: BoxResource): Condition | undefined => obj.status?.conditions?.find((c) => c.type === 'Available');
 
 describe('Box controller', function () {
@@ -30,6 +47,8 @@ describe('Box controller', function () {
   });
 
   const current = (name = 'auth'): BoxResource => h.object<BoxResource>(BOXES, NS, name)!;
+  const subjects = (): unknown =>
+    (h.kube.object(CLUSTER_ROLE_BINDINGS, undefined, SETTINGS.tokenReviewBinding) as { subjects?: unknown })?.subjects;
 
   it('provisions a Box: finalizer, database, Secrets, ServiceAccount, Service, Deployment; then Ready=True Provisioned', async function () {
     h.kube.put(BOXES, box());
@@ -472,6 +491,53 @@ describe('Box controller', function () {
     });
   });
 
+  describe("TokenReview: a place in the chart's one ClusterRoleBinding, never a binding of its own", function () {
+    it("puts the box's ServiceAccount in while it has tokens reviewed, follows spec.serviceAccountName, takes it out after; others' stay", async function () {
+      h.kube.put(CLUSTER_ROLE_BINDINGS, tokenReviewBinding([OTHER_SUBJECT]));
+      h.kube.put(BOXES, box({ clusterIssuer: 'tokenreview' }));
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(ready(current())).to.deep.include({ status: 'True', reason: 'Provisioned' });
+      expect(current().status).to.deep.include({ tokenReviewBinding: SETTINGS.tokenReviewBinding });
+      expect(subjects()).to.deep.equal([OTHER_SUBJECT, { kind: 'ServiceAccount', name: 'auth', namespace: NS }]);
+      await h.kube.patch(BOXES, NS, 'auth', { spec: { serviceAccountName: 'mine' } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(subjects()).to.deep.equal([OTHER_SUBJECT, { kind: 'ServiceAccount', name: 'mine', namespace: NS }]);
+      await h.kube.patch(BOXES, NS, 'auth', { spec: { clusterIssuer: 'auto' } });
+      await h.reconcile(h.boxes, NS, 'auth');
+      expect(subjects()).to.deep.equal([OTHER_SUBJECT]);
+      // The rights the chart gives it (get and update of that one binding) are all it used.
+      const verbs = h.kube.requests.filter((r) => r.type === CLUSTER_ROLE_BINDINGS).map((r) => `${r.verb} ${r.name}`);
+      expect([...new Set(verbs)].sort()).to.deep.equal([`get ${SETTINGS.tokenReviewBinding}`, `replace ${SETTINGS.tokenReviewBinding}`]);
+    });
+
+    it('retries a write that raced another (resourceVersion), keeping what the other wrote', async function () {
+      h.kube.put(CLUSTER_ROLE_BINDINGS, tokenReviewBinding([]));
+      h.kube.put(BOXES, box({ clusterIssuer: 'tokenreview' }));
+      let raced = false;
+      const release = h.kube.failWhen(
+        (r) => {
+          if (r.verb !== 'replace' || r.type !== CLUSTER_ROLE_BINDINGS || raced) return false;
+          raced = true;
+          // Another box's reconcile wrote first: this replace carries a stale resourceVersion.
+          h.kube.put(CLUSTER_ROLE_BINDINGS, tokenReviewBinding([OTHER_SUBJECT]));
+          return true;
+        },
+        new KubeError(409, 'Conflict', 'the object has been modified'),
+      );
+      await h.reconcile(h.boxes, NS, 'auth');
+      release();
+      expect(subjects()).to.deep.equal([OTHER_SUBJECT, { kind: 'ServiceAccount', name: 'auth', namespace: NS }]);
+    });
+
+    it("stalls with TokenReviewBindingMissing, creating nothing, when the chart's binding is not there", async function () {
+      h.kube.put(BOXES, box({ clusterIssuer: 'tokenreview' }));
+      expect((await h.failedReconcile(h.boxes, NS, 'auth')).message).to.include('may not create one');
+      expect(ready(current())).to.deep.include({ status: 'False', reason: 'TokenReviewBindingMissing' });
+      expect(ready(current())!.message).to.include(SETTINGS.tokenReviewBinding);
+      expect(h.kube.objects(CLUSTER_ROLE_BINDINGS)).to.deep.equal([]);
+    });
+  });
+
   describe('finalizer', function () {
     async function deleted(spec: BoxResource['spec']): Promise<void> {
       h.kube.put(BOXES, box(spec));
@@ -481,10 +547,11 @@ describe('Box controller', function () {
       await h.reconcile(h.boxes, NS, 'auth');
     }
 
-    it('with reclaimPolicy Delete drops the database, deletes the TokenReview binding, and lets the Box go', async function () {
+    it('with reclaimPolicy Delete drops the database, takes its ServiceAccount out of the TokenReview binding, and lets the Box go', async function () {
+      h.kube.put(CLUSTER_ROLE_BINDINGS, tokenReviewBinding([OTHER_SUBJECT]));
       await deleted({ reclaimPolicy: 'Delete', clusterIssuer: 'tokenreview' });
       expect(h.databases.calls).to.deep.equal(['ensure team-a', 'drop team-a']);
-      expect(h.kube.objects(CLUSTER_ROLE_BINDINGS)).to.deep.equal([]);
+      expect(subjects()).to.deep.equal([OTHER_SUBJECT]);
       expect(h.object(BOXES, NS, 'auth')).to.equal(undefined);
     });
 
