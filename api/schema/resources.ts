@@ -159,25 +159,30 @@ export function toJsonSchema(node: unknown): unknown {
 
 const ID_SCHEMA = { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9][A-Za-z0-9._~-]*$' };
 
+/**
+ * What a REST body carries in place of a CRD's secretRef (a Kubernetes Secret the operator reads): the
+ * secret itself, declared `writeOnly` (OpenAPI 3.1, JSON Schema's meta-data vocabulary): taken, never
+ * shown — not by a read, nor in a 422's entity (./write-only.ts).
+ */
+const REST_SECRETS: Partial<Record<ResourceKind, Schema>> = {
+  Client: { type: 'string', minLength: 8, maxLength: 512 },
+  // The client secret or the bind password.
+  IdentityProvider: { type: 'string', minLength: 1, maxLength: 4096 },
+  // The signing secret (its form: api/webhooks/signing.ts).
+  Webhook: { type: 'string', minLength: 1, maxLength: 512 },
+};
+
 export function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
   const { spec, rules } = readCrdSchema(kind);
   const body = toJsonSchema(spec) as Schema & { properties: Schema };
   const properties: Schema = { ...body.properties, id: ID_SCHEMA, resourceType: { const: kind }, meta: { type: 'object' } };
-  if (kind === 'Client') {
+  if (properties.secretRef !== undefined) {
+    const secret = REST_SECRETS[kind];
+    if (!secret) throw new Error(`the CRD of ${kind} has a secretRef: say in REST_SECRETS what its REST body takes instead`);
     // Kubernetes-only fields: the REST API takes the secret itself.
     delete properties.secretRef;
     delete properties.generateSecret;
-    properties.secret = { type: 'string', minLength: 8, maxLength: 512 };
-  }
-  if (kind === 'IdentityProvider') {
-    // The client secret or the bind password: the REST API takes it itself, write-only.
-    delete properties.secretRef;
-    properties.secret = { type: 'string', minLength: 1, maxLength: 4096 };
-  }
-  if (kind === 'Webhook') {
-    // The signing secret: the REST API takes it itself, write-only (its form: api/webhooks/signing.ts).
-    delete properties.secretRef;
-    properties.secret = { type: 'string', minLength: 1, maxLength: 512 };
+    properties.secret = { ...secret, writeOnly: true };
   }
   return { schema: { ...body, properties }, rules };
 }
