@@ -10,6 +10,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
+import { invisibleProblem } from '../input.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
 import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
@@ -251,9 +252,24 @@ class ResourceValidator {
       const twin = CEL_TWINS[rule.rule];
       if (twin && !twin(body as Spec)) (errors[(rule.fieldPath ?? '.resource').slice(1)] ??= []).push(rule.message);
     }
+    for (const field of SHOWN_TEXTS) {
+      const value = (body as Record<string, unknown>)[field];
+      // A description is prose: its lines and tabs are its own.
+      const invisible =
+        typeof value === 'string' ? invisibleProblem(field === 'description' ? value.replace(/[\n\t]/g, ' ') : value) : undefined;
+      if (invisible) (errors[field] ??= []).push(invisible);
+    }
     if (Object.keys(errors).length) throw new ValidationError(body, errors);
   }
 }
+
+/**
+ * The fields of a spec that pages show people as a name (a Client's or an App's description on the
+ * consent page, an IdentityProvider's displayName on its sign-in button, every kind's in the admin
+ * console): what a name must not hold (api/input.ts invisibleProblem) holds for them, at the REST
+ * API and (InvalidSpec) for the operator alike.
+ */
+const SHOWN_TEXTS = ['description', 'displayName'] as const;
 
 let validators: Record<ResourceKind, ResourceValidator> | undefined;
 
