@@ -94,7 +94,12 @@ export class ValidationError extends ApiError {
   }
 
   override body(): unknown {
-    return { entity: this.entity, errors: this.errors };
+    return this.bodyShowing((entity) => entity);
+  }
+
+  /** The answer's body with the entity as `shown` makes it: http/errors.ts hides the write-only fields there. */
+  bodyShowing(shown: (entity: unknown) => unknown): { entity: unknown; errors: FieldErrors } {
+    return { entity: shown(this.entity), errors: this.errors };
   }
 
   static field(entity: unknown, field: string, message: string): ValidationError {

@@ -13,6 +13,16 @@ export class CliError extends Error {
   }
 }
 
+/** An error answer of the API: what the box said, for a command that acts on it (a record not there yet). */
+export class BoxRefusal extends CliError {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(describeFailure(status, body));
+  }
+}
+
 /** One line a person can act on, from an error answer of the API. */
 export function describeFailure(status: number, body: unknown): string {
   const b = (body ?? {}) as { errors?: Record<string, string[]>; error?: string; error_description?: string };
@@ -84,8 +94,19 @@ export class BoxApi {
     } catch {
       // not JSON: keep the text
     }
-    if (!res.ok) throw new CliError(describeFailure(res.status, parsed));
+    if (!res.ok) throw new BoxRefusal(res.status, parsed);
     return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  /** A record, null when there is none (404), undefined when the caller may not read it. */
+  async find<T = unknown>(path: string): Promise<T | null | undefined> {
+    try {
+      return (await this.call<T>('GET', path)).body;
+    } catch (err) {
+      if (err instanceof BoxRefusal && err.status === 404) return null;
+      if (err instanceof BoxRefusal && err.status === 403) return undefined;
+      throw err;
+    }
   }
 
   /** The box's own name (what /healthz says). */

@@ -3,7 +3,8 @@
 // else is logged and answered with a bare 500 that leaks nothing.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavailable.js';
-import { ApiError, errorMessage } from '../errors.js';
+import { ApiError, errorMessage, ValidationError } from '../errors.js';
+import { shownEntity } from '../schema/write-only.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -46,7 +47,9 @@ export function errorAnswer(err: unknown, svc: Pick<Needs, 'log' | 'metrics'>, r
   const { log } = svc;
   if (err instanceof ApiError) {
     svc.metrics.refusals.inc({ error: err.code });
-    return { status: err.status, headers: err.headers, body: err.body() };
+    // A 422 echoes what was sent, but never a secret or a password in it (api/schema/write-only.ts).
+    const body = err instanceof ValidationError ? err.bodyShowing(shownEntity) : err.body();
+    return { status: err.status, headers: err.headers, body };
   }
   if (isDatabaseUnavailable(err)) {
     svc.metrics.refusals.inc({ error: 'temporarily_unavailable' });

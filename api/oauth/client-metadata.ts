@@ -3,6 +3,7 @@
 // Client Identifier URL, whether a document or a registration's metadata makes a client the box
 // serves, and how long a fetched document stands. The fetch is ./document-fetch.ts; the client
 // stored, refreshed and admitted by policy is ./agents.ts.
+import { invisibleProblem } from '../input.js';
 import type { Client } from '../types.js';
 
 /** The most a Client ID Metadata Document may hold. Draft §8.7: "The recommended maximum size to read is 5 kilobytes." */
@@ -180,10 +181,17 @@ function redirectUriProblem(raw: string): string | undefined {
     : `the scheme ${url.protocol} is not one a client may come back to`;
 }
 
+/**
+ * A text the client chose, shown to people (its name on the consent page): no control character,
+ * and none that is drawn as nothing or reorders what follows (a U+202E in a client_name mirrored
+ * the consent page's warning sentence): the one rule of names, api/input.ts invisibleProblem.
+ */
 function textOf(value: unknown, name: string, max: number): string | undefined | MetadataProblem {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !value.trim() || value.length > max || /[\x00-\x1f\x7f]/.test(value))
+  if (typeof value !== 'string' || !value.trim() || value.length > max)
     return problem('invalid_client_metadata', `${name} must be a text of 1 to ${max} characters`);
+  const invisible = invisibleProblem(value);
+  if (invisible) return problem('invalid_client_metadata', `${name} ${invisible}`);
   return value.trim();
 }
 

@@ -93,12 +93,12 @@ const bundleOf = (item: Json): Json => ({
   },
 });
 
-/** A record as the API shows it: the body's fields, meta, and no secret. */
+/** A record as the API shows it: the body's fields but the write-only ones (a secret), and meta. */
 function recordSchema(kind: ResourceKind): { body: Json; record: Json } {
   const { schema } = restSchema(kind);
   const properties = { ...(schema.properties as Json) };
   const body = { ...schema, properties };
-  const { secret: _secret, ...shown } = properties;
+  const shown = Object.fromEntries(Object.entries(properties).filter(([, node]) => (node as Json).writeOnly !== true));
   const record = { ...schema, properties: { ...shown, meta: ref('Meta') }, required: [...((schema.required as string[]) ?? []), 'id'] };
   return { body, record };
 }
@@ -400,7 +400,7 @@ const oauthPaths: Json = {
   },
 };
 
-function peopleSchemas(): Json {
+export function peopleSchemas(): Json {
   const groupIds = { type: 'array', items: { type: 'integer', minimum: 1 } };
   const requireSecondFactor = { type: 'boolean', default: false, description: 'members enrol a second factor at their next sign-in' };
   return {

@@ -1,6 +1,7 @@
 // Validation of /users and /groups bodies. Every problem is reported at once as
 // 422 {entity, errors}. The entity echoes the submitted fields, except a
-// password: it never travels back, not even in an error.
+// password: it never travels back, not even in an error (api/http/errors.ts
+// hides every write-only field of a 422's entity).
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { invisibleProblem } from '../input.js';
 import type { PasswordCheck } from './password-policy.js';
@@ -46,11 +47,6 @@ export interface GroupInput {
   name?: string;
   description?: string | null;
   requireSecondFactor?: boolean;
-}
-
-function withoutPassword(body: Record<string, unknown>): Record<string, unknown> {
-  const { password: _password, ...rest } = body;
-  return rest;
 }
 
 function asObject(body: unknown, what: string): Record<string, unknown> {
@@ -156,7 +152,7 @@ export function userInput(raw: unknown, creating: boolean, urlId?: number, newPa
   if (body.must_verify_email !== undefined && typeof body.must_verify_email !== 'boolean')
     add(errors, 'must_verify_email', 'must be true or false (it is cleared by email_verified: true)');
 
-  if (Object.keys(errors).length) throw new ValidationError(withoutPassword(body), errors);
+  if (Object.keys(errors).length) throw new ValidationError(body, errors);
   return input;
 }
 
@@ -187,6 +183,5 @@ export function groupInput(raw: unknown, creating: boolean): GroupInput {
 
 /** A 422 for a problem found after the shape checks (a taken email, an unknown group). */
 export function rejected(raw: unknown, field: string, message: string): ValidationError {
-  const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? withoutPassword(raw as Record<string, unknown>) : raw;
-  return ValidationError.field(body, field, message);
+  return ValidationError.field(raw, field, message);
 }

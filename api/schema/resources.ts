@@ -10,6 +10,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
+import { invisibleProblem } from '../input.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
 import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
@@ -159,25 +160,30 @@ export function toJsonSchema(node: unknown): unknown {
 
 const ID_SCHEMA = { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9][A-Za-z0-9._~-]*$' };
 
+/**
+ * What a REST body carries in place of a CRD's secretRef (a Kubernetes Secret the operator reads): the
+ * secret itself, declared `writeOnly` (OpenAPI 3.1, JSON Schema's meta-data vocabulary): taken, never
+ * shown — not by a read, nor in a 422's entity (./write-only.ts).
+ */
+const REST_SECRETS: Partial<Record<ResourceKind, Schema>> = {
+  Client: { type: 'string', minLength: 8, maxLength: 512 },
+  // The client secret or the bind password.
+  IdentityProvider: { type: 'string', minLength: 1, maxLength: 4096 },
+  // The signing secret (its form: api/webhooks/signing.ts).
+  Webhook: { type: 'string', minLength: 1, maxLength: 512 },
+};
+
 export function restSchema(kind: ResourceKind): { schema: Schema; rules: CelRule[] } {
   const { spec, rules } = readCrdSchema(kind);
   const body = toJsonSchema(spec) as Schema & { properties: Schema };
   const properties: Schema = { ...body.properties, id: ID_SCHEMA, resourceType: { const: kind }, meta: { type: 'object' } };
-  if (kind === 'Client') {
+  if (properties.secretRef !== undefined) {
+    const secret = REST_SECRETS[kind];
+    if (!secret) throw new Error(`the CRD of ${kind} has a secretRef: say in REST_SECRETS what its REST body takes instead`);
     // Kubernetes-only fields: the REST API takes the secret itself.
     delete properties.secretRef;
     delete properties.generateSecret;
-    properties.secret = { type: 'string', minLength: 8, maxLength: 512 };
-  }
-  if (kind === 'IdentityProvider') {
-    // The client secret or the bind password: the REST API takes it itself, write-only.
-    delete properties.secretRef;
-    properties.secret = { type: 'string', minLength: 1, maxLength: 4096 };
-  }
-  if (kind === 'Webhook') {
-    // The signing secret: the REST API takes it itself, write-only (its form: api/webhooks/signing.ts).
-    delete properties.secretRef;
-    properties.secret = { type: 'string', minLength: 1, maxLength: 512 };
+    properties.secret = { ...secret, writeOnly: true };
   }
   return { schema: { ...body, properties }, rules };
 }
@@ -246,9 +252,24 @@ class ResourceValidator {
       const twin = CEL_TWINS[rule.rule];
       if (twin && !twin(body as Spec)) (errors[(rule.fieldPath ?? '.resource').slice(1)] ??= []).push(rule.message);
     }
+    for (const field of SHOWN_TEXTS) {
+      const value = (body as Record<string, unknown>)[field];
+      // A description is prose: its lines and tabs are its own.
+      const invisible =
+        typeof value === 'string' ? invisibleProblem(field === 'description' ? value.replace(/[\n\t]/g, ' ') : value) : undefined;
+      if (invisible) (errors[field] ??= []).push(invisible);
+    }
     if (Object.keys(errors).length) throw new ValidationError(body, errors);
   }
 }
+
+/**
+ * The fields of a spec that pages show people as a name (a Client's or an App's description on the
+ * consent page, an IdentityProvider's displayName on its sign-in button, every kind's in the admin
+ * console): what a name must not hold (api/input.ts invisibleProblem) holds for them, at the REST
+ * API and (InvalidSpec) for the operator alike.
+ */
+const SHOWN_TEXTS = ['description', 'displayName'] as const;
 
 let validators: Record<ResourceKind, ResourceValidator> | undefined;
 

@@ -5,7 +5,7 @@ import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
 import type { BrowserSignIn, Consent } from '../store/browser.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
-import { html, type Html } from './html.js';
+import { chosen, html, type Html } from './html.js';
 import { field, hidden, page, type Page } from './frame.js';
 import { saidErrors, textOf, type FieldErrors, type Say, type Text } from './language.js';
 
@@ -121,7 +121,7 @@ ${p.signIns.map(
 /** The app of a grant: an agent's client (a metadata document's, a dynamic registration's) says so, with the name it gave itself. */
 function appName(say: Say, g: PersonGrant): Html {
   if (!g.agent) return html`${g.clientId}`;
-  return html`<span class="tag">${say('account.agent')}</span> ${g.agent.clientName ? html`${g.agent.clientName} ` : ''}<code>${g.clientId}</code>`;
+  return html`<span class="tag">${say('account.agent')}</span> ${g.agent.clientName ? html`${chosen(g.agent.clientName)} ` : ''}<code>${chosen(g.clientId)}</code>`;
 }
 
 function appsSection(say: Say, p: AccountPage): Html {

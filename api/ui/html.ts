@@ -23,3 +23,12 @@ function render(part: Part): string {
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]) : ''), ''));
 }
+
+/**
+ * A name a third party chose (a client's, an app's, an identity provider's, a group's), isolated
+ * (HTML's <bdi>, UAX #9's first-strong isolate): its direction is its own and changes nothing around
+ * it. Unisolated, a right-to-left name drew the consent page's sentence around it right to left.
+ * The doors refuse bidi controls in names (api/input.ts invisibleProblem); a name in Arabic or
+ * Hebrew stays, and needs this as well.
+ */
+export const chosen = (name: Part): Html => html`<bdi>${name}</bdi>`;

@@ -3,7 +3,7 @@
 // concern, in role="alert".
 import { scopesOf } from '../credentials/scopes.js';
 import { field, fieldError, hidden, page, passkeyButton, type Page } from './frame.js';
-import { html, type Html } from './html.js';
+import { chosen, html, type Html } from './html.js';
 import { saidErrors, textOf, type FieldErrors, type Say, type Text } from './language.js';
 import { upstreamButtons, type OfferedProvider } from './upstream-pages.js';
 
@@ -106,7 +106,7 @@ export interface ConsentResource {
 function resourceList(resources: readonly ConsentResource[]): Html {
   return html`<ul class="resources">${resources.map((r) =>
     r.app
-      ? html`<li><strong>${r.app.name}</strong>${r.app.description ? html` — ${r.app.description}` : ''} <code>${r.uri}</code></li>`
+      ? html`<li><strong>${chosen(r.app.name)}</strong>${r.app.description ? html` — ${chosen(r.app.description)}` : ''} <code>${r.uri}</code></li>`
       : html`<li><code>${r.uri}</code></li>`,
   )}</ul>`;
 }
@@ -130,8 +130,8 @@ export function consentPage(p: ConsentPage): Page {
   return page((say) => ({
     title: say('consent.title'),
     box: p.box,
-    body: html`<h1>${say('consent.heading', { client: html`<strong>${p.clientId}</strong>` })}</h1>
-${p.agent ? agentLine(say, p.clientId, p.agent) : p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
+    body: html`<h1>${say('consent.heading', { client: html`<strong>${chosen(p.clientId)}</strong>` })}</h1>
+${p.agent ? agentLine(say, p.clientId, p.agent) : p.clientDescription ? html`<p>${chosen(p.clientDescription)}</p>` : ''}
 <p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
 ${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : html`<p>${say('consent.noScope')}</p>`}
 ${p.resources?.length ? html`<p>${say('consent.forResources')}</p>${resourceList(p.resources)}` : ''}
@@ -150,11 +150,11 @@ ${hidden({ csrf: p.csrf, ...p.params })}
  * client information if any."
  */
 function agentLine(say: Say, clientId: string, agent: NonNullable<ConsentPage['agent']>): Html {
-  const name = html`<strong>${agent.name ?? say('consent.unnamedAgent')}</strong>`;
-  const host = html`<strong>${agent.host}</strong>`;
+  const name = html`<strong>${agent.name ? chosen(agent.name) : say('consent.unnamedAgent')}</strong>`;
+  const host = html`<strong>${chosen(agent.host)}</strong>`;
   return html`<p id="agent">${
     agent.kind === 'metadata-document'
-      ? say('consent.agentDocument', { name, url: html`<code>${clientId}</code>`, host })
+      ? say('consent.agentDocument', { name, url: html`<code>${chosen(clientId)}</code>`, host })
       : say('consent.agentDynamic', { name, host })
   }</p>`;
 }
@@ -213,9 +213,9 @@ export function appSignOutPage(box: string, app: string, csrf: string | undefine
     title: say('signOut.title'),
     box,
     body: csrf
-      ? html`<h1>${say('appSignOut.heading', { app })}</h1>
+      ? html`<h1>${say('appSignOut.heading', { app: chosen(app) })}</h1>
 <form method="post" action="/.boxauth/sign-out">${hidden({ csrf })}<button type="submit">${say('signOut.title')}</button></form>`
-      : html`<h1>${say('signedOut.title')}</h1><p role="status">${say('appSignOut.notSignedIn', { app })}</p>`,
+      : html`<h1>${say('signedOut.title')}</h1><p role="status">${say('appSignOut.notSignedIn', { app: chosen(app) })}</p>`,
   }));
 }
 
@@ -284,8 +284,8 @@ export function deviceConsentPage(p: DeviceConsentPage): Page {
   return page((say) => ({
     title: say('deviceConsent.title'),
     box: p.box,
-    body: html`<h1>${say('deviceConsent.heading', { client: html`<strong>${p.clientId}</strong>` })}</h1>
-${p.clientDescription ? html`<p>${p.clientDescription}</p>` : ''}
+    body: html`<h1>${say('deviceConsent.heading', { client: html`<strong>${chosen(p.clientId)}</strong>` })}</h1>
+${p.clientDescription ? html`<p>${chosen(p.clientDescription)}</p>` : ''}
 <p>${say('deviceConsent.check', { code: html`<strong class="code">${p.code}</strong>` })}</p>
 <p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
 ${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : ''}

@@ -1,6 +1,6 @@
 // The pages of signing in through an IdentityProvider: its button on the sign-in page, the
 // password form of a directory (LDAP), and the account page's list of linked providers.
-import { html, type Html } from './html.js';
+import { chosen, html, type Html } from './html.js';
 import { field, hidden, page, type Page } from './frame.js';
 import { textOf, type Say, type Text } from './language.js';
 
@@ -25,10 +25,10 @@ export function upstreamButtons(
   return html`<div class="upstream">
 ${providers.map((p) =>
   p.directory
-    ? html`<p><a class="button" id="upstream-${p.id}" href="/auth/upstream/${encodeURIComponent(p.id)}?${query.toString()}">${say('upstream.signInWith', { provider: p.label })}</a></p>`
+    ? html`<p><a class="button" id="upstream-${p.id}" href="/auth/upstream/${encodeURIComponent(p.id)}?${query.toString()}">${say('upstream.signInWith', { provider: chosen(p.label) })}</a></p>`
     : html`<form method="post" action="/auth/upstream/${encodeURIComponent(p.id)}/start">
 ${hidden({ csrf, return_to: returnTo, acr })}
-<button type="submit" id="upstream-${p.id}">${say('upstream.signInWith', { provider: p.label })}</button>
+<button type="submit" id="upstream-${p.id}">${say('upstream.signInWith', { provider: chosen(p.label) })}</button>
 </form>`,
 )}
 </div>`;
@@ -51,7 +51,7 @@ export function directorySignInPage(p: DirectoryPage): Page {
   return page((say) => ({
     title: say('upstream.signInWith', { provider: p.provider.label }),
     box: p.box,
-    body: html`<h1>${say('upstream.signInWith', { provider: p.provider.label })}</h1>
+    body: html`<h1>${say('upstream.signInWith', { provider: chosen(p.provider.label) })}</h1>
 ${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 <form method="post" action="/auth/upstream/${encodeURIComponent(p.provider.id)}">
 ${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr, link: p.link ? '1' : undefined })}

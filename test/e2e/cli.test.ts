@@ -424,6 +424,57 @@ describe('boxauth CLI', function () {
     expect(box_.stderr).to.include('skipped Box auth (not a Client)').and.include('no Client in it');
   });
 
+  it('the same manifests applied again change nothing: every record "unchanged", no new secret, the first one still works', async function () {
+    // As GitOps does all day, on a box of its own: BOXAUTH_URL and the root client, no config file.
+    const fresh = await Box.start();
+    try {
+      const asRoot = { HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-again-')), BOXAUTH_URL: fresh.url, BOXAUTH_CLIENT_ID: 'root' };
+      const apply = (command: string, file: string): Promise<Run> =>
+        cli([command, 'apply', '-f', projectPath('examples', file)], { ...asRoot, BOXAUTH_CLIENT_SECRET: fresh.rootSecret });
+      const files = [
+        ['client', 'client.yaml'],
+        ['app', 'app.yaml'],
+        ['policy', 'app.yaml'],
+        ['policy', 'accesspolicy.yaml'],
+        ['idp', 'identityprovider.yaml'],
+        ['webhook', 'webhook.yaml'],
+      ] as const;
+      const first: Run[] = [];
+      for (const [command, file] of files) first.push(await apply(command, file));
+      for (const run of first) expect(run.code, run.stderr).to.equal(0);
+      const generated = /generated secret \(shown once, keep it\): (\S+)/.exec(first[0]!.stdout)![1]!;
+      const root = await fresh.rootToken();
+      const trail = async (): Promise<unknown[]> =>
+        (await fresh.json('GET', '/AuditEvent?event=record_changed&_count=1000', undefined, root)).body;
+      const changes = await trail();
+
+      for (const [i, [command, file]] of files.entries()) {
+        const again = await apply(command, file);
+        expect(again.code, again.stderr).to.equal(0);
+        const lines = again.stdout.trim().split('\n');
+        expect(lines, `${command} apply -f ${file}`).to.have.length(
+          first[i]!.stdout.trim()
+            .split('\n')
+            .filter((l) => !l.startsWith(' ')).length,
+        );
+        for (const line of lines) expect(line, `${command} apply -f ${file}`).to.match(/^[a-z]+\/\S+ unchanged$/);
+      }
+      expect(await trail(), 'no record_changed event').to.deep.equal(changes);
+      const token = await fresh.form('/auth/token', { grant_type: 'client_credentials', client_id: 'orders', client_secret: generated });
+      expect(token.status, token.text).to.equal(200);
+      // What changed is still "configured", and the secret the first apply generated stays.
+      const edited = fs.readFileSync(projectPath('examples', 'client.yaml'), 'utf8').replace('description: ', 'description: Now ');
+      const changed = await cli(['client', 'apply', '-f', '-'], { ...asRoot, BOXAUTH_CLIENT_SECRET: fresh.rootSecret }, edited);
+      expect(changed.stdout)
+        .to.match(/^client\/orders configured\n/)
+        .and.not.include('generated secret');
+      const still = await fresh.form('/auth/token', { grant_type: 'client_credentials', client_id: 'orders', client_secret: generated });
+      expect(still.status, still.text).to.equal(200);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
   it('idp applies examples/identityprovider.yaml with the secrets of its Secrets; get, list and set-secret never print one', async function () {
     const applied = await cli(['idp', 'apply', '-f', projectPath('examples', 'identityprovider.yaml')]);
     expect(applied.code, applied.stderr).to.equal(0);

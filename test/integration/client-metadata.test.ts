@@ -127,8 +127,8 @@ describe('Client ID Metadata Documents', function () {
     await admitVendor();
     const page = await browser.get(authorizePath(agentUrl));
     expect(consentAsked(page), page.text).to.equal(true);
-    expect(page.text).to.match(/<p id="agent">[^<]*<strong>Research Agent<\/strong>/);
-    expect(page.text).to.include(`<code>${agentUrl}</code>`);
+    expect(page.text).to.match(/<p id="agent">[^<]*<strong><bdi>Research Agent<\/bdi><\/strong>/);
+    expect(page.text).to.include(`<code><bdi>${agentUrl}</bdi></code>`);
     expect(page.text).to.include('name="decision" value="allow"');
     const allowed = await browser.consent(page, 'allow');
     expect(allowed.status, allowed.text).to.equal(302);
@@ -147,7 +147,7 @@ describe('Client ID Metadata Documents', function () {
     // The account page and the admin console's Sessions view (GET /grants) mark the grant as an agent's.
     const account = await browser.get('/auth/account');
     expect(account.text).to.match(
-      /<tr class="agent"><td><span class="tag">agent<\/span> Research Agent <code>https:\/\/127\.0\.0\.1:\d+\/agent\.json<\/code>/,
+      /<tr class="agent"><td><span class="tag">agent<\/span> <bdi>Research Agent<\/bdi> <code><bdi>https:\/\/127\.0\.0\.1:\d+\/agent\.json<\/bdi><\/code>/,
     );
     const grants = await box.json('GET', `/grants?client=${encodeURIComponent(agentUrl)}`, undefined, root);
     expect(grants.status, grants.text).to.equal(200);
@@ -281,6 +281,14 @@ describe('Client ID Metadata Documents', function () {
     docs.serve('/secretive.json', { body: document(url, { token_endpoint_auth_method: 'client_secret_basic' }) });
     expect((await browser.get(authorizePath(url))).status).to.equal(400);
     await logged(box, /token_endpoint_auth_method must be/);
+  });
+
+  it('a document whose client_name holds a bidi control (U+202E) is refused: the consent page would draw it mirrored', async function () {
+    await admitVendor();
+    const url = `${docs.origin}/mirrored.json`;
+    docs.serve('/mirrored.json', { body: document(url, { client_name: 'Research Agent\u202E (trusted)' }) });
+    expect((await browser.get(authorizePath(url))).status).to.equal(400);
+    await logged(box, /client_name holds a control or invisible character \(U\+202E\)/);
   });
 
   it('a client_id that is not an https URL is not fetched', async function () {

@@ -99,7 +99,8 @@ describe('dynamic client registration (RFC 7591)', function () {
     })}`;
     const page = await browser.get(authorize);
     expect(page.status, page.text).to.equal(200);
-    expect(page.text).to.match(/<p id="agent">[^<]*<strong>Registered Agent<\/strong>[^<]*registered itself/);
+    // The name it chose is isolated (<bdi>): whatever its direction, the sentence around it reads as written.
+    expect(page.text).to.match(/<p id="agent">[^<]*<strong><bdi>Registered Agent<\/bdi><\/strong>[^<]*registered itself/);
     const allowed = await browser.consent(page, 'allow');
     expect(allowed.status, allowed.text).to.equal(302);
     const code = new URL(allowed.headers.get('location')!).searchParams.get('code')!;
@@ -144,6 +145,14 @@ describe('dynamic client registration (RFC 7591)', function () {
       ],
       [metadata({ grant_types: ['client_credentials'] }), 'invalid_client_metadata', /grant_types may hold only/],
       [metadata({ client_name: 'x'.repeat(300) }), 'invalid_client_metadata', /client_name must be a text/],
+      // Bidi controls and what is drawn as nothing: a U+202E mirrored the consent page's warning around the name.
+      ...['\u202E', '\u2066', '\u200F', '\u061C', '\u200B', '\u3164', '\uFFA0', '\u115F'].map(
+        (c): [Record<string, unknown>, string, RegExp] => [
+          metadata({ client_name: `Safe Agent${c}tnegA liveE` }),
+          'invalid_client_metadata',
+          /client_name holds a control or invisible character \(U\+[0-9A-F]{4}\)/,
+        ],
+      ),
     ];
     for (const [body, error, description] of cases) {
       const res = await register(JSON.parse(JSON.stringify(body)));

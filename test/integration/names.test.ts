@@ -63,6 +63,26 @@ describe('names people read', function () {
       expect(await everyone()).to.deep.equal(before);
     });
 
+    it("a record's name (a Client's or an App's description, a provider's displayName) holding one is 422; nothing is written", async function () {
+      for (const c of ['\u202E', '\u2067', '\u200E', '\u061C', '\u3164', '\uFEFF']) {
+        const cases: [string, Record<string, unknown>, string][] = [
+          ['/Client/named', { grant_types: ['client_credentials'], secret: 'a-named-secret', description: `Billing${c}` }, 'description'],
+          ['/App/named', { urls: ['https://named.internal'], description: `Orders${c}` }, 'description'],
+          ['/IdentityProvider/named', { type: 'github', github: { clientId: 'x' }, secret: 's', displayName: `Corp${c}` }, 'displayName'],
+        ];
+        for (const [path, body, field] of cases) {
+          const res = await api('PUT', path, body);
+          expect(res.status, `${path} ${JSON.stringify(c)}`).to.equal(422);
+          expect(res.body.errors[field][0]).to.match(HIDDEN);
+          expect((await api('GET', path)).status).to.equal(404);
+        }
+      }
+      // A description's lines are its own; a name in another script is a name.
+      expect((await api('PUT', '/App/named', { urls: ['https://named.internal'], description: 'Orders\nשירות הזמנות' })).status).to.equal(
+        201,
+      );
+    });
+
     it('the sign-up page answers 422 with the message beside Email, and makes no account', async function () {
       const before = await everyone();
       for (const email of EMAILS) {

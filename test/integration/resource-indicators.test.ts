@@ -250,7 +250,7 @@ describe('resource indicators (RFC 8707) and iss (RFC 9207)', function () {
       const wiki = await browser.get(authorizeQuery('third-party', { resource: WIKI }));
       expect(wiki.status, wiki.text.slice(0, 300)).to.equal(200);
       expect(wiki.text).to.include('For use at:');
-      expect(wiki.text).to.match(/<strong>wiki<\/strong> — The team wiki <code>https:\/\/wiki.example<\/code>/);
+      expect(wiki.text).to.match(/<strong><bdi>wiki<\/bdi><\/strong> — <bdi>The team wiki<\/bdi> <code>https:\/\/wiki.example<\/code>/);
       const reports = await browser.get(authorizeQuery('third-party', { resource: REPORTS }));
       expect(reports.text).to.include(`<li><code>${REPORTS}</code></li>`);
       const none = await browser.get(authorizeQuery('third-party'));

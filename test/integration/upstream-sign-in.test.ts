@@ -303,8 +303,8 @@ describe('signing in through an upstream OpenID Provider', function () {
       `/auth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'only-corp', redirect_uri: RP.redirect, scope: 'openid', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`,
     );
     expect(res.status).to.equal(200);
-    expect(res.text).to.include('Sign in with Corp');
-    expect(res.text).to.not.include('Sign in with Other');
+    expect(res.text).to.include('Sign in with <bdi>Corp</bdi>');
+    expect(res.text).to.not.include('Sign in with <bdi>Other</bdi>');
     expect(res.text).to.not.include('name="password"');
   });
 
@@ -328,7 +328,7 @@ describe('signing in through an upstream OpenID Provider', function () {
     // For the wiki: a sign-in again, through corp only. For rp itself: the password sign-in will do.
     const forWiki = await ask('https://wiki.example');
     expect(forWiki.status).to.equal(200);
-    expect(forWiki.text).to.include('Sign in with Corp');
+    expect(forWiki.text).to.include('Sign in with <bdi>Corp</bdi>');
     expect(forWiki.text).to.not.include('name="password"');
     expect((await ask()).status).to.equal(302);
     await a.json('DELETE', '/App/wiki', undefined, root);

@@ -4,7 +4,7 @@ import { errorMessage } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
-import { CliError, type BoxApi } from '../api.js';
+import { BoxRefusal, CliError, type BoxApi } from '../api.js';
 import {
   allPages,
   asking,
@@ -262,22 +262,50 @@ async function writeItems(
 ): Promise<void> {
   const written: unknown[] = [];
   for (const m of items) {
-    let res;
+    let res: { status: number; body: unknown; secretSent: boolean };
+    let before: Resource | null | undefined;
     try {
-      res =
-        method === 'POST'
-          ? await api.call('POST', `/${kind}`, { ...m.body, id: m.id })
-          : await api.call('PUT', `/${kind}/${encodeURIComponent(m.id)}`, m.body);
+      if (method === 'POST') res = { ...(await api.call('POST', `/${kind}`, { ...m.body, id: m.id })), secretSent: true };
+      else {
+        const path = `/${kind}/${encodeURIComponent(m.id)}`;
+        before = await api.find<Resource>(path);
+        res = await applied(api, path, m, before !== null);
+      }
     } catch (err) {
       throw new CliError(`${noun}/${m.id}: ${errorMessage(err)}`);
     }
     written.push(res.body);
     if (format !== 'line') continue;
-    io.out(done(noun, m.id, res.status === 201 ? 'created' : 'configured'));
+    const version = (r: unknown): unknown => (r as { meta?: { versionId?: unknown } } | null | undefined)?.meta?.versionId;
+    const unchanged = before && res.status === 200 && version(before) === version(res.body);
+    io.out(done(noun, m.id, res.status === 201 ? 'created' : unchanged ? 'unchanged' : 'configured'));
     // Shown once, as the operator would have written it into a Secret: the box keeps only its hash.
-    if (m.generatedSecret) io.out(`  generated secret (shown once, keep it): ${m.generatedSecret}\n`);
+    if (m.generatedSecret && res.secretSent) io.out(`  generated secret (shown once, keep it): ${m.generatedSecret}\n`);
   }
   if (format !== 'line') printChange(io, format, written.length === 1 ? written[0] : written, '');
+}
+
+/**
+ * PUT of one record of an apply. A secret the CLI generated (a Client manifest without secretRef) is
+ * the record's first one only, as the operator generates one once: a record that may exist already is
+ * sent without it, and keeps the secret it has — a manifest applied again changes nothing — unless
+ * the box answers that it has none.
+ */
+async function applied(
+  api: BoxApi,
+  path: string,
+  m: Manifests['items'][number],
+  mayExist: boolean,
+): Promise<{ status: number; body: unknown; secretSent: boolean }> {
+  if (m.generatedSecret === undefined || !mayExist) return { ...(await api.call('PUT', path, m.body)), secretSent: true };
+  const { secret: _generated, ...kept } = m.body;
+  try {
+    return { ...(await api.call('PUT', path, kept)), secretSent: false };
+  } catch (err) {
+    const missing = err instanceof BoxRefusal && err.status === 422 && (err.body as { errors?: object } | undefined)?.errors;
+    if (!missing || !('secret' in missing)) throw err;
+    return { ...(await api.call('PUT', path, m.body)), secretSent: true };
+  }
 }
 
 /** What a kind adds to the verbs every kind has: more options and verbs, more help, and related records for describe. */

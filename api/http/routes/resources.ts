@@ -6,7 +6,7 @@ import type { Transaction, Pool } from '../../db/pool.js';
 import { ApiError, ValidationError, notFound } from '../../errors.js';
 import { removeClient } from '../../credentials/closing.js';
 import { resourceError } from '../../credentials/errors.js';
-import { hashSecret } from '../../credentials/secrets.js';
+import { hashSecret, type SecretVerifier } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { checkClaimsCompile } from '../../policy/claims.js';
@@ -28,10 +28,10 @@ import { ConstraintViolation } from '../../store/constraints.js';
 import { withRecordWrites, type ResourceTable, type Stored } from '../../store/resources.js';
 import { parseSearch } from '../../store/search.js';
 import { identityProviders } from '../../store/identity-providers.js';
-import { sealProviderSecret } from '../../people/upstream/secret.js';
+import { providerSecret, sealProviderSecret } from '../../people/upstream/secret.js';
 import { webhooks } from '../../store/webhooks.js';
 import { administeredUrlProblem } from '../../notices/post.js';
-import { sealWebhookSecret, secretProblem } from '../../webhooks/signing.js';
+import { sealWebhookSecret, secretProblem, webhookSecret } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
 import { resourceBody } from '../body.js';
@@ -50,6 +50,7 @@ interface Needs {
   sessions: RecordCache<SessionRow>;
   audit: Audit;
   factorKey: Buffer;
+  secrets: SecretVerifier;
 }
 
 type Resource = Client | AccessPolicy | App | IdentityProvider | Webhook;
@@ -94,10 +95,11 @@ function checkReserved(svc: Pick<Needs, 'config'>, kind: ResourceKind, id: strin
   }
 }
 
-type Written = { resource: Resource; created: boolean };
+/** A record written: whether it is new, and whether its secret is another than before (the record's own changes are its diff). */
+type Written = { resource: Resource; created: boolean; secretChanged: boolean };
 
 /** What writing a record uses. */
-type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey'>;
+type WriterServices = Pick<Needs, 'config' | 'pool' | 'policies' | 'sessions' | 'audit' | 'factorKey' | 'secrets'>;
 
 /**
  * Runs `work` in a transaction under the record-write lock, once the writer check
@@ -135,12 +137,10 @@ function recordChangedBy(req: Request, kind: ResourceKind, before: Stored<Resour
   if (result === undefined) return undefined;
   const written = typeof result === 'object' && result !== null && 'created' in result ? (result as Written) : undefined;
   const after = written?.resource;
-  const body = req.body as Record<string, unknown> | undefined;
-  const secretWritten = written !== undefined && typeof body === 'object' && body !== null && body.secret !== undefined;
   const changes = recordChanges(
     before?.resource as Record<string, unknown> | undefined,
     after as Record<string, unknown> | undefined,
-    secretWritten ? ['secret'] : [],
+    written?.secretChanged ? ['secret'] : [],
   );
   const action = !written ? 'deleted' : written.created ? 'created' : 'changed';
   if (action === 'changed' && !Object.keys(changes).length) return undefined;
@@ -161,22 +161,71 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
       'registration',
       'is written by the box only (a Client ID Metadata Document fetched, or a dynamic registration)',
     );
-  // Hashed before the lock: argon2 takes a while, and the lock holds every other write.
-  const secretHash = secret === undefined ? undefined : await hashSecret(secret);
-  return locked(client, async (tx, existing) => {
-    if (mustBeNew && existing)
-      throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
-    // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
-    if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
-      throw ValidationError.field(
-        body,
-        'secret',
-        'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)',
-      );
+  // A write racing this one changed the secret after it was checked: check again, and hash it this time.
+  for (let attempt = 0; ; attempt++) {
+    const secretHash = await clientSecretHash(svc, client.id, secret, attempt === 0);
+    try {
+      return await locked(client, async (tx, existing) => {
+        if (mustBeNew && existing)
+          throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
+        if ('kept' in secretHash && existing?.secretHash !== secretHash.kept) throw new SecretMoved();
+        // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
+        if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
+          throw ValidationError.field(
+            body,
+            'secret',
+            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)',
+          );
+        }
+        const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash: secretHash.hash });
+        return { resource: stored.resource as Resource, created, secretChanged: secretHash.hash !== undefined };
+      });
+    } catch (err) {
+      if (!(err instanceof SecretMoved)) throw err;
     }
-    const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash });
-    return { resource: stored.resource as Resource, created };
-  });
+  }
+}
+
+/** The stored secret hash changed between its check and the write's lock. */
+class SecretMoved extends Error {}
+
+/**
+ * The hash to store for a Client's `secret`: none when there is no secret in the body, none either
+ * (`kept`: the hash it matched) when it is the secret the record holds already — the same manifest
+ * applied again changes nothing, as the operator's reconcile does (operator/controllers/client.ts) —
+ * else a new argon2id hash. Both before the lock: argon2 takes a while, and the lock holds every
+ * other write.
+ */
+async function clientSecretHash(
+  svc: Pick<Needs, 'pool' | 'secrets'>,
+  id: string,
+  secret: string | undefined,
+  mayKeep: boolean,
+): Promise<{ hash?: string } | { kept: string; hash?: undefined }> {
+  if (secret === undefined) return {};
+  const stored = mayKeep ? (await clients.read(svc.pool, id))?.secretHash : undefined;
+  if (stored && (await svc.secrets.verify(id, stored, secret, { lane: 'write' }))) return { kept: stored };
+  return { hash: await hashSecret(secret) };
+}
+
+/**
+ * The sealed secret to store: undefined (keep the one stored) when there is none in the body, or it is
+ * the one stored already, as `unsealStored` reads it (a value it cannot read, sealed under another
+ * factor key, is sealed anew).
+ */
+function sealedIfNew(
+  secret: string | undefined,
+  unsealStored: () => string | undefined,
+  seal: (secret: string) => Buffer,
+): Buffer | undefined {
+  if (secret === undefined) return undefined;
+  let stored: string | undefined;
+  try {
+    stored = unsealStored();
+  } catch {
+    stored = undefined;
+  }
+  return secret === stored ? undefined : seal(secret);
 }
 
 async function writePolicy(svc: WriterServices, policy: AccessPolicy, mustBeNew: boolean, locked: Locked): Promise<Written> {
@@ -193,7 +242,7 @@ async function writePolicy(svc: WriterServices, policy: AccessPolicy, mustBeNew:
       throw ValidationError.field(policy, 'app', `cannot change: this policy guards ${target}; create another policy for another target`);
     }
     const { stored, created } = await accessPolicies.write(tx, policy, { managedBy: null });
-    return { resource: stored.resource as Resource, created };
+    return { resource: stored.resource as Resource, created, secretChanged: false };
   });
 }
 
@@ -206,7 +255,7 @@ async function writeApp(svc: WriterServices, app: App, mustBeNew: boolean, locke
     if (mustBeNew && existing) throw new ApiError(409, 'conflict', `App "${app.id}" already exists; PUT /App/${app.id} replaces it`);
     try {
       const { stored, created } = await apps.write(tx, app, { managedBy: null });
-      return { resource: stored.resource as Resource, created };
+      return { resource: stored.resource as Resource, created, secretChanged: false };
     } catch (err) {
       if (err instanceof ConstraintViolation) throw ValidationError.field(app, err.field, err.message);
       throw err;
@@ -221,7 +270,6 @@ async function writeIdentityProvider(
   locked: Locked,
 ): Promise<Written> {
   const { secret, ...provider } = body;
-  const secretSealed = secret === undefined ? undefined : sealProviderSecret(svc.factorKey, provider.id, secret);
   return locked(provider, async (tx, existing) => {
     if (mustBeNew && existing)
       throw new ApiError(
@@ -229,8 +277,13 @@ async function writeIdentityProvider(
         'conflict',
         `IdentityProvider "${provider.id}" already exists; PUT /IdentityProvider/${provider.id} replaces it`,
       );
+    const secretSealed = sealedIfNew(
+      secret,
+      () => providerSecret(svc.factorKey, provider.id, existing?.secretSealed ?? null),
+      (s) => sealProviderSecret(svc.factorKey, provider.id, s),
+    );
     const { stored, created } = await identityProviders.write(tx, provider, { managedBy: null, secretSealed });
-    return { resource: stored.resource as Resource, created };
+    return { resource: stored.resource as Resource, created, secretChanged: secretSealed !== undefined };
   });
 }
 
@@ -247,7 +300,6 @@ async function writeWebhook(svc: WriterServices, body: ResourceBodies['Webhook']
   }
   const urlProblem = administeredUrlProblem(webhook.url, svc.config.baseUrl);
   if (urlProblem) throw ValidationError.field(body, 'url', urlProblem);
-  const secretSealed = secret === undefined ? undefined : sealWebhookSecret(svc.factorKey, webhook.id, secret);
   return locked(webhook, async (tx, existing) => {
     if (mustBeNew && existing)
       throw new ApiError(409, 'conflict', `Webhook "${webhook.id}" already exists; PUT /Webhook/${webhook.id} replaces it`);
@@ -258,8 +310,13 @@ async function writeWebhook(svc: WriterServices, body: ResourceBodies['Webhook']
         'is required: the signing secret, "whsec_" followed by the base64 of 24 to 64 random bytes',
       );
     }
+    const secretSealed = sealedIfNew(
+      secret,
+      () => webhookSecret(svc.factorKey, webhook.id, existing?.secretSealed ?? null),
+      (s) => sealWebhookSecret(svc.factorKey, webhook.id, s),
+    );
     const { stored, created } = await webhooks.write(tx, webhook, { managedBy: null, secretSealed });
-    return { resource: stored.resource as Resource, created };
+    return { resource: stored.resource as Resource, created, secretChanged: secretSealed !== undefined };
   });
 }
 

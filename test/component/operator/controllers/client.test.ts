@@ -64,6 +64,23 @@ describe('Client controller', function () {
       expect(h.kube.eventsAbout(NS, 'orders')).to.deep.equal(['Normal Reconciled']);
     });
 
+    it('the same Client applied again changes nothing: the record keeps its version and hash, the Secret its value', async function () {
+      h.kube.put(SECRETS, {
+        metadata: { name: 'billing-credentials', namespace: NS },
+        stringData: { 'client-secret': 'billing-secret-1' },
+      });
+      for (const obj of [client('orders'), client('billing', { secretRef: { name: 'billing-credentials' } })]) {
+        await reconciled(obj);
+        const first = (await clients.read(db.pool, obj.metadata.name))!;
+        const generated = h.kube.object(SECRETS, NS, 'orders-client-secret')!;
+        await reconciled(structuredClone(obj)); // kubectl apply -f of the same file: the manifest as it was
+        const again = (await clients.read(db.pool, obj.metadata.name))!;
+        expect(again.resource.meta, obj.metadata.name).to.deep.equal(first.resource.meta);
+        expect(again.secretHash, obj.metadata.name).to.equal(first.secretHash);
+        expect(h.kube.object(SECRETS, NS, 'orders-client-secret'), obj.metadata.name).to.deep.equal(generated);
+      }
+    });
+
     it('reads the Secret spec.secretRef names; a missing one is SecretNotFound, with a Warning Event', async function () {
       const billing = await reconciled(client('billing', { secretRef: { name: 'billing-credentials' } }));
       expect(ready(billing)).to.deep.include({

@@ -1,0 +1,61 @@
+// A record PUT again as it is changes nothing (GitOps re-applies the same files all day): the
+// same version, no audit event, and a secret sent again is the secret kept — the first one still
+// works. A new secret is a change, named in the trail as "(changed)" and never shown.
+import { expect } from 'chai';
+import { Box, boxForSuite, type JsonResponse } from '../support/box.js';
+
+const WHSEC = 'whsec_Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtY2hhbmdlLW1l';
+
+describe('a PUT of the same body again', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let root: string;
+  boxForSuite((b, r) => ([box, root] = [b, r]));
+
+  const api = (method: string, path: string, body?: unknown): Promise<JsonResponse> => box.json(method, path, body, root);
+  type Event = { id: string; detail: unknown };
+  const events = async (query: string): Promise<Event[]> =>
+    (await api('GET', `/AuditEvent?event=record_changed&${query}`)).body.entry.map((e: { resource: Event }) => e.resource);
+  const changes = async (): Promise<string[]> => (await events('_count=1000')).map((e) => e.id);
+
+  const BODIES: [string, Record<string, unknown>][] = [
+    ['/Client/again', { grant_types: ['client_credentials'], description: 'put twice', secret: 'the-first-secret-1' }],
+    ['/App/again', { urls: ['https://again.internal'], description: 'put twice' }],
+    ['/AccessPolicy/again', { engine: 'allow', app: 'again', link: [{ resourceType: 'Client', id: 'again' }] }],
+    ['/IdentityProvider/again', { type: 'oidc', oidc: { issuer: 'https://sso.example.com', clientId: 'box' }, secret: 'idp-secret' }],
+    ['/Webhook/again', { url: 'https://hooks.example.com/box', events: ['io.boxauth.session.closed'], secret: WHSEC }],
+  ];
+
+  it('is 200 with the same version and no audit event, for every kind; a secret sent again is kept', async function () {
+    for (const [path, body] of BODIES) expect((await api('PUT', path, body)).status, path).to.equal(201);
+    const trail = await changes();
+    for (const [path, body] of BODIES) {
+      const before = (await api('GET', path)).body;
+      const again = await api('PUT', path, body);
+      expect(again.status, path).to.equal(200);
+      expect(again.body.meta.versionId, path).to.equal(before.meta.versionId);
+    }
+    expect(await changes()).to.deep.equal(trail);
+    const token = await box.form('/auth/token', {
+      grant_type: 'client_credentials',
+      client_id: 'again',
+      client_secret: 'the-first-secret-1',
+    });
+    expect(token.status, token.text).to.equal(200);
+  });
+
+  it('a new secret is a change: a new version, an event naming the secret "(changed)", and only the new secret works', async function () {
+    const [path, body] = BODIES[0]!;
+    const before = (await api('GET', path)).body;
+    const trail = await changes();
+    const rotated = await api('PUT', path, { ...body, secret: 'the-second-secret-2' });
+    expect(rotated.body.meta.versionId).not.to.equal(before.meta.versionId);
+    const added = (await events('resource_id=again&_count=10')).filter((e) => !trail.includes(e.id));
+    expect(added).to.have.length(1);
+    expect(JSON.stringify(added[0]!.detail)).to.include('secret').and.not.include('the-second-secret-2');
+    const token = (secret: string): Promise<JsonResponse> =>
+      box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'again', client_secret: secret });
+    expect((await token('the-first-secret-1')).status).to.equal(401);
+    expect((await token('the-second-secret-2')).status).to.equal(200);
+  });
+});
