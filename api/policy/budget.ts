@@ -12,9 +12,9 @@
 // - a decision, every policy asked about one request object, run in one go: perDecision;
 // - a request, every decision it makes (an AuthZEN batch or search): perRequest (Kubernetes' RuntimeCELCostBudget).
 // An evaluation stopped by one is an error, and an error denies. And decisions take turns
-// (inTurn): once the policies of the current turn of the event loop have spent perDecision, the
-// next decision waits for the loop's next turn, so what is waiting (another client's request)
-// runs in between. Between two turns of the event loop policies spend at most
+// (inTurn): once the policies of the current turn of the event loop (from one check phase to the
+// next) have spent perDecision, the next decision waits for the loop's next turn, so what is
+// waiting (another client's request) runs in between. A turn's policies spend at most
 // EVALUATION_LIMITS.perTurn: the bound docs/security.md states, and test/integration/policy-regex.test.ts
 // measures as another client's latency.
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
@@ -173,17 +173,22 @@ export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.per
 /** Decisions waiting for the next turn of the event loop. */
 const waiting: (() => void)[] = [];
 
-/** The turn ends at the event loop's next check phase (setImmediate): what was waiting for I/O has run by then. */
+/** The turn ends at the event loop's next check phase (setImmediate): what was waiting for I/O has run before it. */
 function endTurnSoon(): void {
   if (turn.ending) return;
   turn.ending = true;
   setImmediate(nextTurn);
 }
 
+/**
+ * The end of a turn: what waits runs while the turn (what ran since the last one ended: in the
+ * event loop's poll phase, and here) has spent less than a decision's budget; then a new turn
+ * begins. So a turn spends at most perDecision and the one decision that passes it: perTurn.
+ */
 function nextTurn(): void {
   turn.ending = false;
-  turn.spent = 0;
   while (waiting.length && turn.spent < EVALUATION_LIMITS.perDecision) waiting.shift()!();
+  turn.spent = 0;
   if (waiting.length) endTurnSoon();
 }
 

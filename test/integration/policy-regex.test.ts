@@ -150,11 +150,15 @@ describe("an App's delegated policy writer cannot stall the box (issue 63)", fun
     }
   });
 
-  describe('patterns under the limit', function () {
+  describe('the strongest patterns the box takes', function () {
     before(async function () {
-      for (const [id, policy] of Object.entries(policies(HEAVY))) {
-        const res = await box.json('PUT', `/AccessPolicy/${id}`, { app: 'wiki', ...policy }, team);
-        expect(res.status, `${id}: ${res.text}`).to.equal(201);
+      // The team writes the issue's pattern where the box takes it, and the largest of its kind under the limit where not.
+      for (const [id, stall] of Object.entries(policies(STALL))) {
+        const res = await box.json('PUT', `/AccessPolicy/${id}`, { app: 'wiki', ...stall }, team);
+        if (res.status === 422) {
+          const heavy = await box.json('PUT', `/AccessPolicy/${id}`, { app: 'wiki', ...policies(HEAVY)[id] }, team);
+          expect(heavy.status, `${id}: ${heavy.text}`).to.equal(201);
+        } else expect(res.status, `${id}: ${res.text}`).to.be.oneOf([200, 201]);
       }
     });
 
@@ -185,6 +189,7 @@ describe("an App's delegated policy writer cannot stall the box (issue 63)", fun
 
     it("hold another client's token request for less than a second while the attacker's requests run", async function () {
       const other = await box.addClient('bystander', {}, { policy: false });
+      const statuses: number[] = [];
       const token = async (): Promise<number> => {
         const started = performance.now();
         const res = await box.form(
@@ -192,7 +197,7 @@ describe("an App's delegated policy writer cannot stall the box (issue 63)", fun
           { grant_type: 'client_credentials' },
           { Authorization: basic('bystander', other.secret) },
         );
-        expect(res.status).to.equal(200);
+        statuses.push(res.status);
         return performance.now() - started;
       };
       const quiet: number[] = [];
@@ -241,6 +246,7 @@ describe("an App's delegated policy writer cannot stall the box (issue 63)", fun
         console.log(
           `token latency ms, quiet: ${quiet.map(Math.round).join(' ')}; under attack (${attacks.sent} requests): ${under.map(Math.round).join(' ')}`,
         );
+      expect(statuses.every((s) => s === 200), `statuses ${statuses.join(' ')}`).to.equal(true);
       expect(attacks.sent).to.be.above(4);
       expect(Math.max(...under)).to.be.below(1000);
     });
