@@ -37,6 +37,8 @@ export const EVALUATION_LIMITS = {
   program: 1_000,
   /** Steps of RE2's program (an instruction over one character) a unit pays for. */
   regexStepsPerUnit: 3,
+  /** What compiling a request's pattern costs an instruction (re2js takes some 15 µs an instruction). */
+  compileUnitsPerInstruction: 50,
 } as const;
 
 /** What a match of a program of `size` instructions over `length` characters may cost (RE2's bound: each character steps through the whole program at most). */
@@ -134,8 +136,9 @@ export interface Metered<T> {
 
 /**
  * Runs one policy's evaluation under the meter: at most `perCall`, and no more than is left of the
- * decision and of the request. `drawn` says what it costs from what it spent (an unmetered CEL
- * expression draws its estimate). Spent, it is drawn from the decision, the request and the turn.
+ * decision and of the request. Spent, it is drawn from the decision, the request and the turn;
+ * `drawn` says what the request pays of what it spent (an unmetered CEL expression its estimate,
+ * which bounds a batch of them; the decision and the turn pay what it spent, its time).
  */
 export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.perPolicy, drawn = (spent: number) => spent): Metered<T> {
   const request = requestBudget.getStore();
@@ -157,8 +160,8 @@ export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.per
     spent = meter.spent;
     Object.assign(meter, outer);
   }
-  const cost = Math.min(drawn(spent), allowed + 1);
-  if (request) request.left -= cost;
+  const cost = Math.min(spent, allowed + 1);
+  if (request) request.left -= Math.min(drawn(spent), allowed + 1);
   decisionLeft -= cost;
   turn.spent += cost;
   if (turn.spent > 0) endTurnSoon();

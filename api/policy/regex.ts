@@ -132,16 +132,19 @@ const cache = new Map<string, PolicyRegex>();
 
 /**
  * The compiled pattern; throws (RE2JSSyntaxException) when RE2 cannot run it, RegexTooLarge
- * when its program is over the limit. A pattern that comes from a request (a CEL `matches`
+ * when its program is over the limit, OverBudget when `charged` and compiling it costs more than
+ * the running evaluation has left. A long pattern that comes from a request (a CEL `matches`
  * whose pattern is a request's field) is compiled and not kept (`keep` false): a thousand
  * distinct ones sent in turn would stay in the cache.
  */
-export function policyRegex(source: string, keep = true): PolicyRegex {
+export function policyRegex(source: string, keep = true, charged = false): PolicyRegex {
   let re = cache.get(source);
   if (!re) {
     // Four times the limit: the bound overestimates, and compiling that much takes some 50 ms.
     const bound = programBound(source);
     if (bound > 4 * EVALUATION_LIMITS.program) throw new RegexTooLarge(`would compile to some ${bound.toLocaleString('en')}`);
+    // A request's pattern (`charged`) is compiled as the request is decided: its evaluation pays for it first.
+    if (charged) charge(bound * EVALUATION_LIMITS.compileUnitsPerInstruction);
     const compiled = RE2JS.compile(source);
     const size = compiled.programSize();
     if (size > EVALUATION_LIMITS.program) throw new RegexTooLarge(`compiles to ${size.toLocaleString('en')}`);

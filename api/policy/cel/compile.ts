@@ -159,7 +159,7 @@ function celRegex(source: string): PolicyRegex {
     throw new Error(
       `the pattern is ${source.length.toLocaleString('en')} characters long, over the limit of ${PATTERN_LIMITS.length.toLocaleString('en')}`,
     );
-  return policyRegex(source, source.length <= PATTERN_LIMITS.cached);
+  return policyRegex(source, source.length <= PATTERN_LIMITS.cached, true);
 }
 
 /** One environment per set of variables (each a map of JSON as the bindings are), made once: @bufbuild/cel plans against it. */
