@@ -246,7 +246,10 @@ describe("an App's delegated policy writer cannot stall the box (issue 63)", fun
         console.log(
           `token latency ms, quiet: ${quiet.map(Math.round).join(' ')}; under attack (${attacks.sent} requests): ${under.map(Math.round).join(' ')}`,
         );
-      expect(statuses.every((s) => s === 200), `statuses ${statuses.join(' ')}`).to.equal(true);
+      expect(
+        statuses.every((s) => s === 200),
+        `statuses ${statuses.join(' ')}`,
+      ).to.equal(true);
       expect(attacks.sent).to.be.above(4);
       expect(Math.max(...under)).to.be.below(1000);
     });
