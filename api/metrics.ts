@@ -82,6 +82,12 @@ export class Metrics {
     labelNames: ['why'],
     registers: [this.registry],
   });
+  readonly policyStops = new Counter({
+    name: 'boxauth_policy_evaluations_stopped_total',
+    help: 'Policy evaluations stopped (each denies) by the limit that stopped them: policy (one evaluation, 1,000,000 units), decision (the policies of one request object, 100,000), request (an AuthZEN batch or search, 10,000,000)',
+    labelNames: ['limit'],
+    registers: [this.registry],
+  });
   // Every process measures the one table of its box: its workers' readings are the same one, not parts of a sum.
   readonly decisionRecords = new Gauge({
     name: 'boxauth_decision_records',

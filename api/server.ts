@@ -28,6 +28,7 @@ import { backchannelLogoutKind } from './oauth/backchannel-logout.js';
 import { webhookKind } from './webhooks/kind.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { onStop } from './policy/budget.js';
 import { Keyring } from './credentials/keyring.js';
 import { argon2Waiting, configureArgon2, dummyHash, SecretVerifier } from './credentials/secrets.js';
 import { DEVICE_CODE_LIFETIME_SECONDS } from './oauth/device.js';
@@ -162,6 +163,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
   metrics.watch(pool, argon2Waiting, locator);
+  onStop((limit) => metrics.policyStops.inc({ limit }));
   const audit = new Audit(
     log,
     requestLog,

@@ -455,10 +455,13 @@ function allow(svc: DecisionServices, { app, caller }: Asked, allowing: PolicyOu
 }
 
 /** Why no policy allows the request: none that applies, or none that applies allows it. */
-const notAllowed = (verdict: AppVerdict): string =>
-  verdict.outcomes.some((o) => o.verdict === 'does not allow' || o.verdict === 'allows')
+const notAllowed = (verdict: AppVerdict): string => {
+  const stopped = verdict.outcomes.find((o) => o.verdict === 'does not allow' && o.stopped);
+  if (stopped) return `no policy of this app allows the request (policy "${stopped.id}": ${stopped.stopped})`;
+  return verdict.outcomes.some((o) => o.verdict === 'does not allow' || o.verdict === 'allows')
     ? 'no policy of this app allows the request'
     : 'no policy of this app applies to the request';
+};
 
 /** A policy would allow the request after a stronger sign-in (AccessPolicy.acr): the weakest such class is enough. */
 const acrWanted = (verdict: AppVerdict): string | undefined =>

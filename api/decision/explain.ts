@@ -46,7 +46,7 @@ const keptRequest = (row: DecisionRow): AppRequest | AuthzenRequest | null => ro
  */
 export async function explainPolicies(
   svc: { policies: { why(id: string, request: PolicyObject): Promise<string | undefined> | string | undefined } },
-  outcomes: { id: string; verdict: string; acr?: string; scope?: string[] }[],
+  outcomes: { id: string; verdict: string; acr?: string; scope?: string[]; stopped?: string }[],
   request: AppRequest | AuthzenRequest | null,
 ): Promise<PolicyExplanation[]> {
   const out: PolicyExplanation[] = [];
@@ -58,6 +58,11 @@ export async function explainPolicies(
         ...(o.scope ? [`with a token of scope "${o.scope.join(' ')}" (the caller's lacks some)`] : []),
       ];
       out.push(wanted.length ? { ...o, why: `its rule allows the request, ${wanted.join(' and ')}` } : o);
+      continue;
+    }
+    // Stopped by its budget: why is that, not what evaluating it again within another budget would say.
+    if (o.stopped) {
+      out.push({ ...o, why: o.stopped });
       continue;
     }
     if (request === null) {

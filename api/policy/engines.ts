@@ -13,6 +13,7 @@ import {
   type CelEnvironmentName,
   type CompiledCel,
 } from './cel/index.js';
+import { EVALUATION_LIMITS, metered, stopMessage } from './budget.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
 import type { PolicyObject } from './requests.js';
@@ -119,6 +120,20 @@ function celRule(compiled: CompiledCel): Rule {
   };
 }
 
+/**
+ * A rule whose patterns charge the running evaluation (./regex.ts PolicyRegex): metered as an
+ * expression is (./budget.ts), a policy stopped by its budget does not allow, and says why.
+ */
+function meteredRule(rule: Rule): Rule {
+  return {
+    test: (request) => metered(() => rule.test(request)).value === true,
+    why: (request) => {
+      const { value, stopped } = metered(() => rule.why(request));
+      return stopped ? `${stopMessage(stopped, EVALUATION_LIMITS.perPolicy)} (denied)` : value;
+    },
+  };
+}
+
 /** The policy's expression compiled for its environment; a CelCompileError names each problem. */
 const compiledCel = (policy: AccessPolicy): CompiledCel => compileCel(policy.cel ?? '', celEnvironmentOf(policy));
 
@@ -129,13 +144,13 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
       return { test: () => true, why: () => undefined };
     case 'json-schema': {
       const validate = compileSchema(policy.schema ?? {}, ajv);
-      return {
+      return meteredRule({
         test: (request) => validate(request) === true,
         why: (request) =>
           validate(request) === true
             ? undefined
             : (validate.errors ?? []).map((e) => `${e.instancePath || '(the request)'} ${e.message ?? 'is invalid'}`).join('; '),
-      };
+      });
     }
     case 'matcho': {
       const pattern = policy.matcho ?? {};
@@ -143,7 +158,7 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
       // version, or straight into the database) makes its policy allow nothing, never a 500.
       const errors = patternErrors(pattern, CEL_ENVIRONMENTS[celEnvironmentOf(policy)]);
       if (errors.length) throw new Error(errors.join('; '));
-      return { test: (request) => matcho(request, pattern), why: (request) => mismatch(request, pattern) };
+      return meteredRule({ test: (request) => matcho(request, pattern), why: (request) => mismatch(request, pattern) });
     }
     case 'cel':
       // Compiled here, once per loaded set: a stored expression that no longer compiles (written by

@@ -20,6 +20,7 @@ import type { ChangeFeed } from '../db/notify.js';
 import type { PolicyOutcome } from '../store/decisions.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
+import { inTurn, stoppedNow, withDecision } from './budget.js';
 import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
 import type {
   AppRequest,
@@ -168,7 +169,7 @@ export class PolicyIndex {
 
   /** The box's own API (see the top of this file). Dry-run policies of the box decide nothing here. */
   decide(subject: Subject, request: BoxApiRequest): Verdict {
-    return this.decideBy(subject, (p) => p.rule.test(request));
+    return withDecision(() => this.decideBy(subject, (p) => p.rule.test(request)));
   }
 
   /**
@@ -218,7 +219,7 @@ export class PolicyIndex {
               ? []
               : [['person', box.linkedTo([`Client/${subject.forClient}`], true)] as [Weighed['side'], CompiledPolicy[]]]),
           ];
-    return sides.flatMap(([side, policies]) => policies.map((p) => ({ side, id: p.id, allows: p.rule.test(request) })));
+    return withDecision(() => sides.flatMap(([side, policies]) => policies.map((p) => ({ side, id: p.id, allows: p.rule.test(request) }))));
   }
 
   /**
@@ -228,7 +229,7 @@ export class PolicyIndex {
    * holding one of their tokens turn it into another (docs/architecture.md §10).
    */
   decideExchange(clientId: string, request: ExchangeRequest): Verdict {
-    const id = this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, (p) => p.rule.test(request));
+    const id = withDecision(() => this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, (p) => p.rule.test(request)));
     return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
   }
 
@@ -241,7 +242,7 @@ export class PolicyIndex {
    */
   decideRegistration(request: RegistrationRequest): Verdict {
     const keys = [`Client/${request.registration.client_id}`];
-    const id = this.target(BOX)?.firstAllowing(keys, true, (p) => !p.unconditional && p.rule.test(request));
+    const id = withDecision(() => this.target(BOX)?.firstAllowing(keys, true, (p) => !p.unconditional && p.rule.test(request)));
     return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
   }
 
@@ -254,7 +255,7 @@ export class PolicyIndex {
    */
   decideSsf(request: SsfRequest): Verdict {
     const keys = [`Client/${request.ssf.receiver}`];
-    const id = this.target(BOX)?.firstAllowing(keys, false, (p) => !p.unconditional && p.rule.test(request));
+    const id = withDecision(() => this.target(BOX)?.firstAllowing(keys, false, (p) => !p.unconditional && p.rule.test(request)));
     return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
   }
 
@@ -265,13 +266,20 @@ export class PolicyIndex {
    * the record can say which matched and which did not; dry-run ones too.
    */
   decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
+    return withDecision(() => this.decideAppNow(app, subject, request));
+  }
+
+  private decideAppNow(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
     const target = this.target(app);
     if (!target) return { allowed: false, outcomes: [] };
     // A policy whose rule allows, from a caller whose sign-in is short of its acr, asks for a step-up (and
     // for its scopes too, when the token lacks them: one new authorization brings both); from a token
     // short of its scopes alone, for those scopes.
     const outcome = (p: CompiledPolicy, dryRun: boolean): PolicyOutcome => {
-      if (!p.rule.test(request)) return { id: p.id, verdict: dryRun ? 'would not allow' : 'does not allow' };
+      if (!p.rule.test(request)) {
+        const stopped = stoppedNow();
+        return { id: p.id, verdict: dryRun ? 'would not allow' : 'does not allow', ...(stopped ? { stopped } : {}) };
+      }
       const scope = p.scope !== undefined && !subject.carries(p.scope) ? { scope: [...p.scope] } : {};
       if (p.acr !== undefined && !subject.signedInAtLeast(p.acr))
         return { id: p.id, verdict: dryRun ? 'would need a stronger sign-in' : 'needs a stronger sign-in', acr: p.acr, ...scope };
@@ -299,7 +307,7 @@ export class PolicyIndex {
 
   /** Why policy `id` did not allow `request` (undefined: it does, or there is no such policy). */
   why(id: string, request: PolicyObject): string | undefined {
-    return this.rules.get(id)?.rule.why(request);
+    return withDecision(() => this.rules.get(id)?.rule.why(request));
   }
 }
 
@@ -321,7 +329,8 @@ export class Policies {
 
   /** Whether `subject` may make `request` on the box's own API, and by which policies (see the top of this file). */
   async decide(subject: Subject, request: BoxApiRequest): Promise<Verdict> {
-    return (await this.current()).decide(subject, request);
+    const index = await this.current();
+    return inTurn(() => index.decide(subject, request));
   }
 
   /** Whether `allow` policies alone allow `subject` everything on the box's API (see PolicyIndex.unconditional). */
@@ -331,22 +340,26 @@ export class Policies {
 
   /** Whether a client's policies allow a token exchange (api/oauth/grants/token-exchange.ts). */
   async decideExchange(clientId: string, request: ExchangeRequest): Promise<Verdict> {
-    return (await this.current()).decideExchange(clientId, request);
+    const index = await this.current();
+    return inTurn(() => index.decideExchange(clientId, request));
   }
 
   /** Whether the box admits a client that named itself (PolicyIndex.decideRegistration; api/oauth/agents.ts). */
   async decideRegistration(request: RegistrationRequest): Promise<Verdict> {
-    return (await this.current()).decideRegistration(request);
+    const index = await this.current();
+    return inTurn(() => index.decideRegistration(request));
   }
 
   /** Whether a receiver may have a person's events (PolicyIndex.decideSsf; api/ssf/). */
   async decideSsf(request: SsfRequest): Promise<Verdict> {
-    return (await this.current()).decideSsf(request);
+    const index = await this.current();
+    return inTurn(() => index.decideSsf(request));
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */
   async decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
-    return (await this.current()).decideApp(app, subject, request);
+    const index = await this.current();
+    return inTurn(() => index.decideApp(app, subject, request));
   }
 
   /** The scopes an app's policies want (PolicyIndex.scopesOf). */
@@ -356,6 +369,7 @@ export class Policies {
 
   /** Why a policy did not allow a request: for explanations, never on the hot path. */
   async why(id: string, request: PolicyObject): Promise<string | undefined> {
-    return (await this.current()).why(id, request);
+    const index = await this.current();
+    return inTurn(() => index.why(id, request));
   }
 }

@@ -22,6 +22,8 @@ export interface PolicyOutcome {
   acr?: string;
   /** With `…more scope` (and with `…stronger sign-in` when the token lacks them too): the scopes the policy wants, all of them. */
   scope?: string[];
+  /** With `does not allow` (`would not allow`): its evaluation was stopped by its budget (api/policy/budget.ts), and by which. */
+  stopped?: string;
 }
 
 export interface DecisionRow {

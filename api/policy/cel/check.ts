@@ -6,13 +6,17 @@
 //
 // The cost estimate follows Kubernetes' (k8s.io/apiserver/pkg/apis/cel, cel-go's checker/cost.go):
 // each node costs 1, a function on a string or list costs 1 plus a tenth of its length (cel-go's
-// StringTraversalCostFactor, 0.1), a regex match that times a quarter of the pattern's length
-// (RegexStringLengthCostFactor, 0.25), and a comprehension the cost of its body times the largest
+// StringTraversalCostFactor, 0.1), a regex match RE2's bound (its program's size times the
+// string's length: cel-go's quarter of the pattern's length prices `(?:a?){999}a{999}` by its 17
+// characters, when its program has 2,999 instructions and took re2js a second over a path), and a comprehension the cost of its body times the largest
 // size of the list or map it ranges over. Where a schema gives no maxItems or maxLength, Kubernetes
 // bounds them by the largest request (MaxRequestSizeBytes); the box bounds them by what it lets in
 // (api/input.ts INPUT_LIMITS, the request body's limit): see SIZES.
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import type { CelEnv } from '@bufbuild/cel';
+import { errorMessage } from '../../errors.js';
+import { EVALUATION_LIMITS, matchCost } from '../budget.js';
+import { policyRegex, regexRefusal } from '../regex.js';
 import { isObjectShape, type CelObjectShape, type CelShape } from './shapes.js';
 
 /**
@@ -30,7 +34,11 @@ export const SIZES = { items: 2000, declaredString: 4096, anyString: 256 * 1024 
  * more than PerCallLimit (1,000,000, k8s.io/apiserver/pkg/apis/cel/config.go) is stopped, and
  * the evaluations of one request together stop at RuntimeCELCostBudget (10,000,000).
  */
-export const COST_LIMITS = { estimated: 10_000_000, perCall: 1_000_000, perRequest: 10_000_000 } as const;
+export const COST_LIMITS = {
+  estimated: 10_000_000,
+  perCall: EVALUATION_LIMITS.perPolicy,
+  perRequest: EVALUATION_LIMITS.perRequest,
+} as const;
 
 /** The type of a sub-expression, as far as it is known before evaluation. */
 type T =
@@ -114,6 +122,8 @@ export interface Checked {
   /** What the expression yields: bool, or dyn when only its evaluation can tell. */
   type: string;
   cost: number;
+  /** The part of `cost` its `matches` charge as they run (../budget.ts matchCost), once each. */
+  matchCost: number;
 }
 
 /** Checks `expr` in an environment whose variables are `roots`; returns its type and cost, or the problems found. */
@@ -125,6 +135,7 @@ export function checkExpr(
 ): Checked | { problems: string[] } {
   const problems: string[] = [];
   const scopes: Map<string, Typed>[] = [];
+  let matchCosts = 0;
 
   const lookup = (ident: string): Typed | undefined => {
     for (let i = scopes.length - 1; i >= 0; i--) {
@@ -290,7 +301,13 @@ export function checkExpr(
     const largest = Math.max(1, ...sizes);
     const size = resultSize(fn, t, sizes, largest);
     const making = MAKERS.has(fn) ? traversal(size) : 0;
-    return { t, cost: argCost + callCost(fn, target, args, argExprs) + making, size };
+    if (fn === 'matches') {
+      const matching = matchesCost(target ?? args[0], target ? argExprs[0] : argExprs[1]);
+      if ('problem' in matching) problems.push(matching.problem);
+      else matchCosts += matching.cost;
+      return { t, cost: argCost + 1 + ('cost' in matching ? matching.cost : 0), size };
+    }
+    return { t, cost: argCost + callCost(fn, target, args) + making, size };
   };
 
   const result = walk(expr);
@@ -301,11 +318,31 @@ export function checkExpr(
       `its estimated cost, ${result.cost.toLocaleString('en')}, is over the limit of ${COST_LIMITS.estimated.toLocaleString('en')} ` +
         '(ranging over lists within lists, or building strings in a loop, over the largest request the box lets in)',
     );
-  return problems.length ? { problems: [...new Set(problems)] } : { type: name(result.t), cost: result.cost };
+  return problems.length ? { problems: [...new Set(problems)] } : { type: name(result.t), cost: result.cost, matchCost: matchCosts };
+}
+
+/**
+ * What a `matches` of the string `on` costs beyond its arguments: RE2's bound, its program's size
+ * times the string's length (../budget.ts matchCost), as the meter charges it. A literal pattern
+ * is compiled now, and one RE2 cannot run or whose program is too large is a problem; any other
+ * pattern (a request's field) is priced at the largest program, and its compiling (a quarter of
+ * its length, as cel-go prices a match) at the longest pattern.
+ */
+function matchesCost(on: Typed | undefined, pattern: Expr | undefined): { cost: number } | { problem: string } {
+  const length = on?.size ?? 1;
+  if (pattern?.exprKind.case === 'constExpr' && pattern.exprKind.value.constantKind.case === 'stringValue') {
+    const source = pattern.exprKind.value.constantKind.value;
+    try {
+      return { cost: 1 + Math.ceil(0.25 * source.length) + matchCost(policyRegex(source).size, length) };
+    } catch (err) {
+      return { problem: `matches(${JSON.stringify(source.slice(0, 100))}): the pattern ${regexRefusal(err) ?? errorMessage(err)}` };
+    }
+  }
+  return { cost: 1 + Math.ceil(0.25 * SIZES.declaredString) + matchCost(EVALUATION_LIMITS.program, length) };
 }
 
 /** What one call costs beyond its arguments (see the top of this file). */
-function callCost(fn: string, target: Typed | undefined, args: Typed[], argExprs: Expr[]): number {
+function callCost(fn: string, target: Typed | undefined, args: Typed[]): number {
   const on = target ?? args[0];
   switch (fn) {
     case '_+_':
@@ -323,14 +360,6 @@ function callCost(fn: string, target: Typed | undefined, args: Typed[], argExprs
     case '_>=_':
       // Two values differ by their first difference: comparing costs the shorter's length.
       return 1 + traversal(Math.min(...args.map((a) => a.size)));
-    case 'matches': {
-      const pattern = target ? argExprs[0] : argExprs[1];
-      const length =
-        pattern?.exprKind.case === 'constExpr' && pattern.exprKind.value.constantKind.case === 'stringValue'
-          ? pattern.exprKind.value.constantKind.value.length
-          : SIZES.anyString;
-      return 1 + traversal(on?.size ?? 1) * Math.ceil(0.25 * length);
-    }
     case '@in':
       return 1 + (args[1]?.t.k === 'list' || args[1]?.t.k === 'dyn' ? (args[1]?.size ?? 1) : 1);
     case 'string':

@@ -20,12 +20,12 @@ import {
   unparse,
   type CelValue,
 } from '@bufbuild/cel';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { create } from '@bufbuild/protobuf';
 import { ExprSchema, type Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { strings } from '@bufbuild/cel/ext';
 import { errorMessage } from '../../errors.js';
-import { policyRegex } from '../regex.js';
+import { charge, metered, stopMessage } from '../budget.js';
+import { policyRegex, type PolicyRegex } from '../regex.js';
 import { checkExpr, COST_LIMITS, SIZES } from './check.js';
 import { CEL_ENVIRONMENTS, isObjectShape, type CelEnvironmentName, type CelShape } from './shapes.js';
 
@@ -63,37 +63,8 @@ export interface CelOptions {
   perCallLimit?: number;
 }
 
-/**
- * The run-time meter, as cel-go's: one unit per iteration of a comprehension, and per call one
- * unit and a tenth of the length of what it made (a string, a list, a map). Evaluations are
- * synchronous, so one meter serves every expression; `evaluate` sets it before each.
- */
-const meter: { spent: number; limit: number } = { spent: 0, limit: COST_LIMITS.perCall };
-
-class OverLimit extends Error {}
-
-/**
- * What is left of one request's budget for all the expressions it evaluates, as Kubernetes has one
- * per request beside its per-call limit (apiextensions' RuntimeCELCostBudget, 10,000,000): a
- * request that decides many times (an AuthZEN search, up to a thousand candidates each through
- * every policy of the App) would otherwise cost a thousand times the per-call limit.
- */
-const requestBudget = new AsyncLocalStorage<{ left: number }>();
-
-/**
- * Runs `fn` with a budget of `limit` for every evaluation it makes, awaited ones included; within
- * a request that has one already (each evaluation of an AuthZEN search is a decision), that one.
- */
-export const withCelBudget = <T>(fn: () => T, limit: number = COST_LIMITS.perRequest): T =>
-  requestBudget.getStore() ? fn() : requestBudget.run({ left: limit }, fn);
-
-/** Whether the budget of the request being served (if it has one) is spent. */
-export const celBudgetSpent = (): boolean => (requestBudget.getStore()?.left ?? 1) <= 0;
-
-const charge = (units: number): void => {
-  meter.spent += units;
-  if (meter.spent > meter.limit) throw new OverLimit(`over the cost limit of ${meter.limit.toLocaleString('en')}`);
-};
+// The request's budget (../budget.ts), by the names the doors know it by.
+export { budgetSpent as celBudgetSpent, withBudget as withCelBudget } from '../budget.js';
 
 const lengthOf = (v: CelValue): number =>
   typeof v === 'string' || v instanceof Uint8Array ? v.length : isCelList(v) ? v.size : isCelMap(v) ? v.size : 0;
@@ -182,13 +153,13 @@ const madeStrings = [
  */
 export const PATTERN_LIMITS = { length: 4096, cached: 512 } as const;
 
-function celRegex(source: string): ReturnType<typeof policyRegex> {
+function celRegex(source: string): PolicyRegex {
   charge(1 + Math.ceil(0.25 * source.length));
   if (source.length > PATTERN_LIMITS.length)
     throw new Error(
       `the pattern is ${source.length.toLocaleString('en')} characters long, over the limit of ${PATTERN_LIMITS.length.toLocaleString('en')}`,
     );
-  return policyRegex(source, source.length <= PATTERN_LIMITS.cached);
+  return policyRegex(source, source.length <= PATTERN_LIMITS.cached, true);
 }
 
 /** One environment per set of variables (each a map of JSON as the bindings are), made once: @bufbuild/cel plans against it. */
@@ -218,18 +189,18 @@ const wrap = (fn: string, e: Expr): Expr =>
   });
 
 /** `e` with the meter around every call and every iteration; the expression means the same. */
-function metered(e: Expr): Expr {
+function meteredExpr(e: Expr): Expr {
   const kind = e.exprKind;
   switch (kind.case) {
     case 'selectExpr':
       return create(ExprSchema, {
         id: e.id,
-        exprKind: { case: 'selectExpr', value: { ...kind.value, operand: kind.value.operand && metered(kind.value.operand) } },
+        exprKind: { case: 'selectExpr', value: { ...kind.value, operand: kind.value.operand && meteredExpr(kind.value.operand) } },
       });
     case 'listExpr':
       return create(ExprSchema, {
         id: e.id,
-        exprKind: { case: 'listExpr', value: { ...kind.value, elements: kind.value.elements.map(metered) } },
+        exprKind: { case: 'listExpr', value: { ...kind.value, elements: kind.value.elements.map(meteredExpr) } },
       });
     case 'structExpr':
       return create(ExprSchema, {
@@ -240,8 +211,8 @@ function metered(e: Expr): Expr {
             ...kind.value,
             entries: kind.value.entries.map((en) => ({
               ...en,
-              keyKind: en.keyKind.case === 'mapKey' ? { case: 'mapKey' as const, value: metered(en.keyKind.value) } : en.keyKind,
-              value: en.value && metered(en.value),
+              keyKind: en.keyKind.case === 'mapKey' ? { case: 'mapKey' as const, value: meteredExpr(en.keyKind.value) } : en.keyKind,
+              value: en.value && meteredExpr(en.value),
             })),
           },
         },
@@ -250,16 +221,16 @@ function metered(e: Expr): Expr {
       const c = kind.value;
       const value = {
         ...c,
-        iterRange: c.iterRange && metered(c.iterRange),
-        accuInit: c.accuInit && metered(c.accuInit),
-        loopCondition: c.loopCondition && wrap(TICK, metered(c.loopCondition)),
-        loopStep: c.loopStep && metered(c.loopStep),
-        result: c.result && metered(c.result),
+        iterRange: c.iterRange && meteredExpr(c.iterRange),
+        accuInit: c.accuInit && meteredExpr(c.accuInit),
+        loopCondition: c.loopCondition && wrap(TICK, meteredExpr(c.loopCondition)),
+        loopStep: c.loopStep && meteredExpr(c.loopStep),
+        result: c.result && meteredExpr(c.result),
       };
       return create(ExprSchema, { id: e.id, exprKind: { case: 'comprehensionExpr', value } });
     }
     case 'callExpr': {
-      const value = { ...kind.value, target: kind.value.target && metered(kind.value.target), args: kind.value.args.map(metered) };
+      const value = { ...kind.value, target: kind.value.target && meteredExpr(kind.value.target), args: kind.value.args.map(meteredExpr) };
       return wrap(CHARGE, create(ExprSchema, { id: e.id, exprKind: { case: 'callExpr', value } }));
     }
     default:
@@ -391,7 +362,7 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
   // meter (about a sixth of an evaluation's time). One that does not still pays for compiling a
   // request's pattern (celRegex), and draws its estimate from the request's budget.
   const loopFree = !loops(expr);
-  const run = plan(env, loopFree ? expr : metered(expr));
+  const run = plan(env, loopFree ? expr : meteredExpr(expr));
   const limit = options.perCallLimit ?? COST_LIMITS.perCall;
   return {
     source,
@@ -399,22 +370,11 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
     estimatedCost: checked.cost,
     env,
     evaluate(bindings) {
-      const budget = requestBudget.getStore();
-      const allowed = budget ? Math.min(limit, Math.max(0, budget.left)) : limit;
-      meter.spent = 0;
-      meter.limit = allowed;
-      // An evaluation over the limit may still end in a value (`stopped || true`): it is an error all the same.
-      const value = run(bindings as never);
-      // Unmetered, a loop-free expression draws its estimate (its most) from the request's budget.
-      if (budget) budget.left -= Math.min(loopFree ? Math.max(meter.spent, checked.cost) : meter.spent, allowed + 1);
-      if (meter.spent > allowed)
-        return {
-          kind: 'error',
-          message:
-            allowed < limit
-              ? `the evaluation was stopped: the request spent its cost budget of ${COST_LIMITS.perRequest.toLocaleString('en')}`
-              : `the evaluation was stopped: over the cost limit of ${limit.toLocaleString('en')}`,
-        };
+      // Unmetered, a loop-free expression draws its estimate (its most) from the decision's and the
+      // request's budgets, less what its matches charge as they run (./check.ts matchCost).
+      const drawn = (spent: number) => (loopFree ? Math.max(spent, checked.cost - checked.matchCost) : spent);
+      const { value, stopped } = metered(() => run(bindings as never), limit, drawn);
+      if (stopped) return { kind: 'error', message: stopMessage(stopped, limit) };
       return isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
     },
   };
@@ -428,10 +388,8 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
 export function explainCel(compiled: CompiledCel, bindings: Record<string, unknown>): { value: string; parts: CelPart[] } {
   const expr = parse(compiled.source).expr;
   const valueOf = (e: Expr): unknown => {
-    meter.spent = 0;
-    meter.limit = COST_LIMITS.perCall;
-    const value = plan(compiled.env, metered(e))(bindings as never);
-    return meter.spent > meter.limit ? new Error('over the cost limit') : value;
+    const { value, stopped } = metered(() => plan(compiled.env, meteredExpr(e))(bindings as never));
+    return stopped ? new Error('over the cost limit') : value;
   };
   const parts: CelPart[] = [];
   const visit = (e: Expr, depth: number): void => {
