@@ -32,12 +32,11 @@ const box = (spec: BoxResource['spec'] = {}, name = 'auth'): BoxResource => ({ m
 const names = (objects: KObject[]): string[] => objects.map((o) => o.metadata.name).sort();
 /** A subject of another namespace's box, which no write of this box's may lose. */
 const OTHER_SUBJECT = { kind: 'ServiceAccount', name: 'auth', namespace: 'team-b' };
-const tokenReviewBinding = (subjects: object[]): KObject =>
-  ({
-    metadata: { name: SETTINGS.tokenReviewBinding },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
-    subjects,
-  });
+const tokenReviewBinding = (subjects: object[]): KObject => ({
+  metadata: { name: SETTINGS.tokenReviewBinding },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+  subjects,
+});
 const available = (obj: BoxResource): Condition | undefined => obj.status?.conditions?.find((c) => c.type === 'Available');
 
 describe('Box controller', function () {
