@@ -2,6 +2,7 @@
 // take hours: every request is answered as the policy says, and the box stays healthy meanwhile.
 import { expect } from 'chai';
 import { Box, basic, boxForSuite } from '../support/box.js';
+import { pepReadsPeople } from '../support/pep.js';
 
 describe('policy regexes run in linear time', function () {
   let box: Box;
@@ -125,6 +126,8 @@ describe("an App's delegated policy writer cannot stall the box (issue 63)", fun
     );
     pep = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('wiki-pep', pepClient.secret) })).body
       .access_token;
+    // It names people it may read (api/decision/engine.ts namedCaller): alice reaches the team's policies.
+    await pepReadsPeople(box, root, 'wiki-pep');
     alice = String((await box.json('POST', '/users', { email: 'alice@example.com', password: 'alice-password-1' }, root)).body.id);
   });
 
