@@ -371,7 +371,16 @@ describe('admin console: Clients, Access policies, Apps (Chromium)', function ()
     });
 
     it('markup and terminal escapes in a client or a policy are shown as inert text', async function () {
-      const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\u001b[2J\u001b[31mred\u0007';
+      const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
+      // Terminal escapes in a description are refused by the box (a name a person reads holds no control character).
+      const escaped = await box.json(
+        'PUT',
+        '/AccessPolicy/wiki-hostile',
+        { engine: 'allow', app: 'wiki', description: `${hostile}\u001b[2J\u001b[31mred\u0007` },
+        root,
+      );
+      expect(escaped.status, escaped.text).to.equal(422);
+      expect(JSON.stringify(escaped.body.errors)).to.match(/control or invisible character \(U\+001B\)/);
       await box.addClient('hostile', { description: hostile }, { policy: false });
       const policy = await box.json(
         'PUT',
