@@ -320,7 +320,7 @@ describe('boxauth CLI', function () {
     const applied = await cli(['client', 'apply', '-f', manifest]);
     expect(applied.code, applied.stderr).to.equal(0);
     expect(applied.stdout).to.equal('client/cli-a created\nclient/cli-b created\n');
-    expect((await cli(['client', 'apply', '-f', manifest])).stdout).to.equal('client/cli-a configured\nclient/cli-b configured\n');
+    expect((await cli(['client', 'apply', '-f', manifest])).stdout).to.equal('client/cli-a unchanged\nclient/cli-b unchanged\n');
     const policy = await cli(
       ['policy', 'apply', '-f', '-'],
       {},
