@@ -44,8 +44,9 @@ describe('boxauth verbs: create, describe, edit, -o json on changes, version', f
     const again = await cli(['client', 'create', '-f', file]);
     expect(again.code).to.equal(1);
     expect(again.stderr).to.include('client/verbs-app');
+    // The same file applied changes nothing: its secret is kept (test/e2e/cli.test.ts applies an edited one).
     const applied = await cli(['client', 'apply', '-f', file]);
-    expect(applied.stdout).to.equal('client/verbs-app configured\n');
+    expect(applied.stdout).to.equal('client/verbs-app unchanged\n');
   });
 
   it('client edit opens $EDITOR on the YAML and puts back what was saved; unchanged changes nothing', async function () {
