@@ -470,6 +470,14 @@ describe('boxauth CLI', function () {
         .and.not.include('generated secret');
       const still = await fresh.form('/auth/token', { grant_type: 'client_credentials', client_id: 'orders', client_secret: generated });
       expect(still.status, still.text).to.equal(200);
+      // A users file with a password: applied again, the person's password (and so their sessions) stays.
+      const users = 'email: gitops@example.com\npassword: a-gitops-password\n';
+      const applyUsers = (): Promise<Run> =>
+        cli(['user', 'apply', '-f', '-'], { ...asRoot, BOXAUTH_CLIENT_SECRET: fresh.rootSecret }, users);
+      expect((await applyUsers()).stdout).to.equal('user/gitops@example.com created\n');
+      const changesBefore = await trail();
+      expect((await applyUsers()).stdout).to.equal('user/gitops@example.com unchanged\n');
+      expect(await trail(), 'no record_changed event for the user').to.deep.equal(changesBefore);
     } finally {
       await fresh.stop();
     }

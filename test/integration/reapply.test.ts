@@ -3,6 +3,7 @@
 // works. A new secret is a change, named in the trail as "(changed)" and never shown.
 import { expect } from 'chai';
 import { Box, boxForSuite, type JsonResponse } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
 
 const WHSEC = 'whsec_Y2hhbmdlLW1lLWNoYW5nZS1tZS1jaGFuZ2UtbWUtY2hhbmdlLW1l';
 
@@ -57,5 +58,29 @@ describe('a PUT of the same body again', function () {
       box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'again', client_secret: secret });
     expect((await token('the-first-secret-1')).status).to.equal(401);
     expect((await token('the-second-secret-2')).status).to.equal(200);
+  });
+
+  // `user apply -f` of a file that gives a password sends it with every apply: the password the
+  // person has already is kept, so their signed-in browsers stay; another password ends them.
+  it("a user's password sent again is kept: no event, and their signed-in browser stays", async function () {
+    const created = await api('POST', '/users', { email: 'again@example.com', password: 'a-good-password-1' });
+    expect(created.status, created.text).to.equal(201);
+    const path = `/users/${created.body.id}`;
+    const browser = new FormAgent(box);
+    expect((await browser.signIn('again@example.com', 'a-good-password-1')).status).to.equal(303);
+    const browsers = async (): Promise<number> => (await api('GET', `${path}/sessions`)).body.browsers.length;
+    expect(await browsers()).to.equal(1);
+    const trail = await changes();
+
+    const again = await api('PUT', path, { email: 'again@example.com', password: 'a-good-password-1' });
+    expect(again.status, again.text).to.equal(200);
+    expect(await changes()).to.deep.equal(trail);
+    expect(await browsers()).to.equal(1);
+
+    const changed = await api('PUT', path, { email: 'again@example.com', password: 'a-good-password-2' });
+    expect(changed.status, changed.text).to.equal(200);
+    expect(await browsers()).to.equal(0);
+    expect(await changes()).to.have.length(trail.length + 1);
+    expect((await new FormAgent(box).signIn('again@example.com', 'a-good-password-2')).status).to.equal(303);
   });
 });

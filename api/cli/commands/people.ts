@@ -1,6 +1,7 @@
 // boxauth user … and boxauth group …: the seed's verbs (user new, list, help) and kubectl's
 // (get, describe, create, apply -f, edit, delete), and what only people have (passwords, groups,
 // factors, sessions, identities).
+import { isDeepStrictEqual } from 'node:util';
 import { errorMessage } from '../../errors.js';
 import { readYaml } from '../../yaml.js';
 import { CliError, type BoxApi } from '../api.js';
@@ -216,13 +217,18 @@ async function applyUsers(io: Io, given: Given): Promise<void> {
           ? await api.call<UserRecord>('PUT', `/users/${found.id}`, fields)
           : await api.call<UserRecord>('POST', '/users', fields);
         written.push(res.body);
-        lines.push(printed`user/${res.body.email} ${found ? 'configured' : 'created'}\n`);
+        lines.push(printed`user/${res.body.email} ${!found ? 'created' : sameUser(found, res.body) ? 'unchanged' : 'configured'}\n`);
       } catch (err) {
         throw new CliError(`user/${ref}: ${errorMessage(err)}`);
       }
     }
     printApplied(io, format, written, lines);
   });
+}
+
+/** Whether the user a PUT answered with is the one it found: what a listing shows of them is the same (a password kept is not shown). */
+function sameUser(found: UserRecord, written: UserRecord): boolean {
+  return Object.keys(found).every((key) => isDeepStrictEqual(found[key as keyof UserRecord], written[key as keyof UserRecord]));
 }
 
 /** user describe: the person, their groups, factors, sessions and identities. */

@@ -2,7 +2,7 @@
 // as ?access_token= or a bearer header (authentication and policies run before).
 import { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { ApiError, notFound } from '../../errors.js';
-import { hashSecret } from '../../credentials/secrets.js';
+import { hashSecret, verifyHash } from '../../credentials/secrets.js';
 import { groupInput, rejected, userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
@@ -183,21 +183,32 @@ export function peopleRouter(svc: PeopleRouterServices, guard: RequestHandler): 
     const id = idParam(req, 'user');
     // A new password must not be like the person's address: the one the body gives, else the one they have.
     const carriesPassword = typeof req.body === 'object' && req.body !== null && 'password' in req.body;
-    const email = carriesPassword ? (await getUser(svc.pool, id))?.email : undefined;
-    const input = userInput(req.body, false, id, { check: await passwordCheck(svc.config), email });
+    const stored = carriesPassword ? await getUser(svc.pool, id) : undefined;
+    const input = userInput(req.body, false, id, { check: await passwordCheck(svc.config), email: stored?.email });
     await checkGroups(svc, req.body, input.groupIds);
+    const fields = {
+      ...(input.email !== undefined ? { email: input.email } : {}),
+      ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
+      ...(input.data !== undefined ? { data: input.data } : {}),
+      ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
+      ...(input.active !== undefined ? { active: input.active } : {}),
+    };
+    const password = input.password;
+    // The password the person has already is kept, not set anew: a manifest applied again (GitOps,
+    // `user apply -f`) must not end the person's sessions each time. Checked before the lock (argon2
+    // is slow); a hash changed meanwhile by another request means this body's password is set.
+    const kept = password !== undefined && stored?.passwordSet === true && (await verifyHash(stored.passwordHash, password, 'write'));
+    const known = password !== undefined && !kept ? await hashSecret(password) : undefined;
     const user = await writing(req.body, async () =>
       changeAccount(
         svc,
         id,
-        {
-          ...(input.email !== undefined ? { email: input.email } : {}),
-          ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
-          ...(input.password !== undefined ? { passwordHash: await hashSecret(input.password) } : {}),
-          ...(input.data !== undefined ? { data: input.data } : {}),
-          ...(input.groupIds !== undefined ? { groupIds: input.groupIds } : {}),
-          ...(input.active !== undefined ? { active: input.active } : {}),
-        },
+        password === undefined
+          ? fields
+          : async (before) => ({
+              ...fields,
+              ...(kept && before.passwordHash === stored.passwordHash ? {} : { passwordHash: known ?? (await hashSecret(password)) }),
+            }),
         actorOf(req.principal!),
       ),
     );
