@@ -24,6 +24,16 @@ export interface EnsureOwnedOptions {
  * owner of the same name that no garbage collector got to yet: it is taken
  * over. A create that meets one made meanwhile (an earlier attempt whose answer
  * was lost) uses it.
+ *
+ * Taken over (a patch of its ownerReferences), not waited for until the garbage
+ * collector deletes it: its values must survive (a generated client secret apps
+ * hold, a database password, the factor key that sealed a retained schema's TOTP
+ * secrets), and a Box that used it meanwhile would run on a key about to be
+ * replaced. Nor used as it is under its old owner: the collector would delete it
+ * under the running box. The chart lets the operator patch only objects labelled
+ * as its own (MANAGED_LABELS: its ValidatingAdmissionPolicy), which what an owner
+ * of the same kind left is, as the operator made it; an object someone else made
+ * is used as it is, or refused with `foreign`.
  */
 export async function ensureOwned<T extends KObject>(
   kube: Kube,

@@ -141,11 +141,89 @@ export function describeChart(): void {
         ['escalate', 'clusterroles'],
         ['create', 'rolebindings', '-n', 'team-a'],
         ['delete', 'secrets', '-n', 'team-a'],
+        ['delete', 'secrets', '--all-namespaces'],
+        ['update', 'secrets', '--all-namespaces'],
+        ['delete', 'deployments.apps', '--all-namespaces'],
+        ['delete', 'serviceaccounts', '--all-namespaces'],
         ['create', 'pods', '-n', 'team-a'],
       ])
         expect(await can(args), args.join(' ')).to.equal('no');
       const binding = await suite.cluster.json(['get', 'clusterrolebinding', 'boxauth-operator-token-review']);
       expect(binding.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' });
+    });
+
+    it("lets a stolen operator token change no Secret, Deployment, Service or ServiceAccount it did not make (the chart's admission policy)", async function () {
+      // RBAC must grant patch on every Secret (and Service, Deployment, ServiceAccount): the operator changes those it
+      // made, whose names come from the resources it serves. The chart's ValidatingAdmissionPolicy narrows that to
+      // objects labelled as the operator's, for requests made with the operator's real token.
+      const asOperator = (args: string[], input?: string) => suite.cluster.kubectl(args, input, suite.operatorKubeconfig);
+      const ns = 'team-a';
+      // kubectl patch reads a Deployment first, which the operator may not (it lists and watches them): apply instead.
+      const thiefs = (name: string): object => ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: ns, labels: { 'app.kubernetes.io/managed-by': 'boxauth-operator' } },
+        spec: {
+          selector: { matchLabels: { app: name } },
+          template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: 'registry.example/thief:1' }] } },
+        },
+      });
+      // Another app's objects in a box's namespace: its TLS key, its Deployment, Service and ServiceAccount.
+      await suite.cluster.k(['create', 'secret', 'generic', 'shop-tls', '-n', ns, '--from-literal=tls.key=the-shops-key']);
+      await suite.cluster.k(['create', 'deployment', 'shop', '-n', ns, '--image=registry.example/shop:1']);
+      await suite.cluster.k(['create', 'service', 'clusterip', 'shop', '-n', ns, '--tcp=80:8080']);
+      await suite.cluster.k(['create', 'serviceaccount', 'shop', '-n', ns]);
+      const refusals: [string, string[], string?][] = [
+        ['patch a Secret', ['patch', 'secret', 'shop-tls', '-n', ns, '-p', '{"stringData":{"tls.key":"the-thiefs-key"}}']],
+        ["label it as the operator's", ['label', 'secret', 'shop-tls', '-n', ns, 'app.kubernetes.io/managed-by=boxauth-operator']],
+        [
+          'server-side apply it, forcing',
+          ['apply', '--server-side', '--force-conflicts', '--field-manager=boxauth-operator', '-f', '-'],
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'shop-tls', namespace: ns, labels: { 'app.kubernetes.io/managed-by': 'boxauth-operator' } },
+            stringData: { 'tls.key': 'the-thiefs-key' },
+          }),
+        ],
+        [
+          'server-side apply a Deployment',
+          ['apply', '--server-side', '--force-conflicts', '--field-manager=boxauth-operator', '-f', '-'],
+          JSON.stringify(thiefs('shop')),
+        ],
+        ['patch a Service', ['patch', 'service', 'shop', '-n', ns, '-p', '{"spec":{"selector":{"app":"thief"}}}']],
+        ['patch a ServiceAccount', ['patch', 'serviceaccount', 'shop', '-n', ns, '-p', '{"automountServiceAccountToken":true}']],
+        ['create an unlabelled Secret', ['create', 'secret', 'generic', 'planted', '-n', ns, '--from-literal=a=b']],
+      ];
+      for (const [what, args, input] of refusals) {
+        const r = await asOperator(args, input);
+        expect(r.code, `${what}: ${r.stdout}`).to.not.equal(0);
+        expect(r.stderr, what).to.include("ValidatingAdmissionPolicy 'boxauth-operator-writes-its-own'");
+      }
+      const shopTls = await suite.cluster.json(['get', 'secret', 'shop-tls', '-n', ns]);
+      expect(shopTls.metadata.labels).to.equal(undefined);
+      expect(Buffer.from(shopTls.data['tls.key'], 'base64').toString()).to.equal('the-shops-key');
+      const shop = await suite.cluster.json(['get', 'deployment', 'shop', '-n', ns]);
+      expect(shop.spec.template.spec.containers[0].image).to.equal('registry.example/shop:1');
+      // What the operator made stays its to change (a new signing key, <box>-database's URLs, server-side apply).
+      const annotate = '{"metadata":{"annotations":{"example":"1"}}}';
+      for (const [args, input] of [
+        [['patch', 'secret', 'auth-signing-key', '-n', ns, '-p', annotate]],
+        [['patch', 'serviceaccount', 'auth', '-n', ns, '-p', annotate]],
+        [['patch', 'service', 'auth', '-n', ns, '-p', annotate]],
+        [
+          ['apply', '--server-side', '--field-manager=example', '-f', '-'],
+          JSON.stringify({
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'auth', namespace: ns, annotations: { example: '1' } },
+          }),
+        ],
+      ] as [string[], string?][]) {
+        const r = await asOperator([...args, '--dry-run=server'], input);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
+      }
+      await suite.cluster.k(['delete', 'secret/shop-tls', 'deployment/shop', 'service/shop', 'serviceaccount/shop', '-n', ns]);
     });
 
     describe('monitoring', function () {

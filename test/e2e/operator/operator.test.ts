@@ -20,7 +20,17 @@ import { describeTls } from './tls.js';
 import { describeWorkload } from './workload.js';
 import { chartObjects, OPERATOR_NAMESPACE, sql, startOperator, suite } from './suite.js';
 
-const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+// The admission policy is part of the operator's rights: what RBAC grants on Secrets, Services, Deployments and
+// ServiceAccounts it narrows to the objects the operator made, so every test runs the operator under it.
+const RBAC_KINDS = new Set([
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 describe('the operator on a real kube-apiserver', function () {
   this.timeout(120_000);
