@@ -60,6 +60,40 @@ describe('a PUT of the same body again', function () {
     expect((await token('the-second-secret-2')).status).to.equal(200);
   });
 
+  // The secret is checked against its hash before the write's lock (argon2 is slow): a PUT that
+  // sends the stored secret again while another PUT changes it must not keep the other's hash
+  // under its own answer. Whatever order the writes take, the version the client ends at is one a
+  // PUT answered with, and the secret that PUT sent is the one that works.
+  it('a secret sent again while other PUTs change it: the version the client ends at is one whose secret works (racing)', async function () {
+    const path = '/Client/racing';
+    const body = { grant_types: ['client_credentials'], description: 'raced' };
+    let current = 'race-secret-start';
+    expect((await api('PUT', path, { ...body, secret: current })).status).to.equal(201);
+    const works = async (secret: string): Promise<boolean> =>
+      (await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'racing', client_secret: secret })).status === 200;
+    for (let round = 0; round < 6; round++) {
+      const next = `race-secret-${round}`;
+      // Spread over the time a new secret takes to hash, so that some PUTs read the hash before
+      // another's commit and take the lock after it.
+      const sent = Array.from({ length: 16 }, (_, i) => (i % 2 ? next : current));
+      const answers = await Promise.all(
+        sent.map(async (secret, i) => {
+          await new Promise((resolve) => setTimeout(resolve, i * 7));
+          return { secret, res: await api('PUT', path, { ...body, secret }) };
+        }),
+      );
+      for (const { res } of answers) expect(res.status, res.text).to.equal(200);
+      const final = (await api('GET', path)).body.meta.versionId;
+      const atFinal = new Set(answers.filter((a) => a.res.body.meta.versionId === final).map((a) => a.secret));
+      expect([...atFinal], `round ${round}: the PUTs answered with the final version`).to.have.length(1);
+      const [winner] = [...atFinal] as [string];
+      expect(await works(winner), `round ${round}: ${winner} works`).to.equal(true);
+      const loser = winner === next ? current : next;
+      expect(await works(loser), `round ${round}: ${loser} does not`).to.equal(false);
+      current = winner;
+    }
+  });
+
   // `user apply -f` of a file that gives a password sends it with every apply: the password the
   // person has already is kept, so their signed-in browsers stay; another password ends them.
   it("a user's password sent again is kept: no event, and their signed-in browser stays", async function () {
