@@ -63,7 +63,8 @@ async function select(app: App): Promise<void> {
   state.selected = app;
   render();
   write($('app-title'), chosen(app.id));
-  $('app-description').textContent = app.description ?? '';
+  // The App's team wrote it: its direction its own (dir=auto isolates it, as <bdi> does).
+  Object.assign($('app-description'), { textContent: app.description ?? '', dir: 'auto' });
   $('app-managed').hidden = !app.meta?.managedBy;
   write($('app-managed'), app.meta?.managedBy ? words`Managed by the Kubernetes resource ${chosen(app.meta.managedBy)}.` : '');
   $('app-error').textContent = '';

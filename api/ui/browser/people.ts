@@ -218,7 +218,7 @@ async function addMember(): Promise<void> {
     return;
   }
   if (!found[0]) {
-    $('group-members-error').textContent = `Nobody has the email ${email}.`;
+    write($('group-members-error'), words`Nobody has the email ${chosen(email)}.`);
     return;
   }
   if (await setMember(group, found[0], true)) field('group-member-email').value = '';
