@@ -9,7 +9,7 @@ import { sameAddress } from '../input.js';
 import { insertLink, LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import type { ClaimedMail, FactorDetail } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
-import { builtInMails, escapeHtml, render, type Templates } from './templates.js';
+import { builtInMails, escapeHtml, named, render, type MailValue, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 
 /** A mail to send, and the SHA-256 of its link's token (stored), if it has one. */
@@ -26,13 +26,14 @@ export async function compose(
   branding: Pick<Branding, 'displayName' | 'supportUrl'> = NO_BRANDING,
 ): Promise<Composed | undefined> {
   // {{box}} is what people know the box as: the company's name where the box has one, else its host.
+  // The addresses and the names of factors are names someone chose: render() isolates them.
   const box = branding.displayName ?? new URL(baseUrl).host;
-  const filled = (values: Record<string, string>): Omit<Message, 'to'> =>
+  const filled = (values: Record<string, MailValue>): Omit<Message, 'to'> =>
     signed(render(templates.pick(mail.kind, mail.language), { box, supportLink: branding.supportUrl ?? '', ...values }), branding);
   let linkHash: Buffer | undefined;
-  const to = (user: UserRow, values: Record<string, string>): Composed => ({
+  const to = (user: UserRow, values: Record<string, MailValue>): Composed => ({
     to: user.email,
-    ...filled({ email: user.email, ...values }),
+    ...filled({ email: named(user.email), ...values }),
     ...(linkHash ? { linkHash } : {}),
   });
   const link = async (user: UserRow, purpose: LinkPurpose, page: string, sentTo = user.email): Promise<string> => {
@@ -75,8 +76,8 @@ export async function compose(
       return {
         to: mail.address,
         ...filled({
-          email: mail.address,
-          oldEmail: user.email,
+          email: named(mail.address),
+          oldEmail: named(user.email),
           link: url,
           hours: String(LINK_MINUTES.change / 60),
         }),
@@ -90,7 +91,7 @@ export async function compose(
       if (!user || sameAddress(user.email, mail.address)) return undefined;
       return {
         to: mail.address,
-        ...filled({ email: mail.address, newEmail: user.email }),
+        ...filled({ email: named(mail.address), newEmail: named(user.email) }),
       };
     }
     case 'factor-added':
@@ -137,9 +138,10 @@ export function signed(message: Omit<Message, 'to'>, branding: Pick<Branding, 'd
 
 /**
  * The words of a factor mail's `detail` in the mail's language ("a passkey named “Laptop”", "ein
- * Passkey namens „Laptop“"); a detail it cannot read is said plainly.
+ * Passkey namens „Laptop“"), the passkey's or the provider's name kept apart for render() to
+ * isolate; a detail it cannot read is said plainly.
  */
-export function factorWords(detail: string | undefined, language?: string): string {
+export function factorWords(detail: string | undefined, language?: string): MailValue {
   let parsed: Partial<FactorDetail> = {};
   try {
     parsed = JSON.parse(detail ?? '{}') as Partial<FactorDetail>;
@@ -147,10 +149,9 @@ export function factorWords(detail: string | undefined, language?: string): stri
     // said plainly below
   }
   const words = builtInMails(language).factors;
-  const named = (phrase: string, name: unknown): string => phrase.replace('{{name}}', () => String(name));
   switch (parsed.factor) {
     case 'passkey':
-      return typeof parsed.name === 'string' ? named(words.passkeyNamed, parsed.name) : words.passkey;
+      return typeof parsed.name === 'string' ? named(parsed.name, words.passkeyNamed) : words.passkey;
     case 'totp':
       return words.totp;
     case 'recovery-codes':
@@ -158,7 +159,7 @@ export function factorWords(detail: string | undefined, language?: string): stri
     case 'every-factor':
       return words.everyFactor;
     case 'provider':
-      return typeof parsed.name === 'string' ? named(words.providerNamed, parsed.name) : words.provider;
+      return typeof parsed.name === 'string' ? named(parsed.name, words.providerNamed) : words.provider;
     default:
       return words.other;
   }

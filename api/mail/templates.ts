@@ -110,14 +110,44 @@ export function mailLanguageProblems(mails: MailLanguage): string[] {
   return [...templates, ...factors];
 }
 
-/** `template` with its placeholders filled: in the HTML, every value escaped. */
-export function render(template: Template, values: Record<string, string>): { subject: string; text: string; html?: string } {
-  const fill = (source: string, escape: (v: string) => string): string =>
-    source.replace(PLACEHOLDER, (_, name: string) => escape(values[name] ?? ''));
+/**
+ * A value that is a name someone chose — a person's address, a passkey's name, an identity
+ * provider's — alone, or within `words` (the language's phrase around it, holding {{name}}).
+ */
+export interface Named {
+  name: string;
+  words?: string;
+}
+
+export const named = (name: string, words?: string): Named => (words === undefined ? { name } : { name, words });
+
+/** A placeholder's value: words of the box (a link, a number), or a name. */
+export type MailValue = string | Named;
+
+/**
+ * A name in a mail's subject or text part, isolated by U+2068 FIRST STRONG ISOLATE … U+2069 POP
+ * DIRECTIONAL ISOLATE (Unicode UAX #9, §2.7): a plain-text mail has no <bdi>, and a name holding a
+ * right-to-left override (one kept before the box refused them, or an upstream provider's) or
+ * written in Arabic or Hebrew would otherwise reorder the sentence around it in the mail reader.
+ * The isolate resolves the name's direction on its own, and counts as one neutral character to the
+ * words around it; unpaired controls inside the name end at the PDI (UAX #9 rule BD9).
+ */
+export const isolated = (name: string): string => `\u2068${name}\u2069`;
+
+/** `template` with its placeholders filled: in the HTML, every value escaped; every name isolated. */
+export function render(template: Template, values: Record<string, MailValue>): { subject: string; text: string; html?: string } {
+  const fill = (source: string, escape: (v: string) => string, isolate: (escapedName: string) => string): string =>
+    source.replace(PLACEHOLDER, (_, key: string) => {
+      const value = values[key] ?? '';
+      if (typeof value === 'string') return escape(value);
+      const name = isolate(escape(value.name));
+      return value.words === undefined ? name : escape(value.words).replace('{{name}}', () => name);
+    });
   return {
-    subject: fill(template.subject, (v) => v.replace(/[\r\n]+/g, ' ')),
-    text: fill(template.text, (v) => v),
-    ...(template.html !== undefined ? { html: fill(template.html, escapeHtml) } : {}),
+    subject: fill(template.subject, (v) => v.replace(/[\r\n]+/g, ' '), isolated),
+    text: fill(template.text, (v) => v, isolated),
+    // HTML's own isolate: <bdi> (HTML §4.5.24).
+    ...(template.html !== undefined ? { html: fill(template.html, escapeHtml, (name) => `<bdi>${name}</bdi>`) } : {}),
   };
 }
 

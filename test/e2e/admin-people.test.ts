@@ -9,7 +9,7 @@
 import argon2 from 'argon2';
 import { expect } from 'chai';
 import pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { Box, eventually } from '../support/box.js';
 import { codeClient } from '../support/code-client.js';
 import { FormAgent } from '../support/form-agent.js';
@@ -82,6 +82,28 @@ describe('admin console: people (Chromium)', function () {
     await on.getByRole('list', { name: 'Users' }).getByRole('button', { name: email }).click();
     await on.getByRole('heading', { name: `Edit ${email}` }).waitFor();
   }
+
+  /**
+   * Whether `words`, text of `where` outside any name, is drawn in the order it is written: each
+   * character left of the next (the console is left to right). A bidi override leaking out of a
+   * name draws them the other way round.
+   */
+  const drawnInOrder = (where: Locator, words: string): Promise<boolean> =>
+    where.evaluate((element, words) => {
+      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const at = node.textContent!.indexOf(words);
+        if (at < 0) continue;
+        const lefts = [...words].map((_, i) => {
+          const range = document.createRange();
+          range.setStart(node, at + i);
+          range.setEnd(node, at + i + 1);
+          return range.getBoundingClientRect().left;
+        });
+        return lefts.every((left, i) => i === 0 || left > lefts[i - 1]!);
+      }
+      throw new Error(`no text of the element holds "${words}"`);
+    }, words);
 
   it('turns a person off: their browser is signed out and their sign-in refused; on again, they sign in', async function () {
     const dee = await person('dee@example.com');
@@ -205,6 +227,51 @@ describe('admin console: people (Chromium)', function () {
   });
 
   describe('attacks', function () {
+    it('a name holding U+202E is shown isolated: the words around it read as written, and a confirmation marks it off', async function () {
+      // A right-to-left override the box refuses now, in an address kept from before it did (or written by SQL):
+      // unisolated, it drew the rest of each sentence holding the name right to left (issue 63, item 7).
+      const email = 'eve\u202E@example.com';
+      const db = new pg.Client({ connectionString: box.databaseUrl });
+      await db.connect();
+      let id: number;
+      try {
+        const hash = await argon2.hash(PASSWORD, { type: argon2.argon2id });
+        id = (await db.query('INSERT INTO users (email, password_hash, active) VALUES ($1, $2, false) RETURNING id', [email, hash])).rows[0]
+          .id;
+      } finally {
+        await db.end();
+      }
+      const ops = (await rest('GET', '/groups?name=ops'))[0];
+      await rest('PUT', `/users/${id}`, { 'group-ids': [ops.id] });
+
+      await page.reload();
+      await page.getByRole('tab', { name: 'Groups' }).click();
+      await page.getByRole('list', { name: 'Groups' }).getByRole('button', { name: 'ops' }).click();
+      const item = page.getByRole('list', { name: 'Members' }).getByRole('listitem').filter({ hasText: '(turned off)' });
+      expect(await item.locator('bdi').allTextContents()).to.deep.equal([email]);
+      expect(await drawnInOrder(item, ' (turned off)'), 'the words after the name').to.equal(true);
+
+      await item.getByRole('button', { name: /^Remove eve/ }).click();
+      const status = page.locator('#app-status');
+      await status.getByText(/^Removed eve.*from ops\.$/).waitFor();
+      expect(await status.locator('bdi').allTextContents()).to.deep.equal([email, 'ops']);
+      expect(await drawnInOrder(status, ' from '), 'the words between the names').to.equal(true);
+      expect((await rest('GET', `/users/${id}`))['group-ids']).to.deep.equal([]);
+
+      await page.getByRole('tab', { name: 'Users' }).click();
+      await page.getByRole('list', { name: 'Users' }).getByRole('button').filter({ hasText: email }).click();
+      expect(await page.locator('#user-form-title bdi').allTextContents()).to.deep.equal([email]);
+      // A confirm() dialog holds no markup: the name sits between U+2068 FIRST STRONG ISOLATE and U+2069 POP DIRECTIONAL ISOLATE.
+      const asked = new Promise<string>((resolve) =>
+        page.once('dialog', (dialog) => {
+          resolve(dialog.message());
+          void dialog.dismiss();
+        }),
+      );
+      await page.getByRole('button', { name: 'Reset second factors' }).click();
+      expect(await asked).to.match(new RegExp(`^Reset the second factors of \u2068${email}\u2069\\? `));
+    });
+
     it('a person whose email, data, directory name and identity hold markup or terminal escapes is shown as inert text', async function () {
       // An address the box refuses now, as a row from before it did (or written by SQL): the console trusts no server string.
       const email = `${MARKUP}\u001b]0;pwned\u0007@example.com`;

@@ -158,7 +158,9 @@ describe('admin UI (Chromium)', function () {
     });
     await page.getByRole('button', { name: 'Save' }).click();
     await eventually('the address verified', async () => (await api(`/users/${self.id}`)).email_verified === true);
-    expect(asked).to.include('Vouch for self@example.com?').and.include('password, second factors, linked providers and every sign-in end');
+    expect(asked)
+      .to.include('Vouch for \u2068self@example.com\u2069?')
+      .and.include('password, second factors, linked providers and every sign-in end');
   });
 
   it('works from the keyboard: tabs with arrow keys, forms with Tab and Enter', async function () {
@@ -238,7 +240,7 @@ describe('admin UI (Chromium)', function () {
     expect((await api(`/users/${lee.id}/factors`)).factors).to.have.length(1);
 
     page.once('dialog', (dialog) => {
-      expect(dialog.message()).to.include('Reset the second factors of lee@example.com?');
+      expect(dialog.message()).to.include('Reset the second factors of \u2068lee@example.com\u2069?');
       void dialog.accept();
     });
     await page.getByRole('button', { name: 'Reset second factors' }).click();
@@ -326,7 +328,7 @@ describe('admin UI (Chromium)', function () {
       await page.getByRole('list', { name: 'Users' }).getByRole('button', { name: 'sam2@example.com' }).click();
       await apps.getByText(/^app · since/).waitFor();
       page.once('dialog', (dialog) => {
-        expect(dialog.message()).to.include('End every session of sam2@example.com?');
+        expect(dialog.message()).to.include('End every session of \u2068sam2@example.com\u2069?');
         void dialog.accept();
       });
       await page.getByRole('button', { name: 'End all sessions' }).click();

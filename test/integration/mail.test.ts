@@ -132,12 +132,42 @@ describe('mail through a real SMTP server', function () {
     await enqueueMail(pool, { kind: 'password-reset', address: "o'neil&co@example.com", language: 'de-CH' });
     const mail = await smtp.waitForMail((m) => m.to.includes("o'neil&co@example.com"));
     expect(mail.parsed.subject).to.equal(`Passwort für ${new URL(box.url).host} zurücksetzen`);
-    expect(mail.parsed.text).to.include("Hallo o'neil&co@example.com, hier ist dein Link (30 Minuten)");
-    expect(mail.parsed.html).to.include('<p>Hallo o&#39;neil&#38;co@example.com</p>');
+    expect(mail.parsed.text).to.include("Hallo \u2068o'neil&co@example.com\u2069, hier ist dein Link (30 Minuten)");
+    expect(mail.parsed.html).to.include('<p>Hallo <bdi>o&#39;neil&#38;co@example.com</bdi></p>');
     // Another language: the default (built-in English) template.
     await person(pool, 'dora@example.com', true);
     await enqueueMail(pool, { kind: 'password-reset', address: 'dora@example.com', language: 'fr' });
     expect((await smtp.waitForMail((m) => m.to.includes('dora@example.com'))).parsed.subject).to.match(/^Reset your password/);
+  });
+
+  it('a name holding U+202E is isolated: in the text between U+2068 and U+2069, in the HTML in <bdi>', async function () {
+    // An address and a passkey name the box refuses now (bidi controls), kept from before it did: unisolated,
+    // the right-to-left override drew the rest of the sentence backwards in the reader's mail program.
+    const changed = 'zo\u202Ee@example.com';
+    const id = await person(pool, changed, true);
+    await enqueueMail(pool, { kind: 'email-changed', address: 'zoe.before@example.com', userId: id });
+    const told = await smtp.waitForMail((m) => m.to.includes('zoe.before@example.com'));
+    expect(told.parsed.text).to.include(
+      `was changed from \u2068zoe.before@example.com\u2069 to \u2068${changed}\u2069.\n\nIf you changed it`,
+    );
+    expect(told.parsed.html).to.include(`was changed from <bdi>zoe.before@example.com</bdi> to <bdi>${changed}</bdi>.</p>`);
+
+    const yan = await person(pool, 'yan.factors@example.com', true);
+    const detail = JSON.stringify({ factor: 'passkey', name: 'Laptop\u202E' });
+    await enqueueMail(pool, { kind: 'factor-added', address: 'yan.factors@example.com', userId: yan, detail });
+    await enqueueMail(pool, { kind: 'factor-added', address: 'yan.factors@example.com', userId: yan, detail, language: 'de' });
+    await eventually('both mails', async () => smtp.mailsTo('yan.factors@example.com').length === 2);
+    const [english, german] = ['A way to sign in was added', 'Anmeldemethode'].map((subject) =>
+      smtp.mailsTo('yan.factors@example.com').find((m) => (m.parsed.subject ?? '').includes(subject))!,
+    );
+    expect(english!.parsed.text).to.include(
+      'a passkey named “\u2068Laptop\u202E\u2069” was added to the account of \u2068yan.factors@example.com\u2069.',
+    );
+    expect(english!.parsed.html).to.include(
+      'a passkey named “<bdi>Laptop\u202E</bdi>” was added to the account of <bdi>yan.factors@example.com</bdi>.',
+    );
+    expect(german!.parsed.text).to.include('ein Passkey namens „\u2068Laptop\u202E\u2069“');
+    expect(german!.parsed.html).to.include('ein Passkey namens „<bdi>Laptop\u202E</bdi>“');
   });
 
   it('a server that is down when the mail is enqueued: the mail arrives once it is up, once', async function () {

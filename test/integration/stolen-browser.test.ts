@@ -324,7 +324,7 @@ describe('a stolen browser stays a browser', function () {
     expect(one.status, one.text).to.equal(200);
     expect((await scene.factorsOf(gus.id)).map((f) => f.kind)).to.deep.equal(['totp']);
     await smtp.waitForMail(() => mailsAbout(gus.email, /was removed/).length > 0);
-    expect(mailsAbout(gus.email, /was removed/)[0]!.parsed.text).to.include('a passkey named “Not mine”');
+    expect(mailsAbout(gus.email, /was removed/)[0]!.parsed.text).to.include('a passkey named “\u2068Not mine\u2069”');
   });
 
   it('asked for a passkey, a person with only an app gives its code and adds a passkey: no dead end', async function () {

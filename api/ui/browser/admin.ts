@@ -14,18 +14,25 @@ import {
   button,
   cell,
   checkbox,
+  chosen,
   endButton,
   errorText,
   factorsText,
   field,
   finishSignIn,
   formErrors,
+  plainText,
   renderList,
+  nodes,
+  readText,
   say,
   showErrors,
   startSignIn,
   when,
+  words,
+  write,
   type Tab,
+  type Words,
 } from './console.js';
 import { loadBrowsers, showMembers, showPerson, startPeople } from './people.js';
 import { clientsTab } from './clients.js';
@@ -82,10 +89,11 @@ interface Grant {
 }
 
 /** The client of a grant as the console names it: an agent's says so, with the name it gave itself and how it came. */
-function clientLabel(g: Grant): string {
-  if (!g.agent) return g.client;
+function clientLabel(g: Grant): Words {
+  if (!g.agent) return [chosen(g.client)];
   const how = g.agent.kind === 'dynamic' ? 'registered dynamically' : 'metadata document';
-  return `Agent${g.agent.client_name ? ` "${g.agent.client_name}"` : ''}: ${g.client} (${how})`;
+  const named = g.agent.client_name ? words` "${chosen(g.agent.client_name)}"` : [];
+  return words`Agent${named}: ${chosen(g.client)} (${how})`;
 }
 
 /** An error body of the box: error_description, and for a 422 the fields' errors. */
@@ -114,7 +122,7 @@ function renderUsers(): void {
   renderList(
     'users-list',
     state.users,
-    (u) => u.email,
+    (u) => chosen(u.email),
     state.selectedUser,
     field('users-filter').value,
     selectUser,
@@ -127,7 +135,7 @@ function renderGroups(): void {
   renderList(
     'groups-list',
     state.groups,
-    (g) => g.name,
+    (g) => chosen(g.name),
     state.selectedGroup,
     field('groups-filter').value,
     selectGroup,
@@ -152,7 +160,7 @@ function renderGroupOptions(checked: number[]): void {
       input.name = 'group-ids';
       input.value = String(g.id);
       input.checked = checked.includes(g.id);
-      label.append(input, ` ${g.name}`);
+      label.append(input, ' ', ...nodes(chosen(g.name)));
       return label;
     }),
   );
@@ -162,7 +170,7 @@ function renderGroupOptions(checked: number[]): void {
 
 function selectUser(user: User | null): void {
   state.selectedUser = user;
-  $('user-form-title').textContent = user ? `Edit ${user.email}` : 'New user';
+  write($('user-form-title'), user ? words`Edit ${chosen(user.email)}` : 'New user');
   field('user-email').value = user?.email ?? '';
   // A new user's address is one the administrator enters: verified unless they untick it.
   checkbox('user-email_verified').checked = user ? user.email_verified === true : true;
@@ -207,7 +215,9 @@ async function loadFactors(user: User): Promise<void> {
   list.replaceChildren(
     ...found.factors.map((f) => {
       const used = f.last_used_at ? `last used ${new Date(f.last_used_at).toLocaleString()}` : 'never used';
-      return Object.assign(document.createElement('li'), { textContent: `${KIND_NAMES[f.kind]} “${f.name}” · ${used}` });
+      const item = document.createElement('li');
+      write(item, words`${KIND_NAMES[f.kind]} “${chosen(f.name)}” · ${used}`);
+      return item;
     }),
   );
   if (!found.factors.length) list.append(Object.assign(document.createElement('li'), { className: 'empty', textContent: 'None.' }));
@@ -223,14 +233,15 @@ async function resetFactors(): Promise<void> {
   const user = state.selectedUser;
   if (!user) return;
   const sure = confirm(
-    `Reset the second factors of ${user.email}? Their passkeys, authenticator app and recovery codes are removed, ` +
+    plainText(words`Reset the second factors of ${chosen(user.email)}?`) +
+      ` Their passkeys, authenticator app and recovery codes are removed, ` +
       'they are signed out everywhere, and they enrol a new factor at their next sign-in.',
   );
   if (!sure) return;
   try {
     await api('POST', `/users/${user.id}/factors/reset`);
     await loadFactors(user);
-    say(`Reset the second factors of ${user.email}.`);
+    say(words`Reset the second factors of ${chosen(user.email)}.`);
   } catch (err) {
     showErrors('user', { form: [errorText(err)] }, USER_FIELDS);
   }
@@ -238,9 +249,11 @@ async function resetFactors(): Promise<void> {
 
 // ---------------------------------------------------------------- sessions
 
-function sessionItem(text: string, label: string, end: () => Promise<void>): HTMLLIElement {
+function sessionItem(text: Words, label: string, end: () => Promise<void>): HTMLLIElement {
   const item = document.createElement('li');
-  item.append(Object.assign(document.createElement('span'), { textContent: text }), endButton(label, end));
+  const span = document.createElement('span');
+  write(span, text);
+  item.append(span, endButton(label, end));
   return item;
 }
 
@@ -259,7 +272,7 @@ async function loadSessions(user: User): Promise<void> {
   $('user-browsers-list').replaceChildren(
     ...found.browsers.map((b) =>
       sessionItem(
-        `Since ${when(b.since)}${from(b.address)} · ${factorsText(b.amr)}${b.user_agent ? ` · ${b.user_agent}` : ''}`,
+        words`Since ${when(b.since)}${from(b.address)} · ${factorsText(b.amr)}${b.user_agent ? words` · ${chosen(b.user_agent)}` : ''}`,
         `End the browser session since ${when(b.since)}${from(b.address)}`,
         () => endSession(user, `/users/${user.id}/sessions/${b.sid}`, 'Signed out a browser of'),
       ),
@@ -269,8 +282,8 @@ async function loadSessions(user: User): Promise<void> {
   $('user-grants-list').replaceChildren(
     ...found.grants.map((g) =>
       sessionItem(
-        `${clientLabel(g)} · since ${when(g.since)}, last used ${when(g.last_used)}${from(g.address)} · ${factorsText(g.amr)}`,
-        `End the grant to ${clientLabel(g)} since ${when(g.since)}`,
+        words`${clientLabel(g)} · since ${when(g.since)}, last used ${when(g.last_used)}${from(g.address)} · ${factorsText(g.amr)}`,
+        `End the grant to ${readText(clientLabel(g))} since ${when(g.since)}`,
         () => endSession(user, `/users/${user.id}/grants/${g.id}`, 'Ended a grant of'),
       ),
     ),
@@ -283,7 +296,7 @@ async function loadSessions(user: User): Promise<void> {
 async function endSession(user: User, path: string, done: string): Promise<void> {
   try {
     await api('DELETE', path);
-    say(`${done} ${user.email}.`);
+    say(words`${done} ${chosen(user.email)}.`);
   } catch (err) {
     $('user-sessions-error').textContent = errorText(err);
   }
@@ -293,7 +306,12 @@ async function endSession(user: User, path: string, done: string): Promise<void>
 async function endAllSessions(): Promise<void> {
   const user = state.selectedUser;
   if (!user) return;
-  if (!confirm(`End every session of ${user.email}? They are signed out of every browser and every app's tokens stop working.`)) return;
+  if (
+    !confirm(
+      `${plainText(words`End every session of ${chosen(user.email)}?`)} They are signed out of every browser and every app's tokens stop working.`,
+    )
+  )
+    return;
   await endSession(user, `/users/${user.id}/sessions`, 'Ended every session of');
 }
 
@@ -321,7 +339,7 @@ async function loadBoxSessions(): Promise<void> {
       endButton(`End the grant of ${g.email ?? ''} to ${g.client}`, async () => {
         try {
           await api('DELETE', `/users/${g.user}/grants/${g.id}`);
-          say(`Ended a grant of ${g.email ?? ''} to ${g.client}.`);
+          say(words`Ended a grant of ${chosen(g.email ?? '')} to ${chosen(g.client)}.`);
         } catch (err) {
           $('sessions-error').textContent = errorText(err);
         }
@@ -330,7 +348,7 @@ async function loadBoxSessions(): Promise<void> {
     );
     if (g.agent) row.className = 'agent';
     row.append(
-      cell(g.email ?? ''),
+      cell(chosen(g.email ?? '')),
       cell(clientLabel(g)),
       cell(when(g.since)),
       cell(when(g.last_used)),
@@ -377,7 +395,13 @@ async function loadProviders(): Promise<void> {
   $('providers-error').textContent = '';
   const rows = providers.map((p) => {
     const row = document.createElement('tr');
-    row.append(cell(p.id), cell(p.type), cell(p.displayName ?? p.id), cell(p.disabled ? 'yes' : 'no'), cell(p.meta?.managedBy ?? ''));
+    row.append(
+      cell(chosen(p.id)),
+      cell(p.type),
+      cell(chosen(p.displayName ?? p.id)),
+      cell(p.disabled ? 'yes' : 'no'),
+      cell(p.meta?.managedBy ? chosen(p.meta.managedBy) : ''),
+    );
     return row;
   });
   if (!rows.length) {
@@ -443,7 +467,7 @@ async function saveUser(event: SubmitEvent): Promise<void> {
       : await api<User>('POST', '/users', payload);
     await loadUsers();
     selectUser(state.users.find((u) => u.id === saved.id) ?? null);
-    say(`Saved ${saved.email}.`);
+    say(words`Saved ${chosen(saved.email)}.`);
   } catch (err) {
     showErrors('user', formErrors(err), USER_FIELDS);
   }
@@ -458,7 +482,7 @@ function confirmAdoption(user: User, email: string, newPassword: boolean): boole
   const unproven = user.email_verified !== true || user.must_verify_email === true;
   if (!unproven || email.toLowerCase() !== user.email.toLowerCase()) return true;
   return confirm(
-    `Vouch for ${user.email}? Nobody proved this address: whoever made the account (someone who signed up with it, say) ` +
+    `${plainText(words`Vouch for ${chosen(user.email)}?`)} Nobody proved this address: whoever made the account (someone who signed up with it, say) ` +
       `loses it. Its ${newPassword ? '' : 'password, '}second factors, linked providers and every sign-in end.`,
   );
 }
@@ -470,7 +494,7 @@ async function deleteUser(): Promise<void> {
     await api('DELETE', `/users/${user.id}`);
     selectUser(null);
     await loadUsers();
-    say(`Deleted ${user.email}.`);
+    say(words`Deleted ${chosen(user.email)}.`);
   } catch (err) {
     showErrors('user', { form: [errorText(err)] }, USER_FIELDS);
   }
@@ -480,7 +504,7 @@ async function deleteUser(): Promise<void> {
 
 function selectGroup(group: Group | null): void {
   state.selectedGroup = group;
-  $('group-form-title').textContent = group ? `Edit ${group.name}` : 'New group';
+  write($('group-form-title'), group ? words`Edit ${chosen(group.name)}` : 'New group');
   field('group-name').value = group?.name ?? '';
   field('group-description').value = group?.description ?? '';
   checkbox('group-require_second_factor').checked = group?.require_second_factor === true;
@@ -517,7 +541,7 @@ async function saveGroup(event: SubmitEvent): Promise<void> {
       : await api<Group>('POST', '/groups', payload);
     await loadGroups();
     selectGroup(state.groups.find((g) => g.id === saved.id) ?? null);
-    say(`Saved ${saved.name}.`);
+    say(words`Saved ${chosen(saved.name)}.`);
   } catch (err) {
     showErrors('group', formErrors(err), GROUP_FIELDS);
   }
@@ -530,7 +554,7 @@ async function deleteGroup(): Promise<void> {
     await api('DELETE', `/groups/${group.id}`);
     selectGroup(null);
     await Promise.all([loadGroups(), loadUsers()]);
-    say(`Deleted ${group.name}.`);
+    say(words`Deleted ${chosen(group.name)}.`);
   } catch (err) {
     showErrors('group', { form: [errorText(err)] }, GROUP_FIELDS);
   }

@@ -2,7 +2,7 @@
 // hosts, its policies and its newest refusals the box kept, each explained on demand. An admin
 // whose policies let them read one App but not list the box's opens it by its id: a delegated
 // admin of that App sees it, its policies and its refusals, and nothing else.
-import { $, api, cell, field, renderList, when, type Tab } from './console.js';
+import { $, api, cell, chosen, field, renderList, when, words, write, type Sentence, type Tab } from './console.js';
 import { isForbidden, problemText, search, showExplanation, type Explanation, type Stored } from './records.js';
 import { linksText } from './policies.js';
 
@@ -28,7 +28,7 @@ function render(): void {
   renderList(
     'apps-list',
     state.apps,
-    (a) => `${a.id} · ${hostsOf(a)}`,
+    (a) => words`${chosen(a.id)} · ${hostsOf(a)}`,
     state.selected,
     field('apps-filter').value,
     (a) => void select(a),
@@ -42,7 +42,7 @@ async function load(): Promise<void> {
   } catch (err) {
     // A delegated admin may read their App without listing the box's: they open it by its id.
     $('apps-open').hidden = !isForbidden(err);
-    $('apps-error').textContent = problemText(err, "list this box's Apps (open one you may read by its id)");
+    write($('apps-error'), problemText(err, "list this box's Apps (open one you may read by its id)"));
     if (state.selected && !state.apps.some((a) => a.id === state.selected?.id)) state.apps = [state.selected];
     render();
     return;
@@ -52,24 +52,31 @@ async function load(): Promise<void> {
   render();
 }
 
-const item = (text: string): HTMLLIElement => Object.assign(document.createElement('li'), { textContent: text });
+function item(sentence: Sentence): HTMLLIElement {
+  const li = document.createElement('li');
+  write(li, sentence);
+  return li;
+}
 const empty = (text: string): HTMLLIElement => Object.assign(item(text), { className: 'empty' });
 
 async function select(app: App): Promise<void> {
   state.selected = app;
   render();
-  $('app-title').textContent = app.id;
-  $('app-description').textContent = app.description ?? '';
+  write($('app-title'), chosen(app.id));
+  // The App's team wrote it: its direction its own (dir=auto isolates it, as <bdi> does).
+  Object.assign($('app-description'), { textContent: app.description ?? '', dir: 'auto' });
   $('app-managed').hidden = !app.meta?.managedBy;
-  $('app-managed').textContent = app.meta?.managedBy ? `Managed by the Kubernetes resource ${app.meta.managedBy}.` : '';
+  write($('app-managed'), app.meta?.managedBy ? words`Managed by the Kubernetes resource ${chosen(app.meta.managedBy)}.` : '');
   $('app-error').textContent = '';
-  $('app-hosts').replaceChildren(...app.urls.map(item));
-  $('app-sign-in').textContent = [
-    `Tokens must carry the audience ${app.audience ?? app.urls[0] ?? ''}.`,
-    app.signIn
-      ? `People sign in through the client ${app.signIn.client}.`
-      : 'People in browsers are not sent to sign in (refused with 401).',
-  ].join(' ');
+  $('app-hosts').replaceChildren(...app.urls.map((url) => item(url)));
+  write(
+    $('app-sign-in'),
+    words`Tokens must carry the audience ${app.audience ?? app.urls[0] ?? ''}. ${
+      app.signIn
+        ? words`People sign in through the client ${chosen(app.signIn.client)}.`
+        : 'People in browsers are not sent to sign in (refused with 401).'
+    }`,
+  );
   $('app-explain').hidden = true;
   $('app-sections').hidden = false;
   await Promise.all([loadPolicies(app), loadRefusals(app)]);
@@ -82,12 +89,12 @@ async function loadPolicies(app: App): Promise<void> {
       `/AccessPolicy?app=${encodeURIComponent(app.id)}&_sort=id`,
     );
     if (state.selected?.id !== app.id) return;
-    list.replaceChildren(...policies.map((p) => item(`${p.id}: applies to ${linksText(p)}${p.dryRun ? ' (dry run)' : ''}`)));
+    list.replaceChildren(...policies.map((p) => item(words`${chosen(p.id)}: applies to ${linksText(p)}${p.dryRun ? ' (dry run)' : ''}`)));
     if (!policies.length) list.append(empty('None: every request is refused (denied by default).'));
     $('app-policies-error').textContent = '';
   } catch (err) {
     list.replaceChildren();
-    $('app-policies-error').textContent = problemText(err, `see the policies of ${app.id}`);
+    write($('app-policies-error'), problemText(err, words`see the policies of ${chosen(app.id)}`));
   }
 }
 
@@ -116,7 +123,7 @@ async function loadRefusals(app: App): Promise<void> {
     $('app-refusals-error').textContent = '';
   } catch (err) {
     rows.replaceChildren();
-    $('app-refusals-error').textContent = problemText(err, `see the refusals at ${app.id}`);
+    write($('app-refusals-error'), problemText(err, words`see the refusals at ${chosen(app.id)}`));
   }
 }
 
@@ -128,7 +135,7 @@ async function showRefusal(app: App, refusal: Refusal): Promise<void> {
     $('app-refusals-error').textContent = '';
     $('app-explain').hidden = false;
   } catch (err) {
-    $('app-refusals-error').textContent = problemText(err, `see why ${app.id} refused this request`);
+    write($('app-refusals-error'), problemText(err, words`see why ${chosen(app.id)} refused this request`));
   }
 }
 
@@ -144,8 +151,8 @@ async function open(event: SubmitEvent): Promise<void> {
     await select(app);
   } catch (err) {
     $('app-sections').hidden = true;
-    $('app-title').textContent = id;
-    $('app-error').textContent = problemText(err, `see the App ${id}`);
+    write($('app-title'), chosen(id));
+    write($('app-error'), problemText(err, words`see the App ${chosen(id)}`));
   }
 }
 

@@ -2,7 +2,7 @@
 // you type, Save, Delete without confirmation, and a secret rotated in the browser and shown
 // once. A record a Kubernetes resource owns (meta.managedBy) is read-only here: its owner
 // writes it, and the box refuses the API's writes of it anyway.
-import { $, api, button, field, formErrors, renderList, say, showErrors, type Tab } from './console.js';
+import { $, api, button, chosen, field, formErrors, renderList, say, showErrors, words, write, type Tab } from './console.js';
 import { FieldError, jsonObject, problemText, search, writable, type Stored } from './records.js';
 
 interface Client extends Stored {
@@ -34,7 +34,7 @@ function render(): void {
   renderList(
     'clients-list',
     state.clients,
-    (c) => c.id,
+    (c) => chosen(c.id),
     state.selected,
     field('clients-filter').value,
     select,
@@ -50,7 +50,7 @@ function hideSecret(): void {
 function select(client: Client | null): void {
   state.selected = client;
   hideSecret();
-  $('client-form-title').textContent = client ? `Edit ${client.id}` : 'New client';
+  write($('client-form-title'), client ? words`Edit ${chosen(client.id)}` : 'New client');
   field('client-id').value = client?.id ?? '';
   field('client-id').readOnly = client !== null; // the id is the record's name: a new name is a new client
   field('client-description').value = client?.description ?? '';
@@ -60,9 +60,12 @@ function select(client: Client | null): void {
   field('client-settings').value = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : '';
   const owner = client?.meta?.managedBy;
   $('client-managed').hidden = !owner;
-  $('client-managed').textContent = owner
-    ? `Managed by the Kubernetes resource ${owner}: read-only here. Change it there (kubectl edit); its secret is the resource's Secret.`
-    : '';
+  write(
+    $('client-managed'),
+    owner
+      ? words`Managed by the Kubernetes resource ${chosen(owner)}: read-only here. Change it there (kubectl edit); its secret is the resource's Secret.`
+      : '',
+  );
   $<HTMLFieldSetElement>('client-fields').disabled = Boolean(owner);
   button('client-delete').disabled = !client;
   button('client-rotate').disabled = !client;
@@ -75,7 +78,7 @@ async function load(): Promise<void> {
     state.clients = await search<Client>('/Client?_sort=id');
   } catch (err) {
     state.clients = [];
-    $('clients-error').textContent = problemText(err, "see this box's clients");
+    write($('clients-error'), problemText(err, "see this box's clients"));
     render();
     return;
   }
@@ -118,7 +121,7 @@ async function save(event: SubmitEvent): Promise<void> {
     await load();
     select(state.clients.find((c) => c.id === saved.id) ?? saved);
     if (secret) showSecret(secret);
-    say(`Saved ${saved.id}.`);
+    say(words`Saved ${chosen(saved.id)}.`);
   } catch (err) {
     showErrors('client', formErrors(err), FIELDS);
   }
@@ -138,7 +141,7 @@ async function rotate(): Promise<void> {
     await api('PUT', `/Client/${encodeURIComponent(client.id)}`, { ...writable(client), secret });
     showErrors('client', {}, FIELDS);
     showSecret(secret);
-    say(`Rotated the secret of ${client.id}: the old one no longer works.`);
+    say(words`Rotated the secret of ${chosen(client.id)}: the old one no longer works.`);
   } catch (err) {
     hideSecret();
     showErrors('client', formErrors(err), FIELDS);
@@ -152,7 +155,7 @@ async function remove(): Promise<void> {
     await api('DELETE', `/Client/${encodeURIComponent(client.id)}`);
     select(null);
     await load();
-    say(`Deleted ${client.id}.`);
+    say(words`Deleted ${chosen(client.id)}.`);
   } catch (err) {
     // The box's own clients (409) and a Kubernetes resource's: the box says why.
     showErrors('client', formErrors(err), FIELDS);

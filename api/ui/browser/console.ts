@@ -5,6 +5,9 @@
 // (api/http/routes/admin.ts); a module imports the others as './<name>.js', and types from the rest of
 // the repository only (they vanish in the output).
 import type { FieldErrors } from '../../errors.js';
+import { Chosen, partsOf, readText, type Sentence } from './names.js';
+
+export { chosen, plainText, readText, words, type Sentence, type Words } from './names.js';
 
 /**
  * A tab of the console: `tab-<name>` and `panel-<name>` in api/ui/admin.ts. `start` runs once the
@@ -134,8 +137,19 @@ export const errorText = (err: unknown): string => (err instanceof Error ? err.m
 export const formErrors = (err: unknown): FieldErrors =>
   err instanceof ApiError && err.status === 422 && err.body?.errors ? err.body.errors : { form: [errorText(err)] };
 
-export function say(text: string): void {
-  $('app-status').textContent = text;
+/** A sentence's nodes: its text, and each name in a <bdi> of its own (./names.ts says why). */
+export const nodes = (sentence: Sentence): (string | HTMLElement)[] =>
+  partsOf(sentence).map((part) =>
+    part instanceof Chosen ? Object.assign(document.createElement('bdi'), { textContent: part.name }) : part,
+  );
+
+/** `element` holding the sentence, and nothing else. */
+export function write(element: HTMLElement, sentence: Sentence): void {
+  element.replaceChildren(...nodes(sentence));
+}
+
+export function say(sentence: Sentence): void {
+  write($('app-status'), sentence);
 }
 
 /** The errors under their fields (and the rest above the form); any error clears the status line's last news. */
@@ -162,7 +176,7 @@ export function showErrors(prefix: string, errors: FieldErrors | undefined, fiel
 export function renderList<R extends { id: number | string }>(
   listId: string,
   records: R[],
-  label: (record: R) => string,
+  label: (record: R) => Sentence,
   selected: R | null,
   filter: string,
   onSelect: (record: R) => void,
@@ -170,13 +184,13 @@ export function renderList<R extends { id: number | string }>(
 ): void {
   const list = $(listId);
   const needle = filter.trim().toLowerCase();
-  const shown = records.filter((r) => label(r).toLowerCase().includes(needle));
+  const shown = records.filter((r) => readText(label(r)).toLowerCase().includes(needle));
   list.replaceChildren(
     ...shown.map((record) => {
       const item = document.createElement('li');
       const button = document.createElement('button');
       button.type = 'button';
-      button.textContent = label(record);
+      write(button, label(record));
       const note = badge(record);
       if (note) button.append(' ', Object.assign(document.createElement('span'), { className: 'badge', textContent: note }));
       button.setAttribute('aria-pressed', String(selected?.id === record.id));
@@ -204,8 +218,12 @@ const FACTOR_NAMES: Record<string, string> = {
 /** What a sign-in proved, in words (RFC 8176 amr values; mfa says only that there were two). */
 export const factorsText = (amr: string[]): string =>
   [...new Set(amr.filter((a) => a !== 'mfa').map((a) => FACTOR_NAMES[a] ?? a))].join(' + ') || 'unknown';
-/** A table cell holding text (never markup). */
-export const cell = (text: string): HTMLTableCellElement => Object.assign(document.createElement('td'), { textContent: text });
+/** A table cell holding text (never markup), its names isolated. */
+export function cell(sentence: Sentence): HTMLTableCellElement {
+  const td = document.createElement('td');
+  write(td, sentence);
+  return td;
+}
 export const when = (iso: string): string => new Date(iso).toLocaleString();
 
 export function endButton(label: string, end: () => Promise<void>): HTMLButtonElement {

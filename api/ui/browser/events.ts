@@ -4,7 +4,7 @@
 // client, a policy, a refused decision's explanation — with the admin's own token: what their
 // policies do not let them read, they are told, and the box shows them no event about it anyway.
 import type { AuditEventResource as AuditEvent } from '../../audit.js';
-import { $, ApiError, api, cell, errorText, field, type Tab } from './console.js';
+import { $, ApiError, api, cell, chosen, errorText, field, readText, words, write, type Tab, type Words } from './console.js';
 
 interface Page {
   entry: { resource: AuditEvent }[];
@@ -76,14 +76,15 @@ function what(e: AuditEvent): string {
   return `${kind}${e.action ?? ''}${fields}${reason}`;
 }
 
-const named = (p: { user: string | null; client: string | null }): string =>
-  [p.user ? `user ${p.user}` : '', p.client ? `client ${p.client}` : ''].filter(Boolean).join(' via ');
+const named = (p: { user: string | null; client: string | null }): Words =>
+  words`${p.user ? words`user ${chosen(p.user)}` : ''}${p.user && p.client ? ' via ' : ''}${p.client ? words`client ${chosen(p.client)}` : ''}`;
 
 /** Who called, and whom a refused decision was about when that is someone else (an AuthZEN PEP's subject). */
-const who = (e: AuditEvent): string => {
-  const actor = named(e.actor) || (typeof e.detail.address === 'string' ? `from ${e.detail.address}` : '');
-  const subject = e.subject ? named(e.subject) : '';
-  return subject && subject !== named(e.actor) ? `${actor}, about ${subject}` : actor;
+const who = (e: AuditEvent): Words => {
+  const byName = named(e.actor);
+  const actor = readText(byName) ? byName : typeof e.detail.address === 'string' ? [`from ${e.detail.address}`] : [];
+  const subject = e.subject ? named(e.subject) : [];
+  return readText(subject) && readText(subject) !== readText(byName) ? words`${actor}, about ${subject}` : actor;
 };
 
 /** The records an event names, each a button that shows it. */
@@ -94,7 +95,8 @@ function records(e: AuditEvent): HTMLTableCellElement {
   if (e.client && !(e.resource?.type === 'Client' && e.resource.id === e.client)) named.push(['Client', e.client]);
   const td = document.createElement('td');
   for (const [kind, id] of named) {
-    const b = Object.assign(document.createElement('button'), { type: 'button', className: 'link', textContent: `${kind} ${id}` });
+    const b = Object.assign(document.createElement('button'), { type: 'button', className: 'link' });
+    write(b, words`${kind} ${chosen(id)}`);
     b.addEventListener('click', () => void showRecord(kind, id, e));
     td.append(b, ' ');
   }
@@ -103,7 +105,7 @@ function records(e: AuditEvent): HTMLTableCellElement {
 
 async function showRecord(kind: string, id: string, e: AuditEvent): Promise<void> {
   $('event-record').hidden = false;
-  $('event-record-title').textContent = `${kind} ${id}`;
+  write($('event-record-title'), words`${kind} ${chosen(id)}`);
   try {
     const record = await api<Record<string, unknown>>('GET', READ_AT[kind]!(id, e));
     // A person's password hash is no one's business here.

@@ -3,7 +3,23 @@
 // what their directory wrote of them (SCIM, read-only), a group's members (add by email, remove),
 // and the box's signed-in browsers (with End). Each asks the REST API with the admin's token; one
 // the admin's policies refuse says so in its own place and leaves the rest of the console be.
-import { $, ApiError, all, api, cell, endButton, errorText, factorsText, field, say, when } from './console.js';
+import {
+  $,
+  ApiError,
+  all,
+  api,
+  cell,
+  chosen,
+  endButton,
+  errorText,
+  factorsText,
+  field,
+  say,
+  when,
+  words,
+  write,
+  type Sentence,
+} from './console.js';
 
 /** A person as GET /users and GET /users/<id> show them (the one record also carries `scim`). */
 export interface Person {
@@ -40,9 +56,11 @@ function refusal(err: unknown, what: string): string {
 
 const emptyItem = (text: string): HTMLLIElement => Object.assign(document.createElement('li'), { className: 'empty', textContent: text });
 
-function itemWith(text: string, action: HTMLButtonElement): HTMLLIElement {
+function itemWith(text: Sentence, action: HTMLButtonElement): HTMLLIElement {
   const item = document.createElement('li');
-  item.append(Object.assign(document.createElement('span'), { textContent: text }), action);
+  const span = document.createElement('span');
+  write(span, text);
+  item.append(span, action);
   return item;
 }
 
@@ -101,7 +119,8 @@ async function loadDirectoryAttributes(person: Person): Promise<void> {
       .filter(([, value]) => value !== undefined && value !== null)
       .flatMap(([term, value]) => [
         Object.assign(document.createElement('dt'), { textContent: term }),
-        Object.assign(document.createElement('dd'), { textContent: attributeText(value) }),
+        // What a directory wrote (a name, a title): its direction its own (dir=auto isolates it, as <bdi> does).
+        Object.assign(document.createElement('dd'), { textContent: attributeText(value), dir: 'auto' }),
       ]),
   );
   $('user-scim').hidden = false;
@@ -122,7 +141,7 @@ async function loadIdentities(person: Person): Promise<void> {
   $('user-identities-list').replaceChildren(
     ...identities.map((i) =>
       itemWith(
-        `${i.provider} · ${i.email ?? i.subject} · linked ${when(i.linked_at)}, last used ${when(i.last_used_at)}`,
+        words`${chosen(i.provider)} · ${chosen(i.email ?? i.subject)} · linked ${when(i.linked_at)}, last used ${when(i.last_used_at)}`,
         actionButton('Unlink', `Unlink ${i.provider}`, () => unlink(person, i.provider)),
       ),
     ),
@@ -135,7 +154,7 @@ async function loadIdentities(person: Person): Promise<void> {
 async function unlink(person: Person, provider: string): Promise<void> {
   try {
     await api('DELETE', `/users/${person.id}/identities/${encodeURIComponent(provider)}`);
-    say(`Unlinked ${provider} from ${person.email}.`);
+    say(words`Unlinked ${chosen(provider)} from ${chosen(person.email)}.`);
   } catch (err) {
     $('user-identities-error').textContent = refusal(err, "this person's linked identities");
   }
@@ -172,7 +191,7 @@ async function loadMembers(group: { id: number; name: string }): Promise<Person[
   $('group-members-list').replaceChildren(
     ...members.map((m) =>
       itemWith(
-        m.active === false ? `${m.email} (turned off)` : m.email,
+        m.active === false ? words`${chosen(m.email)} (turned off)` : chosen(m.email),
         actionButton('Remove', `Remove ${m.email} from ${group.name}`, async () => void (await setMember(group, m, false))),
       ),
     ),
@@ -199,7 +218,7 @@ async function addMember(): Promise<void> {
     return;
   }
   if (!found[0]) {
-    $('group-members-error').textContent = `Nobody has the email ${email}.`;
+    write($('group-members-error'), words`Nobody has the email ${chosen(email)}.`);
     return;
   }
   if (await setMember(group, found[0], true)) field('group-member-email').value = '';
@@ -214,7 +233,11 @@ async function setMember(group: { id: number; name: string }, person: Person, me
     const now = (await api<Person>('GET', `/users/${person.id}`))['group-ids'] ?? [];
     const ids = member ? [...new Set([...now, group.id])] : now.filter((id) => id !== group.id);
     await api('PUT', `/users/${person.id}`, { 'group-ids': ids });
-    say(member ? `Added ${person.email} to ${group.name}.` : `Removed ${person.email} from ${group.name}.`);
+    say(
+      member
+        ? words`Added ${chosen(person.email)} to ${chosen(group.name)}.`
+        : words`Removed ${chosen(person.email)} from ${chosen(group.name)}.`,
+    );
     $('group-members-error').textContent = '';
   } catch (err) {
     $('group-members-error').textContent = refusal(err, 'or change the people of this box');
@@ -247,12 +270,12 @@ export async function loadBrowsers(): Promise<void> {
     const end = document.createElement('td');
     end.append(endButton(`End the browser session of ${b.email} since ${when(b.since)}`, () => endBrowser(b)));
     row.append(
-      cell(b.email),
+      cell(chosen(b.email)),
       cell(when(b.since)),
       cell(when(b.expires_at)),
       cell(factorsText(b.amr)),
       cell(b.address ?? ''),
-      cell(b.user_agent ?? ''),
+      cell(b.user_agent ? chosen(b.user_agent) : ''),
       end,
     );
     return row;
@@ -276,7 +299,7 @@ let grantsChanged: () => Promise<void> = async () => undefined;
 async function endBrowser(b: BrowserSignIn): Promise<void> {
   try {
     await api('DELETE', `/users/${b.user}/sessions/${b.sid}`);
-    say(`Signed out a browser of ${b.email}.`);
+    say(words`Signed out a browser of ${chosen(b.email)}.`);
   } catch (err) {
     $('browsers-error').textContent = refusal(err, "the box's signed-in browsers");
   }

@@ -2,7 +2,22 @@
 // links (clients, users, groups) and guards (the box's API or an App), the filter that narrows as
 // you type, Save, Delete without confirmation; and a dry run of a request at an App, decided by
 // its policies as they are now (POST /authz/explain), each policy's verdict and reason shown.
-import { $, api, button, checkbox, field, formErrors, renderList, say, showErrors, type Tab } from './console.js';
+import {
+  $,
+  api,
+  button,
+  checkbox,
+  chosen,
+  field,
+  formErrors,
+  renderList,
+  say,
+  showErrors,
+  words,
+  write,
+  type Tab,
+  type Words,
+} from './console.js';
 import { FieldError, jsonObject, problemText, search, showExplanation, type Explanation, type Stored } from './records.js';
 
 type LinkType = 'Client' | 'User' | 'Group';
@@ -23,12 +38,12 @@ const LINK_TYPES: LinkType[] = ['Client', 'User', 'Group'];
 const state: { policies: Policy[]; selected: Policy | null } = { policies: [], selected: null };
 
 /** What a policy applies to and guards, in words (the list's filter matches these too). */
-export function linksText(p: Pick<Policy, 'link'>): string {
-  if (!p.link?.length) return 'every caller (no links)';
-  return p.link.map((l) => `${l.resourceType.toLowerCase()} ${l.id}`).join(', ');
+export function linksText(p: Pick<Policy, 'link'>): Words {
+  if (!p.link?.length) return ['every caller (no links)'];
+  return p.link.flatMap((l, i) => words`${i ? ', ' : ''}${l.resourceType.toLowerCase()} ${chosen(l.id)}`);
 }
-const guardsText = (p: Policy): string => (p.app ? `App ${p.app}` : "the box's API");
-const label = (p: Policy): string => `${p.id} · ${guardsText(p)} · ${linksText(p)}`;
+const guardsText = (p: Policy): Words => (p.app ? words`App ${chosen(p.app)}` : ["the box's API"]);
+const label = (p: Policy): Words => words`${chosen(p.id)} · ${guardsText(p)} · ${linksText(p)}`;
 
 function render(): void {
   renderList('policies-list', state.policies, label, state.selected, field('policies-filter').value, select, (p) =>
@@ -38,7 +53,7 @@ function render(): void {
 
 function select(policy: Policy | null): void {
   state.selected = policy;
-  $('policy-form-title').textContent = policy ? `Edit ${policy.id}` : 'New policy';
+  write($('policy-form-title'), policy ? words`Edit ${chosen(policy.id)}` : 'New policy');
   field('policy-id').value = policy?.id ?? '';
   field('policy-id').readOnly = policy !== null;
   field('policy-description').value = policy?.description ?? '';
@@ -51,12 +66,13 @@ function select(policy: Policy | null): void {
   field('policy-rule').value = policy?.engine === 'cel' ? (policy.cel ?? '') : rule ? JSON.stringify(rule, null, 2) : '';
   $<HTMLSelectElement>('policy-acr').value = policy?.acr ?? '';
   checkbox('policy-dryRun').checked = policy?.dryRun === true;
-  $('policy-links-summary').textContent = policy ? `Applies to ${linksText(policy)}; guards ${guardsText(policy)}.` : '';
+  write($('policy-links-summary'), policy ? words`Applies to ${linksText(policy)}; guards ${guardsText(policy)}.` : '');
   const owner = policy?.meta?.managedBy;
   $('policy-managed').hidden = !owner;
-  $('policy-managed').textContent = owner
-    ? `Managed by the Kubernetes resource ${owner}: read-only here. Change it there (kubectl edit).`
-    : '';
+  write(
+    $('policy-managed'),
+    owner ? words`Managed by the Kubernetes resource ${chosen(owner)}: read-only here. Change it there (kubectl edit).` : '',
+  );
   $<HTMLFieldSetElement>('policy-fields').disabled = Boolean(owner);
   button('policy-delete').disabled = !policy;
   showErrors('policy', {}, FIELDS);
@@ -72,9 +88,12 @@ async function load(): Promise<void> {
     state.policies = found;
   } catch (err) {
     state.policies = [];
-    $('policies-error').textContent = problemText(
-      err,
-      app ? `see the policies of App ${app}` : 'list every policy of this box (name an App above to see only its policies)',
+    write(
+      $('policies-error'),
+      problemText(
+        err,
+        app ? words`see the policies of App ${chosen(app)}` : 'list every policy of this box (name an App above to see only its policies)',
+      ),
     );
     render();
     return;
@@ -139,7 +158,7 @@ async function save(event: SubmitEvent): Promise<void> {
     await load();
     select(state.policies.find((p) => p.id === saved.id) ?? saved);
     if (saved.app && !field('dry-run-app').value) field('dry-run-app').value = saved.app;
-    say(`Saved ${saved.id}.`);
+    say(words`Saved ${chosen(saved.id)}.`);
   } catch (err) {
     const errors = formErrors(err);
     // The box names the rule's field by the engine's (a cel expression's problems under `cel`); the form shows each as Rule.
@@ -155,7 +174,7 @@ async function remove(): Promise<void> {
     await api('DELETE', `/AccessPolicy/${encodeURIComponent(policy.id)}`);
     select(null);
     await load();
-    say(`Deleted ${policy.id}.`);
+    say(words`Deleted ${chosen(policy.id)}.`);
   } catch (err) {
     showErrors('policy', formErrors(err), FIELDS);
   }
@@ -194,7 +213,7 @@ async function dryRun(event: SubmitEvent): Promise<void> {
     showExplanation($('dry-run-verdict'), $('dry-run-rows'), explained);
     $('dry-run-table').hidden = false;
   } catch (err) {
-    $('dry-run-form-error').textContent = err instanceof FieldError ? err.message : problemText(err, 'dry-run requests at Apps');
+    write($('dry-run-form-error'), err instanceof FieldError ? err.message : problemText(err, 'dry-run requests at Apps'));
   }
 }
 

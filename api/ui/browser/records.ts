@@ -1,7 +1,7 @@
 // What the Clients, Access policies and Apps tabs share (./clients.ts, ./policies.ts, ./apps.ts):
 // the resource API's searches, the words for a refusal, a JSON field read, and a decision
 // explained (POST /authz/explain, GET /authz/decisions/<id>) as a table.
-import { ApiError, api, cell, errorText } from './console.js';
+import { ApiError, api, cell, chosen, errorText, words, write, type Sentence, type Words } from './console.js';
 
 /** A record of the resource API: its id, and `meta.managedBy` when a Kubernetes resource owns it. */
 export interface Stored {
@@ -24,8 +24,8 @@ export async function search<T>(path: string): Promise<T[]> {
 export const isForbidden = (err: unknown): boolean => err instanceof ApiError && err.status === 403;
 
 /** What a tab says of an error: a 403 in words (the admin's policies do not allow it), else the box's message. */
-export const problemText = (err: unknown, what: string): string =>
-  isForbidden(err) ? `You may not ${what}: no AccessPolicy of yours allows it.` : errorText(err);
+export const problemText = (err: unknown, what: Sentence): Sentence =>
+  isForbidden(err) ? words`You may not ${what}: no AccessPolicy of yours allows it.` : errorText(err);
 
 /** The record as written back: without `meta`, which the box owns. */
 export function writable<T extends Stored>(record: T): Omit<T, 'meta'> {
@@ -75,20 +75,21 @@ export interface Explanation {
 }
 
 /** Who asked, as the request object names them. */
-export function callerText(request: Explanation['request']): string {
-  if (request?.user) return `user ${request.user.email ?? request.user.id ?? ''}${request.client ? ` through ${request.client}` : ''}`;
-  if (request?.client) return `client ${request.client}`;
-  return 'nobody identified';
+export function callerText(request: Explanation['request']): Words {
+  if (request?.user)
+    return words`user ${chosen(request.user.email ?? request.user.id ?? '')}${request.client ? words` through ${chosen(request.client)}` : ''}`;
+  if (request?.client) return words`client ${chosen(request.client)}`;
+  return ['nobody identified'];
 }
 
 /** The verdict in a sentence, and each policy's verdict and reason as rows of `rows` (a tbody). */
 export function showExplanation(verdict: HTMLElement, rows: HTMLElement, e: Explanation): void {
   const asked = e.request?.['request-method'] ? ` ${e.request['request-method'].toUpperCase()} ${e.request.path ?? ''}` : '';
-  verdict.textContent = `${e.allowed ? 'Allowed' : 'Denied'} (${e.status}):${asked} by ${callerText(e.request)}: ${e.reason}`;
+  write(verdict, words`${e.allowed ? 'Allowed' : 'Denied'} (${e.status}):${asked} by ${callerText(e.request)}: ${e.reason}`);
   verdict.dataset.allowed = String(e.allowed);
   const found = e.policies.map((p) => {
     const row = document.createElement('tr');
-    row.append(cell(p.id), cell(p.verdict), cell(p.why ?? ''));
+    row.append(cell(chosen(p.id)), cell(p.verdict), cell(p.why ?? ''));
     return row;
   });
   if (!found.length) {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ConfigError } from '../../../api/config.js';
 import { factorWords } from '../../../api/mail/messages.js';
 import { ENGLISH_MAILS } from '../../../api/mail/mails-en.js';
-import { MAIL_LANGUAGES, mailLanguageProblems, PLACEHOLDERS, render, Templates } from '../../../api/mail/templates.js';
+import { MAIL_LANGUAGES, mailLanguageProblems, named, PLACEHOLDERS, render, Templates } from '../../../api/mail/templates.js';
 import { MAIL_KINDS } from '../../../api/store/mail-outbox.js';
 
 function dirWith(files: Record<string, string>): string {
@@ -53,10 +53,12 @@ describe('mail templates', function () {
     expect(templates.pick('factor-added', 'DE').text).to.match(/^Bei \{\{box\}\} wurde dem Konto von/);
     expect(templates.pick('password-reset', 'fr').subject).to.equal('Reset your password on {{box}}');
     expect(templates.pick('password-reset', undefined).subject).to.equal('Reset your password on {{box}}');
-    expect(factorWords('{"factor":"passkey","name":"Laptop"}', 'de-AT')).to.equal('ein Passkey namens „Laptop“');
-    expect(factorWords('{"factor":"passkey","name":"$& {{name}}"}', 'en')).to.equal('a passkey named “$& {{name}}”');
-    expect(factorWords('not json', 'de')).to.equal('eine Anmeldemethode');
-    expect(factorWords('{"factor":"totp"}', 'fr')).to.equal('an authenticator app');
+    const factor = (detail: string, language: string): string =>
+      render({ subject: '', text: '{{factor}}' }, { factor: factorWords(detail, language) }).text;
+    expect(factor('{"factor":"passkey","name":"Laptop"}', 'de-AT')).to.equal('ein Passkey namens „\u2068Laptop\u2069“');
+    expect(factor('{"factor":"passkey","name":"$& {{name}}"}', 'en')).to.equal('a passkey named “\u2068$& {{name}}\u2069”');
+    expect(factor('not json', 'de')).to.equal('eine Anmeldemethode');
+    expect(factor('{"factor":"totp"}', 'fr')).to.equal('an authenticator app');
   });
 
   it('picks the mail language by its primary subtag, else the default; a directory overrides per language', function () {
@@ -89,6 +91,21 @@ describe('mail templates', function () {
     expect(out.html).to.equal('<b>a&#60;b&#62;&#38;&#34;&#39;\r\nBcc: x</b>');
     expect(out.text).to.equal('a<b>&"\'\r\nBcc: x');
     expect(out.subject).to.equal('Hi a<b>&"\' Bcc: x');
+  });
+
+  it('isolates a name: between U+2068 and U+2069 in the subject and the text, in <bdi> in the HTML (escaped)', function () {
+    const template = {
+      subject: 'For {{email}}: {{factor}}',
+      text: '{{email}} added {{factor}}.',
+      html: '<p>{{email}} added {{factor}}.</p>',
+    };
+    const out = render(template, {
+      email: named('ann\u202E<x>@example.com'),
+      factor: named('Laptop\n', 'a passkey named “{{name}}”'),
+    });
+    expect(out.subject).to.equal('For \u2068ann\u202E<x>@example.com\u2069: a passkey named “\u2068Laptop \u2069”');
+    expect(out.text).to.equal('\u2068ann\u202E<x>@example.com\u2069 added a passkey named “\u2068Laptop\n\u2069”.');
+    expect(out.html).to.equal('<p><bdi>ann\u202E&#60;x&#62;@example.com</bdi> added a passkey named “<bdi>Laptop\n</bdi>”.</p>');
   });
 
   it('refuses at load a placeholder the kind does not have, a file of no kind, HTML without text, text without a subject', function () {
