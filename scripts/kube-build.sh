@@ -79,6 +79,37 @@ version_ok() {
   [[ $out == *"${want#v}"* ]]
 }
 
+wanted=("kube-apiserver $KUBE_VERSION" "kubectl $KUBE_VERSION" "etcd $ETCD_VERSION" "helm $HELM_VERSION")
+NODE_BINS=(kubelet kube-proxy kube-scheduler kube-controller-manager)
+if ((NODE)); then
+  src_hash() { cat "$MOD_DIR/$1"/*.go | sha256sum | cut -c1-16; }
+  PAUSE_VERSION=$(src_hash pause) PROBE_VERSION=$(src_hash probe) NSFORWARD_VERSION=$(src_hash nsforward)
+  wanted+=("pause $PAUSE_VERSION" "probe $PROBE_VERSION" "nsforward $NSFORWARD_VERSION" "coredns $COREDNS_VERSION")
+  for n in "${NODE_BINS[@]}"; do wanted+=("$n $KUBE_VERSION"); done
+fi
+
+# all_ok: every wanted binary is there in its version.
+all_ok() {
+  local pair
+  for pair in "${wanted[@]}"; do
+    # shellcheck disable=SC2086
+    version_ok $pair || return 1
+  done
+}
+ready() {
+  log "ready in $BIN: kube-apiserver and kubectl $KUBE_VERSION, etcd $ETCD_VERSION, helm $HELM_VERSION"
+  if ((NODE)); then
+    log "and the node: kubelet, kube-controller-manager, kube-scheduler, kube-proxy $KUBE_VERSION, CoreDNS $COREDNS_VERSION, pause, probe, nsforward"
+  fi
+}
+# Nothing to build: done without the lock, which a cold build (of the node,
+# 25 minutes) holds while a cached binary of another run is all it needs.
+# Binaries are replaced by rename, so a check never sees half of one.
+if all_ok; then
+  ready
+  exit 0
+fi
+
 mkdir -p "$BIN"
 exec 9>"$CACHE/.build.lock"
 if ! flock -n 9; then
@@ -175,27 +206,19 @@ build_one() {
   log "built $name in $((SECONDS - start)) s"
 }
 
-wanted=("kube-apiserver $KUBE_VERSION" "kubectl $KUBE_VERSION" "etcd $ETCD_VERSION" "helm $HELM_VERSION")
 if ((NODE)); then
-  # Small ones first: a cluster-up.sh can import the images while the rest builds.
-  src_hash() { cat "$MOD_DIR/$1"/*.go | sha256sum | cut -c1-16; }
-  PAUSE_VERSION=$(src_hash pause) PROBE_VERSION=$(src_hash probe) NSFORWARD_VERSION=$(src_hash nsforward)
+  # Small ones first.
   build_one pause "$PAUSE_VERSION" "$MOD_DIR" ./pause "-s -w"
   build_one probe "$PROBE_VERSION" "$MOD_DIR" ./probe "-s -w"
   build_one nsforward "$NSFORWARD_VERSION" "$MOD_DIR" ./nsforward "-s -w"
   build_one coredns "$COREDNS_VERSION" "$MOD_DIR/coredns" . "-s -w"
-  for n in kubelet kube-proxy kube-scheduler kube-controller-manager; do
+  for n in "${NODE_BINS[@]}"; do
     build_one "$n" "$KUBE_VERSION" "$MOD_DIR" "k8s.io/kubernetes/cmd/$n" "$kube_ldflags"
   done
-  wanted+=("pause $PAUSE_VERSION" "probe $PROBE_VERSION" "nsforward $NSFORWARD_VERSION" "coredns $COREDNS_VERSION")
-  for n in kubelet kube-proxy kube-scheduler kube-controller-manager; do wanted+=("$n $KUBE_VERSION"); done
 fi
 
 for pair in "${wanted[@]}"; do
   # shellcheck disable=SC2086
   version_ok $pair || die "$BIN/${pair%% *} does not report version ${pair#* } after the build"
 done
-log "ready in $BIN: kube-apiserver and kubectl $KUBE_VERSION, etcd $ETCD_VERSION, helm $HELM_VERSION"
-if ((NODE)); then
-  log "and the node: kubelet, kube-controller-manager, kube-scheduler, kube-proxy $KUBE_VERSION, CoreDNS $COREDNS_VERSION, pause, probe, nsforward"
-fi
+ready
