@@ -61,8 +61,10 @@ snapshot() {
     nft list ruleset 2>&1
     echo "## mounts"
     awk '{ print $5, $4, $9, $10 }' /proc/self/mountinfo | sort
+    # The hierarchies and their top-level groups, and kubepods anywhere (not
+    # every group: the machine's own come and go under theirs meanwhile).
     echo "## cgroups"
-    find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort
+    { find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d; find /sys/fs/cgroup -type d -name 'kubepods*'; } 2>/dev/null | sort -u
     echo "## paths"
     for p in /run/containerd /run/netns /var/run/netns /var/lib/kubelet /var/lib/cni /etc/cni /opt/cni \
       /var/log/pods /var/log/containers /var/lib/containerd /etc/kubernetes; do

@@ -65,10 +65,8 @@ for name in kubelet kube-proxy coredns kube-scheduler kube-controller-manager; d
   if [[ -n $pid ]]; then stop "$name" "$pid"; fi
   rm -f "$DIR/$name.pid"
 done
-containers=()
-for d in $(kubepods_cgroups); do
-  while read -r pid; do containers+=("$pid"); done <"$d/cgroup.procs"
-done
+# (Each hierarchy lists the same processes.)
+mapfile -t containers < <(for d in $(kubepods_cgroups); do cat "$d/cgroup.procs"; done | sort -un)
 stop containers "${containers[@]}"
 for name in containerd kube-apiserver etcd nsforward; do
   pid=$(pid_of "$name")

@@ -516,6 +516,8 @@ kc apply --server-side --force-conflicts --field-manager=boxauth-cluster-up \
   -f "$ROOT/scripts/kube-issuer-discovery.yaml" >/dev/null
 # CoreDNS runs on the node (in the namespace), behind a kube-dns Service
 # without selector and an EndpointSlice of its own naming the node address.
+# It answers for the cluster's zones only: nothing is forwarded, as there is
+# no upstream inside the namespace (hence no loop plugin either).
 kc apply --server-side --force-conflicts --field-manager=boxauth-cluster-up -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -582,7 +584,6 @@ cat >"$DIR/Corefile" <<EOF
         fallthrough in-addr.arpa ip6.arpa
     }
     cache 30
-    loop
 }
 EOF
 ensure coredns "$BIN/coredns" -conf "$DIR/Corefile"

@@ -1,6 +1,8 @@
 // Command coredns is CoreDNS with only the plugins the cluster DNS of
-// scripts/cluster-up.sh uses (its Corefile: errors, health, ready, log,
-// kubernetes, cache, loop), so the build stays small. The plugin order is
+// scripts/cluster-up.sh uses (its Corefile: errors, health, ready,
+// kubernetes, cache), log to debug one, and loop for a Corefile that adds a
+// forward (none has an upstream inside the cluster's namespace), so the build
+// stays small. The plugin order is
 // CoreDNS's own (core/dnsserver/zdirectives.go); a plugin not imported here
 // is unknown to the Corefile parser.
 package main
