@@ -17,8 +17,9 @@
 #    resolves through CoreDNS (kube-dns) to its ClusterIP and answers, and so
 #    does kubernetes.default. kubectl (exec, logs) runs on the host through
 #    the forwarded loopback port.
-# 4. cluster-down.sh, then the host is recorded again and must be as before
-#    (a diff is printed otherwise).
+# 4. cluster-down.sh --wipe (without --wipe when a check failed, so the logs
+#    stay), then the host is recorded again and must be as before (a diff is
+#    printed otherwise). The check starts from an empty state dir.
 # Prints how long each step took. Exit 0 only when all of it held.
 set -euo pipefail
 
@@ -33,6 +34,10 @@ trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 if [[ -n $(kubepods_cgroups) ]]; then
   die "kubepods cgroups exist already (another cluster runs? make cluster-down): $(kubepods_cgroups | tail -n1)"
 fi
+ns_up && die "a cluster runs in $DIR (scripts/cluster-down.sh with BOXAUTH_CLUSTER_DIR=$DIR)"
+# From nothing: no API objects or credentials of an earlier check.
+case $DIR in / | "$HOME" | "$ROOT") die "refusing to use $DIR as the state dir" ;; esac
+rm -rf "$DIR"
 
 OUT=$(mktemp -d /tmp/cluster-check.XXXXXX)
 FAILED=0
@@ -170,7 +175,9 @@ body=$(k -n check exec client -- /probe get http://web/ 2>&1)
 took "addresses, Service, DNS"
 
 begin "cluster-down"
-"$ROOT/scripts/cluster-down.sh" || fail "cluster-down.sh failed"
+# The state dir goes too, unless a check failed: then its logs stay.
+if ((FAILED)); then wipe=(); else wipe=(--wipe); fi
+"$ROOT/scripts/cluster-down.sh" "${wipe[@]}" || fail "cluster-down.sh failed"
 took "cluster-down"
 
 begin "recording the host again"
@@ -185,7 +192,7 @@ fi
 log "timings:"
 for t in "${timings[@]}"; do log "  $t"; done
 if ((FAILED)); then
-  log "FAILED (snapshots in $OUT; logs in $DIR)"
+  log "FAILED (snapshots in $OUT, logs in $DIR if it is there)"
   exit 1
 fi
 rm -rf "$OUT"

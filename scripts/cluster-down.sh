@@ -89,6 +89,9 @@ fi
 for m in "$NET_NS" "$MNT_NS" "$NS"; do
   if mountpoint -q "$m" 2>/dev/null; then umount "$m" && log "unmounted $m"; fi
 done
+for m in "$NET_NS" "$MNT_NS" "$NS"; do
+  if mountpoint -q "$m" 2>/dev/null; then die "$m is still mounted (see above)"; fi
+done
 rm -f "$NET_NS" "$MNT_NS"
 
 # Pod state that would be stale on the next start: containerd's (its images
