@@ -148,6 +148,21 @@ else
 fi
 took "two pods Ready (from apply)"
 
+# eventually WANT CMD...: CMD's output, once it is WANT (retried for 60 s: a
+# pod Ready is programmed into kube-proxy's rules and CoreDNS a moment later).
+eventually() {
+  local want=$1 out deadline=$((SECONDS + 60))
+  shift
+  while :; do
+    out=$("$@" 2>&1)
+    if [[ $out == "$want" ]] || ((SECONDS >= deadline)); then
+      printf '%s' "$out"
+      return
+    fi
+    sleep 0.5
+  done
+}
+
 begin "addresses, Service, DNS"
 web_ip=$(k -n check get pod web -o jsonpath='{.status.podIP}')
 svc_ip=$(k -n check get service web -o jsonpath='{.spec.clusterIP}')
@@ -157,22 +172,25 @@ if [[ $web_ip == "$NET.1."* && $bridge == *"inet $NET.1.1/24"* ]]; then
 else
   fail "pod address $web_ip, bridge: $bridge"
 fi
-body=$(in_ns "$BIN/probe" get "http://$web_ip:8080/" 2>&1)
+body=$(eventually "probe web" in_ns "$BIN/probe" get "http://$web_ip:8080/")
 [[ $body == "probe web" ]] && pass "pod answers on $web_ip:8080 from the namespace" ||
   fail "GET http://$web_ip:8080/ from the namespace: $body"
-body=$(in_ns "$BIN/probe" get "http://$svc_ip/" 2>&1)
+body=$(eventually "probe web" in_ns "$BIN/probe" get "http://$svc_ip/")
 [[ $body == "probe web" ]] && pass "Service web ($svc_ip:80) answers from the namespace via kube-proxy" ||
   fail "GET http://$svc_ip/ from the namespace: $body"
-resolved=$(k -n check exec client -- /probe resolve web.check.svc.cluster.local 2>&1)
+resolved=$(eventually "$svc_ip" k -n check exec client -- /probe resolve web.check.svc.cluster.local)
 [[ $resolved == "$svc_ip" ]] && pass "web.check.svc.cluster.local resolves to $svc_ip in a pod (CoreDNS)" ||
   fail "resolve web.check.svc.cluster.local in pod client: $resolved"
-resolved=$(k -n check exec client -- /probe resolve kubernetes.default 2>&1)
+resolved=$(eventually "$NET.2.1" k -n check exec client -- /probe resolve kubernetes.default)
 [[ $resolved == "$NET.2.1" ]] && pass "kubernetes.default resolves to $NET.2.1 in a pod (search path)" ||
   fail "resolve kubernetes.default in pod client: $resolved"
-body=$(k -n check exec client -- /probe get http://web/ 2>&1)
+body=$(eventually "probe web" k -n check exec client -- /probe get http://web/)
 [[ $body == "probe web" ]] && pass "pod client reaches http://web/ by name" ||
   fail "GET http://web/ in pod client: $body"
-took "addresses, Service, DNS"
+logs=$(k -n check logs web 2>&1)
+[[ $logs == *"probe: serving on :8080"* ]] && pass "kubectl logs on the host shows pod web's output" ||
+  fail "kubectl -n check logs web: $logs"
+took "addresses, Service, DNS, logs"
 
 begin "cluster-down"
 # The state dir goes too, unless a check failed: then its logs stay.

@@ -32,6 +32,7 @@ func main() {
 			fmt.Fprintf(w, "probe %s\n", host)
 		})
 		go waitForStop()
+		fmt.Printf("probe: serving on :%s\n", args[0]) // what `kubectl logs` shows
 		fail(http.ListenAndServe(":"+args[0], nil))
 	case cmd == "get" && len(args) == 1:
 		client := http.Client{Timeout: 10 * time.Second}
