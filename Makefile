@@ -201,7 +201,7 @@ kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
 	@scripts/kube-down.sh
 
 # The node (kubelet, controllers, kube-proxy, CoreDNS) is built once into the cache of kube-binaries
-# (about 25 minutes cold: scripts/kube-build.sh --node). Needs root and Debian's containerd, runc,
+# (about 30 minutes cold: scripts/kube-build.sh --node). Needs root and Debian's containerd, runc,
 # containernetworking-plugins and nftables.
 cluster-up: ## a one-node cluster with real pods, all inside a network namespace of its own; prints the export KUBECONFIG=... line (host port BOXAUTH_CLUSTER_PORT=6444; CLUSTER_IMAGES="a.tar b.tar": OCI archives to import)
 	@scripts/cluster-up.sh
