@@ -15,8 +15,9 @@
 #    pod bridge cni0; a Service in front of it answers through kube-proxy from
 #    the cluster's network namespace; from another Pod, the Service's name
 #    resolves through CoreDNS (kube-dns) to its ClusterIP and answers, and so
-#    does kubernetes.default. kubectl (exec, logs) runs on the host through
-#    the forwarded loopback port.
+#    does kubernetes.default; that Pod reaches the API server with its
+#    ServiceAccount's projected token. kubectl (exec, logs) runs on the host
+#    through the forwarded loopback port.
 # 4. cluster-down.sh --wipe (without --wipe when a check failed, so the logs
 #    stay), then the host is recorded again and must be as before (a diff is
 #    printed otherwise). The check starts from an empty state dir.
@@ -148,14 +149,15 @@ else
 fi
 took "two pods Ready (from apply)"
 
-# eventually WANT CMD...: CMD's output, once it is WANT (retried for 60 s: a
+# eventually WANT CMD...: CMD's output, once it matches the glob WANT (retried for 60 s: a
 # pod Ready is programmed into kube-proxy's rules and CoreDNS a moment later).
 eventually() {
   local want=$1 out deadline=$((SECONDS + 60))
   shift
   while :; do
     out=$("$@" 2>&1)
-    if [[ $out == "$want" ]] || ((SECONDS >= deadline)); then
+    # shellcheck disable=SC2053 # $want is a glob on purpose
+    if [[ $out == $want ]] || ((SECONDS >= deadline)); then
       printf '%s' "$out"
       return
     fi
@@ -187,6 +189,12 @@ resolved=$(eventually "$NET.2.1" k -n check exec client -- /probe resolve kubern
 body=$(eventually "probe web" k -n check exec client -- /probe get http://web/)
 [[ $body == "probe web" ]] && pass "pod client reaches http://web/ by name" ||
   fail "GET http://web/ in pod client: $body"
+# The API server through the kubernetes Service, trusted with the CA and
+# authenticated with the token the kubelet projects (a bad token gets 401,
+# even on /version).
+version=$(eventually '*"gitVersion"*' k -n check exec client -- /probe get-api /version)
+[[ $version == *'"gitVersion"'* ]] && pass "pod client reaches the API server with its ServiceAccount token and CA" ||
+  fail "GET https://kubernetes.default.svc/version in pod client: $version"
 logs=$(k -n check logs web 2>&1)
 [[ $logs == *"probe: serving on :8080"* ]] && pass "kubectl logs on the host shows pod web's output" ||
   fail "kubectl -n check logs web: $logs"

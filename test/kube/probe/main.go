@@ -5,12 +5,16 @@
 //
 //	probe serve <port>         answer every GET with "probe <hostname>\n"
 //	probe get <url>            print the body of GET <url> (exit 1 on error)
+//	probe get-api <path>       the same for https://kubernetes.default.svc<path>,
+//	                           with the pod's ServiceAccount CA and token
 //	probe resolve <name>       print the addresses of <name> (resolv.conf)
 //	probe sleep                wait for SIGTERM/SIGINT (a long-running pod)
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -21,9 +25,11 @@ import (
 	"time"
 )
 
+const usage = "usage: probe serve <port> | get <url> | get-api <path> | resolve <name> | sleep"
+
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: probe serve <port> | get <url> | resolve <name> | sleep")
+		fail(usage)
 	}
 	switch cmd, args := os.Args[1], os.Args[2:]; {
 	case cmd == "serve" && len(args) == 1:
@@ -35,18 +41,37 @@ func main() {
 		fmt.Printf("probe: serving on :%s\n", args[0]) // what `kubectl logs` shows
 		fail(http.ListenAndServe(":"+args[0], nil))
 	case cmd == "get" && len(args) == 1:
-		client := http.Client{Timeout: 10 * time.Second}
-		res, err := client.Get(args[0])
+		req, err := http.NewRequest(http.MethodGet, args[0], nil)
 		if err != nil {
 			fail(err)
 		}
-		defer res.Body.Close()
-		if _, err := io.Copy(os.Stdout, res.Body); err != nil {
+		get(&http.Client{Timeout: 10 * time.Second}, req)
+	case cmd == "get-api" && len(args) == 1:
+		// What a kubelet mounts for the pod's ServiceAccount: the cluster's
+		// CA and a token it requested (projected, rotated). Sent only to the
+		// API server's own Service name.
+		const sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+		ca, err := os.ReadFile(sa + "ca.crt")
+		if err != nil {
 			fail(err)
 		}
-		if res.StatusCode != http.StatusOK {
-			fail(res.Status)
+		token, err := os.ReadFile(sa + "token")
+		if err != nil {
+			fail(err)
 		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(ca) {
+			fail("no certificate in " + sa + "ca.crt")
+		}
+		req, err := http.NewRequest(http.MethodGet, "https://kubernetes.default.svc"+args[0], nil)
+		if err != nil {
+			fail(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+string(token))
+		get(&http.Client{
+			Timeout:   10 * time.Second,
+			Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
+		}, req)
 	case cmd == "resolve" && len(args) == 1:
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -62,7 +87,22 @@ func main() {
 	case cmd == "sleep" && len(args) == 0:
 		waitForStop()
 	default:
-		fail("usage: probe serve <port> | get <url> | resolve <name> | sleep")
+		fail(usage)
+	}
+}
+
+// get prints the body of req's answer; exits 1 unless it is 200 OK.
+func get(client *http.Client, req *http.Request) {
+	res, err := client.Do(req)
+	if err != nil {
+		fail(err)
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(os.Stdout, res.Body); err != nil {
+		fail(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		fail(res.Status)
 	}
 }
 
