@@ -35,6 +35,10 @@ for arg in "$@"; do
   esac
 done
 
+if [[ ! -d $DIR ]]; then
+  log "nothing to stop ($DIR does not exist)"
+  exit 0
+fi
 exec 9>"$DIR/.lock"
 flock -w 300 9 || die "another cluster-up/cluster-down holds $DIR/.lock"
 
@@ -105,6 +109,7 @@ if [[ $WIPE == 1 ]]; then
   esac
   exec 9>&-
   rm -rf "$DIR"
-  log "removed $DIR"
+  log "cluster down; removed $DIR"
+else
+  log "cluster down"
 fi
-log "cluster down"

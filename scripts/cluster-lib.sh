@@ -33,8 +33,8 @@ die() { log "error: $*"; exit 1; }
 [[ $PORT =~ ^[0-9]+$ ]] || die "BOXAUTH_CLUSTER_PORT is not a number: $PORT"
 [[ $NET =~ ^[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "BOXAUTH_CLUSTER_NET is not two octets: $NET"
 
-mkdir -p "$DIR"
-DIR=$(cd "$DIR" && pwd)
+# Absolute, as the processes' command lines name it (pid_of), existing or not.
+DIR=$(realpath -m "$DIR")
 # The namespaces live as bind mounts of their /proc/<pid>/ns files (what
 # `unshare --net=<file>` makes), so no process has to hold them and nothing
 # goes to the host's /run/netns.
