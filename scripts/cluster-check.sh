@@ -16,8 +16,8 @@
 #    the cluster's network namespace; from another Pod, the Service's name
 #    resolves through CoreDNS (kube-dns) to its ClusterIP and answers, and so
 #    does kubernetes.default; that Pod reaches the API server with its
-#    ServiceAccount's projected token. kubectl (exec, logs) runs on the host
-#    through the forwarded loopback port.
+#    ServiceAccount's projected token. kubectl (exec, logs, port-forward)
+#    runs on the host through the forwarded loopback port.
 # 4. cluster-down.sh --wipe (without --wipe when a check failed, so the logs
 #    stay), then the host is recorded again and must be as before (a diff is
 #    printed otherwise). The check starts from an empty state dir.
@@ -198,7 +198,23 @@ version=$(eventually '*"gitVersion"*' k -n check exec client -- /probe get-api /
 logs=$(k -n check logs web 2>&1)
 [[ $logs == *"probe: serving on :8080"* ]] && pass "kubectl logs on the host shows pod web's output" ||
   fail "kubectl -n check logs web: $logs"
-took "addresses, Service, DNS, logs"
+# What tests on the host use to reach a pod: kubectl port-forward, on a port
+# of the host's loopback it picks (through the API server, the kubelet and
+# containerd into the pod's namespace).
+k -n check port-forward pod/web :8080 >"$OUT/port-forward" 2>&1 &
+forward_pid=$!
+forwarded=
+for _ in $(seq 1 60); do
+  forwarded=$(sed -n 's/^Forwarding from 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$OUT/port-forward")
+  [[ -z $forwarded ]] || break
+  sleep 0.5
+done
+body=$(curl -s --max-time 10 "http://127.0.0.1:${forwarded:-0}/" 2>&1)
+[[ $body == "probe web" ]] && pass "kubectl port-forward on the host reaches pod web (127.0.0.1:$forwarded)" ||
+  fail "port-forward to pod web: $body $(cat "$OUT/port-forward")"
+kill "$forward_pid" 2>/dev/null
+wait "$forward_pid" 2>/dev/null
+took "addresses, Service, DNS, logs, port-forward"
 
 begin "cluster-down"
 # The state dir goes too, unless a check failed: then its logs stay.
