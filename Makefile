@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools release previous-release gateways slapd postgres-ha kube-up kube-down operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools release previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -199,6 +199,18 @@ kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the exp
 
 kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
 	@scripts/kube-down.sh
+
+# The node (kubelet, controllers, kube-proxy, CoreDNS) is built once into the cache of kube-binaries
+# (about 30 minutes cold: scripts/kube-build.sh --node). Needs root and Debian's containerd, runc,
+# containernetworking-plugins and nftables.
+cluster-up: ## a one-node cluster with real pods, all inside a network namespace of its own; prints the export KUBECONFIG=... line (host port BOXAUTH_CLUSTER_PORT=6444; CLUSTER_IMAGES="a.tar b.tar": OCI archives to import)
+	@scripts/cluster-up.sh
+
+cluster-down: ## stop the cluster of `make cluster-up` and remove what it made on the host (harmless when nothing runs)
+	@scripts/cluster-down.sh
+
+cluster-check: ## cluster-up, a pod, a Service and DNS seen from a pod, cluster-down, and the host as it was before
+	@scripts/cluster-check.sh
 
 # KUBECONFIG, else the cluster of `make kube-up` when it has one.
 KUBECONFIG_OR_LOCAL = $(or $(KUBECONFIG),$(wildcard $(CURDIR)/.boxauth/kube/kubeconfig))

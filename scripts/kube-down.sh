@@ -40,25 +40,9 @@ DIR=$(cd "$DIR" && pwd)
 exec 9>"$DIR/.lock"
 flock -w 300 9 || die "another kube-up/kube-down holds $DIR/.lock"
 
-# alive PID: the process exists and is not a zombie (an exited child that its
-# parent, possibly a non-reaping PID 1, has not collected yet).
-alive() {
-  local state
-  kill -0 "$1" 2>/dev/null || return 1
-  state=$(awk '{ print $3 }' 2>/dev/null <"/proc/$1/stat") || return 1
-  [[ $state != Z ]]
-}
-
-# Same check as kube-up.sh: the pid is alive and is NAME of this state dir.
-pid_of() {
-  local f=$DIR/$1.pid pid cmd
-  [[ -f $f ]] || return 0
-  pid=$(<"$f")
-  [[ $pid =~ ^[0-9]+$ ]] || return 0
-  cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 0
-  [[ $cmd == *"/$1 "*"$DIR/"* ]] || return 0
-  echo "$pid"
-}
+# alive, pid_of (as kube-up.sh)
+# shellcheck source=scripts/kube-lib.sh
+source "$ROOT/scripts/kube-lib.sh"
 
 # stragglers NAME: pids of any NAME process whose command line points into
 # this state dir (e.g. one whose pid file was lost).

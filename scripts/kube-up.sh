@@ -98,26 +98,9 @@ flock -w 300 9 || die "another kube-up/kube-down holds $DIR/.lock"
 
 # ---- processes --------------------------------------------------------------
 
-# alive PID: the process exists and is not a zombie (an exited child that its
-# parent, possibly a non-reaping PID 1, has not collected yet).
-alive() {
-  local state
-  kill -0 "$1" 2>/dev/null || return 1
-  state=$(awk '{ print $3 }' 2>/dev/null <"/proc/$1/stat") || return 1
-  [[ $state != Z ]]
-}
-
-# pid_of NAME: the recorded pid of NAME if that process is alive and really is
-# NAME of this state dir (guards against pid reuse); empty otherwise.
-pid_of() {
-  local f=$DIR/$1.pid pid cmd
-  [[ -f $f ]] || return 0
-  pid=$(<"$f")
-  [[ $pid =~ ^[0-9]+$ ]] || return 0
-  cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 0
-  [[ $cmd == *"/$1 "*"$DIR/"* ]] || return 0
-  echo "$pid"
-}
+# alive, pid_of
+# shellcheck source=scripts/kube-lib.sh
+source "$ROOT/scripts/kube-lib.sh"
 
 # stop NAME [PID]: SIGTERM the process (PID, else the recorded pid), SIGKILL after 20 s.
 stop() {
@@ -347,25 +330,9 @@ mv "$KUBECONFIG_FILE.tmp" "$KUBECONFIG_FILE"
 kc() { "$KUBECTL" --kubeconfig="$KUBECONFIG_FILE" "$@"; }
 kc get --raw=/version >/dev/null || die "kubectl cannot reach the apiserver with $KUBECONFIG_FILE"
 
-# OIDC discovery (/.well-known/openid-configuration, /openid/v1/jwks) readable
-# without credentials, as on clusters that publish their issuer.
-kc apply --server-side --force-conflicts --field-manager=boxauth-kube-up -f - >/dev/null <<'EOF'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: boxauth:service-account-issuer-discovery
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: system:service-account-issuer-discovery
-subjects:
-- apiGroup: rbac.authorization.k8s.io
-  kind: Group
-  name: system:unauthenticated
-- apiGroup: rbac.authorization.k8s.io
-  kind: Group
-  name: system:authenticated
-EOF
+# OIDC discovery readable without credentials.
+kc apply --server-side --force-conflicts --field-manager=boxauth-kube-up \
+  -f "$ROOT/scripts/kube-issuer-discovery.yaml" >/dev/null
 
 shopt -s nullglob
 crd_files=("$CRDS"/*.yaml "$CRDS"/*.yml)

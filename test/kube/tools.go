@@ -11,4 +11,10 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	// kubectl of the same release, so kube-up.sh needs nothing from PATH.
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	// The node of the one-node cluster of cluster-up.sh
+	// (`kube-build.sh --node`).
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
