@@ -185,7 +185,12 @@ async function decideApp(index: PolicyIndex, sources: PolicySources, q: AppCase)
   const allowedBy: string[] = [];
   let last: Decided | undefined;
   for (const [i, call] of calls.entries()) {
-    last = await appDecided(index, app, caller, appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller, call));
+    last = await appDecided(
+      index,
+      app,
+      caller,
+      appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller, call),
+    );
     if (!last.allowed) return calls.length > 1 ? { ...last, reason: `call ${i + 1} of the batch ${last.reason}` } : last;
     allowedBy.push(...last.allowedBy.filter((id) => !allowedBy.includes(id)));
   }

@@ -369,8 +369,8 @@ function tokenRefused(
  * that names two people: the box never picks one of them.
  *
  * Only people the PEP may read on the box's API (`GET /users/<id>`, `mayRead`) can be named: an
- * App's policies see a person's address, groups and data, and a policy its team wrote could spell
- * them out one guess at a time (`request.user.email.startsWith(request.resource.properties.p)`)
+ * App's policies see a person's address, groups and the claims the App shapes of them
+ * (api/policy/claims.ts appPerson), and a policy its team wrote could spell them out one guess at a time (`request.user.email.startsWith(request.resource.properties.p)`)
  * to a PEP that may not read them. Anyone else is nobody to the policies, exactly as a name no one
  * has: the same refusal, so the answer tells no existing person from a made-up one.
  */
@@ -406,7 +406,11 @@ export async function personNamed(
  * there is one; an AuthZEN evaluation's request carries the resource and context it sent, and the
  * call its action and resource name as the AuthZEN MCP binding maps one (./jsonrpc.ts coazCall).
  */
-function policyRequest(asked: Asked, target: { path: string; query: Record<string, string | string[]> }, call: JsonRpcCall | null): AppQuestion {
+function policyRequest(
+  asked: Asked,
+  target: { path: string; query: Record<string, string | string[]> },
+  call: JsonRpcCall | null,
+): AppQuestion {
   const { g } = asked;
   const read = { method: g.method, host: g.host, ...target };
   if (!g.resource) return appRequest(asked.app, read, g.headers, asked.caller, call);

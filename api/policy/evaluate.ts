@@ -292,7 +292,7 @@ export class PolicyIndex {
     return withDecision(() => {
       // The person as the App may see them, made once for all its policies, within the decision's budget.
       const user = question.person && appPerson(app.claims, question.person);
-      const request = { ...question.request, user } as AppRequest | AuthzenRequest;
+      const request = { ...question.request, user };
       return { ...this.decideAppNow(app.id, subject, request), request };
     });
   }

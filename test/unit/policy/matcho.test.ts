@@ -125,7 +125,9 @@ describe('matcho references', function () {
     for (const field of ['data', 'scim', 'identities'])
       expect(patternErrors({ a: `.user.${field}.x` }, app)[0], field).to.include(`names .user.${field},`);
     const box = CEL_ENVIRONMENTS['box-api'];
-    expect(patternErrors({ user: { data: { any: { depth: '.user.data.x.y.z' } } }, b: '.user.identities.1.provider' }, box)).to.deep.equal([]);
+    expect(patternErrors({ user: { data: { any: { depth: '.user.data.x.y.z' } } }, b: '.user.identities.1.provider' }, box)).to.deep.equal(
+      [],
+    );
     const [host] = patternErrors({ host: '.example.com' }, app);
     expect(host).to.match(/^matcho\.host "\.example\.com" starts with "\."/);
     expect(host).to.include('names .example, which no request this policy decides has');

@@ -105,12 +105,9 @@ describe('request objects: an app', function () {
     }).decideApp(of, nobodyAsks, q).request;
 
   it('the request as its gateway read it, lower case; only the headers the app names; nobody', function () {
-    const r = seen(appRequest(
-      app,
-      { method: 'GET', host: 'Orders.Example', path: '/a', query: { x: '1' } },
-      { 'x-tenant': 't1', cookie: 'c' },
-      NOBODY,
-    ));
+    const r = seen(
+      appRequest(app, { method: 'GET', host: 'Orders.Example', path: '/a', query: { x: '1' } }, { 'x-tenant': 't1', cookie: 'c' }, NOBODY),
+    );
     expect(r).to.deep.equal({
       app: 'orders',
       'request-method': 'get',
@@ -166,7 +163,10 @@ describe('request objects: an app', function () {
 
   it("the person as the App may see them: its token's claims and the claims it shapes, never data, SCIM or identities", function () {
     const caller: Caller = { ...NOBODY, user: person, client: 'web', scope: 'openid orders' };
-    const shaping = { ...app, claims: { team: 'user.data.team', employee: 'user.scim.externalId', via: 'grant.client + " " + grant.scope[1]' } };
+    const shaping = {
+      ...app,
+      claims: { team: 'user.data.team', employee: 'user.scim.externalId', via: 'grant.client + " " + grant.scope[1]' },
+    };
     const r = seen(appRequest(shaping, { method: 'get', host: 'orders.example', path: '/', query: {} }, {}, caller), shaping);
     expect(r.user).to.deep.equal({ ...ADA_AT_APP, claims: { team: 'blue', employee: 'E7', via: 'web orders' } });
     // The raw person travels with the question only, to be shaped: never in the request object.
