@@ -83,6 +83,9 @@ export function appRequest(
     path: read.path,
     query: read.query,
     headers: shown,
+    // Where the request object holds the person (key order is what records and explain show):
+    // decideApp sets it to the person as the App may see them (api/policy/claims.ts appPerson).
+    user: null,
     client: caller.client,
     scope: caller.scope,
     audience: caller.audience,
