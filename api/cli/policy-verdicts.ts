@@ -1,6 +1,7 @@
 // A case of `boxauth policy test` decided by the code that decides the box's requests: its
 // request object made as the box makes it (api/decision/request.ts appRequest and
-// api/decision/path.ts for an app's; api/policy/requests.ts requestUser for the person), and
+// api/decision/path.ts for an app's; api/policy/requests.ts requestUser for the person, and
+// api/policy/claims.ts appPerson for the person as an App's policies see them), and
 // decided by api/policy/evaluate.ts PolicyIndex — decide, decideApp, decideExchange — so that
 // linking, OR-ing, app scoping, the person-and-client rule and dry-run are the box's own. What
 // the case says is who the box found calling: the checks before the policies (a live token for
@@ -12,15 +13,8 @@ import { explainPolicies } from '../decision/explain.js';
 import { readJsonRpc, type JsonRpcEnvelope } from '../decision/jsonrpc.js';
 import { readTarget } from '../decision/path.js';
 import { appRequest, appSubjectOf, NOBODY, type Caller } from '../decision/request.js';
-import type { PolicyIndex, Subject, Verdict } from '../policy/evaluate.js';
-import {
-  requestUser,
-  type RequestUser,
-  type AppRequest,
-  type AuthzenRequest,
-  type BoxApiRequest,
-  type ExchangeRequest,
-} from '../policy/requests.js';
+import type { AppQuestion, PolicyIndex, Subject, Verdict } from '../policy/evaluate.js';
+import { requestUser, type RequestUser, type BoxApiRequest, type ExchangeRequest } from '../policy/requests.js';
 import type { App, PrincipalUser } from '../types.js';
 import type { ApiCase, AppCase, AuthzenCase, Case, CasePerson, ExchangeCase } from './policy-cases.js';
 import type { PolicySources } from './policy-sources.js';
@@ -127,9 +121,12 @@ function decideExchange(index: PolicyIndex, sources: PolicySources, q: ExchangeC
 /** A refusal before any policy is asked (no such App, a path the box would not read). */
 const refusedBefore = (reason: string): Decided => ({ allowed: false, allowedBy: [], reason, policies: [], request: null });
 
-/** An app's policies on `request`, as the decision point asks them (api/decision/engine.ts evaluate). */
-async function appDecided(index: PolicyIndex, app: App, caller: Caller, request: AppRequest | AuthzenRequest): Promise<Decided> {
-  const verdict = index.decideApp(app.id, appSubjectOf(caller), request);
+/**
+ * An app's policies on `question`, as the decision point asks them (api/decision/engine.ts
+ * evaluate): the case's person as the App may see them (its token's claims, the claims it shapes).
+ */
+async function appDecided(index: PolicyIndex, app: App, caller: Caller, question: AppQuestion): Promise<Decided> {
+  const { request, ...verdict } = index.decideApp(app, appSubjectOf(caller), question);
   const allowedBy = verdict.outcomes.filter((o) => o.verdict === 'allows').map((o) => o.id);
   return {
     allowed: verdict.allowed,
@@ -188,8 +185,12 @@ async function decideApp(index: PolicyIndex, sources: PolicySources, q: AppCase)
   const allowedBy: string[] = [];
   let last: Decided | undefined;
   for (const [i, call] of calls.entries()) {
-    const request = appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller, call);
-    last = await appDecided(index, app, caller, { ...request, user: q.user && personOf(q.user) });
+    last = await appDecided(
+      index,
+      app,
+      caller,
+      appRequest(app, { method: q.request.method, host, ...read }, q.request.headers, caller, call),
+    );
     if (!last.allowed) return calls.length > 1 ? { ...last, reason: `call ${i + 1} of the batch ${last.reason}` } : last;
     allowedBy.push(...last.allowedBy.filter((id) => !allowedBy.includes(id)));
   }
@@ -204,13 +205,8 @@ async function decideAuthzen(index: PolicyIndex, sources: PolicySources, q: Auth
   const read = readTarget(path);
   if ('refused' in read) return refusedBefore(`an error of the evaluation (400): ${read.refused}`);
   const caller: Caller = q.user ? { ...NOBODY, user: principal(q.user) } : { ...NOBODY, client: q.subject.id };
-  const request: AppRequest | AuthzenRequest = {
-    ...appRequest(app, { method, host, ...read }, {}, caller),
-    user: q.user && personOf(q.user),
-    resource,
-    ...(q.context ? { context: q.context } : {}),
-  };
-  return appDecided(index, app, caller, request);
+  const { request, person } = appRequest(app, { method, host, ...read }, {}, caller);
+  return appDecided(index, app, caller, { request: { ...request, resource, ...(q.context ? { context: q.context } : {}) }, person });
 }
 
 /** A case decided, and whether it came out as expected. */

@@ -19,7 +19,7 @@ import { isDatabaseUnavailable, UNAVAILABLE_RETRY_SECONDS } from '../db/unavaila
 import { challenge, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Keyring } from '../credentials/keyring.js';
-import type { AppVerdict, Policies, PolicyOutcome } from '../policy/evaluate.js';
+import type { AppDecided, AppQuestion, AppVerdict, Policies, PolicyOutcome } from '../policy/evaluate.js';
 import { withCelBudget } from '../policy/cel/index.js';
 import { type AppDirectory, audienceOf, hostOf } from './apps.js';
 import { START_PATH } from './app-sign-in.js';
@@ -225,18 +225,17 @@ async function decideNow(svc: DecisionServices, g: GateRequest): Promise<Decisio
     const asked: Asked = { g, app, origin, credential, caller };
     // A batch is decided call by call, each its own request object: any refused call refuses the request.
     const allowing: PolicyOutcome[] = [];
-    let last: { request: AppRequest | AuthzenRequest; verdict: AppVerdict } | undefined;
+    let last: AppDecided | undefined;
     for (const call of body.rpc?.calls ?? [null]) {
-      const request = policyRequest(asked, target, call);
-      const verdict = await evaluate(svc, asked, request);
+      const verdict = await evaluate(svc, asked, policyRequest(asked, target, call));
       if (!verdict.allowed) {
         const answer = signIn(asked, verdict) ?? moreScope(asked, verdict) ?? stepUp(asked, verdict) ?? noPolicy(verdict, call);
-        return decided(id, asked, request, verdict, { ...answer, ...rpcAnswer(body.rpc, ACCESS_DENIED) });
+        return decided(id, asked, verdict, { ...answer, ...rpcAnswer(body.rpc, ACCESS_DENIED) });
       }
       allowing.push(...verdict.outcomes.filter((o) => o.verdict === 'allows'));
-      last = { request, verdict };
+      last = verdict;
     }
-    return decided(id, asked, last!.request, last!.verdict, allow(svc, asked, allowing));
+    return decided(id, asked, last!, allow(svc, asked, allowing));
   } catch (err) {
     return failClosed(svc, id, g, err);
   }
@@ -370,8 +369,8 @@ function tokenRefused(
  * that names two people: the box never picks one of them.
  *
  * Only people the PEP may read on the box's API (`GET /users/<id>`, `mayRead`) can be named: an
- * App's policies see a person's address, groups and data, and a policy its team wrote could spell
- * them out one guess at a time (`request.user.email.startsWith(request.resource.properties.p)`)
+ * App's policies see a person's address, groups and the claims the App shapes of them
+ * (api/policy/claims.ts appPerson), and a policy its team wrote could spell them out one guess at a time (`request.user.email.startsWith(request.resource.properties.p)`)
  * to a PEP that may not read them. Anyone else is nobody to the policies, exactly as a name no one
  * has: the same refusal, so the answer tells no existing person from a made-up one.
  */
@@ -403,31 +402,32 @@ export async function personNamed(
 }
 
 /**
- * What the App's policies see (./request.ts), with the JSON-RPC `call` of the body when there is
- * one; an AuthZEN evaluation's request carries the resource and context it sent, and the call
- * its action and resource name as the AuthZEN MCP binding maps one (./jsonrpc.ts coazCall).
+ * What the App's policies are asked (./request.ts), with the JSON-RPC `call` of the body when
+ * there is one; an AuthZEN evaluation's request carries the resource and context it sent, and the
+ * call its action and resource name as the AuthZEN MCP binding maps one (./jsonrpc.ts coazCall).
  */
 function policyRequest(
   asked: Asked,
   target: { path: string; query: Record<string, string | string[]> },
   call: JsonRpcCall | null,
-): AppRequest | AuthzenRequest {
+): AppQuestion {
   const { g } = asked;
   const read = { method: g.method, host: g.host, ...target };
   if (!g.resource) return appRequest(asked.app, read, g.headers, asked.caller, call);
   const { type, id } = g.resource;
   const coaz = typeof type === 'string' && typeof id === 'string' ? coazCall(g.method, { type, id }) : null;
-  const request = appRequest(asked.app, read, g.headers, asked.caller, coaz);
-  return { ...request, resource: g.resource, ...(g.context ? { context: g.context } : {}) };
+  const { request, person } = appRequest(asked.app, read, g.headers, asked.caller, coaz);
+  return { request: { ...request, resource: g.resource, ...(g.context ? { context: g.context } : {}) }, person };
 }
 
 /**
  * Evaluate: the App's policies on the request (api/policy/evaluate.ts decideApp: deny by
- * default); a policy with an acr (AccessPolicy.acr) allows only a sign-in at least that strong,
- * one with a scope (AccessPolicy.scope) only a token that carries all of it.
+ * default), seeing of the caller's person what the App may (its token's claims and the claims it
+ * shapes: api/policy/claims.ts appPerson); a policy with an acr (AccessPolicy.acr) allows only a
+ * sign-in at least that strong, one with a scope (AccessPolicy.scope) only a token that carries all of it.
  */
-function evaluate(svc: DecisionServices, asked: Asked, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
-  return svc.policies.decideApp(asked.app.id, appSubjectOf(asked.caller, atAppInPerson(asked)), request);
+function evaluate(svc: DecisionServices, asked: Asked, question: AppQuestion): Promise<AppDecided> {
+  return svc.policies.decideApp(asked.app, appSubjectOf(asked.caller, atAppInPerson(asked)), question);
 }
 
 /**
@@ -596,7 +596,7 @@ const refused = (id: string, g: GateRequest, app: App | null, answer: Answer): D
 });
 
 /** The Decision on a request the App's policies were asked about. */
-function decided(id: string, asked: Asked, request: AppRequest | AuthzenRequest, verdict: AppVerdict, answer: Answer): Decision {
+function decided(id: string, asked: Asked, { request, outcomes }: AppDecided, answer: Answer): Decision {
   const { g, app, caller, credential } = asked;
   // A sign-in cookie that proved nobody is stale (tokenRefused): the gate clears it.
   const stale = caller === NOBODY && credential !== undefined && 'cookie' in credential ? credential.cookie : undefined;
@@ -605,7 +605,7 @@ function decided(id: string, asked: Asked, request: AppRequest | AuthzenRequest,
     app: app.id,
     door: g.door,
     upstream: {},
-    outcomes: verdict.outcomes,
+    outcomes,
     caller,
     request,
     ...(stale ? { clearCookie: stale } : {}),

@@ -1,12 +1,13 @@
 // What an app's policies see of a request (docs/guides/guard-your-apps.md): the
 // request as its gateway read it — method, host, the path read once
 // (./path.ts), query, the headers the app lets policies test — and who is calling,
-// from the token the box checked: user, client, scope, audience, and what the
-// person's sign-in proved (amr, acr); and, for a JSON-RPC body (an MCP client's), the call
-// (./jsonrpc.ts).
-import { requestUser, type Act, type AppRequest } from '../policy/requests.js';
+// from the token the box checked: user (as the App may see them: api/policy/claims.ts
+// appPerson), client, scope, audience, and what the person's sign-in proved (amr, acr);
+// and, for a JSON-RPC body (an MCP client's), the call (./jsonrpc.ts).
+import { requestUser, type Act } from '../policy/requests.js';
+import type { ClaimBindings } from '../policy/claims.js';
 import type { JsonRpcEnvelope } from './jsonrpc.js';
-import type { AppSubject } from '../policy/evaluate.js';
+import type { AppQuestion, AppSubject } from '../policy/evaluate.js';
 import { isAcr, meets } from '../credentials/acr.js';
 import { scopesOf } from '../credentials/scopes.js';
 import type { App, PrincipalUser } from '../types.js';
@@ -40,27 +41,51 @@ export const NOBODY: Caller = {
   authTime: null,
 };
 
-/** The request object of `app`'s policies; `jsonrpc`: the call of its body, when it is JSON-RPC. */
+/**
+ * What the App's claims (App.claims) are shaped over for this caller: their person, as the box's
+ * own policies see them, and the grant of their token (for a subject an AuthZEN PEP names: none,
+ * an empty one). Null without a person.
+ */
+export function claimBindingsOf(caller: Caller): ClaimBindings | null {
+  if (!caller.user) return null;
+  return {
+    user: requestUser(caller.user),
+    grant: {
+      client: caller.client ?? '',
+      scope: scopesOf(caller.scope),
+      aud: caller.audience ? [caller.audience] : [],
+      amr: caller.amr ?? [],
+      acr: caller.acr ?? '',
+    },
+  };
+}
+
+/**
+ * The question to `app`'s policies (api/policy/evaluate.ts decideApp, which makes `user`: the
+ * person as the App may see them); `jsonrpc`: the call of its body, when it is JSON-RPC.
+ */
 export function appRequest(
   app: App,
   read: { method: string; host: string; path: string; query: Record<string, string | string[]> },
   headers: Record<string, string | undefined>,
   caller: Caller,
   jsonrpc: JsonRpcEnvelope | null = null,
-): AppRequest {
+): AppQuestion {
   const shown: Record<string, string> = {};
   for (const name of app.policyHeaders ?? []) {
     const value = headers[name];
     if (value !== undefined) shown[name] = value;
   }
-  return {
+  const request = {
     app: app.id,
     'request-method': read.method.toLowerCase(),
     host: read.host.toLowerCase(),
     path: read.path,
     query: read.query,
     headers: shown,
-    user: caller.user && requestUser(caller.user),
+    // Where the request object holds the person (key order is what records and explain show):
+    // decideApp sets it to the person as the App may see them (api/policy/claims.ts appPerson).
+    user: null,
     client: caller.client,
     scope: caller.scope,
     audience: caller.audience,
@@ -71,6 +96,7 @@ export function appRequest(
     // Only the envelope: a batch's call's id stays with the door, for the answer.
     jsonrpc: jsonrpc && { method: jsonrpc.method, tool: jsonrpc.tool },
   };
+  return { request, person: claimBindingsOf(caller) };
 }
 
 /**

@@ -9,14 +9,12 @@
 // api/policy/claims.ts) are evaluated only when a token is signed, never for a reused one.
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { scopesOf } from '../credentials/scopes.js';
 import { shapeClaims, shapesClaims, type ClaimBindings } from '../policy/claims.js';
-import { requestUser } from '../policy/requests.js';
 import type { Keyring } from '../credentials/keyring.js';
 import { signJwt } from '../credentials/jwt.js';
 import type { App } from '../types.js';
 import { audienceOf } from './apps.js';
-import type { Caller } from './request.js';
+import { claimBindingsOf, type Caller } from './request.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -32,20 +30,9 @@ const MAX_CACHED = 10_000;
 
 const cache = new Map<string, { jwt: string; exp: number }>();
 
-/** What the App's claim expressions see: the person as the App's policies do (request.user), and the caller's grant. */
-function claimBindings(app: App, caller: Caller): ClaimBindings | undefined {
-  if (!caller.user || !shapesClaims(app)) return undefined;
-  return {
-    user: requestUser(caller.user),
-    grant: {
-      client: caller.client ?? '',
-      scope: scopesOf(caller.scope),
-      aud: caller.audience ? [caller.audience] : [],
-      amr: caller.amr ?? [],
-      acr: caller.acr ?? '',
-    },
-  };
-}
+/** What the App's claim expressions see: the person as the box's own policies do, and the caller's grant. */
+const claimBindings = (app: App, caller: Caller): ClaimBindings | undefined =>
+  shapesClaims(app) ? (claimBindingsOf(caller) ?? undefined) : undefined;
 
 /** The claims the App shapes for this caller; a claim whose expression fails is left out and logged. */
 function shapedFor(svc: Pick<Needs, 'log'>, app: App, bindings: ClaimBindings | undefined): Record<string, unknown> {

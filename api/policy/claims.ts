@@ -7,7 +7,7 @@
 // else, so no expression can read another person's data.
 import { ValidationError, type FieldErrors } from '../errors.js';
 import { CEL_PERSON, CelCompileError, celToJson, compileCel, type CelObjectShape, type CompiledCel, type JsonBudget } from './cel/index.js';
-import type { RequestUser } from './requests.js';
+import type { AppPerson, RequestUser } from './requests.js';
 
 /**
  * Claims no expression may set: what makes a token a token and says whose it is, for whom, how
@@ -227,3 +227,18 @@ export function shapeClaims(
 /** Whether a record shapes any claim (most do not: their tokens pay nothing). */
 export const shapesClaims = (record: { claims?: ClaimExpressions }): boolean =>
   record.claims !== undefined && Object.keys(record.claims).length > 0;
+
+/**
+ * The person as an App's policies see them (AppRequest.user): what a token for the App carries —
+ * id, email, email_verified, groups — and the claims the App shapes (`claims`, App.claims) over this
+ * person and grant, as its upstream JWT carries them; never the person's data, SCIM attributes or
+ * upstream identities, which only the box's own policies read. An App's policies are its team's to
+ * write, the App's claims an unconditional writer's (api/policy/writers.ts): what the team's rules
+ * may read of a person, the box's administrators choose. Made once per decision, by the decision
+ * (./evaluate.ts decideApp), so its expressions spend the decision's budget (./budget.ts); a claim
+ * that fails is left out, as from the App's token.
+ */
+export function appPerson(claims: ClaimExpressions | undefined, bindings: ClaimBindings): AppPerson {
+  const { id, email, email_verified, groups } = bindings.user;
+  return { id, email, email_verified, groups, claims: shapeClaims(claims, bindings).claims };
+}

@@ -21,6 +21,7 @@ import type { PolicyOutcome } from '../store/decisions.js';
 import { accessPolicies } from '../store/policies.js';
 import type { AccessPolicy } from '../types.js';
 import { inTurn, stoppedNow, withDecision } from './budget.js';
+import { appPerson, type ClaimBindings, type ClaimExpressions } from './claims.js';
 import { compilePolicy, createPolicyAjv, type Rule } from './engines.js';
 import type {
   AppRequest,
@@ -73,6 +74,28 @@ type Allows = (policy: CompiledPolicy) => boolean;
 export interface AppVerdict {
   allowed: boolean;
   outcomes: PolicyOutcome[];
+}
+
+/** The App whose policies decide: its id, and the claims it shapes of a person (App.claims), which its policies see. */
+export interface PoliciedApp {
+  id: string;
+  claims?: ClaimExpressions | undefined;
+}
+
+/**
+ * A question to an App's policies, before the App's view of the person is made: the request object
+ * but its `user`, and the person behind the caller with the grant the App's claims are shaped over
+ * (null: nobody). decideApp makes `user` (./claims.ts appPerson), so that no App's policy ever
+ * sees more of a person than the App may, and the claims spend the decision's budget.
+ */
+export interface AppQuestion {
+  request: Omit<AppRequest, 'user'> | Omit<AuthzenRequest, 'user'>;
+  person: ClaimBindings | null;
+}
+
+/** The verdict at an app, and the request object its policies saw (what the decision's record keeps). */
+export interface AppDecided extends AppVerdict {
+  request: AppRequest | AuthzenRequest;
 }
 
 /** A policy of the box's API as `PolicyIndex.weigh` found it: which side it counts for, and whether it allows the request. */
@@ -265,8 +288,13 @@ export class PolicyIndex {
    * OR together; none allowing is a denial. Every applicable policy is tried, so
    * the record can say which matched and which did not; dry-run ones too.
    */
-  decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
-    return withDecision(() => this.decideAppNow(app, subject, request));
+  decideApp(app: PoliciedApp, subject: AppSubject, question: AppQuestion): AppDecided {
+    return withDecision(() => {
+      // The person as the App may see them, made once for all its policies, within the decision's budget.
+      const user = question.person && appPerson(app.claims, question.person);
+      const request = { ...question.request, user };
+      return { ...this.decideAppNow(app.id, subject, request), request };
+    });
   }
 
   private decideAppNow(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): AppVerdict {
@@ -357,9 +385,9 @@ export class Policies {
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */
-  async decideApp(app: string, subject: AppSubject, request: AppRequest | AuthzenRequest): Promise<AppVerdict> {
+  async decideApp(app: PoliciedApp, subject: AppSubject, question: AppQuestion): Promise<AppDecided> {
     const index = await this.current();
-    return inTurn(() => index.decideApp(app, subject, request));
+    return inTurn(() => index.decideApp(app, subject, question));
   }
 
   /** The scopes an app's policies want (PolicyIndex.scopesOf). */

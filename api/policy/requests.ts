@@ -36,6 +36,25 @@ export interface RequestUser {
   identities: RequestIdentity[];
 }
 
+/**
+ * A person as an App's policies see them (AppRequest.user): what a token for the App carries of
+ * them — the upstream JWT's `sub`, `email`, `email_verified` and `groups` — and the claims the App
+ * shapes of them (App.claims, ./claims.ts appPerson). Never their data, SCIM attributes or upstream
+ * identities: an App's policies are written by the App's team (docs/concepts/access-control.md,
+ * "Delegating records"), and what they read they can spell out one guess at a time (issue 63).
+ * What the App may see of a person beyond this, an administrator shapes into its claims.
+ */
+export interface AppPerson {
+  id: string;
+  email: string;
+  /** Whether the box vouches for `email`. */
+  email_verified: boolean;
+  /** Their groups' names. */
+  groups: string[];
+  /** The claims the App shapes of them, by name; {} when it shapes none (or none has a value for them). */
+  claims: Record<string, unknown>;
+}
+
 /** The person of a request object, as every builder of one writes it. */
 export const requestUser = (user: PrincipalUser): RequestUser => ({
   id: user.id,
@@ -191,7 +210,8 @@ export interface AppRequest {
   query: Record<string, string | string[]>;
   /** The headers named in the App's policyHeaders, lower case; no others. */
   headers: Record<string, string>;
-  user: RequestUser | null;
+  /** The caller's person as the App may see them (AppPerson); null without one. */
+  user: AppPerson | null;
   /** The client the token was issued to; null without a token. */
   client: string | null;
   scope: string | null;

@@ -504,7 +504,7 @@ export interface AppSpec {
     };
   };
   /**
-   * Claims an admin shapes in the JWT of upstream.token (docs/concepts/access-control.md#claims-an-admin-shapes): a claim name and a CEL expression over the person (user - id, email, email_verified, groups, data, scim, identities) and the grant (grant - client, scope, aud, amr, acr). A value that is null, "" or [] leaves the claim out, as does an error at issue (logged). Compiled when written; refused then (InvalidClaims) when it does not type-check, costs too much, or names a claim the box alone states (sub, iss, aud, exp, acr, amr, cnf, and the others the page lists).
+   * Claims an admin shapes in the JWT of upstream.token (docs/concepts/access-control.md#claims-an-admin-shapes): a claim name and a CEL expression over the person (user - id, email, email_verified, groups, data, scim, identities) and the grant (grant - client, scope, aud, amr, acr). A value that is null, "" or [] leaves the claim out, as does an error at issue (logged). They are also all the App's policies read of a person beyond id, email, email_verified and groups (request.user.claims), never the person's data, scim or identities themselves. Compiled when written; refused then (InvalidClaims) when it does not type-check, costs too much, or names a claim the box alone states (sub, iss, aud, exp, acr, amr, cnf, and the others the page lists).
    */
   claims?: Record<string, string>;
   /**

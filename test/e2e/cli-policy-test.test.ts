@@ -112,7 +112,7 @@ describe('boxauth policy test', function () {
     expect(other.code).to.equal(1);
     expect(other.stdout).to.include("a person writes in their team's space: expected allow by wiki-team-spaces, got deny");
     expect(other.stdout).to.match(
-      /^ {2}wiki-team-spaces +does not allow +the expression is false: .*"data": \{"team": "sales"\}.*; request\.path\.startsWith\("\/spaces\/" \+ request\.user\.data\.team \+ "\/"\) is false/m,
+      /^ {2}wiki-team-spaces +does not allow +the expression is false: .*"claims": \{"team": "sales"\}.*; request\.path\.startsWith\("\/spaces\/" \+ request\.user\.claims\.team \+ "\/"\) is false/m,
     );
   });
 

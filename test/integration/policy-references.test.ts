@@ -1,7 +1,8 @@
 // What a policy knows about a person, and matcho references, over HTTP: the owner rule of the
 // AuthZEN working group's Todo scenario ("editors may change only their own todos") at an app
 // through the AuthZEN door, rules that read the person's data, SCIM attributes and upstream
-// identities, and a person trying every door they have to change what such a rule reads.
+// identities (an App's policies read them as the claims the App shapes of them: App.claims), and a
+// person trying every door they have to change what such a rule reads.
 import { expect } from 'chai';
 import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
@@ -31,7 +32,17 @@ describe('policies that read a person, and matcho references', function () {
     };
     rick = await user('rick@example.com', { 'group-ids': [editors], data: JSON.stringify({ team: 'blue' }) });
     morty = await user('morty@example.com', {});
-    expect((await put('/App/todo', { urls: ['https://todo.example'] })).status).to.equal(201);
+    // What the App's policies may read of a person beyond their address and groups: its claims.
+    const app = await put('/App/todo', {
+      urls: ['https://todo.example'],
+      claims: {
+        team: 'user.data.team',
+        title: 'user.scim.title',
+        employee: 'user.scim.externalId',
+        corp: 'user.identities.filter(i, i.provider == "corp").map(i, i.subject)',
+      },
+    });
+    expect(app.status, app.text).to.equal(201);
     const owner = await put('/AccessPolicy/todo-own', {
       app: 'todo',
       engine: 'matcho',
@@ -42,7 +53,7 @@ describe('policies that read a person, and matcho references', function () {
     const team = await put('/AccessPolicy/todo-team', {
       app: 'todo',
       engine: 'matcho',
-      matcho: { 'request-method': 'can_read_team', resource: { properties: { team: '.user.data.team' } } },
+      matcho: { 'request-method': 'can_read_team', resource: { properties: { team: '.user.claims.team' } } },
     });
     expect(team.status, team.text).to.equal(201);
     const { secret } = await box.addClient('todo-pep', {}, { policy: false });
@@ -122,14 +133,14 @@ describe('policies that read a person, and matcho references', function () {
     await put('/AccessPolicy/todo-directory', {
       app: 'todo',
       engine: 'matcho',
-      matcho: { 'request-method': 'can_admin', user: { scim: { title: 'Admin', externalId: '.resource.properties.employee' } } },
+      matcho: { 'request-method': 'can_admin', user: { claims: { title: 'Admin', employee: '.resource.properties.employee' } } },
     });
     await put('/AccessPolicy/todo-corp', {
       app: 'todo',
       engine: 'matcho',
       matcho: {
         'request-method': 'can_sync',
-        user: { identities: { $contains: { provider: 'corp', subject: '.resource.properties.corpID' } } },
+        user: { claims: { corp: { $contains: '.resource.properties.corpID' } } },
       },
     });
     expect(await decision(rick, 'can_admin', { employee: 'E-1' })).to.equal(false);

@@ -2,7 +2,7 @@
 // beside nothing else, and checked against samples of the TypeScript types by a unit test, so the
 // two cannot drift. A shape says which fields an object has and their CEL types; an open map
 // (`params`, `query`, `headers`, `resource.properties`, `context`, `claims`, `user.data`,
-// `user.scim`, `body`) may hold any key, so naming one of its keys is never refused at write time.
+// `user.scim`, an App's `user.claims`, `body`) may hold any key, so naming one of its keys is never refused at write time.
 // Naming a field that an object of the shape cannot have is (./check.ts).
 
 /** A CEL type of a field: a scalar, a list, an open map (any string key), or an object with fields. */
@@ -41,6 +41,21 @@ export const CEL_PERSON: CelObjectShape = {
     data: openMap,
     scim: openMap,
     identities: { list: { fields: { provider: 'string', subject: 'string' } } },
+  },
+};
+
+/**
+ * AppPerson: a person as an App's policies see them, what the App's tokens carry and the claims it
+ * shapes (`claims`, open: its names are the App's). Their data, SCIM attributes and upstream
+ * identities are no fields of it: an App's policy that names one is refused when written.
+ */
+export const CEL_APP_PERSON: CelObjectShape = {
+  fields: {
+    id: 'string',
+    email: 'string',
+    email_verified: 'bool',
+    groups: strings,
+    claims: openMap,
   },
 };
 
@@ -115,7 +130,7 @@ const app: CelObjectShape = {
     // A parameter's value is a string, or a list of strings when it is repeated.
     query: { map: 'dyn' },
     headers: { map: 'string' },
-    user: CEL_PERSON,
+    user: CEL_APP_PERSON,
     client: 'string',
     scope: 'string',
     audience: 'string',

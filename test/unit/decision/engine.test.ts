@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { decide, type DecisionServices, type GateRequest } from '../../../api/decision/engine.js';
 import { UNAVAILABLE_RETRY_SECONDS } from '../../../api/db/unavailable.js';
-import type { AppVerdict } from '../../../api/policy/evaluate.js';
+import type { AppQuestion, AppVerdict } from '../../../api/policy/evaluate.js';
 import type { App, PrincipalUser } from '../../../api/types.js';
 
 const MFA = 'urn:boxauth:acr:mfa';
@@ -31,7 +31,8 @@ function services(verdict: AppVerdict | Error, logged: string[] = []): DecisionS
       byHost: (host: string) => Promise.resolve(host === 'reports.example' ? app : undefined),
     },
     users: { get: (id: string) => Promise.resolve(id === ada.id ? ada : undefined) },
-    policies: { decideApp: () => Promise.resolve(verdict) },
+    // As decideApp answers: the verdict, and the request object the policies saw.
+    policies: { decideApp: (_app: unknown, _subject: unknown, q: AppQuestion) => Promise.resolve({ ...verdict, request: q.request }) },
     log: {
       error: (_fields: unknown, message: string) => void logged.push(message),
       warn: (_fields: unknown, message: string) => void logged.push(message),

@@ -74,17 +74,18 @@ describe("PolicyIndex.decideApp: a policy's scope, and scopesOf", function () {
       throw new Error(`${id}: ${err.message}`);
     },
   );
-  const request = (method: string) =>
-    ({
+  const request = (method: string) => ({
+    request: {
       app: 'notes',
       'request-method': method,
       host: 'notes.example',
       path: '/',
       query: {},
       headers: {},
-      user: null,
       client: 'robot',
-    }) as never;
+    } as never,
+    person: null,
+  });
   const subject = (carried: string[], signedIn = false) => ({
     clientId: 'robot',
     user: null,
@@ -93,8 +94,8 @@ describe("PolicyIndex.decideApp: a policy's scope, and scopesOf", function () {
   });
 
   it('allows with all the scopes; without, says the policy needs more scope, and which', function () {
-    expect(index.decideApp('notes', subject(['notes:read']), request('get')).allowed).to.equal(true);
-    expect(index.decideApp('notes', subject([]), request('get')).outcomes).to.deep.include({
+    expect(index.decideApp({ id: 'notes' }, subject(['notes:read']), request('get')).allowed).to.equal(true);
+    expect(index.decideApp({ id: 'notes' }, subject([]), request('get')).outcomes).to.deep.include({
       id: 'reads',
       verdict: 'needs more scope',
       scope: ['notes:read'],
@@ -102,18 +103,18 @@ describe("PolicyIndex.decideApp: a policy's scope, and scopesOf", function () {
   });
 
   it('a policy wanting acr and scope asks for a stronger sign-in, naming its scope when the token lacks it', function () {
-    expect(index.decideApp('notes', subject([]), request('delete')).outcomes).to.deep.include({
+    expect(index.decideApp({ id: 'notes' }, subject([]), request('delete')).outcomes).to.deep.include({
       id: 'strong',
       verdict: 'needs a stronger sign-in',
       acr: 'phr',
       scope: ['notes:admin'],
     });
-    expect(index.decideApp('notes', subject(['notes:admin']), request('delete')).outcomes).to.deep.include({
+    expect(index.decideApp({ id: 'notes' }, subject(['notes:admin']), request('delete')).outcomes).to.deep.include({
       id: 'strong',
       verdict: 'needs a stronger sign-in',
       acr: 'phr',
     });
-    expect(index.decideApp('notes', subject([], true), request('delete')).outcomes).to.deep.include({
+    expect(index.decideApp({ id: 'notes' }, subject([], true), request('delete')).outcomes).to.deep.include({
       id: 'strong',
       verdict: 'needs more scope',
       scope: ['notes:admin'],

@@ -119,8 +119,15 @@ describe('matcho references', function () {
   it('refuses a "." string that names no field a request of the policy\'s target can have, naming where it is', function () {
     const app = CEL_ENVIRONMENTS.app;
     expect(patternErrors(owner, app)).to.deep.equal([]);
-    expect(patternErrors({ user: { data: { any: { depth: '.user.data.x.y.z' } } } }, app)).to.deep.equal([]);
-    expect(patternErrors({ a: '.user.groups.0', b: '.user.identities.1.provider', c: '.resource.properties.x' }, app)).to.deep.equal([]);
+    expect(patternErrors({ user: { claims: { any: { depth: '.user.claims.x.y.z' } } } }, app)).to.deep.equal([]);
+    expect(patternErrors({ a: '.user.groups.0', c: '.resource.properties.x' }, app)).to.deep.equal([]);
+    // An App's policies see a person as the App may (its claims), never their data, SCIM attributes or identities.
+    for (const field of ['data', 'scim', 'identities'])
+      expect(patternErrors({ a: `.user.${field}.x` }, app)[0], field).to.include(`names .user.${field},`);
+    const box = CEL_ENVIRONMENTS['box-api'];
+    expect(patternErrors({ user: { data: { any: { depth: '.user.data.x.y.z' } } }, b: '.user.identities.1.provider' }, box)).to.deep.equal(
+      [],
+    );
     const [host] = patternErrors({ host: '.example.com' }, app);
     expect(host).to.match(/^matcho\.host "\.example\.com" starts with "\."/);
     expect(host).to.include('names .example, which no request this policy decides has');

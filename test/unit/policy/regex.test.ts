@@ -146,7 +146,7 @@ describe('the size of a pattern and the cost of a match (issue 63)', function ()
     );
     const request = { app: 'wiki', 'request-method': 'get', host: 'wiki', path, query: {}, headers: {} } as unknown as AppRequest;
     const subject = { clientId: null, user: null, signedInAtLeast: () => false, carries: () => false };
-    return index.decideApp('wiki', subject, request);
+    return index.decideApp({ id: 'wiki' }, subject, { request, person: null });
   };
 
   it('charges a match its bound before running it: one over what the decision has left is stopped, and denies, with the reason', function () {

@@ -8,7 +8,7 @@ import { appRequest, NOBODY, type Caller } from '../../../api/decision/request.j
 import { policyRequest, type Principal } from '../../../api/http/auth.js';
 import { exchangeRequest } from '../../../api/oauth/grants/token-exchange.js';
 import { introspectionRequest } from '../../../api/oauth/introspection.js';
-import type { Policies } from '../../../api/policy/evaluate.js';
+import { PolicyIndex, type AppQuestion, type Policies } from '../../../api/policy/evaluate.js';
 import type { AppRequest, AuthzenRequest, BoxApiRequest, ExchangeRequest } from '../../../api/policy/requests.js';
 import type { App, Client } from '../../../api/types.js';
 
@@ -23,7 +23,10 @@ const person = {
   identities: [{ provider: 'corp', subject: 'ada-1' }],
 };
 
-/** The person as every request object shows them: the box's fields, their data, SCIM attributes and upstream identities. */
+/** The person as an App's policies see them: what the App's tokens carry, and the claims it shapes (none here). */
+const ADA_AT_APP = { id: '7', email: 'ada@example.com', email_verified: true, groups: ['admins'], claims: {} };
+
+/** The person as the box's own request objects show them: the box's fields, their data, SCIM attributes and upstream identities. */
 const ADA = {
   id: '7',
   email: 'ada@example.com',
@@ -94,13 +97,16 @@ describe('request objects: the box API', function () {
 
 describe('request objects: an app', function () {
   const app = { resourceType: 'App', id: 'orders', urls: ['https://orders.example'], policyHeaders: ['x-tenant', 'x-absent'] } as App;
+  const nobodyAsks = { clientId: null, user: null, signedInAtLeast: () => false, carries: () => true };
+  /** The request object `app`'s policies see of `q`: the one decideApp makes, the person as the App may see them. */
+  const seen = (q: AppQuestion, of: App = app) =>
+    new PolicyIndex([], (id) => {
+      throw new Error(id);
+    }).decideApp(of, nobodyAsks, q).request;
 
   it('the request as its gateway read it, lower case; only the headers the app names; nobody', function () {
-    const r = appRequest(
-      app,
-      { method: 'GET', host: 'Orders.Example', path: '/a', query: { x: '1' } },
-      { 'x-tenant': 't1', cookie: 'c' },
-      NOBODY,
+    const r = seen(
+      appRequest(app, { method: 'GET', host: 'Orders.Example', path: '/a', query: { x: '1' } }, { 'x-tenant': 't1', cookie: 'c' }, NOBODY),
     );
     expect(r).to.deep.equal({
       app: 'orders',
@@ -123,7 +129,7 @@ describe('request objects: an app', function () {
 
   it("a JSON-RPC body's call: its envelope only, never its id", function () {
     const call = { method: 'tools/call', tool: 'search', id: '7' };
-    const r = appRequest(app, { method: 'POST', host: 'orders.example', path: '/mcp', query: {} }, {}, NOBODY, call);
+    const r = appRequest(app, { method: 'POST', host: 'orders.example', path: '/mcp', query: {} }, {}, NOBODY, call).request;
     expect(r.jsonrpc).to.deep.equal({ method: 'tools/call', tool: 'search' });
   });
 
@@ -140,9 +146,9 @@ describe('request objects: an app', function () {
       acr: 'phr',
       authTime: 1_700_000_000,
     };
-    const r = appRequest(app, { method: 'post', host: 'orders.example', path: '/', query: {} }, {}, caller);
+    const r = seen(appRequest(app, { method: 'post', host: 'orders.example', path: '/', query: {} }, {}, caller));
     expect(r).to.deep.include({
-      user: ADA,
+      user: ADA_AT_APP,
       client: 'web',
       scope: 'openid',
       audience: 'https://orders.example',
@@ -153,6 +159,18 @@ describe('request objects: an app', function () {
     });
     expect(r).to.not.have.property('session');
     expect(r).to.not.have.property('authTime');
+  });
+
+  it("the person as the App may see them: its token's claims and the claims it shapes, never data, SCIM or identities", function () {
+    const caller: Caller = { ...NOBODY, user: person, client: 'web', scope: 'openid orders' };
+    const shaping = {
+      ...app,
+      claims: { team: 'user.data.team', employee: 'user.scim.externalId', via: 'grant.client + " " + grant.scope[1]' },
+    };
+    const r = seen(appRequest(shaping, { method: 'get', host: 'orders.example', path: '/', query: {} }, {}, caller), shaping);
+    expect(r.user).to.deep.equal({ ...ADA_AT_APP, claims: { team: 'blue', employee: 'E7', via: 'web orders' } });
+    // The raw person travels with the question only, to be shaped: never in the request object.
+    expect(JSON.stringify(r)).not.to.include('ada-1');
   });
 });
 
@@ -207,8 +225,8 @@ describe('request objects: each kind only where it is asked', function () {
       const subject = { clientId: 'ci', user: null };
       const atApp = { ...subject, signedInAtLeast: () => false, carries: () => true };
       void policies.decide(subject, box);
-      void policies.decideApp('orders', atApp, app);
-      void policies.decideApp('orders', atApp, authzen);
+      void policies.decideApp({ id: 'orders' }, atApp, { request: app, person: null });
+      void policies.decideApp({ id: 'orders' }, atApp, { request: authzen, person: null });
       void policies.decideExchange('ci', exchange);
       // @ts-expect-error an exchange is not a request on the box's API
       void policies.decide(subject, exchange);
@@ -217,9 +235,9 @@ describe('request objects: each kind only where it is asked', function () {
       // @ts-expect-error a request on the box's API is not an exchange
       void policies.decideExchange('ci', box);
       // @ts-expect-error a request on the box's API is not an app's
-      void policies.decideApp('orders', subject, box);
+      void policies.decideApp({ id: 'orders' }, atApp, { request: box, person: null });
       // @ts-expect-error an exchange is not an app's request
-      void policies.decideApp('orders', subject, exchange);
+      void policies.decideApp({ id: 'orders' }, atApp, { request: exchange, person: null });
     };
     expect(typeChecked).to.be.a('function');
   });

@@ -12,6 +12,7 @@ import { introspectionRequest } from '../../../../api/oauth/introspection.js';
 import { registrationRequest } from '../../../../api/oauth/agents.js';
 import { CEL_ENVIRONMENTS, SIZES, type CelShape } from '../../../../api/policy/cel/index.js';
 import { isObjectShape } from '../../../../api/policy/cel/shapes.js';
+import { PolicyIndex } from '../../../../api/policy/evaluate.js';
 import type { App, Client } from '../../../../api/types.js';
 
 /** Where `value` does not fit `shape` (null fits any field: a field the request has no value for). */
@@ -107,30 +108,34 @@ describe('CEL environments: the shapes of the request objects', function () {
   });
 
   it("an app's request, and an AuthZEN evaluation, in the app environment", function () {
-    const r = appRequest(
-      app,
+    // As the App's policies see it (decideApp makes the person as the App may see them, its claims shaped).
+    const shaping = { ...app, claims: { team: 'user.data.team', corp: 'user.identities.map(i, i.subject)' } };
+    const asked = { clientId: 'web', user: null, signedInAtLeast: () => true, carries: () => true };
+    const question = appRequest(
+      shaping,
       { method: 'GET', host: 'orders.example', path: '/a', query: { x: '1', y: ['2', '3'] } },
       { 'x-tenant': 't1' },
       caller,
     );
+    const r = new PolicyIndex([], () => undefined).decideApp(shaping, asked, question).request;
+    expect(r.user?.claims).to.deep.equal({ team: 'blue', corp: ['42'] });
     expect(misfits(r, CEL_ENVIRONMENTS.app, 'request')).to.deep.equal([]);
     const authzen = { ...r, resource: { type: 'doc', id: '1', properties: { ownerID: 'a' } }, context: { time: 'now' } };
     expect(misfits(authzen, CEL_ENVIRONMENTS.app, 'request')).to.deep.equal([]);
   });
 
-  it("the person's data, SCIM attributes and upstream identities are declared", function () {
-    const user = {
-      id: '7',
-      email: 'a@b',
-      email_verified: true,
-      groups: [],
-      data: { team: 'x' },
-      scim: { userName: 'a' },
-      identities: [{ provider: 'github', subject: '1' }],
-    };
-    expect(misfits(user, CEL_ENVIRONMENTS.app.fields.user!, 'request.user')).to.deep.equal([]);
-    expect(misfits({ ...user, nickname: 'al' }, CEL_ENVIRONMENTS.app.fields.user!, 'request.user')).to.deep.equal([
+  it("the person's data, SCIM attributes and upstream identities are declared to the box's policies only; an App's see its claims", function () {
+    const seen = { id: '7', email: 'a@b', email_verified: true, groups: [] };
+    const user = { ...seen, data: { team: 'x' }, scim: { userName: 'a' }, identities: [{ provider: 'github', subject: '1' }] };
+    expect(misfits(user, CEL_ENVIRONMENTS['box-api'].fields.user!, 'request.user')).to.deep.equal([]);
+    expect(misfits({ ...user, nickname: 'al' }, CEL_ENVIRONMENTS['box-api'].fields.user!, 'request.user')).to.deep.equal([
       'request.user.nickname is not declared',
+    ]);
+    expect(misfits({ ...seen, claims: { team: 'x', roles: ['a'] } }, CEL_ENVIRONMENTS.app.fields.user!, 'request.user')).to.deep.equal([]);
+    expect(misfits(user, CEL_ENVIRONMENTS.app.fields.user!, 'request.user')).to.deep.equal([
+      'request.user.data is not declared',
+      'request.user.scim is not declared',
+      'request.user.identities is not declared',
     ]);
   });
 
