@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools release previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -188,11 +188,24 @@ previous-release: node_modules/.installed ## build the previous release's API fo
 	@scripts/release-build.sh >/dev/null
 
 # The release artifacts (scripts/release.sh; docs/operations/versions.md): the npm package, its SBOM, the chart
-# (packaged, a chart repository index, an OCI layout), install.yaml and SHA256SUMS, into release/<version>/.
+# (packaged, a chart repository index, an OCI layout), install.yaml, the container image and its SBOM, and SHA256SUMS,
+# into release/<version>/.
 # IMAGE: the image repository the chart and install.yaml name (the release workflow pushes the image there).
 IMAGE ?= ghcr.io/boxauth/boxauth
-release: ## the release artifacts of VERSION=x.y.z into release/x.y.z/: npm package, SBOM, chart (repository and OCI layout), install.yaml, SHA256SUMS [IMAGE=ghcr.io/boxauth/boxauth]
-	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) scripts/release.sh $(if $(VERSION),"$(VERSION)")
+# RELEASE_IMAGE=0: without the container image (it needs root and mmdebstrap; about a minute once its base is cached).
+RELEASE_IMAGE ?= 1
+release: ## the release artifacts of VERSION=x.y.z into release/x.y.z/: npm package, SBOM, chart (repository and OCI layout), install.yaml, the image (OCI archive) and its SBOM, SHA256SUMS [IMAGE=ghcr.io/boxauth/boxauth] [RELEASE_IMAGE=0]
+	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) BOXAUTH_RELEASE_IMAGE=$(RELEASE_IMAGE) scripts/release.sh $(if $(VERSION),"$(VERSION)")
+
+# The container image (scripts/image-build.sh): Debian trixie from the Debian mirror (mmdebstrap, cached in
+# ~/.cache/boxauth/image: about 2 minutes once) and the npm package with its production dependencies, as an
+# OCI image archive named boxauth:dev and $(IMAGE):<version>, for `ctr -n k8s.io images import`. No Docker, no registry.
+IMAGE_ARCHIVE ?= dist/image/boxauth.oci.tar
+image: dist/.built ## the container image as an OCI archive, dist/image/boxauth.oci.tar, and its SBOM (no Docker, no registry) [IMAGE_ARCHIVE=<file>]
+	@BOXAUTH_IMAGE_REPOSITORY=$(IMAGE) scripts/image-build.sh $(IMAGE_ARCHIVE)
+
+image-check: image ## check the archive of make image: a valid OCI image of the Dockerfile's user, command and environment, that runs as uid 10001 on a root it cannot write, and that containerd imports
+	$(MOCHA_UNIT) --timeout 300000 dist/test/image/image.test.js
 
 kube-up: ## start etcd + kube-apiserver on loopback, apply crds/; prints the export KUBECONFIG=... line (ports: BOXAUTH_KUBE_PORT=6443, BOXAUTH_ETCD_PORT=2379, BOXAUTH_ETCD_PEER_PORT; BOXAUTH_KUBE_AUTH_CONFIG=<file>: trust a box's users, docs/guides/kubectl-sign-in.md)
 	@scripts/kube-up.sh

@@ -15,14 +15,13 @@
 //     writes the packaged chart as an OCI image layout, with the media types Helm pushes.
 import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { parse } from 'yaml';
+import { createLayout, OCI_MANIFEST, writeBlob, writeIndex, writeJson } from './oci.mjs';
 
 const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
-const writeJson = (file, value) => fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 
 function stagePackage(stage, version) {
   const manifest = readJson(path.join(stage, 'package.json'));
@@ -66,24 +65,14 @@ function stageChart(chartDir, imageRepository, version) {
   fs.writeFileSync(file, text.replace(block[0], stamped));
 }
 
-// OCI image layout (https://github.com/opencontainers/image-spec/blob/main/image-layout.md): "The blobs
-// directory contains content-addressable blobs"; "index.json ... entry point for references and descriptors".
-function writeBlob(layout, bytes) {
-  const hex = createHash('sha256').update(bytes).digest('hex');
-  fs.writeFileSync(path.join(layout, 'blobs', 'sha256', hex), bytes);
-  return { digest: `sha256:${hex}`, size: bytes.length };
-}
-
 // Helm's media types (helm.sh/helm/v3/pkg/registry/constants.go): ConfigMediaType and ChartLayerMediaType.
 const HELM_CONFIG = 'application/vnd.cncf.helm.config.v1+json';
 const HELM_CHART = 'application/vnd.cncf.helm.chart.content.v1.tar+gzip';
-const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 
 function writeOciLayout(chartTgz, layout) {
   // The packaged Chart.yaml: helm package wrote the version into it.
   const meta = parse(execFileSync('tar', ['-xzOf', chartTgz, 'boxauth/Chart.yaml'], { encoding: 'utf8' }));
-  fs.rmSync(layout, { recursive: true, force: true });
-  fs.mkdirSync(path.join(layout, 'blobs', 'sha256'), { recursive: true });
+  createLayout(layout);
   // Helm's config blob is the chart's metadata (Chart.yaml) as JSON.
   const config = { mediaType: HELM_CONFIG, ...writeBlob(layout, Buffer.from(JSON.stringify(meta))) };
   const chart = {
@@ -101,13 +90,8 @@ function writeOciLayout(chartTgz, layout) {
   };
   const manifest = { schemaVersion: 2, mediaType: OCI_MANIFEST, config, layers: [chart], annotations };
   const manifestBlob = writeBlob(layout, Buffer.from(JSON.stringify(manifest)));
-  writeJson(path.join(layout, 'oci-layout'), { imageLayoutVersion: '1.0.0' });
   // The tag `oras cp --from-oci-layout <layout>:<version>` and `helm pull --version` name.
-  writeJson(path.join(layout, 'index.json'), {
-    schemaVersion: 2,
-    mediaType: 'application/vnd.oci.image.index.v1+json',
-    manifests: [{ mediaType: OCI_MANIFEST, ...manifestBlob, annotations: { 'org.opencontainers.image.ref.name': meta.version } }],
-  });
+  writeIndex(layout, [{ mediaType: OCI_MANIFEST, ...manifestBlob, annotations: { 'org.opencontainers.image.ref.name': meta.version } }]);
 }
 
 const [step, ...args] = process.argv.slice(2);

@@ -20,6 +20,11 @@
 #   install.yaml                    one manifest for kubectl apply -f: the namespace boxauth-system, the
 #                                     CRDs, the operator and its RBAC, rendered from the chart (with
 #                                     the database of Secret boxauth-database: no bundled PostgreSQL)
+#   boxauth-<version>-image.oci.tar the container image ${BOXAUTH_IMAGE_REPOSITORY:-ghcr.io/boxauth/boxauth}:<version>,
+#                                     an OCI image archive of Debian trixie and the npm package above
+#                                     (scripts/image-build.sh; ctr -n k8s.io images import, skopeo copy oci-archive:…)
+#   boxauth-<version>-image.cdx.json  its SBOM, CycloneDX JSON: the Debian packages and the npm packages in it
+#                                     (both left out when BOXAUTH_RELEASE_IMAGE=0: make release RELEASE_IMAGE=0)
 #   SHA256SUMS                      every file above (sha256sum -c SHA256SUMS)
 # Builds dist/ (make build) and helm (make kube-binaries, scripts/kube-build.sh) first when needed.
 set -euo pipefail
@@ -51,16 +56,8 @@ rm -rf "$OUT"
 mkdir -p "$OUT/charts"
 
 log "npm package boxauth $VERSION"
-# What package.json's "files" names (and npm always packs), from this checkout; npm pack picks among them.
-mkdir -p "$STAGE/boxauth/dist" "$STAGE/boxauth/api/db" "$STAGE/boxauth/api/ui" "$STAGE/boxauth/api/grpc"
-cp -r "$ROOT"/{package.json,package-lock.json,README.md,LICENSE,CHANGELOG.md,bin,crds,docs} "$STAGE/boxauth/"
-cp -r "$ROOT"/dist/{api,operator} "$STAGE/boxauth/dist/"
-cp -r "$ROOT/api/db/migrations" "$STAGE/boxauth/api/db/"
-cp -r "$ROOT/api/ui/assets" "$STAGE/boxauth/api/ui/"
-cp -r "$ROOT/api/grpc/protos" "$STAGE/boxauth/api/grpc/"
-node "$ROOT/scripts/release-stage.mjs" package "$STAGE/boxauth" "$VERSION"
-(cd "$STAGE/boxauth" && npm pack --ignore-scripts --silent --pack-destination "$OUT" >/dev/null)
-[[ -f $OUT/boxauth-$VERSION.tgz ]] || { log "npm pack wrote no boxauth-$VERSION.tgz"; exit 1; }
+"$ROOT/scripts/npm-package.sh" "$VERSION" "$OUT"
+mkdir -p "$STAGE/boxauth" && tar -xzf "$OUT/boxauth-$VERSION.tgz" -C "$STAGE/boxauth" --strip-components=1 package/package.json package/npm-shrinkwrap.json
 
 log "SBOM (CycloneDX) of the package's dependencies"
 # The dependencies of the lock file, as npm-shrinkwrap.json pins them: what `npm install -g boxauth@<version>`
@@ -101,6 +98,12 @@ EOF
   "$HELM" template boxauth "$OUT/charts/boxauth-$VERSION.tgz" --namespace "$NAMESPACE" --include-crds \
     --set postgresql.enabled=false --set database.existingSecret=boxauth-database
 } >"$OUT/install.yaml"
+
+if [[ ${BOXAUTH_RELEASE_IMAGE:-1} != 0 ]]; then
+  log "container image $IMAGE_REPOSITORY:$VERSION and its SBOM"
+  "$ROOT/scripts/image-build.sh" --version "$VERSION" --package "$OUT/boxauth-$VERSION.tgz" --name "$IMAGE_REPOSITORY:$VERSION" \
+    --sbom "$OUT/boxauth-$VERSION-image.cdx.json" "$OUT/boxauth-$VERSION-image.oci.tar"
+fi
 
 (cd "$OUT" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 log "written to $OUT:"

