@@ -225,6 +225,12 @@ cluster-down: ## stop the cluster of `make cluster-up` and remove what it made o
 cluster-check: ## cluster-up, a pod, a Service and DNS seen from a pod, cluster-down, and the host as it was before
 	@scripts/cluster-check.sh
 
+# The release on real pods (test/pods/): scripts/release.sh's chart repository and image, installed with helm into a
+# cluster of scripts/cluster-up.sh of its own (.boxauth/e2e-pods, host port BOXAUTH_CLUSTER_PORT=6446), a Box and an
+# app Pod on it. Needs root; not yet part of `make test`.
+e2e-pods: dist/.built kube-binaries ## the release on real pods: helm install from its chart repository, the operator and a Box as pods, a token fetched with a projected ServiceAccount token, the security context enforced
+	$(MOCHA_UNIT) --timeout 600000 dist/test/pods/pods.test.js
+
 # KUBECONFIG, else the cluster of `make kube-up` when it has one.
 KUBECONFIG_OR_LOCAL = $(or $(KUBECONFIG),$(wildcard $(CURDIR)/.boxauth/kube/kubeconfig))
 
