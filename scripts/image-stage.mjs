@@ -9,6 +9,8 @@
 //   node scripts/image-stage.mjs sbom <npm sbom.json> <dpkg status> <os-release> <spec.json> <manifest digest>
 //     prints a CycloneDX SBOM of the image: the npm packages of npm sbom (the release's tool) and the Debian
 //     packages that the root filesystem's dpkg status lists as installed.
+//   node scripts/image-stage.mjs config <Dockerfile>
+//     prints the configuration read from the Dockerfile's final stage (what `layout` writes into the image).
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
