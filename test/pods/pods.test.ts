@@ -40,6 +40,25 @@ const body = new URLSearchParams({
 })();
 `;
 
+/** The pid, on the node, of the box API process (node dist/api/main.js) in the pod with this uid. */
+function nodeProcessOfPod(uid: string): number {
+  const pids = fs
+    .readdirSync('/proc')
+    .filter(
+      (p) => /^[0-9]+$/.test(p) && readProc(p, 'cgroup').includes(`pod${uid}`) && readProc(p, 'cmdline').includes('dist/api/main.js'),
+    );
+  if (pids.length !== 1) throw new Error(`processes of node in pod ${uid}: ${pids.join(', ') || 'none'}`);
+  return Number(pids[0]);
+}
+
+function readProc(pid: string, file: string): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return ''; // gone meanwhile
+  }
+}
+
 /** The claims of a JWT (not verified: what a user reads with a JWT decoder). */
 function claims(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -86,6 +105,13 @@ describe('the release on real pods (make e2e-pods)', function () {
       const state = await cluster.kubectl(['-n', namespace, 'get', 'all,events', '-o', 'wide']);
       expect.fail(`${what.join(' ')} not ${condition}: ${r.stderr}\n${state.stdout}`);
     }
+  }
+
+  /** The app Pod's APP_SCRIPT, run with kubectl exec. */
+  async function appRequest(): Promise<{ status: number; body: any; withToken?: number; forged?: number }> {
+    const r = await cluster.kubectl(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'node', '-e', APP_SCRIPT]);
+    expect(r.code, r.stderr).to.equal(0);
+    return JSON.parse(r.stdout) as { status: number; body: any };
   }
 
   describe('helm install from the chart repository', function () {
@@ -177,12 +203,6 @@ describe('the release on real pods (make e2e-pods)', function () {
   });
 
   describe('an app Pod in another namespace', function () {
-    async function appRequest(): Promise<{ status: number; body: any; withToken?: number; forged?: number }> {
-      const r = await cluster.kubectl(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'node', '-e', APP_SCRIPT]);
-      expect(r.code, r.stderr).to.equal(0);
-      return JSON.parse(r.stdout) as { status: number; body: any };
-    }
-
     it('gets a token with the ServiceAccount token the kubelet projects, and the box takes it', async function () {
       this.timeout(300_000);
       await cluster.k(
@@ -281,6 +301,88 @@ describe('the release on real pods (make e2e-pods)', function () {
       expect(write.stderr).to.include('Read-only file system');
       const writeRoot = await exec(['touch', '/written-by-an-attacker']);
       expect(writeRoot.stderr).to.include('Read-only file system');
+    });
+  });
+
+  describe('a box pod deleted, and one killed', function () {
+    const boxPods = async (): Promise<any[]> =>
+      (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/instance=auth'])).items;
+    const ready = (pod: any): boolean => pod.status.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
+
+    before(async function () {
+      this.timeout(180_000);
+      // The binding back (the case before took it away).
+      await cluster.k([
+        '-n',
+        BOX_NAMESPACE,
+        'patch',
+        'client',
+        'shipping',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { auth: { workload: { serviceAccounts: [{ namespace: APP_NAMESPACE, name: 'shipping' }] } } } }),
+      ]);
+      await eventually('the token request granted again', async () => (await appRequest()).status === 200, 120_000, 1000);
+    });
+
+    /** The Deployment back at two Ready pods, none of them `gone`. */
+    async function healed(gone: string): Promise<void> {
+      await eventually(
+        'two Ready box pods again',
+        async () => {
+          const pods = (await boxPods()).filter((p) => !p.metadata.deletionTimestamp);
+          return pods.length === 2 && pods.every(ready) && pods.every((p) => p.metadata.name !== gone);
+        },
+        180_000,
+        1000,
+      );
+      const deployment = await cluster.json(['-n', BOX_NAMESPACE, 'get', 'deployment/auth']);
+      expect(deployment.status).to.include({ readyReplicas: 2, availableReplicas: 2 });
+    }
+
+    it('serves from the other replica while a deleted pod is replaced', async function () {
+      this.timeout(300_000);
+      const [victim] = await boxPods();
+      await cluster.k(['-n', BOX_NAMESPACE, 'delete', 'pod', victim.metadata.name, '--wait=false']);
+      for (let i = 0; i < 5; i++) {
+        const answer = await appRequest();
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      }
+      await healed(victim.metadata.name);
+      expect((await appRequest()).status).to.equal(200);
+    });
+
+    it('serves from the other replica while a SIGKILLed container is restarted', async function () {
+      this.timeout(300_000);
+      const [victim] = await boxPods();
+      // The box's node process, found on the node by its pod's cgroup (the kubelet's cgroupfs driver
+      // names it pod<uid>): what an out-of-memory kill or a crash does to it.
+      const pid = nodeProcessOfPod(victim.metadata.uid as string);
+      process.kill(pid, 'SIGKILL');
+      await eventually(
+        'the kubelet sees the container die',
+        async () => {
+          const pod = (await boxPods()).find((p) => p.metadata.name === victim.metadata.name);
+          return pod && (!ready(pod) || pod.status.containerStatuses[0].restartCount > 0);
+        },
+        60_000,
+        250,
+      );
+      for (let i = 0; i < 5; i++) {
+        const answer = await appRequest();
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      }
+      await eventually(
+        'the container restarted and Ready',
+        async () => {
+          const pod = (await boxPods()).find((p) => p.metadata.name === victim.metadata.name);
+          return pod && ready(pod) && pod.status.containerStatuses[0].restartCount === 1;
+        },
+        180_000,
+        1000,
+      );
+      const deployment = await cluster.json(['-n', BOX_NAMESPACE, 'get', 'deployment/auth']);
+      expect(deployment.status).to.include({ readyReplicas: 2, availableReplicas: 2 });
     });
   });
 });
