@@ -114,6 +114,12 @@ describe('the release on real pods (make e2e-pods)', function () {
     return JSON.parse(r.stdout) as { status: number; body: any };
   }
 
+  /** The Client shipping, bound to this ServiceAccount of the app's namespace instead. */
+  async function bindServiceAccount(name: string): Promise<void> {
+    const patch = { spec: { auth: { workload: { serviceAccounts: [{ namespace: APP_NAMESPACE, name }] } } } };
+    await cluster.k(['-n', BOX_NAMESPACE, 'patch', 'client', 'shipping', '--type=merge', '-p', JSON.stringify(patch)]);
+  }
+
   describe('helm install from the chart repository', function () {
     it('runs the operator as two pods of the release image, one of them holding the Lease', async function () {
       this.timeout(300_000);
@@ -267,16 +273,7 @@ describe('the release on real pods (make e2e-pods)', function () {
 
     it('is refused once the Client no longer binds its ServiceAccount', async function () {
       this.timeout(300_000);
-      await cluster.k([
-        '-n',
-        BOX_NAMESPACE,
-        'patch',
-        'client',
-        'shipping',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { auth: { workload: { serviceAccounts: [{ namespace: APP_NAMESPACE, name: 'billing' }] } } } }),
-      ]);
+      await bindServiceAccount('billing');
       const refused = await eventually(
         'the token request refused',
         async () => {
@@ -312,16 +309,7 @@ describe('the release on real pods (make e2e-pods)', function () {
     before(async function () {
       this.timeout(180_000);
       // The binding back (the case before took it away).
-      await cluster.k([
-        '-n',
-        BOX_NAMESPACE,
-        'patch',
-        'client',
-        'shipping',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { auth: { workload: { serviceAccounts: [{ namespace: APP_NAMESPACE, name: 'shipping' }] } } } }),
-      ]);
+      await bindServiceAccount('shipping');
       await eventually('the token request granted again', async () => (await appRequest()).status === 200, 120_000, 1000);
     });
 
