@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -102,6 +102,14 @@ $(MMDEBSTRAP):
 	@echo "installing Debian's mmdebstrap for the container image"
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mmdebstrap
+
+# The cluster with real pods (make cluster-up, e2e-pods) runs Debian's containerd, runc, CNI plugins and nftables.
+CONTAINERD := /usr/bin/containerd
+
+$(CONTAINERD):
+	@echo "installing Debian's containerd, runc, CNI plugins and nftables for the cluster with real pods"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq containerd runc containernetworking-plugins nftables
 
 # Integration tests move a box's wall clock instead of sleeping (test/support/box.ts, movableClock).
 LIBFAKETIME := $(firstword $(wildcard /usr/lib/*/faketime/libfaketime.so.1) /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1)
@@ -224,14 +232,20 @@ kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
 # The node (kubelet, controllers, kube-proxy, CoreDNS) is built once into the cache of kube-binaries
 # (about 30 minutes cold: scripts/kube-build.sh --node). Needs root and Debian's containerd, runc,
 # containernetworking-plugins and nftables.
-cluster-up: ## a one-node cluster with real pods, all inside a network namespace of its own; prints the export KUBECONFIG=... line (host port BOXAUTH_CLUSTER_PORT=6444; CLUSTER_IMAGES="a.tar b.tar": OCI archives to import)
+cluster-up: $(CONTAINERD) ## a one-node cluster with real pods, all inside a network namespace of its own; prints the export KUBECONFIG=... line (host port BOXAUTH_CLUSTER_PORT=6444; CLUSTER_IMAGES="a.tar b.tar": OCI archives to import)
 	@scripts/cluster-up.sh
 
 cluster-down: ## stop the cluster of `make cluster-up` and remove what it made on the host (harmless when nothing runs)
 	@scripts/cluster-down.sh
 
-cluster-check: ## cluster-up, a pod, a Service and DNS seen from a pod, cluster-down, and the host as it was before
+cluster-check: $(CONTAINERD) ## cluster-up, a pod, a Service and DNS seen from a pod, cluster-down, and the host as it was before
 	@scripts/cluster-check.sh
+
+# The release on real pods (test/pods/): scripts/release.sh's chart repository and image, installed with helm into a
+# cluster of scripts/cluster-up.sh of its own (.boxauth/e2e-pods, host port BOXAUTH_CLUSTER_PORT=6446), a Box and an
+# app Pod on it. Needs root; not yet part of `make test`.
+e2e-pods: dist/.built kube-binaries $(CONTAINERD) $(MMDEBSTRAP) $(PG_BASEBACKUP) ## the release on real pods: helm install from its chart repository, the operator and a Box as pods, a token fetched with a projected ServiceAccount token, the security context enforced
+	$(MOCHA_UNIT) --timeout 600000 dist/test/pods/pods.test.js
 
 # KUBECONFIG, else the cluster of `make kube-up` when it has one.
 KUBECONFIG_OR_LOCAL = $(or $(KUBECONFIG),$(wildcard $(CURDIR)/.boxauth/kube/kubeconfig))

@@ -7,14 +7,13 @@ import { expect } from 'chai';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { projectPath } from '../../api/paths.js';
 import { eventually, KUBE_BIN, run, TestCluster, TOOLS_BIN, type RunResult } from '../support/kube.js';
 import { freePort } from '../support/ports.js';
+import { serveFiles } from '../support/static-files.js';
 
 const VERSION = `${(JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version}-release-test`;
 const CRDS = ['accesspolicies', 'apps', 'boxes', 'clients', 'identityproviders'].map((plural) => `${plural}.boxauth.io`);
@@ -28,30 +27,6 @@ function runIn(cwd: string, file: string, args: string[], env: Record<string, st
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-/** Serves a directory's files read-only on loopback, as a static web server serves a chart repository. */
-async function serveFiles(root: string, route: (url: string) => string | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const file = route(new URL(req.url ?? '/', 'http://x').pathname);
-    const full = file && path.join(root, path.normalize(`/${file}`));
-    if (!full || !fs.statSync(full, { throwIfNoEntry: false })?.isFile()) {
-      res.writeHead(404).end();
-      return;
-    }
-    const body = fs.readFileSync(full);
-    // An OCI registry answers a manifest with its media type and digest (distribution-spec, "Pulling manifests").
-    const headers: Record<string, string | number> = { 'Content-Length': body.length };
-    if (req.url?.includes('/manifests/')) {
-      headers['Content-Type'] = (JSON.parse(body.toString('utf8')) as { mediaType: string }).mediaType;
-      headers['Docker-Content-Digest'] = `sha256:${path.basename(full)}`;
-    }
-    res.writeHead(200, headers);
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 describe('the release artifacts, installed as a user installs them', function () {
