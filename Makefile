@@ -164,8 +164,8 @@ postgres-ha: $(PG_BASEBACKUP) $(PGBOUNCER) ## install Debian's postgresql-15 and
 
 gateways: $(NGINX) $(NGINX_LUA) $(CADDY) test-tools ## install Debian's nginx (and its Lua module) and caddy, and build Traefik, when missing (for the gateway tests)
 
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver included)
-	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js'
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
+	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 	$(MOCHA_UNIT) 'dist/test/unit/**/*.test.js'
@@ -187,7 +187,7 @@ example-app: ## serve examples/browser-app on http://localhost:$(EXAMPLE_APP_POR
 test-operator: dist/.built $(LUA) kube-binaries test-tools ## the operator against a real kube-apiserver + etcd, with kubectl and helm
 	$(MOCHA) 'dist/test/e2e/operator/**/*.test.js'
 
-# kube-apiserver, etcd, kubectl and helm for the local cluster: built once (about 8 minutes
+# kube-apiserver, etcd, kubectl and helm for the local cluster: built once (about 14 minutes
 # cold) into ~/.cache/boxauth/kube/bin; afterwards this checks versions and builds nothing.
 kube-binaries:
 	@scripts/kube-build.sh
@@ -230,7 +230,7 @@ kube-down: ## stop the cluster of `make kube-up` (harmless when nothing runs)
 	@scripts/kube-down.sh
 
 # The node (kubelet, controllers, kube-proxy, CoreDNS) is built once into the cache of kube-binaries
-# (about 30 minutes cold: scripts/kube-build.sh --node). Needs root and Debian's containerd, runc,
+# (about 8 minutes cold: scripts/kube-build.sh --node). Needs root and Debian's containerd, runc,
 # containernetworking-plugins and nftables.
 cluster-up: $(CONTAINERD) ## a one-node cluster with real pods, all inside a network namespace of its own; prints the export KUBECONFIG=... line (host port BOXAUTH_CLUSTER_PORT=6444; CLUSTER_IMAGES="a.tar b.tar": OCI archives to import)
 	@scripts/cluster-up.sh
@@ -244,7 +244,7 @@ cluster-check: $(CONTAINERD) ## cluster-up, a pod, a Service and DNS seen from a
 # The release on real pods (test/pods/): scripts/release.sh's chart repository and image, installed with helm into a
 # cluster of scripts/cluster-up.sh of its own (.boxauth/e2e-pods, host port BOXAUTH_CLUSTER_PORT=6446), a Box and an
 # app Pod on it. Needs root; not yet part of `make test`.
-e2e-pods: dist/.built kube-binaries $(CONTAINERD) $(MMDEBSTRAP) $(PG_BASEBACKUP) ## the release on real pods: helm install from its chart repository, the operator and a Box as pods, a token fetched with a projected ServiceAccount token, the security context enforced
+e2e-pods: dist/.built kube-binaries $(CONTAINERD) $(MMDEBSTRAP) $(PG_BASEBACKUP) ## the release on real pods (the last part of make test): helm install from its chart repository, the operator and a Box as pods, a token fetched with a projected ServiceAccount token (and rotated), the boxes upgraded from the previous release's image under load, the security context enforced, pods and the operator's leader killed
 	$(MOCHA_UNIT) --timeout 600000 dist/test/pods/pods.test.js
 
 # KUBECONFIG, else the cluster of `make kube-up` when it has one.

@@ -404,6 +404,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'on SIGTERM, how long requests in flight may take before connections are cut',
   },
   {
+    names: ['BOXAUTH_SHUTDOWN_DELAY_MS'],
+    default: '`0`',
+    meaning:
+      "on SIGTERM, how long the server goes on accepting connections before it stops listening, answering `/readyz` with 503 and every request with `Connection: close` (clients move to another replica on their next request); a box's pods get `2000` from the operator",
+  },
+  {
     names: ['BOXAUTH_LOG_LEVEL'],
     default: '`info`',
     meaning: '`trace` \u2026 `fatal`',

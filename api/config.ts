@@ -97,6 +97,8 @@ export interface Config {
   auditMaxRows: number;
   purgeIntervalSeconds: number;
   shutdownTimeoutMs: number;
+  /** On SIGTERM, how long the server goes on accepting before it stops listening (BOXAUTH_SHUTDOWN_DELAY_MS). */
+  shutdownDelayMs: number;
   authCodeTtlSeconds: number;
   browserSessionHours: number;
   signInMaxFailures: number;
@@ -532,6 +534,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditMaxRows: int(env, 'BOXAUTH_AUDIT_MAX_ROWS', 1_000_000, 1, 1_000_000_000),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),
     shutdownTimeoutMs: int(env, 'BOXAUTH_SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
+    shutdownDelayMs: int(env, 'BOXAUTH_SHUTDOWN_DELAY_MS', 0, 0, 60000),
     authCodeTtlSeconds: int(env, 'BOXAUTH_AUTH_CODE_TTL_SECONDS', 60, 1, 600),
     browserSessionHours: int(env, 'BOXAUTH_BROWSER_SESSION_HOURS', 12, 1, 24 * 90),
     signInMaxFailures: int(env, 'BOXAUTH_SIGN_IN_MAX_FAILURES', 5, 1, 1000),

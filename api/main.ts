@@ -145,8 +145,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel, { box: config.box });
-  // A stop that takes longer than its drain (BOXAUTH_SHUTDOWN_TIMEOUT_MS) and closing the database is stuck.
-  const shutdown = new Shutdown(log, { faultDeadlineMs: config.shutdownTimeoutMs + 5000 }).install();
+  // A stop that takes longer than its delay and drain (BOXAUTH_SHUTDOWN_DELAY_MS, _TIMEOUT_MS) and closing the database is stuck.
+  const shutdown = new Shutdown(log, { faultDeadlineMs: config.shutdownDelayMs + config.shutdownTimeoutMs + 5000 }).install();
   try {
     if (cluster.isPrimary) await runPrimary(config, log, shutdown);
     else await runWorker(config, log, shutdown);

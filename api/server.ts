@@ -261,6 +261,10 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       draining = true;
       stopPurge();
       secure?.stopWatching();
+      // Kubernetes removes a stopping pod from its Service while it sends SIGTERM: for a moment new
+      // connections still come. Go on answering them (each with Connection: close, /readyz with 503)
+      // until the load balancers have let go, then stop.
+      if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       // Stop accepting; let requests in flight finish; then drop idle keep-alive connections.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -10,6 +10,12 @@
 // as it keeps them, into a directory of our own: the env's paths under their
 // mount paths point there instead. For clusters without a kubelet (`make kube-up`):
 //   node dist/operator/run-box.js <namespace> [box]   (or: make box)
+//
+// A stand-in, kept because it starts a box in a second where a pod takes half a minute: the operator's
+// tests (test/e2e/operator) and a developer's `make box` use it. What it does not prove is what
+// `make e2e-pods` (test/pods, on the real kubelet of `make cluster-up`) does: the image and its user,
+// the read-only root filesystem, the probes, the preStop pause, rolling updates, Services through
+// kube-proxy and CoreDNS, and the kubelet's own projection and rotation of ServiceAccount tokens.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -106,8 +106,10 @@ function writeImageLayout(layout, specFile) {
       ...manifestBlob,
       platform: { architecture: 'amd64', os: 'linux' },
       annotations: {
-        // containerd names an imported image by io.containerd.image.name; ref.name is the tag (image-layout.md).
-        'io.containerd.image.name': name,
+        // containerd names an imported image by io.containerd.image.name, as it is written; ref.name is the
+        // tag (image-layout.md). The kubelet asks containerd for a Pod's image by its full name (boxauth:dev is
+        // docker.io/library/boxauth:dev), so that is the name it gets.
+        'io.containerd.image.name': fullName(name),
         'org.opencontainers.image.ref.name': name.slice(name.lastIndexOf(':') + 1),
       },
     })),
@@ -197,4 +199,15 @@ else {
     'usage: image-stage.mjs layout <layout dir> <spec.json> | sbom <npm sbom> <dpkg status> <os-release> <spec.json> <digest> | config <Dockerfile>\n',
   );
   process.exit(2);
+}
+
+/**
+ * A Docker reference's full name, as containerd's CRI resolves it (distribution/reference's ParseNormalizedNamed):
+ * a first part that is not a host (no `.` or `:`, not localhost) means Docker Hub, and a single part its library.
+ */
+export function fullName(name) {
+  const slash = name.indexOf('/');
+  const first = slash < 0 ? '' : name.slice(0, slash);
+  if (first && (first.includes('.') || first.includes(':') || first === 'localhost')) return name;
+  return slash < 0 ? `docker.io/library/${name}` : `docker.io/${name}`;
 }

@@ -19,8 +19,9 @@
 # kubernetes version, each its own `go build` so its time is logged), CoreDNS
 # from the wrapper module test/kube/coredns (only the plugins cluster DNS
 # uses), and the small static programs of test/kube/{pause,probe,nsforward}
-# (stamped with the hash of their source). About 30 minutes more when cold
-# on 2 busy cores (CoreDNS and the kubelet 11-12 minutes each).
+# (stamped with the hash of their source). About 8 minutes more when cold,
+# after kube-apiserver (whose packages they share): CoreDNS 3, the kubelet 2,
+# kube-controller-manager 1.5 (measured on 2 cores, another job running).
 # BOXAUTH_KUBE_BUILD_JOBS=N passes `-p N` to go build (e.g. 1 on a shared
 # machine).
 set -euo pipefail
@@ -104,7 +105,7 @@ ready() {
   fi
 }
 # Nothing to build: done without the lock, which a cold build (of the node,
-# 30 minutes) holds while a cached binary of another run is all it needs.
+# 8 minutes) holds while a cached binary of another run is all it needs.
 # Binaries are replaced by rename, so a check never sees half of one.
 if all_ok; then
   ready

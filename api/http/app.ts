@@ -84,10 +84,12 @@ export function createRequestListener(svc: Services, options: AppOptions): (req:
   const logRequest = requestLogger(svc);
   const listener = withGateEndpoints(svc, withOAuthEndpoints(svc, createApp(svc, options, logRequest), logRequest), logRequest);
   const sts = strictTransportSecurity(svc.config);
-  if (sts === undefined) return listener;
-  // Set before either path runs, so every answer carries it (writeHead keeps headers set earlier).
+  // Set before either path runs, so every answer carries them (writeHead keeps headers set earlier).
   return (req, res) => {
-    res.setHeader('Strict-Transport-Security', sts);
+    if (sts !== undefined) res.setHeader('Strict-Transport-Security', sts);
+    // Stopping: a keep-alive connection ends after its answer, so that its client's next request opens
+    // a connection that the load balancer sends to another replica (api/server.ts, stop()).
+    if (options.draining()) res.setHeader('Connection', 'close');
     listener(req, res);
   };
 }

@@ -31,6 +31,9 @@ const TLS_DIR = '/etc/boxauth/tls';
 const MAIL_TEMPLATES_DIR = '/etc/boxauth/mail-templates';
 /** The Service answers on the scheme's own port, so the default base URL needs none. */
 const SERVICE_PORTS = { http: 80, https: 443 } as const;
+// How a box pod stops (the pod's default 30 s grace covers both and BOXAUTH_SHUTDOWN_TIMEOUT_MS's 10 s drain).
+const PRE_STOP_SECONDS = 5;
+const SHUTDOWN_DELAY_MS = 2000;
 /** The name of the pods' and the Service's gRPC decision port: Istio reads a protocol from a `grpc-` prefix. */
 export const GRPC_PORT_NAME = 'grpc-authz';
 
@@ -156,6 +159,9 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
     secretEnv('BOXAUTH_FACTOR_KEY', names.secrets.factorKey, FACTOR_KEY_FILE),
     { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
+    // After SIGTERM (and the preStop pause below), two seconds of answers with Connection: close: the
+    // clients' keep-alive connections end cleanly, not under a request (docs/kubernetes/laptop-cluster.md).
+    { name: 'BOXAUTH_SHUTDOWN_DELAY_MS', value: String(SHUTDOWN_DELAY_MS) },
     { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
     ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),
     ...(spec.tls
@@ -194,6 +200,10 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
                 { name: 'metrics', containerPort: DEFAULT_METRICS_PORT, protocol: 'TCP' },
               ],
               env,
+              // A pod being deleted leaves its Service's endpoints while the kubelet stops it: kube-proxy and
+              // gateways take a moment to stop sending it new connections. The pause lets them, with the
+              // listener still open, before SIGTERM; any image, the previous release's too, gets it.
+              lifecycle: { preStop: { sleep: { seconds: PRE_STOP_SECONDS } } },
               readinessProbe: { httpGet: { path: '/readyz', port: scheme, scheme: probeScheme }, periodSeconds: 5, failureThreshold: 3 },
               livenessProbe: {
                 httpGet: { path: '/healthz', port: scheme, scheme: probeScheme },

@@ -156,4 +156,30 @@ describe('crash and shutdown', function () {
     for (const s of statuses) expect([200, 0]).to.include(s);
     expect(statuses.filter((s) => s === 200).length).to.be.greaterThan(0);
   });
+  it('with BOXAUTH_SHUTDOWN_DELAY_MS, SIGTERM keeps answering for that long, each answer closing its connection', async function () {
+    const box = await Box.start({ env: { BOXAUTH_SHUTDOWN_DELAY_MS: '1500' } });
+    const { secret } = await box.addClient('delay', {});
+    const token = (): Promise<Response> =>
+      fetch(`${box.url}/auth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'client_credentials' }),
+        headers: { Authorization: basic('delay', secret) },
+      });
+    const before = await token();
+    expect(before.headers.get('connection')).to.equal('keep-alive');
+    await before.arrayBuffer();
+    const exited = box.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Still listening: a new connection is served, and told to go (as the keep-alive one was).
+    const during = await token();
+    expect(during.status).to.equal(200);
+    expect(during.headers.get('connection')).to.equal('close');
+    expect((await fetch(`${box.url}/readyz`)).status).to.equal(503);
+    expect(await exited).to.equal(0);
+    const after = await token().then(
+      (r) => r.status,
+      (err: Error) => String((err.cause as { code?: string } | undefined)?.code ?? err),
+    );
+    expect(after).to.equal('ECONNREFUSED');
+  });
 });

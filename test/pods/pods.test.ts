@@ -1,16 +1,20 @@
 // The release on real pods (issue 64): the chart installed from the release's chart repository into the
-// one-node cluster of scripts/cluster-up.sh, with the release's image imported into its containerd; the
-// operator as two pods, a Box whose pods become Ready through their own probes, an app Pod that gets a
-// token with the ServiceAccount token the kubelet projects, and the box pods' security context as the
-// kernel enforces it. Run by `make e2e-pods` (needs root; the cluster's binaries are built once).
-// Each case builds on the ones before it: run the whole file.
+// one-node cluster of scripts/cluster-up.sh, with the release's image and the previous release's
+// (scripts/release-image.sh) imported into its containerd; the operator as two pods, a Box whose pods
+// become Ready through their own probes, an app Pod that gets a token with the ServiceAccount token the
+// kubelet projects (and later rotates), the boxes upgraded from the previous release's image to this
+// one while the app fetches tokens, the box pods' security context as the kernel enforces it, box pods
+// deleted and killed, and the operator's leader killed mid-reconcile. Run by `make e2e-pods`, part of
+// `make test` (needs root; the cluster's binaries are built once). Each case builds on the ones before
+// it: run the whole file.
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { eventually, KUBE_BIN, run, type RunResult } from '../support/kube.js';
-import { PodCluster } from '../support/pod-cluster.js';
+import { NODE_IP, PodCluster } from '../support/pod-cluster.js';
 import { serveFiles } from '../support/static-files.js';
 
 const VERSION = `${(JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version}-pods-test`;
@@ -19,6 +23,14 @@ const OPERATOR_NAMESPACE = 'boxauth-system';
 const BOX_NAMESPACE = 'team-a';
 const APP_NAMESPACE = 'shop';
 const BOX_URL = `http://auth.${BOX_NAMESPACE}.svc`;
+const PROJECTED_TOKEN = '/var/run/secrets/boxauth/token';
+// The previous release (scripts/previous-release), whose image the boxes run before the upgrade.
+const PREVIOUS_COMMIT = fs
+  .readFileSync(projectPath('scripts', 'previous-release'), 'utf8')
+  .split('\n')
+  .find((l) => /^[0-9a-f]{40}$/.test(l.trim()))!
+  .trim();
+const PREVIOUS_IMAGE = `boxauth:release-${PREVIOUS_COMMIT.slice(0, 12)}`;
 
 // What the app does (examples/workload/token-client.mjs), once: a token for its projected ServiceAccount
 // token as the client assertion (RFC 7523 §2.2), then the box's API with that token and with a forged one.
@@ -28,7 +40,7 @@ const fs = require('fs');
 const body = new URLSearchParams({
   grant_type: 'client_credentials',
   client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-  client_assertion: fs.readFileSync('/var/run/secrets/boxauth/token', 'utf8').trim(),
+  client_assertion: fs.readFileSync('${PROJECTED_TOKEN}', 'utf8').trim(),
 });
 (async () => {
   const res = await fetch('${BOX_URL}/auth/token', { method: 'POST', body });
@@ -40,14 +52,94 @@ const body = new URLSearchParams({
 })();
 `;
 
-/** The pid, on the node, of the box API process (node dist/api/main.js) in the pod with this uid. */
-function nodeProcessOfPod(uid: string): number {
+// The app fetching tokens in a loop (two at a time, the projected token read for each) until its stdin
+// closes; then prints how many it got, every failure, and every token it was given, as JSON. A line on
+// stderr after its first token says it runs.
+const LOOP_SCRIPT = `
+const fs = require('fs');
+const out = { ok: 0, failures: [], tokens: [] };
+let stop = false;
+process.stdin.on('end', () => { stop = true; }).resume();
+async function once() {
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    client_assertion: fs.readFileSync('${PROJECTED_TOKEN}', 'utf8').trim(),
+  });
+  const at = new Date().toISOString();
+  try {
+    const res = await fetch('${BOX_URL}/auth/token', { method: 'POST', body, signal: AbortSignal.timeout(10000) });
+    const text = await res.text();
+    if (res.status !== 200) return out.failures.push({ at, status: res.status, body: text.slice(0, 300) });
+    if (out.ok++ === 0) console.error('first token');
+    out.tokens.push(JSON.parse(text).access_token);
+  } catch (err) {
+    out.failures.push({ at, error: String(err), cause: String(err.cause ?? '') });
+  }
+}
+(async () => {
+  await Promise.all([0, 1].map(async () => { while (!stop) { await once(); await new Promise((r) => setTimeout(r, 20)); } }));
+  console.log(JSON.stringify(out));
+})();
+`;
+
+// Each token on stdin (one per line) used on the box's API; prints how many times each status came back.
+const CHECK_SCRIPT = `
+let input = '';
+process.stdin.on('data', (d) => { input += d; }).on('end', async () => {
+  const tokens = input.split('\\n').filter(Boolean);
+  const statuses = {};
+  for (let i = 0; i < tokens.length; i += 8) {
+    await Promise.all(tokens.slice(i, i + 8).map(async (t) => {
+      const s = (await fetch('${BOX_URL}/Client/shipping', { headers: { Authorization: 'Bearer ' + t } })).status;
+      statuses[s] = (statuses[s] ?? 0) + 1;
+    }));
+  }
+  console.log(JSON.stringify(statuses));
+});
+`;
+
+// The app: its ServiceAccount, and a Pod of it whose token is the one the kubelet projects for the box's
+// audience (examples/workload), for the least lifetime a Pod may ask (600 s), so that the kubelet
+// rotates it during the run.
+const APP_OBJECTS = {
+  apiVersion: 'v1',
+  kind: 'List',
+  items: [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'shipping', namespace: APP_NAMESPACE } },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'app', namespace: APP_NAMESPACE },
+      spec: {
+        serviceAccountName: 'shipping',
+        automountServiceAccountToken: false,
+        securityContext: { runAsNonRoot: true, runAsUser: 1000 },
+        containers: [
+          {
+            name: 'app',
+            image: IMAGE, // it has node, as examples/workload's node:20-alpine
+            command: ['sleep', 'infinity'],
+            volumeMounts: [{ name: 'boxauth-token', mountPath: '/var/run/secrets/boxauth', readOnly: true }],
+          },
+        ],
+        volumes: [
+          {
+            name: 'boxauth-token',
+            projected: { sources: [{ serviceAccountToken: { audience: BOX_URL, expirationSeconds: 600, path: 'token' } }] },
+          },
+        ],
+      },
+    },
+  ],
+};
+
+/** The pid, on the node, of the one process of the pod with this uid whose command line has `command` in it. */
+function nodeProcessOfPod(uid: string, command = 'dist/api/main.js'): number {
   const pids = fs
     .readdirSync('/proc')
-    .filter(
-      (p) => /^[0-9]+$/.test(p) && readProc(p, 'cgroup').includes(`pod${uid}`) && readProc(p, 'cmdline').includes('dist/api/main.js'),
-    );
-  if (pids.length !== 1) throw new Error(`processes of node in pod ${uid}: ${pids.join(', ') || 'none'}`);
+    .filter((p) => /^[0-9]+$/.test(p) && readProc(p, 'cgroup').includes(`pod${uid}`) && readProc(p, 'cmdline').includes(command));
+  if (pids.length !== 1) throw new Error(`processes of ${command} in pod ${uid}: ${pids.join(', ') || 'none'}`);
   return Number(pids[0]);
 }
 
@@ -72,6 +164,7 @@ describe('the release on real pods (make e2e-pods)', function () {
   let cluster: PodCluster;
   let databaseUrl: string;
   let failed = false;
+  let firstProjected = ''; // the app Pod's projected token as the kubelet first wrote it
 
   before(async function () {
     this.timeout(60 * 60_000); // the release's image, and the node's binaries the first time
@@ -79,12 +172,18 @@ describe('the release on real pods (make e2e-pods)', function () {
     release = path.join(work, 'release');
     const r = await run(projectPath('scripts', 'release.sh'), [VERSION], { env: { BOXAUTH_RELEASE_DIR: release }, timeoutMs: 30 * 60_000 });
     expect(r.code, r.stderr.slice(-4000)).to.equal(0);
+    const previous = await run(projectPath('scripts', 'release-image.sh'), [PREVIOUS_COMMIT], { timeoutMs: 30 * 60_000 });
+    expect(previous.code, previous.stderr.slice(-4000)).to.equal(0);
     cluster = await PodCluster.start({
       dir: projectPath('.boxauth', 'e2e-pods'),
       port: Number(process.env.BOXAUTH_CLUSTER_PORT ?? 6446),
-      images: [path.join(release, `boxauth-${VERSION}-image.oci.tar`)],
+      images: [path.join(release, `boxauth-${VERSION}-image.oci.tar`), previous.stdout.trim()],
     });
     databaseUrl = await cluster.startPostgres();
+    // The app Pod first, so that the kubelet's rotation of its token (the last case, 8 minutes after it
+    // starts) comes while the other cases run rather than after them.
+    await cluster.k(['create', 'namespace', APP_NAMESPACE]);
+    await cluster.k(['apply', '-f', '-'], JSON.stringify(APP_OBJECTS));
   });
 
   afterEach(function () {
@@ -114,6 +213,22 @@ describe('the release on real pods (make e2e-pods)', function () {
     return JSON.parse(r.stdout) as { status: number; body: any };
   }
 
+  const helmEnv = (): Record<string, string> => ({
+    KUBECONFIG: cluster.kubeconfig,
+    HELM_CACHE_HOME: path.join(work, 'helm-cache'),
+    HELM_CONFIG_HOME: path.join(work, 'helm-config'),
+    HELM_DATA_HOME: path.join(work, 'helm-data'),
+  });
+  async function helm(args: string[]): Promise<RunResult> {
+    const r = await run(path.join(KUBE_BIN, 'helm'), args, { env: helmEnv(), timeoutMs: 240_000 });
+    expect(r.code, `helm ${args.join(' ')}: ${r.stderr}`).to.equal(0);
+    return r;
+  }
+
+  const boxPods = async (): Promise<any[]> =>
+    (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/instance=auth'])).items;
+  const ready = (pod: any): boolean => pod.status.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
+
   /** The Client shipping, bound to this ServiceAccount of the app's namespace instead. */
   async function bindServiceAccount(name: string): Promise<void> {
     const patch = { spec: { auth: { workload: { serviceAccounts: [{ namespace: APP_NAMESPACE, name }] } } } };
@@ -133,21 +248,11 @@ describe('the release on real pods (make e2e-pods)', function () {
         'boxauth-database',
         `--from-literal=DATABASE_URL=${databaseUrl}`,
       ]);
-      const helmEnv = {
-        KUBECONFIG: cluster.kubeconfig,
-        HELM_CACHE_HOME: path.join(work, 'helm-cache'),
-        HELM_CONFIG_HOME: path.join(work, 'helm-config'),
-        HELM_DATA_HOME: path.join(work, 'helm-data'),
-      };
-      const helm = async (args: string[]): Promise<RunResult> => {
-        const r = await run(path.join(KUBE_BIN, 'helm'), args, { env: helmEnv, timeoutMs: 240_000 });
-        expect(r.code, `helm ${args.join(' ')}: ${r.stderr}`).to.equal(0);
-        return r;
-      };
       const repo = await serveFiles(path.join(release, 'charts'), (url) => url.slice(1));
       try {
         await helm(['repo', 'add', 'boxauth', `http://${repo.url}`]);
         // The chart's own PostgreSQL image cannot be pulled here: the database is the Secret's (install.md 1a).
+        // The boxes run the previous release's image until the upgrade below.
         await helm([
           'install',
           'boxauth',
@@ -160,6 +265,10 @@ describe('the release on real pods (make e2e-pods)', function () {
           'postgresql.enabled=false',
           '--set',
           'database.existingSecret=boxauth-database',
+          '--set',
+          `boxImage.repository=${PREVIOUS_IMAGE.split(':')[0]}`,
+          '--set',
+          `boxImage.tag=${PREVIOUS_IMAGE.split(':')[1]}`,
         ]);
       } finally {
         await repo.close();
@@ -177,10 +286,9 @@ describe('the release on real pods (make e2e-pods)', function () {
       expect(running.map((p: any) => p.metadata.name)).to.include(holder);
     });
 
-    it('turns a Box into a Deployment whose two pods become Ready through their probes', async function () {
+    it("turns a Box into a Deployment whose two pods (the previous release's) become Ready through their probes", async function () {
       this.timeout(300_000);
       await cluster.k(['create', 'namespace', BOX_NAMESPACE]);
-      await cluster.k(['create', 'namespace', APP_NAMESPACE]);
       await cluster.k(
         ['apply', '-f', '-'],
         JSON.stringify({
@@ -201,6 +309,7 @@ describe('the release on real pods (make e2e-pods)', function () {
       const pods = await cluster.json(['-n', BOX_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/instance=auth']);
       expect(pods.items).to.have.length(2);
       for (const pod of pods.items) {
+        expect(pod.spec.containers[0].image).to.equal(PREVIOUS_IMAGE);
         expect(pod.spec.containers[0].readinessProbe?.httpGet, 'a readiness probe over HTTP').to.be.an('object');
         expect(pod.status.conditions.find((c: any) => c.type === 'Ready')?.status).to.equal('True');
         expect(pod.status.containerStatuses[0]).to.include({ ready: true, restartCount: 0 });
@@ -229,39 +338,14 @@ describe('the release on real pods (make e2e-pods)', function () {
                 },
               },
             },
-            { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'shipping', namespace: APP_NAMESPACE } },
-            {
-              apiVersion: 'v1',
-              kind: 'Pod',
-              metadata: { name: 'app', namespace: APP_NAMESPACE },
-              spec: {
-                serviceAccountName: 'shipping',
-                automountServiceAccountToken: false,
-                securityContext: { runAsNonRoot: true, runAsUser: 1000 },
-                containers: [
-                  {
-                    name: 'app',
-                    image: IMAGE, // it has node, as examples/workload's node:20-alpine
-                    command: ['sleep', 'infinity'],
-                    volumeMounts: [{ name: 'boxauth-token', mountPath: '/var/run/secrets/boxauth', readOnly: true }],
-                  },
-                ],
-                volumes: [
-                  {
-                    name: 'boxauth-token',
-                    projected: { sources: [{ serviceAccountToken: { audience: BOX_URL, expirationSeconds: 600, path: 'token' } }] },
-                  },
-                ],
-              },
-            },
           ],
         }),
       );
       await waitFor(BOX_NAMESPACE, ['client/shipping'], 'condition=Ready');
       await waitFor(APP_NAMESPACE, ['pod/app'], 'condition=Ready');
-      const projected = await cluster.kubectl(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'cat', '/var/run/secrets/boxauth/token']);
-      expect(claims(projected.stdout.trim())).to.include({ sub: `system:serviceaccount:${APP_NAMESPACE}:shipping` });
-      expect(claims(projected.stdout.trim()).aud).to.deep.equal([BOX_URL]);
+      firstProjected = (await cluster.k(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'cat', PROJECTED_TOKEN])).trim();
+      expect(claims(firstProjected)).to.include({ sub: `system:serviceaccount:${APP_NAMESPACE}:shipping` });
+      expect(claims(firstProjected).aud).to.deep.equal([BOX_URL]);
 
       const answer = await appRequest();
       expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
@@ -288,6 +372,111 @@ describe('the release on real pods (make e2e-pods)', function () {
     });
   });
 
+  describe("the boxes upgraded from the previous release's image while the app fetches tokens", function () {
+    before(async function () {
+      this.timeout(180_000);
+      // The binding back (the case before took it away).
+      await bindServiceAccount('shipping');
+      await eventually('the token request granted again', async () => (await appRequest()).status === 200, 120_000, 1000);
+    });
+
+    interface LoopResult {
+      ok: number;
+      failures: { at: string; status?: number; error?: string; cause?: string }[];
+      tokens: string[];
+    }
+
+    /**
+     * `action` while the app fetches tokens in a loop (LOOP_SCRIPT), and a few seconds after it; then every
+     * token the app got used on the box: each must be taken (403: authenticated, no policy grants it).
+     */
+    async function whileFetching(action: () => Promise<void>): Promise<LoopResult> {
+      const loop = spawn(path.join(KUBE_BIN, 'kubectl'), ['-n', APP_NAMESPACE, 'exec', '-i', 'app', '--', 'node', '-e', LOOP_SCRIPT], {
+        env: { ...process.env, KUBECONFIG: cluster.kubeconfig },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      loop.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      loop.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => loop.once('exit', resolve));
+      try {
+        await eventually('the loop to have a first token', async () => stderr.includes('first token'), 60_000, 200);
+        await action();
+        await new Promise((resolve) => setTimeout(resolve, 3000)); // a few requests to the new pods only
+      } finally {
+        loop.stdin.end();
+      }
+      expect(await exited, stderr).to.equal(0);
+      const result = JSON.parse(stdout) as LoopResult;
+      expect(result.ok).to.be.above(20);
+      const checked = await cluster.kubectl(
+        ['-n', APP_NAMESPACE, 'exec', '-i', 'app', '--', 'node', '-e', CHECK_SCRIPT],
+        result.tokens.join('\n'),
+      );
+      expect(checked.code, checked.stderr).to.equal(0);
+      expect(JSON.parse(checked.stdout), 'statuses of the tokens on the box API (403: authenticated, no policy)').to.deep.equal({
+        403: result.tokens.length,
+      });
+      return result;
+    }
+
+    /** The box's Deployment rolled out: two Ready pods of `image`. */
+    async function rolledOut(image: string): Promise<void> {
+      const rollout = await cluster.kubectl(['-n', BOX_NAMESPACE, 'rollout', 'status', 'deployment/auth', '--timeout=300s']);
+      expect(rollout.code, rollout.stderr).to.equal(0);
+      const pods = (await boxPods()).filter((p) => !p.metadata.deletionTimestamp);
+      expect(pods.map((p) => p.spec.containers[0].image)).to.deep.equal([image, image]);
+      expect(pods.every(ready)).to.equal(true);
+    }
+
+    it('loses no token while helm upgrade rolls the box pods to this image', async function () {
+      this.timeout(600_000);
+      const result = await whileFetching(async () => {
+        // The admin's upgrade: the boxes follow the operator's own image again (the chart's default).
+        await helm([
+          'upgrade',
+          'boxauth',
+          path.join(release, 'charts', `boxauth-${VERSION}.tgz`),
+          '-n',
+          OPERATOR_NAMESPACE,
+          '--reuse-values',
+          '--set',
+          'boxImage.repository=',
+          '--set',
+          'boxImage.tag=',
+        ]);
+        await eventually(
+          "the operator's new leader writes this image into the box's Deployment",
+          async () =>
+            (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'deployment/auth'])).spec.template.spec.containers[0].image === IMAGE,
+          240_000,
+          1000,
+        );
+        await rolledOut(IMAGE);
+      });
+      // A release before BOXAUTH_SHUTDOWN_DELAY_MS closes its clients' keep-alive connections at SIGTERM:
+      // a request sent on one at that moment fails ("other side closed"), at most one per connection of
+      // the app (two) to each old pod (two). From a release that has it, none may fail.
+      const previousDrains =
+        (await run('git', ['grep', '-q', 'BOXAUTH_SHUTDOWN_DELAY_MS', PREVIOUS_COMMIT, '--', 'api/config.ts'])).code === 0;
+      if (previousDrains) expect(result.failures, `${result.ok} tokens, and these failures`).to.deep.equal([]);
+      else {
+        expect(result.failures.length, JSON.stringify(result.failures)).to.be.at.most(4);
+        for (const failure of result.failures) expect(failure.cause, JSON.stringify(failure)).to.match(/other side closed|ECONNRESET/);
+      }
+    });
+
+    it("fails no request while this release's box pods are replaced (kubectl rollout restart)", async function () {
+      this.timeout(600_000);
+      const result = await whileFetching(async () => {
+        await cluster.k(['-n', BOX_NAMESPACE, 'rollout', 'restart', 'deployment/auth']);
+        await rolledOut(IMAGE);
+      });
+      expect(result.failures, `${result.ok} tokens, and these failures`).to.deep.equal([]);
+    });
+  });
+
   describe("the box pods' security context, as the kernel enforces it", function () {
     it('runs the box as uid 10001 on a root filesystem it cannot write', async function () {
       const exec = (args: string[]): Promise<RunResult> => cluster.kubectl(['-n', BOX_NAMESPACE, 'exec', 'deployment/auth', '--', ...args]);
@@ -302,17 +491,6 @@ describe('the release on real pods (make e2e-pods)', function () {
   });
 
   describe('a box pod deleted, and one killed', function () {
-    const boxPods = async (): Promise<any[]> =>
-      (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/instance=auth'])).items;
-    const ready = (pod: any): boolean => pod.status.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
-
-    before(async function () {
-      this.timeout(180_000);
-      // The binding back (the case before took it away).
-      await bindServiceAccount('shipping');
-      await eventually('the token request granted again', async () => (await appRequest()).status === 200, 120_000, 1000);
-    });
-
     /** The Deployment back at two Ready pods, none of them `gone`. */
     async function healed(gone: string): Promise<void> {
       await eventually(
@@ -371,6 +549,98 @@ describe('the release on real pods (make e2e-pods)', function () {
       );
       const deployment = await cluster.json(['-n', BOX_NAMESPACE, 'get', 'deployment/auth']);
       expect(deployment.status).to.include({ readyReplicas: 2, availableReplicas: 2 });
+    });
+  });
+  describe("the operator's leader killed mid-reconcile", function () {
+    const CLIENTS = 20;
+    const crashClients = (): string =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: Array.from({ length: CLIENTS }, (_, i) => ({
+          apiVersion: 'boxauth.io/v1alpha1',
+          kind: 'Client',
+          metadata: { name: `crash-${i}`, namespace: BOX_NAMESPACE },
+          spec: { grant_types: ['client_credentials'] },
+        })),
+      });
+    const readyCount = async (): Promise<number> =>
+      (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'clients'])).items.filter(
+        (c: any) =>
+          c.metadata.name.startsWith('crash-') && c.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True'),
+      ).length;
+    /** Rows of the box's clients table for the crash-* Clients, as psql on the node counts them. */
+    async function recordCount(): Promise<number> {
+      const schema = (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'box', 'auth'])).status.schema as string;
+      expect(schema).to.match(/^[a-z0-9_]+$/);
+      const r = await cluster.exec([
+        '/usr/lib/postgresql/15/bin/psql',
+        '-h',
+        NODE_IP,
+        '-U',
+        'postgres',
+        '-Atc',
+        `SELECT count(*) FROM ${schema}.clients WHERE managed_by LIKE 'Client ${BOX_NAMESPACE}/crash-%'`,
+      ]);
+      expect(r.code, r.stderr).to.equal(0);
+      return Number(r.stdout.trim());
+    }
+    const crashSecrets = async (): Promise<any[]> =>
+      (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'secrets', '-l', 'boxauth.io/client'])).items.filter((s: any) =>
+        (s.metadata.labels['boxauth.io/client'] as string).startsWith('crash-'),
+      );
+
+    it('converges once another replica leads: each Client once, its Secret once, nothing left after deletion', async function () {
+      this.timeout(600_000);
+      const lease = async (): Promise<string> =>
+        (await cluster.json(['-n', OPERATOR_NAMESPACE, 'get', 'lease', 'boxauth-operator'])).spec.holderIdentity ?? '';
+      const leader = await lease();
+      const pod = await cluster.json(['-n', OPERATOR_NAMESPACE, 'get', 'pod', leader]);
+      await cluster.k(['apply', '-f', '-'], crashClients());
+      // SIGKILL (no goodbye, no Lease released) once it is busy with them, before it is done.
+      await eventually('reconciles under way', async () => (await readyCount()) >= 1, 60_000, 100);
+      process.kill(nodeProcessOfPod(pod.metadata.uid as string, 'dist/operator/main.js'), 'SIGKILL');
+      expect(await readyCount(), 'the kill came too late to interrupt anything').to.be.below(CLIENTS);
+      for (let i = 0; i < CLIENTS; i++) await waitFor(BOX_NAMESPACE, [`client/crash-${i}`], 'condition=Ready', '240s');
+      expect(await crashSecrets()).to.have.length(CLIENTS);
+      expect(await recordCount()).to.equal(CLIENTS);
+
+      // Deleted: the kube-controller-manager's garbage collector takes the Secrets (owned by their Client), the operator the records.
+      await cluster.k(['-n', BOX_NAMESPACE, 'delete', 'clients', ...Array.from({ length: CLIENTS }, (_, i) => `crash-${i}`)]);
+      await eventually(
+        'no Secret and no record left',
+        async () => (await crashSecrets()).length === 0 && (await recordCount()) === 0,
+        120_000,
+        1000,
+      );
+      // And the killed pod is back (its container restarted), standing by or leading.
+      await waitFor(OPERATOR_NAMESPACE, ['deployment/boxauth-operator'], 'condition=Available');
+    });
+  });
+
+  describe('the projected ServiceAccount token, rotated by the kubelet', function () {
+    it('is replaced in the app Pod before it expires, and the box takes the new one', async function () {
+      // The kubelet renews a projected token once 80% of its lifetime (600 s, the least a Pod may ask)
+      // has passed: the cases above took most of that time; this waits for the rest.
+      this.timeout(720_000);
+      const read = async (): Promise<string> =>
+        (await cluster.k(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'cat', PROJECTED_TOKEN])).trim();
+      const first = claims(firstProjected);
+      const now = await eventually(
+        'the kubelet to rotate the token',
+        async () => {
+          const current = await read();
+          return current !== firstProjected && current;
+        },
+        660_000,
+        5000,
+      );
+      const next = claims(now);
+      expect(next).to.include({ sub: first.sub });
+      expect(next.iat).to.be.above(first.iat as number);
+      expect((next.exp as number) - (first.exp as number), 'a later expiry').to.be.above(0);
+      const answer = await appRequest();
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
     });
   });
 });

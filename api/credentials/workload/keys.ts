@@ -51,8 +51,11 @@ export class RemoteKeySet {
   async key(kid: string): Promise<KeyObject | undefined> {
     const now = Date.now();
     const stale = now - this.fetchedAt > MAX_AGE_MS || !this.keys.has(kid);
-    // Until a first fetch succeeds, retry each second; after that, every MIN_REFETCH_MS at most.
-    if (stale && now - this.attemptedAt > (this.fetchedAt ? MIN_REFETCH_MS : 1000)) await this.refresh();
+    // A fetch under way answers this request too: a pod's first requests, all at once, wait for its
+    // first keys, rather than all but one being told the key is not published. Else, until a first
+    // fetch succeeds, retry each second; after that, every MIN_REFETCH_MS at most.
+    if (stale && this.pending) await this.pending;
+    else if (stale && now - this.attemptedAt > (this.fetchedAt ? MIN_REFETCH_MS : 1000)) await this.refresh();
     if (!this.keys.size && this.lastError) throw this.lastError;
     return this.keys.get(kid);
   }

@@ -40,6 +40,21 @@ describe("an issuer's remote key set", function () {
     expect(fetches).to.equal(2);
   });
 
+  it('answers requests that come while the first fetch is under way with its keys, in one fetch', async function () {
+    let fetches = 0;
+    let publish: (keys: JsonWebKey[]) => void = () => undefined;
+    const keys = new RemoteKeySet(
+      () => new Promise<JsonWebKey[]>((resolve) => (publish = resolve)),
+      () => {
+        fetches++;
+      },
+    );
+    const asked = Array.from({ length: 5 }, () => keys.key('a'));
+    publish([jwk('a')]);
+    for (const key of await Promise.all(asked)) expect(key).to.not.equal(undefined);
+    expect(fetches).to.equal(1);
+  });
+
   it('reports why keys could not be fetched, and tries again later', async function () {
     let up = false;
     const keys = new RemoteKeySet(
