@@ -30,7 +30,14 @@
 # writes are the state dir's own files.
 #
 # Environment: see scripts/cluster-lib.sh (BOXAUTH_CLUSTER_DIR, _PORT, _NET),
-# and BOXAUTH_CLUSTER_TIMEOUT, seconds each component may take (120).
+# and BOXAUTH_CLUSTER_TIMEOUT, seconds each component may take (120), and
+# BOXAUTH_CLUSTER_AUTH_CONFIG, an AuthenticationConfiguration file
+# (apiserver.config.k8s.io/v1) for kube-apiserver --authentication-config: the
+# `jwt` issuer of a box, as `boxauth kube-login setup` prints it, so people
+# sign in to kubectl as box users (the issuer may be a box of this cluster:
+# the API server is inside the namespace, where Service addresses are). Read
+# where it is, and reloaded by kube-apiserver when it changes; setting or
+# clearing it takes effect when kube-apiserver starts (cluster-down first).
 # Binaries: scripts/kube-build.sh --node (run here; a no-op when cached).
 set -euo pipefail
 
@@ -41,6 +48,7 @@ trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 TIMEOUT=${BOXAUTH_CLUSTER_TIMEOUT:-120}
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "BOXAUTH_CLUSTER_TIMEOUT is not a number"
 read -r -a IMAGES <<<"${CLUSTER_IMAGES:-}"
+AUTH_CONFIG=${BOXAUTH_CLUSTER_AUTH_CONFIG:-}
 
 for arg in "$@"; do
   case $arg in
@@ -52,6 +60,10 @@ done
 for f in "${IMAGES[@]}"; do
   [[ -f $f ]] || die "CLUSTER_IMAGES: no such file: $f"
 done
+if [[ -n $AUTH_CONFIG ]]; then
+  [[ -f $AUTH_CONFIG ]] || die "BOXAUTH_CLUSTER_AUTH_CONFIG: no such file: $AUTH_CONFIG"
+  AUTH_CONFIG=$(realpath "$AUTH_CONFIG")
+fi
 
 "$ROOT/scripts/kube-build.sh" --node
 for cmd in curl openssl flock setsid nsenter unshare mountpoint ip nft sysctl tar sha256sum \
@@ -284,6 +296,8 @@ ensure etcd "$BIN/etcd" \
 wait_for etcd "health" http_ok http://127.0.0.1:2379/health
 
 ISSUER=https://kubernetes.default.svc.cluster.local
+APISERVER_AUTHN=()
+[[ -z $AUTH_CONFIG ]] || APISERVER_AUTHN=(--authentication-config="$AUTH_CONFIG")
 ensure kube-apiserver "$BIN/kube-apiserver" \
   --advertise-address="$NODE_IP" \
   --bind-address="$NODE_IP" \
@@ -305,7 +319,8 @@ ensure kube-apiserver "$BIN/kube-apiserver" \
   --kubelet-client-certificate="$CERTS/apiserver-kubelet-client.crt" \
   --kubelet-client-key="$CERTS/apiserver-kubelet-client.key" \
   --kubelet-preferred-address-types=InternalIP,Hostname \
-  --endpoint-reconciler-type=lease
+  --endpoint-reconciler-type=lease \
+  "${APISERVER_AUTHN[@]}"
 wait_for kube-apiserver "/readyz" http_ok "$INSIDE/readyz"
 
 # The API server on the host's loopback, for kubectl and tests on the host.

@@ -16,14 +16,13 @@ import { projectPath } from '../../api/paths.js';
 import { Box, type JsonResponse } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
-import { KUBE_BIN, TestCluster } from '../support/kube.js';
+import { KUBE_BIN, KUBECTL_CLIENT, TestCluster } from '../support/kube.js';
 import { GROUPS_DN, PEOPLE, PEOPLE_DN, SERVICE, startSlapd, type Slapd } from '../support/slapd.js';
 import { testCa, type TestCa } from '../support/tls.js';
 import { connectUpstream, TwoHostBrowser } from '../support/upstream.js';
 
 const CLI = projectPath('bin', 'boxauth.js');
 const KUBECTL = path.join(KUBE_BIN, 'kubectl');
-const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
 const ARTIFACTS = projectPath('test-artifacts');
 
 interface Run {
@@ -82,21 +81,7 @@ describe('kubectl signs in with box users (boxauth kube-login)', function () {
     const ann = await box.json('POST', '/users', { email: 'ann@example.com', password: 'ann-password-1', 'group-ids': [devsId] }, root);
     expect(ann.status, ann.text).to.equal(201);
     annId = ann.body.id;
-    const client = await box.json(
-      'PUT',
-      '/Client/kubectl',
-      {
-        grant_types: ['authorization_code', DEVICE],
-        description: 'kubectl on your machine',
-        scope: ['openid', 'email', 'groups'],
-        claims_in_id_token: true,
-        auth: {
-          authorization_code: { redirect_uri: 'http://127.0.0.1/callback', refresh_token: true, id_token_expiration: 600 },
-          device_code: { refresh_token: true, id_token_expiration: 600 },
-        },
-      },
-      root,
-    );
+    const client = await box.json('PUT', '/Client/kubectl', KUBECTL_CLIENT, root);
     expect(client.status, client.text).to.equal(201);
 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-kube-login-'));

@@ -12,10 +12,16 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
+import { Agent, buildConnector } from 'undici';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { projectPath } from '../../api/paths.js';
-import { eventually, KUBE_BIN, run, type RunResult } from '../support/kube.js';
+import { Box } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { eventually, KUBE_BIN, KUBECTL_CLIENT, run, type RunResult } from '../support/kube.js';
 import { NODE_IP, PodCluster } from '../support/pod-cluster.js';
 import { serveFiles } from '../support/static-files.js';
+import { testCa, type TestCa } from '../support/tls.js';
 
 const VERSION = `${(JSON.parse(fs.readFileSync(projectPath('package.json'), 'utf8')) as { version: string }).version}-pods-test`;
 const IMAGE = `ghcr.io/boxauth/boxauth:${VERSION}`;
@@ -24,6 +30,15 @@ const BOX_NAMESPACE = 'team-a';
 const APP_NAMESPACE = 'shop';
 const BOX_URL = `http://auth.${BOX_NAMESPACE}.svc`;
 const PROJECTED_TOKEN = '/var/run/secrets/boxauth/token';
+const CLI = projectPath('bin', 'boxauth.js');
+// The box people sign in to kubectl with: HTTPS (the API server trusts only https issuers), in a namespace
+// of its own (one Box per namespace), published at an address of the Services' range (scripts/cluster-lib.sh)
+// chosen before the cluster starts, since the API server's AuthenticationConfiguration names it.
+const LOGIN_NAMESPACE = 'people';
+// Where the README's quick start applies examples/ (it says team-a, which the journeys above use).
+const QUICK_START_NAMESPACE = 'quick-start';
+const LOGIN_IP = `${NODE_IP.split('.').slice(0, 2).join('.')}.2.53`;
+const LOGIN_URL = `https://${LOGIN_IP}`;
 // The previous release (scripts/previous-release), whose image the boxes run before the upgrade.
 const PREVIOUS_COMMIT = fs
   .readFileSync(projectPath('scripts', 'previous-release'), 'utf8')
@@ -45,7 +60,7 @@ const body = new URLSearchParams({
 (async () => {
   const res = await fetch('${BOX_URL}/auth/token', { method: 'POST', body });
   const answer = await res.json();
-  const use = async (token) => (await fetch('${BOX_URL}/Client/shipping', { headers: { Authorization: 'Bearer ' + token } })).status;
+  const use = async (token) => (await fetch('${BOX_URL}/Client/shop', { headers: { Authorization: 'Bearer ' + token } })).status;
   const out = { status: res.status, body: answer };
   if (answer.access_token) Object.assign(out, { withToken: await use(answer.access_token), forged: await use(answer.access_token.slice(0, -4) + 'AAAA') });
   console.log(JSON.stringify(out));
@@ -91,7 +106,7 @@ process.stdin.on('data', (d) => { input += d; }).on('end', async () => {
   const statuses = {};
   for (let i = 0; i < tokens.length; i += 8) {
     await Promise.all(tokens.slice(i, i + 8).map(async (t) => {
-      const s = (await fetch('${BOX_URL}/Client/shipping', { headers: { Authorization: 'Bearer ' + t } })).status;
+      const s = (await fetch('${BOX_URL}/Client/shop', { headers: { Authorization: 'Bearer ' + t } })).status;
       statuses[s] = (statuses[s] ?? 0) + 1;
     }));
   }
@@ -151,6 +166,15 @@ function readProc(pid: string, file: string): string {
   }
 }
 
+/**
+ * How the test (on the host) reaches the sign-in box: every connection goes to `port`, where nsforward
+ * publishes the box's address; the certificate is checked against the CA and the box's address.
+ */
+function through(port: number, ca: TestCa): Agent {
+  const connector = buildConnector({ ca: ca.pem, checkServerIdentity: (_host, cert) => tls.checkServerIdentity(LOGIN_IP, cert) });
+  return new Agent({ connect: (options, callback) => connector({ ...options, hostname: '127.0.0.1', port: String(port) }, callback) });
+}
+
 /** The claims of a JWT (not verified: what a user reads with a JWT decoder). */
 function claims(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -165,6 +189,9 @@ describe('the release on real pods (make e2e-pods)', function () {
   let databaseUrl: string;
   let failed = false;
   let firstProjected = ''; // the app Pod's projected token as the kubelet first wrote it
+  let ca: TestCa; // the CA of the sign-in box's certificate
+  let loginCert: { certFile: string; keyFile: string };
+  let setupDocs: any[]; // what `boxauth kube-login setup` printed: Ann's kubeconfig user, the AuthenticationConfiguration
 
   before(async function () {
     this.timeout(60 * 60_000); // the release's image, and the node's binaries the first time
@@ -174,10 +201,32 @@ describe('the release on real pods (make e2e-pods)', function () {
     expect(r.code, r.stderr.slice(-4000)).to.equal(0);
     const previous = await run(projectPath('scripts', 'release-image.sh'), [PREVIOUS_COMMIT], { timeoutMs: 30 * 60_000 });
     expect(previous.code, previous.stderr.slice(-4000)).to.equal(0);
+    // The admin's half of kubectl sign-in first: the API server starts trusting the box that will serve there.
+    ca = testCa(fs.mkdtempSync(path.join(work, 'tls-')));
+    loginCert = ca.issue('login', `/CN=${LOGIN_IP}`, `IP:${LOGIN_IP}`);
+    const setup = await run(process.execPath, [
+      CLI,
+      'kube-login',
+      'setup',
+      '--box',
+      LOGIN_URL,
+      '--client',
+      'kubectl',
+      '--ca-file',
+      ca.caFile,
+      '--name',
+      'ann',
+      '--device',
+    ]);
+    expect(setup.code, setup.stderr).to.equal(0);
+    setupDocs = parseAllDocuments(setup.stdout).map((d) => d.toJS());
+    const authConfig = path.join(work, 'auth-config.yaml');
+    fs.writeFileSync(authConfig, stringify(setupDocs[1]));
     cluster = await PodCluster.start({
       dir: projectPath('.boxauth', 'e2e-pods'),
       port: Number(process.env.BOXAUTH_CLUSTER_PORT ?? 6446),
       images: [path.join(release, `boxauth-${VERSION}-image.oci.tar`), previous.stdout.trim()],
+      authConfig,
     });
     databaseUrl = await cluster.startPostgres();
     // The app Pod first, so that the kubelet's rotation of its token (the last case, 8 minutes after it
@@ -194,6 +243,7 @@ describe('the release on real pods (make e2e-pods)', function () {
     this.timeout(300_000);
     // A failed run keeps the cluster's state dir (logs of every pod and component) for a look.
     await cluster?.stop(failed);
+    await ca?.dispatcher.close();
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
@@ -204,6 +254,11 @@ describe('the release on real pods (make e2e-pods)', function () {
       const state = await cluster.kubectl(['-n', namespace, 'get', 'all,events', '-o', 'wide']);
       expect.fail(`${what.join(' ')} not ${condition}: ${r.stderr}\n${state.stdout}`);
     }
+  }
+
+  /** Until the operator has written `what` (kubectl wait fails at once on an object not there yet). */
+  async function written(namespace: string, what: string): Promise<void> {
+    await eventually(`${what} written`, async () => (await cluster.kubectl(['-n', namespace, 'get', what])).code === 0, 120_000, 500);
   }
 
   /** The app Pod's APP_SCRIPT, run with kubectl exec. */
@@ -229,10 +284,10 @@ describe('the release on real pods (make e2e-pods)', function () {
     (await cluster.json(['-n', BOX_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/instance=auth'])).items;
   const ready = (pod: any): boolean => pod.status.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True';
 
-  /** The Client shipping, bound to this ServiceAccount of the app's namespace instead. */
+  /** The Client shop, bound to this ServiceAccount of the app's namespace instead. */
   async function bindServiceAccount(name: string): Promise<void> {
     const patch = { spec: { auth: { workload: { serviceAccounts: [{ namespace: APP_NAMESPACE, name }] } } } };
-    await cluster.k(['-n', BOX_NAMESPACE, 'patch', 'client', 'shipping', '--type=merge', '-p', JSON.stringify(patch)]);
+    await cluster.k(['-n', BOX_NAMESPACE, 'patch', 'client', 'shop', '--type=merge', '-p', JSON.stringify(patch)]);
   }
 
   describe('helm install from the chart repository', function () {
@@ -298,12 +353,7 @@ describe('the release on real pods (make e2e-pods)', function () {
           spec: { replicas: 2, workloadNamespaces: [APP_NAMESPACE] },
         }),
       );
-      await eventually(
-        'the Deployment auth written',
-        async () => (await cluster.kubectl(['-n', BOX_NAMESPACE, 'get', 'deployment/auth'])).code === 0,
-        120_000,
-        500,
-      );
+      await written(BOX_NAMESPACE, 'deployment/auth');
       await waitFor(BOX_NAMESPACE, ['deployment/auth'], 'condition=Available', '240s');
       await waitFor(BOX_NAMESPACE, ['box/auth'], 'condition=Ready');
       const pods = await cluster.json(['-n', BOX_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/instance=auth']);
@@ -329,7 +379,8 @@ describe('the release on real pods (make e2e-pods)', function () {
             {
               apiVersion: 'boxauth.io/v1alpha1',
               kind: 'Client',
-              metadata: { name: 'shipping', namespace: BOX_NAMESPACE },
+              // Not "shipping": that is the Client of examples/workload, applied below as the guide says.
+              metadata: { name: 'shop', namespace: BOX_NAMESPACE },
               spec: {
                 grant_types: ['client_credentials'],
                 auth: {
@@ -341,7 +392,7 @@ describe('the release on real pods (make e2e-pods)', function () {
           ],
         }),
       );
-      await waitFor(BOX_NAMESPACE, ['client/shipping'], 'condition=Ready');
+      await waitFor(BOX_NAMESPACE, ['client/shop'], 'condition=Ready');
       await waitFor(APP_NAMESPACE, ['pod/app'], 'condition=Ready');
       firstProjected = (await cluster.k(['-n', APP_NAMESPACE, 'exec', 'app', '--', 'cat', PROJECTED_TOKEN])).trim();
       expect(claims(firstProjected)).to.include({ sub: `system:serviceaccount:${APP_NAMESPACE}:shipping` });
@@ -615,6 +666,232 @@ describe('the release on real pods (make e2e-pods)', function () {
       );
       // And the killed pod is back (its container restarted), standing by or leading.
       await waitFor(OPERATOR_NAMESPACE, ['deployment/boxauth-operator'], 'condition=Available');
+    });
+  });
+
+  describe('kubectl signs in through a box of the cluster (docs/guides/kubectl-sign-in.md)', function () {
+    let loginBox: Box;
+    let forward: { port: number; close: () => Promise<void> } | undefined;
+    const annKubeconfig = (): string => path.join(work, 'ann.kubeconfig');
+
+    after(async function () {
+      await forward?.close();
+      await (loginBox?.dispatcher as Agent | undefined)?.close();
+    });
+
+    it('serves the box over HTTPS from its Secret, at the address the API server was told to trust', async function () {
+      this.timeout(300_000);
+      await cluster.k(['create', 'namespace', LOGIN_NAMESPACE]);
+      await cluster.k([
+        '-n',
+        LOGIN_NAMESPACE,
+        'create',
+        'secret',
+        'tls',
+        'login-tls',
+        `--cert=${loginCert.certFile}`,
+        `--key=${loginCert.keyFile}`,
+      ]);
+      await cluster.k(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            {
+              apiVersion: 'boxauth.io/v1alpha1',
+              kind: 'Box',
+              metadata: { name: 'login', namespace: LOGIN_NAMESPACE },
+              spec: { tls: { secretName: 'login-tls' }, baseUrl: LOGIN_URL },
+            },
+            // The guide's Client, declared: kubectl keeps no secret (generateSecret: false).
+            {
+              apiVersion: 'boxauth.io/v1alpha1',
+              kind: 'Client',
+              metadata: { name: 'kubectl', namespace: LOGIN_NAMESPACE },
+              spec: { ...KUBECTL_CLIENT, generateSecret: false },
+            },
+          ],
+        }),
+      );
+      await waitFor(LOGIN_NAMESPACE, ['box/login'], 'condition=Ready', '240s');
+      await waitFor(LOGIN_NAMESPACE, ['client/kubectl'], 'condition=Ready');
+      // Its public address: what an Ingress or a load balancer would be, a Service whose address was
+      // chosen before the cluster started (the AuthenticationConfiguration names it).
+      const selector = (await cluster.json(['-n', LOGIN_NAMESPACE, 'get', 'service', 'login'])).spec.selector;
+      await cluster.k(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'login-public', namespace: LOGIN_NAMESPACE },
+          spec: { clusterIP: LOGIN_IP, selector, ports: [{ name: 'https', port: 443, targetPort: 'https' }] },
+        }),
+      );
+      forward = await cluster.forward(`${LOGIN_IP}:443`);
+      const secret = Buffer.from(
+        await cluster.k(['-n', LOGIN_NAMESPACE, 'get', 'secret', 'login-root-client', '-o', 'jsonpath={.data.client-secret}']),
+        'base64',
+      ).toString('utf8');
+      loginBox = Box.remote(LOGIN_URL, through(forward.port, ca), secret);
+      const discovery = await eventually(
+        'the box answering at its public address',
+        async () => {
+          const res = await loginBox.request('GET', '/.well-known/openid-configuration');
+          return res.status === 200 && res.body;
+        },
+        60_000,
+        500,
+      );
+      expect(discovery).to.include({ issuer: LOGIN_URL });
+      expect(discovery.jwks_uri.startsWith(`${LOGIN_URL}/`), discovery.jwks_uri).to.equal(true);
+
+      const root = await loginBox.rootToken();
+      const devs = await loginBox.json('POST', '/groups', { name: 'devs' }, root);
+      expect(devs.status, devs.text).to.equal(201);
+      const ann = await loginBox.json(
+        'POST',
+        '/users',
+        { email: 'ann@example.com', password: 'ann-password-1', 'group-ids': [devs.body.id] },
+        root,
+      );
+      expect(ann.status, ann.text).to.equal(201);
+      // RBAC for the box group: the aggregated ClusterRole view (filled in by the kube-controller-manager) in the app's namespace.
+      await cluster.k(['-n', APP_NAMESPACE, 'create', 'rolebinding', 'devs-view', '--clusterrole=view', '--group=devs']);
+    });
+
+    it("signs Ann in on kubectl's first command (--device), and the API server takes the box's ID token", async function () {
+      this.timeout(300_000);
+      // Ann's kubeconfig, inside the cluster's network namespace (where the box's address is): the cluster as
+      // the admin's kubeconfig names it, the user as setup printed it with this checkout's boxauth.
+      const admin = parse(fs.readFileSync(path.join(cluster.dir, 'kubeconfig.netns'), 'utf8'));
+      const user = structuredClone(setupDocs[0].users[0]);
+      user.user.exec.command = process.execPath;
+      user.user.exec.args = [CLI, ...user.user.exec.args, `--cache-dir=${path.join(work, 'kube-cache')}`, '--timeout=120'];
+      fs.writeFileSync(
+        annKubeconfig(),
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: admin.clusters,
+          users: [user],
+          contexts: [{ name: 'ann', context: { cluster: admin.clusters[0].name, user: 'ann' } }],
+          'current-context': 'ann',
+        }),
+      );
+
+      // kubectl in a terminal (util-linux script gives it one), so that the plugin may ask Ann to sign in.
+      const out = path.join(work, 'whoami.json');
+      const terminal = spawn(
+        projectPath('scripts', 'cluster-exec.sh'),
+        ['script', '-qfec', `${path.join(KUBE_BIN, 'kubectl')} --kubeconfig=${annKubeconfig()} auth whoami -o json > ${out}`, '/dev/null'],
+        { env: { PATH: process.env.PATH, HOME: work, ...cluster.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      let shown = '';
+      terminal.stdout.on('data', (d: Buffer) => (shown += d.toString()));
+      terminal.stderr.on('data', (d: Buffer) => (shown += d.toString()));
+      const exited = new Promise<number | null>((resolve) => terminal.once('close', resolve));
+      const asked = await eventually(
+        'the plugin to show a code',
+        async () => {
+          if (terminal.exitCode !== null) expect.fail(`kubectl exited (${terminal.exitCode}) without asking:\n${shown}`);
+          return /\(or open (https:\S+)\)/.exec(shown)?.[1];
+        },
+        60_000,
+        200,
+      ).catch((err: Error) => expect.fail(`${err.message}\n${shown}`));
+      expect(asked.startsWith(`${LOGIN_URL}/auth/device/verify?user_code=`), shown).to.equal(true);
+
+      // Ann, on her laptop's browser.
+      const browser = new FormAgent(loginBox);
+      expect((await browser.signIn('ann@example.com', 'ann-password-1')).status).to.equal(303);
+      const page = await browser.get(new URL(asked).pathname + new URL(asked).search);
+      expect(page.text).to.include('kubectl on your machine');
+      const allowed = await browser.post('/auth/device/verify', { ...hiddenFields(page.text), decision: 'allow' });
+      expect(allowed.text).to.include('Device connected');
+
+      expect(await exited, shown).to.equal(0);
+      const review = JSON.parse(fs.readFileSync(out, 'utf8'));
+      expect(review.status.userInfo.username).to.equal('ann@example.com');
+      expect(review.status.userInfo.groups).to.include.members(['devs', 'system:authenticated']);
+    });
+
+    it('lets Ann do what RBAC grants the box group devs, and nothing more', async function () {
+      const kubectl = (...args: string[]): Promise<RunResult> =>
+        cluster.exec([path.join(KUBE_BIN, 'kubectl'), `--kubeconfig=${annKubeconfig()}`, ...args]);
+      const pods = await kubectl('-n', APP_NAMESPACE, 'get', 'pods', '-o', 'name');
+      expect(pods.code, pods.stderr).to.equal(0);
+      expect(pods.stdout).to.include('pod/app');
+      const secrets = await kubectl('-n', BOX_NAMESPACE, 'get', 'secrets');
+      expect(secrets.code).to.not.equal(0);
+      expect(secrets.stderr).to.include('Forbidden').and.include('"ann@example.com"');
+    });
+  });
+
+  describe('the workload identity guide (docs/guides/workload-identity.md), as written', function () {
+    it('runs examples/workload: its Deployment gets tokens with its projected ServiceAccount token', async function () {
+      this.timeout(300_000);
+      await cluster.k([
+        '-n',
+        BOX_NAMESPACE,
+        'create',
+        'configmap',
+        'token-client',
+        `--from-file=${projectPath('examples', 'workload', 'token-client.mjs')}`,
+      ]);
+      // The files as they are, but for the image: node:20-alpine cannot be pulled here, and the release's
+      // image has the same Node.js 20 (the code comes from the ConfigMap).
+      const dir = projectPath('examples', 'workload');
+      const docs = fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml'))
+        .flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map((d) => d.toJS()));
+      const deployment = docs.find((d) => d.kind === 'Deployment');
+      expect(deployment.spec.template.spec.containers[0].image).to.equal('node:20-alpine');
+      deployment.spec.template.spec.containers[0].image = IMAGE;
+      const applied = await cluster.k(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
+      expect(applied).to.include('client.boxauth.io/shipping created').and.include('deployment.apps/shipping created');
+      await waitFor(BOX_NAMESPACE, ['client/shipping'], 'condition=Ready');
+      await waitFor(BOX_NAMESPACE, ['deployment/shipping'], 'condition=Available');
+      // The app asks once a minute; a first request before the Client was reconciled may be refused.
+      await eventually(
+        'a token in the logs of deploy/shipping',
+        async () => /got a token \(\d+ characters, valid 600 s\)/.test(await cluster.k(['-n', BOX_NAMESPACE, 'logs', 'deploy/shipping'])),
+        150_000,
+        2000,
+      );
+    });
+  });
+
+  describe("the README's quick start on a cluster (kubectl apply -f examples/)", function () {
+    it('makes every resource of examples/ Ready, and the Client orders gets a token from the box pods', async function () {
+      this.timeout(300_000);
+      await cluster.k(['create', 'namespace', QUICK_START_NAMESPACE]);
+      const applied = await cluster.k(['apply', '-n', QUICK_START_NAMESPACE, '-f', projectPath('examples')]);
+      expect(applied).to.include('box.boxauth.io/auth created').and.include('client.boxauth.io/orders created');
+      for (const kind of ['boxes', 'clients', 'accesspolicies', 'apps', 'identityproviders', 'webhooks']) {
+        await waitFor(QUICK_START_NAMESPACE, [kind, '--all'], 'condition=Ready');
+      }
+      await written(QUICK_START_NAMESPACE, 'deployment/auth');
+      await waitFor(QUICK_START_NAMESPACE, ['deployment/auth'], 'condition=Available', '240s');
+      const service = await cluster.json(['-n', QUICK_START_NAMESPACE, 'get', 'service', 'auth']);
+      const forward = await cluster.forward(`${service.spec.clusterIP}:80`);
+      try {
+        const secret = Buffer.from(
+          await cluster.k(['-n', QUICK_START_NAMESPACE, 'get', 'secret', 'orders-client-secret', '-o', 'jsonpath={.data.client-secret}']),
+          'base64',
+        ).toString('utf8');
+        const res = await fetch(`http://127.0.0.1:${forward.port}/auth/token`, {
+          method: 'POST',
+          headers: { Authorization: `Basic ${Buffer.from(`orders:${secret}`).toString('base64')}` },
+          body: new URLSearchParams({ grant_type: 'client_credentials' }),
+        });
+        const answer = (await res.json()) as { access_token?: string };
+        expect(res.status, JSON.stringify(answer)).to.equal(200);
+        expect(claims(answer.access_token!)).to.include({ iss: `http://auth.${QUICK_START_NAMESPACE}.svc`, client_id: 'orders' });
+      } finally {
+        await forward.close();
+      }
     });
   });
 

@@ -92,6 +92,16 @@ export class Box {
     return box;
   }
 
+  /**
+   * A box this test did not start (a cluster's pods), answering at `url`, reached through `dispatcher`:
+   * its requests and its root client, no process.
+   */
+  static remote(url: string, dispatcher: Dispatcher, rootSecret: string): Box {
+    const box = new Box(url, Number(new URL(url).port), undefined, '', { BOXAUTH_ROOT_CLIENT_SECRET: rootSecret });
+    box.dispatcher = dispatcher;
+    return box;
+  }
+
   static async start(options: BoxOptions = {}): Promise<Box> {
     const port = options.port ?? (await freePort());
     const databaseUrl = options.databaseUrl === 'embedded' ? undefined : (options.databaseUrl ?? (await createDatabase()));

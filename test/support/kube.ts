@@ -24,6 +24,22 @@ export const KUBE_BIN = path.join(CACHE, 'bin');
 export const TOOLS_BIN = path.join(process.env.BOXAUTH_TOOLS_CACHE ?? path.join(os.homedir(), '.cache', 'boxauth', 'tools'), 'bin');
 
 /**
+ * The Client kubectl signs in as (docs/guides/kubectl-sign-in.md): the code flow back to 127.0.0.1 on any
+ * port and the device flow, with refresh tokens, and the email and groups in the ID token, which is all
+ * kube-apiserver reads. A REST body, and with generateSecret: false a Client resource's spec.
+ */
+export const KUBECTL_CLIENT = {
+  grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+  description: 'kubectl on your machine',
+  scope: ['openid', 'email', 'groups'],
+  claims_in_id_token: true,
+  auth: {
+    authorization_code: { redirect_uri: 'http://127.0.0.1/callback', refresh_token: true, id_token_expiration: 600 },
+    device_code: { refresh_token: true, id_token_expiration: 600 },
+  },
+};
+
+/**
  * The environment that gives a node process (the operator, a box pod) cluster DNS on this machine: every
  * Service name resolves to 127.0.0.1 (test/support/cluster-dns.ts, preloaded).
  */

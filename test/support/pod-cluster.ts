@@ -4,9 +4,11 @@
 // one such cluster runs on a machine at a time (the kubelet's kubepods cgroups).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { projectPath } from '../../api/paths.js';
 import { KUBE_BIN, run, type RunResult } from './kube.js';
+import { freePort } from './ports.js';
 
 /** The node's address inside the cluster's network namespace (scripts/cluster-lib.sh, BOXAUTH_CLUSTER_NET 10.213). */
 export const NODE_IP = '10.213.0.1';
@@ -18,11 +20,15 @@ export class PodCluster {
   private constructor(
     readonly dir: string,
     readonly kubeconfig: string,
-    private readonly env: Record<string, string>,
+    /** The scripts' environment for this cluster (BOXAUTH_CLUSTER_DIR, _PORT, _NET), e.g. for scripts/cluster-exec.sh. */
+    readonly env: Record<string, string>,
   ) {}
 
-  /** cluster-up.sh from an empty state dir, importing these OCI archives into containerd. */
-  static async start(options: { dir: string; port: number; images: string[] }): Promise<PodCluster> {
+  /**
+   * cluster-up.sh from an empty state dir, importing these OCI archives into containerd; `authConfig`:
+   * the API server's AuthenticationConfiguration file (BOXAUTH_CLUSTER_AUTH_CONFIG).
+   */
+  static async start(options: { dir: string; port: number; images: string[]; authConfig?: string }): Promise<PodCluster> {
     const env = {
       BOXAUTH_CLUSTER_DIR: options.dir,
       BOXAUTH_CLUSTER_PORT: String(options.port),
@@ -30,7 +36,7 @@ export class PodCluster {
     };
     await run(projectPath('scripts', 'cluster-down.sh'), ['--wipe'], { env, timeoutMs: 120_000 });
     const r = await run(projectPath('scripts', 'cluster-up.sh'), [], {
-      env: { ...env, CLUSTER_IMAGES: options.images.join(' ') },
+      env: { ...env, CLUSTER_IMAGES: options.images.join(' '), BOXAUTH_CLUSTER_AUTH_CONFIG: options.authConfig ?? '' },
       timeoutMs: 60 * 60_000, // the node's binaries are built the first time (scripts/kube-build.sh --node)
     });
     const exported = /^export KUBECONFIG=(.+)$/m.exec(r.stdout);
@@ -56,6 +62,39 @@ export class PodCluster {
   /** A command inside the cluster's network namespace (scripts/cluster-exec.sh), where pod and Service addresses are. */
   exec(args: string[]): Promise<RunResult> {
     return run(projectPath('scripts', 'cluster-exec.sh'), args, { env: this.env });
+  }
+
+  /**
+   * `target` (an address inside the namespace, e.g. a Service's) published on a free port of the host's
+   * loopback by the cluster's nsforward, as cluster-up.sh publishes the API server, until `close`.
+   */
+  async forward(target: string): Promise<{ port: number; close: () => Promise<void> }> {
+    const port = await freePort();
+    const child = spawn(path.join(KUBE_BIN, 'nsforward'), [`127.0.0.1:${port}`, path.join(this.dir, 'ns', 'net'), target], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const close = async (): Promise<void> => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    };
+    for (let i = 0; i < 100; i++) {
+      if (child.exitCode !== null) throw new Error(`nsforward exited (${child.exitCode}): ${stderr}`);
+      const listening = await new Promise<boolean>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.end();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      });
+      if (listening) return { port, close };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await close();
+    throw new Error(`nsforward did not listen on 127.0.0.1:${port}: ${stderr}`);
   }
 
   /**

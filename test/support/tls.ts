@@ -1,5 +1,5 @@
 // Certificates for tests of HTTPS: a CA of the test's own (openssl, Debian's) and
-// server certificates it signs, for 127.0.0.1 and localhost.
+// server certificates it signs, for 127.0.0.1 and localhost (or the names a test gives).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,8 +12,11 @@ export interface TestCa {
   /** The CA certificate (PEM), for clients to trust. */
   pem: string;
   caFile: string;
-  /** Issues a server certificate (and key) for 127.0.0.1 and localhost into `<name>.crt` / `<name>.key`. */
-  issue(name: string, subject?: string): { certFile: string; keyFile: string };
+  /**
+   * Issues a server certificate (and key) into `<name>.crt` / `<name>.key`, for `altNames` (openssl's
+   * subjectAltName syntax; 127.0.0.1 and localhost by default).
+   */
+  issue(name: string, subject?: string, altNames?: string): { certFile: string; keyFile: string };
   /** A fetch dispatcher that trusts this CA. */
   dispatcher: Agent;
 }
@@ -52,8 +55,8 @@ export function testCa(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-
     pem,
     caFile: path.join(dir, 'ca.crt'),
     dispatcher: new Agent({ connect: { ca: pem } }),
-    issue(name, subject = '/CN=127.0.0.1') {
-      fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+    issue(name, subject = '/CN=127.0.0.1', altNames = 'IP:127.0.0.1,DNS:localhost') {
+      fs.writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=${altNames}\nextendedKeyUsage=serverAuth\n`);
       openssl(['req', ...NEW_P256_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
       openssl(
         [
