@@ -237,8 +237,17 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     expect((await box.json('GET', '/Client/refused-keys', undefined, root)).status).to.equal(404);
   });
 
-  it('a client with keys is confidential: client_id alone is refused', async function () {
-    const res = await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'inline-a' });
-    expect(res.status).to.equal(401);
+  it('a client with keys is confidential: client_id alone is refused, even where a public client may name itself so', async function () {
+    const device = 'urn:ietf:params:oauth:grant-type:device_code';
+    const put = await box.json('PUT', '/Client/device-keys', { grant_types: [device], jwks: { keys: [a.jwk] } }, root);
+    expect(put.status, put.text).to.equal(201);
+    const named = await box.form('/auth/device', { client_id: 'device-keys' });
+    expect(named.status, named.text).to.equal(401);
+    const signed = await box.form('/auth/device', {
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await assertion(a, 'device-keys'),
+    });
+    expect(signed.status, signed.text).to.equal(200);
+    expect((await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'inline-a' })).status).to.equal(401);
   });
 });
