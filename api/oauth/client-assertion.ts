@@ -49,10 +49,12 @@ export function assertionParts(token: string): AssertionJwt | { problem: string 
   }
 }
 
-/** The claims' issuer, unverified: which way of client authentication the assertion asks for (./client-auth.ts). */
-export function assertionIssuer(token: string): string | undefined {
+/** The claims' iss and sub, unverified: which way of client authentication the assertion asks for (./client-auth.ts). */
+export function assertionNames(token: string): { iss: string | undefined; sub: string | undefined } {
   const jwt = assertionParts(token);
-  return 'problem' in jwt || typeof jwt.payload.iss !== 'string' ? undefined : jwt.payload.iss;
+  if ('problem' in jwt) return { iss: undefined, sub: undefined };
+  const { iss, sub } = jwt.payload;
+  return { iss: typeof iss === 'string' ? iss : undefined, sub: typeof sub === 'string' ? sub : undefined };
 }
 
 /** The assertion's alg, when one the box accepts; else why not. */

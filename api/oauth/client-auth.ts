@@ -14,7 +14,7 @@ import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { LIMITS, type Params } from './params.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
-import { AssertionRefused, assertionIssuer, type ClientAssertions } from './client-assertion.js';
+import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -144,16 +144,18 @@ export function confidential(client: Stored<Client>): boolean {
 
 /**
  * The client whose own keys must verify `assertion` (private_key_jwt), when the assertion is of a
- * client: its iss is the client's id — the client_id sent, or, without one, a client that has keys.
- * Else undefined: the assertion is a workload's token, whose iss is an issuer the box trusts.
+ * client: its iss is the client's id — the client_id sent, or, without one, a client with keys
+ * named by both iss and sub (OpenID Connect Core §9: both are the client_id). Else undefined: the
+ * assertion is a workload's token, whose iss is an issuer the box trusts and whose sub is never its
+ * iss, so that path costs no lookup more than it did.
  */
 async function ownKeysClient(
   svc: ClientAuthServices,
   assertion: string,
   clientId: string | undefined,
 ): Promise<Stored<Client> | undefined> {
-  const iss = assertionIssuer(assertion);
-  if (iss === undefined || (clientId !== undefined && iss !== clientId)) return undefined;
+  const { iss, sub } = assertionNames(assertion);
+  if (iss === undefined || (clientId === undefined ? sub !== iss : iss !== clientId)) return undefined;
   const client = await svc.clients.get(iss);
   if (clientId !== undefined) {
     if (!client) throw new OAuthError('invalid_client', `there is no client "${clientId}"`);

@@ -168,7 +168,10 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
   });
 
   it('attack: iss is client A, sub is client B', async function () {
-    refused(await tokenRequest(box, await assertion(a, 'inline-a', { sub: 'inline-b' })), /iss\/sub mismatch/);
+    const jwt = await assertion(a, 'inline-a', { sub: 'inline-b' });
+    refused(await tokenRequest(box, jwt, { client_id: 'inline-a' }), /iss\/sub mismatch/);
+    // Without client_id, an iss and a sub of two names are no client's own: taken for a workload's token, and refused as one.
+    refused(await tokenRequest(box, jwt), /issuer .inline-a. is not trusted/);
   });
 
   it("attack: aud is the token endpoint's URL, or an array with another audience", async function () {
