@@ -53,6 +53,7 @@ import { listenOn } from './listen.js';
 import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';
+import { ClientAssertions } from './oauth/client-assertion.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
@@ -176,6 +177,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       config.notices.enabled,
     ),
   );
+  // One replay ledger (RFC 9449 §11.1's DPoP proofs, client assertions' jti): one table, one group commit.
+  const proofLedger = new ProofLedger(pool, (n) => metrics.batchSize.observe({ writer: 'dpop-proofs' }, n));
   const svc: Services = {
     config,
     csrfKey,
@@ -213,10 +216,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     addressOf: addressResolver(config.trustedProxies),
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
-    dpop: new Dpop(
-      new ProofLedger(pool, (n) => metrics.batchSize.observe({ writer: 'dpop-proofs' }, n)),
-      config.dpopNonce === 'required' ? new DpopNonces(dpopNonceKey) : undefined,
-    ),
+    clientAssertions: new ClientAssertions(config, proofLedger, () => metrics.jwksFetches.inc({ issuer: 'client jwks_uri' })),
+    dpop: new Dpop(proofLedger, config.dpopNonce === 'required' ? new DpopNonces(dpopNonceKey) : undefined),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),
     readFence: new ReadFence(pool, feed),

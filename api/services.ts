@@ -27,6 +27,7 @@ import type { Attempts } from './people/attempts.js';
 import type { AppDirectory } from './decision/apps.js';
 import type { Decisions } from './decision/record.js';
 import type { Dpop } from './credentials/dpop/check.js';
+import type { ClientAssertions } from './oauth/client-assertion.js';
 
 export interface Services {
   config: Config;
@@ -63,6 +64,8 @@ export interface Services {
   issuers: TrustedIssuers;
   /** Workload tokens whose signature was verified (JWKS issuers only). */
   verifiedAssertions: VerifiedAssertions;
+  /** Clients' own keys and the jti of their assertions (private_key_jwt). */
+  clientAssertions: ClientAssertions;
   /** Clients by the ServiceAccounts bound to them. */
   workloadBindings: WorkloadBindings;
   /** Audit events (api/audit.ts). */

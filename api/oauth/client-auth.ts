@@ -1,7 +1,9 @@
 // Client authentication at the token, introspection and revocation endpoints:
-// HTTP Basic, or client_id/client_secret in the (form or JSON) body. One method
-// per request (RFC 6749 §2.3).
+// HTTP Basic, client_id/client_secret in the (form or JSON) body, or a client
+// assertion (RFC 7523): signed by the client's own keys (private_key_jwt,
+// ./client-assertion.ts) or a workload's token. One method per request (RFC 6749 §2.3).
 import { percentDecode, textProblem } from '../input.js';
+import { hasClientKeys } from '../client-keys.js';
 import type { Logger } from '../log.js';
 import { type SecretVerifier, dummyHash } from '../credentials/secrets.js';
 import type { RecordCache } from '../cache/record-cache.js';
@@ -12,6 +14,7 @@ import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { LIMITS, type Params } from './params.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
+import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -19,10 +22,11 @@ interface Needs {
   secrets: SecretVerifier;
   clients: RecordCache<Stored<Client>>;
   clientThrottle: FailureThrottle;
+  clientAssertions: ClientAssertions;
 }
 
 /** What client authentication needs. */
-export type ClientAuthServices = Pick<Needs, 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
+export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
 
 /** What the OAuth endpoints know of a request besides its parameters. */
 export interface OAuthRequest {
@@ -129,12 +133,35 @@ export async function addressAttempt<T>(
 }
 
 /**
- * Whether a client has credentials to present: a secret, or ServiceAccounts whose
- * tokens authenticate it (auth.workload). Such a client is never public: named by
- * client_id alone it would be anyone who knows its id.
+ * Whether a client has credentials to present: a secret, ServiceAccounts whose
+ * tokens authenticate it (auth.workload), or keys of its own (jwks, jwks_uri:
+ * private_key_jwt). Such a client is never public: named by client_id alone it
+ * would be anyone who knows its id.
  */
 export function confidential(client: Stored<Client>): boolean {
-  return Boolean(client.secretHash || client.resource.auth?.workload);
+  return Boolean(client.secretHash || client.resource.auth?.workload || hasClientKeys(client.resource));
+}
+
+/**
+ * The client whose own keys must verify `assertion` (private_key_jwt), when the assertion is of a
+ * client: its iss is the client's id — the client_id sent, or, without one, a client with keys
+ * named by both iss and sub (OpenID Connect Core §9: both are the client_id). Else undefined: the
+ * assertion is a workload's token, whose iss is an issuer the box trusts and whose sub is never its
+ * iss, so that path costs no lookup more than it did.
+ */
+async function ownKeysClient(
+  svc: ClientAuthServices,
+  assertion: string,
+  clientId: string | undefined,
+): Promise<Stored<Client> | undefined> {
+  const { iss, sub } = assertionNames(assertion);
+  if (iss === undefined || (clientId === undefined ? sub !== iss : iss !== clientId)) return undefined;
+  const client = await svc.clients.get(iss);
+  if (clientId !== undefined) {
+    if (!client) throw new OAuthError('invalid_client', `there is no client "${clientId}"`);
+    return client;
+  }
+  return client && hasClientKeys(client.resource) ? client : undefined;
 }
 
 /**
@@ -150,6 +177,18 @@ export async function authenticateClient(
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined) {
+    const own = await ownKeysClient(svc, presented.assertion, presented.clientId);
+    if (own) {
+      try {
+        await svc.clientAssertions.authenticate(own.resource, presented.assertion);
+        return own;
+      } catch (err) {
+        if (!(err instanceof AssertionRefused)) throw err;
+        // The rule that failed, never the assertion, goes to the log.
+        svc.log.info({ event: 'client_assertion_refused', client: own.resource.id, reason: err.message }, 'client assertion refused');
+        throw fail(err.message);
+      }
+    }
     try {
       const { client, identity } = await authenticateWorkload(svc, presented.assertion, presented.clientId);
       return { ...client, workload: identity };

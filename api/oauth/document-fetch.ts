@@ -1,5 +1,6 @@
 // The box's one fetch of an address a stranger names: a Client ID Metadata Document at its client_id
-// URL (draft-ietf-oauth-client-id-metadata-document). Its guards, each a rule of the draft:
+// URL (draft-ietf-oauth-client-id-metadata-document), and a Client's JWK Set at its jwks_uri
+// (./client-assertion.ts), held to the same rules. Its guards, each a rule of the draft:
 // - §8.6: "Authorization servers MUST NOT fetch a Client ID Metadata Document URL [...] that
 //   resolve[s] to special-use IP addresses as defined in [RFC6890]." The address is checked after
 //   the name is resolved, in the lookup the connection itself uses, so a name that resolves to a
@@ -22,6 +23,8 @@ export interface FetchRules extends AddressRules {
   timeoutMs: number;
   /** The box's own base URL: never fetched, whatever its address. */
   boxUrl: string;
+  /** The most bytes of a document read (default: a Client ID Metadata Document's, MAX_DOCUMENT_BYTES). */
+  maxBytes?: number;
 }
 
 /** A document fetched: its JSON and the headers that say how long it stands. */
@@ -41,6 +44,7 @@ const lookupUnder = (rules: FetchRules): LookupFunction => guardedLookup(rules, 
 /** GET `url` (a Client Identifier URL, already checked: ./client-metadata.ts clientIdUrlProblem) under `rules`. */
 export function fetchClientDocument(url: string, rules: FetchRules): Promise<FetchedDocument> {
   const target = new URL(url);
+  const maxBytes = rules.maxBytes ?? MAX_DOCUMENT_BYTES;
   // The box by its own name and port, whatever the scheme: its address may be one the operator allowed.
   if (target.host === new URL(rules.boxUrl).host) return Promise.reject(new DocumentFetchError('the URL is the box itself'));
   // A literal address is not looked up: it is checked here.
@@ -75,17 +79,17 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
           response.resume();
           return reject(new DocumentFetchError(`it answered ${media || 'no content type'}, not JSON`));
         }
-        if (Number(response.headers['content-length'] ?? 0) > MAX_DOCUMENT_BYTES) {
+        if (Number(response.headers['content-length'] ?? 0) > maxBytes) {
           request.destroy();
-          return reject(new DocumentFetchError(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`));
+          return reject(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
         }
         const chunks: Buffer[] = [];
         let size = 0;
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_DOCUMENT_BYTES) {
+          if (size > maxBytes) {
             request.destroy();
-            reject(new DocumentFetchError(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`));
+            reject(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
           } else chunks.push(chunk);
         });
         response.on('error', () => reject(new DocumentFetchError('the answer broke off')));

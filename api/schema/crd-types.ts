@@ -191,6 +191,27 @@ export interface ClientSpec {
    */
   dpop_bound_access_tokens?: boolean;
   /**
+   * private_key_jwt (OpenID Connect Core 9, RFC 7591's name) - the public keys this client signs its client assertions with, as a JWK Set written here (docs/guides/workloads-without-secrets.md). ES256 (EC P-256), PS256 (RSA of 2048 bits or more) or EdDSA (Ed25519); each key has a kid when there are several. A private or symmetric key is refused. jwks or jwks_uri, not both; a client with keys is confidential - it must authenticate.
+   */
+  jwks?: {
+    keys: {
+      kty: string;
+      kid?: string;
+      use?: string;
+      alg?: string;
+      crv?: string;
+      x?: string;
+      y?: string;
+      n?: string;
+      e?: string;
+      [field: string]: unknown;
+    }[];
+  };
+  /**
+   * private_key_jwt (OpenID Connect Core 9, RFC 7591's name) - where the box fetches this client's public keys (a JWK Set, as jwks): https only, never a special-use address (loopback, link-local, private), fetched through the box's guard for client metadata (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES), cached, and fetched again when an assertion names a key it does not have. jwks or jwks_uri, not both.
+   */
+  jwks_uri?: string;
+  /**
    * The algorithm of this client's ID tokens (OpenID Connect Dynamic Client Registration's name). Unset - RS256, which every relying party accepts (OpenID Connect Core 15.1). Access tokens keep the box's algorithm (BOXAUTH_JWT_ALG).
    */
   id_token_signed_response_alg?: 'RS256' | 'ES256' | 'EdDSA';

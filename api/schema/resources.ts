@@ -11,6 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { invisibleProblem } from '../input.js';
+import { clientKeysProblems } from '../client-keys.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
 import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
@@ -26,6 +27,8 @@ type Spec = Record<string, unknown> & {
   type?: string;
   groups?: { upstream?: string; claim?: { name: string } }[];
   ldap?: { userSearch: LdapAttributeSettings };
+  jwks?: unknown;
+  jwks_uri?: string;
 };
 
 export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook';
@@ -49,12 +52,16 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
   // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
-  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload))":
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || has(self.jwks) || has(self.jwks_uri)":
     (s) =>
       !s.grant_types?.includes('client_credentials') ||
       s.secretRef !== undefined ||
       s.generateSecret !== false ||
-      s.auth?.workload !== undefined,
+      s.auth?.workload !== undefined ||
+      s.jwks !== undefined ||
+      s.jwks_uri !== undefined,
+  // RFC 7591 §2: "The "jwks_uri" and "jwks" parameters MUST NOT both be present in the same request or response."
+  '!has(self.jwks) || !has(self.jwks_uri)': (s) => s.jwks === undefined || s.jwks_uri === undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): one written here
@@ -252,6 +259,9 @@ class ResourceValidator {
       const twin = CEL_TWINS[rule.rule];
       if (twin && !twin(body as Spec)) (errors[(rule.fieldPath ?? '.resource').slice(1)] ??= []).push(rule.message);
     }
+    // A Client's keys are judged beyond their shape: public, of an accepted kind and size (../client-keys.ts).
+    if (this.kind === 'Client')
+      for (const [field, problems] of Object.entries(clientKeysProblems(body as Spec))) (errors[field] ??= []).push(...problems);
     for (const field of SHOWN_TEXTS) {
       const value = (body as Record<string, unknown>)[field];
       // A description is prose: its lines and tabs are its own.

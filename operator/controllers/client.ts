@@ -19,6 +19,7 @@ import {
   type ClientSpec,
   generateSecret,
   hashSecret,
+  hasClientKeys,
   type Pool,
   SecretVerifier,
   type Stored,
@@ -51,9 +52,10 @@ export function generatedSecretName(client: string): string {
 export function secretSource(client: ClientResource): { name: string; key: string; generated: boolean } | undefined {
   const spec = client.spec!;
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
-  // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens: no secret unless asked for.
-  const workload = spec.auth?.workload !== undefined;
-  if (!(spec.generateSecret ?? !workload)) return undefined;
+  // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens, one with keys (jwks,
+  // jwks_uri) with its own assertions: no secret unless asked for.
+  const withoutSecret = spec.auth?.workload !== undefined || hasClientKeys(spec);
+  if (!(spec.generateSecret ?? !withoutSecret)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }
 
@@ -122,10 +124,10 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
     }
     const source = secretSource(obj);
     if (!source) {
-      if (record.grant_types.includes('client_credentials') && !record.auth?.workload) {
+      if (record.grant_types.includes('client_credentials') && !record.auth?.workload && !hasClientKeys(record)) {
         throw new Problem(
           ClientReason.SecretRequired,
-          'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, or bind ServiceAccounts in auth.workload',
+          'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, bind ServiceAccounts in auth.workload, or register its keys (jwks or jwks_uri)',
         );
       }
       return { record, secretHash: null, status: {} }; // a public client: drop a secret it may have had

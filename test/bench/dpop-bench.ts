@@ -32,7 +32,7 @@ function proofMaker(): (htm: string, htu: string, token?: string) => string {
 const PROOFS = Number(process.env.BENCH_DPOP_PROOFS ?? 8000 * LOAD.seconds);
 
 /** One row's load: each request once, one wrk thread, the box's processes and PostgreSQL metered. */
-async function measureOnce(url: string, rootPid: number, requests: BenchRequest[], postgresPid?: number): Promise<Measured> {
+export async function measureOnce(url: string, rootPid: number, requests: BenchRequest[], postgresPid?: number): Promise<Measured> {
   const rss = new RssSampler(rootPid);
   const cpu = new CpuMeter(rootPid, postgresPid);
   rss.start();

@@ -13,7 +13,7 @@ import { TestIssuer } from '../support/issuer.js';
 import { freePort } from '../support/ports.js';
 import { benchServer, freshDatabase } from './database.js';
 import { benchDecisions, DECISION_KEYS, type DecisionResults } from './decision-bench.js';
-import { benchDpop, DPOP_KEYS, proofCheckCpu } from './dpop-bench.js';
+import { benchDpop, DPOP_KEYS, measureOnce, proofCheckCpu } from './dpop-bench.js';
 import { appTokens, seedApp } from './decisions.js';
 import { extauthzAvailable } from './grpc-load.js';
 import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
@@ -207,7 +207,9 @@ async function main(): Promise<void> {
     }
     const ceilingRow = rows[0];
     for (const s of list) {
-      const row = await measure(box.url, box.process!.pid!, db.postgresPid, s.key, s.title, s.requests);
+      const row = s.fresh
+        ? { key: s.key, title: s.title, ...(await measureOnce(box.url, box.process!.pid!, s.fresh(), db.postgresPid)), targets: [] }
+        : await measure(box.url, box.process!.pid!, db.postgresPid, s.key, s.title, s.requests);
       if (row.failures > 0) log(`answers of 400 or more so far:\n${await failedAnswers(box)}`);
       judge(row, s, ceilingRow!.rps);
       rows.push(row);

@@ -1,7 +1,7 @@
 // What `make bench` measures: the clients it registers, the tokens it obtains
 // beforehand, and for each scenario the requests wrk sends and a check of one
 // answer (so a scenario never measures a stream of errors).
-import { randomBytes } from 'node:crypto';
+import crypto, { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { generateKeyPair, signingKey } from '../../api/credentials/jwt.js';
 import { mint } from '../../api/credentials/tokens.js';
@@ -13,6 +13,7 @@ import type { Client } from '../../api/types.js';
 import { basic, type Box, type JsonResponse } from '../support/box.js';
 import type { TestIssuer } from '../support/issuer.js';
 import type { BenchRequest } from './load.js';
+import { LOAD } from './measure.js';
 
 export interface Scenario {
   key: string;
@@ -23,6 +24,11 @@ export interface Scenario {
   /** Targets of the issue: a share of the ceiling's throughput, and whether p99 ≤ 25 ms applies. */
   minRatio?: number;
   tokenScenario: boolean;
+  /**
+   * For a row whose requests are good once (a client assertion's jti): as many as it may send, made
+   * just before it runs and each sent once, as the DPoP rows do (./dpop-bench.ts measureOnce).
+   */
+  fresh?: () => BenchRequest[];
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -38,6 +44,8 @@ export interface Seeded {
   opaqueTokens: string[];
   readerToken: string;
   workloadAssertion: string | undefined;
+  /** A client with its own ES256 key (private_key_jwt), and a fresh assertion of it at each call. */
+  privateKeyJwt: { id: string; assertion: () => string };
   /** A client that exchanges bench-opaque's tokens (RFC 8693), acting with its own. */
   exchange: { client: { id: string; secret: string }; actorToken: string };
   /** A person's refresh tokens (JWT access tokens) at two clients alike but for three shaped claims (Client.claims) at one. */
@@ -216,9 +224,51 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   // A projected ServiceAccount token, as a pod presents it for its whole life (an hour here).
   const workloadAssertion = issuer && (await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 }));
   const exchange = { client: exchanger, actorToken: (await token(box, exchanger)).body.access_token as string };
+  const privateKeyJwt = await privateKeyJwtClient(box);
   const person = await personTokens(box, databaseUrl, Math.min(refreshCount, 20_000));
-  return { opaque, jwt, refreshClient, refreshTokens: refreshTokenList, opaqueTokens, readerToken, workloadAssertion, exchange, person };
+  return {
+    opaque,
+    jwt,
+    refreshClient,
+    refreshTokens: refreshTokenList,
+    opaqueTokens,
+    readerToken,
+    workloadAssertion,
+    exchange,
+    person,
+    privateKeyJwt,
+  };
 }
+
+/** A client registered with its public ES256 key (jwks), whose assertions are signed here, each with a jti of its own. */
+async function privateKeyJwtClient(box: Box): Promise<Seeded['privateKeyJwt']> {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const id = 'bench-private-key-jwt';
+  const res = await box.json(
+    'PUT',
+    `/Client/${id}`,
+    {
+      grant_types: ['client_credentials'],
+      jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'bench' }] },
+      auth: { client_credentials: { ...hour, token_format: 'jwt' } },
+    },
+    await box.rootToken(),
+  );
+  expectStatus(res, 201);
+  const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'bench' })).toString('base64url');
+  return {
+    id,
+    assertion: () => {
+      const now = Math.floor(Date.now() / 1000);
+      const claims = { iss: id, sub: id, aud: box.url, jti: crypto.randomUUID(), iat: now, exp: now + 300 };
+      const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      return `${input}.${crypto.sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+    },
+  };
+}
+
+/** Assertions a private_key_jwt row may send: more than it can send in its time at the best rate seen (BENCH_ASSERTIONS). */
+const ASSERTIONS = Number(process.env.BENCH_ASSERTIONS ?? 8000 * LOAD.seconds);
 
 /** A token request as a client sends it: HTTP Basic and a form (bench-peers sends it to the peers' endpoints too). */
 export const tokenRequest = (
@@ -256,6 +306,15 @@ export function scenarios(s: Seeded): Scenario[] {
       minRatio: 0.6,
       tokenScenario: true,
       requests: [tokenRequest(s.jwt, { grant_type: 'client_credentials', audience: AUDIENCE })],
+      check: isJwt,
+    },
+    {
+      // Beside cc_jwt: the same token, the client proving itself with a fresh ES256 assertion (a new jti each, spent in the replay ledger).
+      key: 'cc_private_key_jwt',
+      title: 'client_credentials, JWT ES256, private_key_jwt (a fresh assertion each)',
+      tokenScenario: true,
+      requests: [pkjwtRequest(s.privateKeyJwt)],
+      fresh: () => Array.from({ length: ASSERTIONS }, () => pkjwtRequest(s.privateKeyJwt)),
       check: isJwt,
     },
     {
@@ -366,6 +425,16 @@ export function scenarios(s: Seeded): Scenario[] {
     });
   }
   return list;
+}
+
+/** A client_credentials request authenticated by a fresh assertion of `client`. */
+function pkjwtRequest(client: Seeded['privateKeyJwt']): BenchRequest {
+  return {
+    method: 'POST',
+    path: '/auth/token',
+    headers: { 'Content-Type': FORM },
+    body: form({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: client.assertion() }),
+  };
 }
 
 /** The one request checked before a scenario's load, with `{n}` filled in. */

@@ -97,7 +97,9 @@ describe('resource API', function () {
       const noSecret = await box.json('PUT', '/Client/bad', { grant_types: ['client_credentials'] }, token);
       expect(noSecret.status).to.equal(422);
       expect(noSecret.body.errors).to.deep.equal({
-        secret: ['is required for a client_credentials client (or bind ServiceAccounts with auth.workload)'],
+        secret: [
+          'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, or register its keys: jwks or jwks_uri)',
+        ],
       });
       const mismatch = await box.json(
         'PUT',

@@ -4,6 +4,7 @@ import { errorMessage } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
+import { hasClientKeys } from '../../client-keys.js';
 import { BoxRefusal, CliError, type BoxApi } from '../api.js';
 import {
   allPages,
@@ -76,14 +77,14 @@ function referencedSecret(ref: SecretRef, defaultKey: string, secrets: Secrets, 
 /**
  * A Kubernetes Client's spec as a REST body. The secret comes as the operator would get it: from the Secret
  * its secretRef names (which must be in the same file), or generated when the operator would generate one
- * (client_credentials, no auth.workload, generateSecret not false).
+ * (client_credentials, no auth.workload, no keys of its own, generateSecret not false).
  */
 function clientBody(spec: Record<string, unknown>, name: string, secrets: Secrets, file: string) {
   const { secretRef, generateSecret, ...body } = spec as Record<string, unknown> & { secretRef?: SecretRef; generateSecret?: boolean };
   if (secretRef) return { body: { ...body, secret: referencedSecret(secretRef, 'client-secret', secrets, file, `Client ${name}`) } };
   const grants = (body.grant_types as string[] | undefined) ?? [];
   const workload = (body.auth as { workload?: unknown } | undefined)?.workload !== undefined;
-  if (grants.includes('client_credentials') && !workload && generateSecret !== false) {
+  if (grants.includes('client_credentials') && !workload && !hasClientKeys(body) && generateSecret !== false) {
     const secret = randomBytes(32).toString('base64url'); // as the operator generates one
     return { body: { ...body, secret }, generatedSecret: secret };
   }

@@ -108,7 +108,8 @@ function keyFits(alg: DpopAlg, key: KeyObject): boolean {
   return key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048;
 }
 
-function signatureVerifies(k: ProofKey, data: Buffer, signature: Buffer): boolean {
+/** Whether `signature` is `k.key`'s signature of `data` under `k.alg` (JWS, RFC 7518 §3); client assertions verify with it too. */
+export function signatureVerifies(k: { alg: DpopAlg; key: KeyObject }, data: Buffer, signature: Buffer): boolean {
   try {
     switch (k.alg) {
       case 'ES256':

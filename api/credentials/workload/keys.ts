@@ -10,6 +10,8 @@ const MAX_AGE_MS = 3600_000;
 
 export class RemoteKeySet {
   private keys = new Map<string, KeyObject>();
+  /** The set's key when it holds exactly one, which a token may then use without naming it (OpenID Connect Core §10.1). */
+  private only: KeyObject | undefined;
   private fetchedAt = 0;
   private attemptedAt = 0;
   private lastError: Error | undefined;
@@ -27,15 +29,19 @@ export class RemoteKeySet {
         this.onFetch();
         const jwks = await this.fetchKeys();
         const keys = new Map<string, KeyObject>();
+        const usable: KeyObject[] = [];
         for (const jwk of jwks) {
-          if (typeof jwk.kid !== 'string' || (jwk.use !== undefined && jwk.use !== 'sig')) continue;
+          if (jwk.use !== undefined && jwk.use !== 'sig') continue;
           try {
-            keys.set(jwk.kid, crypto.createPublicKey({ key: jwk, format: 'jwk' }));
+            const key = crypto.createPublicKey({ key: jwk, format: 'jwk' });
+            usable.push(key);
+            if (typeof jwk.kid === 'string') keys.set(jwk.kid, key);
           } catch {
             // a key type we cannot use is skipped
           }
         }
         this.keys = keys;
+        this.only = jwks.length === 1 ? usable[0] : undefined;
         this.fetchedAt = Date.now();
         this.lastError = undefined;
       } catch (err) {
@@ -48,15 +54,16 @@ export class RemoteKeySet {
     return this.pending;
   }
 
-  async key(kid: string): Promise<KeyObject | undefined> {
+  /** The key `kid` names; without a kid, the set's only key. */
+  async key(kid: string | undefined): Promise<KeyObject | undefined> {
     const now = Date.now();
-    const stale = now - this.fetchedAt > MAX_AGE_MS || !this.keys.has(kid);
+    const stale = now - this.fetchedAt > MAX_AGE_MS || (kid === undefined ? !this.only : !this.keys.has(kid));
     // A fetch under way answers this request too: a pod's first requests, all at once, wait for its
     // first keys, rather than all but one being told the key is not published. Else, until a first
     // fetch succeeds, retry each second; after that, every MIN_REFETCH_MS at most.
     if (stale && this.pending) await this.pending;
     else if (stale && now - this.attemptedAt > (this.fetchedAt ? MIN_REFETCH_MS : 1000)) await this.refresh();
-    if (!this.keys.size && this.lastError) throw this.lastError;
-    return this.keys.get(kid);
+    if (!this.keys.size && !this.only && this.lastError) throw this.lastError;
+    return kid === undefined ? this.only : this.keys.get(kid);
   }
 }

@@ -1,5 +1,6 @@
 // The discovery documents, and the OpenAPI document of the whole API. The OAuth endpoints that take a body (token,
 // introspection, revocation, PAR…) never reach express: see ../oauth-endpoints.ts.
+import { CLIENT_ASSERTION_ALGS } from '../../client-keys.js';
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorization-request.js';
@@ -35,9 +36,15 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     grant_types_supported: [...grants.keys(), 'implicit'],
     response_types_supported: RESPONSE_TYPES,
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
-    // A workload's ServiceAccount token (RFC 7523 client assertion) authenticates here as at the token endpoint.
+    // private_key_jwt: an assertion signed with the client's own key (jwks, jwks_uri) takes these algorithms
+    // only (api/client-keys.ts: RS256, HS* and none are refused). A workload's ServiceAccount token, sent
+    // the same way, is its issuer's assertion, verified with that issuer's keys and algorithms.
+    token_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
+    // Both kinds of client assertion authenticate here as at the token endpoint.
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
     // RFC 9207 §3: every authorization response carries iss (api/oauth/authorization-request.ts redirectTo).
     authorization_response_iss_parameter_supported: true,

@@ -31,6 +31,7 @@ import { identityProviders } from '../../store/identity-providers.js';
 import { providerSecret, sealProviderSecret } from '../../people/upstream/secret.js';
 import { webhooks } from '../../store/webhooks.js';
 import { administeredUrlProblem } from '../../notices/post.js';
+import { hasClientKeys } from '../../client-keys.js';
 import { sealWebhookSecret, secretProblem, webhookSecret } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
@@ -169,12 +170,18 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
         if (mustBeNew && existing)
           throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
         if ('kept' in secretHash && existing?.secretHash !== secretHash.kept) throw new SecretMoved();
-        // A client bound to ServiceAccounts authenticates with their tokens and needs no secret.
-        if (client.grant_types.includes('client_credentials') && secret === undefined && !existing?.secretHash && !client.auth?.workload) {
+        // A client bound to ServiceAccounts authenticates with their tokens, one with keys with its assertions: neither needs a secret.
+        if (
+          client.grant_types.includes('client_credentials') &&
+          secret === undefined &&
+          !existing?.secretHash &&
+          !client.auth?.workload &&
+          !hasClientKeys(client)
+        ) {
           throw ValidationError.field(
             body,
             'secret',
-            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload)',
+            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, or register its keys: jwks or jwks_uri)',
           );
         }
         const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash: secretHash.hash });

@@ -1,0 +1,118 @@
+// What a Client's own keys may be (private_key_jwt: OpenID Connect Core §9, RFC 7523 §2.2; the
+// metadata names jwks and jwks_uri are RFC 7591 §2's). One set of rules, judged where a Client is
+// written (api/schema/resources.ts: REST, the operator, the CLI) and again on each JWK Set fetched
+// from a jwks_uri (api/oauth/client-assertion.ts), since its owner may change it at any time.
+import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
+import { addressProblem, literalAddress } from './outbound.js';
+
+/**
+ * The signing algorithms a client assertion may use, and the key each needs. RS256 is refused
+ * (PKCS#1 v1.5: PS256 signs with the same RSA keys without its weaknesses), HS* are refused (a
+ * client's keys here are public: a MAC "signed" with one proves nothing), none is no signature.
+ */
+export const CLIENT_ASSERTION_ALGS = ['ES256', 'PS256', 'EdDSA'] as const;
+export type ClientAssertionAlg = (typeof CLIENT_ASSERTION_ALGS)[number];
+
+/** The least RSA modulus a client's key may have (NIST SP 800-131A; RFC 7518 §3.3: "2048 bits or larger"). */
+export const MIN_RSA_BITS = 2048;
+
+/** JWK members that hold private or symmetric key material (RFC 7518 §6.2.2, §6.3.2, §6.4.1; RFC 8037 §2). */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+
+/** Why `jwk` cannot verify `alg` (its type, curve or size); undefined: it can. */
+export function keyAlgProblem(alg: string, key: KeyObject): string | undefined {
+  const type = key.asymmetricKeyType;
+  switch (alg) {
+    case 'ES256':
+      return type === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? undefined : 'ES256 needs an EC P-256 key';
+    case 'PS256':
+      if (type !== 'rsa') return 'PS256 needs an RSA key';
+      return (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS ? `the RSA key is shorter than ${MIN_RSA_BITS} bits` : undefined;
+    case 'EdDSA':
+      return type === 'ed25519' ? undefined : 'EdDSA needs an Ed25519 key';
+    default:
+      return `the algorithm ${alg} is not accepted (${CLIENT_ASSERTION_ALGS.join(', ')} are)`;
+  }
+}
+
+/** Why one JWK of a client's set cannot be held (private, symmetric, of a kind or size no accepted alg takes); undefined: it can. */
+function keyProblem(jwk: Record<string, unknown>): string | undefined {
+  const privateMembers = PRIVATE_MEMBERS.filter((m) => m in jwk);
+  if (jwk.kty === 'oct') return 'is a symmetric key (kty "oct"): register public keys only';
+  if (privateMembers.length)
+    return `holds private key material (${privateMembers.join(', ')}): register the public key only, and treat this one as disclosed`;
+  if (jwk.use !== undefined && jwk.use !== 'sig') return 'has use other than "sig"';
+  let key: KeyObject;
+  try {
+    key = crypto.createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch {
+    return 'is not a public key Node.js can read (kty EC, RSA or OKP with its members)';
+  }
+  if (typeof jwk.alg === 'string') {
+    const problem = keyAlgProblem(jwk.alg, key);
+    return problem && `alg ${jwk.alg}: ${problem}`;
+  }
+  if (key.asymmetricKeyType === 'rsa') return keyAlgProblem('PS256', key);
+  return CLIENT_ASSERTION_ALGS.some((alg) => !keyAlgProblem(alg, key))
+    ? undefined
+    : 'fits none of ES256 (EC P-256), PS256 (RSA), EdDSA (Ed25519)';
+}
+
+/** Why a client's JWK Set cannot be held, one problem a line; empty: it can. */
+export function jwkSetProblems(jwks: unknown): string[] {
+  const keys = (jwks as { keys?: unknown } | undefined)?.keys;
+  if (!Array.isArray(keys) || !keys.length) return ['must be a JWK Set: {"keys": [...]} with at least one key'];
+  const problems: string[] = [];
+  const kids = new Set<string>();
+  keys.forEach((jwk: unknown, i) => {
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return void problems.push(`keys[${i}] is not a JWK`);
+    const key = jwk as Record<string, unknown>;
+    const problem = keyProblem(key);
+    if (problem) problems.push(`keys[${i}]${typeof key.kid === 'string' ? ` (kid ${key.kid})` : ''} ${problem}`);
+    // OpenID Connect Core §10.1: "If there are multiple keys in the referenced JWK Set document, a kid value MUST be provided".
+    if (keys.length > 1 && typeof key.kid !== 'string') problems.push(`keys[${i}] has no kid: with more than one key, each needs one`);
+    if (typeof key.kid === 'string') {
+      if (kids.has(key.kid)) problems.push(`keys[${i}]: kid ${key.kid} is used twice`);
+      kids.add(key.kid);
+    }
+  });
+  return problems;
+}
+
+/**
+ * Why `uri` cannot be a client's jwks_uri, judged without resolving it: https only, and not a
+ * literal special-use address (loopback, link-local, private: RFC 6890). A name is judged at each
+ * fetch, in the lookup the connection uses (api/oauth/document-fetch.ts).
+ */
+export function jwksUriProblem(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'https:') return 'must be an https URL';
+  if (url.username || url.password) return 'must not carry credentials';
+  const literal = literalAddress(url);
+  // No allowance here: a record outlives the settings of the box that took it. A name works where a box allows it.
+  const problem = literal && addressProblem(literal, { allowed: [] }, new Set());
+  return problem ? `must not name a special-use address: ${problem}` : undefined;
+}
+
+/** The write-time problems of a Client's keys, by field. */
+export function clientKeysProblems(client: { jwks?: unknown; jwks_uri?: string }): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  if (client.jwks !== undefined) {
+    const problems = jwkSetProblems(client.jwks);
+    if (problems.length) out.jwks = problems;
+  }
+  if (client.jwks_uri !== undefined) {
+    const problem = jwksUriProblem(client.jwks_uri);
+    if (problem) out.jwks_uri = [problem];
+  }
+  return out;
+}
+
+/** Whether a client has keys of its own to authenticate with (private_key_jwt). */
+export const hasClientKeys = (client: { jwks?: unknown; jwks_uri?: string }): boolean =>
+  client.jwks !== undefined || client.jwks_uri !== undefined;

@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import crypto from 'node:crypto';
+import {
+  assertionAlg,
+  assertionParts,
+  checkClientAssertion,
+  MAX_LIFETIME_SECONDS,
+  SKEW_SECONDS,
+  type AssertionJwt,
+} from '../../../api/oauth/client-assertion.js';
+
+const ISSUER = 'https://auth.example';
+const NOW = 1_800_000_000;
+const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+function signed(claims: Record<string, unknown>): AssertionJwt {
+  const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  const signature = crypto.sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
+  const jwt = assertionParts(`${input}.${signature}`);
+  if ('problem' in jwt) throw new Error(jwt.problem);
+  return jwt;
+}
+
+const good = { iss: 'orders', sub: 'orders', aud: ISSUER, jti: 'j-1', exp: NOW + 60 };
+const check = (claims: Record<string, unknown>, now = NOW) =>
+  checkClientAssertion(signed({ ...good, ...claims }), 'ES256', publicKey, { clientId: 'orders', issuer: ISSUER, now });
+
+describe('checkClientAssertion: private_key_jwt, the clock given', function () {
+  it('accepts a good assertion, and gives its jti and exp to the ledger', function () {
+    expect(check({})).to.deep.equal({ jti: 'j-1', exp: NOW + 60 });
+  });
+
+  it('exp: at most 5 minutes ahead, 60 s of skew either way', function () {
+    expect(check({ exp: NOW + MAX_LIFETIME_SECONDS + SKEW_SECONDS })).to.not.have.property('problem');
+    expect(check({ exp: NOW + MAX_LIFETIME_SECONDS + SKEW_SECONDS + 1 }))
+      .to.have.property('problem')
+      .that.matches(/^exp too far/);
+    expect(check({ exp: NOW - SKEW_SECONDS + 1 })).to.not.have.property('problem');
+    expect(check({ exp: NOW - SKEW_SECONDS }))
+      .to.have.property('problem')
+      .that.matches(/^expired/);
+    expect(check({ exp: undefined }))
+      .to.have.property('problem')
+      .that.matches(/^expired: the assertion has no exp/);
+  });
+
+  it('nbf and iat ahead of the skew are refused', function () {
+    expect(check({ nbf: NOW + SKEW_SECONDS })).to.not.have.property('problem');
+    expect(check({ nbf: NOW + SKEW_SECONDS + 1 }))
+      .to.have.property('problem')
+      .that.matches(/nbf/);
+    expect(check({ iat: NOW + SKEW_SECONDS + 1 }))
+      .to.have.property('problem')
+      .that.matches(/iat/);
+  });
+
+  it('aud: the issuer, alone; jti required', function () {
+    expect(check({ aud: [ISSUER] })).to.not.have.property('problem');
+    expect(check({ aud: `${ISSUER}/auth/token` }))
+      .to.have.property('problem')
+      .that.matches(/^aud must be/);
+    expect(check({ aud: [ISSUER, ISSUER] }))
+      .to.have.property('problem')
+      .that.matches(/^aud must be/);
+    expect(check({ jti: undefined }))
+      .to.have.property('problem')
+      .that.matches(/^jti required/);
+    expect(check({ jti: '' }))
+      .to.have.property('problem')
+      .that.matches(/^jti required/);
+  });
+
+  it('refuses algorithms outside ES256, PS256, EdDSA by name', function () {
+    for (const alg of ['RS256', 'HS256', 'none', undefined]) {
+      const jwt = { ...signed(good), header: { alg } };
+      expect(assertionAlg(jwt))
+        .to.have.property('problem')
+        .that.matches(/^alg not allowed/);
+    }
+    expect(assertionAlg(signed(good))).to.equal('ES256');
+  });
+});
