@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-peers e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -164,12 +164,13 @@ postgres-ha: $(PG_BASEBACKUP) $(PGBOUNCER) ## install Debian's postgresql-15 and
 
 gateways: $(NGINX) $(NGINX_LUA) $(CADDY) test-tools ## install Debian's nginx (and its Lua module) and caddy, and build Traefik, when missing (for the gateway tests)
 
-# The suite in two runs of mocha: what needs no Kubernetes binaries, then (once scripts/kube-build.sh has them,
-# which waits for a build already under way, e.g. the one .ci/run starts in the background) what does. The
-# second runs even when the first fails, so that one run reports every failure.
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
+# The suite in two runs of mocha: what needs neither the Kubernetes binaries nor the Go test tools (the integration
+# tests need only the tools' Python venv), then, once scripts/kube-build.sh and scripts/test-tools-build.sh have them
+# (each waits for a build already under way, e.g. the one .ci/run starts in the background), what does. The second
+# runs even when the first fails, so that one run reports every failure.
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
 	@$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js'; first=$$?; \
-	scripts/kube-build.sh && $(MOCHA) 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'; second=$$?; \
+	scripts/kube-build.sh && scripts/test-tools-build.sh && $(MOCHA) 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'; second=$$?; \
 	exit $$((first || second))
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
@@ -178,7 +179,7 @@ test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 test-component: dist/.built $(PGBOUNCER) ## one module with its real database (the operator's controllers on a fake API server)
 	$(MOCHA) 'dist/test/component/**/*.test.js'
 
-test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
+test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
 test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
@@ -202,6 +203,10 @@ kube-binaries:
 # into ~/.cache/boxauth/tools/py-<digest of its requirements.txt>; afterwards this builds nothing.
 test-tools:
 	@scripts/test-tools-build.sh
+
+# Only the Python venv of test-tools (seconds): what the integration tests need.
+test-tools-python:
+	@scripts/test-tools-build.sh --python
 
 # The previous release's API (scripts/previous-release), for test/integration/rolling-upgrade.test.ts
 # (which builds it too when missing): once (about a minute) into ~/.cache/boxauth/releases/<commit>.

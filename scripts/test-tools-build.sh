@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # test-tools-build.sh — build (once) the tools the operator's, gateways' and clients' tests run.
 #
-# Usage: scripts/test-tools-build.sh
+# Usage: scripts/test-tools-build.sh [--python]
+#
+# --python builds only the Python virtual environment (below; seconds), under a
+# lock of its own: what the integration tests need, while a full build of the Go
+# tools may still run (.ci/run starts one in the background).
 #
 # Builds, into ${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}/bin/:
 #   kstatus   the helper of test/kstatus/ (sigs.k8s.io/cli-utils/pkg/kstatus, the
@@ -44,7 +48,13 @@ log() { printf 'test-tools-build: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 
-command -v go >/dev/null || die "go is not on PATH"
+PYTHON_ONLY=0
+case ${1:-} in
+  --python) PYTHON_ONLY=1 ;;
+  "") ;;
+  *) printf 'usage: %s [--python]\n' "$0" >&2; exit 2 ;;
+esac
+((PYTHON_ONLY)) || command -v go >/dev/null || die "go is not on PATH"
 command -v python3 >/dev/null || die "python3 is not on PATH"
 [[ -f $KSTATUS_DIR/go.mod ]] || die "missing $KSTATUS_DIR/go.mod"
 [[ -f $PY_REQUIREMENTS ]] || die "missing $PY_REQUIREMENTS"
@@ -60,7 +70,39 @@ stamped() {
   [[ -x $BIN/$1 && -f $BIN/.$1.version && $(<"$BIN/.$1.version") == "$2" ]]
 }
 
+# The venv is built under a lock of its own, so that --python does not wait for
+# the Go tools of another run.
+build_venv() {
+  exec 8>"$CACHE/.py.lock"
+  flock 8
+  # The venv is built where it stays (a venv records its own path) and stamped last:
+  # one without the stamp, or whose Python no longer runs the library (python3 was
+  # upgraded under it), is half-built or stale and is built again.
+  if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' 2>/dev/null; then
+    log "python venv $PY_VERSION: cached"
+  else
+    log "building the python venv of test/py-client ($PY_VERSION)"
+    start=$SECONDS
+    rm -rf "$PY_VENV"
+    python3 -m venv "$PY_VENV" >&2 || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+    # Every package pinned with its hashes: pip refuses anything else, dependencies included.
+    "$PY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      --require-hashes -r "$PY_REQUIREMENTS" >&2
+    "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' ||
+      die "requests_oauth2client or scim2_tester does not import in $PY_VENV"
+    touch "$PY_VENV/.complete"
+    log "built the python venv in $((SECONDS - start)) s"
+  fi
+  ln -sfn "py-$PY_VERSION" "$CACHE/py.new" && mv -fT "$CACHE/py.new" "$CACHE/py"
+  exec 8>&-
+}
+
 mkdir -p "$BIN"
+if ((PYTHON_ONLY)); then
+  build_venv
+  log "ready: python venv $PY_VENV"
+  exit 0
+fi
 exec 9>"$CACHE/.build.lock"
 if ! flock -n 9; then
   log "another test-tools-build.sh is running; waiting for it"
@@ -160,24 +202,6 @@ else
 fi
 ln -sfn "cnpg-$CNPG_VERSION" "$CACHE/cnpg.new" && mv -fT "$CACHE/cnpg.new" "$CACHE/cnpg"
 
-# The venv is built where it stays (a venv records its own path) and stamped last:
-# one without the stamp, or whose Python no longer runs the library (python3 was
-# upgraded under it), is half-built or stale and is built again.
-if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' 2>/dev/null; then
-  log "python venv $PY_VERSION: cached"
-else
-  log "building the python venv of test/py-client ($PY_VERSION)"
-  start=$SECONDS
-  rm -rf "$PY_VENV"
-  python3 -m venv "$PY_VENV" >&2 || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
-  # Every package pinned with its hashes: pip refuses anything else, dependencies included.
-  "$PY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --require-hashes -r "$PY_REQUIREMENTS" >&2
-  "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' ||
-    die "requests_oauth2client or scim2_tester does not import in $PY_VENV"
-  touch "$PY_VENV/.complete"
-  log "built the python venv in $((SECONDS - start)) s"
-fi
-ln -sfn "py-$PY_VERSION" "$CACHE/py.new" && mv -fT "$CACHE/py.new" "$CACHE/py"
+build_venv
 
 log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"
