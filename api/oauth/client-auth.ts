@@ -102,6 +102,7 @@ export function presentedClient({ authorization, address }: OAuthRequest, params
 }
 
 const FAILED = 'client authentication failed: unknown client or wrong secret';
+const NO_KEYS_FAILED = 'client authentication failed: unknown client, or one without keys (jwks or jwks_uri) to verify its assertion';
 const NAMED_ONLY_FAILED =
   'client_id alone is not enough here: the client is unknown, must authenticate with its secret, or may not use this grant';
 
@@ -158,7 +159,9 @@ async function ownKeysClient(
   if (iss === undefined || (clientId === undefined ? sub !== iss : iss !== clientId)) return undefined;
   const client = await svc.clients.get(iss);
   if (clientId !== undefined) {
-    if (!client) throw new OAuthError('invalid_client', `there is no client "${clientId}"`);
+    // An unknown client and one without keys get one answer: an assertion anyone can make, signed by
+    // nobody's key, must not tell which clients exist (as client_id alone does not: NAMED_ONLY_FAILED).
+    if (!client || !hasClientKeys(client.resource)) throw new AssertionRefused(NO_KEYS_FAILED);
     return client;
   }
   return client && hasClientKeys(client.resource) ? client : undefined;
@@ -177,17 +180,27 @@ export async function authenticateClient(
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined) {
-    const own = await ownKeysClient(svc, presented.assertion, presented.clientId);
-    if (own) {
-      try {
+    // A refused assertion of a client's own keys is a failed attempt of its address, as a wrong secret
+    // is (throttle.ts): else a stranger could probe client ids, and spend the box's signature checks and
+    // its ledger, without end. Given back when the assertion is accepted, or is a workload's token.
+    const attempt = [addressKey(presented.address)];
+    svc.clientThrottle.reserve(attempt);
+    try {
+      const own = await ownKeysClient(svc, presented.assertion, presented.clientId);
+      if (own) {
         await svc.clientAssertions.authenticate(own.resource, presented.assertion);
+        svc.clientThrottle.release(attempt);
         return own;
-      } catch (err) {
-        if (!(err instanceof AssertionRefused)) throw err;
-        // The rule that failed, never the assertion, goes to the log.
-        svc.log.info({ event: 'client_assertion_refused', client: own.resource.id, reason: err.message }, 'client assertion refused');
-        throw fail(err.message);
       }
+      svc.clientThrottle.release(attempt);
+    } catch (err) {
+      if (!(err instanceof AssertionRefused)) {
+        svc.clientThrottle.release(attempt); // not decided: not a failure
+        throw err;
+      }
+      // The rule that failed, never the assertion, goes to the log.
+      svc.log.info({ event: 'client_assertion_refused', client: presented.clientId, reason: err.message }, 'client assertion refused');
+      throw fail(err.message);
     }
     try {
       const { client, identity } = await authenticateWorkload(svc, presented.assertion, presented.clientId);

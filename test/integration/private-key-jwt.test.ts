@@ -253,4 +253,27 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     expect(signed.status, signed.text).to.equal(200);
     expect((await box.form('/auth/token', { grant_type: 'client_credentials', client_id: 'inline-a' })).status).to.equal(401);
   });
+  it('attack: an unsigned assertion does not tell whether a client exists or has keys', async function () {
+    const put = await box.json('PUT', '/Client/secret-only', { grant_types: ['client_credentials'], secret: 'a-secret-not-keys' }, root);
+    expect(put.status, put.text).to.equal(201);
+    // Anyone can make these: no key signs them (alg none would do as well; ES256 with a key of nobody's).
+    const stranger = await newKey('stranger');
+    const unknown = await tokenRequest(box, await assertion(stranger, 'no-such-client'), { client_id: 'no-such-client' });
+    const keyless = await tokenRequest(box, await assertion(stranger, 'secret-only'), { client_id: 'secret-only' });
+    refused(unknown, /unknown client/);
+    refused(keyless, /unknown client/);
+    expect(unknown.body.error_description).to.equal(keyless.body.error_description);
+    expect(unknown.text).not.to.contain('no-such-client');
+  });
+
+  it('attack: refused assertions are failed attempts of their address: 429 once over the limit, as wrong secrets', async function () {
+    // The strict box keeps the default limit (BOXAUTH_CLIENT_AUTH_MAX_FAILURES 10, four times that per address).
+    const stranger = await newKey('stranger');
+    const statuses: number[] = [];
+    for (let i = 0; i < 45; i++)
+      statuses.push((await tokenRequest(strict, await assertion(stranger, 'no-such-client'), { client_id: 'no-such-client' })).status);
+    // The earlier refusal on this box (its jwks_uri at loopback) counted too: the first 30 are refused as such, the last 5 never tried.
+    expect(statuses.slice(0, 30)).to.deep.equal(Array(30).fill(401));
+    expect(statuses.slice(40)).to.deep.equal(Array(5).fill(429));
+  });
 });
