@@ -223,8 +223,12 @@ export class ClientAssertions {
     });
     if ('problem' in verdict) throw new AssertionRefused(verdict.problem);
     // The jti is spent per client (another client's jti is its own), until the assertion could not be
-    // taken anyway; the digest's prefix keeps it apart from DPoP proofs', which share the ledger.
-    const digest = createHash('sha256').update(`client_assertion.${client.id}.${verdict.jti}`).digest();
+    // taken anyway; the digest's prefix keeps it apart from DPoP proofs', which share the ledger. The
+    // id and jti are JSON-quoted, not joined by a dot: both may hold dots, and client "a" spending jti
+    // "b.c" must not spend jti "c" of client "a.b".
+    const digest = createHash('sha256')
+      .update(`client_assertion.${JSON.stringify([client.id, verdict.jti])}`)
+      .digest();
     const expiresAt = new Date((verdict.exp + SKEW_SECONDS + 1) * 1000);
     if (!(await this.ledger.firstSeen({ digest, expiresAt }))) throw new AssertionRefused('replayed jti: this assertion was already used');
   }

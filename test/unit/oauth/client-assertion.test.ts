@@ -4,6 +4,7 @@ import {
   assertionAlg,
   assertionParts,
   checkClientAssertion,
+  ClientAssertions,
   MAX_LIFETIME_SECONDS,
   SKEW_SECONDS,
   type AssertionJwt,
@@ -78,5 +79,26 @@ describe('checkClientAssertion: private_key_jwt, the clock given', function () {
         .that.matches(/^alg not allowed/);
     }
     expect(assertionAlg(signed(good))).to.equal('ES256');
+  });
+});
+
+describe('ClientAssertions: the jti a client spends is its own', function () {
+  it("attack: client a spends jti b.c; client a.b's jti c is still new (the ledger's digest is not ambiguous)", async function () {
+    const seen = new Set<string>();
+    const ledger = {
+      firstSeen: async ({ digest }: { digest: Buffer }) => !seen.has(digest.toString('hex')) && !!seen.add(digest.toString('hex')),
+    };
+    const assertions = new ClientAssertions(
+      { baseUrl: ISSUER, clientMetadata: { allowedAddresses: [], timeoutMs: 1000 } } as never,
+      ledger,
+    );
+    const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k' }] };
+    const token = (client: string, jti: string): string => {
+      const claims = { iss: client, sub: client, aud: ISSUER, jti, exp: Math.floor(Date.now() / 1000) + 60 };
+      const jwt = signed(claims);
+      return `${jwt.signingInput.toString()}.${jwt.signature.toString('base64url')}`;
+    };
+    await assertions.authenticate({ id: 'a', jwks } as never, token('a', 'b.c'));
+    await assertions.authenticate({ id: 'a.b', jwks } as never, token('a.b', 'c'));
   });
 });
