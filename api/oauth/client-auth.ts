@@ -49,7 +49,15 @@ export interface PresentedClient {
   assertion?: string;
 }
 
-export type AuthenticatedClient = Stored<Client> & { workload?: WorkloadIdentity };
+/**
+ * How a client proved who it is: RFC 7591's token_endpoint_auth_method names (§2, and RFC 8705 §2's
+ * for certificates), or `workload` for a trusted issuer's token (RFC 7523 §2.2 with a third party's
+ * assertion), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
+ * decision records name it, so a person can tell which credential was used.
+ */
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'workload' | 'none' | 'box';
+
+export type AuthenticatedClient = Stored<Client> & { method: ClientAuthMethod; workload?: WorkloadIdentity };
 
 /**
  * How a client must prove who it is (a grant declares it; introspection and
@@ -190,7 +198,7 @@ export async function authenticateClient(
       if (own) {
         await svc.clientAssertions.authenticate(own.resource, presented.assertion);
         svc.clientThrottle.release(attempt);
-        return own;
+        return { ...own, method: 'private_key_jwt' };
       }
       svc.clientThrottle.release(attempt);
     } catch (err) {
@@ -204,7 +212,7 @@ export async function authenticateClient(
     }
     try {
       const { client, identity } = await authenticateWorkload(svc, presented.assertion, presented.clientId);
-      return { ...client, workload: identity };
+      return { ...client, method: 'workload', workload: identity };
     } catch (err) {
       if (!(err instanceof WorkloadError)) throw err;
       // The reason, never the token, goes to the log: a person debugging a refused pod needs it.
@@ -225,7 +233,7 @@ export async function authenticateClient(
       return client && !(mode === 'if-confidential' && confidential(client)) && permits(client.resource) ? client : undefined;
     });
     if (!usable) throw fail(NAMED_ONLY_FAILED);
-    return usable;
+    return { ...usable, method: 'none' };
   }
   // An unknown client is checked too (against a dummy hash), so that the time of
   // the answer does not tell which client ids exist; every check is throttled (throttle.ts).
@@ -235,5 +243,5 @@ export async function authenticateClient(
     guard: { reserve: () => svc.clientThrottle.reserve(keys), release: () => svc.clientThrottle.release(keys) },
   });
   if (!ok || !client?.secretHash) throw fail(FAILED);
-  return client;
+  return { ...client, method: presented.basic ? 'client_secret_basic' : 'client_secret_post' };
 }

@@ -108,7 +108,7 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
         authorizationCode.handle({
           svc,
           params: { code, redirect_uri: `${origin}${CALLBACK_PATH}`, code_verifier: verifierOf(svc.csrfKey, nonce!) },
-          client,
+          client: { ...client, method: 'box' },
         }),
     );
     res.append('Set-Cookie', `${appCookieName(app, https)}=${issued.access_token}${appCookieAttributes(https, issued.expires_in)}`);
