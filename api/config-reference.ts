@@ -418,7 +418,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_TRUSTED_ISSUERS'],
     default: '`[]`',
     meaning:
-      'issuers of workload tokens the box trusts, as JSON: `[{"issuer": "https://\u2026", "jwksUri"?: "https://\u2026", "mode"?: "jwks" | "tokenreview", "caBundle"?: "<PEM>"}]` (the operator writes it from `Box.spec.trustedIssuers`)',
+      'issuers of workload tokens the box trusts (ServiceAccount tokens of other clusters, CI tokens: `auth.workload` of a Client), as JSON: `[{"issuer": "https://\u2026", "jwksUri"?: "https://\u2026", "mode"?: "jwks" | "tokenreview", "caBundle"?: "<PEM>", "allowedAddresses"?: ["10.0.0.1", "fd00::/8"]}]` (the operator writes it from `Box.spec.trustedIssuers`). Their discovery documents and keys are fetched through the same guard as Client ID Metadata Documents: never from a special-use address (loopback, private, link-local) or the box\u2019s own, unless the issuer\u2019s `allowedAddresses` allow it',
   },
   {
     names: ['BOXAUTH_CLUSTER_ISSUER'],

@@ -35,6 +35,8 @@ export interface TrustedIssuer {
   mode: 'jwks' | 'tokenreview';
   /** PEM certificates to trust for its HTTPS endpoints (a private CA). */
   caBundle?: string;
+  /** Special-use addresses its documents may be fetched from (api/outbound.ts), as [address, prefix]. */
+  allowedAddresses: [string, number][];
 }
 
 /** How the box reaches the Kubernetes API of the cluster it runs in. */
@@ -328,7 +330,9 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new ConfigError('BOXAUTH_TRUSTED_ISSUERS must be a JSON array of {"issuer", "jwksUri"?, "mode"?, "caBundle"?}');
+    throw new ConfigError(
+      'BOXAUTH_TRUSTED_ISSUERS must be a JSON array of {"issuer", "jwksUri"?, "mode"?, "caBundle"?, "allowedAddresses"?}',
+    );
   }
   if (!Array.isArray(parsed)) throw new ConfigError('BOXAUTH_TRUSTED_ISSUERS must be a JSON array');
   return parsed.map((entry, i) => {
@@ -340,7 +344,20 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
     const mode = e.mode ?? 'jwks';
     if (mode !== 'jwks' && mode !== 'tokenreview') throw new ConfigError(`${where}.mode must be jwks or tokenreview`);
     if (e.caBundle !== undefined && typeof e.caBundle !== 'string') throw new ConfigError(`${where}.caBundle must be PEM text`);
-    return { issuer: e.issuer, mode, ...(e.jwksUri ? { jwksUri: e.jwksUri } : {}), ...(e.caBundle ? { caBundle: e.caBundle } : {}) };
+    const allowed = e.allowedAddresses ?? [];
+    if (!Array.isArray(allowed)) throw new ConfigError(`${where}.allowedAddresses must be a list of addresses or CIDRs`);
+    const allowedAddresses = allowed.map((a: unknown) => {
+      const cidr = typeof a === 'string' ? parseCidr(a) : undefined;
+      if (!cidr) throw new ConfigError(`${where}.allowedAddresses: ${JSON.stringify(a)} is not an address or a CIDR`);
+      return cidr;
+    });
+    return {
+      issuer: e.issuer,
+      mode,
+      ...(e.jwksUri ? { jwksUri: e.jwksUri } : {}),
+      ...(e.caBundle ? { caBundle: e.caBundle } : {}),
+      allowedAddresses,
+    };
   });
 }
 

@@ -36,6 +36,7 @@ import { ADDRESS_FACTOR, FailureThrottle } from './credentials/throttle.js';
 import { VerifiedAssertions } from './credentials/workload/assertion.js';
 import { WorkloadBindings } from './credentials/workload/bindings.js';
 import { TrustedIssuers } from './credentials/workload/issuers.js';
+import { fetchClientDocument } from './oauth/document-fetch.js';
 import { Attempts } from './people/attempts.js';
 import { principalUser } from './people/principal.js';
 import { AppDirectory } from './decision/apps.js';
@@ -53,7 +54,7 @@ import { listenOn } from './listen.js';
 import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';
-import { ClientAssertions } from './oauth/client-assertion.js';
+import { ClientAssertions, MAX_JWKS_BYTES } from './oauth/client-assertion.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
@@ -183,7 +184,22 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     config,
     csrfKey,
     factorKey,
-    issuers: new TrustedIssuers(config, log, (issuer) => metrics.jwksFetches.inc({ issuer })),
+    issuers: new TrustedIssuers(
+      config,
+      log,
+      (issuer) => metrics.jwksFetches.inc({ issuer }),
+      async (url, { ca, allowed }) =>
+        (
+          await fetchClientDocument(url, {
+            allowed,
+            timeoutMs: config.clientMetadata.timeoutMs,
+            boxUrl: config.baseUrl,
+            maxBytes: MAX_JWKS_BYTES,
+            accept: 'application/json, application/jwk-set+json',
+            ...(ca ? { ca } : {}),
+          })
+        ).body,
+    ),
     workloadBindings: new WorkloadBindings(pool, feed),
     verifiedAssertions: new VerifiedAssertions(),
     log,

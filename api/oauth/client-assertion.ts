@@ -19,7 +19,7 @@ export const SKEW_SECONDS = 60;
 /** How far ahead an assertion's exp may be: an assertion is made for one request, not kept. */
 export const MAX_LIFETIME_SECONDS = 300;
 /** The most of a JWK Set read from a jwks_uri. */
-const MAX_JWKS_BYTES = 64 * 1024;
+export const MAX_JWKS_BYTES = 64 * 1024;
 
 /** A JWT split into what the checks read. */
 export interface AssertionJwt {

@@ -12,7 +12,13 @@ import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { LIMITS, type Params } from './params.js';
-import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
+import {
+  authenticateWorkload,
+  JWT_BEARER,
+  type FederatedIdentity,
+  type WorkloadIdentity,
+  type WorkloadServices,
+} from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
 import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
 
@@ -52,12 +58,14 @@ export interface PresentedClient {
 /**
  * How a client proved who it is: RFC 7591's token_endpoint_auth_method names (§2, and RFC 8705 §2's
  * for certificates), or `workload` for a trusted issuer's token (RFC 7523 §2.2 with a third party's
- * assertion), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
+ * assertion), `federated` for another issuer's subject bound to the client (auth.workload.federated: CI, another
+ * cluster), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
  * decision records name it, so a person can tell which credential was used.
  */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'workload' | 'none' | 'box';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'workload' | 'federated' | 'none' | 'box';
 
-export type AuthenticatedClient = Stored<Client> & { method: ClientAuthMethod; workload?: WorkloadIdentity };
+/** A client as it authenticated: how, and which workload presented its token (a ServiceAccount, or another issuer's subject). */
+export type AuthenticatedClient = Stored<Client> & { method: ClientAuthMethod; workload?: WorkloadIdentity; federated?: FederatedIdentity };
 
 /**
  * How a client must prove who it is (a grant declares it; introspection and
@@ -211,8 +219,8 @@ export async function authenticateClient(
       throw fail(err.message);
     }
     try {
-      const { client, identity } = await authenticateWorkload(svc, presented.assertion, presented.clientId);
-      return { ...client, method: 'workload', workload: identity };
+      const { client, identity, federated } = await authenticateWorkload(svc, presented.assertion, presented.clientId);
+      return federated ? { ...client, method: 'federated', federated } : { ...client, method: 'workload', workload: identity };
     } catch (err) {
       if (!(err instanceof WorkloadError)) throw err;
       // The reason, never the token, goes to the log: a person debugging a refused pod needs it.

@@ -25,6 +25,10 @@ export interface FetchRules extends AddressRules {
   boxUrl: string;
   /** The most bytes of a document read (default: a Client ID Metadata Document's, MAX_DOCUMENT_BYTES). */
   maxBytes?: number;
+  /** The Accept header (default application/json); a JWK Set may be served as application/jwk-set+json only (kube-apiserver). */
+  accept?: string;
+  /** PEM certificates to trust besides the system's (a trusted issuer's private CA: Box spec.trustedIssuers caBundle). */
+  ca?: string;
 }
 
 /** A document fetched: its JSON and the headers that say how long it stands. */
@@ -56,8 +60,9 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
       target,
       {
         method: 'GET',
-        headers: { Accept: 'application/json' },
+        headers: { Accept: rules.accept ?? 'application/json' },
         lookup: lookupUnder(rules),
+        ...(rules.ca ? { ca: rules.ca } : {}),
         // No connection is kept or shared: each fetch resolves and checks the name afresh.
         agent: false,
       },

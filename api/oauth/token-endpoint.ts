@@ -152,5 +152,6 @@ async function proofOf(svc: Pick<Needs, 'dpop'>, request: OAuthRequest, client: 
       nonce ? { dpopNonce: nonce } : {},
     );
   }
-  return { jkt, bindsRefresh: !client.secretHash && !client.workload };
+  // RFC 9449 §5: a public client's refresh token is bound to its key; a client that authenticates has its credentials.
+  return { jkt, bindsRefresh: client.method === 'none' };
 }

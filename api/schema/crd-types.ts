@@ -143,6 +143,10 @@ export interface BoxSpec {
      * PEM certificates to trust for its HTTPS endpoints.
      */
     caBundle?: string;
+    /**
+     * Addresses (or CIDRs) the box may fetch this issuer's discovery document and keys from although they are special-use (RFC 6890 - private, loopback, link-local) or the box's own - e.g. another cluster's API server at 10.0.0.1. Nothing else of that kind is fetched, wherever a discovery document points.
+     */
+    allowedAddresses?: string[];
   }[];
   /**
    * The ServiceAccount of the API pods. Unset: a ServiceAccount named after the Box, which the operator creates and owns. Either way, while an issuer is checked by TokenReview the operator binds system:auth-delegator to it (a subject of the chart's ClusterRoleBinding <release>-operator-token-review).
@@ -366,14 +370,35 @@ export interface ClientSpec {
       access_token_expiration?: number;
     };
     /**
-     * Kubernetes ServiceAccounts that authenticate as this client with their own tokens (RFC 7523 client assertion), without a secret.
+     * Workloads that authenticate as this client with a token they already hold (RFC 7523 client assertion), without a secret - Kubernetes ServiceAccounts (serviceAccounts), or the subjects of other issuers the box trusts (federated - another cluster, GitHub Actions, GitLab CI): docs/guides/workloads-without-secrets.md.
      */
     workload?: {
       /**
-       * Accept tokens of this issuer only (default - any issuer the box trusts).
+       * Accept ServiceAccount tokens of this issuer only (default - any issuer the box trusts).
        */
       issuer?: string;
-      serviceAccounts: {
+      /**
+       * Subjects of issuers the box trusts (Box spec.trustedIssuers) whose tokens authenticate as this client - an issuer, its token's sub (exact, or a pattern), and the audience the token must name. Never tokens of the box's own cluster's issuer - bind those as serviceAccounts.
+       */
+      federated?: {
+        /**
+         * The token's iss, exactly.
+         */
+        issuer: string;
+        /**
+         * The token's sub, exactly (repo:org/repo:ref:refs/heads/main).
+         */
+        subject?: string;
+        /**
+         * The token's sub, where each * stands for any run of characters other than a colon (repo:org/*:ref:refs/heads/main). The text before the first * holds a colon and a character after it, so that the pattern's kind of subject and the start of its name are fixed - never a bare wildcard. At most 8 of *.
+         */
+        subjectPattern?: string;
+        /**
+         * The audience the token must name (aud). Unset - the box's URL or its token endpoint, as for ServiceAccount tokens.
+         */
+        audience?: string;
+      }[];
+      serviceAccounts?: {
         namespace: string;
         name: string;
         /**

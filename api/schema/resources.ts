@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { invisibleProblem } from '../input.js';
 import { clientKeysProblems } from '../client-keys.js';
+import { type FederatedBinding, federatedProblems } from '../federated-subjects.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
 import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
@@ -45,6 +46,10 @@ const CRD_FILES: Record<ResourceKind, string> = {
 const hasRedirect = (grant: unknown): boolean =>
   grant === undefined || (typeof grant === 'object' && grant !== null && ('redirect_uri' in grant || 'redirect_uris' in grant));
 
+/** A Client's auth.workload, as the twins read it. */
+const workloadOf = (s: Spec): { serviceAccounts?: unknown; federated?: { subject?: string; subjectPattern?: string }[] } | undefined =>
+  s.auth?.workload as ReturnType<typeof workloadOf>;
+
 /** JS twins of the CRDs' CEL rules, keyed by the exact rule text. */
 export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'implicit') || (has(self.auth) && has(self.auth.implicit))": (s) =>
@@ -64,6 +69,10 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   '!has(self.jwks) || !has(self.jwks_uri)': (s) => s.jwks === undefined || s.jwks_uri === undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
+  '!has(self.auth) || !has(self.auth.workload) || has(self.auth.workload.serviceAccounts) || has(self.auth.workload.federated)': (s) =>
+    workloadOf(s) === undefined || workloadOf(s)!.serviceAccounts !== undefined || workloadOf(s)!.federated !== undefined,
+  '!has(self.auth) || !has(self.auth.workload) || !has(self.auth.workload.federated) || self.auth.workload.federated.all(b, has(b.subject) != has(b.subjectPattern))':
+    (s) => (workloadOf(s)?.federated ?? []).every((b) => (b.subject === undefined) !== (b.subjectPattern === undefined)),
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): one written here
   // would pass any client for an agent, and a rewritten one would be undone at its next fetch.
   '!has(self.registration)': (s) => s.registration === undefined,
@@ -261,7 +270,11 @@ class ResourceValidator {
     }
     // A Client's keys are judged beyond their shape: public, of an accepted kind and size (../client-keys.ts).
     if (this.kind === 'Client')
-      for (const [field, problems] of Object.entries(clientKeysProblems(body as Spec))) (errors[field] ??= []).push(...problems);
+      for (const [field, problems] of Object.entries({
+        ...clientKeysProblems(body as Spec),
+        ...federatedProblems(workloadOf(body as Spec)?.federated as FederatedBinding[] | undefined),
+      }))
+        (errors[field] ??= []).push(...problems);
     for (const field of SHOWN_TEXTS) {
       const value = (body as Record<string, unknown>)[field];
       // A description is prose: its lines and tabs are its own.

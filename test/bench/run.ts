@@ -173,7 +173,7 @@ async function main(): Promise<void> {
           Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('BOXAUTH_') && e[1] !== undefined),
         ),
         BOXAUTH_WORKERS: String(WORKERS),
-        BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]),
+        BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]),
       },
       nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
     });

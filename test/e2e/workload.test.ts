@@ -95,7 +95,7 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
         BOXAUTH_KUBE_API_URL: cluster.url,
         BOXAUTH_KUBE_TOKEN_FILE: tokenFile,
         BOXAUTH_KUBE_CA_FILE: cluster.caFile,
-        BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]),
+        BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]),
         ...env,
       },
     });
@@ -248,6 +248,68 @@ subjects: [{kind: ServiceAccount, name: box-api, namespace: boxauth}]
     } finally {
       await reviewing.stop();
     }
+  });
+
+  it("another cluster's ServiceAccounts: a box outside this cluster binds them by issuer and subject (federated)", async function () {
+    // This box does not run in the cluster: the cluster is "another cluster" to it, trusted by its
+    // issuer, its keys fetched from its API server's /openid/v1/jwks through the box's guard.
+    const elsewhere = await Box.start({
+      env: {
+        BOXAUTH_CLUSTER_ISSUER: 'off',
+        BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([
+          {
+            issuer: 'https://kubernetes.default.svc.cluster.local',
+            jwksUri: `${cluster.url}/openid/v1/jwks`,
+            caBundle: fs.readFileSync(cluster.caFile, 'utf8'),
+            allowedAddresses: ['127.0.0.1'],
+          },
+        ]),
+      },
+    });
+    try {
+      const t = await elsewhere.rootToken();
+      const put = await elsewhere.json(
+        'PUT',
+        '/Client/remote-orders',
+        {
+          grant_types: ['client_credentials'],
+          auth: {
+            workload: {
+              federated: [{ issuer: 'https://kubernetes.default.svc.cluster.local', subject: 'system:serviceaccount:apps:orders' }],
+            },
+          },
+        },
+        t,
+      );
+      expect(put.status, put.text).to.equal(201);
+      const ok = await assertionRequest(elsewhere, await saToken('apps', 'orders', elsewhere.url));
+      expect(ok.status, `${ok.text}\n${elsewhere.logs.filter((l) => l.includes('issuer')).join('\n')}`).to.equal(200);
+      const stranger = await assertionRequest(elsewhere, await saToken('apps', 'stranger', elsewhere.url), 'remote-orders');
+      expect(stranger.status).to.equal(401);
+      expect(stranger.body.error_description).to.match(
+        /subject 'system:serviceaccount:apps:stranger' of issuer .* is not bound to client 'remote-orders'/,
+      );
+    } finally {
+      await elsewhere.stop();
+    }
+  });
+
+  it("a federated binding never accepts the box's own cluster's tokens (those are bound by serviceAccounts, under workloadNamespaces)", async function () {
+    const put = await box.json(
+      'PUT',
+      '/Client/sideways',
+      {
+        grant_types: ['client_credentials'],
+        auth: {
+          workload: {
+            federated: [{ issuer: 'https://kubernetes.default.svc.cluster.local', subjectPattern: 'system:serviceaccount:apps:*' }],
+          },
+        },
+      },
+      root,
+    );
+    expect(put.status, put.text).to.equal(201);
+    await refused(await saToken('apps', 'stranger', box.url), /is not bound to any ServiceAccount/, 'sideways');
   });
 
   it('logs the reason of a refusal, never the token', async function () {

@@ -26,7 +26,7 @@ describe('token exchange (RFC 8693): attacks', function () {
 
   before(async function () {
     issuer = await TestIssuer.start();
-    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]) } });
+    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]) } });
     root = await box.rootToken();
     const alice = await box.json('POST', '/users', { email: 'alice@example.com', password: 'alice-password' }, root);
     expect(alice.status, alice.text).to.equal(201);

@@ -67,7 +67,7 @@ describe('token exchange (RFC 8693)', function () {
 
   before(async function () {
     issuer = await TestIssuer.start();
-    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]) } });
+    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]) } });
     root = await box.rootToken();
     for (const id of ['web', 'orders', 'payments', 'stranger']) {
       secrets[id] = (await box.addClient(id, exchangingClient, { policy: false })).secret;

@@ -20,9 +20,14 @@ export class TestIssuer {
     private readonly server: https.Server,
   ) {}
 
-  static async start(): Promise<TestIssuer> {
+  /**
+   * `jwksHost`: the host its discovery document names for its keys (default 127.0.0.1, where it
+   * listens); another loopback address (127.0.0.2) reaches it too, as the server then listens on them all.
+   */
+  static async start(options: { jwksHost?: string } = {}): Promise<TestIssuer> {
     const ca = testCa(fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-issuer-')));
-    const { certFile, keyFile } = ca.issue('tls');
+    const jwksHost = options.jwksHost ?? '127.0.0.1';
+    const { certFile, keyFile } = ca.issue('tls', '/CN=127.0.0.1', `IP:127.0.0.1,IP:${jwksHost},DNS:localhost`);
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -31,7 +36,9 @@ export class TestIssuer {
     let issuer: TestIssuer | undefined = undefined;
     const server = https.createServer({ key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile) }, (req, res) => {
       if (req.url === '/.well-known/openid-configuration') {
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }));
+        res
+          .writeHead(200, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ issuer: url, jwks_uri: `https://${jwksHost}:${port}/jwks` }));
       } else if (req.url === '/jwks') {
         issuer!.fetches++;
         res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
@@ -39,26 +46,38 @@ export class TestIssuer {
         res.writeHead(404).end();
       }
     });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(port, jwksHost === '127.0.0.1' ? '127.0.0.1' : '0.0.0.0', resolve));
     issuer = new TestIssuer(url, ca.pem, privateKey, kid, server);
     return issuer;
   }
 
-  /** A ServiceAccount-shaped token of this issuer; `claims` override the defaults. */
-  token(audience: string, namespace: string, name: string, claims: JWTPayload = {}, key: crypto.KeyObject = this.key): Promise<string> {
+  /**
+   * This issuer as a Box's spec.trustedIssuers entry (BOXAUTH_TRUSTED_ISSUERS): its CA, and its
+   * address allowed, since the box's guard refuses loopback addresses otherwise.
+   */
+  get trusted(): { issuer: string; caBundle: string; allowedAddresses: string[] } {
+    return { issuer: this.url, caBundle: this.caPem, allowedAddresses: ['127.0.0.1'] };
+  }
+
+  /** A token of this issuer with exactly `claims` (and iat, nbf, exp ten minutes on, unless given). */
+  jwt(claims: JWTPayload, key: crypto.KeyObject = this.key): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({
-      iss: this.url,
-      aud: [audience],
-      sub: `system:serviceaccount:${namespace}:${name}`,
-      iat: now,
-      nbf: now,
-      exp: now + 600,
-      'kubernetes.io': { namespace, serviceaccount: { name, uid: 'uid-of-test-issuer-sa' } },
-      ...claims,
-    })
+    return new SignJWT({ iss: this.url, iat: now, nbf: now, exp: now + 600, ...claims })
       .setProtectedHeader({ alg: 'ES256', kid: this.kid })
       .sign(key);
+  }
+
+  /** A ServiceAccount-shaped token of this issuer; `claims` override the defaults. */
+  token(audience: string, namespace: string, name: string, claims: JWTPayload = {}, key: crypto.KeyObject = this.key): Promise<string> {
+    return this.jwt(
+      {
+        aud: [audience],
+        sub: `system:serviceaccount:${namespace}:${name}`,
+        'kubernetes.io': { namespace, serviceaccount: { name, uid: 'uid-of-test-issuer-sa' } },
+        ...claims,
+      },
+      key,
+    );
   }
 
   stop(): Promise<void> {

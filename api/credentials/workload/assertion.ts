@@ -1,11 +1,13 @@
 // Client authentication with a workload's own token (RFC 7521 / RFC 7523 client
-// assertion): a Kubernetes ServiceAccount token, checked against the issuers the
-// box trusts and the ServiceAccounts a Client is bound to (auth.workload).
+// assertion), checked against the issuers the box trusts and what a Client is bound
+// to (auth.workload): a Kubernetes ServiceAccount (serviceAccounts), or a subject
+// of another issuer (federated: another cluster, GitHub Actions, GitLab CI).
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import { type TrustedIssuers, tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
 import { workloadSettings, type WorkloadBindings } from './bindings.js';
+import { bindingNames } from '../../federated-subjects.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 
@@ -75,19 +77,28 @@ function checkTimes(payload: Record<string, unknown>, now: number): void {
     throw new WorkloadError('the token was issued in the future (iat); check the clocks');
 }
 
-function checkAudience(svc: Pick<WorkloadServices, 'config'>, payload: Record<string, unknown>): void {
+/** Refuses a token not issued for the box (its URL or token endpoint), or for `bound`, a federated binding's own audience. */
+function checkAudience(svc: Pick<WorkloadServices, 'config'>, payload: Record<string, unknown>, bound?: string): void {
   const aud = payload.aud;
   const audiences = Array.isArray(aud) ? aud : [aud];
-  const wanted = tokenAudiences(svc.config);
+  const wanted = bound ? [bound] : tokenAudiences(svc.config);
   if (!audiences.some((a) => typeof a === 'string' && wanted.includes(a))) {
     throw new WorkloadError(
-      `wrong audience: the token is for ${JSON.stringify(aud)}, but this box accepts only ${wanted[0]} (or ${wanted[1]}); ` +
-        `project the token with audience ${wanted[0]}`,
+      bound
+        ? `wrong audience: the token is for ${JSON.stringify(aud)}, but the client's binding accepts only ${bound}`
+        : `wrong audience: the token is for ${JSON.stringify(aud)}, but this box accepts only ${wanted[0]} (or ${wanted[1]}); ` +
+            `project the token with audience ${wanted[0]}`,
     );
   }
 }
 
-/** Whether `client` accepts this workload; a reason when it does not. */
+/** A subject of another issuer, bound to a client by auth.workload.federated. */
+export interface FederatedIdentity {
+  issuer: string;
+  subject: string;
+}
+
+/** Whether `client` accepts this ServiceAccount; a reason when it does not. */
 function bindingProblem(client: Client, who: WorkloadIdentity): string | undefined {
   const settings = workloadSettings(client);
   if (!settings?.serviceAccounts?.length) return `client "${client.id}" is not bound to any ServiceAccount (auth.workload)`;
@@ -153,19 +164,29 @@ async function verifiedToken(
   return { issuer: issuer.issuer, payload: jwt.payload };
 }
 
+/** A token of an issuer the box trusts, signed by it and within its times (its audience is checked by the caller). */
+async function timelyToken(
+  svc: Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'>,
+  token: string,
+  now: number,
+): Promise<{ issuer: string; payload: Record<string, unknown> }> {
+  const verified = await verifiedToken(svc, token, now * 1000);
+  checkTimes(verified.payload, now);
+  return verified;
+}
+
 /**
  * A JWT of an issuer the box trusts (its cluster's ServiceAccount issuer, or
  * spec.trustedIssuers), issued for this box and within its times: its issuer and
- * claims. Client assertions and token exchange (RFC 8693 subject and actor
- * tokens) take the same checks. Throws WorkloadError naming what to fix.
+ * claims. Token exchange (RFC 8693 subject and actor tokens) takes these checks.
+ * Throws WorkloadError naming what to fix.
  */
 export async function verifyTrustedJwt(
   svc: Pick<WorkloadServices, 'config' | 'issuers' | 'verifiedAssertions'>,
   token: string,
   now = Math.floor(Date.now() / 1000),
 ): Promise<{ issuer: string; payload: Record<string, unknown> }> {
-  const verified = await verifiedToken(svc, token, now * 1000);
-  checkTimes(verified.payload, now);
+  const verified = await timelyToken(svc, token, now);
   checkAudience(svc, verified.payload);
   return verified;
 }
@@ -179,36 +200,73 @@ export function serviceAccountOf(issuer: string, payload: Record<string, unknown
   }
 }
 
+/** Who a workload token says its bearer is, and whether its issuer is the box's own cluster's. */
+interface Presented {
+  issuer: string;
+  cluster: boolean;
+  subject: string;
+  payload: Record<string, unknown>;
+  account: WorkloadIdentity | undefined;
+}
+
+/**
+ * The one client bound to the token's workload, when the request names none: by its ServiceAccount
+ * (a token of the box's cluster), or by a federated binding (a subject of another issuer), or both
+ * (another cluster's ServiceAccount bound either way).
+ */
+async function routedClient(svc: WorkloadServices, who: Presented): Promise<string> {
+  const federated = who.cluster ? [] : await svc.workloadBindings.clientsOfSubject(who.issuer, who.subject);
+  const byAccount = who.account ? await svc.workloadBindings.clientsOf(who.account.namespace, who.account.serviceAccount) : [];
+  const ids = [...new Set([...federated, ...byAccount])];
+  const named = who.account
+    ? `ServiceAccount ${who.account.namespace}/${who.account.serviceAccount}`
+    : `subject ${JSON.stringify(who.subject)} of issuer ${who.issuer}`;
+  if (ids.length === 0) throw new WorkloadError(`${named} is not bound to any client`);
+  if (ids.length > 1) throw new WorkloadError(`${named} is bound to several clients (${ids.join(', ')}); send client_id`);
+  return ids[0]!;
+}
+
 /**
  * The client a workload token authenticates, and who the workload is. With no
- * client_id, the client is the one bound to the token's ServiceAccount, if
- * exactly one is. Every refusal is a WorkloadError naming what to fix.
+ * client_id, the client is the one bound to the token's workload, if exactly one
+ * is. A token of the box's own cluster is bound by auth.workload.serviceAccounts
+ * only (where the Box's workloadNamespaces hold); one of another issuer by a
+ * federated binding, or by serviceAccounts (another cluster's ServiceAccount,
+ * as before federated bindings existed). Every refusal is a WorkloadError naming what to fix.
  */
 export async function authenticateWorkload(
   svc: WorkloadServices,
   assertion: string,
   clientId: string | undefined,
   now = Math.floor(Date.now() / 1000),
-): Promise<{ client: Stored<Client>; identity: WorkloadIdentity }> {
-  const { issuer, payload } = await verifyTrustedJwt(svc, assertion, now);
-  const identity = identityOf(issuer, payload);
+): Promise<{ client: Stored<Client>; identity?: WorkloadIdentity; federated?: FederatedIdentity }> {
+  const { issuer, payload } = await timelyToken(svc, assertion, now);
+  const sub = payload.sub;
+  if (typeof sub !== 'string' || !sub) throw new WorkloadError('the token names no subject (sub)');
+  const who: Presented = {
+    issuer,
+    cluster: (await svc.issuers.find(issuer))?.cluster ?? false,
+    subject: sub,
+    payload,
+    account: serviceAccountOf(issuer, payload),
+  };
 
-  let client: Stored<Client> | undefined;
-  if (clientId !== undefined) {
-    client = await svc.clients.get(clientId);
-    if (!client) throw new WorkloadError(`there is no client "${clientId}"`);
-  } else {
-    const ids = await svc.workloadBindings.clientsOf(identity.namespace, identity.serviceAccount);
-    if (ids.length === 0)
-      throw new WorkloadError(`ServiceAccount ${identity.namespace}/${identity.serviceAccount} is not bound to any client`);
-    if (ids.length > 1)
-      throw new WorkloadError(
-        `ServiceAccount ${identity.namespace}/${identity.serviceAccount} is bound to several clients (${ids.join(', ')}); send client_id`,
-      );
-    client = await svc.clients.get(ids[0]!);
-    if (!client) throw new WorkloadError(`there is no client "${ids[0]}"`);
+  const id = clientId ?? (await routedClient(svc, who));
+  const client = await svc.clients.get(id);
+  if (!client) throw new WorkloadError(`there is no client "${id}"`);
+
+  const binding = who.cluster ? undefined : workloadSettings(client.resource)?.federated?.find((b) => bindingNames(b, issuer, sub));
+  if (binding) {
+    checkAudience(svc, payload, binding.audience);
+    return { client, federated: { issuer, subject: sub } };
   }
-  const problem = bindingProblem(client.resource, identity);
+  if (!who.account || (!who.cluster && !workloadSettings(client.resource)?.serviceAccounts?.length)) {
+    throw new WorkloadError(
+      `subject ${JSON.stringify(sub)} of issuer ${issuer} is not bound to client "${client.resource.id}" (auth.workload.federated)`,
+    );
+  }
+  checkAudience(svc, payload);
+  const problem = bindingProblem(client.resource, who.account);
   if (problem) throw new WorkloadError(problem);
-  return { client, identity };
+  return { client, identity: who.account };
 }

@@ -22,6 +22,8 @@ export interface JwtParts {
 
 export interface IssuerVerifier {
   issuer: string;
+  /** The service-account issuer of the cluster the box runs in (whose tokens only auth.workload.serviceAccounts bind). */
+  cluster: boolean;
   /**
    * Whether a verified token may be remembered (for its life, at most a minute):
    * a signature checked against published keys stays checked; a TokenReview is
@@ -53,6 +55,7 @@ class JwksVerifier implements IssuerVerifier {
   constructor(
     readonly issuer: string,
     private readonly keys: RemoteKeySet,
+    readonly cluster: boolean,
   ) {}
 
   async verify(_token: string, jwt: JwtParts): Promise<void> {
@@ -64,7 +67,8 @@ class JwksVerifier implements IssuerVerifier {
     try {
       key = await this.keys.key(kid);
     } catch (err) {
-      throw new WorkloadError(`the signing keys of issuer ${this.issuer} could not be fetched (${errorMessage(err)}); try again later`, {
+      // Why goes to the log (TrustedIssuers), not to the requester: it may name an address the guard refused.
+      throw new WorkloadError(`the signing keys of issuer ${this.issuer} could not be fetched (the box's log says why); try again later`, {
         cause: err,
       });
     }
@@ -81,6 +85,7 @@ class TokenReviewVerifier implements IssuerVerifier {
   constructor(
     readonly issuer: string,
     private readonly config: Config,
+    readonly cluster: boolean,
   ) {}
 
   async verify(token: string, jwt: JwtParts): Promise<void> {
@@ -116,6 +121,13 @@ interface Discovery {
   jwks_uri?: string;
 }
 
+/**
+ * GET a trusted issuer's document (discovery, JWK Set) as JSON, through the box's guard for
+ * addresses a third party names (api/oauth/document-fetch.ts: no special-use address but those
+ * `allowed`, no redirect, bounded size and time). Injected: the fetch lives above this floor.
+ */
+export type IssuerDocumentFetch = (url: string, options: { ca?: string; allowed: [string, number][] }) => Promise<unknown>;
+
 export class TrustedIssuers {
   private readonly configured = new Map<string, IssuerVerifier>();
   private cluster: IssuerVerifier | undefined;
@@ -126,24 +138,35 @@ export class TrustedIssuers {
     private readonly config: Config,
     private readonly log: Logger,
     private readonly onKeysFetched: (issuer: string) => void,
+    private readonly fetchDocument: IssuerDocumentFetch,
   ) {
     for (const trusted of config.trustedIssuers) this.configured.set(trusted.issuer, this.verifierFor(trusted));
   }
 
   private verifierFor(trusted: TrustedIssuer): IssuerVerifier {
-    if (trusted.mode === 'tokenreview') return new TokenReviewVerifier(trusted.issuer, this.config);
-    const ca = trusted.caBundle;
+    if (trusted.mode === 'tokenreview') return new TokenReviewVerifier(trusted.issuer, this.config, false);
+    const options = { ...(trusted.caBundle ? { ca: trusted.caBundle } : {}), allowed: trusted.allowedAddresses };
     const keys = new RemoteKeySet(
       async () => {
-        const uri =
-          trusted.jwksUri ??
-          (await requestJson<Discovery>(`${trusted.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { ca })).jwks_uri;
-        if (!uri) throw new HttpsError(`the discovery document of ${trusted.issuer} names no jwks_uri`);
-        return (await requestJson<{ keys?: JsonWebKey[] }>(uri, { ca })).keys ?? [];
+        try {
+          // The discovery document is the issuer's to write, and so is where its jwks_uri points: that
+          // address is held to the guard as the issuer's own is (a loopback or link-local jwks_uri is refused).
+          const discovered = trusted.jwksUri
+            ? undefined
+            : ((await this.fetchDocument(`${trusted.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, options)) as Discovery);
+          const uri = trusted.jwksUri ?? discovered?.jwks_uri;
+          if (typeof uri !== 'string' || !/^https:\/\/\S+$/.test(uri))
+            throw new HttpsError(`the discovery document of ${trusted.issuer} names no https jwks_uri`);
+          const jwks = (await this.fetchDocument(uri, options)) as { keys?: unknown };
+          return Array.isArray(jwks?.keys) ? (jwks.keys as JsonWebKey[]) : [];
+        } catch (err) {
+          this.log.warn({ issuer: trusted.issuer, err: errorMessage(err) }, "could not fetch a trusted issuer's keys");
+          throw err;
+        }
       },
       () => this.onKeysFetched(trusted.issuer),
     );
-    return new JwksVerifier(trusted.issuer, keys);
+    return new JwksVerifier(trusted.issuer, keys, false);
   }
 
   /** The cluster's own issuer, asked of its API server once (again after a failure, at most every 30 s). */
@@ -172,7 +195,7 @@ export class TrustedIssuers {
     const issuer = found.issuer;
     const mode = this.config.clusterIssuer === 'tokenreview' ? 'tokenreview' : 'jwks';
     this.log.info({ issuer, mode }, "trusting the cluster's service-account issuer");
-    if (mode === 'tokenreview') return new TokenReviewVerifier(issuer, this.config);
+    if (mode === 'tokenreview') return new TokenReviewVerifier(issuer, this.config, true);
     // The keys come from the API server itself, which this pod can always reach.
     return new JwksVerifier(
       issuer,
@@ -186,6 +209,7 @@ export class TrustedIssuers {
         },
         () => this.onKeysFetched(issuer),
       ),
+      true,
     );
   }
 

@@ -20,7 +20,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload }, dpop }) {
+  async handle({ svc, params, client: { resource: client, workload, federated }, dpop }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -32,8 +32,8 @@ export const clientCredentials: Grant = {
         audience: await requestedAudience(svc, client, params),
         scope: grantedScope(client, scopeParam(params.scope)),
         refresh: settings.refresh_token === true,
-        // The session records which ServiceAccount (and Pod) obtained a workload's token.
-        details: workload ? { workload } : null,
+        // The session records which ServiceAccount (and Pod), or which subject of another issuer, obtained a workload's token.
+        details: workload ? { workload } : federated ? { federated } : null,
         ...dpopBound(dpop),
       },
       svc.config.baseUrl,
