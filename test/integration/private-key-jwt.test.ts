@@ -2,7 +2,7 @@
 // jwks_uri the box fetches through its guard for addresses others name) and authenticates with an
 // assertion it signs, at the token endpoint and at introspection; a real client library
 // (openid-client's PrivateKeyJwt) does it as an app would. The attacks: one assertion sent by 20
-// requests at once, another client's key, iss and sub of two clients, the token endpoint's URL or a
+// requests at once (to one process, and to two replicas of the box), another client's key, iss and sub of two clients, the token endpoint's URL or a
 // second audience as aud, alg none, HS256 keyed with the public key, RS256, an expired assertion, one
 // valid for an hour, a jwks_uri at loopback on a box that does not allow it, and a private key
 // registered as a client's.
@@ -157,6 +157,20 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     const answers = await Promise.all(Array.from({ length: 20 }, () => tokenRequest(box, jwt)));
     expect(answers.filter((r) => r.status === 200)).to.have.length(1);
     for (const r of answers.filter((r) => r.status !== 200)) refused(r, /replayed jti/);
+  });
+
+  it('attack: one assertion sent to two replicas of one box at once, 20 requests: exactly one gets a token', async function () {
+    // A second process of the same box (its database, its issuer identifier), as a Deployment's second
+    // Pod: the jti is spent in the ledger they share, not in the memory of either.
+    const replica = await box.startAnother();
+    try {
+      const jwt = await assertion(a, 'inline-a');
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tokenRequest(i % 2 ? replica : box, jwt)));
+      expect(answers.filter((r) => r.status === 200)).to.have.length(1);
+      for (const r of answers.filter((r) => r.status !== 200)) refused(r, /replayed jti/);
+    } finally {
+      await replica.stop();
+    }
   });
 
   it("attack: an assertion for client A signed with client B's key", async function () {
