@@ -20,7 +20,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload }, dpop }) {
+  async handle({ svc, params, client: { resource: client, workload, method }, dpop }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -34,6 +34,7 @@ export const clientCredentials: Grant = {
         refresh: settings.refresh_token === true,
         // The session records which ServiceAccount (and Pod) obtained a workload's token.
         details: workload ? { workload } : null,
+        clientAuthMethod: method,
         ...dpopBound(dpop),
       },
       svc.config.baseUrl,
