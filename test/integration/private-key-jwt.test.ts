@@ -7,7 +7,7 @@
 // valid for an hour, a jwks_uri at loopback on a box that does not allow it, and a private key
 // registered as a client's.
 import { expect } from 'chai';
-import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import * as oauth from 'openid-client';
 import { Box, type JsonResponse } from '../support/box.js';
@@ -224,11 +224,19 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     expect((await box.json('GET', '/Client/leaky', undefined, root)).status).to.equal(404);
   });
 
-  it('other keys refused when written: symmetric, RSA under 2048 bits, two keys without kid, jwks with jwks_uri, a literal loopback jwks_uri', async function () {
+  it('other keys refused when written: symmetric, RSA under 2048 or over 8192 bits, RSA exponents other than odd 2^16..2^32, two keys without kid, jwks with jwks_uri, a literal loopback jwks_uri', async function () {
     const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' });
+    // A modulus of 8,201 bits (odd, its top bit set): a public key needs no primes to be read.
+    const huge = Buffer.concat([Buffer.from([0x01]), randomBytes(1025)]);
+    huge[huge.length - 1]! |= 1;
+    // An exponent of 2^64 + 1: odd, within NIST's 2^256 and the schema's 16 characters, and costlier than 65537.
+    const e64 = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0, 1]).toString('base64url');
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } }, 'jwks', /symmetric/],
       [{ jwks: { keys: [small] } }, 'jwks', /shorter than 2048 bits/],
+      [{ jwks: { keys: [{ ...rsa.jwk, n: huge.toString('base64url') }] } }, 'jwks', /longer than 8192 bits/],
+      [{ jwks: { keys: [{ ...rsa.jwk, e: 'Aw' }] } }, 'jwks', /public exponent \(e\) must be odd, above 2\^16 and below 2\^32/],
+      [{ jwks: { keys: [{ ...rsa.jwk, e: e64 }] } }, 'jwks', /public exponent \(e\)/],
       [
         {
           jwks: {
