@@ -11,7 +11,7 @@ import { signatureVerifies } from '../credentials/dpop/proof.js';
 import { RemoteKeySet } from '../credentials/workload/keys.js';
 import type { ProofLedger } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
-import { DocumentFetchError, fetchClientDocument } from './document-fetch.js';
+import { AddressRefused, DocumentFetchError, fetchClientDocument } from './document-fetch.js';
 import { errorMessage } from '../errors.js';
 
 /** Clock skew allowed between the client and the box (as for workload tokens). */
@@ -147,7 +147,10 @@ export function checkClientAssertion(
 }
 
 /** A refusal of a client assertion, naming the rule that failed (never a key). */
-export class AssertionRefused extends Error {}
+export class AssertionRefused extends Error {
+  /** More than the requester is told, for the box's log (the address a jwks_uri resolved to). */
+  detail?: string;
+}
 
 /**
  * The keys of clients: an inline JWK Set read once per record, a jwks_uri fetched through the guard,
@@ -210,9 +213,14 @@ export class ClientAssertions {
       try {
         key = await this.remoteKeys(client.jwks_uri).key(kid);
       } catch (err) {
-        throw new AssertionRefused(`the client's keys could not be fetched from its jwks_uri (${errorMessage(err)}); try again later`, {
+        // The guard's refusal names the address the name resolved to: logged, not told.
+        const refused = err instanceof AddressRefused;
+        const why = refused ? 'its address is one this box does not fetch from (special-use, or its own)' : errorMessage(err);
+        const failure = new AssertionRefused(`the client's keys could not be fetched from its jwks_uri (${why}); try again later`, {
           cause: err,
         });
+        if (refused) failure.detail = errorMessage(err);
+        throw failure;
       }
     } else throw new AssertionRefused(`client "${client.id}" has no keys (jwks or jwks_uri): it cannot sign its own assertions`);
     if (!key) throw new AssertionRefused(`unknown kid: the client's keys hold no key for ${named}`);

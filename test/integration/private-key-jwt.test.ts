@@ -137,8 +137,13 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
         .setProtectedHeader({ alg: 'ES256', kid: remote.kid })
         .sign(remote.privateKey),
     );
-    // 127.0.0.1: special-use (RFC 6890), and the box's own address.
-    refused(res, /could not be fetched from its jwks_uri \(127\.0\.0\.1 is (a special-use|the box's own) address/);
+    // 127.0.0.1: special-use (RFC 6890), and the box's own address. The requester is told the rule,
+    // not the address the name resolved to (a map of the box's network); the box's log says it.
+    refused(res, /could not be fetched from its jwks_uri \(its address is one this box does not fetch from/);
+    expect(res.text).not.to.include('127.0.0.1');
+    expect(
+      strict.logs.some((l) => l.includes('client_assertion_refused') && /127\.0\.0\.1 is (a special-use|the box's own) address/.test(l)),
+    ).to.equal(true);
     expect(docs.hits('/jwks.json')).to.equal(before);
   });
 
