@@ -219,7 +219,12 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     addressOf: addressResolver(config.trustedProxies),
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
-    clientAssertions: new ClientAssertions(config, assertionLedger, () => metrics.jwksFetches.inc({ issuer: 'client jwks_uri' })),
+    clientAssertions: new ClientAssertions(
+      config,
+      assertionLedger,
+      () => metrics.jwksFetches.inc({ issuer: 'client jwks_uri' }),
+      () => keyring.jwks().keys,
+    ),
     dpop: new Dpop(proofLedger, config.dpopNonce === 'required' ? new DpopNonces(dpopNonceKey) : undefined),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),

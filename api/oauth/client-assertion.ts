@@ -8,6 +8,7 @@ import crypto, { createHash, type JsonWebKey, type KeyObject } from 'node:crypto
 import type { Config } from '../config.js';
 import { CLIENT_ASSERTION_ALGS, type ClientAssertionAlg, jwkSetProblems, keyAlgProblem } from '../client-keys.js';
 import { signatureVerifies } from '../credentials/dpop/proof.js';
+import { thumbprint } from '../credentials/jwt.js';
 import { RemoteKeySet } from '../credentials/workload/keys.js';
 import type { ProofLedger } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
@@ -165,11 +166,33 @@ export class ClientAssertions {
     private readonly config: Pick<Config, 'baseUrl' | 'clientMetadata'>,
     private readonly ledger: Pick<ProofLedger, 'firstSeen'>,
     private readonly onFetch: () => void = () => {},
+    /** The box's own published signing keys (api/credentials/keyring.ts jwks). */
+    private readonly ownKeys: () => readonly JsonWebKey[] = () => [],
   ) {}
+
+  /**
+   * Why `jwks` cannot be a client's: it holds one of the box's own signing keys, by kid or by RFC 7638
+   * thumbprint (the box's kid). A jwks_uri at the box's own JWKS under another public name (which the
+   * guard, judging names and addresses, cannot tell) would else make whatever the box signs with
+   * that key an assertion of the client's: a client signs with keys of its own.
+   */
+  private ownKeyProblem(jwks: readonly JsonWebKey[]): string | undefined {
+    const own = this.ownKeys();
+    if (!own.length) return undefined;
+    const kids = new Set(own.map((k) => k.kid));
+    const prints = new Set(own.map((k) => thumbprint(k)));
+    const found = jwks.find((k) => (typeof k.kid === 'string' && kids.has(k.kid)) || prints.has(thumbprint(k)));
+    return (
+      found &&
+      `it holds one of this box's own signing keys (kid ${JSON.stringify(found.kid ?? thumbprint(found)).slice(0, 80)}): a client signs its assertions with keys of its own`
+    );
+  }
 
   private inlineKey(jwks: NonNullable<Client['jwks']>, kid: string | undefined): KeyObject | undefined {
     let keys = this.inline.get(jwks);
     if (!keys) {
+      const own = this.ownKeyProblem(jwks.keys);
+      if (own) throw new AssertionRefused(`the client's jwks is refused: ${own}`);
       const byKid = new Map<string, KeyObject>();
       const all: KeyObject[] = [];
       for (const jwk of jwks.keys) {
@@ -195,8 +218,10 @@ export class ClientAssertions {
         });
         // A published set is held to the rules of a written one: a private key in it is a leak, not a key.
         const problems = jwkSetProblems(body);
-        if (problems.length) throw new DocumentFetchError(`the JWK Set is refused: ${problems.join('; ')}`);
-        return (body as { keys: JsonWebKey[] }).keys;
+        const keys = problems.length ? [] : (body as { keys: JsonWebKey[] }).keys;
+        const own = Array.isArray((body as { keys?: unknown })?.keys) && this.ownKeyProblem((body as { keys: JsonWebKey[] }).keys);
+        if (own || problems.length) throw new DocumentFetchError(`the JWK Set is refused: ${own || problems.join('; ')}`);
+        return keys;
       }, this.onFetch);
       if (this.remote.size >= 10_000) this.remote.delete(this.remote.keys().next().value!);
       this.remote.set(uri, keys);

@@ -147,6 +147,36 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     expect(docs.hits('/jwks.json')).to.equal(before);
   });
 
+  it("attack: a jwks_uri serving the box's own JWKS under another name, and the box's key as a client's jwks: refused", async function () {
+    // The box's published keys, served by another host (a proxy, a CDN, a mirror): the guard judges
+    // names and addresses and cannot tell; the keys themselves can.
+    const own = (await box.json('GET', '/.well-known/jwks.json')).body as { keys: JWK[] };
+    docs.serve('/mirror.json', { body: own });
+    const mirrorUri = `${docs.origin.replace('127.0.0.1', 'localhost')}/mirror.json`;
+    await putClient(box, 'mirror', { jwks_uri: mirrorUri });
+    const boxKid = own.keys[0]!.kid!;
+    await putClient(box, 'inline-own', { jwks: { keys: [own.keys.find((k) => k.kty === 'EC') ?? own.keys[0]!] } });
+    // Signed by any key: the key it names is refused before any signature is checked.
+    const named = (id: string): Promise<string> =>
+      new SignJWT({ iss: id, sub: id, aud: box.url, jti: randomUUID(), exp: now() + 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: boxKid })
+        .sign(a.privateKey);
+    // Refusals count against the address (the throttle test below): asked of a second process of the box.
+    const replica = await box.startAnother({
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128',
+    });
+    try {
+      refused(
+        await tokenRequest(replica, await named('mirror')),
+        /jwks_uri \(the JWK Set is refused: it holds one of this box's own signing keys/,
+      );
+      refused(await tokenRequest(replica, await named('inline-own')), /jwks is refused: it holds one of this box's own signing keys/);
+    } finally {
+      await replica.stop();
+    }
+  });
+
   it('the client library: openid-client PrivateKeyJwt gets a token and introspects it', async function () {
     const config = await oauth.discovery(new URL(box.url), 'inline-a', undefined, oauth.PrivateKeyJwt({ key: a.privateKey, kid: a.kid }), {
       algorithm: 'oauth2',
@@ -165,16 +195,18 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
   });
 
   it('attack: one assertion sent to two replicas of one box at once, 20 requests: exactly one gets a token', async function () {
-    // A second process of the same box (its database, its issuer identifier), as a Deployment's second
-    // Pod: the jti is spent in the ledger they share, not in the memory of either.
-    const replica = await box.startAnother();
+    // Two more processes of the same box (its database, its issuer identifier), as a Deployment's
+    // Pods: the jti is spent in the ledger they share, not in the memory of either. (Not `box`
+    // itself: the replays refused count against the address, in each process, and later tests
+    // here need `box`'s allowance.)
+    const replicas = await Promise.all([box.startAnother(), box.startAnother()]);
     try {
       const jwt = await assertion(a, 'inline-a');
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tokenRequest(i % 2 ? replica : box, jwt)));
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tokenRequest(replicas[i % 2]!, jwt)));
       expect(answers.filter((r) => r.status === 200)).to.have.length(1);
       for (const r of answers.filter((r) => r.status !== 200)) refused(r, /replayed jti/);
     } finally {
-      await replica.stop();
+      await Promise.all(replicas.map((r) => r.stop()));
     }
   });
 
