@@ -45,7 +45,15 @@ export type CloseReason =
 
 export type AuditEvent =
   | { event: 'sign_in'; outcome: 'success' | 'failure' | 'locked'; user?: string; address: string; reason?: string }
-  | { event: 'token_issued'; client: string; grant: string; session: string; user?: string }
+  | {
+      event: 'token_issued';
+      client: string;
+      grant: string;
+      session: string;
+      user?: string;
+      /** How the client proved who it is (api/oauth/client-auth.ts ClientAuthMethod): its secret, its key, a workload's token… */
+      client_auth_method?: string;
+    }
   | { event: 'token_refused'; client?: string; grant?: string; error: string; address: string }
   | {
       event: 'session_closed';
@@ -68,6 +76,8 @@ export type AuditEvent =
       client?: string;
       user?: string;
       session?: string;
+      /** How the token's client proved who it is when the token was issued (as token_issued says). */
+      client_auth_method?: string;
       /**
        * Who asked, when not the subject: the AuthZEN PEP's token. The actor of the event is who
        * called, never the subject it named (a PEP naming `root` acts as itself, not as root).

@@ -15,6 +15,16 @@ export type ClientAssertionAlg = (typeof CLIENT_ASSERTION_ALGS)[number];
 
 /** The least RSA modulus a client's key may have (NIST SP 800-131A; RFC 7518 §3.3: "2048 bits or larger"). */
 export const MIN_RSA_BITS = 2048;
+/** The largest: a verification's cost grows with the modulus, and a client's key must not make each of its assertions a burden. */
+export const MAX_RSA_BITS = 8192;
+/**
+ * The RSA public exponents a client's key may have: odd, above 2^16 (NIST SP 800-56B Rev. 2 §6.2.1:
+ * 2^16 < e < 2^256) and below 2^32, as every key generator's 65537 is. A verification's cost grows
+ * with the exponent's size: one of 2^255 would make each assertion of the client cost the box ~15
+ * times what 65537's does, and an assertion anyone sends is verified before it is known to be good.
+ */
+const MIN_RSA_EXPONENT = 2n ** 16n;
+const MAX_RSA_EXPONENT = 2n ** 32n;
 
 /** JWK members that hold private or symmetric key material (RFC 7518 §6.2.2, §6.3.2, §6.4.1; RFC 8037 §2). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
@@ -27,12 +37,23 @@ export function keyAlgProblem(alg: string, key: KeyObject): string | undefined {
       return type === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? undefined : 'ES256 needs an EC P-256 key';
     case 'PS256':
       if (type !== 'rsa') return 'PS256 needs an RSA key';
-      return (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS ? `the RSA key is shorter than ${MIN_RSA_BITS} bits` : undefined;
+      return rsaProblem(key);
     case 'EdDSA':
       return type === 'ed25519' ? undefined : 'EdDSA needs an Ed25519 key';
     default:
       return `the algorithm ${alg} is not accepted (${CLIENT_ASSERTION_ALGS.join(', ')} are)`;
   }
+}
+
+/** Why an RSA key is too weak, or too costly to verify with; undefined: it is neither. */
+function rsaProblem(key: KeyObject): string | undefined {
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < MIN_RSA_BITS) return `the RSA key is shorter than ${MIN_RSA_BITS} bits`;
+  if (bits > MAX_RSA_BITS) return `the RSA key is longer than ${MAX_RSA_BITS} bits`;
+  const e = key.asymmetricKeyDetails?.publicExponent ?? 0n;
+  if (e <= MIN_RSA_EXPONENT || e >= MAX_RSA_EXPONENT || e % 2n === 0n)
+    return 'the RSA public exponent (e) must be odd, above 2^16 and below 2^32: 65537 (AQAB), as key generators make it';
+  return undefined;
 }
 
 /** Why one JWK of a client's set cannot be held (private, symmetric, of a kind or size no accepted alg takes); undefined: it can. */

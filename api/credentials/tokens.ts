@@ -48,6 +48,12 @@ export interface MintRequest {
   jkt?: string;
   /** DPoP: the key the refresh token is bound to (a public client's, RFC 9449 §5). */
   refreshJkt?: string;
+  /**
+   * How the client proved who it is for this token (api/oauth/client-auth.ts ClientAuthMethod):
+   * kept in the session's details as `client_auth_method`, which the audit of the token and the
+   * decision point's records name.
+   */
+  clientAuthMethod?: string;
 }
 
 export interface Minted {
@@ -102,7 +108,8 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
     parent: req.parent?.id ?? null,
     family: req.parent?.family ?? id,
     kid: jwt ? key.kid : null,
-    details: req.details ?? null,
+    // A refresh's holder may have been obtained another way: this token's method replaces it.
+    details: req.clientAuthMethod ? { ...req.details, client_auth_method: req.clientAuthMethod } : (req.details ?? null),
     jkt: req.jkt ?? null,
     refreshJkt: refreshToken && req.refreshJkt ? req.refreshJkt : null,
   };

@@ -334,6 +334,7 @@ async function tokenCaller(
     amr: signIn?.amr ?? null,
     acr: signIn?.acr ?? null,
     authTime: signIn?.authTime ?? null,
+    clientAuthMethod: typeof s.details?.client_auth_method === 'string' ? s.details.client_auth_method : null,
   };
 }
 

@@ -61,6 +61,7 @@ export class Decisions {
       ...(d.caller.client ? { client: d.caller.client } : {}),
       ...(d.caller.user ? { user: d.caller.user.id } : {}),
       ...(d.caller.session ? { session: d.caller.session } : {}),
+      ...(d.caller.clientAuthMethod ? { client_auth_method: d.caller.clientAuthMethod } : {}),
       ...(by ? { by } : {}),
     };
     // The audit trail keeps a refusal only when this record keeps it, by the same budget: a

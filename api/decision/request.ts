@@ -26,6 +26,12 @@ export interface Caller {
   amr: string[] | null;
   acr: string | null;
   authTime: number | null;
+  /**
+   * How the token's client proved who it is when the token was issued (api/oauth/client-auth.ts
+   * ClientAuthMethod, kept in the session's details); null without a token, or for a token older
+   * than the record.
+   */
+  clientAuthMethod?: string | null;
 }
 
 export const NOBODY: Caller = {

@@ -130,6 +130,8 @@ async function issue(
         client,
         settings: { ...settings, refresh_token: false },
         userId: user.id,
+        // The implicit flow authenticates no client (RFC 6749 §4.2).
+        clientAuthMethod: 'none',
         scope: req.scope ?? null,
         audience: req.audience ?? null,
         refresh: false,
@@ -142,7 +144,14 @@ async function issue(
     );
     await store.insertSessions(tx, [session]);
     svc.metrics.tokens.inc({ grant: 'implicit' });
-    svc.audit.record({ event: 'token_issued', client: client.id, grant: 'implicit', session: session.id, user: String(user.id) });
+    svc.audit.record({
+      event: 'token_issued',
+      client: client.id,
+      grant: 'implicit',
+      session: session.id,
+      user: String(user.id),
+      client_auth_method: 'none',
+    });
     accessToken = response.access_token;
     Object.assign(values, {
       access_token: accessToken,

@@ -8,10 +8,11 @@ import crypto, { createHash, type JsonWebKey, type KeyObject } from 'node:crypto
 import type { Config } from '../config.js';
 import { CLIENT_ASSERTION_ALGS, type ClientAssertionAlg, jwkSetProblems, keyAlgProblem } from '../client-keys.js';
 import { signatureVerifies } from '../credentials/dpop/proof.js';
+import { thumbprint } from '../credentials/jwt.js';
 import { RemoteKeySet } from '../credentials/workload/keys.js';
 import type { ProofLedger } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
-import { DocumentFetchError, fetchClientDocument } from './document-fetch.js';
+import { AddressRefused, DocumentFetchError, fetchClientDocument } from './document-fetch.js';
 import { errorMessage } from '../errors.js';
 
 /** Clock skew allowed between the client and the box (as for workload tokens). */
@@ -29,8 +30,23 @@ export interface AssertionJwt {
   signature: Buffer;
 }
 
+/**
+ * The last assertion split, with its parts: a request's assertion is read twice, once for whose it is
+ * (assertionNames, ./client-auth.ts) and once to check it (ClientAssertions.authenticate), and the
+ * second costs nothing (make bench: the parse is a tenth of the assertion's CPU). One entry: requests
+ * interleaving between the two reads only parse again.
+ */
+let lastSplit: { token: string; parts: AssertionJwt | { problem: string } } | undefined;
+
 /** The assertion's parts, or why it is not a JWT. */
 export function assertionParts(token: string): AssertionJwt | { problem: string } {
+  if (lastSplit?.token === token) return lastSplit.parts;
+  const parts = splitAssertion(token);
+  lastSplit = { token, parts };
+  return parts;
+}
+
+function splitAssertion(token: string): AssertionJwt | { problem: string } {
   const segments = token.split('.');
   if (segments.length !== 3) return { problem: 'client_assertion is not a JWT (three base64url parts)' };
   const [h, p, s] = segments as [string, string, string];
@@ -132,7 +148,10 @@ export function checkClientAssertion(
 }
 
 /** A refusal of a client assertion, naming the rule that failed (never a key). */
-export class AssertionRefused extends Error {}
+export class AssertionRefused extends Error {
+  /** More than the requester is told, for the box's log (the address a jwks_uri resolved to). */
+  detail?: string;
+}
 
 /**
  * The keys of clients: an inline JWK Set read once per record, a jwks_uri fetched through the guard,
@@ -147,11 +166,33 @@ export class ClientAssertions {
     private readonly config: Pick<Config, 'baseUrl' | 'clientMetadata'>,
     private readonly ledger: Pick<ProofLedger, 'firstSeen'>,
     private readonly onFetch: () => void = () => {},
+    /** The box's own published signing keys (api/credentials/keyring.ts jwks). */
+    private readonly ownKeys: () => readonly JsonWebKey[] = () => [],
   ) {}
+
+  /**
+   * Why `jwks` cannot be a client's: it holds one of the box's own signing keys, by kid or by RFC 7638
+   * thumbprint (the box's kid). A jwks_uri at the box's own JWKS under another public name (which the
+   * guard, judging names and addresses, cannot tell) would else make whatever the box signs with
+   * that key an assertion of the client's: a client signs with keys of its own.
+   */
+  private ownKeyProblem(jwks: readonly JsonWebKey[]): string | undefined {
+    const own = this.ownKeys();
+    if (!own.length) return undefined;
+    const kids = new Set(own.map((k) => k.kid));
+    const prints = new Set(own.map((k) => thumbprint(k)));
+    const found = jwks.find((k) => (typeof k.kid === 'string' && kids.has(k.kid)) || prints.has(thumbprint(k)));
+    return (
+      found &&
+      `it holds one of this box's own signing keys (kid ${JSON.stringify(found.kid ?? thumbprint(found)).slice(0, 80)}): a client signs its assertions with keys of its own`
+    );
+  }
 
   private inlineKey(jwks: NonNullable<Client['jwks']>, kid: string | undefined): KeyObject | undefined {
     let keys = this.inline.get(jwks);
     if (!keys) {
+      const own = this.ownKeyProblem(jwks.keys);
+      if (own) throw new AssertionRefused(`the client's jwks is refused: ${own}`);
       const byKid = new Map<string, KeyObject>();
       const all: KeyObject[] = [];
       for (const jwk of jwks.keys) {
@@ -177,8 +218,10 @@ export class ClientAssertions {
         });
         // A published set is held to the rules of a written one: a private key in it is a leak, not a key.
         const problems = jwkSetProblems(body);
-        if (problems.length) throw new DocumentFetchError(`the JWK Set is refused: ${problems.join('; ')}`);
-        return (body as { keys: JsonWebKey[] }).keys;
+        const keys = problems.length ? [] : (body as { keys: JsonWebKey[] }).keys;
+        const own = Array.isArray((body as { keys?: unknown })?.keys) && this.ownKeyProblem((body as { keys: JsonWebKey[] }).keys);
+        if (own || problems.length) throw new DocumentFetchError(`the JWK Set is refused: ${own || problems.join('; ')}`);
+        return keys;
       }, this.onFetch);
       if (this.remote.size >= 10_000) this.remote.delete(this.remote.keys().next().value!);
       this.remote.set(uri, keys);
@@ -195,9 +238,14 @@ export class ClientAssertions {
       try {
         key = await this.remoteKeys(client.jwks_uri).key(kid);
       } catch (err) {
-        throw new AssertionRefused(`the client's keys could not be fetched from its jwks_uri (${errorMessage(err)}); try again later`, {
+        // The guard's refusal names the address the name resolved to: logged, not told.
+        const refused = err instanceof AddressRefused;
+        const why = refused ? 'its address is one this box does not fetch from (special-use, or its own)' : errorMessage(err);
+        const failure = new AssertionRefused(`the client's keys could not be fetched from its jwks_uri (${why}); try again later`, {
           cause: err,
         });
+        if (refused) failure.detail = errorMessage(err);
+        throw failure;
       }
     } else throw new AssertionRefused(`client "${client.id}" has no keys (jwks or jwks_uri): it cannot sign its own assertions`);
     if (!key) throw new AssertionRefused(`unknown kid: the client's keys hold no key for ${named}`);

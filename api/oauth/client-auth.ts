@@ -215,7 +215,15 @@ export async function authenticateClient(
         throw err;
       }
       // The rule that failed, never the assertion, goes to the log.
-      svc.log.info({ event: 'client_assertion_refused', client: presented.clientId, reason: err.message }, 'client assertion refused');
+      svc.log.info(
+        {
+          event: 'client_assertion_refused',
+          client: presented.clientId,
+          reason: err.message,
+          ...(err.detail ? { detail: err.detail } : {}),
+        },
+        'client assertion refused',
+      );
       throw fail(err.message);
     }
     try {

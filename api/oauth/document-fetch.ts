@@ -42,8 +42,15 @@ export interface FetchedDocument {
 /** Why a document could not be had: said to the log and (without the address) to the person. */
 export class DocumentFetchError extends Error {}
 
+/**
+ * The guard refused the address a name resolved to (or a literal one): its message names that
+ * address, which is for the box's log, not for whoever sent the URL (it would map the box's
+ * network for them: which names resolve where, from inside).
+ */
+export class AddressRefused extends DocumentFetchError {}
+
 /** A lookup that refuses every special-use address, or the box's own, that `rules` does not allow (../outbound.ts). */
-const lookupUnder = (rules: FetchRules): LookupFunction => guardedLookup(rules, (why) => new DocumentFetchError(why));
+const lookupUnder = (rules: FetchRules): LookupFunction => guardedLookup(rules, (why) => new AddressRefused(why));
 
 /** GET `url` (a Client Identifier URL, already checked: ./client-metadata.ts clientIdUrlProblem) under `rules`. */
 export function fetchClientDocument(url: string, rules: FetchRules): Promise<FetchedDocument> {
@@ -54,7 +61,7 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
   // A literal address is not looked up: it is checked here.
   const literal = literalAddress(target);
   const literalProblem = literal && addressProblem(literal, rules);
-  if (literalProblem) return Promise.reject(new DocumentFetchError(literalProblem));
+  if (literalProblem) return Promise.reject(new AddressRefused(literalProblem));
   return new Promise((resolve, reject) => {
     const request = https.request(
       target,

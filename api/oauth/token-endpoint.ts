@@ -28,6 +28,7 @@ import { refreshToken } from './grants/refresh-token.js';
 import { tokenExchange } from './grants/token-exchange.js';
 import { required, tokenParams } from './params.js';
 import type { TokenResponse } from '../credentials/tokens.js';
+import type { SessionRow } from '../store/sessions.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -84,6 +85,7 @@ export async function issuedThroughTokenPath(
       grant,
       session: session.id,
       ...(session.userId !== null ? { user: String(session.userId) } : {}),
+      ...clientAuthOf(session),
     });
     return response;
   } catch (err) {
@@ -93,6 +95,12 @@ export async function issuedThroughTokenPath(
     }
     throw err;
   }
+}
+
+/** How the session's client proved who it is (its details keep it, ../credentials/tokens.ts mint), for the audit. */
+function clientAuthOf(session: SessionRow): { client_auth_method?: string } {
+  const method = session.details?.client_auth_method;
+  return typeof method === 'string' ? { client_auth_method: method } : {};
 }
 
 /** Issues what the request asks for; fills `attempt` with what it learnt of the request, for the audit of a refusal. */

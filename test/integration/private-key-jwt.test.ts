@@ -2,12 +2,12 @@
 // jwks_uri the box fetches through its guard for addresses others name) and authenticates with an
 // assertion it signs, at the token endpoint and at introspection; a real client library
 // (openid-client's PrivateKeyJwt) does it as an app would. The attacks: one assertion sent by 20
-// requests at once, another client's key, iss and sub of two clients, the token endpoint's URL or a
+// requests at once (to one process, and to two replicas of the box), another client's key, iss and sub of two clients, the token endpoint's URL or a
 // second audience as aud, alg none, HS256 keyed with the public key, RS256, an expired assertion, one
 // valid for an hour, a jwks_uri at loopback on a box that does not allow it, and a private key
 // registered as a client's.
 import { expect } from 'chai';
-import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import * as oauth from 'openid-client';
 import { Box, type JsonResponse } from '../support/box.js';
@@ -137,9 +137,44 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
         .setProtectedHeader({ alg: 'ES256', kid: remote.kid })
         .sign(remote.privateKey),
     );
-    // 127.0.0.1: special-use (RFC 6890), and the box's own address.
-    refused(res, /could not be fetched from its jwks_uri \(127\.0\.0\.1 is (a special-use|the box's own) address/);
+    // 127.0.0.1: special-use (RFC 6890), and the box's own address. The requester is told the rule,
+    // not the address the name resolved to (a map of the box's network); the box's log says it.
+    refused(res, /could not be fetched from its jwks_uri \(its address is one this box does not fetch from/);
+    expect(res.text).not.to.include('127.0.0.1');
+    expect(
+      strict.logs.some((l) => l.includes('client_assertion_refused') && /127\.0\.0\.1 is (a special-use|the box's own) address/.test(l)),
+    ).to.equal(true);
     expect(docs.hits('/jwks.json')).to.equal(before);
+  });
+
+  it("attack: a jwks_uri serving the box's own JWKS under another name, and the box's key as a client's jwks: refused", async function () {
+    // The box's published keys, served by another host (a proxy, a CDN, a mirror): the guard judges
+    // names and addresses and cannot tell; the keys themselves can.
+    const own = (await box.json('GET', '/.well-known/jwks.json')).body as { keys: JWK[] };
+    docs.serve('/mirror.json', { body: own });
+    const mirrorUri = `${docs.origin.replace('127.0.0.1', 'localhost')}/mirror.json`;
+    await putClient(box, 'mirror', { jwks_uri: mirrorUri });
+    const boxKid = own.keys[0]!.kid!;
+    await putClient(box, 'inline-own', { jwks: { keys: [own.keys.find((k) => k.kty === 'EC') ?? own.keys[0]!] } });
+    // Signed by any key: the key it names is refused before any signature is checked.
+    const named = (id: string): Promise<string> =>
+      new SignJWT({ iss: id, sub: id, aud: box.url, jti: randomUUID(), exp: now() + 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: boxKid })
+        .sign(a.privateKey);
+    // Refusals count against the address (the throttle test below): asked of a second process of the box.
+    const replica = await box.startAnother({
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128',
+    });
+    try {
+      refused(
+        await tokenRequest(replica, await named('mirror')),
+        /jwks_uri \(the JWK Set is refused: it holds one of this box's own signing keys/,
+      );
+      refused(await tokenRequest(replica, await named('inline-own')), /jwks is refused: it holds one of this box's own signing keys/);
+    } finally {
+      await replica.stop();
+    }
   });
 
   it('the client library: openid-client PrivateKeyJwt gets a token and introspects it', async function () {
@@ -157,6 +192,22 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     const answers = await Promise.all(Array.from({ length: 20 }, () => tokenRequest(box, jwt)));
     expect(answers.filter((r) => r.status === 200)).to.have.length(1);
     for (const r of answers.filter((r) => r.status !== 200)) refused(r, /replayed jti/);
+  });
+
+  it('attack: one assertion sent to two replicas of one box at once, 20 requests: exactly one gets a token', async function () {
+    // Two more processes of the same box (its database, its issuer identifier), as a Deployment's
+    // Pods: the jti is spent in the ledger they share, not in the memory of either. (Not `box`
+    // itself: the replays refused count against the address, in each process, and later tests
+    // here need `box`'s allowance.)
+    const replicas = await Promise.all([box.startAnother(), box.startAnother()]);
+    try {
+      const jwt = await assertion(a, 'inline-a');
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tokenRequest(replicas[i % 2]!, jwt)));
+      expect(answers.filter((r) => r.status === 200)).to.have.length(1);
+      for (const r of answers.filter((r) => r.status !== 200)) refused(r, /replayed jti/);
+    } finally {
+      await Promise.all(replicas.map((r) => r.stop()));
+    }
   });
 
   it("attack: an assertion for client A signed with client B's key", async function () {
@@ -210,11 +261,19 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     expect((await box.json('GET', '/Client/leaky', undefined, root)).status).to.equal(404);
   });
 
-  it('other keys refused when written: symmetric, RSA under 2048 bits, two keys without kid, jwks with jwks_uri, a literal loopback jwks_uri', async function () {
+  it('other keys refused when written: symmetric, RSA under 2048 or over 8192 bits, RSA exponents other than odd 2^16..2^32, two keys without kid, jwks with jwks_uri, a literal loopback jwks_uri', async function () {
     const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' });
+    // A modulus of 8,201 bits (odd, its top bit set): a public key needs no primes to be read.
+    const huge = Buffer.concat([Buffer.from([0x01]), randomBytes(1025)]);
+    huge[huge.length - 1]! |= 1;
+    // An exponent of 2^64 + 1: odd, within NIST's 2^256 and the schema's 16 characters, and costlier than 65537.
+    const e64 = Buffer.from([1, 0, 0, 0, 0, 0, 0, 0, 1]).toString('base64url');
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } }, 'jwks', /symmetric/],
       [{ jwks: { keys: [small] } }, 'jwks', /shorter than 2048 bits/],
+      [{ jwks: { keys: [{ ...rsa.jwk, n: huge.toString('base64url') }] } }, 'jwks', /longer than 8192 bits/],
+      [{ jwks: { keys: [{ ...rsa.jwk, e: 'Aw' }] } }, 'jwks', /public exponent \(e\) must be odd, above 2\^16 and below 2\^32/],
+      [{ jwks: { keys: [{ ...rsa.jwk, e: e64 }] } }, 'jwks', /public exponent \(e\)/],
       [
         {
           jwks: {

@@ -96,7 +96,7 @@ export const authorizationCode: Grant = {
   permits: listedInGrantTypes('authorization_code'),
   credential: { name: CODE, issuedTo: (svc, params) => store.authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
 
-  async handle({ svc, params, client: { resource: client }, dpop }) {
+  async handle({ svc, params, client: { resource: client, method }, dpop }) {
     const hash = tokenHash(params.code!);
     const now = Date.now();
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
@@ -129,6 +129,7 @@ export const authorizationCode: Grant = {
           refresh: settings.refresh_token === true,
           details,
           shaped,
+          clientAuthMethod: method,
           ...dpopBound(dpop),
         },
         svc.config.baseUrl,

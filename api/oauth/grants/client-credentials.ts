@@ -20,7 +20,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload, federated }, dpop }) {
+  async handle({ svc, params, client: { resource: client, workload, federated, method }, dpop }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -34,6 +34,7 @@ export const clientCredentials: Grant = {
         refresh: settings.refresh_token === true,
         // The session records which ServiceAccount (and Pod), or which subject of another issuer, obtained a workload's token.
         details: workload ? { workload } : federated ? { federated } : null,
+        clientAuthMethod: method,
         ...dpopBound(dpop),
       },
       svc.config.baseUrl,

@@ -53,7 +53,7 @@ export const deviceCode: Grant = {
   permits: listedInGrantTypes(DEVICE_GRANT),
   credential: { name: 'device_code', issuedTo: (svc, params) => store.deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
-  async handle({ svc, params, client: { resource: client }, dpop }) {
+  async handle({ svc, params, client: { resource: client, method }, dpop }) {
     // RFC 8707 §2.2: a resource may only name what was granted. The device authorization request
     // takes none (POST /auth/device reads no resource), so its tokens are for no resource, and a
     // resource here is invalid_target before the poll is looked at: nothing is spent or recorded.
@@ -92,6 +92,7 @@ export const deviceCode: Grant = {
           refresh: settings.refresh_token === true,
           details,
           shaped,
+          clientAuthMethod: method,
           ...dpopBound(dpop),
         },
         svc.config.baseUrl,

@@ -91,7 +91,7 @@ export const refreshToken: Grant = {
     },
   },
 
-  async handle({ svc, params, client: { resource: client }, dpop, unproven = false }) {
+  async handle({ svc, params, client: { resource: client, method }, dpop, unproven = false }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed: Narrowed = { scope: scopeParam(params.scope), resource: params.resource };
     const presented: Presented = { jkt: dpop?.jkt, unproven };
@@ -99,7 +99,7 @@ export const refreshToken: Grant = {
     const verdict = await readHolder(svc, client, hash, presented);
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
-      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop);
+      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop, method);
       if (await store.applyRefresh(svc, refresh)) {
         // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
         if (refresh.rotate) svc.refreshHolders.forget(verdict.holder.id);
@@ -121,7 +121,7 @@ export const refreshToken: Grant = {
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
       if ('error' in locked) return locked.error;
-      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop);
+      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop, method);
       await store.touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
       await store.insertSessions(tx, [refresh.session]);
       return { response, session: refresh.session };
@@ -237,6 +237,7 @@ async function prepare(
   narrowed: Narrowed,
   now: number,
   dpop: DpopBinding | undefined,
+  clientAuthMethod: string,
 ): Promise<{ refresh: Refresh; response: TokenResponse }> {
   await checkSignInStillEnough(svc, client, holder);
   const rotate = settings.refresh_token_rotation === true;
@@ -263,6 +264,7 @@ async function prepare(
       parent: holder,
       refresh: rotate,
       details: holder.details,
+      clientAuthMethod,
       shaped,
       // A confidential client's new access token is bound to the proof's key, its refresh
       // token is not (§5: "refresh tokens issued to [confidential clients] are not bound").

@@ -137,6 +137,7 @@ export const tokenExchange: Grant = {
         },
         subject: subject.party.sub,
         shaped,
+        clientAuthMethod: authenticated.method,
         claims: {
           ...(act ? { act } : {}),
           // RFC 9493 subject identifier: whose `sub` this is when not the box's own.

@@ -102,3 +102,60 @@ describe('ClientAssertions: the jti a client spends is its own', function () {
     await assertions.authenticate({ id: 'a.b', jwks } as never, token('a.b', 'c'));
   });
 });
+
+describe('ClientAssertions.authenticate: each refusal names its rule, never a key nor the assertion', function () {
+  const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'k' };
+  const jwks = { keys: [jwk] };
+  const other = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const seen = new Set<string>();
+  const assertions = new ClientAssertions({ baseUrl: ISSUER, clientMetadata: { allowedAddresses: [], timeoutMs: 1000 } } as never, {
+    firstSeen: async ({ digest }) => !seen.has(digest.toString('hex')) && !!seen.add(digest.toString('hex')),
+  });
+
+  /** An assertion of client orders, `claims` over good ones, signed by `key` under `header`. */
+  function token(claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}, key = privateKey): string {
+    const now = Math.floor(Date.now() / 1000);
+    const body = { ...good, aud: ISSUER, jti: crypto.randomUUID(), exp: now + 60, ...claims };
+    const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k', ...header })).toString('base64url')}.${Buffer.from(JSON.stringify(body)).toString('base64url')}`;
+    return `${input}.${crypto.sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+  }
+
+  /** The refusal of `assertion`: its message, held to name `rule` and to hold no key material nor any part of the assertion. */
+  async function refusal(assertion: string, rule: RegExp): Promise<void> {
+    let message: string | undefined;
+    try {
+      await assertions.authenticate({ id: 'orders', jwks } as never, assertion);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message, 'refused').to.be.a('string');
+    expect(message).to.match(rule);
+    for (const part of [...assertion.split('.'), jwk.x!, jwk.y!, other.privateKey.export({ format: 'jwk' }).d!])
+      expect(message, 'no key material, no part of the assertion').not.to.include(part);
+  }
+
+  it('unknown kid, bad signature, alg not allowed', async function () {
+    await refusal(token({}, { kid: 'nope' }), /^unknown kid: /);
+    await refusal(token({}, {}, other.privateKey), /^bad signature: /);
+    await refusal(token({}, { alg: 'RS256' }), /^alg not allowed: /);
+    await refusal(token({}, { alg: 'none' }), /^alg not allowed: /);
+  });
+
+  it('issuer and subject, audience, expired, exp too far, nbf, jti required', async function () {
+    const now = Math.floor(Date.now() / 1000);
+    await refusal(token({ iss: 'payments' }), /^iss\/sub mismatch: /);
+    await refusal(token({ sub: 'payments' }), /^iss\/sub mismatch: /);
+    await refusal(token({ aud: `${ISSUER}/auth/token` }), /^aud must be this box's issuer identifier/);
+    await refusal(token({ exp: now - SKEW_SECONDS - 1 }), /^expired: /);
+    await refusal(token({ exp: undefined }), /^expired: the assertion has no exp/);
+    await refusal(token({ exp: now + 3600 }), /^exp too far: /);
+    await refusal(token({ nbf: now + 3600 }), /^not yet valid: /);
+    await refusal(token({ jti: undefined }), /^jti required: /);
+  });
+
+  it('replayed jti: the second use of one assertion', async function () {
+    const once = token();
+    await assertions.authenticate({ id: 'orders', jwks } as never, once);
+    await refusal(once, /^replayed jti: /);
+  });
+});
