@@ -364,6 +364,10 @@ export interface ClientSpec {
        * Access token lifetime in seconds from issue; unset means until the session is closed.
        */
       access_token_expiration?: number;
+      /**
+       * Lifetime in seconds of the Transaction Tokens this client gets (requested_token_type urn:ietf:params:oauth:token-type:txn_token; docs/guides/transaction-tokens.md). Unset - 300.
+       */
+      txn_token_lifetime?: number;
     };
     /**
      * Kubernetes ServiceAccounts that authenticate as this client with their own tokens (RFC 7523 client assertion), without a secret.
