@@ -229,14 +229,111 @@ describe('Transaction Tokens (draft-ietf-oauth-transaction-tokens-10)', function
     });
   });
 
-  describe('lifetime (the box’s clock moved on)', function () {
-    it('an expired Txn-Token is not replaced (§13.15)', async function () {
-      const res = await fromAlice();
+  describe('frontend → orders → payments: each gate’s policies read request.txn', function () {
+    let first: string;
+    let replaced: string;
+
+    before(async function () {
+      for (const app of ['orders', 'payments']) {
+        const put = await box.json('PUT', `/App/${app}`, { urls: [`https://${app}.example`] }, root);
+        expect(put.status, put.text).to.equal(201);
+      }
+      // orders takes calls of a BUY transaction frontend started (matcho); payments only once orders has added the order (CEL).
+      const orders = await box.json(
+        'PUT',
+        '/AccessPolicy/orders-buys',
+        { app: 'orders', engine: 'matcho', matcho: { txn: { tctx: { action: 'BUY' }, req_wl: ['frontend'] } } },
+        root,
+      );
+      expect(orders.status, orders.text).to.equal(201);
+      const payments = await box.json(
+        'PUT',
+        '/AccessPolicy/payments-orders',
+        {
+          app: 'payments',
+          engine: 'cel',
+          cel: "'trade' in request.txn.scope && has(request.txn.tctx.order_id) && request.txn.req_wl == ['frontend', 'orders']",
+        },
+        root,
+      );
+      expect(payments.status, payments.text).to.equal(201);
+      first = (await fromAlice()).body.access_token as string;
+      const res = await ask('orders', {
+        subject_token: first,
+        subject_token_type: TXN,
+        scope: 'trade',
+        request_details: JSON.stringify({ order_id: 'o-2' }),
+      });
       expect(res.status, res.text).to.equal(200);
+      replaced = res.body.access_token as string;
+    });
+
+    it('orders lets frontend’s call of the transaction through (matcho on request.txn)', async function () {
+      const res = await gate(box, 'orders', { 'Txn-Token': first });
+      expect(res.status, res.text).to.equal(200);
+    });
+
+    it('without a Txn-Token, orders refuses the same call', async function () {
+      expect((await gate(box, 'orders', {})).status).not.to.equal(200);
+    });
+
+    it('payments refuses frontend’s Txn-Token, and takes orders’ replacement (CEL on request.txn)', async function () {
+      expect((await gate(box, 'payments', { 'Txn-Token': first })).status).not.to.equal(200);
+      const res = await gate(box, 'payments', { 'Txn-Token': replaced });
+      expect(res.status, res.text).to.equal(200);
+    });
+
+    it('a forged Txn-Token (tctx changed, signature kept) is refused at the gate: 401, naming it', async function () {
+      const [h, p, sig] = first.split('.');
+      const claims = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
+      const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, tctx: { action: 'BUY', quantity: '1e9' } })).toString('base64url')}.${sig}`;
+      const res = await gate(box, 'orders', { 'Txn-Token': forged });
+      expect(res.status, res.text).to.equal(401);
+      expect(res.text).to.include('Txn-Token refused');
+    });
+
+    it('a Txn-Token as Bearer at the gate is no access token: 401', async function () {
+      const res = await gate(box, 'orders', { Authorization: `Bearer ${first}`, 'Txn-Token': first });
+      expect(res.status, res.text).to.equal(401);
+    });
+
+    it('once alice’s grant is closed, her transaction’s Txn-Tokens are refused at the gate', async function () {
+      const mine = await userToken(box, aliceId, 'frontend', undefined, 'trade');
+      const txn = (await fromAlice({ subject_token: mine })).body.access_token as string;
+      expect((await gate(box, 'orders', { 'Txn-Token': txn })).status).to.equal(200);
+      const revoked = await box.form('/auth/revoke', { token: mine }, { Authorization: basic('frontend', secrets.frontend!) });
+      expect(revoked.status, revoked.text).to.equal(200);
+      const res = await gate(box, 'orders', { 'Txn-Token': txn });
+      expect(res.status, res.text).to.equal(401);
+      expect(res.text).to.include('closed session');
+    });
+  });
+
+  describe('lifetime (the box’s clock moved on)', function () {
+    it('an expired Txn-Token is not replaced (§13.15), nor taken at a gate', async function () {
+      const issued = await fromAlice();
+      expect(issued.status, issued.text).to.equal(200);
+      const txn = issued.body.access_token as string;
       box.advanceClock(301);
-      const late = await ask('orders', { subject_token: res.body.access_token as string, subject_token_type: TXN, scope: 'trade' });
+      const late = await ask('orders', { subject_token: txn, subject_token_type: TXN, scope: 'trade' });
       expect(late.status, late.text).to.equal(400);
       expect(late.body.error_description).to.include('the Txn-Token has expired');
+      const res = await gate(box, 'orders', { 'Txn-Token': txn });
+      expect(res.status, res.text).to.equal(401);
+      expect(res.text).to.include('the Txn-Token has expired');
     });
   });
 });
+
+/** A forward-auth check at `app`, as Traefik sends it. */
+function gate(box: Box, app: string, headers: Record<string, string>) {
+  return box.request('GET', `/authz/forward-auth/${app}`, {
+    headers: {
+      'X-Forwarded-Method': 'POST',
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': `${app}.example`,
+      'X-Forwarded-Uri': '/charge',
+      ...headers,
+    },
+  });
+}
