@@ -527,6 +527,19 @@ export interface AppSpec {
        */
       lifetime?: number;
     };
+    /**
+     * A Transaction Token (draft-ietf-oauth-transaction-tokens-10) for each allowed request of a caller with a token, in the Txn-Token header, instead of or beside upstream.token - a new transaction (txn) naming the caller (sub), the request (tctx - method, host, path) and the App as requesting workload (req_wl), for the box's Trust Domain; docs/guides/transaction-tokens.md. A Txn-Token the request already carries is passed on unchanged instead.
+     */
+    txnToken?: {
+      /**
+       * The transaction's scope. Unset - the caller's token's scope.
+       */
+      scope?: string;
+      /**
+       * Seconds (default 60).
+       */
+      lifetime?: number;
+    };
   };
   /**
    * Claims an admin shapes in the JWT of upstream.token (docs/concepts/access-control.md#claims-an-admin-shapes): a claim name and a CEL expression over the person (user - id, email, email_verified, groups, data, scim, identities) and the grant (grant - client, scope, aud, amr, acr). A value that is null, "" or [] leaves the claim out, as does an error at issue (logged). They are also all the App's policies read of a person beyond id, email, email_verified and groups (request.user.claims), never the person's data, scim or identities themselves. Compiled when written; refused then (InvalidClaims) when it does not type-check, costs too much, or names a claim the box alone states (sub, iss, aud, exp, acr, amr, cnf, and the others the page lists).

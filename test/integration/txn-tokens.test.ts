@@ -309,6 +309,52 @@ describe('Transaction Tokens (draft-ietf-oauth-transaction-tokens-10)', function
     });
   });
 
+  describe('the decision point hands an App a Txn-Token (App upstream.txnToken)', function () {
+    let caller: string;
+
+    before(async function () {
+      const put = await box.json(
+        'PUT',
+        '/App/shop',
+        { urls: ['https://shop.example'], audience: 'https://shop.example', upstream: { txnToken: { scope: 'trade' } } },
+        root,
+      );
+      expect(put.status, put.text).to.equal(201);
+      const policy = await box.json(
+        'PUT',
+        '/AccessPolicy/shop-frontend',
+        { app: 'shop', engine: 'allow', link: [{ id: 'frontend', resourceType: 'Client' }] },
+        root,
+      );
+      expect(policy.status, policy.text).to.equal(201);
+      const own = await box.form(
+        '/auth/token',
+        { grant_type: 'client_credentials', scope: 'trade', audience: 'https://shop.example' },
+        { Authorization: basic('frontend', secrets.frontend!) },
+      );
+      caller = own.body.access_token as string;
+    });
+
+    it('an allowed request carries a new Txn-Token upstream, verified with the box’s JWKS: the request in tctx, the App as req_wl', async function () {
+      const res = await gate(box, 'shop', { Authorization: `Bearer ${caller}` });
+      expect(res.status, res.text).to.equal(200);
+      const txn = res.headers.get('txn-token')!;
+      const jwks = createRemoteJWKSet(new URL(`${box.url}/.well-known/jwks.json`));
+      const { payload } = await jwtVerify(txn, jwks, { audience: box.url, typ: 'txntoken+jwt' });
+      expect(payload).to.include({ sub: 'frontend', scope: 'trade', req_wl: 'shop' });
+      expect(payload.tctx).to.deep.equal({ method: 'post', host: 'shop.example', path: '/charge' });
+      // The App's services read it as any Txn-Token: at orders' gate, its policy looks for a BUY, and this is none.
+      expect((await gate(box, 'orders', { 'Txn-Token': txn })).status).not.to.equal(200);
+    });
+
+    it('a request that already carries a Txn-Token keeps it: no new one', async function () {
+      const first = (await fromAlice()).body.access_token as string;
+      const res = await gate(box, 'shop', { Authorization: `Bearer ${caller}`, 'Txn-Token': first });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.headers.get('txn-token')).to.equal(null);
+    });
+  });
+
   describe('lifetime (the box’s clock moved on)', function () {
     it('an expired Txn-Token is not replaced (§13.15), nor taken at a gate', async function () {
       const issued = await fromAlice();
