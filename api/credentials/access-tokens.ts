@@ -7,6 +7,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import { isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwtOnce } from './jwt.js';
 import { tokenHash } from './tokens.js';
+import { TXN_TOKEN_TYP } from './txn-tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -26,6 +27,10 @@ export async function checkAccessToken(svc: TokenCheckServices, token: string, n
     let claims: Record<string, unknown>;
     try {
       const verified = verifyJwtOnce(token, svc.keyring.find);
+      // draft-ietf-oauth-transaction-tokens-10 §13.13: "A workload MUST NOT use a transaction token as an OAuth 2.0 Access Token."
+      if (verified.header.typ === TXN_TOKEN_TYP) {
+        return { problem: 'a Txn-Token is not an access token: send it in the Txn-Token header, beside an access token' };
+      }
       // An ID token (typ JWT) is for the client to read, never a credential for the API.
       if (verified.header.typ !== 'at+jwt') return { problem: 'the JWT is not an access token (typ at+jwt)' };
       claims = verified.claims;

@@ -9,7 +9,7 @@ export interface SigningKey {
   alg: JwtAlg;
   privateKey: KeyObject;
   publicKey: KeyObject;
-  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`), ID tokens (`JWT`) and SETs (`secevent+jwt`). */
+  /** base64url of the protected headers, computed once per key: access tokens (RFC 9068 `at+jwt`), ID tokens (`JWT`), SETs (`secevent+jwt`), Txn-Tokens (`txntoken+jwt`). */
   headers: Record<JwtType, string>;
 }
 
@@ -18,9 +18,11 @@ export interface SigningKey {
  * it, so that an ID token is never taken for an access token (RFC 9068 §4); a
  * logout token is `logout+jwt` (OpenID Connect Back-Channel Logout 1.0 §2.4: "the
  * explicit type logout+jwt"), and a Security Event Token `secevent+jwt` (RFC 8417 §2.3), so that
- * each is taken for none of the others.
+ * each is taken for none of the others. A Transaction Token is `txntoken+jwt`
+ * (draft-ietf-oauth-transaction-tokens-10 §9.1: "The `typ` Header Parameter MUST be present and
+ * MUST have the value `txntoken+jwt`"), so that it too is taken for no access token.
  */
-export type JwtType = 'at+jwt' | 'JWT' | 'logout+jwt' | 'secevent+jwt';
+export type JwtType = 'at+jwt' | 'JWT' | 'logout+jwt' | 'secevent+jwt' | 'txntoken+jwt';
 
 export const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
 
@@ -88,6 +90,7 @@ export function signingKey(kid: string, alg: JwtAlg, privateKey: KeyObject, publ
       JWT: header('JWT'),
       'logout+jwt': header('logout+jwt'),
       'secevent+jwt': header('secevent+jwt'),
+      'txntoken+jwt': header('txntoken+jwt'),
     },
   };
 }

@@ -6,14 +6,19 @@ import type { Client, GrantSettings } from '../types.js';
 import { newSessionId, type SessionRow } from '../store/sessions.js';
 import { signJwt, type SigningKey } from './jwt.js';
 import { signInOf } from './acr.js';
+import type { TxnClaims } from './txn-tokens.js';
 
 export const newOpaqueToken = (): string => randomBytesPooled(32).toString('base64url');
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token).digest();
 
 export interface TokenResponse {
   access_token: string;
-  /** DPoP when the access token is bound to the key of the request's proof (RFC 9449 §5). */
-  token_type: 'Bearer' | 'DPoP';
+  /**
+   * DPoP when the access token is bound to the key of the request's proof (RFC 9449 §5); N_A for a
+   * Txn-Token, which is no access token (draft-ietf-oauth-transaction-tokens-10 §11.4: "The
+   * `token_type` value MUST be set to `N_A`").
+   */
+  token_type: 'Bearer' | 'DPoP' | 'N_A';
   expires_in?: number;
   refresh_token?: string;
   scope?: string;
@@ -54,6 +59,8 @@ export interface MintRequest {
    * decision point's records name.
    */
   clientAuthMethod?: string;
+  /** A Transaction Token's claims but its times and jti: the token issued is that Txn-Token (./txn-tokens.ts), not an access token. */
+  txn?: Omit<TxnClaims, 'iat' | 'exp' | 'jti'>;
 }
 
 export interface Minted {
@@ -66,27 +73,30 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
   let exp = req.settings.access_token_expiration ? new Date(now + req.settings.access_token_expiration * 1000) : null;
   if (req.notAfter && (!exp || req.notAfter < exp)) exp = req.notAfter;
   const lifetime = exp ? Math.max(0, Math.floor((exp.getTime() - now) / 1000)) : undefined;
-  const jwt = req.settings.token_format === 'jwt';
+  const jwt = req.settings.token_format === 'jwt' || req.txn !== undefined;
   const subject = req.subject ?? (req.userId != null ? String(req.userId) : req.client.id);
   // RFC 9068 §2.2.1 / RFC 9470 §6.1: a person's token says how and when they signed in.
   const signIn = jwt ? signInOf({ userId: req.userId ?? null, details: req.details ?? null }) : null;
-  const accessToken = jwt
-    ? signJwt(key, {
-        ...req.shaped,
-        ...req.claims, // first: they never replace the claims below
-        iss: issuer,
-        sub: subject,
-        client_id: req.client.id,
-        ...(req.audience ? { aud: req.audience } : {}),
-        ...(req.scope ? { scope: req.scope } : {}),
-        iat: Math.floor(now / 1000),
-        ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
-        jti: id,
-        ...(signIn ? { acr: signIn.acr, amr: signIn.amr, ...(signIn.authTime !== null ? { auth_time: signIn.authTime } : {}) } : {}),
-        // RFC 9449 §6.1: "the JWK SHA-256 Thumbprint ... in the jkt member of the cnf claim".
-        ...(req.jkt ? { cnf: { jkt: req.jkt } } : {}),
-      })
-    : newOpaqueToken();
+  const accessToken = req.txn
+    ? // draft-ietf-oauth-transaction-tokens-10 §9: only the Txn-Token's own claims, typ txntoken+jwt; its jti is its session.
+      signJwt(key, { ...req.txn, iat: Math.floor(now / 1000), exp: Math.floor(exp!.getTime() / 1000), jti: id }, 'txntoken+jwt')
+    : jwt
+      ? signJwt(key, {
+          ...req.shaped,
+          ...req.claims, // first: they never replace the claims below
+          iss: issuer,
+          sub: subject,
+          client_id: req.client.id,
+          ...(req.audience ? { aud: req.audience } : {}),
+          ...(req.scope ? { scope: req.scope } : {}),
+          iat: Math.floor(now / 1000),
+          ...(exp ? { exp: Math.floor(exp.getTime() / 1000) } : {}),
+          jti: id,
+          ...(signIn ? { acr: signIn.acr, amr: signIn.amr, ...(signIn.authTime !== null ? { auth_time: signIn.authTime } : {}) } : {}),
+          // RFC 9449 §6.1: "the JWK SHA-256 Thumbprint ... in the jkt member of the cnf claim".
+          ...(req.jkt ? { cnf: { jkt: req.jkt } } : {}),
+        })
+      : newOpaqueToken();
   const refreshToken = req.refresh ? newOpaqueToken() : undefined;
   const refreshLifetime = req.settings.refresh_token_expiration;
   const session: SessionRow = {

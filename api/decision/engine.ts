@@ -28,7 +28,8 @@ import { checkPresented, dpopChallenge, type Presented, type ResourceServices } 
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
-import type { AppRequest, AuthzenRequest } from '../policy/requests.js';
+import type { AppRequest, AuthzenRequest, TxnSeen } from '../policy/requests.js';
+import { gateTxnToken, txnOfRequest } from './txn.js';
 import { appRequest, appSubjectOf, NOBODY, type Caller } from './request.js';
 import { ACCESS_DENIED, coazCall, readJsonRpc, type GateBody, type JsonRpcBody, type JsonRpcCall } from './jsonrpc.js';
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
@@ -198,6 +199,8 @@ interface Asked {
   origin: string;
   credential: TokenCredential | NamedSubject | undefined;
   caller: Caller;
+  /** The request's Txn-Token, verified (./txn.ts); null without one. */
+  txn: TxnSeen | null;
 }
 
 /**
@@ -222,7 +225,9 @@ async function decideNow(svc: DecisionServices, g: GateRequest): Promise<Decisio
     const credential = readCredential(app, g.credential, origin);
     const caller = credential === undefined ? NOBODY : await checkSession(svc, app, g, credential, origin);
     if ('status' in caller) return refused(id, g, app, caller); // a credential that proves no caller
-    const asked: Asked = { g, app, origin, credential, caller };
+    const txn = await txnOfRequest(svc, g.headers);
+    if (txn && 'problem' in txn) return refused(id, g, app, refusal(401, 'bad-token', `Txn-Token refused: ${txn.problem}`));
+    const asked: Asked = { g, app, origin, credential, caller, txn };
     // A batch is decided call by call, each its own request object: any refused call refuses the request.
     const allowing: PolicyOutcome[] = [];
     let last: AppDecided | undefined;
@@ -413,7 +418,7 @@ function policyRequest(
   call: JsonRpcCall | null,
 ): AppQuestion {
   const { g } = asked;
-  const read = { method: g.method, host: g.host, ...target };
+  const read = { method: g.method, host: g.host, ...target, txn: asked.txn };
   if (!g.resource) return appRequest(asked.app, read, g.headers, asked.caller, call);
   const { type, id } = g.resource;
   const coaz = typeof type === 'string' && typeof id === 'string' ? coazCall(g.method, { type, id }) : null;
@@ -444,15 +449,29 @@ function atAppInPerson({ app, caller, credential }: Asked): boolean {
 }
 
 /** Allow (200): the policies that allow it named (each call's, for a batch), the caller in the headers the gateway sets upstream. */
-function allow(svc: DecisionServices, { app, caller }: Asked, allowing: PolicyOutcome[]): Answer {
+function allow(svc: DecisionServices, asked: Asked, allowing: PolicyOutcome[]): Answer {
+  const { app, caller } = asked;
   const names = [...new Set(allowing.map((o) => o.id))];
   return {
     allowed: true,
     status: 200,
     reason: 'allowed',
     description: `allowed by ${names.map((p) => `"${p}"`).join(', ')}`,
-    upstream: upstreamHeaders(svc, app, caller),
+    upstream: { ...upstreamHeaders(svc, app, caller), ...upstreamTxnToken(svc, asked) },
   };
+}
+
+/**
+ * The Txn-Token header an allowed request carries upstream (App upstream.txnToken, ./txn.ts
+ * gateTxnToken): none when the request already carries a Txn-Token, which the gateway passes on
+ * unchanged (draft-ietf-oauth-transaction-tokens-10 §12.2: "any outbound calls made by this
+ * workload MUST include the Txn-Token as it was received").
+ */
+function upstreamTxnToken(svc: DecisionServices, { app, caller, g, txn }: Asked): Record<string, string> {
+  if (txn || !app.upstream?.txnToken) return {};
+  const target = readTarget(g.target);
+  const token = 'refused' in target ? undefined : gateTxnToken(svc, app, caller, { method: g.method, host: g.host, path: target.path });
+  return token ? { 'Txn-Token': token } : {};
 }
 
 /** Why no policy allows the request: none that applies, or none that applies allows it. */

@@ -4,7 +4,7 @@
 // from the token the box checked: user (as the App may see them: api/policy/claims.ts
 // appPerson), client, scope, audience, and what the person's sign-in proved (amr, acr);
 // and, for a JSON-RPC body (an MCP client's), the call (./jsonrpc.ts).
-import { requestUser, type Act } from '../policy/requests.js';
+import { requestUser, type Act, type TxnSeen } from '../policy/requests.js';
 import type { ClaimBindings } from '../policy/claims.js';
 import type { JsonRpcEnvelope } from './jsonrpc.js';
 import type { AppQuestion, AppSubject } from '../policy/evaluate.js';
@@ -72,7 +72,7 @@ export function claimBindingsOf(caller: Caller): ClaimBindings | null {
  */
 export function appRequest(
   app: App,
-  read: { method: string; host: string; path: string; query: Record<string, string | string[]> },
+  read: { method: string; host: string; path: string; query: Record<string, string | string[]>; txn?: TxnSeen | null },
   headers: Record<string, string | undefined>,
   caller: Caller,
   jsonrpc: JsonRpcEnvelope | null = null,
@@ -101,6 +101,8 @@ export function appRequest(
     acr: caller.acr,
     // Only the envelope: a batch's call's id stays with the door, for the answer.
     jsonrpc: jsonrpc && { method: jsonrpc.method, tool: jsonrpc.tool },
+    // The request's Txn-Token, verified (./txn.ts): the transaction this call is part of.
+    txn: read.txn ?? null,
   };
   return { request, person: claimBindingsOf(caller) };
 }

@@ -257,6 +257,20 @@ export class PolicyIndex {
   }
 
   /**
+   * Whether `clientId` may have the Transaction Token `request` asks for
+   * (draft-ietf-oauth-transaction-tokens-10 §13.10: "A TTS should be selective in which workloads can
+   * successfully request a Txn-Token"). Deny by default: only the box's policies linked to that
+   * client decide, and of those only the ones with a condition: an `allow` linked to a client for
+   * its other exchanges says nothing about which transactions it may assert.
+   */
+  decideTxnToken(clientId: string, request: ExchangeRequest): Verdict {
+    const id = withDecision(() =>
+      this.target(BOX)?.firstAllowing([`Client/${clientId}`], false, (p) => !p.unconditional && p.rule.test(request)),
+    );
+    return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'client' };
+  }
+
+  /**
    * Whether the box admits a client that named itself (a Client ID Metadata Document, a dynamic
    * registration: RegistrationRequest). Deny by default: only the box's policies that are global
    * or linked to that client id decide, and of those only the ones with a condition (json-schema,
@@ -370,6 +384,12 @@ export class Policies {
   async decideExchange(clientId: string, request: ExchangeRequest): Promise<Verdict> {
     const index = await this.current();
     return inTurn(() => index.decideExchange(clientId, request));
+  }
+
+  /** Whether a client's policies allow a Transaction Token request (PolicyIndex.decideTxnToken). */
+  async decideTxnToken(clientId: string, request: ExchangeRequest): Promise<Verdict> {
+    const index = await this.current();
+    return inTurn(() => index.decideTxnToken(clientId, request));
   }
 
   /** Whether the box admits a client that named itself (PolicyIndex.decideRegistration; api/oauth/agents.ts). */

@@ -76,8 +76,11 @@ export interface Act {
 
 /** A checked subject or actor token, as policies see it. */
 export interface Party {
-  /** box: an access token of this box; serviceaccount: a Kubernetes ServiceAccount token; jwt: another trusted issuer's JWT. */
-  kind: 'box' | 'serviceaccount' | 'jwt';
+  /**
+   * box: an access token of this box; serviceaccount: a Kubernetes ServiceAccount token; jwt: another trusted issuer's JWT;
+   * txn: a Txn-Token of this box (a replacement's subject_token; its claims in `claims`).
+   */
+  kind: 'box' | 'serviceaccount' | 'jwt' | 'txn';
   iss: string;
   sub: string;
   /** A box token's client. */
@@ -130,7 +133,33 @@ export interface ExchangeRequest extends Omit<BoxApiRequest, typeof kind> {
     requested_token_type: string;
     /** The act the new token would carry. */
     act?: Act;
+    /** A Transaction Token request (requested_token_type urn:ietf:params:oauth:token-type:txn_token): what it asks the token to assert. */
+    txn?: TxnAsked;
   };
+}
+
+/**
+ * What a Txn-Token request asks (draft-ietf-oauth-transaction-tokens-10 §11.1), as the requesting
+ * client's policies see it: the `request_context` and `request_details` parameters as sent (the
+ * token's `rctx` and `tctx`), and whether it replaces a Txn-Token (its subject_token is one).
+ */
+export interface TxnAsked {
+  request_context: Record<string, unknown>;
+  request_details: Record<string, unknown>;
+  replacing: boolean;
+}
+
+/** A Txn-Token received with a request at an app's gate (its `Txn-Token` header, verified): its claims. */
+export interface TxnSeen {
+  txn: string;
+  sub: string;
+  scope: string[];
+  tctx: Record<string, unknown>;
+  rctx: Record<string, unknown>;
+  /** The requesting workloads, the first requester first. */
+  req_wl: string[];
+  iat: number;
+  exp: number;
 }
 
 /**
@@ -230,6 +259,8 @@ export interface AppRequest {
    * Null when the request carries no JSON-RPC (no body, or one the gateway did not send).
    */
   jsonrpc: { method: string; tool: string | null } | null;
+  /** The request's Txn-Token (its `Txn-Token` header, verified against the box's keys); null without one. */
+  txn: TxnSeen | null;
 }
 
 /** An AuthZEN evaluation at an app (api/http/routes/authzen.ts): an app's request, with the evaluation's resource and context as sent. */

@@ -368,6 +368,10 @@ export interface ClientSpec {
        * Access token lifetime in seconds from issue; unset means until the session is closed.
        */
       access_token_expiration?: number;
+      /**
+       * Lifetime in seconds of the Transaction Tokens this client gets (requested_token_type urn:ietf:params:oauth:token-type:txn_token; docs/guides/transaction-tokens.md). Unset - 300.
+       */
+      txn_token_lifetime?: number;
     };
     /**
      * Workloads that authenticate as this client with a token they already hold (RFC 7523 client assertion), without a secret - Kubernetes ServiceAccounts (serviceAccounts), or the subjects of other issuers the box trusts (federated - another cluster, GitHub Actions, GitLab CI): docs/guides/workloads-without-secrets.md.
@@ -543,6 +547,19 @@ export interface AppSpec {
        * The header to set (Authorization gets "Bearer <jwt>").
        */
       header: string;
+      /**
+       * Seconds (default 60).
+       */
+      lifetime?: number;
+    };
+    /**
+     * A Transaction Token (draft-ietf-oauth-transaction-tokens-10) for each allowed request of a caller with a token, in the Txn-Token header, instead of or beside upstream.token - a new transaction (txn) naming the caller (sub), the request (tctx - method, host, path) and the App as requesting workload (req_wl), for the box's Trust Domain; docs/guides/transaction-tokens.md. A Txn-Token the request already carries is passed on unchanged instead.
+     */
+    txnToken?: {
+      /**
+       * The transaction's scope. Unset - the caller's token's scope.
+       */
+      scope?: string;
       /**
        * Seconds (default 60).
        */

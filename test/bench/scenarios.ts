@@ -7,6 +7,7 @@ import { generateKeyPair, signingKey } from '../../api/credentials/jwt.js';
 import { mint } from '../../api/credentials/tokens.js';
 import { TOKEN_TYPE } from '../../api/credentials/exchange/parties.js';
 import { TOKEN_EXCHANGE } from '../../api/oauth/grants/token-exchange.js';
+import { TXN_TOKEN_TYPE } from '../../api/credentials/txn-tokens.js';
 import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Client } from '../../api/types.js';
@@ -48,6 +49,8 @@ export interface Seeded {
   privateKeyJwt: { id: string; assertion: () => string };
   /** A client that exchanges bench-opaque's tokens (RFC 8693), acting with its own. */
   exchange: { client: { id: string; secret: string }; actorToken: string };
+  /** A workload asking for Transaction Tokens (draft-ietf-oauth-transaction-tokens-10) for its own calls: its access tokens, each for a transaction. */
+  txn: { client: { id: string; secret: string }; subjectTokens: string[] };
   /** A person's refresh tokens (JWT access tokens) at two clients alike but for three shaped claims (Client.claims) at one. */
   person: Record<'plain' | 'claims', { client: { id: string; secret: string }; refreshTokens: string[] }>;
 }
@@ -201,6 +204,22 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
     await box.rootToken(),
   );
   expectStatus(policy, 201);
+  const txnClient = await box.addClient(
+    'bench-txn',
+    { grant_types: ['client_credentials', TOKEN_EXCHANGE], scope: ['bench.txn'], auth: { client_credentials: hour } },
+    { policy: false, secret: secret() },
+  );
+  const txnPolicy = await box.json(
+    'PUT',
+    '/AccessPolicy/bench-txn',
+    {
+      engine: 'matcho',
+      link: [{ resourceType: 'Client', id: txnClient.id }],
+      matcho: { exchange: { requested_token_type: TXN_TOKEN_TYPE, subject: { client_id: txnClient.id } } },
+    },
+    await box.rootToken(),
+  );
+  expectStatus(txnPolicy, 201);
   if (issuer) {
     await box.addClient(
       'bench-workload',
@@ -225,6 +244,10 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
   const workloadAssertion = issuer && (await issuer.token(box.url, 'bench', 'app', { iat: now, nbf: now, exp: now + 3600 }));
   const exchange = { client: exchanger, actorToken: (await token(box, exchanger)).body.access_token as string };
   const privateKeyJwt = await privateKeyJwtClient(box);
+  const txn = {
+    client: txnClient,
+    subjectTokens: await inBatches(1000, 32, async () => (await token(box, txnClient, { scope: 'bench.txn' })).body.access_token as string),
+  };
   const person = await personTokens(box, databaseUrl, Math.min(refreshCount, 20_000));
   return {
     opaque,
@@ -235,6 +258,7 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
     readerToken,
     workloadAssertion,
     exchange,
+    txn,
     person,
     privateKeyJwt,
   };
@@ -364,6 +388,26 @@ export function scenarios(s: Seeded): Scenario[] {
       check: (res) => {
         isJwt(res);
         if (res.body.issued_token_type !== ACCESS_TOKEN_TYPE) throw new Error(res.text);
+      },
+    },
+    {
+      // Beside cc_jwt: a signed JWT and a session written, the subject token checked and the client's policy asked too.
+      key: 'txn_token',
+      title: 'Transaction Token (draft-ietf-oauth-transaction-tokens-10), token exchange',
+      tokenScenario: true,
+      requests: s.txn.subjectTokens.map((t) =>
+        tokenRequest(s.txn.client, {
+          grant_type: TOKEN_EXCHANGE,
+          requested_token_type: TXN_TOKEN_TYPE,
+          subject_token: t,
+          subject_token_type: ACCESS_TOKEN_TYPE,
+          scope: 'bench.txn',
+          request_details: '{"action":"bench"}',
+        }),
+      ),
+      check: (res) => {
+        isJwt(res);
+        if (res.body.issued_token_type !== TXN_TOKEN_TYPE) throw new Error(res.text);
       },
     },
     {

@@ -8,17 +8,27 @@
 // narrows: no scope beyond the subject token's, no audience beyond the client's
 // list, no life beyond either token's. A token exchanged from a box token is a
 // child of that token's session: closing the parent closes the chain.
-import type { Act, ExchangeRequest, Party } from '../../policy/requests.js';
+import type { Act, ExchangeRequest, Party, TxnAsked } from '../../policy/requests.js';
 import type { Client, GrantSettings } from '../../types.js';
 import { grantedAudience, grantedScope, requestedAudience, type ResourceServices } from '../entitlements.js';
 import { OAuthError, invalidRequest } from '../../credentials/errors.js';
 import { chainFor, chainLength, checkToken, MAX_CHAIN, TOKEN_TYPE, type CheckedToken } from '../../credentials/exchange/parties.js';
 import { scopesOf } from '../../credentials/scopes.js';
-import { scopeParam, type Params } from '../params.js';
+import { audienceParam, scopeParam, type Params } from '../params.js';
+import { contextParam, extendedContext, narrowedScope, requestingWorkloads } from '../txn-request.js';
+import {
+  checkTxnToken,
+  DEFAULT_TXN_TOKEN_LIFETIME,
+  MAX_TXN_TOKEN_LIFETIME,
+  newTxn,
+  trustDomainOf,
+  TXN_TOKEN_TYPE,
+  type TxnClaims,
+} from '../../credentials/txn-tokens.js';
 import { mint } from '../../credentials/tokens.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
-import { dpopBound, type Grant, type GrantServices } from './grant.js';
+import { dpopBound, type Grant, type GrantContext, type GrantServices, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /**
@@ -44,8 +54,11 @@ const store: TokenExchangeStore = {
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
-/** The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the client's settings say, or a JWT where they say JWT. */
-const ISSUED: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.jwt];
+/**
+ * The token types an exchange issues (requested_token_type): an access token, opaque or JWT as the
+ * client's settings say, a JWT where they say JWT, or a Transaction Token (issueTxnToken).
+ */
+const ISSUED: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.jwt, TXN_TOKEN_TYPE];
 
 export const tokenExchange: Grant = {
   type: TOKEN_EXCHANGE,
@@ -62,6 +75,7 @@ export const tokenExchange: Grant = {
     if (!ISSUED.includes(requestedType)) {
       throw invalidRequest(`requested_token_type "${requestedType}" is not issued here (${ISSUED.join(', ')})`);
     }
+    if (requestedType === TXN_TOKEN_TYPE) return issueTxnToken({ svc, params, client: authenticated });
     const settings: GrantSettings = client.auth?.token_exchange ?? {};
     // The client's configuration chooses the format, not whoever calls with its id: an
     // opaque token is checked at the box on every use, so closing its grant stops it
@@ -167,6 +181,145 @@ export const tokenExchange: Grant = {
     };
   },
 };
+
+/**
+ * The box as the Trust Domain's Transaction Token Service (draft-ietf-oauth-transaction-tokens-10
+ * §10: "A Txn-Token Service (TTS) uses [RFC8693] as described in this specification to issue
+ * transaction tokens"). The subject token is an access token of the box (the external endpoint's
+ * inbound token, or the workload's own for a transaction it starts, §8.2), or a Txn-Token of the
+ * box, which the new one replaces and may only narrow (§13.15). The requesting workload is the
+ * authenticated client (`req_wl`); its linked AccessPolicies decide whether it may have this
+ * Txn-Token, with this context (§13.10), deny by default. The Txn-Token is recorded as a session,
+ * a child of its subject's: closing that grant ends it.
+ */
+async function issueTxnToken({ svc, params, client: authenticated }: Pick<GrantContext, 'svc' | 'params' | 'client'>): Promise<Issued> {
+  const client = authenticated.resource;
+  const now = Date.now();
+  // §11.5: "A TTS MUST authenticate a workload to ensure the workload is authorized to request a transaction token."
+  if (authenticated.method === 'none') {
+    throw invalidRequest(`client "${client.id}" does not authenticate: only an authenticated workload may request a Txn-Token`);
+  }
+  const trustDomain = trustDomainOf(svc.config);
+  // §11.1: "audience REQUIRED. The value MUST be set to the Trust Domain name."; the box knows only its own.
+  const audience = audienceParam(params.audience);
+  if (audience !== null && audience !== trustDomain) {
+    throw new OAuthError('invalid_target', `a Txn-Token is for this box's Trust Domain "${trustDomain}", not "${audience}"`);
+  }
+  if (params.resource) throw new OAuthError('invalid_target', "a Txn-Token names no resource: its audience is the box's Trust Domain");
+  if (params.actor_token || params.actor_token_type) {
+    throw invalidRequest('a Txn-Token request takes no actor_token: the requesting workload is the authenticated client (req_wl)');
+  }
+  // §11.1: "scope REQUIRED. ... MUST represent the specific purpose or intent of the transaction."
+  const requested = scopeParam(params.scope);
+  if (!requested) throw invalidRequest('scope is required for a Txn-Token: it names the purpose of the transaction');
+  const requestContext = contextParam(params, 'request_context');
+  const requestDetails = contextParam(params, 'request_details');
+
+  const replacing = params.subject_token_type === TXN_TOKEN_TYPE;
+  let subject: Party;
+  let parent: SessionRow;
+  let replaced: TxnClaims | undefined;
+  let scope: string;
+  let notAfter: number | null;
+  if (replacing) {
+    // §13.15: "MUST NOT issue a new Txn-Token when the Txn-Token being replaced has expired."
+    const check = await checkTxnToken(svc, params.subject_token!, now);
+    if ('problem' in check) throw invalidRequest(`subject_token is not usable: ${check.problem}`);
+    replaced = check.claims;
+    parent = check.session;
+    subject = {
+      kind: 'txn',
+      iss: svc.config.baseUrl,
+      sub: replaced.sub,
+      aud: replaced.aud,
+      scope: replaced.scope,
+      claims: { ...replaced },
+    };
+    scope = narrowedScope(replaced.scope, requested);
+    // Never beyond the Txn-Token it replaces: a replacement narrows, its life too.
+    notAfter = replaced.exp * 1000;
+  } else {
+    const checked = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!));
+    // §9.2: `sub` "MUST be unique within the context of the `aud` Trust Domain": the box's own subjects only.
+    if (checked.party.kind !== 'box' || !checked.session) {
+      throw invalidRequest('subject_token for a Txn-Token must be an access token of this box (or a Txn-Token of this box, to replace it)');
+    }
+    subject = checked.party;
+    parent = checked.session;
+    // §13.6: "MUST ensure that the requested `scope` of the Txn-Token is equal or less than the scope(s) associated with the original `subject_token`."
+    scope = exchangedScope(client, subject, requested)!;
+    notAfter = checked.expiresAt;
+  }
+  const asked: TxnAsked = { request_context: requestContext, request_details: requestDetails, replacing };
+  const request = exchangeRequest(client, {
+    subject,
+    actor: null,
+    audience: trustDomain,
+    scope,
+    requestedType: TXN_TOKEN_TYPE,
+    act: undefined,
+  });
+  request.exchange.txn = asked;
+  const verdict = await svc.policies.decideTxnToken(client.id, request);
+  if (!verdict.allowed) {
+    throw invalidRequest(
+      `no AccessPolicy linked to client "${client.id}" allows this Txn-Token request ` +
+        `(${replacing ? 'replacing a Txn-Token' : `${subject.kind} subject "${subject.sub}"`}, scope "${scope}"); ` +
+        'a policy with a condition on exchange.requested_token_type must allow it',
+    );
+  }
+  const lifetime = Math.min(client.auth?.token_exchange?.txn_token_lifetime ?? DEFAULT_TXN_TOKEN_LIFETIME, MAX_TXN_TOKEN_LIFETIME);
+  const tctx = replaced ? extendedContext('tctx', replaced.tctx, requestDetails) : requestDetails;
+  const rctx = replaced ? extendedContext('rctx', replaced.rctx, requestContext) : requestContext;
+  const { session, response } = mint(
+    {
+      type: TOKEN_EXCHANGE,
+      origin: 'txn_token',
+      client,
+      settings: { access_token_expiration: lifetime },
+      userId: parent.userId,
+      audience: trustDomain,
+      scope,
+      parent,
+      refresh: false,
+      details: {
+        subject: { sub: subject.sub },
+        txn: replaced?.txn ?? null,
+        ...(typeof parent.details?.sid === 'string' ? { sid: parent.details.sid } : {}),
+      },
+      notAfter: notAfter === null ? null : new Date(notAfter),
+      txn: {
+        iss: svc.config.baseUrl,
+        aud: trustDomain,
+        // §13.15: "MUST NOT modify `txn`, `sub`, and `aud` values of the Txn-Token in the request."
+        txn: replaced?.txn ?? newTxn(),
+        sub: subject.sub,
+        scope,
+        ...(Object.keys(tctx).length ? { tctx } : {}),
+        ...(Object.keys(rctx).length ? { rctx } : {}),
+        req_wl: requestingWorkloads(replaced, client.id),
+      },
+    },
+    svc.config.baseUrl,
+    svc.keyring.active,
+    now,
+  );
+  // Under the parent's grant lock, as every exchange: a Txn-Token racing its subject's close is closed with it, or not issued.
+  if (!(await store.insertChildSession(svc, session))) {
+    throw invalidRequest('subject_token is not usable: it belongs to a closed session');
+  }
+  // §11.4: "The `token_type` value MUST be set to `N_A`", "The `issued_token_type` value MUST bet set to
+  // `urn:ietf:params:oauth:token-type:txn_token`", and "MUST NOT include the `refresh_token` value".
+  return {
+    response: {
+      access_token: response.access_token,
+      token_type: 'N_A',
+      issued_token_type: TXN_TOKEN_TYPE,
+      ...(response.expires_in !== undefined ? { expires_in: response.expires_in } : {}),
+    },
+    session,
+  };
+}
 
 /**
  * Whether a client that did not authenticate (a public client: anyone who knows

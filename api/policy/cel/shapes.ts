@@ -103,6 +103,7 @@ const boxApi: CelObjectShape = {
         scope: strings,
         requested_token_type: 'string',
         act,
+        txn: { fields: { request_context: openMap, request_details: openMap, replacing: 'bool' } },
       },
     },
     registration: {
@@ -139,6 +140,9 @@ const app: CelObjectShape = {
     amr: strings,
     acr: 'string',
     jsonrpc: { fields: { method: 'string', tool: 'string' } },
+    txn: {
+      fields: { txn: 'string', sub: 'string', scope: strings, tctx: openMap, rctx: openMap, req_wl: strings, iat: 'int', exp: 'int' },
+    },
     // §5.3: type, id and properties; the resource is passed as sent, so other keys may be there.
     resource: { fields: { type: 'string', id: 'string', properties: openMap }, rest: 'dyn' },
     context: openMap,

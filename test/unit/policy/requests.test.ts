@@ -124,6 +124,7 @@ describe('request objects: an app', function () {
       amr: null,
       acr: null,
       jsonrpc: null,
+      txn: null,
     });
   });
 
