@@ -3,7 +3,7 @@ import { grantedScope, requestedAudience } from '../entitlements.js';
 import { scopeParam } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
 import type { SessionRow } from '../../store/sessions.js';
-import { dpopBound, type Grant, type GrantServices } from './grant.js';
+import { certificateBound, dpopBound, type Grant, type GrantServices } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /** Everything this grant does to the database (fosite's storage interfaces: a flow states the methods it needs). */
@@ -20,7 +20,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload }, dpop }) {
+  async handle({ svc, params, client: { resource: client, workload }, dpop, certificate }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -35,6 +35,7 @@ export const clientCredentials: Grant = {
         // The session records which ServiceAccount (and Pod) obtained a workload's token.
         details: workload ? { workload } : null,
         ...dpopBound(dpop),
+        ...certificateBound(certificate),
       },
       svc.config.baseUrl,
       svc.keyring.active,

@@ -18,7 +18,7 @@ import { scopeParam, type Params } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
-import { dpopBound, type Grant, type GrantServices } from './grant.js';
+import { certificateBound, dpopBound, type Grant, type GrantServices } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /**
@@ -55,7 +55,7 @@ export const tokenExchange: Grant = {
   requiredParameters: ['subject_token', 'subject_token_type'],
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
 
-  async handle({ svc, params, client: authenticated, dpop }) {
+  async handle({ svc, params, client: authenticated, dpop, certificate }) {
     const client = authenticated.resource;
     const now = Date.now();
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
@@ -144,6 +144,7 @@ export const tokenExchange: Grant = {
         },
         notAfter: earliest(subject, actor),
         ...dpopBound(dpop),
+        ...certificateBound(certificate),
       },
       svc.config.baseUrl,
       svc.keyring.active,
