@@ -8,7 +8,6 @@ import { type FailureThrottle, addressKey } from '../credentials/throttle.js';
 import { OAuthError } from '../credentials/errors.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
-import type { AuthenticatedClient, OAuthRequest, PresentedClient } from './client-auth.js';
 import {
   certificateThumbprint,
   chainProblem,
@@ -27,6 +26,18 @@ interface Needs {
 }
 
 export type CertificateAuthServices = Needs;
+
+/** What a request presents of a client (./client-auth.ts's PresentedClient: not imported, which imports this). */
+interface Presented {
+  clientId: string | undefined;
+  secret: string | undefined;
+  assertion?: string;
+  address: string;
+  certificate?: (() => PresentedCertificate | undefined) | undefined;
+}
+
+/** A client authenticated by its certificate: its method and the x5t#S256 its tokens are bound to. */
+type Certified = Stored<Client> & { method: NonNullable<Client['token_endpoint_auth_method']>; certificate: string };
 
 /**
  * The public keys a self_signed_tls_client_auth client registered (RFC 8705 §2.2.2: "the existing
@@ -59,7 +70,7 @@ function certificateProblem(
  * client_id alone, and gets its answer (one for every client, whether it exists or not: ./client-auth.ts).
  * A refusal is a failed attempt of the address (throttle.ts), as a wrong secret is.
  */
-export async function certificateAuthentication(svc: Needs, presented: PresentedClient): Promise<AuthenticatedClient | undefined> {
+export async function certificateAuthentication(svc: Needs, presented: Presented): Promise<Certified | undefined> {
   if (presented.clientId === undefined || presented.assertion !== undefined || presented.secret !== undefined) return undefined;
   const client = await svc.clients.get(presented.clientId);
   const method = client?.resource.token_endpoint_auth_method;
@@ -96,7 +107,10 @@ export async function certificateAuthentication(svc: Needs, presented: Presented
  * authenticated with; or, for a client that asks for bound tokens (tls_client_certificate_bound_access_tokens,
  * §3.4) and authenticated otherwise, the certificate it presented, which it must. Undefined: unbound.
  */
-export function certificateBinding(request: OAuthRequest, client: AuthenticatedClient): string | undefined {
+export function certificateBinding(
+  request: Pick<Presented, 'certificate'>,
+  client: Stored<Client> & { certificate?: string | undefined },
+): string | undefined {
   if (client.certificate) return client.certificate;
   if (client.resource.tls_client_certificate_bound_access_tokens !== true) return undefined;
   const cert = request.certificate?.();
