@@ -137,3 +137,11 @@ export function clientKeysProblems(client: { jwks?: unknown; jwks_uri?: string }
 /** Whether a client has keys of its own to authenticate with (private_key_jwt). */
 export const hasClientKeys = (client: { jwks?: unknown; jwks_uri?: string }): boolean =>
   client.jwks !== undefined || client.jwks_uri !== undefined;
+
+/**
+ * Whether a client holds a credential of its own besides a secret: keys (private_key_jwt) or a
+ * certificate (token_endpoint_auth_method: RFC 8705's tls_client_auth, self_signed_tls_client_auth).
+ * Such a client needs no secret.
+ */
+export const hasOwnCredential = (client: { jwks?: unknown; jwks_uri?: string; token_endpoint_auth_method?: string }): boolean =>
+  hasClientKeys(client) || client.token_endpoint_auth_method !== undefined;

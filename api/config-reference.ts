@@ -262,6 +262,24 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'addresses or CIDRs (`10.0.0.0/8, fd00::/8`) of proxies whose `X-Forwarded-For` is believed; without them the address a request comes from is its TCP peer',
   },
   {
+    names: ['BOXAUTH_CLIENT_CA_FILE'],
+    default: '\u2014',
+    meaning:
+      'mutual TLS (RFC 8705): a PEM bundle of the CAs whose client certificates `tls_client_auth` accepts (read at start); the chain is judged by the box, whoever terminated TLS. Unset: `tls_client_auth` is not offered ([Mutual TLS](../guides/workloads-without-secrets.md#mutual-tls))',
+  },
+  {
+    names: ['BOXAUTH_TLS_CLIENT_CERTIFICATES'],
+    default: '`off`',
+    meaning:
+      '`request`: the TLS the box serves itself (`BOXAUTH_TLS_CERT_FILE`) asks every client for a certificate, and requires none, so a browser is never refused for having none; `off`: asks none',
+  },
+  {
+    names: ['BOXAUTH_CLIENT_CERT_HEADER'],
+    default: '\u2014',
+    meaning:
+      "the header a proxy in front forwards the client's certificate in: `x-forwarded-client-cert` is read as Envoy's XFCC (its last element's `Cert`), any other as NGINX's `$ssl_client_escaped_cert` (URL-encoded PEM). Believed only from `BOXAUTH_TRUSTED_PROXIES` (required with it); from any other address the request is refused with 400",
+  },
+  {
     names: ['BOXAUTH_JWT_ALG'],
     default: '`ES256`',
     meaning:

@@ -141,6 +141,8 @@ export interface Config {
   hsts: { maxAgeSeconds: number; includeSubDomains: boolean };
   /** Proxies whose X-Forwarded-For is believed, as [address, prefix length] (none by default). */
   trustedProxies: [address: string, prefix: number][];
+  /** Mutual TLS (RFC 8705): where client certificates come from, and the CAs tls_client_auth trusts. */
+  clientCertificates: ClientCertificateConfig;
   trustedIssuers: TrustedIssuer[];
   /** auto: trust this cluster's service-account issuer when running in a cluster; off; or tokenreview. */
   clusterIssuer: 'auto' | 'off' | 'tokenreview';
@@ -225,6 +227,35 @@ function tlsFiles(env: Env): Config['tls'] {
     if (!fs.existsSync(file)) throw new ConfigError(`${name}: ${file} does not exist`);
   }
   return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) };
+}
+
+/** Mutual TLS (RFC 8705, docs/guides/workloads-without-secrets.md#mutual-tls). */
+export interface ClientCertificateConfig {
+  /** BOXAUTH_CLIENT_CA_FILE: a PEM bundle of the CAs whose certificates tls_client_auth accepts (read at start). */
+  caFile: string | undefined;
+  /** BOXAUTH_TLS_CLIENT_CERTIFICATES=request: the box's own TLS asks every client for a certificate (none is required). */
+  request: boolean;
+  /** BOXAUTH_CLIENT_CERT_HEADER: the header (lower-case) a trusted proxy forwards the certificate in. */
+  header: string | undefined;
+}
+
+function clientCertificates(env: Env, tls: Config['tls'], proxies: Config['trustedProxies']): ClientCertificateConfig {
+  const caFile = str(env, 'BOXAUTH_CLIENT_CA_FILE');
+  if (caFile && !fs.existsSync(caFile)) throw new ConfigError(`BOXAUTH_CLIENT_CA_FILE: ${caFile} does not exist`);
+  const asked = str(env, 'BOXAUTH_TLS_CLIENT_CERTIFICATES') ?? 'off';
+  if (asked !== 'off' && asked !== 'request')
+    throw new ConfigError(`BOXAUTH_TLS_CLIENT_CERTIFICATES must be off or request, got "${asked}"`);
+  if (asked === 'request' && !tls)
+    throw new ConfigError(
+      'BOXAUTH_TLS_CLIENT_CERTIFICATES=request asks for certificates in the TLS the box serves: set BOXAUTH_TLS_CERT_FILE too',
+    );
+  const header = str(env, 'BOXAUTH_CLIENT_CERT_HEADER')?.toLowerCase();
+  if (header !== undefined && !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(header))
+    throw new ConfigError(`BOXAUTH_CLIENT_CERT_HEADER must be a header name, got "${header}"`);
+  // A forwarded certificate is believed only from a proxy: without one named, the header would be anyone's.
+  if (header !== undefined && !proxies.length)
+    throw new ConfigError('BOXAUTH_CLIENT_CERT_HEADER is believed only from BOXAUTH_TRUSTED_PROXIES: name the proxies that set it');
+  return { caFile: caFile && path.resolve(caFile), request: asked === 'request', header };
 }
 
 /** BOXAUTH_TRUSTED_PROXIES: addresses or CIDRs, separated by commas or spaces. */
@@ -571,6 +602,7 @@ export function loadConfig(env: Env = process.env): Config {
     resetMaxPerAddress: int(env, 'BOXAUTH_RESET_MAX_PER_ADDRESS', 20, 1, 1_000_000),
     mailWindowSeconds: int(env, 'BOXAUTH_MAIL_WINDOW_SECONDS', 3600, 1, 7 * 86400),
     trustedProxies: trustedProxies(env),
+    clientCertificates: clientCertificates(env, tls, trustedProxies(env)),
     tls,
     hsts: {
       maxAgeSeconds: int(env, 'BOXAUTH_HSTS_MAX_AGE', 365 * 24 * 3600, 0, 2 * 365 * 24 * 3600),

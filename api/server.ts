@@ -19,6 +19,7 @@ import { parseDatabaseUrl } from './database-url.js';
 import { createRequestListener } from './http/app.js';
 import { addressResolver } from './http/client-address.js';
 import { httpsServer } from './http/tls.js';
+import { clientCertificates } from './http/client-certificate.js';
 import { startPurgeJob } from './jobs/purge.js';
 import { startOutbox } from './mail/outbox.js';
 import type { NoticeKind } from './notices/kinds.js';
@@ -233,6 +234,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       what: 'device codes from this address',
     }),
     addressOf: addressResolver(config.trustedProxies),
+    clientCertificates: clientCertificates(config),
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
     clientAssertions: new ClientAssertions(
@@ -259,7 +261,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
 
   let draining = false;
   const listener = createRequestListener(svc, { draining: () => draining, migrationsDone: () => migrationsDone(svc.pool) });
-  const secure = config.tls ? httpsServer(config.tls, listener, log) : undefined;
+  const secure = config.tls ? httpsServer(config.tls, listener, log, { requestCert: config.clientCertificates.request }) : undefined;
   const server = secure?.server ?? http.createServer(listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');

@@ -28,6 +28,7 @@ import type { AppDirectory } from './decision/apps.js';
 import type { Decisions } from './decision/record.js';
 import type { Dpop } from './credentials/dpop/check.js';
 import type { ClientAssertions } from './oauth/client-assertion.js';
+import type { ClientCertificates } from './credentials/client-certificate.js';
 
 export interface Services {
   config: Config;
@@ -78,6 +79,8 @@ export interface Services {
   deviceThrottle: FailureThrottle;
   /** The address a request comes from (X-Forwarded-For only through trusted proxies). */
   addressOf: AddressOf;
+  /** Mutual TLS (RFC 8705): a request's client certificate, and the CAs tls_client_auth trusts. */
+  clientCertificates: ClientCertificates;
   /** DPoP proofs checked (RFC 9449): the replay cache all processes share, and the nonces. */
   dpop: Dpop;
   /** Users (with their groups) by id, for the policies of user tokens. */

@@ -61,11 +61,21 @@ export interface MintRequest {
   clientAuthMethod?: string;
   /** A Transaction Token's claims but its times and jti: the token issued is that Txn-Token (./txn-tokens.ts), not an access token. */
   txn?: Omit<TxnClaims, 'iat' | 'exp' | 'jti'>;
+  /** Mutual TLS (RFC 8705 §3): the x5t#S256 of the client certificate the access token is bound to. */
+  x5t?: string;
 }
 
 export interface Minted {
   session: SessionRow;
   response: TokenResponse;
+}
+
+/**
+ * A token's confirmation claim (RFC 7800 §3.1): the DPoP key's thumbprint (RFC 9449 §6.1), the client
+ * certificate's (RFC 8705 §3.1: "the x5t#S256 confirmation method member"), or both.
+ */
+export function confirmation(bound: { jkt?: string | null | undefined; x5t?: string | null | undefined }): Record<string, string> {
+  return { ...(bound.jkt ? { jkt: bound.jkt } : {}), ...(bound.x5t ? { 'x5t#S256': bound.x5t } : {}) };
 }
 
 export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Date.now()): Minted {
@@ -94,7 +104,7 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
           jti: id,
           ...(signIn ? { acr: signIn.acr, amr: signIn.amr, ...(signIn.authTime !== null ? { auth_time: signIn.authTime } : {}) } : {}),
           // RFC 9449 §6.1: "the JWK SHA-256 Thumbprint ... in the jkt member of the cnf claim".
-          ...(req.jkt ? { cnf: { jkt: req.jkt } } : {}),
+          ...(req.jkt || req.x5t ? { cnf: confirmation(req) } : {}),
         })
       : newOpaqueToken();
   const refreshToken = req.refresh ? newOpaqueToken() : undefined;
@@ -122,6 +132,7 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
     details: req.clientAuthMethod ? { ...req.details, client_auth_method: req.clientAuthMethod } : (req.details ?? null),
     jkt: req.jkt ?? null,
     refreshJkt: refreshToken && req.refreshJkt ? req.refreshJkt : null,
+    x5t: req.x5t ?? null,
   };
   const response: TokenResponse = {
     access_token: accessToken,

@@ -90,10 +90,15 @@ export function presentedCredential(req: Request): Presented | undefined {
 }
 
 /** The request a DPoP proof must name (RFC 9449 §4.3): its method, and its URL at the box's base URL. */
-export function resourceRequest(svc: Pick<Needs, 'config'>, req: Request): ResourceRequest {
+export function resourceRequest(svc: Pick<Needs, 'config'> & Pick<ResourceServices, 'clientCertificates'>, req: Request): ResourceRequest {
   const url = req.originalUrl;
   const query = url.indexOf('?');
-  return { proofs: req.headersDistinct.dpop, method: req.method, url: `${svc.config.baseUrl}${query === -1 ? url : url.slice(0, query)}` };
+  return {
+    proofs: req.headersDistinct.dpop,
+    method: req.method,
+    url: `${svc.config.baseUrl}${query === -1 ? url : url.slice(0, query)}`,
+    certificate: () => svc.clientCertificates.of(req),
+  };
 }
 
 /** Who acted, as the audit names them (api/audit.ts). */

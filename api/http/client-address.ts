@@ -13,15 +13,23 @@ function plain(address: string): string {
 
 export type AddressOf = (req: IncomingMessage) => string;
 
-export function addressResolver(trusted: Config['trustedProxies']): AddressOf {
+/** Whether an address is one of the proxies the box trusts (BOXAUTH_TRUSTED_PROXIES). */
+export function proxyCheck(trusted: Config['trustedProxies']): (address: string) => boolean {
   const proxies = new net.BlockList();
   for (const [address, prefix] of trusted) proxies.addSubnet(address, prefix, net.isIPv6(address) ? 'ipv6' : 'ipv4');
-  const isProxy = (address: string): boolean => {
+  return (address) => {
     const family = net.isIP(address);
     return family !== 0 && proxies.check(address, family === 6 ? 'ipv6' : 'ipv4');
   };
+}
+
+/** The TCP peer of a request, IPv4-mapped addresses as IPv4. */
+export const peerAddress = (req: IncomingMessage): string => plain(req.socket.remoteAddress ?? 'unknown');
+
+export function addressResolver(trusted: Config['trustedProxies']): AddressOf {
+  const isProxy = proxyCheck(trusted);
   return (req) => {
-    let address = plain(req.socket.remoteAddress ?? 'unknown');
+    let address = peerAddress(req);
     if (!trusted.length || !isProxy(address)) return address;
     // From the nearest hop outwards, past trusted proxies only (as express's proxy-addr does).
     const header = req.headers['x-forwarded-for'];

@@ -132,6 +132,7 @@ export function withOAuthEndpoints(
       // The URL a DPoP proof names (RFC 9449 §4.3 step 9): the box's, as its clients address it.
       url: `${svc.config.baseUrl}${route}`,
       dpop: req.headersDistinct.dpop,
+      certificate: () => svc.clientCertificates.of(req),
     };
     // RFC 9449 §8: with nonces required, an answer to a proof carries the nonce of the next.
     const nonce = request.dpop ? svc.dpop.freshNonce() : undefined;

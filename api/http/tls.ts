@@ -38,8 +38,15 @@ export function httpsServer(
   files: TlsFiles,
   listener: (req: IncomingMessage, res: ServerResponse) => void,
   log: Logger,
+  clients: { requestCert: boolean } = { requestCert: false },
 ): { server: Server; stopWatching: () => void } {
-  const server = https.createServer(read(files), listener);
+  // Mutual TLS (RFC 8705): asked for, never required (rejectUnauthorized false), so that a browser or a
+  // client without one is served as before; whether a certificate authenticates a client is judged
+  // per request (api/oauth/client-certificate.ts), against the CAs of BOXAUTH_CLIENT_CA_FILE.
+  const server = https.createServer(
+    { ...read(files), ...(clients.requestCert ? { requestCert: true, rejectUnauthorized: false } : {}) },
+    listener,
+  );
   const reload = (): void => {
     try {
       server.setSecureContext(read(files));

@@ -21,6 +21,8 @@ import {
 } from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
 import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
+import type { PresentedCertificate } from '../credentials/client-certificate.js';
+import { certificateAuthentication, type CertificateAuthServices } from './certificate-auth.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -32,7 +34,9 @@ interface Needs {
 }
 
 /** What client authentication needs. */
-export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
+export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets'> &
+  WorkloadServices &
+  CertificateAuthServices;
 
 /** What the OAuth endpoints know of a request besides its parameters. */
 export interface OAuthRequest {
@@ -44,6 +48,8 @@ export interface OAuthRequest {
   url?: string;
   /** The DPoP header(s) (RFC 9449 §4.1), as many as were sent. */
   dpop?: readonly string[] | undefined;
+  /** The client certificate of the request (mutual TLS, RFC 8705), read when needed: ApiError 400 for a forwarded one not believed. */
+  certificate?: () => PresentedCertificate | undefined;
 }
 
 export interface PresentedClient {
@@ -53,6 +59,8 @@ export interface PresentedClient {
   address: string;
   /** A workload's token presented as client_assertion (RFC 7523). */
   assertion?: string;
+  /** The request's client certificate (RFC 8705), read when needed. */
+  certificate?: (() => PresentedCertificate | undefined) | undefined;
 }
 
 /**
@@ -62,10 +70,28 @@ export interface PresentedClient {
  * cluster), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
  * decision records name it, so a person can tell which credential was used.
  */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'workload' | 'federated' | 'none' | 'box';
+export type ClientAuthMethod =
+  | 'client_secret_basic'
+  | 'client_secret_post'
+  | 'private_key_jwt'
+  | 'tls_client_auth'
+  | 'self_signed_tls_client_auth'
+  | 'workload'
+  | 'federated'
+  | 'none'
+  | 'box';
 
-/** A client as it authenticated: how, and which workload presented its token (a ServiceAccount, or another issuer's subject). */
-export type AuthenticatedClient = Stored<Client> & { method: ClientAuthMethod; workload?: WorkloadIdentity; federated?: FederatedIdentity };
+/**
+ * A client as it authenticated: how, which workload presented its token (a ServiceAccount, or another
+ * issuer's subject), and `certificate`: the x5t#S256 of the certificate it authenticated with (RFC 8705 §2),
+ * which its access tokens are bound to.
+ */
+export type AuthenticatedClient = Stored<Client> & {
+  method: ClientAuthMethod;
+  workload?: WorkloadIdentity;
+  federated?: FederatedIdentity;
+  certificate?: string;
+};
 
 /**
  * How a client must prove who it is (a grant declares it; introspection and
@@ -85,7 +111,11 @@ function formDecode(s: string): string {
   return decoded;
 }
 
-export function presentedClient({ authorization, address }: OAuthRequest, params: Params): PresentedClient {
+export function presentedClient(request: OAuthRequest, params: Params): PresentedClient {
+  return { ...presentedCredentials(request, params), certificate: request.certificate };
+}
+
+function presentedCredentials({ authorization, address }: OAuthRequest, params: Params): PresentedClient {
   if (params.client_assertion_type !== undefined || params.client_assertion !== undefined) {
     if (params.client_assertion_type !== JWT_BEARER) {
       throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
@@ -156,7 +186,9 @@ export async function addressAttempt<T>(
  * would be anyone who knows its id.
  */
 export function confidential(client: Stored<Client>): boolean {
-  return Boolean(client.secretHash || client.resource.auth?.workload || hasClientKeys(client.resource));
+  return Boolean(
+    client.secretHash || client.resource.auth?.workload || hasClientKeys(client.resource) || client.resource.token_endpoint_auth_method,
+  );
 }
 
 /**
@@ -239,6 +271,8 @@ export async function authenticateClient(
   if (!presented.clientId) throw fail('client authentication required: send HTTP Basic credentials or client_id and client_secret');
   const clientId = presented.clientId;
   if (presented.secret === undefined) {
+    const certified = await certificateAuthentication(svc, presented);
+    if (certified) return certified;
     if (mode === 'required') throw fail('client authentication required: send the client secret (HTTP Basic or client_secret)');
     // client_id alone authenticates nobody (RFC 6749 §3.2.1: a public client may name
     // itself so). Whether the client exists, has a secret, or may use the grant is

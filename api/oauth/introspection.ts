@@ -13,6 +13,7 @@ import type { Audit } from '../audit.js';
 import { findByRefreshToken, type SessionRow } from '../store/sessions.js';
 import type { Client, PrincipalUser } from '../types.js';
 import { checkAccessToken } from '../credentials/access-tokens.js';
+import { confirmation } from '../credentials/tokens.js';
 import { closeGrants } from '../credentials/closing.js';
 import { authenticateClient, presentedClient, type OAuthRequest, type ClientAuthServices } from './client-auth.js';
 import { actOf, subjectOf } from '../credentials/exchange/parties.js';
@@ -91,7 +92,8 @@ export async function introspect(svc: IntrospectionServices, request: OAuthReque
       active: true,
       // RFC 9449 §6.2: a bound token is introspected as DPoP, with the key it is bound to.
       token_type: s.jkt ? 'DPoP' : 'Bearer',
-      ...(s.jkt ? { cnf: { jkt: s.jkt } } : {}),
+      // RFC 8705 §3.2: an introspection response carries the certificate's thumbprint as the JWT would.
+      ...(s.jkt || s.x5t ? { cnf: confirmation(s) } : {}),
       client_id: s.clientId,
       ...introspectedSubject(s),
       iss: svc.config.baseUrl,

@@ -18,6 +18,7 @@ import {
   type ClientAuthServices,
   type OAuthRequest,
 } from './client-auth.js';
+import { certificateBinding } from './certificate-auth.js';
 import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { notListedInGrantTypes } from './grant-types.js';
 import { authorizationCode } from './grants/authorization-code.js';
@@ -138,8 +139,16 @@ async function issue(
   const client = await authenticateClient(svc, presented, grant.clientAuthentication);
   if (!grant.permits(client.resource)) throw notListedInGrantTypes(client.resource, grant.type);
   const dpop = await proofOf(svc, request, client);
+  const certificate = certificateBinding(request, client);
   const unproven = namedOnly(presented) && confidential(client);
-  return grant.handle({ svc, params, client, ...(dpop ? { dpop } : {}), ...(unproven ? { unproven } : {}) });
+  return grant.handle({
+    svc,
+    params,
+    client,
+    ...(dpop ? { dpop } : {}),
+    ...(certificate ? { certificate } : {}),
+    ...(unproven ? { unproven } : {}),
+  });
 }
 
 /**

@@ -216,6 +216,34 @@ export interface ClientSpec {
    */
   jwks_uri?: string;
   /**
+   * Mutual TLS (RFC 8705 2, RFC 7591's name) - this client authenticates with the certificate it presents (docs/guides/workloads-without-secrets.md#mutual-tls). tls_client_auth - a certificate issued by a CA the box trusts for client certificates (BOXAUTH_CLIENT_CA_FILE), whose subject is the one tls_client_auth_* names (exactly one of them); self_signed_tls_client_auth - a certificate whose public key is one of this client's keys (jwks or jwks_uri), its chain not judged. Unset - the client authenticates with what it holds (a secret, keys, ServiceAccounts). A client with a method set is confidential, needs no secret, and a certificate of the wrong subject or key is refused by name.
+   */
+  token_endpoint_auth_method?: 'tls_client_auth' | 'self_signed_tls_client_auth';
+  /**
+   * tls_client_auth (RFC 8705 2.1.2) - the subject distinguished name the client's certificate must have, as RFC 4514 writes it (CN=orders,O=Example,C=DE: the last RDN first), compared attribute by attribute.
+   */
+  tls_client_auth_subject_dn?: string;
+  /**
+   * tls_client_auth (RFC 8705 2.1.2) - a dNSName SAN the client's certificate must hold (case-insensitive).
+   */
+  tls_client_auth_san_dns?: string;
+  /**
+   * tls_client_auth (RFC 8705 2.1.2) - a uniformResourceIdentifier SAN the client's certificate must hold, exactly: a SPIFFE ID (spiffe://trust-domain/path) names an X.509-SVID's workload.
+   */
+  tls_client_auth_san_uri?: string;
+  /**
+   * tls_client_auth (RFC 8705 2.1.2) - an iPAddress SAN the client's certificate must hold (IPv4 dotted or IPv6), compared in binary (RFC 5952 8).
+   */
+  tls_client_auth_san_ip?: string;
+  /**
+   * tls_client_auth (RFC 8705 2.1.2) - an rfc822Name SAN the client's certificate must hold.
+   */
+  tls_client_auth_san_email?: string;
+  /**
+   * RFC 8705 3.4 - true - every token request of this client must come with a client certificate (else invalid_request), and its access tokens are bound to it (cnf x5t#S256): the box's API and the decision point's doors refuse them without that certificate. A client authenticated by its certificate gets bound tokens whatever this says. Unset or false - only those are.
+   */
+  tls_client_certificate_bound_access_tokens?: boolean;
+  /**
    * The algorithm of this client's ID tokens (OpenID Connect Dynamic Client Registration's name). Unset - RS256, which every relying party accepts (OpenID Connect Core 15.1). Access tokens keep the box's algorithm (BOXAUTH_JWT_ALG).
    */
   id_token_signed_response_alg?: 'RS256' | 'ES256' | 'EdDSA';

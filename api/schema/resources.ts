@@ -30,7 +30,18 @@ type Spec = Record<string, unknown> & {
   ldap?: { userSearch: LdapAttributeSettings };
   jwks?: unknown;
   jwks_uri?: string;
+  token_endpoint_auth_method?: string;
 };
+
+/** How many of RFC 8705 §2.1.2's subject fields a Client sets. */
+const certificateSubjects = (s: Spec): number =>
+  [
+    'tls_client_auth_subject_dn',
+    'tls_client_auth_san_dns',
+    'tls_client_auth_san_uri',
+    'tls_client_auth_san_ip',
+    'tls_client_auth_san_email',
+  ].filter((k) => s[k] !== undefined).length;
 
 export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook';
 
@@ -57,14 +68,23 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
   // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
-  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || has(self.jwks) || has(self.jwks_uri)":
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || has(self.jwks) || has(self.jwks_uri) || has(self.token_endpoint_auth_method)":
     (s) =>
       !s.grant_types?.includes('client_credentials') ||
       s.secretRef !== undefined ||
       s.generateSecret !== false ||
       s.auth?.workload !== undefined ||
       s.jwks !== undefined ||
-      s.jwks_uri !== undefined,
+      s.jwks_uri !== undefined ||
+      s.token_endpoint_auth_method !== undefined,
+  // RFC 8705 §2.1.2: "A client using the tls_client_auth authentication method MUST use exactly one of the below metadata parameters".
+  "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'tls_client_auth' || [has(self.tls_client_auth_subject_dn), has(self.tls_client_auth_san_dns), has(self.tls_client_auth_san_uri), has(self.tls_client_auth_san_ip), has(self.tls_client_auth_san_email)].filter(x, x).size() == 1":
+    (s) => s.token_endpoint_auth_method !== 'tls_client_auth' || certificateSubjects(s) === 1,
+  "(has(self.token_endpoint_auth_method) && self.token_endpoint_auth_method == 'tls_client_auth') || !(has(self.tls_client_auth_subject_dn) || has(self.tls_client_auth_san_dns) || has(self.tls_client_auth_san_uri) || has(self.tls_client_auth_san_ip) || has(self.tls_client_auth_san_email))":
+    (s) => s.token_endpoint_auth_method === 'tls_client_auth' || certificateSubjects(s) === 0,
+  // RFC 8705 §2.2.2: the jwks or jwks_uri "are used to convey the client's certificates".
+  "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'self_signed_tls_client_auth' || has(self.jwks) || has(self.jwks_uri)":
+    (s) => s.token_endpoint_auth_method !== 'self_signed_tls_client_auth' || s.jwks !== undefined || s.jwks_uri !== undefined,
   // RFC 7591 §2: "The "jwks_uri" and "jwks" parameters MUST NOT both be present in the same request or response."
   '!has(self.jwks) || !has(self.jwks_uri)': (s) => s.jwks === undefined || s.jwks_uri === undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>

@@ -29,6 +29,8 @@ export interface SessionRow {
   jkt: string | null;
   /** DPoP: the key a public client's refresh token is bound to (RFC 9449 §5). */
   refreshJkt: string | null;
+  /** Mutual TLS (RFC 8705 §3): the x5t#S256 of the client certificate the access token is bound to. */
+  x5t: string | null;
 }
 
 interface DbRow {
@@ -53,6 +55,7 @@ interface DbRow {
   details: Record<string, unknown> | null;
   jkt: string | null;
   refresh_jkt: string | null;
+  x5t: string | null;
 }
 
 function fromDb(r: DbRow): SessionRow {
@@ -78,6 +81,7 @@ function fromDb(r: DbRow): SessionRow {
     details: r.details,
     jkt: r.jkt,
     refreshJkt: r.refresh_jkt,
+    x5t: r.x5t,
   };
 }
 
@@ -136,7 +140,7 @@ export function toSessionResource(s: SessionRow, now = Date.now()): Session {
 
 // A new session's columns, and their types for unnest().
 const NEW_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash,
-  refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at, jkt, refresh_jkt`;
+  refresh_token_hash, refresh_token_exp, active, parent, family, kid, details, purge_at, jkt, refresh_jkt, x5t`;
 const NEW_TYPES = [
   'uuid',
   'text',
@@ -156,6 +160,7 @@ const NEW_TYPES = [
   'text',
   'jsonb',
   'timestamptz',
+  'text',
   'text',
   'text',
 ];
@@ -186,6 +191,7 @@ function newSessionRows(rows: SessionRow[], first: number): { sql: string; param
       rows.map(purgeAt),
       col('jkt'),
       col('refreshJkt'),
+      col('x5t'),
     ],
   };
 }
@@ -309,7 +315,7 @@ export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Pr
 // that prepared it ("cached plan must not change result type") once the next release adds a column
 // while this one still serves (docs/operations/upgrades.md).
 const READ_COLUMNS = `id, type, origin, client_id, user_id, audience, scope, start, exp, access_token_hash, refresh_token_hash,
-  refresh_token_exp, refresh_used_at, active, "end", parent, family, kid, details, jkt, refresh_jkt`;
+  refresh_token_exp, refresh_used_at, active, "end", parent, family, kid, details, jkt, refresh_jkt, x5t`;
 
 /** The prepared statement of each column a session is found by: one query, named once per column. */
 const FOUND_BY = {

@@ -19,7 +19,7 @@ import {
   type ClientSpec,
   generateSecret,
   hashSecret,
-  hasClientKeys,
+  hasOwnCredential,
   type Pool,
   SecretVerifier,
   type Stored,
@@ -54,7 +54,7 @@ export function secretSource(client: ClientResource): { name: string; key: strin
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
   // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens, one with keys (jwks,
   // jwks_uri) with its own assertions: no secret unless asked for.
-  const withoutSecret = spec.auth?.workload !== undefined || hasClientKeys(spec);
+  const withoutSecret = spec.auth?.workload !== undefined || hasOwnCredential(spec);
   if (!(spec.generateSecret ?? !withoutSecret)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }
@@ -124,7 +124,7 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
     }
     const source = secretSource(obj);
     if (!source) {
-      if (record.grant_types.includes('client_credentials') && !record.auth?.workload && !hasClientKeys(record)) {
+      if (record.grant_types.includes('client_credentials') && !record.auth?.workload && !hasOwnCredential(record)) {
         throw new Problem(
           ClientReason.SecretRequired,
           'a client_credentials client needs a secret source: set spec.secretRef, remove generateSecret: false, bind ServiceAccounts in auth.workload, or register its keys (jwks or jwks_uri)',

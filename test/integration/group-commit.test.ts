@@ -34,6 +34,7 @@ function row(fields: Partial<SessionRow> = {}): SessionRow {
     details: null,
     jkt: null,
     refreshJkt: null,
+    x5t: null,
     ...fields,
   };
 }

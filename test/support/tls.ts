@@ -16,7 +16,7 @@ export interface TestCa {
    * Issues a server certificate (and key) into `<name>.crt` / `<name>.key`, for `altNames` (openssl's
    * subjectAltName syntax; 127.0.0.1 and localhost by default).
    */
-  issue(name: string, subject?: string, altNames?: string): { certFile: string; keyFile: string };
+  issue(name: string, subject?: string, altNames?: string, usage?: 'serverAuth' | 'clientAuth'): { certFile: string; keyFile: string };
   /** A fetch dispatcher that trusts this CA. */
   dispatcher: Agent;
 }
@@ -55,8 +55,8 @@ export function testCa(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-tls-
     pem,
     caFile: path.join(dir, 'ca.crt'),
     dispatcher: new Agent({ connect: { ca: pem } }),
-    issue(name, subject = '/CN=127.0.0.1', altNames = 'IP:127.0.0.1,DNS:localhost') {
-      fs.writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=${altNames}\nextendedKeyUsage=serverAuth\n`);
+    issue(name, subject = '/CN=127.0.0.1', altNames = 'IP:127.0.0.1,DNS:localhost', usage = 'serverAuth') {
+      fs.writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=${altNames}\nextendedKeyUsage=${usage}\n`);
       openssl(['req', ...NEW_P256_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
       openssl(
         [
@@ -93,4 +93,10 @@ export function presentedName(port: number, ca: string): Promise<string> {
     });
     socket.on('error', reject);
   });
+}
+
+/** A self-signed client certificate (RFC 8705 §2.2) and its key, into `<name>.crt` / `<name>.key` of `dir`. */
+export function selfSignedClient(dir: string, name: string, subject = `/CN=${name}`): { certFile: string; keyFile: string } {
+  openssl(['req', '-x509', ...NEW_P256_KEY, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', subject], dir);
+  return { certFile: path.join(dir, `${name}.crt`), keyFile: path.join(dir, `${name}.key`) };
 }

@@ -4,7 +4,7 @@ import { errorMessage } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
-import { hasClientKeys } from '../../client-keys.js';
+import { hasOwnCredential } from '../../client-keys.js';
 import { BoxRefusal, CliError, type BoxApi } from '../api.js';
 import {
   allPages,
@@ -84,7 +84,7 @@ function clientBody(spec: Record<string, unknown>, name: string, secrets: Secret
   if (secretRef) return { body: { ...body, secret: referencedSecret(secretRef, 'client-secret', secrets, file, `Client ${name}`) } };
   const grants = (body.grant_types as string[] | undefined) ?? [];
   const workload = (body.auth as { workload?: unknown } | undefined)?.workload !== undefined;
-  if (grants.includes('client_credentials') && !workload && !hasClientKeys(body) && generateSecret !== false) {
+  if (grants.includes('client_credentials') && !workload && !hasOwnCredential(body) && generateSecret !== false) {
     const secret = randomBytes(32).toString('base64url'); // as the operator generates one
     return { body: { ...body, secret }, generatedSecret: secret };
   }

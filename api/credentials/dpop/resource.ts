@@ -1,15 +1,18 @@
 // An access token presented to a resource of the box (its API, UserInfo, the decision
 // point's apps), with DPoP (RFC 9449 §7): a bound token is accepted only under the DPoP
-// scheme, with a proof of its key for this very request; an unbound one only as Bearer.
+// scheme, with a proof of its key for this very request; an unbound one only as Bearer. A token
+// bound to a client certificate (RFC 8705 §3) only with that certificate.
 import { challenge } from '../../errors.js';
 import { type Dpop, isDpopRefusal, type DpopErrorCode } from './check.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
 import { DPOP_ALGS } from './proof.js';
+import { boundCertificateProblem, type ClientCertificates, type PresentedCertificate } from '../client-certificate.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   dpop: Dpop;
+  clientCertificates: ClientCertificates;
 }
 
 /** An access token as the Authorization header carries it. */
@@ -24,9 +27,11 @@ export interface ResourceRequest {
   proofs: readonly string[] | undefined;
   method: string;
   url: string;
+  /** The client certificate of the request (mutual TLS, RFC 8705 §3), read only for a token bound to one. */
+  certificate?: () => PresentedCertificate | undefined;
 }
 
-export type ResourceServices = TokenCheckServices & Pick<Needs, 'dpop'>;
+export type ResourceServices = TokenCheckServices & Pick<Needs, 'dpop' | 'clientCertificates'>;
 
 export type ResourceVerdict =
   | { session: SessionRow }
@@ -60,6 +65,10 @@ export async function checkPresented(
   const check = await checkAccessToken(svc, presented.token, now);
   if ('problem' in check) return { problem: check.problem, error: 'invalid_token', dpop };
   const { session } = check;
+  if (session.x5t !== null) {
+    const problem = boundCertificateProblem(session.x5t, request.certificate?.());
+    if (problem) return { problem, error: 'invalid_token', dpop };
+  }
   if (session.jkt === null) {
     if (dpop) return { problem: 'the access token is not DPoP-bound: send it as "Bearer <token>"', error: 'invalid_token', dpop };
     return { session };

@@ -23,8 +23,19 @@ interface Needs {
  * document (./openid.ts) is this and OpenID's own fields, so that the two never
  * tell a client different things about the same endpoints.
  */
+/**
+ * The mutual-TLS methods (RFC 8705 §2) this box can take: none unless a certificate can reach it (its own
+ * TLS asks for one, or a proxy forwards it); tls_client_auth only with CAs to judge its chain by.
+ */
+function certificateMethods(config: Config): string[] {
+  const { request, header, caFile } = config.clientCertificates;
+  if (!request && header === undefined) return [];
+  return [...(caFile !== undefined ? ['tls_client_auth'] : []), 'self_signed_tls_client_auth'];
+}
+
 export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<string, unknown> {
   const base = svc.config.baseUrl;
+  const mtls = certificateMethods(svc.config);
   return {
     issuer: base,
     authorization_endpoint: `${base}/auth/authorize`,
@@ -35,15 +46,17 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     device_authorization_endpoint: `${base}/auth/device`,
     grant_types_supported: [...grants.keys(), 'implicit'],
     response_types_supported: RESPONSE_TYPES,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, 'none'],
     // private_key_jwt: an assertion signed with the client's own key (jwks, jwks_uri) takes these algorithms
     // only (api/client-keys.ts: RS256, HS* and none are refused). A workload's ServiceAccount token, sent
     // the same way, is its issuer's assertion, verified with that issuer's keys and algorithms.
     token_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     // Both kinds of client assertion authenticate here as at the token endpoint.
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls],
+    // RFC 8705 §3.3: the box binds access tokens to the client certificate of the token request.
+    ...(mtls.length ? { tls_client_certificate_bound_access_tokens: true } : {}),
     introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls],
     revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
     // RFC 9207 §3: every authorization response carries iss (api/oauth/authorization-request.ts redirectTo).

@@ -31,7 +31,7 @@ import { identityProviders } from '../../store/identity-providers.js';
 import { providerSecret, sealProviderSecret } from '../../people/upstream/secret.js';
 import { webhooks } from '../../store/webhooks.js';
 import { administeredUrlProblem } from '../../notices/post.js';
-import { hasClientKeys } from '../../client-keys.js';
+import { hasOwnCredential } from '../../client-keys.js';
 import { sealWebhookSecret, secretProblem, webhookSecret } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
@@ -176,12 +176,12 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
           secret === undefined &&
           !existing?.secretHash &&
           !client.auth?.workload &&
-          !hasClientKeys(client)
+          !hasOwnCredential(client)
         ) {
           throw ValidationError.field(
             body,
             'secret',
-            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, or register its keys: jwks or jwks_uri)',
+            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, register its keys: jwks or jwks_uri, or its certificate: token_endpoint_auth_method)',
           );
         }
         const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash: secretHash.hash });

@@ -15,7 +15,7 @@ import { shapedClaimsFor } from '../shaped-claims.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../../credentials/pkce.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type GrantServices, type Issued } from './grant.js';
+import { commitThenRefuse, certificateBound, dpopBound, notIssuedToClient, type Grant, type GrantServices, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /**
@@ -96,7 +96,7 @@ export const authorizationCode: Grant = {
   permits: listedInGrantTypes('authorization_code'),
   credential: { name: CODE, issuedTo: (svc, params) => store.authorizationCodeClient(svc.pool, tokenHash(params.code!)) },
 
-  async handle({ svc, params, client: { resource: client, method }, dpop }) {
+  async handle({ svc, params, client: { resource: client, method }, dpop, certificate }) {
     const hash = tokenHash(params.code!);
     const now = Date.now();
     return commitThenRefuse(svc.pool, async (tx): Promise<Issued | OAuthError> => {
@@ -131,6 +131,7 @@ export const authorizationCode: Grant = {
           shaped,
           clientAuthMethod: method,
           ...dpopBound(dpop),
+          ...certificateBound(certificate),
         },
         svc.config.baseUrl,
         svc.keyring.active,

@@ -3,7 +3,7 @@ import { grantedScope, requestedAudience } from '../entitlements.js';
 import { scopeParam } from '../params.js';
 import { mint } from '../../credentials/tokens.js';
 import type { SessionRow } from '../../store/sessions.js';
-import { dpopBound, type Grant, type GrantServices } from './grant.js';
+import { certificateBound, dpopBound, type Grant, type GrantServices } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /** Everything this grant does to the database (fosite's storage interfaces: a flow states the methods it needs). */
@@ -20,7 +20,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload, federated, method }, dpop }) {
+  async handle({ svc, params, client: { resource: client, workload, federated, method }, dpop, certificate }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -36,6 +36,7 @@ export const clientCredentials: Grant = {
         details: workload ? { workload } : federated ? { federated } : null,
         clientAuthMethod: method,
         ...dpopBound(dpop),
+        ...certificateBound(certificate),
       },
       svc.config.baseUrl,
       svc.keyring.active,

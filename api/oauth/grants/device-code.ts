@@ -13,7 +13,7 @@ import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import { grantedResource } from '../entitlements.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
+import { commitThenRefuse, certificateBound, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /**
@@ -53,7 +53,7 @@ export const deviceCode: Grant = {
   permits: listedInGrantTypes(DEVICE_GRANT),
   credential: { name: 'device_code', issuedTo: (svc, params) => store.deviceCodeClient(svc.pool, tokenHash(params.device_code!)) },
 
-  async handle({ svc, params, client: { resource: client, method }, dpop }) {
+  async handle({ svc, params, client: { resource: client, method }, dpop, certificate }) {
     // RFC 8707 §2.2: a resource may only name what was granted. The device authorization request
     // takes none (POST /auth/device reads no resource), so its tokens are for no resource, and a
     // resource here is invalid_target before the poll is looked at: nothing is spent or recorded.
@@ -94,6 +94,7 @@ export const deviceCode: Grant = {
           shaped,
           clientAuthMethod: method,
           ...dpopBound(dpop),
+          ...certificateBound(certificate),
         },
         svc.config.baseUrl,
         svc.keyring.active,

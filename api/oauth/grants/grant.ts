@@ -78,6 +78,11 @@ export interface GrantContext {
    */
   dpop?: DpopBinding;
   /**
+   * The x5t#S256 of the client certificate the access token is bound to (RFC 8705 §3): the one the
+   * client authenticated with, or the one it presented when it asks for bound tokens (../certificate-auth.ts).
+   */
+  certificate?: string;
+  /**
    * The client has credentials (a secret, ServiceAccounts), but the request named it by
    * client_id alone, as the refresh grant allows: nobody proved to be it.
    */
@@ -93,6 +98,9 @@ export interface DpopBinding {
 /** What a grant passes to mint() for the request's DPoP proof: the keys its tokens are bound to. */
 export const dpopBound = (dpop: DpopBinding | undefined): { jkt?: string; refreshJkt?: string } =>
   dpop ? { jkt: dpop.jkt, ...(dpop.bindsRefresh ? { refreshJkt: dpop.jkt } : {}) } : {};
+
+/** What a grant passes to mint() for the request's client certificate (RFC 8705 §3): the thumbprint its access token is bound to. */
+export const certificateBound = (certificate: string | undefined): { x5t?: string } => (certificate ? { x5t: certificate } : {});
 
 export interface Grant {
   /** The grant_type value. */

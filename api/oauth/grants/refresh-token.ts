@@ -30,7 +30,16 @@ import { mint, tokenHash, type TokenResponse } from '../../credentials/tokens.js
 import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import { scopeParam } from '../params.js';
-import { commitThenRefuse, dpopBound, notIssuedToClient, type DpopBinding, type Grant, type GrantServices, type Issued } from './grant.js';
+import {
+  commitThenRefuse,
+  certificateBound,
+  dpopBound,
+  notIssuedToClient,
+  type DpopBinding,
+  type Grant,
+  type GrantServices,
+  type Issued,
+} from './grant.js';
 
 /**
  * Everything this grant does to the database (fosite's RefreshTokenStorage: a flow states the
@@ -91,7 +100,7 @@ export const refreshToken: Grant = {
     },
   },
 
-  async handle({ svc, params, client: { resource: client, method }, dpop, unproven = false }) {
+  async handle({ svc, params, client: { resource: client, method }, dpop, certificate, unproven = false }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed: Narrowed = { scope: scopeParam(params.scope), resource: params.resource };
     const presented: Presented = { jkt: dpop?.jkt, unproven };
@@ -99,7 +108,7 @@ export const refreshToken: Grant = {
     const verdict = await readHolder(svc, client, hash, presented);
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
-      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop, method);
+      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop, method, certificate);
       if (await store.applyRefresh(svc, refresh)) {
         // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
         if (refresh.rotate) svc.refreshHolders.forget(verdict.holder.id);
@@ -121,7 +130,7 @@ export const refreshToken: Grant = {
         return invalidGrant('refresh token was already used; every session obtained with it has been closed');
       }
       if ('error' in locked) return locked.error;
-      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop, method);
+      const { refresh, response } = await prepare(svc, client, locked.holder, locked.settings, narrowed, now, dpop, method, certificate);
       await store.touchRefreshToken(tx, locked.holder, refresh.refreshTokenExp, refresh.rotate);
       await store.insertSessions(tx, [refresh.session]);
       return { response, session: refresh.session };
@@ -238,6 +247,7 @@ async function prepare(
   now: number,
   dpop: DpopBinding | undefined,
   clientAuthMethod: string,
+  certificate: string | undefined,
 ): Promise<{ refresh: Refresh; response: TokenResponse }> {
   await checkSignInStillEnough(svc, client, holder);
   const rotate = settings.refresh_token_rotation === true;
@@ -269,6 +279,7 @@ async function prepare(
       // A confidential client's new access token is bound to the proof's key, its refresh
       // token is not (§5: "refresh tokens issued to [confidential clients] are not bound").
       ...dpopBound(dpop),
+      ...certificateBound(certificate),
     },
     svc.config.baseUrl,
     svc.keyring.active,

@@ -28,7 +28,7 @@ import {
 import { mint } from '../../credentials/tokens.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import type { SessionRow } from '../../store/sessions.js';
-import { dpopBound, type Grant, type GrantContext, type GrantServices, type Issued } from './grant.js';
+import { certificateBound, dpopBound, type Grant, type GrantContext, type GrantServices, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /**
@@ -68,7 +68,7 @@ export const tokenExchange: Grant = {
   requiredParameters: ['subject_token', 'subject_token_type'],
   permits: listedInGrantTypes(TOKEN_EXCHANGE),
 
-  async handle({ svc, params, client: authenticated, dpop }) {
+  async handle({ svc, params, client: authenticated, dpop, certificate }) {
     const client = authenticated.resource;
     const now = Date.now();
     const requestedType = params.requested_token_type || TOKEN_TYPE.accessToken;
@@ -159,6 +159,7 @@ export const tokenExchange: Grant = {
         },
         notAfter: earliest(subject, actor),
         ...dpopBound(dpop),
+        ...certificateBound(certificate),
       },
       svc.config.baseUrl,
       svc.keyring.active,

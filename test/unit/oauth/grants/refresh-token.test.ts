@@ -34,6 +34,7 @@ const holder = (change: Partial<SessionRow> = {}): SessionRow => ({
   details: null,
   jkt: null,
   refreshJkt: null,
+  x5t: null,
   ...change,
 });
 

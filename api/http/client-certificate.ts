@@ -1,0 +1,159 @@
+// Where a request's client certificate comes from (mutual TLS, RFC 8705): the TLS the box serves
+// itself (BOXAUTH_TLS_CLIENT_CERTIFICATES=request), or a proxy in front that terminated it and
+// forwards the certificate in a header the operator names (BOXAUTH_CLIENT_CERT_HEADER): Envoy's
+// x-forwarded-client-cert, or NGINX's $ssl_client_escaped_cert. A forwarded certificate is believed
+// only from BOXAUTH_TRUSTED_PROXIES, the proxies whose X-Forwarded-For is believed; from anyone else
+// the request is refused (400), not read as if it had none: a header that is ignored hides a proxy
+// that is not listed (every client of a cert-bound token would be refused for no reason it is told),
+// and a client that forged one learns at once that it is not believed.
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { ConfigError, type Config } from '../config.js';
+import { ApiError } from '../errors.js';
+import {
+  type CertificateOf,
+  type ClientCertificates,
+  pemCertificates,
+  type PresentedCertificate,
+} from '../credentials/client-certificate.js';
+import { peerAddress, proxyCheck } from './client-address.js';
+
+/** Envoy's header (XFCC); any other name is read as NGINX's URL-encoded PEM. */
+export const XFCC = 'x-forwarded-client-cert';
+
+/** How many certificates of a chain are read, past the client's own. */
+const MAX_CHAIN = 4;
+
+const unreadable = (header: string, why: string): ApiError =>
+  new ApiError(400, 'invalid_request', `the ${header} header does not hold a client certificate: ${why}`);
+
+/**
+ * The elements of an XFCC value, each as its keys and values: elements are separated by ",", pairs by ";",
+ * and a value holding either is quoted ("..." with \" inside), as Envoy writes them.
+ */
+export function xfccElements(value: string): Map<string, string>[] {
+  const elements: Map<string, string>[] = [];
+  let element = new Map<string, string>();
+  let pair = '';
+  let quoted = false;
+  const endPair = (): void => {
+    const eq = pair.indexOf('=');
+    if (eq > 0) {
+      let v = pair.slice(eq + 1).trim();
+      if (v.startsWith('"') && v.endsWith('"') && v.length >= 2) v = v.slice(1, -1).replace(/\\"/g, '"');
+      element.set(pair.slice(0, eq).trim().toLowerCase(), v);
+    }
+    pair = '';
+  };
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '\\' && quoted && value[i + 1] === '"') {
+      pair += '\\"';
+      i++;
+    } else if (c === '"') {
+      quoted = !quoted;
+      pair += c;
+    } else if (!quoted && c === ';') endPair();
+    else if (!quoted && c === ',') {
+      endPair();
+      elements.push(element);
+      element = new Map();
+    } else pair += c;
+  }
+  endPair();
+  elements.push(element);
+  return elements.filter((e) => e.size);
+}
+
+function urlDecoded(header: string, text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw unreadable(header, 'bad percent-encoding');
+  }
+}
+
+function parsed(header: string, pem: string): X509Certificate[] {
+  try {
+    return pemCertificates(pem);
+  } catch {
+    throw unreadable(header, 'a PEM block is not an X.509 certificate');
+  }
+}
+
+/** The certificate a proxy forwarded in `header`. */
+export function forwardedCertificate(header: string, value: string): PresentedCertificate {
+  if (header === XFCC) {
+    // The element the proxy nearest the box appended is the last (Envoy's APPEND_FORWARD; SANITIZE_SET sends one).
+    const element = xfccElements(value).at(-1);
+    const cert = element?.get('cert');
+    if (!cert) throw unreadable(header, 'its last element has no Cert (Envoy: set_current_client_cert_details { cert: true })');
+    const [leaf] = parsed(header, urlDecoded(header, cert));
+    if (!leaf) throw unreadable(header, 'Cert holds no PEM certificate');
+    const chain = element?.get('chain');
+    const rest = chain ? parsed(header, urlDecoded(header, chain)).filter((c) => !c.raw.equals(leaf.raw)) : [];
+    return { leaf, chain: rest.slice(0, MAX_CHAIN) };
+  }
+  const [leaf, ...rest] = parsed(header, urlDecoded(header, value));
+  if (!leaf) throw unreadable(header, 'no PEM certificate (NGINX: proxy_set_header <name> $ssl_client_escaped_cert)');
+  return { leaf, chain: rest.slice(0, MAX_CHAIN) };
+}
+
+/** The certificate the client presented in the box's own TLS handshake, and the chain it sent. */
+function handshakeCertificate(req: IncomingMessage): PresentedCertificate | undefined {
+  const socket = req.socket as Partial<TLSSocket>;
+  const leaf = socket.getPeerX509Certificate?.();
+  if (!leaf) return undefined;
+  const chain: X509Certificate[] = [];
+  for (let c = leaf.issuerCertificate; c && chain.length < MAX_CHAIN && !chain.some((x) => x.raw.equals(c!.raw)); c = c.issuerCertificate) {
+    if (c.raw.equals(leaf.raw)) break;
+    chain.push(c);
+  }
+  return { leaf, chain };
+}
+
+/** How this box reads a request's client certificate, as `config` says. */
+export function certificateReader(config: Pick<Config, 'clientCertificates' | 'trustedProxies'>): CertificateOf {
+  const { header } = config.clientCertificates;
+  const isProxy = proxyCheck(config.trustedProxies);
+  return (req) => {
+    if (header !== undefined) {
+      const peer = peerAddress(req);
+      const raw = req.headers[header];
+      const value = Array.isArray(raw) ? raw.join(', ') : raw;
+      if (value !== undefined && value.trim() !== '') {
+        if (!isProxy(peer))
+          throw new ApiError(
+            400,
+            'invalid_request',
+            `the ${header} header forwards a client certificate, which this box believes only from its trusted proxies (BOXAUTH_TRUSTED_PROXIES): ${peer} is not one`,
+          );
+        return forwardedCertificate(header, value);
+      }
+      // A proxy's own certificate, in its TLS to the box, is not its client's.
+      if (isProxy(peer)) return undefined;
+    }
+    return handshakeCertificate(req);
+  };
+}
+
+/** BOXAUTH_CLIENT_CA_FILE's CAs, read once; a file without a CA certificate, or with another kind, is a ConfigError. */
+function trustedCas(caFile: string | undefined): X509Certificate[] {
+  if (caFile === undefined) return [];
+  let cas: X509Certificate[];
+  try {
+    cas = pemCertificates(fs.readFileSync(caFile, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`BOXAUTH_CLIENT_CA_FILE: ${caFile} is not a PEM bundle of certificates (${(err as Error).message})`);
+  }
+  if (!cas.length) throw new ConfigError(`BOXAUTH_CLIENT_CA_FILE: ${caFile} holds no PEM certificate`);
+  if (cas.some((c) => !c.ca))
+    throw new ConfigError(`BOXAUTH_CLIENT_CA_FILE: ${caFile} holds a certificate that is not a CA's (basicConstraints CA:TRUE)`);
+  return cas;
+}
+
+export function clientCertificates(config: Pick<Config, 'clientCertificates' | 'trustedProxies'>): ClientCertificates {
+  return { of: certificateReader(config), trusted: trustedCas(config.clientCertificates.caFile) };
+}
