@@ -108,7 +108,17 @@ export const refreshToken: Grant = {
     const verdict = await readHolder(svc, client, hash, presented);
     if ('error' in verdict) throw verdict.error;
     if ('settings' in verdict) {
-      const { refresh, response } = await prepare(svc, client, verdict.holder, verdict.settings, narrowed, Date.now(), dpop, method, certificate);
+      const { refresh, response } = await prepare(
+        svc,
+        client,
+        verdict.holder,
+        verdict.settings,
+        narrowed,
+        Date.now(),
+        dpop,
+        method,
+        certificate,
+      );
       if (await store.applyRefresh(svc, refresh)) {
         // The token endpoint remembers a new holder (rotation); an old one slid its expiration.
         if (refresh.rotate) svc.refreshHolders.forget(verdict.holder.id);
