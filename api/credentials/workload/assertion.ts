@@ -250,6 +250,8 @@ export async function authenticateWorkload(
     payload,
     account: serviceAccountOf(issuer, payload),
   };
+  // The cluster's own issuer issues ServiceAccount tokens only: say so of any other subject.
+  if (who.cluster && !who.account) identityOf(issuer, payload);
 
   const id = clientId ?? (await routedClient(svc, who));
   const client = await svc.clients.get(id);

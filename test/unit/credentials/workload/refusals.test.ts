@@ -22,12 +22,16 @@ const client = {
 const svc = {
   config: { baseUrl: BOX },
   issuers: {
-    find: async (iss: string) => (iss === KUBE ? { issuer: KUBE, cacheable: false, verify: async () => undefined } : undefined),
+    find: async (iss: string) =>
+      iss === KUBE ? { issuer: KUBE, cluster: true, cacheable: false, verify: async () => undefined } : undefined,
     names: async () => [KUBE],
   },
   verifiedAssertions: new VerifiedAssertions(),
   clients: { get: async (id: string) => (id === 'orders' ? client : undefined) },
-  workloadBindings: { clientsOf: async (ns: string, name: string) => (ns === 'shop' && name === 'orders' ? ['orders'] : []) },
+  workloadBindings: {
+    clientsOf: async (ns: string, name: string) => (ns === 'shop' && name === 'orders' ? ['orders'] : []),
+    clientsOfSubject: async () => [],
+  },
 } as never;
 
 async function refusal(assertion: string, rule: RegExp, clientId?: string): Promise<void> {
