@@ -31,7 +31,7 @@ describe('the method that authenticated a client, in the audit and the decision 
 
   before(async function () {
     issuer = await TestIssuer.start();
-    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([{ issuer: issuer.url, caBundle: issuer.caPem }]) } });
+    box = await Box.start({ env: { BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]) } });
     const root = await box.rootToken();
     // An App with no policy: every request to it is refused, and the refusal of a caller is recorded.
     expect((await box.json('PUT', '/App/gated', { urls: [box.url], audience: AUDIENCE }, root)).status).to.equal(201);
