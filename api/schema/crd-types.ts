@@ -406,7 +406,7 @@ export interface ClientSpec {
      */
     workload?: {
       /**
-       * Accept ServiceAccount tokens of this issuer only (default - any issuer the box trusts).
+       * The issuer of the ServiceAccounts bound (another cluster's, trusted in the Box's spec.trustedIssuers). Unset - the box's own cluster's only.
        */
       issuer?: string;
       /**

@@ -161,6 +161,14 @@ describe('federated client authentication (CI tokens, auth.workload.federated)',
     await refused(forged, /does not verify|does not publish/, 'deploy');
   });
 
+  it("refuses another issuer's ServiceAccount token for a client bound to ServiceAccounts of the box's cluster", async function () {
+    // Whoever can make ServiceAccount pay/api in a cluster the box trusts is not the box's own pay/api.
+    await putClient('in-cluster', { serviceAccounts: [{ namespace: 'pay', name: 'api' }] });
+    const elsewhere = await github.token(box.url, 'pay', 'api');
+    await refused(elsewhere, /binds ServiceAccounts of this box's cluster; for another cluster's, set auth.workload.issuer/);
+    await refused(elsewhere, /binds ServiceAccounts of this box's cluster/, 'in-cluster');
+  });
+
   it('refuses a subject pattern that is a bare wildcard, and a binding with both subject and pattern (422, nothing written)', async function () {
     for (const subjectPattern of ['*', 'repo:*', '*:octo-org/shop:ref:refs/heads/main', 'repo:', 'a:b*c*d*e*f*g*h*i*j*k']) {
       const res = await putClient('wild', {

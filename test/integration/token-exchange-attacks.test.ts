@@ -59,7 +59,7 @@ describe('token exchange (RFC 8693): attacks', function () {
       {
         grant_types: ['client_credentials', EXCHANGE],
         audience: [PAYMENTS],
-        auth: { workload: { serviceAccounts: [{ namespace: 'shop', name: 'orders' }] } },
+        auth: { workload: { issuer: issuer.url, serviceAccounts: [{ namespace: 'shop', name: 'orders' }] } },
       },
       root,
     );

@@ -245,7 +245,7 @@ export async function authenticateWorkload(
   if (typeof sub !== 'string' || !sub) throw new WorkloadError('the token names no subject (sub)');
   const who: Presented = {
     issuer,
-    cluster: (await svc.issuers.find(issuer))?.cluster ?? false,
+    cluster: await svc.issuers.isCluster(issuer),
     subject: sub,
     payload,
     account: serviceAccountOf(issuer, payload),
@@ -265,6 +265,14 @@ export async function authenticateWorkload(
   if (!who.account || (!who.cluster && !workloadSettings(client.resource)?.serviceAccounts?.length)) {
     throw new WorkloadError(
       `subject ${JSON.stringify(sub)} of issuer ${issuer} is not bound to client "${client.resource.id}" (auth.workload.federated)`,
+    );
+  }
+  // serviceAccounts without an issuer are this cluster's: another issuer's token of the same
+  // namespace and name (another cluster, anyone who can make ServiceAccounts there) is not them.
+  if (!who.cluster && !workloadSettings(client.resource)?.issuer) {
+    throw new WorkloadError(
+      `client "${client.resource.id}" binds ServiceAccounts of this box's cluster; for another cluster's, set auth.workload.issuer ` +
+        `to ${issuer}, or bind the subject in auth.workload.federated`,
     );
   }
   checkAudience(svc, payload);

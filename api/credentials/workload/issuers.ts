@@ -144,7 +144,8 @@ export class TrustedIssuers {
   }
 
   private verifierFor(trusted: TrustedIssuer): IssuerVerifier {
-    if (trusted.mode === 'tokenreview') return new TokenReviewVerifier(trusted.issuer, this.config, false);
+    // A TokenReview asks this cluster's API server: what it vouches for is this cluster's.
+    if (trusted.mode === 'tokenreview') return new TokenReviewVerifier(trusted.issuer, this.config, true);
     const options = { ...(trusted.caBundle ? { ca: trusted.caBundle } : {}), allowed: trusted.allowedAddresses };
     const keys = new RemoteKeySet(
       async () => {
@@ -218,6 +219,15 @@ export class TrustedIssuers {
     if (configured) return configured;
     const cluster = await this.clusterIssuer();
     return cluster?.issuer === issuer ? cluster : undefined;
+  }
+
+  /**
+   * Whether `issuer` is the box's own cluster's: discovered from its API server, or an entry checked
+   * by TokenReview (which asks that API server), or an entry that names the discovered issuer.
+   */
+  async isCluster(issuer: string): Promise<boolean> {
+    if (this.configured.get(issuer)?.cluster) return true;
+    return (await this.clusterIssuer())?.issuer === issuer;
   }
 
   /** Every issuer this box trusts, for messages. */

@@ -25,6 +25,7 @@ const svc = {
     find: async (iss: string) =>
       iss === KUBE ? { issuer: KUBE, cluster: true, cacheable: false, verify: async () => undefined } : undefined,
     names: async () => [KUBE],
+    isCluster: async (iss: string) => iss === KUBE,
   },
   verifiedAssertions: new VerifiedAssertions(),
   clients: { get: async (id: string) => (id === 'orders' ? client : undefined) },
