@@ -62,6 +62,8 @@ export function xfccElements(value: string): Map<string, string>[] {
       element = new Map();
     } else pair += c;
   }
+  // A quote left open swallowed whatever followed it, the proxy's own element perhaps: nothing in it is believed.
+  if (quoted) throw unreadable(XFCC, 'a quoted value does not end');
   endPair();
   elements.push(element);
   return elements.filter((e) => e.size);
@@ -86,8 +88,13 @@ function parsed(header: string, pem: string): X509Certificate[] {
 /** The certificate a proxy forwarded in `header`. */
 export function forwardedCertificate(header: string, value: string): PresentedCertificate {
   if (header === XFCC) {
-    // The element the proxy nearest the box appended is the last (Envoy's APPEND_FORWARD; SANITIZE_SET sends one).
-    const element = xfccElements(value).at(-1);
+    // One element: what the proxy set (Envoy's forward_client_cert_details SANITIZE_SET). With APPEND_FORWARD
+    // the client's own header comes first, and a value it wrote (an open quote, a quote in its certificate's
+    // subject) can make the proxy's element unreadable as such: several elements are refused, not picked from.
+    const elements = xfccElements(value);
+    if (elements.length !== 1)
+      throw unreadable(header, `it holds ${elements.length} elements, not one: set Envoy's forward_client_cert_details to SANITIZE_SET`);
+    const element = elements[0];
     const cert = element?.get('cert');
     if (!cert) throw unreadable(header, 'its last element has no Cert (Envoy: set_current_client_cert_details { cert: true })');
     const [leaf] = parsed(header, urlDecoded(header, cert));

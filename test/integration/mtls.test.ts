@@ -81,6 +81,11 @@ describe('Mutual TLS (RFC 8705)', function () {
     const ownKey = { ...createPublicKey(fs.readFileSync(files.own.keyFile)).export({ format: 'jwk' }), kid: 'own' };
     const clients: Record<string, unknown> = {
       orders: { token_endpoint_auth_method: 'tls_client_auth', tls_client_auth_san_uri: SPIFFE_ID },
+      'orders-refresh': {
+        token_endpoint_auth_method: 'tls_client_auth',
+        tls_client_auth_san_uri: SPIFFE_ID,
+        auth: { client_credentials: { token_format: 'jwt', access_token_expiration: 600, refresh_token: true } },
+      },
       'billing-dn': { token_endpoint_auth_method: 'tls_client_auth', tls_client_auth_subject_dn: 'CN=billing,O=Example' },
       'billing-san': { token_endpoint_auth_method: 'tls_client_auth', tls_client_auth_san_dns: 'billing.example' },
       selfie: { token_endpoint_auth_method: 'self_signed_tls_client_auth', jwks: { keys: [ownKey] } },
@@ -109,6 +114,29 @@ describe('Mutual TLS (RFC 8705)', function () {
     const introspected = await formWith(presenting('orders'), '/auth/introspect', { token: res.body.access_token, client_id: 'orders' });
     expect(introspected.status, introspected.text).to.equal(200);
     expect(introspected.body.cnf).to.deep.equal({ 'x5t#S256': thumbprint(files.orders!.certFile) });
+  });
+
+  it('a refresh token of a certificate-bound grant is used with its certificate only (RFC 8705 §4)', async function () {
+    const issued = await tokenFor('orders-refresh', 'orders');
+    expect(issued.status, issued.text).to.equal(200);
+    const refreshToken = issued.body.refresh_token as string;
+    expect(refreshToken).to.be.a('string');
+    // A thief with the refresh token and no certificate names the client: no token, bound or not.
+    const stolen = await formWith(plain, '/auth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: 'orders-refresh',
+    });
+    expect(stolen.status, stolen.text).to.equal(400);
+    expect(stolen.body.error).to.equal('invalid_grant');
+    expect(stolen.body.error_description).to.match(/certificate-bound grant: present the client certificate/);
+    const own = await formWith(presenting('orders'), '/auth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: 'orders-refresh',
+    });
+    expect(own.status, own.text).to.equal(200);
+    expect(claims(own.body.access_token).cnf).to.deep.equal({ 'x5t#S256': thumbprint(files.orders!.certFile) });
   });
 
   it("the box's API takes a bound token with its certificate only: none, or another, is 401 invalid_token (§3)", async function () {

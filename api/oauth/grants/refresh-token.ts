@@ -103,7 +103,7 @@ export const refreshToken: Grant = {
   async handle({ svc, params, client: { resource: client, method }, dpop, certificate, unproven = false }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed: Narrowed = { scope: scopeParam(params.scope), resource: params.resource };
-    const presented: Presented = { jkt: dpop?.jkt, unproven };
+    const presented: Presented = { jkt: dpop?.jkt, unproven, x5t: certificate };
 
     const verdict = await readHolder(svc, client, hash, presented);
     if ('error' in verdict) throw verdict.error;
@@ -170,6 +170,8 @@ export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { 
 export interface Presented {
   jkt?: string | undefined;
   unproven?: boolean;
+  /** The x5t#S256 of the client certificate the request came with (RFC 8705), if any. */
+  x5t?: string | undefined;
 }
 
 /** What a refresh asks to narrow: its scope (RFC 6749 §6) and its resource (RFC 8707 §2.2), as sent. */
@@ -194,6 +196,18 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
   // different existing mechanism" (§5), the client's authentication. Named by client_id alone the
   // client is whoever holds the token, who would refresh the grant's bound access tokens into
   // tokens without the key. Checked before reuse, as the binding is.
+  // RFC 8705 §4: a grant whose access tokens are bound to a certificate is refreshed with that
+  // certificate only - whether the client authenticated with it or (a public client) named itself -
+  // else whoever stole the refresh token would get tokens unbound, or bound to a certificate of its own.
+  if (holder.x5t !== null && presented.x5t !== holder.x5t) {
+    return {
+      error: invalidGrant(
+        presented.x5t === undefined
+          ? 'this refresh token belongs to a certificate-bound grant: present the client certificate its tokens are bound to'
+          : 'this refresh token belongs to a grant bound to another client certificate',
+      ),
+    };
+  }
   if (unproven && holder.refreshJkt === null && holder.jkt !== null) {
     return {
       error: new OAuthError(
