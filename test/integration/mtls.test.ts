@@ -139,6 +139,26 @@ describe('Mutual TLS (RFC 8705)', function () {
     expect(claims(own.body.access_token).cnf).to.deep.equal({ 'x5t#S256': thumbprint(files.orders!.certFile) });
   });
 
+  it('a certificate-bound token is exchanged with its certificate only, never traded for an unbound one', async function () {
+    const { secret } = await box.addClient('relay', {
+      grant_types: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+      auth: { token_exchange: { token_format: 'jwt' } },
+    });
+    const bound = (await tokenFor('orders', 'orders')).body.access_token as string;
+    const exchange = {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: bound,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      client_id: 'relay',
+      client_secret: secret,
+    };
+    for (const requested of ['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:txn_token']) {
+      const stolen = await formWith(plain, '/auth/token', { ...exchange, requested_token_type: requested, scope: 'read' });
+      expect(stolen.status, stolen.text).to.equal(400);
+      expect(stolen.body.error_description).to.match(/subject_token is bound to a client certificate/);
+    }
+  });
+
   it("the box's API takes a bound token with its certificate only: none, or another, is 401 invalid_token (§3)", async function () {
     const token = (await tokenFor('orders', 'orders')).body.access_token as string;
     const auth = { Authorization: `Bearer ${token}` };

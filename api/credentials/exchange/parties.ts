@@ -41,6 +41,8 @@ export interface CheckedToken {
   expiresAt: number | null;
   /** The DPoP key the token is bound to (RFC 9449: a box session's jkt, a JWT's cnf.jkt): only its holder may exchange it. */
   jkt?: string;
+  /** The client certificate the token is bound to (RFC 8705 §3: a box session's x5t, a JWT's cnf x5t#S256): likewise. */
+  x5t?: string;
 }
 
 export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Needs, 'users'>;
@@ -130,8 +132,15 @@ export async function checkToken(svc: PartyServices, name: string, token: string
       claims: payload,
     };
     if (!party.sub) return invalidRequest(`${name} names no subject (sub)`);
-    const jkt = (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
-    return { party, expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : null, ...(typeof jkt === 'string' ? { jkt } : {}) };
+    const cnf = payload.cnf as { jkt?: unknown; 'x5t#S256'?: unknown } | undefined;
+    const jkt = cnf?.jkt;
+    const x5t = cnf?.['x5t#S256'];
+    return {
+      party,
+      expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : null,
+      ...(typeof jkt === 'string' ? { jkt } : {}),
+      ...(typeof x5t === 'string' ? { x5t } : {}),
+    };
   } catch (err) {
     if (err instanceof WorkloadError) return invalidRequest(`${name} is not usable: ${err.message}`);
     throw err;
@@ -158,6 +167,7 @@ async function boxParty(svc: PartyServices, session: SessionRow, tokenExpiresAt:
     session,
     expiresAt: earlier(session.exp?.getTime() ?? null, tokenExpiresAt),
     ...(session.jkt ? { jkt: session.jkt } : {}),
+    ...(session.x5t ? { x5t: session.x5t } : {}),
   };
 }
 

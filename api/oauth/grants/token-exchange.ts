@@ -75,7 +75,7 @@ export const tokenExchange: Grant = {
     if (!ISSUED.includes(requestedType)) {
       throw invalidRequest(`requested_token_type "${requestedType}" is not issued here (${ISSUED.join(', ')})`);
     }
-    if (requestedType === TXN_TOKEN_TYPE) return issueTxnToken({ svc, params, client: authenticated });
+    if (requestedType === TXN_TOKEN_TYPE) return issueTxnToken({ svc, params, client: authenticated, certificate });
     const settings: GrantSettings = client.auth?.token_exchange ?? {};
     // The client's configuration chooses the format, not whoever calls with its id: an
     // opaque token is checked at the box on every use, so closing its grant stops it
@@ -110,6 +110,7 @@ export const tokenExchange: Grant = {
       if (token?.jkt && token.jkt !== dpop?.jkt) {
         throw invalidRequest(`${name} is bound to a DPoP key: send the exchange with a DPoP proof of that key (RFC 9449)`);
       }
+      certificateHeld(name, token, certificate);
     }
     const act = chainFor(subject.party, actor?.party, svc.config.baseUrl);
     if (chainLength(act) > MAX_CHAIN) throw invalidRequest(`the delegation chain would name more than ${MAX_CHAIN} actors`);
@@ -193,7 +194,23 @@ export const tokenExchange: Grant = {
  * Txn-Token, with this context (§13.10), deny by default. The Txn-Token is recorded as a session,
  * a child of its subject's: closing that grant ends it.
  */
-async function issueTxnToken({ svc, params, client: authenticated }: Pick<GrantContext, 'svc' | 'params' | 'client'>): Promise<Issued> {
+/**
+ * A certificate-bound token is useless without its certificate (RFC 8705 §3), here too: exchanging
+ * it takes a request made with that certificate, else a thief would trade it for a token bound to
+ * another certificate, or to none.
+ */
+function certificateHeld(name: string, token: { x5t?: string } | undefined, certificate: string | undefined): void {
+  if (token?.x5t && token.x5t !== certificate) {
+    throw invalidRequest(`${name} is bound to a client certificate: send the exchange with that certificate (RFC 8705)`);
+  }
+}
+
+async function issueTxnToken({
+  svc,
+  params,
+  client: authenticated,
+  certificate,
+}: Pick<GrantContext, 'svc' | 'params' | 'client' | 'certificate'>): Promise<Issued> {
   const client = authenticated.resource;
   const now = Date.now();
   // §11.5: "A TTS MUST authenticate a workload to ensure the workload is authorized to request a transaction token."
@@ -245,6 +262,7 @@ async function issueTxnToken({ svc, params, client: authenticated }: Pick<GrantC
     if (checked.party.kind !== 'box' || !checked.session) {
       throw invalidRequest('subject_token for a Txn-Token must be an access token of this box (or a Txn-Token of this box, to replace it)');
     }
+    certificateHeld('subject_token', checked, certificate);
     subject = checked.party;
     parent = checked.session;
     // §13.6: "MUST ensure that the requested `scope` of the Txn-Token is equal or less than the scope(s) associated with the original `subject_token`."
