@@ -247,13 +247,15 @@ describe('the release on real pods (make e2e-pods)', function () {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
+  /** What a failure message shows of a namespace: its objects, the Services' endpoints, and its events. */
+  async function stateOf(namespace: string): Promise<string> {
+    return (await cluster.kubectl(['-n', namespace, 'get', 'all,endpointslices,events', '-o', 'wide'])).stdout;
+  }
+
   /** `kubectl wait` until the condition holds, or the objects' state in the failure. */
   async function waitFor(namespace: string, what: string[], condition: string, timeout = '150s'): Promise<void> {
     const r = await cluster.kubectl(['-n', namespace, 'wait', `--for=${condition}`, `--timeout=${timeout}`, ...what]);
-    if (r.code !== 0) {
-      const state = await cluster.kubectl(['-n', namespace, 'get', 'all,events', '-o', 'wide']);
-      expect.fail(`${what.join(' ')} not ${condition}: ${r.stderr}\n${state.stdout}`);
-    }
+    if (r.code !== 0) expect.fail(`${what.join(' ')} not ${condition}: ${r.stderr}\n${await stateOf(namespace)}`);
   }
 
   /** Until the operator has written `what` (kubectl wait fails at once on an object not there yet). */
@@ -740,9 +742,9 @@ describe('the release on real pods (make e2e-pods)', function () {
           const res = await loginBox.request('GET', '/.well-known/openid-configuration');
           return res.status === 200 && res.body;
         },
-        60_000,
+        120_000,
         500,
-      );
+      ).catch(async (err: Error) => expect.fail(`${err.message}\n${await stateOf(LOGIN_NAMESPACE)}`));
       expect(discovery).to.include({ issuer: LOGIN_URL });
       expect(discovery.jwks_uri.startsWith(`${LOGIN_URL}/`), discovery.jwks_uri).to.equal(true);
 
@@ -799,7 +801,7 @@ describe('the release on real pods (make e2e-pods)', function () {
         },
         60_000,
         200,
-      ).catch((err: Error) => expect.fail(`${err.message}\n${shown}`));
+      ).catch(async (err: Error) => expect.fail(`${err.message}\n${shown}\n${await stateOf(LOGIN_NAMESPACE)}`));
       expect(asked.startsWith(`${LOGIN_URL}/auth/device/verify?user_code=`), shown).to.equal(true);
 
       // Ann, on her laptop's browser.
