@@ -54,6 +54,7 @@ import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';
 import { ClientAssertions } from './oauth/client-assertion.js';
+import { SpiffeClientAuth } from './credentials/workload/spiffe.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
@@ -217,6 +218,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
     clientAssertions: new ClientAssertions(config, proofLedger, () => metrics.jwksFetches.inc({ issuer: 'client jwks_uri' })),
+    spiffe: new SpiffeClientAuth(config, proofLedger, { pool, feed }, (trustDomain) =>
+      metrics.jwksFetches.inc({ issuer: `spiffe://${trustDomain}` }),
+    ),
     dpop: new Dpop(proofLedger, config.dpopNonce === 'required' ? new DpopNonces(dpopNonceKey) : undefined),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),
     policyRecords: new RecordCache(feed, 'access_policies', (id) => accessPolicies.read(pool, id)),

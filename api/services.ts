@@ -28,6 +28,7 @@ import type { AppDirectory } from './decision/apps.js';
 import type { Decisions } from './decision/record.js';
 import type { Dpop } from './credentials/dpop/check.js';
 import type { ClientAssertions } from './oauth/client-assertion.js';
+import type { SpiffeClientAuth } from './credentials/workload/spiffe.js';
 
 export interface Services {
   config: Config;
@@ -66,6 +67,8 @@ export interface Services {
   verifiedAssertions: VerifiedAssertions;
   /** Clients' own keys and the jti of their assertions (private_key_jwt). */
   clientAssertions: ClientAssertions;
+  /** JWT-SVIDs of the trusted SPIFFE trust domains (auth.spiffe): their bundles, verified signatures, and jti. */
+  spiffe: SpiffeClientAuth;
   /** Clients by the ServiceAccounts bound to them. */
   workloadBindings: WorkloadBindings;
   /** Audit events (api/audit.ts). */

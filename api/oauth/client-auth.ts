@@ -15,6 +15,7 @@ import { LIMITS, type Params } from './params.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
 import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
+import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from '../credentials/workload/spiffe.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -23,10 +24,12 @@ interface Needs {
   clients: RecordCache<Stored<Client>>;
   clientThrottle: FailureThrottle;
   clientAssertions: ClientAssertions;
+  spiffe: SpiffeClientAuth;
 }
 
 /** What client authentication needs. */
-export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets'> & WorkloadServices;
+export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets' | 'spiffe'> &
+  WorkloadServices;
 
 /** What the OAuth endpoints know of a request besides its parameters. */
 export interface OAuthRequest {
@@ -47,17 +50,21 @@ export interface PresentedClient {
   address: string;
   /** A workload's token presented as client_assertion (RFC 7523). */
   assertion?: string;
+  /** The assertion is a JWT-SVID (client_assertion_type jwt-spiffe, ../credentials/workload/spiffe.ts). */
+  spiffe?: boolean;
 }
 
 /**
  * How a client proved who it is: RFC 7591's token_endpoint_auth_method names (§2, and RFC 8705 §2's
  * for certificates), or `workload` for a trusted issuer's token (RFC 7523 §2.2 with a third party's
- * assertion), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
+ * assertion), `spiffe_jwt` for a SPIFFE JWT-SVID (client_assertion_type jwt-spiffe,
+ * draft-ietf-oauth-spiffe-client-auth-02), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
  * decision records name it, so a person can tell which credential was used.
  */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'workload' | 'none' | 'box';
+export type ClientAuthMethod =
+  'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'workload' | 'spiffe_jwt' | 'none' | 'box';
 
-export type AuthenticatedClient = Stored<Client> & { method: ClientAuthMethod; workload?: WorkloadIdentity };
+export type AuthenticatedClient = Stored<Client> & { method: ClientAuthMethod; workload?: WorkloadIdentity; spiffe?: SpiffeIdentity };
 
 /**
  * How a client must prove who it is (a grant declares it; introspection and
@@ -79,14 +86,21 @@ function formDecode(s: string): string {
 
 export function presentedClient({ authorization, address }: OAuthRequest, params: Params): PresentedClient {
   if (params.client_assertion_type !== undefined || params.client_assertion !== undefined) {
-    if (params.client_assertion_type !== JWT_BEARER) {
-      throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
+    if (params.client_assertion_type !== JWT_BEARER && params.client_assertion_type !== JWT_SPIFFE) {
+      throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER} (or ${JWT_SPIFFE} for a JWT-SVID)`);
     }
     if (!params.client_assertion) throw invalidRequest('client_assertion is required with client_assertion_type');
     if ((authorization && /^basic /i.test(authorization)) || params.client_secret !== undefined) {
       throw invalidRequest('use one client authentication method: a client assertion, Basic, or client_secret, not several');
     }
-    return { clientId: params.client_id, secret: undefined, basic: false, address, assertion: params.client_assertion };
+    return {
+      clientId: params.client_id,
+      secret: undefined,
+      basic: false,
+      address,
+      assertion: params.client_assertion,
+      ...(params.client_assertion_type === JWT_SPIFFE ? { spiffe: true } : {}),
+    };
   }
   if (authorization && /^basic /i.test(authorization)) {
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
@@ -148,7 +162,7 @@ export async function addressAttempt<T>(
  * would be anyone who knows its id.
  */
 export function confidential(client: Stored<Client>): boolean {
-  return Boolean(client.secretHash || client.resource.auth?.workload || hasClientKeys(client.resource));
+  return Boolean(client.secretHash || client.resource.auth?.workload || client.resource.auth?.spiffe || hasClientKeys(client.resource));
 }
 
 /**
@@ -176,6 +190,34 @@ async function ownKeysClient(
 }
 
 /**
+ * The client a JWT-SVID authenticates (../credentials/workload/spiffe.ts). A refused one is a failed
+ * attempt of its address, as a refused private_key_jwt assertion is: a stranger may not probe SPIFFE
+ * IDs and client ids, nor spend the box's signature checks and its ledger, without end.
+ */
+async function spiffeClient(
+  svc: ClientAuthServices,
+  svid: string,
+  presented: PresentedClient,
+  fail: (description: string) => OAuthError,
+): Promise<AuthenticatedClient> {
+  const attempt = [addressKey(presented.address)];
+  svc.clientThrottle.reserve(attempt);
+  try {
+    const { client, identity } = await svc.spiffe.authenticate(svc, svid, presented.clientId);
+    svc.clientThrottle.release(attempt);
+    return { ...client, method: 'spiffe_jwt', spiffe: identity };
+  } catch (err) {
+    if (!(err instanceof WorkloadError)) {
+      svc.clientThrottle.release(attempt); // not decided: not a failure
+      throw err;
+    }
+    // The rule that failed, never the SVID, goes to the log.
+    svc.log.info({ event: 'spiffe_auth_refused', client: presented.clientId, reason: err.message }, 'JWT-SVID refused');
+    throw fail(err.message);
+  }
+}
+
+/**
  * The client, authenticated as `mode` says; invalid_client otherwise. `permits`:
  * what a client named by client_id alone must be allowed (the grant it asks for),
  * so that a refusal for it is the refusal of an unknown client.
@@ -187,6 +229,7 @@ export async function authenticateClient(
   permits: (client: Client) => boolean = () => true,
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
+  if (presented.assertion !== undefined && presented.spiffe) return spiffeClient(svc, presented.assertion, presented, fail);
   if (presented.assertion !== undefined) {
     // A refused assertion of a client's own keys is a failed attempt of its address, as a wrong secret
     // is (throttle.ts): else a stranger could probe client ids, and spend the box's signature checks and

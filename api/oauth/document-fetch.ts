@@ -25,6 +25,8 @@ export interface FetchRules extends AddressRules {
   boxUrl: string;
   /** The most bytes of a document read (default: a Client ID Metadata Document's, MAX_DOCUMENT_BYTES). */
   maxBytes?: number;
+  /** PEM certificates to trust instead of the system's roots (an endpoint an admin declared with its private CA). */
+  ca?: string;
 }
 
 /** A document fetched: its JSON and the headers that say how long it stands. */
@@ -58,6 +60,7 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
         method: 'GET',
         headers: { Accept: 'application/json' },
         lookup: lookupUnder(rules),
+        ...(rules.ca ? { ca: rules.ca } : {}),
         // No connection is kept or shared: each fetch resolves and checks the name afresh.
         agent: false,
       },

@@ -152,5 +152,5 @@ async function proofOf(svc: Pick<Needs, 'dpop'>, request: OAuthRequest, client: 
       nonce ? { dpopNonce: nonce } : {},
     );
   }
-  return { jkt, bindsRefresh: !client.secretHash && !client.workload };
+  return { jkt, bindsRefresh: !client.secretHash && !client.workload && !client.spiffe };
 }

@@ -176,12 +176,13 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
           secret === undefined &&
           !existing?.secretHash &&
           !client.auth?.workload &&
+          !client.auth?.spiffe &&
           !hasClientKeys(client)
         ) {
           throw ValidationError.field(
             body,
             'secret',
-            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, or register its keys: jwks or jwks_uri)',
+            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload or SPIFFE IDs with auth.spiffe, or register its keys: jwks or jwks_uri)',
           );
         }
         const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash: secretHash.hash });

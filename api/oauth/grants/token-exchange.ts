@@ -77,7 +77,7 @@ export const tokenExchange: Grant = {
     if (!params.actor_token && params.actor_token_type) throw invalidRequest('actor_token_type is sent without actor_token');
 
     const subject = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!));
-    const unauthenticated = !authenticated.secretHash && !authenticated.workload;
+    const unauthenticated = !authenticated.secretHash && !authenticated.workload && !authenticated.spiffe;
     if (unauthenticated && !publicMayExchange(client, subject.party)) {
       throw invalidRequest(
         `client "${client.id}" does not authenticate, so it may exchange only tokens issued to it or of another issuer; ` +
