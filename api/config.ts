@@ -39,7 +39,7 @@ export interface TrustedIssuer {
 
 /**
  * A SPIFFE trust domain whose JWT-SVIDs authenticate Clients (Box.spec.spiffeTrustDomains;
- * draft-ietf-oauth-spiffe-client-auth-02, api/credentials/workload/spiffe.ts): its keys are read
+ * draft-ietf-oauth-spiffe-client-auth-02, api/oauth/spiffe.ts): its keys are read
  * from its SPIFFE bundle endpoint (SPIFFE Trust Domain and Bundle §5), under the https_web profile.
  */
 export interface SpiffeTrustDomain {

@@ -54,7 +54,7 @@ import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';
 import { ClientAssertions } from './oauth/client-assertion.js';
-import { SpiffeClientAuth } from './credentials/workload/spiffe.js';
+import { SpiffeClientAuth } from './oauth/spiffe.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {

@@ -28,7 +28,7 @@ import type { AppDirectory } from './decision/apps.js';
 import type { Decisions } from './decision/record.js';
 import type { Dpop } from './credentials/dpop/check.js';
 import type { ClientAssertions } from './oauth/client-assertion.js';
-import type { SpiffeClientAuth } from './credentials/workload/spiffe.js';
+import type { SpiffeClientAuth } from './oauth/spiffe.js';
 
 export interface Services {
   config: Config;

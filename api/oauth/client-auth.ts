@@ -15,7 +15,7 @@ import { LIMITS, type Params } from './params.js';
 import { authenticateWorkload, JWT_BEARER, type WorkloadIdentity, type WorkloadServices } from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
 import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
-import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from '../credentials/workload/spiffe.js';
+import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from './spiffe.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -50,7 +50,7 @@ export interface PresentedClient {
   address: string;
   /** A workload's token presented as client_assertion (RFC 7523). */
   assertion?: string;
-  /** The assertion is a JWT-SVID (client_assertion_type jwt-spiffe, ../credentials/workload/spiffe.ts). */
+  /** The assertion is a JWT-SVID (client_assertion_type jwt-spiffe, ./spiffe.ts). */
   spiffe?: boolean;
 }
 
@@ -190,7 +190,7 @@ async function ownKeysClient(
 }
 
 /**
- * The client a JWT-SVID authenticates (../credentials/workload/spiffe.ts). A refused one is a failed
+ * The client a JWT-SVID authenticates (./spiffe.ts). A refused one is a failed
  * attempt of its address, as a refused private_key_jwt assertion is: a stranger may not probe SPIFFE
  * IDs and client ids, nor spend the box's signature checks and its ledger, without end.
  */

@@ -19,7 +19,7 @@ class ClientTable extends ResourceTable<Client> {
     return rows.map((r) => ({ ...r.resource, id: r.id }));
   }
 
-  /** The clients bound to SPIFFE IDs (auth.spiffe): JWT-SVIDs authenticate them (api/credentials/workload/spiffe.ts). */
+  /** The clients bound to SPIFFE IDs (auth.spiffe): JWT-SVIDs authenticate them (api/oauth/spiffe.ts). */
   async withSpiffe(db: Queryable): Promise<Client[]> {
     const { rows } = await db.query<{ id: string; resource: Omit<Client, 'id'> }>(
       "SELECT id, resource FROM clients WHERE resource->'auth' ? 'spiffe'",

@@ -8,7 +8,7 @@ import { mint } from '../../api/credentials/tokens.js';
 import { TOKEN_TYPE } from '../../api/credentials/exchange/parties.js';
 import { TOKEN_EXCHANGE } from '../../api/oauth/grants/token-exchange.js';
 import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
-import { JWT_SPIFFE } from '../../api/credentials/workload/spiffe.js';
+import { JWT_SPIFFE } from '../../api/oauth/spiffe.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Client } from '../../api/types.js';
 import { basic, type Box, type JsonResponse } from '../support/box.js';

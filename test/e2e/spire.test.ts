@@ -54,7 +54,7 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
   function start(binary: string, args: string[], name: string): void {
     const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
     const log = fs.createWriteStream(path.join(dir, `${name}.log`));
-    child.stderr!.pipe(log);
+    child.stderr.pipe(log);
     children.push(child);
   }
 

@@ -7,25 +7,25 @@
 // `x509-svid`, with `spiffe_sequence` and `spiffe_refresh_hint`). Which trust domains the box trusts
 // and where their bundles are is the admin's word (Box.spec.spiffeTrustDomains); which SPIFFE IDs
 // authenticate a Client is the Client's (auth.spiffe.ids). A jti, when present, is spent in the replay
-// ledger private_key_jwt uses (../../store/dpop-proofs.ts). Every refusal is a WorkloadError naming
+// ledger private_key_jwt uses (../store/dpop-proofs.ts). Every refusal is a WorkloadError naming
 // the rule that failed, never a key.
 import { createHash, type JsonWebKey } from 'node:crypto';
-import type { Config, SpiffeTrustDomain } from '../../config.js';
-import { TRUST_DOMAIN } from '../../config.js';
-import { Snapshot } from '../../cache/snapshot.js';
-import type { RecordCache } from '../../cache/record-cache.js';
-import type { ChangeFeed } from '../../db/notify.js';
-import type { Pool } from '../../db/pool.js';
-import { errorMessage } from '../../errors.js';
-import { assertionParts } from '../../oauth/client-assertion.js';
-import { fetchClientDocument } from '../../oauth/document-fetch.js';
-import type { ProofLedger } from '../../store/dpop-proofs.js';
-import { clients } from '../../store/clients.js';
-import type { Stored } from '../../store/resources.js';
-import type { Client } from '../../types.js';
-import { VerifiedAssertions } from './assertion.js';
-import { verifySignature, WorkloadError } from './issuers.js';
-import { RemoteKeySet } from './keys.js';
+import type { Config, SpiffeTrustDomain } from '../config.js';
+import { TRUST_DOMAIN } from '../config.js';
+import { Snapshot } from '../cache/snapshot.js';
+import type { RecordCache } from '../cache/record-cache.js';
+import type { ChangeFeed } from '../db/notify.js';
+import type { Pool } from '../db/pool.js';
+import { errorMessage } from '../errors.js';
+import { assertionParts } from './client-assertion.js';
+import { fetchClientDocument } from './document-fetch.js';
+import type { ProofLedger } from '../store/dpop-proofs.js';
+import { clients } from '../store/clients.js';
+import type { Stored } from '../store/resources.js';
+import type { Client } from '../types.js';
+import { VerifiedAssertions } from '../credentials/workload/assertion.js';
+import { verifySignature, WorkloadError } from '../credentials/workload/issuers.js';
+import { RemoteKeySet } from '../credentials/workload/keys.js';
 
 export const JWT_SPIFFE = 'urn:ietf:params:oauth:client-assertion-type:jwt-spiffe';
 /** Clock skew allowed between the trust domain's signer and the box (as for other assertions). */
@@ -143,7 +143,7 @@ class TrustDomainBundle {
   ) {
     this.keys = new RemoteKeySet(
       async () => {
-        // Through the guard for addresses others name (../../outbound.ts): a bundle endpoint at a
+        // Through the guard for addresses others name (../outbound.ts): a bundle endpoint at a
         // loopback, link-local or private address is fetched only when the admin allowed that range for
         // this trust domain; no redirect is followed.
         const { body } = await fetchClientDocument(domain.bundleEndpointUrl, {
