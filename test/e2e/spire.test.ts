@@ -80,7 +80,7 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
   before(async function () {
     for (const binary of [server, agent])
       if (!fs.existsSync(binary)) throw new Error(`${binary} is missing: run scripts/test-tools-build.sh (make test does)`);
-    const ca = testCa(path.join(dir, 'ca'));
+    const ca = testCa(fs.mkdtempSync(path.join(dir, 'ca-')));
     const { certFile, keyFile } = ca.issue('bundle-endpoint');
     const [serverPort, bundlePort] = [await freePort(), await freePort()];
     const database = await createDatabase('spire');
@@ -92,7 +92,7 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
   socket_path = "${serverSocket}"
   trust_domain = "${TRUST_DOMAIN}"
   data_dir = "${dir}/server"
-  log_level = "WARN"
+  log_level = "INFO"
   federation {
     bundle_endpoint {
       address = "127.0.0.1"
@@ -102,6 +102,7 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
         serving_cert_file {
           cert_file_path = "${certFile}"
           key_file_path = "${keyFile}"
+          file_sync_interval = "1h"
         }
       }
     }
@@ -120,7 +121,9 @@ plugins {
 `,
     );
     start(server, ['run', '-config', path.join(dir, 'server.conf')], 'server');
-    await eventually(60_000, () => spireServer('healthcheck'));
+    await eventually(150_000, () => spireServer('healthcheck')).catch((err: Error) => {
+      throw new Error(`${err.message}\nspire-server's log:\n${fs.readFileSync(path.join(dir, 'server.log'), 'utf8')}`);
+    });
     const token = /Token: (\S+)/.exec(
       (await spireServer('token', 'generate', '-spiffeID', `spiffe://${TRUST_DOMAIN}/node/test`)).stdout,
     )?.[1];
@@ -200,7 +203,9 @@ plugins {
 
   it("the workload's JWT-SVID, fetched from the agent, gets an access token for its client", async function () {
     // The agent syncs its entries every few seconds after it attests: the Workload API answers once it has them.
-    shopSvid = await eventually(60_000, () => fetchSvid(SHOP, box.url));
+    shopSvid = await eventually(60_000, () => fetchSvid(SHOP, box.url)).catch((err: Error) => {
+      throw new Error(`${err.message}\nspire-agent's log:\n${fs.readFileSync(path.join(dir, 'agent.log'), 'utf8')}`);
+    });
     const claims = JSON.parse(Buffer.from(shopSvid.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
     expect(claims).to.include({ sub: SHOP });
     expect(claims.aud).to.deep.equal([box.url]);
