@@ -52,8 +52,10 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
   let box: Box;
 
   function start(binary: string, args: string[], name: string): void {
-    const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    // SPIRE logs to stdout.
+    const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     const log = fs.createWriteStream(path.join(dir, `${name}.log`));
+    child.stdout.pipe(log);
     child.stderr.pipe(log);
     children.push(child);
   }
@@ -83,7 +85,8 @@ describe('SPIRE: a workload trades its JWT-SVID for an access token', function (
     const ca = testCa(fs.mkdtempSync(path.join(dir, 'ca-')));
     const { certFile, keyFile } = ca.issue('bundle-endpoint');
     const [serverPort, bundlePort] = [await freePort(), await freePort()];
-    const database = await createDatabase('spire');
+    // lib/pq, SPIRE's driver, asks for TLS unless told not to; the tests' PostgreSQL has none.
+    const database = `${await createDatabase('spire')}?sslmode=disable`;
     fs.writeFileSync(
       path.join(dir, 'server.conf'),
       `server {
