@@ -439,6 +439,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'issuers of workload tokens the box trusts (ServiceAccount tokens of other clusters, CI tokens: `auth.workload` of a Client), as JSON: `[{"issuer": "https://\u2026", "jwksUri"?: "https://\u2026", "mode"?: "jwks" | "tokenreview", "caBundle"?: "<PEM>", "allowedAddresses"?: ["10.0.0.1", "fd00::/8"]}]` (the operator writes it from `Box.spec.trustedIssuers`). Their discovery documents and keys are fetched through the same guard as Client ID Metadata Documents: never from a special-use address (loopback, private, link-local) or the box\u2019s own, unless the issuer\u2019s `allowedAddresses` allow it',
   },
   {
+    names: ['BOXAUTH_SPIFFE_TRUST_DOMAINS'],
+    default: '`[]`',
+    meaning:
+      'SPIFFE trust domains whose JWT-SVIDs authenticate Clients bound to their SPIFFE IDs (`auth.spiffe`, client_assertion_type `urn:ietf:params:oauth:client-assertion-type:jwt-spiffe`), as JSON: `[{"trustDomain": "prod.example", "bundleEndpointUrl": "https://\u2026", "caBundle"?: "<PEM>", "allowedAddresses"?: ["10.96.0.0/12"]}]`; the bundle endpoint is fetched through the guard for addresses others name, special-use addresses refused unless listed in `allowedAddresses` (the operator writes it from `Box.spec.spiffeTrustDomains`)',
+  },
+  {
     names: ['BOXAUTH_CLUSTER_ISSUER'],
     default: '`auto`',
     meaning:

@@ -39,6 +39,22 @@ export interface TrustedIssuer {
   allowedAddresses: [string, number][];
 }
 
+/**
+ * A SPIFFE trust domain whose JWT-SVIDs authenticate Clients (Box.spec.spiffeTrustDomains;
+ * draft-ietf-oauth-spiffe-client-auth-02, api/oauth/spiffe.ts): its keys are read
+ * from its SPIFFE bundle endpoint (SPIFFE Trust Domain and Bundle §5), under the https_web profile.
+ */
+export interface SpiffeTrustDomain {
+  /** The trust domain's name, as in spiffe://<name>/... */
+  trustDomain: string;
+  /** Its bundle endpoint (https_web): a JWK Set with spiffe_sequence and spiffe_refresh_hint. */
+  bundleEndpointUrl: string;
+  /** PEM certificates to trust for the bundle endpoint (a private CA); the system's roots when unset. */
+  caBundle?: string;
+  /** Special-use addresses (RFC 6890: loopback, private, link-local) the endpoint may be at, as [address, prefix]: none by default. */
+  allowedAddresses: [address: string, prefix: number][];
+}
+
 /** How the box reaches the Kubernetes API of the cluster it runs in. */
 export interface KubeAccess {
   apiUrl: string | undefined;
@@ -144,6 +160,8 @@ export interface Config {
   /** Mutual TLS (RFC 8705): where client certificates come from, and the CAs tls_client_auth trusts. */
   clientCertificates: ClientCertificateConfig;
   trustedIssuers: TrustedIssuer[];
+  /** SPIFFE trust domains whose JWT-SVIDs authenticate Clients bound to their SPIFFE IDs (auth.spiffe). */
+  spiffeTrustDomains: SpiffeTrustDomain[];
   /** auto: trust this cluster's service-account issuer when running in a cluster; off; or tokenreview. */
   clusterIssuer: 'auto' | 'off' | 'tokenreview';
   /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
@@ -392,6 +410,47 @@ function trustedIssuers(env: Env): TrustedIssuer[] {
   });
 }
 
+/** A SPIFFE trust domain name (SPIFFE-ID §2.1: lowercase letters, digits, dots, dashes and underscores). */
+export const TRUST_DOMAIN = /^[a-z0-9._-]{1,255}$/;
+
+function spiffeTrustDomains(env: Env): SpiffeTrustDomain[] {
+  const name = 'BOXAUTH_SPIFFE_TRUST_DOMAINS';
+  const raw = str(env, name);
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON array of {"trustDomain", "bundleEndpointUrl", "caBundle"?, "allowedAddresses"?}`);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON array`);
+  const seen = new Set<string>();
+  return parsed.map((entry, i) => {
+    const e = entry as Record<string, unknown>;
+    const where = `${name}[${i}]`;
+    if (typeof e?.trustDomain !== 'string' || !TRUST_DOMAIN.test(e.trustDomain))
+      throw new ConfigError(`${where}.trustDomain must be a trust domain name (lowercase letters, digits, ".", "-", "_")`);
+    if (seen.has(e.trustDomain)) throw new ConfigError(`${where}.trustDomain ${e.trustDomain} is declared twice`);
+    seen.add(e.trustDomain);
+    if (typeof e.bundleEndpointUrl !== 'string' || !/^https:\/\/[^#\s]+$/.test(e.bundleEndpointUrl))
+      throw new ConfigError(`${where}.bundleEndpointUrl must be an https URL (the https_web profile)`);
+    if (e.caBundle !== undefined && typeof e.caBundle !== 'string') throw new ConfigError(`${where}.caBundle must be PEM text`);
+    const allowed = e.allowedAddresses ?? [];
+    if (!Array.isArray(allowed)) throw new ConfigError(`${where}.allowedAddresses must be an array of addresses or CIDRs`);
+    const allowedAddresses = allowed.map((a) => {
+      const cidr = typeof a === 'string' ? parseCidr(a) : undefined;
+      if (!cidr) throw new ConfigError(`${where}.allowedAddresses: ${JSON.stringify(a)} is not an address or a CIDR`);
+      return cidr;
+    });
+    return {
+      trustDomain: e.trustDomain,
+      bundleEndpointUrl: e.bundleEndpointUrl,
+      allowedAddresses,
+      ...(e.caBundle ? { caBundle: e.caBundle } : {}),
+    };
+  });
+}
+
 /**
  * BOXAUTH_SMTP_URL and its companions. A URL that does not parse is not echoed: it may hold a
  * password. A parsed one is named without it.
@@ -609,6 +668,7 @@ export function loadConfig(env: Env = process.env): Config {
       includeSubDomains: bool(env, 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS', false),
     },
     trustedIssuers: trustedIssuers(env),
+    spiffeTrustDomains: spiffeTrustDomains(env),
     clusterIssuer: clusterIssuer(env),
     dpopNonce: oneOf(env, 'BOXAUTH_DPOP_NONCE', ['required', 'off'] as const, 'off'),
     clientMetadata: {

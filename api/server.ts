@@ -56,6 +56,7 @@ import { Dpop } from './credentials/dpop/check.js';
 import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';
 import { ClientAssertions, MAX_JWKS_BYTES } from './oauth/client-assertion.js';
+import { SpiffeClientAuth } from './oauth/spiffe.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
@@ -242,6 +243,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       assertionLedger,
       () => metrics.jwksFetches.inc({ issuer: 'client jwks_uri' }),
       () => keyring.jwks().keys,
+    ),
+    spiffe: new SpiffeClientAuth(config, assertionLedger, { pool, feed }, (trustDomain) =>
+      metrics.jwksFetches.inc({ issuer: `spiffe://${trustDomain}` }),
     ),
     dpop: new Dpop(proofLedger, config.dpopNonce === 'required' ? new DpopNonces(dpopNonceKey) : undefined),
     clients: new RecordCache(feed, 'clients', (id) => clients.read(pool, id)),

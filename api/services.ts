@@ -29,6 +29,7 @@ import type { Decisions } from './decision/record.js';
 import type { Dpop } from './credentials/dpop/check.js';
 import type { ClientAssertions } from './oauth/client-assertion.js';
 import type { ClientCertificates } from './credentials/client-certificate.js';
+import type { SpiffeClientAuth } from './oauth/spiffe.js';
 
 export interface Services {
   config: Config;
@@ -67,6 +68,8 @@ export interface Services {
   verifiedAssertions: VerifiedAssertions;
   /** Clients' own keys and the jti of their assertions (private_key_jwt). */
   clientAssertions: ClientAssertions;
+  /** JWT-SVIDs of the trusted SPIFFE trust domains (auth.spiffe): their bundles, verified signatures, and jti. */
+  spiffe: SpiffeClientAuth;
   /** Clients by the ServiceAccounts bound to them. */
   workloadBindings: WorkloadBindings;
   /** Audit events (api/audit.ts). */

@@ -20,7 +20,7 @@ type ClientAuth = NonNullable<ClientSpec['auth']>;
 export type GrantSettings = Partial<NonNullable<ClientAuth['authorization_code']>>;
 
 /** The grants with settings under Client.auth. */
-export type GrantName = Exclude<keyof ClientAuth, 'workload'>;
+export type GrantName = Exclude<keyof ClientAuth, 'workload' | 'spiffe'>;
 
 export type TokenFormat = NonNullable<GrantSettings['token_format']>;
 

@@ -15,6 +15,9 @@
 #             discovery plugins (the remove_all_sd tag: `check rules` needs none);
 #   extauthz  test/extauthz, Envoy's ext_authz gRPC client;
 #   traefik   the gateway tests' Traefik, from its Go module at $TRAEFIK_VERSION;
+#   spire-server, spire-agent  SPIRE v1.13.3 (test/e2e/spire.test.ts, the JWT-SVID journey): the Go
+#             tools of test/spire/go.mod (`go get -tool ...@$SPIRE_VERSION`), `go install`ed from there,
+#             without cgo (its datastore is the tests' PostgreSQL, not SQLite); stamped with a digest of test/spire/;
 #   actionlint the checker of GitHub Actions workflows (test/e2e/release.test.ts runs it over
 #             .github/workflows/), `go install`ed from its module at $ACTIONLINT_VERSION;
 # CloudNativePG's CRDs (config/crd/bases of its Go module at $CNPG_VERSION, for
@@ -33,12 +36,15 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KSTATUS_DIR=$ROOT/test/kstatus
 EXTAUTHZ_DIR=$ROOT/test/extauthz
+SPIRE_DIR=$ROOT/test/spire
 PY_REQUIREMENTS=$ROOT/test/py-client/requirements.txt
 CACHE=${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}
 BIN=$CACHE/bin
 PROMETHEUS_VERSION=v0.316.0
 TRAEFIK_VERSION=v3.6.12
 ACTIONLINT_VERSION=v1.7.12
+# The SPIRE release test/spire/go.mod pins (its tool lines); the stamp is a digest of that directory.
+SPIRE_VERSION=v1.13.3
 # The newest CloudNativePG release, supported on the Kubernetes the tests run (1.35; 1.30 supports 1.34 to 1.36), whose
 # Cluster has spec.postgresql.synchronous.failoverQuorum as a field (1.28 on; before, an alpha annotation).
 CNPG_VERSION=v1.30.0
@@ -61,6 +67,7 @@ command -v python3 >/dev/null || die "python3 is not on PATH"
 
 KSTATUS_VERSION=$(cat "$KSTATUS_DIR"/go.mod "$KSTATUS_DIR"/go.sum "$KSTATUS_DIR"/*.go | sha256sum | cut -c1-16)
 EXTAUTHZ_VERSION=$(cat "$EXTAUTHZ_DIR"/go.mod "$EXTAUTHZ_DIR"/go.sum "$EXTAUTHZ_DIR"/*.go | sha256sum | cut -c1-16)
+SPIRE_STAMP=$SPIRE_VERSION-$(cat "$SPIRE_DIR"/go.mod "$SPIRE_DIR"/go.sum | sha256sum | cut -c1-16)
 # test/support/py-client.ts computes the same name: keep the two in step.
 PY_VERSION=$(sha256sum "$PY_REQUIREMENTS" | cut -c1-16)
 PY_VENV=$CACHE/py-$PY_VERSION
@@ -186,6 +193,22 @@ else
   log "built actionlint in $((SECONDS - start)) s"
 fi
 
+if stamped spire-server "$SPIRE_STAMP" && stamped spire-agent "$SPIRE_STAMP"; then
+  log "spire $SPIRE_STAMP: cached"
+else
+  log "building spire-server and spire-agent $SPIRE_VERSION (several minutes cold)"
+  start=$SECONDS
+  grep -q "github.com/spiffe/spire $SPIRE_VERSION" "$SPIRE_DIR/go.mod" || die "test/spire/go.mod does not pin github.com/spiffe/spire $SPIRE_VERSION"
+  (cd "$SPIRE_DIR" && GOBIN="$TMP" go install -trimpath -ldflags "-s -w" \
+    github.com/spiffe/spire/cmd/spire-server github.com/spiffe/spire/cmd/spire-agent) >&2
+  for tool in spire-server spire-agent; do
+    [[ $("$TMP/$tool" --version 2>&1) == *"${SPIRE_VERSION#v}"* ]] || die "$tool does not report version $SPIRE_VERSION"
+    mv -f "$TMP/$tool" "$BIN/$tool"
+    printf '%s\n' "$SPIRE_STAMP" >"$BIN/.$tool.version"
+  done
+  log "built spire in $((SECONDS - start)) s"
+fi
+
 if [[ -f $CNPG_DIR/.complete ]]; then
   log "cloudnative-pg CRDs $CNPG_VERSION: cached"
 else
@@ -204,4 +227,4 @@ ln -sfn "cnpg-$CNPG_VERSION" "$CACHE/cnpg.new" && mv -fT "$CACHE/cnpg.new" "$CAC
 
 build_venv
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION, spire $SPIRE_STAMP; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"

@@ -23,6 +23,7 @@ import { WorkloadError } from '../credentials/workload/issuers.js';
 import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
 import type { PresentedCertificate } from '../credentials/client-certificate.js';
 import { certificateAuthentication, type CertificateAuthServices } from './certificate-auth.js';
+import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from './spiffe.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -31,10 +32,11 @@ interface Needs {
   clients: RecordCache<Stored<Client>>;
   clientThrottle: FailureThrottle;
   clientAssertions: ClientAssertions;
+  spiffe: SpiffeClientAuth;
 }
 
 /** What client authentication needs. */
-export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets'> &
+export type ClientAuthServices = Pick<Needs, 'clientAssertions' | 'clientThrottle' | 'clients' | 'log' | 'secrets' | 'spiffe'> &
   WorkloadServices &
   CertificateAuthServices;
 
@@ -61,13 +63,16 @@ export interface PresentedClient {
   assertion?: string;
   /** The request's client certificate (RFC 8705), read when needed. */
   certificate?: (() => PresentedCertificate | undefined) | undefined;
+  /** The assertion is a JWT-SVID (client_assertion_type jwt-spiffe, ./spiffe.ts). */
+  spiffe?: boolean;
 }
 
 /**
  * How a client proved who it is: RFC 7591's token_endpoint_auth_method names (§2, and RFC 8705 §2's
  * for certificates), or `workload` for a trusted issuer's token (RFC 7523 §2.2 with a third party's
  * assertion), `federated` for another issuer's subject bound to the client (auth.workload.federated: CI, another
- * cluster), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
+ * cluster), `spiffe_jwt` for a SPIFFE JWT-SVID (client_assertion_type jwt-spiffe,
+ * draft-ietf-oauth-spiffe-client-auth-02), `box` for the box's own exchange on an app's behalf (app sign-in). Audit records and
  * decision records name it, so a person can tell which credential was used.
  */
 export type ClientAuthMethod =
@@ -78,18 +83,20 @@ export type ClientAuthMethod =
   | 'self_signed_tls_client_auth'
   | 'workload'
   | 'federated'
+  | 'spiffe_jwt'
   | 'none'
   | 'box';
 
 /**
- * A client as it authenticated: how, which workload presented its token (a ServiceAccount, or another
- * issuer's subject), and `certificate`: the x5t#S256 of the certificate it authenticated with (RFC 8705 §2),
- * which its access tokens are bound to.
+ * A client as it authenticated: how, which workload presented its token (a ServiceAccount, another
+ * issuer's subject, or a SPIFFE ID), and `certificate`: the x5t#S256 of the certificate it authenticated
+ * with (RFC 8705 §2), which its access tokens are bound to.
  */
 export type AuthenticatedClient = Stored<Client> & {
   method: ClientAuthMethod;
   workload?: WorkloadIdentity;
   federated?: FederatedIdentity;
+  spiffe?: SpiffeIdentity;
   certificate?: string;
 };
 
@@ -117,14 +124,21 @@ export function presentedClient(request: OAuthRequest, params: Params): Presente
 
 function presentedCredentials({ authorization, address }: OAuthRequest, params: Params): PresentedClient {
   if (params.client_assertion_type !== undefined || params.client_assertion !== undefined) {
-    if (params.client_assertion_type !== JWT_BEARER) {
-      throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
+    if (params.client_assertion_type !== JWT_BEARER && params.client_assertion_type !== JWT_SPIFFE) {
+      throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER} (or ${JWT_SPIFFE} for a JWT-SVID)`);
     }
     if (!params.client_assertion) throw invalidRequest('client_assertion is required with client_assertion_type');
     if ((authorization && /^basic /i.test(authorization)) || params.client_secret !== undefined) {
       throw invalidRequest('use one client authentication method: a client assertion, Basic, or client_secret, not several');
     }
-    return { clientId: params.client_id, secret: undefined, basic: false, address, assertion: params.client_assertion };
+    return {
+      clientId: params.client_id,
+      secret: undefined,
+      basic: false,
+      address,
+      assertion: params.client_assertion,
+      ...(params.client_assertion_type === JWT_SPIFFE ? { spiffe: true } : {}),
+    };
   }
   if (authorization && /^basic /i.test(authorization)) {
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
@@ -187,7 +201,11 @@ export async function addressAttempt<T>(
  */
 export function confidential(client: Stored<Client>): boolean {
   return Boolean(
-    client.secretHash || client.resource.auth?.workload || hasClientKeys(client.resource) || client.resource.token_endpoint_auth_method,
+    client.secretHash ||
+    client.resource.auth?.workload ||
+    client.resource.auth?.spiffe ||
+    hasClientKeys(client.resource) ||
+    client.resource.token_endpoint_auth_method,
   );
 }
 
@@ -216,6 +234,34 @@ async function ownKeysClient(
 }
 
 /**
+ * The client a JWT-SVID authenticates (./spiffe.ts). A refused one is a failed
+ * attempt of its address, as a refused private_key_jwt assertion is: a stranger may not probe SPIFFE
+ * IDs and client ids, nor spend the box's signature checks and its ledger, without end.
+ */
+async function spiffeClient(
+  svc: ClientAuthServices,
+  svid: string,
+  presented: PresentedClient,
+  fail: (description: string) => OAuthError,
+): Promise<AuthenticatedClient> {
+  const attempt = [addressKey(presented.address)];
+  svc.clientThrottle.reserve(attempt);
+  try {
+    const { client, identity } = await svc.spiffe.authenticate(svc, svid, presented.clientId);
+    svc.clientThrottle.release(attempt);
+    return { ...client, method: 'spiffe_jwt', spiffe: identity };
+  } catch (err) {
+    if (!(err instanceof WorkloadError)) {
+      svc.clientThrottle.release(attempt); // not decided: not a failure
+      throw err;
+    }
+    // The rule that failed, never the SVID, goes to the log.
+    svc.log.info({ event: 'spiffe_auth_refused', client: presented.clientId, reason: err.message }, 'JWT-SVID refused');
+    throw fail(err.message);
+  }
+}
+
+/**
  * The client, authenticated as `mode` says; invalid_client otherwise. `permits`:
  * what a client named by client_id alone must be allowed (the grant it asks for),
  * so that a refusal for it is the refusal of an unknown client.
@@ -227,6 +273,7 @@ export async function authenticateClient(
   permits: (client: Client) => boolean = () => true,
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
+  if (presented.assertion !== undefined && presented.spiffe) return spiffeClient(svc, presented.assertion, presented, fail);
   if (presented.assertion !== undefined) {
     // A refused assertion of a client's own keys is a failed attempt of its address, as a wrong secret
     // is (throttle.ts): else a stranger could probe client ids, and spend the box's signature checks and

@@ -27,7 +27,7 @@ export interface FetchRules extends AddressRules {
   maxBytes?: number;
   /** The Accept header (default application/json); a JWK Set may be served as application/jwk-set+json only (kube-apiserver). */
   accept?: string;
-  /** PEM certificates to trust besides the system's (a trusted issuer's private CA: Box spec.trustedIssuers caBundle). */
+  /** PEM certificates to trust instead of the system's roots (an endpoint an admin declared with its private CA). */
   ca?: string;
 }
 

@@ -140,11 +140,32 @@ export interface BoxSpec {
     jwksUri?: string;
     mode?: 'jwks' | 'tokenreview';
     /**
-     * PEM certificates to trust for its HTTPS endpoints.
+     * PEM certificates to trust for its HTTPS endpoints, instead of the system's roots.
      */
     caBundle?: string;
     /**
      * Addresses (or CIDRs) the box may fetch this issuer's discovery document and keys from although they are special-use (RFC 6890 - private, loopback, link-local) or the box's own - e.g. another cluster's API server at 10.0.0.1. Nothing else of that kind is fetched, wherever a discovery document points.
+     */
+    allowedAddresses?: string[];
+  }[];
+  /**
+   * SPIFFE trust domains whose JWT-SVIDs authenticate Clients bound to their SPIFFE IDs (auth.spiffe; draft-ietf-oauth-spiffe-client-auth-02). The box reads each one's keys from its SPIFFE bundle endpoint.
+   */
+  spiffeTrustDomains?: {
+    /**
+     * The trust domain's name, as in spiffe://<name>/...
+     */
+    trustDomain: string;
+    /**
+     * Its bundle endpoint (SPIFFE Trust Domain and Bundle 5, the https_web profile; SPIRE's federation bundle_endpoint). Read again when its spiffe_refresh_hint has passed, and when a JWT-SVID names a key it does not hold (at most every 10 seconds).
+     */
+    bundleEndpointUrl: string;
+    /**
+     * PEM certificates to trust for the bundle endpoint's HTTPS (a private CA); the system's roots when unset.
+     */
+    caBundle?: string;
+    /**
+     * Special-use addresses or CIDRs (loopback, private, link-local; RFC 6890) the bundle endpoint may resolve to, e.g. a SPIRE server's cluster address 10.96.0.0/12. None by default: such an address is refused.
      */
     allowedAddresses?: string[];
   }[];
@@ -439,6 +460,15 @@ export interface ClientSpec {
         uid?: string;
       }[];
     };
+    /**
+     * SPIFFE workloads that authenticate as this client with their JWT-SVIDs (client_assertion_type urn:ietf:params:oauth:client-assertion-type:jwt-spiffe, draft-ietf-oauth-spiffe-client-auth-02), without a secret. Their trust domain must be one of the Box's spec.spiffeTrustDomains.
+     */
+    spiffe?: {
+      /**
+       * SPIFFE IDs (spiffe://<trust domain>/<path>), exact, or a prefix ending in "/*" - every ID of that trust domain under the prefix's path (spiffe://prod.example/ns/shop/*). A prefix keeps at least one path segment: never the whole trust domain, never another trust domain.
+       */
+      ids: string[];
+    };
   };
   /**
    * The Secret holding the client secret (Kubernetes only). Without it the operator generates one into a Secret <client>-client-secret that it owns (see generateSecret); status.secretName names it.
@@ -471,7 +501,7 @@ export interface ClientSpec {
     address?: string;
   };
   /**
-   * Kubernetes only. Without secretRef, whether the operator generates a secret (default: true, unless auth.workload binds ServiceAccounts, which need none); false makes a client without a secret (a public client: implicit, or authorization_code with PKCE).
+   * Kubernetes only. Without secretRef, whether the operator generates a secret (default: true, unless auth.workload binds ServiceAccounts or auth.spiffe SPIFFE IDs, which need none); false makes a client without a secret (a public client: implicit, or authorization_code with PKCE).
    */
   generateSecret?: boolean;
 }

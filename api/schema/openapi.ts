@@ -140,7 +140,11 @@ const oauthPaths: Json = {
             client_id: { type: 'string' },
             client_secret: { type: 'string' },
             client_assertion_type: { type: 'string' },
-            client_assertion: { type: 'string', description: "a workload's ServiceAccount token (auth.workload)" },
+            client_assertion: {
+              type: 'string',
+              description:
+                "a workload's ServiceAccount token (auth.workload), a client's own assertion (private_key_jwt), or a JWT-SVID (auth.spiffe)",
+            },
             scope: { type: 'string' },
             audience: { type: 'string' },
             code: { type: 'string' },

@@ -68,12 +68,13 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
   // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
-  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || has(self.jwks) || has(self.jwks_uri) || has(self.token_endpoint_auth_method)":
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || (has(self.auth) && has(self.auth.spiffe)) || has(self.jwks) || has(self.jwks_uri) || has(self.token_endpoint_auth_method)":
     (s) =>
       !s.grant_types?.includes('client_credentials') ||
       s.secretRef !== undefined ||
       s.generateSecret !== false ||
       s.auth?.workload !== undefined ||
+      s.auth?.spiffe !== undefined ||
       s.jwks !== undefined ||
       s.jwks_uri !== undefined ||
       s.token_endpoint_auth_method !== undefined,
@@ -93,6 +94,8 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     workloadOf(s) === undefined || workloadOf(s)!.serviceAccounts !== undefined || workloadOf(s)!.federated !== undefined,
   '!has(self.auth) || !has(self.auth.workload) || !has(self.auth.workload.federated) || self.auth.workload.federated.all(b, has(b.subject) != has(b.subjectPattern))':
     (s) => (workloadOf(s)?.federated ?? []).every((b) => (b.subject === undefined) !== (b.subjectPattern === undefined)),
+  "!has(self.auth) || !has(self.auth.spiffe) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
+    s.auth?.spiffe === undefined || s.grant_types?.includes('client_credentials') === true,
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): one written here
   // would pass any client for an agent, and a rewritten one would be undone at its next fetch.
   '!has(self.registration)': (s) => s.registration === undefined,

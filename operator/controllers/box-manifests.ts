@@ -164,6 +164,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     { name: 'BOXAUTH_SHUTDOWN_DELAY_MS', value: String(SHUTDOWN_DELAY_MS) },
     { name: 'BOXAUTH_CLUSTER_ISSUER', value: spec.clusterIssuer ?? 'auto' },
     ...(spec.trustedIssuers?.length ? [{ name: 'BOXAUTH_TRUSTED_ISSUERS', value: JSON.stringify(spec.trustedIssuers) }] : []),
+    ...(spec.spiffeTrustDomains?.length ? [{ name: 'BOXAUTH_SPIFFE_TRUST_DOMAINS', value: JSON.stringify(spec.spiffeTrustDomains) }] : []),
     ...(spec.tls
       ? [
           { name: 'BOXAUTH_TLS_CERT_FILE', value: `${TLS_DIR}/${TLS_KEYS.cert}` },

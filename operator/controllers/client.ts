@@ -52,9 +52,9 @@ export function generatedSecretName(client: string): string {
 export function secretSource(client: ClientResource): { name: string; key: string; generated: boolean } | undefined {
   const spec = client.spec!;
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
-  // A client bound to ServiceAccounts (auth.workload) authenticates with their tokens, one with keys (jwks,
+  // A client bound to ServiceAccounts (auth.workload) or SPIFFE IDs (auth.spiffe) authenticates with their tokens, one with keys (jwks,
   // jwks_uri) with its own assertions: no secret unless asked for.
-  const withoutSecret = spec.auth?.workload !== undefined || hasOwnCredential(spec);
+  const withoutSecret = spec.auth?.workload !== undefined || spec.auth?.spiffe !== undefined || hasOwnCredential(spec);
   if (!(spec.generateSecret ?? !withoutSecret)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }

@@ -20,7 +20,7 @@ import { benchHa, failoverLine, HA_KEYS, type HaResults } from './ha-bench.js';
 import { wrkAvailable } from './load.js';
 import { LOAD, measure as measureLoad, type Row } from './measure.js';
 import { seedScale } from './scale.js';
-import { AUDIENCE, sample, scenarios, seed, type Scenario } from './scenarios.js';
+import { AUDIENCE, benchTrustDomain, sample, scenarios, seed, type Scenario } from './scenarios.js';
 import { textTable } from './table.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -161,6 +161,7 @@ async function main(): Promise<void> {
   log(`${WORKERS} API workers, ${CONNECTIONS} connections, ${SECONDS} s per scenario after ${WARMUP_SECONDS} s of warm-up`);
   const db = await benchDatabase();
   const issuer = await TestIssuer.start();
+  const trustDomain = await benchTrustDomain();
   let box: Box | undefined;
   let ceiling: ChildProcess | undefined;
   try {
@@ -174,10 +175,11 @@ async function main(): Promise<void> {
         ),
         BOXAUTH_WORKERS: String(WORKERS),
         BOXAUTH_TRUSTED_ISSUERS: JSON.stringify([issuer.trusted]),
+        BOXAUTH_SPIFFE_TRUST_DOMAINS: trustDomain.setting,
       },
       nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
     });
-    const seeded = await seed(box, issuer, db.url, REFRESH_TOKENS);
+    const seeded = await seed(box, issuer, db.url, REFRESH_TOKENS, trustDomain.sign);
     if (process.env.BENCH_SQL) await runSql(db.url, process.env.BENCH_SQL); // to try a schema change
     const list = scenarios(seeded).filter((s) => !ONLY || ONLY.includes(s.key));
     for (const s of list) s.check(await sample(box, s.requests[0]!));
@@ -305,6 +307,7 @@ async function main(): Promise<void> {
     ceiling?.kill('SIGTERM');
     await box?.stop();
     await issuer.stop();
+    await trustDomain.close();
     await db.stop();
   }
 }

@@ -9,10 +9,13 @@ import { TOKEN_TYPE } from '../../api/credentials/exchange/parties.js';
 import { TOKEN_EXCHANGE } from '../../api/oauth/grants/token-exchange.js';
 import { TXN_TOKEN_TYPE } from '../../api/credentials/txn-tokens.js';
 import { JWT_BEARER } from '../../api/credentials/workload/assertion.js';
+import { JWT_SPIFFE } from '../../api/oauth/spiffe.js';
 import { insertSessions } from '../../api/store/sessions.js';
 import type { Client } from '../../api/types.js';
 import { basic, type Box, type JsonResponse } from '../support/box.js';
 import type { TestIssuer } from '../support/issuer.js';
+import { clientDocuments } from '../support/client-documents.js';
+import { testCa } from '../support/tls.js';
 import type { BenchRequest } from './load.js';
 import { LOAD } from './measure.js';
 
@@ -47,6 +50,8 @@ export interface Seeded {
   workloadAssertion: string | undefined;
   /** A client with its own ES256 key (private_key_jwt), and a fresh assertion of it at each call. */
   privateKeyJwt: { id: string; assertion: () => string };
+  /** A client bound to a SPIFFE ID: the JWT-SVID an agent hands out for minutes (no jti), and fresh ones with a jti. */
+  spiffe: { svid: string; svidWithJti: () => string } | undefined;
   /** A client that exchanges bench-opaque's tokens (RFC 8693), acting with its own. */
   exchange: { client: { id: string; secret: string }; actorToken: string };
   /** A workload asking for Transaction Tokens (draft-ietf-oauth-transaction-tokens-10) for its own calls: its access tokens, each for a transaction. */
@@ -177,7 +182,62 @@ async function personTokens(box: Box, databaseUrl: string, n: number): Promise<S
 }
 
 /** Registers the bench's clients through the API and obtains the tokens its scenarios present. */
-export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl: string, refreshCount: number): Promise<Seeded> {
+/**
+ * A SPIFFE trust domain of the bench's own: a bundle endpoint (HTTPS, a test CA) serving one ES256
+ * JWT-SVID key, the box's BOXAUTH_SPIFFE_TRUST_DOMAINS for it, and JWT-SVIDs it signs.
+ */
+export async function benchTrustDomain(): Promise<{
+  setting: string;
+  sign: (claims: Record<string, unknown>) => string;
+  close: () => Promise<void>;
+}> {
+  const ca = testCa();
+  const docs = await clientDocuments(ca);
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  docs.serve('/bundle', {
+    body: {
+      keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'bench', use: 'jwt-svid' }],
+      spiffe_sequence: 1,
+      spiffe_refresh_hint: 300,
+    },
+  });
+  const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'bench', typ: 'JWT' })).toString('base64url');
+  return {
+    setting: JSON.stringify([
+      { trustDomain: 'bench.test', bundleEndpointUrl: `${docs.origin}/bundle`, caBundle: ca.pem, allowedAddresses: ['127.0.0.1/32'] },
+    ]),
+    sign: (claims) => {
+      const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      return `${input}.${crypto.sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+    },
+    close: () => docs.close(),
+  };
+}
+
+/** A client bound to a SPIFFE ID of the bench's trust domain, and JWT-SVIDs of it. */
+async function spiffeClient(box: Box, sign: (claims: Record<string, unknown>) => string): Promise<NonNullable<Seeded['spiffe']>> {
+  const sub = 'spiffe://bench.test/ns/bench/sa/app';
+  const res = await box.json(
+    'PUT',
+    '/Client/bench-spiffe',
+    { grant_types: ['client_credentials'], auth: { client_credentials: { ...hour, token_format: 'jwt' }, spiffe: { ids: [sub] } } },
+    await box.rootToken(),
+  );
+  expectStatus(res, 201);
+  const claims = (): Record<string, unknown> => {
+    const now = Math.floor(Date.now() / 1000);
+    return { sub, aud: [box.url], iat: now, exp: now + 3600 };
+  };
+  return { svid: sign(claims()), svidWithJti: () => sign({ ...claims(), jti: crypto.randomUUID() }) };
+}
+
+export async function seed(
+  box: Box,
+  issuer: TestIssuer | undefined,
+  databaseUrl: string,
+  refreshCount: number,
+  spiffeSign?: (claims: Record<string, unknown>) => string,
+): Promise<Seeded> {
   const { opaque, jwt } = await tokenClients(box);
   const refreshSpec = {
     grant_types: ['client_credentials', 'refresh_token'],
@@ -248,6 +308,7 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
     client: txnClient,
     subjectTokens: await inBatches(1000, 32, async () => (await token(box, txnClient, { scope: 'bench.txn' })).body.access_token as string),
   };
+  const spiffe = spiffeSign && (await spiffeClient(box, spiffeSign));
   const person = await personTokens(box, databaseUrl, Math.min(refreshCount, 20_000));
   return {
     opaque,
@@ -261,6 +322,7 @@ export async function seed(box: Box, issuer: TestIssuer | undefined, databaseUrl
     txn,
     person,
     privateKeyJwt,
+    spiffe,
   };
 }
 
@@ -341,6 +403,27 @@ export function scenarios(s: Seeded): Scenario[] {
       fresh: () => Array.from({ length: ASSERTIONS }, () => pkjwtRequest(s.privateKeyJwt)),
       check: isJwt,
     },
+    // Beside cc_jwt: the client a SPIFFE workload, proving itself with its JWT-SVID (draft-ietf-oauth-spiffe-client-auth-02):
+    // the one SVID an agent hands out until it nears its exp (no jti: its signature is checked once), and a fresh SVID with a jti each (spent in the ledger).
+    ...(s.spiffe
+      ? ((spiffe): Scenario[] => [
+          {
+            key: 'cc_jwt_svid',
+            title: 'client_credentials, JWT ES256, a JWT-SVID (jwt-spiffe)',
+            tokenScenario: true,
+            requests: [svidRequest(spiffe.svid)],
+            check: isJwt,
+          },
+          {
+            key: 'cc_jwt_svid_jti',
+            title: 'client_credentials, JWT ES256, a fresh JWT-SVID with a jti each',
+            tokenScenario: true,
+            requests: [svidRequest(spiffe.svidWithJti())],
+            fresh: () => Array.from({ length: ASSERTIONS }, () => svidRequest(spiffe.svidWithJti())),
+            check: isJwt,
+          },
+        ])(s.spiffe)
+      : []),
     {
       key: 'refresh',
       title: 'refresh_token',
@@ -478,6 +561,16 @@ function pkjwtRequest(client: Seeded['privateKeyJwt']): BenchRequest {
     path: '/auth/token',
     headers: { 'Content-Type': FORM },
     body: form({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: client.assertion() }),
+  };
+}
+
+/** A client_credentials request authenticated by a JWT-SVID. */
+function svidRequest(svid: string): BenchRequest {
+  return {
+    method: 'POST',
+    path: '/auth/token',
+    headers: { 'Content-Type': FORM },
+    body: form({ grant_type: 'client_credentials', client_assertion_type: JWT_SPIFFE, client_assertion: svid }),
   };
 }
 

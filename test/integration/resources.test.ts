@@ -98,7 +98,7 @@ describe('resource API', function () {
       expect(noSecret.status).to.equal(422);
       expect(noSecret.body.errors).to.deep.equal({
         secret: [
-          'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, register its keys: jwks or jwks_uri, or its certificate: token_endpoint_auth_method)',
+          'is required for a client_credentials client (or bind ServiceAccounts with auth.workload or SPIFFE IDs with auth.spiffe, register its keys: jwks or jwks_uri, or its certificate: token_endpoint_auth_method)',
         ],
       });
       const mismatch = await box.json(

@@ -77,13 +77,14 @@ function referencedSecret(ref: SecretRef, defaultKey: string, secrets: Secrets, 
 /**
  * A Kubernetes Client's spec as a REST body. The secret comes as the operator would get it: from the Secret
  * its secretRef names (which must be in the same file), or generated when the operator would generate one
- * (client_credentials, no auth.workload, no keys of its own, generateSecret not false).
+ * (client_credentials, no auth.workload nor auth.spiffe, no keys of its own, generateSecret not false).
  */
 function clientBody(spec: Record<string, unknown>, name: string, secrets: Secrets, file: string) {
   const { secretRef, generateSecret, ...body } = spec as Record<string, unknown> & { secretRef?: SecretRef; generateSecret?: boolean };
   if (secretRef) return { body: { ...body, secret: referencedSecret(secretRef, 'client-secret', secrets, file, `Client ${name}`) } };
   const grants = (body.grant_types as string[] | undefined) ?? [];
-  const workload = (body.auth as { workload?: unknown } | undefined)?.workload !== undefined;
+  const auth = body.auth as { workload?: unknown; spiffe?: unknown } | undefined;
+  const workload = auth?.workload !== undefined || auth?.spiffe !== undefined;
   if (grants.includes('client_credentials') && !workload && !hasOwnCredential(body) && generateSecret !== false) {
     const secret = randomBytes(32).toString('base64url'); // as the operator generates one
     return { body: { ...body, secret }, generatedSecret: secret };

@@ -20,6 +20,8 @@ export class RemoteKeySet {
   constructor(
     private readonly fetchKeys: () => Promise<JsonWebKey[]>,
     private readonly onFetch: () => void,
+    /** How long a fetched set stands before it is read again (a SPIFFE bundle's refresh hint); MAX_AGE_MS by default. */
+    private readonly maxAgeMs: () => number = () => MAX_AGE_MS,
   ) {}
 
   private refresh(): Promise<void> {
@@ -57,7 +59,7 @@ export class RemoteKeySet {
   /** The key `kid` names; without a kid, the set's only key. */
   async key(kid: string | undefined): Promise<KeyObject | undefined> {
     const now = Date.now();
-    const stale = now - this.fetchedAt > MAX_AGE_MS || (kid === undefined ? !this.only : !this.keys.has(kid));
+    const stale = now - this.fetchedAt > this.maxAgeMs() || (kid === undefined ? !this.only : !this.keys.has(kid));
     // A fetch under way answers this request too: a pod's first requests, all at once, wait for its
     // first keys, rather than all but one being told the key is not published. Else, until a first
     // fetch succeeds, retry each second; after that, every MIN_REFETCH_MS at most.

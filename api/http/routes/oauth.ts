@@ -36,6 +36,7 @@ function certificateMethods(config: Config): string[] {
 export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<string, unknown> {
   const base = svc.config.baseUrl;
   const mtls = certificateMethods(svc.config);
+  const spiffe = svc.config.spiffeTrustDomains.length ? ['spiffe_jwt'] : [];
   return {
     issuer: base,
     authorization_endpoint: `${base}/auth/authorize`,
@@ -46,17 +47,18 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     device_authorization_endpoint: `${base}/auth/device`,
     grant_types_supported: [...grants.keys(), 'implicit'],
     response_types_supported: RESPONSE_TYPES,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, 'none'],
+    // spiffe_jwt (a JWT-SVID, draft-ietf-oauth-spiffe-client-auth-02) only when the box trusts a SPIFFE trust domain.
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, ...spiffe, 'none'],
     // private_key_jwt: an assertion signed with the client's own key (jwks, jwks_uri) takes these algorithms
     // only (api/client-keys.ts: RS256, HS* and none are refused). A workload's ServiceAccount token, sent
     // the same way, is its issuer's assertion, verified with that issuer's keys and algorithms.
     token_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     // Both kinds of client assertion authenticate here as at the token endpoint.
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, ...spiffe],
     // RFC 8705 §3.3: the box binds access tokens to the client certificate of the token request.
     ...(mtls.length ? { tls_client_certificate_bound_access_tokens: true } : {}),
     introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, ...spiffe],
     revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
     // RFC 9207 §3: every authorization response carries iss (api/oauth/authorization-request.ts redirectTo).

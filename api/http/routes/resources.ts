@@ -176,12 +176,13 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
           secret === undefined &&
           !existing?.secretHash &&
           !client.auth?.workload &&
+          !client.auth?.spiffe &&
           !hasOwnCredential(client)
         ) {
           throw ValidationError.field(
             body,
             'secret',
-            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload, register its keys: jwks or jwks_uri, or its certificate: token_endpoint_auth_method)',
+            'is required for a client_credentials client (or bind ServiceAccounts with auth.workload or SPIFFE IDs with auth.spiffe, register its keys: jwks or jwks_uri, or its certificate: token_endpoint_auth_method)',
           );
         }
         const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash: secretHash.hash });
