@@ -143,6 +143,24 @@ describe('federated client authentication (CI tokens, auth.workload.federated)',
     await refused(await gitlab.jwt(githubClaims('octo-org/shop', 'refs/heads/main', box.url)), /is not bound to client 'deploy'/, 'deploy');
   });
 
+  it('tells neither which issuers the box trusts nor which clients exist', async function () {
+    const stranger = await TestIssuer.start();
+    try {
+      const res = await assertionRequest(box, await stranger.jwt(githubClaims('octo-org/shop', 'refs/heads/main', box.url)), 'deploy');
+      expect(res.status, res.text).to.equal(401);
+      expect(res.body.error_description).to.match(/is not trusted by this box/);
+      for (const trusted of [github.url, gitlab.url]) expect(res.body.error_description).to.not.include(trusted);
+    } finally {
+      await stranger.stop();
+    }
+    // A client that does not exist is refused as one that exists and does not bind the subject.
+    const shop = await github.jwt(githubClaims('octo-org/shop', 'refs/heads/main', box.url));
+    const existing = await assertionRequest(box, shop, 'other-team');
+    const missing = await assertionRequest(box, shop, 'no-such-team');
+    expect(missing.status, missing.text).to.equal(401);
+    expect(missing.body.error_description).to.equal(existing.body.error_description.replace("'other-team'", "'no-such-team'"));
+  });
+
   it('refuses a token for another audience, an expired one, and one signed by another key', async function () {
     await refused(
       await github.jwt(githubClaims('octo-org/shop', 'refs/heads/main', 'https://github.com/octo-org')),

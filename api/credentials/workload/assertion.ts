@@ -154,10 +154,8 @@ async function verifiedToken(
   const iss = jwt.payload.iss;
   const issuer = typeof iss === 'string' ? await svc.issuers.find(iss) : undefined;
   if (!issuer) {
-    throw new WorkloadError(
-      `issuer ${JSON.stringify(iss)} is not trusted by this box (trusted: ${(await svc.issuers.names()).join(', ') || 'none'}); ` +
-        "add it to the Box's spec.trustedIssuers",
-    );
+    // Which issuers are trusted is not said: anyone may send a token naming any iss.
+    throw new WorkloadError(`issuer ${JSON.stringify(iss)} is not trusted by this box; add it to the Box's spec.trustedIssuers`);
   }
   await issuer.verify(assertion, jwt);
   if (issuer.cacheable) svc.verifiedAssertions.remember(digest, issuer.issuer, jwt.payload, nowMs);
@@ -209,6 +207,12 @@ interface Presented {
   account: WorkloadIdentity | undefined;
 }
 
+/** The workload as a refusal names it: its ServiceAccount, or its subject and issuer. */
+const presentedName = (who: Presented): string =>
+  who.account
+    ? `ServiceAccount ${who.account.namespace}/${who.account.serviceAccount}`
+    : `subject ${JSON.stringify(who.subject)} of issuer ${who.issuer}`;
+
 /**
  * The one client bound to the token's workload, when the request names none: by its ServiceAccount
  * (a token of the box's cluster), or by a federated binding (a subject of another issuer), or both
@@ -218,9 +222,7 @@ async function routedClient(svc: WorkloadServices, who: Presented): Promise<stri
   const federated = who.cluster ? [] : await svc.workloadBindings.clientsOfSubject(who.issuer, who.subject);
   const byAccount = who.account ? await svc.workloadBindings.clientsOf(who.account.namespace, who.account.serviceAccount) : [];
   const ids = [...new Set([...federated, ...byAccount])];
-  const named = who.account
-    ? `ServiceAccount ${who.account.namespace}/${who.account.serviceAccount}`
-    : `subject ${JSON.stringify(who.subject)} of issuer ${who.issuer}`;
+  const named = presentedName(who);
   if (ids.length === 0) throw new WorkloadError(`${named} is not bound to any client`);
   if (ids.length > 1) throw new WorkloadError(`${named} is bound to several clients (${ids.join(', ')}); send client_id`);
   return ids[0]!;
@@ -255,7 +257,11 @@ export async function authenticateWorkload(
 
   const id = clientId ?? (await routedClient(svc, who));
   const client = await svc.clients.get(id);
-  if (!client) throw new WorkloadError(`there is no client "${id}"`);
+  // A client that does not exist is refused as one that does not bind the token's workload: which
+  // client ids exist is not told, not even to a workload the box trusts.
+  if (!client) {
+    throw new WorkloadError(`${presentedName(who)} is not bound to client "${id}"${who.cluster ? '' : ' (auth.workload.federated)'}`);
+  }
 
   const binding = who.cluster ? undefined : workloadSettings(client.resource)?.federated?.find((b) => bindingNames(b, issuer, sub));
   if (binding) {

@@ -229,10 +229,4 @@ export class TrustedIssuers {
     if (this.configured.get(issuer)?.cluster) return true;
     return (await this.clusterIssuer())?.issuer === issuer;
   }
-
-  /** Every issuer this box trusts, for messages. */
-  async names(): Promise<string[]> {
-    const cluster = await this.clusterIssuer();
-    return [...this.configured.keys(), ...(cluster ? [cluster.issuer] : [])];
-  }
 }
