@@ -5,6 +5,7 @@
 import { percentDecode, textProblem } from '../input.js';
 import { hasClientKeys } from '../client-keys.js';
 import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
 import { type SecretVerifier, dummyHash } from '../credentials/secrets.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { type FailureThrottle, addressKey, clientKey } from '../credentials/throttle.js';
@@ -255,8 +256,16 @@ async function spiffeClient(
       svc.clientThrottle.release(attempt); // not decided: not a failure
       throw err;
     }
-    // The rule that failed, never the SVID, goes to the log.
-    svc.log.info({ event: 'spiffe_auth_refused', client: presented.clientId, reason: err.message }, 'JWT-SVID refused');
+    // The rule that failed, never the SVID, goes to the log; with why a bundle could not be fetched, which the requester is not told.
+    svc.log.info(
+      {
+        event: 'spiffe_auth_refused',
+        client: presented.clientId,
+        reason: err.message,
+        ...(err.cause ? { detail: errorMessage(err.cause) } : {}),
+      },
+      'JWT-SVID refused',
+    );
     throw fail(err.message);
   }
 }

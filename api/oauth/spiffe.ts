@@ -16,7 +16,6 @@ import { Snapshot } from '../cache/snapshot.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
-import { errorMessage } from '../errors.js';
 import { assertionParts } from './client-assertion.js';
 import { fetchClientDocument } from './document-fetch.js';
 import type { ProofLedger } from '../store/dpop-proofs.js';
@@ -34,8 +33,12 @@ const SKEW_SECONDS = 60;
 const MAX_BUNDLE_BYTES = 512 * 1024;
 /** A bundle without a refresh hint is read again after this long (SPIFFE Trust Domain and Bundle §4.1.2 leaves it to the consumer). */
 const DEFAULT_REFRESH_SECONDS = 300;
-/** The longest a refresh hint is honoured: a bundle that says "a year" is read again daily all the same. */
-const MAX_REFRESH_SECONDS = 86_400;
+/**
+ * The longest a refresh hint is honoured: a bundle that says "a day" is read again hourly all the same,
+ * as other issuers' keys are (../credentials/workload/keys.ts), so that a key the trust domain removed
+ * stops verifying within the hour.
+ */
+const MAX_REFRESH_SECONDS = 3_600;
 
 /** A SPIFFE ID, parsed. */
 export interface SpiffeId {
@@ -215,17 +218,17 @@ export class SpiffeClientAuth {
   /** The verified claims of `svid`: remembered, or its signature checked now with its trust domain's key. */
   private async verifiedClaims(svid: string, nowMs: number): Promise<Record<string, unknown>> {
     const digest = createHash('sha256').update(svid).digest('hex');
-    const known = this.verified.get(digest, nowMs);
+    const known = this.verified.get(digest, nowMs, (trustDomain, key) => this.bundles.get(trustDomain)?.keys.holds(key) ?? false);
     if (known) return known.payload;
     const jwt = assertionParts(svid);
     if ('problem' in jwt) throw new WorkloadError(jwt.problem);
     const id = parseSpiffeId(jwt.payload.sub);
     if (!id) throw new WorkloadError('sub must be the SPIFFE ID of a workload (spiffe://<trust domain>/<path>)');
     const bundle = this.bundles.get(id.trustDomain);
+    // Which trust domains are trusted is not said: anyone may send a JWT naming any.
     if (!bundle)
       throw new WorkloadError(
-        `trust domain not trusted: ${id.trustDomain} is not one of this box's SPIFFE trust domains ` +
-          `(${[...this.bundles.keys()].join(', ') || 'none'}); add it to the Box's spec.spiffeTrustDomains`,
+        `trust domain not trusted: ${id.trustDomain} is not one of this box's SPIFFE trust domains; add it to the Box's spec.spiffeTrustDomains`,
       );
     const { alg, kid, typ } = jwt.header;
     // JWT-SVID §2.1-2.3: signed (RS/ES/PS, never none or HMAC), kid required, typ JWT or JOSE when set.
@@ -237,9 +240,13 @@ export class SpiffeClientAuth {
     try {
       key = await bundle.keys.key(kid);
     } catch (err) {
-      throw new WorkloadError(`the bundle of trust domain ${id.trustDomain} could not be fetched (${errorMessage(err)}); try again later`, {
-        cause: err,
-      });
+      // Why goes to the log (its cause), not to the requester: it may name an address the guard refused.
+      throw new WorkloadError(
+        `the bundle of trust domain ${id.trustDomain} could not be fetched (the box's log says why); try again later`,
+        {
+          cause: err,
+        },
+      );
     }
     if (!key)
       throw new WorkloadError(
@@ -247,7 +254,7 @@ export class SpiffeClientAuth {
       );
     if (!verifySignature(alg, key, jwt))
       throw new WorkloadError(`bad signature: the JWT-SVID does not verify with the key of trust domain ${id.trustDomain} it names`);
-    this.verified.remember(digest, id.trustDomain, jwt.payload, nowMs);
+    this.verified.remember(digest, { issuer: id.trustDomain, payload: jwt.payload, key }, nowMs);
     return jwt.payload;
   }
 
@@ -269,7 +276,7 @@ export class SpiffeClientAuth {
     if (clientId !== undefined) client = await svc.clients.get(clientId);
     else {
       const ids = (await this.bindings?.clientsOf(id)) ?? [];
-      if (ids.length > 1) throw new WorkloadError(`SPIFFE ID ${id.id} is bound to several clients (${ids.join(', ')}); send client_id`);
+      if (ids.length > 1) throw new WorkloadError(`SPIFFE ID ${id.id} is bound to several clients; send client_id`);
       client = ids[0] === undefined ? undefined : await svc.clients.get(ids[0]);
     }
     // An unknown client and one that does not take this ID get one answer: the SVID must not tell which clients exist.

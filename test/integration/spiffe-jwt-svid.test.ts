@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { Box, type JsonResponse } from '../support/box.js';
+import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { clientDocuments, type ClientDocuments } from '../support/client-documents.js';
 import { testCa, type TestCa } from '../support/tls.js';
 
@@ -147,14 +147,21 @@ describe('SPIFFE: clients authenticated by JWT-SVIDs', function () {
     expect(docs.hits('/prod/bundle')).to.equal(1);
   });
 
-  it('a prefix binds the IDs under it, in its trust domain only', async function () {
-    expect((await tokenRequest(box, await svid(prod, 'spiffe://prod.test/ns/batch/job/nightly'))).status).to.equal(200);
+  it('a prefix binds the IDs under it, in its trust domain only; the session names the SPIFFE ID', async function () {
+    const nightly = await tokenRequest(box, await svid(prod, 'spiffe://prod.test/ns/batch/job/nightly'));
+    expect(nightly.status, nightly.text).to.equal(200);
+    const jti = JSON.parse(Buffer.from(nightly.body.access_token.split('.')[1], 'base64url').toString()).jti;
+    const session = (await box.json('GET', `/Session/${jti}`, undefined, root)).body;
+    expect(session.details.spiffe).to.deep.equal({ spiffeId: 'spiffe://prod.test/ns/batch/job/nightly', trustDomain: 'prod.test' });
     refused(await tokenRequest(box, await svid(prod, 'spiffe://prod.test/ns/batch')), /SPIFFE ID not bound/);
     refused(await tokenRequest(box, await svid(prod, 'spiffe://prod.test/ns/batchx/job')), /SPIFFE ID not bound/);
   });
 
   it('attack: a SPIFFE ID of a trust domain the box does not trust, even one a client names', async function () {
-    refused(await tokenRequest(box, await svid(prod, 'spiffe://evil.test/ns/shop/sa/api')), /trust domain not trusted: evil\.test/);
+    const untrusted = await tokenRequest(box, await svid(prod, 'spiffe://evil.test/ns/shop/sa/api'));
+    refused(untrusted, /trust domain not trusted: evil\.test/);
+    // Which trust domains the box trusts is not told to whoever sends a JWT.
+    expect(untrusted.body.error_description).to.not.match(/prod\.test|other\.test/);
     refused(
       await tokenRequest(box, await svid(prod, 'spiffe://evil.test/ns/shop/sa/api'), { client_id: 'evil' }),
       /trust domain not trusted/,
@@ -208,9 +215,12 @@ describe('SPIFFE: clients authenticated by JWT-SVIDs', function () {
     const jwt = await new SignJWT({ sub: 'spiffe://prod.test/ns/shop/sa/api', aud: strict.url, exp: Math.floor(Date.now() / 1000) + 60 })
       .setProtectedHeader({ alg: 'ES256', kid: prod.kid })
       .sign(prod.privateKey);
-    refused(
-      await tokenRequest(strict, jwt),
-      /bundle of trust domain prod\.test could not be fetched \(127\.0\.0\.1 is (a special-use|the box's own) address/,
+    // Why (the address the name resolved to) is the box's log's, not the requester's.
+    const res = await tokenRequest(strict, jwt);
+    refused(res, /bundle of trust domain prod\.test could not be fetched \(the box's log says why\)/);
+    expect(res.text).to.not.include('127.0.0.1');
+    await eventually('the refusal logged with its cause', async () =>
+      strict.logs.some((l) => l.includes('spiffe_auth_refused') && /127\.0\.0\.1 is (a special-use|the box's own) address/.test(l)),
     );
     expect(docs.hits('/prod/bundle')).to.equal(before);
   });
@@ -234,5 +244,18 @@ describe('SPIFFE: clients authenticated by JWT-SVIDs', function () {
     expect((await tokenRequest(box, jwt)).status).to.equal(200);
     advance(30 + 61); // past exp and the minute of skew allowed
     refused(await tokenRequest(box, jwt), /expired: the JWT-SVID's exp was/);
+  });
+
+  it('attack: an SVID taken before is refused once its key has left the bundle', async function () {
+    const sub = 'spiffe://prod.test/ns/shop/sa/api';
+    const before = await svid(prod, sub);
+    expect((await tokenRequest(box, before)).status).to.equal(200);
+    // The trust domain drops prod-1; an SVID of its new key makes the box read the bundle again.
+    const next = await newKey('prod-3');
+    docs.serve('/prod/bundle', { body: bundle([next], x509, 60) });
+    advance(15); // past the 10 s between two fetches
+    expect((await tokenRequest(box, await svid(next, sub))).status).to.equal(200);
+    // Its signature was checked within the minute, but with a key no longer published.
+    refused(await tokenRequest(box, before), /unknown kid: the bundle of trust domain prod\.test holds no JWT-SVID key 'prod-1'/);
   });
 });

@@ -2,7 +2,7 @@
 // assertion), checked against the issuers the box trusts and what a Client is bound
 // to (auth.workload): a Kubernetes ServiceAccount (serviceAccounts), or a subject
 // of another issuer (federated: another cluster, GitHub Actions, GitLab CI).
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import type { Config } from '../../config.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import { type TrustedIssuers, tokenAudiences, WorkloadError, type JwtParts } from './issuers.js';
@@ -122,22 +122,30 @@ const REMEMBER_MS = 60_000;
  * checked on every request.
  */
 export class VerifiedAssertions {
-  private readonly entries = new Map<string, { issuer: string; payload: Record<string, unknown>; until: number }>();
+  private readonly entries = new Map<string, Verified & { until: number }>();
 
   constructor(private readonly maxEntries = 10_000) {}
 
-  get(digest: string, now: number): { issuer: string; payload: Record<string, unknown> } | undefined {
+  /** The verification of `digest`, while it stands: within its time, and its key still published (`holds`). */
+  get(digest: string, now: number, holds: (issuer: string, key: KeyObject) => boolean): Verified | undefined {
     const entry = this.entries.get(digest);
-    if (entry && entry.until > now) return entry;
+    if (entry && entry.until > now && holds(entry.issuer, entry.key)) return entry;
     if (entry) this.entries.delete(digest);
     return undefined;
   }
 
-  remember(digest: string, issuer: string, payload: Record<string, unknown>, now: number): void {
-    const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : now;
+  remember(digest: string, verified: Verified, now: number): void {
+    const exp = typeof verified.payload.exp === 'number' ? verified.payload.exp * 1000 : now;
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(digest, { issuer, payload, until: Math.min(exp, now + REMEMBER_MS) });
+    this.entries.set(digest, { ...verified, until: Math.min(exp, now + REMEMBER_MS) });
   }
+}
+
+/** A token whose signature `key` of `issuer` verified. */
+interface Verified {
+  issuer: string;
+  payload: Record<string, unknown>;
+  key: KeyObject;
 }
 
 /** The verified payload and issuer of a workload token: remembered, or checked now. */
@@ -147,7 +155,7 @@ async function verifiedToken(
   nowMs: number,
 ): Promise<{ issuer: string; payload: Record<string, unknown> }> {
   const digest = createHash('sha256').update(assertion).digest('hex');
-  const known = svc.verifiedAssertions.get(digest, nowMs);
+  const known = svc.verifiedAssertions.get(digest, nowMs, (issuer, key) => svc.issuers.holds(issuer, key));
   if (known) return known;
   const jwt = parts(assertion);
   if (jwt.header.alg === 'none' || !jwt.signature.length) throw new WorkloadError('the token is not signed');
@@ -157,8 +165,8 @@ async function verifiedToken(
     // Which issuers are trusted is not said: anyone may send a token naming any iss.
     throw new WorkloadError(`issuer ${JSON.stringify(iss)} is not trusted by this box; add it to the Box's spec.trustedIssuers`);
   }
-  await issuer.verify(assertion, jwt);
-  if (issuer.cacheable) svc.verifiedAssertions.remember(digest, issuer.issuer, jwt.payload, nowMs);
+  const key = await issuer.verify(assertion, jwt);
+  if (issuer.cacheable && key) svc.verifiedAssertions.remember(digest, { issuer: issuer.issuer, payload: jwt.payload, key }, nowMs);
   return { issuer: issuer.issuer, payload: jwt.payload };
 }
 

@@ -30,8 +30,10 @@ export interface IssuerVerifier {
    * asked every time, since its purpose is the API server's word now.
    */
   cacheable: boolean;
-  /** Throws WorkloadError unless the token is genuinely the issuer's. */
-  verify(token: string, jwt: JwtParts): Promise<void>;
+  /** Throws WorkloadError unless the token is genuinely the issuer's; the key that verified it, when one did. */
+  verify(token: string, jwt: JwtParts): Promise<KeyObject | undefined>;
+  /** Whether `key`, which verified a token before, still stands (see RemoteKeySet.holds). */
+  holds(key: KeyObject): boolean;
 }
 
 const ALGS: Record<string, { hash: string; ec: boolean }> = {
@@ -58,7 +60,11 @@ class JwksVerifier implements IssuerVerifier {
     readonly cluster: boolean,
   ) {}
 
-  async verify(_token: string, jwt: JwtParts): Promise<void> {
+  holds(key: KeyObject): boolean {
+    return this.keys.holds(key);
+  }
+
+  async verify(_token: string, jwt: JwtParts): Promise<KeyObject> {
     const { alg, kid } = jwt.header;
     if (typeof alg !== 'string' || !ALGS[alg])
       throw new WorkloadError(`the token's algorithm ${String(alg)} is not accepted (RS256/384/512, ES256/384/512 are)`);
@@ -75,6 +81,7 @@ class JwksVerifier implements IssuerVerifier {
     if (!key) throw new WorkloadError(`the token was signed by a key issuer ${this.issuer} does not publish (kid ${kid})`);
     if (!verifySignature(alg, key, jwt))
       throw new WorkloadError(`the token's signature does not verify with the keys of issuer ${this.issuer}`);
+    return key;
   }
 }
 
@@ -88,7 +95,11 @@ class TokenReviewVerifier implements IssuerVerifier {
     readonly cluster: boolean,
   ) {}
 
-  async verify(token: string, jwt: JwtParts): Promise<void> {
+  holds(): boolean {
+    return false; // nothing is remembered: each token is reviewed
+  }
+
+  async verify(token: string, jwt: JwtParts): Promise<undefined> {
     const kube = kubeCredentials(this.config.kube);
     if (!kube) throw new WorkloadError("this box cannot reach its cluster's API server to review the token");
     let review: { status?: { authenticated?: boolean; error?: string; user?: { username?: string } } };
@@ -108,6 +119,7 @@ class TokenReviewVerifier implements IssuerVerifier {
       );
     }
     if (review.status.user?.username !== jwt.payload.sub) throw new WorkloadError('the reviewed token belongs to another subject');
+    return undefined;
   }
 }
 
@@ -219,6 +231,12 @@ export class TrustedIssuers {
     if (configured) return configured;
     const cluster = await this.clusterIssuer();
     return cluster?.issuer === issuer ? cluster : undefined;
+  }
+
+  /** Whether `key` of `issuer`, which verified a token before, still stands (its issuer still publishes it). */
+  holds(issuer: string, key: KeyObject): boolean {
+    const verifier = this.configured.get(issuer) ?? (this.cluster?.issuer === issuer ? this.cluster : undefined);
+    return verifier?.holds(key) ?? false;
   }
 
   /**

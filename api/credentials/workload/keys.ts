@@ -56,6 +56,15 @@ export class RemoteKeySet {
     return this.pending;
   }
 
+  /**
+   * Whether `key` (one this set handed out) is still in it: a signature checked with a key the
+   * publisher has since removed is checked no longer. A set read again holds new objects, so a
+   * remembered verification is then made once more.
+   */
+  holds(key: KeyObject): boolean {
+    return this.only === key || [...this.keys.values()].includes(key);
+  }
+
   /** The key `kid` names; without a kid, the set's only key. */
   async key(kid: string | undefined): Promise<KeyObject | undefined> {
     const now = Date.now();

@@ -20,7 +20,7 @@ export const clientCredentials: Grant = {
   requiredParameters: [],
   permits: listedInGrantTypes('client_credentials'),
 
-  async handle({ svc, params, client: { resource: client, workload, federated, method }, dpop, certificate }) {
+  async handle({ svc, params, client: { resource: client, workload, federated, spiffe, method }, dpop, certificate }) {
     const settings = client.auth?.client_credentials ?? {};
     const { session, response } = mint(
       {
@@ -32,8 +32,9 @@ export const clientCredentials: Grant = {
         audience: await requestedAudience(svc, client, params),
         scope: grantedScope(client, scopeParam(params.scope)),
         refresh: settings.refresh_token === true,
-        // The session records which ServiceAccount (and Pod), or which subject of another issuer, obtained a workload's token.
-        details: workload ? { workload } : federated ? { federated } : null,
+        // The session records which ServiceAccount (and Pod), which subject of another issuer, or which
+        // SPIFFE ID (a binding may be a prefix) obtained a workload's token.
+        details: workload ? { workload } : federated ? { federated } : spiffe ? { spiffe } : null,
         clientAuthMethod: method,
         ...dpopBound(dpop),
         ...certificateBound(certificate),
