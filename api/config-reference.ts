@@ -277,7 +277,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_CLIENT_CERT_HEADER'],
     default: '\u2014',
     meaning:
-      "the header a proxy in front forwards the client's certificate in: `x-forwarded-client-cert` is read as Envoy's XFCC (its last element's `Cert`), any other as NGINX's `$ssl_client_escaped_cert` (URL-encoded PEM). Believed only from `BOXAUTH_TRUSTED_PROXIES` (required with it); from any other address the request is refused with 400",
+      "the header a proxy in front forwards the client's certificate in: `x-forwarded-client-cert` is read as Envoy's XFCC (its last element's `Cert`), any other as URL-encoded PEM (NGINX's `$ssl_client_escaped_cert`) or base64 DER (Traefik's `X-Forwarded-Tls-Client-Cert`, Caddy's `certificate_der_base64`). Read by the token endpoint, the box's API and the decision point's HTTP doors. Believed only from `BOXAUTH_TRUSTED_PROXIES` (required with it); from any other address the request is refused with 400",
   },
   {
     names: ['BOXAUTH_JWT_ALG'],

@@ -18,6 +18,11 @@ export type CertificateOf = (req: IncomingMessage) => PresentedCertificate | und
 /** The client certificates of this box (built by api/http/client-certificate.ts): how a request's is read, and the CAs tls_client_auth trusts. */
 export interface ClientCertificates {
   of: CertificateOf;
+  /**
+   * Only the certificate a trusted proxy forwarded, never the one of the box's own TLS: what the
+   * decision point's HTTP doors read, whose peer is the gateway, not the client the gateway served.
+   */
+  forwarded: CertificateOf;
   trusted: readonly X509Certificate[];
 }
 

@@ -25,6 +25,7 @@ import { type AppDirectory, audienceOf, hostOf } from './apps.js';
 import { START_PATH } from './app-sign-in.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { checkPresented, dpopChallenge, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
+import type { PresentedCertificate } from '../credentials/client-certificate.js';
 import { newSessionId } from '../store/sessions.js';
 import type { App, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
@@ -83,6 +84,12 @@ export interface GateRequest {
   credential: Credential;
   /** The request's DPoP header(s), as many as were sent (RFC 9449 §4.3: one). */
   proofs?: readonly string[] | undefined;
+  /**
+   * The client certificate the gateway saw in its mutual TLS with the client, as its door read it (a
+   * header from a trusted proxy, Envoy's attributes.source.certificate): what a certificate-bound
+   * token is checked against (RFC 8705 §3); none when the gateway sends none.
+   */
+  certificate?: PresentedCertificate | undefined;
   /** What the gateway sent of the request's body, when it sends it (Envoy's with_request_body, NGINX reading it first): read for its JSON-RPC envelope only (./jsonrpc.ts). */
   body?: GateBody | undefined;
   /** AuthZEN: the evaluation's resource and context. */
@@ -299,7 +306,8 @@ const checkSession = (
 
 /**
  * Who presents the token at `app` with request `g` (whose client addressed `origin`): a live
- * session's, used with its key's proof when it is DPoP-bound (RFC 9449 §7), for the app's
+ * session's, used with its key's proof when it is DPoP-bound (RFC 9449 §7), with the certificate
+ * the gateway saw when it is certificate-bound (RFC 8705 §3), for the app's
  * audience, of a user who still exists; or why not (tokenRefused).
  */
 async function tokenCaller(
@@ -312,7 +320,12 @@ async function tokenCaller(
   // The URI the client addressed, as a DPoP proof's htu names it (RFC 9449 §4.3): the app's
   // origin as its gateway describes the request, and the path as sent (query and fragment aside).
   const path = /^[^?#]*/.exec(g.target)![0];
-  const check = await checkPresented(svc, token, { proofs: g.proofs, method: g.method, url: `${origin}${path}` });
+  const check = await checkPresented(svc, token, {
+    proofs: g.proofs,
+    method: g.method,
+    url: `${origin}${path}`,
+    certificate: () => g.certificate,
+  });
   if ('problem' in check) return tokenRefused(app, origin, token, 'bad-token', check.problem, check.dpop ? check : undefined);
   const s = check.session;
   // RFC 9068 §4 / RFC 8707: a token is for the audience it names, and only there.

@@ -9,8 +9,9 @@ import { appCookieAttributes } from '../decision/app-sign-in.js';
 import type { Decision, GateRequest } from '../decision/engine.js';
 import type { GateBody } from '../decision/jsonrpc.js';
 import { credentialFrom } from '../http/gate-credential.js';
+import { forwardedCertificate } from '../http/client-certificate.js';
 import { refusalOf } from '../http/refusal.js';
-import { errorFields } from '../errors.js';
+import { errorFields, errorMessage } from '../errors.js';
 import { UNANSWERED } from '../http/errors.js';
 import { PAGE_HEADERS } from '../http/pages.js';
 
@@ -37,6 +38,11 @@ export interface CheckRequest {
       };
     };
     context_extensions?: Record<string, string>;
+    /** The downstream peer: the client the gateway served. */
+    source?: {
+      /** With the filter's include_peer_certificate: its client certificate, URL-encoded PEM (AttributeContext.Peer.certificate). */
+      certificate?: string;
+    };
   };
 }
 
@@ -59,6 +65,9 @@ export interface CheckResponse {
     body: string;
   };
 }
+
+/** Where a CheckRequest carries the client's certificate (read as NGINX's URL-encoded PEM is), as refusals name it. */
+const PEER_CERTIFICATE = 'attributes.source.certificate';
 
 // google.rpc.Code
 const OK = 0;
@@ -124,6 +133,15 @@ export function gateRequestOf(check: CheckRequest, bodyLimit: number): GateReque
   const method = http.method || headers[':method'];
   if (!method) return { refused: 'the CheckRequest names no method (attributes.request.http.method)' };
   const app = check.attributes?.context_extensions?.app;
+  // Envoy's own word, as the context extensions are: the certificate of its TLS with the client
+  // (ext_authz include_peer_certificate), never a header the client could have written.
+  const peerCertificate = check.attributes?.source?.certificate;
+  let certificate: GateRequest['certificate'];
+  try {
+    certificate = peerCertificate ? forwardedCertificate(PEER_CERTIFICATE, peerCertificate, PEER_CERTIFICATE) : undefined;
+  } catch (err) {
+    return { refused: errorMessage(err) };
+  }
   return {
     door: 'grpc',
     app: app || undefined,
@@ -134,6 +152,7 @@ export function gateRequestOf(check: CheckRequest, bodyLimit: number): GateReque
     headers,
     credential: credentialFrom(headers.authorization, headers.cookie),
     body: bodyOf(http, headers, bodyLimit),
+    certificate,
     // Envoy joins the values of a repeated header with commas, which no JWT holds: each is a proof.
     ...(headers.dpop !== undefined ? { proofs: headers.dpop.split(',').map((p) => p.trim()) } : {}),
   };

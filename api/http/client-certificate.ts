@@ -1,7 +1,9 @@
 // Where a request's client certificate comes from (mutual TLS, RFC 8705): the TLS the box serves
 // itself (BOXAUTH_TLS_CLIENT_CERTIFICATES=request), or a proxy in front that terminated it and
 // forwards the certificate in a header the operator names (BOXAUTH_CLIENT_CERT_HEADER): Envoy's
-// x-forwarded-client-cert, or NGINX's $ssl_client_escaped_cert. A forwarded certificate is believed
+// x-forwarded-client-cert, NGINX's $ssl_client_escaped_cert, Traefik's X-Forwarded-Tls-Client-Cert or
+// Caddy's base64 DER. The decision point's HTTP doors read only a forwarded one: their peer is the
+// gateway, whose own TLS certificate is not its client's. A forwarded certificate is believed
 // only from BOXAUTH_TRUSTED_PROXIES, the proxies whose X-Forwarded-For is believed; from anyone else
 // the request is refused (400), not read as if it had none: a header that is ignored hides a proxy
 // that is not listed (every client of a cert-bound token would be refused for no reason it is told),
@@ -26,8 +28,9 @@ export const XFCC = 'x-forwarded-client-cert';
 /** How many certificates of a chain are read, past the client's own. */
 const MAX_CHAIN = 4;
 
-const unreadable = (header: string, why: string): ApiError =>
-  new ApiError(400, 'invalid_request', `the ${header} header does not hold a client certificate: ${why}`);
+/** `where`: the header (or field) the certificate came in, as a refusal names it. */
+const unreadable = (where: string, why: string): ApiError =>
+  new ApiError(400, 'invalid_request', `${where} does not hold a client certificate: ${why}`);
 
 /**
  * The elements of an XFCC value, each as its keys and values: elements are separated by ",", pairs by ";",
@@ -63,48 +66,71 @@ export function xfccElements(value: string): Map<string, string>[] {
     } else pair += c;
   }
   // A quote left open swallowed whatever followed it, the proxy's own element perhaps: nothing in it is believed.
-  if (quoted) throw unreadable(XFCC, 'a quoted value does not end');
+  if (quoted) throw unreadable(`the ${XFCC} header`, 'a quoted value does not end');
   endPair();
   elements.push(element);
   return elements.filter((e) => e.size);
 }
 
-function urlDecoded(header: string, text: string): string {
+function urlDecoded(where: string, text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw unreadable(header, 'bad percent-encoding');
+    throw unreadable(where, 'bad percent-encoding');
   }
 }
 
-function parsed(header: string, pem: string): X509Certificate[] {
+function parsed(where: string, pem: string): X509Certificate[] {
   try {
     return pemCertificates(pem);
   } catch {
-    throw unreadable(header, 'a PEM block is not an X.509 certificate');
+    throw unreadable(where, 'a PEM block is not an X.509 certificate');
   }
 }
 
-/** The certificate a proxy forwarded in `header`. */
-export function forwardedCertificate(header: string, value: string): PresentedCertificate {
+/**
+ * Certificates as base64 DER, comma-separated: Traefik's X-Forwarded-Tls-Client-Cert (passTLSClientCert
+ * `pem: true` sends each PEM block's body, its delimiters and line breaks removed, then URL-escaped) and
+ * Caddy's {http.request.tls.client.certificate_der_base64}.
+ */
+function bareCertificates(where: string, text: string): X509Certificate[] {
+  const values = text
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  if (values.some((v) => !/^[A-Za-z0-9+/]+=*$/.test(v))) throw unreadable(where, 'a value is neither a PEM block nor base64 DER');
+  try {
+    return values.map((v) => new X509Certificate(Buffer.from(v, 'base64')));
+  } catch {
+    throw unreadable(where, 'a base64 value is not an X.509 certificate');
+  }
+}
+
+/** The certificate a proxy forwarded in `header` (`where`: how a refusal names it). */
+export function forwardedCertificate(header: string, value: string, where = `the ${header} header`): PresentedCertificate {
   if (header === XFCC) {
     // One element: what the proxy set (Envoy's forward_client_cert_details SANITIZE_SET). With APPEND_FORWARD
     // the client's own header comes first, and a value it wrote (an open quote, a quote in its certificate's
     // subject) can make the proxy's element unreadable as such: several elements are refused, not picked from.
     const elements = xfccElements(value);
     if (elements.length !== 1)
-      throw unreadable(header, `it holds ${elements.length} elements, not one: set Envoy's forward_client_cert_details to SANITIZE_SET`);
+      throw unreadable(where, `it holds ${elements.length} elements, not one: set Envoy's forward_client_cert_details to SANITIZE_SET`);
     const element = elements[0];
     const cert = element?.get('cert');
-    if (!cert) throw unreadable(header, 'its last element has no Cert (Envoy: set_current_client_cert_details { cert: true })');
-    const [leaf] = parsed(header, urlDecoded(header, cert));
-    if (!leaf) throw unreadable(header, 'Cert holds no PEM certificate');
+    if (!cert) throw unreadable(where, 'its last element has no Cert (Envoy: set_current_client_cert_details { cert: true })');
+    const [leaf] = parsed(where, urlDecoded(where, cert));
+    if (!leaf) throw unreadable(where, 'Cert holds no PEM certificate');
     const chain = element?.get('chain');
-    const rest = chain ? parsed(header, urlDecoded(header, chain)).filter((c) => !c.raw.equals(leaf.raw)) : [];
+    const rest = chain ? parsed(where, urlDecoded(where, chain)).filter((c) => !c.raw.equals(leaf.raw)) : [];
     return { leaf, chain: rest.slice(0, MAX_CHAIN) };
   }
-  const [leaf, ...rest] = parsed(header, urlDecoded(header, value));
-  if (!leaf) throw unreadable(header, 'no PEM certificate (NGINX: proxy_set_header <name> $ssl_client_escaped_cert)');
+  const text = urlDecoded(where, value);
+  const [leaf, ...rest] = text.includes('-----BEGIN') ? parsed(where, text) : bareCertificates(where, text);
+  if (!leaf)
+    throw unreadable(
+      header,
+      'no certificate (NGINX: $ssl_client_escaped_cert; Traefik: passTLSClientCert pem; Caddy: {http.request.tls.client.certificate_der_base64})',
+    );
   return { leaf, chain: rest.slice(0, MAX_CHAIN) };
 }
 
@@ -121,27 +147,40 @@ function handshakeCertificate(req: IncomingMessage): PresentedCertificate | unde
   return { leaf, chain };
 }
 
-/** How this box reads a request's client certificate, as `config` says. */
-export function certificateReader(config: Pick<Config, 'clientCertificates' | 'trustedProxies'>): CertificateOf {
+type CertificateConfig = Pick<Config, 'clientCertificates' | 'trustedProxies'>;
+
+/**
+ * The certificate a proxy forwarded in BOXAUTH_CLIENT_CERT_HEADER, when the request carries one: from
+ * a trusted proxy only, from anyone else a 400.
+ */
+function forwardedReader(config: CertificateConfig): CertificateOf {
   const { header } = config.clientCertificates;
   const isProxy = proxyCheck(config.trustedProxies);
   return (req) => {
-    if (header !== undefined) {
-      const peer = peerAddress(req);
-      const raw = req.headers[header];
-      const value = Array.isArray(raw) ? raw.join(', ') : raw;
-      if (value !== undefined && value.trim() !== '') {
-        if (!isProxy(peer))
-          throw new ApiError(
-            400,
-            'invalid_request',
-            `the ${header} header forwards a client certificate, which this box believes only from its trusted proxies (BOXAUTH_TRUSTED_PROXIES): ${peer} is not one`,
-          );
-        return forwardedCertificate(header, value);
-      }
-      // A proxy's own certificate, in its TLS to the box, is not its client's.
-      if (isProxy(peer)) return undefined;
-    }
+    if (header === undefined) return undefined;
+    const raw = req.headers[header];
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (value === undefined || value.trim() === '') return undefined;
+    const peer = peerAddress(req);
+    if (!isProxy(peer))
+      throw new ApiError(
+        400,
+        'invalid_request',
+        `the ${header} header forwards a client certificate, which this box believes only from its trusted proxies (BOXAUTH_TRUSTED_PROXIES): ${peer} is not one`,
+      );
+    return forwardedCertificate(header, value);
+  };
+}
+
+/** How this box reads a request's client certificate, as `config` says. */
+export function certificateReader(config: CertificateConfig): CertificateOf {
+  const forwarded = forwardedReader(config);
+  const isProxy = proxyCheck(config.trustedProxies);
+  return (req) => {
+    const cert = forwarded(req);
+    if (cert) return cert;
+    // A proxy's own certificate, in its TLS to the box, is not its client's.
+    if (config.clientCertificates.header !== undefined && isProxy(peerAddress(req))) return undefined;
     return handshakeCertificate(req);
   };
 }
@@ -161,6 +200,6 @@ function trustedCas(caFile: string | undefined): X509Certificate[] {
   return cas;
 }
 
-export function clientCertificates(config: Pick<Config, 'clientCertificates' | 'trustedProxies'>): ClientCertificates {
-  return { of: certificateReader(config), trusted: trustedCas(config.clientCertificates.caFile) };
+export function clientCertificates(config: CertificateConfig): ClientCertificates {
+  return { of: certificateReader(config), forwarded: forwardedReader(config), trusted: trustedCas(config.clientCertificates.caFile) };
 }

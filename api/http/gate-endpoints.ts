@@ -15,6 +15,10 @@
 //   (NGINX, whose auth_request cannot pass a redirect on) 401 and the address in
 //   X-Boxauth-Sign-In.
 //
+// Both read the client certificate the gateway terminated (mutual TLS, RFC 8705 §3: what a
+// certificate-bound token is checked against) from BOXAUTH_CLIENT_CERT_HEADER, believed from
+// BOXAUTH_TRUSTED_PROXIES only (./client-certificate.ts).
+//
 // Both read the original request's body when the gateway sends it (Envoy's http_service
 // with_request_body; NGINX with its body read first, proxy_pass_request_body on), up to
 // BOXAUTH_GATE_BODY_BYTES, for its JSON-RPC envelope (api/decision/jsonrpc.ts): an MCP
@@ -287,6 +291,7 @@ export function withGateEndpoints(
     let app: string | undefined;
     let headers: Record<string, string | undefined>;
     let credential: Credential;
+    let certificate: GateRequest['certificate'];
     try {
       const problem = requestLineProblem(url); // after which the app's segment decodes
       if (problem) throw problem;
@@ -294,12 +299,17 @@ export function withGateEndpoints(
       app = door.app === undefined ? undefined : decodeURIComponent(door.app);
       headers = headersOf(req);
       credential = credentialFrom(headers.authorization, headers.cookie);
+      // The client certificate the gateway terminated, in BOXAUTH_CLIENT_CERT_HEADER from a trusted
+      // proxy only (from anyone else: 400); never this connection's own, which is the gateway's.
+      certificate = svc.clientCertificates.forwarded(req);
     } catch (err) {
       fail(err);
       return;
     }
     readBody(req, svc.config.gateBodyBytes)
-      .then((body) => decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop, body }))
+      .then((body) =>
+        decide(svc, { door: door.door, app, ...original, headers, credential, proofs: req.headersDistinct.dpop, certificate, body }),
+      )
       .then((d) => {
         svc.decisions.record(d, seconds());
         const status = writeDecision(svc.config.box, res, d, (headers.accept ?? '').includes('text/html'), door.signIn401);

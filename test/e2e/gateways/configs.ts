@@ -103,7 +103,7 @@ ${IDENTITY_HEADERS.map((h) => `      auth_request_set ${variable(h)} ${upstreamV
  * its own directory `dir`, errors to stderr, `modules` (file names in Debian's modules path)
  * loaded first.
  */
-function nginxAround(dir: string, http: string, modules: string[] = []): string {
+export function nginxAround(dir: string, http: string, modules: string[] = []): string {
   return `
 daemon off;
 worker_processes 1;

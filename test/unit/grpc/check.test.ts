@@ -19,6 +19,26 @@ describe("Envoy's CheckRequest", function () {
     expect(read('', { ':method': 'POST' })).to.include({ method: 'POST' });
   });
 
+  it("reads the peer's certificate from attributes.source.certificate only; an unreadable one is refused, naming the field", function () {
+    const read = (source?: { certificate: string }) =>
+      gateRequestOf(
+        {
+          attributes: {
+            request: { http: { method: 'GET', path: '/', host: 'a.example', headers: { 'x-forwarded-client-cert': 'Cert=whatever' } } },
+            ...(source ? { source } : {}),
+          },
+        },
+        65536,
+      );
+    expect(read()).to.include({ certificate: undefined });
+    expect(read({ certificate: '' })).to.include({ certificate: undefined });
+    expect(read({ certificate: encodeURIComponent('-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n') })).to.deep.equal(
+      {
+        refused: 'attributes.source.certificate does not hold a client certificate: a PEM block is not an X.509 certificate',
+      },
+    );
+  });
+
   it('a decision the database stopped is UNAVAILABLE, 503 with Retry-After for the client', function () {
     const d: Decision = {
       id: 'd2',
