@@ -10,7 +10,7 @@ import { CLIENT_ASSERTION_ALGS, type ClientAssertionAlg, jwkSetProblems, keyAlgP
 import { signatureVerifies } from '../credentials/dpop/proof.js';
 import { thumbprint } from '../credentials/jwt.js';
 import { RemoteKeySet } from '../credentials/workload/keys.js';
-import type { ProofLedger } from '../store/dpop-proofs.js';
+import type { ProofLedger, SeenProof } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
 import { AddressRefused, DocumentFetchError, fetchClientDocument } from './document-fetch.js';
 import { errorMessage } from '../errors.js';
@@ -147,6 +147,9 @@ export function checkClientAssertion(
   return { jti, exp };
 }
 
+/** The refusal of an assertion whose jti was spent before. */
+export const REPLAYED = 'replayed jti: this assertion was already used';
+
 /** A refusal of a client assertion, naming the rule that failed (never a key). */
 export class AssertionRefused extends Error {
   /** More than the requester is told, for the box's log (the address a jwks_uri resolved to). */
@@ -257,6 +260,15 @@ export class ClientAssertions {
    * accepted and its jti spent; AssertionRefused naming the rule otherwise.
    */
   async authenticate(client: Client, assertion: string, nowMs = Date.now()): Promise<void> {
+    if (!(await this.ledger.firstSeen(await this.accept(client, assertion, nowMs)))) throw new AssertionRefused(REPLAYED);
+  }
+
+  /**
+   * Whether `assertion` authenticates `client` now, all but replay: the jti to spend, which the caller
+   * must spend before it answers (the ledger, or the statement that writes the token's session:
+   * api/store/sessions.ts insertSessionsSpending); AssertionRefused naming the rule otherwise.
+   */
+  async accept(client: Client, assertion: string, nowMs = Date.now()): Promise<SeenProof> {
     const jwt = assertionParts(assertion);
     if ('problem' in jwt) throw new AssertionRefused(jwt.problem);
     const alg = assertionAlg(jwt);
@@ -277,7 +289,6 @@ export class ClientAssertions {
     const digest = createHash('sha256')
       .update(`client_assertion.${JSON.stringify([client.id, verdict.jti])}`)
       .digest();
-    const expiresAt = new Date((verdict.exp + SKEW_SECONDS + 1) * 1000);
-    if (!(await this.ledger.firstSeen({ digest, expiresAt }))) throw new AssertionRefused('replayed jti: this assertion was already used');
+    return { digest, expiresAt: new Date((verdict.exp + SKEW_SECONDS + 1) * 1000) };
   }
 }

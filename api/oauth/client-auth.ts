@@ -21,7 +21,8 @@ import {
   type WorkloadServices,
 } from '../credentials/workload/assertion.js';
 import { WorkloadError } from '../credentials/workload/issuers.js';
-import { AssertionRefused, assertionNames, type ClientAssertions } from './client-assertion.js';
+import { AssertionRefused, assertionNames, REPLAYED, type ClientAssertions } from './client-assertion.js';
+import type { SeenProof } from '../store/dpop-proofs.js';
 import type { PresentedCertificate } from '../credentials/client-certificate.js';
 import { certificateAuthentication, type CertificateAuthServices } from './certificate-auth.js';
 import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from './spiffe.js';
@@ -99,7 +100,28 @@ export type AuthenticatedClient = Stored<Client> & {
   federated?: FederatedIdentity;
   spiffe?: SpiffeIdentity;
   certificate?: string;
+  /** Only when authenticateClient was asked to leave it so: the assertion's jti, not spent yet (UnspentAssertion). */
+  unspent?: UnspentAssertion;
 };
+
+/**
+ * A private_key_jwt assertion accepted but for replay, its jti left for the statement that writes the
+ * token's session to spend (api/store/session-writer.ts insertSpending): one round trip, not two. A
+ * grant given one must spend it so before it answers, and answer `replayed()` when the jti was spent
+ * already.
+ */
+export interface UnspentAssertion {
+  proof: SeenProof;
+  /** The refusal of a replay, logged and counted against the address as any refused assertion. */
+  replayed(): OAuthError;
+}
+
+/**
+ * When a private_key_jwt assertion's jti is spent: `now`, in the replay ledger before authenticateClient
+ * returns (the default: introspection, revocation, every grant that does not spend it itself), or
+ * `with-session`, left to the grant (AuthenticatedClient.unspent).
+ */
+export type AssertionSpending = 'now' | 'with-session';
 
 /**
  * How a client must prove who it is (a grant declares it; introspection and
@@ -280,6 +302,7 @@ export async function authenticateClient(
   presented: PresentedClient,
   mode: ClientAuthentication,
   permits: (client: Client) => boolean = () => true,
+  spending: AssertionSpending = 'now',
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined && presented.spiffe) return spiffeClient(svc, presented.assertion, presented, fail);
@@ -288,21 +311,8 @@ export async function authenticateClient(
     // is (throttle.ts): else a stranger could probe client ids, and spend the box's signature checks and
     // its ledger, without end. Given back when the assertion is accepted, or is a workload's token.
     const attempt = [addressKey(presented.address)];
-    svc.clientThrottle.reserve(attempt);
-    try {
-      const own = await ownKeysClient(svc, presented.assertion, presented.clientId);
-      if (own) {
-        await svc.clientAssertions.authenticate(own.resource, presented.assertion);
-        svc.clientThrottle.release(attempt);
-        return { ...own, method: 'private_key_jwt' };
-      }
-      svc.clientThrottle.release(attempt);
-    } catch (err) {
-      if (!(err instanceof AssertionRefused)) {
-        svc.clientThrottle.release(attempt); // not decided: not a failure
-        throw err;
-      }
-      // The rule that failed, never the assertion, goes to the log.
+    // The rule that failed, never the assertion, goes to the log.
+    const refused = (err: AssertionRefused): OAuthError => {
       svc.log.info(
         {
           event: 'client_assertion_refused',
@@ -312,7 +322,33 @@ export async function authenticateClient(
         },
         'client assertion refused',
       );
-      throw fail(err.message);
+      return fail(err.message);
+    };
+    svc.clientThrottle.reserve(attempt);
+    try {
+      const own = await ownKeysClient(svc, presented.assertion, presented.clientId);
+      if (own) {
+        if (spending === 'now') await svc.clientAssertions.authenticate(own.resource, presented.assertion);
+        const proof = spending === 'now' ? undefined : await svc.clientAssertions.accept(own.resource, presented.assertion);
+        svc.clientThrottle.release(attempt);
+        if (!proof) return { ...own, method: 'private_key_jwt' };
+        const replayed = (): OAuthError => {
+          try {
+            svc.clientThrottle.reserve(attempt); // a failed attempt after all, as a replay spent in the ledger is
+          } catch {
+            // over its limit already: the replay is refused all the same
+          }
+          return refused(new AssertionRefused(REPLAYED));
+        };
+        return { ...own, method: 'private_key_jwt', unspent: { proof, replayed } };
+      }
+      svc.clientThrottle.release(attempt);
+    } catch (err) {
+      if (!(err instanceof AssertionRefused)) {
+        svc.clientThrottle.release(attempt); // not decided: not a failure
+        throw err;
+      }
+      throw refused(err);
     }
     try {
       const { client, identity, federated } = await authenticateWorkload(svc, presented.assertion, presented.clientId);

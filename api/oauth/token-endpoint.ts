@@ -136,7 +136,7 @@ async function issue(
     const own = await addressAttempt(svc, presented.address, async () => ((await issuedTo(svc, params)) === clientId ? true : undefined));
     if (!own) throw notIssuedToClient(name);
   }
-  const client = await authenticateClient(svc, presented, grant.clientAuthentication);
+  const client = await authenticateClient(svc, presented, grant.clientAuthentication, undefined, grant.assertionSpending);
   if (!grant.permits(client.resource)) throw notListedInGrantTypes(client.resource, grant.type);
   const dpop = await proofOf(svc, request, client);
   const certificate = certificateBinding(request, client);

@@ -1,6 +1,7 @@
 // Sessions: one row per access token. Tokens themselves are never stored, only
 // their SHA-256 digests, so a copy of the database yields no live token.
 import type { Queryable, Transaction } from '../db/pool.js';
+import type { SeenProof } from './dpop-proofs.js';
 import { randomBytesPooled } from '../random.js';
 import type { Session } from '../types.js';
 import { bigintId, columnOrderAndPage, columnWhere, type ColumnSearch, type SearchQuery } from './search.js';
@@ -205,6 +206,38 @@ export async function insertSessions(db: Queryable, rows: SessionRow[]): Promise
     text: `INSERT INTO sessions (${NEW_COLUMNS}) SELECT * FROM ${values.sql}`,
     values: values.params,
   });
+}
+
+/**
+ * Inserts many sessions in one statement, each but those without one spending a client assertion's
+ * jti in the replay ledger (./dpop-proofs.ts) in that same statement: a session whose jti was
+ * already there (a replay, here or in another process) is not inserted. Returns, per row, whether
+ * it was. One round trip and one commit where the ledger and the session took two each (make
+ * bench: private_key_jwt); the unique digest still decides a race, and the jti is spent only with
+ * the session it authenticated. A digest must appear at most once (../store/session-writer.ts).
+ */
+export async function insertSessionsSpending(db: Queryable, rows: SessionRow[], spends: (SeenProof | undefined)[]): Promise<boolean[]> {
+  const values = newSessionRows(rows, 1);
+  const next = values.params.length + 1;
+  const { rows: inserted } = await db.query<{ id: string }>({
+    name: 'insert-sessions-spending',
+    text: `WITH spent AS (
+       INSERT INTO dpop_proofs (digest, expires_at)
+       SELECT * FROM unnest($${next}::bytea[], $${next + 1}::timestamptz[]) AS s(digest, expires_at) WHERE s.digest IS NOT NULL
+       ON CONFLICT (digest) DO NOTHING RETURNING digest
+     )
+     INSERT INTO sessions (${NEW_COLUMNS})
+     SELECT ${NEW_COLUMNS.split(',')
+       .map((c) => `n.${c.trim()}`)
+       .join(', ')}
+     FROM ${values.sql} WITH ORDINALITY AS n(${NEW_COLUMNS}, i)
+     LEFT JOIN unnest($${next}::bytea[]) WITH ORDINALITY AS s(digest, i) ON s.i = n.i
+     WHERE s.digest IS NULL OR s.digest IN (SELECT digest FROM spent)
+     RETURNING id`,
+    values: [...values.params, spends.map((s) => s?.digest ?? null), spends.map((s) => s?.expiresAt ?? null)],
+  });
+  const ids = new Set(inserted.map((r) => r.id));
+  return rows.map((r) => ids.has(r.id));
 }
 
 /** One use of a refresh token: the session it yields, and what becomes of the token. */

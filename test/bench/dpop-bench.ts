@@ -2,8 +2,9 @@
 // with a proof) and its use (GET /Client/<id> with a proof), and the CPU one proof check
 // costs. A proof is good once and for 60 s, so these rows cannot replay a few prepared
 // requests as the others do: each gets as many proofs as it can send, signed just before
-// it runs, sent once each by one wrk thread (wrk's threads would otherwise walk the same
-// list), with no warm-up of its own (the rows before it warmed the box up).
+// it runs, each sent once, by as many wrk threads as the other rows use, each thread its own
+// share of the list (else they would walk the same one), with no warm-up of its own (the rows
+// before it warmed the box up).
 import crypto, { randomUUID } from 'node:crypto';
 import { Dpop } from '../../api/credentials/dpop/check.js';
 import { accessTokenHash, verifyProof } from '../../api/credentials/dpop/proof.js';
@@ -31,13 +32,20 @@ function proofMaker(): (htm: string, htu: string, token?: string) => string {
 /** Proofs a row may send: more than it can send in its time at the best rate seen (BENCH_DPOP_PROOFS). */
 const PROOFS = Number(process.env.BENCH_DPOP_PROOFS ?? 8000 * LOAD.seconds);
 
-/** One row's load: each request once, one wrk thread, the box's processes and PostgreSQL metered. */
+/** One row's load: each request once, shared out among the wrk threads, the box's processes and PostgreSQL metered. */
 export async function measureOnce(url: string, rootPid: number, requests: BenchRequest[], postgresPid?: number): Promise<Measured> {
   const rss = new RssSampler(rootPid);
   const cpu = new CpuMeter(rootPid, postgresPid);
   rss.start();
   cpu.start();
-  const result = await drive(url, requests, { connections: LOAD.connections, threads: 1, seconds: LOAD.seconds });
+  // LOAD.threads, as measure(): on a busy machine a load of one thread gets half the CPU time of a
+  // load of two, and the row would measure wrk's share of the cores, not the box.
+  const result = await drive(url, requests, {
+    connections: LOAD.connections,
+    threads: LOAD.threads,
+    seconds: LOAD.seconds,
+    shareOut: true,
+  });
   const used = cpu.stop();
   const rssMb = rss.stop();
   return {

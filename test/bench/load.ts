@@ -33,6 +33,8 @@ export interface LoadOptions {
   connections: number;
   seconds: number;
   threads: number;
+  /** Each request sent by one thread only (requests good once): the list is shared out among the threads. */
+  shareOut?: boolean;
 }
 
 function requestFile(requests: BenchRequest[]): string {
@@ -73,6 +75,7 @@ export async function drive(baseUrl: string, requests: BenchRequest[], opts: Loa
         '--',
         file,
         `${Date.now().toString(36)}r`,
+        ...(opts.shareOut ? [String(opts.threads)] : []),
       ],
       { maxBuffer: 1 << 20 },
     );

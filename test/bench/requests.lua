@@ -2,7 +2,10 @@
 -- given after `--`. Blocks are separated by a line "%%"; a block is the request
 -- line "METHOD PATH", header lines, an empty line and a one-line body. "{n}" in
 -- a body becomes a string unique to the request (new users need new emails):
--- the run's nonce (second argument), the thread and a counter.
+-- the run's nonce (second argument), the thread and a counter. With a third
+-- argument N (requests good once: ./dpop-bench.ts measureOnce), thread i of N
+-- sends only the blocks i+1, i+1+N, …: no two threads send one request, and the
+-- load has as many threads as any other row's.
 -- done() prints one JSON line starting with BENCH_RESULT for the harness.
 local blocks = {}
 local templated = {}
@@ -31,8 +34,10 @@ function init(args)
   local f = assert(io.open(args[1], "r"))
   local text = f:read("*a")
   f:close()
-  for _, block in ipairs(split(text, "\n%%\n")) do
-    if #block > 0 then
+  thread_id = thread_id or 0
+  local shares = tonumber(args[3])
+  for index, block in ipairs(split(text, "\n%%\n")) do
+    if #block > 0 and (not shares or (index - 1) % shares == thread_id) then
       local head, body = block:match("^(.-)\n\n(.*)$")
       if not head then head, body = block, "" end
       local lines = split(head, "\n")
@@ -50,9 +55,8 @@ function init(args)
       end
     end
   end
-  -- threads start at different requests so they do not move in step
-  thread_id = thread_id or 0
-  counter = thread_id * 7919
+  -- threads start at different requests so they do not move in step (a share is a thread's own)
+  counter = shares and -1 or thread_id * 7919
 end
 
 function request()

@@ -77,6 +77,36 @@ describe('group commit: a row the database refuses fails only its own request', 
     for (const r of hostile) expect(await findById(pool, r.id)).to.equal(undefined);
   });
 
+  it('SessionWriter.insertSpending: one jti in 20 sessions at once, queued behind other writes, from two writers: one session written', async function () {
+    // A private_key_jwt assertion's jti, spent in the statement of its token's session (client_credentials):
+    // the 20 copies queue while each writer's first batch is in flight, and so share the next batch.
+    const writers = [new SessionWriter(pool), new SessionWriter(pool)];
+    const expiresAt = new Date(Date.now() + 60_000);
+    const spend = { digest: randomBytes(32), expiresAt };
+    const first = writers.map((w) => w.insertSpending(row(), { digest: randomBytes(32), expiresAt }));
+    const copies = Array.from({ length: 20 }, () => row());
+    const results = await Promise.all(copies.map((r, i) => writers[i % 2]!.insertSpending(r, spend)));
+    expect(await Promise.all(first)).to.deep.equal([true, true]);
+    expect(results.filter((r) => r)).to.have.length(1);
+    const written = await Promise.all(copies.map((r) => findById(pool, r.id)));
+    expect(written.map(Boolean)).to.deep.equal(results);
+  });
+
+  it('SessionWriter.insertSpending: a session the database refuses spends no jti, and fails alone', async function () {
+    const writer = new SessionWriter(pool);
+    const expiresAt = new Date(Date.now() + 60_000);
+    const hostileSpend = { digest: randomBytes(32), expiresAt };
+    const honest = Array.from({ length: 10 }, () => row());
+    const outcomes = await Promise.allSettled([
+      ...honest.map((r) => writer.insertSpending(r, { digest: randomBytes(32), expiresAt })),
+      writer.insertSpending(row({ audience: 'https://api.example\u0000' }), hostileSpend),
+    ]);
+    expect(outcomes.map((o) => o.status)).to.deep.equal([...Array(10).fill('fulfilled'), 'rejected']);
+    expect(outcomes.slice(0, 10).map((o) => (o as PromiseFulfilledResult<boolean>).value)).to.deep.equal(Array(10).fill(true));
+    // Its jti was not spent: the same assertion, with a session the database takes, gets its token.
+    expect(await writer.insertSpending(row(), hostileSpend)).to.equal(true);
+  });
+
   it('RefreshWriter: 100 honest refreshes and 10 hostile ones at once; every honest one is applied', async function () {
     const holders = Array.from({ length: 110 }, () => row());
     await insertSessions(pool, holders);

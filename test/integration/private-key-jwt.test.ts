@@ -210,6 +210,31 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     }
   });
 
+  it('attack: one assertion sent at once to the token endpoint and to introspection, 20 requests: exactly one is accepted', async function () {
+    // The token endpoint spends a jti in the statement that writes the token's session, introspection in the
+    // replay ledger: one table, one unique digest, whichever path comes first. (Another process of the box:
+    // the replays refused count against the address, and later tests here need `box`'s allowance.)
+    const other = await box.startAnother();
+    try {
+      const token = (await tokenRequest(other, await assertion(a, 'inline-a'))).body.access_token as string;
+      const introspect = (jwt: string): Promise<JsonResponse> =>
+        other.form('/auth/introspect', { token, client_assertion_type: JWT_BEARER, client_assertion: jwt });
+      const jwt = await assertion(a, 'inline-a');
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? introspect(jwt) : tokenRequest(other, jwt))));
+      expect(answers.filter((r) => r.status === 200)).to.have.length(1);
+      for (const r of answers.filter((r) => r.status !== 200)) refused(r, /replayed jti/);
+      // And one after the other, both ways.
+      const spentHere = await assertion(a, 'inline-a');
+      expect((await tokenRequest(other, spentHere)).status).to.equal(200);
+      refused(await introspect(spentHere), /replayed jti/);
+      const spentThere = await assertion(a, 'inline-a');
+      expect((await introspect(spentThere)).status).to.equal(200);
+      refused(await tokenRequest(other, spentThere), /replayed jti/);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it("attack: an assertion for client A signed with client B's key", async function () {
     // B's key under B's kid: A has no such key.
     refused(await tokenRequest(box, await assertion(b, 'inline-a')), /unknown kid/);

@@ -20,7 +20,7 @@ import type { VerifiedAssertions } from '../../credentials/workload/assertion.js
 import type { Audit } from '../../audit.js';
 import type { RegisteredResources } from '../entitlements.js';
 import type { PrincipalUser, Client, GrantType } from '../../types.js';
-import type { AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
+import type { AssertionSpending, AuthenticatedClient, ClientAuthentication } from '../client-auth.js';
 import { OAuthError, invalidGrant } from '../../credentials/errors.js';
 import type { Params } from '../params.js';
 import type { SessionRow } from '../../store/sessions.js';
@@ -117,6 +117,11 @@ export interface Grant {
    * token endpoint says nothing of that client (token-endpoint.ts).
    */
   credential?: { name: string; issuedTo(svc: GrantServices, params: Params): Promise<string | undefined> };
+  /**
+   * `with-session`: the grant spends a private_key_jwt assertion's jti itself, in the statement that
+   * writes the token's session (GrantContext.client.unspent); else it is spent before the grant runs.
+   */
+  assertionSpending?: AssertionSpending;
   handle(ctx: GrantContext): Promise<Issued>;
 }
 
