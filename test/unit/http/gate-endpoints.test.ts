@@ -20,6 +20,7 @@ function services(record: () => void, logged: string[]): GateEndpointServices {
     policies: { decideApp: () => Promise.resolve({ allowed: true, outcomes: [{ id: 'anyone', verdict: 'allows' }] }) },
     decisions: { record },
     metrics: { refusals: { inc: () => undefined } },
+    clientCertificates: { forwarded: () => undefined }, // no client certificate forwarded
     log: { error: (_fields: unknown, message: string) => void logged.push(message), warn: () => undefined, info: () => undefined },
   };
   // A test double: decide() reaches only the members above for an anonymous request to a named app.
