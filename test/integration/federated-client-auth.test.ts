@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import * as oauth from 'openid-client';
 import { assertionAuth, assertionRequest, claimsOf } from '../support/assertion.js';
-import { Box, type JsonResponse } from '../support/box.js';
+import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
 
 /** What a GitHub Actions job's ID token carries (docs.github.com, "About security hardening with OpenID Connect"). */
@@ -183,6 +183,10 @@ describe('federated client authentication (CI tokens, auth.workload.federated)',
     // Whoever can make ServiceAccount pay/api in a cluster the box trusts is not the box's own pay/api.
     await putClient('in-cluster', { serviceAccounts: [{ namespace: 'pay', name: 'api' }] });
     const elsewhere = await github.token(box.url, 'pay', 'api');
+    // The routing of a request without client_id learns of the new Client through the change feed.
+    await eventually('the new Client routed to', async () =>
+      /binds ServiceAccounts/.test((await assertionRequest(box, elsewhere)).body.error_description ?? ''),
+    );
     await refused(elsewhere, /binds ServiceAccounts of this box's cluster; for another cluster's, set auth.workload.issuer/);
     await refused(elsewhere, /binds ServiceAccounts of this box's cluster/, 'in-cluster');
   });
@@ -206,6 +210,6 @@ describe('federated client authentication (CI tokens, auth.workload.federated)',
     // The requester is not told the address; the box's log says why.
     const res = await assertionRequest(box, direct, 'unallowed');
     expect(res.body.error_description).to.not.match(/special-use|127\.0\.0\.2/);
-    expect(box.logs.some((l) => l.includes('special-use address'))).to.equal(true);
+    await eventually('the cause logged', async () => box.logs.some((l) => l.includes('special-use address')));
   });
 });

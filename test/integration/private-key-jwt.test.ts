@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import * as oauth from 'openid-client';
-import { Box, type JsonResponse } from '../support/box.js';
+import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { clientDocuments, type ClientDocuments } from '../support/client-documents.js';
 import { testCa, type TestCa } from '../support/tls.js';
 
@@ -141,9 +141,10 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     // not the address the name resolved to (a map of the box's network); the box's log says it.
     refused(res, /could not be fetched from its jwks_uri \(its address is one this box does not fetch from/);
     expect(res.text).not.to.include('127.0.0.1');
-    expect(
+    // The log line may be written just after the answer.
+    await eventually('the refusal logged with the address', async () =>
       strict.logs.some((l) => l.includes('client_assertion_refused') && /127\.0\.0\.1 is (a special-use|the box's own) address/.test(l)),
-    ).to.equal(true);
+    );
     expect(docs.hits('/jwks.json')).to.equal(before);
   });
 
