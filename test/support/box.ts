@@ -103,46 +103,51 @@ export class Box {
   }
 
   static async start(options: BoxOptions = {}): Promise<Box> {
-    const port = options.port ?? (await freePort());
     const databaseUrl = options.databaseUrl === 'embedded' ? undefined : (options.databaseUrl ?? (await createDatabase()));
     const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-test-'));
-    const url = `${options.tls ? 'https' : 'http'}://${options.hostname ?? '127.0.0.1'}:${port}`;
-    const env: Record<string, string> = {
-      BOXAUTH_PORT: String(port),
-      BOXAUTH_METRICS_PORT: String(await freePort()),
-      BOXAUTH_GRPC_PORT: String(await freePort()),
-      BOXAUTH_HOST: '127.0.0.1',
-      BOXAUTH_BASE_URL: url,
-      ...(options.tls ? { BOXAUTH_TLS_CERT_FILE: options.tls.certFile, BOXAUTH_TLS_KEY_FILE: options.tls.keyFile } : {}),
-      BOXAUTH_DATA_DIR: dataDir,
-      BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
-      BOXAUTH_LOG_LEVEL: 'info',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      ...(options.movableClock ? faketimeEnv(path.join(dataDir, 'clock')) : {}),
-      ...options.env,
-    };
-    const root = options.root ?? projectPath();
-    const box = new Box(
-      url,
-      port,
-      databaseUrl,
-      dataDir,
-      env,
-      [process.execPath, ...(options.nodeArgs ?? []), path.join(root, 'dist', 'api', 'main.js')],
-      root,
-    );
-    box.dispatcher = options.tls?.dispatcher;
-    const portsOurs = options.env?.BOXAUTH_METRICS_PORT === undefined && options.env?.BOXAUTH_GRPC_PORT === undefined;
+    const rootSecret = `root-${randomBytes(12).toString('hex')}`;
+    // The ports this call picks (not the caller's): another process may take one between freePort
+    // and the box's listen (the suite runs beside other work, and boxes start in parallel). The
+    // box says which port was taken; this starts it again on new ones.
+    const oursPattern = [
+      ...(options.port === undefined ? ['PORT'] : []),
+      ...(options.env?.BOXAUTH_METRICS_PORT === undefined ? ['METRICS_PORT'] : []),
+      ...(options.env?.BOXAUTH_GRPC_PORT === undefined ? ['GRPC_PORT'] : []),
+    ];
+    const takenPort = new RegExp(`\\(BOXAUTH_(${oursPattern.join('|') || '-'})\\) is in use`);
     for (let attempt = 1; ; attempt++) {
+      const port = options.port ?? (await freePort());
+      const url = `${options.tls ? 'https' : 'http'}://${options.hostname ?? '127.0.0.1'}:${port}`;
+      const env: Record<string, string> = {
+        BOXAUTH_PORT: String(port),
+        BOXAUTH_METRICS_PORT: String(await freePort()),
+        BOXAUTH_GRPC_PORT: String(await freePort()),
+        BOXAUTH_HOST: '127.0.0.1',
+        BOXAUTH_BASE_URL: url,
+        ...(options.tls ? { BOXAUTH_TLS_CERT_FILE: options.tls.certFile, BOXAUTH_TLS_KEY_FILE: options.tls.keyFile } : {}),
+        BOXAUTH_DATA_DIR: dataDir,
+        BOXAUTH_ROOT_CLIENT_SECRET: rootSecret,
+        BOXAUTH_LOG_LEVEL: 'info',
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+        ...(options.movableClock ? faketimeEnv(path.join(dataDir, 'clock')) : {}),
+        ...options.env,
+      };
+      const root = options.root ?? projectPath();
+      const box = new Box(
+        url,
+        port,
+        databaseUrl,
+        dataDir,
+        env,
+        [process.execPath, ...(options.nodeArgs ?? []), path.join(root, 'dist', 'api', 'main.js')],
+        root,
+      );
+      box.dispatcher = options.tls?.dispatcher;
       try {
         await box.launch();
         return box;
       } catch (err) {
-        // Another process took a metrics or gRPC port between freePort and the box's listen
-        // (the suite runs beside other work): the box said which; it starts again on new ones.
-        if (!portsOurs || attempt === 3 || !/\(BOXAUTH_(METRICS|GRPC)_PORT\) is in use/.test(String(err))) throw err;
-        env.BOXAUTH_METRICS_PORT = String(await freePort());
-        env.BOXAUTH_GRPC_PORT = String(await freePort());
+        if (attempt === 3 || !takenPort.test(String(err))) throw err;
       }
     }
   }
