@@ -164,14 +164,18 @@ postgres-ha: $(PG_BASEBACKUP) $(PGBOUNCER) ## install Debian's postgresql-15 and
 
 gateways: $(NGINX) $(NGINX_LUA) $(CADDY) test-tools ## install Debian's nginx (and its Lua module) and caddy, and build Traefik, when missing (for the gateway tests)
 
-# The suite in two runs of mocha: what needs neither the Kubernetes binaries nor the Go test tools (the integration
+# The suite in three runs of mocha: what needs neither the Kubernetes binaries nor the Go test tools (the integration
 # tests need only the tools' Python venv), then, once scripts/kube-build.sh and scripts/test-tools-build.sh have them
-# (each waits for a build already under way, e.g. the one .ci/run starts in the background), what does. The second
-# runs even when the first fails, so that one run reports every failure.
+# (each waits for a build already under way, e.g. the one .ci/run starts in the background), what does, and last the
+# SPIRE journey, whose build is the largest (.ci/run makes it last, on the CPU the suite leaves idle). Each runs even
+# when one before it fails, so that one run reports every failure.
+SPIRE_TEST := dist/test/e2e/spire.test.js
 test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
 	@$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js'; first=$$?; \
-	scripts/kube-build.sh && scripts/test-tools-build.sh && $(MOCHA) 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'; second=$$?; \
-	exit $$((first || second))
+	scripts/kube-build.sh && scripts/test-tools-build.sh --without-spire && \
+	  $(MOCHA) --ignore $(SPIRE_TEST) 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'; second=$$?; \
+	scripts/test-tools-build.sh --spire && $(MOCHA) $(SPIRE_TEST); third=$$?; \
+	exit $$((first || second || third))
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)
 	$(MOCHA_UNIT) 'dist/test/unit/**/*.test.js'

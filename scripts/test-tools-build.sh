@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # test-tools-build.sh — build (once) the tools the operator's, gateways' and clients' tests run.
 #
-# Usage: scripts/test-tools-build.sh [--python]
+# Usage: scripts/test-tools-build.sh [--python | --without-spire | --spire]
 #
 # --python builds only the Python virtual environment (below; seconds), under a
 # lock of its own: what the integration tests need, while a full build of the Go
 # tools may still run (.ci/run starts one in the background).
+# --without-spire builds all but SPIRE; --spire only SPIRE, under a lock of its own.
+# SPIRE is the largest build (about 20 CPU-minutes cold: 10 minutes on two idle
+# cores) and only the suite's last part (the SPIRE journey) needs it, so `make test` waits for it last
+# and .ci/run builds it last, at the lowest priority, on the CPU the suite leaves idle.
 #
 # Builds, into ${BOXAUTH_TOOLS_CACHE:-$HOME/.cache/boxauth/tools}/bin/:
 #   kstatus   the helper of test/kstatus/ (sigs.k8s.io/cli-utils/pkg/kstatus, the
@@ -54,11 +58,13 @@ log() { printf 'test-tools-build: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 
-PYTHON_ONLY=0
+PYTHON_ONLY=0 GO_TOOLS=1 SPIRE=1
 case ${1:-} in
   --python) PYTHON_ONLY=1 ;;
+  --without-spire) SPIRE=0 ;;
+  --spire) GO_TOOLS=0 ;;
   "") ;;
-  *) printf 'usage: %s [--python]\n' "$0" >&2; exit 2 ;;
+  *) printf 'usage: %s [--python | --without-spire | --spire]\n' "$0" >&2; exit 2 ;;
 esac
 ((PYTHON_ONLY)) || command -v go >/dev/null || die "go is not on PATH"
 command -v python3 >/dev/null || die "python3 is not on PATH"
@@ -104,10 +110,43 @@ build_venv() {
   exec 8>&-
 }
 
+# SPIRE under a lock of its own: a build of the other tools does not wait for it, nor it for them.
+build_spire() {
+  exec 7>"$CACHE/.spire.lock"
+  if ! flock -n 7; then
+    log "another build of spire is running; waiting for it"
+    flock 7
+  fi
+  if stamped spire-server "$SPIRE_STAMP" && stamped spire-agent "$SPIRE_STAMP"; then
+    log "spire $SPIRE_STAMP: cached"
+  else
+    log "building spire-server and spire-agent $SPIRE_VERSION (about 10 minutes cold on two idle cores)"
+    start=$SECONDS
+    grep -q "github.com/spiffe/spire $SPIRE_VERSION" "$SPIRE_DIR/go.mod" || die "test/spire/go.mod does not pin github.com/spiffe/spire $SPIRE_VERSION"
+    (cd "$SPIRE_DIR" && GOBIN="$TMP" go install -trimpath -ldflags "-s -w" \
+      github.com/spiffe/spire/cmd/spire-server github.com/spiffe/spire/cmd/spire-agent) >&2
+    for tool in spire-server spire-agent; do
+      [[ $("$TMP/$tool" --version 2>&1) == *"${SPIRE_VERSION#v}"* ]] || die "$tool does not report version $SPIRE_VERSION"
+      mv -f "$TMP/$tool" "$BIN/$tool"
+      printf '%s\n' "$SPIRE_STAMP" >"$BIN/.$tool.version"
+    done
+    log "built spire in $((SECONDS - start)) s"
+  fi
+  exec 7>&-
+}
+
 mkdir -p "$BIN"
 if ((PYTHON_ONLY)); then
   build_venv
   log "ready: python venv $PY_VENV"
+  exit 0
+fi
+export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+TMP=$(mktemp -d "$CACHE/.build.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+if ! ((GO_TOOLS)); then
+  build_spire
+  log "ready in $BIN: spire $SPIRE_STAMP"
   exit 0
 fi
 exec 9>"$CACHE/.build.lock"
@@ -115,10 +154,6 @@ if ! flock -n 9; then
   log "another test-tools-build.sh is running; waiting for it"
   flock 9
 fi
-
-export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-TMP=$(mktemp -d "$CACHE/.build.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 
 if stamped kstatus "$KSTATUS_VERSION"; then
   log "kstatus $KSTATUS_VERSION: cached"
@@ -193,22 +228,6 @@ else
   log "built actionlint in $((SECONDS - start)) s"
 fi
 
-if stamped spire-server "$SPIRE_STAMP" && stamped spire-agent "$SPIRE_STAMP"; then
-  log "spire $SPIRE_STAMP: cached"
-else
-  log "building spire-server and spire-agent $SPIRE_VERSION (several minutes cold)"
-  start=$SECONDS
-  grep -q "github.com/spiffe/spire $SPIRE_VERSION" "$SPIRE_DIR/go.mod" || die "test/spire/go.mod does not pin github.com/spiffe/spire $SPIRE_VERSION"
-  (cd "$SPIRE_DIR" && GOBIN="$TMP" go install -trimpath -ldflags "-s -w" \
-    github.com/spiffe/spire/cmd/spire-server github.com/spiffe/spire/cmd/spire-agent) >&2
-  for tool in spire-server spire-agent; do
-    [[ $("$TMP/$tool" --version 2>&1) == *"${SPIRE_VERSION#v}"* ]] || die "$tool does not report version $SPIRE_VERSION"
-    mv -f "$TMP/$tool" "$BIN/$tool"
-    printf '%s\n' "$SPIRE_STAMP" >"$BIN/.$tool.version"
-  done
-  log "built spire in $((SECONDS - start)) s"
-fi
-
 if [[ -f $CNPG_DIR/.complete ]]; then
   log "cloudnative-pg CRDs $CNPG_VERSION: cached"
 else
@@ -226,5 +245,7 @@ fi
 ln -sfn "cnpg-$CNPG_VERSION" "$CACHE/cnpg.new" && mv -fT "$CACHE/cnpg.new" "$CACHE/cnpg"
 
 build_venv
+exec 9>&-
+((SPIRE)) && build_spire
 
-log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION, spire $SPIRE_STAMP; python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"
+log "ready in $BIN: kstatus $KSTATUS_VERSION, extauthz $EXTAUTHZ_VERSION, promtool $PROMETHEUS_VERSION, traefik $TRAEFIK_VERSION, actionlint $ACTIONLINT_VERSION$( ((SPIRE)) && echo ", spire $SPIRE_STAMP"); python venv $PY_VENV; cloudnative-pg CRDs $CNPG_DIR"
