@@ -161,6 +161,19 @@ describe('federated client authentication (CI tokens, auth.workload.federated)',
     expect(missing.body.error_description).to.equal(existing.body.error_description.replace("'other-team'", "'no-such-team'"));
   });
 
+  it('attack: a token made for another service does not tell which clients bind its subject', async function () {
+    // Two clients bind one subject; a service the job sent its token to (its own audience) replays it here.
+    for (const id of ['twins-a', 'twins-b']) {
+      const res = await putClient(id, { federated: [{ issuer: github.url, subject: 'repo:octo-org/twins:ref:refs/heads/main' }] });
+      expect(res.status, res.text).to.equal(201);
+    }
+    const replayed = await github.jwt(githubClaims('octo-org/twins', 'refs/heads/main', 'https://deploy-dashboard.example'));
+    const res = await assertionRequest(box, replayed);
+    expect(res.status, res.text).to.equal(401);
+    expect(res.body.error_description).to.match(/is bound to several clients; send client_id/);
+    expect(res.body.error_description).to.not.match(/twins-a|twins-b/);
+  });
+
   it('refuses a token for another audience, an expired one, and one signed by another key', async function () {
     await refused(
       await github.jwt(githubClaims('octo-org/shop', 'refs/heads/main', 'https://github.com/octo-org')),

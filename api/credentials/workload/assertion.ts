@@ -232,7 +232,9 @@ async function routedClient(svc: WorkloadServices, who: Presented): Promise<stri
   const ids = [...new Set([...federated, ...byAccount])];
   const named = presentedName(who);
   if (ids.length === 0) throw new WorkloadError(`${named} is not bound to any client`);
-  if (ids.length > 1) throw new WorkloadError(`${named} is bound to several clients (${ids.join(', ')}); send client_id`);
+  // Which clients is not said: the token's audience is checked only once its client is known, so a
+  // service the workload sent its token to (another audience) could replay it here to learn them.
+  if (ids.length > 1) throw new WorkloadError(`${named} is bound to several clients; send client_id`);
   return ids[0]!;
 }
 
