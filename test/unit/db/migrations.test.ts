@@ -14,7 +14,9 @@
 // 012_app_audience.sql did: Apps an old pod wrote during the update held no audience and decided
 // nothing), a new column on a table the previous release reads with a prepared `SELECT *` (every
 // such statement then fails on its connections, as 014_dpop.sql did to the release before it), a
-// shipped migration edited or removed, and a new one sorting before a shipped one.
+// shipped migration edited or removed, and a new one sorting before a shipped one. A CHECK
+// dropped and added again under its name passes when it is proved to only widen the one before
+// (`col IN (…)` or `col = ANY (ARRAY[…])`, every value kept), read from the earlier migrations.
 // What it cannot see: what the code does with the schema — a column the new code requires and
 // the old code never writes, unless the migration backfills it (017_email_key.sql: people an old
 // pod adds have no key until a new pod starts); a new meaning for an old value; a new payload on
