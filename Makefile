@@ -298,13 +298,15 @@ conformance: ## the OpenID Foundation's conformance suite against this checkout 
 e2e-kind: ## machines with Docker only: kind cluster, image, chart, examples, a token fetched by a Pod
 	@scripts/e2e-kind.sh
 
-# Cheapest first, so that a slip stops it early: formatting (seconds), types (incremental: its
-# dist/.lint.tsbuildinfo makes a second run quick), then the type-aware lint (minutes).
+# Cheapest first, so that a slip stops it early: formatting (its cache, keyed on each file's content,
+# skips the files it passed before), types (incremental: its dist/.lint.tsbuildinfo makes a second run
+# quick), then the type-aware lint (minutes).
+PRETTIER_CHECK := $(NODE_BIN)/prettier --check --log-level warn --cache --cache-location dist/.prettiercache
 LINT_TSC := flock dist/.lint.lock $(TSC) -p tsconfig.json --noEmit --incremental --tsBuildInfoFile dist/.lint.tsbuildinfo
 
 lint: node_modules/.installed ## check formatting (prettier), type-check (strict) and lint (typescript-eslint, type-aware), stopping at the first that fails
-	$(NODE_BIN)/prettier --check --log-level warn '**/*.{ts,js,mjs}'
 	@mkdir -p dist
+	$(PRETTIER_CHECK) '**/*.{ts,js,mjs}'
 	$(LINT_TSC)
 	$(NODE_BIN)/eslint --max-warnings 0 .
 
@@ -317,7 +319,7 @@ CHANGED_FILES = $$( { git diff --name-only $(LINT_BASE)...HEAD; git diff --name-
 lint-changed: node_modules/.installed ## make lint over the files that differ from main only (prettier, eslint; tsc still checks everything, incrementally) [LINT_BASE=main]; make lint stays the gate
 	@mkdir -p dist
 	@files="$(CHANGED_FILES)"; echo "lint-changed: $$(echo $$files | wc -w) file(s) differ from $(LINT_BASE)"; \
-	if [ -n "$$files" ]; then $(NODE_BIN)/prettier --check --log-level warn $$files || exit 1; fi; \
+	if [ -n "$$files" ]; then $(PRETTIER_CHECK) $$files || exit 1; fi; \
 	$(LINT_TSC) || exit 1; \
 	if [ -n "$$files" ]; then $(NODE_BIN)/eslint --max-warnings 0 --no-warn-ignored $$files; fi
 
