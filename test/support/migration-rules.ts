@@ -7,6 +7,8 @@
 /** One statement of a migration: its code (comments out, string literals emptied) and the comments before it. */
 export interface Statement {
   code: string;
+  /** The code with its string literals kept (a CHECK's values are literals). */
+  text: string;
   comments: string[];
   line: number;
 }
@@ -19,6 +21,7 @@ export interface Statement {
 export function statements(sql: string): Statement[] {
   const out: Statement[] = [];
   let code = '';
+  let text = '';
   let comments: string[] = [];
   let line = 1;
   let startLine = 1;
@@ -35,6 +38,7 @@ export function statements(sql: string): Statement[] {
       if (end < 0) end = sql.length;
       comments.push(sql.slice(i + 2, end).trim());
       code += ' ';
+      text += ' ';
     } else if (rest.startsWith('/*')) {
       let depth = 0;
       for (end = i; end < sql.length; end++) {
@@ -47,6 +51,7 @@ export function statements(sql: string): Statement[] {
       end = Math.min(end + 2, sql.length);
       comments.push(sql.slice(i + 2, end - 2).trim());
       code += ' ';
+      text += ' ';
     } else if (c === "'" || (/[eE]/.test(c) && sql[i + 1] === "'" && !/\w/.test(sql[i - 1] ?? ''))) {
       const escapes = c !== "'";
       for (end = sql.indexOf("'", i) + 1; end < sql.length; end++) {
@@ -56,27 +61,32 @@ export function statements(sql: string): Statement[] {
       }
       end++;
       code += "''";
+      text += sql.slice(i, end);
     } else if (c === '"') {
       for (end = i + 1; end < sql.length && !(sql[end] === '"' && sql[end + 1] !== '"'); end += sql[end] === '"' ? 2 : 1);
       end++;
       code += sql.slice(i, end);
+      text += sql.slice(i, end);
     } else if (/^\$([A-Za-z_]\w*)?\$/.test(rest) && !/[\w$]/.test(sql[i - 1] ?? '')) {
       const tag = /^\$([A-Za-z_]\w*)?\$/.exec(rest)![0];
       const close = sql.indexOf(tag, i + tag.length);
       end = close < 0 ? sql.length : close + tag.length;
       code += sql.slice(i, end);
+      text += sql.slice(i, end);
     } else if (c === ';') {
-      if (code.trim()) out.push({ code: code.trim(), comments, line: startLine });
+      if (code.trim()) out.push({ code: code.trim(), text: text.trim(), comments, line: startLine });
       code = '';
+      text = '';
       comments = [];
     } else {
       if (!code.trim() && !/\s/.test(c)) startLine = line;
       code += c;
+      text += c;
     }
     lineOf(i, end);
     i = end;
   }
-  if (code.trim()) out.push({ code: code.trim(), comments, line: startLine });
+  if (code.trim()) out.push({ code: code.trim(), text: text.trim(), comments, line: startLine });
   return out;
 }
 
@@ -118,9 +128,19 @@ const DROPPED: [RegExp, string][] = [
   [/^/, 'the previous release still selects, inserts or updates the column'], // ALTER TABLE … DROP [COLUMN] x
 ];
 
-/** Every finding of the rule over one migration (`file`: its name, for messages). */
-export function checkMigration(file: string, sql: string, previous: PreviousRelease): Finding[] {
+/**
+ * Every finding of the rule over one migration (`file`: its name, for messages). `checksBefore`:
+ * the CHECK constraints the schema holds when it runs (`checksAfter` of the migrations before it),
+ * against which a replaced CHECK is proved to only widen.
+ */
+export function checkMigration(
+  file: string,
+  sql: string,
+  previous: PreviousRelease,
+  checksBefore: Map<string, string> = new Map(),
+): Finding[] {
   const all = statements(sql);
+  const replaced = replacedChecks(all, checksBefore);
   const created = new Set<string>(); // tables this migration creates: anything goes on them
   const added = new Map<string, Set<string>>(); // table → columns this migration adds
   for (const s of all) {
@@ -141,8 +161,24 @@ export function checkMigration(file: string, sql: string, previous: PreviousRele
       if (kind === 'backfill' && s.comments.some((c) => BACKFILL_MARKER.test(c))) return;
       findings.push({ file, line: s.line, rule, message });
     };
-    const code = s.code.replace(/\s+/g, ' ');
-    const altered = alterTable(code);
+    let code = s.code.replace(/\s+/g, ' ');
+    let altered = alterTable(code);
+    if (altered) {
+      // A CHECK dropped and added again under its name: fine when proved to only widen, else one finding naming it.
+      const kept = actionsOf(altered.body).filter((_, k) => {
+        const name = replacedName(actionsOf(alterTable(s.text)!.body)[k]!);
+        const replacement = name === undefined ? undefined : replaced.get(`${altered!.table}.${name}`);
+        if (replacement === undefined) return true;
+        if (replacement.proved === false && replacement.line === s.line && !replacement.reported) {
+          replacement.reported = true;
+          refuse('constraint', replacement.message);
+        }
+        return false;
+      });
+      if (!kept.length) continue;
+      code = `ALTER TABLE ${altered.table} ${kept.join(',')}`;
+      altered = alterTable(code);
+    }
     const onNewTable = altered ? isNew(altered.table) : false;
 
     const dropped = /\bDROP\s+(.*)$/i.exec(code);
@@ -209,6 +245,151 @@ export function checkMigration(file: string, sql: string, previous: PreviousRele
   return findings;
 }
 
+/** A CHECK this migration drops and adds again under the same name (see `replacedChecks`). */
+interface Replacement {
+  proved: boolean;
+  message: string;
+  /** The statement that adds it again: where an unproved one is reported. */
+  line: number;
+  reported?: boolean;
+}
+
+/** The name in `DROP CONSTRAINT [IF EXISTS] name` or `ADD CONSTRAINT name CHECK (…)`, one action of an ALTER TABLE. */
+function replacedName(action: string): string | undefined {
+  const m = new RegExp(
+    String.raw`^\s*(?:DROP\s+CONSTRAINT\s+(?:IF\s+EXISTS\s+)?(${IDENT})\s*(?:RESTRICT|CASCADE)?|ADD\s+CONSTRAINT\s+(${IDENT})\s+CHECK\b[\s\S]*)\s*$`,
+    'i',
+  ).exec(action);
+  return m ? unquote((m[1] ?? m[2])!) : undefined;
+}
+
+/**
+ * The CHECKs a migration drops and adds again under the same name (`table.name` →), each proved
+ * to only widen the one before (`widens`) or not. A widened CHECK refuses nothing the previous
+ * release writes (its writes kept the narrower one), and its name, which that release's errors
+ * may carry, stays.
+ */
+function replacedChecks(all: Statement[], checksBefore: Map<string, string>): Map<string, Replacement> {
+  const dropped = new Set<string>();
+  const added = new Map<string, { expression: string; line: number }>();
+  for (const s of all) {
+    const altered = alterTable(s.text);
+    if (!altered) continue;
+    for (const action of actionsOf(altered.body)) {
+      const name = replacedName(action);
+      if (name === undefined) continue;
+      const check = checkOf(action);
+      if (check) added.set(`${altered.table}.${name}`, { expression: check, line: s.line });
+      else dropped.add(`${altered.table}.${name}`);
+    }
+  }
+  const replaced = new Map<string, Replacement>();
+  for (const key of dropped) {
+    const now = added.get(key);
+    if (!now) continue;
+    const before = checksBefore.get(key);
+    const [table, constraint] = key.split('.');
+    const name = `CHECK ${constraint} on ${table}`;
+    const message =
+      before === undefined
+        ? `${name}: no such constraint before this migration, so what it held cannot be compared (a name PostgreSQL chose is <table>_<column>_check)`
+        : `${name} replaced by one not proved to only widen it (before: ${before}; now: ${now.expression}): ` +
+          "the previous release's writes may break it. Proved: `column IN (…)` or `column = ANY (ARRAY[…])` keeping every value; " +
+          'to narrow, make the code keep the narrower one a release first (docs/operations/upgrades.md)';
+    replaced.set(key, { proved: before !== undefined && widens(before, now.expression), message, line: now.line });
+  }
+  return replaced;
+}
+
+/** The expression of `… CHECK (expression)` in a table constraint or column definition, without its parentheses. */
+function checkOf(text: string): string | undefined {
+  const m = /\bCHECK\s*\(/i.exec(text);
+  if (!m) return undefined;
+  const start = m.index + m[0].length;
+  let depth = 1;
+  let end = start;
+  for (; end < text.length && depth > 0; end++) {
+    if (text[end] === "'") end = text.indexOf("'", end + 1) < 0 ? text.length : text.indexOf("'", end + 1);
+    else depth += text[end] === '(' ? 1 : text[end] === ')' ? -1 : 0;
+  }
+  return text.slice(start, end - 1).trim();
+}
+
+/** `column IN ('a', …)` or `column = ANY (ARRAY['a', …])` (as pg_dump writes it, casts and all): the column and its values. */
+export function allowedValues(expression: string): { column: string; values: string[] } | undefined {
+  let e = expression.trim();
+  while (/^\(.*\)$/s.test(e) && checkOf(`CHECK ${e}`)?.length === e.length - 2) e = e.slice(1, -1).trim();
+  const cast = String.raw`(?:\s*::\s*[\w ]+(?:\[\])?)?`;
+  const m =
+    new RegExp(String.raw`^\(?(${IDENT})${cast}\)?\s+IN\s*\(([\s\S]*)\)$`, 'i').exec(e) ??
+    new RegExp(String.raw`^\(?(${IDENT})${cast}\)?\s*=\s*ANY\s*\(\s*\(?\s*ARRAY\s*\[([\s\S]*)\]\s*\)?${cast}\s*\)$`, 'i').exec(e);
+  if (!m) return undefined;
+  const values: string[] = [];
+  for (const item of topLevel(m[2]!)) {
+    const v = new RegExp(String.raw`^\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)${cast}\s*$`).exec(item);
+    if (!v) return undefined;
+    values.push(v[1]!.startsWith("'") ? v[1]!.slice(1, -1).replace(/''/g, "'") : v[1]!);
+  }
+  return { column: unquote(m[1]!), values };
+}
+
+/** Whether CHECK `after` allows every value CHECK `before` allows: both of the `allowedValues` shape, over one column. */
+export function widens(before: string, after: string): boolean {
+  const b = allowedValues(before);
+  const a = allowedValues(after);
+  return b !== undefined && a !== undefined && a.column === b.column && b.values.every((v) => a.values.includes(v));
+}
+
+/** Words of a CHECK expression that are not columns (to name a constraint as PostgreSQL does). */
+const NOT_COLUMNS =
+  /^(and|or|not|in|is|null|true|false|any|all|array|between|like|ilike|similar|to|escape|distinct|from|case|when|then|else|end|coalesce|lower|upper|length|char_length|octet_length|cardinality|array_length|text|varchar|character|varying|integer|int|bigint|smallint|boolean|bytea|numeric|timestamptz|interval|date|jsonb|json)$/i;
+
+/**
+ * The CHECK constraints a schema holds after `migrations` (their SQL, in the order they run):
+ * `table.name` → expression. An unnamed one gets PostgreSQL's name: `<table>_<column>_check` when
+ * it reads one column, else `<table>_check`, numbered from 1 when taken.
+ */
+export function checksAfter(migrations: string[]): Map<string, string> {
+  const checks = new Map<string, string>();
+  const put = (table: string, name: string | undefined, expression: string): void => {
+    let key = name;
+    if (key === undefined) {
+      const words = expression.replace(/'(?:[^']|'')*'/g, "''").match(new RegExp(IDENT, 'g')) ?? [];
+      const columns = [...new Set(words.map(unquote).filter((w) => !NOT_COLUMNS.test(w)))];
+      const base = columns.length === 1 ? `${table}_${columns[0]}_check` : `${table}_check`;
+      key = base;
+      for (let n = 1; checks.has(`${table}.${key}`); n++) key = `${base}${n}`;
+    }
+    checks.set(`${table}.${key}`, expression);
+  };
+  const named = new RegExp(String.raw`\bCONSTRAINT\s+(${IDENT})\s+CHECK\b`, 'i');
+  for (const sql of migrations) {
+    for (const s of statements(sql)) {
+      const created = new RegExp(
+        String.raw`^CREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?${QUALIFIED}\s*\(([\s\S]*)\)`,
+        'i',
+      ).exec(s.text);
+      const altered = alterTable(s.text);
+      const table = created ? unquote(created[1]!) : altered?.table;
+      if (!table) {
+        const gone = new RegExp(String.raw`^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?${QUALIFIED}`, 'i').exec(s.text);
+        if (gone) for (const key of [...checks.keys()]) if (key.startsWith(`${unquote(gone[1]!)}.`)) checks.delete(key);
+        continue;
+      }
+      for (const part of created ? actionsOf(created[2]!) : actionsOf(altered!.body)) {
+        const drop = new RegExp(String.raw`^\s*DROP\s+CONSTRAINT\s+(?:IF\s+EXISTS\s+)?(${IDENT})`, 'i').exec(part);
+        if (drop) checks.delete(`${table}.${unquote(drop[1]!)}`);
+        const expression = checkOf(part);
+        if (expression !== undefined) put(table, named.exec(part)?.[1] && unquote(named.exec(part)![1]!), expression);
+      }
+    }
+  }
+  return checks;
+}
+
+/** The actions of an ALTER TABLE body, or the elements of a CREATE TABLE's list: its top-level parts. */
+const actionsOf = (body: string): string[] => topLevel(body).map((a) => a.trim());
+
 /** `ALTER TABLE [IF EXISTS] [ONLY] t <body>`: the table and the rest. */
 function alterTable(code: string): { table: string; body: string } | undefined {
   const m = new RegExp(String.raw`^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?${QUALIFIED}\s+([\s\S]*)$`, 'i').exec(code);
@@ -248,14 +429,17 @@ function onlyColumns(rest: string, added: Set<string> | undefined): boolean {
   return names.length > 0 && names.every((n) => added?.has(n) || /^(lower|upper|coalesce|asc|desc|nulls|first|last|text)$/i.test(n));
 }
 
-/** Splits at top-level commas (not inside parentheses). */
+/** Splits at top-level commas (not inside parentheses, brackets, '…' literals or "…" identifiers). */
 function topLevel(body: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let start = 0;
   for (let i = 0; i < body.length; i++) {
-    if (body[i] === '(') depth++;
-    else if (body[i] === ')') depth--;
+    if (body[i] === "'" || body[i] === '"') {
+      const close = body.indexOf(body[i]!, i + 1);
+      i = close < 0 ? body.length : close; // a doubled quote closes and opens again: the same split
+    } else if (body[i] === '(' || body[i] === '[') depth++;
+    else if (body[i] === ')' || body[i] === ']') depth--;
     else if (body[i] === ',' && depth === 0) {
       parts.push(body.slice(start, i));
       start = i + 1;

@@ -14,7 +14,9 @@
 // 012_app_audience.sql did: Apps an old pod wrote during the update held no audience and decided
 // nothing), a new column on a table the previous release reads with a prepared `SELECT *` (every
 // such statement then fails on its connections, as 014_dpop.sql did to the release before it), a
-// shipped migration edited or removed, and a new one sorting before a shipped one.
+// shipped migration edited or removed, and a new one sorting before a shipped one. A CHECK
+// dropped and added again under its name passes when it is proved to only widen the one before
+// (`col IN (…)` or `col = ANY (ARRAY[…])`, every value kept), read from the earlier migrations.
 // What it cannot see: what the code does with the schema — a column the new code requires and
 // the old code never writes, unless the migration backfills it (017_email_key.sql: people an old
 // pod adds have no key until a new pod starts); a new meaning for an old value; a new payload on
@@ -25,7 +27,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { projectPath } from '../../../api/paths.js';
-import { checkMigration, preparedStarTables, statements, type Finding, type PreviousRelease } from '../../support/migration-rules.js';
+import {
+  checkMigration,
+  checksAfter,
+  preparedStarTables,
+  statements,
+  type Finding,
+  type PreviousRelease,
+} from '../../support/migration-rules.js';
 
 const MIGRATIONS = 'api/db/migrations';
 
@@ -110,7 +119,12 @@ describe('migrations and the release before (expand, then contract)', function (
 
   it('every migration added since the previous release keeps it working', function () {
     const release = releaseAt(previous);
-    const findings = added.flatMap((p) => checkMigration(path.basename(p), here.get(p)!, release));
+    const before = (p: string): string[] =>
+      [...here.keys()]
+        .filter((q) => q < p)
+        .sort()
+        .map((q) => here.get(q)!);
+    const findings = added.flatMap((p) => checkMigration(path.basename(p), here.get(p)!, release, checksAfter(before(p))));
     expect(findings, report(findings)).to.deep.equal([]);
   });
 
@@ -209,6 +223,65 @@ describe('the expand/contract rule, statement by statement', function () {
     expect(rules('-- contract: users.status, unused since v1.1.0\nALTER TABLE users DROP COLUMN status')).to.deep.equal(['marker']);
     expect(rules('-- users.status is unused now\nALTER TABLE users DROP COLUMN status')).to.deep.equal(['drop']);
     expect(rules('-- contract: sessions, unused since v1.0.0\nALTER TABLE sessions ADD COLUMN acr text')).to.deep.equal(['prepared-star']);
+  });
+
+  describe('a CHECK replaced under its name', function () {
+    // As 019_factors.sql made it: PostgreSQL names a column's CHECK <table>_<column>_check.
+    const schema = checksAfter([
+      "CREATE TABLE factors (id bigserial PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('passkey', 'totp')), CHECK (kind <> 'totp' OR id > 0))",
+    ]);
+    const replace = (check: string): Finding[] =>
+      checkMigration(
+        'x.sql',
+        `ALTER TABLE factors DROP CONSTRAINT factors_kind_check, ADD CONSTRAINT factors_kind_check CHECK (${check})`,
+        previous,
+        schema,
+      );
+
+    it('takes one that only widens: every value allowed before still is', function () {
+      expect(replace("kind IN ('passkey', 'totp', 'email_code')")).to.deep.equal([]);
+      expect(replace("kind = ANY (ARRAY['totp'::text, 'passkey'::text, 'email_code'::text])"), 'as pg_dump writes it').to.deep.equal([]);
+      const apart =
+        "ALTER TABLE factors DROP CONSTRAINT factors_kind_check;\nALTER TABLE factors ADD CONSTRAINT factors_kind_check CHECK (kind IN ('passkey', 'totp', 'x'))";
+      expect(checkMigration('x.sql', apart, previous, schema), 'in two statements').to.deep.equal([]);
+    });
+
+    it('refuses one that narrows, naming the constraint and both expressions', function () {
+      const findings = replace("kind IN ('passkey', 'email_code')");
+      expect(findings.map((f) => f.rule)).to.deep.equal(['constraint']);
+      expect(findings[0]!.message).to.contain(
+        "CHECK factors_kind_check on factors replaced by one not proved to only widen it (before: kind IN ('passkey', 'totp'); now: kind IN ('passkey', 'email_code'))",
+      );
+    });
+
+    it('refuses what it cannot prove: another shape, another column, a constraint it does not know', function () {
+      for (const check of ["kind IN ('passkey', 'totp') OR kind LIKE 'x%'", "name IN ('passkey', 'totp', 'x')", "kind <> ''"])
+        expect(
+          replace(check).map((f) => f.rule),
+          check,
+        ).to.deep.equal(['constraint']);
+      const unknown = checkMigration(
+        'x.sql',
+        "ALTER TABLE factors DROP CONSTRAINT factors_kinds, ADD CONSTRAINT factors_kinds CHECK (kind IN ('passkey', 'totp'))",
+        previous,
+        schema,
+      );
+      expect(unknown.map((f) => f.message)).to.deep.equal([
+        'CHECK factors_kinds on factors: no such constraint before this migration, so what it held cannot be compared (a name PostgreSQL chose is <table>_<column>_check)',
+      ]);
+    });
+
+    it("reads a schema's CHECKs with PostgreSQL's names, as ALTER TABLE changes them", function () {
+      expect(Object.fromEntries(schema)).to.deep.equal({
+        'factors.factors_kind_check': "kind IN ('passkey', 'totp')",
+        'factors.factors_check': "kind <> 'totp' OR id > 0",
+      });
+      const later = checksAfter([
+        "CREATE TABLE factors (kind text CHECK (kind IN ('a')))",
+        "ALTER TABLE factors DROP CONSTRAINT factors_kind_check, ADD CONSTRAINT factors_kind_check CHECK (kind IN ('a', 'b'))",
+      ]);
+      expect(Object.fromEntries(later)).to.deep.equal({ 'factors.factors_kind_check': "kind IN ('a', 'b')" });
+    });
   });
 
   it('splits statements as PostgreSQL does: semicolons in literals, identifiers and bodies are not ends', function () {
