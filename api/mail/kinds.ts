@@ -144,10 +144,12 @@ export const MAIL_KIND_DECLARATIONS = {
   }),
 };
 
+/** A kind of mail, as an outbox row names it. */
 export type MailKind = keyof typeof MAIL_KIND_DECLARATIONS;
 
 export const MAIL_KINDS = Object.keys(MAIL_KIND_DECLARATIONS) as readonly MailKind[];
 
+/** Whether an outbox row's kind is one this release declares (a later release may write one it does not). */
 export const isMailKind = (kind: string): kind is MailKind => Object.hasOwn(MAIL_KIND_DECLARATIONS, kind);
 
 /**
