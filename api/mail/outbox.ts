@@ -17,7 +17,8 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { claimMail, countMail, MAIL_CHANNEL, retryMail, sentMail, type ClaimedMail } from '../store/mail-outbox.js';
 import { deleteLink } from '../store/account-links.js';
-import { compose, type Composed } from './messages.js';
+import type { Composed } from './kinds.js';
+import { compose } from './messages.js';
 import { Templates } from './templates.js';
 import { MailRefused, smtpTransport, withoutSecret, type Transport } from './transport.js';
 

@@ -11,11 +11,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
-import { MAIL_KINDS, type MailKind } from '../store/mail-outbox.js';
+import { MAIL_KINDS, PLACEHOLDERS, type MailKind } from './kinds.js';
 import { GERMAN_MAILS } from './mails-de.js';
 import { ENGLISH_MAILS, type MailLanguage, type Template } from './mails-en.js';
+import type { MailValue } from './values.js';
 
 export type { FactorWords, MailLanguage, Template } from './mails-en.js';
+export { PLACEHOLDERS } from './kinds.js';
+export { named, type MailValue, type Named } from './values.js';
 
 /** The languages of the built-in mails by primary subtag, English first: what a mail in any other language gets. */
 export const MAIL_LANGUAGES: Readonly<Record<string, MailLanguage>> = { en: ENGLISH_MAILS, de: GERMAN_MAILS };
@@ -28,18 +31,6 @@ export function builtInMails(language: string | undefined): MailLanguage {
   const primary = primarySubtag(language);
   return Object.hasOwn(MAIL_LANGUAGES, primary) ? MAIL_LANGUAGES[primary]! : ENGLISH_MAILS;
 }
-
-/** The values a kind's template may name, as {{name}} ({{supportLink}}: the branding's support link, or empty). */
-export const PLACEHOLDERS: Record<MailKind, readonly string[]> = {
-  'password-reset': ['box', 'email', 'link', 'minutes', 'supportLink'],
-  'verify-email': ['box', 'email', 'link', 'hours', 'supportLink'],
-  'already-registered': ['box', 'email', 'signInLink', 'resetLink', 'supportLink'],
-  'email-changed': ['box', 'email', 'newEmail', 'supportLink'],
-  'confirm-email-change': ['box', 'email', 'oldEmail', 'link', 'hours', 'supportLink'],
-  'factor-added': ['box', 'email', 'factor', 'accountLink', 'supportLink'],
-  'factor-removed': ['box', 'email', 'factor', 'accountLink', 'supportLink'],
-  'password-changed': ['box', 'email', 'resetLink', 'supportLink'],
-};
 
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
@@ -109,20 +100,6 @@ export function mailLanguageProblems(mails: MailLanguage): string[] {
   );
   return [...templates, ...factors];
 }
-
-/**
- * A value that is a name someone chose — a person's address, a passkey's name, an identity
- * provider's — alone, or within `words` (the language's phrase around it, holding {{name}}).
- */
-export interface Named {
-  name: string;
-  words?: string;
-}
-
-export const named = (name: string, words?: string): Named => (words === undefined ? { name } : { name, words });
-
-/** A placeholder's value: words of the box (a link, a number), or a name. */
-export type MailValue = string | Named;
 
 /**
  * A name in a mail's subject or text part, isolated by U+2068 FIRST STRONG ISOLATE … U+2069 POP

@@ -18,7 +18,7 @@ import { isEmailAddress } from '../schema/people.js';
 import { deleteLinksOfUser } from '../store/account-links.js';
 import { deleteBrowserSignIn, deleteConsentsOf, holdBrowserSession } from '../store/browser.js';
 import { deleteIdentitiesOf } from '../store/identity-providers.js';
-import { enqueueMail } from '../store/mail-outbox.js';
+import { enqueueMail } from '../mail/kinds.js';
 import { isPersonsOpenGrant, type SessionRow } from '../store/sessions.js';
 import type { PrincipalUser } from '../types.js';
 import {

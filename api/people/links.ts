@@ -12,7 +12,7 @@ import { withTransaction, type Transaction } from '../db/pool.js';
 import { sameAddress } from '../input.js';
 import { deleteLinksOfUser, findLink, takeLink, type AccountLink, type LinkPurpose } from '../store/account-links.js';
 export { LINK_MINUTES } from '../store/account-links.js';
-import { enqueueMail } from '../store/mail-outbox.js';
+import { enqueueMail } from '../mail/kinds.js';
 import { getUser, lockUser, updateUser, type UserRow } from '../store/users.js';
 import { holdBrowserSession } from '../store/browser.js';
 import { listFactors, removeFactor, type FactorSummary } from '../store/factors.js';

@@ -2,10 +2,11 @@
 // credential change tells the person): a factor added or removed, new recovery codes, every factor
 // reset, a sign-in provider linked or unlinked, their password changed. Written to the outbox in
 // the transaction of the change, so that the mail goes out if and only if the change commits; the
-// words are made when it is sent (api/mail/messages.ts).
+// words are made when it is sent (api/mail/kinds.ts).
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/pool.js';
-import { enqueueMail, type FactorDetail } from '../store/mail-outbox.js';
+import { enqueueMail } from '../mail/kinds.js';
+import type { FactorDetail } from '../store/mail-outbox.js';
 
 /** A factor added or removed. */
 export interface FactorNotice extends FactorDetail {

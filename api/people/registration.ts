@@ -10,7 +10,7 @@ import { withTransaction, type Pool } from '../db/pool.js';
 import { ConstraintViolation } from '../store/constraints.js';
 import { ensureGroup } from '../store/groups.js';
 import type { AttemptKey, Attempts, Refusal } from './attempts.js';
-import { enqueueMail } from '../store/mail-outbox.js';
+import { enqueueMail } from '../mail/kinds.js';
 import { createUserIn, findUserByEmail, type UserRow } from '../store/users.js';
 
 /** How a sign-up goes on: the address is proven before the first sign-in, after it, or not at all (no mail). */

@@ -8,39 +8,6 @@
 import type { Queryable } from '../db/pool.js';
 
 /**
- * What a mail says. `password-reset` goes to whoever holds `address` when it is sent (nobody: no
- * mail), so that asking for one does the same work whether or not the address has an account;
- * `verify-email` to `user` while `address` is still theirs and unverified; `already-registered`
- * tells the holder of an address that someone tried to sign up with it; `email-changed` tells
- * the address `user` had (written in the change's transaction, from their record) that it is
- * theirs no more; `confirm-email-change` asks the holder of `address`, which `user` would like as
- * theirs, to confirm it (nobody, if it has an account by then); `factor-added` and
- * `factor-removed` tell `user` that a way of theirs to sign in was added or removed (`detail`
- * names which: api/people/notices.ts); `password-changed` tells `user` that their password was
- * changed (by them, a reset, an administrator or their directory).
- */
-export type MailKind =
-  | 'password-reset'
-  | 'verify-email'
-  | 'already-registered'
-  | 'email-changed'
-  | 'confirm-email-change'
-  | 'factor-added'
-  | 'factor-removed'
-  | 'password-changed';
-
-export const MAIL_KINDS: readonly MailKind[] = [
-  'password-reset',
-  'verify-email',
-  'already-registered',
-  'email-changed',
-  'confirm-email-change',
-  'factor-added',
-  'factor-removed',
-  'password-changed',
-];
-
-/**
  * What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the
  * authenticator app, recovery codes, every factor at once, or an identity at a sign-in provider
  * linked or unlinked (by the provider's label).
@@ -59,7 +26,11 @@ export interface FactorDetail {
 export const MAIL_CHANNEL = 'boxauth_mail';
 
 export interface MailRequest {
-  kind: MailKind;
+  /**
+   * Its kind, one of api/mail/kinds.ts, which declares what each says and to whom; kept here as
+   * the text of the row (callers ask for a mail through that module, which types it).
+   */
+  kind: string;
   address: string;
   userId?: number;
   /** The language of the page it was asked from (a BCP 47 tag), for the mail's template. */
@@ -90,7 +61,7 @@ export interface ClaimedMail extends MailRequest {
 
 interface OutboxRow {
   id: string;
-  kind: MailKind;
+  kind: string;
   address: string;
   user_id: string | null;
   language: string | null;

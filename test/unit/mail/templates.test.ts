@@ -6,7 +6,7 @@ import { ConfigError } from '../../../api/config.js';
 import { factorWords } from '../../../api/mail/messages.js';
 import { ENGLISH_MAILS } from '../../../api/mail/mails-en.js';
 import { MAIL_LANGUAGES, mailLanguageProblems, named, PLACEHOLDERS, render, Templates } from '../../../api/mail/templates.js';
-import { MAIL_KINDS } from '../../../api/store/mail-outbox.js';
+import { MAIL_KINDS } from '../../../api/mail/kinds.js';
 
 function dirWith(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-templates-'));

@@ -3,53 +3,27 @@
 // writes. Each must say exactly what the other says, down to which Ready=False
 // reasons are Reconciling (kstatus: InProgress) and which are Stalled (Failed).
 import { expect } from 'chai';
-import fs from 'node:fs';
-import { projectPath } from '../../../api/paths.js';
 import { REASONS, type ReasonKind, type ReasonUse } from '../../../operator/reasons.js';
-
-/** The rows of every table of the page, each row's cells as text. */
-function pageTables(): string[][][] {
-  const page = fs.readFileSync(projectPath('docs', 'kubernetes', 'conditions.md'), 'utf8');
-  const tables: string[][][] = [];
-  let current: string[][] | undefined;
-  for (const line of page.split('\n')) {
-    if (!line.startsWith('|')) {
-      current = undefined;
-      continue;
-    }
-    if (/^\|[-| ]+\|$/.test(line)) continue; // the separator under the header
-    if (!current) tables.push((current = []));
-    current.push(
-      line
-        .slice(1, -1)
-        .split('|')
-        .map((cell) => cell.trim()),
-    );
-  }
-  return tables;
-}
-
-/** The names in backquotes, leaving out what parentheses explain. */
-const names = (cell: string): string[] => [...cell.replace(/\([^()]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+import { backquoted, pageTables } from '../../support/page-tables.js';
 
 /** One line per (kind, where, reason), from the page. */
 function documented(): string[] {
   const lines: string[] = [];
-  for (const [header, ...rows] of pageTables()) {
+  for (const [header, ...rows] of pageTables('docs/kubernetes/conditions.md')) {
     if (header!.join('|') === 'kind|`Ready=True`|`Ready=False`, `Reconciling=True`|`Ready=False`, `Stalled=True`') {
       for (const [kind, ready, waiting, stalled] of rows) {
-        for (const reason of names(ready!)) lines.push(`${kind} Ready=True ${reason}`);
-        for (const reason of names(waiting!)) lines.push(`${kind} Ready=False+Reconciling ${reason}`);
-        for (const reason of names(stalled!)) lines.push(`${kind} Ready=False+Stalled ${reason}`);
+        for (const reason of backquoted(ready!)) lines.push(`${kind} Ready=True ${reason}`);
+        for (const reason of backquoted(waiting!)) lines.push(`${kind} Ready=False+Reconciling ${reason}`);
+        for (const reason of backquoted(stalled!)) lines.push(`${kind} Ready=False+Stalled ${reason}`);
       }
     } else if (header!.join('|') === 'kind|condition|`True`|`False`') {
       for (const [kind, condition, whenTrue, whenFalse] of rows) {
-        const [type] = names(condition!);
-        for (const reason of names(whenTrue!)) lines.push(`${kind} ${type}=True ${reason}`);
-        for (const reason of names(whenFalse!)) lines.push(`${kind} ${type}=False ${reason}`);
+        const [type] = backquoted(condition!);
+        for (const reason of backquoted(whenTrue!)) lines.push(`${kind} ${type}=True ${reason}`);
+        for (const reason of backquoted(whenFalse!)) lines.push(`${kind} ${type}=False ${reason}`);
       }
     } else if (header!.join('|') === 'kind|Normal Events') {
-      for (const [kind, events] of rows) for (const reason of names(events!)) lines.push(`${kind} Normal Event ${reason}`);
+      for (const [kind, events] of rows) for (const reason of backquoted(events!)) lines.push(`${kind} Normal Event ${reason}`);
     } else {
       expect.fail(`a table the test does not know: ${header!.join(' | ')}`);
     }
