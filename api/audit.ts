@@ -8,6 +8,7 @@
 // (api/log.ts): so a field added here must never hold a secret. The others are
 // written at once, redacted like every log line.
 import type { JwtAlg } from './config.js';
+import type { CredentialKind } from './factor-kinds.js';
 import type { Logger } from './log.js';
 import { PerSecondBudget } from './per-second-budget.js';
 
@@ -137,7 +138,7 @@ export type AuditEvent =
       event: 'factor';
       action: 'enrolled' | 'removed' | 'reset' | 'recovery-code-used' | 'recovery-codes-made';
       user: string;
-      kind?: 'passkey' | 'totp' | 'recovery-codes';
+      kind?: CredentialKind;
       /** The factor's id (a passkey's, a TOTP's), never its key or secret. */
       factor?: string;
       by: Actor;

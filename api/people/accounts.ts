@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import { withTransaction, type Pool, type Transaction } from '../db/pool.js';
 import { closeGrants, endBrowsersGrants, endPersonsGrants, type Closing } from '../credentials/closing.js';
 import { dummyHash } from '../credentials/secrets.js';
+import { factorCount } from '../factor-kinds.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { sameAddress } from '../input.js';
 import { isEmailAddress } from '../schema/people.js';
@@ -265,7 +266,7 @@ export async function removeOwnFactor(
   return withTransaction(svc.pool, async (tx) => {
     if (!(await lockUser(tx, user.id)) || !(await holdBrowserSession(tx, sid))) return 'signed-out';
     const state = await factorState(tx, user.id);
-    const count = state.passkeys + (state.totp ? 1 : 0);
+    const count = factorCount(state);
     if (state.groupRequires && count <= 1) return 'last';
     const removed = await removeFactor(tx, user.id, factorId);
     if (!removed) return undefined;

@@ -1,16 +1,11 @@
 // What a person's own factors and rules ask of their sign-ins, and what a sign-in needs next
 // (docs/guides/second-factors.md). The classes and the amr values are api/credentials/acr.ts's.
 import { ACR_MFA, ACR_PASSKEY, acrOf, meets, strongest, type Acr } from '../credentials/acr.js';
+import { hasFactor } from '../factor-kinds.js';
+import type { FactorState } from '../store/factors.js';
 
-/** What a person's factors and groups ask of every sign-in of theirs. */
-export interface PersonsFactors {
-  passkeys: number;
-  totp: boolean;
-  /** A group of theirs requires a second factor. */
-  groupRequires: boolean;
-  /** An administrator reset their factors: they enrol one at their next sign-in. */
-  mustEnrol: boolean;
-}
+/** What a person's factors and groups ask of every sign-in of theirs: their FactorState but the recovery codes. */
+export type PersonsFactors = Omit<FactorState, 'recoveryCodes'>;
 
 /**
  * The class a person's own rules ask of their sign-ins: several factors when a group of theirs
@@ -19,7 +14,7 @@ export interface PersonsFactors {
  * is asked for it again before an app gets a code).
  */
 export function acrRequiredOf(person: PersonsFactors): Acr | undefined {
-  return person.groupRequires || person.mustEnrol || person.passkeys > 0 || person.totp ? ACR_MFA : undefined;
+  return person.groupRequires || person.mustEnrol || hasFactor(person) ? ACR_MFA : undefined;
 }
 
 /**
@@ -59,8 +54,7 @@ export interface StepUpProof {
 
 export function nextStep(amr: readonly string[], person: PersonsFactors, want: Acr | undefined, stepUp?: StepUpProof): NextStep {
   const wanted = strongest(want, acrRequiredOf(person));
-  const hasFactor = person.passkeys > 0 || person.totp;
-  if (hasFactor && !amr.includes('mfa')) return 'second-factor';
+  if (hasFactor(person) && !amr.includes('mfa')) return 'second-factor';
   if (meets(acrOf(amr), wanted)) return 'done';
   if (wanted === ACR_PASSKEY && person.passkeys > 0) return 'second-factor';
   if (stepUp && !recentProof(stepUp.proofAt, stepUp.now)) return 'sign-in';

@@ -7,6 +7,7 @@
 import { DATA_MAX, DESCRIPTION_MAX, EMAIL_MAX, NAME_MAX } from './people.js';
 import { PASSWORD_MAX } from './password-policy.js';
 import { PASSWORD_MIN_LENGTH } from '../config.js';
+import { FACTOR_KIND_NAMES } from '../factor-kinds.js';
 import { restSchema, type ResourceKind } from './resources.js';
 
 type Json = Record<string, unknown>;
@@ -491,7 +492,7 @@ export function peopleSchemas(): Json {
             required: ['id', 'kind', 'name', 'created_at'],
             properties: {
               id: { type: 'integer' },
-              kind: { enum: ['passkey', 'totp'] },
+              kind: { enum: FACTOR_KIND_NAMES },
               name: { type: 'string' },
               created_at: { type: 'string', format: 'date-time' },
               last_used_at: { type: ['string', 'null'], format: 'date-time' },

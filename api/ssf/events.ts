@@ -3,6 +3,7 @@
 // session (client credentials) says nothing about anyone, and makes none.
 import type { Actor, AuditEvent, CloseReason } from '../audit.js';
 import { isAcr, meets } from '../credentials/acr.js';
+import { FACTOR_KIND_NAMES, RECOVERY_CODES, ssfCredentialOf } from '../factor-kinds.js';
 import type { BoxEvent, ClosedSession } from '../notices/kinds.js';
 
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type/';
@@ -120,32 +121,21 @@ const credentialChange = (user: number, credentialType: string, changeType: stri
   claims: { credential_type: credentialType, change_type: changeType, initiating_entity: by },
 });
 
-/**
- * A second factor's credential_type (CAEP 1.0 §3.3): a passkey is `fido2-platform` (the box does
- * not learn whether it is synced or on a security key), an authenticator app's codes `app`;
- * recovery codes have no CAEP name, and are `recovery-code` (CAEP allows values agreed beyond its list).
- */
-const FACTOR_CREDENTIAL: Record<'passkey' | 'totp' | 'recovery-codes', string> = {
-  passkey: 'fido2-platform',
-  totp: 'app',
-  'recovery-codes': 'recovery-code',
-};
-
 function factorChange(event: Extract<AuditEvent, { event: 'factor' }>): SignalDraft[] {
   const user = Number(event.user);
   const by = initiator(event.by, event.user);
   switch (event.action) {
     case 'enrolled':
-      return event.kind ? [credentialChange(user, FACTOR_CREDENTIAL[event.kind], 'create', by)] : [];
+      return event.kind ? [credentialChange(user, ssfCredentialOf(event.kind), 'create', by)] : [];
     case 'removed':
-      return event.kind ? [credentialChange(user, FACTOR_CREDENTIAL[event.kind], 'delete', by)] : [];
+      return event.kind ? [credentialChange(user, ssfCredentialOf(event.kind), 'delete', by)] : [];
     case 'reset':
       // Every factor and recovery code went at once: an administrator revoked them.
-      return [credentialChange(user, 'fido2-platform', 'revoke', 'admin'), credentialChange(user, 'app', 'revoke', 'admin')];
+      return FACTOR_KIND_NAMES.map((kind) => credentialChange(user, ssfCredentialOf(kind), 'revoke', 'admin'));
     case 'recovery-code-used':
-      return [credentialChange(user, 'recovery-code', 'delete', by)];
+      return [credentialChange(user, RECOVERY_CODES.ssfCredential, 'delete', by)];
     case 'recovery-codes-made':
-      return [credentialChange(user, 'recovery-code', 'create', by)];
+      return [credentialChange(user, RECOVERY_CODES.ssfCredential, 'create', by)];
   }
 }
 

@@ -2,9 +2,8 @@
 // passkeys, a TOTP, recovery codes, sign-in steps and WebAuthn challenges.
 // What is decided about them is api/people/'s; this file only reads and writes.
 import type { Queryable, Transaction } from '../db/pool.js';
+import type { FactorKind, HeldFactors } from '../factor-kinds.js';
 import { uniqueViolation } from './constraints.js';
-
-export type FactorKind = 'passkey' | 'totp';
 
 /** A factor as a person and an administrator see it: never its key or secret. */
 export interface FactorSummary {
@@ -231,10 +230,8 @@ export async function useRecoveryCode(db: Queryable, userId: number, hash: Buffe
 
 // --- what people's sign-in needs to decide
 
-/** What a sign-in needs to know of a person's factors and the rules over them. */
-export interface FactorState {
-  passkeys: number;
-  totp: boolean;
+/** What a sign-in needs to know of a person's factors (../factor-kinds.ts) and the rules over them. */
+export interface FactorState extends HeldFactors {
   recoveryCodes: number;
   /** A group of theirs requires a second factor. */
   groupRequires: boolean;

@@ -3,6 +3,7 @@
 // form posted with the page's CSRF token to api/http/routes/account.ts or factors.ts.
 import { linkedProvidersSection, type ProviderLink } from './upstream-pages.js';
 import type { BrowserSignIn, Consent } from '../store/browser.js';
+import { FACTOR_KINDS } from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import type { PersonGrant } from '../store/sessions.js';
 import { chosen, html, type Html } from './html.js';
@@ -80,7 +81,7 @@ export function confirmNotice(say: Say, returnTo: string): Html {
 }
 
 function factorsSection(say: Say, p: AccountPage): Html {
-  const totp = p.factors.some((f) => f.kind === 'totp');
+  const totp = p.factors.some((f) => f.kind === FACTOR_KINDS.totp.kind);
   return html`<h2>${say('account.factors')}</h2>
 ${!p.recent && confirmNotice(say, '/auth/account')}
 ${
@@ -89,7 +90,7 @@ ${
 ${p.factors.map(
   (
     f,
-  ) => html`<tr><td>${f.name}</td><td>${f.kind === 'totp' ? say('factor.appKind') : say('factor.passkeyKind')}</td><td>${when(say, f.createdAt)}</td><td>${when(say, f.lastUsedAt)}</td>
+  ) => html`<tr><td>${f.name}</td><td>${say(FACTOR_KINDS[f.kind].label)}</td><td>${when(say, f.createdAt)}</td><td>${when(say, f.lastUsedAt)}</td>
 <td>${p.recent && endForm('/auth/account/factors/remove', { csrf: p.csrf, factor: String(f.id) }, say('common.remove'))}</td></tr>`,
 )}
 </tbody></table>`

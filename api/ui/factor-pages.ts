@@ -31,6 +31,8 @@ export interface SecondFactorPage extends StepFields {
   totp: boolean;
   passkeys: boolean;
   recoveryCodes: boolean;
+  /** The person holds a factor (api/factor-kinds.ts): the recovery codes, their way out, stay folded. */
+  hasFactor: boolean;
   /** The sign-in asked for a passkey (acr phr) and the person has one: nothing else is offered. */
   passkeyOnly: boolean;
   /** The sign-in asked for a passkey and the person has none yet: their code first, then they add one. */
@@ -71,7 +73,7 @@ ${passkey(say)}
 ${p.totp && form(say, 'code', say('step.appCode'), 'one-time-code', say('step.appCodeHint'))}
 ${
   p.recoveryCodes &&
-  html`<details${p.totp || p.passkeys ? '' : html` open`}><summary>${say('step.lostPhone')}</summary>
+  html`<details${p.hasFactor ? '' : html` open`}><summary>${say('step.lostPhone')}</summary>
 ${form(say, 'recovery_code', say('step.recoveryCode'), 'off', say('step.recoveryCodeHint'))}
 </details>`
 }`

@@ -2,6 +2,7 @@
 // asking for a reset link, setting a new password with it, proving an address, and what a
 // sign-up that must prove its address says. Their words are the same whether or not an address
 // has an account: a page must not tell a stranger who is a person of this box.
+import { FACTOR_KINDS } from '../factor-kinds.js';
 import type { FactorSummary } from '../store/factors.js';
 import { html, type Html } from './html.js';
 import { field, fieldError, hidden, page, type Page } from './frame.js';
@@ -71,7 +72,7 @@ const day = (say: Say, d: Date | null): Html | string =>
  */
 function factorsToRemove(say: Say, p: NewPasswordPage): Html | false {
   if (!p.factors.length) return false;
-  const kind = (f: FactorSummary): Html => (f.kind === 'totp' ? say('factor.appKind') : say('factor.passkeyKind'));
+  const kind = (f: FactorSummary): Html => say(FACTOR_KINDS[f.kind].label);
   return html`<fieldset id="reset-factors">
 <legend>${say('newPassword.factors')}</legend>
 <p class="hint">${say('newPassword.factorsHint')}</p>

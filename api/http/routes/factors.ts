@@ -6,6 +6,7 @@
 // the browser's cookies, and answers with pages.
 import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
+import { hasFactor } from '../../factor-kinds.js';
 import { minutesUntil, type Attempts, type Refusal } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
@@ -73,6 +74,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
         totp: factors.totp,
         passkeys: factors.passkeys > 0,
         recoveryCodes: factors.recoveryCodes > 0,
+        hasFactor: hasFactor(factors),
         passkeyOnly: askedPasskey && factors.passkeys > 0,
         passkeyNext: askedPasskey && factors.passkeys === 0,
         ...(error ? { error } : {}),
@@ -95,7 +97,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     if (!step) return signInAgain(res, target);
     const { factors } = await factorsOf(svc, step.userId);
     // Nothing to give (a recovery code used meanwhile, a reset): the way on is enrolment.
-    if (!factors.totp && factors.passkeys === 0 && factors.recoveryCodes === 0) return res.redirect(303, pageOf('enrol', target));
+    if (!hasFactor(factors) && factors.recoveryCodes === 0) return res.redirect(303, pageOf('enrol', target));
     await secondFactor(req, res, step, target);
   });
 

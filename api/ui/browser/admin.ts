@@ -34,6 +34,7 @@ import {
   type Tab,
   type Words,
 } from './console.js';
+import type { FactorKind } from '../../factor-kinds.js';
 import { loadBrowsers, showMembers, showPerson, startPeople } from './people.js';
 import { clientsTab } from './clients.js';
 import { policiesTab } from './policies.js';
@@ -61,7 +62,7 @@ interface Group {
 
 /** A person's factors as GET /users/<id>/factors shows them (never a key or secret). */
 interface Factors {
-  factors: { id: number; kind: 'passkey' | 'totp'; name: string; created_at: string; last_used_at: string | null }[];
+  factors: { id: number; kind: FactorKind; name: string; created_at: string; last_used_at: string | null }[];
   recovery_codes_left: number;
   must_enrol: boolean;
   group_requires: boolean;

@@ -1,0 +1,53 @@
+// The factor kinds are said once (api/factor-kinds.ts): what a person holds counts toward "has a
+// factor" by it, and every list that names the kinds — the REST API's enum, the pages' labels, the
+// audit's and the Shared Signals' pages — names exactly its kinds.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import { FACTOR_KIND_NAMES, FACTOR_KINDS, RECOVERY_CODES, factorCount, hasFactor, ssfCredentialOf } from '../../api/factor-kinds.js';
+import { projectPath } from '../../api/paths.js';
+import { peopleSchemas } from '../../api/schema/openapi.js';
+import { de } from '../../api/ui/messages/de.js';
+import { en } from '../../api/ui/messages/en.js';
+
+const read = (file: string): string => fs.readFileSync(projectPath(...file.split('/')), 'utf8');
+const none = { passkeys: 0, totp: false };
+
+describe('factor kinds', () => {
+  it('counts every factor a person holds, and none when they hold none', () => {
+    expect(hasFactor(none)).to.equal(false);
+    expect(factorCount({ passkeys: 2, totp: false })).to.equal(2);
+    expect(factorCount({ passkeys: 0, totp: true })).to.equal(1);
+    expect(factorCount({ passkeys: 2, totp: true })).to.equal(3);
+    expect(hasFactor({ passkeys: 0, totp: true })).to.equal(true);
+    expect(hasFactor({ passkeys: 1, totp: false })).to.equal(true);
+  });
+
+  it('names each kind by its key, and labels it in every language', () => {
+    for (const kind of FACTOR_KIND_NAMES) {
+      expect(FACTOR_KINDS[kind].kind).to.equal(kind);
+      expect(en[FACTOR_KINDS[kind].label], kind).to.be.a('string');
+      expect(de[FACTOR_KINDS[kind].label], kind).to.be.a('string');
+    }
+  });
+
+  it('gives the REST API exactly its kinds', () => {
+    const factors = (peopleSchemas() as { Factors: { properties: { factors: { items: { properties: { kind: { enum: string[] } } } } } } })
+      .Factors;
+    expect(factors.properties.factors.items.properties.kind.enum).to.deep.equal(FACTOR_KIND_NAMES);
+  });
+
+  it("is the audit page's list of a factor event's kinds", () => {
+    const row = read('docs/operations/audit.md')
+      .split('\n')
+      .find((line) => line.startsWith('| `factor` |'));
+    const listed = /`kind` \(([^)]*)/.exec(row ?? '')?.[1];
+    expect(listed?.match(/`[^`]+`/g)).to.deep.equal([...FACTOR_KIND_NAMES, RECOVERY_CODES.kind].map((k) => `\`${k}\``));
+  });
+
+  it("is the Shared Signals page's list of credential types", () => {
+    const row = read('docs/guides/sign-out-everywhere.md')
+      .split('\n')
+      .find((line) => line.startsWith('| CAEP `credential-change` |'));
+    for (const kind of [...FACTOR_KIND_NAMES, RECOVERY_CODES.kind] as const) expect(row, kind).to.include(`(\`${ssfCredentialOf(kind)}\``);
+  });
+});
