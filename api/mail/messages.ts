@@ -10,6 +10,7 @@ import { isMailKind, MAIL_KIND_DECLARATIONS, type Composed, type MailKindDeclara
 import { builtInMails, escapeHtml, render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 import { named, type MailValue } from './values.js';
+import { FACTOR_KINDS, RECOVERY_CODES } from '../factor-kinds.js';
 
 /** The mail `mail` stands for, composed as its kind declares (./kinds.ts); undefined: there is no one to send it to. */
 export async function compose(
@@ -82,11 +83,11 @@ export function factorWords(detail: string | undefined, language?: string): Mail
   }
   const words = builtInMails(language).factors;
   switch (parsed.factor) {
-    case 'passkey':
+    case FACTOR_KINDS.passkey.kind:
       return typeof parsed.name === 'string' ? named(parsed.name, words.passkeyNamed) : words.passkey;
-    case 'totp':
+    case FACTOR_KINDS.totp.kind:
       return words.totp;
-    case 'recovery-codes':
+    case RECOVERY_CODES.kind:
       return words.recoveryCodes;
     case 'every-factor':
       return words.everyFactor;

@@ -6,6 +6,7 @@
 // after the lease. `attempts`, counted up by each claim, says whose lease a row is under: a
 // process whose lease ran out and was taken over changes the row no more (sentMail, retryMail).
 import type { Queryable } from '../db/pool.js';
+import type { CredentialKind } from '../factor-kinds.js';
 
 /**
  * What a `factor-added` or `factor-removed` mail is about (its `detail`): a passkey (by its name), the
@@ -13,7 +14,7 @@ import type { Queryable } from '../db/pool.js';
  * linked or unlinked (by the provider's label).
  */
 export interface FactorDetail {
-  factor: 'passkey' | 'totp' | 'recovery-codes' | 'every-factor' | 'provider';
+  factor: CredentialKind | 'every-factor' | 'provider';
   /** The factor's own name (a passkey's, as its person gave it; a provider's label). */
   name?: string;
 }
