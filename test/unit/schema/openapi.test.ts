@@ -5,12 +5,11 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../../../api/config.js';
 import { createRequestListener } from '../../../api/http/app.js';
 import { browserPages } from '../../../api/http/browser-pages.js';
 import { projectPath } from '../../../api/paths.js';
 import { openApiDocument } from '../../../api/schema/openapi.js';
-import type { Services } from '../../../api/services.js';
+import { servicesForBuilding } from '../../support/services-for-building.js';
 
 /** A path a route of api/http declares, and whether the route marks it as a page of people's browsers. */
 interface Declared {
@@ -46,17 +45,10 @@ const asOpenApiPath = (p: string): string => p.replace(/:([a-z]+)/g, '{$1}');
 
 /**
  * The paths the routes mark as pages of people's browsers (api/http/browser-pages.ts), once every
- * router of the box is built, as the box builds them. Nothing is asked of the services while
- * routers are built but their settings: the rest answers anything, and no request is made.
+ * router of the box is built, as the box builds them (no request is made).
  */
 function markedPages(): string[] {
-  const config = loadConfig({});
-  const answersAnything = (): unknown =>
-    new Proxy(() => answersAnything(), {
-      get: (_target, key) => (key === 'then' || typeof key === 'symbol' ? undefined : answersAnything()),
-    });
-  const services = new Proxy({}, { get: (_target, key) => (key === 'config' ? config : answersAnything()) });
-  createRequestListener(services as Services, { draining: () => false, migrationsDone: async () => true });
+  createRequestListener(servicesForBuilding(), { draining: () => false, migrationsDone: async () => true });
   return [...browserPages()].map(asOpenApiPath);
 }
 
