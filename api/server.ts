@@ -22,11 +22,8 @@ import { httpsServer } from './http/tls.js';
 import { clientCertificates } from './http/client-certificate.js';
 import { startPurgeJob } from './jobs/purge.js';
 import { startOutbox } from './mail/outbox.js';
-import type { NoticeKind } from './notices/kinds.js';
-import { ssfKind } from './ssf/kind.js';
+import { noticeKinds } from './notice-kinds.js';
 import { startNotices } from './notices/outbox.js';
-import { backchannelLogoutKind } from './oauth/backchannel-logout.js';
-import { webhookKind } from './webhooks/kind.js';
 import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { onStop } from './policy/budget.js';
@@ -281,8 +278,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
   // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
   // killed mid-send leaves its notices to the others.
-  const kinds: NoticeKind[] = [backchannelLogoutKind(svc), ssfKind(svc), webhookKind(svc)];
-  const notices = config.notices.enabled ? startNotices(svc, kinds) : undefined;
+  const notices = config.notices.enabled ? startNotices(svc, noticeKinds(svc)) : undefined;
 
   return {
     port: (server.address() as AddressInfo).port,

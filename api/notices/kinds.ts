@@ -43,11 +43,19 @@ export interface BoxEvent {
   facts: EventFacts;
 }
 
-export type NoticeKindName = 'backchannel' | 'ssf' | 'webhook';
+/**
+ * The names of the kinds of notice, as the outbox, its store and its metrics know them. Each name
+ * is made by its kind in api/notice-kinds.ts (NOTICE_KINDS), which the type checker holds to this
+ * list: the kinds live on the floors above this one (oauth/, ssf/, webhooks/), which this floor
+ * does not import.
+ */
+export const NOTICE_KIND_NAMES = ['backchannel', 'ssf', 'webhook'] as const;
+
+export type NoticeKindName = (typeof NOTICE_KIND_NAMES)[number];
 
 /** One notice for one destination, as a kind's fan-out makes it. */
 export interface NoticeDraft {
-  /** Within the kind: a client id (backchannel), a stream id (ssf), a Webhook's id (webhook). */
+  /** Within the kind: a client id, a stream id, a Webhook's id (docs/operations/notices.md, "The kinds of notice"). */
   destination: string;
   /**
    * What `send` needs to build the message when it sends it; JSON, never a secret, never a token.
@@ -84,8 +92,8 @@ export interface Notice extends NoticeDraft {
 /** Thrown by `send` when trying again cannot help (the destination is gone): the notice is given up at once. */
 export class NoticeRefused extends Error {}
 
+/** A kind of notice; its name is its key in api/notice-kinds.ts (NOTICE_KINDS). */
 export interface NoticeKind {
-  name: NoticeKindName;
   /**
    * In the dispatch transaction: the notices of this kind `event` makes (for most events, none).
    * It may read what it needs in `tx`; it must not send anything.

@@ -112,7 +112,7 @@ function whenAborted(signal: AbortSignal): Promise<never> {
 }
 
 export class NoticeOutbox {
-  private readonly kinds: Map<NoticeKindName, NoticeKind>;
+  private readonly kinds: ReadonlyMap<NoticeKindName, NoticeKind>;
   private readonly sends: LeasedSends<ClaimedNotice>;
   private dispatching: Promise<void> | undefined;
   private dispatchAgain = false;
@@ -122,9 +122,9 @@ export class NoticeOutbox {
 
   constructor(
     private readonly svc: Needs,
-    kinds: readonly NoticeKind[],
+    kinds: ReadonlyMap<NoticeKindName, NoticeKind>,
   ) {
-    this.kinds = new Map(kinds.map((k) => [k.name, k]));
+    this.kinds = kinds;
     const { sendingAtOnce, timeoutMs } = svc.config.notices;
     this.sends = new LeasedSends(
       sendingAtOnce,
@@ -200,9 +200,9 @@ export class NoticeOutbox {
   /** One event through every kind, in `tx`. */
   private async fanOut(tx: Transaction, event: BoxEvent): Promise<void> {
     if (event.facts.quietGiveUp) return;
-    for (const kind of this.kinds.values()) {
-      const drafts = draftsToKeep(kind.name, event, await kind.fanOut(tx, event));
-      await insertNotices(tx, kind.name, event.id, drafts, event.event.event === 'notice');
+    for (const [name, kind] of this.kinds) {
+      const drafts = draftsToKeep(name, event, await kind.fanOut(tx, event));
+      await insertNotices(tx, name, event.id, drafts, event.event.event === 'notice');
     }
   }
 
@@ -306,12 +306,12 @@ export class NoticeOutbox {
 }
 
 /**
- * Starts the outbox of this process with the kinds of notice the box sends (api/server.ts builds
- * the list), and the rules every POST to a receiver is held to: the allowed ranges of
+ * Starts the outbox of this process with the kinds of notice the box sends, by name
+ * (api/notice-kinds.ts noticeKinds), and the rules every POST to a receiver is held to: the allowed ranges of
  * BOXAUTH_NOTICE_ALLOWED_ADDRESSES and of the runtime setting (PUT /settings/notices), read at
  * each use so that a change on any process holds at once.
  */
-export function startNotices(svc: Needs, kinds: readonly NoticeKind[]): NoticeOutbox {
+export function startNotices(svc: Needs, kinds: ReadonlyMap<NoticeKindName, NoticeKind>): NoticeOutbox {
   const { notices, baseUrl } = svc.config;
   useReceiverRules(async () => ({
     allowed: [

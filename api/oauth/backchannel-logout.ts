@@ -122,10 +122,9 @@ interface Needs {
   clients: RecordCache<Stored<Client>>;
 }
 
-/** The `backchannel` kind of notice, for the outbox (api/server.ts hands it to startNotices). */
+/** The `backchannel` kind of notice, for the outbox (api/notice-kinds.ts names it). */
 export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'clients'>): NoticeKind {
   return {
-    name: 'backchannel',
     giveUpAfterMs: BACKCHANNEL_GIVE_UP_AFTER_MS,
     async fanOut(tx: Transaction, event: BoxEvent): Promise<NoticeDraft[]> {
       const closed = event.facts.closed ?? [];

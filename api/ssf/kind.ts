@@ -118,7 +118,6 @@ function judgeAnswer(answer: ReceiverAnswer): void {
 
 export function ssfKind(svc: SsfKindNeeds): NoticeKind {
   return {
-    name: 'ssf',
     giveUpAfterMs: GIVE_UP_AFTER_MS,
     async fanOut(tx, event) {
       const signals = signalsOf(event);

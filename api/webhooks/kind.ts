@@ -16,7 +16,7 @@
 import type { Config } from '../config.js';
 import type { Pool, Transaction } from '../db/pool.js';
 import { postToReceiver } from '../notices/post.js';
-import { NoticeRefused, type BoxEvent, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
+import { NoticeRefused, type BoxEvent, type Notice, type NoticeDraft, type NoticeKind, type NoticeKindName } from '../notices/kinds.js';
 import { webhooks } from '../store/webhooks.js';
 import { eventSubject, eventType } from './event-types.js';
 import { signedHeaders, webhookSecret } from './signing.js';
@@ -67,7 +67,7 @@ function subjectOf(event: BoxEvent): string | undefined {
 /** A notice about a notice of this Webhook's given up is not sent to it: it would tell a receiver that is not answering. */
 function isAbout(event: BoxEvent, webhook: string): boolean {
   const e = event.event as { event: string; kind?: string; destination?: string };
-  return e.event === 'notice' && e.kind === 'webhook' && e.destination === webhook;
+  return e.event === 'notice' && e.kind === ('webhook' satisfies NoticeKindName) && e.destination === webhook;
 }
 
 /** The CloudEvent (structured mode, JSON) a notice is sent as: the same document at every attempt. */
@@ -87,7 +87,6 @@ export function cloudEvent(notice: Pick<Notice, 'id' | 'payload'>, source: strin
 
 export function webhookKind(svc: Needs, now = (): Date => new Date()): NoticeKind {
   return {
-    name: 'webhook',
     giveUpAfterMs: WEBHOOK_GIVE_UP_AFTER_MS,
 
     async fanOut(tx: Transaction, event: BoxEvent): Promise<NoticeDraft[]> {

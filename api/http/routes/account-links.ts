@@ -32,6 +32,7 @@ import {
 } from '../../ui/link-pages.js';
 import { words, type FieldErrors } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
+import { browserPage } from '../browser-pages.js';
 import { pageForm } from '../body.js';
 import { csrfToken, csrfValid, type BrowserServices } from '../browser-session.js';
 import { pageErrors } from '../field-reasons.js';
@@ -76,11 +77,11 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
 
   // --- a password reset
 
-  router.get('/auth/reset', (req, res) => {
+  router.get(browserPage('/auth/reset'), (req, res) => {
     renderPage(res, 200, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail }));
   });
 
-  router.post('/auth/reset', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/reset'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     if (!mail) return renderPage(res, 200, resetRequestPage({ box, csrf: csrfToken(svc, req, res), mail }));
@@ -100,7 +101,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
   const ticked = (value: unknown): number[] =>
     (Array.isArray(value) ? value : [value]).flatMap((v) => (typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? [Number(v)] : []));
 
-  router.get('/auth/reset/confirm', async (req, res) => {
+  router.get(browserPage('/auth/reset/confirm'), async (req, res) => {
     const token = text(req.query.token);
     const user = (await holderOf(req, res, token, 'reset'))?.user;
     if (!user) return;
@@ -108,7 +109,7 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     renderPage(res, 200, newPasswordPage({ box, csrf: csrfToken(svc, req, res), token, email: user.email, factors }));
   });
 
-  router.post('/auth/reset/confirm', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/reset/confirm'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const token = text(body.token);
@@ -155,13 +156,13 @@ export function accountLinkRouter(svc: LinkRouterServices): Router {
     ['/auth/verify-email', 'verify'],
     ['/auth/confirm-email', 'change'],
   ] as const) {
-    router.get(path, async (req, res) => {
+    router.get(browserPage(path), async (req, res) => {
       const token = text(req.query.token);
       const holder = await holderOf(req, res, token, purpose);
       if (holder) renderPage(res, 200, verifyEmailPage(box, path, csrfToken(svc, req, res), token, holder.sentTo));
     });
 
-    router.post(path, ...pageForm, async (req, res) => {
+    router.post(browserPage(path), ...pageForm, async (req, res) => {
       const body = req.body as Body;
       if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
       const token = text(body.token);

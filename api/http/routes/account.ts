@@ -11,6 +11,7 @@ import { changeOwnAddress, changeOwnPassword, confirmProof, freshSecondFactor, w
 import { requestEmailChange } from '../../people/links.js';
 import { passwordAgain } from '../../people/ways/password.js';
 import type { Metrics } from '../../metrics.js';
+import { browserPage } from '../browser-pages.js';
 import { fieldReason } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import type { AccountServices } from '../../people/accounts.js';
@@ -69,7 +70,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
 
   // The account's pages are under /auth because the box's cookies may be (a box over http, or under
   // a path: api/http/browser-session.ts cookieNames); /account is the address people are told.
-  router.get('/account', (_req, res) => res.redirect(302, ACCOUNT_PATH));
+  router.get(browserPage('/account'), (_req, res) => res.redirect(302, ACCOUNT_PATH));
 
   /** What a change posted here says once the browser is back on the page (post, redirect, get). */
   const CHANGED: Record<string, Text> = {
@@ -83,7 +84,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     'provider-unlinked': words('changed.providerUnlinked'),
   };
 
-  router.get(ACCOUNT_PATH, async (req, res) => {
+  router.get(browserPage(ACCOUNT_PATH), async (req, res) => {
     const person = await holderOrSignIn(svc, req, res);
     const changed =
       typeof req.query.changed === 'string' && Object.hasOwn(CHANGED, req.query.changed) ? CHANGED[req.query.changed] : undefined;
@@ -108,12 +109,12 @@ export function accountRouter(svc: AccountRouterServices): Router {
       }),
     );
 
-  router.get(CONFIRM_PATH, async (req, res) => {
+  router.get(browserPage(CONFIRM_PATH), async (req, res) => {
     const person = await holderOrSignIn(svc, req, res);
     if (person) confirmation(req, res, person, confirmedPage(req.query.return_to));
   });
 
-  router.post(CONFIRM_PATH, ...pageForm, async (req, res) => {
+  router.post(browserPage(CONFIRM_PATH), ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const returnTo = confirmedPage((req.body as Body).return_to);
@@ -126,7 +127,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     res.redirect(303, returnTo);
   });
 
-  router.post('/auth/account/password', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/password'), ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const body = req.body as Body;
@@ -153,7 +154,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     res.redirect(303, `${ACCOUNT_PATH}?changed=password`);
   });
 
-  router.post('/auth/account/email', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/email'), ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const body = req.body as Body;
@@ -187,7 +188,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     res.redirect(303, `${ACCOUNT_PATH}?changed=email`);
   });
 
-  router.post('/auth/account/sign-ins/end', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/sign-ins/end'), ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const sid = text((req.body as Body).sid);
@@ -200,7 +201,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     res.redirect(303, `${ACCOUNT_PATH}?changed=sign-in`);
   });
 
-  router.post('/auth/account/grants/end', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/grants/end'), ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const family = text((req.body as Body).grant);
@@ -209,7 +210,7 @@ export function accountRouter(svc: AccountRouterServices): Router {
     res.redirect(303, `${ACCOUNT_PATH}?changed=grant`);
   });
 
-  router.post('/auth/account/consents/withdraw', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/consents/withdraw'), ...pageForm, async (req, res) => {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const client = text((req.body as Body).client);

@@ -10,6 +10,7 @@ import { brandStylesheet, logoSource } from '../../branding.js';
 import type { Config } from '../../config.js';
 import { adminPage } from '../../ui/admin.js';
 import { homePage } from '../../ui/pages.js';
+import { browserPage } from '../browser-pages.js';
 import { wantsPage } from '../errors.js';
 import { contentSecurityPolicy, renderPage } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -38,17 +39,17 @@ export function adminRouter(svc: AdminRouterServices): Router {
   const origin = new URL(svc.config.baseUrl).origin;
   const logo = logoSource(svc.config.branding);
   for (const name of SCRIPTS) {
-    router.get(`/assets/${name}`, (_req, res) => {
+    router.get(browserPage(`/assets/${name}`), (_req, res) => {
       res.sendFile(join(SCRIPTS_DIR, name), { maxAge: '1h', headers: SCRIPT_TYPE });
     });
   }
-  router.get('/assets/simplewebauthn-browser.js', (_req, res) => {
+  router.get(browserPage('/assets/simplewebauthn-browser.js'), (_req, res) => {
     res.sendFile(WEBAUTHN_LIBRARY, { maxAge: '1h', headers: SCRIPT_TYPE });
   });
   // The box's colours, from its checked branding (api/branding.ts): a stylesheet of the box's own,
   // since the pages' Content-Security-Policy runs no inline style.
   const brandCss = brandStylesheet(svc.config.branding);
-  router.get('/assets/brand.css', (_req, res) => {
+  router.get(browserPage('/assets/brand.css'), (_req, res) => {
     res.set('Cache-Control', 'public, max-age=3600').type('text/css').send(brandCss);
   });
   router.use('/assets', express.static(projectPath('api', 'ui', 'assets'), { maxAge: '1h', index: false }));
@@ -70,10 +71,10 @@ export function adminRouter(svc: AdminRouterServices): Router {
       admin: `${svc.config.baseUrl}/admin`,
     });
   });
-  router.get('/favicon.ico', (_req, res) => {
+  router.get(browserPage('/favicon.ico'), (_req, res) => {
     res.status(204).end();
   });
-  router.get(['/admin', '/admin/callback'], (_req, res) => {
+  router.get([browserPage('/admin'), browserPage('/admin/callback')], (_req, res) => {
     res
       .set({
         // The admin UI's script (/assets/admin.js) and its calls to the API; its forms never leave the box.

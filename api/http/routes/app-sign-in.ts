@@ -25,6 +25,7 @@ import { isAcr } from '../../credentials/acr.js';
 import type { GrantServices } from '../../oauth/grants/grant.js';
 import { issuedThroughTokenPath, type TokenPathServices } from '../../oauth/token-endpoint.js';
 import type { RecordCache } from '../../cache/record-cache.js';
+import { browserPage } from '../browser-pages.js';
 import type { AddressOf } from '../client-address.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client, App } from '../../types.js';
@@ -60,7 +61,7 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     renderPage(res, status, messagePage(box, title, message, true, app ? [{ href: app, label: words('wayOn.backToApp') }] : []));
   const stateCookie = (app: App, https: boolean): string => `${appCookieName(app, https)}-state`;
 
-  router.get(START_PATH, async (req, res) => {
+  router.get(browserPage(START_PATH), async (req, res) => {
     const app = await appOf(req);
     const origin = originOf(app, req.headers.host ?? '');
     const https = origin.startsWith('https:');
@@ -84,7 +85,7 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
     res.set('Cache-Control', 'no-store').redirect(302, authorize.toString());
   });
 
-  router.get(CALLBACK_PATH, async (req, res) => {
+  router.get(browserPage(CALLBACK_PATH), async (req, res) => {
     const app = await appOf(req);
     const origin = originOf(app, req.headers.host ?? '');
     const https = origin.startsWith('https:');
@@ -116,14 +117,14 @@ export function appSignInRouter(svc: AppSignInRouterServices): Router {
   });
 
   // A GET only shows the form: a link or an image elsewhere signs nobody out.
-  router.get(SIGN_OUT_PATH, async (req, res) => {
+  router.get(browserPage(SIGN_OUT_PATH), async (req, res) => {
     const app = await appOf(req);
     const https = originOf(app, req.headers.host ?? '').startsWith('https:');
     const cookie = cookies(req)[appCookieName(app, https)];
     renderPage(res, 200, appSignOutPage(box, app.description ?? app.id, cookie && signOutToken(svc.csrfKey, app, cookie)));
   });
 
-  router.post(SIGN_OUT_PATH, ...pageForm, async (req, res) => {
+  router.post(browserPage(SIGN_OUT_PATH), ...pageForm, async (req, res) => {
     const app = await appOf(req);
     const https = originOf(app, req.headers.host ?? '').startsWith('https:');
     const token = cookies(req)[appCookieName(app, https)];

@@ -3,6 +3,7 @@
 // browser is signed in as, what the person allowed before, the form's answer —
 // asks api/oauth/interaction.ts what to ask the person, and carries it out: a page,
 // or a redirect back to the client (a grant through api/oauth/authorization-response.ts).
+import { browserPage } from '../browser-pages.js';
 import { waysAccepted, type AcceptedWaysServices } from '../accepted-ways.js';
 import type { Request, Response, Router } from 'express';
 import { decideInteraction, type Interaction } from '../../oauth/interaction.js';
@@ -169,7 +170,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
   router.get('/auth/authorize', (req, res) => authorizeEndpoint(req, res, req.query));
   router.post('/auth/authorize', ...pageForm, (req, res) => authorizeEndpoint(req, res, req.body as Record<string, unknown>));
 
-  router.post('/auth/consent', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/consent'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const person = await signedInPerson(svc, req);

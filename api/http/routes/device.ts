@@ -9,6 +9,7 @@ import type { RecordCache } from '../../cache/record-cache.js';
 import type { Stored } from '../../store/resources.js';
 import type { Client } from '../../types.js';
 import type { Attempts } from '../../people/attempts.js';
+import { browserPage } from '../browser-pages.js';
 import type { AddressOf } from '../client-address.js';
 import { words, type Text } from '../../ui/language.js';
 import { deviceCodePage, deviceConsentPage, messagePage } from '../../ui/pages.js';
@@ -77,7 +78,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     return { ok: wayAccepted(accepted, person.browser.provider), accepted };
   }
 
-  router.get('/auth/device/verify', async (req: Request, res: Response) => {
+  router.get(browserPage('/auth/device/verify'), async (req: Request, res: Response) => {
     const person = await signedInPerson(svc, req);
     if (!person) {
       res.redirect(303, `/auth/sign-in?${new URLSearchParams({ return_to: req.originalUrl })}`);
@@ -113,7 +114,7 @@ export function deviceRouter(svc: DeviceRouterServices): Router {
     );
   });
 
-  router.post('/auth/device/verify', ...pageForm, async (req: Request, res: Response) => {
+  router.post(browserPage('/auth/device/verify'), ...pageForm, async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) {
       return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredShort')));

@@ -19,6 +19,7 @@ import type { SignInStep } from '../../store/factors.js';
 import type { UserRow } from '../../store/users.js';
 import { enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { words, type Text } from '../../ui/language.js';
+import { browserPage } from '../browser-pages.js';
 import { pageForm } from '../body.js';
 import { browserFacts, csrfToken, csrfValid, handOver, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
@@ -91,7 +92,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     return step && user && { step, user };
   }
 
-  router.get('/auth/sign-in/second-factor', async (req, res) => {
+  router.get(browserPage('/auth/sign-in/second-factor'), async (req, res) => {
     const target = targetOf(req.query);
     const step = await currentStep(svc, stepToken(svc, req));
     if (!step) return signInAgain(res, target);
@@ -101,7 +102,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     await secondFactor(req, res, step, target);
   });
 
-  router.post('/auth/sign-in/second-factor', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/sign-in/second-factor'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     const target = targetOf(body);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
@@ -183,7 +184,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
       { script: true },
     );
 
-  router.get('/auth/sign-in/enrol', async (req, res) => {
+  router.get(browserPage('/auth/sign-in/enrol'), async (req, res) => {
     const target = targetOf(req.query);
     const enrolling = await enrollingStep(req, target);
     if (!enrolling) return signInAgain(res, target);
@@ -191,7 +192,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     await newAppPage(req, res, enrolling.user, target, '/auth/sign-in/enrol');
   });
 
-  router.post('/auth/sign-in/enrol', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/sign-in/enrol'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     const target = targetOf(body);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
@@ -212,7 +213,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }));
   });
 
-  router.post('/auth/sign-in/continue', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/sign-in/continue'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     const target = targetOf(body);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
@@ -232,7 +233,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
   /** What a change posted from a browser signed out meanwhile gets: the sign-in page, back to the account. */
   const toSignIn = (res: Response): void => res.redirect(303, `/auth/sign-in?return_to=${encodeURIComponent(ACCOUNT.returnTo)}`);
 
-  router.post('/auth/account/totp', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/totp'), ...pageForm, async (req, res) => {
     const person = await change(req, res);
     if (!person) return;
     const { user } = person;
@@ -240,7 +241,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     await newAppPage(req, res, user, ACCOUNT, '/auth/account/totp/confirm');
   });
 
-  router.post('/auth/account/totp/confirm', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/totp/confirm'), ...pageForm, async (req, res) => {
     const person = await change(req, res);
     if (!person) return;
     const { user } = person;
@@ -258,7 +259,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
-  router.post('/auth/account/recovery-codes', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/recovery-codes'), ...pageForm, async (req, res) => {
     const person = await change(req, res);
     if (!person) return;
     const codes = await newCodesOnAccount(svc, person, svc.addressOf(req));
@@ -267,7 +268,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 
-  router.post('/auth/account/factors/remove', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/factors/remove'), ...pageForm, async (req, res) => {
     const person = await change(req, res);
     if (!person) return;
     const { user } = person;

@@ -25,6 +25,7 @@ import {
 import { words } from '../../ui/language.js';
 import { messagePage } from '../../ui/pages.js';
 import { passkeysPage } from '../../ui/passkey-pages.js';
+import { browserPage } from '../browser-pages.js';
 import { confirmPath, factorChange } from '../account-page.js';
 import { pageForm, pageJson } from '../body.js';
 import {
@@ -97,12 +98,12 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
 
   // --- signing in with a passkey: alone (no step), or as the second factor of a step
 
-  router.post('/auth/passkeys/authenticate/options', ...pageJson, async (req, res) => {
+  router.post(browserPage('/auth/passkeys/authenticate/options'), ...pageJson, async (req, res) => {
     const caller = callerOf(req, res);
     if (caller) answerOptions(res, await signInOptions(svc, caller, stepToken(svc, req)));
   });
 
-  router.post('/auth/passkeys/authenticate', ...pageJson, async (req, res) => {
+  router.post(browserPage('/auth/passkeys/authenticate'), ...pageJson, async (req, res) => {
     const caller = callerOf(req, res);
     if (!caller) return;
     const body = req.body as Record<string, unknown>;
@@ -128,7 +129,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
   const confirmFirst = (res: Response): void =>
     void res.status(403).json({ error: 'Confirm it is you first.', location: confirmPath(ACCOUNT_PAGE) });
 
-  router.post('/auth/passkeys/register/options', ...pageJson, async (req, res) => {
+  router.post(browserPage('/auth/passkeys/register/options'), ...pageJson, async (req, res) => {
     const caller = callerOf(req, res);
     if (!caller) return;
     const adder = await passkeyAdder(svc, browserTokens(svc, req));
@@ -136,7 +137,7 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     answerOptions(res, adder ? await registrationChallenge(svc, caller, adder) : { none: 'not signed in' });
   });
 
-  router.post('/auth/passkeys/register', ...pageJson, async (req, res) => {
+  router.post(browserPage('/auth/passkeys/register'), ...pageJson, async (req, res) => {
     const caller = callerOf(req, res);
     if (!caller) return;
     const body = req.body as Record<string, unknown>;
@@ -166,9 +167,9 @@ export function passkeyRouter(svc: PasskeyRouterServices): Router {
     renderPage(res, status, page, {}, { script: true });
   };
 
-  router.get(ACCOUNT_PAGE, (req, res) => showPage(req, res));
+  router.get(browserPage(ACCOUNT_PAGE), (req, res) => showPage(req, res));
 
-  router.post(`${ACCOUNT_PAGE}/remove`, ...pageForm, async (req, res) => {
+  router.post(browserPage(`${ACCOUNT_PAGE}/remove`), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const person = await factorChange(svc, req, res, ACCOUNT_PAGE);
     if (!person) return;

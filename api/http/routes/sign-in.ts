@@ -2,6 +2,7 @@
 // BOXAUTH_REGISTRATION), the box's own sign-out page, and "you are signed in".
 // Passwords and sign-ups are counted before they are checked (api/people/attempts.ts);
 // where a sign-in goes back to is only ever a page of this box.
+import { browserPage } from '../browser-pages.js';
 import { waysAccepted } from '../accepted-ways.js';
 import type { AppDirectory } from '../../decision/apps.js';
 import type { Request, Response, Router } from 'express';
@@ -75,7 +76,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     return { accepted, acr: query.get('acr_values') ?? undefined };
   }
 
-  router.get('/auth/sign-in', async (req, res) => {
+  router.get(browserPage('/auth/sign-in'), async (req, res) => {
     const returnTo = safeReturnTo(req.query.return_to);
     // A step-up that would enrol a factor with no recent proof (api/http/sign-in-steps.ts): this browser's person, in again first.
     const enrol = req.query.reason === 'enrol' ? await signedInPerson(svc, req) : undefined;
@@ -83,7 +84,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     await signInForm(svc, req, res, 200, returnTo, shown, await waysOf(returnTo));
   });
 
-  router.post('/auth/sign-in', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/sign-in'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
@@ -113,12 +114,12 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
 
   const signUpOff = (res: Response, message: Text): void => renderPage(res, 404, messagePage(box, words('signUp.off'), message));
 
-  router.get('/auth/sign-up', (req, res) => {
+  router.get(browserPage('/auth/sign-up'), (req, res) => {
     if (!svc.config.registration) return signUpOff(res, words('signUp.offAsk'));
     renderPage(res, 200, signUpPage({ box, csrf: csrfToken(svc, req, res), returnTo: safeReturnTo(req.query.return_to) }));
   });
 
-  router.post('/auth/sign-up', ...pageForm, async (req: Request, res: Response) => {
+  router.post(browserPage('/auth/sign-up'), ...pageForm, async (req: Request, res: Response) => {
     if (!svc.config.registration) return signUpOff(res, words('signUp.offMessage'));
     const body = req.body as Record<string, unknown>;
     const returnTo = safeReturnTo(body.return_to);
@@ -165,12 +166,12 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     );
   });
 
-  router.get('/auth/sign-out', async (req, res) => {
+  router.get(browserPage('/auth/sign-out'), async (req, res) => {
     const person = await signedInPerson(svc, req);
     renderPage(res, 200, signOutPage(box, csrfToken(svc, req, res), safeReturnTo(req.query.return_to), person?.user.email));
   });
 
-  router.post('/auth/sign-out', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/sign-out'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     await endBrowserSession(svc, req, res);
@@ -179,7 +180,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     res.redirect(303, returnTo);
   });
 
-  router.get('/auth/signed-in', async (req, res) => {
+  router.get(browserPage('/auth/signed-in'), async (req, res) => {
     const user = (await signedInPerson(svc, req))?.user;
     renderPage(
       res,

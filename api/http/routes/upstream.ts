@@ -19,6 +19,7 @@ import type { IdentityProvider } from '../../types.js';
 import { directorySignInPage, providerFaultPage, type OfferedProvider } from '../../ui/upstream-pages.js';
 import { words, type Text } from '../../ui/language.js';
 import { messagePage, signInAgain, type WayOn } from '../../ui/pages.js';
+import { browserPage } from '../browser-pages.js';
 import { ACCOUNT_PATH, confirmPath, factorChange, holderOrSignIn, provenRecently } from '../account-page.js';
 import { pageForm } from '../body.js';
 import {
@@ -142,7 +143,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   }
 
   // The sign-in page's button (a form: its CSRF token is checked, so another site cannot start sign-ins in a browser).
-  router.post('/auth/upstream/:id/start', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/upstream/:id/start'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const p = await enabledProvider(svc, req.params.id as string);
@@ -173,7 +174,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     }
   });
 
-  router.get('/auth/upstream/:id/callback', async (req, res) => {
+  router.get(browserPage('/auth/upstream/:id/callback'), async (req, res) => {
     const id = req.params.id;
     const callback = new URL(req.originalUrl, svc.config.baseUrl);
     const binding = cookies(req)[bindingCookie(svc)];
@@ -198,7 +199,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     shown: { returnTo: string; acr?: string; link: boolean; username?: string; error?: Text },
   ): void => renderPage(res, status, directorySignInPage({ box, csrf: csrfToken(svc, req, res), provider: offered(p), ...shown }));
 
-  router.get('/auth/upstream/:id', async (req, res) => {
+  router.get(browserPage('/auth/upstream/:id'), async (req, res) => {
     const p = await enabledProvider(svc, req.params.id);
     if (!p || p.type !== 'ldap') return unknown(res);
     const acr = acrParam(req.query.acr);
@@ -206,7 +207,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   });
 
   // A directory's password form: counted before it is checked, as the box's own (api/people/attempts.ts).
-  router.post('/auth/upstream/:id', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/upstream/:id'), ...pageForm, async (req, res) => {
     const body = req.body as Body;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
     const p = await enabledProvider(svc, req.params.id as string);
@@ -242,7 +243,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     await arrive(req, res, p, answer.proven, begun);
   }
 
-  router.post('/auth/account/providers/unlink', ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/account/providers/unlink'), ...pageForm, async (req, res) => {
     const person = await factorChange(svc, req, res);
     if (!person) return;
     const provider = text((req.body as Body).provider);
