@@ -338,9 +338,11 @@ chart-crds: ## copy crds/*.yaml into charts/boxauth/crds/ (after editing a CRD)
 	@echo "charts/boxauth/crds/ copied from crds/"
 
 # Argo CD takes one health check per kind; they are the same rules, so one template makes them.
+# The kinds are those of crds/ (spec.names.kind), which api/record-kinds.ts declares (a unit test holds them equal).
 HEALTH_DIR := charts/boxauth/argocd/resource_customizations/boxauth.io
 chart-health: ## write the chart's Argo CD health checks (one per kind) from charts/boxauth/argocd/health.lua.template
-	@for kind in Box Client AccessPolicy App IdentityProvider Webhook; do \
+	@for kind in $$(sed -n 's/^    kind: //p' crds/*.yaml); do \
+	  mkdir -p "$(HEALTH_DIR)/$$kind"; \
 	  { echo "-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file."; \
 	    sed "s/{{KIND}}/$$kind/g" charts/boxauth/argocd/health.lua.template; } > "$(HEALTH_DIR)/$$kind/health.lua"; \
 	done

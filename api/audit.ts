@@ -11,6 +11,7 @@ import type { JwtAlg } from './config.js';
 import type { CredentialKind } from './factor-kinds.js';
 import type { Logger } from './log.js';
 import { PerSecondBudget } from './per-second-budget.js';
+import { CHANGED_KINDS, segmentOf, type ChangedKind, type ServedKind } from './record-kinds.js';
 
 /** Who acted: the token behind an API call (its client, its user, its session), or a person signed in on the box's pages. */
 export interface Actor {
@@ -98,7 +99,7 @@ export type AuditEvent =
       /** The path as routed (no query: it may hold an access_token). */
       path: string;
       /** The record the route addresses (its kind as the trail names it, and id), when it names one. */
-      kind?: string;
+      kind?: ServedKind;
       id?: string;
       /** Why, as the 403 said it. */
       reason: string;
@@ -238,7 +239,7 @@ export type AuditEvent =
     }
   | {
       event: 'record_changed';
-      kind: 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook' | 'User' | 'Group';
+      kind: ChangedKind;
       id: string;
       action: 'created' | 'changed' | 'deleted';
       by: Actor;
@@ -408,16 +409,8 @@ export function auditRow(event: AuditEvent): AuditRow | undefined {
   };
 }
 
-/** Kinds of the REST API's records and the path segment that reads one (`GET /<segment>/<id>`). */
-const READ_AT: Record<string, string> = {
-  Client: 'Client',
-  AccessPolicy: 'AccessPolicy',
-  App: 'App',
-  IdentityProvider: 'IdentityProvider',
-  Webhook: 'Webhook',
-  User: 'users',
-  Group: 'groups',
-};
+/** The kinds whose changes the trail reports and the path segment that reads one (`GET /<segment>/<id>`). */
+const READ_AT: Record<string, string> = Object.fromEntries(CHANGED_KINDS.map((kind) => [kind, segmentOf(kind)]));
 
 /**
  * The records an event names, each as the API reads it (`[segment, id]`: `GET /<segment>/<id>`):

@@ -13,6 +13,7 @@ import { checkPolicyCompiles } from '../policy/engines.js';
 import { validateResource } from '../schema/resources.js';
 import type { AccessPolicy, App } from '../types.js';
 import { readYaml } from '../yaml.js';
+import type { ResourceKind } from '../record-kinds.js';
 import { CliError, type BoxApi } from './api.js';
 import { yamlLocator } from './policy-cases.js';
 
@@ -28,7 +29,8 @@ export interface PolicySources {
   clients: Map<string, Json>;
 }
 
-const KINDS = ['AccessPolicy', 'App', 'Client'] as const;
+/** The kinds of the resource API that cases are decided by. */
+const KINDS = ['AccessPolicy', 'App', 'Client'] as const satisfies readonly ResourceKind[];
 type Kind = (typeof KINDS)[number];
 
 /** What a Client manifest holds of its secret: never part of the record policies see. */

@@ -4,7 +4,8 @@
 // the files in docs/reference/ are not what this writes today.
 import { CONFIG_VARIABLES, OPERATOR_CONFIG_VARIABLES, type ConfigVariable } from '../config-reference.js';
 import { projectPath } from '../paths.js';
-import { CRD_KINDS, fieldsOf, readCrdSchema, type SchemaNode } from '../schema/resources.js';
+import { CRD_KINDS } from '../record-kinds.js';
+import { fieldsOf, readCrdSchema, type SchemaNode } from '../schema/resources.js';
 
 export const REFERENCE_PAGES = {
   configuration: projectPath('docs', 'reference', 'configuration.md'),

@@ -35,6 +35,7 @@ import { providerCheckRouter } from './routes/provider-check.js';
 import { scimRouter } from './routes/scim.js';
 import { peopleSessionsRouter } from './routes/people-sessions.js';
 import { resourceRouter } from './routes/resources.js';
+import { RESOURCE_KINDS } from '../record-kinds.js';
 import { sessionRouter, signOut } from './routes/sessions.js';
 import { settingsRouter } from './routes/settings.js';
 import { signInRouter } from './routes/sign-in.js';
@@ -135,11 +136,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   const guard = authorize(svc);
   guarded.use(authenticate(svc));
   guarded.use(
-    resourceRouter(svc, 'Client', guard),
-    resourceRouter(svc, 'AccessPolicy', guard),
-    resourceRouter(svc, 'App', guard),
-    resourceRouter(svc, 'IdentityProvider', guard),
-    resourceRouter(svc, 'Webhook', guard),
+    ...RESOURCE_KINDS.map((kind) => resourceRouter(svc, kind, guard)),
     providerCheckRouter(svc, guard),
     explainRouter(svc, guard),
     auditEventRouter(svc, guard),

@@ -23,6 +23,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import type { Stored } from '../store/resources.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { Client, PrincipalUser } from '../types.js';
+import { kindAtSegment } from '../record-kinds.js';
 import { bodyAsPoliciesSee } from './written-secrets.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -249,18 +250,6 @@ export function authorize(svc: Pick<Needs, 'policies' | 'audit'>): RequestHandle
 /** Routes asked with POST that change nothing (a search, an explanation, an AuthZEN question): a refusal of one is a read's. */
 const QUERIES_SENT_AS_POST = /(\/\.search|^\/authz\/explain|\/access\/v1\/.+)$/;
 
-/** The kind of record (as the audit trail names it) that a route's first segment reads and writes. */
-const KIND_AT: Record<string, string> = {
-  Client: 'Client',
-  AccessPolicy: 'AccessPolicy',
-  App: 'App',
-  IdentityProvider: 'IdentityProvider',
-  Webhook: 'Webhook',
-  Session: 'Session',
-  users: 'User',
-  groups: 'Group',
-};
-
 /**
  * The audit event of a request to the box's API that `principal` made and the box refused with 403
  * for `reason` (OWASP ASVS v4 V7.2.2: every failed access control decision is logged): a write, kept
@@ -270,7 +259,8 @@ const KIND_AT: Record<string, string> = {
 export function refusedRequest(req: Request, principal: Principal, reason: string): AuditEvent {
   const pattern = String((req.route as { path: unknown } | undefined)?.path ?? req.path);
   const read = req.method === 'GET' || req.method === 'HEAD' || (req.method === 'POST' && QUERIES_SENT_AS_POST.test(pattern));
-  const kind = KIND_AT[pattern.split('/')[1] ?? ''];
+  // The kind of record (as the audit trail names it) that the route's first segment reads and writes.
+  const kind = kindAtSegment(pattern.split('/')[1] ?? '');
   const id = pattern.includes('/:id') ? (req.params as Record<string, string | undefined>).id : undefined;
   return {
     event: 'api_refused',

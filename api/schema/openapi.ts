@@ -8,7 +8,8 @@ import { DATA_MAX, DESCRIPTION_MAX, EMAIL_MAX, NAME_MAX } from './people.js';
 import { PASSWORD_MAX } from './password-policy.js';
 import { PASSWORD_MIN_LENGTH } from '../config.js';
 import { FACTOR_KIND_NAMES } from '../factor-kinds.js';
-import { restSchema, type ResourceKind } from './resources.js';
+import { RESOURCE_KINDS, TRAIL_KINDS, type ResourceKind } from '../record-kinds.js';
+import { restSchema } from './resources.js';
 
 type Json = Record<string, unknown>;
 
@@ -780,7 +781,7 @@ const personSessionPaths: Json = {
             ['actor', "who acted: a person's id or a client's id"],
             ['user', 'the person the event concerns (their id)'],
             ['client', 'the client the event concerns'],
-            ['resource_type', 'the kind of record: Client, AccessPolicy, App, IdentityProvider, User, Group, Session, Decision'],
+            ['resource_type', `the kind of record: ${TRAIL_KINDS.join(', ')}`],
             ['resource_id', "the record's id"],
             ['event', 'sign_in, session_closed, decision, factor, upstream, account, record_changed, api_refused, left_out'],
           ] as const
@@ -1149,8 +1150,6 @@ const signingKeySchema: Json = {
   },
 };
 
-const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
-
 /** A provider tried before people use it (api/people/upstream/check.ts). */
 /** A stream_id in the query (SSF 1.0 §8.1). */
 const STREAM_ID = { name: 'stream_id', in: 'query', description: "the stream's id", schema: { type: 'string' } };
@@ -1285,7 +1284,7 @@ const providerCheckPaths: Json = {
 
 export function openApiDocument(baseUrl: string, version: string): Json {
   const resourceSchemas: Json = {};
-  for (const kind of KINDS) {
+  for (const kind of RESOURCE_KINDS) {
     const { body, record } = recordSchema(kind);
     resourceSchemas[`${kind}Body`] = body;
     resourceSchemas[kind] = record;
@@ -1306,7 +1305,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     })),
     paths: {
       ...oauthPaths,
-      ...Object.assign({}, ...KINDS.map(resourcePaths)),
+      ...Object.assign({}, ...RESOURCE_KINDS.map(resourcePaths)),
       ...providerCheckPaths,
       ...peoplePaths('users', 'User'),
       ...peoplePaths('groups', 'Group'),

@@ -15,6 +15,7 @@ import { clientKeysProblems } from '../client-keys.js';
 import { type FederatedBinding, federatedProblems } from '../federated-subjects.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
+import { RESOURCE_KINDS, type CrdKind, type ResourceKind } from '../record-kinds.js';
 import type { AccessPolicy, App, Client, IdentityProvider, Webhook } from '../types.js';
 
 type Schema = Record<string, unknown>;
@@ -42,16 +43,6 @@ const certificateSubjects = (s: Spec): number =>
     'tls_client_auth_san_ip',
     'tls_client_auth_san_email',
   ].filter((k) => s[k] !== undefined).length;
-
-export type ResourceKind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook';
-
-const CRD_FILES: Record<ResourceKind, string> = {
-  Client: 'client.yaml',
-  AccessPolicy: 'accesspolicy.yaml',
-  App: 'app.yaml',
-  IdentityProvider: 'identityprovider.yaml',
-  Webhook: 'webhook.yaml',
-};
 
 /** A grant's settings, when present, register a redirect URI one way or the other. */
 const hasRedirect = (grant: unknown): boolean =>
@@ -131,9 +122,6 @@ export interface CelRule {
   fieldPath?: string;
 }
 
-/** The kinds with a CRD, in the order the generated types and the reference page list them. */
-export const CRD_KINDS: readonly (ResourceKind | 'Box')[] = ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
-
 /** A node of a CRD's structural schema: every node typed, objects nesting by properties, lists by items. */
 export type SchemaNode = Record<string, unknown> & {
   type?: string;
@@ -170,9 +158,8 @@ export interface CrdSchema {
   rules: CelRule[];
 }
 
-export function readCrdSchema(kind: ResourceKind | 'Box'): CrdSchema {
-  const file = kind === 'Box' ? 'box.yaml' : CRD_FILES[kind];
-  const crd = parseYaml(fs.readFileSync(projectPath('crds', file), 'utf8')) as {
+export function readCrdSchema(kind: CrdKind): CrdSchema {
+  const crd = parseYaml(fs.readFileSync(projectPath('crds', `${kind.toLowerCase()}.yaml`), 'utf8')) as {
     spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Schema } } } }[] };
   };
   const spec = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec;
@@ -332,13 +319,10 @@ export interface ResourceBodies {
 export function validateResource<K extends ResourceKind>(kind: K, body: unknown): asserts body is ResourceBodies[K] {
   if (!validators) {
     const ajv = createAjv();
-    validators = {
-      Client: new ResourceValidator(ajv, 'Client'),
-      AccessPolicy: new ResourceValidator(ajv, 'AccessPolicy'),
-      App: new ResourceValidator(ajv, 'App'),
-      IdentityProvider: new ResourceValidator(ajv, 'IdentityProvider'),
-      Webhook: new ResourceValidator(ajv, 'Webhook'),
-    };
+    validators = Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, new ResourceValidator(ajv, kind)])) as Record<
+      ResourceKind,
+      ResourceValidator
+    >;
   }
   validators[kind].check(body);
 }

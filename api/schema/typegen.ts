@@ -6,7 +6,8 @@
 // covers them.
 import prettier from 'prettier';
 import { projectPath } from '../paths.js';
-import { CRD_KINDS, fieldsOf, readCrdSchema, type SchemaNode } from './resources.js';
+import { CRD_KINDS } from '../record-kinds.js';
+import { fieldsOf, readCrdSchema, type SchemaNode } from './resources.js';
 
 export const GENERATED_TYPES_FILE = projectPath('api', 'schema', 'crd-types.ts');
 

@@ -4,7 +4,8 @@
 // body of the OpenAPI document (./openapi.ts) — and read from there, so a new one is hidden as soon
 // as it is declared.
 import { peopleSchemas } from './openapi.js';
-import { CRD_KINDS, restSchema, type ResourceKind } from './resources.js';
+import { RESOURCE_KINDS } from '../record-kinds.js';
+import { restSchema } from './resources.js';
 
 type Properties = Record<string, { writeOnly?: boolean }>;
 
@@ -18,8 +19,7 @@ let fields: ReadonlySet<string> | undefined;
 /** The names of the write-only fields of every body the API takes. */
 export function writeOnlyFields(): ReadonlySet<string> {
   if (fields) return fields;
-  const kinds = CRD_KINDS.filter((kind): kind is ResourceKind => kind !== 'Box');
-  const resources = kinds.flatMap((kind) => writeOnlyOf(restSchema(kind).schema.properties as Properties));
+  const resources = RESOURCE_KINDS.flatMap((kind) => writeOnlyOf(restSchema(kind).schema.properties as Properties));
   const people = writeOnlyOf((peopleSchemas().UserBody as { properties: Properties }).properties);
   return (fields = new Set([...resources, ...people]));
 }

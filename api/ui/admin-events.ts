@@ -1,5 +1,6 @@
 // The admin console's Events tab (docs/operations/audit.md#the-events-tab): the audit trail with
 // its filters, each event's record a button away. Its script is ./browser/events.ts.
+import { CHANGED_KINDS, TRAIL_KINDS, segmentOf, type TrailKind } from '../record-kinds.js';
 import { html, type Html } from './html.js';
 
 const EVENTS: [string, string][] = [
@@ -14,7 +15,16 @@ const EVENTS: [string, string][] = [
   ['decision', 'A decision refused'],
 ];
 
-const KINDS = ['', 'User', 'Group', 'Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Session', 'Decision'];
+/**
+ * A kind of the Record filter, with where the API reads a record of it when the trail reports its
+ * changes (`data-read-at`: the script's button to the record, which cannot import the registry).
+ */
+const kindOption = (kind: TrailKind): Html => {
+  const changed = CHANGED_KINDS.find((k) => k === kind);
+  return changed
+    ? html`<option value="${kind}" data-read-at="/${segmentOf(changed)}/">${kind}</option>`
+    : html`<option value="${kind}">${kind}</option>`;
+};
 
 export const eventsTabButton: Html = html`
       <button type="button" role="tab" id="tab-events" aria-controls="panel-events" aria-selected="false" tabindex="-1">Events</button>`;
@@ -33,7 +43,7 @@ export const eventsPanel: Html = html`
         <label for="events-client">Client</label>
         <input id="events-client" type="search" autocomplete="off" placeholder="a client id">
         <label for="events-type">Record</label>
-        <select id="events-type">${KINDS.map((k) => html`<option value="${k}">${k || 'Any kind'}</option>`)}</select>
+        <select id="events-type"><option value="">Any kind</option>${TRAIL_KINDS.map(kindOption)}</select>
         <label for="events-id">Record id</label>
         <input id="events-id" type="search" autocomplete="off">
         <label for="events-since">Since</label>

@@ -7,11 +7,12 @@
 // Only events the trail keeps reach the outbox (api/audit.ts auditRow): the token endpoint's own
 // and the decisions the gate allowed do not, so they have no type here.
 import type { AuditEvent } from '../audit.js';
+import { RESOURCE_KINDS } from '../record-kinds.js';
 
 const PREFIX = 'io.boxauth';
 
-/** The kinds of record whose changes are `io.boxauth.resource.*` (people and groups have types of their own). */
-const RESOURCE_KINDS = new Set(['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook']);
+/** The kinds of record whose changes are `io.boxauth.resource.*`: the resource API's (people and groups have types of their own). */
+const RESOURCE_CHANGES = new Set<string>(RESOURCE_KINDS);
 
 /** Every type a Webhook may subscribe to, in the order the reference lists them. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -82,7 +83,7 @@ export function eventType(event: AuditEvent): WebhookEventType | undefined {
       [what, action] = ['decision', e.allowed ? undefined : 'refused'];
       break;
     case 'record_changed':
-      what = e.kind === 'User' ? 'user' : e.kind === 'Group' ? 'group' : RESOURCE_KINDS.has(e.kind ?? '') ? 'resource' : '';
+      what = e.kind === 'User' ? 'user' : e.kind === 'Group' ? 'group' : RESOURCE_CHANGES.has(e.kind ?? '') ? 'resource' : '';
       action = e.action;
       break;
     default:

@@ -60,9 +60,7 @@ export interface Desired<R extends Record_> {
 export class RecordRefused extends Problem {}
 
 /** A controller of the resources of kind K: S is their spec, Resources[K] the record each becomes. */
-export abstract class RecordController<S, K extends 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook'> extends Controller<
-  Resource<S>
-> {
+export abstract class RecordController<S, K extends keyof Resources> extends Controller<Resource<S>> {
   constructor(
     name: string,
     type: ResourceType,

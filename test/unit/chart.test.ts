@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { projectPath } from '../../api/paths.js';
+import { CRD_KINDS } from '../../api/record-kinds.js';
 
 const CHART = projectPath('charts', 'boxauth');
 const readYamlFile = (file: string): Record<string, unknown> => parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -37,8 +38,8 @@ describe('charts/boxauth', function () {
   it('has one Argo CD health check per kind, each made from the one template (make chart-health), none stale', function () {
     const template = fs.readFileSync(path.join(CHART, 'argocd', 'health.lua.template'), 'utf8');
     const dir = path.join(CHART, 'argocd', 'resource_customizations', 'boxauth.io');
-    expect(fs.readdirSync(dir).sort()).to.deep.equal(['AccessPolicy', 'App', 'Box', 'Client', 'IdentityProvider', 'Webhook']);
-    for (const kind of ['Box', 'Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook']) {
+    expect(fs.readdirSync(dir).sort()).to.deep.equal([...CRD_KINDS].sort());
+    for (const kind of CRD_KINDS) {
       const expected = `-- Generated from charts/boxauth/argocd/health.lua.template by make chart-health: edit that file.\n${template.replaceAll('{{KIND}}', kind)}`;
       const file = path.join(dir, kind, 'health.lua');
       expect(fs.readFileSync(file, 'utf8') === expected, `${file} is stale: run make chart-health`).to.equal(true);

@@ -3,6 +3,7 @@
 // `kubectl get -w` does. Everything the box said goes through printable (./output.ts): an
 // event holds names people chose.
 import type { AuditEventResource as AuditEvent } from '../../audit.js';
+import { TRAIL_KINDS } from '../../record-kinds.js';
 import type { BoxApi } from '../api.js';
 import { flag, OUTPUT, text, usage, withBox, type Command, type CommandSpec, type Io, type OptionSpec } from '../command.js';
 import { findUser } from '../lookup.js';
@@ -23,8 +24,8 @@ gate. You see the events about what your policies let you read.`,
     user: filter('--user <id|email>', 'the person the event concerns'),
     client: filter('--client <id>', 'the client the event concerns'),
     type: {
-      ...filter('--type <kind>', "the record's kind: Client, AccessPolicy, App, IdentityProvider, User, Group, Session, Decision"),
-      values: ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'User', 'Group', 'Session', 'Decision'],
+      ...filter('--type <kind>', `the record's kind: ${TRAIL_KINDS.join(', ')}`),
+      values: TRAIL_KINDS,
     },
     id: filter('--id <id>', "the record's id (with --type)"),
     event: {

@@ -4,6 +4,7 @@ import { errorMessage } from '../../errors.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { readYaml } from '../../yaml.js';
+import { cliNamesOf, pluralOf, type ResourceKind as Kind } from '../../record-kinds.js';
 import { hasOwnCredential } from '../../client-keys.js';
 import { BoxRefusal, CliError, type BoxApi } from '../api.js';
 import {
@@ -36,8 +37,6 @@ import {
 } from '../output.js';
 import { policyTest, POLICY_TEST_NOTES, POLICY_TEST_OPTIONS, POLICY_TEST_VERB } from './policy-test.js';
 import { BROWSER_COLUMNS, GRANT_COLUMNS, WHO, type GrantRecord, type SignInRecord } from './people-sessions.js';
-
-type Kind = 'Client' | 'AccessPolicy' | 'App' | 'IdentityProvider' | 'Webhook';
 
 /** What an apply file holds for one kind: its records, and what was done with the rest. */
 export interface Manifests {
@@ -203,15 +202,6 @@ const COLUMNS: Record<Kind, Column<Resource>[]> = {
 /** The options of the kinds' verbs. */
 const FILE: OptionSpec = { type: 'string', short: 'f', usage: '-f, --filename <file>', summary: 'a YAML or JSON file ("-": stdin)' };
 
-/** Each kind in the plural, as English makes it. */
-const PLURAL: Record<Kind, string> = {
-  Client: 'Clients',
-  AccessPolicy: 'AccessPolicies',
-  App: 'Apps',
-  IdentityProvider: 'IdentityProviders',
-  Webhook: 'Webhooks',
-};
-
 /** The verbs every kind of the resource API has. */
 function kindVerbs(kind: Kind): Record<string, VerbSpec> {
   const a = /^[AEIOU]/.test(kind) ? 'an' : 'a';
@@ -221,13 +211,13 @@ function kindVerbs(kind: Kind): Record<string, VerbSpec> {
     describe: { args: '<id>', count: [1, 1], summary: `${a} ${kind} in words, with what is related to it` },
     create: {
       args: '-f <file>',
-      summary: `create the ${PLURAL[kind]} in a file; one that exists already is refused (exit 1)`,
+      summary: `create the ${pluralOf(kind)} in a file; one that exists already is refused (exit 1)`,
       options: ['filename', 'output'],
     },
     apply: {
       args: '-f <file>',
       summary:
-        `create or replace the ${PLURAL[kind]} in a YAML or JSON file (several documents allowed; "-" reads stdin). ` +
+        `create or replace the ${pluralOf(kind)} in a YAML or JSON file (several documents allowed; "-" reads stdin). ` +
         `Kubernetes manifests (kind: ${kind}) work too`,
       options: ['filename', 'output'],
     },
@@ -329,7 +319,8 @@ function ownFields(record: Resource): Record<string, unknown> {
   return fields;
 }
 
-function resourceCommand(name: string, aliases: string[], kind: Kind, extras: KindExtras = {}): Command {
+function resourceCommand(kind: Kind, extras: KindExtras = {}): Command {
+  const { name, aliases } = cliNamesOf(kind);
   const spec: CommandSpec = {
     name,
     aliases,
@@ -409,14 +400,14 @@ async function allOf(api: BoxApi, kind: Kind | 'Session', query = ''): Promise<R
   return (await api.call<{ entry: { resource: Resource }[] }>('GET', `/${kind}?_count=1000${query}`)).body.entry.map((e) => e.resource);
 }
 
-export const clientCommand = resourceCommand('client', ['clients'], 'Client', {
+export const clientCommand = resourceCommand('Client', {
   async related(api, client) {
     const sessions = await allOf(api, 'Session', `&active=true&client=${encodeURIComponent(client.id)}`);
     return [['Active sessions', String(sessions.length)]];
   },
 });
 
-export const policyCommand = resourceCommand('policy', ['policies', 'accesspolicy', 'accesspolicies'], 'AccessPolicy', {
+export const policyCommand = resourceCommand('AccessPolicy', {
   options: POLICY_TEST_OPTIONS,
   verbs: { test: POLICY_TEST_VERB },
   notes: POLICY_TEST_NOTES,
@@ -427,7 +418,7 @@ export const policyCommand = resourceCommand('policy', ['policies', 'accesspolic
   },
 });
 
-export const appCommand = resourceCommand('app', ['apps'], 'App', {
+export const appCommand = resourceCommand('App', {
   async related(api, app) {
     const policies = (await allOf(api, 'AccessPolicy')).filter((p) => p.app === app.id);
     return [['Policies', idList(policies)]];
@@ -443,7 +434,7 @@ async function providerSecretInput(io: Io, fromStdin: boolean): Promise<string> 
   return secret;
 }
 
-export const idpCommand = resourceCommand('idp', ['idps', 'identityprovider', 'identityproviders'], 'IdentityProvider', {
+export const idpCommand = resourceCommand('IdentityProvider', {
   summary: 'identity providers (where people sign in with an account they have)',
   options: { 'secret-stdin': { type: 'boolean', summary: 'read the secret from stdin (a pipe or a file)' } },
   verbs: {
@@ -496,7 +487,7 @@ Examples:
   },
 });
 
-export const webhookCommand = resourceCommand('webhook', ['webhooks'], 'Webhook', {
+export const webhookCommand = resourceCommand('Webhook', {
   summary: 'Webhooks (where the box POSTs its events, signed)',
   notes: `A Webhook names a URL, the CloudEvents types it wants (io.boxauth.session.closed,
 io.boxauth.account.deactivated, ...) and a signing secret: "whsec_" and the base64 of 24 to 64

@@ -23,18 +23,18 @@ const EVENT_NAMES: Record<string, string> = {
   left_out: 'Left out',
 };
 
-/** Where the API reads a record of each kind an event names. */
-const READ_AT: Record<string, (id: string, e: AuditEvent) => string> = {
-  User: (id) => `/users/${encodeURIComponent(id)}`,
-  Group: (id) => `/groups/${encodeURIComponent(id)}`,
-  Client: (id) => `/Client/${encodeURIComponent(id)}`,
-  AccessPolicy: (id) => `/AccessPolicy/${encodeURIComponent(id)}`,
-  App: (id) => `/App/${encodeURIComponent(id)}`,
-  IdentityProvider: (id) => `/IdentityProvider/${encodeURIComponent(id)}`,
+/**
+ * Where the API reads a record of `kind` an event names, or undefined: a refused decision's
+ * explanation, or the records whose changes the trail reports, at the path the page's Record filter
+ * gives their kind (api/ui/admin-events.ts, from api/record-kinds.ts).
+ */
+function readAt(kind: string, id: string, e: AuditEvent): string | undefined {
   // With its App: a policy may grant one App's refusals by `params.app` (docs/guides/admin-console.md).
-  Decision: (id, e) =>
-    `/authz/decisions/${encodeURIComponent(id)}${typeof e.detail.app === 'string' ? `?app=${encodeURIComponent(e.detail.app)}` : ''}`,
-};
+  if (kind === 'Decision')
+    return `/authz/decisions/${encodeURIComponent(id)}${typeof e.detail.app === 'string' ? `?app=${encodeURIComponent(e.detail.app)}` : ''}`;
+  const at = Array.from($<HTMLSelectElement>('events-type').options).find((o) => o.value === kind)?.dataset.readAt;
+  return at === undefined ? undefined : `${at}${encodeURIComponent(id)}`;
+}
 
 const FILTERS: [string, string][] = [
   ['events-event', 'event'],
@@ -90,7 +90,7 @@ const who = (e: AuditEvent): Words => {
 /** The records an event names, each a button that shows it. */
 function records(e: AuditEvent): HTMLTableCellElement {
   const named: [string, string][] = [];
-  if (e.resource && READ_AT[e.resource.type]) named.push([e.resource.type, e.resource.id]);
+  if (e.resource && readAt(e.resource.type, e.resource.id, e) !== undefined) named.push([e.resource.type, e.resource.id]);
   if (e.user && !(e.resource?.type === 'User' && e.resource.id === e.user)) named.push(['User', e.user]);
   if (e.client && !(e.resource?.type === 'Client' && e.resource.id === e.client)) named.push(['Client', e.client]);
   const td = document.createElement('td');
@@ -107,7 +107,7 @@ async function showRecord(kind: string, id: string, e: AuditEvent): Promise<void
   $('event-record').hidden = false;
   write($('event-record-title'), words`${kind} ${chosen(id)}`);
   try {
-    const record = await api<Record<string, unknown>>('GET', READ_AT[kind]!(id, e));
+    const record = await api<Record<string, unknown>>('GET', readAt(kind, id, e)!);
     // A person's password hash is no one's business here.
     const { password: _hash, ...shown } = record;
     $('event-record-body').textContent = JSON.stringify(shown, null, 2);

@@ -13,7 +13,8 @@ import { errorMessage } from '../../../api/errors.js';
 import { projectPath } from '../../../api/paths.js';
 import { checkPolicyCompiles } from '../../../api/policy/engines.js';
 import { openApiDocument } from '../../../api/schema/openapi.js';
-import { createAjv, readCrdSchema, toJsonSchema, validateResource, type ResourceKind } from '../../../api/schema/resources.js';
+import { RESOURCE_KINDS, type ResourceKind } from '../../../api/record-kinds.js';
+import { createAjv, readCrdSchema, toJsonSchema, validateResource } from '../../../api/schema/resources.js';
 import type { AccessPolicy } from '../../../api/types.js';
 import { readYaml } from '../../../api/yaml.js';
 
@@ -105,7 +106,6 @@ describe('the docs say what is true', function () {
   });
 
   describe('every example applies', function () {
-    const KINDS: ResourceKind[] = ['Client', 'AccessPolicy', 'App', 'IdentityProvider', 'Webhook'];
     /** What a Kubernetes manifest of a kind holds of its secret: the operator's to read, never part of the record. */
     const KUBE_ONLY = ['secretRef', 'generateSecret'];
     const ajv = createAjv();
@@ -115,7 +115,7 @@ describe('the docs say what is true', function () {
     function refusal(doc: Record<string, unknown>): string | undefined {
       const kind = (doc.kind ?? doc.resourceType) as string | undefined;
       if (kind === 'Box') return boxSpec(doc.spec ?? {}) ? undefined : ajv.errorsText(boxSpec.errors);
-      if (!KINDS.includes(kind as ResourceKind)) return undefined;
+      if (!RESOURCE_KINDS.includes(kind as ResourceKind)) return undefined;
       const kube = doc.kind !== undefined;
       const metadata = (doc.metadata ?? {}) as { name?: string };
       const spec = Object.fromEntries(Object.entries(doc.spec ?? {}).filter(([k]) => !KUBE_ONLY.includes(k)));
@@ -143,7 +143,7 @@ describe('the docs say what is true', function () {
         }
         // The CLI reads each kind of a file of Kubernetes manifests, with the Secrets its secretRefs name (they must be
         // in the file). A file of REST records (resourceType) is for the REST API and `boxauth policy test --manifests`.
-        for (const kind of KINDS) {
+        for (const kind of RESOURCE_KINDS) {
           if (docs.some((d) => d.kind === kind)) {
             expect(() => readManifests(read(file), kind, file), `boxauth ${kind.toLowerCase()} apply -f ${file}`).to.not.throw();
           }
