@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createRequestListener } from '../../../api/http/app.js';
 import { browserPages } from '../../../api/http/browser-pages.js';
 import { projectPath } from '../../../api/paths.js';
+import { RESOURCE_KINDS } from '../../../api/record-kinds.js';
 import { openApiDocument } from '../../../api/schema/openapi.js';
 import { servicesForBuilding } from '../../support/services-for-building.js';
 
@@ -32,11 +33,7 @@ function declaredRoutes(): Declared[] {
     for (const m of source.matchAll(/\[\s*'(\/auth\/[a-z]+)'/g)) add(m[1]!, false); // the OAuth endpoints table
   }
   return [...found.values()]
-    .flatMap((d) =>
-      d.path.includes('${kind}')
-        ? ['Client', 'AccessPolicy', 'App', 'IdentityProvider'].map((k) => ({ ...d, path: d.path.replace('${kind}', k) }))
-        : [d],
-    )
+    .flatMap((d) => (d.path.includes('${kind}') ? RESOURCE_KINDS.map((k) => ({ ...d, path: d.path.replace('${kind}', k) })) : [d]))
     .map((d) => ({ ...d, path: asOpenApiPath(d.path) }));
 }
 
