@@ -206,6 +206,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'a directory of templates that override the built-in ones, per kind and language (`password-reset.txt`, `password-reset.de.html`, \u2026; [the format](../guides/email.md#templates-and-languages)). A template that names an unknown placeholder stops the start',
   },
   {
+    names: ['BOXAUTH_SMTP_SIGN_IN_CODES'],
+    default: '`false`',
+    meaning:
+      'whether people may set up sign-in codes by email as a second factor ([second factors](../guides/second-factors.md#getting-codes-by-email); `Box.spec.smtp.signInCodes`). Off in the release that brought them: turn it on once no pod of the release before serves, since that release counts no such factor and would let a person whose only factor it is in with a password alone ([upgrades](../operations/upgrades.md#a-new-kind-expand-then-offer)). Codes already set up work either way',
+  },
+  {
     names: ['BOXAUTH_MAIL_LEASE_SECONDS'],
     default: '`300`',
     meaning:

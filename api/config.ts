@@ -201,6 +201,13 @@ export interface SmtpConfig {
   templatesDir?: string;
   /** How long a claimed mail stays another process's before a process that died sending it is taken over. */
   leaseSeconds: number;
+  /**
+   * Whether people may set up sign-in codes by email (BOXAUTH_SMTP_SIGN_IN_CODES). Off by default in
+   * the release that brought them: a pod of the release before counts no such factor, so it is
+   * offered only once none serves (docs/operations/upgrades.md, "A new kind"). Codes already set
+   * up work either way.
+   */
+  signInCodes: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -485,8 +492,11 @@ function smtpOf(env: Env): SmtpConfig | undefined {
   const raw = str(env, 'BOXAUTH_SMTP_URL');
   const fromRaw = str(env, 'BOXAUTH_SMTP_FROM');
   if (raw === undefined) {
-    if (fromRaw !== undefined || str(env, 'BOXAUTH_SMTP_PASSWORD') !== undefined || str(env, 'BOXAUTH_MAIL_TEMPLATES') !== undefined)
-      throw new ConfigError('BOXAUTH_SMTP_FROM, BOXAUTH_SMTP_PASSWORD and BOXAUTH_MAIL_TEMPLATES need BOXAUTH_SMTP_URL');
+    const needing = ['BOXAUTH_SMTP_FROM', 'BOXAUTH_SMTP_PASSWORD', 'BOXAUTH_MAIL_TEMPLATES', 'BOXAUTH_SMTP_SIGN_IN_CODES'];
+    if (needing.some((name) => str(env, name) !== undefined))
+      throw new ConfigError(
+        'BOXAUTH_SMTP_FROM, BOXAUTH_SMTP_PASSWORD, BOXAUTH_MAIL_TEMPLATES and BOXAUTH_SMTP_SIGN_IN_CODES need BOXAUTH_SMTP_URL',
+      );
     return undefined;
   }
   const shape = 'smtp://[user[:password]@]host[:port] (STARTTLS) or smtps://[user[:password]@]host[:port] (TLS)';
@@ -522,6 +532,7 @@ function smtpOf(env: Env): SmtpConfig | undefined {
     ...(password !== undefined ? { password } : {}),
     ...(templatesDir !== undefined ? { templatesDir: path.resolve(templatesDir) } : {}),
     leaseSeconds: int(env, 'BOXAUTH_MAIL_LEASE_SECONDS', 300, 4, 86400),
+    signInCodes: bool(env, 'BOXAUTH_SMTP_SIGN_IN_CODES', false),
   };
 }
 

@@ -47,6 +47,10 @@ export interface BoxSpec {
         name: string;
       };
     };
+    /**
+     * Let people set up sign-in codes by email as a second factor (BOXAUTH_SMTP_SIGN_IN_CODES, docs/guides/second-factors.md). Off by default in the release that brought them: turn it on once no pod of the release before serves, which counts no such factor (docs/operations/upgrades.md). Codes already set up keep working when it is off.
+     */
+    signInCodes?: boolean;
   };
   /**
    * Self sign-up on the sign-in page.

@@ -145,6 +145,7 @@ describe('SMTP configuration', function () {
       from: 'boxauth <no-reply@example.com>',
       password: 'pa/ss',
       leaseSeconds: 300,
+      signInCodes: false,
     });
     expect(
       loadConfig({
@@ -175,6 +176,11 @@ describe('SMTP configuration', function () {
     refused({ BOXAUTH_SMTP_URL: 'smtp://u:hunter2@mail.example.com/x?y', ...from }, /^BOXAUTH_SMTP_URL must be/);
     refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', BOXAUTH_SMTP_PASSWORD: 'hunter2', ...from }, /names no user for its password/);
     refused({ BOXAUTH_SMTP_FROM: 'a@example.com' }, /need BOXAUTH_SMTP_URL/);
+    // Codes by email are offered only with mail to send them, and only when turned on (a new kind: expand, then offer).
+    refused({ BOXAUTH_SMTP_SIGN_IN_CODES: 'true' }, /BOXAUTH_SMTP_SIGN_IN_CODES need BOXAUTH_SMTP_URL/);
+    const mailing = { BOXAUTH_SMTP_URL: 'smtp://mail.example.com', ...from };
+    expect(loadConfig({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'true' }).smtp?.signInCodes).to.equal(true);
+    refused({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'yes please' }, /BOXAUTH_SMTP_SIGN_IN_CODES/);
     for (const bad of ['a@example.com\r\nBcc: evil@x', 'a@example.com, b@example.com', 'no address', 'boxauth <>'])
       refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', BOXAUTH_SMTP_FROM: bad }, /^BOXAUTH_SMTP_FROM must be/);
     refused(
