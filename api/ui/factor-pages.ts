@@ -42,11 +42,13 @@ export interface SecondFactorPage extends StepFields {
   error?: Text;
 }
 
-/** "Send a code": a form of its own, posting `send=email` to `action` (a new code replaces the last). */
+/**
+ * "Send a code": a form of its own, posting `send=email` to `action` (a new code replaces the
+ * last) — the button's value, so that a code typed in another form of the page never asks for one.
+ */
 const sendEmailCode = (say: Say, s: StepFields, action: string): Html => html`<form method="post" action="${action}">
 ${stepHidden(s)}
-<input type="hidden" name="send" value="email">
-<button type="submit" class="secondary" id="send-email-code">${say('email.send')}</button>
+<button type="submit" name="send" value="email" class="secondary" id="send-email-code">${say('email.send')}</button>
 </form>`;
 
 /** Codes by email on a page: what they are, that one was sent, and how to ask for one. */
