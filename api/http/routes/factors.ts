@@ -11,7 +11,7 @@ import { minutesUntil, type Attempts, type Refusal } from '../../people/attempts
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
 import { factorsOf } from '../../people/own-account.js';
-import { currentStep, continueStep, proceed, type StepServices } from '../../people/steps.js';
+import { currentStep, continueStep, proceed, type StepServices, type WentOn } from '../../people/steps.js';
 import {
   addEmailOnAccount,
   enrolEmailInStep,
@@ -23,7 +23,7 @@ import {
 } from '../../people/ways/email-code.js';
 import { giveRecoveryCode, newCodesOnAccount } from '../../people/ways/recovery-code.js';
 import { addAppOnAccount, enrolAppInStep, giveCode, startApp } from '../../people/ways/totp.js';
-import type { CodeOf } from '../../people/ways/way.js';
+import type { Answer, CodeOf } from '../../people/ways/way.js';
 import type { SignInStep } from '../../store/factors.js';
 import type { UserRow } from '../../store/users.js';
 import { emailCodePage, enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
@@ -152,24 +152,17 @@ export function factorRouter(svc: FactorRouterServices): Router {
       if (sent !== 'sent') return again(429, tooManyMails(sent.throttled));
       return secondFactor(req, res, step, target, 200, undefined, true);
     }
-    if (emailCode) {
-      const answer = await giveEmailCode(svc, browserFacts(svc, req), codeOf(req, user), stepToken(svc, req), emailCode, target);
+    /** A code's answer (an app's, a mailed one) as the page: throttled, wrong (`wrong` said), the sign-in gone, or on. */
+    const onward = (answer: Answer<WentOn | 'ended'>, wrong: Text) => {
       if ('throttled' in answer) return again(429, tooManyCodes(answer.throttled));
-      if ('refused' in answer) return again(401, words('email.wrongCode'));
-      if ('unchecked' in answer) return signInAgain(res, target);
-      const went = answer.proven;
-      return went === 'ended' ? signInAgain(res, target) : goOn(svc, res, went, target);
-    }
+      if ('refused' in answer) return again(401, wrong);
+      if ('unchecked' in answer || answer.proven === 'ended') return signInAgain(res, target);
+      return goOn(svc, res, answer.proven, target);
+    };
+    const given = { from: browserFacts(svc, req), of: codeOf(req, user), step: stepToken(svc, req) };
+    if (emailCode) return onward(await giveEmailCode(svc, given.from, given.of, given.step, emailCode, target), words('email.wrongCode'));
     if (!code && !recovery) return again(400, words('step.typeCode'));
-
-    if (code) {
-      const answer = await giveCode(svc, browserFacts(svc, req), codeOf(req, user), stepToken(svc, req), code, target);
-      if ('throttled' in answer) return again(429, tooManyCodes(answer.throttled));
-      if ('refused' in answer) return again(401, words('step.wrongCode'));
-      if ('unchecked' in answer) return signInAgain(res, target);
-      const went = answer.proven;
-      return went === 'ended' ? signInAgain(res, target) : goOn(svc, res, went, target);
-    }
+    if (code) return onward(await giveCode(svc, given.from, given.of, given.step, code, target), words('step.wrongCode'));
 
     // A recovery code: a way back in (api/people/ways/recovery-code.ts).
     const answer = await giveRecoveryCode(svc, codeOf(req, user), stepToken(svc, req), step, recovery);

@@ -7,7 +7,7 @@
 // there alone, and a new one replaces it. Asking for one is counted with the resets mailed to that
 // address (`mailsTo`: nobody mail-bombs a person through it); a code typed is counted before it is
 // checked, per account and per address, as an app's is (./way.ts), and taken by one UPDATE. What
-// it sets up is written as an app is (./totp.ts): in the transaction of what it is set up for,
+// it sets up is written as an app is (./enrolment.ts): in the transaction of what it is set up for,
 // under the person's row, with its audit event and mail.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { withFactor } from '../../credentials/acr.js';
@@ -15,17 +15,15 @@ import { emailCodeHash, emailCodeTyped } from '../../credentials/email-codes.js'
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
-import { findEmailFactor, setMustEnrol, startEmailFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
+import { findEmailFactor, startEmailFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
 import { holdPerson } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
-import { EndedMeanwhile, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from '../browsers.js';
-import { tellOfFactorChange } from '../notices.js';
-import { advanceStep, completeStep, mayBeSignedIn, type StepServices, type StepTarget, type WentOn } from '../steps.js';
-import { newCodesIn } from './recovery-code.js';
-import type { AppAdded } from './totp.js';
+import type { BrowserFacts, BrowserToken, SignedInPerson } from '../browsers.js';
+import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
+import { enrolledInStep, enrolledOnAccount, type Confirming, type FactorAdded } from './enrolment.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
-/** Everything a code by email does to the database itself (what it completes or strengthens is ../steps.ts's and ../browsers.ts's). */
+/** Everything a code by email does to the database itself (what it completes is ../steps.ts's, what codes set up bring ./enrolment.ts's). */
 export interface EmailCodeStore {
   /** The person's codes by email: the confirmed factor, or (`pending`) the one being set up, with the code mailed last. */
   findEmailFactor(db: Queryable, userId: number, which?: 'confirmed' | 'pending'): Promise<EmailFactor | undefined>;
@@ -33,17 +31,15 @@ export interface EmailCodeStore {
   startEmailFactor(tx: Transaction, userId: number, name: string): Promise<number>;
   /** The code taken, once (one UPDATE), while it is the last mailed, for this sign-in, unexpired; `confirm` confirms a factor being set up. */
   takeEmailCode(db: Queryable, id: number, hash: Buffer, codeFor: Buffer, now: Date, confirm?: boolean): Promise<boolean>;
-  /** The person owes no enrolment any more (an administrator's reset made them owe one). */
-  setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean>;
   /** The person's row held until the transaction ends, as every change of their factors holds it. */
   holdPerson(tx: Transaction, id: number): ReturnType<typeof holdPerson>;
   /** The mail asking for a code, in the transaction of the factor it is for (api/mail/kinds.ts). */
   enqueueMail: typeof enqueueMail;
-  /** A transaction of its own (a factor set up, a code asked for, codes set up on the account page). */
+  /** A transaction of its own (codes being set up, and their first code asked for). */
   withTransaction: typeof withTransaction;
 }
 
-const store: EmailCodeStore = { findEmailFactor, startEmailFactor, takeEmailCode, setMustEnrol, holdPerson, enqueueMail, withTransaction };
+const store: EmailCodeStore = { findEmailFactor, startEmailFactor, takeEmailCode, holdPerson, enqueueMail, withTransaction };
 
 /** What codes by email use of the process's services. */
 export type EmailCodeServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
@@ -138,74 +134,35 @@ export async function giveEmailCode(
   });
 }
 
-/** A right code of the person's codes by email being set up: which factor, and the code's HMAC (taken only with what it is set up for). */
-interface PendingCode {
-  id: number;
-  hash: Buffer;
-  bound: Buffer;
-}
-
-async function pendingCode(svc: EmailCodeServices, userId: number, code: string, to: CodeFor): Promise<PendingCode | undefined> {
+/** A right code of the person's codes by email being set up: the factor, taken (once) only with what it is set up for. */
+async function pendingCode(svc: EmailCodeServices, userId: number, code: string, to: CodeFor): Promise<Confirming | undefined> {
   const bound = boundTo(to);
   const pending = bound && (await store.findEmailFactor(svc.pool, userId, 'pending'));
   const hash = pending && bound && matchingCode(svc, pending, code, bound);
-  return pending && bound && hash ? { id: pending.id, hash, bound } : undefined;
+  if (!pending || !bound || !hash) return undefined;
+  return { kind: 'email', id: pending.id, confirm: (tx) => store.takeEmailCode(tx, pending.id, hash, bound, new Date(), true) };
 }
 
-/** The pending factor confirmed by its code, in `tx`; false when the code was taken meanwhile. */
-const confirmedIn = (tx: Transaction, code: PendingCode): Promise<boolean> =>
-  store.takeEmailCode(tx, code.id, code.hash, code.bound, new Date(), true);
-
-/** How a code of codes being set up is counted and recorded: no sign-in line (the `factor` lines are emailAdded's). */
+/** How a code of codes being set up is counted and recorded: no sign-in line (the `factor` lines are ./enrolment.ts's). */
 const asEnrolment = (of: CodeOf) => ({ ...asSecondFactor(of), success: false as const });
 
-/**
- * What codes by email (factor `id`), confirmed in `tx`, do there: the person owes no enrolment, is
- * mailed, and the `factor` event is written (one commits with the other); the recovery codes made
- * with it, shown once, are returned.
- */
-async function emailAdded(svc: EmailCodeServices, tx: Transaction, of: CodeOf, id: number): Promise<string[]> {
-  await store.setMustEnrol(tx, of.user.id, false);
-  await tellOfFactorChange(svc, tx, of.user, { change: 'added', factor: 'email' });
-  const user = String(of.user.id);
-  await svc.audit.recordIn(tx, {
-    event: 'factor',
-    action: 'enrolled',
-    kind: 'email',
-    factor: String(id),
-    user,
-    by: { user },
-    address: of.address,
-  });
-  return newCodesIn(svc, tx, of);
-}
-
-/**
- * The code of codes by email set up in the enrolment of the step of `stepToken`: the step is used
- * up, and a new one holds the factor just enrolled (Continue goes on from it, after the recovery
- * codes). `ended`: the step is gone, and nothing is added.
- */
+/** The code of codes by email set up in the enrolment of the step of `stepToken` (./enrolment.ts). `ended`: the step is gone. */
 export async function enrolEmailInStep(
   svc: EmailCodeServices,
   of: CodeOf,
   stepToken: string | undefined,
   code: string,
-): Promise<Answer<AppAdded<BrowserToken> | 'ended'>> {
-  return signInThrough<AppAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
+): Promise<Answer<FactorAdded<BrowserToken> | 'ended'>> {
+  return signInThrough<FactorAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
     const pending = await pendingCode(svc, of.user.id, code, { step: stepToken });
     if (!pending) return { refused: 'wrong enrolment email code', said: 'wrong code', user: of.user.id };
-    const advanced = await advanceStep(svc, stepToken, async (s, tx) => {
-      if (s.userId !== of.user.id || !(await confirmedIn(tx, pending))) return undefined;
-      return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled', also: await emailAdded(svc, tx, of, pending.id) };
-    });
-    return { proven: advanced ? { app: pending.id, codes: advanced.also, token: advanced.step } : 'ended', user: of.user.id };
+    return { proven: await enrolledInStep(svc, of, stepToken, pending), user: of.user.id };
   });
 }
 
 /**
- * The code of codes by email set up on the person's own page: confirmed with the session it
- * strengthens, in one transaction under the person's row, as an app is (./totp.ts addAppOnAccount).
- * `ended`: the session ended meanwhile; `taken`: the code was used meanwhile.
+ * The code of codes by email set up on the person's own page, confirmed with the session it
+ * strengthens (./enrolment.ts). `ended`: the session ended meanwhile; `taken`: the code was used meanwhile.
  */
 export async function addEmailOnAccount(
   svc: EmailCodeServices,
@@ -213,25 +170,11 @@ export async function addEmailOnAccount(
   person: SignedInPerson,
   code: string,
   address: string,
-): Promise<Answer<AppAdded<BrowserToken> | 'ended' | 'taken'>> {
+): Promise<Answer<FactorAdded<BrowserToken> | 'ended' | 'taken'>> {
   const of = { user: person.user, address };
-  return signInThrough<AppAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
+  return signInThrough<FactorAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
     const pending = await pendingCode(svc, person.user.id, code, { browser: person.browser.sid });
     if (!pending) return { refused: 'wrong enrolment email code', said: 'wrong code', user: person.user.id };
-    const added = await store
-      .withTransaction(svc.pool, async (tx) => {
-        const held = await store.holdPerson(tx, person.user.id);
-        if (!held || !mayBeSignedIn(held)) return 'ended' as const;
-        if (!(await confirmedIn(tx, pending))) return 'taken' as const;
-        const since = { proofAt: 'kept', enrolled: true } as const;
-        const token = await strengthen(svc, tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
-        if (!token) throw new EndedMeanwhile();
-        return { app: pending.id, codes: await emailAdded(svc, tx, of, pending.id), token };
-      })
-      .catch((err: unknown) => {
-        if (err instanceof EndedMeanwhile) return 'ended' as const;
-        throw err;
-      });
-    return { proven: added, user: person.user.id };
+    return { proven: await enrolledOnAccount(svc, from, person, address, pending), user: person.user.id };
   });
 }
