@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import { Box, basic, type JsonResponse } from '../support/box.js';
+import { runCli } from '../support/cli.js';
 import { FormAgent, formFields, hiddenFields } from '../support/form-agent.js';
 import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
 
@@ -151,6 +152,15 @@ describe('sign-in codes by email', function () {
     const { id, email } = await enrolled();
     const factors = await factorsOf(id);
     expect(factors.map((f) => f.kind)).to.deep.equal(['email']);
+    // The CLI lists what REST says, kind and all.
+    const cli = await runCli(['user', 'factors', email], {
+      PATH: process.env.PATH,
+      BOXAUTH_URL: box.url,
+      BOXAUTH_CLIENT_ID: 'root',
+      BOXAUTH_CLIENT_SECRET: box.rootSecret,
+    });
+    expect(cli.code, cli.stderr).to.equal(0);
+    expect((JSON.parse(cli.stdout) as { factors: { kind: string }[] }).factors.map((f) => f.kind)).to.deep.equal(['email']);
     const events = await box.json('GET', `/AuditEvent?user=${id}&event=factor`, undefined, await box.rootToken());
     const enrolledEvent = (events.body.entry as { resource: any }[]).map((e) => e.resource).find((e) => e.action === 'enrolled');
     expect(enrolledEvent.detail).to.include({ kind: 'email', factor: String(factors[0]!.id) });
