@@ -45,8 +45,8 @@ describe('sign-in codes by email', function () {
 
   before(async function () {
     smtp = await TestSmtp.start();
-    // The limits are ten wrong codes an account (forty an address).
-    box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
+    // The limits are ten wrong codes an account (forty an address). The clock moves in the last test only.
+    box = await Box.start({ movableClock: true, env: { ...smtp.boxEnv(), BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
     const rp = await box.json(
       'PUT',
       '/Client/rp',
@@ -317,5 +317,22 @@ describe('sign-in codes by email', function () {
     expect(mailed.length).to.be.greaterThan(10);
     const logs = box.logs.join('\n');
     for (const sent of mailed) expect(logs, 'a code in the logs').not.to.match(new RegExp(`(?<![0-9])${sent}(?![0-9])`));
+  });
+
+  // Last: it moves the box's clock on.
+  it('set up on the account page only after a recent proof, as every factor', async function () {
+    const { id, email } = await person();
+    const browser = new FormAgent(box);
+    expect((await browser.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    const account = await browser.get('/auth/account');
+    const mails = smtp.mailsTo(email).length;
+    box.advanceClock(11 * 60);
+    const stale = await browser.post('/auth/account/email-codes', formFields(account.text, '/auth/account/email-codes'));
+    expect(stale.status).to.equal(303);
+    expect(location(stale)).to.match(/^\/auth\/account\/confirm/);
+    expect(await factorsOf(id)).to.deep.equal([]);
+    const { rows } = await db.query("SELECT 1 FROM mail_outbox WHERE user_id = $1 AND kind = 'sign-in-code'", [id]);
+    expect(rows).to.have.length(0);
+    expect(smtp.mailsTo(email)).to.have.length(mails);
   });
 });
