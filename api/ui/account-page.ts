@@ -17,6 +17,8 @@ export interface AccountPage {
   emailVerified: boolean;
   /** The box sends mail: a changed address gets a link. */
   mail: boolean;
+  /** The box offers sign-in codes by email to set up (BOXAUTH_SMTP_SIGN_IN_CODES). */
+  emailCodes: boolean;
   factors: FactorSummary[];
   recoveryCodesLeft: number;
   /** This browser's sign-in. */
@@ -82,8 +84,8 @@ export function confirmNotice(say: Say, returnTo: string): Html {
 
 function factorsSection(say: Say, p: AccountPage): Html {
   const totp = p.factors.some((f) => f.kind === FACTOR_KINDS.totp.kind);
-  // Codes by email go to a proven address, from a box that sends mail (api/people/ways/email-code.ts).
-  const email = p.factors.some((f) => f.kind === FACTOR_KINDS.email.kind) || !p.emailVerified || !p.mail;
+  // Codes by email go to a proven address, from a box that offers them (api/people/ways/email-code.ts).
+  const email = p.factors.some((f) => f.kind === FACTOR_KINDS.email.kind) || !p.emailVerified || !p.emailCodes;
   return html`<h2>${say('account.factors')}</h2>
 ${!p.recent && confirmNotice(say, '/auth/account')}
 ${

@@ -46,7 +46,10 @@ describe('sign-in codes by email', function () {
   before(async function () {
     smtp = await TestSmtp.start();
     // The limits are ten wrong codes an account (forty an address). The clock moves in the last test only.
-    box = await Box.start({ movableClock: true, env: { ...smtp.boxEnv(), BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
+    box = await Box.start({
+      movableClock: true,
+      env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'true', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' },
+    });
     const rp = await box.json(
       'PUT',
       '/Client/rp',
@@ -317,6 +320,32 @@ describe('sign-in codes by email', function () {
     expect(mailed.length).to.be.greaterThan(10);
     const logs = box.logs.join('\n');
     for (const sent of mailed) expect(logs, 'a code in the logs').not.to.match(new RegExp(`(?<![0-9])${sent}(?![0-9])`));
+  });
+
+  it('not offered where the box does not offer them; codes set up already still sign in there', async function () {
+    const { email } = await enrolled();
+    // A process of the same box without BOXAUTH_SMTP_SIGN_IN_CODES (the release that brought them, before the rollout ends).
+    const off = await box.startAnother({ ...smtp.boxEnv(), BOXAUTH_SIGN_IN_MAX_FAILURES: '10' });
+    try {
+      const other = await person();
+      const browser = new FormAgent(off);
+      expect((await browser.signIn(other.email, PASSWORD, '/auth/account')).status).to.equal(303);
+      const account = await browser.get('/auth/account');
+      expect(account.text).not.to.include('/auth/account/email-codes');
+      const forged = await browser.post('/auth/account/email-codes', { csrf: hiddenFields(account.text).csrf! });
+      expect(forged.status).to.equal(409);
+      expect(forged.text).to.include('does not offer sign-in codes by email');
+      expect(await factorsOf(other.id)).to.deep.equal([]);
+
+      const signingIn = new FormAgent(off);
+      const next = await signingIn.signIn(email, PASSWORD);
+      expect(location(next)).to.match(/^\/auth\/sign-in\/second-factor/);
+      const code = await sendCode(signingIn, email);
+      expect((await give(signingIn, code)).status).to.equal(303);
+      expect(await signedIn(signingIn)).to.equal(true);
+    } finally {
+      await off.stop();
+    }
   });
 
   // Last: it moves the box's clock on.

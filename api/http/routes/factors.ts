@@ -16,7 +16,7 @@ import {
   addEmailOnAccount,
   enrolEmailInStep,
   giveEmailCode,
-  mayUseEmailCodes,
+  maySetUpEmailCodes,
   sendCodeInStep,
   startEmailCodes,
   type CodeFor,
@@ -192,7 +192,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
         passkeyOnly: false,
         // In a sign-in's enrolment a passkey may be added instead (the account has its passkeys page), or codes by email.
         offerPasskey: target !== ACCOUNT,
-        ...(target !== ACCOUNT && mayUseEmailCodes(svc, user) ? { offerEmail: user.email } : {}),
+        ...(target !== ACCOUNT && maySetUpEmailCodes(svc, user) ? { offerEmail: user.email } : {}),
         ...(error ? { error } : {}),
       }),
       {},
@@ -245,7 +245,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const action = '/auth/sign-in/enrol';
     const inStep: CodeFor = { step: stepToken(svc, req) };
     if (body.send === 'email' || text(body.email_code)) {
-      if (!mayUseEmailCodes(svc, user)) return newAppPage(req, res, user, target, action, 400);
+      if (!maySetUpEmailCodes(svc, user)) return newAppPage(req, res, user, target, action, 400);
       if (body.send === 'email') {
         const sent = await startEmailCodes(svc, codeOf(req, user), inStep, pageLanguage(req));
         if (sent === 'none') return signInAgain(res, target);
@@ -330,8 +330,8 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const { user } = person;
     const action = '/auth/account/email-codes';
     if ((await factorsOf(svc, user.id)).factors.email) return account(req, res, person, 409, { error: words('account.emailAlready') });
-    if (!mayUseEmailCodes(svc, user))
-      return account(req, res, person, 409, { error: words(svc.config.smtp ? 'email.addressFirst' : 'account.noMail') });
+    if (!maySetUpEmailCodes(svc, user))
+      return account(req, res, person, 409, { error: words(svc.config.smtp?.signInCodes ? 'email.addressFirst' : 'email.notOffered') });
     const typed = text((req.body as Body).email_code);
     if (!typed) {
       const sent = await startEmailCodes(svc, codeOf(req, user), { browser: person.browser.sid }, pageLanguage(req));

@@ -54,9 +54,14 @@ const boundTo = (to: CodeFor): Buffer | undefined => {
   return to.step === undefined ? undefined : createHash('sha256').update(`step\0${to.step}`).digest();
 };
 
-/** Whether the box can offer codes by email to `user`: it sends mail, and their address is proven. */
-export const mayUseEmailCodes = (svc: { config: Pick<Config, 'smtp'> }, user: { emailVerified: boolean }): boolean =>
-  svc.config.smtp !== undefined && user.emailVerified;
+/**
+ * Whether `user` may set up codes by email: the box offers them (BOXAUTH_SMTP_SIGN_IN_CODES, off in
+ * the release that brought them, since the release before counts no such factor:
+ * docs/operations/upgrades.md "A new kind"), and their address is proven. Codes set up already
+ * work either way, wherever the box sends mail.
+ */
+export const maySetUpEmailCodes = (svc: { config: Pick<Config, 'smtp'> }, user: { emailVerified: boolean }): boolean =>
+  svc.config.smtp?.signInCodes === true && user.emailVerified;
 
 /** What asking for a code answered: mailed, throttled (too many mails to that address), or nothing to mail it for. */
 export type Sent = 'sent' | 'none' | { throttled: Refusal };
@@ -90,7 +95,7 @@ export async function sendCodeInStep(svc: EmailCodeServices, of: CodeOf, to: Cod
 /** Starts setting up codes by email for the sign-in or browser `to`: a pending factor, and its first code mailed. */
 export async function startEmailCodes(svc: EmailCodeServices, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
   const bound = boundTo(to);
-  if (!bound || svc.config.smtp === undefined) return 'none';
+  if (!bound || svc.config.smtp?.signInCodes !== true) return 'none';
   const refused = await mailCounted(svc, of);
   if (refused) return { throttled: refused };
   const started = await store.withTransaction(svc.pool, async (tx) => {

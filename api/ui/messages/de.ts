@@ -226,6 +226,7 @@ export const de: Catalogue = {
   'email.wrongCode': 'Dieser Code ist falsch, benutzt oder zu alt. Fordern Sie einen neuen an und versuchen Sie es noch einmal.',
   'email.tooMany': 'An diese Adresse wurden zu viele Codes geschickt. Versuchen Sie es in {minutes} Minuten noch einmal.',
   'email.addressFirst': 'Codes per E-Mail gehen nur an eine bestätigte Adresse: Bestätigen Sie Ihre zuerst.',
+  'email.notOffered': 'Dieser Dienst bietet keine Anmeldecodes per E-Mail an.',
   'enrol.orEmail': 'Oder erhalten Sie stattdessen Anmeldecodes per E-Mail:',
 
   'confirm.title': 'Bestätigen Sie, dass Sie es sind',

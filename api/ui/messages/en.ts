@@ -214,6 +214,7 @@ export const en = {
   'email.wrongCode': 'That code is wrong, used or too old. Send a new one and try again.',
   'email.tooMany': 'Too many codes were mailed to this address. Try again in {minutes} minutes.',
   'email.addressFirst': 'Codes by email go only to a confirmed address: confirm yours first.',
+  'email.notOffered': 'This box does not offer sign-in codes by email.',
   'enrol.orEmail': 'Or get sign-in codes by email instead:',
 
   'confirm.title': 'Confirm it is you',
