@@ -14,6 +14,8 @@
 export interface HeldFactors {
   passkeys: number;
   totp: boolean;
+  /** Sign-in codes by email (api/people/ways/email-code.ts) are confirmed. */
+  email: boolean;
 }
 
 /** What is said once of one kind of factor. */
@@ -21,11 +23,13 @@ export interface FactorKindSpec<K extends string = string> {
   /** Its name, as a `factors` row, the REST API, the audit and a notice mail say it. */
   kind: K;
   /** Its label on the pages (a key of api/ui/messages/). */
-  label: 'factor.passkeyKind' | 'factor.appKind';
+  label: 'factor.passkeyKind' | 'factor.appKind' | 'factor.emailKind';
   /**
    * Its credential_type in a CAEP credential-change event (CAEP 1.0 §3.3): a passkey is
    * `fido2-platform` (the box does not learn whether it is synced or on a security key), an
-   * authenticator app's codes `app`.
+   * authenticator app's codes `app`. Codes by email fit none of §3.3's values (`phone-sms` and
+   * `phone-voice` name a phone number, `app` an authenticator app): `email-code`, a value agreed
+   * beyond its list as `recovery-code` is.
    */
   ssfCredential: string;
   /** How many of it a person holds: what counts toward "has a factor". */
@@ -36,10 +40,16 @@ export interface FactorKindSpec<K extends string = string> {
 export const FACTOR_KINDS = {
   passkey: { kind: 'passkey', label: 'factor.passkeyKind', ssfCredential: 'fido2-platform', held: (p) => p.passkeys },
   totp: { kind: 'totp', label: 'factor.appKind', ssfCredential: 'app', held: (p) => (p.totp ? 1 : 0) },
+  // RFC 8176 `otp` when given, as an app's code: a one-time password. NIST SP 800-63B §5.1.3.1 does
+  // not count email as an out-of-band authenticator (docs/guides/second-factors.md says what it protects).
+  email: { kind: 'email', label: 'factor.emailKind', ssfCredential: 'email-code', held: (p) => (p.email ? 1 : 0) },
 } as const satisfies Record<string, FactorKindSpec>;
 
 /** A kind of second factor. */
 export type FactorKind = keyof typeof FACTOR_KINDS;
+
+/** Whether `name` is a kind of factor (a row or a mail's detail written by another release may name one this one does not know). */
+export const isFactorKind = (name: string): name is FactorKind => Object.hasOwn(FACTOR_KINDS, name);
 
 /** Every kind of factor, in the order lists show them. */
 export const FACTOR_KIND_NAMES = Object.keys(FACTOR_KINDS) as FactorKind[];

@@ -76,6 +76,7 @@ export async function showAccount(
       email: user.email,
       emailVerified: user.emailVerified,
       mail: svc.config.smtp !== undefined,
+      emailCodes: svc.config.smtp?.signInCodes === true,
       ...records,
       sid: browser.sid,
       fresh: freshSecondFactor(browser, Date.now()),

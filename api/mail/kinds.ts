@@ -8,8 +8,10 @@
 // A mail is decided when it is sent, not when it was asked for: the recipient is always the email
 // a person's record holds at that moment, never an address someone typed, and a link's token is
 // made then (./messages.ts compose), so that the outbox row holds no secret.
+import { EMAIL_CODE_MINUTES, emailCodeHash, newEmailCode } from '../credentials/email-codes.js';
 import type { Queryable } from '../db/pool.js';
 import { sameAddress } from '../input.js';
+import { putEmailCode } from '../store/factors.js';
 import { LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import { enqueueMail as enqueueOutboxMail, type ClaimedMail, type MailRequest } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
@@ -34,6 +36,8 @@ export interface Composing<Own extends string> {
   mailTo(address: string, values: Record<Own, MailValue>): Composed;
   /** The words of a factor mail's `detail` in the mail's language (./messages.ts factorWords). */
   factorWords(detail: string | undefined): MailValue;
+  /** The box's factor key: what a code a mail carries is hashed with before it is stored (a sign-in code). */
+  factorKey: Buffer;
 }
 
 /** A kind of mail: its own placeholders, and its composer. */
@@ -61,6 +65,12 @@ const factorChange = kind({
     return the.mailTo(user.email, { factor: the.factorWords(mail.detail), accountLink: `${the.baseUrl}/auth/account` });
   },
 });
+
+/** What a sign-in code's mail is about (its `detail`): the factor, and the sign-in it was asked for (hex SHA-256). */
+export interface SignInCodeDetail {
+  factor: number;
+  for: string;
+}
 
 /**
  * Every kind, in the order the box lists them. Who asks for each, and whom it reaches, is in
@@ -140,6 +150,22 @@ export const MAIL_KIND_DECLARATIONS = {
       const user = await personOf(the.db, mail);
       if (!user) return undefined;
       return the.mailTo(user.email, { resetLink: `${the.baseUrl}/auth/reset` });
+    },
+  }),
+  // A sign-in code (api/people/ways/email-code.ts), to `user`'s address as their record holds it,
+  // while it is verified. The code is made now, its HMAC stored on the factor's row (replacing the
+  // code before), so that the outbox row holds no secret; a factor gone meanwhile gets no mail.
+  'sign-in-code': kind({
+    placeholders: ['code', 'minutes'],
+    async compose(mail, the) {
+      const user = await personOf(the.db, mail);
+      const detail = JSON.parse(mail.detail ?? '{}') as Partial<SignInCodeDetail>;
+      if (!user?.active || !user.emailVerified || typeof detail.factor !== 'number' || typeof detail.for !== 'string') return undefined;
+      const code = newEmailCode();
+      const expiresAt = new Date(Date.now() + EMAIL_CODE_MINUTES * 60_000);
+      const hash = emailCodeHash(the.factorKey, detail.factor, code);
+      if (!(await putEmailCode(the.db, detail.factor, user.id, hash, expiresAt, Buffer.from(detail.for, 'hex')))) return undefined;
+      return the.mailTo(user.email, { code, minutes: String(EMAIL_CODE_MINUTES) });
     },
   }),
 };

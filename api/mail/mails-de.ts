@@ -108,11 +108,27 @@ den Administratoren von {{box}}.
 <p>Wenn Sie es geändert haben, ist nichts zu tun. Wenn nicht, verwendet vielleicht jemand anderes Ihr Konto: Setzen Sie mit <a href="{{resetLink}}">einem Link zum Zurücksetzen</a> ein neues Passwort und sagen Sie es den Administratoren von {{box}}.</p>
 `,
     },
+    'sign-in-code': {
+      subject: 'Ihr Anmeldecode für {{box}}: {{code}}',
+      text: `Jemand, hoffentlich Sie, meldet sich bei {{box}} als {{email}} an oder richtet Anmeldecodes per E-Mail ein.
+
+Ihr Code: {{code}}
+
+Er gilt einmal, {{minutes}} Minuten lang, in dem Browser, der ihn angefordert hat. Wenn Sie es nicht
+waren, geben Sie diesen Code niemandem: Jemand kennt Ihr Passwort. Ändern Sie es, und sagen Sie es den
+Administratoren von {{box}}.
+`,
+      html: `<p>Jemand, hoffentlich Sie, meldet sich bei {{box}} als {{email}} an oder richtet Anmeldecodes per E-Mail ein.</p>
+<p>Ihr Code: <strong>{{code}}</strong></p>
+<p>Er gilt einmal, {{minutes}} Minuten lang, in dem Browser, der ihn angefordert hat. Wenn Sie es nicht waren, geben Sie diesen Code niemandem: Jemand kennt Ihr Passwort. Ändern Sie es, und sagen Sie es den Administratoren von {{box}}.</p>
+`,
+    },
   },
   factors: {
     passkeyNamed: 'ein Passkey namens „{{name}}“',
     passkey: 'ein Passkey',
     totp: 'eine Authenticator-App',
+    email: 'Anmeldecodes per E-Mail',
     recoveryCodes: 'ein neuer Satz Wiederherstellungscodes',
     everyFactor: 'jeder zweite Faktor und jeder Wiederherstellungscode',
     providerNamed: 'die Anmeldung über „{{name}}“',

@@ -2,6 +2,7 @@
 // (docs/guides/email.md#templates-and-languages). Every language has each kind, with a subject, a
 // text and an HTML part naming the same {{placeholders}} as English's, and the words of {{factor}}
 // (mailLanguageProblems in ./templates.ts; test/unit/mail/templates.test.ts runs it).
+import type { FactorKind } from '../factor-kinds.js';
 import type { MailKind } from './kinds.js';
 
 export interface Template {
@@ -10,11 +11,13 @@ export interface Template {
   html?: string;
 }
 
-/** How a language words each factor a factor mail names, as its {{factor}} ({{name}}: the passkey's or the provider's). */
-export interface FactorWords {
+/**
+ * How a language words each factor a factor mail names, as its {{factor}} ({{name}}: the passkey's
+ * or the provider's): every kind of api/factor-kinds.ts by its name (a new kind is a type error here
+ * until each language words it), and the rest.
+ */
+export interface FactorWords extends Record<FactorKind, string> {
   passkeyNamed: string;
-  passkey: string;
-  totp: string;
   recoveryCodes: string;
   everyFactor: string;
   providerNamed: string;
@@ -135,11 +138,26 @@ set a new password with a reset link ({{resetLink}}) and tell the administrator 
 <p>If you changed it, there is nothing to do. If you did not, someone else may be using your account: set a new password with <a href="{{resetLink}}">a reset link</a> and tell the administrator of {{box}}.</p>
 `,
     },
+    'sign-in-code': {
+      subject: 'Your sign-in code for {{box}}: {{code}}',
+      text: `Someone, hopefully you, is signing in to {{box}} as {{email}}, or setting up sign-in codes by email.
+
+Your code: {{code}}
+
+It works once, for {{minutes}} minutes, in the browser that asked for it. If it was not you, do not
+give this code to anyone: someone knows your password. Change it, and tell the administrators of {{box}}.
+`,
+      html: `<p>Someone, hopefully you, is signing in to {{box}} as {{email}}, or setting up sign-in codes by email.</p>
+<p>Your code: <strong>{{code}}</strong></p>
+<p>It works once, for {{minutes}} minutes, in the browser that asked for it. If it was not you, do not give this code to anyone: someone knows your password. Change it, and tell the administrators of {{box}}.</p>
+`,
+    },
   },
   factors: {
     passkeyNamed: 'a passkey named “{{name}}”',
     passkey: 'a passkey',
     totp: 'an authenticator app',
+    email: 'sign-in codes by email',
     recoveryCodes: 'a new set of recovery codes',
     everyFactor: 'every second factor and recovery code',
     providerNamed: 'signing in through “{{name}}”',

@@ -10,7 +10,7 @@ import { isMailKind, MAIL_KIND_DECLARATIONS, type Composed, type MailKindDeclara
 import { builtInMails, escapeHtml, render, type Templates } from './templates.js';
 import type { Message } from './transport.js';
 import { named, type MailValue } from './values.js';
-import { FACTOR_KINDS, RECOVERY_CODES } from '../factor-kinds.js';
+import { FACTOR_KINDS, isFactorKind, RECOVERY_CODES } from '../factor-kinds.js';
 
 /** The mail `mail` stands for, composed as its kind declares (./kinds.ts); undefined: there is no one to send it to. */
 export async function compose(
@@ -18,6 +18,7 @@ export async function compose(
   mail: ClaimedMail,
   templates: Templates,
   baseUrl: string,
+  factorKey: Buffer,
   branding: Pick<Branding, 'displayName' | 'supportUrl'> = NO_BRANDING,
 ): Promise<Composed | undefined> {
   // A kind this release does not declare has no words here: no one to send it to.
@@ -47,6 +48,7 @@ export async function compose(
       ...(linkHash ? { linkHash } : {}),
     }),
     factorWords: (detail) => factorWords(detail, mail.language),
+    factorKey,
   });
 }
 
@@ -82,11 +84,11 @@ export function factorWords(detail: string | undefined, language?: string): Mail
     // said plainly below
   }
   const words = builtInMails(language).factors;
-  switch (parsed.factor) {
-    case FACTOR_KINDS.passkey.kind:
-      return typeof parsed.name === 'string' ? named(parsed.name, words.passkeyNamed) : words.passkey;
-    case FACTOR_KINDS.totp.kind:
-      return words.totp;
+  const factor = parsed.factor;
+  if (factor === FACTOR_KINDS.passkey.kind && typeof parsed.name === 'string') return named(parsed.name, words.passkeyNamed);
+  // Every kind by its name (api/factor-kinds.ts): a new kind needs no line here.
+  if (factor !== undefined && isFactorKind(factor)) return words[factor];
+  switch (factor) {
     case RECOVERY_CODES.kind:
       return words.recoveryCodes;
     case 'every-factor':

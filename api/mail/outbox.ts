@@ -30,6 +30,8 @@ interface Needs {
   log: Logger;
   audit: Audit;
   metrics: Metrics;
+  /** A sign-in code's mail stores the code's HMAC under it (./kinds.ts). */
+  factorKey: Buffer;
 }
 
 /** Mails one process sends at once: a slow server holds these, never a request. */
@@ -90,7 +92,7 @@ export class Outbox {
     const { pool, log, metrics } = this.svc;
     let message: Composed | undefined;
     try {
-      message = await compose(pool, mail, this.templates, this.svc.config.baseUrl, this.svc.config.branding);
+      message = await compose(pool, mail, this.templates, this.svc.config.baseUrl, this.svc.factorKey, this.svc.config.branding);
       if (message) await this.transport.send(message);
       await sentMail(pool, mail);
       metrics.mails.inc({ kind: mail.kind, result: message ? 'sent' : 'no-recipient' });

@@ -1,5 +1,5 @@
-// A person's second factors and what their sign-ins hold half made (migration 019):
-// passkeys, a TOTP, recovery codes, sign-in steps and WebAuthn challenges.
+// A person's second factors and what their sign-ins hold half made (migrations 019, 034):
+// passkeys, a TOTP, sign-in codes by email, recovery codes, sign-in steps and WebAuthn challenges.
 // What is decided about them is api/people/'s; this file only reads and writes.
 import type { Queryable, Transaction } from '../db/pool.js';
 import type { FactorKind, HeldFactors } from '../factor-kinds.js';
@@ -36,6 +36,16 @@ export interface Totp extends FactorSummary {
   confirmed: boolean;
 }
 
+/** Sign-in codes by email as a sign-in checks them: the code mailed last (its HMAC), until when, and for which sign-in. */
+export interface EmailFactor extends FactorSummary {
+  kind: 'email';
+  userId: number;
+  codeHash: Buffer | null;
+  codeExpiresAt: Date | null;
+  /** The SHA-256 of the sign-in step's (or signed-in browser's) id the code was asked for. */
+  codeFor: Buffer | null;
+}
+
 interface DbRow {
   id: string;
   user_id: string;
@@ -52,6 +62,9 @@ interface DbRow {
   backed_up: boolean | null;
   totp_secret: Buffer | null;
   totp_last_step: string | null;
+  email_code_hash: Buffer | null;
+  email_code_expires_at: Date | null;
+  email_code_for: Buffer | null;
 }
 
 const summary = (r: DbRow): FactorSummary => ({
@@ -81,6 +94,15 @@ const totp = (r: DbRow): Totp => ({
   sealedSecret: r.totp_secret!,
   lastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
   confirmed: r.confirmed,
+});
+
+const emailFactor = (r: DbRow): EmailFactor => ({
+  ...summary(r),
+  kind: 'email',
+  userId: Number(r.user_id),
+  codeHash: r.email_code_hash,
+  codeExpiresAt: r.email_code_expires_at,
+  codeFor: r.email_code_for,
 });
 
 /** A person's confirmed factors, oldest first. */
@@ -179,6 +201,75 @@ export async function acceptTotpStep(db: Queryable, id: number, step: number, co
   return rowCount === 1;
 }
 
+// --- sign-in codes by email
+
+/** A person's codes by email: the confirmed factor, or (`pending`) the one being set up. */
+export async function findEmailFactor(
+  db: Queryable,
+  userId: number,
+  which: 'confirmed' | 'pending' = 'confirmed',
+): Promise<EmailFactor | undefined> {
+  const { rows } = await db.query<DbRow>(
+    "SELECT * FROM factors WHERE user_id = $1 AND kind = 'email' AND confirmed = $2 ORDER BY id DESC LIMIT 1",
+    [userId, which === 'confirmed'],
+  );
+  return rows[0] && emailFactor(rows[0]);
+}
+
+/** Starts setting up codes by email: an unconfirmed factor (an earlier unconfirmed one, and its code, replaced). */
+export async function startEmailFactor(db: Transaction, userId: number, name: string): Promise<number> {
+  await db.query("DELETE FROM factors WHERE user_id = $1 AND kind = 'email' AND NOT confirmed", [userId]);
+  const { rows } = await db.query<{ id: string }>(
+    "INSERT INTO factors (user_id, kind, name, confirmed) VALUES ($1, 'email', $2, false) RETURNING id",
+    [userId, name],
+  );
+  return Number(rows[0]!.id);
+}
+
+/**
+ * The code just mailed for factor `id` of `userId` (its HMAC), replacing the one before: false when
+ * the factor is gone (removed, reset, or replaced by a newer one being set up).
+ */
+export async function putEmailCode(
+  db: Queryable,
+  id: number,
+  userId: number,
+  hash: Buffer,
+  expiresAt: Date,
+  codeFor: Buffer,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE factors SET email_code_hash = $3, email_code_expires_at = $4, email_code_for = $5
+     WHERE id = $1 AND user_id = $2 AND kind = 'email'`,
+    [id, userId, hash, expiresAt, codeFor],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Takes the code of factor `id`: only while it is the one mailed last, for the sign-in `codeFor`,
+ * and not expired at `now` (the box's clock, as its mail's). One UPDATE: of two requests with one
+ * code, one wins, and the code is gone after. `confirm` also confirms a factor being set up
+ * (failing if the person has codes by email confirmed already: one name, factors_user_name).
+ */
+export async function takeEmailCode(
+  db: Queryable,
+  id: number,
+  hash: Buffer,
+  codeFor: Buffer,
+  now: Date,
+  confirm = false,
+): Promise<boolean> {
+  const { rowCount } = await db
+    .query(
+      `UPDATE factors SET email_code_hash = NULL, email_code_expires_at = NULL, email_code_for = NULL, last_used_at = now()${confirm ? ', confirmed = true' : ''}
+       WHERE id = $1 AND kind = 'email' AND email_code_hash = $2 AND email_code_for = $3 AND email_code_expires_at > $4`,
+      [id, hash, codeFor, now],
+    )
+    .catch((err: unknown) => uniqueViolation(err, ['factors_user_name'], 'name'));
+  return rowCount === 1;
+}
+
 /** Removes one of a person's factors; the removed factor, when it was theirs. */
 export async function removeFactor(db: Queryable, userId: number, id: number): Promise<FactorSummary | undefined> {
   const { rows } = await db.query<DbRow>('DELETE FROM factors WHERE user_id = $1 AND id = $2 RETURNING *', [userId, id]);
@@ -240,9 +331,17 @@ export interface FactorState extends HeldFactors {
 }
 
 export async function factorState(db: Queryable, userId: number): Promise<FactorState> {
-  const { rows } = await db.query<{ passkeys: string; totp: string; codes: string; group_requires: boolean; must_enrol: boolean }>(
+  const { rows } = await db.query<{
+    passkeys: string;
+    totp: string;
+    email: string;
+    codes: string;
+    group_requires: boolean;
+    must_enrol: boolean;
+  }>(
     `SELECT (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'passkey') AS passkeys,
             (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'totp' AND confirmed) AS totp,
+            (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'email' AND confirmed) AS email,
             (SELECT count(*) FROM recovery_codes WHERE user_id = u.id AND used_at IS NULL) AS codes,
             EXISTS (SELECT 1 FROM user_groups ug JOIN groups g ON g.id = ug.group_id
                     WHERE ug.user_id = u.id AND g.require_second_factor) AS group_requires,
@@ -251,10 +350,11 @@ export async function factorState(db: Queryable, userId: number): Promise<Factor
     [userId],
   );
   const r = rows[0];
-  if (!r) return { passkeys: 0, totp: false, recoveryCodes: 0, groupRequires: false, mustEnrol: false };
+  if (!r) return { passkeys: 0, totp: false, email: false, recoveryCodes: 0, groupRequires: false, mustEnrol: false };
   return {
     passkeys: Number(r.passkeys),
     totp: Number(r.totp) > 0,
+    email: Number(r.email) > 0,
     recoveryCodes: Number(r.codes),
     groupRequires: r.group_requires,
     mustEnrol: r.must_enrol,

@@ -17,6 +17,8 @@ export interface AccountPage {
   emailVerified: boolean;
   /** The box sends mail: a changed address gets a link. */
   mail: boolean;
+  /** The box offers sign-in codes by email to set up (BOXAUTH_SMTP_SIGN_IN_CODES). */
+  emailCodes: boolean;
   factors: FactorSummary[];
   recoveryCodesLeft: number;
   /** This browser's sign-in. */
@@ -82,6 +84,8 @@ export function confirmNotice(say: Say, returnTo: string): Html {
 
 function factorsSection(say: Say, p: AccountPage): Html {
   const totp = p.factors.some((f) => f.kind === FACTOR_KINDS.totp.kind);
+  // Codes by email go to a proven address, from a box that offers them (api/people/ways/email-code.ts).
+  const email = p.factors.some((f) => f.kind === FACTOR_KINDS.email.kind) || !p.emailVerified || !p.emailCodes;
   return html`<h2>${say('account.factors')}</h2>
 ${!p.recent && confirmNotice(say, '/auth/account')}
 ${
@@ -97,6 +101,7 @@ ${p.factors.map(
     : html`<p>${say('account.noFactor')}</p>`
 }
 ${p.recent && !totp && html`<form method="post" action="/auth/account/totp">${hidden({ csrf: p.csrf })}<button type="submit">${say('account.setUpApp')}</button></form>`}
+${p.recent && !email && html`<form method="post" action="/auth/account/email-codes">${hidden({ csrf: p.csrf })}<button type="submit" class="secondary">${say('account.setUpEmail')}</button></form>`}
 <p><a href="/auth/account/passkeys">${say('passkeys.title')}</a></p>
 <h3>${say('account.recoveryCodes')}</h3>
 <p id="codes-left">${say('account.codesLeft', { left: p.recoveryCodesLeft })}</p>

@@ -1,6 +1,6 @@
 // The pages of a sign-in's second step (docs/guides/second-factors.md):
-// the second factor asked for, a TOTP enrolled (its QR code and secret), recovery codes shown
-// once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
+// the second factor asked for, a TOTP enrolled (its QR code and secret), codes by email set up,
+// recovery codes shown once. The forms post back to api/http/routes/factors.ts; the account page is api/ui/account-page.ts.
 import { html, Html } from './html.js';
 import { field, hidden, page, passkeyButton, type Page } from './frame.js';
 import { textOf, type Say, type Text } from './language.js';
@@ -37,8 +37,25 @@ export interface SecondFactorPage extends StepFields {
   passkeyOnly: boolean;
   /** The sign-in asked for a passkey and the person has none yet: their code first, then they add one. */
   passkeyNext: boolean;
+  /** The person gets codes by email (api/people/ways/email-code.ts): at their address; `sent`: one was just mailed. */
+  email?: { address: string; sent: boolean };
   error?: Text;
 }
+
+/**
+ * "Send a code": a form of its own, posting `send=email` to `action` (a new code replaces the
+ * last) — the button's value, so that a code typed in another form of the page never asks for one.
+ */
+const sendEmailCode = (say: Say, s: StepFields, action: string): Html => html`<form method="post" action="${action}">
+${stepHidden(s)}
+<button type="submit" name="send" value="email" class="secondary" id="send-email-code">${say('email.send')}</button>
+</form>`;
+
+/** Codes by email on a page: what they are, that one was sent, and how to ask for one. */
+const emailCodeIntro = (say: Say, s: StepFields, action: string, email: { address: string; sent: boolean }): Html =>
+  html`<p>${say('email.intro', { email: email.address })}</p>
+${email.sent ? html`<p class="notice" role="status" id="email-code-sent">${say('email.sent', { email: email.address })}</p>` : ''}
+${sendEmailCode(say, s, action)}`;
 
 export function secondFactorPage(p: SecondFactorPage): Page {
   // The passkeys script reads the page's CSRF token, return_to and acr from its inputs: a page
@@ -72,6 +89,13 @@ ${passkey(say)}`
 ${passkey(say)}
 ${p.totp && form(say, 'code', say('step.appCode'), 'one-time-code', say('step.appCodeHint'))}
 ${
+  p.email &&
+  html`<section id="email-codes"><h2>${say('email.heading')}</h2>
+${emailCodeIntro(say, p, '/auth/sign-in/second-factor', p.email)}
+${form(say, 'email_code', say('email.code'), 'one-time-code', say('email.codeHint'))}
+</section>`
+}
+${
   p.recoveryCodes &&
   html`<details${p.hasFactor ? '' : html` open`}><summary>${say('step.lostPhone')}</summary>
 ${form(say, 'recovery_code', say('step.recoveryCode'), 'off', say('step.recoveryCodeHint'))}
@@ -92,6 +116,8 @@ export interface EnrolPage extends StepFields {
   passkeyOnly: boolean;
   /** A passkey may be added instead of the app (a sign-in's enrolment; the account has its passkeys page). */
   offerPasskey?: boolean;
+  /** Codes by email may be set up instead, at this address (a sign-in's enrolment, where the box sends mail and the address is proven). */
+  offerEmail?: string;
   error?: Text;
 }
 
@@ -122,7 +148,41 @@ ${
     ? html`<p>${say('enrol.orPasskey')}</p>
 ${addPasskey(say)}`
     : ''
+}
+${
+  p.offerEmail
+    ? html`<p>${say('enrol.orEmail')}</p>
+${sendEmailCode(say, p, p.action)}`
+    : ''
 }`,
+  }));
+}
+
+export interface EmailCodePage extends StepFields {
+  box: string;
+  /** Where the code (`email_code`) and "send another" (`send=email`) are posted. */
+  action: string;
+  /** The person's address, where the code went. */
+  address: string;
+  /** A code was just mailed. */
+  sent: boolean;
+  error?: Text;
+}
+
+/** Codes by email being set up: a code was mailed; the person types it. */
+export function emailCodePage(p: EmailCodePage): Page {
+  return page((say) => ({
+    title: say('enrol.title'),
+    box: p.box,
+    body: html`<h1>${say('email.heading')}</h1>
+${alert(say, p.error)}
+${emailCodeIntro(say, p, p.action, { address: p.address, sent: p.sent })}
+<form method="post" action="${p.action}">
+${stepHidden(p)}
+${field('email_code', say('email.code'), 'text', '', {}, 'one-time-code')}
+<p class="hint">${say('email.codeHint')}</p>
+<button type="submit">${say('confirm.submit')}</button>
+</form>`,
   }));
 }
 

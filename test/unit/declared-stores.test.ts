@@ -16,6 +16,8 @@ const FLOWS = [
   'api/people/ways/password.ts',
   'api/people/ways/passkey.ts',
   'api/people/ways/totp.ts',
+  'api/people/ways/email-code.ts',
+  'api/people/ways/enrolment.ts',
   'api/people/ways/recovery-code.ts',
 ];
 

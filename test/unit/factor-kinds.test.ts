@@ -10,16 +10,18 @@ import { de } from '../../api/ui/messages/de.js';
 import { en } from '../../api/ui/messages/en.js';
 
 const read = (file: string): string => fs.readFileSync(projectPath(...file.split('/')), 'utf8');
-const none = { passkeys: 0, totp: false };
+const none = { passkeys: 0, totp: false, email: false };
 
 describe('factor kinds', () => {
   it('counts every factor a person holds, and none when they hold none', () => {
     expect(hasFactor(none)).to.equal(false);
-    expect(factorCount({ passkeys: 2, totp: false })).to.equal(2);
-    expect(factorCount({ passkeys: 0, totp: true })).to.equal(1);
-    expect(factorCount({ passkeys: 2, totp: true })).to.equal(3);
-    expect(hasFactor({ passkeys: 0, totp: true })).to.equal(true);
-    expect(hasFactor({ passkeys: 1, totp: false })).to.equal(true);
+    expect(factorCount({ ...none, passkeys: 2, totp: false })).to.equal(2);
+    expect(factorCount({ ...none, passkeys: 0, totp: true })).to.equal(1);
+    expect(factorCount({ ...none, passkeys: 2, totp: true })).to.equal(3);
+    expect(hasFactor({ ...none, passkeys: 0, totp: true })).to.equal(true);
+    expect(hasFactor({ ...none, passkeys: 1, totp: false })).to.equal(true);
+    expect(hasFactor({ ...none, email: true })).to.equal(true);
+    expect(factorCount({ passkeys: 1, totp: true, email: true })).to.equal(3);
   });
 
   it('names each kind by its key, and labels it in every language', () => {

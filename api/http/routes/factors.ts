@@ -2,7 +2,7 @@
 // step (/auth/sign-in/second-factor), enrolment when a sign-in needs a factor the person lacks
 // (/auth/sign-in/enrol, then /auth/sign-in/continue), and the factors on the person's own page
 // (/auth/account). What a code proves and what it changes is api/people/ways/'s (totp.ts,
-// recovery-code.ts); where a sign-in goes on, api/people/steps.ts's. This door reads the forms and
+// email-code.ts, recovery-code.ts); where a sign-in goes on, api/people/steps.ts's. This door reads the forms and
 // the browser's cookies, and answers with pages.
 import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
@@ -11,16 +11,26 @@ import { minutesUntil, type Attempts, type Refusal } from '../../people/attempts
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
 import { factorsOf } from '../../people/own-account.js';
-import { currentStep, continueStep, proceed, type StepServices } from '../../people/steps.js';
+import { currentStep, continueStep, proceed, type StepServices, type WentOn } from '../../people/steps.js';
+import {
+  addEmailOnAccount,
+  enrolEmailInStep,
+  giveEmailCode,
+  maySetUpEmailCodes,
+  sendCodeInStep,
+  startEmailCodes,
+  type CodeFor,
+} from '../../people/ways/email-code.js';
 import { giveRecoveryCode, newCodesOnAccount } from '../../people/ways/recovery-code.js';
 import { addAppOnAccount, enrolAppInStep, giveCode, startApp } from '../../people/ways/totp.js';
-import type { CodeOf } from '../../people/ways/way.js';
+import type { Answer, CodeOf } from '../../people/ways/way.js';
 import type { SignInStep } from '../../store/factors.js';
 import type { UserRow } from '../../store/users.js';
-import { enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
+import { emailCodePage, enrolPage, recoveryCodesPage, secondFactorPage, signInAgainPage, type StepFields } from '../../ui/factor-pages.js';
 import { words, type Text } from '../../ui/language.js';
 import { browserPage } from '../browser-pages.js';
 import { pageForm } from '../body.js';
+import { pageLanguage } from '../language.js';
 import { browserFacts, csrfToken, csrfValid, handOver, type BrowserServices } from '../browser-session.js';
 import type { AddressOf } from '../client-address.js';
 import { invalidForm, renderPage, type SignedInPerson } from '../pages.js';
@@ -60,11 +70,29 @@ export function factorRouter(svc: FactorRouterServices): Router {
     return `Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
   };
   const codeOf = (req: Request, user: UserRow): CodeOf => ({ user, address: svc.addressOf(req) });
+  /** What a throttle's refusal of a mailed code says. */
+  const tooManyMails = (refusal: Refusal): Text => words('email.tooMany', { minutes: minutesUntil(refusal.retryAt) });
+  /** Codes by email being set up, posted to `action`: a code mailed (or not: `sent`), the field to type it. */
+  const emailPage = (
+    req: Request,
+    res: Response,
+    user: UserRow,
+    target: StepTarget,
+    action: string,
+    sent: boolean,
+    status = 200,
+    error?: Text,
+  ) =>
+    renderPage(
+      res,
+      status,
+      emailCodePage({ box, ...fields(req, res, target), action, address: user.email, sent, ...(error ? { error } : {}) }),
+    );
 
   // --- the second factor of a sign-in
 
-  async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: Text) {
-    const { factors } = await factorsOf(svc, step.userId);
+  async function secondFactor(req: Request, res: Response, step: SignInStep, target: StepTarget, status = 200, error?: Text, sent = false) {
+    const { user, factors } = await factorsOf(svc, step.userId);
     const askedPasskey = target.acr === ACR_PASSKEY;
     renderPage(
       res,
@@ -78,6 +106,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
         hasFactor: hasFactor(factors),
         passkeyOnly: askedPasskey && factors.passkeys > 0,
         passkeyNext: askedPasskey && factors.passkeys === 0,
+        ...(factors.email && user ? { email: { address: user.email, sent } } : {}),
         ...(error ? { error } : {}),
       }),
       {},
@@ -112,18 +141,28 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const again = (status: number, error: Text) => secondFactor(req, res, step, target, status, error);
     const code = text(body.code);
     const recovery = text(body.recovery_code);
+    const emailCode = text(body.email_code);
     // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
     if (target.acr === ACR_PASSKEY && (await factorsOf(svc, user.id)).factors.passkeys > 0) return again(400, words('step.passkeyAsked'));
-    if (!code && !recovery) return again(400, words('step.typeCode'));
 
-    if (code) {
-      const answer = await giveCode(svc, browserFacts(svc, req), codeOf(req, user), stepToken(svc, req), code, target);
-      if ('throttled' in answer) return again(429, tooManyCodes(answer.throttled));
-      if ('refused' in answer) return again(401, words('step.wrongCode'));
-      if ('unchecked' in answer) return signInAgain(res, target);
-      const went = answer.proven;
-      return went === 'ended' ? signInAgain(res, target) : goOn(svc, res, went, target);
+    // "Send a code": a code by email for this step (api/people/ways/email-code.ts).
+    if (body.send === 'email') {
+      const sent = await sendCodeInStep(svc, codeOf(req, user), { step: stepToken(svc, req) }, pageLanguage(req));
+      if (sent === 'none') return again(400, words('step.typeCode'));
+      if (sent !== 'sent') return again(429, tooManyMails(sent.throttled));
+      return secondFactor(req, res, step, target, 200, undefined, true);
     }
+    /** A code's answer (an app's, a mailed one) as the page: throttled, wrong (`wrong` said), the sign-in gone, or on. */
+    const onward = (answer: Answer<WentOn | 'ended'>, wrong: Text) => {
+      if ('throttled' in answer) return again(429, tooManyCodes(answer.throttled));
+      if ('refused' in answer) return again(401, wrong);
+      if ('unchecked' in answer || answer.proven === 'ended') return signInAgain(res, target);
+      return goOn(svc, res, answer.proven, target);
+    };
+    const given = { from: browserFacts(svc, req), of: codeOf(req, user), step: stepToken(svc, req) };
+    if (emailCode) return onward(await giveEmailCode(svc, given.from, given.of, given.step, emailCode, target), words('email.wrongCode'));
+    if (!code && !recovery) return again(400, words('step.typeCode'));
+    if (code) return onward(await giveCode(svc, given.from, given.of, given.step, code, target), words('step.wrongCode'));
 
     // A recovery code: a way back in (api/people/ways/recovery-code.ts).
     const answer = await giveRecoveryCode(svc, codeOf(req, user), stepToken(svc, req), step, recovery);
@@ -151,8 +190,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
         qrSvg,
         secret: app.secret,
         passkeyOnly: false,
-        // In a sign-in's enrolment a passkey may be added instead (the account has its passkeys page).
+        // In a sign-in's enrolment a passkey may be added instead (the account has its passkeys page), or codes by email.
         offerPasskey: target !== ACCOUNT,
+        ...(target !== ACCOUNT && maySetUpEmailCodes(svc, user) ? { offerEmail: user.email } : {}),
         ...(error ? { error } : {}),
       }),
       {},
@@ -201,6 +241,29 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const { user } = enrolling;
     // An app's code does not meet a sign-in asked for a passkey: enrolling one here would be a factor for nothing.
     if (target.acr === ACR_PASSKEY) return passkeyEnrolPage(req, res, target, 400, words('enrol.addPasskey'));
+    // Codes by email instead of an app: a code mailed, then typed.
+    const action = '/auth/sign-in/enrol';
+    const inStep: CodeFor = { step: stepToken(svc, req) };
+    if (body.send === 'email' || text(body.email_code)) {
+      if (!maySetUpEmailCodes(svc, user)) return newAppPage(req, res, user, target, action, 400);
+      if (body.send === 'email') {
+        const sent = await startEmailCodes(svc, codeOf(req, user), inStep, pageLanguage(req));
+        if (sent === 'none') return signInAgain(res, target);
+        if (sent !== 'sent') return emailPage(req, res, user, target, action, false, 429, tooManyMails(sent.throttled));
+        return emailPage(req, res, user, target, action, true);
+      }
+      const answer = await enrolEmailInStep(svc, codeOf(req, user), stepToken(svc, req), text(body.email_code));
+      if ('throttled' in answer) return emailPage(req, res, user, target, action, false, 429, tooManyCodes(answer.throttled));
+      if ('refused' in answer) return emailPage(req, res, user, target, action, false, 401, words('email.wrongCode'));
+      if ('unchecked' in answer || answer.proven === 'ended') return signInAgain(res, target);
+      handOver(svc, res, { step: answer.proven.token });
+      const codes = answer.proven.codes;
+      return renderPage(
+        res,
+        200,
+        recoveryCodesPage({ box, ...fields(req, res, target), codes, action: '/auth/sign-in/continue', post: true }),
+      );
+    }
     const answer = await enrolAppInStep(svc, codeOf(req, user), stepToken(svc, req), text(body.code));
     if ('throttled' in answer) return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 429, tooManyCodes(answer.throttled));
     if ('refused' in answer) return newAppPage(req, res, user, target, '/auth/sign-in/enrol', 401, words('enrol.wrongCode'));
@@ -254,6 +317,36 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const added = answer.proven;
     if (added === 'ended') return toSignIn(res);
     if (added === 'taken') return retry(401, wrong);
+    handOver(svc, res, { session: added.token });
+    const codes = added.codes;
+    renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
+  });
+
+  // Codes by email set up on the person's own page: "send" (the button, or "send another") mails a
+  // code for this browser; the code typed confirms them.
+  router.post(browserPage('/auth/account/email-codes'), ...pageForm, async (req, res) => {
+    const person = await change(req, res);
+    if (!person) return;
+    const { user } = person;
+    const action = '/auth/account/email-codes';
+    if ((await factorsOf(svc, user.id)).factors.email) return account(req, res, person, 409, { error: words('account.emailAlready') });
+    if (!maySetUpEmailCodes(svc, user))
+      return account(req, res, person, 409, { error: words(svc.config.smtp?.signInCodes ? 'email.addressFirst' : 'email.notOffered') });
+    const typed = text((req.body as Body).email_code);
+    if (!typed) {
+      const sent = await startEmailCodes(svc, codeOf(req, user), { browser: person.browser.sid }, pageLanguage(req));
+      if (sent === 'none') return toSignIn(res);
+      if (sent !== 'sent') return emailPage(req, res, user, ACCOUNT, action, false, 429, tooManyMails(sent.throttled));
+      return emailPage(req, res, user, ACCOUNT, action, true);
+    }
+    const retry = (status: number, error: Text) => emailPage(req, res, user, ACCOUNT, action, false, status, error);
+    const answer = await addEmailOnAccount(svc, browserFacts(svc, req), person, typed, svc.addressOf(req));
+    if ('throttled' in answer) return retry(429, tooManyCodes(answer.throttled));
+    if ('unchecked' in answer) return toSignIn(res);
+    if ('refused' in answer) return retry(401, words('email.wrongCode'));
+    const added = answer.proven;
+    if (added === 'ended') return toSignIn(res);
+    if (added === 'taken') return retry(401, words('email.wrongCode'));
     handOver(svc, res, { session: added.token });
     const codes = added.codes;
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));

@@ -4,24 +4,22 @@
 // account and per address, as a password is (./way.ts), and accepted once for its time step, by
 // one UPDATE, across every process (RFC 6238 §5.2). An app is written in the transaction of what
 // it is set up for (the step it completes, the browser session it strengthens), under the
-// person's row, with its audit events: a reset, a password change or a sign-out that ended that
-// first leaves no app added, and no event of one.
+// person's row, with its audit events (./enrolment.ts): a reset, a password change or a sign-out
+// that ended that first leaves no app added, and no event of one.
 import { withFactor } from '../../credentials/acr.js';
 import { seal, unseal } from '../../credentials/sealing.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
-import { acceptTotpStep, findTotp, setMustEnrol, startTotp, type Totp } from '../../store/factors.js';
-import { holdPerson } from '../../store/users.js';
-import { EndedMeanwhile, strengthen, type BrowserFacts, type BrowserToken, type SignedInPerson } from '../browsers.js';
-import { tellOfFactorChange } from '../notices.js';
-import { advanceStep, completeStep, mayBeSignedIn, type StepServices, type StepTarget, type WentOn } from '../steps.js';
-import { newCodesIn } from './recovery-code.js';
+import { acceptTotpStep, findTotp, startTotp, type Totp } from '../../store/factors.js';
+import type { BrowserFacts, BrowserToken, SignedInPerson } from '../browsers.js';
+import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
+import { enrolledInStep, enrolledOnAccount, type Confirming, type FactorAdded } from './enrolment.js';
 import { matchingStep, newTotpSecret, secretText, totpUri } from './totp-codes.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
 /**
  * Everything an app's code does to the database itself (what it completes or strengthens is
- * ../steps.ts's and ../browsers.ts's, the recovery codes made with an app ./recovery-code.ts's).
+ * ../steps.ts's and ../browsers.ts's, what an app set up brings ./enrolment.ts's).
  */
 export interface TotpStore {
   /** The person's app: the confirmed one, or (`pending`) the one being set up. */
@@ -30,15 +28,11 @@ export interface TotpStore {
   acceptTotpStep(db: Queryable, id: number, step: number, confirm?: boolean): Promise<boolean>;
   /** An app being set up: pending, its secret sealed; an earlier pending one is replaced. */
   startTotp(tx: Transaction, userId: number, name: string, sealedSecret: Buffer): Promise<number>;
-  /** The person owes no enrolment any more (an administrator's reset made them owe one). */
-  setMustEnrol(db: Queryable, userId: number, must: boolean): Promise<boolean>;
-  /** The person's row held until the transaction ends, as every change of their factors holds it. */
-  holdPerson(tx: Transaction, id: number): ReturnType<typeof holdPerson>;
-  /** A transaction of its own (an app set up on the account page: confirmed with the session it strengthens). */
+  /** A transaction of its own (an app being set up replaces the one before). */
   withTransaction: typeof withTransaction;
 }
 
-const store: TotpStore = { findTotp, acceptTotpStep, startTotp, setMustEnrol, holdPerson, withTransaction };
+const store: TotpStore = { findTotp, acceptTotpStep, startTotp, withTransaction };
 
 /** What the app's code uses of the process's services. */
 export type TotpServices = WayServices & StepServices & { factorKey: Buffer; pool: Pool; config: Pick<Config, 'smtp' | 'box'> };
@@ -91,81 +85,39 @@ export async function startApp(
 }
 
 /** A right code of the person's pending app: which one, and the time step it is of (written only with what it is set up for). */
-interface PendingCode {
-  id: number;
-  step: number;
-}
-
-async function pendingCode(svc: TotpServices, userId: number, code: string): Promise<PendingCode | undefined> {
+async function pendingCode(svc: TotpServices, userId: number, code: string): Promise<Confirming | undefined> {
   const pending = await store.findTotp(svc.pool, userId, 'pending');
   const step = pending && codeStep(svc, pending, code);
-  return pending && step !== undefined ? { id: pending.id, step } : undefined;
+  if (!pending || step === undefined) return undefined;
+  // Confirmed by its code, in the transaction of what it is set up for; false when the code was taken meanwhile.
+  return { kind: 'totp', id: pending.id, confirm: (tx) => store.acceptTotpStep(tx, pending.id, step, true) };
 }
 
-/** The pending app confirmed by its code, in `tx`; false when the code was taken meanwhile. */
-const confirmedIn = (tx: Transaction, code: PendingCode): Promise<boolean> => store.acceptTotpStep(tx, code.id, code.step, true);
-
-/** How a code of an app being set up is counted and recorded: no sign-in line (the `factor` lines are appAdded's). */
+/** How a code of an app being set up is counted and recorded: no sign-in line (the `factor` lines are ./enrolment.ts's). */
 const asEnrolment = (of: CodeOf) => ({ ...asSecondFactor(of), success: false as const });
 
 /**
- * What app `app`, confirmed in `tx`, does there: the person owes no enrolment, is mailed, and the
- * `factor` event is written (one commits with the other); the recovery codes made with it, shown
- * once, are returned (their event: ./recovery-code.ts newCodesIn).
- */
-async function appAdded(svc: TotpServices, tx: Transaction, of: CodeOf, app: number): Promise<string[]> {
-  await store.setMustEnrol(tx, of.user.id, false);
-  await tellOfFactorChange(svc, tx, of.user, { change: 'added', factor: 'totp' });
-  const user = String(of.user.id);
-  await svc.audit.recordIn(tx, {
-    event: 'factor',
-    action: 'enrolled',
-    kind: 'totp',
-    factor: String(app),
-    user,
-    by: { user },
-    address: of.address,
-  });
-  return newCodesIn(svc, tx, of);
-}
-
-/** An app set up, and the recovery codes made with it (shown once), with the token to hand the browser. */
-export interface AppAdded<T> {
-  app: number;
-  codes: string[];
-  token: T;
-}
-
-/**
- * The code of the app set up in the enrolment of the step of `stepToken`: the step is used up, and a
- * new one holds the factor just enrolled (Continue goes on from it, after the recovery codes);
- * must_enrol is cleared with it, under the person's row. `ended`: the step is gone (a reset that
- * came first took it), and no app is added.
+ * The code of the app set up in the enrolment of the step of `stepToken` (./enrolment.ts: the step
+ * used up, a new one holding the app, the recovery codes made). `ended`: the step is gone (a reset
+ * that came first took it), and no app is added.
  */
 export async function enrolAppInStep(
   svc: TotpServices,
   of: CodeOf,
   stepToken: string | undefined,
   code: string,
-): Promise<Answer<AppAdded<BrowserToken> | 'ended'>> {
-  return signInThrough<AppAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
+): Promise<Answer<FactorAdded<BrowserToken> | 'ended'>> {
+  return signInThrough<FactorAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
     const pending = await pendingCode(svc, of.user.id, code);
     if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: of.user.id };
-    const advanced = await advanceStep(svc, stepToken, async (s, tx) => {
-      if (s.userId !== of.user.id || !(await confirmedIn(tx, pending))) return undefined;
-      return { amr: withFactor(s.amr, ['otp']), factor: 'enrolled', also: await appAdded(svc, tx, of, pending.id) };
-    });
-    return { proven: advanced ? { app: pending.id, codes: advanced.also, token: advanced.step } : 'ended', user: of.user.id };
+    return { proven: await enrolledInStep(svc, of, stepToken, pending), user: of.user.id };
   });
 }
 
 /**
- * The code of the app set up on the person's own page: confirmed with what it counts for, in one
- * transaction under the person's row — this browser's session counts the app from now on (a new
- * token, the same sid), so the person's own rules, now asking for it, are met; it was enrolled, not
- * given at a sign-in, so the session's sign-in time and last proof stay (../browsers.ts strengthen).
- * `ended`: the session ended meanwhile (a password change, a reset, a sign-out), and takes the app
- * with it; `taken`: the code was used meanwhile.
+ * The code of the app set up on the person's own page, confirmed with the session it strengthens
+ * (./enrolment.ts). `ended`: the session ended meanwhile, and takes the app with it; `taken`: the
+ * code was used meanwhile.
  */
 export async function addAppOnAccount(
   svc: TotpServices,
@@ -173,25 +125,11 @@ export async function addAppOnAccount(
   person: SignedInPerson,
   code: string,
   address: string,
-): Promise<Answer<AppAdded<BrowserToken> | 'ended' | 'taken'>> {
+): Promise<Answer<FactorAdded<BrowserToken> | 'ended' | 'taken'>> {
   const of = { user: person.user, address };
-  return signInThrough<AppAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
+  return signInThrough<FactorAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
     const pending = await pendingCode(svc, person.user.id, code);
     if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: person.user.id };
-    const added = await store
-      .withTransaction(svc.pool, async (tx) => {
-        const held = await store.holdPerson(tx, person.user.id);
-        if (!held || !mayBeSignedIn(held)) return 'ended' as const;
-        if (!(await confirmedIn(tx, pending))) return 'taken' as const;
-        const since = { proofAt: 'kept', enrolled: true } as const;
-        const token = await strengthen(svc, tx, from, withFactor(person.browser.amr, ['otp']), person.browser, since);
-        if (!token) throw new EndedMeanwhile();
-        return { app: pending.id, codes: await appAdded(svc, tx, of, pending.id), token };
-      })
-      .catch((err: unknown) => {
-        if (err instanceof EndedMeanwhile) return 'ended' as const;
-        throw err;
-      });
-    return { proven: added, user: person.user.id };
+    return { proven: await enrolledOnAccount(svc, from, person, address, pending), user: person.user.id };
   });
 }

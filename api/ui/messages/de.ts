@@ -213,6 +213,21 @@ export const de: Catalogue = {
   'factor.passkey': 'Passkey',
   'factor.appKind': 'Authenticator-App',
   'factor.passkeyKind': 'Passkey',
+  'factor.emailKind': 'Codes per E-Mail',
+  'account.setUpEmail': 'Anmeldecodes per E-Mail einrichten',
+  'account.emailAlready': 'Sie erhalten schon Anmeldecodes per E-Mail. Entfernen Sie sie zuerst, um sie neu einzurichten.',
+  'email.heading': 'Anmeldecodes per E-Mail',
+  'email.intro':
+    'Bei jeder Anmeldung wird ein sechsstelliger Code an {email} geschickt. Wer dieses Postfach liest, kann ihn bekommen: Eine Authenticator-App oder ein Passkey schützt Sie besser.',
+  'email.send': 'Code an meine E-Mail-Adresse schicken',
+  'email.sent': 'Ein Code wurde an {email} geschickt. Er gilt einmal, 10 Minuten lang, in diesem Browser.',
+  'email.code': 'Code aus der E-Mail',
+  'email.codeHint': 'Sechs Ziffern. Nach einer Minute keine E-Mail? Fordern Sie einen neuen an: Er ersetzt diesen.',
+  'email.wrongCode': 'Dieser Code ist falsch, benutzt oder zu alt. Fordern Sie einen neuen an und versuchen Sie es noch einmal.',
+  'email.tooMany': 'An diese Adresse wurden zu viele Codes geschickt. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'email.addressFirst': 'Codes per E-Mail gehen nur an eine bestätigte Adresse: Bestätigen Sie Ihre zuerst.',
+  'email.notOffered': 'Dieser Dienst bietet keine Anmeldecodes per E-Mail an.',
+  'enrol.orEmail': 'Oder erhalten Sie stattdessen Anmeldecodes per E-Mail:',
 
   'confirm.title': 'Bestätigen Sie, dass Sie es sind',
   'confirm.why':

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { nextStep, type PersonsFactors } from '../../../api/people/factors.js';
 
-const none: PersonsFactors = { passkeys: 0, totp: false, groupRequires: false, mustEnrol: false };
+const none: PersonsFactors = { passkeys: 0, totp: false, email: false, groupRequires: false, mustEnrol: false };
 
 describe('nextStep', function () {
   it('a person without factors or rules: a password is enough, unless more is asked', function () {

@@ -20,7 +20,7 @@ import {
 import type { PersonsFactors } from '../../../api/people/factors.js';
 import { SoftAuthenticator } from '../../support/authenticator.js';
 
-const none: PersonsFactors = { passkeys: 0, totp: false, groupRequires: false, mustEnrol: false };
+const none: PersonsFactors = { passkeys: 0, totp: false, email: false, groupRequires: false, mustEnrol: false };
 
 describe('passkeys (people)', function () {
   it('the relying party is the base URL: its host name for the id (no port, no path), its origin', function () {

@@ -79,6 +79,8 @@ describe('ssf: the events of a box event (api/ssf/events.ts)', function () {
     expect(passkey[0]!.claims).to.deep.include({ credential_type: 'fido2-platform', change_type: 'create' });
     const totp = signalsOf(boxEvent({ event: 'factor', action: 'removed', user: '7', kind: 'totp', by: { user: '7' } }));
     expect(totp[0]!.claims).to.deep.include({ credential_type: 'app', change_type: 'delete' });
+    const email = signalsOf(boxEvent({ event: 'factor', action: 'enrolled', user: '7', kind: 'email', by: { user: '7' } }));
+    expect(email[0]!.claims).to.deep.include({ credential_type: 'email-code', change_type: 'create' });
     expect(signalsOf(boxEvent({ event: 'account', action: 'deactivated', user: '7', by: {} }))[0]!.type).to.equal(ACCOUNT_DISABLED);
     expect(signalsOf(boxEvent({ event: 'record_changed', kind: 'User', id: '7', action: 'deleted', by: {} }))[0]!.type).to.equal(
       ACCOUNT_PURGED,
