@@ -6,24 +6,12 @@
 // steps, the second-factor page and a removal). The ways that check a kind are api/people/ways/'s.
 // It is a base module so that every floor may read it (the base imports no floor).
 
-/**
- * How many factors of each kind a person holds, as a sign-in counts them (api/store/factors.ts
- * reads it): their passkeys, and whether their authenticator app is confirmed. A new kind adds
- * its count here and its entry below.
- */
-export interface HeldFactors {
-  passkeys: number;
-  totp: boolean;
-  /** Sign-in codes by email (api/people/ways/email-code.ts) are confirmed. */
-  email: boolean;
-}
-
 /** What is said once of one kind of factor. */
 export interface FactorKindSpec<K extends string = string> {
   /** Its name, as a `factors` row, the REST API, the audit and a notice mail say it. */
   kind: K;
-  /** Its label on the pages (a key of api/ui/messages/). */
-  label: 'factor.passkeyKind' | 'factor.appKind' | 'factor.emailKind';
+  /** Its label on the pages (a key of api/ui/messages/; a unit test finds it in every catalogue). */
+  label: `factor.${string}Kind`;
   /**
    * Its credential_type in a CAEP credential-change event (CAEP 1.0 §3.3): a passkey is
    * `fido2-platform` (the box does not learn whether it is synced or on a security key), an
@@ -32,17 +20,15 @@ export interface FactorKindSpec<K extends string = string> {
    * beyond its list as `recovery-code` is.
    */
   ssfCredential: string;
-  /** How many of it a person holds: what counts toward "has a factor". */
-  held: (person: HeldFactors) => number;
 }
 
 /** Every kind of factor, in the order lists show them. */
 export const FACTOR_KINDS = {
-  passkey: { kind: 'passkey', label: 'factor.passkeyKind', ssfCredential: 'fido2-platform', held: (p) => p.passkeys },
-  totp: { kind: 'totp', label: 'factor.appKind', ssfCredential: 'app', held: (p) => (p.totp ? 1 : 0) },
+  passkey: { kind: 'passkey', label: 'factor.passkeyKind', ssfCredential: 'fido2-platform' },
+  totp: { kind: 'totp', label: 'factor.appKind', ssfCredential: 'app' },
   // RFC 8176 `otp` when given, as an app's code: a one-time password. NIST SP 800-63B §5.1.3.1 does
   // not count email as an out-of-band authenticator (docs/guides/second-factors.md says what it protects).
-  email: { kind: 'email', label: 'factor.emailKind', ssfCredential: 'email-code', held: (p) => (p.email ? 1 : 0) },
+  email: { kind: 'email', label: 'factor.emailKind', ssfCredential: 'email-code' },
 } as const satisfies Record<string, FactorKindSpec>;
 
 /** A kind of second factor. */
@@ -53,6 +39,17 @@ export const isFactorKind = (name: string): name is FactorKind => Object.hasOwn(
 
 /** Every kind of factor, in the order lists show them. */
 export const FACTOR_KIND_NAMES = Object.keys(FACTOR_KINDS) as FactorKind[];
+
+/**
+ * How many confirmed factors of each kind a person holds, as a sign-in counts them
+ * (api/store/factors.ts factorState counts the rows by kind): a new kind needs nothing here.
+ */
+export type HeldFactors = Readonly<Record<FactorKind, number>>;
+
+/** A person who holds no factor (a base for a count, or for a test's person). */
+export const NO_FACTORS: HeldFactors = Object.freeze(
+  Object.fromEntries(FACTOR_KIND_NAMES.map((kind) => [kind, 0])) as Record<FactorKind, number>,
+);
 
 /**
  * Recovery codes: no factor of their own (they stand in for a lost one, and go with the last),
@@ -74,7 +71,7 @@ export const ssfCredentialOf = (kind: CredentialKind): string =>
  * of their own all ask.
  */
 export function factorCount(person: HeldFactors): number {
-  return FACTOR_KIND_NAMES.reduce((n, kind) => n + FACTOR_KINDS[kind].held(person), 0);
+  return FACTOR_KIND_NAMES.reduce((n, kind) => n + person[kind], 0);
 }
 
 /** Whether a person holds a factor of any kind (factorCount). */

@@ -56,7 +56,7 @@ export function nextStep(amr: readonly string[], person: PersonsFactors, want: A
   const wanted = strongest(want, acrRequiredOf(person));
   if (hasFactor(person) && !amr.includes('mfa')) return 'second-factor';
   if (meets(acrOf(amr), wanted)) return 'done';
-  if (wanted === ACR_PASSKEY && person.passkeys > 0) return 'second-factor';
+  if (wanted === ACR_PASSKEY && person.passkey > 0) return 'second-factor';
   if (stepUp && !recentProof(stepUp.proofAt, stepUp.now)) return 'sign-in';
   return 'enrol';
 }

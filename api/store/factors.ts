@@ -2,7 +2,7 @@
 // passkeys, a TOTP, sign-in codes by email, recovery codes, sign-in steps and WebAuthn challenges.
 // What is decided about them is api/people/'s; this file only reads and writes.
 import type { Queryable, Transaction } from '../db/pool.js';
-import type { FactorKind, HeldFactors } from '../factor-kinds.js';
+import { FACTOR_KIND_NAMES, type FactorKind, type HeldFactors } from '../factor-kinds.js';
 import { uniqueViolation } from './constraints.js';
 
 /** A factor as a person and an administrator see it: never its key or secret. */
@@ -331,17 +331,9 @@ export interface FactorState extends HeldFactors {
 }
 
 export async function factorState(db: Queryable, userId: number): Promise<FactorState> {
-  const { rows } = await db.query<{
-    passkeys: string;
-    totp: string;
-    email: string;
-    codes: string;
-    group_requires: boolean;
-    must_enrol: boolean;
-  }>(
-    `SELECT (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'passkey') AS passkeys,
-            (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'totp' AND confirmed) AS totp,
-            (SELECT count(*) FROM factors WHERE user_id = u.id AND kind = 'email' AND confirmed) AS email,
+  const { rows } = await db.query<{ held: Record<string, number>; codes: string; group_requires: boolean; must_enrol: boolean }>(
+    `SELECT (SELECT coalesce(jsonb_object_agg(kind, n), '{}') FROM
+              (SELECT kind, count(*) AS n FROM factors WHERE user_id = u.id AND confirmed GROUP BY kind) AS k) AS held,
             (SELECT count(*) FROM recovery_codes WHERE user_id = u.id AND used_at IS NULL) AS codes,
             EXISTS (SELECT 1 FROM user_groups ug JOIN groups g ON g.id = ug.group_id
                     WHERE ug.user_id = u.id AND g.require_second_factor) AS group_requires,
@@ -350,15 +342,10 @@ export async function factorState(db: Queryable, userId: number): Promise<Factor
     [userId],
   );
   const r = rows[0];
-  if (!r) return { passkeys: 0, totp: false, email: false, recoveryCodes: 0, groupRequires: false, mustEnrol: false };
-  return {
-    passkeys: Number(r.passkeys),
-    totp: Number(r.totp) > 0,
-    email: Number(r.email) > 0,
-    recoveryCodes: Number(r.codes),
-    groupRequires: r.group_requires,
-    mustEnrol: r.must_enrol,
-  };
+  // Counted by kind: a kind this release does not know (a later one's, rolled back) counts as none.
+  const held = Object.fromEntries(FACTOR_KIND_NAMES.map((kind) => [kind, Number(r?.held[kind] ?? 0)])) as Record<FactorKind, number>;
+  if (!r) return { ...held, recoveryCodes: 0, groupRequires: false, mustEnrol: false };
+  return { ...held, recoveryCodes: Number(r.codes), groupRequires: r.group_requires, mustEnrol: r.must_enrol };
 }
 
 // --- sign-in steps (a sign-in half made)

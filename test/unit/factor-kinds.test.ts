@@ -3,25 +3,33 @@
 // audit's and the Shared Signals' pages — names exactly its kinds.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import { FACTOR_KIND_NAMES, FACTOR_KINDS, RECOVERY_CODES, factorCount, hasFactor, ssfCredentialOf } from '../../api/factor-kinds.js';
+import {
+  FACTOR_KIND_NAMES,
+  FACTOR_KINDS,
+  NO_FACTORS,
+  RECOVERY_CODES,
+  factorCount,
+  hasFactor,
+  ssfCredentialOf,
+} from '../../api/factor-kinds.js';
 import { projectPath } from '../../api/paths.js';
 import { peopleSchemas } from '../../api/schema/openapi.js';
 import { de } from '../../api/ui/messages/de.js';
 import { en } from '../../api/ui/messages/en.js';
 
 const read = (file: string): string => fs.readFileSync(projectPath(...file.split('/')), 'utf8');
-const none = { passkeys: 0, totp: false, email: false };
+const none = NO_FACTORS;
 
 describe('factor kinds', () => {
   it('counts every factor a person holds, and none when they hold none', () => {
     expect(hasFactor(none)).to.equal(false);
-    expect(factorCount({ ...none, passkeys: 2, totp: false })).to.equal(2);
-    expect(factorCount({ ...none, passkeys: 0, totp: true })).to.equal(1);
-    expect(factorCount({ ...none, passkeys: 2, totp: true })).to.equal(3);
-    expect(hasFactor({ ...none, passkeys: 0, totp: true })).to.equal(true);
-    expect(hasFactor({ ...none, passkeys: 1, totp: false })).to.equal(true);
-    expect(hasFactor({ ...none, email: true })).to.equal(true);
-    expect(factorCount({ passkeys: 1, totp: true, email: true })).to.equal(3);
+    expect(factorCount({ ...none, passkey: 2, totp: 0 })).to.equal(2);
+    expect(factorCount({ ...none, passkey: 0, totp: 1 })).to.equal(1);
+    expect(factorCount({ ...none, passkey: 2, totp: 1 })).to.equal(3);
+    expect(hasFactor({ ...none, passkey: 0, totp: 1 })).to.equal(true);
+    expect(hasFactor({ ...none, passkey: 1, totp: 0 })).to.equal(true);
+    expect(hasFactor({ ...none, email: 1 })).to.equal(true);
+    expect(factorCount({ passkey: 1, totp: 1, email: 1 })).to.equal(3);
   });
 
   it('names each kind by its key, and labels it in every language', () => {

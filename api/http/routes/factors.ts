@@ -100,17 +100,17 @@ export function factorRouter(svc: FactorRouterServices): Router {
       secondFactorPage({
         box,
         ...fields(req, res, target),
-        totp: factors.totp,
-        passkeys: factors.passkeys > 0,
+        totp: factors.totp > 0,
+        passkeys: factors.passkey > 0,
         recoveryCodes: factors.recoveryCodes > 0,
         hasFactor: hasFactor(factors),
-        passkeyOnly: askedPasskey && factors.passkeys > 0,
-        passkeyNext: askedPasskey && factors.passkeys === 0,
+        passkeyOnly: askedPasskey && factors.passkey > 0,
+        passkeyNext: askedPasskey && factors.passkey === 0,
         ...(factors.email && user ? { email: { address: user.email, sent } } : {}),
         ...(error ? { error } : {}),
       }),
       {},
-      { script: factors.passkeys > 0 },
+      { script: factors.passkey > 0 },
     );
   }
 
@@ -143,7 +143,7 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const recovery = text(body.recovery_code);
     const emailCode = text(body.email_code);
     // A passkey is asked: a person who has one gives it; one who has none gives their code, then adds one (an enrolment).
-    if (target.acr === ACR_PASSKEY && (await factorsOf(svc, user.id)).factors.passkeys > 0) return again(400, words('step.passkeyAsked'));
+    if (target.acr === ACR_PASSKEY && (await factorsOf(svc, user.id)).factors.passkey > 0) return again(400, words('step.passkeyAsked'));
 
     // "Send a code": a code by email for this step (api/people/ways/email-code.ts).
     if (body.send === 'email') {

@@ -210,7 +210,7 @@ export async function unlink(
     const identities = await identitiesOf(tx, userId);
     if (!identities.some((i) => i.provider === provider)) return 'not-linked' as const;
     const person = (await getUser(tx, userId))!;
-    const passkeys = (await factorState(tx, userId)).passkeys;
+    const passkeys = (await factorState(tx, userId)).passkey;
     if (!opts.evenTheOnlyWayIn && !person.passwordSet && passkeys === 0 && identities.length === 1) return 'only-way-in' as const;
     const unlinked = await unlinkUpstreamIdentity(tx, userId, provider);
     const stored = (await identityProviders.read(tx, provider))?.resource;

@@ -17,10 +17,11 @@ import {
   relyingParty,
   userHandle,
 } from '../../../api/people/ways/webauthn.js';
+import { NO_FACTORS } from '../../../api/factor-kinds.js';
 import type { PersonsFactors } from '../../../api/people/factors.js';
 import { SoftAuthenticator } from '../../support/authenticator.js';
 
-const none: PersonsFactors = { passkeys: 0, totp: false, email: false, groupRequires: false, mustEnrol: false };
+const none: PersonsFactors = { ...NO_FACTORS, groupRequires: false, mustEnrol: false };
 
 describe('passkeys (people)', function () {
   it('the relying party is the base URL: its host name for the id (no port, no path), its origin', function () {
@@ -62,10 +63,10 @@ describe('passkeys (people)', function () {
 
   it('a step takes a new passkey only as an enrolment, never in place of a factor the person has', function () {
     expect(mayEnrolInStep(['pwd'], { ...none, groupRequires: true })).to.equal(true);
-    expect(mayEnrolInStep(['pwd'], { ...none, passkeys: 1 })).to.equal(false);
-    expect(mayEnrolInStep(['pwd'], { ...none, totp: true })).to.equal(false);
+    expect(mayEnrolInStep(['pwd'], { ...none, passkey: 1 })).to.equal(false);
+    expect(mayEnrolInStep(['pwd'], { ...none, totp: 1 })).to.equal(false);
     // A TOTP given, a passkey asked for: the person adds one.
-    expect(mayEnrolInStep(['pwd', 'otp', 'mfa'], { ...none, totp: true })).to.equal(true);
+    expect(mayEnrolInStep(['pwd', 'otp', 'mfa'], { ...none, totp: 1 })).to.equal(true);
   });
 
   it('the asserted credential id and user handle are read only when well-formed', function () {
