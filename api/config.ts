@@ -211,13 +211,12 @@ export interface SmtpConfig {
 }
 
 /**
- * What BOXAUTH_SMTP_SIGN_IN_CODES may say: `off`, or `second-factor` (people may set up codes by
- * email as their second factor). A list and not a boolean so that what codes may do beyond a second
- * factor (issue 66: a first step for people without a password) is one more value of this one
- * setting, not a second setting; `true` and `false`, which the setting said before it was
- * released, are read as `second-factor` and `off`.
+ * What BOXAUTH_SMTP_SIGN_IN_CODES may say: `off`; `second-factor`, people may set up codes by
+ * email as their second factor; `first-step`, that and, for people without a password, a code
+ * instead of one (api/people/ways/email-first-step.ts). `true` and `false`, which the setting said
+ * before it was a list (never released), are read as `second-factor` and `off`.
  */
-export const SIGN_IN_CODES = ['off', 'second-factor'] as const;
+export const SIGN_IN_CODES = ['off', 'second-factor', 'first-step'] as const;
 export type SignInCodes = (typeof SIGN_IN_CODES)[number];
 
 /** Whether the box offers sign-in codes by email to set up: it sends mail, and the setting is not `off`. */

@@ -182,10 +182,14 @@ describe('SMTP configuration', function () {
     const codes = (value: string) => loadConfig({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: value }).smtp?.signInCodes;
     expect(codes('second-factor')).to.equal('second-factor');
     expect(codes('off')).to.equal('off');
+    expect(codes('first-step')).to.equal('first-step');
     // What the setting said before it was a list (never released, but written on main's boxes).
     expect(codes('true')).to.equal('second-factor');
     expect(codes('FALSE')).to.equal('off');
-    refused({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'yes please' }, /BOXAUTH_SMTP_SIGN_IN_CODES must be one of off, second-factor/);
+    refused(
+      { ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'yes please' },
+      /BOXAUTH_SMTP_SIGN_IN_CODES must be one of off, second-factor, first-step/,
+    );
     for (const bad of ['a@example.com\r\nBcc: evil@x', 'a@example.com, b@example.com', 'no address', 'boxauth <>'])
       refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', BOXAUTH_SMTP_FROM: bad }, /^BOXAUTH_SMTP_FROM must be/);
     refused(

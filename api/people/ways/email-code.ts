@@ -49,7 +49,8 @@ const NAME = 'Codes by email';
 /** What a code is bound to: the SHA-256 of a sign-in step's id (its cookie), or of a signed-in browser's sid. */
 export type CodeFor = { step: string | undefined } | { browser: string };
 
-const boundTo = (to: CodeFor): Buffer | undefined => {
+/** The binding a code is stored with (undefined: no step to bind it to). */
+export const boundTo = (to: CodeFor): Buffer | undefined => {
   if ('browser' in to) return createHash('sha256').update(`browser\0${to.browser}`).digest();
   return to.step === undefined ? undefined : createHash('sha256').update(`step\0${to.step}`).digest();
 };
