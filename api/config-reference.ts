@@ -207,9 +207,9 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   },
   {
     names: ['BOXAUTH_SMTP_SIGN_IN_CODES'],
-    default: '`false`',
+    default: '`off`',
     meaning:
-      'whether people may set up sign-in codes by email as a second factor ([second factors](../guides/second-factors.md#getting-codes-by-email); `Box.spec.smtp.signInCodes`). Off in the release that brought them: turn it on once no pod of the release before serves, since that release counts no such factor and would let a person whose only factor it is in with a password alone ([upgrades](../operations/upgrades.md#a-new-kind-expand-then-offer)). Codes already set up work either way',
+      'what sign-in codes by email the box offers: `off`; `second-factor`, people may set them up as their second factor ([second factors](../guides/second-factors.md#getting-codes-by-email)); `first-step`, that and, for people without a password, a code instead of one ([a code instead of a password](../guides/second-factors.md#a-code-instead-of-a-password)). `Box.spec.smtp.signInCodes`; `true` and `false` are read as `second-factor` and `off`. Off in the release that brought them: turn it on once no pod of the release before serves, since that release counts no such factor and would let a person whose only factor it is in with a password alone ([upgrades](../operations/upgrades.md#a-new-kind-expand-then-offer)). Codes already set up work either way',
   },
   {
     names: ['BOXAUTH_MAIL_LEASE_SECONDS'],

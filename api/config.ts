@@ -202,12 +202,32 @@ export interface SmtpConfig {
   /** How long a claimed mail stays another process's before a process that died sending it is taken over. */
   leaseSeconds: number;
   /**
-   * Whether people may set up sign-in codes by email (BOXAUTH_SMTP_SIGN_IN_CODES). Off by default in
-   * the release that brought them: a pod of the release before counts no such factor, so it is
-   * offered only once none serves (docs/operations/upgrades.md, "A new kind"). Codes already set
-   * up work either way.
+   * What sign-in codes by email the box offers (BOXAUTH_SMTP_SIGN_IN_CODES; offersSignInCodes below).
+   * Off by default in the release that brought them: a pod of the release before counts no such
+   * factor, so they are offered only once none serves (docs/operations/upgrades.md, "A new kind").
+   * Codes already set up work either way.
    */
-  signInCodes: boolean;
+  signInCodes: SignInCodes;
+}
+
+/**
+ * What BOXAUTH_SMTP_SIGN_IN_CODES may say: `off`; `second-factor`, people may set up codes by
+ * email as their second factor; `first-step`, that and, for people without a password, a code
+ * instead of one (api/people/ways/email-first-step.ts). `true` and `false`, which the setting said
+ * before it was a list (never released), are read as `second-factor` and `off`.
+ */
+export const SIGN_IN_CODES = ['off', 'second-factor', 'first-step'] as const;
+export type SignInCodes = (typeof SIGN_IN_CODES)[number];
+
+/** Whether the box offers sign-in codes by email to set up: it sends mail, and the setting is not `off`. */
+export const offersSignInCodes = (smtp: SmtpConfig | undefined): boolean => smtp !== undefined && smtp.signInCodes !== 'off';
+
+/** BOXAUTH_SMTP_SIGN_IN_CODES, with `true` and `false` read as they were meant before it became a list. */
+function signInCodesOf(env: Env): SignInCodes {
+  const alias = { true: 'second-factor', false: 'off' } as const;
+  const raw = str(env, 'BOXAUTH_SMTP_SIGN_IN_CODES')?.toLowerCase();
+  if (raw === 'true' || raw === 'false') return alias[raw];
+  return oneOf(env, 'BOXAUTH_SMTP_SIGN_IN_CODES', SIGN_IN_CODES, 'off');
 }
 
 export class ConfigError extends Error {}
@@ -532,7 +552,7 @@ function smtpOf(env: Env): SmtpConfig | undefined {
     ...(password !== undefined ? { password } : {}),
     ...(templatesDir !== undefined ? { templatesDir: path.resolve(templatesDir) } : {}),
     leaseSeconds: int(env, 'BOXAUTH_MAIL_LEASE_SECONDS', 300, 4, 86400),
-    signInCodes: bool(env, 'BOXAUTH_SMTP_SIGN_IN_CODES', false),
+    signInCodes: signInCodesOf(env),
   };
 }
 

@@ -22,3 +22,7 @@ export function emailCodeTyped(typed: string): string | undefined {
 /** What is stored of `code` mailed for factor `factorId`. */
 export const emailCodeHash = (factorKey: Buffer, factorId: number, code: string): Buffer =>
   createHmac('sha256', factorKey).update(`email-code\0${factorId}\0${code}`).digest();
+
+/** What is stored of `code` mailed to person `userId` as the first step of their sign-in (no factor row to name). */
+export const firstStepCodeHash = (factorKey: Buffer, userId: number, code: string): Buffer =>
+  createHmac('sha256', factorKey).update(`first-step-code\0${userId}\0${code}`).digest();

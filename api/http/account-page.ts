@@ -1,5 +1,6 @@
 // The person's own page, /auth/account, as both its routers show it (api/http/routes/account.ts:
 // address, password, sign-ins, apps; routes/factors.ts: second factors), and who may change it.
+import { offersSignInCodes } from '../config.js';
 import type { Request, Response } from 'express';
 import { accountRecords, freshSecondFactor, provenRecently } from '../people/own-account.js';
 import { accountPage } from '../ui/account-page.js';
@@ -76,7 +77,7 @@ export async function showAccount(
       email: user.email,
       emailVerified: user.emailVerified,
       mail: svc.config.smtp !== undefined,
-      emailCodes: svc.config.smtp?.signInCodes === true,
+      emailCodes: offersSignInCodes(svc.config.smtp),
       ...records,
       sid: browser.sid,
       fresh: freshSecondFactor(browser, Date.now()),

@@ -2,6 +2,7 @@
 // box's own styles (no scripts at all: the admin UI's own and the passkeys script of the
 // pages offering a passkey are the exceptions),
 // and is never cached: it may carry a CSRF token or say who is signed in.
+import { offersFirstStep } from '../people/ways/email-first-step.js';
 import type { Request, Response } from 'express';
 import { accountHolder as holderOf, signedInPerson as personOf, type SignedInPerson } from '../people/browsers.js';
 import { wayAccepted } from '../people/sign-in.js';
@@ -137,6 +138,7 @@ export async function signInForm(
     providers: providers.map((p) => ({ id: p.id, label: labelOf(p), directory: p.type === 'ldap' })),
     own: wayAccepted(ways.accepted, null),
     usernames: providers.some((p) => p.ldap?.passwordForm === true),
+    emailCodes: offersFirstStep(svc.config),
     ...(ways.acr ? { acr: ways.acr } : {}),
     ...shown,
   });

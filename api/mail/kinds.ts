@@ -8,10 +8,10 @@
 // A mail is decided when it is sent, not when it was asked for: the recipient is always the email
 // a person's record holds at that moment, never an address someone typed, and a link's token is
 // made then (./messages.ts compose), so that the outbox row holds no secret.
-import { EMAIL_CODE_MINUTES, emailCodeHash, newEmailCode } from '../credentials/email-codes.js';
+import { EMAIL_CODE_MINUTES, emailCodeHash, firstStepCodeHash, newEmailCode } from '../credentials/email-codes.js';
 import type { Queryable } from '../db/pool.js';
 import { sameAddress } from '../input.js';
-import { putEmailCode } from '../store/factors.js';
+import { putEmailCode, putFirstStepCode } from '../store/factors.js';
 import { LINK_MINUTES, type LinkPurpose } from '../store/account-links.js';
 import { enqueueMail as enqueueOutboxMail, type ClaimedMail, type MailRequest } from '../store/mail-outbox.js';
 import { findUserByEmail, getUser, type UserRow } from '../store/users.js';
@@ -66,11 +66,11 @@ const factorChange = kind({
   },
 });
 
-/** What a sign-in code's mail is about (its `detail`): the factor, and the sign-in it was asked for (hex SHA-256). */
-export interface SignInCodeDetail {
-  factor: number;
-  for: string;
-}
+/**
+ * What a sign-in code's mail is about (its `detail`): the factor, or (`firstStep`) a code instead
+ * of a password (api/people/ways/email-first-step.ts), and the sign-in it was asked for (hex SHA-256).
+ */
+export type SignInCodeDetail = { factor: number; for: string } | { firstStep: true; for: string };
 
 /**
  * Every kind, in the order the box lists them. Who asks for each, and whom it reaches, is in
@@ -154,17 +154,26 @@ export const MAIL_KIND_DECLARATIONS = {
   }),
   // A sign-in code (api/people/ways/email-code.ts), to `user`'s address as their record holds it,
   // while it is verified. The code is made now, its HMAC stored on the factor's row (replacing the
-  // code before), so that the outbox row holds no secret; a factor gone meanwhile gets no mail.
+  // code before), so that the outbox row holds no secret; a factor gone meanwhile gets no mail. A
+  // code instead of a password (api/people/ways/email-first-step.ts) is kept in first_step_codes.
   'sign-in-code': kind({
     placeholders: ['code', 'minutes'],
     async compose(mail, the) {
       const user = await personOf(the.db, mail);
-      const detail = JSON.parse(mail.detail ?? '{}') as Partial<SignInCodeDetail>;
-      if (!user?.active || !user.emailVerified || typeof detail.factor !== 'number' || typeof detail.for !== 'string') return undefined;
+      const detail = JSON.parse(mail.detail ?? '{}') as Partial<{ factor: number; firstStep: true; for: string }>;
+      if (!user?.active || !user.emailVerified || typeof detail.for !== 'string') return undefined;
       const code = newEmailCode();
       const expiresAt = new Date(Date.now() + EMAIL_CODE_MINUTES * 60_000);
-      const hash = emailCodeHash(the.factorKey, detail.factor, code);
-      if (!(await putEmailCode(the.db, detail.factor, user.id, hash, expiresAt, Buffer.from(detail.for, 'hex')))) return undefined;
+      const codeFor = Buffer.from(detail.for, 'hex');
+      if (detail.firstStep === true) {
+        // Asked with the address typed on the sign-in page: to it only while it is still this person's, who still has no password.
+        if (user.passwordSet || !sameAddress(user.email, mail.address)) return undefined;
+        await putFirstStepCode(the.db, user.id, firstStepCodeHash(the.factorKey, user.id, code), expiresAt, codeFor);
+      } else {
+        if (typeof detail.factor !== 'number') return undefined;
+        const hash = emailCodeHash(the.factorKey, detail.factor, code);
+        if (!(await putEmailCode(the.db, detail.factor, user.id, hash, expiresAt, codeFor))) return undefined;
+      }
       return the.mailTo(user.email, { code, minutes: String(EMAIL_CODE_MINUTES) });
     },
   }),

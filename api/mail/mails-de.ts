@@ -115,12 +115,12 @@ den Administratoren von {{box}}.
 Ihr Code: {{code}}
 
 Er gilt einmal, {{minutes}} Minuten lang, in dem Browser, der ihn angefordert hat. Wenn Sie es nicht
-waren, geben Sie diesen Code niemandem: Jemand kennt Ihr Passwort. Ändern Sie es, und sagen Sie es den
-Administratoren von {{box}}.
+waren, geben Sie diesen Code niemandem: Jemand meldet sich als Sie an. Wenn Sie ein Passwort haben,
+ändern Sie es; und sagen Sie es den Administratoren von {{box}}.
 `,
       html: `<p>Jemand, hoffentlich Sie, meldet sich bei {{box}} als {{email}} an oder richtet Anmeldecodes per E-Mail ein.</p>
 <p>Ihr Code: <strong>{{code}}</strong></p>
-<p>Er gilt einmal, {{minutes}} Minuten lang, in dem Browser, der ihn angefordert hat. Wenn Sie es nicht waren, geben Sie diesen Code niemandem: Jemand kennt Ihr Passwort. Ändern Sie es, und sagen Sie es den Administratoren von {{box}}.</p>
+<p>Er gilt einmal, {{minutes}} Minuten lang, in dem Browser, der ihn angefordert hat. Wenn Sie es nicht waren, geben Sie diesen Code niemandem: Jemand meldet sich als Sie an. Wenn Sie ein Passwort haben, ändern Sie es; und sagen Sie es den Administratoren von {{box}}.</p>
 `,
     },
   },

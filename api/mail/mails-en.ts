@@ -145,11 +145,13 @@ set a new password with a reset link ({{resetLink}}) and tell the administrator 
 Your code: {{code}}
 
 It works once, for {{minutes}} minutes, in the browser that asked for it. If it was not you, do not
-give this code to anyone: someone knows your password. Change it, and tell the administrators of {{box}}.
+give this code to anyone: someone is signing in as you. If you have a password, change it; and tell the
+administrators of {{box}}.
 `,
       html: `<p>Someone, hopefully you, is signing in to {{box}} as {{email}}, or setting up sign-in codes by email.</p>
 <p>Your code: <strong>{{code}}</strong></p>
-<p>It works once, for {{minutes}} minutes, in the browser that asked for it. If it was not you, do not give this code to anyone: someone knows your password. Change it, and tell the administrators of {{box}}.</p>
+<p>It works once, for {{minutes}} minutes, in the browser that asked for it. If it was not you, do not give this code to anyone: someone is signing in as you. If you have a password, change it; and tell the
+administrators of {{box}}.</p>
 `,
     },
   },

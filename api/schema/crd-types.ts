@@ -48,9 +48,9 @@ export interface BoxSpec {
       };
     };
     /**
-     * Let people set up sign-in codes by email as a second factor (BOXAUTH_SMTP_SIGN_IN_CODES, docs/guides/second-factors.md). Off by default in the release that brought them: turn it on once no pod of the release before serves, which counts no such factor (docs/operations/upgrades.md). Codes already set up keep working when it is off.
+     * What sign-in codes by email the box offers (BOXAUTH_SMTP_SIGN_IN_CODES, docs/guides/second-factors.md): off; second-factor (people may set them up as their second factor); first-step (that, and a code instead of a password for people without one). Off by default in the release that brought them: turn them on once no pod of the release before serves, which counts no such factor (docs/operations/upgrades.md). Codes already set up keep working when it is off.
      */
-    signInCodes?: boolean;
+    signInCodes?: 'off' | 'second-factor' | 'first-step';
   };
   /**
    * Self sign-up on the sign-in page.

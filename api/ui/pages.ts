@@ -23,6 +23,8 @@ export interface SignInPage {
   /** The password form checks a directory too (ldap.passwordForm): it takes a username as well as an email. */
   usernames: boolean;
   acr?: string;
+  /** "Email me a sign-in code" is offered beside the password (BOXAUTH_SMTP_SIGN_IN_CODES=first-step). */
+  emailCodes?: boolean;
 }
 
 export function signInPage(p: SignInPage): Page {
@@ -32,6 +34,7 @@ ${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr })}
 ${p.usernames ? field('email', say('signIn.emailOrUsername'), 'text', p.email ?? '', {}, 'username webauthn') : field('email', say('field.email'), 'email', p.email ?? '', {}, 'username webauthn')}
 ${field('password', say('field.password'), 'password', '', {}, 'current-password')}
 <button type="submit">${say('signIn.submit')}</button>
+${p.emailCodes ? html`<button type="submit" name="send" value="email-code" class="secondary" formnovalidate>${say('signIn.emailCode')}</button>` : ''}
 </form>
 ${passkeyButton(say, 'sign-in-passkey', say('signIn.passkey'), 'authenticate')}
 <p><a href="/auth/reset">${say('signIn.forgot')}</a></p>
@@ -44,6 +47,33 @@ ${p.notice ? html`<p class="notice" role="status">${textOf(say, p.notice)}</p>` 
 ${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
 ${p.own ? own(say) : ''}
 ${upstreamButtons(say, p.providers, p.csrf, p.returnTo, p.acr)}`,
+  }));
+}
+
+export interface FirstStepCodePage {
+  box: string;
+  csrf: string;
+  returnTo: string;
+  acr?: string | undefined;
+  /** The address typed on the sign-in page (the code, if any, went there). */
+  email: string;
+  error?: Text;
+}
+
+/** A code by email instead of a password: the same page whoever the address is (api/people/ways/email-first-step.ts). */
+export function firstStepCodePage(p: FirstStepCodePage): Page {
+  return page((say) => ({
+    title: say('signIn.title'),
+    box: p.box,
+    body: html`<h1>${say('signIn.codeHeading')}</h1>
+${p.error ? html`<p class="error" role="alert">${textOf(say, p.error)}</p>` : ''}
+<p role="status">${say('signIn.codeSent', { email: p.email })}</p>
+<form method="post" action="/auth/sign-in/email-code">
+${hidden({ csrf: p.csrf, return_to: p.returnTo, acr: p.acr, email: p.email })}
+${field('email_code', say('email.code'), 'text', '', {}, 'one-time-code')}
+<button type="submit">${say('signIn.submit')}</button>
+</form>
+<p><a href="/auth/sign-in?return_to=${encodeURIComponent(p.returnTo)}">${say('signIn.codeBack')}</a></p>`,
   }));
 }
 

@@ -113,7 +113,7 @@ function smtpEnv(smtp: NonNullable<BoxSpec['smtp']>): unknown[] {
     { name: 'BOXAUTH_SMTP_FROM', value: smtp.from },
     ...(smtp.passwordSecretRef ? [secretEnv('BOXAUTH_SMTP_PASSWORD', smtp.passwordSecretRef.name, smtp.passwordSecretRef.key)] : []),
     ...(smtp.templates ? [{ name: 'BOXAUTH_MAIL_TEMPLATES', value: MAIL_TEMPLATES_DIR }] : []),
-    ...(smtp.signInCodes ? [{ name: 'BOXAUTH_SMTP_SIGN_IN_CODES', value: 'true' }] : []),
+    ...(smtp.signInCodes && smtp.signInCodes !== 'off' ? [{ name: 'BOXAUTH_SMTP_SIGN_IN_CODES', value: smtp.signInCodes }] : []),
   ];
 }
 

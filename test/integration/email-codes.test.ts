@@ -48,7 +48,7 @@ describe('sign-in codes by email', function () {
     // The limits are ten wrong codes an account (forty an address). The clock moves in the last test only.
     box = await Box.start({
       movableClock: true,
-      env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'true', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' },
+      env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'second-factor', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' },
     });
     const rp = await box.json(
       'PUT',

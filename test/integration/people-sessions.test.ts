@@ -373,7 +373,7 @@ describe("administrators and people's sessions", function () {
       const events: AuditEvent[] = [];
       const feed = { onChange: () => undefined, onReset: () => undefined } as unknown as ChangeFeed;
       const svc: AccountServices = {
-        config: { smtp: { url: 'smtp://localhost:2525', from: 'boxauth <no-reply@example.com>', leaseSeconds: 60, signInCodes: false } },
+        config: { smtp: { url: 'smtp://localhost:2525', from: 'boxauth <no-reply@example.com>', leaseSeconds: 60, signInCodes: 'off' } },
         pool,
         sessions: new RecordCache<SessionRow>(feed, 'sessions', () => Promise.resolve(undefined)),
         users: new RecordCache<PrincipalUser>(feed, 'users', () => Promise.resolve(undefined)),

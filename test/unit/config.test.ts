@@ -145,7 +145,7 @@ describe('SMTP configuration', function () {
       from: 'boxauth <no-reply@example.com>',
       password: 'pa/ss',
       leaseSeconds: 300,
-      signInCodes: false,
+      signInCodes: 'off',
     });
     expect(
       loadConfig({
@@ -179,8 +179,17 @@ describe('SMTP configuration', function () {
     // Codes by email are offered only with mail to send them, and only when turned on (a new kind: expand, then offer).
     refused({ BOXAUTH_SMTP_SIGN_IN_CODES: 'true' }, /BOXAUTH_SMTP_SIGN_IN_CODES need BOXAUTH_SMTP_URL/);
     const mailing = { BOXAUTH_SMTP_URL: 'smtp://mail.example.com', ...from };
-    expect(loadConfig({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'true' }).smtp?.signInCodes).to.equal(true);
-    refused({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'yes please' }, /BOXAUTH_SMTP_SIGN_IN_CODES/);
+    const codes = (value: string) => loadConfig({ ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: value }).smtp?.signInCodes;
+    expect(codes('second-factor')).to.equal('second-factor');
+    expect(codes('off')).to.equal('off');
+    expect(codes('first-step')).to.equal('first-step');
+    // What the setting said before it was a list (never released, but written on main's boxes).
+    expect(codes('true')).to.equal('second-factor');
+    expect(codes('FALSE')).to.equal('off');
+    refused(
+      { ...mailing, BOXAUTH_SMTP_SIGN_IN_CODES: 'yes please' },
+      /BOXAUTH_SMTP_SIGN_IN_CODES must be one of off, second-factor, first-step/,
+    );
     for (const bad of ['a@example.com\r\nBcc: evil@x', 'a@example.com, b@example.com', 'no address', 'boxauth <>'])
       refused({ BOXAUTH_SMTP_URL: 'smtp://mail.example.com', BOXAUTH_SMTP_FROM: bad }, /^BOXAUTH_SMTP_FROM must be/);
     refused(

@@ -4,6 +4,7 @@
 // (/auth/account). What a code proves and what it changes is api/people/ways/'s (totp.ts,
 // email-code.ts, recovery-code.ts); where a sign-in goes on, api/people/steps.ts's. This door reads the forms and
 // the browser's cookies, and answers with pages.
+import { offersSignInCodes } from '../../config.js';
 import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
 import { hasFactor } from '../../factor-kinds.js';
@@ -331,7 +332,9 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const action = '/auth/account/email-codes';
     if ((await factorsOf(svc, user.id)).factors.email) return account(req, res, person, 409, { error: words('account.emailAlready') });
     if (!maySetUpEmailCodes(svc, user))
-      return account(req, res, person, 409, { error: words(svc.config.smtp?.signInCodes ? 'email.addressFirst' : 'email.notOffered') });
+      return account(req, res, person, 409, {
+        error: words(offersSignInCodes(svc.config.smtp) ? 'email.addressFirst' : 'email.notOffered'),
+      });
     const typed = text((req.body as Body).email_code);
     if (!typed) {
       const sent = await startEmailCodes(svc, codeOf(req, user), { browser: person.browser.sid }, pageLanguage(req));

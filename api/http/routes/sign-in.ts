@@ -13,15 +13,16 @@ import { passwordCheck } from '../../schema/password-policy.js';
 import type { Metrics } from '../../metrics.js';
 import type { AddressOf } from '../client-address.js';
 import { words, type FieldErrors, type Text } from '../../ui/language.js';
-import { messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
+import { firstStepCodePage, messagePage, signOutPage, signUpPage } from '../../ui/pages.js';
 import { signUpSentPage } from '../../ui/link-pages.js';
 import { proofOf, register } from '../../people/registration.js';
 import { PASSWORD_REFUSALS, signInWithPassword } from '../../people/ways/password.js';
+import { askFirstStepCode, FIRST_STEP_REFUSALS, giveFirstStepCode, offersFirstStep } from '../../people/ways/email-first-step.js';
 import { proceed } from '../../people/steps.js';
 import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
-import { browserFacts, csrfToken, csrfValid, endBrowserSession, type BrowserServices } from '../browser-session.js';
+import { browserFacts, csrfToken, csrfValid, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignInWays } from '../pages.js';
 import type { Begun } from '../../people/upstream/flow.js';
 import type { IdentityProvider } from '../../types.js';
@@ -38,7 +39,7 @@ export type DirectorySignIn = (
   password: string,
   begun: Begun,
 ) => Promise<void>;
-import { acrParam, goOn } from '../sign-in-steps.js';
+import { acrParam, goOn, stepToken, type StepTarget } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -48,6 +49,8 @@ interface Needs {
   addressOf: AddressOf;
   clients: RecordCache<Stored<Client>>;
   apps: AppDirectory;
+  /** What a code by email is hashed with (api/people/ways/email-first-step.ts). */
+  factorKey: Buffer;
 }
 
 // Only places of this box are valid targets after sign-in: never an open redirect.
@@ -62,7 +65,7 @@ export function safeReturnTo(value: unknown): string {
 const ENROL_NOTICE = words('signIn.enrolNotice');
 
 /** What the sign-in, sign-up and sign-out pages use. */
-export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps'>;
+export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps' | 'factorKey'>;
 
 export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: DirectorySignIn): Router {
   const router = strictRouter();
@@ -93,6 +96,14 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     const again = async (status: number, error: Text): Promise<void> =>
       signInForm(svc, req, res, status, returnTo, { email, error }, await waysOf(returnTo));
     const target = { returnTo, acr: acrParam(body.acr) };
+    // "Email me a sign-in code": the same page whoever the address is (api/people/ways/email-first-step.ts).
+    if (body.send === 'email-code' && offersFirstStep(svc.config)) {
+      if (!email) return again(400, words('signIn.codeNoEmail'));
+      const asked = await askFirstStepCode(svc, { email, language: pageLanguage(req) });
+      if ('throttled' in asked) return again(429, words('email.tooMany', { minutes: minutesUntil(asked.throttled.retryAt) }));
+      handOver(svc, res, { step: asked.token });
+      return codePage(req, res, 200, target, email);
+    }
     const typed = { email, password, address: svc.addressOf(req), acr: target.acr, language: pageLanguage(req) };
     const answer = await signInWithPassword(svc, typed);
     if ('directory' in answer)
@@ -105,6 +116,45 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     if ('refused' in answer)
       return answer.said === PASSWORD_REFUSALS.turnedOff ? again(403, words('signIn.turnedOff')) : again(401, wrongPassword);
     // Signed in, or on to the second factor.
+    goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
+  });
+
+  /** The page a code by email is typed on. */
+  const codePage = (req: Request, res: Response, status: number, target: StepTarget, email: string, error?: Text): void =>
+    renderPage(
+      res,
+      status,
+      firstStepCodePage({
+        box,
+        csrf: csrfToken(svc, req, res),
+        returnTo: target.returnTo,
+        acr: target.acr,
+        email,
+        ...(error ? { error } : {}),
+      }),
+    );
+
+  // A code by email typed instead of a password, in the browser it was asked in (its step cookie).
+  router.post(browserPage('/auth/sign-in/email-code'), ...pageForm, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    const target = { returnTo: safeReturnTo(body.return_to), acr: acrParam(body.acr) };
+    if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
+    const email = typeof body.email === 'string' ? body.email.trim() : '';
+    const signInPage = async (status: number, error: Text): Promise<void> =>
+      signInForm(svc, req, res, status, target.returnTo, { email, error }, await waysOf(target.returnTo));
+    const code = typeof body.email_code === 'string' ? body.email_code : '';
+    const typed = { email, code, address: svc.addressOf(req), acr: target.acr };
+    const answer = await giveFirstStepCode(svc, typed, stepToken(svc, req));
+    if ('throttled' in answer) {
+      const minutes = minutesUntil(answer.throttled.retryAt);
+      return codePage(req, res, 429, target, email, words(minutes === 1 ? 'signIn.throttledOne' : 'signIn.throttled', { minutes }));
+    }
+    if ('unchecked' in answer) return codePage(req, res, 503, target, email, words('error.busy'));
+    if ('refused' in answer) {
+      if (answer.said === FIRST_STEP_REFUSALS.turnedOff) return signInPage(403, words('signIn.turnedOff'));
+      if (answer.said === FIRST_STEP_REFUSALS.notEnough) return signInPage(403, words('signIn.codeNotEnough'));
+      return codePage(req, res, 401, target, email, words('email.wrongCode'));
+    }
     goOn(svc, res, await proceed(svc, browserFacts(svc, req), answer.proven, target), target);
   });
 

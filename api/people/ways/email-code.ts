@@ -12,7 +12,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { withFactor } from '../../credentials/acr.js';
 import { emailCodeHash, emailCodeTyped } from '../../credentials/email-codes.js';
-import type { Config } from '../../config.js';
+import { offersSignInCodes, type Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
 import { findEmailFactor, startEmailFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
@@ -49,7 +49,8 @@ const NAME = 'Codes by email';
 /** What a code is bound to: the SHA-256 of a sign-in step's id (its cookie), or of a signed-in browser's sid. */
 export type CodeFor = { step: string | undefined } | { browser: string };
 
-const boundTo = (to: CodeFor): Buffer | undefined => {
+/** The binding a code is stored with (undefined: no step to bind it to). */
+export const boundTo = (to: CodeFor): Buffer | undefined => {
   if ('browser' in to) return createHash('sha256').update(`browser\0${to.browser}`).digest();
   return to.step === undefined ? undefined : createHash('sha256').update(`step\0${to.step}`).digest();
 };
@@ -61,7 +62,7 @@ const boundTo = (to: CodeFor): Buffer | undefined => {
  * work either way, wherever the box sends mail.
  */
 export const maySetUpEmailCodes = (svc: { config: Pick<Config, 'smtp'> }, user: { emailVerified: boolean }): boolean =>
-  svc.config.smtp?.signInCodes === true && user.emailVerified;
+  offersSignInCodes(svc.config.smtp) && user.emailVerified;
 
 /** What asking for a code answered: mailed, throttled (too many mails to that address), or nothing to mail it for. */
 export type Sent = 'sent' | 'none' | { throttled: Refusal };
@@ -95,7 +96,7 @@ export async function sendCodeInStep(svc: EmailCodeServices, of: CodeOf, to: Cod
 /** Starts setting up codes by email for the sign-in or browser `to`: a pending factor, and its first code mailed. */
 export async function startEmailCodes(svc: EmailCodeServices, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {
   const bound = boundTo(to);
-  if (!bound || svc.config.smtp?.signInCodes !== true) return 'none';
+  if (!bound || !offersSignInCodes(svc.config.smtp)) return 'none';
   const refused = await mailCounted(svc, of);
   if (refused) return { throttled: refused };
   const started = await store.withTransaction(svc.pool, async (tx) => {

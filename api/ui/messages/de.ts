@@ -20,6 +20,11 @@ export const de: Catalogue = {
   'signIn.submit': 'Anmelden',
   'signIn.emailOrUsername': 'E-Mail oder Benutzername',
   'signIn.passkey': 'Mit einem Passkey anmelden',
+  'signIn.emailCode': 'Anmeldecode per E-Mail senden',
+  'signIn.codeHeading': 'Sehen Sie in Ihre E-Mails',
+  'signIn.codeSent':
+    'Wenn sich {email} mit einem Code anmelden darf, wurde ein Code dorthin geschickt. Er gilt einmal, 10 Minuten lang, in diesem Browser.',
+  'signIn.codeBack': 'Zurück zur Anmeldung',
   'signIn.forgot': 'Passwort vergessen?',
   'signIn.newHere': 'Neu hier? {link}',
   'signUp.title': 'Registrieren',
@@ -331,6 +336,9 @@ export const de: Catalogue = {
   'signIn.wrong': 'Die E-Mail-Adresse oder das Passwort ist falsch.',
   'signIn.wrongJustSignedUp':
     'Die E-Mail-Adresse oder das Passwort ist falsch. Gerade registriert? Folgen Sie zuerst dem Link in der E-Mail, die wir Ihnen geschickt haben.',
+  'signIn.codeNotEnough':
+    'Ein Code per E-Mail reicht hier zur Anmeldung nicht. Melden Sie sich anders an: mit einem Passkey oder bei Ihrem Anbieter.',
+  'signIn.codeNoEmail': 'Geben Sie zuerst Ihre E-Mail-Adresse ein: Der Code geht dorthin.',
   'signIn.turnedOff': 'Dieses Konto ist deaktiviert. Wenden Sie sich an den Administrator dieses Dienstes.',
   'signIn.throttled': 'Zu viele fehlgeschlagene Anmeldungen. Versuchen Sie es in {minutes} Minuten noch einmal.',
   'signIn.throttledOne': 'Zu viele fehlgeschlagene Anmeldungen. Versuchen Sie es in {minutes} Minute noch einmal.',

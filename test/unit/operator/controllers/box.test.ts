@@ -412,7 +412,7 @@ describe('Box controller', function () {
         from: 'boxauth <no-reply@example.com>',
         passwordSecretRef: { name: 'smtp', key: 'password' },
         templates: { configMapRef: { name: 'mail-templates' } },
-        signInCodes: true,
+        signInCodes: 'second-factor' as const,
       },
     };
     const template = (): any => h.object<any>(DEPLOYMENTS, NS, 'auth')!.spec.template;
@@ -428,7 +428,7 @@ describe('Box controller', function () {
         { name: 'BOXAUTH_SMTP_FROM', value: 'boxauth <no-reply@example.com>' },
         { name: 'BOXAUTH_SMTP_PASSWORD', valueFrom: { secretKeyRef: { name: 'smtp', key: 'password' } } },
         { name: 'BOXAUTH_MAIL_TEMPLATES', value: '/etc/boxauth/mail-templates' },
-        { name: 'BOXAUTH_SMTP_SIGN_IN_CODES', value: 'true' },
+        { name: 'BOXAUTH_SMTP_SIGN_IN_CODES', value: 'second-factor' },
       ]);
       expect(JSON.stringify(h.object(DEPLOYMENTS, NS, 'auth'))).not.to.include('hunter2');
       expect(template().spec.volumes).to.deep.include({ name: 'mail-templates', configMap: { name: 'mail-templates' } });
