@@ -4,6 +4,7 @@
 // The codes are read from the mails the box sends to a real SMTP server (test/support/smtp.ts).
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { Box, type JsonResponse } from '../support/box.js';
 import { isCodeMail, mailedCode as mailedCodeOf } from '../support/email-codes.js';
 import { FormAgent, formFields, hiddenFields } from '../support/form-agent.js';
@@ -24,12 +25,16 @@ describe('sign-in codes by email: attacks', function () {
   this.timeout(180_000);
   let smtp: TestSmtp;
   let box: Box;
+  let db: pg.Client;
 
   before(async function () {
     smtp = await TestSmtp.start();
-    box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'true', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
+    box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'first-step', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
+    db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
   });
   after(async function () {
+    await db?.end();
     await box?.stop();
     await smtp?.stop();
   });
@@ -172,6 +177,38 @@ describe('sign-in codes by email: attacks', function () {
     // An administrator's view of the factors names no code, its hash, its binding or its expiry.
     const listed = await box.json('GET', `/users/${id}/factors`, undefined, await box.rootToken());
     expect(listed.text).not.to.match(/code_?(hash|for|expires)/i);
+  });
+
+  it('ATTACK: a code mailed to the old address still signed in after the address became another; now void, as its links', async function () {
+    const { id, email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await emailCodesOnAccount(own, email);
+    const { browser } = await atSecondFactor(email);
+    const { code } = await mailedCode(email, () => askCode(browser));
+    // The old mailbox is not the person's any more (a recycled address): an administrator gives them their new one.
+    const moved = await box.json('PUT', `/users/${id}`, { email: `new-${email}`, email_verified: true }, await box.rootToken());
+    expect(moved.status, moved.text).to.equal(200);
+    expect((await give(browser, code)).status, 'a code mailed to the old address').to.equal(401);
+    expect(await signedIn(browser)).to.equal(false);
+    // The next code goes to the new address, and signs in.
+    const next = await mailedCode(`new-${email}`, () => askCode(browser));
+    expect((await give(browser, next.code)).status).to.equal(303);
+  });
+
+  it('ATTACK: a code asked instead of a password, mailed to the old address, signed in after the change; now void', async function () {
+    const { id, email } = await person();
+    await db.query('UPDATE users SET password_set = false WHERE id = $1', [id]); // as an IdentityProvider or SCIM makes them
+    const browser = new FormAgent(box);
+    const { code, page } = await mailedCode(email, async () => {
+      const signIn = await browser.get('/auth/sign-in');
+      return browser.post('/auth/sign-in', { ...hiddenFields(signIn.text), email, send: 'email-code' });
+    });
+    const moved = await box.json('PUT', `/users/${id}`, { email: `new-${email}`, email_verified: true }, await box.rootToken());
+    expect(moved.status, moved.text).to.equal(200);
+    const given = await browser.post('/auth/sign-in/email-code', { ...hiddenFields(page.text), email: `new-${email}`, email_code: code });
+    expect(given.status, 'a code mailed to the old address, typed with the new one').not.to.equal(303);
+    expect(await signedIn(browser)).to.equal(false);
   });
 
   it('a code asked for in a sign-in is refused once the same browser began a new one', async function () {
