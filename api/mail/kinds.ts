@@ -154,8 +154,9 @@ export const MAIL_KIND_DECLARATIONS = {
   }),
   // A sign-in code (api/people/ways/email-code.ts), to `user`'s address as their record holds it,
   // while it is verified. The code is made now, its HMAC stored on the factor's row (replacing the
-  // code before), so that the outbox row holds no secret; a factor gone meanwhile gets no mail. A
-  // code instead of a password (api/people/ways/email-first-step.ts) is kept in first_step_codes.
+  // code before), so that the outbox row holds no secret; a factor gone meanwhile, or an address
+  // changed while it was composed (api/store/factors.ts putEmailCode), gets no mail. A code instead
+  // of a password (api/people/ways/email-first-step.ts) is kept in first_step_codes.
   'sign-in-code': kind({
     placeholders: ['code', 'minutes'],
     async compose(mail, the) {
@@ -172,7 +173,7 @@ export const MAIL_KIND_DECLARATIONS = {
       } else {
         if (typeof detail.factor !== 'number') return undefined;
         const hash = emailCodeHash(the.factorKey, detail.factor, code);
-        if (!(await putEmailCode(the.db, detail.factor, user.id, hash, expiresAt, codeFor))) return undefined;
+        if (!(await putEmailCode(the.db, detail.factor, user.id, user.email, hash, expiresAt, codeFor))) return undefined;
       }
       return the.mailTo(user.email, { code, minutes: String(EMAIL_CODE_MINUTES) });
     },

@@ -25,6 +25,7 @@ import type { PrincipalUser } from '../types.js';
 import {
   deleteSignInStepsReplacing,
   factorState,
+  forgetEmailCodes,
   removeAllFactors,
   removeFactor,
   replaceRecoveryCodes,
@@ -62,7 +63,7 @@ type AccountEvent = EmailEvent | 'activated' | 'deactivated';
 /**
  * The address rule. A new address (another mailbox: input.ts sameAddress, not a change of case) is unverified
  * unless this very change vouches for it (`emailVerified: true`, an administrator's word);
- * the person's outstanding links go (a link mailed to the old address proves nothing of the
+ * the person's outstanding links and sign-in codes go (one mailed to the old address proves nothing of the
  * new one), and with mail configured a verification link is on its way to the new address.
  * Vouching for the address the account holds and never proved (store/users.ts addressNeverProven)
  * is an adoption (`adopted`): whoever made the account — a stranger who signed up with the address,
@@ -82,6 +83,8 @@ async function applyEmailRule(
   if (newAddress) {
     change = { ...change, emailVerified: change.emailVerified === true };
     await deleteLinksOfUser(tx, before.id);
+    // And so does a sign-in code: one mailed to the old address must not sign in beside the new one.
+    await forgetEmailCodes(tx, before.id);
     if (!change.emailVerified && svc.config.smtp)
       await enqueueMail(tx, { kind: 'verify-email', address: change.email!, userId: before.id });
     // The old address hears of it: a change it did not make is a sign of someone else in the account.

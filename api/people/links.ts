@@ -9,6 +9,7 @@ import { endPersonsGrants } from '../credentials/closing.js';
 import { Argon2Busy, hashSecret } from '../credentials/secrets.js';
 import { tokenHash } from '../credentials/tokens.js';
 import { withTransaction, type Transaction } from '../db/pool.js';
+import { FACTOR_KINDS } from '../factor-kinds.js';
 import { sameAddress } from '../input.js';
 import { deleteLinksOfUser, findLink, takeLink, type AccountLink, type LinkPurpose } from '../store/account-links.js';
 export { LINK_MINUTES } from '../store/account-links.js';
@@ -71,7 +72,8 @@ async function takeLinkOfPerson(tx: Transaction, token: string, purpose: LinkPur
  * api/http/sign-in-steps.ts). The factors the person chose (`remove`) go with it — one they do not
  * know may have been added by whoever held their browser —, but never every one of them
  * (`keep-one`, and nothing changes): a reset proves a mailbox, not a second factor, so what is left
- * is asked at the next sign-in. The link proved the mailbox, so the address is verified too. The
+ * is asked at the next sign-in. Codes by email, which that mailbox opens, go with it whenever
+ * another factor stays, and do not count as the one kept. The link proved the mailbox, so the address is verified too. The
  * person, or undefined when the link is unknown, used, expired or for an address no longer theirs.
  */
 export async function resetPassword(
@@ -97,9 +99,14 @@ export async function resetPassword(
     if (!stillTheirs(person, link.email) || !person.active) return undefined;
     // Read under the person's row: a factor added meanwhile counts among those that stay.
     const factors = await listFactors(tx, person.id);
-    const removing = factors.filter((f) => remove.includes(f.id));
+    // Codes by email open with the mailbox the link just proved: beside another factor they would
+    // make the mailbox the whole account, so they go, and the factor that stays is one of the others.
+    const mailbox = (f: FactorSummary): boolean => f.kind === FACTOR_KINDS.email.kind;
+    const guarding = factors.some((f) => !mailbox(f)) ? factors.filter((f) => !mailbox(f)) : factors;
+    const chosen = guarding.filter((f) => remove.includes(f.id));
     // Thrown, so that the link's use rolls back with the rest: the page is shown again with it.
-    if (removing.length && removing.length === factors.length) throw new KeepOne();
+    if (chosen.length && chosen.length === guarding.length) throw new KeepOne();
+    const removing = factors.filter((f) => remove.includes(f.id) || (guarding !== factors && mailbox(f)));
     const by = { user: String(person.id) };
     // The link proved the mailbox as a verify link does: the address is verified, the account open.
     await updateUser(tx, person.id, { passwordHash, emailVerified: true, mustVerifyEmail: false });

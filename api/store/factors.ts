@@ -227,23 +227,35 @@ export async function startEmailFactor(db: Transaction, userId: number, name: st
 }
 
 /**
- * The code just mailed for factor `id` of `userId` (its HMAC), replacing the one before: false when
- * the factor is gone (removed, reset, or replaced by a newer one being set up).
+ * The code just mailed for factor `id` of `userId` to `address` (its HMAC), replacing the one
+ * before: false when the factor is gone (removed, reset, or replaced by a newer one being set up),
+ * or `address` is not the person's any more (a change that commits after this forgets the code:
+ * forgetEmailCodes).
  */
 export async function putEmailCode(
   db: Queryable,
   id: number,
   userId: number,
+  address: string,
   hash: Buffer,
   expiresAt: Date,
   codeFor: Buffer,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE factors SET email_code_hash = $3, email_code_expires_at = $4, email_code_for = $5
-     WHERE id = $1 AND user_id = $2 AND kind = 'email'`,
-    [id, userId, hash, expiresAt, codeFor],
+    `UPDATE factors SET email_code_hash = $4, email_code_expires_at = $5, email_code_for = $6
+     WHERE id = $1 AND user_id = $2 AND kind = 'email' AND EXISTS (SELECT 1 FROM users WHERE id = $2 AND email = $3)`,
+    [id, userId, address, hash, expiresAt, codeFor],
   );
   return rowCount === 1;
+}
+
+/** Forgets every sign-in code mailed to a person: of their codes by email, set up or being set up, and instead of a password (their address changed). */
+export async function forgetEmailCodes(db: Queryable, userId: number): Promise<void> {
+  await db.query(
+    "UPDATE factors SET email_code_hash = NULL, email_code_expires_at = NULL, email_code_for = NULL WHERE user_id = $1 AND kind = 'email'",
+    [userId],
+  );
+  await db.query('DELETE FROM first_step_codes WHERE user_id = $1', [userId]);
 }
 
 /**

@@ -11,8 +11,9 @@ import { decodeJwt } from 'jose';
 import pg from 'pg';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { runCli } from '../support/cli.js';
+import { mailedCode as mailedCodeOf } from '../support/email-codes.js';
 import { FormAgent, formFields, hiddenFields } from '../support/form-agent.js';
-import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
+import { TestSmtp } from '../support/smtp.js';
 
 const PASSWORD = 'a-good-password-1';
 const CALLBACK = 'https://rp.example/callback';
@@ -33,7 +34,6 @@ const authorizePath = (): string =>
   })}`;
 const location = (res: JsonResponse): string => res.headers.get('location') ?? '';
 const codesOf = (page: JsonResponse): string[] => [...page.text.matchAll(/<li><code>([0-9a-z-]+)<\/code><\/li>/g)].map((m) => m[1]!);
-const isCodeMail = (m: ReceivedMail): boolean => /sign-in code/.test(m.parsed.subject ?? '');
 
 describe('sign-in codes by email', function () {
   this.timeout(180_000);
@@ -80,18 +80,11 @@ describe('sign-in codes by email', function () {
     return { id: Number(made.body.id), email };
   }
 
-  /** Does `ask` (which makes the box mail a code to `email`), then waits for that new mail: its code. */
+  /** Does `ask` (which makes the box mail a code to `email`), then waits for that new mail: its code (kept, to look for in the logs). */
   async function mailedCode(email: string, ask: () => Promise<JsonResponse>): Promise<{ code: string; page: JsonResponse }> {
-    const before = smtp.mailsTo(email).filter(isCodeMail).length;
-    const page = await ask();
-    expect(page.status, page.text).to.equal(200);
-    const mail = await smtp.waitForMail(
-      (m) => m.to.includes(email) && isCodeMail(m) && smtp.mailsTo(email).filter(isCodeMail).indexOf(m) >= before,
-    );
-    const code = /Your code: (\d{6})/.exec(mail.parsed.text ?? '')?.[1];
-    expect(code, mail.parsed.text).to.be.a('string');
-    mailed.push(code!);
-    return { code: code!, page };
+    const got = await mailedCodeOf(smtp, email, ask);
+    mailed.push(got.code);
+    return got;
   }
 
   /** Sets up codes by email on the account page of a browser signed in with the password just now: the recovery codes page. */

@@ -1,0 +1,242 @@
+// Sign-in codes by email as attackers try them beyond ./email-codes.test.ts (docs/guides/
+// second-factors.md): whoever reads the person's mailbox, through a password reset, against a
+// person who also has an app; and a code asked for in a sign-in the same browser then began anew.
+// The codes are read from the mails the box sends to a real SMTP server (test/support/smtp.ts).
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Box, type JsonResponse } from '../support/box.js';
+import { isCodeMail, mailedCode as mailedCodeOf } from '../support/email-codes.js';
+import { FormAgent, formFields, hiddenFields } from '../support/form-agent.js';
+import { TestSmtp, type ReceivedMail } from '../support/smtp.js';
+import { appOnAccountPage, stepAt, totpCode } from '../support/totp.js';
+
+const PASSWORD = 'a-good-password-1';
+const location = (res: JsonResponse): string => res.headers.get('location') ?? '';
+/** The reset link in a received mail's text, as a path of the box. */
+const resetLinkIn = (mail: ReceivedMail): string => {
+  const found = /https?:\/\/[^\s"<>]+\/auth\/reset\/confirm\?token=[A-Za-z0-9_-]+/.exec(mail.parsed.text ?? '');
+  expect(found, mail.parsed.text).to.not.equal(null);
+  const url = new URL(found![0]);
+  return `${url.pathname}${url.search}`;
+};
+
+describe('sign-in codes by email: attacks', function () {
+  this.timeout(180_000);
+  let smtp: TestSmtp;
+  let box: Box;
+  let db: pg.Client;
+
+  before(async function () {
+    smtp = await TestSmtp.start();
+    box = await Box.start({ env: { ...smtp.boxEnv(), BOXAUTH_SMTP_SIGN_IN_CODES: 'first-step', BOXAUTH_SIGN_IN_MAX_FAILURES: '10' } });
+    db = new pg.Client({ connectionString: box.databaseUrl });
+    await db.connect();
+  });
+  after(async function () {
+    await db?.end();
+    await box?.stop();
+    await smtp?.stop();
+  });
+
+  let n = 0;
+  /** A new person with a proven address (an administrator's vouching). */
+  async function person(): Promise<{ id: number; email: string }> {
+    const email = `eve-${++n}-${randomBytes(3).toString('hex')}@example.com`;
+    const made = await box.json('POST', '/users', { email, password: PASSWORD }, await box.rootToken());
+    expect(made.status, made.text).to.equal(201);
+    return { id: Number(made.body.id), email };
+  }
+
+  const mailedCode = (email: string, ask: () => Promise<JsonResponse>) => mailedCodeOf(smtp, email, ask);
+
+  /** Sets up codes by email on the account page of `browser`, signed in with the password just now. */
+  async function emailCodesOnAccount(browser: FormAgent, email: string): Promise<void> {
+    const account = await browser.get('/auth/account');
+    expect(account.text).to.include('Get sign-in codes by email');
+    const { code, page } = await mailedCode(email, () =>
+      browser.post('/auth/account/email-codes', formFields(account.text, '/auth/account/email-codes')),
+    );
+    const done = await browser.post('/auth/account/email-codes', { ...hiddenFields(page.text), email_code: code });
+    expect(done.status, done.text).to.equal(200);
+  }
+
+  const factorKinds = async (id: number): Promise<{ kind: string; id: number }[]> => {
+    const res = await box.json('GET', `/users/${id}/factors`, undefined, await box.rootToken());
+    expect(res.status, res.text).to.equal(200);
+    return res.body.factors;
+  };
+
+  /** A browser past the password of `email`, on its second-factor page. */
+  async function atSecondFactor(email: string, password = PASSWORD, browser = new FormAgent(box)) {
+    const next = await browser.signIn(email, password);
+    expect(location(next)).to.match(/^\/auth\/sign-in\/second-factor/);
+    const page = await browser.get(location(next));
+    expect(page.status, page.text).to.equal(200);
+    return { browser, page };
+  }
+
+  /** Posts "send a code" on the browser's second-factor page. */
+  async function askCode(browser: FormAgent): Promise<JsonResponse> {
+    const page = await browser.get('/auth/sign-in/second-factor');
+    return browser.post('/auth/sign-in/second-factor', { ...hiddenFields(page.text), send: 'email' });
+  }
+
+  async function give(browser: FormAgent, code: string): Promise<JsonResponse> {
+    const page = await browser.get('/auth/sign-in/second-factor');
+    return browser.post('/auth/sign-in/second-factor', { ...hiddenFields(page.text), email_code: code });
+  }
+
+  const signedIn = async (browser: FormAgent): Promise<boolean> =>
+    (await browser.get('/auth/signed-in')).text.includes('You are signed in as');
+
+  it('ATTACK: the mailbox alone, through a reset, gets past an app: codes by email go with a reset that leaves another factor', async function () {
+    const { id, email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await appOnAccountPage(own);
+    await emailCodesOnAccount(own, email);
+    const held = await factorKinds(id);
+    expect(held.map((f) => f.kind)).to.have.members(['totp', 'email']);
+    const app = held.find((f) => f.kind === 'totp')!;
+
+    // Whoever reads the mailbox (and not the phone) asks for a reset, and follows its link.
+    const mailbox = new FormAgent(box);
+    const asked = await mailbox.get('/auth/reset');
+    expect((await mailbox.post('/auth/reset', { ...hiddenFields(asked.text), email })).status).to.equal(200);
+    const resets = (): ReceivedMail[] => smtp.mailsTo(email).filter((m) => /^Reset your password/.test(m.parsed.subject ?? ''));
+    await smtp.waitForMail(() => resets().length >= 1);
+    const link = resetLinkIn(resets()[0]!);
+    const form = await mailbox.get(link);
+    expect(form.status, form.text).to.equal(200);
+    // Removing the app and keeping the codes the mailbox reads would leave nothing but the mailbox: refused.
+    const dropApp = await mailbox.post('/auth/reset/confirm', {
+      ...hiddenFields(form.text),
+      password: 'the-mailbox-password-7',
+      remove: String(app.id),
+    });
+    expect(dropApp.status, 'the app removed, only the codes by email left').to.equal(422);
+    expect((await factorKinds(id)).map((f) => f.kind)).to.have.members(['totp', 'email']);
+    // Keeping every factor: the codes by email go with the reset (they prove the mailbox the link just proved).
+    const reset = await mailbox.post('/auth/reset/confirm', { ...hiddenFields(form.text), password: 'the-mailbox-password-7' });
+    expect(reset.status, reset.text).to.equal(200);
+    expect((await factorKinds(id)).map((f) => f.kind)).to.deep.equal(['totp']);
+
+    // Signing in with the new password, the mailbox has no code to offer: the app is asked.
+    const { browser, page } = await atSecondFactor(email, 'the-mailbox-password-7');
+    expect(page.text).not.to.include('id="send-email-code"');
+    const mails = smtp.mailsTo(email).filter(isCodeMail).length;
+    expect((await askCode(browser)).status).to.equal(400);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(smtp.mailsTo(email).filter(isCodeMail), 'no code mailed after the reset').to.have.length(mails);
+    expect(await signedIn(browser)).to.equal(false);
+  });
+
+  it('a person whose only factor is codes by email keeps them through a reset (the mailbox is their account, as the docs say)', async function () {
+    const { id, email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await emailCodesOnAccount(own, email);
+    const mailbox = new FormAgent(box);
+    const asked = await mailbox.get('/auth/reset');
+    expect((await mailbox.post('/auth/reset', { ...hiddenFields(asked.text), email })).status).to.equal(200);
+    const resets = (): ReceivedMail[] => smtp.mailsTo(email).filter((m) => /^Reset your password/.test(m.parsed.subject ?? ''));
+    await smtp.waitForMail(() => resets().length >= 1);
+    const form = await mailbox.get(resetLinkIn(resets()[0]!));
+    const reset = await mailbox.post('/auth/reset/confirm', { ...hiddenFields(form.text), password: 'the-mailbox-password-8' });
+    expect(reset.status, reset.text).to.equal(200);
+    expect((await factorKinds(id)).map((f) => f.kind)).to.deep.equal(['email']);
+  });
+
+  it('wrong app codes and wrong mailed codes share the account count; a new code gives no guesses back; REST shows no code', async function () {
+    const { id, email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    const app = await appOnAccountPage(own);
+    await emailCodesOnAccount(own, email);
+    const { browser } = await atSecondFactor(email);
+    const appCode = totpCode(app.secret, stepAt(Date.now()));
+    const wrongApp = appCode === '123456' ? '654321' : '123456';
+    for (let i = 0; i < 5; i++) {
+      const page = await browser.get('/auth/sign-in/second-factor');
+      expect((await browser.post('/auth/sign-in/second-factor', { ...hiddenFields(page.text), code: wrongApp })).status).to.equal(401);
+    }
+    const first = await mailedCode(email, () => askCode(browser));
+    const wrongMailed = first.code === '123456' ? '654321' : '123456';
+    for (let i = 0; i < 5; i++) expect((await give(browser, wrongMailed)).status).to.equal(401);
+    // Ten wrong codes of both ways: a new code mailed now is refused too, and so is the app's.
+    const fresh = await mailedCode(email, () => askCode(browser));
+    expect((await give(browser, fresh.code)).status, 'a new code after ten wrong ones').to.equal(429);
+    const page = await browser.get('/auth/sign-in/second-factor');
+    const viaApp = await browser.post('/auth/sign-in/second-factor', {
+      ...hiddenFields(page.text),
+      code: totpCode(app.secret, stepAt(Date.now())),
+    });
+    expect(viaApp.status, "the app's code after ten wrong ones").to.equal(429);
+    expect(await signedIn(browser)).to.equal(false);
+    // An administrator's view of the factors names no code, its hash, its binding or its expiry.
+    const listed = await box.json('GET', `/users/${id}/factors`, undefined, await box.rootToken());
+    expect(listed.text).not.to.match(/code_?(hash|for|expires)/i);
+  });
+
+  it('ATTACK: a code mailed to the old address still signed in after the address became another; now void, as its links', async function () {
+    const { id, email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await emailCodesOnAccount(own, email);
+    const { browser } = await atSecondFactor(email);
+    const { code } = await mailedCode(email, () => askCode(browser));
+    // The old mailbox is not the person's any more (a recycled address): an administrator gives them their new one.
+    const moved = await box.json('PUT', `/users/${id}`, { email: `new-${email}`, email_verified: true }, await box.rootToken());
+    expect(moved.status, moved.text).to.equal(200);
+    expect((await give(browser, code)).status, 'a code mailed to the old address').to.equal(401);
+    expect(await signedIn(browser)).to.equal(false);
+    // The next code goes to the new address, and signs in.
+    const next = await mailedCode(`new-${email}`, () => askCode(browser));
+    expect((await give(browser, next.code)).status).to.equal(303);
+  });
+
+  it('ATTACK: a code asked instead of a password, mailed to the old address, signed in after the change; now void', async function () {
+    const { id, email } = await person();
+    await db.query('UPDATE users SET password_set = false WHERE id = $1', [id]); // as an IdentityProvider or SCIM makes them
+    const browser = new FormAgent(box);
+    const { code, page } = await mailedCode(email, async () => {
+      const signIn = await browser.get('/auth/sign-in');
+      return browser.post('/auth/sign-in', { ...hiddenFields(signIn.text), email, send: 'email-code' });
+    });
+    const moved = await box.json('PUT', `/users/${id}`, { email: `new-${email}`, email_verified: true }, await box.rootToken());
+    expect(moved.status, moved.text).to.equal(200);
+    const given = await browser.post('/auth/sign-in/email-code', { ...hiddenFields(page.text), email: `new-${email}`, email_code: code });
+    expect(given.status, 'a code mailed to the old address, typed with the new one').not.to.equal(303);
+    expect(await signedIn(browser)).to.equal(false);
+  });
+
+  it('a code asked for in a sign-in is refused once the same browser began a new one', async function () {
+    const { email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await emailCodesOnAccount(own, email);
+    const { browser } = await atSecondFactor(email);
+    const { code } = await mailedCode(email, () => askCode(browser));
+    // The same browser signs in again from the start (a new step), without asking a new code.
+    await atSecondFactor(email, PASSWORD, browser);
+    expect((await give(browser, code)).status, 'a code of the sign-in before').to.equal(401);
+    expect(await signedIn(browser)).to.equal(false);
+  });
+
+  it('"send a code" without a sign-in step mails nothing', async function () {
+    const { email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await emailCodesOnAccount(own, email);
+    const mails = smtp.mailsTo(email).filter(isCodeMail).length;
+    // A stranger with the form (a CSRF cookie of their own) and no step: nothing is sent, nothing said of the person.
+    const stranger = new FormAgent(box);
+    const page = await stranger.get('/auth/sign-in');
+    const sent = await stranger.post('/auth/sign-in/second-factor', { csrf: hiddenFields(page.text).csrf!, send: 'email' });
+    expect(sent.status).to.equal(403);
+    expect(sent.text).not.to.include(email);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(smtp.mailsTo(email).filter(isCodeMail)).to.have.length(mails);
+  });
+});
