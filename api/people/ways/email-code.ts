@@ -18,9 +18,9 @@ import { enqueueMail, type SignInCodeDetail } from '../../mail/kinds.js';
 import { findEmailFactor, startEmailFactor, takeEmailCode, type EmailFactor } from '../../store/factors.js';
 import { holdPerson } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
-import type { BrowserFacts, BrowserToken, SignedInPerson } from '../browsers.js';
+import type { BrowserFacts, SignedInPerson } from '../browsers.js';
 import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
-import { enrolledInStep, enrolledOnAccount, type Confirming, type FactorAdded } from './enrolment.js';
+import { enrolInStep, enrolOnAccount, type Confirming, type PendingCheck } from './enrolment.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
 /** Everything a code by email does to the database itself (what it completes is ../steps.ts's, what codes set up bring ./enrolment.ts's). */
@@ -149,38 +149,19 @@ async function pendingCode(svc: EmailCodeServices, userId: number, code: string,
   return { kind: 'email', id: pending.id, confirm: (tx) => store.takeEmailCode(tx, pending.id, hash, bound, new Date(), true) };
 }
 
-/** How a code of codes being set up is counted and recorded: no sign-in line (the `factor` lines are ./enrolment.ts's). */
-const asEnrolment = (of: CodeOf) => ({ ...asSecondFactor(of), success: false as const });
+/** The code of codes by email being set up, mailed for `to`, as ./enrolment.ts checks it. */
+const pendingEmail = (svc: EmailCodeServices, userId: number, code: string, to: CodeFor): PendingCheck => ({
+  check: () => pendingCode(svc, userId, code, to),
+  reason: 'wrong enrolment email code',
+});
 
 /** The code of codes by email set up in the enrolment of the step of `stepToken` (./enrolment.ts). `ended`: the step is gone. */
-export async function enrolEmailInStep(
-  svc: EmailCodeServices,
-  of: CodeOf,
-  stepToken: string | undefined,
-  code: string,
-): Promise<Answer<FactorAdded<BrowserToken> | 'ended'>> {
-  return signInThrough<FactorAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
-    const pending = await pendingCode(svc, of.user.id, code, { step: stepToken });
-    if (!pending) return { refused: 'wrong enrolment email code', said: 'wrong code', user: of.user.id };
-    return { proven: await enrolledInStep(svc, of, stepToken, pending), user: of.user.id };
-  });
-}
+export const enrolEmailInStep = (svc: EmailCodeServices, of: CodeOf, stepToken: string | undefined, code: string) =>
+  enrolInStep(svc, of, stepToken, pendingEmail(svc, of.user.id, code, { step: stepToken }));
 
 /**
  * The code of codes by email set up on the person's own page, confirmed with the session it
  * strengthens (./enrolment.ts). `ended`: the session ended meanwhile; `taken`: the code was used meanwhile.
  */
-export async function addEmailOnAccount(
-  svc: EmailCodeServices,
-  from: BrowserFacts,
-  person: SignedInPerson,
-  code: string,
-  address: string,
-): Promise<Answer<FactorAdded<BrowserToken> | 'ended' | 'taken'>> {
-  const of = { user: person.user, address };
-  return signInThrough<FactorAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
-    const pending = await pendingCode(svc, person.user.id, code, { browser: person.browser.sid });
-    if (!pending) return { refused: 'wrong enrolment email code', said: 'wrong code', user: person.user.id };
-    return { proven: await enrolledOnAccount(svc, from, person, address, pending), user: person.user.id };
-  });
-}
+export const addEmailOnAccount = (svc: EmailCodeServices, from: BrowserFacts, person: SignedInPerson, code: string, address: string) =>
+  enrolOnAccount(svc, from, person, address, pendingEmail(svc, person.user.id, code, { browser: person.browser.sid }));

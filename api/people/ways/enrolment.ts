@@ -16,7 +16,7 @@ import { EndedMeanwhile, strengthen, type BrowserFacts, type BrowserToken, type 
 import { tellOfFactorChange } from '../notices.js';
 import { advanceStep, mayBeSignedIn, type StepServices } from '../steps.js';
 import { newCodesIn } from './recovery-code.js';
-import type { CodeOf, WayServices } from './way.js';
+import { signInThrough, type Answer, type Attempt, type CodeOf, type WayServices } from './way.js';
 
 /** Everything a factor's confirmation does to the database itself (its own row: the way's `confirm`). */
 export interface EnrolmentStore {
@@ -38,6 +38,12 @@ export interface Confirming {
   kind: FactorKind;
   id: number;
   confirm(tx: Transaction): Promise<boolean>;
+}
+
+/** The factor being set up that a typed code is right for, or undefined (a wrong code); `reason` says so in the audit. */
+export interface PendingCheck {
+  check(): Promise<Confirming | undefined>;
+  reason: string;
 }
 
 /** A factor set up, and the recovery codes made with it (shown once), with the token to hand the browser. */
@@ -69,7 +75,7 @@ async function addedIn(svc: EnrolmentServices, tx: Transaction, of: CodeOf, f: C
  * holds the factor just enrolled (Continue goes on from it, after the recovery codes). `ended`: the
  * step is gone (a reset that came first took it), or the code was taken meanwhile: nothing is added.
  */
-export async function enrolledInStep(
+async function enrolledInStep(
   svc: EnrolmentServices,
   of: CodeOf,
   stepToken: string | undefined,
@@ -89,7 +95,7 @@ export async function enrolledInStep(
  * proof stay (../browsers.ts strengthen). `ended`: the session ended meanwhile (a password change,
  * a reset, a sign-out), and takes the factor with it; `taken`: the code was used meanwhile.
  */
-export async function enrolledOnAccount(
+async function enrolledOnAccount(
   svc: EnrolmentServices,
   from: BrowserFacts,
   person: SignedInPerson,
@@ -111,4 +117,52 @@ export async function enrolledOnAccount(
       if (err instanceof EndedMeanwhile) return 'ended' as const;
       throw err;
     });
+}
+
+/**
+ * How a code of a factor being set up is counted: as a code of a sign-in, per account and per
+ * address (./way.ts), with no sign-in line (the `factor` lines are addedIn's): an enrolment is no sign-in.
+ */
+const asEnrolment = (of: CodeOf): Attempt => ({
+  address: of.address,
+  account: of.user.email,
+  counts: false,
+  locked: 'second factor',
+  success: false,
+});
+
+/**
+ * A code typed to set up a factor in the enrolment of the step of `stepToken`, counted before it
+ * is checked: the factor added there (enrolledInStep), or `ended` (the step is gone).
+ */
+export async function enrolInStep(
+  svc: EnrolmentServices,
+  of: CodeOf,
+  stepToken: string | undefined,
+  pending: PendingCheck,
+): Promise<Answer<FactorAdded<BrowserToken> | 'ended'>> {
+  return signInThrough<FactorAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
+    const f = await pending.check();
+    if (!f) return { refused: pending.reason, said: 'wrong code', user: of.user.id };
+    return { proven: await enrolledInStep(svc, of, stepToken, f), user: of.user.id };
+  });
+}
+
+/**
+ * A code typed to set up a factor on the person's own page, counted before it is checked: the
+ * factor added with the session it strengthens (enrolledOnAccount), `ended` or `taken`.
+ */
+export async function enrolOnAccount(
+  svc: EnrolmentServices,
+  from: BrowserFacts,
+  person: SignedInPerson,
+  address: string,
+  pending: PendingCheck,
+): Promise<Answer<FactorAdded<BrowserToken> | 'ended' | 'taken'>> {
+  const of = { user: person.user, address };
+  return signInThrough<FactorAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
+    const f = await pending.check();
+    if (!f) return { refused: pending.reason, said: 'wrong code', user: person.user.id };
+    return { proven: await enrolledOnAccount(svc, from, person, address, f), user: person.user.id };
+  });
 }

@@ -11,9 +11,9 @@ import { seal, unseal } from '../../credentials/sealing.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable, type Transaction } from '../../db/pool.js';
 import { acceptTotpStep, findTotp, startTotp, type Totp } from '../../store/factors.js';
-import type { BrowserFacts, BrowserToken, SignedInPerson } from '../browsers.js';
+import type { BrowserFacts, SignedInPerson } from '../browsers.js';
 import { completeStep, type StepServices, type StepTarget, type WentOn } from '../steps.js';
-import { enrolledInStep, enrolledOnAccount, type Confirming, type FactorAdded } from './enrolment.js';
+import { enrolInStep, enrolOnAccount, type Confirming, type PendingCheck } from './enrolment.js';
 import { matchingStep, newTotpSecret, secretText, totpUri } from './totp-codes.js';
 import { signInThrough, type Answer, type CodeOf, type WayServices } from './way.js';
 
@@ -93,43 +93,24 @@ async function pendingCode(svc: TotpServices, userId: number, code: string): Pro
   return { kind: 'totp', id: pending.id, confirm: (tx) => store.acceptTotpStep(tx, pending.id, step, true) };
 }
 
-/** How a code of an app being set up is counted and recorded: no sign-in line (the `factor` lines are ./enrolment.ts's). */
-const asEnrolment = (of: CodeOf) => ({ ...asSecondFactor(of), success: false as const });
+/** The code of the app being set up, as ./enrolment.ts checks it. */
+const pendingApp = (svc: TotpServices, userId: number, code: string): PendingCheck => ({
+  check: () => pendingCode(svc, userId, code),
+  reason: 'wrong enrolment code',
+});
 
 /**
  * The code of the app set up in the enrolment of the step of `stepToken` (./enrolment.ts: the step
  * used up, a new one holding the app, the recovery codes made). `ended`: the step is gone (a reset
  * that came first took it), and no app is added.
  */
-export async function enrolAppInStep(
-  svc: TotpServices,
-  of: CodeOf,
-  stepToken: string | undefined,
-  code: string,
-): Promise<Answer<FactorAdded<BrowserToken> | 'ended'>> {
-  return signInThrough<FactorAdded<BrowserToken> | 'ended'>(svc, asEnrolment(of), async () => {
-    const pending = await pendingCode(svc, of.user.id, code);
-    if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: of.user.id };
-    return { proven: await enrolledInStep(svc, of, stepToken, pending), user: of.user.id };
-  });
-}
+export const enrolAppInStep = (svc: TotpServices, of: CodeOf, stepToken: string | undefined, code: string) =>
+  enrolInStep(svc, of, stepToken, pendingApp(svc, of.user.id, code));
 
 /**
  * The code of the app set up on the person's own page, confirmed with the session it strengthens
  * (./enrolment.ts). `ended`: the session ended meanwhile, and takes the app with it; `taken`: the
  * code was used meanwhile.
  */
-export async function addAppOnAccount(
-  svc: TotpServices,
-  from: BrowserFacts,
-  person: SignedInPerson,
-  code: string,
-  address: string,
-): Promise<Answer<FactorAdded<BrowserToken> | 'ended' | 'taken'>> {
-  const of = { user: person.user, address };
-  return signInThrough<FactorAdded<BrowserToken> | 'ended' | 'taken'>(svc, asEnrolment(of), async () => {
-    const pending = await pendingCode(svc, person.user.id, code);
-    if (!pending) return { refused: 'wrong enrolment code', said: 'wrong code', user: person.user.id };
-    return { proven: await enrolledOnAccount(svc, from, person, address, pending), user: person.user.id };
-  });
-}
+export const addAppOnAccount = (svc: TotpServices, from: BrowserFacts, person: SignedInPerson, code: string, address: string) =>
+  enrolOnAccount(svc, from, person, address, pendingApp(svc, person.user.id, code));
