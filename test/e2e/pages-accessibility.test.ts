@@ -52,7 +52,13 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
     [box, browser] = await Promise.all([
       Box.start({
         port,
-        env: { ...smtp.boxEnv(), ...BRANDING, BOXAUTH_BASE_URL: `http://localhost:${port}`, BOXAUTH_REGISTRATION: 'true' },
+        env: {
+          ...smtp.boxEnv(),
+          ...BRANDING,
+          BOXAUTH_BASE_URL: `http://localhost:${port}`,
+          BOXAUTH_REGISTRATION: 'true',
+          BOXAUTH_SMTP_SIGN_IN_CODES: 'second-factor',
+        },
       }),
       launchBrowser(),
     ]);
@@ -172,7 +178,7 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
         await check('new password');
       });
 
-      it('signed in: account, passkeys, confirm, consent, device consent; an authenticator app and its recovery codes', async function () {
+      it('signed in: account, passkeys, confirm, consent, device consent; codes by email asked for; an authenticator app and its recovery codes', async function () {
         await signIn();
         await page.waitForURL(/\/auth\/account/);
         await check('account');
@@ -192,6 +198,11 @@ describe('the people’s pages, branded, in English and German: no WCAG 2 A/AA v
         const asked = await box.form('/auth/device', { client_id: 'tv', scope: 'openid' });
         expect(asked.status, asked.text).to.equal(200);
         await visit(`/auth/device/verify?user_code=${encodeURIComponent(asked.body.user_code as string)}`, 'device consent');
+        // Codes by email asked for, and left unconfirmed: the page that takes the mailed code.
+        await page.goto(`${box.url}/auth/account`);
+        await page.locator('form[action="/auth/account/email-codes"] button').click();
+        await page.locator('form[action="/auth/account/email-codes"] input[name=email_code]').waitFor();
+        await check('codes by email enrolment');
         await page.goto(`${box.url}/auth/account`);
         await page.locator('form[action="/auth/account/totp"] button').click();
         await check('authenticator app enrolment');
