@@ -47,6 +47,12 @@ describe('boxauth events', function () {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     try {
+      // Its first read done (the table's header printed), as a person would start to watch: an event
+      // recorded while that read ran may commit after a newer id it already saw (ids are not commit order).
+      await eventually('the table header printed', async () => {
+        if (err) throw new Error(err);
+        return out.startsWith('TIME  EVENT');
+      });
       await box.json('PUT', '/App/followed-1', { urls: ['https://followed-1.example'] }, root);
       await eventually('the first App printed', async () => {
         if (err) throw new Error(err);

@@ -160,8 +160,15 @@ describe('the release artifacts, installed as a user installs them', function ()
       home = path.join(work, 'home');
       fs.mkdirSync(home);
       env = { PATH: `${path.join(prefix, 'bin')}:${path.dirname(process.execPath)}`, HOME: home };
-      // As docs/getting-started.md says; npm's cache and configuration are the user's (offline when it can).
-      const npmEnv = { ...env, HOME: os.homedir(), npm_config_prefer_offline: 'true' };
+      // As docs/getting-started.md says; npm's cache and configuration are the user's (offline when it can),
+      // and so is what their shell trusts and goes through: a CA of their own (a machine behind a proxy that
+      // re-signs TLS) and their proxy. npm needs them where its cache lacks a package's metadata.
+      const trust = Object.fromEntries(
+        ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'].flatMap((name) =>
+          process.env[name] ? [[name, process.env[name]]] : [],
+        ),
+      );
+      const npmEnv = { ...env, ...trust, HOME: os.homedir(), npm_config_prefer_offline: 'true' };
       const r = await runIn(
         work,
         'npm',

@@ -573,7 +573,8 @@ describe('the release on real pods (make e2e-pods)', function () {
 
     it('serves from the other replica while a SIGKILLed container is restarted', async function () {
       this.timeout(300_000);
-      const [victim] = await boxPods();
+      // A Ready one: the pod the case before deleted may still be listed, terminating, its process gone.
+      const [victim] = (await boxPods()).filter((p) => !p.metadata.deletionTimestamp && ready(p));
       // The box's node process, found on the node by its pod's cgroup (the kubelet's cgroupfs driver
       // names it pod<uid>): what an out-of-memory kill or a crash does to it.
       const pid = nodeProcessOfPod(victim.metadata.uid as string);
@@ -906,11 +907,19 @@ describe('the release on real pods (make e2e-pods)', function () {
           await cluster.k(['-n', QUICK_START_NAMESPACE, 'get', 'secret', 'orders-client-secret', '-o', 'jsonpath={.data.client-secret}']),
           'base64',
         ).toString('utf8');
-        const res = await fetch(`http://127.0.0.1:${forward.port}/auth/token`, {
-          method: 'POST',
-          headers: { Authorization: `Basic ${Buffer.from(`orders:${secret}`).toString('base64')}` },
-          body: new URLSearchParams({ grant_type: 'client_credentials' }),
-        });
+        // Available says the pods are Ready; kube-proxy may program the new Service a moment later,
+        // and until then a connection to its ClusterIP is closed: asked again until one is answered.
+        const res = await eventually(
+          'the Service to answer',
+          () =>
+            fetch(`http://127.0.0.1:${forward.port}/auth/token`, {
+              method: 'POST',
+              headers: { Authorization: `Basic ${Buffer.from(`orders:${secret}`).toString('base64')}` },
+              body: new URLSearchParams({ grant_type: 'client_credentials' }),
+            }).catch(() => undefined),
+          60_000,
+          500,
+        );
         const answer = (await res.json()) as { access_token?: string };
         expect(res.status, JSON.stringify(answer)).to.equal(200);
         expect(claims(answer.access_token!)).to.include({ iss: `http://auth.${QUICK_START_NAMESPACE}.svc`, client_id: 'orders' });
