@@ -216,7 +216,7 @@ export interface ClientSpec {
    */
   require_pushed_authorization_requests?: boolean;
   /**
-   * RFC 9101 10.5's name - with true, this client's authorization requests must come as a request object signed with one of its keys (jwks or jwks_uri), by value (request) at /auth/authorize or /auth/par; any other authorization request is refused with invalid_request (docs/guides/openid-connect.md#request-objects). Unset - false - a request object is optional.
+   * RFC 9101 10.5's name - with true, this client's authorization requests must come as a request object signed with one of its keys (jwks or jwks_uri), by value (request) at /auth/authorize or /auth/par; any other authorization request is refused with invalid_request (docs/guides/openid-connect.md, "Request objects"). Unset - false - a request object is optional.
    */
   require_signed_request_object?: boolean;
   /**
