@@ -64,7 +64,7 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, ...spiffe],
     revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
-    // RFC 9207 §3: every authorization response carries iss (api/oauth/authorization-request.ts redirectTo).
+    // RFC 9207 §3: every authorization response carries iss (api/oauth/response-mode.ts answerTo), in every mode.
     authorization_response_iss_parameter_supported: true,
     // RFC 9126 §5. PAR is required per client (its require_pushed_authorization_requests), not of every client.
     pushed_authorization_request_endpoint: `${base}/auth/par`,
