@@ -24,7 +24,7 @@ import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
 import { registeredRedirectUris } from './client-metadata.js';
 import { agentRefusal, agentShown, clientNamed, type AgentServices } from './agents.js';
-import { answerTo, responseModeOf, responseModeProblem, type ClientAnswer, type ResponseMode } from './response-mode.js';
+import { answerTo, askedResponseMode, responseModeOf, responseModeProblem, type ClientAnswer, type ResponseMode } from './response-mode.js';
 
 export { registeredRedirectUris };
 
@@ -499,7 +499,7 @@ function knownGood({ params, pushed, client, redirectUri, severalResources = fal
     redirectUri,
     grant,
     responseType,
-    responseMode: responseModeOf(responseType, params.response_mode, redirectUri),
+    responseMode: responseModeOf(responseType, askedResponseMode(params), redirectUri),
   };
 }
 
