@@ -49,9 +49,14 @@ export const SCRIPT_PAGE_HEADERS = {
   'Content-Security-Policy': contentSecurityPolicy({ 'script-src': "'self'", 'connect-src': "'self'" }),
 };
 
-/** What a page needs beyond the others: `script`, the box's own scripts (a page offering a passkey). */
+/**
+ * What a page needs beyond the others: `script`, the box's own scripts (a page offering a passkey);
+ * `inlineScript`, the hash source of the one inline script it runs (the form_post page:
+ * api/ui/form-post-page.ts), and no other.
+ */
 export interface PageNeeds {
   script?: boolean;
+  inlineScript?: string;
 }
 
 /**
@@ -61,9 +66,13 @@ export interface PageNeeds {
 export function pageHeaders(branding: Branding, needs: PageNeeds = {}): Record<string, string> {
   const headers = needs.script ? SCRIPT_PAGE_HEADERS : PAGE_HEADERS;
   const logo = logoSource(branding);
-  if (!logo) return headers;
-  const script: Record<string, string> = needs.script ? { 'script-src': "'self'", 'connect-src': "'self'" } : {};
-  return { ...headers, 'Content-Security-Policy': contentSecurityPolicy({ ...script, 'img-src': `'self' ${logo}` }) };
+  if (!logo && !needs.inlineScript) return headers;
+  const script: Record<string, string> = needs.script
+    ? { 'script-src': "'self'", 'connect-src': "'self'" }
+    : needs.inlineScript
+      ? { 'script-src': needs.inlineScript }
+      : {};
+  return { ...headers, 'Content-Security-Policy': contentSecurityPolicy({ ...script, ...(logo ? { 'img-src': `'self' ${logo}` } : {}) }) };
 }
 
 /** The box's branding, set once on the app (api/http/app.ts), for every page it renders. */

@@ -32,6 +32,7 @@ import {
   type RequestObjectRead,
   type RequestObjectRefusal,
 } from './request-object.js';
+import { answerTo, askedResponseMode, responseModeOf, responseModeProblem, type ClientAnswer, type ResponseMode } from './response-mode.js';
 
 export { registeredRedirectUris };
 
@@ -63,6 +64,8 @@ const PROMPTS: readonly Prompt[] = ['none', 'login', 'consent', 'select_account'
 
 export interface AuthorizationRequest {
   responseType: ResponseType;
+  /** How the answer travels back to the client (./response-mode.ts). */
+  responseMode: ResponseMode;
   client: Stored<Client>;
   redirectUri: string;
   state: string | undefined;
@@ -104,7 +107,7 @@ export type RequestErrorCode = RedirectErrorCode & EndpointErrorCode;
 /** A problem sent back to the client in the redirect. */
 export interface RedirectProblem {
   kind: 'redirect';
-  location: string;
+  answer: ClientAnswer;
   /** What the redirect says, for an answer that is not a redirect (a pushed request's: ./par.ts). */
   error: RequestErrorCode;
   description: string;
@@ -115,6 +118,7 @@ export const SIGN_IN_AFTER = 'sign_in_after';
 
 export const AUTHORIZE_PARAMS = [
   'response_type',
+  'response_mode',
   'client_id',
   'redirect_uri',
   'state',
@@ -189,6 +193,8 @@ interface AskedRequest {
   grant: 'authorization_code' | 'implicit' | undefined;
   /** Its response_type, or `code` for one the box does not serve (how an error is sent back). */
   responseType: ResponseType;
+  /** Its response_mode when the box serves it for this response_type, else the response_type's default (./response-mode.ts). */
+  responseMode: ResponseMode;
   /** The pushed request (RFC 9126) its parameters come from: being pushed now, or claimed by this browser. */
   pushed: PushedRequestClaim | 'being-pushed' | undefined;
   /** The request object sent by value its parameters were read from (its signature verified), or why it was refused. */
@@ -330,6 +336,16 @@ const agentIsAdmitted: PageCheck = async ({ client, params }, svc) => {
 /** RFC 6749 §4.1.2.1: "unsupported_response_type: The authorization server does not support obtaining an authorization code using this method." */
 const responseTypeIsServed: Check = ({ grant }) =>
   grant ? undefined : refuse('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
+
+/**
+ * Multiple Response Type Encoding Practices §2.1: "response_mode OPTIONAL. Informs the
+ * Authorization Server of the mechanism to be used for returning parameters from the Authorization
+ * Endpoint." One the box does not serve is refused in the response_type's default mode.
+ */
+const responseModeIsServed: Check = ({ params, responseType, redirectUri }) => {
+  const problem = responseModeProblem(responseType, params.response_mode, redirectUri);
+  return problem === undefined ? undefined : refuse('invalid_request', problem);
+};
 
 /**
  * RFC 9126 §4: "Authorization server policy MAY dictate, either globally or on a per-client basis,
@@ -502,13 +518,15 @@ const idTokenHintIsOurs: Check = ({ params }, _read, svc) => {
  * The rules, in the order their errors win. Until the client and its redirect URI are known good, a
  * refusal is a page of the box (`onAPage`; RFC 6749 §4.1.2.1 above); after, "the authorization server
  * informs the client by adding the following parameters to the query component of the redirection
- * URI" (`inTheRedirect`; the fragment for the implicit kinds).
+ * URI" (`inTheRedirect`; the fragment for the implicit kinds, or the mode the request asked for:
+ * ./response-mode.ts).
  */
 export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageCheck[]; readonly inTheRedirect: readonly Check[] } = {
   onAPage: [eachParameterOnce, clientIsNamed, clientIsKnown, requestObjectIsSigned, redirectUriIsRegistered, agentIsAdmitted],
   inTheRedirect: [
     requestObjectIsTaken,
     responseTypeIsServed,
+    responseModeIsServed,
     pushedWhenRequired,
     signedWhenRequired,
     requestUriIsPushed,
@@ -534,6 +552,7 @@ function knownGood({ params, pushed, client, redirectUri, object, severalResourc
   // The checks on a page end with redirectUriIsRegistered, which finds both or refuses.
   if (!client || redirectUri === undefined) throw new Error('an authorization request passed the checks without a client or redirect URI');
   const grant = grantOf(params.response_type);
+  const responseType = (grant ? params.response_type : 'code') as ResponseType;
   return {
     params,
     severalResources,
@@ -542,7 +561,8 @@ function knownGood({ params, pushed, client, redirectUri, object, severalResourc
     client,
     redirectUri,
     grant,
-    responseType: (grant ? params.response_type : 'code') as ResponseType,
+    responseType,
+    responseMode: responseModeOf(responseType, askedResponseMode(params), redirectUri),
   };
 }
 
@@ -552,14 +572,10 @@ function grantOf(responseType: string | undefined): 'implicit' | 'authorization_
 }
 
 /** A refusal on its way back to the client, from the box whose address is `issuer`. */
-function inTheRedirect(
-  issuer: string,
-  { redirectUri, responseType, params }: AskedRequest,
-  { error, description }: Refusal,
-): RedirectProblem {
+function inTheRedirect(issuer: string, asked: AskedRequest, { error, description }: Refusal): RedirectProblem {
   return {
     kind: 'redirect',
-    location: redirectTo(issuer, redirectUri, responseType, { ...errorFields(error, description), state: params.state }),
+    answer: answerTo(issuer, asked, { ...errorFields(error, description), state: asked.params.state }),
     error,
     description,
   };
@@ -567,7 +583,7 @@ function inTheRedirect(
 
 /** The request read: what was asked, and what the checks read of it. */
 function requestOf(
-  { params, client, redirectUri, responseType, pushed, object }: AskedRequest,
+  { params, client, redirectUri, responseType, responseMode, pushed, object }: AskedRequest,
   read: Partial<Readings>,
 ): AuthorizationRequest {
   const checked: Readings = {
@@ -582,6 +598,7 @@ function requestOf(
   };
   return {
     responseType,
+    responseMode,
     client,
     redirectUri,
     state: params.state,
@@ -679,32 +696,7 @@ export function redirectMatches(registered: string, requested: string): boolean 
   );
 }
 
-/**
- * The redirect URI with the response in the query (code) or the fragment (the implicit kinds), and
- * the box's issuer identifier beside it. RFC 9207 §2: "Authorization servers supporting this
- * specification MUST provide their issuer identifier to clients by adding the iss parameter to
- * all authorization responses" — success and error alike — so that a client talking to several
- * authorization servers can tell which one answered (a mix-up attack sends it the other's code).
- * Every answer that goes back to the client is built here; an error shown on a page is not a
- * response to the client and carries none.
- */
-export function redirectTo(
-  issuer: string,
-  redirectUri: string,
-  responseType: ResponseType,
-  values: Record<string, string | undefined>,
-): string {
-  const url = new URL(redirectUri);
-  const pairs = Object.entries({ ...values, iss: issuer }).filter((e): e is [string, string] => e[1] !== undefined);
-  if (responseType === 'code') {
-    for (const [k, v] of pairs) url.searchParams.set(k, v);
-  } else {
-    url.hash = new URLSearchParams(pairs).toString();
-  }
-  return url.toString();
-}
-
-/** Where the request goes back to the client of the box `issuer` with an error (access_denied, login_required, consent_required…). */
-export function errorRedirect(issuer: string, req: AuthorizationRequest, error: RedirectErrorCode, description: string): string {
-  return redirectTo(issuer, req.redirectUri, req.responseType, { ...errorFields(error, description), state: req.state });
+/** The answer that sends the request back to the client of the box `issuer` with an error (access_denied, login_required, consent_required…). */
+export function errorAnswer(issuer: string, req: AuthorizationRequest, error: RedirectErrorCode, description: string): ClientAnswer {
+  return answerTo(issuer, req, { ...errorFields(error, description), state: req.state });
 }

@@ -1,7 +1,7 @@
 // The authorization response (RFC 6749 §4.1.2, §4.2.2; OpenID Connect Core §3.1.2.5, §3.2.2.5): what
 // an authorization request that was read and checked (./authorization-request.ts) and granted by its
-// person (./interaction.ts) issues. A code, in the query; or, for the implicit kinds, an access token
-// and an ID token in the fragment, never a refresh token.
+// person (./interaction.ts) issues. A code; or, for the implicit kinds, an access token and an ID
+// token, never a refresh token: in the request's response mode (./response-mode.ts).
 import type { RecordCache } from '../cache/record-cache.js';
 import type { PrincipalUser } from '../types.js';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +16,8 @@ import { whileSignedIn } from '../credentials/closing.js';
 import { createAuthorizationCode, type AuthorizationCode, type BrowserSession } from '../store/browser.js';
 import { consumePushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import type { UserRow } from '../store/users.js';
-import { errorRedirect, redirectTo, type AuthorizationRequest, type PageProblem } from './authorization-request.js';
+import { errorAnswer, type AuthorizationRequest, type PageProblem } from './authorization-request.js';
+import { answerTo, type ClientAnswer } from './response-mode.js';
 import { browserDetails, idTokenFor } from './openid.js';
 import { pushedRequestGone } from './par.js';
 import { shapedClaimsFor } from './shaped-claims.js';
@@ -64,8 +65,8 @@ const store: AuthorizationResponseStore = {
 };
 
 /**
- * Issues what the request asked for to the signed-in person; returns where to
- * send the browser (or, for a pushed request another use answered first, the
+ * Issues what the request asked for to the signed-in person; returns the answer
+ * to the client (or, for a pushed request another use answered first, the
  * page of pushedRequestGone). What is issued here carries the browser session's
  * sid, so that logging that browser out (RP-initiated logout) ends it, and is
  * issued only while that session lasts (whileSignedIn): a sign-out or password
@@ -76,9 +77,9 @@ export async function grantAuthorization(
   req: AuthorizationRequest,
   user: UserRow,
   browser: BrowserSession,
-): Promise<string | PageProblem> {
+): Promise<ClientAnswer | PageProblem> {
   const issued = await store.whileSignedIn(svc, browser.sid, (tx) => issue(svc, tx, req, user, browser));
-  return issued ?? errorRedirect(svc.config.baseUrl, req, 'access_denied', 'the sign-in ended before the request was granted');
+  return issued ?? errorAnswer(svc.config.baseUrl, req, 'access_denied', 'the sign-in ended before the request was granted');
 }
 
 async function issue(
@@ -87,7 +88,7 @@ async function issue(
   req: AuthorizationRequest,
   user: UserRow,
   browser: BrowserSession,
-): Promise<string | PageProblem> {
+): Promise<ClientAnswer | PageProblem> {
   const client = req.client.resource;
   // A pushed request is answered once: it is deleted in the transaction that issues, and of requests
   // racing with one request_uri only the one that deleted it answers the client; the others are shown
@@ -112,9 +113,9 @@ async function issue(
       amr: browser.amr,
       dpopJkt: req.dpopJkt ?? null,
     });
-    return redirectTo(svc.config.baseUrl, req.redirectUri, 'code', { code, state: req.state });
+    return answerTo(svc.config.baseUrl, req, { code, state: req.state });
   }
-  // The implicit kinds: what was asked for travels in the fragment; never a refresh token.
+  // The implicit kinds: what was asked for travels in the fragment (or a form posted); never a refresh token.
   const settings = client.auth?.implicit ?? {};
   const now = Date.now();
   const values: Record<string, string | undefined> = { state: req.state, ...(req.scope ? { scope: req.scope } : {}) };
@@ -174,5 +175,5 @@ async function issue(
       now,
     });
   }
-  return redirectTo(svc.config.baseUrl, req.redirectUri, req.responseType, values);
+  return answerTo(svc.config.baseUrl, req, values);
 }

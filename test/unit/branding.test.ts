@@ -74,6 +74,12 @@ describe('branding', function () {
     expect(pageHeaders(ACME)['Content-Security-Policy']).to.include("img-src 'self' https://cdn.acme.example;");
     expect(pageHeaders(ACME, { script: true })['Content-Security-Policy']).to.include("script-src 'self'");
     expect(pageHeaders(NO_BRANDING)['Content-Security-Policy']).to.include("img-src 'self';");
+    // The form_post page's one inline script, by its hash, beside the logo's origin.
+    for (const branding of [ACME, NO_BRANDING]) {
+      const csp = pageHeaders(branding, { inlineScript: "'sha256-abc='" })['Content-Security-Policy'];
+      expect(csp).to.include("script-src 'sha256-abc=';").and.not.include("script-src 'none'").and.not.include('connect-src');
+      expect(csp).to.include(branding === ACME ? "img-src 'self' https://cdn.acme.example;" : "img-src 'self';");
+    }
   });
 
   it('shows the name, the logo and the support link on a page, escaped', function () {

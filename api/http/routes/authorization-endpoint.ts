@@ -2,14 +2,15 @@
 // (POST /auth/consent). Each gathers what the box knows — the request, who this
 // browser is signed in as, what the person allowed before, the form's answer —
 // asks api/oauth/interaction.ts what to ask the person, and carries it out: a page,
-// or a redirect back to the client (a grant through api/oauth/authorization-response.ts).
+// or the answer to the client (a grant through api/oauth/authorization-response.ts) in the
+// request's response mode: a redirect, or the page that posts it (api/oauth/response-mode.ts).
 import { browserPage } from '../browser-pages.js';
 import { waysAccepted, type AcceptedWaysServices } from '../accepted-ways.js';
 import type { Request, Response, Router } from 'express';
 import { decideInteraction, type Interaction } from '../../oauth/interaction.js';
 import {
   AUTHORIZE_PARAMS,
-  errorRedirect,
+  errorAnswer,
   parseAuthorizationRequest,
   SIGN_IN_AFTER,
   type AuthorizationRequest,
@@ -17,6 +18,8 @@ import {
   type PageProblem,
 } from '../../oauth/authorization-request.js';
 import { grantAuthorization, type AuthorizationResponseServices } from '../../oauth/authorization-response.js';
+import type { ClientAnswer } from '../../oauth/response-mode.js';
+import { formPostPage, FORM_POST_SCRIPT_SOURCE } from '../../ui/form-post-page.js';
 import { scopesOf } from '../../credentials/scopes.js';
 import { acrWantedOf } from '../../people/steps.js';
 import { claimedPushedRequest, endPushedRequest, holdRequest } from '../../oauth/par.js';
@@ -45,6 +48,12 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
   const problemPage = (res: Response, problem: PageProblem): void =>
     renderPage(res, problem.status, messagePage(box, problem.title, problem.message));
 
+  /** The answer to the client, every one of them: a redirect, or (form_post) a page that posts it, no-store like every page. */
+  const answerClient = (res: Response, answer: ClientAnswer): void =>
+    answer.via === 'redirect'
+      ? res.redirect(302, answer.location)
+      : renderPage(res, 200, formPostPage(box, answer.action, answer.fields), {}, { inlineScript: FORM_POST_SCRIPT_SOURCE });
+
   /** The request, or undefined when it was answered already (an error page, or an error back to the client). */
   async function parsed(req: Request, res: Response, raw: Record<string, unknown>): Promise<AuthorizationRequest | undefined> {
     // A pushed request (RFC 9126): its parameters, claimed for this browser (api/oauth/par.ts).
@@ -58,7 +67,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
     if (!('kind' in request))
       return request.fromRequestObject ? holdRequest(svc, request, () => browserId(svc, req, res), Date.now()) : request;
     if (request.kind === 'page') problemPage(res, request);
-    else res.redirect(302, request.location);
+    else answerClient(res, request.answer);
     return undefined;
   }
 
@@ -109,7 +118,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
         // Another use of the same request_uri answered the client first: this one only sees the page.
         const gone = await endPushedRequest(svc, request.pushed, Date.now());
         if (gone) return problemPage(res, gone);
-        return res.redirect(302, errorRedirect(svc.config.baseUrl, request, decision.error, decision.description));
+        return answerClient(res, errorAnswer(svc.config.baseUrl, request, decision.error, decision.description));
       }
       case 'signed-out':
         return signedOut(res);
@@ -156,7 +165,7 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
         if (decision.remember)
           await rememberConsent(svc, person!.user.id, request.client.resource.id, scopesOf(request.scope), request.audience);
         const answer = await grantAuthorization(svc, request, person!.user, person!.browser);
-        return typeof answer === 'string' ? res.redirect(302, answer) : problemPage(res, answer);
+        return 'via' in answer ? answerClient(res, answer) : problemPage(res, answer);
       }
     }
   }

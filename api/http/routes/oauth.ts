@@ -5,6 +5,7 @@ import { CLIENT_ASSERTION_ALGS } from '../../client-keys.js';
 import type { Router } from 'express';
 import fs from 'node:fs';
 import { RESPONSE_TYPES } from '../../oauth/authorization-request.js';
+import { RESPONSE_MODES } from '../../oauth/response-mode.js';
 import { DPOP_ALGS } from '../../credentials/dpop/proof.js';
 import { grants } from '../../oauth/token-endpoint.js';
 import { projectPath } from '../../paths.js';
@@ -48,6 +49,8 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     device_authorization_endpoint: `${base}/auth/device`,
     grant_types_supported: [...grants.keys(), 'implicit'],
     response_types_supported: RESPONSE_TYPES,
+    // Multiple Response Type Encoding Practices §2.1 and Form Post Response Mode (api/oauth/response-mode.ts).
+    response_modes_supported: RESPONSE_MODES,
     // spiffe_jwt (a JWT-SVID, draft-ietf-oauth-spiffe-client-auth-02) only when the box trusts a SPIFFE trust domain.
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, ...spiffe, 'none'],
     // private_key_jwt: an assertion signed with the client's own key (jwks, jwks_uri) takes these algorithms
@@ -62,7 +65,7 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', ...mtls, ...spiffe],
     revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
-    // RFC 9207 §3: every authorization response carries iss (api/oauth/authorization-request.ts redirectTo).
+    // RFC 9207 §3: every authorization response carries iss (api/oauth/response-mode.ts answerTo), in every mode.
     authorization_response_iss_parameter_supported: true,
     // RFC 9126 §5. PAR is required per client (its require_pushed_authorization_requests), not of every client.
     pushed_authorization_request_endpoint: `${base}/auth/par`,

@@ -49,7 +49,6 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
     userinfo_endpoint: `${base}/auth/userinfo`,
     end_session_endpoint: `${base}/auth/logout`,
     scopes_supported: OPENID_SCOPES,
-    response_modes_supported: ['query', 'fragment'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: svc.keyring.algorithms,
     userinfo_signing_alg_values_supported: ['none'],

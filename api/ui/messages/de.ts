@@ -37,6 +37,9 @@ export const de: Catalogue = {
   'scope.phone': 'Ihre Telefonnummer',
   'scope.groups': 'Die Gruppen, denen Sie angehören',
 
+  'formPost.title': 'Zurück zur Anwendung',
+  'formPost.noScript': 'Ihr Browser führt hier keine Skripte aus: Klicken Sie auf Weiter, um zur Anwendung zurückzukehren.',
+
   'consent.title': 'Zugriff erlauben?',
   'consent.heading': 'Darf {client} auf Ihr Konto zugreifen?',
   'consent.asksFor': 'Die Anwendung möchte:',

@@ -36,6 +36,9 @@ export const en = {
   'scope.phone': 'Your phone number',
   'scope.groups': 'The groups you belong to',
 
+  'formPost.title': 'Back to the application',
+  'formPost.noScript': 'Your browser runs no scripts here: press Continue to go back to the application.',
+
   'consent.title': 'Allow access?',
   'consent.heading': 'Allow {client} to access your account?',
   'consent.asksFor': 'It asks for:',

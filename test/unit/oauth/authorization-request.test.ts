@@ -70,6 +70,7 @@ describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order 
     expect(AUTHORIZATION_REQUEST_CHECKS.inTheRedirect.map((check) => check.name)).to.deep.equal([
       'requestObjectIsTaken',
       'responseTypeIsServed',
+      'responseModeIsServed',
       'pushedWhenRequired',
       'signedWhenRequired',
       'requestUriIsPushed',
@@ -240,7 +241,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       state: 's t',
     });
     expect(code).to.include({ kind: 'redirect' });
-    expect((code as { location: string }).location).to.equal(
+    expect((code as { answer: { location: string } }).answer.location).to.equal(
       `${CB}?error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+authorization_code+grant+%28add+authorization_code+to+its+grant_types%29&state=s+t&iss=https%3A%2F%2Fbox.example`,
     );
     const implicit = await parseAuthorizationRequest(services(client({ grant_types: [] })), {
@@ -248,12 +249,72 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       response_type: 'token',
       state: 's',
     });
-    expect((implicit as { location: string }).location).to.equal(
+    expect((implicit as { answer: { location: string } }).answer.location).to.equal(
       `${CB}#error=unauthorized_client&error_description=client+%27app%27+may+not+use+the+implicit+grant+%28add+implicit+to+its+grant_types%29&state=s&iss=https%3A%2F%2Fbox.example`,
     );
     // An unsupported response_type is answered as a code request would be: in the query.
     const bogus = await parseAuthorizationRequest(services(client()), { client_id: 'app', response_type: 'bogus', redirect_uri: CB });
-    expect((bogus as { location: string }).location).to.match(/^https:\/\/app\.example\/cb\?error=unsupported_response_type/);
+    expect((bogus as { answer: { location: string } }).answer.location).to.match(
+      /^https:\/\/app\.example\/cb\?error=unsupported_response_type/,
+    );
+  });
+
+  it("response_mode: the error travels in the mode asked for; a mode refused, in the response type's default", async function () {
+    const answer = async (raw: Record<string, string>, known = client({ grant_types: [] })) => {
+      const r = await parseAuthorizationRequest(services(known), { client_id: 'app', state: 's', ...raw });
+      return 'kind' in r && r.kind === 'redirect' ? { error: r.error, ...r.answer } : r;
+    };
+    // Asked for form_post: the refusal is posted, with the state and the issuer.
+    expect(await answer({ response_type: 'code', response_mode: 'form_post' })).to.deep.include({
+      via: 'form_post',
+      action: CB,
+      error: 'unauthorized_client',
+    });
+    expect(await answer({ response_type: 'token', response_mode: 'form_post' })).to.have.nested.property(
+      'fields.iss',
+      'https://box.example',
+    );
+    // A code in the fragment when asked; tokens never in the query (Multiple Response Types §3, §5).
+    expect(await answer({ response_type: 'code', response_mode: 'fragment' }))
+      .to.have.property('location')
+      .that.match(/^https:\/\/app\.example\/cb#error=unauthorized_client/);
+    for (const responseType of ['token', 'id_token', 'id_token token']) {
+      const refused = await answer({ response_type: responseType, response_mode: 'query', scope: 'openid', nonce: 'n' }, client());
+      expect(refused, responseType).to.include({ via: 'redirect', error: 'invalid_request' });
+      expect((refused as { location: string }).location, responseType).to.match(
+        /^https:\/\/app\.example\/cb#error=invalid_request&error_description=response_mode%3Dquery/,
+      );
+    }
+    // A mode the box does not serve: refused, in the default mode.
+    const unknown = await answer({ response_type: 'code', response_mode: 'jwt', code_challenge: CHALLENGE }, client());
+    expect(unknown).to.include({ via: 'redirect', error: 'invalid_request' });
+    expect((unknown as { location: string }).location).to.match(
+      /^https:\/\/app\.example\/cb\?error=invalid_request&error_description=response_mode\+must\+be/,
+    );
+    // A request object (refused: request_not_supported) that asks for form_post has its refusal posted;
+    // the mode is all that is read of it unverified, and the request's own parameter wins.
+    const object = (claims: object) =>
+      `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+    expect(await answer({ response_type: 'code', request: object({ response_mode: 'form_post' }) }, client())).to.deep.include({
+      via: 'form_post',
+      action: CB,
+      error: 'request_not_supported',
+    });
+    expect(
+      await answer({ response_type: 'code', response_mode: 'fragment', request: object({ response_mode: 'form_post' }) }, client()),
+    ).to.include({
+      via: 'redirect',
+      error: 'request_not_supported',
+    });
+    expect(await answer({ response_type: 'token', request: object({ response_mode: 'query' }) }, client()))
+      .to.have.property('location')
+      .that.match(/#error=request_not_supported/);
+    // A page posts only to a web address: never a form whose action is another scheme.
+    const native = client({ auth: { authorization_code: { redirect_uri: 'com.example.app:/cb' } } });
+    expect(await answer({ response_type: 'code', response_mode: 'form_post', code_challenge: CHALLENGE }, native)).to.include({
+      via: 'redirect',
+      error: 'invalid_request',
+    });
   });
 });
 

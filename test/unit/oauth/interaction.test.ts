@@ -11,6 +11,7 @@ function request(change: Partial<Omit<AuthorizationRequest, 'prompt'>> & { promp
   const { prompt, ...rest } = change;
   return {
     responseType: 'code',
+    responseMode: 'query',
     client: { resource: { resourceType: 'Client', id: 'app', grant_types: ['authorization_code'] }, managedBy: null, secretHash: null },
     redirectUri: 'https://app.example/cb',
     state: 's',
