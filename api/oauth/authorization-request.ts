@@ -32,7 +32,7 @@ import {
   type RequestObjectRead,
   type RequestObjectRefusal,
 } from './request-object.js';
-import { answerTo, askedResponseMode, responseModeOf, responseModeProblem, type ClientAnswer, type ResponseMode } from './response-mode.js';
+import { answerTo, responseModeOf, responseModeProblem, type ClientAnswer, type ResponseMode } from './response-mode.js';
 
 export { registeredRedirectUris };
 
@@ -562,7 +562,7 @@ function knownGood({ params, pushed, client, redirectUri, object, severalResourc
     redirectUri,
     grant,
     responseType,
-    responseMode: responseModeOf(responseType, askedResponseMode(params), redirectUri),
+    responseMode: responseModeOf(responseType, params.response_mode, redirectUri),
   };
 }
 

@@ -4,7 +4,6 @@
 // once, with the box's issuer identifier in it; the door (api/http/routes/authorization-endpoint.ts)
 // sends it: a redirect with the values in the query or the fragment, or a page that posts them.
 // A response type is one of ./authorization-request.ts's RESPONSE_TYPES, known good before a mode is read.
-import { assertionParts } from './client-assertion.js';
 
 /** The response modes the box serves (discovery's response_modes_supported). */
 export type ResponseMode = 'query' | 'fragment' | 'form_post';
@@ -35,21 +34,6 @@ export function responseModeProblem(responseType: string, asked: string | undefi
   if (asked === 'query' && responseType !== 'code') return `response_mode=query cannot carry the tokens of response_type=${responseType}`;
   if (asked === 'form_post' && !/^https?:\/\//i.test(redirectUri)) return 'response_mode=form_post needs an http or https redirect URI';
   return undefined;
-}
-
-/**
- * The response_mode a request asks for: its parameter, or, without one, the one its request object
- * (RFC 9101 `request`) names, read unverified. An object not verified says nothing of the request;
- * but its refusal (unsigned, wrongly signed, not served) is an answer too, and a client that asked
- * in it for form_post listens for a post, not a redirect (node-oidc-provider reads the mode of a
- * refused object so; the OpenID Foundation's suite checks it). Only how the answer travels to the
- * redirect URI already known good is read so: never what it says, nor where it goes.
- */
-export function askedResponseMode(params: Readonly<Record<string, string>>): string | undefined {
-  if (params.response_mode !== undefined || params.request === undefined) return params.response_mode;
-  const object = assertionParts(params.request);
-  const mode = 'payload' in object ? object.payload.response_mode : undefined;
-  return typeof mode === 'string' ? mode : undefined;
 }
 
 /** The mode a request's answer travels in: the one it asks for when it is served, else the response type's default. */

@@ -227,17 +227,6 @@ describe('response_mode=form_post (OAuth 2.0 Form Post Response Mode)', function
     expect(inQuery.get('code')).to.equal(null);
   });
 
-  it('a request object the box refuses, that asked for form_post, has its refusal posted', async function () {
-    // What the OpenID Foundation's suite sends: response_mode only inside an unsigned request object.
-    const object = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ response_mode: 'form_post' })).toString('base64url')}.`;
-    const asked = await codeRequest('web', { request: object });
-    const refused = postedForm(await (await signedInBrowser()).get(asked.path));
-    expect(refused.action).to.equal(CALLBACK);
-    expect(Object.fromEntries(refused.fields)).to.deep.include({ state: asked.state, iss: box.url });
-    // Which refusal is the request objects' own (RFC 9101 §6.3: an unsigned object may be refused as invalid_request_object).
-    expect(['request_not_supported', 'invalid_request_object']).to.include(refused.fields.get('error'));
-  });
-
   describe('attack: markup in the state and in a registered redirect URI', function () {
     // Characters a URI may carry that mean something in HTML: quotes, an ampersand, a script's name.
     const ODD_CALLBACK = `https://rp.example/cb?next='x'&a=1&tag=%3Cscript%3E&q=%22%3E`;

@@ -227,6 +227,18 @@ describe('request objects (RFC 9101)', function () {
       }
     });
 
+    it('a refused object that asked for form_post has its refusal posted, not redirected', async function () {
+      const browser = await signedInBrowser();
+      const expired = await requestObject(a, 'signer', { exp: now() - 600, nbf: now() - 900, response_mode: 'form_post' });
+      const res = await browser.get(authorizePath({ client_id: 'signer', request: expired }));
+      expect(res.status, res.text.slice(0, 300)).to.equal(200);
+      expect(res.headers.get('location')).to.equal(null);
+      const form = /<form[^>]*action="([^"]*)"/.exec(res.text);
+      expect(form?.[1]).to.equal(CALLBACK);
+      const fields = hiddenFields(res.text);
+      expect(fields).to.deep.include({ error: 'invalid_request_object', state: 'from-the-object', iss: box.url });
+    });
+
     it('one object brought by 20 browsers at once: exactly one request goes on, every other is a replay', async function () {
       const request = await requestObject(a, 'signer');
       const browsers = await Promise.all(Array.from({ length: 20 }, () => signedInBrowser()));

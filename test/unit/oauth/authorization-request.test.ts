@@ -291,24 +291,6 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
     expect((unknown as { location: string }).location).to.match(
       /^https:\/\/app\.example\/cb\?error=invalid_request&error_description=response_mode\+must\+be/,
     );
-    // A request object (refused: request_not_supported) that asks for form_post has its refusal posted;
-    // the mode is all that is read of it unverified, and the request's own parameter wins.
-    const object = (claims: object) =>
-      `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
-    expect(await answer({ response_type: 'code', request: object({ response_mode: 'form_post' }) }, client())).to.deep.include({
-      via: 'form_post',
-      action: CB,
-      error: 'request_not_supported',
-    });
-    expect(
-      await answer({ response_type: 'code', response_mode: 'fragment', request: object({ response_mode: 'form_post' }) }, client()),
-    ).to.include({
-      via: 'redirect',
-      error: 'request_not_supported',
-    });
-    expect(await answer({ response_type: 'token', request: object({ response_mode: 'query' }) }, client()))
-      .to.have.property('location')
-      .that.match(/#error=request_not_supported/);
     // A page posts only to a web address: never a form whose action is another scheme.
     const native = client({ auth: { authorization_code: { redirect_uri: 'com.example.app:/cb' } } });
     expect(await answer({ response_type: 'code', response_mode: 'form_post', code_challenge: CHALLENGE }, native)).to.include({
