@@ -24,6 +24,7 @@ import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
 import { registeredRedirectUris } from './client-metadata.js';
 import { agentRefusal, agentShown, clientNamed, type AgentServices } from './agents.js';
+import { fapi2AuthorizationRefusal, mustPush } from './fapi2.js';
 
 export { registeredRedirectUris };
 
@@ -297,9 +298,12 @@ const responseTypeIsServed: Check = ({ grant }) =>
  * the PAR endpoint."
  */
 const pushedWhenRequired: Check = ({ client, pushed }) =>
-  client.resource.require_pushed_authorization_requests && !pushed
+  mustPush(client.resource) && !pushed
     ? refuse('invalid_request', `client "${client.resource.id}" must push its authorization requests to /auth/par (RFC 9126)`)
     : undefined;
+
+/** The FAPI 2.0 Security Profile's rules of a fapi2 client's request (./fapi2.ts). */
+const fapi2Rules: Check = ({ client, params }) => fapi2AuthorizationRefusal(client.resource, params);
 
 /** Core §6: an OP that does not take request objects answers request_not_supported (discovery says so too). */
 const noRequestObject: Check = ({ params }) =>
@@ -449,6 +453,7 @@ export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageChec
   inTheRedirect: [
     responseTypeIsServed,
     pushedWhenRequired,
+    fapi2Rules,
     noRequestObject,
     requestUriIsPushed,
     grantIsListed,

@@ -69,6 +69,7 @@ describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order 
     expect(AUTHORIZATION_REQUEST_CHECKS.inTheRedirect.map((check) => check.name)).to.deep.equal([
       'responseTypeIsServed',
       'pushedWhenRequired',
+      'fapi2Rules',
       'noRequestObject',
       'requestUriIsPushed',
       'grantIsListed',
