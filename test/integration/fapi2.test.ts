@@ -205,6 +205,24 @@ describe('FAPI 2.0 Security Profile (profile: fapi2)', function () {
       expect(res.body.error_description).to.include('private_key_jwt only');
     });
 
+    it('to its old secret when it authenticates with a certificate: refused (invalid_client)', async function () {
+      // token_endpoint_auth_method tls_client_auth alone does not refuse a secret (the certificate is one more way in): the profile does.
+      const old = { grant_types: ['client_credentials'], secret: SECRET };
+      expect((await box.json('PUT', '/Client/converted-mtls', old, root)).status).to.equal(201);
+      // (jwks undefined: left out of the body)
+      const rest = {
+        ...fapiClient,
+        jwks: undefined,
+        token_endpoint_auth_method: 'tls_client_auth',
+        tls_client_auth_san_dns: 'bank.example',
+      };
+      const rewritten = await box.json('PUT', '/Client/converted-mtls', rest, root);
+      expect(rewritten.status, rewritten.text).to.equal(200);
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('converted-mtls', SECRET) });
+      expect(res.status, res.text).to.equal(401);
+      expect(res.body.error_description).to.include('FAPI 2.0');
+    });
+
     it('to client_id alone at the refresh: refused (invalid_client)', async function () {
       const pushed = await push();
       const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(await answerFor(pushed), pushed), {
@@ -250,6 +268,8 @@ describe('FAPI 2.0 Security Profile (profile: fapi2)', function () {
       expect(back.searchParams.get('code')).to.equal(null);
       expect(back.searchParams.get('error')).to.equal('invalid_request');
       expect(back.searchParams.get('error_description')).to.include('/auth/par');
+      // RFC 9207 §2: the iss of an error response too.
+      expect(back.searchParams.get('iss')).to.equal(box.url);
     });
 
     it('to a push without PKCE, or PKCE without code_challenge_method=S256: refused (invalid_request)', async function () {
