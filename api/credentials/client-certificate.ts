@@ -27,7 +27,7 @@ export interface ClientCertificates {
 }
 
 /** RFC 8705's two methods (§2.1.1, §2.2.1), as a Client's token_endpoint_auth_method names them. */
-export type CertificateMethod = NonNullable<Client['token_endpoint_auth_method']>;
+export type CertificateMethod = Exclude<NonNullable<Client['token_endpoint_auth_method']>, 'private_key_jwt'>;
 
 /**
  * RFC 8705 §3.1: "The value of the x5t#S256 member is a base64url-encoded [RFC4648] SHA-256 [SHS] hash

@@ -15,6 +15,29 @@ export interface TlsFiles {
   keyFile: string;
 }
 
+/**
+ * What the box's TLS offers, whatever its clients: TLS 1.2 and 1.3 only, and in TLS 1.2 only the
+ * cipher suites BCP 195 recommends. FAPI 2.0 §5.2.1: "When using TLS 1.2, servers shall only permit
+ * the cipher suites recommended in [BCP195]"; BCP 195 (RFC 9325 §4.2): "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+ * TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+ * TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384" (its §4.1 sets the DHE suites of RFC 7525 aside). Every
+ * box, not only one with FAPI clients: what it refuses (CBC, SHA-1 MACs, RSA key exchange, DHE) no
+ * current client needs. TLS 1.3's own suites, all AEAD, are kept.
+ */
+export const TLS_POLICY = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_128_GCM_SHA256',
+    'TLS_AES_256_GCM_SHA384',
+    'TLS_CHACHA20_POLY1305_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-RSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-AES256-GCM-SHA384',
+  ].join(':'),
+  honorCipherOrder: true,
+} as const satisfies tls.SecureContextOptions & tls.TlsOptions;
+
 /** How often the files are looked at: stat polling follows symlink swaps, which fs.watch loses. */
 const CHECK_EVERY_MS = 1000;
 
@@ -27,10 +50,11 @@ export function checkPair(pair: { cert: string | Buffer; key: string | Buffer })
   tls.createSecureContext(pair);
 }
 
-function read(files: TlsFiles): { cert: Buffer; key: Buffer } {
+function read(files: TlsFiles): { cert: Buffer; key: Buffer } & typeof TLS_POLICY {
   const pair = { cert: fs.readFileSync(files.certFile), key: fs.readFileSync(files.keyFile) };
   checkPair(pair);
-  return pair;
+  // The policy goes with every context, the reloaded ones too (setSecureContext replaces the whole context).
+  return { ...pair, ...TLS_POLICY };
 }
 
 /** An HTTPS server for `listener` that reloads its certificate when the files change; `stop` ends the watching. */

@@ -33,6 +33,7 @@ import {
   type RequestObjectRefusal,
 } from './request-object.js';
 import { answerTo, responseModeOf, responseModeProblem, type ClientAnswer, type ResponseMode } from './response-mode.js';
+import { fapi2AuthorizationRefusal, mustPush } from './fapi2.js';
 
 export { registeredRedirectUris };
 
@@ -355,7 +356,7 @@ const responseModeIsServed: Check = ({ params, responseType, redirectUri }) => {
  * the PAR endpoint."
  */
 const pushedWhenRequired: Check = ({ client, pushed }) =>
-  client.resource.require_pushed_authorization_requests && !pushed
+  mustPush(client.resource) && !pushed
     ? refuse('invalid_request', `client "${client.resource.id}" must push its authorization requests to /auth/par (RFC 9126)`)
     : undefined;
 
@@ -382,6 +383,9 @@ const requestObjectIsTaken: Check = async ({ object }, _read, svc) => {
 /** A request object beside a request_uri: one or the other (RFC 9101 §5). */
 const oneRequestObject: Check = ({ params }) =>
   params.request === undefined ? undefined : refuse('invalid_request', 'send a request object or a request_uri, not both');
+
+/** The FAPI 2.0 Security Profile's rules of a fapi2 client's request (./fapi2.ts). */
+const fapi2Rules: Check = ({ client, params }) => fapi2AuthorizationRefusal(client.resource, params);
 
 /** Core §6: request_uri_not_supported — but the request_uri of a request pushed to the box (RFC 9126) is the box's own. */
 const requestUriIsPushed: Check = ({ params, pushed }) =>
@@ -529,6 +533,7 @@ export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageChec
     responseModeIsServed,
     pushedWhenRequired,
     signedWhenRequired,
+    fapi2Rules,
     requestUriIsPushed,
     oneRequestObject,
     grantIsListed,

@@ -22,6 +22,7 @@ import { browserDetails, idTokenFor } from './openid.js';
 import { pushedRequestGone } from './par.js';
 import { shapedClaimsFor } from './shaped-claims.js';
 import { mint, tokenHash } from '../credentials/tokens.js';
+import { codeLifetimeSeconds } from './fapi2.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -104,7 +105,7 @@ async function issue(
       redirectUri: req.redirectUri,
       scope: req.scope ?? null,
       codeChallenge: req.codeChallenge ?? null,
-      expiresAt: new Date(Date.now() + svc.config.authCodeTtlSeconds * 1000),
+      expiresAt: new Date(Date.now() + codeLifetimeSeconds(svc.config.authCodeTtlSeconds, client) * 1000),
       nonce: req.nonce ?? null,
       claims: req.claims,
       audience: req.audience ?? null,

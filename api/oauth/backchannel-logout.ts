@@ -15,7 +15,7 @@ import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
 import { NoticeRefused, type BoxEvent, type ClosedSession, type Notice, type NoticeDraft, type NoticeKind } from '../notices/kinds.js';
 import { administeredUrlProblem, postToReceiver } from '../notices/post.js';
-import { DEFAULT_ID_TOKEN_ALG } from './openid.js';
+import { idTokenAlgOf } from './openid.js';
 
 /** The one event a logout token carries (§2.4: "http://schemas.openid.net/event/backchannel-logout"). */
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -147,7 +147,7 @@ export function backchannelLogoutKind(svc: Pick<Needs, 'config' | 'keyring' | 'c
       const uri = client?.backchannel_logout_uri;
       if (!client || !uri) throw new NoticeRefused(`client ${notice.destination} has no backchannel_logout_uri any more`);
       // §2.4: "signed [...] with the same key and algorithm as the ID Tokens issued to this RP".
-      const key = svc.keyring.activeFor(client.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_ALG);
+      const key = svc.keyring.activeFor(idTokenAlgOf(client));
       const token = signJwt(key, logoutTokenClaims(svc.config.baseUrl, client.id, notice, Date.now()), 'logout+jwt');
       // §2.5: "The OP sends [...] a POST request [...] using the application/x-www-form-urlencoded media type with [the] logout_token parameter".
       const answer = await postToReceiver(uri, {

@@ -11,6 +11,7 @@ import type { Client } from '../types.js';
 import {
   certificateThumbprint,
   chainProblem,
+  type CertificateMethod,
   type ClientCertificates,
   type PresentedCertificate,
   selfSignedProblem,
@@ -37,7 +38,7 @@ interface Presented {
 }
 
 /** A client authenticated by its certificate: its method and the x5t#S256 its tokens are bound to. */
-type Certified = Stored<Client> & { method: NonNullable<Client['token_endpoint_auth_method']>; certificate: string };
+type Certified = Stored<Client> & { method: CertificateMethod; certificate: string };
 
 /**
  * The public keys a self_signed_tls_client_auth client registered (RFC 8705 §2.2.2: "the existing
@@ -49,12 +50,7 @@ function registeredKeys(client: Client): KeyObject[] {
 }
 
 /** Why `cert` does not authenticate `client` by its method; undefined: it does. */
-function certificateProblem(
-  svc: Needs,
-  client: Client,
-  method: NonNullable<Client['token_endpoint_auth_method']>,
-  cert: PresentedCertificate,
-): string | undefined {
+function certificateProblem(svc: Needs, client: Client, method: CertificateMethod, cert: PresentedCertificate): string | undefined {
   if (method === 'tls_client_auth')
     return chainProblem(cert, svc.clientCertificates.trusted, new Date()) ?? subjectProblem(client, cert.leaf);
   if (client.jwks === undefined)
@@ -74,7 +70,8 @@ export async function certificateAuthentication(svc: Needs, presented: Presented
   if (presented.clientId === undefined || presented.assertion !== undefined || presented.secret !== undefined) return undefined;
   const client = await svc.clients.get(presented.clientId);
   const method = client?.resource.token_endpoint_auth_method;
-  if (!client || !method) return undefined;
+  // A private_key_jwt client authenticates with its assertions, never with a certificate.
+  if (!client || !method || method === 'private_key_jwt') return undefined;
   const attempt = [addressKey(presented.address)];
   svc.clientThrottle.reserve(attempt);
   let problem: string | undefined;

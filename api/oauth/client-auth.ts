@@ -26,6 +26,7 @@ import type { SeenProof } from '../store/dpop-proofs.js';
 import type { PresentedCertificate } from '../credentials/client-certificate.js';
 import { certificateAuthentication, type CertificateAuthServices } from './certificate-auth.js';
 import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from './spiffe.js';
+import { authMethodRefusal } from './fapi2.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -303,6 +304,20 @@ export async function authenticateClient(
   mode: ClientAuthentication,
   permits: (client: Client) => boolean = () => true,
   spending: AssertionSpending = 'now',
+): Promise<AuthenticatedClient> {
+  const client = await authenticatedSomehow(svc, presented, mode, permits, spending);
+  // A client that declared how it authenticates (private_key_jwt), or a fapi2 one, is refused any other way (./fapi2.ts).
+  const refusal = authMethodRefusal(client.resource, client.method);
+  if (refusal) throw new OAuthError('invalid_client', refusal, { basicAuthUsed: presented.basic });
+  return client;
+}
+
+async function authenticatedSomehow(
+  svc: ClientAuthServices,
+  presented: PresentedClient,
+  mode: ClientAuthentication,
+  permits: (client: Client) => boolean,
+  spending: AssertionSpending,
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description, { basicAuthUsed: presented.basic });
   if (presented.assertion !== undefined && presented.spiffe) return spiffeClient(svc, presented.assertion, presented, fail);

@@ -6,13 +6,14 @@ import { isEmailAddress } from '../schema/people.js';
 import { createHash } from 'node:crypto';
 import { dataOf, getUser, type UserRow } from '../store/users.js';
 import type { Pool } from '../db/pool.js';
-import type { Config } from '../config.js';
+import type { Config, JwtAlg } from '../config.js';
 import type { Keyring } from '../credentials/keyring.js';
 import type { Client, GrantSettings } from '../types.js';
 import { signJwt, verifyJwt, JwtError, type SigningKey } from '../credentials/jwt.js';
 import { scopesOf } from '../credentials/scopes.js';
 import { acrOf, amrOf } from '../credentials/acr.js';
 import type { RequestedClaims } from '../store/browser.js';
+import { FAPI2_ID_TOKEN_ALG, isFapi2 } from './fapi2.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -211,6 +212,10 @@ export interface IdTokenRequest {
 /** ID tokens are RS256 unless their client registered another algorithm (Core §15.1: RS256 is what every RP accepts). */
 export const DEFAULT_ID_TOKEN_ALG = 'RS256';
 
+/** The algorithm of `client`'s ID tokens (and logout tokens): the one it registered, else ES256 for a fapi2 client (./fapi2.ts), else RS256. */
+export const idTokenAlgOf = (client: Client): JwtAlg =>
+  client.id_token_signed_response_alg ?? (isFapi2(client) ? FAPI2_ID_TOKEN_ALG : DEFAULT_ID_TOKEN_ALG);
+
 /**
  * The ID token of an answer of the box: its lifetime from the grant's settings,
  * signed with the active key of the client's id_token_signed_response_alg.
@@ -223,7 +228,7 @@ export function idTokenFor(
   return mintIdToken(
     { ...req, lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS },
     svc.config.baseUrl,
-    svc.keyring.activeFor(req.client.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_ALG),
+    svc.keyring.activeFor(idTokenAlgOf(req.client)),
   );
 }
 

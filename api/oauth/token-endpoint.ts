@@ -19,6 +19,7 @@ import {
   type OAuthRequest,
 } from './client-auth.js';
 import { certificateBinding } from './certificate-auth.js';
+import { dpopAlgRefusal, mustSendDpopProof } from './fapi2.js';
 import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { notListedInGrantTypes } from './grant-types.js';
 import { authorizationCode } from './grants/authorization-code.js';
@@ -138,8 +139,8 @@ async function issue(
   }
   const client = await authenticateClient(svc, presented, grant.clientAuthentication, undefined, grant.assertionSpending);
   if (!grant.permits(client.resource)) throw notListedInGrantTypes(client.resource, grant.type);
-  const dpop = await proofOf(svc, request, client);
   const certificate = certificateBinding(request, client);
+  const dpop = await proofOf(svc, request, client, certificate !== undefined);
   const unproven = namedOnly(presented) && confidential(client);
   return grant.handle({
     svc,
@@ -158,17 +159,27 @@ async function issue(
  * this client that do not contain the DPoP header", §5.2). Checked after the client is
  * authenticated: a stranger's proof costs no write to the replay cache.
  */
-async function proofOf(svc: Pick<Needs, 'dpop'>, request: OAuthRequest, client: AuthenticatedClient): Promise<DpopBinding | undefined> {
+async function proofOf(
+  svc: Pick<Needs, 'dpop'>,
+  request: OAuthRequest,
+  client: AuthenticatedClient,
+  certificateBound: boolean,
+): Promise<DpopBinding | undefined> {
   const jkt = await keyOfProof(svc.dpop, request);
   if (jkt === undefined) {
-    if (client.resource.dpop_bound_access_tokens !== true) return undefined;
+    if (!mustSendDpopProof(client.resource, certificateBound)) return undefined;
     const nonce = svc.dpop.freshNonce();
+    const why = client.resource.dpop_bound_access_tokens
+      ? 'its dpop_bound_access_tokens is true'
+      : 'it is held to FAPI 2.0, whose access tokens are sender-constrained, and sent no client certificate';
     throw new OAuthError(
       'invalid_dpop_proof',
-      `client "${client.resource.id}" must send a DPoP proof (the DPoP header): its dpop_bound_access_tokens is true`,
+      `client "${client.resource.id}" must send a DPoP proof (the DPoP header): ${why}`,
       nonce ? { dpopNonce: nonce } : {},
     );
   }
+  const algRefusal = dpopAlgRefusal(client.resource, request.dpop);
+  if (algRefusal) throw algRefusal;
   // RFC 9449 §5: a public client's refresh token is bound to its key; a client that authenticates has its credentials.
   return { jkt, bindsRefresh: client.method === 'none' };
 }

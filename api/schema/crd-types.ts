@@ -212,6 +212,10 @@ export interface ClientSpec {
    */
   identityProviders?: string[];
   /**
+   * A security profile this client is held to (docs/guides/fapi2.md). fapi2 - the FAPI 2.0 Security Profile (final) - its authorization requests must be pushed (as require_pushed_authorization_requests) with PKCE S256 and a redirect_uri, response_type code only; it authenticates with private_key_jwt or mutual TLS only (token_endpoint_auth_method, required), never a secret, a ServiceAccount's or SPIFFE token; every token request carries a DPoP proof or a client certificate, so its access tokens are sender-constrained; its authorization codes live 60 s at most; client assertions and DPoP proofs are signed with PS256, ES256 or EdDSA only, and its ID tokens with ES256 or EdDSA (ES256 when id_token_signed_response_alg is unset). Written with implicit, auth.workload, auth.spiffe, secretRef or id_token_signed_response_alg RS256, the client is refused. Unset - no profile: the fields above decide alone.
+   */
+  profile?: 'fapi2';
+  /**
    * With true, this client's authorization requests must be pushed first (RFC 9126 - POST /auth/par, then /auth/authorize with client_id and request_uri); any other authorization request is refused with invalid_request. Unset - false.
    */
   require_pushed_authorization_requests?: boolean;
@@ -249,9 +253,9 @@ export interface ClientSpec {
    */
   jwks_uri?: string;
   /**
-   * Mutual TLS (RFC 8705 2, RFC 7591's name) - this client authenticates with the certificate it presents (docs/guides/workloads-without-secrets.md#mutual-tls). tls_client_auth - a certificate issued by a CA the box trusts for client certificates (BOXAUTH_CLIENT_CA_FILE), whose subject is the one tls_client_auth_* names (exactly one of them); self_signed_tls_client_auth - a certificate whose public key is one of this client's keys (jwks or jwks_uri), its chain not judged. Unset - the client authenticates with what it holds (a secret, keys, ServiceAccounts). A client with a method set is confidential, needs no secret, and a certificate of the wrong subject or key is refused by name.
+   * How this client authenticates (RFC 7591's name). private_key_jwt (OpenID Connect Core 9) - with a client assertion signed by one of its own keys (jwks or jwks_uri) only: a secret, a certificate or a workload's token is refused. Mutual TLS (RFC 8705 2) - with the certificate it presents (docs/guides/workloads-without-secrets.md#mutual-tls). tls_client_auth - a certificate issued by a CA the box trusts for client certificates (BOXAUTH_CLIENT_CA_FILE), whose subject is the one tls_client_auth_* names (exactly one of them); self_signed_tls_client_auth - a certificate whose public key is one of this client's keys (jwks or jwks_uri), its chain not judged. Unset - the client authenticates with what it holds (a secret, keys, ServiceAccounts). A client with a method set is confidential, needs no secret, and a certificate of the wrong subject or key is refused by name.
    */
-  token_endpoint_auth_method?: 'tls_client_auth' | 'self_signed_tls_client_auth';
+  token_endpoint_auth_method?: 'private_key_jwt' | 'tls_client_auth' | 'self_signed_tls_client_auth';
   /**
    * tls_client_auth (RFC 8705 2.1.2) - the subject distinguished name the client's certificate must have, as RFC 4514 writes it (CN=orders,O=Example,C=DE: the last RDN first), compared attribute by attribute.
    */

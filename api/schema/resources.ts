@@ -34,6 +34,8 @@ type Spec = Record<string, unknown> & {
   token_endpoint_auth_method?: string;
   require_signed_request_object?: boolean;
   request_object_signing_alg?: string;
+  profile?: string;
+  id_token_signed_response_alg?: string;
 };
 
 /** How many of RFC 8705 §2.1.2's subject fields a Client sets. */
@@ -94,6 +96,19 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     (s) => (workloadOf(s)?.federated ?? []).every((b) => (b.subject === undefined) !== (b.subjectPattern === undefined)),
   "!has(self.auth) || !has(self.auth.spiffe) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.spiffe === undefined || s.grant_types?.includes('client_credentials') === true,
+  // FAPI 2.0 (api/oauth/fapi2.ts): what a fapi2 client may not be written with.
+  '!has(self.profile) || has(self.token_endpoint_auth_method)': (s) =>
+    s.profile === undefined || s.token_endpoint_auth_method !== undefined,
+  "!has(self.profile) || !self.grant_types.exists(g, g == 'implicit')": (s) =>
+    s.profile === undefined || !s.grant_types?.includes('implicit'),
+  '!has(self.profile) || !has(self.auth) || (!has(self.auth.workload) && !has(self.auth.spiffe))': (s) =>
+    s.profile === undefined || (s.auth?.workload === undefined && s.auth?.spiffe === undefined),
+  '!has(self.profile) || !has(self.secretRef)': (s) => s.profile === undefined || s.secretRef === undefined,
+  "!has(self.profile) || !has(self.id_token_signed_response_alg) || self.id_token_signed_response_alg != 'RS256'": (s) =>
+    s.profile === undefined || s.id_token_signed_response_alg !== 'RS256',
+  "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'private_key_jwt' || has(self.jwks) || has(self.jwks_uri)": (
+    s,
+  ) => s.token_endpoint_auth_method !== 'private_key_jwt' || s.jwks !== undefined || s.jwks_uri !== undefined,
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): one written here
   // would pass any client for an agent, and a rewritten one would be undone at its next fetch.
   '!has(self.registration)': (s) => s.registration === undefined,

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import tls from 'node:tls';
 import { projectPath } from '../../api/paths.js';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
@@ -145,6 +146,27 @@ describe('HTTPS', function () {
     await eventually('the warning', async () => box.logs.some((l) => l.includes('do not load')), 10_000);
     expect(await presentedName(box.port, ca.pem)).to.equal('second');
     expect((await box.request('GET', '/healthz')).status).to.equal(200);
+  });
+
+  // Placed after the renewal: a reloaded certificate keeps the policy (setSecureContext replaces the context whole).
+  it('TLS 1.2 with only the cipher suites of BCP 195 (FAPI 2.0 §5.2.1): a client offering only others is refused', async function () {
+    /** The suite a TLS 1.2 client offering only `ciphers` ends up with, or the handshake's error. */
+    const negotiated = (ciphers: string): Promise<string> =>
+      new Promise((resolve) => {
+        const socket = tls.connect(
+          { host: '127.0.0.1', port: box.port, ca: ca.pem, servername: 'localhost', maxVersion: 'TLSv1.2', ciphers },
+          () => {
+            resolve(socket.getCipher().standardName);
+            socket.end();
+          },
+        );
+        socket.on('error', (err) => resolve(`refused: ${err.message}`));
+      });
+    expect(await negotiated('ECDHE-ECDSA-AES128-GCM-SHA256')).to.equal('TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256');
+    expect(await negotiated('ECDHE-ECDSA-AES256-GCM-SHA384')).to.equal('TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
+    // CBC with SHA-256 or SHA-1, and ChaCha20 in TLS 1.2: none is among BCP 195's (RFC 9325 §4.2).
+    for (const other of ['ECDHE-ECDSA-AES128-SHA256', 'ECDHE-ECDSA-AES256-SHA', 'ECDHE-ECDSA-CHACHA20-POLY1305'])
+      expect(await negotiated(other), other).to.match(/^refused: .*handshake failure/);
   });
 
   it('refuses to start with half a pair, naming what is missing', function () {

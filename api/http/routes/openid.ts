@@ -51,7 +51,7 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
     scopes_supported: OPENID_SCOPES,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: svc.keyring.algorithms,
-    userinfo_signing_alg_values_supported: ['none'],
+    // No userinfo_signing_alg_values_supported: UserInfo answers are never signed, and the list names JWS algorithms (FAPI 2.0 §5.4 checks them).
     claims_supported: CLAIMS_SUPPORTED,
     claims_parameter_supported: true,
     acr_values_supported: [...ACR_LADDER],

@@ -163,6 +163,9 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
       'registration',
       'is written by the box only (a Client ID Metadata Document fetched, or a dynamic registration)',
     );
+  // FAPI 2.0 §5.3.2.1: a fapi2 client authenticates with private_key_jwt or mutual TLS (api/oauth/fapi2.ts).
+  if (client.profile === 'fapi2' && secret !== undefined)
+    throw ValidationError.field(body, 'secret', 'a fapi2 client has no secret: it authenticates with private_key_jwt or mutual TLS only');
   // A write racing this one changed the secret after it was checked: check again, and hash it this time.
   for (let attempt = 0; ; attempt++) {
     const secretHash = await clientSecretHash(svc, client.id, secret, attempt === 0);

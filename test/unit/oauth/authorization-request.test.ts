@@ -73,6 +73,7 @@ describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order 
       'responseModeIsServed',
       'pushedWhenRequired',
       'signedWhenRequired',
+      'fapi2Rules',
       'requestUriIsPushed',
       'oneRequestObject',
       'grantIsListed',
