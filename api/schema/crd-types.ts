@@ -290,6 +290,14 @@ export interface ClientSpec {
    */
   scope?: string[];
   /**
+   * OpenID Connect Core 8 (Dynamic Client Registration's name) - public - the sub this client sees of a person is the one every public client sees (the box's BOXAUTH_PUBLIC_SUBJECTS - the row id or an opaque id); pairwise - a sub of its own (per client, or per sector_identifier_uri's host), which links the person to no other client and which no other client may present for them. Unset - public. Changing it changes every sub this client was given (docs/guides/openid-connect.md).
+   */
+  subject_type?: 'public' | 'pairwise';
+  /**
+   * OpenID Connect Core 8.1 - with subject_type pairwise, the clients naming one host here share their pairwise subs (the host of this https URL is their sector). Unset - the client is its own sector.
+   */
+  sector_identifier_uri?: string;
+  /**
    * OpenID Connect RP-initiated logout - the addresses a person may be sent back to after signing out (post_logout_redirect_uri must be one of them, to the letter).
    */
   post_logout_redirect_uris?: string[];
