@@ -47,6 +47,7 @@ import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import type { SubjectSettings } from './credentials/subjects.js';
+import { personOfSubject } from './credentials/presented-subjects.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { backfillEmailKeys, peopleNamed } from './store/users.js';
 import { listenOn } from './listen.js';
@@ -264,6 +265,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       100_000,
     ),
     peopleNamed: (name) => peopleNamed(pool, name),
+    subjectNamed: (client, sub) => personOfSubject({ pool, subjects }, client, sub),
     users: new RecordCache(feed, 'users', (id) => principalUser(pool, Number(id))),
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names

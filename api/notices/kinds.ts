@@ -31,7 +31,7 @@ export interface EventFacts {
   /** The sessions a `session_closed` event closed. */
   closed?: ClosedSession[];
   /** The person as they were when the event was recorded, for events after which they may be gone. */
-  person?: { id: number; email: string | null };
+  person?: { id: number; email: string | null; subject?: string };
   /**
    * A notice given up (`event: 'notice'`) that itself told of a give-up: the outbox fans it out to
    * no one, so that two dead receivers never tell each other of their give-ups in a loop.

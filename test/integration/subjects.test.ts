@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 
 const rp = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  grant_types: ['authorization_code', EXCHANGE],
+  grant_types: ['authorization_code', EXCHANGE, 'client_credentials'],
   first_party: true,
   auth: { authorization_code: { redirect_uri: CALLBACK, token_format: 'jwt' }, token_exchange: { token_format: 'jwt' } },
   ...extra,
@@ -77,7 +77,9 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
     before(async function () {
       box = await Box.start();
       const root = await box.rootToken();
-      const made = await box.json('POST', '/users', { email: 'ada@example.com', password: 'ada-password-1' }, root);
+      const readers = (await box.json('POST', '/groups', { name: 'wiki-readers' }, root)).body.id;
+      const person = { email: 'ada@example.com', password: 'ada-password-1', 'group-ids': [readers] };
+      const made = await box.json('POST', '/users', person, root);
       expect(made.status, made.text).to.equal(201);
       adaId = made.body.id as number;
       secrets.pub = (await box.addClient('pub', rp(), { policy: false })).secret;
@@ -138,6 +140,36 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       expect(exchanged.status, exchanged.text).to.equal(200);
       expect(decodeJwt(exchanged.body.access_token as string).sub).to.equal(b.sub);
       expect((await introspect(box, exchanged.body.access_token as string)).sub).to.equal(b.sub);
+    });
+
+    it("lets client B name a person at AuthZEN by the sub B was given, and client A's sub for them names nobody", async function () {
+      const root = await box.rootToken();
+      const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
+        expect((await box.json('PUT', path, body, root)).status).to.be.oneOf([200, 201]);
+      };
+      await put('/App/wiki', { urls: ['https://wiki.example'] });
+      await put('/AccessPolicy/wiki-readers', {
+        app: 'wiki',
+        engine: 'matcho',
+        link: [{ id: 'wiki-readers', resourceType: 'Group' }],
+        matcho: { 'request-method': 'can_read' },
+      });
+      // pb is the PEP: it may ask about the wiki, and read people on the box's API (what lets a PEP name them).
+      await put('/AccessPolicy/pb-asks', {
+        engine: 'matcho',
+        link: [{ id: 'pb', resourceType: 'Client' }],
+        matcho: { 'request-method': '#^(post|get)$', uri: '#^/(apps/wiki/access/v1/evaluation|users/[0-9]+)$' },
+      });
+      const pep = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('pb', secrets.pb!) });
+      expect(pep.status, pep.text).to.equal(200);
+      const asked = async (id: string): Promise<unknown> => {
+        const body = { subject: { type: 'user', id }, resource: { type: 'page', id: 'home' }, action: { name: 'can_read' } };
+        const res = await box.json('POST', '/apps/wiki/access/v1/evaluation', body, pep.body.access_token as string);
+        return res.body.decision;
+      };
+      expect(await asked((await ada.seenBy('pb')).sub)).to.equal(true);
+      expect(await asked((await ada.seenBy('pa')).sub)).to.not.equal(true);
+      expect(await asked(String(adaId))).to.equal(true); // the box id, as before
     });
   });
 
