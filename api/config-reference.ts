@@ -357,7 +357,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_PUBLIC_SUBJECTS'],
     default: '`sequential` on a box that had people before release 036, `opaque` on one that had none',
     meaning:
-      'what the `sub` of a person is for clients with `subject_type: public` (the default): `sequential`, their row id (what every box handed out before; it tells a client how many people the box has); `opaque`, a random id made with the person, the same for every such client. Unset: what the box recorded when it met the release that brought the choice. Changing it changes every public `sub` at once: clients that key people by `sub` see new people. Clients with `subject_type: pairwise` get a `sub` of their own either way ([subject types](../guides/openid-connect.md#subject-types))',
+      'what the `sub` of a person is for clients with `subject_type: public` (the default): `sequential`, their row id (what every box handed out before; it tells a client how many people the box has); `opaque`, a random id made with the person, the same for every such client. Unset: what the box recorded when it met the release that brought the choice. Changing it changes every public `sub` at once: clients that key people by `sub` see new people. Clients with `subject_type: pairwise` get a `sub` of their own either way ([subject types](../guides/openid-connect.md#subject-types)). `Box.spec.publicSubjects`',
   },
   {
     names: ['BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES'],

@@ -95,6 +95,10 @@ export interface BoxSpec {
      */
     email?: string;
   };
+  /**
+   * What the sub of a person is for clients with subject_type public (BOXAUTH_PUBLIC_SUBJECTS, docs/guides/openid-connect.md) - sequential (their row id) or opaque (a random id made with them). Unset - what the box recorded when it met the release that brought the choice (sequential where it had people). Changing it changes every public sub at once.
+   */
+  publicSubjects?: 'sequential' | 'opaque';
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /**
    * The API image; unset, the operator's own image (one image serves both).
