@@ -170,11 +170,21 @@ gateways: $(NGINX) $(NGINX_LUA) $(CADDY) test-tools ## install Debian's nginx (a
 # SPIRE journey, whose build is the largest (.ci/run makes it last, on the CPU the suite leaves idle). Each runs even
 # when one before it fails, so that one run reports every failure.
 SPIRE_TEST := dist/test/e2e/spire.test.js
+# Each part's output is kept there too: a part that fails has its failures printed again at the very
+# end, where a CI that shows only the tail of the output still shows them.
+TEST_LOGS := .boxauth/test-logs
 test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
-	@$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js'; first=$$?; \
-	scripts/kube-build.sh && scripts/test-tools-build.sh --without-spire && \
-	  $(MOCHA) --ignore $(SPIRE_TEST) 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'; second=$$?; \
-	scripts/test-tools-build.sh --spire && $(MOCHA) $(SPIRE_TEST); third=$$?; \
+	@set -o pipefail; mkdir -p $(TEST_LOGS); \
+	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 2>&1 | tee $(TEST_LOGS)/1.log; first=$$?; \
+	{ scripts/kube-build.sh && scripts/test-tools-build.sh --without-spire && \
+	  $(MOCHA) --ignore $(SPIRE_TEST) 'dist/test/e2e/**/*.test.js' 'dist/test/pods/**/*.test.js'; } 2>&1 | tee $(TEST_LOGS)/2.log; second=$$?; \
+	{ scripts/test-tools-build.sh --spire && $(MOCHA) $(SPIRE_TEST); } 2>&1 | tee $(TEST_LOGS)/3.log; third=$$?; \
+	part=0; for status in $$first $$second $$third; do part=$$((part + 1)); \
+	  [ $$status = 0 ] || { echo; echo "=== part $$part of 3 failed (exit $$status); its failures again ($(TEST_LOGS)/$$part.log):"; \
+	    plain=$$(sed 's/\x1b\[[0-9;]*m//g' $(TEST_LOGS)/$$part.log); \
+	    if grep -q '^  [0-9]* failing' <<<"$$plain"; then sed -n '/^  [0-9]* failing/,$$p' <<<"$$plain" | head -300; \
+	    else tail -20 <<<"$$plain"; fi; }; \
+	done; \
 	exit $$((first || second || third))
 
 test-unit: dist/.built ## pure logic only: no database, no process (seconds)

@@ -50,8 +50,10 @@ export const OAUTH_ERRORS = {
   // OpenID Connect Core §3.1.2.6: prompt=none, and nothing may be shown.
   login_required: { redirect: true, spec: 'OpenID Connect Core §3.1.2.6' },
   consent_required: { redirect: true, spec: 'OpenID Connect Core §3.1.2.6' },
-  // Core §6: the box takes no request objects; a request_uri is only ever one of its own pushed requests.
-  request_not_supported: { endpoint: 400, redirect: true, spec: 'OpenID Connect Core §3.1.2.6, §6' },
+  // RFC 9101 §6.3: a request object unsigned, wrongly signed, expired, replayed or not for this box
+  // (api/oauth/request-object.ts); at PAR too (RFC 9126 §2.3). A request_uri is only ever one of the
+  // box's own pushed requests: any other is request_uri_not_supported (Core §6).
+  invalid_request_object: { endpoint: 400, redirect: true, spec: 'RFC 9101 §6.3; OpenID Connect Core §3.1.2.6, §6.3' },
   request_uri_not_supported: { endpoint: 400, redirect: true, spec: 'OpenID Connect Core §3.1.2.6, §6' },
   // RFC 7591 §3.2.2: dynamic client registration's (POST /auth/register), answered "with an HTTP 400 status code".
   invalid_redirect_uri: { endpoint: 400, spec: 'RFC 7591 §3.2.2' },

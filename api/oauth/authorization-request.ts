@@ -27,6 +27,14 @@ import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
 import { registeredRedirectUris } from './client-metadata.js';
 import { agentRefusal, agentShown, clientNamed, type AgentServices } from './agents.js';
+import type { ClientAssertions } from './client-assertion.js';
+import {
+  readRequestObject,
+  REPLAYED_OBJECT,
+  spendRequestObject,
+  type RequestObjectRead,
+  type RequestObjectRefusal,
+} from './request-object.js';
 
 export { registeredRedirectUris };
 
@@ -38,6 +46,8 @@ interface Needs {
   clients: RecordCache<Stored<Client>>;
   /** The Apps of the box by audience: the resources a `resource` may name (./entitlements.ts). */
   apps: RegisteredResources;
+  /** The keys of clients, and the replay ledger, that request objects are checked with (./request-object.ts). */
+  clientAssertions: ClientAssertions;
   pool: Pool;
   subjects: SubjectSettings;
 }
@@ -46,7 +56,10 @@ interface Needs {
  * What reading an authorization request needs: its client (an agent's fetched and admitted:
  * ./agents.ts), the box's address and keys (id_token_hint), the Apps (resource), the log of refusals.
  */
-export type AuthorizationRequestServices = Pick<Needs, 'apps' | 'clients' | 'config' | 'keyring' | 'log' | 'pool' | 'subjects'> &
+export type AuthorizationRequestServices = Pick<
+  Needs,
+  'apps' | 'clientAssertions' | 'clients' | 'config' | 'keyring' | 'log' | 'pool' | 'subjects'
+> &
   AgentServices;
 
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
@@ -81,6 +94,8 @@ export interface AuthorizationRequest {
   params: Record<string, string>;
   /** The pushed request (RFC 9126) the parameters came from, claimed by this browser (./par.ts). */
   pushed?: PushedRequestClaim;
+  /** Its parameters were read from a request object sent by value now: to be held for the browser (./par.ts holdRequest). */
+  fromRequestObject?: boolean;
 }
 
 /** A problem shown on a page of the box: until the client and its redirect URI are known good, nothing is redirected. */
@@ -128,6 +143,9 @@ export const AUTHORIZE_PARAMS = [
   SIGN_IN_AFTER,
 ];
 
+/** The parameters a request object (RFC 9101) may carry: all but another object, and the box's own marker. */
+const OBJECT_PARAMS = AUTHORIZE_PARAMS.filter((p) => p !== 'request' && p !== 'request_uri' && p !== SIGN_IN_AFTER);
+
 /**
  * The request in `raw`, or the problem with it. `pushed`: the parameters are those
  * of a pushed request (RFC 9126), being pushed now or claimed by this browser (./par.ts).
@@ -163,6 +181,8 @@ interface Presented {
   severalResources?: boolean;
   client?: Stored<Client>;
   redirectUri?: string;
+  /** The request object (RFC 9101) sent by value its parameters were read from, or why it was refused. */
+  object?: RequestObjectRead | RequestObjectRefusal;
 }
 
 /** A request whose client and redirect URI are known good. */
@@ -179,6 +199,8 @@ interface AskedRequest {
   responseType: ResponseType;
   /** The pushed request (RFC 9126) its parameters come from: being pushed now, or claimed by this browser. */
   pushed: PushedRequestClaim | 'being-pushed' | undefined;
+  /** The request object sent by value its parameters were read from (its signature verified), or why it was refused. */
+  object: RequestObjectRead | RequestObjectRefusal | undefined;
 }
 
 /** What the checks read from a request's parameters, for the rules after them and for the request read. */
@@ -270,6 +292,28 @@ const redirectUriIsRegistered: PageCheck = ({ client, params }, svc) => {
 };
 
 /**
+ * RFC 9101 §6.3: "The authorization server MUST only use the parameters in the Request Object even
+ * if the same parameter is provided in the query parameter": an object sent by value replaces the
+ * parameters, but client_id, which must name the client that signed it (./request-object.ts). One
+ * that is unsigned or not signed with that client's keys is a page: its redirect_uri is nobody's
+ * word, and the parameters outside it do not count. A signed one refused for its claims (expired,
+ * another audience) goes back to its redirect URI once that is known good (requestObjectIsTaken).
+ * A pushed request's object was read at PAR; a request_uri beside it is refused in the redirect.
+ */
+const requestObjectIsSigned: PageCheck = async ({ client, params, pushed }, svc) => {
+  if (params.request === undefined || pushed !== undefined || params.request_uri !== undefined || !client) return undefined;
+  const object = await readRequestObject(svc, client.resource, params.request, OBJECT_PARAMS, Date.now());
+  if (!('problem' in object) || object.signed) return { params: object.params ?? { client_id: client.resource.id }, object };
+  svc.log.info({ event: 'authorize_refused', client: params.client_id, reason: object.problem }, 'authorization request refused');
+  return {
+    kind: 'page',
+    status: 400,
+    title: 'This sign-in link is not valid',
+    message: `The application's request object is refused: ${object.problem}.`,
+  };
+};
+
+/**
  * An agent's client (a metadata document's, a dynamic registration's) is admitted by the box's
  * AccessPolicies for what it asks now, at each request: deny by default (./agents.ts). Until a
  * policy admits it, its redirect URI is not one the box sends anyone to, so the refusal is a page.
@@ -307,11 +351,29 @@ const pushedWhenRequired: Check = ({ client, pushed }) =>
     ? refuse('invalid_request', `client "${client.resource.id}" must push its authorization requests to /auth/par (RFC 9126)`)
     : undefined;
 
-/** Core §6: an OP that does not take request objects answers request_not_supported (discovery says so too). */
-const noRequestObject: Check = ({ params }) =>
-  params.request === undefined
-    ? undefined
-    : refuse('request_not_supported', 'request objects are not supported: send the parameters of the request themselves');
+/**
+ * RFC 9101 §10.5: "require_signed_request_object ... Indicates where authorization request
+ * needs to be protected as Request Object and provided through either request or request_uri
+ * parameter". A pushed request of such a client was read from its object at PAR (./par.ts).
+ */
+const signedWhenRequired: Check = ({ client, object, pushed }) =>
+  client.resource.require_signed_request_object && !object && pushed === undefined
+    ? refuse('invalid_request', `client "${client.resource.id}" must send its authorization requests as signed request objects (RFC 9101)`)
+    : undefined;
+
+/**
+ * RFC 9101 §6.3: invalid_request_object for an object refused for its claims, or taken before: its
+ * jti (or the object itself) is spent here, once in the box (./request-object.ts).
+ */
+const requestObjectIsTaken: Check = async ({ object }, _read, svc) => {
+  if (!object) return undefined;
+  if ('problem' in object) return refuse('invalid_request_object', object.problem);
+  return (await spendRequestObject(svc, object)) ? undefined : refuse('invalid_request_object', REPLAYED_OBJECT);
+};
+
+/** A request object beside a request_uri: one or the other (RFC 9101 §5). */
+const oneRequestObject: Check = ({ params }) =>
+  params.request === undefined ? undefined : refuse('invalid_request', 'send a request object or a request_uri, not both');
 
 /** Core §6: request_uri_not_supported — but the request_uri of a request pushed to the box (RFC 9126) is the box's own. */
 const requestUriIsPushed: Check = ({ params, pushed }) =>
@@ -457,12 +519,14 @@ const NOBODY = 'nobody';
  * URI" (`inTheRedirect`; the fragment for the implicit kinds).
  */
 export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageCheck[]; readonly inTheRedirect: readonly Check[] } = {
-  onAPage: [eachParameterOnce, clientIsNamed, clientIsKnown, redirectUriIsRegistered, agentIsAdmitted],
+  onAPage: [eachParameterOnce, clientIsNamed, clientIsKnown, requestObjectIsSigned, redirectUriIsRegistered, agentIsAdmitted],
   inTheRedirect: [
+    requestObjectIsTaken,
     responseTypeIsServed,
     pushedWhenRequired,
-    noRequestObject,
+    signedWhenRequired,
     requestUriIsPushed,
+    oneRequestObject,
     grantIsListed,
     boundTokensComeFromCode,
     dpopJktBindsACode,
@@ -480,7 +544,7 @@ export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageChec
 };
 
 /** The request the checks on a page let through: its client and redirect URI, and what its response_type asks. */
-function knownGood({ params, pushed, client, redirectUri, severalResources = false }: Presented): AskedRequest {
+function knownGood({ params, pushed, client, redirectUri, object, severalResources = false }: Presented): AskedRequest {
   // The checks on a page end with redirectUriIsRegistered, which finds both or refuses.
   if (!client || redirectUri === undefined) throw new Error('an authorization request passed the checks without a client or redirect URI');
   const grant = grantOf(params.response_type);
@@ -488,6 +552,7 @@ function knownGood({ params, pushed, client, redirectUri, severalResources = fal
     params,
     severalResources,
     pushed,
+    object,
     client,
     redirectUri,
     grant,
@@ -515,7 +580,10 @@ function inTheRedirect(
 }
 
 /** The request read: what was asked, and what the checks read of it. */
-function requestOf({ params, client, redirectUri, responseType, pushed }: AskedRequest, read: Partial<Readings>): AuthorizationRequest {
+function requestOf(
+  { params, client, redirectUri, responseType, pushed, object }: AskedRequest,
+  read: Partial<Readings>,
+): AuthorizationRequest {
   const checked: Readings = {
     scope: null,
     audience: null,
@@ -552,7 +620,7 @@ function requestOf({ params, client, redirectUri, responseType, pushed }: AskedR
           },
           pushed,
         }
-      : { params }),
+      : { params, ...(object ? { fromRequestObject: true } : {}) }),
   };
 }
 

@@ -41,14 +41,15 @@ let lastSplit: { token: string; parts: AssertionJwt | { problem: string } } | un
 /** The assertion's parts, or why it is not a JWT. */
 export function assertionParts(token: string): AssertionJwt | { problem: string } {
   if (lastSplit?.token === token) return lastSplit.parts;
-  const parts = splitAssertion(token);
+  const parts = jwtParts(token);
   lastSplit = { token, parts };
   return parts;
 }
 
-function splitAssertion(token: string): AssertionJwt | { problem: string } {
+/** A compact JWS split into what the checks read, or why it is not one; `name` is the parameter that carried it. */
+export function jwtParts(token: string, name = 'client_assertion'): AssertionJwt | { problem: string } {
   const segments = token.split('.');
-  if (segments.length !== 3) return { problem: 'client_assertion is not a JWT (three base64url parts)' };
+  if (segments.length !== 3) return { problem: `${name} is not a signed JWT (three base64url parts)` };
   const [h, p, s] = segments as [string, string, string];
   try {
     const header: unknown = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
@@ -61,7 +62,7 @@ function splitAssertion(token: string): AssertionJwt | { problem: string } {
       signature: Buffer.from(s, 'base64url'),
     };
   } catch {
-    return { problem: 'client_assertion is not a JWT (its header and claims must be JSON objects)' };
+    return { problem: `${name} is not a JWT (its header and claims must be JSON objects)` };
   }
 }
 
@@ -232,8 +233,11 @@ export class ClientAssertions {
     return keys;
   }
 
-  /** The key of `client` the assertion names by kid (or its only one); AssertionRefused when there is none. */
-  private async keyOf(client: Client, kid: string | undefined): Promise<KeyObject> {
+  /**
+   * The key of `client` a JWT it signed names by kid (or its only one); AssertionRefused when there is
+   * none. Its assertions and its request objects (./request-object.ts) are signed with the same keys.
+   */
+  async keyOf(client: Client, kid: string | undefined): Promise<KeyObject> {
     const named = kid === undefined ? 'no kid (the client has several keys)' : `kid ${JSON.stringify(kid).slice(0, 80)}`;
     let key: KeyObject | undefined;
     if (client.jwks) key = this.inlineKey(client.jwks, kid);
@@ -261,6 +265,11 @@ export class ClientAssertions {
    */
   async authenticate(client: Client, assertion: string, nowMs = Date.now()): Promise<void> {
     if (!(await this.ledger.firstSeen(await this.accept(client, assertion, nowMs)))) throw new AssertionRefused(REPLAYED);
+  }
+
+  /** Spends `proof` in the box's replay ledger: true the first time, false for a replay (./request-object.ts). */
+  spend(proof: SeenProof): Promise<boolean> {
+    return this.ledger.firstSeen(proof);
   }
 
   /**

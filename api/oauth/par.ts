@@ -26,14 +26,17 @@ import {
   AUTHORIZE_PARAMS,
   parseAuthorizationRequest,
   SIGN_IN_AFTER,
+  type AuthorizationRequest,
   type AuthorizationRequestServices,
   type PageProblem,
 } from './authorization-request.js';
+import { readRequestObject, REPLAYED_OBJECT, spendRequestObject } from './request-object.js';
 import { invalidRequest, OAuthError } from '../credentials/errors.js';
 import { tokenParams } from './params.js';
 import { clientNamed } from './agents.js';
 import { isClientIdUrl } from './client-metadata.js';
 import { newOpaqueToken, tokenHash } from '../credentials/tokens.js';
+import type { Client } from '../types.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -78,8 +81,13 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
   const client = await authenticateClient(svc, presentedClient(request, params), 'if-confidential');
   // RFC 9126 §2.1: "The request_uri authorization request parameter is one exception, and it MUST NOT be provided."
   if (params.request_uri !== undefined) throw invalidRequest('request_uri must not be sent in a pushed authorization request');
+  // RFC 9126 §3: with a request object, "the authorization server MUST only use the parameters in the
+  // request object" (./request-object.ts; its jti spent now); what is stored is what it says.
+  const source = params.request === undefined ? params : await pushedRequestObject(svc, client.resource, params.request);
+  if (source === params && client.resource.require_signed_request_object)
+    throw invalidRequest(`client "${client.resource.id}" must push its authorization requests as signed request objects (RFC 9101)`);
   const pushed: Record<string, string> = {};
-  for (const name of PUSHABLE) if (params[name] !== undefined && params[name] !== '') pushed[name] = params[name];
+  for (const name of PUSHABLE) if (source[name] !== undefined && source[name] !== '' && name !== 'request') pushed[name] = source[name];
   // RFC 9449 §10.1: a DPoP proof sent with the push binds the code as dpop_jkt would; "If both
   // mechanisms are used at the same time, the authorization server MUST reject the request if the
   // JWK Thumbprint in dpop_jkt does not match the public key in the DPoP header."
@@ -112,6 +120,35 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
     new Date(Date.now() + PUSHED_REQUEST_SECONDS * 1000),
   );
   return { request_uri: requestUri, expires_in: PUSHED_REQUEST_SECONDS };
+}
+
+/** The parameters of a request object pushed by `client`, taken once; invalid_request_object when refused. */
+async function pushedRequestObject(svc: ParServices, client: Client, token: string): Promise<Record<string, string>> {
+  const object = await readRequestObject(svc, client, token, PUSHABLE, Date.now());
+  if ('problem' in object) throw new OAuthError('invalid_request_object', object.problem);
+  if (!(await spendRequestObject(svc, object))) throw new OAuthError('invalid_request_object', REPLAYED_OBJECT);
+  return object.params;
+}
+
+/**
+ * A request read from a request object sent by value to /auth/authorize (./request-object.ts), held
+ * as a pushed request claimed by this browser at once: the way back from sign-in and consent then
+ * carries client_id and request_uri, never the parameters the client signed, and the object is
+ * never read again (its jti is spent): one object, one answer, as with a request pushed.
+ */
+export async function holdRequest(
+  svc: Pick<Needs, 'pool'>,
+  request: AuthorizationRequest,
+  browserId: () => string,
+  now: number,
+): Promise<AuthorizationRequest> {
+  const requestUri = `${REQUEST_URI_PREFIX}${newOpaqueToken()}`;
+  const key = { requestHash: tokenHash(requestUri), clientId: request.client.resource.id };
+  await createPushedRequest(svc.pool, key, request.params, new Date(now + PUSHED_REQUEST_SECONDS * 1000));
+  const pushed: PushedRequestClaim = { ...key, browserHash: tokenHash(browserId()) };
+  if (!(await claimPushedRequest(svc.pool, pushed, new Date(now), new Date(now + CLAIMED_REQUEST_SECONDS * 1000))))
+    throw new Error('a request held for its browser could not be claimed by it');
+  return { ...request, params: { client_id: key.clientId, request_uri: requestUri }, pushed, fromRequestObject: false };
 }
 
 /**

@@ -220,6 +220,14 @@ export interface ClientSpec {
    */
   require_pushed_authorization_requests?: boolean;
   /**
+   * RFC 9101 10.5's name - with true, this client's authorization requests must come as a request object signed with one of its keys (jwks or jwks_uri), by value (request) at /auth/authorize or /auth/par; any other authorization request is refused with invalid_request (docs/guides/openid-connect.md, "Request objects"). Unset - false - a request object is optional.
+   */
+  require_signed_request_object?: boolean;
+  /**
+   * OpenID Connect Dynamic Client Registration's name - the one algorithm this client's request objects may be signed with; another is refused with invalid_request_object. Needs the client's keys (jwks or jwks_uri). Unset - any of PS256, ES256 and EdDSA the key fits.
+   */
+  request_object_signing_alg?: 'PS256' | 'ES256' | 'EdDSA';
+  /**
    * DPoP (RFC 9449 §5.2's name): true - every token request of this client must carry a DPoP proof (else invalid_dpop_proof), so all its access tokens are bound to its key; tokens that cannot be bound (implicit) are refused. Unset or false - a proof is optional, and binds the tokens of the request that carries one.
    */
   dpop_bound_access_tokens?: boolean;

@@ -345,11 +345,12 @@ const oauthPaths: Json = {
         'login_hint',
         'claims',
         'resource',
+        'request',
         'request_uri',
       ].map((name) => ({
         name,
         in: 'query',
-        // with request_uri (RFC 9126 §4), the rest comes from the pushed request
+        // with request_uri (RFC 9126 §4), the rest comes from the pushed request; with request (RFC 9101), from the object
         required: name === 'client_id',
         schema: { type: 'string' },
       })),

@@ -32,6 +32,8 @@ type Spec = Record<string, unknown> & {
   jwks?: unknown;
   jwks_uri?: string;
   token_endpoint_auth_method?: string;
+  require_signed_request_object?: boolean;
+  request_object_signing_alg?: string;
 };
 
 /** How many of RFC 8705 §2.1.2's subject fields a Client sets. */
@@ -79,6 +81,11 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     (s) => s.token_endpoint_auth_method !== 'self_signed_tls_client_auth' || s.jwks !== undefined || s.jwks_uri !== undefined,
   // RFC 7591 §2: "The "jwks_uri" and "jwks" parameters MUST NOT both be present in the same request or response."
   '!has(self.jwks) || !has(self.jwks_uri)': (s) => s.jwks === undefined || s.jwks_uri === undefined,
+  // RFC 9101: a request object is verified with the client's own keys; without them none could be taken.
+  '!has(self.require_signed_request_object) || !self.require_signed_request_object || has(self.jwks) || has(self.jwks_uri)': (s) =>
+    s.require_signed_request_object !== true || s.jwks !== undefined || s.jwks_uri !== undefined,
+  '!has(self.request_object_signing_alg) || has(self.jwks) || has(self.jwks_uri)': (s) =>
+    s.request_object_signing_alg === undefined || s.jwks !== undefined || s.jwks_uri !== undefined,
   "!has(self.auth) || !has(self.auth.workload) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.workload === undefined || s.grant_types?.includes('client_credentials') === true,
   '!has(self.auth) || !has(self.auth.workload) || has(self.auth.workload.serviceAccounts) || has(self.auth.workload.federated)': (s) =>

@@ -118,7 +118,7 @@ describe('OpenID Connect with openid-client', function () {
     expect(meta.response_types_supported).to.include.members(['code', 'id_token', 'id_token token']);
     // RS256 first: Core §15.1 makes it the algorithm every relying party accepts, whatever BOXAUTH_JWT_ALG is.
     expect(meta.id_token_signing_alg_values_supported).to.deep.equal(['RS256', 'ES256', 'EdDSA']);
-    expect(meta).to.include({ claims_parameter_supported: true, request_parameter_supported: false });
+    expect(meta).to.include({ claims_parameter_supported: true, request_parameter_supported: true });
     expect(meta.code_challenge_methods_supported).to.deep.equal(['S256']);
   });
 

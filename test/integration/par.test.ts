@@ -236,7 +236,7 @@ describe('pushed authorization requests (RFC 9126)', function () {
         [{ code_challenge_method: 'plain' }, 'invalid_request'],
         [{ code_challenge: 'short' }, 'invalid_request'],
         [{ prompt: 'sometimes' }, 'invalid_request'],
-        [{ request: 'eyJhbGciOiJub25lIn0.e30.' }, 'request_not_supported'],
+        [{ request: 'eyJhbGciOiJub25lIn0.e30.' }, 'invalid_request_object'],
       ];
       for (const [params, error] of cases) {
         const res = await pushRaw({ client_id: 'web', ...params });

@@ -19,7 +19,7 @@ import {
 import { grantAuthorization, type AuthorizationResponseServices } from '../../oauth/authorization-response.js';
 import { scopesOf } from '../../credentials/scopes.js';
 import { acrWantedOf } from '../../people/steps.js';
-import { claimedPushedRequest, endPushedRequest } from '../../oauth/par.js';
+import { claimedPushedRequest, endPushedRequest, holdRequest } from '../../oauth/par.js';
 import { consentOf, rememberConsent } from '../../oauth/consents.js';
 import { agentShown } from '../../oauth/agents.js';
 import { words } from '../../ui/language.js';
@@ -54,7 +54,9 @@ export function authorizationEndpointRouter(svc: AuthorizationEndpointRouterServ
       return undefined;
     }
     const request = claimed ? await parseAuthorizationRequest(svc, claimed.raw, claimed.pushed) : await parseAuthorizationRequest(svc, raw);
-    if (!('kind' in request)) return request;
+    // A request object sent by value (RFC 9101) is read once, then held for this browser as a pushed request.
+    if (!('kind' in request))
+      return request.fromRequestObject ? holdRequest(svc, request, () => browserId(svc, req, res), Date.now()) : request;
     if (request.kind === 'page') problemPage(res, request);
     else res.redirect(302, request.location);
     return undefined;

@@ -1,5 +1,6 @@
 // The discovery documents, and the OpenAPI document of the whole API. The OAuth endpoints that take a body (token,
 // introspection, revocation, PAR…) never reach express: see ../oauth-endpoints.ts.
+import { REQUEST_OBJECT_ALGS } from '../../oauth/request-object.js';
 import { CLIENT_ASSERTION_ALGS } from '../../client-keys.js';
 import type { Router } from 'express';
 import fs from 'node:fs';
@@ -66,6 +67,12 @@ export function authorizationServerMetadata(svc: Pick<Needs, 'config'>): Record<
     // RFC 9126 §5. PAR is required per client (its require_pushed_authorization_requests), not of every client.
     pushed_authorization_request_endpoint: `${base}/auth/par`,
     require_pushed_authorization_requests: false,
+    // RFC 9101 §10.1 / OpenID Connect Discovery §3: signed request objects by value, at /auth/authorize and
+    // /auth/par (api/oauth/request-object.ts), with the algorithms of client assertions (none refused). A
+    // request_uri is only ever one of the box's pushed requests: none the client hosts is fetched.
+    request_parameter_supported: true,
+    request_uri_parameter_supported: false,
+    request_object_signing_alg_values_supported: REQUEST_OBJECT_ALGS,
     // RFC 9449 §5.1: the algorithms of DPoP proofs the token endpoint and the box's resources accept.
     dpop_signing_alg_values_supported: DPOP_ALGS,
     // draft-ietf-oauth-client-id-metadata-document §6: a client_id may be the URL of the client's

@@ -59,8 +59,6 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
     claims_supported: CLAIMS_SUPPORTED,
     claims_parameter_supported: true,
     acr_values_supported: [...ACR_LADDER],
-    request_parameter_supported: false,
-    request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     frontchannel_logout_supported: false,
     // Back-Channel Logout 1.0 §2.1: the box sends logout tokens (api/oauth/backchannel-logout.ts), with sid.

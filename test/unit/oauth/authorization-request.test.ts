@@ -63,14 +63,17 @@ describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order 
       'eachParameterOnce',
       'clientIsNamed',
       'clientIsKnown',
+      'requestObjectIsSigned',
       'redirectUriIsRegistered',
       'agentIsAdmitted',
     ]);
     expect(AUTHORIZATION_REQUEST_CHECKS.inTheRedirect.map((check) => check.name)).to.deep.equal([
+      'requestObjectIsTaken',
       'responseTypeIsServed',
       'pushedWhenRequired',
-      'noRequestObject',
+      'signedWhenRequired',
       'requestUriIsPushed',
+      'oneRequestObject',
       'grantIsListed',
       'boundTokensComeFromCode',
       'dpopJktBindsACode',
@@ -153,8 +156,7 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
       [
         [{ response_type: 'code' }, {}],
         [{}, { require_pushed_authorization_requests: false }],
-        [{ request: undefined }, {}],
-        [{ request_uri: undefined }, {}],
+        [{ request: undefined, request_uri: undefined }, {}],
         [{}, { grant_types: ['authorization_code'] }],
         [{ dpop_jkt: THUMBPRINT }, {}],
         [{ code_challenge_method: 'S256' }, {}],
@@ -171,7 +173,6 @@ describe('parseAuthorizationRequest: errors redirected to the client, in their o
     expect(seen).to.deep.equal([
       'unsupported_response_type: response_type must be one of: code, token, id_token, id_token token',
       'invalid_request: client "app" must push its authorization requests to /auth/par (RFC 9126)',
-      'request_not_supported: request objects are not supported: send the parameters of the request themselves',
       'request_uri_not_supported: request_uri is not supported: send the parameters of the request themselves',
       'unauthorized_client: client "app" may not use the authorization_code grant (add authorization_code to its grant_types)',
       "invalid_request: dpop_jkt must be a key's JWK SHA-256 thumbprint (43 base64url characters)",
