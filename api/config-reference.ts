@@ -354,6 +354,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       '`required`: every DPoP proof (RFC 9449), at the token endpoint and at the resources (the box API, UserInfo, the decision point), must carry a nonce the box handed out in a `DPoP-Nonce` header; a proof without one is answered `use_dpop_nonce` with a fresh nonce to retry with. Nonces are stateless (an HMAC of a 5-minute window under a key every process of the box shares) and good for up to two windows. `off`: proofs need no nonce; replayed proofs are refused either way (their `jti`, in a table every process shares)',
   },
   {
+    names: ['BOXAUTH_PUBLIC_SUBJECTS'],
+    default: '`sequential` on a box that had people before release 036, `opaque` on one that had none',
+    meaning:
+      'what the `sub` of a person is for clients with `subject_type: public` (the default): `sequential`, their row id (what every box handed out before; it tells a client how many people the box has); `opaque`, a random id made with the person, the same for every such client. Unset: what the box recorded when it met the release that brought the choice. Changing it changes every public `sub` at once: clients that key people by `sub` see new people. Clients with `subject_type: pairwise` get a `sub` of their own either way ([subject types](../guides/openid-connect.md#subject-types)). `Box.spec.publicSubjects`',
+  },
+  {
     names: ['BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES'],
     default: 'none',
     meaning:

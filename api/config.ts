@@ -166,6 +166,11 @@ export interface Config {
   clusterIssuer: 'auto' | 'off' | 'tokenreview';
   /** DPoP proofs (RFC 9449) must carry a nonce of the box's (DPoP-Nonce), or need none. */
   dpopNonce: 'required' | 'off';
+  /**
+   * What a public `sub` is (BOXAUTH_PUBLIC_SUBJECTS; api/credentials/subjects.ts): the person's row id
+   * (`sequential`) or their opaque id (`opaque`). Unset: what migration 036 recorded for this box.
+   */
+  publicSubjects?: 'sequential' | 'opaque';
   /** Client ID Metadata Documents (api/oauth/agents.ts): how they are fetched and how long one stands. */
   clientMetadata: {
     /** Special-use ranges (RFC 6890) or the box's own addresses the box may fetch a document from all the same, as [address, prefix]. */
@@ -702,6 +707,9 @@ export function loadConfig(env: Env = process.env): Config {
     spiffeTrustDomains: spiffeTrustDomains(env),
     clusterIssuer: clusterIssuer(env),
     dpopNonce: oneOf(env, 'BOXAUTH_DPOP_NONCE', ['required', 'off'] as const, 'off'),
+    ...(str(env, 'BOXAUTH_PUBLIC_SUBJECTS') !== undefined
+      ? { publicSubjects: oneOf(env, 'BOXAUTH_PUBLIC_SUBJECTS', ['sequential', 'opaque'] as const, 'opaque') }
+      : {}),
     clientMetadata: {
       allowedAddresses: cidrList(env, 'BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES'),
       timeoutMs: int(env, 'BOXAUTH_CLIENT_METADATA_TIMEOUT_MS', 3000, 100, 30_000),

@@ -46,6 +46,8 @@ import { accessPolicies } from './store/policies.js';
 import { RefreshWriter } from './store/refresh-writer.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
+import type { SubjectSettings } from './credentials/subjects.js';
+import { personOfSubject } from './credentials/presented-subjects.js';
 import { findByAccessToken, findById } from './store/sessions.js';
 import { backfillEmailKeys, peopleNamed } from './store/users.js';
 import { listenOn } from './listen.js';
@@ -161,6 +163,12 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   // The key of DPoP nonces: shared, so that a nonce one process hands out holds at the others.
   const dpopNonceKey = Buffer.from(await ensureSetting(pool, 'dpop_nonce_key', () => randomBytes(32).toString('base64url')));
   const factorKey = await ensureFactorKey(pool, config);
+  // Migration 036 recorded which public subs this box hands out (sequential where people had them before).
+  const recordedSubjects = await ensureSetting(pool, 'public_subjects', () => 'opaque');
+  const subjects: SubjectSettings = {
+    publicSubjects: config.publicSubjects ?? (recordedSubjects === 'sequential' ? 'sequential' : 'opaque'),
+    key: factorKey,
+  };
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box);
   metrics.watch(pool, argon2Waiting, locator);
@@ -186,6 +194,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     config,
     csrfKey,
     factorKey,
+    subjects,
     issuers: new TrustedIssuers(
       config,
       log,
@@ -256,6 +265,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       100_000,
     ),
     peopleNamed: (name) => peopleNamed(pool, name),
+    subjectNamed: (client, sub) => personOfSubject({ pool, subjects }, client, sub),
     users: new RecordCache(feed, 'users', (id) => principalUser(pool, Number(id))),
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names

@@ -3,6 +3,7 @@
 // the narrow part it uses (its `Needs`), which this type satisfies.
 import type { Audit } from './audit.js';
 import type { Config } from './config.js';
+import type { SubjectClient, SubjectSettings } from './credentials/subjects.js';
 import type { ChangeFeed } from './db/notify.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
@@ -62,6 +63,8 @@ export interface Services {
   csrfKey: Buffer;
   /** Seals TOTP secrets at rest (api/credentials/sealing.ts; BOXAUTH_FACTOR_KEY). */
   factorKey: Buffer;
+  /** What a person's `sub` is for each client (api/credentials/subjects.ts): the box's public kind, the pairwise key. */
+  subjects: SubjectSettings;
   /** Issuers of workload tokens this box trusts. */
   issuers: TrustedIssuers;
   /** Workload tokens whose signature was verified (JWKS issuers only). */
@@ -90,4 +93,6 @@ export interface Services {
   users: RecordCache<PrincipalUser>;
   /** The ids of the people an AuthZEN subject's name names (api/store/users.ts peopleNamed). */
   peopleNamed: (name: string) => Promise<number[]>;
+  /** The id of the person a `sub` a client was given names, read as that client's (api/credentials/presented-subjects.ts). */
+  subjectNamed: (client: SubjectClient, sub: string) => Promise<number | undefined>;
 }

@@ -69,6 +69,8 @@ export interface Session {
 /** A user as the policies of their tokens see them (cached by id: api/services.ts `users`). */
 export interface PrincipalUser {
   id: string;
+  /** Their opaque stable id (users.subject): what the subs clients see of them are made of (api/credentials/subjects.ts). */
+  subject: string;
   email: string;
   /** Whether the box vouches for the address (an administrator's, or confirmed): a self sign-up's is not. */
   emailVerified: boolean;

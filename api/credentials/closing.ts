@@ -67,7 +67,16 @@ async function recordClose(svc: Pick<Needs, 'audit'>, tx: Transaction, rows: Ses
 /** A closed session as the outbox's kinds see it (api/notices/kinds.ts). */
 function closedSession(s: SessionRow): ClosedSession {
   const sid = s.details?.sid;
-  return { session: s.id, client: s.clientId, user: s.userId, sid: typeof sid === 'string' ? sid : null };
+  // The sub its client was given of the person (api/credentials/tokens.ts personSub), kept now: a deleted person's is gone with them.
+  const subject = s.details?.subject as { iss?: unknown; sub?: unknown } | undefined;
+  const sub = s.userId !== null && subject?.iss === undefined && typeof subject?.sub === 'string' ? subject.sub : undefined;
+  return {
+    session: s.id,
+    client: s.clientId,
+    user: s.userId,
+    ...(sub !== undefined ? { sub } : {}),
+    sid: typeof sid === 'string' ? sid : null,
+  };
 }
 
 /** What follows a close in the database: this process forgets the sessions. */

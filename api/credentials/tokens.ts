@@ -43,6 +43,12 @@ export interface MintRequest {
   details?: Record<string, unknown> | null;
   /** The token's `sub` when it is not the user or client (a token exchange: the subject token's subject). */
   subject?: string;
+  /**
+   * The `sub` the client sees of the token's person (api/credentials/subjects.ts subjectFor): the JWT's
+   * `sub`, kept in the session's details (`subject`) for introspection and exchanges, replacing what a
+   * refresh copied. Without it a person's token says their row id (a session from before release 036).
+   */
+  personSub?: string;
   /** Claims of a JWT access token beyond the usual ones (a token exchange's `act`). */
   claims?: Record<string, unknown>;
   /** The claims the client shapes for this grant (Client.claims): a JWT access token carries them. */
@@ -78,13 +84,24 @@ export function confirmation(bound: { jkt?: string | null | undefined; x5t?: str
   return { ...(bound.jkt ? { jkt: bound.jkt } : {}), ...(bound.x5t ? { 'x5t#S256': bound.x5t } : {}) };
 }
 
+/** What a session records beyond its columns: the grant's details, the person's sub, how the client proved itself. */
+function detailsOf(req: MintRequest): Record<string, unknown> | null {
+  if (!req.clientAuthMethod && req.personSub === undefined) return req.details ?? null;
+  return {
+    ...req.details,
+    ...(req.personSub !== undefined ? { subject: { sub: req.personSub } } : {}),
+    // A refresh's holder may have been obtained another way: this token's method replaces it.
+    ...(req.clientAuthMethod ? { client_auth_method: req.clientAuthMethod } : {}),
+  };
+}
+
 export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Date.now()): Minted {
   const id = newSessionId(now);
   let exp = req.settings.access_token_expiration ? new Date(now + req.settings.access_token_expiration * 1000) : null;
   if (req.notAfter && (!exp || req.notAfter < exp)) exp = req.notAfter;
   const lifetime = exp ? Math.max(0, Math.floor((exp.getTime() - now) / 1000)) : undefined;
   const jwt = req.settings.token_format === 'jwt' || req.txn !== undefined;
-  const subject = req.subject ?? (req.userId != null ? String(req.userId) : req.client.id);
+  const subject = req.subject ?? req.personSub ?? (req.userId != null ? String(req.userId) : req.client.id);
   // RFC 9068 §2.2.1 / RFC 9470 §6.1: a person's token says how and when they signed in.
   const signIn = jwt ? signInOf({ userId: req.userId ?? null, details: req.details ?? null }) : null;
   const accessToken = req.txn
@@ -129,7 +146,7 @@ export function mint(req: MintRequest, issuer: string, key: SigningKey, now = Da
     family: req.parent?.family ?? id,
     kid: jwt ? key.kid : null,
     // A refresh's holder may have been obtained another way: this token's method replaces it.
-    details: req.clientAuthMethod ? { ...req.details, client_auth_method: req.clientAuthMethod } : (req.details ?? null),
+    details: detailsOf(req),
     jkt: req.jkt ?? null,
     refreshJkt: refreshToken && req.refreshJkt ? req.refreshJkt : null,
     x5t: req.x5t ?? null,

@@ -27,6 +27,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import { checkPresented, dpopChallenge, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import type { PresentedCertificate } from '../credentials/client-certificate.js';
 import { newSessionId } from '../store/sessions.js';
+import type { SubjectClient } from '../credentials/subjects.js';
 import type { App, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
 import type { AppRequest, AuthzenRequest, TxnSeen } from '../policy/requests.js';
@@ -47,6 +48,8 @@ interface Needs {
   users: RecordCache<PrincipalUser>;
   /** The ids of the people a name other than a box id names (api/store/users.ts peopleNamed). */
   peopleNamed: (name: string) => Promise<number[]>;
+  /** The id of the person a `sub` a client was given names (api/credentials/presented-subjects.ts), read as that client's. */
+  subjectNamed: (client: SubjectClient, sub: string) => Promise<number | undefined>;
 }
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
@@ -61,9 +64,10 @@ export type Credential =
   | { cookies: Record<string, string> }
   /**
    * AuthZEN (and explain's dry run): a subject the PEP names. `mayRead`: whether the PEP may read
-   * the person of this box id on the box's API, which alone lets it name them (namedCaller).
+   * the person of this box id on the box's API, which alone lets it name them (namedCaller);
+   * `presenter`: the PEP's client, whose own subs name people too (api/credentials/subjects.ts).
    */
-  | { user: string; mayRead: (id: string) => Promise<boolean> }
+  | { user: string; mayRead: (id: string) => Promise<boolean>; presenter?: SubjectClient }
   | { client: string }
   | 'none';
 
@@ -154,7 +158,8 @@ export interface Decision {
   rpc?: RpcAnswer;
 }
 
-export type DecisionServices = ResourceServices & Pick<Needs, 'apps' | 'policies' | 'users' | 'peopleNamed' | 'keyring' | 'log'>;
+export type DecisionServices = ResourceServices &
+  Pick<Needs, 'apps' | 'policies' | 'users' | 'peopleNamed' | 'subjectNamed' | 'keyring' | 'log'>;
 
 /** The headers an allowed request carries upstream, by the App's names or these defaults (oauth2-proxy's). */
 export function identityHeaders(app: App): { user: string; email: string; groups: string; client: string } {
@@ -196,7 +201,7 @@ const refusal = (status: Decision['status'], reason: DenyReason, description: st
 type TokenCredential = Presented & { cookie?: string };
 
 /** A subject an AuthZEN PEP names. */
-type NamedSubject = { user: string; mayRead: (id: string) => Promise<boolean> } | { client: string };
+type NamedSubject = { user: string; mayRead: (id: string) => Promise<boolean>; presenter?: SubjectClient } | { client: string };
 
 /** A request whose App, target and caller the steps have read. */
 interface Asked {
@@ -395,20 +400,27 @@ function tokenRefused(
  */
 async function namedCaller(svc: DecisionServices, named: NamedSubject): Promise<Caller | Answer> {
   if ('client' in named) return { ...NOBODY, client: named.client };
-  const user = await personNamed(svc, named.user, named.mayRead);
+  const user = await personNamed(svc, named.user, named.mayRead, named.presenter);
   if (user === 'ambiguous') return refusal(401, 'bad-token', `"${named.user}" names more than one person: name them by their box id`);
   return user ? { ...NOBODY, user } : refusal(401, 'bad-token', 'no such user');
 }
 
-/** The person `name` names among those `mayRead` lets the PEP name (namedCaller's reading), none, or 'ambiguous'. */
+/**
+ * The person `name` names among those `mayRead` lets the PEP name (namedCaller's reading), none, or
+ * 'ambiguous'. A `sub` the PEP's client was given names its person; one another client was given
+ * (a pairwise sub of client A, presented by client B) names nobody.
+ */
 export async function personNamed(
-  svc: Pick<DecisionServices, 'users' | 'peopleNamed'>,
+  svc: Pick<DecisionServices, 'users' | 'peopleNamed' | 'subjectNamed'>,
   name: string,
   mayRead: (id: string) => Promise<boolean>,
+  presenter?: SubjectClient,
 ): Promise<PrincipalUser | 'ambiguous' | undefined> {
   let ids: string[];
   if (/^\d+$/.test(name)) ids = /^\d{1,15}$/.test(name) ? [name] : [];
   else ids = (await svc.peopleNamed(name)).map(String);
+  const own = presenter ? await svc.subjectNamed(presenter, name) : undefined;
+  if (own !== undefined && !ids.includes(String(own))) ids.push(String(own));
   const readable: PrincipalUser[] = [];
   for (const id of ids) {
     const user = await svc.users.get(id);

@@ -15,8 +15,13 @@ export interface ClosedSession {
   /** sessions.id */
   session: string;
   client: string;
-  /** The person it was issued to (its `sub` is String(user)); null for a client's own session. */
+  /** The person it was issued to; null for a client's own session. */
   user: number | null;
+  /**
+   * The `sub` its client was given of that person (api/credentials/subjects.ts); absent for a session
+   * minted before release 036 (or recorded by the release before), whose sub was String(user).
+   */
+  sub?: string;
   /** The signed-in browser session it came from (the `sid` of its ID tokens), when it came from one. */
   sid: string | null;
 }
@@ -26,7 +31,7 @@ export interface EventFacts {
   /** The sessions a `session_closed` event closed. */
   closed?: ClosedSession[];
   /** The person as they were when the event was recorded, for events after which they may be gone. */
-  person?: { id: number; email: string | null };
+  person?: { id: number; email: string | null; subject?: string };
   /**
    * A notice given up (`event: 'notice'`) that itself told of a give-up: the outbox fans it out to
    * no one, so that two dead receivers never tell each other of their give-ups in a loop.

@@ -11,6 +11,9 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { errorFields } from '../errors.js';
 import type { Keyring } from '../credentials/keyring.js';
+import type { SubjectSettings } from '../credentials/subjects.js';
+import { personOfSubject } from '../credentials/presented-subjects.js';
+import type { Pool } from '../db/pool.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { Stored } from '../store/resources.js';
 import type { PushedRequestClaim } from '../store/pushed-requests.js';
@@ -47,13 +50,18 @@ interface Needs {
   apps: RegisteredResources;
   /** The keys of clients, and the replay ledger, that request objects are checked with (./request-object.ts). */
   clientAssertions: ClientAssertions;
+  pool: Pool;
+  subjects: SubjectSettings;
 }
 
 /**
  * What reading an authorization request needs: its client (an agent's fetched and admitted:
  * ./agents.ts), the box's address and keys (id_token_hint), the Apps (resource), the log of refusals.
  */
-export type AuthorizationRequestServices = Pick<Needs, 'apps' | 'clientAssertions' | 'clients' | 'config' | 'keyring' | 'log'> &
+export type AuthorizationRequestServices = Pick<
+  Needs,
+  'apps' | 'clientAssertions' | 'clients' | 'config' | 'keyring' | 'log' | 'pool' | 'subjects'
+> &
   AgentServices;
 
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token';
@@ -84,7 +92,7 @@ export interface AuthorizationRequest {
   maxAge: number | undefined;
   /** An email to offer on the sign-in page. */
   loginHint: string | undefined;
-  /** The user an id_token_hint names (its sub). */
+  /** The person an id_token_hint names (their row id; NOBODY when its sub is none this client's subs name). */
   hintedUser: string | undefined;
   /** The request's parameters, to carry through sign-in and consent (of a pushed request: client_id and request_uri). */
   params: Record<string, string>;
@@ -211,7 +219,7 @@ interface Readings {
   prompt: Set<Prompt>;
   maxAge: number | undefined;
   claims: RequestedClaims | null;
-  /** The user an id_token_hint names (its sub). */
+  /** The person an id_token_hint names (their row id, or NOBODY). */
   hintedUser: string | undefined;
 }
 
@@ -512,11 +520,17 @@ const claimsAreReadable: Check = ({ params }) => {
 };
 
 /** Core §3.1.2.1: "id_token_hint: ID Token previously issued by the Authorization Server". */
-const idTokenHintIsOurs: Check = ({ params }, _read, svc) => {
+const idTokenHintIsOurs: Check = async ({ params, client }, _read, svc) => {
   if (params.id_token_hint === undefined) return undefined;
   const hint = idTokenHintClaims(params.id_token_hint, svc.config.baseUrl, svc.keyring.find);
-  return hint ? { hintedUser: hint.sub as string } : refuse('invalid_request', 'id_token_hint is not an ID token this box issued');
+  if (!hint) return refuse('invalid_request', 'id_token_hint is not an ID token this box issued');
+  // Its sub as this client's subs are made (api/credentials/subjects.ts): another client's pairwise sub is nobody here.
+  const person = await personOfSubject(svc, client.resource, hint.sub as string);
+  return { hintedUser: person === undefined ? NOBODY : String(person) };
 };
+
+/** The hintedUser of a hint whose sub names nobody: no signed-in person is them (api/people/sign-in.ts mustSignIn). */
+const NOBODY = 'nobody';
 
 /**
  * The rules, in the order their errors win. Until the client and its redirect URI are known good, a

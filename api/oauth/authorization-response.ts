@@ -2,6 +2,7 @@
 // an authorization request that was read and checked (./authorization-request.ts) and granted by its
 // person (./interaction.ts) issues. A code; or, for the implicit kinds, an access token and an ID
 // token, never a refresh token: in the request's response mode (./response-mode.ts).
+import { subjectFor, type SubjectSettings } from '../credentials/subjects.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { PrincipalUser } from '../types.js';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +28,8 @@ import { codeLifetimeSeconds } from './fapi2.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
+  /** What a person's `sub` is for each client (api/credentials/subjects.ts). */
+  subjects: SubjectSettings;
   log: Logger;
   pool: Pool;
   keyring: Keyring;
@@ -37,7 +40,7 @@ interface Needs {
 }
 
 /** What issuing the response needs: the store, the keys that sign, the metrics and the audit of what it issues. */
-export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'keyring' | 'log' | 'metrics' | 'pool' | 'users'>;
+export type AuthorizationResponseServices = Pick<Needs, 'audit' | 'config' | 'subjects' | 'keyring' | 'log' | 'metrics' | 'pool' | 'users'>;
 
 /**
  * Everything issuing the response does to the database (fosite's storage interfaces: a flow states
@@ -139,6 +142,7 @@ async function issue(
         refresh: false,
         details,
         shaped,
+        personSub: subjectFor(svc.subjects, client, user),
       },
       svc.config.baseUrl,
       svc.keyring.active,

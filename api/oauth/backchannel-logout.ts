@@ -71,7 +71,8 @@ export function logoutNotices(
     const client = receivers.get(s.client);
     if (s.user === null || !client?.backchannel_logout_uri || !tellsClient(event, client.id)) continue;
     if (s.sid === null && client.backchannel_logout_session_required) continue;
-    const payload: LogoutSubject = { sub: String(s.user), ...(s.sid !== null ? { sid: s.sid } : {}) };
+    // §2.4: "sub ... Subject Identifier": the one the client's ID tokens carry (api/credentials/subjects.ts).
+    const payload: LogoutSubject = { sub: s.sub ?? String(s.user), ...(s.sid !== null ? { sid: s.sid } : {}) };
     notices.set(JSON.stringify([client.id, payload.sid ?? null, payload.sub]), { destination: client.id, payload });
   }
   return [...notices.values()];

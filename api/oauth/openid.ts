@@ -14,11 +14,13 @@ import { scopesOf } from '../credentials/scopes.js';
 import { acrOf, amrOf } from '../credentials/acr.js';
 import type { RequestedClaims } from '../store/browser.js';
 import { FAPI2_ID_TOKEN_ALG, isFapi2 } from './fapi2.js';
+import { subjectFor, type SubjectSettings } from '../credentials/subjects.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
   keyring: Keyring;
+  subjects: SubjectSettings;
 }
 
 export type { RequestedClaims };
@@ -143,12 +145,13 @@ const SCOPE_CLAIMS: Record<string, string[]> = {
 
 /**
  * The claims about `user` that `scopes` release, and those asked for by name
- * (`requested`: the claims parameter, Core §5.5), of what the box can state.
+ * (`requested`: the claims parameter, Core §5.5), of what the box can state; `sub` is the one
+ * the client sees of them (api/credentials/subjects.ts subjectFor).
  */
-export function userClaims(user: UserRow, scopes: string[], requested: readonly string[] = []): Record<string, unknown> {
+export function userClaims(sub: string, user: UserRow, scopes: string[], requested: readonly string[] = []): Record<string, unknown> {
   const available = availableClaims(user);
   const names = new Set([...scopes.flatMap((s) => (Object.hasOwn(SCOPE_CLAIMS, s) ? SCOPE_CLAIMS[s]! : [])), ...requested]);
-  return { sub: String(user.id), ...Object.fromEntries(Object.entries(available).filter(([name]) => names.has(name))) };
+  return { sub, ...Object.fromEntries(Object.entries(available).filter(([name]) => names.has(name))) };
 }
 
 /**
@@ -191,6 +194,8 @@ export function halfHash(key: SigningKey, value: string): string {
 export interface IdTokenRequest {
   client: Client;
   user: UserRow;
+  /** The `sub` the client sees of the person (api/credentials/subjects.ts subjectFor). */
+  sub: string;
   scope: string | null;
   /** Claims the relying party asked for in the ID token by name (the claims parameter). */
   claims?: readonly string[];
@@ -221,12 +226,16 @@ export const idTokenAlgOf = (client: Client): JwtAlg =>
  * signed with the active key of the client's id_token_signed_response_alg.
  */
 export function idTokenFor(
-  svc: Pick<Needs, 'config' | 'keyring'>,
+  svc: Pick<Needs, 'config' | 'keyring' | 'subjects'>,
   settings: GrantSettings,
-  req: Omit<IdTokenRequest, 'lifetimeSeconds'>,
+  req: Omit<IdTokenRequest, 'lifetimeSeconds' | 'sub'>,
 ): string {
   return mintIdToken(
-    { ...req, lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS },
+    {
+      ...req,
+      sub: subjectFor(svc.subjects, req.client, req.user),
+      lifetimeSeconds: settings.id_token_expiration ?? DEFAULT_ID_TOKEN_SECONDS,
+    },
     svc.config.baseUrl,
     svc.keyring.activeFor(idTokenAlgOf(req.client)),
   );
@@ -241,7 +250,7 @@ export function mintIdToken(req: IdTokenRequest, issuer: string, key: SigningKey
     key,
     {
       iss: issuer,
-      ...userClaims(req.user, inIdToken, req.claims),
+      ...userClaims(req.sub, req.user, inIdToken, req.claims),
       // Shaped claims go in whatever the scope: the client's admin asked for them (docs/concepts/access-control.md).
       ...req.shaped,
       aud: req.client.id,

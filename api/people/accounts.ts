@@ -177,7 +177,7 @@ async function recordUserChange(
   const action = !before ? 'created' : !after ? 'deleted' : 'changed';
   if (action === 'changed' && !Object.keys(changes).length) return;
   // A person deleted is gone when the outbox fans the event out: it keeps who they were (a receiver's policies ask).
-  const facts = action === 'deleted' ? { person: { id: before!.id, email: before!.email } } : undefined;
+  const facts = action === 'deleted' ? { person: { id: before!.id, email: before!.email, subject: before!.subject } } : undefined;
   await svc.audit.recordIn(tx, { event: 'record_changed', kind: 'User', id: String((after ?? before)!.id), action, by, changes }, facts);
 }
 

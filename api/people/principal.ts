@@ -14,6 +14,7 @@ export async function principalUser(db: Queryable, id: number): Promise<Principa
   const identities = await identitiesOf(db, user.id);
   return {
     id: String(user.id),
+    subject: user.subject,
     email: user.email,
     emailVerified: user.emailVerified,
     groups: user.groups.map((g) => ({ id: String(g.id), name: g.name })),

@@ -95,6 +95,10 @@ export interface BoxSpec {
      */
     email?: string;
   };
+  /**
+   * What the sub of a person is for clients with subject_type public (BOXAUTH_PUBLIC_SUBJECTS, docs/guides/openid-connect.md) - sequential (their row id) or opaque (a random id made with them). Unset - what the box recorded when it met the release that brought the choice (sequential where it had people). Changing it changes every public sub at once.
+   */
+  publicSubjects?: 'sequential' | 'opaque';
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /**
    * The API image; unset, the operator's own image (one image serves both).
@@ -301,6 +305,14 @@ export interface ClientSpec {
    * The scopes this client may be granted; a request for another is refused with invalid_scope. Unset - any scope it asks for. Policies that test scope need this list.
    */
   scope?: string[];
+  /**
+   * OpenID Connect Core 8 (Dynamic Client Registration's name) - public - the sub this client sees of a person is the one every public client sees (the box's BOXAUTH_PUBLIC_SUBJECTS - the row id or an opaque id); pairwise - a sub of its own (per client, or per sector_identifier_uri's host), which links the person to no other client and which no other client may present for them. Unset - public. Changing it changes every sub this client was given (docs/guides/openid-connect.md).
+   */
+  subject_type?: 'public' | 'pairwise';
+  /**
+   * OpenID Connect Core 8.1 - with subject_type pairwise, the clients naming one host here share their pairwise subs (the host of this https URL is their sector). Unset - the client is its own sector.
+   */
+  sector_identifier_uri?: string;
   /**
    * OpenID Connect RP-initiated logout - the addresses a person may be sent back to after signing out (post_logout_redirect_uri must be one of them, to the letter).
    */

@@ -11,6 +11,8 @@ import { signalsOf, VERIFICATION, type SignalDraft } from './events.js';
 import { mayReceive, type ReceiverNeeds } from './receivers.js';
 import { eventsDelivered, POLL } from './streams.js';
 import { personSubject, streamSubject } from './subjects.js';
+import { subjectFor } from '../credentials/subjects.js';
+import { getUser } from '../store/users.js';
 import { securityEventToken } from './tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -23,7 +25,7 @@ export interface SsfKindNeeds extends ReceiverNeeds {
 /** What a notice of this kind keeps until it is sent: an event about a person, or a verification event. */
 type SsfPayload = { receiver: string } & (
   | { type: typeof VERIFICATION; state?: string }
-  | { type: string; user: number; sid: string | null; claims: Record<string, unknown>; at: number }
+  | { type: string; user: number; sub?: string; sid: string | null; claims: Record<string, unknown>; at: number }
 );
 
 /** A day: a receiver down longer than that has lost the events (SSF has no replay), and is told so by no one but the metrics and the audit. */
@@ -57,13 +59,18 @@ async function noticesOf(
     signal.user,
   );
   const drafts: NoticeDraft[] = [];
+  // Their opaque id, made now: a person deleted by this event is gone from the table (api/people/accounts.ts keeps it).
+  const subject = event.facts.person?.subject ?? (await getUser(tx, signal.user))?.subject;
   for (const stream of wanting) {
     if (removed.has(stream.id)) continue;
     if (!(await mayReceive(svc, stream.clientId, stream.id, signal.user, event.facts.person))) continue;
+    const receiver = (await svc.clients.get(stream.clientId))?.resource;
+    const sub = receiver && subject ? subjectFor(svc.subjects, receiver, { id: signal.user, subject }) : undefined;
     const payload: SsfPayload = {
       receiver: stream.clientId,
       type: signal.type,
       user: signal.user,
+      ...(sub !== undefined ? { sub } : {}),
       sid: signal.sid,
       claims: signal.claims,
       at: Math.floor(event.at.getTime() / 1000),
@@ -87,7 +94,8 @@ function tokenOf(svc: SsfKindNeeds, stream: StreamRow, notice: Notice): string {
   }
   return securityEventToken(svc.keyring, {
     ...common,
-    subject: personSubject(svc.config.baseUrl, payload.user, payload.sid),
+    // A notice of the release before has no sub: it was String(user) then.
+    subject: personSubject(svc.config.baseUrl, payload.sub ?? String(payload.user), payload.sid),
     type: payload.type,
     // CAEP 1.0 §2: event_timestamp, when the event happened (the SET's iat is when it was made).
     event: { ...payload.claims, event_timestamp: payload.at },

@@ -22,7 +22,8 @@ import {
   type StreamFields,
   type StreamRow,
 } from '../store/ssf-streams.js';
-import { findUserByEmail, getUser } from '../store/users.js';
+import { findUserByEmail } from '../store/users.js';
+import { personOfSubject } from '../credentials/presented-subjects.js';
 import { verificationNotice } from './kind.js';
 import { mayReceive, type ReceiverNeeds } from './receivers.js';
 import {
@@ -155,8 +156,10 @@ async function subjectRequest(
   const named = personNamed(svc.config.baseUrl, request.subject);
   if (typeof named === 'string') throw badRequest(named);
   if (named === undefined) return { stream, user: undefined };
-  const person = 'email' in named ? await findUserByEmail(svc.pool, named.email) : await getUser(svc.pool, named.userId);
-  return { stream, user: person?.id };
+  if ('email' in named) return { stream, user: (await findUserByEmail(svc.pool, named.email))?.id };
+  // A sub as the receiver's client is given them (api/credentials/subjects.ts): another client's names nobody.
+  const client = await svc.clients.get(receiver);
+  return { stream, user: client ? await personOfSubject(svc, client.resource, named.sub) : undefined };
 }
 
 /**

@@ -2,6 +2,7 @@
 // decideSsf), deny by default, asked when the receiver adds a person to a stream and again for
 // every event about them, so that a policy changed (or a person who left the group it names)
 // takes effect with the next event.
+import type { SubjectSettings } from '../credentials/subjects.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { Policies } from '../policy/evaluate.js';
 import { requestUser, type RequestUser, type SsfRequest } from '../policy/requests.js';
@@ -13,6 +14,8 @@ export interface ReceiverNeeds {
   policies: Policies;
   clients: RecordCache<Stored<Client>>;
   users: RecordCache<PrincipalUser>;
+  /** What a person's `sub` is for each receiver (api/credentials/subjects.ts). */
+  subjects: SubjectSettings;
 }
 
 /** The request object of the question "may `receiver` have events about `subject` on `stream`". */

@@ -1,18 +1,19 @@
 // Subject identifiers (RFC 9493; SSF 1.0 §3): the `sub_id` of each SET, and the subjects a receiver
 // names when it adds one to a stream or removes one. A person of the box is `iss_sub` (the box's
-// issuer and their `sub`, String(user id), as their ID tokens name them); a session of theirs adds
+// issuer and the `sub` the receiver's client is given of them, as its ID tokens name them,
+// api/credentials/subjects.ts); a session of theirs adds
 // its `sid` in a `complex` subject (SSF 1.0 §3.2: user and session); the stream itself, in its
 // verification events, is `opaque` with the stream's id (SSF 1.0 §8.1.4.1).
 
 /** A subject identifier as RFC 9493 §3 shapes it: a format and its members. */
 export type SubjectId = { format: string } & Record<string, unknown>;
 
-/** How a receiver named a person: by the address they sign in with, or by their `sub` at this box. */
-export type PersonName = { email: string } | { userId: number };
+/** How a receiver named a person: by the address they sign in with, or by the `sub` its client is given of them. */
+export type PersonName = { email: string } | { sub: string };
 
-/** The `sub_id` of an event about person `user`, and the browser session `sid` when it is about one. */
-export function personSubject(issuer: string, user: number, sid: string | null): SubjectId {
-  const person = { format: 'iss_sub', iss: issuer, sub: String(user) };
+/** The `sub_id` of an event about the person whose `sub` (as the receiver sees them) is `sub`, and the browser session `sid` when it is about one. */
+export function personSubject(issuer: string, sub: string, sid: string | null): SubjectId {
+  const person = { format: 'iss_sub', iss: issuer, sub };
   return sid === null ? person : { format: 'complex', user: person, session: { format: 'opaque', id: sid } };
 }
 
@@ -35,9 +36,9 @@ export function personNamed(issuer: string, subject: unknown, depth = 0): Person
       return isString(s.email) ? { email: s.email } : 'an email subject needs its "email"';
     case 'iss_sub':
       if (!isString(s.iss) || !isString(s.sub)) return 'an iss_sub subject needs "iss" and "sub"';
-      return s.iss === issuer ? userIdOf(s.sub) : undefined;
+      return s.iss === issuer ? { sub: s.sub } : undefined;
     case 'opaque':
-      return isString(s.id) ? userIdOf(s.id) : 'an opaque subject needs its "id"';
+      return isString(s.id) ? { sub: s.id } : 'an opaque subject needs its "id"';
     case 'complex':
       if (depth > 0) return 'a complex subject cannot nest another';
       return s.user === undefined ? 'a complex subject needs a "user" member naming the person' : personNamed(issuer, s.user, depth + 1);
@@ -46,9 +47,4 @@ export function personNamed(issuer: string, subject: unknown, depth = 0): Person
         ? `subject format "${s.format}" is not one the box takes (email, iss_sub, opaque, complex)`
         : 'subject needs a "format"';
   }
-}
-
-/** A person's `sub` is their user id; anything else names nobody. */
-function userIdOf(sub: string): PersonName | undefined {
-  return /^[1-9][0-9]{0,15}$/.test(sub) ? { userId: Number(sub) } : undefined;
 }

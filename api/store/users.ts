@@ -12,6 +12,8 @@ export interface GroupRef {
 
 export interface UserRow {
   id: number;
+  /** Their opaque stable id (a UUID made with the row): what their subs are made of (api/credentials/subjects.ts). */
+  subject: string;
   email: string;
   passwordHash: string;
   data: string | null;
@@ -35,6 +37,7 @@ export interface UserRow {
 
 interface DbRow {
   id: number;
+  subject: string;
   email: string;
   password_hash: string;
   data: string | null;
@@ -52,6 +55,7 @@ interface DbRow {
 
 const fromDb = (r: DbRow): UserRow => ({
   id: r.id,
+  subject: r.subject,
   email: r.email,
   passwordHash: r.password_hash,
   data: r.data,
@@ -127,6 +131,13 @@ async function setMemberships(db: Queryable, userId: number, groupIds: number[])
 
 export async function getUser(db: Queryable, id: number): Promise<UserRow | undefined> {
   const { rows } = await db.query<DbRow>(`${SELECT} WHERE u.id = $1 GROUP BY u.id`, [id]);
+  return rows[0] && fromDb(rows[0]);
+}
+
+/** The person whose opaque id (users.subject) this is; a string that is no UUID is nobody. */
+export async function findUserBySubject(db: Queryable, subject: string): Promise<UserRow | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(subject)) return undefined;
+  const { rows } = await db.query<DbRow>(`${SELECT} WHERE u.subject = $1::uuid GROUP BY u.id`, [subject]);
   return rows[0] && fromDb(rows[0]);
 }
 

@@ -160,6 +160,7 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
     secretEnv('BOXAUTH_SIGNING_KEY', names.secrets.signingKey, SIGNING_KEY_FILE),
     secretEnv('BOXAUTH_FACTOR_KEY', names.secrets.factorKey, FACTOR_KEY_FILE),
     { name: 'BOXAUTH_LOG_LEVEL', value: spec.logLevel ?? 'info' },
+    ...(spec.publicSubjects ? [{ name: 'BOXAUTH_PUBLIC_SUBJECTS', value: spec.publicSubjects }] : []),
     // After SIGTERM (and the preStop pause below), two seconds of answers with Connection: close: the
     // clients' keep-alive connections end cleanly, not under a request (docs/kubernetes/laptop-cluster.md).
     { name: 'BOXAUTH_SHUTDOWN_DELAY_MS', value: String(SHUTDOWN_DELAY_MS) },

@@ -111,7 +111,11 @@ describe('browser flows (Chromium)', function () {
     expect(await page.locator('#claims-row').isVisible()).to.equal(true);
     const claims = JSON.parse((await page.locator('#claims').textContent())!);
     const me = (await box.json('GET', '/users?email=ann@example.com', undefined, root)).body[0];
-    expect(claims).to.include({ sub: String(me.id), aud: 'example-app', iss: box.url, nonce: nonceSent });
+    // A new box names people by an opaque id, never their row id (OpenID Connect Core §8; test/integration/subjects.test.ts).
+    expect(claims.sub)
+      .to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      .and.not.equal(String(me.id));
+    expect(claims).to.include({ aud: 'example-app', iss: box.url, nonce: nonceSent });
     expect(await page.getByText('Error', { exact: true }).isVisible()).to.equal(false); // no empty "Error" label
     expect(await page.locator('#error-row').isHidden()).to.equal(true);
   }

@@ -19,6 +19,8 @@ describe('OpenID Connect with openid-client', function () {
   let root: string;
   let config: oauth.Configuration;
   let annId: number;
+  /** Ann's sub as the public clients of a new box see her: an opaque id (the first code flow reads it), never her row id. */
+  let annSub: string;
 
   before(async function () {
     box = await Box.start();
@@ -123,7 +125,11 @@ describe('OpenID Connect with openid-client', function () {
   it("the code flow with PKCE and nonce returns an RS256 ID token the library and jose accept; the scopes' claims are at userinfo", async function () {
     const tokens = await codeFlow(new FormAgent(box));
     const claims = tokens.claims()!;
-    expect(claims).to.include({ iss: box.url, sub: String(annId), aud: 'rp', acr: 'urn:boxauth:acr:password' });
+    expect(claims.sub)
+      .to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      .and.not.equal(String(annId));
+    annSub = claims.sub;
+    expect(claims).to.include({ iss: box.url, sub: annSub, aud: 'rp', acr: 'urn:boxauth:acr:password' });
     expect(claims.amr).to.deep.equal(['pwd']);
     // groups is the box's own scope (kube-apiserver reads it from the ID token); email and profile are
     // the UserInfo endpoint's when an access token comes with the ID token (Core §5.4).
@@ -142,7 +148,7 @@ describe('OpenID Connect with openid-client', function () {
     expect(payload.at_hash).to.equal(atHash);
     // The access token keeps the box's algorithm (ES256 by default) when it is a JWT; this one is opaque.
     expect(tokens.access_token.split('.')).to.have.length(1);
-    const info = await oauth.fetchUserInfo(config, tokens.access_token, String(annId));
+    const info = await oauth.fetchUserInfo(config, tokens.access_token, annSub);
     expect(info).to.deep.include({ email: 'ann@example.com', email_verified: true, name: 'Ann Example', preferred_username: 'ann' });
   });
 
@@ -176,8 +182,8 @@ describe('OpenID Connect with openid-client', function () {
 
   it('userinfo answers the same claims for the access token; 401 and 403 as RFC 6750 says', async function () {
     const tokens = await codeFlow(new FormAgent(box));
-    const info = await oauth.fetchUserInfo(config, tokens.access_token, String(annId));
-    expect(info).to.deep.include({ sub: String(annId), email: 'ann@example.com', groups: ['devs'], name: 'Ann Example' });
+    const info = await oauth.fetchUserInfo(config, tokens.access_token, annSub);
+    expect(info).to.deep.include({ sub: annSub, email: 'ann@example.com', groups: ['devs'], name: 'Ann Example' });
     const none = await box.request('GET', '/auth/userinfo');
     expect(none.status).to.equal(401);
     expect(none.headers.get('www-authenticate')).to.match(/^Bearer/);
@@ -218,7 +224,7 @@ describe('OpenID Connect with openid-client', function () {
     const browser = new FormAgent(box);
     await codeFlow(browser);
     const silent = await codeFlow(browser, { prompt: 'none' });
-    expect(silent.claims()!.sub).to.equal(String(annId));
+    expect(silent.claims()!.sub).to.equal(annSub);
     const stranger = new FormAgent(box);
     const answer = await stranger.get(authorizePath({ prompt: 'none', state: 's1' }));
     expect(answer.status).to.equal(302);
@@ -277,7 +283,7 @@ describe('OpenID Connect with openid-client', function () {
     const implicit = await oauth.discovery(new URL(box.url), 'rp', undefined, oauth.None(), { execute: [oauth.allowInsecureRequests] });
     oauth.useIdTokenResponseType(implicit);
     const claims = await oauth.implicitAuthentication(implicit, idOnly, nonce, { expectedState: 'i1' });
-    expect(claims).to.include({ sub: String(annId), email: 'ann@example.com', nonce });
+    expect(claims).to.include({ sub: annSub, email: 'ann@example.com', nonce });
     expect(new URLSearchParams(idOnly.hash.slice(1)).has('access_token')).to.equal(false);
     const both = await throughTheBrowser(
       browser,
@@ -338,7 +344,7 @@ describe('OpenID Connect with openid-client', function () {
       expect(res.status, JSON.stringify(query)).to.equal(400);
       expect(res.headers.get('location')).to.equal(null);
     }
-    expect((await oauth.fetchUserInfo(config, tokens.access_token, String(annId))).sub).to.equal(String(annId));
+    expect((await oauth.fetchUserInfo(config, tokens.access_token, annSub)).sub).to.equal(annSub);
     expect((await browser.get('/auth/signed-in')).text).to.include('ann@example.com');
   });
 
@@ -354,7 +360,7 @@ describe('OpenID Connect with openid-client', function () {
     const asked = await browser.get('/auth/logout');
     expect(asked.status).to.equal(200);
     expect(asked.text).to.include('Sign out?');
-    expect((await oauth.fetchUserInfo(config, tokens.access_token, String(annId))).sub).to.equal(String(annId));
+    expect((await oauth.fetchUserInfo(config, tokens.access_token, annSub)).sub).to.equal(annSub);
     const confirmed = await browser.post('/auth/logout', hiddenFields(asked.text));
     expect(confirmed.status).to.equal(200);
     expect((await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).to.equal(

@@ -9,6 +9,7 @@
 import { requestUser, type Act, type Party } from '../../policy/requests.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { PrincipalUser } from '../../types.js';
+import { subjectFor, type SubjectClient, type SubjectSettings } from '../subjects.js';
 import type { SessionRow } from '../../store/sessions.js';
 import { checkAccessToken, type TokenCheckServices } from '../access-tokens.js';
 import { invalidRequest, type OAuthError } from '../errors.js';
@@ -19,6 +20,7 @@ import { WorkloadError } from '../workload/issuers.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   users: RecordCache<PrincipalUser>;
+  subjects: SubjectSettings;
 }
 
 /** RFC 8693 §3: the token type identifiers the box takes and issues. */
@@ -45,7 +47,9 @@ export interface CheckedToken {
   x5t?: string;
 }
 
-export type PartyServices = TokenCheckServices & Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> & Pick<Needs, 'users'>;
+export type PartyServices = TokenCheckServices &
+  Pick<WorkloadServices, 'issuers' | 'verifiedAssertions'> &
+  Pick<Needs, 'users' | 'subjects'>;
 
 /** The `act` a box session records (a token exchanged before), if any. */
 export function actOf(details: Record<string, unknown> | null): Act | undefined {
@@ -102,9 +106,17 @@ function claimsOf(token: string): { iss?: unknown; exp?: unknown } {
  * Checks `token`, presented as `name` (subject_token, actor_token) with type
  * `type`. A box access token (opaque, or a JWT the box signed) must be live: its
  * session open and unexpired. A JWT of another issuer must be one the box trusts,
- * issued for this box (its audience) and within its times.
+ * issued for this box (its audience) and within its times. A box token's person is named as
+ * `presenter`, the client exchanging it, sees them (api/credentials/subjects.ts): client A's
+ * pairwise sub never reaches client B, not even in a refusal.
  */
-export async function checkToken(svc: PartyServices, name: string, token: string, type: string): Promise<CheckedToken | OAuthError> {
+export async function checkToken(
+  svc: PartyServices,
+  name: string,
+  token: string,
+  type: string,
+  presenter?: SubjectClient,
+): Promise<CheckedToken | OAuthError> {
   if (!TAKEN.includes(type)) {
     return invalidRequest(`${name}_type "${type}" is not one this box takes (${TAKEN.join(', ')})`);
   }
@@ -115,7 +127,7 @@ export async function checkToken(svc: PartyServices, name: string, token: string
     if ('problem' in check) return invalidRequest(`${name} is not usable: ${check.problem}`);
     // A JWT of a session may end before it (the decision point's upstream token for an
     // app lives a minute): the token presented, not its session, is what the new one may not outlive.
-    return boxParty(svc, check.session, typeof jwt?.exp === 'number' ? jwt.exp * 1000 : null);
+    return boxParty(svc, check.session, typeof jwt?.exp === 'number' ? jwt.exp * 1000 : null, presenter);
   }
   try {
     const { issuer, payload } = await verifyTrustedJwt(svc, token);
@@ -147,11 +159,16 @@ export async function checkToken(svc: PartyServices, name: string, token: string
   }
 }
 
-async function boxParty(svc: PartyServices, session: SessionRow, tokenExpiresAt: number | null): Promise<CheckedToken | OAuthError> {
+async function boxParty(
+  svc: PartyServices,
+  session: SessionRow,
+  tokenExpiresAt: number | null,
+  presenter: SubjectClient | undefined,
+): Promise<CheckedToken | OAuthError> {
   const user = session.userId !== null ? await svc.users.get(String(session.userId)) : undefined;
   if (session.userId !== null && !user) return invalidRequest('the person of this token no longer exists');
-  const { sub } = subjectOf(session);
   const recorded = session.details?.subject as { iss?: string } | undefined;
+  const sub = user && presenter && !recorded?.iss ? subjectFor(svc.subjects, presenter, user) : subjectOf(session).sub;
   const act = actOf(session.details);
   return {
     party: {

@@ -56,7 +56,7 @@ import { decide, type Credential, type Decision, type DecisionServices } from '.
 import type { Decisions } from '../../decision/record.js';
 import { withCelBudget } from '../../policy/cel/index.js';
 import type { Actor } from '../../audit.js';
-import type { App } from '../../types.js';
+import type { App, Client } from '../../types.js';
 import { actorOf, personReader } from '../auth.js';
 import { authzenBody } from '../body.js';
 import { doorError } from '../errors.js';
@@ -99,10 +99,10 @@ export function metadataRoute(baseUrl: string): string {
 }
 
 /** The subject as the decision point reads it; a person only among those the PEP may read (`mayRead`, api/decision/engine.ts namedCaller). */
-function credentialOf(subject: Evaluation['subject'], mayRead: MayRead): Credential {
+function credentialOf(subject: Evaluation['subject'], mayRead: MayRead, presenter: Client | undefined): Credential {
   switch (subject.type) {
     case 'user':
-      return { user: subject.id, mayRead };
+      return { user: subject.id, mayRead, ...(presenter ? { presenter } : {}) };
     case 'client':
       return { client: subject.id };
     case 'token':
@@ -115,8 +115,16 @@ function credentialOf(subject: Evaluation['subject'], mayRead: MayRead): Credent
  * The Decision on the evaluation `e` at `app`, asked by the PEP `asker`, which may read the people
  * `mayRead` says; it records the decision (a refusal kept for explain, and in the audit trail as
  * the PEP's, about the subject) and counts it. A search's candidates (`asker` undefined) are not recorded.
+ * A subject the PEP names by a `sub` its client (`presenter`) was given is that client's person.
  */
-export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluation, mayRead: MayRead, asker?: Actor): Promise<Decision> {
+export async function evaluate(
+  svc: AuthzenRouterServices,
+  app: App,
+  e: Evaluation,
+  mayRead: MayRead,
+  asker?: Actor,
+  presenter?: Client,
+): Promise<Decision> {
   const { method, host, path, resource } = authzenTarget(app, e.action, e.resource);
   const started = process.hrtime.bigint();
   const d = await decide(svc, {
@@ -126,7 +134,7 @@ export async function evaluate(svc: AuthzenRouterServices, app: App, e: Evaluati
     host,
     target: path,
     headers: {},
-    credential: credentialOf(e.subject, mayRead),
+    credential: credentialOf(e.subject, mayRead, presenter),
     resource,
     ...(e.context ? { context: e.context } : {}),
   });
@@ -190,7 +198,7 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
   });
 
   const evaluationOne = async (req: Request, res: Response, e: Evaluation, app: App): Promise<void> => {
-    const d = await evaluate(svc, app, e, personReader(svc, req.principal!), actorOf(req.principal!));
+    const d = await evaluate(svc, app, e, personReader(svc, req.principal!), actorOf(req.principal!), req.principal!.client.resource);
     res.set(DECISION_HEADER, d.id);
     const error = errorOf(d);
     // The one evaluation is the whole payload: its error is the request's (§7.2.1's first kind).
@@ -221,7 +229,8 @@ export function authzenRouter(svc: AuthzenRouterServices, authenticate: RequestH
     const ids: string[] = [];
     const mayRead = personReader(svc, req.principal!);
     for (const item of read.items) {
-      const d = 'problem' in item ? undefined : await evaluate(svc, app, item, mayRead, actorOf(req.principal!));
+      const d =
+        'problem' in item ? undefined : await evaluate(svc, app, item, mayRead, actorOf(req.principal!), req.principal!.client.resource);
       const answer = d ? answerOf(d) : problemAnswer(item as Problem);
       answers.push(answer);
       ids.push(d?.id ?? '-');

@@ -19,7 +19,7 @@ import type { Logger } from '../../log.js';
 import type { Keyring } from '../../credentials/keyring.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { Stored } from '../../store/resources.js';
-import type { Client } from '../../types.js';
+import type { Client, PrincipalUser } from '../../types.js';
 import { words } from '../../ui/language.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
 import { presentedCredential, principalOf, resourceRequest, type PrincipalServices } from '../auth.js';
@@ -30,6 +30,7 @@ import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
 import { shapedClaimsOfSession } from '../../oauth/shaped-claims.js';
 import { authorizationServerMetadata } from './oauth.js';
+import { subjectFor, type SubjectSettings } from '../../credentials/subjects.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -37,6 +38,8 @@ interface Needs {
   log: Logger;
   keyring: Keyring;
   clients: RecordCache<Stored<Client>>;
+  users: RecordCache<PrincipalUser>;
+  subjects: SubjectSettings;
 }
 
 const LOGOUT_PARAMS = ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const;
@@ -49,7 +52,7 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
     userinfo_endpoint: `${base}/auth/userinfo`,
     end_session_endpoint: `${base}/auth/logout`,
     scopes_supported: OPENID_SCOPES,
-    subject_types_supported: ['public'],
+    subject_types_supported: ['public', 'pairwise'],
     id_token_signing_alg_values_supported: svc.keyring.algorithms,
     // No userinfo_signing_alg_values_supported: UserInfo answers are never signed, and the list names JWS algorithms (FAPI 2.0 §5.4 checks them).
     claims_supported: CLAIMS_SUPPORTED,
@@ -64,7 +67,7 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
 }
 
 /** What discovery, UserInfo (the token's principal) and logout (the browser session, the client asking) use. */
-export type OpenidRouterServices = PrincipalServices & BrowserServices & Pick<Needs, 'clients' | 'keyring' | 'log'>;
+export type OpenidRouterServices = PrincipalServices & BrowserServices & Pick<Needs, 'clients' | 'keyring' | 'log' | 'users' | 'subjects'>;
 
 export function openidRouter(svc: OpenidRouterServices): Router {
   const router = strictRouter();
@@ -91,7 +94,9 @@ export function openidRouter(svc: OpenidRouterServices): Router {
         'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
       });
     }
-    const claims = userClaims(user, scopes, requestedClaimsOf(principal.session.details).userinfo);
+    // Core §5.3.2: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub Claim in the ID Token".
+    const sub = subjectFor(svc.subjects, principal.client.resource, user);
+    const claims = userClaims(sub, user, scopes, requestedClaimsOf(principal.session.details).userinfo);
     // The claims the token's client shapes (Client.claims) go in whatever the scope, as in its ID tokens.
     res.set(NO_STORE).json({ ...claims, ...(await shapedClaimsOfSession(svc, principal.session)), sub: claims.sub });
   };
@@ -112,6 +117,13 @@ export function openidRouter(svc: OpenidRouterServices): Router {
    * token, which any app that was given it can present, never ends another
    * browser's session or the person's other grants.
    */
+  /** The `sub` client `clientId` sees of person `userId` (api/credentials/subjects.ts): what its ID tokens say. */
+  const subjectSeenBy = async (clientId: string | undefined, userId: number): Promise<string | undefined> => {
+    const client = clientId === undefined ? undefined : await svc.clients.get(clientId);
+    const person = await svc.users.get(String(userId));
+    return client && person ? subjectFor(svc.subjects, client.resource, person) : undefined;
+  };
+
   const logout = async (req: Request, res: Response): Promise<void> => {
     const source = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
     const params: Partial<Record<(typeof LOGOUT_PARAMS)[number], string>> = {};
@@ -166,7 +178,7 @@ export function openidRouter(svc: OpenidRouterServices): Router {
       typeof hint.exp === 'number' &&
       hint.exp * 1000 > Date.now() &&
       browser !== undefined &&
-      (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === String(browser.userId)));
+      (hint.sid === browser.sid || (hint.sid === undefined && hint.sub === (await subjectSeenBy(hintClient, browser.userId))));
     if (!confirmed && !hintIsThisBrowser) {
       const user = browser && (await signedInPerson(svc, req))?.user;
       return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email, params }));

@@ -15,7 +15,16 @@ import { shapedClaimsFor } from '../shaped-claims.js';
 import type { Params } from '../params.js';
 import { verifierMatches } from '../../credentials/pkce.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
-import { commitThenRefuse, certificateBound, dpopBound, notIssuedToClient, type Grant, type GrantServices, type Issued } from './grant.js';
+import {
+  commitThenRefuse,
+  certificateBound,
+  dpopBound,
+  personSubject,
+  notIssuedToClient,
+  type Grant,
+  type GrantServices,
+  type Issued,
+} from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
 /**
@@ -130,6 +139,7 @@ export const authorizationCode: Grant = {
           details,
           shaped,
           clientAuthMethod: method,
+          ...(await personSubject(svc, client, userId)),
           ...dpopBound(dpop),
           ...certificateBound(certificate),
         },

@@ -13,6 +13,7 @@ import { browserDetails, browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import { grantedResource } from '../entitlements.js';
 import { mint, tokenHash } from '../../credentials/tokens.js';
+import { subjectFor } from '../../credentials/subjects.js';
 import { commitThenRefuse, certificateBound, dpopBound, notIssuedToClient, type Grant, type Issued } from './grant.js';
 import { listedInGrantTypes } from '../grant-types.js';
 
@@ -93,6 +94,7 @@ export const deviceCode: Grant = {
           details,
           shaped,
           clientAuthMethod: method,
+          personSub: subjectFor(svc.subjects, client, user),
           ...dpopBound(dpop),
           ...certificateBound(certificate),
         },

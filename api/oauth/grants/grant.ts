@@ -6,6 +6,7 @@
 // does to the database, as one interface (`AuthorizationCodeStore`,
 // `RefreshTokenStore`…, wired once to api/store/), so that its contract with the
 // database reads in one type (fosite's handler/oauth2/storage.go does the same).
+import { subjectFor, type SubjectSettings } from '../../credentials/subjects.js';
 import { withTransaction, type Pool, type Transaction } from '../../db/pool.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
@@ -29,6 +30,8 @@ import type { TokenResponse } from '../../credentials/tokens.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   config: Config;
+  /** What a person's `sub` is for each client (api/credentials/subjects.ts). */
+  subjects: SubjectSettings;
   log: Logger;
   pool: Pool;
   keyring: Keyring;
@@ -52,6 +55,7 @@ interface Needs {
 export type GrantServices = Pick<
   Needs,
   | 'config'
+  | 'subjects'
   | 'keyring'
   | 'pool'
   | 'log'
@@ -96,6 +100,19 @@ export interface DpopBinding {
 }
 
 /** What a grant passes to mint() for the request's DPoP proof: the keys its tokens are bound to. */
+/**
+ * What a grant passes to mint() for the token's person: the `sub` its client sees of them
+ * (api/credentials/subjects.ts). Nothing for a client's own token, or a person who is gone.
+ */
+export async function personSubject(
+  svc: Pick<GrantServices, 'users' | 'subjects'>,
+  client: Client,
+  userId: number | null,
+): Promise<{ personSub?: string }> {
+  const person = userId === null ? undefined : await svc.users.get(String(userId));
+  return person ? { personSub: subjectFor(svc.subjects, client, person) } : {};
+}
+
 export const dpopBound = (dpop: DpopBinding | undefined): { jkt?: string; refreshJkt?: string } =>
   dpop ? { jkt: dpop.jkt, ...(dpop.bindsRefresh ? { refreshJkt: dpop.jkt } : {}) } : {};
 

@@ -31,6 +31,7 @@ import { browserOf, hasOpenid, idTokenFor } from '../openid.js';
 import { shapedClaimsFor } from '../shaped-claims.js';
 import { scopeParam } from '../params.js';
 import {
+  personSubject,
   commitThenRefuse,
   certificateBound,
   dpopBound,
@@ -300,6 +301,7 @@ async function prepare(
       details: holder.details,
       clientAuthMethod,
       shaped,
+      ...(await personSubject(svc, client, holder.userId)),
       // A confidential client's new access token is bound to the proof's key, its refresh
       // token is not (§5: "refresh tokens issued to [confidential clients] are not bound").
       ...dpopBound(dpop),

@@ -90,7 +90,7 @@ export const tokenExchange: Grant = {
     if (params.actor_token && !params.actor_token_type) throw invalidRequest('actor_token_type is required with actor_token');
     if (!params.actor_token && params.actor_token_type) throw invalidRequest('actor_token_type is sent without actor_token');
 
-    const subject = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!));
+    const subject = orRefuse(await checkToken(svc, 'subject_token', params.subject_token!, params.subject_token_type!, client));
     const unauthenticated = authenticated.method === 'none';
     if (unauthenticated && !publicMayExchange(client, subject.party)) {
       throw invalidRequest(
@@ -99,7 +99,7 @@ export const tokenExchange: Grant = {
       );
     }
     const actor = params.actor_token
-      ? orRefuse(await checkToken(svc, 'actor_token', params.actor_token, params.actor_token_type!))
+      ? orRefuse(await checkToken(svc, 'actor_token', params.actor_token, params.actor_token_type!, client))
       : undefined;
     // A DPoP-bound token is useless without its key (RFC 9449), here too: exchanging it
     // takes a proof of that key, and the new token is bound to the same key.

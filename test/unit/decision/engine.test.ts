@@ -14,6 +14,7 @@ const MFA = 'urn:boxauth:acr:mfa';
 const app: App = { resourceType: 'App', id: 'reports', urls: ['https://reports.example'], signIn: { client: 'reports-sign-in' } };
 const ada: PrincipalUser = {
   id: '7',
+  subject: '5f0c2b7e-1d3a-4e59-8b6c-2a9d4f1e7c30',
   email: 'ada@example.com',
   emailVerified: true,
   groups: [{ id: '1', name: 'R&D, Sales' }],

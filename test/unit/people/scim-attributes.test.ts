@@ -136,6 +136,7 @@ describe('SCIM: a Group as a directory writes it', () => {
 
 const row = (change: Partial<UserRow> = {}): UserRow => ({
   id: 7,
+  subject: '0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11',
   email: 'ann@example.com',
   passwordHash: 'hash',
   data: null,

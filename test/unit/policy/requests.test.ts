@@ -15,6 +15,7 @@ import type { App, Client } from '../../../api/types.js';
 const client = { resourceType: 'Client', id: 'ci', grant_types: ['client_credentials'], scope: ['read'] } as Client;
 const person = {
   id: '7',
+  subject: '5f0c2b7e-1d3a-4e59-8b6c-2a9d4f1e7c30',
   email: 'ada@example.com',
   emailVerified: true,
   groups: [{ id: 'g1', name: 'admins' }],

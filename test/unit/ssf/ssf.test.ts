@@ -198,9 +198,9 @@ describe('ssf: a stream’s configuration (api/ssf/streams.ts)', function () {
 describe('ssf: subjects (api/ssf/subjects.ts) and metadata', function () {
   it('reads the person a subject names, in the four formats', function () {
     expect(personNamed(ISSUER, { format: 'email', email: 'a@example.com' })).to.deep.equal({ email: 'a@example.com' });
-    expect(personNamed(ISSUER, { format: 'iss_sub', iss: ISSUER, sub: '7' })).to.deep.equal({ userId: 7 });
+    expect(personNamed(ISSUER, { format: 'iss_sub', iss: ISSUER, sub: '7' })).to.deep.equal({ sub: '7' });
     expect(personNamed(ISSUER, { format: 'iss_sub', iss: 'https://other.example', sub: '7' })).to.equal(undefined);
-    expect(personNamed(ISSUER, { format: 'opaque', id: '7' })).to.deep.equal({ userId: 7 });
+    expect(personNamed(ISSUER, { format: 'opaque', id: '7' })).to.deep.equal({ sub: '7' });
     expect(personNamed(ISSUER, { format: 'complex', user: { format: 'email', email: 'a@example.com' } })).to.deep.equal({
       email: 'a@example.com',
     });
@@ -209,8 +209,8 @@ describe('ssf: subjects (api/ssf/subjects.ts) and metadata', function () {
   });
 
   it('names a session in a complex subject', function () {
-    expect(personSubject(ISSUER, 7, null)).to.deep.equal({ format: 'iss_sub', iss: ISSUER, sub: '7' });
-    expect(personSubject(ISSUER, 7, 's1')).to.deep.equal({
+    expect(personSubject(ISSUER, '7', null)).to.deep.equal({ format: 'iss_sub', iss: ISSUER, sub: '7' });
+    expect(personSubject(ISSUER, '7', 's1')).to.deep.equal({
       format: 'complex',
       user: { format: 'iss_sub', iss: ISSUER, sub: '7' },
       session: { format: 'opaque', id: 's1' },

@@ -405,6 +405,24 @@ describe('Box controller', function () {
     });
   });
 
+  describe('spec.publicSubjects', function () {
+    const env = (): Record<string, string> =>
+      Object.fromEntries(
+        h
+          .object<any>(DEPLOYMENTS, NS, 'auth')!
+          .spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+      );
+
+    it('sets BOXAUTH_PUBLIC_SUBJECTS only when the Box says: unset, the box keeps what its database recorded', async function () {
+      await h.readyBox(NS, { publicSubjects: 'opaque' as const });
+      expect(env()).to.include({ BOXAUTH_PUBLIC_SUBJECTS: 'opaque' });
+      await h.readyBox('team-b');
+      expect(
+        h.object<any>(DEPLOYMENTS, 'team-b', 'auth')!.spec.template.spec.containers[0].env.map((e: { name: string }) => e.name),
+      ).to.not.include('BOXAUTH_PUBLIC_SUBJECTS');
+    });
+  });
+
   describe('spec.smtp', function () {
     const SMTP = {
       smtp: {

@@ -38,6 +38,7 @@ function misfits(value: unknown, shape: CelShape, at: string): string[] {
 const client = { resourceType: 'Client', id: 'ci', grant_types: ['client_credentials'], scope: ['read'] } as Client;
 const person = {
   id: '7',
+  subject: '5f0c2b7e-1d3a-4e59-8b6c-2a9d4f1e7c30',
   email: 'ada@example.com',
   emailVerified: true,
   groups: [{ id: 'g1', name: 'admins' }],

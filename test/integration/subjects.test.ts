@@ -1,0 +1,209 @@
+// Subjects that say nothing (OpenID Connect Core §8, api/credentials/subjects.ts), as relying
+// parties see them: a public client of a new box gets an opaque id, not the row id; two pairwise
+// clients get different subs for one person, stable across sign-ins, the same in the ID token,
+// UserInfo (Core §5.3.2), the JWT access token and introspection; a box that had people before
+// keeps their row ids; and client A's pairwise sub presented by client B names nobody.
+import { expect } from 'chai';
+import { decodeJwt } from 'jose';
+import pg from 'pg';
+import { Box, basic } from '../support/box.js';
+import { FormAgent } from '../support/form-agent.js';
+import { EXCHANGE, introspect } from '../support/exchange-chain.js';
+
+const CALLBACK = 'https://rp.example/cb';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
+
+const rp = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  grant_types: ['authorization_code', EXCHANGE, 'client_credentials'],
+  first_party: true,
+  auth: { authorization_code: { redirect_uri: CALLBACK, token_format: 'jwt' }, token_exchange: { token_format: 'jwt' } },
+  ...extra,
+});
+
+interface Seen {
+  idToken: string;
+  accessToken: string;
+  sub: string;
+}
+
+/** A person at a box, signed in once in one browser, and what each client sees of them. */
+class Person {
+  readonly browser: FormAgent;
+  constructor(
+    readonly box: Box,
+    readonly secrets: Record<string, string>,
+  ) {
+    this.browser = new FormAgent(box);
+  }
+
+  async authorize(client: string, extra: Record<string, string> = {}): Promise<URL> {
+    const params = { client_id: client, redirect_uri: CALLBACK, response_type: 'code', scope: 'openid', ...extra };
+    const res = await this.browser.get(`/auth/authorize?${new URLSearchParams(params)}`);
+    expect(res.status, res.text).to.equal(302);
+    return new URL(res.headers.get('location')!);
+  }
+
+  /** The code flow for `client`: its ID token's sub, checked against its access token, UserInfo and introspection. */
+  async seenBy(client: string): Promise<Seen> {
+    const code = (await this.authorize(client)).searchParams.get('code');
+    expect(code).to.be.a('string');
+    const res = await this.box.form(
+      '/auth/token',
+      { grant_type: 'authorization_code', code: code!, redirect_uri: CALLBACK },
+      { Authorization: basic(client, this.secrets[client]!) },
+    );
+    expect(res.status, res.text).to.equal(200);
+    const idToken = res.body.id_token as string;
+    const accessToken = res.body.access_token as string;
+    const sub = decodeJwt(idToken).sub!;
+    // Core §5.3.2: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub Claim in the ID Token".
+    const info = await this.box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${accessToken}` } });
+    expect(info.status, info.text).to.equal(200);
+    expect(info.body.sub).to.equal(sub);
+    expect(decodeJwt(accessToken).sub).to.equal(sub);
+    expect((await introspect(this.box, accessToken)).sub).to.equal(sub);
+    return { idToken, accessToken, sub };
+  }
+}
+
+describe('subject identifiers (OpenID Connect Core §8)', function () {
+  describe('on a new box', function () {
+    let box: Box;
+    let ada: Person;
+    let adaId: number;
+    const secrets: Record<string, string> = {};
+
+    before(async function () {
+      box = await Box.start();
+      const root = await box.rootToken();
+      const readers = (await box.json('POST', '/groups', { name: 'wiki-readers' }, root)).body.id;
+      const person = { email: 'ada@example.com', password: 'ada-password-1', 'group-ids': [readers] };
+      const made = await box.json('POST', '/users', person, root);
+      expect(made.status, made.text).to.equal(201);
+      adaId = made.body.id as number;
+      secrets.pub = (await box.addClient('pub', rp(), { policy: false })).secret;
+      secrets.pa = (await box.addClient('pa', rp({ subject_type: 'pairwise' }), { policy: false })).secret;
+      secrets.pb = (await box.addClient('pb', rp({ subject_type: 'pairwise' }), { policy: false })).secret;
+      ada = new Person(box, secrets);
+      expect((await ada.browser.signIn('ada@example.com', 'ada-password-1')).status).to.equal(303);
+    });
+    after(async function () {
+      await box?.stop();
+    });
+
+    it('says both subject types in discovery', async function () {
+      const metadata = await box.request('GET', '/.well-known/openid-configuration');
+      expect(metadata.body.subject_types_supported).to.deep.equal(['public', 'pairwise']);
+    });
+
+    it('gives a public client an opaque id, not the row id', async function () {
+      const { sub } = await ada.seenBy('pub');
+      expect(sub).to.match(UUID).and.not.equal(String(adaId));
+    });
+
+    it('gives two pairwise clients different subs for one person, stable across sign-ins', async function () {
+      const [a, b, pub] = [(await ada.seenBy('pa')).sub, (await ada.seenBy('pb')).sub, (await ada.seenBy('pub')).sub];
+      expect(new Set([a, b, pub, String(adaId)]).size).to.equal(4);
+      const again = new Person(box, secrets);
+      expect((await again.browser.signIn('ada@example.com', 'ada-password-1')).status).to.equal(303);
+      expect((await again.seenBy('pa')).sub).to.equal(a);
+      expect((await again.seenBy('pb')).sub).to.equal(b);
+    });
+
+    it("takes client B's own id_token_hint for the person signed in, and client A's for nobody", async function () {
+      const own = await ada.authorize('pb', { prompt: 'none', id_token_hint: (await ada.seenBy('pb')).idToken });
+      expect(own.searchParams.get('code')).to.be.a('string');
+      const other = await ada.authorize('pb', { prompt: 'none', id_token_hint: (await ada.seenBy('pa')).idToken });
+      expect(other.searchParams.get('error')).to.equal('login_required');
+    });
+
+    it("names the person as client B sees them when B exchanges client A's token: A's pairwise sub never reaches B", async function () {
+      const a = await ada.seenBy('pa');
+      const b = await ada.seenBy('pb');
+      // No AccessPolicy lets pb exchange: the refusal names the subject, as pb sees it.
+      const refused = await box.form(
+        '/auth/token',
+        { grant_type: EXCHANGE, subject_token: a.accessToken, subject_token_type: ACCESS_TOKEN },
+        { Authorization: basic('pb', secrets.pb!) },
+      );
+      expect(refused.status, refused.text).to.equal(400);
+      expect(refused.body.error_description).to.include(b.sub).and.not.include(a.sub);
+      const root = await box.rootToken();
+      const allow = { engine: 'allow', link: [{ id: 'pb', resourceType: 'Client' }] };
+      expect((await box.json('PUT', '/AccessPolicy/pb-allow', allow, root)).status).to.be.below(300);
+      const exchanged = await box.form(
+        '/auth/token',
+        { grant_type: EXCHANGE, subject_token: a.accessToken, subject_token_type: ACCESS_TOKEN },
+        { Authorization: basic('pb', secrets.pb!) },
+      );
+      expect(exchanged.status, exchanged.text).to.equal(200);
+      expect(decodeJwt(exchanged.body.access_token as string).sub).to.equal(b.sub);
+      expect((await introspect(box, exchanged.body.access_token as string)).sub).to.equal(b.sub);
+    });
+
+    it("lets client B name a person at AuthZEN by the sub B was given, and client A's sub for them names nobody", async function () {
+      const root = await box.rootToken();
+      const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
+        expect((await box.json('PUT', path, body, root)).status).to.be.oneOf([200, 201]);
+      };
+      await put('/App/wiki', { urls: ['https://wiki.example'] });
+      await put('/AccessPolicy/wiki-readers', {
+        app: 'wiki',
+        engine: 'matcho',
+        link: [{ id: 'wiki-readers', resourceType: 'Group' }],
+        matcho: { 'request-method': 'can_read' },
+      });
+      // pb is the PEP: it may ask about the wiki, and read people on the box's API (what lets a PEP name them).
+      await put('/AccessPolicy/pb-asks', {
+        engine: 'matcho',
+        link: [{ id: 'pb', resourceType: 'Client' }],
+        matcho: { 'request-method': '#^(post|get)$', uri: '#^/(apps/wiki/access/v1/evaluation|users/[0-9]+)$' },
+      });
+      const pep = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('pb', secrets.pb!) });
+      expect(pep.status, pep.text).to.equal(200);
+      const asked = async (id: string): Promise<unknown> => {
+        const body = { subject: { type: 'user', id }, resource: { type: 'page', id: 'home' }, action: { name: 'can_read' } };
+        const res = await box.json('POST', '/apps/wiki/access/v1/evaluation', body, pep.body.access_token as string);
+        return res.body.decision;
+      };
+      expect(await asked((await ada.seenBy('pb')).sub)).to.equal(true);
+      expect(await asked((await ada.seenBy('pa')).sub)).to.not.equal(true);
+      expect(await asked(String(adaId))).to.equal(true); // the box id, as before
+    });
+  });
+
+  describe('on a box that had people before release 036', function () {
+    let box: Box;
+
+    after(async function () {
+      await box?.stop();
+    });
+
+    it('keeps handing out their row ids to public clients, and pairwise subs to pairwise ones', async function () {
+      box = await Box.start();
+      const root = await box.rootToken();
+      const made = await box.json('POST', '/users', { email: 'bob@example.com', password: 'bob-password-1' }, root);
+      const secrets = {
+        pub: (await box.addClient('pub', rp(), { policy: false })).secret,
+        pa: (await box.addClient('pa', rp({ subject_type: 'pairwise' }), { policy: false })).secret,
+      };
+      // The database as the release before left it, with bob in it; the box starts again and migrates.
+      await box.stop();
+      const db = new pg.Client({ connectionString: box.databaseUrl });
+      await db.connect();
+      try {
+        await db.query("DELETE FROM box_settings WHERE name = 'public_subjects'");
+        await db.query("DELETE FROM schema_migrations WHERE name LIKE '036%'");
+        await db.query('ALTER TABLE users DROP COLUMN subject');
+      } finally {
+        await db.end();
+      }
+      await box.launch();
+      const bob = new Person(box, secrets);
+      expect((await bob.browser.signIn('bob@example.com', 'bob-password-1')).status).to.equal(303);
+      expect((await bob.seenBy('pub')).sub).to.equal(String(made.body.id));
+      expect((await bob.seenBy('pa')).sub).to.match(/^[A-Za-z0-9_-]{22}$/);
+    });
+  });
+});
