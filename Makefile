@@ -301,9 +301,11 @@ bench-operator: dist/.built kube-binaries ## time from kubectl apply to a workin
 # The OpenID Foundation's conformance suite (built from its source by ../shared/oidf/run.sh, about
 # 25 minutes on two cores) against this checkout: CONTRIBUTING.md says when to run it. Not in CI.
 OIDF_RUN_SH ?= $(CURDIR)/../shared/oidf/run.sh
-conformance: ## the OpenID Foundation's conformance suite against this checkout (basic, config, implicit, logout plans)
+# The plans the box must pass (CONTRIBUTING.md, "OpenID conformance"); OIDF_PLANS="..." runs others.
+OIDF_PLANS ?= basic config implicit logout formpost fapi2-oidc fapi2-plain
+conformance: ## the OpenID Foundation's conformance suite against this checkout (OpenID Connect basic, config, implicit, logout, form post; FAPI 2.0)
 	@test -f "$(OIDF_RUN_SH)" || { echo "conformance: $(OIDF_RUN_SH) not found (set OIDF_RUN_SH)" >&2; exit 2; }
-	bash "$(OIDF_RUN_SH)" .
+	OIDF_PLANS="$(OIDF_PLANS)" bash "$(OIDF_RUN_SH)" .
 
 e2e-kind: ## machines with Docker only: kind cluster, image, chart, examples, a token fetched by a Pod
 	@scripts/e2e-kind.sh
