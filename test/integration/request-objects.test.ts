@@ -302,4 +302,25 @@ describe('request objects (RFC 9101)', function () {
       expect(location(own).searchParams.get('code')).to.be.a('string');
     });
   });
+  describe('attacks on the object itself', function () {
+    const push = (clientId: string, fields: Record<string, string>): Promise<JsonResponse> =>
+      box.form('/auth/par', { client_id: clientId, ...fields }, { Authorization: basic(clientId, SECRET) });
+
+    it('a NUL or a lone surrogate signed into the object: invalid_request_object, never a 500', async function () {
+      const browser = await signedInBrowser();
+      const cases: [Record<string, unknown>, string][] = [
+        [{ state: 'a\u0000b' }, 'NUL'],
+        [{ nonce: 'x\ud800y' }, 'surrogate'],
+      ];
+      for (const [claims, says] of cases) {
+        const res = await browser.get(authorizePath({ client_id: 'signer', request: await requestObject(a, 'signer', claims) }));
+        expect(res.status, `${says}: ${res.status} ${res.text.slice(0, 300)}`).to.equal(302);
+        expect(location(res).searchParams.get('error'), says).to.equal('invalid_request_object');
+        expect(location(res).searchParams.get('error_description'), says).to.include(says);
+        const pushed = await push('signer', { request: await requestObject(a, 'signer', claims) });
+        expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+        expect(pushed.body.error_description, says).to.include(says);
+      }
+    });
+  });
 });
