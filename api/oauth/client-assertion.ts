@@ -55,6 +55,9 @@ export function jwtParts(token: string, name = 'client_assertion'): AssertionJwt
     const header: unknown = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
     const payload: unknown = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
     if (typeof header !== 'object' || typeof payload !== 'object' || !header || !payload || Array.isArray(payload)) throw new Error();
+    // RFC 7515 §4.1.11: a recipient "MUST" reject a JWS whose crit names an extension it does not
+    // understand; the box understands none, so a signer that made one critical is not understood.
+    if ('crit' in header) return { problem: `${name} has a crit header: this box understands no JWS extension (RFC 7515 §4.1.11)` };
     return {
       header: header as Record<string, unknown>,
       payload: payload as Record<string, unknown>,

@@ -322,5 +322,15 @@ describe('request objects (RFC 9101)', function () {
         expect(pushed.body.error_description, says).to.include(says);
       }
     });
+
+    it('a crit header the box does not understand is refused (RFC 7515 §4.1.11), by value and pushed', async function () {
+      const critical = (): Promise<string> =>
+        new SignJWT({ iss: 'signer', aud: box.url, jti: randomUUID(), exp: now() + 300, response_type: 'code', redirect_uri: CALLBACK })
+          .setProtectedHeader({ alg: a.alg, kid: a.kid, crit: ['urn:example:must-understand'], 'urn:example:must-understand': true })
+          .sign(a.privateKey, { crit: { 'urn:example:must-understand': true } });
+      page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: await critical() })), 'crit');
+      const pushed = await push('signer', { request: await critical() });
+      expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+    });
   });
 });
