@@ -22,6 +22,9 @@ export const MAX_LIFETIME_SECONDS = 300;
 /** The most of a JWK Set read from a jwks_uri. */
 export const MAX_JWKS_BYTES = 64 * 1024;
 
+/** The explicit type of a client assertion (draft-ietf-oauth-rfc7523bis). */
+export const CLIENT_ASSERTION_TYP = 'client-authentication+jwt';
+
 /** A JWT split into what the checks read. */
 export interface AssertionJwt {
   header: Record<string, unknown>;
@@ -69,6 +72,22 @@ export function jwtParts(token: string, name = 'client_assertion'): AssertionJwt
   }
 }
 
+/**
+ * Why `jwt` is explicitly typed as another kind of JWT than `own` (RFC 8725 §3.11, RFC 9101 §10.8):
+ * a client signs its assertions and its request objects (./request-object.ts) with the same keys, and
+ * a request object travels through the browser; its typ keeps one from being taken as the other.
+ * Untyped, or the generic "JWT", is no claim either way. RFC 7515 §4.1.9: compared without case,
+ * "application/" left out.
+ */
+export function typProblem(jwt: AssertionJwt, name: string, own: string): string | undefined {
+  const typ = jwt.header.typ;
+  if (typ === undefined) return undefined;
+  const kind = typeof typ === 'string' ? typ.toLowerCase().replace(/^application\//, '') : undefined;
+  return kind === 'jwt' || kind === own
+    ? undefined
+    : `${name}'s typ ${JSON.stringify(typ).slice(0, 80)} names another kind of JWT: type it "${own}", "JWT", or leave typ out`;
+}
+
 /** The claims' iss and sub, unverified: which way of client authentication the assertion asks for (./client-auth.ts). */
 export function assertionNames(token: string): { iss: string | undefined; sub: string | undefined } {
   const jwt = assertionParts(token);
@@ -112,6 +131,13 @@ export function checkClientAssertion(
   key: KeyObject,
   rules: AssertionRules,
 ): AcceptedAssertion | { problem: string } {
+  const typed = typProblem(jwt, 'the assertion', CLIENT_ASSERTION_TYP);
+  if (typed) return { problem: typed };
+  // A request object carries an authorization request (response_type is required of every one), and
+  // may carry iss, sub and aud as an assertion's: one that passed through a browser, typed or not,
+  // must not authenticate its client at the token endpoint.
+  if (jwt.payload.response_type !== undefined)
+    return { problem: 'the assertion carries response_type: it is a request object (RFC 9101), not a client assertion' };
   const keyProblem = keyAlgProblem(alg, key);
   if (keyProblem) return { problem: `alg not allowed with this key: ${keyProblem}` };
   if (!signatureVerifies({ alg, key }, jwt.signingInput, jwt.signature))

@@ -15,7 +15,7 @@ import { tokenHash } from '../credentials/tokens.js';
 import type { SeenProof } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
 import { textProblem } from '../input.js';
-import { AssertionRefused, assertionAlg, jwtParts, SKEW_SECONDS, type ClientAssertions } from './client-assertion.js';
+import { AssertionRefused, assertionAlg, jwtParts, SKEW_SECONDS, typProblem, type ClientAssertions } from './client-assertion.js';
 import { LIMITS } from './params.js';
 
 /** What reading a request object uses: the client's keys and the replay ledger, and the box's issuer identifier. */
@@ -23,6 +23,9 @@ export interface RequestObjectServices {
   config: { baseUrl: string };
   clientAssertions: Pick<ClientAssertions, 'keyOf' | 'spend'>;
 }
+
+/** RFC 9101 §10.8: the explicit type of a request object (or the generic "JWT", or none). */
+export const REQUEST_OBJECT_TYP = 'oauth-authz-req+jwt';
 
 /** The algorithms a request object may be signed with: those of client assertions (none, HS* and RS256 refused). */
 export const REQUEST_OBJECT_ALGS = CLIENT_ASSERTION_ALGS;
@@ -67,6 +70,8 @@ export async function readRequestObject(
   const jwt = jwtParts(token, 'request');
   // RFC 9101 §4: "alg: none" is an unsigned object; the box takes only signed ones (discovery says which algorithms).
   if ('problem' in jwt) return unsigned(jwt.problem);
+  const typed = typProblem(jwt, 'the request object', REQUEST_OBJECT_TYP);
+  if (typed) return unsigned(typed);
   if (jwt.header.alg === 'none')
     return unsigned(`the request object is unsigned (alg none): sign it with ${REQUEST_OBJECT_ALGS.join(', ')}`);
   const alg = assertionAlg(jwt);

@@ -51,6 +51,7 @@ describe('request objects (RFC 9101)', function () {
       signer: { jwks: { keys: [a.jwk] } },
       other: { jwks: { keys: [b.jwk] } },
       strict: { jwks: { keys: [a.jwk] }, require_signed_request_object: true, request_object_signing_alg: 'ES256' },
+      machine: { jwks: { keys: [a.jwk] }, grant_types: ['authorization_code', 'client_credentials'] },
     })) {
       const res = await box.json(
         'PUT',
@@ -60,6 +61,13 @@ describe('request objects (RFC 9101)', function () {
       );
       expect(res.status, res.text).to.equal(201);
     }
+    const allow = await box.json(
+      'PUT',
+      '/AccessPolicy/machine-allow',
+      { engine: 'allow', link: [{ id: 'machine', resourceType: 'Client' }] },
+      root,
+    );
+    expect(allow.status, allow.text).to.equal(201);
   });
   after(async function () {
     await box?.stop();
@@ -331,6 +339,40 @@ describe('request objects (RFC 9101)', function () {
       page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: await critical() })), 'crit');
       const pushed = await push('signer', { request: await critical() });
       expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+    });
+
+    it('an object typed as another kind of JWT (a client assertion) is not a request object (RFC 9101 §10.8)', async function () {
+      const typed = await requestObject(a, 'signer', {}, { typ: 'client-authentication+jwt' });
+      page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: typed })), 'typ');
+      // Typed as a request object, or untyped: taken.
+      const own = await requestObject(a, 'signer', {}, { typ: 'oauth-authz-req+jwt' });
+      expect(
+        location(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: own }))).searchParams.get('code'),
+      ).to.be.a('string');
+    });
+
+    it('an object that passed through a browser is no client assertion at the token endpoint, typed or not', async function () {
+      const clientCredentials = (assertion: string): Promise<JsonResponse> =>
+        box.form('/auth/token', {
+          grant_type: 'client_credentials',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: assertion,
+        });
+      // A control: an assertion of the client's key is taken.
+      const assertion = await new SignJWT({ iss: 'machine', sub: 'machine', aud: box.url, jti: randomUUID(), exp: now() + 60 })
+        .setProtectedHeader({ alg: a.alg, kid: a.kid })
+        .sign(a.privateKey);
+      expect((await clientCredentials(assertion)).status).to.equal(200);
+      for (const header of [{ typ: 'oauth-authz-req+jwt' }, {}]) {
+        // iss, sub and aud as an assertion's (the client's library fills both kinds alike): the browser, or
+        // whoever reads its address bar or history, holds it once /auth/authorize has taken it.
+        const request = await requestObject(a, 'machine', { sub: 'machine', exp: now() + 120 }, header);
+        expect(
+          location(await (await signedInBrowser()).get(authorizePath({ client_id: 'machine', request }))).searchParams.get('code'),
+        ).to.be.a('string');
+        const stolen = await clientCredentials(request);
+        expect([stolen.status, stolen.body.error], `${JSON.stringify(header)} ${stolen.text}`).to.deep.equal([401, 'invalid_client']);
+      }
     });
   });
 });
