@@ -99,10 +99,12 @@ export async function readRequestObject(
   const { params, problem } = parametersOf(jwt.payload, names);
   const claims = claimsProblem(jwt.payload, client.id, svc.config.baseUrl, Math.floor(nowMs / 1000)) ?? problem;
   if (claims) return { problem: claims, signed: true, params: { ...params, client_id: client.id } };
-  // Spent per client, as a client assertion's jti; without a jti the object itself is what is used once.
+  // Spent per client, as a client assertion's jti; without a jti the object itself is what is used
+  // once: its header and claims as signed, not the whole JWS, whose signature may be spelled many
+  // ways (base64url's spare bits and padding, which decode to the same bytes; ECDSA's s and n - s).
   const { jti, exp } = jwt.payload as { jti?: string; exp: number };
   const digest = createHash('sha256')
-    .update(`request_object.${JSON.stringify([client.id, jti ?? tokenHash(token).toString('base64url')])}`)
+    .update(`request_object.${JSON.stringify([client.id, jti ?? tokenHash(jwt.signingInput.toString()).toString('base64url')])}`)
     .digest();
   return { params: { ...params, client_id: client.id }, proof: { digest, expiresAt: new Date((exp + SKEW_SECONDS + 1) * 1000) } };
 }

@@ -341,6 +341,21 @@ describe('request objects (RFC 9101)', function () {
       expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
     });
 
+    it('an object without a jti is taken once, however its signature is spelled (base64url spare bits, padding)', async function () {
+      const request = await requestObject(a, 'signer', { jti: undefined });
+      const used = await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request }));
+      expect(location(used).searchParams.get('code')).to.be.a('string');
+      // The same signature bytes: the last character of 86 holds 4 bits no byte needs, and "=" pads.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = alphabet.indexOf(request.at(-1)!);
+      for (const respelled of [`${request.slice(0, -1)}${alphabet[last ^ 1]}`, `${request}==`]) {
+        const replay = await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: respelled }));
+        expect(redirected(replay)[0], respelled.slice(-4)).to.equal('invalid_request_object');
+        const pushed = await push('signer', { request: respelled });
+        expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+      }
+    });
+
     it('an object typed as another kind of JWT (a client assertion) is not a request object (RFC 9101 §10.8)', async function () {
       const typed = await requestObject(a, 'signer', {}, { typ: 'client-authentication+jwt' });
       page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: typed })), 'typ');
