@@ -67,6 +67,10 @@ export async function readRequestObject(
   nowMs: number,
 ): Promise<RequestObjectRead | RequestObjectRefusal> {
   const unsigned = (problem: string): RequestObjectRefusal => ({ problem, signed: false });
+  // As long as any OAuth parameter may be (at PAR, ./params.ts holds `request` to it already); a form
+  // POSTed to /auth/authorize may be 256 kB, whose JSON, read before any signature is checked, and
+  // nested claims (JSON.stringify below walks them by recursion) no object needs.
+  if (token.length > LIMITS.value) return unsigned(`the request object is longer than ${LIMITS.value} characters`);
   const jwt = jwtParts(token, 'request');
   // RFC 9101 §4: "alg: none" is an unsigned object; the box takes only signed ones (discovery says which algorithms).
   if ('problem' in jwt) return unsigned(jwt.problem);

@@ -7,7 +7,7 @@
 // object held for one client used by another, and a client that must sign sending a plain request.
 import { expect } from 'chai';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { CompactSign, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
@@ -339,6 +339,17 @@ describe('request objects (RFC 9101)', function () {
       page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: await critical() })), 'crit');
       const pushed = await push('signer', { request: await critical() });
       expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+    });
+
+    it('an object longer than any parameter may be (8,192 characters) is refused at /auth/authorize too, unread', async function () {
+      // Signed by the client, claims nested 10,000 deep: 27 kB, within a POSTed form's limit, and past what
+      // the box's JSON.stringify of the claims can walk. (Built by hand: jose's own stringify would overflow.)
+      const claims = `{"iss":"signer","aud":${JSON.stringify(box.url)},"exp":${now() + 300},"response_type":"code","redirect_uri":${JSON.stringify(CALLBACK)},"claims":{"userinfo":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`;
+      const deep = await new CompactSign(new TextEncoder().encode(claims))
+        .setProtectedHeader({ alg: a.alg, kid: a.kid })
+        .sign(a.privateKey);
+      expect(deep.length).to.be.above(8192);
+      page(await (await signedInBrowser()).post('/auth/authorize', { client_id: 'signer', request: deep }), '8192');
     });
 
     it('an object without a jti is taken once, however its signature is spelled (base64url spare bits, padding)', async function () {
