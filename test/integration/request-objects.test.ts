@@ -341,6 +341,19 @@ describe('request objects (RFC 9101)', function () {
       expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
     });
 
+    it('a parameter repeated beside the object does not count either (RFC 9101 §6.3): resource twice outside', async function () {
+      const request = await requestObject(a, 'signer');
+      const query = new URLSearchParams([
+        ['client_id', 'signer'],
+        ['request', request],
+        ['resource', 'https://a.example/'],
+        ['resource', 'https://b.example/'],
+      ]);
+      const answer = await (await signedInBrowser()).get(`/auth/authorize?${query}`);
+      expect(location(answer).searchParams.get('error'), location(answer).search).to.equal(null);
+      expect(location(answer).searchParams.get('code')).to.be.a('string');
+    });
+
     it('an object longer than any parameter may be (8,192 characters) is refused at /auth/authorize too, unread', async function () {
       // Signed by the client, claims nested 10,000 deep: 27 kB, within a POSTed form's limit, and past what
       // the box's JSON.stringify of the claims can walk. (Built by hand: jose's own stringify would overflow.)
