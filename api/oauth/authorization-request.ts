@@ -310,7 +310,9 @@ const redirectUriIsRegistered: PageCheck = ({ client, params }, svc) => {
 const requestObjectIsSigned: PageCheck = async ({ client, params, pushed }, svc) => {
   if (params.request === undefined || pushed !== undefined || params.request_uri !== undefined || !client) return undefined;
   const object = await readRequestObject(svc, client.resource, params.request, OBJECT_PARAMS, Date.now());
-  if (!('problem' in object) || object.signed) return { params: object.params ?? { client_id: client.resource.id }, object };
+  // Nothing outside counts, a resource repeated there neither (eachParameterOnce noted it).
+  if (!('problem' in object) || object.signed)
+    return { params: object.params ?? { client_id: client.resource.id }, object, severalResources: false };
   svc.log.info({ event: 'authorize_refused', client: params.client_id, reason: object.problem }, 'authorization request refused');
   return {
     kind: 'page',

@@ -22,6 +22,9 @@ export const MAX_LIFETIME_SECONDS = 300;
 /** The most of a JWK Set read from a jwks_uri. */
 export const MAX_JWKS_BYTES = 64 * 1024;
 
+/** The explicit type of a client assertion (draft-ietf-oauth-rfc7523bis). */
+export const CLIENT_ASSERTION_TYP = 'client-authentication+jwt';
+
 /** A JWT split into what the checks read. */
 export interface AssertionJwt {
   header: Record<string, unknown>;
@@ -55,6 +58,9 @@ export function jwtParts(token: string, name = 'client_assertion'): AssertionJwt
     const header: unknown = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
     const payload: unknown = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
     if (typeof header !== 'object' || typeof payload !== 'object' || !header || !payload || Array.isArray(payload)) throw new Error();
+    // RFC 7515 §4.1.11: a recipient "MUST" reject a JWS whose crit names an extension it does not
+    // understand; the box understands none, so a signer that made one critical is not understood.
+    if ('crit' in header) return { problem: `${name} has a crit header: this box understands no JWS extension (RFC 7515 §4.1.11)` };
     return {
       header: header as Record<string, unknown>,
       payload: payload as Record<string, unknown>,
@@ -64,6 +70,22 @@ export function jwtParts(token: string, name = 'client_assertion'): AssertionJwt
   } catch {
     return { problem: `${name} is not a JWT (its header and claims must be JSON objects)` };
   }
+}
+
+/**
+ * Why `jwt` is explicitly typed as another kind of JWT than `own` (RFC 8725 §3.11, RFC 9101 §10.8):
+ * a client signs its assertions and its request objects (./request-object.ts) with the same keys, and
+ * a request object travels through the browser; its typ keeps one from being taken as the other.
+ * Untyped, or the generic "JWT", is no claim either way. RFC 7515 §4.1.9: compared without case,
+ * "application/" left out.
+ */
+export function typProblem(jwt: AssertionJwt, name: string, own: string): string | undefined {
+  const typ = jwt.header.typ;
+  if (typ === undefined) return undefined;
+  const kind = typeof typ === 'string' ? typ.toLowerCase().replace(/^application\//, '') : undefined;
+  return kind === 'jwt' || kind === own
+    ? undefined
+    : `${name}'s typ ${JSON.stringify(typ).slice(0, 80)} names another kind of JWT: type it "${own}", "JWT", or leave typ out`;
 }
 
 /** The claims' iss and sub, unverified: which way of client authentication the assertion asks for (./client-auth.ts). */
@@ -109,6 +131,13 @@ export function checkClientAssertion(
   key: KeyObject,
   rules: AssertionRules,
 ): AcceptedAssertion | { problem: string } {
+  const typed = typProblem(jwt, 'the assertion', CLIENT_ASSERTION_TYP);
+  if (typed) return { problem: typed };
+  // A request object carries an authorization request (response_type is required of every one), and
+  // may carry iss, sub and aud as an assertion's: one that passed through a browser, typed or not,
+  // must not authenticate its client at the token endpoint.
+  if (jwt.payload.response_type !== undefined)
+    return { problem: 'the assertion carries response_type: it is a request object (RFC 9101), not a client assertion' };
   const keyProblem = keyAlgProblem(alg, key);
   if (keyProblem) return { problem: `alg not allowed with this key: ${keyProblem}` };
   if (!signatureVerifies({ alg, key }, jwt.signingInput, jwt.signature))

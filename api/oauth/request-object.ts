@@ -14,13 +14,18 @@ import { signatureVerifies } from '../credentials/dpop/proof.js';
 import { tokenHash } from '../credentials/tokens.js';
 import type { SeenProof } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
-import { AssertionRefused, assertionAlg, jwtParts, SKEW_SECONDS, type ClientAssertions } from './client-assertion.js';
+import { textProblem } from '../input.js';
+import { AssertionRefused, assertionAlg, jwtParts, SKEW_SECONDS, typProblem, type ClientAssertions } from './client-assertion.js';
+import { LIMITS } from './params.js';
 
 /** What reading a request object uses: the client's keys and the replay ledger, and the box's issuer identifier. */
 export interface RequestObjectServices {
   config: { baseUrl: string };
   clientAssertions: Pick<ClientAssertions, 'keyOf' | 'spend'>;
 }
+
+/** RFC 9101 §10.8: the explicit type of a request object (or the generic "JWT", or none). */
+export const REQUEST_OBJECT_TYP = 'oauth-authz-req+jwt';
 
 /** The algorithms a request object may be signed with: those of client assertions (none, HS* and RS256 refused). */
 export const REQUEST_OBJECT_ALGS = CLIENT_ASSERTION_ALGS;
@@ -62,9 +67,15 @@ export async function readRequestObject(
   nowMs: number,
 ): Promise<RequestObjectRead | RequestObjectRefusal> {
   const unsigned = (problem: string): RequestObjectRefusal => ({ problem, signed: false });
+  // As long as any OAuth parameter may be (at PAR, ./params.ts holds `request` to it already); a form
+  // POSTed to /auth/authorize may be 256 kB, whose JSON, read before any signature is checked, and
+  // nested claims (JSON.stringify below walks them by recursion) no object needs.
+  if (token.length > LIMITS.value) return unsigned(`the request object is longer than ${LIMITS.value} characters`);
   const jwt = jwtParts(token, 'request');
   // RFC 9101 §4: "alg: none" is an unsigned object; the box takes only signed ones (discovery says which algorithms).
   if ('problem' in jwt) return unsigned(jwt.problem);
+  const typed = typProblem(jwt, 'the request object', REQUEST_OBJECT_TYP);
+  if (typed) return unsigned(typed);
   if (jwt.header.alg === 'none')
     return unsigned(`the request object is unsigned (alg none): sign it with ${REQUEST_OBJECT_ALGS.join(', ')}`);
   const alg = assertionAlg(jwt);
@@ -89,14 +100,15 @@ export async function readRequestObject(
   if (keyProblem) return unsigned(`the request object's alg does not fit the client's key: ${keyProblem}`);
   if (!signatureVerifies({ alg, key }, jwt.signingInput, jwt.signature))
     return unsigned(`the request object's signature does not verify with the keys of client "${client.id}"`);
-  const params = parametersOf(jwt.payload, names);
-  const claims = claimsProblem(jwt.payload, client.id, svc.config.baseUrl, Math.floor(nowMs / 1000));
-  if (typeof params === 'string') return { problem: claims ?? params, signed: true, params: { client_id: client.id } };
+  const { params, problem } = parametersOf(jwt.payload, names);
+  const claims = claimsProblem(jwt.payload, client.id, svc.config.baseUrl, Math.floor(nowMs / 1000)) ?? problem;
   if (claims) return { problem: claims, signed: true, params: { ...params, client_id: client.id } };
-  // Spent per client, as a client assertion's jti; without a jti the object itself is what is used once.
+  // Spent per client, as a client assertion's jti; without a jti the object itself is what is used
+  // once: its header and claims as signed, not the whole JWS, whose signature may be spelled many
+  // ways (base64url's spare bits and padding, which decode to the same bytes; ECDSA's s and n - s).
   const { jti, exp } = jwt.payload as { jti?: string; exp: number };
   const digest = createHash('sha256')
-    .update(`request_object.${JSON.stringify([client.id, jti ?? tokenHash(token).toString('base64url')])}`)
+    .update(`request_object.${JSON.stringify([client.id, jti ?? tokenHash(jwt.signingInput.toString()).toString('base64url')])}`)
     .digest();
   return { params: { ...params, client_id: client.id }, proof: { digest, expiresAt: new Date((exp + SKEW_SECONDS + 1) * 1000) } };
 }
@@ -140,18 +152,26 @@ function claimsProblem(claims: Record<string, unknown>, clientId: string, issuer
  * The authorization parameters of an object's claims, each a string as in a query; a claim that is
  * no parameter (iss, aud, exp…) is left out. OpenID Connect Core §6.1: claims is a JSON object in an
  * object and max_age a number; RFC 9101 §4: it "MUST NOT include the request and request_uri parameters".
+ * Each value is held to what a parameter sent outside an object must be (../input.ts, ./params.ts
+ * LIMITS): the edge never saw them, and a NUL would fail the INSERT of the request held or pushed.
+ * `problem`: the first that is wrong; `params`: those that are not, where its refusal goes back.
  */
-function parametersOf(claims: Record<string, unknown>, names: readonly string[]): Record<string, string> | string {
-  if (claims.request !== undefined || claims.request_uri !== undefined)
-    return 'a request object must not hold request or request_uri (RFC 9101 §4)';
+function parametersOf(claims: Record<string, unknown>, names: readonly string[]): { params: Record<string, string>; problem?: string } {
   const params: Record<string, string> = {};
+  let problem: string | undefined;
+  if (claims.request !== undefined || claims.request_uri !== undefined)
+    problem = 'a request object must not hold request or request_uri (RFC 9101 §4)';
   for (const [name, value] of Object.entries(claims)) {
     if (!names.includes(name) || value === undefined || value === null) continue;
-    if (typeof value === 'string') params[name] = value;
-    else if (typeof value === 'number' && Number.isSafeInteger(value)) params[name] = String(value);
-    else if (name === 'claims' && typeof value === 'object' && !Array.isArray(value)) params[name] = JSON.stringify(value);
-    else if (name === 'resource' && Array.isArray(value) && value.length === 1 && typeof value[0] === 'string') params[name] = value[0];
-    else return `the request object's ${name} is not a string${name === 'resource' ? ' (one resource per request)' : ''}`;
+    let text: string | undefined;
+    if (typeof value === 'string') text = value;
+    else if (typeof value === 'number' && Number.isSafeInteger(value)) text = String(value);
+    else if (name === 'claims' && typeof value === 'object' && !Array.isArray(value)) text = JSON.stringify(value);
+    else if (name === 'resource' && Array.isArray(value) && value.length === 1 && typeof value[0] === 'string') text = value[0];
+    const wrong =
+      text === undefined ? `is not a string${name === 'resource' ? ' (one resource per request)' : ''}` : textProblem(text, LIMITS.value);
+    if (text === undefined || wrong) problem ??= `the request object's ${name} ${wrong}`;
+    else params[name] = text;
   }
-  return params;
+  return problem ? { params, problem } : { params };
 }

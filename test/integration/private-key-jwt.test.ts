@@ -275,6 +275,18 @@ describe('private_key_jwt: a client authenticated by its own keys', function () 
     );
   });
 
+  it('attack: a crit header the box does not understand (RFC 7515 §4.1.11), and a typ of another kind of JWT', async function () {
+    const critical = await new SignJWT({ iss: 'inline-a', sub: 'inline-a', aud: box.url, jti: randomUUID(), exp: now() + 60 })
+      .setProtectedHeader({ alg: a.alg, kid: a.kid, crit: ['urn:example:must-understand'], 'urn:example:must-understand': true })
+      .sign(a.privateKey, { crit: { 'urn:example:must-understand': true } });
+    // Not read as the client's (a JWS not understood names nobody), so not checked with its keys.
+    refused(await tokenRequest(box, critical), /crit header|is not trusted/);
+    refused(await tokenRequest(box, await assertion(a, 'inline-a', {}, { typ: 'dpop+jwt' })), /another kind of JWT/);
+    // Its own type, and the generic one, are taken.
+    for (const typ of ['client-authentication+jwt', 'JWT'])
+      expect((await tokenRequest(box, await assertion(a, 'inline-a', {}, { typ }))).status, typ).to.equal(200);
+  });
+
   it('attack: an expired assertion, and one valid for an hour', async function () {
     refused(await tokenRequest(box, await assertion(a, 'inline-a', { iat: now() - 600, exp: now() - 300 })), /expired/);
     refused(await tokenRequest(box, await assertion(a, 'inline-a', { exp: now() + 3600 })), /exp too far/);

@@ -7,7 +7,7 @@
 // object held for one client used by another, and a client that must sign sending a plain request.
 import { expect } from 'chai';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { CompactSign, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 
@@ -51,6 +51,7 @@ describe('request objects (RFC 9101)', function () {
       signer: { jwks: { keys: [a.jwk] } },
       other: { jwks: { keys: [b.jwk] } },
       strict: { jwks: { keys: [a.jwk] }, require_signed_request_object: true, request_object_signing_alg: 'ES256' },
+      machine: { jwks: { keys: [a.jwk] }, grant_types: ['authorization_code', 'client_credentials'] },
     })) {
       const res = await box.json(
         'PUT',
@@ -60,6 +61,13 @@ describe('request objects (RFC 9101)', function () {
       );
       expect(res.status, res.text).to.equal(201);
     }
+    const allow = await box.json(
+      'PUT',
+      '/AccessPolicy/machine-allow',
+      { engine: 'allow', link: [{ id: 'machine', resourceType: 'Client' }] },
+      root,
+    );
+    expect(allow.status, allow.text).to.equal(201);
   });
   after(async function () {
     await box?.stop();
@@ -312,6 +320,110 @@ describe('request objects (RFC 9101)', function () {
       // Its own client still can.
       const own = await browser.get(authorizePath({ client_id: 'signer', request_uri: pushed.body.request_uri }));
       expect(location(own).searchParams.get('code')).to.be.a('string');
+    });
+  });
+  describe('attacks on the object itself', function () {
+    const push = (clientId: string, fields: Record<string, string>): Promise<JsonResponse> =>
+      box.form('/auth/par', { client_id: clientId, ...fields }, { Authorization: basic(clientId, SECRET) });
+
+    it('a NUL or a lone surrogate signed into the object: invalid_request_object, never a 500', async function () {
+      const browser = await signedInBrowser();
+      const cases: [Record<string, unknown>, string][] = [
+        [{ state: 'a\u0000b' }, 'NUL'],
+        [{ nonce: 'x\ud800y' }, 'surrogate'],
+      ];
+      for (const [claims, says] of cases) {
+        const res = await browser.get(authorizePath({ client_id: 'signer', request: await requestObject(a, 'signer', claims) }));
+        expect(res.status, `${says}: ${res.status} ${res.text.slice(0, 300)}`).to.equal(302);
+        expect(location(res).searchParams.get('error'), says).to.equal('invalid_request_object');
+        expect(location(res).searchParams.get('error_description'), says).to.include(says);
+        const pushed = await push('signer', { request: await requestObject(a, 'signer', claims) });
+        expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+        expect(pushed.body.error_description, says).to.include(says);
+      }
+    });
+
+    it('a crit header the box does not understand is refused (RFC 7515 §4.1.11), by value and pushed', async function () {
+      const critical = (): Promise<string> =>
+        new SignJWT({ iss: 'signer', aud: box.url, jti: randomUUID(), exp: now() + 300, response_type: 'code', redirect_uri: CALLBACK })
+          .setProtectedHeader({ alg: a.alg, kid: a.kid, crit: ['urn:example:must-understand'], 'urn:example:must-understand': true })
+          .sign(a.privateKey, { crit: { 'urn:example:must-understand': true } });
+      page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: await critical() })), 'crit');
+      const pushed = await push('signer', { request: await critical() });
+      expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+    });
+
+    it('a parameter repeated beside the object does not count either (RFC 9101 §6.3): resource twice outside', async function () {
+      const request = await requestObject(a, 'signer');
+      const query = new URLSearchParams([
+        ['client_id', 'signer'],
+        ['request', request],
+        ['resource', 'https://a.example/'],
+        ['resource', 'https://b.example/'],
+      ]);
+      const answer = await (await signedInBrowser()).get(`/auth/authorize?${query}`);
+      expect(location(answer).searchParams.get('error'), location(answer).search).to.equal(null);
+      expect(location(answer).searchParams.get('code')).to.be.a('string');
+    });
+
+    it('an object longer than any parameter may be (8,192 characters) is refused at /auth/authorize too, unread', async function () {
+      // Signed by the client, claims nested 10,000 deep: 27 kB, within a POSTed form's limit, and past what
+      // the box's JSON.stringify of the claims can walk. (Built by hand: jose's own stringify would overflow.)
+      const claims = `{"iss":"signer","aud":${JSON.stringify(box.url)},"exp":${now() + 300},"response_type":"code","redirect_uri":${JSON.stringify(CALLBACK)},"claims":{"userinfo":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`;
+      const deep = await new CompactSign(new TextEncoder().encode(claims))
+        .setProtectedHeader({ alg: a.alg, kid: a.kid })
+        .sign(a.privateKey);
+      expect(deep.length).to.be.above(8192);
+      page(await (await signedInBrowser()).post('/auth/authorize', { client_id: 'signer', request: deep }), '8192');
+    });
+
+    it('an object without a jti is taken once, however its signature is spelled (base64url spare bits, padding)', async function () {
+      const request = await requestObject(a, 'signer', { jti: undefined });
+      const used = await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request }));
+      expect(location(used).searchParams.get('code')).to.be.a('string');
+      // The same signature bytes: the last character of 86 holds 4 bits no byte needs, and "=" pads.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = alphabet.indexOf(request.at(-1)!);
+      for (const respelled of [`${request.slice(0, -1)}${alphabet[last ^ 1]}`, `${request}==`]) {
+        const replay = await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: respelled }));
+        expect(redirected(replay)[0], respelled.slice(-4)).to.equal('invalid_request_object');
+        const pushed = await push('signer', { request: respelled });
+        expect([pushed.status, pushed.body.error], pushed.text).to.deep.equal([400, 'invalid_request_object']);
+      }
+    });
+
+    it('an object typed as another kind of JWT (a client assertion) is not a request object (RFC 9101 §10.8)', async function () {
+      const typed = await requestObject(a, 'signer', {}, { typ: 'client-authentication+jwt' });
+      page(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: typed })), 'typ');
+      // Typed as a request object, or untyped: taken.
+      const own = await requestObject(a, 'signer', {}, { typ: 'oauth-authz-req+jwt' });
+      expect(
+        location(await (await signedInBrowser()).get(authorizePath({ client_id: 'signer', request: own }))).searchParams.get('code'),
+      ).to.be.a('string');
+    });
+
+    it('an object that passed through a browser is no client assertion at the token endpoint, typed or not', async function () {
+      const clientCredentials = (assertion: string): Promise<JsonResponse> =>
+        box.form('/auth/token', {
+          grant_type: 'client_credentials',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: assertion,
+        });
+      // A control: an assertion of the client's key is taken.
+      const assertion = await new SignJWT({ iss: 'machine', sub: 'machine', aud: box.url, jti: randomUUID(), exp: now() + 60 })
+        .setProtectedHeader({ alg: a.alg, kid: a.kid })
+        .sign(a.privateKey);
+      expect((await clientCredentials(assertion)).status).to.equal(200);
+      for (const header of [{ typ: 'oauth-authz-req+jwt' }, {}]) {
+        // iss, sub and aud as an assertion's (the client's library fills both kinds alike): the browser, or
+        // whoever reads its address bar or history, holds it once /auth/authorize has taken it.
+        const request = await requestObject(a, 'machine', { sub: 'machine', exp: now() + 120 }, header);
+        expect(
+          location(await (await signedInBrowser()).get(authorizePath({ client_id: 'machine', request }))).searchParams.get('code'),
+        ).to.be.a('string');
+        const stolen = await clientCredentials(request);
+        expect([stolen.status, stolen.body.error], `${JSON.stringify(header)} ${stolen.text}`).to.deep.equal([401, 'invalid_client']);
+      }
     });
   });
 });
