@@ -28,7 +28,10 @@
 // Registration, the host component of that URI is used as the Sector Identifier". Without one,
 // Core takes the host of the redirect_uri; the box takes the client's id instead, so that adding
 // a redirect URI on another host never changes the subs a client was given, and two clients on
-// one host are not linked unless they name one sector_identifier_uri.
+// one host are not linked unless they name one sector_identifier_uri. A named sector is taken
+// here as written: that its document lists the client's redirect URIs (Registration §5) is checked
+// before any sub is asked for, at the authorization request and the token endpoint
+// (api/oauth/sector-identifier.ts).
 import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
 
 /** What BOXAUTH_PUBLIC_SUBJECTS may say: a public sub is the person's row id, or their opaque id. */

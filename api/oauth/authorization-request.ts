@@ -27,6 +27,7 @@ import { isThumbprint } from '../credentials/dpop/proof.js';
 import { isChallenge } from '../credentials/pkce.js';
 import { registeredRedirectUris } from './client-metadata.js';
 import { agentRefusal, agentShown, clientNamed, type AgentServices } from './agents.js';
+import { sectorRefusal } from './sector-identifier.js';
 import type { ClientAssertions } from './client-assertion.js';
 import {
   readRequestObject,
@@ -344,6 +345,16 @@ const agentIsAdmitted: PageCheck = async ({ client, params }, svc) => {
   };
 };
 
+/**
+ * A pairwise client that names a sector_identifier_uri is given its sector's subs only once the
+ * document there lists its redirect URIs (OpenID Connect Registration §5; ./sector-identifier.ts):
+ * else any writer of a Client could take another relying party's subs.
+ */
+const sectorIsVerified: Check = async ({ client }, _read, svc) => {
+  const refusal = await sectorRefusal(svc, client.resource);
+  return refusal === undefined ? undefined : refuse('invalid_request', refusal);
+};
+
 /** RFC 6749 §4.1.2.1: "unsupported_response_type: The authorization server does not support obtaining an authorization code using this method." */
 const responseTypeIsServed: Check = ({ grant }) =>
   grant ? undefined : refuse('unsupported_response_type', `response_type must be one of: ${RESPONSE_TYPES.join(', ')}`);
@@ -553,6 +564,7 @@ export const AUTHORIZATION_REQUEST_CHECKS: { readonly onAPage: readonly PageChec
     requestUriIsPushed,
     oneRequestObject,
     grantIsListed,
+    sectorIsVerified,
     boundTokensComeFromCode,
     dpopJktBindsACode,
     challengeMethodIsS256,

@@ -22,6 +22,7 @@ import { certificateBinding } from './certificate-auth.js';
 import { dpopAlgRefusal, mustSendDpopProof } from './fapi2.js';
 import { OAuthError, invalidRequest } from '../credentials/errors.js';
 import { notListedInGrantTypes } from './grant-types.js';
+import { sectorRefusal } from './sector-identifier.js';
 import { authorizationCode } from './grants/authorization-code.js';
 import { clientCredentials } from './grants/client-credentials.js';
 import { deviceCode } from './grants/device-code.js';
@@ -139,6 +140,10 @@ async function issue(
   }
   const client = await authenticateClient(svc, presented, grant.clientAuthentication, undefined, grant.assertionSpending);
   if (!grant.permits(client.resource)) throw notListedInGrantTypes(client.resource, grant.type);
+  // Every grant but the client's own token may carry a person's sub: a pairwise client's comes from
+  // its sector, which its sector_identifier_uri must vouch for first (./sector-identifier.ts).
+  const sector = grant.type === clientCredentials.type ? undefined : await sectorRefusal(svc, client.resource);
+  if (sector) throw invalidRequest(sector);
   const certificate = certificateBinding(request, client);
   const dpop = await proofOf(svc, request, client, certificate !== undefined);
   const unproven = namedOnly(presented) && confidential(client);

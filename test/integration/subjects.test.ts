@@ -2,13 +2,17 @@
 // parties see them: a public client of a new box gets an opaque id, not the row id; two pairwise
 // clients get different subs for one person, stable across sign-ins, the same in the ID token,
 // UserInfo (Core §5.3.2), the JWT access token and introspection; a box that had people before
-// keeps their row ids; and client A's pairwise sub presented by client B names nobody.
+// keeps their row ids; and client A's pairwise sub presented by client B names nobody. Clients
+// naming one sector_identifier_uri share subs only when the document there lists their redirect
+// URIs (Registration §5): a client that names another party's sector is refused, not given its subs.
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import { Box, basic } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { EXCHANGE, introspect } from '../support/exchange-chain.js';
+import { clientDocuments, type ClientDocuments } from '../support/client-documents.js';
+import { testCa, type TestCa } from '../support/tls.js';
 
 const CALLBACK = 'https://rp.example/cb';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -170,6 +174,85 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       expect(await asked((await ada.seenBy('pb')).sub)).to.equal(true);
       expect(await asked((await ada.seenBy('pa')).sub)).to.not.equal(true);
       expect(await asked(String(adaId))).to.equal(true); // the box id, as before
+    });
+  });
+
+  describe('with a sector_identifier_uri (OpenID Connect Registration §5)', function () {
+    const EVIL_CALLBACK = 'https://evil.example/cb';
+    let ca: TestCa;
+    let docs: ClientDocuments;
+    let box: Box;
+    let ada: Person;
+    let sector: string;
+    const secrets: Record<string, string> = {};
+
+    before(async function () {
+      ca = testCa();
+      docs = await clientDocuments(ca);
+      box = await Box.start({
+        env: { NODE_EXTRA_CA_CERTS: ca.caFile, BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128' },
+      });
+      const root = await box.rootToken();
+      expect((await box.json('POST', '/users', { email: 'ada@example.com', password: 'ada-password-1' }, root)).status).to.equal(201);
+      // The relying party's sector document lists its clients' redirect URIs, and nobody else's.
+      sector = `${docs.origin.replace('127.0.0.1', 'localhost')}/sector.json`;
+      docs.serve('/sector.json', { body: [CALLBACK] });
+      docs.serve('/broken.json', { status: 500 });
+      const pairwise = (uri: string, callback = CALLBACK): Record<string, unknown> =>
+        rp({
+          subject_type: 'pairwise',
+          sector_identifier_uri: uri,
+          auth: { authorization_code: { redirect_uri: callback, token_format: 'jwt' }, token_exchange: { token_format: 'jwt' } },
+        });
+      secrets.rp1 = (await box.addClient('rp1', pairwise(sector), { policy: false })).secret;
+      secrets.rp2 = (await box.addClient('rp2', pairwise(sector), { policy: false })).secret;
+      secrets.own = (await box.addClient('own', rp({ subject_type: 'pairwise' }), { policy: false })).secret;
+      // Another team's client, naming the relying party's sector from its own redirect URI.
+      secrets.evil = (await box.addClient('evil', pairwise(sector, EVIL_CALLBACK), { policy: false })).secret;
+      secrets.broken = (
+        await box.addClient('broken', pairwise(`${docs.origin.replace('127.0.0.1', 'localhost')}/broken.json`), { policy: false })
+      ).secret;
+      ada = new Person(box, secrets);
+      expect((await ada.browser.signIn('ada@example.com', 'ada-password-1')).status).to.equal(303);
+    });
+    after(async function () {
+      await box?.stop();
+      await docs?.close();
+    });
+
+    it("gives the clients its document lists the sector's one sub, and another client its own", async function () {
+      const [one, two, own] = [(await ada.seenBy('rp1')).sub, (await ada.seenBy('rp2')).sub, (await ada.seenBy('own')).sub];
+      expect(one).to.equal(two).and.not.equal(own);
+      expect(docs.hits('/sector.json')).to.be.greaterThan(0);
+    });
+
+    it("refuses a client naming another party's sector whose document does not list its redirect URI", async function () {
+      const back = await ada.authorize('evil', { redirect_uri: EVIL_CALLBACK });
+      expect(back.searchParams.get('code')).to.equal(null);
+      expect(back.searchParams.get('error')).to.equal('invalid_request');
+      expect(back.searchParams.get('error_description')).to.match(/sector_identifier_uri does not list its redirect URIs/);
+    });
+
+    it("refuses it at the token endpoint too: exchanging rp1's token gives it no sub of the sector", async function () {
+      const { accessToken } = await ada.seenBy('rp1');
+      const root = await box.rootToken();
+      const allow = { engine: 'allow', link: [{ id: 'evil', resourceType: 'Client' }] };
+      expect((await box.json('PUT', '/AccessPolicy/evil-allow', allow, root)).status).to.be.below(300);
+      const res = await box.form(
+        '/auth/token',
+        { grant_type: EXCHANGE, subject_token: accessToken, subject_token_type: ACCESS_TOKEN },
+        { Authorization: basic('evil', secrets.evil!) },
+      );
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.error).to.equal('invalid_request');
+      expect(res.body.access_token).to.equal(undefined);
+    });
+
+    it('refuses a client whose sector document cannot be fetched, rather than give it other subs', async function () {
+      const back = await ada.authorize('broken');
+      expect(back.searchParams.get('code')).to.equal(null);
+      expect(back.searchParams.get('error')).to.equal('invalid_request');
+      expect(back.searchParams.get('error_description')).to.match(/could not be fetched/);
     });
   });
 

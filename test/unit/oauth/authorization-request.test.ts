@@ -77,6 +77,7 @@ describe('AUTHORIZATION_REQUEST_CHECKS: every rule of the request, in the order 
       'requestUriIsPushed',
       'oneRequestObject',
       'grantIsListed',
+      'sectorIsVerified',
       'boundTokensComeFromCode',
       'dpopJktBindsACode',
       'challengeMethodIsS256',
