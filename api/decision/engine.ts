@@ -694,14 +694,18 @@ export function headerValue(name: string): string {
 
 /**
  * The caller, as headers the gateway sets upstream (empty ones for nobody, so a client cannot
- * send its own). The email only when the box vouches for it (email_verified): an app, or a
- * gateway's email-domain rule, takes the header as the person's address.
+ * send its own). The person is named by their token's `sub`, as the client the token (or the
+ * app's sign-in) was issued to sees them (api/credentials/subjects.ts): the one the app would
+ * read in the token itself and in the token the gate passes on (./upstream-token.ts), and never
+ * their row id, which would tell an app how many people the box has. The email only when the box
+ * vouches for it (email_verified): an app, or a gateway's email-domain rule, takes the header as
+ * the person's address.
  */
 function upstreamHeaders(svc: DecisionServices, app: App, caller: Caller): Record<string, string> {
   const names = identityHeaders(app);
   const user = caller.user;
   const headers: Record<string, string> = {
-    [names.user]: user?.id ?? '',
+    [names.user]: user ? headerValue(caller.subject?.sub ?? user.id) : '',
     [names.email]: user?.emailVerified ? headerValue(user.email) : '',
     [names.groups]: user?.groups.map((g) => headerValue(g.name)).join(',') ?? '',
     [names.client]: headerValue(caller.client ?? ''),

@@ -609,7 +609,7 @@ export interface AppSpec {
      */
     headers?: {
       /**
-       * The header of the user id (default X-Auth-Request-User).
+       * The header naming the person: the sub of their token, as the client it was issued to sees them (the app's sign-in client, for a browser) - never their row id. Default X-Auth-Request-User.
        */
       user?: string;
       /**

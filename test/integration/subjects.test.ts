@@ -175,6 +175,43 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       expect(await asked((await ada.seenBy('pa')).sub)).to.not.equal(true);
       expect(await asked(String(adaId))).to.equal(true); // the box id, as before
     });
+    it('tells an app behind the gate who calls by the sub their token carries: never the row id', async function () {
+      const root = await box.rootToken();
+      const notes = 'https://notes.example';
+      expect((await box.json('PUT', '/App/notes', { urls: [notes] }, root)).status).to.be.oneOf([200, 201]);
+      const readers = { app: 'notes', engine: 'allow', link: [{ id: 'wiki-readers', resourceType: 'Group' }] };
+      expect((await box.json('PUT', '/AccessPolicy/notes-readers', readers, root)).status).to.be.below(300);
+      const forNotes = { auth: { authorization_code: { redirect_uri: CALLBACK, token_format: 'jwt' } }, audience: [notes] };
+      secrets.npub = (await box.addClient('npub', rp(forNotes), { policy: false })).secret;
+      secrets.npair = (await box.addClient('npair', rp({ ...forNotes, subject_type: 'pairwise' }), { policy: false })).secret;
+      const seen = new Map<string, string>();
+      for (const client of ['npub', 'npair']) {
+        const code = (await ada.authorize(client, { resource: notes })).searchParams.get('code')!;
+        const res = await box.form(
+          '/auth/token',
+          { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, resource: notes },
+          { Authorization: basic(client, secrets[client]!) },
+        );
+        expect(res.status, res.text).to.equal(200);
+        const token = res.body.access_token as string;
+        expect(decodeJwt(token).aud).to.equal(notes);
+        const gate = await box.request('GET', '/authz/forward-auth', {
+          headers: {
+            'X-Forwarded-Method': 'GET',
+            'X-Forwarded-Proto': 'https',
+            'X-Forwarded-Host': 'notes.example',
+            'X-Forwarded-Uri': '/',
+            Authorization: `Bearer ${token}`,
+          },
+        });
+        expect(gate.status, gate.text).to.equal(200);
+        // The app reads one person in the header and in the token it was shown (Core §8: the client's sub).
+        expect(gate.headers.get('x-auth-request-user')).to.equal(decodeJwt(token).sub);
+        seen.set(client, gate.headers.get('x-auth-request-user')!);
+      }
+      expect(seen.get('npub')).to.equal((await ada.seenBy('pub')).sub);
+      expect(new Set([seen.get('npub'), seen.get('npair'), String(adaId)]).size).to.equal(3);
+    });
   });
 
   describe('with a sector_identifier_uri (OpenID Connect Registration §5)', function () {

@@ -24,6 +24,8 @@ describe('real gateways in front of an app', function () {
   let upstream: Upstream;
   let browser: Browser;
   let samId: string;
+  /** Sam's public sub (a new box's: opaque), which the app's sign-in client is given. */
+  let samSub: string;
   /** People whose names are outside ASCII, one stored before the box refused control characters. */
   const strangeNames: { id: number; email: string; groups: string[] }[] = [];
   const gateways = new Map<GatewayName, Gateway>();
@@ -88,6 +90,7 @@ describe('real gateways in front of an app', function () {
     await db.connect();
     try {
       await db.query('UPDATE users SET email = $1 WHERE id = $2', ['ol\u0001d\r\n😀@example.com', old.body.id]);
+      samSub = (await db.query<{ subject: string }>('SELECT subject FROM users WHERE id = $1', [samId])).rows[0]!.subject;
     } finally {
       await db.end();
     }
@@ -307,7 +310,8 @@ describe('real gateways in front of an app', function () {
           await screenshot(page, `gateway-${name}-signed-in`);
           expect(seen.url).to.equal('/docs/page?x=1');
           expect(seen.headers['x-auth-request-email']).to.equal('sam@example.com');
-          expect(seen.headers['x-auth-request-user']).to.equal(samId);
+          // The sub the app's sign-in client was given (api/decision/engine.ts upstreamHeaders), not the row id.
+          expect(seen.headers['x-auth-request-user']).to.equal(samSub).and.not.equal(samId);
           expect(seen.headers['x-auth-request-groups']).to.equal('staff');
           expect(seen.headers['x-auth-request-client']).to.equal(`${app}-sso`);
         } finally {
