@@ -20,6 +20,7 @@
 import type { Logger } from '../log.js';
 import type { Pool } from '../db/pool.js';
 import { type Dpop, keyOfProof } from '../credentials/dpop/check.js';
+import { dpopAlgRefusal } from './fapi2.js';
 import { claimPushedRequest, consumePushedRequest, createPushedRequest, type PushedRequestClaim } from '../store/pushed-requests.js';
 import { authenticateClient, presentedClient, type ClientAuthServices, type OAuthRequest } from './client-auth.js';
 import {
@@ -92,6 +93,9 @@ export async function pushAuthorizationRequest(svc: ParServices, request: OAuthR
   // mechanisms are used at the same time, the authorization server MUST reject the request if the
   // JWK Thumbprint in dpop_jkt does not match the public key in the DPoP header."
   const jkt = await keyOfProof(svc.dpop, request);
+  // FAPI 2.0 §5.4.1's algorithms hold for the proof a push is bound to, as for the token request's.
+  const algRefusal = dpopAlgRefusal(client.resource, request.dpop);
+  if (algRefusal) throw algRefusal;
   if (jkt !== undefined) {
     if (pushed.dpop_jkt !== undefined && pushed.dpop_jkt !== jkt) {
       throw invalidRequest("dpop_jkt is not the thumbprint of the DPoP proof's key: send one key, or leave dpop_jkt out");

@@ -239,6 +239,29 @@ describe('FAPI 2.0 Security Profile (profile: fapi2)', function () {
       expect(((await res.json()) as { error: string }).error).to.equal('invalid_dpop_proof');
     });
 
+    it("to a DPoP proof of another algorithm than the profile's (ES384): refused at the push and at the token endpoint", async function () {
+      const es384 = oauth.DPoP(client, await oauth.generateKeyPair('ES384'));
+      const verifier = oauth.generateRandomCodeVerifier();
+      const params = {
+        response_type: 'code',
+        redirect_uri: CALLBACK,
+        scope: 'openid',
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      };
+      const pushedWith384 = await oauth.pushedAuthorizationRequest(as, client, auth, params, { ...insecure, DPoP: es384 });
+      expect(pushedWith384.status).to.equal(400);
+      expect(((await pushedWith384.json()) as { error: string }).error).to.equal('invalid_dpop_proof');
+      const pushed = await push();
+      const params2 = oauth.validateAuthResponse(as, client, location(await answerFor(pushed)), pushed.state);
+      const res = await oauth.authorizationCodeGrantRequest(as, client, auth, params2, CALLBACK, pushed.verifier, {
+        ...insecure,
+        DPoP: es384,
+      });
+      expect(res.status).to.equal(400);
+      expect(((await res.json()) as { error: string }).error).to.equal('invalid_dpop_proof');
+    });
+
     it('to an unbound token at the refresh and at client_credentials: refused (invalid_dpop_proof)', async function () {
       const pushed = await push();
       const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(await answerFor(pushed), pushed), {
