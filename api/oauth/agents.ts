@@ -17,7 +17,7 @@ import { clients } from '../store/clients.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { clientIdUrlProblem, documentLifetime, isClientIdUrl, readClientMetadata, registeredRedirectUris } from './client-metadata.js';
-import { DocumentFetchError, fetchClientDocument } from './document-fetch.js';
+import { DocumentFetchError, clientDocumentRules, fetchClientDocument } from './document-fetch.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -63,14 +63,9 @@ export async function clientNamed(svc: AgentServices, clientId: string, now = ne
 
 /** Fetches the document at `url`, checks it, and writes its client. */
 async function fetchAndStore(svc: AgentServices, url: string): Promise<FoundClient> {
-  const { clientMetadata } = svc.config;
   let fetched;
   try {
-    fetched = await fetchClientDocument(url, {
-      allowed: clientMetadata.allowedAddresses,
-      timeoutMs: clientMetadata.timeoutMs,
-      boxUrl: svc.config.baseUrl,
-    });
+    fetched = await fetchClientDocument(url, clientDocumentRules(svc.config));
   } catch (err) {
     if (!(err instanceof DocumentFetchError)) throw err;
     return { why: `client metadata document not fetched: ${err.message}` };
@@ -85,7 +80,10 @@ async function fetchAndStore(svc: AgentServices, url: string): Promise<FoundClie
   const read = readClientMetadata(document, 'document');
   if ('error' in read) return { why: `client metadata document refused: ${read.description}` };
   const now = new Date();
-  const lifetime = documentLifetime(fetched, { min: clientMetadata.minCacheSeconds, max: clientMetadata.maxCacheSeconds });
+  const lifetime = documentLifetime(fetched, {
+    min: svc.config.clientMetadata.minCacheSeconds,
+    max: svc.config.clientMetadata.maxCacheSeconds,
+  });
   const client: Client = {
     ...read.client,
     id: url,

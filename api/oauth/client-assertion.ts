@@ -12,7 +12,7 @@ import { thumbprint } from '../credentials/jwt.js';
 import { RemoteKeySet } from '../credentials/workload/keys.js';
 import type { ProofLedger, SeenProof } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
-import { AddressRefused, DocumentFetchError, fetchClientDocument } from './document-fetch.js';
+import { AddressRefused, DocumentFetchError, clientDocumentRules, fetchClientDocument } from './document-fetch.js';
 import { errorMessage } from '../errors.js';
 
 /** Clock skew allowed between the client and the box (as for workload tokens). */
@@ -243,12 +243,7 @@ export class ClientAssertions {
     let keys = this.remote.get(uri);
     if (!keys) {
       keys = new RemoteKeySet(async () => {
-        const { body } = await fetchClientDocument(uri, {
-          allowed: this.config.clientMetadata.allowedAddresses,
-          timeoutMs: this.config.clientMetadata.timeoutMs,
-          boxUrl: this.config.baseUrl,
-          maxBytes: MAX_JWKS_BYTES,
-        });
+        const { body } = await fetchClientDocument(uri, { ...clientDocumentRules(this.config), maxBytes: MAX_JWKS_BYTES });
         // A published set is held to the rules of a written one: a private key in it is a leak, not a key.
         const problems = jwkSetProblems(body);
         const keys = problems.length ? [] : (body as { keys: JsonWebKey[] }).keys;

@@ -15,6 +15,7 @@
 // - a time limit on the whole exchange, connection to last byte: a slow server holds no request.
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { Config } from '../config.js';
 import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../outbound.js';
 import { MAX_DOCUMENT_BYTES } from './client-metadata.js';
 
@@ -30,6 +31,16 @@ export interface FetchRules extends AddressRules {
   /** PEM certificates to trust instead of the system's roots (an endpoint an admin declared with its private CA). */
   ca?: string;
 }
+
+/**
+ * The rules of every document a client names (its metadata document, jwks_uri, sector document):
+ * the box's client-metadata settings (BOXAUTH_CLIENT_METADATA_*), and never the box itself.
+ */
+export const clientDocumentRules = (config: Pick<Config, 'clientMetadata' | 'baseUrl'>): FetchRules => ({
+  allowed: config.clientMetadata.allowedAddresses,
+  timeoutMs: config.clientMetadata.timeoutMs,
+  boxUrl: config.baseUrl,
+});
 
 /** A document fetched: its JSON and the headers that say how long it stands. */
 export interface FetchedDocument {

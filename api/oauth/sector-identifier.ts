@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Client } from '../types.js';
-import { AddressRefused, fetchClientDocument } from './document-fetch.js';
+import { AddressRefused, clientDocumentRules, fetchClientDocument } from './document-fetch.js';
 import { documentLifetime, registeredRedirectUris } from './client-metadata.js';
 
 interface Needs {
@@ -52,14 +52,9 @@ async function checkSector(svc: Needs, client: Client, uri: string, redirectUris
     return `the client's sector_identifier_uri ${why}`;
   };
   if (!/^https:\/\//i.test(uri)) return refused('is not an https URL');
-  const { clientMetadata } = svc.config;
   let fetched;
   try {
-    fetched = await fetchClientDocument(uri, {
-      allowed: clientMetadata.allowedAddresses,
-      timeoutMs: clientMetadata.timeoutMs,
-      boxUrl: svc.config.baseUrl,
-    });
+    fetched = await fetchClientDocument(uri, clientDocumentRules(svc.config));
   } catch (err) {
     // The guard's refusal names the address the name resolved to: logged, not told.
     if (err instanceof AddressRefused) return refused('is at an address this box does not fetch from', errorMessage(err));
@@ -69,7 +64,10 @@ async function checkSector(svc: Needs, client: Client, uri: string, redirectUris
   if (!Array.isArray(listed) || !listed.every((u) => typeof u === 'string')) return refused('does not serve a JSON array of strings');
   const missing = redirectUris.filter((u) => !listed.includes(u));
   if (missing.length) return refused(`does not list its redirect URIs (${missing.join(', ')})`);
-  const seconds = documentLifetime(fetched, { min: clientMetadata.minCacheSeconds, max: clientMetadata.maxCacheSeconds });
+  const seconds = documentLifetime(fetched, {
+    min: svc.config.clientMetadata.minCacheSeconds,
+    max: svc.config.clientMetadata.maxCacheSeconds,
+  });
   if (verified.size >= 10_000) verified.delete(verified.keys().next().value!);
   verified.set(key, now + seconds * 1000);
   return undefined;
