@@ -138,10 +138,26 @@ export function clientKeysProblems(client: { jwks?: unknown; jwks_uri?: string }
 export const hasClientKeys = (client: { jwks?: unknown; jwks_uri?: string }): boolean =>
   client.jwks !== undefined || client.jwks_uri !== undefined;
 
+/** RFC 7591 §2's token_endpoint_auth_methods of a client that authenticates with its secret (HTTP Basic, or in the body). */
+export const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+
+/** The token_endpoint_auth_methods of a client that holds a credential of its own: keys (private_key_jwt) or a certificate (RFC 8705 §2). */
+export const CREDENTIAL_METHODS = ['private_key_jwt', 'tls_client_auth', 'self_signed_tls_client_auth'] as const;
+
+export const isSecretMethod = (method: string | undefined): method is (typeof SECRET_METHODS)[number] =>
+  (SECRET_METHODS as readonly (string | undefined)[]).includes(method);
+
+export const isCredentialMethod = (method: string | undefined): method is (typeof CREDENTIAL_METHODS)[number] =>
+  (CREDENTIAL_METHODS as readonly (string | undefined)[]).includes(method);
+
 /**
  * Whether a client holds a credential of its own besides a secret: keys (private_key_jwt) or a
  * certificate (token_endpoint_auth_method: RFC 8705's tls_client_auth, self_signed_tls_client_auth).
- * Such a client needs no secret.
+ * Such a client needs no secret. One that declares a secret method (its keys then sign only its
+ * request objects) or none (a public client) holds none that authenticates it.
  */
-export const hasOwnCredential = (client: { jwks?: unknown; jwks_uri?: string; token_endpoint_auth_method?: string }): boolean =>
-  hasClientKeys(client) || client.token_endpoint_auth_method !== undefined;
+export const hasOwnCredential = (client: { jwks?: unknown; jwks_uri?: string; token_endpoint_auth_method?: string }): boolean => {
+  const method = client.token_endpoint_auth_method;
+  if (method === 'none' || isSecretMethod(method)) return false;
+  return hasClientKeys(client) || isCredentialMethod(method);
+};

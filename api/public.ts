@@ -58,7 +58,7 @@ export { boxAudienceClash } from './decision/apps.js';
 export { generatePassword, generateSecret, hashSecret, SecretVerifier } from './credentials/secrets.js';
 export { generateKeyPair } from './credentials/jwt.js';
 export { workloadSettings } from './credentials/workload/bindings.js';
-export { hasClientKeys, hasOwnCredential } from './client-keys.js';
+export { hasClientKeys, hasOwnCredential, isSecretMethod } from './client-keys.js';
 export { providerSecret, sealProviderSecret } from './people/upstream/secret.js';
 export { sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
 export { administeredUrlProblem } from './notices/post.js';

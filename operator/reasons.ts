@@ -177,7 +177,8 @@ const client = {
    */
   ServiceAccountNamespaceNotAllowed: STALLED,
   /**
-   * Ready=False, Stalled=True: a client_credentials client has no secret source. Set spec.secretRef, remove generateSecret: false, or bind
+   * Ready=False, Stalled=True: a client_credentials client, or one whose token_endpoint_auth_method is client_secret_basic or
+   * client_secret_post, has no secret source. Set spec.secretRef, remove generateSecret: false, or (client_credentials) bind
    * ServiceAccounts in auth.workload.
    */
   SecretRequired: STALLED,

@@ -27,7 +27,13 @@ export interface ClientCertificates {
 }
 
 /** RFC 8705's two methods (§2.1.1, §2.2.1), as a Client's token_endpoint_auth_method names them. */
-export type CertificateMethod = Exclude<NonNullable<Client['token_endpoint_auth_method']>, 'private_key_jwt'>;
+export type CertificateMethod = Extract<
+  NonNullable<Client['token_endpoint_auth_method']>,
+  'tls_client_auth' | 'self_signed_tls_client_auth'
+>;
+
+export const isCertificateMethod = (method: string | undefined): method is CertificateMethod =>
+  method === 'tls_client_auth' || method === 'self_signed_tls_client_auth';
 
 /**
  * RFC 8705 §3.1: "The value of the x5t#S256 member is a base64url-encoded [RFC4648] SHA-256 [SHS] hash

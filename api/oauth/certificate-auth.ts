@@ -12,6 +12,7 @@ import {
   certificateThumbprint,
   chainProblem,
   type CertificateMethod,
+  isCertificateMethod,
   type ClientCertificates,
   type PresentedCertificate,
   selfSignedProblem,
@@ -70,8 +71,8 @@ export async function certificateAuthentication(svc: Needs, presented: Presented
   if (presented.clientId === undefined || presented.assertion !== undefined || presented.secret !== undefined) return undefined;
   const client = await svc.clients.get(presented.clientId);
   const method = client?.resource.token_endpoint_auth_method;
-  // A private_key_jwt client authenticates with its assertions, never with a certificate.
-  if (!client || !method || method === 'private_key_jwt') return undefined;
+  // Only a client of RFC 8705's methods authenticates with a certificate (a private_key_jwt one with its assertions, a secret one with its secret).
+  if (!client || !isCertificateMethod(method)) return undefined;
   const attempt = [addressKey(presented.address)];
   svc.clientThrottle.reserve(attempt);
   let problem: string | undefined;

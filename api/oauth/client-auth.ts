@@ -23,10 +23,10 @@ import {
 import { WorkloadError } from '../credentials/workload/issuers.js';
 import { AssertionRefused, assertionNames, REPLAYED, type ClientAssertions } from './client-assertion.js';
 import type { SeenProof } from '../store/dpop-proofs.js';
-import type { PresentedCertificate } from '../credentials/client-certificate.js';
+import { type CertificateMethod, isCertificateMethod, type PresentedCertificate } from '../credentials/client-certificate.js';
 import { certificateAuthentication, type CertificateAuthServices } from './certificate-auth.js';
 import { JWT_SPIFFE, type SpiffeClientAuth, type SpiffeIdentity } from './spiffe.js';
-import { authMethodRefusal } from './fapi2.js';
+import { fapi2AuthMethodRefusal } from './fapi2.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -224,6 +224,8 @@ export async function addressAttempt<T>(
  * would be anyone who knows its id.
  */
 export function confidential(client: Stored<Client>): boolean {
+  // A client that declares none is public whatever it holds: its keys, if any, sign only its request objects.
+  if (client.resource.token_endpoint_auth_method === 'none') return false;
   return Boolean(
     client.secretHash ||
     client.resource.auth?.workload ||
@@ -306,10 +308,35 @@ export async function authenticateClient(
   spending: AssertionSpending = 'now',
 ): Promise<AuthenticatedClient> {
   const client = await authenticatedSomehow(svc, presented, mode, permits, spending);
-  // A client that declared how it authenticates (private_key_jwt), or a fapi2 one, is refused any other way (./fapi2.ts).
-  const refusal = authMethodRefusal(client.resource, client.method);
-  if (refusal) throw new OAuthError('invalid_client', refusal, { basicAuthUsed: presented.basic });
+  // A client that declared how it authenticates, or a fapi2 one (./fapi2.ts), is refused any other way.
+  const refusal = declaredMethodRefusal(client.resource, client.method) ?? fapi2AuthMethodRefusal(client.resource, client.method);
+  // RFC 6749 §5.2: the 401 names the scheme the client used in the Authorization header, and may name the
+  // one it must use: Basic, for a client_secret_basic client that sent its secret some other way.
+  const basic = presented.basic || client.resource.token_endpoint_auth_method === 'client_secret_basic';
+  if (refusal) throw new OAuthError('invalid_client', refusal, { basicAuthUsed: basic });
   return client;
+}
+
+/** What a client that declared its token_endpoint_auth_method sends instead of what it sent. */
+const DECLARED_WAYS: Record<Exclude<NonNullable<Client['token_endpoint_auth_method']>, CertificateMethod>, string> = {
+  client_secret_basic: 'send its client_id and secret in HTTP Basic (RFC 6749 2.3.1), never in the body',
+  client_secret_post: 'send client_id and client_secret in the body, never in HTTP Basic',
+  none: 'it is a public client: send client_id alone, with no secret or assertion (its codes are proven with PKCE)',
+  private_key_jwt: 'send a client assertion signed with one of its keys',
+};
+
+/**
+ * Why a client that declared its token_endpoint_auth_method (RFC 7591 §2) is refused when it
+ * authenticated as `method`, another way than that one: its secret in the body when it declared
+ * HTTP Basic, or the reverse, client_id alone when it has a secret, a secret or an assertion when it
+ * is public, anything but its assertion when it declared private_key_jwt. RFC 8705's methods are not
+ * held so (a certificate is one more way in for such a client; a fapi2 one is held by the profile:
+ * ./fapi2.ts). Undefined: it may, or it declared nothing (every way the box takes, as before).
+ */
+export function declaredMethodRefusal(client: Client, method: ClientAuthMethod): string | undefined {
+  const declared = client.token_endpoint_auth_method;
+  if (declared === undefined || isCertificateMethod(declared) || declared === method) return undefined;
+  return `client "${client.id}" authenticates with ${declared} only (its token_endpoint_auth_method): ${DECLARED_WAYS[declared]}`;
 }
 
 async function authenticatedSomehow(

@@ -6,6 +6,7 @@
 // asked for by the endpoint it belongs to (the authorization request, client authentication, the
 // token endpoint, the code's lifetime).
 import type { Client } from '../types.js';
+import { isCredentialMethod } from '../client-keys.js';
 import { OAuthError, type EndpointErrorCode, type RedirectErrorCode } from '../credentials/errors.js';
 
 /** Whether `client` is held to the FAPI 2.0 Security Profile. */
@@ -40,22 +41,18 @@ export function fapi2AuthorizationRefusal(
   return undefined;
 }
 
-/** The methods a fapi2 client may authenticate with (client-auth.ts ClientAuthMethod names). */
-const FAPI2_AUTH_METHODS: readonly string[] = ['private_key_jwt', 'tls_client_auth', 'self_signed_tls_client_auth'];
-
 /**
- * Why a client that authenticated as `method` is refused all the same: a private_key_jwt client by
- * anything but its own keys' assertion; a fapi2 client by anything but its keys or its certificate
- * (§5.3.2.1: "shall authenticate clients using one of the following methods: MTLS as specified in
- * section 2 of [RFC8705]; private_key_jwt as specified in section 9 of [OIDC]" — a secret, client_id
- * alone, a ServiceAccount's or another issuer's token are none of these). Undefined: it may.
+ * Why a fapi2 client that authenticated as `method` is refused all the same: by anything but its
+ * keys or its certificate (§5.3.2.1: "shall authenticate clients using one of the following methods:
+ * MTLS as specified in section 2 of [RFC8705]; private_key_jwt as specified in section 9 of [OIDC]"
+ * — a secret in HTTP Basic or the body, client_id alone, a ServiceAccount's or another issuer's
+ * token are none of these). Undefined: it may, or it is no fapi2 client.
  */
-export function authMethodRefusal(client: Client, method: string): string | undefined {
-  if (client.token_endpoint_auth_method === 'private_key_jwt' && method !== 'private_key_jwt')
-    return `client "${client.id}" authenticates with private_key_jwt only (its token_endpoint_auth_method): send a client assertion signed with one of its keys`;
-  if (isFapi2(client) && !FAPI2_AUTH_METHODS.includes(method))
-    return `client "${client.id}" is held to FAPI 2.0: it authenticates with private_key_jwt or mutual TLS only`;
-  return undefined;
+export function fapi2AuthMethodRefusal(client: Client, method: string): string | undefined {
+  // The methods of a credential of the client's own (../client-keys.ts) are the profile's: keys or a certificate.
+  if (!isFapi2(client) || isCredentialMethod(method)) return undefined;
+  const used = method === 'none' ? 'client_id alone (none)' : method;
+  return `client "${client.id}" is held to FAPI 2.0: it authenticates with private_key_jwt or mutual TLS only, never ${used} (FAPI 2.0 5.3.2.1)`;
 }
 
 /**

@@ -257,9 +257,10 @@ export interface ClientSpec {
    */
   jwks_uri?: string;
   /**
-   * How this client authenticates (RFC 7591's name). private_key_jwt (OpenID Connect Core 9) - with a client assertion signed by one of its own keys (jwks or jwks_uri) only: a secret, a certificate or a workload's token is refused. Mutual TLS (RFC 8705 2) - with the certificate it presents (docs/guides/workloads-without-secrets.md#mutual-tls). tls_client_auth - a certificate issued by a CA the box trusts for client certificates (BOXAUTH_CLIENT_CA_FILE), whose subject is the one tls_client_auth_* names (exactly one of them); self_signed_tls_client_auth - a certificate whose public key is one of this client's keys (jwks or jwks_uri), its chain not judged. Unset - the client authenticates with what it holds (a secret, keys, ServiceAccounts). A client with a method set is confidential, needs no secret, and a certificate of the wrong subject or key is refused by name.
+   * How this client authenticates (RFC 7591's name; the methods the box takes are its discovery document's token_endpoint_auth_methods_supported). client_secret_basic (RFC 6749 2.3.1) - with its secret in HTTP Basic only: a secret in the body, an assertion or client_id alone is refused (invalid_client). client_secret_post - with client_id and client_secret in the body only: HTTP Basic, an assertion or client_id alone is refused. Both need a secret (the REST API's secret, spec.secretRef, or the one the operator generates). none - a public client (RFC 6749 2.1): it has no secret (written with secret, secretRef or generateSecret true it is refused, and a secret it had is dropped), names itself with client_id alone, must use PKCE, and may not use client_credentials; an assertion is refused. private_key_jwt (OpenID Connect Core 9) - with a client assertion signed by one of its own keys (jwks or jwks_uri) only: a secret, a certificate or a workload's token is refused. Mutual TLS (RFC 8705 2) - with the certificate it presents (docs/guides/workloads-without-secrets.md#mutual-tls). tls_client_auth - a certificate issued by a CA the box trusts for client certificates (BOXAUTH_CLIENT_CA_FILE), whose subject is the one tls_client_auth_* names (exactly one of them); self_signed_tls_client_auth - a certificate whose public key is one of this client's keys (jwks or jwks_uri), its chain not judged. A client with private_key_jwt or a mutual TLS method is confidential, needs no secret, and a certificate of the wrong subject or key is refused by name. Unset - the client authenticates with what it holds (a secret in HTTP Basic or the body, keys, ServiceAccounts), and with client_id alone when it holds nothing (RFC 7591 2 makes client_secret_basic the default of a registration; the box takes both ways of sending a secret from a client that does not say).
    */
-  token_endpoint_auth_method?: 'private_key_jwt' | 'tls_client_auth' | 'self_signed_tls_client_auth';
+  token_endpoint_auth_method?:
+    'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt' | 'tls_client_auth' | 'self_signed_tls_client_auth';
   /**
    * tls_client_auth (RFC 8705 2.1.2) - the subject distinguished name the client's certificate must have, as RFC 4514 writes it (CN=orders,O=Example,C=DE: the last RDN first), compared attribute by attribute.
    */
@@ -529,7 +530,7 @@ export interface ClientSpec {
     address?: string;
   };
   /**
-   * Kubernetes only. Without secretRef, whether the operator generates a secret (default: true, unless auth.workload binds ServiceAccounts or auth.spiffe SPIFFE IDs, which need none); false makes a client without a secret (a public client: implicit, or authorization_code with PKCE).
+   * Kubernetes only. Without secretRef, whether the operator generates a secret (default: true, unless auth.workload binds ServiceAccounts or auth.spiffe SPIFFE IDs, or the client has keys (jwks, jwks_uri) or a certificate (token_endpoint_auth_method), which need none; a client_secret_basic or client_secret_post client always gets one, a none client never); false makes a client without a secret (a public client: implicit, or authorization_code with PKCE).
    */
   generateSecret?: boolean;
 }

@@ -11,7 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type FieldErrors, noFieldErrors, ValidationError } from '../errors.js';
 import { invisibleProblem } from '../input.js';
-import { clientKeysProblems } from '../client-keys.js';
+import { clientKeysProblems, isCredentialMethod, isSecretMethod } from '../client-keys.js';
 import { type FederatedBinding, federatedProblems } from '../federated-subjects.js';
 import { projectPath } from '../paths.js';
 import { ldapClaimNames, type LdapAttributeSettings } from './ldap-attributes.js';
@@ -63,7 +63,7 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!self.grant_types.exists(g, g == 'authorization_code') || (has(self.auth) && has(self.auth.authorization_code))": (s) =>
     !s.grant_types?.includes('authorization_code') || s.auth?.authorization_code !== undefined,
   // A REST body has neither secretRef nor generateSecret: it carries the secret itself (required there by the Client route).
-  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || (has(self.auth) && has(self.auth.spiffe)) || has(self.jwks) || has(self.jwks_uri) || has(self.token_endpoint_auth_method)":
+  "!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret || (has(self.auth) && has(self.auth.workload)) || (has(self.auth) && has(self.auth.spiffe)) || has(self.jwks) || has(self.jwks_uri) || (has(self.token_endpoint_auth_method) && self.token_endpoint_auth_method in ['private_key_jwt', 'tls_client_auth', 'self_signed_tls_client_auth'])":
     (s) =>
       !s.grant_types?.includes('client_credentials') ||
       s.secretRef !== undefined ||
@@ -72,7 +72,17 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
       s.auth?.spiffe !== undefined ||
       s.jwks !== undefined ||
       s.jwks_uri !== undefined ||
-      s.token_endpoint_auth_method !== undefined,
+      isCredentialMethod(s.token_endpoint_auth_method),
+  // RFC 7591 §2's secret methods need a secret; a REST body has neither field, and its secret is the Client route's to require.
+  "!has(self.token_endpoint_auth_method) || !(self.token_endpoint_auth_method in ['client_secret_basic', 'client_secret_post']) || has(self.secretRef) || !has(self.generateSecret) || self.generateSecret":
+    (s) => !isSecretMethod(s.token_endpoint_auth_method) || s.secretRef !== undefined || s.generateSecret !== false,
+  // RFC 6749 §2.1: a public client has no credentials; §4.4: client_credentials is for confidential clients only.
+  "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'none' || !has(self.secretRef)": (s) =>
+    s.token_endpoint_auth_method !== 'none' || s.secretRef === undefined,
+  "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'none' || !has(self.generateSecret) || !self.generateSecret":
+    (s) => s.token_endpoint_auth_method !== 'none' || s.generateSecret !== true,
+  "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'none' || !self.grant_types.exists(g, g == 'client_credentials')":
+    (s) => s.token_endpoint_auth_method !== 'none' || !s.grant_types?.includes('client_credentials'),
   // RFC 8705 §2.1.2: "A client using the tls_client_auth authentication method MUST use exactly one of the below metadata parameters".
   "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'tls_client_auth' || [has(self.tls_client_auth_subject_dn), has(self.tls_client_auth_san_dns), has(self.tls_client_auth_san_uri), has(self.tls_client_auth_san_ip), has(self.tls_client_auth_san_email)].filter(x, x).size() == 1":
     (s) => s.token_endpoint_auth_method !== 'tls_client_auth' || certificateSubjects(s) === 1,
@@ -97,8 +107,8 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!has(self.auth) || !has(self.auth.spiffe) || self.grant_types.exists(g, g == 'client_credentials')": (s) =>
     s.auth?.spiffe === undefined || s.grant_types?.includes('client_credentials') === true,
   // FAPI 2.0 (api/oauth/fapi2.ts): what a fapi2 client may not be written with.
-  '!has(self.profile) || has(self.token_endpoint_auth_method)': (s) =>
-    s.profile === undefined || s.token_endpoint_auth_method !== undefined,
+  "!has(self.profile) || (has(self.token_endpoint_auth_method) && self.token_endpoint_auth_method in ['private_key_jwt', 'tls_client_auth', 'self_signed_tls_client_auth'])":
+    (s) => s.profile === undefined || isCredentialMethod(s.token_endpoint_auth_method),
   "!has(self.profile) || !self.grant_types.exists(g, g == 'implicit')": (s) =>
     s.profile === undefined || !s.grant_types?.includes('implicit'),
   '!has(self.profile) || !has(self.auth) || (!has(self.auth.workload) && !has(self.auth.spiffe))': (s) =>

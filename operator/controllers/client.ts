@@ -20,6 +20,7 @@ import {
   generateSecret,
   hashSecret,
   hasOwnCredential,
+  isSecretMethod,
   type Pool,
   SecretVerifier,
   type Stored,
@@ -51,10 +52,15 @@ export function generatedSecretName(client: string): string {
 /** The Secret a Client reads its secret from, or undefined for a public client. */
 export function secretSource(client: ClientResource): { name: string; key: string; generated: boolean } | undefined {
   const spec = client.spec!;
+  // A public client (token_endpoint_auth_method none) has none, whatever else it says (its CRD refuses secretRef and generateSecret: true).
+  if (spec.token_endpoint_auth_method === 'none') return undefined;
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
   // A client bound to ServiceAccounts (auth.workload) or SPIFFE IDs (auth.spiffe) authenticates with their tokens, one with keys (jwks,
-  // jwks_uri) with its own assertions: no secret unless asked for.
-  const withoutSecret = spec.auth?.workload !== undefined || spec.auth?.spiffe !== undefined || hasOwnCredential(spec);
+  // jwks_uri) with its own assertions: no secret unless asked for. One that declares client_secret_basic or client_secret_post
+  // authenticates with its secret only: it gets one, as a client that declares nothing and holds nothing else does.
+  const withoutSecret =
+    !isSecretMethod(spec.token_endpoint_auth_method) &&
+    (spec.auth?.workload !== undefined || spec.auth?.spiffe !== undefined || hasOwnCredential(spec));
   if (!(spec.generateSecret ?? !withoutSecret)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }
@@ -124,6 +130,12 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
     }
     const source = secretSource(obj);
     if (!source) {
+      if (isSecretMethod(record.token_endpoint_auth_method)) {
+        throw new Problem(
+          ClientReason.SecretRequired,
+          `a ${record.token_endpoint_auth_method} client authenticates with its secret: set spec.secretRef, or remove generateSecret: false`,
+        );
+      }
       if (record.grant_types.includes('client_credentials') && !record.auth?.workload && !hasOwnCredential(record)) {
         throw new Problem(
           ClientReason.SecretRequired,

@@ -3,9 +3,9 @@
 // that token, name the method (`client_auth_method`): its secret in HTTP Basic or in the form, an
 // assertion signed with its own key (private_key_jwt), or a workload's token from a trusted issuer.
 import { expect } from 'chai';
-import crypto, { randomUUID } from 'node:crypto';
 import { Box, basic, eventually } from '../support/box.js';
 import { TestIssuer } from '../support/issuer.js';
+import { clientKey } from '../support/assertion.js';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const AUDIENCE = 'https://gated.example';
@@ -14,16 +14,10 @@ describe('the method that authenticated a client, in the audit and the decision 
   this.timeout(120_000);
   let issuer: TestIssuer;
   let box: Box;
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const key = clientKey();
 
   /** A fresh private_key_jwt assertion of `id`. */
-  function assertion(id: string): string {
-    const now = Math.floor(Date.now() / 1000);
-    const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k1' })).toString('base64url');
-    const claims = { iss: id, sub: id, aud: box.url, jti: randomUUID(), iat: now, exp: now + 60 };
-    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    return `${input}.${crypto.sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
-  }
+  const assertion = (id: string): string => key.assertion(id, box.url);
 
   /** The audit lines written so far. */
   const auditLines = (): Record<string, any>[] =>
@@ -43,7 +37,7 @@ describe('the method that authenticated a client, in the audit and the decision 
       {
         grant_types: ['client_credentials'],
         audience: [AUDIENCE],
-        jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] },
+        jwks: key.jwks,
         auth: cc,
       },
       root,

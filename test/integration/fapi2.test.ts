@@ -143,6 +143,15 @@ describe('FAPI 2.0 Security Profile (profile: fapi2)', function () {
       await refused({ token_endpoint_auth_method: undefined }, 'token_endpoint_auth_method');
     });
 
+    it('token_endpoint_auth_method client_secret_basic, client_secret_post or none, each named in the refusal', async function () {
+      for (const method of ['client_secret_basic', 'client_secret_post', 'none']) {
+        const res = await refused({ token_endpoint_auth_method: method, jwks: undefined }, 'token_endpoint_auth_method');
+        expect(res.body.errors.token_endpoint_auth_method.join(' '), method).to.include(
+          'never client_secret_basic, client_secret_post or none',
+        );
+      }
+    });
+
     it('RS256 ID tokens; its ID tokens are ES256 when it does not choose', async function () {
       await refused({ id_token_signed_response_alg: 'RS256' }, 'id_token_signed_response_alg');
       expect((await box.json('PUT', '/Client/bank-es', { ...fapiClient, id_token_signed_response_alg: 'ES256' }, root)).status).to.equal(

@@ -32,7 +32,7 @@ import { identityProviders } from '../../store/identity-providers.js';
 import { providerSecret, sealProviderSecret } from '../../people/upstream/secret.js';
 import { webhooks } from '../../store/webhooks.js';
 import { administeredUrlProblem } from '../../notices/post.js';
-import { hasOwnCredential } from '../../client-keys.js';
+import { hasOwnCredential, isSecretMethod } from '../../client-keys.js';
 import { sealWebhookSecret, secretProblem, webhookSecret } from '../../webhooks/signing.js';
 import type { AccessPolicy, App, Bundle, Client, IdentityProvider, Resources, Webhook } from '../../types.js';
 import { actorOf, refusedRequest, writerOf } from '../auth.js';
@@ -166,6 +166,14 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
   // FAPI 2.0 §5.3.2.1: a fapi2 client authenticates with private_key_jwt or mutual TLS (api/oauth/fapi2.ts).
   if (client.profile === 'fapi2' && secret !== undefined)
     throw ValidationError.field(body, 'secret', 'a fapi2 client has no secret: it authenticates with private_key_jwt or mutual TLS only');
+  // RFC 6749 §2.1: a public client has no credentials; the write drops a secret it had (below).
+  const isPublic = client.token_endpoint_auth_method === 'none';
+  if (isPublic && secret !== undefined)
+    throw ValidationError.field(
+      body,
+      'secret',
+      'a public client (token_endpoint_auth_method none) has no secret: leave secret out, or choose client_secret_basic or client_secret_post',
+    );
   // A write racing this one changed the secret after it was checked: check again, and hash it this time.
   for (let attempt = 0; ; attempt++) {
     const secretHash = await clientSecretHash(svc, client.id, secret, attempt === 0);
@@ -174,6 +182,12 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
         if (mustBeNew && existing)
           throw new ApiError(409, 'conflict', `Client "${client.id}" already exists; PUT /Client/${client.id} replaces it`);
         if ('kept' in secretHash && existing?.secretHash !== secretHash.kept) throw new SecretMoved();
+        if (isSecretMethod(client.token_endpoint_auth_method) && secret === undefined && !existing?.secretHash)
+          throw ValidationError.field(
+            body,
+            'secret',
+            `is required for a client whose token_endpoint_auth_method is ${client.token_endpoint_auth_method}: it authenticates with its secret`,
+          );
         // A client bound to ServiceAccounts authenticates with their tokens, one with keys with its assertions: neither needs a secret.
         if (
           client.grant_types.includes('client_credentials') &&
@@ -189,8 +203,12 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
             'is required for a client_credentials client (or bind ServiceAccounts with auth.workload or SPIFFE IDs with auth.spiffe, register its keys: jwks or jwks_uri, or its certificate: token_endpoint_auth_method)',
           );
         }
-        const { stored, created } = await clients.write(tx, client, { managedBy: null, secretHash: secretHash.hash });
-        return { resource: stored.resource as Resource, created, secretChanged: secretHash.hash !== undefined };
+        const { stored, created } = await clients.write(tx, client, {
+          managedBy: null,
+          secretHash: isPublic ? null : secretHash.hash,
+        });
+        const secretDropped = isPublic && Boolean(existing?.secretHash);
+        return { resource: stored.resource as Resource, created, secretChanged: secretHash.hash !== undefined || secretDropped };
       });
     } catch (err) {
       if (!(err instanceof SecretMoved)) throw err;

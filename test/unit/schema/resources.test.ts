@@ -87,6 +87,37 @@ describe('resource schemas from crds/', function () {
     expect(errorsOf('AccessPolicy', { id: 'p', engine: 'allow', resourceType: 'Client' })).to.have.key('resourceType');
   });
 
+  it('token_endpoint_auth_method: none has no secret and no client_credentials; the secret methods need a secret; fapi2 takes none of them', function () {
+    const twinOf = (part: string) => CEL_TWINS[readCrdSchema('Client').rules.find((r) => r.rule.includes(part))!.rule]!;
+    const code = { grant_types: ['authorization_code'], auth: { authorization_code: { redirect_uri: 'https://x.example/cb' } } };
+    const publicSecretRef = twinOf("!= 'none' || !has(self.secretRef)");
+    expect(publicSecretRef({ ...code, token_endpoint_auth_method: 'none', secretRef: { name: 's' } })).to.equal(false);
+    expect(publicSecretRef({ ...code, token_endpoint_auth_method: 'client_secret_basic', secretRef: { name: 's' } })).to.equal(true);
+    const publicGenerated = twinOf("!= 'none' || !has(self.generateSecret)");
+    expect(publicGenerated({ ...code, token_endpoint_auth_method: 'none', generateSecret: true })).to.equal(false);
+    expect(publicGenerated({ ...code, token_endpoint_auth_method: 'none', generateSecret: false })).to.equal(true);
+    const secretNeeded = twinOf("in ['client_secret_basic', 'client_secret_post']) || has(self.secretRef)");
+    expect(secretNeeded({ ...code, token_endpoint_auth_method: 'client_secret_post', generateSecret: false })).to.equal(false);
+    expect(secretNeeded({ ...code, token_endpoint_auth_method: 'client_secret_post' })).to.equal(true);
+    expect(secretNeeded({ ...code, generateSecret: false })).to.equal(true);
+    // The REST body: the rules with fields it has, by field.
+    const cc = { id: 'a', grant_types: ['client_credentials'], token_endpoint_auth_method: 'none' };
+    expect(errorsOf('Client', cc)).to.have.key('grant_types');
+    // A secret method is no credential of its own: a client_credentials client written so needs its secret (from the Client route).
+    const ccTwin = twinOf("!self.grant_types.exists(g, g == 'client_credentials') || has(self.secretRef)");
+    expect(
+      ccTwin({ grant_types: ['client_credentials'], generateSecret: false, token_endpoint_auth_method: 'client_secret_basic' }),
+    ).to.equal(false);
+    expect(ccTwin({ grant_types: ['client_credentials'], generateSecret: false, token_endpoint_auth_method: 'tls_client_auth' })).to.equal(
+      true,
+    );
+    for (const method of ['client_secret_basic', 'client_secret_post', 'none']) {
+      const errors = errorsOf('Client', { id: 'f', ...code, profile: 'fapi2', token_endpoint_auth_method: method });
+      expect(errors, method).to.have.key('token_endpoint_auth_method');
+      expect(errors!.token_endpoint_auth_method!.join(' ')).to.include('never client_secret_basic, client_secret_post or none');
+    }
+  });
+
   it('the Client twin of "a client_credentials client needs a secret source" judges Kubernetes specs as CEL does', function () {
     const rule = readCrdSchema('Client').rules.find((r) => r.rule.includes('generateSecret'))!;
     const twin = CEL_TWINS[rule.rule]!;
