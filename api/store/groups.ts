@@ -166,9 +166,10 @@ export async function followGroups(
     );
 }
 
-/** A group's member as SCIM shows it: the person's id and sign-in name. */
+/** A group's member as SCIM shows it: the person's row id, opaque id (users.subject) and sign-in name. */
 export interface MemberRef {
   id: number;
+  subject: string;
   email: string;
 }
 
@@ -177,15 +178,15 @@ export interface MemberRef {
  * absent): a person whose address was never proven is nobody to it (users.ts addressNeverProven).
  */
 export async function membersOf(db: Queryable, groupIds: number[]): Promise<Map<number, MemberRef[]>> {
-  const { rows } = await db.query<{ group_id: number; id: number; email: string }>(
-    `SELECT ug.group_id, u.id, u.email FROM user_groups ug JOIN users u ON u.id = ug.user_id
+  const { rows } = await db.query<{ group_id: number; id: number; subject: string; email: string }>(
+    `SELECT ug.group_id, u.id, u.subject, u.email FROM user_groups ug JOIN users u ON u.id = ug.user_id
      WHERE ug.group_id = ANY($1) AND NOT ${neverProvenSql('u')} ORDER BY ug.group_id, u.id`,
     [groupIds],
   );
   const members = new Map<number, MemberRef[]>();
   for (const r of rows) {
     const list = members.get(Number(r.group_id)) ?? [];
-    list.push({ id: Number(r.id), email: r.email });
+    list.push({ id: Number(r.id), subject: r.subject, email: r.email });
     members.set(Number(r.group_id), list);
   }
   return members;

@@ -47,11 +47,25 @@ interface Place {
   seen?: string;
 }
 
-const USERS: Place = {
+/** The box's public subs (api/credentials/subjects.ts PublicSubjects): row ids, or opaque ids. */
+type PublicSubjects = 'sequential' | 'opaque';
+
+/**
+ * A person's SCIM id, in SQL: their public sub (api/credentials/subjects.ts subjectFor, as
+ * api/people/scim/resources.ts shows it) — their row id where the box's public subs are
+ * sequential, else their opaque id. Filters compare with it, so that on an opaque box a row id,
+ * or any client's pairwise sub, matches nobody.
+ */
+const PUBLIC_SUB: Record<PublicSubjects, (alias: string) => string> = {
+  sequential: (alias) => `${alias}.id::text`,
+  opaque: (alias) => `${alias}.subject::text`,
+};
+
+const usersPlace = (subjects: PublicSubjects): Place => ({
   table: 'users',
   alias: 'u',
   columns: {
-    id: { sql: 'u.id::text' },
+    id: { sql: PUBLIC_SUB[subjects]('u') },
     userName: { sql: 'u.email' },
     externalId: { sql: 'u.external_id' },
     active: { sql: 'u.active', kind: 'boolean' },
@@ -65,9 +79,9 @@ const USERS: Place = {
   kept: 'u.scim',
   // A person whose address was never proven is nobody to a directory: not its to adopt (users.ts addressNeverProven).
   seen: `NOT ${neverProvenSql('u')}`,
-};
+});
 
-const GROUPS: Place = {
+const groupsPlace = (subjects: PublicSubjects): Place => ({
   table: 'groups',
   alias: 'g',
   columns: {
@@ -78,10 +92,10 @@ const GROUPS: Place = {
     'meta.lastModified': { sql: 'g.updated_at', kind: 'time' },
   },
   arrays: {
-    members: `COALESCE((SELECT jsonb_agg(jsonb_build_object('value', ug.user_id::text, 'type', 'User'))
+    members: `COALESCE((SELECT jsonb_agg(jsonb_build_object('value', ${PUBLIC_SUB[subjects]('u')}, 'type', 'User'))
       FROM user_groups ug JOIN users u ON u.id = ug.user_id WHERE ug.group_id = g.id AND NOT ${neverProvenSql('u')}), '[]'::jsonb)`,
   },
-};
+});
 
 /** Turns a filter into SQL text, binding every value (and every jsonb path) into `params`. */
 class Compiler {
@@ -168,14 +182,18 @@ export interface ScimPage {
   count: number;
 }
 
-/** The ids of one page of what `filter` matches among the box's people or groups (id order), and how many match in all. */
+/**
+ * The row ids of one page of what `filter` matches among the box's people or groups (row id
+ * order), and how many match in all; `subjects`: the box's public subs, which people's ids are.
+ */
 export async function searchScim(
   pool: Pool,
   kind: 'User' | 'Group',
   filter: ScimFilter | undefined,
   page: ScimPage,
+  subjects: PublicSubjects,
 ): Promise<{ total: number; ids: number[] }> {
-  const place = kind === 'User' ? USERS : GROUPS;
+  const place = kind === 'User' ? usersPlace(subjects) : groupsPlace(subjects);
   const params: unknown[] = [];
   const conditions = [...(place.seen ? [place.seen] : []), ...(filter ? [`(${new Compiler(place, params).compile(filter)})`] : [])];
   const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';

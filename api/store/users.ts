@@ -134,11 +134,14 @@ export async function getUser(db: Queryable, id: number): Promise<UserRow | unde
   return rows[0] && fromDb(rows[0]);
 }
 
-/** The person whose opaque id (users.subject) this is; a string that is no UUID is nobody. */
-export async function findUserBySubject(db: Queryable, subject: string): Promise<UserRow | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(subject)) return undefined;
-  const { rows } = await db.query<DbRow>(`${SELECT} WHERE u.subject = $1::uuid GROUP BY u.id`, [subject]);
-  return rows[0] && fromDb(rows[0]);
+/** The row ids of the people whose opaque ids (users.subject) these are, by opaque id; a string that is no UUID is nobody. */
+export async function idsOfSubjects(db: Queryable, subjects: string[]): Promise<Map<string, number>> {
+  const uuids = subjects.filter((s) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s));
+  if (!uuids.length) return new Map();
+  const { rows } = await db.query<{ id: string; subject: string }>('SELECT id, subject FROM users WHERE subject = ANY($1::uuid[])', [
+    uuids,
+  ]);
+  return new Map(rows.map((r) => [r.subject, Number(r.id)]));
 }
 
 /** Both indexes that make an email taken: users_email_key (017), and lower(email) from before it. */

@@ -139,7 +139,9 @@ describe('admin console: people (Chromium)', function () {
       title: 'Engineer',
       password: PASSWORD,
     });
-    const id = Number(made.id);
+    // The REST API names the person by their row id; SCIM by their public sub (an opaque id on this box).
+    const [{ id }] = await rest('GET', '/users?email=ann.lee%40example.com');
+    expect(made.id).to.not.equal(String(id));
     await linkDummyIdentity(box.databaseUrl!, id, 'corp', 'corp-subject-ann', 'ann@corp.example');
     await selectPerson('ann.lee@example.com');
     const directory = page.locator('#user-scim-list');

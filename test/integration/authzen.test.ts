@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
 import { linkDummyIdentity } from '../support/identities.js';
-import { provisioner, USER } from '../support/scim.js';
+import { provisioner, restIdOf, USER } from '../support/scim.js';
 import { pepReadsPeople } from '../support/pep.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -332,12 +332,13 @@ describe('AuthZEN Authorization API 1.0', function () {
       const scim = await provisioner(box, 'directory', { 'Content-Type': 'application/scim+json' });
       const made = await scim('POST', '/Users', { schemas: [USER], userName: 'carol@example.com', externalId: 'dir-carol' });
       expect(made.status, made.text).to.equal(201);
-      carol = made.body.id as string;
+      // The box id (row id), not her SCIM id: SCIM names people by their public sub.
+      carol = String(await restIdOf(box, root, 'carol@example.com'));
       // dora's directory id is bob's box id, and her upstream subject is carol's address: digits name box ids only,
       // and a name two people answer to names nobody.
       const dir = await scim('POST', '/Users', { schemas: [USER], userName: 'dora@example.com', externalId: bob });
       expect(dir.status, dir.text).to.equal(201);
-      dora = dir.body.id as string;
+      dora = String(await restIdOf(box, root, 'dora@example.com'));
       await box.json('PUT', '/IdentityProvider/corp', { type: 'oidc', oidc: { issuer: 'https://sso.corp.example', clientId: 'b' } }, root);
       await linkDummyIdentity(box.databaseUrl!, Number(dora), 'corp', 'carol@example.com');
       await linkDummyIdentity(box.databaseUrl!, Number(alice), 'corp', 'CiRmZDA2MTRk-alice');

@@ -3,6 +3,7 @@
 // never written through PUT /users/<id>: the directory's attributes are the directory's.
 import { expect } from 'chai';
 import { Box } from '../support/box.js';
+import { restIdOf } from '../support/scim.js';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
@@ -28,6 +29,7 @@ describe("REST: a person's directory attributes, read-only", function () {
     expect(res.status, res.text).to.be.oneOf([200, 201]);
     return JSON.parse(res.text);
   };
+  const restId = (email: string): Promise<number> => restIdOf(box, root, email);
 
   it('GET /users/<id> shows what the directory wrote (externalId, name, the rest as sent), never its password', async function () {
     const made = await scim('POST', '/Users', {
@@ -39,7 +41,8 @@ describe("REST: a person's directory attributes, read-only", function () {
       [ENTERPRISE]: { department: 'Platform' },
       password: 'a-directory-password-1',
     });
-    const shown = (await box.json('GET', `/users/${made.id}`, undefined, root)).body;
+    expect(made.id).to.not.equal(String(await restId('dir.ann@example.com')));
+    const shown = (await box.json('GET', `/users/${await restId('dir.ann@example.com')}`, undefined, root)).body;
     expect(shown.active).to.equal(true);
     expect(shown.scim).to.deep.equal({
       externalId: 'entra-0001',
@@ -65,11 +68,12 @@ describe("REST: a person's directory attributes, read-only", function () {
       externalId: 'okta-7',
       displayName: 'Cat',
     });
-    const record = (await box.json('GET', `/users/${made.id}`, undefined, root)).body;
+    const cat = await restId('dir.cat@example.com');
+    const record = (await box.json('GET', `/users/${cat}`, undefined, root)).body;
     const { password: _hash, ...readBack } = record;
     const written = await box.json(
       'PUT',
-      `/users/${made.id}`,
+      `/users/${cat}`,
       { ...readBack, data: '{"team": "red"}', scim: { externalId: 'forged', displayName: 'Mallory', name: { formatted: 'Mallory' } } },
       root,
     );

@@ -147,7 +147,12 @@ describe('policies that read a person, and matcho references', function () {
     const { secret } = await box.addClient('directory', {});
     const directory = (await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('directory', secret) }))
       .body.access_token;
-    const scim = await box.request('PUT', `/scim/v2/Users/${rick}`, {
+    // The directory names Rick by his SCIM id (his public sub), found by his userName.
+    const listed = await box.request('GET', `/scim/v2/Users?filter=${encodeURIComponent('userName eq "rick@example.com"')}`, {
+      headers: { Authorization: `Bearer ${directory}` },
+    });
+    const [rickAtScim] = listed.body.Resources;
+    const scim = await box.request('PUT', `/scim/v2/Users/${rickAtScim.id}`, {
       headers: { Authorization: `Bearer ${directory}`, 'Content-Type': 'application/scim+json' },
       body: JSON.stringify({
         schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],

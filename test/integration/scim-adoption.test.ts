@@ -27,6 +27,12 @@ const APP_SECRET = 'app-secret-123';
 
 const tag = (): string => randomBytes(4).toString('hex');
 
+/** A stranger who holds an address unproven: their REST id (row id), and the public sub clients are given of them. */
+interface Stranger {
+  id: number;
+  sub: string;
+}
+
 describe('ATTACK: a directory adopts a stranger’s account', function () {
   this.timeout(300_000);
   let a: Box;
@@ -78,12 +84,23 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
 
   /** The stranger signs up with `email` and their password; their id. */
   async function signUp(email: string): Promise<number> {
+    return (await signedUp(email)).id;
+  }
+
+  /**
+   * The stranger signs up with `email` and their password, and is signed in: their REST id, and the
+   * sub a public client is given of them — what the directory would name them by, were they its.
+   */
+  async function signedUp(email: string): Promise<Stranger & { browser: FormAgent }> {
     const browser = new FormAgent(a);
     const page = await browser.get('/auth/sign-up');
     const res = await browser.post('/auth/sign-up', { ...hiddenFields(page.text), email, password: PASSWORD });
     expect(res.status, res.text).to.equal(303);
-    return idOf(email);
+    return { id: await idOf(email), sub: await publicSub(browser), browser };
   }
+
+  /** The sub a public client (rp) is given of the person signed in with `browser`: a SCIM id, were the person the directory's. */
+  const publicSub = async (browser: FormAgent): Promise<string> => (await idTokenIfAllowed(a, browser, 'rp'))!.claims.sub as string;
 
   /** A group of the directory's, empty: its id and name. */
   async function directoryGroup(): Promise<{ id: string; name: string }> {
@@ -94,17 +111,20 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
   }
 
   /**
-   * The directory provisions the new hire `userName` as Entra ID does, and the stranger `id` holds
-   * the address unproven: nothing of it reaches the stranger. The directory's group, for the checks after.
+   * The directory provisions the new hire `userName` as Entra ID does, and the stranger holds the
+   * address unproven: nothing of it reaches the stranger, by their public sub (what the directory
+   * would name them by) or by their row id. The directory's group, for the checks after.
    */
-  async function directoryProvisions(id: number, userName: string): Promise<{ id: string; name: string }> {
+  async function directoryProvisions(stranger: Stranger, userName: string): Promise<{ id: string; name: string }> {
+    const { id, sub } = stranger;
     // Entra ID's match before a create (its "Get User by query"), in every case of the address.
     for (const name of [userName, userName.toLowerCase(), userName.toUpperCase()])
       expectList(await scim('GET', `/Users?${filter(`userName eq "${name}"`)}`), 0, `userName eq "${name}" finds the stranger`);
-    expectList(await scim('GET', `/Users?${filter(`id eq "${id}"`)}`), 0, 'the stranger by id');
+    for (const named of [sub, String(id)])
+      expectList(await scim('GET', `/Users?${filter(`id eq "${named}"`)}`), 0, `the stranger by id ${named}`);
     expectList(await scim('GET', `/Users?${filter(`userName co "${userName.split('@')[0]}"`)}`), 0, 'the stranger by part of the name');
     const all = await scim('GET', '/Users?startIndex=1&count=1000');
-    expect(listed(all).map((u) => u.id)).not.to.include(String(id));
+    expect(listed(all).map((u) => u.id)).not.to.include.members([sub, String(id)]);
 
     // No match, so it creates the hire: the address is taken by an account the directory may not adopt.
     const created = await scim('POST', '/Users', {
@@ -122,33 +142,33 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
       .and.match(/delete/);
 
     // The stranger's id is nobody's to the directory.
-    expectError(await scim('GET', `/Users/${id}`), 404, undefined, 'GET');
-    expectError(await scim('PATCH', `/Users/${id}`, patch({ op: 'Replace', path: 'userName', value: userName })), 404, undefined, 'PATCH');
+    expectError(await scim('GET', `/Users/${sub}`), 404, undefined, 'GET');
+    expectError(await scim('PATCH', `/Users/${sub}`, patch({ op: 'Replace', path: 'userName', value: userName })), 404, undefined, 'PATCH');
     expectError(
-      await scim('PATCH', `/Users/${id}`, patch({ op: 'Replace', path: 'active', value: 'False' })),
+      await scim('PATCH', `/Users/${sub}`, patch({ op: 'Replace', path: 'active', value: 'False' })),
       404,
       undefined,
       'PATCH active',
     );
-    expectError(await scim('PUT', `/Users/${id}`, { schemas: [USER], userName, active: true }), 404, undefined, 'PUT');
-    expectError(await scim('DELETE', `/Users/${id}`), 404, undefined, 'DELETE');
+    expectError(await scim('PUT', `/Users/${sub}`, { schemas: [USER], userName, active: true }), 404, undefined, 'PUT');
+    expectError(await scim('DELETE', `/Users/${sub}`), 404, undefined, 'DELETE');
 
     // Nor a member of the directory's groups: refused as an id of nobody is.
     const group = await directoryGroup();
     expectError(
-      await scim('PATCH', `/Groups/${group.id}`, patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: String(id) }] })),
+      await scim('PATCH', `/Groups/${group.id}`, patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: sub }] })),
       400,
       'invalidValue',
       'the stranger added to a group',
     );
     expectError(
-      await scim('PUT', `/Groups/${group.id}`, { schemas: [GROUP], displayName: group.name, members: [{ value: String(id) }] }),
+      await scim('PUT', `/Groups/${group.id}`, { schemas: [GROUP], displayName: group.name, members: [{ value: sub }] }),
       400,
       'invalidValue',
       'a group replaced with the stranger in it',
     );
     expectError(
-      await scim('POST', '/Groups', { schemas: [GROUP], displayName: `Other-${tag()}`, members: [{ value: String(id) }] }),
+      await scim('POST', '/Groups', { schemas: [GROUP], displayName: `Other-${tag()}`, members: [{ value: sub }] }),
       400,
       'invalidValue',
       'a group made with the stranger in it',
@@ -171,8 +191,8 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
 
   it('a stranger who signed up with the hire’s address in another case: no match, 409, 404, refused as a member', async function () {
     const t = tag();
-    const id = await signUp(`nEw.HiRe-${t}@corp.example`);
-    const group = await directoryProvisions(id, `New.Hire-${t}@corp.example`);
+    const stranger = await signedUp(`nEw.HiRe-${t}@corp.example`);
+    const group = await directoryProvisions(stranger, `New.Hire-${t}@corp.example`);
     const browser = new FormAgent(a);
     expect((await browser.signIn(`new.hire-${t}@corp.example`, PASSWORD)).status).to.equal(303);
     await expectNobodyVerified(browser, group);
@@ -187,7 +207,7 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
     const stranger = new TwoHostBrowser(a, c);
     expect((await stranger.signIn('public', email, PASSWORD)).status, 'made at A').to.equal(303);
     const id = await idOf(email);
-    const group = await directoryProvisions(id, `Up.Hire-${t}@corp.example`);
+    const group = await directoryProvisions({ id, sub: await publicSub(stranger.atA) }, `Up.Hire-${t}@corp.example`);
     await expectNobodyVerified(stranger.atA, group);
   });
 
@@ -203,7 +223,7 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
     const moved = await browser.post('/auth/account/email', { ...form, new_email: taken, email_password: PASSWORD });
     expect(moved.status, moved.text).to.equal(303);
     expect((await rest(`/users/${made.body.id}`)).body).to.include({ email: taken, email_verified: false });
-    const group = await directoryProvisions(made.body.id, `Account.Hire-${t}@corp.example`);
+    const group = await directoryProvisions({ id: made.body.id, sub: await publicSub(browser) }, `Account.Hire-${t}@corp.example`);
     await expectNobodyVerified(browser, group);
   });
 
@@ -213,19 +233,15 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
     const made = await a.json('POST', '/users', { email: hire.toLowerCase(), password: PASSWORD }, root);
     const found = await scim('GET', `/Users?${filter(`userName eq "${hire}"`)}`);
     expectList(found, 1, 'the verified person');
-    expect(listed(found)[0].id).to.equal(String(made.body.id));
+    const hireId = listed(found)[0].id as string;
     const patched = await scim(
       'PATCH',
-      `/Users/${made.body.id}`,
+      `/Users/${hireId}`,
       patch({ op: 'Replace', path: 'userName', value: hire }, { op: 'Replace', path: 'active', value: 'True' }),
     );
     expect(patched.status, patched.text).to.be.oneOf([200, 204]);
     const group = await directoryGroup();
-    const added = await scim(
-      'PATCH',
-      `/Groups/${group.id}`,
-      patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: String(made.body.id) }] }),
-    );
+    const added = await scim('PATCH', `/Groups/${group.id}`, patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: hireId }] }));
     expect(added.status, added.text).to.be.oneOf([200, 204]);
     expect((await rest(`/users/${made.body.id}`)).body['group-ids']).to.include(Number(group.id));
 
@@ -237,21 +253,21 @@ describe('ATTACK: a directory adopts a stranger’s account', function () {
     const both = await scim(
       'PATCH',
       `/Groups/${group.id}`,
-      patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: String(named.body.id) }] }),
+      patch({ op: 'Add', path: 'members', value: [{ $ref: null, value: named.body.id }] }),
     );
     expect(both.status, both.text).to.be.oneOf([200, 204]);
     const members = (await scim('GET', `/Groups/${group.id}`)).body.members.map((m: { value: string }) => m.value);
-    expect(members.sort()).to.deep.equal([String(made.body.id), String(named.body.id)].sort());
+    expect(members.sort()).to.deep.equal([hireId, named.body.id].sort());
   });
 
   it('a member the directory does not see is neither listed to it nor taken out by its writes', async function () {
     const t = tag();
-    const id = await signUp(`listed-${t}@corp.example`);
+    const { id, sub } = await signedUp(`listed-${t}@corp.example`);
     const group = await directoryGroup();
     const put = await a.json('PUT', `/users/${id}`, { 'group-ids': [Number(group.id)] }, root); // an administrator's act
     expect(put.status, put.text).to.equal(200);
     expect((await scim('GET', `/Groups/${group.id}`)).body.members ?? []).to.deep.equal([]);
-    expectList(await scim('GET', `/Groups?${filter(`members[value eq "${id}"]`)}`), 0, 'the group by its hidden member');
+    expectList(await scim('GET', `/Groups?${filter(`members[value eq "${sub}"]`)}`), 0, 'the group by its hidden member');
     const replaced = await scim('PUT', `/Groups/${group.id}`, { schemas: [GROUP], displayName: group.name, members: [] });
     expect(replaced.status, replaced.text).to.equal(200);
     expect((await rest(`/users/${id}`)).body['group-ids']).to.include(Number(group.id));

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { restIdOf } from '../support/scim.js';
 import { TestSmtp } from '../support/smtp.js';
 import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { userToken } from '../support/user-token.js';
@@ -47,6 +48,7 @@ describe('SCIM: attacks on the door', function () {
     expect(error.status).to.equal(String(status));
     if (scimType) expect(error.scimType).to.equal(scimType);
   };
+  const restId = (email: string): Promise<number> => restIdOf(box, root, email);
   const newUser = async (userName: string): Promise<string> => {
     const res = await scim('POST', '/Users', { schemas: [USER], userName, password: PASSWORD });
     expect(res.status, res.text).to.equal(201);
@@ -60,7 +62,7 @@ describe('SCIM: attacks on the door', function () {
       auth: { authorization_code: { redirect_uri: 'https://app.example/cb' } },
     });
     // The client may do everything; the person's side has no policy: their token may not provision.
-    const personsToken = await userToken(box, Number(plain), 'actor');
+    const personsToken = await userToken(box, await restId('plain@example.com'), 'actor');
     expectScimError(await scim('GET', '/Users', undefined, personsToken), 403);
     expectScimError(
       await scim('PATCH', `/Users/1`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] }, personsToken),
@@ -99,13 +101,14 @@ describe('SCIM: attacks on the door', function () {
       grant_types: ['authorization_code'],
       auth: { authorization_code: { redirect_uri: 'https://app.example/cb' } },
     });
-    const token = async (): Promise<string> => userToken(box, Number(person), 'impostor-app');
+    const personId = await restId('impostor@example.com');
+    const token = async (): Promise<string> => userToken(box, personId, 'impostor-app');
     expect((await box.json('GET', '/Client', undefined, await token())).status).to.equal(403);
     const named = await scim('POST', '/Groups', { schemas: [GROUP], displayName: String(ops.body.id), members: [{ value: person }] });
     expect(named.status, named.text).to.equal(201);
     expect((await box.json('GET', '/Client', undefined, await token())).status).to.equal(403);
     // A member of the group itself is let in: the link still names group ${ops.body.id}.
-    await box.json('PUT', `/users/${person}`, { 'group-ids': [ops.body.id] }, root);
+    await box.json('PUT', `/users/${personId}`, { 'group-ids': [ops.body.id] }, root);
     expect((await box.json('GET', '/Client', undefined, await token())).status).to.equal(200);
   });
 
@@ -166,7 +169,8 @@ describe('SCIM: attacks on the door', function () {
       await askReset(off);
       await eventually('the outbox has sent what it would', outboxEmpty);
       expect(smtp.mailsTo(off)).to.have.length(1);
-      expect((await db.query("SELECT 1 FROM account_links WHERE user_id = $1 AND purpose = 'reset'", [id])).rowCount).to.equal(0);
+      const links = await db.query("SELECT 1 FROM account_links WHERE user_id = $1 AND purpose = 'reset'", [await restId(off)]);
+      expect(links.rowCount).to.equal(0);
 
       // Turned on again, they sign in with the password they had, not one set while off.
       await scim('PATCH', `/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: true }] });

@@ -19,12 +19,15 @@ import {
   patch,
   PATCH_OP,
   provisioner,
+  restIdOf,
   USER,
   type Scim,
 } from '../support/scim.js';
 import { APP_REDIRECT, authorizePath, signedInAt, type SignedIn } from '../support/signed-in.js';
 
 const APP_SECRET = 'app-secret-123';
+/** A person's SCIM id on a new box: their opaque public sub. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('SCIM provisioning as Microsoft Entra ID and Okta document it', function () {
   let box: Box;
@@ -70,8 +73,17 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
     expect((await new FormAgent(box).signIn(email, password)).status).not.to.equal(303);
   }
 
+  /** The REST API's ids of the people made here (their row ids), by their SCIM ids (their public subs: opaque on this box). */
+  const restIds = new Map<string, number>();
+  /** The SCIM id of the person a POST /Users made, their REST id found by their userName and kept. */
+  const remember = async (created: JsonResponse): Promise<string> => {
+    restIds.set(created.body.id, await restIdOf(box, root, created.body.userName));
+    return created.body.id;
+  };
+  /** The person the directory knows by `id`, as an administrator sees them through the REST API. */
+  const restPerson = (id: string): Promise<JsonResponse> => rest(`/users/${restIds.get(id)}`);
   /** The box's group ids a person is in, by the REST API. */
-  const groupsOf = async (id: string): Promise<number[]> => (await rest(`/users/${id}`)).body['group-ids'];
+  const groupsOf = async (id: string): Promise<number[]> => (await restPerson(id)).body['group-ids'];
 
   // https://learn.microsoft.com/en-us/entra/identity/app-provisioning/use-scim-to-provision-users-and-groups
   //   ("SCIM protocol requests and responses": User Operations, Group Operations; "Integrate your SCIM
@@ -125,14 +137,14 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       });
       expect(res.status, res.text).to.equal(201);
       expect(res.body.userName).to.equal('Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee');
-      expect((await rest(`/users/${res.body.id}`)).body.email).to.equal('Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee');
+      expect((await restPerson(await remember(res))).body.email).to.equal('Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee');
       // "Get User by query", the documented request word for word.
       const found = await scim('GET', `/Users?${filter('userName eq "Test_User_00aa00aa-bb11-cc22-dd33-44ee44ee44ee"')}`);
       expectList(found, 1);
       expect(listed(found)[0].id).to.equal(res.body.id);
     });
 
-    it('Create User: 201 with the id, and the box has the person under that id', async function () {
+    it('Create User: 201 with the id (an opaque one), and the box has the person', async function () {
       const res = await scim('POST', '/Users', {
         schemas: [USER, ENTERPRISE],
         externalId,
@@ -145,17 +157,17 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       });
       expect(res.status, res.text).to.equal(201);
       expect(res.headers.get('content-type')).to.match(/^application\/scim\+json/);
-      expect(res.body.id).to.be.a('string').and.match(/^\d+$/);
+      expect(res.body.id).to.be.a('string').and.match(UUID);
       expect(res.body).to.include({ externalId, userName, active: true });
       expect(res.body.name).to.include({ familyName: 'familyName', givenName: 'givenName' });
       expect(res.body.emails).to.deep.equal([{ primary: true, type: 'work', value: workEmail }]);
       expect(res.body.meta.resourceType).to.equal('User');
       expect(res.headers.get('location')).to.equal(`${box.url}/scim/v2/Users/${res.body.id}`);
-      id = res.body.id;
+      id = await remember(res);
 
-      const person = await rest(`/users/${id}`);
+      const person = await restPerson(id);
       expect(person.status, person.text).to.equal(200);
-      expect(person.body).to.include({ id: Number(id), email: userName, active: true });
+      expect(person.body).to.include({ email: userName, active: true });
     });
 
     it('"Provision a user" as the tutorial\'s example 2 sends it: nulls for what the directory has no value of', async function () {
@@ -227,7 +239,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect(read.body.name).to.include({ familyName: 'updatedFamilyName', givenName: 'givenName' });
       expect(read.body.emails).to.deep.equal([{ primary: true, type: 'work', value: 'updatedEmail@microsoft.com' }]);
       // The work address is an attribute; the sign-in name stays userName.
-      expect((await rest(`/users/${id}`)).body.email).to.equal(userName);
+      expect((await restPerson(id)).body.email).to.equal(userName);
     });
 
     it('replacing several attributes (sync engine without the flag): displayName, names, externalId, employeeNumber by its urn path', async function () {
@@ -286,11 +298,11 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect((await scim('GET', `/Users/${id}`)).body.userName).to.equal(renamed);
       expectList(await scim('GET', `/Users?${filter(`userName eq "${userName}"`)}`), 0);
       expectList(await scim('GET', `/Users?${filter(`userName eq "${renamed}"`)}`), 1);
-      expect((await rest(`/users/${id}`)).body.email).to.equal(renamed);
+      expect((await restPerson(id)).body.email).to.equal(renamed);
     });
 
     it('the person signs in under the new name (Entra sends no password: an administrator of the box sets one)', async function () {
-      const set = await box.json('PUT', `/users/${id}`, { password }, root);
+      const set = await box.json('PUT', `/users/${restIds.get(id)}`, { password }, root);
       expect(set.status, set.text).to.equal(200);
       session = await signIn(renamed, password);
       expect(await introspect(session.accessToken)).to.equal(true);
@@ -302,7 +314,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect((await scim('GET', `/Users/${id}`)).body.active).to.equal(false);
       // Soft-deleted users are still returned (the tutorial's requirements table).
       expectList(await scim('GET', `/Users?${filter(`userName eq "${renamed}"`)}`), 1);
-      expect((await rest(`/users/${id}`)).body.active).to.equal(false);
+      expect((await restPerson(id)).body.active).to.equal(false);
       await expectDeprovisioned(session, renamed, password);
     });
 
@@ -310,7 +322,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       const res = await scim('PATCH', `/Users/${id}`, patch({ op: 'Replace', path: 'active', value: 'True' }));
       expect(res.status, res.text).to.equal(200);
       expect((await scim('GET', `/Users/${id}`)).body.active).to.equal(true);
-      expect((await rest(`/users/${id}`)).body.active).to.equal(true);
+      expect((await restPerson(id)).body.active).to.equal(true);
       expect((await refresh(session.refreshToken)).status).to.equal(400);
       session = await signIn(renamed, password);
     });
@@ -367,7 +379,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
         roles: [],
       });
       expect(created.status, created.text).to.equal(201);
-      other = created.body.id;
+      other = await remember(created);
       for (const member of [id, other]) {
         const res = await scim(
           'PATCH',
@@ -419,7 +431,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       const res = await scim('DELETE', `/Users/${id}`);
       expect(res.status, res.text).to.equal(204);
       expectError(await scim('GET', `/Users/${id}`), 404);
-      expect((await rest(`/users/${id}`)).status).to.equal(404);
+      expect((await restPerson(id)).status).to.equal(404);
       expectList(await scim('GET', `/Users?${filter(`userName eq "${renamed}"`)}`), 0);
       expect(await introspect(signedIn.accessToken)).to.equal(false);
       expect((await refresh(signedIn.refreshToken)).status).to.equal(400);
@@ -477,12 +489,12 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
         active: true,
       });
       expect(res.status, res.text).to.equal(201);
-      expect(res.body.id).to.be.a('string').and.match(/^\d+$/);
+      expect(res.body.id).to.be.a('string').and.match(UUID);
       expect(res.body).to.include({ userName, displayName: 'Test User', locale: 'en-US', externalId, active: true });
       expect(res.body.name).to.include({ givenName: 'Test', familyName: 'User' });
       expect(res.body).not.to.have.property('password');
-      id = res.body.id;
-      expect((await rest(`/users/${id}`)).body).to.include({ email: userName, active: true });
+      id = await remember(res);
+      expect((await restPerson(id)).body).to.include({ email: userName, active: true });
     });
 
     it('a second create of the same userName: 409 with the error schema (stops the provisioning job)', async function () {
@@ -540,7 +552,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       const res = await scim('PUT', `/Users/${id}`, wholeUser(renamed, true));
       expect(res.status, res.text).to.equal(200);
       expect(res.body.userName).to.equal(renamed);
-      expect((await rest(`/users/${id}`)).body.email).to.equal(renamed);
+      expect((await restPerson(id)).body.email).to.equal(renamed);
       expectList(await scim('GET', `/Users?${filter(`userName eq "${renamed}"`)}&startIndex=1&count=100`), 1);
       expectList(await scim('GET', `/Users?${filter(`userName eq "${userName}"`)}&startIndex=1&count=100`), 0);
       session = await signIn(renamed, password);
@@ -551,7 +563,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect(res.status, res.text).to.be.oneOf([200, 204]);
       if (res.status === 200) expect(res.body).to.include({ id, userName: renamed, active: false });
       expect((await scim('GET', `/Users/${id}`)).body.active).to.equal(false);
-      expect((await rest(`/users/${id}`)).body.active).to.equal(false);
+      expect((await restPerson(id)).body.active).to.equal(false);
       await expectDeprovisioned(session, renamed, password);
     });
 
@@ -559,7 +571,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       const res = await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', value: { active: true } }));
       expect(res.status, res.text).to.be.oneOf([200, 204]);
       expect((await scim('GET', `/Users/${id}`)).body.active).to.equal(true);
-      expect((await rest(`/users/${id}`)).body.active).to.equal(true);
+      expect((await restPerson(id)).body.active).to.equal(true);
       expect((await refresh(session.refreshToken)).status).to.equal(400);
       session = await signIn(renamed, password);
       expect(await introspect(session.accessToken)).to.equal(true);
@@ -570,7 +582,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       const off = await scim('PUT', `/Users/${id}`, wholeUser(renamed, false));
       expect(off.status, off.text).to.equal(200);
       expect(off.body.active).to.equal(false);
-      expect((await rest(`/users/${id}`)).body.active).to.equal(false);
+      expect((await restPerson(id)).body.active).to.equal(false);
       await expectDeprovisioned(session, renamed, password);
       const on = await scim('PUT', `/Users/${id}`, wholeUser(renamed, true));
       expect(on.status, on.text).to.equal(200);
@@ -601,7 +613,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
         active: true,
       });
       expect(created.status, created.text).to.equal(201);
-      other = created.body.id;
+      other = await remember(created);
       const res = await scim(
         'PATCH',
         `/Groups/${groupId}`,
@@ -640,7 +652,7 @@ describe('SCIM provisioning as Microsoft Entra ID and Okta document it', functio
       expect(res.status, res.text).to.be.oneOf([200, 204]);
       if (res.status === 200) expect(res.body).to.include({ id: groupId, displayName: 'Test SCIMv20' });
       expect((await rest(`/groups/${groupId}`)).body.name).to.equal('Test SCIMv20');
-      expect((await rest(`/users/${id}`)).body.groups).to.deep.equal([{ id: Number(groupId), name: 'Test SCIMv20' }]);
+      expect((await restPerson(id)).body.groups).to.deep.equal([{ id: Number(groupId), name: 'Test SCIMv20' }]);
       // The rename leaves the membership.
       expect((await scim('GET', `/Groups/${groupId}`)).body.members.map((m: { value: string }) => m.value)).to.deep.equal([id]);
     });

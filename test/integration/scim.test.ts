@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { Box, basic, eventually } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { restIdOf } from '../support/scim.js';
 
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
 const REDIRECT = 'https://app.example/cb';
@@ -64,6 +65,7 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     return JSON.parse(res.text);
   };
   const body = (res: { text: string }) => JSON.parse(res.text);
+  const restId = (email: string): Promise<number> => restIdOf(box, root, email);
   const expectScimError = (res: { status: number; text: string }, status: number, scimType?: string): void => {
     expect(res.status, res.text).to.equal(status);
     const error = body(res);
@@ -163,11 +165,12 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
 
   it('is a door onto the REST API’s people: what one writes the other reads at once', async function () {
     const made = await newUser('rita@example.com', { externalId: 'entra-1', name: { givenName: 'Rita', familyName: 'Ng' } });
-    const rest = await box.json('GET', `/users/${made.id}`, undefined, root);
+    const rita = await restId('rita@example.com');
+    const rest = await box.json('GET', `/users/${rita}`, undefined, root);
     expect(rest.body).to.include({ email: 'rita@example.com', email_verified: true, active: true });
     const group = await box.json('POST', '/groups', { name: 'rest-made' }, root);
     // A new address the administrator vouches for: one nobody proved would hide the person from the directory.
-    await box.json('PUT', `/users/${made.id}`, { email: 'rita.ng@example.com', email_verified: true, 'group-ids': [group.body.id] }, root);
+    await box.json('PUT', `/users/${rita}`, { email: 'rita.ng@example.com', email_verified: true, 'group-ids': [group.body.id] }, root);
     const read = await scim('GET', `/Users/${made.id}`);
     const user = body(read);
     expect(user).to.include({ userName: 'rita.ng@example.com', externalId: 'entra-1', active: true });
@@ -221,7 +224,7 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     const refused = await new FormAgent(box).signIn('leaver@example.com', 'leaver-password-1');
     expect(refused.status).to.equal(403);
     expect(refused.text).to.include('turned off');
-    expect((await box.json('GET', `/users/${person.id}`, undefined, root)).body.active).to.equal(false);
+    expect((await box.json('GET', `/users/${await restId('leaver@example.com')}`, undefined, root)).body.active).to.equal(false);
     await eventually('the close in the audit log', async () => box.logs.some((l) => l.includes('"how":"deactivated"')));
 
     // Okta's reactivation: no path, the value an object of attributes.
@@ -320,19 +323,20 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
 
     // A hash sent as the password is a password like any other: hashed again, never stored as the hash.
     // No answer of the box carries a hash (an attacker who has one took it from the database), so it is read there.
-    const storedHash = async (id: string): Promise<string> => {
+    const storedHash = async (email: string): Promise<string> => {
       const db = new pg.Client({ connectionString: box.databaseUrl });
       await db.connect();
       try {
-        return (await db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [id])).rows[0]!.password_hash;
+        return (await db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE email = $1', [email])).rows[0]!
+          .password_hash;
       } finally {
         await db.end();
       }
     };
-    const holderHash = await storedHash(String(holder.id));
+    const holderHash = await storedHash('holder@example.com');
     expect(holderHash).to.match(/^\$argon2id\$/);
     expect((await patch(`/Users/${target.id}`, { op: 'replace', path: 'password', value: holderHash })).status).to.equal(200);
-    const targetHash = await storedHash(String(target.id));
+    const targetHash = await storedHash('target@example.com');
     expect(targetHash).to.not.equal(holderHash);
     expect((await new FormAgent(box).signIn('target@example.com', 'holder-password-1')).status).to.equal(401);
     await signedIn('target@example.com', holderHash);
@@ -344,17 +348,15 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
     // Another box (its own database): its person's id names nobody here.
     const elsewhere = await Box.start();
     try {
-      const highest = Math.max(...body(await scim('GET', '/Users?count=200')).Resources.map((u: { id: string }) => Number(u.id)));
       const elsewhereRoot = await elsewhere.rootToken();
-      let foreign = 0;
-      while (foreign <= highest)
-        foreign = (
-          await elsewhere.json('POST', '/users', { email: `x${foreign}@elsewhere.example`, password: 'elsewhere-1' }, elsewhereRoot)
-        ).body.id;
-      expect((await box.json('GET', `/users/${foreign}`, undefined, root)).status).to.equal(404);
-      const refused = await patch(`/Groups/${group.id}`, { op: 'add', path: 'members', value: [{ value: String(foreign) }] });
+      const made = await elsewhere.json('POST', '/users', { email: 'x@elsewhere.example', password: 'elsewhere-1' }, elsewhereRoot);
+      const filter = encodeURIComponent('userName eq "x@elsewhere.example"');
+      const [foreign] = body(await scim('GET', `/Users?filter=${filter}`, undefined, elsewhereRoot, {}, elsewhere)).Resources;
+      expect(foreign.id).to.be.a('string');
+      expectScimError(await scim('GET', `/Users/${foreign.id}`), 404);
+      const refused = await patch(`/Groups/${group.id}`, { op: 'add', path: 'members', value: [{ value: foreign.id }] });
       expectScimError(refused, 400, 'invalidValue');
-      expect((await elsewhere.json('GET', `/users/${foreign}`, undefined, elsewhereRoot)).body.groups).to.deep.equal([]);
+      expect((await elsewhere.json('GET', `/users/${made.body.id}`, undefined, elsewhereRoot)).body.groups).to.deep.equal([]);
     } finally {
       await elsewhere.stop();
     }
@@ -445,7 +447,8 @@ describe('SCIM: a directory provisions the box’s people and groups', function 
       body: 'userName=x',
     });
     expectScimError(form, 415);
-    expectScimError(await scim('PATCH', '/Users/1', { Operations: [] }), 400, 'invalidSyntax');
+    const someone = await newUser('syntax@example.com');
+    expectScimError(await scim('PATCH', `/Users/${someone.id}`, { Operations: [] }), 400, 'invalidSyntax');
     expectScimError(await scim('GET', '/Users/not-a-number'), 404);
     expect((await box.json('GET', '/users?email=big@example.com', undefined, root)).body).to.deep.equal([]);
   });

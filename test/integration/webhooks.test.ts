@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Webhook as Verifier, WebhookVerificationError } from 'standardwebhooks';
 import { Box, basic, boxForSuite, eventually, sleep } from '../support/box.js';
-import { patch, provisioner, USER } from '../support/scim.js';
+import { patch, provisioner, restIdOf, USER } from '../support/scim.js';
 
 interface Delivery {
   path: string;
@@ -104,9 +104,11 @@ describe('webhooks: CloudEvents signed per Standard Webhooks', function () {
     const scim = await provisioner(box, 'directory', { 'Content-Type': 'application/scim+json' });
     const made = await scim('POST', '/Users', { schemas: [USER], userName: 'scim-off@example.com', password: 'scim-off-password-1' });
     expect(made.status, made.text).to.equal(201);
-    const id = String(JSON.parse(made.text).id);
-    expect((await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'active', value: false }))).status).to.equal(200);
-    expect((await scim('PATCH', `/Users/${id}`, patch({ op: 'replace', path: 'active', value: true }))).status).to.equal(200);
+    const scimId = String(JSON.parse(made.text).id);
+    expect((await scim('PATCH', `/Users/${scimId}`, patch({ op: 'replace', path: 'active', value: false }))).status).to.equal(200);
+    expect((await scim('PATCH', `/Users/${scimId}`, patch({ op: 'replace', path: 'active', value: true }))).status).to.equal(200);
+    // A notice names the person by the box's own id (their row id), as the REST API does.
+    const id = String(await restIdOf(box, root, 'scim-off@example.com'));
     const events = await eventually('both delivered', async () => {
       const found = receiver.events('/people', people).filter((e) => e.subject === id);
       return found.length >= 2 ? found : undefined;

@@ -26,6 +26,16 @@ export async function provisioner(box: Box, id: string, headers: Record<string, 
     });
 }
 
+/**
+ * The REST API's id of the person whose sign-in name is `email` (their row id): SCIM names people
+ * by their public sub, which on a box of opaque subs is another id altogether.
+ */
+export async function restIdOf(box: Box, token: string, email: string): Promise<number> {
+  const found = await box.json('GET', `/users?email=${encodeURIComponent(email)}`, undefined, token);
+  expect(found.body, `a person ${email}`).to.have.length(1);
+  return found.body[0].id as number;
+}
+
 /** A filter as a query string value: spaces %20, quotes %22, @ %40, as Okta's documented requests show. */
 export const filter = (expression: string): string => `filter=${encodeURIComponent(expression)}`;
 

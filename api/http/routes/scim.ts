@@ -87,9 +87,10 @@ function answerRead(req: Request, res: Response, resource: Json): void {
   answer(res, 200, resource);
 }
 
-function idOf(req: Request, kind: ResourceKind): number {
+/** A Group's id (its row id). A User's is their public sub, read in api/people/scim/provisioning.ts. */
+function groupIdOf(req: Request): number {
   const raw = String(req.params.id);
-  if (!/^\d{1,15}$/.test(raw)) throw new ScimError(404, undefined, `${kind} ${raw} not found`);
+  if (!/^\d{1,15}$/.test(raw)) throw new ScimError(404, undefined, `Group ${raw} not found`);
   return Number(raw);
 }
 
@@ -196,19 +197,18 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
     answer(res, 201, shown('User', req, user));
   });
   router.get('/scim/v2/Users/:id', ...guard, async (req, res) => {
-    answerRead(req, res, shown('User', req, await scim.readUserResource(svc, idOf(req, 'User'), base)));
+    answerRead(req, res, shown('User', req, await scim.readUserResource(svc, String(req.params.id), base)));
   });
   router.put('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
-    const user = await scim.replaceUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
+    const user = await scim.replaceUser(svc, String(req.params.id), req.body, pre(req), actorOf(req.principal!), base);
     answer(res, 200, shown('User', req, user));
   });
   router.patch('/scim/v2/Users/:id', ...scimBody, ...guard, async (req, res) => {
-    const user = await scim.patchUser(svc, idOf(req, 'User'), req.body, pre(req), actorOf(req.principal!), base);
+    const user = await scim.patchUser(svc, String(req.params.id), req.body, pre(req), actorOf(req.principal!), base);
     answer(res, 200, shown('User', req, user));
   });
   router.delete('/scim/v2/Users/:id', ...guard, async (req, res) => {
-    const id = idOf(req, 'User');
-    await scim.deleteUser(svc, id, pre(req), actorOf(req.principal!), base);
+    await scim.deleteUser(svc, String(req.params.id), pre(req), actorOf(req.principal!), base);
     res.status(204).end();
   });
 
@@ -223,21 +223,21 @@ export function scimRouter(svc: Needs): { router: Router; errors: ErrorRequestHa
   router.get('/scim/v2/Groups/:id', ...guard, async (req, res) => {
     const attributes = names(req.query.attributes);
     const excluded = names(req.query.excludedAttributes);
-    const group = await scim.readGroupResource(svc, idOf(req, 'Group'), wantsMembers(attributes, excluded), base);
+    const group = await scim.readGroupResource(svc, groupIdOf(req), wantsMembers(attributes, excluded), base);
     answerRead(req, res, project(RESOURCE_TYPES.Group, group, attributes, excluded));
   });
   router.put('/scim/v2/Groups/:id', ...scimBody, ...guard, async (req, res) => {
-    const group = await scim.replaceGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);
+    const group = await scim.replaceGroup(svc, groupIdOf(req), req.body, pre(req), base);
     recorded(req, 'Group', String(group.id), 'changed');
     answer(res, 200, shown('Group', req, group));
   });
   router.patch('/scim/v2/Groups/:id', ...scimBody, ...guard, async (req, res) => {
-    const group = await scim.patchGroup(svc, idOf(req, 'Group'), req.body, pre(req), base);
+    const group = await scim.patchGroup(svc, groupIdOf(req), req.body, pre(req), base);
     recorded(req, 'Group', String(group.id), 'changed');
     answer(res, 200, shown('Group', req, group));
   });
   router.delete('/scim/v2/Groups/:id', ...guard, async (req, res) => {
-    const id = idOf(req, 'Group');
+    const id = groupIdOf(req);
     await scim.deleteScimGroup(svc, id, pre(req), base);
     recorded(req, 'Group', String(id), 'deleted');
     res.status(204).end();

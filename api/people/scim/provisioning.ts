@@ -11,8 +11,14 @@
 // filter never matches them, their id is 404 and no member of a group, and a userName of theirs
 // is 409 uniqueness: else the directory's search for a new hire finds the stranger who signed up
 // with the hire's address first, and its writes vouch for the stranger's password.
+//
+// A person is named by their SCIM id, their public sub (./resources.ts scimId), and read back as
+// every presented sub is (api/credentials/presented-subjects.ts): on a box of opaque subs, a row
+// id or a client's pairwise sub names nobody, as an id never given does.
 import type { Actor } from '../../audit.js';
+import { peopleOfSubjects, personOfSubject } from '../../credentials/presented-subjects.js';
 import { dummyHash, hashSecret } from '../../credentials/secrets.js';
+import type { SubjectSettings } from '../../credentials/subjects.js';
 import { withTransaction, type Transaction } from '../../db/pool.js';
 import { isReserved, reservedRecords } from '../../reserved.js';
 import { isEmailAddress } from '../../schema/people.js';
@@ -43,11 +49,12 @@ import {
 import { changeAccount, createAccount, removeAccount, type AccountServices } from '../accounts.js';
 import { ScimError, invalidValue, notFound } from './errors.js';
 import { applyPatch, type Json } from './patch.js';
-import { groupResource, readGroup, readUser, userResource, type UserWrite } from './resources.js';
+import { DIRECTORY, groupResource, readGroup, readUser, userResource, type UserWrite } from './resources.js';
 import { RESOURCE_TYPES } from './schemas.js';
 
 export type ScimServices = AccountServices & {
   config: AccountServices['config'] & Pick<Config, 'rootClientId' | 'passwordMinLength' | 'box'>;
+  subjects: SubjectSettings;
 };
 
 /** A write's preconditions: the ETag it was made against (If-Match, RFC 7644 §3.14). */
@@ -105,9 +112,16 @@ async function refusingUserName<T>(svc: ScimServices, asked: () => string | unde
   });
 }
 
+/** The row id of the person the directory names `sub` (their SCIM id); 404 when it names nobody. */
+async function personNamed(svc: ScimServices, sub: string): Promise<number> {
+  const id = await personOfSubject(svc, DIRECTORY, sub);
+  if (id === undefined) throw notFound(`User ${sub}`);
+  return id;
+}
+
 /** The person as the directory sees them: nobody when their address was never proven (addressNeverProven). */
-function seenByDirectory(user: UserRow | undefined, id: number): UserRow {
-  if (!user || addressNeverProven(user)) throw notFound(`User ${id}`);
+function seenByDirectory(user: UserRow | undefined, sub: string): UserRow {
+  if (!user || addressNeverProven(user)) throw notFound(`User ${sub}`);
   return user;
 }
 
@@ -153,23 +167,24 @@ export async function createUser(svc: ScimServices, body: unknown, by: Actor, ba
         by,
       ),
   );
-  return userResource(user, base);
+  return userResource(user, base, svc.subjects);
 }
 
-export async function readUserResource(svc: ScimServices, id: number, base: string): Promise<Json> {
-  return userResource(seenByDirectory(await getUser(svc.pool, id), id), base);
+export async function readUserResource(svc: ScimServices, sub: string, base: string): Promise<Json> {
+  return userResource(seenByDirectory(await getUser(svc.pool, await personNamed(svc, sub)), sub), base, svc.subjects);
 }
 
 /** PUT (the whole person) or PATCH (operations on them): `make` gives the new representation from the current one. */
 async function changeUser(
   svc: ScimServices,
-  id: number,
+  sub: string,
   make: (current: Json) => unknown,
   pre: Precondition,
   by: Actor,
   base: string,
 ): Promise<Json> {
   const check = await passwordCheck(svc.config); // loaded before the person's row is locked
+  const id = await personNamed(svc, sub);
   let asked: string | undefined;
   const user = await refusingUserName(
     svc,
@@ -179,7 +194,7 @@ async function changeUser(
         svc,
         id,
         async (before: UserRow) => {
-          const current = userResource(seenByDirectory(before, id), base);
+          const current = userResource(seenByDirectory(before, sub), base, svc.subjects);
           checkVersion(current, pre);
           const write = readUser(make(current));
           asked = write.userName;
@@ -191,16 +206,16 @@ async function changeUser(
         by,
       ),
   );
-  if (!user) throw notFound(`User ${id}`);
-  return userResource(user, base);
+  if (!user) throw notFound(`User ${sub}`);
+  return userResource(user, base, svc.subjects);
 }
 
-export const replaceUser = (svc: ScimServices, id: number, body: unknown, pre: Precondition, by: Actor, base: string): Promise<Json> =>
+export const replaceUser = (svc: ScimServices, sub: string, body: unknown, pre: Precondition, by: Actor, base: string): Promise<Json> =>
   // RFC 7644 §3.5.1: a PUT replaces; the id it carries, if any, must be this one.
-  changeUser(svc, id, (current) => sameId(body, current), pre, by, base);
+  changeUser(svc, sub, (current) => sameId(body, current), pre, by, base);
 
-export const patchUser = (svc: ScimServices, id: number, body: unknown, pre: Precondition, by: Actor, base: string): Promise<Json> =>
-  changeUser(svc, id, (current) => applyPatch(RESOURCE_TYPES.User, current, body), pre, by, base);
+export const patchUser = (svc: ScimServices, sub: string, body: unknown, pre: Precondition, by: Actor, base: string): Promise<Json> =>
+  changeUser(svc, sub, (current) => applyPatch(RESOURCE_TYPES.User, current, body), pre, by, base);
 
 function sameId(body: unknown, current: Json): unknown {
   if (body !== null && typeof body === 'object' && 'id' in body && String((body as Json).id) !== current.id)
@@ -208,23 +223,31 @@ function sameId(body: unknown, current: Json): unknown {
   return body;
 }
 
-export async function deleteUser(svc: ScimServices, id: number, pre: Precondition, by: Actor, base: string): Promise<void> {
+export async function deleteUser(svc: ScimServices, sub: string, pre: Precondition, by: Actor, base: string): Promise<void> {
+  const id = await personNamed(svc, sub);
   // Seen first: a person the directory does not see is not its to delete either.
-  const current = await readUserResource(svc, id, base);
+  const current = userResource(seenByDirectory(await getUser(svc.pool, id), sub), base, svc.subjects);
   if (pre.ifMatch !== undefined) checkVersion(current, pre);
-  if (!(await removeAccount(svc, id, by))) throw notFound(`User ${id}`);
+  if (!(await removeAccount(svc, id, by))) throw notFound(`User ${sub}`);
 }
 
 export async function searchUsers(svc: ScimServices, filter: ScimFilter | undefined, page: ScimPage, base: string) {
-  const found = await refusing(() => searchScim(svc.pool, 'User', filter, page));
+  const found = await refusing(() => searchScim(svc.pool, 'User', filter, page, svc.subjects.publicSubjects));
   const users = await getUsers(svc.pool, found.ids);
-  return { total: found.total, resources: users.map((u) => userResource(u, base)) };
+  return { total: found.total, resources: users.map((u) => userResource(u, base, svc.subjects)) };
 }
 
-/** The members named are people the directory sees (a person of another box, an id of nobody, or a person it does not see is refused alike). */
-async function checkMembers(tx: Transaction, members: number[]): Promise<void> {
-  const unknown = await unknownToDirectory(tx, members);
-  if (unknown.length) throw invalidValue(`members: no person of this box has the id ${unknown.join(', ')}`);
+/**
+ * The row ids of the members a write names by their SCIM ids, each a person the directory sees (a
+ * person of another box, an id of nobody — a row id or a pairwise sub on a box of opaque subs — or
+ * a person it does not see is refused alike).
+ */
+async function membersNamed(svc: ScimServices, tx: Transaction, named: string[]): Promise<number[]> {
+  const people = await peopleOfSubjects({ pool: tx, subjects: svc.subjects }, DIRECTORY, named);
+  const unseen = new Set(await unknownToDirectory(tx, [...people.values()]));
+  const nobody = named.filter((sub) => !people.has(sub) || unseen.has(people.get(sub)!));
+  if (nobody.length) throw invalidValue(`members: no person of this box has the id ${nobody.join(', ')}`);
+  return [...new Set(people.values())];
 }
 
 /** The box's own groups (api/reserved.ts) keep their names: policies link them by name. */
@@ -233,18 +256,18 @@ function checkReserved(svc: ScimServices, group: GroupRow, newName: string | und
   throw new ScimError(400, 'mutability', `group "${group.name}" is one of the box's own: it cannot be ${newName ? 'renamed' : 'deleted'}`);
 }
 
-async function groupJson(db: Transaction | ScimServices['pool'], group: GroupRow, base: string): Promise<Json> {
-  return groupResource(group, (await membersOf(db, [group.id])).get(group.id) ?? [], base);
+async function groupJson(svc: ScimServices, db: Transaction | ScimServices['pool'], group: GroupRow, base: string): Promise<Json> {
+  return groupResource(group, (await membersOf(db, [group.id])).get(group.id) ?? [], base, svc.subjects);
 }
 
 export async function createScimGroup(svc: ScimServices, body: unknown, base: string): Promise<Json> {
   const write = readGroup(body);
   const made = await refusing(() =>
     withTransaction(svc.pool, async (tx) => {
-      await checkMembers(tx, write.members);
+      const members = await membersNamed(svc, tx, write.members);
       const group = await createGroup(tx, write.displayName, null, false, write.externalId);
-      if (write.members.length) await changeMembers(tx, group.id, { set: write.members });
-      return groupJson(tx, (await getGroup(tx, group.id))!, base);
+      if (members.length) await changeMembers(tx, group.id, { set: members });
+      return groupJson(svc, tx, (await getGroup(tx, group.id))!, base);
     }),
   );
   svc.users.clear(); // cached people carry their groups' names
@@ -254,7 +277,7 @@ export async function createScimGroup(svc: ScimServices, body: unknown, base: st
 export async function readGroupResource(svc: ScimServices, id: number, withMembers: boolean, base: string): Promise<Json> {
   const group = await getGroup(svc.pool, id);
   if (!group) throw notFound(`Group ${id}`);
-  return withMembers ? groupJson(svc.pool, group, base) : groupResource(group, undefined, base);
+  return withMembers ? groupJson(svc, svc.pool, group, base) : groupResource(group, undefined, base, svc.subjects);
 }
 
 async function changeGroup(
@@ -268,14 +291,14 @@ async function changeGroup(
     withTransaction(svc.pool, async (tx) => {
       if (!(await lockGroup(tx, id))) throw notFound(`Group ${id}`);
       const before = (await getGroup(tx, id))!;
-      const current = await groupJson(tx, before, base);
+      const current = await groupJson(svc, tx, before, base);
       checkVersion(current, pre);
       const write = readGroup(make(current));
       checkReserved(svc, before, write.displayName);
-      await checkMembers(tx, write.members);
+      const members = await membersNamed(svc, tx, write.members);
       await updateGroup(tx, id, { name: write.displayName, externalId: write.externalId });
-      await changeMembers(tx, id, { set: write.members });
-      return groupJson(tx, (await getGroup(tx, id))!, base);
+      await changeMembers(tx, id, { set: members });
+      return groupJson(svc, tx, (await getGroup(tx, id))!, base);
     }),
   );
   svc.users.clear();
@@ -292,14 +315,15 @@ export async function deleteScimGroup(svc: ScimServices, id: number, pre: Precon
   const group = await getGroup(svc.pool, id);
   if (!group) throw notFound(`Group ${id}`);
   checkReserved(svc, group, undefined);
-  if (pre.ifMatch !== undefined) checkVersion(await groupJson(svc.pool, group, base), pre);
+  if (pre.ifMatch !== undefined) checkVersion(await groupJson(svc, svc.pool, group, base), pre);
   if (!(await deleteGroup(svc.pool, id))) throw notFound(`Group ${id}`);
   svc.users.clear();
 }
 
 export async function searchGroups(svc: ScimServices, filter: ScimFilter | undefined, page: ScimPage, withMembers: boolean, base: string) {
-  const found = await refusing(() => searchScim(svc.pool, 'Group', filter, page));
+  const found = await refusing(() => searchScim(svc.pool, 'Group', filter, page, svc.subjects.publicSubjects));
   const groups = await getGroups(svc.pool, found.ids);
   const members = withMembers ? await membersOf(svc.pool, found.ids) : undefined;
-  return { total: found.total, resources: groups.map((g) => groupResource(g, members ? (members.get(g.id) ?? []) : undefined, base)) };
+  const shown = (g: GroupRow): Json => groupResource(g, members ? (members.get(g.id) ?? []) : undefined, base, svc.subjects);
+  return { total: found.total, resources: groups.map(shown) };
 }

@@ -4,6 +4,13 @@
 // and the attributes without a column are kept as sent; password is write-only; groups are
 // read-only (a Group's members change them). A group: displayName is its name; members are
 // people of this box, by id (the box has no nested groups).
+//
+// A person's id is their public sub (api/credentials/subjects.ts), as any public client of the box
+// sees it: RFC 7643 §3.1's id is "a unique identifier ... stable, non-reassignable", and an opaque
+// one says nothing of how many people the box has. On a box whose public subs are still its row
+// ids (migration 036), the row id, as before. A group's id is its row id: how many groups the box
+// has says nothing of its people.
+import { subjectFor, type SubjectClient, type SubjectSettings } from '../../credentials/subjects.js';
 import type { GroupRow, MemberRef } from '../../store/groups.js';
 import type { UserRow } from '../../store/users.js';
 import { EMAIL_MAX, NAME_MAX, isEmailAddress } from '../../schema/people.js';
@@ -15,6 +22,16 @@ import { keyOf, type Json } from './patch.js';
 import { CORE_GROUP, CORE_USER, ENTERPRISE_USER, RESOURCE_TYPES } from './schemas.js';
 
 const EXTERNAL_ID_MAX = 256;
+/** The longest id of a person a write may name: a public sub is a UUID or a row id. */
+const SCIM_ID_MAX = 64;
+
+/** Whom the door names people for: a public client (its id is no part of a public sub). */
+export const DIRECTORY: SubjectClient = { id: 'scim', subject_type: 'public' };
+
+/** A person's SCIM id: their public sub. */
+export const scimId = (subjects: SubjectSettings, person: { id: number; subject: string }): string =>
+  subjectFor(subjects, DIRECTORY, person);
+
 /**
  * The most the attributes kept of one person (users.scim) may hold, as JSON. Bounds per string
  * and per list alone let PATCHes pile some 3 MB onto each person, and a page of 200 of them onto
@@ -36,8 +53,8 @@ export interface UserWrite {
 export interface GroupWrite {
   displayName: string;
   externalId: string | null;
-  /** The members, when the write names them (a PUT without `members` leaves none, RFC 7644 §3.5.1). */
-  members: number[];
+  /** The members' ids (public subs) as written, when the write names them (a PUT without `members` leaves none, RFC 7644 §3.5.1). */
+  members: string[];
 }
 
 const field = (body: Json, name: string): unknown => body[keyOf(body, name) ?? name];
@@ -95,7 +112,7 @@ export function readGroup(raw: unknown): GroupWrite {
   const body = bodyObject(raw, 'Group');
   const displayName = text(body, 'displayName', NAME_MAX, true)!;
   const members = field(body, 'members');
-  const ids: number[] = [];
+  const ids: string[] = [];
   if (members !== undefined && members !== null) {
     if (!Array.isArray(members)) throw invalidValue('members must be a list of {"value": "<person id>"}');
     for (const [i, m] of members.entries()) {
@@ -104,9 +121,9 @@ export function readGroup(raw: unknown): GroupWrite {
       const type = member && field(member, 'type');
       if (typeof type === 'string' && type.toLowerCase() !== 'user')
         throw invalidValue(`members[${i}] is a ${type}: a group's members are people (the box has no nested groups)`);
-      if (typeof value !== 'string' || !/^\d{1,15}$/.test(value))
+      if (typeof value !== 'string' || !value || value.length > SCIM_ID_MAX)
         throw invalidValue(`members[${i}].value must be the id of a person of this box`);
-      ids.push(Number(value));
+      ids.push(value);
     }
   }
   return { displayName, externalId: text(body, 'externalId', EXTERNAL_ID_MAX, false) ?? null, members: [...new Set(ids)] };
@@ -134,17 +151,18 @@ const attributesOf = (user: UserRow): Json => ({
 export const scimAttributes = (user: UserRow): Json => (user.scim === null && user.externalId === null ? {} : attributesOf(user));
 
 /** The person as SCIM shows them. `base` is the SCIM door's URL (<box>/scim/v2). */
-export function userResource(user: UserRow, base: string): Json {
+export function userResource(user: UserRow, base: string, subjects: SubjectSettings): Json {
   const kept = user.scim ?? {};
+  const id = scimId(subjects, user);
   const resource: Json = {
     schemas: kept[ENTERPRISE_USER] ? [CORE_USER, ENTERPRISE_USER] : [CORE_USER],
-    id: String(user.id),
+    id,
     ...attributesOf(user),
     ...(user.groups.length
       ? { groups: user.groups.map((g) => ({ value: String(g.id), $ref: `${base}/Groups/${g.id}`, display: g.name, type: 'direct' })) }
       : {}),
   };
-  return withMeta(resource, 'User', `${base}/Users/${user.id}`, user.createdAt, user.updatedAt);
+  return withMeta(resource, 'User', `${base}/Users/${id}`, user.createdAt, user.updatedAt);
 }
 
 /**
@@ -152,7 +170,7 @@ export function userResource(user: UserRow, base: string): Json {
  * even read). Its version does not hang on them being shown: a change of members moves the
  * group's updated_at (store/groups.ts changeMembers), which the version is made from.
  */
-export function groupResource(group: GroupRow, members: MemberRef[] | undefined, base: string): Json {
+export function groupResource(group: GroupRow, members: MemberRef[] | undefined, base: string, subjects: SubjectSettings): Json {
   const resource: Json = {
     schemas: [CORE_GROUP],
     id: String(group.id),
@@ -162,7 +180,12 @@ export function groupResource(group: GroupRow, members: MemberRef[] | undefined,
   const { meta, ...shown } = withMeta(resource, 'Group', `${base}/Groups/${group.id}`, group.createdAt, group.updatedAt);
   return {
     ...shown,
-    ...(members?.length ? { members: members.map((m) => ({ value: String(m.id), $ref: `${base}/Users/${m.id}`, type: 'User' })) } : {}),
+    ...(members?.length ? { members: members.map((m) => memberOf(m, base, subjects)) } : {}),
     meta,
   };
+}
+
+function memberOf(member: MemberRef, base: string, subjects: SubjectSettings): Json {
+  const id = scimId(subjects, member);
+  return { value: id, $ref: `${base}/Users/${id}`, type: 'User' };
 }

@@ -8,9 +8,14 @@ import { CORE_GROUP, CORE_USER, ENTERPRISE_USER, RESOURCE_TYPES } from '../../..
 import type { Json } from '../../../api/people/scim/patch.js';
 import type { UserRow } from '../../../api/store/users.js';
 import type { GroupRow } from '../../../api/store/groups.js';
+import type { SubjectSettings } from '../../../api/credentials/subjects.js';
 
 const User = RESOURCE_TYPES.User;
 const BASE = 'https://box.example/scim/v2';
+const key = Buffer.alloc(32, 7);
+/** A box of opaque public subs (every box made since migration 036), and one that kept its row ids. */
+const OPAQUE: SubjectSettings = { publicSubjects: 'opaque', key };
+const SEQUENTIAL: SubjectSettings = { publicSubjects: 'sequential', key };
 
 function refusal(f: () => unknown): [number, string | undefined, string] {
   try {
@@ -111,21 +116,21 @@ describe('SCIM: a User as a directory writes it', () => {
 });
 
 describe('SCIM: a Group as a directory writes it', () => {
-  it('reads displayName, externalId and members by person id, each once', () => {
+  it('reads displayName, externalId and members by person id (as written: whom they name is looked up later), each once', () => {
     expect(
       readGroup({
         displayName: ' Tour Guides ',
         externalId: 'g-1',
-        Members: [{ value: '7', type: 'User', display: 'Ann' }, { VALUE: '8' }, { value: '7' }],
+        Members: [{ value: '7', type: 'User', display: 'Ann' }, { VALUE: '0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11' }, { value: '7' }],
         meta: { version: 'x' },
       }),
-    ).to.deep.equal({ displayName: 'Tour Guides', externalId: 'g-1', members: [7, 8] });
+    ).to.deep.equal({ displayName: 'Tour Guides', externalId: 'g-1', members: ['7', '0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11'] });
     expect(readGroup({ displayName: 'g', members: null })).to.deep.equal({ displayName: 'g', externalId: null, members: [] });
   });
 
-  it('refuses nested groups, member ids that are not a person of this box, and a group without a name', () => {
+  it('refuses nested groups, member ids that cannot be a person of this box, and a group without a name', () => {
     invalidValue(() => readGroup({ displayName: 'g', members: [{ value: '7', type: 'Group' }] }), /no nested groups/);
-    for (const value of ['abc', '7a', '', 7, '1234567890123456', undefined])
+    for (const value of ['', 7, 'x'.repeat(65), undefined])
       invalidValue(() => readGroup({ displayName: 'g', members: [{ value }] }), /members\[0\]\.value must be the id of a person/);
     invalidValue(() => readGroup({ displayName: 'g', members: ['7'] }), /members\[0\]\.value/);
     invalidValue(() => readGroup({ displayName: 'g', members: { value: '7' } }), /must be a list/);
@@ -166,11 +171,11 @@ const groupRow = (change: Partial<GroupRow> = {}): GroupRow => ({
 
 describe('SCIM: resources as the box shows them', () => {
   it('shows a person with their kept attributes, read-only groups and meta', () => {
-    const resource = userResource(row({ scim: { ...row().scim, [ENTERPRISE_USER]: { department: 'Sales' } } }), BASE);
+    const resource = userResource(row({ scim: { ...row().scim, [ENTERPRISE_USER]: { department: 'Sales' } } }), BASE, OPAQUE);
     const { meta, ...rest } = resource as { meta: Json };
     expect(rest).to.deep.equal({
       schemas: [CORE_USER, ENTERPRISE_USER],
-      id: '7',
+      id: '0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11',
       externalId: 'ext-7',
       userName: 'ann@example.com',
       name: { givenName: 'Ann', familyName: 'Smith' },
@@ -183,19 +188,27 @@ describe('SCIM: resources as the box shows them', () => {
       resourceType: 'User',
       created: '2026-11-01T00:00:00.000Z',
       lastModified: '2026-11-02T00:00:00.000Z',
-      location: `${BASE}/Users/7`,
+      location: `${BASE}/Users/0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11`,
     });
     expect(meta.version).to.match(/^W\/"[A-Za-z0-9_-]{22}"$/);
-    const bare = userResource(row({ externalId: null, scim: null, groups: [] }), BASE);
+    const bare = userResource(row({ externalId: null, scim: null, groups: [] }), BASE, OPAQUE);
     expect(Object.keys(bare)).to.deep.equal(['schemas', 'id', 'userName', 'active', 'meta']);
     expect(bare.schemas).to.deep.equal([CORE_USER]);
   });
 
+  it('names a person by their row id on a box whose public subs are still row ids (migration 036), by id and location', () => {
+    const resource = userResource(row(), BASE, SEQUENTIAL);
+    expect(resource.id).to.equal('7');
+    expect((resource.meta as Json).location).to.equal(`${BASE}/Users/7`);
+  });
+
   it("changes a person's version when anything shown changes, and only then", () => {
-    const version = (change: Partial<UserRow>): unknown => (userResource(row(change), BASE).meta as Json).version;
+    const version = (change: Partial<UserRow>): unknown => (userResource(row(change), BASE, OPAQUE).meta as Json).version;
     const base = version({});
     expect(version({})).to.equal(base);
-    expect(userResource(row(), 'https://other.example/scim/v2').meta).to.have.property('version').not.equal(base);
+    expect(userResource(row(), 'https://other.example/scim/v2', OPAQUE).meta)
+      .to.have.property('version')
+      .not.equal(base);
     const changes: Partial<UserRow>[] = [
       { email: 'anne@example.com' },
       { active: false },
@@ -220,29 +233,34 @@ describe('SCIM: resources as the box shows them', () => {
 
   it('shows a group with its members; its version follows the group, not whether members are shown', () => {
     const members = [
-      { id: 7, email: 'ann@example.com' },
-      { id: 8, email: 'bob@example.com' },
+      { id: 7, subject: '0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11', email: 'ann@example.com' },
+      { id: 8, subject: '5e1f0b2a-8c3d-4e6f-a1b2-c3d4e5f60718', email: 'bob@example.com' },
     ];
-    const shown = groupResource(groupRow({ externalId: 'g-1' }), members, BASE);
+    const shown = groupResource(groupRow({ externalId: 'g-1' }), members, BASE, OPAQUE);
     expect(shown).to.deep.include({
       schemas: [CORE_GROUP],
       id: '11',
       externalId: 'g-1',
       displayName: 'guides',
       members: [
-        { value: '7', $ref: `${BASE}/Users/7`, type: 'User' },
-        { value: '8', $ref: `${BASE}/Users/8`, type: 'User' },
+        { value: '0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11', $ref: `${BASE}/Users/0d4c7a52-5b0e-4c1f-9f51-3a4f0e9e2b11`, type: 'User' },
+        { value: '5e1f0b2a-8c3d-4e6f-a1b2-c3d4e5f60718', $ref: `${BASE}/Users/5e1f0b2a-8c3d-4e6f-a1b2-c3d4e5f60718`, type: 'User' },
       ],
     });
-    const hidden = groupResource(groupRow({ externalId: 'g-1' }), undefined, BASE);
+    expect(groupResource(groupRow(), members, BASE, SEQUENTIAL).members).to.deep.equal([
+      { value: '7', $ref: `${BASE}/Users/7`, type: 'User' },
+      { value: '8', $ref: `${BASE}/Users/8`, type: 'User' },
+    ]);
+    const hidden = groupResource(groupRow({ externalId: 'g-1' }), undefined, BASE, OPAQUE);
     expect(hidden).not.to.have.property('members');
-    expect(groupResource(groupRow({ externalId: 'g-1' }), [], BASE)).not.to.have.property('members');
+    expect(groupResource(groupRow({ externalId: 'g-1' }), [], BASE, OPAQUE)).not.to.have.property('members');
     const version = (g: Json): unknown => (g.meta as Json).version;
     expect(version(hidden)).to.equal(version(shown));
     for (const change of [{ name: 'tour guides' }, { externalId: 'g-2' }, { updatedAt: new Date('2026-11-03T00:00:00Z') }])
-      expect(version(groupResource(groupRow({ externalId: 'g-1', ...change }), members, BASE)), JSON.stringify(change)).not.to.equal(
-        version(shown),
-      );
+      expect(
+        version(groupResource(groupRow({ externalId: 'g-1', ...change }), members, BASE, OPAQUE)),
+        JSON.stringify(change),
+      ).not.to.equal(version(shown));
   });
 
   it('makes a weak ETag of any JSON, the same for the same JSON', () => {
