@@ -5,7 +5,8 @@
 // sectors name one person differently in one kind of event; and a receiver naming another party's
 // sector_identifier_uri, whose document does not list it (or that has no redirect URI the document
 // could list), is given none of that sector's subs and reads none: its token, of client
-// credentials, never met the check the authorization and token endpoints make.
+// credentials, never met the check the authorization and token endpoints make. Its events wait,
+// and reach it once the sector's document lists it.
 // Each receiver polls its stream (RFC 8936): what it reads there is what it was sent.
 import { expect } from 'chai';
 import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
@@ -19,6 +20,7 @@ const CREDENTIAL_CHANGE = 'https://schemas.openid.net/secevent/caep/event-type/c
 const POLL = 'urn:ietf:rfc:8936';
 const CALLBACK = 'https://rp.example/cb';
 const EVIL_CALLBACK = 'https://evil.example/cb';
+const LATER_CALLBACK = 'https://later.example/cb';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** A receiver: its client, its token for the stream API, its poll stream, and every SET it read there. */
@@ -154,7 +156,13 @@ describe('Shared Signals transmitter: pairwise receivers', function () {
     docs = await clientDocuments(ca);
     // A new box: public subs are opaque ids, so the public sub, the row id and each pairwise sub all differ.
     box = await Box.start({
-      env: { NODE_EXTRA_CA_CERTS: ca.caFile, BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128' },
+      env: {
+        NODE_EXTRA_CA_CERTS: ca.caFile,
+        BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128',
+        // A notice held is tried again within seconds, not minutes.
+        BOXAUTH_NOTICE_FIRST_RETRY_SECONDS: '1',
+        BOXAUTH_NOTICE_LONGEST_RETRY_SECONDS: '2',
+      },
     });
     root = await box.rootToken();
     jwks = createRemoteJWKSet(new URL(`${box.url}/.well-known/jwks.json`));
@@ -249,6 +257,29 @@ describe('Shared Signals transmitter: pairwise receivers', function () {
     for (const [i, rx] of rxs.entries()) {
       const set = await arrives(rx, CREDENTIAL_CHANGE, subs[i]!);
       expect(set.sub_id).to.deep.equal({ format: 'iss_sub', iss: box.url, sub: subs[i] });
+    }
+  });
+
+  it("holds a receiver's events while its sector's document does not list it, and sends them once it does", async function () {
+    const later = await receiver('rx-later', {
+      subject_type: 'pairwise',
+      sector_identifier_uri: sector,
+      auth: { authorization_code: { redirect_uri: LATER_CALLBACK } },
+    });
+    const gil = await person('gil@allowed.example');
+    const sectorSub = (await idTokenOf(gil.browser, 'rx-sector')).sub;
+    await newPassword(gil.id);
+    await eventually('a held try at rx-later', async () =>
+      /boxauth_notices_total\{[^}]*kind="ssf"[^}]*destination="rx-later"[^}]*result="retrying"/.test(await box.metrics()),
+    );
+    expect(await poll(later)).to.deep.equal([]);
+    // The relying party takes the receiver into its sector: its document lists the receiver's redirect URI.
+    docs.serve('/sector.json', { body: [CALLBACK, LATER_CALLBACK] });
+    try {
+      const set = await arrives(later, CREDENTIAL_CHANGE, sectorSub);
+      expect(set.sub_id).to.deep.equal({ format: 'iss_sub', iss: box.url, sub: sectorSub });
+    } finally {
+      docs.serve('/sector.json', { body: [CALLBACK] });
     }
   });
 
