@@ -56,6 +56,7 @@ import { DpopNonces } from './credentials/dpop/nonce.js';
 import { ProofLedger } from './store/dpop-proofs.js';
 import { ClientAssertions, MAX_JWKS_BYTES } from './oauth/client-assertion.js';
 import { SpiffeClientAuth } from './oauth/spiffe.js';
+import { sectorRefusal } from './oauth/sector-identifier.js';
 import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
@@ -266,6 +267,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     ),
     peopleNamed: (name) => peopleNamed(pool, name),
     subjectNamed: (client, sub) => personOfSubject({ pool, subjects }, client, sub),
+    sectorRefusal: (client) => sectorRefusal({ config, log }, client),
     users: new RecordCache(feed, 'users', (id) => principalUser(pool, Number(id))),
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names

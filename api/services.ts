@@ -95,4 +95,6 @@ export interface Services {
   peopleNamed: (name: string) => Promise<number[]>;
   /** The id of the person a `sub` a client was given names, read as that client's (api/credentials/presented-subjects.ts). */
   subjectNamed: (client: SubjectClient, sub: string) => Promise<number | undefined>;
+  /** Why the box may not make a pairwise client's subs of its sector_identifier_uri now; undefined: it may (api/oauth/sector-identifier.ts). */
+  sectorRefusal: (client: Client) => Promise<string | undefined>;
 }

@@ -52,6 +52,10 @@ async function checkSector(svc: Needs, client: Client, uri: string, redirectUris
     return `the client's sector_identifier_uri ${why}`;
   };
   if (!/^https:\/\//i.test(uri)) return refused('is not an https URL');
+  // The document vouches for a client by listing its redirect URIs: any array lists all of none, so
+  // a client without one (a Shared Signals receiver, a token exchanger) naming another party's
+  // sector would be given that party's subs. Such a client is its own sector or none.
+  if (!redirectUris.length) return refused('cannot vouch for a client that registered no redirect URI');
   let fetched;
   try {
     fetched = await fetchClientDocument(uri, clientDocumentRules(svc.config));

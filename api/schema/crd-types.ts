@@ -311,7 +311,7 @@ export interface ClientSpec {
    */
   subject_type?: 'public' | 'pairwise';
   /**
-   * OpenID Connect Core 8.1 - with subject_type pairwise, the clients naming one host here share their pairwise subs (the host of this https URL is their sector). The box fetches it (as jwks_uri, through BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES) and issues this client no sub until it is a JSON array listing every redirect URI the client registered (Registration 5). Unset - the client is its own sector.
+   * OpenID Connect Core 8.1 - with subject_type pairwise, the clients naming one host here share their pairwise subs (the host of this https URL is their sector). The box fetches it (as jwks_uri, through BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES) and issues this client no sub until it is a JSON array listing every redirect URI the client registered (Registration 5); a client that registered none (a Shared Signals receiver, a token exchanger) is given none. Unset - the client is its own sector.
    */
   sector_identifier_uri?: string;
   /**

@@ -142,7 +142,16 @@ export function ssfKind(svc: SsfKindNeeds): NoticeKind {
       // SSF 1.0 §8.1.2: a disabled stream's events are not kept; a paused one's wait (tried again later).
       if (stream.status === 'disabled') throw new NoticeRefused('the stream is disabled');
       if (stream.status === 'paused') throw new Error('the stream is paused');
-      const type = (notice.payload as SsfPayload).type;
+      const payload = notice.payload as SsfPayload;
+      // A pairwise receiver naming another party's sector_identifier_uri, whose document does not
+      // list it, would read people by that party's subs and link them: its events about people wait
+      // (tried again, and given up after a day) until the document lists it.
+      if ('user' in payload) {
+        const client = (await svc.clients.get(stream.clientId))?.resource;
+        const refusal = client && (await svc.sectorRefusal(client));
+        if (refusal) throw new Error(`the receiver is given no sub of its sector: ${refusal}`);
+      }
+      const type = payload.type;
       // The receiver may have stopped asking for this type since (an update of events_requested).
       if (type !== VERIFICATION && !eventsDelivered(stream.eventsRequested).includes(type)) return;
       const token = tokenOf(svc, stream, notice);

@@ -159,7 +159,12 @@ async function subjectRequest(
   if ('email' in named) return { stream, user: (await findUserByEmail(svc.pool, named.email))?.id };
   // A sub as the receiver's client is given them (api/credentials/subjects.ts): another client's names nobody.
   const client = await svc.clients.get(receiver);
-  return { stream, user: client ? await personOfSubject(svc, client.resource, named.sub) : undefined };
+  if (!client) return { stream, user: undefined };
+  // Nor is a sub read under a sector the receiver names but whose document does not list it (as the
+  // authorization endpoint refuses it): else it would name people by another party's subs.
+  const refusal = await svc.sectorRefusal(client.resource);
+  if (refusal) throw badRequest(refusal);
+  return { stream, user: await personOfSubject(svc, client.resource, named.sub) };
 }
 
 /**

@@ -16,6 +16,12 @@ export interface ReceiverNeeds {
   users: RecordCache<PrincipalUser>;
   /** What a person's `sub` is for each receiver (api/credentials/subjects.ts). */
   subjects: SubjectSettings;
+  /**
+   * Why a pairwise receiver's sector_identifier_uri may not give it that sector's subs now
+   * (api/oauth/sector-identifier.ts); undefined: it may. A receiver calls with its own token
+   * (client credentials), which names nobody, so the token endpoint never asks: the transmitter does.
+   */
+  sectorRefusal: (client: Client) => Promise<string | undefined>;
 }
 
 /** The request object of the question "may `receiver` have events about `subject` on `stream`". */

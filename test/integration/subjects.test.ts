@@ -246,6 +246,10 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       secrets.own = (await box.addClient('own', rp({ subject_type: 'pairwise' }), { policy: false })).secret;
       // Another team's client, naming the relying party's sector from its own redirect URI.
       secrets.evil = (await box.addClient('evil', pairwise(sector, EVIL_CALLBACK), { policy: false })).secret;
+      // A client of token exchange alone: no redirect URI its document could list, so nothing vouches for it.
+      secrets.bare = (
+        await box.addClient('bare', { grant_types: [EXCHANGE], subject_type: 'pairwise', sector_identifier_uri: sector }, { policy: true })
+      ).secret;
       secrets.broken = (
         await box.addClient('broken', pairwise(`${docs.origin.replace('127.0.0.1', 'localhost')}/broken.json`), { policy: false })
       ).secret;
@@ -282,6 +286,18 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       );
       expect(res.status, res.text).to.equal(400);
       expect(res.body.error).to.equal('invalid_request');
+      expect(res.body.access_token).to.equal(undefined);
+    });
+
+    it("refuses a client without a redirect URI naming that sector: exchanging rp1's token gives it no sub of the sector", async function () {
+      const { accessToken } = await ada.seenBy('rp1');
+      const res = await box.form(
+        '/auth/token',
+        { grant_type: EXCHANGE, subject_token: accessToken, subject_token_type: ACCESS_TOKEN },
+        { Authorization: basic('bare', secrets.bare!) },
+      );
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.error_description).to.match(/sector_identifier_uri cannot vouch for a client that registered no redirect URI/);
       expect(res.body.access_token).to.equal(undefined);
     });
 
