@@ -266,7 +266,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       100_000,
     ),
     peopleNamed: (name) => peopleNamed(pool, name),
-    subjectNamed: (client, sub) => personOfSubject({ pool, subjects }, client, sub),
+    // A pairwise client whose sector document does not list it reads no sub of that sector, as it is given none.
+    subjectNamed: async (client, sub) =>
+      (await sectorRefusal({ config, log }, client)) ? undefined : personOfSubject({ pool, subjects }, client, sub),
     sectorRefusal: (client) => sectorRefusal({ config, log }, client),
     users: new RecordCache(feed, 'users', (id) => principalUser(pool, Number(id))),
   };

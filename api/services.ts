@@ -3,7 +3,7 @@
 // the narrow part it uses (its `Needs`), which this type satisfies.
 import type { Audit } from './audit.js';
 import type { Config } from './config.js';
-import type { SubjectClient, SubjectSettings } from './credentials/subjects.js';
+import type { SubjectSettings } from './credentials/subjects.js';
 import type { ChangeFeed } from './db/notify.js';
 import type { Pool } from './db/pool.js';
 import type { Logger } from './log.js';
@@ -93,8 +93,11 @@ export interface Services {
   users: RecordCache<PrincipalUser>;
   /** The ids of the people an AuthZEN subject's name names (api/store/users.ts peopleNamed). */
   peopleNamed: (name: string) => Promise<number[]>;
-  /** The id of the person a `sub` a client was given names, read as that client's (api/credentials/presented-subjects.ts). */
-  subjectNamed: (client: SubjectClient, sub: string) => Promise<number | undefined>;
+  /**
+   * The id of the person a `sub` a client was given names, read as that client's
+   * (api/credentials/presented-subjects.ts); none while its sector does not vouch for it.
+   */
+  subjectNamed: (client: Client, sub: string) => Promise<number | undefined>;
   /** Why the box may not make a pairwise client's subs of its sector_identifier_uri now; undefined: it may (api/oauth/sector-identifier.ts). */
   sectorRefusal: (client: Client) => Promise<string | undefined>;
 }

@@ -27,8 +27,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import { checkPresented, dpopChallenge, type Presented, type ResourceServices } from '../credentials/dpop/resource.js';
 import type { PresentedCertificate } from '../credentials/client-certificate.js';
 import { newSessionId } from '../store/sessions.js';
-import type { SubjectClient } from '../credentials/subjects.js';
-import type { App, PrincipalUser } from '../types.js';
+import type { App, Client, PrincipalUser } from '../types.js';
 import { readTarget } from './path.js';
 import type { AppRequest, AuthzenRequest, TxnSeen } from '../policy/requests.js';
 import { gateTxnToken, txnOfRequest } from './txn.js';
@@ -48,8 +47,11 @@ interface Needs {
   users: RecordCache<PrincipalUser>;
   /** The ids of the people a name other than a box id names (api/store/users.ts peopleNamed). */
   peopleNamed: (name: string) => Promise<number[]>;
-  /** The id of the person a `sub` a client was given names (api/credentials/presented-subjects.ts), read as that client's. */
-  subjectNamed: (client: SubjectClient, sub: string) => Promise<number | undefined>;
+  /**
+   * The id of the person a `sub` a client was given names (api/credentials/presented-subjects.ts),
+   * read as that client's; none while its sector does not vouch for it (api/oauth/sector-identifier.ts).
+   */
+  subjectNamed: (client: Client, sub: string) => Promise<number | undefined>;
 }
 
 export type Door = 'authzen' | 'http' | 'forward-auth' | 'grpc';
@@ -67,7 +69,7 @@ export type Credential =
    * the person of this box id on the box's API, which alone lets it name them (namedCaller);
    * `presenter`: the PEP's client, whose own subs name people too (api/credentials/subjects.ts).
    */
-  | { user: string; mayRead: (id: string) => Promise<boolean>; presenter?: SubjectClient }
+  | { user: string; mayRead: (id: string) => Promise<boolean>; presenter?: Client }
   | { client: string }
   | 'none';
 
@@ -201,7 +203,7 @@ const refusal = (status: Decision['status'], reason: DenyReason, description: st
 type TokenCredential = Presented & { cookie?: string };
 
 /** A subject an AuthZEN PEP names. */
-type NamedSubject = { user: string; mayRead: (id: string) => Promise<boolean>; presenter?: SubjectClient } | { client: string };
+type NamedSubject = { user: string; mayRead: (id: string) => Promise<boolean>; presenter?: Client } | { client: string };
 
 /** A request whose App, target and caller the steps have read. */
 interface Asked {
@@ -414,7 +416,7 @@ export async function personNamed(
   svc: Pick<DecisionServices, 'users' | 'peopleNamed' | 'subjectNamed'>,
   name: string,
   mayRead: (id: string) => Promise<boolean>,
-  presenter?: SubjectClient,
+  presenter?: Client,
 ): Promise<PrincipalUser | 'ambiguous' | undefined> {
   let ids: string[];
   if (/^\d+$/.test(name)) ids = /^\d{1,15}$/.test(name) ? [name] : [];

@@ -230,7 +230,9 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
         env: { NODE_EXTRA_CA_CERTS: ca.caFile, BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128' },
       });
       const root = await box.rootToken();
-      expect((await box.json('POST', '/users', { email: 'ada@example.com', password: 'ada-password-1' }, root)).status).to.equal(201);
+      const readers = (await box.json('POST', '/groups', { name: 'wiki-readers' }, root)).body.id;
+      const made = await box.json('POST', '/users', { email: 'ada@example.com', password: 'ada-password-1', 'group-ids': [readers] }, root);
+      expect(made.status, made.text).to.equal(201);
       // The relying party's sector document lists its clients' redirect URIs, and nobody else's.
       sector = `${docs.origin.replace('127.0.0.1', 'localhost')}/sector.json`;
       docs.serve('/sector.json', { body: [CALLBACK] });
@@ -299,6 +301,36 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       expect(res.status, res.text).to.equal(400);
       expect(res.body.error_description).to.match(/sector_identifier_uri cannot vouch for a client that registered no redirect URI/);
       expect(res.body.access_token).to.equal(undefined);
+    });
+
+    it("lets no PEP name a person at AuthZEN by the sector's sub unless the sector's document lists it", async function () {
+      const root = await box.rootToken();
+      const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
+        expect((await box.json('PUT', path, body, root)).status).to.be.oneOf([200, 201]);
+      };
+      await put('/App/wiki', { urls: ['https://wiki.example'] });
+      await put('/AccessPolicy/wiki-readers', {
+        app: 'wiki',
+        engine: 'matcho',
+        link: [{ id: 'wiki-readers', resourceType: 'Group' }],
+        matcho: { 'request-method': 'can_read' },
+      });
+      const asked = async (pep: string, id: string): Promise<unknown> => {
+        // The PEP may ask about the wiki and read people on the box's API (what lets a PEP name them).
+        await put(`/AccessPolicy/${pep}-asks`, {
+          engine: 'matcho',
+          link: [{ id: pep, resourceType: 'Client' }],
+          matcho: { 'request-method': '#^(post|get)$', uri: '#^/(apps/wiki/access/v1/evaluation|users/[0-9]+)$' },
+        });
+        const token = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(pep, secrets[pep]!) });
+        expect(token.status, token.text).to.equal(200);
+        const body = { subject: { type: 'user', id }, resource: { type: 'page', id: 'home' }, action: { name: 'can_read' } };
+        return (await box.json('POST', '/apps/wiki/access/v1/evaluation', body, token.body.access_token as string)).body.decision;
+      };
+      const sectorSub = (await ada.seenBy('rp1')).sub;
+      expect(await asked('rp2', sectorSub)).to.equal(true);
+      // evil names the sector without being listed: the sector's sub is nobody to it.
+      expect(await asked('evil', sectorSub)).to.not.equal(true);
     });
 
     it('refuses a client whose sector document cannot be fetched, rather than give it other subs', async function () {
