@@ -333,6 +333,32 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
       expect(await asked('evil', sectorSub)).to.not.equal(true);
     });
 
+    it("answers UserInfo with the token's own sub: a client that names the sector later is given none of its subs", async function () {
+      // A client of its own sector is given a token; then its writer names the relying party's sector,
+      // whose document does not list it. UserInfo must not make the sub anew under that sector.
+      const own = { authorization_code: { redirect_uri: EVIL_CALLBACK, token_format: 'jwt' } };
+      const client = rp({ grant_types: ['authorization_code'], subject_type: 'pairwise', auth: own });
+      const { secret } = await box.addClient('turncoat', client, { policy: false });
+      const back = await ada.authorize('turncoat', { redirect_uri: EVIL_CALLBACK });
+      const res = await box.form(
+        '/auth/token',
+        { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: EVIL_CALLBACK },
+        { Authorization: basic('turncoat', secret) },
+      );
+      expect(res.status, res.text).to.equal(200);
+      const sub = decodeJwt(res.body.id_token as string).sub;
+      await box.addClient('turncoat', { ...client, sector_identifier_uri: sector }, { policy: false, secret });
+      expect(await ada.authorize('turncoat', { redirect_uri: EVIL_CALLBACK }).then((u) => u.searchParams.get('error'))).to.equal(
+        'invalid_request',
+      );
+      const info = await box.request('GET', '/auth/userinfo', { headers: { Authorization: `Bearer ${res.body.access_token as string}` } });
+      expect(info.status, info.text).to.equal(200);
+      // Core §5.3.2: UserInfo's sub is the ID token's, and never the sector's.
+      expect(info.body.sub)
+        .to.equal(sub)
+        .and.not.equal((await ada.seenBy('rp1')).sub);
+    });
+
     it('refuses a client whose sector document cannot be fetched, rather than give it other subs', async function () {
       const back = await ada.authorize('broken');
       expect(back.searchParams.get('code')).to.equal(null);

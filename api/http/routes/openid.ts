@@ -31,6 +31,7 @@ import { strictRouter } from '../router.js';
 import { shapedClaimsOfSession } from '../../oauth/shaped-claims.js';
 import { authorizationServerMetadata } from './oauth.js';
 import { subjectFor, type SubjectSettings } from '../../credentials/subjects.js';
+import { subjectOf } from '../../credentials/exchange/parties.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -94,8 +95,11 @@ export function openidRouter(svc: OpenidRouterServices): Router {
         'WWW-Authenticate': 'Bearer realm="boxauth", error="insufficient_scope", scope="openid"',
       });
     }
-    // Core §5.3.2: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub Claim in the ID Token".
-    const sub = subjectFor(svc.subjects, principal.client.resource, user);
+    // Core §5.3.2: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub Claim in the ID Token":
+    // the sub the token was issued with (api/credentials/tokens.ts personSub), made when its client's sector vouched for it.
+    // Made anew from the client as it is now, a client whose writer names another party's sector_identifier_uri
+    // after its token was issued would read that party's subs here (api/oauth/sector-identifier.ts is asked only at issuance).
+    const sub = subjectOf(principal.session).sub;
     const claims = userClaims(sub, user, scopes, requestedClaimsOf(principal.session.details).userinfo);
     // The claims the token's client shapes (Client.claims) go in whatever the scope, as in its ID tokens.
     res.set(NO_STORE).json({ ...claims, ...(await shapedClaimsOfSession(svc, principal.session)), sub: claims.sub });
