@@ -11,7 +11,7 @@ import { signalsOf, VERIFICATION, type SignalDraft } from './events.js';
 import { mayReceive, type ReceiverNeeds } from './receivers.js';
 import { eventsDelivered, POLL } from './streams.js';
 import { personSubject, streamSubject } from './subjects.js';
-import { subjectFor } from '../credentials/subjects.js';
+import { sectorOf, subjectFor, type SubjectClient } from '../credentials/subjects.js';
 import { getUser } from '../store/users.js';
 import { securityEventToken } from './tokens.js';
 
@@ -25,8 +25,20 @@ export interface SsfKindNeeds extends ReceiverNeeds {
 /** What a notice of this kind keeps until it is sent: an event about a person, or a verification event. */
 type SsfPayload = { receiver: string } & (
   | { type: typeof VERIFICATION; state?: string }
-  | { type: string; user: number; sub?: string; sid: string | null; claims: Record<string, unknown>; at: number }
+  | {
+      type: string;
+      user: number;
+      sub?: string;
+      /** Whose kind of sub `sub` is (subjectsOf): the receiver's when the event was fanned out. */
+      madeFor?: string;
+      sid: string | null;
+      claims: Record<string, unknown>;
+      at: number;
+    }
 );
+
+/** Which subs a receiver is given: the public ones, or its sector's (api/credentials/subjects.ts sectorOf). */
+const subjectsOf = (receiver: SubjectClient): string => (receiver.subject_type === 'pairwise' ? sectorOf(receiver) : 'public');
 
 /** A day: a receiver down longer than that has lost the events (SSF has no replay), and is told so by no one but the metrics and the audit. */
 const GIVE_UP_AFTER_MS = 24 * 3600_000;
@@ -70,7 +82,7 @@ async function noticesOf(
       receiver: stream.clientId,
       type: signal.type,
       user: signal.user,
-      ...(sub !== undefined ? { sub } : {}),
+      ...(receiver && sub !== undefined ? { sub, madeFor: subjectsOf(receiver) } : {}),
       sid: signal.sid,
       claims: signal.claims,
       at: Math.floor(event.at.getTime() / 1000),
@@ -150,6 +162,11 @@ export function ssfKind(svc: SsfKindNeeds): NoticeKind {
         const client = (await svc.clients.get(stream.clientId))?.resource;
         const refusal = client && (await svc.sectorRefusal(client));
         if (refusal) throw new Error(`the receiver is given no sub of its sector: ${refusal}`);
+        // The sub was made when the event was fanned out, for the receiver as it was then; the check above
+        // vouches for it as it is now. A receiver whose sector (or subject type) changed since, say from
+        // another party's sector its document never listed to one of its own, would be sent that party's sub.
+        if (client && payload.madeFor !== undefined && payload.madeFor !== subjectsOf(client))
+          throw new NoticeRefused("the receiver's subs are of another sector than when the event was made");
       }
       const type = payload.type;
       // The receiver may have stopped asking for this type since (an update of events_requested).

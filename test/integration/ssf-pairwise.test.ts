@@ -283,6 +283,35 @@ describe('Shared Signals transmitter: pairwise receivers', function () {
     }
   });
 
+  it("sends no event whose sub was made for another party's sector once the receiver names a sector of its own", async function () {
+    // Its events wait while the sector's document does not list it; its writer then drops the sector.
+    const client = {
+      grant_types: ['authorization_code', 'client_credentials'],
+      first_party: true,
+      scope: ['openid', 'ssf.read', 'ssf.manage'],
+      auth: { authorization_code: { redirect_uri: EVIL_CALLBACK } },
+      subject_type: 'pairwise',
+    };
+    const turned = await receiver('rx-turned', { ...client, sector_identifier_uri: sector });
+    const hal = await person('hal@allowed.example');
+    const sectorSub = (await idTokenOf(hal.browser, 'rx-sector')).sub;
+    await newPassword(hal.id);
+    await eventually('a held try at rx-turned', async () =>
+      /boxauth_notices_total\{[^}]*kind="ssf"[^}]*destination="rx-turned"[^}]*result="retrying"/.test(await box.metrics()),
+    );
+    await box.addClient('rx-turned', client, { secret: turned.secret, policy: false });
+    // The held notice is tried again under the receiver as it is now: sent, or given up.
+    await eventually('the held notice at rx-turned settled', async () =>
+      /boxauth_notices_total\{[^}]*kind="ssf"[^}]*destination="rx-turned"[^}]*result="(sent|given_up)"/.test(await box.metrics()),
+    );
+    expect((await poll(turned)).filter(about(CREDENTIAL_CHANGE, sectorSub))).to.deep.equal([]);
+    // What it is sent now names people by its own sector's subs.
+    const ivy = await person('ivy@allowed.example');
+    const ownSub = (await idTokenOf(ivy.browser, 'rx-turned', EVIL_CALLBACK)).sub;
+    await newPassword(ivy.id);
+    await arrives(turned, CREDENTIAL_CHANGE, ownSub);
+  });
+
   for (const [what, id, client] of [
     ['with a redirect URI of its own', 'rx-evil', { auth: { authorization_code: { redirect_uri: EVIL_CALLBACK } } }],
     ['with no redirect URI (client credentials alone)', 'rx-evil-bare', { grant_types: ['client_credentials'], auth: undefined }],
