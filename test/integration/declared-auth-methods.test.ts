@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import { Box, basic, type JsonResponse } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { clientKey } from '../support/assertion.js';
+import { newKey, proof } from '../support/dpop.js';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -230,6 +231,30 @@ describe('token_endpoint_auth_method: client_secret_basic, client_secret_post an
       const old = await exchange(code, { code_verifier: verifier }, { Authorization: basic('turned-public', SECRET) });
       expect(old.status, old.text).to.equal(401);
       expect(old.body.error).to.equal('invalid_client');
+    });
+    it("a confidential client rewritten as none: its DPoP-bound grant's refresh token refreshes nothing without the key", async function () {
+      const before = confidentialClient({
+        grant_types: ['authorization_code', 'refresh_token'],
+        auth: { authorization_code: { redirect_uri: CALLBACK, refresh_token: true } },
+      });
+      expect((await put('turned-dpop', before)).status).to.equal(201);
+      const key = await newKey();
+      const htu = `${box.url}/auth/token`;
+      const code = (await authorize('turned-dpop', {})).get('code')!;
+      const bound = await exchange(code, {}, { Authorization: basic('turned-dpop', SECRET), DPoP: await proof(key, { htm: 'POST', htu }) });
+      expect(bound.status, bound.text).to.equal(200);
+      expect(bound.body.token_type).to.equal('DPoP');
+      // Its refresh token is not bound to the key: the client's secret constrained it (RFC 9449 §5). The client then turns public.
+      const { secret: _, ...rest } = before;
+      expect((await put('turned-dpop', { ...rest, token_endpoint_auth_method: 'none' })).status).to.equal(200);
+      // A thief with the refresh token, without the key: client_id alone, and no proof.
+      const stolen = await box.form('/auth/token', {
+        grant_type: 'refresh_token',
+        client_id: 'turned-dpop',
+        refresh_token: bound.body.refresh_token as string,
+      });
+      expect(stolen.status, stolen.text).to.be.oneOf([400, 401]);
+      expect(stolen.body.access_token).to.equal(undefined);
     });
   });
 

@@ -104,7 +104,9 @@ export const refreshToken: Grant = {
   async handle({ svc, params, client: { resource: client, method }, dpop, certificate, unproven = false }) {
     const hash = tokenHash(params.refresh_token!);
     const narrowed: Narrowed = { scope: scopeParam(params.scope), resource: params.resource };
-    const presented: Presented = { jkt: dpop?.jkt, unproven, x5t: certificate };
+    // Nobody proved to be the client: a confidential one named by client_id alone, or one that is public
+    // now (token_endpoint_auth_method none, its secret dropped) and was not when the grant was issued.
+    const presented: Presented = { jkt: dpop?.jkt, unproven: unproven || method === 'none', x5t: certificate };
 
     const verdict = await readHolder(svc, client, hash, presented);
     if ('error' in verdict) throw verdict.error;
@@ -167,7 +169,10 @@ async function readHolder(svc: GrantServices, client: Client, hash: Buffer, pres
 
 export type RefreshVerdict = { error: OAuthError } | { reused: SessionRow } | { holder: SessionRow; settings: GrantSettings };
 
-/** What the request showed beside the token: the key of its DPoP proof; whether its confidential client only named itself (GrantContext.unproven). */
+/**
+ * What the request showed beside the token: the key of its DPoP proof; whether nobody proved to be
+ * its client (client_id alone: GrantContext.unproven, or a public client).
+ */
 export interface Presented {
   jkt?: string | undefined;
   unproven?: boolean;
@@ -196,7 +201,9 @@ export function judgeRefresh(client: Client, holder: SessionRow | undefined, now
   // A confidential client's refresh token is not bound: "they are already sender-constrained with a
   // different existing mechanism" (§5), the client's authentication. Named by client_id alone the
   // client is whoever holds the token, who would refresh the grant's bound access tokens into
-  // tokens without the key. Checked before reuse, as the binding is.
+  // tokens without the key. So, too, once the client is public (rewritten as none): its grants issued
+  // while it authenticated keep refresh tokens bound to nothing, which client_id alone would refresh
+  // into unbound tokens. Checked before reuse, as the binding is.
   // RFC 8705 §4: a grant whose access tokens are bound to a certificate is refreshed with that
   // certificate only - whether the client authenticated with it or (a public client) named itself -
   // else whoever stole the refresh token would get tokens unbound, or bound to a certificate of its own.
