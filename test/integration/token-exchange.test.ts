@@ -218,6 +218,44 @@ describe('token exchange (RFC 8693)', function () {
       }
     });
 
+    it("a trusted issuer's sub that is a box person's names nobody at the gate: X-Auth-Request-User stays empty", async function () {
+      // The gate names a person by their token's sub (api/decision/engine.ts upstreamHeaders): an
+      // exchanged token of another issuer's subject is nobody's here, whatever its sub looks like.
+      await box.json('PUT', '/App/payments', { urls: [PAYMENTS], upstream: { token: { header: 'X-Jwt' } } }, root);
+      await box.json(
+        'PUT',
+        '/AccessPolicy/payments-gets',
+        { app: 'payments', engine: 'matcho', matcho: { 'request-method': 'get' } },
+        root,
+      );
+      await box.json('PUT', '/Client/ci-pay', { grant_types: [EXCHANGE], audience: [PAYMENTS] }, root);
+      await allowExchange('ci-pay-jobs', 'ci-pay', { exchange: { delegation: false, subject: { kind: 'jwt', iss: issuer.url } } });
+      try {
+        const foreign = await issuer.token(box.url, 'x', 'y', { sub: String(aliceId), 'kubernetes.io': undefined });
+        const exchanged = await box.form('/auth/token', {
+          grant_type: EXCHANGE,
+          client_id: 'ci-pay',
+          subject_token: foreign,
+          subject_token_type: JWT,
+          audience: PAYMENTS,
+        });
+        expect(exchanged.status, exchanged.text).to.equal(200);
+        const res = await box.request('GET', '/authz/http/payments/charge', {
+          headers: { Authorization: `Bearer ${exchanged.body.access_token as string}`, Host: 'payments.example' },
+        });
+        expect(res.status, res.text).to.equal(200);
+        expect(res.headers.get('x-auth-request-user')).to.equal('');
+        expect(res.headers.get('x-auth-request-email')).to.equal('');
+        // The token passed on says whose sub it is.
+        expect(decodeJwt(res.headers.get('x-jwt')!).sub_id).to.deep.equal({ format: 'iss_sub', iss: issuer.url, sub: String(aliceId) });
+      } finally {
+        await box.json('DELETE', '/AccessPolicy/ci-pay-jobs', undefined, root);
+        await box.json('DELETE', '/Client/ci-pay', undefined, root);
+        await box.json('DELETE', '/AccessPolicy/payments-gets', undefined, root);
+        await box.json('DELETE', '/App/payments', undefined, root);
+      }
+    });
+
     it("closing alice's first token closes the whole chain", async function () {
       expect((await introspect(t3.access_token)).active).to.equal(true);
       const session = (await introspect(t1)).jti as string;
