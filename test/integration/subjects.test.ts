@@ -71,6 +71,34 @@ class Person {
   }
 }
 
+/**
+ * The AuthZEN decision of the wiki (which lets the group wiki-readers can_read) on the person
+ * `id` names, asked by client `pep` (its secret in `secrets`), which may ask about the wiki and
+ * read people on the box's API (what lets a PEP name them).
+ */
+async function wikiDecision(box: Box, secrets: Record<string, string>, pep: string, id: string): Promise<unknown> {
+  const root = await box.rootToken();
+  const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
+    expect((await box.json('PUT', path, body, root)).status).to.be.oneOf([200, 201]);
+  };
+  await put('/App/wiki', { urls: ['https://wiki.example'] });
+  await put('/AccessPolicy/wiki-readers', {
+    app: 'wiki',
+    engine: 'matcho',
+    link: [{ id: 'wiki-readers', resourceType: 'Group' }],
+    matcho: { 'request-method': 'can_read' },
+  });
+  await put(`/AccessPolicy/${pep}-asks`, {
+    engine: 'matcho',
+    link: [{ id: pep, resourceType: 'Client' }],
+    matcho: { 'request-method': '#^(post|get)$', uri: '#^/(apps/wiki/access/v1/evaluation|users/[0-9]+)$' },
+  });
+  const token = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(pep, secrets[pep]!) });
+  expect(token.status, token.text).to.equal(200);
+  const body = { subject: { type: 'user', id }, resource: { type: 'page', id: 'home' }, action: { name: 'can_read' } };
+  return (await box.json('POST', '/apps/wiki/access/v1/evaluation', body, token.body.access_token as string)).body.decision;
+}
+
 describe('subject identifiers (OpenID Connect Core §8)', function () {
   describe('on a new box', function () {
     let box: Box;
@@ -147,30 +175,7 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
     });
 
     it("lets client B name a person at AuthZEN by the sub B was given, and client A's sub for them names nobody", async function () {
-      const root = await box.rootToken();
-      const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
-        expect((await box.json('PUT', path, body, root)).status).to.be.oneOf([200, 201]);
-      };
-      await put('/App/wiki', { urls: ['https://wiki.example'] });
-      await put('/AccessPolicy/wiki-readers', {
-        app: 'wiki',
-        engine: 'matcho',
-        link: [{ id: 'wiki-readers', resourceType: 'Group' }],
-        matcho: { 'request-method': 'can_read' },
-      });
-      // pb is the PEP: it may ask about the wiki, and read people on the box's API (what lets a PEP name them).
-      await put('/AccessPolicy/pb-asks', {
-        engine: 'matcho',
-        link: [{ id: 'pb', resourceType: 'Client' }],
-        matcho: { 'request-method': '#^(post|get)$', uri: '#^/(apps/wiki/access/v1/evaluation|users/[0-9]+)$' },
-      });
-      const pep = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('pb', secrets.pb!) });
-      expect(pep.status, pep.text).to.equal(200);
-      const asked = async (id: string): Promise<unknown> => {
-        const body = { subject: { type: 'user', id }, resource: { type: 'page', id: 'home' }, action: { name: 'can_read' } };
-        const res = await box.json('POST', '/apps/wiki/access/v1/evaluation', body, pep.body.access_token as string);
-        return res.body.decision;
-      };
+      const asked = (id: string): Promise<unknown> => wikiDecision(box, secrets, 'pb', id);
       expect(await asked((await ada.seenBy('pb')).sub)).to.equal(true);
       expect(await asked((await ada.seenBy('pa')).sub)).to.not.equal(true);
       expect(await asked(String(adaId))).to.equal(true); // the box id, as before
@@ -304,29 +309,7 @@ describe('subject identifiers (OpenID Connect Core §8)', function () {
     });
 
     it("lets no PEP name a person at AuthZEN by the sector's sub unless the sector's document lists it", async function () {
-      const root = await box.rootToken();
-      const put = async (path: string, body: Record<string, unknown>): Promise<void> => {
-        expect((await box.json('PUT', path, body, root)).status).to.be.oneOf([200, 201]);
-      };
-      await put('/App/wiki', { urls: ['https://wiki.example'] });
-      await put('/AccessPolicy/wiki-readers', {
-        app: 'wiki',
-        engine: 'matcho',
-        link: [{ id: 'wiki-readers', resourceType: 'Group' }],
-        matcho: { 'request-method': 'can_read' },
-      });
-      const asked = async (pep: string, id: string): Promise<unknown> => {
-        // The PEP may ask about the wiki and read people on the box's API (what lets a PEP name them).
-        await put(`/AccessPolicy/${pep}-asks`, {
-          engine: 'matcho',
-          link: [{ id: pep, resourceType: 'Client' }],
-          matcho: { 'request-method': '#^(post|get)$', uri: '#^/(apps/wiki/access/v1/evaluation|users/[0-9]+)$' },
-        });
-        const token = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(pep, secrets[pep]!) });
-        expect(token.status, token.text).to.equal(200);
-        const body = { subject: { type: 'user', id }, resource: { type: 'page', id: 'home' }, action: { name: 'can_read' } };
-        return (await box.json('POST', '/apps/wiki/access/v1/evaluation', body, token.body.access_token as string)).body.decision;
-      };
+      const asked = (pep: string, id: string): Promise<unknown> => wikiDecision(box, secrets, pep, id);
       const sectorSub = (await ada.seenBy('rp1')).sub;
       expect(await asked('rp2', sectorSub)).to.equal(true);
       // evil names the sector without being listed: the sector's sub is nobody to it.
