@@ -64,7 +64,8 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  let samId: string;
+  /** Sam as the gate names them to the MCP server: the public `sub` their clients (public, of a new box) are given. */
+  let samSub: string;
   /** The MCP server's URL through NGINX. */
   let serverUrl: URL;
 
@@ -103,7 +104,7 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
     const engineers = (await box.json('POST', '/groups', { name: 'engineers' }, root)).body.id;
     const sam = await box.json('POST', '/users', { ...SAM, 'group-ids': [engineers] }, root);
     expect(sam.status, sam.text).to.equal(201);
-    samId = String(sam.body.id);
+    samSub = await box.publicSubOf(sam.body.id as number);
 
     const port = await freePort();
     serverUrl = new URL(`http://127.0.0.1:${port}/mcp`);
@@ -254,8 +255,8 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
 
     it('search is allowed: the server answers, for Sam, through the agent', async function () {
       const result = await client.callTool({ name: 'search', arguments: { query: 'quarterly report' } });
-      expect(textOf(result)).to.equal(`search {"query":"quarterly report"} for user ${samId} through ${document.url}`);
-      expect(mcp.calls.at(-1)).to.deep.equal({ tool: 'search', user: samId, client: document.url });
+      expect(textOf(result)).to.equal(`search {"query":"quarterly report"} for user ${samSub} through ${document.url}`);
+      expect(mcp.calls.at(-1)).to.deep.equal({ tool: 'search', user: samSub, client: document.url });
     });
 
     it('delete_file is refused: the agent sees the JSON-RPC error with the decision id, the server sees nothing', async function () {
@@ -325,7 +326,7 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       await transport.finishAuth(params.get('code')!);
 
       const result = await client.callTool({ name: 'publish', arguments: { path: '/reports/q3.pdf' } });
-      expect(textOf(result)).to.include(`for user ${samId}`);
+      expect(textOf(result)).to.include(`for user ${samSub}`);
       expect(mcp.calls.at(-1)!.tool).to.equal('publish');
     });
 
@@ -382,7 +383,7 @@ describe('an MCP server behind NGINX and the box: the MCP SDK client as the agen
       await transport.finishAuth(params.get('code')!);
       ({ client } = await connected(registered));
       const result = await client.callTool({ name: 'search', arguments: { query: 'minutes' } });
-      expect(textOf(result)).to.equal(`search {"query":"minutes"} for user ${samId} through ${clientId}`);
+      expect(textOf(result)).to.equal(`search {"query":"minutes"} for user ${samSub} through ${clientId}`);
 
       let refused: unknown;
       await client.callTool({ name: 'delete_file', arguments: { path: '/minutes' } }).catch((err: unknown) => (refused = err));

@@ -224,6 +224,20 @@ export class Box {
     await this.launch();
   }
 
+  /**
+   * The `sub` every public client is given of person `userId` on a box of opaque subs (a new box:
+   * api/credentials/subjects.ts), which the gate names them by for such a client's tokens.
+   */
+  async publicSubOf(userId: number | string): Promise<string> {
+    const db = new pg.Client({ connectionString: this.databaseUrl });
+    await db.connect();
+    try {
+      return (await db.query<{ subject: string }>('SELECT subject FROM users WHERE id = $1', [userId])).rows[0]!.subject;
+    } finally {
+      await db.end();
+    }
+  }
+
   /** Sends a signal and waits for the process to exit. */
   async kill(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     const child = this.process;
