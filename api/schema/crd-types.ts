@@ -610,7 +610,7 @@ export interface AppSpec {
      */
     headers?: {
       /**
-       * The header naming the person: the sub of their token, as the client it was issued to sees them (the app's sign-in client, for a browser) - never their row id. Default X-Auth-Request-User.
+       * The header naming the person: the sub of their token, as the client it was issued to sees them (the app's sign-in client, for a browser), which is their row id only where the box's public subs are (BOXAUTH_PUBLIC_SUBJECTS sequential) and the client is public. Default X-Auth-Request-User.
        */
       user?: string;
       /**
