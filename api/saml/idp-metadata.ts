@@ -55,7 +55,12 @@ const certificates = new Map<string, string>();
 export function certificateOf(key: SigningKey, issuer: string): string {
   const made = certificates.get(key.kid);
   if (made) return made;
-  const pem = selfSignedCertificate({ privateKey: key.privateKey, publicKey: key.publicKey }, `boxauth ${new URL(issuer).host}`, NOT_BEFORE, NOT_AFTER);
+  const pem = selfSignedCertificate(
+    { privateKey: key.privateKey, publicKey: key.publicKey },
+    `boxauth ${new URL(issuer).host}`,
+    NOT_BEFORE,
+    NOT_AFTER,
+  );
   if (certificates.size >= 100) certificates.delete(certificates.keys().next().value!);
   certificates.set(key.kid, pem);
   return pem;

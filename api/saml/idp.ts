@@ -156,19 +156,23 @@ export async function readSsoRequest(message: SsoMessage, providers: KnownProvid
   const envelopedSignature = childElements(request, SAML_NS.dsig, 'Signature').length > 0;
   if (message.binding === 'redirect') {
     // Bindings §3.4.4.1: a signature of the Redirect binding is over the query; one inside the XML is removed by the sender.
-    if (envelopedSignature) throw new SamlRefusal('an AuthnRequest sent by HTTP-Redirect carries its signature in the query, not in the XML');
+    if (envelopedSignature)
+      throw new SamlRefusal('an AuthnRequest sent by HTTP-Redirect carries its signature in the query, not in the XML');
     if (message.redirectSigned) {
       if (!verifyRedirectSignature(message.rawQuery ?? '', sp.signingCertificates))
         throw new SamlRefusal("the AuthnRequest's signature is not good with the app's certificates");
-    } else if (sp.authnRequestsSigned) throw new SamlRefusal('the app signs its AuthnRequests (its metadata says so), and this one is unsigned');
+    } else if (sp.authnRequestsSigned)
+      throw new SamlRefusal('the app signs its AuthnRequests (its metadata says so), and this one is unsigned');
   } else if (envelopedSignature) {
     // Only what the signature covers is read from here on (./verify.ts), never the document around it.
     request = verifiedSignedMessage(doc, sp.signingCertificates);
-  } else if (sp.authnRequestsSigned) throw new SamlRefusal('the app signs its AuthnRequests (its metadata says so), and this one is unsigned');
+  } else if (sp.authnRequestsSigned)
+    throw new SamlRefusal('the app signs its AuthnRequests (its metadata says so), and this one is unsigned');
 
   const at = idpEndpoints(issuer);
   const destination = attr(request, 'Destination');
-  if (destination !== undefined && destination !== at.sso) throw new SamlRefusal("the AuthnRequest's Destination is not this box's SSO URL");
+  if (destination !== undefined && destination !== at.sso)
+    throw new SamlRefusal("the AuthnRequest's Destination is not this box's SSO URL");
   if (attr(request, 'Version') !== '2.0') throw new SamlRefusal('the AuthnRequest is not of SAML 2.0');
   const issued = Date.parse(attr(request, 'IssueInstant') ?? '');
   if (!Number.isFinite(issued) || Math.abs(now - issued) > REQUEST_SKEW_MS)
@@ -196,8 +200,10 @@ export async function readSsoRequest(message: SsoMessage, providers: KnownProvid
 /** An IdP-initiated sign-in (Profiles §4.1.5, an unsolicited Response) to `sp`, when its Client allows them. */
 export function unsolicitedRequest(sp: ServiceProvider | undefined, relayState: string | undefined): SsoRequest {
   if (!sp) throw new SamlRefusal('no SAML app of this box has that entity ID');
-  if (sp.client.saml?.idpInitiated !== true) throw new SamlRefusal('this app takes no sign-in it did not ask for (its Client does not set saml.idpInitiated)');
-  if (relayState !== undefined && Buffer.byteLength(relayState) > MAX_RELAY_STATE) throw new SamlRefusal('the RelayState is longer than 80 bytes');
+  if (sp.client.saml?.idpInitiated !== true)
+    throw new SamlRefusal('this app takes no sign-in it did not ask for (its Client does not set saml.idpInitiated)');
+  if (relayState !== undefined && Buffer.byteLength(relayState) > MAX_RELAY_STATE)
+    throw new SamlRefusal('the RelayState is longer than 80 bytes');
   return {
     clientId: sp.client.id,
     acsUrl: (sp.consumers.find((c) => c.isDefault) ?? sp.consumers[0]!).url,
@@ -284,7 +290,8 @@ const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z
 
 /** The values of a shaped claim as SAML attribute values: strings as they are, numbers and booleans as text, anything else as JSON. */
 export function attributeValues(value: unknown): string[] {
-  const one = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v));
+  const one = (v: unknown): string =>
+    typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
   return Array.isArray(value) ? value.map(one) : [one(value)];
 }
 
@@ -361,7 +368,7 @@ export async function samlResponse(
   let assertion = withoutDeclaration(signSamlXml(assertionXml(issuer, sp, request, facts, now), 'Assertion', key));
   if (sp.client.saml?.encryptAssertions) {
     const to = sp.encryptionCertificates[0];
-    if (!to) throw new SamlRefusal("the app asks for encrypted assertions, and its metadata has no certificate to encrypt to");
+    if (!to) throw new SamlRefusal('the app asks for encrypted assertions, and its metadata has no certificate to encrypt to');
     assertion = withoutDeclaration(await encryptAssertion(assertion, to));
   }
   return signSamlXml(responseXml(issuer, request, now, STATUS.success, assertion), 'Response', key);

@@ -107,9 +107,14 @@ export async function readSpMetadata(xml: string): Promise<SpMetadata> {
     .filter((acs) => attr(acs, 'Binding') === BINDING_POST)
     .map((acs) => {
       const index = attr(acs, 'index');
-      return { url: consumerUrl(attr(acs, 'Location')), index: index === undefined ? undefined : Number(index), isDefault: attr(acs, 'isDefault') === 'true' };
+      return {
+        url: consumerUrl(attr(acs, 'Location')),
+        index: index === undefined ? undefined : Number(index),
+        isDefault: attr(acs, 'isDefault') === 'true',
+      };
     });
-  if (!consumers.length) throw new SamlRefusal('the SP has no AssertionConsumerService of the HTTP-POST binding, the one the box answers with');
+  if (!consumers.length)
+    throw new SamlRefusal('the SP has no AssertionConsumerService of the HTTP-POST binding, the one the box answers with');
   return {
     entityId,
     consumers,

@@ -29,7 +29,9 @@ class ClientTable extends ResourceTable<Client> {
 
   /** The SAML apps (saml): their service providers sign people in through the box (api/saml/service-providers.ts). */
   async withSaml(db: Queryable): Promise<Client[]> {
-    const { rows } = await db.query<{ id: string; resource: Omit<Client, 'id'> }>("SELECT id, resource FROM clients WHERE resource ? 'saml'");
+    const { rows } = await db.query<{ id: string; resource: Omit<Client, 'id'> }>(
+      "SELECT id, resource FROM clients WHERE resource ? 'saml'",
+    );
     return rows.map((r) => ({ ...r.resource, id: r.id }));
   }
 

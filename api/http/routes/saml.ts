@@ -79,7 +79,9 @@ export function samlRouter(svc: SamlRouterServices): Router {
 
   /** The MAC of a checked request for this browser: what keeps it whole through the sign-in. */
   const mac = (browser: string, payload: string): string =>
-    createHmac('sha256', svc.csrfKey).update(JSON.stringify(['saml-sso', browser, payload])).digest('base64url');
+    createHmac('sha256', svc.csrfKey)
+      .update(JSON.stringify(['saml-sso', browser, payload]))
+      .digest('base64url');
 
   /** `request`, held for the way back from the sign-in: with the sign-in this browser had when it came (ForceAuthn). */
   function resumeToken(req: Request, res: Response, request: SsoRequest, person: SignedInPerson | undefined): string {
@@ -175,11 +177,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
         amr: person.browser.amr,
         provider: person.browser.provider,
       },
-      signedInSinceRequest: person !== undefined && signedInBefore !== undefined && person.browser.authTime.toISOString() !== signedInBefore,
+      signedInSinceRequest:
+        person !== undefined && signedInBefore !== undefined && person.browser.authTime.toISOString() !== signedInBefore,
       accepted: client.identityProviders,
       acrWanted: person && (await acrWantedOf(svc, person.user.id, request.acr, client.minimum_acr)),
       admitted,
-      consented: client.first_party === true || (person !== undefined && (await consentOf(svc, person.user.id, client.id, null)) !== undefined),
+      consented:
+        client.first_party === true || (person !== undefined && (await consentOf(svc, person.user.id, client.id, null)) !== undefined),
       ...(answer ? { answer } : {}),
       now: Date.now(),
     });
@@ -208,7 +212,11 @@ export function samlRouter(svc: SamlRouterServices): Router {
         );
       case 'denied':
         svc.audit.record({ event: 'token_refused', client: client.id, grant: 'saml', error: 'access_denied', address: svc.addressOf(req) });
-        return refusalPage(res, 403, `Your account may not sign in to the application "${client.id}" (its access policies do not admit you).`);
+        return refusalPage(
+          res,
+          403,
+          `Your account may not sign in to the application "${client.id}" (its access policies do not admit you).`,
+        );
       case 'status':
         return postResponse(res, request, samlStatusResponse(issuer, request, decision.status, decision.message, key, Date.now()));
       case 'assertion': {
@@ -216,7 +224,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
         const facts = await assertionFacts(sp, person!);
         if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
         const xml = await samlResponse(issuer, sp, request, facts, key, Date.now());
-        svc.audit.record({ event: 'token_issued', client: client.id, grant: 'saml', session: person!.browser.sid, user: String(person!.user.id) });
+        svc.audit.record({
+          event: 'token_issued',
+          client: client.id,
+          grant: 'saml',
+          session: person!.browser.sid,
+          user: String(person!.user.id),
+        });
         return postResponse(res, request, xml);
       }
     }
@@ -248,7 +262,8 @@ export function samlRouter(svc: SamlRouterServices): Router {
     const query = req.query;
     if (query.resume !== undefined) {
       const held = resumed(req, query.resume);
-      if (!held) return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+      if (!held)
+        return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
       return proceed(req, res, held.request, held.request.forceAuthn ? held.signedInBefore : undefined);
     }
     if (query.sp !== undefined) {
@@ -277,7 +292,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
     if (!csrfValid(svc, req, body.csrf)) return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredMessage')));
     const held = resumed(req, body.resume);
     if (!held) return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
-    return proceed(req, res, held.request, held.request.forceAuthn ? held.signedInBefore : undefined, body.decision === 'allow' ? 'allow' : 'deny');
+    return proceed(
+      req,
+      res,
+      held.request,
+      held.request.forceAuthn ? held.signedInBefore : undefined,
+      body.decision === 'allow' ? 'allow' : 'deny',
+    );
   });
 
   return router;
