@@ -1309,9 +1309,11 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
-    tags: ['oauth', 'openid', 'saml', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'ssf', 'operations'].map((name) => ({
-      name,
-    })),
+    tags: ['oauth', 'openid', 'saml', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'ssf', 'operations'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths: {
       ...oauthPaths,
       ...Object.assign({}, ...RESOURCE_KINDS.map(resourcePaths)),
