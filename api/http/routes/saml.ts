@@ -74,8 +74,21 @@ const RESUME_SECONDS = 3600;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** The query string as the browser sent it: what an HTTP-Redirect signature covers (Bindings §3.4.4.1). */
-const rawQueryOf = (req: Request): string => (req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '');
+/** A message of the HTTP-Redirect binding, with the query string as the browser sent it: what its signature covers (Bindings §3.4.4.1). */
+function redirectMessage(req: Request): SsoMessage {
+  const query = req.query;
+  return {
+    binding: 'redirect',
+    samlRequest: str(query.SAMLRequest) ?? '',
+    relayState: str(query.RelayState),
+    rawQuery: req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '',
+    redirectSigned: query.Signature !== undefined,
+  };
+}
+
+/** What a refused SAML message is told (a SamlRefusal's reason, an app's metadata out of reach); undefined: not a refusal. */
+const refusalOf = (err: unknown): string | undefined =>
+  err instanceof SamlRefusal ? err.reason : err instanceof SpUnavailable ? err.message : undefined;
 
 export function samlRouter(svc: SamlRouterServices): Router {
   const router = strictRouter();
@@ -250,12 +263,10 @@ export function samlRouter(svc: SamlRouterServices): Router {
     try {
       request = await read();
     } catch (err) {
-      if (err instanceof SamlRefusal || err instanceof SpUnavailable) {
-        const reason = err instanceof SamlRefusal ? err.reason : err.message;
-        svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
-        return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
-      }
-      throw err;
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
+      return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
     }
     const person = await signedInPerson(svc, req);
     // ForceAuthn: the sign-in this browser has now is not one made for the request.
@@ -278,13 +289,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       const entityId = str(query.sp) ?? '';
       return handle(req, res, async () => unsolicitedRequest(await svc.serviceProviders.byEntityId(entityId), str(query.RelayState)));
     }
-    const message: SsoMessage = {
-      binding: 'redirect',
-      samlRequest: str(query.SAMLRequest) ?? '',
-      relayState: str(query.RelayState),
-      rawQuery: rawQueryOf(req),
-      redirectSigned: query.Signature !== undefined,
-    };
+    const message = redirectMessage(req);
     return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
   });
 
@@ -298,20 +303,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
   // this browser ends when it is the one the request names (its SessionIndex, the sid the assertion carried, and
   // the NameID the app was given); the answer goes back to the app's SingleLogoutService, signed.
   router.get(browserPage('/saml/slo'), async (req, res) => {
-    const query = req.query;
-    const message: SsoMessage = {
-      binding: 'redirect',
-      samlRequest: str(query.SAMLRequest) ?? '',
-      relayState: str(query.RelayState),
-      rawQuery: rawQueryOf(req),
-      redirectSigned: query.Signature !== undefined,
-    };
+    const message = redirectMessage(req);
     let slo: SloRequest;
     try {
       slo = await readLogoutRequest(message, svc.serviceProviders, issuer, Date.now());
     } catch (err) {
-      if (!(err instanceof SamlRefusal || err instanceof SpUnavailable)) throw err;
-      const reason = err instanceof SamlRefusal ? err.reason : err.message;
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
       svc.log.info({ event: 'saml_request_refused', reason }, 'SAML logout refused');
       return refusalPage(res, 400, `The application's sign-out request was refused: ${reason}.`);
     }
