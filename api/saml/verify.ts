@@ -54,7 +54,13 @@ export interface VerifiedResponse {
 /** The trusted certificates' RSA keys; the rest cannot verify an RSA-SHA256 signature (an EC key would verify ECDSA under that name). */
 function trustedKeys(trustedCertificatesPem: readonly string[]): crypto.KeyObject[] {
   const keys = trustedCertificatesPem
-    .map((pem) => new crypto.X509Certificate(pem).publicKey)
+    .map((pem) => {
+      try {
+        return new crypto.X509Certificate(pem).publicKey;
+      } catch {
+        throw new SamlRefusal('a trusted certificate cannot be read');
+      }
+    })
     .filter((key) => key.asymmetricKeyType === 'rsa');
   if (keys.length === 0) throw new SamlRefusal('no trusted RSA certificate to verify with');
   return keys;

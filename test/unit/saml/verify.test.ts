@@ -73,6 +73,12 @@ describe('SAML signatures (verify.ts)', function () {
       expect(refusal(() => verifiedResponse(doc, [idp.certificatePem]))).to.equal('no trusted certificate verifies the signature');
     });
 
+    it('a trusted certificate that cannot be read, or none that is RSA', function () {
+      const doc = parseXml(signEnveloped(responseXml(), 'Assertion', idp));
+      expect(refusal(() => verifiedResponse(doc, ['not a certificate']))).to.equal('a trusted certificate cannot be read');
+      expect(refusal(() => verifiedResponse(doc, []))).to.equal('no trusted RSA certificate to verify with');
+    });
+
     it('a KeyInfo carrying another certificate is ignored: the attacker’s own signature and certificate do not verify…', function () {
       const doc = parseXml(signEnveloped(responseXml({ nameId: 'mallory@example.com' }), 'Assertion', otherIdp));
       expect(doc.getElementsByTagNameNS(SAML_NS.dsig, 'X509Certificate').length).to.equal(1);
