@@ -118,9 +118,9 @@ function checkShape(signature: Element, signedId: string, doc: Document): void {
 function signedXmlOf(signature: Element, xml: string, keys: crypto.KeyObject[]): string {
   for (const key of keys) {
     const signed = new SignedXml({ publicCert: key, getCertFromKeyInfo: () => null });
-    signed.loadSignature(signature);
     let valid: boolean;
     try {
+      signed.loadSignature(signature);
       valid = signed.checkSignature(xml);
     } catch {
       continue; // this key's SignatureValue does not verify (or the signature cannot be read): the next key
@@ -168,10 +168,10 @@ export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly
   if (!responseSigned && !assertionSigned) throw new SamlRefusal('neither the response nor its assertion is signed');
   const keys = trustedKeys(trustedCertificatesPem);
   const signedResponse = responseSigned ? verifiedEnveloped(response, doc, keys) : undefined;
-  const signedAssertion = assertionSigned
-    ? verifiedEnveloped(assertion, doc, keys)
-    : onlyChild(signedResponse ?? response, SAML_NS.assertion, 'Assertion');
-  return { response: signedResponse ?? response, responseSigned, assertion: signedAssertion };
+  if (assertionSigned) return { response: signedResponse ?? response, responseSigned, assertion: verifiedEnveloped(assertion, doc, keys) };
+  if (!signedResponse) throw new SamlRefusal('neither the response nor its assertion is signed');
+  // Only the Response is signed: the Assertion is read from the Response's signed XML.
+  return { response: signedResponse, responseSigned, assertion: onlyChild(signedResponse, SAML_NS.assertion, 'Assertion') };
 }
 
 /**
