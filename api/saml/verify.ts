@@ -148,11 +148,39 @@ function verifiedEnveloped(parent: Element, doc: Document, keys: crypto.KeyObjec
 }
 
 /**
- * A Response (after A2's decryptAssertions) with exactly one Assertion, a direct child, and no
- * other anywhere in the document; signed by the Assertion's own enveloped signature, the
- * Response's, or both (each present signature must verify). Throws SamlRefusal otherwise.
+ * The Response as it arrived, when `decrypted` is what decryptAssertions made of it: the same
+ * Response (its ID), holding exactly one EncryptedAssertion, a direct child (so its enveloped
+ * signature, if any, covers it), and no Assertion.
  */
-export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly string[]): VerifiedResponse {
+function arrivedEncrypted(arrived: Document, decrypted: Element): Element {
+  const response = arrived.documentElement;
+  const id = decrypted.getAttribute('ID') ?? '';
+  if (response.namespaceURI !== SAML_NS.protocol || response.localName !== 'Response' || id === '' || response.getAttribute('ID') !== id) {
+    throw new SamlRefusal('the decrypted response is not the one that arrived');
+  }
+  if (
+    arrived.getElementsByTagNameNS(SAML_NS.assertion, 'Assertion').length !== 0 ||
+    arrived.getElementsByTagNameNS(SAML_NS.assertion, 'EncryptedAssertion').length !== 1 ||
+    childElements(response, SAML_NS.assertion, 'EncryptedAssertion').length !== 1
+  ) {
+    throw new SamlRefusal('the response must hold exactly one assertion');
+  }
+  return response;
+}
+
+/**
+ * A Response with exactly one Assertion, a direct child, and no other anywhere in the document;
+ * signed by the Assertion's own enveloped signature, the Response's, or both (each present
+ * signature must verify). Throws SamlRefusal otherwise.
+ *
+ * An encrypted assertion: `doc` is what decryptAssertions returned and `arrived` the document it
+ * was given. The Response's signature covers the EncryptedAssertion, so it is verified on
+ * `arrived` (which must hold exactly that one EncryptedAssertion and no Assertion); the
+ * Assertion's own signature, if any, on `doc`. An Assertion without one is taken from `doc` when
+ * the Response's signature verified: that signature covered the one ciphertext it was decrypted
+ * from with the box's key.
+ */
+export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly string[], arrived: Document = doc): VerifiedResponse {
   const response = doc.documentElement;
   if (response.namespaceURI !== SAML_NS.protocol || response.localName !== 'Response')
     throw new SamlRefusal('the document is not a Response');
@@ -163,15 +191,22 @@ export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly
     throw new SamlRefusal('the response must hold exactly one assertion');
   }
   const assertion = onlyChild(response, SAML_NS.assertion, 'Assertion');
-  const responseSigned = childElements(response, SAML_NS.dsig, 'Signature').length > 0;
+  const decrypted = arrived !== doc;
+  const arrivedResponse = decrypted ? arrivedEncrypted(arrived, response) : response;
+  const responseSigned = childElements(arrivedResponse, SAML_NS.dsig, 'Signature').length > 0;
   const assertionSigned = childElements(assertion, SAML_NS.dsig, 'Signature').length > 0;
   if (!responseSigned && !assertionSigned) throw new SamlRefusal('neither the response nor its assertion is signed');
   const keys = trustedKeys(trustedCertificatesPem);
-  const signedResponse = responseSigned ? verifiedEnveloped(response, doc, keys) : undefined;
+  const signedResponse = responseSigned ? verifiedEnveloped(arrivedResponse, arrived, keys) : undefined;
   if (assertionSigned) return { response: signedResponse ?? response, responseSigned, assertion: verifiedEnveloped(assertion, doc, keys) };
   if (!signedResponse) throw new SamlRefusal('neither the response nor its assertion is signed');
-  // Only the Response is signed: the Assertion is read from the Response's signed XML.
-  return { response: signedResponse, responseSigned, assertion: onlyChild(signedResponse, SAML_NS.assertion, 'Assertion') };
+  // Only the Response is signed: the Assertion is read from the Response's signed XML, or,
+  // encrypted, decrypted from the ciphertext that XML holds.
+  return {
+    response: signedResponse,
+    responseSigned,
+    assertion: decrypted ? assertion : onlyChild(signedResponse, SAML_NS.assertion, 'Assertion'),
+  };
 }
 
 /**

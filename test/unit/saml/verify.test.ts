@@ -161,6 +161,57 @@ describe('SAML signatures (verify.ts)', function () {
     });
   });
 
+  describe('verifiedResponse of a decrypted Response (the Response’s signature is checked as it arrived)', function () {
+    // What decryptAssertions does, without its cryptography: the arrived Response holds one
+    // EncryptedAssertion; the decrypted document is that Response with the Assertion in its place.
+    const encrypted =
+      '<saml:EncryptedAssertion><xenc:EncryptedData xmlns:xenc="http://www.w3.org/2001/04/xmlenc#">' +
+      '<xenc:CipherData><xenc:CipherValue>AAAA</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>';
+    const ASSERTION = /<saml:Assertion[\s\S]*<\/saml:Assertion>/;
+
+    function decryptedPair(arrivedXml: string, assertion: string): { arrived: Document; decrypted: Document } {
+      const plain = assertion.slice(
+        assertion.indexOf('<saml:Assertion'),
+        assertion.lastIndexOf('</saml:Assertion>') + '</saml:Assertion>'.length,
+      );
+      return {
+        arrived: parseXml(arrivedXml),
+        decrypted: parseXml(arrivedXml.replace(/<saml:EncryptedAssertion>[\s\S]*<\/saml:EncryptedAssertion>/, () => plain)),
+      };
+    }
+
+    it('a signed Response around an encrypted, unsigned Assertion: verified on what arrived, the Assertion from the decryption', function () {
+      const arrivedXml = signEnveloped(responseXml().replace(ASSERTION, encrypted), 'Response', idp);
+      const { arrived, decrypted } = decryptedPair(arrivedXml, responseXml());
+      const verified = verifiedResponse(decrypted, [idp.certificatePem], arrived);
+      expect(verified.responseSigned).to.equal(true);
+      expect(nameIdOf(verified.assertion)).to.equal('alice@example.com');
+      // Checked on the decrypted document alone, the Response's signature no longer holds.
+      expect(refusal(() => verifiedResponse(decrypted, [idp.certificatePem]))).to.equal('the signed content was changed');
+    });
+
+    it('an encrypted Assertion signed itself, in an unsigned Response', function () {
+      const arrivedXml = responseXml().replace(ASSERTION, encrypted);
+      const { arrived, decrypted } = decryptedPair(arrivedXml, signEnveloped(responseXml({ nameId: 'bob@example.com' }), 'Assertion', idp));
+      expect(nameIdOf(verifiedResponse(decrypted, [idp.certificatePem], arrived).assertion)).to.equal('bob@example.com');
+    });
+
+    it('refuses another Response, an Assertion beside the encrypted one, and neither signed', function () {
+      const arrivedXml = signEnveloped(responseXml().replace(ASSERTION, encrypted), 'Response', idp);
+      const other = decryptedPair(arrivedXml.replace('ID="_response"', 'ID="_other"'), responseXml());
+      expect(refusal(() => verifiedResponse(other.decrypted, [idp.certificatePem], parseXml(arrivedXml)))).to.equal(
+        'the decrypted response is not the one that arrived',
+      );
+      const beside = signEnveloped(responseXml({ extra: encrypted, assertionId: '_beside' }), 'Response', idp);
+      const withBoth = decryptedPair(beside, responseXml());
+      expect(refusal(() => verifiedResponse(withBoth.decrypted, [idp.certificatePem], withBoth.arrived))).to.equal(
+        'the response must hold exactly one assertion',
+      );
+      const unsigned = decryptedPair(responseXml().replace(ASSERTION, encrypted), responseXml());
+      expect(refusal(() => verifiedResponse(unsigned.decrypted, [idp.certificatePem], unsigned.arrived))).to.match(/neither/);
+    });
+  });
+
   describe('a comment inside a NameID (admin@example.com<!---->.evil.com)', function () {
     it('the signed value is read whole from the signed XML, never cut at the comment', function () {
       const xml = signEnveloped(responseXml({ nameId: 'admin@example.com.evil.com' }), 'Assertion', idp).replace(
