@@ -58,6 +58,15 @@ function logoutRequest(issuer: string, nameId: string, sessionIndex: string): st
 
 const redirectPath = (path: string, xml: string): string => `${path}?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(xml))}`;
 
+/**
+ * An app's page posting an AuthnRequest (HTTP-POST), and the browser following the box's redirect to
+ * its own GET: the POST comes from another site, with none of the box's cookies (SameSite=Lax).
+ */
+async function postSso(browser: FormAgent, fields: Record<string, string>): Promise<JsonResponse> {
+  const posted = await browser.post('/saml/sso', fields);
+  return posted.status === 303 ? browser.get(posted.headers.get('location')!) : posted;
+}
+
 /** The form a page posts itself with: where and what. */
 function postedForm(res: JsonResponse): { action: string; fields: Record<string, string> } | undefined {
   const form = /<form method="post" action="([^"]*)" id="form-post">([\s\S]*?)<\/form>/.exec(res.text);
@@ -190,10 +199,16 @@ describe('SAML IdP (Client.saml)', function () {
     expect(values).to.deep.equal({ roles: ['editors'], email: [ANN.email], groups: ['wiki-editors'] });
   });
 
-  it('signs a person in for an SP over HTTP-POST', async function () {
+  it("signs a person in for an SP over HTTP-POST, the POST sent without the box's cookies as another site's page sends it", async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_post1' })).toString('base64') });
-    await checkedAssertion(res, '_post1');
+    // The app's page posts from another site: the browser sends none of the box's SameSite=Lax cookies with it.
+    const posted = await new FormAgent(box).post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest(SP, { id: '_post1' })).toString('base64'),
+    });
+    expect(posted.status).to.equal(303);
+    expect(posted.headers.get('location')).to.match(/^\/saml\/sso\?resume=/);
+    // The redirect to the box's own GET is followed with them: the person signed in gets the assertion at once.
+    await checkedAssertion(await browser.get(posted.headers.get('location')!), '_post1');
   });
 
   it('refuses an AuthnRequest whose consumer service is not in the metadata, on its own page', async function () {
@@ -225,7 +240,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it("gives no assertion to a person the app's policies do not admit", async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://closed.example/saml', { acs: ACS })).toString('base64'),
     });
     expect(res.status).to.equal(403);
@@ -252,11 +267,11 @@ describe('SAML IdP (Client.saml)', function () {
   it('checks an AuthnRequest signed inside the XML (HTTP-POST), and refuses one changed after it was signed', async function () {
     const browser = await signedIn();
     const signed = signSamlXml(authnRequest('https://signing.example/saml', { id: '_postsigned' }), 'AuthnRequest', spKey);
-    const good = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(signed).toString('base64') });
+    const good = await postSso(browser, { SAMLRequest: Buffer.from(signed).toString('base64') });
     expect(postedForm(good), good.text.slice(0, 400)).to.not.equal(undefined);
     const changed = signed.replace('ID="_postsigned"', 'ID="_postsigned" ForceAuthn="false"');
     expect(changed).to.not.equal(signed);
-    const tampered = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(changed).toString('base64') });
+    const tampered = await postSso(browser, { SAMLRequest: Buffer.from(changed).toString('base64') });
     expect(tampered.status).to.equal(400);
     expect(postedForm(tampered)).to.equal(undefined);
   });
@@ -267,12 +282,12 @@ describe('SAML IdP (Client.saml)', function () {
       '</saml:Issuer>',
       '</saml:Issuer><samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient"/>',
     );
-    const refused = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(transient).toString('base64') });
+    const refused = await postSso(browser, { SAMLRequest: Buffer.from(transient).toString('base64') });
     const refusedXml = Buffer.from(postedForm(refused)!.fields.SAMLResponse!, 'base64').toString('utf8');
     expect(refusedXml).to.include('urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy');
     expect(refusedXml).to.not.include('Assertion');
 
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://mail.example/saml', { id: '_mail' })).toString('base64'),
     });
     const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
@@ -281,7 +296,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it('encrypts the assertion to the SP when its Client asks (encryptAssertions)', async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://sealed.example/saml', { id: '_sealed1' })).toString('base64'),
     });
     const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
@@ -292,7 +307,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it('asks for consent where the app needs it, then answers', async function () {
     const browser = await signedIn();
-    const page = await browser.post('/saml/sso', {
+    const page = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://asks.example/saml', { id: '_asks1' })).toString('base64'),
     });
     expect(page.status).to.equal(200);
@@ -306,7 +321,7 @@ describe('SAML IdP (Client.saml)', function () {
   });
 
   it('answers IsPassive without a sign-in with NoPassive, never a page', async function () {
-    const res = await new FormAgent(box).post('/saml/sso', {
+    const res = await postSso(new FormAgent(box), {
       SAMLRequest: Buffer.from(authnRequest(SP, { id: '_passive1', passive: true })).toString('base64'),
     });
     const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
@@ -316,7 +331,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it('honours RequestedAuthnContext by a step-up, not an assertion of a weaker sign-in', async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest(SP, { id: '_mfa1', context: 'https://refeds.org/profile/mfa' })).toString('base64'),
     });
     expect(postedForm(res)).to.equal(undefined);
@@ -331,7 +346,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(after).to.have.length(before.length + 1);
     expect(after).to.include.members(before);
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_rotated' })).toString('base64') });
+    const res = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_rotated' })).toString('base64') });
     const doc = await readSamlXml(Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8'), 'protocol');
     expect(() => verifiedResponse(doc, before)).to.throw();
     expect(() =>
@@ -345,7 +360,7 @@ describe('SAML IdP (Client.saml)', function () {
   it('Single Logout: a signed LogoutRequest ends the box session of that sign-in; a changed or unsigned one does not', async function () {
     const browser = await signedIn();
     const { assertion } = await checkedAssertion(
-      await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_slo1' })).toString('base64') }),
+      await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_slo1' })).toString('base64') }),
       '_slo1',
     );
     const nameId = textOf(assertion.getElementsByTagNameNS(SAML_NS.assertion, 'NameID')[0]!);
@@ -358,7 +373,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(tampered.status).to.equal(400);
     const unsigned = await browser.get(redirectPath('/saml/slo', logoutRequest(SP, nameId, sessionIndex)));
     expect(unsigned.status).to.equal(400);
-    const still = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
+    const still = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
     expect(postedForm(still), 'still signed in after refused logouts').to.not.equal(undefined);
 
     const res = await browser.get(`/saml/slo?${query}`);
@@ -367,7 +382,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(`${back.origin}${back.pathname}`).to.equal(SLO);
     expect(back.searchParams.get('RelayState')).to.equal('bye');
     expect(back.searchParams.get('Signature')).to.be.a('string');
-    const after = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
+    const after = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
     expect(postedForm(after), 'signed out: the sign-in page, not an assertion').to.equal(undefined);
     expect(hiddenFields(after.text).return_to).to.match(/^\/saml\/sso\?resume=/);
   });
