@@ -294,6 +294,18 @@ describe('SAML IdP (Client.saml)', function () {
     expect(xml).to.include(`Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${ANN.email}</saml:NameID>`);
   });
 
+  it('offers only the ways of signing in the app accepts (Client.identityProviders)', async function () {
+    const saml = { metadata: { xml: spMetadata('https://corp-only.example/saml') } };
+    const put = await box.json('PUT', '/Client/corp-only', { grant_types: [], first_party: true, saml, identityProviders: ['corp'] }, root);
+    expect(put.status, put.text).to.equal(201);
+    const browser = new FormAgent(box);
+    const page = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest('https://corp-only.example/saml')).toString('base64') });
+    expect(page.status).to.equal(200);
+    expect(page.text).to.not.include('name="password"');
+    const open = await browser.get(`/auth/sign-in?return_to=${encodeURIComponent('/auth/signed-in')}`);
+    expect(open.text, "the box's own form where every way is accepted").to.include('name="password"');
+  });
+
   it('encrypts the assertion to the SP when its Client asks (encryptAssertions)', async function () {
     const browser = await signedIn();
     const res = await postSso(browser, {

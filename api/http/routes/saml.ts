@@ -88,6 +88,24 @@ function redirectMessage(req: Request): SsoMessage {
   };
 }
 
+/** The request a held token's payload carries. */
+const heldIn = (payload: string): { r: SsoRequest; t: number; s: string | null } =>
+  JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r: SsoRequest; t: number; s: string | null };
+
+/**
+ * The app and the class of sign-in a way back to /saml/sso holds, for the sign-in page to offer only the ways
+ * the app accepts; its MAC is not checked here: what is shown decides nothing (the way back checks it).
+ */
+export function samlSignInOf(returnTo: string): { clientId: string; acr: string | undefined } | undefined {
+  const token = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)).get('resume');
+  try {
+    const held = token ? heldIn(token.split('.')[0]!).r : undefined;
+    return held && typeof held.clientId === 'string' ? { clientId: held.clientId, acr: held.acr } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a refused SAML message is told (a SamlRefusal's reason, an app's metadata out of reach); undefined: not a refusal. */
 const refusalOf = (err: unknown): string | undefined =>
   err instanceof SamlRefusal ? err.reason : err instanceof SpUnavailable ? err.message : undefined;
@@ -135,7 +153,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
     const browser = presentedBrowserId(svc, req);
     const bound = browser !== undefined && macValid(browser, payload, presented);
     if (!bound && !macValid('', payload, presented)) return undefined;
-    const held = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r: SsoRequest; t: number; s: string | null };
+    const held = heldIn(payload);
     if (Date.now() / 1000 - held.t > (bound ? RESUME_SECONDS : HOP_SECONDS)) return undefined;
     // A hop's token says nothing of a sign-in: only a token bound to a browser carries one.
     return { request: held.r, signedInBefore: bound ? held.s : null };
