@@ -112,7 +112,12 @@ function checkShape(signature: Element, signedId: string, doc: Document): void {
 function signedXmlOf(signature: Element, xml: string, keys: crypto.KeyObject[]): string {
   for (const key of keys) {
     const signed = new SignedXml({ publicCert: key, getCertFromKeyInfo: () => null });
-    signed.loadSignature(signature);
+    try {
+      signed.loadSignature(signature);
+    } catch {
+      // What the schema lets through and xml-crypto cannot read (an empty DigestValue): its Error quotes the document.
+      throw new SamlRefusal('the signature cannot be read');
+    }
     let valid: boolean;
     try {
       valid = signed.checkSignature(xml);
