@@ -186,13 +186,17 @@ export function verifiedSignedMessage(doc: Document, trustedCertificatesPem: rea
   return verifiedEnveloped(root, doc, trustedKeys(trustedCertificatesPem));
 }
 
-/** The raw (still URL-encoded) value of each parameter of a query; a name given twice is a refusal. */
+/**
+ * The raw (still URL-encoded) value of each parameter of a query, by its name decoded as a
+ * handler's URLSearchParams (or Express's req.query) decodes it; a name given twice is a refusal,
+ * in two spellings too: `SAML%52equest=…` beside a signed `SAMLRequest=…` would be read first.
+ */
 function rawParameters(rawQuery: string): Map<string, string> {
   const parameters = new Map<string, string>();
   for (const pair of rawQuery.replace(/^\?/, '').split('&')) {
     if (pair === '') continue;
     const equals = pair.indexOf('=');
-    const name = equals < 0 ? pair : pair.slice(0, equals);
+    const name = decodeURIComponent((equals < 0 ? pair : pair.slice(0, equals)).replace(/\+/g, ' '));
     if (parameters.has(name)) throw new SamlRefusal(`the query gives ${name} twice`);
     parameters.set(name, equals < 0 ? '' : pair.slice(equals + 1));
   }
