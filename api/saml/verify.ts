@@ -51,12 +51,18 @@ export interface VerifiedResponse {
   assertion: Element;
 }
 
-/** The trusted certificates' RSA keys; the rest cannot verify an RSA-SHA256 signature (an EC key would verify ECDSA under that name). */
+/** RSA keys shorter are factored by whoever pays for it (512 bits in hours, 1024 bits is NIST's disallowed since 2014). */
+const MIN_RSA_BITS = 2048;
+
+/**
+ * The trusted certificates' RSA keys of MIN_RSA_BITS or more; the rest cannot verify an RSA-SHA256
+ * signature (an EC key would verify ECDSA under that name), or cannot be trusted to.
+ */
 function trustedKeys(trustedCertificatesPem: readonly string[]): crypto.KeyObject[] {
   const keys = trustedCertificatesPem
     .map((pem) => new crypto.X509Certificate(pem).publicKey)
-    .filter((key) => key.asymmetricKeyType === 'rsa');
-  if (keys.length === 0) throw new SamlRefusal('no trusted RSA certificate to verify with');
+    .filter((key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= MIN_RSA_BITS);
+  if (keys.length === 0) throw new SamlRefusal(`no trusted RSA certificate of ${MIN_RSA_BITS} bits or more to verify with`);
   return keys;
 }
 
