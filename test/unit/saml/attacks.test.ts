@@ -421,11 +421,16 @@ describe('SAML attacks beyond signature wrapping (attacks.test.ts)', function ()
       return withExtensions(signedForAttacker, `<x:a xmlns:x="urn:example:x">${unit.repeat(Math.floor(room / unit.length))}</x:a>`);
     }
 
-    it('nesting 20,000 deep is refused by the schema check without overflowing a stack', async function () {
-      const depth = 20000;
-      const xml = withExtensions(signedForAttacker, `<x:a xmlns:x="urn:example:x">${'<x:a>'.repeat(depth)}${'</x:a>'.repeat(depth + 1)}`);
-      expect(xml.length).to.be.below(PROTOCOL_CAP);
-      expect(await refusalOf(() => readSamlXml(xml, 'protocol'))).to.equal('the document does not follow the SAML protocol schema');
+    it('nesting 8,000 or 20,000 deep is refused when read, without overflowing a stack', async function () {
+      // 8,000 is under the cap of elements and attributes: libxml2 refuses more than 256 levels.
+      for (const [depth, reason] of [
+        [8000, 'the document does not follow the SAML protocol schema'],
+        [20000, 'the document holds too many elements and attributes'],
+      ] as const) {
+        const xml = withExtensions(signedForAttacker, `<x:a xmlns:x="urn:example:x">${'<x:a>'.repeat(depth)}${'</x:a>'.repeat(depth + 1)}`);
+        expect(xml.length).to.be.below(PROTOCOL_CAP);
+        expect(await refusalOf(() => readSamlXml(xml, 'protocol'))).to.equal(reason);
+      }
     });
 
     it('40,000 empty elements cost no seconds of the event loop to verify with four trusted certificates', async function () {
@@ -435,12 +440,27 @@ describe('SAML attacks beyond signature wrapping (attacks.test.ts)', function ()
       try {
         doc = await readSamlXml(xml, 'protocol');
       } catch (err) {
-        expect(err).to.be.instanceOf(SamlRefusal); // refused at the door: nothing synchronous was spent
+        // Refused at the door, before the schema check and the verifier spend anything on it.
+        expect((err as SamlRefusal).reason).to.equal('the document holds too many elements and attributes');
         return;
       }
       const started = performance.now();
       verifiedResponse(doc, [...others, idp.certificatePem]);
       expect(performance.now() - started, 'milliseconds of synchronous verification').to.be.below(1000);
+    });
+
+    it('a real Response near the cap (1,400 typed group values) is still read and verified whole', async function () {
+      let values = '';
+      for (let i = 0; i < 1400; i++) {
+        values +=
+          '<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"' +
+          ` xsi:type="xs:string">group-${i}</saml:AttributeValue>`;
+      }
+      const statement = `<saml:AttributeStatement><saml:Attribute Name="groups">${values}</saml:Attribute></saml:AttributeStatement>`;
+      const xml = signEnveloped(responseXml().replace('</saml:Assertion>', `${statement}</saml:Assertion>`), 'Assertion', idp);
+      expect(xml.length).to.be.within(200 * 1024, PROTOCOL_CAP);
+      const { assertion } = verifiedResponse(await readSamlXml(xml, 'protocol'), [idp.certificatePem]);
+      expect(assertion.getElementsByTagNameNS(SAML_NS.assertion, 'AttributeValue')).to.have.length(1400);
     });
 
     it('20,000 attributes on one element, or one 250 KiB attribute value, are read and verified in well under a second', async function () {
