@@ -335,6 +335,14 @@ describe('SAML attacks beyond signature wrapping (attacks.test.ts)', function ()
       expect(await refusalOf(() => decryptAssertions(closing, sp.privateKey))).to.equal('the document is not well-formed XML');
     });
 
+    it('a Response of a hundred EncryptedAssertions is refused before any is decrypted', async function () {
+      const one = await encryptAssertion(assertionXml('_evil', 'admin@example.com'), sp.certificatePem);
+      const many = parseXml(responseXml({ extra: one.repeat(100) }).replace(/<saml:Assertion .*<\/saml:Assertion>/, ''));
+      const started = performance.now();
+      expect(await refusalOf(() => decryptAssertions(many, sp.privateKey))).to.equal('a Response holds one EncryptedAssertion at most');
+      expect(performance.now() - started, 'milliseconds').to.be.below(50);
+    });
+
     it('an EncryptedAssertion of the attacker’s beside the IdP’s plain signed Assertion', async function () {
       const evil = await encryptAssertion(assertionXml('_evil', 'admin@example.com'), sp.certificatePem);
       const doc = await decryptAssertions(
