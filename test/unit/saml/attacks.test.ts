@@ -457,6 +457,25 @@ describe('SAML attacks beyond signature wrapping (attacks.test.ts)', function ()
       expect(performance.now() - started, 'milliseconds of synchronous verification').to.be.below(1000);
     });
 
+    it('20,000 comments inside the signed Assertion (unsigned, so its digest holds) cost no seconds to verify', async function () {
+      const xml = signedForAttacker.replace('<saml:Subject>', `<saml:Subject>${'<!---->'.repeat(20000)}`);
+      let doc: Document;
+      try {
+        doc = await readSamlXml(xml, 'protocol');
+      } catch (err) {
+        expect((err as SamlRefusal).reason).to.equal('the document holds too many comments');
+        return;
+      }
+      const started = performance.now();
+      verifiedResponse(doc, [idp.certificatePem]);
+      expect(performance.now() - started, 'milliseconds of synchronous verification').to.be.below(1000);
+    });
+
+    it('a few comments, as some IdPs and metadata write them, are still read', async function () {
+      const xml = signedForAttacker.replace('<saml:Subject>', `<saml:Subject>${'<!-- written by the IdP -->'.repeat(10)}`);
+      expect(await verifiedNameId(xml)).to.equal('not-an-admin@example.com');
+    });
+
     it('four trusted certificates cost one pass of xml-crypto over the document, not four', async function () {
       const others = [testSamlKey('a.example'), testSamlKey('b.example'), testSamlKey('c.example')].map((k) => k.certificatePem);
       const doc = await readSamlXml(padded('<x:b/>'.padEnd(32)), 'protocol'); // under the cap of elements and attributes
