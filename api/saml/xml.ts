@@ -99,18 +99,31 @@ function vendoredSchemas(): XMLFileInfo[] {
   return schemaFiles;
 }
 
+/**
+ * The most comments a document may hold. A comment carries nothing a signature covers (exclusive
+ * c14n without comments drops it), so any number can be added inside a signed Assertion, and
+ * xml-crypto removes those of the signed element one by one, in time quadratic in their number
+ * (34 s for the 37,000 that fit in 256 KiB). IdPs write none or a few, metadata a few more.
+ */
+const COMMENT_CAP = 64;
+
 /** The XML declaration, the one processing-instruction-like thing a SAML document may start with. */
 const XML_DECLARATION = /^\uFEFF?<\?xml\s[^<>?]*\?>/;
 
 /**
  * `<!` followed by a letter opens a markup declaration (DOCTYPE, ENTITY, ELEMENT, ATTLIST,
  * NOTATION) in any spelling; `<![CDATA[` is not one. `<?` after the declaration is a processing
- * instruction. Both are refused on the text, so no parser ever expands an entity.
+ * instruction. Both are refused on the text, so no parser ever expands an entity; so are more
+ * than COMMENT_CAP comments.
  */
 function refuseDeclarations(xml: string): void {
   const body = xml.replace(XML_DECLARATION, '');
   if (/<![A-Za-z]/.test(body)) throw new SamlRefusal('the document declares a DTD or entities');
   if (body.includes('<?')) throw new SamlRefusal('the document holds a processing instruction');
+  // Counted on the text like the rest: `<!--` inside a CDATA section counts too, which only errs towards refusing.
+  let comments = 0;
+  for (let at = body.indexOf('<!--'); at >= 0 && comments <= COMMENT_CAP; at = body.indexOf('<!--', at + 4)) comments++;
+  if (comments > COMMENT_CAP) throw new SamlRefusal('the document holds too many comments');
 }
 
 /**
@@ -184,9 +197,10 @@ function refuseTooManyNodes(doc: Document, cap: number): void {
 /**
  * Reads a SAML message (`protocol`: samlp with saml, ds and xenc inside) or metadata (`metadata`:
  * md) as it arrived. Throws SamlRefusal for a document over the caps (of size, of elements and
- * attributes), with a DTD, an entity or a processing instruction, that is not well-formed, that the schema refuses, or whose root is not
- * of the schema's namespace (the entry point knows every imported namespace's global elements);
- * SamlBusy (503) when too many documents wait for the schema check.
+ * attributes, of comments), with a DTD, an entity or a processing instruction, that is not
+ * well-formed, that the schema refuses, or whose root is not of the schema's namespace (the entry
+ * point knows every imported namespace's global elements); SamlBusy (503) when too many documents
+ * wait for the schema check.
  */
 export async function readSamlXml(xml: string, schema: SamlSchema): Promise<Document> {
   const cap = SIZE_CAP[schema];
