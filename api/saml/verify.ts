@@ -237,6 +237,9 @@ export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly
   };
 }
 
+/** The messages verifiedSignedMessage reads. */
+const SIGNED_MESSAGES: readonly string[] = ['AuthnRequest', 'LogoutRequest', 'LogoutResponse'];
+
 /**
  * A message sent by HTTP-POST with an enveloped signature (AuthnRequest, LogoutRequest,
  * LogoutResponse): its root as the signature covered it, re-parsed. A Response goes through
@@ -246,6 +249,10 @@ export function verifiedSignedMessage(doc: Document, trustedCertificatesPem: rea
   const root = doc.documentElement;
   if (root.namespaceURI === SAML_NS.protocol && root.localName === 'Response')
     throw new SamlRefusal('a Response is read with verifiedResponse');
+  // Only the messages a box takes by HTTP-POST: a signed ArtifactResponse (or any other protocol
+  // root) may carry a Response, whose Assertion would then pass here unchecked by verifiedResponse.
+  if (root.namespaceURI !== SAML_NS.protocol || !SIGNED_MESSAGES.includes(root.localName))
+    throw new SamlRefusal(`the box takes no ${root.localName} by HTTP-POST`);
   if (childElements(root, SAML_NS.dsig, 'Signature').length === 0) throw new SamlRefusal(`the ${root.localName} is not signed`);
   return verifiedEnveloped(root, doc, trustedKeys(trustedCertificatesPem));
 }

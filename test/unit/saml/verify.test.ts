@@ -248,6 +248,14 @@ describe('SAML signatures (verify.ts)', function () {
       const response = signEnveloped(responseXml(), 'Response', idp);
       expect(refusal(() => verifiedSignedMessage(parseXml(response), [idp.certificatePem]))).to.match(/verifiedResponse/);
     });
+
+    it('refuses a signed ArtifactResponse, which could carry a Response past verifiedResponse', function () {
+      const artifactResponse = `<samlp:ArtifactResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_artifact" Version="2.0" IssueInstant="2026-01-01T00:00:00Z"><saml:Issuer>https://idp.example</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:ArtifactResponse>`;
+      const signed = signEnveloped(artifactResponse, 'ArtifactResponse', idp);
+      expect(refusal(() => verifiedSignedMessage(parseXml(signed), [idp.certificatePem]))).to.equal(
+        'the box takes no ArtifactResponse by HTTP-POST',
+      );
+    });
   });
 
   describe('verifyRedirectSignature (HTTP-Redirect, Bindings §3.4.4.1)', function () {
