@@ -6,7 +6,6 @@
 // service provider (Destination, Recipient, Audience), out of its time, signed by another key or
 // not at all, wrapped (XSW), a comment in a NameID, and metadata at a loopback address.
 import { expect } from 'chai';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { encryptAssertion } from '../../api/saml/encryption.js';
 import { signSamlXml } from '../../api/saml/sign.js';
@@ -14,7 +13,8 @@ import { verifyRedirectSignature } from '../../api/saml/verify.js';
 import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent } from '../support/form-agent.js';
 import { authnRequestOf, postResponse, samlKeyPair, startSaml, TestSamlIdp, type ResponseOptions } from '../support/saml-idp.js';
-import { freePort } from '../support/ports.js';
+import { clientDocuments, type ClientDocuments } from '../support/client-documents.js';
+import { testCa, type TestCa } from '../support/tls.js';
 import { idTokenOf, relyingParty } from '../support/upstream.js';
 
 describe('signing in through an upstream SAML identity provider', function () {
@@ -142,8 +142,16 @@ describe('signing in through an upstream SAML identity provider', function () {
         }),
       ),
     );
-    const statuses = answers.map((a) => a.status).sort();
-    expect(statuses).to.deep.equal([303, ...Array(19).fill(400)]);
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 303),
+      'one sign-in',
+    ).to.have.length(1);
+    // The others: refused, or told the box is busy (api/saml/xml.ts lets 18 documents wait for the schema at once).
+    expect(
+      statuses.filter((s) => s !== 303).every((s) => s === 400 || s === 503),
+      statuses.join(' '),
+    ).to.equal(true);
     // Later, from a browser that began a sign-in of its own: still nothing.
     const { browser: later } = await begin();
     await expectRefused({ answer: await postResponse(later, 'corp', response), browser: later });
@@ -155,6 +163,22 @@ describe('signing in through an upstream SAML identity provider', function () {
     const first = await signIn({ nameId: `l-${email}`, attributes: { email: [email] }, assertionId });
     expect(first.answer.status, first.answer.text).to.equal(303);
     await expectRefused(await signIn({ nameId: `l-${email}`, attributes: { email: [email] }, assertionId }));
+  });
+
+  it('answers a request once: of five Responses to it (five Assertions) posted at once, one signs in', async () => {
+    const email = newEmail();
+    const { browser, requestId } = await begin();
+    const o = { requestId, nameId: `o-${email}`, attributes: { email: [email] } };
+    const cookies = browser.cookieHeader();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        box.request('POST', '/auth/upstream/corp/saml/acs', {
+          headers: { ...cookies, 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ SAMLResponse: idp.response(box, 'corp', o) }).toString(),
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([303, 400, 400, 400, 400]);
   });
 
   it("refuses a Response to another browser's request (a login CSRF), and the victim's request is spent", async () => {
@@ -182,6 +206,7 @@ describe('signing in through an upstream SAML identity provider', function () {
     const nameId = `t-${newEmail()}`;
     await expectRefused(await signIn({ nameId, notBefore: -600, notOnOrAfter: -150 }));
     await expectRefused(await signIn({ nameId, notBefore: 150, notOnOrAfter: 600 }));
+    await expectRefused(await signIn({ nameId, notOnOrAfter: 600, confirmationNotOnOrAfter: -150 }));
     const skewed = await signIn({ nameId, notBefore: 60, notOnOrAfter: 600, attributes: { email: [newEmail()] } });
     expect(skewed.answer.status, skewed.answer.text).to.equal(303);
   });
@@ -246,9 +271,24 @@ describe('signing in through an upstream SAML identity provider', function () {
     const xml = idp.responseXml(box, 'corp', o, encrypted);
     expect(xml).to.include('EncryptedAssertion').and.not.include(email);
     const answer = await postResponse(browser, 'corp', Buffer.from(xml).toString('base64'));
-    console.log(box.logs.filter((l) => l.includes('upstream sign-in failed')).slice(-2));
     expect(answer.status, answer.text).to.equal(303);
     expect(await signedInAs(browser)).to.equal(email);
+    // Keycloak's way: the Assertion unsigned and encrypted, the Response around it signed.
+    const second = await begin();
+    const o2 = { ...o, requestId: second.requestId };
+    const inner = await encryptAssertion(idp.assertionXml(box, 'corp', o2), pem);
+    const signedResponse = signSamlXml(idp.responseXml(box, 'corp', o2, inner), 'Response', idp.key);
+    const again = await postResponse(second.browser, 'corp', Buffer.from(signedResponse).toString('base64'));
+    expect(again.status, again.text).to.equal(303);
+    expect(await signedInAs(second.browser)).to.equal(email);
+    // And unsigned all through: refused.
+    const third = await begin();
+    const o3 = { ...o, requestId: third.requestId };
+    const unsigned = idp.responseXml(box, 'corp', o3, await encryptAssertion(idp.assertionXml(box, 'corp', o3), pem));
+    await expectRefused({
+      answer: await postResponse(third.browser, 'corp', Buffer.from(unsigned).toString('base64')),
+      browser: third.browser,
+    });
   });
 
   it('refuses an IdP-initiated (unsolicited) Response', async () => {
@@ -277,29 +317,64 @@ describe('signing in through an upstream SAML identity provider', function () {
     expect(answer.status, answer.text).to.equal(303);
     expect(await signedInAs(browser)).to.equal(email);
   });
+});
 
-  it('never fetches metadata from a loopback address (the address guard), and says why to the admin', async () => {
-    let connections = 0;
-    const server = net.createServer((socket) => {
-      connections++;
-      socket.destroy();
-    });
-    const port = await freePort();
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    try {
-      await connect('loopback', {}, { metadata: { url: `https://127.0.0.1:${port}/metadata` } });
-      await connect('loopback-name', {}, { metadata: { url: `https://localhost:${port}/metadata` } });
-      for (const id of ['loopback', 'loopback-name']) {
-        const answer = await startSaml(new FormAgent(box), id);
-        expect(answer.status, answer.text).to.equal(502);
-        const check = await box.json('POST', `/IdentityProvider/${id}/$check`, undefined, await box.rootToken());
-        expect(JSON.stringify(check.body)).to.match(/special-use|the box's own address/);
-      }
-      const refusedHere = (l: string): boolean => l.includes('"provider":"loopback"') && /special-use|the box's own address/.test(l);
-      await eventually('the cause logged', async () => box.logs.some(refusedHere));
-      expect(connections, 'no connection made').to.equal(0);
-    } finally {
-      server.close();
+describe('the metadata of an upstream SAML identity provider at a URL', function () {
+  this.timeout(180_000);
+  let ca: TestCa;
+  let server: ClientDocuments;
+  /** A box as in production: it never fetches from a loopback address. */
+  let strict: Box;
+  /** A box for development, allowed to (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES). */
+  let dev: Box;
+  const idp = new TestSamlIdp();
+
+  before(async function () {
+    ca = testCa();
+    server = await clientDocuments(ca);
+    server.serve('/metadata', { body: idp.metadataXml(), headers: { 'Content-Type': 'application/samlmetadata+xml' } });
+    const env = { NODE_EXTRA_CA_CERTS: ca.caFile };
+    [strict, dev] = await Promise.all([
+      Box.start({ env }),
+      Box.start({ env: { ...env, BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32, ::1/128' } }),
+    ]);
+    await relyingParty(dev, 'rp');
+    for (const box of [strict, dev]) {
+      const res = await box.json(
+        'PUT',
+        '/IdentityProvider/remote',
+        { type: 'saml', saml: { entityId: idp.entityId, metadata: { url: `${server.origin}/metadata` } } },
+        await box.rootToken(),
+      );
+      expect(res.status, res.text).to.equal(201);
     }
+  });
+  after(async () => Promise.all([strict?.stop(), dev?.stop(), server?.close()]));
+
+  it('is never fetched from a loopback address by a box that does not allow it: its set-up fault, said to the admin', async () => {
+    const answer = await startSaml(new FormAgent(strict), 'remote');
+    expect(answer.status, answer.text).to.equal(502);
+    const check = await strict.json('POST', '/IdentityProvider/remote/$check', undefined, await strict.rootToken());
+    expect(check.body.ok).to.equal(false);
+    expect(JSON.stringify(check.body)).to.match(/special-use|the box's own address/);
+    const refusedHere = (l: string): boolean => l.includes('"provider":"remote"') && /special-use|the box's own address/.test(l);
+    await eventually('the cause logged', async () => strict.logs.some(refusedHere));
+    expect(server.hits('/metadata'), 'never asked').to.equal(0);
+  });
+
+  it('is read from its URL where allowed, and a person signs in through it', async () => {
+    const check = await dev.json('POST', '/IdentityProvider/remote/$check', undefined, await dev.rootToken());
+    expect(check.body.ok, JSON.stringify(check.body)).to.equal(true);
+    const browser = new FormAgent(dev);
+    const { id } = authnRequestOf(await startSaml(browser, 'remote'));
+    const email = `m-${randomBytes(4).toString('hex')}@example.com`;
+    const answer = await postResponse(
+      browser,
+      'remote',
+      idp.response(dev, 'remote', { requestId: id, nameId: email, attributes: { mail: [email] } }),
+    );
+    expect(answer.status, answer.text).to.equal(303);
+    expect((await idTokenOf(dev, browser, 'rp')).claims.email).to.equal(email);
+    expect(server.hits('/metadata'), 'read once, then kept').to.equal(1);
   });
 });

@@ -44,9 +44,10 @@ export interface ResponseOptions {
   audience?: string;
   issuer?: string;
   confirmationInResponseTo?: string;
-  /** Offsets from now, in seconds. */
+  /** Offsets from now, in seconds: of the Conditions, and (default the same) of the bearer confirmation. */
   notBefore?: number;
   notOnOrAfter?: number;
+  confirmationNotOnOrAfter?: number;
   /** Which element the identity provider signs (default the Assertion). */
   sign?: 'assertion' | 'response' | 'none';
   /** Signed with another key (another identity provider's). */
@@ -83,7 +84,7 @@ export class TestSamlIdp {
       `<saml:Assertion xmlns:saml="${NS.assertion}" ID="${o.assertionId ?? `_a${randomBytes(12).toString('hex')}`}" Version="2.0" IssueInstant="${iso(now)}">` +
       `<saml:Issuer>${o.issuer ?? this.entityId}</saml:Issuer>` +
       `<saml:Subject><saml:NameID Format="${o.nameIdFormat ?? 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'}">${o.nameId}</saml:NameID>` +
-      `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${iso(now + (o.notOnOrAfter ?? 300) * 1000)}" Recipient="${o.recipient ?? acs}" InResponseTo="${o.confirmationInResponseTo ?? o.requestId}"/></saml:SubjectConfirmation></saml:Subject>` +
+      `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${iso(now + (o.confirmationNotOnOrAfter ?? o.notOnOrAfter ?? 300) * 1000)}" Recipient="${o.recipient ?? acs}" InResponseTo="${o.confirmationInResponseTo ?? o.requestId}"/></saml:SubjectConfirmation></saml:Subject>` +
       `<saml:Conditions NotBefore="${iso(now + (o.notBefore ?? -5) * 1000)}" NotOnOrAfter="${iso(now + (o.notOnOrAfter ?? 300) * 1000)}"><saml:AudienceRestriction><saml:Audience>${o.audience ?? `${box.url}/auth/upstream/${provider}/saml/metadata`}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
       `<saml:AuthnStatement AuthnInstant="${iso(now)}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
       (attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '') +

@@ -11,7 +11,7 @@ import { decodePostMessage, encodeRedirectMessage } from '../../saml/bindings.js
 import { decryptAssertions } from '../../saml/encryption.js';
 import { signRedirectQuery, type SamlSigningKey } from '../../saml/sign.js';
 import { verifiedResponse, type VerifiedResponse } from '../../saml/verify.js';
-import { SAML_NS, SamlRefusal, childElements, readSamlXml } from '../../saml/xml.js';
+import { SAML_NS, SamlBusy, SamlRefusal, readSamlXml } from '../../saml/xml.js';
 import { recordProofs } from '../../store/dpop-proofs.js';
 import type { IdentityProvider } from '../../types.js';
 import { UpstreamError } from './profile.js';
@@ -56,18 +56,20 @@ export async function verifiedSamlResponse(
   key: Pick<SamlSigningKey, 'privateKey'>,
 ): Promise<VerifiedResponse> {
   try {
-    let doc = await readSamlXml(decodePostMessage(posted), 'protocol');
-    const root = doc.documentElement;
+    const arrived = await readSamlXml(decodePostMessage(posted), 'protocol');
+    const root = arrived.documentElement;
     if (root.namespaceURI !== SAML_NS.protocol || root.localName !== 'Response')
       throw new UpstreamError('invalid', 'the message is no Response');
     // Read unsigned, only to say why: a Response without success carries no Assertion to check.
     const status = statusOf(root);
     if (status !== 'urn:oasis:names:tc:SAML:2.0:status:Success')
       throw new UpstreamError('refused', `the identity provider answered ${status ?? 'no status'}`);
-    if (childElements(root, SAML_NS.assertion, 'EncryptedAssertion').length > 0) doc = await decryptAssertions(doc, key.privateKey);
-    return verifiedResponse(doc, idp.certificates);
+    // A Response's signature covers the EncryptedAssertion: it is checked on the Response as it arrived.
+    const doc = await decryptAssertions(arrived, key.privateKey);
+    return verifiedResponse(doc, idp.certificates, arrived);
   } catch (err) {
-    if (err instanceof UpstreamError) throw err;
+    // Too many documents waiting for the schema: the box is busy (503), not the Response wrong.
+    if (err instanceof UpstreamError || err instanceof SamlBusy) throw err;
     if (err instanceof SamlRefusal) throw new UpstreamError('invalid', `the Response: ${err.reason}`);
     // The libraries' own errors (a decryption that fails) may quote the document: only their kind is said.
     throw new UpstreamError('invalid', `the Response could not be read (${err instanceof Error ? err.name : 'failed'})`);
