@@ -317,6 +317,33 @@ describe('signing in through an upstream SAML identity provider', function () {
     expect(answer.status, answer.text).to.equal(303);
     expect(await signedInAs(browser)).to.equal(email);
   });
+
+  it("follows the box's key rotation: the SP metadata names both keys, the new one signs, the old one still decrypts", async () => {
+    const certificatesOf = (xml: string, use: string): string[] =>
+      [...xml.matchAll(new RegExp(`<md:KeyDescriptor use="${use}">.*?<ds:X509Certificate>([^<]+)<`, 'g'))].map(
+        (m) => `-----BEGIN CERTIFICATE-----\n${m[1]!.replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----\n`,
+      );
+    const before = (await box.request('GET', '/auth/upstream/corp/saml/metadata')).text;
+    const [old] = certificatesOf(before, 'encryption');
+    const rotated = await box.json('POST', '/keys/rotate', { alg: 'RS256' }, await box.rootToken());
+    expect(rotated.status, rotated.text).to.equal(200);
+    const after = await eventually('the new key published', async () => {
+      const xml = (await box.request('GET', '/auth/upstream/corp/saml/metadata')).text;
+      return certificatesOf(xml, 'signing').length === 2 && xml;
+    });
+    const [fresh, retired] = certificatesOf(after, 'signing');
+    expect(retired).to.equal(old);
+    const request = authnRequestOf(await startSaml(new FormAgent(box), 'corp'));
+    expect(verifyRedirectSignature(request.url.search.slice(1), [fresh!]), 'signed with the new key').to.equal(true);
+    // An IdP that still encrypts to the key before.
+    const email = newEmail();
+    const { browser, requestId } = await begin();
+    const o = { requestId, nameId: `k-${email}`, attributes: { email: [email] } };
+    const encrypted = await encryptAssertion(signSamlXml(idp.assertionXml(box, 'corp', o), 'Assertion', idp.key), old!);
+    const answer = await postResponse(browser, 'corp', Buffer.from(idp.responseXml(box, 'corp', o, encrypted)).toString('base64'));
+    expect(answer.status, answer.text).to.equal(303);
+    expect(await signedInAs(browser)).to.equal(email);
+  });
 });
 
 describe('the metadata of an upstream SAML identity provider at a URL', function () {

@@ -21,7 +21,7 @@ import {
   type Begun,
   type FlowServices,
 } from '../../people/upstream/flow.js';
-import { boxSamlKey, spMetadata } from '../../people/upstream/saml-metadata.js';
+import { boxSamlKeys, spMetadata } from '../../people/upstream/saml-metadata.js';
 import { newRequestId } from '../../people/upstream/saml-sp.js';
 import { formPostPage, FORM_POST_SCRIPT_SOURCE } from '../../ui/form-post-page.js';
 import type { LinkRefusal } from '../../people/upstream/linking.js';
@@ -208,7 +208,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   router.get(browserPage('/auth/upstream/:id/saml/metadata'), async (req, res) => {
     const p = await enabledProvider(svc, req.params.id);
     if (!p || p.type !== 'saml') return unknown(res);
-    res.type('application/samlmetadata+xml').send(spMetadata(svc.config.baseUrl, p, boxSamlKey(svc.keyring), newRequestId()));
+    res.type('application/samlmetadata+xml').send(spMetadata(svc.config.baseUrl, p, boxSamlKeys(svc.keyring), newRequestId()));
   });
 
   // The Assertion Consumer Service (HTTP-POST binding): the identity provider's Response, through the browser.

@@ -28,14 +28,14 @@ import { authorizationUrl, finishAuthorization, type UpstreamRequest } from './o
 import { UpstreamError, type UpstreamProfile } from './profile.js';
 import { providerSecret } from './secret.js';
 import { acceptedAssertion, samlProfile } from './saml.js';
-import { boxSamlKey, idpMetadata, metadataRules, spUrls } from './saml-metadata.js';
+import { boxSamlKey, boxSamlKeys, idpMetadata, metadataRules, spUrls } from './saml-metadata.js';
 import { authnRequestUrl, firstUseOfAssertion, newRequestId, requestAnswered, verifiedSamlResponse } from './saml-sp.js';
 
 export interface FlowServices {
   pool: Pool;
   factorKey: Buffer;
   config: Pick<Config, 'baseUrl' | 'clientMetadata'>;
-  keyring: Pick<Keyring, 'activeFor'>;
+  keyring: Pick<Keyring, 'activeFor' | 'jwks' | 'find'>;
 }
 
 const random = (): string => randomBytes(32).toString('base64url');
@@ -173,7 +173,7 @@ export async function finishSamlUpstream(
   const provider = await enabledProvider(svc, providerId);
   if (!provider?.saml) throw new UpstreamError('invalid', 'the provider is gone, disabled or not a SAML provider');
   const idp = await idpMetadata(provider, metadataRules(svc.config));
-  const verified = await verifiedSamlResponse(posted, idp, boxSamlKey(svc.keyring));
+  const verified = await verifiedSamlResponse(posted, idp, boxSamlKeys(svc.keyring));
   const requestId = requestAnswered(verified);
   // Taken whatever follows: a request is answered once (a replayed Response finds nothing).
   const begun = await takeUpstreamSignIn(svc.pool, tokenHash(requestId));

@@ -14,6 +14,7 @@
 import https from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import type { Config } from '../../config.js';
+import type { SigningKey } from '../../credentials/jwt.js';
 import type { Keyring } from '../../credentials/keyring.js';
 import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../../outbound.js';
 import { certificateBody, selfSignedCertificate } from '../../saml/certificate.js';
@@ -170,13 +171,10 @@ const CERTIFICATE_NOT_BEFORE = new Date('2000-01-01T00:00:00Z');
 const CERTIFICATE_NOT_AFTER = new Date('9999-12-31T23:59:59Z');
 const certificates = new Map<string, string>();
 
-/**
- * The box's SAML key: its RS256 signing key (./../../credentials/keyring.ts), which rotates as the
- * JWKS does, with a self-signed certificate of it (the same every time for a key: its dates are
- * fixed and RSA PKCS#1 v1.5 signatures deterministic), which SP metadata publishes.
- */
-export function boxSamlKey(keyring: Pick<Keyring, 'activeFor'>): SamlSigningKey {
-  const key = keyring.activeFor('RS256');
+type SamlKeyring = Pick<Keyring, 'activeFor' | 'jwks' | 'find'>;
+
+/** A key of the keyring as SAML knows it: with a self-signed certificate of it, the same every time (fixed dates, deterministic RSA signatures). */
+function samlKeyOf(key: SigningKey): SamlSigningKey {
   let certificatePem = certificates.get(key.kid);
   if (!certificatePem) {
     const pair = { privateKey: key.privateKey, publicKey: key.publicKey };
@@ -186,21 +184,42 @@ export function boxSamlKey(keyring: Pick<Keyring, 'activeFor'>): SamlSigningKey 
   return { privateKey: key.privateKey, certificatePem };
 }
 
+/** The box's SAML key: its active RS256 signing key (../../credentials/keyring.ts), which rotates as the JWKS does. */
+export const boxSamlKey = (keyring: Pick<Keyring, 'activeFor'>): SamlSigningKey => samlKeyOf(keyring.activeFor('RS256'));
+
+/**
+ * Every RS256 key the box still publishes, the active one first: the SP metadata names them all
+ * during a rotation's overlap (an IdP that reads it again trusts the new key before it signs), and
+ * an Assertion encrypted to the one before still decrypts.
+ */
+export function boxSamlKeys(keyring: SamlKeyring): SamlSigningKey[] {
+  const active = keyring.activeFor('RS256');
+  const retired = keyring
+    .jwks()
+    .keys.filter((jwk) => jwk.alg === 'RS256' && jwk.kid !== active.kid)
+    .map((jwk) => keyring.find(String(jwk.kid)))
+    .filter((key): key is SigningKey => key !== undefined);
+  return [active, ...retired].map(samlKeyOf);
+}
+
 export const escapeXml = (value: string): string =>
   value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 
-/** The box's SP metadata for `provider`, signed with the key it describes. */
-export function spMetadata(baseUrl: string, provider: IdentityProvider, key: SamlSigningKey, id: string): string {
+/** The box's SP metadata for `provider`: `keys` (the one that signs first), and signed with it. */
+export function spMetadata(baseUrl: string, provider: IdentityProvider, keys: readonly SamlSigningKey[], id: string): string {
   const { entityId, acsUrl } = spUrls(baseUrl, provider.id);
-  const keyInfo = `<ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(key.certificatePem)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>`;
+  const keyInfo = (key: SamlSigningKey): string =>
+    `<ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(key.certificatePem)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>`;
+  const descriptors = (use: string): string =>
+    keys.map((key) => `<md:KeyDescriptor use="${use}">${keyInfo(key)}</md:KeyDescriptor>`).join('');
   const format = provider.saml?.nameIdFormat;
   const xml =
     `<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" xmlns:ds="${SAML_NS.dsig}" ID="${id}" entityID="${escapeXml(entityId)}">` +
     `<md:SPSSODescriptor AuthnRequestsSigned="true" WantAssertionsSigned="true" protocolSupportEnumeration="${SAML_NS.protocol}">` +
-    `<md:KeyDescriptor use="signing">${keyInfo}</md:KeyDescriptor>` +
-    `<md:KeyDescriptor use="encryption">${keyInfo}</md:KeyDescriptor>` +
+    descriptors('signing') +
+    descriptors('encryption') +
     (format ? `<md:NameIDFormat>${NAMEID_FORMATS[format]}</md:NameIDFormat>` : '') +
     `<md:AssertionConsumerService Binding="${POST_BINDING}" Location="${escapeXml(acsUrl)}" index="0" isDefault="true"/>` +
     `</md:SPSSODescriptor></md:EntityDescriptor>`;
-  return signSamlXml(xml, 'EntityDescriptor', key);
+  return signSamlXml(xml, 'EntityDescriptor', keys[0]!);
 }

@@ -53,7 +53,7 @@ export function authnRequestUrl(
 export async function verifiedSamlResponse(
   posted: string,
   idp: IdpMetadata,
-  key: Pick<SamlSigningKey, 'privateKey'>,
+  keys: readonly Pick<SamlSigningKey, 'privateKey'>[],
 ): Promise<VerifiedResponse> {
   try {
     const arrived = await readSamlXml(decodePostMessage(posted), 'protocol');
@@ -65,7 +65,7 @@ export async function verifiedSamlResponse(
     if (status !== 'urn:oasis:names:tc:SAML:2.0:status:Success')
       throw new UpstreamError('refused', `the identity provider answered ${status ?? 'no status'}`);
     // A Response's signature covers the EncryptedAssertion: it is checked on the Response as it arrived.
-    const doc = await decryptAssertions(arrived, key.privateKey);
+    const doc = await decryptedWithAny(arrived, keys);
     return verifiedResponse(doc, idp.certificates, arrived);
   } catch (err) {
     // Too many documents waiting for the schema: the box is busy (503), not the Response wrong.
@@ -74,6 +74,18 @@ export async function verifiedSamlResponse(
     // The libraries' own errors (a decryption that fails) may quote the document: only their kind is said.
     throw new UpstreamError('invalid', `the Response could not be read (${err instanceof Error ? err.name : 'failed'})`);
   }
+}
+
+/** `doc` with its Assertions decrypted by the first of `keys` that decrypts them (an IdP may still encrypt to the key before a rotation). */
+async function decryptedWithAny(doc: Document, keys: readonly Pick<SamlSigningKey, 'privateKey'>[]): Promise<Document> {
+  for (const [i, key] of keys.entries()) {
+    try {
+      return await decryptAssertions(doc, key.privateKey);
+    } catch (err) {
+      if (!(err instanceof SamlRefusal) || i === keys.length - 1) throw err;
+    }
+  }
+  throw new SamlRefusal('the box has no key to decrypt with');
 }
 
 /** The request a verified Response answers: its InResponseTo (an unsolicited Response answers none, and is refused). */
