@@ -716,9 +716,9 @@ export interface AppSpec {
 
 export interface IdentityProviderSpec {
   /**
-   * oidc - an OpenID Connect provider, found by its issuer (Google, Entra ID, GitLab, Okta, another box); oauth2 - an OAuth 2.0 service with a userinfo URL; github - GitHub or GitHub Enterprise Server (its emails and its organization and team memberships); ldap - an LDAP directory or Active Directory (the person's own bind after a user search).
+   * oidc - an OpenID Connect provider, found by its issuer (Google, Entra ID, GitLab, Okta, another box); oauth2 - an OAuth 2.0 service with a userinfo URL; github - GitHub or GitHub Enterprise Server (its emails and its organization and team memberships); ldap - an LDAP directory or Active Directory (the person's own bind after a user search); saml - a SAML 2.0 identity provider (ADFS, Entra ID, Okta, Keycloak), the box its service provider.
    */
-  type: 'oidc' | 'oauth2' | 'github' | 'ldap';
+  type: 'oidc' | 'oauth2' | 'github' | 'ldap' | 'saml';
   /**
    * What the sign-in page's button says ("Sign in with <displayName>"). Unset - the resource's name.
    */
@@ -906,7 +906,58 @@ export interface IdentityProviderSpec {
     passwordForm?: boolean;
   };
   /**
-   * The Secret holding the client secret (oidc, oauth2, github) or the bind password (ldap) (Kubernetes only).
+   * Settings of a saml provider. The box is its service provider: its entity ID is <box>/auth/upstream/<name>/saml/metadata, where its SP metadata is served (paste it into the identity provider), and its Assertion Consumer Service <box>/auth/upstream/<name>/saml/acs (HTTP-POST).
+   */
+  saml?: {
+    /**
+     * The identity provider's entity ID, exactly as its metadata's EntityDescriptor and its Responses' Issuer say it. A change of it unlinks the people linked through the provider.
+     */
+    entityId: string;
+    /**
+     * The identity provider's SAML metadata (its sign-on address and signing certificates), one of the two.
+     */
+    metadata: {
+      /**
+       * Where it is read from (https; never a special-use or the box's own address, unless BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES allows it); read again at most every 10 minutes.
+       */
+      url?: string;
+      /**
+       * The metadata document itself.
+       */
+      xml?: string;
+    };
+    /**
+     * The NameID format asked for (NameIDPolicy). Unset - none asked, the identity provider's choice. A transient NameID is refused unless attributes.subject names the subject.
+     */
+    nameIdFormat?: 'persistent' | 'emailAddress' | 'unspecified';
+    /**
+     * Which attributes say what (by Name). Unset - the subject is the NameID, and the first of the common names present (in parentheses) is read.
+     */
+    attributes?: {
+      /**
+       * An attribute holding the person's stable id (default - the NameID).
+       */
+      subject?: string;
+      /**
+       * (email, mail, urn:oid:0.9.2342.19200300.100.1.3, http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress; else an emailAddress NameID)
+       */
+      email?: string;
+      /**
+       * (name, displayName, urn:oid:2.16.840.1.113730.3.1.241, http://schemas.microsoft.com/identity/claims/displayname)
+       */
+      name?: string;
+      /**
+       * (groups, memberOf, urn:oid:1.3.6.1.4.1.5923.1.5.1.1, http://schemas.microsoft.com/ws/2008/06/identity/claims/groups)
+       */
+      groups?: string;
+    };
+    /**
+     * The identity provider's email addresses are checked by it (default false).
+     */
+    emailVerified?: boolean;
+  };
+  /**
+   * The Secret holding the client secret (oidc, oauth2, github) or the bind password (ldap) (Kubernetes only; saml - none).
    */
   secretRef?: {
     name: string;
@@ -945,7 +996,7 @@ export interface IdentityProviderSpec {
      */
     upstream?: string;
     /**
-     * A claim of the ID token or userinfo equal to value (or holding it, for a list). LDAP - dn or an attribute userSearch names (idAttribute, emailAttribute, nameAttribute; by default entryUUID, mail, cn); another name is refused.
+     * A claim of the ID token or userinfo equal to value (or holding it, for a list). LDAP - dn or an attribute userSearch names (idAttribute, emailAttribute, nameAttribute; by default entryUUID, mail, cn); another name is refused. SAML - an attribute of the Assertion, by its Name.
      */
     claim?: {
       name: string;

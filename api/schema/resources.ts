@@ -29,6 +29,7 @@ type Spec = Record<string, unknown> & {
   type?: string;
   groups?: { upstream?: string; claim?: { name: string } }[];
   ldap?: { userSearch: LdapAttributeSettings };
+  saml?: { metadata: { url?: string; xml?: string } };
   jwks?: unknown;
   jwks_uri?: string;
   token_endpoint_auth_method?: string;
@@ -149,8 +150,11 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
       s.type !== 'ldap' ||
       s.ldap === undefined ||
       (s.groups ?? []).every((rule) => rule.claim === undefined || ldapClaimNames(s.ldap!.userSearch).includes(rule.claim.name)),
-  "(self.type == 'oidc') == has(self.oidc) && (self.type == 'oauth2') == has(self.oauth2) && (self.type == 'github') == has(self.github) && (self.type == 'ldap') == has(self.ldap)":
-    (s) => (['oidc', 'oauth2', 'github', 'ldap'] as const).every((type) => (s.type === type) === (s[type] !== undefined)),
+  "(self.type == 'oidc') == has(self.oidc) && (self.type == 'oauth2') == has(self.oauth2) && (self.type == 'github') == has(self.github) && (self.type == 'ldap') == has(self.ldap) && (self.type == 'saml') == has(self.saml)":
+    (s) => (['oidc', 'oauth2', 'github', 'ldap', 'saml'] as const).every((type) => (s.type === type) === (s[type] !== undefined)),
+  // A SAML provider's metadata comes from one place: its URL or the document itself.
+  '!has(self.saml) || has(self.saml.metadata.url) != has(self.saml.metadata.xml)': (s) =>
+    s.saml === undefined || (s.saml.metadata.url === undefined) !== (s.saml.metadata.xml === undefined),
 };
 
 export interface CelRule {

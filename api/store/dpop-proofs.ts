@@ -1,6 +1,7 @@
 // The replay cache of a box, in PostgreSQL so that every process of the box shares it
 // (docs/architecture.md §10): DPoP proofs (RFC 9449 §11.1) and the jti of client assertions
-// (private_key_jwt, api/oauth/client-assertion.ts), each a digest of its own prefix. A digest is
+// (private_key_jwt, api/oauth/client-assertion.ts) and the IDs of SAML Assertions from upstream
+// identity providers (api/people/upstream/saml-sp.ts), each a digest of its own prefix. A digest is
 // inserted if absent; present means the proof was seen, wherever it was. Concurrent checks share one statement and
 // its commit (group commit): under load one round trip answers many proofs.
 import type { Pool, Queryable } from '../db/pool.js';

@@ -7,7 +7,8 @@ import { ResourceTable, type Stored, type WriteOptions } from './resources.js';
 
 /**
  * Where a provider's identities come from: its type and what names its issuer (the OpenID issuer,
- * the OAuth 2.0 service's addresses, GitHub's, the directory and where its people are). A subject
+ * the OAuth 2.0 service's addresses, GitHub's, the directory and where its people are, the SAML
+ * entity ID and the attribute its subjects are read from). A subject
  * is unique only there: `123` at another issuer is someone else.
  */
 function issuerOf(p: IdentityProvider): string {
@@ -16,6 +17,8 @@ function issuerOf(p: IdentityProvider): string {
     oauth2: [p.oauth2?.authorizationUrl, p.oauth2?.userinfoUrl],
     github: [p.github?.url, p.github?.apiUrl],
     ldap: [p.ldap?.url, p.ldap?.userSearch.baseDN, p.ldap?.userSearch.idAttribute],
+    // The entity ID, not where its metadata is read: a metadata moved or a certificate renewed is the same provider.
+    saml: [p.saml?.entityId, p.saml?.attributes?.subject],
   }[p.type];
   return JSON.stringify([p.type, ...where]);
 }

@@ -16,6 +16,8 @@ import { GitHubStandIn, type GitHubAccount } from '../support/github-stand-in.js
 import { freePort } from '../support/ports.js';
 
 const CALLBACK = 'https://box-a.example/auth/upstream/box-b/callback';
+/** The address rules of a SAML provider's metadata fetch: no OAuth provider's check reads them. */
+const METADATA_RULES = { allowed: [], timeoutMs: 5000, boxUrl: 'https://box-a.example' };
 
 const newRequest = (): UpstreamRequest => ({
   state: oauth.generateRandomState(),
@@ -400,11 +402,11 @@ describe('GitHub (against a stand-in for GitHub)', function () {
   });
 
   it('$check: the client credentials GitHub accepts pass (bad_verification_code for a made-up code); a wrong secret fails', async function () {
-    const good = await checkProvider(provider(), github.clientSecret, CALLBACK);
+    const good = await checkProvider(provider(), github.clientSecret, CALLBACK, METADATA_RULES);
     expect(good.map((c) => [c.check, c.ok])).to.deep.equal([['client', true]]);
     expect(good[0]!.detail).to.include('bad_verification_code');
     const wrong = 'not-the-github-secret-2';
-    const bad = await checkProvider(provider(), wrong, CALLBACK);
+    const bad = await checkProvider(provider(), wrong, CALLBACK, METADATA_RULES);
     expect(bad.map((c) => [c.check, c.ok])).to.deep.equal([['client', false]]);
     expect(bad[0]!.detail).to.include('incorrect_client_credentials').and.not.include(wrong);
   });

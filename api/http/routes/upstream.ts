@@ -1,6 +1,7 @@
 // Signing in through an IdentityProvider (docs/guides/upstream-providers.md): its button on the
-// sign-in page starts a sign-in there (oidc, oauth2, github) or opens the directory's password
-// form (ldap); the provider's answer comes back to the callback; the person it names is made or
+// sign-in page starts a sign-in there (oidc, oauth2, github, saml) or opens the directory's password
+// form (ldap); the provider's answer comes back to the callback (saml: posted to the ACS, and the
+// box's SP metadata served beside it); the person it names is made or
 // linked (api/people/upstream/admit.ts) and signed in like any other, second factor and all
 // (api/http/sign-in-steps.ts proceed). From the account page the same way links a provider to
 // the signed-in person, and unlinks it. This file only translates: the rules are in
@@ -11,7 +12,18 @@ import { unlink, type AdmitServices } from '../../people/upstream/admit.js';
 import { proceed } from '../../people/steps.js';
 import { signInAtDirectory } from '../../people/ways/password.js';
 import { throughProvider } from '../../people/ways/upstream.js';
-import { beginUpstream, enabledProvider, finishUpstream, labelOf, type Begun, type FlowServices } from '../../people/upstream/flow.js';
+import {
+  beginUpstream,
+  enabledProvider,
+  finishSamlUpstream,
+  finishUpstream,
+  labelOf,
+  type Begun,
+  type FlowServices,
+} from '../../people/upstream/flow.js';
+import { boxSamlKeys, spMetadata } from '../../people/upstream/saml-metadata.js';
+import { newRequestId } from '../../people/upstream/saml-sp.js';
+import { formPostPage, FORM_POST_SCRIPT_SOURCE } from '../../ui/form-post-page.js';
 import type { LinkRefusal } from '../../people/upstream/linking.js';
 import { UpstreamError, type UpstreamProfile } from '../../people/upstream/profile.js';
 import type { Metrics } from '../../metrics.js';
@@ -181,10 +193,41 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     // The binding is used once, whatever comes of it.
     appendCookie(res, `${bindingCookie(svc)}=${cookieOptions(svc, 0)}`);
     const p = await enabledProvider(svc, id);
-    if (!p || p.type === 'ldap') return unknown(res);
+    if (!p || p.type === 'ldap' || p.type === 'saml') return unknown(res);
     let finished;
     try {
       finished = await finishUpstream(svc, id, callback, binding);
+    } catch (err) {
+      return failed(res, p, err, svc.addressOf(req));
+    }
+    await arrive(req, res, finished.provider, finished.profile, finished.begun);
+  });
+
+  // The box's SP metadata for a saml provider: what its administrator pastes into the identity
+  // provider (the SP entity ID is this very URL). Marked a page: it is for people and IdPs to read, not the API's.
+  router.get(browserPage('/auth/upstream/:id/saml/metadata'), async (req, res) => {
+    const p = await enabledProvider(svc, req.params.id);
+    if (!p || p.type !== 'saml') return unknown(res);
+    res.type('application/samlmetadata+xml').send(spMetadata(svc.config.baseUrl, p, boxSamlKeys(svc.keyring), newRequestId()));
+  });
+
+  // The Assertion Consumer Service (HTTP-POST binding): the identity provider's Response, through the browser.
+  router.post(browserPage('/auth/upstream/:id/saml/acs'), ...pageForm, async (req, res) => {
+    const body = req.body as Body;
+    const p = await enabledProvider(svc, req.params.id as string);
+    if (!p || p.type !== 'saml') return unknown(res);
+    const binding = cookies(req)[bindingCookie(svc)];
+    // A POST from the identity provider's site carries no SameSite=Lax cookie: the browser posts
+    // the same Response once more from the box's own page, which carries it (the binding holds).
+    if (binding === undefined && text(body.bounced) !== '1') {
+      const fields = { SAMLResponse: text(body.SAMLResponse), bounced: '1' };
+      return renderPage(res, 200, formPostPage(box, req.originalUrl, fields), {}, { inlineScript: FORM_POST_SCRIPT_SOURCE });
+    }
+    // The binding is used once, whatever comes of it.
+    appendCookie(res, `${bindingCookie(svc)}=${cookieOptions(svc, 0)}`);
+    let finished;
+    try {
+      finished = await finishSamlUpstream(svc, p.id, text(body.SAMLResponse), binding);
     } catch (err) {
       return failed(res, p, err, svc.addressOf(req));
     }

@@ -4,11 +4,13 @@
 // with a made-up code, which a provider answers invalid_grant only once it has authenticated the
 // client (RFC 6749 §5.2: invalid_client is "Client authentication failed"). GitHub and OAuth 2.0
 // services: the client credentials the same way. A directory: the connection, the service
-// account's bind, and the search bases. No detail carries a secret: what a failure says is the
+// account's bind, and the search bases. A SAML provider: its metadata (read from its URL under the
+// box's address guard, or inline), the entity it names, its sign-on address and certificates. No detail carries a secret: what a failure says is the
 // message of an UpstreamError, written to be logged.
 import { randomBytes } from 'node:crypto';
 import { ResultCodeError, PresenceFilter } from 'ldapts';
 import * as oauth from 'oauth4webapi';
+import type { Config } from '../../config.js';
 import type { Pool } from '../../db/pool.js';
 import { identityProviders } from '../../store/identity-providers.js';
 import type { IdentityProvider } from '../../types.js';
@@ -19,6 +21,7 @@ import { callbackUrl } from './flow.js';
 import { codeFlowOf, fetchMetadata } from './oauth.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, type LdapSettings } from './profile.js';
 import { providerSecret } from './secret.js';
+import { idpMetadata, type MetadataRules, metadataRules } from './saml-metadata.js';
 
 export interface ProviderCheck {
   check: string;
@@ -37,7 +40,12 @@ const failed = (check: string, err: unknown, what: string): ProviderCheck => ({
 });
 
 /** Every check of `provider`, in the order a sign-in needs them; a check that fails ends the ones that need it. */
-export async function checkProvider(provider: IdentityProvider, secret: string | undefined, redirectUri: string): Promise<ProviderCheck[]> {
+export async function checkProvider(
+  provider: IdentityProvider,
+  secret: string | undefined,
+  redirectUri: string,
+  rules: MetadataRules,
+): Promise<ProviderCheck[]> {
   switch (provider.type) {
     case 'oidc':
       return checkOpenIdProvider(provider, secret, redirectUri);
@@ -46,6 +54,22 @@ export async function checkProvider(provider: IdentityProvider, secret: string |
       return checkCodeFlow(provider, secret, redirectUri);
     case 'ldap':
       return provider.ldap ? checkDirectory(provider.ldap, secret) : [{ check: 'settings', ok: false, detail: 'no ldap settings' }];
+    case 'saml':
+      return checkSamlProvider(provider, rules);
+  }
+}
+
+/** The identity provider's metadata, as a sign-in reads it (its entity, sign-on address and certificates). */
+async function checkSamlProvider(provider: IdentityProvider, rules: MetadataRules): Promise<ProviderCheck[]> {
+  try {
+    const idp = await idpMetadata(provider, rules);
+    const n = idp.certificates.length;
+    return [
+      passed('metadata', `${provider.saml?.metadata.url ? `read ${provider.saml.metadata.url}` : 'read inline'}: entity ${idp.entityId}`),
+      passed('sign-on', `people sign in at ${idp.signOnUrl} (HTTP-Redirect); ${n} signing certificate${n === 1 ? '' : 's'}`),
+    ];
+  } catch (err) {
+    return [failed('metadata', err, 'the metadata')];
   }
 }
 
@@ -189,7 +213,7 @@ async function baseExists(connection: LdapConnection, check: string, dn: string,
 export interface CheckServices {
   pool: Pool;
   factorKey: Buffer;
-  config: { baseUrl: string };
+  config: Pick<Config, 'baseUrl' | 'clientMetadata'>;
 }
 
 /**
@@ -200,6 +224,6 @@ export async function checkStoredProvider(svc: CheckServices, id: string): Promi
   const stored = await identityProviders.read(svc.pool, id);
   if (!stored) return undefined;
   const secret = providerSecret(svc.factorKey, id, stored.secretSealed ?? null);
-  const checks = await checkProvider(stored.resource, secret, callbackUrl(svc.config.baseUrl, id));
+  const checks = await checkProvider(stored.resource, secret, callbackUrl(svc.config.baseUrl, id), metadataRules(svc.config));
   return { ok: checks.every((c) => c.ok), checks };
 }

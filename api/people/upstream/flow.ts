@@ -11,6 +11,8 @@
 import type { Attempts, Refusal } from '../attempts.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
+import type { Config } from '../../config.js';
+import type { Keyring } from '../../credentials/keyring.js';
 import { tokenHash } from '../../credentials/tokens.js';
 import type { IdentityProvider } from '../../types.js';
 import {
@@ -25,11 +27,15 @@ import { ldapSignIn } from './ldap.js';
 import { authorizationUrl, finishAuthorization, type UpstreamRequest } from './oauth.js';
 import { UpstreamError, type UpstreamProfile } from './profile.js';
 import { providerSecret } from './secret.js';
+import { acceptedAssertion, samlProfile } from './saml.js';
+import { boxSamlKey, boxSamlKeys, idpMetadata, metadataRules, spUrls } from './saml-metadata.js';
+import { authnRequestUrl, firstUseOfAssertion, newRequestId, requestAnswered, verifiedSamlResponse } from './saml-sp.js';
 
 export interface FlowServices {
   pool: Pool;
   factorKey: Buffer;
-  config: { baseUrl: string };
+  config: Pick<Config, 'baseUrl' | 'clientMetadata'>;
+  keyring: Pick<Keyring, 'activeFor' | 'jwks' | 'find'>;
 }
 
 const random = (): string => randomBytes(32).toString('base64url');
@@ -94,6 +100,19 @@ export async function beginUpstream(
 
 async function begin(svc: FlowServices, provider: IdentityProvider, begun: Begun): Promise<{ binding: string; url: URL }> {
   const binding = random();
+  if (provider.type === 'saml') {
+    // The AuthnRequest's ID is the state: the Response names it (InResponseTo), and it is found by it.
+    const requestId = newRequestId();
+    const idp = await idpMetadata(provider, metadataRules(svc.config));
+    const url = authnRequestUrl(svc.config.baseUrl, provider, idp, requestId, boxSamlKey(svc.keyring), new Date());
+    await insertUpstreamSignIn(svc.pool, tokenHash(requestId), {
+      provider: provider.id,
+      browserHash: tokenHash(binding),
+      nonce: '',
+      ...begun,
+    });
+    return { binding, url };
+  }
   const request: UpstreamRequest = {
     state: random(),
     nonce: random(),
@@ -136,6 +155,41 @@ export async function finishUpstream(
   };
   const profile = await finishAuthorization(provider, await secretOf(svc, provider.id), request, callback);
   return { provider, profile, begun };
+}
+
+/**
+ * Finishes the sign-in a SAML Response posted to the ACS of `providerId` answers (`posted`: the
+ * SAMLResponse field). The Response's signature first (the request it names is believed only once
+ * the provider signed it), then the sign-in it answers, used up now, begun at this provider by
+ * this browser (`binding`), then the profile's rules against that request (./saml.ts), and the
+ * Assertion spent once. UpstreamError 'invalid' when any of that does not hold.
+ */
+export async function finishSamlUpstream(
+  svc: FlowServices,
+  providerId: string,
+  posted: string,
+  binding: string | undefined,
+): Promise<{ provider: IdentityProvider; profile: UpstreamProfile; begun: UpstreamSignIn }> {
+  const provider = await enabledProvider(svc, providerId);
+  if (!provider?.saml) throw new UpstreamError('invalid', 'the provider is gone, disabled or not a SAML provider');
+  const idp = await idpMetadata(provider, metadataRules(svc.config));
+  const verified = await verifiedSamlResponse(posted, idp, boxSamlKeys(svc.keyring));
+  const requestId = requestAnswered(verified);
+  // Taken whatever follows: a request is answered once (a replayed Response finds nothing).
+  const begun = await takeUpstreamSignIn(svc.pool, tokenHash(requestId));
+  if (!begun) throw new UpstreamError('invalid', 'no sign-in with this request is waiting (used, expired or never begun)');
+  if (begun.provider !== providerId) throw new UpstreamError('invalid', `the sign-in was begun at "${begun.provider}", not here`);
+  if (!binding || !timingSafeEqual(tokenHash(binding), begun.browserHash))
+    throw new UpstreamError('invalid', 'the sign-in was begun in another browser');
+  const sp = spUrls(svc.config.baseUrl, provider.id);
+  const assertion = acceptedAssertion(
+    verified,
+    { idpEntityId: idp.entityId, spEntityId: sp.entityId, acsUrl: sp.acsUrl, requestId },
+    new Date(),
+  );
+  if (!(await firstUseOfAssertion(svc.pool, idp.entityId, assertion.id, assertion.acceptUntil)))
+    throw new UpstreamError('invalid', 'the Assertion was used before (a replay)');
+  return { provider, profile: samlProfile(provider.saml, assertion), begun };
 }
 
 /** A directory's (LDAP) check of a person's username and password; the password is sent on, never kept. */

@@ -1,0 +1,225 @@
+// The two metadata documents of a SAML provider: the identity provider's, which the box reads (its
+// entity ID, where people sign in with the HTTP-Redirect binding, the certificates its signatures
+// verify with), and the box's own as its service provider, which an administrator pastes into the
+// identity provider (the SP entity ID, the ACS URL, the box's certificate for the signed
+// AuthnRequests and for Assertions encrypted to the box).
+//
+// An identity provider's metadata at a URL is fetched as every address someone else names is
+// (api/outbound.ts): https, the special-use ranges of RFC 6890 and the box's own addresses refused
+// in the lookup the connection uses (DNS rebinding cannot pass), unless the operator allows them
+// (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES, the rule api/oauth/document-fetch.ts applies to a
+// Client's documents), no redirect followed, a time limit on the whole exchange, at most
+// METADATA_MAX_BYTES. It is read against the OASIS metadata schema (api/saml/xml.ts readSamlXml)
+// and kept METADATA_CACHE_MS.
+import https from 'node:https';
+import { X509Certificate } from 'node:crypto';
+import type { Config } from '../../config.js';
+import type { SigningKey } from '../../credentials/jwt.js';
+import type { Keyring } from '../../credentials/keyring.js';
+import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../../outbound.js';
+import { certificateBody, selfSignedCertificate } from '../../saml/certificate.js';
+import { signSamlXml, type SamlSigningKey } from '../../saml/sign.js';
+import { SAML_NS, SamlRefusal, childElements, onlyChild, readSamlXml, textOf } from '../../saml/xml.js';
+import type { IdentityProvider } from '../../types.js';
+import { UpstreamError } from './profile.js';
+import { NAMEID_FORMATS, type SamlSettings } from './saml.js';
+
+/** What the box uses of an identity provider's metadata. */
+export interface IdpMetadata {
+  entityId: string;
+  /** SingleSignOnService with the HTTP-Redirect binding. */
+  signOnUrl: string;
+  /** The certificates (PEM) its signatures verify with: KeyDescriptors for signing, or for no use in particular. */
+  certificates: string[];
+}
+
+export const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+export const POST_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
+const METADATA_MAX_BYTES = 1024 * 1024;
+const METADATA_CACHE_MS = 10 * 60 * 1000;
+
+/** The box's addresses as the service provider of IdentityProvider `id`. */
+export function spUrls(baseUrl: string, id: string): { entityId: string; acsUrl: string } {
+  const base = `${baseUrl.replace(/\/$/, '')}/auth/upstream/${encodeURIComponent(id)}/saml`;
+  // The entity ID is where the SP metadata is served: an administrator (or the IdP) can fetch what it names.
+  return { entityId: `${base}/metadata`, acsUrl: `${base}/acs` };
+}
+
+const misconfigured = (why: string): UpstreamError => new UpstreamError('misconfigured', why);
+
+/** PEM of a base64 X509Certificate element's text, refused unless node:crypto reads it as a certificate. */
+function pemOf(body: string): string {
+  const b64 = body.replace(/\s+/g, '');
+  const pem = `-----BEGIN CERTIFICATE-----\n${b64.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw misconfigured('the metadata holds a certificate that is not one');
+  }
+  return pem;
+}
+
+/** The identity provider's metadata, read: its EntityDescriptor must be the configured entity's. */
+export async function readIdpMetadata(xml: string, settings: Pick<SamlSettings, 'entityId'>): Promise<IdpMetadata> {
+  try {
+    const doc = await readSamlXml(xml, 'metadata');
+    const root = doc.documentElement;
+    const entities =
+      root.localName === 'EntitiesDescriptor' ? childElements(root, SAML_NS.metadata, 'EntityDescriptor') : [root as Element];
+    const entity = entities.find((e) => e.localName === 'EntityDescriptor' && e.getAttribute('entityID') === settings.entityId);
+    if (!entity) throw misconfigured(`the metadata describes no entity ${settings.entityId}`);
+    const idp = onlyChild(entity, SAML_NS.metadata, 'IDPSSODescriptor');
+    const signOn = childElements(idp, SAML_NS.metadata, 'SingleSignOnService').find((s) => s.getAttribute('Binding') === REDIRECT_BINDING);
+    const signOnUrl = signOn?.getAttribute('Location') ?? '';
+    if (!/^https?:\/\//.test(signOnUrl)) throw misconfigured('the metadata names no SingleSignOnService with the HTTP-Redirect binding');
+    const certificates = childElements(idp, SAML_NS.metadata, 'KeyDescriptor')
+      .filter((k) => (k.getAttribute('use') ?? 'signing') === 'signing' || k.getAttribute('use') === '')
+      .flatMap((k) => childElements(k, SAML_NS.dsig, 'KeyInfo'))
+      .flatMap((k) => childElements(k, SAML_NS.dsig, 'X509Data'))
+      .flatMap((d) => childElements(d, SAML_NS.dsig, 'X509Certificate'))
+      .map((c) => pemOf(textOf(c)));
+    if (certificates.length === 0) throw misconfigured('the metadata names no signing certificate');
+    return { entityId: settings.entityId, signOnUrl, certificates };
+  } catch (err) {
+    if (err instanceof SamlRefusal) throw misconfigured(`the metadata: ${err.reason}`);
+    throw err;
+  }
+}
+
+/** What a fetch of metadata is held to: the rules of every document someone else names (api/oauth/document-fetch.ts clientDocumentRules). */
+export type MetadataRules = AddressRules & { timeoutMs: number; boxUrl: string };
+
+export const metadataRules = (config: Pick<Config, 'clientMetadata' | 'baseUrl'>): MetadataRules => ({
+  allowed: config.clientMetadata.allowedAddresses,
+  timeoutMs: config.clientMetadata.timeoutMs,
+  boxUrl: config.baseUrl,
+});
+
+/** GET the metadata at `raw` under `rules`: its text, or an UpstreamError ('misconfigured': the address; 'unavailable': the server). */
+export function fetchMetadata(raw: string, rules: MetadataRules): Promise<string> {
+  const url = new URL(raw);
+  if (url.protocol !== 'https:') return Promise.reject(misconfigured('the metadata URL is not https'));
+  if (url.host === new URL(rules.boxUrl).host) return Promise.reject(misconfigured('the metadata URL is the box itself'));
+  const literal = literalAddress(url);
+  const refused = literal && addressProblem(literal, rules);
+  if (refused) return Promise.reject(misconfigured(`the metadata URL is refused: ${refused}`));
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      url,
+      {
+        method: 'GET',
+        headers: { Accept: 'application/samlmetadata+xml, application/xml, text/xml' },
+        lookup: guardedLookup(rules, (why) => misconfigured(`the metadata URL is refused: ${why}`)),
+        // No connection is kept: each fetch resolves and checks the name afresh.
+        agent: false,
+      },
+      (response) => {
+        if (response.statusCode !== 200) {
+          response.resume();
+          return reject(new UpstreamError('unavailable', `the metadata URL answered ${response.statusCode ?? 'nothing'}`));
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > METADATA_MAX_BYTES) {
+            request.destroy();
+            reject(misconfigured(`the metadata is larger than ${METADATA_MAX_BYTES} bytes`));
+          } else chunks.push(chunk);
+        });
+        response.on('error', () => reject(new UpstreamError('unavailable', 'the metadata broke off')));
+        response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy();
+      reject(new UpstreamError('unavailable', `the metadata URL gave no whole answer within ${rules.timeoutMs} ms`));
+    }, rules.timeoutMs);
+    request.on('close', () => clearTimeout(timer));
+    request.on('error', (err) =>
+      reject(
+        err instanceof UpstreamError
+          ? err
+          : new UpstreamError('unavailable', `the metadata URL could not be reached (${(err as NodeJS.ErrnoException).code ?? err.name})`),
+      ),
+    );
+    request.end();
+  });
+}
+
+const cached = new Map<string, { source: string; until: number; metadata: Promise<IdpMetadata> }>();
+
+/** The metadata of `provider` (a saml provider), read once per source and, from a URL, again after METADATA_CACHE_MS. */
+export function idpMetadata(provider: IdentityProvider, rules: MetadataRules, now = Date.now()): Promise<IdpMetadata> {
+  const settings = provider.saml;
+  if (!settings) return Promise.reject(misconfigured('no saml settings'));
+  const source = JSON.stringify([settings.entityId, settings.metadata.url ?? null, settings.metadata.xml ?? null]);
+  const hit = cached.get(provider.id);
+  if (hit && hit.source === source && hit.until > now) return hit.metadata;
+  const metadata = settings.metadata.url
+    ? fetchMetadata(settings.metadata.url, rules).then((xml) => readIdpMetadata(xml, settings))
+    : readIdpMetadata(settings.metadata.xml ?? '', settings);
+  const entry = { source, until: settings.metadata.url ? now + METADATA_CACHE_MS : Infinity, metadata };
+  cached.set(provider.id, entry);
+  // A failure is not kept: the next sign-in asks again.
+  metadata.catch(() => cached.get(provider.id) === entry && cached.delete(provider.id));
+  return metadata;
+}
+
+/** A date far enough: RFC 5280 §4.1.2.5's "no well-defined expiration date" (SAML peers take the key, not its validity). */
+const CERTIFICATE_NOT_BEFORE = new Date('2000-01-01T00:00:00Z');
+const CERTIFICATE_NOT_AFTER = new Date('9999-12-31T23:59:59Z');
+const certificates = new Map<string, string>();
+
+type SamlKeyring = Pick<Keyring, 'activeFor' | 'jwks' | 'find'>;
+
+/** A key of the keyring as SAML knows it: with a self-signed certificate of it, the same every time (fixed dates, deterministic RSA signatures). */
+function samlKeyOf(key: SigningKey): SamlSigningKey {
+  let certificatePem = certificates.get(key.kid);
+  if (!certificatePem) {
+    const pair = { privateKey: key.privateKey, publicKey: key.publicKey };
+    certificatePem = selfSignedCertificate(pair, 'boxauth', CERTIFICATE_NOT_BEFORE, CERTIFICATE_NOT_AFTER);
+    certificates.set(key.kid, certificatePem);
+  }
+  return { privateKey: key.privateKey, certificatePem };
+}
+
+/** The box's SAML key: its active RS256 signing key (../../credentials/keyring.ts), which rotates as the JWKS does. */
+export const boxSamlKey = (keyring: Pick<Keyring, 'activeFor'>): SamlSigningKey => samlKeyOf(keyring.activeFor('RS256'));
+
+/**
+ * Every RS256 key the box still publishes, the active one first: the SP metadata names them all
+ * during a rotation's overlap (an IdP that reads it again trusts the new key before it signs), and
+ * an Assertion encrypted to the one before still decrypts.
+ */
+export function boxSamlKeys(keyring: SamlKeyring): SamlSigningKey[] {
+  const active = keyring.activeFor('RS256');
+  const retired = keyring
+    .jwks()
+    .keys.filter((jwk) => jwk.alg === 'RS256' && jwk.kid !== active.kid)
+    .map((jwk) => keyring.find(String(jwk.kid)))
+    .filter((key): key is SigningKey => key !== undefined);
+  return [active, ...retired].map(samlKeyOf);
+}
+
+export const escapeXml = (value: string): string =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+
+/** The box's SP metadata for `provider`: `keys` (the one that signs first), and signed with it. */
+export function spMetadata(baseUrl: string, provider: IdentityProvider, keys: readonly SamlSigningKey[], id: string): string {
+  const { entityId, acsUrl } = spUrls(baseUrl, provider.id);
+  const keyInfo = (key: SamlSigningKey): string =>
+    `<ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(key.certificatePem)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>`;
+  const descriptors = (use: string): string =>
+    keys.map((key) => `<md:KeyDescriptor use="${use}">${keyInfo(key)}</md:KeyDescriptor>`).join('');
+  const format = provider.saml?.nameIdFormat;
+  const xml =
+    `<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" xmlns:ds="${SAML_NS.dsig}" ID="${id}" entityID="${escapeXml(entityId)}">` +
+    `<md:SPSSODescriptor AuthnRequestsSigned="true" WantAssertionsSigned="true" protocolSupportEnumeration="${SAML_NS.protocol}">` +
+    descriptors('signing') +
+    descriptors('encryption') +
+    (format ? `<md:NameIDFormat>${NAMEID_FORMATS[format]}</md:NameIDFormat>` : '') +
+    `<md:AssertionConsumerService Binding="${POST_BINDING}" Location="${escapeXml(acsUrl)}" index="0" isDefault="true"/>` +
+    `</md:SPSSODescriptor></md:EntityDescriptor>`;
+  return signSamlXml(xml, 'EntityDescriptor', keys[0]!);
+}
