@@ -29,7 +29,6 @@ type Spec = Record<string, unknown> & {
   type?: string;
   groups?: { upstream?: string; claim?: { name: string } }[];
   ldap?: { userSearch: LdapAttributeSettings };
-  saml?: { metadata: { url?: string; xml?: string } };
   jwks?: unknown;
   jwks_uri?: string;
   token_endpoint_auth_method?: string;
@@ -154,7 +153,7 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
     (s) => (['oidc', 'oauth2', 'github', 'ldap', 'saml'] as const).every((type) => (s.type === type) === (s[type] !== undefined)),
   // A SAML provider's metadata comes from one place: its URL or the document itself.
   '!has(self.saml) || has(self.saml.metadata.url) != has(self.saml.metadata.xml)': (s) =>
-    s.saml === undefined || (s.saml.metadata.url === undefined) !== (s.saml.metadata.xml === undefined),
+    s.saml === undefined || (s.saml.metadata?.url === undefined) !== (s.saml.metadata?.xml === undefined),
 };
 
 export interface CelRule {
