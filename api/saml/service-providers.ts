@@ -15,9 +15,7 @@ import { Snapshot } from '../cache/snapshot.js';
 import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
 import { childElements, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
-
-export const BINDING_POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
-export const BINDING_REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+import { BINDING_POST, BINDING_REDIRECT } from './names.js';
 
 /** An AssertionConsumerService of the HTTP-POST binding, the one binding the box answers with. */
 export interface ConsumerService {

@@ -37,7 +37,8 @@ import {
 } from '../../saml/idp.js';
 import { encodeRedirectMessage } from '../../saml/bindings.js';
 import { signRedirectQuery } from '../../saml/sign.js';
-import { idpMetadata, samlSigningKey } from '../../saml/idp-metadata.js';
+import { boxSamlKey } from '../../saml/box-keys.js';
+import { idpMetadata } from '../../saml/idp-metadata.js';
 import { SpUnavailable, type ServiceProvider, type ServiceProviders } from '../../saml/service-providers.js';
 import { SamlRefusal } from '../../saml/xml.js';
 import type { Stored } from '../../store/resources.js';
@@ -244,7 +245,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       now: Date.now(),
     });
     const returnTo = (): string => `/saml/sso?resume=${resumeToken(req, res, request, person)}`;
-    const key = samlSigningKey(svc.keyring, issuer);
+    const key = boxSamlKey(svc.keyring);
     switch (decision.next) {
       case 'signed-out':
         return renderPage(res, 401, messagePage(box, words('signedOut.title'), words('signedOut.startAgain')));
@@ -370,7 +371,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
     const xml = logoutResponseXml(issuer, slo, partial, Date.now());
     const signed = signRedirectQuery(
       { SAMLResponse: encodeRedirectMessage(xml), ...(slo.relayState !== undefined ? { RelayState: slo.relayState } : {}) },
-      samlSigningKey(svc.keyring, issuer),
+      boxSamlKey(svc.keyring),
     );
     res.redirect(302, `${slo.logoutUrl}${slo.logoutUrl.includes('?') ? '&' : '?'}${signed}`);
   });

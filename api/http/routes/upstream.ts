@@ -21,8 +21,9 @@ import {
   type Begun,
   type FlowServices,
 } from '../../people/upstream/flow.js';
-import { boxSamlKeys, spMetadata } from '../../people/upstream/saml-metadata.js';
-import { newRequestId } from '../../people/upstream/saml-sp.js';
+import { spMetadata } from '../../people/upstream/saml-metadata.js';
+import { boxSamlKeys } from '../../saml/box-keys.js';
+import { newSamlId } from '../../saml/names.js';
 import { formPostPage, FORM_POST_SCRIPT_SOURCE } from '../../ui/form-post-page.js';
 import type { LinkRefusal } from '../../people/upstream/linking.js';
 import { UpstreamError, type UpstreamProfile } from '../../people/upstream/profile.js';
@@ -208,7 +209,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
   router.get(browserPage('/auth/upstream/:id/saml/metadata'), async (req, res) => {
     const p = await enabledProvider(svc, req.params.id);
     if (!p || p.type !== 'saml') return unknown(res);
-    res.type('application/samlmetadata+xml').send(spMetadata(svc.config.baseUrl, p, boxSamlKeys(svc.keyring), newRequestId()));
+    res.type('application/samlmetadata+xml').send(spMetadata(svc.config.baseUrl, p, boxSamlKeys(svc.keyring), newSamlId()));
   });
 
   // The Assertion Consumer Service (HTTP-POST binding): the identity provider's Response, through the browser.

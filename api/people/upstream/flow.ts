@@ -28,8 +28,10 @@ import { authorizationUrl, finishAuthorization, type UpstreamRequest } from './o
 import { UpstreamError, type UpstreamProfile } from './profile.js';
 import { providerSecret } from './secret.js';
 import { acceptedAssertion, samlProfile } from './saml.js';
-import { boxSamlKey, boxSamlKeys, idpMetadata, metadataRules, spUrls } from './saml-metadata.js';
-import { authnRequestUrl, firstUseOfAssertion, newRequestId, requestAnswered, verifiedSamlResponse } from './saml-sp.js';
+import { boxSamlKey, boxSamlKeys } from '../../saml/box-keys.js';
+import { newSamlId } from '../../saml/names.js';
+import { idpMetadata, metadataRules, spUrls } from './saml-metadata.js';
+import { authnRequestUrl, firstUseOfAssertion, requestAnswered, verifiedSamlResponse } from './saml-sp.js';
 
 export interface FlowServices {
   pool: Pool;
@@ -102,7 +104,7 @@ async function begin(svc: FlowServices, provider: IdentityProvider, begun: Begun
   const binding = random();
   if (provider.type === 'saml') {
     // The AuthnRequest's ID is the state: the Response names it (InResponseTo), and it is found by it.
-    const requestId = newRequestId();
+    const requestId = newSamlId();
     const idp = await idpMetadata(provider, metadataRules(svc.config));
     const url = authnRequestUrl(svc.config.baseUrl, provider, idp, requestId, boxSamlKey(svc.keyring), new Date());
     await insertUpstreamSignIn(svc.pool, tokenHash(requestId), {

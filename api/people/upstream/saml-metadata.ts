@@ -14,15 +14,14 @@
 import https from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import type { Config } from '../../config.js';
-import type { SigningKey } from '../../credentials/jwt.js';
-import type { Keyring } from '../../credentials/keyring.js';
 import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../../outbound.js';
-import { certificateBody, selfSignedCertificate } from '../../saml/certificate.js';
+import { certificateBody } from '../../saml/certificate.js';
 import { signSamlXml, type SamlSigningKey } from '../../saml/sign.js';
 import { SAML_NS, SamlRefusal, childElements, onlyChild, readSamlXml, textOf } from '../../saml/xml.js';
 import type { IdentityProvider } from '../../types.js';
 import { UpstreamError } from './profile.js';
-import { NAMEID_FORMATS, type SamlSettings } from './saml.js';
+import type { SamlSettings } from './saml.js';
+import { BINDING_POST, BINDING_REDIRECT, NAMEID_FORMATS, xmlEscaped } from '../../saml/names.js';
 
 /** What the box uses of an identity provider's metadata. */
 export interface IdpMetadata {
@@ -33,8 +32,6 @@ export interface IdpMetadata {
   certificates: string[];
 }
 
-export const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
-export const POST_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
 const METADATA_MAX_BYTES = 1024 * 1024;
 const METADATA_CACHE_MS = 10 * 60 * 1000;
 
@@ -69,7 +66,7 @@ export async function readIdpMetadata(xml: string, settings: Pick<SamlSettings, 
     const entity = entities.find((e) => e.localName === 'EntityDescriptor' && e.getAttribute('entityID') === settings.entityId);
     if (!entity) throw misconfigured(`the metadata describes no entity ${settings.entityId}`);
     const idp = onlyChild(entity, SAML_NS.metadata, 'IDPSSODescriptor');
-    const signOn = childElements(idp, SAML_NS.metadata, 'SingleSignOnService').find((s) => s.getAttribute('Binding') === REDIRECT_BINDING);
+    const signOn = childElements(idp, SAML_NS.metadata, 'SingleSignOnService').find((s) => s.getAttribute('Binding') === BINDING_REDIRECT);
     const signOnUrl = signOn?.getAttribute('Location') ?? '';
     if (!/^https?:\/\//.test(signOnUrl)) throw misconfigured('the metadata names no SingleSignOnService with the HTTP-Redirect binding');
     const certificates = childElements(idp, SAML_NS.metadata, 'KeyDescriptor')
@@ -166,45 +163,6 @@ export function idpMetadata(provider: IdentityProvider, rules: MetadataRules, no
   return metadata;
 }
 
-/** A date far enough: RFC 5280 §4.1.2.5's "no well-defined expiration date" (SAML peers take the key, not its validity). */
-const CERTIFICATE_NOT_BEFORE = new Date('2000-01-01T00:00:00Z');
-const CERTIFICATE_NOT_AFTER = new Date('9999-12-31T23:59:59Z');
-const certificates = new Map<string, string>();
-
-type SamlKeyring = Pick<Keyring, 'activeFor' | 'jwks' | 'find'>;
-
-/** A key of the keyring as SAML knows it: with a self-signed certificate of it, the same every time (fixed dates, deterministic RSA signatures). */
-function samlKeyOf(key: SigningKey): SamlSigningKey {
-  let certificatePem = certificates.get(key.kid);
-  if (!certificatePem) {
-    const pair = { privateKey: key.privateKey, publicKey: key.publicKey };
-    certificatePem = selfSignedCertificate(pair, 'boxauth', CERTIFICATE_NOT_BEFORE, CERTIFICATE_NOT_AFTER);
-    certificates.set(key.kid, certificatePem);
-  }
-  return { privateKey: key.privateKey, certificatePem };
-}
-
-/** The box's SAML key: its active RS256 signing key (../../credentials/keyring.ts), which rotates as the JWKS does. */
-export const boxSamlKey = (keyring: Pick<Keyring, 'activeFor'>): SamlSigningKey => samlKeyOf(keyring.activeFor('RS256'));
-
-/**
- * Every RS256 key the box still publishes, the active one first: the SP metadata names them all
- * during a rotation's overlap (an IdP that reads it again trusts the new key before it signs), and
- * an Assertion encrypted to the one before still decrypts.
- */
-export function boxSamlKeys(keyring: SamlKeyring): SamlSigningKey[] {
-  const active = keyring.activeFor('RS256');
-  const retired = keyring
-    .jwks()
-    .keys.filter((jwk) => jwk.alg === 'RS256' && jwk.kid !== active.kid)
-    .map((jwk) => keyring.find(String(jwk.kid)))
-    .filter((key): key is SigningKey => key !== undefined);
-  return [active, ...retired].map(samlKeyOf);
-}
-
-export const escapeXml = (value: string): string =>
-  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
-
 /** The box's SP metadata for `provider`: `keys` (the one that signs first), and signed with it. */
 export function spMetadata(baseUrl: string, provider: IdentityProvider, keys: readonly SamlSigningKey[], id: string): string {
   const { entityId, acsUrl } = spUrls(baseUrl, provider.id);
@@ -214,12 +172,12 @@ export function spMetadata(baseUrl: string, provider: IdentityProvider, keys: re
     keys.map((key) => `<md:KeyDescriptor use="${use}">${keyInfo(key)}</md:KeyDescriptor>`).join('');
   const format = provider.saml?.nameIdFormat;
   const xml =
-    `<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" xmlns:ds="${SAML_NS.dsig}" ID="${id}" entityID="${escapeXml(entityId)}">` +
+    `<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" xmlns:ds="${SAML_NS.dsig}" ID="${id}" entityID="${xmlEscaped(entityId)}">` +
     `<md:SPSSODescriptor AuthnRequestsSigned="true" WantAssertionsSigned="true" protocolSupportEnumeration="${SAML_NS.protocol}">` +
     descriptors('signing') +
     descriptors('encryption') +
     (format ? `<md:NameIDFormat>${NAMEID_FORMATS[format]}</md:NameIDFormat>` : '') +
-    `<md:AssertionConsumerService Binding="${POST_BINDING}" Location="${escapeXml(acsUrl)}" index="0" isDefault="true"/>` +
+    `<md:AssertionConsumerService Binding="${BINDING_POST}" Location="${xmlEscaped(acsUrl)}" index="0" isDefault="true"/>` +
     `</md:SPSSODescriptor></md:EntityDescriptor>`;
   return signSamlXml(xml, 'EntityDescriptor', keys[0]!);
 }

@@ -5,9 +5,10 @@
 // key (api/saml/encryption.ts), exactly one Assertion, the one a signature of the provider covers
 // (api/saml/verify.ts), then the profile's rules (./saml.ts), and the Assertion's ID spent once in
 // the box's replay ledger (api/store/dpop-proofs.ts: one table for every "seen once" of the box).
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
 import { decodePostMessage, encodeRedirectMessage } from '../../saml/bindings.js';
+import { BINDING_POST, NAMEID_FORMATS, xmlEscaped } from '../../saml/names.js';
 import { decryptAssertions } from '../../saml/encryption.js';
 import { signRedirectQuery, type SamlSigningKey } from '../../saml/sign.js';
 import { verifiedResponse, type VerifiedResponse } from '../../saml/verify.js';
@@ -15,11 +16,10 @@ import { SAML_NS, SamlBusy, SamlRefusal, readSamlXml } from '../../saml/xml.js';
 import { recordProofs } from '../../store/dpop-proofs.js';
 import type { IdentityProvider } from '../../types.js';
 import { UpstreamError } from './profile.js';
-import { escapeXml, POST_BINDING, spUrls, type IdpMetadata } from './saml-metadata.js';
-import { answeredRequest, NAMEID_FORMATS, statusOf } from './saml.js';
+import { spUrls, type IdpMetadata } from './saml-metadata.js';
+import { answeredRequest, statusOf } from './saml.js';
 
 /** An AuthnRequest's ID: an xs:ID (an NCName: never a digit first), unguessable (it binds the Response to the browser's request). */
-export const newRequestId = (): string => `_${randomBytes(20).toString('hex')}`;
 
 /** Where to send the browser: the provider's sign-on address with the signed AuthnRequest `requestId` (HTTP-Redirect). */
 export function authnRequestUrl(
@@ -34,9 +34,9 @@ export function authnRequestUrl(
   const format = provider.saml?.nameIdFormat;
   const xml =
     `<samlp:AuthnRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${requestId}" Version="2.0"` +
-    ` IssueInstant="${now.toISOString().replace(/\.\d{3}Z$/, 'Z')}" Destination="${escapeXml(idp.signOnUrl)}"` +
-    ` AssertionConsumerServiceURL="${escapeXml(acsUrl)}" ProtocolBinding="${POST_BINDING}">` +
-    `<saml:Issuer>${escapeXml(entityId)}</saml:Issuer>` +
+    ` IssueInstant="${now.toISOString().replace(/\.\d{3}Z$/, 'Z')}" Destination="${xmlEscaped(idp.signOnUrl)}"` +
+    ` AssertionConsumerServiceURL="${xmlEscaped(acsUrl)}" ProtocolBinding="${BINDING_POST}">` +
+    `<saml:Issuer>${xmlEscaped(entityId)}</saml:Issuer>` +
     `<samlp:NameIDPolicy${format ? ` Format="${NAMEID_FORMATS[format]}"` : ''} AllowCreate="true"/>` +
     `</samlp:AuthnRequest>`;
   const url = new URL(idp.signOnUrl);

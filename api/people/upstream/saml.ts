@@ -21,6 +21,7 @@ import { SAML_NS, SamlRefusal, childElements, onlyChild, textOf } from '../../sa
 import type { VerifiedResponse } from '../../saml/verify.js';
 import type { IdentityProvider } from '../../types.js';
 import { emailFrom, UpstreamError, type UpstreamProfile } from './profile.js';
+import { NAMEID_FORMATS } from '../../saml/names.js';
 
 export type SamlSettings = NonNullable<IdentityProvider['saml']>;
 
@@ -35,11 +36,6 @@ export const CLOCK_SKEW_MS = 2 * 60 * 1000;
 
 const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
-export const NAMEID_FORMATS = {
-  persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
-  emailAddress: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
-  unspecified: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
-} as const;
 const TRANSIENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient';
 
 /** What the box expects of a Response to it: who sends it, to where, for whom, answering which request. */
