@@ -103,7 +103,7 @@ export function jwkSetProblems(jwks: unknown): string[] {
 /**
  * Why `uri` cannot be a client's jwks_uri, judged without resolving it: https only, and not a
  * literal special-use address (loopback, link-local, private: RFC 6890). A name is judged at each
- * fetch, in the lookup the connection uses (api/oauth/document-fetch.ts).
+ * fetch, in the lookup the connection uses (api/document-fetch.ts).
  */
 export function jwksUriProblem(uri: string): string | undefined {
   let url: URL;

@@ -2,7 +2,7 @@
 // Document's URL, a receiver of notices): the special-use ranges of RFC 6890 and the machine's own
 // addresses are refused unless the operator allows them, and the check runs inside the lookup the
 // connection itself uses, so a name that resolves to a public address for a check and a private
-// one for the connection (DNS rebinding) cannot pass. api/oauth/document-fetch.ts and
+// one for the connection (DNS rebinding) cannot pass. api/document-fetch.ts and
 // api/notices/post.ts both connect through `guardedLookup`.
 import dns from 'node:dns';
 import net from 'node:net';

@@ -1,7 +1,6 @@
 // Start and stop of a box process. `prepareBox` runs once per start (database,
 // migrations, signing key, root client); `startServer` runs in every worker.
 import { ServiceProviders } from './saml/service-providers.js';
-import { fetchSamlMetadata } from './oauth/document-fetch.js';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +35,7 @@ import { ADDRESS_FACTOR, FailureThrottle } from './credentials/throttle.js';
 import { VerifiedAssertions } from './credentials/workload/assertion.js';
 import { WorkloadBindings } from './credentials/workload/bindings.js';
 import { TrustedIssuers } from './credentials/workload/issuers.js';
-import { fetchClientDocument } from './oauth/document-fetch.js';
+import { fetchClientDocument, fetchSamlMetadata } from './document-fetch.js';
 import { Attempts } from './people/attempts.js';
 import { principalUser } from './people/principal.js';
 import { AppDirectory } from './decision/apps.js';

@@ -16,8 +16,8 @@ import type { RegistrationRequest } from '../policy/requests.js';
 import { clients } from '../store/clients.js';
 import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
-import { clientIdUrlProblem, documentLifetime, isClientIdUrl, readClientMetadata, registeredRedirectUris } from './client-metadata.js';
-import { DocumentFetchError, clientDocumentRules, fetchClientDocument } from './document-fetch.js';
+import { DocumentFetchError, clientDocumentRules, documentLifetime, fetchClientDocument } from '../document-fetch.js';
+import { clientIdUrlProblem, isClientIdUrl, readClientMetadata, registeredRedirectUris } from './client-metadata.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {

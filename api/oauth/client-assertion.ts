@@ -2,7 +2,7 @@
 // Core §9, RFC 7523 §2.2 and §3), registered as `jwks` or fetched from its `jwks_uri` (RFC 7591 §2;
 // what they may hold: ../client-keys.ts). The decision is `checkClientAssertion`, pure, with the clock
 // given; around it, the key the assertion names (fetched through the box's guard for addresses others
-// name, ./document-fetch.ts) and, last, the replay ledger every process of the box shares
+// name, ../document-fetch.ts) and, last, the replay ledger every process of the box shares
 // (../store/dpop-proofs.ts), so that a forged or stale assertion costs the database nothing.
 import crypto, { createHash, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { Config } from '../config.js';
@@ -12,7 +12,7 @@ import { thumbprint } from '../credentials/jwt.js';
 import { RemoteKeySet } from '../credentials/workload/keys.js';
 import type { ProofLedger, SeenProof } from '../store/dpop-proofs.js';
 import type { Client } from '../types.js';
-import { AddressRefused, DocumentFetchError, clientDocumentRules, fetchClientDocument } from './document-fetch.js';
+import { AddressRefused, DocumentFetchError, clientDocumentRules, fetchClientDocument } from '../document-fetch.js';
 import { errorMessage } from '../errors.js';
 
 /** Clock skew allowed between the client and the box (as for workload tokens). */

@@ -1,13 +1,10 @@
 // Clients that name themselves: a Client ID Metadata Document (draft-ietf-oauth-client-id-metadata-document,
 // "CIMD") and a dynamic registration (RFC 7591). What is decided here is pure: whether a client_id is a
-// Client Identifier URL, whether a document or a registration's metadata makes a client the box
-// serves, and how long a fetched document stands. The fetch is ./document-fetch.ts; the client
-// stored, refreshed and admitted by policy is ./agents.ts.
+// Client Identifier URL, and whether a document or a registration's metadata makes a client the box
+// serves. The fetch, its size limit and how long a fetched document stands are ../document-fetch.ts;
+// the client stored, refreshed and admitted by policy is ./agents.ts.
 import { invisibleProblem } from '../input.js';
 import type { Client } from '../types.js';
-
-/** The most a Client ID Metadata Document may hold. Draft §8.7: "The recommended maximum size to read is 5 kilobytes." */
-export const MAX_DOCUMENT_BYTES = 5 * 1024;
 
 /** The longest a Client Identifier URL (and so a client_id) may be. */
 const MAX_CLIENT_ID_URL = 512;
@@ -203,32 +200,4 @@ function httpsUrlOf(value: unknown, name: string): string | MetadataProblem {
   } catch {
     return problem('invalid_client_metadata', `${name} must be an https URL`);
   }
-}
-
-/**
- * How long a fetched document stands, in seconds. Draft §5.2: "The authorization server SHOULD
- * respect HTTP cache headers [RFC9111] when caching client metadata, but MAY define its own upper
- * and/or lower bounds on an acceptable cache lifetime as well." `Cache-Control: max-age` (RFC 9111
- * §5.2.2.1), else `Expires` less `Date` (§4.2.1); `no-store` and `no-cache` stand for the least the
- * box keeps a document; nothing said, the most.
- */
-export function documentLifetime(
-  headers: { cacheControl?: string; expires?: string; date?: string },
-  bounds: { min: number; max: number },
-): number {
-  const clamp = (s: number): number => Math.min(bounds.max, Math.max(bounds.min, s));
-  const directives = (headers.cacheControl ?? '')
-    .toLowerCase()
-    .split(',')
-    .map((d) => d.trim());
-  if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return bounds.min;
-  const maxAge = directives.map((d) => /^max-age=(\d{1,10})$/.exec(d)).find(Boolean);
-  if (maxAge) return clamp(Number(maxAge[1]));
-  if (headers.expires) {
-    const expires = Date.parse(headers.expires);
-    const date = headers.date ? Date.parse(headers.date) : Date.now();
-    // RFC 9111 §5.3: "A cache recipient MUST interpret invalid date formats [...] as representing a time in the past".
-    return Number.isNaN(expires) || Number.isNaN(date) ? bounds.min : clamp(Math.floor((expires - date) / 1000));
-  }
-  return bounds.max;
 }

@@ -3,15 +3,15 @@
 // in redirect_uris MUST be included in the elements of the array" the URI serves. Without the check,
 // whoever may write a Client could name another relying party's sector and be given the very subs
 // that party's clients see (api/credentials/subjects.ts sectorOf). The document is fetched through
-// the box's one fetch of client documents (./document-fetch.ts) and a verdict that it lists the
+// the box's one fetch of client documents (../document-fetch.ts) and a verdict that it lists the
 // client's redirect URIs is kept for the document's lifetime (bounded as a metadata document's);
 // a failure is never kept, and refuses: the client gets no sub, not another kind of sub.
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Client } from '../types.js';
-import { AddressRefused, clientDocumentRules, fetchClientDocument } from './document-fetch.js';
-import { documentLifetime, registeredRedirectUris } from './client-metadata.js';
+import { AddressRefused, clientDocumentRules, documentLifetime, fetchClientDocument } from '../document-fetch.js';
+import { registeredRedirectUris } from './client-metadata.js';
 
 interface Needs {
   config: Config;

@@ -17,7 +17,7 @@ import type { RecordCache } from '../cache/record-cache.js';
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import { assertionParts } from './client-assertion.js';
-import { fetchClientDocument } from './document-fetch.js';
+import { fetchClientDocument } from '../document-fetch.js';
 import type { ProofLedger } from '../store/dpop-proofs.js';
 import { clients } from '../store/clients.js';
 import type { Stored } from '../store/resources.js';

@@ -3,7 +3,7 @@
 // (AssertionConsumerService, matched to the letter), the certificates it signs with and those the
 // box encrypts to. The metadata is written into the Client (saml.metadata.xml: read when written,
 // so a bad document is refused then) or fetched from saml.metadata.url through the box's one
-// fetch of documents a stranger names (api/oauth/document-fetch.ts: never a special-use address
+// fetch of documents a stranger names (api/document-fetch.ts: never a special-use address
 // unless the box's settings allow it, as jwks_uri and sector_identifier_uri), kept for its
 // caching headers within the box's bounds. The entity ID is kept beside the client's id, not as
 // it: an entity ID is a URL, a client id a record name.
@@ -144,7 +144,7 @@ export async function samlMetadataProblem(client: Pick<Client, 'saml'>): Promise
   }
 }
 
-/** What fetches an SP's metadata by URL (api/oauth/document-fetch.ts under the box's rules), with how long it stands. */
+/** What fetches an SP's metadata by URL (api/document-fetch.ts under the box's rules), with how long it stands. */
 export type FetchMetadata = (url: string) => Promise<{ xml: string; seconds: number }>;
 
 interface Needs {

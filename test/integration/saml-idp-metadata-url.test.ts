@@ -1,5 +1,5 @@
 // A SAML app whose metadata is at a URL (Client.saml.metadata.url): fetched by the box through its
-// guard for the documents clients name (api/oauth/document-fetch.ts), from the test's own HTTPS
+// guard for the documents clients name (api/document-fetch.ts), from the test's own HTTPS
 // server (test/support/client-documents.ts, its CA given through NODE_EXTRA_CA_CERTS). A box
 // allowed to fetch from loopback (development) reads it and signs a person in; a box as in
 // production never fetches it there (SSRF), and the person gets no assertion.

@@ -404,4 +404,24 @@ describe('the metadata of an upstream SAML identity provider at a URL', function
     expect((await idTokenOf(dev, browser, 'rp')).claims.email).to.equal(email);
     expect(server.hits('/metadata'), 'read once, then kept').to.equal(1);
   });
+
+  it('tells the admin a server that fails it (unavailable) from a document the box refuses (misconfigured)', async () => {
+    server.serve('/metadata-down', { status: 503, body: 'busy' });
+    server.serve('/metadata-html', { body: '<html></html>', headers: { 'Content-Type': 'text/html' } });
+    const token = await dev.rootToken();
+    const detailOf = async (id: string, path: string): Promise<string> => {
+      const put = await dev.json(
+        'PUT',
+        `/IdentityProvider/${id}`,
+        { type: 'saml', saml: { entityId: idp.entityId, metadata: { url: `${server.origin}${path}` } } },
+        token,
+      );
+      expect(put.status, put.text).to.equal(201);
+      const check = await dev.json('POST', `/IdentityProvider/${id}/$check`, undefined, token);
+      expect(check.body.ok).to.equal(false);
+      return (check.body.checks as { detail: string }[])[0]!.detail;
+    };
+    expect(await detailOf('remote-down', '/metadata-down')).to.match(/^unavailable: .*503/);
+    expect(await detailOf('remote-html', '/metadata-html')).to.match(/^misconfigured: .*text\/html, not XML/);
+  });
 });

@@ -135,8 +135,8 @@ interface Discovery {
 
 /**
  * GET a trusted issuer's document (discovery, JWK Set) as JSON, through the box's guard for
- * addresses a third party names (api/oauth/document-fetch.ts: no special-use address but those
- * `allowed`, no redirect, bounded size and time). Injected: the fetch lives above this floor.
+ * addresses a third party names (api/document-fetch.ts: no special-use address but those
+ * `allowed`, no redirect, bounded size and time). Injected by api/server.ts.
  */
 export type IssuerDocumentFetch = (url: string, options: { ca?: string; allowed: [string, number][] }) => Promise<unknown>;
 

@@ -21,7 +21,8 @@ import { callbackUrl } from './flow.js';
 import { codeFlowOf, fetchMetadata } from './oauth.js';
 import { UPSTREAM_TIMEOUT_MS, UpstreamError, type LdapSettings } from './profile.js';
 import { providerSecret } from './secret.js';
-import { idpMetadata, type MetadataRules, metadataRules } from './saml-metadata.js';
+import { clientDocumentRules, type FetchRules } from '../../document-fetch.js';
+import { idpMetadata } from './saml-metadata.js';
 
 export interface ProviderCheck {
   check: string;
@@ -44,7 +45,7 @@ export async function checkProvider(
   provider: IdentityProvider,
   secret: string | undefined,
   redirectUri: string,
-  rules: MetadataRules,
+  rules: FetchRules,
 ): Promise<ProviderCheck[]> {
   switch (provider.type) {
     case 'oidc':
@@ -60,7 +61,7 @@ export async function checkProvider(
 }
 
 /** The identity provider's metadata, as a sign-in reads it (its entity, sign-on address and certificates). */
-async function checkSamlProvider(provider: IdentityProvider, rules: MetadataRules): Promise<ProviderCheck[]> {
+async function checkSamlProvider(provider: IdentityProvider, rules: FetchRules): Promise<ProviderCheck[]> {
   try {
     const idp = await idpMetadata(provider, rules);
     const n = idp.certificates.length;
@@ -224,6 +225,6 @@ export async function checkStoredProvider(svc: CheckServices, id: string): Promi
   const stored = await identityProviders.read(svc.pool, id);
   if (!stored) return undefined;
   const secret = providerSecret(svc.factorKey, id, stored.secretSealed ?? null);
-  const checks = await checkProvider(stored.resource, secret, callbackUrl(svc.config.baseUrl, id), metadataRules(svc.config));
+  const checks = await checkProvider(stored.resource, secret, callbackUrl(svc.config.baseUrl, id), clientDocumentRules(svc.config));
   return { ok: checks.every((c) => c.ok), checks };
 }

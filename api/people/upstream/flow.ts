@@ -30,7 +30,8 @@ import { providerSecret } from './secret.js';
 import { acceptedAssertion, samlProfile } from './saml.js';
 import { boxSamlKey, boxSamlKeys } from '../../saml/box-keys.js';
 import { newSamlId } from '../../saml/names.js';
-import { idpMetadata, metadataRules, spUrls } from './saml-metadata.js';
+import { clientDocumentRules } from '../../document-fetch.js';
+import { idpMetadata, spUrls } from './saml-metadata.js';
 import { authnRequestUrl, firstUseOfAssertion, requestAnswered, verifiedSamlResponse } from './saml-sp.js';
 
 export interface FlowServices {
@@ -105,7 +106,7 @@ async function begin(svc: FlowServices, provider: IdentityProvider, begun: Begun
   if (provider.type === 'saml') {
     // The AuthnRequest's ID is the state: the Response names it (InResponseTo), and it is found by it.
     const requestId = newSamlId();
-    const idp = await idpMetadata(provider, metadataRules(svc.config));
+    const idp = await idpMetadata(provider, clientDocumentRules(svc.config));
     const url = authnRequestUrl(svc.config.baseUrl, provider, idp, requestId, boxSamlKey(svc.keyring), new Date());
     await insertUpstreamSignIn(svc.pool, tokenHash(requestId), {
       provider: provider.id,
@@ -174,7 +175,7 @@ export async function finishSamlUpstream(
 ): Promise<{ provider: IdentityProvider; profile: UpstreamProfile; begun: UpstreamSignIn }> {
   const provider = await enabledProvider(svc, providerId);
   if (!provider?.saml) throw new UpstreamError('invalid', 'the provider is gone, disabled or not a SAML provider');
-  const idp = await idpMetadata(provider, metadataRules(svc.config));
+  const idp = await idpMetadata(provider, clientDocumentRules(svc.config));
   const verified = await verifiedSamlResponse(posted, idp, boxSamlKeys(svc.keyring));
   const requestId = requestAnswered(verified);
   // Taken whatever follows: a request is answered once (a replayed Response finds nothing).

@@ -4,17 +4,14 @@
 // identity provider (the SP entity ID, the ACS URL, the box's certificate for the signed
 // AuthnRequests and for Assertions encrypted to the box).
 //
-// An identity provider's metadata at a URL is fetched as every address someone else names is
-// (api/outbound.ts): https, the special-use ranges of RFC 6890 and the box's own addresses refused
-// in the lookup the connection uses (DNS rebinding cannot pass), unless the operator allows them
-// (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES, the rule api/oauth/document-fetch.ts applies to a
-// Client's documents), no redirect followed, a time limit on the whole exchange, at most
-// METADATA_MAX_BYTES. It is read against the OASIS metadata schema (api/saml/xml.ts readSamlXml)
-// and kept METADATA_CACHE_MS.
-import https from 'node:https';
+// An identity provider's metadata at a URL is fetched as every document someone else names is
+// (api/document-fetch.ts, under its clientDocumentRules): https, the special-use ranges of RFC 6890
+// and the box's own addresses refused in the lookup the connection uses (DNS rebinding cannot
+// pass), unless the operator allows them (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES), no redirect
+// followed, a time limit on the whole exchange, at most 1 MiB of XML. It is read against the OASIS
+// metadata schema (api/saml/xml.ts readSamlXml) and kept METADATA_CACHE_MS.
 import { X509Certificate } from 'node:crypto';
-import type { Config } from '../../config.js';
-import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../../outbound.js';
+import { DocumentFetchError, DocumentRefused, fetchSamlMetadataDocument, type FetchRules } from '../../document-fetch.js';
 import { certificateBody } from '../../saml/certificate.js';
 import { signSamlXml, type SamlSigningKey } from '../../saml/sign.js';
 import { SAML_NS, SamlRefusal, childElements, onlyChild, readSamlXml, textOf } from '../../saml/xml.js';
@@ -32,7 +29,6 @@ export interface IdpMetadata {
   certificates: string[];
 }
 
-const METADATA_MAX_BYTES = 1024 * 1024;
 const METADATA_CACHE_MS = 10 * 60 * 1000;
 
 /** The box's addresses as the service provider of IdentityProvider `id`. */
@@ -83,71 +79,26 @@ export async function readIdpMetadata(xml: string, settings: Pick<SamlSettings, 
   }
 }
 
-/** What a fetch of metadata is held to: the rules of every document someone else names (api/oauth/document-fetch.ts clientDocumentRules). */
-export type MetadataRules = AddressRules & { timeoutMs: number; boxUrl: string };
-
-export const metadataRules = (config: Pick<Config, 'clientMetadata' | 'baseUrl'>): MetadataRules => ({
-  allowed: config.clientMetadata.allowedAddresses,
-  timeoutMs: config.clientMetadata.timeoutMs,
-  boxUrl: config.baseUrl,
-});
-
-/** GET the metadata at `raw` under `rules`: its text, or an UpstreamError ('misconfigured': the address; 'unavailable': the server). */
-export function fetchMetadata(raw: string, rules: MetadataRules): Promise<string> {
-  const url = new URL(raw);
-  if (url.protocol !== 'https:') return Promise.reject(misconfigured('the metadata URL is not https'));
-  if (url.host === new URL(rules.boxUrl).host) return Promise.reject(misconfigured('the metadata URL is the box itself'));
-  const literal = literalAddress(url);
-  const refused = literal && addressProblem(literal, rules);
-  if (refused) return Promise.reject(misconfigured(`the metadata URL is refused: ${refused}`));
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      url,
-      {
-        method: 'GET',
-        headers: { Accept: 'application/samlmetadata+xml, application/xml, text/xml' },
-        lookup: guardedLookup(rules, (why) => misconfigured(`the metadata URL is refused: ${why}`)),
-        // No connection is kept: each fetch resolves and checks the name afresh.
-        agent: false,
-      },
-      (response) => {
-        if (response.statusCode !== 200) {
-          response.resume();
-          return reject(new UpstreamError('unavailable', `the metadata URL answered ${response.statusCode ?? 'nothing'}`));
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > METADATA_MAX_BYTES) {
-            request.destroy();
-            reject(misconfigured(`the metadata is larger than ${METADATA_MAX_BYTES} bytes`));
-          } else chunks.push(chunk);
-        });
-        response.on('error', () => reject(new UpstreamError('unavailable', 'the metadata broke off')));
-        response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      },
-    );
-    const timer = setTimeout(() => {
-      request.destroy();
-      reject(new UpstreamError('unavailable', `the metadata URL gave no whole answer within ${rules.timeoutMs} ms`));
-    }, rules.timeoutMs);
-    request.on('close', () => clearTimeout(timer));
-    request.on('error', (err) =>
-      reject(
-        err instanceof UpstreamError
-          ? err
-          : new UpstreamError('unavailable', `the metadata URL could not be reached (${(err as NodeJS.ErrnoException).code ?? err.name})`),
-      ),
-    );
-    request.end();
-  });
+/**
+ * The metadata at `url`, fetched as every document someone else names (api/document-fetch.ts): its
+ * text, or an UpstreamError: 'misconfigured' when the box refuses the URL or what it serves (its
+ * address, the box itself, too large, not XML), said to the administrator; 'unavailable' when the
+ * server did not answer it, which may pass.
+ */
+async function fetchMetadata(url: string, rules: FetchRules): Promise<string> {
+  try {
+    return (await fetchSamlMetadataDocument(url, rules)).body;
+  } catch (err) {
+    if (err instanceof DocumentRefused) throw misconfigured(`the metadata URL is refused: ${err.message}`);
+    if (err instanceof DocumentFetchError) throw new UpstreamError('unavailable', `the metadata URL: ${err.message}`);
+    throw err;
+  }
 }
 
 const cached = new Map<string, { source: string; until: number; metadata: Promise<IdpMetadata> }>();
 
 /** The metadata of `provider` (a saml provider), read once per source and, from a URL, again after METADATA_CACHE_MS. */
-export function idpMetadata(provider: IdentityProvider, rules: MetadataRules, now = Date.now()): Promise<IdpMetadata> {
+export function idpMetadata(provider: IdentityProvider, rules: FetchRules, now = Date.now()): Promise<IdpMetadata> {
   const settings = provider.saml;
   if (!settings) return Promise.reject(misconfigured('no saml settings'));
   const source = JSON.stringify([settings.entityId, settings.metadata.url ?? null, settings.metadata.xml ?? null]);

@@ -1,5 +1,5 @@
 // What decides about a client that names itself, as pure functions (api/oauth/client-metadata.ts,
-// outbound.ts addressProblem) and the policies that admit it (api/policy/evaluate.ts
+// document-fetch.ts documentLifetime, outbound.ts addressProblem) and the policies that admit it (api/policy/evaluate.ts
 // decideRegistration): the draft's rules on a Client Identifier URL, a document's metadata, the
 // cache lifetime from its headers, the addresses never fetched, and deny by default.
 import { expect } from 'chai';
@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { projectPath } from '../../../api/paths.js';
 import type { RegistrationRequest } from '../../../api/policy/requests.js';
-import { clientIdUrlProblem, documentLifetime, readClientMetadata } from '../../../api/oauth/client-metadata.js';
+import { clientIdUrlProblem, readClientMetadata } from '../../../api/oauth/client-metadata.js';
+import { documentLifetime } from '../../../api/document-fetch.js';
 import { addressProblem } from '../../../api/outbound.js';
 import { registrationRequest } from '../../../api/oauth/agents.js';
 import { PolicyIndex } from '../../../api/policy/evaluate.js';

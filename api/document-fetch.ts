@@ -1,6 +1,8 @@
-// The box's one fetch of an address a stranger names: a Client ID Metadata Document at its client_id
-// URL (draft-ietf-oauth-client-id-metadata-document), and a Client's JWK Set at its jwks_uri
-// (./client-assertion.ts), held to the same rules. Its guards, each a rule of the draft:
+// The box's one fetch of a document someone else names at an address: a Client ID Metadata Document
+// at its client_id URL (draft-ietf-oauth-client-id-metadata-document), a Client's JWK Set at its
+// jwks_uri (api/oauth/client-assertion.ts), its sector_identifier_uri, a SPIFFE bundle, and the SAML
+// metadata of an app the box signs in (api/saml/) or of an identity provider people sign in with
+// (api/people/upstream/saml-metadata.ts), each held to the same rules. Its guards, each a rule of the draft:
 // - §8.6: "Authorization servers MUST NOT fetch a Client ID Metadata Document URL [...] that
 //   resolve[s] to special-use IP addresses as defined in [RFC6890]." The address is checked after
 //   the name is resolved, in the lookup the connection itself uses, so a name that resolves to a
@@ -13,11 +15,14 @@
 // - §8.7: "stopping after a maximum number of bytes and treating the response as an error if that
 //   limit is reached before the document has been fully read" (5 KiB).
 // - a time limit on the whole exchange, connection to last byte: a slow server holds no request.
+// It sits in the base, below oauth/, saml/ and people/, so that each of them fetches through it.
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { Config } from '../config.js';
-import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../outbound.js';
-import { documentLifetime, MAX_DOCUMENT_BYTES } from './client-metadata.js';
+import type { Config } from './config.js';
+import { addressProblem, guardedLookup, literalAddress, type AddressRules } from './outbound.js';
+
+/** The most a Client ID Metadata Document may hold. Draft §8.7: "The recommended maximum size to read is 5 kilobytes." */
+const MAX_DOCUMENT_BYTES = 5 * 1024;
 
 /** What the fetch is held to. */
 export interface FetchRules extends AddressRules {
@@ -38,8 +43,9 @@ export interface FetchRules extends AddressRules {
 const XML_MEDIA = ['application/samlmetadata+xml', 'application/xml', 'text/xml'];
 
 /**
- * The rules of every document a client names (its metadata document, jwks_uri, sector document):
- * the box's client-metadata settings (BOXAUTH_CLIENT_METADATA_*), and never the box itself.
+ * The rules of every document someone else names (a client's metadata document, jwks_uri, sector
+ * document; an identity provider's SAML metadata): the box's client-metadata settings
+ * (BOXAUTH_CLIENT_METADATA_*), and never the box itself.
  */
 export const clientDocumentRules = (config: Pick<Config, 'clientMetadata' | 'baseUrl'>): FetchRules => ({
   allowed: config.clientMetadata.allowedAddresses,
@@ -47,7 +53,7 @@ export const clientDocumentRules = (config: Pick<Config, 'clientMetadata' | 'bas
   boxUrl: config.baseUrl,
 });
 
-/** A document fetched: its JSON and the headers that say how long it stands. */
+/** A document fetched: its JSON (its text, for xml) and the headers that say how long it stands. */
 export interface FetchedDocument {
   body: unknown;
   cacheControl: string | undefined;
@@ -59,21 +65,28 @@ export interface FetchedDocument {
 export class DocumentFetchError extends Error {}
 
 /**
+ * The box refuses the URL or what it serves, however often it is asked again (not https, the box
+ * itself, a refused address, a document too large or not of its media type): a fault of whoever
+ * named the URL, where any other DocumentFetchError is the server's, which may pass.
+ */
+export class DocumentRefused extends DocumentFetchError {}
+
+/**
  * The guard refused the address a name resolved to (or a literal one): its message names that
  * address, which is for the box's log, not for whoever sent the URL (it would map the box's
  * network for them: which names resolve where, from inside).
  */
-export class AddressRefused extends DocumentFetchError {}
+export class AddressRefused extends DocumentRefused {}
 
-/** A lookup that refuses every special-use address, or the box's own, that `rules` does not allow (../outbound.ts). */
+/** A lookup that refuses every special-use address, or the box's own, that `rules` does not allow (./outbound.ts). */
 const lookupUnder = (rules: FetchRules): LookupFunction => guardedLookup(rules, (why) => new AddressRefused(why));
 
-/** GET `url` (a Client Identifier URL, already checked: ./client-metadata.ts clientIdUrlProblem) under `rules`. */
+/** GET `url` (an https URL, already checked: e.g. api/oauth/client-metadata.ts clientIdUrlProblem) under `rules`. */
 export function fetchClientDocument(url: string, rules: FetchRules): Promise<FetchedDocument> {
   const target = new URL(url);
   const maxBytes = rules.maxBytes ?? MAX_DOCUMENT_BYTES;
   // The box by its own name and port, whatever the scheme: its address may be one the operator allowed.
-  if (target.host === new URL(rules.boxUrl).host) return Promise.reject(new DocumentFetchError('the URL is the box itself'));
+  if (target.host === new URL(rules.boxUrl).host) return Promise.reject(new DocumentRefused('the URL is the box itself'));
   // A literal address is not looked up: it is checked here.
   const literal = literalAddress(target);
   const literalProblem = literal && addressProblem(literal, rules);
@@ -106,11 +119,11 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
         // Draft §4: "MAY also be served with more specific content types as long as the response is JSON".
         if (xml ? !XML_MEDIA.includes(media) : media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media)) {
           response.resume();
-          return reject(new DocumentFetchError(`it answered ${media || 'no content type'}, not ${xml ? 'XML' : 'JSON'}`));
+          return reject(new DocumentRefused(`it answered ${media || 'no content type'}, not ${xml ? 'XML' : 'JSON'}`));
         }
         if (Number(response.headers['content-length'] ?? 0) > maxBytes) {
           request.destroy();
-          return reject(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
+          return reject(new DocumentRefused(`the document is larger than ${maxBytes} bytes`));
         }
         const chunks: Buffer[] = [];
         let size = 0;
@@ -118,7 +131,7 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
           size += chunk.length;
           if (size > maxBytes) {
             request.destroy();
-            reject(new DocumentFetchError(`the document is larger than ${maxBytes} bytes`));
+            reject(new DocumentRefused(`the document is larger than ${maxBytes} bytes`));
           } else chunks.push(chunk);
         });
         response.on('error', () => reject(new DocumentFetchError('the answer broke off')));
@@ -155,24 +168,61 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
   });
 }
 
-/** The most bytes of a SAML app's metadata document fetched (api/saml/ reads at most as much). */
+/** The most bytes of a SAML metadata document fetched (api/saml/ reads at most as much). */
 const MAX_SAML_METADATA_BYTES = 1024 * 1024;
 
 /**
+ * The SAML metadata document at `url` (an app's, an identity provider's) under `rules`: its text
+ * (the body) and its caching headers.
+ */
+export async function fetchSamlMetadataDocument(url: string, rules: FetchRules): Promise<FetchedDocument & { body: string }> {
+  if (!/^https:\/\//i.test(url)) throw new DocumentRefused('the URL is not an https URL');
+  const fetched = await fetchClientDocument(url, {
+    ...rules,
+    format: 'xml',
+    accept: XML_MEDIA.join(', '),
+    maxBytes: MAX_SAML_METADATA_BYTES,
+  });
+  return { ...fetched, body: fetched.body as string };
+}
+
+/**
  * A SAML app's metadata at `url` (Client.saml.metadata.url), fetched under the rules of every
- * document a client names, with how many seconds it stands (its caching headers, within the box's bounds).
+ * document someone else names, with how many seconds it stands (its caching headers, within the box's bounds).
  */
 export async function fetchSamlMetadata(
   url: string,
   config: Pick<Config, 'clientMetadata' | 'baseUrl'>,
 ): Promise<{ xml: string; seconds: number }> {
-  if (!/^https:\/\//i.test(url)) throw new DocumentFetchError('the URL is not an https URL');
-  const fetched = await fetchClientDocument(url, {
-    ...clientDocumentRules(config),
-    format: 'xml',
-    accept: 'application/samlmetadata+xml, application/xml',
-    maxBytes: MAX_SAML_METADATA_BYTES,
-  });
+  const fetched = await fetchSamlMetadataDocument(url, clientDocumentRules(config));
   const seconds = documentLifetime(fetched, { min: config.clientMetadata.minCacheSeconds, max: config.clientMetadata.maxCacheSeconds });
-  return { xml: fetched.body as string, seconds };
+  return { xml: fetched.body, seconds };
+}
+
+/**
+ * How long a fetched document stands, in seconds. Draft §5.2: "The authorization server SHOULD
+ * respect HTTP cache headers [RFC9111] when caching client metadata, but MAY define its own upper
+ * and/or lower bounds on an acceptable cache lifetime as well." `Cache-Control: max-age` (RFC 9111
+ * §5.2.2.1), else `Expires` less `Date` (§4.2.1); `no-store` and `no-cache` stand for the least the
+ * box keeps a document; nothing said, the most.
+ */
+export function documentLifetime(
+  headers: { cacheControl?: string; expires?: string; date?: string },
+  bounds: { min: number; max: number },
+): number {
+  const clamp = (s: number): number => Math.min(bounds.max, Math.max(bounds.min, s));
+  const directives = (headers.cacheControl ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
+  if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return bounds.min;
+  const maxAge = directives.map((d) => /^max-age=(\d{1,10})$/.exec(d)).find(Boolean);
+  if (maxAge) return clamp(Number(maxAge[1]));
+  if (headers.expires) {
+    const expires = Date.parse(headers.expires);
+    const date = headers.date ? Date.parse(headers.date) : Date.now();
+    // RFC 9111 §5.3: "A cache recipient MUST interpret invalid date formats [...] as representing a time in the past".
+    return Number.isNaN(expires) || Number.isNaN(date) ? bounds.min : clamp(Math.floor((expires - date) / 1000));
+  }
+  return bounds.max;
 }
