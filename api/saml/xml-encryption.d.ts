@@ -15,15 +15,8 @@ declare module 'xml-encryption' {
     warnInsecureAlgorithm?: boolean;
   }
 
-  interface DecryptOptions {
-    key: KeyLike;
-    disallowDecryptionWithInsecureAlgorithm?: boolean;
-    warnInsecureAlgorithm?: boolean;
-  }
-
   const xmlenc: {
     encrypt(content: string, options: EncryptOptions, callback: (err: Error | null, result?: string) => void): void;
-    decrypt(xml: string | Node, options: DecryptOptions, callback: (err: Error | null, result?: string) => void): void;
   };
   export default xmlenc;
 }

@@ -134,11 +134,8 @@ describe('Keycloak as a SAML identity provider signs people in to the box', func
         ...client.attributes,
         'saml.encrypt': 'true',
         'saml.encryption.certificate': certificate,
-        // Keycloak's default key transport is XML Encryption 1.1's rsa-oaep with SHA-256 and MGF1-SHA-256 (an
-        // xenc11:MGF element the box's schemas do not hold, a digest xml-encryption does not apply): the OAEP
-        // every SAML implementation reads instead, rsa-oaep-mgf1p with SHA-1, as the guide says.
-        'saml.encryption.keyAlgorithm': 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
-        'saml.encryption.digestMethod': 'http://www.w3.org/2000/09/xmldsig#sha1',
+        // Keycloak's encryption defaults left as they are (XML Encryption 1.1's rsa-oaep with SHA-256
+        // and MGF1-SHA-256, AES-256-GCM), as the guide says.
       },
     });
     const fresh = await (await browser.newContext()).newPage();
@@ -158,5 +155,8 @@ describe('Keycloak as a SAML identity provider signs people in to the box', func
     expect(claims.groups).to.deep.equal(['engineers']);
     const response = Buffer.from(new URLSearchParams(posted[0]).get('SAMLResponse')!, 'base64').toString();
     expect(response).to.include('EncryptedAssertion').and.not.include(KIM.email);
+    expect(response)
+      .to.include('Algorithm="http://www.w3.org/2009/xmlenc11#rsa-oaep"')
+      .and.include('Algorithm="http://www.w3.org/2009/xmlenc11#mgf1sha256"');
   });
 });
