@@ -1,0 +1,134 @@
+// Keycloak 26.7.3 (test/support/keycloak.ts: the distribution make bench-peers builds) as a SAML
+// service provider of the box: a realm whose identity provider "boxauth" is the box, imported from
+// the box's IdP metadata URL as an admin of Keycloak does it (identity brokering), with attribute
+// mappers for the email and the name; at the box, a Client with a saml section holding Keycloak's SP
+// metadata for that provider (its entity ID, ACS and signing certificate). A person opens the
+// realm's account console, picks "boxauth" on Keycloak's sign-in page, signs in at the box, and
+// Keycloak (which checks the box's signed Response itself) shows her account: the email and name
+// from the box's assertion, her federated identity named by the NameID.
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { Box } from '../support/box.js';
+import { launchBrowser, screenshot } from '../support/browser.js';
+import { startKeycloak, type Keycloak } from '../support/keycloak.js';
+import { logTail } from '../bench/peers/process.js';
+
+const REALM = 'staff';
+const ALIAS = 'boxauth';
+const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
+
+describe('Keycloak as a SAML service provider signs people in through the box', function () {
+  // Keycloak's first start (its schema in a new database) takes a minute or two on a busy machine.
+  this.timeout(600_000);
+  let box: Box;
+  let keycloak: Keycloak;
+  let browser: Browser;
+  let annId: number;
+  const ann = { email: 'ann@example.com', password: 'ann-password-1', given: 'Ann', family: 'Example' };
+
+  before(async function () {
+    [box, keycloak, browser] = await Promise.all([Box.start(), startKeycloak(), launchBrowser()]);
+    await keycloak.createRealm(REALM);
+    // What an admin of Keycloak does: Identity providers > SAML v2.0 > the box's metadata URL (import).
+    await keycloak.addSamlIdentityProvider(REALM, {
+      alias: ALIAS,
+      displayName: 'boxauth',
+      metadataUrl: `${box.url}/saml/metadata`,
+      config: {
+        nameIDPolicyFormat: PERSISTENT,
+        principalType: 'SUBJECT',
+        validateSignature: 'true',
+        wantAssertionsSigned: 'true',
+        wantAuthnRequestsSigned: 'true',
+        signatureAlgorithm: 'RSA_SHA256',
+        syncMode: 'FORCE',
+      },
+      mappers: { mail: 'email', givenName: 'firstName', sn: 'lastName' },
+    });
+    const root = await box.rootToken();
+    const metadata = await (await fetch(keycloak.brokerMetadataUrl(REALM, ALIAS))).text();
+    const client = await box.json(
+      'PUT',
+      '/Client/keycloak',
+      {
+        grant_types: [],
+        first_party: true,
+        saml: { metadata: { xml: metadata } },
+        claims: { mail: 'user.email', givenName: 'user.data.given_name', sn: 'user.data.family_name' },
+      },
+      root,
+    );
+    expect(client.status, client.text).to.be.below(300);
+    const policy = await box.json(
+      'PUT',
+      '/AccessPolicy/keycloak-allow',
+      { engine: 'allow', link: [{ id: 'keycloak', resourceType: 'Client' }] },
+      root,
+    );
+    expect(policy.status, policy.text).to.be.below(300);
+    const user = await box.json(
+      'POST',
+      '/users',
+      { email: ann.email, password: ann.password, data: JSON.stringify({ given_name: ann.given, family_name: ann.family }) },
+      root,
+    );
+    expect(user.status, user.text).to.equal(201);
+    annId = user.body.id;
+  });
+
+  after(async function () {
+    await browser?.close();
+    await Promise.all([keycloak?.stop(), box?.stop()]);
+  });
+
+  /** Keycloak's page when it refused what the box sent: its message and the end of its log fail the test. */
+  async function failIfKeycloakRefused(page: Page): Promise<void> {
+    const error = page.locator('#kc-error-message, .kc-feedback-text, .alert-error');
+    if (await error.first().isVisible()) {
+      expect.fail(`Keycloak refused the box's Response: ${await error.first().innerText()}\n${logTail(keycloak.logFile, 40)}`);
+    }
+  }
+
+  it("she signs in to Keycloak's account console through the box; Keycloak shows her email and name from the assertion", async function () {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const started = Date.now();
+      await page.goto(`${keycloak.baseUrl}/realms/${REALM}/account`);
+      await page.getByRole('link', { name: 'boxauth' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      expect(new URL(page.url()).origin).to.equal(box.url);
+      await page.getByLabel('Email').fill(ann.email);
+      await page.getByLabel('Password').fill(ann.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.waitForURL((url) => url.origin === keycloak.baseUrl);
+      await page.waitForLoadState('networkidle');
+      await failIfKeycloakRefused(page);
+      await page.getByRole('heading', { name: 'Personal info' }).waitFor({ timeout: 60_000 });
+      await screenshot(page, 'saml-keycloak-sp-account');
+      console.log(`      (account console to her signed-in account in ${Date.now() - started} ms)`);
+      expect(await page.getByLabel('Email').inputValue()).to.equal(ann.email);
+      expect(await page.getByLabel('First name').inputValue()).to.equal(ann.given);
+      expect(await page.getByLabel('Last name').inputValue()).to.equal(ann.family);
+    } finally {
+      await context.close();
+    }
+
+    // Keycloak linked her account to the box by the assertion's NameID: persistent, not her row id.
+    const [user] = (await (
+      await keycloak.admin('GET', `/admin/realms/${REALM}/users?email=${encodeURIComponent(ann.email)}&exact=true`)
+    ).json()) as {
+      id: string;
+      username: string;
+    }[];
+    expect(user, 'a user in the realm with her email').to.not.equal(undefined);
+    const links = (await (await keycloak.admin('GET', `/admin/realms/${REALM}/users/${user!.id}/federated-identity`)).json()) as {
+      identityProvider: string;
+      userId: string;
+      userName: string;
+    }[];
+    expect(links).to.have.length(1);
+    expect(links[0]!.identityProvider).to.equal(ALIAS);
+    expect(links[0]!.userId).to.not.be.empty.and.not.equal(String(annId)).and.not.include(ann.email);
+  });
+});

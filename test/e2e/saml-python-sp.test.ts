@@ -1,0 +1,135 @@
+// SAML apps none of us wrote the SAML of: two service providers made with pysaml2 (Python, pinned in
+// test/py-client/requirements.txt; test/py-saml-sp/sp.py), each declared at the box as a Client with a
+// saml section holding the SP's own metadata (its entity ID, ACS and certificate, as pysaml2 wrote
+// them). A person signs in in Chromium: the app's /login sends an AuthnRequest (signed, HTTP-Redirect)
+// to the box's {issuer}/saml/sso, the box's sign-in page asks for her password, and the box's signed
+// Response comes back to the app's ACS over HTTP-POST, where pysaml2 checks it with xmlsec1 against
+// the box's IdP metadata ({issuer}/saml/metadata) and shows what it read. What she sees there is
+// what these tests assert: a persistent NameID that is the same at every sign-in, not her row id,
+// and another at the other app; the attributes the client's claims shape.
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { Box } from '../support/box.js';
+import { launchBrowser, screenshot } from '../support/browser.js';
+import { startPySamlSp, type PySamlSp } from '../support/py-saml-sp.js';
+
+const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
+
+/** What pysaml2's page shows after a Response it accepted. */
+interface SignedIn {
+  nameId: string;
+  nameIdFormat: string;
+  issuer: string;
+  authnContext: string;
+  attributes: Record<string, string>;
+}
+
+describe('SAML apps made with pysaml2 sign people in through the box', function () {
+  this.timeout(180_000);
+  let box: Box;
+  let browser: Browser;
+  let wiki: PySamlSp;
+  let payroll: PySamlSp;
+  let annId: number;
+  const ann = { email: 'ann@example.com', password: 'ann-password-1' };
+
+  /** Declares the SP as a SAML app of the box, from the metadata it serves, with an allow policy. */
+  async function declare(id: string, sp: PySamlSp): Promise<void> {
+    const root = await box.rootToken();
+    const metadata = await (await fetch(sp.metadataUrl)).text();
+    const client = await box.json(
+      'PUT',
+      `/Client/${id}`,
+      {
+        grant_types: [],
+        first_party: true,
+        saml: { metadata: { xml: metadata } },
+        claims: { mail: 'user.email', department: 'user.data.department' },
+      },
+      root,
+    );
+    expect(client.status, client.text).to.be.below(300);
+    const policy = await box.json('PUT', `/AccessPolicy/${id}-allow`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root);
+    expect(policy.status, policy.text).to.be.below(300);
+  }
+
+  before(async function () {
+    [box, browser] = await Promise.all([Box.start(), launchBrowser()]);
+    const issuerMetadata = `${box.url}/saml/metadata`;
+    [wiki, payroll] = await Promise.all([startPySamlSp(issuerMetadata, 'wiki'), startPySamlSp(issuerMetadata, 'payroll')]);
+    await declare('wiki', wiki);
+    await declare('payroll', payroll);
+    const user = await box.json('POST', '/users', { ...ann, data: JSON.stringify({ department: 'Finance' }) }, await box.rootToken());
+    expect(user.status, user.text).to.equal(201);
+    annId = user.body.id;
+  });
+
+  after(async function () {
+    await browser?.close();
+    await Promise.all([wiki?.stop(), payroll?.stop(), box?.stop()]);
+  });
+
+  /** Reads the SP's page; a Response pysaml2 refused fails the test with pysaml2's own words. */
+  async function shown(page: Page, sp: PySamlSp, app: string): Promise<SignedIn> {
+    await page.getByRole('heading', { name: new RegExp(`^(Signed in to ${app}|The SAML response was refused)$`) }).waitFor();
+    if (await page.locator('#error').isVisible()) {
+      expect.fail(`pysaml2 refused the box's Response: ${await page.locator('#error').textContent()}\n${sp.log().slice(-4000)}`);
+    }
+    const text = async (id: string): Promise<string> => ((await page.locator(`#${id}`).textContent()) ?? '').trim();
+    const attributes: Record<string, string> = {};
+    for (const row of await page.locator('#attributes tr').all()) {
+      attributes[(await row.locator('th').textContent())!] = (await row.locator('td').textContent())!;
+    }
+    return {
+      nameId: await text('name-id'),
+      nameIdFormat: await text('name-id-format'),
+      issuer: await text('issuer'),
+      authnContext: await text('authn-context'),
+      attributes,
+    };
+  }
+
+  /** In a browser of its own (no session at the box yet): the app's /login, the box's sign-in page, back at the app. */
+  async function signIn(sp: PySamlSp, app: string): Promise<SignedIn> {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const started = Date.now();
+      await page.goto(`${sp.url}/login`);
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      expect(new URL(page.url()).origin).to.equal(box.url);
+      await page.getByLabel('Email').fill(ann.email);
+      await page.getByLabel('Password').fill(ann.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const seen = await shown(page, sp, app);
+      expect(page.url()).to.equal(sp.acsUrl);
+      await screenshot(page, `saml-python-sp-${app}`);
+      console.log(`      (${app}: /login to the app's page in ${Date.now() - started} ms)`);
+      return seen;
+    } finally {
+      await context.close();
+    }
+  }
+
+  it("pysaml2 accepts the box's signed Response: a persistent NameID, not Ann's row id, and the client's claims as attributes", async function () {
+    const seen = await signIn(wiki, 'wiki');
+    expect(seen.issuer).to.equal(`${box.url}/saml/metadata`);
+    expect(seen.nameIdFormat).to.equal(PERSISTENT);
+    expect(seen.nameId).to.not.be.empty.and.not.equal(String(annId)).and.not.include(ann.email);
+    expect(seen.attributes).to.include({ mail: ann.email, department: 'Finance' });
+  });
+
+  it('the NameID is the same at her next sign-in to the app', async function () {
+    const first = await signIn(wiki, 'wiki');
+    const second = await signIn(wiki, 'wiki');
+    expect(second.nameId).to.equal(first.nameId);
+  });
+
+  it('another app sees another persistent NameID of her (pairwise)', async function () {
+    const atWiki = await signIn(wiki, 'wiki');
+    const atPayroll = await signIn(payroll, 'payroll');
+    expect(atPayroll.nameIdFormat).to.equal(PERSISTENT);
+    expect(atPayroll.nameId).to.not.be.empty.and.not.equal(atWiki.nameId).and.not.equal(String(annId));
+    expect(atPayroll.attributes).to.include({ mail: ann.email });
+  });
+});
