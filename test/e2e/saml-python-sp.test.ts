@@ -1,4 +1,4 @@
-// SAML apps none of us wrote the SAML of: two service providers made with pysaml2 (Python, pinned in
+// SAML apps none of us wrote the SAML of: three service providers made with pysaml2 (Python, pinned in
 // test/py-client/requirements.txt; test/py-saml-sp/sp.py), each declared at the box as a Client with a
 // saml section holding the SP's own metadata (its entity ID, ACS and certificate, as pysaml2 wrote
 // them). A person signs in in Chromium: the app's /login sends an AuthnRequest (signed, HTTP-Redirect)
@@ -6,7 +6,8 @@
 // Response comes back to the app's ACS over HTTP-POST, where pysaml2 checks it with xmlsec1 against
 // the box's IdP metadata ({issuer}/saml/metadata) and shows what it read. What she sees there is
 // what these tests assert: a persistent NameID that is the same at every sign-in, not her row id,
-// and another at the other app; the attributes the client's claims shape.
+// and another at another app; the attributes the client's claims shape; and, for the app that asks
+// for it (encryptAssertions), an Assertion encrypted to its certificate that pysaml2 decrypts.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
@@ -21,6 +22,8 @@ interface SignedIn {
   nameIdFormat: string;
   issuer: string;
   authnContext: string;
+  /** yes or no: whether the Response carried the Assertion encrypted (pysaml2 decrypted it with the SP's key). */
+  assertionEncrypted: string;
   attributes: Record<string, string>;
 }
 
@@ -30,11 +33,12 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   let browser: Browser;
   let wiki: PySamlSp;
   let payroll: PySamlSp;
+  let vault: PySamlSp;
   let annId: number;
   const ann = { email: 'ann@example.com', password: 'ann-password-1' };
 
   /** Declares the SP as a SAML app of the box, from the metadata it serves, with an allow policy. */
-  async function declare(id: string, sp: PySamlSp): Promise<void> {
+  async function declare(id: string, sp: PySamlSp, saml: Record<string, unknown> = {}): Promise<void> {
     const root = await box.rootToken();
     const metadata = await (await fetch(sp.metadataUrl)).text();
     const client = await box.json(
@@ -43,7 +47,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
       {
         grant_types: [],
         first_party: true,
-        saml: { metadata: { xml: metadata } },
+        saml: { metadata: { xml: metadata }, ...saml },
         claims: { mail: 'user.email', department: 'user.data.department' },
       },
       root,
@@ -56,9 +60,14 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   before(async function () {
     [box, browser] = await Promise.all([Box.start(), launchBrowser()]);
     const issuerMetadata = `${box.url}/saml/metadata`;
-    [wiki, payroll] = await Promise.all([startPySamlSp(issuerMetadata, 'wiki'), startPySamlSp(issuerMetadata, 'payroll')]);
+    [wiki, payroll, vault] = await Promise.all([
+      startPySamlSp(issuerMetadata, 'wiki'),
+      startPySamlSp(issuerMetadata, 'payroll'),
+      startPySamlSp(issuerMetadata, 'vault'),
+    ]);
     await declare('wiki', wiki);
     await declare('payroll', payroll);
+    await declare('vault', vault, { encryptAssertions: true });
     const user = await box.json('POST', '/users', { ...ann, data: JSON.stringify({ department: 'Finance' }) }, await box.rootToken());
     expect(user.status, user.text).to.equal(201);
     annId = user.body.id;
@@ -66,7 +75,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
 
   after(async function () {
     await browser?.close();
-    await Promise.all([wiki?.stop(), payroll?.stop(), box?.stop()]);
+    await Promise.all([wiki?.stop(), payroll?.stop(), vault?.stop(), box?.stop()]);
   });
 
   /** Reads the SP's page; a Response pysaml2 refused fails the test with pysaml2's own words. */
@@ -85,6 +94,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
       nameIdFormat: await text('name-id-format'),
       issuer: await text('issuer'),
       authnContext: await text('authn-context'),
+      assertionEncrypted: await text('assertion-encrypted'),
       attributes,
     };
   }
@@ -117,6 +127,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     expect(seen.nameIdFormat).to.equal(PERSISTENT);
     expect(seen.nameId).to.not.be.empty.and.not.equal(String(annId)).and.not.include(ann.email);
     expect(seen.attributes).to.include({ mail: ann.email, department: 'Finance' });
+    expect(seen.assertionEncrypted).to.equal('no');
   });
 
   it('the NameID is the same at her next sign-in to the app', async function () {
@@ -131,5 +142,12 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     expect(atPayroll.nameIdFormat).to.equal(PERSISTENT);
     expect(atPayroll.nameId).to.not.be.empty.and.not.equal(atWiki.nameId).and.not.equal(String(annId));
     expect(atPayroll.attributes).to.include({ mail: ann.email });
+  });
+
+  it('an app that asks for encrypted assertions gets its Assertion encrypted to its certificate, and pysaml2 reads it', async function () {
+    const seen = await signIn(vault, 'vault');
+    expect(seen.assertionEncrypted).to.equal('yes');
+    expect(seen.nameIdFormat).to.equal(PERSISTENT);
+    expect(seen.attributes).to.include({ mail: ann.email, department: 'Finance' });
   });
 });

@@ -12,13 +12,15 @@ self-signed certificate of its own at start, and reads the IdP's metadata (the b
   POST /acs       the IdP's Response over HTTP-POST, checked by pysaml2 (signatures with xmlsec1
                   against the IdP metadata's certificate, InResponseTo one of this SP's requests,
                   Destination, Audience, validity), decrypted when encrypted; answers a page that
-                  shows the NameID, its format, the issuer, the authentication context and every
-                  attribute as the assertion names it; a refusal answers 400 with pysaml2's error.
+                  shows the NameID, its format, the issuer, the authentication context, whether the
+                  Assertion came encrypted, and every attribute as the assertion names it; a
+                  refusal answers 400 with pysaml2's error.
   GET  /metadata  this SP's metadata, written by pysaml2 (entity ID, ACS, signing and encryption
                   certificate).
 """
 
 import argparse
+import base64
 import datetime
 import html
 import json
@@ -38,6 +40,7 @@ from saml2.client import Saml2Client
 from saml2.config import SPConfig
 from saml2.metadata import create_metadata_string
 from saml2.saml import NAMEID_FORMAT_PERSISTENT
+from saml2.samlp import response_from_string
 from saml2.sigver import get_xmlsec_binary
 from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
@@ -107,7 +110,7 @@ def page(status, title, body):
     return status, [("Content-Type", "text/html; charset=utf-8")], text.encode()
 
 
-def signed_in_page(name, response):
+def signed_in_page(name, response, encrypted):
     """What the person sees after signing in: the assertion's subject and attributes, as the IdP sent them."""
     assertion = response.assertion
     name_id = response.name_id
@@ -125,6 +128,7 @@ def signed_in_page(name, response):
         f'<dt>NameID format</dt><dd id="name-id-format">{html.escape(name_id.format or "")}</dd>'
         f'<dt>Issuer</dt><dd id="issuer">{html.escape(assertion.issuer.text)}</dd>'
         f'<dt>Authentication context</dt><dd id="authn-context">{html.escape(" ".join(classes))}</dd>'
+        f'<dt>Assertion encrypted</dt><dd id="assertion-encrypted">{"yes" if encrypted else "no"}</dd>'
         "</dl>"
         f'<h2>Attributes</h2><table id="attributes"><tbody>{rows}</tbody></table>',
     )
@@ -182,7 +186,9 @@ class ServiceProvider:
                 f'<p id="error">{html.escape(type(error).__name__)}: {html.escape(str(error))}</p>',
             )
         self.outstanding.pop(response.in_response_to, None)
-        return signed_in_page(self.name, response)
+        # Whether the IdP sent the Assertion encrypted: pysaml2 empties the list once it has decrypted it.
+        encrypted = bool(response_from_string(base64.b64decode(saml_response)).encrypted_assertion)
+        return signed_in_page(self.name, response, encrypted)
 
 
 class QuietHandler(WSGIRequestHandler):
