@@ -9,6 +9,8 @@
 // and another at another app; the attributes the client's claims shape; and, for the app that asks
 // for it (encryptAssertions), an Assertion encrypted to its certificate that pysaml2 decrypts.
 import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
@@ -34,6 +36,10 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   let wiki: PySamlSp;
   let payroll: PySamlSp;
   let vault: PySamlSp;
+  let portal: PySamlSp;
+  /** An SP that trusts another key than the box's: its refusal shows the others check signatures. */
+  let impostor: PySamlSp;
+  let forgedMetadata: http.Server;
   let annId: number;
   const ann = { email: 'ann@example.com', password: 'ann-password-1' };
 
@@ -60,14 +66,28 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   before(async function () {
     [box, browser] = await Promise.all([Box.start(), launchBrowser()]);
     const issuerMetadata = `${box.url}/saml/metadata`;
-    [wiki, payroll, vault] = await Promise.all([
+    [wiki, payroll, vault, portal] = await Promise.all([
       startPySamlSp(issuerMetadata, 'wiki'),
-      startPySamlSp(issuerMetadata, 'payroll'),
+      // As many SPs do: its AuthnRequests unsigned (its metadata says AuthnRequestsSigned="false").
+      startPySamlSp(issuerMetadata, 'payroll', { unsignedRequests: true }),
       startPySamlSp(issuerMetadata, 'vault'),
+      startPySamlSp(issuerMetadata, 'portal', { allowUnsolicited: true }),
     ]);
     await declare('wiki', wiki);
     await declare('payroll', payroll);
     await declare('vault', vault, { encryptAssertions: true });
+    await declare('portal', portal, { idpInitiated: true });
+    // The box's IdP metadata with every certificate in it replaced by the wiki's own: what an SP
+    // believes when someone else's key was pasted for the box's.
+    const wikiCertificate = /<(?:\w+:)?X509Certificate>([^<]+)</.exec(await (await fetch(wiki.metadataUrl)).text())![1]!;
+    const forged = (await (await fetch(issuerMetadata)).text()).replace(
+      /(<(?:\w+:)?X509Certificate>)[^<]+/g,
+      (_all, open: string) => open + wikiCertificate,
+    );
+    forgedMetadata = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/samlmetadata+xml' }).end(forged));
+    await new Promise<void>((resolve) => forgedMetadata.listen(0, '127.0.0.1', resolve));
+    impostor = await startPySamlSp(`http://127.0.0.1:${(forgedMetadata.address() as AddressInfo).port}/`, 'impostor');
+    await declare('impostor', impostor);
     const user = await box.json('POST', '/users', { ...ann, data: JSON.stringify({ department: 'Finance' }) }, await box.rootToken());
     expect(user.status, user.text).to.equal(201);
     annId = user.body.id;
@@ -75,12 +95,21 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
 
   after(async function () {
     await browser?.close();
-    await Promise.all([wiki?.stop(), payroll?.stop(), vault?.stop(), box?.stop()]);
+    await Promise.all([wiki?.stop(), payroll?.stop(), vault?.stop(), portal?.stop(), impostor?.stop(), box?.stop()]);
+    forgedMetadata?.close();
   });
 
   /** Reads the SP's page; a Response pysaml2 refused fails the test with pysaml2's own words. */
   async function shown(page: Page, sp: PySamlSp, app: string): Promise<SignedIn> {
-    await page.getByRole('heading', { name: new RegExp(`^(Signed in to ${app}|The SAML response was refused)$`) }).waitFor();
+    await page
+      .getByRole('heading', { name: new RegExp(`^(Signed in to ${app}|The SAML response was refused)$`) })
+      .waitFor()
+      .catch(async (err: Error) => {
+        // Stopped elsewhere (an error page of the box): what the person sees says why.
+        throw new Error(`not back at ${app}: at ${page.url()}, which shows: ${(await page.locator('body').innerText()).slice(0, 1500)}`, {
+          cause: err,
+        });
+      });
     if (await page.locator('#error').isVisible()) {
       expect.fail(`pysaml2 refused the box's Response: ${await page.locator('#error').textContent()}\n${sp.log().slice(-4000)}`);
     }
@@ -99,13 +128,16 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     };
   }
 
-  /** In a browser of its own (no session at the box yet): the app's /login, the box's sign-in page, back at the app. */
-  async function signIn(sp: PySamlSp, app: string): Promise<SignedIn> {
+  /**
+   * In a browser of its own (no session at the box yet): `start` (the app's /login: SP-initiated), the
+   * box's sign-in page, back at the app.
+   */
+  async function signIn(sp: PySamlSp, app: string, start = `${sp.url}/login`): Promise<SignedIn> {
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
       const started = Date.now();
-      await page.goto(`${sp.url}/login`);
+      await page.goto(start);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
       expect(new URL(page.url()).origin).to.equal(box.url);
       await page.getByLabel('Email').fill(ann.email);
@@ -114,7 +146,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
       const seen = await shown(page, sp, app);
       expect(page.url()).to.equal(sp.acsUrl);
       await screenshot(page, `saml-python-sp-${app}`);
-      console.log(`      (${app}: /login to the app's page in ${Date.now() - started} ms)`);
+      console.log(`      (${app}: ${new URL(start).pathname} to the app's page in ${Date.now() - started} ms)`);
       return seen;
     } finally {
       await context.close();
@@ -149,5 +181,43 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     expect(seen.assertionEncrypted).to.equal('yes');
     expect(seen.nameIdFormat).to.equal(PERSISTENT);
     expect(seen.attributes).to.include({ mail: ann.email, department: 'Finance' });
+  });
+
+  it('a sign-in the box starts (IdP-initiated) reaches the app that allows it, and pysaml2 takes the unsolicited Response', async function () {
+    const seen = await signIn(portal, 'portal', `${box.url}/saml/sso?sp=${encodeURIComponent(portal.entityId)}`);
+    expect(seen.nameIdFormat).to.equal(PERSISTENT);
+    expect(seen.attributes).to.include({ mail: ann.email });
+  });
+
+  it('the box starts no sign-in to an app that did not allow it: the person is stopped at the box, the app gets nothing', async function () {
+    const posted = (): number => wiki.log().split('POST /acs').length;
+    const before = posted();
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const res = await page.goto(`${box.url}/saml/sso?sp=${encodeURIComponent(wiki.entityId)}`);
+      expect(res?.status()).to.equal(400);
+      await page.getByRole('heading', { name: 'This sign-in cannot go on' }).waitFor();
+      expect(await page.locator('body').innerText()).to.include('did not ask for');
+      expect(new URL(page.url()).origin).to.equal(box.url);
+    } finally {
+      await context.close();
+    }
+    expect(posted()).to.equal(before);
+  });
+
+  it("an SP that holds another key for the box refuses the box's Response (pysaml2 checks what it is given)", async function () {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${impostor.url}/login`);
+      await page.getByLabel('Email').fill(ann.email);
+      await page.getByLabel('Password').fill(ann.password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'The SAML response was refused' }).waitFor();
+      expect(await page.locator('#error').textContent()).to.match(/signature/i);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 """A SAML 2.0 service provider made with pysaml2, for test/e2e/saml-python-sp.test.ts.
 
-    python sp.py --idp-metadata-url URL [--name NAME] [--port PORT] [--unsigned-requests]
+    python sp.py --idp-metadata-url URL [--name NAME] [--port PORT] [--unsigned-requests] [--allow-unsolicited]
 
 Serves on 127.0.0.1 (PORT, or one the system picks) with wsgiref, and prints one line of JSON
 once it listens: {"url", "entity_id", "metadata_url", "acs_url"}. It makes a key and a
@@ -11,7 +11,7 @@ self-signed certificate of its own at start, and reads the IdP's metadata (the b
                   sent to the IdP's SingleSignOnService over HTTP-Redirect.
   POST /acs       the IdP's Response over HTTP-POST, checked by pysaml2 (signatures with xmlsec1
                   against the IdP metadata's certificate, InResponseTo one of this SP's requests,
-                  Destination, Audience, validity), decrypted when encrypted; answers a page that
+                  or none with --allow-unsolicited: IdP-initiated SSO; Destination, Audience, validity), decrypted when encrypted; answers a page that
                   shows the NameID, its format, the issuer, the authentication context, whether the
                   Assertion came encrypted, and every attribute as the assertion names it; a
                   refusal answers 400 with pysaml2's error.
@@ -73,7 +73,7 @@ def key_and_certificate(directory, name):
     return key_file, cert_file
 
 
-def sp_config(base_url, name, idp_metadata_url, key_file, cert_file, sign_requests):
+def sp_config(base_url, name, idp_metadata_url, key_file, cert_file, sign_requests, allow_unsolicited):
     config = SPConfig()
     config.load(
         {
@@ -95,7 +95,7 @@ def sp_config(base_url, name, idp_metadata_url, key_file, cert_file, sign_reques
                     "authn_requests_signed": sign_requests,
                     "want_response_signed": True,
                     "want_assertions_signed": True,
-                    "allow_unsolicited": False,
+                    "allow_unsolicited": allow_unsolicited,
                     "signing_algorithm": SIG_RSA_SHA256,
                     "digest_algorithm": DIGEST_SHA256,
                 }
@@ -202,12 +202,15 @@ def main():
     parser.add_argument("--name", default="py-saml-sp")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--unsigned-requests", action="store_true")
+    parser.add_argument("--allow-unsolicited", action="store_true")
     args = parser.parse_args()
 
     server = make_server("127.0.0.1", args.port, lambda e, s: app(e, s), handler_class=QuietHandler)
     base_url = f"http://127.0.0.1:{server.server_port}"
     key_file, cert_file = key_and_certificate(tempfile.mkdtemp(prefix="py-saml-sp-"), args.name)
-    config = sp_config(base_url, args.name, args.idp_metadata_url, key_file, cert_file, not args.unsigned_requests)
+    config = sp_config(
+        base_url, args.name, args.idp_metadata_url, key_file, cert_file, not args.unsigned_requests, args.allow_unsolicited
+    )
     app = ServiceProvider(Saml2Client(config=config), args.name)
     print(
         json.dumps(

@@ -18,10 +18,16 @@ export interface PySamlSp {
 }
 
 /** Starts an SP that trusts the IdP whose metadata `idpMetadataUrl` serves (read once, at start). */
-export async function startPySamlSp(idpMetadataUrl: string, name: string, options: { unsignedRequests?: boolean } = {}): Promise<PySamlSp> {
+export async function startPySamlSp(
+  idpMetadataUrl: string,
+  name: string,
+  options: { unsignedRequests?: boolean; allowUnsolicited?: boolean } = {},
+): Promise<PySamlSp> {
   requirePyClient();
   const args = [projectPath('test', 'py-saml-sp', 'sp.py'), '--idp-metadata-url', idpMetadataUrl, '--name', name];
   if (options.unsignedRequests) args.push('--unsigned-requests');
+  // IdP-initiated SSO: a Response that answers no AuthnRequest of this SP.
+  if (options.allowUnsolicited) args.push('--allow-unsolicited');
   const child = spawn(pyClientPython(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
