@@ -51,13 +51,14 @@ RUN groupadd --system --gid 10001 boxauth && useradd --system --uid 10001 --gid 
 COPY --from=deps /app/node_modules node_modules
 COPY --from=build /src/dist/api dist/api
 COPY --from=build /src/dist/operator dist/operator
-# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets, Envoy's protos,
+# Files the programs read at run time: the CRDs (the resource schemas), migrations, UI assets, the SAML schemas, Envoy's protos,
 # and the documentation the box serves at /docs (SCIM's documentationUri points there).
 COPY package.json ./
 COPY docs docs
 COPY crds crds
 COPY api/db/migrations api/db/migrations
 COPY api/ui/assets api/ui/assets
+COPY api/saml/xsd api/saml/xsd
 COPY api/grpc/protos api/grpc/protos
 COPY bin bin
 RUN node -e "import('argon2').then((a) => a.default.hash('image build check')).then(() => console.log('argon2 works'))"

@@ -50,6 +50,7 @@ export type { AccessPolicySpec, AppSpec, BoxSpec, ClientSpec, IdentityProviderSp
 export type { AccessPolicy, App, Client, IdentityProvider, Resources, Webhook } from './types.js';
 export { checkPolicyCompiles } from './policy/engines.js';
 export { checkClaimsCompile } from './policy/claims.js';
+export { samlMetadataProblem } from './saml/service-providers.js';
 export { boxAudienceClash } from './decision/apps.js';
 
 // Secrets the operator makes, hashes or seals as the box would read them: a client's secret,

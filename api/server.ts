@@ -1,5 +1,7 @@
 // Start and stop of a box process. `prepareBox` runs once per start (database,
 // migrations, signing key, root client); `startServer` runs in every worker.
+import { ServiceProviders } from './saml/service-providers.js';
+import { fetchSamlMetadata } from './oauth/document-fetch.js';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -224,6 +226,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     policies: new Policies(pool, feed, (id, err) =>
       log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing'),
     ),
+    serviceProviders: new ServiceProviders({ pool, feed, log }, (url) => fetchSamlMetadata(url, config)),
     secrets: new SecretVerifier(),
     attempts: new Attempts(pool, config),
     apps: new AppDirectory(

@@ -1,6 +1,7 @@
 // Everything a request handler may use, built once per process by api/server.ts: the
 // composition root's type. Modules below the root do not import it: each declares
 // the narrow part it uses (its `Needs`), which this type satisfies.
+import type { ServiceProviders } from './saml/service-providers.js';
 import type { Audit } from './audit.js';
 import type { Config } from './config.js';
 import type { SubjectSettings } from './credentials/subjects.js';
@@ -42,6 +43,8 @@ export interface Services {
   keyring: Keyring;
   metrics: Metrics;
   policies: Policies;
+  /** The SAML apps (Client.saml) by entity ID, their metadata read (api/saml/service-providers.ts). */
+  serviceProviders: ServiceProviders;
   secrets: SecretVerifier;
   sessionWriter: SessionWriter;
   refreshWriter: RefreshWriter;

@@ -201,6 +201,12 @@ const client = {
    * or its name is one the box alone states, such as sub); nothing is written. Fix it (the message names the claim and the problem).
    */
   InvalidClaims: STALLED,
+  /**
+   * Ready=False, Stalled=True: spec.saml.metadata.xml is not an SP's SAML 2.0 metadata (not XML, refused by the OASIS schema, no
+   * SPSSODescriptor or HTTP-POST AssertionConsumerService, a certificate that is none), or encryptAssertions has no certificate to
+   * encrypt to; nothing is written. Fix the document (the message says what is wrong).
+   */
+  InvalidSamlMetadata: STALLED,
 } as const satisfies Record<string, ReasonUse>;
 
 const accessPolicy = {

@@ -17,11 +17,12 @@ DEST=$2
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 # What package.json's "files" names (and npm always packs), from this checkout; npm pack picks among them.
-mkdir -p "$STAGE/boxauth/dist" "$STAGE/boxauth/api/db" "$STAGE/boxauth/api/ui" "$STAGE/boxauth/api/grpc"
+mkdir -p "$STAGE/boxauth/dist" "$STAGE/boxauth/api/db" "$STAGE/boxauth/api/ui" "$STAGE/boxauth/api/saml" "$STAGE/boxauth/api/grpc"
 cp -r "$ROOT"/{package.json,package-lock.json,README.md,LICENSE,CHANGELOG.md,bin,crds,docs} "$STAGE/boxauth/"
 cp -r "$ROOT"/dist/{api,operator} "$STAGE/boxauth/dist/"
 cp -r "$ROOT/api/db/migrations" "$STAGE/boxauth/api/db/"
 cp -r "$ROOT/api/ui/assets" "$STAGE/boxauth/api/ui/"
+cp -r "$ROOT/api/saml/xsd" "$STAGE/boxauth/api/saml/"
 cp -r "$ROOT/api/grpc/protos" "$STAGE/boxauth/api/grpc/"
 node "$ROOT/scripts/release-stage.mjs" package "$STAGE/boxauth" "$VERSION"
 mkdir -p "$DEST"

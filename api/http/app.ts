@@ -1,6 +1,7 @@
 // The express app of one box. Reading order of a request: logging and security
 // headers; the public endpoints (OAuth, discovery, health, sign-out); then, for
 // everything else, authentication and authorization before the resource routers.
+import { samlRouter } from './routes/saml.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
@@ -122,6 +123,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
     openidRouter(svc),
     deviceRouter(svc),
     adminRouter(svc),
+    samlRouter(svc),
   );
   // People signing in at an app, the apps' metadata (RFC 9728), and AuthZEN (the gateways' doors are ./gate-endpoints.ts).
   app.use(appSignInRouter(svc), protectedResourceRouter(svc), authzenRouter(svc, authenticate(svc), authorize(svc)));

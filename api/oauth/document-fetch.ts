@@ -17,7 +17,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Config } from '../config.js';
 import { addressProblem, guardedLookup, literalAddress, type AddressRules } from '../outbound.js';
-import { MAX_DOCUMENT_BYTES } from './client-metadata.js';
+import { documentLifetime, MAX_DOCUMENT_BYTES } from './client-metadata.js';
 
 /** What the fetch is held to. */
 export interface FetchRules extends AddressRules {
@@ -30,7 +30,12 @@ export interface FetchRules extends AddressRules {
   accept?: string;
   /** PEM certificates to trust instead of the system's roots (an endpoint an admin declared with its private CA). */
   ca?: string;
+  /** What the document is (default json): xml - a SAML metadata document, its body the text (api/saml/ reads it). */
+  format?: 'json' | 'xml';
 }
+
+/** The media types of a SAML metadata document (SAML 2.0 Metadata §4.1.1, and what servers send for it). */
+const XML_MEDIA = ['application/samlmetadata+xml', 'application/xml', 'text/xml'];
 
 /**
  * The rules of every document a client names (its metadata document, jwks_uri, sector document):
@@ -97,10 +102,11 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
           );
         }
         const media = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        const xml = rules.format === 'xml';
         // Draft §4: "MAY also be served with more specific content types as long as the response is JSON".
-        if (media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media)) {
+        if (xml ? !XML_MEDIA.includes(media) : media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media)) {
           response.resume();
-          return reject(new DocumentFetchError(`it answered ${media || 'no content type'}, not JSON`));
+          return reject(new DocumentFetchError(`it answered ${media || 'no content type'}, not ${xml ? 'XML' : 'JSON'}`));
         }
         if (Number(response.headers['content-length'] ?? 0) > maxBytes) {
           request.destroy();
@@ -119,7 +125,8 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
         response.on('end', () => {
           let body: unknown;
           try {
-            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            const text = Buffer.concat(chunks).toString('utf8');
+            body = xml ? text : JSON.parse(text);
           } catch {
             return reject(new DocumentFetchError('the document is not JSON'));
           }
@@ -146,4 +153,26 @@ export function fetchClientDocument(url: string, rules: FetchRules): Promise<Fet
     );
     request.end();
   });
+}
+
+/** The most bytes of a SAML app's metadata document fetched (api/saml/ reads at most as much). */
+const MAX_SAML_METADATA_BYTES = 1024 * 1024;
+
+/**
+ * A SAML app's metadata at `url` (Client.saml.metadata.url), fetched under the rules of every
+ * document a client names, with how many seconds it stands (its caching headers, within the box's bounds).
+ */
+export async function fetchSamlMetadata(
+  url: string,
+  config: Pick<Config, 'clientMetadata' | 'baseUrl'>,
+): Promise<{ xml: string; seconds: number }> {
+  if (!/^https:\/\//i.test(url)) throw new DocumentFetchError('the URL is not an https URL');
+  const fetched = await fetchClientDocument(url, {
+    ...clientDocumentRules(config),
+    format: 'xml',
+    accept: 'application/samlmetadata+xml, application/xml',
+    maxBytes: MAX_SAML_METADATA_BYTES,
+  });
+  const seconds = documentLifetime(fetched, { min: config.clientMetadata.minCacheSeconds, max: config.clientMetadata.maxCacheSeconds });
+  return { xml: fetched.body as string, seconds };
 }

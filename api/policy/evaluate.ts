@@ -297,6 +297,19 @@ export class PolicyIndex {
   }
 
   /**
+   * Whether a SAML app (Client.saml) may be given an assertion of a person: deny by default, only
+   * the policies linked to the app's client decide, never global ones (a global policy written for
+   * the box's API lets nobody into an app), and of those every engine: `allow` admits everyone
+   * signed in, a condition (json-schema, matcho, cel) the people it matches. The request is the box
+   * API's shape with `request-method` sign-in and `uri` saml:sign-in, and `user` the person.
+   */
+  decideSamlSignIn(clientId: string, request: BoxApiRequest): Verdict {
+    const keys = [`Client/${clientId}`];
+    const id = withDecision(() => this.target(BOX)?.firstAllowing(keys, false, (p) => p.unconditional || p.rule.test(request)));
+    return id !== undefined ? { allowed: true, policies: [id] } : { allowed: false, refusedBy: 'person' };
+  }
+
+  /**
    * An app's own policies only: those that name it (global ones apply to every
    * caller of the app, linked ones to their client, user or groups). Policies
    * OR together; none allowing is a denial. Every applicable policy is tried, so
@@ -402,6 +415,12 @@ export class Policies {
   async decideSsf(request: SsfRequest): Promise<Verdict> {
     const index = await this.current();
     return inTurn(() => index.decideSsf(request));
+  }
+
+  /** Whether a SAML app's policies admit a person (PolicyIndex.decideSamlSignIn; api/saml/idp.ts). */
+  async decideSamlSignIn(clientId: string, request: BoxApiRequest): Promise<Verdict> {
+    const index = await this.current();
+    return inTurn(() => index.decideSamlSignIn(clientId, request));
   }
 
   /** Whether the app's policies allow `request` (api/decision/engine.ts). */

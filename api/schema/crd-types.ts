@@ -193,7 +193,7 @@ export interface BoxSpec {
 
 export interface ClientSpec {
   /**
-   * Grants the client may use.
+   * Grants the client may use. Empty only for a SAML app (saml) that uses no OAuth grant: such a client gets no token at any OAuth endpoint.
    */
   grant_types: (
     | 'client_credentials'
@@ -528,6 +528,36 @@ export interface ClientSpec {
      * dynamic - the network address the registration came from (counted per hour).
      */
     address?: string;
+  };
+  /**
+   * This client is a SAML 2.0 service provider (an app that speaks SAML) signing people in through the box as its identity provider (docs/guides/saml-apps.md): the box's IdP metadata is at {issuer}/saml/metadata, its SingleSignOnService at {issuer}/saml/sso. The SP's entity ID, its AssertionConsumerService URLs (matched to the letter) and its certificates are read from its metadata - the entity ID is kept beside the client's id, not as it (an entity ID is a URL, a client id a name), and two clients naming one entity ID are both refused. The client's AccessPolicies decide who is given an assertion (deny by default - only policies linked to the client, an engine allow one admitting everyone signed in); consent, minimum_acr, identityProviders and claims hold as for OpenID Connect.
+   */
+  saml?: {
+    /**
+     * The SP's SAML 2.0 metadata (an md:EntityDescriptor with one SPSSODescriptor) - xml or url, one of them.
+     */
+    metadata: {
+      /**
+       * The metadata document itself. Read when written; a document that is not one is refused (InvalidSamlMetadata).
+       */
+      xml?: string;
+      /**
+       * Where the box fetches the metadata - https only, never a special-use address (loopback, link-local, private), fetched through the box's guard for client documents (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES, as jwks_uri), kept for its caching headers within the box's bounds. A document that cannot be had or read signs nobody in (the error page says so).
+       */
+      url?: string;
+    };
+    /**
+     * The NameID of the assertions - persistent - the sub the box gives this client (pairwise and opaque with subject_type pairwise); emailAddress - the person's address, only once proven; unspecified - the public sub. Unset - persistent. An AuthnRequest's NameIDPolicy may ask for this one or unspecified, never another.
+     */
+    nameIdFormat?: 'persistent' | 'emailAddress' | 'unspecified';
+    /**
+     * With true, the box may start a sign-in to this app itself (GET {issuer}/saml/sso?sp=<entity ID>), an unsolicited Response to its first AssertionConsumerService. Unset - false - only the app's own AuthnRequests are answered.
+     */
+    idpInitiated?: boolean;
+    /**
+     * With true, assertions are encrypted (AES-256-GCM, RSA-OAEP) to the SP's encryption certificate (its metadata's KeyDescriptor use="encryption", else its only one). Unset - false.
+     */
+    encryptAssertions?: boolean;
   };
   /**
    * Kubernetes only. Without secretRef, whether the operator generates a secret (default: true, unless auth.workload binds ServiceAccounts or auth.spiffe SPIFFE IDs, or the client has keys (jwks, jwks_uri) or a certificate (token_endpoint_auth_method), which need none; a client_secret_basic or client_secret_post client always gets one, a none client never); false makes a client without a secret (a public client: implicit, or authorization_code with PKCE).

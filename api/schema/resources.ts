@@ -36,6 +36,7 @@ type Spec = Record<string, unknown> & {
   request_object_signing_alg?: string;
   profile?: string;
   id_token_signed_response_alg?: string;
+  saml?: { metadata?: { xml?: string; url?: string } };
 };
 
 /** How many of RFC 8705 §2.1.2's subject fields a Client sets. */
@@ -119,6 +120,10 @@ export const CEL_TWINS: Record<string, (spec: Spec) => boolean> = {
   "!has(self.token_endpoint_auth_method) || self.token_endpoint_auth_method != 'private_key_jwt' || has(self.jwks) || has(self.jwks_uri)": (
     s,
   ) => s.token_endpoint_auth_method !== 'private_key_jwt' || s.jwks !== undefined || s.jwks_uri !== undefined,
+  // A SAML app (docs/guides/saml-apps.md) may use no OAuth grant at all; every other client uses one.
+  'self.grant_types.size() > 0 || has(self.saml)': (s) => (s.grant_types?.length ?? 0) > 0 || s.saml !== undefined,
+  '!has(self.saml) || has(self.saml.metadata.xml) != has(self.saml.metadata.url)': (s) =>
+    s.saml === undefined || (s.saml.metadata?.xml === undefined) !== (s.saml.metadata?.url === undefined),
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): one written here
   // would pass any client for an agent, and a rewritten one would be undone at its next fetch.
   '!has(self.registration)': (s) => s.registration === undefined,

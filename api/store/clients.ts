@@ -27,6 +27,14 @@ class ClientTable extends ResourceTable<Client> {
     return rows.map((r) => ({ ...r.resource, id: r.id }));
   }
 
+  /** The SAML apps (saml): their service providers sign people in through the box (api/saml/service-providers.ts). */
+  async withSaml(db: Queryable): Promise<Client[]> {
+    const { rows } = await db.query<{ id: string; resource: Omit<Client, 'id'> }>(
+      "SELECT id, resource FROM clients WHERE resource ? 'saml'",
+    );
+    return rows.map((r) => ({ ...r.resource, id: r.id }));
+  }
+
   /** Removes the client and closes its sessions in one transaction; returns the record and the sessions closed. */
   async removeWithSessions(pool: Pool, id: string, managedBy: string | null): Promise<Removed | undefined> {
     return withTransaction(pool, (tx) => this.removeWithSessionsIn(tx, id, managedBy));

@@ -153,6 +153,8 @@ export interface ConsentPage {
   resources?: readonly ConsentResource[];
   email: string;
   params: Record<string, string | undefined>;
+  /** Where the form posts (default /auth/consent; a SAML app's: /saml/consent). */
+  action?: string;
 }
 
 export function consentPage(p: ConsentPage): Page {
@@ -165,7 +167,7 @@ ${p.agent ? agentLine(say, p.clientId, p.agent) : p.clientDescription ? html`<p>
 <p>${say('common.signedInAs', { email: html`<strong>${p.email}</strong>` })}</p>
 ${scopes.length ? html`<p>${say('consent.asksFor')}</p>${scopeList(say, scopes)}` : html`<p>${say('consent.noScope')}</p>`}
 ${p.resources?.length ? html`<p>${say('consent.forResources')}</p>${resourceList(p.resources)}` : ''}
-<form method="post" action="/auth/consent" class="actions">
+<form method="post" action="${p.action ?? '/auth/consent'}" class="actions">
 ${hidden({ csrf: p.csrf, ...p.params })}
 <button type="submit" name="decision" value="allow">${say('consent.allow')}</button>
 <button type="submit" name="decision" value="deny" class="secondary">${say('consent.deny')}</button>

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import {
   ApiError,
   checkClaimsCompile,
+  samlMetadataProblem,
   type Client,
   clients,
   type ClientSpec,
@@ -56,11 +57,11 @@ export function secretSource(client: ClientResource): { name: string; key: strin
   if (spec.token_endpoint_auth_method === 'none') return undefined;
   if (spec.secretRef) return { name: spec.secretRef.name, key: spec.secretRef.key ?? GENERATED_SECRET_KEY, generated: false };
   // A client bound to ServiceAccounts (auth.workload) or SPIFFE IDs (auth.spiffe) authenticates with their tokens, one with keys (jwks,
-  // jwks_uri) with its own assertions: no secret unless asked for. One that declares client_secret_basic or client_secret_post
+  // jwks_uri) with its own assertions, a SAML app that uses no grant none at all: no secret unless asked for. One that declares client_secret_basic or client_secret_post
   // authenticates with its secret only: it gets one, as a client that declares nothing and holds nothing else does.
   const withoutSecret =
     !isSecretMethod(spec.token_endpoint_auth_method) &&
-    (spec.auth?.workload !== undefined || spec.auth?.spiffe !== undefined || hasOwnCredential(spec));
+    (spec.auth?.workload !== undefined || spec.auth?.spiffe !== undefined || hasOwnCredential(spec) || spec.grant_types.length === 0);
   if (!(spec.generateSecret ?? !withoutSecret)) return undefined;
   return { name: generatedSecretName(client.metadata.name), key: GENERATED_SECRET_KEY, generated: true };
 }
@@ -128,6 +129,9 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
       if (err instanceof ApiError) throw new Problem(ClientReason.InvalidClaims, err.message, { cause: err });
       throw err;
     }
+    // A SAML app's metadata that does not read as an SP's (api/saml/service-providers.ts) is the author's to fix: nothing is written.
+    const samlProblem = await samlMetadataProblem(record);
+    if (samlProblem) throw new Problem(ClientReason.InvalidSamlMetadata, samlProblem);
     const source = secretSource(obj);
     if (!source) {
       if (isSecretMethod(record.token_endpoint_auth_method)) {

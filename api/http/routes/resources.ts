@@ -10,6 +10,7 @@ import { hashSecret, type SecretVerifier } from '../../credentials/secrets.js';
 import { boxAudienceClash, type AppDirectory } from '../../decision/apps.js';
 import { checkPolicyCompiles } from '../../policy/engines.js';
 import { checkClaimsCompile } from '../../policy/claims.js';
+import { samlMetadataProblem } from '../../saml/service-providers.js';
 import { backchannelLogoutUriProblem } from '../../oauth/backchannel-logout.js';
 import { writeRefusal, type RecordWrite } from '../../policy/writers.js';
 import { validateResource, type ResourceBodies } from '../../schema/resources.js';
@@ -153,6 +154,8 @@ async function writeClient(svc: WriterServices, body: ResourceBodies['Client'], 
   const { secret, ...client } = body;
   checkReserved(svc, 'Client', client.id, client);
   checkClaimsCompile(client);
+  const samlProblem = await samlMetadataProblem(client);
+  if (samlProblem) throw ValidationError.field(body, 'saml', samlProblem);
   const logoutUriProblem = backchannelLogoutUriProblem(client, svc.config.baseUrl);
   if (logoutUriProblem) throw ValidationError.field(body, 'backchannel_logout_uri', logoutUriProblem);
   // An agent's client is the box's to write (api/oauth/agents.ts, registration.ts): a registration

@@ -56,7 +56,7 @@ interface Needs {
 // Only places of this box are valid targets after sign-in: never an open redirect.
 export function safeReturnTo(value: unknown): string {
   return typeof value === 'string' &&
-    /^\/(auth\/authorize\?|auth\/device\/verify(\?|$)|admin(\/|$|\?)|auth\/account(\/passkeys)?$)/.test(value)
+    /^\/(auth\/authorize\?|saml\/sso\?resume=|auth\/device\/verify(\?|$)|admin(\/|$|\?)|auth\/account(\/passkeys)?$)/.test(value)
     ? value
     : '/auth/signed-in';
 }

@@ -1,0 +1,305 @@
+// The box as a SAML 2.0 identity provider for its SAML apps (Client.saml; docs/guides/saml-apps.md):
+// GET /saml/metadata (the IdP metadata, signed), GET and POST /saml/sso (an SP's AuthnRequest by
+// HTTP-Redirect or HTTP-POST, and GET /saml/sso?sp=<entity ID>, a sign-in the box starts for an app
+// that allows it), POST /saml/consent. Each gathers what the box knows and asks api/saml/idp.ts what
+// to do: a refusal on the box's page (never a redirect: until the request is checked, the box knows
+// no place it may send anyone), the sign-in page (the box's own, coming back here), a step-up, the
+// consent page, or the Response posted to the app's consumer service (api/ui/form-post-page.ts).
+//
+// The request, once checked, travels through the sign-in as `resume`: its facts under an HMAC of
+// the box's CSRF key bound to this browser, so that nothing of it changes on the way and another
+// browser cannot use it; it stands for an hour, as the sign-in marker of /auth/authorize does.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Request, Response, Router } from 'express';
+import type { Audit } from '../../audit.js';
+import type { AddressOf } from '../client-address.js';
+import type { RecordCache } from '../../cache/record-cache.js';
+import { acrOf } from '../../credentials/acr.js';
+import type { Keyring } from '../../credentials/keyring.js';
+import { subjectFor, type SubjectSettings } from '../../credentials/subjects.js';
+import { consentOf, rememberConsent } from '../../oauth/consents.js';
+import { shapedClaimsFor } from '../../oauth/shaped-claims.js';
+import { acrWantedOf } from '../../people/steps.js';
+import type { Policies } from '../../policy/evaluate.js';
+import { requestUser } from '../../policy/requests.js';
+import {
+  decideSso,
+  readSsoRequest,
+  samlResponse,
+  samlStatusResponse,
+  unsolicitedRequest,
+  attributeValues,
+  type SsoMessage,
+  type SsoRequest,
+} from '../../saml/idp.js';
+import { idpMetadata, samlSigningKey } from '../../saml/idp-metadata.js';
+import { SpUnavailable, type ServiceProvider, type ServiceProviders } from '../../saml/service-providers.js';
+import { SamlRefusal } from '../../saml/xml.js';
+import type { Stored } from '../../store/resources.js';
+import type { Client, PrincipalUser } from '../../types.js';
+import { formPostPage, FORM_POST_SCRIPT_SOURCE } from '../../ui/form-post-page.js';
+import { words } from '../../ui/language.js';
+import { consentPage, messagePage } from '../../ui/pages.js';
+import type { Logger } from '../../log.js';
+import { pageForm } from '../body.js';
+import { browserPage } from '../browser-pages.js';
+import { browserId, csrfToken, csrfValid, presentedBrowserId, type BrowserServices } from '../browser-session.js';
+import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
+import { stepUp } from '../sign-in-steps.js';
+import { strictRouter } from '../router.js';
+
+/** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
+interface Needs {
+  keyring: Keyring;
+  clients: RecordCache<Stored<Client>>;
+  /** The SAML apps by entity ID, their metadata read (api/saml/service-providers.ts). */
+  serviceProviders: ServiceProviders;
+  policies: Policies;
+  users: RecordCache<PrincipalUser>;
+  subjects: SubjectSettings;
+  audit: Audit;
+  log: Logger;
+  addressOf: AddressOf;
+}
+
+export type SamlRouterServices = BrowserServices & Needs;
+
+/** How long a checked request waits for its sign-in. */
+const RESUME_SECONDS = 3600;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function samlRouter(svc: SamlRouterServices): Router {
+  const router = strictRouter();
+  const box = svc.config.box;
+  const issuer = svc.config.baseUrl;
+
+  const refusalPage = (res: Response, status: number, reason: string): void =>
+    renderPage(res, status, messagePage(box, 'This sign-in cannot go on', reason));
+
+  /** The MAC of a checked request for this browser: what keeps it whole through the sign-in. */
+  const mac = (browser: string, payload: string): string =>
+    createHmac('sha256', svc.csrfKey)
+      .update(JSON.stringify(['saml-sso', browser, payload]))
+      .digest('base64url');
+
+  /** `request`, held for the way back from the sign-in: with the sign-in this browser had when it came (ForceAuthn). */
+  function resumeToken(req: Request, res: Response, request: SsoRequest, person: SignedInPerson | undefined): string {
+    const payload = Buffer.from(
+      JSON.stringify({ r: request, t: Math.floor(Date.now() / 1000), s: person ? person.browser.authTime.toISOString() : '' }),
+    ).toString('base64url');
+    return `${payload}.${mac(browserId(svc, req, res), payload)}`;
+  }
+
+  /** The request a `resume` holds, when it is this browser's and not too old; and the sign-in seen when it came. */
+  function resumed(req: Request, token: unknown): { request: SsoRequest; signedInBefore: string } | undefined {
+    const [payload, presented] = (str(token) ?? '').split('.');
+    const browser = presentedBrowserId(svc, req);
+    if (!payload || !presented || !browser) return undefined;
+    const expected = Buffer.from(mac(browser, payload));
+    if (expected.length !== Buffer.byteLength(presented) || !timingSafeEqual(expected, Buffer.from(presented))) return undefined;
+    const held = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r: SsoRequest; t: number; s: string };
+    if (Date.now() / 1000 - held.t > RESUME_SECONDS) return undefined;
+    return { request: held.r, signedInBefore: held.s };
+  }
+
+  /** The app of a checked request as it is now: a client removed or no longer SAML meanwhile signs nobody in. */
+  async function providerOf(request: SsoRequest): Promise<ServiceProvider | undefined> {
+    const client = (await svc.clients.get(request.clientId))?.resource;
+    return client?.saml ? svc.serviceProviders.of(client) : undefined;
+  }
+
+  /** What the assertion says of `person` to `sp`: the NameID its Client asks for, its shaped claims, email and groups. */
+  async function assertionFacts(sp: ServiceProvider, person: SignedInPerson) {
+    const client = sp.client;
+    const user = person.user;
+    const format = client.saml?.nameIdFormat ?? 'persistent';
+    let value: string;
+    if (format === 'emailAddress') {
+      if (!user.emailVerified) return undefined;
+      value = user.email;
+    } else {
+      // persistent: an opaque identifier of the person for this app alone (SAML Core §8.3.7), the pairwise sub of its sector.
+      value = subjectFor(svc.subjects, { ...client, subject_type: format === 'persistent' ? 'pairwise' : 'public' }, user);
+    }
+    const details = { sid: person.browser.sid, amr: person.browser.amr, auth_time: Math.floor(person.browser.authTime.getTime() / 1000) };
+    const shaped = await shapedClaimsFor(svc, client, { userId: user.id, scope: null, audience: null, details });
+    const attributes: Record<string, string[]> = Object.fromEntries(Object.entries(shaped).map(([name, v]) => [name, attributeValues(v)]));
+    if (user.emailVerified) attributes.email ??= [user.email];
+    attributes.groups ??= user.groups.map((g) => g.name);
+    return {
+      nameId: { format, value },
+      sessionIndex: person.browser.sid,
+      authnInstant: person.browser.authTime,
+      acr: acrOf(person.browser.amr),
+      attributes,
+    };
+  }
+
+  /** The Response posted to the app's consumer service, by the page that posts itself. */
+  const postResponse = (res: Response, request: SsoRequest, xml: string): void =>
+    renderPage(
+      res,
+      200,
+      formPostPage(box, request.acsUrl, {
+        SAMLResponse: Buffer.from(xml, 'utf8').toString('base64'),
+        ...(request.relayState !== undefined ? { RelayState: request.relayState } : {}),
+      }),
+      {},
+      { inlineScript: FORM_POST_SCRIPT_SOURCE },
+    );
+
+  /** Decides what `request` needs for this browser now, and carries it out. */
+  async function proceed(req: Request, res: Response, request: SsoRequest, signedInBefore: string | undefined, answer?: 'allow' | 'deny') {
+    const sp = await providerOf(request);
+    if (!sp) return refusalPage(res, 400, 'The application is no longer a SAML app of this box.');
+    const client = sp.client;
+    const person = await signedInPerson(svc, req);
+    const principal = person && (await svc.users.get(String(person.user.id)));
+    const admitted =
+      principal &&
+      (
+        await svc.policies.decideSamlSignIn(client.id, {
+          'request-method': 'sign-in',
+          uri: 'saml:sign-in',
+          params: {},
+          'query-string': '',
+          client: { ...client },
+          user: requestUser(principal),
+          scope: null,
+        })
+      ).allowed;
+    const decision = decideSso({
+      request,
+      signedIn: person && {
+        userId: String(person.user.id),
+        authTime: person.browser.authTime,
+        amr: person.browser.amr,
+        provider: person.browser.provider,
+      },
+      signedInSinceRequest:
+        person !== undefined && signedInBefore !== undefined && person.browser.authTime.toISOString() !== signedInBefore,
+      accepted: client.identityProviders,
+      acrWanted: person && (await acrWantedOf(svc, person.user.id, request.acr, client.minimum_acr)),
+      admitted,
+      consented:
+        client.first_party === true || (person !== undefined && (await consentOf(svc, person.user.id, client.id, null)) !== undefined),
+      ...(answer ? { answer } : {}),
+      now: Date.now(),
+    });
+    const returnTo = (): string => `/saml/sso?resume=${resumeToken(req, res, request, person)}`;
+    const key = samlSigningKey(svc.keyring, issuer);
+    switch (decision.next) {
+      case 'signed-out':
+        return renderPage(res, 401, messagePage(box, words('signedOut.title'), words('signedOut.startAgain')));
+      case 'sign-in':
+        return signInForm(svc, req, res, 200, returnTo(), {}, { accepted: client.identityProviders, acr: request.acr });
+      case 'step-up':
+        return stepUp(svc, req, res, person!, { returnTo: returnTo(), acr: decision.acr });
+      case 'consent':
+        return renderPage(
+          res,
+          200,
+          consentPage({
+            box,
+            csrf: csrfToken(svc, req, res),
+            clientId: client.id,
+            ...(client.description ? { clientDescription: client.description } : {}),
+            email: person!.user.email,
+            params: { resume: resumeToken(req, res, request, person) },
+            action: '/saml/consent',
+          }),
+        );
+      case 'denied':
+        svc.audit.record({ event: 'token_refused', client: client.id, grant: 'saml', error: 'access_denied', address: svc.addressOf(req) });
+        return refusalPage(
+          res,
+          403,
+          `Your account may not sign in to the application "${client.id}" (its access policies do not admit you).`,
+        );
+      case 'status':
+        return postResponse(res, request, samlStatusResponse(issuer, request, decision.status, decision.message, key, Date.now()));
+      case 'assertion': {
+        if (decision.remember) await rememberConsent(svc, person!.user.id, client.id, [], null);
+        const facts = await assertionFacts(sp, person!);
+        if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
+        const xml = await samlResponse(issuer, sp, request, facts, key, Date.now());
+        svc.audit.record({
+          event: 'token_issued',
+          client: client.id,
+          grant: 'saml',
+          session: person!.browser.sid,
+          user: String(person!.user.id),
+        });
+        return postResponse(res, request, xml);
+      }
+    }
+  }
+
+  /** A request checked, then carried on; a refusal of it on the box's page. */
+  async function handle(req: Request, res: Response, read: () => Promise<SsoRequest>): Promise<void> {
+    let request: SsoRequest;
+    try {
+      request = await read();
+    } catch (err) {
+      if (err instanceof SamlRefusal || err instanceof SpUnavailable) {
+        const reason = err instanceof SamlRefusal ? err.reason : err.message;
+        svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
+        return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
+      }
+      throw err;
+    }
+    const person = await signedInPerson(svc, req);
+    // ForceAuthn: the sign-in this browser has now is not one made for the request.
+    return proceed(req, res, request, request.forceAuthn ? (person?.browser.authTime.toISOString() ?? '') : undefined);
+  }
+
+  router.get('/saml/metadata', (_req, res) => {
+    res.type('application/samlmetadata+xml').set('Cache-Control', 'max-age=300').send(idpMetadata(svc.keyring, issuer));
+  });
+
+  router.get(browserPage('/saml/sso'), async (req, res) => {
+    const query = req.query;
+    if (query.resume !== undefined) {
+      const held = resumed(req, query.resume);
+      if (!held)
+        return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+      return proceed(req, res, held.request, held.request.forceAuthn ? held.signedInBefore : undefined);
+    }
+    if (query.sp !== undefined) {
+      const entityId = str(query.sp) ?? '';
+      return handle(req, res, async () => unsolicitedRequest(await svc.serviceProviders.byEntityId(entityId), str(query.RelayState)));
+    }
+    const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+    const message: SsoMessage = {
+      binding: 'redirect',
+      samlRequest: str(query.SAMLRequest) ?? '',
+      relayState: str(query.RelayState),
+      rawQuery,
+      redirectSigned: query.Signature !== undefined,
+    };
+    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
+  });
+
+  router.post(browserPage('/saml/sso'), ...pageForm, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    const message: SsoMessage = { binding: 'post', samlRequest: str(body.SAMLRequest) ?? '', relayState: str(body.RelayState) };
+    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
+  });
+
+  router.post(browserPage('/saml/consent'), ...pageForm, async (req, res) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(svc, req, body.csrf)) return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredMessage')));
+    const held = resumed(req, body.resume);
+    if (!held) return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+    return proceed(
+      req,
+      res,
+      held.request,
+      held.request.forceAuthn ? held.signedInBefore : undefined,
+      body.decision === 'allow' ? 'allow' : 'deny',
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,235 @@
+// The SAML apps of the box (Client.saml): each one's service provider as its metadata says it
+// (SAML 2.0 Metadata §2.4.4 SPSSODescriptor): its entity ID, where its assertions go
+// (AssertionConsumerService, matched to the letter), the certificates it signs with and those the
+// box encrypts to. The metadata is written into the Client (saml.metadata.xml: read when written,
+// so a bad document is refused then) or fetched from saml.metadata.url through the box's one
+// fetch of documents a stranger names (api/oauth/document-fetch.ts: never a special-use address
+// unless the box's settings allow it, as jwks_uri and sector_identifier_uri), kept for its
+// caching headers within the box's bounds. The entity ID is kept beside the client's id, not as
+// it: an entity ID is a URL, a client id a record name.
+import { X509Certificate } from 'node:crypto';
+import type { ChangeFeed } from '../db/notify.js';
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import { Snapshot } from '../cache/snapshot.js';
+import { clients } from '../store/clients.js';
+import type { Client } from '../types.js';
+import { childElements, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
+
+export const BINDING_POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
+export const BINDING_REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+
+/** An AssertionConsumerService of the HTTP-POST binding, the one binding the box answers with. */
+export interface ConsumerService {
+  url: string;
+  index: number | undefined;
+  isDefault: boolean;
+}
+
+/** A service provider as its metadata describes it. */
+export interface SpMetadata {
+  entityId: string;
+  /** HTTP-POST AssertionConsumerServices, in the document's order. */
+  consumers: ConsumerService[];
+  /** PEM certificates the SP signs with (KeyDescriptor use="signing" or without use). */
+  signingCertificates: string[];
+  /** PEM certificates the box may encrypt to (use="encryption" or without use). */
+  encryptionCertificates: string[];
+  /** The SP says it signs every AuthnRequest (AuthnRequestsSigned="true"): an unsigned one is refused. */
+  authnRequestsSigned: boolean;
+  /** HTTP-Redirect SingleLogoutService locations. */
+  logoutUrls: string[];
+}
+
+/** A SAML app: its client and its SP. */
+export interface ServiceProvider extends SpMetadata {
+  client: Client;
+}
+
+const attr = (el: Element, name: string): string | undefined => (el.hasAttribute(name) ? el.getAttribute(name)! : undefined);
+
+/** The PEM of a ds:X509Certificate's base64, when it is a certificate node:crypto can read. */
+function certificatePem(base64: string): string {
+  const body = base64.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body)) throw new SamlRefusal('a KeyDescriptor holds a certificate that is not base64');
+  const pem = `-----BEGIN CERTIFICATE-----\n${body.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw new SamlRefusal('a KeyDescriptor holds something that is not an X.509 certificate');
+  }
+  return pem;
+}
+
+/** The certificates of an SPSSODescriptor's KeyDescriptors of `use` (a KeyDescriptor without use serves both). */
+function certificatesOf(sp: Element, use: 'signing' | 'encryption'): string[] {
+  const pems: string[] = [];
+  for (const descriptor of childElements(sp, SAML_NS.metadata, 'KeyDescriptor')) {
+    const said = attr(descriptor, 'use');
+    if (said !== undefined && said !== use) continue;
+    for (const info of childElements(descriptor, SAML_NS.dsig, 'KeyInfo'))
+      for (const data of childElements(info, SAML_NS.dsig, 'X509Data'))
+        for (const cert of childElements(data, SAML_NS.dsig, 'X509Certificate')) pems.push(certificatePem(cert.textContent ?? ''));
+  }
+  return pems;
+}
+
+/** An absolute http(s) URL with no fragment, as a place the box posts people to must be. */
+function consumerUrl(location: string | undefined): string {
+  let url: URL;
+  try {
+    url = new URL(location ?? '');
+  } catch {
+    throw new SamlRefusal('an AssertionConsumerService Location is not an absolute URL');
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash)
+    throw new SamlRefusal('an AssertionConsumerService Location must be an http(s) URL without a fragment');
+  return location!;
+}
+
+/**
+ * The service provider `xml` describes: one md:EntityDescriptor with one SPSSODescriptor of SAML
+ * 2.0, at least one HTTP-POST AssertionConsumerService. Throws SamlRefusal with what is wrong.
+ */
+export async function readSpMetadata(xml: string): Promise<SpMetadata> {
+  const doc = await readSamlXml(xml, 'metadata');
+  const root = doc.documentElement;
+  if (!root || root.namespaceURI !== SAML_NS.metadata || root.localName !== 'EntityDescriptor')
+    throw new SamlRefusal('the metadata is not one md:EntityDescriptor (an EntitiesDescriptor names several apps: give this one its own)');
+  const entityId = attr(root, 'entityID');
+  if (!entityId) throw new SamlRefusal('the EntityDescriptor has no entityID');
+  const sps = childElements(root, SAML_NS.metadata, 'SPSSODescriptor').filter((sp) =>
+    (attr(sp, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(SAML_NS.protocol),
+  );
+  if (sps.length !== 1) throw new SamlRefusal('the metadata must hold exactly one SPSSODescriptor of SAML 2.0');
+  const sp = sps[0]!;
+  const consumers = childElements(sp, SAML_NS.metadata, 'AssertionConsumerService')
+    .filter((acs) => attr(acs, 'Binding') === BINDING_POST)
+    .map((acs) => {
+      const index = attr(acs, 'index');
+      return {
+        url: consumerUrl(attr(acs, 'Location')),
+        index: index === undefined ? undefined : Number(index),
+        isDefault: attr(acs, 'isDefault') === 'true',
+      };
+    });
+  if (!consumers.length)
+    throw new SamlRefusal('the SP has no AssertionConsumerService of the HTTP-POST binding, the one the box answers with');
+  return {
+    entityId,
+    consumers,
+    signingCertificates: certificatesOf(sp, 'signing'),
+    encryptionCertificates: certificatesOf(sp, 'encryption'),
+    authnRequestsSigned: attr(sp, 'AuthnRequestsSigned') === 'true',
+    logoutUrls: childElements(sp, SAML_NS.metadata, 'SingleLogoutService')
+      .filter((slo) => attr(slo, 'Binding') === BINDING_REDIRECT)
+      .map((slo) => attr(slo, 'Location'))
+      .filter((l): l is string => !!l),
+  };
+}
+
+/**
+ * Why a Client's saml section cannot be (its inline metadata does not read as an SP's), as a
+ * sentence for the writer; undefined: it can. Metadata by URL is read when used (the box fetches it).
+ */
+export async function samlMetadataProblem(client: Pick<Client, 'saml'>): Promise<string | undefined> {
+  const xml = client.saml?.metadata.xml;
+  if (xml === undefined) return undefined;
+  try {
+    const sp = await readSpMetadata(xml);
+    if (client.saml?.encryptAssertions && !sp.encryptionCertificates.length)
+      return 'encryptAssertions needs a certificate to encrypt to: the metadata has no KeyDescriptor for encryption';
+    return undefined;
+  } catch (err) {
+    if (err instanceof SamlRefusal) return `the SP metadata (saml.metadata.xml) cannot be read: ${err.reason}`;
+    throw err;
+  }
+}
+
+/** What fetches an SP's metadata by URL (api/oauth/document-fetch.ts under the box's rules), with how long it stands. */
+export type FetchMetadata = (url: string) => Promise<{ xml: string; seconds: number }>;
+
+interface Needs {
+  pool: Pool;
+  feed: ChangeFeed;
+  log: Logger;
+}
+
+/** Why an SP could not be had: shown on the error page, without the address a name resolved to. */
+export class SpUnavailable extends Error {}
+
+/**
+ * The box's SAML apps by entity ID. The clients with a saml section are read from the table (a
+ * change anywhere reads them again); their metadata is read once per document (inline) or per
+ * fetch (by URL, again once its caching time ran out).
+ */
+export class ServiceProviders {
+  private readonly samlClients: Snapshot<Client[]>;
+  private readonly read = new Map<string, { until: number; sp: Promise<SpMetadata> }>();
+
+  constructor(
+    private readonly svc: Needs,
+    private readonly fetchMetadata: FetchMetadata,
+  ) {
+    this.samlClients = new Snapshot(svc.feed, ['clients'], () => clients.withSaml(svc.pool));
+  }
+
+  /** The SP of `client` (a SAML app); throws SpUnavailable when its metadata cannot be had or read. */
+  async of(client: Client, now = Date.now()): Promise<ServiceProvider> {
+    const saml = client.saml!;
+    const key = JSON.stringify([client.id, saml.metadata.xml ?? null, saml.metadata.url ?? null]);
+    let held = this.read.get(key);
+    if (!held || held.until <= now) {
+      held = { until: Number.POSITIVE_INFINITY, sp: this.readMetadata(client, (seconds) => (held!.until = now + seconds * 1000)) };
+      if (this.read.size >= 1000) this.read.delete(this.read.keys().next().value!);
+      this.read.set(key, held);
+      // A failure is never kept: the next request tries again.
+      held.sp.catch(() => this.read.delete(key));
+    }
+    return { ...(await held.sp), client };
+  }
+
+  private async readMetadata(client: Client, standsFor: (seconds: number) => void): Promise<SpMetadata> {
+    const { xml, url } = client.saml!.metadata;
+    let document = xml;
+    if (document === undefined) {
+      try {
+        const fetched = await this.fetchMetadata(url!);
+        standsFor(fetched.seconds);
+        document = fetched.xml;
+      } catch (err) {
+        this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, err }, 'SAML SP metadata could not be fetched');
+        throw new SpUnavailable(`the metadata of app "${client.id}" could not be fetched`, { cause: err });
+      }
+    }
+    try {
+      return await readSpMetadata(document);
+    } catch (err) {
+      if (!(err instanceof SamlRefusal)) throw err;
+      this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, reason: err.reason }, 'SAML SP metadata refused');
+      throw new SpUnavailable(`the metadata of app "${client.id}" cannot be read: ${err.reason}`, { cause: err });
+    }
+  }
+
+  /**
+   * The SAML app whose entity ID is `entityId`; undefined when none is. Two apps naming one entity
+   * ID sign nobody in (each could otherwise be given the other's assertions): SpUnavailable.
+   */
+  async byEntityId(entityId: string, now = Date.now()): Promise<ServiceProvider | undefined> {
+    const found: ServiceProvider[] = [];
+    for (const client of await this.samlClients.get()) {
+      let sp: ServiceProvider;
+      try {
+        sp = await this.of(client, now);
+      } catch (err) {
+        // One app's metadata out of reach does not stop the others.
+        if (err instanceof SpUnavailable) continue;
+        throw err;
+      }
+      if (sp.entityId === entityId) found.push(sp);
+    }
+    if (found.length > 1)
+      throw new SpUnavailable(`apps ${found.map((sp) => `"${sp.client.id}"`).join(' and ')} both name this entity ID; give each its own`);
+    return found[0];
+  }
+}

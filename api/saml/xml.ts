@@ -1,0 +1,184 @@
+// Reading a SAML document that came from outside: the one way in for every SAML message and
+// metadata the box reads. Before any signature is looked at, the text is capped, refused if it
+// declares a DTD or entities or holds a processing instruction (XXE and billion laughs die here,
+// before a parser sees them), parsed with every xmldom complaint thrown, and validated against
+// the OASIS schemas vendored in api/saml/xsd/ (libxml2's xmllint compiled to WebAssembly,
+// xmllint-wasm). What comes out is a plain xmldom Document: it is not trusted yet — only what
+// verify.ts returns from a signature is.
+import fs from 'node:fs';
+import { DOMParser } from '@xmldom/xmldom';
+import { validateXML, type XMLFileInfo } from 'xmllint-wasm';
+import { projectPath } from '../paths.js';
+
+/** Why a SAML document was refused: a short sentence that never quotes the document. */
+export class SamlRefusal extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'SamlRefusal';
+  }
+}
+
+export const SAML_NS = {
+  protocol: 'urn:oasis:names:tc:SAML:2.0:protocol',
+  assertion: 'urn:oasis:names:tc:SAML:2.0:assertion',
+  metadata: 'urn:oasis:names:tc:SAML:2.0:metadata',
+  dsig: 'http://www.w3.org/2000/09/xmldsig#',
+  xenc: 'http://www.w3.org/2001/04/xmlenc#',
+} as const;
+
+export type SamlSchema = 'protocol' | 'metadata';
+
+/** The largest document read: a Response with a few signed assertions is far below, a federation's metadata is not read here. */
+const SIZE_CAP: Record<SamlSchema, number> = { protocol: 256 * 1024, metadata: 1024 * 1024 };
+
+const XSD_DIR = projectPath('api', 'saml', 'xsd');
+
+/**
+ * The OASIS and W3C schemas as published. They import one another by their web addresses
+ * (http://www.w3.org/TR/…), which libxml2 would try to fetch; each entry point below imports
+ * every namespace from its local file first, and libxml2 then skips the later imports of a
+ * namespace already imported ("Skipping import of schema located at …"), so nothing is fetched
+ * and the files stay the published texts (their `<!DOCTYPE schema … [<!ENTITY …>]>` included:
+ * xmllint reads the schemas itself, they never pass through readSamlXml's refusal).
+ */
+const XSD_FILES = {
+  xml: 'xml.xsd',
+  dsig: 'xmldsig-core-schema.xsd',
+  xenc: 'xenc-schema.xsd',
+  assertion: 'saml-schema-assertion-2.0.xsd',
+  protocol: 'saml-schema-protocol-2.0.xsd',
+  metadata: 'saml-schema-metadata-2.0.xsd',
+} as const;
+
+const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+
+function entryPoint(imports: [namespace: string, file: string][]): string {
+  const lines = imports.map(([ns, file]) => `  <xs:import namespace="${ns}" schemaLocation="${file}"/>`);
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:boxauth:saml:entry-point">',
+    ...lines,
+    '</xs:schema>',
+  ].join('\n');
+}
+
+const ENTRY_POINTS: Record<SamlSchema, string> = {
+  protocol: entryPoint([
+    [SAML_NS.dsig, XSD_FILES.dsig],
+    [SAML_NS.xenc, XSD_FILES.xenc],
+    [SAML_NS.assertion, XSD_FILES.assertion],
+    [SAML_NS.protocol, XSD_FILES.protocol],
+  ]),
+  metadata: entryPoint([
+    [XML_NS, XSD_FILES.xml],
+    [SAML_NS.dsig, XSD_FILES.dsig],
+    [SAML_NS.xenc, XSD_FILES.xenc],
+    [SAML_NS.assertion, XSD_FILES.assertion],
+    [SAML_NS.metadata, XSD_FILES.metadata],
+  ]),
+};
+
+let schemaFiles: XMLFileInfo[] | undefined;
+
+/** The vendored files, read once (xmllint-wasm compiles them again on every call: it runs each in a fresh worker). */
+function vendoredSchemas(): XMLFileInfo[] {
+  schemaFiles ??= Object.values(XSD_FILES).map((fileName) => ({
+    fileName,
+    contents: fs.readFileSync(`${XSD_DIR}/${fileName}`, 'utf8'),
+  }));
+  return schemaFiles;
+}
+
+/** The XML declaration, the one processing-instruction-like thing a SAML document may start with. */
+const XML_DECLARATION = /^\uFEFF?<\?xml\s[^<>?]*\?>/;
+
+/**
+ * `<!` followed by a letter opens a markup declaration (DOCTYPE, ENTITY, ELEMENT, ATTLIST,
+ * NOTATION) in any spelling; `<![CDATA[` is not one. `<?` after the declaration is a processing
+ * instruction. Both are refused on the text, so no parser ever expands an entity.
+ */
+function refuseDeclarations(xml: string): void {
+  const body = xml.replace(XML_DECLARATION, '');
+  if (/<![A-Za-z]/.test(body)) throw new SamlRefusal('the document declares a DTD or entities');
+  if (body.includes('<?')) throw new SamlRefusal('the document holds a processing instruction');
+}
+
+/**
+ * Parses XML with every xmldom complaint a refusal. For what readSamlXml already let in, or what
+ * a verified signature covered (verify.ts re-parses that); a document from outside goes through
+ * readSamlXml.
+ */
+export function parseXml(xml: string): Document {
+  const complain = (): never => {
+    throw new SamlRefusal('the document is not well-formed XML');
+  };
+  const doc = new DOMParser({ errorHandler: { warning: complain, error: complain, fatalError: complain } }).parseFromString(
+    xml,
+    'text/xml',
+  );
+  if (!doc.documentElement) throw new SamlRefusal('the document is not well-formed XML');
+  return doc;
+}
+
+async function validate(xml: string, schema: SamlSchema): Promise<void> {
+  const result = await validateXML({
+    xml: [{ fileName: 'message.xml', contents: xml }],
+    schema: [{ fileName: 'entry-point.xsd', contents: ENTRY_POINTS[schema] }],
+    preload: vendoredSchemas(),
+    // No network, ever: the entry point makes every import local.
+    modifyArguments: (args) => ['--nonet', ...args],
+  });
+  if (!result.valid) throw new SamlRefusal(`the document does not follow the SAML ${schema} schema`);
+}
+
+/**
+ * Reads a SAML message (`protocol`: samlp with saml, ds and xenc inside) or metadata (`metadata`:
+ * md) as it arrived. Throws SamlRefusal for a document over the cap, with a DTD, an entity or a
+ * processing instruction, that is not well-formed, that the schema refuses, or whose root is not
+ * of the schema's namespace (the entry point knows every imported namespace's global elements).
+ */
+export async function readSamlXml(xml: string, schema: SamlSchema): Promise<Document> {
+  const cap = SIZE_CAP[schema];
+  if (xml.length > cap || Buffer.byteLength(xml, 'utf8') > cap) throw new SamlRefusal('the document is too large');
+  refuseDeclarations(xml);
+  const doc = parseXml(xml);
+  const rootNs = schema === 'protocol' ? SAML_NS.protocol : SAML_NS.metadata;
+  if (doc.documentElement.namespaceURI !== rootNs) throw new SamlRefusal(`the document is not a SAML ${schema} document`);
+  await validate(xml, schema);
+  return doc;
+}
+
+const ELEMENT_NODE = 1;
+const TEXT_NODE = 3;
+
+/** The direct children of `parent` with this namespace and local name, in order: never a search of the whole document. */
+export function childElements(parent: Element, ns: string, localName: string): Element[] {
+  const found: Element[] = [];
+  for (let node = parent.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType !== ELEMENT_NODE) continue;
+    const element = node as Element;
+    if (element.namespaceURI === ns && element.localName === localName) found.push(element);
+  }
+  return found;
+}
+
+/** The one direct child of `parent` with this namespace and local name; none or several is a refusal. */
+export function onlyChild(parent: Element, ns: string, localName: string): Element {
+  const found = childElements(parent, ns, localName);
+  if (found.length !== 1 || !found[0]) throw new SamlRefusal(`expected exactly one ${localName} in ${parent.localName}`);
+  return found[0];
+}
+
+/**
+ * The text of an element that holds text only: a comment, a child element, a CDATA section or a
+ * processing instruction inside (`admin@example.com<!---->.evil.com`) is a refusal, so no reader
+ * can take a part of a value for the whole. Used for NameID, Issuer, Audience.
+ */
+export function textOf(el: Element): string {
+  let text = '';
+  for (let node = el.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType !== TEXT_NODE) throw new SamlRefusal(`${el.localName} holds something other than text`);
+    text += (node as Text).data;
+  }
+  return text;
+}

@@ -1,0 +1,230 @@
+// The box as a SAML 2.0 identity provider (docs/guides/saml-apps.md), as an SP and a browser see
+// it: the IdP metadata signed with a certificate it publishes; a sign-in an SP starts by
+// HTTP-Redirect and by HTTP-POST, through the box's own sign-in page, ending in a Response the SP
+// checks with the box's certificate (A1's verifiedResponse); and the attacks: a consumer service
+// not in the metadata, an unknown Issuer, an IdP-initiated
+// sign-in to an app that did not allow it, a person the app's policies do not admit, a signed
+// AuthnRequest changed after it was signed.
+import { expect } from 'chai';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { SignedXml } from 'xml-crypto';
+import { Box, type JsonResponse } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { encodeRedirectMessage } from '../../api/saml/bindings.js';
+import { selfSignedCertificate, certificateBody } from '../../api/saml/certificate.js';
+import { signRedirectQuery } from '../../api/saml/sign.js';
+import { verifiedResponse } from '../../api/saml/verify.js';
+import { childElements, readSamlXml, SAML_NS, textOf } from '../../api/saml/xml.js';
+
+const ANN = { email: 'ann@example.com', password: 'ann-password-1' };
+const SP = 'https://sp.example/saml';
+const ACS = 'https://sp.example/saml/acs';
+
+const spKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const spCert = selfSignedCertificate(spKeys, 'sp.example', new Date('2026-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
+const spKey = { privateKey: spKeys.privateKey, certificatePem: spCert };
+
+const spMetadata = (entityId: string, signed = false): string =>
+  `<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" xmlns:ds="${SAML_NS.dsig}" entityID="${entityId}">` +
+  `<md:SPSSODescriptor AuthnRequestsSigned="${signed}" protocolSupportEnumeration="${SAML_NS.protocol}">` +
+  `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(spCert)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
+  `<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${ACS}" index="0" isDefault="true"/>` +
+  '</md:SPSSODescriptor></md:EntityDescriptor>';
+
+function authnRequest(issuer: string, more: { acs?: string; id?: string } = {}): string {
+  return (
+    `<samlp:AuthnRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${more.id ?? `_${randomBytes(8).toString('hex')}`}" ` +
+    `Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${more.acs ?? ACS}">` +
+    `<saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
+  );
+}
+
+/** The form a page posts itself with: where and what. */
+function postedForm(res: JsonResponse): { action: string; fields: Record<string, string> } | undefined {
+  const form = /<form method="post" action="([^"]*)" id="form-post">([\s\S]*?)<\/form>/.exec(res.text);
+  return form ? { action: form[1]!.replace(/&amp;/g, '&'), fields: hiddenFields(form[2]!) } : undefined;
+}
+
+/** The IdP's signing certificates, from its metadata. */
+async function idpCertificates(box: Box): Promise<string[]> {
+  const doc = await readSamlXml((await box.request('GET', '/saml/metadata')).text, 'metadata');
+  const idp = childElements(doc.documentElement, SAML_NS.metadata, 'IDPSSODescriptor')[0]!;
+  return childElements(idp, SAML_NS.metadata, 'KeyDescriptor').map((kd) => {
+    const body = kd.getElementsByTagNameNS(SAML_NS.dsig, 'X509Certificate')[0]!.textContent.replace(/\s+/g, '');
+    return `-----BEGIN CERTIFICATE-----\n${body.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+  });
+}
+
+describe('SAML IdP (Client.saml)', function () {
+  this.timeout(60_000);
+  let box: Box;
+  let root: string;
+
+  before(async function () {
+    box = await Box.start({ env: { BOXAUTH_SIGN_IN_MAX_FAILURES: '1000' } });
+    root = await box.rootToken();
+    const editors = (await box.json('POST', '/groups', { name: 'wiki-editors' }, root)).body.id;
+    expect((await box.json('POST', '/users', { ...ANN, 'group-ids': [editors] }, root)).status).to.equal(201);
+    for (const [id, saml] of Object.entries({
+      wiki: { metadata: { xml: spMetadata(SP) } },
+      signing: { metadata: { xml: spMetadata('https://signing.example/saml', true) } },
+      closed: { metadata: { xml: spMetadata('https://closed.example/saml') } },
+    })) {
+      const claims = { roles: 'user.groups.filter(g, g.startsWith("wiki-")).map(g, g.substring(5))' };
+      const res = await box.json('PUT', `/Client/${id}`, { grant_types: [], first_party: true, saml, claims }, root);
+      expect(res.status, res.text).to.equal(201);
+    }
+    for (const id of ['wiki', 'signing'])
+      expect(
+        (await box.json('PUT', `/AccessPolicy/${id}-people`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root)).status,
+      ).to.equal(201);
+  });
+  after(async function () {
+    await box?.stop();
+  });
+
+  /** A browser signed in as Ann. */
+  async function signedIn(): Promise<FormAgent> {
+    const browser = new FormAgent(box);
+    expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
+    return browser;
+  }
+
+  /** The Response posted to the SP, checked as an SP checks it: the assertion the signature covers. */
+  async function checkedAssertion(res: JsonResponse, requestId: string) {
+    const form = postedForm(res);
+    expect(form, res.text.slice(0, 500)).to.not.equal(undefined);
+    expect(form!.action).to.equal(ACS);
+    const xml = Buffer.from(form!.fields.SAMLResponse!, 'base64').toString('utf8');
+    const doc = await readSamlXml(xml, 'protocol');
+    const verified = verifiedResponse(doc, await idpCertificates(box));
+    expect(verified.response.getAttribute('InResponseTo')).to.equal(requestId);
+    expect(verified.response.getAttribute('Destination')).to.equal(ACS);
+    const a = verified.assertion;
+    const audience = a.getElementsByTagNameNS(SAML_NS.assertion, 'Audience')[0]!;
+    expect(textOf(audience)).to.equal(SP);
+    const confirmation = a.getElementsByTagNameNS(SAML_NS.assertion, 'SubjectConfirmationData')[0]!;
+    expect(confirmation.getAttribute('Recipient')).to.equal(ACS);
+    expect(confirmation.getAttribute('InResponseTo')).to.equal(requestId);
+    const nameId = a.getElementsByTagNameNS(SAML_NS.assertion, 'NameID')[0]!;
+    expect(nameId.getAttribute('Format')).to.equal('urn:oasis:names:tc:SAML:2.0:nameid-format:persistent');
+    expect(textOf(nameId)).to.match(/^[A-Za-z0-9_-]{22}$/);
+    expect(a.getElementsByTagNameNS(SAML_NS.assertion, 'AuthnContextClassRef')[0]!.textContent).to.equal(
+      'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport',
+    );
+    return { form: form!, assertion: a };
+  }
+
+  it('serves its metadata, signed with a certificate it publishes', async function () {
+    const res = await box.request('GET', '/saml/metadata');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/samlmetadata\+xml/);
+    const [cert] = await idpCertificates(box);
+    const doc = await readSamlXml(res.text, 'metadata');
+    expect(doc.documentElement.getAttribute('entityID')).to.equal(`${box.url}/saml/metadata`);
+    const signature = childElements(doc.documentElement, SAML_NS.dsig, 'Signature')[0]!;
+    const verifier = new SignedXml({ publicCert: cert! });
+    verifier.loadSignature(signature);
+    expect(verifier.checkSignature(res.text)).to.equal(true);
+    const tampered = res.text.replace(`${box.url}/saml/sso`, 'https://evil.example/sso');
+    const again = new SignedXml({ publicCert: cert! });
+    again.loadSignature(signature);
+    expect(
+      () =>
+        again.checkSignature(tampered) ||
+        (() => {
+          throw new Error('not valid');
+        })(),
+    ).to.throw();
+  });
+
+  it('signs a person in for an SP over HTTP-Redirect, through the sign-in page', async function () {
+    const browser = new FormAgent(box);
+    const id = '_redirect1';
+    const page = await browser.get(
+      `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(SP, { id })))}&RelayState=there`,
+    );
+    expect(page.status, page.text.slice(0, 300)).to.equal(200);
+    const returnTo = hiddenFields(page.text).return_to!;
+    expect(returnTo).to.match(/^\/saml\/sso\?resume=/);
+    const signedIn = await browser.post('/auth/sign-in', { ...hiddenFields(page.text), email: ANN.email, password: ANN.password });
+    expect(signedIn.status).to.equal(303);
+    expect(signedIn.headers.get('location')).to.equal(returnTo);
+    const { form, assertion } = await checkedAssertion(await browser.get(returnTo), id);
+    expect(form.fields.RelayState).to.equal('there');
+    const statement = childElements(assertion, SAML_NS.assertion, 'AttributeStatement')[0]!;
+    const values = Object.fromEntries(
+      childElements(statement, SAML_NS.assertion, 'Attribute').map((a) => [
+        a.getAttribute('Name'),
+        childElements(a, SAML_NS.assertion, 'AttributeValue').map((v) => textOf(v)),
+      ]),
+    );
+    // The claims the client shapes with CEL, as for OpenID Connect, the person's groups, and their address (proven: an admin entered it).
+    expect(values).to.deep.equal({ roles: ['editors'], email: [ANN.email], groups: ['wiki-editors'] });
+  });
+
+  it('signs a person in for an SP over HTTP-POST', async function () {
+    const browser = await signedIn();
+    const res = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_post1' })).toString('base64') });
+    await checkedAssertion(res, '_post1');
+  });
+
+  it('refuses an AuthnRequest whose consumer service is not in the metadata, on its own page', async function () {
+    const browser = await signedIn();
+    const res = await browser.get(
+      `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(SP, { acs: 'https://evil.example/acs' })))}`,
+    );
+    expect(res.status).to.equal(400);
+    expect(postedForm(res)).to.equal(undefined);
+    expect(res.text).to.include('AssertionConsumerServiceURL');
+  });
+
+  it('refuses an AuthnRequest of an Issuer it does not know', async function () {
+    const browser = await signedIn();
+    const res = await browser.get(
+      `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest('https://stranger.example/saml')))}`,
+    );
+    expect(res.status).to.equal(400);
+    expect(postedForm(res)).to.equal(undefined);
+  });
+
+  it('refuses an IdP-initiated sign-in to an app that did not allow it', async function () {
+    const browser = await signedIn();
+    const res = await browser.get(`/saml/sso?sp=${encodeURIComponent(SP)}`);
+    expect(res.status).to.equal(400);
+    expect(res.text).to.include('idpInitiated');
+    expect(postedForm(res)).to.equal(undefined);
+  });
+
+  it("gives no assertion to a person the app's policies do not admit", async function () {
+    const browser = await signedIn();
+    const res = await browser.post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest('https://closed.example/saml', { acs: ACS })).toString('base64'),
+    });
+    expect(res.status).to.equal(403);
+    expect(postedForm(res)).to.equal(undefined);
+    expect(res.text).to.not.include('SAMLResponse');
+  });
+
+  it('checks a signed AuthnRequest, and refuses one changed after it was signed or not signed at all', async function () {
+    const browser = await signedIn();
+    const issuer = 'https://signing.example/saml';
+    const query = signRedirectQuery(
+      { SAMLRequest: encodeRedirectMessage(authnRequest(issuer, { id: '_signed1' })), RelayState: 'a' },
+      spKey,
+    );
+    const good = await browser.get(`/saml/sso?${query}`);
+    expect(postedForm(good), good.text.slice(0, 400)).to.not.equal(undefined);
+    const tampered = await browser.get(`/saml/sso?${query.replace('RelayState=a', 'RelayState=b')}`);
+    expect(tampered.status).to.equal(400);
+    expect(postedForm(tampered)).to.equal(undefined);
+    const unsigned = await browser.get(`/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(issuer)))}`);
+    expect(unsigned.status).to.equal(400);
+  });
+
+  it("refuses a Client whose SAML metadata is not an SP's (422)", async function () {
+    const res = await box.json('PUT', '/Client/broken', { grant_types: [], saml: { metadata: { xml: '<nope/>' } } }, root);
+    expect(res.status).to.equal(422);
+    expect(res.body.errors).to.have.key('saml');
+  });
+});
