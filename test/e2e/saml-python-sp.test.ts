@@ -40,6 +40,8 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   /** An SP that trusts another key than the box's: its refusal shows the others check signatures. */
   let impostor: PySamlSp;
   let forgedMetadata: http.Server;
+  /** Started after the box rotated its signing key (the last test). */
+  let afterRotation: PySamlSp | undefined;
   let annId: number;
   const ann = { email: 'ann@example.com', password: 'ann-password-1' };
 
@@ -95,7 +97,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
 
   after(async function () {
     await browser?.close();
-    await Promise.all([wiki?.stop(), payroll?.stop(), vault?.stop(), portal?.stop(), impostor?.stop(), box?.stop()]);
+    await Promise.all([wiki?.stop(), payroll?.stop(), vault?.stop(), portal?.stop(), impostor?.stop(), afterRotation?.stop(), box?.stop()]);
     forgedMetadata?.close();
   });
 
@@ -219,5 +221,25 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     } finally {
       await context.close();
     }
+  });
+
+  // Last: the box restarts on a new key.
+  it('after the box rotates its signing key, its metadata lists the old and the new certificate, and an SP that reads it accepts the new signatures', async function () {
+    // The signing certificates of its KeyDescriptors (the metadata's own Signature names one more).
+    const certificates = async (): Promise<string[]> =>
+      [
+        ...(await (await fetch(`${box.url}/saml/metadata`)).text()).matchAll(
+          /<(?:\w+:)?KeyDescriptor use="signing">[\s\S]*?<(?:\w+:)?X509Certificate>([^<]+)</g,
+        ),
+      ].map((m) => m[1]!);
+    const before = await certificates();
+    expect(before).to.have.length(1);
+    await box.rotateSigningKey('RS256');
+    const after = await certificates();
+    expect(after).to.have.length(2).and.include(before[0]!);
+    afterRotation = await startPySamlSp(`${box.url}/saml/metadata`, 'ledger');
+    await declare('ledger', afterRotation);
+    const seen = await signIn(afterRotation, 'ledger');
+    expect(seen.nameIdFormat).to.equal(PERSISTENT);
   });
 });
