@@ -296,7 +296,13 @@ export function attributeValues(value: unknown): string[] {
 }
 
 function statusXml(status: string, message?: string): string {
-  const top = status === STATUS.success ? status : status === STATUS.requester ? status : STATUS.responder;
+  // Second-level codes under the top-level one they belong to (Core §3.2.2.2): PartialLogout is a success that did not reach everyone.
+  const top =
+    status === STATUS.success || status === STATUS.requester
+      ? status
+      : status === 'urn:oasis:names:tc:SAML:2.0:status:PartialLogout'
+        ? STATUS.success
+        : STATUS.responder;
   const inner = top === status ? '' : `<samlp:StatusCode Value="${status}"/>`;
   return (
     `<samlp:Status><samlp:StatusCode Value="${top}">${inner}</samlp:StatusCode>` +
@@ -384,4 +390,68 @@ export function samlStatusResponse(
   now: number,
 ): string {
   return signSamlXml(responseXml(issuer, request, now, status, '', message), 'Response', key);
+}
+
+/** A LogoutRequest of an SP (Profiles §4.4, HTTP-Redirect), checked: whom it signs out, and where the answer goes. */
+export interface SloRequest {
+  sp: ServiceProvider;
+  requestId: string;
+  /** The NameID it names, as the SP was given it. */
+  nameId: string;
+  /** The SessionIndexes it names (the box's browser session sids); none: every session of the person at this browser. */
+  sessionIndexes: string[];
+  relayState?: string;
+  /** The SP's SingleLogoutService (HTTP-Redirect), where the LogoutResponse goes. */
+  logoutUrl: string;
+}
+
+/**
+ * A LogoutRequest sent by HTTP-Redirect: its SP by Issuer, its signature over the query (required:
+ * Profiles §4.4.4.1, the requester "MUST authenticate itself" - an unsigned one would let any page
+ * sign a person out), its Destination and time. Throws SamlRefusal.
+ */
+export async function readLogoutRequest(message: SsoMessage, providers: KnownProviders, issuer: string, now: number): Promise<SloRequest> {
+  if (message.relayState !== undefined && Buffer.byteLength(message.relayState) > MAX_RELAY_STATE)
+    throw new SamlRefusal('the RelayState is longer than 80 bytes');
+  const doc = await readSamlXml(decodeRedirectMessage(message.samlRequest), 'protocol');
+  const request = doc.documentElement;
+  if (!request || request.namespaceURI !== SAML_NS.protocol || request.localName !== 'LogoutRequest')
+    throw new SamlRefusal('the SAMLRequest is not a LogoutRequest');
+  const issuerEl = childElements(request, SAML_NS.assertion, 'Issuer')[0];
+  const sp = issuerEl && (await providers.byEntityId(textOf(issuerEl), now));
+  if (!sp) throw new SamlRefusal('the LogoutRequest comes from an app this box does not know');
+  if (!message.redirectSigned || !verifyRedirectSignature(message.rawQuery ?? '', sp.signingCertificates))
+    throw new SamlRefusal("the LogoutRequest is not signed with the app's certificates");
+  const destination = attr(request, 'Destination');
+  if (destination !== undefined && destination !== idpEndpoints(issuer).slo)
+    throw new SamlRefusal("the LogoutRequest's Destination is not this box's SLO URL");
+  const issued = Date.parse(attr(request, 'IssueInstant') ?? '');
+  if (!Number.isFinite(issued) || Math.abs(now - issued) > REQUEST_SKEW_MS)
+    throw new SamlRefusal("the LogoutRequest's IssueInstant is not within five minutes of now");
+  const until = attr(request, 'NotOnOrAfter');
+  if (until !== undefined && !(Date.parse(until) > now)) throw new SamlRefusal('the LogoutRequest has expired (NotOnOrAfter)');
+  const nameIdEl = childElements(request, SAML_NS.assertion, 'NameID')[0];
+  if (!nameIdEl) throw new SamlRefusal('the LogoutRequest names nobody (no NameID)');
+  const logoutUrl = sp.logoutUrls[0];
+  if (!logoutUrl) throw new SamlRefusal('the app has no SingleLogoutService of the HTTP-Redirect binding in its metadata');
+  return {
+    sp,
+    requestId: attr(request, 'ID')!,
+    nameId: textOf(nameIdEl),
+    sessionIndexes: childElements(request, SAML_NS.protocol, 'SessionIndex').map((el) => textOf(el)),
+    ...(message.relayState !== undefined ? { relayState: message.relayState } : {}),
+    logoutUrl,
+  };
+}
+
+/** The LogoutResponse to `slo` (Core §3.7.2): Success, or PartialLogout when the browser was signed in as someone else. */
+export function logoutResponseXml(issuer: string, slo: SloRequest, partial: boolean, now: number): string {
+  const status = partial ? 'urn:oasis:names:tc:SAML:2.0:status:PartialLogout' : STATUS.success;
+  return (
+    `<samlp:LogoutResponse xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${newSamlId()}" Version="2.0" ` +
+    `IssueInstant="${iso(now)}" Destination="${xmlEscaped(slo.logoutUrl)}" InResponseTo="${xmlEscaped(slo.requestId)}">` +
+    `<saml:Issuer>${xmlEscaped(idpEndpoints(issuer).entityId)}</saml:Issuer>` +
+    statusXml(status) +
+    '</samlp:LogoutResponse>'
+  );
 }

@@ -547,7 +547,7 @@ export interface ClientSpec {
       url?: string;
     };
     /**
-     * The NameID of the assertions - persistent - the sub the box gives this client (pairwise and opaque with subject_type pairwise); emailAddress - the person's address, only once proven; unspecified - the public sub. Unset - persistent. An AuthnRequest's NameIDPolicy may ask for this one or unspecified, never another.
+     * The NameID of the assertions - persistent - an opaque identifier of the person for this app alone (the pairwise sub of its sector, whatever subject_type says; shared only by the clients of one sector_identifier_uri); emailAddress - the person's address, only once proven (no assertion otherwise); unspecified - the person's public sub. Unset - persistent. An AuthnRequest's NameIDPolicy may ask for this one or unspecified, never another.
      */
     nameIdFormat?: 'persistent' | 'emailAddress' | 'unspecified';
     /**

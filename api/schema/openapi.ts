@@ -405,6 +405,14 @@ const oauthPaths: Json = {
   '/.well-known/jwks.json': {
     get: { tags: ['oauth'], summary: 'The public signing keys (RFC 7517)', responses: { '200': { description: 'a JWK Set' } } },
   },
+  '/saml/metadata': {
+    get: {
+      tags: ['saml'],
+      summary: "The box's SAML 2.0 IdP metadata, signed: its entity ID, certificates, SSO and SLO endpoints (docs/guides/saml-apps.md)",
+      security: [],
+      responses: { '200': { description: 'an md:EntityDescriptor (application/samlmetadata+xml)' } },
+    },
+  },
 };
 
 export function peopleSchemas(): Json {
@@ -1301,9 +1309,11 @@ export function openApiDocument(baseUrl: string, version: string): Json {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearer: [] }],
-    tags: ['oauth', 'openid', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'ssf', 'operations'].map((name) => ({
-      name,
-    })),
+    tags: ['oauth', 'openid', 'saml', 'resources', 'people', 'scim', 'sessions', 'decisions', 'audit', 'box', 'ssf', 'operations'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths: {
       ...oauthPaths,
       ...Object.assign({}, ...RESOURCE_KINDS.map(resourcePaths)),

@@ -11,6 +11,7 @@ import { SignedXml } from 'xml-crypto';
 import { Box, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
+import xmlenc from 'xml-encryption';
 import { selfSignedCertificate, certificateBody } from '../../api/saml/certificate.js';
 import { signRedirectQuery } from '../../api/saml/sign.js';
 import { verifiedResponse } from '../../api/saml/verify.js';
@@ -24,19 +25,54 @@ const spKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const spCert = selfSignedCertificate(spKeys, 'sp.example', new Date('2026-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'));
 const spKey = { privateKey: spKeys.privateKey, certificatePem: spCert };
 
-const spMetadata = (entityId: string, signed = false): string =>
+const SLO = 'https://sp.example/saml/slo';
+
+const spMetadata = (entityId: string, signed = false, use = ' use="signing"'): string =>
   `<md:EntityDescriptor xmlns:md="${SAML_NS.metadata}" xmlns:ds="${SAML_NS.dsig}" entityID="${entityId}">` +
   `<md:SPSSODescriptor AuthnRequestsSigned="${signed}" protocolSupportEnumeration="${SAML_NS.protocol}">` +
-  `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(spCert)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
+  `<md:KeyDescriptor${use}><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certificateBody(spCert)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
+  `<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${SLO}"/>` +
   `<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${ACS}" index="0" isDefault="true"/>` +
   '</md:SPSSODescriptor></md:EntityDescriptor>';
 
-function authnRequest(issuer: string, more: { acs?: string; id?: string } = {}): string {
+function authnRequest(issuer: string, more: { acs?: string; id?: string; passive?: boolean; context?: string } = {}): string {
   return (
     `<samlp:AuthnRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${more.id ?? `_${randomBytes(8).toString('hex')}`}" ` +
-    `Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${more.acs ?? ACS}">` +
-    `<saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
+    `Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${more.acs ?? ACS}"${more.passive ? ' IsPassive="true"' : ''}>` +
+    `<saml:Issuer>${issuer}</saml:Issuer>` +
+    (more.context
+      ? `<samlp:RequestedAuthnContext Comparison="minimum"><saml:AuthnContextClassRef>${more.context}</saml:AuthnContextClassRef></samlp:RequestedAuthnContext>`
+      : '') +
+    '</samlp:AuthnRequest>'
   );
+}
+
+function logoutRequest(issuer: string, nameId: string, sessionIndex: string): string {
+  return (
+    `<samlp:LogoutRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="_${randomBytes(8).toString('hex')}" ` +
+    `Version="2.0" IssueInstant="${new Date().toISOString()}"><saml:Issuer>${issuer}</saml:Issuer>` +
+    `<saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">${nameId}</saml:NameID>` +
+    `<samlp:SessionIndex>${sessionIndex}</samlp:SessionIndex></samlp:LogoutRequest>`
+  );
+}
+
+const redirectPath = (path: string, xml: string): string => `${path}?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(xml))}`;
+
+/**
+ * The Response with its EncryptedAssertion replaced by the Assertion it holds, opened with the SP's
+ * key (xml-encryption, as an SP of node-saml does); a Response without one as it is.
+ */
+async function decrypted(response: string): Promise<string> {
+  const found = /<saml:EncryptedAssertion[\s\S]*<\/saml:EncryptedAssertion>/.exec(response);
+  if (!found) return response;
+  const doc = await readSamlXml(response, 'protocol');
+  const encrypted = childElements(doc.documentElement, SAML_NS.assertion, 'EncryptedAssertion')[0]!;
+  const assertion = await new Promise<string>((resolve, reject) =>
+    xmlenc.decrypt(encrypted, { key: spKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }) }, (err, out) =>
+      err || out === undefined ? reject(err ?? new Error('nothing decrypted')) : resolve(out),
+    ),
+  );
+  return response.replace(found[0], assertion);
 }
 
 /** The form a page posts itself with: where and what. */
@@ -69,12 +105,14 @@ describe('SAML IdP (Client.saml)', function () {
       wiki: { metadata: { xml: spMetadata(SP) } },
       signing: { metadata: { xml: spMetadata('https://signing.example/saml', true) } },
       closed: { metadata: { xml: spMetadata('https://closed.example/saml') } },
+      sealed: { metadata: { xml: spMetadata('https://sealed.example/saml', false, '') }, encryptAssertions: true },
+      asks: { metadata: { xml: spMetadata('https://asks.example/saml') } },
     })) {
       const claims = { roles: 'user.groups.filter(g, g.startsWith("wiki-")).map(g, g.substring(5))' };
-      const res = await box.json('PUT', `/Client/${id}`, { grant_types: [], first_party: true, saml, claims }, root);
+      const res = await box.json('PUT', `/Client/${id}`, { grant_types: [], first_party: id !== 'asks', saml, claims }, root);
       expect(res.status, res.text).to.equal(201);
     }
-    for (const id of ['wiki', 'signing'])
+    for (const id of ['wiki', 'signing', 'sealed', 'asks'])
       expect(
         (await box.json('PUT', `/AccessPolicy/${id}-people`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root)).status,
       ).to.equal(201);
@@ -91,18 +129,32 @@ describe('SAML IdP (Client.saml)', function () {
   }
 
   /** The Response posted to the SP, checked as an SP checks it: the assertion the signature covers. */
-  async function checkedAssertion(res: JsonResponse, requestId: string) {
+  async function checkedAssertion(res: JsonResponse, requestId: string, audienceOf = SP) {
     const form = postedForm(res);
     expect(form, res.text.slice(0, 500)).to.not.equal(undefined);
     expect(form!.action).to.equal(ACS);
     const xml = Buffer.from(form!.fields.SAMLResponse!, 'base64').toString('utf8');
-    const doc = await readSamlXml(xml, 'protocol');
-    const verified = verifiedResponse(doc, await idpCertificates(box));
+    const certificates = await idpCertificates(box);
+    let opened = xml;
+    if (xml.includes('EncryptedAssertion')) {
+      // As an SP does: the Response's signature (over the EncryptedAssertion) first, then the assertion
+      // opened with the SP's key, whose own signature verifiedResponse checks.
+      const raw = await readSamlXml(xml, 'protocol');
+      const verifier = new SignedXml({ publicCert: certificates[0]! });
+      verifier.loadSignature(childElements(raw.documentElement, SAML_NS.dsig, 'Signature')[0]!);
+      expect(verifier.checkSignature(xml)).to.equal(true);
+      opened = (await decrypted(xml)).replace(
+        /^(<samlp:Response[^>]*>(?:<saml:Issuer>[^<]*<\/saml:Issuer>)?)<ds:Signature[\s\S]*?<\/ds:Signature>/,
+        '$1',
+      );
+    }
+    const doc = await readSamlXml(opened, 'protocol');
+    const verified = verifiedResponse(doc, certificates);
     expect(verified.response.getAttribute('InResponseTo')).to.equal(requestId);
     expect(verified.response.getAttribute('Destination')).to.equal(ACS);
     const a = verified.assertion;
     const audience = a.getElementsByTagNameNS(SAML_NS.assertion, 'Audience')[0]!;
-    expect(textOf(audience)).to.equal(SP);
+    expect(textOf(audience)).to.equal(audienceOf);
     const confirmation = a.getElementsByTagNameNS(SAML_NS.assertion, 'SubjectConfirmationData')[0]!;
     expect(confirmation.getAttribute('Recipient')).to.equal(ACS);
     expect(confirmation.getAttribute('InResponseTo')).to.equal(requestId);
@@ -220,6 +272,99 @@ describe('SAML IdP (Client.saml)', function () {
     expect(postedForm(tampered)).to.equal(undefined);
     const unsigned = await browser.get(`/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(issuer)))}`);
     expect(unsigned.status).to.equal(400);
+  });
+
+  it('encrypts the assertion to the SP when its Client asks (encryptAssertions)', async function () {
+    const browser = await signedIn();
+    const res = await browser.post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest('https://sealed.example/saml', { id: '_sealed1' })).toString('base64'),
+    });
+    const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
+    expect(xml).to.include('EncryptedAssertion');
+    expect(xml).to.not.include(ANN.email);
+    await checkedAssertion(res, '_sealed1', 'https://sealed.example/saml');
+  });
+
+  it('asks for consent where the app needs it, then answers', async function () {
+    const browser = await signedIn();
+    const page = await browser.post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest('https://asks.example/saml', { id: '_asks1' })).toString('base64'),
+    });
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('action="/saml/consent"');
+    const denied = await browser.post('/saml/consent', { ...hiddenFields(page.text), decision: 'deny' });
+    const deniedXml = Buffer.from(postedForm(denied)!.fields.SAMLResponse!, 'base64').toString('utf8');
+    expect(deniedXml).to.include('RequestDenied');
+    expect(deniedXml).to.not.include('Assertion');
+    const allowed = await browser.post('/saml/consent', { ...hiddenFields(page.text), decision: 'allow' });
+    await checkedAssertion(allowed, '_asks1', 'https://asks.example/saml');
+  });
+
+  it('answers IsPassive without a sign-in with NoPassive, never a page', async function () {
+    const res = await new FormAgent(box).post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest(SP, { id: '_passive1', passive: true })).toString('base64'),
+    });
+    const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
+    expect(xml).to.include('urn:oasis:names:tc:SAML:2.0:status:NoPassive');
+    expect(xml).to.not.include('Assertion');
+  });
+
+  it('honours RequestedAuthnContext by a step-up, not an assertion of a weaker sign-in', async function () {
+    const browser = await signedIn();
+    const res = await browser.post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest(SP, { id: '_mfa1', context: 'https://refeds.org/profile/mfa' })).toString('base64'),
+    });
+    expect(postedForm(res)).to.equal(undefined);
+    expect(res.status).to.be.oneOf([200, 303]);
+    expect(res.text).to.not.include('SAMLResponse');
+  });
+
+  it('lists the old and the new certificate while a rotated RS256 key is still published, and signs with the new', async function () {
+    const before = await idpCertificates(box);
+    expect((await box.json('POST', '/keys/rotate', { alg: 'RS256' }, root)).status).to.equal(200);
+    const after = await idpCertificates(box);
+    expect(after).to.have.length(before.length + 1);
+    expect(after).to.include.members(before);
+    const browser = await signedIn();
+    const res = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_rotated' })).toString('base64') });
+    const doc = await readSamlXml(Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8'), 'protocol');
+    expect(() => verifiedResponse(doc, before)).to.throw();
+    expect(() =>
+      verifiedResponse(
+        doc,
+        after.filter((c) => !before.includes(c)),
+      ),
+    ).to.not.throw();
+  });
+
+  it('Single Logout: a signed LogoutRequest ends the box session of that sign-in; a changed or unsigned one does not', async function () {
+    const browser = await signedIn();
+    const { assertion } = await checkedAssertion(
+      await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_slo1' })).toString('base64') }),
+      '_slo1',
+    );
+    const nameId = textOf(assertion.getElementsByTagNameNS(SAML_NS.assertion, 'NameID')[0]!);
+    const sessionIndex = assertion.getElementsByTagNameNS(SAML_NS.assertion, 'AuthnStatement')[0]!.getAttribute('SessionIndex')!;
+    const query = signRedirectQuery(
+      { SAMLRequest: encodeRedirectMessage(logoutRequest(SP, nameId, sessionIndex)), RelayState: 'bye' },
+      spKey,
+    );
+    const tampered = await browser.get(`/saml/slo?${query.replace('RelayState=bye', 'RelayState=b')}`);
+    expect(tampered.status).to.equal(400);
+    const unsigned = await browser.get(redirectPath('/saml/slo', logoutRequest(SP, nameId, sessionIndex)));
+    expect(unsigned.status).to.equal(400);
+    const still = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
+    expect(postedForm(still), 'still signed in after refused logouts').to.not.equal(undefined);
+
+    const res = await browser.get(`/saml/slo?${query}`);
+    expect(res.status).to.equal(302);
+    const back = new URL(res.headers.get('location')!);
+    expect(`${back.origin}${back.pathname}`).to.equal(SLO);
+    expect(back.searchParams.get('RelayState')).to.equal('bye');
+    expect(back.searchParams.get('Signature')).to.be.a('string');
+    const after = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
+    expect(postedForm(after), 'signed out: the sign-in page, not an assertion').to.equal(undefined);
+    expect(hiddenFields(after.text).return_to).to.match(/^\/saml\/sso\?resume=/);
   });
 
   it("refuses a Client whose SAML metadata is not an SP's (422)", async function () {

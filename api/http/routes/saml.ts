@@ -1,7 +1,7 @@
 // The box as a SAML 2.0 identity provider for its SAML apps (Client.saml; docs/guides/saml-apps.md):
 // GET /saml/metadata (the IdP metadata, signed), GET and POST /saml/sso (an SP's AuthnRequest by
 // HTTP-Redirect or HTTP-POST, and GET /saml/sso?sp=<entity ID>, a sign-in the box starts for an app
-// that allows it), POST /saml/consent. Each gathers what the box knows and asks api/saml/idp.ts what
+// that allows it), POST /saml/consent, GET /saml/slo (an app's LogoutRequest, HTTP-Redirect). Each gathers what the box knows and asks api/saml/idp.ts what
 // to do: a refusal on the box's page (never a redirect: until the request is checked, the box knows
 // no place it may send anyone), the sign-in page (the box's own, coming back here), a step-up, the
 // consent page, or the Response posted to the app's consumer service (api/ui/form-post-page.ts).
@@ -24,14 +24,19 @@ import type { Policies } from '../../policy/evaluate.js';
 import { requestUser } from '../../policy/requests.js';
 import {
   decideSso,
+  logoutResponseXml,
+  readLogoutRequest,
   readSsoRequest,
   samlResponse,
   samlStatusResponse,
   unsolicitedRequest,
   attributeValues,
+  type SloRequest,
   type SsoMessage,
   type SsoRequest,
 } from '../../saml/idp.js';
+import { encodeRedirectMessage } from '../../saml/bindings.js';
+import { signRedirectQuery } from '../../saml/sign.js';
 import { idpMetadata, samlSigningKey } from '../../saml/idp-metadata.js';
 import { SpUnavailable, type ServiceProvider, type ServiceProviders } from '../../saml/service-providers.js';
 import { SamlRefusal } from '../../saml/xml.js';
@@ -43,7 +48,7 @@ import { consentPage, messagePage } from '../../ui/pages.js';
 import type { Logger } from '../../log.js';
 import { pageForm } from '../body.js';
 import { browserPage } from '../browser-pages.js';
-import { browserId, csrfToken, csrfValid, presentedBrowserId, type BrowserServices } from '../browser-session.js';
+import { browserId, csrfToken, csrfValid, endBrowserSession, presentedBrowserId, type BrowserServices } from '../browser-session.js';
 import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
@@ -68,6 +73,22 @@ export type SamlRouterServices = BrowserServices & Needs;
 const RESUME_SECONDS = 3600;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A message of the HTTP-Redirect binding, with the query string as the browser sent it: what its signature covers (Bindings §3.4.4.1). */
+function redirectMessage(req: Request): SsoMessage {
+  const query = req.query;
+  return {
+    binding: 'redirect',
+    samlRequest: str(query.SAMLRequest) ?? '',
+    relayState: str(query.RelayState),
+    rawQuery: req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '',
+    redirectSigned: query.Signature !== undefined,
+  };
+}
+
+/** What a refused SAML message is told (a SamlRefusal's reason, an app's metadata out of reach); undefined: not a refusal. */
+const refusalOf = (err: unknown): string | undefined =>
+  err instanceof SamlRefusal ? err.reason : err instanceof SpUnavailable ? err.message : undefined;
 
 export function samlRouter(svc: SamlRouterServices): Router {
   const router = strictRouter();
@@ -242,12 +263,10 @@ export function samlRouter(svc: SamlRouterServices): Router {
     try {
       request = await read();
     } catch (err) {
-      if (err instanceof SamlRefusal || err instanceof SpUnavailable) {
-        const reason = err instanceof SamlRefusal ? err.reason : err.message;
-        svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
-        return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
-      }
-      throw err;
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
+      return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
     }
     const person = await signedInPerson(svc, req);
     // ForceAuthn: the sign-in this browser has now is not one made for the request.
@@ -270,14 +289,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       const entityId = str(query.sp) ?? '';
       return handle(req, res, async () => unsolicitedRequest(await svc.serviceProviders.byEntityId(entityId), str(query.RelayState)));
     }
-    const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
-    const message: SsoMessage = {
-      binding: 'redirect',
-      samlRequest: str(query.SAMLRequest) ?? '',
-      relayState: str(query.RelayState),
-      rawQuery,
-      redirectSigned: query.Signature !== undefined,
-    };
+    const message = redirectMessage(req);
     return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
   });
 
@@ -285,6 +297,37 @@ export function samlRouter(svc: SamlRouterServices): Router {
     const body = req.body as Record<string, unknown>;
     const message: SsoMessage = { binding: 'post', samlRequest: str(body.SAMLRequest) ?? '', relayState: str(body.RelayState) };
     return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
+  });
+
+  // Single Logout (Profiles §4.4), HTTP-Redirect: an app signs the person out of the box too. The box's session of
+  // this browser ends when it is the one the request names (its SessionIndex, the sid the assertion carried, and
+  // the NameID the app was given); the answer goes back to the app's SingleLogoutService, signed.
+  router.get(browserPage('/saml/slo'), async (req, res) => {
+    const message = redirectMessage(req);
+    let slo: SloRequest;
+    try {
+      slo = await readLogoutRequest(message, svc.serviceProviders, issuer, Date.now());
+    } catch (err) {
+      const reason = refusalOf(err);
+      if (reason === undefined) throw err;
+      svc.log.info({ event: 'saml_request_refused', reason }, 'SAML logout refused');
+      return refusalPage(res, 400, `The application's sign-out request was refused: ${reason}.`);
+    }
+    const person = await signedInPerson(svc, req);
+    const facts = person && (await assertionFacts(slo.sp, person));
+    const named =
+      person !== undefined &&
+      facts?.nameId.value === slo.nameId &&
+      (slo.sessionIndexes.length === 0 || slo.sessionIndexes.includes(person.browser.sid));
+    if (named) await endBrowserSession(svc, req, res);
+    // Signed out already (or never here) is a logout done; a browser signed in as someone else is left as it is.
+    const partial = person !== undefined && !named;
+    const xml = logoutResponseXml(issuer, slo, partial, Date.now());
+    const signed = signRedirectQuery(
+      { SAMLResponse: encodeRedirectMessage(xml), ...(slo.relayState !== undefined ? { RelayState: slo.relayState } : {}) },
+      samlSigningKey(svc.keyring, issuer),
+    );
+    res.redirect(302, `${slo.logoutUrl}${slo.logoutUrl.includes('?') ? '&' : '?'}${signed}`);
   });
 
   router.post(browserPage('/saml/consent'), ...pageForm, async (req, res) => {
