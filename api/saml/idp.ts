@@ -36,6 +36,7 @@ const STATUS = {
   noPassive: 'urn:oasis:names:tc:SAML:2.0:status:NoPassive',
   requestDenied: 'urn:oasis:names:tc:SAML:2.0:status:RequestDenied',
   noAuthnContext: 'urn:oasis:names:tc:SAML:2.0:status:NoAuthnContext',
+  invalidNameIdPolicy: 'urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy',
 } as const;
 
 /**
@@ -77,6 +78,8 @@ export interface SsoRequest {
   acr?: Acr;
   /** RequestedAuthnContext asked for classes the box has none of (Comparison exact). */
   unmetContext?: boolean;
+  /** NameIDPolicy asked for a format other than the app's (or unspecified): InvalidNameIDPolicy (Core §3.4.1.1). */
+  unmetNameIdPolicy?: boolean;
 }
 
 /** An SSO request as it came (the door's translation of either binding). */
@@ -182,9 +185,8 @@ export async function readSsoRequest(message: SsoMessage, providers: KnownProvid
     throw new SamlRefusal('the AuthnRequest asks for a ProtocolBinding other than HTTP-POST, the one the box answers with');
   const policy = childElements(request, SAML_NS.protocol, 'NameIDPolicy')[0];
   const format = policy && attr(policy, 'Format');
-  const allowed = [NAMEID_FORMATS[sp.client.saml?.nameIdFormat ?? 'persistent'], NAMEID_FORMATS.unspecified];
-  if (format !== undefined && !allowed.includes(format as (typeof allowed)[number]))
-    throw new SamlRefusal(`the AuthnRequest asks for NameID format ${format}; this app is given ${allowed[0]}`);
+  // The request names a place the box may answer at from here on: a format the app is not given is a status back, not a page.
+  const allowed: string[] = [NAMEID_FORMATS[sp.client.saml?.nameIdFormat ?? 'persistent'], NAMEID_FORMATS.unspecified];
   const acsUrl = consumerOf(sp, attr(request, 'AssertionConsumerServiceURL'), attr(request, 'AssertionConsumerServiceIndex'));
   return {
     clientId: sp.client.id,
@@ -194,6 +196,7 @@ export async function readSsoRequest(message: SsoMessage, providers: KnownProvid
     forceAuthn: attr(request, 'ForceAuthn') === 'true',
     isPassive: attr(request, 'IsPassive') === 'true',
     ...contextAsked(request),
+    ...(format !== undefined && !allowed.includes(format) ? { unmetNameIdPolicy: true } : {}),
   };
 }
 
@@ -251,6 +254,8 @@ export function decideSso(f: SsoFacts): SsoNext {
     if (!f.signedIn) return { next: 'signed-out' };
     if (f.answer === 'deny') return { next: 'status', status: STATUS.requestDenied, message: 'the person did not allow the app' };
   }
+  if (request.unmetNameIdPolicy)
+    return { next: 'status', status: STATUS.invalidNameIdPolicy, message: 'the app asked for a NameID format its Client does not give' };
   if (request.unmetContext)
     return { next: 'status', status: STATUS.noAuthnContext, message: 'the box has no sign-in of the class the app asked for' };
   const asked = { prompt: new Set(request.forceAuthn ? ['login'] : []), maxAge: undefined, hintedUser: undefined };

@@ -7,7 +7,7 @@
 // unless the box's settings allow it, as jwks_uri and sector_identifier_uri), kept for its
 // caching headers within the box's bounds. The entity ID is kept beside the client's id, not as
 // it: an entity ID is a URL, a client id a record name.
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../log.js';
@@ -177,7 +177,9 @@ export class ServiceProviders {
   /** The SP of `client` (a SAML app); throws SpUnavailable when its metadata cannot be had or read. */
   async of(client: Client, now = Date.now()): Promise<ServiceProvider> {
     const saml = client.saml!;
-    const key = JSON.stringify([client.id, saml.metadata.xml ?? null, saml.metadata.url ?? null]);
+    // By the document's digest: a key holding the document itself would keep up to a MiB per app in the map's keys.
+    const xmlDigest = saml.metadata.xml === undefined ? null : createHash('sha256').update(saml.metadata.xml).digest('base64url');
+    const key = JSON.stringify([client.id, xmlDigest, saml.metadata.url ?? null]);
     let held = this.read.get(key);
     if (!held || held.until <= now) {
       held = { until: Number.POSITIVE_INFINITY, sp: this.readMetadata(client, (seconds) => (held!.until = now + seconds * 1000)) };

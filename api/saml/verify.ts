@@ -54,7 +54,13 @@ export interface VerifiedResponse {
 /** The trusted certificates' RSA keys; the rest cannot verify an RSA-SHA256 signature (an EC key would verify ECDSA under that name). */
 function trustedKeys(trustedCertificatesPem: readonly string[]): crypto.KeyObject[] {
   const keys = trustedCertificatesPem
-    .map((pem) => new crypto.X509Certificate(pem).publicKey)
+    .map((pem) => {
+      try {
+        return new crypto.X509Certificate(pem).publicKey;
+      } catch {
+        throw new SamlRefusal('a trusted certificate cannot be read');
+      }
+    })
     .filter((key) => key.asymmetricKeyType === 'rsa');
   if (keys.length === 0) throw new SamlRefusal('no trusted RSA certificate to verify with');
   return keys;
@@ -112,9 +118,9 @@ function checkShape(signature: Element, signedId: string, doc: Document): void {
 function signedXmlOf(signature: Element, xml: string, keys: crypto.KeyObject[]): string {
   for (const key of keys) {
     const signed = new SignedXml({ publicCert: key, getCertFromKeyInfo: () => null });
-    signed.loadSignature(signature);
     let valid: boolean;
     try {
+      signed.loadSignature(signature);
       valid = signed.checkSignature(xml);
     } catch {
       continue; // this key's SignatureValue does not verify (or the signature cannot be read): the next key
@@ -142,11 +148,39 @@ function verifiedEnveloped(parent: Element, doc: Document, keys: crypto.KeyObjec
 }
 
 /**
- * A Response (after A2's decryptAssertions) with exactly one Assertion, a direct child, and no
- * other anywhere in the document; signed by the Assertion's own enveloped signature, the
- * Response's, or both (each present signature must verify). Throws SamlRefusal otherwise.
+ * The Response as it arrived, when `decrypted` is what decryptAssertions made of it: the same
+ * Response (its ID), holding exactly one EncryptedAssertion, a direct child (so its enveloped
+ * signature, if any, covers it), and no Assertion.
  */
-export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly string[]): VerifiedResponse {
+function arrivedEncrypted(arrived: Document, decrypted: Element): Element {
+  const response = arrived.documentElement;
+  const id = decrypted.getAttribute('ID') ?? '';
+  if (response.namespaceURI !== SAML_NS.protocol || response.localName !== 'Response' || id === '' || response.getAttribute('ID') !== id) {
+    throw new SamlRefusal('the decrypted response is not the one that arrived');
+  }
+  if (
+    arrived.getElementsByTagNameNS(SAML_NS.assertion, 'Assertion').length !== 0 ||
+    arrived.getElementsByTagNameNS(SAML_NS.assertion, 'EncryptedAssertion').length !== 1 ||
+    childElements(response, SAML_NS.assertion, 'EncryptedAssertion').length !== 1
+  ) {
+    throw new SamlRefusal('the response must hold exactly one assertion');
+  }
+  return response;
+}
+
+/**
+ * A Response with exactly one Assertion, a direct child, and no other anywhere in the document;
+ * signed by the Assertion's own enveloped signature, the Response's, or both (each present
+ * signature must verify). Throws SamlRefusal otherwise.
+ *
+ * An encrypted assertion: `doc` is what decryptAssertions returned and `arrived` the document it
+ * was given. The Response's signature covers the EncryptedAssertion, so it is verified on
+ * `arrived` (which must hold exactly that one EncryptedAssertion and no Assertion); the
+ * Assertion's own signature, if any, on `doc`. An Assertion without one is taken from `doc` when
+ * the Response's signature verified: that signature covered the one ciphertext it was decrypted
+ * from with the box's key.
+ */
+export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly string[], arrived: Document = doc): VerifiedResponse {
   const response = doc.documentElement;
   if (response.namespaceURI !== SAML_NS.protocol || response.localName !== 'Response')
     throw new SamlRefusal('the document is not a Response');
@@ -157,15 +191,22 @@ export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly
     throw new SamlRefusal('the response must hold exactly one assertion');
   }
   const assertion = onlyChild(response, SAML_NS.assertion, 'Assertion');
-  const responseSigned = childElements(response, SAML_NS.dsig, 'Signature').length > 0;
+  const decrypted = arrived !== doc;
+  const arrivedResponse = decrypted ? arrivedEncrypted(arrived, response) : response;
+  const responseSigned = childElements(arrivedResponse, SAML_NS.dsig, 'Signature').length > 0;
   const assertionSigned = childElements(assertion, SAML_NS.dsig, 'Signature').length > 0;
   if (!responseSigned && !assertionSigned) throw new SamlRefusal('neither the response nor its assertion is signed');
   const keys = trustedKeys(trustedCertificatesPem);
-  const signedResponse = responseSigned ? verifiedEnveloped(response, doc, keys) : undefined;
-  const signedAssertion = assertionSigned
-    ? verifiedEnveloped(assertion, doc, keys)
-    : onlyChild(signedResponse ?? response, SAML_NS.assertion, 'Assertion');
-  return { response: signedResponse ?? response, responseSigned, assertion: signedAssertion };
+  const signedResponse = responseSigned ? verifiedEnveloped(arrivedResponse, arrived, keys) : undefined;
+  if (assertionSigned) return { response: signedResponse ?? response, responseSigned, assertion: verifiedEnveloped(assertion, doc, keys) };
+  if (!signedResponse) throw new SamlRefusal('neither the response nor its assertion is signed');
+  // Only the Response is signed: the Assertion is read from the Response's signed XML, or,
+  // encrypted, decrypted from the ciphertext that XML holds.
+  return {
+    response: signedResponse,
+    responseSigned,
+    assertion: decrypted ? assertion : onlyChild(signedResponse, SAML_NS.assertion, 'Assertion'),
+  };
 }
 
 /**

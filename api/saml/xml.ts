@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import { DOMParser } from '@xmldom/xmldom';
 import { validateXML, type XMLFileInfo } from 'xmllint-wasm';
+import { ApiError } from '../errors.js';
 import { projectPath } from '../paths.js';
 
 /** Why a SAML document was refused: a short sentence that never quotes the document. */
@@ -120,14 +121,47 @@ export function parseXml(xml: string): Document {
   return doc;
 }
 
+/** 503: too many SAML documents are waiting for the schema check already; nothing was read. */
+export class SamlBusy extends ApiError {
+  constructor() {
+    super(503, 'temporarily_unavailable', 'the box is busy reading SAML messages; try again in a moment', { 'Retry-After': '1' });
+  }
+}
+
+// Each validation is a worker thread with libxml2 in 16 MiB of WebAssembly, compiling the
+// schemas again (about 35 ms for the worker, 130 ms more for the SAML schemas): anyone can
+// post a SAMLResponse, so a burst must neither start a thread per request nor wait unbounded.
+const MAX_VALIDATING = 2;
+const MAX_WAITING = 16;
+let validating = 0;
+const waiting: (() => void)[] = [];
+
+async function withValidationSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (validating < MAX_VALIDATING) validating++;
+  else {
+    if (waiting.length >= MAX_WAITING) throw new SamlBusy();
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+  try {
+    return await work();
+  } finally {
+    // A finished validation hands its slot straight to the next waiter.
+    const next = waiting.shift();
+    if (next) next();
+    else validating--;
+  }
+}
+
 async function validate(xml: string, schema: SamlSchema): Promise<void> {
-  const result = await validateXML({
-    xml: [{ fileName: 'message.xml', contents: xml }],
-    schema: [{ fileName: 'entry-point.xsd', contents: ENTRY_POINTS[schema] }],
-    preload: vendoredSchemas(),
-    // No network, ever: the entry point makes every import local.
-    modifyArguments: (args) => ['--nonet', ...args],
-  });
+  const result = await withValidationSlot(() =>
+    validateXML({
+      xml: [{ fileName: 'message.xml', contents: xml }],
+      schema: [{ fileName: 'entry-point.xsd', contents: ENTRY_POINTS[schema] }],
+      preload: vendoredSchemas(),
+      // No network, ever: the entry point makes every import local.
+      modifyArguments: (args) => ['--nonet', ...args],
+    }),
+  );
   if (!result.valid) throw new SamlRefusal(`the document does not follow the SAML ${schema} schema`);
 }
 
@@ -135,7 +169,8 @@ async function validate(xml: string, schema: SamlSchema): Promise<void> {
  * Reads a SAML message (`protocol`: samlp with saml, ds and xenc inside) or metadata (`metadata`:
  * md) as it arrived. Throws SamlRefusal for a document over the cap, with a DTD, an entity or a
  * processing instruction, that is not well-formed, that the schema refuses, or whose root is not
- * of the schema's namespace (the entry point knows every imported namespace's global elements).
+ * of the schema's namespace (the entry point knows every imported namespace's global elements);
+ * SamlBusy (503) when too many documents wait for the schema check.
  */
 export async function readSamlXml(xml: string, schema: SamlSchema): Promise<Document> {
   const cap = SIZE_CAP[schema];

@@ -547,7 +547,7 @@ export interface ClientSpec {
       url?: string;
     };
     /**
-     * The NameID of the assertions - persistent - an opaque identifier of the person for this app alone (the pairwise sub of its sector, whatever subject_type says; shared only by the clients of one sector_identifier_uri); emailAddress - the person's address, only once proven (no assertion otherwise); unspecified - the person's public sub. Unset - persistent. An AuthnRequest's NameIDPolicy may ask for this one or unspecified, never another.
+     * The NameID of the assertions - persistent - an opaque identifier of the person for this app alone (the pairwise sub of its sector, whatever subject_type says; shared only by the clients of one sector_identifier_uri); emailAddress - the person's address, only once proven (no assertion otherwise); unspecified - the person's public sub. Unset - persistent. An AuthnRequest whose NameIDPolicy asks for another format than this one or unspecified (transient, say) is answered InvalidNameIDPolicy.
      */
     nameIdFormat?: 'persistent' | 'emailAddress' | 'unspecified';
     /**

@@ -13,7 +13,7 @@ import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
 import xmlenc from 'xml-encryption';
 import { selfSignedCertificate, certificateBody } from '../../api/saml/certificate.js';
-import { signRedirectQuery } from '../../api/saml/sign.js';
+import { signRedirectQuery, signSamlXml } from '../../api/saml/sign.js';
 import { verifiedResponse } from '../../api/saml/verify.js';
 import { childElements, readSamlXml, SAML_NS, textOf } from '../../api/saml/xml.js';
 
@@ -107,12 +107,13 @@ describe('SAML IdP (Client.saml)', function () {
       closed: { metadata: { xml: spMetadata('https://closed.example/saml') } },
       sealed: { metadata: { xml: spMetadata('https://sealed.example/saml', false, '') }, encryptAssertions: true },
       asks: { metadata: { xml: spMetadata('https://asks.example/saml') } },
+      mail: { metadata: { xml: spMetadata('https://mail.example/saml') }, nameIdFormat: 'emailAddress' },
     })) {
       const claims = { roles: 'user.groups.filter(g, g.startsWith("wiki-")).map(g, g.substring(5))' };
       const res = await box.json('PUT', `/Client/${id}`, { grant_types: [], first_party: id !== 'asks', saml, claims }, root);
       expect(res.status, res.text).to.equal(201);
     }
-    for (const id of ['wiki', 'signing', 'sealed', 'asks'])
+    for (const id of ['wiki', 'signing', 'sealed', 'asks', 'mail'])
       expect(
         (await box.json('PUT', `/AccessPolicy/${id}-people`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root)).status,
       ).to.equal(201);
@@ -272,6 +273,36 @@ describe('SAML IdP (Client.saml)', function () {
     expect(postedForm(tampered)).to.equal(undefined);
     const unsigned = await browser.get(`/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(issuer)))}`);
     expect(unsigned.status).to.equal(400);
+  });
+
+  it('checks an AuthnRequest signed inside the XML (HTTP-POST), and refuses one changed after it was signed', async function () {
+    const browser = await signedIn();
+    const signed = signSamlXml(authnRequest('https://signing.example/saml', { id: '_postsigned' }), 'AuthnRequest', spKey);
+    const good = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(signed).toString('base64') });
+    expect(postedForm(good), good.text.slice(0, 400)).to.not.equal(undefined);
+    const changed = signed.replace('ID="_postsigned"', 'ID="_postsigned" ForceAuthn="false"');
+    expect(changed).to.not.equal(signed);
+    const tampered = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(changed).toString('base64') });
+    expect(tampered.status).to.equal(400);
+    expect(postedForm(tampered)).to.equal(undefined);
+  });
+
+  it('answers a NameIDPolicy the app is not given with InvalidNameIDPolicy, and emailAddress with the proven address', async function () {
+    const browser = await signedIn();
+    const transient = authnRequest(SP, { id: '_transient' }).replace(
+      '</saml:Issuer>',
+      '</saml:Issuer><samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient"/>',
+    );
+    const refused = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(transient).toString('base64') });
+    const refusedXml = Buffer.from(postedForm(refused)!.fields.SAMLResponse!, 'base64').toString('utf8');
+    expect(refusedXml).to.include('urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy');
+    expect(refusedXml).to.not.include('Assertion');
+
+    const res = await browser.post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest('https://mail.example/saml', { id: '_mail' })).toString('base64'),
+    });
+    const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
+    expect(xml).to.include(`Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${ANN.email}</saml:NameID>`);
   });
 
   it('encrypts the assertion to the SP when its Client asks (encryptAssertions)', async function () {

@@ -51,6 +51,11 @@ describe('saml/idp decideSso', function () {
     expect(unmet).to.include({ next: 'status', status: 'urn:oasis:names:tc:SAML:2.0:status:NoAuthnContext' });
   });
 
+  it('a NameIDPolicy the app is not given is InvalidNameIDPolicy, never an assertion', function () {
+    const unmet = decideSso(facts({ request: { ...facts().request, unmetNameIdPolicy: true } }));
+    expect(unmet).to.include({ next: 'status', status: 'urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy' });
+  });
+
   it('a person the policies do not admit gets no assertion, even answering the consent form', function () {
     expect(decideSso(facts({ admitted: false }))).to.deep.equal({ next: 'denied' });
     expect(decideSso(facts({ admitted: false, answer: 'allow' }))).to.deep.equal({ next: 'denied' });

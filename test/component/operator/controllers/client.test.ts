@@ -194,6 +194,32 @@ describe('Client controller', function () {
       expect((await clients.read(db.pool, 'taken'))!.managedBy).to.equal('Client team-b/taken');
     });
 
+    it("writes a SAML app with its metadata and no secret; refuses metadata that is no SP's (InvalidSamlMetadata), writing nothing", async function () {
+      const metadata =
+        '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://wiki.example/saml">' +
+        '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">' +
+        '<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://wiki.example/acs" index="0"/>' +
+        '</md:SPSSODescriptor></md:EntityDescriptor>';
+      const wiki = await reconciled(client('wiki', { grant_types: [], saml: { metadata: { xml: metadata } } }));
+      expect(ready(wiki)).to.deep.include({ status: 'True' });
+      const stored = (await clients.read(db.pool, 'wiki'))!;
+      expect(stored.resource.saml?.metadata.xml).to.equal(metadata);
+      expect(stored.secretHash).to.equal(null);
+      expect(h.kube.objects(SECRETS, NS).map((s) => s.metadata.name)).to.not.include('wiki-client-secret');
+
+      const noAcs = metadata.replace(/<md:AssertionConsumerService[^>]*\/>/, '');
+      for (const [name, xml] of [
+        ['doctype', `<!DOCTYPE x [<!ENTITY e "e">]>${metadata}`],
+        ['no-acs', noAcs],
+        ['not-xml', 'not xml'],
+      ]) {
+        const refused = await reconciled(client(name!, { grant_types: [], saml: { metadata: { xml: xml! } } }));
+        expect(ready(refused)).to.deep.include({ status: 'False', reason: 'InvalidSamlMetadata' });
+        expect(ready(refused)!.message).to.match(/^the SP metadata \(saml.metadata.xml\) cannot be read: /);
+        expect(await clients.read(db.pool, name!)).to.equal(undefined);
+      }
+    });
+
     it('reports a spec the REST API would refuse as InvalidSpec', async function () {
       const bad = await reconciled(client('bad', { grant_types: ['implicit'] }));
       expect(ready(bad)).to.deep.include({ status: 'False', reason: 'InvalidSpec' });
