@@ -1,13 +1,17 @@
-// SAML apps none of us wrote the SAML of: three service providers made with pysaml2 (Python, pinned in
+// SAML apps none of us wrote the SAML of: service providers made with pysaml2 (Python, pinned in
 // test/py-client/requirements.txt; test/py-saml-sp/sp.py), each declared at the box as a Client with a
 // saml section holding the SP's own metadata (its entity ID, ACS and certificate, as pysaml2 wrote
-// them). A person signs in in Chromium: the app's /login sends an AuthnRequest (signed, HTTP-Redirect)
-// to the box's {issuer}/saml/sso, the box's sign-in page asks for her password, and the box's signed
-// Response comes back to the app's ACS over HTTP-POST, where pysaml2 checks it with xmlsec1 against
-// the box's IdP metadata ({issuer}/saml/metadata) and shows what it read. What she sees there is
-// what these tests assert: a persistent NameID that is the same at every sign-in, not her row id,
-// and another at another app; the attributes the client's claims shape; and, for the app that asks
-// for it (encryptAssertions), an Assertion encrypted to its certificate that pysaml2 decrypts.
+// them). The box runs on another site (localhost) than the apps (127.0.0.1), as in production. A
+// person signs in in Chromium: the app's /login sends an AuthnRequest (signed over HTTP-Redirect;
+// one app unsigned, one signed over HTTP-POST) to the box's {issuer}/saml/sso, the box's sign-in
+// page asks for her password, and the box's signed Response comes back to the app's ACS over
+// HTTP-POST, where pysaml2 checks it with xmlsec1 against the box's IdP metadata
+// ({issuer}/saml/metadata) and shows what it read. What she sees there is what these tests assert:
+// a persistent NameID that is the same at every sign-in, not her row id, and another at another
+// app; the attributes the client's claims shape; an Assertion encrypted to the certificate of the
+// app that asks for it (encryptAssertions), which pysaml2 decrypts; a sign-in the box starts
+// (IdP-initiated) only for the app that allows it; and, as controls, an SP holding another key than
+// the box's refuses its Responses, while one that reads the metadata after a key rotation accepts them.
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -66,13 +70,16 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   }
 
   before(async function () {
-    [box, browser] = await Promise.all([Box.start(), launchBrowser()]);
+    // The box on another site (localhost) than its apps (127.0.0.1), as in production: what crosses
+    // between them is a cross-site navigation or POST, which SameSite cookies do not follow.
+    [box, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), launchBrowser()]);
     const issuerMetadata = `${box.url}/saml/metadata`;
     [wiki, payroll, vault, portal] = await Promise.all([
       startPySamlSp(issuerMetadata, 'wiki'),
       // As many SPs do: its AuthnRequests unsigned (its metadata says AuthnRequestsSigned="false").
       startPySamlSp(issuerMetadata, 'payroll', { unsignedRequests: true }),
-      startPySamlSp(issuerMetadata, 'vault'),
+      // Its AuthnRequests signed over HTTP-POST, a cross-site POST to the box.
+      startPySamlSp(issuerMetadata, 'vault', { postRequests: true }),
       startPySamlSp(issuerMetadata, 'portal', { allowUnsolicited: true }),
     ]);
     await declare('wiki', wiki);

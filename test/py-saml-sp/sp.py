@@ -1,6 +1,7 @@
 """A SAML 2.0 service provider made with pysaml2, for test/e2e/saml-python-sp.test.ts.
 
-    python sp.py --idp-metadata-url URL [--name NAME] [--port PORT] [--unsigned-requests] [--allow-unsolicited]
+    python sp.py --idp-metadata-url URL [--name NAME] [--port PORT] [--unsigned-requests] [--post-requests]
+                 [--allow-unsolicited]
 
 Serves on 127.0.0.1 (PORT, or one the system picks) with wsgiref, and prints one line of JSON
 once it listens: {"url", "entity_id", "metadata_url", "acs_url"}. It makes a key and a
@@ -8,7 +9,9 @@ self-signed certificate of its own at start, and reads the IdP's metadata (the b
 `{issuer}/saml/metadata`) once, at start, as pysaml2's "remote" metadata.
 
   GET  /login     SP-initiated SSO: an AuthnRequest (signed, RSA-SHA256, unless --unsigned-requests)
-                  sent to the IdP's SingleSignOnService over HTTP-Redirect.
+                  sent to the IdP's SingleSignOnService over HTTP-Redirect (the signature over the
+                  query), or with --post-requests over HTTP-POST (an enveloped signature; pysaml2's
+                  page that posts its form on load).
   POST /acs       the IdP's Response over HTTP-POST, checked by pysaml2 (signatures with xmlsec1
                   against the IdP metadata's certificate, InResponseTo one of this SP's requests,
                   or none with --allow-unsolicited: IdP-initiated SSO; Destination, Audience, validity), decrypted when encrypted; answers a page that
@@ -135,9 +138,10 @@ def signed_in_page(name, response, encrypted):
 
 
 class ServiceProvider:
-    def __init__(self, client, name):
+    def __init__(self, client, name, request_binding):
         self.client = client
         self.name = name
+        self.request_binding = request_binding
         # InResponseTo: the IDs of the AuthnRequests this SP sent and has not had a Response to.
         self.outstanding = {}
 
@@ -164,11 +168,13 @@ class ServiceProvider:
         request_id, info = self.client.prepare_for_authenticate(
             entityid=idp,
             relay_state="/",
-            binding=BINDING_HTTP_REDIRECT,
+            binding=self.request_binding,
             sigalg=SIG_RSA_SHA256,
             digest_alg=DIGEST_SHA256,
         )
         self.outstanding[request_id] = "/"
+        if self.request_binding == BINDING_HTTP_POST:
+            return "200 OK", [("Content-Type", "text/html; charset=utf-8")], info["data"].encode()
         location = dict(info["headers"])["Location"]
         return "303 See Other", [("Location", location)], b""
 
@@ -202,6 +208,7 @@ def main():
     parser.add_argument("--name", default="py-saml-sp")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--unsigned-requests", action="store_true")
+    parser.add_argument("--post-requests", action="store_true")
     parser.add_argument("--allow-unsolicited", action="store_true")
     args = parser.parse_args()
 
@@ -211,7 +218,9 @@ def main():
     config = sp_config(
         base_url, args.name, args.idp_metadata_url, key_file, cert_file, not args.unsigned_requests, args.allow_unsolicited
     )
-    app = ServiceProvider(Saml2Client(config=config), args.name)
+    app = ServiceProvider(
+        Saml2Client(config=config), args.name, BINDING_HTTP_POST if args.post_requests else BINDING_HTTP_REDIRECT
+    )
     print(
         json.dumps(
             {

@@ -21,11 +21,13 @@ export interface PySamlSp {
 export async function startPySamlSp(
   idpMetadataUrl: string,
   name: string,
-  options: { unsignedRequests?: boolean; allowUnsolicited?: boolean } = {},
+  options: { unsignedRequests?: boolean; postRequests?: boolean; allowUnsolicited?: boolean } = {},
 ): Promise<PySamlSp> {
   requirePyClient();
   const args = [projectPath('test', 'py-saml-sp', 'sp.py'), '--idp-metadata-url', idpMetadataUrl, '--name', name];
   if (options.unsignedRequests) args.push('--unsigned-requests');
+  // The AuthnRequest over HTTP-POST (an enveloped signature) instead of HTTP-Redirect.
+  if (options.postRequests) args.push('--post-requests');
   // IdP-initiated SSO: a Response that answers no AuthnRequest of this SP.
   if (options.allowUnsolicited) args.push('--allow-unsolicited');
   const child = spawn(pyClientPython(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
