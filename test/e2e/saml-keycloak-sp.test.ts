@@ -73,7 +73,9 @@ describe('Keycloak as a SAML service provider signs people in through the box', 
   }
 
   before(async function () {
-    [box, keycloak, browser] = await Promise.all([Box.start(), startKeycloak(), launchBrowser()]);
+    // The box on another site (localhost) than Keycloak (127.0.0.1), as in production: Keycloak's
+    // AuthnRequest is a cross-site POST to the box, the box's Response one to Keycloak.
+    [box, keycloak, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), startKeycloak(), launchBrowser()]);
     await brokerToBox(REALM, 'keycloak', false);
     await brokerToBox(SEALED_REALM, 'keycloak-sealed', true);
     const user = await box.json(
