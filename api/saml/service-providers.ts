@@ -155,6 +155,9 @@ interface Needs {
   log: Logger;
 }
 
+/** How long an app's metadata that could not be had or read is not tried again. */
+const FAILURE_SECONDS = 30;
+
 /** Why an SP could not be had: shown on the error page, without the address a name resolved to. */
 export class SpUnavailable extends Error {}
 
@@ -185,8 +188,10 @@ export class ServiceProviders {
       held = { until: Number.POSITIVE_INFINITY, sp: this.readMetadata(client, (seconds) => (held!.until = now + seconds * 1000)) };
       if (this.read.size >= 1000) this.read.delete(this.read.keys().next().value!);
       this.read.set(key, held);
-      // A failure is never kept: the next request tries again.
-      held.sp.catch(() => this.read.delete(key));
+      // A failure is kept a little while only: long enough that one app's metadata out of reach does not
+      // hold every other app's sign-in for a fetch's timeout (byEntityId reads them all), short enough to be fixed.
+      const failed = held;
+      held.sp.catch(() => (failed.until = now + FAILURE_SECONDS * 1000));
     }
     return { ...(await held.sp), client };
   }
@@ -218,18 +223,16 @@ export class ServiceProviders {
    * ID sign nobody in (each could otherwise be given the other's assertions): SpUnavailable.
    */
   async byEntityId(entityId: string, now = Date.now()): Promise<ServiceProvider | undefined> {
-    const found: ServiceProvider[] = [];
-    for (const client of await this.samlClients.get()) {
-      let sp: ServiceProvider;
-      try {
-        sp = await this.of(client, now);
-      } catch (err) {
-        // One app's metadata out of reach does not stop the others.
-        if (err instanceof SpUnavailable) continue;
-        throw err;
-      }
-      if (sp.entityId === entityId) found.push(sp);
-    }
+    const read = await Promise.all(
+      (await this.samlClients.get()).map((client) =>
+        this.of(client, now).catch((err: unknown) => {
+          // One app's metadata out of reach does not stop the others.
+          if (err instanceof SpUnavailable) return undefined;
+          throw err;
+        }),
+      ),
+    );
+    const found = read.filter((sp): sp is ServiceProvider => sp?.entityId === entityId);
     if (found.length > 1)
       throw new SpUnavailable(`apps ${found.map((sp) => `"${sp.client.id}"`).join(' and ')} both name this entity ID; give each its own`);
     return found[0];

@@ -11,7 +11,7 @@ import { SignedXml } from 'xml-crypto';
 import { Box, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
-import xmlenc from 'xml-encryption';
+import { decryptAssertions } from '../../api/saml/encryption.js';
 import { selfSignedCertificate, certificateBody } from '../../api/saml/certificate.js';
 import { signRedirectQuery, signSamlXml } from '../../api/saml/sign.js';
 import { verifiedResponse } from '../../api/saml/verify.js';
@@ -59,20 +59,12 @@ function logoutRequest(issuer: string, nameId: string, sessionIndex: string): st
 const redirectPath = (path: string, xml: string): string => `${path}?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(xml))}`;
 
 /**
- * The Response with its EncryptedAssertion replaced by the Assertion it holds, opened with the SP's
- * key (xml-encryption, as an SP of node-saml does); a Response without one as it is.
+ * An app's page posting an AuthnRequest (HTTP-POST), and the browser following the box's redirect to
+ * its own GET: the POST comes from another site, with none of the box's cookies (SameSite=Lax).
  */
-async function decrypted(response: string): Promise<string> {
-  const found = /<saml:EncryptedAssertion[\s\S]*<\/saml:EncryptedAssertion>/.exec(response);
-  if (!found) return response;
-  const doc = await readSamlXml(response, 'protocol');
-  const encrypted = childElements(doc.documentElement, SAML_NS.assertion, 'EncryptedAssertion')[0]!;
-  const assertion = await new Promise<string>((resolve, reject) =>
-    xmlenc.decrypt(encrypted, { key: spKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }) }, (err, out) =>
-      err || out === undefined ? reject(err ?? new Error('nothing decrypted')) : resolve(out),
-    ),
-  );
-  return response.replace(found[0], assertion);
+async function postSso(browser: FormAgent, fields: Record<string, string>): Promise<JsonResponse> {
+  const posted = await browser.post('/saml/sso', fields);
+  return posted.status === 303 ? browser.get(posted.headers.get('location')!) : posted;
 }
 
 /** The form a page posts itself with: where and what. */
@@ -135,22 +127,13 @@ describe('SAML IdP (Client.saml)', function () {
     expect(form, res.text.slice(0, 500)).to.not.equal(undefined);
     expect(form!.action).to.equal(ACS);
     const xml = Buffer.from(form!.fields.SAMLResponse!, 'base64').toString('utf8');
-    const certificates = await idpCertificates(box);
-    let opened = xml;
-    if (xml.includes('EncryptedAssertion')) {
-      // As an SP does: the Response's signature (over the EncryptedAssertion) first, then the assertion
-      // opened with the SP's key, whose own signature verifiedResponse checks.
-      const raw = await readSamlXml(xml, 'protocol');
-      const verifier = new SignedXml({ publicCert: certificates[0]! });
-      verifier.loadSignature(childElements(raw.documentElement, SAML_NS.dsig, 'Signature')[0]!);
-      expect(verifier.checkSignature(xml)).to.equal(true);
-      opened = (await decrypted(xml)).replace(
-        /^(<samlp:Response[^>]*>(?:<saml:Issuer>[^<]*<\/saml:Issuer>)?)<ds:Signature[\s\S]*?<\/ds:Signature>/,
-        '$1',
-      );
-    }
-    const doc = await readSamlXml(opened, 'protocol');
-    const verified = verifiedResponse(doc, certificates);
+    // As an SP does: an encrypted assertion opened with its key (A2's decryptAssertions), then the
+    // signatures checked, the Response's over what arrived (A1's verifiedResponse).
+    const arrived = await readSamlXml(xml, 'protocol');
+    const doc = xml.includes('EncryptedAssertion')
+      ? await decryptAssertions(await readSamlXml(xml, 'protocol'), spKeys.privateKey)
+      : arrived;
+    const verified = verifiedResponse(doc, await idpCertificates(box), arrived);
     expect(verified.response.getAttribute('InResponseTo')).to.equal(requestId);
     expect(verified.response.getAttribute('Destination')).to.equal(ACS);
     const a = verified.assertion;
@@ -216,10 +199,16 @@ describe('SAML IdP (Client.saml)', function () {
     expect(values).to.deep.equal({ roles: ['editors'], email: [ANN.email], groups: ['wiki-editors'] });
   });
 
-  it('signs a person in for an SP over HTTP-POST', async function () {
+  it("signs a person in for an SP over HTTP-POST, the POST sent without the box's cookies as another site's page sends it", async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_post1' })).toString('base64') });
-    await checkedAssertion(res, '_post1');
+    // The app's page posts from another site: the browser sends none of the box's SameSite=Lax cookies with it.
+    const posted = await new FormAgent(box).post('/saml/sso', {
+      SAMLRequest: Buffer.from(authnRequest(SP, { id: '_post1' })).toString('base64'),
+    });
+    expect(posted.status).to.equal(303);
+    expect(posted.headers.get('location')).to.match(/^\/saml\/sso\?resume=/);
+    // The redirect to the box's own GET is followed with them: the person signed in gets the assertion at once.
+    await checkedAssertion(await browser.get(posted.headers.get('location')!), '_post1');
   });
 
   it('refuses an AuthnRequest whose consumer service is not in the metadata, on its own page', async function () {
@@ -251,7 +240,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it("gives no assertion to a person the app's policies do not admit", async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://closed.example/saml', { acs: ACS })).toString('base64'),
     });
     expect(res.status).to.equal(403);
@@ -278,11 +267,11 @@ describe('SAML IdP (Client.saml)', function () {
   it('checks an AuthnRequest signed inside the XML (HTTP-POST), and refuses one changed after it was signed', async function () {
     const browser = await signedIn();
     const signed = signSamlXml(authnRequest('https://signing.example/saml', { id: '_postsigned' }), 'AuthnRequest', spKey);
-    const good = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(signed).toString('base64') });
+    const good = await postSso(browser, { SAMLRequest: Buffer.from(signed).toString('base64') });
     expect(postedForm(good), good.text.slice(0, 400)).to.not.equal(undefined);
     const changed = signed.replace('ID="_postsigned"', 'ID="_postsigned" ForceAuthn="false"');
     expect(changed).to.not.equal(signed);
-    const tampered = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(changed).toString('base64') });
+    const tampered = await postSso(browser, { SAMLRequest: Buffer.from(changed).toString('base64') });
     expect(tampered.status).to.equal(400);
     expect(postedForm(tampered)).to.equal(undefined);
   });
@@ -293,21 +282,33 @@ describe('SAML IdP (Client.saml)', function () {
       '</saml:Issuer>',
       '</saml:Issuer><samlp:NameIDPolicy Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient"/>',
     );
-    const refused = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(transient).toString('base64') });
+    const refused = await postSso(browser, { SAMLRequest: Buffer.from(transient).toString('base64') });
     const refusedXml = Buffer.from(postedForm(refused)!.fields.SAMLResponse!, 'base64').toString('utf8');
     expect(refusedXml).to.include('urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy');
     expect(refusedXml).to.not.include('Assertion');
 
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://mail.example/saml', { id: '_mail' })).toString('base64'),
     });
     const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
     expect(xml).to.include(`Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${ANN.email}</saml:NameID>`);
   });
 
+  it('offers only the ways of signing in the app accepts (Client.identityProviders)', async function () {
+    const saml = { metadata: { xml: spMetadata('https://corp-only.example/saml') } };
+    const put = await box.json('PUT', '/Client/corp-only', { grant_types: [], first_party: true, saml, identityProviders: ['corp'] }, root);
+    expect(put.status, put.text).to.equal(201);
+    const browser = new FormAgent(box);
+    const page = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest('https://corp-only.example/saml')).toString('base64') });
+    expect(page.status).to.equal(200);
+    expect(page.text).to.not.include('name="password"');
+    const open = await browser.get(`/auth/sign-in?return_to=${encodeURIComponent('/auth/signed-in')}`);
+    expect(open.text, "the box's own form where every way is accepted").to.include('name="password"');
+  });
+
   it('encrypts the assertion to the SP when its Client asks (encryptAssertions)', async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://sealed.example/saml', { id: '_sealed1' })).toString('base64'),
     });
     const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
@@ -318,7 +319,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it('asks for consent where the app needs it, then answers', async function () {
     const browser = await signedIn();
-    const page = await browser.post('/saml/sso', {
+    const page = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest('https://asks.example/saml', { id: '_asks1' })).toString('base64'),
     });
     expect(page.status).to.equal(200);
@@ -332,7 +333,7 @@ describe('SAML IdP (Client.saml)', function () {
   });
 
   it('answers IsPassive without a sign-in with NoPassive, never a page', async function () {
-    const res = await new FormAgent(box).post('/saml/sso', {
+    const res = await postSso(new FormAgent(box), {
       SAMLRequest: Buffer.from(authnRequest(SP, { id: '_passive1', passive: true })).toString('base64'),
     });
     const xml = Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8');
@@ -342,7 +343,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it('honours RequestedAuthnContext by a step-up, not an assertion of a weaker sign-in', async function () {
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', {
+    const res = await postSso(browser, {
       SAMLRequest: Buffer.from(authnRequest(SP, { id: '_mfa1', context: 'https://refeds.org/profile/mfa' })).toString('base64'),
     });
     expect(postedForm(res)).to.equal(undefined);
@@ -357,7 +358,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(after).to.have.length(before.length + 1);
     expect(after).to.include.members(before);
     const browser = await signedIn();
-    const res = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_rotated' })).toString('base64') });
+    const res = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_rotated' })).toString('base64') });
     const doc = await readSamlXml(Buffer.from(postedForm(res)!.fields.SAMLResponse!, 'base64').toString('utf8'), 'protocol');
     expect(() => verifiedResponse(doc, before)).to.throw();
     expect(() =>
@@ -371,7 +372,7 @@ describe('SAML IdP (Client.saml)', function () {
   it('Single Logout: a signed LogoutRequest ends the box session of that sign-in; a changed or unsigned one does not', async function () {
     const browser = await signedIn();
     const { assertion } = await checkedAssertion(
-      await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_slo1' })).toString('base64') }),
+      await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP, { id: '_slo1' })).toString('base64') }),
       '_slo1',
     );
     const nameId = textOf(assertion.getElementsByTagNameNS(SAML_NS.assertion, 'NameID')[0]!);
@@ -384,7 +385,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(tampered.status).to.equal(400);
     const unsigned = await browser.get(redirectPath('/saml/slo', logoutRequest(SP, nameId, sessionIndex)));
     expect(unsigned.status).to.equal(400);
-    const still = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
+    const still = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
     expect(postedForm(still), 'still signed in after refused logouts').to.not.equal(undefined);
 
     const res = await browser.get(`/saml/slo?${query}`);
@@ -393,7 +394,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(`${back.origin}${back.pathname}`).to.equal(SLO);
     expect(back.searchParams.get('RelayState')).to.equal('bye');
     expect(back.searchParams.get('Signature')).to.be.a('string');
-    const after = await browser.post('/saml/sso', { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
+    const after = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
     expect(postedForm(after), 'signed out: the sign-in page, not an assertion').to.equal(undefined);
     expect(hiddenFields(after.text).return_to).to.match(/^\/saml\/sso\?resume=/);
   });

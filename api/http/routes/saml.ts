@@ -71,6 +71,8 @@ export type SamlRouterServices = BrowserServices & Needs;
 
 /** How long a checked request waits for its sign-in. */
 const RESUME_SECONDS = 3600;
+/** How long the hop from an app's POST to this box's own GET may take (a redirect the browser follows at once). */
+const HOP_SECONDS = 120;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -84,6 +86,24 @@ function redirectMessage(req: Request): SsoMessage {
     rawQuery: req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '',
     redirectSigned: query.Signature !== undefined,
   };
+}
+
+/** The request a held token's payload carries. */
+const heldIn = (payload: string): { r: SsoRequest; t: number; s: string | null } =>
+  JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r: SsoRequest; t: number; s: string | null };
+
+/**
+ * The app and the class of sign-in a way back to /saml/sso holds, for the sign-in page to offer only the ways
+ * the app accepts; its MAC is not checked here: what is shown decides nothing (the way back checks it).
+ */
+export function samlSignInOf(returnTo: string): { clientId: string; acr: string | undefined } | undefined {
+  const token = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)).get('resume');
+  try {
+    const held = token ? heldIn(token.split('.')[0]!).r : undefined;
+    return held && typeof held.clientId === 'string' ? { clientId: held.clientId, acr: held.acr } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a refused SAML message is told (a SamlRefusal's reason, an app's metadata out of reach); undefined: not a refusal. */
@@ -104,24 +124,39 @@ export function samlRouter(svc: SamlRouterServices): Router {
       .update(JSON.stringify(['saml-sso', browser, payload]))
       .digest('base64url');
 
-  /** `request`, held for the way back from the sign-in: with the sign-in this browser had when it came (ForceAuthn). */
-  function resumeToken(req: Request, res: Response, request: SsoRequest, person: SignedInPerson | undefined): string {
-    const payload = Buffer.from(
-      JSON.stringify({ r: request, t: Math.floor(Date.now() / 1000), s: person ? person.browser.authTime.toISOString() : '' }),
-    ).toString('base64url');
-    return `${payload}.${mac(browserId(svc, req, res), payload)}`;
+  /**
+   * `request`, held: for the way back from the sign-in, bound to this browser (`browser`) with the sign-in
+   * it had when the request came (ForceAuthn); or, `browser` '', for the one hop from an app's POST to
+   * this box's own GET, which nothing of the browser reaches (below).
+   */
+  function hold(browser: string, request: SsoRequest, signedInBefore: string | null): string {
+    const payload = Buffer.from(JSON.stringify({ r: request, t: Math.floor(Date.now() / 1000), s: signedInBefore })).toString('base64url');
+    return `${payload}.${mac(browser, payload)}`;
   }
 
-  /** The request a `resume` holds, when it is this browser's and not too old; and the sign-in seen when it came. */
-  function resumed(req: Request, token: unknown): { request: SsoRequest; signedInBefore: string } | undefined {
-    const [payload, presented] = (str(token) ?? '').split('.');
-    const browser = presentedBrowserId(svc, req);
-    if (!payload || !presented || !browser) return undefined;
+  const resumeToken = (req: Request, res: Response, request: SsoRequest, person: SignedInPerson | undefined): string =>
+    hold(browserId(svc, req, res), request, person ? person.browser.authTime.toISOString() : '');
+
+  /** Whether `presented` is the MAC of `payload` for `browser`. */
+  const macValid = (browser: string, payload: string, presented: string): boolean => {
     const expected = Buffer.from(mac(browser, payload));
-    if (expected.length !== Buffer.byteLength(presented) || !timingSafeEqual(expected, Buffer.from(presented))) return undefined;
-    const held = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r: SsoRequest; t: number; s: string };
-    if (Date.now() / 1000 - held.t > RESUME_SECONDS) return undefined;
-    return { request: held.r, signedInBefore: held.s };
+    return expected.length === Buffer.byteLength(presented) && timingSafeEqual(expected, Buffer.from(presented));
+  };
+
+  /**
+   * The request a `resume` holds, when it is this browser's (or the hop's, younger than HOP_SECONDS)
+   * and not too old; and the sign-in seen when it came (null: the hop's, to be seen now).
+   */
+  function resumed(req: Request, token: unknown): { request: SsoRequest; signedInBefore: string | null } | undefined {
+    const [payload, presented] = (str(token) ?? '').split('.');
+    if (!payload || !presented) return undefined;
+    const browser = presentedBrowserId(svc, req);
+    const bound = browser !== undefined && macValid(browser, payload, presented);
+    if (!bound && !macValid('', payload, presented)) return undefined;
+    const held = heldIn(payload);
+    if (Date.now() / 1000 - held.t > (bound ? RESUME_SECONDS : HOP_SECONDS)) return undefined;
+    // A hop's token says nothing of a sign-in: only a token bound to a browser carries one.
+    return { request: held.r, signedInBefore: bound ? held.s : null };
   }
 
   /** The app of a checked request as it is now: a client removed or no longer SAML meanwhile signs nobody in. */
@@ -257,8 +292,12 @@ export function samlRouter(svc: SamlRouterServices): Router {
     }
   }
 
-  /** A request checked, then carried on; a refusal of it on the box's page. */
-  async function handle(req: Request, res: Response, read: () => Promise<SsoRequest>): Promise<void> {
+  /**
+   * A request checked, then carried on; a refusal of it on the box's page. One sent by HTTP-POST comes from
+   * the app's page, another site: the browser sends the box's cookies (SameSite=Lax) with none of it, so
+   * the request, checked, goes on by a redirect to this box's own GET, which a browser sends them with.
+   */
+  async function handle(req: Request, res: Response, read: () => Promise<SsoRequest>, hop = false): Promise<void> {
     let request: SsoRequest;
     try {
       request = await read();
@@ -268,8 +307,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
       svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
       return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
     }
+    if (hop) return res.redirect(303, `/saml/sso?resume=${hold('', request, null)}`);
+    return proceedSeen(req, res, request);
+  }
+
+  /** Carries a request on from the sign-in this browser has as it comes (ForceAuthn: not one made for it). */
+  async function proceedSeen(req: Request, res: Response, request: SsoRequest): Promise<void> {
     const person = await signedInPerson(svc, req);
-    // ForceAuthn: the sign-in this browser has now is not one made for the request.
     return proceed(req, res, request, request.forceAuthn ? (person?.browser.authTime.toISOString() ?? '') : undefined);
   }
 
@@ -283,6 +327,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       const held = resumed(req, query.resume);
       if (!held)
         return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+      if (held.signedInBefore === null) return proceedSeen(req, res, held.request);
       return proceed(req, res, held.request, held.request.forceAuthn ? held.signedInBefore : undefined);
     }
     if (query.sp !== undefined) {
@@ -296,7 +341,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
   router.post(browserPage('/saml/sso'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const message: SsoMessage = { binding: 'post', samlRequest: str(body.SAMLRequest) ?? '', relayState: str(body.RelayState) };
-    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
+    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()), true);
   });
 
   // Single Logout (Profiles §4.4), HTTP-Redirect: an app signs the person out of the box too. The box's session of
@@ -334,7 +379,9 @@ export function samlRouter(svc: SamlRouterServices): Router {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredMessage')));
     const held = resumed(req, body.resume);
-    if (!held) return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
+    // The consent page holds a request bound to this browser, never the hop's.
+    if (!held || held.signedInBefore === null)
+      return refusalPage(res, 400, 'This sign-in is too old or was started in another browser: start again from the application.');
     return proceed(
       req,
       res,

@@ -41,6 +41,7 @@ export type DirectorySignIn = (
 ) => Promise<void>;
 import { acrParam, goOn, stepToken, type StepTarget } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
+import { samlSignInOf } from './saml.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
@@ -71,8 +72,12 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
   const router = strictRouter();
   const box = svc.config.box;
 
-  /** The ways the client a sign-in goes back to accepts (its authorization request names it). */
+  /** The ways the client a sign-in goes back to accepts (its authorization request, or the SAML request it holds, names it). */
   async function waysOf(returnTo: string): Promise<SignInWays> {
+    if (returnTo.startsWith('/saml/sso?')) {
+      const saml = samlSignInOf(returnTo);
+      return saml ? { accepted: await waysAccepted(svc, saml.clientId, undefined), acr: saml.acr } : {};
+    }
     if (!returnTo.startsWith('/auth/authorize?')) return {};
     const query = new URLSearchParams(returnTo.slice('/auth/authorize?'.length));
     const accepted = await waysAccepted(svc, query.get('client_id') ?? undefined, query.get('resource') ?? undefined);
