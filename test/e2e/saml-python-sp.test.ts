@@ -168,6 +168,8 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     expect(seen.nameIdFormat).to.equal(PERSISTENT);
     expect(seen.nameId).to.not.be.empty.and.not.equal(String(annId)).and.not.include(ann.email);
     expect(seen.attributes).to.include({ mail: ann.email, department: 'Finance' });
+    // She signed in with a password: the AuthnStatement says so as SAML names it.
+    expect(seen.authnContext).to.equal('urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport');
     expect(seen.assertionEncrypted).to.equal('no');
   });
 
