@@ -39,17 +39,21 @@ export async function encryptAssertion(assertionXml: string, recipientCertificat
 }
 
 /**
- * A new Document: `doc` with each saml:EncryptedAssertion that is a child of its root (a
+ * A new Document: `doc` with the saml:EncryptedAssertion that is a child of its root (a
  * Response's) replaced by the Assertion it decrypts to with `privateKey`, and the whole read again
  * as every document from outside is (./xml.ts readSamlXml: no DTD, entity or processing
  * instruction, the protocol schema), so what was encrypted gets the checks what was not got.
  * The decrypted XML is parsed where it stood, in the Response's namespaces, as xmlsec1 and
  * Santuario do. `doc` is left as it arrived: a Response's signature covers the EncryptedAssertion,
  * and is checked on it. The Assertion's own signature is for ./verify.ts to check. Throws
- * SamlRefusal.
+ * SamlRefusal, also for more than one EncryptedAssertion.
  */
 export async function decryptAssertions(doc: Document, privateKey: KeyObject): Promise<Document> {
-  if (childElements(doc.documentElement, SAML_NS.assertion, 'EncryptedAssertion').length === 0) return doc;
+  const count = childElements(doc.documentElement, SAML_NS.assertion, 'EncryptedAssertion').length;
+  if (count === 0) return doc;
+  // ./verify.ts takes exactly one Assertion: a second would be refused after its RSA decryption,
+  // and a padded Response of a hundred would cost a hundred.
+  if (count > 1) throw new SamlRefusal('a Response holds one EncryptedAssertion at most');
   const copy = parseXml(new XMLSerializer().serializeToString(doc));
   const before = Array.from(copy.documentElement.childNodes).filter(isElement);
   const decrypted = new Map<string, string>();

@@ -28,7 +28,7 @@
 // readSamlXml before parsing.
 import crypto from 'node:crypto';
 import { XMLSerializer } from '@xmldom/xmldom';
-import { SignedXml } from 'xml-crypto';
+import { SignedXml, createOptionalCallbackFunction, type SignatureAlgorithm } from 'xml-crypto';
 import { SAML_NS, SamlRefusal, childElements, onlyChild, parseXml } from './xml.js';
 
 export { textOf } from './xml.js';
@@ -51,7 +51,13 @@ export interface VerifiedResponse {
   assertion: Element;
 }
 
-/** The trusted certificates' RSA keys; the rest cannot verify an RSA-SHA256 signature (an EC key would verify ECDSA under that name). */
+/** RSA keys shorter are factored by whoever pays for it (512 bits in hours, 1024 bits is NIST's disallowed since 2014). */
+const MIN_RSA_BITS = 2048;
+
+/**
+ * The trusted certificates' RSA keys of MIN_RSA_BITS or more; the rest cannot verify an RSA-SHA256
+ * signature (an EC key would verify ECDSA under that name), or cannot be trusted to.
+ */
 function trustedKeys(trustedCertificatesPem: readonly string[]): crypto.KeyObject[] {
   const keys = trustedCertificatesPem
     .map((pem) => {
@@ -61,8 +67,8 @@ function trustedKeys(trustedCertificatesPem: readonly string[]): crypto.KeyObjec
         throw new SamlRefusal('a trusted certificate cannot be read');
       }
     })
-    .filter((key) => key.asymmetricKeyType === 'rsa');
-  if (keys.length === 0) throw new SamlRefusal('no trusted RSA certificate to verify with');
+    .filter((key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= MIN_RSA_BITS);
+  if (keys.length === 0) throw new SamlRefusal(`no trusted RSA certificate of ${MIN_RSA_BITS} bits or more to verify with`);
   return keys;
 }
 
@@ -114,24 +120,46 @@ function checkShape(signature: Element, signedId: string, doc: Document): void {
   if (elementsWithId(doc, signedId) !== 1) throw new SamlRefusal('the signed ID is not unique in the document');
 }
 
+/**
+ * xml-crypto's RSA-SHA256 check with every trusted key at once: the SignatureValue verified over
+ * the one canonical SignedInfo by any of `keys`. A SignedXml per key would parse, search and
+ * canonicalize the whole document once per key (seconds for a padded 256 KiB document).
+ */
+function rsaSha256ByAnyOf(keys: crypto.KeyObject[]): new () => SignatureAlgorithm {
+  return class {
+    getSignature = createOptionalCallbackFunction((_signedInfo: crypto.BinaryLike, _privateKey: crypto.KeyLike): string => {
+      throw new Error('verify.ts verifies only');
+    });
+    verifySignature = createOptionalCallbackFunction((material: string, _key: crypto.KeyLike, signatureValue: string): boolean => {
+      const value = Buffer.from(signatureValue, 'base64');
+      return keys.some((key) => crypto.verify('sha256', Buffer.from(material, 'utf8'), key, value));
+    });
+    getAlgorithmName = (): string => ALGORITHM.rsaSha256;
+  };
+}
+
 /** The canonical XML xml-crypto verified for this signature with one of the keys. */
 function signedXmlOf(signature: Element, xml: string, keys: crypto.KeyObject[]): string {
-  for (const key of keys) {
-    const signed = new SignedXml({ publicCert: key, getCertFromKeyInfo: () => null });
-    let valid: boolean;
-    try {
-      signed.loadSignature(signature);
-      valid = signed.checkSignature(xml);
-    } catch {
-      continue; // this key's SignatureValue does not verify (or the signature cannot be read): the next key
-    }
-    // false: a digest differs, whatever the key
-    if (!valid) throw new SamlRefusal('the signed content was changed');
-    const references = signed.getSignedReferences();
-    if (references.length !== 1 || references[0] === undefined) throw new SamlRefusal('the signature covers more than one reference');
-    return references[0];
+  // publicCert is only handed to rsaSha256ByAnyOf, which tries every key; xml-crypto refuses to check without one.
+  const signed = new SignedXml({ publicCert: keys[0], getCertFromKeyInfo: () => null });
+  signed.SignatureAlgorithms = { [ALGORITHM.rsaSha256]: rsaSha256ByAnyOf(keys) };
+  try {
+    signed.loadSignature(signature);
+  } catch {
+    // What the schema lets through and xml-crypto cannot read (an empty DigestValue): its Error quotes the document.
+    throw new SamlRefusal('the signature cannot be read');
   }
-  throw new SamlRefusal('no trusted certificate verifies the signature');
+  let valid: boolean;
+  try {
+    valid = signed.checkSignature(xml);
+  } catch {
+    throw new SamlRefusal('no trusted certificate verifies the signature');
+  }
+  // false: a digest differs, whatever the key
+  if (!valid) throw new SamlRefusal('the signed content was changed');
+  const references = signed.getSignedReferences();
+  if (references.length !== 1 || references[0] === undefined) throw new SamlRefusal('the signature covers more than one reference');
+  return references[0];
 }
 
 /** `parent`'s enveloped signature verified; `parent` as that signature covered it, re-parsed from the signed XML. */
@@ -209,6 +237,9 @@ export function verifiedResponse(doc: Document, trustedCertificatesPem: readonly
   };
 }
 
+/** The messages verifiedSignedMessage reads. */
+const SIGNED_MESSAGES: readonly string[] = ['AuthnRequest', 'LogoutRequest', 'LogoutResponse'];
+
 /**
  * A message sent by HTTP-POST with an enveloped signature (AuthnRequest, LogoutRequest,
  * LogoutResponse): its root as the signature covered it, re-parsed. A Response goes through
@@ -218,17 +249,25 @@ export function verifiedSignedMessage(doc: Document, trustedCertificatesPem: rea
   const root = doc.documentElement;
   if (root.namespaceURI === SAML_NS.protocol && root.localName === 'Response')
     throw new SamlRefusal('a Response is read with verifiedResponse');
+  // Only the messages a box takes by HTTP-POST: a signed ArtifactResponse (or any other protocol
+  // root) may carry a Response, whose Assertion would then pass here unchecked by verifiedResponse.
+  if (root.namespaceURI !== SAML_NS.protocol || !SIGNED_MESSAGES.includes(root.localName))
+    throw new SamlRefusal(`the box takes no ${root.localName} by HTTP-POST`);
   if (childElements(root, SAML_NS.dsig, 'Signature').length === 0) throw new SamlRefusal(`the ${root.localName} is not signed`);
   return verifiedEnveloped(root, doc, trustedKeys(trustedCertificatesPem));
 }
 
-/** The raw (still URL-encoded) value of each parameter of a query; a name given twice is a refusal. */
+/**
+ * The raw (still URL-encoded) value of each parameter of a query, by its name decoded as a
+ * handler's URLSearchParams (or Express's req.query) decodes it; a name given twice is a refusal,
+ * in two spellings too: `SAML%52equest=…` beside a signed `SAMLRequest=…` would be read first.
+ */
 function rawParameters(rawQuery: string): Map<string, string> {
   const parameters = new Map<string, string>();
   for (const pair of rawQuery.replace(/^\?/, '').split('&')) {
     if (pair === '') continue;
     const equals = pair.indexOf('=');
-    const name = equals < 0 ? pair : pair.slice(0, equals);
+    const name = decodeURIComponent((equals < 0 ? pair : pair.slice(0, equals)).replace(/\+/g, ' '));
     if (parameters.has(name)) throw new SamlRefusal(`the query gives ${name} twice`);
     parameters.set(name, equals < 0 ? '' : pair.slice(equals + 1));
   }

@@ -32,6 +32,15 @@ export type SamlSchema = 'protocol' | 'metadata';
 /** The largest document read: a Response with a few signed assertions is far below, a federation's metadata is not read here. */
 const SIZE_CAP: Record<SamlSchema, number> = { protocol: 256 * 1024, metadata: 1024 * 1024 };
 
+/**
+ * The most elements and attributes (namespace declarations included) a document may hold: one per
+ * 32 bytes of the size cap. A real SAML document has one per 40 bytes or more (a Response of
+ * 1,400 group values: one per 42); one per 6 bytes (`<x:b/>` repeated in Extensions) only makes
+ * the verifier pay, since xml-crypto searches every attribute of every element for the signed ID
+ * several times, on the event loop (1.6 s for 40,000 empty elements).
+ */
+const NODE_CAP: Record<SamlSchema, number> = { protocol: SIZE_CAP.protocol / 32, metadata: SIZE_CAP.metadata / 32 };
+
 const XSD_DIR = projectPath('api', 'saml', 'xsd');
 
 /**
@@ -90,18 +99,31 @@ function vendoredSchemas(): XMLFileInfo[] {
   return schemaFiles;
 }
 
+/**
+ * The most comments a document may hold. A comment carries nothing a signature covers (exclusive
+ * c14n without comments drops it), so any number can be added inside a signed Assertion, and
+ * xml-crypto removes those of the signed element one by one, in time quadratic in their number
+ * (34 s for the 37,000 that fit in 256 KiB). IdPs write none or a few, metadata a few more.
+ */
+const COMMENT_CAP = 64;
+
 /** The XML declaration, the one processing-instruction-like thing a SAML document may start with. */
 const XML_DECLARATION = /^\uFEFF?<\?xml\s[^<>?]*\?>/;
 
 /**
  * `<!` followed by a letter opens a markup declaration (DOCTYPE, ENTITY, ELEMENT, ATTLIST,
  * NOTATION) in any spelling; `<![CDATA[` is not one. `<?` after the declaration is a processing
- * instruction. Both are refused on the text, so no parser ever expands an entity.
+ * instruction. Both are refused on the text, so no parser ever expands an entity; so are more
+ * than COMMENT_CAP comments.
  */
 function refuseDeclarations(xml: string): void {
   const body = xml.replace(XML_DECLARATION, '');
   if (/<![A-Za-z]/.test(body)) throw new SamlRefusal('the document declares a DTD or entities');
   if (body.includes('<?')) throw new SamlRefusal('the document holds a processing instruction');
+  // Counted on the text like the rest: `<!--` inside a CDATA section counts too, which only errs towards refusing.
+  let comments = 0;
+  for (let at = body.indexOf('<!--'); at >= 0 && comments <= COMMENT_CAP; at = body.indexOf('<!--', at + 4)) comments++;
+  if (comments > COMMENT_CAP) throw new SamlRefusal('the document holds too many comments');
 }
 
 /**
@@ -165,18 +187,27 @@ async function validate(xml: string, schema: SamlSchema): Promise<void> {
   if (!result.valid) throw new SamlRefusal(`the document does not follow the SAML ${schema} schema`);
 }
 
+function refuseTooManyNodes(doc: Document, cap: number): void {
+  const elements = doc.getElementsByTagName('*');
+  let nodes = elements.length;
+  for (let i = 0; i < elements.length && nodes <= cap; i++) nodes += elements.item(i)?.attributes.length ?? 0;
+  if (nodes > cap) throw new SamlRefusal('the document holds too many elements and attributes');
+}
+
 /**
  * Reads a SAML message (`protocol`: samlp with saml, ds and xenc inside) or metadata (`metadata`:
- * md) as it arrived. Throws SamlRefusal for a document over the cap, with a DTD, an entity or a
- * processing instruction, that is not well-formed, that the schema refuses, or whose root is not
- * of the schema's namespace (the entry point knows every imported namespace's global elements);
- * SamlBusy (503) when too many documents wait for the schema check.
+ * md) as it arrived. Throws SamlRefusal for a document over the caps (of size, of elements and
+ * attributes, of comments), with a DTD, an entity or a processing instruction, that is not
+ * well-formed, that the schema refuses, or whose root is not of the schema's namespace (the entry
+ * point knows every imported namespace's global elements); SamlBusy (503) when too many documents
+ * wait for the schema check.
  */
 export async function readSamlXml(xml: string, schema: SamlSchema): Promise<Document> {
   const cap = SIZE_CAP[schema];
   if (xml.length > cap || Buffer.byteLength(xml, 'utf8') > cap) throw new SamlRefusal('the document is too large');
   refuseDeclarations(xml);
   const doc = parseXml(xml);
+  refuseTooManyNodes(doc, NODE_CAP[schema]);
   const rootNs = schema === 'protocol' ? SAML_NS.protocol : SAML_NS.metadata;
   if (doc.documentElement.namespaceURI !== rootNs) throw new SamlRefusal(`the document is not a SAML ${schema} document`);
   await validate(xml, schema);

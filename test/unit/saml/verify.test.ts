@@ -76,7 +76,7 @@ describe('SAML signatures (verify.ts)', function () {
     it('a trusted certificate that cannot be read, or none that is RSA', function () {
       const doc = parseXml(signEnveloped(responseXml(), 'Assertion', idp));
       expect(refusal(() => verifiedResponse(doc, ['not a certificate']))).to.equal('a trusted certificate cannot be read');
-      expect(refusal(() => verifiedResponse(doc, []))).to.equal('no trusted RSA certificate to verify with');
+      expect(refusal(() => verifiedResponse(doc, []))).to.equal('no trusted RSA certificate of 2048 bits or more to verify with');
     });
 
     it('a KeyInfo carrying another certificate is ignored: the attacker’s own signature and certificate do not verify…', function () {
@@ -247,6 +247,14 @@ describe('SAML signatures (verify.ts)', function () {
       expect(refusal(() => verifiedSignedMessage(parseXml(signed), [otherIdp.certificatePem]))).to.match(/no trusted/);
       const response = signEnveloped(responseXml(), 'Response', idp);
       expect(refusal(() => verifiedSignedMessage(parseXml(response), [idp.certificatePem]))).to.match(/verifiedResponse/);
+    });
+
+    it('refuses a signed ArtifactResponse, which could carry a Response past verifiedResponse', function () {
+      const artifactResponse = `<samlp:ArtifactResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_artifact" Version="2.0" IssueInstant="2026-01-01T00:00:00Z"><saml:Issuer>https://idp.example</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:ArtifactResponse>`;
+      const signed = signEnveloped(artifactResponse, 'ArtifactResponse', idp);
+      expect(refusal(() => verifiedSignedMessage(parseXml(signed), [idp.certificatePem]))).to.equal(
+        'the box takes no ArtifactResponse by HTTP-POST',
+      );
     });
   });
 
