@@ -119,6 +119,14 @@ $(LIBFAKETIME):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfaketime
 
+# The SAML service provider of the tests (test/py-saml-sp/, pysaml2) signs and checks XML with Debian's xmlsec1.
+XMLSEC1 := /usr/bin/xmlsec1
+
+$(XMLSEC1):
+	@echo "installing Debian's xmlsec1 for the SAML service provider of the tests (pysaml2)"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq xmlsec1
+
 # A daemon a Debian package started when installed, stopped by its pid file (the first line: PostgreSQL's
 # holds more), so nothing but the tests' own runs: $(call stop-daemon,<what>,<pid file>).
 define stop-daemon
@@ -173,7 +181,7 @@ SPIRE_TEST := dist/test/e2e/spire.test.js
 # Each part's output is kept there too: a part that fails has its failures printed again at the very
 # end, where a CI that shows only the tail of the output still shows them.
 TEST_LOGS := .boxauth/test-logs
-test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
+test: dist/.built $(CHROMIUM) $(LUA) $(LIBFAKETIME) $(XMLSEC1) $(MMDEBSTRAP) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python $(NGINX) $(NGINX_LUA) $(CADDY) $(CONTAINERD) ## the whole suite: unit, integration (real PostgreSQL), end-to-end (the operator on kube-apiserver), and the release on real pods (make e2e-pods)
 	@set -o pipefail; mkdir -p $(TEST_LOGS); \
 	$(MOCHA) 'dist/test/unit/**/*.test.js' 'dist/test/component/**/*.test.js' 'dist/test/integration/**/*.test.js' 2>&1 | tee $(TEST_LOGS)/1.log; first=$$?; \
 	{ scripts/kube-build.sh && scripts/test-tools-build.sh --without-spire && \
@@ -196,7 +204,7 @@ test-component: dist/.built $(PGBOUNCER) ## one module with its real database (t
 test-integration: dist/.built $(LIBFAKETIME) $(SLAPD) $(PG_BASEBACKUP) $(PGBOUNCER) test-tools-python ## the API over HTTP against a real PostgreSQL (scim2-tester from the test-tools venv)
 	$(MOCHA) 'dist/test/integration/**/*.test.js'
 
-test-e2e: dist/.built $(CHROMIUM) $(LUA) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
+test-e2e: dist/.built $(CHROMIUM) $(LUA) $(XMLSEC1) kube-binaries test-tools $(NGINX) $(NGINX_LUA) $(CADDY) ## real OAuth client libraries against the server as `make run` starts it
 	$(MOCHA) 'dist/test/e2e/**/*.test.js'
 
 EXAMPLE_APP_PORT ?= 3000

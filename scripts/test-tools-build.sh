@@ -28,7 +28,8 @@
 # test/e2e/operator/cnpg.ts) into $CACHE/cnpg-$CNPG_VERSION, with $CACHE/cnpg a
 # link to the current one;
 # and the Python virtual environment of test/py-client (requests-oauth2client, for
-# test/e2e/python-client.test.ts; scim2-tester, for test/integration/scim-compliance.test.ts)
+# test/e2e/python-client.test.ts; scim2-tester, for test/integration/scim-compliance.test.ts;
+# pysaml2, the SAML service provider test/py-saml-sp/, which runs Debian's xmlsec1: make test installs it)
 # at $CACHE/py-<digest of its requirements.txt>, with $CACHE/py a link to the current one.
 # Needs `go` with the Go module proxy, and `python3` with PyPI; a cold build takes
 # a few minutes (promtool is most of it). As scripts/kube-build.sh does: each
@@ -77,6 +78,8 @@ SPIRE_STAMP=$SPIRE_VERSION-$(cat "$SPIRE_DIR"/go.mod "$SPIRE_DIR"/go.sum | sha25
 # test/support/py-client.ts computes the same name: keep the two in step.
 PY_VERSION=$(sha256sum "$PY_REQUIREMENTS" | cut -c1-16)
 PY_VENV=$CACHE/py-$PY_VERSION
+# What the venv must import (test/py-client/requirements.in's libraries).
+PY_IMPORTS='import requests_oauth2client, scim2_tester, saml2'
 
 # stamped NAME VERSION: the binary exists and was built at VERSION.
 stamped() {
@@ -91,7 +94,7 @@ build_venv() {
   # The venv is built where it stays (a venv records its own path) and stamped last:
   # one without the stamp, or whose Python no longer runs the library (python3 was
   # upgraded under it), is half-built or stale and is built again.
-  if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' 2>/dev/null; then
+  if [[ -f $PY_VENV/.complete ]] && "$PY_VENV/bin/python" -c "$PY_IMPORTS" 2>/dev/null; then
     log "python venv $PY_VERSION: cached"
   else
     log "building the python venv of test/py-client ($PY_VERSION)"
@@ -101,8 +104,7 @@ build_venv() {
     # Every package pinned with its hashes: pip refuses anything else, dependencies included.
     "$PY_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
       --require-hashes -r "$PY_REQUIREMENTS" >&2
-    "$PY_VENV/bin/python" -c 'import requests_oauth2client, scim2_tester' ||
-      die "requests_oauth2client or scim2_tester does not import in $PY_VENV"
+    "$PY_VENV/bin/python" -c "$PY_IMPORTS" || die "$PY_IMPORTS: fails in $PY_VENV"
     touch "$PY_VENV/.complete"
     log "built the python venv in $((SECONDS - start)) s"
   fi

@@ -141,6 +141,8 @@ export interface Keycloak extends KeycloakServer {
       mappers?: Record<string, string>;
     },
   ): Promise<Record<string, string>>;
+  /** Keycloak's consumer service for that identity provider (where an IdP posts its Response). */
+  brokerEndpoint(realm: string, alias: string): string;
   /** Keycloak's SP metadata for that identity provider (its entity ID, ACS, signing key). */
   brokerMetadataUrl(realm: string, alias: string): string;
   /**
@@ -172,6 +174,8 @@ export async function startKeycloak(): Promise<Keycloak> {
   const realmPath = (realm: string): string => `/admin/realms/${encodeURIComponent(realm)}`;
   /** The id Keycloak gave what a POST created: the last segment of its Location. */
   const createdId = (res: Response): string => (res.headers.get('location') ?? '').split('/').pop()!;
+  const brokerEndpoint = (realm: string, alias: string): string =>
+    `${server.baseUrl}/realms/${encodeURIComponent(realm)}/broker/${encodeURIComponent(alias)}/endpoint`;
 
   return {
     ...server,
@@ -213,8 +217,9 @@ export async function startKeycloak(): Promise<Keycloak> {
       }
       return config;
     },
+    brokerEndpoint,
     brokerMetadataUrl(realm, alias) {
-      return `${server.baseUrl}/realms/${encodeURIComponent(realm)}/broker/${encodeURIComponent(alias)}/endpoint/descriptor`;
+      return `${brokerEndpoint(realm, alias)}/descriptor`;
     },
     async addSamlClient(realm, spMetadataXml, options = {}) {
       const described = (await (
