@@ -1,5 +1,5 @@
 // The box as a SAML 2.0 identity provider, as its metadata says it (SAML 2.0 Metadata §2.4.3
-// IDPSSODescriptor): its entity ID (the metadata's own URL, {issuer}/saml/metadata), the
+// IDPSSODescriptor): its entity ID (the metadata's own URL, {issuer}/auth/saml/metadata), the
 // certificates its assertions are signed with, where an SP sends people (SingleSignOnService,
 // HTTP-Redirect and HTTP-POST) and their logouts (SingleLogoutService, HTTP-Redirect), and the
 // NameID formats it gives. The keys are the box's RS256 keys (api/credentials/keyring.ts): every
@@ -21,9 +21,9 @@ export interface IdpEndpoints {
 }
 
 export const idpEndpoints = (issuer: string): IdpEndpoints => ({
-  entityId: `${issuer}/saml/metadata`,
-  sso: `${issuer}/saml/sso`,
-  slo: `${issuer}/saml/slo`,
+  entityId: `${issuer}/auth/saml/metadata`,
+  sso: `${issuer}/auth/saml/sso`,
+  slo: `${issuer}/auth/saml/slo`,
 });
 
 /** The box's IdP metadata, signed with its active RS256 key. */

@@ -530,7 +530,7 @@ export interface ClientSpec {
     address?: string;
   };
   /**
-   * This client is a SAML 2.0 service provider (an app that speaks SAML) signing people in through the box as its identity provider (docs/guides/saml-apps.md): the box's IdP metadata is at {issuer}/saml/metadata, its SingleSignOnService at {issuer}/saml/sso. The SP's entity ID, its AssertionConsumerService URLs (matched to the letter) and its certificates are read from its metadata - the entity ID is kept beside the client's id, not as it (an entity ID is a URL, a client id a name), and two clients naming one entity ID are both refused. The client's AccessPolicies decide who is given an assertion (deny by default - only policies linked to the client, an engine allow one admitting everyone signed in); consent, minimum_acr, identityProviders and claims hold as for OpenID Connect.
+   * This client is a SAML 2.0 service provider (an app that speaks SAML) signing people in through the box as its identity provider (docs/guides/saml-apps.md): the box's IdP metadata is at {issuer}/auth/saml/metadata, its SingleSignOnService at {issuer}/auth/saml/sso. The SP's entity ID, its AssertionConsumerService URLs (matched to the letter) and its certificates are read from its metadata - the entity ID is kept beside the client's id, not as it (an entity ID is a URL, a client id a name), and two clients naming one entity ID are both refused. The client's AccessPolicies decide who is given an assertion (deny by default - only policies linked to the client, an engine allow one admitting everyone signed in); consent, minimum_acr, identityProviders and claims hold as for OpenID Connect.
    */
   saml?: {
     /**
@@ -551,7 +551,7 @@ export interface ClientSpec {
      */
     nameIdFormat?: 'persistent' | 'emailAddress' | 'unspecified';
     /**
-     * With true, the box may start a sign-in to this app itself (GET {issuer}/saml/sso?sp=<entity ID>), an unsolicited Response to its first AssertionConsumerService. Unset - false - only the app's own AuthnRequests are answered.
+     * With true, the box may start a sign-in to this app itself (GET {issuer}/auth/saml/sso?sp=<entity ID>), an unsolicited Response to its first AssertionConsumerService. Unset - false - only the app's own AuthnRequests are answered.
      */
     idpInitiated?: boolean;
     /**

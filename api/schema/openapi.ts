@@ -405,7 +405,7 @@ const oauthPaths: Json = {
   '/.well-known/jwks.json': {
     get: { tags: ['oauth'], summary: 'The public signing keys (RFC 7517)', responses: { '200': { description: 'a JWK Set' } } },
   },
-  '/saml/metadata': {
+  '/auth/saml/metadata': {
     get: {
       tags: ['saml'],
       summary: "The box's SAML 2.0 IdP metadata, signed: its entity ID, certificates, SSO and SLO endpoints (docs/guides/saml-apps.md)",

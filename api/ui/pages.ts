@@ -153,7 +153,7 @@ export interface ConsentPage {
   resources?: readonly ConsentResource[];
   email: string;
   params: Record<string, string | undefined>;
-  /** Where the form posts (default /auth/consent; a SAML app's: /saml/consent). */
+  /** Where the form posts (default /auth/consent; a SAML app's: /auth/saml/consent). */
   action?: string;
 }
 

@@ -41,7 +41,7 @@ describe('Keycloak as a SAML service provider signs people in through the box', 
     await keycloak.addSamlIdentityProvider(realm, {
       alias: ALIAS,
       displayName: 'boxauth',
-      metadataUrl: `${box.url}/saml/metadata`,
+      metadataUrl: `${box.url}/auth/saml/metadata`,
       config: {
         nameIDPolicyFormat: PERSISTENT,
         principalType: 'SUBJECT',

@@ -3,10 +3,10 @@
 // saml section holding the SP's own metadata (its entity ID, ACS and certificate, as pysaml2 wrote
 // them). The box runs on another site (localhost) than the apps (127.0.0.1), as in production. A
 // person signs in in Chromium: the app's /login sends an AuthnRequest (signed over HTTP-Redirect;
-// one app unsigned, one signed over HTTP-POST) to the box's {issuer}/saml/sso, the box's sign-in
+// one app unsigned, one signed over HTTP-POST) to the box's {issuer}/auth/saml/sso, the box's sign-in
 // page asks for her password, and the box's signed Response comes back to the app's ACS over
 // HTTP-POST, where pysaml2 checks it with xmlsec1 against the box's IdP metadata
-// ({issuer}/saml/metadata) and shows what it read. What she sees there is what these tests assert:
+// ({issuer}/auth/saml/metadata) and shows what it read. What she sees there is what these tests assert:
 // a persistent NameID that is the same at every sign-in, not her row id, and another at another
 // app; the attributes the client's claims shape; an Assertion encrypted to the certificate of the
 // app that asks for it (encryptAssertions), which pysaml2 decrypts; a sign-in the box starts
@@ -73,7 +73,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     // The box on another site (localhost) than its apps (127.0.0.1), as in production: what crosses
     // between them is a cross-site navigation or POST, which SameSite cookies do not follow.
     [box, browser] = await Promise.all([Box.start({ hostname: 'localhost' }), launchBrowser()]);
-    const issuerMetadata = `${box.url}/saml/metadata`;
+    const issuerMetadata = `${box.url}/auth/saml/metadata`;
     [wiki, payroll, vault, portal] = await Promise.all([
       startPySamlSp(issuerMetadata, 'wiki'),
       // As many SPs do: its AuthnRequests unsigned (its metadata says AuthnRequestsSigned="false").
@@ -164,7 +164,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
 
   it("pysaml2 accepts the box's signed Response: a persistent NameID, not Ann's row id, and the client's claims as attributes", async function () {
     const seen = await signIn(wiki, 'wiki');
-    expect(seen.issuer).to.equal(`${box.url}/saml/metadata`);
+    expect(seen.issuer).to.equal(`${box.url}/auth/saml/metadata`);
     expect(seen.nameIdFormat).to.equal(PERSISTENT);
     expect(seen.nameId).to.not.be.empty.and.not.equal(String(annId)).and.not.include(ann.email);
     expect(seen.attributes).to.include({ mail: ann.email, department: 'Finance' });
@@ -195,7 +195,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
   });
 
   it('a sign-in the box starts (IdP-initiated) reaches the app that allows it, and pysaml2 takes the unsolicited Response', async function () {
-    const seen = await signIn(portal, 'portal', `${box.url}/saml/sso?sp=${encodeURIComponent(portal.entityId)}`);
+    const seen = await signIn(portal, 'portal', `${box.url}/auth/saml/sso?sp=${encodeURIComponent(portal.entityId)}`);
     expect(seen.nameIdFormat).to.equal(PERSISTENT);
     expect(seen.attributes).to.include({ mail: ann.email });
   });
@@ -206,7 +206,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      const res = await page.goto(`${box.url}/saml/sso?sp=${encodeURIComponent(wiki.entityId)}`);
+      const res = await page.goto(`${box.url}/auth/saml/sso?sp=${encodeURIComponent(wiki.entityId)}`);
       expect(res?.status()).to.equal(400);
       await page.getByRole('heading', { name: 'This sign-in cannot go on' }).waitFor();
       expect(await page.locator('body').innerText()).to.include('did not ask for');
@@ -237,7 +237,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     // The signing certificates of its KeyDescriptors (the metadata's own Signature names one more).
     const certificates = async (): Promise<string[]> =>
       [
-        ...(await (await fetch(`${box.url}/saml/metadata`)).text()).matchAll(
+        ...(await (await fetch(`${box.url}/auth/saml/metadata`)).text()).matchAll(
           /<(?:\w+:)?KeyDescriptor use="signing">[\s\S]*?<(?:\w+:)?X509Certificate>([^<]+)</g,
         ),
       ].map((m) => m[1]!);
@@ -246,7 +246,7 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
     await box.rotateSigningKey('RS256');
     const after = await certificates();
     expect(after).to.have.length(2).and.include(before[0]!);
-    afterRotation = await startPySamlSp(`${box.url}/saml/metadata`, 'ledger');
+    afterRotation = await startPySamlSp(`${box.url}/auth/saml/metadata`, 'ledger');
     await declare('ledger', afterRotation);
     const seen = await signIn(afterRotation, 'ledger');
     expect(seen.nameIdFormat).to.equal(PERSISTENT);

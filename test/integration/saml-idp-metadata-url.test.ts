@@ -57,7 +57,7 @@ describe("SAML IdP: an SP's metadata by URL", function () {
   async function startedAt(box: Box) {
     const browser = new FormAgent(box);
     expect((await browser.signIn(ANN.email, ANN.password)).status).to.equal(303);
-    return browser.get(`/saml/sso?sp=${encodeURIComponent(SP)}&RelayState=home`);
+    return browser.get(`/auth/saml/sso?sp=${encodeURIComponent(SP)}&RelayState=home`);
   }
 
   it('a box allowed loopback fetches the metadata and posts the app an assertion', async function () {

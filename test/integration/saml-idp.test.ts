@@ -63,7 +63,7 @@ const redirectPath = (path: string, xml: string): string => `${path}?SAMLRequest
  * its own GET: the POST comes from another site, with none of the box's cookies (SameSite=Lax).
  */
 async function postSso(browser: FormAgent, fields: Record<string, string>): Promise<JsonResponse> {
-  const posted = await browser.post('/saml/sso', fields);
+  const posted = await browser.post('/auth/saml/sso', fields);
   return posted.status === 303 ? browser.get(posted.headers.get('location')!) : posted;
 }
 
@@ -75,7 +75,7 @@ function postedForm(res: JsonResponse): { action: string; fields: Record<string,
 
 /** The IdP's signing certificates, from its metadata. */
 async function idpCertificates(box: Box): Promise<string[]> {
-  const doc = await readSamlXml((await box.request('GET', '/saml/metadata')).text, 'metadata');
+  const doc = await readSamlXml((await box.request('GET', '/auth/saml/metadata')).text, 'metadata');
   const idp = childElements(doc.documentElement, SAML_NS.metadata, 'IDPSSODescriptor')[0]!;
   return childElements(idp, SAML_NS.metadata, 'KeyDescriptor').map((kd) => {
     const body = kd.getElementsByTagNameNS(SAML_NS.dsig, 'X509Certificate')[0]!.textContent.replace(/\s+/g, '');
@@ -152,17 +152,17 @@ describe('SAML IdP (Client.saml)', function () {
   }
 
   it('serves its metadata, signed with a certificate it publishes', async function () {
-    const res = await box.request('GET', '/saml/metadata');
+    const res = await box.request('GET', '/auth/saml/metadata');
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^application\/samlmetadata\+xml/);
     const [cert] = await idpCertificates(box);
     const doc = await readSamlXml(res.text, 'metadata');
-    expect(doc.documentElement.getAttribute('entityID')).to.equal(`${box.url}/saml/metadata`);
+    expect(doc.documentElement.getAttribute('entityID')).to.equal(`${box.url}/auth/saml/metadata`);
     const signature = childElements(doc.documentElement, SAML_NS.dsig, 'Signature')[0]!;
     const verifier = new SignedXml({ publicCert: cert! });
     verifier.loadSignature(signature);
     expect(verifier.checkSignature(res.text)).to.equal(true);
-    const tampered = res.text.replace(`${box.url}/saml/sso`, 'https://evil.example/sso');
+    const tampered = res.text.replace(`${box.url}/auth/saml/sso`, 'https://evil.example/sso');
     const again = new SignedXml({ publicCert: cert! });
     again.loadSignature(signature);
     expect(
@@ -178,11 +178,11 @@ describe('SAML IdP (Client.saml)', function () {
     const browser = new FormAgent(box);
     const id = '_redirect1';
     const page = await browser.get(
-      `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(SP, { id })))}&RelayState=there`,
+      `/auth/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(SP, { id })))}&RelayState=there`,
     );
     expect(page.status, page.text.slice(0, 300)).to.equal(200);
     const returnTo = hiddenFields(page.text).return_to!;
-    expect(returnTo).to.match(/^\/saml\/sso\?resume=/);
+    expect(returnTo).to.match(/^\/auth\/saml\/sso\?resume=/);
     const signedIn = await browser.post('/auth/sign-in', { ...hiddenFields(page.text), email: ANN.email, password: ANN.password });
     expect(signedIn.status).to.equal(303);
     expect(signedIn.headers.get('location')).to.equal(returnTo);
@@ -202,11 +202,11 @@ describe('SAML IdP (Client.saml)', function () {
   it("signs a person in for an SP over HTTP-POST, the POST sent without the box's cookies as another site's page sends it", async function () {
     const browser = await signedIn();
     // The app's page posts from another site: the browser sends none of the box's SameSite=Lax cookies with it.
-    const posted = await new FormAgent(box).post('/saml/sso', {
+    const posted = await new FormAgent(box).post('/auth/saml/sso', {
       SAMLRequest: Buffer.from(authnRequest(SP, { id: '_post1' })).toString('base64'),
     });
     expect(posted.status).to.equal(303);
-    expect(posted.headers.get('location')).to.match(/^\/saml\/sso\?resume=/);
+    expect(posted.headers.get('location')).to.match(/^\/auth\/saml\/sso\?resume=/);
     // The redirect to the box's own GET is followed with them: the person signed in gets the assertion at once.
     await checkedAssertion(await browser.get(posted.headers.get('location')!), '_post1');
   });
@@ -214,7 +214,7 @@ describe('SAML IdP (Client.saml)', function () {
   it('refuses an AuthnRequest whose consumer service is not in the metadata, on its own page', async function () {
     const browser = await signedIn();
     const res = await browser.get(
-      `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(SP, { acs: 'https://evil.example/acs' })))}`,
+      `/auth/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(SP, { acs: 'https://evil.example/acs' })))}`,
     );
     expect(res.status).to.equal(400);
     expect(postedForm(res)).to.equal(undefined);
@@ -224,7 +224,7 @@ describe('SAML IdP (Client.saml)', function () {
   it('refuses an AuthnRequest of an Issuer it does not know', async function () {
     const browser = await signedIn();
     const res = await browser.get(
-      `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest('https://stranger.example/saml')))}`,
+      `/auth/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest('https://stranger.example/saml')))}`,
     );
     expect(res.status).to.equal(400);
     expect(postedForm(res)).to.equal(undefined);
@@ -232,7 +232,7 @@ describe('SAML IdP (Client.saml)', function () {
 
   it('refuses an IdP-initiated sign-in to an app that did not allow it', async function () {
     const browser = await signedIn();
-    const res = await browser.get(`/saml/sso?sp=${encodeURIComponent(SP)}`);
+    const res = await browser.get(`/auth/saml/sso?sp=${encodeURIComponent(SP)}`);
     expect(res.status).to.equal(400);
     expect(res.text).to.include('idpInitiated');
     expect(postedForm(res)).to.equal(undefined);
@@ -255,12 +255,12 @@ describe('SAML IdP (Client.saml)', function () {
       { SAMLRequest: encodeRedirectMessage(authnRequest(issuer, { id: '_signed1' })), RelayState: 'a' },
       spKey,
     );
-    const good = await browser.get(`/saml/sso?${query}`);
+    const good = await browser.get(`/auth/saml/sso?${query}`);
     expect(postedForm(good), good.text.slice(0, 400)).to.not.equal(undefined);
-    const tampered = await browser.get(`/saml/sso?${query.replace('RelayState=a', 'RelayState=b')}`);
+    const tampered = await browser.get(`/auth/saml/sso?${query.replace('RelayState=a', 'RelayState=b')}`);
     expect(tampered.status).to.equal(400);
     expect(postedForm(tampered)).to.equal(undefined);
-    const unsigned = await browser.get(`/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(issuer)))}`);
+    const unsigned = await browser.get(`/auth/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(authnRequest(issuer)))}`);
     expect(unsigned.status).to.equal(400);
   });
 
@@ -323,12 +323,12 @@ describe('SAML IdP (Client.saml)', function () {
       SAMLRequest: Buffer.from(authnRequest('https://asks.example/saml', { id: '_asks1' })).toString('base64'),
     });
     expect(page.status).to.equal(200);
-    expect(page.text).to.include('action="/saml/consent"');
-    const denied = await browser.post('/saml/consent', { ...hiddenFields(page.text), decision: 'deny' });
+    expect(page.text).to.include('action="/auth/saml/consent"');
+    const denied = await browser.post('/auth/saml/consent', { ...hiddenFields(page.text), decision: 'deny' });
     const deniedXml = Buffer.from(postedForm(denied)!.fields.SAMLResponse!, 'base64').toString('utf8');
     expect(deniedXml).to.include('RequestDenied');
     expect(deniedXml).to.not.include('Assertion');
-    const allowed = await browser.post('/saml/consent', { ...hiddenFields(page.text), decision: 'allow' });
+    const allowed = await browser.post('/auth/saml/consent', { ...hiddenFields(page.text), decision: 'allow' });
     await checkedAssertion(allowed, '_asks1', 'https://asks.example/saml');
   });
 
@@ -381,14 +381,14 @@ describe('SAML IdP (Client.saml)', function () {
       { SAMLRequest: encodeRedirectMessage(logoutRequest(SP, nameId, sessionIndex)), RelayState: 'bye' },
       spKey,
     );
-    const tampered = await browser.get(`/saml/slo?${query.replace('RelayState=bye', 'RelayState=b')}`);
+    const tampered = await browser.get(`/auth/saml/slo?${query.replace('RelayState=bye', 'RelayState=b')}`);
     expect(tampered.status).to.equal(400);
-    const unsigned = await browser.get(redirectPath('/saml/slo', logoutRequest(SP, nameId, sessionIndex)));
+    const unsigned = await browser.get(redirectPath('/auth/saml/slo', logoutRequest(SP, nameId, sessionIndex)));
     expect(unsigned.status).to.equal(400);
     const still = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
     expect(postedForm(still), 'still signed in after refused logouts').to.not.equal(undefined);
 
-    const res = await browser.get(`/saml/slo?${query}`);
+    const res = await browser.get(`/auth/saml/slo?${query}`);
     expect(res.status).to.equal(302);
     const back = new URL(res.headers.get('location')!);
     expect(`${back.origin}${back.pathname}`).to.equal(SLO);
@@ -396,7 +396,7 @@ describe('SAML IdP (Client.saml)', function () {
     expect(back.searchParams.get('Signature')).to.be.a('string');
     const after = await postSso(browser, { SAMLRequest: Buffer.from(authnRequest(SP)).toString('base64') });
     expect(postedForm(after), 'signed out: the sign-in page, not an assertion').to.equal(undefined);
-    expect(hiddenFields(after.text).return_to).to.match(/^\/saml\/sso\?resume=/);
+    expect(hiddenFields(after.text).return_to).to.match(/^\/auth\/saml\/sso\?resume=/);
   });
 
   it("refuses a Client whose SAML metadata is not an SP's (422)", async function () {

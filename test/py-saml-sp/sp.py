@@ -6,7 +6,7 @@
 Serves on 127.0.0.1 (PORT, or one the system picks) with wsgiref, and prints one line of JSON
 once it listens: {"url", "entity_id", "metadata_url", "acs_url"}. It makes a key and a
 self-signed certificate of its own at start, and reads the IdP's metadata (the box's
-`{issuer}/saml/metadata`) once, at start, as pysaml2's "remote" metadata.
+`{issuer}/auth/saml/metadata`) once, at start, as pysaml2's "remote" metadata.
 
   GET  /login     SP-initiated SSO: an AuthnRequest (signed, RSA-SHA256, unless --unsigned-requests)
                   sent to the IdP's SingleSignOnService over HTTP-Redirect (the signature over the

@@ -1,6 +1,8 @@
 // A browser without JavaScript, for integration tests of the server-rendered
-// flows: it keeps cookies, reads a page's hidden fields (CSRF token, carried
-// parameters) and submits its forms. Chromium drives the same pages in test/e2e.
+// flows: it keeps cookies (sent, as a browser sends them, only to the paths their
+// Path attribute covers: RFC 6265 §5.1.4), reads a page's hidden fields (CSRF
+// token, carried parameters) and submits its forms. Chromium drives the same
+// pages in test/e2e.
 import type { Box, JsonResponse } from './box.js';
 
 export class FormAgent {
@@ -8,7 +10,7 @@ export class FormAgent {
   constructor(
     private readonly box: Box,
     private readonly sent: Record<string, string> = {},
-    private readonly jar = new Map<string, string>(),
+    private readonly jar = new Map<string, { value: string; path: string }>(),
   ) {}
 
   /** This browser, its cookies shared, sending its requests to `box`: another process of the box (a Service's other pod). */
@@ -17,13 +19,13 @@ export class FormAgent {
   }
 
   async get(path: string): Promise<JsonResponse> {
-    return this.remember(await this.box.request('GET', path, { headers: this.headers() }));
+    return this.remember(await this.box.request('GET', path, { headers: this.headers(path) }));
   }
 
   async post(path: string, fields: Record<string, string>): Promise<JsonResponse> {
     return this.remember(
       await this.box.request('POST', path, {
-        headers: { ...this.headers(), 'Content-Type': 'application/x-www-form-urlencoded' },
+        headers: { ...this.headers(path), 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams(fields).toString(),
       }),
     );
@@ -33,15 +35,15 @@ export class FormAgent {
   async postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
     return this.remember(
       await this.box.request('POST', path, {
-        headers: { ...this.headers(), 'Content-Type': 'application/json', ...headers },
+        headers: { ...this.headers(path), 'Content-Type': 'application/json', ...headers },
         body: JSON.stringify(body),
       }),
     );
   }
 
-  /** The cookies it holds, as a Cookie header (a test posting with another agent's browser). */
-  cookieHeader(): Record<string, string> {
-    return this.headers();
+  /** The cookies it would send to `path`, as a Cookie header (a test posting with another agent's browser). */
+  cookieHeader(path = '/auth/'): Record<string, string> {
+    return this.headers(path);
   }
 
   /** Signs in through the sign-in page; the answer is the redirect (303) or the page again. */
@@ -69,7 +71,7 @@ export class FormAgent {
   ): Promise<(email: string, password: string, headers?: Record<string, string>) => Promise<JsonResponse>> {
     const page = await this.get(form);
     const fields = hiddenFields(page.text);
-    const cookies = this.headers();
+    const cookies = this.headers(form);
     return (email, password, headers = {}) =>
       this.box.request('POST', form, {
         headers: { ...cookies, 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
@@ -82,8 +84,11 @@ export class FormAgent {
     return this.post('/auth/consent', { ...hiddenFields(page.text), decision });
   }
 
-  private headers(): Record<string, string> {
-    return { ...this.sent, ...(this.jar.size ? { Cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}) };
+  /** What this browser sends with a request to `path`: its headers, and the cookies whose Path covers it. */
+  private headers(path: string): Record<string, string> {
+    const pathname = new URL(path, 'http://box').pathname;
+    const sent = [...this.jar].filter(([, cookie]) => pathMatches(pathname, cookie.path));
+    return { ...this.sent, ...(sent.length ? { Cookie: sent.map(([name, cookie]) => `${name}=${cookie.value}`).join('; ') } : {}) };
   }
 
   private remember(res: JsonResponse): JsonResponse {
@@ -92,11 +97,19 @@ export class FormAgent {
       const eq = pair!.indexOf('=');
       const name = pair!.slice(0, eq);
       const value = pair!.slice(eq + 1);
+      const path = /;\s*Path=([^;]*)/i.exec(cookie)?.[1]?.trim() || '/';
       if (/Max-Age=0/i.test(cookie) || value === '') this.jar.delete(name);
-      else this.jar.set(name, value);
+      else this.jar.set(name, { value, path });
     }
     return res;
   }
+}
+
+/** RFC 6265 §5.1.4: a cookie of Path `cookiePath` goes to `path`. */
+function pathMatches(path: string, cookiePath: string): boolean {
+  if (path === cookiePath) return true;
+  if (!path.startsWith(cookiePath)) return false;
+  return cookiePath.endsWith('/') || path[cookiePath.length] === '/';
 }
 
 const unescape = (s: string): string =>

@@ -1,7 +1,7 @@
 // The box as a SAML 2.0 identity provider for its SAML apps (Client.saml; docs/guides/saml-apps.md):
-// GET /saml/metadata (the IdP metadata, signed), GET and POST /saml/sso (an SP's AuthnRequest by
-// HTTP-Redirect or HTTP-POST, and GET /saml/sso?sp=<entity ID>, a sign-in the box starts for an app
-// that allows it), POST /saml/consent, GET /saml/slo (an app's LogoutRequest, HTTP-Redirect). Each gathers what the box knows and asks api/saml/idp.ts what
+// GET /auth/saml/metadata (the IdP metadata, signed), GET and POST /auth/saml/sso (an SP's AuthnRequest by
+// HTTP-Redirect or HTTP-POST, and GET /auth/saml/sso?sp=<entity ID>, a sign-in the box starts for an app
+// that allows it), POST /auth/saml/consent, GET /auth/saml/slo (an app's LogoutRequest, HTTP-Redirect). Each gathers what the box knows and asks api/saml/idp.ts what
 // to do: a refusal on the box's page (never a redirect: until the request is checked, the box knows
 // no place it may send anyone), the sign-in page (the box's own, coming back here), a step-up, the
 // consent page, or the Response posted to the app's consumer service (api/ui/form-post-page.ts).
@@ -94,7 +94,7 @@ const heldIn = (payload: string): { r: SsoRequest; t: number; s: string | null }
   JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r: SsoRequest; t: number; s: string | null };
 
 /**
- * The app and the class of sign-in a way back to /saml/sso holds, for the sign-in page to offer only the ways
+ * The app and the class of sign-in a way back to /auth/saml/sso holds, for the sign-in page to offer only the ways
  * the app accepts; its MAC is not checked here: what is shown decides nothing (the way back checks it).
  */
 export function samlSignInOf(returnTo: string): { clientId: string; acr: string | undefined } | undefined {
@@ -244,7 +244,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       ...(answer ? { answer } : {}),
       now: Date.now(),
     });
-    const returnTo = (): string => `/saml/sso?resume=${resumeToken(req, res, request, person)}`;
+    const returnTo = (): string => `/auth/saml/sso?resume=${resumeToken(req, res, request, person)}`;
     const key = boxSamlKey(svc.keyring);
     switch (decision.next) {
       case 'signed-out':
@@ -264,7 +264,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
             ...(client.description ? { clientDescription: client.description } : {}),
             email: person!.user.email,
             params: { resume: resumeToken(req, res, request, person) },
-            action: '/saml/consent',
+            action: '/auth/saml/consent',
           }),
         );
       case 'denied':
@@ -308,7 +308,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
       svc.log.info({ event: 'saml_request_refused', reason }, 'SAML request refused');
       return refusalPage(res, 400, `The application's sign-in request was refused: ${reason}.`);
     }
-    if (hop) return res.redirect(303, `/saml/sso?resume=${hold('', request, null)}`);
+    if (hop) return res.redirect(303, `/auth/saml/sso?resume=${hold('', request, null)}`);
     return proceedSeen(req, res, request);
   }
 
@@ -318,11 +318,11 @@ export function samlRouter(svc: SamlRouterServices): Router {
     return proceed(req, res, request, request.forceAuthn ? (person?.browser.authTime.toISOString() ?? '') : undefined);
   }
 
-  router.get('/saml/metadata', (_req, res) => {
+  router.get('/auth/saml/metadata', (_req, res) => {
     res.type('application/samlmetadata+xml').set('Cache-Control', 'max-age=300').send(idpMetadata(svc.keyring, issuer));
   });
 
-  router.get(browserPage('/saml/sso'), async (req, res) => {
+  router.get(browserPage('/auth/saml/sso'), async (req, res) => {
     const query = req.query;
     if (query.resume !== undefined) {
       const held = resumed(req, query.resume);
@@ -339,7 +339,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
     return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
   });
 
-  router.post(browserPage('/saml/sso'), ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/saml/sso'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const message: SsoMessage = { binding: 'post', samlRequest: str(body.SAMLRequest) ?? '', relayState: str(body.RelayState) };
     return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()), true);
@@ -348,7 +348,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
   // Single Logout (Profiles §4.4), HTTP-Redirect: an app signs the person out of the box too. The box's session of
   // this browser ends when it is the one the request names (its SessionIndex, the sid the assertion carried, and
   // the NameID the app was given); the answer goes back to the app's SingleLogoutService, signed.
-  router.get(browserPage('/saml/slo'), async (req, res) => {
+  router.get(browserPage('/auth/saml/slo'), async (req, res) => {
     const message = redirectMessage(req);
     let slo: SloRequest;
     try {
@@ -376,7 +376,7 @@ export function samlRouter(svc: SamlRouterServices): Router {
     res.redirect(302, `${slo.logoutUrl}${slo.logoutUrl.includes('?') ? '&' : '?'}${signed}`);
   });
 
-  router.post(browserPage('/saml/consent'), ...pageForm, async (req, res) => {
+  router.post(browserPage('/auth/saml/consent'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return renderPage(res, 403, messagePage(box, words('form.expired'), words('form.expiredMessage')));
     const held = resumed(req, body.resume);

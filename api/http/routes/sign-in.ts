@@ -57,7 +57,7 @@ interface Needs {
 // Only places of this box are valid targets after sign-in: never an open redirect.
 export function safeReturnTo(value: unknown): string {
   return typeof value === 'string' &&
-    /^\/(auth\/authorize\?|saml\/sso\?resume=|auth\/device\/verify(\?|$)|admin(\/|$|\?)|auth\/account(\/passkeys)?$)/.test(value)
+    /^\/(auth\/authorize\?|auth\/saml\/sso\?resume=|auth\/device\/verify(\?|$)|admin(\/|$|\?)|auth\/account(\/passkeys)?$)/.test(value)
     ? value
     : '/auth/signed-in';
 }
@@ -74,7 +74,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
 
   /** The ways the client a sign-in goes back to accepts (its authorization request, or the SAML request it holds, names it). */
   async function waysOf(returnTo: string): Promise<SignInWays> {
-    if (returnTo.startsWith('/saml/sso?')) {
+    if (returnTo.startsWith('/auth/saml/sso?')) {
       const saml = samlSignInOf(returnTo);
       return saml ? { accepted: await waysAccepted(svc, saml.clientId, undefined), acr: saml.acr } : {};
     }
