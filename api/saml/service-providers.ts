@@ -18,6 +18,7 @@ import { childElements, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
 
 export const BINDING_POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
 export const BINDING_REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+export const BINDING_SOAP = 'urn:oasis:names:tc:SAML:2.0:bindings:SOAP';
 
 /** An AssertionConsumerService of the HTTP-POST binding, the one binding the box answers with. */
 export interface ConsumerService {
@@ -39,6 +40,8 @@ export interface SpMetadata {
   authnRequestsSigned: boolean;
   /** HTTP-Redirect SingleLogoutService locations. */
   logoutUrls: string[];
+  /** SOAP SingleLogoutService locations: where the box tells the app of a close (./logout-notices.ts). */
+  soapLogoutUrls: string[];
 }
 
 /** A SAML app: its client and its SP. */
@@ -87,6 +90,13 @@ function consumerUrl(location: string | undefined): string {
   return location!;
 }
 
+/** The locations of an SPSSODescriptor's SingleLogoutServices of `binding`. */
+const logoutServices = (sp: Element, binding: string): string[] =>
+  childElements(sp, SAML_NS.metadata, 'SingleLogoutService')
+    .filter((slo) => attr(slo, 'Binding') === binding)
+    .map((slo) => attr(slo, 'Location'))
+    .filter((l): l is string => !!l);
+
 /**
  * The service provider `xml` describes: one md:EntityDescriptor with one SPSSODescriptor of SAML
  * 2.0, at least one HTTP-POST AssertionConsumerService. Throws SamlRefusal with what is wrong.
@@ -121,10 +131,8 @@ export async function readSpMetadata(xml: string): Promise<SpMetadata> {
     signingCertificates: certificatesOf(sp, 'signing'),
     encryptionCertificates: certificatesOf(sp, 'encryption'),
     authnRequestsSigned: attr(sp, 'AuthnRequestsSigned') === 'true',
-    logoutUrls: childElements(sp, SAML_NS.metadata, 'SingleLogoutService')
-      .filter((slo) => attr(slo, 'Binding') === BINDING_REDIRECT)
-      .map((slo) => attr(slo, 'Location'))
-      .filter((l): l is string => !!l),
+    logoutUrls: logoutServices(sp, BINDING_REDIRECT),
+    soapLogoutUrls: logoutServices(sp, BINDING_SOAP),
   };
 }
 

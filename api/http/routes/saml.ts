@@ -37,6 +37,7 @@ import {
 } from '../../saml/idp.js';
 import { encodeRedirectMessage } from '../../saml/bindings.js';
 import { signRedirectQuery } from '../../saml/sign.js';
+import { endSamlSignIn, recordSamlSignIn } from '../../saml/sign-ins.js';
 import { idpMetadata, samlSigningKey } from '../../saml/idp-metadata.js';
 import { SpUnavailable, type ServiceProvider, type ServiceProviders } from '../../saml/service-providers.js';
 import { SamlRefusal } from '../../saml/xml.js';
@@ -280,6 +281,15 @@ export function samlRouter(svc: SamlRouterServices): Router {
         const facts = await assertionFacts(sp, person!);
         if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
         const xml = await samlResponse(issuer, sp, request, facts, key, Date.now());
+        // Kept with the box session, so that its close reaches the app (api/saml/logout-notices.ts); a sign-out meanwhile gives it nothing.
+        const kept = await recordSamlSignIn(svc, {
+          clientId: client.id,
+          userId: person!.user.id,
+          sid: person!.browser.sid,
+          nameId: facts.nameId,
+          until: person!.browser.expiresAt,
+        });
+        if (!kept) return renderPage(res, 401, messagePage(box, words('signedOut.title'), words('signedOut.startAgain')));
         svc.audit.record({
           event: 'token_issued',
           client: client.id,
@@ -364,7 +374,10 @@ export function samlRouter(svc: SamlRouterServices): Router {
       person !== undefined &&
       facts?.nameId.value === slo.nameId &&
       (slo.sessionIndexes.length === 0 || slo.sessionIndexes.includes(person.browser.sid));
-    if (named) await endBrowserSession(svc, req, res);
+    if (named) {
+      await endSamlSignIn(svc, slo.sp.client.id, person.browser.sid);
+      await endBrowserSession(svc, req, res);
+    }
     // Signed out already (or never here) is a logout done; a browser signed in as someone else is left as it is.
     const partial = person !== undefined && !named;
     const xml = logoutResponseXml(issuer, slo, partial, Date.now());
