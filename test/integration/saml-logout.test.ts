@@ -343,6 +343,35 @@ describe('SAML Single Logout: a close of the box reaches the SAML apps (SOAP)', 
     expect(toldOf(wiki), 'the app that asked').to.deep.equal([]);
   });
 
+  it('an AuthnRequest is taken once: of 20 parallel replays exactly one proceeds, and its ID is spent per app', async function () {
+    const id = `_race${randomBytes(8).toString('hex')}`;
+    const request = (app: string): string =>
+      `<samlp:AuthnRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${id}" ` +
+      `Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${entity(app)}/acs">` +
+      `<saml:Issuer>${entity(app)}</saml:Issuer></samlp:AuthnRequest>`;
+    const path = `/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(request('wiki')))}`;
+    // The apps' metadata read first (a cold box reads it with the first request, through the same schema check).
+    const warm = await signedIn((await person()).email);
+    await samlSignIn(warm, 'wiki');
+    await samlSignIn(warm, 'payroll');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => new FormAgent(box).get(path)));
+    // The schema check takes 18 documents at a time (two checked, sixteen waiting: api/saml/xml.ts); the
+    // others are answered 503 before anything of them is read. Of those read, one proceeds.
+    const seen = answers.map((a) => `${a.status} ${a.status === 400 ? '' : a.text.slice(0, 300)}`);
+    expect(
+      answers.filter((a) => a.status === 200),
+      `one sign-in page: ${seen.join('\n')}`,
+    ).to.have.length(1);
+    const refused = answers.filter((a) => a.status !== 200 && a.status !== 503);
+    expect(refused.length).to.be.at.least(17);
+    for (const a of refused)
+      expect([a.status, a.text]).to.satisfy(([status, text]: [number, string]) => status === 400 && text.includes('was used already'));
+    expect((await new FormAgent(box).get(path)).status, 'a replay later').to.equal(400);
+    // Another app's request with the same ID is its own.
+    const other = await new FormAgent(box).get(`/saml/sso?SAMLRequest=${encodeURIComponent(encodeRedirectMessage(request('payroll')))}`);
+    expect(other.status, other.text.slice(0, 300)).to.equal(200);
+  });
+
   it('a sign-in to a SAML app after the sign-out is not told of the closed session', async function () {
     const ann = await person();
     const first = await signedIn(ann.email);

@@ -29,11 +29,13 @@ import {
   readSsoRequest,
   samlResponse,
   samlStatusResponse,
+  spendSsoRequest,
   unsolicitedRequest,
   attributeValues,
   type SloRequest,
   type SsoMessage,
   type SsoRequest,
+  type SsoRequestLedger,
 } from '../../saml/idp.js';
 import { encodeRedirectMessage } from '../../saml/bindings.js';
 import { signRedirectQuery } from '../../saml/sign.js';
@@ -57,6 +59,7 @@ import { strictRouter } from '../router.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   keyring: Keyring;
+  samlRequests: SsoRequestLedger;
   clients: RecordCache<Stored<Client>>;
   /** The SAML apps by entity ID, their metadata read (api/saml/service-providers.ts). */
   serviceProviders: ServiceProviders;
@@ -327,6 +330,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
     return proceed(req, res, request, request.forceAuthn ? (person?.browser.authTime.toISOString() ?? '') : undefined);
   }
 
+  /** An AuthnRequest read and checked, its ID spent: the first time it comes, and never again. */
+  async function checkedSsoRequest(message: SsoMessage): Promise<SsoRequest> {
+    const request = await readSsoRequest(message, svc.serviceProviders, issuer, Date.now());
+    await spendSsoRequest(svc.samlRequests, request, Date.now());
+    return request;
+  }
+
   router.get('/saml/metadata', (_req, res) => {
     res.type('application/samlmetadata+xml').set('Cache-Control', 'max-age=300').send(idpMetadata(svc.keyring, issuer));
   });
@@ -345,13 +355,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
       return handle(req, res, async () => unsolicitedRequest(await svc.serviceProviders.byEntityId(entityId), str(query.RelayState)));
     }
     const message = redirectMessage(req);
-    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
+    return handle(req, res, () => checkedSsoRequest(message));
   });
 
   router.post(browserPage('/saml/sso'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const message: SsoMessage = { binding: 'post', samlRequest: str(body.SAMLRequest) ?? '', relayState: str(body.RelayState) };
-    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()), true);
+    return handle(req, res, () => checkedSsoRequest(message), true);
   });
 
   // Single Logout (Profiles §4.4), HTTP-Redirect: an app signs the person out of the box too. The box's session of
