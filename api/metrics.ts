@@ -128,7 +128,7 @@ export class Metrics {
   });
   readonly batchSize = new Histogram({
     name: 'boxauth_group_commit_batch_size',
-    help: 'Rows committed together by one group commit, by writer (sessions, refreshes, dpop-proofs, client-assertions)',
+    help: 'Rows committed together by one group commit, by writer (sessions, refreshes, dpop-proofs, client-assertions, saml-requests)',
     labelNames: ['writer'],
     buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
     registers: [this.registry],

@@ -5,6 +5,7 @@
 // test/unit/notices/kinds.test.ts holds the table of docs/operations/notices.md to it.
 import { NOTICE_KIND_NAMES, type NoticeKind, type NoticeKindName } from './notices/kinds.js';
 import { backchannelLogoutKind } from './oauth/backchannel-logout.js';
+import { samlLogoutKind } from './saml/logout-notices.js';
 import type { Services } from './services.js';
 import { ssfKind } from './ssf/kind.js';
 import { webhookKind } from './webhooks/kind.js';
@@ -12,6 +13,7 @@ import { webhookKind } from './webhooks/kind.js';
 /** Each kind of notice, made from the services of a process. */
 export const NOTICE_KINDS: { readonly [Name in NoticeKindName]: (svc: Services) => NoticeKind } = {
   backchannel: backchannelLogoutKind,
+  'saml-logout': samlLogoutKind,
   ssf: ssfKind,
   webhook: webhookKind,
 };

@@ -192,6 +192,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   // are twice the size, and PostgreSQL's CPU per assertion less (make bench, cc_private_key_jwt).
   const proofLedger = new ProofLedger(pool, (n) => metrics.batchSize.observe({ writer: 'dpop-proofs' }, n));
   const assertionLedger = new ProofLedger(pool, (n) => metrics.batchSize.observe({ writer: 'client-assertions' }, n), 1);
+  // AuthnRequests' IDs: one at a time in flight, as client assertions, whose size they share.
+  const samlRequestLedger = new ProofLedger(pool, (n) => metrics.batchSize.observe({ writer: 'saml-requests' }, n), 1);
   const svc: Services = {
     config,
     csrfKey,
@@ -226,6 +228,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       log.error({ policy: id, err: err.message }, 'AccessPolicy cannot be evaluated; it allows nothing'),
     ),
     serviceProviders: new ServiceProviders({ pool, feed, log }, (url) => fetchSamlMetadata(url, config)),
+    samlRequests: samlRequestLedger,
     secrets: new SecretVerifier(),
     attempts: new Attempts(pool, config),
     apps: new AppDirectory(

@@ -2,6 +2,7 @@
 // composition root's type. Modules below the root do not import it: each declares
 // the narrow part it uses (its `Needs`), which this type satisfies.
 import type { ServiceProviders } from './saml/service-providers.js';
+import type { ProofLedger } from './store/dpop-proofs.js';
 import type { Audit } from './audit.js';
 import type { Config } from './config.js';
 import type { SubjectSettings } from './credentials/subjects.js';
@@ -45,6 +46,8 @@ export interface Services {
   policies: Policies;
   /** The SAML apps (Client.saml) by entity ID, their metadata read (api/saml/service-providers.ts). */
   serviceProviders: ServiceProviders;
+  /** The replay ledger AuthnRequests' IDs are spent in, once per app (api/saml/idp.ts spendSsoRequest). */
+  samlRequests: Pick<ProofLedger, 'firstSeen'>;
   secrets: SecretVerifier;
   sessionWriter: SessionWriter;
   refreshWriter: RefreshWriter;

@@ -70,12 +70,17 @@ function closedSession(s: SessionRow): ClosedSession {
   // The sub its client was given of the person (api/credentials/tokens.ts personSub), kept now: a deleted person's is gone with them.
   const subject = s.details?.subject as { iss?: unknown; sub?: unknown } | undefined;
   const sub = s.userId !== null && subject?.iss === undefined && typeof subject?.sub === 'string' ? subject.sub : undefined;
+  // A SAML app's sign-in (api/saml/sign-ins.ts) keeps the NameID its assertion gave.
+  const saml = s.details?.saml as { nameId?: unknown; nameIdFormat?: unknown } | undefined;
   return {
     session: s.id,
     client: s.clientId,
     user: s.userId,
     ...(sub !== undefined ? { sub } : {}),
     sid: typeof sid === 'string' ? sid : null,
+    ...(typeof saml?.nameId === 'string' && typeof saml.nameIdFormat === 'string'
+      ? { saml: { nameId: saml.nameId, nameIdFormat: saml.nameIdFormat } }
+      : {}),
   };
 }
 

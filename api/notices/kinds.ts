@@ -1,5 +1,5 @@
 // What the outbox of notices (api/notices/) asks of each kind of notice it carries out of the box:
-// back-channel logout tokens (oauth/), Shared Signals events (ssf/) and webhooks (webhooks/).
+// back-channel logout tokens (oauth/), SAML LogoutRequests (saml/), Shared Signals events (ssf/) and webhooks (webhooks/).
 //
 // A change of the box records its audit event in its own transaction (api/audit.ts recordIn); the
 // same call writes one outbox event (migration 030), with the facts the audit line leaves out. A
@@ -24,6 +24,11 @@ export interface ClosedSession {
   sub?: string;
   /** The signed-in browser session it came from (the `sid` of its ID tokens), when it came from one. */
   sid: string | null;
+  /**
+   * A SAML app's sign-in (api/saml/sign-ins.ts), not a grant of tokens: the NameID the assertion
+   * gave the app (its SessionIndex is `sid`). Told by the `saml-logout` kind, never by `backchannel`.
+   */
+  saml?: { nameId: string; nameIdFormat: string };
 }
 
 /** What the recorder of an event adds for the outbox, beyond its audit line; never logged, never a secret. */
@@ -54,7 +59,7 @@ export interface BoxEvent {
  * list: the kinds live on the floors above this one (oauth/, ssf/, webhooks/), which this floor
  * does not import.
  */
-export const NOTICE_KIND_NAMES = ['backchannel', 'ssf', 'webhook'] as const;
+export const NOTICE_KIND_NAMES = ['backchannel', 'saml-logout', 'ssf', 'webhook'] as const;
 
 export type NoticeKindName = (typeof NOTICE_KIND_NAMES)[number];
 

@@ -69,7 +69,8 @@ export function logoutNotices(
   const notices = new Map<string, { destination: string; payload: LogoutSubject }>();
   for (const s of closed) {
     const client = receivers.get(s.client);
-    if (s.user === null || !client?.backchannel_logout_uri || !tellsClient(event, client.id)) continue;
+    // A SAML app's sign-in is told by a LogoutRequest (api/saml/logout-notices.ts), never by a logout token.
+    if (s.user === null || s.saml !== undefined || !client?.backchannel_logout_uri || !tellsClient(event, client.id)) continue;
     if (s.sid === null && client.backchannel_logout_session_required) continue;
     // §2.4: "sub ... Subject Identifier": the one the client's ID tokens carry (api/credentials/subjects.ts).
     const payload: LogoutSubject = { sub: s.sub ?? String(s.user), ...(s.sid !== null ? { sid: s.sid } : {}) };

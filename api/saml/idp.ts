@@ -13,8 +13,11 @@
 //   "the identity provider MUST [...] verify that the location is acceptable"), or its index names
 //   one; without either, the SP's default one;
 // - its Destination, when present, is this box's SingleSignOnService; its IssueInstant is within
-//   the skew of now, so that a request seen once cannot be replayed for ever.
+//   the skew of now, so that a request seen once cannot be replayed for ever; and within it, its ID
+//   is spent once per app in the box's replay ledger (spendSsoRequest), so it cannot be replayed at all.
+import { createHash } from 'node:crypto';
 import type { Acr } from '../credentials/acr.js';
+import type { ProofLedger } from '../store/dpop-proofs.js';
 import { asksForFreshSignIn, mustSignIn, mustStepUp, type SignedIn } from '../people/sign-in.js';
 import { decodePostMessage, decodeRedirectMessage } from './bindings.js';
 import { encryptAssertion } from './encryption.js';
@@ -199,6 +202,25 @@ export async function readSsoRequest(message: SsoMessage, providers: KnownProvid
     ...contextAsked(request),
     ...(format !== undefined && !allowed.includes(format) ? { unmetNameIdPolicy: true } : {}),
   };
+}
+
+/** Where AuthnRequests' IDs are spent (the box's replay ledger). */
+export type SsoRequestLedger = Pick<ProofLedger, 'firstSeen'>;
+
+/**
+ * Spends the ID of a checked AuthnRequest in the box's replay ledger (api/store/dpop-proofs.ts, as
+ * client assertions spend their jti), once per app: the same request replayed, in this process or
+ * another, is refused (SamlRefusal) while its IssueInstant could still be taken (REQUEST_SKEW_MS
+ * either side of now, so remembered for twice that). An IdP-initiated sign-in has no ID to spend.
+ */
+export async function spendSsoRequest(ledger: SsoRequestLedger, request: SsoRequest, now: number): Promise<void> {
+  if (request.requestId === undefined) return;
+  // JSON-quoted, not joined: an app's id and an ID may hold any separator (see api/oauth/client-assertion.ts).
+  const digest = createHash('sha256')
+    .update(`saml_authn_request.${JSON.stringify([request.clientId, request.requestId])}`)
+    .digest();
+  if (!(await ledger.firstSeen({ digest, expiresAt: new Date(now + 2 * REQUEST_SKEW_MS) })))
+    throw new SamlRefusal('the AuthnRequest was used already (its ID was seen before)');
 }
 
 /** An IdP-initiated sign-in (Profiles §4.1.5, an unsolicited Response) to `sp`, when its Client allows them. */

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 /** SAML Bindings §3.5 (HTTP-POST) and §3.4 (HTTP-Redirect), as metadata names them. */
 export const BINDING_POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
 export const BINDING_REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+/** SAML Bindings §3.2: a SOAP 1.1 exchange, server to server (Single Logout without the browser). */
+export const BINDING_SOAP = 'urn:oasis:names:tc:SAML:2.0:bindings:SOAP';
 
 /** The NameID formats the box gives an app and takes from a provider, by the name a resource writes. */
 export const NAMEID_FORMATS = {

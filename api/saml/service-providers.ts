@@ -14,8 +14,8 @@ import type { Logger } from '../log.js';
 import { Snapshot } from '../cache/snapshot.js';
 import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
-import { childElements, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
-import { BINDING_POST, BINDING_REDIRECT } from './names.js';
+import { childElements, readSamlXml, SAML_NS, SamlRefusal, SamlBusy } from './xml.js';
+import { BINDING_POST, BINDING_REDIRECT, BINDING_SOAP } from './names.js';
 
 /** An AssertionConsumerService of the HTTP-POST binding, the one binding the box answers with. */
 export interface ConsumerService {
@@ -37,6 +37,8 @@ export interface SpMetadata {
   authnRequestsSigned: boolean;
   /** HTTP-Redirect SingleLogoutService locations. */
   logoutUrls: string[];
+  /** SOAP SingleLogoutService locations: where the box tells the app of a close (./logout-notices.ts). */
+  soapLogoutUrls: string[];
 }
 
 /** A SAML app: its client and its SP. */
@@ -85,6 +87,13 @@ function consumerUrl(location: string | undefined): string {
   return location!;
 }
 
+/** The locations of an SPSSODescriptor's SingleLogoutServices of `binding`. */
+const logoutServices = (sp: Element, binding: string): string[] =>
+  childElements(sp, SAML_NS.metadata, 'SingleLogoutService')
+    .filter((slo) => attr(slo, 'Binding') === binding)
+    .map((slo) => attr(slo, 'Location'))
+    .filter((l): l is string => !!l);
+
 /**
  * The service provider `xml` describes: one md:EntityDescriptor with one SPSSODescriptor of SAML
  * 2.0, at least one HTTP-POST AssertionConsumerService. Throws SamlRefusal with what is wrong.
@@ -119,10 +128,8 @@ export async function readSpMetadata(xml: string): Promise<SpMetadata> {
     signingCertificates: certificatesOf(sp, 'signing'),
     encryptionCertificates: certificatesOf(sp, 'encryption'),
     authnRequestsSigned: attr(sp, 'AuthnRequestsSigned') === 'true',
-    logoutUrls: childElements(sp, SAML_NS.metadata, 'SingleLogoutService')
-      .filter((slo) => attr(slo, 'Binding') === BINDING_REDIRECT)
-      .map((slo) => attr(slo, 'Location'))
-      .filter((l): l is string => !!l),
+    logoutUrls: logoutServices(sp, BINDING_REDIRECT),
+    soapLogoutUrls: logoutServices(sp, BINDING_SOAP),
   };
 }
 
@@ -188,8 +195,10 @@ export class ServiceProviders {
       this.read.set(key, held);
       // A failure is kept a little while only: long enough that one app's metadata out of reach does not
       // hold every other app's sign-in for a fetch's timeout (byEntityId reads them all), short enough to be fixed.
+      // A busy schema check is no fault of the app's: kept, a burst of requests to an app not read yet
+      // (each one a document for the check) would lock everybody out of it for FAILURE_SECONDS.
       const failed = held;
-      held.sp.catch(() => (failed.until = now + FAILURE_SECONDS * 1000));
+      held.sp.catch((err: unknown) => (failed.until = err instanceof SamlBusy ? now : now + FAILURE_SECONDS * 1000));
     }
     return { ...(await held.sp), client };
   }

@@ -122,7 +122,7 @@ const XML_DECLARATION = /^\uFEFF?<\?xml\s[^<>?]*\?>/;
  * instruction. Both are refused on the text, so no parser ever expands an entity; so are more
  * than COMMENT_CAP comments.
  */
-function refuseDeclarations(xml: string): void {
+export function refuseDeclarations(xml: string): void {
   const body = xml.replace(XML_DECLARATION, '');
   if (/<![A-Za-z]/.test(body)) throw new SamlRefusal('the document declares a DTD or entities');
   if (body.includes('<?')) throw new SamlRefusal('the document holds a processing instruction');

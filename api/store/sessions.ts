@@ -407,6 +407,8 @@ export type CloseSelector =
   | { tree: string }
   /** The grants issued through one signed-in browser (its sid). */
   | { sid: string }
+  /** What one client was given through one signed-in browser (a SAML app's own logout). */
+  | { sid: string; client: string }
   /** Every grant of a person. */
   | { user: number }
   /** Every grant of a client. */
@@ -414,9 +416,14 @@ export type CloseSelector =
   /** Every grant of a person to one client (a consent withdrawn). */
   | { user: number; client: string };
 
-function selecting(selector: CloseSelector): { where: string; value: string | number | [number, string] } {
+function selecting(selector: CloseSelector): { where: string; value: string | number | [number | string, string] } {
   if ('family' in selector) return { where: 'family = $1', value: selector.family };
   if ('tree' in selector) return { where: 'id = $1', value: selector.tree };
+  if ('sid' in selector && 'client' in selector)
+    return {
+      where: "details ? 'sid' AND details->>'sid' = ($1::text[])[1] AND client_id = ($1::text[])[2]",
+      value: [selector.sid, selector.client],
+    };
   if ('sid' in selector) return { where: "details ? 'sid' AND details->>'sid' = $1", value: selector.sid };
   if ('user' in selector && 'client' in selector)
     return { where: 'user_id = ($1::text[])[1]::bigint AND client_id = ($1::text[])[2]', value: [selector.user, selector.client] };

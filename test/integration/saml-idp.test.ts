@@ -10,6 +10,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { SignedXml } from 'xml-crypto';
 import { Box, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { idpCertificates } from '../support/saml.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
 import { decryptAssertions } from '../../api/saml/encryption.js';
 import { selfSignedCertificate, certificateBody } from '../../api/saml/certificate.js';
@@ -71,16 +72,6 @@ async function postSso(browser: FormAgent, fields: Record<string, string>): Prom
 function postedForm(res: JsonResponse): { action: string; fields: Record<string, string> } | undefined {
   const form = /<form method="post" action="([^"]*)" id="form-post">([\s\S]*?)<\/form>/.exec(res.text);
   return form ? { action: form[1]!.replace(/&amp;/g, '&'), fields: hiddenFields(form[2]!) } : undefined;
-}
-
-/** The IdP's signing certificates, from its metadata. */
-async function idpCertificates(box: Box): Promise<string[]> {
-  const doc = await readSamlXml((await box.request('GET', '/auth/saml/metadata')).text, 'metadata');
-  const idp = childElements(doc.documentElement, SAML_NS.metadata, 'IDPSSODescriptor')[0]!;
-  return childElements(idp, SAML_NS.metadata, 'KeyDescriptor').map((kd) => {
-    const body = kd.getElementsByTagNameNS(SAML_NS.dsig, 'X509Certificate')[0]!.textContent.replace(/\s+/g, '');
-    return `-----BEGIN CERTIFICATE-----\n${body.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
-  });
 }
 
 describe('SAML IdP (Client.saml)', function () {

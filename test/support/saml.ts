@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SignedXml } from 'xml-crypto';
+import { childElements, readSamlXml, SAML_NS } from '../../api/saml/xml.js';
+import type { Box } from './box.js';
 
 export interface TestSamlKey {
   privateKey: crypto.KeyObject;
@@ -145,4 +147,14 @@ export function signedRedirectQuery(
   const digest = options.sigAlg === ALGORITHMS.rsaSha1 ? 'sha1' : 'sha256';
   const signature = crypto.sign(digest, Buffer.from(signedText, 'utf8'), key.privateKey).toString('base64');
   return `${signedText}&Signature=${encodeURIComponent(signature)}`;
+}
+
+/** A box's IdP signing certificates (PEM), from its metadata: what an SP trusts. */
+export async function idpCertificates(box: Box): Promise<string[]> {
+  const doc = await readSamlXml((await box.request('GET', '/auth/saml/metadata')).text, 'metadata');
+  const idp = childElements(doc.documentElement, SAML_NS.metadata, 'IDPSSODescriptor')[0]!;
+  return childElements(idp, SAML_NS.metadata, 'KeyDescriptor').map((kd) => {
+    const body = kd.getElementsByTagNameNS(SAML_NS.dsig, 'X509Certificate')[0]!.textContent.replace(/\s+/g, '');
+    return `-----BEGIN CERTIFICATE-----\n${body.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+  });
 }

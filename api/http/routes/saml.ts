@@ -29,16 +29,19 @@ import {
   readSsoRequest,
   samlResponse,
   samlStatusResponse,
+  spendSsoRequest,
   unsolicitedRequest,
   attributeValues,
   type SloRequest,
   type SsoMessage,
   type SsoRequest,
+  type SsoRequestLedger,
 } from '../../saml/idp.js';
 import { encodeRedirectMessage } from '../../saml/bindings.js';
 import { signRedirectQuery } from '../../saml/sign.js';
 import { boxSamlKey } from '../../saml/box-keys.js';
 import { idpMetadata } from '../../saml/idp-metadata.js';
+import { endSamlSignIn, recordSamlSignIn } from '../../saml/sign-ins.js';
 import { SpUnavailable, type ServiceProvider, type ServiceProviders } from '../../saml/service-providers.js';
 import { SamlRefusal } from '../../saml/xml.js';
 import type { Stored } from '../../store/resources.js';
@@ -57,6 +60,7 @@ import { strictRouter } from '../router.js';
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
 interface Needs {
   keyring: Keyring;
+  samlRequests: SsoRequestLedger;
   clients: RecordCache<Stored<Client>>;
   /** The SAML apps by entity ID, their metadata read (api/saml/service-providers.ts). */
   serviceProviders: ServiceProviders;
@@ -281,6 +285,15 @@ export function samlRouter(svc: SamlRouterServices): Router {
         const facts = await assertionFacts(sp, person!);
         if (!facts) return refusalPage(res, 403, 'The application is given your email address, and it is not proven yet.');
         const xml = await samlResponse(issuer, sp, request, facts, key, Date.now());
+        // Kept with the box session, so that its close reaches the app (api/saml/logout-notices.ts); a sign-out meanwhile gives it nothing.
+        const kept = await recordSamlSignIn(svc, {
+          clientId: client.id,
+          userId: person!.user.id,
+          sid: person!.browser.sid,
+          nameId: facts.nameId,
+          until: person!.browser.expiresAt,
+        });
+        if (!kept) return renderPage(res, 401, messagePage(box, words('signedOut.title'), words('signedOut.startAgain')));
         svc.audit.record({
           event: 'token_issued',
           client: client.id,
@@ -318,6 +331,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
     return proceed(req, res, request, request.forceAuthn ? (person?.browser.authTime.toISOString() ?? '') : undefined);
   }
 
+  /** An AuthnRequest read and checked, its ID spent: the first time it comes, and never again. */
+  async function checkedSsoRequest(message: SsoMessage): Promise<SsoRequest> {
+    const request = await readSsoRequest(message, svc.serviceProviders, issuer, Date.now());
+    await spendSsoRequest(svc.samlRequests, request, Date.now());
+    return request;
+  }
+
   router.get('/auth/saml/metadata', (_req, res) => {
     res.type('application/samlmetadata+xml').set('Cache-Control', 'max-age=300').send(idpMetadata(svc.keyring, issuer));
   });
@@ -336,13 +356,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
       return handle(req, res, async () => unsolicitedRequest(await svc.serviceProviders.byEntityId(entityId), str(query.RelayState)));
     }
     const message = redirectMessage(req);
-    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()));
+    return handle(req, res, () => checkedSsoRequest(message));
   });
 
   router.post(browserPage('/auth/saml/sso'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const message: SsoMessage = { binding: 'post', samlRequest: str(body.SAMLRequest) ?? '', relayState: str(body.RelayState) };
-    return handle(req, res, () => readSsoRequest(message, svc.serviceProviders, issuer, Date.now()), true);
+    return handle(req, res, () => checkedSsoRequest(message), true);
   });
 
   // Single Logout (Profiles §4.4), HTTP-Redirect: an app signs the person out of the box too. The box's session of
@@ -365,7 +385,10 @@ export function samlRouter(svc: SamlRouterServices): Router {
       person !== undefined &&
       facts?.nameId.value === slo.nameId &&
       (slo.sessionIndexes.length === 0 || slo.sessionIndexes.includes(person.browser.sid));
-    if (named) await endBrowserSession(svc, req, res);
+    if (named) {
+      await endSamlSignIn(svc, slo.sp.client.id, person.browser.sid);
+      await endBrowserSession(svc, req, res);
+    }
     // Signed out already (or never here) is a logout done; a browser signed in as someone else is left as it is.
     const partial = person !== undefined && !named;
     const xml = logoutResponseXml(issuer, slo, partial, Date.now());

@@ -47,6 +47,11 @@ describe('back-channel logout: who a close tells', function () {
     ]);
   });
 
+  it("a SAML app's sign-in is no grant of tokens: a logout token never tells of it (its LogoutRequest does)", function () {
+    const saml = { ...session('rp', 7, 'sid-a'), saml: { nameId: 'ann@example.com', nameIdFormat: 'emailAddress' } };
+    expect(logoutNotices(closeBy('sign-out'), [saml], receivers)).to.deep.equal([]);
+  });
+
   it("a client's own sessions (no person), other events, and a client's own revocation tell nobody", function () {
     expect(logoutNotices(closeBy('api'), [session('rp', null, null)], receivers)).to.deep.equal([]);
     expect(

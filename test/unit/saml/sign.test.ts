@@ -72,7 +72,7 @@ describe('signSamlXml: what an SP verifies', function () {
     const metadata = signSamlXml(entityDescriptorXml(), 'EntityDescriptor', box);
     expect(childNames(metadata, NS.metadata, 'EntityDescriptor')).to.deep.equal(['Signature', 'IDPSSODescriptor']);
     expect(signatureChecks(metadata, NS.metadata, 'EntityDescriptor')).to.equal(true);
-    expect(signatureChecks(metadata.replace('/auth/saml/sso', '/auth/saml/ss0'), NS.metadata, 'EntityDescriptor')).to.equal(false);
+    expect(signatureChecks(metadata.replace('/saml/sso', '/saml/ss0'), NS.metadata, 'EntityDescriptor')).to.equal(false);
   });
 
   it('places the Signature first in a request without an Issuer', function () {
