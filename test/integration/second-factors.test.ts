@@ -278,10 +278,9 @@ describe('second factors: TOTP and recovery codes', function () {
     const { secret, step } = await scene.enrolled('wes@example.com', true);
     const { browser } = await scene.afterPassword('wes@example.com');
     const page = await browser.get('/auth/sign-in/second-factor');
-    const cookie = (browser as unknown as { jar: Map<string, string> }).jar;
-    const token = cookie.get('boxauth_step')!;
+    const token = browser.cookie('boxauth_step')!;
     expect(token).to.be.a('string');
-    cookie.set(
+    browser.setCookie(
       'boxauth_step',
       token.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
     );
@@ -298,7 +297,7 @@ describe('second factors: TOTP and recovery codes', function () {
     expect(stranger.status).to.equal(403);
     expect(await scene.signedInAs(other)).to.equal(false);
     // The code was never accepted for either: with the real step, it is.
-    cookie.set('boxauth_step', token);
+    browser.setCookie('boxauth_step', token);
     expect((await scene.give(browser, 'code', totpCode(secret, step + 1))).status).to.equal(303);
   });
 

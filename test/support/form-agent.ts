@@ -46,6 +46,18 @@ export class FormAgent {
     return this.headers(path);
   }
 
+  /** The value of this browser's cookie `name`, if it holds one (a test that tampers with a cookie). */
+  cookie(name: string): string | undefined {
+    return this.jar.get(name)?.value;
+  }
+
+  /** Changes the value of this browser's cookie `name`, its Path kept (a test that tampers with a cookie). */
+  setCookie(name: string, value: string): void {
+    const held = this.jar.get(name);
+    if (!held) throw new Error(`this browser holds no cookie ${name}`);
+    this.jar.set(name, { ...held, value });
+  }
+
   /** Signs in through the sign-in page; the answer is the redirect (303) or the page again. */
   async signIn(email: string, password: string, returnTo = '/auth/signed-in'): Promise<JsonResponse> {
     const page = await this.get(`/auth/sign-in?return_to=${encodeURIComponent(returnTo)}`);
