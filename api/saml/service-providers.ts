@@ -14,7 +14,7 @@ import type { Logger } from '../log.js';
 import { Snapshot } from '../cache/snapshot.js';
 import { clients } from '../store/clients.js';
 import type { Client } from '../types.js';
-import { childElements, readSamlXml, SAML_NS, SamlRefusal, SamlBusy } from './xml.js';
+import { childElements, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
 import { BINDING_POST, BINDING_REDIRECT, BINDING_SOAP } from './names.js';
 
 /** An AssertionConsumerService of the HTTP-POST binding, the one binding the box answers with. */
@@ -195,10 +195,8 @@ export class ServiceProviders {
       this.read.set(key, held);
       // A failure is kept a little while only: long enough that one app's metadata out of reach does not
       // hold every other app's sign-in for a fetch's timeout (byEntityId reads them all), short enough to be fixed.
-      // A busy schema check is no fault of the app's: kept, a burst of requests to an app not read yet
-      // (each one a document for the check) would lock everybody out of it for FAILURE_SECONDS.
       const failed = held;
-      held.sp.catch((err: unknown) => (failed.until = err instanceof SamlBusy ? now : now + FAILURE_SECONDS * 1000));
+      held.sp.catch(() => (failed.until = now + FAILURE_SECONDS * 1000));
     }
     return { ...(await held.sp), client };
   }
