@@ -44,8 +44,8 @@ export function watchSamlMetadata(svc: Needs): () => Promise<void> {
   let stopped = false;
   const pass = async (): Promise<void> => {
     for (const id of await claimSamlMetadataChecks(svc.pool, LEASE_SECONDS)) {
-      if (stopped) return releaseSamlMetadataClaim(svc.pool, id);
-      const client = (await clients.read(svc.pool, id))?.resource;
+      // Stopping: what is claimed and not looked at is given up, for another process at once.
+      const client = stopped ? undefined : (await clients.read(svc.pool, id))?.resource;
       if (!client?.saml?.metadata.url) {
         await releaseSamlMetadataClaim(svc.pool, id);
         continue;
@@ -87,7 +87,7 @@ export interface SamlAppView {
   nameIdFormat: string;
   idpInitiated: boolean;
   encryptAssertions: boolean;
-  /** Where its metadata comes from, and (by URL) what the box last made of it: absent until it first looked. */
+  /** Where its metadata comes from, and (by URL) what the box last made of it: absent until it first looked at this URL. */
   metadata: { source: 'inline' } | { source: 'url'; url: string; status?: SamlMetadataStatus };
   /** What the metadata says of the app: the inline document's, or the last one read at the URL. */
   sp?: SamlMetadataSummary;
@@ -109,8 +109,10 @@ export async function samlAppView(pool: Pool, client: Client, issuer: string): P
     idp: { metadataUrl: at.entityId, entityId: at.entityId, ssoUrl: at.sso, sloUrl: at.slo },
   };
   if (saml.metadata.url !== undefined) {
-    const status = await samlMetadataStatus(pool, client.id);
-    const sp = status?.outcome === 'read' && status.url === saml.metadata.url ? status.summary : undefined;
+    // What the box made of another URL, the one before, says nothing of this one.
+    const recorded = await samlMetadataStatus(pool, client.id);
+    const status = recorded?.url === saml.metadata.url ? recorded : undefined;
+    const sp = status?.outcome === 'read' ? status.summary : undefined;
     return { ...common, metadata: { source: 'url', url: saml.metadata.url, ...(status ? { status } : {}) }, ...(sp ? { sp } : {}) };
   }
   try {

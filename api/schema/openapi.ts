@@ -1336,7 +1336,7 @@ const samlAppPaths: Json = {
                 url: { type: 'string' },
                 status: {
                   type: 'object',
-                  description: 'what the box last made of the document at the URL; absent until it first looked',
+                  description: 'what the box last made of the document at this URL; absent until it first looked there',
                   required: ['outcome', 'url', 'fetchedAt', 'refreshAfter'],
                   properties: {
                     outcome: { type: 'string', enum: ['read', 'refused'] },
