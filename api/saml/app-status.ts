@@ -3,8 +3,7 @@
 // (api/store/saml-metadata-status.ts), and looks on its own when an app with a URL appears or
 // changes and when the record is older than the document's caching time, so that the operator's
 // SamlMetadataReady condition and the admin console tell of a broken URL before anybody signs in.
-// Of a box's processes and replicas one looks (the work is claimed in one statement). A busy
-// schema check (SamlBusy) is no outcome: the claim is given up and taken again at the next pass.
+// Of a box's processes and replicas one looks (the work is claimed in one statement).
 import type { ChangeFeed } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../log.js';
@@ -50,8 +49,7 @@ export function watchSamlMetadata(svc: Needs): () => Promise<void> {
         await releaseSamlMetadataClaim(svc.pool, id);
         continue;
       }
-      // The outcome is recorded by the look itself; a busy one gives the claim up.
-      if (!(await svc.serviceProviders.lookAgain(client))) await releaseSamlMetadataClaim(svc.pool, id);
+      await svc.serviceProviders.lookAgain(client); // the look records its outcome, which ends the claim
     }
   };
   const run = (): void => {

@@ -206,17 +206,15 @@ export class ServiceProviders {
 
   /**
    * Fetches and reads the metadata of `client` (an app with a URL) afresh, whatever this process
-   * holds, and records the outcome (./metadata-status.ts); false when the box was too busy to read it.
+   * holds, and records the outcome (./metadata-status.ts).
    */
-  async lookAgain(client: Client, now = Date.now()): Promise<boolean> {
+  async lookAgain(client: Client, now = Date.now()): Promise<void> {
     for (const key of this.read.keys()) if ((JSON.parse(key) as unknown[])[0] === client.id) this.read.delete(key);
     try {
       await this.of(client, now);
     } catch (err) {
-      if (err instanceof SamlBusy) return false;
       if (!(err instanceof SpUnavailable)) throw err;
     }
-    return true;
   }
 
   private async readMetadata(client: Client, standsFor: (seconds: number) => void): Promise<SpMetadata> {
@@ -244,7 +242,6 @@ export class ServiceProviders {
       await this.recordOutcome(client, url!, { outcome: 'read', summary: metadataSummary(sp) }, fetched.seconds);
       return sp;
     } catch (err) {
-      // A busy schema check is no outcome (./metadata-status.ts): nothing is recorded.
       if (!(err instanceof SamlRefusal)) throw err;
       this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, reason: err.reason }, 'SAML SP metadata refused');
       await this.recordOutcome(client, url!, invalid(err.reason), REFUSED_STANDS_SECONDS);

@@ -88,7 +88,7 @@ export async function recordSamlMetadataOutcome(
   );
 }
 
-/** Gives up a claim without an outcome (the box was too busy to read the document): any process may try again at once. */
+/** Gives up a claim without an outcome (the app is gone, or the box stops): any process may take it again at once. */
 export async function releaseSamlMetadataClaim(db: Queryable, clientId: string): Promise<void> {
   await db.query('UPDATE saml_metadata_status SET claimed_until = NULL WHERE client_id = $1', [clientId]);
 }
