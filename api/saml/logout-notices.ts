@@ -23,7 +23,7 @@ import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { boxSamlKey } from './box-keys.js';
 import { idpEndpoints } from './idp-metadata.js';
-import { xmlEscaped } from './names.js';
+import { NAMEID_FORMATS, xmlEscaped, type NameIdFormat } from './names.js';
 import type { ServiceProviders } from './service-providers.js';
 import { signSamlXml } from './sign.js';
 import { childElements, parseXml, refuseDeclarations, SAML_NS, SamlRefusal } from './xml.js';
@@ -84,12 +84,16 @@ export function logoutRequestXml(
   reason: LogoutReason = 'admin',
 ): string {
   const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // A sign-in keeps the format by the name a Client writes (./sign-ins.ts): the NameID says it as the assertion did, by its URN.
+  const format = Object.hasOwn(NAMEID_FORMATS, subject.nameIdFormat)
+    ? NAMEID_FORMATS[subject.nameIdFormat as NameIdFormat]
+    : subject.nameIdFormat;
   return (
     `<samlp:LogoutRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${id}" Version="2.0" ` +
     `IssueInstant="${iso(now)}" Destination="${xmlEscaped(destination)}" NotOnOrAfter="${iso(now + LOGOUT_REQUEST_SECONDS * 1000)}" ` +
     `Reason="urn:oasis:names:tc:SAML:2.0:logout:${reason}">` +
     `<saml:Issuer>${xmlEscaped(idpEndpoints(issuer).entityId)}</saml:Issuer>` +
-    `<saml:NameID Format="${xmlEscaped(subject.nameIdFormat)}">${xmlEscaped(subject.nameId)}</saml:NameID>` +
+    `<saml:NameID Format="${xmlEscaped(format)}">${xmlEscaped(subject.nameId)}</saml:NameID>` +
     `<samlp:SessionIndex>${xmlEscaped(subject.sessionIndex)}</samlp:SessionIndex>` +
     '</samlp:LogoutRequest>'
   );

@@ -39,6 +39,7 @@ interface Received {
   app: string;
   id: string;
   nameId: string;
+  nameIdFormat: string | null;
   sessionIndex: string;
   reason: string | null;
   destination: string | null;
@@ -155,6 +156,7 @@ describe('SAML Single Logout through the browser (HTTP-Redirect)', function () {
       app: appOf(location)!,
       id: request.getAttribute('ID')!,
       nameId: textOf(childElements(request, SAML_NS.assertion, 'NameID')[0]!),
+      nameIdFormat: childElements(request, SAML_NS.assertion, 'NameID')[0]!.getAttribute('Format'),
       sessionIndex: textOf(childElements(request, SAML_NS.protocol, 'SessionIndex')[0]!),
       reason: request.getAttribute('Reason'),
       destination: request.getAttribute('Destination'),
@@ -235,6 +237,7 @@ describe('SAML Single Logout through the browser (HTTP-Redirect)', function () {
     expect(visited.map((v) => v.app).sort()).to.deep.equal(['alpha', 'beta']);
     for (const v of visited) {
       expect([v.nameId, v.sessionIndex]).to.deep.equal([given[v.app]!.nameId, given[v.app]!.sessionIndex]);
+      expect(v.nameIdFormat, 'as the assertion said it').to.equal('urn:oasis:names:tc:SAML:2.0:nameid-format:persistent');
       expect(v.reason).to.equal('urn:oasis:names:tc:SAML:2.0:logout:user');
       expect(v.destination).to.equal(`${entity(v.app)}/slo`);
       expect(v.relayState.length).to.be.at.most(80);

@@ -27,12 +27,18 @@ export const samlAppAuthnRequest = (entityId: string): string =>
   `Version="2.0" IssueInstant="${new Date().toISOString()}" AssertionConsumerServiceURL="${entityId}/acs">` +
   `<saml:Issuer>${entityId}</saml:Issuer></samlp:AuthnRequest>`;
 
-/** Declares the SAML app `id` (first party, so no consent) with an access policy that admits everyone. */
-export async function declareSamlApp(box: Box, root: string, id: string, saml: Record<string, unknown>): Promise<void> {
-  expect((await box.json('PUT', `/Client/${id}`, { grant_types: [], first_party: true, saml }, root)).status).to.equal(201);
-  expect(
-    (await box.json('PUT', `/AccessPolicy/${id}-people`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root)).status,
-  ).to.equal(201);
+/** Declares the SAML app `id` (first party, so no consent; `more` of its Client besides) with an access policy that admits everyone. */
+export async function declareSamlApp(
+  box: Box,
+  root: string,
+  id: string,
+  saml: Record<string, unknown>,
+  more: Record<string, unknown> = {},
+): Promise<void> {
+  const client = await box.json('PUT', `/Client/${id}`, { grant_types: [], first_party: true, saml, ...more }, root);
+  expect(client.status, client.text).to.be.below(300);
+  const policy = await box.json('PUT', `/AccessPolicy/${id}-people`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root);
+  expect(policy.status, policy.text).to.be.below(300);
 }
 
 /** The browser, signed in at the box, signs in to the app of `entityId`: the NameID and SessionIndex its assertion gave. */
