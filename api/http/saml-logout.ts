@@ -1,13 +1,15 @@
 // A sign-out in the browser that goes on to the SAML apps needing that browser to hear of it (those
 // with only an HTTP-Redirect SingleLogoutService: api/saml/logout-chains.ts): the doors of a
-// sign-out (the box's /auth/sign-out, OpenID Connect's /auth/logout, a SAML app's /auth/saml/slo)
-// end the session here and send the browser where the chain says.
+// sign-out (the box's /auth/sign-out, OpenID Connect's /auth/logout, a SAML app's /auth/saml/slo,
+// the account page's end of this very sign-in) end the session here and send the browser where the
+// chain says.
 import type { Request, Response } from 'express';
 import { startLogoutChain, type LogoutChainServices, type LogoutEnd, type LogoutStep } from '../saml/logout-chains.js';
 import { words } from '../ui/language.js';
 import { messagePage } from '../ui/pages.js';
 import { browserId, endBrowserSession, type BrowserServices } from './browser-session.js';
 import { renderPage } from './pages.js';
+import type { SessionRow } from '../store/sessions.js';
 
 export type SignOutServices = BrowserServices & LogoutChainServices;
 
@@ -23,6 +25,18 @@ export async function signOutThroughApps(
   partial = false,
 ): Promise<LogoutStep | undefined> {
   const closed = await endBrowserSession(svc, req, res);
+  return throughApps(svc, req, res, closed, end, partial);
+}
+
+/** The way through the SAML apps of the sessions `closed` (this browser's, ended already): its first step, or undefined. */
+export function throughApps(
+  svc: SignOutServices,
+  req: Request,
+  res: Response,
+  closed: readonly SessionRow[],
+  end: LogoutEnd,
+  partial = false,
+): Promise<LogoutStep | undefined> {
   return startLogoutChain(svc, closed, browserId(svc, req, res), end, partial);
 }
 

@@ -1,7 +1,8 @@
 // Single Logout through the person's browser (SAML Profiles §4.4.3, HTTP-Redirect): when a person
-// signs out in their browser - the box's sign-out, OpenID Connect's RP-initiated logout, or a SAML
-// app's own LogoutRequest - the SAML apps that browser session signed in to (./sign-ins.ts) and
-// that have only an HTTP-Redirect SingleLogoutService are told through that browser: it goes to
+// signs out in their browser - the box's sign-out, OpenID Connect's RP-initiated logout, a SAML
+// app's own LogoutRequest, or the account page's end of this very browser - the SAML apps that
+// browser session signed in to (./sign-ins.ts) and that have only an HTTP-Redirect
+// SingleLogoutService are told through that browser: it goes to
 // each in turn with a LogoutRequest, signed over the query as the Redirect binding signs
 // (./sign.ts), naming what the SOAP notice names (./logout-notices.ts logoutRequestXml, the one
 // writer of both), and comes back to /auth/saml/slo with the app's LogoutResponse; then the next

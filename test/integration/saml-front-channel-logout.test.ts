@@ -258,6 +258,17 @@ describe('SAML Single Logout through the browser (HTTP-Redirect)', function () {
     expect(last.headers.get('location')).to.equal('https://rp.example/bye?state=st');
   });
 
+  it("the account page's sign-out of this very browser goes through the apps too, then to the signed-out page", async function () {
+    const { browser } = await takingPart();
+    const account = await browser.get('/auth/account');
+    const forms = [...account.text.matchAll(/<form method="post" action="\/auth\/account\/sign-ins\/end"[^>]*>([\s\S]*?)<\/form>/g)];
+    expect(forms, 'one sign-in: this browser').to.have.length(1);
+    const { visited, last } = await walk(browser, await browser.post('/auth/account/sign-ins/end', hiddenFields(forms[0]![1]!)));
+    expect(visited.map((v) => v.app).sort()).to.deep.equal(['alpha', 'beta']);
+    expect(last.headers.get('location')).to.equal('/auth/signed-in');
+    expect(await isSignedOut(browser)).to.equal(true);
+  });
+
   it("an app's own LogoutRequest reaches the other Redirect-only app and returns to the app with Success", async function () {
     const { browser, given } = await takingPart();
     const { visited, last } = await walk(browser, await browser.get(appLogoutPath(given.alpha!, '_alpha1')));
