@@ -51,6 +51,8 @@ export type { AccessPolicy, App, Client, IdentityProvider, Resources, Webhook } 
 export { checkPolicyCompiles } from './policy/engines.js';
 export { checkClaimsCompile } from './policy/claims.js';
 export { samlMetadataProblem } from './saml/service-providers.js';
+// What the box last made of a SAML app's metadata at its URL: the Client's SamlMetadataReady condition.
+export { samlMetadataStatus, type SamlMetadataStatus } from './store/saml-metadata-status.js';
 export { boxAudienceClash } from './decision/apps.js';
 
 // Secrets the operator makes, hashes or seals as the box would read them: a client's secret,

@@ -1,6 +1,7 @@
 // Start and stop of a box process. `prepareBox` runs once per start (database,
 // migrations, signing key, root client); `startServer` runs in every worker.
 import { ServiceProviders } from './saml/service-providers.js';
+import { watchSamlMetadata } from './saml/app-status.js';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -293,6 +294,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
           throw err;
         });
   const stopPurge = startPurgeJob({ ...svc, pool: upkeepPool });
+  // Every process looks at the SAML apps' metadata URLs it claims (one fetch each per box).
+  const stopMetadataWatch = watchSamlMetadata(svc);
   // Every process sends mail: a process killed mid-send leaves its mails to the others (api/mail/outbox.ts).
   const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
   // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
@@ -306,6 +309,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     async stop() {
       draining = true;
       stopPurge();
+      await stopMetadataWatch();
       secure?.stopWatching();
       // Kubernetes removes a stopping pod from its Service while it sends SIGTERM: for a moment new
       // connections still come. Go on answering them (each with Connection: close, /readyz with 503)

@@ -43,8 +43,10 @@ export interface ReadyOptions {
   message: string;
   /** The status fields besides the conditions, as they now are: one left out is removed. */
   fields?: Record<string, unknown>;
-  /** Conditions set along with Ready (a Box's Available). */
+  /** Conditions set along with Ready (a Box's Available, a SAML app's SamlMetadataReady). */
   conditions?: NewCondition[];
+  /** Conditions that no longer apply (a SamlMetadataReady once the metadata is no longer at a URL): removed. */
+  without?: ConditionType[];
 }
 
 export interface NotReadyOptions {
@@ -153,7 +155,8 @@ export abstract class Controller<T extends Resource> {
     try {
       const newGeneration = !obj.metadata.deletionTimestamp && obj.status?.observedGeneration !== obj.metadata.generation;
       const outcome = await this.reconcile(newGeneration ? await this.markReconciling(obj) : obj, force);
-      if (outcome.ready) this.synced.set(key, fingerprint);
+      // Ready, but to be looked at again (a SAML app's metadata the box has not fetched yet): the requeue must not be skipped.
+      if (outcome.ready && outcome.requeueAfterMs === undefined) this.synced.set(key, fingerprint);
       else this.synced.delete(key);
       this.deps.metrics.reconciles.inc({ controller: this.name, result: outcome.requeueAfterMs !== undefined ? 'requeue' : 'ok' });
       return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
@@ -167,7 +170,7 @@ export abstract class Controller<T extends Resource> {
   }
 
   /** Ready=True (Reconciling and Stalled False), with the status fields as they now are; a Normal Event when the resource was not ready before. */
-  protected async markReady(obj: T, { reason, message, fields = {}, conditions = [] }: ReadyOptions): Promise<void> {
+  protected async markReady(obj: T, { reason, message, fields = {}, conditions = [], without = [] }: ReadyOptions): Promise<void> {
     if (readyCondition(obj)?.status !== 'True') this.deps.events.normal(obj, reason, message);
     const settled = { status: 'False', reason, message } as const;
     await this.writeStatus(
@@ -179,6 +182,8 @@ export abstract class Controller<T extends Resource> {
         ...conditions,
       ],
       fields,
+      true,
+      without,
     );
   }
 
@@ -237,9 +242,15 @@ export abstract class Controller<T extends Resource> {
    * the other fields; writes only what changed. status.observedGeneration becomes the object's generation when `done`
    * (its reconcile is over), else stays as it was. The object as written, when it was.
    */
-  private async writeStatus(obj: T, changes: NewCondition[], fields: Record<string, unknown>, done = true): Promise<T | undefined> {
+  private async writeStatus(
+    obj: T,
+    changes: NewCondition[],
+    fields: Record<string, unknown>,
+    done = true,
+    without: ConditionType[] = [],
+  ): Promise<T | undefined> {
     const previous = obj.status ?? {};
-    let conditions = previous.conditions;
+    let conditions = previous.conditions?.filter((c) => !without.includes(c.type as ConditionType));
     const now = new Date(this.deps.clock.now());
     for (const c of changes) conditions = setCondition(conditions, c, obj.metadata.generation, now);
     const observedGeneration = done ? obj.metadata.generation : previous.observedGeneration;

@@ -27,6 +27,11 @@ export const ConditionType = {
   Stalled: 'Stalled',
   /** A Box: whether any of its API pods is available. */
   Available: 'Available',
+  /**
+   * A Client whose SAML metadata is at a URL (spec.saml.metadata.url): whether the box could fetch and read it
+   * (the box fetches it, through its own guard; the operator reads what it recorded). The Client stays Ready for its other uses.
+   */
+  SamlMetadataReady: 'SamlMetadataReady',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -37,7 +42,7 @@ export type Progress = typeof ConditionType.Reconciling | typeof ConditionType.S
  * Where a reason appears: as a condition's reason with that status (a Ready=False reason also as the reason of
  * Reconciling=True or Stalled=True: `then`), or only as the reason of a Normal Event.
  */
-export type ReasonUse = { condition: ConditionType; status: 'True' | 'False'; then?: Progress } | { event: 'Normal' };
+export type ReasonUse = { condition: ConditionType; status: 'True' | 'False' | 'Unknown'; then?: Progress } | { event: 'Normal' };
 
 const READY = { condition: ConditionType.Ready, status: 'True' } as const;
 /** Ready=False, Reconciling=True: the operator retries, or something it waits for may still appear. */
@@ -49,6 +54,9 @@ const PROGRESSING = { condition: ConditionType.Reconciling, status: 'True' } as 
 const AVAILABLE = { condition: ConditionType.Available, status: 'True' } as const;
 const UNAVAILABLE = { condition: ConditionType.Available, status: 'False' } as const;
 const NORMAL_EVENT = { event: 'Normal' } as const;
+const SAML_METADATA_READ = { condition: ConditionType.SamlMetadataReady, status: 'True' } as const;
+const SAML_METADATA_REFUSED = { condition: ConditionType.SamlMetadataReady, status: 'False' } as const;
+const SAML_METADATA_UNKNOWN = { condition: ConditionType.SamlMetadataReady, status: 'Unknown' } as const;
 
 /** Every kind: the reconcile of a generation the status does not show yet has begun. */
 const progressing = {
@@ -207,6 +215,24 @@ const client = {
    * encrypt to; nothing is written. Fix the document (the message says what is wrong).
    */
   InvalidSamlMetadata: STALLED,
+  /**
+   * SamlMetadataReady=True: the box fetched the metadata at spec.saml.metadata.url and read it as an SP's (the message says its entity ID,
+   * AssertionConsumerServices, SingleLogoutService bindings and when its first certificate expires). Nothing to do.
+   */
+  SamlMetadataRead: SAML_METADATA_READ,
+  /**
+   * SamlMetadataReady=False: the box could not fetch the metadata at spec.saml.metadata.url (an address its guard refuses, no answer, an
+   * answer but 200, not XML, too large; the message says which). Nobody signs in to the app until it can; the Client stays Ready (its
+   * OAuth side works). Fix the URL or the server, or allow the address in the box's settings; the box looks again within a minute.
+   */
+  SamlMetadataUnreachable: SAML_METADATA_REFUSED,
+  /**
+   * SamlMetadataReady=False: the document at spec.saml.metadata.url is not an SP's SAML 2.0 metadata (the message says what is wrong).
+   * Nobody signs in to the app until it is; the Client stays Ready. Fix the document; the box looks again within a minute.
+   */
+  SamlMetadataInvalid: SAML_METADATA_REFUSED,
+  /** SamlMetadataReady=Unknown: the box has not fetched the metadata at spec.saml.metadata.url yet (it does so within seconds). Nothing to do. */
+  SamlMetadataPending: SAML_METADATA_UNKNOWN,
 } as const satisfies Record<string, ReasonUse>;
 
 const accessPolicy = {

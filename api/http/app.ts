@@ -24,6 +24,7 @@ import { accountRouter } from './routes/account.js';
 import { accountLinkRouter } from './routes/account-links.js';
 import { auditEventRouter } from './routes/audit-events.js';
 import { explainRouter } from './routes/explain.js';
+import { samlAppRouter } from './routes/saml-apps.js';
 import { healthRouter, type Readiness } from './routes/health.js';
 import { keyRouter } from './routes/keys.js';
 import { oauthRouter } from './routes/oauth.js';
@@ -140,6 +141,7 @@ function createApp(svc: Services, options: AppOptions, logRequest: LogRequest): 
   guarded.use(
     ...RESOURCE_KINDS.map((kind) => resourceRouter(svc, kind, guard)),
     providerCheckRouter(svc, guard),
+    samlAppRouter(svc, guard),
     explainRouter(svc, guard),
     auditEventRouter(svc, guard),
     sessionRouter(svc, guard),

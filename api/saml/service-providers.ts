@@ -5,7 +5,8 @@
 // so a bad document is refused then) or fetched from saml.metadata.url through the box's one
 // fetch of documents a stranger names (api/document-fetch.ts: never a special-use address
 // unless the box's settings allow it, as jwks_uri and sector_identifier_uri), kept for its
-// caching headers within the box's bounds. The entity ID is kept beside the client's id, not as
+// caching headers within the box's bounds; what each fetch came to is recorded as the app's
+// status (./metadata-status.ts). The entity ID is kept beside the client's id, not as
 // it: an entity ID is a URL, a client id a record name.
 import { createHash, X509Certificate } from 'node:crypto';
 import type { ChangeFeed } from '../db/notify.js';
@@ -13,9 +14,11 @@ import type { Pool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { Snapshot } from '../cache/snapshot.js';
 import { clients } from '../store/clients.js';
+import { recordSamlMetadataOutcome, type SamlMetadataOutcome } from '../store/saml-metadata-status.js';
 import type { Client } from '../types.js';
-import { childElements, readSamlXml, SAML_NS, SamlRefusal, SamlBusy } from './xml.js';
+import { childElements, readSamlXml, SAML_NS, SamlRefusal } from './xml.js';
 import { BINDING_POST, BINDING_REDIRECT, BINDING_SOAP } from './names.js';
+import { invalid, metadataSummary, REFUSED_STANDS_SECONDS, unreachable } from './metadata-status.js';
 
 /** An AssertionConsumerService of the HTTP-POST binding, the one binding the box answers with. */
 export interface ConsumerService {
@@ -195,34 +198,65 @@ export class ServiceProviders {
       this.read.set(key, held);
       // A failure is kept a little while only: long enough that one app's metadata out of reach does not
       // hold every other app's sign-in for a fetch's timeout (byEntityId reads them all), short enough to be fixed.
-      // A busy schema check is no fault of the app's: kept, a burst of requests to an app not read yet
-      // (each one a document for the check) would lock everybody out of it for FAILURE_SECONDS.
       const failed = held;
-      held.sp.catch((err: unknown) => (failed.until = err instanceof SamlBusy ? now : now + FAILURE_SECONDS * 1000));
+      held.sp.catch(() => (failed.until = now + FAILURE_SECONDS * 1000));
     }
     return { ...(await held.sp), client };
   }
 
+  /**
+   * Fetches and reads the metadata of `client` (an app with a URL) afresh, whatever this process
+   * holds, and records the outcome (./metadata-status.ts); false when the box was too busy to read it.
+   */
+  async lookAgain(client: Client, now = Date.now()): Promise<boolean> {
+    for (const key of this.read.keys()) if ((JSON.parse(key) as unknown[])[0] === client.id) this.read.delete(key);
+    try {
+      await this.of(client, now);
+    } catch (err) {
+      if (err instanceof SamlBusy) return false;
+      if (!(err instanceof SpUnavailable)) throw err;
+    }
+    return true;
+  }
+
   private async readMetadata(client: Client, standsFor: (seconds: number) => void): Promise<SpMetadata> {
     const { xml, url } = client.saml!.metadata;
-    let document = xml;
-    if (document === undefined) {
+    if (xml !== undefined) {
       try {
-        const fetched = await this.fetchMetadata(url!);
-        standsFor(fetched.seconds);
-        document = fetched.xml;
+        return await readSpMetadata(xml);
       } catch (err) {
-        this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, err }, 'SAML SP metadata could not be fetched');
-        throw new SpUnavailable(`the metadata of app "${client.id}" could not be fetched`, { cause: err });
+        if (!(err instanceof SamlRefusal)) throw err;
+        this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, reason: err.reason }, 'SAML SP metadata refused');
+        throw new SpUnavailable(`the metadata of app "${client.id}" cannot be read: ${err.reason}`, { cause: err });
       }
     }
+    let fetched: { xml: string; seconds: number };
     try {
-      return await readSpMetadata(document);
+      fetched = await this.fetchMetadata(url!);
     } catch (err) {
+      this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, err }, 'SAML SP metadata could not be fetched');
+      await this.recordOutcome(client, url!, unreachable(err), REFUSED_STANDS_SECONDS);
+      throw new SpUnavailable(`the metadata of app "${client.id}" could not be fetched`, { cause: err });
+    }
+    try {
+      const sp = await readSpMetadata(fetched.xml);
+      standsFor(fetched.seconds);
+      await this.recordOutcome(client, url!, { outcome: 'read', summary: metadataSummary(sp) }, fetched.seconds);
+      return sp;
+    } catch (err) {
+      // A busy schema check is no outcome (./metadata-status.ts): nothing is recorded.
       if (!(err instanceof SamlRefusal)) throw err;
       this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, reason: err.reason }, 'SAML SP metadata refused');
+      await this.recordOutcome(client, url!, invalid(err.reason), REFUSED_STANDS_SECONDS);
       throw new SpUnavailable(`the metadata of app "${client.id}" cannot be read: ${err.reason}`, { cause: err });
     }
+  }
+
+  /** Keeps what a fetch came to for the app's status; a failure to keep it is logged, and costs the sign-in nothing. */
+  private async recordOutcome(client: Client, url: string, outcome: SamlMetadataOutcome, seconds: number): Promise<void> {
+    await recordSamlMetadataOutcome(this.svc.pool, client.id, url, outcome, seconds).catch((err: unknown) =>
+      this.svc.log.warn({ client: client.id, err }, 'the outcome of a SAML metadata fetch could not be recorded'),
+    );
   }
 
   /**

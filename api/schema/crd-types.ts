@@ -542,7 +542,7 @@ export interface ClientSpec {
        */
       xml?: string;
       /**
-       * Where the box fetches the metadata - https only, never a special-use address (loopback, link-local, private), fetched through the box's guard for client documents (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES, as jwks_uri), kept for its caching headers within the box's bounds. A document that cannot be had or read signs nobody in (the error page says so).
+       * Where the box fetches the metadata - https only, never a special-use address (loopback, link-local, private), fetched through the box's guard for client documents (BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES, as jwks_uri), kept for its caching headers within the box's bounds. A document that cannot be had or read signs nobody in (the error page says so). The box fetches it on its own too, when the Client appears or changes and when its caching time is over, and records the outcome - the SamlMetadataReady condition (SamlMetadataRead, SamlMetadataUnreachable, SamlMetadataInvalid; Unknown with SamlMetadataPending until then), GET /Client/<id>/$saml and the admin console show it.
        */
       url?: string;
     };

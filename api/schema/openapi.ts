@@ -1291,6 +1291,87 @@ const providerCheckPaths: Json = {
   },
 };
 
+const SAML_ENDPOINTS = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['url', 'binding'],
+    properties: { url: { type: 'string' }, binding: { type: 'string' }, index: { type: 'integer' }, isDefault: { type: 'boolean' } },
+  },
+};
+const SAML_SP = {
+  type: 'object',
+  description: "what the app's metadata says of it",
+  required: ['entityId', 'consumers', 'logout', 'certificatesExpire'],
+  properties: {
+    entityId: { type: 'string' },
+    consumers: { ...SAML_ENDPOINTS, description: 'its AssertionConsumerServices of the HTTP-POST binding' },
+    logout: { ...SAML_ENDPOINTS, description: 'its SingleLogoutServices of the HTTP-Redirect and SOAP bindings' },
+    certificatesExpire: { type: ['string', 'null'], format: 'date-time', description: 'when the first of its certificates expires' },
+  },
+};
+
+/** A SAML app as the admin console shows it (api/saml/app-status.ts). */
+const samlAppPaths: Json = {
+  '/Client/{id}/$saml': {
+    parameters: [idParam('Client')],
+    get: {
+      tags: ['resources'],
+      summary:
+        "A SAML app: its NameID format and settings, what its metadata says (entity ID, ACS and SLO endpoints), where the metadata comes from and what the box last made of it at its URL, and the box's values to give the app",
+      responses: {
+        '200': answer('the app', {
+          type: 'object',
+          required: ['client', 'nameIdFormat', 'idpInitiated', 'encryptAssertions', 'metadata', 'idp'],
+          properties: {
+            client: { type: 'string' },
+            nameIdFormat: { type: 'string', enum: ['persistent', 'emailAddress', 'unspecified'] },
+            idpInitiated: { type: 'boolean' },
+            encryptAssertions: { type: 'boolean' },
+            metadata: {
+              type: 'object',
+              required: ['source'],
+              properties: {
+                source: { type: 'string', enum: ['inline', 'url'] },
+                url: { type: 'string' },
+                status: {
+                  type: 'object',
+                  description: 'what the box last made of the document at this URL; absent until it first looked there',
+                  required: ['outcome', 'url', 'fetchedAt', 'refreshAfter'],
+                  properties: {
+                    outcome: { type: 'string', enum: ['read', 'refused'] },
+                    reason: { type: 'string', enum: ['SamlMetadataUnreachable', 'SamlMetadataInvalid'] },
+                    message: { type: 'string' },
+                    summary: SAML_SP,
+                    url: { type: 'string' },
+                    fetchedAt: { type: 'string', format: 'date-time' },
+                    refreshAfter: { type: 'string', format: 'date-time' },
+                  },
+                },
+              },
+            },
+            sp: SAML_SP,
+            problem: { type: 'string', description: 'why the inline metadata cannot be read' },
+            idp: {
+              type: 'object',
+              description: "the box as the app's identity provider",
+              required: ['metadataUrl', 'entityId', 'ssoUrl', 'sloUrl'],
+              properties: {
+                metadataUrl: { type: 'string' },
+                entityId: { type: 'string' },
+                ssoUrl: { type: 'string' },
+                sloUrl: { type: 'string' },
+              },
+            },
+          },
+        }),
+        ...ERRORS,
+        '404': NOT_FOUND,
+      },
+    },
+  },
+};
+
 export function openApiDocument(baseUrl: string, version: string): Json {
   const resourceSchemas: Json = {};
   for (const kind of RESOURCE_KINDS) {
@@ -1318,6 +1399,7 @@ export function openApiDocument(baseUrl: string, version: string): Json {
       ...oauthPaths,
       ...Object.assign({}, ...RESOURCE_KINDS.map(resourcePaths)),
       ...providerCheckPaths,
+      ...samlAppPaths,
       ...peoplePaths('users', 'User'),
       ...peoplePaths('groups', 'Group'),
       ...factorPaths,

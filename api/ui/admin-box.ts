@@ -45,6 +45,14 @@ const clientsPanel = html`
             <p><code id="client-secret-value"></code></p>
             <p class="hint">Copy it now: it will not be shown again. The box keeps only its hash; rotate again if it is lost.</p>
           </section>
+          <section id="client-saml" aria-labelledby="client-saml-title" hidden>
+            <h3 id="client-saml-title">SAML app</h3>
+            <p class="notice" id="client-saml-status" role="status"></p>
+            <dl id="client-saml-list" class="facts" aria-labelledby="client-saml-title"></dl>
+            <h4 id="client-saml-idp-title">Give the app these</h4>
+            <dl id="client-saml-idp" class="facts" aria-labelledby="client-saml-idp-title"></dl>
+            <p class="error" id="client-saml-error" role="alert"></p>
+          </section>
         </form>
       </div>
     </section>`;

@@ -15,6 +15,8 @@ import {
   ApiError,
   checkClaimsCompile,
   samlMetadataProblem,
+  samlMetadataStatus,
+  type SamlMetadataStatus,
   type Client,
   clients,
   type ClientSpec,
@@ -31,7 +33,7 @@ import { Problem, type ControllerDeps, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import { CLIENTS, SECRETS, type KObject } from '../kube.js';
 import { ensureOwned, MANAGED_LABELS, ownerReference } from '../owned.js';
-import { ClientReason } from '../reasons.js';
+import { ClientReason, ConditionType } from '../reasons.js';
 import { missingKeyMessage, secretValue, type SecretObject } from '../secrets.js';
 import { allowsWorkloadNamespace } from './box-manifests.js';
 import type { BoxController, BoxResource } from './box.js';
@@ -92,6 +94,41 @@ function checkWorkloadNamespaces(record: Client, box: BoxResource): void {
   );
 }
 
+/** How soon a Client whose SAML metadata the box has not fetched yet is looked at again (the box fetches within seconds). */
+export const SAML_METADATA_PENDING_REQUEUE_MS = 5000;
+
+/**
+ * The SamlMetadataReady condition of a SAML app whose metadata is at `url`, from what the box
+ * recorded of it (api/saml/app-status.ts): Unknown (and a look again soon) until the box has
+ * fetched that URL. Its message says nothing that changes when the box fetches the same document
+ * again, so that a resync writes no status.
+ */
+export function samlMetadataCondition(
+  url: string,
+  status: SamlMetadataStatus | undefined,
+): Pick<Desired<Client>, 'conditions' | 'requeueAfterMs'> {
+  const type = ConditionType.SamlMetadataReady;
+  if (!status || status.url !== url) {
+    const message = `the box has not fetched the SAML metadata at ${url} yet`;
+    return {
+      conditions: [{ type, status: 'Unknown', reason: ClientReason.SamlMetadataPending, message }],
+      requeueAfterMs: SAML_METADATA_PENDING_REQUEUE_MS,
+    };
+  }
+  if (status.outcome === 'refused')
+    return { conditions: [{ type, status: 'False', reason: ClientReason[status.reason], message: status.message }] };
+  const sp = status.summary;
+  const slo = [...new Set(sp.logout.map((l) => bindingName(l.binding)))];
+  const message =
+    `the box read the SAML metadata at ${url}: entity ID ${sp.entityId}, ${sp.consumers.length} AssertionConsumerService` +
+    `${sp.consumers.length === 1 ? '' : 's'}, SingleLogoutService ${slo.length ? slo.join(' and ') : 'none'}, ` +
+    (sp.certificatesExpire ? `its first certificate expires ${sp.certificatesExpire}` : 'no certificate');
+  return { conditions: [{ type, status: 'True', reason: ClientReason.SamlMetadataRead, message }] };
+}
+
+/** A binding's short name: urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect is HTTP-Redirect. */
+const bindingName = (binding: string): string => binding.slice(binding.lastIndexOf(':') + 1);
+
 export class ClientController extends RecordController<ClientSpec, 'Client'> {
   private readonly verifier = new SecretVerifier();
 
@@ -132,6 +169,17 @@ export class ClientController extends RecordController<ClientSpec, 'Client'> {
     // A SAML app's metadata that does not read as an SP's (api/saml/service-providers.ts) is the author's to fix: nothing is written.
     const samlProblem = await samlMetadataProblem(record);
     if (samlProblem) throw new Problem(ClientReason.InvalidSamlMetadata, samlProblem);
+    const url = record.saml?.metadata.url;
+    const pool = this.boxes.pool(box);
+    const saml =
+      url === undefined || !pool
+        ? { without: [ConditionType.SamlMetadataReady] }
+        : samlMetadataCondition(url, await samlMetadataStatus(pool, record.id));
+    return { ...(await this.withCredentials(obj, record, stored)), ...saml };
+  }
+
+  /** The record with the secret it authenticates with, if any (a Problem when the source is missing or wrong). */
+  private async withCredentials(obj: ClientResource, record: Client, stored: Stored<Client> | undefined): Promise<Desired<Client>> {
     const source = secretSource(obj);
     if (!source) {
       if (isSecretMethod(record.token_endpoint_auth_method)) {

@@ -28,7 +28,7 @@ import {
   validateResource,
   ValidationError,
 } from '../../api/public.js';
-import { findCondition, isReady } from '../conditions.js';
+import { findCondition, isReady, type NewCondition } from '../conditions.js';
 import { Controller, Problem, type ControllerDeps, type Outcome, type Resource } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
 import type { ResourceType } from '../kube.js';
@@ -50,6 +50,11 @@ export interface Desired<R extends Record_> {
   secretSealed?: Buffer | null;
   /** Extra status fields (e.g. the Client's secretName). */
   status?: Record<string, unknown>;
+  /** Conditions besides Ready (a SAML app's SamlMetadataReady), and those that no longer apply. */
+  conditions?: NewCondition[];
+  without?: ConditionType[];
+  /** Look again in this many ms though the resource is ready (something the box has not done yet). */
+  requeueAfterMs?: number;
 }
 
 /**
@@ -165,8 +170,10 @@ export abstract class RecordController<S, K extends keyof Resources> extends Con
         reason: RecordReason.Reconciled,
         message: `${this.kind} ${obj.metadata.name} is served by Box ${box.metadata.name} at ${box.status?.url ?? '?'}`,
         fields: desired.status,
+        ...(desired.conditions ? { conditions: desired.conditions } : {}),
+        ...(desired.without ? { without: desired.without } : {}),
       });
-      return { ready: true };
+      return { ready: true, ...(desired.requeueAfterMs !== undefined ? { requeueAfterMs: desired.requeueAfterMs } : {}) };
     } catch (caught) {
       const err = this.problemOf(caught) ?? caught;
       if (err instanceof RecordRefused) await this.removeRecord(pool, obj.metadata.name, this.managedBy(obj));

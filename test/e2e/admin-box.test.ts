@@ -168,6 +168,52 @@ describe('admin console: Clients, Access policies, Apps (Chromium)', function ()
       expect(await panel.getByLabel('Description').isDisabled()).to.equal(true);
       expect(await api('/Client/k8s-orders')).to.include({ description: 'From the cluster' });
     });
+
+    it("shows a SAML app: what its metadata says, its settings, its metadata URL's status, and what to give the app", async function () {
+      const metadata =
+        '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://wiki.example/saml">' +
+        '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">' +
+        '<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://wiki.example/saml/slo"/>' +
+        '<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://wiki.example/saml/acs" index="0" isDefault="true"/>' +
+        '</md:SPSSODescriptor></md:EntityDescriptor>';
+      const saml = { metadata: { xml: metadata }, nameIdFormat: 'emailAddress', idpInitiated: true };
+      expect((await box.json('PUT', '/Client/wiki-saml', { grant_types: [], saml }, root)).status).to.equal(201);
+      // A URL the box's guard refuses (loopback, in a box as in production): the box records the refusal without any sign-in.
+      const url = 'https://127.0.0.1:9/saml/metadata';
+      expect((await box.json('PUT', '/Client/crm-saml', { grant_types: [], saml: { metadata: { url } } }, root)).status).to.equal(201);
+      await eventually('the refusal recorded', async () => (await api('/Client/crm-saml/$saml')).metadata.status, 20_000);
+
+      await openTab('Clients');
+      const list = page.getByRole('list', { name: 'Clients' });
+      await list.getByRole('button', { name: 'wiki-saml' }).click();
+      const section = page.getByRole('region', { name: 'SAML app' });
+      await section.getByText('Its metadata is written into the client.').waitFor();
+      const facts = section.locator('#client-saml-list');
+      await facts.getByText('https://wiki.example/saml/acs (HTTP-POST, index 0, default)').waitFor();
+      const text = await facts.innerText();
+      for (const said of [
+        'https://wiki.example/saml',
+        'https://wiki.example/saml/slo (HTTP-Redirect)',
+        'emailAddress',
+        'allowed (idpInitiated)',
+      ])
+        expect(text).to.include(said);
+      // Names the app's owner chose are isolated (<bdi>): their direction changes nothing around them.
+      expect(await facts.locator('bdi', { hasText: 'https://wiki.example/saml/acs' }).count()).to.equal(1);
+      const idp = await section.locator('#client-saml-idp').innerText();
+      for (const said of [`${box.url}/auth/saml/metadata`, `${box.url}/auth/saml/sso`, `${box.url}/auth/saml/slo`])
+        expect(idp).to.include(said);
+      await screenshot(page, 'admin-client-saml-app');
+
+      await list.getByRole('button', { name: 'crm-saml' }).click();
+      await section.getByText(/could not use its metadata .*SamlMetadataUnreachable.*does not fetch from the address/).waitFor();
+      expect(await section.locator('#client-saml-status bdi').first().textContent()).to.equal(url);
+      await screenshot(page, 'admin-client-saml-refused');
+
+      // A client that is no SAML app has no such section.
+      await list.getByRole('button', { name: 'reader' }).click();
+      await eventually('the section hidden', async () => !(await section.isVisible()), 5000);
+    });
   });
 
   describe('Access policies', function () {

@@ -12,7 +12,7 @@ import { BINDING_POST, NAMEID_FORMATS, xmlEscaped } from '../../saml/names.js';
 import { decryptAssertions } from '../../saml/encryption.js';
 import { signRedirectQuery, type SamlSigningKey } from '../../saml/sign.js';
 import { verifiedResponse, type VerifiedResponse } from '../../saml/verify.js';
-import { SAML_NS, SamlBusy, SamlRefusal, readSamlXml } from '../../saml/xml.js';
+import { SAML_NS, SamlRefusal, readSamlXml } from '../../saml/xml.js';
 import { recordProofs } from '../../store/dpop-proofs.js';
 import type { IdentityProvider } from '../../types.js';
 import { UpstreamError } from './profile.js';
@@ -68,8 +68,7 @@ export async function verifiedSamlResponse(
     const doc = await decryptedWithAny(arrived, keys);
     return verifiedResponse(doc, idp.certificates, arrived);
   } catch (err) {
-    // Too many documents waiting for the schema: the box is busy (503), not the Response wrong.
-    if (err instanceof UpstreamError || err instanceof SamlBusy) throw err;
+    if (err instanceof UpstreamError) throw err;
     if (err instanceof SamlRefusal) throw new UpstreamError('invalid', `the Response: ${err.reason}`);
     // The libraries' own errors (a decryption that fails) may quote the document: only their kind is said.
     throw new UpstreamError('invalid', `the Response could not be read (${err instanceof Error ? err.name : 'failed'})`);

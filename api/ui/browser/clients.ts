@@ -1,9 +1,11 @@
 // The Clients tab (docs/guides/admin-console.md): the box's clients, the filter that narrows as
 // you type, Save, Delete without confirmation, and a secret rotated in the browser and shown
 // once. A record a Kubernetes resource owns (meta.managedBy) is read-only here: its owner
-// writes it, and the box refuses the API's writes of it anyway.
+// writes it, and the box refuses the API's writes of it anyway. A SAML app shows its SAML side
+// below the form (./saml-app.ts).
 import { $, api, button, chosen, field, formErrors, renderList, say, showErrors, words, write, type Tab } from './console.js';
 import { FieldError, jsonObject, problemText, search, writable, type Stored } from './records.js';
+import { showSamlApp } from './saml-app.js';
 
 interface Client extends Stored {
   grant_types: string[];
@@ -71,6 +73,7 @@ function select(client: Client | null): void {
   button('client-rotate').disabled = !client;
   showErrors('client', {}, FIELDS);
   render();
+  void showSamlApp(client);
 }
 
 async function load(): Promise<void> {

@@ -15,6 +15,7 @@ import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
 import { describeHealth } from './health.js';
 import { describeReserved } from './reserved.js';
+import { describeSamlApps } from './saml.js';
 import { describeTenancy } from './tenancy.js';
 import { describeTls } from './tls.js';
 import { describeWorkload } from './workload.js';
@@ -107,5 +108,6 @@ describe('the operator on a real kube-apiserver', function () {
   describeTenancy();
   describeTls();
   describeCloudNativePg();
+  describeSamlApps();
   describeFaults();
 });

@@ -16,11 +16,12 @@ function documented(): string[] {
         for (const reason of backquoted(waiting!)) lines.push(`${kind} Ready=False+Reconciling ${reason}`);
         for (const reason of backquoted(stalled!)) lines.push(`${kind} Ready=False+Stalled ${reason}`);
       }
-    } else if (header!.join('|') === 'kind|condition|`True`|`False`') {
-      for (const [kind, condition, whenTrue, whenFalse] of rows) {
+    } else if (header!.join('|') === 'kind|condition|`True`|`False`|`Unknown`') {
+      for (const [kind, condition, whenTrue, whenFalse, whenUnknown] of rows) {
         const [type] = backquoted(condition!);
         for (const reason of backquoted(whenTrue!)) lines.push(`${kind} ${type}=True ${reason}`);
         for (const reason of backquoted(whenFalse!)) lines.push(`${kind} ${type}=False ${reason}`);
+        for (const reason of backquoted(whenUnknown ?? '')) lines.push(`${kind} ${type}=Unknown ${reason}`);
       }
     } else if (header!.join('|') === 'kind|Normal Events') {
       for (const [kind, events] of rows) for (const reason of backquoted(events!)) lines.push(`${kind} Normal Event ${reason}`);

@@ -5,8 +5,10 @@
 import { expect } from 'chai';
 import { verifyHash } from '../../../../api/credentials/secrets.js';
 import { clients } from '../../../../api/store/clients.js';
+import { recordSamlMetadataOutcome } from '../../../../api/store/saml-metadata-status.js';
 import type { Client } from '../../../../api/types.js';
-import type { ClientResource, ClientSpec } from '../../../../operator/controllers/client.js';
+import type { Condition } from '../../../../operator/conditions.js';
+import { SAML_METADATA_PENDING_REQUEUE_MS, type ClientResource, type ClientSpec } from '../../../../operator/controllers/client.js';
 import { RECORD_FINALIZER } from '../../../../operator/controllers/records.js';
 import { BOXES, CLIENTS, SECRETS } from '../../../../operator/kube.js';
 import { secretValue } from '../../../../operator/secrets.js';
@@ -218,6 +220,70 @@ describe('Client controller', function () {
         expect(ready(refused)!.message).to.match(/^the SP metadata \(saml.metadata.xml\) cannot be read: /);
         expect(await clients.read(db.pool, name!)).to.equal(undefined);
       }
+    });
+
+    it("sets SamlMetadataReady from what the box recorded of the metadata URL: Unknown, True, then False with the box's message", async function () {
+      const url = 'https://portal.example/saml/metadata';
+      const portal = client('portal', { grant_types: ['client_credentials'], saml: { metadata: { url } } });
+      const samlReady = (): Condition | undefined =>
+        h.object<ClientResource>(CLIENTS, NS, 'portal')!.status?.conditions?.find((c) => c.type === 'SamlMetadataReady');
+
+      // Before the box fetched it: Unknown, and looked at again soon (not skipped as done).
+      h.kube.put(CLIENTS, portal);
+      expect(await h.reconcile(h.clients, NS, 'portal')).to.deep.equal({ requeueAfterMs: SAML_METADATA_PENDING_REQUEUE_MS });
+      expect(ready(h.object(CLIENTS, NS, 'portal'))).to.deep.include({ status: 'True', reason: 'Reconciled' });
+      expect(samlReady()).to.deep.include({
+        status: 'Unknown',
+        reason: 'SamlMetadataPending',
+        message: `the box has not fetched the SAML metadata at ${url} yet`,
+      });
+
+      // The box read it (api/saml/app-status.ts records it): True, at the requeue.
+      const summary = {
+        entityId: 'https://portal.example/saml',
+        consumers: [
+          { url: 'https://portal.example/acs', binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', index: 0, isDefault: true },
+        ],
+        logout: [{ url: 'https://portal.example/slo', binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect' }],
+        certificatesExpire: '2030-01-01T00:00:00.000Z',
+      };
+      await recordSamlMetadataOutcome(db.pool, 'portal', url, { outcome: 'read', summary }, 3600);
+      expect(await h.reconcile(h.clients, NS, 'portal')).to.equal(undefined);
+      expect(samlReady()).to.deep.include({
+        status: 'True',
+        reason: 'SamlMetadataRead',
+        message:
+          `the box read the SAML metadata at ${url}: entity ID https://portal.example/saml, 1 AssertionConsumerService, ` +
+          'SingleLogoutService HTTP-Redirect, its first certificate expires 2030-01-01T00:00:00.000Z',
+      });
+
+      // The URL breaks; the box records it, and the operator's periodic resync (a forced pass) reads it.
+      const message = 'the metadata could not be fetched: it answered 404, not 200';
+      await recordSamlMetadataOutcome(db.pool, 'portal', url, { outcome: 'refused', reason: 'SamlMetadataUnreachable', message }, 60);
+      await h.clients.reconcileKey(`${NS}/portal`, true);
+      expect(samlReady()).to.deep.include({ status: 'False', reason: 'SamlMetadataUnreachable', message });
+      // The Client stays Ready to its other uses (its client_credentials grant).
+      expect(ready(h.object(CLIENTS, NS, 'portal'))).to.deep.include({ status: 'True', reason: 'Reconciled' });
+
+      // The same manifest applied again (the API server keeps the status), and a resync that finds nothing new: no status write.
+      const writes = (): number => h.kube.requests.filter((r) => r.subresource === 'status' && r.name === 'portal').length;
+      const before = writes();
+      await reconciled(h.object<ClientResource>(CLIENTS, NS, 'portal')!);
+      await h.clients.reconcileKey(`${NS}/portal`, true);
+      expect(writes()).to.equal(before);
+
+      // Metadata no longer at a URL: the condition goes.
+      const metadata =
+        '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://portal.example/saml">' +
+        '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">' +
+        '<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://portal.example/acs" index="0"/>' +
+        '</md:SPSSODescriptor></md:EntityDescriptor>';
+      await reconciled({
+        ...portal,
+        metadata: { ...portal.metadata, generation: 2 },
+        spec: { ...portal.spec!, saml: { metadata: { xml: metadata } } },
+      });
+      expect(samlReady()).to.equal(undefined);
     });
 
     it('reports a spec the REST API would refuse as InvalidSpec', async function () {
