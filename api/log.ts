@@ -36,6 +36,8 @@ const CREDENTIALS = [
   'user_code',
   'request_uri',
   'state',
+  // SAML's, which carries the handle of a sign-out's way through the apps (api/saml/logout-chains.ts)
+  'RelayState',
   // HTTP headers that carry one
   'authorization',
   'cookie',

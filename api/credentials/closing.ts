@@ -64,8 +64,8 @@ async function recordClose(svc: Pick<Needs, 'audit'>, tx: Transaction, rows: Ses
   return rows;
 }
 
-/** A closed session as the outbox's kinds see it (api/notices/kinds.ts). */
-function closedSession(s: SessionRow): ClosedSession {
+/** A closed session as the outbox's kinds (api/notices/kinds.ts) and a sign-out's SAML logout (api/saml/logout-chains.ts) see it. */
+export function closedSession(s: SessionRow): ClosedSession {
   const sid = s.details?.sid;
   // The sub its client was given of the person (api/credentials/tokens.ts personSub), kept now: a deleted person's is gone with them.
   const subject = s.details?.subject as { iss?: unknown; sub?: unknown } | undefined;

@@ -112,15 +112,15 @@ export function handOver(
 
 /**
  * Signs this browser out (api/people/browsers.ts signOut: its session, what was issued through it,
- * its step, any step-up of the session), and forgets its cookies.
+ * its step, any step-up of the session), and forgets its cookies; what it closed is returned.
  */
-export async function endBrowserSession(svc: BrowserServices, req: Request, res: Response): Promise<void> {
+export async function endBrowserSession(svc: BrowserServices, req: Request, res: Response): Promise<SessionRow[]> {
   const names = cookieNames(svc);
   const tokens = browserTokens(svc, req);
   endUnscopedSession(svc, res);
   appendCookie(res, `${names.session}=${cookieOptions(svc, 0)}`);
   if (tokens.step) appendCookie(res, `${names.step}=${cookieOptions(svc, 0)}`);
-  await signOut(svc, tokens);
+  return signOut(svc, tokens);
 }
 
 function csrfFor(svc: BrowserServices, browserId: string): string {

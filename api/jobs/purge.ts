@@ -15,6 +15,7 @@ import { purgeLinks } from '../store/account-links.js';
 import { purgeUpstreamSignIns } from '../store/identity-providers.js';
 import { purgeDeviceCodes } from '../store/device-codes.js';
 import { purgePushedRequests } from '../store/pushed-requests.js';
+import { purgeLogoutChains } from '../store/saml-logout-chains.js';
 import { purgeSessions } from '../store/sessions.js';
 import { removeUnusedRegistrations } from '../store/clients.js';
 import { asTheOnlyUpkeep } from '../store/upkeep.js';
@@ -83,6 +84,7 @@ export function startPurgeJob(svc: PurgeServices): () => void {
     await purgeUpstreamSignIns(client);
     await purgeDeviceCodes(client);
     await purgePushedRequests(client);
+    await purgeLogoutChains(client);
     await purgeFactorRecords(client);
     const unused = await removeUnusedRegistrations(client, svc.config.dynamicRegistration.unusedHours);
     if (unused) svc.log.info({ removed: unused }, 'removed dynamically registered clients nobody used');

@@ -292,15 +292,14 @@ export async function endPersonsSessions(svc: AccountServices, id: number, by: A
 
 /**
  * Ends one signed-in browser of a person and what was issued through it, as its sign-out
- * would (an administrator's end, or the person's own from their account page); false when `sid` is not a signed-in browser of theirs (one person's id never ends
- * another's browser).
+ * would (an administrator's end, or the person's own from their account page): what it closed; undefined when `sid` is not a signed-in
+ * browser of theirs (one person's id never ends another's browser).
  */
-export async function endSignIn(svc: AccountServices, userId: number, sid: string, closing: Closing): Promise<boolean> {
+export async function endSignIn(svc: AccountServices, userId: number, sid: string, closing: Closing): Promise<SessionRow[] | undefined> {
   return withTransaction(svc.pool, async (tx) => {
-    if (!(await deleteBrowserSignIn(tx, sid, userId))) return false;
+    if (!(await deleteBrowserSignIn(tx, sid, userId))) return undefined;
     await deleteSignInStepsReplacing(tx, sid);
-    await endBrowsersGrants(svc, tx, sid, closing);
-    return true;
+    return endBrowsersGrants(svc, tx, sid, closing);
   });
 }
 

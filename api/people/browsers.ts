@@ -198,18 +198,19 @@ export async function accountHolder(svc: Pick<Needs, 'pool'>, token: string | un
  * carry its sid) and its codes not yet exchanged, as a person signing out expects of the apps
  * they signed in to with it. So does a sign-in step the browser is in the middle of, and any
  * step-up of the session: left, the next person at this browser could finish it (enrol a factor
- * of their own) and be signed in as the one who signed out.
+ * of their own) and be signed in as the one who signed out. What it closed is returned: the SAML
+ * apps among them are told through this browser (api/saml/logout-chains.ts).
  */
 export async function signOut(
   svc: BrowserSessionServices,
   tokens: { session?: string | undefined; step?: string | undefined },
-): Promise<void> {
-  if (!tokens.session && !tokens.step) return;
-  await withTransaction(svc.pool, async (tx) => {
+): Promise<SessionRow[]> {
+  if (!tokens.session && !tokens.step) return [];
+  return withTransaction(svc.pool, async (tx) => {
     if (tokens.step) await takeSignInStep(tx, tokenHash(tokens.step));
     const ended = tokens.session && (await deleteBrowserSession(tx, tokenHash(tokens.session)));
-    if (!ended) return;
+    if (!ended) return [];
     await deleteSignInStepsReplacing(tx, ended.sid);
-    await endBrowsersGrants(svc, tx, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
+    return endBrowsersGrants(svc, tx, ended.sid, { how: 'logout', by: { user: String(ended.userId) } });
   });
 }

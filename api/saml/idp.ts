@@ -472,8 +472,11 @@ export async function readLogoutRequest(message: SsoMessage, providers: KnownPro
   };
 }
 
-/** The LogoutResponse to `slo` (Core §3.7.2): Success, or PartialLogout when the browser was signed in as someone else. */
-export function logoutResponseXml(issuer: string, slo: SloRequest, partial: boolean, now: number): string {
+/**
+ * The LogoutResponse to `slo` (Core §3.7.2): Success, or PartialLogout (second-level, under Success) when the
+ * browser was signed in as someone else or another app was not signed out (./logout-chains.ts).
+ */
+export function logoutResponseXml(issuer: string, slo: Pick<SloRequest, 'requestId' | 'logoutUrl'>, partial: boolean, now: number): string {
   const status = partial ? 'urn:oasis:names:tc:SAML:2.0:status:PartialLogout' : STATUS.success;
   return (
     `<samlp:LogoutResponse xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${newSamlId()}" Version="2.0" ` +

@@ -8,8 +8,9 @@
 // back-channel kind's retries and give-up; the app's LogoutResponse is read, and any Status but
 // Success is a failed delivery, tried again.
 //
-// An app with only an HTTP-Redirect SingleLogoutService is not told: the Redirect binding needs the
-// person's browser, which a close elsewhere does not have (docs/guides/saml-apps.md says so).
+// An app with only an HTTP-Redirect SingleLogoutService is not told here: the Redirect binding needs
+// the person's browser. A sign-out in that browser takes it to each such app (./logout-chains.ts); a
+// close elsewhere does not have it, and cannot (docs/guides/saml-apps.md says so).
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Transaction } from '../db/pool.js';
@@ -22,7 +23,7 @@ import type { Stored } from '../store/resources.js';
 import type { Client } from '../types.js';
 import { boxSamlKey } from './box-keys.js';
 import { idpEndpoints } from './idp-metadata.js';
-import { xmlEscaped } from './names.js';
+import { NAMEID_FORMATS, xmlEscaped, type NameIdFormat } from './names.js';
 import type { ServiceProviders } from './service-providers.js';
 import { signSamlXml } from './sign.js';
 import { childElements, parseXml, refuseDeclarations, SAML_NS, SamlRefusal } from './xml.js';
@@ -63,15 +64,36 @@ export function logoutRequestId(issuer: string, noticeId: string): string {
   return `_${createHash('sha256').update(`${issuer}\0saml-logout\0${noticeId}`).digest('hex')}`;
 }
 
-/** The LogoutRequest (Core §3.7.1) of `subject` to the SOAP endpoint `destination`, unsigned. */
-export function logoutRequestXml(issuer: string, destination: string, subject: SamlLogoutSubject, id: string, now: number): string {
+/**
+ * Why a LogoutRequest is sent (Core §3.7.3's Reason): the person signed out in their browser
+ * (api/saml/logout-chains.ts), or a close elsewhere - an admin, a password change - ended the session.
+ */
+export type LogoutReason = 'user' | 'admin';
+
+/**
+ * The LogoutRequest (Core §3.7.1) of `subject` to the SingleLogoutService `destination`, unsigned:
+ * the one writer of both bindings' requests (SOAP here, signed enveloped; HTTP-Redirect in
+ * ./logout-chains.ts, signed over the query).
+ */
+export function logoutRequestXml(
+  issuer: string,
+  destination: string,
+  subject: SamlLogoutSubject,
+  id: string,
+  now: number,
+  reason: LogoutReason = 'admin',
+): string {
   const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // A sign-in keeps the format by the name a Client writes (./sign-ins.ts): the NameID says it as the assertion did, by its URN.
+  const format = Object.hasOwn(NAMEID_FORMATS, subject.nameIdFormat)
+    ? NAMEID_FORMATS[subject.nameIdFormat as NameIdFormat]
+    : subject.nameIdFormat;
   return (
     `<samlp:LogoutRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="${id}" Version="2.0" ` +
     `IssueInstant="${iso(now)}" Destination="${xmlEscaped(destination)}" NotOnOrAfter="${iso(now + LOGOUT_REQUEST_SECONDS * 1000)}" ` +
-    `Reason="urn:oasis:names:tc:SAML:2.0:logout:admin">` +
+    `Reason="urn:oasis:names:tc:SAML:2.0:logout:${reason}">` +
     `<saml:Issuer>${xmlEscaped(idpEndpoints(issuer).entityId)}</saml:Issuer>` +
-    `<saml:NameID Format="${xmlEscaped(subject.nameIdFormat)}">${xmlEscaped(subject.nameId)}</saml:NameID>` +
+    `<saml:NameID Format="${xmlEscaped(format)}">${xmlEscaped(subject.nameId)}</saml:NameID>` +
     `<samlp:SessionIndex>${xmlEscaped(subject.sessionIndex)}</samlp:SessionIndex>` +
     '</samlp:LogoutRequest>'
   );

@@ -19,6 +19,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Box } from '../support/box.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { startPySamlSp, type PySamlSp } from '../support/py-saml-sp.js';
+import { declareSamlApp } from '../support/saml-apps.js';
 
 const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
 
@@ -51,22 +52,16 @@ describe('SAML apps made with pysaml2 sign people in through the box', function 
 
   /** Declares the SP as a SAML app of the box, from the metadata it serves, with an allow policy. */
   async function declare(id: string, sp: PySamlSp, saml: Record<string, unknown> = {}): Promise<void> {
-    const root = await box.rootToken();
     const metadata = await (await fetch(sp.metadataUrl)).text();
-    const client = await box.json(
-      'PUT',
-      `/Client/${id}`,
+    await declareSamlApp(
+      box,
+      await box.rootToken(),
+      id,
+      { metadata: { xml: metadata }, ...saml },
       {
-        grant_types: [],
-        first_party: true,
-        saml: { metadata: { xml: metadata }, ...saml },
         claims: { mail: 'user.email', department: 'user.data.department' },
       },
-      root,
     );
-    expect(client.status, client.text).to.be.below(300);
-    const policy = await box.json('PUT', `/AccessPolicy/${id}-allow`, { engine: 'allow', link: [{ id, resourceType: 'Client' }] }, root);
-    expect(policy.status, policy.text).to.be.below(300);
   }
 
   before(async function () {

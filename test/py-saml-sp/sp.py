@@ -1,7 +1,7 @@
 """A SAML 2.0 service provider made with pysaml2, for test/e2e/saml-python-sp.test.ts.
 
     python sp.py --idp-metadata-url URL [--name NAME] [--port PORT] [--unsigned-requests] [--post-requests]
-                 [--allow-unsolicited]
+                 [--allow-unsolicited] [--single-logout]
 
 Serves on 127.0.0.1 (PORT, or one the system picks) with wsgiref, and prints one line of JSON
 once it listens: {"url", "entity_id", "metadata_url", "acs_url"}. It makes a key and a
@@ -19,7 +19,13 @@ self-signed certificate of its own at start, and reads the IdP's metadata (the b
                   Assertion came encrypted, and every attribute as the assertion names it; a
                   refusal answers 400 with pysaml2's error.
   GET  /metadata  this SP's metadata, written by pysaml2 (entity ID, ACS, signing and encryption
-                  certificate).
+                  certificate; with --single-logout, its SingleLogoutService: HTTP-Redirect only).
+  GET  /session   whether this browser is signed in here (a cookie set by /acs): a page "Signed in to
+                  NAME" with the NameID, or "Not signed in to NAME".
+  GET  /slo       with --single-logout: the IdP's LogoutRequest over HTTP-Redirect, handled by
+                  pysaml2 (handle_logout_request); the session of this browser ends when the request
+                  names its NameID, and the LogoutResponse goes back to the IdP's SingleLogoutService
+                  over HTTP-Redirect, signed over the query (logout_responses_signed: True).
 """
 
 import argparse
@@ -28,6 +34,7 @@ import datetime
 import html
 import json
 import os
+import secrets
 import sys
 import tempfile
 import traceback
@@ -76,7 +83,10 @@ def key_and_certificate(directory, name):
     return key_file, cert_file
 
 
-def sp_config(base_url, name, idp_metadata_url, key_file, cert_file, sign_requests, allow_unsolicited):
+def sp_config(base_url, name, idp_metadata_url, key_file, cert_file, sign_requests, allow_unsolicited, single_logout):
+    endpoints = {"assertion_consumer_service": [(f"{base_url}/acs", BINDING_HTTP_POST)]}
+    if single_logout:
+        endpoints["single_logout_service"] = [(f"{base_url}/slo", BINDING_HTTP_REDIRECT)]
     config = SPConfig()
     config.load(
         {
@@ -93,7 +103,9 @@ def sp_config(base_url, name, idp_metadata_url, key_file, cert_file, sign_reques
             "service": {
                 "sp": {
                     "name": name,
-                    "endpoints": {"assertion_consumer_service": [(f"{base_url}/acs", BINDING_HTTP_POST)]},
+                    "endpoints": endpoints,
+                    # pysaml2's default is False: an unsigned LogoutResponse, which an IdP must not trust on the front channel.
+                    "logout_responses_signed": True,
                     "name_id_format": [NAMEID_FORMAT_PERSISTENT],
                     "authn_requests_signed": sign_requests,
                     "want_response_signed": True,
@@ -144,6 +156,8 @@ class ServiceProvider:
         self.request_binding = request_binding
         # InResponseTo: the IDs of the AuthnRequests this SP sent and has not had a Response to.
         self.outstanding = {}
+        # This SP's own sessions: a cookie's value to the NameID the IdP gave.
+        self.sessions = {}
 
     def __call__(self, environ, start_response):
         status, headers, body = self.route(environ)
@@ -161,6 +175,13 @@ class ServiceProvider:
             length = int(environ.get("CONTENT_LENGTH") or 0)
             form = parse_qs(environ["wsgi.input"].read(length).decode())
             return self.acs(form.get("SAMLResponse", [""])[0])
+        if method == "GET" and path == "/session":
+            name_id = self.sessions.get(self.session_of(environ))
+            if name_id is None:
+                return page("200 OK", f"Not signed in to {self.name}", "")
+            return page("200 OK", f"Signed in to {self.name}", f'<p id="name-id">{html.escape(name_id.text or "")}</p>')
+        if method == "GET" and path == "/slo":
+            return self.slo(environ)
         return page("404 Not Found", "Not found", "")
 
     def login(self):
@@ -194,7 +215,48 @@ class ServiceProvider:
         self.outstanding.pop(response.in_response_to, None)
         # Whether the IdP sent the Assertion encrypted: pysaml2 empties the list once it has decrypted it.
         encrypted = bool(response_from_string(base64.b64decode(saml_response)).encrypted_assertion)
-        return signed_in_page(self.name, response, encrypted)
+        session = secrets.token_urlsafe(16)
+        self.sessions[session] = response.name_id
+        status, headers, body = signed_in_page(self.name, response, encrypted)
+        # Named after the app: cookies ignore ports, and every SP of a test shares 127.0.0.1.
+        return status, headers + [("Set-Cookie", f"sp_session_{self.name}={session}; Path=/; HttpOnly; SameSite=Lax")], body
+
+    def session_of(self, environ):
+        for pair in environ.get("HTTP_COOKIE", "").split(";"):
+            name, _, value = pair.strip().partition("=")
+            if name == f"sp_session_{self.name}":
+                return value
+        return None
+
+    def slo(self, environ):
+        query = {name: values[0] for name, values in parse_qs(environ.get("QUERY_STRING", "")).items()}
+        session = self.session_of(environ)
+        name_id = self.sessions.get(session)
+        try:
+            request = self.client.parse_logout_request(
+                query.get("SAMLRequest", ""),
+                BINDING_HTTP_REDIRECT,
+                relay_state=query.get("RelayState"),
+                sigalg=query.get("SigAlg"),
+                signature=query.get("Signature"),
+            )
+            if name_id is not None and request.message.name_id == name_id:
+                self.sessions.pop(session, None)
+            answer = self.client.handle_logout_request(
+                query.get("SAMLRequest", ""),
+                name_id,
+                BINDING_HTTP_REDIRECT,
+                sign=True,
+                sign_alg=SIG_RSA_SHA256,
+                digest_alg=DIGEST_SHA256,
+                relay_state=query.get("RelayState"),
+                sigalg=query.get("SigAlg"),
+                signature=query.get("Signature"),
+            )
+        except Exception as error:  # what pysaml2 says of the IdP's LogoutRequest, shown to the test
+            traceback.print_exc(file=sys.stderr)
+            return page("400 Bad Request", "The SAML logout request was refused", f'<p id="error">{html.escape(str(error))}</p>')
+        return "303 See Other", [("Location", dict(answer["headers"])["Location"])], b""
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -210,13 +272,21 @@ def main():
     parser.add_argument("--unsigned-requests", action="store_true")
     parser.add_argument("--post-requests", action="store_true")
     parser.add_argument("--allow-unsolicited", action="store_true")
+    parser.add_argument("--single-logout", action="store_true")
     args = parser.parse_args()
 
     server = make_server("127.0.0.1", args.port, lambda e, s: app(e, s), handler_class=QuietHandler)
     base_url = f"http://127.0.0.1:{server.server_port}"
     key_file, cert_file = key_and_certificate(tempfile.mkdtemp(prefix="py-saml-sp-"), args.name)
     config = sp_config(
-        base_url, args.name, args.idp_metadata_url, key_file, cert_file, not args.unsigned_requests, args.allow_unsolicited
+        base_url,
+        args.name,
+        args.idp_metadata_url,
+        key_file,
+        cert_file,
+        not args.unsigned_requests,
+        args.allow_unsolicited,
+        args.single_logout,
     )
     app = ServiceProvider(
         Saml2Client(config=config), args.name, BINDING_HTTP_POST if args.post_requests else BINDING_HTTP_REDIRECT

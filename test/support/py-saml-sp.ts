@@ -21,7 +21,7 @@ export interface PySamlSp {
 export async function startPySamlSp(
   idpMetadataUrl: string,
   name: string,
-  options: { unsignedRequests?: boolean; postRequests?: boolean; allowUnsolicited?: boolean } = {},
+  options: { unsignedRequests?: boolean; postRequests?: boolean; allowUnsolicited?: boolean; singleLogout?: boolean } = {},
 ): Promise<PySamlSp> {
   requirePyClient();
   const args = [projectPath('test', 'py-saml-sp', 'sp.py'), '--idp-metadata-url', idpMetadataUrl, '--name', name];
@@ -30,6 +30,8 @@ export async function startPySamlSp(
   if (options.postRequests) args.push('--post-requests');
   // IdP-initiated SSO: a Response that answers no AuthnRequest of this SP.
   if (options.allowUnsolicited) args.push('--allow-unsolicited');
+  // A SingleLogoutService of the HTTP-Redirect binding (/slo), its LogoutResponses signed; /session says whether it is signed in.
+  if (options.singleLogout) args.push('--single-logout');
   const child = spawn(pyClientPython(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));

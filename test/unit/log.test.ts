@@ -35,6 +35,7 @@ describe('redactUrl', function () {
       'privatekey',
       'api_key',
       'apikey',
+      'RelayState',
     ]) {
       expect(redactUrl(`/x?a=1&${name}=s3cr3t&b=2`), name).to.equal(`/x?a=1&${name}=[redacted]&b=2`);
     }

@@ -18,11 +18,12 @@ import type { AccountServices } from '../../people/accounts.js';
 import { userInput } from '../../schema/people.js';
 import { passwordCheck } from '../../schema/password-policy.js';
 import { pageForm } from '../body.js';
-import { browserFacts, csrfToken, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
+import { browserFacts, csrfToken, endBrowserSession, handOver } from '../browser-session.js';
 import { ACCOUNT_PATH, CONFIRM_PATH, CONFIRMED_PAGES, changeOnAccount, holderOrSignIn, showAccount, type Shown } from '../account-page.js';
 import { confirmPage } from '../../ui/account-page.js';
 import { words, type FieldErrors, type Text } from '../../ui/language.js';
 import { renderPage, type SignedInPerson } from '../pages.js';
+import { sendLogoutStep, throughApps, type SignOutServices } from '../saml-logout.js';
 import { strictRouter } from '../router.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -31,7 +32,7 @@ interface Needs {
   metrics: Metrics;
 }
 
-export type AccountRouterServices = BrowserServices & AccountServices & Needs;
+export type AccountRouterServices = SignOutServices & AccountServices & Needs;
 
 type Body = Record<string, unknown>;
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
@@ -192,10 +193,15 @@ export function accountRouter(svc: AccountRouterServices): Router {
     const person = await changeOnAccount(svc, req, res);
     if (!person) return;
     const sid = text((req.body as Body).sid);
-    if (!UUID.test(sid) || !(await endSignIn(svc, person.user.id, sid, { how: 'sign-out', by: { user: String(person.user.id) } })))
-      return page(req, res, person, 404, { error: words('account.noSuchSignIn') });
+    const closed = UUID.test(sid)
+      ? await endSignIn(svc, person.user.id, sid, { how: 'sign-out', by: { user: String(person.user.id) } })
+      : undefined;
+    if (!closed) return page(req, res, person, 404, { error: words('account.noSuchSignIn') });
     if (sid === person.browser.sid) {
       await endBrowserSession(svc, req, res);
+      // This browser's own sign-in: the SAML apps that hear of it only through this browser first (api/saml/logout-chains.ts).
+      const step = await throughApps(svc, req, res, closed, { to: 'place', url: '/auth/signed-in' });
+      if (step) return sendLogoutStep(svc, res, step);
       return res.redirect(303, '/auth/signed-in');
     }
     res.redirect(303, `${ACCOUNT_PATH}?changed=sign-in`);

@@ -24,7 +24,8 @@ import { words } from '../../ui/language.js';
 import { logoutPage, messagePage } from '../../ui/pages.js';
 import { presentedCredential, principalOf, resourceRequest, type PrincipalServices } from '../auth.js';
 import { pageForm } from '../body.js';
-import { csrfToken, csrfValid, endBrowserSession, signedIn, type BrowserServices } from '../browser-session.js';
+import { csrfToken, csrfValid, signedIn } from '../browser-session.js';
+import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
 import { NO_STORE } from '../headers.js';
 import { renderPage, signedInPerson } from '../pages.js';
 import { strictRouter } from '../router.js';
@@ -68,7 +69,7 @@ export function openidConfiguration(svc: Pick<Needs, 'config' | 'keyring'>): Rec
 }
 
 /** What discovery, UserInfo (the token's principal) and logout (the browser session, the client asking) use. */
-export type OpenidRouterServices = PrincipalServices & BrowserServices & Pick<Needs, 'clients' | 'keyring' | 'log' | 'users' | 'subjects'>;
+export type OpenidRouterServices = PrincipalServices & SignOutServices & Pick<Needs, 'clients' | 'keyring' | 'log' | 'users' | 'subjects'>;
 
 export function openidRouter(svc: OpenidRouterServices): Router {
   const router = strictRouter();
@@ -187,7 +188,9 @@ export function openidRouter(svc: OpenidRouterServices): Router {
       const user = browser && (await signedInPerson(svc, req))?.user;
       return render(res, 200, logoutPage({ box, csrf: csrfToken(svc, req, res), email: user?.email, params }));
     }
-    if (browser) await endBrowserSession(svc, req, res);
+    // The SAML apps that hear of it only through this browser first, then returnTo (api/saml/logout-chains.ts).
+    const step = browser && (await signOutThroughApps(svc, req, res, returnTo ? { to: 'place', url: returnTo } : { to: 'page' }));
+    if (step) return sendLogoutStep(svc, res, step);
     if (returnTo) {
       res.set('Cache-Control', 'no-store').redirect(303, returnTo);
       return;

@@ -1,7 +1,8 @@
 // The box as a SAML 2.0 identity provider for its SAML apps (Client.saml; docs/guides/saml-apps.md):
 // GET /auth/saml/metadata (the IdP metadata, signed), GET and POST /auth/saml/sso (an SP's AuthnRequest by
 // HTTP-Redirect or HTTP-POST, and GET /auth/saml/sso?sp=<entity ID>, a sign-in the box starts for an app
-// that allows it), POST /auth/saml/consent, GET /auth/saml/slo (an app's LogoutRequest, HTTP-Redirect). Each gathers what the box knows and asks api/saml/idp.ts what
+// that allows it), POST /auth/saml/consent, GET /auth/saml/slo (an app's LogoutRequest, HTTP-Redirect, and an app's
+// LogoutResponse in a sign-out's way through the apps: api/saml/logout-chains.ts). Each gathers what the box knows and asks api/saml/idp.ts what
 // to do: a refusal on the box's page (never a redirect: until the request is checked, the box knows
 // no place it may send anyone), the sign-in page (the box's own, coming back here), a step-up, the
 // consent page, or the Response posted to the app's consumer service (api/ui/form-post-page.ts).
@@ -24,7 +25,6 @@ import type { Policies } from '../../policy/evaluate.js';
 import { requestUser } from '../../policy/requests.js';
 import {
   decideSso,
-  logoutResponseXml,
   readLogoutRequest,
   readSsoRequest,
   samlResponse,
@@ -37,10 +37,9 @@ import {
   type SsoRequest,
   type SsoRequestLedger,
 } from '../../saml/idp.js';
-import { encodeRedirectMessage } from '../../saml/bindings.js';
-import { signRedirectQuery } from '../../saml/sign.js';
 import { boxSamlKey } from '../../saml/box-keys.js';
 import { idpMetadata } from '../../saml/idp-metadata.js';
+import { answeredHop, logoutAnswerUrl } from '../../saml/logout-chains.js';
 import { endSamlSignIn, recordSamlSignIn } from '../../saml/sign-ins.js';
 import { SpUnavailable, type ServiceProvider, type ServiceProviders } from '../../saml/service-providers.js';
 import { SamlRefusal } from '../../saml/xml.js';
@@ -52,7 +51,8 @@ import { consentPage, messagePage } from '../../ui/pages.js';
 import type { Logger } from '../../log.js';
 import { pageForm } from '../body.js';
 import { browserPage } from '../browser-pages.js';
-import { browserId, csrfToken, csrfValid, endBrowserSession, presentedBrowserId, type BrowserServices } from '../browser-session.js';
+import { browserId, csrfToken, csrfValid, presentedBrowserId } from '../browser-session.js';
+import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
 import { renderPage, signedInPerson, signInForm, type SignedInPerson } from '../pages.js';
 import { stepUp } from '../sign-in-steps.js';
 import { strictRouter } from '../router.js';
@@ -72,7 +72,7 @@ interface Needs {
   addressOf: AddressOf;
 }
 
-export type SamlRouterServices = BrowserServices & Needs;
+export type SamlRouterServices = SignOutServices & Needs;
 
 /** How long a checked request waits for its sign-in. */
 const RESUME_SECONDS = 3600;
@@ -81,14 +81,17 @@ const HOP_SECONDS = 120;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** A message of the HTTP-Redirect binding, with the query string as the browser sent it: what its signature covers (Bindings §3.4.4.1). */
+/** The query string as the browser sent it: what an HTTP-Redirect binding signature covers (Bindings §3.4.4.1). */
+const rawQueryOf = (req: Request): string => (req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '');
+
+/** A message of the HTTP-Redirect binding, with the query string as the browser sent it. */
 function redirectMessage(req: Request): SsoMessage {
   const query = req.query;
   return {
     binding: 'redirect',
     samlRequest: str(query.SAMLRequest) ?? '',
     relayState: str(query.RelayState),
-    rawQuery: req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '',
+    rawQuery: rawQueryOf(req),
     redirectSigned: query.Signature !== undefined,
   };
 }
@@ -367,8 +370,14 @@ export function samlRouter(svc: SamlRouterServices): Router {
 
   // Single Logout (Profiles §4.4), HTTP-Redirect: an app signs the person out of the box too. The box's session of
   // this browser ends when it is the one the request names (its SessionIndex, the sid the assertion carried, and
-  // the NameID the app was given); the answer goes back to the app's SingleLogoutService, signed.
+  // the NameID the app was given); the browser then visits the other apps that hear of it only through it
+  // (api/saml/logout-chains.ts), and the answer goes back to the app's SingleLogoutService at the end, signed.
+  // Those apps' LogoutResponses come here too, each moving its chain on.
   router.get(browserPage('/auth/saml/slo'), async (req, res) => {
+    if (req.query.SAMLResponse !== undefined) {
+      const answer = { samlResponse: str(req.query.SAMLResponse) ?? '', relayState: str(req.query.RelayState), rawQuery: rawQueryOf(req) };
+      return sendLogoutStep(svc, res, await answeredHop(svc, answer, presentedBrowserId(svc, req)));
+    }
     const message = redirectMessage(req);
     let slo: SloRequest;
     try {
@@ -387,16 +396,11 @@ export function samlRouter(svc: SamlRouterServices): Router {
       (slo.sessionIndexes.length === 0 || slo.sessionIndexes.includes(person.browser.sid));
     if (named) {
       await endSamlSignIn(svc, slo.sp.client.id, person.browser.sid);
-      await endBrowserSession(svc, req, res);
+      const step = await signOutThroughApps(svc, req, res, { to: 'app', answer: slo });
+      if (step) return sendLogoutStep(svc, res, step);
     }
     // Signed out already (or never here) is a logout done; a browser signed in as someone else is left as it is.
-    const partial = person !== undefined && !named;
-    const xml = logoutResponseXml(issuer, slo, partial, Date.now());
-    const signed = signRedirectQuery(
-      { SAMLResponse: encodeRedirectMessage(xml), ...(slo.relayState !== undefined ? { RelayState: slo.relayState } : {}) },
-      boxSamlKey(svc.keyring),
-    );
-    res.redirect(302, `${slo.logoutUrl}${slo.logoutUrl.includes('?') ? '&' : '?'}${signed}`);
+    res.redirect(302, logoutAnswerUrl(svc, slo, person !== undefined && !named));
   });
 
   router.post(browserPage('/auth/saml/consent'), ...pageForm, async (req, res) => {

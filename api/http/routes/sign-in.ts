@@ -22,7 +22,8 @@ import { proceed } from '../../people/steps.js';
 import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
-import { browserFacts, csrfToken, csrfValid, endBrowserSession, handOver, type BrowserServices } from '../browser-session.js';
+import { browserFacts, csrfToken, csrfValid, handOver, type BrowserServices } from '../browser-session.js';
+import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignInWays } from '../pages.js';
 import type { Begun } from '../../people/upstream/flow.js';
 import type { IdentityProvider } from '../../types.js';
@@ -66,7 +67,9 @@ export function safeReturnTo(value: unknown): string {
 const ENROL_NOTICE = words('signIn.enrolNotice');
 
 /** What the sign-in, sign-up and sign-out pages use. */
-export type SignInRouterServices = BrowserServices & Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps' | 'factorKey'>;
+export type SignInRouterServices = BrowserServices &
+  SignOutServices &
+  Pick<Needs, 'addressOf' | 'attempts' | 'metrics' | 'clients' | 'apps' | 'factorKey'>;
 
 export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: DirectorySignIn): Router {
   const router = strictRouter();
@@ -229,8 +232,10 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
   router.post(browserPage('/auth/sign-out'), ...pageForm, async (req, res) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(svc, req, body.csrf)) return invalidForm(svc, res);
-    await endBrowserSession(svc, req, res);
     const returnTo = safeReturnTo(body.return_to);
+    // The SAML apps that hear of it only through this browser first, then returnTo (api/saml/logout-chains.ts).
+    const step = await signOutThroughApps(svc, req, res, { to: 'place', url: returnTo });
+    if (step) return sendLogoutStep(svc, res, step);
     if (returnTo === '/auth/signed-in') return renderPage(res, 200, signOutPage(box, '', returnTo, undefined));
     res.redirect(303, returnTo);
   });

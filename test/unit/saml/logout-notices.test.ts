@@ -40,6 +40,21 @@ describe('SAML logout notices', function () {
     expect(xml).to.include('>a&lt;b&gt;&amp;&quot;</saml:NameID>');
   });
 
+  it('names the NameID format by its URN, as the assertion did, whether the sign-in kept its short name or the URN', function () {
+    const subject = { nameId: 'n', sessionIndex: 's' };
+    for (const [kept, said] of [
+      ['persistent', 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'],
+      ['emailAddress', 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
+      ['urn:oasis:names:tc:SAML:2.0:nameid-format:persistent', 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'],
+    ]) {
+      const xml = logoutRequestXml('https://box', 'https://sp/slo', { ...subject, nameIdFormat: kept! }, '_id', 0);
+      expect(xml, kept).to.include(`<saml:NameID Format="${said}">n</saml:NameID>`);
+    }
+    expect(logoutRequestXml('https://box', 'https://sp/slo', { ...subject, nameIdFormat: 'persistent' }, '_id', 0, 'user')).to.include(
+      'Reason="urn:oasis:names:tc:SAML:2.0:logout:user"',
+    );
+  });
+
   it("reads the app's LogoutResponse status from its SOAP answer, and refuses anything else", function () {
     expect(logoutStatusOf(response('urn:oasis:names:tc:SAML:2.0:status:Success'))).to.equal('urn:oasis:names:tc:SAML:2.0:status:Success');
     expect(logoutStatusOf(response('urn:oasis:names:tc:SAML:2.0:status:Responder'))).to.equal(
