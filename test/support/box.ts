@@ -29,7 +29,8 @@ export interface BoxOptions {
   root?: string;
   /**
    * Where its log goes, as production's collector takes it: stdout and stderr stay pipes, read
-   * as they come and appended to this file whole, never split into lines (`logs` stays empty).
+   * as they come and appended to this file whole, never split into lines (`logs` stays empty),
+   * the file rotated to `<file>.1` every 64 MB.
    * A bench's box logs a line per request: kept in `logs`, the test's process split and kept
    * them at a cost that slowed its reading, and the box then waited on a full pipe.
    */
@@ -56,6 +57,28 @@ function libfaketime(): string {
 function faketimeEnv(file: string): Record<string, string> {
   fs.writeFileSync(file, '+0');
   return { LD_PRELOAD: libfaketime(), FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+}
+
+/** Where a log file is rotated (to `<file>.1`, the one before dropped), as the kubelet rotates a container's: a bench logs gigabytes. */
+const LOG_FILE_BYTES = 64 << 20;
+
+/** `child`'s stdout and stderr, read as they come and appended whole to `file`, rotated past LOG_FILE_BYTES. */
+function collectInto(file: string, child: ChildProcess): void {
+  let out = fs.createWriteStream(file, { flags: 'a' });
+  let written = 0;
+  const take = (chunk: Buffer): void => {
+    out.write(chunk);
+    written += chunk.length;
+    if (written < LOG_FILE_BYTES) return;
+    // The old stream's writes still land in the renamed file: its descriptor follows it.
+    out.end();
+    fs.renameSync(file, `${file}.1`);
+    out = fs.createWriteStream(file, { flags: 'a' });
+    written = 0;
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
+  child.once('close', () => out.end());
 }
 
 export interface JsonResponse<T = any> {
@@ -196,10 +219,7 @@ export class Box {
     });
     this.process = child;
     if (this.logFile) {
-      const file = fs.createWriteStream(this.logFile, { flags: 'a' });
-      child.stdout.pipe(file, { end: false });
-      child.stderr.pipe(file, { end: false });
-      child.once('close', () => file.end());
+      collectInto(this.logFile, child);
     } else {
       const collect = (chunk: Buffer): void => {
         this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
