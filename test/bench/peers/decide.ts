@@ -116,11 +116,16 @@ export async function benchDecisionPeers(
     // The peers, while the box idles: they trust its keys, fetched when they start.
     const discovery = (await (await fetch(`${box.url}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string };
     const trust: BoxTrust = { issuer: discovery.issuer, jwksUri: discovery.jwks_uri, audience: AUDIENCE };
+    const opa = (decisionLogs: boolean) => (b: Record<string, string>) =>
+      startOpa(b.OPA!, b.OPA_VERSION!, b.OPA_KIND ?? 'stand-in', trust, tokens.jwt, logDir, decisionLogs);
     const peers = [
+      { key: 'opa', title: 'OPA', start: opa(true) },
+      // The plugin's default, no decision logs: what a decision costs OPA apart from its record (the stand-in logs none).
       {
         key: 'opa',
-        title: 'OPA',
-        start: (b: Record<string, string>) => startOpa(b.OPA!, b.OPA_VERSION!, b.OPA_KIND ?? 'stand-in', trust, tokens.jwt, logDir),
+        title: 'OPA without decision logs',
+        start: opa(false),
+        when: (b: Record<string, string>) => b.OPA_KIND === 'envoy-plugin',
       },
       {
         key: 'oauth2-proxy',
@@ -130,7 +135,7 @@ export async function benchDecisionPeers(
     ];
     for (const peer of peers) {
       const b = built.get(peer.key);
-      if (!b) continue;
+      if (!b || (peer.when && !peer.when(b))) continue;
       let decider: Decider | undefined;
       try {
         log(`starting ${peer.title}`);

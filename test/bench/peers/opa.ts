@@ -1,7 +1,8 @@
 // OPA deciding `make bench`'s question over gRPC, built by scripts/peers-build.sh opa: as its
 // users run it, OPA's Envoy plugin (opa-envoy-plugin, from the Go module proxy: OPA_KIND
 // envoy-plugin) — `opa run --server --config-file` with the envoy_ext_authz_grpc plugin and
-// console decision logs, as the plugin's quick start configures it — the Rego of opa-policy.rego,
+// console decision logs, as the plugin's quick start configures it (and once more without them,
+// the plugin's default: what a decision costs OPA apart from its record) — the Rego of opa-policy.rego,
 // and the box's published JWKS as data (fetched once, as a bundle would carry it). Where the proxy
 // refuses the plugin, the library stand-in of test/bench/peers/opa-extauthz (OPA_KIND stand-in),
 // which the row's title says.
@@ -16,13 +17,11 @@ import type { BoxTrust, GrpcDecider } from './deciders.js';
 import { logTail, startProcess } from './process.js';
 
 /** `opa run`'s arguments as the plugin's users run it: its quick start's configuration, on our ports. */
-function envoyPluginArgs(addr: string, logDir: string, policy: string, dataFile: string): string[] {
+function envoyPluginArgs(addr: string, logDir: string, policy: string, dataFile: string, decisionLogs: boolean): string[] {
   const configFile = path.join(logDir, 'opa-envoy-config.yaml');
+  const plugins = { envoy_ext_authz_grpc: { addr, path: 'envoy/authz/allow' } };
   // JSON is YAML: the quick start's config.yaml.
-  fs.writeFileSync(
-    configFile,
-    JSON.stringify({ plugins: { envoy_ext_authz_grpc: { addr, path: 'envoy/authz/allow' } }, decision_logs: { console: true } }),
-  );
+  fs.writeFileSync(configFile, JSON.stringify(decisionLogs ? { plugins, decision_logs: { console: true } } : { plugins }));
   return ['run', '--server', `--config-file=${configFile}`, '--addr=127.0.0.1:0', '--ignore=.*', policy, dataFile];
 }
 
@@ -33,6 +32,8 @@ export async function startOpa(
   trust: BoxTrust,
   jwt: string,
   logDir: string,
+  /** The plugin's console decision logs (its quick start's), or none (its default). */
+  decisionLogs = true,
 ): Promise<GrpcDecider> {
   const logFile = path.join(logDir, 'opa.log');
   const dataFile = path.join(logDir, 'opa-data.json');
@@ -42,7 +43,9 @@ export async function startOpa(
   const addr = `127.0.0.1:${await freePort()}`;
   const policy = projectPath('test', 'bench', 'peers', 'opa-policy.rego');
   const plugin = kind === 'envoy-plugin';
-  const args = plugin ? envoyPluginArgs(addr, logDir, policy, dataFile) : ['-addr', addr, '-policy', policy, '-data', dataFile];
+  const args = plugin
+    ? envoyPluginArgs(addr, logDir, policy, dataFile, decisionLogs)
+    : ['-addr', addr, '-policy', policy, '-data', dataFile];
   const server = startProcess(bin, args, {}, logFile);
   const request = checkRequest(jwt);
   for (let i = 0; i < 100; i++) {
@@ -53,9 +56,9 @@ export async function startOpa(
         throw new Error(`OPA refused the bench's request: ${JSON.stringify(answer)}`);
       }
       return {
-        key: 'opa',
+        key: plugin && !decisionLogs ? 'opa_no_decision_logs' : 'opa',
         title: plugin
-          ? `OPA-Envoy ${version} (opa run, envoy_ext_authz_grpc, console decision logs), JWT ES256`
+          ? `OPA-Envoy ${version} (opa run, envoy_ext_authz_grpc, ${decisionLogs ? 'console decision logs' : 'no decision logs'}), JWT ES256`
           : `OPA ${version} (library, stand-in for its Envoy plugin: the Go module proxy refused it), JWT ES256`,
         door: 'grpc',
         addr,
@@ -63,7 +66,7 @@ export async function startOpa(
         pid: server.child.pid!,
         checks:
           "the JWT's ES256 signature, issuer, audience and expiry (io.jwt.decode_verify on every request; the parsed JWKS cached, as OPA's server does by default), then 20 Rego rules equivalent to the app's policies; no session: a revoked token stays valid until it expires" +
-          (plugin ? "; each decision logged to the console (its quick start's decision_logs)" : '; no decision logged'),
+          (plugin && decisionLogs ? "; each decision logged to the console (its quick start's decision_logs)" : '; no decision logged'),
         stop: () => server.stop(),
       };
     }
