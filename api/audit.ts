@@ -74,6 +74,8 @@ export type AuditEvent =
       reason: string;
       /** The app's policies that applied, and what each said. */
       policies: { id: string; verdict: string }[];
+      /** An allowed decision's line stands for this many (BOXAUTH_AUDIT_ALLOWED_DECISION_SAMPLE); absent: for itself. */
+      sampled?: number;
       /** Whom it was decided about: the caller of the request refused, or the subject an AuthZEN PEP named. */
       client?: string;
       user?: string;

@@ -336,6 +336,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       'at most this many refused decisions are kept: each purge run deletes the oldest beyond (counted as `boxauth_decisions_not_kept_total{why="cap"}`, alert `BoxauthDecisionRecordsFull`). With excerpts of at most about 10 kB a row, 100,000 rows stay under about 1 GB',
   },
   {
+    names: ['BOXAUTH_AUDIT_ALLOWED_DECISION_SAMPLE'],
+    default: '`1`',
+    meaning:
+      'one allowed decision of the decision point in this many has its `decision` audit line, per process, with `"sampled": N` so that a log pipeline can weigh it; `1` logs every one. Refusals are never sampled: each has its line. `boxauth_decisions_total` counts every decision. An allowed decision\'s line (about 1 kB with 20 policies) costs the box about a fifth of its CPU per decision ([Performance](../performance.md#the-decision-point-make-bench)); allowed decisions are in the log only, never in the audit trail ([Audit](../operations/audit.md))',
+  },
+  {
     names: ['BOXAUTH_AUDIT_RETENTION_DAYS'],
     default: '`90`',
     meaning:

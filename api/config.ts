@@ -109,6 +109,8 @@ export interface Config {
   decisionRetentionHours: number;
   /** …and at most this many of them: the purge job deletes the oldest beyond. */
   decisionMaxRows: number;
+  /** One allowed decision in this many has its audit line (1: every one); every refusal has its own. */
+  allowedDecisionSample: number;
   /** The audit trail (GET /AuditEvent) keeps events this many days… */
   auditRetentionDays: number;
   /** …and at most this many of them: the purge job deletes the oldest beyond. */
@@ -673,6 +675,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionRetentionHours: int(env, 'BOXAUTH_SESSION_RETENTION_HOURS', 24, 0, 24 * 3650),
     decisionRetentionHours: int(env, 'BOXAUTH_DECISION_RETENTION_HOURS', 24, 0, 24 * 365),
     decisionMaxRows: int(env, 'BOXAUTH_DECISION_MAX_ROWS', 100_000, 1, 100_000_000),
+    allowedDecisionSample: int(env, 'BOXAUTH_AUDIT_ALLOWED_DECISION_SAMPLE', 1, 1, 1_000_000),
     auditRetentionDays: int(env, 'BOXAUTH_AUDIT_RETENTION_DAYS', 90, 0, 3650),
     auditMaxRows: int(env, 'BOXAUTH_AUDIT_MAX_ROWS', 1_000_000, 1, 1_000_000_000),
     purgeIntervalSeconds: int(env, 'BOXAUTH_PURGE_INTERVAL_SECONDS', 300, 1, 86400),

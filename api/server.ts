@@ -239,7 +239,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       config.baseUrl,
       (app, why) => log.warn({ app, why }, 'this App decides nothing: its audience is not its own'),
     ),
-    decisions: new Decisions(pool, audit, metrics, log),
+    decisions: new Decisions(pool, audit, metrics, log, config.allowedDecisionSample),
     clientThrottle: new FailureThrottle(
       (key) => (key.kind === 'address' ? ADDRESS_FACTOR : 1) * config.clientAuthMaxFailures,
       config.clientAuthWindowSeconds * 1000,

@@ -9,11 +9,12 @@
 #             org.keycloak:keycloak-quarkus-dist (zip) from Maven Central through
 #             mvn, unpacked and built for PostgreSQL (`kc.sh build`, as its
 #             production guide does before `start --optimized`): 2-3 minutes cold.
-#   opa       OPA (github.com/open-policy-agent/opa, the version pinned in
-#             test/bench/peers/opa-extauthz/go.mod) answering Envoy's ext_authz over
-#             gRPC: that module, built with `go build` (about a minute cold). It
-#             stands in for OPA's Envoy plugin, which the Go module proxy here
-#             refuses to serve (see its main.go).
+#   opa       OPA's Envoy plugin (github.com/open-policy-agent/opa-envoy-plugin, the
+#             version required in test/bench/peers/opa-envoy/go.mod): its
+#             cmd/opa-envoy-plugin built with `go build` (a few minutes cold), run
+#             as `opa run --server` with the envoy_ext_authz_grpc plugin. Where the
+#             Go module proxy refuses it, OPA as a library answering ext_authz
+#             (test/bench/peers/opa-extauthz) stands in, and OPA_KIND says so.
 #   oauth2-proxy  oauth2-proxy $OAUTH2_PROXY_VERSION, `go install`ed from the Go
 #             module proxy (under a minute cold).
 #
@@ -21,7 +22,7 @@
 # nothing: each peer has a stamp file and is rebuilt only when it is missing or
 # its stamp differs from what is wanted. On success stdout gets KEY=VALUE lines
 # for bench-peers (HYDRA=<binary>; KEYCLOAK_HOME=<dir> and JAVA_HOME=<jdk>;
-# OPA=<binary> and OPA_VERSION; OAUTH2_PROXY=<binary>);
+# OPA=<binary>, OPA_VERSION and OPA_KIND (envoy-plugin or stand-in); OAUTH2_PROXY=<binary>);
 # progress goes to stderr. Each peer has a lock of its own, so two runs do not
 # build the same thing at once.
 set -euo pipefail
@@ -180,7 +181,33 @@ go_built() {
   log "built $what in $((SECONDS - start)) s"
 }
 
+# OPA's Envoy plugin, as its users run it (opa_envoy: the plugin's cmd/opa-envoy-plugin, OPA's
+# command with envoy_ext_authz_grpc registered), at the version test/bench/peers/opa-envoy/go.mod
+# requires: the newest the Go module proxy here serves (it refuses the version list, and some
+# exact versions: v1.15.2-envoy was served, v1.16 to v1.22 were not). Where it is refused, the
+# library stand-in of test/bench/peers/opa-extauthz instead, and OPA_KIND says which.
+build_opa_envoy() {
+  local mod=$ROOT/test/bench/peers/opa-envoy version digest dir
+  version=$(awk '$1 == "github.com/open-policy-agent/opa-envoy-plugin" && $2 ~ /^v/ { print $2; exit }' "$mod/go.mod")
+  [[ -n $version ]] || die "cannot read opa-envoy-plugin's version from $mod/go.mod"
+  digest=$(cat "$mod"/go.mod "$mod"/go.sum | sha256sum | cut -c1-16)
+  dir=$CACHE/opa-envoy-$version
+  # shellcheck disable=SC2016 # $OUT is go_built's, expanded where the command runs
+  go_built "OPA-Envoy $version ($digest)" "$dir" opa_envoy "$version $digest $(go env GOVERSION)" \
+    bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$OUT/opa_envoy" github.com/open-policy-agent/opa-envoy-plugin/cmd/opa-envoy-plugin' _ "$mod" ||
+    return 1
+  "$dir/opa_envoy" version >/dev/null 2>&1 || die "$dir/opa_envoy does not run"
+  printf 'OPA=%s\nOPA_VERSION=%s\nOPA_KIND=envoy-plugin\n' "$dir/opa_envoy" "$version"
+}
+
 build_opa() {
+  # go_built dies on a failed build: a subshell keeps that to the plugin's attempt.
+  local out
+  if out=$(build_opa_envoy); then
+    printf '%s\n' "$out"
+    return
+  fi
+  log "OPA's Envoy plugin could not be built (the Go module proxy refuses it?): the library stand-in instead"
   local mod=$ROOT/test/bench/peers/opa-extauthz version digest dir
   version=$(awk '$1 == "github.com/open-policy-agent/opa" && $2 ~ /^v/ { print $2; exit }' "$mod/go.mod")
   [[ -n $version ]] || die "cannot read OPA's version from $mod/go.mod"
@@ -189,7 +216,7 @@ build_opa() {
   # shellcheck disable=SC2016 # $OUT is go_built's, expanded where the command runs
   go_built "OPA $version (opa-extauthz $digest)" "$dir" opa-extauthz "$version $digest $(go env GOVERSION)" \
     bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$OUT/opa-extauthz" .' _ "$mod"
-  printf 'OPA=%s\nOPA_VERSION=%s\n' "$dir/opa-extauthz" "$version"
+  printf 'OPA=%s\nOPA_VERSION=%s\nOPA_KIND=stand-in\n' "$dir/opa-extauthz" "$version"
 }
 
 build_oauth2_proxy() {

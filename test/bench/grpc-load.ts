@@ -2,14 +2,15 @@
 // `make test-tools`) from its own process, as load.ts drives HTTP with wrk: a
 // fixed number of concurrent checks for a fixed time, round robin over prepared
 // CheckRequests (closed loop: the throughput the server reaches), or with `rate`
-// a fixed number a second (open loop: the latency at that throughput).
+// a fixed number a second (open loop: the latency at that throughput). An HTTP
+// door at a fixed rate too (driveHttp), on the same schedule.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TOOLS_BIN } from '../support/kube.js';
-import type { LoadResult } from './load.js';
+import type { BenchRequest, LoadResult } from './load.js';
 
 const run = promisify(execFile);
 export const EXTAUTHZ = path.join(TOOLS_BIN, 'extauthz');
@@ -22,6 +23,8 @@ export interface GrpcLoadOptions {
   seconds: number;
   /** Checks a second on a fixed schedule; absent: as fast as answered. */
   rate?: number;
+  /** The CPUs extauthz runs on (taskset's list); absent: any. */
+  cpus?: string;
 }
 
 export interface GrpcLoadResult extends LoadResult {
@@ -50,26 +53,29 @@ export function extauthzAvailable(): boolean {
 }
 
 /** `requests`: CheckRequests as protojson objects. Every check is expected to be allowed: a denial counts as a failure. */
-export async function driveGrpc(addr: string, requests: unknown[], opts: GrpcLoadOptions): Promise<GrpcLoadResult> {
+export function driveGrpc(addr: string, requests: unknown[], opts: GrpcLoadOptions): Promise<GrpcLoadResult> {
+  return runExtauthz(['load', '-addr', addr, '-conns', String(opts.conns)], requests, opts);
+}
+
+/**
+ * The same for an HTTP door (`extauthz http`): `requests` sent over `streams` keep-alive connections,
+ * a status under 300 allowed. `make bench` drives its closed loops with wrk (load.ts); this is for a
+ * fixed rate, which wrk has not.
+ */
+export function driveHttp(url: string, requests: BenchRequest[], opts: Omit<GrpcLoadOptions, 'conns'>): Promise<GrpcLoadResult> {
+  return runExtauthz(['http', '-url', url], requests, opts);
+}
+
+async function runExtauthz(command: string[], requests: unknown[], opts: Omit<GrpcLoadOptions, 'conns'>): Promise<GrpcLoadResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-bench-grpc-'));
   const file = path.join(dir, 'requests.ndjson');
   fs.writeFileSync(file, `${requests.map((r) => JSON.stringify(r)).join('\n')}\n`);
   try {
-    const args = [
-      'load',
-      '-addr',
-      addr,
-      '-requests',
-      file,
-      '-c',
-      String(opts.streams),
-      '-conns',
-      String(opts.conns),
-      '-d',
-      `${opts.seconds}s`,
-    ];
+    const args = [...command, '-requests', file, '-c', String(opts.streams), '-d', `${opts.seconds}s`];
     if (opts.rate) args.push('-rate', String(opts.rate));
-    const { stdout } = await run(EXTAUTHZ, args, { maxBuffer: 1 << 20 });
+    const { stdout } = opts.cpus
+      ? await run('taskset', ['-c', opts.cpus, EXTAUTHZ, ...args], { maxBuffer: 1 << 20 })
+      : await run(EXTAUTHZ, args, { maxBuffer: 1 << 20 });
     const s = JSON.parse(stdout.trim().split('\n').pop()!) as Summary;
     return {
       requests: s.checks,
@@ -99,9 +105,15 @@ export function checkOnce(addr: string, request: unknown): Promise<Record<string
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim()) as Record<string, unknown>) : reject(new Error(`extauthz: ${err}`)),
-    );
+    // 'close', not 'exit': the process may exit before its stdout is read to the end.
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`extauthz: ${err}`));
+      try {
+        resolve(JSON.parse(out.trim()) as Record<string, unknown>);
+      } catch {
+        reject(new Error(`extauthz check printed no answer: ${out.slice(0, 200)} ${err.slice(0, 200)}`));
+      }
+    });
     child.stdin.end(`${JSON.stringify(request)}\n`);
   });
 }

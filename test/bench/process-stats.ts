@@ -2,7 +2,8 @@
 // from /proc while a scenario runs: the peak of each process.
 import fs from 'node:fs';
 
-function children(pid: number): number[] {
+/** The direct children of `pid` (its workers). */
+export function children(pid: number): number[] {
   try {
     return fs
       .readdirSync(`/proc/${pid}/task`)

@@ -165,9 +165,12 @@ async function main(): Promise<void> {
   let box: Box | undefined;
   let ceiling: ChildProcess | undefined;
   try {
+    const dataDir = fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-`);
     box = await Box.start({
       databaseUrl: db.url,
-      dataDir: fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-`),
+      dataDir,
+      // Its log as production's collector takes it: a pipe, read as it comes, into a file.
+      logFile: `${dataDir}/box.log`,
       env: {
         // BOXAUTH_* settings of make bench's own environment reach the box (to compare settings)
         ...Object.fromEntries(

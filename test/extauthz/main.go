@@ -14,6 +14,11 @@
 //	    N checks a second on a fixed schedule, whatever the answers, at most -c
 //	    in flight; a check's latency counts from when it was due, so a server
 //	    that falls behind shows it in the percentiles (no coordinated omission).
+//	extauthz http -url http://HOST:PORT -requests FILE [-c 32] [-d 10s] [-rate N]
+//	    the same for an HTTP door (forward-auth): FILE's requests are JSON lines
+//	    {method, path, headers, body}, sent over -c keep-alive connections; a
+//	    status under 300 is allowed. wrk has no fixed rate: this is the open loop
+//	    of `make bench`'s HTTP decision rows, the same schedule as the gRPC ones.
 package main
 
 import (
@@ -23,8 +28,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,47 +114,124 @@ func load(args []string) {
 	conns := fs.Int("conns", 2, "HTTP/2 connections the streams share")
 	rate := fs.Int("rate", 0, "checks a second on a fixed schedule (0: as fast as answered)")
 	_ = fs.Parse(args)
-	data, err := os.ReadFile(*file)
-	if err != nil {
-		die("%v", err)
-	}
 	var reqs []*authv3.CheckRequest
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		if len(sc.Bytes()) > 0 {
-			reqs = append(reqs, parse(sc.Bytes()))
-		}
-	}
-	if len(reqs) == 0 {
-		die("%s holds no request", *file)
+	for _, line := range jsonLines(*file) {
+		reqs = append(reqs, parse(line))
 	}
 	clients := make([]authv3.AuthorizationClient, *conns)
 	for i := range clients {
 		clients[i] = authv3.NewAuthorizationClient(dial(*addr, *ca))
 	}
+	drive(*streams, *duration, *rate, func(stream, i int) (bool, error) {
+		res, err := clients[stream%len(clients)].Check(context.Background(), reqs[i%len(reqs)])
+		if err != nil {
+			return false, err
+		}
+		return res.GetStatus().GetCode() == 0, nil
+	})
+}
+
+// httpRequest is one request of `extauthz http`'s file: what load.ts's BenchRequest holds.
+type httpRequest struct {
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	Body    *string           `json:"body"`
+}
+
+// httpLoad is load's twin for a forward-auth door: the same streams, schedule and summary, over
+// HTTP/1.1 with one keep-alive connection a stream (as wrk and a gateway's pool keep them).
+func httpLoad(args []string) {
+	fs := flag.NewFlagSet("http", flag.ExitOnError)
+	base := fs.String("url", "", "the server, http://host:port")
+	file := fs.String("requests", "", "requests, JSON lines of {method, path, headers, body}")
+	streams := fs.Int("c", 32, "concurrent requests (connections)")
+	duration := fs.Duration("d", 10*time.Second, "how long")
+	rate := fs.Int("rate", 0, "requests a second on a fixed schedule (0: as fast as answered)")
+	_ = fs.Parse(args)
+	var reqs []httpRequest
+	for _, line := range jsonLines(*file) {
+		var r httpRequest
+		if err := json.Unmarshal(line, &r); err != nil {
+			die("not a request: %v: %s", err, line)
+		}
+		reqs = append(reqs, r)
+	}
+	clients := make([]*http.Client, *streams)
+	for i := range clients {
+		clients[i] = &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	}
+	drive(*streams, *duration, *rate, func(stream, i int) (bool, error) {
+		r := reqs[i%len(reqs)]
+		var body io.Reader
+		if r.Body != nil {
+			body = strings.NewReader(*r.Body)
+		}
+		req, err := http.NewRequest(r.Method, *base+r.Path, body)
+		if err != nil {
+			return false, err
+		}
+		for k, v := range r.Headers {
+			if strings.EqualFold(k, "host") {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		res, err := clients[stream].Do(req)
+		if err != nil {
+			return false, err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode < 300, nil
+	})
+}
+
+// jsonLines reads file's non-empty lines.
+func jsonLines(file string) [][]byte {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		die("%v", err)
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			lines = append(lines, append([]byte(nil), sc.Bytes()...))
+		}
+	}
+	if len(lines) == 0 {
+		die("%s holds no request", file)
+	}
+	return lines
+}
+
+// drive sends request i of stream `stream` with send (true: allowed) from `streams` goroutines for
+// `duration`, closed loop, or with rate > 0 on a fixed schedule, and writes the JSON summary.
+func drive(streams int, duration time.Duration, rate int, send func(stream, i int) (bool, error)) {
 	type tally struct {
 		lat                    []time.Duration
 		allowed, denied, fails int
 		firstError             string
 	}
-	tallies := make([]tally, *streams)
-	deadline := time.Now().Add(*duration)
+	tallies := make([]tally, streams)
+	deadline := time.Now().Add(duration)
 	var wg sync.WaitGroup
 	start := time.Now()
-	// With -rate, the times checks are due; every stream takes the next one.
+	// With -rate, the times requests are due; every stream takes the next one.
 	var due chan time.Time
-	if *rate > 0 {
+	if rate > 0 {
 		due = make(chan time.Time, 1<<16)
-		go schedule(due, start, deadline, *rate)
+		go schedule(due, start, deadline, rate)
 	}
-	for s := 0; s < *streams; s++ {
+	for s := 0; s < streams; s++ {
 		wg.Add(1)
 		go func(s int) {
 			defer wg.Done()
 			t := &tallies[s]
-			client := clients[s%len(clients)]
-			for i := s; ; i += *streams {
+			for i := s; ; i += streams {
 				var began time.Time
 				if due != nil {
 					at, open := <-due
@@ -157,7 +242,7 @@ func load(args []string) {
 				} else if began = time.Now(); !began.Before(deadline) {
 					return
 				}
-				res, err := client.Check(context.Background(), reqs[i%len(reqs)])
+				allowed, err := send(s, i)
 				t.lat = append(t.lat, time.Since(began))
 				switch {
 				case err != nil:
@@ -165,7 +250,7 @@ func load(args []string) {
 					if t.firstError == "" {
 						t.firstError = err.Error()
 					}
-				case res.GetStatus().GetCode() == 0:
+				case allowed:
 					t.allowed++
 				default:
 					t.denied++
@@ -223,14 +308,16 @@ func schedule(due chan<- time.Time, start, deadline time.Time, rate int) {
 
 func main() {
 	if len(os.Args) < 2 {
-		die("usage: extauthz check|load -addr HOST:PORT … (see the comment atop test/extauthz/main.go)")
+		die("usage: extauthz check|load|http -addr HOST:PORT … (see the comment atop test/extauthz/main.go)")
 	}
 	switch os.Args[1] {
 	case "check":
 		check(os.Args[2:])
 	case "load":
 		load(os.Args[2:])
+	case "http":
+		httpLoad(os.Args[2:])
 	default:
-		die("unknown command %q: check or load", os.Args[1])
+		die("unknown command %q: check, load or http", os.Args[1])
 	}
 }

@@ -27,6 +27,14 @@ export interface BoxOptions {
   hostname?: string;
   /** The project directory whose `dist/api/main.js` runs, from there: another release's build (scripts/release-build.sh); default this checkout. */
   root?: string;
+  /**
+   * Where its log goes, as production's collector takes it: stdout and stderr stay pipes, read
+   * as they come and appended to this file whole, never split into lines (`logs` stays empty),
+   * the file rotated to `<file>.1` every 64 MB.
+   * A bench's box logs a line per request: kept in `logs`, the test's process split and kept
+   * them at a cost that slowed its reading, and the box then waited on a full pipe.
+   */
+  logFile?: string;
 }
 
 /** Debian's libfaketime (make test installs it), wherever the architecture puts it. */
@@ -49,6 +57,28 @@ function libfaketime(): string {
 function faketimeEnv(file: string): Record<string, string> {
   fs.writeFileSync(file, '+0');
   return { LD_PRELOAD: libfaketime(), FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+}
+
+/** Where a log file is rotated (to `<file>.1`, the one before dropped), as the kubelet rotates a container's: a bench logs gigabytes. */
+const LOG_FILE_BYTES = 64 << 20;
+
+/** `child`'s stdout and stderr, read as they come and appended whole to `file`, rotated past LOG_FILE_BYTES. */
+function collectInto(file: string, child: ChildProcess): void {
+  let out = fs.createWriteStream(file, { flags: 'a' });
+  let written = 0;
+  const take = (chunk: Buffer): void => {
+    out.write(chunk);
+    written += chunk.length;
+    if (written < LOG_FILE_BYTES) return;
+    // The old stream's writes still land in the renamed file: its descriptor follows it.
+    out.end();
+    fs.renameSync(file, `${file}.1`);
+    out = fs.createWriteStream(file, { flags: 'a' });
+    written = 0;
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
+  child.once('close', () => out.end());
 }
 
 export interface JsonResponse<T = any> {
@@ -74,6 +104,7 @@ export class Box {
     /** The command, run from `root`; the default is what `make run` runs. */
     private readonly command: string[] = [process.execPath, projectPath('dist', 'api', 'main.js')],
     private readonly root: string = projectPath(),
+    private readonly logFile?: string,
   ) {
     this.rootSecret = env.BOXAUTH_ROOT_CLIENT_SECRET ?? '';
   }
@@ -141,6 +172,7 @@ export class Box {
         env,
         [process.execPath, ...(options.nodeArgs ?? []), path.join(root, 'dist', 'api', 'main.js')],
         root,
+        options.logFile,
       );
       box.dispatcher = options.tls?.dispatcher;
       try {
@@ -186,16 +218,20 @@ export class Box {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.process = child;
-    const collect = (chunk: Buffer): void => {
-      this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      // a bench run logs millions of requests; tests look at far fewer lines
-      if (this.logs.length > 50_000) this.logs.splice(0, this.logs.length - 50_000);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    if (this.logFile) {
+      collectInto(this.logFile, child);
+    } else {
+      const collect = (chunk: Buffer): void => {
+        this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        // tests look at far fewer lines than a long run logs
+        if (this.logs.length > 50_000) this.logs.splice(0, this.logs.length - 50_000);
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+    }
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.logs.slice(-20).join('\n')}`);
+      if (child.exitCode !== null) throw new Error(`box exited with ${child.exitCode}:\n${this.lastLines()}`);
       try {
         const res = await fetch(`${this.url}/readyz`, { dispatcher: this.dispatcher } as RequestInit);
         if (res.status === 200) return;
@@ -205,7 +241,14 @@ export class Box {
       await new Promise((r) => setTimeout(r, 100));
     }
     child.kill('SIGKILL');
-    throw new Error(`box did not become ready:\n${this.logs.slice(-20).join('\n')}`);
+    throw new Error(`box did not become ready:\n${this.lastLines()}`);
+  }
+
+  /** The end of its log, to say why it did not start. */
+  private lastLines(): string {
+    const lines =
+      this.logFile && fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8').split('\n').filter(Boolean) : this.logs;
+    return lines.slice(-20).join('\n');
   }
 
   /**

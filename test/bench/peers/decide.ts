@@ -10,9 +10,11 @@
 //   without a round trip to the box per request, so they have JWT rows only.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { errorMessage } from '../../../api/errors.js';
 import { Box } from '../../support/box.js';
 import { checkRequest, forwardAuthRequest, appTokens, seedApp, APP_POLICIES } from '../decisions.js';
+import { measureAtRate, type RateTarget } from '../fixed-rate.js';
 import { LOAD, measure, measureGrpc, type Measured } from '../measure.js';
 import { AUDIENCE, tokenClients } from '../scenarios.js';
 import type { BoxTrust, Decider } from './deciders.js';
@@ -26,7 +28,16 @@ export interface DecisionRow extends Measured {
   title: string;
   door: 'http' | 'grpc';
   checks: string;
+  /** The same requests at a fixed rate (RATE a second), where latency is compared: a closed loop's is concurrency over throughput. */
+  atRate: { rate: number; rps: number; p50Ms: number; p99Ms: number; failures: number };
 }
+
+/**
+ * Decisions a second of the fixed-rate measurement: one every decision point here sustains on the
+ * 2-core machine (OPA's Envoy plugin with its quick start's console decision logs decided 770 to
+ * 1,250/s in a closed loop), so that their p99s compare at equal load.
+ */
+export const RATE = Number(process.env.BENCH_PEERS_DECISION_RATE ?? 500);
 
 export const DECISION_PEERS = ['opa', 'oauth2-proxy'] as const;
 
@@ -40,8 +51,15 @@ async function measureDecider(d: Decider, postgresPid: number | undefined, log: 
     d.door === 'http'
       ? await measure(d.baseUrl, d.pid, [d.request], postgresPid)
       : await measureGrpc(d.addr, d.pid, [d.request], postgresPid);
-  log(`${d.title}: ${Math.round(m.rps)} decisions/s, p99 ${m.p99Ms.toFixed(2)} ms, ${m.failures} failed`);
-  return { key: d.key, title: d.title, door: d.door, checks: d.checks, ...m };
+  const target: RateTarget =
+    d.door === 'http' ? { door: 'http', url: d.baseUrl, requests: [d.request] } : { door: 'grpc', addr: d.addr, requests: [d.request] };
+  const fixed = await measureAtRate(target, d.pid, RATE, postgresPid);
+  log(
+    `${d.title}: ${Math.round(m.rps)} decisions/s, p99 ${m.p99Ms.toFixed(2)} ms, ${m.failures} failed; ` +
+      `at ${RATE.toLocaleString('en')}/s: p50 ${fixed.p50Ms.toFixed(2)} ms, p99 ${fixed.p99Ms.toFixed(2)} ms, ${fixed.failures} failed`,
+  );
+  const atRate = { rate: RATE, rps: fixed.rps, p50Ms: fixed.p50Ms, p99Ms: fixed.p99Ms, failures: fixed.failures };
+  return { key: d.key, title: d.title, door: d.door, checks: d.checks, ...m, atRate };
 }
 
 function boxDeciders(box: Box, tokens: { jwt: string; opaque: string }): Decider[] {
@@ -84,6 +102,8 @@ export async function benchDecisionPeers(
     databaseUrl,
     dataDir: fs.mkdtempSync(`${os.tmpdir()}/boxauth-bench-peers-`),
     env: { BOXAUTH_WORKERS: String(LOAD.workers) },
+    // its log as production's collector takes it (make bench does the same), beside the peers' logs
+    logFile: path.join(logDir, 'boxauth-decisions.log'),
   });
   const forgetBox = stopOnInterrupt(() => box.stop());
   try {
@@ -96,8 +116,17 @@ export async function benchDecisionPeers(
     // The peers, while the box idles: they trust its keys, fetched when they start.
     const discovery = (await (await fetch(`${box.url}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string };
     const trust: BoxTrust = { issuer: discovery.issuer, jwksUri: discovery.jwks_uri, audience: AUDIENCE };
+    const opa = (decisionLogs: boolean) => (b: Record<string, string>) =>
+      startOpa(b.OPA!, b.OPA_VERSION!, b.OPA_KIND ?? 'stand-in', trust, tokens.jwt, logDir, decisionLogs);
     const peers = [
-      { key: 'opa', title: 'OPA', start: (b: Record<string, string>) => startOpa(b.OPA!, b.OPA_VERSION!, trust, tokens.jwt, logDir) },
+      { key: 'opa', title: 'OPA', start: opa(true) },
+      // The plugin's default, no decision logs: what a decision costs OPA apart from its record (the stand-in logs none).
+      {
+        key: 'opa',
+        title: 'OPA without decision logs',
+        start: opa(false),
+        when: (b: Record<string, string>) => b.OPA_KIND === 'envoy-plugin',
+      },
       {
         key: 'oauth2-proxy',
         title: 'oauth2-proxy',
@@ -106,7 +135,7 @@ export async function benchDecisionPeers(
     ];
     for (const peer of peers) {
       const b = built.get(peer.key);
-      if (!b) continue;
+      if (!b || (peer.when && !peer.when(b))) continue;
       let decider: Decider | undefined;
       try {
         log(`starting ${peer.title}`);

@@ -1,6 +1,6 @@
-// bench-peers' decision table: each decision point's figures, side by side, then
-// boxauth's ratio to each peer on the same door with the same JWT, then what each
-// checks for a decision, so that no figure is read without what it pays for.
+// bench-peers' decision table: each decision point's figures, side by side (closed loop, and the
+// latency at one fixed rate for all), then boxauth's ratio to each peer on the same door with the
+// same JWT, then what each checks for a decision, so that no figure is read without what it pays for.
 import { textTable } from '../table.js';
 import type { DecisionRow } from './decide.js';
 import type { Skipped } from './report.js';
@@ -19,6 +19,8 @@ export function decisionReport(rows: DecisionRow[], skipped: Skipped[]): string 
     'CPU µs/decision',
     'RSS MB, all processes',
     'peak RSS MB, one process',
+    `p50 ms at ${(rows[0]?.atRate.rate ?? 0).toLocaleString('en')}/s`,
+    'p99 ms at that rate',
   ];
   const body = rows.map((r) => [
     r.title,
@@ -30,6 +32,8 @@ export function decisionReport(rows: DecisionRow[], skipped: Skipped[]): string 
     r.cpuUs.api.toFixed(0),
     r.rssTotalMb.toFixed(0),
     r.rssMb.toFixed(0),
+    r.atRate.p50Ms.toFixed(2),
+    r.atRate.p99Ms.toFixed(2) + (r.atRate.failures ? ` (${r.atRate.failures} failed)` : ''),
   ]);
   const lines = [textTable(head, body, [0, 1])];
   const peers = rows.filter((r) => !isBoxauth(r));
@@ -39,7 +43,7 @@ export function decisionReport(rows: DecisionRow[], skipped: Skipped[]): string 
     if (!b) continue;
     lines.push(
       `${b.title} against ${p.title}: ${times(b.rps / p.rps)} the decisions/s, ${times(b.cpuUs.api / p.cpuUs.api)} the CPU per decision, ` +
-        `${times(b.rssTotalMb / p.rssTotalMb)} the memory`,
+        `${times(b.rssTotalMb / p.rssTotalMb)} the memory; at ${b.atRate.rate.toLocaleString('en')}/s ${times(b.atRate.p99Ms / p.atRate.p99Ms)} the p99`,
     );
   }
   lines.push('', 'per decision:');

@@ -1,6 +1,11 @@
-// OPA deciding `make bench`'s question over gRPC (test/bench/peers/opa-extauthz,
-// built by scripts/peers-build.sh opa): the Rego of opa-policy.rego, with the
-// box's published JWKS as data (fetched once, as a bundle would carry it).
+// OPA deciding `make bench`'s question over gRPC, built by scripts/peers-build.sh opa: as its
+// users run it, OPA's Envoy plugin (opa-envoy-plugin, from the Go module proxy: OPA_KIND
+// envoy-plugin) — `opa run --server --config-file` with the envoy_ext_authz_grpc plugin and
+// console decision logs, as the plugin's quick start configures it (and once more without them,
+// the plugin's default: what a decision costs OPA apart from its record) — the Rego of opa-policy.rego,
+// and the box's published JWKS as data (fetched once, as a bundle would carry it). Where the proxy
+// refuses the plugin, the library stand-in of test/bench/peers/opa-extauthz (OPA_KIND stand-in),
+// which the row's title says.
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectPath } from '../../../api/paths.js';
@@ -11,7 +16,25 @@ import { checkOnce } from '../grpc-load.js';
 import type { BoxTrust, GrpcDecider } from './deciders.js';
 import { logTail, startProcess } from './process.js';
 
-export async function startOpa(bin: string, version: string, trust: BoxTrust, jwt: string, logDir: string): Promise<GrpcDecider> {
+/** `opa run`'s arguments as the plugin's users run it: its quick start's configuration, on our ports. */
+function envoyPluginArgs(addr: string, logDir: string, policy: string, dataFile: string, decisionLogs: boolean): string[] {
+  const configFile = path.join(logDir, 'opa-envoy-config.yaml');
+  const plugins = { envoy_ext_authz_grpc: { addr, path: 'envoy/authz/allow' } };
+  // JSON is YAML: the quick start's config.yaml.
+  fs.writeFileSync(configFile, JSON.stringify(decisionLogs ? { plugins, decision_logs: { console: true } } : { plugins }));
+  return ['run', '--server', `--config-file=${configFile}`, '--addr=127.0.0.1:0', '--ignore=.*', policy, dataFile];
+}
+
+export async function startOpa(
+  bin: string,
+  version: string,
+  kind: string,
+  trust: BoxTrust,
+  jwt: string,
+  logDir: string,
+  /** The plugin's console decision logs (its quick start's), or none (its default). */
+  decisionLogs = true,
+): Promise<GrpcDecider> {
   const logFile = path.join(logDir, 'opa.log');
   const dataFile = path.join(logDir, 'opa-data.json');
   const jwks = await (await fetch(trust.jwksUri)).text();
@@ -19,7 +42,11 @@ export async function startOpa(bin: string, version: string, trust: BoxTrust, jw
   fs.writeFileSync(dataFile, JSON.stringify({ jwks, issuer: trust.issuer, audience: trust.audience }));
   const addr = `127.0.0.1:${await freePort()}`;
   const policy = projectPath('test', 'bench', 'peers', 'opa-policy.rego');
-  const server = startProcess(bin, ['-addr', addr, '-policy', policy, '-data', dataFile], {}, logFile);
+  const plugin = kind === 'envoy-plugin';
+  const args = plugin
+    ? envoyPluginArgs(addr, logDir, policy, dataFile, decisionLogs)
+    : ['-addr', addr, '-policy', policy, '-data', dataFile];
+  const server = startProcess(bin, args, {}, logFile);
   const request = checkRequest(jwt);
   for (let i = 0; i < 100; i++) {
     const answer = await checkOnce(addr, request).catch(() => undefined);
@@ -29,14 +56,17 @@ export async function startOpa(bin: string, version: string, trust: BoxTrust, jw
         throw new Error(`OPA refused the bench's request: ${JSON.stringify(answer)}`);
       }
       return {
-        key: 'opa',
-        title: `OPA ${version} (library, stand-in for its Envoy plugin), JWT ES256`,
+        key: plugin && !decisionLogs ? 'opa_no_decision_logs' : 'opa',
+        title: plugin
+          ? `OPA-Envoy ${version} (opa run, envoy_ext_authz_grpc, ${decisionLogs ? 'console decision logs' : 'no decision logs'}), JWT ES256`
+          : `OPA ${version} (library, stand-in for its Envoy plugin: the Go module proxy refused it), JWT ES256`,
         door: 'grpc',
         addr,
         request,
         pid: server.child.pid!,
         checks:
-          "the JWT's ES256 signature, issuer, audience and expiry (io.jwt.decode_verify on every request; the parsed JWKS cached, as OPA's server does by default), then 20 Rego rules equivalent to the app's policies; no session: a revoked token stays valid until it expires",
+          "the JWT's ES256 signature, issuer, audience and expiry (io.jwt.decode_verify on every request; the parsed JWKS cached, as OPA's server does by default), then 20 Rego rules equivalent to the app's policies; no session: a revoked token stays valid until it expires" +
+          (plugin && decisionLogs ? "; each decision logged to the console (its quick start's decision_logs)" : '; no decision logged'),
         stop: () => server.stop(),
       };
     }

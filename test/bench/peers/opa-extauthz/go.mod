@@ -1,5 +1,5 @@
-// OPA answering Envoy's ext_authz over gRPC for `make bench-peers` (main.go says
-// why it stands in for OPA's Envoy plugin): built by scripts/peers-build.sh;
+// OPA answering Envoy's ext_authz over gRPC for `make bench-peers` where the Go
+// module proxy refuses OPA's Envoy plugin (main.go): built by scripts/peers-build.sh;
 // not part of the TypeScript build.
 module boxauth/test/bench/peers/opa-extauthz
 

@@ -1,8 +1,8 @@
 // opa-extauthz: OPA, as a library from the Go module proxy, answering Envoy's
 // ext_authz v3 Check over gRPC, for `make bench-peers`. It stands in for OPA's
-// Envoy plugin (github.com/open-policy-agent/opa-envoy-plugin), which the Go
-// module proxy of this workplace refuses to serve; scripts/peers-build.sh
-// builds the real plugin instead wherever the proxy has it. It does what the
+// Envoy plugin (github.com/open-policy-agent/opa-envoy-plugin, built from
+// test/bench/peers/opa-envoy) only where the Go module proxy refuses to serve
+// the plugin's version: scripts/peers-build.sh falls back to it then. It does what the
 // plugin's gRPC server does for a request, and no more: the CheckRequest as
 // protojson becomes `input` (input.attributes.request.http…), with the
 // plugin's input.parsed_path and input.parsed_query beside it; one prepared

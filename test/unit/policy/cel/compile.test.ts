@@ -52,6 +52,17 @@ describe('compileCel', function () {
     expect(parts).to.deep.include({ expression: 'request.params.owner', value: '"c@d"' });
   });
 
+  it("says an error's message, and leaves the process's stack traces as they were", function () {
+    const c = compileCel('request.user.email.matches("^a@")', 'box-api');
+    const limit = Error.stackTraceLimit;
+    expect(c.evaluate({ request: { user: { email: null } } })).to.deep.equal({
+      kind: 'error',
+      message: "found no matching overload for 'matches' applied to 'null_type.(string)'",
+    });
+    expect(Error.stackTraceLimit).to.equal(limit);
+    expect(new Error('after').stack!.split('\n').length).to.be.greaterThan(1);
+  });
+
   it("charges compiling a request's pattern by its length, and refuses one past 4,096 characters", function () {
     // The estimate sees a one-character subject; the pattern is the request's to choose.
     const c = compileCel('"a".matches(string(request.context.p))', 'app', { perCallLimit: 500 });
