@@ -64,8 +64,9 @@ export async function recordSamlSignIn(svc: { pool: Pool }, signIn: SamlSignIn, 
  * session ends first, closed by the app itself, so that the close of the box session that follows
  * tells every other app and not the one that asked (Profiles §4.4.3.3: the identity provider
  * propagates the logout to "each session participant [...] other than the requester").
+ * Whether there was one to end: an app that never signed in at this browser session is no participant of it.
  */
-export async function endSamlSignIn(svc: Parameters<typeof closeGrants>[0], clientId: string, sid: string): Promise<void> {
+export async function endSamlSignIn(svc: Parameters<typeof closeGrants>[0], clientId: string, sid: string): Promise<boolean> {
   const closing: Closing = { how: 'logout', by: { client: clientId } };
-  await closeGrants(svc, { sid, client: clientId }, closing);
+  return (await closeGrants(svc, { sid, client: clientId }, closing)).length > 0;
 }

@@ -15,7 +15,7 @@ import { Box, basic, eventually, sleep } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { idpCertificates } from '../support/saml.js';
 import { declareSamlApp, samlAppAuthnRequest, samlAppMetadata, samlAppSignIn } from '../support/saml-apps.js';
-import { encodeRedirectMessage } from '../../api/saml/bindings.js';
+import { decodeRedirectMessage, encodeRedirectMessage } from '../../api/saml/bindings.js';
 import { selfSignedCertificate } from '../../api/saml/certificate.js';
 import { signRedirectQuery } from '../../api/saml/sign.js';
 import { verifiedSignedMessage } from '../../api/saml/verify.js';
@@ -316,6 +316,34 @@ describe('SAML Single Logout: a close of the box reaches the SAML apps (SOAP)', 
     expect(res.headers.get('location')).to.match(new RegExp(`^${entity('redirect')}/slo\\?SAMLRequest=`));
     await toldOnce(ann.id, [payroll], [sid]);
     expect(toldOf(wiki), 'the app that asked').to.deep.equal([]);
+  });
+
+  it('a LogoutRequest of an app this browser session never signed in to ends nothing, though it names the person', async function () {
+    // An app given people's addresses as NameIDs knows anyone's: were it a session participant by that alone,
+    // any page could send a signed-in person's browser to it and sign them out of the box and every other app.
+    await declareSamlApp(box, root, 'mailer', { metadata: { xml: spMetadata(entity('mailer'), undefined) }, nameIdFormat: 'emailAddress' });
+    const ann = await person();
+    const { browser, wiki, payroll } = await takingPart(ann.email);
+    const request =
+      `<samlp:LogoutRequest xmlns:samlp="${SAML_NS.protocol}" xmlns:saml="${SAML_NS.assertion}" ID="_${randomBytes(8).toString('hex')}" ` +
+      `Version="2.0" IssueInstant="${new Date().toISOString()}"><saml:Issuer>${entity('mailer')}</saml:Issuer>` +
+      `<saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${ann.email}</saml:NameID></samlp:LogoutRequest>`;
+    const query = signRedirectQuery(
+      { SAMLRequest: encodeRedirectMessage(request) },
+      { privateKey: spKeys.privateKey, certificatePem: spCert },
+    );
+    const res = await browser.get(`/auth/saml/slo?${query}`);
+    expect(res.status, res.text.slice(0, 300)).to.equal(302);
+    const answered = new URL(res.headers.get('location')!);
+    expect(`${answered.origin}${answered.pathname}`).to.equal(`${entity('mailer')}/slo`);
+    const status = await readSamlXml(decodeRedirectMessage(answered.searchParams.get('SAMLResponse')!), 'protocol');
+    expect(status.getElementsByTagNameNS(SAML_NS.protocol, 'StatusCode')[1]?.getAttribute('Value')).to.equal(
+      'urn:oasis:names:tc:SAML:2.0:status:PartialLogout',
+    );
+    // Still signed in (a sign-in to wiki needs no password), and the apps it signed in to are told nothing.
+    await sleep(1500);
+    expect((await samlSignIn(browser, 'wiki')).sessionIndex).to.equal(wiki.sessionIndex);
+    expect([...toldOf(wiki), ...toldOf(payroll)]).to.deep.equal([]);
   });
 
   it('an AuthnRequest is taken once: of 20 parallel replays exactly one proceeds, and its ID is spent per app', async function () {

@@ -394,13 +394,17 @@ export function samlRouter(svc: SamlRouterServices): Router {
       person !== undefined &&
       facts?.nameId.value === slo.nameId &&
       (slo.sessionIndexes.length === 0 || slo.sessionIndexes.includes(person.browser.sid));
-    if (named) {
-      await endSamlSignIn(svc, slo.sp.client.id, person.browser.sid);
+    // Only a session the app took part in (Profiles §4.4.4.1: the session participant's own): an app given
+    // people's addresses as NameIDs knows anyone's, and could otherwise end any signed-in person's box
+    // session - and, through it, every other app's - by sending their browser here.
+    const participant = named && (await endSamlSignIn(svc, slo.sp.client.id, person.browser.sid));
+    if (participant) {
       const step = await signOutThroughApps(svc, req, res, { to: 'app', answer: slo });
       if (step) return sendLogoutStep(svc, res, step);
     }
-    // Signed out already (or never here) is a logout done; a browser signed in as someone else is left as it is.
-    res.redirect(302, logoutAnswerUrl(svc, slo, person !== undefined && !named));
+    // Signed out already (or never here) is a logout done; a browser signed in as someone else, or in a
+    // session the app never took part in, is left as it is.
+    res.redirect(302, logoutAnswerUrl(svc, slo, person !== undefined && !participant));
   });
 
   router.post(browserPage('/auth/saml/consent'), ...pageForm, async (req, res) => {
