@@ -399,7 +399,13 @@ export function samlRouter(svc: SamlRouterServices): Router {
     // session - and, through it, every other app's - by sending their browser here.
     const participant = named && (await endSamlSignIn(svc, slo.sp.client.id, person.browser.sid));
     if (participant) {
-      const step = await signOutThroughApps(svc, req, res, { to: 'app', answer: slo });
+      // What the chain's end needs of the request, and no more: its row holds no copy of the app's record.
+      const answer = {
+        requestId: slo.requestId,
+        logoutUrl: slo.logoutUrl,
+        ...(slo.relayState !== undefined ? { relayState: slo.relayState } : {}),
+      };
+      const step = await signOutThroughApps(svc, req, res, { to: 'app', answer });
       if (step) return sendLogoutStep(svc, res, step);
     }
     // Signed out already (or never here) is a logout done; a browser signed in as someone else, or in a

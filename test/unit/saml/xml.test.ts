@@ -74,6 +74,17 @@ describe('reading SAML XML (xml.ts)', function () {
     );
   });
 
+  it('counts start tags before any parser runs; comments and CDATA sections hold none', async function () {
+    // Cut short so that it is not well-formed: a parser would say so, after building 20,000 elements.
+    const flood = responseXml().replace('</samlp:Response>', `<x:a xmlns:x="urn:example:x">${'<x:b/>'.repeat(20000)}`);
+    expect(await refusalOf(flood)).to.equal('the document holds too many elements and attributes');
+    // A `<` in a comment or a CDATA section starts no element: the count lets them by, the schema judges the rest.
+    const quoted = responseXml().replace('<saml:Issuer>', `<!--${'<x:b/>'.repeat(60)}--><saml:Issuer>`);
+    expect((await readSamlXml(quoted, 'protocol')).documentElement.localName).to.equal('Response');
+    const cdata = responseXml().replace('</samlp:Response>', `<![CDATA[${'<x:b/>'.repeat(20000)}]]></samlp:Response>`);
+    expect(await refusalOf(cdata)).to.equal('the document does not follow the SAML protocol schema');
+  });
+
   it('childElements and onlyChild see direct children only', function () {
     const doc = parseXml(responseXml());
     expect(childElements(doc.documentElement, SAML_NS.assertion, 'Issuer')).to.have.length(1);
