@@ -44,7 +44,7 @@ const SCALE_CLIENTS = env('BENCH_SCALE_CLIENTS', 100_000);
 const SCALE_SESSIONS = env('BENCH_SCALE_SESSIONS', 5_000_000);
 const SCALE_PROOFS = env('BENCH_SCALE_PROOFS', 1_000_000);
 /** Commits in flight per process of the durable ceilings: each value is measured and the best is the ceiling. */
-const CEILING_IN_FLIGHT = (process.env.BENCH_CEILING_IN_FLIGHT ?? '2').split(',').map(Number);
+const CEILING_IN_FLIGHT = (process.env.BENCH_CEILING_IN_FLIGHT ?? '1,2,4').split(',').map(Number);
 /** 0: no row of the JWT scenario at one API worker. */
 const ONE_WORKER_ROW = env('BENCH_ONE_WORKER_ROW', 1) !== 0;
 /** Comma-separated scenario keys to run (with their ceilings); `decisions` for all the decision rows. */
