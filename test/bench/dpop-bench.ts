@@ -87,12 +87,15 @@ export async function benchDpop(
   keys: readonly string[],
   postgresPid: number | undefined,
   log: (msg: string) => void,
+  beforeRow: () => Promise<void> = () => Promise.resolve(),
 ): Promise<DpopRow[]> {
   const rows: DpopRow[] = [];
   const tokenUrl = `${box.url}/auth/token`;
   if (keys.includes('dpop_cc')) {
     log(`signing ${PROOFS.toLocaleString('en')} DPoP proofs for the token endpoint`);
-    const measured = await measureOnce(box.url, box.process!.pid!, dpopTokenRequests(box.url, client, PROOFS), postgresPid);
+    const requests = dpopTokenRequests(box.url, client, PROOFS);
+    await beforeRow();
+    const measured = await measureOnce(box.url, box.process!.pid!, requests, postgresPid);
     rows.push({ key: 'dpop_cc', title: 'client_credentials + DPoP proof (bound, opaque)', measured });
   }
   if (keys.includes('dpop_use')) {
@@ -114,6 +117,7 @@ export async function benchDpop(
       path,
       headers: { Authorization: `DPoP ${token}`, DPoP: proof('GET', `${box.url}${path}`, token) },
     }));
+    await beforeRow();
     const measured = await measureOnce(box.url, box.process!.pid!, requests, postgresPid);
     rows.push({ key: 'dpop_use', title: 'GET /Client/<id> with a DPoP-bound token + proof', measured });
   }

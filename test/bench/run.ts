@@ -76,6 +76,16 @@ async function showSetting(url: string, name: string): Promise<string> {
   }
 }
 
+/**
+ * A checkpoint before each row: no row then pays for one that the rows before it made due (WAL-
+ * or time-triggered, their fsyncs stalled commits for seconds on a shared disk), and each starts
+ * from the same state. Needs superuser or pg_checkpoint (the embedded server's user has it);
+ * elsewhere the rows go without.
+ */
+async function checkpoint(url: string): Promise<void> {
+  await runSql(url, 'CHECKPOINT').catch(() => undefined);
+}
+
 async function runSql(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -167,6 +177,7 @@ async function measureCeiling(
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
     await answers(url, probe!, child);
+    await checkpoint(db.url);
     const title = inFlight === undefined ? CEILING_TITLES[kind] : `${CEILING_TITLES[kind]} (${inFlight} in flight)`;
     const key = kind === 'bare' ? 'ceiling' : `ceiling_${kind}`;
     if (kind !== 'dpop') return await measure(url, child.pid!, db.postgresPid, key, title, kind === 'refresh' ? requests : [probe!]);
@@ -364,6 +375,7 @@ async function main(): Promise<void> {
     }
     const measureRow = async (s: Scenario, key = s.key, title = s.title): Promise<Row> => {
       try {
+        await checkpoint(db.url);
         const row = s.fresh
           ? { key, title, ...(await measureOnce(box!.url, box!.process!.pid!, s.fresh(), db.postgresPid)), targets: [] }
           : await measure(box!.url, box!.process!.pid!, db.postgresPid, key, title, s.requests);
@@ -390,7 +402,7 @@ async function main(): Promise<void> {
     if (dpopKeys.length > 0) {
       try {
         const reader = await box.addClient('bench-dpop-reader', {}, { secret: 'bench-dpop-reader-secret' }); // with an allow policy
-        for (const d of await benchDpop(box, seeded.opaque, reader, dpopKeys, db.postgresPid, log)) {
+        for (const d of await benchDpop(box, seeded.opaque, reader, dpopKeys, db.postgresPid, log, () => checkpoint(db.url))) {
           const row: Row = { key: d.key, title: d.title, ...d.measured, targets: [] };
           log(`${d.title}: ${Math.round(row.rps)} req/s, p99 ${row.p99Ms.toFixed(1)} ms, ${row.failures} failed`);
           judge(row, dpopGoal, baselines);
@@ -463,6 +475,7 @@ async function main(): Promise<void> {
         let row: Row;
         try {
           const requests = dpopTokenRequests(box.url, seeded.opaque, PROOFS);
+          await checkpoint(db.url);
           row = { key: 'dpop_cc_scale', title, ...(await measureOnce(box.url, box.process!.pid!, requests, db.postgresPid)), targets: [] };
         } catch (err) {
           row = failedRow('dpop_cc_scale', title, err);
