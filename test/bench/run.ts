@@ -214,7 +214,7 @@ async function bestCeiling(
   let best: Row | undefined;
   for (const n of CEILING_IN_FLIGHT) {
     const row = await measureCeiling(kind, seeded, db, n);
-    byInFlight[n] = Math.round(row.rps);
+    byInFlight[n] = Math.max(byInFlight[n] ?? 0, Math.round(row.rps)); // a value listed twice: its best
     if (!best || row.rps > best.rps) best = row;
   }
   return { row: best!, byInFlight };
