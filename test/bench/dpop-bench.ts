@@ -3,21 +3,21 @@
 // costs. A proof is good once and for 60 s, so these rows cannot replay a few prepared
 // requests as the others do: each gets as many proofs as it can send, signed just before
 // it runs, each sent once, by as many wrk threads as the other rows use, each thread its own
-// share of the list (else they would walk the same one), with no warm-up of its own (the rows
-// before it warmed the box up).
+// share of the list (else they would walk the same one) streamed from a file as it sends
+// (./load.ts), with no warm-up of its own (the rows before it warmed the box up).
 import crypto, { randomUUID } from 'node:crypto';
 import { Dpop } from '../../api/credentials/dpop/check.js';
 import { accessTokenHash, verifyProof } from '../../api/credentials/dpop/proof.js';
 import { basic, type Box } from '../support/box.js';
 import type { BenchRequest } from './load.js';
 import { drive } from './load.js';
-import { LOAD, type Measured } from './measure.js';
+import { LOAD, stopping, type Measured } from './measure.js';
 import { CpuMeter, RssSampler } from './process-stats.js';
 
 export const DPOP_KEYS = ['dpop_cc', 'dpop_use'] as const;
 
 /** A client's ES256 key, and proofs signed with it (node:crypto: tens of thousands a second). */
-function proofMaker(): (htm: string, htu: string, token?: string) => string {
+export function proofMaker(): (htm: string, htu: string, token?: string) => string {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const header = Buffer.from(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk: publicKey.export({ format: 'jwk' }) })).toString(
     'base64url',
@@ -30,7 +30,23 @@ function proofMaker(): (htm: string, htu: string, token?: string) => string {
 }
 
 /** Proofs a row may send: more than it can send in its time at the best rate seen (BENCH_DPOP_PROOFS). */
-const PROOFS = Number(process.env.BENCH_DPOP_PROOFS ?? 8000 * LOAD.seconds);
+export const PROOFS = Number(process.env.BENCH_DPOP_PROOFS ?? 8000 * LOAD.seconds);
+
+/** `n` client_credentials requests of `client` to `baseUrl`'s token endpoint, each with a fresh proof of one key. */
+export function dpopTokenRequests(baseUrl: string, client: { id: string; secret: string }, n: number): BenchRequest[] {
+  const proof = proofMaker();
+  const tokenUrl = `${baseUrl}/auth/token`;
+  return Array.from({ length: n }, () => ({
+    method: 'POST',
+    path: '/auth/token',
+    headers: {
+      Authorization: basic(client.id, client.secret),
+      'Content-Type': 'application/x-www-form-urlencoded',
+      DPoP: proof('POST', tokenUrl),
+    },
+    body: 'grant_type=client_credentials',
+  }));
+}
 
 /** One row's load: each request once, shared out among the wrk threads, the box's processes and PostgreSQL metered. */
 export async function measureOnce(url: string, rootPid: number, requests: BenchRequest[], postgresPid?: number): Promise<Measured> {
@@ -45,7 +61,7 @@ export async function measureOnce(url: string, rootPid: number, requests: BenchR
     threads: LOAD.threads,
     seconds: LOAD.seconds,
     shareOut: true,
-  });
+  }).catch(stopping(rss));
   const used = cpu.stop();
   const rssMb = rss.stop();
   return {
@@ -71,22 +87,14 @@ export async function benchDpop(
   keys: readonly string[],
   postgresPid: number | undefined,
   log: (msg: string) => void,
+  beforeRow: () => Promise<void> = () => Promise.resolve(),
 ): Promise<DpopRow[]> {
   const rows: DpopRow[] = [];
   const tokenUrl = `${box.url}/auth/token`;
   if (keys.includes('dpop_cc')) {
-    const proof = proofMaker();
     log(`signing ${PROOFS.toLocaleString('en')} DPoP proofs for the token endpoint`);
-    const requests: BenchRequest[] = Array.from({ length: PROOFS }, () => ({
-      method: 'POST',
-      path: '/auth/token',
-      headers: {
-        Authorization: basic(client.id, client.secret),
-        'Content-Type': 'application/x-www-form-urlencoded',
-        DPoP: proof('POST', tokenUrl),
-      },
-      body: 'grant_type=client_credentials',
-    }));
+    const requests = dpopTokenRequests(box.url, client, PROOFS);
+    await beforeRow();
     const measured = await measureOnce(box.url, box.process!.pid!, requests, postgresPid);
     rows.push({ key: 'dpop_cc', title: 'client_credentials + DPoP proof (bound, opaque)', measured });
   }
@@ -109,6 +117,7 @@ export async function benchDpop(
       path,
       headers: { Authorization: `DPoP ${token}`, DPoP: proof('GET', `${box.url}${path}`, token) },
     }));
+    await beforeRow();
     const measured = await measureOnce(box.url, box.process!.pid!, requests, postgresPid);
     rows.push({ key: 'dpop_use', title: 'GET /Client/<id> with a DPoP-bound token + proof', measured });
   }

@@ -33,7 +33,14 @@ export interface Row extends Measured {
   key: string;
   title: string;
   ratio?: number;
+  /** make bench's token rows: the ratio to the row's durable ceiling (or the cc_jwt row), and which (`durableOf`). */
+  durableRatio?: number;
+  durableOf?: string;
+  /** The goals the row was judged by; `targets` lists those it missed. */
+  goals?: string[];
   targets: string[];
+  /** Why the row could not be measured (its figures are then zero). */
+  failed?: string;
 }
 
 /** `rootPid`: the target's process (its children count too); `postgresPid`: see CpuMeter. */
@@ -44,8 +51,16 @@ export async function measure(url: string, rootPid: number, requests: BenchReque
   const cpu = new CpuMeter(rootPid, postgresPid);
   rss.start();
   cpu.start();
-  const result = await drive(url, requests, { ...load, seconds: LOAD.seconds });
+  const result = await drive(url, requests, { ...load, seconds: LOAD.seconds }).catch(stopping(rss));
   return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0 };
+}
+
+/** For a load that failed: stops the RSS sampler (its timer would keep the bench from exiting) and rethrows. */
+export function stopping(rss: RssSampler): (err: unknown) => never {
+  return (err) => {
+    rss.stop();
+    throw err;
+  };
 }
 
 function metered<T extends LoadResult>(result: T, cpu: CpuMeter, rss: RssSampler): T & Omit<Measured, keyof LoadResult | 'warmupRequests'> {
@@ -74,6 +89,6 @@ export async function measureGrpc(
   const cpu = new CpuMeter(rootPid, postgresPid);
   rss.start();
   cpu.start();
-  const result = await driveGrpc(addr, requests, { ...load, seconds: LOAD.seconds });
+  const result = await driveGrpc(addr, requests, { ...load, seconds: LOAD.seconds }).catch(stopping(rss));
   return { ...metered(result, cpu, rss), warmupRequests: warmup?.requests ?? 0 };
 }

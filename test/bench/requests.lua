@@ -2,12 +2,16 @@
 -- given after `--`. Blocks are separated by a line "%%"; a block is the request
 -- line "METHOD PATH", header lines, an empty line and a one-line body. "{n}" in
 -- a body becomes a string unique to the request (new users need new emails):
--- the run's nonce (second argument), the thread and a counter. With a third
--- argument N (requests good once: ./dpop-bench.ts measureOnce), thread i of N
--- sends only the blocks i+1, i+1+N, …: no two threads send one request, and the
--- load has as many threads as any other row's.
+-- the run's nonce (second argument), the thread and a counter.
+-- With a third argument `streamed` (requests good once: ./load.ts streamedFiles),
+-- thread i reads its own file, "<first argument>.<i>", one request at a time as it
+-- sends: a line with the request's length in bytes, then the request as sent. No two
+-- threads send one request, and the load has as many threads as any other row's. A
+-- thread that reaches the end of its file starts it again: the box refuses those
+-- replays, and the row counts them as failures (too few requests for its rate).
 -- done() prints one JSON line starting with BENCH_RESULT for the harness.
 local blocks = {}
+local stream = nil
 local templated = {}
 local counter = 0
 -- thread_id: a global that setup() sets in each thread (a local would hide it)
@@ -29,15 +33,27 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
+local function next_streamed()
+  local length = stream:read("*l")
+  if not length then
+    stream:seek("set")
+    length = stream:read("*l")
+  end
+  return stream:read(tonumber(length))
+end
+
 function init(args)
   nonce = args[2] or ""
+  thread_id = thread_id or 0
+  if args[3] == "streamed" then
+    stream = assert(io.open(args[1] .. "." .. thread_id, "rb"))
+    return
+  end
   local f = assert(io.open(args[1], "r"))
   local text = f:read("*a")
   f:close()
-  thread_id = thread_id or 0
-  local shares = tonumber(args[3])
-  for index, block in ipairs(split(text, "\n%%\n")) do
-    if #block > 0 and (not shares or (index - 1) % shares == thread_id) then
+  for _, block in ipairs(split(text, "\n%%\n")) do
+    if #block > 0 then
       local head, body = block:match("^(.-)\n\n(.*)$")
       if not head then head, body = block, "" end
       local lines = split(head, "\n")
@@ -55,11 +71,12 @@ function init(args)
       end
     end
   end
-  -- threads start at different requests so they do not move in step (a share is a thread's own)
-  counter = shares and -1 or thread_id * 7919
+  -- threads start at different requests so they do not move in step
+  counter = thread_id * 7919
 end
 
 function request()
+  if stream then return next_streamed() end
   counter = counter + 1
   local i = (counter % #blocks) + 1
   if templated[i] then
