@@ -22,6 +22,7 @@ export interface BenchRequest {
 export interface LoadResult {
   requests: number;
   seconds: number;
+  /** Answers of less than 400 per second: a refused request (a replayed DPoP proof, a timeout) is no throughput. */
   rps: number;
   p50Ms: number;
   p90Ms: number;
@@ -132,7 +133,7 @@ export async function drive(baseUrl: string, requests: BenchRequest[], opts: Loa
     return {
       requests: r.requests!,
       seconds,
-      rps: r.requests! / seconds,
+      rps: (r.requests! - r.errors_status!) / seconds,
       p50Ms: r.p50_us! / 1000,
       p90Ms: r.p90_us! / 1000,
       p99Ms: r.p99_us! / 1000,
