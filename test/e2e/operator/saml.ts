@@ -6,9 +6,8 @@
 import { expect } from 'chai';
 import { eventually } from '../../support/kube.js';
 import { clientDocuments, type ClientDocuments } from '../../support/client-documents.js';
-import { freePort } from '../../support/ports.js';
 import { testCa } from '../../support/tls.js';
-import { readyOf, suite, waitReady } from './suite.js';
+import { readyBox, readyOf, suite, waitReady } from './suite.js';
 
 const NS = 'saml-apps';
 const METADATA =
@@ -35,26 +34,12 @@ export function describeSamlApps(): void {
         headers: { 'Content-Type': 'application/samlmetadata+xml', 'Cache-Control': 'max-age=1' },
       });
       await suite.cluster.k(['create', 'namespace', NS]);
-      const port = await freePort();
-      await suite.cluster.k(
-        ['apply', '-f', '-'],
-        JSON.stringify({
-          apiVersion: 'boxauth.io/v1alpha1',
-          kind: 'Box',
-          metadata: { name: 'auth', namespace: NS },
-          spec: { port, baseUrl: `http://127.0.0.1:${port}`, reclaimPolicy: 'Delete' },
-        }),
-      );
-      await waitReady('box', NS, 'auth', 60_000);
       // The test's server is at a loopback address, which a box in production never fetches from: this one may.
-      const api = await suite.cluster.runDeployment(NS, 'auth', {
-        env: {
-          NODE_EXTRA_CA_CERTS: ca.caFile,
-          BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32',
-          BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS: '0',
-        },
+      await readyBox(NS, {
+        NODE_EXTRA_CA_CERTS: ca.caFile,
+        BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES: '127.0.0.1/32',
+        BOXAUTH_CLIENT_METADATA_MIN_CACHE_SECONDS: '0',
       });
-      suite.pods.push(api.box);
       manifest = JSON.stringify({
         apiVersion: 'boxauth.io/v1alpha1',
         kind: 'Client',

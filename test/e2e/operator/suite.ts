@@ -83,15 +83,15 @@ export async function servedHere(namespace: string, timeoutMs?: number): Promise
   return port;
 }
 
-/** The API of Box `auth` in `namespace`, run from its Deployment as a kubelet would (stopped with the suite). */
-export async function runBoxApi(namespace: string): Promise<Box> {
-  const api = (await suite.cluster.runDeployment(namespace, 'auth')).box;
+/** The API of Box `auth` in `namespace`, run from its Deployment as a kubelet would (stopped with the suite), with `env` beside the pod's. */
+export async function runBoxApi(namespace: string, env?: Record<string, string>): Promise<Box> {
+  const api = (await suite.cluster.runDeployment(namespace, 'auth', env ? { env } : undefined)).box;
   suite.pods.push(api);
   return api;
 }
 
-/** Box `auth` (reclaimPolicy Delete) applied in `namespace`, which exists, and Ready; its API running, and its schema. */
-export async function readyBox(namespace: string): Promise<{ api: Box; schema: string }> {
+/** Box `auth` (reclaimPolicy Delete) applied in `namespace`, which exists, and Ready; its API running (with `env`), and its schema. */
+export async function readyBox(namespace: string, env?: Record<string, string>): Promise<{ api: Box; schema: string }> {
   const port = await freePort();
   await suite.cluster.k(
     ['apply', '-f', '-'],
@@ -104,7 +104,7 @@ export async function readyBox(namespace: string): Promise<{ api: Box; schema: s
   );
   await waitReady('box', namespace, 'auth', 60_000);
   const schema: string = (await suite.cluster.json(['get', 'box', 'auth', '-n', namespace])).status.schema;
-  return { api: await runBoxApi(namespace), schema };
+  return { api: await runBoxApi(namespace, env), schema };
 }
 
 export function basic(id: string, secret: string): string {
