@@ -3,7 +3,7 @@
 // written as well as bare code can: concurrent requests share one multi-row statement
 // and its commit (group commit), with CEILING_IN_FLIGHT commits in flight per process
 // (make bench measured 1, 2, 4 and 8 and runs the best; docs/performance.md). One file,
-// three modes (CEILING_MODE), since they share all but the statement:
+// four modes (CEILING_MODE), since they share all but the statement:
 //
 // - `token`: client_credentials → the same ES256 JWT as the bare ceiling, and its row.
 // - `refresh`: refresh_token → the holder's sliding expiration updated and a new opaque
@@ -12,17 +12,22 @@
 // - `dpop`: client_credentials with a DPoP proof (RFC 9449) → the proof's ES256
 //   signature verified (its key parsed once, as the box does), its jti spent in a replay
 //   ledger and the bound opaque token's row inserted, in one statement.
+// - `assertion`: client_credentials, the client authenticated by a fresh ES256 client
+//   assertion (private_key_jwt, RFC 7523) instead of a secret → the assertion verified
+//   with the client's key (CEILING_ASSERTION_JWK) and its claims checked, the same JWT as
+//   `token` signed, its jti spent in the ledger and the token's row inserted, in one
+//   statement: the physical limit of issue 65's private_key_jwt row.
 //
 // The rows go to tables made like the box's (`LIKE sessions INCLUDING ALL`, `LIKE
 // dpop_proofs INCLUDING ALL`: the same columns, defaults and indexes, no triggers nor
 // foreign keys), in the bench's database (CEILING_DATABASE_URL), with its
 // synchronous_commit, the one the box commits with. What the box does beyond this (its
 // policies, caches, grant locks, logs, metrics) is what a ratio to these ceilings shows.
-import { createHash, createPublicKey, randomBytes, randomUUID, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes, randomUUID, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import cluster from 'node:cluster';
 import pg from 'pg';
 import { inWorkers } from './ceiling-verify.js';
-import { issuer, jwtSigner, port, send, tokenServer, type TokenRequest } from './ceiling.js';
+import { issuer, jwtSigner, port, send, tokenServer, type Authenticate, type TokenRequest } from './ceiling.js';
 
 const mode = process.env.CEILING_MODE ?? 'token';
 const inFlight = Number(process.env.CEILING_IN_FLIGHT ?? 2);
@@ -244,12 +249,75 @@ function dpopGrant(db: pg.Pool): (r: TokenRequest) => void {
   };
 }
 
-const GRANTS: Record<string, (db: pg.Pool) => (r: TokenRequest) => void> = { token: tokenGrant, refresh: refreshGrant, dpop: dpopGrant };
+/**
+ * A client assertion checked as the box checks one (RFC 7523 §3): its ES256 signature with the client's key, then
+ * iss and sub the client, aud the box, exp within five minutes, a jti.
+ */
+function assertionChecker(): Authenticate {
+  const clientId = process.env.CEILING_CLIENT_ID ?? 'bench';
+  const audience = process.env.CEILING_ASSERTION_AUDIENCE;
+  const key = createPublicKey({ key: JSON.parse(process.env.CEILING_ASSERTION_JWK ?? '{}') as JsonWebKey, format: 'jwk' });
+  return (_req, params) => {
+    if (params.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer') return undefined;
+    const [header, payload, signature] = (params.get('client_assertion') ?? '').split('.');
+    if (!header || !payload || !signature || b64json(header).alg !== 'ES256') return undefined;
+    const signed = Buffer.from(`${header}.${payload}`, 'latin1');
+    if (!verify('sha256', signed, { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))) return undefined;
+    const { iss, sub, aud, exp, jti } = b64json(payload);
+    const now = Date.now() / 1000;
+    if (iss !== clientId || sub !== clientId || aud !== audience || typeof jti !== 'string') return undefined;
+    if (typeof exp !== 'number' || exp + 60 <= now || exp - now > 360) return undefined;
+    return { clientId, assertionJti: jti };
+  };
+}
+
+/** assertion: the assertion's jti spent and the JWT's row inserted in one statement; a spent jti inserts nothing. */
+function assertionGrant(db: pg.Pool): (r: TokenRequest) => void {
+  const signJwt = jwtSigner();
+  const rows = new GroupCommit<{ id: string; clientId: string; audience: string | null; digest: Buffer }, boolean>(async (items) => {
+    const { rows: inserted } = await db.query<{ id: string }>({
+      name: 'ceiling-assertion',
+      text: `WITH spent AS (
+               INSERT INTO ceiling_proofs (digest, expires_at) SELECT digest, now() + interval '6 minutes' FROM unnest($4::bytea[]) AS d(digest)
+               ON CONFLICT (digest) DO NOTHING RETURNING digest
+             )
+             INSERT INTO ceiling_sessions (id, type, origin, client_id, audience, start, exp, family, kid, purge_at)
+             SELECT DISTINCT ON (digest) id, 'client_credentials', 'client_credentials', client_id, audience, now(),
+               now() + interval '1 hour', id, 'ceiling', now() + interval '1 hour'
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bytea[]) AS n(id, client_id, audience, digest)
+             WHERE n.digest IN (SELECT digest FROM spent) RETURNING id`,
+      values: [items.map((i) => i.id), items.map((i) => i.clientId), items.map((i) => i.audience), items.map((i) => i.digest)],
+    });
+    const ids = new Set(inserted.map((r) => r.id));
+    return items.map((i) => ids.has(i.id));
+  }, inFlight);
+  return ({ res, params, clientId, assertionJti }) => {
+    if (params.get('grant_type') !== 'client_credentials') return send(res, 400, { error: 'unsupported_grant_type' });
+    const id = uuidv7();
+    const audience = params.get('audience');
+    const token = signJwt({ sub: clientId, audience, now: Math.floor(Date.now() / 1000), jti: id });
+    rows.submit({ id, clientId, audience, digest: sha256(JSON.stringify([clientId, assertionJti])) }).then(
+      (spent) =>
+        spent
+          ? send(res, 200, { access_token: token, token_type: 'Bearer', expires_in: 3600 })
+          : send(res, 401, { error: 'invalid_client', error_description: 'replayed jti' }),
+      () => send(res, 500, { error: 'server_error' }),
+    );
+  };
+}
+
+const GRANTS: Record<string, (db: pg.Pool) => (r: TokenRequest) => void> = {
+  token: tokenGrant,
+  refresh: refreshGrant,
+  dpop: dpopGrant,
+  assertion: assertionGrant,
+};
 
 async function serve(): Promise<void> {
   const grant = GRANTS[mode];
-  if (!grant) throw new Error(`CEILING_MODE: token, refresh or dpop, not ${mode}`);
-  tokenServer(grant(new pg.Pool({ connectionString: databaseUrl, max: inFlight }))).listen(port, '127.0.0.1');
+  if (!grant) throw new Error(`CEILING_MODE: token, refresh, dpop or assertion, not ${mode}`);
+  const db = new pg.Pool({ connectionString: databaseUrl, max: inFlight });
+  tokenServer(grant(db), mode === 'assertion' ? assertionChecker() : undefined).listen(port, '127.0.0.1');
   return Promise.resolve();
 }
 

@@ -23,28 +23,39 @@ export interface TokenRequest {
   res: http.ServerResponse;
   params: URLSearchParams;
   clientId: string;
+  /** The jti of the client assertion it authenticated with (ceiling-durable.ts `assertion`), for the replay ledger. */
+  assertionJti?: string;
 }
+
+/** How a request's client is authenticated: its id (and its assertion's jti), or undefined for invalid_client. */
+export type Authenticate = (req: http.IncomingMessage, params: URLSearchParams) => { clientId: string; assertionJti?: string } | undefined;
+
+/** The client's secret in HTTP Basic, its digest compared in constant time. */
+const secretInBasic: Authenticate = (req) => {
+  const [id, secret] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
+    .toString('utf8')
+    .split(':');
+  const digest = createHash('sha256')
+    .update(secret ?? '')
+    .digest();
+  return id === clientId && timingSafeEqual(digest, secretDigest) ? { clientId: id } : undefined;
+};
 
 export const send = (res: http.ServerResponse, status: number, body: unknown): void => {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
 };
 
-/** A node:http server of POST /auth/token that reads the form and checks the client's secret (HTTP Basic), then calls `grant`. */
-export function tokenServer(grant: (request: TokenRequest) => void): http.Server {
+/** A node:http server of POST /auth/token that reads the form and authenticates the client (by default its secret in HTTP Basic), then calls `grant`. */
+export function tokenServer(grant: (request: TokenRequest) => void, authenticate: Authenticate = secretInBasic): http.Server {
   return http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/auth/token') return send(res, 404, { error: 'not_found' });
       const params = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      const [id, secret] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
-        .toString('utf8')
-        .split(':');
-      const digest = createHash('sha256')
-        .update(secret ?? '')
-        .digest();
-      if (id !== clientId || !timingSafeEqual(digest, secretDigest)) return send(res, 401, { error: 'invalid_client' });
-      grant({ req, res, params, clientId: id });
+      const client = authenticate(req, params);
+      if (!client) return send(res, 401, { error: 'invalid_client' });
+      grant({ req, res, params, ...client });
     });
   });
 }

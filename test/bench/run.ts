@@ -25,8 +25,10 @@ import { wrkAvailable, type BenchRequest } from './load.js';
 import { LOAD, measure as measureLoad, type Row } from './measure.js';
 import { seedScale } from './scale.js';
 import {
+  ASSERTIONS,
   AUDIENCE,
   benchTrustDomain,
+  pkjwtRequest,
   sample,
   scenarios,
   seed,
@@ -120,13 +122,14 @@ async function failedAnswers(box: Box): Promise<string> {
     .join('\n');
 }
 
-type CeilingKind = 'bare' | 'token' | 'refresh' | 'dpop';
+type CeilingKind = 'bare' | 'token' | 'refresh' | 'dpop' | 'assertion';
 
 const CEILING_TITLES: Record<CeilingKind, string> = {
   bare: 'ceiling: bare node:http + ES256',
   token: 'durable token ceiling: bare + its session row',
   refresh: 'durable refresh ceiling: update a row, insert one',
   dpop: 'durable DPoP ceiling: + proof, replay ledger, row',
+  assertion: 'durable private_key_jwt ceiling: token + assertion, ledger',
 };
 
 /** What a ratio names in the table and the goals. */
@@ -135,6 +138,7 @@ const BASELINE_NAMES: Record<Baseline, string> = {
   token: 'durable token ceiling',
   refresh: 'durable refresh ceiling',
   dpop: 'durable DPoP ceiling',
+  assertion: 'durable private_key_jwt ceiling',
   cc_jwt: 'the cc_jwt row',
 };
 
@@ -146,6 +150,7 @@ function ceilingRequests(kind: CeilingKind, url: string, seeded: Seeded): BenchR
     );
   // Twice the box's: the ceiling issues about twice as fast, and a proof it ran out of would be sent again and refused.
   if (kind === 'dpop') return dpopTokenRequests(url, seeded.opaque, 2 * PROOFS + 1);
+  if (kind === 'assertion') return Array.from({ length: 2 * ASSERTIONS + 1 }, () => pkjwtRequest(seeded.privateKeyJwt));
   return [tokenRequest(seeded.jwt, { grant_type: 'client_credentials', audience: AUDIENCE })];
 }
 
@@ -159,7 +164,8 @@ async function measureCeiling(
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const [probe, ...requests] = ceilingRequests(kind, url, seeded);
-  const client = kind === 'refresh' ? seeded.refreshClient : kind === 'dpop' ? seeded.opaque : seeded.jwt;
+  const client =
+    kind === 'refresh' ? seeded.refreshClient : kind === 'dpop' ? seeded.opaque : kind === 'assertion' ? seeded.privateKeyJwt : seeded.jwt;
   const script = kind === 'bare' ? 'ceiling.js' : 'ceiling-durable.js';
   const child = spawn(process.execPath, [projectPath('dist', 'test', 'bench', script)], {
     env: {
@@ -167,7 +173,9 @@ async function measureCeiling(
       CEILING_PORT: String(port),
       CEILING_WORKERS: String(WORKERS),
       CEILING_CLIENT_ID: client.id,
-      CEILING_CLIENT_SECRET: client.secret,
+      CEILING_CLIENT_SECRET: 'secret' in client ? client.secret : '',
+      CEILING_ASSERTION_JWK: JSON.stringify(seeded.privateKeyJwt.jwk),
+      CEILING_ASSERTION_AUDIENCE: seeded.privateKeyJwt.audience,
       CEILING_MODE: kind,
       CEILING_DATABASE_URL: db.url,
       CEILING_IN_FLIGHT: String(inFlight ?? 1),
@@ -181,7 +189,8 @@ async function measureCeiling(
     await checkpoint(db.url);
     const title = inFlight === undefined ? CEILING_TITLES[kind] : `${CEILING_TITLES[kind]} (${inFlight} in flight)`;
     const key = kind === 'bare' ? 'ceiling' : `ceiling_${kind}`;
-    if (kind !== 'dpop') return await measure(url, child.pid!, db.postgresPid, key, title, kind === 'refresh' ? requests : [probe!]);
+    if (kind !== 'dpop' && kind !== 'assertion')
+      return await measure(url, child.pid!, db.postgresPid, key, title, kind === 'refresh' ? requests : [probe!]);
     const row = { key, title, ...(await measureOnce(url, child.pid!, requests, db.postgresPid)), targets: [] };
     log(`${title}: ${Math.round(row.rps)} req/s, p99 ${row.p99Ms.toFixed(1)} ms, ${row.failures} failed`);
     return row;
@@ -221,6 +230,23 @@ async function bestCeiling(
   return { row: best!, byInFlight };
 }
 
+/**
+ * What the bare code's private_key_jwt costs beyond its token, in machine time per token (the two durable ceilings' rates
+ * apart, all cores), and so the most the private_key_jwt row could be of the cc_jwt row if the box added nothing to an
+ * assertion but that cost (issue 65 asks 0.9).
+ */
+function assertionBound(baselines: Map<Baseline, number>): string | undefined {
+  const [ccJwt, token, assertion] = (['cc_jwt', 'token', 'assertion'] as const).map((b) => baselines.get(b));
+  if (!ccJwt || !token || !assertion) return undefined;
+  const extra = 1 / assertion - 1 / token; // seconds of the machine per token
+  const bound = 1 / ccJwt / (1 / ccJwt + extra);
+  return (
+    `private_key_jwt: an assertion costs the bare code ${Math.round(extra * os.availableParallelism() * 1e6)} µs of CPU per token ` +
+    `(its ceiling ${(assertion / token).toFixed(2)} × the token ceiling); on top of the cc_jwt row's cost the private_key_jwt ` +
+    `row can reach at most ${bound.toFixed(2)} × cc_jwt here`
+  );
+}
+
 /** A row whose measurement failed: zeros, and why. */
 function failedRow(key: string, title: string, err: unknown): Row {
   const why = err instanceof Error ? err.message.split('\n')[0]! : String(err);
@@ -239,7 +265,7 @@ function failedRow(key: string, title: string, err: unknown): Row {
   };
 }
 
-/** Both ratios of a row, and issue 69's goals it meets or misses (`targets`: the missed ones). */
+/** Both ratios of a row, and issue 69's (or 65's) goals it meets or misses (`targets`: the missed ones). */
 function judge(row: Row, scenario: Pick<Scenario, 'durable' | 'goal' | 'latencyGoal'> | undefined, baselines: Map<Baseline, number>): void {
   if (row.failed) return;
   const bare = baselines.get('bare');
@@ -361,7 +387,7 @@ async function main(): Promise<void> {
           ? dpopKeys.length > 0
           : list.some((s) => s.durable === kind));
     const inFlight: Partial<Record<CeilingKind, Record<number, number>>> = {};
-    for (const kind of ['bare', 'token', 'refresh', 'dpop'] as const) {
+    for (const kind of ['bare', 'token', 'refresh', 'dpop', 'assertion'] as const) {
       if (!wanted(kind)) continue;
       try {
         const row =
@@ -501,7 +527,7 @@ async function main(): Promise<void> {
     const missed = rows.filter((r) => r.goals && r.targets.length > 0);
     const met = rows.filter((r) => r.goals && r.targets.length === 0);
     process.stdout.write(
-      `\ngoals (issue 69): ${met.length} rows met all theirs, ${missed.length} missed some${keys(missed)}, ${failed.length} failed${keys(failed)}\n`,
+      `\ngoals (issues 65 and 69): ${met.length} rows met all theirs, ${missed.length} missed some${keys(missed)}, ${failed.length} failed${keys(failed)}\n`,
     );
     const inFlightLine = Object.entries(inFlight)
       .map(
@@ -516,6 +542,8 @@ async function main(): Promise<void> {
       process.stdout.write(
         `durable ceilings by commits in flight per process: ${inFlightLine} (synchronous_commit = ${synchronousCommit})\n`,
       );
+    const assertionLimit = assertionBound(baselines);
+    if (assertionLimit) process.stdout.write(`${assertionLimit}\n`);
     if (decisions) process.stdout.write(`\n${decisionDbLine(decisions.db)}\n`);
     if (proofCpu) {
       const met = proofCpu.checkUs <= 100 ? 'met' : 'MISSED';
