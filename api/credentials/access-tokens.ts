@@ -6,7 +6,7 @@ import type { Keyring } from './keyring.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import { isUsable, type SessionRow } from '../store/sessions.js';
 import { JwtError, looksLikeJwt, verifyJwtOnce } from './jwt.js';
-import { tokenHash } from './tokens.js';
+import { tokenHashHex } from './tokens.js';
 import { TXN_TOKEN_TYP } from './txn-tokens.js';
 
 /** What this module uses of the process's services (api/services.ts, built in api/server.ts). */
@@ -43,7 +43,7 @@ export async function checkAccessToken(svc: TokenCheckServices, token: string, n
     session = await svc.sessions.get(claims.jti);
     if (session?.accessTokenHash) session = undefined; // that session's token is not a JWT
   } else {
-    session = await svc.sessions.get(tokenHash(token).toString('hex'));
+    session = await svc.sessions.get(tokenHashHex(token));
   }
   if (!session) return { problem: 'access token is unknown' };
   if (!session.active) return { problem: 'access token belongs to a closed session' };

@@ -1,6 +1,6 @@
 // Minting access and refresh tokens and the session behind them. Opaque tokens are
 // 256 random bits; only their SHA-256 is kept. A JWT's `jti` is its session id.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { randomBytesPooled } from '../random.js';
 import type { Client, GrantSettings } from '../types.js';
 import { newSessionId, type SessionRow } from '../store/sessions.js';
@@ -10,6 +10,11 @@ import type { TxnClaims } from './txn-tokens.js';
 
 export const newOpaqueToken = (): string => randomBytesPooled(32).toString('base64url');
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token).digest();
+/**
+ * tokenHash in hex: the key an opaque token's session is cached under (api/server.ts sessions). One
+ * call and no Hash object: a quarter of createHash's time, on every use of an opaque token.
+ */
+export const tokenHashHex = (token: string): string => hash('sha256', token, 'hex');
 
 export interface TokenResponse {
   access_token: string;

@@ -137,6 +137,8 @@ class Target {
 
   /** The policy that `allows` among those of one side, if any. */
   firstAllowing(keys: string[], withGlobal: boolean, allows: Allows): string | undefined {
+    // One client's own policies (a token exchange, a Txn-Token): its list as it is, in the same order, without a copy.
+    if (!withGlobal && keys.length === 1) return this.linked.get(keys[0]!)?.find(allows)?.id;
     return this.linkedTo(keys, withGlobal).find(allows)?.id;
   }
 }

@@ -703,6 +703,16 @@ describe('token exchange (RFC 8693)', function () {
       await closer.query('COMMIT');
       expect((await findById(exchanger, child.id))!.active).to.equal(false);
     });
+
+    it("a child that names another grant than its parent's is not inserted: the lock taken is always the parent's", async function () {
+      // The statement locks the grants the new rows name; a row naming another would slip past a close of its parent's.
+      const { parent, child } = await childOf();
+      const { parent: other } = await childOf();
+      expect([...(await insertChildSessions(tx(exchanger), [{ ...child, family: other.family }]))]).to.deep.equal([]);
+      expect(await findById(exchanger, child.id)).to.equal(undefined);
+      expect([...(await insertChildSessions(tx(exchanger), [child]))]).to.deep.equal([child.id]);
+      expect((await findById(exchanger, child.id))!.parent).to.equal(parent.id);
+    });
   });
 });
 
