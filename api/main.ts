@@ -5,6 +5,7 @@ import { errorMessage } from './errors.js';
 import cluster from 'node:cluster';
 import { CONFIG_VARIABLES, variablesHelp } from './config-reference.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { tuneHeap } from './heap.js';
 import { PortUnavailable } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { clusterMetrics, processMetrics, serveMetrics } from './metrics.js';
@@ -128,6 +129,7 @@ async function runWorker(config: Config, log: Logger, shutdown: Shutdown): Promi
 }
 
 async function main(): Promise<void> {
+  tuneHeap(); // the primary (or the one process) and each worker, before the load
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(help());
     return;

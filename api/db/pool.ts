@@ -15,6 +15,17 @@ export type Transaction = pg.PoolClient;
 // bigint columns (user and group ids) fit in a JS number for any realistic box.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
+// bytea (token digests) as a Buffer of its own memory: pg's parser slices Node's shared
+// 8 KB buffer pool, and a 32-byte digest kept by a cache (a session, a refresh holder)
+// kept its whole slab alive, up to 8 KB per cached row.
+const parseBytea = pg.types.getTypeParser(pg.types.builtins.BYTEA);
+pg.types.setTypeParser(pg.types.builtins.BYTEA, (v) => {
+  const pooled = parseBytea(v) as Buffer;
+  const own = Buffer.allocUnsafeSlow(pooled.length);
+  pooled.copy(own);
+  return own;
+});
+
 /** Errors a connection reports that nothing else hears: heard, and given no further thought. */
 const ignore = (): void => undefined;
 

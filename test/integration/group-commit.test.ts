@@ -9,34 +9,10 @@ import { RefreshWriter } from '../../api/store/refresh-writer.js';
 import { SessionWriter } from '../../api/store/session-writer.js';
 import { findById, insertSessions, newSessionId, type SessionRow } from '../../api/store/sessions.js';
 import { createDatabase } from '../support/postgres.js';
+import { sessionRow } from '../support/session-row.js';
 
 function row(fields: Partial<SessionRow> = {}): SessionRow {
-  const id = newSessionId();
-  return {
-    id,
-    type: 'client_credentials',
-    origin: 'client_credentials',
-    clientId: 'c',
-    userId: null,
-    audience: null,
-    scope: null,
-    start: new Date(),
-    exp: null,
-    accessTokenHash: randomBytes(32),
-    refreshTokenHash: randomBytes(32),
-    refreshTokenExp: null,
-    refreshUsedAt: null,
-    active: true,
-    end: null,
-    parent: null,
-    family: id,
-    kid: null,
-    details: null,
-    jkt: null,
-    refreshJkt: null,
-    x5t: null,
-    ...fields,
-  };
+  return sessionRow({ id: newSessionId(), clientId: 'c', accessTokenHash: randomBytes(32), refreshTokenHash: randomBytes(32), ...fields });
 }
 
 /** Honest and hostile items mixed, one hostile every `every`. */

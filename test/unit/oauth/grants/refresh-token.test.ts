@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { judgeRefresh } from '../../../../api/oauth/grants/refresh-token.js';
 import type { SessionRow } from '../../../../api/store/sessions.js';
 import type { Client } from '../../../../api/types.js';
+import { sessionRow } from '../../../support/session-row.js';
 
 const now = Date.parse('2026-11-23T12:00:00Z');
 const client = (refresh: boolean | undefined): Client => ({
@@ -12,31 +13,7 @@ const client = (refresh: boolean | undefined): Client => ({
   grant_types: ['client_credentials'],
   auth: { client_credentials: { refresh_token: refresh } },
 });
-const holder = (change: Partial<SessionRow> = {}): SessionRow => ({
-  id: 's1',
-  type: 'client_credentials',
-  origin: 'client_credentials',
-  clientId: 'app',
-  userId: null,
-  audience: null,
-  scope: null,
-  start: new Date(now - 60_000),
-  exp: null,
-  accessTokenHash: null,
-  refreshTokenHash: Buffer.alloc(32),
-  refreshTokenExp: null,
-  refreshUsedAt: null,
-  active: true,
-  end: null,
-  parent: null,
-  family: 's1',
-  kid: null,
-  details: null,
-  jkt: null,
-  refreshJkt: null,
-  x5t: null,
-  ...change,
-});
+const holder = (change: Partial<SessionRow> = {}): SessionRow => sessionRow({ start: new Date(now - 60_000), ...change });
 
 function outcome(v: ReturnType<typeof judgeRefresh>): string {
   if ('error' in v) return `${v.error.code}: ${v.error.message}`;
