@@ -9,13 +9,15 @@ import v8 from 'node:v8';
 /** The heap may grow to (1 + this / 100) × what lived after the last full collection. */
 export const HEAP_GROWING_PERCENT = 50;
 
-/** The V8 flags the box sets, unless the operator gave them (NODE_OPTIONS or node's arguments). */
-export function heapFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
-  const given = [...execArgv, nodeOptions].join(' ');
-  return /--heap[-_]growing[-_]percent\b/.test(given) ? [] : [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`];
+/**
+ * The V8 flags the box sets, unless the operator gave them to node (`node --heap-growing-percent=N
+ * dist/api/main.js`; node refuses this flag in NODE_OPTIONS).
+ */
+export function heapFlags(execArgv: readonly string[]): string[] {
+  return execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg)) ? [] : [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`];
 }
 
 /** Sets them in this process: read at each full collection, so it holds from the first (each worker sets its own). */
 export function tuneHeap(): void {
-  for (const flag of heapFlags(process.execArgv, process.env.NODE_OPTIONS)) v8.setFlagsFromString(flag);
+  for (const flag of heapFlags(process.execArgv)) v8.setFlagsFromString(flag);
 }
