@@ -273,6 +273,12 @@ const grantLockKey = (family: string): string => `hashtextextended('boxauth.gran
  */
 const PLANNED_BATCH = 10;
 
+/** Pads each array of a batch of `count` rows with nulls up to PLANNED_BATCH (see above). */
+function padToPlannedBatch(count: number): <T>(values: T[]) => (T | null)[] {
+  const padding = Math.max(0, PLANNED_BATCH - count);
+  return (values) => (padding ? [...values, ...new Array<null>(padding).fill(null)] : values);
+}
+
 /**
  * Applies many refreshes in one statement (the group commit of RefreshWriter):
  * each holder still usable (active, token unused and unexpired) is updated as
@@ -303,8 +309,7 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
   const ordered = [...refreshes].sort((a, b) =>
     a.session.parent! < b.session.parent! ? -1 : a.session.parent! > b.session.parent! ? 1 : 0,
   );
-  const padding = Math.max(0, PLANNED_BATCH - ordered.length);
-  const padded = <T>(values: T[]): (T | null)[] => (padding ? [...values, ...new Array<null>(padding).fill(null)] : values);
+  const padded = padToPlannedBatch(ordered.length);
   const values = newSessionRows(
     ordered.map((r) => r.session),
     4,
@@ -356,17 +361,22 @@ export async function applyRefreshes(db: Queryable, refreshes: Refresh[]): Promi
  * The locks are keyed by the new rows' `family`, not read from the parents: one
  * read of `sessions` fewer, which lets PostgreSQL's plan cache keep one generic
  * plan from batches of about six rows on (the second read held it to a custom
- * plan, ~0.16 ms of planning a batch, below about eight). A row is inserted only
+ * plan, ~0.16 ms of planning a batch, below about eight); smaller batches are
+ * padded to PLANNED_BATCH, as applyRefreshes' are (a null row has no parent and
+ * is not inserted), so that no batch is planned afresh. A row is inserted only
  * if its family is its parent's, so the lock held is always the parent's grant lock.
  */
 export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Promise<Set<string>> {
   const values = newSessionRows(rows, 1);
+  const padded = padToPlannedBatch(rows.length);
+  const parents = [...new Set(rows.map((r) => r.parent))];
+  const padParents = padToPlannedBatch(parents.length);
   const { rows: inserted } = await db.query<{ id: string }>({
     name: 'insert-child-sessions',
     text: `WITH grants AS MATERIALIZED (
        SELECT count(*) AS n FROM (
          SELECT pg_advisory_xact_lock_shared(k) FROM (
-           SELECT DISTINCT ${grantLockKey('f')} AS k FROM unnest(${values.param('family')}) f ORDER BY k) keys) locked
+           SELECT DISTINCT ${grantLockKey('f')} AS k FROM unnest(${values.param('family')}) f WHERE f IS NOT NULL ORDER BY k) keys) locked
      ), parents AS MATERIALIZED (
        SELECT id, family FROM sessions WHERE id = ANY($${values.params.length + 1}::uuid[]) AND (SELECT n FROM grants) >= 0
          AND active AND (exp IS NULL OR exp > now())
@@ -375,7 +385,7 @@ export async function insertChildSessions(db: Queryable, rows: SessionRow[]): Pr
      INSERT INTO sessions (${NEW_COLUMNS})
      SELECT * FROM ${values.sql} AS n(${NEW_COLUMNS}) WHERE (n.parent, n.family) IN (SELECT id, family FROM parents)
      RETURNING id`,
-    values: [...values.params, [...new Set(rows.map((r) => r.parent))]],
+    values: [...values.params.map((column) => padded(column as unknown[])), padParents(parents)],
   });
   return new Set(inserted.map((r) => r.id));
 }
