@@ -46,6 +46,7 @@ import type { Services } from './services.js';
 import { clients } from './store/clients.js';
 import { accessPolicies } from './store/policies.js';
 import { RefreshWriter } from './store/refresh-writer.js';
+import { RefreshReader } from './store/refresh-reader.js';
 import { SessionWriter } from './store/session-writer.js';
 import { ensureSetting } from './store/browser.js';
 import type { SubjectSettings } from './credentials/subjects.js';
@@ -251,6 +252,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     clientCertificates: clientCertificates(config),
     sessionWriter: new SessionWriter(pool, (n) => metrics.batchSize.observe({ writer: 'sessions' }, n)),
     refreshWriter: new RefreshWriter(pool, (n) => metrics.batchSize.observe({ writer: 'refreshes' }, n)),
+    refreshReader: new RefreshReader(pool),
     clientAssertions: new ClientAssertions(
       config,
       assertionLedger,

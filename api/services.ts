@@ -18,6 +18,7 @@ import type { SecretVerifier } from './credentials/secrets.js';
 import type { Policies } from './policy/evaluate.js';
 import type { Stored } from './store/resources.js';
 import type { RefreshWriter } from './store/refresh-writer.js';
+import type { RefreshReader } from './store/refresh-reader.js';
 import type { SessionWriter } from './store/session-writer.js';
 import type { SessionRow } from './store/sessions.js';
 import type { AccessPolicy, Client, PrincipalUser } from './types.js';
@@ -51,6 +52,7 @@ export interface Services {
   secrets: SecretVerifier;
   sessionWriter: SessionWriter;
   refreshWriter: RefreshWriter;
+  refreshReader: RefreshReader;
   /** Clients by id. */
   clients: RecordCache<Stored<Client>>;
   /** The apps the box guards, by id and by host (the decision point, api/decision/). */

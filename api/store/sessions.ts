@@ -422,6 +422,21 @@ export const findByRefreshToken = (db: Queryable, hash: Buffer): Promise<Session
   findOneBy(db, 'refresh_token_hash', hash);
 
 /**
+ * The sessions holding each of many refresh tokens, in one statement (the group read of
+ * RefreshReader): per digest, in order, its holder or undefined. Padded to PLANNED_BATCH,
+ * as the group commits' statements are, so that each connection plans it once.
+ */
+export async function findByRefreshTokens(db: Queryable, hashes: Buffer[]): Promise<(SessionRow | undefined)[]> {
+  const { rows } = await db.query<DbRow>({
+    name: 'sessions-by-refresh-tokens',
+    text: `SELECT ${READ_COLUMNS} FROM sessions WHERE refresh_token_hash = ANY($1::bytea[])`,
+    values: [padToPlannedBatch(hashes.length)(hashes)],
+  });
+  const holders = new Map(rows.map((r) => [r.refresh_token_hash!.toString('hex'), fromDb(r)]));
+  return hashes.map((hash) => holders.get(hash.toString('hex')));
+}
+
+/**
  * The session holding a refresh token, locked for the rest of the transaction
  * `tx`, and its grant with it: exclusively, as closeGrants does, since this slow
  * path may close the grant itself (reuse detection). Lock first, then the row:

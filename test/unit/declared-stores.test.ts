@@ -51,7 +51,7 @@ describe('the store each grant and each way in declares', function () {
       for (const name of databaseImports(text)) {
         expect(flow, `${name} used outside the store`).to.not.match(new RegExp(`(?<![.\\w])${name}\\b`));
       }
-      expect(flow, 'a writer used outside the store').to.not.match(/svc\.(sessionWriter|refreshWriter)/);
+      expect(flow, 'a writer used outside the store').to.not.match(/svc\.(sessionWriter|refreshWriter|refreshReader)/);
       expect(flow, 'a transaction opened outside the store').to.not.match(/(?<!store\s*\.)\bwithTransaction\b/);
     });
   }

@@ -14,6 +14,7 @@ import type { Keyring } from '../../credentials/keyring.js';
 import type { Policies } from '../../policy/evaluate.js';
 import type { SessionWriter } from '../../store/session-writer.js';
 import type { RefreshWriter } from '../../store/refresh-writer.js';
+import type { RefreshReader } from '../../store/refresh-reader.js';
 import type { RefreshHolders } from '../../cache/refresh-holders.js';
 import type { RecordCache } from '../../cache/record-cache.js';
 import type { TrustedIssuers } from '../../credentials/workload/issuers.js';
@@ -38,6 +39,7 @@ interface Needs {
   policies: Policies;
   sessionWriter: SessionWriter;
   refreshWriter: RefreshWriter;
+  refreshReader: RefreshReader;
   refreshHolders: RefreshHolders;
   sessions: RecordCache<SessionRow>;
   issuers: TrustedIssuers;
@@ -63,6 +65,7 @@ export type GrantServices = Pick<
   | 'audit'
   | 'sessionWriter'
   | 'refreshWriter'
+  | 'refreshReader'
   | 'refreshHolders'
   | 'policies'
   | 'users'

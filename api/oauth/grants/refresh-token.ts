@@ -9,7 +9,6 @@
 // is decided again in a transaction holding the holder's lock.
 import type { Queryable, Transaction } from '../../db/pool.js';
 import {
-  findByRefreshToken,
   insertSessions,
   lockRefreshHolder,
   touchRefreshToken,
@@ -49,8 +48,11 @@ import {
  * refuses (commitThenRefuse), `tx` holding the holder's lock from the read to the commit.
  */
 export interface RefreshTokenStore {
-  /** The session holding the refresh token, read without a lock: whom it was issued to, and the fast path's holder. */
-  findByRefreshToken(db: Queryable, hash: Buffer): Promise<SessionRow | undefined>;
+  /**
+   * The session holding the refresh token, read without a lock (with others', store/refresh-reader.ts):
+   * whom it was issued to, and the fast path's holder.
+   */
+  findByRefreshToken(svc: Pick<GrantServices, 'refreshReader'>, hash: Buffer): Promise<SessionRow | undefined>;
   /**
    * The fast path's use, group-committed with others (store/refresh-writer.ts): the holder's token slid
    * or spent and the new session stored, if the holder is still usable as read; false, nothing written, if not.
@@ -72,7 +74,7 @@ export interface RefreshTokenStore {
 }
 
 const store: RefreshTokenStore = {
-  findByRefreshToken,
+  findByRefreshToken: (svc, hash) => svc.refreshReader.find(hash),
   applyRefresh: (svc, refresh) => svc.refreshWriter.apply(refresh),
   lockRefreshHolder,
   touchRefreshToken,
@@ -95,7 +97,7 @@ export const refreshToken: Grant = {
     name: REFRESH_TOKEN,
     async issuedTo(svc, params) {
       const hash = tokenHash(params.refresh_token!);
-      const holder = svc.refreshHolders.get(hash) ?? (await store.findByRefreshToken(svc.pool, hash));
+      const holder = svc.refreshHolders.get(hash) ?? (await store.findByRefreshToken(svc, hash));
       if (holder) svc.refreshHolders.remember(holder); // the handler reads it next
       return holder?.clientId;
     },
@@ -162,7 +164,7 @@ async function readHolder(svc: GrantServices, client: Client, hash: Buffer, pres
     if ('settings' in verdict) return verdict;
     svc.refreshHolders.forget(remembered.id);
   }
-  const holder = await store.findByRefreshToken(svc.pool, hash);
+  const holder = await store.findByRefreshToken(svc, hash);
   if (holder) svc.refreshHolders.remember(holder);
   return judgeRefresh(client, holder, Date.now(), presented);
 }
