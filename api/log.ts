@@ -2,6 +2,7 @@
 // field names are censored by pino, and URLs are logged without their query string
 // values for credential-bearing parameters. One list of names serves both.
 import { pino, type Logger } from 'pino';
+import { LogBatches } from './log-batches.js';
 
 export type { Logger };
 
@@ -67,17 +68,16 @@ export function createLogger(level: string, base: Record<string, unknown> = {}):
 const ACCESS_LOG_FLUSH_MS = 100;
 
 /**
- * The logger of the one-line-per-request access log. Writing each line to
- * stdout on its own cost a token request a third of its CPU time (`make bench`
- * with and without it), so these lines are buffered and written together, at
- * least every 100 ms and at exit; other log lines are written at once. A
- * process killed outright loses at most that last 100 ms of access lines, never
- * anything it acknowledged. Its fields are fixed (method, URL through
- * redactUrl, status, time), none of them a secret, so it skips pino's
- * censoring pass too.
+ * The logger of the one-line-per-request access log (and of the token and decision audit lines,
+ * api/audit.ts). Writing each line to stdout on its own cost a token request a third of its CPU
+ * time (`make bench` with and without it), so these lines are buffered and written together
+ * (./log-batches.ts), at least every 100 ms and at exit; other log lines are written at once. A
+ * process killed outright loses at most that last 100 ms of access lines, never anything it
+ * acknowledged. Its fields are fixed (method, URL through redactUrl, status, time), none of them a
+ * secret, so it skips pino's censoring pass too. `fd`: where the lines go (stdout; a test's file).
  */
-export function createRequestLogger(level: string, base: Record<string, unknown> = {}): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 8 * 1024 });
+export function createRequestLogger(level: string, base: Record<string, unknown> = {}, fd = 1): Logger {
+  const destination = new LogBatches(fd);
   setInterval(() => destination.flush(), ACCESS_LOG_FLUSH_MS).unref();
   process.once('exit', () => destination.flushSync());
   return pino(options(level, base), destination);
