@@ -29,6 +29,8 @@ export class LogBatches {
   private waitingChars = 0;
   /** A write is with a thread: nothing else may write until it is back (lines would interleave). */
   private writing = false;
+  /** A write the pipe refused, waiting for its retry (not with a thread): what of it is still to go. */
+  private refused: { rest: Buffer; retry: NodeJS.Timeout } | undefined;
   private closed = false;
 
   constructor(private readonly fd: number) {}
@@ -47,9 +49,21 @@ export class LogBatches {
     if (!this.writing) this.next();
   }
 
-  /** Writes what waits, now (at exit); a write under way is its thread's to finish. */
+  /**
+   * Writes what waits, now (at exit): a write the pipe refused first, then the lines behind it. The
+   * exit waits for no callback, so nothing may be left to one: the lines that waited behind a write
+   * under way were lost at every exit that came while one was. A write with a thread is the thread's
+   * to finish (its lines are not written twice).
+   */
   flushSync(): void {
-    if (!this.writing && this.waitingChars > 0) this.writeNow(this.take());
+    if (this.refused) {
+      clearTimeout(this.refused.retry);
+      const { rest } = this.refused;
+      this.refused = undefined;
+      this.writing = false;
+      this.writeNow(rest);
+    }
+    if (this.waitingChars > 0) this.writeNow(this.take());
   }
 
   private take(): Buffer {
@@ -74,7 +88,11 @@ export class LogBatches {
         this.next();
       } else if (err?.code === 'EAGAIN') {
         this.writing = true;
-        setTimeout(() => this.writeLater(batch, from), RETRY_MS);
+        const retry = setTimeout(() => {
+          this.refused = undefined;
+          this.writeLater(batch, from);
+        }, RETRY_MS);
+        this.refused = { rest: batch.subarray(from), retry };
       } else if (err) {
         this.fail(err);
       } else if (from + n < batch.length) {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -110,5 +111,27 @@ describe('createRequestLogger', function () {
     expect(lines.map((l) => (JSON.parse(l) as { n: string }).n)).to.deep.equal(
       [...Array(lines.length).keys()].map((n) => String(n).padStart(6, '0')),
     );
+  });
+
+  it('writes at exit every line it was given, also those waiting behind a write under way', function () {
+    // A process exits (process.exit, a shutdown) in the turn after it logged: the first 8 KiB went to a
+    // thread's write, the lines after it waited for that write's callback, which an exit never runs.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'request-log-exit-'));
+    const file = path.join(dir, 'log');
+    const logModule = new URL('../../api/log.js', import.meta.url).href;
+    const child = `
+      import fs from 'node:fs';
+      const { createRequestLogger } = await import(${JSON.stringify(logModule)});
+      const log = createRequestLogger('info', {}, fs.openSync(${JSON.stringify(file)}, 'w'));
+      const pad = 'p'.repeat(1000);
+      for (let n = 0; n < 20; n++) log.info({ n, pad }, 'answered');
+      for (let n = 20; n < 30; n++) log.info({ n }, 'answered');
+      process.exit(0);`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', child]);
+    const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    fs.rmSync(dir, { recursive: true });
+    // Whole lines, each once (the thread's write and the exit's are two writes: their order is the kernel's).
+    const logged = lines.map((l) => (JSON.parse(l) as { n: number }).n).sort((a, b) => a - b);
+    expect(logged).to.deep.equal([...Array(30).keys()]);
   });
 });
