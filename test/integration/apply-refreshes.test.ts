@@ -6,11 +6,12 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../api/db/migrate.js';
-import { createPool, type Pool, type Transaction } from '../../api/db/pool.js';
+import { createPool, withTransaction, type Pool, type Transaction } from '../../api/db/pool.js';
 import {
   applyRefreshes,
   closeGrants,
   findById,
+  insertChildSessions,
   insertSessions,
   newSessionId,
   type Refresh,
@@ -128,5 +129,90 @@ describe('applyRefreshes: what a group-committed refresh applies', function () {
     await waitsForLock(watcher, other);
     await user.query('COMMIT');
     expect([...(await refreshing)]).to.deep.equal([]);
+  });
+
+  /** A session exchanged from `parent` (RFC 8693) holding a refresh token of its own: its family is its parent's. */
+  async function exchanged(parent: SessionRow): Promise<SessionRow> {
+    const id = newSessionId();
+    const row = sessionRow({
+      id,
+      type: 'token_exchange',
+      clientId: 'other-app',
+      parent: parent.id,
+      family: parent.family,
+      refreshTokenHash: randomBytes(32),
+    });
+    expect([...(await insertChildSessions(pool, [row]))]).to.deep.equal([id]);
+    return row;
+  }
+
+  it('a close that waits for a refresh in flight ends the session the refresh made', async function () {
+    // The other order of the race: the refresh holds its grant first and commits, the close then sees its new session.
+    const h = await holder();
+    const refresh = use(h);
+    await user.query('BEGIN');
+    expect([...(await applyRefreshes(tx(user), [refresh]))]).to.deep.equal([h.id]);
+    await other.query('BEGIN');
+    const closing = closeGrants(tx(other), { tree: h.id });
+    await waitsForLock(watcher, other);
+    await user.query('COMMIT');
+    expect((await closing).map((s) => s.id)).to.have.members([h.id, refresh.session.id]);
+    await other.query('COMMIT');
+    expect((await findById(pool, refresh.session.id))!.active).to.equal(false);
+  });
+
+  it("an exchanged session's refresh is held by its parent's grant: a close of the parent beats it, or ends what it made", async function () {
+    // The exchanged session's family is its parent's, so the lock its refresh takes (keyed by the new row's family) is the one a close of the parent takes.
+    const h = await holder();
+    const child = await exchanged(h);
+    await user.query('BEGIN');
+    expect((await closeGrants(tx(user), { tree: h.id })).map((s) => s.id)).to.have.members([h.id, child.id]);
+    const losing = use(child);
+    const refreshing = applyRefreshes(other, [losing]);
+    await waitsForLock(watcher, other);
+    await user.query('COMMIT');
+    expect([...(await refreshing)]).to.deep.equal([]);
+    expect(await findById(pool, losing.session.id)).to.equal(undefined);
+
+    const h2 = await holder();
+    const child2 = await exchanged(h2);
+    const winning = use(child2);
+    await user.query('BEGIN');
+    expect([...(await applyRefreshes(tx(user), [winning]))]).to.deep.equal([child2.id]);
+    await other.query('BEGIN');
+    const closing = closeGrants(tx(other), { tree: h2.id });
+    await waitsForLock(watcher, other);
+    await user.query('COMMIT');
+    expect((await closing).map((s) => s.id)).to.have.members([h2.id, child2.id, winning.session.id]);
+    await other.query('COMMIT');
+  });
+
+  it('a batch of refreshes of many grants racing closes of them: each use is applied and closed, or refused; none lost, none doubled', async function () {
+    // Batches of several grants at once (as RefreshWriter sends them) against closes of single grants, in parallel:
+    // whatever a batch applied was ended by the close, unless the close came first and the batch applied nothing of that grant.
+    for (let round = 0; round < 5; round++) {
+      const holders = await Promise.all(Array.from({ length: 24 }, () => holder()));
+      const uses = holders.map((h) => use(h, true));
+      const batches = [uses.slice(0, 8), uses.slice(8, 16), uses.slice(16)].map((batch) => [...batch].reverse());
+      const deadlocked = (err: Error & { code?: string }): Promise<Set<string>> =>
+        err.code === '40P01' ? Promise.resolve(new Set()) : Promise.reject(err); // RefreshWriter decides such uses again
+      const [applied] = await Promise.all([
+        Promise.all(batches.map((batch) => applyRefreshes(pool, batch).catch(deadlocked))),
+        Promise.all(holders.map((h) => withTransaction(pool, (t) => closeGrants(t, { tree: h.id })))),
+      ]);
+      const appliedHolders = new Set(applied.flatMap((set) => [...set]));
+      for (const u of uses) {
+        const made = await findById(pool, u.session.id);
+        const holderNow = (await findById(pool, u.session.parent!))!;
+        expect(holderNow.active, 'every grant closed').to.equal(false);
+        if (appliedHolders.has(u.session.parent!)) {
+          expect(made?.active, 'an applied use made its session, and the close ended it').to.equal(false);
+          expect(holderNow.refreshUsedAt).to.not.equal(null);
+        } else {
+          expect(made, 'a refused use made nothing').to.equal(undefined);
+          expect(holderNow.refreshUsedAt).to.equal(null);
+        }
+      }
+    }
   });
 });
