@@ -341,6 +341,28 @@ describe('token endpoint', function () {
       expect(answers.map((a) => a.status)).to.deep.equal(answers.map(() => 200));
     });
 
+    it("read together, each token finds its own holder: a client's refresh tokens used at once by it and by another get tokens for it only", async function () {
+      // Holders no process remembers are read in one statement (store/refresh-reader.ts): many digests of two
+      // clients at once, each token sent by its own client, by the other one authenticated, and by the other named alone.
+      const issued = await Promise.all(Array.from({ length: 12 }, (_, i) => issue(i % 2 ? 'rotating' : 'sliding')));
+      const other = (i: number): string => (i % 2 ? 'sliding' : 'rotating');
+      const own = (i: number): string => (i % 2 ? 'rotating' : 'sliding');
+      const named = (client: string, token: string) =>
+        busy.form('/auth/token', { grant_type: 'refresh_token', client_id: client, refresh_token: token });
+      const [stolen, namedStolen] = await Promise.all([
+        Promise.all(issued.map((t, i) => refresh(other(i), t.refresh_token))),
+        Promise.all(issued.map((t, i) => named(other(i), t.refresh_token))),
+      ]);
+      for (const answer of [...stolen, ...namedStolen]) {
+        expect(answer.status, answer.text).to.equal(400);
+        expect(answer.body.error).to.equal('invalid_grant');
+      }
+      // The other client's tries spent nothing and closed nothing: each token works once for its own client.
+      const answers = await Promise.all(issued.map((t, i) => refresh(own(i), t.refresh_token)));
+      expect(answers.map((a) => a.status)).to.deep.equal(answers.map(() => 200));
+      expect(await Promise.all(answers.map((a, i) => introspect(own(i), a.body.access_token)))).to.deep.equal(answers.map(() => true));
+    });
+
     it('with rotation, exactly one of simultaneous uses succeeds, and the family is closed', async function () {
       const first = await issue('rotating');
       const answers = await Promise.all(Array.from({ length: 10 }, () => refresh('rotating', first.refresh_token)));
