@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -133,5 +133,28 @@ describe('createRequestLogger', function () {
     // Whole lines, each once (the thread's write and the exit's are two writes: their order is the kernel's).
     const logged = lines.map((l) => (JSON.parse(l) as { n: number }).n).sort((a, b) => a - b);
     expect(logged).to.deep.equal([...Array(30).keys()]);
+  });
+
+  it('serves on when the reader of its lines is gone (EPIPE), by a write of a thread or one at once', async function () {
+    const logModule = new URL('../../api/log.js', import.meta.url).href;
+    const child = `
+      const { createRequestLogger } = await import(${JSON.stringify(logModule)});
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the reader is gone by now
+      const log = createRequestLogger('info', {}, 1);
+      const pad = 'p'.repeat(1000);
+      for (let turn = 0; turn < 20; turn++) {
+        for (let n = 0; n < 20; n++) log.info({ n, pad }, 'answered');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      process.stderr.write('served ');
+      for (let n = 0; n < 5000; n++) log.info({ n, pad }, 'answered'); // past 4 MB waiting: written at once
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      process.stderr.write('on');`;
+    const logging = spawn(process.execPath, ['--input-type=module', '-e', child], { stdio: ['ignore', 'pipe', 'pipe'] });
+    logging.stdout.destroy();
+    let said = '';
+    logging.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => logging.on('close', (c, s) => resolve([c, s])));
+    expect({ code, signal, said }).to.deep.equal({ code: 0, signal: null, said: 'served on' });
   });
 });
