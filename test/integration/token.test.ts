@@ -363,6 +363,36 @@ describe('token endpoint', function () {
       expect(await Promise.all(answers.map((a, i) => introspect(own(i), a.body.access_token)))).to.deep.equal(answers.map(() => true));
     });
 
+    for (const rotation of [false, true]) {
+      it(`a client deleted while its grants are refreshed at both processes: no use answered after the delete succeeds, none of its sessions stays open (rotation ${rotation ? 'on' : 'off'})`, async function () {
+        const root = await busy.rootToken();
+        const id = `doomed-${rotation ? 'rotating' : 'sliding'}`;
+        await busy.addClient(id, { auth: { client_credentials: { refresh_token: true, refresh_token_rotation: rotation } } }, { secret });
+        const grants = await Promise.all(Array.from({ length: 4 }, () => issue(id)));
+        let deletedAt = Infinity;
+        const lateWins: string[] = [];
+        // Loops refreshing each grant (with rotation one chain a grant, else several loops a token) until refused.
+        const loop = async (token: string): Promise<void> => {
+          for (;;) {
+            const sent = performance.now();
+            const res = await refresh(id, token);
+            if (res.status !== 200) return;
+            if (sent > deletedAt) lateWins.push(res.text);
+            if (rotation) token = res.body.refresh_token as string;
+          }
+        };
+        const loops = Promise.all(grants.flatMap((g) => Array.from({ length: rotation ? 1 : 3 }, () => loop(g.refresh_token))));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const removed = await busy.json('DELETE', `/Client/${id}`, undefined, root);
+        expect(removed.status, removed.text).to.be.oneOf([200, 204]);
+        deletedAt = performance.now();
+        await loops;
+        expect(lateWins).to.deep.equal([]);
+        const open = await busy.json('GET', `/Session?client=${id}&active=true`, undefined, root);
+        expect(open.body.total, open.text).to.equal(0);
+      });
+    }
+
     it('with rotation, exactly one of simultaneous uses succeeds, and the family is closed', async function () {
       const first = await issue('rotating');
       const answers = await Promise.all(Array.from({ length: 10 }, () => refresh('rotating', first.refresh_token)));
