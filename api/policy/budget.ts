@@ -4,33 +4,39 @@
 // team to stall the whole box (issue 63: three `matches` of a 3,000-instruction pattern over a
 // 4,000-character path held the loop for seconds, and every other client's token waited).
 //
-// So every evaluation is metered in cost units — cel-go's for CEL (one an iteration, one a call
-// and a tenth of what it makes: ./cel/compile.ts), and for a regular expression RE2's work bound,
-// the size of its compiled program times the length of the input, charged before it runs
-// (./regex.ts) — and three limits stop it:
+// So every evaluation is metered in cost units, counting the work it does (issue 81: counting
+// patterns alone left a JSON Schema's recursion and matcho's alternatives free): each step of a
+// matcho pattern (./matcho.ts), each keyword a JSON Schema applies to each value (./schema-work.ts),
+// each CEL call with what it reads and makes (cel-go's costs: ./cel/compile.ts), a regular
+// expression's RE2 work bound, the size of its compiled program times the length of the input,
+// charged before it runs (./regex.ts), and the decision's own work (spend: the request object
+// converted, each policy asked). Three limits stop it:
 // - a policy: EVALUATION_LIMITS.perPolicy (Kubernetes' PerCallLimit);
 // - a decision, every policy asked about one request object, run in one go: perDecision;
 // - a request, every decision it makes (an AuthZEN batch or search): perRequest (Kubernetes' RuntimeCELCostBudget).
 // An evaluation stopped by one is an error, and an error denies. And decisions take turns
-// (inTurn): once the policies of the current turn of the event loop (from one check phase to the
-// next) have spent perDecision, the next decision waits for the loop's next turn, so what is
-// waiting (another client's request) runs in between. A turn's policies spend at most
-// EVALUATION_LIMITS.perTurn: the bound docs/security.md states, and test/integration/policy-regex.test.ts
-// measures as another client's latency.
+// (inTurn): once the decisions of the current turn of the event loop (from one check phase to the
+// next) have spent perDecision or run for turnMs, the next decision waits for the loop's next turn,
+// so what is waiting (another client's request) runs in between. The bound docs/security.md
+// states, which test/integration/policy-work.test.ts measures with adversarial policies of every
+// engine as another client's latency and the event loop's delay.
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 
 /**
  * The limits, in cost units. A unit is about 0.3 µs of one core (a CEL iteration, three steps of
- * RE2's program over one character: measured on re2js and @bufbuild/cel, test/unit/policy/budget.test.ts):
- * a decision's 100,000 about 30 ms, a turn's 200,000 about 60 ms.
+ * RE2's program over one character, a matcho step, a schema keyword applied to a value: measured
+ * on re2js and @bufbuild/cel, test/unit/policy/budget.test.ts): a decision's 100,000 about 30 ms.
  */
 export const EVALUATION_LIMITS = {
   /** What one policy's evaluation may spend (Kubernetes' PerCallLimit; within a decision, perDecision stops it first). */
   perPolicy: 1_000_000,
   /** What one decision (every policy asked about one request object) may spend. */
   perDecision: 100_000,
-  /** The most policies spend between two turns of the event loop: a turn's decisions (perDecision) and the one that ends it. */
-  perTurn: 200_000,
+  /**
+   * The longest a turn of the event loop runs decisions before the next waits for the next turn, in
+   * ms (inTurn): with the one decision that passes it, what another request may wait for I/O.
+   */
+  turnMs: 10,
   /** What one request may spend over all its decisions (an AuthZEN batch or search). */
   perRequest: 10_000_000,
   /** The largest program a pattern may compile to, in RE2 instructions (RE2's own bound is its max_mem). */
@@ -85,6 +91,9 @@ export const budgetSpent = (): boolean => (requestBudget.getStore()?.left ?? 1) 
 /** What is left of the decision being made (none is being made: no limit, as for a claim). */
 let decisionLeft = Infinity;
 
+/** What is left of the decision being made's budget (Infinity outside a decision). */
+export const decisionLeftNow = (): number => decisionLeft;
+
 /** Runs `fn`, one decision, with perDecision for all the policies it evaluates. */
 export function withDecision<T>(fn: () => T): T {
   const outer = decisionLeft;
@@ -124,8 +133,36 @@ let lastStop: Stop | undefined;
 /** Why the policy just evaluated (Rule.test) was stopped, in the words of its record; undefined when it was not. */
 export const stoppedNow = (): string | undefined => lastStop && stopMessage(lastStop, EVALUATION_LIMITS.perPolicy);
 
-/** Units the policies of this turn of the event loop spent (inTurn). */
-const turn = { spent: 0, ending: false };
+/**
+ * The turn of the event loop under way (inTurn): when its first decision ran (0: none has yet),
+ * and the units its decisions spent.
+ */
+const turn = { started: 0, spent: 0, ending: false };
+
+/** Whether the turn under way may run another decision: under a decision's budget, and under EVALUATION_LIMITS.turnMs since it began. */
+const turnHasRoom = (): boolean =>
+  turn.started === 0 || (turn.spent < EVALUATION_LIMITS.perDecision && performance.now() - turn.started < EVALUATION_LIMITS.turnMs);
+
+/** A decision runs in the turn under way: the first one begins it, and its end is due at the loop's next check phase. */
+function beginTurn(): void {
+  if (turn.started !== 0) return;
+  turn.started = performance.now();
+  endTurnSoon();
+}
+
+/**
+ * Spends `units` of the decision being made on its own work, not a policy's: the request object
+ * converted for its expressions (./engines.ts), each policy asked. Drawn from the decision, the
+ * request and the turn as a policy's units are; it never throws: the decision's next policy finds
+ * the budget spent, and is stopped.
+ */
+export function spend(units: number): void {
+  const request = requestBudget.getStore();
+  if (request) request.left -= units;
+  decisionLeft -= units;
+  turn.spent += units;
+  beginTurn();
+}
 
 export interface Metered<T> {
   /** The evaluation's value; undefined when it was stopped before it had one. */
@@ -136,11 +173,10 @@ export interface Metered<T> {
 
 /**
  * Runs one policy's evaluation under the meter: at most `perCall`, and no more than is left of the
- * decision and of the request. Spent, it is drawn from the decision, the request and the turn;
- * `drawn` says what the request pays of what it spent (an unmetered CEL expression its estimate,
- * which bounds a batch of them; the decision and the turn pay what it spent, its time).
+ * decision and of the request. What it spent, and a unit for asking it, is drawn from the decision,
+ * the request and the turn.
  */
-export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.perPolicy, drawn = (spent: number) => spent): Metered<T> {
+export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.perPolicy): Metered<T> {
   const request = requestBudget.getStore();
   const requestLeft = Math.max(0, request?.left ?? Infinity);
   const allowed = Math.min(perCall, requestLeft, Math.max(0, decisionLeft));
@@ -160,11 +196,12 @@ export function metered<T>(run: () => T, perCall: number = EVALUATION_LIMITS.per
     spent = meter.spent;
     Object.assign(meter, outer);
   }
-  const cost = Math.min(spent, allowed + 1);
-  if (request) request.left -= Math.min(drawn(spent), allowed + 1);
+  // One unit for asking the policy at all: twenty policies that each spend nothing still cost twenty.
+  const cost = Math.min(spent, allowed + 1) + 1;
+  if (request) request.left -= cost;
   decisionLeft -= cost;
   turn.spent += cost;
-  if (turn.spent > 0) endTurnSoon();
+  beginTurn();
   // An evaluation over the limit may still end in a value (CEL's `stopped || true`): it is stopped all the same.
   lastStop = undefined;
   if (!over && spent <= allowed) return { value, stopped: undefined };
@@ -184,28 +221,40 @@ function endTurnSoon(): void {
 }
 
 /**
- * The end of a turn: what waits runs while the turn (what ran since the last one ended: in the
- * event loop's poll phase, and here) has spent less than a decision's budget; then a new turn
- * begins. So a turn spends at most perDecision and the one decision that passes it: perTurn.
+ * The end of a turn, and the beginning of the next: what waits runs while the new turn has room
+ * (turnHasRoom). What the decisions run here lead to (the next step of their requests, up to
+ * their next decision) runs once this returns, in the same turn: a decision it reaches waits.
  */
 function nextTurn(): void {
   turn.ending = false;
-  while (waiting.length && turn.spent < EVALUATION_LIMITS.perDecision) waiting.shift()!();
+  turn.started = 0;
   turn.spent = 0;
+  while (waiting.length && turnHasRoom()) waiting.shift()!();
   if (waiting.length) endTurnSoon();
 }
 
 /**
- * Runs `decide` (one decision, synchronous) in this turn of the event loop while its policies
- * have spent less than a decision's budget, else in the next turn with room: decisions of every
- * request in order, and the event loop's other work between turns.
+ * Runs `decide` (one decision, synchronous) in this turn of the event loop while the turn has
+ * room (turnHasRoom: its decisions spent less than a decision's budget, for less than
+ * EVALUATION_LIMITS.turnMs), else in the next turn with room: decisions of every request in
+ * order, and the event loop's other work between turns. So a turn runs decisions for at most
+ * turnMs and the one decision that passes it, and another request waits for I/O no longer than
+ * that: the bound docs/security.md states.
  */
 export function inTurn<T>(decide: () => T): Promise<T> {
-  if (!waiting.length && turn.spent < EVALUATION_LIMITS.perDecision) return Promise.resolve(decide());
+  if (!waiting.length && turnHasRoom()) {
+    beginTurn();
+    return Promise.resolve(decide());
+  }
   return new Promise<T>((resolve) => {
     // Bound: it runs under the request's budget (AsyncLocalStorage), which a bare callback of the loop would lose.
     // A decision that throws rejects the promise it resolves with, as an executor that throws does.
-    waiting.push(AsyncResource.bind(() => resolve(new Promise<T>((decided) => decided(decide())))));
+    waiting.push(
+      AsyncResource.bind(() => {
+        beginTurn();
+        resolve(new Promise<T>((decided) => decided(decide())));
+      }),
+    );
     endTurnSoon();
   });
 }

@@ -8,14 +8,16 @@ import {
   CelCompileError,
   celValue,
   compileCel,
+  convertedValues,
   explain,
   showCel,
   type CelEnvironmentName,
   type CompiledCel,
 } from './cel/index.js';
-import { EVALUATION_LIMITS, metered, stopMessage } from './budget.js';
+import { EVALUATION_LIMITS, metered, spend, stopMessage } from './budget.js';
 import { matcho, mismatch, patternErrors } from './matcho.js';
 import { re2Engine, regexRefusal } from './regex.js';
+import { chargeValidation, referenceErrors } from './schema-work.js';
 import type { PolicyObject } from './requests.js';
 
 /**
@@ -59,6 +61,8 @@ function dataReference(schema: unknown, at = ''): string | undefined {
 function compileSchema(schema: object, ajv: Ajv): ValidateFunction {
   const data = dataReference(schema);
   if (data) throw new Error(`uses "$data" (at ${data}), which the json-schema engine does not apply: the policy would never match`);
+  const references = referenceErrors(schema);
+  if (references.length) throw new Error(references.join('; '));
   try {
     return ajv.compile(schema);
   } catch (err) {
@@ -87,13 +91,19 @@ export const celEnvironmentOf = (policy: Pick<AccessPolicy, 'app'>): CelEnvironm
 /**
  * The bindings of a request object, converted to CEL values once per decision: every cel policy
  * asked about the same request object reads the same conversion. Request objects are not changed
- * once built (./requests.ts), and the entry goes with the object.
+ * once built (./requests.ts), and the entry goes with the object. Converting is the decision's own
+ * work, a unit a value (./budget.ts spend): a request object of 1,850 strings costs 1,850 whether
+ * its policies then read one of them or none.
  */
 const bindingsOf = (() => {
   const converted = new WeakMap<PolicyObject, { request: unknown }>();
   return (request: PolicyObject): { request: unknown } => {
     let bindings = converted.get(request);
-    if (!bindings) converted.set(request, (bindings = { request: celValue(request) }));
+    if (!bindings) {
+      const before = convertedValues();
+      converted.set(request, (bindings = { request: celValue(request) }));
+      spend(convertedValues() - before);
+    }
     return bindings;
   };
 })();
@@ -143,11 +153,14 @@ export function compilePolicy(policy: AccessPolicy, ajv: Ajv): Rule {
     case 'allow':
       return { test: () => true, why: () => undefined };
     case 'json-schema': {
-      const validate = compileSchema(policy.schema ?? {}, ajv);
+      const schema = policy.schema ?? {};
+      const validate = compileSchema(schema, ajv);
+      // The validation's work is paid for before ajv does it (./schema-work.ts).
+      const valid = (request: PolicyObject) => (chargeValidation(schema, request), validate(request) === true);
       return meteredRule({
-        test: (request) => validate(request) === true,
+        test: valid,
         why: (request) =>
-          validate(request) === true
+          valid(request)
             ? undefined
             : (validate.errors ?? []).map((e) => `${e.instancePath || '(the request)'} ${e.message ?? 'is invalid'}`).join('; '),
       });

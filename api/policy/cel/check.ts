@@ -122,8 +122,6 @@ export interface Checked {
   /** What the expression yields: bool, or dyn when only its evaluation can tell. */
   type: string;
   cost: number;
-  /** The part of `cost` its `matches` charge as they run (../budget.ts matchCost), once each. */
-  matchCost: number;
 }
 
 /** Checks `expr` in an environment whose variables are `roots`; returns its type and cost, or the problems found. */
@@ -135,7 +133,6 @@ export function checkExpr(
 ): Checked | { problems: string[] } {
   const problems: string[] = [];
   const scopes: Map<string, Typed>[] = [];
-  let matchCosts = 0;
 
   const lookup = (ident: string): Typed | undefined => {
     for (let i = scopes.length - 1; i >= 0; i--) {
@@ -304,7 +301,6 @@ export function checkExpr(
     if (fn === 'matches') {
       const matching = matchesCost(target ?? args[0], target ? argExprs[0] : argExprs[1]);
       if ('problem' in matching) problems.push(matching.problem);
-      else matchCosts += matching.cost;
       return { t, cost: argCost + 1 + ('cost' in matching ? matching.cost : 0), size };
     }
     return { t, cost: argCost + callCost(fn, target, args) + making, size };
@@ -318,7 +314,7 @@ export function checkExpr(
       `its estimated cost, ${result.cost.toLocaleString('en')}, is over the limit of ${COST_LIMITS.estimated.toLocaleString('en')} ` +
         '(ranging over lists within lists, or building strings in a loop, over the largest request the box lets in)',
     );
-  return problems.length ? { problems: [...new Set(problems)] } : { type: name(result.t), cost: result.cost, matchCost: matchCosts };
+  return problems.length ? { problems: [...new Set(problems)] } : { type: name(result.t), cost: result.cost };
 }
 
 /**

@@ -188,7 +188,7 @@ const wrap = (fn: string, e: Expr): Expr =>
     exprKind: { case: 'callExpr', value: { function: fn, args: [e] } },
   });
 
-/** `e` with the meter around every call and every iteration; the expression means the same. */
+/** `e` with the meter around every call, every field a call reads and every iteration; the expression means the same. */
 function meteredExpr(e: Expr): Expr {
   const kind = e.exprKind;
   switch (kind.case) {
@@ -230,32 +230,16 @@ function meteredExpr(e: Expr): Expr {
       return create(ExprSchema, { id: e.id, exprKind: { case: 'comprehensionExpr', value } });
     }
     case 'callExpr': {
-      const value = { ...kind.value, target: kind.value.target && meteredExpr(kind.value.target), args: kind.value.args.map(meteredExpr) };
+      // A call costs what it makes (its result) and what it reads: the fields of the request it is
+      // handed (`"x" in request.list` ranges over the list, and makes a bool). What another call
+      // made was charged when it was made.
+      const read = (a: Expr): Expr =>
+        a.exprKind.case === 'selectExpr' || a.exprKind.case === 'identExpr' ? wrap(CHARGE, a) : meteredExpr(a);
+      const value = { ...kind.value, target: kind.value.target && read(kind.value.target), args: kind.value.args.map(read) };
       return wrap(CHARGE, create(ExprSchema, { id: e.id, exprKind: { case: 'callExpr', value } }));
     }
     default:
       return e;
-  }
-}
-
-/** Whether `e` holds a comprehension (a macro: all, exists, exists_one, map, filter). */
-function loops(e: Expr): boolean {
-  const kind = e.exprKind;
-  switch (kind.case) {
-    case 'comprehensionExpr':
-      return true;
-    case 'selectExpr':
-      return kind.value.operand !== undefined && loops(kind.value.operand);
-    case 'listExpr':
-      return kind.value.elements.some(loops);
-    case 'structExpr':
-      return kind.value.entries.some(
-        (en) => (en.keyKind.case === 'mapKey' && loops(en.keyKind.value)) || (en.value !== undefined && loops(en.value)),
-      );
-    case 'callExpr':
-      return (kind.value.target !== undefined && loops(kind.value.target)) || kind.value.args.some(loops);
-    default:
-      return false;
   }
 }
 
@@ -319,6 +303,10 @@ function parsed(source: string): Expr {
   return expr;
 }
 
+/** Values celValue converted so far: what a decision's conversion of its request object costs (../engines.ts). */
+let converted = 0;
+export const convertedValues = (): number => converted;
+
 /**
  * A JSON value (a request object) as CEL values, converted once: @bufbuild/cel converts a plain
  * object to a map again on every reading of it, so a request object handed to twenty policies
@@ -326,6 +314,7 @@ function parsed(source: string): Expr {
  * out (reading it is an error either way); an object without a prototype is a map as any other.
  */
 export function celValue(v: unknown): unknown {
+  converted += 1;
   if (Array.isArray(v)) return celList(v.map(celValue) as never);
   if (v === null || typeof v !== 'object' || v instanceof Uint8Array || isCelList(v) || isCelMap(v) || isCelUint(v)) return v;
   const entries = new Map<string, unknown>();
@@ -357,12 +346,11 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
   const env = envOf(Object.keys(roots));
   const checked = checkExpr(expr, roots, env, options.yields ?? 'bool');
   if ('problems' in checked) throw new CelCompileError(checked.problems);
-  // Without a comprehension an expression makes a fixed number of calls, each linear in what it
-  // reads (strings are capped: checkMade), so it cannot run away: only one that loops pays for the
-  // meter (about a sixth of an evaluation's time). One that does not still pays for compiling a
-  // request's pattern (celRegex), and draws its estimate from the request's budget.
-  const loopFree = !loops(expr);
-  const run = plan(env, loopFree ? expr : meteredExpr(expr));
+  // Every expression is metered as it runs, loops or not (issue 81: twenty loop-free expressions a
+  // decision, each reading a list of 1,850 strings, spent nothing, and a batch of them held the
+  // loop for a second): what the meter costs, about a sixth of an evaluation, is the price of a
+  // count that is true.
+  const run = plan(env, meteredExpr(expr));
   const limit = options.perCallLimit ?? COST_LIMITS.perCall;
   return {
     source,
@@ -370,10 +358,7 @@ export function compileCel(source: string, environment: CelEnvironmentName | Cel
     estimatedCost: checked.cost,
     env,
     evaluate(bindings) {
-      // Unmetered, a loop-free expression draws its estimate (its most) from the decision's and the
-      // request's budgets, less what its matches charge as they run (./check.ts matchCost).
-      const drawn = (spent: number) => (loopFree ? Math.max(spent, checked.cost - checked.matchCost) : spent);
-      const { value, stopped } = withoutStacks(() => metered(() => run(bindings as never), limit, drawn));
+      const { value, stopped } = withoutStacks(() => metered(() => run(bindings as never), limit));
       if (stopped) return { kind: 'error', message: stopMessage(stopped, limit) };
       return isCelError(value) ? { kind: 'error', message: value.message } : { kind: 'value', value };
     },

@@ -4,6 +4,7 @@ export {
   CelCompileError,
   celValue,
   compileCel,
+  convertedValues,
   explainCel as explain,
   showCel,
   type CelOutcome,

@@ -80,7 +80,7 @@ describe('compileCel', function () {
 
   it("shares one budget among a request's evaluations, awaited ones too, and a nested request keeps it", async function () {
     const ints = `[${Array.from({ length: 200 }, (_, i) => i).join(',')}]`;
-    // About 150,000 units each: 70 of them would be 10.5 million.
+    // About 285,000 units each (every iteration, comparison and variable read): 70 of them would be 20 million.
     const c = compileCel(`${ints}.all(x, ${ints}.all(y, x != -1))`, 'app');
     const outcomes = await withCelBudget(async () => {
       const seen: string[] = [];
@@ -90,7 +90,7 @@ describe('compileCel', function () {
       }
       return seen;
     });
-    expect(outcomes.filter((k) => k === 'value').length).to.be.within(50, 69);
+    expect(outcomes.filter((k) => k === 'value').length).to.be.within(30, 40);
     expect(outcomes.at(-1)).to.equal('error');
     // Outside a request, each evaluation has its own limit only.
     expect(c.evaluate({ request: {} }).kind).to.equal('value');
