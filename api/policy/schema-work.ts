@@ -110,17 +110,39 @@ export function chargeValidation(root: Schema, value: unknown): void {
   apply(root, root, value, 0);
 }
 
+/** A schema's keywords, read once: the walk runs at every evaluation, over schemas that do not change once compiled. */
+const keywordsOf = (() => {
+  const read = new WeakMap<object, [string, unknown][]>();
+  return (schema: Record<string, unknown>): [string, unknown][] => {
+    let keywords = read.get(schema);
+    if (!keywords) read.set(schema, (keywords = Object.entries(schema)));
+    return keywords;
+  };
+})();
+
+/** What `ref` names in `root`, resolved once. */
+const resolved = (() => {
+  const read = new WeakMap<object, Map<string, Schema>>();
+  return (root: Schema, ref: string): Schema => {
+    if (!isObject(root)) return resolve(root, ref);
+    let refs = read.get(root);
+    if (!refs) read.set(root, (refs = new Map()));
+    if (!refs.has(ref)) refs.set(ref, resolve(root, ref));
+    return refs.get(ref);
+  };
+})();
+
 function apply(root: Schema, schema: Schema, value: unknown, depth: number): void {
   charge(1);
   if (!isObject(schema)) return;
   if (depth > MAX_DEPTH) throw new OverBudget();
   const deeper = depth + 1;
   const each = (sub: unknown, on: unknown): void => apply(root, sub, on, deeper);
-  for (const [keyword, arg] of Object.entries(schema)) {
+  for (const [keyword, arg] of keywordsOf(schema)) {
     charge(1);
     switch (keyword) {
       case '$ref':
-        if (typeof arg === 'string') each(resolve(root, arg), value);
+        if (typeof arg === 'string') each(resolved(root, arg), value);
         break;
       case 'not':
       case 'if':

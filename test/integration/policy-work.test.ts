@@ -11,10 +11,14 @@
 import { expect } from 'chai';
 import { Box, basic, boxForSuite } from '../support/box.js';
 
-/** The bound docs/security.md states: another request's added latency while any one caller's policies run. */
-const BYSTANDER_MS = 250;
-/** The longest the box's event loop may be held while they run. */
-const LOOP_DELAY_MS = 150;
+/**
+ * The bound docs/security.md states: another request's added latency while any one caller's
+ * policies run, its 90th percentile (measured: at most 60 ms; before issue 81, the same attacks
+ * held it for seconds, and CEL ranging over the list, metered but in turns of 200,000 units, 156 ms).
+ */
+const BYSTANDER_MS = 100;
+/** The longest the box's event loop may be held while they run (measured: at most 39 ms; 109 ms in turns of 200,000 units). */
+const LOOP_DELAY_MS = 80;
 
 const SEED = Number(process.env.BOXAUTH_POLICY_SEED ?? 20261128);
 
@@ -218,7 +222,11 @@ describe('every unit of a policy’s work is counted, in every engine (issue 81)
       const shown = `${name}: quiet ${quiet.map(Math.round).join(' ')} ms; under ${sent} batches ${under.map(Math.round).join(' ')} ms; loop delay ${Math.round(delay)} ms`;
       if (process.env.BOXAUTH_SHOW_LATENCY) console.log(`      ${shown}`);
       expect(sent, shown).to.be.above(1);
-      expect(Math.max(...under), shown).to.be.below(Math.max(...quiet) + BYSTANDER_MS);
+      // The 90th percentile of the bystander's latencies: a single one can meet the machine's own
+      // pauses (another process on the two cores, a checkpoint), which the event loop's delay leaves out.
+      const typical = [...quiet].sort((a, b) => a - b)[1]!;
+      const p90 = [...under].sort((a, b) => a - b)[Math.ceil(under.length * 0.9) - 1]!;
+      expect(p90, shown).to.be.below(typical + BYSTANDER_MS);
       expect(delay, shown).to.be.below(LOOP_DELAY_MS);
     });
   }
