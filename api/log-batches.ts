@@ -6,19 +6,31 @@
 // faster than that carries out, and the lines that waited held up to 86 MB of its heap (`make
 // bench`, the forward-auth rows). Its synchronous writes kept up, but cost the event loop about
 // 100 µs each, and a full pipe put it to sleep for 100 ms. Here each write takes every line that
-// waits, so the writes keep up with whatever the pipe takes; and when the pipe takes less than the
-// box logs, no more than MAX_WAITING_CHARS wait: what waits is then written at once, holding the
-// box back until the pipe has taken it, as the lines written at once do. (That bound holds where a
-// full pipe refuses a write, as the box's stdout did in `make bench`, made non-blocking by node; a
-// pipe that blocks instead holds the thread, and the lines wait until the reader takes its write.)
+// waits, so the writes keep up with whatever the pipe takes.
+//
+// When the pipe takes less than the box logs — a log shipper that stalled, or never reads — at
+// most MAX_WAITING_CHARS wait, and the lines past them are dropped and counted: the box never
+// waits for its log's reader (issue 81: holding the box until the pipe took the 4 MB, as it did,
+// let a stranger's GETs with 14 KB queries stop /healthz answering after 320 requests). Once the
+// pipe takes lines again, a line says how many were dropped, and boxauth_log_lines_dropped_total
+// counts them all along, so no line is lost without a count of it (an audit line included: the
+// audit trail's own record is its table, written in the transaction of what it records). A
+// line is lost uncounted only at exit, when the pipe takes nothing for EXIT_WAIT_MS.
 import fs from 'node:fs';
 
 /** What waits before a write is started (unless flushed). */
 const BATCH_CHARS = 8 * 1024;
-/** What may wait while the pipe is full; past it, the lines are written before the box goes on. */
+/** What may wait while the pipe is full; past it, lines are dropped and counted. */
 const MAX_WAITING_CHARS = 4 * 1024 * 1024;
-/** How long a write the pipe refused (full, non-blocking) waits before it is tried again. */
-const RETRY_MS = 1;
+/** How long a write the pipe refused (full, non-blocking) waits before it is tried again: at first, and at most (doubling). */
+const RETRY_MS = { first: 1, most: 100 };
+/** How long the exit waits for a full pipe to take what waits. */
+const EXIT_WAIT_MS = 1000;
+
+/** Lines dropped by every destination of this process (the metric). */
+let droppedInProcess = 0;
+/** Log lines dropped since the process started because the log's reader took none (boxauth_log_lines_dropped_total). */
+export const droppedLogLines = (): number => droppedInProcess;
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -32,12 +44,21 @@ export class LogBatches {
   /** A write the pipe refused, waiting for its retry (not with a thread): what of it is still to go. */
   private refused: { rest: Buffer; retry: NodeJS.Timeout } | undefined;
   private closed = false;
+  /** How long the next retry of a refused write waits. */
+  private retryMs = RETRY_MS.first;
+  /** Lines dropped since the pipe last took a write: said in a line once it does. */
+  private dropped = 0;
 
   constructor(private readonly fd: number) {}
 
   /** pino's destination: one line, newline included. */
   write(line: string): boolean {
     if (this.closed) return true;
+    if (this.waitingChars + line.length > MAX_WAITING_CHARS) {
+      this.dropped += 1;
+      droppedInProcess += 1;
+      return true;
+    }
     this.lines.push(line);
     this.waitingChars += line.length;
     if (!this.writing && this.waitingChars >= BATCH_CHARS) this.next();
@@ -56,14 +77,15 @@ export class LogBatches {
    * to finish (its lines are not written twice).
    */
   flushSync(): void {
+    const until = performance.now() + EXIT_WAIT_MS;
     if (this.refused) {
       clearTimeout(this.refused.retry);
       const { rest } = this.refused;
       this.refused = undefined;
       this.writing = false;
-      this.writeNow(rest);
+      this.writeNow(rest, until);
     }
-    if (this.waitingChars > 0) this.writeNow(this.take());
+    if (this.waitingChars > 0) this.writeNow(this.take(), until);
   }
 
   private take(): Buffer {
@@ -75,41 +97,55 @@ export class LogBatches {
 
   private next(): void {
     if (this.closed || this.waitingChars === 0) return;
-    if (this.waitingChars >= MAX_WAITING_CHARS) this.writeNow(this.take());
-    else this.writeLater(this.take(), 0);
+    this.writeLater(this.take(), 0);
   }
 
   private writeLater(batch: Buffer, from: number): void {
     this.writing = true;
     fs.write(this.fd, batch, from, batch.length - from, null, (err: WriteError, n: number) => {
       this.writing = false;
-      if (err?.code === 'EAGAIN' && this.waitingChars >= MAX_WAITING_CHARS) {
-        this.writeNow(batch.subarray(from));
-        this.next();
-      } else if (err?.code === 'EAGAIN') {
+      if (err?.code === 'EAGAIN') {
+        // The pipe is full: tried again later, less often the longer it stays full.
         this.writing = true;
         const retry = setTimeout(() => {
           this.refused = undefined;
           this.writeLater(batch, from);
-        }, RETRY_MS);
+        }, this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, RETRY_MS.most);
         this.refused = { rest: batch.subarray(from), retry };
-      } else if (err) {
-        this.fail(err);
-      } else if (from + n < batch.length) {
-        this.writeLater(batch, from + n);
-      } else if (this.waitingChars >= BATCH_CHARS) {
-        this.next();
+        return;
       }
+      if (err) return this.fail(err);
+      this.retryMs = RETRY_MS.first;
+      if (this.dropped > 0) this.sayDropped();
+      if (from + n < batch.length) this.writeLater(batch, from + n);
+      else if (this.waitingChars >= BATCH_CHARS) this.next();
     });
   }
 
-  private writeNow(batch: Buffer): void {
+  /** The line that says how many lines were dropped while the pipe took none, first of what waits. */
+  private sayDropped(): void {
+    const line = `${JSON.stringify({
+      level: 'warn',
+      time: new Date().toISOString(),
+      pid: process.pid,
+      droppedLines: this.dropped,
+      msg: "log lines dropped: the log's reader took none while they waited (boxauth_log_lines_dropped_total)",
+    })}\n`;
+    this.dropped = 0;
+    this.lines.unshift(line);
+    this.waitingChars += line.length;
+  }
+
+  /** Writes `batch` before returning, waiting for a full pipe until `until` (performance.now()); what is left then is lost. */
+  private writeNow(batch: Buffer, until: number): void {
     for (let from = 0; from < batch.length && !this.closed;) {
       try {
         from += fs.writeSync(this.fd, batch, from);
       } catch (err) {
-        if ((err as WriteError)?.code === 'EAGAIN') Atomics.wait(pause, 0, 0, RETRY_MS);
-        else this.fail(err as Error);
+        if ((err as WriteError)?.code !== 'EAGAIN') return this.fail(err as Error);
+        if (performance.now() > until) return;
+        Atomics.wait(pause, 0, 0, RETRY_MS.first);
       }
     }
   }

@@ -4,6 +4,8 @@
 import { pino, type Logger } from 'pino';
 import { LogBatches } from './log-batches.js';
 
+export { droppedLogLines } from './log-batches.js';
+
 export type { Logger };
 
 /**
@@ -47,21 +49,74 @@ const CREDENTIALS = [
   'apikey',
 ];
 
+/**
+ * The most characters a field of a log line keeps of a string: a URL, a path, a name a request
+ * carried. Past it the string is cut, and says how much was cut: a line never carries a request's
+ * 14 KB query whole (issue 81: that filled the 4 MB the writer keeps for a stalled reader in 320
+ * requests), and reads the same to a person.
+ */
+export const LOGGED_STRING_CHARS = 1024;
+
+/** `value` as a log line keeps it: a string cut to LOGGED_STRING_CHARS, each string of an object or a list too. */
+function capped(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string')
+    return value.length <= LOGGED_STRING_CHARS
+      ? value
+      : `${value.slice(0, LOGGED_STRING_CHARS)}…[${(value.length - LOGGED_STRING_CHARS).toLocaleString('en')} more characters]`;
+  if (value === null || typeof value !== 'object' || depth > 4 || value instanceof Error) return value;
+  if (Array.isArray(value))
+    return value.length > 100
+      ? [...value.slice(0, 100).map((v) => capped(v, depth + 1)), `…[${value.length - 100} more]`]
+      : value.map((v) => capped(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = capped(v, depth + 1);
+  return out;
+}
+
 const options = (level: string, base: Record<string, unknown>): pino.LoggerOptions => ({
   level,
   base: { ...base, pid: process.pid },
   timestamp: pino.stdTimeFunctions.isoTime,
-  formatters: { level: (label) => ({ level: label }) },
+  formatters: { level: (label) => ({ level: label }), log: (object) => capped(object) as Record<string, unknown> },
 });
 
-export function createLogger(level: string, base: Record<string, unknown> = {}): Logger {
-  return pino({
-    ...options(level, base),
-    redact: {
-      paths: [...CREDENTIALS, ...CREDENTIALS.map((f) => `*.${f}`), 'req.headers.authorization', 'req.headers.cookie'],
-      censor: '[redacted]',
+/**
+ * One writer per file descriptor (./log-batches.ts): the lines of every logger of the process go
+ * out in the order they were logged, in whole lines, and none of them waits for the log's reader.
+ */
+const destinations = new Map<number, LogBatches>();
+function destinationOf(fd: number): LogBatches {
+  let destination = destinations.get(fd);
+  if (!destination) {
+    const made = new LogBatches(fd);
+    destinations.set(fd, (destination = made));
+    setInterval(() => made.flush(), ACCESS_LOG_FLUSH_MS).unref();
+    process.once('exit', () => made.flushSync());
+  }
+  return destination;
+}
+
+/**
+ * The logger of everything but the access log: each line's write begins at once (on a thread of
+ * libuv, with what waits before it), not at the next flush. `fd`: where the lines go (stdout).
+ */
+export function createLogger(level: string, base: Record<string, unknown> = {}, fd = 1): Logger {
+  const destination = destinationOf(fd);
+  return pino(
+    {
+      ...options(level, base),
+      redact: {
+        paths: [...CREDENTIALS, ...CREDENTIALS.map((f) => `*.${f}`), 'req.headers.authorization', 'req.headers.cookie'],
+        censor: '[redacted]',
+      },
     },
-  });
+    {
+      write: (line: string) => {
+        destination.write(line);
+        destination.flush();
+      },
+    },
+  );
 }
 
 /** How long an access log line may wait in the buffer. */
@@ -77,10 +132,7 @@ const ACCESS_LOG_FLUSH_MS = 100;
  * secret, so it skips pino's censoring pass too. `fd`: where the lines go (stdout; a test's file).
  */
 export function createRequestLogger(level: string, base: Record<string, unknown> = {}, fd = 1): Logger {
-  const destination = new LogBatches(fd);
-  setInterval(() => destination.flush(), ACCESS_LOG_FLUSH_MS).unref();
-  process.once('exit', () => destination.flushSync());
-  return pino(options(level, base), destination);
+  return pino(options(level, base), destinationOf(fd));
 }
 
 // Query (and fragment) parameters whose values are credentials, by decoded name, any case.

@@ -6,6 +6,7 @@ import http, { type Server } from 'node:http';
 import promClient from 'prom-client';
 import { errorMessage } from './errors.js';
 import { listenOn } from './listen.js';
+import { droppedLogLines } from './log.js';
 
 const { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
 
@@ -81,6 +82,15 @@ export class Metrics {
     help: 'Refused decisions left out of the record boxauth explain reads, by why: anonymous (no identified caller), rate (over 50 a second), share (over 5 a second of one caller), queue (the writer fell behind), cap (deleted before their retention: BOXAUTH_DECISION_MAX_ROWS)',
     labelNames: ['why'],
     registers: [this.registry],
+  });
+  readonly logLinesDropped = new Counter({
+    name: 'boxauth_log_lines_dropped_total',
+    help: "Log lines dropped because the log's reader (stdout) took none while 4 MB of lines waited; a line of the log says how many, once it takes lines again",
+    registers: [this.registry],
+    collect() {
+      this.reset();
+      this.inc(droppedLogLines());
+    },
   });
   readonly policyStops = new Counter({
     name: 'boxauth_policy_evaluations_stopped_total',
