@@ -143,6 +143,13 @@ describe('signing in through an upstream SAML identity provider', function () {
     expect((await browser.get('/auth/account')).status, 'nobody signed in').to.equal(303);
   });
 
+  it("answers a Response over the body limit on the box's page, whatever the browser's Accept", async () => {
+    const { browser } = await begin();
+    const answer = await browser.post('/auth/upstream/corp/saml/acs', { SAMLResponse: 'A'.repeat(300 * 1024) });
+    expect(answer.status).to.equal(413);
+    expect(answer.headers.get('content-type')).to.match(/^text\/html/);
+  });
+
   it('refuses a replayed Response, and of twenty replays at once exactly one signs in', async () => {
     const email = newEmail();
     const { browser, requestId } = await begin();
