@@ -236,7 +236,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_CLIENT_AUTH_MAX_FAILURES', 'BOXAUTH_CLIENT_AUTH_WINDOW_SECONDS'],
     default: '`10` / `60`',
     meaning:
-      'failed client authentications per client id per window, per process (an address: 4\u00d7 as many, and requests with `client_id` alone that fail count there too); then `429` with `Retry-After`',
+      "failed client authentications per client id per window, per process (an address: 4\u00d7 as many); then `429` with `Retry-After`. A wrong secret counts for its client id and its address; a request naming a client by `client_id` alone that fails, and a refused `private_key_jwt` assertion, count for the address only (counted per client id, a stranger's made-up ones would lock the client's owner out)",
   },
   {
     names: ['BOXAUTH_DEVICE_CODES_PER_ADDRESS'],
@@ -369,7 +369,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_CLIENT_METADATA_ALLOWED_ADDRESSES'],
     default: 'none',
     meaning:
-      "addresses or CIDRs (`127.0.0.1/32`) the box may fetch a Client ID Metadata Document from although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; never in production (the draft's §8.6). Without it such an address is refused after the name is resolved, and the box's own URL always is (docs/guides/agents.md)",
+      "addresses or CIDRs (`127.0.0.1/32`) the box may fetch a Client ID Metadata Document from although they are special-use (RFC 6890: loopback, link-local, private ranges) or the box's own; never in production (the draft's §8.6). Without it such an address is refused after the name is resolved, and the box's own URL always is (docs/guides/agents.md). The same guard holds a client's `jwks_uri`, its `sector_identifier_uri` and a SAML app's metadata URL; their servers' certificates are checked against the system's CAs and `NODE_EXTRA_CA_CERTS` (a PEM file of more, read at start, for every connection of the process: there is no per-client CA)",
   },
   {
     names: ['BOXAUTH_NOTICES'],

@@ -84,8 +84,16 @@ export function doorError(svc: Pick<Needs, 'log'>, err: unknown, where: Record<s
   return new ApiError(503, 'temporarily_unavailable', UNANSWERED);
 }
 
+/**
+ * Where a browser brings a SAML message (the IdP's SSO and SLO, the upstream providers' ACS): only a browser
+ * is ever sent there, by a redirect or a form the app's page posts, whatever Accept it sends; no program reads
+ * the answer, so even a refusal before the route (a query value or a body over the limits) is a page.
+ */
+const SAML_BROWSER_PATH = /^\/auth\/(?:saml\/(?:sso|slo)|upstream\/[^/]+\/saml\/acs)$/;
+
 /** A browser navigating (it prefers HTML to JSON): errors are a page for a person, not a body for a program. */
 export function wantsPage(req: Request): boolean {
+  if (SAML_BROWSER_PATH.test(req.path)) return true;
   return req.headers.accept !== undefined && req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 

@@ -166,7 +166,7 @@ interface Needs {
 /** How long an app's metadata that could not be had or read is not tried again. */
 const FAILURE_SECONDS = 30;
 
-/** Why an SP could not be had: shown on the error page, without the address a name resolved to. */
+/** Why an SP could not be had: shown on the error page, to whoever sent the request: without the address a name resolved to, or a client id (the log names the client). */
 export class SpUnavailable extends Error {}
 
 /**
@@ -225,7 +225,7 @@ export class ServiceProviders {
       } catch (err) {
         if (!(err instanceof SamlRefusal)) throw err;
         this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, reason: err.reason }, 'SAML SP metadata refused');
-        throw new SpUnavailable(`the metadata of app "${client.id}" cannot be read: ${err.reason}`, { cause: err });
+        throw new SpUnavailable(`the metadata of the app cannot be read: ${err.reason}`, { cause: err });
       }
     }
     let fetched: { xml: string; seconds: number };
@@ -234,7 +234,7 @@ export class ServiceProviders {
     } catch (err) {
       this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, err }, 'SAML SP metadata could not be fetched');
       await this.recordOutcome(client, url!, unreachable(err), REFUSED_STANDS_SECONDS);
-      throw new SpUnavailable(`the metadata of app "${client.id}" could not be fetched`, { cause: err });
+      throw new SpUnavailable('the metadata of the app could not be fetched', { cause: err });
     }
     try {
       const sp = await readSpMetadata(fetched.xml);
@@ -245,7 +245,7 @@ export class ServiceProviders {
       if (!(err instanceof SamlRefusal)) throw err;
       this.svc.log.warn({ event: 'saml_metadata_refused', client: client.id, reason: err.reason }, 'SAML SP metadata refused');
       await this.recordOutcome(client, url!, invalid(err.reason), REFUSED_STANDS_SECONDS);
-      throw new SpUnavailable(`the metadata of app "${client.id}" cannot be read: ${err.reason}`, { cause: err });
+      throw new SpUnavailable(`the metadata of the app cannot be read: ${err.reason}`, { cause: err });
     }
   }
 
@@ -271,8 +271,12 @@ export class ServiceProviders {
       ),
     );
     const found = read.filter((sp): sp is ServiceProvider => sp?.entityId === entityId);
-    if (found.length > 1)
-      throw new SpUnavailable(`apps ${found.map((sp) => `"${sp.client.id}"`).join(' and ')} both name this entity ID; give each its own`);
+    if (found.length > 1) {
+      // Whoever sent the request may be anyone: the page names no client, the box's log names them for its keepers.
+      const apps = found.map((sp) => sp.client.id);
+      this.svc.log.warn({ event: 'saml_entity_id_shared', clients: apps }, `SAML apps ${apps.join(' and ')} name one entity ID`);
+      throw new SpUnavailable('more than one app of this box names this entity ID, so none is signed in to until each has its own');
+    }
     return found[0];
   }
 }

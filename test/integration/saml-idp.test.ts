@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { SignedXml } from 'xml-crypto';
-import { Box, type JsonResponse } from '../support/box.js';
+import { Box, eventually, type JsonResponse } from '../support/box.js';
 import { FormAgent, hiddenFields } from '../support/form-agent.js';
 import { idpCertificates } from '../support/saml.js';
 import { encodeRedirectMessage } from '../../api/saml/bindings.js';
@@ -227,6 +227,44 @@ describe('SAML IdP (Client.saml)', function () {
     expect(res.status).to.equal(400);
     expect(res.text).to.include('idpInitiated');
     expect(postedForm(res)).to.equal(undefined);
+  });
+
+  it("answers a message over the box's size limits on its own page, whatever the sender's Accept", async function () {
+    // No Accept header, as an SP library's redirect or an HTTP client sends it: the browser is shown a page, never JSON.
+    const browser = await signedIn();
+    const padded = authnRequest(SP).replace(
+      '</samlp:AuthnRequest>',
+      `<!-- ${randomBytes(6000).toString('base64')} --></samlp:AuthnRequest>`,
+    );
+    const long = await browser.get(`/auth/saml/sso?SAMLRequest=${encodeURIComponent(Buffer.from(padded).toString('base64'))}`);
+    expect(long.status).to.equal(400);
+    expect(long.headers.get('content-type')).to.match(/^text\/html/);
+    expect(long.text).to.include('SAMLRequest');
+    const large = await browser.post('/auth/saml/sso', { SAMLRequest: 'A'.repeat(300 * 1024) });
+    expect(large.status).to.equal(413);
+    expect(large.headers.get('content-type')).to.match(/^text\/html/);
+    expect(postedForm(large)).to.equal(undefined);
+  });
+
+  it('signs nobody in to two apps naming one entity ID, and names neither app to the sender', async function () {
+    const twins = 'https://twins.example/saml';
+    for (const id of ['twin-app-7q3', 'twin-app-9k2'])
+      expect(
+        (await box.json('PUT', `/Client/${id}`, { grant_types: [], saml: { metadata: { xml: spMetadata(twins) } } }, root)).status,
+      ).to.equal(201);
+    try {
+      const res = await new FormAgent(box).get(redirectPath('/auth/saml/sso', authnRequest(twins)));
+      expect(res.status).to.equal(400);
+      expect(postedForm(res)).to.equal(undefined);
+      expect(res.text).to.include('entity ID');
+      expect(res.text).to.not.include('twin-app-7q3');
+      expect(res.text).to.not.include('twin-app-9k2');
+      // The box's own log names them, for whoever keeps the box.
+      const both = /twin-app-7q3[^\n]*twin-app-9k2|twin-app-9k2[^\n]*twin-app-7q3/;
+      await eventually('the log names both apps', async () => both.test(box.logs.join('\n')) || undefined);
+    } finally {
+      for (const id of ['twin-app-7q3', 'twin-app-9k2']) await box.json('DELETE', `/Client/${id}`, undefined, root);
+    }
   });
 
   it("gives no assertion to a person the app's policies do not admit", async function () {

@@ -129,6 +129,27 @@ describe('signing in through an upstream SAML identity provider', function () {
     expect((await idTokenOf(box, linked.browser, 'rp')).claims.sub).to.equal(await subjectOf(email));
   });
 
+  it("refuses a transient NameID as the provider's answer the box cannot keep anyone by, not as the box's fault", async () => {
+    const email = newEmail();
+    const { answer, browser } = await signIn({
+      nameId: `t-${randomBytes(8).toString('hex')}`,
+      nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
+      attributes: { email: [email] },
+    });
+    expect(answer.status, answer.text).to.equal(400);
+    expect(answer.text).to.include('Not signed in');
+    expect(answer.text).to.include('changes at every sign-in');
+    expect(answer.text).to.not.include('set-up');
+    expect((await browser.get('/auth/account')).status, 'nobody signed in').to.equal(303);
+  });
+
+  it("answers a Response over the body limit on the box's page, whatever the browser's Accept", async () => {
+    const { browser } = await begin();
+    const answer = await browser.post('/auth/upstream/corp/saml/acs', { SAMLResponse: 'A'.repeat(300 * 1024) });
+    expect(answer.status).to.equal(413);
+    expect(answer.headers.get('content-type')).to.match(/^text\/html/);
+  });
+
   it('refuses a replayed Response, and of twenty replays at once exactly one signs in', async () => {
     const email = newEmail();
     const { browser, requestId } = await begin();

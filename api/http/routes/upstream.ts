@@ -108,6 +108,7 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
     if (!(err instanceof UpstreamError)) throw err;
     const said = { provider: p.id, failure: err.failure, reason: err.message };
     if (err.failure === 'misconfigured') svc.log.error(said, 'upstream provider misconfigured: nobody can sign in through it');
+    else if (err.failure === 'unusable') svc.log.error(said, "upstream provider's answer unusable: nobody can sign in through it as set");
     else svc.log.warn(said, 'upstream sign-in failed');
     svc.audit.record({ event: 'upstream', action: 'refused', provider: p.id, reason: `${err.failure}: ${err.message}`, address });
     const label = labelOf(p);
@@ -121,6 +122,8 @@ export function upstreamRouter(svc: UpstreamRouterServices): { router: Router; s
         words('upstream.notAnsweringMessage', { provider: label }),
       );
     if (err.failure === 'refused') return problem(res, 403, words('upstream.notSignedIn'), words('upstream.refused', { provider: label }));
+    if (err.failure === 'unusable')
+      return problem(res, 400, words('upstream.notSignedIn'), words('upstream.unusable', { provider: label }));
     problem(res, 400, words('upstream.notSignedIn'), words('upstream.notCompleted'));
   }
 

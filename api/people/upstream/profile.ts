@@ -46,10 +46,13 @@ export function emailFrom(value: unknown): Pick<UpstreamProfile, 'email' | 'unus
  *   does not match, a response without what it must carry): a callback replayed or expired;
  * - `misconfigured`: the provider's set-up at the box does not hold (the provider refuses the
  *   box's client credentials, its metadata names another issuer or lacks an endpoint, the
- *   directory refuses the service account): nothing the person can change, an admin must.
+ *   directory refuses the service account): nothing the person can change, an admin must;
+ * - `unusable`: the provider signed the person in, but its answer names them by nothing the box
+ *   can keep (a transient NameID, new at each sign-in): the provider's side or the mapping at the
+ *   box must change, and the page says so without blaming either's set-up.
  * The message is for the log and the audit, never with a secret in it; the page says less.
  */
-export type UpstreamFailure = 'unavailable' | 'refused' | 'invalid' | 'misconfigured';
+export type UpstreamFailure = 'unavailable' | 'refused' | 'invalid' | 'misconfigured' | 'unusable';
 
 export class UpstreamError extends Error {
   constructor(

@@ -208,7 +208,7 @@ export function samlProfile(settings: SamlSettings, assertion: AcceptedAssertion
     if (values.length !== 1 || values[0] === '') throw invalid(`the attribute ${named.subject} does not hold one subject`);
     subject = values[0]!;
   } else if (assertion.nameIdFormat === TRANSIENT)
-    throw new UpstreamError('misconfigured', 'the NameID is transient: ask for a persistent one (nameIdFormat) or name attributes.subject');
+    throw new UpstreamError('unusable', 'the NameID is transient: ask for a persistent one (nameIdFormat) or name attributes.subject');
   const emailValue =
     first(named.email ? [named.email] : DEFAULT_ATTRIBUTES.email)?.[0] ??
     (named.email === undefined && assertion.nameIdFormat === NAMEID_FORMATS.emailAddress ? assertion.nameId : undefined);

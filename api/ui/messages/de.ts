@@ -120,6 +120,8 @@ export const de: Catalogue = {
   'upstream.notAnsweringMessage': '{provider} hat nicht rechtzeitig geantwortet. Versuchen Sie es gleich noch einmal.',
   'upstream.notSignedIn': 'Nicht angemeldet',
   'upstream.refused': '{provider} hat Sie nicht hereingelassen.',
+  'upstream.unusable':
+    '{provider} hat Sie angemeldet, Sie aber mit einer Kennung benannt, die sich bei jeder Anmeldung ändert; daran kann diese Box Ihr Konto nicht festhalten. Ein neuer Versuch hilft nicht; die Administratoren der Box können sehen, was {provider} gesendet hat. Melden Sie sich auf anderem Weg an, falls Sie einen haben.',
   'upstream.notCompleted': 'Diese Anmeldung konnte nicht abgeschlossen werden. Beginnen Sie auf der Anmeldeseite von vorn.',
   'upstream.notLinkedTitle': 'Nicht verknüpft',
   'upstream.someoneElse': 'Sie sind inzwischen als jemand anderes angemeldet. Beginnen Sie von vorn.',

@@ -115,6 +115,8 @@ export const en = {
   'upstream.notAnsweringMessage': '{provider} did not answer in time. Try again in a moment.',
   'upstream.notSignedIn': 'Not signed in',
   'upstream.refused': '{provider} did not let you in.',
+  'upstream.unusable':
+    "{provider} signed you in, but named you by an identifier that changes at every sign-in, which this box cannot keep your account by. Starting again will not help; the box's administrators can see what {provider} sent. You may sign in another way, if you have one.",
   'upstream.notCompleted': 'This sign-in could not be completed. Start again from the sign-in page.',
   'upstream.notLinkedTitle': 'Not linked',
   'upstream.someoneElse': 'You are signed in as someone else now. Start again.',
