@@ -3,9 +3,13 @@
 # nothing of it on the host.
 #
 # Usage:
-#   scripts/cluster-down.sh          # stop everything; keep the state dir's
-#                                    # credentials, etcd data and logs
-#   scripts/cluster-down.sh --wipe   # also remove the state dir
+#   scripts/cluster-down.sh          # stop everything and remove the cluster's
+#                                    # objects (etcd's data), as `kind delete
+#                                    # cluster` does; keep the credentials and logs
+#   scripts/cluster-down.sh --keep-objects
+#                                    # keep etcd's data too: the next cluster-up
+#                                    # brings back this cluster's objects
+#   scripts/cluster-down.sh --wipe   # remove the whole state dir
 #
 # Stops, by pid: the recorded components (kubelet first, so it restarts no
 # container), then every process left in the cluster's network or mount
@@ -14,8 +18,9 @@
 # removes the kubepods cgroups, unmounts the namespaces (which frees them, and
 # with them node0, cni0, the pods' network namespaces, the nft table and
 # every mount made inside), and removes the pod state containerd and the
-# kubelet keep between runs (the API objects, in etcd, stay: on the next
-# start the kubelet runs the pods again). Exits 0 when nothing runs.
+# kubelet keep between runs, and etcd's data: the next cluster-up starts an
+# empty cluster (with --keep-objects the API objects stay, and the kubelet runs
+# their pods again on the next start). Exits 0 when nothing runs.
 #
 # Environment: as for cluster-up.sh (scripts/cluster-lib.sh).
 set -euo pipefail
@@ -27,9 +32,11 @@ trap 'log "error: line $LINENO: \`$BASH_COMMAND\` failed (exit $?)"' ERR
 STOP_TIMEOUT=${BOXAUTH_CLUSTER_STOP_TIMEOUT:-20}
 [[ $STOP_TIMEOUT =~ ^[0-9]+$ ]] || die "BOXAUTH_CLUSTER_STOP_TIMEOUT is not a number"
 WIPE=0
+KEEP_OBJECTS=0
 for arg in "$@"; do
   case $arg in
     --wipe) WIPE=1 ;;
+    --keep-objects) KEEP_OBJECTS=1 ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) die "unknown argument: $arg (see --help)" ;;
   esac
@@ -102,6 +109,9 @@ rm -f "$NET_NS" "$MNT_NS"
 # too: cluster-up.sh imports them again in seconds), the kubelet's pods and
 # checkpoints, CNI addresses, the /var/lib overlay.
 rm -rf "$DIR/containerd" "$DIR/kubelet" "$DIR/cni/ipam" "$DIR/varlib"
+# The API objects: kept, the next cluster-up would bring them back (a `helm
+# install` then fails on "namespaces boxauth-system already exists").
+if [[ $KEEP_OBJECTS == 0 ]]; then rm -rf "$DIR/etcd"; fi
 
 if [[ $WIPE == 1 ]]; then
   case $DIR in

@@ -25,16 +25,17 @@ export class PodCluster {
   ) {}
 
   /**
-   * cluster-up.sh from an empty state dir, importing these OCI archives into containerd; `authConfig`:
-   * the API server's AuthenticationConfiguration file (BOXAUTH_CLUSTER_AUTH_CONFIG).
+   * cluster-up.sh from an empty state dir (`wipe`, the default; else with what the last cluster-down
+   * left there), importing these OCI archives into containerd; `authConfig`: the API server's
+   * AuthenticationConfiguration file (BOXAUTH_CLUSTER_AUTH_CONFIG).
    */
-  static async start(options: { dir: string; port: number; images: string[]; authConfig?: string }): Promise<PodCluster> {
+  static async start(options: { dir: string; port: number; images: string[]; authConfig?: string; wipe?: boolean }): Promise<PodCluster> {
     const env = {
       BOXAUTH_CLUSTER_DIR: options.dir,
       BOXAUTH_CLUSTER_PORT: String(options.port),
       BOXAUTH_CLUSTER_NET: NODE_IP.split('.').slice(0, 2).join('.'),
     };
-    await run(projectPath('scripts', 'cluster-down.sh'), ['--wipe'], { env, timeoutMs: 120_000 });
+    if (options.wipe !== false) await run(projectPath('scripts', 'cluster-down.sh'), ['--wipe'], { env, timeoutMs: 120_000 });
     const r = await run(projectPath('scripts', 'cluster-up.sh'), [], {
       env: { ...env, CLUSTER_IMAGES: options.images.join(' '), BOXAUTH_CLUSTER_AUTH_CONFIG: options.authConfig ?? '' },
       timeoutMs: 60 * 60_000, // the node's binaries are built the first time (scripts/kube-build.sh --node)
@@ -123,14 +124,17 @@ export class PodCluster {
     throw new Error(`PostgreSQL did not start: ${fs.readFileSync(path.join(this.dir, 'postgres.log'), 'utf8')}`);
   }
 
-  /** Stops PostgreSQL, then cluster-down.sh (--wipe unless `keepLogs`). */
-  async stop(keepLogs = false): Promise<void> {
+  /** Stops PostgreSQL, then cluster-down.sh (--wipe unless `keepLogs`; with `args` besides). */
+  async stop(keepLogs = false, args: string[] = []): Promise<void> {
     if (this.postgres && this.postgres.exitCode === null) {
       const exited = new Promise((resolve) => this.postgres!.once('exit', resolve));
       this.postgres.kill('SIGINT'); // fast shutdown
       await exited;
     }
-    const r = await run(projectPath('scripts', 'cluster-down.sh'), keepLogs ? [] : ['--wipe'], { env: this.env, timeoutMs: 180_000 });
+    const r = await run(projectPath('scripts', 'cluster-down.sh'), [...(keepLogs ? [] : ['--wipe']), ...args], {
+      env: this.env,
+      timeoutMs: 180_000,
+    });
     if (r.code !== 0) throw new Error(`cluster-down.sh failed: ${r.stderr}`);
   }
 }
