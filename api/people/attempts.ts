@@ -31,7 +31,16 @@ export type AttemptKey =
   /** Passkey challenges handed out to one network address and not answered (each is a row until it expires). */
   | { challengesFrom: string }
   /** Sign-ins begun at upstream providers from one network address (each writes a row until it ends). */
-  | { upstreamStartsFrom: string };
+  | { upstreamStartsFrom: string }
+  /** Recovery codes made anew by one person on their own page (each a change the audit trail keeps). */
+  | { codesMadeBy: number };
+
+/**
+ * New recovery codes one person may make in a mail window (each is mailed to them, as every factor
+ * change is): more than anyone who lost theirs needs, and few enough that a person pressing the
+ * button in a loop neither floods their mailbox nor writes a flood of changes (docs/security.md).
+ */
+export const CODES_MADE_PER_WINDOW = 10;
 
 /** Passkey challenges one address may hold unanswered for each sign-in it may fail. */
 const CHALLENGES_PER_FAILURE = 10;
@@ -60,6 +69,7 @@ function stored(key: AttemptKey): string {
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
   if ('challengesFrom' in key) return `challenge:addr:${key.challengesFrom}`;
   if ('upstreamStartsFrom' in key) return `upstream:addr:${key.upstreamStartsFrom}`;
+  if ('codesMadeBy' in key) return `codes-made:${key.codesMadeBy}`;
   return `sign-up:addr:${key.signUpsFrom}`;
 }
 
@@ -86,6 +96,7 @@ export class Attempts {
       return { max: c.signInMaxFailures * ADDRESS_FACTOR * CHALLENGES_PER_FAILURE, windowSeconds: c.signInWindowSeconds };
     // As long as a begun sign-in waits for its provider: at most the limit of them wait at once.
     if ('upstreamStartsFrom' in key) return { max: c.upstreamStartsPerAddress, windowSeconds: UPSTREAM_SIGN_IN_MINUTES * 60 };
+    if ('codesMadeBy' in key) return { max: CODES_MADE_PER_WINDOW, windowSeconds: c.mailWindowSeconds };
     if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
     return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
   }
