@@ -26,6 +26,8 @@ export type AttemptKey =
   | 'sign-ups'
   /** Mails asked for one email address (resets, verification links again), as emailKey compares them. */
   | { mailsTo: string }
+  /** Sign-in codes asked for its person by a browser that signed in as them (./devices.ts): apart from strangers' `mailsTo`. */
+  | { mailsFromDevice: string }
   /** Password resets asked for from one network address. */
   | { resetsFrom: string }
   /** Passkey challenges handed out to one network address and not answered (each is a row until it expires). */
@@ -66,6 +68,7 @@ function stored(key: AttemptKey): string {
   if ('deviceCodesOf' in key) return `device:${key.deviceCodesOf}`;
   if ('address' in key) return `addr:${key.address}`;
   if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
+  if ('mailsFromDevice' in key) return `mail-device:${key.mailsFromDevice}`;
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
   if ('challengesFrom' in key) return `challenge:addr:${key.challengesFrom}`;
   if ('upstreamStartsFrom' in key) return `upstream:addr:${key.upstreamStartsFrom}`;
@@ -89,7 +92,8 @@ export class Attempts {
     const c = this.config;
     if (key === 'sign-ups') return { max: c.signUpMaxPerBox, windowSeconds: c.signUpBoxWindowSeconds };
     if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
-    if ('mailsTo' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
+    // A known browser has the limit of an address to itself: its person is never out of codes for strangers, nor is a stolen cookie a flood.
+    if ('mailsTo' in key || 'mailsFromDevice' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
     if ('resetsFrom' in key) return { max: c.resetMaxPerAddress, windowSeconds: c.mailWindowSeconds };
     // The sign-in page asks for one at every load (the browser's passkey autofill): many more than failures.
     if ('challengesFrom' in key)
