@@ -28,6 +28,8 @@ export type AttemptKey =
   | { mailsTo: string }
   /** Sign-in codes asked for its person by a browser that signed in as them (./devices.ts): apart from strangers' `mailsTo`. */
   | { mailsFromDevice: string }
+  /** Codes by email asked for by their person, past the password or signed in: apart from strangers' `mailsTo` too. */
+  | { mailsAskedBy: number }
   /** Password resets asked for from one network address. */
   | { resetsFrom: string }
   /** Passkey challenges handed out to one network address and not answered (each is a row until it expires). */
@@ -69,6 +71,7 @@ function stored(key: AttemptKey): string {
   if ('address' in key) return `addr:${key.address}`;
   if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
   if ('mailsFromDevice' in key) return `mail-device:${key.mailsFromDevice}`;
+  if ('mailsAskedBy' in key) return `mail-person:${key.mailsAskedBy}`;
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
   if ('challengesFrom' in key) return `challenge:addr:${key.challengesFrom}`;
   if ('upstreamStartsFrom' in key) return `upstream:addr:${key.upstreamStartsFrom}`;
@@ -92,8 +95,10 @@ export class Attempts {
     const c = this.config;
     if (key === 'sign-ups') return { max: c.signUpMaxPerBox, windowSeconds: c.signUpBoxWindowSeconds };
     if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
-    // A known browser has the limit of an address to itself: its person is never out of codes for strangers, nor is a stolen cookie a flood.
-    if ('mailsTo' in key || 'mailsFromDevice' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
+    // A known browser, or a person past their password, has the limit of an address to itself: strangers
+    // never spend the person's codes, and neither a stolen cookie nor a known password is a flood.
+    if ('mailsTo' in key || 'mailsFromDevice' in key || 'mailsAskedBy' in key)
+      return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
     if ('resetsFrom' in key) return { max: c.resetMaxPerAddress, windowSeconds: c.mailWindowSeconds };
     // The sign-in page asks for one at every load (the browser's passkey autofill): many more than failures.
     if ('challengesFrom' in key)
