@@ -326,7 +326,10 @@ const MOST_CALLERS_A_MINUTE = 10_000;
  * The events that record a change of the box: what an administrator, a directory or a person did
  * to its records, people, factors and keys. Under the trail's row cap (api/jobs/purge.ts) they go
  * last: the rest (sign-ins, closes, refusals, notices) are deleted first, so that nothing anyone can
- * cause at will pushes a change out before its retention; a change gives way only to newer changes.
+ * cause at will pushes a change out before its retention. Of the changes, people's own (their
+ * factors, passwords, addresses, links: anyone with an account makes them at will) go before the
+ * box's (BOX_CHANGE_EVENTS, and whatever a client of the box's API changed): a box change gives way
+ * only to newer box changes, never to a person pressing a button in a loop.
  */
 export const CHANGE_EVENTS: readonly AuditEvent['event'][] = [
   'record_changed',
@@ -337,12 +340,19 @@ export const CHANGE_EVENTS: readonly AuditEvent['event'][] = [
   'session_strengthened',
   'upstream',
 ];
+/** The changes that are the box's whoever made them: its records, its settings, its keys. */
+export const BOX_CHANGE_EVENTS: readonly AuditEvent['event'][] = ['record_changed', 'settings_changed', 'signing_key'];
 /** …but not these actions of theirs, which report no change, and which a stranger can cause (a reset asked for by address). */
 export const NOT_CHANGES: readonly string[] = ['password-reset-requested', 'email-change-requested', 'mail-given-up'];
 
 /** Whether the trail keeps `row` as a change (CHANGE_EVENTS): a refusal never is. */
 export function isChange(row: Pick<AuditRow, 'event' | 'action' | 'outcome'>): boolean {
   return row.outcome === 'success' && CHANGE_EVENTS.includes(row.event) && !NOT_CHANGES.includes(row.action ?? '');
+}
+
+/** Whether the trail keeps `row` as a change of the box (kept longest): of its records, settings or keys, or made by a client of its API. */
+export function isBoxChange(row: Pick<AuditRow, 'event' | 'action' | 'outcome' | 'actorClient'>): boolean {
+  return isChange(row) && (BOX_CHANGE_EVENTS.includes(row.event) || row.actorClient !== null);
 }
 
 /** Refused sign-ins kept a second, per process, and of one person (see Audit.record). */

@@ -163,7 +163,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_MAIL_MAX_PER_RECIPIENT', 'BOXAUTH_RESET_MAX_PER_ADDRESS', 'BOXAUTH_MAIL_WINDOW_SECONDS'],
     default: '`5` / `20` / `3600`',
     meaning:
-      'per window: the mails one email address may be sent on request (password resets, verification links asked again), and the password resets one network address may ask for; then the page answers `429`, alike for addresses with and without an account',
+      'per window: the mails one email address may be sent on request (password resets, verification links asked again, sign-in codes), and the password resets one network address may ask for; then the page answers `429`, alike for addresses with and without an account. A browser that signed in as the person before (its device cookie) has the per-address limit of its own for sign-in codes, so strangers cannot spend it; the window also bounds new recovery codes a person makes (10 in it)',
   },
   {
     names: ['BOXAUTH_SIGN_UP_MAX_PER_ADDRESS', 'BOXAUTH_SIGN_UP_ADDRESS_WINDOW_SECONDS'],

@@ -164,6 +164,8 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   configureArgon2({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
+  // The key of device cookies (api/people/devices.ts): shared, so that a browser one process knows every process knows.
+  const deviceKey = Buffer.from(await ensureSetting(pool, 'device_key', () => randomBytes(32).toString('base64url')));
   // The key of DPoP nonces: shared, so that a nonce one process hands out holds at the others.
   const dpopNonceKey = Buffer.from(await ensureSetting(pool, 'dpop_nonce_key', () => randomBytes(32).toString('base64url')));
   const factorKey = await ensureFactorKey(pool, config);
@@ -199,6 +201,7 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const svc: Services = {
     config,
     csrfKey,
+    deviceKey,
     factorKey,
     subjects,
     issuers: new TrustedIssuers(

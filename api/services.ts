@@ -69,6 +69,8 @@ export interface Services {
   sessions: RecordCache<SessionRow>;
   /** The key of the browser forms' CSRF tokens (shared by all processes of the box). */
   csrfKey: Buffer;
+  /** The key of device cookies, which count a known browser's asks apart from strangers' (api/people/devices.ts). */
+  deviceKey: Buffer;
   /** Seals TOTP secrets at rest (api/credentials/sealing.ts; BOXAUTH_FACTOR_KEY). */
   factorKey: Buffer;
   /** What a person's `sub` is for each client (api/credentials/subjects.ts): the box's public kind, the pairwise key. */

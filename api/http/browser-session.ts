@@ -11,6 +11,7 @@ import { parseCookies } from '../cookies.js';
 import type { BrowserSession } from '../store/browser.js';
 import type { Pool } from '../db/pool.js';
 import { browserSession, signOut, type BrowserFacts, type BrowserToken } from '../people/browsers.js';
+import { deviceToken } from '../people/devices.js';
 import type { Config } from '../config.js';
 import type { RecordCache } from '../cache/record-cache.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -23,12 +24,13 @@ interface Needs {
   pool: Pool;
   sessions: RecordCache<SessionRow>;
   csrfKey: Buffer;
+  deviceKey: Buffer;
   audit: Audit;
   addressOf: AddressOf;
 }
 
 /** What a browser's sign-in and CSRF tokens need (the address: where a sign-in came from, as the person's account page shows it). */
-export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessions' | 'audit' | 'addressOf'>;
+export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'deviceKey' | 'pool' | 'sessions' | 'audit' | 'addressOf'>;
 
 /**
  * The cookies' names and path. Over https at the root of its host, they carry the
@@ -44,11 +46,18 @@ export type BrowserServices = Pick<Needs, 'config' | 'csrfKey' | 'pool' | 'sessi
  * the cookies are scoped to the box's own pages, <base path>/auth, which every
  * page that reads them is under, so the others' servers are not sent them.
  */
-export function cookieNames(svc: BrowserServices): { session: string; csrf: string; step: string; path: string } {
+export function cookieNames(svc: BrowserServices): { session: string; csrf: string; step: string; device: string; path: string } {
   const base = new URL(svc.config.baseUrl);
   if (base.protocol === 'https:' && base.pathname === '/')
-    return { session: '__Host-boxauth_session', csrf: '__Host-boxauth_csrf', step: '__Host-boxauth_step', path: '/' };
-  return { session: 'boxauth_session', csrf: 'boxauth_csrf', step: 'boxauth_step', path: `${base.pathname.replace(/\/$/, '')}/auth` };
+    return {
+      session: '__Host-boxauth_session',
+      csrf: '__Host-boxauth_csrf',
+      step: '__Host-boxauth_step',
+      device: '__Host-boxauth_device',
+      path: '/',
+    };
+  const path = `${base.pathname.replace(/\/$/, '')}/auth`;
+  return { session: 'boxauth_session', csrf: 'boxauth_csrf', step: 'boxauth_step', device: 'boxauth_device', path };
 }
 
 export function cookies(req: Request): Record<string, string> {
@@ -109,6 +118,19 @@ export function handOver(
   if (tokens.step === 'end') appendCookie(res, `${names.step}=${cookieOptions(svc, 0)}`);
   else if (tokens.step) appendCookie(res, `${names.step}=${tokens.step.token}${cookieOptions(svc, maxAge(tokens.step))}`);
 }
+
+/**
+ * Hands a browser just signed in as `userId` a device cookie naming them (api/people/devices.ts):
+ * it outlives sign-outs, so that what this browser asks for them later is counted apart from strangers.
+ */
+export function handOverDevice(svc: BrowserServices, res: Response, userId: number): void {
+  const { token, expiresAt } = deviceToken(svc.deviceKey, userId);
+  const maxAge = Math.floor((expiresAt.getTime() - Date.now()) / 1000);
+  appendCookie(res, `${cookieNames(svc).device}=${token}${cookieOptions(svc, maxAge)}`);
+}
+
+/** The device cookie this browser presents, if any (what it is worth is api/people/devices.ts's to say). */
+export const presentedDevice = (svc: BrowserServices, req: Request): string | undefined => cookies(req)[cookieNames(svc).device];
 
 /**
  * Signs this browser out (api/people/browsers.ts signOut: its session, what was issued through it,

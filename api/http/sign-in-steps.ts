@@ -4,7 +4,7 @@
 import type { Request, Response } from 'express';
 import type { SignedInPerson } from '../people/browsers.js';
 import { proceed, stepUpOf, type Next, type StepServices, type StepTarget, type WentOn } from '../people/steps.js';
-import { browserFacts, browserTokens, handOver, type BrowserServices } from './browser-session.js';
+import { browserFacts, browserTokens, handOver, handOverDevice, type BrowserServices } from './browser-session.js';
 
 export { acrParam, type StepTarget } from '../people/steps.js';
 
@@ -38,6 +38,7 @@ export function whereNext(next: Next, target: StepTarget): string {
 /** Carries out the way on: the browser's cookies, then a 303 to where it goes. */
 export function goOn(svc: BrowserServices, res: Response, went: WentOn, target: StepTarget): void {
   handOver(svc, res, went);
+  if (went.signedIn !== undefined) handOverDevice(svc, res, went.signedIn);
   res.redirect(303, whereNext(went.next, target));
 }
 

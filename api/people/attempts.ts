@@ -26,12 +26,25 @@ export type AttemptKey =
   | 'sign-ups'
   /** Mails asked for one email address (resets, verification links again), as emailKey compares them. */
   | { mailsTo: string }
+  /** Sign-in codes asked for its person by a browser that signed in as them (./devices.ts): apart from strangers' `mailsTo`. */
+  | { mailsFromDevice: string }
+  /** Codes by email asked for by their person, past the password or signed in: apart from strangers' `mailsTo` too. */
+  | { mailsAskedBy: number }
   /** Password resets asked for from one network address. */
   | { resetsFrom: string }
   /** Passkey challenges handed out to one network address and not answered (each is a row until it expires). */
   | { challengesFrom: string }
   /** Sign-ins begun at upstream providers from one network address (each writes a row until it ends). */
-  | { upstreamStartsFrom: string };
+  | { upstreamStartsFrom: string }
+  /** Recovery codes made anew by one person on their own page (each a change the audit trail keeps). */
+  | { codesMadeBy: number };
+
+/**
+ * New recovery codes one person may make in a mail window (each is mailed to them, as every factor
+ * change is): more than anyone who lost theirs needs, and few enough that a person pressing the
+ * button in a loop neither floods their mailbox nor writes a flood of changes (docs/security.md).
+ */
+export const CODES_MADE_PER_WINDOW = 10;
 
 /** Passkey challenges one address may hold unanswered for each sign-in it may fail. */
 const CHALLENGES_PER_FAILURE = 10;
@@ -57,9 +70,12 @@ function stored(key: AttemptKey): string {
   if ('deviceCodesOf' in key) return `device:${key.deviceCodesOf}`;
   if ('address' in key) return `addr:${key.address}`;
   if ('mailsTo' in key) return `mail:${emailKey(key.mailsTo)}`;
+  if ('mailsFromDevice' in key) return `mail-device:${key.mailsFromDevice}`;
+  if ('mailsAskedBy' in key) return `mail-person:${key.mailsAskedBy}`;
   if ('resetsFrom' in key) return `reset:addr:${key.resetsFrom}`;
   if ('challengesFrom' in key) return `challenge:addr:${key.challengesFrom}`;
   if ('upstreamStartsFrom' in key) return `upstream:addr:${key.upstreamStartsFrom}`;
+  if ('codesMadeBy' in key) return `codes-made:${key.codesMadeBy}`;
   return `sign-up:addr:${key.signUpsFrom}`;
 }
 
@@ -79,13 +95,17 @@ export class Attempts {
     const c = this.config;
     if (key === 'sign-ups') return { max: c.signUpMaxPerBox, windowSeconds: c.signUpBoxWindowSeconds };
     if ('signUpsFrom' in key) return { max: c.signUpMaxPerAddress, windowSeconds: c.signUpAddressWindowSeconds };
-    if ('mailsTo' in key) return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
+    // A known browser, or a person past their password, has the limit of an address to itself: strangers
+    // never spend the person's codes, and neither a stolen cookie nor a known password is a flood.
+    if ('mailsTo' in key || 'mailsFromDevice' in key || 'mailsAskedBy' in key)
+      return { max: c.mailMaxPerRecipient, windowSeconds: c.mailWindowSeconds };
     if ('resetsFrom' in key) return { max: c.resetMaxPerAddress, windowSeconds: c.mailWindowSeconds };
     // The sign-in page asks for one at every load (the browser's passkey autofill): many more than failures.
     if ('challengesFrom' in key)
       return { max: c.signInMaxFailures * ADDRESS_FACTOR * CHALLENGES_PER_FAILURE, windowSeconds: c.signInWindowSeconds };
     // As long as a begun sign-in waits for its provider: at most the limit of them wait at once.
     if ('upstreamStartsFrom' in key) return { max: c.upstreamStartsPerAddress, windowSeconds: UPSTREAM_SIGN_IN_MINUTES * 60 };
+    if ('codesMadeBy' in key) return { max: CODES_MADE_PER_WINDOW, windowSeconds: c.mailWindowSeconds };
     if ('address' in key) return { max: c.signInMaxFailures * ADDRESS_FACTOR, windowSeconds: c.signInWindowSeconds };
     return { max: c.signInMaxFailures, windowSeconds: c.signInWindowSeconds };
   }

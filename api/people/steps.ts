@@ -76,6 +76,8 @@ export interface WentOn {
   next: Next;
   session?: BrowserToken;
   step?: BrowserToken | 'end';
+  /** Who the browser is signed in as now: the door hands it a device cookie naming them (./devices.ts). */
+  signedIn?: number;
 }
 
 const again = (reason?: SignInAgainReason): WentOn => ({ next: { to: 'sign-in', ...(reason ? { reason } : {}) } });
@@ -105,7 +107,7 @@ async function goOn(svc: StepServices, tx: Transaction, from: BrowserFacts, prog
         ? await recordSignIn(svc, tx, from, { userId, amr, provider, enrolled })
         : await strengthen(svc, tx, from, amr, { userId, sid: replaces, provider }, progress);
     // A step-up ended meanwhile (a sign-out, an end from the account page, its end come) brings nothing back.
-    return session ? { next: { to: 'target' }, session, step: 'end' } : { ...again(), step: 'end' };
+    return session ? { next: { to: 'target' }, session, step: 'end', signedIn: userId } : { ...again(), step: 'end' };
   }
   const step = await startStep(tx, { ...progress, amr: [...amr], ready: false });
   return { next: { to: next }, step };

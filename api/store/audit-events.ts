@@ -2,7 +2,15 @@
 // change an event reports (`within`), or in batches shortly after (`soon`, through a group commit,
 // for events with no transaction of their own: a sign-in refused, a decision refused at the gate);
 // searched newest first, by cursor; bounded by age and by rows (api/jobs/purge.ts).
-import { CHANGE_EVENTS, NOT_CHANGES, type AuditRow, type AuditTrail, type InTransaction, type LeftOutWhy } from '../audit.js';
+import {
+  BOX_CHANGE_EVENTS,
+  CHANGE_EVENTS,
+  NOT_CHANGES,
+  type AuditRow,
+  type AuditTrail,
+  type InTransaction,
+  type LeftOutWhy,
+} from '../audit.js';
 import type { Pool, Queryable } from '../db/pool.js';
 import { rowMayCause } from './constraints.js';
 import { GroupCommit } from './group-commit.js';
@@ -122,27 +130,28 @@ export async function purgeAuditEvents(db: Queryable, retentionDays: number, bat
 
 /** Whether a row is a change (api/audit.ts isChange, in SQL; $1 CHANGE_EVENTS, $2 NOT_CHANGES). */
 const IS_CHANGE = `(outcome = 'success' AND event = ANY($1::text[]) AND coalesce(action, '') <> ALL($2::text[]))`;
+/** Which of three the row is, kept in this order (api/audit.ts isChange, isBoxChange; $3 BOX_CHANGE_EVENTS): 0 not a change, 1 a person's own change, 2 the box's. */
+const RANK = `(CASE WHEN NOT ${IS_CHANGE} THEN 0 WHEN event = ANY($3::text[]) OR actor_client IS NOT NULL THEN 2 ELSE 1 END)`;
 
 /**
- * Deletes, a batch at a time, the oldest events beyond the newest `maxRows`, changes last
- * (api/audit.ts CHANGE_EVENTS): first the other events beyond what the changes leave of
- * `maxRows`, then the changes beyond `maxRows`. So a flood of refusals, sign-ins or closes
- * keeps the newest of them and never deletes a change; only newer changes do.
+ * Deletes, a batch at a time, the oldest events beyond the newest `maxRows`, in three ranks: first
+ * the events that are no change beyond what the changes leave of `maxRows`, then people's own
+ * changes beyond what the box's changes leave of it, then the box's changes beyond `maxRows`. So a
+ * flood of refusals, sign-ins or closes keeps the newest of them and never deletes a change, a
+ * person making changes of their own in a loop never deletes the box's, and only newer changes of
+ * the box delete one of the box's.
  */
 export async function capAuditEvents(db: Queryable, maxRows: number, batch = 5000): Promise<number> {
-  const kinds = [CHANGE_EVENTS, NOT_CHANGES];
-  const others = await db.query(
-    `DELETE FROM audit_events WHERE id IN (
-       SELECT id FROM audit_events WHERE NOT ${IS_CHANGE} ORDER BY id DESC
-       OFFSET greatest($3 - (SELECT count(*) FROM audit_events WHERE ${IS_CHANGE}), 0) LIMIT $4)`,
-    [...kinds, maxRows, batch],
-  );
-  if (others.rowCount) return others.rowCount;
-  const changes = await db.query(
-    `DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE ${IS_CHANGE} ORDER BY id DESC OFFSET $3 LIMIT $4)`,
-    [...kinds, maxRows, batch],
-  );
-  return changes.rowCount ?? 0;
+  for (const rank of [0, 1, 2]) {
+    const deleted = await db.query(
+      `DELETE FROM audit_events WHERE id IN (
+         SELECT id FROM audit_events WHERE ${RANK} = $4 ORDER BY id DESC
+         OFFSET greatest($5 - (SELECT count(*) FROM audit_events WHERE ${RANK} > $4), 0) LIMIT $6)`,
+      [CHANGE_EVENTS, NOT_CHANGES, BOX_CHANGE_EVENTS, rank, maxRows, batch],
+    );
+    if (deleted.rowCount) return deleted.rowCount;
+  }
+  return 0;
 }
 
 /** How many events are kept, and the table's size on disk (indexes and TOAST included). */

@@ -3,10 +3,14 @@
 // with curl refused at a gate in a loop, whose refusals would push every other event out of the
 // trail; an AuthZEN PEP naming root as its subject to write events in root's name, a client with no
 // policy trying to change the box unseen, and a PEP flooding the trail with refusals about made-up
-// subjects to push root's change out of it (issue 63).
+// subjects to push root's change out of it (issue 63); a person pressing "Make new recovery codes" in
+// a loop, each a kept change of their own, to push root's change out of it (issue 81).
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { Box, basic, boxForSuite, eventually } from '../support/box.js';
+import { Box, basic, boxForSuite, eventually, type JsonResponse } from '../support/box.js';
+import { FormAgent, hiddenFields } from '../support/form-agent.js';
+import { base32Decode, stepAt, totpCode } from '../support/totp.js';
 import { pepReadsPeople } from '../support/pep.js';
 
 /** A client with a token for the box's API, and a policy (when `matcho` is given) allowing it just that. */
@@ -301,5 +305,63 @@ describe('the audit trail, flooded with refusals about made-up subjects', functi
       return counted === leftOut && found;
     });
     for (const e of summaries) expect(e.actor.client).to.equal('flooder');
+  });
+});
+
+describe("the audit trail, flooded with a person's own changes", function () {
+  this.timeout(120_000);
+  let box: Box;
+  let root: string;
+
+  // A cap the person's own changes pass many times over, purged every second.
+  boxForSuite((b, r) => ([box, root] = [b, r]), { env: { BOXAUTH_AUDIT_MAX_ROWS: '6', BOXAUTH_PURGE_INTERVAL_SECONDS: '1' } });
+
+  /** A person with a password and an authenticator app, signed in just now on the account page. */
+  async function personWithApp(name: string): Promise<FormAgent> {
+    const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
+    const made = await box.json('POST', '/users', { email, password: 'a-good-password-1' }, root);
+    expect(made.status, made.text).to.equal(201);
+    const browser = new FormAgent(box);
+    expect((await browser.signIn(email, 'a-good-password-1', '/auth/account')).status).to.equal(303);
+    const setup = await browser.post('/auth/account/totp', hiddenFields((await browser.get('/auth/account')).text));
+    const secret = base32Decode(/id="totp-secret">([A-Z2-7]+)</.exec(setup.text)![1]!);
+    const done = await browser.post('/auth/account/totp/confirm', {
+      ...hiddenFields(setup.text),
+      code: totpCode(secret, stepAt(Date.now())),
+    });
+    expect(done.status, done.text).to.equal(200);
+    return browser;
+  }
+
+  /** "Make new recovery codes", pressed `times` at once. */
+  async function press(browser: FormAgent, times: number): Promise<JsonResponse[]> {
+    const csrf = hiddenFields((await browser.get('/auth/account')).text).csrf!;
+    return Promise.all(Array.from({ length: times }, () => browser.post('/auth/account/recovery-codes', { csrf })));
+  }
+
+  it("keeps root's change however many changes of their own people make", async function () {
+    const policy = { engine: 'matcho', matcho: { 'request-method': 'get' }, link: [{ id: 'nobody', resourceType: 'Client' }] };
+    expect((await box.json('PUT', '/AccessPolicy/roots-change', policy, root)).status).to.equal(201);
+    // Two people, each as many codes as the throttle lets them: far more of their changes than the cap.
+    for (const name of ['pia', 'pit']) {
+      const browser = await personWithApp(name);
+      for (let i = 0; i < 10; i++) expect((await press(browser, 1))[0]!.status).to.equal(200);
+    }
+    await eventually('the trail capped', async () => (await pageOf(box, '_count=1000', root)).body.entry.length <= 6);
+    const changes = (await pageOf(box, 'resource_type=AccessPolicy&resource_id=roots-change', root)).body.entry;
+    expect(changes.map((e: any) => e.resource.actor.client)).to.deep.equal(['root']);
+  });
+
+  it('"Make new recovery codes" pressed at once, 25 times: 10 an hour are made, the rest are a 429 the person reads', async function () {
+    const browser = await personWithApp('poe');
+    const answers = await press(browser, 25);
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).to.have.length(10);
+    expect(statuses.filter((s) => s === 429)).to.have.length(15);
+    expect(answers.find((a) => a.status === 429)!.text).to.match(
+      /You made new recovery codes 10 times recently\. Try again in (60|59) minutes\./,
+    );
+    // Another person is not held by this one's throttle.
+    expect((await press(await personWithApp('pam'), 1))[0]!.status).to.equal(200);
   });
 });

@@ -179,6 +179,26 @@ describe('sign-in codes by email: attacks', function () {
     expect(listed.text).not.to.match(/code_?(hash|for|expires)/i);
   });
 
+  it("ATTACK: strangers' asks for codes to a person's address do not stop their second factor: the password holder has a count of their own", async function () {
+    const { email } = await person();
+    const own = new FormAgent(box);
+    expect((await own.signIn(email, PASSWORD, '/auth/account')).status).to.equal(303);
+    await emailCodesOnAccount(own, email);
+    // Strangers, in fresh browsers, press "Email me a sign-in code" for the address until refused.
+    const strangers: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const stranger = new FormAgent(box);
+      const page = await stranger.get('/auth/sign-in');
+      strangers.push((await stranger.post('/auth/sign-in', { ...hiddenFields(page.text), email, send: 'email-code' })).status);
+    }
+    expect(strangers.slice(-2)).to.deep.equal([429, 429]);
+    // The person, past their password in a new browser, still gets their second factor's code, and signs in.
+    const { browser } = await atSecondFactor(email);
+    const { code } = await mailedCode(email, () => askCode(browser));
+    expect((await give(browser, code)).status).to.equal(303);
+    expect(await signedIn(browser)).to.equal(true);
+  });
+
   it('ATTACK: a code mailed to the old address still signed in after the address became another; now void, as its links', async function () {
     const { id, email } = await person();
     const own = new FormAgent(box);

@@ -139,6 +139,38 @@ describe('sign-in codes by email instead of a password', function () {
     expect(events.map((e) => e.detail.reason)).to.deep.equal(['email code']);
   });
 
+  it("ATTACK: strangers' asks for a person's address do not stop the person's own browser getting a code; it has a bound of its own", async function () {
+    const { email } = await withoutPassword();
+    // The person signs in once with a code in their own browser, then signs out.
+    const own = new FormAgent(box);
+    const first = await mailedCode(email, () => ask(own, email));
+    expect((await give(own, first.page, first.code)).status).to.equal(303);
+    const out = await own.get('/auth/sign-out');
+    expect((await own.post('/auth/sign-out', hiddenFields(out.text))).status).to.be.oneOf([200, 303]);
+    expect(await signedIn(own)).to.equal(false);
+
+    // Strangers, each in a fresh browser, ask for codes to that address until the box refuses them.
+    const strangers: number[] = [];
+    for (let i = 0; i < 8; i++) strangers.push((await ask(new FormAgent(box), email)).status);
+    expect(strangers.filter((s) => s === 200)).to.have.length(4); // the person's own first ask counted with strangers' asks
+    expect(strangers.slice(4)).to.deep.equal([429, 429, 429, 429]);
+    await outboxDone(email); // the strangers' mails delivered, so that the next one to arrive is the person's
+
+    // The person's own browser still gets a code at once, and signs in with it.
+    const again = await mailedCode(email, () => ask(own, email));
+    expect((await give(own, again.page, again.code)).status).to.equal(303);
+    expect(await signedIn(own)).to.equal(true);
+
+    // That browser has a bound of its own (its cookie, made anew at this sign-in): a stolen device cookie does not flood the mailbox.
+    const own2: number[] = [];
+    for (let i = 0; i < 7; i++) own2.push((await ask(own, email)).status);
+    expect(own2).to.deep.equal([200, 200, 200, 200, 200, 429, 429]);
+    // …nor does it stand for another person: asks for another address count with strangers'.
+    const other = await withoutPassword();
+    for (let i = 0; i < 5; i++) expect((await ask(new FormAgent(box), other.email)).status).to.equal(200);
+    expect((await ask(own, other.email)).status).to.equal(429);
+  });
+
   it('answers a person with a password, an unknown address and a person whose factor is codes by email as it does anyone: no mail', async function () {
     const may = await withoutPassword();
     const hasPassword = await withPassword();

@@ -264,7 +264,7 @@ describe('sign-in codes by email', function () {
     expect((await give(annHere.browser, code)).status, 'where it was asked for').to.equal(303);
   });
 
-  it('a person cannot be mail-bombed: codes to one address are counted with its resets', async function () {
+  it('a person cannot be mail-bombed: the codes they ask for are counted', async function () {
     const { email } = await enrolled(); // one mail already
     const { browser } = await atSecondFactor(email);
     for (let i = 0; i < 4; i++) await sendCode(browser, email);

@@ -94,6 +94,10 @@ describe('HTTPS', function () {
     const [session] = cookies(signedIn, '__Host-boxauth_session');
     expect(session).to.match(/^__Host-boxauth_session=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/);
     expect((await browser.get('/auth/signed-in')).text).to.include('signed in as tls@example.com');
+    // The device cookie that counts this browser's asks apart from strangers' (docs/security.md): as the session's, and HMAC'd.
+    expect(cookies(signedIn, '__Host-boxauth_device')[0]).to.match(
+      /^__Host-boxauth_device=\d+\.\d+\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/,
+    );
     // The unprefixed name, which a page of another subdomain or over plain HTTP could set, signs nobody in.
     const token = session!.split(';')[0]!.split('=')[1]!;
     const tossed = await box.request('GET', '/auth/signed-in', { headers: { Cookie: `boxauth_session=${token}` } });

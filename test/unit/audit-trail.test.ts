@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import {
   Audit,
   auditRow,
+  isBoxChange,
   isChange,
   KEPT_PER_CALLER_PER_MINUTE,
   recordsNamedBy,
@@ -159,6 +160,17 @@ describe('the audit trail: who acted, and what one caller may add', function () 
     expect(change(refusal(1))).to.equal(false);
     expect(change({ event: 'sign_in', outcome: 'success', user: '3', address: '::1' })).to.equal(false);
     expect(change({ event: 'upstream', action: 'refused', provider: 'corp', reason: 'r' })).to.equal(false);
+  });
+
+  it("tells the box's changes from a person's own, which give way first under the cap", function () {
+    const boxChange = (event: AuditEvent): boolean => isBoxChange(auditRow(event)!);
+    const own = { user: '3', session: 's' };
+    expect(boxChange({ event: 'record_changed', kind: 'Client', id: 'c', action: 'changed', by: { user: '3' } })).to.equal(true);
+    expect(boxChange({ event: 'factor', action: 'recovery-codes-made', user: '3', kind: 'recovery-codes', by: own })).to.equal(false);
+    expect(boxChange({ event: 'account', action: 'password-changed', user: '3', by: own })).to.equal(false);
+    // The same kinds of change, made by a client of the box's API (an administrator, a directory): the box's.
+    expect(boxChange({ event: 'factor', action: 'reset', user: '3', by: { client: 'root' } })).to.equal(true);
+    expect(boxChange({ event: 'account', action: 'password-reset-requested', email: 'a@b', by: { client: 'root' } })).to.equal(false);
   });
 
   it('keeps KEPT_PER_CALLER_PER_MINUTE refusals of one caller a minute, counts the rest, and says so once the minute ends', function () {

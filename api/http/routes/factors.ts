@@ -8,7 +8,7 @@ import { offersSignInCodes } from '../../config.js';
 import type { Request, Response, Router } from 'express';
 import { ACR_PASSKEY } from '../../credentials/acr.js';
 import { hasFactor } from '../../factor-kinds.js';
-import { minutesUntil, type Attempts, type Refusal } from '../../people/attempts.js';
+import { CODES_MADE_PER_WINDOW, minutesUntil, secondsUntil, type Attempts, type Refusal } from '../../people/attempts.js';
 import { removeOwnFactor } from '../../people/accounts.js';
 import { nextStep } from '../../people/factors.js';
 import { factorsOf } from '../../people/own-account.js';
@@ -361,6 +361,15 @@ export function factorRouter(svc: FactorRouterServices): Router {
     const codes = await newCodesOnAccount(svc, person, svc.addressOf(req));
     if (codes === 'signed-out') return toSignIn(res);
     if (codes === 'no-factor') return account(req, res, person, 409, { error: words('account.factorFirst') });
+    if ('throttled' in codes) {
+      const minutes = minutesUntil(codes.throttled.retryAt);
+      const error = words(minutes === 1 ? 'account.tooManyCodesMadeOne' : 'account.tooManyCodesMade', {
+        count: CODES_MADE_PER_WINDOW,
+        minutes,
+      });
+      res.set('Retry-After', String(secondsUntil(codes.throttled.retryAt)));
+      return account(req, res, person, 429, { error });
+    }
     renderPage(res, 200, recoveryCodesPage({ box, ...fields(req, res, ACCOUNT), codes, action: '/auth/account', post: false }));
   });
 

@@ -22,7 +22,7 @@ import { proceed } from '../../people/steps.js';
 import { pageErrors } from '../field-reasons.js';
 import { pageLanguage } from '../language.js';
 import { pageForm } from '../body.js';
-import { browserFacts, csrfToken, csrfValid, handOver, type BrowserServices } from '../browser-session.js';
+import { browserFacts, csrfToken, csrfValid, handOver, presentedDevice, type BrowserServices } from '../browser-session.js';
 import { sendLogoutStep, signOutThroughApps, type SignOutServices } from '../saml-logout.js';
 import { invalidForm, renderPage, signedInPerson, signInForm, type SignInWays } from '../pages.js';
 import type { Begun } from '../../people/upstream/flow.js';
@@ -107,7 +107,7 @@ export function signInRouter(svc: SignInRouterServices, signInThroughDirectory: 
     // "Email me a sign-in code": the same page whoever the address is (api/people/ways/email-first-step.ts).
     if (body.send === 'email-code' && offersFirstStep(svc.config)) {
       if (!email) return again(400, words('signIn.codeNoEmail'));
-      const asked = await askFirstStepCode(svc, { email, language: pageLanguage(req) });
+      const asked = await askFirstStepCode(svc, { email, language: pageLanguage(req), device: presentedDevice(svc, req) });
       if ('throttled' in asked) return again(429, words('email.tooMany', { minutes: minutesUntil(asked.throttled.retryAt) }));
       handOver(svc, res, { step: asked.token });
       return codePage(req, res, 200, target, email);

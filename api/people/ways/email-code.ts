@@ -4,8 +4,8 @@
 // (../../credentials/email-codes.ts); it is made when its mail is sent (api/mail/kinds.ts
 // `sign-in-code`), so the outbox holds no secret, and only its HMAC under the factor key is kept,
 // on the factor's row, with the sign-in (or signed-in browser) it was asked for: a code works
-// there alone, and a new one replaces it. Asking for one is counted with the resets mailed to that
-// address (`mailsTo`: nobody mail-bombs a person through it); a code typed is counted before it is
+// there alone, and a new one replaces it. Asking for one is counted per person (`mailsAskedBy`:
+// nobody mail-bombs a person through it, and strangers' asks to the address never spend it); a code typed is counted before it is
 // checked, per account and per address, as an app's is (./way.ts), and taken by one UPDATE. What
 // it sets up is written as an app is (./enrolment.ts): in the transaction of what it is set up for,
 // under the person's row, with its audit event and mail.
@@ -78,9 +78,13 @@ async function mailCode(db: Queryable, of: CodeOf, factor: number, to: Buffer, l
   });
 }
 
-/** Counted with the resets to the person's address: a refusal, or undefined to go on. */
+/**
+ * Counted as the person's own asks (they are past their password, or signed in): a refusal, or
+ * undefined to go on. Not with strangers' asks to the address (`mailsTo`, which anyone may spend
+ * from the sign-in page), so that those never keep a person from their second factor.
+ */
 const mailCounted = async (svc: EmailCodeServices, of: CodeOf): Promise<Refusal | undefined> =>
-  svc.attempts.begin([{ mailsTo: of.user.email }]);
+  svc.attempts.begin([{ mailsAskedBy: of.user.id }]);
 
 /** "Send a code" in the step `to` of a sign-in: a code for the person's codes by email. */
 export async function sendCodeInStep(svc: EmailCodeServices, of: CodeOf, to: CodeFor, language?: string): Promise<Sent> {

@@ -3,7 +3,8 @@
 // the box (made by an IdentityProvider, SCIM or an administrator without one: `passwordSet` false)
 // types their address on the sign-in page and asks for a code. Asking answers the same whoever the
 // address is: the browser gets a new random token (the step cookie: a code works in that browser
-// alone), the ask is counted with the resets to that address (`mailsTo`), and one mail row is
+// alone), the ask is counted with the resets to that address (`mailsTo`; from a browser that signed
+// in as the person before, on its own: ../devices.ts), and one mail row is
 // queued every time, naming the person only when they may use a code (so an unknown address, a
 // person with a password and one who may not costs the same reads and one insert, and nobody is
 // mailed). The mail makes the code (api/mail/kinds.ts `sign-in-code`), keeping its HMAC in
@@ -25,6 +26,7 @@ import { factorState, takeFirstStepCode, type FactorState } from '../../store/fa
 import { findUserByEmail, type UserRow } from '../../store/users.js';
 import type { Refusal } from '../attempts.js';
 import type { BrowserToken } from '../browsers.js';
+import { knownDevice } from '../devices.js';
 import { nextStep } from '../factors.js';
 import { mayBeSignedIn, type FirstFactor } from '../steps.js';
 import { boundTo } from './email-code.js';
@@ -43,7 +45,7 @@ export interface FirstStepStore {
 const store: FirstStepStore = { findUserByEmail, factorState, takeFirstStepCode, enqueueMail };
 
 /** What a code instead of a password uses of the process's services. */
-export type FirstStepServices = WayServices & { pool: Pool; factorKey: Buffer; config: Pick<Config, 'smtp'> };
+export type FirstStepServices = WayServices & { pool: Pool; factorKey: Buffer; deviceKey: Buffer; config: Pick<Config, 'smtp'> };
 
 /** Whether the box lets people without a password sign in with a code by email (BOXAUTH_SMTP_SIGN_IN_CODES=first-step). */
 export const offersFirstStep = (config: Pick<Config, 'smtp'>): boolean => config.smtp?.signInCodes === 'first-step';
@@ -59,11 +61,17 @@ const mayUseCode = (user: UserRow, factors: FactorState, want: Acr | undefined):
 export type Asked = { token: BrowserToken } | { throttled: Refusal };
 
 /** "Email me a sign-in code" for `email`, on a box that offers it (the door asks offersFirstStep first). */
-export async function askFirstStepCode(svc: FirstStepServices, typed: { email: string; language: string | undefined }): Promise<Asked> {
-  const refused = await svc.attempts.begin([{ mailsTo: typed.email }]);
+export async function askFirstStepCode(
+  svc: FirstStepServices,
+  typed: { email: string; language: string | undefined; device: string | undefined },
+): Promise<Asked> {
+  // Read for every ask (the same reads whoever asks): a browser that signed in as this person (its
+  // device cookie, ../devices.ts) is counted on its own, so strangers' asks never spend its person's codes.
+  const found = await store.findUserByEmail(svc.pool, typed.email);
+  const device = found ? knownDevice(svc.deviceKey, typed.device, found.id) : undefined;
+  const refused = await svc.attempts.begin([device ? { mailsFromDevice: device } : { mailsTo: typed.email }]);
   if (refused) return { throttled: refused };
   const token = randomBytes(32).toString('base64url');
-  const found = await store.findUserByEmail(svc.pool, typed.email);
   // Read for an unknown address too (id 0 is nobody's: no factors), so that it costs the same reads.
   const factors = await store.factorState(svc.pool, found?.id ?? 0);
   const may = found !== undefined && mayBeSignedIn(found) && mayUseCode(found, factors, undefined);

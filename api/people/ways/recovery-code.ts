@@ -20,6 +20,7 @@ import type { SessionRow } from '../../store/sessions.js';
 import { getUser, holdPerson, lockUser, type UserRow } from '../../store/users.js';
 import type { Audit } from '../../audit.js';
 import type { RecordCache } from '../../cache/record-cache.js';
+import type { AttemptKey, Refusal } from '../attempts.js';
 import type { SignedInPerson } from '../browsers.js';
 import { tellOfFactorChange } from '../notices.js';
 import { stepStillThere, type FirstFactor } from '../steps.js';
@@ -138,15 +139,21 @@ export async function giveRecoveryCode(
  * they were. Mailed and audited, from `address`. `no-factor`: codes sign in past nothing without a factor.
  */
 export async function newCodesOnAccount(
-  svc: Pick<RecoveryServices, 'pool' | 'config' | 'audit'>,
+  svc: Pick<RecoveryServices, 'pool' | 'config' | 'audit' | 'attempts'>,
   person: SignedInPerson,
   address: string,
-): Promise<string[] | 'signed-out' | 'no-factor'> {
+): Promise<string[] | 'signed-out' | 'no-factor' | { throttled: Refusal }> {
   const { user } = person;
-  return store.withTransaction(svc.pool, async (tx) => {
+  // Counted before the codes are made, so that presses sent at once make no more than the limit; a press that made none is given back.
+  const counted: AttemptKey[] = [{ codesMadeBy: user.id }];
+  const refused = await svc.attempts.begin(counted);
+  if (refused) return { throttled: refused };
+  const made = await store.withTransaction(svc.pool, async (tx) => {
     if (!(await store.holdPerson(tx, user.id)) || !(await store.holdBrowserSession(tx, person.browser.sid))) return 'signed-out' as const;
     if (!(await store.listFactors(tx, user.id)).length) return 'no-factor' as const;
     await tellOfFactorChange(svc, tx, user, { change: 'added', factor: 'recovery-codes' });
     return newCodesIn(svc, tx, { user, address });
   });
+  if (typeof made === 'string') await svc.attempts.giveBack(counted);
+  return made;
 }

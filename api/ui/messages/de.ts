@@ -368,6 +368,10 @@ export const de: Catalogue = {
   'account.noSuchGrant': 'Diesen Zugriff gibt es nicht mehr: Er ist schon beendet.',
   'account.noSuchConsent': 'Sie hatten dieser Anwendung nichts erlaubt.',
   'account.appAlready': 'Sie haben schon eine Authenticator-App. Entfernen Sie sie zuerst, um eine andere einzurichten.',
+  'account.tooManyCodesMade':
+    'Sie haben in letzter Zeit {count}-mal neue Wiederherstellungscodes erstellt. Versuchen Sie es in {minutes} Minuten noch einmal.',
+  'account.tooManyCodesMadeOne':
+    'Sie haben in letzter Zeit {count}-mal neue Wiederherstellungscodes erstellt. Versuchen Sie es in {minutes} Minute noch einmal.',
   'account.factorFirst': 'Richten Sie zuerst einen zweiten Faktor ein.',
   'account.noSuchFactor': 'Diesen Faktor haben Sie nicht.',
   'account.removed': '{name} entfernt.',

@@ -343,6 +343,8 @@ export const en = {
   'account.noSuchGrant': 'No such grant of yours: it ended already.',
   'account.noSuchConsent': 'You had not allowed that app anything.',
   'account.appAlready': 'You have an authenticator app already. Remove it first to set up another.',
+  'account.tooManyCodesMade': 'You made new recovery codes {count} times recently. Try again in {minutes} minutes.',
+  'account.tooManyCodesMadeOne': 'You made new recovery codes {count} times recently. Try again in {minutes} minute.',
   'account.factorFirst': 'Set up a second factor first.',
   'account.noSuchFactor': 'No such factor of yours.',
   'account.removed': 'Removed {name}.',
