@@ -314,6 +314,32 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     meaning: 'worker processes sharing the port; `auto` = one per CPU',
   },
   {
+    names: ['BOXAUTH_HOSTED_BOXES'],
+    default: 'unset: this process serves one box',
+    meaning:
+      'a JSON file listing boxes (their host names and their variables): set, this process is a host that serves all of them, each at its own issuer URL, opening a box on its first request and closing it when idle ([hosted boxes](../kubernetes/hosted-boxes.md)); the operator writes it for `Box.spec.serving: Hosted`',
+  },
+  {
+    names: ['BOXAUTH_HOST_IDLE_SECONDS'],
+    default: '`60`',
+    meaning: 'a hosted box without a request for this long is closed: its database connections, change feed and caches are let go',
+  },
+  {
+    names: ['BOXAUTH_HOST_BOX_CONCURRENCY'],
+    default: '`32`',
+    meaning: "a hosted box's requests in flight at once; more wait in the box's own line, so that one box's load holds another's by no more than that many requests",
+  },
+  {
+    names: ['BOXAUTH_HOST_BOX_QUEUE'],
+    default: '`256`',
+    meaning: "a hosted box's requests waiting at most; more are answered 503 with Retry-After",
+  },
+  {
+    names: ['BOXAUTH_HOST_PREPARE_CONCURRENCY'],
+    default: '`2`',
+    meaning: 'hosted boxes prepared at once (migrations, signing keys, root client and admin) when they appear in the registry',
+  },
+  {
     names: ['BOXAUTH_DB_POOL_SIZE'],
     default: '`10`',
     meaning: 'database connections per worker',

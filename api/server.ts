@@ -131,7 +131,28 @@ function watchedLocator(url: string, config: Config, log: Logger, which: string)
   return locator;
 }
 
-export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
+/** A box composed over its database: its services and its request listener, listening nowhere yet. */
+export interface OpenBox {
+  svc: Services;
+  listener: (req: http.IncomingMessage, res: http.ServerResponse) => void;
+  metrics: Metrics;
+  /** Stops its jobs (each given up to `timeoutMs` for what it is sending), its change feed and its pools. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Composes one box over `databaseUrl`: pools, change feed, keyring, caches, the
+ * request listener and the jobs (upkeep, SAML metadata, mail, notices). A box
+ * process opens one and listens (startServer); a host opens one per box it
+ * serves, on the box's first request, and closes it when the box idles (api/host/).
+ */
+export interface OpenOptions {
+  draining: () => boolean;
+  /** One of many boxes of a host: the process's own metrics (and the policies' stops) are the host's to count. */
+  hosted?: boolean;
+}
+
+export async function openBox(config: Config, databaseUrl: string, log: Logger, options: OpenOptions): Promise<OpenBox> {
   const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL');
   // The change feed LISTENs: through PostgreSQL itself (BOXAUTH_DATABASE_DIRECT_URL), where DATABASE_URL is a pooler.
   const direct = config.databaseDirectUrl ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL') : locator;
@@ -176,9 +197,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
     key: factorKey,
   };
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
-  const metrics = new Metrics(config.box);
+  const metrics = new Metrics(config.box, { processMetrics: !options.hosted });
   metrics.watch(pool, argon2Waiting, locator);
-  onStop((limit) => metrics.policyStops.inc({ limit }));
+  const stopCounting = options.hosted ? undefined : onStop((limit) => metrics.policyStops.inc({ limit }));
   const audit = new Audit(
     log,
     requestLog,
@@ -285,8 +306,36 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   };
   feed.onChange('groups', () => svc.users.clear()); // cached users carry group names
 
+  const listener = createRequestListener(svc, { draining: options.draining, migrationsDone: () => migrationsDone(svc.pool) });
+  const stopPurge = startPurgeJob({ ...svc, pool: upkeepPool });
+  // Every process looks at the SAML apps' metadata URLs it claims (one fetch each per box).
+  const stopMetadataWatch = watchSamlMetadata(svc);
+  // Every process sends mail: a process killed mid-send leaves its mails to the others (api/mail/outbox.ts).
+  const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
+  // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
+  // killed mid-send leaves its notices to the others.
+  const notices = config.notices.enabled ? startNotices(svc, noticeKinds(svc)) : undefined;
+  return {
+    svc,
+    listener,
+    metrics,
+    async close(timeoutMs) {
+      stopCounting?.();
+      stopPurge();
+      await stopMetadataWatch();
+      await Promise.all([outbox?.stop(timeoutMs), notices?.stop(timeoutMs)]);
+      await feed.stop();
+      stopLocators();
+      await pool.end();
+      if (upkeepPool !== pool) await upkeepPool.end();
+    },
+  };
+}
+
+export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {
   let draining = false;
-  const listener = createRequestListener(svc, { draining: () => draining, migrationsDone: () => migrationsDone(svc.pool) });
+  const box = await openBox(config, databaseUrl, log, { draining: () => draining });
+  const { svc, listener } = box;
   const secure = config.tls ? httpsServer(config.tls, listener, log, { requestCert: config.clientCertificates.request }) : undefined;
   const server = secure?.server ?? http.createServer(listener);
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
@@ -298,23 +347,12 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
           server.close();
           throw err;
         });
-  const stopPurge = startPurgeJob({ ...svc, pool: upkeepPool });
-  // Every process looks at the SAML apps' metadata URLs it claims (one fetch each per box).
-  const stopMetadataWatch = watchSamlMetadata(svc);
-  // Every process sends mail: a process killed mid-send leaves its mails to the others (api/mail/outbox.ts).
-  const outbox = config.smtp ? startOutbox(svc, config.smtp) : undefined;
-  // Every process dispatches and sends notices, each kind's (api/notices/outbox.ts); a process
-  // killed mid-send leaves its notices to the others.
-  const notices = config.notices.enabled ? startNotices(svc, noticeKinds(svc)) : undefined;
-
   return {
     port: (server.address() as AddressInfo).port,
     grpcPort: extAuthz?.port,
-    metrics,
+    metrics: box.metrics,
     async stop() {
       draining = true;
-      stopPurge();
-      await stopMetadataWatch();
       secure?.stopWatching();
       // Kubernetes removes a stopping pod from its Service while it sends SIGTERM: for a moment new
       // connections still come. Go on answering them (each with Connection: close, /readyz with 503)
@@ -324,17 +362,9 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await Promise.all([
-        closed,
-        extAuthz?.stop(config.shutdownTimeoutMs),
-        outbox?.stop(config.shutdownTimeoutMs),
-        notices?.stop(config.shutdownTimeoutMs),
-      ]);
+      await Promise.all([closed, extAuthz?.stop(config.shutdownTimeoutMs)]);
       clearTimeout(timer);
-      await feed.stop();
-      stopLocators();
-      await pool.end();
-      if (upkeepPool !== pool) await upkeepPool.end();
+      await box.close(config.shutdownTimeoutMs);
     },
   };
 }

@@ -110,9 +110,13 @@ export type Stop = 'policy' | 'decision' | 'request';
 
 const stopListeners: ((stop: Stop) => void)[] = [];
 
-/** Calls `listener` at every evaluation stopped (the metric boxauth_policy_evaluations_stopped_total). */
-export function onStop(listener: (stop: Stop) => void): void {
+/** Calls `listener` at every evaluation stopped (the metric boxauth_policy_evaluations_stopped_total), until the function it returns is called. */
+export function onStop(listener: (stop: Stop) => void): () => void {
   stopListeners.push(listener);
+  return () => {
+    const at = stopListeners.indexOf(listener);
+    if (at >= 0) stopListeners.splice(at, 1);
+  };
 }
 
 /** Why an evaluation stopped by `stop` denies, as the decision's record says it. */

@@ -1,0 +1,89 @@
+// A host of many boxes (api/host/): each box at its own issuer, with its own
+// database, keys and records; opened on its first request and closed when idle,
+// holding no connection then; the registry read again when it changes.
+import { expect } from 'chai';
+import pg from 'pg';
+import { basic, eventually } from '../support/box.js';
+import { Host } from '../support/host.js';
+
+/** Connections to `databaseUrl`'s database (any role, any state), as PostgreSQL counts them. */
+async function connectionsTo(databaseUrl: string): Promise<number> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const db = new pg.Client({ connectionString: admin.toString() });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+    return rows[0]!.n;
+  } finally {
+    await db.end();
+  }
+}
+
+const openBoxes = (metrics: string): number => Number(/boxauth_host_boxes\{[^}]*state="open"[^}]*\} (\d+)/.exec(metrics)?.[1] ?? NaN);
+
+describe('a host of many boxes', function () {
+  this.timeout(120_000);
+  let host: Host;
+
+  before(async () => {
+    host = await Host.start([{ team: 'team-a' }, { team: 'team-b' }], { BOXAUTH_HOST_IDLE_SECONDS: '1' });
+    await Promise.all([host.ready('team-a'), host.ready('team-b')]);
+  });
+  after(async () => {
+    await host?.stop();
+  });
+
+  it('serves each box at its own issuer, with its own keys', async () => {
+    const [a, b] = [host.box('team-a'), host.box('team-b')];
+    const metaA = await a.json('GET', '/.well-known/openid-configuration');
+    const metaB = await b.json('GET', '/.well-known/openid-configuration');
+    expect(metaA.body.issuer).to.equal(host.urlOf('team-a'));
+    expect(metaB.body.issuer).to.equal(host.urlOf('team-b'));
+    const kids = async (box: typeof a): Promise<string[]> =>
+      ((await box.json('GET', '/.well-known/jwks.json')).body.keys as { kid: string }[]).map((k) => k.kid);
+    const [kidsA, kidsB] = [await kids(a), await kids(b)];
+    expect(kidsA).to.not.be.empty;
+    expect(kidsA.filter((k) => kidsB.includes(k))).to.deep.equal([]);
+  });
+
+  it("refuses box A's tokens and client at box B", async () => {
+    const [a, b] = [host.box('team-a'), host.box('team-b')];
+    const tokenA = await a.rootToken();
+    expect((await a.json('GET', '/Client', undefined, tokenA)).status).to.equal(200);
+    expect((await b.json('GET', '/Client', undefined, tokenA)).status).to.equal(401);
+    // A's root secret is not B's: B's root client refuses it.
+    const wrong = await b.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic('root', a.rootSecret) });
+    expect(wrong.status).to.equal(401);
+    const introspected = await b.form('/auth/introspect', { token: tokenA }, { Authorization: basic('root', b.rootSecret) });
+    expect(introspected.body).to.deep.equal({ active: false });
+  });
+
+  it('answers a name no box has with 404, without the name', async () => {
+    const res = await fetch(`http://nobody.test:${host.port}/auth/token`, { method: 'POST', dispatcher: host.dispatcher } as RequestInit);
+    expect(res.status).to.equal(404);
+    expect(await res.text()).to.not.contain('nobody');
+  });
+
+  it('closes an idle box: no connection held, and it answers again when asked', async () => {
+    const a = host.box('team-a');
+    const databaseUrl = host.entries.get('team-a')!.env.DATABASE_URL!;
+    await a.rootToken();
+    expect(await connectionsTo(databaseUrl)).to.be.greaterThan(0);
+    await eventually('the box closed', async () => openBoxes(await host.metrics()) === 0 && (await connectionsTo(databaseUrl)) === 0, 15_000);
+    expect(await a.rootToken()).to.be.a('string');
+  });
+
+  it('serves a box added to the registry, and keeps its boxes through a registry that does not parse', async () => {
+    await host.add({ team: 'team-c' });
+    await host.ready('team-c');
+    expect(await host.box('team-c').rootToken()).to.be.a('string');
+    host.writeRegistry('{"boxes": [');
+    await eventually('the fault logged', async () => host.logs.join('\n').includes('host registry not applied'), 10_000);
+    expect(await host.box('team-c').rootToken()).to.be.a('string');
+    const c = host.box('team-c');
+    host.remove('team-c');
+    await eventually('team-c gone', async () => (await c.json('GET', '/readyz')).status === 404, 10_000);
+  });
+});
