@@ -2,9 +2,11 @@
 // database, keys and records; opened on its first request and closed when idle,
 // holding no connection then; the registry read again when it changes.
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { basic, eventually } from '../support/box.js';
+import { basic, Box, eventually } from '../support/box.js';
 import { Host } from '../support/host.js';
+import { createDatabase } from '../support/postgres.js';
 
 /** Connections to `databaseUrl`'s database (any role, any state), as PostgreSQL counts them. */
 async function connectionsTo(databaseUrl: string): Promise<number> {
@@ -85,5 +87,55 @@ describe('a host of many boxes', function () {
     const c = host.box('team-c');
     host.remove('team-c');
     await eventually('team-c gone', async () => (await c.json('GET', '/readyz')).status === 404, 10_000);
+  });
+});
+
+describe('a box moved between its own process and a host', function () {
+  this.timeout(120_000);
+  let host: Host | undefined;
+  let dedicated: Box | undefined;
+  after(async () => {
+    await dedicated?.stop();
+    await host?.stop();
+  });
+
+  it('keeps its tokens, keys and records both ways', async () => {
+    host = await Host.start([]);
+    const databaseUrl = await createDatabase();
+    const env = {
+      BOXAUTH_BASE_URL: host.urlOf('team-m'),
+      BOXAUTH_FACTOR_KEY: randomBytes(32).toString('base64'),
+      BOXAUTH_ROOT_CLIENT_SECRET: `root-${randomBytes(12).toString('hex')}`,
+    };
+    dedicated = await Box.start({ databaseUrl, env });
+    const svc = await dedicated.addClient('svc', { auth: { client_credentials: { token_format: 'jwt' } } });
+    const token = async (box: Box, id: string, secret: string): Promise<string> => {
+      const res = await box.form('/auth/token', { grant_type: 'client_credentials' }, { Authorization: basic(id, secret) });
+      expect(res.status, res.text).to.equal(200);
+      return res.body.access_token as string;
+    };
+    const opaque = await token(dedicated, 'root', env.BOXAUTH_ROOT_CLIENT_SECRET);
+    const jwt = await token(dedicated, svc.id, svc.secret);
+    const kids = async (box: Box): Promise<string> => JSON.stringify((await box.json('GET', '/.well-known/jwks.json')).body);
+    const keysBefore = await kids(dedicated);
+
+    // To the host: the same database and variables; the dedicated process stops once the host answers.
+    await host.add({ team: 'team-m', databaseUrl, env });
+    await host.ready('team-m');
+    await dedicated.stop();
+    const hosted = host.box('team-m');
+    expect(await kids(hosted)).to.equal(keysBefore);
+    for (const t of [opaque, jwt]) expect((await hosted.json('GET', '/Client/svc', undefined, t)).status, 'a token of before').to.not.equal(401);
+    const introspected = await hosted.form('/auth/introspect', { token: jwt }, { Authorization: basic(svc.id, svc.secret) });
+    expect(introspected.body.active).to.equal(true);
+    const madeHosted = await token(hosted, 'root', env.BOXAUTH_ROOT_CLIENT_SECRET);
+
+    // And back: its own process again, the host's entry removed.
+    dedicated = await Box.start({ databaseUrl, env });
+    host.remove('team-m');
+    expect(await kids(dedicated)).to.equal(keysBefore);
+    for (const t of [opaque, jwt, madeHosted]) {
+      expect((await dedicated.form('/auth/introspect', { token: t }, { Authorization: basic('root', env.BOXAUTH_ROOT_CLIENT_SECRET) })).body.active).to.equal(true);
+    }
   });
 });
