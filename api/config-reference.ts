@@ -327,7 +327,8 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   {
     names: ['BOXAUTH_HOST_BOX_CONCURRENCY'],
     default: '`32`',
-    meaning: "a hosted box's requests in flight at once; more wait in the box's own line, so that one box's load holds another's by no more than that many requests",
+    meaning:
+      "a hosted box's requests in flight at once; more wait in the box's own line, so that one box's load holds another's by no more than that many requests",
   },
   {
     names: ['BOXAUTH_HOST_BOX_QUEUE'],

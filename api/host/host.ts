@@ -36,7 +36,11 @@ function hostMetrics(boxes: ReadonlyMap<string, HostedBox>) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
-    closes: new Counter({ name: 'boxauth_host_box_closes_total', help: 'Hosted boxes closed after idling, or changed or removed', registers: [registry] }),
+    closes: new Counter({
+      name: 'boxauth_host_box_closes_total',
+      help: 'Hosted boxes closed after idling, or changed or removed',
+      registers: [registry],
+    }),
     refused: new Counter({
       name: 'boxauth_host_requests_refused_total',
       help: "Requests a host answered 503 without serving them: the box's line full, or the box not (yet) ready",
@@ -141,7 +145,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
     const perBox = await Promise.all([...boxes.values()].map((box) => box.metricsJson()));
     const all = [await metrics.registry.getMetricsAsJSON(), ...perBox.filter((m) => m !== undefined)];
     // Each box's series carry its own `box` label: aggregating keeps them apart, and gives one family per name.
-    const merged = AggregatorRegistry.aggregate(all as never);
+    const merged = AggregatorRegistry.aggregate(all);
     return { contentType: merged.contentType, body: await merged.metrics() };
   });
 
