@@ -75,22 +75,27 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
   const boxes = new Map<string, HostedBox>();
   const metrics = hostMetrics(boxes);
   let byHost = new Map<string, HostedBox>();
+  // Boxes are prepared a few at a time, in the registry's order, but one a request waits for first.
   let preparingNow = 0;
-  const preparingWaiters: (() => void)[] = [];
+  const preparingLine: { box: HostedBox; go: () => void }[] = [];
   const parts: HostParts = {
     log,
     lineLimit: settings.boxConcurrency,
     lineQueue: settings.boxQueue,
-    async preparing(fn) {
-      if (preparingNow >= settings.prepareConcurrency) await new Promise<void>((resolve) => preparingWaiters.push(resolve));
+    async preparing(box, fn) {
+      if (preparingNow >= settings.prepareConcurrency) await new Promise<void>((go) => preparingLine.push({ box, go }));
       else preparingNow++;
       try {
         return await fn();
       } finally {
-        const next = preparingWaiters.shift();
-        if (next) next();
+        const next = preparingLine.shift();
+        if (next) next.go();
         else preparingNow--;
       }
+    },
+    hurry(box) {
+      const at = preparingLine.findIndex((waiting) => waiting.box === box);
+      if (at > 0) preparingLine.unshift(...preparingLine.splice(at, 1));
     },
     opened: (box, ms) => {
       metrics.opens.observe(ms / 1000);
@@ -121,6 +126,11 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
     log.error({ why: err.message, file: settings.boxesFile }, 'host registry not applied: the boxes served stay as they were'),
   );
   await registry.ready;
+  // Ready once the boxes it started with are prepared (later ones are prepared as they come, while it serves).
+  let warm = false;
+  void Promise.all([...boxes.values()].map((box) => box.whenPrepared)).then(() => {
+    warm = true;
+  });
 
   const idleMs = settings.idleSeconds * 1000;
   const sweep = setInterval(
@@ -136,7 +146,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
     if (draining) res.setHeader('Connection', 'close');
     const box = boxOfHost(byHost, req.headers.host);
     if (box) return box.serve(req, res);
-    hostOwn(req, res, draining);
+    hostOwn(req, res, draining || !warm);
   });
   server.keepAliveTimeout = 65_000;
   await listenOn(server, config.port, config.host, 'BOXAUTH_PORT');
@@ -179,13 +189,17 @@ const namesTheHost = (header: string | undefined): boolean => {
   return name === '' || name === 'localhost' || isIP(name.replace(/^\[|\]$/g, '')) !== 0;
 };
 
-/** A request at a name no box answers: the host's probes at its own address, else 404 (the name is not echoed). */
-function hostOwn(req: IncomingMessage, res: ServerResponse, draining: boolean): void {
+/**
+ * A request at a name no box answers: the host's probes at its own address, else 404 (the name is
+ * not echoed). Not ready while stopping, or before the boxes it started with are prepared: a new
+ * replica takes traffic once it can serve each of them at once.
+ */
+function hostOwn(req: IncomingMessage, res: ServerResponse, notReady: boolean): void {
   const path = (req.url ?? '').split('?')[0];
   if (!namesTheHost(req.headers.host)) return notFound(res);
   if (req.method === 'GET' && path === '/healthz') return void res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
   if (req.method === 'GET' && path === '/readyz') {
-    return void res.writeHead(draining ? 503 : 200, { 'Content-Type': 'text/plain' }).end(draining ? 'stopping\n' : 'ok\n');
+    return void res.writeHead(notReady ? 503 : 200, { 'Content-Type': 'text/plain' }).end(notReady ? 'not ready\n' : 'ok\n');
   }
   notFound(res);
 }

@@ -17,8 +17,10 @@ export type BoxState = 'preparing' | 'ready' | 'failed';
 /** What a hosted box needs of its host. */
 export interface HostParts {
   log: Logger;
-  /** Waits for a place among the boxes being prepared at once, and gives it back. */
-  preparing<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` (the box's preparation) in a place among the boxes being prepared at once. */
+  preparing<T>(box: HostedBox, fn: () => Promise<T>): Promise<T>;
+  /** Moves the box ahead of the others waiting to be prepared: a request waits for it. */
+  hurry(box: HostedBox): void;
   opened(box: HostedBox, ms: number): void;
   closed(box: HostedBox): void;
   refused(box: HostedBox, why: 'line full' | 'not ready'): void;
@@ -36,7 +38,8 @@ export class HostedBox {
   private inFlight = 0;
   private lastRequest = 0;
   private readonly line: BoxLine;
-  private readonly prepared: Promise<void>;
+  /** Settles when it is prepared, or could not be. */
+  readonly whenPrepared: Promise<void>;
 
   constructor(
     readonly entry: RegistryEntry,
@@ -56,7 +59,7 @@ export class HostedBox {
     this.log = createLogger(config?.logLevel ?? 'info', { box: entry.box });
     if (fault !== undefined) this.fail(fault);
     this.config = config!;
-    this.prepared = this.state === 'failed' ? Promise.resolve() : this.prepare();
+    this.whenPrepared = this.state === 'failed' ? Promise.resolve() : this.prepare();
   }
 
   private fail(err: unknown): void {
@@ -67,7 +70,7 @@ export class HostedBox {
 
   private async prepare(): Promise<void> {
     try {
-      await this.host.preparing(() => prepareBox(this.config, this.log));
+      await this.host.preparing(this, () => prepareBox(this.config, this.log));
       this.state = 'ready';
     } catch (err) {
       this.fail(err);
@@ -94,7 +97,8 @@ export class HostedBox {
     });
     void (async () => {
       await place;
-      await this.prepared;
+      if (this.state === 'preparing') this.host.hurry(this);
+      await this.whenPrepared;
       if (this.state !== 'ready') {
         this.host.refused(this, 'not ready');
         return busy(res, this.state === 'preparing' ? 'this box is being prepared' : 'this box cannot be served now');

@@ -85,6 +85,16 @@ describe('a host of many boxes', function () {
     expect(await a.rootToken()).to.be.a('string');
   });
 
+  it('answers 503 for a box whose variables are wrong, and serves the others', async () => {
+    await host.add({ team: 'team-bad', env: { BOXAUTH_JWT_ALG: 'none' } });
+    await eventually('the fault logged', async () => host.logs.join('\n').includes('BOXAUTH_JWT_ALG must be one of'), 10_000);
+    const res = await host.box('team-bad').json('GET', '/.well-known/openid-configuration');
+    expect(res.status).to.equal(503);
+    expect(res.text).to.not.contain('JWT_ALG'); // why is in the host's log, not for whoever asks
+    expect(await host.box('team-a').rootToken()).to.be.a('string');
+    host.remove('team-bad');
+  });
+
   it('serves a box added to the registry, and keeps its boxes through a registry that does not parse', async () => {
     await host.add({ team: 'team-c' });
     await host.ready('team-c');
