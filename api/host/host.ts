@@ -8,6 +8,7 @@ import { isIP, type AddressInfo } from 'node:net';
 import promClient from 'prom-client';
 import type { Config, Env } from '../config.js';
 import { listenOn } from '../listen.js';
+import { onStop } from '../policy/budget.js';
 import type { Logger } from '../log.js';
 import { serveMetrics } from '../metrics.js';
 import { HostedBox, type HostParts } from './hosted-box.js';
@@ -47,6 +48,13 @@ function hostMetrics(boxes: ReadonlyMap<string, HostedBox>) {
       labelNames: ['hosted_box', 'why'],
       registers: [registry],
     }),
+    // Stops are counted where they happen, which is no box's in particular: once, for the process.
+    policyStops: new Counter({
+      name: 'boxauth_policy_evaluations_stopped_total',
+      help: 'Policy evaluations stopped (each denies) by the limit that stopped them: policy (one evaluation, 1,000,000 units), decision (the policies of one request object, 100,000), request (an AuthZEN batch or search, 10,000,000)',
+      labelNames: ['limit'],
+      registers: [registry],
+    }),
     boxes: new Gauge({
       name: 'boxauth_host_boxes',
       help: 'Boxes of the host, by state (preparing, ready, failed), and those open (holding connections and caches)',
@@ -74,6 +82,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
   const settings = config.hosted!;
   const boxes = new Map<string, HostedBox>();
   const metrics = hostMetrics(boxes);
+  const stopCounting = onStop((limit) => metrics.policyStops.inc({ limit }));
   let byHost = new Map<string, HostedBox>();
   // Boxes are prepared a few at a time, in the registry's order, but one a request waits for first.
   let preparingNow = 0;
@@ -166,6 +175,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
     async stop() {
       draining = true;
       registry.stop();
+      stopCounting();
       clearInterval(sweep);
       if (config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
