@@ -113,9 +113,15 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** A locator of the database URL's hosts that watches the one in use and says in the log when it changes. */
-function watchedLocator(url: string, config: Config, log: Logger, which: string): HostLocator {
-  const locator = new HostLocator(parseDatabaseUrl(url), {
+/**
+ * A locator of the database URL's hosts that watches the one in use and says in the log when it
+ * changes. A host's box watches only a URL of several hosts (a failover to follow): the watch is a
+ * connection and a query a second, for each open box; with one host, a connection that fails
+ * still has the locator look at once (HostLocator.suspect).
+ */
+function watchedLocator(url: string, config: Config, log: Logger, which: string, hosted = false): HostLocator {
+  const parsed = parseDatabaseUrl(url);
+  const locator = new HostLocator(parsed, {
     timeoutMs: config.dbConnectTimeoutMs,
     onChange: (change) => {
       if (change.kind === 'lost')
@@ -127,9 +133,12 @@ function watchedLocator(url: string, config: Config, log: Logger, which: string)
         );
     },
   });
-  locator.watch();
+  if (!hosted || parsed.hosts.length > 1) locator.watch();
   return locator;
 }
+
+/** How long a hosted box keeps an idle connection of its pool. */
+const HOSTED_IDLE_CONNECTION_MS = 5_000;
 
 /** A box composed over its database: its services and its request listener, listening nowhere yet. */
 export interface OpenBox {
@@ -150,12 +159,19 @@ export interface OpenOptions {
   draining: () => boolean;
   /** One of many boxes of a host: the process's own metrics (and the policies' stops) are the host's to count. */
   hosted?: boolean;
+  /**
+   * The secrets that passed argon2 (by client and stored hash), kept by a host across the box's
+   * closes: the first token after idling costs no argon2 run for a client seen before.
+   */
+  secrets?: SecretVerifier;
 }
 
 export async function openBox(config: Config, databaseUrl: string, log: Logger, options: OpenOptions): Promise<OpenBox> {
-  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL');
+  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL', options.hosted);
   // The change feed LISTENs: through PostgreSQL itself (BOXAUTH_DATABASE_DIRECT_URL), where DATABASE_URL is a pooler.
-  const direct = config.databaseDirectUrl ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL') : locator;
+  const direct = config.databaseDirectUrl
+    ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL', options.hosted)
+    : locator;
   const stopLocators = (): void => {
     locator.stop();
     direct.stop();
@@ -163,6 +179,8 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
   const pool = createPool(locator, config.dbPoolSize, {
     statementTimeoutMs: config.dbStatementTimeoutMs,
     namedStatements: config.dbNamedStatements,
+    // A host's box gives its connections back sooner: the host's boxes share PostgreSQL's max_connections.
+    ...(options.hosted ? { idleTimeoutMs: HOSTED_IDLE_CONNECTION_MS } : {}),
   });
   // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
   const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });
@@ -255,7 +273,7 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     ),
     serviceProviders: new ServiceProviders({ pool, feed, log }, (url) => fetchSamlMetadata(url, config)),
     samlRequests: samlRequestLedger,
-    secrets: new SecretVerifier(),
+    secrets: options.secrets ?? new SecretVerifier(),
     attempts: new Attempts(pool, config),
     apps: new AppDirectory(
       pool,

@@ -125,7 +125,7 @@ export async function startHost(config: Config, hostEnv: Env, log: Logger): Prom
       if (known && JSON.stringify(known.entry) === JSON.stringify(entry)) next.set(entry.box, known);
       else next.set(entry.box, new HostedBox(entry, boxEnv(entry, hostEnv), parts));
     }
-    for (const [name, box] of boxes) if (next.get(name) !== box) void box.close();
+    for (const [name, box] of boxes) if (next.get(name) !== box) void box.retire();
     boxes.clear();
     for (const [name, box] of next) boxes.set(name, box);
     byHost = new Map([...boxes.values()].flatMap((box) => box.entry.hostnames.map((h) => [h, box] as const)));

@@ -10,7 +10,11 @@ import { errorMessage } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { openBox, prepareBox, type OpenBox } from '../server.js';
 import { BoxLine } from './box-line.js';
+import { SecretVerifier } from '../credentials/secrets.js';
 import type { RegistryEntry } from './registry.js';
+
+/** Clients whose secret a hosted box remembers across its closes. */
+const REMEMBERED_SECRETS = 100;
 
 export type BoxState = 'preparing' | 'ready' | 'failed';
 
@@ -38,8 +42,11 @@ export class HostedBox {
   private inFlight = 0;
   private lastRequest = 0;
   private readonly line: BoxLine;
-  /** Settles when it is prepared, or could not be. */
+  /** Survives its closes (api/server.ts OpenOptions.secrets); small: a box's clients, not its load. */
+  private readonly secrets = new SecretVerifier(REMEMBERED_SECRETS);
+  /** Settles when it is prepared, or the first time it could not be. */
   readonly whenPrepared: Promise<void>;
+  private prepared!: () => void;
 
   constructor(
     readonly entry: RegistryEntry,
@@ -59,7 +66,9 @@ export class HostedBox {
     this.log = createLogger(config?.logLevel ?? 'info', { box: entry.box });
     if (fault !== undefined) this.fail(fault);
     this.config = config!;
-    this.whenPrepared = this.state === 'failed' ? Promise.resolve() : this.prepare();
+    this.whenPrepared = new Promise((resolve) => (this.prepared = resolve));
+    if (this.state === 'failed') this.prepared();
+    else void this.prepare();
   }
 
   private fail(err: unknown): void {
@@ -68,14 +77,28 @@ export class HostedBox {
     this.log.error({ why: this.fault }, 'hosted box cannot be served');
   }
 
+  /**
+   * Prepares it, as a box process does at its start; a failure (its database down, out of
+   * connections) is tried again, 1 s after the first, twice as long after each, at most a minute.
+   */
   private async prepare(): Promise<void> {
-    try {
-      await this.host.preparing(this, () => prepareBox(this.config, this.log));
-      this.state = 'ready';
-    } catch (err) {
-      this.fail(err);
+    for (let waitMs = 1000; !this.retired; waitMs = Math.min(waitMs * 2, 60_000)) {
+      try {
+        await this.host.preparing(this, () => prepareBox(this.config, this.log));
+        this.state = 'ready';
+        this.fault = undefined;
+        this.prepared();
+        return;
+      } catch (err) {
+        this.fail(err);
+        this.prepared(); // requests are answered 503 meanwhile, not held
+      }
+      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
     }
   }
+
+  /** Taken out of the registry: no more preparing. */
+  private retired = false;
 
   /** Whether it is open (holds connections and caches). */
   get isOpen(): boolean {
@@ -115,7 +138,11 @@ export class HostedBox {
   private open(): Promise<OpenBox> {
     if (!this.opening) {
       const started = performance.now();
-      this.opening = openBox(this.config, this.config.databaseUrl!, this.log, { draining: () => false, hosted: true });
+      this.opening = openBox(this.config, this.config.databaseUrl!, this.log, {
+        draining: () => false,
+        hosted: true,
+        secrets: this.secrets,
+      });
       this.opening.then(
         () => this.host.opened(this, performance.now() - started),
         () => undefined,
@@ -127,6 +154,12 @@ export class HostedBox {
   /** Closes it when it is open, has no request in flight and had none for `idleMs`. */
   async closeIfIdle(idleMs: number, now = performance.now()): Promise<void> {
     if (!this.opening || this.inFlight > 0 || now - this.lastRequest < idleMs) return;
+    await this.close();
+  }
+
+  /** Taken out of the registry (or replaced by a changed entry): closed, and never prepared again. */
+  async retire(): Promise<void> {
+    this.retired = true;
     await this.close();
   }
 

@@ -36,6 +36,9 @@ export const HOST_WIDE = [
   'BOXAUTH_TLS_KEY_FILE',
 ] as const;
 
+/** Connections of a hosted box's pool, at most (BOXAUTH_DB_POOL_SIZE of a box process: 10). */
+export const HOSTED_POOL_SIZE = '4';
+
 const HOSTNAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[0-9]{1,5})?$/;
 const BOX_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?\/[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$|^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -87,6 +90,8 @@ export function boxEnv(entry: RegistryEntry, hostEnv: Env): Env {
   // A hosted box answers through the host's one port: no gRPC port of its own (dedicated boxes serve ext_authz).
   env.BOXAUTH_GRPC_PORT = '0';
   env.BOXAUTH_WORKERS = '1';
+  // The host's boxes share the database server's connections: a box's pool is small unless its entry says.
+  env.BOXAUTH_DB_POOL_SIZE ??= HOSTED_POOL_SIZE;
   return env;
 }
 
