@@ -180,7 +180,7 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     statementTimeoutMs: config.dbStatementTimeoutMs,
     namedStatements: config.dbNamedStatements,
     // A host's box gives its connections back sooner: the host's boxes share PostgreSQL's max_connections.
-    ...(options.hosted ? { idleTimeoutMs: HOSTED_IDLE_CONNECTION_MS } : {}),
+    ...(options.hosted ? { idleMs: HOSTED_IDLE_CONNECTION_MS } : {}),
   });
   // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
   const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });

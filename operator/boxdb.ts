@@ -160,6 +160,11 @@ export interface BoxDatabases {
   close(): Promise<void>;
 }
 
+/** Connections of one box's pool: a reconcile uses one at a time; a Client's SAML status read may overlap. */
+const BOX_POOL_MAX = 2;
+/** An idle connection to a box closes after this long: reconciles of one box come in bursts (a Box's records). */
+const BOX_POOL_IDLE_MS = 2000;
+
 interface Entry {
   url: string;
   pool: Pool;
@@ -211,27 +216,47 @@ export class PostgresBoxDatabases implements BoxDatabases {
     const names = boxDbNamesFor(namespace, access);
     const url = boxUrl(access, names);
     if (this.boxes.get(namespace)?.url !== url) await this.forget(namespace);
-    let entry = this.boxes.get(namespace);
-    if (entry && (await this.inSchema(entry))) return names;
+    // A process that starts finds the boxes of the one before in place: it looks, as the box's role, before it
+    // writes anything (a role's password set again is a write to the catalog, per box, per restart).
+    const entry = this.boxes.get(namespace) ?? this.entry(namespace, access, names, url);
+    if (await this.inSchema(entry)) {
+      if (!this.boxes.has(namespace)) {
+        this.boxes.set(namespace, entry);
+        await this.migrated(entry, namespace);
+      }
+      return names;
+    }
     try {
       if (access.kind === 'role') await this.provision(access.adminUrl, names, namespace, access.password);
       else await this.provisionAsOwner(access.url, names, namespace);
     } catch (err) {
       if (err instanceof NotOwned) await this.forget(namespace); // no more records written into what is not the box's
+      if (this.boxes.get(namespace) !== entry) await entry.pool.end().catch(() => undefined);
       throw err;
     }
-    // The direct connection (not a pooler's): the startup option sets the schema before the role's setting exists.
-    entry ??= {
+    this.boxes.set(namespace, entry);
+    await this.migrated(entry, namespace);
+    return names;
+  }
+
+  /**
+   * The pool of a box: the direct connection (not a pooler's), whose startup option sets the schema before the
+   * role's setting exists. Its connections close once idle for a moment: the operator writes to a box now and then,
+   * and a thousand boxes must not hold a thousand connections (nor their PostgreSQL's max_connections).
+   */
+  private entry(namespace: string, access: BoxAccess, names: BoxDbNames, url: string): Entry {
+    return {
       url,
-      pool: createPool(url, 3, { schema: names.schema }),
+      pool: createPool(url, BOX_POOL_MAX, { schema: names.schema, idleMs: BOX_POOL_IDLE_MS }),
       names,
       mark: ownerMark(namespace),
       ownRole: access.kind === 'role',
     };
-    this.boxes.set(namespace, entry);
+  }
+
+  private async migrated(entry: Entry, namespace: string): Promise<void> {
     const applied = await migrate(entry.pool);
-    if (applied.length) this.log.info({ namespace, schema: names.schema, applied }, 'box database migrated');
-    return names;
+    if (applied.length) this.log.info({ namespace, schema: entry.names.schema, applied }, 'box database migrated');
   }
 
   /** Connected, in its schema, migrated, and both still marked as the namespace's (a person may have moved them). */

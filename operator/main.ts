@@ -75,6 +75,7 @@ async function main(): Promise<void> {
   }
   const namespace = leaseNamespace(config, kube);
   const metrics = new OperatorMetrics();
+  kube.onRequest = (kind) => metrics.apiRequests.inc({ ...kind });
   const elector = new LeaderElector(
     kube,
     {

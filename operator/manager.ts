@@ -7,7 +7,9 @@
 // - a change of a Deployment the operator wrote enqueues its Box (availability,
 //   or repair of an edit).
 // Every resyncMs, every object is enqueued with force, so drift in a box's
-// database is repaired even though no Kubernetes event announces it.
+// database is repaired even though no Kubernetes event announces it; an object
+// whose inputs are unchanged is only rechecked there (Controller.recheck), with
+// no request to the API server.
 import type { Logger } from '../api/public.js';
 import { PostgresBoxDatabases, type BoxDatabases } from './boxdb.js';
 import { systemClock, type Clock } from './clock.js';

@@ -12,9 +12,10 @@
 // cluster-scoped ClusterRoleBinding for TokenReview is taken out by the finalizer.
 import { randomBytes } from 'node:crypto';
 import { generatePassword, generateSecret, PASSWORD_MIN_LENGTH, type Pool } from '../../api/public.js';
-import { NotOwned, type BoxDatabases } from '../boxdb.js';
+import { NotOwned, type BoxAccess, type BoxDatabases } from '../boxdb.js';
 import { Controller, Problem, type ControllerDeps, type Outcome } from '../controller.js';
 import type { ObjectCache } from '../informer.js';
+import { applyChanged } from '../owned.js';
 import { BOXES, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
 import { BoxReason } from '../reasons.js';
 import type { SecretObject } from '../secrets.js';
@@ -38,6 +39,8 @@ interface Seen {
 
 export class BoxController extends Controller<BoxResource> {
   private readonly readyListeners: ((namespace: string) => void)[] = [];
+  /** By Box: how its database was reached at its last provisioning in this process (what recheck() looks at). */
+  private readonly reached = new Map<string, { uid: string | undefined; access: BoxAccess }>();
 
   constructor(
     informer: ObjectCache<BoxResource>,
@@ -91,8 +94,21 @@ export class BoxController extends Controller<BoxResource> {
     return `${this.activeBox(ns)?.metadata.uid === box.metadata.uid}|${versions.join(',')}|${deployment?.metadata.resourceVersion}|${this.databases.pool(ns) ? 1 : 0}`;
   }
 
-  protected override async forgetObject(namespace: string): Promise<void> {
+  protected override async forgetObject(namespace: string, name: string): Promise<void> {
+    this.reached.delete(`${namespace}/${name}`);
     if (!this.activeBox(namespace)) await this.databases.forget(namespace);
+  }
+
+  /**
+   * A resync of a Box with nothing in Kubernetes changed since this process provisioned it: its Secrets,
+   * Deployment and Service are watched, so only its database, which no event tells of, is looked at (one
+   * query as the box's role; provisioned again when its schema or role was dropped or changed).
+   */
+  protected override async recheck(box: BoxResource): Promise<Outcome> {
+    const reached = this.reached.get(`${box.metadata.namespace}/${box.metadata.name}`);
+    if (!reached || reached.uid !== box.metadata.uid) return this.reconcile(box);
+    await this.databases.ensure(box.metadata.namespace!, reached.access);
+    return { ready: true };
   }
 
   protected async reconcile(box: BoxResource): Promise<Outcome> {
@@ -150,6 +166,7 @@ export class BoxController extends Controller<BoxResource> {
       throw err;
     }
     seen.database = databaseStatus(database.description);
+    this.reached.set(`${ns}/${box.metadata.name}`, { uid: box.metadata.uid, access: database.access });
     const secrets = [
       // With a Cluster, what the pods take from its application Secret is copied into this one: a new password
       // rewrites it (and rolls them), a change the pods do not read (a label) does not.
@@ -183,8 +200,9 @@ export class BoxController extends Controller<BoxResource> {
       await this.markNotReady(box, notReady, { fields: this.failedFields(box, seen) });
       return { ready: false };
     }
-    await kube.apply(SERVICES, ns, apiService(box));
-    const deployment = await kube.apply<DeploymentObject>(
+    await applyChanged(kube, SERVICES, ns, apiService(box), await kube.find(SERVICES, ns, names.service));
+    const deployment = await applyChanged<DeploymentObject>(
+      kube,
       DEPLOYMENTS,
       ns,
       apiDeployment(box, {
@@ -193,6 +211,7 @@ export class BoxController extends Controller<BoxResource> {
         secretVersions,
         pooled: database.description.directHost !== undefined,
       }),
+      this.deployments.get(ns, names.deployment),
     );
     const url = baseUrlOf(box);
     await this.markReady(box, {
