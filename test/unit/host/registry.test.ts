@@ -41,6 +41,7 @@ describe('the registry of a host', () => {
       BOXAUTH_BOX: 'a/x',
       BOXAUTH_GRPC_PORT: '0',
       BOXAUTH_WORKERS: '1',
+      BOXAUTH_DB_POOL_SIZE: '4',
     });
   });
 });
