@@ -60,7 +60,6 @@ import { ProofLedger } from './store/dpop-proofs.js';
 import { ClientAssertions, MAX_JWKS_BYTES } from './oauth/client-assertion.js';
 import { SpiffeClientAuth } from './oauth/spiffe.js';
 import { sectorRefusal } from './oauth/sector-identifier.js';
-import { serveExtAuthz } from './grpc/ext-authz.js';
 
 export interface PreparedBox {
   databaseUrl: string;
@@ -361,10 +360,13 @@ export async function startServer(config: Config, databaseUrl: string, log: Logg
   const extAuthz =
     config.grpcPort === 0
       ? undefined
-      : await serveExtAuthz(svc).catch((err: unknown) => {
-          server.close();
-          throw err;
-        });
+      : // gRPC (@grpc/grpc-js, protobufjs and Envoy's protos) only in a process that serves it.
+        await import('./grpc/ext-authz.js')
+          .then(({ serveExtAuthz }) => serveExtAuthz(svc))
+          .catch((err: unknown) => {
+            server.close();
+            throw err;
+          });
   return {
     port: (server.address() as AddressInfo).port,
     grpcPort: extAuthz?.port,
