@@ -276,7 +276,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
 
   private async provision(adminUrl: string, names: BoxDbNames, namespace: string, password: string): Promise<void> {
     const mark = ownerMark(namespace);
-    await withTransaction(this.admin(adminUrl), async (tx) => {
+    const open = await withTransaction(this.admin(adminUrl), async (tx) => {
       await lockNames(tx, names);
       const found = await existing(tx, names);
       const foreign = found.filter((f) => f.mark !== mark);
@@ -289,7 +289,9 @@ export class PostgresBoxDatabases implements BoxDatabases {
         mark,
       );
       await claimSchema(tx, names, databaseOf(adminUrl), mark);
+      return confine(tx, names.role, databaseOf(adminUrl));
     });
+    if (open.length) this.log.warn({ role: names.role, open }, "the box's role can still reach what this connection may not close");
     this.log.info({ schema: names.schema, role: names.role }, 'box schema and role in place');
   }
 
@@ -374,6 +376,35 @@ async function claimSchema(tx: Queryable, names: BoxDbNames, database: string, m
   await tx.query(`ALTER SCHEMA ${schema} OWNER TO ${role}`);
   await tx.query(`COMMENT ON SCHEMA ${schema} IS ${pg.escapeLiteral(mark)}`);
   await tx.query(`ALTER ROLE ${role} IN DATABASE ${pg.escapeIdentifier(database)} SET search_path = ${schema}`);
+}
+
+/** The maintenance databases every server has, which a box's role has no business connecting to. */
+const MAINTENANCE_DATABASES = ['postgres', 'template1'];
+
+/**
+ * Takes from PUBLIC, and so from the box's `role`, what reaches beyond its schema where this
+ * connection may: CONNECT to the maintenance databases (a superuser's, or their owner's to take),
+ * and USAGE and CREATE on the schema public of the box's `database` (its owner's). Not CONNECT to
+ * every other database: other applications' roles rely on PUBLIC's, and would lose theirs. Nor the
+ * catalogs, which name every schema's tables: see docs/kubernetes/resources.md. A REVOKE this
+ * connection may not make fails or warns, so what the role can still do is asked afterwards and
+ * returned; what was taken once stays taken, and taking it again changes nothing.
+ */
+async function confine(tx: Queryable, role: string, database: string): Promise<string[]> {
+  const others = MAINTENANCE_DATABASES.filter((d) => d !== database);
+  const { rows: found } = await tx.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1) AND datallowconn', [
+    others,
+  ]);
+  for (const { datname } of found) await inSavepoint(tx, `REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(datname)} FROM PUBLIC`, '42501');
+  const publicSchema = await tx.query("SELECT FROM pg_namespace WHERE nspname = 'public'");
+  if (publicSchema.rowCount) await inSavepoint(tx, 'REVOKE CREATE, USAGE ON SCHEMA public FROM PUBLIC', '42501');
+  const { rows } = await tx.query<{ open: string }>(
+    `SELECT 'CONNECT to database ' || datname AS open FROM pg_database WHERE datname = ANY($2) AND has_database_privilege($1, oid, 'CONNECT')
+     UNION ALL
+     SELECT p || ' on schema public' FROM pg_namespace, unnest(ARRAY['USAGE', 'CREATE']) p WHERE nspname = 'public' AND has_schema_privilege($1, oid, p)`,
+    [role, found.map((d) => d.datname)],
+  );
+  return rows.map((r) => r.open);
 }
 
 /** The current user's search_path in `database` back to the server's default, while it is still the dropped `schema`. */
