@@ -218,7 +218,7 @@ export class PostgresBoxDatabases implements BoxDatabases {
     if (this.boxes.get(namespace)?.url !== url) await this.forget(namespace);
     // A process that starts finds the boxes of the one before in place: it looks, as the box's role, before it
     // writes anything (a role's password set again is a write to the catalog, per box, per restart).
-    const entry = this.boxes.get(namespace) ?? this.entry(namespace, access, names, url);
+    let entry = this.boxes.get(namespace) ?? this.entry(namespace, access, names, url);
     if (await this.inSchema(entry)) {
       if (!this.boxes.has(namespace)) {
         this.boxes.set(namespace, entry);
@@ -233,6 +233,11 @@ export class PostgresBoxDatabases implements BoxDatabases {
       if (err instanceof NotOwned) await this.forget(namespace); // no more records written into what is not the box's
       if (this.boxes.get(namespace) !== entry) await entry.pool.end().catch(() => undefined);
       throw err;
+    }
+    if (this.boxes.get(namespace) !== entry) {
+      // Its locator may still hold the refusal of the look before (the role or its password not made yet): afresh.
+      await entry.pool.end().catch(() => undefined);
+      entry = this.entry(namespace, access, names, url);
     }
     this.boxes.set(namespace, entry);
     await this.migrated(entry, namespace);
