@@ -89,8 +89,8 @@ export abstract class Controller<T extends Resource> {
     return this.deps.log;
   }
 
-  enqueue(namespace: string, name: string, force = false): void {
-    this.queue.add(`${namespace}/${name}`, { force });
+  enqueue(namespace: string, name: string, force = false, background = false): void {
+    this.queue.add(`${namespace}/${name}`, { force, background });
     this.deps.metrics.queueDepth.set({ controller: this.name }, this.queue.length);
   }
 
@@ -100,7 +100,8 @@ export abstract class Controller<T extends Resource> {
 
   /** Forces a full reconcile of every object (drift repair). */
   resync(): void {
-    for (const obj of this.informer.list()) this.enqueue(obj.metadata.namespace!, obj.metadata.name, true);
+    // Behind every change: a Client applied now is not held by the thousands of objects looked at again.
+    for (const obj of this.informer.list()) this.enqueue(obj.metadata.namespace!, obj.metadata.name, true, true);
   }
 
   start(workers: number): void {
