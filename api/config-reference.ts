@@ -549,12 +549,6 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
       'the ClusterRoleBinding of `system:auth-delegator` the chart makes (`<release>-operator-token-review`), whose subjects the operator keeps: the ServiceAccount of each box whose tokens the API server reviews (TokenReview). The operator may read and update that binding only, and create or delete none',
   },
   {
-    names: ['BOXAUTH_OPERATOR_HOST_REPLICAS'],
-    default: '`2`',
-    meaning:
-      "replicas of the shared host (Deployment `boxauth-host` in the operator's namespace) that serves the Boxes with `spec.serving: Hosted` (the chart's `hosts.replicas`; [hosted boxes](../kubernetes/hosted-boxes.md))",
-  },
-  {
     names: ['BOXAUTH_OPERATOR_NAMESPACE'],
     default: "`$POD_NAMESPACE`, else the pod's or the kubeconfig context's",
     meaning: 'the namespace of the leader Lease',

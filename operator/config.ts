@@ -21,8 +21,6 @@ export interface OperatorConfig {
    * ServiceAccount of each box whose tokens the API server reviews. The operator may get and update it, and no other.
    */
   tokenReviewBinding: string;
-  /** Replicas of the shared host of Hosted boxes (docs/kubernetes/hosted-boxes.md). */
-  hostReplicas: number;
   /** The namespace of the leader Lease; unset: the pod's (or the kubeconfig context's) namespace. */
   namespace: string | undefined;
   leaseName: string;
@@ -74,7 +72,6 @@ export function loadOperatorConfig(env: Env = process.env): OperatorConfig {
       'a ClusterRoleBinding name (lower-case letters, digits, dashes and dots)',
       'boxauth-operator-token-review',
     ),
-    hostReplicas: int(env, 'BOXAUTH_OPERATOR_HOST_REPLICAS', 2, 1, 100),
     namespace:
       str(env, 'BOXAUTH_OPERATOR_NAMESPACE') === undefined
         ? str(env, 'POD_NAMESPACE')

@@ -142,8 +142,6 @@ async function main(): Promise<void> {
         imagePullPolicy: config.boxImagePullPolicy,
         pinImage: config.pinBoxImage,
         tokenReviewBinding: config.tokenReviewBinding,
-        // The shared host of Hosted boxes runs beside the operator, in its namespace.
-        host: { namespace, image: config.boxImage, imagePullPolicy: config.boxImagePullPolicy, replicas: config.hostReplicas },
       },
       log,
       metrics,

@@ -71,23 +71,6 @@ const box = {
   ...progressing,
   /** Ready=True: the schema, Secrets, Deployment and Service are in place; status.url is where the box serves. */
   Provisioned: READY,
-  /** Ready=True: spec.serving is Hosted; the schema and Secrets are in place, the host's registry has the box, its Service points at the host (status.host). */
-  Hosted: READY,
-  /**
-   * Ready=True: spec.serving became Hosted; the box is served by its Deployment until the host answers for it, then its Service
-   * points at the host and the Deployment is removed. Nothing to do; checked again every few seconds.
-   */
-  MovingToHost: READY,
-  /**
-   * Ready=True: spec.serving became Dedicated; the host serves the box until its Deployment has an available pod, then its Service
-   * points at that Deployment and the host lets the box go. Nothing to do.
-   */
-  MovingFromHost: READY,
-  /**
-   * Ready=False, Stalled=True: spec.serving is Hosted, but the Box asks for what only a pod of its own gives (spec.tls,
-   * spec.smtp.templates, spec.port other than 8080, spec.image). Remove the field, or set spec.serving: Dedicated.
-   */
-  NotHostable: STALLED,
   /**
    * Ready=False, Stalled=True: the namespace already has an older Box, and a namespace holds one box; this one is left alone
    * (no finalizer, no status fields). Delete it, or create it in another namespace.

@@ -86,10 +86,6 @@ export interface BoxSpec {
     supportUrl?: string;
   };
   /**
-   * Dedicated: the box runs as a Deployment of its own in this namespace. Hosted: the operator's shared host (Deployment boxauth-host in the operator's namespace) serves it, with many other boxes, each at its own issuer URL; the box's Service becomes an ExternalName to the host's. A box moves either way with its sessions, keys and tokens (docs/kubernetes/hosted-boxes.md). Not with spec.tls, spec.smtp.templates or a spec.port other than 8080 (NotHostable).
-   */
-  serving?: 'Dedicated' | 'Hosted';
-  /**
    * Algorithm of the signing key the operator generates (changing it generates a new key; tokens signed by the old one stay verifiable until they expire).
    */
   jwtAlg?: 'ES256' | 'RS256' | 'EdDSA';

@@ -104,10 +104,10 @@ export function allowsWorkloadNamespace(box: BoxResource, namespace: string): bo
   return namespace === box.metadata.namespace || listed.includes('*') || listed.includes(namespace);
 }
 
-const secretEnv = (name: string, secret: string, key: string): EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+const secretEnv = (name: string, secret: string, key: string): unknown => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
 
 /** spec.smtp as the box reads it (api/config.ts): the URL and From as values, the password from its Secret, the templates mounted. */
-function smtpEnv(smtp: NonNullable<BoxSpec['smtp']>): EnvVar[] {
+function smtpEnv(smtp: NonNullable<BoxSpec['smtp']>): unknown[] {
   return [
     { name: 'BOXAUTH_SMTP_URL', value: smtp.url },
     { name: 'BOXAUTH_SMTP_FROM', value: smtp.from },
@@ -126,19 +126,13 @@ export interface DeploymentSettings {
   pooled?: boolean;
 }
 
-/** A variable of the API's environment: a value, or a key of a Secret of the box's namespace. */
-export type EnvVar = { name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
-
-/**
- * The API's environment for `box`: what its dedicated Deployment's container gets, and what a host
- * serves it with (its Secret references resolved, ./box/hosting.ts). One list, so a variable added
- * here reaches both.
- */
-export function apiEnv(box: BoxResource, settings: Pick<DeploymentSettings, 'pooled'>): EnvVar[] {
+export function apiDeployment(box: BoxResource, settings: DeploymentSettings): KObject {
   const spec = box.spec ?? {};
   const names = boxNames(box);
   const port = spec.port ?? 8080;
-  return [
+  const scheme = schemeOf(box);
+  const labels = { ...selectorLabels(box), ...MANAGED_LABELS };
+  const env = [
     { name: 'BOXAUTH_BOX', value: `${box.metadata.namespace}/${box.metadata.name}` },
     { name: 'BOXAUTH_PORT', value: String(port) },
     { name: 'BOXAUTH_METRICS_PORT', value: String(DEFAULT_METRICS_PORT) },
@@ -180,16 +174,7 @@ export function apiEnv(box: BoxResource, settings: Pick<DeploymentSettings, 'poo
         ]
       : []),
     ...(spec.smtp ? smtpEnv(spec.smtp) : []),
-  ] as EnvVar[];
-}
-
-export function apiDeployment(box: BoxResource, settings: DeploymentSettings): KObject {
-  const spec = box.spec ?? {};
-  const names = boxNames(box);
-  const port = spec.port ?? 8080;
-  const scheme = schemeOf(box);
-  const labels = { ...selectorLabels(box), ...MANAGED_LABELS };
-  const env = apiEnv(box, settings);
+  ];
   const templates = spec.smtp?.templates?.configMapRef.name;
   const probeScheme = scheme.toUpperCase();
   const configHash = createHash('sha256').update(settings.secretVersions.join(',')).digest('hex').slice(0, 16);
@@ -251,20 +236,15 @@ export function apiDeployment(box: BoxResource, settings: DeploymentSettings): K
   };
 }
 
-/** The box's Service's metadata: the same whether it selects the box's pods or points at the host (./box/hosting.ts). */
-export function serviceMetadata(box: BoxResource): KObject['metadata'] {
-  return {
-    name: boxNames(box).service,
-    namespace: box.metadata.namespace,
-    labels: { ...selectorLabels(box), ...MANAGED_LABELS },
-    ownerReferences: [ownerReference(box)],
-  };
-}
-
 export function apiService(box: BoxResource): KObject {
   const scheme = schemeOf(box);
   return {
-    metadata: serviceMetadata(box),
+    metadata: {
+      name: boxNames(box).service,
+      namespace: box.metadata.namespace,
+      labels: { ...selectorLabels(box), ...MANAGED_LABELS },
+      ownerReferences: [ownerReference(box)],
+    },
     spec: {
       selector: selectorLabels(box),
       ports: [

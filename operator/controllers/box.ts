@@ -19,16 +19,7 @@ import { applyChanged } from '../owned.js';
 import { BOXES, DEPLOYMENTS, SECRETS, SERVICES, type KObject } from '../kube.js';
 import { BoxReason } from '../reasons.js';
 import type { SecretObject } from '../secrets.js';
-import {
-  apiDeployment,
-  apiEnv,
-  apiService,
-  baseUrlOf,
-  boxNames,
-  FACTOR_KEY_FILE,
-  grpcAuthzAddress,
-  ROOT_CLIENT_ID,
-} from './box-manifests.js';
+import { apiDeployment, apiService, baseUrlOf, boxNames, FACTOR_KEY_FILE, grpcAuthzAddress, ROOT_CLIENT_ID } from './box-manifests.js';
 import { ensureBoxDatabase } from './box/database.js';
 import { dropTokenReviewRights, ensureServiceAccount, ensureTokenReviewRights } from './box/identity.js';
 import { reclaim } from './box/reclaim.js';
@@ -38,21 +29,6 @@ import { availability, databaseStatus, declaredDatabase, problemOf, unreached, t
 import { smtpProblem } from './box/smtp.js';
 import { tlsProblem } from './box/tls.js';
 import { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxWork, type DeploymentObject } from './box/types.js';
-import {
-  HOST_NAME,
-  hostDeployment,
-  hostedService,
-  hostnamesOf,
-  hostService,
-  isHosted,
-  notHostable,
-  registryEntry,
-  type HostSettings,
-} from './box/hosting.js';
-import { HostRegistry } from './host-registry.js';
-
-/** How often a box being moved between its Deployment and the host is looked at again. */
-const MOVE_CHECK_MS = 5000;
 
 export { BOX_FINALIZER, type BoxResource, type BoxSettings, type BoxSpec } from './box/types.js';
 
@@ -75,13 +51,7 @@ export class BoxController extends Controller<BoxResource> {
     private readonly settings: BoxSettings,
   ) {
     super('box', BOXES, informer, deps);
-    this.hostSettings = settings.host;
-    this.hosts = settings.host ? new HostRegistry(deps.kube, informer, settings.host, deps.log) : undefined;
   }
-
-  /** The operator's shared host of Hosted boxes; none where the operator's namespace is unknown. */
-  private readonly hosts: HostRegistry | undefined;
-  private readonly hostSettings: HostSettings | undefined;
 
   /** Called after each successful reconcile of a box: its Clients and AccessPolicies can be (re)written. */
   onReady(listener: (namespace: string) => void): void {
@@ -230,34 +200,19 @@ export class BoxController extends Controller<BoxResource> {
       await this.markNotReady(box, notReady, { fields: this.failedFields(box, seen) });
       return { ready: false };
     }
-    const pooled = database.description.directHost !== undefined;
-    const key = `${ns}/${box.metadata.name}`;
-    if (isHosted(box)) return this.provisionHosted(box, seen, db.schema, [...secrets, ...(smtpSecret ? [smtpSecret] : [])], pooled);
+    await applyChanged(kube, SERVICES, ns, apiService(box), await kube.find(SERVICES, ns, names.service));
     const deployment = await applyChanged<DeploymentObject>(
       kube,
       DEPLOYMENTS,
       ns,
-      apiDeployment(box, { image: settings.image, imagePullPolicy: settings.imagePullPolicy, secretVersions, pooled }),
+      apiDeployment(box, {
+        image: settings.image,
+        imagePullPolicy: settings.imagePullPolicy,
+        secretVersions,
+        pooled: database.description.directHost !== undefined,
+      }),
       this.deployments.get(ns, names.deployment),
     );
-    const liveService = await kube.find<KObject & { spec?: { type?: string } }>(SERVICES, ns, names.service);
-    if (liveService?.spec?.type === 'ExternalName') {
-      // Back from the host: the host serves the box until its own pods do (one available), then the Service turns.
-      if ((deployment.status?.availableReplicas ?? 0) < 1) {
-        await this.markReady(box, {
-          reason: BoxReason.MovingFromHost,
-          message: `the host serves the box until Deployment ${names.deployment} has an available pod`,
-          fields: { ...this.statusFields(box), database: seen.database },
-        });
-        return { ready: true, requeueAfterMs: MOVE_CHECK_MS };
-      }
-      // A Service's type does not change to ClusterIP in place with its ExternalName fields: made again.
-      await kube.delete(SERVICES, ns, names.service);
-      await kube.apply(SERVICES, ns, apiService(box));
-    } else {
-      await applyChanged(kube, SERVICES, ns, apiService(box), liveService);
-    }
-    if (this.hosts?.has(key)) await this.hosts.set(key, undefined);
     const url = baseUrlOf(box);
     await this.markReady(box, {
       reason: BoxReason.Provisioned,
@@ -280,63 +235,10 @@ export class BoxController extends Controller<BoxResource> {
     return { ready: true };
   }
 
-  /**
-   * spec.serving: Hosted (./box/hosting.ts): the box's entry in the host's registry, the host itself,
-   * and the box's Service pointing at it; a Deployment of the box is removed once the host answers
-   * for the box, not before, so that a move drops no request.
-   */
-  private async provisionHosted(box: BoxResource, seen: Seen, schema: string, secrets: SecretObject[], pooled: boolean): Promise<Outcome> {
-    const { kube } = this.work;
-    const ns = box.metadata.namespace!;
-    const names = boxNames(box);
-    const problem = notHostable(box);
-    if (problem || !this.hosts) {
-      const why = problem ?? 'this operator runs no host (BOXAUTH_OPERATOR_NAMESPACE unknown)';
-      await this.markNotReady(box, new Problem(BoxReason.NotHostable, why), { fields: this.failedFields(box, seen) });
-      return { ready: false };
-    }
-    const made = registryEntry(box, apiEnv(box, { pooled }), new Map(secrets.map((s) => [s.metadata.name, s])));
-    if ('missing' in made) throw new Error(`${made.missing} is missing`);
-    await this.hosts.set(`${ns}/${box.metadata.name}`, made.entry);
-    const host = this.hostSettings!;
-    await applyChanged(kube, DEPLOYMENTS, host.namespace, hostDeployment(host), this.deployments.get(host.namespace, HOST_NAME));
-    await applyChanged(kube, SERVICES, host.namespace, hostService(host), await kube.find(SERVICES, host.namespace, HOST_NAME));
-    const url = baseUrlOf(box);
-    const dedicated = this.deployments.get(ns, names.deployment);
-    const hostName = `${host.namespace}/${HOST_NAME}`;
-    if (dedicated && !(await this.hosts.serves(hostnamesOf(box)[0]!))) {
-      await this.markReady(box, {
-        reason: BoxReason.MovingToHost,
-        message: `Deployment ${names.deployment} serves the box until host ${hostName} answers for it`,
-        fields: { ...this.statusFields(box), database: seen.database, host: hostName },
-      });
-      return { ready: true, requeueAfterMs: MOVE_CHECK_MS };
-    }
-    const liveService = await kube.find<KObject & { spec?: { type?: string } }>(SERVICES, ns, names.service);
-    // A Service's type does not change to ExternalName in place (its cluster IP stays): made again.
-    if (liveService && liveService.spec?.type !== 'ExternalName') await kube.delete(SERVICES, ns, names.service);
-    await applyChanged(
-      kube,
-      SERVICES,
-      ns,
-      hostedService(box, host.namespace),
-      liveService?.spec?.type === 'ExternalName' ? liveService : undefined,
-    );
-    if (dedicated) await kube.delete(DEPLOYMENTS, ns, names.deployment);
-    await this.markReady(box, {
-      reason: BoxReason.Hosted,
-      message: `schema ${schema} and Secrets are in place; host ${hostName} serves the box at ${url}`,
-      fields: { url, schema, database: seen.database, host: hostName, service: names.service, secrets: names.secrets },
-    });
-    for (const listener of this.readyListeners) listener(ns);
-    return { ready: true };
-  }
-
   private async finalize(box: BoxResource, wasActive: boolean): Promise<Outcome> {
     if (!this.hasFinalizer(box, BOX_FINALIZER)) return { ready: false };
     const ns = box.metadata.namespace!;
     if (wasActive) await reclaim(this.work, box);
-    if (this.hosts?.has(`${ns}/${box.metadata.name}`)) await this.hosts.set(`${ns}/${box.metadata.name}`, undefined);
     // Cluster-scoped: no ownerReference takes the ServiceAccount out of it with the Box. A duplicate Box, never
     // active, was never put in: the namespace's place is its active Box's.
     if (wasActive) await dropTokenReviewRights(this.kube, box, this.settings.tokenReviewBinding);

@@ -32,18 +32,8 @@ export interface BoxSettings {
    * whose spec.image names another is refused (ImageNotAllowed) rather than run as another image than it says.
    */
   pinImage: boolean;
-  /** The operator's shared host of Hosted boxes (./hosting.ts); undefined where the operator's namespace is unknown. */
-  host?: HostSettings;
   /** The chart's ClusterRoleBinding of system:auth-delegator whose subjects the operator keeps (BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING). */
   tokenReviewBinding: string;
-}
-
-/** The operator's shared host of Hosted boxes (./hosting.ts): in the operator's namespace. */
-export interface HostSettings {
-  namespace: string;
-  image: string;
-  imagePullPolicy: string;
-  replicas: number;
 }
 
 /** The I/O a step of the Box's reconcile may do. */

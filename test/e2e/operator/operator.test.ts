@@ -14,7 +14,6 @@ import { describeCrds } from './crds.js';
 import { describeExamples } from './examples.js';
 import { describeFaults } from './faults.js';
 import { describeHealth } from './health.js';
-import { describeHosting } from './hosting.js';
 import { describeReserved } from './reserved.js';
 import { describeSamlApps } from './saml.js';
 import { describeTenancy } from './tenancy.js';
@@ -107,7 +106,6 @@ describe('the operator on a real kube-apiserver', function () {
   describeWorkload();
   describeReserved();
   describeTenancy();
-  describeHosting();
   describeTls();
   describeCloudNativePg();
   describeSamlApps();
