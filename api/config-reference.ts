@@ -543,6 +543,23 @@ export const OPERATOR_CONFIG_VARIABLES: ConfigVariable[] = [
       "`true`: every box runs `BOXAUTH_OPERATOR_BOX_IMAGE`, and a Box whose `spec.image` names another is refused (`Ready=False`, `Stalled=True`, reason `ImageNotAllowed`) with nothing made or changed (the chart's `boxImage.pinned`). `false`: whoever may write a Box chooses the code its pods run ([who may write what](../kubernetes/install.md#who-may-write-what))",
   },
   {
+    names: ['BOXAUTH_HOST_REPLICAS'],
+    default: '`2`',
+    meaning:
+      "the replicas of the host (the Deployment `boxauth-host` in the operator's namespace, made while a Box has `spec.serving: Hosted`), 1 to 100 (the chart's `hosts.replicas`; [hosted boxes](../kubernetes/hosted-boxes.md))",
+  },
+  {
+    names: ['BOXAUTH_HOST_RESOURCES'],
+    default: '`{"requests":{"cpu":"100m","memory":"256Mi"},"limits":{"memory":"1Gi"}}`',
+    meaning: "the host container's resources, as JSON of `requests` and `limits` (the chart's `hosts.resources`)",
+  },
+  {
+    names: ['BOXAUTH_OPERATOR_HOST_URL'],
+    default: '`http://boxauth-host.<namespace>.svc:8080`',
+    meaning:
+      "where the operator asks the host whether it answers for a box (`GET /readyz` with the box's name as `Host`) before it points the box's Service at the host: the host's Service. Set it when the operator runs outside the cluster (`make operator`), e.g. to a `kubectl port-forward` of that Service",
+  },
+  {
     names: ['BOXAUTH_OPERATOR_TOKEN_REVIEW_BINDING'],
     default: '`boxauth-operator-token-review`',
     meaning:

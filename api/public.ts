@@ -66,3 +66,7 @@ export { providerSecret, sealProviderSecret } from './people/upstream/secret.js'
 export { sealWebhookSecret, secretProblem, webhookSecret } from './webhooks/signing.js';
 export { administeredUrlProblem } from './notices/post.js';
 export { checkPair } from './http/tls.js';
+
+// The registry a host serves hosted boxes from (operator/controllers/host-manifests.ts writes it): its entries, and
+// the host's own reading of a text, which the operator's rendering must pass.
+export { parseRegistry, type RegistryEntry } from './host/registry.js';
