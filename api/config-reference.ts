@@ -180,7 +180,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_SIGN_UP_MAX_WAITING'],
     default: '`4`',
     meaning:
-      'sign-up password hashes that may wait per process, behind every other argon2 run; beyond, the sign-up page answers `503` with `Retry-After: 1`',
+      'sign-up password hashes that may wait per box, behind every other argon2 run of the box; beyond, the sign-up page answers `503` with `Retry-After: 1`',
   },
   {
     names: ['BOXAUTH_SMTP_URL'],
@@ -253,7 +253,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     names: ['BOXAUTH_ARGON2_MAX_WAITING'],
     default: '`32`',
     meaning:
-      'argon2 checks that may wait per process and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`',
+      "argon2 checks that may wait per box and kind (sign-in, writing a secret, a client secret); beyond, `503` with `Retry-After: 1`. In a host each box has its own queues, and the boxes take turns at the process's two argon2 runs",
   },
   {
     names: ['BOXAUTH_HSTS_MAX_AGE', 'BOXAUTH_HSTS_INCLUDE_SUBDOMAINS'],

@@ -58,7 +58,7 @@ export { boxAudienceClash } from './decision/apps.js';
 // Secrets the operator makes, hashes or seals as the box would read them: a client's secret,
 // a box's generated passwords (of the box's minimum length) and signing key, an IdentityProvider's or a Webhook's secret under the factor
 // key; the ServiceAccounts a Client binds; a TLS pair the box will serve.
-export { generatePassword, generateSecret, hashSecret, SecretVerifier } from './credentials/secrets.js';
+export { generatePassword, generateSecret, hashSecret, processGate, SecretVerifier } from './credentials/secrets.js';
 export { generateKeyPair } from './credentials/jwt.js';
 export { workloadSettings } from './credentials/workload/bindings.js';
 export { hasClientKeys, hasOwnCredential, isSecretMethod } from './client-keys.js';

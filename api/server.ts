@@ -30,7 +30,7 @@ import { createRequestLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { onStop } from './policy/budget.js';
 import { Keyring } from './credentials/keyring.js';
-import { argon2Waiting, configureArgon2, dummyHash, SecretVerifier } from './credentials/secrets.js';
+import { Argon2Gate, dummyHash, SecretVerifier } from './credentials/secrets.js';
 import { DEVICE_CODE_LIFETIME_SECONDS } from './oauth/device.js';
 import { ADDRESS_FACTOR, FailureThrottle } from './credentials/throttle.js';
 import { VerifiedAssertions } from './credentials/workload/assertion.js';
@@ -163,6 +163,8 @@ export interface OpenOptions {
    * closes: the first token after idling costs no argon2 run for a client seen before.
    */
   secrets?: SecretVerifier;
+  /** The box's argon2 queues (those `secrets` runs in), kept by a host across its closes as `secrets` is. */
+  argon2?: Argon2Gate;
 }
 
 export async function openBox(config: Config, databaseUrl: string, log: Logger, options: OpenOptions): Promise<OpenBox> {
@@ -199,7 +201,8 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     keyring.load().catch(() => undefined);
   });
 
-  configureArgon2({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
+  // The box's own queues for the process's argon2 runs, which the boxes of a host take in turns.
+  const argon2 = options.argon2 ?? new Argon2Gate({ maxWaiting: config.argon2MaxWaiting, signUpMaxWaiting: config.signUpMaxWaiting });
   await dummyHash(); // made now, so that the first unknown client's check costs what later ones do
   const csrfKey = Buffer.from(await ensureSetting(pool, 'csrf_key', () => randomBytes(32).toString('base64url')));
   // The key of device cookies (api/people/devices.ts): shared, so that a browser one process knows every process knows.
@@ -215,7 +218,7 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
   };
   const requestLog = createRequestLogger(config.logLevel, { box: config.box });
   const metrics = new Metrics(config.box, { processMetrics: !options.hosted });
-  metrics.watch(pool, argon2Waiting, locator);
+  metrics.watch(pool, () => argon2.waitingByLane(), locator);
   const stopCounting = options.hosted ? undefined : onStop((limit) => metrics.policyStops.inc({ limit }));
   const audit = new Audit(
     log,
@@ -272,7 +275,8 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     ),
     serviceProviders: new ServiceProviders({ pool, feed, log }, (url) => fetchSamlMetadata(url, config)),
     samlRequests: samlRequestLedger,
-    secrets: options.secrets ?? new SecretVerifier(),
+    argon2,
+    secrets: options.secrets ?? new SecretVerifier(argon2),
     attempts: new Attempts(pool, config),
     apps: new AppDirectory(
       pool,

@@ -10,7 +10,7 @@ import { errorMessage } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { openBox, prepareBox, type OpenBox } from '../server.js';
 import { BoxLine } from './box-line.js';
-import { SecretVerifier } from '../credentials/secrets.js';
+import { Argon2Gate, SecretVerifier } from '../credentials/secrets.js';
 import type { RegistryEntry } from './registry.js';
 
 /** Clients whose secret a hosted box remembers across its closes. */
@@ -42,8 +42,9 @@ export class HostedBox {
   private inFlight = 0;
   private lastRequest = 0;
   private readonly line: BoxLine;
-  /** Survives its closes (api/server.ts OpenOptions.secrets); small: a box's clients, not its load. */
-  private readonly secrets = new SecretVerifier(REMEMBERED_SECRETS);
+  /** Survive its closes (api/server.ts OpenOptions): its argon2 queues, and the secrets they passed (a box's clients, not its load). */
+  private argon2: Argon2Gate | undefined;
+  private secrets: SecretVerifier | undefined;
   /** Settles when it is prepared, or the first time it could not be. */
   readonly whenPrepared: Promise<void>;
   private prepared!: () => void;
@@ -138,9 +139,12 @@ export class HostedBox {
   private open(): Promise<OpenBox> {
     if (!this.opening) {
       const started = performance.now();
+      this.argon2 ??= new Argon2Gate({ maxWaiting: this.config.argon2MaxWaiting, signUpMaxWaiting: this.config.signUpMaxWaiting });
+      this.secrets ??= new SecretVerifier(this.argon2, REMEMBERED_SECRETS);
       this.opening = openBox(this.config, this.config.databaseUrl!, this.log, {
         draining: () => false,
         hosted: true,
+        argon2: this.argon2,
         secrets: this.secrets,
       });
       this.opening.then(

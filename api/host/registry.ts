@@ -5,6 +5,7 @@
 // with one bad entry keeps the host on the one it had (the log says why), so a
 // typo never takes every box down.
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Env } from '../config.js';
 
 export interface RegistryEntry {
@@ -92,6 +93,10 @@ export function boxEnv(entry: RegistryEntry, hostEnv: Env): Env {
   env.BOXAUTH_WORKERS = '1';
   // The host's boxes share the database server's connections: a box's pool is small unless its entry says.
   env.BOXAUTH_DB_POOL_SIZE ??= HOSTED_POOL_SIZE;
+  // The box's own files (its first admin's password, a root secret or factor key it generated) in a
+  // folder of its own under the host's: in the host's one folder, each box's would be another's.
+  // A box's name has no `_` (Kubernetes names do not), so `ns_name` names one box.
+  env.BOXAUTH_DATA_DIR = path.join(hostEnv.BOXAUTH_DATA_DIR ?? '.boxauth', 'boxes', entry.box.replace('/', '_'));
   return env;
 }
 

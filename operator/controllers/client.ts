@@ -25,6 +25,7 @@ import {
   hasOwnCredential,
   isSecretMethod,
   type Pool,
+  processGate,
   SecretVerifier,
   type Stored,
   workloadSettings,
@@ -135,7 +136,7 @@ const versionOf = (secret: KObject | undefined): string | undefined =>
 
 export class ClientController extends RecordController<ClientSpec, 'Client'> {
   /** Sized for every Client of the cluster: a resync walks them all, and one evicted is an argon2 run at each pass. */
-  private readonly verifier = new SecretVerifier(Number.MAX_SAFE_INTEGER);
+  private readonly verifier = new SecretVerifier(processGate, Number.MAX_SAFE_INTEGER);
   /** By Client: the hash this process made or checked, and the version of the Secret it was from (no secret kept). */
   private readonly hashedFrom = new Map<string, { hash: string; version: string | undefined }>();
 

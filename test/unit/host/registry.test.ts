@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import path from 'node:path';
 import { BoxLine } from '../../../api/host/box-line.js';
 import { boxOfHost } from '../../../api/host/host.js';
 import { boxEnv, parseRegistry, RegistryError } from '../../../api/host/registry.js';
@@ -42,7 +43,15 @@ describe('the registry of a host', () => {
       BOXAUTH_GRPC_PORT: '0',
       BOXAUTH_WORKERS: '1',
       BOXAUTH_DB_POOL_SIZE: '4',
+      BOXAUTH_DATA_DIR: path.join('.boxauth', 'boxes', 'a_x'),
     });
+  });
+
+  it("gives each box a folder of its own under the host's data folder", () => {
+    const dirs = ['a/x', 'a/y', 'b/x'].map(
+      (box) => boxEnv(entry(box, [`${box.replace('/', '.')}.svc`], {}), { BOXAUTH_DATA_DIR: '/data' }).BOXAUTH_DATA_DIR,
+    );
+    expect(dirs).to.deep.equal(['/data/boxes/a_x', '/data/boxes/a_y', '/data/boxes/b_x']);
   });
 });
 
