@@ -5,6 +5,7 @@
 // with one bad entry keeps the host on the one it had (the log says why), so a
 // typo never takes every box down.
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Env } from '../config.js';
 
 export interface RegistryEntry {
@@ -87,6 +88,9 @@ export function boxEnv(entry: RegistryEntry, hostEnv: Env): Env {
     else env[name] = hostEnv[name];
   }
   delete env.BOXAUTH_HOSTED_BOXES;
+  // Its own files (an admin password, root secret or factor key it generates, api/bootstrap.ts) in a
+  // directory of its own under the host's: never another box's to read, nor written by two boxes at once.
+  env.BOXAUTH_DATA_DIR = path.join(hostEnv.BOXAUTH_DATA_DIR ?? '.boxauth', 'boxes', entry.box.replace('/', '_'));
   // A hosted box answers through the host's one port: no gRPC port of its own (dedicated boxes serve ext_authz).
   env.BOXAUTH_GRPC_PORT = '0';
   env.BOXAUTH_WORKERS = '1';

@@ -42,7 +42,15 @@ describe('the registry of a host', () => {
       BOXAUTH_GRPC_PORT: '0',
       BOXAUTH_WORKERS: '1',
       BOXAUTH_DB_POOL_SIZE: '4',
+      BOXAUTH_DATA_DIR: '.boxauth/boxes/a_x',
     });
+  });
+
+  it("gives each box a data directory of its own under the host's: no box reads the admin password another generated", () => {
+    const dirs = ['a/x', 'b/x'].map((box) =>
+      boxEnv(entry(box, [`${box[0]}.svc`], { BOXAUTH_DATA_DIR: '/elsewhere' }), { BOXAUTH_DATA_DIR: '/data' }),
+    );
+    expect(dirs.map((env) => env.BOXAUTH_DATA_DIR)).to.deep.equal(['/data/boxes/a_x', '/data/boxes/b_x']);
   });
 });
 
