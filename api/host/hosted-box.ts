@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig, type Config, type Env } from '../config.js';
 import { errorMessage } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import { openBox, prepareBox, type OpenBox } from '../server.js';
+import { openBox, prepareBox, type OpenBox, type OpenOptions } from '../server.js';
 import { BoxLine } from './box-line.js';
 import { SecretVerifier } from '../credentials/secrets.js';
 import type { RegistryEntry } from './registry.js';
@@ -44,6 +44,8 @@ export class HostedBox {
   private readonly line: BoxLine;
   /** Survives its closes (api/server.ts OpenOptions.secrets); small: a box's clients, not its load. */
   private readonly secrets = new SecretVerifier(REMEMBERED_SECRETS);
+  /** Survives its closes too (OpenOptions.databaseHosts): its next open connects where the last one did. */
+  private readonly databaseHosts: NonNullable<OpenOptions['databaseHosts']> = new Map();
   /** Settles when it is prepared, or the first time it could not be. */
   readonly whenPrepared: Promise<void>;
   private prepared!: () => void;
@@ -142,6 +144,7 @@ export class HostedBox {
         draining: () => false,
         hosted: true,
         secrets: this.secrets,
+        databaseHosts: this.databaseHosts,
       });
       this.opening.then(
         () => this.host.opened(this, performance.now() - started),
