@@ -9,7 +9,7 @@ MOCHA := $(MOCHA_UNIT) --require dist/test/support/postgres.js
 TSC := $(NODE_BIN)/tsc
 
 .PHONY: help run build test test-unit test-component test-integration test-e2e test-operator lint lint-changed generate fmt bench clean chromium example-app conformance \
-	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers e2e-kind chart-crds chart-health types docs FORCE
+	kube-binaries test-tools test-tools-python release image image-check previous-release gateways slapd postgres-ha kube-up kube-down cluster-up cluster-down cluster-check e2e-pods operator box bench-operator bench-operator-scale bench-peers bench-tenants e2e-kind chart-crds chart-health types docs FORCE
 
 # Browser tests drive Debian's Chromium (playwright-core never downloads a browser).
 CHROMIUM := /usr/bin/chromium
@@ -327,6 +327,11 @@ bench-operator: dist/.built kube-binaries ## time from kubectl apply to a workin
 
 bench-operator-scale: dist/.built kube-binaries ## the operator at 1,000 Boxes, 10,000 Clients, 10,000 AccessPolicies: cold start, quiet requests, apply → token, restart (OPERATOR_SCALE="--quick" or "--boxes N --clients N --policies N")
 	node dist/test/bench/operator-scale.js $(OPERATOR_SCALE)
+
+# Sizes: BENCH_TENANTS_BOXES (200), BENCH_TENANTS_ACTIVE (100), BENCH_TENANTS_IDLE_SECONDS (20), and make
+# bench's BENCH_SECONDS etc.; BENCH_TENANTS_ARGS=--operator (or --operator-quick) adds the operator's figures.
+bench-tenants: dist/.built /usr/bin/wrk ## hosted boxes against a dedicated box: 1 and 100 boxes of a host under make bench's load (ratios), RSS and connections per idle box, first token of a closed box; writes bench-tenants-results.json
+	node dist/test/bench/tenants.js $(BENCH_TENANTS_ARGS)
 
 # The OpenID Foundation's conformance suite (built from its source by ../shared/oidf/run.sh, about
 # 25 minutes on two cores) against this checkout: CONTRIBUTING.md says when to run it. Not in CI.

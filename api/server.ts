@@ -15,8 +15,8 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres } from './db/embedded.js';
 import { migrate, migrationsDone } from './db/migrate.js';
 import { ChangeFeed } from './db/notify.js';
-import { HostLocator } from './db/locator.js';
-import { createPool } from './db/pool.js';
+import { HostLocator, type Located } from './db/locator.js';
+import { createPool, type Pool } from './db/pool.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { createRequestListener } from './http/app.js';
 import { addressResolver } from './http/client-address.js';
@@ -118,10 +118,18 @@ export interface RunningServer {
  * connection and a query a second, for each open box; with one host, a connection that fails
  * still has the locator look at once (HostLocator.suspect).
  */
-function watchedLocator(url: string, config: Config, log: Logger, which: string, hosted = false): HostLocator {
+function watchedLocator(
+  url: string,
+  config: Config,
+  log: Logger,
+  which: string,
+  options: OpenOptions = { draining: () => false },
+): HostLocator {
   const parsed = parseDatabaseUrl(url);
+  const known = options.databaseHosts?.get(url);
   const locator = new HostLocator(parsed, {
     timeoutMs: config.dbConnectTimeoutMs,
+    ...(known ? { known } : {}),
     onChange: (change) => {
       if (change.kind === 'lost')
         log.warn({ host: change.host, why: change.why, url: which }, 'database host given up; looking for one that fits');
@@ -132,12 +140,17 @@ function watchedLocator(url: string, config: Config, log: Logger, which: string,
         );
     },
   });
-  if (!hosted || parsed.hosts.length > 1) locator.watch();
+  if (!options.hosted || parsed.hosts.length > 1) locator.watch();
   return locator;
 }
 
 /** How long a hosted box keeps an idle connection of its pool. */
 const HOSTED_IDLE_CONNECTION_MS = 5_000;
+/**
+ * Connections a hosted box's pool opens as it opens, beside its change feed's: it opens for a request
+ * that waits, whose first queries then wait for no handshake (SCRAM, a backend started) of their own.
+ */
+const HOSTED_WARM_CONNECTIONS = 2;
 
 /** A box composed over its database: its services and its request listener, listening nowhere yet. */
 export interface OpenBox {
@@ -165,15 +178,22 @@ export interface OpenOptions {
   secrets?: SecretVerifier;
   /** The box's argon2 queues (those `secrets` runs in), kept by a host across its closes as `secrets` is. */
   argon2?: Argon2Gate;
+  /**
+   * The database host each URL's locator used when the box was last open, kept by a host across its
+   * closes: connected to at once, without a connection to ask it first; a failure looks again.
+   */
+  databaseHosts?: Map<string, Located>;
 }
 
 export async function openBox(config: Config, databaseUrl: string, log: Logger, options: OpenOptions): Promise<OpenBox> {
-  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL', options.hosted);
+  const locator = watchedLocator(databaseUrl, config, log, 'DATABASE_URL', options);
   // The change feed LISTENs: through PostgreSQL itself (BOXAUTH_DATABASE_DIRECT_URL), where DATABASE_URL is a pooler.
   const direct = config.databaseDirectUrl
-    ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL', options.hosted)
+    ? watchedLocator(config.databaseDirectUrl, config, log, 'BOXAUTH_DATABASE_DIRECT_URL', options)
     : locator;
   const stopLocators = (): void => {
+    for (const [url, l] of [[databaseUrl, locator] as const, [config.databaseDirectUrl, direct] as const])
+      if (url && l.current) options.databaseHosts?.set(url, l.current);
     locator.stop();
     direct.stop();
   };
@@ -183,6 +203,7 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
     // A host's box gives its connections back sooner: the host's boxes share PostgreSQL's max_connections.
     ...(options.hosted ? { idleMs: HOSTED_IDLE_CONNECTION_MS } : {}),
   });
+  if (options.hosted) warm(pool, Math.min(HOSTED_WARM_CONNECTIONS, config.dbPoolSize));
   // The upkeep holds a session's advisory lock across its statements (api/store/upkeep.ts): not through a pooler either.
   const upkeepPool = direct === locator ? pool : createPool(direct, 1, { statementTimeoutMs: config.dbStatementTimeoutMs });
   const feed = new ChangeFeed(direct, log, config.outageMemorySeconds * 1000, direct === locator ? [] : [locator]);
@@ -351,6 +372,15 @@ export async function openBox(config: Config, databaseUrl: string, log: Logger, 
       if (upkeepPool !== pool) await upkeepPool.end();
     },
   };
+}
+
+/** Opens `n` connections of `pool` at once and gives them back, idle, to the next queries (a failure is theirs to see). */
+function warm(pool: Pool, n: number): void {
+  for (let i = 0; i < n; i++)
+    pool.connect().then(
+      (client) => client.release(),
+      () => undefined,
+    );
 }
 
 export async function startServer(config: Config, databaseUrl: string, log: Logger): Promise<RunningServer> {

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig, type Config, type Env } from '../config.js';
 import { errorMessage } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import { openBox, prepareBox, type OpenBox } from '../server.js';
+import { openBox, prepareBox, type OpenBox, type OpenOptions } from '../server.js';
 import { BoxLine } from './box-line.js';
 import { Argon2Gate, SecretVerifier } from '../credentials/secrets.js';
 import type { RegistryEntry } from './registry.js';
@@ -45,6 +45,8 @@ export class HostedBox {
   /** Survive its closes (api/server.ts OpenOptions): its argon2 queues, and the secrets they passed (a box's clients, not its load). */
   private argon2: Argon2Gate | undefined;
   private secrets: SecretVerifier | undefined;
+  /** Survives its closes too (OpenOptions.databaseHosts): its next open connects where the last one did. */
+  private readonly databaseHosts: NonNullable<OpenOptions['databaseHosts']> = new Map();
   /** Settles when it is prepared, or the first time it could not be. */
   readonly whenPrepared: Promise<void>;
   private prepared!: () => void;
@@ -146,6 +148,7 @@ export class HostedBox {
         hosted: true,
         argon2: this.argon2,
         secrets: this.secrets,
+        databaseHosts: this.databaseHosts,
       });
       this.opening.then(
         () => this.host.opened(this, performance.now() - started),

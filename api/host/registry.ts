@@ -88,15 +88,15 @@ export function boxEnv(entry: RegistryEntry, hostEnv: Env): Env {
     else env[name] = hostEnv[name];
   }
   delete env.BOXAUTH_HOSTED_BOXES;
+  // Its own files (an admin password, root secret or factor key it generates, api/bootstrap.ts) in a
+  // directory of its own under the host's: never another box's to read, nor written by two boxes at once.
+  // A box's name has no `_` (Kubernetes names do not), so `ns_name` names one box.
+  env.BOXAUTH_DATA_DIR = path.join(hostEnv.BOXAUTH_DATA_DIR ?? '.boxauth', 'boxes', entry.box.replace('/', '_'));
   // A hosted box answers through the host's one port: no gRPC port of its own (dedicated boxes serve ext_authz).
   env.BOXAUTH_GRPC_PORT = '0';
   env.BOXAUTH_WORKERS = '1';
   // The host's boxes share the database server's connections: a box's pool is small unless its entry says.
   env.BOXAUTH_DB_POOL_SIZE ??= HOSTED_POOL_SIZE;
-  // The box's own files (its first admin's password, a root secret or factor key it generated) in a
-  // folder of its own under the host's: in the host's one folder, each box's would be another's.
-  // A box's name has no `_` (Kubernetes names do not), so `ns_name` names one box.
-  env.BOXAUTH_DATA_DIR = path.join(hostEnv.BOXAUTH_DATA_DIR ?? '.boxauth', 'boxes', entry.box.replace('/', '_'));
   return env;
 }
 

@@ -63,7 +63,7 @@ function faketimeEnv(file: string): Record<string, string> {
 const LOG_FILE_BYTES = 64 << 20;
 
 /** `child`'s stdout and stderr, read as they come and appended whole to `file`, rotated past LOG_FILE_BYTES. */
-function collectInto(file: string, child: ChildProcess): void {
+export function collectInto(file: string, child: ChildProcess): void {
   let out = fs.createWriteStream(file, { flags: 'a' });
   let written = 0;
   const take = (chunk: Buffer): void => {

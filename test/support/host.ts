@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent } from 'undici';
 import { projectPath } from '../../api/paths.js';
-import { Box } from './box.js';
+import { Box, collectInto } from './box.js';
 import { freePort } from './ports.js';
 import { createDatabase } from './postgres.js';
 
@@ -26,6 +26,13 @@ export interface HostedEntry {
   env: Record<string, string>;
 }
 
+export interface HostOptions {
+  /** Options for node itself, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+  /** Its log into this file, not `logs` (a bench's host logs a line per request): see BoxOptions.logFile. */
+  logFile?: string;
+}
+
 export class Host {
   readonly logs: string[] = [];
   process: ChildProcess | undefined;
@@ -38,20 +45,27 @@ export class Host {
     readonly metricsPort: number,
     readonly registryFile: string,
     private readonly env: Record<string, string>,
+    private readonly options: HostOptions,
   ) {
     this.dispatcher = new Agent({
       connect: { lookup: (_host, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }] as never, 4) },
     });
   }
 
-  static async start(boxes: HostedBoxSpec[], env: Record<string, string> = {}): Promise<Host> {
+  static async start(boxes: HostedBoxSpec[], env: Record<string, string> = {}, options: HostOptions = {}): Promise<Host> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'boxauth-host-'));
-    const host = new Host(await freePort(), await freePort(), path.join(dir, 'boxes.json'), {
-      BOXAUTH_HOST: '127.0.0.1',
-      BOXAUTH_DATA_DIR: dir,
-      BOXAUTH_LOG_LEVEL: 'info',
-      ...env,
-    });
+    const host = new Host(
+      await freePort(),
+      await freePort(),
+      path.join(dir, 'boxes.json'),
+      {
+        BOXAUTH_HOST: '127.0.0.1',
+        BOXAUTH_DATA_DIR: dir,
+        BOXAUTH_LOG_LEVEL: 'info',
+        ...env,
+      },
+      options,
+    );
     for (const spec of boxes) await host.add(spec, { write: false });
     host.writeRegistry();
     await host.launch();
@@ -116,7 +130,7 @@ export class Host {
   }
 
   async launch(): Promise<void> {
-    const child = spawn(process.execPath, [projectPath('dist', 'api', 'main.js')], {
+    const child = spawn(process.execPath, [...(this.options.nodeArgs ?? []), projectPath('dist', 'api', 'main.js')], {
       cwd: projectPath(),
       env: {
         PATH: process.env.PATH ?? '',
@@ -130,9 +144,13 @@ export class Host {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.process = child;
-    const collect = (chunk: Buffer): void => void this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    if (this.options.logFile) {
+      collectInto(this.options.logFile, child);
+    } else {
+      const collect = (chunk: Buffer): void => void this.logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+    }
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`host exited with ${child.exitCode}:\n${this.logs.slice(-20).join('\n')}`);
